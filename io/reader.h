@@ -1,0 +1,70 @@
+/* reader.h - byte sources: a file or stdin, gzip-compressed or not.
+ *
+ * io_reader_open() looks at the first bytes: a gzip magic (1f 8b) selects
+ * the inflating path, which reads every member of a multi-member file (BGZF
+ * included) the way `gzip -d` does; anything else is passed through.
+ * io_reader_read() writes straight into the caller's buffer (usually a
+ * pinned host buffer): there is no intermediate copy of decompressed data.
+ *
+ * Errors are sticky: after the first failure every call returns the same
+ * negative code and io_reader_error() gives one line naming the problem
+ * (not the file: the caller prefixes the name). */
+#ifndef GPUBATCH_IO_READER_H
+#define GPUBATCH_IO_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum io_error {
+    IO_OK = 0,
+    IO_ERR_OPEN = -1,      /* missing, unreadable, a directory */
+    IO_ERR_READ = -2,      /* read(2) failed */
+    IO_ERR_TRUNCATED = -3, /* compressed stream ends inside a member */
+    IO_ERR_CORRUPT = -4,   /* invalid deflate data or gzip header */
+    IO_ERR_CRC = -5,       /* CRC-32 or ISIZE trailer mismatch */
+    IO_ERR_NOMEM = -6,
+    IO_ERR_WRITE = -7,     /* used by sinks */
+    IO_ERR_EXISTS = -8,    /* output exists and no --force */
+    IO_ERR_SAME = -9,      /* output would overwrite an input */
+    IO_ERR_FORMAT = -10,   /* framing: bad .npy header, size mismatch */
+    IO_ERR_PIPE = -11,     /* downstream closed (EPIPE) */
+};
+
+typedef struct io_reader io_reader;
+
+/* Opens path ("-" is stdin). On failure returns a negative io_error and,
+ * when errbuf is not NULL, a one-line reason. *out is NULL on failure. */
+int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen);
+
+/* Opens an in-memory byte string (not copied; must outlive the reader),
+ * decoded exactly as a file would be. For tests and fuzzing. */
+int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errbuf, size_t errlen);
+
+/* Reads up to n bytes into buf; returns fewer than n only at the end of the
+ * data. Returns the count (0 at the end) or a negative io_error. */
+ssize_t io_reader_read(io_reader *r, void *buf, size_t n);
+
+/* Nonzero when the input is gzip-compressed. */
+int io_reader_compressed(const io_reader *r);
+
+/* Size of the underlying file in bytes when it is a regular file, else -1
+ * (for progress reports). */
+int64_t io_reader_file_size(const io_reader *r);
+
+/* Compressed bytes consumed so far (equals the decoded count when plain). */
+uint64_t io_reader_raw_offset(const io_reader *r);
+
+/* Device and inode of the file (to refuse writing over an input); 0 when stdin. */
+int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino);
+
+/* The one-line reason of the sticky error, or "" when none. */
+const char *io_reader_error(const io_reader *r);
+
+/* Closes and frees; accepts NULL. */
+void io_reader_close(io_reader *r);
+
+/* One-line text for an io_error code. */
+const char *io_strerror(int code);
+
+#endif

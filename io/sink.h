@@ -1,0 +1,47 @@
+/* sink.h - byte sinks: a regular file written atomically, or stdout / a
+ * device / a FIFO written directly.
+ *
+ * A regular output goes to a temporary file in the same directory and is
+ * renamed over the target only by io_sink_commit(); io_sink_abort(), an
+ * error, or SIGINT/SIGTERM/SIGHUP (through io_sink_install_signal_cleanup)
+ * removes it. An existing target is refused unless force is set; a target
+ * that is one of the inputs is always refused. */
+#ifndef GPUBATCH_IO_SINK_H
+#define GPUBATCH_IO_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct io_sink io_sink;
+
+typedef struct {
+    uint64_t dev, ino;
+} io_file_id;
+
+/* Opens path ("-" is stdout). inputs/ninputs name files that must not be
+ * overwritten. Returns 0 or a negative io_error with a one-line reason. */
+int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
+                 size_t ninputs, char *errbuf, size_t errlen);
+
+/* Writes all n bytes or fails (sticky error). EPIPE gives IO_ERR_PIPE. */
+int io_sink_write(io_sink *s, const void *buf, size_t n);
+
+/* Nonzero when the sink is a terminal (compressed output is refused there). */
+int io_sink_is_tty(const io_sink *s);
+
+/* Flushes, fsyncs nothing, closes and renames the temporary file into place.
+ * Frees the sink whatever happens. */
+int io_sink_commit(io_sink *s);
+
+/* Removes the temporary file (if any) and frees; accepts NULL. */
+void io_sink_abort(io_sink *s);
+
+/* The one-line reason of the sticky error. */
+const char *io_sink_error(const io_sink *s);
+
+/* Installs SIGINT/SIGTERM/SIGHUP handlers that unlink every open temporary
+ * file and then re-raise the signal; SIGPIPE is ignored so writes see EPIPE.
+ * Call once from main. */
+void io_sink_install_signal_cleanup(void);
+
+#endif
