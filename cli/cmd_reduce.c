@@ -1,0 +1,339 @@
+/* cmd_reduce.c - `gpubatch reduce`: sums, means, extrema and counts of
+ * arrays, bit-identical on every backend. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "format.h"
+#include "io/frame.h"
+#include "io/pipeline.h"
+#include "msg.h"
+#include "options.h"
+#include "runtime/reduce.h"
+
+static const char reduce_usage[] =
+    "Usage: gpubatch reduce [OPTIONS] [FILE...]\n"
+    "Reduce each array FILE (.npy or raw, optionally gzip-compressed; '-' or none\n"
+    "for stdin) and print one line per operation: OP VALUE  FILE.\n"
+    "\n"
+    "Operations:\n"
+    "  --op LIST          comma-separated: sum mean min max argmin argmax sumsq count\n"
+    "                     (default sum)\n"
+    "  --skipnan          ignore NaN elements (like numpy's nan* functions)\n"
+    "  --json             one JSON object per file instead of text lines\n";
+
+enum { OPT_OP = OPT_FIRST_COMMAND_OPTION, OPT_SKIPNAN, OPT_JSON };
+
+typedef struct {
+    cli_common common;
+    unsigned ops;
+    int skipnan;
+    int json;
+} reduce_opts;
+
+/* Shared state for all files of one invocation. */
+typedef struct {
+    backend be;
+    rd_engine *engine;
+    void **bufs;
+    int nslots;
+    size_t chunk;
+} reduce_ctx;
+
+/* Prints the help text. */
+static void reduce_help(void)
+{
+    fputs(reduce_usage, stdout);
+    fputs(CLI_COMMON_HELP, stdout);
+}
+
+/* Seconds on a monotonic clock. */
+static double reduce_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Text of one op's value; returns -1 with a reason when it has none. */
+static int reduce_value(const rd_state *st, const rd_result *r, int bit, char *buf, size_t len,
+                        const char **why)
+{
+    unsigned op = 1u << bit;
+    int fl = dt_is_float(st->dtype);
+    int needs_elements = op & (RD_OP_MEAN | RD_OP_EXTREMA);
+    if (needs_elements && r->count == 0) {
+        *why = st->nelem == 0 ? "the array is empty" : "every element is NaN";
+        return -1;
+    }
+    switch (op) {
+    case RD_OP_SUM:
+        if (fl)
+            fmt_double(buf, len, r->sum);
+        else
+            fmt_i128(buf, len, r->isum);
+        break;
+    case RD_OP_SUMSQ:
+        if (r->sumsq_is_float)
+            fmt_double(buf, len, r->sumsq);
+        else
+            fmt_u128(buf, len, r->isumsq);
+        break;
+    case RD_OP_MEAN:
+        fmt_double(buf, len, r->mean);
+        break;
+    case RD_OP_COUNT:
+        snprintf(buf, len, "%llu", (unsigned long long)r->count);
+        break;
+    case RD_OP_ARGMIN:
+        snprintf(buf, len, "%llu", (unsigned long long)r->argmin);
+        break;
+    case RD_OP_ARGMAX:
+        snprintf(buf, len, "%llu", (unsigned long long)r->argmax);
+        break;
+    case RD_OP_MIN:
+    case RD_OP_MAX: {
+        int is_min = op == RD_OP_MIN;
+        if (st->dtype == DT_F32)
+            fmt_float(buf, len, (float)(is_min ? r->fmin : r->fmax));
+        else if (fl)
+            fmt_double(buf, len, is_min ? r->fmin : r->fmax);
+        else if (dt_is_signed_int(st->dtype))
+            snprintf(buf, len, "%lld", (long long)(is_min ? r->imin : r->imax));
+        else
+            snprintf(buf, len, "%llu", (unsigned long long)(is_min ? r->umin : r->umax));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* Prints one file's results as text lines or one JSON object; returns 1
+ * (after an error message, printing nothing) when an op has no value. */
+static int reduce_print(const reduce_opts *o, const char *name, const frame_info *fi,
+                        const rd_state *st)
+{
+    rd_result r;
+    rd_state_result(st, &r);
+    char vals[RD_OP_NUM][64];
+    for (int bit = 0; bit < RD_OP_NUM; bit++) {
+        const char *why = NULL;
+        if ((o->ops & (1u << bit)) &&
+            reduce_value(st, &r, bit, vals[bit], sizeof vals[bit], &why) < 0) {
+            msg_error("%s: %s: %s", name, rd_op_name(bit), why);
+            return 1;
+        }
+    }
+    if (o->json) {
+        fputs("{\"file\": ", stdout);
+        fmt_json_string(stdout, name);
+        printf(", \"dtype\": \"%s\", \"shape\": [", dt_name(st->dtype));
+        if (fi->ndim < 0)
+            printf("%llu", (unsigned long long)st->nelem);
+        for (int d = 0; d < fi->ndim; d++)
+            printf("%s%llu", d ? ", " : "", (unsigned long long)fi->shape[d]);
+        putchar(']');
+        for (int bit = 0; bit < RD_OP_NUM; bit++)
+            if (o->ops & (1u << bit)) {
+                printf(", \"%s\": ", rd_op_name(bit));
+                fmt_json_number(stdout, vals[bit]);
+            }
+        puts("}");
+    } else {
+        int esc = fmt_name_needs_escape(name);
+        for (int bit = 0; bit < RD_OP_NUM; bit++)
+            if (o->ops & (1u << bit)) {
+                printf("%s%s %s  ", esc ? "\\" : "", rd_op_name(bit), vals[bit]);
+                fmt_name(stdout, name);
+                putchar('\n');
+            }
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Streams one input through the engine; returns 0 or 1 (error printed). */
+static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
+{
+    const char *name = path;
+    char err[1024] = "";
+    io_reader *r = NULL;
+    pl_ring *pl = NULL;
+    int status = 1;
+    double t0 = reduce_now();
+    if (io_reader_open(&r, path, err, sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    frame_info fi;
+    if (frame_open(r, o->common.dtype, o->common.shape, o->common.ndim, &fi, err, sizeof err) <
+        0) {
+        msg_error("%s: %s", name, err);
+        goto out_close_reader;
+    }
+    if (fi.dtype == DT_C64 || fi.dtype == DT_C128) {
+        msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
+        goto out_close_reader;
+    }
+    if (pl_open(&pl, r, ctx->bufs, ctx->nslots, ctx->chunk, fi.prefix, fi.prefix_len,
+                fi.data_bytes) < 0) {
+        msg_error("%s: cannot start the reader thread", name);
+        goto out_close_reader;
+    }
+    size_t sz = dt_size(fi.dtype);
+    rd_state st;
+    rd_state_init(&st, fi.dtype, o->ops, o->skipnan);
+    int fifo[64], head = 0, inflight = 0, rc;
+    uint64_t bytes = 0;
+    int failed = 0;
+    pl_chunk c;
+    while (!failed && (rc = pl_next(pl, &c)) > 0) {
+        bytes += c.bytes;
+        if (rd_engine_submit(ctx->engine, c.slot, c.data, c.bytes / sz, c.offset / sz, fi.dtype,
+                             o->ops, o->skipnan) < 0) {
+            msg_error("%s: %s", name, rd_engine_error(ctx->engine));
+            failed = 1;
+            pl_release(pl, c.slot);
+            break;
+        }
+        fifo[(head + inflight++) % 64] = c.slot;
+        if (inflight == ctx->nslots - 1) {
+            int slot = fifo[head];
+            head = (head + 1) % 64;
+            inflight--;
+            if (rd_engine_collect(ctx->engine, slot, &st) < 0) {
+                msg_error("%s: %s", name, rd_engine_error(ctx->engine));
+                failed = 1;
+            }
+            pl_release(pl, slot);
+        }
+    }
+    if (!failed && rc < 0) {
+        msg_error("%s: %s", name, pl_error(pl));
+        failed = 1;
+    }
+    while (inflight > 0) { /* drain, even after an error: buffers must be idle */
+        int slot = fifo[head];
+        head = (head + 1) % 64;
+        inflight--;
+        if (rd_engine_collect(ctx->engine, slot, &st) < 0 && !failed) {
+            msg_error("%s: %s", name, rd_engine_error(ctx->engine));
+            failed = 1;
+        }
+        pl_release(pl, slot);
+    }
+    if (failed)
+        goto out_close_pipeline;
+    if (frame_check_end(&fi, bytes, err, sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        goto out_close_pipeline;
+    }
+    if (io_reader_trailing_garbage(r))
+        msg_warn("%s: trailing garbage after the compressed data ignored", name);
+    double dt = reduce_now() - t0;
+    msg_info("%s: %llu bytes in %.3f s (%.2f GB/s of data)", name, (unsigned long long)bytes, dt,
+             dt > 0 ? bytes / dt / 1e9 : 0.0);
+    status = reduce_print(o, name, &fi, &st);
+out_close_pipeline:
+    pl_close(pl);
+out_close_reader:
+    io_reader_close(r);
+    return status;
+}
+
+/* Parses reduce's options; returns -1 to go on, else an exit status. */
+static int reduce_parse(reduce_opts *o, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"op", required_argument, 0, OPT_OP},
+        {"skipnan", no_argument, 0, OPT_SKIPNAN},
+        {"json", no_argument, 0, OPT_JSON},
+        CLI_COMMON_LONGOPTS,
+        {0, 0, 0, 0},
+    };
+    char err[256];
+    cli_common_init(&o->common);
+    o->ops = RD_OP_SUM;
+    int opt;
+    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+        int handled = cli_common_option(&o->common, opt, optarg);
+        if (handled < 0)
+            return 2;
+        if (handled)
+            continue;
+        switch (opt) {
+        case OPT_OP:
+            if (!(o->ops = rd_parse_ops(optarg, err, sizeof err)))
+                return cli_usage_error("reduce", "%s", err);
+            break;
+        case OPT_SKIPNAN:
+            o->skipnan = 1;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
+        case 'h':
+        case OPT_HELP:
+            reduce_help();
+            return 0;
+        default:
+            return cli_usage_error("reduce", "unknown option");
+        }
+    }
+    return -1;
+}
+
+/* Allocates the engine and the pipeline buffers; 0 or 1 after an error. */
+static int reduce_ctx_open(reduce_ctx *ctx, const reduce_opts *o)
+{
+    memset(ctx, 0, sizeof *ctx);
+    if (cli_open_backend(&o->common, &ctx->be))
+        return 1;
+    ctx->nslots = o->common.streams;
+    ctx->chunk = o->common.chunk;
+    if (rd_engine_open(&ctx->engine, &ctx->be, ctx->nslots, ctx->chunk) < 0) {
+        msg_error("%s", ctx->be.err);
+        return 1;
+    }
+    ctx->bufs = calloc((size_t)ctx->nslots, sizeof *ctx->bufs);
+    if (!ctx->bufs)
+        return msg_error("out of memory"), 1;
+    for (int i = 0; i < ctx->nslots; i++)
+        if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, ctx->chunk))) {
+            msg_error("%s", ctx->be.err);
+            return 1;
+        }
+    return 0;
+}
+
+/* Frees what reduce_ctx_open made. */
+static void reduce_ctx_close(reduce_ctx *ctx)
+{
+    for (int i = 0; ctx->bufs && i < ctx->nslots; i++)
+        backend_host_free(&ctx->be, ctx->bufs[i]);
+    free(ctx->bufs);
+    rd_engine_close(ctx->engine);
+    backend_close(&ctx->be);
+}
+
+/* Entry point of `gpubatch reduce`. */
+int cmd_reduce(int argc, char **argv)
+{
+    reduce_opts o;
+    memset(&o, 0, sizeof o);
+    cli_set_command("reduce");
+    int rc = reduce_parse(&o, argc, argv);
+    if (rc >= 0)
+        return rc;
+    reduce_ctx ctx;
+    int status = reduce_ctx_open(&ctx, &o);
+    if (status == 0) {
+        if (optind >= argc)
+            status |= reduce_file(&ctx, &o, "-");
+        for (int i = optind; i < argc; i++)
+            status |= reduce_file(&ctx, &o, argv[i]);
+    }
+    reduce_ctx_close(&ctx);
+    return status;
+}

@@ -1,0 +1,56 @@
+/* main.c - command dispatch, --version and the top-level help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "io/sink.h"
+
+static const char main_usage[] =
+    "Usage: gpubatch COMMAND [OPTIONS] [FILE...]\n"
+    "GPU batch processing of binary arrays (.npy or raw, gzip or not).\n"
+    "\n"
+    "Commands:\n"
+    "  reduce     sum, mean, min, max, argmin, argmax, sumsq, count of arrays\n"
+    "  gen        deterministic synthetic arrays and quadratic coefficients\n"
+    "  info       driver, devices, embedded kernels and the CPU backend\n"
+    "\n"
+    "Run 'gpubatch COMMAND --help' for a command's options.\n"
+    "Options: -h/--help, --version\n";
+
+static const char main_version[] =
+    "gpubatch " GPUBATCH_VERSION "\n"
+    "Copyright (c) 2026 the gpubatch authors. MIT License: see LICENSE.\n"
+    "This is free software: you are free to change and redistribute it.\n"
+    "There is NO WARRANTY, to the extent permitted by law.\n";
+
+/* Runs the command named by argv[1]. */
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"reduce", cmd_reduce},
+        {"gen", cmd_gen},
+        {"info", cmd_info},
+    };
+    if (argc < 2) {
+        fputs(main_usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(main_usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        fputs(main_version, stdout);
+        return 0;
+    }
+    io_sink_install_signal_cleanup();
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gpubatch: unknown command '%s'\n%s", cmd, main_usage);
+    return 2;
+}

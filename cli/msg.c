@@ -1,0 +1,58 @@
+/* msg.c - stderr messages with one prefix and a verbosity level. */
+#include "msg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int msg_verbosity = MSG_NORMAL;
+
+/* Sets the verbosity. */
+void msg_set_level(int level)
+{
+    msg_verbosity = level;
+}
+
+/* Current verbosity. */
+int msg_level(void)
+{
+    return msg_verbosity;
+}
+
+/* Writes one prefixed line. */
+static void msg_line(const char *kind, const char *fmt, va_list ap)
+{
+    char line[4096];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "gpubatch: %s%s\n", kind, line);
+}
+
+/* An error line (always printed). */
+void msg_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    msg_line("error: ", fmt, ap);
+    va_end(ap);
+}
+
+/* A warning line unless -q. */
+void msg_warn(const char *fmt, ...)
+{
+    if (msg_verbosity < MSG_NORMAL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    msg_line("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+/* An info line at -v. */
+void msg_info(const char *fmt, ...)
+{
+    if (msg_verbosity < MSG_VERBOSE)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    msg_line("", fmt, ap);
+    va_end(ap);
+}

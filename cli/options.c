@@ -1,0 +1,177 @@
+/* options.c - the options every streaming command shares. */
+#include "options.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+/* Sets the defaults. */
+void cli_common_init(cli_common *c)
+{
+    memset(c, 0, sizeof *c);
+    c->backend = BACKEND_AUTO;
+    c->chunk = CLI_DEFAULT_CHUNK;
+    c->streams = CLI_DEFAULT_STREAMS;
+    c->dtype = DT_NONE;
+    c->ndim = -1;
+}
+
+static const char *cli_command = "";
+
+/* Names the running command for usage errors. */
+void cli_set_command(const char *name)
+{
+    cli_command = name;
+}
+
+/* Prints "gpubatch CMD: ..." and the --help hint; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    if (!cmd || !*cmd)
+        cmd = cli_command;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gpubatch %s: %s\nTry 'gpubatch %s --help' for more information.\n", cmd,
+            line, cmd);
+    return 2;
+}
+
+/* Parses a size with an optional binary unit. */
+int cli_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: return -1;
+    }
+    if (*end == 'i' && end[1] == 'B')
+        end += 2;
+    else if (*end == 'B')
+        end++;
+    if (*end || (shift && v > (~0ull >> shift)))
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* Parses a non-negative int. */
+int cli_parse_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0 || v > 1 << 30)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Parses dims separated by 'x' or ','. */
+int cli_parse_shape(const char *s, uint64_t *dims, int maxdims)
+{
+    int n = 0;
+    const char *p = s;
+    if (!*p)
+        return -1;
+    while (*p) {
+        char *end;
+        if (*p < '0' || *p > '9' || n == maxdims)
+            return -1;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno)
+            return -1;
+        dims[n++] = v;
+        p = end;
+        if (*p == 'x' || *p == ',') {
+            p++;
+            if (!*p)
+                return -1;
+        } else if (*p) {
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* Handles one of the shared options. */
+int cli_common_option(cli_common *c, int opt, const char *arg)
+{
+    int b;
+    switch (opt) {
+    case OPT_BACKEND:
+        if ((b = backend_parse(arg)) < 0)
+            return cli_usage_error("", "unknown backend '%s' (auto, cuda, cpu)", arg), -1;
+        c->backend = (backend_kind)b;
+        return 1;
+    case OPT_DEVICE:
+        if (cli_parse_int(arg, &c->device) < 0)
+            return cli_usage_error("", "bad --device '%s'", arg), -1;
+        return 1;
+    case 'p':
+        if (cli_parse_int(arg, &c->threads) < 0 || c->threads < 1)
+            return cli_usage_error("", "bad --threads '%s'", arg), -1;
+        return 1;
+    case OPT_CHUNK:
+        if (cli_parse_size(arg, &c->chunk) < 0 || c->chunk == 0)
+            return cli_usage_error("", "bad --chunk '%s' (e.g. 64M)", arg), -1;
+        c->chunk = (c->chunk + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN;
+        return 1;
+    case OPT_STREAMS:
+        if (cli_parse_int(arg, &c->streams) < 0 || c->streams < 2 || c->streams > 64)
+            return cli_usage_error("", "bad --streams '%s' (2 to 64)", arg), -1;
+        return 1;
+    case OPT_DTYPE:
+        if ((c->dtype = dt_from_name(arg)) == DT_NONE)
+            return cli_usage_error("", "unknown dtype '%s'", arg), -1;
+        return 1;
+    case OPT_SHAPE:
+        if ((c->ndim = cli_parse_shape(arg, c->shape, NPY_MAX_DIMS)) < 0)
+            return cli_usage_error("", "bad --shape '%s' (e.g. 1000x3)", arg), -1;
+        return 1;
+    case 'q':
+        msg_set_level(MSG_QUIET);
+        return 1;
+    case 'v':
+        msg_set_level(MSG_VERBOSE);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Opens the backend and reports the choice. */
+int cli_open_backend(const cli_common *c, backend *be)
+{
+    int rc = backend_open(be, c->backend, c->device, c->threads);
+    if (rc < 0) {
+        msg_error("%s", be->err);
+        return 1;
+    }
+    if (be->fallback_reason[0])
+        msg_warn("%s; using the CPU backend", be->fallback_reason);
+    if (be->kind == BACKEND_CUDA)
+        msg_info("backend cuda: device %d, %s", c->device, gpu_info(be->gpu)->name);
+    else
+        msg_info("backend cpu: %d threads", be->threads);
+    return 0;
+}

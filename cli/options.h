@@ -1,0 +1,100 @@
+/* options.h - option values shared by the commands, and their parsers.
+ *
+ * Every command that streams an array takes the same input and backend
+ * options; CLI_COMMON_LONGOPTS lists them for getopt_long and
+ * cli_common_option() handles one of them. */
+#ifndef GPUBATCH_CLI_OPTIONS_H
+#define GPUBATCH_CLI_OPTIONS_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/dtype.h"
+#include "io/npy.h"
+#include "runtime/backend.h"
+
+#define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
+#define CLI_DEFAULT_STREAMS 4
+#define CLI_CHUNK_ALIGN ((size_t)64 << 10) /* a whole number of tiles of any type */
+
+typedef struct {
+    backend_kind backend;
+    int device;
+    int threads;        /* 0: one per core */
+    size_t chunk;       /* bytes per pipeline buffer */
+    int streams;        /* buffers (and CUDA streams) in flight */
+    dt_type dtype;      /* raw input */
+    int ndim;           /* raw --shape, -1 when absent */
+    uint64_t shape[NPY_MAX_DIMS];
+    int force;
+} cli_common;
+
+enum {
+    OPT_BACKEND = 1000,
+    OPT_DEVICE,
+    OPT_CHUNK,
+    OPT_STREAMS,
+    OPT_DTYPE,
+    OPT_SHAPE,
+    OPT_HELP,
+    OPT_FIRST_COMMAND_OPTION = 1100,
+};
+
+#define CLI_COMMON_LONGOPTS                                             \
+    {"backend", required_argument, 0, OPT_BACKEND},                     \
+        {"device", required_argument, 0, OPT_DEVICE},                   \
+        {"threads", required_argument, 0, 'p'},                         \
+        {"chunk", required_argument, 0, OPT_CHUNK},                     \
+        {"streams", required_argument, 0, OPT_STREAMS},                 \
+        {"dtype", required_argument, 0, OPT_DTYPE},                     \
+        {"shape", required_argument, 0, OPT_SHAPE},                     \
+        {"quiet", no_argument, 0, 'q'}, {"verbose", no_argument, 0, 'v'}, \
+        {"help", no_argument, 0, OPT_HELP}
+
+/* Short options every streaming command accepts. */
+#define CLI_COMMON_SHORTOPTS "p:qvh"
+
+/* Help text for the common options. */
+#define CLI_COMMON_HELP                                                                  \
+    "Input:\n"                                                                           \
+    "  --dtype TYPE       element type of raw input: float32 float64 int8 int16 int32\n"  \
+    "                     int64 uint8 uint16 uint32 uint64 (.npy input is detected)\n"   \
+    "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
+    "Execution:\n"                                                                       \
+    "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda, cpu\n"         \
+    "  --device N         CUDA device ordinal (default 0)\n"                             \
+    "  -p, --threads N    CPU threads (default: one per core)\n"                         \
+    "  --chunk SIZE       bytes per pipeline buffer, e.g. 64M (default 32M)\n"           \
+    "  --streams N        buffers in flight, each with its CUDA stream (default 4)\n"    \
+    "  -q, --quiet        no warnings\n"                                                 \
+    "  -v, --verbose      report backend, timings and rates on stderr\n"                 \
+    "  -h, --help         this help\n"
+
+/* Sets the defaults. */
+void cli_common_init(cli_common *c);
+
+/* Handles a common option; returns 1 when handled, 0 when opt is not a
+ * common one, -1 after printing a usage error. */
+int cli_common_option(cli_common *c, int opt, const char *arg);
+
+/* Parses "64M", "1G", "4096", "512k" (binary units); -1 on error. */
+int cli_parse_size(const char *s, size_t *out);
+
+/* Parses a non-negative integer that fits in an int; -1 on error. */
+int cli_parse_int(const char *s, int *out);
+
+/* Parses "3x4", "3,4" or "5" into dims; returns ndim or -1. */
+int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
+
+/* Opens the backend the options ask for; warns on the CPU fallback of
+ * auto. Returns 0, or 1 after printing an error. */
+int cli_open_backend(const cli_common *c, backend *be);
+
+/* Names the running command ("reduce") for usage errors. */
+void cli_set_command(const char *name);
+
+/* Prints a usage error with a pointer to --help; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,132 @@
+/* frame.c - sniffing .npy against raw input. */
+#include "frame.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Product of a raw --shape, or UINT64_MAX on overflow. */
+static uint64_t frame_shape_elems(const uint64_t *shape, int ndim)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        if (__builtin_mul_overflow(n, shape[i], &n))
+            return UINT64_MAX;
+    return n;
+}
+
+/* Parses an .npy header whose first bytes are in head. */
+static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_info *fi,
+                          char *err, size_t errlen)
+{
+    npy_header h;
+    int rc = npy_parse(head, have, &h, err, errlen);
+    unsigned char *buf = NULL;
+    if (rc == NPY_NEED_MORE) {
+        size_t need = h.header_len;
+        buf = malloc(need);
+        if (!buf) {
+            snprintf(err, errlen, "out of memory reading the .npy header");
+            return IO_ERR_NOMEM;
+        }
+        memcpy(buf, head, have);
+        ssize_t got = io_reader_read(r, buf + have, need - have);
+        if (got < 0) {
+            snprintf(err, errlen, "%s", io_reader_error(r));
+            free(buf);
+            return (int)got;
+        }
+        if ((size_t)got < need - have) {
+            snprintf(err, errlen, "truncated .npy header (%zu of %zu bytes)", have + (size_t)got,
+                     need);
+            free(buf);
+            return IO_ERR_FORMAT;
+        }
+        rc = npy_parse(buf, need, &h, err, errlen);
+        free(buf);
+        have = 0;
+    } else if (rc == 0) {
+        have -= h.header_len; /* bytes past the header are data */
+        memcpy(fi->prefix, head + h.header_len, have);
+    }
+    if (rc < 0)
+        return rc;
+    if (rc != 0) {
+        snprintf(err, errlen, "malformed .npy header");
+        return IO_ERR_FORMAT;
+    }
+    fi->is_npy = 1;
+    fi->dtype = h.dtype;
+    fi->fortran_order = h.fortran_order;
+    fi->ndim = h.ndim;
+    memcpy(fi->shape, h.shape, sizeof h.shape);
+    fi->data_bytes = h.data_bytes;
+    fi->prefix_len = have;
+    return 0;
+}
+
+/* Sniffs the input and describes its framing. */
+int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int raw_ndim,
+               frame_info *fi, char *err, size_t errlen)
+{
+    memset(fi, 0, sizeof *fi);
+    unsigned char head[16];
+    ssize_t got = io_reader_read(r, head, sizeof head);
+    if (got < 0) {
+        snprintf(err, errlen, "%s", io_reader_error(r));
+        return (int)got;
+    }
+    if (npy_is_magic(head, (size_t)got)) {
+        int rc = frame_read_npy(r, head, (size_t)got, fi, err, errlen);
+        if (rc < 0)
+            return rc;
+        if (raw_dtype != DT_NONE && raw_dtype != fi->dtype) {
+            snprintf(err, errlen, "--dtype %s contradicts the .npy header's %s",
+                     dt_name(raw_dtype), dt_name(fi->dtype));
+            return IO_ERR_FORMAT;
+        }
+        return 0;
+    }
+    if (raw_dtype == DT_NONE) {
+        snprintf(err, errlen, "not an .npy file (give --dtype to read raw data)");
+        return IO_ERR_FORMAT;
+    }
+    fi->dtype = raw_dtype;
+    fi->ndim = raw_ndim;
+    fi->data_bytes = UINT64_MAX;
+    if (raw_ndim >= 0) {
+        uint64_t n = frame_shape_elems(raw_shape, raw_ndim), bytes;
+        if (n == UINT64_MAX || __builtin_mul_overflow(n, (uint64_t)dt_size(raw_dtype), &bytes)) {
+            snprintf(err, errlen, "--shape is too large");
+            return IO_ERR_FORMAT;
+        }
+        memcpy(fi->shape, raw_shape, (size_t)raw_ndim * sizeof *raw_shape);
+        fi->data_bytes = bytes;
+    }
+    memcpy(fi->prefix, head, (size_t)got);
+    fi->prefix_len = (size_t)got;
+    return 0;
+}
+
+/* Verifies the amount of raw data once it is known. */
+int frame_check_end(const frame_info *fi, uint64_t bytes, char *err, size_t errlen)
+{
+    size_t sz = dt_size(fi->dtype);
+    if (bytes % sz) {
+        snprintf(err, errlen, "size %llu bytes is not a multiple of the %s element size (%zu)",
+                 (unsigned long long)bytes, dt_name(fi->dtype), sz);
+        return IO_ERR_FORMAT;
+    }
+    if (fi->data_bytes != UINT64_MAX && bytes != fi->data_bytes) {
+        snprintf(err, errlen, "holds %llu bytes of data, the shape needs %llu",
+                 (unsigned long long)bytes, (unsigned long long)fi->data_bytes);
+        return IO_ERR_FORMAT;
+    }
+    return 0;
+}
+
+/* Element count once the data size is known. */
+uint64_t frame_nelem(const frame_info *fi, uint64_t bytes)
+{
+    return bytes / dt_size(fi->dtype);
+}

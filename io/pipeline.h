@@ -1,0 +1,54 @@
+/* pipeline.h - the ring of host buffers that input flows through.
+ *
+ * A reader thread decodes the input (io_reader: plain or gzip) straight
+ * into the next free buffer of a fixed ring and hands filled buffers to the
+ * consumer in order; the consumer gives each back with pl_release() when
+ * the device (or CPU) is done with it. Memory is bounded by the ring:
+ * nslots * chunk_bytes, whatever the input size. Backpressure: the reader
+ * waits when every buffer is full or in use.
+ *
+ * Threading: this file owns its one reader thread. Failure policy: a read
+ * error stops the reader, pl_next() returns it once every chunk read before
+ * it has been handed out, and pl_close() always joins the thread. */
+#ifndef GPUBATCH_IO_PIPELINE_H
+#define GPUBATCH_IO_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+typedef struct pl_ring pl_ring;
+
+typedef struct {
+    int slot;        /* buffer index, for pl_release and per-slot device state */
+    void *data;      /* bufs[slot] */
+    size_t bytes;    /* bytes in this chunk (chunk_bytes except the last) */
+    uint64_t offset; /* byte offset of data[0] in the data stream */
+} pl_chunk;
+
+/* Starts the reader thread over r (not owned). bufs: nslots buffers of
+ * chunk_bytes each. prefix (copied, may be NULL) holds bytes already read
+ * from r that belong to the data. limit: data bytes to read, or UINT64_MAX
+ * to read to the end; with a limit, fewer bytes is a truncation error and
+ * more bytes an error too. */
+int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
+            const void *prefix, size_t prefix_len, uint64_t limit);
+
+/* The next chunk in order: 1 and *c filled, 0 at the end of the data, or a
+ * negative io_error (then pl_error() has the reason). */
+int pl_next(pl_ring *p, pl_chunk *c);
+
+/* Gives a chunk's buffer back to the reader. */
+void pl_release(pl_ring *p, int slot);
+
+/* Data bytes handed out so far. */
+uint64_t pl_bytes(const pl_ring *p);
+
+/* One line for the error pl_next returned. */
+const char *pl_error(const pl_ring *p);
+
+/* Stops the reader (if still running) and frees; accepts NULL. */
+void pl_close(pl_ring *p);
+
+#endif

@@ -1,0 +1,164 @@
+/* reduce_math.h - the reduction's arithmetic, compiled both as CUDA (the
+ * kernels in reduce.cu) and as C (the CPU backend), so both run the same
+ * operation sequence and give the same bits.
+ *
+ * The order of every floating-point addition is fixed by the global element
+ * index, never by the launch shape:
+ *  - the array is cut into tiles of RD_TILE elements at multiples of RD_TILE;
+ *  - inside a tile, lane t (0..255) owns the 16-byte vectors t, t+256,
+ *    t+512, ... (RD_VEC(size) elements each) and adds their elements in index
+ *    order into one double that starts at -0.0 (the exact identity of IEEE
+ *    addition: x + -0.0 == x for every x, zeros included);
+ *  - the 256 lane sums are folded by rd_tile_tree(): within each warp of 32
+ *    lanes v[l] += v[l+h] for h = 16, 8, 4, 2, 1, then over the 8 warp sums
+ *    for h = 4, 2, 1 (the GPU does this with xor shuffles, whose results are
+ *    the same because IEEE addition is commutative);
+ *  - tile sums are combined by a pairwise tree over tile indices, padded
+ *    with -0.0 to a power of two (rd_tree_push/rd_tree_finish on the host).
+ * Integer sums are exact (128-bit), minima and maxima are associative with
+ * ties broken by the lower index: neither depends on order at all. */
+#ifndef GPUBATCH_PTX_REDUCE_MATH_H
+#define GPUBATCH_PTX_REDUCE_MATH_H
+
+#ifdef __CUDACC__
+#define GB_HD __host__ __device__ __forceinline__
+typedef unsigned long long rd_u64;
+typedef long long rd_i64;
+#else
+#include <stdint.h>
+#define GB_HD static inline
+typedef uint64_t rd_u64;
+typedef int64_t rd_i64;
+#endif
+
+typedef unsigned __int128 rd_u128;
+
+#define RD_TILE 8192u     /* elements per tile */
+#define RD_LANES 256u     /* lanes (GPU threads) per tile */
+#define RD_WARPS 8u       /* RD_LANES / 32 */
+#define RD_VEC(size) (16u / (size)) /* elements per 16-byte vector */
+#define RD_NO_INDEX (~(rd_u64)0)
+
+/* Per-tile moments: sum, sum of squares and element count. A float sum is
+ * stored as the bits of a double in *_lo; an exact integer sum as a
+ * two's-complement 128-bit value in lo/hi. */
+typedef struct {
+    rd_u64 sum_lo, sum_hi;
+    rd_u64 sq_lo, sq_hi;
+    rd_u64 count; /* elements that took part (NaN excluded with skipnan) */
+} rd_moments;
+
+/* Per-tile extrema as order keys (see rd_key_*) and global indices;
+ * index RD_NO_INDEX means "no element". */
+typedef struct {
+    rd_u64 min_key, min_idx;
+    rd_u64 max_key, max_idx;
+} rd_extrema;
+
+/* Keys whose unsigned order is the numeric order (-0 before +0). For float
+ * types a NaN never gets a key from these: the kernels give it
+ * RD_NAN_MIN_KEY / RD_NAN_MAX_KEY so that NaN wins when it propagates. */
+#define RD_NAN_MIN_KEY ((rd_u64)0)
+#define RD_NAN_MAX_KEY (~(rd_u64)0)
+
+/* Order key of a float32 given its bits. */
+GB_HD rd_u64 rd_key_f32(unsigned int u)
+{
+    return (u & 0x80000000u) ? (rd_u64)(~u & 0xffffffffu) : (rd_u64)(u | 0x80000000u);
+}
+
+/* Bits of the float32 whose key is k. */
+GB_HD unsigned int rd_unkey_f32(rd_u64 k)
+{
+    unsigned int u = (unsigned int)k;
+    return (u & 0x80000000u) ? (u ^ 0x80000000u) : ~u;
+}
+
+/* Order key of a float64 given its bits. */
+GB_HD rd_u64 rd_key_f64(rd_u64 u)
+{
+    return (u >> 63) ? ~u : (u | ((rd_u64)1 << 63));
+}
+
+/* Bits of the float64 whose key is k. */
+GB_HD rd_u64 rd_unkey_f64(rd_u64 k)
+{
+    return (k >> 63) ? (k ^ ((rd_u64)1 << 63)) : ~k;
+}
+
+/* Order key of a signed integer. */
+GB_HD rd_u64 rd_key_signed(rd_i64 v)
+{
+    return (rd_u64)v ^ ((rd_u64)1 << 63);
+}
+
+/* Keeps (k, i) in the running minimum when it is smaller, or equal with a
+ * lower index; associative and commutative. */
+GB_HD void rd_min_update(rd_u64 *mk, rd_u64 *mi, rd_u64 k, rd_u64 i)
+{
+    if (i == RD_NO_INDEX)
+        return;
+    if (*mi == RD_NO_INDEX || k < *mk || (k == *mk && i < *mi)) {
+        *mk = k;
+        *mi = i;
+    }
+}
+
+/* Keeps (k, i) in the running maximum when it is larger, or equal with a
+ * lower index; associative and commutative. */
+GB_HD void rd_max_update(rd_u64 *mk, rd_u64 *mi, rd_u64 k, rd_u64 i)
+{
+    if (i == RD_NO_INDEX)
+        return;
+    if (*mi == RD_NO_INDEX || k > *mk || (k == *mk && i < *mi)) {
+        *mk = k;
+        *mi = i;
+    }
+}
+
+/* Merges extrema b into a. */
+GB_HD void rd_extrema_merge(rd_extrema *a, const rd_extrema *b)
+{
+    rd_min_update(&a->min_key, &a->min_idx, b->min_key, b->min_idx);
+    rd_max_update(&a->max_key, &a->max_idx, b->max_key, b->max_idx);
+}
+
+/* The empty extrema (identity of rd_extrema_merge). */
+GB_HD rd_extrema rd_extrema_empty(void)
+{
+    rd_extrema e;
+    e.min_key = 0;
+    e.min_idx = RD_NO_INDEX;
+    e.max_key = 0;
+    e.max_idx = RD_NO_INDEX;
+    return e;
+}
+
+/* Float addition as the reduction defines it (a separate function so that
+ * both compilers see one rounded add, never a contraction). */
+GB_HD double rd_add(double a, double b)
+{
+    return a + b;
+}
+
+/* The in-tile tree over RD_LANES lane sums, in place; the result is v[0].
+ * The CPU backend calls this; the GPU computes the same tree with xor
+ * shuffles (lane l and l^h both get v[l] + v[l^h], equal by commutativity). */
+GB_HD void rd_tile_tree(double *v)
+{
+    for (unsigned w = 0; w < RD_WARPS; w++) {
+        double *lane = v + 32 * w;
+        for (unsigned h = 16; h >= 1; h /= 2)
+            for (unsigned l = 0; l < h; l++)
+                lane[l] = rd_add(lane[l], lane[l + h]);
+    }
+    double warp[RD_WARPS];
+    for (unsigned w = 0; w < RD_WARPS; w++)
+        warp[w] = v[32 * w];
+    for (unsigned h = RD_WARPS / 2; h >= 1; h /= 2)
+        for (unsigned l = 0; l < h; l++)
+            warp[l] = rd_add(warp[l], warp[l + h]);
+    v[0] = warp[0];
+}
+
+#endif

@@ -1,0 +1,171 @@
+/* cu.h - the subset of the CUDA driver API gpubatch uses, declared here so
+ * that the build needs no CUDA headers, and loaded at run time.
+ *
+ * cu_load() opens libcuda.so.1 with dlopen and resolves every entry point
+ * through cuGetProcAddress at the fixed ABI version CU_ABI_VERSION, into the
+ * table `cu` (cu.MemAlloc, cu.LaunchKernel, ...). Types and enum values are
+ * the driver's documented ABI. CU_TRY() wraps every call: it records the
+ * call, file and line of the first failure (cu_last_failure) and returns a
+ * negative cu error; it never exits. */
+#ifndef GPUBATCH_RUNTIME_CU_H
+#define GPUBATCH_RUNTIME_CU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CU_ABI_VERSION 12000 /* entry-point semantics we ask for (CUDA 12.0) */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+    CUDA_ERROR_INVALID_PTX = 218,
+    CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
+    CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_LAUNCH_FAILED = 719,
+};
+
+enum {
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum {
+    CU_JIT_WALL_TIME = 2,
+    CU_JIT_INFO_LOG_BUFFER = 3,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_LOG_VERBOSE = 12,
+};
+
+enum { CU_STREAM_NON_BLOCKING = 1 };
+enum { CU_EVENT_BLOCKING_SYNC = 1, CU_EVENT_DISABLE_TIMING = 2 };
+enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
+enum { CU_MEMHOSTREGISTER_READ_ONLY = 8 };
+enum { CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
+
+/* The resolved entry points; names drop the "cu" prefix. */
+typedef struct {
+    CUresult (*Init)(unsigned int flags);
+    CUresult (*DriverGetVersion)(int *version);
+    CUresult (*GetErrorName)(CUresult err, const char **str);
+    CUresult (*GetErrorString)(CUresult err, const char **str);
+    CUresult (*DeviceGetCount)(int *count);
+    CUresult (*DeviceGet)(CUdevice *dev, int ordinal);
+    CUresult (*DeviceGetName)(char *name, int len, CUdevice dev);
+    CUresult (*DeviceGetAttribute)(int *value, int attrib, CUdevice dev);
+    CUresult (*DeviceTotalMem)(size_t *bytes, CUdevice dev);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice dev);
+    CUresult (*CtxSetCurrent)(CUcontext ctx);
+    CUresult (*CtxSynchronize)(void);
+    CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes);
+    CUresult (*ModuleLoadDataEx)(CUmodule *mod, const void *image, unsigned int nopt,
+                                 int *options, void **values);
+    CUresult (*ModuleUnload)(CUmodule mod);
+    CUresult (*ModuleGetFunction)(CUfunction *fn, CUmodule mod, const char *name);
+    CUresult (*MemAlloc)(CUdeviceptr *ptr, size_t bytes);
+    CUresult (*MemFree)(CUdeviceptr ptr);
+    CUresult (*MemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);
+    CUresult (*MemFreeHost)(void *ptr);
+    CUresult (*MemHostRegister)(void *ptr, size_t bytes, unsigned int flags);
+    CUresult (*MemHostUnregister)(void *ptr);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+    CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
+    CUresult (*MemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
+    CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream s);
+    CUresult (*StreamCreate)(CUstream *s, unsigned int flags);
+    CUresult (*StreamDestroy)(CUstream s);
+    CUresult (*StreamSynchronize)(CUstream s);
+    CUresult (*StreamWaitEvent)(CUstream s, CUevent e, unsigned int flags);
+    CUresult (*EventCreate)(CUevent *e, unsigned int flags);
+    CUresult (*EventRecord)(CUevent e, CUstream s);
+    CUresult (*EventSynchronize)(CUevent e);
+    CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
+    CUresult (*EventDestroy)(CUevent e);
+    CUresult (*LaunchKernel)(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                             unsigned int bx, unsigned int by, unsigned int bz,
+                             unsigned int shared_bytes, CUstream s, void **params, void **extra);
+} cu_api;
+
+extern cu_api cu;
+
+enum cu_load_error {
+    CU_LOAD_OK = 0,
+    CU_LOAD_NO_DRIVER = -1,    /* libcuda.so.1 not found */
+    CU_LOAD_TOO_OLD = -2,      /* no cuGetProcAddress, or an entry point missing at our version */
+    CU_LOAD_INIT_FAILED = -3,  /* cuInit failed (no device, driver/module mismatch) */
+    CU_LOAD_NO_DEVICE = -4,
+};
+
+/* Opens the driver and resolves the table once; later calls return the
+ * first result. Returns 0 or a cu_load_error; cu_load_message() explains. */
+int cu_load(void);
+
+/* One line describing the outcome of cu_load() ("" when it succeeded). */
+const char *cu_load_message(void);
+
+/* The driver's version as 1000*major + 10*minor (0 before cu_load). */
+int cu_driver_version(void);
+
+/* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a driver result code. */
+const char *cu_result_text(CUresult r);
+
+/* Records a failed call (first failure wins until cu_clear_failure). */
+void cu_record_failure(CUresult r, const char *call, const char *file, int line);
+
+/* "cuMemAlloc(...) at runtime/gpu.c:123: CUDA_ERROR_OUT_OF_MEMORY (out of memory)". */
+const char *cu_last_failure(void);
+
+/* The driver result of the recorded failure (CUDA_SUCCESS when none). */
+CUresult cu_last_result(void);
+
+/* Forgets the recorded failure. */
+void cu_clear_failure(void);
+
+/* Evaluates a driver call; on failure records it and returns -(result) from
+ * the enclosing function (which must return int). */
+#define CU_TRY(call)                                                     \
+    do {                                                                 \
+        CUresult cu_try_r_ = (call);                                     \
+        if (cu_try_r_ != CUDA_SUCCESS) {                                 \
+            cu_record_failure(cu_try_r_, #call, __FILE__, __LINE__);     \
+            return -(int)cu_try_r_;                                      \
+        }                                                                \
+    } while (0)
+
+/* Like CU_TRY but jumps to label with err set, for goto cleanup. */
+#define CU_TRY_GOTO(call, err, label)                                    \
+    do {                                                                 \
+        CUresult cu_try_r_ = (call);                                     \
+        if (cu_try_r_ != CUDA_SUCCESS) {                                 \
+            cu_record_failure(cu_try_r_, #call, __FILE__, __LINE__);     \
+            (err) = -(int)cu_try_r_;                                     \
+            goto label;                                                  \
+        }                                                                \
+    } while (0)
+
+#endif

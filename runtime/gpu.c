@@ -1,0 +1,331 @@
+/* gpu.c - device, context, embedded modules, memory and launches. */
+#include "gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptx_blobs.h"
+
+#define GPU_MAX_MODULES 16
+
+struct gpu {
+    gpu_device_info info;
+    CUdevice dev;
+    CUcontext ctx;
+    struct {
+        const char *name;
+        CUmodule mod;
+    } modules[GPU_MAX_MODULES];
+    int nmodules;
+    char err[10240];
+};
+
+/* Maps cu_load()'s result onto gpu_error. */
+int gpu_device_count(void)
+{
+    switch (cu_load()) {
+    case CU_LOAD_OK:
+        break;
+    case CU_LOAD_NO_DRIVER:
+        return GPU_ERR_NO_DRIVER;
+    case CU_LOAD_TOO_OLD:
+        return GPU_ERR_DRIVER_TOO_OLD;
+    case CU_LOAD_NO_DEVICE:
+        return GPU_ERR_NO_DEVICE;
+    default:
+        return GPU_ERR_DRIVER;
+    }
+    int n = 0;
+    if (cu.DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0)
+        return GPU_ERR_NO_DEVICE;
+    return n;
+}
+
+/* Reason the driver could not be used. */
+const char *gpu_load_message(void)
+{
+    return cu_load_message();
+}
+
+/* Reads the attributes gpubatch reports and uses. */
+int gpu_device_query(int ordinal, gpu_device_info *info)
+{
+    int n = gpu_device_count();
+    if (n < 0)
+        return n;
+    if (ordinal < 0 || ordinal >= n)
+        return GPU_ERR_BAD_DEVICE;
+    CUdevice dev;
+    memset(info, 0, sizeof *info);
+    info->ordinal = ordinal;
+    if (cu.DeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+        cu.DeviceGetName(info->name, (int)sizeof info->name - 1, dev) != CUDA_SUCCESS ||
+        cu.DeviceGetAttribute(&info->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                              dev) != CUDA_SUCCESS ||
+        cu.DeviceGetAttribute(&info->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                              dev) != CUDA_SUCCESS ||
+        cu.DeviceGetAttribute(&info->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) !=
+            CUDA_SUCCESS ||
+        cu.DeviceGetAttribute(&info->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) !=
+            CUDA_SUCCESS ||
+        cu.DeviceTotalMem(&info->total_mem, dev) != CUDA_SUCCESS)
+        return GPU_ERR_DRIVER;
+    return 0;
+}
+
+/* Retains the primary context of device ordinal and makes it current. */
+int gpu_open(gpu **out, int ordinal)
+{
+    *out = NULL;
+    gpu *g = calloc(1, sizeof *g);
+    if (!g)
+        return GPU_ERR_OUT_OF_MEMORY;
+    int rc = gpu_device_query(ordinal, &g->info);
+    if (rc < 0)
+        goto out_free;
+    int r = (int)cu.DeviceGet(&g->dev, ordinal);
+    if (r == CUDA_SUCCESS)
+        r = (int)cu.DevicePrimaryCtxRetain(&g->ctx, g->dev);
+    if (r != CUDA_SUCCESS) {
+        rc = r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+        goto out_free;
+    }
+    if (cu.CtxSetCurrent(g->ctx) != CUDA_SUCCESS) {
+        rc = GPU_ERR_DRIVER;
+        goto out_release;
+    }
+    *out = g;
+    return 0;
+out_release:
+    cu.DevicePrimaryCtxRelease(g->dev);
+out_free:
+    free(g);
+    return rc;
+}
+
+/* Unloads modules and releases the primary context. */
+void gpu_close(gpu *g)
+{
+    if (!g)
+        return;
+    cu.CtxSetCurrent(g->ctx);
+    for (int i = 0; i < g->nmodules; i++)
+        cu.ModuleUnload(g->modules[i].mod);
+    cu.DevicePrimaryCtxRelease(g->dev);
+    free(g);
+}
+
+/* The device's facts. */
+const gpu_device_info *gpu_info(const gpu *g)
+{
+    return &g->info;
+}
+
+/* Makes the context current on this thread. */
+int gpu_bind(gpu *g)
+{
+    CU_TRY(cu.CtxSetCurrent(g->ctx));
+    return 0;
+}
+
+/* Index of the best embedded blob of module for this device, or -1. */
+static int gpu_pick_blob(const gpu *g, const char *module)
+{
+    int best = -1;
+    int cc = g->info.cc_major * 10 + g->info.cc_minor;
+    for (int i = 0; ptx_blobs[i].module; i++) {
+        if (strcmp(ptx_blobs[i].module, module) || ptx_blobs[i].arch > cc)
+            continue;
+        if (best < 0 || ptx_blobs[i].arch > ptx_blobs[best].arch)
+            best = i;
+    }
+    return best;
+}
+
+/* Architecture of the variant gpu_module() loads. */
+int gpu_module_arch(const gpu *g, const char *module)
+{
+    int i = gpu_pick_blob(g, module);
+    return i < 0 ? 0 : ptx_blobs[i].arch;
+}
+
+/* Seconds on a monotonic clock. */
+static double gpu_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Loads (once) the best embedded PTX of module, keeping the JIT log on failure. */
+int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
+{
+    for (int i = 0; i < g->nmodules; i++)
+        if (!strcmp(g->modules[i].name, module)) {
+            *out = g->modules[i].mod;
+            if (ms_out)
+                *ms_out = 0;
+            return 0;
+        }
+    int b = gpu_pick_blob(g, module);
+    if (b < 0) {
+        snprintf(g->err, sizeof g->err,
+                 "no embedded PTX of module %s runs on compute capability %d.%d", module,
+                 g->info.cc_major, g->info.cc_minor);
+        return GPU_ERR_MODULE;
+    }
+    if (g->nmodules == GPU_MAX_MODULES) {
+        snprintf(g->err, sizeof g->err, "too many modules loaded");
+        return GPU_ERR_MODULE;
+    }
+    char error_log[8192] = "", info_log[2048] = "";
+    int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                  CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {error_log, (void *)(uintptr_t)sizeof error_log, info_log,
+                    (void *)(uintptr_t)sizeof info_log};
+    CUmodule mod;
+    double t0 = gpu_now_ms();
+    CUresult r = cu.ModuleLoadDataEx(&mod, ptx_blobs[b].data, 4, opts, vals);
+    double ms = gpu_now_ms() - t0;
+    if (r != CUDA_SUCCESS) {
+        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+            int v = cu_driver_version();
+            snprintf(g->err, sizeof g->err,
+                     "the NVIDIA driver (CUDA %d.%d) is too old for the embedded kernels "
+                     "(module %s, PTX for compute_%d made by CUDA 13.0): install driver R580 "
+                     "or newer, or use --backend cpu",
+                     v / 1000, v % 1000 / 10, module, ptx_blobs[b].arch);
+            return GPU_ERR_PTX_TOO_NEW;
+        }
+        for (char *p = error_log; *p; p++)
+            if (*p == '\n')
+                *p = ' ';
+        snprintf(g->err, sizeof g->err, "loading module %s (compute_%d) failed: %s; JIT log: %s",
+                 module, ptx_blobs[b].arch, cu_result_text(r),
+                 error_log[0] ? error_log : "(empty)");
+        return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_MODULE;
+    }
+    g->modules[g->nmodules].name = ptx_blobs[b].module;
+    g->modules[g->nmodules].mod = mod;
+    g->nmodules++;
+    *out = mod;
+    if (ms_out)
+        *ms_out = ms;
+    return 0;
+}
+
+/* Looks a kernel up in a module, loading the module if needed. */
+int gpu_function(gpu *g, const char *module, const char *name, CUfunction *out)
+{
+    CUmodule mod;
+    int rc = gpu_module(g, module, &mod, NULL);
+    if (rc < 0)
+        return rc;
+    CUresult r = cu.ModuleGetFunction(out, mod, name);
+    if (r != CUDA_SUCCESS) {
+        snprintf(g->err, sizeof g->err, "kernel %s not found in module %s: %s", name, module,
+                 cu_result_text(r));
+        return GPU_ERR_MODULE;
+    }
+    return 0;
+}
+
+/* Pinned host memory, portable across contexts. */
+void *gpu_host_alloc(gpu *g, size_t bytes)
+{
+    void *p = NULL;
+    CUresult r = cu.MemHostAlloc(&p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+        snprintf(g->err, sizeof g->err, "cannot allocate %zu bytes of pinned host memory: %s",
+                 bytes, cu_result_text(r));
+        return NULL;
+    }
+    return p;
+}
+
+/* Frees pinned memory; accepts NULL. */
+void gpu_host_free(gpu *g, void *p)
+{
+    (void)g;
+    if (p)
+        cu.MemFreeHost(p);
+}
+
+/* Device memory with an error naming what it was for. */
+int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what)
+{
+    CUresult r = cu.MemAlloc(out, bytes ? bytes : 1);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    size_t free_b = 0, total_b = 0;
+    cu.MemGetInfo(&free_b, &total_b);
+    snprintf(g->err, sizeof g->err,
+             "out of device memory: %s needs %zu bytes, %zu of %zu free on device %d (%s)", what,
+             bytes, free_b, total_b, g->info.ordinal, cu_result_text(r));
+    *out = 0;
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+}
+
+/* Frees device memory; accepts 0. */
+void gpu_mem_free(gpu *g, CUdeviceptr p)
+{
+    (void)g;
+    if (p)
+        cu.MemFree(p);
+}
+
+/* Launches a 1-D grid; failures name the kernel. */
+int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
+               CUstream s, void **params)
+{
+    if (grid == 0)
+        return 0;
+    CUresult r = cu.LaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+    if (r != CUDA_SUCCESS) {
+        snprintf(g->err, sizeof g->err, "launching kernel %s (%u blocks of %u) failed: %s", kname,
+                 grid, block, cu_result_text(r));
+        return GPU_ERR_LAUNCH;
+    }
+    return 0;
+}
+
+/* Turns a failed CU_TRY into a gpu_error with the recorded call's text. */
+int gpu_fail(gpu *g, int cu_neg_result, const char *context)
+{
+    snprintf(g->err, sizeof g->err, "%s: %s", context, cu_last_failure());
+    cu_clear_failure();
+    return -cu_neg_result == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+}
+
+/* The last error's text. */
+const char *gpu_error_text(const gpu *g)
+{
+    return g->err;
+}
+
+/* Generic text of a gpu_error code. */
+const char *gpu_strerror(int code)
+{
+    switch (code) {
+    case GPU_ERR_NO_DRIVER:
+        return "no NVIDIA driver";
+    case GPU_ERR_DRIVER_TOO_OLD:
+        return "NVIDIA driver too old";
+    case GPU_ERR_NO_DEVICE:
+        return "no CUDA device";
+    case GPU_ERR_BAD_DEVICE:
+        return "no such CUDA device";
+    case GPU_ERR_MODULE:
+        return "kernel module failed to load";
+    case GPU_ERR_PTX_TOO_NEW:
+        return "NVIDIA driver too old for the embedded PTX";
+    case GPU_ERR_OUT_OF_MEMORY:
+        return "out of device memory";
+    case GPU_ERR_LAUNCH:
+        return "kernel launch failed";
+    default:
+        return "CUDA driver call failed";
+    }
+}

@@ -1,0 +1,95 @@
+/* gpu.h - one CUDA device in use: its primary context, the embedded PTX
+ * modules loaded on demand, pinned host memory and streams.
+ *
+ * Errors are negative gpu_error codes; gpu_error_text() gives one line that
+ * names the failing driver call, or the JIT log for a module that failed to
+ * load. Nothing here exits or prints. */
+#ifndef GPUBATCH_RUNTIME_GPU_H
+#define GPUBATCH_RUNTIME_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cu.h"
+
+enum gpu_error {
+    GPU_OK = 0,
+    GPU_ERR_NO_DRIVER = -1001,
+    GPU_ERR_DRIVER_TOO_OLD = -1002,
+    GPU_ERR_NO_DEVICE = -1003,
+    GPU_ERR_BAD_DEVICE = -1004,   /* --device N out of range */
+    GPU_ERR_MODULE = -1005,       /* PTX failed to load (JIT log in the text) */
+    GPU_ERR_PTX_TOO_NEW = -1006,  /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) */
+    GPU_ERR_OUT_OF_MEMORY = -1007,
+    GPU_ERR_LAUNCH = -1008,       /* a kernel failed; the text names it */
+    GPU_ERR_DRIVER = -1009,       /* any other failed driver call */
+};
+
+typedef struct gpu gpu;
+
+typedef struct {
+    char name[256];
+    int ordinal;
+    int cc_major, cc_minor;
+    int sm_count;
+    size_t total_mem;
+    int l2_bytes;
+} gpu_device_info;
+
+/* Loads the driver and returns the number of devices, or a negative
+ * gpu_error (GPU_ERR_NO_DRIVER, GPU_ERR_DRIVER_TOO_OLD, GPU_ERR_NO_DEVICE)
+ * with the reason from gpu_load_message(). */
+int gpu_device_count(void);
+
+/* Why gpu_device_count() failed. */
+const char *gpu_load_message(void);
+
+/* Fills info for device ordinal; 0 or a negative gpu_error. */
+int gpu_device_query(int ordinal, gpu_device_info *info);
+
+/* Opens device ordinal (retains its primary context). */
+int gpu_open(gpu **out, int ordinal);
+
+/* Releases everything the handle owns; accepts NULL. */
+void gpu_close(gpu *g);
+
+/* The device's facts. */
+const gpu_device_info *gpu_info(const gpu *g);
+
+/* Makes the device's context current on the calling thread. */
+int gpu_bind(gpu *g);
+
+/* Loads the embedded module (e.g. "reduce_f32") once, choosing the PTX of
+ * the highest virtual architecture the device runs; later calls return the
+ * loaded one. *ms_out (may be NULL) gets the load (JIT) time. */
+int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out);
+
+/* The function name in a module loaded by gpu_module(). */
+int gpu_function(gpu *g, const char *module, const char *name, CUfunction *out);
+
+/* Architecture (75, 90) of the embedded variant gpu_module() picks for this
+ * device, or 0 when none fits. */
+int gpu_module_arch(const gpu *g, const char *module);
+
+/* Pinned host memory; NULL on failure (error recorded in g). */
+void *gpu_host_alloc(gpu *g, size_t bytes);
+void gpu_host_free(gpu *g, void *p);
+
+/* Device memory; 0 or GPU_ERR_OUT_OF_MEMORY naming the size. */
+int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what);
+void gpu_mem_free(gpu *g, CUdeviceptr p);
+
+/* Launches f (1-D grid) on stream s; a failure names the kernel. */
+int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
+               CUstream s, void **params);
+
+/* Converts a failed CU_TRY result into a gpu_error, recording text. */
+int gpu_fail(gpu *g, int cu_neg_result, const char *context);
+
+/* One line explaining the last error on g. */
+const char *gpu_error_text(const gpu *g);
+
+/* Text for a gpu_error code when no handle is at hand. */
+const char *gpu_strerror(int code);
+
+#endif

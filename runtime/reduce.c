@@ -1,0 +1,653 @@
+/* reduce.c - combining tile partials, the CPU tile code, and the engine that
+ * runs chunks on either backend. */
+#include "reduce.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const rd_op_names[RD_OP_NUM] = {"sum",    "mean",   "min",   "max",
+                                                   "argmin", "argmax", "sumsq", "count"};
+
+/* Name of op bit i. */
+const char *rd_op_name(int bit)
+{
+    return bit >= 0 && bit < RD_OP_NUM ? rd_op_names[bit] : "?";
+}
+
+/* Parses a comma-separated op list. */
+unsigned rd_parse_ops(const char *list, char *err, size_t errlen)
+{
+    unsigned mask = 0;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < RD_OP_NUM; i++)
+            if (strlen(rd_op_names[i]) == len && !strncmp(p, rd_op_names[i], len))
+                found = i;
+        if (found < 0) {
+            snprintf(err, errlen,
+                     "unknown operation '%.*s' (expected sum, mean, min, max, argmin, argmax, "
+                     "sumsq, count)",
+                     (int)len, p);
+            return 0;
+        }
+        mask |= 1u << found;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (!mask)
+        snprintf(err, errlen, "no operation given");
+    return mask;
+}
+
+/* Empties the tree. */
+void rd_tree_init(rd_tree *t)
+{
+    t->depth = 0;
+}
+
+/* Adds the next value: complete subtrees merge as in a binary counter. */
+void rd_tree_push(rd_tree *t, double v)
+{
+    unsigned char level = 0;
+    while (t->depth > 0 && t->level[t->depth - 1] == level) {
+        v = rd_add(t->value[t->depth - 1], v);
+        t->depth--;
+        level++;
+    }
+    t->value[t->depth] = v;
+    t->level[t->depth] = level;
+    t->depth++;
+}
+
+/* Folds the pending subtrees, smallest first: the padded tree's root. */
+double rd_tree_finish(const rd_tree *t)
+{
+    if (t->depth == 0)
+        return -0.0;
+    double acc = t->value[t->depth - 1];
+    for (int i = t->depth - 2; i >= 0; i--)
+        acc = rd_add(t->value[i], acc);
+    return acc;
+}
+
+/* Starts an empty reduction. */
+void rd_state_init(rd_state *s, dt_type dtype, unsigned ops, int skipnan)
+{
+    memset(s, 0, sizeof *s);
+    s->dtype = dtype;
+    s->ops = ops;
+    s->skipnan = skipnan && dt_is_float(dtype);
+    rd_tree_init(&s->sum_tree);
+    rd_tree_init(&s->sq_tree);
+    s->ext = rd_extrema_empty();
+}
+
+/* True when sums of squares of this type are doubles. */
+static int rd_sq_is_float(dt_type t)
+{
+    return dt_is_float(t) || dt_size(t) == 8;
+}
+
+/* Adds consecutive tiles' partials in index order. */
+void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, size_t ntiles,
+                  uint64_t nelem)
+{
+    int fl = dt_is_float(s->dtype), sqf = rd_sq_is_float(s->dtype);
+    for (size_t i = 0; m && i < ntiles; i++) {
+        if (fl) {
+            double v;
+            memcpy(&v, &m[i].sum_lo, sizeof v);
+            rd_tree_push(&s->sum_tree, v);
+        } else {
+            s->isum += ((rd_u128)m[i].sum_hi << 64) | m[i].sum_lo;
+        }
+        if (s->ops & RD_OP_SUMSQ) {
+            if (sqf) {
+                double q;
+                memcpy(&q, &m[i].sq_lo, sizeof q);
+                rd_tree_push(&s->sq_tree, q);
+            } else {
+                s->isq += ((rd_u128)m[i].sq_hi << 64) | m[i].sq_lo;
+            }
+        }
+        s->count += m[i].count;
+    }
+    if (!m)
+        s->count += nelem;
+    for (size_t i = 0; e && i < ntiles; i++)
+        rd_extrema_merge(&s->ext, &e[i]);
+    s->nelem += nelem;
+}
+
+/* Converts an order key back to a value of the state's type. */
+static void rd_unkey(const rd_state *s, rd_u64 key, double *f, int64_t *i, uint64_t *u)
+{
+    switch (s->dtype) {
+    case DT_F32: {
+        unsigned int b = rd_unkey_f32(key);
+        float x;
+        memcpy(&x, &b, sizeof x);
+        *f = (key == RD_NAN_MIN_KEY || key == RD_NAN_MAX_KEY) ? (double)NAN : x;
+        break;
+    }
+    case DT_F64: {
+        rd_u64 b = rd_unkey_f64(key);
+        memcpy(f, &b, sizeof *f);
+        if (key == RD_NAN_MIN_KEY || key == RD_NAN_MAX_KEY)
+            *f = NAN;
+        break;
+    }
+    default:
+        if (dt_is_signed_int(s->dtype))
+            *i = (int64_t)(key ^ ((rd_u64)1 << 63));
+        else
+            *u = key;
+    }
+}
+
+/* Mean of an exact integer sum: quotient plus the remainder's fraction. */
+static double rd_int_mean(__int128 sum, uint64_t count)
+{
+    __int128 q = sum / (__int128)count, r = sum % (__int128)count;
+    return (double)q + (double)r / (double)count;
+}
+
+/* Final values of a finished reduction. */
+void rd_state_result(const rd_state *s, rd_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->count = s->count;
+    r->is_float = dt_is_float(s->dtype);
+    r->sumsq_is_float = rd_sq_is_float(s->dtype);
+    if (r->is_float) {
+        r->sum = s->nelem ? rd_tree_finish(&s->sum_tree) : 0.0;
+        if (s->count == 0)
+            r->sum = 0.0; /* the sum of nothing (all NaN skipped) */
+        r->mean = r->sum / (double)s->count;
+    } else {
+        r->isum = (__int128)s->isum;
+        r->mean = s->count ? rd_int_mean(r->isum, s->count) : NAN;
+    }
+    if (r->sumsq_is_float)
+        r->sumsq = s->count ? rd_tree_finish(&s->sq_tree) : 0.0;
+    else
+        r->isumsq = s->isq;
+    r->have_extrema = s->ext.min_idx != RD_NO_INDEX;
+    if (r->have_extrema) {
+        rd_unkey(s, s->ext.min_key, &r->fmin, &r->imin, &r->umin);
+        rd_unkey(s, s->ext.max_key, &r->fmax, &r->imax, &r->umax);
+        r->argmin = s->ext.min_idx;
+        r->argmax = s->ext.max_idx;
+    }
+}
+
+/* ---- CPU tile code: the kernels' operation order, in plain C ---- */
+
+/* Float tile: lane sums over 16-byte vectors, then the fixed tree. */
+#define RD_CPU_FLOAT_TILE(NAME, T)                                                        \
+    static void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
+    {                                                                                     \
+        double ls[RD_LANES], lq[RD_LANES];                                                \
+        const size_t v = RD_VEC(sizeof(T));                                               \
+        uint64_t cnt = 0;                                                                 \
+        for (unsigned l = 0; l < RD_LANES; l++)                                           \
+            ls[l] = lq[l] = -0.0;                                                         \
+        for (size_t o = 0; o < n; o++) {                                                  \
+            T val = x[o];                                                                 \
+            if (skipnan && val != val)                                                    \
+                continue;                                                                 \
+            double d = (double)val;                                                       \
+            size_t l = (o / v) % RD_LANES;                                                \
+            ls[l] = rd_add(ls[l], d);                                                     \
+            if (want_sq)                                                                  \
+                lq[l] = rd_add(lq[l], d * d);                                             \
+            cnt++;                                                                        \
+        }                                                                                 \
+        rd_tile_tree(ls);                                                                 \
+        memcpy(&m->sum_lo, &ls[0], sizeof(double));                                       \
+        m->sum_hi = m->sq_hi = 0;                                                         \
+        if (want_sq) {                                                                    \
+            rd_tile_tree(lq);                                                             \
+            memcpy(&m->sq_lo, &lq[0], sizeof(double));                                    \
+        } else {                                                                          \
+            double z = -0.0;                                                              \
+            memcpy(&m->sq_lo, &z, sizeof z);                                              \
+        }                                                                                 \
+        m->count = cnt;                                                                   \
+    }
+
+RD_CPU_FLOAT_TILE(rd_cpu_tile_f32, float)
+RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
+
+/* Integer tile: exact sums; 64-bit types square into doubles in lane order. */
+#define RD_CPU_INT_TILE(NAME, T, WIDE)                                                    \
+    static void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
+    {                                                                                     \
+        rd_u128 s = 0, q = 0;                                                             \
+        double lq[RD_LANES];                                                              \
+        const size_t v = RD_VEC(sizeof(T));                                               \
+        if (WIDE && want_sq)                                                              \
+            for (unsigned l = 0; l < RD_LANES; l++)                                       \
+                lq[l] = -0.0;                                                             \
+        for (size_t o = 0; o < n; o++) {                                                  \
+            T val = x[o];                                                                 \
+            s += (rd_u128)(__int128)val;                                                  \
+            if (want_sq) {                                                                \
+                if (WIDE) {                                                               \
+                    double d = (double)val;                                               \
+                    size_t l = (o / v) % RD_LANES;                                        \
+                    lq[l] = rd_add(lq[l], d * d);                                         \
+                } else {                                                                  \
+                    q += (rd_u128)(uint64_t)((__int128)val * (__int128)val);              \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        m->sum_lo = (uint64_t)s;                                                          \
+        m->sum_hi = (uint64_t)(s >> 64);                                                  \
+        if (WIDE) {                                                                       \
+            double z = -0.0;                                                              \
+            if (want_sq) {                                                                \
+                rd_tile_tree(lq);                                                         \
+                z = lq[0];                                                                \
+            }                                                                             \
+            memcpy(&m->sq_lo, &z, sizeof z);                                              \
+            m->sq_hi = 0;                                                                 \
+        } else {                                                                          \
+            m->sq_lo = (uint64_t)q;                                                       \
+            m->sq_hi = (uint64_t)(q >> 64);                                               \
+        }                                                                                 \
+        m->count = n;                                                                     \
+    }
+
+RD_CPU_INT_TILE(rd_cpu_tile_i8, int8_t, 0)
+RD_CPU_INT_TILE(rd_cpu_tile_i16, int16_t, 0)
+RD_CPU_INT_TILE(rd_cpu_tile_i32, int32_t, 0)
+RD_CPU_INT_TILE(rd_cpu_tile_i64, int64_t, 1)
+RD_CPU_INT_TILE(rd_cpu_tile_u8, uint8_t, 0)
+RD_CPU_INT_TILE(rd_cpu_tile_u16, uint16_t, 0)
+RD_CPU_INT_TILE(rd_cpu_tile_u32, uint32_t, 0)
+RD_CPU_INT_TILE(rd_cpu_tile_u64, uint64_t, 1)
+
+/* Extrema of n elements whose first has global index g. */
+#define RD_CPU_EXTREMA(NAME, T, KEY, ISNAN)                                               \
+    static void NAME(const T *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)        \
+    {                                                                                     \
+        rd_extrema r = rd_extrema_empty();                                                \
+        for (size_t o = 0; o < n; o++) {                                                  \
+            T val = x[o];                                                                 \
+            if (ISNAN(val)) {                                                             \
+                if (!skipnan) {                                                           \
+                    rd_min_update(&r.min_key, &r.min_idx, RD_NAN_MIN_KEY, g + o);         \
+                    rd_max_update(&r.max_key, &r.max_idx, RD_NAN_MAX_KEY, g + o);         \
+                }                                                                         \
+                continue;                                                                 \
+            }                                                                             \
+            rd_u64 k = KEY(val);                                                          \
+            rd_min_update(&r.min_key, &r.min_idx, k, g + o);                              \
+            rd_max_update(&r.max_key, &r.max_idx, k, g + o);                              \
+        }                                                                                 \
+        *e = r;                                                                           \
+    }
+
+/* Key helpers for the extrema macro. */
+static inline rd_u64 rd_cpu_key_f32(float v)
+{
+    unsigned int b;
+    memcpy(&b, &v, sizeof b);
+    return rd_key_f32(b);
+}
+static inline rd_u64 rd_cpu_key_f64(double v)
+{
+    rd_u64 b;
+    memcpy(&b, &v, sizeof b);
+    return rd_key_f64(b);
+}
+#define RD_KEY_S(v) rd_key_signed((rd_i64)(v))
+#define RD_KEY_U(v) ((rd_u64)(v))
+#define RD_ISNAN_F(v) ((v) != (v))
+#define RD_ISNAN_NO(v) 0
+
+RD_CPU_EXTREMA(rd_cpu_ext_f32, float, rd_cpu_key_f32, RD_ISNAN_F)
+RD_CPU_EXTREMA(rd_cpu_ext_f64, double, rd_cpu_key_f64, RD_ISNAN_F)
+RD_CPU_EXTREMA(rd_cpu_ext_i8, int8_t, RD_KEY_S, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_i16, int16_t, RD_KEY_S, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_i32, int32_t, RD_KEY_S, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_i64, int64_t, RD_KEY_S, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_u8, uint8_t, RD_KEY_U, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_u16, uint16_t, RD_KEY_U, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_u32, uint32_t, RD_KEY_U, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_u64, uint64_t, RD_KEY_U, RD_ISNAN_NO)
+
+/* Partials of tiles [t0, t1) of a chunk, with the kernels' operation order. */
+void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
+                  int want_sq, size_t t0, size_t t1, rd_moments *m, rd_extrema *e)
+{
+    size_t sz = dt_size(dtype);
+    for (size_t t = t0; t < t1; t++) {
+        size_t base = t * RD_TILE;
+        size_t n = nelem - base < RD_TILE ? nelem - base : RD_TILE;
+        const void *p = (const char *)x + base * sz;
+        uint64_t g = first + base;
+        if (m) {
+            rd_moments *mt = &m[t];
+            switch (dtype) {
+            case DT_F32: rd_cpu_tile_f32(p, n, skipnan, want_sq, mt); break;
+            case DT_F64: rd_cpu_tile_f64(p, n, skipnan, want_sq, mt); break;
+            case DT_I8: rd_cpu_tile_i8(p, n, want_sq, mt); break;
+            case DT_I16: rd_cpu_tile_i16(p, n, want_sq, mt); break;
+            case DT_I32: rd_cpu_tile_i32(p, n, want_sq, mt); break;
+            case DT_I64: rd_cpu_tile_i64(p, n, want_sq, mt); break;
+            case DT_U8: rd_cpu_tile_u8(p, n, want_sq, mt); break;
+            case DT_U16: rd_cpu_tile_u16(p, n, want_sq, mt); break;
+            case DT_U32: rd_cpu_tile_u32(p, n, want_sq, mt); break;
+            case DT_U64: rd_cpu_tile_u64(p, n, want_sq, mt); break;
+            default: break;
+            }
+        }
+        if (e) {
+            rd_extrema *et = &e[t];
+            switch (dtype) {
+            case DT_F32: rd_cpu_ext_f32(p, n, g, skipnan, et); break;
+            case DT_F64: rd_cpu_ext_f64(p, n, g, skipnan, et); break;
+            case DT_I8: rd_cpu_ext_i8(p, n, g, 0, et); break;
+            case DT_I16: rd_cpu_ext_i16(p, n, g, 0, et); break;
+            case DT_I32: rd_cpu_ext_i32(p, n, g, 0, et); break;
+            case DT_I64: rd_cpu_ext_i64(p, n, g, 0, et); break;
+            case DT_U8: rd_cpu_ext_u8(p, n, g, 0, et); break;
+            case DT_U16: rd_cpu_ext_u16(p, n, g, 0, et); break;
+            case DT_U32: rd_cpu_ext_u32(p, n, g, 0, et); break;
+            case DT_U64: rd_cpu_ext_u64(p, n, g, 0, et); break;
+            default: break;
+            }
+        }
+    }
+}
+
+/* ---- the engine ---- */
+
+typedef struct {
+    rd_moments *hm; /* host partials (pinned with CUDA) */
+    rd_extrema *he;
+    size_t ntiles;
+    uint64_t nelem;
+    int use_m, use_e;
+    CUdeviceptr dx, dm, de;
+    CUstream stream;
+    CUevent done;
+    const char *kernels; /* names launched, for error messages */
+    char kernel_names[96];
+} rd_slot;
+
+struct rd_engine {
+    backend *be;
+    int nslots;
+    size_t chunk_bytes, max_tiles;
+    rd_slot *slots;
+    char err[2048];
+};
+
+/* Short dtype tag of the per-type PTX modules ("f32"). */
+static const char *rd_module_name(dt_type t)
+{
+    switch (t) {
+    case DT_F32: return "reduce_f32";
+    case DT_F64: return "reduce_f64";
+    case DT_I8: return "reduce_i8";
+    case DT_I16: return "reduce_i16";
+    case DT_I32: return "reduce_i32";
+    case DT_I64: return "reduce_i64";
+    case DT_U8: return "reduce_u8";
+    case DT_U16: return "reduce_u16";
+    case DT_U32: return "reduce_u32";
+    case DT_U64: return "reduce_u64";
+    default: return NULL;
+    }
+}
+
+/* Copies the GPU layer's error text into the engine. */
+static int rd_gpu_error(rd_engine *e, int rc)
+{
+    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+    return rc;
+}
+
+/* Allocates one slot's buffers (and, with CUDA, its stream and device memory). */
+static int rd_slot_open(rd_engine *e, rd_slot *s)
+{
+    backend *be = e->be;
+    s->hm = backend_host_alloc(be, e->max_tiles * sizeof(rd_moments));
+    s->he = backend_host_alloc(be, e->max_tiles * sizeof(rd_extrema));
+    if (!s->hm || !s->he) {
+        snprintf(e->err, sizeof e->err, "%s", be->err);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    if (be->kind != BACKEND_CUDA)
+        return 0;
+    gpu *g = be->gpu;
+    int rc;
+    if ((rc = gpu_mem_alloc(g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)")) < 0 ||
+        (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
+        (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0)
+        return rd_gpu_error(e, rc);
+    CU_TRY(cu.StreamCreate(&s->stream, CU_STREAM_NON_BLOCKING));
+    CU_TRY(cu.EventCreate(&s->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC));
+    return 0;
+}
+
+/* Frees one slot. */
+static void rd_slot_close(rd_engine *e, rd_slot *s)
+{
+    backend *be = e->be;
+    if (be->kind == BACKEND_CUDA) {
+        if (s->stream)
+            cu.StreamSynchronize(s->stream);
+        if (s->done)
+            cu.EventDestroy(s->done);
+        if (s->stream)
+            cu.StreamDestroy(s->stream);
+        gpu_mem_free(be->gpu, s->dx);
+        gpu_mem_free(be->gpu, s->dm);
+        gpu_mem_free(be->gpu, s->de);
+    }
+    backend_host_free(be, s->hm);
+    backend_host_free(be, s->he);
+}
+
+/* Prepares the slots. */
+int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes)
+{
+    rd_engine *e = calloc(1, sizeof *e);
+    *out = NULL;
+    if (!e)
+        return GPU_ERR_OUT_OF_MEMORY;
+    e->be = be;
+    e->nslots = nslots;
+    e->chunk_bytes = chunk_bytes;
+    e->max_tiles = chunk_bytes / RD_TILE + 1;
+    e->slots = calloc((size_t)nslots, sizeof *e->slots);
+    if (!e->slots) {
+        free(e);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    if (be->kind == BACKEND_CUDA)
+        gpu_bind(be->gpu);
+    for (int i = 0; i < nslots; i++) {
+        int rc = rd_slot_open(e, &e->slots[i]);
+        if (rc < 0) {
+            /* the reason outlives the engine in be->err */
+            snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : cu_last_failure());
+            rd_engine_close(e);
+            return rc;
+        }
+    }
+    *out = e;
+    return 0;
+}
+
+/* Frees every slot; accepts NULL. */
+void rd_engine_close(rd_engine *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < e->nslots; i++)
+        rd_slot_close(e, &e->slots[i]);
+    free(e->slots);
+    free(e);
+}
+
+typedef struct {
+    const void *x;
+    size_t nelem;
+    uint64_t first;
+    dt_type dtype;
+    int skipnan, want_sq;
+    size_t t0, t1;
+    rd_moments *m;
+    rd_extrema *e;
+} rd_cpu_job;
+
+/* Thread body: one contiguous range of tiles. */
+static void *rd_cpu_worker(void *arg)
+{
+    rd_cpu_job *j = arg;
+    rd_cpu_tiles(j->x, j->nelem, j->first, j->dtype, j->skipnan, j->want_sq, j->t0, j->t1, j->m,
+                 j->e);
+    return NULL;
+}
+
+/* Runs the CPU tiles of a chunk on up to be->threads threads; each thread
+ * writes its own tiles' partials, so the result is the same for any count. */
+static void rd_cpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem,
+                         uint64_t first, dt_type dtype, int skipnan, int want_sq)
+{
+    enum { MAX_THREADS = 256 };
+    int nt = e->be->threads;
+    if (nt > MAX_THREADS)
+        nt = MAX_THREADS;
+    if ((size_t)nt > s->ntiles)
+        nt = (int)s->ntiles;
+    if (nt < 1)
+        nt = 1;
+    rd_cpu_job jobs[MAX_THREADS];
+    pthread_t tids[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int i = 0; i < nt; i++) {
+        jobs[i] = (rd_cpu_job){host, nelem, first, dtype, skipnan, want_sq,
+                               s->ntiles * i / nt, s->ntiles * (i + 1) / nt,
+                               s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL};
+        if (i > 0)
+            started[i] = pthread_create(&tids[i], NULL, rd_cpu_worker, &jobs[i]) == 0;
+    }
+    rd_cpu_worker(&jobs[0]);
+    for (int i = 1; i < nt; i++) {
+        if (started[i])
+            pthread_join(tids[i], NULL);
+        else
+            rd_cpu_worker(&jobs[i]); /* no thread: do it here */
+    }
+}
+
+/* Queues copy-in, kernels and copy-out of one chunk on the slot's stream. */
+static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem,
+                        uint64_t first, dt_type dtype, int skipnan, int want_sq)
+{
+    gpu *g = e->be->gpu;
+    const char *mod = rd_module_name(dtype);
+    int fl = dt_is_float(dtype);
+    int rc;
+    CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->stream));
+    unsigned grid = (unsigned)s->ntiles;
+    unsigned long long n64 = nelem, first64 = first;
+    s->kernel_names[0] = 0;
+    if (s->use_m) {
+        char name[64];
+        snprintf(name, sizeof name, "rdk_moments%s%s", want_sq ? "_sq" : "",
+                 skipnan && fl ? "_skipnan" : "");
+        CUfunction f;
+        if ((rc = gpu_function(g, mod, name, &f)) < 0)
+            return rd_gpu_error(e, rc);
+        void *params[] = {&s->dx, &n64, &first64, &s->dm};
+        if ((rc = gpu_launch(g, f, name, grid, RD_LANES, s->stream, params)) < 0)
+            return rd_gpu_error(e, rc);
+        snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
+        CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->stream));
+    }
+    if (s->use_e) {
+        const char *name = skipnan && fl ? "rdk_extrema_skipnan" : "rdk_extrema";
+        CUfunction f;
+        if ((rc = gpu_function(g, mod, name, &f)) < 0)
+            return rd_gpu_error(e, rc);
+        void *params[] = {&s->dx, &n64, &first64, &s->de};
+        if ((rc = gpu_launch(g, f, name, grid, RD_LANES, s->stream, params)) < 0)
+            return rd_gpu_error(e, rc);
+        size_t used = strlen(s->kernel_names);
+        snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",
+                 used ? ", " : "", name);
+        CU_TRY(cu.MemcpyDtoHAsync(s->he, s->de, s->ntiles * sizeof(rd_extrema), s->stream));
+    }
+    CU_TRY(cu.EventRecord(s->done, s->stream));
+    return 0;
+}
+
+/* Starts one chunk. */
+int rd_engine_submit(rd_engine *e, int slot, const void *host, size_t nelem, uint64_t first,
+                     dt_type dtype, unsigned ops, int skipnan)
+{
+    rd_slot *s = &e->slots[slot];
+    int fl = dt_is_float(dtype);
+    skipnan = skipnan && fl;
+    int want_sq = (ops & RD_OP_SUMSQ) != 0;
+    s->ntiles = (nelem + RD_TILE - 1) / RD_TILE;
+    s->nelem = nelem;
+    s->use_m = (ops & (RD_OP_SUM | RD_OP_MEAN | RD_OP_SUMSQ)) || (skipnan && (ops & RD_OP_COUNT));
+    s->use_e = (ops & RD_OP_EXTREMA) != 0;
+    if (nelem == 0)
+        return 0;
+    if (nelem * dt_size(dtype) > e->chunk_bytes) {
+        snprintf(e->err, sizeof e->err, "chunk of %zu elements exceeds the engine's buffers",
+                 nelem);
+        return GPU_ERR_DRIVER;
+    }
+    if (e->be->kind != BACKEND_CUDA) {
+        rd_cpu_chunk(e, s, host, nelem, first, dtype, skipnan, want_sq);
+        return 0;
+    }
+    e->err[0] = 0;
+    int rc = rd_gpu_chunk(e, s, host, nelem, first, dtype, skipnan, want_sq);
+    if (rc < 0 && !e->err[0]) {
+        /* a CU_TRY inside failed: take its recorded call */
+        rc = gpu_fail(e->be->gpu, rc, "queueing a reduction chunk");
+        rd_gpu_error(e, rc);
+    }
+    return rc;
+}
+
+/* Waits for a slot and folds its partials into the state. */
+int rd_engine_collect(rd_engine *e, int slot, rd_state *st)
+{
+    rd_slot *s = &e->slots[slot];
+    if (s->nelem == 0)
+        return 0;
+    if (e->be->kind == BACKEND_CUDA) {
+        CUresult r = cu.EventSynchronize(s->done);
+        if (r != CUDA_SUCCESS) {
+            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel_names,
+                     cu_result_text(r));
+            return GPU_ERR_LAUNCH;
+        }
+    }
+    rd_state_add(st, s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL, s->ntiles, s->nelem);
+    return 0;
+}
+
+/* The last error's text. */
+const char *rd_engine_error(const rd_engine *e)
+{
+    return e->err;
+}

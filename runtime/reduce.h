@@ -1,0 +1,108 @@
+/* reduce.h - the host side of `reduce`: per-chunk tile partials computed on
+ * the GPU or the CPU (rd_engine), and their combination in tile order into
+ * final values (rd_state). See ptx/reduce_math.h for the arithmetic order
+ * that makes every backend, chunk size and thread count give the same bits. */
+#ifndef GPUBATCH_RUNTIME_REDUCE_H
+#define GPUBATCH_RUNTIME_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "io/dtype.h"
+#include "ptx/reduce_math.h"
+
+enum rd_op {
+    RD_OP_SUM = 1 << 0,
+    RD_OP_MEAN = 1 << 1,
+    RD_OP_MIN = 1 << 2,
+    RD_OP_MAX = 1 << 3,
+    RD_OP_ARGMIN = 1 << 4,
+    RD_OP_ARGMAX = 1 << 5,
+    RD_OP_SUMSQ = 1 << 6,
+    RD_OP_COUNT = 1 << 7,
+};
+#define RD_OP_EXTREMA (RD_OP_MIN | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_ARGMAX)
+#define RD_OP_NUM 8
+
+/* Name of op bit i ("sum", "mean", ...), in the order of enum rd_op. */
+const char *rd_op_name(int bit);
+
+/* Parses "sum,min,max" into a mask; 0 and a message on an unknown name. */
+unsigned rd_parse_ops(const char *list, char *err, size_t errlen);
+
+/* A pairwise tree over a stream of doubles in index order, padded with -0.0
+ * to a power of two: push values one by one, then finish. */
+typedef struct {
+    double value[64];
+    unsigned char level[64];
+    int depth;
+} rd_tree;
+
+void rd_tree_init(rd_tree *t);
+void rd_tree_push(rd_tree *t, double v);
+/* Root of the tree; -0.0 when nothing was pushed. */
+double rd_tree_finish(const rd_tree *t);
+
+/* The running state of one array's reduction. */
+typedef struct {
+    dt_type dtype;
+    unsigned ops;
+    int skipnan;
+    rd_tree sum_tree, sq_tree; /* float sums (and 64-bit integer squares) */
+    rd_u128 isum, isq;         /* exact integer sums */
+    uint64_t count;            /* elements counted (NaN excluded with skipnan) */
+    uint64_t nelem;            /* elements seen */
+    rd_extrema ext;
+} rd_state;
+
+void rd_state_init(rd_state *s, dt_type dtype, unsigned ops, int skipnan);
+
+/* Adds the partials of ntiles consecutive tiles (the next ones in index
+ * order); m or e may be NULL when their ops are not wanted. */
+void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, size_t ntiles,
+                  uint64_t nelem);
+
+/* Final values. Float results are doubles; integer sums are exact. */
+typedef struct {
+    uint64_t count;     /* elements counted */
+    int is_float;       /* sum/sumsq/mean are doubles (else exact integers) */
+    double sum, sumsq, mean;
+    __int128 isum;      /* exact sum of an integer array */
+    unsigned __int128 isumsq; /* exact sum of squares (8..32-bit integers) */
+    int sumsq_is_float; /* 64-bit integers: sumsq is a double */
+    int have_extrema;   /* 0 when the array is empty (or all NaN with skipnan) */
+    double fmin, fmax;  /* float arrays (NaN when NaN propagated) */
+    int64_t imin, imax; /* signed integer arrays */
+    uint64_t umin, umax;/* unsigned integer arrays */
+    uint64_t argmin, argmax;
+} rd_result;
+
+void rd_state_result(const rd_state *s, rd_result *r);
+
+/* Runs the tile kernels of chunks on a backend, one slot per chunk in flight. */
+typedef struct rd_engine rd_engine;
+
+/* Prepares nslots slots for chunks of at most chunk_elems elements of any
+ * element size up to max_itemsize. */
+int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes);
+void rd_engine_close(rd_engine *e);
+
+/* Starts the reduction of nelem elements at host (a buffer from
+ * backend_host_alloc, untouched until rd_engine_wait returns) whose first
+ * element has global index first; asynchronous on the GPU. */
+int rd_engine_submit(rd_engine *e, int slot, const void *host, size_t nelem, uint64_t first,
+                     dt_type dtype, unsigned ops, int skipnan);
+
+/* Waits for slot's chunk and adds its partials to s, in order. */
+int rd_engine_collect(rd_engine *e, int slot, rd_state *s);
+
+/* One line explaining the last engine error. */
+const char *rd_engine_error(const rd_engine *e);
+
+/* Computes the partials of tiles [t0, t1) of a chunk on the CPU with the
+ * operation order of the GPU kernels. m / e may be NULL. */
+void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
+                  int want_sq, size_t t0, size_t t1, rd_moments *m, rd_extrema *e);
+
+#endif
