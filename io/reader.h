@@ -48,6 +48,10 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n);
 /* Nonzero when the input is gzip-compressed. */
 int io_reader_compressed(const io_reader *r);
 
+/* Nonzero when bytes other than zero padding followed the last gzip member
+ * (ignored, like `gzip -d` does; the caller may warn). */
+int io_reader_trailing_garbage(const io_reader *r);
+
 /* Size of the underlying file in bytes when it is a regular file, else -1
  * (for progress reports). */
 int64_t io_reader_file_size(const io_reader *r);

@@ -33,6 +33,10 @@ int io_sink_is_tty(const io_sink *s);
  * Frees the sink whatever happens. */
 int io_sink_commit(io_sink *s);
 
+/* The one-line reason the last io_sink_commit() on this thread failed
+ * (the sink itself is freed by then), or "". */
+const char *io_sink_commit_error(void);
+
 /* Removes the temporary file (if any) and frees; accepts NULL. */
 void io_sink_abort(io_sink *s);
 

@@ -1,0 +1,402 @@
+/* gzwrite.c - blocked gzip output, compressed by a pool of threads.
+ *
+ * This file owns the output threading. The calling thread fills fixed-size
+ * blocks in a ring of jobs; worker threads (each with its own deflate
+ * stream, reset before every block) turn queued jobs into complete BGZF
+ * members; the calling thread alone writes finished members to the sink,
+ * strictly in job order, and reuses their slots. The ring bounds memory to
+ * about 2 * threads + 2 blocks of input and output.
+ *
+ * Failure policy: workers cannot fail once started (each block has an
+ * output buffer large enough for its stored form, and streams are set up
+ * before the workers start). A sink error is sticky and surfaces on the
+ * calling thread at the next gz_writer_write() or at gz_writer_finish().
+ * gz_writer_finish() and gz_writer_free() always stop and join every
+ * worker before freeing; queued jobs are abandoned on free. If a worker
+ * cannot be started the writer runs with the ones it has (the output is
+ * the same), and with none compresses on the calling thread. */
+#include "gzwrite.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "reader.h"
+
+#define MEMBER_MAX 65536 /* BSIZE is 16 bits: a member is at most 64 KiB */
+#define HEADER_LEN 18
+#define TRAILER_LEN 8
+
+static const uint8_t eof_block[28] = {0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff,
+                                      0x06, 0x00, 0x42, 0x43, 0x02, 0x00, 0x1b, 0x00, 0x03, 0x00,
+                                      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+
+enum job_state { JOB_FREE, JOB_QUEUED, JOB_BUSY, JOB_DONE };
+
+struct gz_job {
+    uint8_t *in;
+    size_t in_len;
+    uint8_t *out;
+    size_t out_len;
+    enum job_state state;
+};
+
+struct gz_worker {
+    struct gz_writer *w;
+    z_stream zs;
+    int zinit;
+    pthread_t tid;
+    int started;
+};
+
+struct gz_writer {
+    io_sink *sink;
+    int level;
+    int err;
+    /* Calling-thread compression (threads == 1, or no worker started). */
+    z_stream zs;
+    int zinit;
+    uint8_t *in, *out;
+    size_t in_len;
+    /* The pool; all fields below are guarded by mu. */
+    int nworkers;  /* threads running */
+    int nstreams;  /* worker entries allocated */
+    struct gz_worker *workers;
+    struct gz_job *jobs;
+    size_t njobs;
+    uint64_t fill_seq;  /* job the caller is filling */
+    uint64_t next_seq;  /* next job a worker takes */
+    uint64_t write_seq; /* next job to write to the sink */
+    int shutdown;
+    int sync_init;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+};
+
+/* Stores a 16-bit little-endian value. */
+static void put16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+/* Stores a 32-bit little-endian value. */
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* Sets up a raw deflate stream with the fixed parameters of every block. */
+static int stream_init(z_stream *zs, int level)
+{
+    memset(zs, 0, sizeof(*zs));
+    return deflateInit2(zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK ? 0
+                                                                                    : IO_ERR_NOMEM;
+}
+
+/* Compresses one block (at most GZW_BLOCK_DATA bytes) into a complete BGZF
+ * member in out (MEMBER_MAX bytes); returns the member's size. Data that
+ * does not fit compressed is stored, so this cannot fail. */
+static size_t compress_block(z_stream *zs, const uint8_t *in, size_t len, uint8_t *out)
+{
+    static const uint8_t header[16] = {0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0,
+                                       0,    0xff, 6,    0,    'B', 'C', 2, 0};
+    size_t body;
+    memcpy(out, header, sizeof(header));
+    deflateReset(zs);
+    zs->next_in = (Bytef *)(uintptr_t)in;
+    zs->avail_in = (uInt)len;
+    zs->next_out = out + HEADER_LEN;
+    zs->avail_out = MEMBER_MAX - HEADER_LEN - TRAILER_LEN;
+    if (deflate(zs, Z_FINISH) == Z_STREAM_END) {
+        body = (size_t)(zs->next_out - (out + HEADER_LEN));
+    } else {
+        /* One final stored block: BFINAL=1 BTYPE=00, LEN, NLEN, the bytes. */
+        uint8_t *p = out + HEADER_LEN;
+        p[0] = 0x01;
+        put16(p + 1, (unsigned)len);
+        put16(p + 3, (unsigned)(~len & 0xffff));
+        memcpy(p + 5, in, len);
+        body = 5 + len;
+    }
+    size_t total = HEADER_LEN + body + TRAILER_LEN;
+    put16(out + 16, (unsigned)(total - 1));
+    put32(out + HEADER_LEN + body, (uint32_t)crc32(0L, in, (uInt)len));
+    put32(out + HEADER_LEN + body + 4, (uint32_t)len);
+    return total;
+}
+
+/* Worker thread: compresses queued jobs in sequence order until shutdown. */
+static void *worker_main(void *arg)
+{
+    struct gz_worker *me = arg;
+    struct gz_writer *w = me->w;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->shutdown && w->next_seq == w->fill_seq)
+            pthread_cond_wait(&w->work_cv, &w->mu);
+        if (w->shutdown)
+            break;
+        struct gz_job *j = &w->jobs[w->next_seq % w->njobs];
+        w->next_seq++;
+        j->state = JOB_BUSY;
+        pthread_mutex_unlock(&w->mu);
+        j->out_len = compress_block(&me->zs, j->in, j->in_len, j->out);
+        pthread_mutex_lock(&w->mu);
+        j->state = JOB_DONE;
+        pthread_cond_broadcast(&w->done_cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Writes bytes to the sink, recording a failure as the writer's error. */
+static int sink_out(gz_writer *w, const void *p, size_t n)
+{
+    int rc = io_sink_write(w->sink, p, n);
+    if (rc < 0 && !w->err)
+        w->err = rc;
+    return rc;
+}
+
+/* Writes finished jobs at the head of the ring in order; with wait_for
+ * set, waits until fewer than wait_for jobs are outstanding. Called with mu
+ * held; drops it around sink writes. */
+static int drain(gz_writer *w, uint64_t wait_for)
+{
+    while (w->write_seq < w->fill_seq) {
+        struct gz_job *j = &w->jobs[w->write_seq % w->njobs];
+        if (j->state != JOB_DONE) {
+            if (w->fill_seq - w->write_seq < wait_for)
+                return 0;
+            pthread_cond_wait(&w->done_cv, &w->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&w->mu);
+        int rc = w->err ? w->err : sink_out(w, j->out, j->out_len);
+        pthread_mutex_lock(&w->mu);
+        j->state = JOB_FREE;
+        w->write_seq++;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Hands the filled block to the pool (or compresses it here) and writes
+ * whatever is ready. */
+static int submit(gz_writer *w)
+{
+    if (!w->nworkers) {
+        size_t n = compress_block(&w->zs, w->in, w->in_len, w->out);
+        w->in_len = 0;
+        return sink_out(w, w->out, n);
+    }
+    pthread_mutex_lock(&w->mu);
+    struct gz_job *j = &w->jobs[w->fill_seq % w->njobs];
+    j->in_len = w->in_len;
+    j->state = JOB_QUEUED;
+    w->fill_seq++;
+    pthread_cond_signal(&w->work_cv);
+    /* The next slot must be free before the caller fills it. */
+    int rc = drain(w, w->njobs);
+    w->in = w->jobs[w->fill_seq % w->njobs].in;
+    w->in_len = 0;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+/* Stops and joins the workers and frees everything but the sink. */
+static void writer_destroy(gz_writer *w)
+{
+    if (w->nworkers) {
+        pthread_mutex_lock(&w->mu);
+        w->shutdown = 1;
+        pthread_cond_broadcast(&w->work_cv);
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (w->workers) {
+        for (int i = 0; i < w->nworkers; i++)
+            pthread_join(w->workers[i].tid, NULL);
+        for (int i = 0; i < w->nstreams; i++) {
+            if (w->workers[i].zinit)
+                deflateEnd(&w->workers[i].zs);
+        }
+        free(w->workers);
+    }
+    if (w->jobs) {
+        for (size_t i = 0; i < w->njobs; i++) {
+            free(w->jobs[i].in);
+            free(w->jobs[i].out);
+        }
+        free(w->jobs);
+    }
+    if (w->sync_init) {
+        pthread_cond_destroy(&w->done_cv);
+        pthread_cond_destroy(&w->work_cv);
+        pthread_mutex_destroy(&w->mu);
+    }
+    if (w->zinit) {
+        deflateEnd(&w->zs);
+        free(w->in);
+        free(w->out);
+    }
+    free(w);
+}
+
+/* Sets up the calling-thread compressor. */
+static int setup_sync(gz_writer *w)
+{
+    w->in = malloc(GZW_BLOCK_DATA);
+    w->out = malloc(MEMBER_MAX);
+    if (!w->in || !w->out || stream_init(&w->zs, w->level) < 0) {
+        free(w->in);
+        free(w->out);
+        w->in = w->out = NULL;
+        return IO_ERR_NOMEM;
+    }
+    w->zinit = 1;
+    return 0;
+}
+
+/* Sets up the ring, the worker streams and the threads. */
+static int setup_pool(gz_writer *w, int threads)
+{
+    if (pthread_mutex_init(&w->mu, NULL))
+        return IO_ERR_NOMEM;
+    if (pthread_cond_init(&w->work_cv, NULL)) {
+        pthread_mutex_destroy(&w->mu);
+        return IO_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&w->done_cv, NULL)) {
+        pthread_cond_destroy(&w->work_cv);
+        pthread_mutex_destroy(&w->mu);
+        return IO_ERR_NOMEM;
+    }
+    w->sync_init = 1;
+    w->njobs = 2 * (size_t)threads + 2;
+    w->jobs = calloc(w->njobs, sizeof(*w->jobs));
+    w->workers = calloc((size_t)threads, sizeof(*w->workers));
+    if (w->workers)
+        w->nstreams = threads;
+    if (!w->jobs || !w->workers)
+        return IO_ERR_NOMEM;
+    for (size_t i = 0; i < w->njobs; i++) {
+        w->jobs[i].in = malloc(GZW_BLOCK_DATA);
+        w->jobs[i].out = malloc(MEMBER_MAX);
+        if (!w->jobs[i].in || !w->jobs[i].out)
+            return IO_ERR_NOMEM;
+    }
+    for (int i = 0; i < threads; i++) {
+        if (stream_init(&w->workers[i].zs, w->level) < 0)
+            return IO_ERR_NOMEM;
+        w->workers[i].zinit = 1;
+        w->workers[i].w = w;
+    }
+    for (int i = 0; i < threads; i++) {
+        if (pthread_create(&w->workers[i].tid, NULL, worker_main, &w->workers[i]))
+            break;
+        w->nworkers++;
+    }
+    w->in = w->jobs[0].in;
+    return 0;
+}
+
+/* Creates a writer on sink. */
+int gz_writer_open(gz_writer **out, io_sink *sink, int level, int threads)
+{
+    *out = NULL;
+    if (level < 0 || level > 9 || threads < 1)
+        return IO_ERR_FORMAT;
+    gz_writer *w = calloc(1, sizeof(*w));
+    if (!w)
+        return IO_ERR_NOMEM;
+    w->sink = sink;
+    w->level = level;
+    int rc = 0;
+    if (level > 0) {
+        if (threads > 1) {
+            if (threads > 1024)
+                threads = 1024;
+            rc = setup_pool(w, threads);
+            if (rc == 0 && w->nworkers == 0) {
+                /* No thread could start: compress on the calling thread. */
+                rc = setup_sync(w);
+            }
+        } else {
+            rc = setup_sync(w);
+        }
+    }
+    if (rc < 0) {
+        writer_destroy(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Appends n bytes, cutting them into blocks. */
+int gz_writer_write(gz_writer *w, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+    if (w->err)
+        return w->err;
+    if (w->level == 0)
+        return sink_out(w, buf, n);
+    while (n) {
+        size_t room = GZW_BLOCK_DATA - w->in_len;
+        size_t k = n < room ? n : room;
+        if (!w->nworkers && w->in_len == 0 && k == GZW_BLOCK_DATA) {
+            /* A whole block straight from the caller's bytes. */
+            size_t m = compress_block(&w->zs, p, k, w->out);
+            int rc = sink_out(w, w->out, m);
+            if (rc < 0)
+                return rc;
+        } else {
+            memcpy(w->in + w->in_len, p, k);
+            w->in_len += k;
+            if (w->in_len == GZW_BLOCK_DATA) {
+                int rc = submit(w);
+                if (rc < 0)
+                    return rc;
+            }
+        }
+        p += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* Flushes the last block, waits for every job, writes the EOF block and
+ * frees the writer. */
+int gz_writer_finish(gz_writer *w)
+{
+    int rc = w->err;
+    if (w->level > 0 && rc == 0) {
+        if (w->in_len)
+            rc = submit(w);
+        if (rc == 0 && w->nworkers) {
+            pthread_mutex_lock(&w->mu);
+            rc = drain(w, 0);
+            pthread_mutex_unlock(&w->mu);
+        }
+        if (rc == 0)
+            rc = sink_out(w, eof_block, sizeof(eof_block));
+    }
+    if (rc == 0)
+        rc = w->err;
+    writer_destroy(w);
+    return rc;
+}
+
+/* Frees without finishing; accepts NULL. */
+void gz_writer_free(gz_writer *w)
+{
+    if (w)
+        writer_destroy(w);
+}

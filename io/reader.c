@@ -1,0 +1,492 @@
+/* reader.c - byte sources: plain pass-through or multi-member gzip inflate.
+ *
+ * The compressed path keeps one input block (IN_BLOCK bytes read from the
+ * file descriptor, or a window onto the caller's memory) and inflates
+ * straight into the caller's buffer. zlib parses each member's header and
+ * checks its CRC-32 and ISIZE itself (windowBits 15 + 16); between members
+ * we look at the next bytes the way `gzip -d` does: another gzip magic
+ * starts a new member, zero bytes are ignored, anything else ends the data
+ * and is remembered as trailing garbage. */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define IN_BLOCK (1u << 20)   /* compressed bytes read from the fd at a time */
+#define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
+#define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
+#define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
+
+enum rd_state {
+    RD_PLAIN,   /* pass-through */
+    RD_MEMBER,  /* inside a gzip member */
+    RD_BETWEEN, /* a member just ended; look at what follows */
+    RD_END,     /* no more data */
+};
+
+struct io_reader {
+    int fd;          /* -1 for memory */
+    int close_fd;    /* we opened it */
+    const uint8_t *mem;
+    size_t mem_len;
+    size_t mem_pos;  /* memory bytes handed out (plain) or moved into the window */
+    uint8_t *inbuf;  /* IN_BLOCK bytes for fd input; NULL for memory */
+    const uint8_t *in_next; /* unconsumed input */
+    size_t in_avail;
+    int in_eof;      /* the fd (or memory) has no more bytes */
+    int gzip;
+    int zinit;
+    int garbage;
+    enum rd_state state;
+    z_stream zs;
+    uint64_t raw_offset;
+    int64_t file_size;
+    int has_id;
+    uint64_t dev, ino;
+    int err;
+    char errmsg[256];
+};
+
+/* Formats a one-line message into buf when buf is not NULL. */
+static void put_msg(char *buf, size_t len, const char *fmt, ...)
+{
+    if (!buf || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Records the first error of the reader (sticky) and returns its code. */
+static int set_error(io_reader *r, int code, const char *fmt, ...)
+{
+    if (r->err)
+        return r->err;
+    r->err = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Reads up to n bytes from fd, retrying on EINTR and short reads until n
+ * bytes arrive or the end of the file; returns the count or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        size_t want = n - got < READ_STEP ? n - got : READ_STEP;
+        ssize_t k = read(fd, buf + got, want);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* Makes at least `need` unconsumed input bytes available (fewer only at the
+ * end of the input); returns 0 or a negative io_error. */
+static int fill_input(io_reader *r, size_t need)
+{
+    if (r->in_avail >= need || r->in_eof)
+        return 0;
+    if (!r->inbuf) {
+        /* Memory: widen the window up to MEM_WINDOW bytes from in_next. */
+        size_t start = (size_t)(r->in_next - r->mem);
+        size_t left = r->mem_len - start;
+        r->in_avail = left < MEM_WINDOW ? left : MEM_WINDOW;
+        r->mem_pos = start + r->in_avail;
+        if (r->mem_pos == r->mem_len)
+            r->in_eof = 1;
+        return 0;
+    }
+    if (r->in_avail && r->in_next != r->inbuf)
+        memmove(r->inbuf, r->in_next, r->in_avail);
+    r->in_next = r->inbuf;
+    while (r->in_avail < need && !r->in_eof) {
+        ssize_t k = read(r->fd, r->inbuf + r->in_avail, IN_BLOCK - r->in_avail);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+        }
+        if (k == 0)
+            r->in_eof = 1;
+        r->in_avail += (size_t)k;
+    }
+    return 0;
+}
+
+/* Drops n bytes of unconsumed input. */
+static void consume(io_reader *r, size_t n)
+{
+    r->in_next += n;
+    r->in_avail -= n;
+    r->raw_offset += n;
+}
+
+/* Reads the first bytes and picks the plain or the gzip path. */
+static int detect(io_reader *r, char *errbuf, size_t errlen)
+{
+    int rc = fill_input(r, 2);
+    if (rc < 0) {
+        put_msg(errbuf, errlen, "%s", r->errmsg);
+        return rc;
+    }
+    if (r->in_avail >= 2 && r->in_next[0] == 0x1f && r->in_next[1] == 0x8b) {
+        memset(&r->zs, 0, sizeof(r->zs));
+        if (inflateInit2(&r->zs, 15 + 16) != Z_OK) {
+            put_msg(errbuf, errlen, "%s", "out of memory");
+            return IO_ERR_NOMEM;
+        }
+        r->zinit = 1;
+        r->gzip = 1;
+        r->state = RD_MEMBER;
+    } else {
+        r->state = RD_PLAIN;
+    }
+    return 0;
+}
+
+/* Allocates a reader with every field in its neutral state. */
+static io_reader *reader_new(void)
+{
+    io_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->fd = -1;
+    r->file_size = -1;
+    return r;
+}
+
+/* Opens a file or stdin and sniffs for gzip. */
+int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen)
+{
+    int rc;
+    struct stat st;
+    *out = NULL;
+    put_msg(errbuf, errlen, "%s", "");
+    io_reader *r = reader_new();
+    if (!r) {
+        put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    if (!strcmp(path, "-")) {
+        r->fd = STDIN_FILENO;
+    } else {
+        r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (r->fd < 0) {
+            put_msg(errbuf, errlen, "%s", strerror(errno));
+            rc = IO_ERR_OPEN;
+            goto out_free_reader;
+        }
+        r->close_fd = 1;
+    }
+    if (fstat(r->fd, &st) < 0) {
+        put_msg(errbuf, errlen, "%s", strerror(errno));
+        rc = IO_ERR_OPEN;
+        goto out_close_fd;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        put_msg(errbuf, errlen, "%s", strerror(EISDIR));
+        rc = IO_ERR_OPEN;
+        goto out_close_fd;
+    }
+    if (S_ISREG(st.st_mode))
+        r->file_size = (int64_t)st.st_size;
+    if (r->close_fd) {
+        r->has_id = 1;
+        r->dev = (uint64_t)st.st_dev;
+        r->ino = (uint64_t)st.st_ino;
+    }
+    r->inbuf = malloc(IN_BLOCK);
+    if (!r->inbuf) {
+        put_msg(errbuf, errlen, "%s", "out of memory");
+        rc = IO_ERR_NOMEM;
+        goto out_close_fd;
+    }
+    r->in_next = r->inbuf;
+    rc = detect(r, errbuf, errlen);
+    if (rc < 0)
+        goto out_free_inbuf;
+    *out = r;
+    return 0;
+
+out_free_inbuf:
+    free(r->inbuf);
+out_close_fd:
+    if (r->close_fd)
+        close(r->fd);
+out_free_reader:
+    free(r);
+    return rc;
+}
+
+/* Opens an in-memory byte string; no copy is made. */
+int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errbuf,
+                       size_t errlen)
+{
+    *out = NULL;
+    put_msg(errbuf, errlen, "%s", "");
+    io_reader *r = reader_new();
+    if (!r) {
+        put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    static const uint8_t empty[1];
+    r->mem = len ? data : empty;
+    r->mem_len = len;
+    r->in_next = r->mem;
+    r->file_size = (int64_t)len;
+    int rc = detect(r, errbuf, errlen);
+    if (rc < 0) {
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* Plain path: hands out buffered input first, then reads straight into buf. */
+static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    if (r->in_avail) {
+        size_t k = n < r->in_avail ? n : r->in_avail;
+        memcpy(buf, r->in_next, k);
+        consume(r, k);
+        got = k;
+    }
+    if (got == n)
+        return (ssize_t)got;
+    if (!r->inbuf) {
+        size_t left = r->mem_len - r->mem_pos;
+        size_t k = n - got < left ? n - got : left;
+        memcpy(buf + got, r->mem + r->mem_pos, k);
+        r->mem_pos += k;
+        r->raw_offset += k;
+        return (ssize_t)(got + k);
+    }
+    if (r->in_eof)
+        return (ssize_t)got;
+    ssize_t k = read_full(r->fd, buf + got, n - got);
+    if (k < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
+    if ((size_t)k < n - got)
+        r->in_eof = 1;
+    r->raw_offset += (uint64_t)k;
+    return (ssize_t)(got + (size_t)k);
+}
+
+/* After a member: starts the next one, or ends the data on zero bytes,
+ * garbage or the end of the input. */
+static int next_member(io_reader *r)
+{
+    int rc = fill_input(r, 2);
+    if (rc < 0)
+        return rc;
+    if (r->in_avail == 0) {
+        r->state = RD_END;
+        return 0;
+    }
+    if (r->in_avail >= 2 && r->in_next[0] == 0x1f && r->in_next[1] == 0x8b) {
+        if (inflateReset(&r->zs) != Z_OK)
+            return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+        r->state = RD_MEMBER;
+        return 0;
+    }
+    /* Not a member: zero padding is ignored silently, anything else is
+     * trailing garbage; either way the data ends here. */
+    for (;;) {
+        for (size_t i = 0; i < r->in_avail; i++) {
+            if (r->in_next[i]) {
+                r->garbage = 1;
+                r->state = RD_END;
+                return 0;
+            }
+        }
+        consume(r, r->in_avail);
+        if (r->in_eof)
+            break;
+        rc = fill_input(r, 1);
+        if (rc < 0)
+            return rc;
+    }
+    r->state = RD_END;
+    return 0;
+}
+
+/* Gzip path: inflates straight into buf until it is full or the data ends. */
+static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        if (r->state == RD_END)
+            break;
+        if (r->state == RD_BETWEEN) {
+            int rc = next_member(r);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        if (r->in_avail == 0) {
+            int rc = fill_input(r, 1);
+            if (rc < 0)
+                return rc;
+        }
+        size_t want = n - got < OUT_STEP ? n - got : OUT_STEP;
+        size_t give = r->in_avail < UINT_MAX ? r->in_avail : UINT_MAX;
+        r->zs.next_in = (Bytef *)(uintptr_t)r->in_next;
+        r->zs.avail_in = (uInt)give;
+        r->zs.next_out = buf + got;
+        r->zs.avail_out = (uInt)want;
+        int zr = inflate(&r->zs, Z_NO_FLUSH);
+        consume(r, give - r->zs.avail_in);
+        got += want - r->zs.avail_out;
+        switch (zr) {
+        case Z_OK:
+            break;
+        case Z_STREAM_END:
+            r->state = RD_BETWEEN;
+            break;
+        case Z_BUF_ERROR:
+            /* No progress possible: out of input. */
+            if (r->in_avail == 0 && r->in_eof)
+                return set_error(r, IO_ERR_TRUNCATED, "%s",
+                                 "unexpected end of compressed data");
+            if (r->in_avail != 0)
+                return set_error(r, IO_ERR_CORRUPT, "%s", "inflate made no progress");
+            break;
+        case Z_DATA_ERROR: {
+            const char *m = r->zs.msg ? r->zs.msg : "invalid compressed data";
+            if (!strcmp(m, "incorrect data check") || !strcmp(m, "incorrect length check"))
+                return set_error(r, IO_ERR_CRC, "%s", m);
+            return set_error(r, IO_ERR_CORRUPT, "invalid compressed data: %s", m);
+        }
+        case Z_MEM_ERROR:
+            return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+        default:
+            return set_error(r, IO_ERR_CORRUPT, "invalid compressed data: %s",
+                             r->zs.msg ? r->zs.msg : "inflate failed");
+        }
+    }
+    return (ssize_t)got;
+}
+
+/* Reads up to n bytes; fewer only at the end of the data. */
+ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
+{
+    if (r->err)
+        return r->err;
+    if (n > SSIZE_MAX)
+        n = SSIZE_MAX;
+    if (n == 0)
+        return 0;
+    if (r->state == RD_PLAIN)
+        return read_plain(r, buf, n);
+    return read_gzip(r, buf, n);
+}
+
+/* Nonzero on the gzip path. */
+int io_reader_compressed(const io_reader *r)
+{
+    return r->gzip;
+}
+
+/* Nonzero when bytes other than zeros followed the last gzip member. */
+int io_reader_trailing_garbage(const io_reader *r)
+{
+    return r->garbage;
+}
+
+/* Size of the regular file (or the memory) in bytes, else -1. */
+int64_t io_reader_file_size(const io_reader *r)
+{
+    return r->file_size;
+}
+
+/* Input bytes consumed so far. */
+uint64_t io_reader_raw_offset(const io_reader *r)
+{
+    return r->raw_offset;
+}
+
+/* Device and inode of an opened file; zeros and -1 for stdin or memory. */
+int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino)
+{
+    if (!r->has_id) {
+        *dev = 0;
+        *ino = 0;
+        return -1;
+    }
+    *dev = r->dev;
+    *ino = r->ino;
+    return 0;
+}
+
+/* The sticky error's text, or "". */
+const char *io_reader_error(const io_reader *r)
+{
+    return r->err ? r->errmsg : "";
+}
+
+/* Releases the zlib state, the buffer and the descriptor. */
+void io_reader_close(io_reader *r)
+{
+    if (!r)
+        return;
+    if (r->zinit)
+        inflateEnd(&r->zs);
+    if (r->close_fd)
+        close(r->fd);
+    free(r->inbuf);
+    free(r);
+}
+
+/* Generic text for each io_error code. */
+const char *io_strerror(int code)
+{
+    switch (code) {
+    case IO_OK:
+        return "success";
+    case IO_ERR_OPEN:
+        return "cannot open";
+    case IO_ERR_READ:
+        return "read error";
+    case IO_ERR_TRUNCATED:
+        return "unexpected end of compressed data";
+    case IO_ERR_CORRUPT:
+        return "invalid compressed data";
+    case IO_ERR_CRC:
+        return "compressed data check failed (CRC or length)";
+    case IO_ERR_NOMEM:
+        return "out of memory";
+    case IO_ERR_WRITE:
+        return "write error";
+    case IO_ERR_EXISTS:
+        return "already exists (use -f to overwrite)";
+    case IO_ERR_SAME:
+        return "would overwrite an input";
+    case IO_ERR_FORMAT:
+        return "invalid file format";
+    case IO_ERR_PIPE:
+        return "broken pipe";
+    default:
+        return "unknown error";
+    }
+}

@@ -1,0 +1,429 @@
+/* sink.c - byte sinks: atomic regular files, or direct stdout/devices/FIFOs.
+ *
+ * A regular target is written to ".NAME.XXXXXX" in the same directory
+ * (created with O_EXCL and mode 0666, so the umask applies as for any new
+ * file) and renamed over NAME on commit. Live temporary paths are kept in a
+ * fixed table that the signal handler can walk without locks or allocation:
+ * it only calls unlink(), sigaction() and raise(). */
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+#define SINK_BUF (256u << 10)
+#define MAX_TEMPS 16
+#define WRITE_STEP ((size_t)1 << 30)
+
+struct io_sink {
+    int fd;
+    int close_fd;   /* not stdout */
+    int slot;       /* index in the temp table, or -1 */
+    char *target;   /* final path (atomic mode) */
+    char *tmp;      /* temporary path, NULL when writing directly */
+    int force;
+    uint8_t *buf;
+    size_t fill;
+    int err;
+    char errmsg[256];
+};
+
+/* Temporary files the signal handler removes; a slot is live while its
+ * flag is set, and its path is never changed while live. */
+static char temp_paths[MAX_TEMPS][PATH_MAX];
+static volatile sig_atomic_t temp_live[MAX_TEMPS];
+static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The text of the last failed commit on this thread (the sink is gone). */
+static _Thread_local char commit_msg[256];
+
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* Formats a one-line message into buf when buf is not NULL. */
+static void put_msg(char *buf, size_t len, const char *fmt, ...)
+{
+    if (!buf || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Records the first error of the sink (sticky) and returns its code. */
+static int set_error(io_sink *s, int code, const char *fmt, ...)
+{
+    if (s->err)
+        return s->err;
+    s->err = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Puts path in a free slot of the temp table; returns the slot or -1 when
+ * the table is full (the file is then not removed on a signal). */
+static int temp_register(const char *path)
+{
+    int slot = -1;
+    if (strlen(path) >= PATH_MAX)
+        return -1;
+    pthread_mutex_lock(&temp_lock);
+    for (int i = 0; i < MAX_TEMPS; i++) {
+        if (!temp_live[i]) {
+            strcpy(temp_paths[i], path);
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            temp_live[i] = 1;
+            slot = i;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&temp_lock);
+    return slot;
+}
+
+/* Frees a slot of the temp table. */
+static void temp_unregister(int slot)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&temp_lock);
+    temp_live[slot] = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&temp_lock);
+}
+
+/* Removes every live temporary file, then dies of the same signal. */
+static void cleanup_handler(int sig)
+{
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if (temp_live[i])
+            unlink(temp_paths[i]);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    raise(sig); /* delivered when the handler returns */
+}
+
+/* Installs the cleanup handlers (leaving ignored signals ignored, as under
+ * nohup) and ignores SIGPIPE. */
+void io_sink_install_signal_cleanup(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cleanup_handler;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
+        sigaddset(&sa.sa_mask, cleanup_signals[i]);
+    for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++) {
+        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(cleanup_signals[i], &sa, NULL);
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Creates ".BASE.XXXXXX" next to target with O_EXCL; returns the fd and
+ * sets *tmp_out, or returns -errno. */
+static int create_temp(const char *target, char **tmp_out)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long counter;
+    const char *slash = strrchr(target, '/');
+    size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
+    const char *base = target + dirlen;
+    size_t len = dirlen + 1 + strlen(base) + 8;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return -ENOMEM;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+                    ((uint64_t)getpid() << 16) ^
+                    (__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char suffix[7];
+        for (int i = 0; i < 6; i++) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            suffix[i] = digits[seed % (sizeof(digits) - 1)];
+        }
+        suffix[6] = '\0';
+        snprintf(tmp, len, "%.*s.%s.%s", (int)dirlen, target, base, suffix);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd >= 0) {
+            *tmp_out = tmp;
+            return fd;
+        }
+        if (errno != EEXIST) {
+            int e = errno;
+            free(tmp);
+            return -e;
+        }
+    }
+    free(tmp);
+    return -EEXIST;
+}
+
+/* Nonzero when st is one of the inputs. */
+static int is_input(const struct stat *st, const io_file_id *inputs, size_t ninputs)
+{
+    for (size_t i = 0; i < ninputs; i++)
+        if (inputs[i].dev == (uint64_t)st->st_dev && inputs[i].ino == (uint64_t)st->st_ino)
+            return 1;
+    return 0;
+}
+
+/* Opens the sink for path as described in sink.h. */
+int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
+                 size_t ninputs, char *errbuf, size_t errlen)
+{
+    int rc;
+    struct stat st;
+    *out = NULL;
+    put_msg(errbuf, errlen, "%s", "");
+    io_sink *s = calloc(1, sizeof(*s));
+    if (!s) {
+        put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    s->fd = -1;
+    s->slot = -1;
+    s->force = force;
+    s->buf = malloc(SINK_BUF);
+    if (!s->buf) {
+        put_msg(errbuf, errlen, "%s", "out of memory");
+        rc = IO_ERR_NOMEM;
+        goto out_free_sink;
+    }
+    if (!strcmp(path, "-")) {
+        s->fd = STDOUT_FILENO;
+        *out = s;
+        return 0;
+    }
+    int exists = stat(path, &st) == 0;
+    if (!exists && errno != ENOENT) {
+        put_msg(errbuf, errlen, "%s", strerror(errno));
+        rc = IO_ERR_OPEN;
+        goto out_free_buf;
+    }
+    if (exists && S_ISDIR(st.st_mode)) {
+        put_msg(errbuf, errlen, "%s", strerror(EISDIR));
+        rc = IO_ERR_OPEN;
+        goto out_free_buf;
+    }
+    if (exists && is_input(&st, inputs, ninputs) && !S_ISCHR(st.st_mode)) {
+        put_msg(errbuf, errlen, "%s", "would overwrite an input");
+        rc = IO_ERR_SAME;
+        goto out_free_buf;
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* Devices, FIFOs and sockets are written in place; a block device
+         * (a disk) only with force. */
+        if (S_ISBLK(st.st_mode) && !force) {
+            put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
+            rc = IO_ERR_EXISTS;
+            goto out_free_buf;
+        }
+        s->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (s->fd < 0) {
+            put_msg(errbuf, errlen, "%s", strerror(errno));
+            rc = IO_ERR_OPEN;
+            goto out_free_buf;
+        }
+        s->close_fd = 1;
+        *out = s;
+        return 0;
+    }
+    if (exists && !force) {
+        put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
+        rc = IO_ERR_EXISTS;
+        goto out_free_buf;
+    }
+    s->target = strdup(path);
+    if (!s->target) {
+        put_msg(errbuf, errlen, "%s", "out of memory");
+        rc = IO_ERR_NOMEM;
+        goto out_free_buf;
+    }
+    s->fd = create_temp(path, &s->tmp);
+    if (s->fd < 0) {
+        put_msg(errbuf, errlen, "cannot create a temporary file: %s", strerror(-s->fd));
+        rc = s->fd == -ENOMEM ? IO_ERR_NOMEM : IO_ERR_OPEN;
+        goto out_free_target;
+    }
+    s->close_fd = 1;
+    s->slot = temp_register(s->tmp);
+    *out = s;
+    return 0;
+
+out_free_target:
+    free(s->target);
+out_free_buf:
+    free(s->buf);
+out_free_sink:
+    free(s);
+    return rc;
+}
+
+/* Writes all n bytes to the descriptor, over short writes and EINTR. */
+static int write_all(io_sink *s, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(s->fd, p, n < WRITE_STEP ? n : WRITE_STEP);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EPIPE)
+                return set_error(s, IO_ERR_PIPE, "%s", strerror(EPIPE));
+            return set_error(s, IO_ERR_WRITE, "%s", strerror(errno));
+        }
+        if (k == 0)
+            return set_error(s, IO_ERR_WRITE, "%s", "write made no progress");
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Writes out the buffered bytes. */
+static int flush_buf(io_sink *s)
+{
+    if (!s->fill)
+        return 0;
+    int rc = write_all(s, s->buf, s->fill);
+    s->fill = 0;
+    return rc;
+}
+
+/* Buffers small writes; large ones go straight to the descriptor. */
+int io_sink_write(io_sink *s, const void *buf, size_t n)
+{
+    if (s->err)
+        return s->err;
+    if (s->fill + n <= SINK_BUF) {
+        memcpy(s->buf + s->fill, buf, n);
+        s->fill += n;
+        return 0;
+    }
+    int rc = flush_buf(s);
+    if (rc < 0)
+        return rc;
+    if (n >= SINK_BUF)
+        return write_all(s, buf, n);
+    memcpy(s->buf, buf, n);
+    s->fill = n;
+    return 0;
+}
+
+/* Nonzero when the descriptor is a terminal. */
+int io_sink_is_tty(const io_sink *s)
+{
+    return isatty(s->fd);
+}
+
+/* Releases the sink's memory (not its file). */
+static void sink_free(io_sink *s)
+{
+    free(s->tmp);
+    free(s->target);
+    free(s->buf);
+    free(s);
+}
+
+/* Renames the temporary file over the target; refuses a target that
+ * appeared since open unless force. */
+static int rename_into_place(io_sink *s)
+{
+    int r;
+    if (!s->force) {
+        r = renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->target, RENAME_NOREPLACE);
+        if (r < 0 && errno == EEXIST)
+            return set_error(s, IO_ERR_EXISTS, "%s", "already exists (use -f to overwrite)");
+        if (r == 0 || (errno != EINVAL && errno != ENOSYS))
+            return r < 0 ? set_error(s, IO_ERR_WRITE, "cannot rename: %s", strerror(errno)) : 0;
+    }
+    r = rename(s->tmp, s->target);
+    if (r < 0)
+        return set_error(s, IO_ERR_WRITE, "cannot rename: %s", strerror(errno));
+    return 0;
+}
+
+/* Flushes, closes and (for a regular target) renames into place; frees. */
+int io_sink_commit(io_sink *s)
+{
+    commit_msg[0] = '\0';
+    int rc = flush_buf(s);
+    if (s->close_fd) {
+        if (close(s->fd) < 0 && rc == 0)
+            rc = set_error(s, IO_ERR_WRITE, "%s", strerror(errno));
+        s->close_fd = 0;
+    }
+    if (s->tmp) {
+        if (rc == 0) {
+            /* Signals stay blocked while the name changes, so the handler
+             * never removes a file that is already the committed target. */
+            sigset_t block, old;
+            sigemptyset(&block);
+            for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
+                sigaddset(&block, cleanup_signals[i]);
+            pthread_sigmask(SIG_BLOCK, &block, &old);
+            rc = rename_into_place(s);
+            temp_unregister(s->slot);
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
+        if (rc < 0) {
+            unlink(s->tmp);
+            temp_unregister(s->slot);
+        }
+    }
+    if (rc < 0)
+        snprintf(commit_msg, sizeof(commit_msg), "%s", s->errmsg);
+    sink_free(s);
+    return rc;
+}
+
+/* The reason the last io_sink_commit() on this thread failed. */
+const char *io_sink_commit_error(void)
+{
+    return commit_msg;
+}
+
+/* Closes, removes the temporary file and frees. */
+void io_sink_abort(io_sink *s)
+{
+    if (!s)
+        return;
+    if (s->close_fd)
+        close(s->fd);
+    if (s->tmp) {
+        unlink(s->tmp);
+        temp_unregister(s->slot);
+    }
+    sink_free(s);
+}
+
+/* The sticky error's text, or "". */
+const char *io_sink_error(const io_sink *s)
+{
+    return s->err ? s->errmsg : "";
+}

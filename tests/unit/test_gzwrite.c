@@ -1,0 +1,312 @@
+/* test_gzwrite.c - blocked gzip output: format, determinism, round trips. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/gzwrite.h"
+#include "io/reader.h"
+#include "io/sink.h"
+#include "tests/unit/check.h"
+
+static char tmpdir[] = "/tmp/gb_gzw_XXXXXX";
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+
+/* xorshift64: the tests' only source of data. */
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Fills buf with data that compresses somewhat (a small alphabet with runs)
+ * or, when random is set, with incompressible bytes. */
+static void fill(uint8_t *buf, size_t n, int random)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd();
+        buf[i] = random ? (uint8_t)r : (uint8_t)("abcdeffff\0\0\x01"[r % 12]);
+    }
+}
+
+/* Reads a whole file into a malloc'd buffer. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    return buf;
+}
+
+/* Compresses data through a sink into a file and returns the file's bytes;
+ * split 0 writes everything at once, otherwise pieces of pseudo-random
+ * sizes up to split. */
+static uint8_t *compress(const uint8_t *data, size_t n, int level, int threads, size_t split,
+                         size_t *out_len)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/out.gz", tmpdir);
+    io_sink *s;
+    gz_writer *w;
+    char err[256];
+    *out_len = 0;
+    if (io_sink_open(&s, path, 1, NULL, 0, err, sizeof(err)) < 0)
+        return NULL;
+    if (gz_writer_open(&w, s, level, threads) < 0) {
+        io_sink_abort(s);
+        return NULL;
+    }
+    size_t pos = 0;
+    int rc = 0;
+    while (pos < n && rc == 0) {
+        size_t k = split ? 1 + (size_t)(rnd() % split) : n;
+        if (k > n - pos)
+            k = n - pos;
+        rc = gz_writer_write(w, data + pos, k);
+        pos += k;
+    }
+    if (rc < 0) {
+        gz_writer_free(w);
+        io_sink_abort(s);
+        return NULL;
+    }
+    if (gz_writer_finish(w) < 0) {
+        io_sink_abort(s);
+        return NULL;
+    }
+    if (io_sink_commit(s) < 0)
+        return NULL;
+    return slurp(path, out_len);
+}
+
+/* Decodes gzip bytes with the reader; returns the data or NULL on error. */
+static uint8_t *decode(const uint8_t *gz, size_t len, size_t expect, size_t *out_len)
+{
+    io_reader *r;
+    if (io_reader_open_mem(&r, gz, len, NULL, 0) < 0)
+        return NULL;
+    uint8_t *buf = malloc(expect + 1);
+    ssize_t k = io_reader_read(r, buf, expect + 1);
+    int garbage = io_reader_trailing_garbage(r);
+    io_reader_close(r);
+    if (k < 0 || garbage) {
+        free(buf);
+        return NULL;
+    }
+    *out_len = (size_t)k;
+    return buf;
+}
+
+/* Walks the members: each has the BGZF header and BSIZE, at most
+ * GZW_BLOCK_DATA bytes of data, and the stream ends with the EOF block. */
+static int check_structure(const uint8_t *gz, size_t len, size_t data_len)
+{
+    static const uint8_t eof[28] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
+                                    2,    0,    0x1b, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t head[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0};
+    size_t pos = 0, total = 0, members = 0;
+    while (pos < len) {
+        if (len - pos < 28 || memcmp(gz + pos, head, 16))
+            return 0;
+        size_t bsize = (size_t)gz[pos + 16] | (size_t)gz[pos + 17] << 8;
+        size_t mlen = bsize + 1;
+        if (mlen > 65536 || pos + mlen > len)
+            return 0;
+        const uint8_t *t = gz + pos + mlen - 4;
+        size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+        if (isize > GZW_BLOCK_DATA)
+            return 0;
+        total += isize;
+        members++;
+        pos += mlen;
+        if (isize == 0 && pos != len)
+            return 0; /* only the last member is empty */
+    }
+    if (len < 28 || memcmp(gz + len - 28, eof, 28))
+        return 0;
+    size_t blocks = (data_len + GZW_BLOCK_DATA - 1) / GZW_BLOCK_DATA;
+    return pos == len && total == data_len && members == blocks + 1;
+}
+
+/* Runs an external decompressor on gz and compares with data. */
+static void check_external(const char *tool, const uint8_t *gz, size_t len, const uint8_t *data,
+                           size_t n)
+{
+    char cmd[1024], in[256], out[256];
+    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "note: %s not installed, check skipped\n", tool);
+        return;
+    }
+    snprintf(in, sizeof(in), "%s/ext.gz", tmpdir);
+    snprintf(out, sizeof(out), "%s/ext.out", tmpdir);
+    FILE *f = fopen(in, "wb");
+    fwrite(gz, 1, len, f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "%s -dc < '%s' > '%s'", tool, in, out);
+    CHECKF(system(cmd) == 0, "%s -dc failed", tool);
+    size_t got_len;
+    uint8_t *got = slurp(out, &got_len);
+    CHECKF(got && got_len == n && !memcmp(got, data, n), "%s output differs", tool);
+    free(got);
+    unlink(in);
+    unlink(out);
+}
+
+/* Round trips at the block-size edges; bytes identical across thread
+ * counts and write splits. */
+static void test_round_trips(void)
+{
+    static const size_t sizes[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
+                                   (1u << 20) + 3};
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        size_t n = sizes[si];
+        uint8_t *data = malloc(n + 1);
+        fill(data, n, si % 2);
+        for (int level = 1; level <= 9; level += 4) {
+            size_t ref_len;
+            uint8_t *ref = compress(data, n, level, 1, 0, &ref_len);
+            CHECKF(ref != NULL, "size %zu level %d", n, level);
+            if (!ref)
+                continue;
+            CHECKF(check_structure(ref, ref_len, n), "structure, size %zu", n);
+            size_t dl = 0;
+            uint8_t *back = decode(ref, ref_len, n, &dl);
+            CHECKF(back && dl == n && !memcmp(back, data, n), "round trip size %zu level %d", n,
+                   level);
+            free(back);
+            static const int threads[] = {1, 2, 4, 7};
+            static const size_t splits[] = {0, 1, 4097, 100000};
+            for (size_t ti = 0; ti < 4; ti++) {
+                for (size_t sp = 0; sp < 4; sp++) {
+                    if (ti == 0 && sp == 0)
+                        continue;
+                    if (splits[sp] == 1 && n > 200000 && threads[ti] != 4)
+                        continue;
+                    size_t len;
+                    uint8_t *gz = compress(data, n, level, threads[ti], splits[sp], &len);
+                    CHECKF(gz && len == ref_len && !memcmp(gz, ref, len),
+                           "size %zu level %d threads %d split %zu differs", n, level,
+                           threads[ti], splits[sp]);
+                    free(gz);
+                }
+            }
+            if (level == 1) {
+                check_external("gzip", ref, ref_len, data, n);
+                check_external("pigz", ref, ref_len, data, n);
+            }
+            free(ref);
+        }
+        free(data);
+    }
+}
+
+/* The empty stream is exactly the EOF block; level 0 passes bytes through. */
+static void test_empty_and_level0(void)
+{
+    size_t len;
+    uint8_t *gz = compress(NULL, 0, 6, 1, 0, &len);
+    CHECK(gz && len == 28 && check_structure(gz, len, 0));
+    free(gz);
+    gz = compress(NULL, 0, 6, 3, 0, &len);
+    CHECK(gz && len == 28);
+    free(gz);
+    uint8_t data[5000];
+    fill(data, sizeof(data), 1);
+    for (int t = 1; t <= 3; t += 2) {
+        uint8_t *out = compress(data, sizeof(data), 0, t, 333, &len);
+        CHECK(out && len == sizeof(data) && !memcmp(out, data, len));
+        free(out);
+        out = compress(NULL, 0, 0, t, 0, &len);
+        CHECK(out && len == 0);
+        free(out);
+    }
+    gz_writer *w;
+    CHECK(gz_writer_open(&w, NULL, 10, 1) < 0 && w == NULL);
+    CHECK(gz_writer_open(&w, NULL, 6, 0) < 0 && w == NULL);
+    gz_writer_free(NULL);
+}
+
+/* A few whole-megabyte inputs with many threads stay identical, and
+ * incompressible blocks still fit in 64 KiB members. */
+static void test_many_threads(void)
+{
+    size_t n = 5u << 20;
+    uint8_t *data = malloc(n);
+    fill(data, n, 0);
+    fill(data + n / 2, n / 4, 1);
+    size_t l1, l16;
+    uint8_t *a = compress(data, n, 6, 1, 0, &l1);
+    uint8_t *b = compress(data, n, 6, 16, 65536 * 3 + 17, &l16);
+    CHECK(a && b && l1 == l16 && !memcmp(a, b, l1));
+    CHECK(a && check_structure(a, l1, n));
+    free(a);
+    free(b);
+    free(data);
+}
+
+/* Sink errors come back from write or finish, for every thread count,
+ * without leaks or hangs. */
+static void test_sink_error(void)
+{
+    size_t n = 4u << 20;
+    uint8_t *data = malloc(n);
+    fill(data, n, 1);
+    for (int t = 1; t <= 8; t *= 2) {
+        io_sink *s;
+        gz_writer *w;
+        char err[256];
+        CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, err, sizeof(err)) == 0);
+        CHECK(gz_writer_open(&w, s, 1, t) == 0);
+        int rc = 0;
+        for (size_t pos = 0; pos < n && rc == 0; pos += 100000)
+            rc = gz_writer_write(w, data + pos, n - pos < 100000 ? n - pos : 100000);
+        CHECKF(rc == IO_ERR_WRITE, "threads %d: write gave %d", t, rc);
+        CHECK(gz_writer_write(w, data, 10) == IO_ERR_WRITE); /* sticky */
+        CHECK(gz_writer_finish(w) == IO_ERR_WRITE);
+        CHECK(strstr(io_sink_error(s), "No space left") != NULL);
+        io_sink_abort(s);
+    }
+    /* An error seen only at finish. */
+    io_sink *s;
+    gz_writer *w;
+    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, NULL, 0) == 0);
+    CHECK(gz_writer_open(&w, s, 6, 4) == 0);
+    CHECK(gz_writer_write(w, data, 1000) == 0);
+    CHECK(gz_writer_finish(w) == 0); /* still in the sink's buffer */
+    CHECK(io_sink_commit(s) == IO_ERR_WRITE);
+    /* Freeing mid-stream with jobs in flight. */
+    CHECK(io_sink_open(&s, "/dev/null", 0, NULL, 0, NULL, 0) == 0);
+    CHECK(gz_writer_open(&w, s, 9, 4) == 0);
+    CHECK(gz_writer_write(w, data, n) == 0);
+    gz_writer_free(w);
+    io_sink_abort(s);
+    free(data);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_empty_and_level0();
+    test_round_trips();
+    test_many_threads();
+    test_sink_error();
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    CHECK(system(cmd) == 0);
+    return check_summary();
+}

@@ -1,0 +1,656 @@
+/* test_reader.c - byte sources: plain, gzip, multi-member, BGZF, damage. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "io/gzwrite.h"
+#include "io/reader.h"
+#include "io/sink.h"
+#include "tests/unit/check.h"
+
+static char tmpdir[] = "/tmp/gb_rd_XXXXXX";
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+/* xorshift64: the tests' only source of data. */
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Fills buf with somewhat compressible pseudo-random bytes. */
+static void fill(uint8_t *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd();
+        buf[i] = (r & 3) ? (uint8_t)("gpubatch"[(r >> 8) % 8]) : (uint8_t)(r >> 16);
+    }
+}
+
+/* Growable byte buffer. */
+struct bytes {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+/* Appends n bytes to b. */
+static void append(struct bytes *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+    }
+    if (n)
+        memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+/* Appends one gzip member of data made by zlib, with optional header
+ * fields (name, comment, extra, header CRC). */
+static void gzip_member(struct bytes *b, const uint8_t *data, size_t n, int level, int fields)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    gz_header h;
+    static unsigned char extra[] = {'X', 'Y', 3, 0, 1, 2, 3};
+    if (fields) {
+        memset(&h, 0, sizeof(h));
+        h.name = (Bytef *)"data.bin";
+        h.comment = (Bytef *)"a comment";
+        h.extra = extra;
+        h.extra_len = sizeof(extra);
+        h.hcrc = 1;
+        h.time = 1234567;
+        h.os = 3;
+        deflateSetHeader(&zs, &h);
+    }
+    size_t cap = deflateBound(&zs, (uLong)n) + 256;
+    uint8_t *out = malloc(cap);
+    zs.next_in = (Bytef *)(uintptr_t)data;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    int rc = deflate(&zs, Z_FINISH);
+    CHECK(rc == Z_STREAM_END);
+    append(b, out, cap - zs.avail_out);
+    deflateEnd(&zs);
+    free(out);
+}
+
+/* Blocked gzip of data through gz_writer into a file; returns its bytes. */
+static void bgzf(struct bytes *b, const uint8_t *data, size_t n, int threads)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/bgzf.gz", tmpdir);
+    io_sink *s;
+    gz_writer *w;
+    CHECK(io_sink_open(&s, path, 1, NULL, 0, NULL, 0) == 0);
+    CHECK(gz_writer_open(&w, s, 6, threads) == 0);
+    CHECK(gz_writer_write(w, data, n) == 0);
+    CHECK(gz_writer_finish(w) == 0);
+    CHECK(io_sink_commit(s) == 0);
+    FILE *f = fopen(path, "rb");
+    uint8_t buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
+        append(b, buf, k);
+    fclose(f);
+    unlink(path);
+}
+
+/* Reads everything with pieces of size step; returns the status and the
+ * bytes in *out (malloc'd, up to cap). */
+static int read_all(io_reader *r, size_t step, struct bytes *out, size_t cap)
+{
+    uint8_t *buf = malloc(step);
+    int status = 0;
+    for (;;) {
+        ssize_t k = io_reader_read(r, buf, step);
+        if (k < 0) {
+            status = (int)k;
+            break;
+        }
+        append(out, buf, (size_t)k);
+        if ((size_t)k < step) {
+            /* A short read means the end: the next one must give 0. */
+            ssize_t again = io_reader_read(r, buf, step);
+            CHECK(again == 0);
+            break;
+        }
+        if (out->len > cap) {
+            status = 1;
+            break;
+        }
+    }
+    free(buf);
+    return status;
+}
+
+/* Decodes mem with the reader in pieces of step bytes. */
+static int decode_mem(const uint8_t *mem, size_t len, size_t step, struct bytes *out,
+                      int *garbage)
+{
+    io_reader *r;
+    out->len = 0;
+    int rc = io_reader_open_mem(&r, mem, len, NULL, 0);
+    if (rc < 0)
+        return rc;
+    rc = read_all(r, step, out, (size_t)1 << 28);
+    if (garbage)
+        *garbage = io_reader_trailing_garbage(r);
+    if (rc < 0) {
+        /* Errors are sticky and explained. */
+        uint8_t x;
+        CHECK(io_reader_read(r, &x, 1) == rc);
+        CHECK(io_reader_error(r)[0] != '\0');
+    } else {
+        CHECK(io_reader_error(r)[0] == '\0');
+    }
+    io_reader_close(r);
+    return rc;
+}
+
+/* Writes bytes to a file in tmpdir and returns its path. */
+static const char *put_file(const char *name, const void *p, size_t n)
+{
+    static char path[256];
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "wb");
+    fwrite(p, 1, n, f);
+    fclose(f);
+    return path;
+}
+
+/* Plain input passes through unchanged, from memory, a file and stdin. */
+static void test_plain(void)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 4097, (1u << 20) + 5, (3u << 20) + 1};
+    static const size_t steps[] = {1, 3, 4097, 1u << 20, 5u << 20};
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        size_t n = sizes[si];
+        uint8_t *data = malloc(n + 1);
+        fill(data, n);
+        if (n)
+            data[0] = 0x1f; /* half a magic is still plain */
+        const char *path = put_file("plain.bin", data, n);
+        for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+            if (steps[st] == 1 && n > 100000)
+                continue;
+            struct bytes out = {0};
+            CHECK(decode_mem(data, n, steps[st], &out, NULL) == 0);
+            CHECKF(out.len == n && (!n || !memcmp(out.p, data, n)), "mem size %zu step %zu", n,
+                   steps[st]);
+            io_reader *r;
+            char err[256];
+            out.len = 0;
+            CHECK(io_reader_open(&r, path, err, sizeof(err)) == 0);
+            CHECK(!io_reader_compressed(r));
+            CHECK(io_reader_file_size(r) == (int64_t)n);
+            CHECK(read_all(r, steps[st], &out, n + 10) == 0);
+            CHECKF(out.len == n && (!n || !memcmp(out.p, data, n)), "file size %zu step %zu", n,
+                   steps[st]);
+            CHECK(io_reader_raw_offset(r) == n);
+            struct stat sb;
+            uint64_t dev, ino;
+            CHECK(stat(path, &sb) == 0);
+            CHECK(io_reader_identity(r, &dev, &ino) == 0 && dev == (uint64_t)sb.st_dev &&
+                  ino == (uint64_t)sb.st_ino);
+            io_reader_close(r);
+            free(out.p);
+        }
+        /* stdin, redirected from the file. */
+        int saved = dup(0);
+        int fd = open(path, O_RDONLY);
+        dup2(fd, 0);
+        close(fd);
+        io_reader *r;
+        struct bytes out = {0};
+        CHECK(io_reader_open(&r, "-", NULL, 0) == 0);
+        CHECK(read_all(r, 4097, &out, n + 10) == 0 && out.len == n &&
+              (!n || !memcmp(out.p, data, n)));
+        uint64_t dev = 1, ino = 1;
+        CHECK(io_reader_identity(r, &dev, &ino) == -1 && dev == 0 && ino == 0);
+        io_reader_close(r);
+        dup2(saved, 0);
+        close(saved);
+        free(out.p);
+        free(data);
+    }
+    io_reader *r;
+    CHECK(io_reader_open_mem(&r, "", 0, NULL, 0) == 0);
+    uint64_t dev = 1, ino = 1;
+    CHECK(io_reader_identity(r, &dev, &ino) == -1 && dev == 0 && ino == 0);
+    uint8_t x;
+    CHECK(io_reader_read(r, &x, 1) == 0 && io_reader_read(r, &x, 0) == 0);
+    io_reader_close(r);
+    io_reader_close(NULL);
+}
+
+/* Open failures: missing file, directory, unreadable file. */
+static void test_open_errors(void)
+{
+    io_reader *r = (io_reader *)1;
+    char err[256];
+    char path[300];
+    snprintf(path, sizeof(path), "%s/missing", tmpdir);
+    CHECK(io_reader_open(&r, path, err, sizeof(err)) == IO_ERR_OPEN && r == NULL);
+    CHECK(strstr(err, "No such file") != NULL);
+    CHECK(io_reader_open(&r, tmpdir, err, sizeof(err)) == IO_ERR_OPEN);
+    CHECKF(strstr(err, "s a directory") != NULL, "%s", err);
+    const char *p = put_file("secret", "x", 1);
+    chmod(p, 0);
+    if (geteuid() != 0) {
+        CHECK(io_reader_open(&r, p, err, sizeof(err)) == IO_ERR_OPEN);
+        CHECK(strstr(err, "Permission denied") != NULL);
+    } else {
+        fprintf(stderr, "note: running as root, permission check skipped\n");
+    }
+    CHECK(io_strerror(IO_ERR_TRUNCATED)[0] != '\0' && io_strerror(12345)[0] != '\0');
+}
+
+/* Single gzip members, with and without optional header fields. */
+static void test_single_member(void)
+{
+    static const size_t sizes[] = {0, 1, 1000, 300000, (2u << 20) + 7};
+    static const size_t steps[] = {1, 3, 4097, 1u << 20};
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        size_t n = sizes[si];
+        uint8_t *data = malloc(n + 1);
+        fill(data, n);
+        for (int fields = 0; fields < 2; fields++) {
+            struct bytes gz = {0};
+            gzip_member(&gz, data, n, fields ? 9 : 1, fields);
+            for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+                if (steps[st] == 1 && n > 400000)
+                    continue;
+                struct bytes out = {0};
+                int garbage = -1;
+                CHECK(decode_mem(gz.p, gz.len, steps[st], &out, &garbage) == 0);
+                CHECKF(out.len == n && (!n || !memcmp(out.p, data, n)), "size %zu step %zu", n,
+                       steps[st]);
+                CHECK(garbage == 0);
+                free(out.p);
+            }
+            /* Through a file, reading in pieces larger than the input block. */
+            const char *path = put_file("one.gz", gz.p, gz.len);
+            io_reader *r;
+            CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+            CHECK(io_reader_compressed(r));
+            CHECK(io_reader_file_size(r) == (int64_t)gz.len);
+            struct bytes out = {0};
+            CHECK(read_all(r, 3u << 20, &out, n + 10) == 0 && out.len == n &&
+                  (!n || !memcmp(out.p, data, n)));
+            CHECK(io_reader_raw_offset(r) == gz.len);
+            io_reader_close(r);
+            free(out.p);
+            free(gz.p);
+        }
+        free(data);
+    }
+}
+
+/* Concatenated members, empty ones included, read as one stream. */
+static void test_multi_member(void)
+{
+    size_t n = 500000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, 100000, 6, 0);
+    gzip_member(&gz, data + 100000, 0, 6, 1);
+    gzip_member(&gz, data + 100000, 1, 1, 0);
+    gzip_member(&gz, data + 100001, 399999, 9, 1);
+    static const size_t steps[] = {1, 3, 4097, 100000, 1u << 20};
+    for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+        struct bytes out = {0};
+        CHECK(decode_mem(gz.p, gz.len, steps[st], &out, NULL) == 0);
+        CHECKF(out.len == n && !memcmp(out.p, data, n), "step %zu", steps[st]);
+        free(out.p);
+    }
+    /* Many small members through a file: members straddle input blocks. */
+    struct bytes many = {0};
+    for (size_t pos = 0; pos < n; pos += 777)
+        gzip_member(&many, data + pos, n - pos < 777 ? n - pos : 777, 1, (pos / 777) % 2);
+    const char *path = put_file("many.gz", many.p, many.len);
+    io_reader *r;
+    CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+    struct bytes out = {0};
+    CHECK(read_all(r, 4097, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
+    CHECK(io_reader_raw_offset(r) == many.len);
+    io_reader_close(r);
+    free(out.p);
+    free(many.p);
+    free(gz.p);
+    free(data);
+}
+
+/* BGZF streams from gz_writer read fully, in any piece size. */
+static void test_bgzf(void)
+{
+    static const size_t sizes[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
+                                   (1u << 20) + 3};
+    static const size_t steps[] = {1, 3, 4097, 1u << 20};
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        size_t n = sizes[si];
+        uint8_t *data = malloc(n + 1);
+        fill(data, n);
+        struct bytes g1 = {0}, g4 = {0};
+        bgzf(&g1, data, n, 1);
+        bgzf(&g4, data, n, 4);
+        CHECK(g1.len == g4.len && !memcmp(g1.p, g4.p, g1.len));
+        for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+            if (steps[st] == 1 && n > 100000)
+                continue;
+            struct bytes out = {0};
+            int garbage = -1;
+            CHECK(decode_mem(g1.p, g1.len, steps[st], &out, &garbage) == 0);
+            CHECKF(out.len == n && (!n || !memcmp(out.p, data, n)), "size %zu step %zu", n,
+                   steps[st]);
+            CHECK(garbage == 0);
+            free(out.p);
+        }
+        free(g1.p);
+        free(g4.p);
+        free(data);
+    }
+}
+
+/* Member start offsets of a multi-member stream (parsed from BSIZE). */
+static size_t bgzf_members(const uint8_t *p, size_t len, size_t *starts, size_t max)
+{
+    size_t pos = 0, k = 0;
+    while (pos + 18 <= len && k < max) {
+        starts[k++] = pos;
+        pos += ((size_t)p[pos + 16] | (size_t)p[pos + 17] << 8) + 1;
+    }
+    return k;
+}
+
+/* Cut streams fail as truncated or corrupt, or, at a member boundary,
+ * give a prefix of the data; never other bytes, never a crash. */
+static void test_truncated(void)
+{
+    size_t n = 20000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, n, 6, 1);
+    int bad = 0;
+    for (size_t cut = 1; cut < gz.len; cut++) {
+        struct bytes out = {0};
+        int rc = decode_mem(gz.p, cut, (cut % 3) ? 4097 : 7, &out, NULL);
+        /* A lone 0x1f is plain data; any longer cut is a truncated member. */
+        if (cut == 1 ? !(rc == 0 && out.len == 1) : rc != IO_ERR_TRUNCATED)
+            bad++;
+        free(out.p);
+    }
+    CHECKF(bad == 0, "%d bad cut results", bad);
+
+    /* BGZF: cuts everywhere in a 3-block stream. */
+    size_t m = 3 * GZW_BLOCK_DATA;
+    uint8_t *big = malloc(m);
+    fill(big, m);
+    struct bytes bg = {0};
+    bgzf(&bg, big, m, 2);
+    size_t starts[16];
+    size_t nm = bgzf_members(bg.p, bg.len, starts, 16);
+    CHECK(nm == 4);
+    bad = 0;
+    int errors = 0;
+    for (size_t cut = 2; cut < bg.len; cut += 1 + rnd() % 97) {
+        size_t off = cut;
+        for (size_t i = 0; i < nm; i++)
+            if (starts[i] <= cut)
+                off = cut - starts[i];
+        struct bytes out = {0};
+        int garbage = 0;
+        int rc = decode_mem(bg.p, cut, 65536, &out, &garbage);
+        if (rc == 0) {
+            /* Success only at a boundary (or a boundary plus a lone 0x1f),
+             * and then with a prefix of the data. */
+            if (!(off == 0 || (off == 1 && garbage)) || out.len > m ||
+                memcmp(out.p, big, out.len)) {
+                fprintf(stderr, "cut %zu off %zu garbage %d len %zu\n", cut, off, garbage,
+                        out.len);
+                bad++;
+            }
+        } else if (rc != IO_ERR_TRUNCATED && rc != IO_ERR_CORRUPT) {
+            fprintf(stderr, "cut %zu off %zu rc %d\n", cut, off, rc);
+            bad++;
+        } else {
+            errors++;
+        }
+        free(out.p);
+    }
+    CHECKF(bad == 0, "%d bad BGZF cut results", bad);
+    CHECK(errors > 100);
+    for (size_t i = 1; i < nm; i++) {
+        struct bytes out = {0};
+        CHECK(decode_mem(bg.p, starts[i], 4097, &out, NULL) == 0);
+        CHECK(out.len == i * GZW_BLOCK_DATA && !memcmp(out.p, big, out.len));
+        free(out.p);
+    }
+    free(bg.p);
+    free(big);
+    free(gz.p);
+    free(data);
+}
+
+/* Damaged bytes: deflate data, CRC, ISIZE, header fields. */
+static void test_flipped(void)
+{
+    size_t n = 30000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, n, 6, 0);
+    size_t hdr = 10, trailer = gz.len - 8;
+    int wrong = 0, errors = 0, same = 0;
+    for (size_t pos = hdr; pos < trailer; pos += 1 + rnd() % 13) {
+        uint8_t orig = gz.p[pos];
+        gz.p[pos] ^= (uint8_t)(1u << (rnd() % 8));
+        struct bytes out = {0};
+        int rc = decode_mem(gz.p, gz.len, 8192, &out, NULL);
+        if (rc == 0 && !(out.len == n && !memcmp(out.p, data, n)))
+            wrong++;
+        else if (rc == 0)
+            same++; /* padding bits after the final block */
+        else if (rc == IO_ERR_CORRUPT || rc == IO_ERR_CRC || rc == IO_ERR_TRUNCATED)
+            errors++;
+        else
+            wrong++;
+        gz.p[pos] = orig;
+        free(out.p);
+    }
+    CHECKF(wrong == 0, "%d flips gave wrong data", wrong);
+    CHECK(errors > 100 && same <= 2);
+    for (size_t pos = trailer; pos < gz.len; pos++) {
+        gz.p[pos] ^= 0x10;
+        struct bytes out = {0};
+        int rc = decode_mem(gz.p, gz.len, 8192, &out, NULL);
+        CHECKF(rc == IO_ERR_CRC, "trailer byte %zu: rc %d", pos - trailer, rc);
+        gz.p[pos] ^= 0x10;
+        free(out.p);
+    }
+    io_reader *r;
+    gz.p[trailer] ^= 1;
+    CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL, 0) == 0);
+    uint8_t *buf = malloc(n + 1);
+    CHECK(io_reader_read(r, buf, n + 1) == IO_ERR_CRC);
+    CHECK(strstr(io_reader_error(r), "incorrect data check") != NULL);
+    io_reader_close(r);
+    gz.p[trailer] ^= 1;
+    gz.p[gz.len - 1] ^= 1;
+    CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL, 0) == 0);
+    CHECK(io_reader_read(r, buf, n + 1) == IO_ERR_CRC);
+    CHECK(strstr(io_reader_error(r), "incorrect length check") != NULL);
+    io_reader_close(r);
+    gz.p[gz.len - 1] ^= 1;
+    /* Header: a bad method and reserved flag bits are corrupt data. */
+    gz.p[2] = 7;
+    CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL, 0) == 0);
+    CHECK(io_reader_read(r, buf, n + 1) == IO_ERR_CORRUPT);
+    CHECK(strstr(io_reader_error(r), "unknown compression method") != NULL);
+    io_reader_close(r);
+    gz.p[2] = 8;
+    gz.p[3] = 0xe0;
+    CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL, 0) == 0);
+    CHECK(io_reader_read(r, buf, n + 1) == IO_ERR_CORRUPT);
+    io_reader_close(r);
+    gz.p[3] = 0;
+    /* Any header byte flipped: an error or the right data. */
+    wrong = 0;
+    for (size_t pos = 0; pos < hdr; pos++) {
+        for (int bit = 0; bit < 8; bit++) {
+            gz.p[pos] ^= (uint8_t)(1u << bit);
+            struct bytes out = {0};
+            int rc = decode_mem(gz.p, gz.len, 8192, &out, NULL);
+            if (rc == 0 && pos >= 2 && !(out.len == n && !memcmp(out.p, data, n)))
+                wrong++;
+            gz.p[pos] ^= (uint8_t)(1u << bit);
+            free(out.p);
+        }
+    }
+    CHECK(wrong == 0);
+    /* A second member with a broken header is an error, not garbage. */
+    struct bytes two = {0};
+    append(&two, gz.p, gz.len);
+    append(&two, gz.p, gz.len);
+    two.p[gz.len + 2] = 9;
+    struct bytes out = {0};
+    CHECK(decode_mem(two.p, two.len, 4096, &out, NULL) == IO_ERR_CORRUPT);
+    free(out.p);
+    free(two.p);
+    free(buf);
+    free(gz.p);
+    free(data);
+}
+
+/* Zero padding after the last member is ignored silently; other bytes are
+ * ignored but reported. */
+static void test_trailing(void)
+{
+    size_t n = 5000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, n, 6, 0);
+    size_t base = gz.len;
+    static const uint8_t zeros[1000];
+    struct {
+        const char *what;
+        const void *tail;
+        size_t len;
+        int garbage;
+    } cases[] = {
+        {"zeros", zeros, sizeof(zeros), 0},
+        {"one zero", zeros, 1, 0},
+        {"text", "garbage!", 8, 1},
+        {"lone 1f", "\x1f", 1, 1},
+        {"1f 00", "\x1f\x00", 2, 1},
+        {"zeros then text", "\0\0\0\0x", 5, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gz.len = base;
+        append(&gz, cases[i].tail, cases[i].len);
+        for (size_t step = 1; step <= 5001; step += 2500) {
+            struct bytes out = {0};
+            int garbage = -1;
+            CHECKF(decode_mem(gz.p, gz.len, step, &out, &garbage) == 0, "%s", cases[i].what);
+            CHECKF(out.len == n && !memcmp(out.p, data, n), "%s", cases[i].what);
+            CHECKF(garbage == cases[i].garbage, "%s: garbage %d", cases[i].what, garbage);
+            free(out.p);
+        }
+    }
+    /* A truncated magic at the end ("1f 8b" only) is a cut member. */
+    gz.len = base;
+    append(&gz, "\x1f\x8b", 2);
+    struct bytes out = {0};
+    CHECK(decode_mem(gz.p, gz.len, 4096, &out, NULL) == IO_ERR_TRUNCATED);
+    free(out.p);
+    out = (struct bytes){0};
+    /* Megabytes of zeros after the data, through a file (several blocks). */
+    gz.len = base;
+    uint8_t *z = calloc(1, 3u << 20);
+    append(&gz, z, 3u << 20);
+    free(z);
+    const char *path = put_file("zeros.gz", gz.p, gz.len);
+    io_reader *r;
+    CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+    out.len = 0;
+    CHECK(read_all(r, 4097, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
+    CHECK(!io_reader_trailing_garbage(r));
+    CHECK(io_reader_raw_offset(r) == gz.len);
+    io_reader_close(r);
+    /* Garbage after zeros that span input blocks. */
+    append(&gz, "!", 1);
+    path = put_file("zeros2.gz", gz.p, gz.len);
+    CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+    out.len = 0;
+    CHECK(read_all(r, 1u << 20, &out, n + 10) == 0 && out.len == n);
+    CHECK(io_reader_trailing_garbage(r));
+    io_reader_close(r);
+    free(out.p);
+    free(gz.p);
+    free(data);
+}
+
+/* Files made by the system's gzip and pigz read back. */
+static void test_external(void)
+{
+    size_t n = 700000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    const char *path = put_file("ext.bin", data, n);
+    char src[256];
+    snprintf(src, sizeof(src), "%s", path);
+    static const char *const tools[] = {"gzip", "pigz"};
+    for (int t = 0; t < 2; t++) {
+        char cmd[1024], gzpath[300];
+        snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tools[t]);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "note: %s not installed, check skipped\n", tools[t]);
+            continue;
+        }
+        snprintf(gzpath, sizeof(gzpath), "%s/ext.%s.gz", tmpdir, tools[t]);
+        snprintf(cmd, sizeof(cmd), "%s -c < '%s' > '%s'", tools[t], src, gzpath);
+        CHECK(system(cmd) == 0);
+        io_reader *r;
+        CHECK(io_reader_open(&r, gzpath, NULL, 0) == 0);
+        struct bytes out = {0};
+        CHECK(read_all(r, 65536, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
+        io_reader_close(r);
+        free(out.p);
+    }
+    free(data);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_plain();
+    test_open_errors();
+    test_single_member();
+    test_multi_member();
+    test_bgzf();
+    test_truncated();
+    test_flipped();
+    test_trailing();
+    test_external();
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    CHECK(system(cmd) == 0);
+    return check_summary();
+}
