@@ -1,0 +1,56 @@
+# lib.sh - helpers for command-line tests (sourced).
+# Each test script calls ok/fail through check_* and ends with `summary`.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+GB="$top/gpubatch"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+PY=${PYTHON:-python3}
+
+ok() { passed=$((passed + 1)); }
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL: $*" >&2
+}
+
+# check_eq WHAT EXPECTED ACTUAL
+check_eq() {
+    if [ "$2" = "$3" ]; then ok; else fail "$1: expected [$2] got [$3]"; fi
+}
+
+# check_files_same WHAT A B
+check_files_same() {
+    if cmp -s "$2" "$3"; then ok; else
+        fail "$1: $2 and $3 differ"
+        diff "$2" "$3" | head -5 >&2
+    fi
+}
+
+# check_error WHAT PATTERN CMD... : exit 1, empty stdout, one stderr line matching PATTERN
+check_error() {
+    what=$1
+    pat=$2
+    shift 2
+    "$@" >"$T/err.out" 2>"$T/err.err"
+    st=$?
+    if [ "$st" -ne 1 ]; then
+        fail "$what: exit status $st, expected 1"
+        return
+    fi
+    if [ -s "$T/err.out" ]; then
+        fail "$what: printed to stdout: $(head -c 200 "$T/err.out")"
+        return
+    fi
+    if [ "$(grep -c . "$T/err.err")" -ne 1 ] || ! grep -q -- "$pat" "$T/err.err"; then
+        fail "$what: stderr [$(cat "$T/err.err")] does not match [$pat] in one line"
+        return
+    fi
+    ok
+}
+
+summary() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}

@@ -1,0 +1,162 @@
+// bench_reduce.cu - times the embedded sum kernel on data already in device
+// memory against CUB DeviceReduce::Sum and a device-to-device copy, in one
+// run, and checks that the GPU sum has the CPU backend's bits.
+//
+// Build (needs the CUDA toolkit; gpubatch itself does not):
+//   gcc -std=c11 -O2 -ffp-contract=off -I. -c runtime/reduce.c io/dtype.c ...
+//   nvcc -O2 -I. tests/gpu/bench_reduce.cu reduce.o dtype.o backend.o ... -lcuda
+// tests/gpu/run.sh does this.
+#include <cub/cub.cuh>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include "runtime/reduce.h"
+}
+
+#define CHECK_RT(x)                                                                      \
+    do {                                                                                 \
+        cudaError_t e_ = (x);                                                            \
+        if (e_ != cudaSuccess) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+#define CHECK_DRV(x)                                                                     \
+    do {                                                                                 \
+        CUresult r_ = (x);                                                               \
+        if (r_ != CUDA_SUCCESS) {                                                        \
+            const char *s_ = "";                                                         \
+            cuGetErrorString(r_, &s_);                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);              \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+// Median time in ms of reps runs of fn on stream 0, after warm-up.
+template <class F> static float median_ms(F fn, int reps)
+{
+    cudaEvent_t a, b;
+    CHECK_RT(cudaEventCreate(&a));
+    CHECK_RT(cudaEventCreate(&b));
+    for (int i = 0; i < 3; i++)
+        fn();
+    std::vector<float> t;
+    for (int i = 0; i < reps; i++) {
+        CHECK_RT(cudaEventRecord(a));
+        fn();
+        CHECK_RT(cudaEventRecord(b));
+        CHECK_RT(cudaEventSynchronize(b));
+        float ms;
+        CHECK_RT(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return t[t.size() / 2];
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = (char *)malloc(n + 1);
+    if (fread(buf, 1, n, f) != (size_t)n)
+        exit(1);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *ptx_path = argc > 1 ? argv[1] : "ptx/reduce_f32.compute_75.ptx";
+    int reps = argc > 2 ? atoi(argv[2]) : 30;
+    CHECK_RT(cudaFree(0));
+    CUmodule mod;
+    char *ptx = read_file(ptx_path);
+    CHECK_DRV(cuModuleLoadData(&mod, ptx));
+    CUfunction kmom, kfold;
+    CHECK_DRV(cuModuleGetFunction(&kmom, mod, "rdk_moments"));
+    CHECK_DRV(cuModuleGetFunction(&kfold, mod, "rdk_fold_sums"));
+
+    const size_t nmax = (size_t)1 << 30;
+    std::vector<float> host(nmax);
+    unsigned long long s = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < nmax; i++) { // uniform (-1, 1) with varied exponents
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        host[i] = (float)((double)(s >> 11) * 0x1p-52 - 1.0);
+    }
+    float *dx, *dcopy, *dcub;
+    double *dscratch, *dout;
+    rd_moments *dpart;
+    size_t maxtiles = nmax / RD_TILE + 1;
+    CHECK_RT(cudaMalloc(&dx, nmax * 4));
+    CHECK_RT(cudaMalloc(&dcopy, nmax * 4));
+    CHECK_RT(cudaMalloc(&dcub, 4));
+    CHECK_RT(cudaMalloc(&dpart, maxtiles * sizeof(rd_moments)));
+    CHECK_RT(cudaMalloc(&dscratch, (maxtiles / 2048 + 2) * 8));
+    CHECK_RT(cudaMalloc(&dout, 8));
+    CHECK_RT(cudaMemcpy(dx, host.data(), nmax * 4, cudaMemcpyHostToDevice));
+
+    float copy_ms = median_ms([&] { cudaMemcpyAsync(dcopy, dx, nmax * 4, cudaMemcpyDeviceToDevice); }, reps);
+    double copy_gbs = 2.0 * nmax * 4 / copy_ms / 1e6;
+    printf("device copy (read+write) of %zu MiB: %.3f ms, %.1f GB/s\n", nmax * 4 >> 20, copy_ms, copy_gbs);
+    printf("%-10s %10s %10s %10s %10s %8s %8s  %s\n", "n", "ours ms", "ours GB/s", "cub ms", "cub GB/s",
+           "ours/cub", "of copy", "bits");
+    int failures = 0;
+    for (size_t n = (size_t)1 << 22; n <= nmax; n <<= 2) {
+        unsigned long long n64 = n, first = 0;
+        unsigned ntiles = (unsigned)((n + RD_TILE - 1) / RD_TILE);
+        unsigned long long nt64 = ntiles;
+        void *pm[] = {&dx, &n64, &first, &dpart};
+        void *pf[] = {&dpart, &nt64, &dscratch, &dout};
+        auto ours = [&] {
+            cuLaunchKernel(kmom, ntiles, 1, 1, RD_LANES, 1, 1, 0, 0, pm, NULL);
+            cuLaunchKernel(kfold, 1, 1, 1, 1024, 1, 1, 0, 0, pf, NULL);
+        };
+        size_t temp_bytes = 0;
+        cub::DeviceReduce::Sum(NULL, temp_bytes, dx, dcub, (int)n);
+        void *dtemp;
+        CHECK_RT(cudaMalloc(&dtemp, temp_bytes));
+        auto theirs = [&] { cub::DeviceReduce::Sum(dtemp, temp_bytes, dx, dcub, (int)n); };
+        float t_ours = median_ms(ours, reps);
+        float t_cub = median_ms(theirs, reps);
+        CHECK_RT(cudaGetLastError());
+        CHECK_RT(cudaDeviceSynchronize());
+        double gpu_sum;
+        CHECK_RT(cudaMemcpy(&gpu_sum, dout, 8, cudaMemcpyDeviceToHost));
+        // The CPU backend's value for the same data.
+        std::vector<rd_moments> parts(ntiles);
+        rd_cpu_tiles(host.data(), n, 0, DT_F32, 0, 0, 0, ntiles, parts.data(), NULL);
+        rd_state st;
+        rd_state_init(&st, DT_F32, RD_OP_SUM, 0);
+        rd_state_add(&st, parts.data(), NULL, ntiles, n);
+        rd_result r;
+        rd_state_result(&st, &r);
+        int same = memcmp(&gpu_sum, &r.sum, 8) == 0;
+        failures += !same;
+        double bytes = n * 4.0;
+        printf("%-10zu %10.4f %10.1f %10.4f %10.1f %8.3f %8.3f  %s\n", n, t_ours, bytes / t_ours / 1e6,
+               t_cub, bytes / t_cub / 1e6, t_cub / t_ours, (bytes / t_ours / 1e6) / copy_gbs,
+               same ? "gpu==cpu" : "MISMATCH");
+        if (!same)
+            printf("  gpu %.17g cpu %.17g\n", gpu_sum, r.sum);
+        cudaFree(dtemp);
+    }
+    printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+    return failures ? 1 : 0;
+}
