@@ -417,26 +417,27 @@ static int rd_gpu_error(rd_engine *e, int rc)
     return rc;
 }
 
-/* Allocates one slot's buffers (and, with CUDA, its stream and device memory). */
+/* Allocates one slot's buffers: device memory first (the large part, and
+ * the one whose failure deserves the clearest message), then host partials. */
 static int rd_slot_open(rd_engine *e, rd_slot *s)
 {
     backend *be = e->be;
+    if (be->kind == BACKEND_CUDA) {
+        gpu *g = be->gpu;
+        int rc;
+        if ((rc = gpu_mem_alloc(g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)")) < 0 ||
+            (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
+            (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0)
+            return rd_gpu_error(e, rc);
+        CU_TRY(cu.StreamCreate(&s->stream, CU_STREAM_NON_BLOCKING));
+        CU_TRY(cu.EventCreate(&s->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC));
+    }
     s->hm = backend_host_alloc(be, e->max_tiles * sizeof(rd_moments));
     s->he = backend_host_alloc(be, e->max_tiles * sizeof(rd_extrema));
     if (!s->hm || !s->he) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
-    if (be->kind != BACKEND_CUDA)
-        return 0;
-    gpu *g = be->gpu;
-    int rc;
-    if ((rc = gpu_mem_alloc(g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)")) < 0 ||
-        (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
-        (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0)
-        return rd_gpu_error(e, rc);
-    CU_TRY(cu.StreamCreate(&s->stream, CU_STREAM_NON_BLOCKING));
-    CU_TRY(cu.EventCreate(&s->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC));
     return 0;
 }
 

@@ -115,6 +115,15 @@ int main(int argc, char **argv)
     float copy_ms = median_ms([&] { cudaMemcpyAsync(dcopy, dx, nmax * 4, cudaMemcpyDeviceToDevice); }, reps);
     double copy_gbs = 2.0 * nmax * 4 / copy_ms / 1e6;
     printf("device copy (read+write) of %zu MiB: %.3f ms, %.1f GB/s\n", nmax * 4 >> 20, copy_ms, copy_gbs);
+    {
+        void *pinned;
+        size_t hb = (size_t)1 << 30;
+        CHECK_RT(cudaMallocHost(&pinned, hb));
+        memset(pinned, 1, hb);
+        float h2d_ms = median_ms([&] { cudaMemcpyAsync(dcopy, pinned, hb, cudaMemcpyHostToDevice); }, 10);
+        printf("pinned H2D of %zu MiB: %.3f ms, %.1f GB/s\n", hb >> 20, h2d_ms, hb / h2d_ms / 1e6);
+        cudaFreeHost(pinned);
+    }
     printf("%-10s %10s %10s %10s %10s %8s %8s  %s\n", "n", "ours ms", "ours GB/s", "cub ms", "cub GB/s",
            "ours/cub", "of copy", "bits");
     int failures = 0;

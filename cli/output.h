@@ -1,0 +1,53 @@
+/* output.h - the compressed or plain output of a command: an io_sink
+ * (atomic file or stdout) with a blocked-gzip writer on top.
+ *
+ * Options shared by every command that writes an array: -o FILE, -c
+ * (stdout), -f, -1..-9, --no-compress. Compressed output to a terminal is
+ * refused. */
+#ifndef GPUBATCH_CLI_OUTPUT_H
+#define GPUBATCH_CLI_OUTPUT_H
+
+#include <stddef.h>
+
+#include "io/gzwrite.h"
+#include "io/reader.h"
+#include "io/sink.h"
+
+#define CLI_DEFAULT_LEVEL 1 /* fast: deflate is the bottleneck; -9 for smaller files */
+
+typedef struct {
+    const char *path; /* NULL or "-": stdout */
+    int level;        /* 0 = --no-compress */
+    int force;
+    int threads;      /* compression threads (>= 1) */
+} out_opts;
+
+typedef struct {
+    io_sink *sink;
+    gz_writer *gz;
+    const char *name; /* for messages */
+} out_stream;
+
+/* Help text for the output options. */
+#define CLI_OUTPUT_HELP                                                                  \
+    "Output:\n"                                                                          \
+    "  -o, --output FILE  write FILE (atomically: a temporary file renamed at the end)\n" \
+    "  -c, --stdout       write to standard output (the default without -o)\n"          \
+    "  -f, --force        overwrite an existing FILE\n"                                 \
+    "  -1 .. -9           gzip level (default 1); output is blocked gzip (BGZF)\n"      \
+    "  --no-compress      write the array uncompressed\n"
+
+/* Opens the output; inputs (may be NULL) must not be overwritten. Returns 0
+ * or 1 after printing an error. */
+int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs);
+
+/* Appends bytes; 0 or 1 after printing an error. */
+int out_write(out_stream *o, const void *buf, size_t n);
+
+/* Finishes compression and commits the file; 0 or 1 after an error. */
+int out_close(out_stream *o);
+
+/* Removes a partial output (after an error elsewhere); accepts a closed one. */
+void out_abort(out_stream *o);
+
+#endif

@@ -1,0 +1,88 @@
+#!/bin/sh
+# run.sh [OUTDIR] - every GPU check in one call, on a machine with a CUDA GPU
+# and the CUDA toolkit: build, the whole test suite (GPU tests included),
+# compute-sanitizer, and the benchmarks. Full logs go to OUTDIR; a short
+# table is printed last.
+set -u
+out=${1:-gpu-results}
+mkdir -p "$out"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+work=${GPUBATCH_WORK:-/tmp/gpubatch-gpu}
+mkdir -p "$work"
+sum="$out/summary.txt"
+: >"$sum"
+note() { echo "$*" | tee -a "$sum"; }
+NVCC=${NVCC:-nvcc}
+
+note "== build"
+make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
+note "device: $(cat "$out/device.txt")"
+./gpubatch info >"$out/info.txt" 2>&1
+grep -E '^(driver|device)' "$out/info.txt" | tee -a "$sum"
+
+note "== tests (CPU suite + GPU vs CPU bit identity)"
+make test >"$out/test.log" 2>&1
+grep -E '^(ok|FAIL|skip)|passed,' "$out/test.log" | tail -n 25 | tee -a "$sum"
+
+note "== compute-sanitizer"
+for n in 1 31 33 8191 8193 65535 65537; do
+    ./gpubatch gen --shape $n --dist normal --seed $n --no-compress -o "$work/s$n.npy" -f
+    ./gpubatch gen --shape $n --dtype int64 --seed $n --no-compress -o "$work/s64_$n.npy" -f
+done
+for tool in memcheck racecheck initcheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
+        --op sum,min,max,argmin,sumsq,count --chunk 64k "$work"/s*.npy >"$out/sanitizer-$tool.log" 2>&1
+    st=$?
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
+        --op sum,mean,max,argmax --skipnan "$work"/s1*.npy >>"$out/sanitizer-$tool.log" 2>&1
+    st2=$?
+    note "sanitizer $tool: exit $st/$st2, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean summaries"
+done
+
+note "== kernel benchmark (data in device memory)"
+objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/cu.o build/io/dtype.o build/ptx_table.o"
+if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl \
+    >"$out/bench_build.log" 2>&1; then
+    "$work/bench_reduce" ptx/reduce_f32.compute_75.ptx 30 >"$out/bench_reduce.txt" 2>&1
+    tee -a "$sum" <"$out/bench_reduce.txt"
+else
+    note "bench_reduce build FAILED"
+    tail -5 "$out/bench_build.log"
+fi
+
+note "== end to end"
+cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
+    build/ptx_table.o -ldl -pthread
+"$work/init_time" >"$out/init.txt" 2>&1
+n=536870912 # 2 GiB of float32
+./gpubatch gen --shape $n --dist normal --seed 1 -1 -o "$work/e2e.npy.gz" -f
+./gpubatch gen --shape $n --dist normal --seed 1 --no-compress -o "$work/e2e.npy" -f
+gz_bytes=$(stat -c %s "$work/e2e.npy.gz")
+raw_bytes=$(stat -c %s "$work/e2e.npy")
+# Wall-clock seconds of a command (output discarded).
+secs() {
+    t0=$(date +%s.%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}'
+}
+t_gzip=$(secs gzip -dc "$work/e2e.npy.gz")
+t_ours_gz=$(secs ./gpubatch reduce -q --backend cuda --op sum,min,max "$work/e2e.npy.gz")
+cat "$work/e2e.npy" >/dev/null
+t_ours_raw=$(secs ./gpubatch reduce -q --backend cuda --op sum "$work/e2e.npy")
+t_ours_raw2=$(secs ./gpubatch reduce -q --backend cuda --op sum "$work/e2e.npy")
+./gpubatch gen --shape 1000 --no-compress -o "$work/tiny.npy" -f
+t_tiny=$(secs ./gpubatch reduce -q --backend cuda "$work/tiny.npy")
+h2d=$(grep 'pinned H2D' "$out/bench_reduce.txt" | awk '{print $(NF-1)}')
+awk -v gz="$gz_bytes" -v raw="$raw_bytes" -v tg="$t_gzip" -v to="$t_ours_gz" -v tr="$t_ours_raw2" \
+    -v tt="$t_tiny" -v h2d="$h2d" '
+    BEGIN {
+        printf "gzip -dc:               %6.2f s  %7.3f GB/s of data\n", tg, raw / tg / 1e9
+        printf "reduce .npy.gz (cuda):  %6.2f s  %7.3f GB/s  = %.2fx gzip -dc\n", to, raw / to / 1e9, tg / to
+        printf "reduce .npy cached:     %6.2f s  %7.3f GB/s  vs pinned H2D %s GB/s\n", tr, raw / tr / 1e9, h2d
+        printf "reduce tiny file:       %6.3f s  (whole process)\n", tt
+    }' | tee -a "$sum"
+tee -a "$sum" <"$out/init.txt"
+note "== summary written to $sum"

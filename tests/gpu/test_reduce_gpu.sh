@@ -1,0 +1,54 @@
+#!/bin/sh
+# test_reduce_gpu.sh - on a machine with a CUDA GPU: `reduce --backend cuda`
+# prints exactly what the CPU backend prints, for every dtype, op set, NaN
+# policy, chunk size and stream count; and the GPU errors are clear.
+. "$(dirname "$0")/../cli/lib.sh"
+REF="$top/tests/cli/npyref.py"
+ALL=sum,mean,min,max,argmin,argmax,sumsq,count
+
+# Compares the two backends on one file with the given options.
+same_as_cpu() {
+    what=$1
+    shift
+    "$GB" reduce -q --backend cpu "$@" >"$T/cpu.txt" 2>"$T/cpu.err"
+    s1=$?
+    "$GB" reduce -q --backend cuda "$@" >"$T/gpu.txt" 2>"$T/gpu.err"
+    s2=$?
+    if [ $s1 -ne $s2 ]; then
+        fail "$what: status cpu $s1 gpu $s2: $(cat "$T/gpu.err")"
+    elif cmp -s "$T/cpu.txt" "$T/gpu.txt"; then
+        ok
+    else
+        fail "$what: gpu differs from cpu"
+        diff "$T/cpu.txt" "$T/gpu.txt" | head -6 >&2
+    fi
+}
+
+for dt in float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64; do
+    for n in 1 31 33 8191 8192 8193 65537 1000003; do
+        case $dt in float*) kind=adversarial ;; *) kind=ints-extreme ;; esac
+        f="$T/$dt-$n.npy"
+        $PY "$REF" write $dt $n $kind $n "$f"
+        same_as_cpu "$dt n=$n" --op $ALL "$f"
+        case $dt in float*) same_as_cpu "$dt n=$n skipnan" --op $ALL --skipnan "$f" ;; esac
+    done
+done
+for dt in float32 float64 int32 uint8; do
+    f="$T/gen-$dt.npy"
+    "$GB" gen --dtype $dt --dist normal --shape 3000017 --seed 5 --no-compress -o "$f"
+    same_as_cpu "gen $dt" --op $ALL "$f"
+    same_as_cpu "gen $dt small chunks" --op $ALL --chunk 64k --streams 3 "$f"
+    same_as_cpu "gen $dt sum only" --op sum "$f"
+    same_as_cpu "gen $dt min only" --op min,argmax "$f"
+done
+f="$T/big.npy.gz"
+"$GB" gen --shape 20000000 --dist normal --seed 9 -o "$f"
+for opts in "--chunk 64k" "--chunk 1M --streams 2" "--chunk 256M" "--streams 16"; do
+    "$GB" reduce -q --backend cuda --op $ALL $opts "$f" >"$T/g1.txt"
+    "$GB" reduce -q --backend cpu --op $ALL "$f" >"$T/c1.txt"
+    check_files_same "gzip 2e7 with $opts" "$T/c1.txt" "$T/g1.txt"
+done
+
+check_error "bad device" "no CUDA device 99" "$GB" reduce --backend cuda --device 99 "$f"
+check_error "absurd chunk" "out of device memory" "$GB" reduce --backend cuda --chunk 100000G "$f"
+summary
