@@ -215,6 +215,11 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         rc = IO_ERR_NOMEM;
         goto out_free_sink;
     }
+    if (!*path) {
+        put_msg(errbuf, errlen, "%s", strerror(ENOENT));
+        rc = IO_ERR_OPEN;
+        goto out_free_buf;
+    }
     if (!strcmp(path, "-")) {
         s->fd = STDOUT_FILENO;
         *out = s;
@@ -372,7 +377,7 @@ static int rename_into_place(io_sink *s)
 int io_sink_commit(io_sink *s)
 {
     commit_msg[0] = '\0';
-    int rc = flush_buf(s);
+    int rc = s->err ? s->err : flush_buf(s);
     if (s->close_fd) {
         if (close(s->fd) < 0 && rc == 0)
             rc = set_error(s, IO_ERR_WRITE, "%s", strerror(errno));

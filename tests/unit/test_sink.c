@@ -195,7 +195,8 @@ static void test_refusals(void)
     CHECK(io_sink_open(&s, in_tmp("other.txt"), 0, ids, 2, err, sizeof(err)) == 0);
     io_sink_abort(s);
 
-    /* A directory, a missing directory. */
+    /* An empty name, a directory, a missing directory. */
+    CHECK(io_sink_open(&s, "", 1, NULL, 0, err, sizeof(err)) == IO_ERR_OPEN);
     CHECK(io_sink_open(&s, tmpdir, 1, NULL, 0, err, sizeof(err)) == IO_ERR_OPEN);
     CHECKF(strstr(err, "s a directory") != NULL, "%s", err);
     CHECK(io_sink_open(&s, in_tmp("nodir/x.bin"), 1, NULL, 0, err, sizeof(err)) == IO_ERR_OPEN);

@@ -1,0 +1,92 @@
+/* fuzz_reader.c - fuzz harness for the byte reader (plain and gzip).
+ *
+ * Reads the input through io_reader_open_mem in odd-sized pieces into a
+ * bounded buffer, stopping after OUT_CAP bytes so that highly compressed
+ * inputs stay fast. Plain input must come back unchanged; the status, and
+ * on success the bytes, must not depend on the piece sizes; errors must be
+ * sticky. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "io/reader.h"
+
+#define OUT_CAP ((uint64_t)64 << 20)
+#define PIECE_MAX 65536
+
+static uint8_t piece[PIECE_MAX];
+
+/* Stops the run on a broken invariant (a crash the fuzzer records). */
+static void require(int cond)
+{
+    if (!cond)
+        abort();
+}
+
+struct result {
+    int status;     /* 0, 1 when capped, or a negative io_error */
+    uint64_t len;
+    uint32_t crc;
+    int garbage;
+};
+
+/* Reads everything in pieces cycling through sizes; when plain, compares
+ * with the input. */
+static struct result read_all(const uint8_t *data, size_t size, const size_t *sizes,
+                              size_t nsizes)
+{
+    struct result res = {0, 0, (uint32_t)crc32(0L, Z_NULL, 0), 0};
+    io_reader *r;
+    char err[256];
+    int rc = io_reader_open_mem(&r, data, size, err, sizeof(err));
+    require(rc == 0);
+    int plain = !io_reader_compressed(r);
+    for (size_t i = 0;; i++) {
+        size_t want = sizes[i % nsizes];
+        ssize_t k = io_reader_read(r, piece, want);
+        if (k < 0) {
+            require(k == IO_ERR_TRUNCATED || k == IO_ERR_CORRUPT || k == IO_ERR_CRC ||
+                    k == IO_ERR_NOMEM);
+            require(io_reader_error(r)[0] != '\0');
+            require(io_reader_read(r, piece, 1) == k);
+            res.status = (int)k;
+            break;
+        }
+        require((size_t)k <= want);
+        if (plain)
+            require(res.len + (uint64_t)k <= size && !memcmp(piece, data + res.len, (size_t)k));
+        res.crc = (uint32_t)crc32(res.crc, piece, (uInt)k);
+        res.len += (uint64_t)k;
+        if ((size_t)k < want) {
+            require(io_reader_read(r, piece, want) == 0);
+            break;
+        }
+        if (res.len >= OUT_CAP) {
+            res.status = 1;
+            break;
+        }
+    }
+    if (plain && res.status == 0)
+        require(res.len == size);
+    require(io_reader_raw_offset(r) <= size);
+    res.garbage = io_reader_trailing_garbage(r);
+    io_reader_close(r);
+    return res;
+}
+
+/* Decodes data twice with different piece sizes and compares. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const size_t odd[] = {1, 3, 4097, 7, PIECE_MAX, 2};
+    static const size_t whole[] = {PIECE_MAX};
+    struct result a = read_all(data, size, odd, sizeof(odd) / sizeof(odd[0]));
+    if (a.status == 1 || a.len > ((uint64_t)1 << 20))
+        return 0;
+    struct result b = read_all(data, size, whole, 1);
+    require(a.status == b.status);
+    /* Bytes handed out before an error depend on the piece sizes. */
+    if (a.status == 0)
+        require(a.len == b.len && a.crc == b.crc && a.garbage == b.garbage);
+    return 0;
+}
