@@ -38,7 +38,10 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 # Virtual architectures per kernel family: compute_75 runs on every GPU CUDA 13
 # supports; add 90 for a family only when a Hopper-specific variant pays.
 REDUCE_ARCHS := 75
+PTX_OUT ?= ptx
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
+REDUCE_KERNELS := moments moments_sq extrema
+REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 
 LIB_SRC := $(wildcard runtime/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/ptx_table.o
@@ -47,6 +50,8 @@ PTX_FILES := $(sort $(wildcard ptx/*.ptx))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_TIME ?= 60
 
 .PHONY: all ptx test check tests install uninstall clean help asan ubsan fuzz
 .DEFAULT_GOAL := all
@@ -74,23 +79,42 @@ $(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(PTX_FILES)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-## ptx: regenerate ptx/*.ptx from ptx/*.cu (needs nvcc; commit the result)
+## ptx: regenerate ptx/*.ptx from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
 ptx:
+	$(Q)mkdir -p $(PTX_OUT) && rm -f $(PTX_OUT)/reduce_*.ptx
 	$(Q)for a in $(REDUCE_ARCHS); do for d in $(PTX_DTYPES); do \
-	  echo "  NVCC    ptx/reduce_$$d.compute_$$a.ptx"; \
-	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -ptx -o ptx/reduce_$$d.compute_$$a.ptx ptx/reduce.cu || exit 1; \
-	done; done
+	  ks="$(REDUCE_KERNELS)"; case $$d in f*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
+	  for k in $$ks; do \
+	    echo "  NVCC    $(PTX_OUT)/reduce_$${d}_$$k.compute_$$a.ptx"; \
+	    $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -DRD_KERNEL_$$k -ptx \
+	      -o $(PTX_OUT)/reduce_$${d}_$$k.compute_$$a.ptx ptx/reduce.cu || exit 1; \
+	done; done; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
 
-## tests: build the unit test programs
-tests: $(UNIT_BIN)
+# Fuzz harnesses linked with a replay driver: `make test` runs the corpus.
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
+
+## fuzz: run each libFuzzer harness for FUZZ_TIME seconds (needs clang)
+fuzz:
+	$(Q)for h in $(FUZZ_SRC); do n=$${h#tests/fuzz/fuzz_}; n=$${n%.c}; \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+	    -o $(BUILD)/libfuzzer_$$n $$h $(filter-out cli/%,$(LIB_SRC)) $(BUILD)/ptx_table.c -l:libz.a -ldl -lm -pthread || exit 1; \
+	  mkdir -p $(BUILD)/fuzz-new-$$n; \
+	  $(BUILD)/libfuzzer_$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-new-$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+## tests: build the unit test programs and fuzz replayers
+tests: $(UNIT_BIN) $(FUZZ_BIN)
 
 ## test: run unit and command-line tests (GPU tests too when a GPU is usable)
-test: gpubatch $(UNIT_BIN)
+test: gpubatch $(UNIT_BIN) $(FUZZ_BIN)
 	$(Q)BUILD=$(BUILD) sh tests/run.sh
 
 check: test

@@ -153,6 +153,55 @@ static int reduce_print(const reduce_opts *o, const char *name, const frame_info
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* Frees the engine and the pipeline buffers. */
+static void reduce_ctx_release(reduce_ctx *ctx)
+{
+    for (int i = 0; ctx->bufs && i < ctx->nslots; i++)
+        backend_host_free(&ctx->be, ctx->bufs[i]);
+    free(ctx->bufs);
+    ctx->bufs = NULL;
+    rd_engine_close(ctx->engine);
+    ctx->engine = NULL;
+    ctx->chunk = 0;
+}
+
+/* Makes sure the engine and buffers hold chunks of `want` bytes. Buffers are
+ * sized to the input (never above --chunk), so a small file does not pay for
+ * pinning a large ring. 0, or 1 after an error. */
+static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
+{
+    if (ctx->engine && ctx->chunk >= want)
+        return 0;
+    reduce_ctx_release(ctx);
+    if (rd_engine_open(&ctx->engine, &ctx->be, ctx->nslots, want) < 0) {
+        msg_error("%s", ctx->be.err);
+        return 1;
+    }
+    ctx->bufs = calloc((size_t)ctx->nslots, sizeof *ctx->bufs);
+    if (!ctx->bufs)
+        return msg_error("out of memory"), 1;
+    for (int i = 0; i < ctx->nslots; i++)
+        if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, want))) {
+            msg_error("%s", ctx->be.err);
+            return 1;
+        }
+    ctx->chunk = want;
+    return 0;
+}
+
+/* Chunk size for one input: --chunk, or less when the data is known to be
+ * smaller (always a whole number of tiles of any element type). */
+static size_t reduce_chunk_for(const reduce_opts *o, const frame_info *fi, const io_reader *r)
+{
+    uint64_t known = fi->data_bytes;
+    if (known == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
+        known = (uint64_t)io_reader_file_size(r);
+    size_t chunk = o->common.chunk;
+    if (known != UINT64_MAX && known < chunk)
+        chunk = (size_t)((known + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN);
+    return chunk ? chunk : CLI_CHUNK_ALIGN;
+}
+
 /* Streams one input through the engine; returns 0 or 1 (error printed). */
 static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
 {
@@ -176,6 +225,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
         goto out_close_reader;
     }
+    if (reduce_ctx_reserve(ctx, reduce_chunk_for(o, &fi, r)))
+        goto out_close_reader;
     if (pl_open(&pl, r, ctx->bufs, ctx->nslots, ctx->chunk, fi.prefix, fi.prefix_len,
                 fi.data_bytes) < 0) {
         msg_error("%s: cannot start the reader thread", name);
@@ -284,39 +335,6 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
     return -1;
 }
 
-/* Allocates the engine and the pipeline buffers; 0 or 1 after an error. */
-static int reduce_ctx_open(reduce_ctx *ctx, const reduce_opts *o)
-{
-    memset(ctx, 0, sizeof *ctx);
-    if (cli_open_backend(&o->common, &ctx->be))
-        return 1;
-    ctx->nslots = o->common.streams;
-    ctx->chunk = o->common.chunk;
-    if (rd_engine_open(&ctx->engine, &ctx->be, ctx->nslots, ctx->chunk) < 0) {
-        msg_error("%s", ctx->be.err);
-        return 1;
-    }
-    ctx->bufs = calloc((size_t)ctx->nslots, sizeof *ctx->bufs);
-    if (!ctx->bufs)
-        return msg_error("out of memory"), 1;
-    for (int i = 0; i < ctx->nslots; i++)
-        if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, ctx->chunk))) {
-            msg_error("%s", ctx->be.err);
-            return 1;
-        }
-    return 0;
-}
-
-/* Frees what reduce_ctx_open made. */
-static void reduce_ctx_close(reduce_ctx *ctx)
-{
-    for (int i = 0; ctx->bufs && i < ctx->nslots; i++)
-        backend_host_free(&ctx->be, ctx->bufs[i]);
-    free(ctx->bufs);
-    rd_engine_close(ctx->engine);
-    backend_close(&ctx->be);
-}
-
 /* Entry point of `gpubatch reduce`. */
 int cmd_reduce(int argc, char **argv)
 {
@@ -327,13 +345,16 @@ int cmd_reduce(int argc, char **argv)
     if (rc >= 0)
         return rc;
     reduce_ctx ctx;
-    int status = reduce_ctx_open(&ctx, &o);
+    memset(&ctx, 0, sizeof ctx);
+    ctx.nslots = o.common.streams;
+    int status = cli_open_backend(&o.common, &ctx.be);
     if (status == 0) {
         if (optind >= argc)
             status |= reduce_file(&ctx, &o, "-");
         for (int i = optind; i < argc; i++)
             status |= reduce_file(&ctx, &o, argv[i]);
     }
-    reduce_ctx_close(&ctx);
+    reduce_ctx_release(&ctx);
+    backend_close(&ctx.be);
     return status;
 }

@@ -1,5 +1,7 @@
-// reduce.cu - per-tile reduction kernels, compiled once per element type
-// (-DGB_DT_f32, -DGB_DT_i16, ...) into ptx/reduce_TYPE.compute_NN.ptx.
+// reduce.cu - per-tile reduction kernels, compiled once per element type and
+// kernel (-DGB_DT_f32 -DRD_KERNEL_extrema, ...) into
+// ptx/reduce_TYPE_KERNEL.compute_NN.ptx: small modules, so that a run
+// JIT-compiles only the kernels it launches.
 //
 // One block of RD_LANES threads reduces one tile of RD_TILE elements and
 // writes one rd_moments or rd_extrema record; the host (or rdk_fold_sums)
@@ -340,26 +342,32 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
         moments_tile<skipnan, sumsq>(x, n, out);                                             \
     }
 
+#if defined(RD_KERNEL_moments)
 RD_MOMENTS_KERNEL(rdk_moments, false, false)
+#elif defined(RD_KERNEL_moments_sq)
 RD_MOMENTS_KERNEL(rdk_moments_sq, false, true)
-#if RD_FLOAT
+#elif defined(RD_KERNEL_moments_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_skipnan, true, false)
+#elif defined(RD_KERNEL_moments_sq_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_sq_skipnan, true, true)
-#endif
-
+#elif defined(RD_KERNEL_extrema)
 extern "C" __global__ void __launch_bounds__(RD_LANES)
     rdk_extrema(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out)
 {
     extrema_tile<false>(x, n, first, out);
 }
-
-#if RD_FLOAT
+#elif defined(RD_KERNEL_extrema_skipnan) && RD_FLOAT
 extern "C" __global__ void __launch_bounds__(RD_LANES)
     rdk_extrema_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                        rd_extrema *__restrict__ out)
 {
     extrema_tile<true>(x, n, first, out);
 }
+#else
+#error "compile with -DRD_KERNEL_<name> (a skipnan kernel only for float types)"
+#endif
+
+#if RD_FLOAT && defined(RD_KERNEL_moments)
 
 #define RD_FOLD_SEG 2048u
 // Folds the float sums of n tile records into out->sum_lo with the pairwise

@@ -2,6 +2,8 @@
  * runs chunks on either backend. */
 #include "reduce.h"
 
+#include "backend.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -392,22 +394,17 @@ struct rd_engine {
     char err[2048];
 };
 
-/* Short dtype tag of the per-type PTX modules ("f32"). */
-static const char *rd_module_name(dt_type t)
+/* Name of the embedded module holding one kernel group for one type, e.g.
+ * "reduce_f32_extrema": modules are small so a run JIT-compiles only what it
+ * launches. */
+static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
 {
-    switch (t) {
-    case DT_F32: return "reduce_f32";
-    case DT_F64: return "reduce_f64";
-    case DT_I8: return "reduce_i8";
-    case DT_I16: return "reduce_i16";
-    case DT_I32: return "reduce_i32";
-    case DT_I64: return "reduce_i64";
-    case DT_U8: return "reduce_u8";
-    case DT_U16: return "reduce_u16";
-    case DT_U32: return "reduce_u32";
-    case DT_U64: return "reduce_u64";
-    default: return NULL;
-    }
+    static const char *const tags[DT_COUNT] = {
+        [DT_F32] = "f32", [DT_F64] = "f64", [DT_I8] = "i8",   [DT_I16] = "i16",
+        [DT_I32] = "i32", [DT_I64] = "i64", [DT_U8] = "u8",   [DT_U16] = "u16",
+        [DT_U32] = "u32", [DT_U64] = "u64",
+    };
+    snprintf(buf, len, "reduce_%s_%s", tags[t] ? tags[t] : "none", group);
 }
 
 /* Copies the GPU layer's error text into the engine. */
@@ -559,7 +556,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
                         uint64_t first, dt_type dtype, int skipnan, int want_sq)
 {
     gpu *g = e->be->gpu;
-    const char *mod = rd_module_name(dtype);
+    char mod[96];
     int fl = dt_is_float(dtype);
     int rc;
     CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->stream));
@@ -570,6 +567,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         char name[64];
         snprintf(name, sizeof name, "rdk_moments%s%s", want_sq ? "_sq" : "",
                  skipnan && fl ? "_skipnan" : "");
+        rd_module_name(mod, sizeof mod, dtype, name + 4);
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
@@ -581,6 +579,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     }
     if (s->use_e) {
         const char *name = skipnan && fl ? "rdk_extrema_skipnan" : "rdk_extrema";
+        rd_module_name(mod, sizeof mod, dtype, name + 4);
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);

@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
 #include "io/dtype.h"
 #include "ptx/reduce_math.h"
 
@@ -80,12 +79,14 @@ typedef struct {
 
 void rd_state_result(const rd_state *s, rd_result *r);
 
-/* Runs the tile kernels of chunks on a backend, one slot per chunk in flight. */
+/* Runs the tile kernels of chunks on a backend (runtime/backend.h), one slot
+ * per chunk in flight. */
+struct backend;
 typedef struct rd_engine rd_engine;
 
 /* Prepares nslots slots for chunks of at most chunk_elems elements of any
  * element size up to max_itemsize. */
-int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes);
+int rd_engine_open(rd_engine **out, struct backend *be, int nslots, size_t chunk_bytes);
 void rd_engine_close(rd_engine *e);
 
 /* Starts the reduction of nelem elements at host (a buffer from

@@ -38,14 +38,14 @@ for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
         --op sum,mean,max,argmax --skipnan "$work"/s1*.npy >>"$out/sanitizer-$tool.log" 2>&1
     st2=$?
-    note "sanitizer $tool: exit $st/$st2, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean summaries"
+    note "sanitizer $tool: exit $st/$st2, $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
 
 note "== kernel benchmark (data in device memory)"
 objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/cu.o build/io/dtype.o build/ptx_table.o"
 if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl \
     >"$out/bench_build.log" 2>&1; then
-    "$work/bench_reduce" ptx/reduce_f32.compute_75.ptx 30 >"$out/bench_reduce.txt" 2>&1
+    "$work/bench_reduce" ptx/reduce_f32_moments.compute_75.ptx 30 >"$out/bench_reduce.txt" 2>&1
     tee -a "$sum" <"$out/bench_reduce.txt"
 else
     note "bench_reduce build FAILED"
