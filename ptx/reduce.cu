@@ -54,7 +54,9 @@ typedef unsigned long long elem_t;
 #endif
 
 #define RD_V RD_VEC(sizeof(elem_t))
-#define RD_NV (RD_TILE / (RD_LANES * RD_V))
+#define RD_NV (RD_TILE / (RD_LANES * RD_V)) // vectors per lane per tile
+#define RD_BATCH (RD_NV < 16 ? RD_NV : 16)  // vectors loaded before use
+#define RD_FULL_MASK 0xffffffffu
 
 // Lane-local moments accumulator.
 struct lane_moments {
@@ -119,66 +121,35 @@ __device__ __forceinline__ void lane_add(lane_moments &m, elem_t x)
 #endif
 }
 
-// Folds a double over the block with the tree of rd_tile_tree(); the result
-// is valid in thread 0.
-__device__ __forceinline__ double block_tree(double v, double *smem)
+// The tree of rd_tile_tree() over the warp's lane values, with xor shuffles;
+// every lane ends with the root.
+__device__ __forceinline__ double warp_tree(double v)
 {
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (unsigned h = 16; h >= 1; h /= 2)
-        v = rd_add(v, __shfl_xor_sync(0xffffffffu, v, h));
-    if (lane == 0)
-        smem[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < RD_WARPS ? smem[lane] : -0.0;
-#pragma unroll
-        for (unsigned h = RD_WARPS / 2; h >= 1; h /= 2)
-            v = rd_add(v, __shfl_xor_sync(0xffffffffu, v, h));
-    }
-    __syncthreads();
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
+        v = rd_add(v, __shfl_xor_sync(RD_FULL_MASK, v, h));
     return v;
 }
 
-// Exact sum of a 128-bit value over the block; valid in thread 0.
-__device__ __forceinline__ rd_u128 block_sum_u128(rd_u128 v, rd_u64 *smem)
+// Exact sum of a 128-bit value over the warp.
+__device__ __forceinline__ rd_u128 warp_sum_u128(rd_u128 v)
 {
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (unsigned h = 16; h >= 1; h /= 2) {
-        rd_u64 lo = __shfl_xor_sync(0xffffffffu, (rd_u64)v, h);
-        rd_u64 hi = __shfl_xor_sync(0xffffffffu, (rd_u64)(v >> 64), h);
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2) {
+        rd_u64 lo = __shfl_xor_sync(RD_FULL_MASK, (rd_u64)v, h);
+        rd_u64 hi = __shfl_xor_sync(RD_FULL_MASK, (rd_u64)(v >> 64), h);
         v += ((rd_u128)hi << 64) | lo;
     }
-    if (lane == 0) {
-        smem[2 * warp] = (rd_u64)v;
-        smem[2 * warp + 1] = (rd_u64)(v >> 64);
-    }
-    __syncthreads();
-    rd_u128 total = 0;
-    if (threadIdx.x == 0)
-        for (unsigned w = 0; w < RD_WARPS; w++)
-            total += ((rd_u128)smem[2 * w + 1] << 64) | smem[2 * w];
-    __syncthreads();
-    return total;
+    return v;
 }
 
-// Sum of a small count over the block; valid in thread 0.
-__device__ __forceinline__ unsigned int block_count(unsigned int c, unsigned int *smem)
+// Sum of a small count over the warp.
+__device__ __forceinline__ unsigned int warp_count(unsigned int c)
 {
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (unsigned h = 16; h >= 1; h /= 2)
-        c += __shfl_xor_sync(0xffffffffu, c, h);
-    if (lane == 0)
-        smem[warp] = c;
-    __syncthreads();
-    unsigned int total = 0;
-    if (threadIdx.x == 0)
-        for (unsigned w = 0; w < RD_WARPS; w++)
-            total += smem[w];
-    __syncthreads();
-    return total;
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
+        c += __shfl_xor_sync(RD_FULL_MASK, c, h);
+    return c;
 }
 
 // One element vector as loaded.
@@ -187,20 +158,48 @@ union elem_vec {
     elem_t e[RD_V];
 };
 
-// Moments of tile blockIdx.x of x[0..n) into out[blockIdx.x].
+// Calls visit(element, index in tile) for every element of this warp's
+// tile in the lane's order: vectors lane, lane+32, ..., elements in order.
+// A full tile is read with 16-byte streaming loads, RD_BATCH vectors in
+// flight per lane; the last, partial tile element by element.
+template <class Visit>
+__device__ __forceinline__ void tile_visit(const elem_t *__restrict__ x, rd_u64 base,
+                                           rd_u64 avail, unsigned lane, Visit visit)
+{
+    if (avail >= RD_TILE) {
+        const uint4 *xv = reinterpret_cast<const uint4 *>(x + base);
+#pragma unroll
+        for (unsigned b = 0; b < RD_NV; b += RD_BATCH) {
+            elem_vec buf[RD_BATCH];
+#pragma unroll
+            for (unsigned j = 0; j < RD_BATCH; j++)
+                buf[j].raw = __ldcs(xv + lane + RD_LANES * (b + j));
+#pragma unroll
+            for (unsigned j = 0; j < RD_BATCH; j++)
+#pragma unroll
+                for (unsigned k = 0; k < RD_V; k++)
+                    visit(buf[j].e[k], (lane + RD_LANES * (b + j)) * RD_V + k);
+        }
+    } else {
+        for (unsigned j = 0; j < RD_NV; j++)
+            for (unsigned k = 0; k < RD_V; k++) {
+                unsigned i = (lane + RD_LANES * j) * RD_V + k;
+                if (i < avail)
+                    visit(x[base + i], i);
+            }
+    }
+}
+
+// Moments of this warp's tile of x[0..n) into out[tile].
 template <bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u64 n,
                                              rd_moments *__restrict__ out)
 {
-    // One scratch area for every block-wide fold; each fold ends with a barrier.
-    __shared__ rd_u64 smem[2 * RD_WARPS];
-    double *fsmem = reinterpret_cast<double *>(smem);
-    unsigned int *csmem = reinterpret_cast<unsigned int *>(smem);
-    rd_u64 *ismem = smem;
-    (void)ismem;
-    const unsigned t = threadIdx.x;
-    const rd_u64 tile = blockIdx.x;
+    const unsigned lane = threadIdx.x & 31;
+    const rd_u64 tile = (rd_u64)blockIdx.x * RD_WARPS_PER_BLOCK + (threadIdx.x >> 5);
     const rd_u64 base = tile * RD_TILE;
+    if (base >= n)
+        return; // the whole warp leaves together
     const rd_u64 avail = n - base;
     lane_moments m;
     m.fsum = -0.0;
@@ -208,61 +207,34 @@ __device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u6
     m.isum = 0;
     m.isq = 0;
     m.count = 0;
-
-    if (avail >= RD_TILE) {
-        const uint4 *xv = reinterpret_cast<const uint4 *>(x + base);
-        elem_vec buf[RD_NV];
-#pragma unroll
-        for (unsigned j = 0; j < RD_NV; j++)
-            buf[j].raw = __ldcs(xv + t + RD_LANES * j);
-#pragma unroll
-        for (unsigned j = 0; j < RD_NV; j++)
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                lane_add<SKIPNAN, SUMSQ>(m, buf[j].e[k]);
-    } else {
-        for (unsigned j = 0; j < RD_NV; j++)
-            for (unsigned k = 0; k < RD_V; k++) {
-                rd_u64 i = (rd_u64)(t + RD_LANES * j) * RD_V + k;
-                if (i < avail)
-                    lane_add<SKIPNAN, SUMSQ>(m, x[base + i]);
-            }
-    }
+    tile_visit(x, base, avail, lane, [&](elem_t v, unsigned) { lane_add<SKIPNAN, SUMSQ>(m, v); });
 
     rd_moments r;
     r.sum_hi = r.sq_hi = 0;
+    const rd_u64 full = avail < RD_TILE ? avail : RD_TILE;
 #if RD_FLOAT
-    double s = block_tree(m.fsum, fsmem);
-    double q = SUMSQ ? block_tree(m.fsq, fsmem) : -0.0;
-    unsigned int c = SKIPNAN ? block_count(m.count, csmem) : 0;
-    if (t == 0) {
-        r.sum_lo = (rd_u64)__double_as_longlong(s);
-        r.sq_lo = (rd_u64)__double_as_longlong(q);
-        r.count = SKIPNAN ? c : (avail < RD_TILE ? avail : RD_TILE);
-        out[tile] = r;
-    }
+    double s = warp_tree(m.fsum);
+    double q = SUMSQ ? warp_tree(m.fsq) : -0.0;
+    unsigned int c = SKIPNAN ? warp_count(m.count) : 0;
+    r.sum_lo = (rd_u64)__double_as_longlong(s);
+    r.sq_lo = (rd_u64)__double_as_longlong(q);
+    r.count = SKIPNAN ? c : full;
 #else
-    rd_u128 s = block_sum_u128(m.isum, ismem);
+    rd_u128 s = warp_sum_u128(m.isum);
+    r.sum_lo = (rd_u64)s;
+    r.sum_hi = (rd_u64)(s >> 64);
 #if RD_WIDE_INT
-    double q = SUMSQ ? block_tree(m.fsq, fsmem) : -0.0;
+    double q = SUMSQ ? warp_tree(m.fsq) : -0.0;
+    r.sq_lo = (rd_u64)__double_as_longlong(q);
 #else
-    rd_u128 q = SUMSQ ? block_sum_u128(m.isq, ismem) : 0;
+    rd_u128 q = SUMSQ ? warp_sum_u128(m.isq) : 0;
+    r.sq_lo = (rd_u64)q;
+    r.sq_hi = (rd_u64)(q >> 64);
 #endif
-    (void)csmem;
-    (void)fsmem;
-    if (t == 0) {
-        r.sum_lo = (rd_u64)s;
-        r.sum_hi = (rd_u64)(s >> 64);
-#if RD_WIDE_INT
-        r.sq_lo = (rd_u64)__double_as_longlong(q);
-#else
-        r.sq_lo = (rd_u64)q;
-        r.sq_hi = (rd_u64)(q >> 64);
+    r.count = full;
 #endif
-        r.count = avail < RD_TILE ? avail : RD_TILE;
+    if (lane == 0)
         out[tile] = r;
-    }
-#endif
 }
 
 // Adds one element to a lane's extrema.
@@ -281,62 +253,36 @@ __device__ __forceinline__ void lane_extrema(rd_extrema &e, elem_t x, rd_u64 idx
     rd_max_update(&e.max_key, &e.max_idx, k, idx);
 }
 
-// Extrema of tile blockIdx.x of x[0..n) into out[blockIdx.x]; indices are
-// global (first is the global index of x[0]).
+// Extrema of this warp's tile of x[0..n) into out[tile]; indices are global
+// (first is the global index of x[0]).
 template <bool SKIPNAN>
 __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                                              rd_extrema *__restrict__ out)
 {
-    __shared__ rd_extrema esmem[RD_WARPS];
-    const unsigned t = threadIdx.x;
-    const rd_u64 tile = blockIdx.x;
+    const unsigned lane = threadIdx.x & 31;
+    const rd_u64 tile = (rd_u64)blockIdx.x * RD_WARPS_PER_BLOCK + (threadIdx.x >> 5);
     const rd_u64 base = tile * RD_TILE;
-    const rd_u64 avail = n - base;
+    if (base >= n)
+        return;
+    const rd_u64 g = first + base;
     rd_extrema e = rd_extrema_empty();
-
-    if (avail >= RD_TILE) {
-        const uint4 *xv = reinterpret_cast<const uint4 *>(x + base);
-        elem_vec buf[RD_NV];
+    tile_visit(x, base, n - base, lane,
+               [&](elem_t v, unsigned i) { lane_extrema<SKIPNAN>(e, v, g + i); });
 #pragma unroll
-        for (unsigned j = 0; j < RD_NV; j++)
-            buf[j].raw = __ldcs(xv + t + RD_LANES * j);
-#pragma unroll
-        for (unsigned j = 0; j < RD_NV; j++)
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                lane_extrema<SKIPNAN>(e, buf[j].e[k],
-                                      first + base + (rd_u64)(t + RD_LANES * j) * RD_V + k);
-    } else {
-        for (unsigned j = 0; j < RD_NV; j++)
-            for (unsigned k = 0; k < RD_V; k++) {
-                rd_u64 i = (rd_u64)(t + RD_LANES * j) * RD_V + k;
-                if (i < avail)
-                    lane_extrema<SKIPNAN>(e, x[base + i], first + base + i);
-            }
-    }
-
-    unsigned lane = t & 31, warp = t >> 5;
-#pragma unroll
-    for (unsigned h = 16; h >= 1; h /= 2) {
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2) {
         rd_extrema o;
-        o.min_key = __shfl_xor_sync(0xffffffffu, e.min_key, h);
-        o.min_idx = __shfl_xor_sync(0xffffffffu, e.min_idx, h);
-        o.max_key = __shfl_xor_sync(0xffffffffu, e.max_key, h);
-        o.max_idx = __shfl_xor_sync(0xffffffffu, e.max_idx, h);
+        o.min_key = __shfl_xor_sync(RD_FULL_MASK, e.min_key, h);
+        o.min_idx = __shfl_xor_sync(RD_FULL_MASK, e.min_idx, h);
+        o.max_key = __shfl_xor_sync(RD_FULL_MASK, e.max_key, h);
+        o.max_idx = __shfl_xor_sync(RD_FULL_MASK, e.max_idx, h);
         rd_extrema_merge(&e, &o);
     }
     if (lane == 0)
-        esmem[warp] = e;
-    __syncthreads();
-    if (t == 0) {
-        for (unsigned w = 1; w < RD_WARPS; w++)
-            rd_extrema_merge(&e, &esmem[w]);
         out[tile] = e;
-    }
 }
 
 #define RD_MOMENTS_KERNEL(name, skipnan, sumsq)                                              \
-    extern "C" __global__ void __launch_bounds__(RD_LANES)                                   \
+    extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)                    \
         name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out) \
     {                                                                                        \
         moments_tile<skipnan, sumsq>(x, n, out);                                             \
@@ -351,13 +297,13 @@ RD_MOMENTS_KERNEL(rdk_moments_skipnan, true, false)
 #elif defined(RD_KERNEL_moments_sq_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_sq_skipnan, true, true)
 #elif defined(RD_KERNEL_extrema)
-extern "C" __global__ void __launch_bounds__(RD_LANES)
+extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)
     rdk_extrema(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out)
 {
     extrema_tile<false>(x, n, first, out);
 }
 #elif defined(RD_KERNEL_extrema_skipnan) && RD_FLOAT
-extern "C" __global__ void __launch_bounds__(RD_LANES)
+extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)
     rdk_extrema_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                        rd_extrema *__restrict__ out)
 {
@@ -368,44 +314,29 @@ extern "C" __global__ void __launch_bounds__(RD_LANES)
 #endif
 
 #if RD_FLOAT && defined(RD_KERNEL_moments)
-
-#define RD_FOLD_SEG 2048u
-// Folds the float sums of n tile records into out->sum_lo with the pairwise
-// tree over tile indices (padded with -0.0), the same value the host's
-// rd_tree gives; scratch holds ceil(n / RD_FOLD_SEG) doubles. One block of
-// 1024 threads. Used when a whole array is reduced on the device.
+#define RD_FOLD_SEG 4096u
+// Folds the doubles at in + i*stride (i < n), in aligned segments of
+// RD_FOLD_SEG padded with -0.0, into out[blockIdx.x]: one level of the
+// pairwise tree over tile sums that rd_tree computes on the host. Launched
+// with 1024 threads per block, repeatedly, until one value is left; used
+// when a whole array is reduced on the device.
 extern "C" __global__ void __launch_bounds__(1024)
-    rdk_fold_sums(const rd_moments *__restrict__ in, rd_u64 n, double *scratch, double *out)
+    rdk_fold_sums(const char *__restrict__ in, rd_u64 n, rd_u64 stride, double *__restrict__ out)
 {
     __shared__ double s[RD_FOLD_SEG];
     const unsigned t = threadIdx.x;
-    bool first_level = true;
-    rd_u64 len = n;
-    do {
-        rd_u64 nseg = (len + RD_FOLD_SEG - 1) / RD_FOLD_SEG;
-        for (rd_u64 seg = 0; seg < nseg; seg++) {
-            for (unsigned k = t; k < RD_FOLD_SEG; k += 1024) {
-                rd_u64 i = seg * RD_FOLD_SEG + k;
-                double v = -0.0;
-                if (i < len)
-                    v = first_level ? __longlong_as_double((long long)in[i].sum_lo) : scratch[i];
-                s[k] = v;
-            }
-            __syncthreads();
-            for (unsigned h = 1; h < RD_FOLD_SEG; h *= 2) {
-                unsigned i = t * 2 * h;
-                if (i < RD_FOLD_SEG)
-                    s[i] = rd_add(s[i], s[i + h]);
-                __syncthreads();
-            }
-            if (t == 0)
-                scratch[seg] = s[0];
-            __syncthreads();
-        }
-        first_level = false;
-        len = nseg;
-    } while (len > 1);
+    const rd_u64 base = (rd_u64)blockIdx.x * RD_FOLD_SEG;
+    for (unsigned k = t; k < RD_FOLD_SEG; k += 1024) {
+        rd_u64 i = base + k;
+        s[k] = i < n ? *reinterpret_cast<const double *>(in + i * stride) : -0.0;
+    }
+    __syncthreads();
+    for (unsigned h = 1; h < RD_FOLD_SEG; h *= 2) {
+        for (unsigned i = t * 2 * h; i < RD_FOLD_SEG; i += 1024 * 2 * h)
+            s[i] = rd_add(s[i], s[i + h]);
+        __syncthreads();
+    }
     if (t == 0)
-        *out = n ? scratch[0] : -0.0;
+        out[blockIdx.x] = s[0];
 }
 #endif

@@ -5,14 +5,14 @@
  * The order of every floating-point addition is fixed by the global element
  * index, never by the launch shape:
  *  - the array is cut into tiles of RD_TILE elements at multiples of RD_TILE;
- *  - inside a tile, lane t (0..255) owns the 16-byte vectors t, t+256,
- *    t+512, ... (RD_VEC(size) elements each) and adds their elements in index
- *    order into one double that starts at -0.0 (the exact identity of IEEE
+ *    one GPU warp reduces one tile;
+ *  - inside a tile, lane t (0..31) owns the 16-byte vectors t, t+32, t+64,
+ *    ... (RD_VEC(size) elements each) and adds their elements in index order
+ *    into one double that starts at -0.0 (the exact identity of IEEE
  *    addition: x + -0.0 == x for every x, zeros included);
- *  - the 256 lane sums are folded by rd_tile_tree(): within each warp of 32
- *    lanes v[l] += v[l+h] for h = 16, 8, 4, 2, 1, then over the 8 warp sums
- *    for h = 4, 2, 1 (the GPU does this with xor shuffles, whose results are
- *    the same because IEEE addition is commutative);
+ *  - the 32 lane sums are folded by rd_tile_tree(): v[l] += v[l+h] for
+ *    h = 16, 8, 4, 2, 1 (the GPU does this with xor shuffles, whose results
+ *    are the same because IEEE addition is commutative);
  *  - tile sums are combined by a pairwise tree over tile indices, padded
  *    with -0.0 to a power of two (rd_tree_push/rd_tree_finish on the host).
  * Integer sums are exact (128-bit), minima and maxima are associative with
@@ -33,9 +33,9 @@ typedef int64_t rd_i64;
 
 typedef unsigned __int128 rd_u128;
 
-#define RD_TILE 8192u     /* elements per tile */
-#define RD_LANES 256u     /* lanes (GPU threads) per tile */
-#define RD_WARPS 8u       /* RD_LANES / 32 */
+#define RD_TILE 2048u     /* elements per tile */
+#define RD_LANES 32u      /* lanes (the threads of one warp) per tile */
+#define RD_WARPS_PER_BLOCK 8u /* tiles per GPU block of the tile kernels */
 #define RD_VEC(size) (16u / (size)) /* elements per 16-byte vector */
 #define RD_NO_INDEX (~(rd_u64)0)
 
@@ -146,19 +146,9 @@ GB_HD double rd_add(double a, double b)
  * shuffles (lane l and l^h both get v[l] + v[l^h], equal by commutativity). */
 GB_HD void rd_tile_tree(double *v)
 {
-    for (unsigned w = 0; w < RD_WARPS; w++) {
-        double *lane = v + 32 * w;
-        for (unsigned h = 16; h >= 1; h /= 2)
-            for (unsigned l = 0; l < h; l++)
-                lane[l] = rd_add(lane[l], lane[l + h]);
-    }
-    double warp[RD_WARPS];
-    for (unsigned w = 0; w < RD_WARPS; w++)
-        warp[w] = v[32 * w];
-    for (unsigned h = RD_WARPS / 2; h >= 1; h /= 2)
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
         for (unsigned l = 0; l < h; l++)
-            warp[l] = rd_add(warp[l], warp[l + h]);
-    v[0] = warp[0];
+            v[l] = rd_add(v[l], v[l + h]);
 }
 
 #endif

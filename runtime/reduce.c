@@ -560,7 +560,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     int fl = dt_is_float(dtype);
     int rc;
     CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->stream));
-    unsigned grid = (unsigned)s->ntiles;
+    unsigned grid = (unsigned)((s->ntiles + RD_WARPS_PER_BLOCK - 1) / RD_WARPS_PER_BLOCK);
     unsigned long long n64 = nelem, first64 = first;
     s->kernel_names[0] = 0;
     if (s->use_m) {
@@ -572,7 +572,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
         void *params[] = {&s->dx, &n64, &first64, &s->dm};
-        if ((rc = gpu_launch(g, f, name, grid, RD_LANES, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS_PER_BLOCK * 32, s->stream, params)) < 0)
             return rd_gpu_error(e, rc);
         snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
         CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->stream));
@@ -584,7 +584,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
         void *params[] = {&s->dx, &n64, &first64, &s->de};
-        if ((rc = gpu_launch(g, f, name, grid, RD_LANES, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS_PER_BLOCK * 32, s->stream, params)) < 0)
             return rd_gpu_error(e, rc);
         size_t used = strlen(s->kernel_names);
         snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",

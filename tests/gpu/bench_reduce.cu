@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     CHECK_RT(cudaMalloc(&dcopy, nmax * 4));
     CHECK_RT(cudaMalloc(&dcub, 4));
     CHECK_RT(cudaMalloc(&dpart, maxtiles * sizeof(rd_moments)));
-    CHECK_RT(cudaMalloc(&dscratch, (maxtiles / 2048 + 2) * 8));
+    CHECK_RT(cudaMalloc(&dscratch, 2 * (maxtiles / 4096 + 2) * 8));
     CHECK_RT(cudaMalloc(&dout, 8));
     CHECK_RT(cudaMemcpy(dx, host.data(), nmax * 4, cudaMemcpyHostToDevice));
 
@@ -130,12 +130,27 @@ int main(int argc, char **argv)
     for (size_t n = (size_t)1 << 22; n <= nmax; n <<= 2) {
         unsigned long long n64 = n, first = 0;
         unsigned ntiles = (unsigned)((n + RD_TILE - 1) / RD_TILE);
-        unsigned long long nt64 = ntiles;
+        unsigned blocks = (ntiles + RD_WARPS_PER_BLOCK - 1) / RD_WARPS_PER_BLOCK;
         void *pm[] = {&dx, &n64, &first, &dpart};
-        void *pf[] = {&dpart, &nt64, &dscratch, &dout};
+        // The fold levels: tile records (stride 40) into segment sums, then
+        // segment sums (stride 8) until one value is left.
         auto ours = [&] {
-            cuLaunchKernel(kmom, ntiles, 1, 1, RD_LANES, 1, 1, 0, 0, pm, NULL);
-            cuLaunchKernel(kfold, 1, 1, 1, 1024, 1, 1, 0, 0, pf, NULL);
+            cuLaunchKernel(kmom, blocks, 1, 1, RD_WARPS_PER_BLOCK * 32, 1, 1, 0, 0, pm, NULL);
+            unsigned long long len = ntiles, stride = sizeof(rd_moments);
+            const void *src = dpart;
+            double *dst = dscratch;
+            for (;;) {
+                unsigned nb = (unsigned)((len + 4095) / 4096);
+                double *target = nb == 1 ? dout : dst;
+                void *pf[] = {&src, &len, &stride, &target};
+                cuLaunchKernel(kfold, nb, 1, 1, 1024, 1, 1, 0, 0, pf, NULL);
+                if (nb == 1)
+                    break;
+                src = dst;
+                dst = (dst == dscratch) ? dscratch + (maxtiles / 4096 + 2) : dscratch;
+                len = nb;
+                stride = 8;
+            }
         };
         size_t temp_bytes = 0;
         cub::DeviceReduce::Sum(NULL, temp_bytes, dx, dcub, (int)n);

@@ -41,6 +41,14 @@ for tool in memcheck racecheck initcheck synccheck; do
     note "sanitizer $tool: exit $st/$st2, $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
 
+note "== kernel resources (ptxas for sm_90 from the embedded PTX)"
+for k in f32_moments f32_extrema f64_moments; do
+    ptxas -arch=sm_90 -v -o "$work/$k.cubin" "ptx/reduce_$k.compute_75.ptx" 2>&1 | grep -E 'registers|spill' | tr '\n' ' ' | sed "s/^/$k: /" | tee -a "$sum"
+    echo | tee -a "$sum"
+    cuobjdump -sass "$work/$k.cubin" >"$out/sass-$k.txt" 2>&1
+    note "$k: $(grep -cE 'LDG' "$out/sass-$k.txt") LDG, first conversion after $(awk '/F2F|I2F/{print NR; exit}' "$out/sass-$k.txt") lines, last LDG at $(grep -nE 'LDG' "$out/sass-$k.txt" | tail -1 | cut -d: -f1)"
+done
+
 note "== kernel benchmark (data in device memory)"
 objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/cu.o build/io/dtype.o build/ptx_table.o"
 if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl \
@@ -75,6 +83,10 @@ t_ours_raw=$(secs ./gpubatch reduce -q --backend cuda --op sum "$work/e2e.npy")
 t_ours_raw2=$(secs ./gpubatch reduce -q --backend cuda --op sum "$work/e2e.npy")
 ./gpubatch gen --shape 1000 --no-compress -o "$work/tiny.npy" -f
 t_tiny=$(secs ./gpubatch reduce -q --backend cuda "$work/tiny.npy")
+./gpubatch reduce -v --backend cuda --op sum "$work/e2e.npy" >"$out/e2e-verbose.txt" 2>&1
+./gpubatch reduce -v --backend cuda --op sum,min,max "$work/e2e.npy.gz" >>"$out/e2e-verbose.txt" 2>&1
+./gpubatch reduce -v --backend cuda --op sum --chunk 128M "$work/e2e.npy" >>"$out/e2e-verbose.txt" 2>&1
+grep 'GB/s' "$out/e2e-verbose.txt" | tee -a "$sum"
 h2d=$(grep 'pinned H2D' "$out/bench_reduce.txt" | awk '{print $(NF-1)}')
 awk -v gz="$gz_bytes" -v raw="$raw_bytes" -v tg="$t_gzip" -v to="$t_ours_gz" -v tr="$t_ours_raw2" \
     -v tt="$t_tiny" -v h2d="$h2d" '
