@@ -16,7 +16,7 @@
 
 #define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
 #define CLI_DEFAULT_STREAMS 4
-#define CLI_CHUNK_ALIGN ((size_t)64 << 10) /* a whole number of tiles of any type */
+#define CLI_CHUNK_ALIGN ((size_t)128 << 10) /* a whole number of tiles of any type */
 
 typedef struct {
     backend_kind backend;

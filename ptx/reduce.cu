@@ -54,7 +54,7 @@ typedef unsigned long long elem_t;
 #endif
 
 #define RD_V RD_VEC(sizeof(elem_t))
-#define RD_NV (RD_TILE / (RD_LANES * RD_V)) // vectors per lane per tile
+#define RD_NV (RD_SUBTILE / (RD_LANES * RD_V)) // vectors per lane per sub-tile
 #define RD_BATCH (RD_NV < 16 ? RD_NV : 16)  // vectors loaded before use
 #define RD_FULL_MASK 0xffffffffu
 
@@ -121,8 +121,8 @@ __device__ __forceinline__ void lane_add(lane_moments &m, elem_t x)
 #endif
 }
 
-// The tree of rd_tile_tree() over the warp's lane values, with xor shuffles;
-// every lane ends with the root.
+// The tree of rd_subtile_tree() over the warp's lane values, with xor
+// shuffles; every lane ends with the root.
 __device__ __forceinline__ double warp_tree(double v)
 {
 #pragma unroll
@@ -158,15 +158,15 @@ union elem_vec {
     elem_t e[RD_V];
 };
 
-// Calls visit(element, index in tile) for every element of this warp's
-// tile in the lane's order: vectors lane, lane+32, ..., elements in order.
+// Calls visit(element, index in sub-tile) for every element of this warp's
+// sub-tile in the lane's order: vectors lane, lane+32, ..., elements in order.
 // A full tile is read with 16-byte streaming loads, RD_BATCH vectors in
-// flight per lane; the last, partial tile element by element.
+// flight per lane; a partial sub-tile element by element.
 template <class Visit>
 __device__ __forceinline__ void tile_visit(const elem_t *__restrict__ x, rd_u64 base,
                                            rd_u64 avail, unsigned lane, Visit visit)
 {
-    if (avail >= RD_TILE) {
+    if (avail >= RD_SUBTILE) {
         const uint4 *xv = reinterpret_cast<const uint4 *>(x + base);
 #pragma unroll
         for (unsigned b = 0; b < RD_NV; b += RD_BATCH) {
@@ -190,51 +190,177 @@ __device__ __forceinline__ void tile_visit(const elem_t *__restrict__ x, rd_u64 
     }
 }
 
-// Moments of this warp's tile of x[0..n) into out[tile].
+// rd_warps_tree() over the warps' values in smem[0..RD_WARPS), computed by
+// lanes 0..RD_WARPS-1 of warp 0 with down shuffles; lane 0 gets the root.
+__device__ __forceinline__ double warps_tree(const double *smem, unsigned lane)
+{
+    double v = lane < RD_WARPS ? smem[lane] : -0.0;
+#pragma unroll
+    for (unsigned h = 1; h < RD_WARPS; h *= 2)
+        v = rd_add(v, __shfl_down_sync(RD_FULL_MASK, v, h));
+    return v;
+}
+
+// Where this warp's sub-tile starts, and how many elements it has (0 past n).
+__device__ __forceinline__ rd_u64 subtile_avail(rd_u64 n, rd_u64 *base)
+{
+    *base = (rd_u64)blockIdx.x * RD_TILE + (threadIdx.x >> 5) * RD_SUBTILE;
+    return *base < n ? n - *base : 0;
+}
+
+#if RD_FLOAT
+// The pairwise tree over the doubles get(0..RD_FOLD_SEG) (indices past
+// count are -0.0), by one block of RD_WARPS warps: 16 adjacent values per
+// thread in registers, then down shuffles, then the warp sums. Thread 0
+// gets the root.
+template <class Get>
+__device__ __forceinline__ double block_fold_seg(unsigned count, Get get, double *smem)
+{
+    constexpr unsigned per = RD_FOLD_SEG / (RD_WARPS * 32);
+    const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    double v[per];
+#pragma unroll
+    for (unsigned k = 0; k < per; k++)
+        v[k] = t * per + k < count ? get(t * per + k) : -0.0;
+#pragma unroll
+    for (unsigned h = 1; h < per; h *= 2)
+#pragma unroll
+        for (unsigned k = 0; k < per; k += 2 * h)
+            v[k] = rd_add(v[k], v[k + h]);
+    double r = v[0];
+#pragma unroll
+    for (unsigned h = 1; h < 32; h *= 2)
+        r = rd_add(r, __shfl_down_sync(RD_FULL_MASK, r, h));
+    if (lane == 0)
+        smem[warp] = r;
+    __syncthreads();
+    r = warp == 0 ? warps_tree(smem, lane) : 0.0;
+    __syncthreads();
+    return r;
+}
+
+// After this block wrote its tile record: if it is the last of its segment
+// to finish, fold the segment; if that segment is the last, fold them all.
+__device__ void tile_fold(const rd_moments *out, rd_u64 ntiles, rd_fold_ctl fold)
+{
+    __shared__ double smem[RD_WARPS];
+    __shared__ bool last;
+    const unsigned seg = blockIdx.x / RD_FOLD_SEG;
+    const rd_u64 nseg = (ntiles + RD_FOLD_SEG - 1) / RD_FOLD_SEG;
+    const rd_u64 seg_base = (rd_u64)seg * RD_FOLD_SEG;
+    const unsigned in_seg = (unsigned)(ntiles - seg_base < RD_FOLD_SEG ? ntiles - seg_base : RD_FOLD_SEG);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicAdd(&fold.seg_count[seg], 1u) == in_seg - 1;
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    double s = block_fold_seg(
+        in_seg,
+        [&](unsigned i) { return __longlong_as_double((long long)__ldcg(&out[seg_base + i].sum_lo)); },
+        smem);
+    if (threadIdx.x == 0) {
+        fold.seg_sum[seg] = s;
+        fold.seg_count[seg] = 0;
+        __threadfence();
+        last = atomicAdd(fold.top_count, 1u) == nseg - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    double r = block_fold_seg((unsigned)nseg, [&](unsigned i) { return __ldcg(&fold.seg_sum[i]); }, smem);
+    if (threadIdx.x == 0) {
+        *fold.result = r;
+        *fold.top_count = 0;
+    }
+}
+#endif
+
+// Moments of tile blockIdx.x of x[0..n) into out[blockIdx.x].
 template <bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u64 n,
-                                             rd_moments *__restrict__ out)
+                                             rd_moments *__restrict__ out, rd_fold_ctl fold)
 {
-    const unsigned lane = threadIdx.x & 31;
-    const rd_u64 tile = (rd_u64)blockIdx.x * RD_WARPS_PER_BLOCK + (threadIdx.x >> 5);
-    const rd_u64 base = tile * RD_TILE;
-    if (base >= n)
-        return; // the whole warp leaves together
-    const rd_u64 avail = n - base;
+    __shared__ double fs[RD_WARPS], fq[RD_WARPS];
+    __shared__ rd_u128 is[RD_WARPS], iq[RD_WARPS];
+    __shared__ unsigned int cs[RD_WARPS];
+    (void)fs, (void)fq, (void)is, (void)iq, (void)cs; // each type uses some
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    rd_u64 base;
+    const rd_u64 avail = subtile_avail(n, &base);
     lane_moments m;
     m.fsum = -0.0;
     m.fsq = -0.0;
     m.isum = 0;
     m.isq = 0;
     m.count = 0;
-    tile_visit(x, base, avail, lane, [&](elem_t v, unsigned) { lane_add<SKIPNAN, SUMSQ>(m, v); });
-
+    if (avail)
+        tile_visit(x, base, avail, lane, [&](elem_t v, unsigned) { lane_add<SKIPNAN, SUMSQ>(m, v); });
+#if RD_FLOAT || RD_WIDE_INT
+    double q = SUMSQ ? warp_tree(m.fsq) : -0.0;
+#endif
+#if RD_FLOAT
+    double sum = warp_tree(m.fsum);
+    unsigned int c = SKIPNAN ? warp_count(m.count) : 0;
+#else
+    rd_u128 sum = warp_sum_u128(m.isum);
+#if !RD_WIDE_INT
+    rd_u128 q = SUMSQ ? warp_sum_u128(m.isq) : 0;
+#endif
+#endif
+    if (lane == 0) {
+#if RD_FLOAT
+        fs[warp] = sum;
+        cs[warp] = c;
+#else
+        is[warp] = sum;
+#endif
+#if RD_FLOAT || RD_WIDE_INT
+        fq[warp] = q;
+#else
+        iq[warp] = q;
+#endif
+    }
+    __syncthreads();
     rd_moments r;
     r.sum_hi = r.sq_hi = 0;
-    const rd_u64 full = avail < RD_TILE ? avail : RD_TILE;
+    const rd_u64 tile_avail = n - (rd_u64)blockIdx.x * RD_TILE;
+    r.count = tile_avail < RD_TILE ? tile_avail : RD_TILE;
 #if RD_FLOAT
-    double s = warp_tree(m.fsum);
-    double q = SUMSQ ? warp_tree(m.fsq) : -0.0;
-    unsigned int c = SKIPNAN ? warp_count(m.count) : 0;
-    r.sum_lo = (rd_u64)__double_as_longlong(s);
-    r.sq_lo = (rd_u64)__double_as_longlong(q);
-    r.count = SKIPNAN ? c : full;
+    r.sum_lo = (rd_u64)__double_as_longlong(warps_tree(fs, lane));
+    if (SKIPNAN) {
+        unsigned int total = 0;
+        for (unsigned w = 0; w < RD_WARPS; w++)
+            total += cs[w];
+        r.count = total;
+    }
 #else
-    rd_u128 s = warp_sum_u128(m.isum);
-    r.sum_lo = (rd_u64)s;
-    r.sum_hi = (rd_u64)(s >> 64);
-#if RD_WIDE_INT
-    double q = SUMSQ ? warp_tree(m.fsq) : -0.0;
-    r.sq_lo = (rd_u64)__double_as_longlong(q);
+    rd_u128 total = 0;
+    for (unsigned w = 0; w < RD_WARPS; w++)
+        total += is[w];
+    r.sum_lo = (rd_u64)total;
+    r.sum_hi = (rd_u64)(total >> 64);
+#endif
+#if RD_FLOAT || RD_WIDE_INT
+    r.sq_lo = (rd_u64)__double_as_longlong(SUMSQ ? warps_tree(fq, lane) : -0.0);
 #else
-    rd_u128 q = SUMSQ ? warp_sum_u128(m.isq) : 0;
-    r.sq_lo = (rd_u64)q;
-    r.sq_hi = (rd_u64)(q >> 64);
+    rd_u128 qt = 0;
+    for (unsigned w = 0; w < RD_WARPS; w++)
+        qt += iq[w];
+    r.sq_lo = (rd_u64)qt;
+    r.sq_hi = (rd_u64)(qt >> 64);
 #endif
-    r.count = full;
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = r;
+#if RD_FLOAT
+    if (fold.result) { // uniform over the block: a kernel argument
+        __syncthreads();
+        tile_fold(out, gridDim.x, fold);
+    }
 #endif
-    if (lane == 0)
-        out[tile] = r;
 }
 
 // Adds one element to a lane's extrema.
@@ -253,21 +379,21 @@ __device__ __forceinline__ void lane_extrema(rd_extrema &e, elem_t x, rd_u64 idx
     rd_max_update(&e.max_key, &e.max_idx, k, idx);
 }
 
-// Extrema of this warp's tile of x[0..n) into out[tile]; indices are global
-// (first is the global index of x[0]).
+// Extrema of tile blockIdx.x of x[0..n) into out[blockIdx.x]; indices are
+// global (first is the global index of x[0]).
 template <bool SKIPNAN>
 __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                                              rd_extrema *__restrict__ out)
 {
-    const unsigned lane = threadIdx.x & 31;
-    const rd_u64 tile = (rd_u64)blockIdx.x * RD_WARPS_PER_BLOCK + (threadIdx.x >> 5);
-    const rd_u64 base = tile * RD_TILE;
-    if (base >= n)
-        return;
+    __shared__ rd_extrema es[RD_WARPS];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    rd_u64 base;
+    const rd_u64 avail = subtile_avail(n, &base);
     const rd_u64 g = first + base;
     rd_extrema e = rd_extrema_empty();
-    tile_visit(x, base, n - base, lane,
-               [&](elem_t v, unsigned i) { lane_extrema<SKIPNAN>(e, v, g + i); });
+    if (avail)
+        tile_visit(x, base, avail, lane,
+                   [&](elem_t v, unsigned i) { lane_extrema<SKIPNAN>(e, v, g + i); });
 #pragma unroll
     for (unsigned h = RD_LANES / 2; h >= 1; h /= 2) {
         rd_extrema o;
@@ -278,14 +404,21 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
         rd_extrema_merge(&e, &o);
     }
     if (lane == 0)
-        out[tile] = e;
+        es[warp] = e;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned w = 1; w < RD_WARPS; w++)
+            rd_extrema_merge(&e, &es[w]);
+        out[blockIdx.x] = e;
+    }
 }
 
 #define RD_MOMENTS_KERNEL(name, skipnan, sumsq)                                              \
-    extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)                    \
-        name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out) \
+    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)                    \
+        name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out, \
+             rd_fold_ctl fold)                                                               \
     {                                                                                        \
-        moments_tile<skipnan, sumsq>(x, n, out);                                             \
+        moments_tile<skipnan, sumsq>(x, n, out, fold);                                       \
     }
 
 #if defined(RD_KERNEL_moments)
@@ -297,13 +430,13 @@ RD_MOMENTS_KERNEL(rdk_moments_skipnan, true, false)
 #elif defined(RD_KERNEL_moments_sq_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_sq_skipnan, true, true)
 #elif defined(RD_KERNEL_extrema)
-extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)
+extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)
     rdk_extrema(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out)
 {
     extrema_tile<false>(x, n, first, out);
 }
 #elif defined(RD_KERNEL_extrema_skipnan) && RD_FLOAT
-extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)
+extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)
     rdk_extrema_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                        rd_extrema *__restrict__ out)
 {
@@ -313,30 +446,3 @@ extern "C" __global__ void __launch_bounds__(RD_WARPS_PER_BLOCK * 32)
 #error "compile with -DRD_KERNEL_<name> (a skipnan kernel only for float types)"
 #endif
 
-#if RD_FLOAT && defined(RD_KERNEL_moments)
-#define RD_FOLD_SEG 4096u
-// Folds the doubles at in + i*stride (i < n), in aligned segments of
-// RD_FOLD_SEG padded with -0.0, into out[blockIdx.x]: one level of the
-// pairwise tree over tile sums that rd_tree computes on the host. Launched
-// with 1024 threads per block, repeatedly, until one value is left; used
-// when a whole array is reduced on the device.
-extern "C" __global__ void __launch_bounds__(1024)
-    rdk_fold_sums(const char *__restrict__ in, rd_u64 n, rd_u64 stride, double *__restrict__ out)
-{
-    __shared__ double s[RD_FOLD_SEG];
-    const unsigned t = threadIdx.x;
-    const rd_u64 base = (rd_u64)blockIdx.x * RD_FOLD_SEG;
-    for (unsigned k = t; k < RD_FOLD_SEG; k += 1024) {
-        rd_u64 i = base + k;
-        s[k] = i < n ? *reinterpret_cast<const double *>(in + i * stride) : -0.0;
-    }
-    __syncthreads();
-    for (unsigned h = 1; h < RD_FOLD_SEG; h *= 2) {
-        for (unsigned i = t * 2 * h; i < RD_FOLD_SEG; i += 1024 * 2 * h)
-            s[i] = rd_add(s[i], s[i + h]);
-        __syncthreads();
-    }
-    if (t == 0)
-        out[blockIdx.x] = s[0];
-}
-#endif

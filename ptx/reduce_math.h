@@ -4,15 +4,17 @@
  *
  * The order of every floating-point addition is fixed by the global element
  * index, never by the launch shape:
- *  - the array is cut into tiles of RD_TILE elements at multiples of RD_TILE;
- *    one GPU warp reduces one tile;
- *  - inside a tile, lane t (0..31) owns the 16-byte vectors t, t+32, t+64,
- *    ... (RD_VEC(size) elements each) and adds their elements in index order
- *    into one double that starts at -0.0 (the exact identity of IEEE
+ *  - the array is cut into tiles of RD_TILE elements at multiples of RD_TILE,
+ *    and each tile into RD_WARPS sub-tiles of RD_SUBTILE elements; one GPU
+ *    block reduces one tile, one warp of it one sub-tile;
+ *  - inside a sub-tile, lane t (0..31) owns the 16-byte vectors t, t+32,
+ *    t+64, ... (RD_VEC(size) elements each) and adds their elements in index
+ *    order into one double that starts at -0.0 (the exact identity of IEEE
  *    addition: x + -0.0 == x for every x, zeros included);
- *  - the 32 lane sums are folded by rd_tile_tree(): v[l] += v[l+h] for
- *    h = 16, 8, 4, 2, 1 (the GPU does this with xor shuffles, whose results
- *    are the same because IEEE addition is commutative);
+ *  - rd_tile_tree() folds the 32 lane sums of each sub-tile with
+ *    v[l] += v[l+h] for h = 16, 8, 4, 2, 1 (the GPU uses xor shuffles, whose
+ *    results are the same because IEEE addition is commutative), then the 8
+ *    sub-tile sums pairwise: (s0+s1), (s2+s3), ..., then pairs of those;
  *  - tile sums are combined by a pairwise tree over tile indices, padded
  *    with -0.0 to a power of two (rd_tree_push/rd_tree_finish on the host).
  * Integer sums are exact (128-bit), minima and maxima are associative with
@@ -33,9 +35,10 @@ typedef int64_t rd_i64;
 
 typedef unsigned __int128 rd_u128;
 
-#define RD_TILE 2048u     /* elements per tile */
-#define RD_LANES 32u      /* lanes (the threads of one warp) per tile */
-#define RD_WARPS_PER_BLOCK 8u /* tiles per GPU block of the tile kernels */
+#define RD_SUBTILE 2048u  /* elements per sub-tile (one warp) */
+#define RD_WARPS 8u       /* sub-tiles per tile (warps per GPU block) */
+#define RD_TILE (RD_SUBTILE * RD_WARPS) /* elements per tile */
+#define RD_LANES 32u      /* lanes (the threads of one warp) per sub-tile */
 #define RD_VEC(size) (16u / (size)) /* elements per 16-byte vector */
 #define RD_NO_INDEX (~(rd_u64)0)
 
@@ -54,6 +57,20 @@ typedef struct {
     rd_u64 min_key, min_idx;
     rd_u64 max_key, max_idx;
 } rd_extrema;
+
+/* Optional in-kernel fold of tile sums, for arrays reduced entirely on the
+ * device: the last block to finish each segment of RD_FOLD_SEG tiles folds
+ * that segment's sums, and the last segment to finish folds the segment
+ * sums into *result, with the same pairwise tree as rd_tree. Counters start
+ * at zero and are left at zero. result == NULL disables it (the streaming
+ * path folds on the host). */
+#define RD_FOLD_SEG 4096u
+typedef struct {
+    unsigned int *seg_count; /* ceil(tiles / RD_FOLD_SEG) counters */
+    double *seg_sum;         /* one per segment */
+    unsigned int *top_count; /* one counter */
+    double *result;
+} rd_fold_ctl;
 
 /* Keys whose unsigned order is the numeric order (-0 before +0). For float
  * types a NaN never gets a key from these: the kernels give it
@@ -141,14 +158,23 @@ GB_HD double rd_add(double a, double b)
     return a + b;
 }
 
-/* The in-tile tree over RD_LANES lane sums, in place; the result is v[0].
- * The CPU backend calls this; the GPU computes the same tree with xor
- * shuffles (lane l and l^h both get v[l] + v[l^h], equal by commutativity). */
-GB_HD void rd_tile_tree(double *v)
+/* The tree over one sub-tile's RD_LANES lane sums, in place; the result is
+ * v[0]. The GPU computes the same tree with xor shuffles (lanes l and l^h
+ * both get v[l] + v[l^h], equal by commutativity). */
+GB_HD void rd_subtile_tree(double *v)
 {
     for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
         for (unsigned l = 0; l < h; l++)
             v[l] = rd_add(v[l], v[l + h]);
+}
+
+/* The pairwise tree over a tile's RD_WARPS sub-tile sums, in place; the
+ * result is s[0]. */
+GB_HD void rd_warps_tree(double *s)
+{
+    for (unsigned h = 1; h < RD_WARPS; h *= 2)
+        for (unsigned l = 0; l < RD_WARPS; l += 2 * h)
+            s[l] = rd_add(s[l], s[l + h]);
 }
 
 #endif

@@ -191,36 +191,48 @@ void rd_state_result(const rd_state *s, rd_result *r)
 
 /* ---- CPU tile code: the kernels' operation order, in plain C ---- */
 
+/* Accumulator (warp * RD_LANES + lane) that element o of a tile goes to. */
+static inline size_t rd_cpu_lane(size_t o, size_t size)
+{
+    size_t w = o / RD_SUBTILE, in_sub = o % RD_SUBTILE;
+    return w * RD_LANES + (in_sub / RD_VEC(size)) % RD_LANES;
+}
+
+/* The tile's value from its RD_WARPS * RD_LANES lane sums (destroys them). */
+static double rd_cpu_tile_fold(double *lanes)
+{
+    double sub[RD_WARPS];
+    for (unsigned w = 0; w < RD_WARPS; w++) {
+        rd_subtile_tree(lanes + w * RD_LANES);
+        sub[w] = lanes[w * RD_LANES];
+    }
+    rd_warps_tree(sub);
+    return sub[0];
+}
+
 /* Float tile: lane sums over 16-byte vectors, then the fixed tree. */
 #define RD_CPU_FLOAT_TILE(NAME, T)                                                        \
     static void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
     {                                                                                     \
-        double ls[RD_LANES], lq[RD_LANES];                                                \
-        const size_t v = RD_VEC(sizeof(T));                                               \
+        double ls[RD_WARPS * RD_LANES], lq[RD_WARPS * RD_LANES];                          \
         uint64_t cnt = 0;                                                                 \
-        for (unsigned l = 0; l < RD_LANES; l++)                                           \
+        for (unsigned l = 0; l < RD_WARPS * RD_LANES; l++)                                \
             ls[l] = lq[l] = -0.0;                                                         \
         for (size_t o = 0; o < n; o++) {                                                  \
             T val = x[o];                                                                 \
             if (skipnan && val != val)                                                    \
                 continue;                                                                 \
             double d = (double)val;                                                       \
-            size_t l = (o / v) % RD_LANES;                                                \
+            size_t l = rd_cpu_lane(o, sizeof(T));                                         \
             ls[l] = rd_add(ls[l], d);                                                     \
             if (want_sq)                                                                  \
                 lq[l] = rd_add(lq[l], d * d);                                             \
             cnt++;                                                                        \
         }                                                                                 \
-        rd_tile_tree(ls);                                                                 \
-        memcpy(&m->sum_lo, &ls[0], sizeof(double));                                       \
+        double sum = rd_cpu_tile_fold(ls), sq = want_sq ? rd_cpu_tile_fold(lq) : -0.0;    \
+        memcpy(&m->sum_lo, &sum, sizeof sum);                                             \
+        memcpy(&m->sq_lo, &sq, sizeof sq);                                                \
         m->sum_hi = m->sq_hi = 0;                                                         \
-        if (want_sq) {                                                                    \
-            rd_tile_tree(lq);                                                             \
-            memcpy(&m->sq_lo, &lq[0], sizeof(double));                                    \
-        } else {                                                                          \
-            double z = -0.0;                                                              \
-            memcpy(&m->sq_lo, &z, sizeof z);                                              \
-        }                                                                                 \
         m->count = cnt;                                                                   \
     }
 
@@ -232,10 +244,9 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
     static void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
     {                                                                                     \
         rd_u128 s = 0, q = 0;                                                             \
-        double lq[RD_LANES];                                                              \
-        const size_t v = RD_VEC(sizeof(T));                                               \
+        double lq[RD_WARPS * RD_LANES];                                                   \
         if (WIDE && want_sq)                                                              \
-            for (unsigned l = 0; l < RD_LANES; l++)                                       \
+            for (unsigned l = 0; l < RD_WARPS * RD_LANES; l++)                            \
                 lq[l] = -0.0;                                                             \
         for (size_t o = 0; o < n; o++) {                                                  \
             T val = x[o];                                                                 \
@@ -243,7 +254,7 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
             if (want_sq) {                                                                \
                 if (WIDE) {                                                               \
                     double d = (double)val;                                               \
-                    size_t l = (o / v) % RD_LANES;                                        \
+                    size_t l = rd_cpu_lane(o, sizeof(T));                                 \
                     lq[l] = rd_add(lq[l], d * d);                                         \
                 } else {                                                                  \
                     q += (rd_u128)(uint64_t)((__int128)val * (__int128)val);              \
@@ -254,10 +265,8 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
         m->sum_hi = (uint64_t)(s >> 64);                                                  \
         if (WIDE) {                                                                       \
             double z = -0.0;                                                              \
-            if (want_sq) {                                                                \
-                rd_tile_tree(lq);                                                         \
-                z = lq[0];                                                                \
-            }                                                                             \
+            if (want_sq)                                                                  \
+                z = rd_cpu_tile_fold(lq);                                                 \
             memcpy(&m->sq_lo, &z, sizeof z);                                              \
             m->sq_hi = 0;                                                                 \
         } else {                                                                          \
@@ -560,7 +569,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     int fl = dt_is_float(dtype);
     int rc;
     CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->stream));
-    unsigned grid = (unsigned)((s->ntiles + RD_WARPS_PER_BLOCK - 1) / RD_WARPS_PER_BLOCK);
+    unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
     s->kernel_names[0] = 0;
     if (s->use_m) {
@@ -571,8 +580,9 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
-        void *params[] = {&s->dx, &n64, &first64, &s->dm};
-        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS_PER_BLOCK * 32, s->stream, params)) < 0)
+        rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
+        void *params[] = {&s->dx, &n64, &first64, &s->dm, &no_fold};
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->stream, params)) < 0)
             return rd_gpu_error(e, rc);
         snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
         CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->stream));
@@ -584,7 +594,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
         void *params[] = {&s->dx, &n64, &first64, &s->de};
-        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS_PER_BLOCK * 32, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->stream, params)) < 0)
             return rd_gpu_error(e, rc);
         size_t used = strlen(s->kernel_names);
         snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",

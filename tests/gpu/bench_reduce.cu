@@ -89,9 +89,8 @@ int main(int argc, char **argv)
     CUmodule mod;
     char *ptx = read_file(ptx_path);
     CHECK_DRV(cuModuleLoadData(&mod, ptx));
-    CUfunction kmom, kfold;
+    CUfunction kmom;
     CHECK_DRV(cuModuleGetFunction(&kmom, mod, "rdk_moments"));
-    CHECK_DRV(cuModuleGetFunction(&kfold, mod, "rdk_fold_sums"));
 
     const size_t nmax = (size_t)1 << 30;
     std::vector<float> host(nmax);
@@ -108,8 +107,14 @@ int main(int argc, char **argv)
     CHECK_RT(cudaMalloc(&dcopy, nmax * 4));
     CHECK_RT(cudaMalloc(&dcub, 4));
     CHECK_RT(cudaMalloc(&dpart, maxtiles * sizeof(rd_moments)));
-    CHECK_RT(cudaMalloc(&dscratch, 2 * (maxtiles / 4096 + 2) * 8));
+    CHECK_RT(cudaMalloc(&dscratch, (maxtiles / RD_FOLD_SEG + 2) * 8));
     CHECK_RT(cudaMalloc(&dout, 8));
+    unsigned *dcounters;
+    size_t ncounters = maxtiles / RD_FOLD_SEG + 3;
+    CHECK_RT(cudaMalloc(&dcounters, ncounters * sizeof(unsigned)));
+    CHECK_RT(cudaMemset(dcounters, 0, ncounters * sizeof(unsigned)));
+    // The in-kernel fold: segment counters, segment sums, top counter, result.
+    rd_fold_ctl fold = {dcounters + 1, dscratch, dcounters, dout};
     CHECK_RT(cudaMemcpy(dx, host.data(), nmax * 4, cudaMemcpyHostToDevice));
 
     float copy_ms = median_ms([&] { cudaMemcpyAsync(dcopy, dx, nmax * 4, cudaMemcpyDeviceToDevice); }, reps);
@@ -130,33 +135,15 @@ int main(int argc, char **argv)
     for (size_t n = (size_t)1 << 22; n <= nmax; n <<= 2) {
         unsigned long long n64 = n, first = 0;
         unsigned ntiles = (unsigned)((n + RD_TILE - 1) / RD_TILE);
-        unsigned blocks = (ntiles + RD_WARPS_PER_BLOCK - 1) / RD_WARPS_PER_BLOCK;
-        void *pm[] = {&dx, &n64, &first, &dpart};
-        // The fold levels: tile records (stride 40) into segment sums, then
-        // segment sums (stride 8) until one value is left.
-        auto ours = [&] {
-            cuLaunchKernel(kmom, blocks, 1, 1, RD_WARPS_PER_BLOCK * 32, 1, 1, 0, 0, pm, NULL);
-            unsigned long long len = ntiles, stride = sizeof(rd_moments);
-            const void *src = dpart;
-            double *dst = dscratch;
-            for (;;) {
-                unsigned nb = (unsigned)((len + 4095) / 4096);
-                double *target = nb == 1 ? dout : dst;
-                void *pf[] = {&src, &len, &stride, &target};
-                cuLaunchKernel(kfold, nb, 1, 1, 1024, 1, 1, 0, 0, pf, NULL);
-                if (nb == 1)
-                    break;
-                src = dst;
-                dst = (dst == dscratch) ? dscratch + (maxtiles / 4096 + 2) : dscratch;
-                len = nb;
-                stride = 8;
-            }
-        };
+        unsigned blocks = ntiles;
+        void *pm[] = {&dx, &n64, &first, &dpart, &fold};
+        auto ours = [&] { cuLaunchKernel(kmom, blocks, 1, 1, RD_WARPS * 32, 1, 1, 0, 0, pm, NULL); };
         size_t temp_bytes = 0;
         cub::DeviceReduce::Sum(NULL, temp_bytes, dx, dcub, (int)n);
         void *dtemp;
         CHECK_RT(cudaMalloc(&dtemp, temp_bytes));
         auto theirs = [&] { cub::DeviceReduce::Sum(dtemp, temp_bytes, dx, dcub, (int)n); };
+        CHECK_RT(cudaMemset(dout, 0xff, 8)); // poison: the kernel must write it
         float t_ours = median_ms(ours, reps);
         float t_cub = median_ms(theirs, reps);
         CHECK_RT(cudaGetLastError());

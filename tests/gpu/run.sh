@@ -46,7 +46,9 @@ for k in f32_moments f32_extrema f64_moments; do
     ptxas -arch=sm_90 -v -o "$work/$k.cubin" "ptx/reduce_$k.compute_75.ptx" 2>&1 | grep -E 'registers|spill' | tr '\n' ' ' | sed "s/^/$k: /" | tee -a "$sum"
     echo | tee -a "$sum"
     cuobjdump -sass "$work/$k.cubin" >"$out/sass-$k.txt" 2>&1
-    note "$k: $(grep -cE 'LDG' "$out/sass-$k.txt") LDG, first conversion after $(awk '/F2F|I2F/{print NR; exit}' "$out/sass-$k.txt") lines, last LDG at $(grep -nE 'LDG' "$out/sass-$k.txt" | tail -1 | cut -d: -f1)"
+    # Order of wide loads and first uses in the tile kernel: all loads of a
+    # sub-tile should be issued before the first conversion.
+    note "$k: $(awk '/Function : rdk_/{f=1} f && /LDG.E.128|F2F.F64|I2F/{printf "%s ", ($0 ~ /LDG/ ? "L" : "c")}' "$out/sass-$k.txt" | cut -c1-120)"
 done
 
 note "== kernel benchmark (data in device memory)"
@@ -97,4 +99,7 @@ awk -v gz="$gz_bytes" -v raw="$raw_bytes" -v tg="$t_gzip" -v to="$t_ours_gz" -v 
         printf "reduce tiny file:       %6.3f s  (whole process)\n", tt
     }' | tee -a "$sum"
 tee -a "$sum" <"$out/init.txt"
-note "== summary written to $sum"
+# Everything but the summary in one archive, so a caller gets two files.
+(cd "$out" && tar czf logs.tgz --exclude=summary.txt --exclude=logs.tgz . &&
+    find . -type f ! -name summary.txt ! -name logs.tgz -delete)
+note "== summary in $sum, full logs in $out/logs.tgz"
