@@ -56,9 +56,6 @@ typedef unsigned long long elem_t;
 #define RD_V RD_VEC(sizeof(elem_t))
 #define RD_NV (RD_SUBTILE / (RD_LANES * RD_V)) // vectors per lane per sub-tile
 #define RD_BATCH (RD_NV < 16 ? RD_NV : 16)  // vectors loaded before use
-#ifndef RD_LOAD
-#define RD_LOAD __ldg
-#endif
 #define RD_FULL_MASK 0xffffffffu
 
 // Lane-local moments accumulator.
@@ -176,7 +173,7 @@ __device__ __forceinline__ void tile_visit(const elem_t *__restrict__ x, rd_u64 
             elem_vec buf[RD_BATCH];
 #pragma unroll
             for (unsigned j = 0; j < RD_BATCH; j++)
-                buf[j].raw = RD_LOAD(xv + lane + RD_LANES * (b + j));
+                buf[j].raw = __ldcs(xv + lane + RD_LANES * (b + j));
 #pragma unroll
             for (unsigned j = 0; j < RD_BATCH; j++)
 #pragma unroll
@@ -204,11 +201,10 @@ __device__ __forceinline__ double warps_tree(const double *smem, unsigned lane)
     return v;
 }
 
-// Where this warp's sub-tile of a tile starts, and how many elements it has
-// (0 past n).
-__device__ __forceinline__ rd_u64 subtile_avail(rd_u64 n, rd_u64 tile, rd_u64 *base)
+// Where this warp's sub-tile starts, and how many elements it has (0 past n).
+__device__ __forceinline__ rd_u64 subtile_avail(rd_u64 n, rd_u64 *base)
 {
-    *base = tile * RD_TILE + (threadIdx.x >> 5) * RD_SUBTILE;
+    *base = (rd_u64)blockIdx.x * RD_TILE + (threadIdx.x >> 5) * RD_SUBTILE;
     return *base < n ? n - *base : 0;
 }
 
@@ -245,11 +241,11 @@ __device__ __forceinline__ double block_fold_seg(unsigned count, Get get, double
 
 // After this block wrote its tile record: if it is the last of its segment
 // to finish, fold the segment; if that segment is the last, fold them all.
-__device__ void tile_fold(const rd_moments *out, rd_u64 tile, rd_u64 ntiles, rd_fold_ctl fold)
+__device__ void tile_fold(const rd_moments *out, rd_u64 ntiles, rd_fold_ctl fold)
 {
     __shared__ double smem[RD_WARPS];
     __shared__ bool last;
-    const unsigned seg = (unsigned)(tile / RD_FOLD_SEG);
+    const unsigned seg = blockIdx.x / RD_FOLD_SEG;
     const rd_u64 nseg = (ntiles + RD_FOLD_SEG - 1) / RD_FOLD_SEG;
     const rd_u64 seg_base = (rd_u64)seg * RD_FOLD_SEG;
     const unsigned in_seg = (unsigned)(ntiles - seg_base < RD_FOLD_SEG ? ntiles - seg_base : RD_FOLD_SEG);
@@ -283,24 +279,18 @@ __device__ void tile_fold(const rd_moments *out, rd_u64 tile, rd_u64 ntiles, rd_
 }
 #endif
 
-// Moments of one tile of x[0..n) into out[tile]. The per-warp values go
-// through shared buffer `buf` (0 or 1): alternating buffers between
-// consecutive tiles lets one barrier per tile suffice.
+// Moments of tile blockIdx.x of x[0..n) into out[blockIdx.x].
 template <bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u64 n, rd_u64 tile,
-                                             unsigned buf, rd_moments *__restrict__ out,
-                                             rd_fold_ctl fold)
+__device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u64 n,
+                                             rd_moments *__restrict__ out, rd_fold_ctl fold)
 {
-    __shared__ double fs_[2][RD_WARPS], fq_[2][RD_WARPS];
-    __shared__ rd_u128 is_[2][RD_WARPS], iq_[2][RD_WARPS];
-    __shared__ unsigned int cs_[2][RD_WARPS];
-    double *fs = fs_[buf], *fq = fq_[buf];
-    rd_u128 *is = is_[buf], *iq = iq_[buf];
-    unsigned int *cs = cs_[buf];
+    __shared__ double fs[RD_WARPS], fq[RD_WARPS];
+    __shared__ rd_u128 is[RD_WARPS], iq[RD_WARPS];
+    __shared__ unsigned int cs[RD_WARPS];
     (void)fs, (void)fq, (void)is, (void)iq, (void)cs; // each type uses some
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     rd_u64 base;
-    const rd_u64 avail = subtile_avail(n, tile, &base);
+    const rd_u64 avail = subtile_avail(n, &base);
     lane_moments m;
     m.fsum = -0.0;
     m.fsq = -0.0;
@@ -337,7 +327,7 @@ __device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u6
     __syncthreads();
     rd_moments r;
     r.sum_hi = r.sq_hi = 0;
-    const rd_u64 tile_avail = n - tile * RD_TILE;
+    const rd_u64 tile_avail = n - (rd_u64)blockIdx.x * RD_TILE;
     r.count = tile_avail < RD_TILE ? tile_avail : RD_TILE;
 #if RD_FLOAT
     r.sum_lo = (rd_u64)__double_as_longlong(warps_tree(fs, lane));
@@ -364,11 +354,11 @@ __device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u6
     r.sq_hi = (rd_u64)(qt >> 64);
 #endif
     if (threadIdx.x == 0)
-        out[tile] = r;
+        out[blockIdx.x] = r;
 #if RD_FLOAT
     if (fold.result) { // uniform over the block: a kernel argument
         __syncthreads();
-        tile_fold(out, tile, (n + RD_TILE - 1) / RD_TILE, fold);
+        tile_fold(out, gridDim.x, fold);
     }
 #endif
 }
@@ -389,18 +379,16 @@ __device__ __forceinline__ void lane_extrema(rd_extrema &e, elem_t x, rd_u64 idx
     rd_max_update(&e.max_key, &e.max_idx, k, idx);
 }
 
-// Extrema of one tile of x[0..n) into out[tile]; indices are global (first
-// is the global index of x[0]). buf as for moments_tile.
+// Extrema of tile blockIdx.x of x[0..n) into out[blockIdx.x]; indices are
+// global (first is the global index of x[0]).
 template <bool SKIPNAN>
 __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
-                                             rd_u64 tile, unsigned buf,
                                              rd_extrema *__restrict__ out)
 {
-    __shared__ rd_extrema es_[2][RD_WARPS];
-    rd_extrema *es = es_[buf];
+    __shared__ rd_extrema es[RD_WARPS];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     rd_u64 base;
-    const rd_u64 avail = subtile_avail(n, tile, &base);
+    const rd_u64 avail = subtile_avail(n, &base);
     const rd_u64 g = first + base;
     rd_extrema e = rd_extrema_empty();
     if (avail)
@@ -421,33 +409,16 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
     if (threadIdx.x == 0) {
         for (unsigned w = 1; w < RD_WARPS; w++)
             rd_extrema_merge(&e, &es[w]);
-        out[tile] = e;
+        out[blockIdx.x] = e;
     }
 }
 
-// The kernels run a persistent grid (RD_*_BLOCKS_PER_SM blocks per
-// multiprocessor, as the host launches them): block b reduces tiles b,
-// b + gridDim.x, ... so warps go straight on to their next sub-tile.
 #define RD_MOMENTS_KERNEL(name, skipnan, sumsq)                                              \
-    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MOMENTS_BLOCKS_PER_SM)     \
+    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)                    \
         name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out, \
              rd_fold_ctl fold)                                                               \
     {                                                                                        \
-        const rd_u64 ntiles = (n + RD_TILE - 1) / RD_TILE;                                   \
-        unsigned buf = 0;                                                                    \
-        for (rd_u64 tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1)           \
-            moments_tile<skipnan, sumsq>(x, n, tile, buf, out, fold);                        \
-    }
-
-// The extrema kernels' loop over tiles, as for the moments kernels.
-#define RD_EXTREMA_KERNEL(name, skipnan)                                                     \
-    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_EXTREMA_BLOCKS_PER_SM)     \
-        name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out) \
-    {                                                                                        \
-        const rd_u64 ntiles = (n + RD_TILE - 1) / RD_TILE;                                   \
-        unsigned buf = 0;                                                                    \
-        for (rd_u64 tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1)           \
-            extrema_tile<skipnan>(x, n, first, tile, buf, out);                              \
+        moments_tile<skipnan, sumsq>(x, n, out, fold);                                       \
     }
 
 #if defined(RD_KERNEL_moments)
@@ -459,9 +430,18 @@ RD_MOMENTS_KERNEL(rdk_moments_skipnan, true, false)
 #elif defined(RD_KERNEL_moments_sq_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_sq_skipnan, true, true)
 #elif defined(RD_KERNEL_extrema)
-RD_EXTREMA_KERNEL(rdk_extrema, false)
+extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)
+    rdk_extrema(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out)
+{
+    extrema_tile<false>(x, n, first, out);
+}
 #elif defined(RD_KERNEL_extrema_skipnan) && RD_FLOAT
-RD_EXTREMA_KERNEL(rdk_extrema_skipnan, true)
+extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)
+    rdk_extrema_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
+                       rd_extrema *__restrict__ out)
+{
+    extrema_tile<true>(x, n, first, out);
+}
 #else
 #error "compile with -DRD_KERNEL_<name> (a skipnan kernel only for float types)"
 #endif

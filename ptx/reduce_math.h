@@ -39,10 +39,6 @@ typedef unsigned __int128 rd_u128;
 #define RD_WARPS 8u       /* sub-tiles per tile (warps per GPU block) */
 #define RD_TILE (RD_SUBTILE * RD_WARPS) /* elements per tile */
 #define RD_LANES 32u      /* lanes (the threads of one warp) per sub-tile */
-/* Resident blocks per multiprocessor the tile kernels are compiled for; the
- * host launches that many per multiprocessor (a persistent grid). */
-#define RD_MOMENTS_BLOCKS_PER_SM 6u
-#define RD_EXTREMA_BLOCKS_PER_SM 2u
 #define RD_VEC(size) (16u / (size)) /* elements per 16-byte vector */
 #define RD_NO_INDEX (~(rd_u64)0)
 

@@ -569,11 +569,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     int fl = dt_is_float(dtype);
     int rc;
     CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->stream));
-    /* Persistent grids: as many blocks as stay resident, each looping over tiles. */
-    size_t sms = (size_t)gpu_info(g)->sm_count;
-    size_t cap_m = sms * RD_MOMENTS_BLOCKS_PER_SM, cap_e = sms * RD_EXTREMA_BLOCKS_PER_SM;
-    unsigned grid_m = (unsigned)(s->ntiles < cap_m ? s->ntiles : cap_m);
-    unsigned grid_e = (unsigned)(s->ntiles < cap_e ? s->ntiles : cap_e);
+    unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
     s->kernel_names[0] = 0;
     if (s->use_m) {
@@ -586,7 +582,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
             return rd_gpu_error(e, rc);
         rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
         void *params[] = {&s->dx, &n64, &first64, &s->dm, &no_fold};
-        if ((rc = gpu_launch(g, f, name, grid_m, RD_WARPS * 32, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->stream, params)) < 0)
             return rd_gpu_error(e, rc);
         snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
         CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->stream));
@@ -598,7 +594,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
         void *params[] = {&s->dx, &n64, &first64, &s->de};
-        if ((rc = gpu_launch(g, f, name, grid_e, RD_WARPS * 32, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->stream, params)) < 0)
             return rd_gpu_error(e, rc);
         size_t used = strlen(s->kernel_names);
         snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",
