@@ -221,6 +221,11 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         msg_error("%s: %s", name, err);
         goto out_close_reader;
     }
+    if (fi.fortran_order && frame_is_multidim(&fi) && (o->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
+        /* every other op is independent of the memory order; flat indices are not */
+        msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
+        goto out_close_reader;
+    }
     if (fi.dtype == DT_C64 || fi.dtype == DT_C128) {
         msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
         goto out_close_reader;

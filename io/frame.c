@@ -130,3 +130,12 @@ uint64_t frame_nelem(const frame_info *fi, uint64_t bytes)
 {
     return bytes / dt_size(fi->dtype);
 }
+
+/* Counts the axes longer than 1. */
+int frame_is_multidim(const frame_info *fi)
+{
+    int n = 0;
+    for (int d = 0; d < fi->ndim; d++)
+        n += fi->shape[d] > 1;
+    return n > 1;
+}

@@ -33,6 +33,10 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
  * number of elements matching --shape). Returns 0 or IO_ERR_FORMAT. */
 int frame_check_end(const frame_info *fi, uint64_t bytes, char *err, size_t errlen);
 
+/* Nonzero when more than one axis has a length above 1 (so C and Fortran
+ * order differ). */
+int frame_is_multidim(const frame_info *fi);
+
 /* Elements in the array once its size is known. */
 uint64_t frame_nelem(const frame_info *fi, uint64_t bytes);
 

@@ -115,6 +115,12 @@ check_eq "unknown dtype is a usage error" 2 $?
 "$GB" reduce --op median "$f" >/dev/null 2>&1
 check_eq "unknown op is a usage error" 2 $?
 
+# Fortran order: layout-independent ops work, flat indices are refused.
+$PY -c "import struct,sys; h=\"{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }\"; h+=' '*((64-(11+len(h))%64)%64)+'\\n'; sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00'+struct.pack('<H',len(h))+h.encode()+struct.pack('<6i',5,-1,7,2,9,0))" >"$T/fortran.npy"
+check_eq "fortran sum,min" "sum 22  $T/fortran.npy
+min -1  $T/fortran.npy" "$(R --op sum,min "$T/fortran.npy")"
+check_error "fortran argmax" "fortran.npy: argmin/argmax of a Fortran-order array" R --op argmax "$T/fortran.npy"
+
 # A bad file among good ones: the good ones are reported, the status is 1.
 R --op count "$T/small.npy" "$T/trunc.gz" "$T/small.npy" >"$T/mixed.out" 2>"$T/mixed.err"
 check_eq "mixed status" 1 $?
