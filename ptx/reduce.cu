@@ -58,9 +58,13 @@ typedef unsigned long long elem_t;
 #define RD_BATCH (RD_NV < 16 ? RD_NV : 16)  // vectors loaded before use
 #define RD_FULL_MASK 0xffffffffu
 
+// Float accumulators per lane: one per element position in a 16-byte vector
+// (rd_lane_fold combines them); integer sums need only one.
+#define RD_FACC ((RD_FLOAT || RD_WIDE_INT) ? RD_V : 1)
+
 // Lane-local moments accumulator.
 struct lane_moments {
-    double fsum, fsq; // float types (fsq also for 64-bit integers)
+    double fsum[RD_FACC], fsq[RD_FACC]; // float types (fsq also for 64-bit integers)
     rd_u128 isum, isq;
     unsigned int count;
 };
@@ -89,17 +93,17 @@ __device__ __forceinline__ rd_u64 elem_key(elem_t x)
 #endif
 }
 
-// Adds one element to a lane's moments, in index order.
+// Adds one element, at position k of its vector, to a lane's moments.
 template <bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void lane_add(lane_moments &m, elem_t x)
+__device__ __forceinline__ void lane_add(lane_moments &m, elem_t x, unsigned k)
 {
 #if RD_FLOAT
     if (SKIPNAN && elem_isnan(x))
         return;
     double d = (double)x;
-    m.fsum = rd_add(m.fsum, d);
+    m.fsum[k] = rd_add(m.fsum[k], d);
     if (SUMSQ)
-        m.fsq = rd_add(m.fsq, d * d);
+        m.fsq[k] = rd_add(m.fsq[k], d * d);
     m.count++;
 #else
 #if RD_SIGNED
@@ -110,7 +114,7 @@ __device__ __forceinline__ void lane_add(lane_moments &m, elem_t x)
     if (SUMSQ) {
 #if RD_WIDE_INT
         double d = (double)x;
-        m.fsq = rd_add(m.fsq, d * d);
+        m.fsq[k] = rd_add(m.fsq[k], d * d);
 #elif RD_SIGNED
         m.isq += (rd_u128)(rd_u64)((rd_i64)x * (rd_i64)x);
 #else
@@ -119,6 +123,18 @@ __device__ __forceinline__ void lane_add(lane_moments &m, elem_t x)
     }
     m.count++;
 #endif
+}
+
+// A lane's value from its accumulators: rd_lane_tree(), unrolled.
+template <unsigned N>
+__device__ __forceinline__ double rd_lane_fold(double *acc)
+{
+#pragma unroll
+    for (unsigned h = 1; h < N; h *= 2)
+#pragma unroll
+        for (unsigned k = 0; k < N; k += 2 * h)
+            acc[k] = rd_add(acc[k], acc[k + h]);
+    return acc[0];
 }
 
 // The tree of rd_subtile_tree() over the warp's lane values, with xor
@@ -158,7 +174,8 @@ union elem_vec {
     elem_t e[RD_V];
 };
 
-// Calls visit(element, index in sub-tile) for every element of this warp's
+// Calls visit(element, index in sub-tile, position in its vector) for every
+// element of this warp's
 // sub-tile in the lane's order: vectors lane, lane+32, ..., elements in order.
 // A full tile is read with 16-byte streaming loads, RD_BATCH vectors in
 // flight per lane; a partial sub-tile element by element.
@@ -178,14 +195,15 @@ __device__ __forceinline__ void tile_visit(const elem_t *__restrict__ x, rd_u64 
             for (unsigned j = 0; j < RD_BATCH; j++)
 #pragma unroll
                 for (unsigned k = 0; k < RD_V; k++)
-                    visit(buf[j].e[k], (lane + RD_LANES * (b + j)) * RD_V + k);
+                    visit(buf[j].e[k], (lane + RD_LANES * (b + j)) * RD_V + k, k);
         }
     } else {
         for (unsigned j = 0; j < RD_NV; j++)
+#pragma unroll
             for (unsigned k = 0; k < RD_V; k++) {
                 unsigned i = (lane + RD_LANES * j) * RD_V + k;
                 if (i < avail)
-                    visit(x[base + i], i);
+                    visit(x[base + i], i, k);
             }
     }
 }
@@ -261,6 +279,13 @@ __device__ void tile_fold(const rd_moments *out, rd_u64 ntiles, rd_fold_ctl fold
         in_seg,
         [&](unsigned i) { return __longlong_as_double((long long)__ldcg(&out[seg_base + i].sum_lo)); },
         smem);
+    if (nseg == 1) { // the segment is the whole array
+        if (threadIdx.x == 0) {
+            *fold.result = s;
+            fold.seg_count[seg] = 0;
+        }
+        return;
+    }
     if (threadIdx.x == 0) {
         fold.seg_sum[seg] = s;
         fold.seg_count[seg] = 0;
@@ -292,18 +317,20 @@ __device__ __forceinline__ void moments_tile(const elem_t *__restrict__ x, rd_u6
     rd_u64 base;
     const rd_u64 avail = subtile_avail(n, &base);
     lane_moments m;
-    m.fsum = -0.0;
-    m.fsq = -0.0;
+#pragma unroll
+    for (unsigned k = 0; k < RD_FACC; k++)
+        m.fsum[k] = m.fsq[k] = -0.0;
     m.isum = 0;
     m.isq = 0;
     m.count = 0;
     if (avail)
-        tile_visit(x, base, avail, lane, [&](elem_t v, unsigned) { lane_add<SKIPNAN, SUMSQ>(m, v); });
+        tile_visit(x, base, avail, lane,
+                   [&](elem_t v, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, v, k); });
 #if RD_FLOAT || RD_WIDE_INT
-    double q = SUMSQ ? warp_tree(m.fsq) : -0.0;
+    double q = SUMSQ ? warp_tree(rd_lane_fold<RD_FACC>(m.fsq)) : -0.0;
 #endif
 #if RD_FLOAT
-    double sum = warp_tree(m.fsum);
+    double sum = warp_tree(rd_lane_fold<RD_FACC>(m.fsum));
     unsigned int c = SKIPNAN ? warp_count(m.count) : 0;
 #else
     rd_u128 sum = warp_sum_u128(m.isum);
@@ -393,7 +420,7 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
     rd_extrema e = rd_extrema_empty();
     if (avail)
         tile_visit(x, base, avail, lane,
-                   [&](elem_t v, unsigned i) { lane_extrema<SKIPNAN>(e, v, g + i); });
+                   [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, g + i); });
 #pragma unroll
     for (unsigned h = RD_LANES / 2; h >= 1; h /= 2) {
         rd_extrema o;

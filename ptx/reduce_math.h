@@ -8,9 +8,11 @@
  *    and each tile into RD_WARPS sub-tiles of RD_SUBTILE elements; one GPU
  *    block reduces one tile, one warp of it one sub-tile;
  *  - inside a sub-tile, lane t (0..31) owns the 16-byte vectors t, t+32,
- *    t+64, ... (RD_VEC(size) elements each) and adds their elements in index
- *    order into one double that starts at -0.0 (the exact identity of IEEE
- *    addition: x + -0.0 == x for every x, zeros included);
+ *    t+64, ... of RD_VEC(size) elements each; element k of each vector is
+ *    added, vector after vector, into the lane's accumulator k, a double that
+ *    starts at -0.0 (the exact identity of IEEE addition: x + -0.0 == x for
+ *    every x, zeros included); rd_lane_tree() folds the accumulators
+ *    pairwise into the lane's value;
  *  - rd_tile_tree() folds the 32 lane sums of each sub-tile with
  *    v[l] += v[l+h] for h = 16, 8, 4, 2, 1 (the GPU uses xor shuffles, whose
  *    results are the same because IEEE addition is commutative), then the 8
@@ -156,6 +158,15 @@ GB_HD rd_extrema rd_extrema_empty(void)
 GB_HD double rd_add(double a, double b)
 {
     return a + b;
+}
+
+/* The pairwise tree over a lane's n accumulators (n a power of two), in
+ * place; the result is acc[0]. */
+GB_HD void rd_lane_tree(double *acc, unsigned n)
+{
+    for (unsigned h = 1; h < n; h *= 2)
+        for (unsigned k = 0; k < n; k += 2 * h)
+            acc[k] = rd_add(acc[k], acc[k + h]);
 }
 
 /* The tree over one sub-tile's RD_LANES lane sums, in place; the result is

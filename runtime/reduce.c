@@ -191,20 +191,31 @@ void rd_state_result(const rd_state *s, rd_result *r)
 
 /* ---- CPU tile code: the kernels' operation order, in plain C ---- */
 
-/* Accumulator (warp * RD_LANES + lane) that element o of a tile goes to. */
+/* Accumulators per tile: RD_WARPS sub-tiles x RD_LANES lanes x up to 16
+ * element positions per vector. */
+#define RD_CPU_ACC (RD_WARPS * RD_LANES * 16)
+
+/* Accumulator ((warp * RD_LANES + lane) * V + k) that element o of a tile
+ * goes to, for V = RD_VEC(size) positions per vector. */
 static inline size_t rd_cpu_lane(size_t o, size_t size)
 {
-    size_t w = o / RD_SUBTILE, in_sub = o % RD_SUBTILE;
-    return w * RD_LANES + (in_sub / RD_VEC(size)) % RD_LANES;
+    size_t v = RD_VEC(size), w = o / RD_SUBTILE, in_sub = o % RD_SUBTILE;
+    return (w * RD_LANES + (in_sub / v) % RD_LANES) * v + in_sub % v;
 }
 
-/* The tile's value from its RD_WARPS * RD_LANES lane sums (destroys them). */
-static double rd_cpu_tile_fold(double *lanes)
+/* The tile's value from its accumulators (destroys them). */
+static double rd_cpu_tile_fold(double *acc, size_t size)
 {
-    double sub[RD_WARPS];
+    unsigned v = RD_VEC(size);
+    double lanes[RD_LANES], sub[RD_WARPS];
     for (unsigned w = 0; w < RD_WARPS; w++) {
-        rd_subtile_tree(lanes + w * RD_LANES);
-        sub[w] = lanes[w * RD_LANES];
+        for (unsigned l = 0; l < RD_LANES; l++) {
+            double *a = acc + (w * RD_LANES + l) * v;
+            rd_lane_tree(a, v);
+            lanes[l] = a[0];
+        }
+        rd_subtile_tree(lanes);
+        sub[w] = lanes[0];
     }
     rd_warps_tree(sub);
     return sub[0];
@@ -214,9 +225,9 @@ static double rd_cpu_tile_fold(double *lanes)
 #define RD_CPU_FLOAT_TILE(NAME, T)                                                        \
     static void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
     {                                                                                     \
-        double ls[RD_WARPS * RD_LANES], lq[RD_WARPS * RD_LANES];                          \
+        double ls[RD_CPU_ACC], lq[RD_CPU_ACC];                                            \
         uint64_t cnt = 0;                                                                 \
-        for (unsigned l = 0; l < RD_WARPS * RD_LANES; l++)                                \
+        for (unsigned l = 0; l < RD_CPU_ACC; l++)                                         \
             ls[l] = lq[l] = -0.0;                                                         \
         for (size_t o = 0; o < n; o++) {                                                  \
             T val = x[o];                                                                 \
@@ -229,7 +240,8 @@ static double rd_cpu_tile_fold(double *lanes)
                 lq[l] = rd_add(lq[l], d * d);                                             \
             cnt++;                                                                        \
         }                                                                                 \
-        double sum = rd_cpu_tile_fold(ls), sq = want_sq ? rd_cpu_tile_fold(lq) : -0.0;    \
+        double sum = rd_cpu_tile_fold(ls, sizeof(T));                                     \
+        double sq = want_sq ? rd_cpu_tile_fold(lq, sizeof(T)) : -0.0;                     \
         memcpy(&m->sum_lo, &sum, sizeof sum);                                             \
         memcpy(&m->sq_lo, &sq, sizeof sq);                                                \
         m->sum_hi = m->sq_hi = 0;                                                         \
@@ -244,9 +256,9 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
     static void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
     {                                                                                     \
         rd_u128 s = 0, q = 0;                                                             \
-        double lq[RD_WARPS * RD_LANES];                                                   \
+        double lq[RD_CPU_ACC];                                                            \
         if (WIDE && want_sq)                                                              \
-            for (unsigned l = 0; l < RD_WARPS * RD_LANES; l++)                            \
+            for (unsigned l = 0; l < RD_CPU_ACC; l++)                                     \
                 lq[l] = -0.0;                                                             \
         for (size_t o = 0; o < n; o++) {                                                  \
             T val = x[o];                                                                 \
@@ -266,7 +278,7 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
         if (WIDE) {                                                                       \
             double z = -0.0;                                                              \
             if (want_sq)                                                                  \
-                z = rd_cpu_tile_fold(lq);                                                 \
+                z = rd_cpu_tile_fold(lq, sizeof(T));                                    \
             memcpy(&m->sq_lo, &z, sizeof z);                                              \
             m->sq_hi = 0;                                                                 \
         } else {                                                                          \
