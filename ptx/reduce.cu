@@ -56,6 +56,13 @@ typedef unsigned long long elem_t;
 #define RD_V RD_VEC(sizeof(elem_t))
 #define RD_NV (RD_SUBTILE / (RD_LANES * RD_V)) // vectors per lane per sub-tile
 #define RD_BATCH (RD_NV < 16 ? RD_NV : 16)  // vectors loaded before use
+// Tuning knobs, fixed for the committed PTX (tests/gpu/variants.sh sweeps them).
+#ifndef RD_LOAD
+#define RD_LOAD __ldcs // streaming loads: every byte is read once
+#endif
+#ifndef RD_MIN_BLOCKS
+#define RD_MIN_BLOCKS 1
+#endif
 #define RD_FULL_MASK 0xffffffffu
 
 // Float accumulators per lane: one per element position in a 16-byte vector
@@ -190,7 +197,7 @@ __device__ __forceinline__ void tile_visit(const elem_t *__restrict__ x, rd_u64 
             elem_vec buf[RD_BATCH];
 #pragma unroll
             for (unsigned j = 0; j < RD_BATCH; j++)
-                buf[j].raw = __ldcs(xv + lane + RD_LANES * (b + j));
+                buf[j].raw = RD_LOAD(xv + lane + RD_LANES * (b + j));
 #pragma unroll
             for (unsigned j = 0; j < RD_BATCH; j++)
 #pragma unroll
@@ -441,7 +448,7 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
 }
 
 #define RD_MOMENTS_KERNEL(name, skipnan, sumsq)                                              \
-    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)                    \
+    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)                    \
         name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out, \
              rd_fold_ctl fold)                                                               \
     {                                                                                        \
@@ -457,13 +464,13 @@ RD_MOMENTS_KERNEL(rdk_moments_skipnan, true, false)
 #elif defined(RD_KERNEL_moments_sq_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_sq_skipnan, true, true)
 #elif defined(RD_KERNEL_extrema)
-extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)
     rdk_extrema(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out)
 {
     extrema_tile<false>(x, n, first, out);
 }
 #elif defined(RD_KERNEL_extrema_skipnan) && RD_FLOAT
-extern "C" __global__ void __launch_bounds__(RD_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)
     rdk_extrema_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                        rd_extrema *__restrict__ out)
 {
