@@ -60,8 +60,10 @@ typedef unsigned long long elem_t;
 #ifndef RD_LOAD
 #define RD_LOAD __ldcs // streaming loads: every byte is read once
 #endif
-#ifndef RD_MIN_BLOCKS
-#define RD_MIN_BLOCKS 1
+#if defined(RD_MIN_BLOCKS) // resident blocks per multiprocessor to compile for
+#define RD_BOUNDS __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)
+#else
+#define RD_BOUNDS __launch_bounds__(RD_WARPS * 32)
 #endif
 #define RD_FULL_MASK 0xffffffffu
 
@@ -448,7 +450,7 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
 }
 
 #define RD_MOMENTS_KERNEL(name, skipnan, sumsq)                                              \
-    extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)                    \
+    extern "C" __global__ void RD_BOUNDS                    \
         name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out, \
              rd_fold_ctl fold)                                                               \
     {                                                                                        \
@@ -464,13 +466,13 @@ RD_MOMENTS_KERNEL(rdk_moments_skipnan, true, false)
 #elif defined(RD_KERNEL_moments_sq_skipnan) && RD_FLOAT
 RD_MOMENTS_KERNEL(rdk_moments_sq_skipnan, true, true)
 #elif defined(RD_KERNEL_extrema)
-extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)
+extern "C" __global__ void RD_BOUNDS
     rdk_extrema(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_extrema *__restrict__ out)
 {
     extrema_tile<false>(x, n, first, out);
 }
 #elif defined(RD_KERNEL_extrema_skipnan) && RD_FLOAT
-extern "C" __global__ void __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)
+extern "C" __global__ void RD_BOUNDS
     rdk_extrema_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
                        rd_extrema *__restrict__ out)
 {
