@@ -58,7 +58,7 @@ typedef unsigned long long elem_t;
 #define RD_BATCH (RD_NV < 16 ? RD_NV : 16)  // vectors loaded before use
 // Tuning knobs, fixed for the committed PTX (tests/gpu/variants.sh sweeps them).
 #ifndef RD_LOAD
-#define RD_LOAD __ldcs // streaming loads: every byte is read once
+#define RD_LOAD __ldg // read-only path: at small sizes faster than streaming loads
 #endif
 #if defined(RD_MIN_BLOCKS) // resident blocks per multiprocessor to compile for
 #define RD_BOUNDS __launch_bounds__(RD_WARPS * 32, RD_MIN_BLOCKS)
