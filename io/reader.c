@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
+#define PREAD_PART ((size_t)4 << 20) /* a parallel plain read gives each thread >= this */
+#define PREAD_THREADS 8               /* most threads one plain read uses */
 
 enum rd_state {
     RD_PLAIN,   /* pass-through */
@@ -262,6 +265,85 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errb
     return 0;
 }
 
+/* One part of a parallel plain read. */
+typedef struct {
+    int fd;
+    uint8_t *buf;
+    size_t len;
+    off_t off;
+    ssize_t got; /* bytes read, or -errno */
+} pread_part;
+
+/* Thread body: reads one part with pread(2), retrying short reads. */
+static void *pread_part_main(void *arg)
+{
+    pread_part *p = arg;
+    size_t done = 0;
+    while (done < p->len) {
+        ssize_t k = pread(p->fd, p->buf + done, p->len - done, p->off + (off_t)done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            p->got = -errno;
+            return NULL;
+        }
+        if (k == 0)
+            break;
+        done += (size_t)k;
+    }
+    p->got = (ssize_t)done;
+    return NULL;
+}
+
+/* Reads n bytes of a regular file at its current offset with several
+ * threads (copying from the page cache is the bottleneck of one thread),
+ * then moves the offset past them. Returns the count (short only at the end
+ * of the file) or -errno; -ENOTSUP when the fd cannot be read that way. */
+static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
+{
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return -ENOTSUP;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = n / PREAD_PART;
+    if (nt > PREAD_THREADS)
+        nt = PREAD_THREADS;
+    if (cpus > 0 && nt > (size_t)cpus)
+        nt = (size_t)cpus;
+    if (nt < 2)
+        return -ENOTSUP;
+    pread_part parts[PREAD_THREADS];
+    pthread_t tids[PREAD_THREADS];
+    int started[PREAD_THREADS] = {0};
+    size_t step = (n / nt + 4095) / 4096 * 4096;
+    for (size_t i = 0; i < nt; i++) {
+        size_t start = i * step < n ? i * step : n;
+        size_t end = (i + 1) * step < n && i + 1 < nt ? (i + 1) * step : n;
+        parts[i] = (pread_part){fd, buf + start, end - start, pos + (off_t)start, 0};
+        if (i > 0)
+            started[i] = pthread_create(&tids[i], NULL, pread_part_main, &parts[i]) == 0;
+    }
+    pread_part_main(&parts[0]);
+    for (size_t i = 1; i < nt; i++) {
+        if (started[i])
+            pthread_join(tids[i], NULL);
+        else
+            pread_part_main(&parts[i]);
+    }
+    /* The data ends at the first short part (a file that shrank mid-read). */
+    size_t total = 0;
+    for (size_t i = 0; i < nt; i++) {
+        if (parts[i].got < 0)
+            return parts[i].got;
+        total += (size_t)parts[i].got;
+        if ((size_t)parts[i].got < parts[i].len)
+            break;
+    }
+    if (lseek(fd, pos + (off_t)total, SEEK_SET) < 0)
+        return -errno;
+    return (ssize_t)total;
+}
+
 /* Plain path: hands out buffered input first, then reads straight into buf. */
 static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
 {
@@ -284,7 +366,9 @@ static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
     }
     if (r->in_eof)
         return (ssize_t)got;
-    ssize_t k = read_full(r->fd, buf + got, n - got);
+    ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, buf + got, n - got) : -ENOTSUP;
+    if (k == -ENOTSUP)
+        k = read_full(r->fd, buf + got, n - got);
     if (k < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
     if ((size_t)k < n - got)

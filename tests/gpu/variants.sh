@@ -15,5 +15,5 @@ for v in "default:" "ldg:-DRD_LOAD=__ldg" "plain:-DRD_LOAD=*" "minb6:-DRD_MIN_BL
     # shellcheck disable=SC2086
     nvcc $flags ${v#*:} -o "/tmp/gb_$name.ptx" ptx/reduce.cu 2>/dev/null || { echo "$name: compile failed"; continue; }
     echo "== $name (${v#*:}) $(ptxas -arch=sm_90 -v -o /dev/null "/tmp/gb_$name.ptx" 2>&1 | grep -o 'Used [0-9]* registers')"
-    BENCH_NOCHECK=1 /tmp/gb_bench "/tmp/gb_$name.ptx" 40 | grep -E '^[0-9]+ '
+    /tmp/gb_bench "/tmp/gb_$name.ptx" 40 | grep -E '^[0-9]+ '
 done
