@@ -95,6 +95,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
 
+# The quadratic tests check roots against MPFR (libmpfr-dev).
+$(BUILD)/tests/test_quadratic: TEST_LIBS = -lmpfr -lgmp
+
 # Fuzz harnesses linked with a replay driver: `make test` runs the corpus.
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
