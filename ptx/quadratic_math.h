@@ -14,7 +14,9 @@
  *   accurate solver; the roots are x1 = re1 + i im1 and x2 = re2 + i im2.
  *   qd_naive_f64 / qd_naive_f32: the textbook formula (-b +- sqrt(b^2 -
  *   4ac)) / 2a in the format's own arithmetic, with the same output order
- *   and no special cases, for comparison only.
+ *   and no special cases, for comparison only. Their NaN results carry
+ *   whatever sign and payload the hardware and compiler give (CPU and GPU
+ *   differ there); every other bit matches.
  *
  * Conventions of the accurate solver (NaN below is the default quiet NaN,
  * positive sign, whatever NaN payload came in)
@@ -46,12 +48,15 @@
  *   magnitude lies in [smallest normal, largest finite]. For every equation
  *   with finite coefficients (subnormals included) whose root parts are all
  *   representable, every real and imaginary part is within 3 ulps of the
- *   exact value (the design target; the method below is expected to give
- *   about 0.5 ulp, 1 ulp at most, and the unit test measures it against an
- *   MPFR oracle). Parts outside that range get at most one more rounding,
- *   into the subnormal range or to infinity, so they stay within a few ulps
- *   when ulps are counted on the subnormal grid (spacing 2^-1074 or 2^-149)
- *   and infinity counts as 2^(emax+1).
+ *   exact value. The method below is in fact nearly correctly rounded: each
+ *   part comes from one final rounding of a value accurate to about 2^-100
+ *   relative (float64) or 2^-50 (float32), so the error is 0.5 ulp plus a
+ *   tiny excess; tests/unit/test_quadratic.c measures it against an MPFR
+ *   oracle (largest error seen: 0.5000 ulp on representable roots). Parts
+ *   outside that range get at most one more rounding, into the subnormal
+ *   range or to infinity, so they stay within 1 ulp when ulps are counted
+ *   on the subnormal grid (spacing 2^-1074 or 2^-149) and infinity counts
+ *   as 2^(emax+1), one ulp above the largest finite value.
  *
  * Method, float64 (a, c != 0)
  *   1. Exact scaling: with a = ma 2^ea, b = mb 2^eb, c = mc 2^ec (m in
@@ -62,7 +67,8 @@
  *   2. t > QD_T_F64 (|b| dwarfs sqrt|ac| by 2^100): the roots are -b/a and
  *      -c/b to a relative 2^-190, each one correctly rounded division of the
  *      inputs. t < -QD_T_F64: b shifts the roots by a relative 2^-99 at most
- *      and is dropped from them (not from a complex pair's real part).
+ *      and is dropped from them (real roots then come out as exact
+ *      negatives), though not from a complex pair's real part.
  *   3. The discriminant D = (B/2)^2 - AC is summed exactly from the FMA
  *      product errors into a double-word (accurate double-word addition,
  *      Joldes-Muller-Popescu: relative error <= 3u^2), so its sign is exact
@@ -85,8 +91,8 @@
  *   exponent scaling, FMA error terms and corrected divisions of the float64
  *   path to stay within 3 ulps, while this one needs one sqrt and two
  *   divisions; H100/H200 run double at half the float rate and the kernel
- *   moves 28 bytes per equation, so it stays memory-bound. (On GPUs with
- *   1/32-rate double a float-native path would be faster.) The linear and
+ *   moves 28 bytes per equation, so it should stay memory-bound there (a
+ *   float-native path would pay off on GPUs with 1/32-rate double). The linear and
  *   c = 0 cases divide in float directly (one correctly rounded division). */
 #ifndef GPUBATCH_PTX_QUADRATIC_MATH_H
 #define GPUBATCH_PTX_QUADRATIC_MATH_H
@@ -140,6 +146,20 @@ GB_HD double qd_from_bits_f64(unsigned long long u)
 GB_HD double qd_nan_f64(void)
 {
     return qd_from_bits_f64(0x7ff8000000000000ull);
+}
+
+/* The default quiet float NaN (bits 0x7fc00000), built from bits: a
+ * conversion from double would give the GPU's canonical NaN instead. */
+GB_HD float qd_nan_f32(void)
+{
+#ifdef __CUDA_ARCH__
+    return __int_as_float(0x7fc00000);
+#else
+    unsigned int u = 0x7fc00000u;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+#endif
 }
 
 /* Nonzero when x is neither infinite nor NaN. */
@@ -366,7 +386,7 @@ GB_HD void qd_solve_f32(float a, float b, float c, float *re1, float *im1, float
                         float *im2)
 {
     double A = a, B = b, C = c;
-    float nan = (float)qd_nan_f64();
+    float nan = qd_nan_f32();
     if (!qd_finite_f64(A) || !qd_finite_f64(B) || !qd_finite_f64(C)) {
         *re1 = nan;
         *im1 = nan;

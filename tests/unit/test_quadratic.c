@@ -12,10 +12,9 @@
  * exact zero has ulp 2^etiny (so the part must be exactly zero to score 0);
  * a computed infinity counts as +-2^(emax+1), one ulp above the largest
  * finite value, and so does an exact value beyond 2^(emax+1) (every such
- * value rounds to infinity); an expected NaN scores 0 when
- * NaN and infinitely many ulps otherwise, as does an unexpected NaN. An
- * equation's error is the largest of its four parts; the histograms count
- * equations.
+ * value rounds to infinity); an expected NaN scores 0 when NaN and
+ * infinitely many ulps otherwise, as does an unexpected NaN. An equation's
+ * error is the largest of its four parts; the histograms count equations.
  *
  * An equation is "representable" when every nonzero exact part has a
  * magnitude in [2^emin, largest finite]. The solver promises at most 3 ulps
@@ -29,8 +28,9 @@
  * b = 0.
  *
  * Usage: test_quadratic [--long]; --long (or QD_TEST_LONG=1 in the
- * environment) runs ten times as many equations per set (2 million
- * random ones per format instead of 200000). Seeds are fixed: the tables are reproducible. */
+ * environment) runs ten times as many equations per set (2 million random
+ * ones per format instead of 200000). Seeds are fixed, so the tables are
+ * reproducible. */
 #include <float.h>
 #include <math.h>
 #include <mpfr.h>
