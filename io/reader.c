@@ -9,10 +9,11 @@
  * and is remembered as trailing garbage. */
 #include "reader.h"
 
+#include "par.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,23 +314,13 @@ static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
     if (nt < 2)
         return -ENOTSUP;
     pread_part parts[PREAD_THREADS];
-    pthread_t tids[PREAD_THREADS];
-    int started[PREAD_THREADS] = {0};
     size_t step = (n / nt + 4095) / 4096 * 4096;
     for (size_t i = 0; i < nt; i++) {
         size_t start = i * step < n ? i * step : n;
         size_t end = (i + 1) * step < n && i + 1 < nt ? (i + 1) * step : n;
         parts[i] = (pread_part){fd, buf + start, end - start, pos + (off_t)start, 0};
-        if (i > 0)
-            started[i] = pthread_create(&tids[i], NULL, pread_part_main, &parts[i]) == 0;
     }
-    pread_part_main(&parts[0]);
-    for (size_t i = 1; i < nt; i++) {
-        if (started[i])
-            pthread_join(tids[i], NULL);
-        else
-            pread_part_main(&parts[i]);
-    }
+    par_run(pread_part_main, parts, sizeof parts[0], nt);
     /* The data ends at the first short part (a file that shrank mid-read). */
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) {

@@ -3,9 +3,9 @@
 #include "reduce.h"
 
 #include "backend.h"
+#include "io/par.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -545,31 +545,19 @@ static void *rd_cpu_worker(void *arg)
 static void rd_cpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem,
                          uint64_t first, dt_type dtype, int skipnan, int want_sq)
 {
-    enum { MAX_THREADS = 256 };
-    int nt = e->be->threads;
-    if (nt > MAX_THREADS)
-        nt = MAX_THREADS;
-    if ((size_t)nt > s->ntiles)
-        nt = (int)s->ntiles;
+    size_t nt = (size_t)e->be->threads;
+    if (nt > PAR_MAX)
+        nt = PAR_MAX;
+    if (nt > s->ntiles)
+        nt = s->ntiles;
     if (nt < 1)
         nt = 1;
-    rd_cpu_job jobs[MAX_THREADS];
-    pthread_t tids[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 0; i < nt; i++) {
+    rd_cpu_job jobs[PAR_MAX];
+    for (size_t i = 0; i < nt; i++)
         jobs[i] = (rd_cpu_job){host, nelem, first, dtype, skipnan, want_sq,
                                s->ntiles * i / nt, s->ntiles * (i + 1) / nt,
                                s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL};
-        if (i > 0)
-            started[i] = pthread_create(&tids[i], NULL, rd_cpu_worker, &jobs[i]) == 0;
-    }
-    rd_cpu_worker(&jobs[0]);
-    for (int i = 1; i < nt; i++) {
-        if (started[i])
-            pthread_join(tids[i], NULL);
-        else
-            rd_cpu_worker(&jobs[i]); /* no thread: do it here */
-    }
+    par_run(rd_cpu_worker, jobs, sizeof jobs[0], nt);
 }
 
 /* Queues copy-in, kernels and copy-out of one chunk on the slot's stream. */

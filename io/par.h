@@ -1,0 +1,18 @@
+/* par.h - fan-out of independent jobs over threads.
+ *
+ * par_run() runs fn on each of n items, item 0 on the calling thread and
+ * the others on threads of their own, and returns when all are done. Jobs
+ * write only their own item, so results never depend on scheduling.
+ * Failure policy: when a thread cannot be created its item runs on the
+ * calling thread instead, so every item always runs exactly once. */
+#ifndef GPUBATCH_IO_PAR_H
+#define GPUBATCH_IO_PAR_H
+
+#include <stddef.h>
+
+#define PAR_MAX 256 /* most items one call runs */
+
+/* Runs fn(items + i * item_size) for i < n (n <= PAR_MAX). */
+void par_run(void *(*fn)(void *), void *items, size_t item_size, size_t n);
+
+#endif
