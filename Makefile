@@ -38,6 +38,7 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 # Virtual architectures per kernel family: compute_75 runs on every GPU CUDA 13
 # supports; add 90 for a family only when a Hopper-specific variant pays.
 REDUCE_ARCHS := 75
+QUADRATIC_ARCHS := 75
 PTX_OUT ?= ptx
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 REDUCE_KERNELS := moments moments_sq extrema
@@ -89,6 +90,12 @@ ptx:
 	    $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -DRD_KERNEL_$$k -ptx \
 	      -o $(PTX_OUT)/reduce_$${d}_$$k.compute_$$a.ptx ptx/reduce.cu || exit 1; \
 	done; done; done
+	$(Q)rm -f $(PTX_OUT)/quadratic_*.ptx
+	$(Q)for a in $(QUADRATIC_ARCHS); do for d in f32 f64; do \
+	  echo "  NVCC    $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx"; \
+	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -ptx \
+	    -o $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx ptx/quadratic.cu || exit 1; \
+	done; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)

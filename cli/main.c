@@ -11,6 +11,7 @@ static const char main_usage[] =
     "\n"
     "Commands:\n"
     "  reduce     sum, mean, min, max, argmin, argmax, sumsq, count of arrays\n"
+    "  quadratic  accurate roots of every row (a, b, c) of a coefficient array\n"
     "  gen        deterministic synthetic arrays and quadratic coefficients\n"
     "  info       driver, devices, embedded kernels and the CPU backend\n"
     "\n"
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } commands[] = {
         {"reduce", cmd_reduce},
+        {"quadratic", cmd_quadratic},
         {"gen", cmd_gen},
         {"info", cmd_info},
     };
