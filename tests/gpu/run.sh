@@ -31,6 +31,9 @@ for n in 1 31 33 8191 8193 65535 65537; do
     ./gpubatch gen --shape $n --dist normal --seed $n --no-compress -o "$work/s$n.npy" -f
     ./gpubatch gen --shape $n --dtype int64 --seed $n --no-compress -o "$work/s64_$n.npy" -f
 done
+for n in 1 33 65537; do
+    ./gpubatch gen --quadratic $n --seed $n --no-compress -o "$work/q$n.npy" -f
+done
 for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
         --op sum,min,max,argmin,sumsq,count --chunk 64k "$work"/s*.npy >"$out/sanitizer-$tool.log" 2>&1
@@ -38,6 +41,10 @@ for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
         --op sum,mean,max,argmax --skipnan "$work"/s1*.npy >>"$out/sanitizer-$tool.log" 2>&1
     st2=$?
+    for n in 1 33 65537; do
+        compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda \
+            --chunk 128k --raw --no-compress "$work/q$n.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
+    done
     note "sanitizer $tool: exit $st/$st2, $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
 
@@ -60,6 +67,15 @@ if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $o
 else
     note "bench_reduce build FAILED"
     tail -5 "$out/bench_build.log"
+fi
+
+note "== quadratic kernel (coefficients in device memory)"
+if $NVCC -O2 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -o "$work/bench_quadratic" \
+    tests/gpu/bench_quadratic.cu -lcuda >"$out/bench_quadratic_build.log" 2>&1; then
+    "$work/bench_quadratic" 250000000 2>&1 | tee -a "$sum"
+else
+    note "bench_quadratic build FAILED"
+    tail -5 "$out/bench_quadratic_build.log"
 fi
 
 note "== end to end"
@@ -85,6 +101,10 @@ t_ours_raw=$(secs ./gpubatch reduce -q --backend cuda --op sum "$work/e2e.npy")
 t_ours_raw2=$(secs ./gpubatch reduce -q --backend cuda --op sum "$work/e2e.npy")
 ./gpubatch gen --shape 1000 --no-compress -o "$work/tiny.npy" -f
 t_tiny=$(secs ./gpubatch reduce -q --backend cuda "$work/tiny.npy")
+./gpubatch gen --quadratic 100000000 --seed 2 -1 -o "$work/quad.npy.gz" -f
+t_qgzip=$(secs gzip -dc "$work/quad.npy.gz")
+t_quad=$(secs ./gpubatch quadratic -q --backend cuda "$work/quad.npy.gz" -o "$work/roots.npy.gz" -f)
+note "quadratic 1e8 float32 rows, gzip in and out: $t_quad s; gzip -dc of the input alone: $t_qgzip s"
 ./gpubatch reduce -v --backend cuda --op sum "$work/e2e.npy" >"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum,min,max "$work/e2e.npy.gz" >>"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum --chunk 128M "$work/e2e.npy" >>"$out/e2e-verbose.txt" 2>&1
