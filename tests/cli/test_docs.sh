@@ -1,0 +1,295 @@
+#!/bin/sh
+# test_docs.sh - the manual page (gpubatch.1) and the bash completion
+# (cli/gpubatch.bash) agree with what the program says in --help, the page
+# renders without warnings, `make install`/`uninstall` put and remove the
+# binary, page and completion, and `make dist` makes a tarball that builds
+# without nvcc. Checks that need groff, man, bash or a git checkout are
+# skipped, with a note, where those are missing.
+. "$(dirname "$0")/lib.sh"
+cd "$top" || exit 1
+MAN="$top/gpubatch.1"
+COMP="$top/cli/gpubatch.bash"
+# Sub-makes below are separate builds: no jobserver or variables of a caller.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
+# in_list WORD LIST: WORD is one of the whitespace-separated LIST.
+in_list() {
+    case " $(printf '%s ' $2)" in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
+# check_subset WHAT A B: every word of A is in B (one check per word).
+check_subset() {
+    what=$1
+    set -f
+    for w in $2; do
+        if in_list "$w" "$3"; then ok; else fail "$what: $w"; fi
+    done
+    set +f
+}
+
+# Long options (--name) in text on stdin.
+longs_of() { grep -o -- '--[a-z][a-z0-9-]*' | sort -u; }
+
+# Short options (-x) in option columns on stdin ("-p, --threads N", "-q, -v, -h", "-1 .. -9").
+shorts_of() { grep -oE '(^|[ ,])-[A-Za-z0-9]([ ,]|$)' | tr -d ' ,' | sort -u; }
+
+# Roff text to plain text: minus signs, font changes, spacing escapes.
+roff_text() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\f([A-Z][A-Z]//g' -e 's/\\|//g' -e 's/\\~/ /g' -e 's/\\&//g'; }
+
+# The roff lines of the man page's ".SS CMD" subsection.
+man_section() {
+    awk -v c="$1" '/^\.S[HS]( |$)/ { on = ($0 == ".SS " c || $0 == ".SS \"" c "\""); next } on' "$MAN"
+}
+
+# The option tags (the line after each .TP) of a roff fragment on stdin, as text.
+man_tags() { awk '/^\.TP/ { if ((getline t) > 0) print t }' | sed -e 's/^\.[A-Z][A-Z]* //' -e 's/"//g' | roff_text; }
+
+# The option column of a command's --help lines that start with a short option.
+help_short_column() { grep -E '^ +-[^- ]' | sed -E 's/^ +//; s/  .*//'; }
+
+# --- the man page against --help ---------------------------------------------
+if [ -f "$MAN" ]; then ok; else fail "gpubatch.1 is missing"; fi
+commands=$("$GB" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\)  .*/\1/p')
+if [ -n "$commands" ]; then ok; else fail "no commands parsed from gpubatch --help"; fi
+for s in NAME SYNOPSIS DESCRIPTION COMMANDS '"INPUT FORMATS"' OUTPUT '"NUMERIC GUARANTEES"' \
+    '"EXIT STATUS"' ENVIRONMENT FILES EXAMPLES '"SEE ALSO"'; do
+    if grep -qxF ".SH $s" "$MAN"; then ok; else fail "man page has no section .SH $s"; fi
+done
+th_version=$(sed -n 's/^\.TH .*"gpubatch \([^"]*\)".*/\1/p' "$MAN")
+check_eq "man page version (.TH) is the program's" "$("$GB" --version | sed -n '1s/^gpubatch //p')" "$th_version"
+# The top-level options (--help, --version) are described.
+check_subset "gpubatch --help option missing from gpubatch.1" \
+    "$("$GB" --help | longs_of)" "$(roff_text <"$MAN" | longs_of)"
+
+for cmd in $commands; do
+    man_section "$cmd" >"$T/sec.roff"
+    if [ -s "$T/sec.roff" ]; then ok; else
+        fail "gpubatch.1 has no '.SS $cmd' section under COMMANDS"
+        continue
+    fi
+    if grep -qxF ".SY \"gpubatch $cmd\"" "$MAN"; then ok; else fail "SYNOPSIS has no 'gpubatch $cmd'"; fi
+    "$GB" "$cmd" --help >"$T/help.txt" 2>&1
+    check_eq "gpubatch $cmd --help exit status" 0 $?
+    help_longs=$(longs_of <"$T/help.txt")
+    man_longs=$(roff_text <"$T/sec.roff" | longs_of)
+    check_subset "'gpubatch $cmd --help' lists an option that gpubatch.1 ($cmd) lacks" "$help_longs" "$man_longs"
+    check_subset "gpubatch.1 ($cmd) names an option that 'gpubatch $cmd --help' lacks" "$man_longs" "$help_longs"
+    help_shorts=$(help_short_column <"$T/help.txt" | shorts_of)
+    man_shorts=$(man_tags <"$T/sec.roff" | shorts_of)
+    check_subset "'gpubatch $cmd --help' lists a short option that gpubatch.1 ($cmd) lacks" "$help_shorts" "$man_shorts"
+    check_subset "gpubatch.1 ($cmd) describes a short option that 'gpubatch $cmd --help' lacks" "$man_shorts" "$help_shorts"
+    # The synopsis names only real options.
+    syn=$(awk -v c=".SY \"gpubatch $cmd\"" '$0 == c { on = 1; next } /^\.YS/ { on = 0 } on' "$MAN" | roff_text | longs_of)
+    check_subset "SYNOPSIS of $cmd names an option that 'gpubatch $cmd --help' lacks" "$syn" "$help_longs"
+done
+
+# Every variable the program reads is in ENVIRONMENT.
+env_vars=$(cat runtime/*.c io/*.c cli/*.c | grep -o 'getenv("[A-Za-z_0-9]*")' | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+env_sec=$(awk '/^\.SH/ { on = ($0 == ".SH ENVIRONMENT"); next } on' "$MAN")
+for v in $env_vars CUDA_VISIBLE_DEVICES CUDA_CACHE_PATH CUDA_CACHE_DISABLE CUDA_CACHE_MAXSIZE; do
+    if printf '%s\n' "$env_sec" | grep -qx "\.B $v"; then ok; else fail "ENVIRONMENT does not describe $v"; fi
+done
+
+# --- rendering ---------------------------------------------------------------
+if command -v groff >/dev/null 2>&1; then
+    out=$(groff -man -ww -z "$MAN" 2>&1)
+    check_eq "groff -man -ww -z gpubatch.1 is silent" "" "$out"
+    for w in 65 80; do
+        out=$(groff -man -ww -z -Tutf8 -rLL=${w}n "$MAN" 2>&1)
+        check_eq "groff -man -ww -Tutf8 at $w columns is silent" "" "$out"
+    done
+else
+    echo "note: no groff: rendering of gpubatch.1 not checked"
+fi
+if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+    MANWIDTH=80 MANPAGER=cat PAGER=cat man -l "$MAN" >"$T/man.txt" 2>"$T/man.err"
+    check_eq "man -l gpubatch.1 exit status" 0 $?
+    check_eq "man -l gpubatch.1 warnings" "" "$(cat "$T/man.err")"
+    if grep -q 'gpubatch.*reproducible' "$T/man.txt" && grep -q '^EXAMPLES' "$T/man.txt"; then ok; else
+        fail "man -l gpubatch.1 output lacks NAME/EXAMPLES: $(head -c 200 "$T/man.txt")"
+    fi
+else
+    echo "note: no man/groff: 'man ./gpubatch.1' not checked"
+fi
+
+# --- bash completion ---------------------------------------------------------
+if [ -f "$COMP" ]; then ok; else fail "cli/gpubatch.bash is missing"; fi
+if command -v bash >/dev/null 2>&1 && [ -f "$COMP" ]; then
+    cat >"$T/comp.bash" <<'EOF'
+# comp.bash COMPLETION WORD...: the candidates for the last WORD, one a line.
+. "$1" || exit 3
+shift
+fn=$(complete -p gpubatch 2>/dev/null | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
+[ -n "$fn" ] || { echo "no completion function registered for gpubatch" >&2; exit 3; }
+COMP_WORDS=("$@")
+COMP_CWORD=$(($# - 1))
+COMP_LINE="$*"
+COMP_POINT=${#COMP_LINE}
+COMPREPLY=()
+"$fn" gpubatch "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+for w in "${COMPREPLY[@]}"; do printf '%s\n' "$w"; done
+EOF
+    # complete WORD...: candidates on one line.
+    complete_words() { bash --norc --noprofile "$T/comp.bash" "$COMP" "$@" | tr '\n' ' ' | sed 's/ $//'; }
+    got=$(complete_words gpubatch "")
+    check_subset "completion does not offer command" "$commands" "$got"
+    offered=$(printf '%s\n' $got | grep -v '^-')
+    check_subset "completion offers a command that gpubatch --help lacks" "$offered" "$commands"
+    for cmd in $commands; do
+        "$GB" "$cmd" --help >"$T/help.txt" 2>&1
+        got=$(complete_words gpubatch "$cmd" -)
+        check_subset "completion of 'gpubatch $cmd -' lacks" \
+            "$(longs_of <"$T/help.txt") $(help_short_column <"$T/help.txt" | shorts_of)" "$got"
+        # Whatever it offers, the command accepts.
+        pre=""
+        grep -q -- '--backend' "$T/help.txt" && pre="--backend cpu"
+        set -f
+        for o in $got; do
+            "$GB" "$cmd" $pre "$o" </dev/null >/dev/null 2>"$T/acc.err"
+            if grep -q -e 'unrecognized option' -e 'invalid option' "$T/acc.err"; then
+                fail "completion offers '$o', which 'gpubatch $cmd' rejects"
+            else ok; fi
+        done
+        set +f
+    done
+    # --dtype values: what each command accepts (reduce and gen: every type they name).
+    real="float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64"
+    check_subset "reduce --dtype completion lacks" "$real" "$(complete_words gpubatch reduce --dtype "")"
+    check_subset "gen --dtype completion lacks" "$real complex64 complex128" "$(complete_words gpubatch gen --dtype "")"
+    for cmd in $commands; do
+        "$GB" "$cmd" --help 2>/dev/null | grep -q -- '--dtype' || continue
+        got=$(complete_words gpubatch "$cmd" --dtype "")
+        if [ -n "$got" ]; then ok; else fail "no --dtype completion for $cmd"; fi
+        for d in $got; do
+            case $cmd in
+            reduce) head -c 16 /dev/zero | "$GB" reduce --backend cpu -q --dtype "$d" >/dev/null 2>&1 ;;
+            quadratic) head -c 48 /dev/zero | "$GB" quadratic --backend cpu -q --dtype "$d" --raw --no-compress -c >/dev/null 2>&1 ;;
+            gen) "$GB" gen --shape 2 --dtype "$d" --raw --no-compress -c >/dev/null 2>&1 ;;
+            *) "$GB" "$cmd" --dtype "$d" --help >/dev/null 2>&1 ;;
+            esac
+            check_eq "$cmd accepts completed --dtype $d" 0 $?
+        done
+    done
+    if in_list quadratic "$commands"; then
+        check_eq "quadratic --layout completion" "rows" "$(complete_words gpubatch quadratic --layout "")"
+        head -c 48 /dev/zero | "$GB" quadratic --backend cpu -q --layout rows --dtype float64 --raw --no-compress -c >/dev/null 2>&1
+        check_eq "quadratic accepts completed --layout rows" 0 $?
+    fi
+    got=$(complete_words gpubatch reduce --backend "")
+    check_eq "reduce --backend completion" "auto cuda cpu" "$(echo $got)"
+    for b in $got; do
+        head -c 8 /dev/zero | "$GB" reduce -q --dtype float64 --backend "$b" >/dev/null 2>&1
+        [ $? -ne 2 ] && ok || fail "completed --backend $b is a usage error"
+    done
+    got=$(complete_words gpubatch gen --dist "")
+    check_eq "gen --dist completion" "uniform normal" "$(echo $got)"
+    for d in $got; do
+        "$GB" gen --shape 2 --dist "$d" --no-compress -c >/dev/null 2>&1
+        check_eq "gen accepts completed --dist $d" 0 $?
+    done
+    ops="sum mean min max argmin argmax sumsq count"
+    got=$(complete_words gpubatch reduce --op "")
+    check_eq "reduce --op completion" "$ops" "$(echo $got)"
+    for o in $got; do
+        head -c 8 /dev/zero | "$GB" reduce --backend cpu -q --dtype float64 --op "$o" >/dev/null 2>&1
+        check_eq "reduce accepts completed --op $o" 0 $?
+    done
+    check_eq "reduce --op list completion" "sum,mean sum,min sum,max" "$(complete_words gpubatch reduce --op sum,m)"
+    check_eq "reduce --op=LIST completion" "--op=sum,argmin --op=sum,argmax" \
+        "$(complete_words gpubatch reduce --op=sum,a)"
+    check_eq "reduce --op = LIST completion (split at =)" "min,sum min,sumsq" \
+        "$(complete_words gpubatch reduce --op = min,su)"
+    mkdir -p "$T/files"
+    : >"$T/files/data.npy"
+    for cmd in $commands; do
+        case $cmd in
+        reduce | quadratic) check_eq "$cmd completes input file names" "$T/files/data.npy" \
+            "$(complete_words gpubatch "$cmd" "$T/files/da")" ;;
+        esac
+        if "$GB" "$cmd" --help 2>/dev/null | grep -q -- '--output'; then
+            check_eq "$cmd -o completes file names" "$T/files/data.npy" \
+                "$(complete_words gpubatch "$cmd" -o "$T/files/da")"
+        fi
+    done
+    check_eq "no completion for a --shape value" "" "$(complete_words gpubatch gen --shape "")"
+else
+    echo "note: no bash: completion not checked"
+fi
+
+# --- make install / uninstall ------------------------------------------------
+stage="$T/stage"
+installed="usr/bin/gpubatch usr/share/man/man1/gpubatch.1 usr/share/bash-completion/completions/gpubatch"
+make -s install DESTDIR="$stage" PREFIX=/usr >"$T/install.log" 2>&1
+st=$?
+check_eq "make install exit status ($(tail -3 "$T/install.log"))" 0 $st
+for f in $installed; do
+    if [ -f "$stage/$f" ]; then ok; else fail "make install did not install /$f"; fi
+done
+if [ -x "$stage/usr/bin/gpubatch" ] && "$stage/usr/bin/gpubatch" --version >/dev/null; then ok; else
+    fail "installed binary does not run"
+fi
+check_files_same "installed man page" "$MAN" "$stage/usr/share/man/man1/gpubatch.1"
+check_files_same "installed completion" "$COMP" "$stage/usr/share/bash-completion/completions/gpubatch"
+make -s uninstall DESTDIR="$stage" PREFIX=/usr >"$T/uninstall.log" 2>&1
+st=$?
+check_eq "make uninstall exit status ($(tail -3 "$T/uninstall.log"))" 0 $st
+for f in $installed; do
+    if [ -e "$stage/$f" ]; then fail "make uninstall left /$f"; else ok; fi
+done
+for t in install uninstall dist; do
+    if make -s help | grep -q "^$t: "; then ok; else fail "make help does not list $t"; fi
+done
+
+# --- make dist ---------------------------------------------------------------
+if command -v git >/dev/null 2>&1 &&
+    [ "$(cd "$(git rev-parse --show-toplevel 2>/dev/null || echo /nonexistent)" 2>/dev/null && pwd -P)" = "$(pwd -P)" ]; then
+    V=$(sed -n 's/^VERSION *:*= *//p' Makefile)
+    tgz="gpubatch-$V.tar.gz"
+    [ -e "$tgz" ] && mv "$tgz" "$T/saved.tar.gz"
+    make -s dist >"$T/dist.log" 2>&1
+    st=$?
+    check_eq "make dist exit status ($(tail -3 "$T/dist.log"))" 0 $st
+    if [ -f "$tgz" ]; then
+        mv "$tgz" "$T/$tgz"
+        ok
+    else
+        fail "make dist made no $tgz"
+    fi
+    [ -e "$T/saved.tar.gz" ] && mv "$T/saved.tar.gz" "$tgz"
+    if [ -f "$T/$tgz" ]; then
+        tar tzf "$T/$tgz" | sort >"$T/dist.list"
+        git ls-files | sed "s,^,gpubatch-$V/," | sort >"$T/git.list"
+        check_files_same "dist holds exactly the files git tracks" "$T/git.list" "$T/dist.list"
+        for f in Makefile gpubatch.1 cli/gpubatch.bash tests/cli/test_docs.sh; do
+            if grep -qxF "gpubatch-$V/$f" "$T/dist.list"; then ok; else fail "dist lacks $f (not committed?)"; fi
+        done
+        n_ptx=$(grep -c "^gpubatch-$V/ptx/.*\.ptx$" "$T/dist.list")
+        if [ "$n_ptx" -gt 0 ]; then ok; else fail "dist holds no PTX"; fi
+        # Build it in an empty directory with no nvcc anywhere on PATH.
+        nonvcc=""
+        oldifs=$IFS
+        IFS=:
+        for d in $PATH; do
+            case $d in */cuda*/bin | */cuda*/bin/) continue ;; esac
+            [ -x "$d/nvcc" ] && continue
+            nonvcc="${nonvcc:+$nonvcc:}$d"
+        done
+        IFS=$oldifs
+        check_eq "nvcc hidden from PATH" "" "$(PATH=$nonvcc command -v nvcc)"
+        mkdir "$T/distbuild"
+        tar xzf "$T/$tgz" -C "$T/distbuild"
+        src="$T/distbuild/gpubatch-$V"
+        jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+        (cd "$src" && PATH=$nonvcc make -j"$jobs" BUILD=build >"$T/distmake.log" 2>&1)
+        st=$?
+        check_eq "make in the unpacked dist without nvcc ($(tail -3 "$T/distmake.log"))" 0 $st
+        check_eq "dist-built binary runs" "$("$GB" --version | head -1)" "$("$src/gpubatch" --version 2>&1 | head -1)"
+        n_emb=$("$src/gpubatch" info --no-jit 2>/dev/null | grep -c 'compute_')
+        check_eq "dist-built binary embeds every PTX file" "$n_ptx" "$n_emb"
+    fi
+else
+    echo "note: not a git checkout: make dist not checked"
+fi
+
+summary
