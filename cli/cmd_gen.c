@@ -30,7 +30,9 @@ static const char gen_usage[] =
     "                     huge-b, complex-root and degenerate rows (float32/float64)\n"
     "  --raw              raw little-endian elements, no .npy header\n"
     "  -p, --threads N    compression threads (default: one per core)\n"
-    "  -q, -v, -h         quiet, verbose, help\n";
+    "  -q, --quiet        no warnings\n"
+    "  -v, --verbose      report the array written on stderr\n"
+    "  -h, --help         this help\n";
 
 enum {
     OPT_DIST = OPT_FIRST_COMMAND_OPTION,
@@ -254,5 +256,10 @@ int cmd_gen(int argc, char **argv)
         out_abort(&o);
         return 1;
     }
-    return out_close(&o);
+    const char *name = o.name;
+    if (out_close(&o))
+        return 1;
+    msg_info("%s: %llu %s elements (%llu bytes of data)", name, (unsigned long long)nelem,
+             dt_name(g.dtype), (unsigned long long)bytes);
+    return 0;
 }

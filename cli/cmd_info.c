@@ -14,7 +14,8 @@ static const char info_usage[] =
     "Print the NVIDIA driver version, each CUDA device (name, compute capability,\n"
     "memory, multiprocessors), the embedded PTX modules and which variant each\n"
     "device loads (with its load/JIT time), and the CPU backend.\n"
-    "  --no-jit    list the variants without loading them\n";
+    "  --no-jit    list the variants without loading them\n"
+    "  -h, --help  this help\n";
 
 enum { OPT_NO_JIT = OPT_FIRST_COMMAND_OPTION };
 
