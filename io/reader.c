@@ -9,6 +9,8 @@
  * and is remembered as trailing garbage. */
 #include "reader.h"
 
+#include "errtext.h"
+
 #include "par.h"
 
 #include <errno.h>
@@ -59,28 +61,14 @@ struct io_reader {
     char errmsg[256];
 };
 
-/* Formats a one-line message into buf when buf is not NULL. */
-static void put_msg(char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || !len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
-/* Records the first error of the reader (sticky) and returns its code. */
+/* Records the first error of the handle (sticky) and returns the one in force. */
 static int set_error(io_reader *r, int code, const char *fmt, ...)
 {
-    if (r->err)
-        return r->err;
-    r->err = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+    int rc = io_sticky_error(&r->err, r->errmsg, sizeof r->errmsg, code, fmt, ap);
     va_end(ap);
-    return code;
+    return rc;
 }
 
 /* Reads up to n bytes from fd, retrying on EINTR and short reads until n
@@ -149,13 +137,13 @@ static int detect(io_reader *r, char *errbuf, size_t errlen)
 {
     int rc = fill_input(r, 2);
     if (rc < 0) {
-        put_msg(errbuf, errlen, "%s", r->errmsg);
+        io_put_msg(errbuf, errlen, "%s", r->errmsg);
         return rc;
     }
     if (r->in_avail >= 2 && r->in_next[0] == 0x1f && r->in_next[1] == 0x8b) {
         memset(&r->zs, 0, sizeof(r->zs));
         if (inflateInit2(&r->zs, 15 + 16) != Z_OK) {
-            put_msg(errbuf, errlen, "%s", "out of memory");
+            io_put_msg(errbuf, errlen, "%s", "out of memory");
             return IO_ERR_NOMEM;
         }
         r->zinit = 1;
@@ -184,10 +172,10 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
     int rc;
     struct stat st;
     *out = NULL;
-    put_msg(errbuf, errlen, "%s", "");
+    io_put_msg(errbuf, errlen, "%s", "");
     io_reader *r = reader_new();
     if (!r) {
-        put_msg(errbuf, errlen, "%s", "out of memory");
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         return IO_ERR_NOMEM;
     }
     if (!strcmp(path, "-")) {
@@ -195,19 +183,19 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
     } else {
         r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (r->fd < 0) {
-            put_msg(errbuf, errlen, "%s", strerror(errno));
+            io_put_msg(errbuf, errlen, "%s", strerror(errno));
             rc = IO_ERR_OPEN;
             goto out_free_reader;
         }
         r->close_fd = 1;
     }
     if (fstat(r->fd, &st) < 0) {
-        put_msg(errbuf, errlen, "%s", strerror(errno));
+        io_put_msg(errbuf, errlen, "%s", strerror(errno));
         rc = IO_ERR_OPEN;
         goto out_close_fd;
     }
     if (S_ISDIR(st.st_mode)) {
-        put_msg(errbuf, errlen, "%s", strerror(EISDIR));
+        io_put_msg(errbuf, errlen, "%s", strerror(EISDIR));
         rc = IO_ERR_OPEN;
         goto out_close_fd;
     }
@@ -220,7 +208,7 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
     }
     r->inbuf = malloc(IN_BLOCK);
     if (!r->inbuf) {
-        put_msg(errbuf, errlen, "%s", "out of memory");
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         rc = IO_ERR_NOMEM;
         goto out_close_fd;
     }
@@ -246,10 +234,10 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errb
                        size_t errlen)
 {
     *out = NULL;
-    put_msg(errbuf, errlen, "%s", "");
+    io_put_msg(errbuf, errlen, "%s", "");
     io_reader *r = reader_new();
     if (!r) {
-        put_msg(errbuf, errlen, "%s", "out of memory");
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         return IO_ERR_NOMEM;
     }
     static const uint8_t empty[1];

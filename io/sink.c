@@ -7,6 +7,8 @@
  * it only calls unlink(), sigaction() and raise(). */
 #include "sink.h"
 
+#include "errtext.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -50,28 +52,14 @@ static _Thread_local char commit_msg[256];
 
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-/* Formats a one-line message into buf when buf is not NULL. */
-static void put_msg(char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || !len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
-/* Records the first error of the sink (sticky) and returns its code. */
+/* Records the first error of the handle (sticky) and returns the one in force. */
 static int set_error(io_sink *s, int code, const char *fmt, ...)
 {
-    if (s->err)
-        return s->err;
-    s->err = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+    int rc = io_sticky_error(&s->err, s->errmsg, sizeof s->errmsg, code, fmt, ap);
     va_end(ap);
-    return code;
+    return rc;
 }
 
 /* Puts path in a free slot of the temp table; returns the slot or -1 when
@@ -200,10 +188,10 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
     int rc;
     struct stat st;
     *out = NULL;
-    put_msg(errbuf, errlen, "%s", "");
+    io_put_msg(errbuf, errlen, "%s", "");
     io_sink *s = calloc(1, sizeof(*s));
     if (!s) {
-        put_msg(errbuf, errlen, "%s", "out of memory");
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         return IO_ERR_NOMEM;
     }
     s->fd = -1;
@@ -211,12 +199,12 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
     s->force = force;
     s->buf = malloc(SINK_BUF);
     if (!s->buf) {
-        put_msg(errbuf, errlen, "%s", "out of memory");
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         rc = IO_ERR_NOMEM;
         goto out_free_sink;
     }
     if (!*path) {
-        put_msg(errbuf, errlen, "%s", strerror(ENOENT));
+        io_put_msg(errbuf, errlen, "%s", strerror(ENOENT));
         rc = IO_ERR_OPEN;
         goto out_free_buf;
     }
@@ -227,17 +215,17 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
     }
     int exists = stat(path, &st) == 0;
     if (!exists && errno != ENOENT) {
-        put_msg(errbuf, errlen, "%s", strerror(errno));
+        io_put_msg(errbuf, errlen, "%s", strerror(errno));
         rc = IO_ERR_OPEN;
         goto out_free_buf;
     }
     if (exists && S_ISDIR(st.st_mode)) {
-        put_msg(errbuf, errlen, "%s", strerror(EISDIR));
+        io_put_msg(errbuf, errlen, "%s", strerror(EISDIR));
         rc = IO_ERR_OPEN;
         goto out_free_buf;
     }
     if (exists && is_input(&st, inputs, ninputs) && !S_ISCHR(st.st_mode)) {
-        put_msg(errbuf, errlen, "%s", "would overwrite an input");
+        io_put_msg(errbuf, errlen, "%s", "would overwrite an input");
         rc = IO_ERR_SAME;
         goto out_free_buf;
     }
@@ -245,13 +233,13 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         /* Devices, FIFOs and sockets are written in place; a block device
          * (a disk) only with force. */
         if (S_ISBLK(st.st_mode) && !force) {
-            put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
+            io_put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
             rc = IO_ERR_EXISTS;
             goto out_free_buf;
         }
         s->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (s->fd < 0) {
-            put_msg(errbuf, errlen, "%s", strerror(errno));
+            io_put_msg(errbuf, errlen, "%s", strerror(errno));
             rc = IO_ERR_OPEN;
             goto out_free_buf;
         }
@@ -260,19 +248,19 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         return 0;
     }
     if (exists && !force) {
-        put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
+        io_put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
         rc = IO_ERR_EXISTS;
         goto out_free_buf;
     }
     s->target = strdup(path);
     if (!s->target) {
-        put_msg(errbuf, errlen, "%s", "out of memory");
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         rc = IO_ERR_NOMEM;
         goto out_free_buf;
     }
     s->fd = create_temp(path, &s->tmp);
     if (s->fd < 0) {
-        put_msg(errbuf, errlen, "cannot create a temporary file: %s", strerror(-s->fd));
+        io_put_msg(errbuf, errlen, "cannot create a temporary file: %s", strerror(-s->fd));
         rc = s->fd == -ENOMEM ? IO_ERR_NOMEM : IO_ERR_OPEN;
         goto out_free_target;
     }

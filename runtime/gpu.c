@@ -276,6 +276,44 @@ void gpu_mem_free(gpu *g, CUdeviceptr p)
         cu.MemFree(p);
 }
 
+/* A non-blocking stream and a blocking-sync event without timing. */
+int gpu_queue_open(gpu *g, gpu_queue *q)
+{
+    CUresult r = cu.StreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = cu.EventCreate(&q->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    snprintf(g->err, sizeof g->err, "cannot create a CUDA stream: %s", cu_result_text(r));
+    gpu_queue_close(q);
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+}
+
+/* Drains and destroys a queue. */
+void gpu_queue_close(gpu_queue *q)
+{
+    if (q->stream)
+        cu.StreamSynchronize(q->stream);
+    if (q->done)
+        cu.EventDestroy(q->done);
+    if (q->stream)
+        cu.StreamDestroy(q->stream);
+    q->stream = NULL;
+    q->done = NULL;
+}
+
+/* Records the queue's event. */
+CUresult gpu_queue_mark(gpu_queue *q)
+{
+    return cu.EventRecord(q->done, q->stream);
+}
+
+/* Waits for the queue's event. */
+CUresult gpu_queue_wait(gpu_queue *q)
+{
+    return cu.EventSynchronize(q->done);
+}
+
 /* Launches a 1-D grid; failures name the kernel. */
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
                CUstream s, void **params)

@@ -79,6 +79,26 @@ void gpu_host_free(gpu *g, void *p);
 int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what);
 void gpu_mem_free(gpu *g, CUdeviceptr p);
 
+/* A stream and the event that marks the end of the work queued on it: one
+ * per chunk in flight. */
+typedef struct {
+    CUstream stream;
+    CUevent done;
+} gpu_queue;
+
+/* Creates the stream and event; 0 or a negative gpu_error (text in g). */
+int gpu_queue_open(gpu *g, gpu_queue *q);
+
+/* Waits for queued work and destroys both; accepts a zeroed queue. */
+void gpu_queue_close(gpu_queue *q);
+
+/* Marks the end of the work queued so far. */
+CUresult gpu_queue_mark(gpu_queue *q);
+
+/* Blocks until the marked work is done; CUDA_SUCCESS or the driver's error
+ * (a failed kernel shows up here). */
+CUresult gpu_queue_wait(gpu_queue *q);
+
 /* Launches f (1-D grid) on stream s; a failure names the kernel. */
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
                CUstream s, void **params);

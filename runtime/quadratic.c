@@ -13,8 +13,7 @@ typedef struct {
     void *hout;       /* roots on the host (pinned with CUDA) */
     size_t rows;
     CUdeviceptr din, dout;
-    CUstream stream;
-    CUevent done;
+    gpu_queue q;
 } qd_slot;
 
 struct qd_engine {
@@ -65,12 +64,7 @@ static void qd_slot_close(qd_engine *e, qd_slot *s)
 {
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
-        if (s->stream)
-            cu.StreamSynchronize(s->stream);
-        if (s->done)
-            cu.EventDestroy(s->done);
-        if (s->stream)
-            cu.StreamDestroy(s->stream);
+        gpu_queue_close(&s->q);
         gpu_mem_free(be->gpu, s->din);
         gpu_mem_free(be->gpu, s->dout);
     }
@@ -86,12 +80,11 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
         gpu *g = be->gpu;
         int rc;
         if ((rc = gpu_mem_alloc(g, &s->din, e->max_rows * 3 * sz, "a coefficient chunk (--chunk)")) < 0 ||
-            (rc = gpu_mem_alloc(g, &s->dout, e->max_rows * 4 * sz, "a roots chunk")) < 0) {
+            (rc = gpu_mem_alloc(g, &s->dout, e->max_rows * 4 * sz, "a roots chunk")) < 0 ||
+            (rc = gpu_queue_open(g, &s->q)) < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
             return rc;
         }
-        CU_TRY(cu.StreamCreate(&s->stream, CU_STREAM_NON_BLOCKING));
-        CU_TRY(cu.EventCreate(&s->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC));
     }
     if (!(s->hout = backend_host_alloc(be, e->max_rows * 4 * sz))) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
@@ -147,18 +140,18 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
 {
     gpu *g = e->be->gpu;
     size_t sz = dt_size(e->dtype);
-    CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->rows * 3 * sz, s->stream));
+    CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->rows * 3 * sz, s->q.stream));
     unsigned long long n = s->rows;
     size_t blocks = (s->rows + 255) / 256;
     unsigned grid = (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu);
     void *params[] = {&s->din, &n, &s->dout};
-    int rc = gpu_launch(g, e->kernel, "qdk_rows", grid, 256, s->stream, params);
+    int rc = gpu_launch(g, e->kernel, "qdk_rows", grid, 256, s->q.stream, params);
     if (rc < 0) {
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
         return rc;
     }
-    CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->rows * 4 * sz, s->stream));
-    CU_TRY(cu.EventRecord(s->done, s->stream));
+    CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->rows * 4 * sz, s->q.stream));
+    CU_TRY(gpu_queue_mark(&s->q));
     return 0;
 }
 
@@ -202,7 +195,7 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
 {
     qd_slot *s = &e->slots[slot];
     if (s->rows && e->be->kind == BACKEND_CUDA) {
-        CUresult r = cu.EventSynchronize(s->done);
+        CUresult r = gpu_queue_wait(&s->q);
         if (r != CUDA_SUCCESS) {
             snprintf(e->err, sizeof e->err, "kernel qdk_rows failed: %s", cu_result_text(r));
             return GPU_ERR_LAUNCH;

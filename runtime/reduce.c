@@ -401,8 +401,7 @@ typedef struct {
     uint64_t nelem;
     int use_m, use_e;
     CUdeviceptr dx, dm, de;
-    CUstream stream;
-    CUevent done;
+    gpu_queue q;
     const char *kernels; /* names launched, for error messages */
     char kernel_names[96];
 } rd_slot;
@@ -445,10 +444,9 @@ static int rd_slot_open(rd_engine *e, rd_slot *s)
         int rc;
         if ((rc = gpu_mem_alloc(g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)")) < 0 ||
             (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
-            (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0)
+            (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0 ||
+            (rc = gpu_queue_open(g, &s->q)) < 0)
             return rd_gpu_error(e, rc);
-        CU_TRY(cu.StreamCreate(&s->stream, CU_STREAM_NON_BLOCKING));
-        CU_TRY(cu.EventCreate(&s->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC));
     }
     s->hm = backend_host_alloc(be, e->max_tiles * sizeof(rd_moments));
     s->he = backend_host_alloc(be, e->max_tiles * sizeof(rd_extrema));
@@ -464,12 +462,7 @@ static void rd_slot_close(rd_engine *e, rd_slot *s)
 {
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
-        if (s->stream)
-            cu.StreamSynchronize(s->stream);
-        if (s->done)
-            cu.EventDestroy(s->done);
-        if (s->stream)
-            cu.StreamDestroy(s->stream);
+        gpu_queue_close(&s->q);
         gpu_mem_free(be->gpu, s->dx);
         gpu_mem_free(be->gpu, s->dm);
         gpu_mem_free(be->gpu, s->de);
@@ -568,7 +561,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     char mod[96];
     int fl = dt_is_float(dtype);
     int rc;
-    CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->stream));
+    CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->q.stream));
     unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
     s->kernel_names[0] = 0;
@@ -582,10 +575,10 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
             return rd_gpu_error(e, rc);
         rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
         void *params[] = {&s->dx, &n64, &first64, &s->dm, &no_fold};
-        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
             return rd_gpu_error(e, rc);
         snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
-        CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->stream));
+        CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->q.stream));
     }
     if (s->use_e) {
         const char *name = skipnan && fl ? "rdk_extrema_skipnan" : "rdk_extrema";
@@ -594,14 +587,14 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, rc);
         void *params[] = {&s->dx, &n64, &first64, &s->de};
-        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
             return rd_gpu_error(e, rc);
         size_t used = strlen(s->kernel_names);
         snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",
                  used ? ", " : "", name);
-        CU_TRY(cu.MemcpyDtoHAsync(s->he, s->de, s->ntiles * sizeof(rd_extrema), s->stream));
+        CU_TRY(cu.MemcpyDtoHAsync(s->he, s->de, s->ntiles * sizeof(rd_extrema), s->q.stream));
     }
-    CU_TRY(cu.EventRecord(s->done, s->stream));
+    CU_TRY(gpu_queue_mark(&s->q));
     return 0;
 }
 
@@ -645,7 +638,7 @@ int rd_engine_collect(rd_engine *e, int slot, rd_state *st)
     if (s->nelem == 0)
         return 0;
     if (e->be->kind == BACKEND_CUDA) {
-        CUresult r = cu.EventSynchronize(s->done);
+        CUresult r = gpu_queue_wait(&s->q);
         if (r != CUDA_SUCCESS) {
             snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel_names,
                      cu_result_text(r));
