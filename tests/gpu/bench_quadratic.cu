@@ -5,6 +5,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "tests/gpu/bench_common.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -53,50 +55,11 @@ template <class T> __global__ void fill(T *in, unsigned long long n)
     }
 }
 
-template <class F> static float median_ms(F fn, int reps)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    fn();
-    fn();
-    std::vector<float> t;
-    for (int i = 0; i < reps; i++) {
-        CK(cudaEventRecord(a));
-        fn();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = (char *)malloc(n + 1);
-    if (fread(buf, 1, n, f) != (size_t)n)
-        exit(1);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 template <class T> static void run(const char *ptx_path, unsigned long long n, int reps)
 {
     CUmodule mod;
     CUfunction k;
-    char *ptx = read_file(ptx_path);
+    char *ptx = bench_read_file(ptx_path);
     if (cuModuleLoadData(&mod, ptx) != CUDA_SUCCESS || cuModuleGetFunction(&k, mod, "qdk_rows") != CUDA_SUCCESS) {
         fprintf(stderr, "cannot load %s\n", ptx_path);
         exit(1);
@@ -108,12 +71,12 @@ template <class T> static void run(const char *ptx_path, unsigned long long n, i
     CK(cudaDeviceSynchronize());
     double bytes = (double)n * 7 * sizeof(T);
     size_t copy_bytes = n * 3 * sizeof(T);
-    float t_copy = median_ms([&] { cudaMemcpyAsync(out, in, copy_bytes, cudaMemcpyDeviceToDevice); }, reps);
+    float t_copy = bench_median_ms([&] { cudaMemcpyAsync(out, in, copy_bytes, cudaMemcpyDeviceToDevice); }, reps);
     double copy_gbs = 2.0 * copy_bytes / t_copy / 1e6;
     unsigned grid = (unsigned)std::min<unsigned long long>((n + 255) / 256, 0x7fffffffull);
     void *params[] = {&in, &n, &out};
-    float t_ours = median_ms([&] { cuLaunchKernel(k, grid, 1, 1, 256, 1, 1, 0, 0, params, NULL); }, reps);
-    float t_naive = median_ms([&] { naive_rows<T><<<grid, 256>>>(in, n, out); }, reps);
+    float t_ours = bench_median_ms([&] { cuLaunchKernel(k, grid, 1, 1, 256, 1, 1, 0, 0, params, NULL); }, reps);
+    float t_naive = bench_median_ms([&] { naive_rows<T><<<grid, 256>>>(in, n, out); }, reps);
     CK(cudaGetLastError());
     printf("%s n=%llu: copy %.1f GB/s; accurate %.3f ms %.1f GB/s = %.3f of copy; naive %.3f ms %.1f GB/s = %.3f of copy\n",
            sizeof(T) == 4 ? "float32" : "float64", n, copy_gbs, t_ours, bytes / t_ours / 1e6,

@@ -10,6 +10,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "tests/gpu/bench_common.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -39,55 +41,13 @@ extern "C" {
         }                                                                                \
     } while (0)
 
-// Median time in ms of reps runs of fn on stream 0, after warm-up.
-template <class F> static float median_ms(F fn, int reps)
-{
-    cudaEvent_t a, b;
-    CHECK_RT(cudaEventCreate(&a));
-    CHECK_RT(cudaEventCreate(&b));
-    for (int i = 0; i < 3; i++)
-        fn();
-    std::vector<float> t;
-    for (int i = 0; i < reps; i++) {
-        CHECK_RT(cudaEventRecord(a));
-        fn();
-        CHECK_RT(cudaEventRecord(b));
-        CHECK_RT(cudaEventSynchronize(b));
-        float ms;
-        CHECK_RT(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return t[t.size() / 2];
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = (char *)malloc(n + 1);
-    if (fread(buf, 1, n, f) != (size_t)n)
-        exit(1);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     const char *ptx_path = argc > 1 ? argv[1] : "ptx/reduce_f32_moments.compute_75.ptx";
     int reps = argc > 2 ? atoi(argv[2]) : 30;
     CHECK_RT(cudaFree(0));
     CUmodule mod;
-    char *ptx = read_file(ptx_path);
+    char *ptx = bench_read_file(ptx_path);
     CHECK_DRV(cuModuleLoadData(&mod, ptx));
     CUfunction kmom;
     CHECK_DRV(cuModuleGetFunction(&kmom, mod, "rdk_moments"));
@@ -117,7 +77,7 @@ int main(int argc, char **argv)
     rd_fold_ctl fold = {dcounters + 1, dscratch, dcounters, dout};
     CHECK_RT(cudaMemcpy(dx, host.data(), nmax * 4, cudaMemcpyHostToDevice));
 
-    float copy_ms = median_ms([&] { cudaMemcpyAsync(dcopy, dx, nmax * 4, cudaMemcpyDeviceToDevice); }, reps);
+    float copy_ms = bench_median_ms([&] { cudaMemcpyAsync(dcopy, dx, nmax * 4, cudaMemcpyDeviceToDevice); }, reps);
     double copy_gbs = 2.0 * nmax * 4 / copy_ms / 1e6;
     printf("device copy (read+write) of %zu MiB: %.3f ms, %.1f GB/s\n", nmax * 4 >> 20, copy_ms, copy_gbs);
     {
@@ -125,7 +85,7 @@ int main(int argc, char **argv)
         size_t hb = (size_t)1 << 30;
         CHECK_RT(cudaMallocHost(&pinned, hb));
         memset(pinned, 1, hb);
-        float h2d_ms = median_ms([&] { cudaMemcpyAsync(dcopy, pinned, hb, cudaMemcpyHostToDevice); }, 10);
+        float h2d_ms = bench_median_ms([&] { cudaMemcpyAsync(dcopy, pinned, hb, cudaMemcpyHostToDevice); }, 10);
         printf("pinned H2D of %zu MiB: %.3f ms, %.1f GB/s\n", hb >> 20, h2d_ms, hb / h2d_ms / 1e6);
         cudaFreeHost(pinned);
     }
@@ -144,8 +104,8 @@ int main(int argc, char **argv)
         CHECK_RT(cudaMalloc(&dtemp, temp_bytes));
         auto theirs = [&] { cub::DeviceReduce::Sum(dtemp, temp_bytes, dx, dcub, (int)n); };
         CHECK_RT(cudaMemset(dout, 0xff, 8)); // poison: the kernel must write it
-        float t_ours = median_ms(ours, reps);
-        float t_cub = median_ms(theirs, reps);
+        float t_ours = bench_median_ms(ours, reps);
+        float t_cub = bench_median_ms(theirs, reps);
         CHECK_RT(cudaGetLastError());
         CHECK_RT(cudaDeviceSynchronize());
         double gpu_sum;
