@@ -91,8 +91,9 @@ static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, const c
 /* Opens libcuda, resolves the table and initialises the driver. */
 static void cu_load_once(void)
 {
+    /* GPUBATCH_LIBCUDA names the only library to try (tests use a missing one). */
     const char *override = getenv("GPUBATCH_LIBCUDA");
-    const char *names[] = {override, "libcuda.so.1", "libcuda.so"};
+    const char *names[] = {override, override ? NULL : "libcuda.so.1", override ? NULL : "libcuda.so"};
     void *lib = NULL;
     char first_error[256] = "";
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) {
