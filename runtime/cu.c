@@ -93,6 +93,8 @@ static void cu_load_once(void)
 {
     /* GPUBATCH_LIBCUDA names the only library to try (tests use a missing one). */
     const char *override = getenv("GPUBATCH_LIBCUDA");
+    if (override && !*override)
+        override = NULL;
     const char *names[] = {override, override ? NULL : "libcuda.so.1", override ? NULL : "libcuda.so"};
     void *lib = NULL;
     char first_error[256] = "";
