@@ -24,12 +24,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define IN_BLOCK (1u << 20)   /* compressed bytes read from the fd at a time */
+#define IN_BLOCK (4u << 20)   /* compressed bytes read from the fd at a time */
 #define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
 #define PREAD_PART ((size_t)4 << 20) /* a parallel plain read gives each thread >= this */
 #define PREAD_THREADS 8               /* most threads one plain read uses */
+#define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
+#define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 
 enum rd_state {
     RD_PLAIN,   /* pass-through */
@@ -148,7 +150,7 @@ static int detect(io_reader *r, char *errbuf, size_t errlen)
         }
         r->zinit = 1;
         r->gzip = 1;
-        r->state = RD_MEMBER;
+        r->state = RD_BETWEEN; /* next_member() starts the first member */
     } else {
         r->state = RD_PLAIN;
     }
@@ -395,6 +397,121 @@ static int next_member(io_reader *r)
 }
 
 /* Gzip path: inflates straight into buf until it is full or the data ends. */
+/* Total size of the BGZF block that starts at p (n bytes available), or 0
+ * when p does not start a BGZF block (the BC extra field alone, XLEN 6). */
+static size_t bgzf_block_size(const uint8_t *p, size_t n)
+{
+    if (n < BGZF_HEADER || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || p[3] != 4 ||
+        p[10] != 6 || p[11] != 0 || p[12] != 'B' || p[13] != 'C' || p[14] != 2 || p[15] != 0)
+        return 0;
+    size_t total = (size_t)(p[16] | p[17] << 8) + 1;
+    return total >= BGZF_HEADER + 2 + 8 ? total : 0;
+}
+
+/* Little-endian 32-bit value at p. */
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* One BGZF block to inflate, and how it went. */
+typedef struct {
+    const uint8_t *in; /* raw deflate data */
+    size_t in_len;
+    uint8_t *out;      /* isize bytes */
+    uint32_t isize, crc;
+    int err;           /* 0, IO_ERR_CORRUPT or IO_ERR_CRC */
+} bgzf_job;
+
+/* The blocks one thread inflates: jobs first, first + step, ... */
+typedef struct {
+    bgzf_job *jobs;
+    size_t njobs, first, step;
+} bgzf_share;
+
+/* Thread body: inflates its share of blocks with one raw-deflate stream and
+ * checks each block's length and CRC-32. */
+static void *bgzf_worker(void *arg)
+{
+    bgzf_share *sh = arg;
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    int ok = inflateInit2(&zs, -15) == Z_OK;
+    for (size_t i = sh->first; i < sh->njobs; i += sh->step) {
+        bgzf_job *j = &sh->jobs[i];
+        uint8_t spare;
+        if (!ok) {
+            j->err = IO_ERR_NOMEM;
+            continue;
+        }
+        inflateReset(&zs);
+        zs.next_in = (Bytef *)(uintptr_t)j->in;
+        zs.avail_in = (uInt)j->in_len;
+        zs.next_out = j->isize ? j->out : &spare;
+        zs.avail_out = j->isize ? j->isize : 1;
+        int zr = inflate(&zs, Z_FINISH);
+        if (zr != Z_STREAM_END || zs.avail_in != 0)
+            j->err = IO_ERR_CORRUPT;
+        else if (zs.total_out != j->isize)
+            j->err = IO_ERR_CRC; /* the ISIZE trailer disagrees */
+        else if (crc32(0, j->isize ? j->out : &spare, j->isize) != j->crc)
+            j->err = IO_ERR_CRC;
+    }
+    if (ok)
+        inflateEnd(&zs);
+    return NULL;
+}
+
+/* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
+ * are in the input window and fit in buf in parallel, each straight to its
+ * place in buf (the ISIZE trailers give the offsets). Returns the bytes
+ * written, 0 when the next member is not a complete BGZF block that fits
+ * (the caller then inflates it as a stream), or a negative io_error. */
+static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
+{
+    int rc = fill_input(r, IN_BLOCK);
+    if (rc < 0)
+        return rc;
+    static _Thread_local bgzf_job jobs[BGZF_MAX_JOBS];
+    size_t njobs = 0, pos = 0, off = 0;
+    while (njobs < BGZF_MAX_JOBS) {
+        const uint8_t *p = r->in_next + pos;
+        size_t avail = r->in_avail - pos;
+        size_t total = bgzf_block_size(p, avail);
+        if (total == 0 || total > avail)
+            break;
+        uint32_t isize = get_le32(p + total - 4);
+        if (isize > n - off)
+            break;
+        jobs[njobs++] = (bgzf_job){p + BGZF_HEADER, total - BGZF_HEADER - 8, buf + off, isize,
+                                   get_le32(p + total - 8), 0};
+        pos += total;
+        off += isize;
+    }
+    if (njobs < 2) /* one block is no faster in parallel */
+        return 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = cpus > 0 ? (size_t)cpus : 1;
+    if (nt > njobs)
+        nt = njobs;
+    if (nt > PAR_MAX)
+        nt = PAR_MAX;
+    bgzf_share shares[PAR_MAX];
+    for (size_t t = 0; t < nt; t++)
+        shares[t] = (bgzf_share){jobs, njobs, t, nt};
+    par_run(bgzf_worker, shares, sizeof shares[0], nt);
+    for (size_t i = 0; i < njobs; i++) {
+        if (jobs[i].err == IO_ERR_CRC)
+            return set_error(r, IO_ERR_CRC, "%s", "incorrect data check");
+        if (jobs[i].err == IO_ERR_NOMEM)
+            return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+        if (jobs[i].err)
+            return set_error(r, IO_ERR_CORRUPT, "%s", "invalid compressed data in a BGZF block");
+    }
+    consume(r, pos);
+    return (ssize_t)off;
+}
+
 static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 {
     size_t got = 0;
@@ -402,6 +519,13 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
         if (r->state == RD_END)
             break;
         if (r->state == RD_BETWEEN) {
+            ssize_t k = read_bgzf(r, buf + got, n - got);
+            if (k < 0)
+                return k;
+            if (k > 0) {
+                got += (size_t)k;
+                continue;
+            }
             int rc = next_member(r);
             if (rc < 0)
                 return rc;
