@@ -43,7 +43,6 @@ enum {
     OPT_SEED,
     OPT_QUAD,
     OPT_RAW,
-    OPT_NO_COMPRESS,
 };
 
 typedef struct {
@@ -81,10 +80,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         {"seed", required_argument, 0, OPT_SEED},
         {"quadratic", required_argument, 0, OPT_QUAD},
         {"raw", no_argument, 0, OPT_RAW},
-        {"no-compress", no_argument, 0, OPT_NO_COMPRESS},
-        {"output", required_argument, 0, 'o'},
-        {"stdout", no_argument, 0, 'c'},
-        {"force", no_argument, 0, 'f'},
+        CLI_OUTPUT_LONGOPTS,
         {"threads", required_argument, 0, 'p'},
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},
@@ -98,8 +94,10 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
     g->out.threads = backend_cpu_count();
     int opt;
     char *end;
-    while ((opt = getopt_long(argc, argv, "o:cfp:qvh123456789", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "p:qvh" CLI_OUTPUT_SHORTOPTS, longopts, NULL)) != -1) {
         double v;
+        if (out_option(&g->out, opt, optarg))
+            continue;
         switch (opt) {
         case OPT_SHAPE:
             if ((g->ndim = cli_parse_shape(optarg, g->shape, NPY_MAX_DIMS)) < 0)
@@ -147,18 +145,6 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         case OPT_RAW:
             g->raw = 1;
             break;
-        case OPT_NO_COMPRESS:
-            g->out.level = 0;
-            break;
-        case 'o':
-            g->out.path = optarg;
-            break;
-        case 'c':
-            g->out.path = "-";
-            break;
-        case 'f':
-            g->out.force = 1;
-            break;
         case 'p':
             if (cli_parse_int(optarg, &g->out.threads) < 0 || g->out.threads < 1)
                 return cli_usage_error("gen", "bad --threads '%s'", optarg);
@@ -175,10 +161,6 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
         default:
-            if (opt >= '1' && opt <= '9') {
-                g->out.level = opt - '0';
-                break;
-            }
             return cli_usage_error("gen", "unknown option");
         }
     }

@@ -23,7 +23,7 @@ static const char quadratic_usage[] =
     "  --layout rows      coefficients as (N, 3) rows (the only layout streamed)\n"
     "  --raw              write the roots without an .npy header\n";
 
-enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT, OPT_NO_COMPRESS };
+enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT };
 
 typedef struct {
     cli_common common;
@@ -37,10 +37,7 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     static const struct option longopts[] = {
         {"layout", required_argument, 0, OPT_LAYOUT},
         {"raw", no_argument, 0, OPT_RAW_OUT},
-        {"no-compress", no_argument, 0, OPT_NO_COMPRESS},
-        {"output", required_argument, 0, 'o'},
-        {"stdout", no_argument, 0, 'c'},
-        {"force", no_argument, 0, 'f'},
+        CLI_OUTPUT_LONGOPTS,
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -48,12 +45,12 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     cli_common_init(&q->common);
     q->out.level = CLI_DEFAULT_LEVEL;
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "o:cf123456789", longopts, NULL)) !=
+    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
            -1) {
         int handled = cli_common_option(&q->common, opt, optarg);
         if (handled < 0)
             return 2;
-        if (handled)
+        if (handled || out_option(&q->out, opt, optarg))
             continue;
         switch (opt) {
         case OPT_LAYOUT:
@@ -63,18 +60,6 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         case OPT_RAW_OUT:
             q->raw_out = 1;
             break;
-        case OPT_NO_COMPRESS:
-            q->out.level = 0;
-            break;
-        case 'o':
-            q->out.path = optarg;
-            break;
-        case 'c':
-            q->out.path = "-";
-            break;
-        case 'f':
-            q->out.force = 1;
-            break;
         case 'h':
         case OPT_HELP:
             fputs(quadratic_usage, stdout);
@@ -82,10 +67,6 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
         default:
-            if (opt >= '1' && opt <= '9') {
-                q->out.level = opt - '0';
-                break;
-            }
             return cli_usage_error("quadratic", "unknown option");
         }
     }

@@ -5,6 +5,31 @@
 
 #include "msg.h"
 
+/* Sets the out_opts field an output option names. */
+int out_option(out_opts *o, int opt, const char *arg)
+{
+    switch (opt) {
+    case 'o':
+        o->path = arg;
+        return 1;
+    case 'c':
+        o->path = "-";
+        return 1;
+    case 'f':
+        o->force = 1;
+        return 1;
+    case OPT_NO_COMPRESS:
+        o->level = 0;
+        return 1;
+    default:
+        if (opt >= '1' && opt <= '9') {
+            o->level = opt - '0';
+            return 1;
+        }
+        return 0;
+    }
+}
+
 /* Opens the sink and the gzip writer. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs)
 {

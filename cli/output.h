@@ -37,6 +37,18 @@ typedef struct {
     "  -1 .. -9           gzip level (default 1); output is blocked gzip (BGZF)\n"      \
     "  --no-compress      write the array uncompressed\n"
 
+/* Long option id of --no-compress (above every command's own ids). */
+#define OPT_NO_COMPRESS 1200
+
+/* The output options for a getopt_long table, and their short letters. */
+#define CLI_OUTPUT_LONGOPTS                                                  \
+    {"output", required_argument, 0, 'o'}, {"stdout", no_argument, 0, 'c'}, \
+        {"force", no_argument, 0, 'f'}, {"no-compress", no_argument, 0, OPT_NO_COMPRESS}
+#define CLI_OUTPUT_SHORTOPTS "o:cf123456789"
+
+/* Handles an output option; returns 1 when handled, 0 when opt is not one. */
+int out_option(out_opts *o, int opt, const char *arg);
+
 /* Opens the output; inputs (may be NULL) must not be overwritten. Returns 0
  * or 1 after printing an error. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs);
