@@ -126,31 +126,27 @@ static int quadratic_stream(qd_engine *eng, pl_ring *pl, int nslots, size_t row_
                             size_t root_bytes, out_stream *o, uint64_t *bytes_in,
                             const char *name)
 {
-    int fifo[64], head = 0, inflight = 0, failed = 0, rc;
+    int failed = 0, rc;
     pl_chunk c;
     *bytes_in = 0;
-    while (!failed) {
+    do {
         rc = pl_next(pl, &c);
         if (rc > 0) {
             *bytes_in += c.bytes;
             if (qd_engine_submit(eng, c.slot, c.data, c.bytes / row_bytes) < 0) {
                 msg_error("%s: %s", name, qd_engine_error(eng));
-                pl_release(pl, c.slot);
                 failed = 1;
-                break;
             }
-            fifo[(head + inflight++) % 64] = c.slot;
         } else if (rc < 0) {
             msg_error("%s: %s", name, pl_error(pl));
             failed = 1;
         }
-        /* Write the oldest chunk once the ring is busy, or at the end. */
-        while (inflight > 0 && (inflight == nslots - 1 || rc <= 0)) {
-            int slot = fifo[head];
+        /* Write the oldest chunk once the ring is busy, or at the end; after
+         * an error, only let every slot go idle. */
+        while (pl_outstanding(pl) > 0 && (pl_outstanding(pl) == nslots - 1 || rc <= 0 || failed)) {
+            int slot = pl_oldest(pl);
             const void *roots;
             size_t rows;
-            head = (head + 1) % 64;
-            inflight--;
             if (qd_engine_collect(eng, slot, &roots, &rows) < 0) {
                 if (!failed)
                     msg_error("%s: %s", name, qd_engine_error(eng));
@@ -160,17 +156,7 @@ static int quadratic_stream(qd_engine *eng, pl_ring *pl, int nslots, size_t row_
             }
             pl_release(pl, slot);
         }
-        if (rc <= 0)
-            break;
-    }
-    while (inflight > 0) { /* after an error: let every slot go idle */
-        const void *roots;
-        size_t rows;
-        qd_engine_collect(eng, fifo[head], &roots, &rows);
-        pl_release(pl, fifo[head]);
-        head = (head + 1) % 64;
-        inflight--;
-    }
+    } while (rc > 0 && !failed);
     return failed;
 }
 

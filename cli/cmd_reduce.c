@@ -240,9 +240,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     size_t sz = dt_size(fi.dtype);
     rd_state st;
     rd_state_init(&st, fi.dtype, o->ops, o->skipnan);
-    int fifo[64], head = 0, inflight = 0, rc;
     uint64_t bytes = 0;
-    int failed = 0;
+    int failed = 0, rc;
     pl_chunk c;
     while (!failed && (rc = pl_next(pl, &c)) > 0) {
         bytes += c.bytes;
@@ -250,15 +249,11 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
                              o->ops, o->skipnan) < 0) {
             msg_error("%s: %s", name, rd_engine_error(ctx->engine));
             failed = 1;
-            pl_release(pl, c.slot);
-            break;
         }
-        fifo[(head + inflight++) % 64] = c.slot;
-        if (inflight == ctx->nslots - 1) {
-            int slot = fifo[head];
-            head = (head + 1) % 64;
-            inflight--;
-            if (rd_engine_collect(ctx->engine, slot, &st) < 0) {
+        /* Results are folded in input order; the ring keeps one buffer filling. */
+        while (pl_outstanding(pl) > 0 && (failed || pl_outstanding(pl) == ctx->nslots - 1)) {
+            int slot = pl_oldest(pl);
+            if (rd_engine_collect(ctx->engine, slot, &st) < 0 && !failed) {
                 msg_error("%s: %s", name, rd_engine_error(ctx->engine));
                 failed = 1;
             }
@@ -269,10 +264,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         msg_error("%s: %s", name, pl_error(pl));
         failed = 1;
     }
-    while (inflight > 0) { /* drain, even after an error: buffers must be idle */
-        int slot = fifo[head];
-        head = (head + 1) % 64;
-        inflight--;
+    while (pl_outstanding(pl) > 0) { /* drain, even after an error: buffers must be idle */
+        int slot = pl_oldest(pl);
         if (rd_engine_collect(ctx->engine, slot, &st) < 0 && !failed) {
             msg_error("%s: %s", name, rd_engine_error(ctx->engine));
             failed = 1;

@@ -26,6 +26,8 @@ struct pl_ring {
     uint64_t *offset; /* stream offset of each filled buffer */
     int next_fill;    /* slot the reader fills next (ring order) */
     int next_out;     /* slot the consumer takes next */
+    int oldest;       /* oldest slot handed out and not released */
+    int outstanding;  /* slots handed out and not released */
     int done;         /* reader finished: no more chunks after the filled ones */
     int stop;         /* consumer asked the reader to stop */
     int err;          /* reader error, reported after the filled chunks */
@@ -177,6 +179,8 @@ int pl_next(pl_ring *p, pl_chunk *c)
         c->bytes = p->fill[slot];
         c->offset = p->offset[slot];
         p->next_out = (slot + 1) % p->nslots;
+        if (p->outstanding++ == 0)
+            p->oldest = slot;
         p->handed += c->bytes;
         rc = 1;
     } else {
@@ -191,8 +195,23 @@ void pl_release(pl_ring *p, int slot)
 {
     pthread_mutex_lock(&p->mu);
     p->state[slot] = SLOT_FREE;
+    p->outstanding--;
+    for (int i = 0; p->outstanding > 0 && p->state[p->oldest] != SLOT_OUT && i < p->nslots; i++)
+        p->oldest = (p->oldest + 1) % p->nslots;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+/* Chunks out with the consumer (only the consumer changes this count). */
+int pl_outstanding(const pl_ring *p)
+{
+    return p->outstanding;
+}
+
+/* The oldest chunk out with the consumer. */
+int pl_oldest(const pl_ring *p)
+{
+    return p->oldest;
 }
 
 /* Bytes handed out so far. */

@@ -42,6 +42,13 @@ int pl_next(pl_ring *p, pl_chunk *c);
 /* Gives a chunk's buffer back to the reader. */
 void pl_release(pl_ring *p, int slot);
 
+/* Chunks handed out by pl_next() and not yet released. */
+int pl_outstanding(const pl_ring *p);
+
+/* The oldest of them (only when pl_outstanding() > 0): chunks are handed out
+ * in input order, so this is the next one whose results go out. */
+int pl_oldest(const pl_ring *p);
+
 /* Data bytes handed out so far. */
 uint64_t pl_bytes(const pl_ring *p);
 
