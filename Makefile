@@ -39,6 +39,7 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 # supports; add 90 for a family only when a Hopper-specific variant pays.
 REDUCE_ARCHS := 75
 QUADRATIC_ARCHS := 75
+TRANSPOSE_ARCHS := 75
 PTX_OUT ?= ptx
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 REDUCE_KERNELS := moments moments_sq extrema
@@ -102,6 +103,11 @@ ptx:
 	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -ptx \
 	    -o $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx ptx/quadratic.cu || exit 1; \
 	done; done
+	$(Q)rm -f $(PTX_OUT)/transpose.*.ptx
+	$(Q)for a in $(TRANSPOSE_ARCHS); do \
+	  echo "  NVCC    $(PTX_OUT)/transpose.compute_$$a.ptx"; \
+	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/transpose.compute_$$a.ptx ptx/transpose.cu || exit 1; \
+	done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)

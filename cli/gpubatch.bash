@@ -51,7 +51,7 @@ _gpubatch_value()
         ;;
     --dtype)
         case $cmd in
-        gen) _gpubatch_words "$dtypes_all" "$cur" ;;
+        gen | transpose) _gpubatch_words "$dtypes_all" "$cur" ;;
         quadratic) _gpubatch_words "float32 float64" "$cur" ;;
         *) _gpubatch_words "$dtypes_real" "$cur" ;;
         esac
@@ -70,7 +70,7 @@ _gpubatch_value()
         return 0
         ;;
     -o | --output)
-        [[ $cmd == gen || $cmd == quadratic ]] && _gpubatch_files "$cur"
+        [[ $cmd == gen || $cmd == quadratic || $cmd == transpose ]] && _gpubatch_files "$cur"
         return 0
         ;;
     --shape | --device | --threads | -p | --chunk | --streams | --low | --high | \
@@ -87,7 +87,7 @@ _gpubatch()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="reduce quadratic gen info"
+    local commands="reduce quadratic transpose gen info"
     COMPREPLY=()
 
     # --opt=value: bash splits at '=' (COMP_WORDBREAKS), or not; handle both.
@@ -121,6 +121,11 @@ _gpubatch()
                --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
+    transpose)
+        longs="--raw --dtype --shape --backend --device --threads --chunk --streams
+               --quiet --verbose --help --output --stdout --force --no-compress"
+        shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
+        ;;
     gen)
         longs="--shape --dtype --dist --low --high --mean --std --seed --quadratic
                --raw --threads --quiet --verbose --help --output --stdout --force
@@ -146,14 +151,14 @@ _gpubatch()
     local i
     for ((i = 2; i < COMP_CWORD; i++)); do
         if [[ ${COMP_WORDS[i]} == -- ]]; then
-            [[ $cmd == reduce || $cmd == quadratic ]] && _gpubatch_files "$cur"
+            [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose ]] && _gpubatch_files "$cur"
             return 0
         fi
     done
 
     if [[ $cur == -* ]]; then
         _gpubatch_words "$longs $shorts" "$cur"
-    elif [[ $cmd == reduce || $cmd == quadratic ]]; then
+    elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose ]]; then
         _gpubatch_files "$cur"
     else
         _gpubatch_words "$longs" "$cur"

@@ -12,6 +12,7 @@ static const char main_usage[] =
     "Commands:\n"
     "  reduce     sum, mean, min, max, argmin, argmax, sumsq, count of arrays\n"
     "  quadratic  accurate roots of every row (a, b, c) of a coefficient array\n"
+    "  transpose  transpose a matrix, or every matrix of a batch\n"
     "  gen        deterministic synthetic arrays and quadratic coefficients\n"
     "  info       driver, devices, embedded kernels and the CPU backend\n"
     "\n"
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"reduce", cmd_reduce},
         {"quadratic", cmd_quadratic},
+        {"transpose", cmd_transpose},
         {"gen", cmd_gen},
         {"info", cmd_info},
     };

@@ -54,3 +54,13 @@ summary() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
+
+# Prints a python3 that has numpy (PYTHON first), or nothing.
+numpy_python() {
+    for p in ${PYTHON:-} python3 /usr/bin/python3; do
+        if "$p" -c 'import numpy' 2>/dev/null; then
+            echo "$p"
+            return
+        fi
+    done
+}

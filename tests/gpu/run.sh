@@ -45,6 +45,16 @@ for tool in memcheck racecheck initcheck synccheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda \
             --chunk 128k --raw --no-compress "$work/q$n.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
     done
+    for shape in 33x31 64x64 130x260 5x7x9; do
+        ./gpubatch gen --shape $shape --seed 7 --no-compress -o "$work/t$shape.npy" -f
+        for c in 32M 128k; do
+            compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch transpose -q --backend cuda \
+                --chunk $c --no-compress "$work/t$shape.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
+        done
+    done
+    ./gpubatch gen --shape 130x260 --dtype int8 --seed 7 --no-compress -o "$work/t8.npy" -f
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch transpose -q --backend cuda \
+        --no-compress "$work/t8.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
     note "sanitizer $tool: exit $st/$st2, $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
 
@@ -77,6 +87,34 @@ else
     note "bench_quadratic build FAILED"
     tail -5 "$out/bench_quadratic_build.log"
 fi
+
+note "== transpose kernels (matrices in device memory)"
+if $NVCC -O2 -std=c++17 -I. -o "$work/bench_transpose" tests/gpu/bench_transpose.cu -lcuda \
+    >"$out/bench_transpose_build.log" 2>&1; then
+    "$work/bench_transpose" ptx/transpose.compute_75.ptx 20 2>&1 | tee -a "$sum"
+else
+    note "bench_transpose build FAILED"
+    tail -5 "$out/bench_transpose_build.log"
+fi
+python3 - <<'PYEOF' 2>&1 | tee -a "$sum"
+try:
+    import torch
+except ImportError:
+    print("pytorch: not installed")
+    raise SystemExit
+x = torch.rand(8192, 8192, device="cuda")
+y = torch.empty_like(x)
+def ms(fn, reps=20):
+    fn(); fn(); torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
+    return sorted(ts)[len(ts) // 2]
+tc = ms(lambda: y.copy_(x))
+tt = ms(lambda: x.t().contiguous())
+print(f"pytorch 8192x8192 float32: copy {tc:.3f} ms, .t().contiguous() {tt:.3f} ms = {tc / tt:.3f} of copy")
+PYEOF
 
 note "== end to end"
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \

@@ -1,0 +1,321 @@
+/* cmd_transpose.c - `gpubatch transpose`: the transpose of a matrix, or of
+ * every matrix of a batch (the last two axes), streamed through the GPU or
+ * the CPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "io/frame.h"
+#include "io/pipeline.h"
+#include "msg.h"
+#include "options.h"
+#include "output.h"
+#include "runtime/transpose.h"
+#include "stream.h"
+
+static const char transpose_usage[] =
+    "Usage: gpubatch transpose [OPTIONS] [FILE] [-o OUT]\n"
+    "Transpose an (R, C) array into (C, R), or every matrix of a batch (B, R, C)\n"
+    "into (B, C, R) (any leading axes are batch axes). Input: .npy or raw (with\n"
+    "--dtype and --shape), gzip or not, '-' or none for stdin; elements of 1, 2,\n"
+    "4, 8 or 16 bytes, complex64 and complex128 included. .npy in gives .npy out.\n"
+    "A Fortran-order .npy is transposed by rewriting its header when that is\n"
+    "enough. A matrix larger than --chunk is staged whole: on the GPU it needs\n"
+    "twice its size of device memory.\n"
+    "\n"
+    "  --raw              write the result without an .npy header\n";
+
+enum { OPT_RAW_OUT = OPT_FIRST_COMMAND_OPTION };
+
+typedef struct {
+    cli_common common;
+    out_opts out;
+    int raw_out;
+} transpose_opts;
+
+/* What to do with the data: nmat matrices of rows x cols elements, or a
+ * plain copy when the transposed bytes equal the input's. */
+typedef struct {
+    uint64_t nmat, rows, cols;
+    int copy;
+    int out_ndim;
+    uint64_t out_shape[NPY_MAX_DIMS];
+} transpose_job;
+
+/* Parses transpose's options; -1 to go on, else an exit status. */
+static int transpose_parse(transpose_opts *t, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"raw", no_argument, 0, OPT_RAW_OUT},
+        CLI_OUTPUT_LONGOPTS,
+        CLI_COMMON_LONGOPTS,
+        {0, 0, 0, 0},
+    };
+    memset(t, 0, sizeof *t);
+    cli_common_init(&t->common);
+    t->out.level = CLI_DEFAULT_LEVEL;
+    int opt;
+    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
+           -1) {
+        int handled = cli_common_option(&t->common, opt, optarg);
+        if (handled < 0)
+            return 2;
+        if (handled || out_option(&t->out, opt, optarg))
+            continue;
+        switch (opt) {
+        case OPT_RAW_OUT:
+            t->raw_out = 1;
+            break;
+        case 'h':
+        case OPT_HELP:
+            fputs(transpose_usage, stdout);
+            fputs(CLI_COMMON_HELP, stdout);
+            fputs(CLI_OUTPUT_HELP, stdout);
+            return 0;
+        default:
+            return cli_usage_error("transpose", "unknown option");
+        }
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("transpose", "one input file at a time");
+    t->out.threads = t->common.threads > 0 ? t->common.threads : backend_cpu_count();
+    return -1;
+}
+
+/* Works out the job for the input's shape and order; -1 and a message when
+ * it has no last two axes to swap. */
+static int transpose_plan(const frame_info *fi, transpose_job *j, char *err, size_t errlen)
+{
+    memset(j, 0, sizeof *j);
+    int n = fi->ndim;
+    if (n < 0) {
+        snprintf(err, errlen, "raw input needs --shape RxC (or BxRxC) to be transposed");
+        return -1;
+    }
+    if (n < 2) {
+        snprintf(err, errlen, "a %d-D array has no two axes to transpose: give (R, C) or (B, R, C)", n);
+        return -1;
+    }
+    const uint64_t *s = fi->shape;
+    uint64_t batch = 1;
+    int batch_axes = 0;
+    for (int d = 0; d < n - 2; d++) {
+        batch *= s[d];
+        batch_axes += s[d] > 1;
+    }
+    j->out_ndim = n;
+    memcpy(j->out_shape, s, (size_t)(n - 2) * sizeof *s);
+    j->out_shape[n - 2] = s[n - 1];
+    j->out_shape[n - 1] = s[n - 2];
+    if (fi->fortran_order && frame_is_multidim(fi)) {
+        /* The bytes are C order for the reversed shape (C, R, batch...). */
+        if (n == 2) {
+            j->copy = 1; /* (C, R) in C order: the very same bytes */
+            j->nmat = 1, j->rows = s[1], j->cols = s[0];
+            return 0;
+        }
+        if (batch_axes > 1) {
+            snprintf(err, errlen, "a Fortran-order array with more than one batch axis is not "
+                                  "supported: write it in C order");
+            return -1;
+        }
+        j->nmat = 1, j->rows = s[n - 1] * s[n - 2], j->cols = batch;
+    } else {
+        j->nmat = batch, j->rows = s[n - 2], j->cols = s[n - 1];
+    }
+    j->copy = j->rows <= 1 || j->cols <= 1 || j->nmat == 0;
+    return 0;
+}
+
+/* Writes the .npy header of the result. */
+static int transpose_header(out_stream *o, dt_type dtype, const transpose_job *j)
+{
+    unsigned char head[4096];
+    int hl = npy_write_header(head, sizeof head, dtype, j->out_ndim, j->out_shape, 0);
+    return hl < 0 ? 1 : out_write(o, head, (size_t)hl);
+}
+
+/* Adapters from the engine's batch mode to the stream loop. */
+static int transpose_submit(void *eng, int slot, const void *data, size_t bytes)
+{
+    return tp_batch_submit(eng, slot, data, bytes);
+}
+
+/* Waits for a slot of the batch mode. */
+static int transpose_collect(void *eng, int slot, const void **out, size_t *bytes)
+{
+    return tp_batch_collect(eng, slot, out, bytes);
+}
+
+/* The engine's last error. */
+static const char *transpose_error(const void *eng)
+{
+    return tp_engine_error(eng);
+}
+
+/* Writes a piece of the output (tp_stage_emit's callback). */
+static int transpose_write(void *ctx, const void *buf, size_t n)
+{
+    return out_write(ctx, buf, n);
+}
+
+/* Staged mode: each matrix gathered whole from the chunks (which may span
+ * two matrices), then written out transposed. Returns 0 or 1. */
+static int transpose_staged(tp_engine *eng, pl_ring *pl, size_t matrix_bytes, out_stream *o,
+                            uint64_t *bytes_in, const char *name)
+{
+    pl_chunk c;
+    int rc;
+    *bytes_in = 0;
+    while ((rc = pl_next(pl, &c)) > 0) {
+        const char *p = c.data;
+        uint64_t off = c.offset;
+        size_t left = c.bytes;
+        while (left > 0) {
+            uint64_t within = off % matrix_bytes;
+            size_t take = matrix_bytes - within < left ? (size_t)(matrix_bytes - within) : left;
+            if (tp_stage_put(eng, p, within, take) < 0) {
+                msg_error("%s: %s", name, tp_engine_error(eng));
+                pl_release(pl, c.slot);
+                return 1;
+            }
+            if (within + take == matrix_bytes) {
+                int wr = tp_stage_emit(eng, transpose_write, o);
+                if (wr) {
+                    if (wr < 0)
+                        msg_error("%s: %s", name, tp_engine_error(eng));
+                    pl_release(pl, c.slot);
+                    return 1;
+                }
+            }
+            p += take, off += take, left -= take;
+        }
+        *bytes_in += c.bytes;
+        pl_release(pl, c.slot);
+    }
+    if (rc < 0) {
+        msg_error("%s: %s", name, pl_error(pl));
+        return 1;
+    }
+    return 0;
+}
+
+/* Copies the data unchanged (its transpose has the same bytes). */
+static int transpose_copy(pl_ring *pl, out_stream *o, uint64_t *bytes_in, const char *name)
+{
+    pl_chunk c;
+    int rc;
+    *bytes_in = 0;
+    while ((rc = pl_next(pl, &c)) > 0) {
+        int failed = out_write(o, c.data, c.bytes);
+        *bytes_in += c.bytes;
+        pl_release(pl, c.slot);
+        if (failed)
+            return 1;
+    }
+    if (rc < 0) {
+        msg_error("%s: %s", name, pl_error(pl));
+        return 1;
+    }
+    return 0;
+}
+
+/* Streams the data through the engine (or a copy) into the output. */
+static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, const frame_info *fi,
+                         const transpose_job *j, uint64_t data_bytes, out_stream *o, const char *name)
+{
+    size_t elem = dt_size(fi->dtype);
+    int nslots = t->common.streams, failed = 1;
+    tp_engine *eng = NULL;
+    void *bufs[64] = {0};
+    pl_ring *pl = NULL;
+    size_t chunk = t->common.chunk;
+    if (!j->copy) {
+        if (tp_engine_open(&eng, be, nslots, chunk, elem, j->rows, j->cols) < 0) {
+            msg_error("%s: %s", name, be->err);
+            return 1;
+        }
+        chunk = tp_engine_chunk(eng);
+    }
+    if (data_bytes < chunk)
+        chunk = data_bytes ? (size_t)data_bytes : elem;
+    for (int i = 0; i < nslots; i++)
+        if (!(bufs[i] = backend_host_alloc(be, chunk))) {
+            msg_error("%s", be->err);
+            goto out_free;
+        }
+    if (pl_open(&pl, r, bufs, nslots, chunk, fi->prefix, fi->prefix_len, data_bytes) < 0) {
+        msg_error("%s: cannot start the reader thread", name);
+        goto out_free;
+    }
+    static const stream_engine ops = {transpose_submit, transpose_collect, transpose_error};
+    uint64_t bytes_in = 0;
+    if (j->copy)
+        failed = transpose_copy(pl, o, &bytes_in, name);
+    else if (tp_engine_staged(eng))
+        failed = transpose_staged(eng, pl, (size_t)(j->rows * j->cols * elem), o, &bytes_in, name);
+    else
+        failed = stream_chunks(pl, nslots, &ops, eng, o, &bytes_in, name);
+out_free:
+    pl_close(pl);
+    for (int i = 0; i < nslots; i++)
+        backend_host_free(be, bufs[i]);
+    tp_engine_close(eng);
+    return failed;
+}
+
+/* Entry point of `gpubatch transpose`. */
+int cmd_transpose(int argc, char **argv)
+{
+    transpose_opts t;
+    cli_set_command("transpose");
+    int rc = transpose_parse(&t, argc, argv);
+    if (rc >= 0)
+        return rc;
+    const char *path = optind < argc ? argv[optind] : "-";
+    const char *name = path;
+    char err[1024];
+    int status = 1;
+    io_reader *r = NULL;
+    backend be;
+    memset(&be, 0, sizeof be);
+    out_stream o = {0};
+    frame_info fi;
+    transpose_job j;
+    if (io_reader_open(&r, path, err, sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    if (frame_open(r, t.common.dtype, t.common.shape, t.common.ndim, &fi, err, sizeof err) < 0 ||
+        transpose_plan(&fi, &j, err, sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        goto out_close_reader;
+    }
+    uint64_t data_bytes = fi.data_bytes;
+    if (data_bytes > SIZE_MAX / 2 || (!j.copy && j.rows * j.cols > SIZE_MAX / 2 / dt_size(fi.dtype))) {
+        msg_error("%s: the array is too large for this machine's address space", name);
+        goto out_close_reader;
+    }
+    if (cli_open_backend(&t.common, &be))
+        goto out_close_reader;
+    io_file_id in_id;
+    int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+    if (out_open(&o, &t.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
+        goto out_close_backend;
+    if (!t.raw_out && fi.is_npy && transpose_header(&o, fi.dtype, &j))
+        goto out_abort;
+    if (transpose_run(&t, &be, r, &fi, &j, data_bytes, &o, name))
+        goto out_abort;
+    if (io_reader_trailing_garbage(r))
+        msg_warn("%s: trailing garbage after the compressed data ignored", name);
+    status = out_close(&o);
+    goto out_close_backend;
+out_abort:
+    out_abort(&o);
+out_close_backend:
+    backend_close(&be);
+out_close_reader:
+    io_reader_close(r);
+    return status;
+}

@@ -1,0 +1,211 @@
+// transpose.cu - matrix transpose kernels: out[b][c][r] = in[b][r][c] for a
+// batch of R x C matrices, one kernel per element size (1, 2, 4, 8, 16
+// bytes; the bytes of an element are moved, never interpreted).
+//
+// Every block moves one tile of one matrix; the grid is 1-D over all tiles
+// (tile0 + blockIdx.x), the row tiles of a column band numbered first, so
+// consecutive blocks fill consecutive stretches of the same output rows.
+//
+// tpk_vec_eE: R and C multiples of K = 16 / E (every row starts 16-byte
+//   aligned). Each thread loads K rows x 16 bytes (a K x K block of
+//   elements), transposes it in registers and stores the K resulting
+//   16-byte vectors into shared memory in output order, XOR-swizzled so
+//   that neither the stores nor the later row reads conflict on banks; the
+//   block then writes whole 16-byte vectors along the output rows.
+// tpk_any_eE: any shape; a 64 x 64 tile of single elements through padded
+//   shared memory.
+#include <stdint.h>
+
+typedef unsigned long long tp_u64;
+
+// Tile geometry of the vector kernel for element size E: K elements per
+// 16-byte vector, W output vectors per tile row (TR = W * K input rows), V
+// input vectors per tile row (TC = V * K input columns), NT threads.
+template <int E> struct tp_vec_cfg;
+template <> struct tp_vec_cfg<1> { enum { K = 16, W = 8, V = 16, NT = 128 }; };
+template <> struct tp_vec_cfg<2> { enum { K = 8, W = 8, V = 16, NT = 128 }; };
+template <> struct tp_vec_cfg<4> { enum { K = 4, W = 16, V = 16, NT = 256 }; };
+template <> struct tp_vec_cfg<8> { enum { K = 2, W = 16, V = 32, NT = 256 }; };
+template <> struct tp_vec_cfg<16> { enum { K = 1, W = 32, V = 32, NT = 256 }; };
+
+// Transposes a K x K block of E-byte elements held as K row vectors v into
+// K column vectors o (o[m] holds column m, top to bottom).
+template <int E> __device__ __forceinline__ void tp_block_transpose(const uint4 *v, uint4 *o);
+
+template <> __device__ __forceinline__ void tp_block_transpose<16>(const uint4 *v, uint4 *o)
+{
+    o[0] = v[0];
+}
+
+template <> __device__ __forceinline__ void tp_block_transpose<8>(const uint4 *v, uint4 *o)
+{
+    o[0] = make_uint4(v[0].x, v[0].y, v[1].x, v[1].y);
+    o[1] = make_uint4(v[0].z, v[0].w, v[1].z, v[1].w);
+}
+
+template <> __device__ __forceinline__ void tp_block_transpose<4>(const uint4 *v, uint4 *o)
+{
+    o[0] = make_uint4(v[0].x, v[1].x, v[2].x, v[3].x);
+    o[1] = make_uint4(v[0].y, v[1].y, v[2].y, v[3].y);
+    o[2] = make_uint4(v[0].z, v[1].z, v[2].z, v[3].z);
+    o[3] = make_uint4(v[0].w, v[1].w, v[2].w, v[3].w);
+}
+
+// Word i (0..3) of a 16-byte vector.
+__device__ __forceinline__ unsigned tp_word(const uint4 &v, int i)
+{
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+template <> __device__ __forceinline__ void tp_block_transpose<2>(const uint4 *v, uint4 *o)
+{
+    // Output vector m, word w: half m of rows 2w and 2w+1.
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        unsigned sel = (m & 1) ? 0x7632u : 0x5410u;
+        unsigned w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            w[k] = __byte_perm(tp_word(v[2 * k], m >> 1), tp_word(v[2 * k + 1], m >> 1), sel);
+        o[m] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+template <> __device__ __forceinline__ void tp_block_transpose<1>(const uint4 *v, uint4 *o)
+{
+    // Output vector m, word w: byte m of rows 4w .. 4w+3.
+#pragma unroll
+    for (int m = 0; m < 16; m++) {
+        unsigned sel = (unsigned)(m & 3) | (unsigned)(4 + (m & 3)) << 4;
+        unsigned w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            unsigned lo = __byte_perm(tp_word(v[4 * k], m >> 2), tp_word(v[4 * k + 1], m >> 2), sel);
+            unsigned hi = __byte_perm(tp_word(v[4 * k + 2], m >> 2), tp_word(v[4 * k + 3], m >> 2), sel);
+            w[k] = __byte_perm(lo, hi, 0x5410u);
+        }
+        o[m] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+// Splits a linear tile number into matrix b and the tile's first row r0
+// and column c0, row tiles of a column band first.
+__device__ __forceinline__ void tp_tile_origin(tp_u64 tile, tp_u64 rows, tp_u64 cols, tp_u64 tr_rows,
+                                               tp_u64 tc_cols, tp_u64 *b, tp_u64 *r0, tp_u64 *c0)
+{
+    tp_u64 tiles_r = (rows + tr_rows - 1) / tr_rows, tiles_c = (cols + tc_cols - 1) / tc_cols;
+    tp_u64 per_matrix = tiles_r * tiles_c;
+    *b = tile / per_matrix;
+    tp_u64 t = tile - *b * per_matrix;
+    tp_u64 tc = t / tiles_r;
+    *r0 = (t - tc * tiles_r) * tr_rows;
+    *c0 = tc * tc_cols;
+}
+
+// The vector kernel's body for element size E.
+template <int E> __device__ __forceinline__ void tp_vec(const uint4 *__restrict__ in,
+                                                        uint4 *__restrict__ out, tp_u64 rows,
+                                                        tp_u64 cols, tp_u64 tile0)
+{
+    typedef tp_vec_cfg<E> cfg;
+    enum { K = cfg::K, W = cfg::W, V = cfg::V, NT = cfg::NT, TR = W * K, TC = V * K };
+    enum { NB = W * V / NT, NS = TC * W / NT };
+    __shared__ uint4 smem[TC * W];
+    tp_u64 b, r0, c0;
+    tp_tile_origin(tile0 + blockIdx.x, rows, cols, TR, TC, &b, &r0, &c0);
+    const tp_u64 in_pitch = cols / K, out_pitch = rows / K; // in vectors
+    const uint4 *src = in + b * rows * in_pitch;
+    uint4 *dst = out + b * cols * out_pitch;
+    const int t = threadIdx.x;
+
+    // All loads of the thread first, so they are in flight together.
+    uint4 v[NB][K];
+#pragma unroll
+    for (int i = 0; i < NB; i++) {
+        int q = t + i * NT, bi = q / V, bj = q % V;
+        tp_u64 r = r0 + (tp_u64)bi * K, c = c0 + (tp_u64)bj * K;
+        if (r < rows && c < cols) {
+            const uint4 *p = src + r * in_pitch + c / K;
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                v[i][k] = __ldg(p + k * in_pitch);
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                v[i][k] = make_uint4(0, 0, 0, 0); // never written out
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < NB; i++) {
+        int q = t + i * NT, bi = q / V, bj = q % V;
+        uint4 o[K];
+        tp_block_transpose<E>(v[i], o);
+#pragma unroll
+        for (int m = 0; m < K; m++)
+            smem[(bj * K + m) * W + (bi ^ (bj & 7))] = o[m];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < NS; i++) {
+        int u = t + i * NT, oc = u / W, ov = u % W;
+        tp_u64 c = c0 + (tp_u64)oc, r = r0 + (tp_u64)ov * K;
+        if (c < cols && r < rows)
+            dst[c * out_pitch + r / K] = smem[oc * W + (ov ^ ((oc / K) & 7))];
+    }
+}
+
+// Shared-memory row pitch (in elements) of the any-shape kernel, chosen so
+// that a warp reading down a column touches 32 distinct banks.
+template <int E> struct tp_any_cfg { enum { P = E == 1 ? 68 : E == 2 ? 66 : 65 }; };
+
+// The any-shape kernel's body: a 64 x 64 tile of elements of type T.
+template <class T> __device__ __forceinline__ void tp_any(const T *__restrict__ in, T *__restrict__ out,
+                                                          tp_u64 rows, tp_u64 cols, tp_u64 tile0)
+{
+    enum { TS = 64, P = tp_any_cfg<sizeof(T)>::P };
+    __shared__ T smem[TS * P];
+    tp_u64 b, r0, c0;
+    tp_tile_origin(tile0 + blockIdx.x, rows, cols, TS, TS, &b, &r0, &c0);
+    const T *src = in + b * rows * cols;
+    T *dst = out + b * rows * cols;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    T v[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        tp_u64 r = r0 + ty + (i >> 1) * 8, c = c0 + tx + (i & 1) * 32;
+        v[i] = r < rows && c < cols ? __ldg(src + r * cols + c) : T(0);
+    }
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        smem[(ty + (i >> 1) * 8) * P + tx + (i & 1) * 32] = v[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        tp_u64 c = c0 + ty + (i >> 1) * 8, r = r0 + tx + (i & 1) * 32;
+        if (c < cols && r < rows)
+            dst[c * rows + r] = smem[(tx + (i & 1) * 32) * P + ty + (i >> 1) * 8];
+    }
+}
+
+#define TP_VEC_KERNEL(E)                                                                   \
+    extern "C" __global__ void __launch_bounds__(tp_vec_cfg<E>::NT)                       \
+        tpk_vec_e##E(const uint4 *in, uint4 *out, tp_u64 rows, tp_u64 cols, tp_u64 tile0) \
+    {                                                                                      \
+        tp_vec<E>(in, out, rows, cols, tile0);                                            \
+    }
+TP_VEC_KERNEL(1)
+TP_VEC_KERNEL(2)
+TP_VEC_KERNEL(4)
+TP_VEC_KERNEL(8)
+TP_VEC_KERNEL(16)
+
+#define TP_ANY_KERNEL(E, T)                                                             \
+    extern "C" __global__ void __launch_bounds__(256)                                  \
+        tpk_any_e##E(const T *in, T *out, tp_u64 rows, tp_u64 cols, tp_u64 tile0)      \
+    {                                                                                   \
+        tp_any<T>(in, out, rows, cols, tile0);                                         \
+    }
+TP_ANY_KERNEL(1, unsigned char)
+TP_ANY_KERNEL(2, unsigned short)
+TP_ANY_KERNEL(4, unsigned int)
+TP_ANY_KERNEL(8, unsigned long long)

@@ -1,0 +1,456 @@
+/* transpose.c - running matrix transposes on either backend, in batch or
+ * staged mode (see transpose.h). */
+#include "transpose.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "io/par.h"
+
+#define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
+#define TP_MAX_GRID (1u << 30)
+
+typedef struct {
+    void *hout;      /* transposed chunk on the host (pinned with CUDA) */
+    size_t bytes;
+    CUdeviceptr din, dout;
+    gpu_queue q;
+} tp_slot;
+
+struct tp_engine {
+    backend *be;
+    size_t elem;
+    uint64_t rows, cols;
+    size_t matrix_bytes;     /* rows * cols * elem (fits: checked at open) */
+    size_t chunk;            /* pipeline chunk size */
+    int staged;
+    int nslots;
+    tp_slot *slots;          /* batch mode */
+    /* The kernel: vector tiles when rows and cols are multiples of 16/elem. */
+    CUfunction kernel;
+    char kname[32];
+    unsigned threads, tile_rows, tile_cols;
+    /* Staged mode: the whole matrix. */
+    CUdeviceptr din, dout;   /* CUDA */
+    void *hout[2];           /* CUDA: pinned pieces going out */
+    gpu_queue q[2];
+    char *cpu_out;           /* CPU: the transposed matrix */
+    char err[2048];
+};
+
+/* Copies the elements of a block of type T: out[c][r] = in[r][c]. */
+#define TP_CPU_LOOP(T)                                                                    \
+    do {                                                                                  \
+        const T *src = in;                                                                \
+        T *dst = out;                                                                     \
+        for (uint64_t rb = r0; rb < r1; rb += TP_CPU_BLOCK)                               \
+            for (uint64_t cb = c0; cb < c1; cb += TP_CPU_BLOCK) {                         \
+                uint64_t re = rb + TP_CPU_BLOCK < r1 ? rb + TP_CPU_BLOCK : r1;            \
+                uint64_t ce = cb + TP_CPU_BLOCK < c1 ? cb + TP_CPU_BLOCK : c1;            \
+                for (uint64_t c = cb; c < ce; c++)                                        \
+                    for (uint64_t r = rb; r < re; r++)                                    \
+                        dst[c * rows + r] = src[r * cols + c];                            \
+            }                                                                             \
+    } while (0)
+
+typedef struct {
+    uint64_t lo, hi;
+} tp_u128_elem;
+
+/* Transposes one block of the matrix on the calling thread. */
+void tp_cpu_block(const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,
+                  uint64_t r1, uint64_t c0, uint64_t c1)
+{
+    switch (elem) {
+    case 1: TP_CPU_LOOP(uint8_t); break;
+    case 2: TP_CPU_LOOP(uint16_t); break;
+    case 4: TP_CPU_LOOP(uint32_t); break;
+    case 8: TP_CPU_LOOP(uint64_t); break;
+    default: TP_CPU_LOOP(tp_u128_elem); break;
+    }
+}
+
+typedef struct {
+    const char *in;
+    char *out;
+    const tp_engine *e;
+    uint64_t u0, u1; /* rows of the batch (matrix * rows + row) */
+    uint64_t c0, c1; /* columns (staged mode: of one row range) */
+} tp_cpu_job;
+
+/* Thread body: the rows [u0, u1) counted across the matrices of a chunk. */
+static void *tp_cpu_worker(void *arg)
+{
+    tp_cpu_job *j = arg;
+    const tp_engine *e = j->e;
+    for (uint64_t u = j->u0; u < j->u1;) {
+        uint64_t b = u / e->rows, r = u - b * e->rows;
+        uint64_t rend = e->rows < r + (j->u1 - u) ? e->rows : r + (j->u1 - u);
+        tp_cpu_block(j->in + b * e->matrix_bytes, j->out + b * e->matrix_bytes, e->rows, e->cols,
+                     e->elem, r, rend, j->c0, j->c1);
+        u += rend - r;
+    }
+    return NULL;
+}
+
+/* Transposes batch rows [u0, u1), columns [c0, c1), over the backend's
+ * threads. */
+static void tp_cpu_rows(const tp_engine *e, const void *in, void *out, uint64_t u0, uint64_t u1,
+                        uint64_t c0, uint64_t c1)
+{
+    size_t nt = (size_t)e->be->threads;
+    if (nt > PAR_MAX)
+        nt = PAR_MAX;
+    if (nt > u1 - u0)
+        nt = (size_t)(u1 - u0);
+    if (nt == 0)
+        return;
+    tp_cpu_job jobs[PAR_MAX];
+    for (size_t i = 0; i < nt; i++)
+        jobs[i] = (tp_cpu_job){in, out, e, u0 + (u1 - u0) * i / nt, u0 + (u1 - u0) * (i + 1) / nt,
+                               c0, c1};
+    par_run(tp_cpu_worker, jobs, sizeof jobs[0], nt);
+}
+
+/* Picks the kernel and its tile for the matrix shape and loads it. */
+static int tp_gpu_kernel(tp_engine *e)
+{
+    static const unsigned vec_rows[17] = {[1] = 128, [2] = 64, [4] = 64, [8] = 32, [16] = 32};
+    static const unsigned vec_cols[17] = {[1] = 256, [2] = 128, [4] = 64, [8] = 64, [16] = 32};
+    uint64_t k = 16 / e->elem;
+    if (e->rows % k == 0 && e->cols % k == 0) {
+        snprintf(e->kname, sizeof e->kname, "tpk_vec_e%zu", e->elem);
+        e->threads = e->elem <= 2 ? 128 : 256;
+        e->tile_rows = vec_rows[e->elem];
+        e->tile_cols = vec_cols[e->elem];
+    } else {
+        snprintf(e->kname, sizeof e->kname, "tpk_any_e%zu", e->elem);
+        e->threads = 256;
+        e->tile_rows = e->tile_cols = 64;
+    }
+    gpu_bind(e->be->gpu);
+    return gpu_function(e->be->gpu, "transpose", e->kname, &e->kernel);
+}
+
+/* Queues the transpose of nmat matrices din -> dout on stream s. */
+static int tp_gpu_launch(tp_engine *e, CUdeviceptr din, CUdeviceptr dout, uint64_t nmat, CUstream s)
+{
+    uint64_t tiles = nmat * ((e->rows + e->tile_rows - 1) / e->tile_rows) *
+                     ((e->cols + e->tile_cols - 1) / e->tile_cols);
+    for (uint64_t t0 = 0; t0 < tiles; t0 += TP_MAX_GRID) {
+        unsigned grid = (unsigned)(tiles - t0 < TP_MAX_GRID ? tiles - t0 : TP_MAX_GRID);
+        unsigned long long rows = e->rows, cols = e->cols, tile0 = t0;
+        void *params[] = {&din, &dout, &rows, &cols, &tile0};
+        int rc = gpu_launch(e->be->gpu, e->kernel, e->kname, grid, e->threads, s, params);
+        if (rc < 0) {
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Records a failed driver call of the engine as its error. */
+static int tp_gpu_fail(tp_engine *e, int rc, const char *what)
+{
+    if (!e->err[0]) {
+        rc = gpu_fail(e->be->gpu, rc, what);
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+    }
+    return rc;
+}
+
+/* Allocates one batch slot's buffers. */
+static int tp_slot_open(tp_engine *e, tp_slot *s)
+{
+    backend *be = e->be;
+    if (be->kind == BACKEND_CUDA) {
+        int rc;
+        if ((rc = gpu_mem_alloc(be->gpu, &s->din, e->chunk, "a chunk of matrices (--chunk)")) < 0 ||
+            (rc = gpu_mem_alloc(be->gpu, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
+            (rc = gpu_queue_open(be->gpu, &s->q)) < 0) {
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
+            return rc;
+        }
+    }
+    if (!(s->hout = backend_host_alloc(be, e->chunk))) {
+        snprintf(e->err, sizeof e->err, "%s", be->err);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return 0;
+}
+
+/* Frees one batch slot. */
+static void tp_slot_close(tp_engine *e, tp_slot *s)
+{
+    backend *be = e->be;
+    if (be->kind == BACKEND_CUDA) {
+        gpu_queue_close(&s->q);
+        gpu_mem_free(be->gpu, s->din);
+        gpu_mem_free(be->gpu, s->dout);
+    }
+    backend_host_free(be, s->hout);
+}
+
+/* Allocates the staged mode's whole-matrix buffers. */
+static int tp_stage_open(tp_engine *e)
+{
+    backend *be = e->be;
+    if (be->kind != BACKEND_CUDA) {
+        if (!(e->cpu_out = malloc(e->matrix_bytes))) {
+            snprintf(e->err, sizeof e->err,
+                     "out of memory: a %zu-byte matrix is transposed whole in host memory",
+                     e->matrix_bytes);
+            return GPU_ERR_OUT_OF_MEMORY;
+        }
+        return 0;
+    }
+    int rc;
+    const char *what = "a matrix (staged whole on the device, twice: input and transpose)";
+    if ((rc = gpu_mem_alloc(be->gpu, &e->din, e->matrix_bytes, what)) < 0 ||
+        (rc = gpu_mem_alloc(be->gpu, &e->dout, e->matrix_bytes, what)) < 0) {
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
+        return rc;
+    }
+    for (int i = 0; i < 2; i++) {
+        if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0) {
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
+            return rc;
+        }
+        if (!(e->hout[i] = backend_host_alloc(be, e->chunk))) {
+            snprintf(e->err, sizeof e->err, "%s", be->err);
+            return GPU_ERR_OUT_OF_MEMORY;
+        }
+    }
+    return 0;
+}
+
+/* Prepares the engine: mode, chunk size, kernel and buffers. */
+int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes, size_t elem,
+                   uint64_t rows, uint64_t cols)
+{
+    *out = NULL;
+    tp_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return GPU_ERR_OUT_OF_MEMORY;
+    e->be = be;
+    e->elem = elem;
+    e->rows = rows;
+    e->cols = cols;
+    e->nslots = nslots;
+    e->matrix_bytes = (size_t)(rows * cols * elem);
+    chunk_bytes -= chunk_bytes % elem;
+    if (chunk_bytes < elem)
+        chunk_bytes = elem;
+    e->staged = e->matrix_bytes > chunk_bytes;
+    e->chunk = e->staged ? chunk_bytes : chunk_bytes - chunk_bytes % e->matrix_bytes;
+    int rc = 0;
+    if (be->kind == BACKEND_CUDA && (rc = tp_gpu_kernel(e)) < 0)
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
+    if (rc == 0 && e->staged)
+        rc = tp_stage_open(e);
+    if (rc == 0 && !e->staged) {
+        if (!(e->slots = calloc((size_t)nslots, sizeof *e->slots)))
+            rc = GPU_ERR_OUT_OF_MEMORY;
+        for (int i = 0; rc == 0 && i < nslots; i++)
+            rc = tp_slot_open(e, &e->slots[i]);
+    }
+    if (rc < 0) {
+        snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
+        tp_engine_close(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+/* Frees everything; accepts NULL. */
+void tp_engine_close(tp_engine *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; e->slots && i < e->nslots; i++)
+        tp_slot_close(e, &e->slots[i]);
+    free(e->slots);
+    if (e->be->kind == BACKEND_CUDA) {
+        for (int i = 0; i < 2; i++) {
+            gpu_queue_close(&e->q[i]);
+            backend_host_free(e->be, e->hout[i]);
+        }
+        gpu_mem_free(e->be->gpu, e->din);
+        gpu_mem_free(e->be->gpu, e->dout);
+    }
+    free(e->cpu_out);
+    free(e);
+}
+
+/* Staged or batch mode. */
+int tp_engine_staged(const tp_engine *e)
+{
+    return e->staged;
+}
+
+/* The chunk size to read. */
+size_t tp_engine_chunk(const tp_engine *e)
+{
+    return e->chunk;
+}
+
+/* Queues copy-in, the kernel and copy-out of a chunk on its slot's stream. */
+static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nmat)
+{
+    CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->bytes, s->q.stream));
+    int rc = tp_gpu_launch(e, s->din, s->dout, nmat, s->q.stream);
+    if (rc < 0)
+        return rc;
+    CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->bytes, s->q.stream));
+    CU_TRY(gpu_queue_mark(&s->q));
+    return 0;
+}
+
+/* Starts one chunk of whole matrices. */
+int tp_batch_submit(tp_engine *e, int slot, const void *host, size_t bytes)
+{
+    tp_slot *s = &e->slots[slot];
+    s->bytes = bytes;
+    if (bytes == 0)
+        return 0;
+    if (bytes > e->chunk || bytes % e->matrix_bytes) {
+        snprintf(e->err, sizeof e->err, "a chunk of %zu bytes is not whole %zu-byte matrices", bytes,
+                 e->matrix_bytes);
+        return GPU_ERR_DRIVER;
+    }
+    uint64_t nmat = bytes / e->matrix_bytes;
+    if (e->be->kind != BACKEND_CUDA) {
+        tp_cpu_rows(e, host, s->hout, 0, nmat * e->rows, 0, e->cols);
+        return 0;
+    }
+    e->err[0] = 0;
+    int rc = tp_gpu_chunk(e, s, host, nmat);
+    return rc < 0 ? tp_gpu_fail(e, rc, "queueing a transpose chunk") : 0;
+}
+
+/* Waits for a slot's transposed matrices. */
+int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
+{
+    tp_slot *s = &e->slots[slot];
+    if (s->bytes && e->be->kind == BACKEND_CUDA) {
+        CUresult r = gpu_queue_wait(&s->q);
+        if (r != CUDA_SUCCESS) {
+            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kname, cu_result_text(r));
+            return GPU_ERR_LAUNCH;
+        }
+    }
+    *out = s->hout;
+    *bytes = s->bytes;
+    return 0;
+}
+
+/* Staged mode on the CPU: transposes the elements [e0, e1) of the matrix
+ * (row-major numbering) into place: the partial first and last rows here,
+ * the whole rows between on every thread. */
+static void tp_stage_cpu(tp_engine *e, const char *host, uint64_t e0, uint64_t e1)
+{
+    const char *base = host - e0 * e->elem; /* as if host held the whole matrix */
+    uint64_t r = e0 / e->cols, c = e0 % e->cols;
+    if (c) {
+        uint64_t cend = e1 - r * e->cols < e->cols ? e1 - r * e->cols : e->cols;
+        tp_cpu_block(base, e->cpu_out, e->rows, e->cols, e->elem, r, r + 1, c, cend);
+        r++;
+    }
+    uint64_t rfull = e1 / e->cols;
+    if (rfull > r)
+        tp_cpu_rows(e, base, e->cpu_out, r, rfull, 0, e->cols);
+    if (rfull >= r && e1 % e->cols)
+        tp_cpu_block(base, e->cpu_out, e->rows, e->cols, e->elem, rfull, rfull + 1, 0, e1 % e->cols);
+}
+
+/* Adds a piece of the current matrix. */
+int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    if (offset + bytes > e->matrix_bytes || offset % e->elem || bytes % e->elem) {
+        snprintf(e->err, sizeof e->err, "piece [%llu, +%zu) outside the %zu-byte matrix",
+                 (unsigned long long)offset, bytes, e->matrix_bytes);
+        return GPU_ERR_DRIVER;
+    }
+    if (e->be->kind != BACKEND_CUDA) {
+        tp_stage_cpu(e, host, offset / e->elem, (offset + bytes) / e->elem);
+        return 0;
+    }
+    e->err[0] = 0;
+    CUresult r = cu.MemcpyHtoDAsync(e->din + offset, host, bytes, e->q[0].stream);
+    if (r == CUDA_SUCCESS)
+        r = cu.StreamSynchronize(e->q[0].stream);
+    if (r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "copying a matrix piece to the device failed: %s",
+                 cu_result_text(r));
+        return GPU_ERR_DRIVER;
+    }
+    return 0;
+}
+
+/* Transposes the staged matrix on the device and streams it out through two
+ * pinned buffers: piece k+1 is copied while piece k is written. */
+static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, size_t), void *ctx)
+{
+    e->err[0] = 0;
+    int rc = tp_gpu_launch(e, e->din, e->dout, 1, e->q[0].stream);
+    if (rc < 0)
+        return rc;
+    CUresult r = cu.StreamSynchronize(e->q[0].stream);
+    if (r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kname, cu_result_text(r));
+        return GPU_ERR_LAUNCH;
+    }
+    size_t n = e->matrix_bytes, piece = e->chunk;
+    size_t npieces = (n + piece - 1) / piece;
+    for (size_t k = 0; k <= npieces; k++) {
+        if (k < npieces) { /* queue piece k */
+            size_t off = k * piece, len = n - off < piece ? n - off : piece;
+            gpu_queue *q = &e->q[k & 1];
+            r = cu.MemcpyDtoHAsync(e->hout[k & 1], e->dout + off, len, q->stream);
+            if (r == CUDA_SUCCESS)
+                r = gpu_queue_mark(q);
+        }
+        if (r == CUDA_SUCCESS && k > 0) /* write piece k - 1 */
+            r = gpu_queue_wait(&e->q[(k - 1) & 1]);
+        if (r != CUDA_SUCCESS) {
+            snprintf(e->err, sizeof e->err, "copying the transposed matrix from the device failed: %s",
+                     cu_result_text(r));
+            gpu_queue_wait(&e->q[k & 1]);
+            return GPU_ERR_DRIVER;
+        }
+        if (k > 0) {
+            size_t off = (k - 1) * piece, len = n - off < piece ? n - off : piece;
+            if ((rc = write(ctx, e->hout[(k - 1) & 1], len)) != 0) {
+                gpu_queue_wait(&e->q[k & 1]);
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Streams the transposed matrix out in pieces. */
+int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n), void *ctx)
+{
+    if (e->be->kind == BACKEND_CUDA)
+        return tp_stage_emit_gpu(e, write, ctx);
+    for (size_t off = 0; off < e->matrix_bytes; off += e->chunk) {
+        size_t len = e->matrix_bytes - off < e->chunk ? e->matrix_bytes - off : e->chunk;
+        int rc = write(ctx, e->cpu_out + off, len);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The last error's text. */
+const char *tp_engine_error(const tp_engine *e)
+{
+    return e->err;
+}

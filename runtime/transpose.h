@@ -1,0 +1,60 @@
+/* transpose.h - the host side of `transpose`: out[b][c][r] = in[b][r][c] for
+ * a batch of rows x cols matrices of elements of 1, 2, 4, 8 or 16 bytes, on
+ * the GPU (ptx/transpose.cu) or the CPU. Elements are moved as bytes, so the
+ * two backends give the same output by construction.
+ *
+ * Two modes, chosen by tp_engine_open from the matrix size:
+ * - batch: a matrix fits in a chunk; every chunk holds whole matrices and is
+ *   transposed on its own slot (copy in, kernel, copy out), in flight
+ *   together like the other commands' chunks;
+ * - staged: a matrix is larger than a chunk; it is gathered whole (on the
+ *   device: 2x its size of device memory; on the CPU: its size of host
+ *   memory, transposed as it arrives), then streamed out in output order.
+ * Errors are negative gpu_error codes with one line in tp_engine_error(). */
+#ifndef GPUBATCH_RUNTIME_TRANSPOSE_H
+#define GPUBATCH_RUNTIME_TRANSPOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct backend;
+typedef struct tp_engine tp_engine;
+
+/* Prepares the engine for matrices of rows x cols elements of elem bytes
+ * (rows, cols >= 1), chunks of about chunk_bytes and nslots chunks in flight. */
+int tp_engine_open(tp_engine **out, struct backend *be, int nslots, size_t chunk_bytes, size_t elem,
+                   uint64_t rows, uint64_t cols);
+void tp_engine_close(tp_engine *e);
+
+/* Nonzero in staged mode. */
+int tp_engine_staged(const tp_engine *e);
+
+/* The chunk size the input should be cut into: a whole number of matrices
+ * in batch mode (and of elements always). */
+size_t tp_engine_chunk(const tp_engine *e);
+
+/* Batch mode: starts transposing the whole matrices in bytes of host (a
+ * backend_host_alloc buffer left untouched until the collect). */
+int tp_batch_submit(tp_engine *e, int slot, const void *host, size_t bytes);
+
+/* Batch mode: waits for slot's chunk; *out holds its transposed matrices,
+ * valid until the slot is submitted again. */
+int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes);
+
+/* Staged mode: adds bytes of the current matrix found at byte offset within
+ * it; host may be reused when this returns. */
+int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes);
+
+/* Staged mode: once the matrix is complete, passes its transpose to write()
+ * in order, in pieces; a nonzero write() return stops and is returned. */
+int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n), void *ctx);
+
+/* One line explaining the last error. */
+const char *tp_engine_error(const tp_engine *e);
+
+/* Transposes rows [r0, r1) and columns [c0, c1) of the rows x cols matrix
+ * in into the cols x rows matrix out, on the calling thread. */
+void tp_cpu_block(const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,
+                  uint64_t r1, uint64_t c0, uint64_t c1);
+
+#endif

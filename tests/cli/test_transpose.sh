@@ -1,0 +1,105 @@
+#!/bin/sh
+# test_transpose.sh - `gpubatch transpose` on the CPU backend against numpy
+# (tests/cli/tpref.py): every element size, adversarial shapes, batches,
+# Fortran order, raw and compressed input, identical bytes for any chunk
+# size, thread and stream count, and the error cases.
+. "$(dirname "$0")/lib.sh"
+NP=$(numpy_python)
+if [ -z "$NP" ]; then
+    fail "python3-numpy is needed for the transpose reference"
+    summary
+    exit
+fi
+REF="$top/tests/cli/tpref.py"
+TP() { "$GB" transpose --backend cpu -q "$@"; }
+
+# check_case DTYPE SHAPE ORDER [OPTIONS]: transpose a random array, compare.
+n=0
+check_case() {
+    n=$((n + 1))
+    dt=$1 shape=$2 order=$3
+    shift 3
+    $NP "$REF" make "$dt" "$shape" "$order" "$n" "$T/in.npy"
+    if ! TP "$@" "$T/in.npy" -o "$T/out.npy.gz" -f; then
+        fail "$dt $shape $order $*: exit status $?"
+        return
+    fi
+    if $NP "$REF" check "$T/in.npy" "$T/out.npy.gz" >"$T/chk" 2>&1; then ok; else
+        fail "$dt $shape $order $*: $(cat "$T/chk")"
+    fi
+}
+
+# Every element size, on square, odd, prime, thin and degenerate shapes;
+# whole matrices per chunk and matrices staged across chunks.
+for dt in int8 uint16 float32 int64 complex128; do
+    for shape in 1x1 1x37 37x1 64x64 61x67 3x1000 1000x3 0x5 5x0; do
+        check_case $dt $shape C
+    done
+    check_case $dt 509x263 C --chunk 128k
+    check_case $dt 7x33x65 C
+    check_case $dt 2x3x5x7 C --chunk 128k
+done
+for dt in float64 complex64 uint8 int32 float32; do
+    check_case $dt 40x50 F
+    check_case $dt 6x40x50 F
+    check_case $dt 1x40x50 F
+done
+check_case float32 0x3x4 C
+check_case int16 3x0x4 C
+check_case uint8 8191x8193 C --chunk 16M --no-compress
+check_case float32 1031x1033 C --chunk 128k -p 3
+check_case complex128 300x16 C --chunk 128k --streams 2
+
+# Identical bytes for any chunk size, thread count and stream count.
+$NP "$REF" make float64 9x211x307 C 99 "$T/b.npy"
+TP "$T/b.npy" -o "$T/b.npy.gz"
+for opts in "--chunk 128k" "--chunk 1M -p 1" "--streams 2 -p 3" "--chunk 384k --streams 7" "--chunk 4M"; do
+    TP $opts "$T/b.npy" -c >"$T/alt.npy.gz"
+    check_files_same "batch output with $opts" "$T/b.npy.gz" "$T/alt.npy.gz"
+done
+
+# Compressed input (gzip, concatenated members, stdin) and raw input/output.
+gzip -c "$T/b.npy" >"$T/b.gz"
+TP "$T/b.gz" -c >"$T/alt.npy.gz"
+check_files_same "gzip input" "$T/b.npy.gz" "$T/alt.npy.gz"
+head -c 100000 "$T/b.npy" | gzip -c >"$T/m.gz"
+tail -c +100001 "$T/b.npy" | gzip -c >>"$T/m.gz"
+TP - <"$T/m.gz" >"$T/alt.npy.gz"
+check_files_same "multi-member gzip on stdin" "$T/b.npy.gz" "$T/alt.npy.gz"
+tail -c +129 "$T/b.npy" >"$T/b.raw"
+TP --dtype float64 --shape 9x211x307 --no-compress "$T/b.raw" -o "$T/b.out.raw"
+if $NP "$REF" check-raw "$T/b.npy" "$T/b.out.raw" >"$T/chk" 2>&1; then ok; else
+    fail "raw in, raw out: $(cat "$T/chk")"
+fi
+TP --raw --no-compress "$T/b.npy" -c >"$T/b.out2.raw"
+check_files_same "--raw output" "$T/b.out.raw" "$T/b.out2.raw"
+"$GB" gen --shape 300x500 --seed 3 -o "$T/g.npy.gz"
+TP "$T/g.npy.gz" -o "$T/gt.npy.gz"
+gzip -dc "$T/g.npy.gz" >"$T/g.npy"
+if $NP "$REF" check "$T/g.npy" "$T/gt.npy.gz" >"$T/chk" 2>&1; then ok; else
+    fail "blocked gzip input: $(cat "$T/chk")"
+fi
+TP "$T/g.npy.gz" -c | TP - -c | gzip -dc >"$T/back.npy"
+check_files_same "transposing twice gives the input back" "$T/g.npy" "$T/back.npy"
+
+# Errors: one line, exit 1, no output file left behind.
+$NP "$REF" make float32 100 C 5 "$T/vec.npy"
+check_error "1-D input" "no two axes to transpose" TP "$T/vec.npy" -o "$T/e1.npy"
+[ -e "$T/e1.npy" ] && fail "1-D input left an output" || ok
+check_error "raw without shape" "needs --shape" TP --dtype float32 "$T/b.raw" -o "$T/e2.npy"
+check_error "raw shape larger than the data" "" TP --dtype float64 --shape 10x211x307 "$T/b.raw" -o "$T/e3"
+[ -e "$T/e3" ] && fail "short raw input left an output" || ok
+check_error "raw shape smaller than the data" "" TP --dtype float64 --shape 8x211x307 "$T/b.raw" -o "$T/e4"
+[ -e "$T/e4" ] && fail "long raw input left an output" || ok
+gzip -c "$T/b.npy" | head -c 300000 >"$T/trunc.gz"
+check_error "truncated input" "trunc.gz: .*unexpected end" TP "$T/trunc.gz" -o "$T/e5.npy.gz"
+check_error "truncated input, staged" "trunc.gz: .*unexpected end" TP --chunk 128k "$T/trunc.gz" -o "$T/e5.npy.gz"
+[ -e "$T/e5.npy.gz" ] && fail "truncated input left a partial output" || ok
+ls -a "$T" | grep -q '^\.e5' && fail "a temporary file was left behind" || ok
+$NP "$REF" make float32 2x3x4x5 F 6 "$T/f4.npy"
+check_error "Fortran order with two batch axes" "more than one batch axis" TP "$T/f4.npy" -o "$T/e6"
+cp "$T/b.npy.gz" "$T/exists.npy.gz"
+check_error "existing output" "already exists" TP "$T/b.npy" -o "$T/exists.npy.gz"
+check_files_same "existing output untouched" "$T/b.npy.gz" "$T/exists.npy.gz"
+check_error "output over the input" "would overwrite an input" TP -f "$T/b.npy" -o "$T/b.npy"
+summary
