@@ -12,11 +12,19 @@
 //   16-byte vectors into shared memory in output order, XOR-swizzled so
 //   that neither the stores nor the later row reads conflict on banks; the
 //   block then writes whole 16-byte vectors along the output rows.
+// tpk_odd_eE (E = 4, 8): rows off 16-byte alignment; input row segments
+//   read as the aligned vectors covering them, output row segments written
+//   as the vectors inside them plus single elements at the ends.
 // tpk_any_eE: any shape; a 64 x 64 tile of single elements through padded
-//   shared memory.
+//   shared memory (1- and 2-byte elements off alignment).
 #include <stdint.h>
 
 typedef unsigned long long tp_u64;
+
+// Load of the any-shape kernel (a tuning knob; the committed PTX uses the default).
+#ifndef TP_ANY_LOAD
+#define TP_ANY_LOAD __ldg
+#endif
 
 // Tile geometry of the vector kernel for element size E: K elements per
 // 16-byte vector, W output vectors per tile row (TR = W * K input rows), V
@@ -173,7 +181,7 @@ template <class T> __device__ __forceinline__ void tp_any(const T *__restrict__ 
 #pragma unroll
     for (int i = 0; i < 16; i++) {
         tp_u64 r = r0 + ty + (i >> 1) * 8, c = c0 + tx + (i & 1) * 32;
-        v[i] = r < rows && c < cols ? __ldg(src + r * cols + c) : T(0);
+        v[i] = r < rows && c < cols ? TP_ANY_LOAD(src + r * cols + c) : T(0);
     }
 #pragma unroll
     for (int i = 0; i < 16; i++)
@@ -184,6 +192,93 @@ template <class T> __device__ __forceinline__ void tp_any(const T *__restrict__ 
         tp_u64 c = c0 + ty + (i >> 1) * 8, r = r0 + tx + (i & 1) * 32;
         if (c < cols && r < rows)
             dst[c * rows + r] = smem[(tx + (i & 1) * 32) * P + ty + (i >> 1) * 8];
+    }
+}
+
+// K elements of 4 or 8 bytes as one 16-byte vector.
+__device__ __forceinline__ uint4 tp_pack(const unsigned *e)
+{
+    return make_uint4(e[0], e[1], e[2], e[3]);
+}
+
+__device__ __forceinline__ uint4 tp_pack(const unsigned long long *e)
+{
+    return make_uint4((unsigned)e[0], (unsigned)(e[0] >> 32), (unsigned)e[1], (unsigned)(e[1] >> 32));
+}
+
+// The odd-shape kernel's body for 4- and 8-byte elements, when rows are not
+// 16-byte aligned. A tile is TR rows x TC columns. A warp reads each input
+// row segment as the aligned 16-byte vectors that cover it, in one go (the
+// end vectors overlap the neighbours' elements, which stay unused), and
+// writes each output row segment as the whole vectors inside it plus at
+// most K - 1 single elements at each end: few partial 32-byte sectors.
+// Shared-memory row i starts at the aligned vector holding the tile row's
+// first element, so the vectors land on 16-byte boundaries; the element of
+// column j sits at j + sh(i), sh(i) being that element's place in its vector.
+// The buffers extend to a 16-byte boundary past the data (reads only).
+template <class T, int TR, int TC> __device__ __forceinline__ void tp_odd(const T *__restrict__ in,
+                                                                  T *__restrict__ out, tp_u64 rows,
+                                                                  tp_u64 cols, tp_u64 tile0)
+{
+    enum { E = sizeof(T), K = 16 / E, NVI = TC / K + 1, PI = (NVI + 31) / 32 };
+    enum { ITI = TR / 8, ITO = TC / 8, P = TC + K };
+    __shared__ __align__(16) T smem[TR * P];
+    tp_u64 b, r0, c0;
+    tp_tile_origin(tile0 + blockIdx.x, rows, cols, TR, TC, &b, &r0, &c0);
+    const tp_u64 mbase = b * rows * cols;
+    const uint4 *vin = (const uint4 *)in;
+    uint4 *vout = (uint4 *)out;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const unsigned s0 = (unsigned)((mbase + r0 * cols + c0) % K), cm = (unsigned)(cols % K);
+    const tp_u64 clen = cols - c0 < TC ? cols - c0 : TC, rlen = rows - r0 < TR ? rows - r0 : TR;
+
+    uint4 vv[ITI][PI];
+#pragma unroll
+    for (int it = 0; it < ITI; it++) {
+        int ti = it * 8 + warp;
+        tp_u64 g0 = mbase + (r0 + ti) * cols + c0;
+        tp_u64 vs = g0 / K, ve = (g0 + clen + K - 1) / K;
+#pragma unroll
+        for (int p = 0; p < PI; p++)
+            vv[it][p] = (tp_u64)ti < rlen && vs + lane + 32 * p < ve ? __ldg(vin + vs + lane + 32 * p)
+                                                                    : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int it = 0; it < ITI; it++) {
+        int ti = it * 8 + warp;
+        uint4 *row = (uint4 *)(smem + ti * P);
+#pragma unroll
+        for (int p = 0; p < PI; p++)
+            if (lane + 32 * p < NVI)
+                row[lane + 32 * p] = vv[it][p];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < ITO; it++) {
+        int oc = it * 8 + warp;
+        if ((tp_u64)oc >= clen)
+            continue;
+        tp_u64 h0 = mbase + (c0 + oc) * rows + r0, h1 = h0 + rlen;
+        tp_u64 wf = (h0 + K - 1) / K, wl = h1 / K;
+        tp_u64 ha = wf < wl ? wf * K : h1, tb = wf < wl ? wl * K : h1;
+        if (wf + lane < wl) {
+            T e[K];
+#pragma unroll
+            for (int t = 0; t < K; t++) {
+                unsigned ti = (unsigned)((wf + lane) * K + t - h0);
+                e[t] = smem[ti * P + (s0 + ti * cm) % K + oc];
+            }
+            vout[wf + lane] = tp_pack(e);
+        }
+        tp_u64 h = h1;
+        if ((tp_u64)lane < ha - h0)
+            h = h0 + lane;
+        else if ((tp_u64)lane - (ha - h0) < h1 - tb)
+            h = tb + (lane - (ha - h0));
+        if (h < h1) {
+            unsigned ti = (unsigned)(h - h0);
+            out[h] = smem[ti * P + (s0 + ti * cm) % K + oc];
+        }
     }
 }
 
@@ -209,3 +304,22 @@ TP_ANY_KERNEL(1, unsigned char)
 TP_ANY_KERNEL(2, unsigned short)
 TP_ANY_KERNEL(4, unsigned int)
 TP_ANY_KERNEL(8, unsigned long long)
+
+// Tile of the odd-shape kernel for 4-byte elements (a tuning knob; the
+// committed PTX uses the default).
+#ifndef TP_ODD4_TR
+#define TP_ODD4_TR 64
+#define TP_ODD4_TC 64
+#endif
+#ifndef TP_ODD_MINB // resident blocks per multiprocessor to compile for
+#define TP_ODD_MINB 6
+#endif
+
+#define TP_ODD_KERNEL(E, T, TR, TC)                                                     \
+    extern "C" __global__ void __launch_bounds__(256, TP_ODD_MINB)                     \
+        tpk_odd_e##E(const T *in, T *out, tp_u64 rows, tp_u64 cols, tp_u64 tile0)      \
+    {                                                                                   \
+        tp_odd<T, TR, TC>(in, out, rows, cols, tile0);                                 \
+    }
+TP_ODD_KERNEL(4, unsigned int, TP_ODD4_TR, TP_ODD4_TC)
+TP_ODD_KERNEL(8, unsigned long long, 64, 64)

@@ -11,6 +11,7 @@
 
 #define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
 #define TP_MAX_GRID (1u << 30)
+#define TP_READ_SLACK 16 /* input buffers extend to the next 16-byte vector */
 
 typedef struct {
     void *hout;      /* transposed chunk on the host (pinned with CUDA) */
@@ -28,7 +29,8 @@ struct tp_engine {
     int staged;
     int nslots;
     tp_slot *slots;          /* batch mode */
-    /* The kernel: vector tiles when rows and cols are multiples of 16/elem. */
+    /* The kernel: vector tiles when rows and cols are multiples of 16/elem,
+     * else the odd-shape or any-shape tiles. */
     CUfunction kernel;
     char kname[32];
     unsigned threads, tile_rows, tile_cols;
@@ -126,7 +128,9 @@ static int tp_gpu_kernel(tp_engine *e)
         e->tile_rows = vec_rows[e->elem];
         e->tile_cols = vec_cols[e->elem];
     } else {
-        snprintf(e->kname, sizeof e->kname, "tpk_any_e%zu", e->elem);
+        /* 4- and 8-byte rows off 16-byte alignment: whole vectors where they fit. */
+        int odd = e->elem == 4 || e->elem == 8;
+        snprintf(e->kname, sizeof e->kname, "tpk_%s_e%zu", odd ? "odd" : "any", e->elem);
         e->threads = 256;
         e->tile_rows = e->tile_cols = 64;
     }
@@ -162,18 +166,32 @@ static int tp_gpu_fail(tp_engine *e, int rc, const char *what)
     return rc;
 }
 
+/* Zeroes device bytes on stream s (ahead of everything queued there later):
+ * the slack the odd-shape kernel may read past the data. */
+static int tp_clear(tp_engine *e, CUdeviceptr p, size_t n, CUstream s)
+{
+    CUresult r = cu.MemsetD8Async(p, 0, n, s);
+    if (r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "clearing device memory failed: %s", cu_result_text(r));
+        return GPU_ERR_DRIVER;
+    }
+    return 0;
+}
+
 /* Allocates one batch slot's buffers. */
 static int tp_slot_open(tp_engine *e, tp_slot *s)
 {
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
         int rc;
-        if ((rc = gpu_mem_alloc(be->gpu, &s->din, e->chunk, "a chunk of matrices (--chunk)")) < 0 ||
+        if ((rc = gpu_mem_alloc(be->gpu, &s->din, e->chunk + TP_READ_SLACK, "a chunk of matrices (--chunk)")) < 0 ||
             (rc = gpu_mem_alloc(be->gpu, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
             (rc = gpu_queue_open(be->gpu, &s->q)) < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
             return rc;
         }
+        if ((rc = tp_clear(e, s->din, e->chunk + TP_READ_SLACK, s->q.stream)) < 0)
+            return rc;
     }
     if (!(s->hout = backend_host_alloc(be, e->chunk))) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
@@ -209,7 +227,7 @@ static int tp_stage_open(tp_engine *e)
     }
     int rc;
     const char *what = "a matrix (staged whole on the device, twice: input and transpose)";
-    if ((rc = gpu_mem_alloc(be->gpu, &e->din, e->matrix_bytes, what)) < 0 ||
+    if ((rc = gpu_mem_alloc(be->gpu, &e->din, e->matrix_bytes + TP_READ_SLACK, what)) < 0 ||
         (rc = gpu_mem_alloc(be->gpu, &e->dout, e->matrix_bytes, what)) < 0) {
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
         return rc;
@@ -224,7 +242,7 @@ static int tp_stage_open(tp_engine *e)
             return GPU_ERR_OUT_OF_MEMORY;
         }
     }
-    return 0;
+    return tp_clear(e, e->din + e->matrix_bytes, TP_READ_SLACK, e->q[0].stream);
 }
 
 /* Prepares the engine: mode, chunk size, kernel and buffers. */

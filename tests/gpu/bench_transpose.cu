@@ -47,25 +47,30 @@ __global__ void fill(unsigned *p, unsigned long long words)
 }
 
 static CUmodule mod;
+static unsigned odd4_tr = 64, odd4_tc = 64; // tile of tpk_odd_e4 (TP_ODD4_TR/TC)
+static bool force_any; // time the any-shape kernels instead of the vector and odd-shape ones
 
 // Times one shape; prints a line. Returns 0 when the output is right.
 static int run(unsigned e, unsigned long long b, unsigned long long r, unsigned long long c, int reps)
 {
     unsigned long long bytes = b * r * c * e;
     unsigned k = 16 / e;
-    bool vec = r % k == 0 && c % k == 0;
+    bool vec = r % k == 0 && c % k == 0 && !(force_any && e < 16);
     char name[32];
-    snprintf(name, sizeof name, "tpk_%s_e%u", vec ? "vec" : "any", e);
+    snprintf(name, sizeof name, "tpk_%s_e%u", vec ? "vec" : (e == 4 || e == 8) && !force_any ? "odd" : "any", e);
     static const unsigned vr[17] = {0, 128, 64, 0, 64, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0, 32};
     static const unsigned vc[17] = {0, 256, 128, 0, 64, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 32};
-    unsigned tr = vec ? vr[e] : 64, tc = vec ? vc[e] : 64, threads = vec && e <= 2 ? 128 : 256;
+    bool odd4 = name[4] == 'o' && e == 4;
+    unsigned tr = vec ? vr[e] : odd4 ? odd4_tr : 64, tc = vec ? vc[e] : odd4 ? odd4_tc : 64;
+    unsigned threads = vec && e <= 2 ? 128 : 256;
     CUfunction f;
     if (cuModuleGetFunction(&f, mod, name) != CUDA_SUCCESS) {
         fprintf(stderr, "no kernel %s\n", name);
         return 1;
     }
     unsigned char *in, *out, *ref;
-    CK(cudaMalloc(&in, bytes));
+    CK(cudaMalloc(&in, bytes + 16)); // the odd-shape kernel reads up to the next vector
+    CK(cudaMemset(in, 0, bytes + 16));
     CK(cudaMalloc(&out, bytes));
     CK(cudaMalloc(&ref, bytes));
     fill<<<4096, 256>>>((unsigned *)in, bytes / 4);
@@ -103,6 +108,9 @@ int main(int argc, char **argv)
 {
     const char *ptx_path = argc > 1 ? argv[1] : "ptx/transpose.compute_75.ptx";
     int reps = argc > 2 ? atoi(argv[2]) : 20;
+    force_any = argc > 3 && !strcmp(argv[3], "any");
+    if (argc > 5)
+        odd4_tr = (unsigned)atoi(argv[4]), odd4_tc = (unsigned)atoi(argv[5]);
     CK(cudaFree(0));
     char *ptx = bench_read_file(ptx_path);
     if (cuModuleLoadData(&mod, ptx) != CUDA_SUCCESS) {
