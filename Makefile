@@ -39,6 +39,9 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 # supports; add 90 for a family only when a Hopper-specific variant pays.
 REDUCE_ARCHS := 75
 QUADRATIC_ARCHS := 75
+# The article ladders `gpubatch bench` times beside the production kernels.
+LADDER_ARCHS := 75
+LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
 PTX_OUT ?= ptx
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 REDUCE_KERNELS := moments moments_sq extrema
@@ -101,6 +104,11 @@ ptx:
 	  echo "  NVCC    $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx"; \
 	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -ptx \
 	    -o $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx ptx/quadratic.cu || exit 1; \
+	done; done
+	$(Q)rm -f $(PTX_OUT)/ladder_*.ptx
+	$(Q)for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do \
+	  echo "  NVCC    $(PTX_OUT)/$$m.compute_$$a.ptx"; \
+	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/$$m.compute_$$a.ptx ptx/$$m.cu || exit 1; \
 	done; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
