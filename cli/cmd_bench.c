@@ -225,14 +225,13 @@ static void bench_print_table(const backend *be, const bench_config *cfg, const 
     }
 }
 
-/* A JSON number, or null when absent. */
+/* A JSON number (shortest exact text), or null when absent. */
 static void bench_json_num(const char *key, double v, int present)
 {
+    char text[64];
     printf(", \"%s\": ", key);
-    if (present)
-        printf("%.6g", v);
-    else
-        printf("null");
+    fmt_double(text, sizeof text, v);
+    fputs(present ? text : "null", stdout);
 }
 
 /* A "key": "string" member. */
