@@ -74,7 +74,7 @@ _gpubatch_value()
         return 0
         ;;
     --shape | --device | --threads | -p | --chunk | --streams | --low | --high | \
-        --mean | --std | --seed | --quadratic)
+        --mean | --std | --seed | --quadratic | --sizes | --reps)
         return 0
         ;;
     esac
@@ -87,7 +87,7 @@ _gpubatch()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="reduce quadratic gen info"
+    local commands="reduce quadratic gen info bench"
     COMPREPLY=()
 
     # --opt=value: bash splits at '=' (COMP_WORDBREAKS), or not; handle both.
@@ -131,6 +131,11 @@ _gpubatch()
         longs="--device --no-jit --help"
         shorts="-h"
         ;;
+    bench)
+        longs="--sizes --reps --seed --json --backend --device --threads --quiet
+               --verbose --help"
+        shorts="-p -q -v -h"
+        ;;
     *)
         return 0
         ;;
@@ -155,6 +160,8 @@ _gpubatch()
         _gpubatch_words "$longs $shorts" "$cur"
     elif [[ $cmd == reduce || $cmd == quadratic ]]; then
         _gpubatch_files "$cur"
+    elif [[ $cmd == bench ]]; then
+        _gpubatch_words "reduce transpose quadratic all" "$cur"
     else
         _gpubatch_words "$longs" "$cur"
     fi
