@@ -78,6 +78,11 @@ else
     tail -5 "$out/bench_quadratic_build.log"
 fi
 
+note "== gpubatch bench all (the articles' ladders beside the production kernels)"
+./gpubatch bench all >"$out/bench.txt" 2>&1
+note "gpubatch bench: exit $?, $(grep -c FAIL "$out/bench.txt") FAIL rows"
+tee -a "$sum" <"$out/bench.txt"
+
 note "== end to end"
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
     build/ptx_table.o -ldl -pthread
