@@ -1,8 +1,8 @@
 // ladder_quadratic.cu - the classic batch quadratic solver ladder for
 // `gpubatch bench`, with the textbook formula of the article (qd_naive_f32
-// in quadratic_math.h, the same code the CPU runs), in float32; compiled
-// into ptx/ladder_quadratic.compute_NN.ptx. The accurate production solver
-// is quadratic.cu.
+// in quadratic_math.h through ladder_math.h, the code the CPU runs), in
+// float32; compiled into ptx/ladder_quadratic.compute_NN.ptx. The accurate
+// production solver is quadratic.cu.
 //
 // Array of structs: one record {a, b, c, re x1, re x2, im x1, im x2} per
 // equation, roots written into the record. Structure of arrays: a[], b[],
@@ -10,21 +10,9 @@
 // global index (the published naive kernel used the thread index) and the
 // discriminant has one sign throughout (the published code inverted it
 // between branches).
-#include "ptx/quadratic_math.h"
+#include "ptx/ladder_math.h"
 
-#define LQ_BLOCK 256     // threads (and equations) per block
-#define LQ_FIELDS 7      // floats per record
-
-// Solves one record in place.
-__device__ __forceinline__ void solve_record(float *r)
-{
-    float re1, im1, re2, im2;
-    qd_naive_f32(r[0], r[1], r[2], &re1, &im1, &re2, &im2);
-    r[3] = re1;
-    r[4] = re2;
-    r[5] = im1;
-    r[6] = im2;
-}
+#define LQ_BLOCK 256 // threads (and equations) per block
 
 // One thread per record, straight from global memory: a warp's accesses
 // stride by 28 bytes.
@@ -33,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(LQ_BLOCK)
 {
     const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        solve_record(rec + LQ_FIELDS * i);
+        lq_solve_record(rec + LQ_FIELDS * i);
 }
 
 // The block's records are copied to shared memory with consecutive threads
@@ -50,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(LQ_BLOCK)
         sh[k] = g[k];
     __syncthreads();
     if (threadIdx.x < count)
-        solve_record(sh + LQ_FIELDS * threadIdx.x);
+        lq_solve_record(sh + LQ_FIELDS * threadIdx.x);
     __syncthreads();
     for (unsigned k = threadIdx.x; k < count * LQ_FIELDS; k += LQ_BLOCK)
         g[k] = sh[k];

@@ -25,6 +25,19 @@ extern "C" __global__ void lr_serial(const float *__restrict__ x, u64 n, float *
     *out = s;
 }
 
+// After every thread stored its sum in sh: thread 0 adds them one by one
+// into out[blockIdx.x].
+__device__ __forceinline__ void serial_block_sum(const float *sh, float *out)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.0f;
+        for (unsigned k = 0; k < blockDim.x; k++)
+            t += sh[k];
+        out[blockIdx.x] = t;
+    }
+}
+
 // Block b sums a contiguous part, each thread a contiguous sub-range of it;
 // thread 0 adds the block's per-thread sums serially.
 extern "C" __global__ void __launch_bounds__(LR_BLOCK)
@@ -41,13 +54,7 @@ extern "C" __global__ void __launch_bounds__(LR_BLOCK)
     for (u64 i = t0; i < t1; i++)
         s += x[i];
     sh[threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = 0.0f;
-        for (unsigned k = 0; k < blockDim.x; k++)
-            t += sh[k];
-        out[blockIdx.x] = t;
-    }
+    serial_block_sum(sh, out);
 }
 
 // Thread g of all T threads sums x[g], x[g + T], ...: a warp's loads are
@@ -61,19 +68,20 @@ __device__ __forceinline__ float strided_sum(const float *__restrict__ x, u64 n)
     return s;
 }
 
+// Stores each thread's interleaved sum in sh[threadIdx.x] for the block.
+__device__ __forceinline__ void stage_strided_sum(float *sh, const float *__restrict__ x, u64 n)
+{
+    sh[threadIdx.x] = strided_sum(x, n);
+    __syncthreads();
+}
+
 // Interleaved reads; thread 0 still adds the per-thread sums serially.
 extern "C" __global__ void __launch_bounds__(LR_BLOCK)
     lr_interleaved(const float *__restrict__ x, u64 n, float *__restrict__ out)
 {
     __shared__ float sh[LR_BLOCK];
     sh[threadIdx.x] = strided_sum(x, n);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = 0.0f;
-        for (unsigned k = 0; k < blockDim.x; k++)
-            t += sh[k];
-        out[blockIdx.x] = t;
-    }
+    serial_block_sum(sh, out);
 }
 
 // Halving tree over shared memory down to `stop` values (blockDim.x a power
@@ -92,8 +100,7 @@ extern "C" __global__ void __launch_bounds__(LR_BLOCK)
     lr_tree(const float *__restrict__ x, u64 n, float *__restrict__ out)
 {
     __shared__ float sh[LR_BLOCK];
-    sh[threadIdx.x] = strided_sum(x, n);
-    __syncthreads();
+    stage_strided_sum(sh, x, n);
     tree_down_to(sh, 1);
     if (threadIdx.x == 0)
         out[blockIdx.x] = sh[0];
@@ -123,8 +130,7 @@ extern "C" __global__ void __launch_bounds__(LR_BLOCK)
     lr_last_warp(const float *__restrict__ x, u64 n, float *__restrict__ out)
 {
     __shared__ float sh[LR_BLOCK];
-    sh[threadIdx.x] = strided_sum(x, n);
-    __syncthreads();
+    stage_strided_sum(sh, x, n);
     tree_down_to(sh, 64);
     if (threadIdx.x < 32) {
         float r = last_warp_volatile(sh);
@@ -150,8 +156,7 @@ extern "C" __global__ void __launch_bounds__(LR_BLOCK)
     lr_unrolled(const float *__restrict__ x, u64 n, float *__restrict__ out)
 {
     __shared__ float sh[LR_BLOCK];
-    sh[threadIdx.x] = strided_sum(x, n);
-    __syncthreads();
+    stage_strided_sum(sh, x, n);
     float r = block_tree_unrolled<LR_BLOCK>(sh);
     if (threadIdx.x == 0)
         out[blockIdx.x] = r;
@@ -166,8 +171,7 @@ extern "C" __global__ void __launch_bounds__(LR_BLOCK)
 {
     __shared__ float sh[LR_BLOCK];
     __shared__ bool is_last;
-    sh[threadIdx.x] = strided_sum(x, n);
-    __syncthreads();
+    stage_strided_sum(sh, x, n);
     float r = block_tree_unrolled<LR_BLOCK>(sh);
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = r;
@@ -203,8 +207,7 @@ extern "C" __global__ void __launch_bounds__(LR_BLOCK)
     lr_shuffle(const float *__restrict__ x, u64 n, float *__restrict__ out)
 {
     __shared__ float sh[LR_BLOCK];
-    sh[threadIdx.x] = strided_sum(x, n);
-    __syncthreads();
+    stage_strided_sum(sh, x, n);
     tree_down_to(sh, 32);
     if (threadIdx.x < 32) {
         float r = sh[threadIdx.x];

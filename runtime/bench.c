@@ -10,7 +10,7 @@
 
 #include "gen.h"
 #include "io/par.h"
-#include "ptx/quadratic_math.h"
+#include "ptx/ladder_math.h"
 #include "quadratic.h"
 #include "reduce.h"
 
@@ -20,7 +20,6 @@
 #define LR_BLOCK 1024u
 #define LT_TILE 32u         /* tile side of the tiled transposes */
 #define LQ_BLOCK 256u       /* threads per block of the quadratic ladder */
-#define LQ_FIELDS 7         /* floats per record {a, b, c, re1, re2, im1, im2} */
 #define BENCH_UNIT 0x1p-10  /* reduction inputs are multiples of this */
 #define BENCH_SUM_BUDGET ((1u << 24) - 1) /* sum of |x| / BENCH_UNIT stays below */
 #define BENCH_SWEEP_MAX 256 /* naive transpose sweep: block sides 1 .. 256 */
@@ -390,15 +389,8 @@ static int run_host_transpose_tiled(bench_ctx *c, const bench_variant *v)
 /* Records [lo, hi) solved in place with the textbook formula. */
 static void host_aos_range(bench_ctx *c, uint64_t lo, uint64_t hi)
 {
-    for (uint64_t i = lo; i < hi; i++) {
-        float *r = c->y + LQ_FIELDS * i;
-        float re1, im1, re2, im2;
-        qd_naive_f32(r[0], r[1], r[2], &re1, &im1, &re2, &im2);
-        r[3] = re1;
-        r[4] = re2;
-        r[5] = im1;
-        r[6] = im2;
-    }
+    for (uint64_t i = lo; i < hi; i++)
+        lq_solve_record(c->y + LQ_FIELDS * i);
 }
 
 /* The article's CPU code: array of structs, on c->threads threads. */

@@ -21,14 +21,7 @@
 
 #include "ptx/quadratic_math.h"
 
-#define CK(x)                                                                            \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        if (e_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#define CK(x) BENCH_CHECK(x)
 
 // Deterministic floats in [-1, 1) from a hash of the index.
 __global__ void fill(float *x, unsigned long long n)
