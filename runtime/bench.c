@@ -769,17 +769,20 @@ static int bench_prepare(bench_ctx *c, const bench_variant *v)
     }
 }
 
-/* Checks rows [lo, hi) of the input against the columns of the output; a
- * wrong row's index goes to c->bad_row (any one will do). */
-static void check_matrix_rows(bench_ctx *c, uint64_t lo, uint64_t hi)
+/* Checks tile rows [lo, hi) (LT_TILE input rows each) against the output's
+ * columns, tile by tile so both stay in cache; a wrong row's index goes to
+ * c->bad_row (any one will do). */
+static void check_matrix_tiles(bench_ctx *c, uint64_t lo, uint64_t hi)
 {
     uint64_t n = c->n;
-    for (uint64_t i = lo; i < hi; i++)
-        for (uint64_t j = 0; j < n; j++)
-            if (memcmp(&c->y[j * n + i], &c->x[i * n + j], sizeof(float))) {
-                __atomic_store_n(&c->bad_row, i, __ATOMIC_RELAXED);
-                return;
-            }
+    for (uint64_t ib = lo * LT_TILE; ib < hi * LT_TILE && ib < n; ib += LT_TILE)
+        for (uint64_t jb = 0; jb < n; jb += LT_TILE)
+            for (uint64_t i = ib; i < ib + LT_TILE && i < n; i++)
+                for (uint64_t j = jb; j < jb + LT_TILE && j < n; j++)
+                    if (memcmp(&c->y[j * n + i], &c->x[i * n + j], sizeof(float))) {
+                        __atomic_store_n(&c->bad_row, i, __ATOMIC_RELAXED);
+                        return;
+                    }
 }
 
 /* Compares n sets of four roots got[k * stride_k + i * stride_i] with
@@ -829,7 +832,7 @@ static int bench_check(bench_ctx *c, const bench_variant *v, int *ok, char *note
         if (gpu_side && (rc = bench_download(c, c->y, c->dy, n * n * f)) < 0)
             return rc;
         c->bad_row = UINT64_MAX;
-        bench_par(c, c->be->threads, n, check_matrix_rows);
+        bench_par(c, c->be->threads, (n + LT_TILE - 1) / LT_TILE, check_matrix_tiles);
         *ok = c->bad_row == UINT64_MAX;
         if (*ok)
             snprintf(note, len, "transpose exact");
