@@ -177,13 +177,14 @@ static int bench_poison(bench_ctx *c, CUdeviceptr p, size_t bytes)
     return 0;
 }
 
-/* Copies host to device, or device to host, and waits. */
+/* Copies host to device and waits. */
 static int bench_upload(bench_ctx *c, CUdeviceptr dst, const void *src, size_t bytes)
 {
     CU_TRY(cu.MemcpyHtoDAsync(dst, src, bytes, c->s));
     CU_TRY(cu.StreamSynchronize(c->s));
     return 0;
 }
+/* Copies device to host and waits. */
 static int bench_download(bench_ctx *c, void *dst, CUdeviceptr src, size_t bytes)
 {
     CU_TRY(cu.MemcpyDtoHAsync(dst, src, bytes, c->s));

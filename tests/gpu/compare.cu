@@ -153,6 +153,7 @@ static void quadratic_rows(unsigned long long n, int reps)
     cudaFree(out);
 }
 
+// Times every library equivalent at the sizes given.
 int main(int argc, char **argv)
 {
     if (argc < 4) {
