@@ -268,7 +268,7 @@ static void bench_print_json(const backend *be, const bench_config *cfg, const b
         bench_json_str("variant", w->variant);
         printf(", \"where\": \"%s\", \"threads\": %d, \"size\": %llu", w->on_gpu ? "gpu" : "cpu",
                w->threads, (unsigned long long)w->size);
-        if (w->sweep)
+        if (w->bx)
             printf(", \"block\": [%d, %d]", w->bx, w->by);
         else
             printf(", \"block\": null");
