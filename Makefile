@@ -40,6 +40,9 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 REDUCE_ARCHS := 75
 QUADRATIC_ARCHS := 75
 TRANSPOSE_ARCHS := 75
+# The article ladders `gpubatch bench` times beside the production kernels.
+LADDER_ARCHS := 75
+LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
 PTX_OUT ?= ptx
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 REDUCE_KERNELS := moments moments_sq extrema
@@ -108,6 +111,11 @@ ptx:
 	  echo "  NVCC    $(PTX_OUT)/transpose.compute_$$a.ptx"; \
 	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/transpose.compute_$$a.ptx ptx/transpose.cu || exit 1; \
 	done
+	$(Q)rm -f $(PTX_OUT)/ladder_*.ptx
+	$(Q)for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do \
+	  echo "  NVCC    $(PTX_OUT)/$$m.compute_$$a.ptx"; \
+	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/$$m.compute_$$a.ptx ptx/$$m.cu || exit 1; \
+	done; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)

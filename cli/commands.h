@@ -8,5 +8,6 @@ int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_quadratic(int argc, char **argv);
 int cmd_transpose(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

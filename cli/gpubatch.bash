@@ -74,7 +74,7 @@ _gpubatch_value()
         return 0
         ;;
     --shape | --device | --threads | -p | --chunk | --streams | --low | --high | \
-        --mean | --std | --seed | --quadratic)
+        --mean | --std | --seed | --quadratic | --sizes | --reps)
         return 0
         ;;
     esac
@@ -87,7 +87,7 @@ _gpubatch()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="reduce quadratic transpose gen info"
+    local commands="reduce quadratic transpose gen info bench"
     COMPREPLY=()
 
     # --opt=value: bash splits at '=' (COMP_WORDBREAKS), or not; handle both.
@@ -136,6 +136,11 @@ _gpubatch()
         longs="--device --no-jit --help"
         shorts="-h"
         ;;
+    bench)
+        longs="--sizes --reps --seed --json --backend --device --threads --quiet
+               --verbose --help"
+        shorts="-p -q -v -h"
+        ;;
     *)
         return 0
         ;;
@@ -160,6 +165,8 @@ _gpubatch()
         _gpubatch_words "$longs $shorts" "$cur"
     elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose ]]; then
         _gpubatch_files "$cur"
+    elif [[ $cmd == bench ]]; then
+        _gpubatch_words "reduce transpose quadratic all" "$cur"
     else
         _gpubatch_words "$longs" "$cur"
     fi

@@ -15,6 +15,7 @@ static const char main_usage[] =
     "  transpose  transpose a matrix, or every matrix of a batch\n"
     "  gen        deterministic synthetic arrays and quadratic coefficients\n"
     "  info       driver, devices, embedded kernels and the CPU backend\n"
+    "  bench      the articles' kernel ladders beside ours, timed and checked\n"
     "\n"
     "Run 'gpubatch COMMAND --help' for a command's options.\n"
     "Options: -h/--help, --version\n";
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
         {"transpose", cmd_transpose},
         {"gen", cmd_gen},
         {"info", cmd_info},
+        {"bench", cmd_bench},
     };
     if (argc < 2) {
         fputs(main_usage, stderr);

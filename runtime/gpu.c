@@ -329,6 +329,21 @@ int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned 
     return 0;
 }
 
+/* Launches a 2-D grid of 2-D blocks; failures name the kernel and shape. */
+int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned gy, unsigned bx,
+                  unsigned by, CUstream s, void **params)
+{
+    if (gx == 0 || gy == 0)
+        return 0;
+    CUresult r = cu.LaunchKernel(f, gx, gy, 1, bx, by, 1, 0, s, params, NULL);
+    if (r != CUDA_SUCCESS) {
+        snprintf(g->err, sizeof g->err, "launching kernel %s (%ux%u blocks of %ux%u) failed: %s",
+                 kname, gx, gy, bx, by, cu_result_text(r));
+        return GPU_ERR_LAUNCH;
+    }
+    return 0;
+}
+
 /* Turns a failed CU_TRY into a gpu_error with the recorded call's text. */
 int gpu_fail(gpu *g, int cu_neg_result, const char *context)
 {

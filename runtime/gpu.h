@@ -103,6 +103,11 @@ CUresult gpu_queue_wait(gpu_queue *q);
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
                CUstream s, void **params);
 
+/* Launches f on a gx x gy grid of bx x by blocks on stream s; a failure
+ * names the kernel. */
+int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned gy, unsigned bx,
+                  unsigned by, CUstream s, void **params);
+
 /* Converts a failed CU_TRY result into a gpu_error, recording text. */
 int gpu_fail(gpu *g, int cu_neg_result, const char *context);
 

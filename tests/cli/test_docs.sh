@@ -144,6 +144,7 @@ EOF
         # Whatever it offers, the command accepts.
         pre=""
         grep -q -- '--backend' "$T/help.txt" && pre="--backend cpu"
+        [ "$cmd" = bench ] && pre="$pre --reps 1 --sizes 8" # options that run it: small
         set -f
         for o in $got; do
             "$GB" "$cmd" $pre "$o" </dev/null >/dev/null 2>"$T/acc.err"

@@ -10,6 +10,17 @@
 #include <cstdlib>
 #include <vector>
 
+// Evaluates a CUDA runtime call; on failure prints call, place and error and
+// exits.
+#define BENCH_CHECK(x)                                                                   \
+    do {                                                                                 \
+        cudaError_t e_ = (x);                                                            \
+        if (e_ != cudaSuccess) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
 // Median time in ms of reps runs of fn on the default stream, after two
 // warm-up runs; exits on a CUDA error.
 template <class F> static float bench_median_ms(F fn, int reps)

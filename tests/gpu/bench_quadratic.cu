@@ -14,14 +14,7 @@
 
 #include "ptx/quadratic_math.h"
 
-#define CK(x)                                                                            \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        if (e_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));  \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#define CK(x) BENCH_CHECK(x)
 
 // The textbook formula in one fused pass, for contrast.
 template <class T> __global__ void naive_rows(const T *in, unsigned long long n, T *out)

@@ -22,14 +22,7 @@ extern "C" {
 #include "runtime/reduce.h"
 }
 
-#define CHECK_RT(x)                                                                      \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        if (e_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#define CHECK_RT(x) BENCH_CHECK(x)
 #define CHECK_DRV(x)                                                                     \
     do {                                                                                 \
         CUresult r_ = (x);                                                               \

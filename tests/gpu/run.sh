@@ -115,6 +115,15 @@ tc = ms(lambda: y.copy_(x))
 tt = ms(lambda: x.t().contiguous())
 print(f"pytorch 8192x8192 float32: copy {tc:.3f} ms, .t().contiguous() {tt:.3f} ms = {tc / tt:.3f} of copy")
 PYEOF
+note "== gpubatch bench all (the articles' ladders beside the production kernels)"
+./gpubatch bench all >"$out/bench.txt" 2>&1
+note "gpubatch bench: exit $?, $(grep -c FAIL "$out/bench.txt") FAIL rows"
+tee -a "$sum" <"$out/bench.txt"
+for tool in memcheck racecheck initcheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch bench -q --backend cuda --reps 1 \
+        --sizes reduce:5000,reduce:4194319,transpose:70,quadratic:3001 >"$out/sanitizer-bench-$tool.log" 2>&1
+    note "sanitizer $tool on bench (every ladder kernel): exit $?"
+done
 
 note "== end to end"
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \

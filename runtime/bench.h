@@ -1,0 +1,92 @@
+/* bench.h - `gpubatch bench`: the ladders of the three classic articles our
+ * kernels descend from (reduction, transpose, quadratic equations), timed
+ * beside the production kernels on the GPU in use, or the CPU code of the
+ * same operations on the CPU backend.
+ *
+ * Every row is the median of repeated runs after warm-up (device events on
+ * the GPU, a monotonic clock on the host), with its effective bandwidth
+ * (bytes read + bytes written of the data arrays, divided by the time), the
+ * ratio to the copy bandwidth measured in the same run (device-to-device
+ * copy for GPU rows, a host memcpy for host rows, same byte convention), the
+ * speed-up over the article's baseline and a check of its output: a variant
+ * whose output is wrong is reported as such and not timed.
+ *
+ * Inputs are deterministic (runtime/gen.h, from a seed). The reduction's
+ * inputs are multiples of 2^-10 whose absolute values sum to less than 2^14,
+ * so every partial sum in any order is exact in float32: a correct kernel
+ * returns exactly the sum, whatever its order. Transposes must match
+ * exactly; the textbook quadratic variants must give the bits of the same
+ * formula on the CPU, the production solver the bits of the CPU backend
+ * (NaN matches any NaN). */
+#ifndef GPUBATCH_RUNTIME_BENCH_H
+#define GPUBATCH_RUNTIME_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+typedef enum { BENCH_COPY, BENCH_REDUCE, BENCH_TRANSPOSE, BENCH_QUADRATIC, BENCH_NOPS } bench_op;
+
+enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_SKIPPED = 2 };
+
+#define BENCH_MAX_SIZES 8
+
+typedef struct {
+    unsigned ops;                                 /* bit (1u << op) per op to run */
+    uint64_t sizes[BENCH_NOPS][BENCH_MAX_SIZES];  /* per op: elements, N (N x N), equations */
+    int nsizes[BENCH_NOPS];
+    int reps;                                     /* timed runs per row */
+    uint64_t seed;
+} bench_config;
+
+/* One measured (or failed, or skipped) variant at one size. */
+typedef struct {
+    bench_op op;
+    const char *variant;  /* "tree", "production", "cpu", "device copy" */
+    const char *idea;     /* one line */
+    const char *article;  /* the figure the article reported ("46 us"), "" if none */
+    int on_gpu;           /* 1: device kernel, 0: host code */
+    int threads;          /* host threads of a host row, 0 for GPU rows */
+    uint64_t size;
+    int bx, by;           /* block shape of a transpose sweep row (else 0) */
+    int sweep;            /* a row of the naive transpose block-shape sweep */
+    int baseline;         /* the row speed-ups are relative to */
+    int status;           /* BENCH_OK, BENCH_WRONG, BENCH_SKIPPED */
+    int reps;             /* runs timed (fewer than asked for runs over 200 ms) */
+    double ms;            /* median time */
+    double bytes;         /* bytes read + bytes written */
+    double gbps;          /* bytes / time, 1e9 bytes per second */
+    double of_copy;       /* gbps / the copy's gbps (0 when unknown) */
+    double speedup;       /* baseline ms / ms (0 when no baseline was timed) */
+    char note[192];       /* what was checked, or why it failed or was skipped */
+} bench_row;
+
+typedef void (*bench_emit_fn)(void *ctx, const bench_row *row);
+
+/* Fills the default configuration: every op, the articles' sizes, and on
+ * the GPU also sizes several times the largest L2 of today's GPUs. */
+void bench_config_defaults(bench_config *c, int on_gpu);
+
+/* Runs the configured ops on the open backend, calling emit for every row
+ * in order (the copy rows first). Returns 0, or a negative gpu_error with a
+ * line in err (a driver failure, or memory for the largest size). */
+int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, char *err,
+              size_t errlen);
+
+/* "copy", "reduce", "transpose", "quadratic". */
+const char *bench_op_name(bench_op op);
+
+/* Op of a name other than copy, or -1. */
+int bench_op_parse(const char *name);
+
+/* Largest size bench accepts for op (sizes start at 1). */
+uint64_t bench_size_limit(bench_op op);
+
+/* Bytes read + written by one run of op at size. */
+double bench_op_bytes(bench_op op, uint64_t size);
+
+/* One line saying what a size of op means ("n float32", "N x N float32"). */
+const char *bench_op_unit(bench_op op);
+
+#endif
