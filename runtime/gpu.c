@@ -8,7 +8,7 @@
 
 #include "ptx_blobs.h"
 
-#define GPU_MAX_MODULES 16
+#define GPU_MAX_MODULES 256 /* above the number of embedded modules (info loads them all) */
 
 struct gpu {
     gpu_device_info info;
