@@ -13,6 +13,7 @@
 #include "ptx/ladder_math.h"
 #include "quadratic.h"
 #include "reduce.h"
+#include "transpose.h"
 
 #define BENCH_SLOW_MS 200.0 /* a first run this long: 3 timed runs at most */
 #define BENCH_SLOW_REPS 3
@@ -86,6 +87,8 @@ struct bench_ctx {
     double result;       /* reduce: a host variant's sum */
     uint64_t bad_row;    /* transpose check: a wrong row, UINT64_MAX when none */
     rd_engine *rd;       /* reduce production on the CPU backend */
+    tp_kernel tpk;       /* transpose production: the kernel for an N x N matrix */
+    uint64_t tpk_n;      /* N that tpk was chosen for (0: none) */
     /* device arrays */
     CUdeviceptr dx, dy, dz, dpart, dcount, dseg, dres;
     char err[2048];
@@ -273,6 +276,20 @@ static int run_lt_tiled(bench_ctx *c, const bench_variant *v)
     return rc < 0 ? bench_gpu_error(c, rc) : 0;
 }
 
+/* transpose's production kernel (the one it picks for an N x N float32
+ * matrix: aligned vector tiles, or the odd-shape kernel). */
+static int run_tp_production(bench_ctx *c, const bench_variant *v)
+{
+    int rc = 0;
+    if (c->tpk_n != c->n) {
+        if ((rc = tp_kernel_open(&c->tpk, c->g, sizeof(float), c->n, c->n)) < 0)
+            return bench_gpu_error(c, rc);
+        c->tpk_n = c->n;
+    }
+    rc = tp_kernel_launch(&c->tpk, c->g, c->dx, c->dy, 1, c->s);
+    return rc < 0 ? bench_gpu_error(c, rc) : 0;
+}
+
 /* An array-of-structs quadratic kernel on the records in place. */
 static int run_lq_aos(bench_ctx *c, const bench_variant *v)
 {
@@ -435,10 +452,6 @@ static const bench_variant bench_copies[] = {
      ON_HOST, 0, NULL, NULL, run_host_copy, L_COPY, 0, 0},
 };
 
-/* A production transpose is one more entry: {BENCH_TRANSPOSE, "production",
- * idea, "", ON_GPU, 0, module, kernel, run, L_MATRIX, 0, 0}, where run
- * launches c->f on c->s to transpose the N x N float32 matrix at c->dx into
- * c->dy (N = c->n). */
 static const bench_variant bench_variants[] = {
     /* reduction: sum of n float32 */
     {BENCH_REDUCE, "serial", "one GPU thread loops over all n", "100307 us", ON_GPU, 0,
@@ -474,6 +487,8 @@ static const bench_variant bench_variants[] = {
      "ladder_transpose", "lt_shared", run_lt_tiled, L_MATRIX, 0, 0},
     {BENCH_TRANSPOSE, "padded", "the tile's rows padded to 33 words", "0.43 / 0.26 ms", ON_GPU,
      0, "ladder_transpose", "lt_padded", run_lt_tiled, L_MATRIX, 0, 0},
+    {BENCH_TRANSPOSE, "production", "transpose's kernel: 16-byte vectors, swizzled tiles", "",
+     ON_GPU, 0, "transpose", NULL, run_tp_production, L_MATRIX, 0, 0},
     {BENCH_TRANSPOSE, "cpu tiled", "32x32 tiles, every thread", "", ON_CPU_BACKEND, 0, NULL,
      NULL, run_host_transpose_tiled, L_MATRIX, 0, 0},
     /* quadratic: n float32 equations, textbook formula except production */
@@ -700,9 +715,14 @@ static int bench_transpose_open(bench_ctx *c)
     if (!(c->x = bench_alloc(c, bytes)) || !(c->y = bench_alloc(c, bytes)))
         return GPU_ERR_OUT_OF_MEMORY;
     bench_par(c, c->be->threads, c->n * c->n, gen_matrix_range);
-    if ((rc = bench_dev_alloc(c, &c->dx, bytes, "the matrix")) < 0 ||
+    if ((rc = bench_dev_alloc(c, &c->dx, bytes + TP_READ_SLACK, "the matrix")) < 0 ||
         (rc = bench_dev_alloc(c, &c->dy, bytes, "the transposed matrix")) < 0)
         return rc;
+    if (c->g) {
+        CUresult r = cu.MemsetD8Async(c->dx + bytes, 0, TP_READ_SLACK, c->s);
+        if (r != CUDA_SUCCESS)
+            return bench_gpu_error(c, gpu_fail(c->g, -(int)r, "clearing the matrix's slack"));
+    }
     return c->g ? bench_upload(c, c->dx, c->x, bytes) : 0;
 }
 

@@ -11,7 +11,6 @@
 
 #define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
 #define TP_MAX_GRID (1u << 30)
-#define TP_READ_SLACK 16 /* input buffers extend to the next 16-byte vector */
 
 typedef struct {
     void *hout;      /* transposed chunk on the host (pinned with CUDA) */
@@ -29,11 +28,7 @@ struct tp_engine {
     int staged;
     int nslots;
     tp_slot *slots;          /* batch mode */
-    /* The kernel: vector tiles when rows and cols are multiples of 16/elem,
-     * else the odd-shape or any-shape tiles. */
-    CUfunction kernel;
-    char kname[32];
-    unsigned threads, tile_rows, tile_cols;
+    tp_kernel kernel;        /* CUDA */
     /* Staged mode: the whole matrix. */
     CUdeviceptr din, dout;   /* CUDA */
     void *hout[2];           /* CUDA: pinned pieces going out */
@@ -116,44 +111,54 @@ static void tp_cpu_rows(const tp_engine *e, const void *in, void *out, uint64_t 
     par_run(tp_cpu_worker, jobs, sizeof jobs[0], nt);
 }
 
-/* Picks the kernel and its tile for the matrix shape and loads it. */
-static int tp_gpu_kernel(tp_engine *e)
+/* Picks the kernel and its tile for the matrix shape and loads it: vector
+ * tiles when rows and cols are multiples of 16 / elem, else the odd-shape
+ * (4- and 8-byte elements) or any-shape tiles. */
+int tp_kernel_open(tp_kernel *k, gpu *g, size_t elem, uint64_t rows, uint64_t cols)
 {
     static const unsigned vec_rows[17] = {[1] = 128, [2] = 64, [4] = 64, [8] = 32, [16] = 32};
     static const unsigned vec_cols[17] = {[1] = 256, [2] = 128, [4] = 64, [8] = 64, [16] = 32};
-    uint64_t k = 16 / e->elem;
-    if (e->rows % k == 0 && e->cols % k == 0) {
-        snprintf(e->kname, sizeof e->kname, "tpk_vec_e%zu", e->elem);
-        e->threads = e->elem <= 2 ? 128 : 256;
-        e->tile_rows = vec_rows[e->elem];
-        e->tile_cols = vec_cols[e->elem];
+    uint64_t kv = 16 / elem;
+    k->rows = rows;
+    k->cols = cols;
+    if (rows % kv == 0 && cols % kv == 0) {
+        snprintf(k->name, sizeof k->name, "tpk_vec_e%zu", elem);
+        k->threads = elem <= 2 ? 128 : 256;
+        k->tile_rows = vec_rows[elem];
+        k->tile_cols = vec_cols[elem];
     } else {
-        /* 4- and 8-byte rows off 16-byte alignment: whole vectors where they fit. */
-        int odd = e->elem == 4 || e->elem == 8;
-        snprintf(e->kname, sizeof e->kname, "tpk_%s_e%zu", odd ? "odd" : "any", e->elem);
-        e->threads = 256;
-        e->tile_rows = e->tile_cols = 64;
+        snprintf(k->name, sizeof k->name, "tpk_%s_e%zu", elem == 4 || elem == 8 ? "odd" : "any", elem);
+        k->threads = 256;
+        k->tile_rows = k->tile_cols = 64;
     }
-    gpu_bind(e->be->gpu);
-    return gpu_function(e->be->gpu, "transpose", e->kname, &e->kernel);
+    gpu_bind(g);
+    return gpu_function(g, "transpose", k->name, &k->f);
 }
 
-/* Queues the transpose of nmat matrices din -> dout on stream s. */
-static int tp_gpu_launch(tp_engine *e, CUdeviceptr din, CUdeviceptr dout, uint64_t nmat, CUstream s)
+/* Queues the transpose of nmat matrices, in grids of at most TP_MAX_GRID tiles. */
+int tp_kernel_launch(const tp_kernel *k, gpu *g, CUdeviceptr in, CUdeviceptr out, uint64_t nmat,
+                     CUstream s)
 {
-    uint64_t tiles = nmat * ((e->rows + e->tile_rows - 1) / e->tile_rows) *
-                     ((e->cols + e->tile_cols - 1) / e->tile_cols);
+    uint64_t tiles = nmat * ((k->rows + k->tile_rows - 1) / k->tile_rows) *
+                     ((k->cols + k->tile_cols - 1) / k->tile_cols);
     for (uint64_t t0 = 0; t0 < tiles; t0 += TP_MAX_GRID) {
         unsigned grid = (unsigned)(tiles - t0 < TP_MAX_GRID ? tiles - t0 : TP_MAX_GRID);
-        unsigned long long rows = e->rows, cols = e->cols, tile0 = t0;
-        void *params[] = {&din, &dout, &rows, &cols, &tile0};
-        int rc = gpu_launch(e->be->gpu, e->kernel, e->kname, grid, e->threads, s, params);
-        if (rc < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+        unsigned long long rows = k->rows, cols = k->cols, tile0 = t0;
+        void *params[] = {&in, &out, &rows, &cols, &tile0};
+        int rc = gpu_launch(g, k->f, k->name, grid, k->threads, s, params);
+        if (rc < 0)
             return rc;
-        }
     }
     return 0;
+}
+
+/* Queues the engine's kernel over nmat matrices din -> dout on stream s. */
+static int tp_gpu_launch(tp_engine *e, CUdeviceptr din, CUdeviceptr dout, uint64_t nmat, CUstream s)
+{
+    int rc = tp_kernel_launch(&e->kernel, e->be->gpu, din, dout, nmat, s);
+    if (rc < 0)
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+    return rc;
 }
 
 /* Records a failed driver call of the engine as its error. */
@@ -265,7 +270,7 @@ int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes,
     e->staged = e->matrix_bytes > chunk_bytes;
     e->chunk = e->staged ? chunk_bytes : chunk_bytes - chunk_bytes % e->matrix_bytes;
     int rc = 0;
-    if (be->kind == BACKEND_CUDA && (rc = tp_gpu_kernel(e)) < 0)
+    if (be->kind == BACKEND_CUDA && (rc = tp_kernel_open(&e->kernel, be->gpu, elem, rows, cols)) < 0)
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
     if (rc == 0 && e->staged)
         rc = tp_stage_open(e);
@@ -357,7 +362,7 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
     if (s->bytes && e->be->kind == BACKEND_CUDA) {
         CUresult r = gpu_queue_wait(&s->q);
         if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kname, cu_result_text(r));
+            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kernel.name, cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
     }
@@ -421,7 +426,7 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
         return rc;
     CUresult r = cu.StreamSynchronize(e->q[0].stream);
     if (r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kname, cu_result_text(r));
+        snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kernel.name, cu_result_text(r));
         return GPU_ERR_LAUNCH;
     }
     size_t n = e->matrix_bytes, piece = e->chunk;

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu.h"
+
 struct backend;
 typedef struct tp_engine tp_engine;
 
@@ -51,6 +53,26 @@ int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t 
 
 /* One line explaining the last error. */
 const char *tp_engine_error(const tp_engine *e);
+
+/* Input device buffers must be readable this many bytes past the data (the
+ * odd-shape kernel reads whole 16-byte vectors); zero them once. */
+#define TP_READ_SLACK 16
+
+/* The GPU kernel for one matrix shape and its launch geometry. */
+typedef struct {
+    CUfunction f;
+    char name[32];
+    unsigned threads, tile_rows, tile_cols;
+    uint64_t rows, cols;
+} tp_kernel;
+
+/* Loads the kernel that suits rows x cols matrices of elem bytes on g. */
+int tp_kernel_open(tp_kernel *k, gpu *g, size_t elem, uint64_t rows, uint64_t cols);
+
+/* Queues the transposes of nmat consecutive matrices in -> out on stream s;
+ * 0 or a negative gpu_error (text in g). */
+int tp_kernel_launch(const tp_kernel *k, gpu *g, CUdeviceptr in, CUdeviceptr out, uint64_t nmat,
+                     CUstream s);
 
 /* Transposes rows [r0, r1) and columns [c0, c1) of the rows x cols matrix
  * in into the cols x rows matrix out, on the calling thread. */

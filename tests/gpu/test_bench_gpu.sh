@@ -23,7 +23,7 @@ for r in rows:
 want = {
     "reduce": {"serial", "contiguous", "interleaved", "tree", "last-warp", "unrolled", "last-block",
                "atomic", "shuffle", "production"},
-    "transpose": {"cpu", "naive", "shared", "padded"},
+    "transpose": {"cpu", "naive", "shared", "padded", "production"},
     "quadratic": {"cpu aos", "naive", "shared", "soa", "production"},
 }
 sizes = {"reduce": [1, 1023, 1048577, 4194319], "transpose": [1, 33, 1000], "quadratic": [1, 257, 100003]}
