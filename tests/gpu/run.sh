@@ -33,6 +33,7 @@ for n in 1 31 33 8191 8193 65535 65537; do
 done
 for n in 1 33 65537; do
     ./gpubatch gen --quadratic $n --seed $n --no-compress -o "$work/q$n.npy" -f
+    python3 tests/cli/quadref.py planes "$work/q$n.npy" "$work/qp$n.npy"
 done
 for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
@@ -44,6 +45,8 @@ for tool in memcheck racecheck initcheck synccheck; do
     for n in 1 33 65537; do
         compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda \
             --chunk 128k --raw --no-compress "$work/q$n.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
+        compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda \
+            --chunk 128k --raw --no-compress --out-layout planes "$work/qp$n.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
     done
     note "sanitizer $tool: exit $st/$st2, $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
