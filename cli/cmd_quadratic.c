@@ -175,7 +175,8 @@ static int quadratic_input(const frame_info *fi, const io_reader *r, int layout,
         }
         in->planes_in_memory = logical_planes;
     } else {
-        snprintf(err, errlen, "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of planes");
+        snprintf(err, errlen,
+                 "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of planes");
         return -1;
     }
     /* One equation's coefficients are contiguous either way. */

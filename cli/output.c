@@ -158,7 +158,8 @@ int out_parts_close(out_parts *p)
     }
     for (int k = 1; k < p->nparts && rc == 0; k++) {
         rc = io_sink_spool_copy(p->spool[k], p->main.sink);
-        what = *io_sink_error(p->spool[k]) ? io_sink_error(p->spool[k]) : io_sink_error(p->main.sink);
+        what = *io_sink_error(p->spool[k]) ? io_sink_error(p->spool[k])
+                                           : io_sink_error(p->main.sink);
     }
     if (rc < 0) {
         if (rc != IO_ERR_PIPE)

@@ -425,8 +425,10 @@ static void spool_dir(const io_sink *near, char *dir)
     else if (slash)
         snprintf(dir, PATH_MAX, "%.*s", slash == near->target ? 1 : (int)(slash - near->target),
                  near->target);
+    else if (getenv("TMPDIR") && *getenv("TMPDIR"))
+        snprintf(dir, PATH_MAX, "%s", getenv("TMPDIR"));
     else
-        snprintf(dir, PATH_MAX, "%s", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        snprintf(dir, PATH_MAX, "/tmp");
 }
 
 /* Opens an unnamed temporary file in the directory of near's target (see
@@ -454,7 +456,8 @@ int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t 
             unlink(path);
     }
     if (s->fd < 0) {
-        io_put_msg(errbuf, errlen, "cannot create a temporary file in %s: %s", dir, strerror(errno));
+        io_put_msg(errbuf, errlen, "cannot create a temporary file in %s: %s", dir,
+                   strerror(errno));
         sink_free(s);
         return IO_ERR_OPEN;
     }

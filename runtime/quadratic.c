@@ -181,8 +181,8 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
     gpu *g = e->be->gpu;
     size_t sz = dt_size(e->dtype), pitch = e->max_rows * sz;
     int planes_in = e->in == QD_PLANES, planes_out = e->out == QD_PLANES;
-    int rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1, s->rows * sz * (planes_in ? 1 : 3),
-                            pitch);
+    int rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
+                            s->rows * sz * (planes_in ? 1 : 3), pitch);
     if (rc < 0)
         return rc;
     unsigned long long n = s->rows, in_row = e->st.in_row, in_plane = e->st.in_plane,
@@ -190,7 +190,8 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
     size_t blocks = (s->rows + QD_BLOCK - 1) / QD_BLOCK;
     unsigned grid = (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu);
     void *rows_params[] = {&s->din, &n, &s->dout};
-    void *strided_params[] = {&s->din, &n, &in_row, &in_plane, &s->dout, &out_row, &out_root, &out_im};
+    void *strided_params[] = {&s->din,  &n,       &in_row,   &in_plane,
+                              &s->dout, &out_row, &out_root, &out_im};
     rc = gpu_launch(g, e->kernel, e->kernel_name, grid, QD_BLOCK, s->q.stream,
                     e->in == QD_ROWS && e->out == QD_ROWS ? rows_params : strided_params);
     if (rc < 0) {
