@@ -197,6 +197,7 @@ static int quadratic_header(out_parts *o, dt_type coef, uint64_t rows, qd_layout
     return hl < 0 ? 1 : out_parts_write(o, 0, head, (size_t)hl);
 }
 
+/* The coefficient planes' names, in file order, for messages. */
 static const char plane_names[] = "abc";
 
 /* Takes the next chunk of every ring (one for rows, one per coefficient
