@@ -9,7 +9,8 @@
 #include "io/par.h"
 #include "ptx/quadratic_math.h"
 
-#define QD_BLOCK 256 /* threads per block: QD_TILE of ptx/quadratic.cu */
+#define QD_BLOCK 256      /* threads per block: QD_TILE of ptx/quadratic.cu */
+#define QD_BLOCK_ROWS 512 /* rows per block of qdk_rows: its QD_TILE_ROWS */
 
 typedef struct {
     void *hout;       /* roots on the host (pinned with CUDA) */
@@ -187,13 +188,15 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
         return rc;
     unsigned long long n = s->rows, in_row = e->st.in_row, in_plane = e->st.in_plane,
                        out_row = e->st.out_row, out_root = e->st.out_root, out_im = e->st.out_im;
-    size_t blocks = (s->rows + QD_BLOCK - 1) / QD_BLOCK;
+    int rows_kernel = e->in == QD_ROWS && e->out == QD_ROWS;
+    size_t per_block = rows_kernel ? QD_BLOCK_ROWS : QD_BLOCK;
+    size_t blocks = (s->rows + per_block - 1) / per_block;
     unsigned grid = (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu);
     void *rows_params[] = {&s->din, &n, &s->dout};
     void *strided_params[] = {&s->din,  &n,       &in_row,   &in_plane,
                               &s->dout, &out_row, &out_root, &out_im};
     rc = gpu_launch(g, e->kernel, e->kernel_name, grid, QD_BLOCK, s->q.stream,
-                    e->in == QD_ROWS && e->out == QD_ROWS ? rows_params : strided_params);
+                    rows_kernel ? rows_params : strided_params);
     if (rc < 0) {
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
         return rc;

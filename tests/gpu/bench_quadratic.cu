@@ -122,8 +122,9 @@ template <class T> static void run(const char *ptx_path, unsigned long long n, i
         printf("  %-26s %8.3f ms %7.1f GB/s = %.3f of copy\n", what, ms, bytes / ms / 1e6,
                bytes / ms / 1e6 / copy_gbs);
     };
+    unsigned grid_rows = (unsigned)std::min<unsigned long long>((n + 511) / 512, 0x7fffffffull); // QD_TILE_ROWS
     void *params[] = {&in, &n, &out};
-    report("qdk_rows rows->complex", bench_median_ms([&] { cuLaunchKernel(k_rows, grid, 1, 1, 256, 1, 1, 0, 0, params, NULL); }, reps));
+    report("qdk_rows rows->complex", bench_median_ms([&] { cuLaunchKernel(k_rows, grid_rows, 1, 1, 256, 1, 1, 0, 0, params, NULL); }, reps));
     // qdk_strided in the three other layouts, each checked against qdk_rows.
     struct { const char *what; int planes_in, planes_out; } cases[] = {
         {"qdk_strided planes->complex", 1, 0}, {"qdk_strided rows->planes", 0, 1}, {"qdk_strided planes->planes", 1, 1}};
