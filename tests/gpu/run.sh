@@ -108,6 +108,8 @@ t_tiny=$(secs ./gpubatch reduce -q --backend cuda "$work/tiny.npy")
 t_qgzip=$(secs gzip -dc "$work/quad.npy.gz")
 t_quad=$(secs ./gpubatch quadratic -q --backend cuda "$work/quad.npy.gz" -o "$work/roots.npy.gz" -f)
 note "quadratic 1e8 float32 rows, gzip in and out: $t_quad s; gzip -dc of the input alone: $t_qgzip s"
+t_quad_soa=$(secs ./gpubatch quadratic -q --backend cuda --out-layout planes "$work/quad.npy.gz" -o "$work/soa.npy.gz" -f)
+note "quadratic 1e8 float32 rows to (4, N) root planes, gzip in and out: $t_quad_soa s"
 ./gpubatch reduce -v --backend cuda --op sum "$work/e2e.npy" >"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum,min,max "$work/e2e.npy.gz" >>"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum --chunk 128M "$work/e2e.npy" >>"$out/e2e-verbose.txt" 2>&1
