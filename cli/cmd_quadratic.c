@@ -14,28 +14,48 @@
 
 static const char quadratic_usage[] =
     "Usage: gpubatch quadratic [OPTIONS] [FILE] [-o OUT]\n"
-    "Solve a*x^2 + b*x + c = 0 for every row (a, b, c) of an (N, 3) float32 or\n"
-    "float64 array (.npy or raw, gzip or not; '-' or none for stdin) and write an\n"
-    "(N, 2) complex64 / complex128 .npy of the roots (x1, x2) per row: real roots\n"
-    "ascending, a complex pair as x1 = re + i|im|, x2 = re - i|im|; a = 0 gives the\n"
-    "linear root in x1 and NaN in x2; see the manual for every degenerate case.\n"
+    "Solve a*x^2 + b*x + c = 0 for every equation of a float32 or float64 array of\n"
+    "coefficients, (N, 3) rows (a, b, c) or (3, N) planes a, b, c (.npy or raw,\n"
+    "gzip or not; '-' or none for stdin, rows only), and write an (N, 2) complex64 /\n"
+    "complex128 .npy of the roots (x1, x2) per equation: real roots ascending, a\n"
+    "complex pair as x1 = re + i|im|, x2 = re - i|im|; a = 0 gives the linear root\n"
+    "in x1 and NaN in x2; see the manual for every degenerate case.\n"
     "\n"
-    "  --layout rows      coefficients as (N, 3) rows (the only layout streamed)\n"
+    "  --layout L         rows: (N, 3) rows; planes: (3, N) planes a, b, c. Sets raw\n"
+    "                     input's layout (default rows); an .npy's shape sets its own,\n"
+    "                     and a (3, 3) one is rows unless --layout planes\n"
+    "  --out-layout L     complex: the (N, 2) complex roots (default); planes: a\n"
+    "                     (4, N) real array of the planes re x1, re x2, im x1, im x2\n"
     "  --raw              write the roots without an .npy header\n";
 
-enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT };
+enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT, OPT_OUT_LAYOUT };
+
+enum { LAYOUT_UNSET = -1 };
 
 typedef struct {
     cli_common common;
     out_opts out;
     int raw_out;
+    int layout;           /* LAYOUT_UNSET or a qd_layout */
+    qd_layout out_layout;
 } quad_opts;
+
+/* The qd_layout named by arg, or -1. */
+static int quadratic_layout_arg(const char *arg, const char *rows_name)
+{
+    if (!strcmp(arg, rows_name))
+        return QD_ROWS;
+    if (!strcmp(arg, "planes"))
+        return QD_PLANES;
+    return -1;
+}
 
 /* Parses quadratic's options; -1 to go on, else an exit status. */
 static int quadratic_parse(quad_opts *q, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"layout", required_argument, 0, OPT_LAYOUT},
+        {"out-layout", required_argument, 0, OPT_OUT_LAYOUT},
         {"raw", no_argument, 0, OPT_RAW_OUT},
         CLI_OUTPUT_LONGOPTS,
         CLI_COMMON_LONGOPTS,
@@ -44,7 +64,8 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     memset(q, 0, sizeof *q);
     cli_common_init(&q->common);
     q->out.level = CLI_DEFAULT_LEVEL;
-    int opt;
+    q->layout = LAYOUT_UNSET;
+    int opt, v;
     while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
            -1) {
         int handled = cli_common_option(&q->common, opt, optarg);
@@ -54,8 +75,15 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
             continue;
         switch (opt) {
         case OPT_LAYOUT:
-            if (strcmp(optarg, "rows"))
-                return cli_usage_error("quadratic", "--layout %s is not supported (rows)", optarg);
+            if ((v = quadratic_layout_arg(optarg, "rows")) < 0)
+                return cli_usage_error("quadratic", "bad --layout '%s' (rows or planes)", optarg);
+            q->layout = v;
+            break;
+        case OPT_OUT_LAYOUT:
+            if ((v = quadratic_layout_arg(optarg, "complex")) < 0)
+                return cli_usage_error("quadratic", "bad --out-layout '%s' (complex or planes)",
+                                       optarg);
+            q->out_layout = (qd_layout)v;
             break;
         case OPT_RAW_OUT:
             q->raw_out = 1;
@@ -76,61 +104,162 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     return -1;
 }
 
-/* Number of rows of the input, or UINT64_MAX when it cannot be known before
- * the end; 0 and a message when the shape is not (N, 3). */
-static int quadratic_rows(const frame_info *fi, const io_reader *r, uint64_t *rows, char *err,
-                          size_t errlen)
+/* What the input holds: N equations (UINT64_MAX when it cannot be known
+ * before the end), and whether its bytes are planes (all a, then all b,
+ * then all c) rather than rows. */
+typedef struct {
+    uint64_t rows;
+    int planes_in_memory;
+} quad_input;
+
+/* Reads the layout of a 2-D shape (d0, d1) against --layout: (N, 3) is rows,
+ * (3, N) planes, (3, 3) rows unless --layout planes; sets *n and
+ * *logical_planes, or writes a message and returns -1. */
+static int quadratic_shape2(uint64_t d0, uint64_t d1, int layout, uint64_t *n,
+                            int *logical_planes, char *err, size_t errlen)
+{
+    int rows_ok = d1 == 3, planes_ok = d0 == 3;
+    if (rows_ok && planes_ok)
+        rows_ok = layout != QD_PLANES;
+    if (!rows_ok && !planes_ok) {
+        snprintf(err, errlen, "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of "
+                              "planes, not (%llu, %llu)",
+                 (unsigned long long)d0, (unsigned long long)d1);
+        return -1;
+    }
+    if (layout != LAYOUT_UNSET && layout != (rows_ok ? QD_ROWS : QD_PLANES)) {
+        snprintf(err, errlen, "--layout %s contradicts the shape (%llu, %llu)",
+                 layout == QD_PLANES ? "planes" : "rows", (unsigned long long)d0,
+                 (unsigned long long)d1);
+        return -1;
+    }
+    *logical_planes = !rows_ok;
+    *n = rows_ok ? d0 : d1;
+    return 0;
+}
+
+/* Works out the number of equations and the byte layout of the input, or
+ * writes a message and returns -1. */
+static int quadratic_input(const frame_info *fi, const io_reader *r, int layout, quad_input *in,
+                           char *err, size_t errlen)
 {
     size_t row_bytes = 3 * dt_size(fi->dtype);
-    *rows = UINT64_MAX;
-    if (fi->ndim == 2 && fi->shape[1] == 3 && !(fi->fortran_order && fi->shape[0] > 1)) {
-        *rows = fi->shape[0];
-        return 0;
-    }
-    if (fi->ndim == 1 && fi->shape[0] % 3 == 0 && !fi->is_npy) {
-        *rows = fi->shape[0] / 3;
-        return 0;
-    }
-    if (fi->ndim < 0) { /* raw without --shape: from the file size when there is one */
+    int logical_planes = layout == QD_PLANES;
+    in->rows = UINT64_MAX;
+    if (fi->ndim == 2) {
+        if (quadratic_shape2(fi->shape[0], fi->shape[1], layout, &in->rows, &logical_planes, err,
+                             errlen) < 0)
+            return -1;
+        /* Fortran order swaps the meaning of the bytes of a 2-D array. */
+        in->planes_in_memory = logical_planes ^ (fi->fortran_order && frame_is_multidim(fi));
+    } else if (fi->ndim == 1 && !fi->is_npy) {
+        if (fi->shape[0] % 3) {
+            snprintf(err, errlen, "--shape %llu is not a multiple of 3 coefficients",
+                     (unsigned long long)fi->shape[0]);
+            return -1;
+        }
+        in->rows = fi->shape[0] / 3;
+        in->planes_in_memory = logical_planes;
+    } else if (fi->ndim < 0) { /* raw without --shape: from the file size when there is one */
         int64_t size = io_reader_compressed(r) ? -1 : io_reader_file_size(r);
         if (size >= 0) {
             if ((uint64_t)size % row_bytes) {
-                snprintf(err, errlen, "size %lld bytes is not a whole number of %zu-byte rows",
+                snprintf(err, errlen, "size %lld bytes is not a whole number of %zu-byte equations",
                          (long long)size, row_bytes);
                 return -1;
             }
-            *rows = (uint64_t)size / row_bytes;
+            in->rows = (uint64_t)size / row_bytes;
+        } else if (logical_planes) {
+            snprintf(err, errlen, "raw planes of unknown size: give --shape 3xN");
+            return -1;
         }
-        return 0;
+        in->planes_in_memory = logical_planes;
+    } else {
+        snprintf(err, errlen,
+                 "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of planes");
+        return -1;
     }
-    if (fi->ndim == 2 && fi->shape[0] == 3)
-        snprintf(err, errlen, "a (3, N) array of coefficient planes is not supported: give (N, 3) rows");
-    else if (fi->fortran_order)
-        snprintf(err, errlen, "a Fortran-order (N, 3) array holds coefficient planes, which are not supported");
-    else
-        snprintf(err, errlen, "expected an (N, 3) array of rows (a, b, c)");
-    return -1;
+    /* One equation's coefficients are contiguous either way. */
+    if (in->rows <= 1)
+        in->planes_in_memory = 0;
+    return 0;
 }
 
-/* Writes the .npy header of the (rows, 2) complex result. */
-static int quadratic_header(out_stream *o, dt_type coef, uint64_t rows)
+/* Writes the .npy header of the result: (rows, 2) complex, or (4, rows)
+ * real planes. */
+static int quadratic_header(out_parts *o, dt_type coef, uint64_t rows, qd_layout out_layout)
 {
     unsigned char head[256];
-    uint64_t shape[2] = {rows, 2};
-    int hl = npy_write_header(head, sizeof head, coef == DT_F32 ? DT_C64 : DT_C128, 2, shape, 0);
-    return hl < 0 ? 1 : out_write(o, head, (size_t)hl);
+    uint64_t complex_shape[2] = {rows, 2}, planes_shape[2] = {4, rows};
+    int planes = out_layout == QD_PLANES;
+    dt_type dt = planes ? coef : coef == DT_F32 ? DT_C64 : DT_C128;
+    int hl = npy_write_header(head, sizeof head, dt, 2, planes ? planes_shape : complex_shape, 0);
+    return hl < 0 ? 1 : out_parts_write(o, 0, head, (size_t)hl);
 }
 
-/* Streams the rows through the engine and the roots to the output; 0 or 1. */
-static int quadratic_stream(qd_engine *eng, pl_ring *pl, int nslots, size_t row_bytes,
-                            size_t root_bytes, out_stream *o, uint64_t *bytes_in,
-                            const char *name)
+/* The coefficient planes' names, in file order, for messages. */
+static const char plane_names[] = "abc";
+
+/* Takes the next chunk of every ring (one for rows, one per coefficient
+ * plane; they advance in step, so the chunks share a slot index and a
+ * length). Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 after
+ * printing an error, with this round's chunks already given back. */
+static int quadratic_next(pl_ring *const *pl, int nrings, pl_chunk *c, const char *name)
+{
+    int rc = 0, taken = 0;
+    for (int k = 0; k < nrings; k++) {
+        pl_chunk ck;
+        int rk = pl_next(pl[k], &ck);
+        if (rk < 0) {
+            if (nrings > 1)
+                msg_error("%s: plane %c: %s", name, plane_names[k], pl_error(pl[k]));
+            else
+                msg_error("%s: %s", name, pl_error(pl[k]));
+            rc = -1;
+            break;
+        }
+        if (k == 0) {
+            rc = rk;
+            *c = ck;
+        } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
+            msg_error("%s: the coefficient planes differ in length", name);
+            if (rk > 0)
+                pl_release(pl[k], ck.slot);
+            rc = -1;
+            break;
+        }
+        taken += rk > 0;
+    }
+    if (rc < 0)
+        for (int k = 0; k < taken; k++)
+            pl_release(pl[k], c->slot);
+    return rc;
+}
+
+/* Writes one chunk's roots: complex rows to part 0, or each root plane to
+ * its own part. */
+static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void *roots,
+                                 size_t rows, size_t pitch, size_t sz)
+{
+    if (out_layout == QD_ROWS)
+        return out_parts_write(o, 0, roots, rows * 4 * sz);
+    for (int k = 0; k < 4; k++)
+        if (out_parts_write(o, k, (const char *)roots + k * pitch * sz, rows * sz))
+            return 1;
+    return 0;
+}
+
+/* Streams the chunks through the engine and the roots to the output;
+ * row_bytes is the size of one equation in ring 0's chunks. 0 or 1. */
+static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int nslots,
+                            size_t row_bytes, size_t sz, out_parts *o, qd_layout out_layout,
+                            uint64_t *bytes_in, const char *name)
 {
     int failed = 0, rc;
     pl_chunk c;
     *bytes_in = 0;
     do {
-        rc = pl_next(pl, &c);
+        rc = quadratic_next(pl, nrings, &c, name);
         if (rc > 0) {
             *bytes_in += c.bytes;
             if (qd_engine_submit(eng, c.slot, c.data, c.bytes / row_bytes) < 0) {
@@ -138,26 +267,68 @@ static int quadratic_stream(qd_engine *eng, pl_ring *pl, int nslots, size_t row_
                 failed = 1;
             }
         } else if (rc < 0) {
-            msg_error("%s: %s", name, pl_error(pl));
             failed = 1;
         }
         /* Write the oldest chunk once the ring is busy, or at the end; after
          * an error, only let every slot go idle. */
-        while (pl_outstanding(pl) > 0 && (pl_outstanding(pl) == nslots - 1 || rc <= 0 || failed)) {
-            int slot = pl_oldest(pl);
+        while (pl_outstanding(pl[0]) > 0 &&
+               (pl_outstanding(pl[0]) == nslots - 1 || rc <= 0 || failed)) {
+            int slot = pl_oldest(pl[0]);
             const void *roots;
             size_t rows;
             if (qd_engine_collect(eng, slot, &roots, &rows) < 0) {
                 if (!failed)
                     msg_error("%s: %s", name, qd_engine_error(eng));
                 failed = 1;
-            } else if (!failed && out_write(o, roots, rows * root_bytes)) {
+            } else if (!failed && quadratic_write_roots(o, out_layout, roots, rows,
+                                                        qd_engine_max_rows(eng), sz)) {
                 failed = 1;
             }
-            pl_release(pl, slot);
+            for (int k = 0; k < nrings; k++)
+                pl_release(pl[k], slot);
         }
     } while (rc > 0 && !failed);
     return failed;
+}
+
+/* Opens one reader per coefficient plane of the file at path, each at its
+ * plane's first byte and (but the last) ending at its plane's last; 0, or
+ * -1 after printing an error. */
+static int quadratic_open_planes(io_reader **pr, const char *path, const io_reader *r,
+                                 const frame_info *fi, uint64_t plane_bytes)
+{
+    char err[512];
+    uint64_t dev, ino, dev_k, ino_k;
+    if (io_reader_file_size(r) < 0 || io_reader_identity(r, &dev, &ino) < 0) {
+        msg_error("%s: coefficient planes are read at three places at once, which a pipe or "
+                  "standard input cannot do: give the file's name, or (N, 3) rows",
+                  path);
+        return -1;
+    }
+    for (int k = 0; k < 3; k++) {
+        if (io_reader_open(&pr[k], path, err, sizeof err) < 0) {
+            msg_error("%s: %s", path, err);
+            return -1;
+        }
+        if (io_reader_identity(pr[k], &dev_k, &ino_k) < 0 || dev_k != dev || ino_k != ino) {
+            msg_error("%s: the file changed while being opened", path);
+            return -1;
+        }
+        uint64_t skip = fi->data_offset + k * plane_bytes;
+        int64_t got = io_reader_skip(pr[k], skip);
+        if (got < 0) {
+            msg_error("%s: %s", path, io_reader_error(pr[k]));
+            return -1;
+        }
+        if ((uint64_t)got < skip) {
+            msg_error("%s: truncated: the input ends before plane %c (%llu bytes of data expected)",
+                      path, plane_names[k], (unsigned long long)(3 * plane_bytes));
+            return -1;
+        }
+        if (k < 2)
+            io_reader_limit(pr[k], plane_bytes);
+    }
+    return 0;
 }
 
 /* Entry point of `gpubatch quadratic`. */
@@ -172,15 +343,17 @@ int cmd_quadratic(int argc, char **argv)
     const char *name = path;
     char err[1024];
     int status = 1;
-    io_reader *r = NULL;
+    io_reader *r = NULL, *pr[3] = {NULL, NULL, NULL};
     backend be;
     memset(&be, 0, sizeof be);
     qd_engine *eng = NULL;
-    void *bufs[64] = {0};
-    pl_ring *pl = NULL;
-    out_stream o = {0};
+    void *bufs[64] = {0}, *plane_bufs[3][64];
+    pl_ring *pl[3] = {NULL, NULL, NULL};
+    int nrings = 0;
+    out_parts o;
+    memset(&o, 0, sizeof o);
     frame_info fi;
-    uint64_t rows;
+    quad_input in;
     if (io_reader_open(&r, path, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
         return 1;
@@ -189,69 +362,91 @@ int cmd_quadratic(int argc, char **argv)
         (fi.dtype != DT_F32 && fi.dtype != DT_F64 &&
          snprintf(err, sizeof err, "coefficients must be float32 or float64, not %s",
                   dt_name(fi.dtype)) > 0) ||
-        quadratic_rows(&fi, r, &rows, err, sizeof err) < 0) {
+        quadratic_input(&fi, r, q.layout, &in, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
-        goto out_close_reader;
+        goto out_close_readers;
     }
-    if (rows == UINT64_MAX && !q.raw_out) {
+    if (in.rows == UINT64_MAX && !q.raw_out) {
         msg_error("%s: the number of rows of raw input on a stream is unknown: give --shape Nx3, "
                   "or --raw to write raw roots",
                   name);
-        goto out_close_reader;
+        goto out_close_readers;
     }
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     size_t max_rows = q.common.chunk / row_bytes;
-    if (rows != UINT64_MAX && rows < max_rows)
-        max_rows = rows ? (size_t)rows : 1;
+    if (in.rows != UINT64_MAX && in.rows < max_rows)
+        max_rows = in.rows ? (size_t)in.rows : 1;
+    if (in.planes_in_memory && quadratic_open_planes(pr, path, r, &fi, in.rows * sz) < 0)
+        goto out_close_readers;
     if (cli_open_backend(&q.common, &be))
-        goto out_close_reader;
+        goto out_close_readers;
     int nslots = q.common.streams;
-    if (qd_engine_open(&eng, &be, nslots, max_rows, fi.dtype) < 0) {
+    if (qd_engine_open(&eng, &be, nslots, max_rows, fi.dtype,
+                       in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout) < 0) {
         msg_error("%s", be.err);
         goto out_close_backend;
     }
-    for (int i = 0; i < nslots; i++)
+    for (int i = 0; i < nslots; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, max_rows * row_bytes))) {
             msg_error("%s", be.err);
             goto out_free_buffers;
         }
+        for (int k = 0; k < 3; k++)
+            plane_bufs[k][i] = (char *)bufs[i] + k * max_rows * sz;
+    }
     io_file_id in_id;
     int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
-    if (out_open(&o, &q.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
+    if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
+                       have_id ? 1 : 0))
         goto out_free_buffers;
-    if (!q.raw_out && quadratic_header(&o, fi.dtype, rows))
+    if (!q.raw_out && quadratic_header(&o, fi.dtype, in.rows, q.out_layout))
         goto out_abort;
-    if (pl_open(&pl, r, bufs, nslots, max_rows * row_bytes, fi.prefix, fi.prefix_len,
-                rows == UINT64_MAX ? UINT64_MAX : rows * row_bytes) < 0) {
+    if (in.planes_in_memory) {
+        for (nrings = 0; nrings < 3; nrings++)
+            if (pl_open(&pl[nrings], pr[nrings], plane_bufs[nrings], nslots, max_rows * sz, NULL, 0,
+                        in.rows * sz) < 0)
+                break;
+    } else {
+        nrings = pl_open(&pl[0], r, bufs, nslots, max_rows * row_bytes, fi.prefix, fi.prefix_len,
+                         in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes) < 0 ? 0 : 1;
+    }
+    if (nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_abort;
     }
     uint64_t bytes_in;
-    if (quadratic_stream(eng, pl, nslots, row_bytes, 4 * sz, &o, &bytes_in, name))
+    size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
+    if (quadratic_stream(eng, pl, nrings, nslots, chunk_row_bytes, sz, &o, q.out_layout, &bytes_in,
+                         name))
         goto out_abort;
-    if (bytes_in % row_bytes) {
+    if (bytes_in % chunk_row_bytes) {
         msg_error("%s: size %llu bytes is not a whole number of %zu-byte rows", name,
                   (unsigned long long)bytes_in, row_bytes);
         goto out_abort;
     }
-    if (io_reader_trailing_garbage(r))
+    if (io_reader_trailing_garbage(in.planes_in_memory ? pr[2] : r))
         msg_warn("%s: trailing garbage after the compressed data ignored", name);
-    pl_close(pl);
-    pl = NULL;
-    status = out_close(&o);
+    for (int k = 0; k < nrings; k++)
+        pl_close(pl[k]);
+    nrings = 0;
+    status = out_parts_close(&o);
     goto out_free_buffers;
 out_abort:
-    pl_close(pl);
-    pl = NULL;
-    out_abort(&o);
+    for (int k = 0; k < nrings; k++)
+        pl_close(pl[k]);
+    nrings = 0;
+    out_parts_abort(&o);
 out_free_buffers:
-    pl_close(pl);
+    for (int k = 0; k < nrings; k++)
+        pl_close(pl[k]);
     for (int i = 0; i < nslots; i++)
         backend_host_free(&be, bufs[i]);
     qd_engine_close(eng);
 out_close_backend:
     backend_close(&be);
-out_close_reader:
+out_close_readers:
+    for (int k = 0; k < 3; k++)
+        io_reader_close(pr[k]);
     io_reader_close(r);
     return status;
 }

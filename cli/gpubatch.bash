@@ -58,7 +58,11 @@ _gpubatch_value()
         return 0
         ;;
     --layout)
-        _gpubatch_words "rows" "$cur"
+        _gpubatch_words "rows planes" "$cur"
+        return 0
+        ;;
+    --out-layout)
+        _gpubatch_words "complex planes" "$cur"
         return 0
         ;;
     --backend)
@@ -116,7 +120,7 @@ _gpubatch()
         shorts="-p -q -v -h"
         ;;
     quadratic)
-        longs="--layout --raw --dtype --shape --backend --device --threads --chunk
+        longs="--layout --out-layout --raw --dtype --shape --backend --device --threads --chunk
                --streams --quiet --verbose --help --output --stdout --force
                --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"

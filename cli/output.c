@@ -66,6 +66,19 @@ int out_write(out_stream *o, const void *buf, size_t n)
     return 1;
 }
 
+/* Renames the file into place (the compressor already finished). */
+static int out_commit(out_stream *o)
+{
+    int rc = io_sink_commit(o->sink);
+    o->sink = NULL;
+    if (rc < 0) {
+        if (rc != IO_ERR_PIPE)
+            msg_error("%s: %s", o->name, io_sink_commit_error());
+        return 1;
+    }
+    return 0;
+}
+
 /* Flushes the compressor and renames the file into place. */
 int out_close(out_stream *o)
 {
@@ -77,14 +90,7 @@ int out_close(out_stream *o)
         out_abort(o);
         return 1;
     }
-    rc = io_sink_commit(o->sink);
-    o->sink = NULL;
-    if (rc < 0) {
-        if (rc != IO_ERR_PIPE)
-            msg_error("%s: %s", o->name, io_sink_commit_error());
-        return 1;
-    }
-    return 0;
+    return out_commit(o);
 }
 
 /* Drops everything written so far. */
@@ -94,4 +100,88 @@ void out_abort(out_stream *o)
     o->gz = NULL;
     io_sink_abort(o->sink);
     o->sink = NULL;
+}
+
+/* Opens the output and, for every part after the first, a spool with its
+ * own compressor. */
+int out_parts_open(out_parts *p, int nparts, const out_opts *opt, const io_file_id *inputs,
+                   size_t ninputs)
+{
+    char err[512];
+    memset(p, 0, sizeof *p);
+    p->nparts = nparts;
+    if (out_open(&p->main, opt, inputs, ninputs))
+        return 1;
+    for (int k = 1; k < nparts; k++) {
+        if (io_sink_open_spool(&p->spool[k], p->main.sink, err, sizeof err) < 0) {
+            msg_error("%s: %s", p->main.name, err);
+            out_parts_abort(p);
+            return 1;
+        }
+        if (gz_writer_open(&p->gz[k], p->spool[k], opt->level, opt->threads) < 0) {
+            msg_error("%s: cannot start the compressor", p->main.name);
+            out_parts_abort(p);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Appends bytes to one part. */
+int out_parts_write(out_parts *p, int part, const void *buf, size_t n)
+{
+    if (part == 0)
+        return out_write(&p->main, buf, n);
+    int rc = gz_writer_write(p->gz[part], buf, n);
+    if (rc < 0)
+        msg_error("%s: %s", p->main.name, io_sink_error(p->spool[part]));
+    return rc < 0;
+}
+
+/* Ends every part (only the last with the end-of-file block), appends the
+ * spools to the output in order and commits it. */
+int out_parts_close(out_parts *p)
+{
+    if (p->nparts <= 1)
+        return out_close(&p->main);
+    const char *what = NULL;
+    int rc = 0;
+    for (int k = 1; k < p->nparts && rc == 0; k++) {
+        rc = k + 1 < p->nparts ? gz_writer_finish_part(p->gz[k]) : gz_writer_finish(p->gz[k]);
+        p->gz[k] = NULL;
+        what = io_sink_error(p->spool[k]);
+    }
+    if (rc == 0) {
+        rc = gz_writer_finish_part(p->main.gz);
+        p->main.gz = NULL;
+        what = io_sink_error(p->main.sink);
+    }
+    for (int k = 1; k < p->nparts && rc == 0; k++) {
+        rc = io_sink_spool_copy(p->spool[k], p->main.sink);
+        what = *io_sink_error(p->spool[k]) ? io_sink_error(p->spool[k])
+                                           : io_sink_error(p->main.sink);
+    }
+    if (rc < 0) {
+        if (rc != IO_ERR_PIPE)
+            msg_error("%s: %s", p->main.name, what);
+        out_parts_abort(p);
+        return 1;
+    }
+    for (int k = 1; k < p->nparts; k++) {
+        io_sink_abort(p->spool[k]);
+        p->spool[k] = NULL;
+    }
+    return out_commit(&p->main);
+}
+
+/* Drops the output and every spool. */
+void out_parts_abort(out_parts *p)
+{
+    for (int k = 1; k < p->nparts; k++) {
+        gz_writer_free(p->gz[k]);
+        p->gz[k] = NULL;
+        io_sink_abort(p->spool[k]);
+        p->spool[k] = NULL;
+    }
+    out_abort(&p->main);
 }

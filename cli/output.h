@@ -62,4 +62,33 @@ int out_close(out_stream *o);
 /* Removes a partial output (after an error elsewhere); accepts a closed one. */
 void out_abort(out_stream *o);
 
+#define OUT_MAX_PARTS 4
+
+/* An output written as nparts parts side by side and joined in order at the
+ * end, for arrays produced a slice of every part at a time (planes): part 0
+ * goes straight to the output, every other part through its own compressor
+ * into an unnamed temporary file in the output's directory (or $TMPDIR
+ * when writing to stdout), appended when the output closes. The blocked
+ * gzip members of the parts concatenate into one valid stream, and each
+ * part's bytes depend on its data alone. One part is a plain out_stream. */
+typedef struct {
+    out_stream main;
+    io_sink *spool[OUT_MAX_PARTS];
+    gz_writer *gz[OUT_MAX_PARTS];
+    int nparts;
+} out_parts;
+
+/* Opens the output with nparts (1..OUT_MAX_PARTS) parts; 0 or 1 after an error. */
+int out_parts_open(out_parts *p, int nparts, const out_opts *opt, const io_file_id *inputs,
+                   size_t ninputs);
+
+/* Appends bytes to part; 0 or 1 after printing an error. */
+int out_parts_write(out_parts *p, int part, const void *buf, size_t n);
+
+/* Joins the parts and commits the output; 0 or 1 after an error. */
+int out_parts_close(out_parts *p);
+
+/* Removes a partial output and the spools; accepts a closed one. */
+void out_parts_abort(out_parts *p);
+
 #endif

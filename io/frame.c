@@ -61,6 +61,7 @@ static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_
     fi->ndim = h.ndim;
     memcpy(fi->shape, h.shape, sizeof h.shape);
     fi->data_bytes = h.data_bytes;
+    fi->data_offset = h.header_len;
     fi->prefix_len = have;
     return 0;
 }

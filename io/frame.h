@@ -18,6 +18,7 @@ typedef struct {
     int ndim;                       /* -1: raw input without --shape (1-D, length from size) */
     uint64_t shape[NPY_MAX_DIMS];
     uint64_t data_bytes;            /* UINT64_MAX when unknown until the end (raw) */
+    uint64_t data_offset;           /* decoded bytes before the data (the .npy header) */
     unsigned char prefix[64];       /* data bytes read while sniffing */
     size_t prefix_len;
 } frame_info;

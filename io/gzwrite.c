@@ -372,9 +372,9 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n)
     return 0;
 }
 
-/* Flushes the last block, waits for every job, writes the EOF block and
- * frees the writer. */
-int gz_writer_finish(gz_writer *w)
+/* Flushes the last block, waits for every job, writes the EOF block when
+ * asked and frees the writer. */
+static int finish_writer(gz_writer *w, int eof)
 {
     int rc = w->err;
     if (w->level > 0 && rc == 0) {
@@ -385,13 +385,25 @@ int gz_writer_finish(gz_writer *w)
             rc = drain(w, 0);
             pthread_mutex_unlock(&w->mu);
         }
-        if (rc == 0)
+        if (rc == 0 && eof)
             rc = sink_out(w, eof_block, sizeof(eof_block));
     }
     if (rc == 0)
         rc = w->err;
     writer_destroy(w);
     return rc;
+}
+
+/* Finishes the stream with the EOF block and frees the writer. */
+int gz_writer_finish(gz_writer *w)
+{
+    return finish_writer(w, 1);
+}
+
+/* Finishes a part of a stream: every block, no EOF block. */
+int gz_writer_finish_part(gz_writer *w)
+{
+    return finish_writer(w, 0);
 }
 
 /* Frees without finishing; accepts NULL. */

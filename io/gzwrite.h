@@ -28,6 +28,11 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n);
  * writer (not the sink). Returns 0 or a negative io_error. */
 int gz_writer_finish(gz_writer *w);
 
+/* Like gz_writer_finish without the end-of-file block: for a part that
+ * other parts follow (gzip members concatenate, so the parts' bytes joined
+ * in order and ended by the last part's EOF block form one valid stream). */
+int gz_writer_finish_part(gz_writer *w);
+
 /* Frees without finishing (after an error); accepts NULL. */
 void gz_writer_free(gz_writer *w);
 

@@ -32,6 +32,7 @@
 #define PREAD_THREADS 8               /* most threads one plain read uses */
 #define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
+#define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
 
 enum rd_state {
     RD_PLAIN,   /* pass-through */
@@ -57,6 +58,8 @@ struct io_reader {
     z_stream zs;
     uint64_t raw_offset;
     int64_t file_size;
+    int limited;     /* io_reader_limit() set an end */
+    uint64_t left;   /* decoded bytes left before that end */
     int has_id;
     uint64_t dev, ino;
     int err;
@@ -582,11 +585,108 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
         return r->err;
     if (n > SSIZE_MAX)
         n = SSIZE_MAX;
+    if (r->limited && n > r->left)
+        n = (size_t)r->left;
     if (n == 0)
         return 0;
-    if (r->state == RD_PLAIN)
-        return read_plain(r, buf, n);
-    return read_gzip(r, buf, n);
+    ssize_t got = r->state == RD_PLAIN ? read_plain(r, buf, n) : read_gzip(r, buf, n);
+    if (got > 0 && r->limited)
+        r->left -= (uint64_t)got;
+    return got;
+}
+
+/* Passes over the whole BGZF blocks at the head of the input whose data
+ * lies within the next n decoded bytes, by their headers, without inflating
+ * them (whoever reads those bytes checks them); returns the decoded bytes
+ * passed over or a negative io_error. */
+static int64_t skip_bgzf_blocks(io_reader *r, uint64_t n)
+{
+    uint64_t skipped = 0;
+    for (;;) {
+        int rc = fill_input(r, 1u << 16); /* a BGZF block is at most 64 KiB */
+        if (rc < 0)
+            return rc;
+        size_t total = bgzf_block_size(r->in_next, r->in_avail);
+        if (total == 0 || total > r->in_avail)
+            break;
+        uint32_t isize = get_le32(r->in_next + total - 4);
+        if (isize > n - skipped)
+            break;
+        consume(r, total);
+        skipped += isize;
+    }
+    return (int64_t)skipped;
+}
+
+/* Plain regular file: drops buffered bytes, then moves the offset (never
+ * past the end of the file); returns the bytes passed over or a negative
+ * io_error. */
+static int64_t skip_plain_file(io_reader *r, uint64_t n)
+{
+    size_t k = n < r->in_avail ? (size_t)n : r->in_avail;
+    consume(r, k);
+    if (k == n || r->in_eof)
+        return (int64_t)k;
+    off_t pos = lseek(r->fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    uint64_t left = r->file_size > pos ? (uint64_t)(r->file_size - pos) : 0;
+    uint64_t step = n - k < left ? n - k : left;
+    if (lseek(r->fd, pos + (off_t)step, SEEK_SET) < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->raw_offset += step;
+    if (k + step < n)
+        r->in_eof = 1;
+    return (int64_t)(k + step);
+}
+
+/* Discards the next n decoded bytes (see reader.h). */
+int64_t io_reader_skip(io_reader *r, uint64_t n)
+{
+    if (r->err)
+        return r->err;
+    if (r->limited && n > r->left)
+        n = r->left;
+    int64_t rc = 0;
+    uint64_t done = 0;
+    uint8_t *scratch = NULL;
+    if (r->state == RD_PLAIN && r->inbuf && r->file_size >= 0) {
+        rc = skip_plain_file(r, n);
+        done = rc > 0 ? (uint64_t)rc : 0;
+        n = rc < 0 || r->in_eof ? done : n;
+    }
+    while (rc >= 0 && done < n) {
+        if (r->state == RD_BETWEEN) {
+            rc = skip_bgzf_blocks(r, n - done);
+            if (rc < 0)
+                break;
+            done += (uint64_t)rc;
+            if (done == n)
+                break;
+        }
+        if (!scratch && !(scratch = malloc(SKIP_SCRATCH))) {
+            rc = set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+            break;
+        }
+        size_t want = n - done < SKIP_SCRATCH ? (size_t)(n - done) : SKIP_SCRATCH;
+        rc = r->state == RD_PLAIN ? read_plain(r, scratch, want) : read_gzip(r, scratch, want);
+        if (rc <= 0)
+            break;
+        done += (uint64_t)rc;
+    }
+    free(scratch);
+    if (rc < 0)
+        return rc;
+    if (r->limited)
+        r->left -= done;
+    return (int64_t)done;
+}
+
+/* Ends the data n decoded bytes from here. */
+void io_reader_limit(io_reader *r, uint64_t n)
+{
+    r->limited = 1;
+    r->left = n;
 }
 
 /* Nonzero on the gzip path. */

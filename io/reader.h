@@ -45,6 +45,17 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errb
  * data. Returns the count (0 at the end) or a negative io_error. */
 ssize_t io_reader_read(io_reader *r, void *buf, size_t n);
 
+/* Discards the next n decoded bytes: a seek on a plain regular file; on
+ * blocked gzip (BGZF) whole blocks are passed over by their headers without
+ * inflating or checking them; anything else is read and dropped. Returns
+ * the bytes discarded (fewer than n only at the end of the data) or a
+ * negative io_error. */
+int64_t io_reader_skip(io_reader *r, uint64_t n);
+
+/* Ends the data n decoded bytes from the current position: later reads
+ * return 0 there, as at the end of the input. */
+void io_reader_limit(io_reader *r, uint64_t n);
+
 /* Nonzero when the input is gzip-compressed. */
 int io_reader_compressed(const io_reader *r);
 

@@ -415,6 +415,75 @@ void io_sink_abort(io_sink *s)
     sink_free(s);
 }
 
+/* The directory a spool next to near goes in: near's target's directory,
+ * else $TMPDIR, else /tmp; written into dir (PATH_MAX bytes). */
+static void spool_dir(const io_sink *near, char *dir)
+{
+    const char *slash = near && near->target ? strrchr(near->target, '/') : NULL;
+    if (near && near->target && !slash)
+        snprintf(dir, PATH_MAX, ".");
+    else if (slash)
+        snprintf(dir, PATH_MAX, "%.*s", slash == near->target ? 1 : (int)(slash - near->target),
+                 near->target);
+    else if (getenv("TMPDIR") && *getenv("TMPDIR"))
+        snprintf(dir, PATH_MAX, "%s", getenv("TMPDIR"));
+    else
+        snprintf(dir, PATH_MAX, "/tmp");
+}
+
+/* Opens an unnamed temporary file in the directory of near's target (see
+ * sink.h): O_TMPFILE, or a named file removed at once where the file
+ * system lacks it. */
+int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t errlen)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    *out = NULL;
+    io_put_msg(errbuf, errlen, "%s", "");
+    io_sink *s = calloc(1, sizeof(*s));
+    if (!s || !(s->buf = malloc(SINK_BUF))) {
+        free(s);
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    s->slot = -1;
+    s->close_fd = 1;
+    spool_dir(near, dir);
+    s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (s->fd < 0 && errno != ENOENT && errno != EACCES && errno != EROFS) {
+        snprintf(path, sizeof path, "%s/.gpubatch-part.XXXXXX", dir);
+        s->fd = mkostemp(path, O_CLOEXEC);
+        if (s->fd >= 0)
+            unlink(path);
+    }
+    if (s->fd < 0) {
+        io_put_msg(errbuf, errlen, "cannot create a temporary file in %s: %s", dir,
+                   strerror(errno));
+        sink_free(s);
+        return IO_ERR_OPEN;
+    }
+    *out = s;
+    return 0;
+}
+
+/* Appends everything written to the spool to dst, through the spool's
+ * buffer. */
+int io_sink_spool_copy(io_sink *spool, io_sink *dst)
+{
+    int rc = spool->err ? spool->err : flush_buf(spool);
+    for (off_t off = 0; rc == 0;) {
+        ssize_t k = pread(spool->fd, spool->buf, SINK_BUF, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return set_error(spool, IO_ERR_READ, "reading a temporary file: %s", strerror(errno));
+        if (k == 0)
+            break;
+        rc = io_sink_write(dst, spool->buf, (size_t)k);
+        off += k;
+    }
+    return rc;
+}
+
 /* The sticky error's text, or "". */
 const char *io_sink_error(const io_sink *s)
 {

@@ -40,6 +40,18 @@ const char *io_sink_commit_error(void);
 /* Removes the temporary file (if any) and frees; accepts NULL. */
 void io_sink_abort(io_sink *s);
 
+/* Opens a spool: an unnamed temporary file (nothing to remove, whatever
+ * happens) in the directory of near's target, or in $TMPDIR (else /tmp)
+ * when near (may be NULL) writes to stdout, a device or a FIFO. Write it
+ * with io_sink_write, append it to another sink with io_sink_spool_copy,
+ * free it with io_sink_abort. Returns 0 or a negative io_error with a
+ * one-line reason. */
+int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t errlen);
+
+/* Appends every byte written to spool to dst. Returns 0 or a negative
+ * io_error; the reason is io_sink_error() of spool (reading) or dst. */
+int io_sink_spool_copy(io_sink *spool, io_sink *dst);
+
 /* The one-line reason of the sticky error. */
 const char *io_sink_error(const io_sink *s);
 

@@ -9,6 +9,9 @@
 #include "io/par.h"
 #include "ptx/quadratic_math.h"
 
+#define QD_BLOCK 256      /* threads per block: QD_TILE of ptx/quadratic.cu */
+#define QD_BLOCK_ROWS 512 /* rows per block of qdk_rows: its QD_TILE_ROWS */
+
 typedef struct {
     void *hout;       /* roots on the host (pinned with CUDA) */
     size_t rows;
@@ -21,26 +24,41 @@ struct qd_engine {
     dt_type dtype;
     int nslots;
     size_t max_rows;
+    qd_layout in, out;
+    qd_strides st;
     CUfunction kernel;
+    const char *kernel_name;
     qd_slot *slots;
     char err[2048];
 };
 
-/* Solves rows [0, rows) of in into out on the calling thread. */
-void qd_cpu_rows(const void *in, size_t rows, dt_type dtype, void *out)
+/* Strides of each layout pair; planes are pitch values apart. */
+qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch)
 {
+    qd_strides st;
+    st.in_row = in == QD_PLANES ? 1 : 3;
+    st.in_plane = in == QD_PLANES ? pitch : 1;
+    st.out_row = out == QD_PLANES ? 1 : 4;
+    st.out_root = out == QD_PLANES ? pitch : 2;
+    st.out_im = out == QD_PLANES ? 2 * pitch : 1;
+    return st;
+}
+
+/* Solves rows [0, rows) of in into out on the calling thread. */
+void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st)
+{
+    size_t ir = st->in_row, ip = st->in_plane, orow = st->out_row, ort = st->out_root,
+           oim = st->out_im;
     if (dtype == DT_F32) {
         const float *c = in;
         float *r = out;
-        for (size_t i = 0; i < rows; i++)
-            qd_solve_f32(c[3 * i], c[3 * i + 1], c[3 * i + 2], &r[4 * i], &r[4 * i + 1],
-                         &r[4 * i + 2], &r[4 * i + 3]);
+        for (size_t i = 0; i < rows; i++, c += ir, r += orow)
+            qd_solve_f32(c[0], c[ip], c[2 * ip], &r[0], &r[oim], &r[ort], &r[ort + oim]);
     } else {
         const double *c = in;
         double *r = out;
-        for (size_t i = 0; i < rows; i++)
-            qd_solve_f64(c[3 * i], c[3 * i + 1], c[3 * i + 2], &r[4 * i], &r[4 * i + 1],
-                         &r[4 * i + 2], &r[4 * i + 3]);
+        for (size_t i = 0; i < rows; i++, c += ir, r += orow)
+            qd_solve_f64(c[0], c[ip], c[2 * ip], &r[0], &r[oim], &r[ort], &r[ort + oim]);
     }
 }
 
@@ -49,13 +67,14 @@ typedef struct {
     char *out;
     size_t rows;
     dt_type dtype;
+    const qd_strides *st;
 } qd_cpu_job;
 
 /* Thread body: one contiguous range of rows. */
 static void *qd_cpu_worker(void *arg)
 {
     qd_cpu_job *j = arg;
-    qd_cpu_rows(j->in, j->rows, j->dtype, j->out);
+    qd_cpu_solve(j->in, j->out, j->rows, j->dtype, j->st);
     return NULL;
 }
 
@@ -94,7 +113,8 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
 }
 
 /* Prepares the slots and, with CUDA, loads the kernel. */
-int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt_type dtype)
+int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt_type dtype,
+                   qd_layout in, qd_layout out_layout)
 {
     *out = NULL;
     qd_engine *e = calloc(1, sizeof *e);
@@ -104,12 +124,16 @@ int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt
     e->dtype = dtype;
     e->nslots = nslots;
     e->max_rows = max_rows ? max_rows : 1;
+    e->in = in;
+    e->out = out_layout;
+    e->st = qd_strides_for(in, out_layout, e->max_rows);
+    e->kernel_name = in == QD_ROWS && out_layout == QD_ROWS ? "qdk_rows" : "qdk_strided";
     e->slots = calloc((size_t)nslots, sizeof *e->slots);
     int rc = e->slots ? 0 : GPU_ERR_OUT_OF_MEMORY;
     if (rc == 0 && be->kind == BACKEND_CUDA) {
         gpu_bind(be->gpu);
-        rc = gpu_function(be->gpu, dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64", "qdk_rows",
-                          &e->kernel);
+        rc = gpu_function(be->gpu, dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64",
+                          e->kernel_name, &e->kernel);
         if (rc < 0)
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
     }
@@ -135,22 +159,52 @@ void qd_engine_close(qd_engine *e)
     free(e);
 }
 
-/* Queues copy-in, the kernel and copy-out of one chunk on the slot's stream. */
+/* Queues the copies of `count` blocks of `bytes` each, `pitch` bytes apart
+ * on both sides, on the slot's stream; to_device picks the direction. */
+static int qd_copy_blocks(qd_slot *s, int to_device, CUdeviceptr dev, const void *host, int count,
+                          size_t bytes, size_t pitch)
+{
+    for (int k = 0; k < count; k++) {
+        CUdeviceptr d = dev + k * pitch;
+        char *h = (char *)host + k * pitch;
+        if (to_device)
+            CU_TRY(cu.MemcpyHtoDAsync(d, h, bytes, s->q.stream));
+        else
+            CU_TRY(cu.MemcpyDtoHAsync(h, d, bytes, s->q.stream));
+    }
+    return 0;
+}
+
+/* Queues copy-in, the kernel and copy-out of one chunk on the slot's stream:
+ * one copy of the rows, or one per plane. */
 static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
 {
     gpu *g = e->be->gpu;
-    size_t sz = dt_size(e->dtype);
-    CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->rows * 3 * sz, s->q.stream));
-    unsigned long long n = s->rows;
-    size_t blocks = (s->rows + 255) / 256;
+    size_t sz = dt_size(e->dtype), pitch = e->max_rows * sz;
+    int planes_in = e->in == QD_PLANES, planes_out = e->out == QD_PLANES;
+    int rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
+                            s->rows * sz * (planes_in ? 1 : 3), pitch);
+    if (rc < 0)
+        return rc;
+    unsigned long long n = s->rows, in_row = e->st.in_row, in_plane = e->st.in_plane,
+                       out_row = e->st.out_row, out_root = e->st.out_root, out_im = e->st.out_im;
+    int rows_kernel = e->in == QD_ROWS && e->out == QD_ROWS;
+    size_t per_block = rows_kernel ? QD_BLOCK_ROWS : QD_BLOCK;
+    size_t blocks = (s->rows + per_block - 1) / per_block;
     unsigned grid = (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu);
-    void *params[] = {&s->din, &n, &s->dout};
-    int rc = gpu_launch(g, e->kernel, "qdk_rows", grid, 256, s->q.stream, params);
+    void *rows_params[] = {&s->din, &n, &s->dout};
+    void *strided_params[] = {&s->din,  &n,       &in_row,   &in_plane,
+                              &s->dout, &out_row, &out_root, &out_im};
+    rc = gpu_launch(g, e->kernel, e->kernel_name, grid, QD_BLOCK, s->q.stream,
+                    rows_kernel ? rows_params : strided_params);
     if (rc < 0) {
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
         return rc;
     }
-    CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->rows * 4 * sz, s->q.stream));
+    rc = qd_copy_blocks(s, 0, s->dout, s->hout, planes_out ? 4 : 1,
+                        s->rows * sz * (planes_out ? 1 : 4), pitch);
+    if (rc < 0)
+        return rc;
     CU_TRY(gpu_queue_mark(&s->q));
     return 0;
 }
@@ -175,8 +229,9 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, size_t rows)
         qd_cpu_job jobs[PAR_MAX];
         for (size_t i = 0; i < nt; i++) {
             size_t r0 = rows * i / nt, r1 = rows * (i + 1) / nt;
-            jobs[i] = (qd_cpu_job){(const char *)host + r0 * 3 * sz, (char *)s->hout + r0 * 4 * sz,
-                                   r1 - r0, e->dtype};
+            jobs[i] = (qd_cpu_job){(const char *)host + r0 * e->st.in_row * sz,
+                                   (char *)s->hout + r0 * e->st.out_row * sz, r1 - r0, e->dtype,
+                                   &e->st};
         }
         par_run(qd_cpu_worker, jobs, sizeof jobs[0], nt);
         return 0;
@@ -197,13 +252,20 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
     if (s->rows && e->be->kind == BACKEND_CUDA) {
         CUresult r = gpu_queue_wait(&s->q);
         if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "kernel qdk_rows failed: %s", cu_result_text(r));
+            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kernel_name,
+                     cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
     }
     *roots = s->hout;
     *rows = s->rows;
     return 0;
+}
+
+/* Rows per chunk (the plane pitch). */
+size_t qd_engine_max_rows(const qd_engine *e)
+{
+    return e->max_rows;
 }
 
 /* The last error's text. */

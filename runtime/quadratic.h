@@ -1,7 +1,7 @@
-/* quadratic.h - the host side of `quadratic`: chunks of coefficient rows
- * (a, b, c) solved on the GPU or the CPU into rows of roots (re x1, im x1,
- * re x2, im x2), with ptx/quadratic_math.h's solver on both, so the output
- * bytes do not depend on the backend or the chunk size. */
+/* quadratic.h - the host side of `quadratic`: chunks of coefficients
+ * (a, b, c) solved on the GPU or the CPU into roots (re x1, im x1, re x2,
+ * im x2), as rows or planes, with ptx/quadratic_math.h's solver on both, so
+ * the output bytes do not depend on the backend or the chunk size. */
 #ifndef GPUBATCH_RUNTIME_QUADRATIC_H
 #define GPUBATCH_RUNTIME_QUADRATIC_H
 
@@ -13,24 +13,47 @@
 struct backend;
 typedef struct qd_engine qd_engine;
 
+/* How a chunk's values lie in memory. QD_ROWS: one record per equation,
+ * (a, b, c) in and (re x1, im x1, re x2, im x2) out. QD_PLANES: one plane
+ * per value, each as long as the chunk capacity (max_rows values): a, b, c
+ * in; re x1, re x2, im x1, im x2 out. */
+typedef enum { QD_ROWS = 0, QD_PLANES = 1 } qd_layout;
+
+/* Where the values of equation i lie, in values: coefficient k at
+ * in[i * in_row + k * in_plane], root r's real part at out[i * out_row +
+ * r * out_root] and its imaginary part out_im further. */
+typedef struct {
+    size_t in_row, in_plane;
+    size_t out_row, out_root, out_im;
+} qd_strides;
+
+/* The strides of a chunk in the given layouts with planes of pitch values. */
+qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);
+
 /* Prepares nslots slots for chunks of at most max_rows rows of dtype
- * (DT_F32 or DT_F64). Returns 0 or a negative gpu_error with the reason in
- * be->err. */
-int qd_engine_open(qd_engine **out, struct backend *be, int nslots, size_t max_rows, dt_type dtype);
+ * (DT_F32 or DT_F64), coefficients in layout in and roots in layout out.
+ * Returns 0 or a negative gpu_error with the reason in be->err. */
+int qd_engine_open(qd_engine **out, struct backend *be, int nslots, size_t max_rows, dt_type dtype,
+                   qd_layout in, qd_layout out_layout);
 void qd_engine_close(qd_engine *e);
 
-/* Starts solving `rows` rows at host (a buffer from backend_host_alloc, left
- * untouched until qd_engine_collect returns); asynchronous on the GPU. */
+/* Rows per chunk the engine holds (the plane pitch of QD_PLANES). */
+size_t qd_engine_max_rows(const qd_engine *e);
+
+/* Starts solving `rows` rows at host (a buffer from backend_host_alloc of
+ * 3 * max_rows values, left untouched until qd_engine_collect returns);
+ * asynchronous on the GPU. */
 int qd_engine_submit(qd_engine *e, int slot, const void *host, size_t rows);
 
-/* Waits for slot's chunk; *roots points at its rows of roots (4 values per
- * row), valid until the slot is submitted again. */
+/* Waits for slot's chunk; *roots points at its roots (4 * max_rows values
+ * in the output layout), valid until the slot is submitted again. */
 int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows);
 
 /* One line explaining the last error. */
 const char *qd_engine_error(const qd_engine *e);
 
-/* Solves rows on the CPU: the reference the GPU must match bit for bit. */
-void qd_cpu_rows(const void *in, size_t rows, dt_type dtype, void *out);
+/* Solves rows [0, rows) of in into out on the calling thread: the reference
+ * the GPU must match bit for bit. */
+void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st);
 
 #endif

@@ -3,6 +3,10 @@
 
   quadref.py check COEF.npy ROOTS.npy[.gz] [SAMPLE]   roots within 3 ulps of exact
   quadref.py rows DTYPE OUT a,b,c [a,b,c ...]        writes an (N, 3) .npy
+  quadref.py planes ROWS.npy OUT.npy                 (N, 3) rows to (3, N) planes
+
+COEF may be (N, 3) rows or (3, N) planes (C order), ROOTS the (N, 2) complex
+roots or the (4, N) planes re x1, re x2, im x1, im x2.
 
 The exact roots come from Python's fractions (an exact discriminant) and
 decimal square roots at 80 digits; no numpy is needed.
@@ -35,6 +39,16 @@ def read_any(path):
         n *= 2
     body = data[10 + hl:]
     return head, list(struct.unpack("<%d%s" % (n, fmt), body[:n * struct.calcsize(fmt)])), fmt
+
+
+def as_rows(head, vals, width):
+    """Values of a (width, N) array of planes reordered as N rows of width;
+    anything else as it is."""
+    shape = head["shape"]
+    if len(shape) != 2 or shape[0] != width or (shape[1] == width and width == 3):
+        return vals
+    n = shape[1]
+    return [vals[k * n + i] for i in range(n) for k in range(width)]
 
 
 def ulp(x, fmt):
@@ -76,12 +90,20 @@ def main():
             vals += [float(v) for v in row.split(",")]
         npyref.write_npy(out, dtype, [len(vals) // 3, 3], vals)
         return 0
+    if sys.argv[1] == "planes":
+        dtype, vals = npyref.read_npy(sys.argv[2])
+        npyref.write_npy(sys.argv[3], dtype, [3, len(vals) // 3], vals[0::3] + vals[1::3] + vals[2::3])
+        return 0
     coef_path, roots_path = sys.argv[2], sys.argv[3]
     sample = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
-    _, coef, fmt = read_any(coef_path)
+    chead, coef, fmt = read_any(coef_path)
+    coef = as_rows(chead, coef, 3)
     head, roots, rfmt = read_any(roots_path)
     n = len(coef) // 3
-    assert head["shape"] == (n, 2), head
+    assert head["shape"] in ((n, 2), (4, n)), head
+    if head["shape"] == (4, n) and not head["descr"].startswith("<c"):
+        re1, re2, im1, im2 = (roots[k * n:(k + 1) * n] for k in range(4))
+        roots = [v for i in range(n) for v in (re1[i], im1[i], re2[i], im2[i])]
     assert rfmt == fmt
     step = max(1, n // sample)
     worst, bad, checked = Fraction(0), 0, 0

@@ -173,9 +173,16 @@ EOF
         done
     done
     if in_list quadratic "$commands"; then
-        check_eq "quadratic --layout completion" "rows" "$(complete_words gpubatch quadratic --layout "")"
-        head -c 48 /dev/zero | "$GB" quadratic --backend cpu -q --layout rows --dtype float64 --raw --no-compress -c >/dev/null 2>&1
-        check_eq "quadratic accepts completed --layout rows" 0 $?
+        for opt in --layout --out-layout; do
+            got=$(complete_words gpubatch quadratic $opt "")
+            case $opt in --layout) want="rows planes" ;; *) want="complex planes" ;; esac
+            check_eq "quadratic $opt completion" "$want" "$(echo $got)"
+            head -c 48 /dev/zero >"$T/zeros48"
+            for v in $got; do
+                "$GB" quadratic --backend cpu -q $opt $v --dtype float64 --raw --no-compress -c "$T/zeros48" >/dev/null 2>&1
+                check_eq "quadratic accepts completed $opt $v" 0 $?
+            done
+        done
     fi
     got=$(complete_words gpubatch reduce --backend "")
     check_eq "reduce --backend completion" "auto cuda cpu" "$(echo $got)"

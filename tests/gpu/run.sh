@@ -33,6 +33,7 @@ for n in 1 31 33 8191 8193 65535 65537; do
 done
 for n in 1 33 65537; do
     ./gpubatch gen --quadratic $n --seed $n --no-compress -o "$work/q$n.npy" -f
+    python3 tests/cli/quadref.py planes "$work/q$n.npy" "$work/qp$n.npy"
 done
 for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda \
@@ -44,6 +45,8 @@ for tool in memcheck racecheck initcheck synccheck; do
     for n in 1 33 65537; do
         compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda \
             --chunk 128k --raw --no-compress "$work/q$n.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
+        compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda \
+            --chunk 128k --raw --no-compress --out-layout planes "$work/qp$n.npy" -o /dev/null >>"$out/sanitizer-$tool.log" 2>&1 || st2=$?
     done
     for shape in 33x31 64x64 130x260 5x7x9; do
         ./gpubatch gen --shape $shape --seed 7 --no-compress -o "$work/t$shape.npy" -f
@@ -152,6 +155,8 @@ t_tiny=$(secs ./gpubatch reduce -q --backend cuda "$work/tiny.npy")
 t_qgzip=$(secs gzip -dc "$work/quad.npy.gz")
 t_quad=$(secs ./gpubatch quadratic -q --backend cuda "$work/quad.npy.gz" -o "$work/roots.npy.gz" -f)
 note "quadratic 1e8 float32 rows, gzip in and out: $t_quad s; gzip -dc of the input alone: $t_qgzip s"
+t_quad_soa=$(secs ./gpubatch quadratic -q --backend cuda --out-layout planes "$work/quad.npy.gz" -o "$work/soa.npy.gz" -f)
+note "quadratic 1e8 float32 rows to (4, N) root planes, gzip in and out: $t_quad_soa s"
 ./gpubatch reduce -v --backend cuda --op sum "$work/e2e.npy" >"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum,min,max "$work/e2e.npy.gz" >>"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum --chunk 128M "$work/e2e.npy" >>"$out/e2e-verbose.txt" 2>&1

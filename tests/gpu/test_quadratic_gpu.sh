@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_quadratic_gpu.sh - on a machine with a CUDA GPU: `quadratic --backend
 # cuda` writes exactly the bytes the CPU backend writes, for both types, odd
-# sizes, the generator's hard mixture, degenerate rows and chunk sizes.
+# sizes, the generator's hard mixture, degenerate rows and chunk sizes; and
+# so do (3, N) coefficient planes in and (4, N) root planes out (the
+# qdk_strided kernel), against each other and against the CPU.
 . "$(dirname "$0")/../cli/lib.sh"
 QREF="$top/tests/cli/quadref.py"
 for dt in float32 float64; do
@@ -18,9 +20,32 @@ for dt in float32 float64; do
     check_files_same "$dt small chunks" "$T/c1.npy.gz" "$T/g1.npy.gz"
     rm -f "$T/g1.npy.gz" "$T/c1.npy.gz"
 done
+# Planes in, root planes out, both: the CPU's bytes, and the same roots as
+# rows in (tails of every size around the 256-row tile included).
+for dt in float32 float64; do
+    for n in 2 255 257 65537 1000003; do
+        f="$T/q-$dt-$n.npy"
+        [ -e "$f" ] || "$GB" gen --quadratic $n --dtype $dt --seed $n --no-compress -o "$f"
+        $PY "$QREF" planes "$f" "$T/p.npy"
+        "$GB" quadratic -q --backend cpu --no-compress "$f" -o "$T/rows.npy"
+        for args in "$T/p.npy" "--out-layout planes $f" "--out-layout planes $T/p.npy" \
+            "--out-layout planes --chunk 128k --streams 3 $T/p.npy"; do
+            "$GB" quadratic -q --backend cpu --no-compress $args -o "$T/cpu.npy"
+            "$GB" quadratic -q --backend cuda --no-compress $args -o "$T/gpu.npy"
+            check_files_same "$dt n=$n $args gpu bytes" "$T/cpu.npy" "$T/gpu.npy"
+            rm -f "$T/cpu.npy" "$T/gpu.npy"
+        done
+        "$GB" quadratic -q --backend cuda --no-compress "$T/p.npy" -o "$T/gpu.npy"
+        check_files_same "$dt n=$n planes in, rows' roots" "$T/rows.npy" "$T/gpu.npy"
+        rm -f "$T/gpu.npy" "$T/rows.npy" "$T/p.npy"
+    done
+done
 $PY "$QREF" rows float32 "$T/deg.npy" 1,-3,2 1,0,1 1,2,1 0,2,-4 0,0,5 0,0,0 1,0,-4 2,4,0 nan,1,1 inf,1,1 \
     1e-30,1e30,1e-30 1e30,1,1e30 3e-45,1,1
 "$GB" quadratic -q --backend cpu --raw --no-compress "$T/deg.npy" -o "$T/dc.bin"
 "$GB" quadratic -q --backend cuda --raw --no-compress "$T/deg.npy" -o "$T/dg.bin"
 check_files_same "degenerate rows" "$T/dc.bin" "$T/dg.bin"
+"$GB" quadratic -q --backend cpu --raw --no-compress --out-layout planes "$T/deg.npy" -o "$T/dcp.bin"
+"$GB" quadratic -q --backend cuda --raw --no-compress --out-layout planes "$T/deg.npy" -o "$T/dgp.bin"
+check_files_same "degenerate rows, root planes" "$T/dcp.bin" "$T/dgp.bin"
 summary

@@ -295,6 +295,39 @@ static void test_sink_error(void)
     free(data);
 }
 
+/* A part ends without the EOF block and is otherwise the stream
+ * gz_writer_finish would write; parts joined in order, the last one
+ * finished normally, decode to the joined data. */
+static void test_parts(void)
+{
+    size_t n1 = GZW_BLOCK_DATA + 5, n2 = 3000;
+    uint8_t *data = malloc(n1 + n2);
+    fill(data, n1 + n2, 0);
+    size_t full_len, joined_len, out_len;
+    uint8_t *full = compress(data, n1, 6, 2, 0, &full_len);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/parts.gz", tmpdir);
+    io_sink *s;
+    gz_writer *w;
+    CHECK(io_sink_open(&s, path, 1, NULL, 0, NULL, 0) == 0);
+    CHECK(gz_writer_open(&w, s, 6, 3) == 0);
+    CHECK(gz_writer_write(w, data, n1) == 0);
+    CHECK(gz_writer_finish_part(w) == 0);
+    CHECK(gz_writer_open(&w, s, 6, 1) == 0);
+    CHECK(gz_writer_write(w, data + n1, n2) == 0);
+    CHECK(gz_writer_finish(w) == 0);
+    CHECK(io_sink_commit(s) == 0);
+    uint8_t *joined = slurp(path, &joined_len);
+    CHECK(full && joined && joined_len > full_len - 28 && !memcmp(joined, full, full_len - 28) &&
+          !memcmp(joined + joined_len - 28, full + full_len - 28, 28));
+    uint8_t *back = decode(joined, joined_len, n1 + n2, &out_len);
+    CHECK(back && out_len == n1 + n2 && !memcmp(back, data, n1 + n2));
+    free(back);
+    free(joined);
+    free(full);
+    free(data);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -305,6 +338,7 @@ int main(void)
     test_round_trips();
     test_many_threads();
     test_sink_error();
+    test_parts();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);

@@ -634,6 +634,72 @@ static void test_external(void)
     free(data);
 }
 
+/* Skips off bytes of encoded (in memory, or in a file when path is not
+ * NULL), ends the data limit bytes later, and checks what is read. */
+static void check_skip(const uint8_t *enc, size_t len, const char *path, const uint8_t *data,
+                       size_t n, size_t off, size_t limit)
+{
+    io_reader *r;
+    CHECK((path ? io_reader_open(&r, path, NULL, 0) : io_reader_open_mem(&r, enc, len, NULL, 0)) == 0);
+    size_t start = off < n ? off : n;
+    int64_t got = io_reader_skip(r, off);
+    CHECKF(got == (int64_t)start, "skip %zu of %zu gave %lld (%s)", off, n, (long long)got,
+           path ? "file" : "memory");
+    size_t want = n - start < limit ? n - start : limit;
+    if (limit != SIZE_MAX)
+        io_reader_limit(r, limit);
+    struct bytes out = {0};
+    CHECK(read_all(r, 4093, &out, n + 10) == 0);
+    CHECKF(out.len == want && (!want || !memcmp(out.p, data + start, want)),
+           "skip %zu limit %zu: %zu bytes", off, limit, out.len);
+    free(out.p);
+    io_reader_close(r);
+}
+
+/* io_reader_skip and io_reader_limit on plain, gzip, multi-member and
+ * blocked gzip input, at and around block boundaries and past the end; and
+ * skipping whole BGZF blocks does not inflate them. */
+static void test_skip(void)
+{
+    size_t n = 3 * GZW_BLOCK_DATA + 12345;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes enc[4] = {{0}};
+    append(&enc[0], data, n);
+    gzip_member(&enc[1], data, n, 6, 0);
+    gzip_member(&enc[2], data, 70000, 1, 1);
+    gzip_member(&enc[2], data + 70000, n - 70000, 9, 0);
+    bgzf(&enc[3], data, n, 2);
+    static const size_t offs[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
+                                  70000, 2 * GZW_BLOCK_DATA + 7, 3 * GZW_BLOCK_DATA + 12344,
+                                  3 * GZW_BLOCK_DATA + 12345, 3 * GZW_BLOCK_DATA + 20000};
+    static const size_t limits[] = {SIZE_MAX, 0, 1, GZW_BLOCK_DATA + 3};
+    for (int e = 0; e < 4; e++) {
+        const char *path = put_file("skip.bin", enc[e].p, enc[e].len);
+        for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+            for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+                check_skip(enc[e].p, enc[e].len, NULL, data, n, offs[i], limits[l]);
+                check_skip(enc[e].p, enc[e].len, path, data, n, offs[i], limits[l]);
+            }
+    }
+    /* Damage the deflate data of the first BGZF block only: passing over it
+     * whole succeeds (it is never inflated), stopping inside it does not. */
+    enc[3].p[18 + 40] ^= 0x55;
+    io_reader *r;
+    CHECK(io_reader_open_mem(&r, enc[3].p, enc[3].len, NULL, 0) == 0);
+    CHECK(io_reader_skip(r, GZW_BLOCK_DATA) == GZW_BLOCK_DATA);
+    uint8_t buf[100];
+    CHECK(io_reader_read(r, buf, sizeof buf) == (ssize_t)sizeof buf &&
+          !memcmp(buf, data + GZW_BLOCK_DATA, sizeof buf));
+    io_reader_close(r);
+    CHECK(io_reader_open_mem(&r, enc[3].p, enc[3].len, NULL, 0) == 0);
+    CHECK(io_reader_skip(r, GZW_BLOCK_DATA - 1) < 0 && io_reader_error(r)[0]);
+    io_reader_close(r);
+    for (int e = 0; e < 4; e++)
+        free(enc[e].p);
+    free(data);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -649,6 +715,7 @@ int main(void)
     test_flipped();
     test_trailing();
     test_external();
+    test_skip();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);

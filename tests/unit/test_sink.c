@@ -369,6 +369,58 @@ static void test_signals(void)
     CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Spools: unnamed files in the target's directory (nothing to see or
+ * remove there, even while open), appended in order to the target; with
+ * no regular target they go to $TMPDIR. */
+static void test_spool(void)
+{
+    size_t n = (600u << 10) + 77; /* more than the sink's buffer */
+    uint8_t *data = malloc(2 * n);
+    fill(data, 2 * n);
+    io_sink *out, *sp[2];
+    char err[256];
+    CHECK(io_sink_open(&out, in_tmp("joined.bin"), 1, NULL, 0, err, sizeof err) == 0);
+    int before = count_entries(tmpdir, "");
+    for (int k = 0; k < 2; k++)
+        CHECK(io_sink_open_spool(&sp[k], out, err, sizeof err) == 0);
+    CHECK(count_entries(tmpdir, "") == before);
+    CHECK(io_sink_write(out, "head", 4) == 0);
+    for (size_t i = 0; i < n; i += 1000)
+        for (int k = 0; k < 2; k++)
+            CHECK(io_sink_write(sp[k], data + k * n + i, n - i < 1000 ? n - i : 1000) == 0);
+    for (int k = 0; k < 2; k++) {
+        CHECK(io_sink_spool_copy(sp[k], out) == 0);
+        io_sink_abort(sp[k]);
+    }
+    CHECK(io_sink_commit(out) == 0);
+    uint8_t *want = malloc(2 * n + 4);
+    memcpy(want, "head", 4);
+    memcpy(want + 4, data, 2 * n);
+    CHECK(file_equals(in_tmp("joined.bin"), want, 2 * n + 4));
+    CHECK(count_entries(tmpdir, "") == before);
+
+    /* Writing to stdout: the spool lives in $TMPDIR. */
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/spooldir", tmpdir);
+    CHECK(mkdir(sub, 0700) == 0);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", sub, 1);
+    CHECK(io_sink_open_spool(&sp[0], NULL, err, sizeof err) == 0);
+    CHECK(io_sink_write(sp[0], data, 10) == 0);
+    io_sink_abort(sp[0]);
+    setenv("TMPDIR", in_tmp("missing/dir"), 1);
+    CHECK(io_sink_open_spool(&sp[0], NULL, err, sizeof err) == IO_ERR_OPEN && strstr(err, "missing"));
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    CHECK(count_entries(sub, "") == 0);
+    free(want);
+    free(data);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -382,6 +434,7 @@ int main(void)
     test_devices();
     test_stdout_and_pipe();
     test_signals();
+    test_spool();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
