@@ -321,10 +321,10 @@ static int run_lq_soa(bench_ctx *c, const bench_variant *v)
 static int run_qd_production(bench_ctx *c, const bench_variant *v)
 {
     unsigned long long n = c->n;
-    uint64_t blocks = (n + 255) / 256;
+    uint64_t blocks = (n + QD_BLOCK_ROWS - 1) / QD_BLOCK_ROWS;
     void *p[] = {&c->dy, &n, &c->dz};
     int rc = gpu_launch(c->g, c->f, v->kernel, (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu),
-                        256, c->s, p);
+                        QD_BLOCK, c->s, p);
     return rc < 0 ? bench_gpu_error(c, rc) : 0;
 }
 
@@ -432,7 +432,8 @@ static int run_host_soa(bench_ctx *c, const bench_variant *v)
 /* Rows [lo, hi) with the accurate solver of the CPU backend. */
 static void host_rows_range(bench_ctx *c, uint64_t lo, uint64_t hi)
 {
-    qd_cpu_rows(c->x + 3 * lo, hi - lo, DT_F32, c->roots + 4 * lo);
+    qd_strides st = qd_strides_for(QD_ROWS, QD_ROWS, 0);
+    qd_cpu_solve(c->x + 3 * lo, c->roots + 4 * lo, hi - lo, DT_F32, &st);
 }
 
 /* The production solver's CPU path, on c->threads threads. */
@@ -650,7 +651,8 @@ static void gen_quadratic_range(bench_ctx *c, uint64_t lo, uint64_t hi)
         float *o = c->ref_naive + 4 * i;
         qd_naive_f32(r[0], r[1], r[2], &o[0], &o[1], &o[2], &o[3]);
     }
-    qd_cpu_rows(c->x + 3 * lo, hi - lo, DT_F32, c->ref_acc + 4 * lo);
+    qd_strides st = qd_strides_for(QD_ROWS, QD_ROWS, 0);
+    qd_cpu_solve(c->x + 3 * lo, c->ref_acc + 4 * lo, hi - lo, DT_F32, &st);
 }
 
 /* ---- per-op buffers ---- */

@@ -9,8 +9,6 @@
 #include "io/par.h"
 #include "ptx/quadratic_math.h"
 
-#define QD_BLOCK 256      /* threads per block: QD_TILE of ptx/quadratic.cu */
-#define QD_BLOCK_ROWS 512 /* rows per block of qdk_rows: its QD_TILE_ROWS */
 
 typedef struct {
     void *hout;       /* roots on the host (pinned with CUDA) */
