@@ -14,6 +14,7 @@ static const char main_usage[] =
     "  quadratic  accurate roots of every row (a, b, c) of a coefficient array\n"
     "  gen        deterministic synthetic arrays and quadratic coefficients\n"
     "  info       driver, devices, embedded kernels and the CPU backend\n"
+    "  merge      combine the outputs of --shard runs into the whole result\n"
     "\n"
     "Run 'gpubatch COMMAND --help' for a command's options.\n"
     "Options: -h/--help, --version\n";
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
         {"quadratic", cmd_quadratic},
         {"gen", cmd_gen},
         {"info", cmd_info},
+        {"merge", cmd_merge},
     };
     if (argc < 2) {
         fputs(main_usage, stderr);
