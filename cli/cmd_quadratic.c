@@ -11,6 +11,7 @@
 #include "options.h"
 #include "output.h"
 #include "runtime/quadratic.h"
+#include "shard.h"
 
 static const char quadratic_usage[] =
     "Usage: gpubatch quadratic [OPTIONS] [FILE] [-o OUT]\n"
@@ -21,14 +22,18 @@ static const char quadratic_usage[] =
     "linear root in x1 and NaN in x2; see the manual for every degenerate case.\n"
     "\n"
     "  --layout rows      coefficients as (N, 3) rows (the only layout streamed)\n"
-    "  --raw              write the roots without an .npy header\n";
+    "  --raw              write the roots without an .npy header\n"
+    "  --shard I/N        solve only the I-th of N parts of the rows (I from 0) and\n"
+    "                     write a part file (-o PART); 'gpubatch merge' joins the N\n"
+    "                     parts into the output one run would write\n";
 
-enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT };
+enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT, OPT_SHARD };
 
 typedef struct {
     cli_common common;
     out_opts out;
     int raw_out;
+    shard_spec shard; /* count 0: every row */
 } quad_opts;
 
 /* Parses quadratic's options; -1 to go on, else an exit status. */
@@ -37,6 +42,7 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     static const struct option longopts[] = {
         {"layout", required_argument, 0, OPT_LAYOUT},
         {"raw", no_argument, 0, OPT_RAW_OUT},
+        {"shard", required_argument, 0, OPT_SHARD},
         CLI_OUTPUT_LONGOPTS,
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
@@ -60,6 +66,11 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         case OPT_RAW_OUT:
             q->raw_out = 1;
             break;
+        case OPT_SHARD:
+            if (shard_parse(optarg, &q->shard) < 0)
+                return cli_usage_error("quadratic", "bad --shard '%s' (I/N with 0 <= I < N)",
+                                       optarg);
+            break;
         case 'h':
         case OPT_HELP:
             fputs(quadratic_usage, stdout);
@@ -72,6 +83,8 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
+    if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))
+        return cli_usage_error("quadratic", "--shard needs one FILE and -o PART");
     q->out.threads = q->common.threads > 0 ? q->common.threads : backend_cpu_count();
     return -1;
 }
@@ -112,13 +125,52 @@ static int quadratic_rows(const frame_info *fi, const io_reader *r, uint64_t *ro
     return -1;
 }
 
-/* Writes the .npy header of the (rows, 2) complex result. */
-static int quadratic_header(out_stream *o, dt_type coef, uint64_t rows)
+/* The .npy header of the (rows, 2) complex result in head; its length. */
+static int quadratic_header(unsigned char *head, size_t len, dt_type coef, uint64_t rows)
 {
-    unsigned char head[256];
     uint64_t shape[2] = {rows, 2};
-    int hl = npy_write_header(head, sizeof head, coef == DT_F32 ? DT_C64 : DT_C128, 2, shape, 0);
-    return hl < 0 ? 1 : out_write(o, head, (size_t)hl);
+    return npy_write_header(head, len, coef == DT_F32 ? DT_C64 : DT_C128, 2, shape, 0);
+}
+
+/* Positions r at the rows of the shard q names (cut so that the parts'
+ * blocked gzip concatenates into one run's bytes), fills the part's header
+ * text and the data bytes to read. 0, or 1 after an error. */
+static int quadratic_shard_open(const quad_opts *q, const char *name, io_reader *r,
+                                const frame_info *fi, uint64_t *rows, unsigned char *head,
+                                size_t head_size, char *part_head, size_t part_len,
+                                uint64_t *limit)
+{
+    char err[1024];
+    shard_input in;
+    shard_meta m;
+    size_t row_bytes = 3 * dt_size(fi->dtype), root_bytes = 4 * dt_size(fi->dtype);
+    uint64_t r0, r1;
+    if (shard_input_open(r, fi, &in, err, sizeof err) < 0 ||
+        (in.data_bytes % row_bytes &&
+         snprintf(err, sizeof err, "size %llu bytes is not a whole number of %zu-byte rows",
+                  (unsigned long long)in.data_bytes, row_bytes) > 0)) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    *rows = in.data_bytes / row_bytes;
+    int header_len = q->raw_out ? 0 : quadratic_header(head, head_size, fi->dtype, *rows);
+    shard_rows(&q->shard, *rows, (uint64_t)header_len, root_bytes, GZW_BLOCK_DATA, &r0, &r1);
+    if (shard_input_seek(r, &in, r0 * row_bytes, (r1 - r0) * row_bytes, r1 == *rows, err,
+                         sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    shard_meta_input(&m, name, fi, &in, &q->shard);
+    m.first = r0 ? header_len + r0 * root_bytes : 0;
+    m.end = header_len + r1 * root_bytes;
+    m.total = header_len + *rows * root_bytes;
+    m.level = q->out.level;
+    if (shard_part_header(part_head, part_len, &m) < 0) {
+        msg_error("%s: the input's name is too long for a part file", name);
+        return 1;
+    }
+    *limit = (r1 - r0) * row_bytes;
+    return 0;
 }
 
 /* Streams the rows through the engine and the roots to the output; 0 or 1. */
@@ -193,6 +245,12 @@ int cmd_quadratic(int argc, char **argv)
         msg_error("%s: %s", name, err);
         goto out_close_reader;
     }
+    unsigned char head[256];
+    char part_head[8192];
+    uint64_t limit = UINT64_MAX; /* the shard's data bytes */
+    if (q.shard.count && quadratic_shard_open(&q, name, r, &fi, &rows, head, sizeof head,
+                                              part_head, sizeof part_head, &limit))
+        goto out_close_reader;
     if (rows == UINT64_MAX && !q.raw_out) {
         msg_error("%s: the number of rows of raw input on a stream is unknown: give --shape Nx3, "
                   "or --raw to write raw roots",
@@ -219,10 +277,17 @@ int cmd_quadratic(int argc, char **argv)
     int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
     if (out_open(&o, &q.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
         goto out_free_buffers;
-    if (!q.raw_out && quadratic_header(&o, fi.dtype, rows))
+    if (q.shard.count && io_sink_write(o.sink, part_head, strlen(part_head)) < 0) {
+        msg_error("%s: %s", o.name, io_sink_error(o.sink));
         goto out_abort;
-    if (pl_open(&pl, r, bufs, nslots, max_rows * row_bytes, fi.prefix, fi.prefix_len,
-                rows == UINT64_MAX ? UINT64_MAX : rows * row_bytes) < 0) {
+    }
+    int head_len = quadratic_header(head, sizeof head, fi.dtype, rows);
+    if (!q.raw_out && q.shard.index == 0 && (head_len < 0 || out_write(&o, head, (size_t)head_len)))
+        goto out_abort;
+    if (!q.shard.count)
+        limit = rows == UINT64_MAX ? UINT64_MAX : rows * row_bytes;
+    if (pl_open(&pl, r, bufs, nslots, max_rows * row_bytes, q.shard.count ? NULL : fi.prefix,
+                q.shard.count ? 0 : fi.prefix_len, limit) < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_abort;
     }
