@@ -161,7 +161,7 @@ static int quadratic_shard_open(const quad_opts *q, const char *name, io_reader 
         return 1;
     }
     shard_meta_input(&m, name, fi, &in, &q->shard);
-    m.first = r0 ? header_len + r0 * root_bytes : 0;
+    m.first = q->shard.index ? header_len + r0 * root_bytes : 0;
     m.end = header_len + r1 * root_bytes;
     m.total = header_len + *rows * root_bytes;
     m.level = q->out.level;

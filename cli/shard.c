@@ -53,7 +53,7 @@ void shard_tiles(const shard_spec *s, uint64_t nelem, uint64_t *t0, uint64_t *t1
 static uint64_t shard_align_row(uint64_t q, uint64_t rows, uint64_t header_bytes,
                                 uint64_t row_bytes, uint64_t block)
 {
-    if (q == 0 || q >= rows || block == 0)
+    if (q >= rows || block == 0)
         return q;
     for (uint64_t r = q; r < q + block && r < rows; r++)
         if (((unsigned __int128)r * row_bytes + header_bytes) % block == 0)
@@ -68,8 +68,10 @@ static uint64_t shard_align_row(uint64_t q, uint64_t rows, uint64_t header_bytes
 void shard_rows(const shard_spec *s, uint64_t rows, uint64_t header_bytes, uint64_t row_bytes,
                 uint64_t block, uint64_t *r0, uint64_t *r1)
 {
-    *r0 = shard_align_row(shard_cut(rows, s->index, s->count), rows, header_bytes, row_bytes,
-                          block);
+    /* shard 0 starts with the header; every other boundary is aligned */
+    *r0 = s->index == 0 ? 0
+                        : shard_align_row(shard_cut(rows, s->index, s->count), rows,
+                                          header_bytes, row_bytes, block);
     *r1 = shard_align_row(shard_cut(rows, s->index + 1, s->count), rows, header_bytes,
                           row_bytes, block);
 }
