@@ -70,7 +70,11 @@ _gpubatch_value()
         return 0
         ;;
     -o | --output)
-        [[ $cmd == gen || $cmd == quadratic ]] && _gpubatch_files "$cur"
+        [[ $cmd == gen || $cmd == quadratic || $cmd == reduce || $cmd == merge ]] &&
+            _gpubatch_files "$cur"
+        return 0
+        ;;
+    --shard)
         return 0
         ;;
     --shape | --device | --threads | -p | --chunk | --streams | --low | --high | \
@@ -87,7 +91,7 @@ _gpubatch()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="reduce quadratic gen info"
+    local commands="reduce quadratic gen info merge"
     COMPREPLY=()
 
     # --opt=value: bash splits at '=' (COMP_WORDBREAKS), or not; handle both.
@@ -112,13 +116,13 @@ _gpubatch()
     case $cmd in
     reduce)
         longs="--op --skipnan --json --dtype --shape --backend --device --threads
-               --chunk --streams --quiet --verbose --help"
-        shorts="-p -q -v -h"
+               --chunk --streams --quiet --verbose --help --shard --output --force"
+        shorts="-p -q -v -h -o -f"
         ;;
     quadratic)
         longs="--layout --raw --dtype --shape --backend --device --threads --chunk
                --streams --quiet --verbose --help --output --stdout --force
-               --no-compress"
+               --no-compress --shard"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     gen)
@@ -130,6 +134,10 @@ _gpubatch()
     info)
         longs="--device --no-jit --help"
         shorts="-h"
+        ;;
+    merge)
+        longs="--json --output --stdout --force --quiet --verbose --help"
+        shorts="-o -c -f -q -v -h"
         ;;
     *)
         return 0
@@ -146,14 +154,14 @@ _gpubatch()
     local i
     for ((i = 2; i < COMP_CWORD; i++)); do
         if [[ ${COMP_WORDS[i]} == -- ]]; then
-            [[ $cmd == reduce || $cmd == quadratic ]] && _gpubatch_files "$cur"
+            [[ $cmd == reduce || $cmd == quadratic || $cmd == merge ]] && _gpubatch_files "$cur"
             return 0
         fi
     done
 
     if [[ $cur == -* ]]; then
         _gpubatch_words "$longs $shorts" "$cur"
-    elif [[ $cmd == reduce || $cmd == quadratic ]]; then
+    elif [[ $cmd == reduce || $cmd == quadratic || $cmd == merge ]]; then
         _gpubatch_files "$cur"
     else
         _gpubatch_words "$longs" "$cur"
