@@ -2,6 +2,7 @@
  * headers of state and part files. */
 #include "shard.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -156,7 +157,8 @@ static int shard_get_name(char *s)
             continue;
         }
         unsigned v;
-        if (p[1] != 'x' || sscanf(p + 2, "%2x", &v) != 1 || v == 0 || !p[2] || !p[3])
+        if (p[1] != 'x' || !isxdigit((unsigned char)p[2]) || !isxdigit((unsigned char)p[3]) ||
+            sscanf(p + 2, "%2x", &v) != 1 || v == 0)
             return -1;
         *o++ = (char)v;
         p += 3;

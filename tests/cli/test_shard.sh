@@ -190,4 +190,35 @@ sed '/^level 0$/s//level 1/' "$T/p-1d" >"$T/p-1e"
 check_error "plain part said to be compressed" "end-of-file block" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1e" "$T/p-2"
 [ -e "$T/x" ] && fail "merge left an output after errors" || ok
 check_error "merge over a part" "overwrite an input" "$GB" merge -f -o "$T/p-0" "$T/p-0" "$T/p-1" "$T/p-2"
+# Damaged state and part files: every one is refused with status 1 or
+# merged (a change to a value only); none crashes.
+$PY - "$T" <<'PY'
+import random, sys
+t = sys.argv[1]
+rng = random.Random(5)
+for kind, src in (("st", t + "/a-1"), ("pt", t + "/p-1")):
+    data = open(src, "rb").read()
+    for k in range(60):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            op = rng.random()
+            pos = rng.randrange(len(b)) if kind == "st" else rng.randrange(min(len(b), 300))
+            if op < 0.4:
+                b[pos] = rng.choice(b"0123456789abcdef -\\n\x00\xff")
+            elif op < 0.7:
+                del b[pos:pos + rng.randint(1, 40)]
+            else:
+                b[pos:pos] = bytes(rng.choice(b"019 \n") for _ in range(rng.randint(1, 25)))
+        open("%s/mut-%s-%d" % (t, kind, k), "wb").write(bytes(b))
+PY
+for m in "$T"/mut-st-*; do
+    "$GB" merge "$T/a-0" "$m" "$T/a-2" >/dev/null 2>&1
+    st=$?
+    if [ $st -le 1 ]; then ok; else fail "damaged state $m: status $st"; fi
+done
+for m in "$T"/mut-pt-*; do
+    "$GB" merge -f -o "$T/mut.out" "$T/p-0" "$m" "$T/p-2" >/dev/null 2>&1
+    st=$?
+    if [ $st -le 1 ]; then ok; else fail "damaged part $m: status $st"; fi
+done
 summary
