@@ -295,7 +295,11 @@ int cmd_merge(int argc, char **argv)
     int json = 0, opt;
     memset(&oo, 0, sizeof oo);
     cli_set_command("merge");
+    cli_common common; /* for -q and -v alone: merge takes no input options */
+    cli_common_init(&common);
     while ((opt = getopt_long(argc, argv, "o:cfqvh", longopts, NULL)) != -1) {
+        if ((opt == 'q' || opt == 'v') && cli_common_option(&common, opt, optarg))
+            continue;
         switch (opt) {
         case OPT_JSON:
             json = 1;
@@ -304,12 +308,6 @@ int cmd_merge(int argc, char **argv)
         case 'c':
         case 'f':
             out_option(&oo, opt, optarg);
-            break;
-        case 'q':
-            msg_set_level(MSG_QUIET);
-            break;
-        case 'v':
-            msg_set_level(MSG_VERBOSE);
             break;
         case 'h':
         case OPT_HELP:
