@@ -154,6 +154,10 @@ static int quadratic_shard_open(const quad_opts *q, const char *name, io_reader 
     }
     *rows = in.data_bytes / row_bytes;
     int header_len = q->raw_out ? 0 : quadratic_header(head, head_size, fi->dtype, *rows);
+    if (header_len < 0) {
+        msg_error("%s: cannot make the output's .npy header", name);
+        return 1;
+    }
     shard_rows(&q->shard, *rows, (uint64_t)header_len, root_bytes, GZW_BLOCK_DATA, &r0, &r1);
     if (shard_input_seek(r, &in, r0 * row_bytes, (r1 - r0) * row_bytes, r1 == *rows, err,
                          sizeof err) < 0) {
