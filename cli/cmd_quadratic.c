@@ -11,6 +11,7 @@
 #include "options.h"
 #include "output.h"
 #include "runtime/quadratic.h"
+#include "shard.h"
 
 static const char quadratic_usage[] =
     "Usage: gpubatch quadratic [OPTIONS] [FILE] [-o OUT]\n"
@@ -26,9 +27,12 @@ static const char quadratic_usage[] =
     "                     and a (3, 3) one is rows unless --layout planes\n"
     "  --out-layout L     complex: the (N, 2) complex roots (default); planes: a\n"
     "                     (4, N) real array of the planes re x1, re x2, im x1, im x2\n"
-    "  --raw              write the roots without an .npy header\n";
+    "  --raw              write the roots without an .npy header\n"
+    "  --shard I/N        solve only the I-th of N parts of the rows (I from 0) and\n"
+    "                     write a part file (-o PART); 'gpubatch merge' joins the N\n"
+    "                     parts into the output one run would write\n";
 
-enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT, OPT_OUT_LAYOUT };
+enum { OPT_LAYOUT = OPT_FIRST_COMMAND_OPTION, OPT_RAW_OUT, OPT_OUT_LAYOUT, OPT_SHARD };
 
 enum { LAYOUT_UNSET = -1 };
 
@@ -38,6 +42,7 @@ typedef struct {
     int raw_out;
     int layout;           /* LAYOUT_UNSET or a qd_layout */
     qd_layout out_layout;
+    shard_spec shard; /* count 0: every row */
 } quad_opts;
 
 /* The qd_layout named by arg, or -1. */
@@ -57,6 +62,7 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         {"layout", required_argument, 0, OPT_LAYOUT},
         {"out-layout", required_argument, 0, OPT_OUT_LAYOUT},
         {"raw", no_argument, 0, OPT_RAW_OUT},
+        {"shard", required_argument, 0, OPT_SHARD},
         CLI_OUTPUT_LONGOPTS,
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
@@ -88,6 +94,11 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         case OPT_RAW_OUT:
             q->raw_out = 1;
             break;
+        case OPT_SHARD:
+            if (shard_parse(optarg, &q->shard) < 0)
+                return cli_usage_error("quadratic", "bad --shard '%s' (I/N with 0 <= I < N)",
+                                       optarg);
+            break;
         case 'h':
         case OPT_HELP:
             fputs(quadratic_usage, stdout);
@@ -100,6 +111,10 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
+    if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))
+        return cli_usage_error("quadratic", "--shard needs one FILE and -o PART");
+    if (q->shard.count && q->out_layout == QD_PLANES)
+        return cli_usage_error("quadratic", "--shard writes complex roots, not --out-layout planes");
     q->out.threads = q->common.threads > 0 ? q->common.threads : backend_cpu_count();
     return -1;
 }
@@ -185,16 +200,27 @@ static int quadratic_input(const frame_info *fi, const io_reader *r, int layout,
     return 0;
 }
 
-/* Writes the .npy header of the result: (rows, 2) complex, or (4, rows)
- * real planes. */
-static int quadratic_header(out_parts *o, dt_type coef, uint64_t rows, qd_layout out_layout)
+/* The .npy header of the result in head: (rows, 2) complex, or (4, rows)
+ * real planes; its length, or a negative io_error. */
+static int quadratic_header(unsigned char *head, size_t len, dt_type coef, uint64_t rows,
+                            qd_layout out_layout)
 {
-    unsigned char head[256];
     uint64_t complex_shape[2] = {rows, 2}, planes_shape[2] = {4, rows};
     int planes = out_layout == QD_PLANES;
     dt_type dt = planes ? coef : coef == DT_F32 ? DT_C64 : DT_C128;
-    int hl = npy_write_header(head, sizeof head, dt, 2, planes ? planes_shape : complex_shape, 0);
-    return hl < 0 ? 1 : out_parts_write(o, 0, head, (size_t)hl);
+    return npy_write_header(head, len, dt, 2, planes ? planes_shape : complex_shape, 0);
+}
+
+/* Length of the complex output's .npy header for rows rows, 0 for --raw
+ * (shard_part_open's callback; ctx: the options and the frame). */
+static uint64_t quadratic_shard_header(void *ctx, uint64_t rows)
+{
+    const void *const *qf = ctx;
+    const quad_opts *q = qf[0];
+    const frame_info *fi = qf[1];
+    unsigned char head[256];
+    int n = q->raw_out ? 0 : quadratic_header(head, sizeof head, fi->dtype, rows, QD_ROWS);
+    return n > 0 ? (uint64_t)n : 0;
 }
 
 /* The coefficient planes' names, in file order, for messages. */
@@ -366,6 +392,19 @@ int cmd_quadratic(int argc, char **argv)
         msg_error("%s: %s", name, err);
         goto out_close_readers;
     }
+    char part_head[8192];
+    uint64_t limit = UINT64_MAX; /* a shard's data bytes */
+    if (q.shard.count && in.planes_in_memory) {
+        msg_error("%s: --shard reads (N, 3) rows, not coefficient planes", name);
+        goto out_close_readers;
+    }
+    const void *shard_ctx[2] = {&q, &fi};
+    size_t coef = dt_size(fi.dtype);
+    if (q.shard.count &&
+        shard_part_open(r, &fi, &q.shard, name, 3 * coef, 4 * coef, quadratic_shard_header,
+                        (void *)shard_ctx, q.out.level, part_head, sizeof part_head, &in.rows,
+                        &limit))
+        goto out_close_readers;
     if (in.rows == UINT64_MAX && !q.raw_out) {
         msg_error("%s: the number of rows of raw input on a stream is unknown: give --shape Nx3, "
                   "or --raw to write raw roots",
@@ -399,7 +438,14 @@ int cmd_quadratic(int argc, char **argv)
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
                        have_id ? 1 : 0))
         goto out_free_buffers;
-    if (!q.raw_out && quadratic_header(&o, fi.dtype, in.rows, q.out_layout))
+    if (q.shard.count && io_sink_write(o.main.sink, part_head, strlen(part_head)) < 0) {
+        msg_error("%s: %s", o.main.name, io_sink_error(o.main.sink));
+        goto out_abort;
+    }
+    unsigned char head[256];
+    int head_len = quadratic_header(head, sizeof head, fi.dtype, in.rows, q.out_layout);
+    if (!q.raw_out && q.shard.index == 0 &&
+        (head_len < 0 || out_parts_write(&o, 0, head, (size_t)head_len)))
         goto out_abort;
     if (in.planes_in_memory) {
         for (nrings = 0; nrings < 3; nrings++)
@@ -407,8 +453,11 @@ int cmd_quadratic(int argc, char **argv)
                         in.rows * sz) < 0)
                 break;
     } else {
-        nrings = pl_open(&pl[0], r, bufs, nslots, max_rows * row_bytes, fi.prefix, fi.prefix_len,
-                         in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes) < 0 ? 0 : 1;
+        if (!q.shard.count)
+            limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
+        nrings = pl_open(&pl[0], r, bufs, nslots, max_rows * row_bytes,
+                         q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
+                         limit) < 0 ? 0 : 1;
     }
     if (nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);

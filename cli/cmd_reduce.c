@@ -12,6 +12,7 @@
 #include "msg.h"
 #include "options.h"
 #include "runtime/reduce.h"
+#include "shard.h"
 
 static const char reduce_usage[] =
     "Usage: gpubatch reduce [OPTIONS] [FILE...]\n"
@@ -22,15 +23,24 @@ static const char reduce_usage[] =
     "  --op LIST          comma-separated: sum mean min max argmin argmax sumsq count\n"
     "                     (default sum)\n"
     "  --skipnan          ignore NaN elements (like numpy's nan* functions)\n"
-    "  --json             one JSON object per file instead of text lines\n";
+    "  --json             one JSON object per file instead of text lines\n"
+    "Many nodes:\n"
+    "  --shard I/N        reduce only the I-th of N parts of FILE (I from 0) and write\n"
+    "                     its partial state to -o STATE; 'gpubatch merge' prints the\n"
+    "                     result of the whole array from the N states\n"
+    "  -o, --output STATE the state file to write (with --shard)\n"
+    "  -f, --force        overwrite an existing STATE\n";
 
-enum { OPT_OP = OPT_FIRST_COMMAND_OPTION, OPT_SKIPNAN, OPT_JSON };
+enum { OPT_OP = OPT_FIRST_COMMAND_OPTION, OPT_SKIPNAN, OPT_JSON, OPT_SHARD };
 
 typedef struct {
     cli_common common;
     unsigned ops;
     int skipnan;
     int json;
+    shard_spec shard; /* count 0: the whole input */
+    const char *state_path;
+    int force;
 } reduce_opts;
 
 /* Shared state for all files of one invocation. */
@@ -110,23 +120,23 @@ static int reduce_value(const rd_state *st, const rd_result *r, int bit, char *b
     return 0;
 }
 
-/* Prints one file's results as text lines or one JSON object; returns 1
- * (after an error message, printing nothing) when an op has no value. */
-static int reduce_print(const reduce_opts *o, const char *name, const frame_info *fi,
-                        const rd_state *st)
+/* Prints one array's results (the ops of st) as text lines or one JSON
+ * object; returns 1 (after an error message, printing nothing) when an op
+ * has no value. */
+int reduce_print(const char *name, const frame_info *fi, const rd_state *st, int json)
 {
     rd_result r;
     rd_state_result(st, &r);
     char vals[RD_OP_NUM][64];
     for (int bit = 0; bit < RD_OP_NUM; bit++) {
         const char *why = NULL;
-        if ((o->ops & (1u << bit)) &&
+        if ((st->ops & (1u << bit)) &&
             reduce_value(st, &r, bit, vals[bit], sizeof vals[bit], &why) < 0) {
             msg_error("%s: %s: %s", name, rd_op_name(bit), why);
             return 1;
         }
     }
-    if (o->json) {
+    if (json) {
         fputs("{\"file\": ", stdout);
         fmt_json_string(stdout, name);
         printf(", \"dtype\": \"%s\", \"shape\": [", dt_name(st->dtype));
@@ -136,7 +146,7 @@ static int reduce_print(const reduce_opts *o, const char *name, const frame_info
             printf("%s%llu", d ? ", " : "", (unsigned long long)fi->shape[d]);
         putchar(']');
         for (int bit = 0; bit < RD_OP_NUM; bit++)
-            if (o->ops & (1u << bit)) {
+            if (st->ops & (1u << bit)) {
                 printf(", \"%s\": ", rd_op_name(bit));
                 fmt_json_number(stdout, vals[bit]);
             }
@@ -144,7 +154,7 @@ static int reduce_print(const reduce_opts *o, const char *name, const frame_info
     } else {
         int esc = fmt_name_needs_escape(name);
         for (int bit = 0; bit < RD_OP_NUM; bit++)
-            if (o->ops & (1u << bit)) {
+            if (st->ops & (1u << bit)) {
                 printf("%s%s %s  ", esc ? "\\" : "", rd_op_name(bit), vals[bit]);
                 fmt_name(stdout, name);
                 putchar('\n');
@@ -202,6 +212,37 @@ static size_t reduce_chunk_for(const reduce_opts *o, const frame_info *fi, const
     return chunk ? chunk : CLI_CHUNK_ALIGN;
 }
 
+/* Positions r at the tiles of the shard that o names and starts st there;
+ * *first gets the shard's first element, *limit its data bytes. 0, or 1
+ * after an error. */
+static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *r,
+                             const frame_info *fi, rd_state *st, shard_meta *part,
+                             uint64_t *first, uint64_t *limit)
+{
+    char err[1024];
+    shard_input in;
+    size_t sz = dt_size(fi->dtype);
+    uint64_t t0, t1;
+    if (shard_input_open(r, fi, &in, err, sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    shard_meta_input(part, name, fi, &in, &o->shard);
+    shard_tiles(&o->shard, part->nelem, &t0, &t1);
+    uint64_t e0 = t0 * RD_TILE, e1 = t1 * RD_TILE < part->nelem ? t1 * RD_TILE : part->nelem;
+    if (shard_input_seek(r, &in, e0 * sz, (e1 - e0) * sz, t1 * RD_TILE >= part->nelem, err,
+                         sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    part->first = t0;
+    part->end = t1;
+    rd_state_start_at(st, t0);
+    *first = e0;
+    *limit = (e1 - e0) * sz;
+    return 0;
+}
+
 /* Streams one input through the engine; returns 0 or 1 (error printed). */
 static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
 {
@@ -230,23 +271,27 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
         goto out_close_reader;
     }
-    if (reduce_ctx_reserve(ctx, reduce_chunk_for(o, &fi, r)))
-        goto out_close_reader;
-    if (pl_open(&pl, r, ctx->bufs, ctx->nslots, ctx->chunk, fi.prefix, fi.prefix_len,
-                fi.data_bytes) < 0) {
-        msg_error("%s: cannot start the reader thread", name);
-        goto out_close_reader;
-    }
     size_t sz = dt_size(fi.dtype);
     rd_state st;
     rd_state_init(&st, fi.dtype, o->ops, o->skipnan);
+    shard_meta part;
+    uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
+    if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
+        goto out_close_reader;
+    if (reduce_ctx_reserve(ctx, reduce_chunk_for(o, &fi, r)))
+        goto out_close_reader;
+    if (pl_open(&pl, r, ctx->bufs, ctx->nslots, ctx->chunk, o->shard.count ? NULL : fi.prefix,
+                o->shard.count ? 0 : fi.prefix_len, limit) < 0) {
+        msg_error("%s: cannot start the reader thread", name);
+        goto out_close_reader;
+    }
     uint64_t bytes = 0;
     int failed = 0, rc;
     pl_chunk c;
     while (!failed && (rc = pl_next(pl, &c)) > 0) {
         bytes += c.bytes;
-        if (rd_engine_submit(ctx->engine, c.slot, c.data, c.bytes / sz, c.offset / sz, fi.dtype,
-                             o->ops, o->skipnan) < 0) {
+        if (rd_engine_submit(ctx->engine, c.slot, c.data, c.bytes / sz, first + c.offset / sz,
+                             fi.dtype, o->ops, o->skipnan) < 0) {
             msg_error("%s: %s", name, rd_engine_error(ctx->engine));
             failed = 1;
         }
@@ -274,7 +319,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     }
     if (failed)
         goto out_close_pipeline;
-    if (frame_check_end(&fi, bytes, err, sizeof err) < 0) {
+    if (!o->shard.count && frame_check_end(&fi, bytes, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
         goto out_close_pipeline;
     }
@@ -283,7 +328,13 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     double dt = reduce_now() - t0;
     msg_info("%s: %llu bytes in %.3f s (%.2f GB/s of data)", name, (unsigned long long)bytes, dt,
              dt > 0 ? bytes / dt / 1e9 : 0.0);
-    status = reduce_print(o, name, &fi, &st);
+    if (o->shard.count) {
+        io_file_id in_id;
+        int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+        status = shard_write_state(o->state_path, o->force, have_id ? &in_id : NULL, &part, &st);
+    } else {
+        status = reduce_print(name, &fi, &st, o->json);
+    }
 out_close_pipeline:
     pl_close(pl);
 out_close_reader:
@@ -298,6 +349,9 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         {"op", required_argument, 0, OPT_OP},
         {"skipnan", no_argument, 0, OPT_SKIPNAN},
         {"json", no_argument, 0, OPT_JSON},
+        {"shard", required_argument, 0, OPT_SHARD},
+        {"output", required_argument, 0, 'o'},
+        {"force", no_argument, 0, 'f'},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -305,7 +359,7 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
     cli_common_init(&o->common);
     o->ops = RD_OP_SUM;
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "o:f", longopts, NULL)) != -1) {
         int handled = cli_common_option(&o->common, opt, optarg);
         if (handled < 0)
             return 2;
@@ -322,6 +376,16 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         case OPT_JSON:
             o->json = 1;
             break;
+        case OPT_SHARD:
+            if (shard_parse(optarg, &o->shard) < 0)
+                return cli_usage_error("reduce", "bad --shard '%s' (I/N with 0 <= I < N)", optarg);
+            break;
+        case 'o':
+            o->state_path = optarg;
+            break;
+        case 'f':
+            o->force = 1;
+            break;
         case 'h':
         case OPT_HELP:
             reduce_help();
@@ -330,6 +394,10 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
             return cli_usage_error("reduce", "unknown option");
         }
     }
+    if (o->shard.count && (!o->state_path || argc - optind != 1))
+        return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
+    if (!o->shard.count && o->state_path)
+        return cli_usage_error("reduce", "-o STATE goes with --shard");
     return -1;
 }
 

@@ -12,6 +12,7 @@
 #include "options.h"
 #include "output.h"
 #include "runtime/transpose.h"
+#include "shard.h"
 #include "stream.h"
 
 static const char transpose_usage[] =
@@ -24,14 +25,18 @@ static const char transpose_usage[] =
     "enough. A matrix larger than --chunk is staged whole: on the GPU it needs\n"
     "twice its size of device memory.\n"
     "\n"
-    "  --raw              write the result without an .npy header\n";
+    "  --raw              write the result without an .npy header\n"
+    "  --shard I/N        transpose only the I-th of N parts of the batch (I from 0)\n"
+    "                     and write a part file (-o PART); 'gpubatch merge' joins the\n"
+    "                     N parts into the output one run would write\n";
 
-enum { OPT_RAW_OUT = OPT_FIRST_COMMAND_OPTION };
+enum { OPT_RAW_OUT = OPT_FIRST_COMMAND_OPTION, OPT_SHARD };
 
 typedef struct {
     cli_common common;
     out_opts out;
     int raw_out;
+    shard_spec shard; /* count 0: every matrix */
 } transpose_opts;
 
 /* What to do with the data: nmat matrices of rows x cols elements, or a
@@ -48,6 +53,7 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"raw", no_argument, 0, OPT_RAW_OUT},
+        {"shard", required_argument, 0, OPT_SHARD},
         CLI_OUTPUT_LONGOPTS,
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
@@ -67,6 +73,11 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
         case OPT_RAW_OUT:
             t->raw_out = 1;
             break;
+        case OPT_SHARD:
+            if (shard_parse(optarg, &t->shard) < 0)
+                return cli_usage_error("transpose", "bad --shard '%s' (I/N with 0 <= I < N)",
+                                       optarg);
+            break;
         case 'h':
         case OPT_HELP:
             fputs(transpose_usage, stdout);
@@ -79,6 +90,8 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("transpose", "one input file at a time");
+    if (t->shard.count && (!t->out.path || !strcmp(t->out.path, "-") || argc - optind != 1))
+        return cli_usage_error("transpose", "--shard needs one FILE and -o PART");
     t->out.threads = t->common.threads > 0 ? t->common.threads : backend_cpu_count();
     return -1;
 }
@@ -128,12 +141,50 @@ static int transpose_plan(const frame_info *fi, transpose_job *j, char *err, siz
     return 0;
 }
 
-/* Writes the .npy header of the result. */
-static int transpose_header(out_stream *o, dt_type dtype, const transpose_job *j)
+/* The .npy header of the result in head; its length or a negative io_error. */
+static int transpose_header(unsigned char *head, size_t len, dt_type dtype, const transpose_job *j)
 {
+    return npy_write_header(head, len, dtype, j->out_ndim, j->out_shape, 0);
+}
+
+/* What a shard needs: the options, the input's frame and the job. */
+typedef struct {
+    const transpose_opts *t;
+    const frame_info *fi;
+    const transpose_job *j;
+} transpose_shard_ctx;
+
+/* Length of the output's header (shard_part_open's callback): the .npy
+ * header, or 0 for raw output. */
+static uint64_t transpose_shard_header(void *ctx, uint64_t matrices)
+{
+    const transpose_shard_ctx *c = ctx;
     unsigned char head[4096];
-    int hl = npy_write_header(head, sizeof head, dtype, j->out_ndim, j->out_shape, 0);
-    return hl < 0 ? 1 : out_write(o, head, (size_t)hl);
+    int n = c->fi->is_npy && !c->t->raw_out ? transpose_header(head, sizeof head, c->fi->dtype, c->j) : 0;
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+/* Positions r at the matrices of the shard and fills the part's header;
+ * the batch is cut between matrices. 0, or 1 after an error. */
+static int transpose_shard_open(const transpose_opts *t, const char *name, io_reader *r,
+                                const frame_info *fi, const transpose_job *j, char *part_head,
+                                size_t part_len, uint64_t *limit)
+{
+    if (fi->ndim < 3 || j->nmat == 1 || (fi->fortran_order && frame_is_multidim(fi))) {
+        msg_error("%s: --shard splits a batch (B, R, C) in C order between matrices; a single "
+                  "matrix is transposed whole",
+                  name);
+        return 1;
+    }
+    size_t matrix = (size_t)(j->rows * j->cols * dt_size(fi->dtype));
+    if (matrix == 0) {
+        msg_error("%s: --shard needs matrices with elements", name);
+        return 1;
+    }
+    transpose_shard_ctx ctx = {t, fi, j};
+    uint64_t matrices;
+    return shard_part_open(r, fi, &t->shard, name, matrix, matrix, transpose_shard_header, &ctx,
+                           t->out.level, part_head, part_len, &matrices, limit);
 }
 
 /* Adapters from the engine's batch mode to the stream loop. */
@@ -223,7 +274,8 @@ static int transpose_copy(pl_ring *pl, out_stream *o, uint64_t *bytes_in, const 
 
 /* Streams the data through the engine (or a copy) into the output. */
 static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, const frame_info *fi,
-                         const transpose_job *j, uint64_t data_bytes, out_stream *o, const char *name)
+                         const transpose_job *j, const void *prefix, size_t prefix_len,
+                         uint64_t data_bytes, out_stream *o, const char *name)
 {
     size_t elem = dt_size(fi->dtype);
     int nslots = t->common.streams, failed = 1;
@@ -245,7 +297,7 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
             msg_error("%s", be->err);
             goto out_free;
         }
-    if (pl_open(&pl, r, bufs, nslots, chunk, fi->prefix, fi->prefix_len, data_bytes) < 0) {
+    if (pl_open(&pl, r, bufs, nslots, chunk, prefix, prefix_len, data_bytes) < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
     }
@@ -297,15 +349,30 @@ int cmd_transpose(int argc, char **argv)
         msg_error("%s: the array is too large for this machine's address space", name);
         goto out_close_reader;
     }
+    char part_head[8192];
+    const void *prefix = fi.prefix;
+    size_t prefix_len = fi.prefix_len;
+    if (t.shard.count) {
+        if (transpose_shard_open(&t, name, r, &fi, &j, part_head, sizeof part_head, &data_bytes))
+            goto out_close_reader;
+        prefix = NULL, prefix_len = 0;
+    }
     if (cli_open_backend(&t.common, &be))
         goto out_close_reader;
     io_file_id in_id;
     int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
     if (out_open(&o, &t.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
         goto out_close_backend;
-    if (!t.raw_out && fi.is_npy && transpose_header(&o, fi.dtype, &j))
+    if (t.shard.count && io_sink_write(o.sink, part_head, strlen(part_head)) < 0) {
+        msg_error("%s: %s", o.name, io_sink_error(o.sink));
         goto out_abort;
-    if (transpose_run(&t, &be, r, &fi, &j, data_bytes, &o, name))
+    }
+    unsigned char head[4096];
+    int head_len = transpose_header(head, sizeof head, fi.dtype, &j);
+    if (!t.raw_out && fi.is_npy && t.shard.index == 0 &&
+        (head_len < 0 || out_write(&o, head, (size_t)head_len)))
+        goto out_abort;
+    if (transpose_run(&t, &be, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))
         goto out_abort;
     if (io_reader_trailing_garbage(r))
         msg_warn("%s: trailing garbage after the compressed data ignored", name);

@@ -74,7 +74,11 @@ _gpubatch_value()
         return 0
         ;;
     -o | --output)
-        [[ $cmd == gen || $cmd == quadratic || $cmd == transpose ]] && _gpubatch_files "$cur"
+        [[ $cmd == gen || $cmd == quadratic || $cmd == transpose || $cmd == reduce || $cmd == merge ]] &&
+            _gpubatch_files "$cur"
+        return 0
+        ;;
+    --shard)
         return 0
         ;;
     --shape | --device | --threads | -p | --chunk | --streams | --low | --high | \
@@ -91,7 +95,7 @@ _gpubatch()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="reduce quadratic transpose gen info bench"
+    local commands="reduce quadratic transpose gen info bench merge"
     COMPREPLY=()
 
     # --opt=value: bash splits at '=' (COMP_WORDBREAKS), or not; handle both.
@@ -116,17 +120,17 @@ _gpubatch()
     case $cmd in
     reduce)
         longs="--op --skipnan --json --dtype --shape --backend --device --threads
-               --chunk --streams --quiet --verbose --help"
-        shorts="-p -q -v -h"
+               --chunk --streams --quiet --verbose --help --shard --output --force"
+        shorts="-p -q -v -h -o -f"
         ;;
     quadratic)
         longs="--layout --out-layout --raw --dtype --shape --backend --device --threads --chunk
                --streams --quiet --verbose --help --output --stdout --force
-               --no-compress"
+               --no-compress --shard"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     transpose)
-        longs="--raw --dtype --shape --backend --device --threads --chunk --streams
+        longs="--raw --shard --dtype --shape --backend --device --threads --chunk --streams
                --quiet --verbose --help --output --stdout --force --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
@@ -145,6 +149,10 @@ _gpubatch()
                --verbose --help"
         shorts="-p -q -v -h"
         ;;
+    merge)
+        longs="--json --output --stdout --force --quiet --verbose --help"
+        shorts="-o -c -f -q -v -h"
+        ;;
     *)
         return 0
         ;;
@@ -160,14 +168,14 @@ _gpubatch()
     local i
     for ((i = 2; i < COMP_CWORD; i++)); do
         if [[ ${COMP_WORDS[i]} == -- ]]; then
-            [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose ]] && _gpubatch_files "$cur"
+            [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge ]] && _gpubatch_files "$cur"
             return 0
         fi
     done
 
     if [[ $cur == -* ]]; then
         _gpubatch_words "$longs $shorts" "$cur"
-    elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose ]]; then
+    elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge ]]; then
         _gpubatch_files "$cur"
     elif [[ $cmd == bench ]]; then
         _gpubatch_words "reduce transpose quadratic all" "$cur"

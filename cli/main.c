@@ -16,6 +16,7 @@ static const char main_usage[] =
     "  gen        deterministic synthetic arrays and quadratic coefficients\n"
     "  info       driver, devices, embedded kernels and the CPU backend\n"
     "  bench      the articles' kernel ladders beside ours, timed and checked\n"
+    "  merge      combine the outputs of --shard runs into the whole result\n"
     "\n"
     "Run 'gpubatch COMMAND --help' for a command's options.\n"
     "Options: -h/--help, --version\n";
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
         {"gen", cmd_gen},
         {"info", cmd_info},
         {"bench", cmd_bench},
+        {"merge", cmd_merge},
     };
     if (argc < 2) {
         fputs(main_usage, stderr);

@@ -14,6 +14,10 @@
 #include "sink.h"
 
 #define GZW_BLOCK_DATA 0xff00
+#define GZW_EOF_LEN 28
+
+/* The empty block that ends every blocked gzip stream. */
+extern const unsigned char gz_eof_block[GZW_EOF_LEN];
 
 typedef struct gz_writer gz_writer;
 

@@ -57,9 +57,9 @@ struct io_reader {
     enum rd_state state;
     z_stream zs;
     uint64_t raw_offset;
+    uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
+    uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
     int64_t file_size;
-    int limited;     /* io_reader_limit() set an end */
-    uint64_t left;   /* decoded bytes left before that end */
     int has_id;
     uint64_t dev, ino;
     int err;
@@ -168,6 +168,7 @@ static io_reader *reader_new(void)
         return NULL;
     r->fd = -1;
     r->file_size = -1;
+    r->left = UINT64_MAX;
     return r;
 }
 
@@ -585,14 +586,160 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
         return r->err;
     if (n > SSIZE_MAX)
         n = SSIZE_MAX;
-    if (r->limited && n > r->left)
+    if (n > r->left)
         n = (size_t)r->left;
     if (n == 0)
         return 0;
     ssize_t got = r->state == RD_PLAIN ? read_plain(r, buf, n) : read_gzip(r, buf, n);
-    if (got > 0 && r->limited)
-        r->left -= (uint64_t)got;
+    if (got > 0) {
+        r->pos += (uint64_t)got;
+        if (r->left != UINT64_MAX)
+            r->left -= (uint64_t)got;
+    }
     return got;
+}
+
+/* Decoded bytes handed out so far. */
+uint64_t io_reader_tell(const io_reader *r)
+{
+    return r->pos;
+}
+
+/* Reads exactly n bytes at off unless the file ends; the count or -errno. */
+static ssize_t pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* Walks the BGZF blocks in bytes [start, end) of fd by their headers alone,
+ * up to the block whose data holds decoded byte `target` (UINT64_MAX: to the
+ * end); *coff and *uoff get that block's file offset and decoded offset (or
+ * the end's). Trailing bytes that are not gzip end the data, as they do for
+ * a sequential read; a gzip member that is not a BGZF block is an error. */
+static int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff,
+                     uint64_t *uoff, char *errbuf, size_t errlen)
+{
+    uint64_t c = start, u = 0;
+    while (c < end) {
+        uint8_t h[BGZF_HEADER], t[4];
+        size_t want = end - c < BGZF_HEADER ? (size_t)(end - c) : BGZF_HEADER;
+        ssize_t k = pread_full(fd, h, want, c);
+        if (k < 0) {
+            io_put_msg(errbuf, errlen, "%s", strerror((int)-k));
+            return IO_ERR_READ;
+        }
+        size_t total = bgzf_block_size(h, (size_t)k);
+        if (total == 0) {
+            if (k >= 2 && h[0] == 0x1f && h[1] == 0x8b) {
+                io_put_msg(errbuf, errlen, "%s",
+                           "gzip data that is not blocked (BGZF) cannot be read from an offset: "
+                           "recompress it with `gpubatch` output or bgzip, or decompress it");
+                return IO_ERR_SEEK;
+            }
+            break;
+        }
+        if (total > end - c) {
+            io_put_msg(errbuf, errlen, "%s", "unexpected end of compressed data");
+            return IO_ERR_TRUNCATED;
+        }
+        k = pread_full(fd, t, sizeof t, c + total - 4);
+        if (k != (ssize_t)sizeof t) {
+            io_put_msg(errbuf, errlen, "%s", k < 0 ? strerror((int)-k) : "read error");
+            return IO_ERR_READ;
+        }
+        uint32_t isize = get_le32(t);
+        if (target != UINT64_MAX && target < u + isize)
+            break;
+        c += total;
+        u += isize;
+    }
+    *coff = c;
+    *uoff = u;
+    return 0;
+}
+
+/* Decoded size of the BGZF blocks in [start, end) of fd. */
+int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
+                      size_t errlen)
+{
+    uint64_t coff;
+    io_put_msg(errbuf, errlen, "%s", "");
+    return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, errbuf, errlen);
+}
+
+/* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
+static int seekable(io_reader *r)
+{
+    if (r->err)
+        return r->err;
+    if (!r->inbuf || r->file_size < 0)
+        return set_error(r, IO_ERR_SEEK, "%s",
+                         "only a regular file can be read from an offset (not stdin or a pipe)");
+    return 0;
+}
+
+/* Decoded size of a seekable input. */
+int io_reader_data_size(io_reader *r, uint64_t *size)
+{
+    int rc = seekable(r);
+    if (rc < 0)
+        return rc;
+    if (!r->gzip) {
+        *size = (uint64_t)r->file_size;
+        return 0;
+    }
+    char why[256];
+    uint64_t coff;
+    rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, UINT64_MAX, &coff, size, why, sizeof why);
+    return rc < 0 ? set_error(r, rc, "%s", why) : 0;
+}
+
+/* Moves to decoded byte `offset` and limits what is read after it. */
+int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
+{
+    int rc = seekable(r);
+    if (rc < 0)
+        return rc;
+    uint64_t coff = offset, uoff = offset;
+    if (r->gzip) {
+        char why[256];
+        rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, why, sizeof why);
+        if (rc < 0)
+            return set_error(r, rc, "%s", why);
+        r->state = RD_BETWEEN;
+        r->garbage = 0;
+    }
+    if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->in_next = r->inbuf;
+    r->in_avail = 0;
+    r->in_eof = 0;
+    r->raw_offset = coff;
+    r->left = UINT64_MAX;
+    r->pos = uoff;
+    while (r->pos < offset) { /* the start of the block that holds offset */
+        uint8_t skip[4096];
+        uint64_t want = offset - r->pos < sizeof skip ? offset - r->pos : sizeof skip;
+        ssize_t k = io_reader_read(r, skip, (size_t)want);
+        if (k < 0)
+            return (int)k;
+        if (k == 0)
+            break; /* past the end: reads give nothing */
+    }
+    r->pos = offset;
+    r->left = length;
+    return 0;
 }
 
 /* Passes over the whole BGZF blocks at the head of the input whose data
@@ -645,7 +792,7 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
 {
     if (r->err)
         return r->err;
-    if (r->limited && n > r->left)
+    if (n > r->left)
         n = r->left;
     int64_t rc = 0;
     uint64_t done = 0;
@@ -677,7 +824,8 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
     free(scratch);
     if (rc < 0)
         return rc;
-    if (r->limited)
+    r->pos += done;
+    if (r->left != UINT64_MAX)
         r->left -= done;
     return (int64_t)done;
 }
@@ -685,7 +833,6 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
 /* Ends the data n decoded bytes from here. */
 void io_reader_limit(io_reader *r, uint64_t n)
 {
-    r->limited = 1;
     r->left = n;
 }
 
@@ -773,6 +920,8 @@ const char *io_strerror(int code)
         return "invalid file format";
     case IO_ERR_PIPE:
         return "broken pipe";
+    case IO_ERR_SEEK:
+        return "cannot be read from an offset";
     default:
         return "unknown error";
     }

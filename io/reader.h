@@ -29,6 +29,7 @@ enum io_error {
     IO_ERR_SAME = -9,      /* output would overwrite an input */
     IO_ERR_FORMAT = -10,   /* framing: bad .npy header, size mismatch */
     IO_ERR_PIPE = -11,     /* downstream closed (EPIPE) */
+    IO_ERR_SEEK = -12,     /* the input cannot be read from an offset */
 };
 
 typedef struct io_reader io_reader;
@@ -72,6 +73,28 @@ uint64_t io_reader_raw_offset(const io_reader *r);
 
 /* Device and inode of the file (to refuse writing over an input); 0 when stdin. */
 int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino);
+
+/* Decoded bytes handed out so far (by io_reader_read, counted from the
+ * start of the data even after io_reader_seek). */
+uint64_t io_reader_tell(const io_reader *r);
+
+/* Size in bytes of the decoded data of a seekable input, found without
+ * decoding it: the file size, or for blocked gzip (BGZF) the sum of the
+ * blocks' ISIZE trailers. IO_ERR_SEEK (and the reason in io_reader_error)
+ * for stdin, pipes, memory, and gzip that is not blocked. */
+int io_reader_data_size(io_reader *r, uint64_t *size);
+
+/* Positions the reader at byte `offset` of the decoded data; later reads end
+ * after `length` bytes (UINT64_MAX: at the end of the data). An uncompressed
+ * file seeks; blocked gzip walks the block headers without inflating and
+ * inflates only the block holding `offset`. Same errors as
+ * io_reader_data_size(). */
+int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length);
+
+/* Decoded size of the BGZF blocks in bytes [start, end) of fd, from their
+ * headers and ISIZE trailers; 0, or a negative io_error and a reason. */
+int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
+                      size_t errlen);
 
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);

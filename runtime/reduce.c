@@ -50,20 +50,37 @@ unsigned rd_parse_ops(const char *list, char *err, size_t errlen)
 /* Empties the tree. */
 void rd_tree_init(rd_tree *t)
 {
-    t->depth = 0;
+    rd_tree_init_at(t, 0);
 }
 
-/* Adds the next value: complete subtrees merge as in a binary counter. */
+/* Empties the tree and sets its first leaf's index. */
+void rd_tree_init_at(rd_tree *t, uint64_t first)
+{
+    t->depth = 0;
+    t->next = first;
+}
+
+/* Adds the next value. */
 void rd_tree_push(rd_tree *t, double v)
 {
-    unsigned char level = 0;
-    while (t->depth > 0 && t->level[t->depth - 1] == level) {
+    rd_tree_push_level(t, v, 0);
+}
+
+/* Adds the next complete subtree: while it is a right child whose left
+ * sibling tops the stack, the two merge (a binary counter when the tree
+ * starts at leaf 0). */
+void rd_tree_push_level(rd_tree *t, double v, unsigned level)
+{
+    uint64_t idx = t->next >> level;
+    t->next += (uint64_t)1 << level;
+    while (t->depth > 0 && t->level[t->depth - 1] == level && (idx & 1)) {
         v = rd_add(t->value[t->depth - 1], v);
         t->depth--;
         level++;
+        idx >>= 1;
     }
     t->value[t->depth] = v;
-    t->level[t->depth] = level;
+    t->level[t->depth] = (unsigned char)level;
     t->depth++;
 }
 
@@ -88,6 +105,32 @@ void rd_state_init(rd_state *s, dt_type dtype, unsigned ops, int skipnan)
     rd_tree_init(&s->sum_tree);
     rd_tree_init(&s->sq_tree);
     s->ext = rd_extrema_empty();
+}
+
+/* Starts the state's trees at a tile other than 0. */
+void rd_state_start_at(rd_state *s, uint64_t first_tile)
+{
+    rd_tree_init_at(&s->sum_tree, first_tile);
+    rd_tree_init_at(&s->sq_tree, first_tile);
+}
+
+/* Pushes every pending subtree of b into a, in index order. */
+static void rd_tree_append(rd_tree *a, const rd_tree *b)
+{
+    for (int i = 0; i < b->depth; i++)
+        rd_tree_push_level(a, b->value[i], b->level[i]);
+}
+
+/* Appends the following shard's state. */
+void rd_state_merge(rd_state *s, const rd_state *b)
+{
+    rd_tree_append(&s->sum_tree, &b->sum_tree);
+    rd_tree_append(&s->sq_tree, &b->sq_tree);
+    s->isum += b->isum;
+    s->isq += b->isq;
+    s->count += b->count;
+    s->nelem += b->nelem;
+    rd_extrema_merge(&s->ext, &b->ext);
 }
 
 /* True when sums of squares of this type are doubles. */

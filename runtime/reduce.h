@@ -31,15 +31,27 @@ const char *rd_op_name(int bit);
 unsigned rd_parse_ops(const char *list, char *err, size_t errlen);
 
 /* A pairwise tree over a stream of doubles in index order, padded with -0.0
- * to a power of two: push values one by one, then finish. */
+ * to a power of two: push values one by one, then finish. The stack holds
+ * the complete aligned subtrees not yet merged, in index order: entry i has
+ * 2^level[i] leaves and ends where entry i+1 starts; the last ends at leaf
+ * `next`. A tree may start at any leaf (one shard of an array): its stack is
+ * then the maximal aligned subtrees of its leaf range, which continue into
+ * the whole array's tree with rd_tree_push_level(). */
 typedef struct {
-    double value[64];
-    unsigned char level[64];
+    double value[128];
+    unsigned char level[128];
     int depth;
+    uint64_t next; /* index of the next leaf */
 } rd_tree;
 
 void rd_tree_init(rd_tree *t);
+/* An empty tree whose first leaf will have index `first`. */
+void rd_tree_init_at(rd_tree *t, uint64_t first);
 void rd_tree_push(rd_tree *t, double v);
+/* Pushes a complete subtree of 2^level leaves with root value v, starting
+ * at leaf t->next (which must be a multiple of 2^level): the same bits as
+ * pushing its leaves one by one. */
+void rd_tree_push_level(rd_tree *t, double v, unsigned level);
 /* Root of the tree; -0.0 when nothing was pushed. */
 double rd_tree_finish(const rd_tree *t);
 
@@ -56,6 +68,13 @@ typedef struct {
 } rd_state;
 
 void rd_state_init(rd_state *s, dt_type dtype, unsigned ops, int skipnan);
+
+/* Makes an empty state start at tile `first_tile` (a shard of an array). */
+void rd_state_start_at(rd_state *s, uint64_t first_tile);
+
+/* Appends b, the state of the tiles that follow s's in the same array (a
+ * later shard): the result has the bits of one state over both ranges. */
+void rd_state_merge(rd_state *s, const rd_state *b);
 
 /* Adds the partials of ntiles consecutive tiles (the next ones in index
  * order); m or e may be NULL when their ops are not wanted. */

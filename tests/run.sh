@@ -35,6 +35,7 @@ run_one() {
             grep -v -E '^[0-9]+ passed' "$log" | tail -n 30
         else
             echo "ok   $name: $line"
+            grep -E '^skip ' "$log"
         fi
     fi
     total_pass=$((total_pass + p))

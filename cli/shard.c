@@ -1,0 +1,629 @@
+/* shard.c - shard ranges, positioning a sharded input, and the text
+ * headers of state and part files. */
+#include "shard.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/gzwrite.h"
+#include "msg.h"
+
+#define SHARD_STATE_MAGIC "gpubatch reduce-state 1"
+#define SHARD_PART_MAGIC "gpubatch array-part 1"
+#define SHARD_HEADER_MAX 65536 /* a state file, or a part's header, is smaller */
+
+/* Parses "I/N". */
+int shard_parse(const char *arg, shard_spec *s)
+{
+    char *end;
+    if (!arg || *arg < '0' || *arg > '9')
+        return -1;
+    errno = 0;
+    unsigned long long i = strtoull(arg, &end, 10);
+    if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
+        return -1;
+    unsigned long long n = strtoull(end + 1, &end, 10);
+    if (errno || *end || n == 0 || n > SHARD_MAX_COUNT || i >= n)
+        return -1;
+    s->index = i;
+    s->count = n;
+    return 0;
+}
+
+/* floor(total * i / n) without overflow. */
+static uint64_t shard_cut(uint64_t total, uint64_t i, uint64_t n)
+{
+    return (uint64_t)((unsigned __int128)total * i / n);
+}
+
+/* Tile range of a reduce shard. */
+void shard_tiles(const shard_spec *s, uint64_t nelem, uint64_t *t0, uint64_t *t1)
+{
+    uint64_t tiles = nelem / RD_TILE + (nelem % RD_TILE != 0);
+    *t0 = shard_cut(tiles, s->index, s->count);
+    *t1 = shard_cut(tiles, s->index + 1, s->count);
+}
+
+/* The first row >= q whose output offset is a multiple of block, at most
+ * rows; q itself when no row within one period qualifies. */
+static uint64_t shard_align_row(uint64_t q, uint64_t rows, uint64_t header_bytes,
+                                uint64_t row_bytes, uint64_t block)
+{
+    if (q >= rows || block == 0)
+        return q;
+    for (uint64_t r = q; r < q + block && r < rows; r++)
+        if (((unsigned __int128)r * row_bytes + header_bytes) % block == 0)
+            return r;
+    for (uint64_t r = rows; r < q + block; r++) /* the next one is past the end */
+        if (((unsigned __int128)r * row_bytes + header_bytes) % block == 0)
+            return rows;
+    return q;
+}
+
+/* Row range of an array shard, aligned to output blocks. */
+void shard_rows(const shard_spec *s, uint64_t rows, uint64_t header_bytes, uint64_t row_bytes,
+                uint64_t block, uint64_t *r0, uint64_t *r1)
+{
+    /* shard 0 starts with the header; every other boundary is aligned */
+    *r0 = s->index == 0 ? 0
+                        : shard_align_row(shard_cut(rows, s->index, s->count), rows,
+                                          header_bytes, row_bytes, block);
+    *r1 = shard_align_row(shard_cut(rows, s->index + 1, s->count), rows, header_bytes,
+                          row_bytes, block);
+}
+
+/* Finds the data of a sharded input without reading it. */
+int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *err,
+                     size_t errlen)
+{
+    uint64_t size;
+    in->data_start = io_reader_tell(r) - fi->prefix_len;
+    in->source_bytes = io_reader_file_size(r);
+    int rc = io_reader_data_size(r, &size);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", io_reader_error(r));
+        return rc;
+    }
+    uint64_t have = size - in->data_start;
+    if (fi->data_bytes != UINT64_MAX && have < fi->data_bytes) {
+        snprintf(err, errlen, "truncated: expected %llu bytes of data, the input has %llu",
+                 (unsigned long long)fi->data_bytes, (unsigned long long)have);
+        return IO_ERR_FORMAT;
+    }
+    if (fi->data_bytes != UINT64_MAX && have > fi->data_bytes) {
+        snprintf(err, errlen, "the input holds more than the expected %llu bytes of data",
+                 (unsigned long long)fi->data_bytes);
+        return IO_ERR_FORMAT;
+    }
+    in->data_bytes = have;
+    return frame_check_end(fi, have, err, errlen);
+}
+
+/* Positions the reader at one shard's bytes. */
+int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len,
+                     int last, char *err, size_t errlen)
+{
+    int rc = io_reader_seek(r, in->data_start + start, last ? UINT64_MAX : len);
+    if (rc < 0)
+        snprintf(err, errlen, "%s", io_reader_error(r));
+    return rc;
+}
+
+/* Describes the input in m. */
+void shard_meta_input(shard_meta *m, const char *name, const frame_info *fi,
+                      const shard_input *in, const shard_spec *s)
+{
+    memset(m, 0, sizeof *m);
+    m->spec = *s;
+    snprintf(m->input, sizeof m->input, "%s", name);
+    m->source_bytes = in->source_bytes;
+    m->dtype = fi->dtype;
+    m->ndim = fi->ndim;
+    memcpy(m->shape, fi->shape, sizeof m->shape);
+    m->fortran_order = fi->fortran_order;
+    m->nelem = in->data_bytes / dt_size(fi->dtype);
+}
+
+/* Writes a name with backslash, control bytes and DEL escaped. */
+static void shard_put_name(FILE *f, const char *name)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* Reverses shard_put_name in place; -1 on a bad escape. */
+static int shard_get_name(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p != '\\') {
+            *o++ = *p;
+            continue;
+        }
+        if (p[1] == '\\') {
+            *o++ = '\\';
+            p++;
+            continue;
+        }
+        unsigned v;
+        if (p[1] != 'x' || !isxdigit((unsigned char)p[2]) || !isxdigit((unsigned char)p[3]) ||
+            sscanf(p + 2, "%2x", &v) != 1 || v == 0)
+            return -1;
+        *o++ = (char)v;
+        p += 3;
+    }
+    *o = 0;
+    return 0;
+}
+
+/* The lines every state and part file starts with after its magic. */
+static void shard_put_common(FILE *f, const char *magic, const shard_meta *m)
+{
+    fprintf(f, "%s\nshard %" PRIu64 " %" PRIu64 "\ninput ", magic, m->spec.index,
+            m->spec.count);
+    shard_put_name(f, m->input);
+    fprintf(f, "\nsource-bytes %" PRId64 "\ndtype %s\nshape %d", m->source_bytes,
+            dt_name(m->dtype), m->ndim);
+    for (int d = 0; d < m->ndim; d++)
+        fprintf(f, " %" PRIu64, m->shape[d]);
+    fprintf(f, "\nfortran-order %d\nelements %" PRIu64 "\n", m->fortran_order, m->nelem);
+}
+
+/* Writes one tree's pending subtrees: level, first leaf, value bits (and
+ * the value in hex for reading). */
+static void shard_put_tree(FILE *f, const char *key, const rd_tree *t)
+{
+    uint64_t start[128], end = t->next;
+    for (int i = t->depth - 1; i >= 0; i--) {
+        end -= (uint64_t)1 << t->level[i];
+        start[i] = end;
+    }
+    fprintf(f, "%s %d\n", key, t->depth);
+    for (int i = 0; i < t->depth; i++) {
+        uint64_t bits;
+        memcpy(&bits, &t->value[i], sizeof bits);
+        fprintf(f, "%u %" PRIu64 " %016" PRIx64 " %a\n", t->level[i], start[i], bits,
+                t->value[i]);
+    }
+}
+
+/* Writes a 128-bit value as 32 hex digits. */
+static void shard_put_u128(FILE *f, const char *key, rd_u128 v)
+{
+    fprintf(f, "%s %016" PRIx64 "%016" PRIx64 "\n", key, (uint64_t)(v >> 64), (uint64_t)v);
+}
+
+/* Writes an extremum: key bits and global index ("none" when empty). */
+static void shard_put_extremum(FILE *f, const char *key, uint64_t k, uint64_t idx)
+{
+    if (idx == RD_NO_INDEX)
+        fprintf(f, "%s %016" PRIx64 " none\n", key, k);
+    else
+        fprintf(f, "%s %016" PRIx64 " %" PRIu64 "\n", key, k, idx);
+}
+
+/* Writes a reduce shard's state file. */
+int shard_write_state(const char *path, int force, const io_file_id *input, const shard_meta *m,
+                      const rd_state *st)
+{
+    char *text = NULL, err[512];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return msg_error("out of memory"), 1;
+    shard_put_common(f, SHARD_STATE_MAGIC, m);
+    fprintf(f, "tiles %" PRIu64 " %" PRIu64 "\nops ", m->first, m->end);
+    for (int bit = 0, n = 0; bit < RD_OP_NUM; bit++)
+        if (st->ops & (1u << bit))
+            fprintf(f, "%s%s", n++ ? "," : "", rd_op_name(bit));
+    fprintf(f, "\nskipnan %d\nshard-elements %" PRIu64 "\ncount %" PRIu64 "\n", st->skipnan,
+            st->nelem, st->count);
+    shard_put_u128(f, "isum", st->isum);
+    shard_put_u128(f, "isumsq", st->isq);
+    shard_put_extremum(f, "min", st->ext.min_key, st->ext.min_idx);
+    shard_put_extremum(f, "max", st->ext.max_key, st->ext.max_idx);
+    shard_put_tree(f, "sum-tree", &st->sum_tree);
+    shard_put_tree(f, "sumsq-tree", &st->sq_tree);
+    fputs("end\n", f);
+    if (fclose(f) != 0) {
+        free(text);
+        return msg_error("out of memory"), 1;
+    }
+    io_sink *sink;
+    int status = 1;
+    if (io_sink_open(&sink, path, force, input, input ? 1 : 0, err, sizeof err) < 0) {
+        msg_error("%s: %s", path, err);
+    } else if (io_sink_write(sink, text, len) < 0) {
+        msg_error("%s: %s", path, io_sink_error(sink));
+        io_sink_abort(sink);
+    } else if (io_sink_commit(sink) < 0) {
+        msg_error("%s: %s", path, io_sink_commit_error());
+    } else {
+        status = 0;
+    }
+    free(text);
+    return status;
+}
+
+/* Text of a part file's header. */
+int shard_part_header(char *buf, size_t len, const shard_meta *m)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f)
+        return -1;
+    shard_put_common(f, SHARD_PART_MAGIC, m);
+    fprintf(f, "bytes %" PRIu64 " %" PRIu64 " %" PRIu64 "\nlevel %d\ndata\n", m->first, m->end,
+            m->total, m->level);
+    int rc = fclose(f) == 0 && n < len ? (int)n : -1;
+    if (rc > 0)
+        memcpy(buf, text, n);
+    free(text);
+    return rc;
+}
+
+/* A cursor over the lines of a header. */
+typedef struct {
+    char *p;     /* next line */
+    int line;    /* its number */
+    char *err;
+    size_t errlen;
+} shard_text;
+
+/* The value of the next line, which must start with key and a space (or be
+ * key alone when the value is empty); NULL and a reason otherwise. */
+static char *shard_line(shard_text *t, const char *key)
+{
+    char *nl = strchr(t->p, '\n');
+    size_t k = strlen(key);
+    t->line++;
+    if (!nl) {
+        snprintf(t->err, t->errlen, "line %d: ends before '%s'", t->line, key);
+        return NULL;
+    }
+    *nl = 0;
+    char *line = t->p;
+    t->p = nl + 1;
+    if (strncmp(line, key, k) || (line[k] != ' ' && line[k] != 0)) {
+        snprintf(t->err, t->errlen, "line %d: expected '%s'", t->line, key);
+        return NULL;
+    }
+    return line[k] ? line + k + 1 : line + k;
+}
+
+/* Parses the next line "key N1 N2 ..." into count unsigned values. */
+static int shard_line_u64(shard_text *t, const char *key, uint64_t *v, int count)
+{
+    char *s = shard_line(t, key), *end;
+    if (!s)
+        return -1;
+    for (int i = 0; i < count; i++) {
+        errno = 0;
+        if (*s < '0' || *s > '9' || (v[i] = strtoull(s, &end, 10), errno)) {
+            snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+            return -1;
+        }
+        s = end;
+        if (*s == ' ')
+            s++;
+    }
+    if (*s) {
+        snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses the lines shared by states and parts. */
+static int shard_get_common(shard_text *t, shard_meta *m)
+{
+    uint64_t v[2];
+    char *s;
+    if (shard_line_u64(t, "shard", v, 2) < 0)
+        return -1;
+    if (v[1] == 0 || v[1] > SHARD_MAX_COUNT || v[0] >= v[1]) {
+        snprintf(t->err, t->errlen, "line %d: bad shard", t->line);
+        return -1;
+    }
+    m->spec.index = v[0];
+    m->spec.count = v[1];
+    if (!(s = shard_line(t, "input")))
+        return -1;
+    if (strlen(s) >= sizeof m->input || shard_get_name(s) < 0) {
+        snprintf(t->err, t->errlen, "line %d: bad input name", t->line);
+        return -1;
+    }
+    strcpy(m->input, s);
+    if (!(s = shard_line(t, "source-bytes")))
+        return -1;
+    long long sb;
+    int used = 0;
+    if (sscanf(s, "%lld%n", &sb, &used) != 1 || s[used] || sb < -1) {
+        snprintf(t->err, t->errlen, "line %d: bad source-bytes", t->line);
+        return -1;
+    }
+    m->source_bytes = sb;
+    if (!(s = shard_line(t, "dtype")))
+        return -1;
+    if ((m->dtype = dt_from_name(s)) == DT_NONE) {
+        snprintf(t->err, t->errlen, "line %d: unknown dtype '%.40s'", t->line, s);
+        return -1;
+    }
+    if (!(s = shard_line(t, "shape")))
+        return -1;
+    char *end;
+    long nd = strtol(s, &end, 10);
+    if (end == s || nd < -1 || nd > NPY_MAX_DIMS) {
+        snprintf(t->err, t->errlen, "line %d: bad shape", t->line);
+        return -1;
+    }
+    m->ndim = (int)nd;
+    for (int d = 0; d < m->ndim; d++) {
+        if (*end != ' ' || end[1] < '0' || end[1] > '9') {
+            snprintf(t->err, t->errlen, "line %d: bad shape", t->line);
+            return -1;
+        }
+        m->shape[d] = strtoull(end + 1, &end, 10);
+    }
+    if (*end) {
+        snprintf(t->err, t->errlen, "line %d: bad shape", t->line);
+        return -1;
+    }
+    if (shard_line_u64(t, "fortran-order", v, 1) < 0)
+        return -1;
+    m->fortran_order = v[0] != 0;
+    return shard_line_u64(t, "elements", &m->nelem, 1);
+}
+
+/* Parses a 32-hex-digit 128-bit value. */
+static int shard_get_u128(shard_text *t, const char *key, rd_u128 *out)
+{
+    char *s = shard_line(t, key);
+    unsigned long long hi, lo;
+    int used = 0;
+    if (!s)
+        return -1;
+    if (strlen(s) != 32 || sscanf(s, "%16llx%16llx%n", &hi, &lo, &used) != 2 || used != 32) {
+        snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+        return -1;
+    }
+    *out = (rd_u128)hi << 64 | lo;
+    return 0;
+}
+
+/* Parses an extremum line. */
+static int shard_get_extremum(shard_text *t, const char *key, rd_u64 *k, rd_u64 *idx)
+{
+    char *s = shard_line(t, key), rest[32];
+    unsigned long long kv;
+    if (!s)
+        return -1;
+    if (sscanf(s, "%16llx %31s", &kv, rest) != 2) {
+        snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+        return -1;
+    }
+    *k = kv;
+    if (!strcmp(rest, "none")) {
+        *idx = RD_NO_INDEX;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    *idx = strtoull(rest, &end, 10);
+    if (errno || *end || *idx == RD_NO_INDEX) {
+        snprintf(t->err, t->errlen, "line %d: bad '%s' index", t->line, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses a tree: its subtrees must be aligned, contiguous from tile first
+ * and end at tile end (or be absent). */
+static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_t first,
+                          uint64_t end)
+{
+    uint64_t depth;
+    if (shard_line_u64(t, key, &depth, 1) < 0)
+        return -1;
+    if (depth > 128) {
+        snprintf(t->err, t->errlen, "line %d: too many subtrees", t->line);
+        return -1;
+    }
+    rd_tree_init_at(tree, first);
+    for (uint64_t i = 0; i < depth; i++) {
+        char *nl = strchr(t->p, '\n');
+        unsigned level;
+        unsigned long long start, bits;
+        t->line++;
+        if (!nl || (*nl = 0, sscanf(t->p, "%u %llu %16llx", &level, &start, &bits) != 3) ||
+            level > 62 || start != tree->next || start % (1ull << level) ||
+            end - start < (1ull << level) || end < start) {
+            snprintf(t->err, t->errlen, "line %d: bad %s subtree", t->line, key);
+            return -1;
+        }
+        t->p = nl + 1;
+        double v;
+        uint64_t b = bits;
+        memcpy(&v, &b, sizeof v);
+        rd_tree_push_level(tree, v, level);
+    }
+    if (depth && tree->next != end) {
+        snprintf(t->err, t->errlen, "line %d: the %s does not cover the shard's tiles",
+                 t->line, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses the rest of a state file. */
+static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
+{
+    uint64_t v[2];
+    char *s;
+    if (shard_line_u64(t, "tiles", v, 2) < 0)
+        return -1;
+    m->first = v[0];
+    m->end = v[1];
+    if (m->end < m->first) {
+        snprintf(t->err, t->errlen, "line %d: bad tiles", t->line);
+        return -1;
+    }
+    if (!(s = shard_line(t, "ops")))
+        return -1;
+    char why[256];
+    unsigned ops = rd_parse_ops(s, why, sizeof why);
+    if (!ops) {
+        snprintf(t->err, t->errlen, "line %d: %s", t->line, why);
+        return -1;
+    }
+    if (shard_line_u64(t, "skipnan", v, 1) < 0)
+        return -1;
+    rd_state_init(st, m->dtype, ops, v[0] != 0);
+    if (shard_line_u64(t, "shard-elements", &st->nelem, 1) < 0 ||
+        shard_line_u64(t, "count", &st->count, 1) < 0 || shard_get_u128(t, "isum", &st->isum) < 0 ||
+        shard_get_u128(t, "isumsq", &st->isq) < 0 ||
+        shard_get_extremum(t, "min", &st->ext.min_key, &st->ext.min_idx) < 0 ||
+        shard_get_extremum(t, "max", &st->ext.max_key, &st->ext.max_idx) < 0 ||
+        shard_get_tree(t, "sum-tree", &st->sum_tree, m->first, m->end) < 0 ||
+        shard_get_tree(t, "sumsq-tree", &st->sq_tree, m->first, m->end) < 0)
+        return -1;
+    if (!shard_line(t, "end"))
+        return -1;
+    if (*t->p) {
+        snprintf(t->err, t->errlen, "line %d: data after 'end'", t->line + 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses the rest of a part's header. */
+static int shard_get_part(shard_text *t, shard_meta *m, const char *base)
+{
+    uint64_t v[3];
+    if (shard_line_u64(t, "bytes", v, 3) < 0)
+        return -1;
+    m->first = v[0];
+    m->end = v[1];
+    m->total = v[2];
+    if (m->first > m->end || m->end > m->total) {
+        snprintf(t->err, t->errlen, "line %d: bad byte range", t->line);
+        return -1;
+    }
+    if (shard_line_u64(t, "level", v, 1) < 0)
+        return -1;
+    if (v[0] > 9) {
+        snprintf(t->err, t->errlen, "line %d: bad level", t->line);
+        return -1;
+    }
+    m->level = (int)v[0];
+    if (!shard_line(t, "data"))
+        return -1;
+    m->data_offset = (uint64_t)(t->p - base);
+    return 0;
+}
+
+/* Reads a state file or a part's header. */
+int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    int fd = !strcmp(path, "-") ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", fd == -1 && !strcmp(path, "-")
+                                        ? "merge reads files, not standard input"
+                                        : strerror(errno));
+        return -1;
+    }
+    char *buf = malloc(SHARD_HEADER_MAX + 1);
+    ssize_t got = 0, k = 0;
+    while (buf && got < SHARD_HEADER_MAX &&
+           ((k = read(fd, buf + got, SHARD_HEADER_MAX - (size_t)got)) > 0 ||
+            (k < 0 && errno == EINTR)))
+        got += k > 0 ? k : 0;
+    int read_errno = errno;
+    close(fd);
+    if (!buf || k < 0) {
+        snprintf(err, errlen, "%s", buf ? strerror(read_errno) : "out of memory");
+        free(buf);
+        return -1;
+    }
+    buf[got] = 0;
+    shard_text t = {buf, 0, err, errlen};
+    size_t sl = strlen(SHARD_STATE_MAGIC), pl = strlen(SHARD_PART_MAGIC);
+    int rc = -1;
+    if (!strncmp(buf, SHARD_STATE_MAGIC "\n", sl + 1)) {
+        m->kind = SHARD_KIND_STATE;
+        t.p = buf + sl + 1;
+        t.line = 1;
+        if (memchr(buf, 0, (size_t)got) || got == SHARD_HEADER_MAX)
+            snprintf(err, errlen, "not a gpubatch state file (binary data or too large)");
+        else if (shard_get_common(&t, m) == 0)
+            rc = shard_get_state(&t, m, st);
+    } else if (!strncmp(buf, SHARD_PART_MAGIC "\n", pl + 1)) {
+        m->kind = SHARD_KIND_PART;
+        t.p = buf + pl + 1;
+        t.line = 1;
+        char *data = strstr(buf, "\ndata\n");
+        if (!data || memchr(buf, 0, (size_t)(data - buf)))
+            snprintf(err, errlen, "not a gpubatch part file (no 'data' line)");
+        else if (shard_get_common(&t, m) == 0)
+            rc = shard_get_part(&t, m, buf);
+    } else if (!strncmp(buf, "gpubatch ", 9)) {
+        snprintf(err, errlen, "unsupported version of a gpubatch shard file");
+    } else {
+        snprintf(err, errlen,
+                 "not a gpubatch state or part file (written by reduce or quadratic --shard)");
+    }
+    free(buf);
+    return rc;
+}
+
+/* Cuts and positions a part of an array output (see shard.h). */
+int shard_part_open(io_reader *r, const frame_info *fi, const shard_spec *s, const char *name,
+                    size_t record_in, size_t record_out, uint64_t (*header_len)(void *, uint64_t),
+                    void *ctx, int level, char *part_head, size_t part_len, uint64_t *records,
+                    uint64_t *limit)
+{
+    char err[1024];
+    shard_input in;
+    shard_meta m;
+    uint64_t r0, r1;
+    if (shard_input_open(r, fi, &in, err, sizeof err) < 0 ||
+        (in.data_bytes % record_in &&
+         snprintf(err, sizeof err, "size %llu bytes is not a whole number of %zu-byte records",
+                  (unsigned long long)in.data_bytes, record_in) > 0)) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    *records = in.data_bytes / record_in;
+    uint64_t head = header_len(ctx, *records);
+    shard_rows(s, *records, head, record_out, GZW_BLOCK_DATA, &r0, &r1);
+    if (shard_input_seek(r, &in, r0 * record_in, (r1 - r0) * record_in, r1 == *records, err,
+                         sizeof err) < 0) {
+        msg_error("%s: %s", name, err);
+        return 1;
+    }
+    shard_meta_input(&m, name, fi, &in, s);
+    m.first = s->index ? head + r0 * record_out : 0;
+    m.end = head + r1 * record_out;
+    m.total = head + *records * record_out;
+    m.level = level;
+    if (shard_part_header(part_head, part_len, &m) < 0) {
+        msg_error("%s: the input's name is too long for a part file", name);
+        return 1;
+    }
+    *limit = (r1 - r0) * record_in;
+    return 0;
+}

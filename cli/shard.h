@@ -1,0 +1,112 @@
+/* shard.h - one of N parts of an input (`--shard I/N`), and the small files
+ * that shards write for `gpubatch merge`.
+ *
+ * Reductions cut the array on tile boundaries (RD_TILE elements): shard I
+ * of N takes tiles [T*I/N, T*(I+1)/N) of the T tiles, so shards may be
+ * empty when N > T. Its state file holds the exact partial state: integer
+ * sums, counts, extrema with their global indices, and for float sums the
+ * maximal aligned subtrees of its tile range (see rd_tree), so that merging
+ * the shards in index order gives the bits of one run.
+ *
+ * Array outputs (quadratic roots) cut rows so that every part but the
+ * last ends on a blocked-gzip block boundary of the final output stream;
+ * shard 0's part starts with the .npy header. A part file is a text header
+ * ending in a line "data" and then the part's bytes (blocked gzip with its
+ * end-of-file block, or plain), so merging is concatenation. */
+#ifndef GPUBATCH_CLI_SHARD_H
+#define GPUBATCH_CLI_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/frame.h"
+#include "io/reader.h"
+#include "io/sink.h"
+#include "runtime/reduce.h"
+
+#define SHARD_MAX_COUNT 1000000
+
+typedef struct {
+    uint64_t index, count; /* count 0: the whole input */
+} shard_spec;
+
+/* Where a sharded input's data lies in its decoded bytes. */
+typedef struct {
+    uint64_t data_start; /* decoded offset of the first data byte */
+    uint64_t data_bytes; /* data bytes of the whole array */
+    int64_t source_bytes; /* size of the file as stored (its identity, with the shape) */
+} shard_input;
+
+/* What a state file or a part file says about itself and its input. */
+typedef struct {
+    int kind;            /* SHARD_KIND_* */
+    shard_spec spec;
+    char input[4096];    /* the input's name as the shard was given it */
+    int64_t source_bytes;
+    dt_type dtype;
+    int ndim;            /* -1: raw input without --shape */
+    uint64_t shape[NPY_MAX_DIMS];
+    int fortran_order;
+    uint64_t nelem;      /* elements of the whole array */
+    uint64_t first, end; /* reduce: tile range; parts: output byte range */
+    uint64_t total;      /* parts: output bytes of the whole array */
+    int level;           /* parts: gzip level, 0 for plain */
+    uint64_t data_offset; /* parts: file offset of the data */
+} shard_meta;
+
+enum { SHARD_KIND_STATE = 1, SHARD_KIND_PART = 2 };
+
+/* Parses "I/N" (0 <= I < N); -1 on a bad value. */
+int shard_parse(const char *arg, shard_spec *s);
+
+/* Tiles [*t0, *t1) of shard s of an array of nelem elements. */
+void shard_tiles(const shard_spec *s, uint64_t nelem, uint64_t *t0, uint64_t *t1);
+
+/* Rows [*r0, *r1) of shard s of `rows` rows whose output has header_bytes
+ * of header then row_bytes per row: boundaries are moved up to the next
+ * row whose output offset is a multiple of block (when one exists), so the
+ * compressed parts concatenate into the bytes of one run. */
+void shard_rows(const shard_spec *s, uint64_t rows, uint64_t header_bytes, uint64_t row_bytes,
+                uint64_t block, uint64_t *r0, uint64_t *r1);
+
+/* After frame_open: finds where the data lies and how long it is (without
+ * reading it), checks that it is a whole number of elements. 0, or a
+ * negative io_error and a reason. */
+int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *err,
+                     size_t errlen);
+
+/* Positions r at data bytes [start, start + len); the last shard reads on to
+ * the end so that data beyond what the header promises is still an error. */
+int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len,
+                     int last, char *err, size_t errlen);
+
+/* Fills the input fields of m from the frame and r. */
+void shard_meta_input(shard_meta *m, const char *name, const frame_info *fi,
+                      const shard_input *in, const shard_spec *s);
+
+/* Writes a reduce shard's state file atomically. input: the input file's
+ * identity (may be NULL). Returns 0, or 1 after printing an error. */
+int shard_write_state(const char *path, int force, const io_file_id *input, const shard_meta *m,
+                      const rd_state *st);
+
+/* Text of a part file's header (ending in the "data" line) into buf;
+ * returns its length, or -1 when it does not fit. */
+int shard_part_header(char *buf, size_t len, const shard_meta *m);
+
+/* For array outputs: positions r at the records of shard s of an input made
+ * of whole records (record_in bytes each, record_out bytes of output each,
+ * after an output header of header_len(ctx, records) bytes; 0 for raw
+ * output), cut so that the parts' blocked gzip concatenates into the bytes
+ * of one run (level: the gzip level, 0 plain). Fills the part file's header
+ * text, the records of the whole input and the shard's data bytes. Returns
+ * 0, or 1 after printing an error naming name. */
+int shard_part_open(io_reader *r, const frame_info *fi, const shard_spec *s, const char *name,
+                    size_t record_in, size_t record_out, uint64_t (*header_len)(void *, uint64_t),
+                    void *ctx, int level, char *part_head, size_t part_len, uint64_t *records,
+                    uint64_t *limit);
+
+/* Reads the header of a state or part file (and for a state, the state).
+ * Returns 0, or -1 with a one-line reason. */
+int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,224 @@
+#!/bin/sh
+# test_shard.sh - `--shard I/N` and `gpubatch merge` on the CPU backend: the
+# merged result equals one run over the whole input bit for bit (reduce text
+# and JSON, quadratic output files byte for byte), for every dtype, op set,
+# NaN policy, size around tile and block boundaries, shard count (more
+# shards than tiles too), input framing, and states given in any order; and
+# every error case.
+. "$(dirname "$0")/lib.sh"
+REF="$top/tests/cli/npyref.py"
+BGZF="$top/tests/cli/bgzf.py"
+ALL=sum,mean,min,max,argmin,argmax,sumsq,count
+R() { "$GB" reduce --backend cpu -q "$@"; }
+E() { "$GB" reduce --backend cpu "$@"; }
+
+# shard_reduce N FILE OPTS...: writes N states st-I and prints the merged
+# text and JSON (states given in random order) into $T/m.txt and $T/m.json.
+shard_reduce() {
+    n=$1
+    file=$2
+    shift 2
+    rm -f "$T"/st-*
+    i=0
+    while [ $i -lt $n ]; do
+        R "$@" --shard $i/$n -o "$T/st-$i" "$file" 2>>"$T/shard.err" || fail "shard $i/$n of $file $*"
+        i=$((i + 1))
+    done
+    ls "$T"/st-* | shuf >"$T/order"
+    "$GB" merge $(cat "$T/order") >"$T/m.txt" 2>"$T/m.err"
+    echo "status $?" >>"$T/m.txt"
+    cat "$T/m.err" >>"$T/m.txt"
+    "$GB" merge --json $(cat "$T/order") >"$T/m.json" 2>&1
+}
+
+# single_reduce FILE OPTS...: the same outputs from one run.
+single_reduce() {
+    file=$1
+    shift
+    R "$@" "$file" >"$T/s.txt" 2>"$T/s.err"
+    echo "status $?" >>"$T/s.txt"
+    cat "$T/s.err" >>"$T/s.txt"
+    R "$@" --json "$file" >"$T/s.json" 2>&1
+}
+
+# Every dtype, size and shard count; floats with NaN, Inf, subnormals.
+for spec in float32:adversarial float64:adversarial float32:random int8:ints-extreme \
+    int64:ints-extreme uint64:ints-extreme uint16:random int32:random; do
+    dt=${spec%%:*}
+    kind=${spec#*:}
+    for n in 1 16383 16385 81927 200001; do
+        f="$T/$dt-$n.npy"
+        $PY "$REF" write $dt $n $kind $n "$f"
+        for skip in "" --skipnan; do
+            case $dt in float*) ;; *) [ -n "$skip" ] && continue ;; esac
+            single_reduce "$f" --op $ALL $skip
+            for shards in 1 3 7 16; do
+                shard_reduce $shards "$f" --op $ALL $skip
+                check_files_same "$dt n=$n $skip $shards shards (text)" "$T/s.txt" "$T/m.txt"
+                check_files_same "$dt n=$n $skip $shards shards (json)" "$T/s.json" "$T/m.json"
+            done
+        done
+    done
+done
+
+# Framings: blocked gzip with random block sizes (read from any offset by
+# walking the block headers), raw data with --dtype, plain and compressed.
+f="$T/frame.npy"
+$PY "$REF" write float64 150000 adversarial 11 "$f"
+$PY "$BGZF" 1 "$f" "$T/frame.npy.gz"
+tail -c +129 "$f" >"$T/frame.raw"
+$PY "$BGZF" 2 "$T/frame.raw" "$T/frame.raw.gz"
+for shards in 1 2 5 9 40; do
+    single_reduce "$T/frame.npy" --op $ALL
+    for g in "$T/frame.npy.gz"; do
+        shard_reduce $shards "$g" --op $ALL
+        sed "s|frame.npy.gz|frame.npy|" "$T/m.txt" >"$T/m2.txt"
+        check_files_same "blocked gzip .npy, $shards shards" "$T/s.txt" "$T/m2.txt"
+    done
+    single_reduce "$T/frame.raw" --op $ALL --dtype float64
+    for g in "$T/frame.raw" "$T/frame.raw.gz"; do
+        shard_reduce $shards "$g" --op $ALL --dtype float64
+        sed "s|$g|$T/frame.raw|" "$T/m.txt" >"$T/m2.txt"
+        check_files_same "raw ${g##*.}, $shards shards" "$T/s.txt" "$T/m2.txt"
+    done
+done
+single_reduce "$T/frame.npy" --op sum,max --chunk 128k
+shard_reduce 3 "$T/frame.npy" --op sum,max --chunk 256k --threads 1
+check_files_same "chunk and thread counts" "$T/s.txt" "$T/m.txt"
+
+# Empty and all-NaN arrays: merge says what reduce says, with its status.
+$PY "$REF" write float32 0 random 1 "$T/empty.npy"
+for ops in sum,count sum,mean min; do
+    single_reduce "$T/empty.npy" --op $ops
+    shard_reduce 4 "$T/empty.npy" --op $ops
+    check_files_same "empty array, $ops" "$T/s.txt" "$T/m.txt"
+done
+$PY -c "import sys; sys.stdout.buffer.write(b'\x00\x00\xc0\x7f' * 40000)" >"$T/nan.raw"
+single_reduce "$T/nan.raw" --dtype float32 --skipnan --op count,mean
+shard_reduce 3 "$T/nan.raw" --dtype float32 --skipnan --op count,mean
+check_files_same "all NaN with --skipnan" "$T/s.txt" "$T/m.txt"
+grep -q "every element is NaN" "$T/m.txt" && ok || fail "all-NaN merge message"
+
+# Quadratic parts: the merged file equals one run's output byte for byte.
+for dt in float32 float64; do
+    for rows in 0 1 2040 4071 4072 4073 30001; do
+        "$GB" gen --quadratic $rows --dtype $dt --seed $rows -f -o "$T/q.npy.gz" 2>/dev/null
+        for mode in "" --no-compress -6 --raw "--raw --no-compress"; do
+            "$GB" quadratic --backend cpu $mode -f -o "$T/q1.out" "$T/q.npy.gz"
+            for shards in 1 2 5 9; do
+                rm -f "$T"/qp-*
+                i=0
+                while [ $i -lt $shards ]; do
+                    "$GB" quadratic --backend cpu $mode --shard $i/$shards -o "$T/qp-$i" \
+                        "$T/q.npy.gz" || fail "quadratic shard $i/$shards"
+                    i=$((i + 1))
+                done
+                ls "$T"/qp-* | shuf | xargs "$GB" merge -f -o "$T/qm.out"
+                check_files_same "quadratic $dt rows=$rows $mode $shards shards" "$T/q1.out" "$T/qm.out"
+            done
+        done
+    done
+done
+gzip -dc "$T/q.npy.gz" >"$T/q.npy"
+"$GB" quadratic --backend cpu -f -o "$T/q1.out" "$T/q.npy"
+for i in 0 1 2; do "$GB" quadratic --backend cpu --shard $i/3 -o "$T/qq-$i" "$T/q.npy"; done
+"$GB" merge -c "$T/qq-2" "$T/qq-0" "$T/qq-1" >"$T/qm.out"
+check_files_same "quadratic from plain .npy to stdout" "$T/q1.out" "$T/qm.out"
+gzip -t "$T/qm.out" && ok || fail "merged output is valid gzip"
+
+# Errors of reduce --shard: one line, status 1, no state file left behind.
+f="$T/float32-81927.npy"
+cat "$f" | check_error "stdin" "only a regular file" E --shard 0/2 -o "$T/e.st" -
+gzip -c "$f" >"$T/single.gz"
+check_error "single-member gzip" "not blocked" E --shard 0/2 -o "$T/e.st" "$T/single.gz"
+head -c 100000 "$f" >"$T/trunc.npy"
+check_error "truncated .npy" "truncated" E --shard 0/2 -o "$T/e.st" "$T/trunc.npy"
+cat "$f" "$f" >"$T/long.npy"
+check_error "more data than the header" "more than" E --shard 1/2 -o "$T/e.st" "$T/long.npy"
+head -c 100001 "$T/frame.raw" >"$T/odd.raw"
+check_error "raw size not whole elements" "not a multiple" E --dtype float64 --shard 0/2 -o "$T/e.st" "$T/odd.raw"
+[ -e "$T/e.st" ] && fail "a state file was left after errors" || ok
+R --shard 0/2 -o "$T/e.st" "$f"
+check_error "existing state" "already exists" E --shard 0/2 -o "$T/e.st" "$f"
+R --shard 0/2 -f -o "$T/e.st" "$f" && ok || fail "-f overwrites a state"
+check_error "state over the input" "overwrite an input" E --shard 0/2 -f -o "$f" "$f"
+for bad in "--shard 2/2 -o x" "--shard 1/0 -o x" "--shard a/3 -o x" "--shard 1/3" "-o x" \
+    "--shard 0/2 -o x $f $f"; do
+    "$GB" reduce $bad "$f" >/dev/null 2>&1
+    check_eq "usage: reduce $bad" 2 $?
+done
+"$GB" quadratic --shard 0/2 "$T/q.npy" >/dev/null 2>&1
+check_eq "usage: quadratic --shard without -o" 2 $?
+
+# Errors of merge: missing, duplicate and mismatched shards, bad files.
+for i in 0 1 2; do R --op sum,min --shard $i/3 -o "$T/a-$i" "$f"; done
+check_error "missing shard" "shard 1/3 is missing" "$GB" merge "$T/a-0" "$T/a-2"
+check_error "duplicate shard" "given twice" "$GB" merge "$T/a-0" "$T/a-1" "$T/a-1" "$T/a-2"
+R --op sum --shard 1/3 -f -o "$T/b-1" "$f"
+check_error "other ops" "operations differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+R --op sum,min --skipnan --shard 1/3 -f -o "$T/b-1" "$f"
+check_error "other NaN policy" "skipnan differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+R --op sum,min --shard 1/4 -f -o "$T/b-1" "$f"
+check_error "other shard count" "number of shards differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-200001.npy"
+check_error "other input" "differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+check_error "not a state" "not a gpubatch state" "$GB" merge "$T/a-0" "$f" "$T/a-2"
+check_error "missing file" "No such file" "$GB" merge "$T/a-0" "$T/nope" "$T/a-2"
+head -n 12 "$T/a-1" >"$T/b-1"
+check_error "truncated state" "line 13" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+sed 's/^tiles .*/tiles 1 3/' "$T/a-1" >"$T/b-1"
+check_error "subtrees outside the tile range" "bad sum-tree subtree" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+sed 's/^shard-elements .*/shard-elements 5/' "$T/a-1" >"$T/b-1"
+check_error "wrong element count" "does not match shard 1/3" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+sed 's/^sum-tree 1$/sum-tree 2/' "$T/a-1" >"$T/b-1"
+check_error "bad subtree" "sum-tree" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+sed 's/^gpubatch reduce-state 1$/gpubatch reduce-state 9/' "$T/a-1" >"$T/b-1"
+check_error "future version" "unsupported version" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+"$GB" merge >/dev/null 2>&1
+check_eq "usage: merge without files" 2 $?
+"$GB" merge -o "$T/x" "$T/a-0" "$T/a-1" "$T/a-2" >/dev/null 2>&1
+check_eq "usage: merge -o with states" 2 $?
+for i in 0 1 2; do "$GB" quadratic --backend cpu --shard $i/3 -o "$T/p-$i" "$T/q.npy"; done
+check_error "state and part mixed" "kind of file differs" "$GB" merge -o "$T/x" "$T/p-0" "$T/a-1" "$T/p-2"
+check_error "missing part" "shard 2/3 is missing" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1"
+head -c -10 "$T/p-1" >"$T/p-1b"
+check_error "truncated part" "end-of-file block" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1b" "$T/p-2"
+"$GB" quadratic --backend cpu -3 --shard 1/3 -o "$T/p-1c" "$T/q.npy"
+check_error "other level" "compression level differs" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1c" "$T/p-2"
+"$GB" quadratic --backend cpu --no-compress --shard 1/3 -o "$T/p-1d" "$T/q.npy"
+sed '/^level 0$/s//level 1/' "$T/p-1d" >"$T/p-1e"
+check_error "plain part said to be compressed" "end-of-file block" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1e" "$T/p-2"
+[ -e "$T/x" ] && fail "merge left an output after errors" || ok
+check_error "merge over a part" "overwrite an input" "$GB" merge -f -o "$T/p-0" "$T/p-0" "$T/p-1" "$T/p-2"
+# Damaged state and part files: every one is refused with status 1 or
+# merged (a change to a value only); none crashes.
+$PY - "$T" <<'PY'
+import random, sys
+t = sys.argv[1]
+rng = random.Random(5)
+for kind, src in (("st", t + "/a-1"), ("pt", t + "/p-1")):
+    data = open(src, "rb").read()
+    for k in range(60):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            op = rng.random()
+            pos = rng.randrange(len(b)) if kind == "st" else rng.randrange(min(len(b), 300))
+            if op < 0.4:
+                b[pos] = rng.choice(b"0123456789abcdef -\\n\x00\xff")
+            elif op < 0.7:
+                del b[pos:pos + rng.randint(1, 40)]
+            else:
+                b[pos:pos] = bytes(rng.choice(b"019 \n") for _ in range(rng.randint(1, 25)))
+        open("%s/mut-%s-%d" % (t, kind, k), "wb").write(bytes(b))
+PY
+for m in "$T"/mut-st-*; do
+    "$GB" merge "$T/a-0" "$m" "$T/a-2" >/dev/null 2>&1
+    st=$?
+    if [ $st -le 1 ]; then ok; else fail "damaged state $m: status $st"; fi
+done
+for m in "$T"/mut-pt-*; do
+    "$GB" merge -f -o "$T/mut.out" "$T/p-0" "$m" "$T/p-2" >/dev/null 2>&1
+    st=$?
+    if [ $st -le 1 ]; then ok; else fail "damaged part $m: status $st"; fi
+done
+summary
