@@ -20,7 +20,9 @@ typedef double coef_t;
 // Threads per block; rows per tile of qdk_rows (QD_RPT rows per thread, so
 // that a block has that many 16-byte loads of each thread in flight).
 #define QD_TILE 256
+#ifndef QD_RPT // a tuning knob, as is QD_ROWS_DIRECT (tests/gpu/bench_quadratic.cu)
 #define QD_RPT 2
+#endif
 #define QD_TILE_ROWS (QD_RPT * QD_TILE)
 
 // Writes one equation's roots as a complex row (re x1, im x1, re x2, im x2)
@@ -49,6 +51,21 @@ __device__ __forceinline__ void qd_store_row(coef_t *row, const coef_t *r)
 extern "C" __global__ void __launch_bounds__(QD_TILE)
     qdk_rows(const coef_t *__restrict__ in, unsigned long long n, coef_t *__restrict__ out)
 {
+#if defined(QD_ROWS_DIRECT)
+    // Each thread its own rows, read with scalar loads straight from memory.
+    for (unsigned long long i = blockIdx.x * (unsigned long long)QD_TILE_ROWS + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * QD_TILE_ROWS)
+#pragma unroll
+        for (unsigned h = 0; h < QD_RPT; h++) {
+            const unsigned long long j = i + h * QD_TILE;
+            if (j < n) {
+                coef_t r[4];
+                QD_SOLVE(in[3 * j], in[3 * j + 1], in[3 * j + 2], &r[0], &r[1], &r[2], &r[3]);
+                qd_store_row(out + 4 * j, r);
+            }
+        }
+    return;
+#endif
     __shared__ __align__(16) coef_t tile[4 * QD_TILE_ROWS];
     const unsigned t = threadIdx.x;
     const unsigned long long ntiles = (n + QD_TILE_ROWS - 1) / QD_TILE_ROWS;

@@ -84,6 +84,8 @@ __global__ void count_diff(const T *want, const T *got, unsigned long long n, un
     }
 }
 
+static unsigned long long tile_rows = 512; // rows per block of qdk_rows: QD_TILE_ROWS
+
 template <class T> static void run(const char *ptx_path, unsigned long long n, int reps, int *bad)
 {
     CUmodule mod;
@@ -115,7 +117,7 @@ template <class T> static void run(const char *ptx_path, unsigned long long n, i
         printf("  %-26s %8.3f ms %7.1f GB/s = %.3f of copy\n", what, ms, bytes / ms / 1e6,
                bytes / ms / 1e6 / copy_gbs);
     };
-    unsigned grid_rows = (unsigned)std::min<unsigned long long>((n + 511) / 512, 0x7fffffffull); // QD_TILE_ROWS
+    unsigned grid_rows = (unsigned)std::min<unsigned long long>((n + tile_rows - 1) / tile_rows, 0x7fffffffull);
     void *params[] = {&in, &n, &out};
     report("qdk_rows rows->complex", bench_median_ms([&] { cuLaunchKernel(k_rows, grid_rows, 1, 1, 256, 1, 1, 0, 0, params, NULL); }, reps));
     // qdk_strided in the three other layouts, each checked against qdk_rows.
@@ -152,7 +154,11 @@ int main(int argc, char **argv)
     unsigned long long n = argc > 1 ? strtoull(argv[1], NULL, 10) : 250000000ull;
     int bad = 0;
     CK(cudaFree(0));
-    run<float>("ptx/quadratic_f32.compute_75.ptx", n, 20, &bad);
-    run<double>("ptx/quadratic_f64.compute_75.ptx", n, 10, &bad);
+    // Other builds of the kernels (tuning): argv[2], argv[3] name their PTX,
+    // argv[4] their QD_TILE_ROWS.
+    if (argc > 4)
+        tile_rows = strtoull(argv[4], NULL, 10);
+    run<float>(argc > 3 ? argv[2] : "ptx/quadratic_f32.compute_75.ptx", n, 20, &bad);
+    run<double>(argc > 3 ? argv[3] : "ptx/quadratic_f64.compute_75.ptx", n, 10, &bad);
     return bad;
 }

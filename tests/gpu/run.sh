@@ -1,10 +1,12 @@
 #!/bin/sh
-# run.sh [OUTDIR] - every GPU check in one call, on a machine with a CUDA GPU
-# and the CUDA toolkit: build, the whole test suite (GPU tests included),
-# compute-sanitizer, and the benchmarks. Full logs go to OUTDIR; a short
-# table is printed last.
+# run.sh [OUTDIR [PHASE]] - every GPU check in one call, on a machine with a
+# CUDA GPU and the CUDA toolkit: build, the whole test suite (GPU tests
+# included), compute-sanitizer, and the benchmarks. PHASE "tests" stops after
+# the sanitizers, "perf" runs only the benchmarks (default: both). Full logs
+# go to OUTDIR; a short table is printed last.
 set -u
 out=${1:-gpu-results}
+phase=${2:-all}
 mkdir -p "$out"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -22,6 +24,7 @@ note "device: $(cat "$out/device.txt")"
 ./gpubatch info >"$out/info.txt" 2>&1
 grep -E '^(driver|device)' "$out/info.txt" | tee -a "$sum"
 
+if [ "$phase" != perf ]; then
 note "== tests (CPU suite + GPU vs CPU bit identity)"
 make test >"$out/test.log" 2>&1
 grep -E '^(ok|FAIL|skip)|passed,' "$out/test.log" | tail -n 25 | tee -a "$sum"
@@ -61,6 +64,8 @@ for tool in memcheck racecheck initcheck synccheck; do
     note "sanitizer $tool: exit $st/$st2, $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
 
+fi
+if [ "$phase" != tests ]; then
 note "== kernel resources (ptxas for sm_90 from the embedded PTX)"
 for k in f32_moments f32_extrema f64_moments; do
     ptxas -arch=sm_90 -v -o "$work/$k.cubin" "ptx/reduce_$k.compute_75.ptx" 2>&1 | grep -E 'registers|spill' | tr '\n' ' ' | sed "s/^/$k: /" | tee -a "$sum"
@@ -157,6 +162,11 @@ t_quad=$(secs ./gpubatch quadratic -q --backend cuda "$work/quad.npy.gz" -o "$wo
 note "quadratic 1e8 float32 rows, gzip in and out: $t_quad s; gzip -dc of the input alone: $t_qgzip s"
 t_quad_soa=$(secs ./gpubatch quadratic -q --backend cuda --out-layout planes "$work/quad.npy.gz" -o "$work/soa.npy.gz" -f)
 note "quadratic 1e8 float32 rows to (4, N) root planes, gzip in and out: $t_quad_soa s"
+./gpubatch gen --shape 8192x16384 --seed 4 -1 -o "$work/mat.npy.gz" -f
+t_tgzip=$(secs gzip -dc "$work/mat.npy.gz")
+t_tp=$(secs ./gpubatch transpose -q --backend cuda "$work/mat.npy.gz" -o "$work/matt.npy.gz" -f)
+t_tp_plain=$(secs ./gpubatch transpose -q --backend cuda --no-compress "$work/mat.npy.gz" -o "$work/matt.npy" -f)
+note "transpose 8192x16384 float32 (512 MiB), gzip in and out: $t_tp s; gzip out off: $t_tp_plain s; gzip -dc of the input alone: $t_tgzip s"
 ./gpubatch reduce -v --backend cuda --op sum "$work/e2e.npy" >"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum,min,max "$work/e2e.npy.gz" >>"$out/e2e-verbose.txt" 2>&1
 ./gpubatch reduce -v --backend cuda --op sum --chunk 128M "$work/e2e.npy" >>"$out/e2e-verbose.txt" 2>&1
@@ -171,6 +181,7 @@ awk -v gz="$gz_bytes" -v raw="$raw_bytes" -v tg="$t_gzip" -v to="$t_ours_gz" -v 
         printf "reduce tiny file:       %6.3f s  (whole process)\n", tt
     }' | tee -a "$sum"
 tee -a "$sum" <"$out/init.txt"
+fi
 # Everything but the summary in one archive, so a caller gets two files.
 (cd "$out" && tar czf logs.tgz --exclude=summary.txt --exclude=logs.tgz . &&
     find . -type f ! -name summary.txt ! -name logs.tgz -delete)
