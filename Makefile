@@ -120,8 +120,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ)
 ## fuzz: run each libFuzzer harness for FUZZ_TIME seconds (needs clang)
 fuzz:
 	$(Q)for h in $(FUZZ_SRC); do n=$${h#tests/fuzz/fuzz_}; n=$${n%.c}; \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/libfuzzer_$$n $$h $(filter-out cli/%,$(LIB_SRC)) $(BUILD)/ptx_table.c -l:libz.a -ldl -lm -pthread || exit 1; \
+	  clang -std=c11 -D_GNU_SOURCE -DGPUBATCH_VERSION='"$(VERSION)"' -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+	    -o $(BUILD)/libfuzzer_$$n $$h $(LIB_SRC) $(BUILD)/ptx_table.c -l:libz.a -ldl -lm -pthread || exit 1; \
 	  mkdir -p $(BUILD)/fuzz-new-$$n; \
 	  $(BUILD)/libfuzzer_$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-new-$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
