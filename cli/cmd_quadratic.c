@@ -10,6 +10,7 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
+#include "progress.h"
 #include "runtime/quadratic.h"
 
 static const char quadratic_usage[] =
@@ -133,6 +134,7 @@ static int quadratic_stream(qd_engine *eng, pl_ring *pl, int nslots, size_t row_
         rc = pl_next(pl, &c);
         if (rc > 0) {
             *bytes_in += c.bytes;
+            progress_update(c.raw_end);
             if (qd_engine_submit(eng, c.slot, c.data, c.bytes / row_bytes) < 0) {
                 msg_error("%s: %s", name, qd_engine_error(eng));
                 failed = 1;
@@ -227,7 +229,10 @@ int cmd_quadratic(int argc, char **argv)
         goto out_abort;
     }
     uint64_t bytes_in;
-    if (quadratic_stream(eng, pl, nslots, row_bytes, 4 * sz, &o, &bytes_in, name))
+    progress_begin(name, io_reader_file_size(r));
+    int stream_failed = quadratic_stream(eng, pl, nslots, row_bytes, 4 * sz, &o, &bytes_in, name);
+    progress_end();
+    if (stream_failed)
         goto out_abort;
     if (bytes_in % row_bytes) {
         msg_error("%s: size %llu bytes is not a whole number of %zu-byte rows", name,
