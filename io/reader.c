@@ -93,6 +93,19 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* At the end of a regular file: a file now shorter than when it was opened
+ * was cut while being read (the data that was there is lost, and what was
+ * read may end anywhere), which is an error rather than a short input.
+ * Returns 0 or the sticky error. */
+static int check_not_shrunk(io_reader *r)
+{
+    struct stat st;
+    if (r->fd < 0 || r->file_size < 0 || fstat(r->fd, &st) < 0 || st.st_size >= r->file_size)
+        return 0;
+    return set_error(r, IO_ERR_READ, "the file shrank from %lld to %lld bytes while being read",
+                     (long long)r->file_size, (long long)st.st_size);
+}
+
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. */
 static int fill_input(io_reader *r, size_t need)
@@ -119,8 +132,12 @@ static int fill_input(io_reader *r, size_t need)
                 continue;
             return set_error(r, IO_ERR_READ, "%s", strerror(errno));
         }
-        if (k == 0)
+        if (k == 0) {
             r->in_eof = 1;
+            int rc = check_not_shrunk(r);
+            if (rc < 0)
+                return rc;
+        }
         r->in_avail += (size_t)k;
     }
     return 0;
@@ -352,9 +369,13 @@ static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
         k = read_full(r->fd, buf + got, n - got);
     if (k < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
-    if ((size_t)k < n - got)
-        r->in_eof = 1;
     r->raw_offset += (uint64_t)k;
+    if ((size_t)k < n - got) {
+        r->in_eof = 1;
+        int rc = check_not_shrunk(r);
+        if (rc < 0)
+            return rc;
+    }
     return (ssize_t)(got + (size_t)k);
 }
 
