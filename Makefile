@@ -136,13 +136,18 @@ test: gpubatch $(UNIT_BIN) $(FUZZ_BIN)
 
 check: test
 
+# The sanitizer runs link their own ./gpubatch (the command-line tests run
+# that path); it is removed before and after, so that neither a plain nor a
+# sanitized binary is mistaken for the other.
 ## asan: run the test suite under AddressSanitizer
 asan:
-	$(Q)$(MAKE) BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test
+	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test; \
+	  st=$$?; rm -f gpubatch; exit $$st
 
 ## ubsan: run the test suite under UndefinedBehaviorSanitizer
 ubsan:
-	$(Q)$(MAKE) BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test
+	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test; \
+	  st=$$?; rm -f gpubatch; exit $$st
 
 ## install: install the binary, man page and bash completion under $(DESTDIR)$(PREFIX)
 install: gpubatch
