@@ -117,6 +117,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
 
+# A stand-in driver library for the tests of the GPU error paths.
+$(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
+
 ## fuzz: run each libFuzzer harness for FUZZ_TIME seconds (needs clang)
 fuzz:
 	$(Q)for h in $(FUZZ_SRC); do n=$${h#tests/fuzz/fuzz_}; n=$${n%.c}; \
@@ -127,10 +133,10 @@ fuzz:
 	done
 
 ## tests: build the unit test programs and fuzz replayers
-tests: $(UNIT_BIN) $(FUZZ_BIN)
+tests: $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 
 ## test: run unit and command-line tests (GPU tests too when a GPU is usable)
-test: gpubatch $(UNIT_BIN) $(FUZZ_BIN)
+test: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev): test_quadratic not built"
 	$(Q)BUILD=$(BUILD) sh tests/run.sh
 
