@@ -40,28 +40,38 @@ static CUresult fake_driver_version(int *v)
     return CUDA_SUCCESS;
 }
 
-/* Names the result codes the tests provoke. */
-static CUresult fake_error_name(CUresult e, const char **s)
+static const struct {
+    CUresult code;
+    const char *name, *text;
+} fake_errors[] = {
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+};
+
+/* The name (want_name) or description of a result code the tests provoke. */
+static CUresult fake_error_lookup(CUresult e, const char **s, int want_name)
 {
-    switch (e) {
-    case CUDA_ERROR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-    case CUDA_ERROR_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
-    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
-    default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    for (size_t i = 0; i < sizeof fake_errors / sizeof fake_errors[0]; i++)
+        if (fake_errors[i].code == e) {
+            *s = want_name ? fake_errors[i].name : fake_errors[i].text;
+            return CUDA_SUCCESS;
+        }
+    *s = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* Describes the result codes the tests provoke. */
+/* cuGetErrorName. */
+static CUresult fake_error_name(CUresult e, const char **s)
+{
+    return fake_error_lookup(e, s, 1);
+}
+
+/* cuGetErrorString. */
 static CUresult fake_error_string(CUresult e, const char **s)
 {
-    switch (e) {
-    case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
-    case CUDA_ERROR_LAUNCH_FAILED: *s = "unspecified launch failure"; break;
-    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; break;
-    default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    return fake_error_lookup(e, s, 0);
 }
 
 /* One device. */

@@ -28,18 +28,21 @@ static void require(int cond)
         abort();
 }
 
-/* Element count of a shape (0 when any axis is empty), or UINT64_MAX on
- * overflow. */
+/* Element count of a shape (0 when any axis is empty), or UINT64_MAX when
+ * it does not fit in 64 bits; in 128-bit arithmetic, independently of how
+ * frame.c and npy.c compute it. */
 static uint64_t shape_product(const uint64_t *shape, int ndim)
 {
-    uint64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] == 0)
-            return 0;
-    for (int i = 0; i < ndim; i++)
-        if (__builtin_mul_overflow(n, shape[i], &n))
-            return UINT64_MAX;
-    return n;
+    unsigned __int128 n = 1;
+    int empty = 0, over = 0;
+    for (int i = 0; i < ndim; i++) {
+        empty |= shape[i] == 0;
+        if (!over) {
+            n *= shape[i];
+            over = n > UINT64_MAX;
+        }
+    }
+    return empty ? 0 : over ? UINT64_MAX : (uint64_t)n;
 }
 
 /* Checks what frame_open reported against the raw options it was given. */
