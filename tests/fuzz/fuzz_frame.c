@@ -57,6 +57,7 @@ static void check_frame(const frame_info *fi, dt_type raw_dtype, const uint64_t 
         require(fi->ndim >= 0 && fi->ndim <= NPY_MAX_DIMS);
         uint64_t n = shape_product(fi->shape, fi->ndim);
         require(n != UINT64_MAX && fi->data_bytes == n * dt_size(fi->dtype));
+        require(fi->data_bytes <= INT64_MAX);
         return;
     }
     require(fi->ndim == raw_ndim);
@@ -66,6 +67,7 @@ static void check_frame(const frame_info *fi, dt_type raw_dtype, const uint64_t 
     }
     uint64_t n = shape_product(raw_shape, raw_ndim);
     require(n != UINT64_MAX && fi->data_bytes == n * dt_size(fi->dtype));
+    require(fi->data_bytes <= INT64_MAX);
     require(!memcmp(fi->shape, raw_shape, (size_t)raw_ndim * sizeof *raw_shape));
 }
 
@@ -94,7 +96,8 @@ static void stream_data(io_reader *r, const frame_info *fi)
         }
     }
     if (!capped) {
-        if (rc == 0 && fi->data_bytes != UINT64_MAX)
+        /* A size from a header or --shape is delivered exactly or not at all. */
+        if (rc == 0 && (fi->is_npy || fi->ndim >= 0))
             require(bytes == fi->data_bytes);
         if (rc < 0)
             require(pl_error(pl)[0] != '\0');
