@@ -486,8 +486,9 @@ static void *bgzf_worker(void *arg)
 /* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
  * are in the input window and fit in buf in parallel, each straight to its
  * place in buf (the ISIZE trailers give the offsets). Returns the bytes
- * written, 0 when the next member is not a complete BGZF block that fits
- * (the caller then inflates it as a stream), or a negative io_error. */
+ * written, 0 when the next member is not a complete BGZF block that fits or
+ * does not inflate as one (the caller then inflates it as a stream), or a
+ * negative io_error. */
 static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
 {
     int rc = fill_input(r, IN_BLOCK);
@@ -521,13 +522,19 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     for (size_t t = 0; t < nt; t++)
         shares[t] = (bgzf_share){jobs, njobs, t, nt};
     par_run(bgzf_worker, shares, sizeof shares[0], nt);
+    /* The blocks before the first failing one are good and kept; that one
+     * goes through the sequential inflater instead, which reads it as
+     * `gzip -d` does (a wrong BGZF length field does not bound the member
+     * there), so the data, or the error and the bytes before it, never
+     * depend on how the input was cut into reads. */
     for (size_t i = 0; i < njobs; i++) {
-        if (jobs[i].err == IO_ERR_CRC)
-            return set_error(r, IO_ERR_CRC, "%s", "incorrect data check");
         if (jobs[i].err == IO_ERR_NOMEM)
             return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-        if (jobs[i].err)
-            return set_error(r, IO_ERR_CORRUPT, "%s", "invalid compressed data in a BGZF block");
+        if (jobs[i].err) {
+            pos = (size_t)(jobs[i].in - BGZF_HEADER - r->in_next);
+            off = (size_t)(jobs[i].out - buf);
+            break;
+        }
     }
     consume(r, pos);
     return (ssize_t)off;

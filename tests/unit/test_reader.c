@@ -375,6 +375,51 @@ static size_t bgzf_members(const uint8_t *p, size_t len, size_t *starts, size_t 
     return k;
 }
 
+/* Bad blocks in the middle of blocked gzip: the parallel and the sequential
+ * inflater give the same status and the same bytes, whatever the read
+ * sizes. One block has a wrong CRC-32; another's BSIZE also counts four
+ * zero bytes after its trailer, which the sequential reader takes for
+ * padding followed by trailing garbage (the next block's magic). */
+static void test_bgzf_bad_block(void)
+{
+    static const size_t steps[] = {3, 4097, 1u << 20, 1u << 24};
+    size_t n = 10 * GZW_BLOCK_DATA;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes g = {0};
+    bgzf(&g, data, n, 1);
+    size_t starts[16];
+    CHECK(bgzf_members(g.p, g.len, starts, 16) >= 11);
+    uint8_t *bad = malloc(g.len);
+    memcpy(bad, g.p, g.len);
+    bad[starts[6] - 8] ^= 0x55;
+    struct bytes padded = {0};
+    append(&padded, g.p, starts[4]);
+    static const uint8_t zeros[4];
+    append(&padded, zeros, sizeof zeros);
+    append(&padded, g.p + starts[4], g.len - starts[4]);
+    size_t bsize = ((size_t)padded.p[starts[3] + 16] | (size_t)padded.p[starts[3] + 17] << 8) + 4;
+    padded.p[starts[3] + 16] = (uint8_t)bsize;
+    padded.p[starts[3] + 17] = (uint8_t)(bsize >> 8);
+    for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+        struct bytes out = {0};
+        CHECKF(decode_mem(bad, g.len, steps[st], &out, NULL) == IO_ERR_CRC, "step %zu", steps[st]);
+        CHECKF(out.len <= 6 * GZW_BLOCK_DATA && !memcmp(out.p, data, out.len), "step %zu",
+               steps[st]);
+        int garbage = 0;
+        out.len = 0;
+        CHECKF(decode_mem(padded.p, padded.len, steps[st], &out, &garbage) == 0,
+               "padded block, step %zu", steps[st]);
+        CHECKF(out.len == 4 * GZW_BLOCK_DATA && !memcmp(out.p, data, out.len) && garbage == 1,
+               "padded block, step %zu: %zu bytes", steps[st], out.len);
+        free(out.p);
+    }
+    free(padded.p);
+    free(bad);
+    free(g.p);
+    free(data);
+}
+
 /* Cut streams fail as truncated or corrupt, or, at a member boundary,
  * give a prefix of the data; never other bytes, never a crash. */
 static void test_truncated(void)
@@ -646,6 +691,7 @@ int main(void)
     test_multi_member();
     test_bgzf();
     test_truncated();
+    test_bgzf_bad_block();
     test_flipped();
     test_trailing();
     test_external();
