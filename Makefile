@@ -124,12 +124,14 @@ $(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
 
 ## fuzz: run each libFuzzer harness for FUZZ_TIME seconds (needs clang)
-fuzz:
+fuzz: $(BUILD)/ptx_table.c
 	$(Q)for h in $(FUZZ_SRC); do n=$${h#tests/fuzz/fuzz_}; n=$${n%.c}; \
 	  clang -std=c11 -D_GNU_SOURCE -DGPUBATCH_VERSION='"$(VERSION)"' -g -O1 -I. -fsanitize=fuzzer,address,undefined \
 	    -o $(BUILD)/libfuzzer_$$n $$h $(LIB_SRC) $(BUILD)/ptx_table.c -l:libz.a -ldl -lm -pthread || exit 1; \
 	  mkdir -p $(BUILD)/fuzz-new-$$n; \
-	  $(BUILD)/libfuzzer_$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-new-$$n tests/fuzz/corpus/$$n || exit 1; \
+	  d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
+	  $(BUILD)/libfuzzer_$$n -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(BUILD)/ $$d \
+	    $(BUILD)/fuzz-new-$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
 ## tests: build the unit test programs and fuzz replayers
