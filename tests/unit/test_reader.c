@@ -375,6 +375,18 @@ static size_t bgzf_members(const uint8_t *p, size_t len, size_t *starts, size_t 
     return k;
 }
 
+/* n random bytes (returned, malloc'd) as blocked gzip in *g, with the
+ * offsets of its members in starts (at most 16); returns their count in
+ * *nm. */
+static uint8_t *bgzf_random(size_t n, int threads, struct bytes *g, size_t *starts, size_t *nm)
+{
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    bgzf(g, data, n, threads);
+    *nm = bgzf_members(g->p, g->len, starts, 16);
+    return data;
+}
+
 /* Bad blocks in the middle of blocked gzip: the parallel and the sequential
  * inflater give the same status and the same bytes, whatever the read
  * sizes. One block has a wrong CRC-32; another's BSIZE also counts four
@@ -383,13 +395,10 @@ static size_t bgzf_members(const uint8_t *p, size_t len, size_t *starts, size_t 
 static void test_bgzf_bad_block(void)
 {
     static const size_t steps[] = {3, 4097, 1u << 20, 1u << 24};
-    size_t n = 10 * GZW_BLOCK_DATA;
-    uint8_t *data = malloc(n);
-    fill(data, n);
+    size_t n = 10 * GZW_BLOCK_DATA, starts[16], nm;
     struct bytes g = {0};
-    bgzf(&g, data, n, 1);
-    size_t starts[16];
-    CHECK(bgzf_members(g.p, g.len, starts, 16) >= 11);
+    uint8_t *data = bgzf_random(n, 1, &g, starts, &nm);
+    CHECK(nm == 11);
     uint8_t *bad = malloc(g.len);
     memcpy(bad, g.p, g.len);
     bad[starts[6] - 8] ^= 0x55;
@@ -441,13 +450,9 @@ static void test_truncated(void)
     CHECKF(bad == 0, "%d bad cut results", bad);
 
     /* BGZF: cuts everywhere in a 3-block stream. */
-    size_t m = 3 * GZW_BLOCK_DATA;
-    uint8_t *big = malloc(m);
-    fill(big, m);
+    size_t m = 3 * GZW_BLOCK_DATA, starts[16], nm;
     struct bytes bg = {0};
-    bgzf(&bg, big, m, 2);
-    size_t starts[16];
-    size_t nm = bgzf_members(bg.p, bg.len, starts, 16);
+    uint8_t *big = bgzf_random(m, 2, &bg, starts, &nm);
     CHECK(nm == 4);
     bad = 0;
     int errors = 0;
