@@ -107,8 +107,11 @@ for attempt in range(5):
         time.sleep(0.0002)
         os.kill(p.pid, signal.SIGSTOP)
     opened = has_open()
-    with open("/proc/%d/io" % p.pid) as f:
-        read = int(dict(l.split(": ") for l in f.read().splitlines())["rchar"])
+    try:
+        with open("/proc/%d/io" % p.pid) as f:
+            read = int(dict(l.split(": ") for l in f.read().splitlines())["rchar"])
+    except OSError:  # no I/O accounting here: the open check has to do
+        read = 0
     os.truncate(victim, size // 4)
     os.kill(p.pid, signal.SIGCONT)
     err = p.stderr.read().decode()
