@@ -131,32 +131,45 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
 
+# A stand-in driver library for the tests of the GPU error paths.
+$(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
+
 ## fuzz: run each libFuzzer harness for FUZZ_TIME seconds (needs clang)
-fuzz:
+fuzz: $(BUILD)/ptx_table.c
 	$(Q)for h in $(FUZZ_SRC); do n=$${h#tests/fuzz/fuzz_}; n=$${n%.c}; \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/libfuzzer_$$n $$h $(filter-out cli/%,$(LIB_SRC)) $(BUILD)/ptx_table.c -l:libz.a -ldl -lm -pthread || exit 1; \
+	  clang -std=c11 -D_GNU_SOURCE -DGPUBATCH_VERSION='"$(VERSION)"' -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+	    -o $(BUILD)/libfuzzer_$$n $$h $(LIB_SRC) $(BUILD)/ptx_table.c -l:libz.a -ldl -lm -pthread || exit 1; \
 	  mkdir -p $(BUILD)/fuzz-new-$$n; \
-	  $(BUILD)/libfuzzer_$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-new-$$n tests/fuzz/corpus/$$n || exit 1; \
+	  d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
+	  $(BUILD)/libfuzzer_$$n -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(BUILD)/ $$d \
+	    $(BUILD)/fuzz-new-$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
 ## tests: build the unit test programs and fuzz replayers
-tests: $(UNIT_BIN) $(FUZZ_BIN)
+tests: $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 
 ## test: run unit and command-line tests (GPU tests too when a GPU is usable)
-test: gpubatch $(UNIT_BIN) $(FUZZ_BIN)
+test: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev): test_quadratic not built"
 	$(Q)BUILD=$(BUILD) sh tests/run.sh
 
 check: test
 
+# The sanitizer runs link their own ./gpubatch (the command-line tests run
+# that path); it is removed before and after, so that neither a plain nor a
+# sanitized binary is mistaken for the other.
 ## asan: run the test suite under AddressSanitizer
 asan:
-	$(Q)$(MAKE) BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test
+	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test; \
+	  st=$$?; rm -f gpubatch; exit $$st
 
 ## ubsan: run the test suite under UndefinedBehaviorSanitizer
 ubsan:
-	$(Q)$(MAKE) BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test
+	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test; \
+	  st=$$?; rm -f gpubatch; exit $$st
 
 ## install: install the binary, man page and bash completion under $(DESTDIR)$(PREFIX)
 install: gpubatch

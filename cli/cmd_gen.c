@@ -8,6 +8,7 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
+#include "progress.h"
 #include "runtime/gen.h"
 
 static const char gen_usage[] =
@@ -30,7 +31,7 @@ static const char gen_usage[] =
     "                     huge-b, complex-root and degenerate rows (float32/float64)\n"
     "  --raw              raw little-endian elements, no .npy header\n"
     "  -p, --threads N    compression threads (default: one per core)\n"
-    "  -q, --quiet        no warnings\n"
+    "  -q, --quiet        no warnings, no progress line\n"
     "  -v, --verbose      report the array written on stderr\n"
     "  -h, --help         this help\n";
 
@@ -193,17 +194,22 @@ static int gen_write(const gen_opts *g, const gen_spec *spec, uint64_t nelem, ou
         }
     }
     uint64_t units = g->quadratic ? g->shape[0] : nelem;
+    size_t unit_bytes = sz * (g->quadratic ? 3 : 1);
+    progress_begin(o->name, (int64_t)(units * unit_bytes));
     for (uint64_t i = 0; i < units; i += per_block) {
+        progress_update(i * unit_bytes);
         size_t n = units - i < per_block ? (size_t)(units - i) : per_block;
         if (g->quadratic)
             gen_quadratic_fill(g->seed, g->dtype, i, n, buf);
         else
             gen_fill(spec, i, n, buf);
-        if (out_write(o, buf, n * sz * (g->quadratic ? 3 : 1))) {
+        if (out_write(o, buf, n * unit_bytes)) {
+            progress_end();
             free(buf);
             return 1;
         }
     }
+    progress_end();
     free(buf);
     return 0;
 }

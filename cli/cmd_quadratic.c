@@ -10,6 +10,7 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
+#include "progress.h"
 #include "runtime/quadratic.h"
 #include "shard.h"
 
@@ -288,6 +289,7 @@ static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int 
         rc = quadratic_next(pl, nrings, &c, name);
         if (rc > 0) {
             *bytes_in += c.bytes;
+            progress_update(c.raw_end);
             if (qd_engine_submit(eng, c.slot, c.data, c.bytes / row_bytes) < 0) {
                 msg_error("%s: %s", name, qd_engine_error(eng));
                 failed = 1;
@@ -465,8 +467,11 @@ int cmd_quadratic(int argc, char **argv)
     }
     uint64_t bytes_in;
     size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
-    if (quadratic_stream(eng, pl, nrings, nslots, chunk_row_bytes, sz, &o, q.out_layout, &bytes_in,
-                         name))
+    progress_begin(name, io_reader_file_size(r));
+    int stream_failed = quadratic_stream(eng, pl, nrings, nslots, chunk_row_bytes, sz, &o,
+                                         q.out_layout, &bytes_in, name);
+    progress_end();
+    if (stream_failed)
         goto out_abort;
     if (bytes_in % chunk_row_bytes) {
         msg_error("%s: size %llu bytes is not a whole number of %zu-byte rows", name,

@@ -11,6 +11,7 @@
 #include "io/pipeline.h"
 #include "msg.h"
 #include "options.h"
+#include "progress.h"
 #include "runtime/reduce.h"
 #include "shard.h"
 
@@ -288,8 +289,10 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     uint64_t bytes = 0;
     int failed = 0, rc;
     pl_chunk c;
+    progress_begin(name, io_reader_file_size(r));
     while (!failed && (rc = pl_next(pl, &c)) > 0) {
         bytes += c.bytes;
+        progress_update(c.raw_end);
         if (rd_engine_submit(ctx->engine, c.slot, c.data, c.bytes / sz, first + c.offset / sz,
                              fi.dtype, o->ops, o->skipnan) < 0) {
             msg_error("%s: %s", name, rd_engine_error(ctx->engine));
@@ -317,6 +320,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         }
         pl_release(pl, slot);
     }
+    progress_end();
     if (failed)
         goto out_close_pipeline;
     if (!o->shard.count && frame_check_end(&fi, bytes, err, sizeof err) < 0) {

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "progress.h"
+
 static int msg_verbosity = MSG_NORMAL;
 
 /* Sets the verbosity. */
@@ -23,6 +25,7 @@ static void msg_line(const char *kind, const char *fmt, va_list ap)
 {
     char line[4096];
     vsnprintf(line, sizeof line, fmt, ap);
+    progress_erase();
     fprintf(stderr, "gpubatch: %s%s\n", kind, line);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "msg.h"
 
@@ -132,8 +133,8 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
             return cli_usage_error("", "bad --threads '%s'", arg), -1;
         return 1;
     case OPT_CHUNK:
-        if (cli_parse_size(arg, &c->chunk) < 0 || c->chunk == 0)
-            return cli_usage_error("", "bad --chunk '%s' (e.g. 64M)", arg), -1;
+        if (cli_parse_size(arg, &c->chunk) < 0 || c->chunk == 0 || c->chunk > CLI_MAX_CHUNK)
+            return cli_usage_error("", "bad --chunk '%s' (e.g. 64M; at most 1024G)", arg), -1;
         c->chunk = (c->chunk + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN;
         return 1;
     case OPT_STREAMS:
@@ -159,9 +160,29 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     }
 }
 
+/* Refuses a ring of host buffers larger than the physical memory, which
+ * would fail late (or wake the OOM killer) instead of early and clearly.
+ * Returns 0, or 1 after printing an error. */
+static int cli_check_ring_memory(const cli_common *c)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    unsigned long long ram = (unsigned long long)pages * (unsigned long long)page;
+    unsigned long long ring = (unsigned long long)c->chunk * (unsigned long long)c->streams;
+    if (ring <= ram)
+        return 0;
+    msg_error("--chunk %llu MiB times --streams %d needs %llu MiB of buffers, more than this "
+              "machine's %llu MiB of memory: lower --chunk or --streams",
+              (unsigned long long)c->chunk >> 20, c->streams, ring >> 20, ram >> 20);
+    return 1;
+}
+
 /* Opens the backend and reports the choice. */
 int cli_open_backend(const cli_common *c, backend *be)
 {
+    if (cli_check_ring_memory(c))
+        return 1;
     int rc = backend_open(be, c->backend, c->device, c->threads);
     if (rc < 0) {
         msg_error("%s", be->err);

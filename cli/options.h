@@ -17,6 +17,7 @@
 #define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
 #define CLI_DEFAULT_STREAMS 4
 #define CLI_CHUNK_ALIGN ((size_t)128 << 10) /* a whole number of tiles of any type */
+#define CLI_MAX_CHUNK ((size_t)1 << 40)     /* --chunk above 1 TiB is a usage error */
 
 typedef struct {
     backend_kind backend;
@@ -67,7 +68,7 @@ enum {
     "  -p, --threads N    CPU threads (default: one per core)\n"                         \
     "  --chunk SIZE       bytes per pipeline buffer, e.g. 64M (default 32M)\n"           \
     "  --streams N        buffers in flight, each with its CUDA stream (default 4)\n"    \
-    "  -q, --quiet        no warnings\n"                                                 \
+    "  -q, --quiet        no warnings, no progress line\n"                               \
     "  -v, --verbose      report backend, timings and rates on stderr\n"                 \
     "  -h, --help         this help\n"
 
@@ -88,7 +89,8 @@ int cli_parse_int(const char *s, int *out);
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
 /* Opens the backend the options ask for; warns on the CPU fallback of
- * auto. Returns 0, or 1 after printing an error. */
+ * auto. Refuses buffers (--chunk times --streams) larger than the
+ * machine's memory. Returns 0, or 1 after printing an error. */
 int cli_open_backend(const cli_common *c, backend *be);
 
 /* Names the running command ("reduce") for usage errors. */

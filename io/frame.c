@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Product of a raw --shape, or UINT64_MAX on overflow. */
+/* Product of a raw --shape (0 when any axis is empty, as for .npy), or
+ * UINT64_MAX on overflow. */
 static uint64_t frame_shape_elems(const uint64_t *shape, int ndim)
 {
     uint64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0)
+            return 0;
     for (int i = 0; i < ndim; i++)
         if (__builtin_mul_overflow(n, shape[i], &n))
             return UINT64_MAX;
@@ -97,7 +101,8 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
     fi->data_bytes = UINT64_MAX;
     if (raw_ndim >= 0) {
         uint64_t n = frame_shape_elems(raw_shape, raw_ndim), bytes;
-        if (n == UINT64_MAX || __builtin_mul_overflow(n, (uint64_t)dt_size(raw_dtype), &bytes)) {
+        if (n == UINT64_MAX || __builtin_mul_overflow(n, (uint64_t)dt_size(raw_dtype), &bytes) ||
+            bytes > INT64_MAX) {
             snprintf(err, errlen, "--shape is too large");
             return IO_ERR_FORMAT;
         }

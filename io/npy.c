@@ -301,9 +301,11 @@ int npy_parse(const uint8_t *buf, size_t len, npy_header *h, char *err, size_t e
             }
     }
     uint64_t bytes;
-    if (__builtin_mul_overflow(n, (uint64_t)dt_size(h->dtype), &bytes)) {
+    /* Beyond INT64_MAX no file can hold the data (and UINT64_MAX would read
+     * as "size unknown" downstream). */
+    if (__builtin_mul_overflow(n, (uint64_t)dt_size(h->dtype), &bytes) || bytes > INT64_MAX) {
         memset(h, 0, sizeof(*h));
-        return fail(err, errlen, "npy header: data size overflows 64 bits");
+        return fail(err, errlen, "npy header: data size overflows a 64-bit file offset");
     }
     h->nelem = n;
     h->data_bytes = bytes;

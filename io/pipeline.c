@@ -24,6 +24,7 @@ struct pl_ring {
     int *state;       /* SLOT_* per buffer */
     size_t *fill;     /* bytes in each filled buffer */
     uint64_t *offset; /* stream offset of each filled buffer */
+    uint64_t *raw_end; /* input bytes consumed through each filled buffer */
     int next_fill;    /* slot the reader fills next (ring order) */
     int next_out;     /* slot the consumer takes next */
     int oldest;       /* oldest slot handed out and not released */
@@ -106,6 +107,7 @@ static void *pl_reader_main(void *arg)
             pthread_mutex_lock(&p->mu);
             p->fill[slot] = have;
             p->offset[slot] = offset;
+            p->raw_end[slot] = io_reader_raw_offset(p->r);
             p->state[slot] = SLOT_FILLED;
             p->next_fill = (slot + 1) % p->nslots;
             pthread_cond_broadcast(&p->cv);
@@ -139,8 +141,9 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t c
     p->state = calloc((size_t)nslots, sizeof *p->state);
     p->fill = calloc((size_t)nslots, sizeof *p->fill);
     p->offset = calloc((size_t)nslots, sizeof *p->offset);
+    p->raw_end = calloc((size_t)nslots, sizeof *p->raw_end);
     p->prefix = prefix_len ? malloc(prefix_len) : NULL;
-    if (!p->state || !p->fill || !p->offset || (prefix_len && !p->prefix))
+    if (!p->state || !p->fill || !p->offset || !p->raw_end || (prefix_len && !p->prefix))
         goto out_free;
     if (prefix_len)
         memcpy(p->prefix, prefix, prefix_len);
@@ -157,6 +160,7 @@ out_destroy:
     pthread_mutex_destroy(&p->mu);
 out_free:
     free(p->prefix);
+    free(p->raw_end);
     free(p->offset);
     free(p->fill);
     free(p->state);
@@ -178,6 +182,7 @@ int pl_next(pl_ring *p, pl_chunk *c)
         c->data = p->bufs[slot];
         c->bytes = p->fill[slot];
         c->offset = p->offset[slot];
+        c->raw_end = p->raw_end[slot];
         p->next_out = (slot + 1) % p->nslots;
         if (p->outstanding++ == 0)
             p->oldest = slot;
@@ -241,6 +246,7 @@ void pl_close(pl_ring *p)
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     free(p->prefix);
+    free(p->raw_end);
     free(p->offset);
     free(p->fill);
     free(p->state);

@@ -25,6 +25,7 @@ typedef struct {
     void *data;      /* bufs[slot] */
     size_t bytes;    /* bytes in this chunk (chunk_bytes except the last) */
     uint64_t offset; /* byte offset of data[0] in the data stream */
+    uint64_t raw_end; /* input bytes (compressed ones for gzip) consumed through this chunk */
 } pl_chunk;
 
 /* Starts the reader thread over r (not owned). bufs: nslots buffers of

@@ -96,6 +96,19 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* At the end of a regular file: a file now shorter than when it was opened
+ * was cut while being read (the data that was there is lost, and what was
+ * read may end anywhere), which is an error rather than a short input.
+ * Returns 0 or the sticky error. */
+static int check_not_shrunk(io_reader *r)
+{
+    struct stat st;
+    if (r->fd < 0 || r->file_size < 0 || fstat(r->fd, &st) < 0 || st.st_size >= r->file_size)
+        return 0;
+    return set_error(r, IO_ERR_READ, "the file shrank from %lld to %lld bytes while being read",
+                     (long long)r->file_size, (long long)st.st_size);
+}
+
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. */
 static int fill_input(io_reader *r, size_t need)
@@ -122,8 +135,12 @@ static int fill_input(io_reader *r, size_t need)
                 continue;
             return set_error(r, IO_ERR_READ, "%s", strerror(errno));
         }
-        if (k == 0)
+        if (k == 0) {
             r->in_eof = 1;
+            int rc = check_not_shrunk(r);
+            if (rc < 0)
+                return rc;
+        }
         r->in_avail += (size_t)k;
     }
     return 0;
@@ -356,9 +373,13 @@ static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
         k = read_full(r->fd, buf + got, n - got);
     if (k < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
-    if ((size_t)k < n - got)
-        r->in_eof = 1;
     r->raw_offset += (uint64_t)k;
+    if ((size_t)k < n - got) {
+        r->in_eof = 1;
+        int rc = check_not_shrunk(r);
+        if (rc < 0)
+            return rc;
+    }
     return (ssize_t)(got + (size_t)k);
 }
 
@@ -469,8 +490,9 @@ static void *bgzf_worker(void *arg)
 /* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
  * are in the input window and fit in buf in parallel, each straight to its
  * place in buf (the ISIZE trailers give the offsets). Returns the bytes
- * written, 0 when the next member is not a complete BGZF block that fits
- * (the caller then inflates it as a stream), or a negative io_error. */
+ * written, 0 when the next member is not a complete BGZF block that fits or
+ * does not inflate as one (the caller then inflates it as a stream), or a
+ * negative io_error. */
 static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
 {
     int rc = fill_input(r, IN_BLOCK);
@@ -504,13 +526,19 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     for (size_t t = 0; t < nt; t++)
         shares[t] = (bgzf_share){jobs, njobs, t, nt};
     par_run(bgzf_worker, shares, sizeof shares[0], nt);
+    /* The blocks before the first failing one are good and kept; that one
+     * goes through the sequential inflater instead, which reads it as
+     * `gzip -d` does (a wrong BGZF length field does not bound the member
+     * there), so the data, or the error and the bytes before it, never
+     * depend on how the input was cut into reads. */
     for (size_t i = 0; i < njobs; i++) {
-        if (jobs[i].err == IO_ERR_CRC)
-            return set_error(r, IO_ERR_CRC, "%s", "incorrect data check");
         if (jobs[i].err == IO_ERR_NOMEM)
             return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-        if (jobs[i].err)
-            return set_error(r, IO_ERR_CORRUPT, "%s", "invalid compressed data in a BGZF block");
+        if (jobs[i].err) {
+            pos = (size_t)(jobs[i].in - BGZF_HEADER - r->in_next);
+            off = (size_t)(jobs[i].out - buf);
+            break;
+        }
     }
     consume(r, pos);
     return (ssize_t)off;

@@ -49,4 +49,92 @@ check_error "quadratic --backend cuda without a driver" "no NVIDIA driver" \
 grep -q "^driver: not usable: no NVIDIA driver" "$T/info" && ok || fail "info without a driver: $(head -2 "$T/info")"
 grep -q "^cpu backend: available" "$T/info" && ok || fail "info lists no CPU backend"
 unset GPUBATCH_LIBCUDA
+
+# Inputs that cannot be read: missing, a directory, a read(2) that fails
+# (/proc/self/mem at offset 0 gives EIO), and a file without read
+# permission. root reads any file whatever its mode, so that case runs as
+# the unprivileged user nobody when the tests run as root.
+check_error "missing input" "nosuch.npy: No such file or directory" \
+    "$GB" reduce --backend cpu "$T/nosuch.npy"
+check_error "directory input" "$T: Is a directory" "$GB" reduce --backend cpu "$T"
+check_error "quadratic on a directory" "Is a directory" "$GB" quadratic --backend cpu "$T" -o "$T/d.npy"
+[ -e "$T/d.npy" ] && fail "quadratic on a directory left an output" || ok
+check_error "read error" "/proc/self/mem: Input/output error" \
+    "$GB" reduce --backend cpu --dtype uint8 /proc/self/mem
+mkdir "$T/perm" && chmod 755 "$T" "$T/perm"
+cp "$T/a.npy" "$T/perm/locked.npy" && chmod 000 "$T/perm/locked.npy"
+if [ "$(id -u)" -ne 0 ]; then
+    check_error "unreadable input" "locked.npy: Permission denied" \
+        "$GB" reduce --backend cpu "$T/perm/locked.npy"
+elif command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1 &&
+    setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups true 2>/dev/null; then
+    check_error "unreadable input (as nobody)" "locked.npy: Permission denied" \
+        setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        "$GB" reduce --backend cpu "$T/perm/locked.npy"
+else
+    echo "note: running as root and cannot become the user nobody: unreadable-input test skipped"
+fi
+
+# An input cut short by another process while it is read: the reader notices
+# at the end of the file that it is shorter than when it was opened. The
+# command is stopped as soon as it has the file open, the file truncated,
+# the command continued; a try where the command had already read the whole
+# file (or ended) before the stop proves nothing and is repeated.
+"$GB" gen --shape 6000000 --dtype float64 --raw --no-compress -o "$T/shrink.src"
+"$GB" gen --shape 6000000 --dtype float64 --raw -1 -o "$T/shrink.src.gz"
+"$GB" gen --quadratic 1000000 --dtype float64 -1 -o "$T/shrinkq.src.gz"
+# shrink SRC CMD...: copies SRC to $T/victim, runs CMD (which reads it),
+# truncates it to a quarter mid-read; prints the exit status and stderr.
+shrink() {
+    $PY - "$@" <<'END'
+import os, shutil, signal, subprocess, sys, time
+src, argv = sys.argv[1], sys.argv[2:]
+victim = os.path.join(os.path.dirname(src), "victim")
+for attempt in range(5):
+    shutil.copyfile(src, victim)
+    size = os.path.getsize(victim)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.kill(p.pid, signal.SIGSTOP)
+    # Let it run in short steps until it has the file open.
+    def has_open():
+        fds = "/proc/%d/fd" % p.pid
+        try:
+            return any(os.readlink(os.path.join(fds, fd)) == victim for fd in os.listdir(fds))
+        except OSError:
+            return False
+    while not has_open() and p.poll() is None:
+        os.kill(p.pid, signal.SIGCONT)
+        time.sleep(0.0002)
+        os.kill(p.pid, signal.SIGSTOP)
+    opened = has_open()
+    try:
+        with open("/proc/%d/io" % p.pid) as f:
+            read = int(dict(l.split(": ") for l in f.read().splitlines())["rchar"])
+    except OSError:  # no I/O accounting here: the open check has to do
+        read = 0
+    os.truncate(victim, size // 4)
+    os.kill(p.pid, signal.SIGCONT)
+    err = p.stderr.read().decode()
+    st = p.wait()
+    if read < size and opened:
+        print(st, err.strip())
+        sys.exit(0)
+print("inconclusive: could not stop the command in the middle of its read, 5 times")
+END
+}
+check_eq "plain raw input shrinks" "1 gpubatch: error: $T/victim: the file shrank" \
+    "$(shrink "$T/shrink.src" "$GB" reduce --backend cpu --dtype float64 "$T/victim" | sed 's/ from .*//')"
+check_eq "gzip raw input shrinks" "1 gpubatch: error: $T/victim: the file shrank" \
+    "$(shrink "$T/shrink.src.gz" "$GB" reduce --backend cpu --dtype float64 "$T/victim" | sed 's/ from .*//')"
+check_eq "quadratic input shrinks" "1 gpubatch: error: $T/victim: the file shrank" \
+    "$(shrink "$T/shrinkq.src.gz" "$GB" quadratic --backend cpu "$T/victim" -o "$T/shrunk.npy.gz" \
+        | sed 's/ from .*//')"
+[ -e "$T/shrunk.npy.gz" ] && fail "quadratic on a shrinking input left an output" || ok
+check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^shrink' -e '^victim$' -e '\.npy$' \
+    -e '^perm$' -e '^q\.npy$' -e '^out$' -e '^err' -e '^info$' -e '^sig\.out$' -e '^pipe\.')"
+
+# -o naming an input through another path (a symbolic link), even with -f.
+ln -s "$T/q.npy" "$T/q-link.npy"
+check_error "-o is a link to the input" "would overwrite an input" \
+    "$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/q-link.npy"
 summary

@@ -1,8 +1,9 @@
 /* fuzz_npy.c - fuzz harness for the .npy header parser.
  *
  * Whatever the input, npy_parse must return 0, NPY_NEED_MORE or
- * IO_ERR_FORMAT with a reason; an accepted header must be self-consistent
- * and survive a write/parse round trip with the same fields. */
+ * IO_ERR_FORMAT with a reason; an accepted header must be self-consistent,
+ * describe at most INT64_MAX bytes of data, and survive a write/parse round
+ * trip with the same fields. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static void check_header(const npy_header *h, size_t size)
         n = 0;
     require(h->nelem == n);
     require(h->data_bytes == n * dt_size(h->dtype));
+    /* No file holds more; UINT64_MAX would read as an unknown size. */
+    require(h->data_bytes <= INT64_MAX);
 }
 
 /* Parses data; checks invariants and the write/parse round trip. */

@@ -153,8 +153,9 @@ static void test_accepted(void)
     CHECK(parse_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551615, "
                      "18446744073709551615, 0)}",
                      &h, err, sizeof(err)) == 0 && h.nelem == 0);
-    CHECK(parse_dict("{'descr': '|u1', 'fortran_order': False, 'shape': (18446744073709551615,)}",
-                     &h, err, sizeof(err)) == 0 && h.nelem == UINT64_MAX);
+    /* The largest data size accepted is INT64_MAX bytes (a file offset). */
+    CHECK(parse_dict("{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775807,)}",
+                     &h, err, sizeof(err)) == 0 && h.data_bytes == INT64_MAX);
 }
 
 /* Each malformed header is refused with a reason containing want. */
@@ -211,6 +212,16 @@ static void test_rejected(void)
                   "element count overflows");
     expect_reject("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,)}",
                   "data size overflows");
+    /* 2^63 one-byte elements: no file holds that much (UINT64_MAX would
+     * also read as an unknown size downstream). */
+    expect_reject("{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775808,)}",
+                  "data size overflows");
+    expect_reject("{'descr': '|u1', 'fortran_order': False, 'shape': (18446744073709551615,)}",
+                  "data size overflows");
+    /* A dim beyond 64 bits, and a negative dim. */
+    expect_reject("{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551616,)}",
+                  "");
+    expect_reject("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", "");
     /* More than NPY_MAX_DIMS dimensions. */
     char dict[512] = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
     for (int i = 0; i <= NPY_MAX_DIMS; i++)

@@ -375,6 +375,60 @@ static size_t bgzf_members(const uint8_t *p, size_t len, size_t *starts, size_t 
     return k;
 }
 
+/* n random bytes (returned, malloc'd) as blocked gzip in *g, with the
+ * offsets of its members in starts (at most 16); returns their count in
+ * *nm. */
+static uint8_t *bgzf_random(size_t n, int threads, struct bytes *g, size_t *starts, size_t *nm)
+{
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    bgzf(g, data, n, threads);
+    *nm = bgzf_members(g->p, g->len, starts, 16);
+    return data;
+}
+
+/* Bad blocks in the middle of blocked gzip: the parallel and the sequential
+ * inflater give the same status and the same bytes, whatever the read
+ * sizes. One block has a wrong CRC-32; another's BSIZE also counts four
+ * zero bytes after its trailer, which the sequential reader takes for
+ * padding followed by trailing garbage (the next block's magic). */
+static void test_bgzf_bad_block(void)
+{
+    static const size_t steps[] = {3, 4097, 1u << 20, 1u << 24};
+    size_t n = 10 * GZW_BLOCK_DATA, starts[16], nm;
+    struct bytes g = {0};
+    uint8_t *data = bgzf_random(n, 1, &g, starts, &nm);
+    CHECK(nm == 11);
+    uint8_t *bad = malloc(g.len);
+    memcpy(bad, g.p, g.len);
+    bad[starts[6] - 8] ^= 0x55;
+    struct bytes padded = {0};
+    append(&padded, g.p, starts[4]);
+    static const uint8_t zeros[4];
+    append(&padded, zeros, sizeof zeros);
+    append(&padded, g.p + starts[4], g.len - starts[4]);
+    size_t bsize = ((size_t)padded.p[starts[3] + 16] | (size_t)padded.p[starts[3] + 17] << 8) + 4;
+    padded.p[starts[3] + 16] = (uint8_t)bsize;
+    padded.p[starts[3] + 17] = (uint8_t)(bsize >> 8);
+    for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+        struct bytes out = {0};
+        CHECKF(decode_mem(bad, g.len, steps[st], &out, NULL) == IO_ERR_CRC, "step %zu", steps[st]);
+        CHECKF(out.len <= 6 * GZW_BLOCK_DATA && (!out.len || !memcmp(out.p, data, out.len)),
+               "step %zu", steps[st]);
+        int garbage = 0;
+        out.len = 0;
+        CHECKF(decode_mem(padded.p, padded.len, steps[st], &out, &garbage) == 0,
+               "padded block, step %zu", steps[st]);
+        CHECKF(out.len == 4 * GZW_BLOCK_DATA && !memcmp(out.p, data, out.len) && garbage == 1,
+               "padded block, step %zu: %zu bytes", steps[st], out.len);
+        free(out.p);
+    }
+    free(padded.p);
+    free(bad);
+    free(g.p);
+    free(data);
+}
+
 /* Cut streams fail as truncated or corrupt, or, at a member boundary,
  * give a prefix of the data; never other bytes, never a crash. */
 static void test_truncated(void)
@@ -396,13 +450,9 @@ static void test_truncated(void)
     CHECKF(bad == 0, "%d bad cut results", bad);
 
     /* BGZF: cuts everywhere in a 3-block stream. */
-    size_t m = 3 * GZW_BLOCK_DATA;
-    uint8_t *big = malloc(m);
-    fill(big, m);
+    size_t m = 3 * GZW_BLOCK_DATA, starts[16], nm;
     struct bytes bg = {0};
-    bgzf(&bg, big, m, 2);
-    size_t starts[16];
-    size_t nm = bgzf_members(bg.p, bg.len, starts, 16);
+    uint8_t *big = bgzf_random(m, 2, &bg, starts, &nm);
     CHECK(nm == 4);
     bad = 0;
     int errors = 0;
@@ -712,6 +762,7 @@ int main(void)
     test_multi_member();
     test_bgzf();
     test_truncated();
+    test_bgzf_bad_block();
     test_flipped();
     test_trailing();
     test_external();

@@ -1,0 +1,53 @@
+#!/bin/sh
+# test_driver_faults.sh - the GPU error paths, reached on any machine through
+# a stand-in driver (tests/cli/fakecuda.c, named by GPUBATCH_LIBCUDA): out of
+# device memory for an absurd --chunk, and a failing kernel launch, each a
+# clear error naming what failed, status 1 and no output file.
+. "$(dirname "$0")/lib.sh"
+FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
+if [ ! -f "$FAKE" ]; then
+    echo "skip: $FAKE is not built (make tests)"
+    summary
+    exit
+fi
+export GPUBATCH_LIBCUDA="$FAKE"
+
+"$GB" info >"$T/info" 2>&1
+grep -q "^device 0: Fake GPU" "$T/info" && ok || fail "the stand-in driver is not used: $(head -3 "$T/info")"
+
+# Out of device memory: 1 GiB chunks on a 512 MiB device. Raw gzip input has
+# no known size, so the chunk is not shrunk to the input.
+"$GB" gen --shape 300000 --raw -o "$T/a.raw.gz"
+export FAKECUDA_MEM_BYTES=536870912
+for backend in cuda auto; do
+    check_error "--chunk 1G on a 512 MiB device, --backend $backend" \
+        "out of device memory: a chunk buffer (--chunk) needs 1073741824 bytes, 536870912 of 536870912 free on device 0 (CUDA_ERROR_OUT_OF_MEMORY (out of memory))" \
+        "$GB" reduce --backend $backend --dtype float32 --chunk 1G "$T/a.raw.gz"
+done
+"$GB" gen --quadratic 100000 -o "$T/q.npy.gz"
+"$GB" gen --quadratic 100000 --raw -o "$T/q.raw.gz"
+check_error "quadratic --chunk 1G on a 512 MiB device" \
+    "out of device memory: a coefficient chunk (--chunk) needs" \
+    "$GB" quadratic --backend cuda --chunk 1G --dtype float32 --raw "$T/q.raw.gz" -o "$T/r1.gz"
+[ -e "$T/r1.gz" ] && fail "quadratic out of device memory left an output" || ok
+check_error "the same with a --chunk that fits is not out of memory" "launching kernel" \
+    env FAKECUDA_LAUNCH_ERROR=719 "$GB" reduce --backend cuda --dtype float32 --chunk 64M "$T/a.raw.gz"
+unset FAKECUDA_MEM_BYTES
+
+# A failing launch names the kernel, the grid and the driver's error text.
+export FAKECUDA_LAUNCH_ERROR=719
+check_error "reduce launch failure" \
+    "a.raw.gz: launching kernel rdk_moments ([0-9]* blocks of 256) failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)" \
+    "$GB" reduce --backend cuda --dtype float32 "$T/a.raw.gz"
+check_error "reduce extrema launch failure" "launching kernel rdk_extrema" \
+    "$GB" reduce --backend cuda --dtype float32 --op max "$T/a.raw.gz"
+check_error "quadratic launch failure" \
+    "q.npy.gz: launching kernel qdk_rows ([0-9]* blocks of 256) failed: CUDA_ERROR_LAUNCH_FAILED" \
+    "$GB" quadratic --backend cuda "$T/q.npy.gz" -o "$T/r2.npy.gz"
+[ -e "$T/r2.npy.gz" ] && fail "quadratic launch failure left an output" || ok
+export FAKECUDA_LAUNCH_ERROR=700
+check_error "illegal address" "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)" \
+    "$GB" reduce --dtype float32 "$T/a.raw.gz"
+unset FAKECUDA_LAUNCH_ERROR
+check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^a\.raw\.gz$' -e '^q\.npy\.gz$' -e '^q\.raw\.gz$' -e '^info$' -e '^err\.')"
+summary

@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench_codec.sh - how the gzip codec scales with cores (CPU only; no GPU
+# needed). For N = 1, 2, 4, 8, 16 threads (capped at the cores present):
+#   deflate: `gen` writing blocked gzip at level 1 and 6 with -p N, pinned to
+#            N cores with taskset;
+#   inflate: `reduce --backend cpu --op count` of that blocked-gzip file,
+#            pinned to N cores;
+# and prints each rate (MB/s of uncompressed data) with its ratio to the
+# ideal 0.8 x N x the one-thread rate. Then single-member gzip input end to
+# end (`reduce` of `gzip -1` output) against `gzip -dc` alone.
+#
+# Usage: sh tests/gpu/bench_codec.sh [OUTDIR]   (ELEMS=... float32 elements,
+# default 67108864 = 256 MiB of data). Needs taskset (util-linux) and gzip.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+GB="$top/gpubatch"
+OUT=${1:-$(mktemp -d)}
+ELEMS=${ELEMS:-67108864}
+mkdir -p "$OUT"
+[ -x "$GB" ] || make -C "$top" -j"$(nproc)" gpubatch >/dev/null
+command -v taskset >/dev/null || { echo "bench_codec: needs taskset (util-linux)" >&2; exit 1; }
+cores=$(nproc)
+bytes=$((ELEMS * 4))
+export GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 # the codec, not the driver
+
+# secs CMD...: runs CMD, prints its wall time in seconds.
+secs() {
+    t0=$(date +%s.%N)
+    "$@" >/dev/null 2>>"$OUT/bench_codec.err"
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}'
+}
+
+# rate SECONDS: MB/s of the uncompressed data.
+rate() {
+    echo "$bytes $1" | awk '{printf "%.1f", $1 / $2 / 1e6}'
+}
+
+# ratio RATE ONE N: RATE / (0.8 * N * ONE).
+ratio() {
+    echo "$1 $2 $3" | awk '{printf "%.2f", $1 / (0.8 * $3 * $2)}'
+}
+
+echo "codec scaling: $ELEMS float32 elements ($bytes bytes), $cores cores, $(date -u +%Y-%m-%dT%H:%MZ)"
+gen_only=$(secs "$GB" gen --shape "$ELEMS" --seed 1 --no-compress -o /dev/null)
+echo "generating the data alone (no codec): $gen_only s = $(rate "$gen_only") MB/s (an upper bound for the deflate rows)"
+printf '%-10s %8s %12s %10s\n' "step" "threads" "MB/s" "vs 0.8xN"
+for level in 1 6; do
+    one=""
+    for n in 1 2 4 8 16; do
+        [ "$n" -le "$cores" ] || continue
+        s=$(secs taskset -c "0-$((n - 1))" "$GB" gen --shape "$ELEMS" --seed 1 -"$level" -p "$n" \
+            -f -o "$OUT/data-$level.npy.gz")
+        r=$(rate "$s")
+        [ -n "$one" ] || one=$r
+        printf '%-10s %8d %12s %10s\n' "deflate-$level" "$n" "$r" "$(ratio "$r" "$one" "$n")"
+    done
+done
+one=""
+for n in 1 2 4 8 16; do
+    [ "$n" -le "$cores" ] || continue
+    s=$(secs taskset -c "0-$((n - 1))" "$GB" reduce -q --backend cpu -p "$n" --op count \
+        "$OUT/data-1.npy.gz")
+    r=$(rate "$s")
+    [ -n "$one" ] || one=$r
+    printf '%-10s %8d %12s %10s\n' "inflate" "$n" "$r" "$(ratio "$r" "$one" "$n")"
+done
+gzip -dc "$OUT/data-1.npy.gz" | gzip -1 >"$OUT/single.npy.gz"
+g=$(secs gzip -dc "$OUT/single.npy.gz")
+s=$(secs "$GB" reduce -q --backend cpu --op count "$OUT/single.npy.gz")
+echo "single-member gzip: gpubatch reduce $s s ($(rate "$s") MB/s), gzip -dc alone $g s ($(rate "$g") MB/s): $(echo "$g $s" | awk '{printf "%.2f", $1 / $2}')x"
+echo "files and stderr in $OUT"
