@@ -11,6 +11,7 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
+#include "progress.h"
 #include "runtime/transpose.h"
 #include "shard.h"
 #include "stream.h"
@@ -220,6 +221,7 @@ static int transpose_staged(tp_engine *eng, pl_ring *pl, size_t matrix_bytes, ou
     int rc;
     *bytes_in = 0;
     while ((rc = pl_next(pl, &c)) > 0) {
+        progress_update(c.raw_end);
         const char *p = c.data;
         uint64_t off = c.offset;
         size_t left = c.bytes;
@@ -259,6 +261,7 @@ static int transpose_copy(pl_ring *pl, out_stream *o, uint64_t *bytes_in, const 
     int rc;
     *bytes_in = 0;
     while ((rc = pl_next(pl, &c)) > 0) {
+        progress_update(c.raw_end);
         int failed = out_write(o, c.data, c.bytes);
         *bytes_in += c.bytes;
         pl_release(pl, c.slot);
@@ -303,12 +306,14 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     }
     static const stream_engine ops = {transpose_submit, transpose_collect, transpose_error};
     uint64_t bytes_in = 0;
+    progress_begin(name, io_reader_file_size(r));
     if (j->copy)
         failed = transpose_copy(pl, o, &bytes_in, name);
     else if (tp_engine_staged(eng))
         failed = transpose_staged(eng, pl, (size_t)(j->rows * j->cols * elem), o, &bytes_in, name);
     else
         failed = stream_chunks(pl, nslots, &ops, eng, o, &bytes_in, name);
+    progress_end();
 out_free:
     pl_close(pl);
     for (int i = 0; i < nslots; i++)

@@ -2,6 +2,7 @@
 #include "stream.h"
 
 #include "msg.h"
+#include "progress.h"
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after an error, only lets every slot go idle. */
@@ -14,6 +15,7 @@ int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engin
     do {
         rc = pl_next(pl, &c);
         if (rc > 0) {
+            progress_update(c.raw_end);
             *bytes_in += c.bytes;
             if (ops->submit(engine, c.slot, c.data, c.bytes) < 0) {
                 msg_error("%s: %s", name, ops->error(engine));
