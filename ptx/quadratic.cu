@@ -17,11 +17,11 @@ typedef double coef_t;
 #error "compile with -DGB_DT_f32 or -DGB_DT_f64"
 #endif
 
-// Threads per block; rows per tile of qdk_rows (QD_RPT rows per thread, so
-// that a block has that many 16-byte loads of each thread in flight).
+// Threads per block; rows per block of qdk_rows (QD_RPT rows per thread: a
+// tuning knob, tests/gpu/bench_quadratic.cu).
 #define QD_TILE 256
-#ifndef QD_RPT // a tuning knob, as is QD_ROWS_DIRECT (tests/gpu/bench_quadratic.cu)
-#define QD_RPT 2
+#ifndef QD_RPT
+#define QD_RPT 1
 #endif
 #define QD_TILE_ROWS (QD_RPT * QD_TILE)
 
@@ -38,21 +38,14 @@ __device__ __forceinline__ void qd_store_row(coef_t *row, const coef_t *r)
 }
 
 // Rows (a, b, c) in, rows (re x1, im x1, re x2, im x2) out: an (N, 3) array
-// to an (N, 2) complex array; in and out 16-byte aligned. A block works on
-// tiles of QD_TILE_ROWS rows: a row is 12 (24) bytes, so threads reading
-// their own rows would issue three strided scalar loads each; instead the
-// block copies the whole tile into shared memory with 16-byte loads (a full
-// tile is 3 * QD_TILE_ROWS values, a multiple of 16 bytes at a 16-byte
-// aligned offset; the last, partial tile is copied value by value), and each
-// thread solves rows t, t + QD_TILE, ... from there. float32 roots (16 bytes
-// a row) go straight out as one vector store per row; float64 roots (32
-// bytes) are staged in shared memory too, so that each warp store covers
-// contiguous memory.
+// to an (N, 2) complex array; out 16-byte aligned. Each thread reads its own
+// rows with scalar loads (a warp's loads cover contiguous memory, which the
+// caches merge) and writes each row's roots with 16-byte stores. Staging
+// the rows through shared memory with vector loads measured slower: the
+// block-wide barriers keep loads and the long solver from overlapping.
 extern "C" __global__ void __launch_bounds__(QD_TILE)
     qdk_rows(const coef_t *__restrict__ in, unsigned long long n, coef_t *__restrict__ out)
 {
-#if defined(QD_ROWS_DIRECT)
-    // Each thread its own rows, read with scalar loads straight from memory.
     for (unsigned long long i = blockIdx.x * (unsigned long long)QD_TILE_ROWS + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * QD_TILE_ROWS)
 #pragma unroll
@@ -64,53 +57,6 @@ extern "C" __global__ void __launch_bounds__(QD_TILE)
                 qd_store_row(out + 4 * j, r);
             }
         }
-    return;
-#endif
-    __shared__ __align__(16) coef_t tile[4 * QD_TILE_ROWS];
-    const unsigned t = threadIdx.x;
-    const unsigned long long ntiles = (n + QD_TILE_ROWS - 1) / QD_TILE_ROWS;
-    for (unsigned long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
-        const unsigned long long row0 = k * QD_TILE_ROWS;
-        const unsigned rows = n - row0 < QD_TILE_ROWS ? (unsigned)(n - row0) : QD_TILE_ROWS;
-        const coef_t *src = in + 3 * row0;
-        if (rows == QD_TILE_ROWS) {
-            const uint4 *src4 = reinterpret_cast<const uint4 *>(src);
-            uint4 *tile4 = reinterpret_cast<uint4 *>(tile);
-#pragma unroll
-            for (unsigned j = t; j < 3 * QD_TILE_ROWS * sizeof(coef_t) / 16; j += QD_TILE)
-                tile4[j] = src4[j];
-        } else {
-            for (unsigned j = t; j < 3 * rows; j += QD_TILE)
-                tile[j] = src[j];
-        }
-        __syncthreads();
-        coef_t r[QD_RPT][4];
-#pragma unroll
-        for (unsigned h = 0; h < QD_RPT; h++) {
-            const unsigned i = t + h * QD_TILE;
-            if (i < rows)
-                QD_SOLVE(tile[3 * i], tile[3 * i + 1], tile[3 * i + 2], &r[h][0], &r[h][1], &r[h][2],
-                         &r[h][3]);
-        }
-#if defined(GB_DT_f32)
-#pragma unroll
-        for (unsigned h = 0; h < QD_RPT; h++)
-            if (t + h * QD_TILE < rows)
-                qd_store_row(out + 4 * (row0 + t + h * QD_TILE), r[h]);
-#else
-        __syncthreads(); // every thread has its coefficients: the tile takes the roots
-#pragma unroll
-        for (unsigned h = 0; h < QD_RPT; h++)
-            if (t + h * QD_TILE < rows)
-                qd_store_row(tile + 4 * (t + h * QD_TILE), r[h]);
-        __syncthreads();
-        const double2 *tile2 = reinterpret_cast<const double2 *>(tile);
-        double2 *dst2 = reinterpret_cast<double2 *>(out + 4 * row0);
-        for (unsigned j = t; j < 2 * rows; j += QD_TILE)
-            dst2[j] = tile2[j];
-#endif
-        __syncthreads(); // the tile is free for the next one
-    }
 }
 
 // Any other layout: the coefficients of equation i at in[i * in_row +

@@ -30,7 +30,7 @@ typedef struct {
 /* Launch geometry of the kernels (ptx/quadratic.cu's QD_TILE and
  * QD_TILE_ROWS): threads per block, and rows per block of qdk_rows. */
 #define QD_BLOCK 256
-#define QD_BLOCK_ROWS 512
+#define QD_BLOCK_ROWS 256
 
 /* The strides of a chunk in the given layouts with planes of pitch values. */
 qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);

@@ -84,7 +84,7 @@ __global__ void count_diff(const T *want, const T *got, unsigned long long n, un
     }
 }
 
-static unsigned long long tile_rows = 512; // rows per block of qdk_rows: QD_TILE_ROWS
+static unsigned long long tile_rows = 256; // rows per block of qdk_rows: QD_TILE_ROWS
 
 template <class T> static void run(const char *ptx_path, unsigned long long n, int reps, int *bad)
 {
