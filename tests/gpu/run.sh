@@ -181,8 +181,12 @@ awk -v gz="$gz_bytes" -v raw="$raw_bytes" -v tg="$t_gzip" -v to="$t_ours_gz" -v 
         printf "reduce tiny file:       %6.3f s  (whole process)\n", tt
     }' | tee -a "$sum"
 tee -a "$sum" <"$out/init.txt"
+
+note "== codec scaling (CPU: deflate and blocked-gzip inflate on 1..16 cores)"
+ELEMS=${ELEMS:-33554432} sh tests/gpu/bench_codec.sh "$out/codec" >"$out/codec.txt" 2>&1
+tee -a "$sum" <"$out/codec.txt"
 fi
 # Everything but the summary in one archive, so a caller gets two files.
-(cd "$out" && tar czf logs.tgz --exclude=summary.txt --exclude=logs.tgz . &&
-    find . -type f ! -name summary.txt ! -name logs.tgz -delete)
+tar czf "$work/logs.tgz" -C "$out" --exclude=summary.txt --exclude=logs.tgz . &&
+    (cd "$out" && find . -type f ! -name summary.txt -delete) && mv "$work/logs.tgz" "$out/logs.tgz"
 note "== summary in $sum, full logs in $out/logs.tgz"
