@@ -54,5 +54,5 @@ gzip -dc "$f" | tail -c +129 >"$T/big.raw"
 # An absurd chunk is refused before any allocation when the host cannot hold
 # it, else by the device's allocation.
 check_error "absurd chunk" "out of device memory: a chunk buffer\|more than this machine's" sh -c \
-    "cat '$T/big.raw' | '$GB' reduce --backend cuda --dtype float32 --chunk 1000G --streams 1 -"
+    "cat '$T/big.raw' | '$GB' reduce --backend cuda --dtype float32 --chunk 1000G --streams 2 -"
 summary
