@@ -360,8 +360,10 @@ int cmd_bench(int argc, char **argv)
     int rc;
     if (sizes && (rc = bench_parse_sizes(&cfg, sizes, cfg.ops)) != 0) /* usage first */
         return rc;
+    if (common.devices.all || common.devices.count != 1)
+        return cli_usage_error("bench", "bench times one device: give --device N");
     backend be;
-    rc = backend_open(&be, common.backend, common.device, common.threads);
+    rc = backend_open(&be, common.backend, &common.devices, common.threads);
     if (rc < 0) {
         msg_error("bench: %s", be.err);
         return 1;

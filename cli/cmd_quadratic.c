@@ -375,7 +375,7 @@ int cmd_quadratic(int argc, char **argv)
     backend be;
     memset(&be, 0, sizeof be);
     qd_engine *eng = NULL;
-    void *bufs[64] = {0}, *plane_bufs[3][64];
+    void *bufs[BACKEND_MAX_SLOTS] = {0}, *plane_bufs[3][BACKEND_MAX_SLOTS];
     pl_ring *pl[3] = {NULL, NULL, NULL};
     int nrings = 0;
     out_parts o;
@@ -421,7 +421,7 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close_readers;
     if (cli_open_backend(&q.common, &be))
         goto out_close_readers;
-    int nslots = q.common.streams;
+    int nslots = cli_slots(&q.common, &be);
     if (qd_engine_open(&eng, &be, nslots, max_rows, fi.dtype,
                        in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout) < 0) {
         msg_error("%s", be.err);

@@ -416,9 +416,9 @@ int cmd_reduce(int argc, char **argv)
         return rc;
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    ctx.nslots = o.common.streams;
     int status = cli_open_backend(&o.common, &ctx.be);
     if (status == 0) {
+        ctx.nslots = cli_slots(&o.common, &ctx.be);
         if (optind >= argc)
             status |= reduce_file(&ctx, &o, "-");
         for (int i = optind; i < argc; i++)

@@ -281,9 +281,9 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
                          uint64_t data_bytes, out_stream *o, const char *name)
 {
     size_t elem = dt_size(fi->dtype);
-    int nslots = t->common.streams, failed = 1;
+    int nslots = cli_slots(&t->common, be), failed = 1;
     tp_engine *eng = NULL;
-    void *bufs[64] = {0};
+    void *bufs[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl = NULL;
     size_t chunk = t->common.chunk;
     if (!j->copy) {

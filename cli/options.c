@@ -15,6 +15,7 @@ void cli_common_init(cli_common *c)
 {
     memset(c, 0, sizeof *c);
     c->backend = BACKEND_AUTO;
+    c->devices.count = 1; /* device 0 */
     c->chunk = CLI_DEFAULT_CHUNK;
     c->streams = CLI_DEFAULT_STREAMS;
     c->dtype = DT_NONE;
@@ -124,10 +125,12 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
             return cli_usage_error("", "unknown backend '%s' (auto, cuda, cpu)", arg), -1;
         c->backend = (backend_kind)b;
         return 1;
-    case OPT_DEVICE:
-        if (cli_parse_int(arg, &c->device) < 0)
-            return cli_usage_error("", "bad --device '%s'", arg), -1;
+    case OPT_DEVICE: {
+        char err[256];
+        if (backend_parse_devices(arg, &c->devices, err, sizeof err) < 0)
+            return cli_usage_error("", "%s", err), -1;
         return 1;
+    }
     case 'p':
         if (cli_parse_int(arg, &c->threads) < 0 || c->threads < 1)
             return cli_usage_error("", "bad --threads '%s'", arg), -1;
@@ -163,36 +166,49 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
 /* Refuses a ring of host buffers larger than the physical memory, which
  * would fail late (or wake the OOM killer) instead of early and clearly.
  * Returns 0, or 1 after printing an error. */
-static int cli_check_ring_memory(const cli_common *c)
+static int cli_check_ring_memory(const cli_common *c, int slots)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0)
         return 0;
     unsigned long long ram = (unsigned long long)pages * (unsigned long long)page;
-    unsigned long long ring = (unsigned long long)c->chunk * (unsigned long long)c->streams;
+    unsigned long long ring = (unsigned long long)c->chunk * (unsigned long long)slots;
     if (ring <= ram)
         return 0;
-    msg_error("--chunk %llu MiB times --streams %d needs %llu MiB of buffers, more than this "
-              "machine's %llu MiB of memory: lower --chunk or --streams",
-              (unsigned long long)c->chunk >> 20, c->streams, ring >> 20, ram >> 20);
+    msg_error("--chunk %llu MiB times %d buffers (--streams %d%s) needs %llu MiB of buffers, "
+              "more than this machine's %llu MiB of memory: lower --chunk or --streams",
+              (unsigned long long)c->chunk >> 20, slots, c->streams,
+              slots != c->streams ? " per device" : "", ring >> 20, ram >> 20);
     return 1;
+}
+
+/* Buffers in flight: --streams per device. */
+int cli_slots(const cli_common *c, const backend *be)
+{
+    return backend_slots(be, c->streams);
 }
 
 /* Opens the backend and reports the choice. */
 int cli_open_backend(const cli_common *c, backend *be)
 {
-    if (cli_check_ring_memory(c))
+    if (cli_check_ring_memory(c, c->streams))
         return 1;
-    int rc = backend_open(be, c->backend, c->device, c->threads);
+    int rc = backend_open(be, c->backend, &c->devices, c->threads);
     if (rc < 0) {
         msg_error("%s", be->err);
         return 1;
     }
+    if (cli_check_ring_memory(c, cli_slots(c, be))) {
+        backend_close(be);
+        return 1;
+    }
     if (be->fallback_reason[0])
         msg_warn("%s; using the CPU backend", be->fallback_reason);
-    if (be->kind == BACKEND_CUDA)
-        msg_info("backend cuda: device %d, %s", c->device, gpu_info(be->gpu)->name);
-    else
+    for (int i = 0; i < be->ngpu; i++) {
+        const gpu_device_info *di = gpu_info(be->gpus[i]);
+        msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
+    }
+    if (be->kind != BACKEND_CUDA)
         msg_info("backend cpu: %d threads", be->threads);
     return 0;
 }

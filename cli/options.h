@@ -21,10 +21,10 @@
 
 typedef struct {
     backend_kind backend;
-    int device;
+    backend_devices devices; /* --device: one ordinal (default 0), a list, or all */
     int threads;        /* 0: one per core */
     size_t chunk;       /* bytes per pipeline buffer */
-    int streams;        /* buffers (and CUDA streams) in flight */
+    int streams;        /* buffers (and CUDA streams) in flight, per device */
     dt_type dtype;      /* raw input */
     int ndim;           /* raw --shape, -1 when absent */
     uint64_t shape[NPY_MAX_DIMS];
@@ -64,10 +64,12 @@ enum {
     "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
     "Execution:\n"                                                                       \
     "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda, cpu\n"         \
-    "  --device N         CUDA device ordinal (default 0)\n"                             \
+    "  --device LIST      CUDA device ordinal (default 0), a list like 0,2, or all:\n"     \
+    "                     chunks go round the devices, with the same results\n"          \
     "  -p, --threads N    CPU threads (default: one per core)\n"                         \
     "  --chunk SIZE       bytes per pipeline buffer, e.g. 64M (default 32M)\n"           \
-    "  --streams N        buffers in flight, each with its CUDA stream (default 4)\n"    \
+    "  --streams N        buffers in flight per device, each with its CUDA stream\n"     \
+    "                     (default 4)\n"                                                 \
     "  -q, --quiet        no warnings, no progress line\n"                               \
     "  -v, --verbose      report backend, timings and rates on stderr\n"                 \
     "  -h, --help         this help\n"
@@ -89,9 +91,13 @@ int cli_parse_int(const char *s, int *out);
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
 /* Opens the backend the options ask for; warns on the CPU fallback of
- * auto. Refuses buffers (--chunk times --streams) larger than the
- * machine's memory. Returns 0, or 1 after printing an error. */
+ * auto. Refuses buffers (--chunk times --streams, per device) larger than
+ * the machine's memory. Returns 0, or 1 after printing an error. */
 int cli_open_backend(const cli_common *c, backend *be);
+
+/* Pipeline slots (buffers in flight) of an open backend: --streams per
+ * device. */
+int cli_slots(const cli_common *c, const backend *be);
 
 /* Names the running command ("reduce") for usage errors. */
 void cli_set_command(const char *name);

@@ -1,6 +1,7 @@
 /* backend.c - choosing and holding the CUDA device or the CPU. */
 #include "backend.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,38 +26,80 @@ int backend_cpu_count(void)
     return n < 1 ? 1 : (int)n;
 }
 
-/* Opens the CUDA device, or explains why not in be->err. */
-static int backend_open_cuda(backend *be, int device)
+/* Parses "all", "N" or a comma-separated list of distinct ordinals. */
+int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    if (!strcmp(s, "all")) {
+        d->all = 1;
+        return 0;
+    }
+    const char *p = s;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v > 0x7fffffff || (*end && *end != ',')) {
+            snprintf(err, errlen, "bad --device '%s' (N, a list like 0,2, or all)", s);
+            return -1;
+        }
+        for (int i = 0; i < d->count; i++)
+            if (d->list[i] == (int)v) {
+                snprintf(err, errlen, "bad --device '%s': device %ld given twice", s, v);
+                return -1;
+            }
+        if (d->count == BACKEND_MAX_GPUS) {
+            snprintf(err, errlen, "bad --device '%s': more than %d devices", s, BACKEND_MAX_GPUS);
+            return -1;
+        }
+        d->list[d->count++] = (int)v;
+        if (!*end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+/* Opens the CUDA devices devs names, or explains why not in be->err. */
+static int backend_open_cuda(backend *be, const backend_devices *devs)
 {
     int n = gpu_device_count();
     if (n < 0) {
         snprintf(be->err, sizeof be->err, "%s", gpu_load_message());
         return n;
     }
-    if (device < 0 || device >= n) {
-        snprintf(be->err, sizeof be->err, "no CUDA device %d (this machine has %d)", device, n);
-        return GPU_ERR_BAD_DEVICE;
+    int count = devs->all ? (n < BACKEND_MAX_GPUS ? n : BACKEND_MAX_GPUS) : devs->count;
+    for (int i = 0; i < count; i++) {
+        int device = devs->all ? i : devs->list[i];
+        if (device < 0 || device >= n) {
+            snprintf(be->err, sizeof be->err, "no CUDA device %d (this machine has %d)", device,
+                     n);
+            return GPU_ERR_BAD_DEVICE;
+        }
+        int rc = gpu_open(&be->gpus[i], device);
+        if (rc < 0) {
+            snprintf(be->err, sizeof be->err, "cannot open CUDA device %d: %s", device,
+                     cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(rc));
+            return rc;
+        }
+        be->ngpu = i + 1;
     }
-    int rc = gpu_open(&be->gpu, device);
-    if (rc < 0) {
-        snprintf(be->err, sizeof be->err, "cannot open CUDA device %d: %s", device,
-                 cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(rc));
-        return rc;
-    }
-    return 0;
+    be->gpu = be->gpus[0];
+    return gpu_bind(be->gpu);
 }
 
 /* Opens the requested backend, falling back to the CPU for auto. */
-int backend_open(backend *be, backend_kind kind, int device, int threads)
+int backend_open(backend *be, backend_kind kind, const backend_devices *devs, int threads)
 {
+    static const backend_devices first = {0, 1, {0}};
     memset(be, 0, sizeof *be);
     be->threads = threads >= 1 ? threads : backend_cpu_count();
     if (kind != BACKEND_CPU) {
-        int rc = backend_open_cuda(be, device);
+        int rc = backend_open_cuda(be, devs ? devs : &first);
         if (rc == 0) {
             be->kind = BACKEND_CUDA;
             return 0;
         }
+        backend_close(be);
         if (kind == BACKEND_CUDA)
             return rc;
         snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", be->err);
@@ -66,12 +109,31 @@ int backend_open(backend *be, backend_kind kind, int device, int threads)
     return 0;
 }
 
-/* Closes the device if one is open. */
+/* Slots: `streams` per device. */
+int backend_slots(const backend *be, int streams)
+{
+    if (be->kind != BACKEND_CUDA || be->ngpu <= 1)
+        return streams;
+    int n = streams * be->ngpu;
+    return n <= BACKEND_MAX_SLOTS ? n : BACKEND_MAX_SLOTS / be->ngpu * be->ngpu;
+}
+
+/* Slot i runs on device i % ngpu. */
+gpu *backend_slot_gpu(const backend *be, int slot)
+{
+    return be->ngpu ? be->gpus[slot % be->ngpu] : NULL;
+}
+
+/* Closes the devices that are open. */
 void backend_close(backend *be)
 {
     if (!be)
         return;
-    gpu_close(be->gpu);
+    for (int i = be->ngpu - 1; i >= 0; i--) {
+        gpu_close(be->gpus[i]);
+        be->gpus[i] = NULL;
+    }
+    be->ngpu = 0;
     be->gpu = NULL;
 }
 

@@ -180,6 +180,9 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
         snprintf(g->err, sizeof g->err, "too many modules loaded");
         return GPU_ERR_MODULE;
     }
+    int rc = gpu_bind(g);
+    if (rc < 0)
+        return gpu_fail(g, rc, "loading a module");
     char error_log[8192] = "", info_log[2048] = "";
     int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                   CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
@@ -236,6 +239,7 @@ int gpu_function(gpu *g, const char *module, const char *name, CUfunction *out)
 void *gpu_host_alloc(gpu *g, size_t bytes)
 {
     void *p = NULL;
+    cu.CtxSetCurrent(g->ctx);
     CUresult r = cu.MemHostAlloc(&p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
     if (r != CUDA_SUCCESS) {
         snprintf(g->err, sizeof g->err, "cannot allocate %zu bytes of pinned host memory: %s",
@@ -248,15 +252,18 @@ void *gpu_host_alloc(gpu *g, size_t bytes)
 /* Frees pinned memory; accepts NULL. */
 void gpu_host_free(gpu *g, void *p)
 {
-    (void)g;
-    if (p)
-        cu.MemFreeHost(p);
+    if (!p)
+        return;
+    cu.CtxSetCurrent(g->ctx);
+    cu.MemFreeHost(p);
 }
 
 /* Device memory with an error naming what it was for. */
 int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what)
 {
-    CUresult r = cu.MemAlloc(out, bytes ? bytes : 1);
+    CUresult r = cu.CtxSetCurrent(g->ctx);
+    if (r == CUDA_SUCCESS)
+        r = cu.MemAlloc(out, bytes ? bytes : 1);
     if (r == CUDA_SUCCESS)
         return 0;
     size_t free_b = 0, total_b = 0;
@@ -271,15 +278,18 @@ int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what)
 /* Frees device memory; accepts 0. */
 void gpu_mem_free(gpu *g, CUdeviceptr p)
 {
-    (void)g;
-    if (p)
-        cu.MemFree(p);
+    if (!p)
+        return;
+    cu.CtxSetCurrent(g->ctx);
+    cu.MemFree(p);
 }
 
 /* A non-blocking stream and a blocking-sync event without timing. */
 int gpu_queue_open(gpu *g, gpu_queue *q)
 {
-    CUresult r = cu.StreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+    CUresult r = cu.CtxSetCurrent(g->ctx);
+    if (r == CUDA_SUCCESS)
+        r = cu.StreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS)
         r = cu.EventCreate(&q->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
     if (r == CUDA_SUCCESS)

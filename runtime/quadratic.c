@@ -13,6 +13,8 @@
 typedef struct {
     void *hout;       /* roots on the host (pinned with CUDA) */
     size_t rows;
+    gpu *g;           /* CUDA: the slot's device and its kernel there */
+    CUfunction kernel;
     CUdeviceptr din, dout;
     gpu_queue q;
 } qd_slot;
@@ -24,7 +26,6 @@ struct qd_engine {
     size_t max_rows;
     qd_layout in, out;
     qd_strides st;
-    CUfunction kernel;
     const char *kernel_name;
     qd_slot *slots;
     char err[2048];
@@ -80,10 +81,11 @@ static void *qd_cpu_worker(void *arg)
 static void qd_slot_close(qd_engine *e, qd_slot *s)
 {
     backend *be = e->be;
-    if (be->kind == BACKEND_CUDA) {
+    if (be->kind == BACKEND_CUDA && s->g) {
+        gpu_bind(s->g);
         gpu_queue_close(&s->q);
-        gpu_mem_free(be->gpu, s->din);
-        gpu_mem_free(be->gpu, s->dout);
+        gpu_mem_free(s->g, s->din);
+        gpu_mem_free(s->g, s->dout);
     }
     backend_host_free(be, s->hout);
 }
@@ -94,9 +96,11 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
     backend *be = e->be;
     size_t sz = dt_size(e->dtype);
     if (be->kind == BACKEND_CUDA) {
-        gpu *g = be->gpu;
+        gpu *g = s->g;
         int rc;
-        if ((rc = gpu_mem_alloc(g, &s->din, e->max_rows * 3 * sz, "a coefficient chunk (--chunk)")) < 0 ||
+        if ((rc = gpu_function(g, e->dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64",
+                               e->kernel_name, &s->kernel)) < 0 ||
+            (rc = gpu_mem_alloc(g, &s->din, e->max_rows * 3 * sz, "a coefficient chunk (--chunk)")) < 0 ||
             (rc = gpu_mem_alloc(g, &s->dout, e->max_rows * 4 * sz, "a roots chunk")) < 0 ||
             (rc = gpu_queue_open(g, &s->q)) < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
@@ -128,15 +132,10 @@ int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt
     e->kernel_name = in == QD_ROWS && out_layout == QD_ROWS ? "qdk_rows" : "qdk_strided";
     e->slots = calloc((size_t)nslots, sizeof *e->slots);
     int rc = e->slots ? 0 : GPU_ERR_OUT_OF_MEMORY;
-    if (rc == 0 && be->kind == BACKEND_CUDA) {
-        gpu_bind(be->gpu);
-        rc = gpu_function(be->gpu, dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64",
-                          e->kernel_name, &e->kernel);
-        if (rc < 0)
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
-    }
-    for (int i = 0; rc == 0 && i < nslots; i++)
+    for (int i = 0; rc == 0 && i < nslots; i++) {
+        e->slots[i].g = backend_slot_gpu(be, i);
         rc = qd_slot_open(e, &e->slots[i]);
+    }
     if (rc < 0) {
         snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : cu_last_failure());
         qd_engine_close(e);
@@ -177,10 +176,13 @@ static int qd_copy_blocks(qd_slot *s, int to_device, CUdeviceptr dev, const void
  * one copy of the rows, or one per plane. */
 static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
 {
-    gpu *g = e->be->gpu;
+    gpu *g = s->g;
     size_t sz = dt_size(e->dtype), pitch = e->max_rows * sz;
     int planes_in = e->in == QD_PLANES, planes_out = e->out == QD_PLANES;
-    int rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
+    int rc = gpu_bind(g);
+    if (rc < 0)
+        return rc;
+    rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
                             s->rows * sz * (planes_in ? 1 : 3), pitch);
     if (rc < 0)
         return rc;
@@ -193,7 +195,7 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
     void *rows_params[] = {&s->din, &n, &s->dout};
     void *strided_params[] = {&s->din,  &n,       &in_row,   &in_plane,
                               &s->dout, &out_row, &out_root, &out_im};
-    rc = gpu_launch(g, e->kernel, e->kernel_name, grid, QD_BLOCK, s->q.stream,
+    rc = gpu_launch(g, s->kernel, e->kernel_name, grid, QD_BLOCK, s->q.stream,
                     rows_kernel ? rows_params : strided_params);
     if (rc < 0) {
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
@@ -237,8 +239,8 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, size_t rows)
     e->err[0] = 0;
     int rc = qd_gpu_chunk(e, s, host);
     if (rc < 0 && !e->err[0]) {
-        rc = gpu_fail(e->be->gpu, rc, "queueing a quadratic chunk");
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+        rc = gpu_fail(s->g, rc, "queueing a quadratic chunk");
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
     }
     return rc;
 }

@@ -443,6 +443,7 @@ typedef struct {
     size_t ntiles;
     uint64_t nelem;
     int use_m, use_e;
+    gpu *g;         /* the device this slot runs on (CUDA only) */
     CUdeviceptr dx, dm, de;
     gpu_queue q;
     const char *kernels; /* names launched, for error messages */
@@ -470,10 +471,10 @@ static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
     snprintf(buf, len, "reduce_%s_%s", tags[t] ? tags[t] : "none", group);
 }
 
-/* Copies the GPU layer's error text into the engine. */
-static int rd_gpu_error(rd_engine *e, int rc)
+/* Copies a device's error text into the engine. */
+static int rd_gpu_error(rd_engine *e, gpu *g, int rc)
 {
-    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
     return rc;
 }
 
@@ -483,13 +484,13 @@ static int rd_slot_open(rd_engine *e, rd_slot *s)
 {
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
-        gpu *g = be->gpu;
+        gpu *g = s->g;
         int rc;
         if ((rc = gpu_mem_alloc(g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)")) < 0 ||
             (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
             (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0 ||
             (rc = gpu_queue_open(g, &s->q)) < 0)
-            return rd_gpu_error(e, rc);
+            return rd_gpu_error(e, g, rc);
     }
     s->hm = backend_host_alloc(be, e->max_tiles * sizeof(rd_moments));
     s->he = backend_host_alloc(be, e->max_tiles * sizeof(rd_extrema));
@@ -504,11 +505,12 @@ static int rd_slot_open(rd_engine *e, rd_slot *s)
 static void rd_slot_close(rd_engine *e, rd_slot *s)
 {
     backend *be = e->be;
-    if (be->kind == BACKEND_CUDA) {
+    if (be->kind == BACKEND_CUDA && s->g) {
+        gpu_bind(s->g);
         gpu_queue_close(&s->q);
-        gpu_mem_free(be->gpu, s->dx);
-        gpu_mem_free(be->gpu, s->dm);
-        gpu_mem_free(be->gpu, s->de);
+        gpu_mem_free(s->g, s->dx);
+        gpu_mem_free(s->g, s->dm);
+        gpu_mem_free(s->g, s->de);
     }
     backend_host_free(be, s->hm);
     backend_host_free(be, s->he);
@@ -530,9 +532,8 @@ int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes)
         free(e);
         return GPU_ERR_OUT_OF_MEMORY;
     }
-    if (be->kind == BACKEND_CUDA)
-        gpu_bind(be->gpu);
     for (int i = 0; i < nslots; i++) {
+        e->slots[i].g = backend_slot_gpu(be, i);
         int rc = rd_slot_open(e, &e->slots[i]);
         if (rc < 0) {
             /* the reason outlives the engine in be->err */
@@ -600,10 +601,12 @@ static void rd_cpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nele
 static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem,
                         uint64_t first, dt_type dtype, int skipnan, int want_sq)
 {
-    gpu *g = e->be->gpu;
+    gpu *g = s->g;
     char mod[96];
     int fl = dt_is_float(dtype);
     int rc;
+    if ((rc = gpu_bind(g)) < 0)
+        return rc;
     CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->q.stream));
     unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
@@ -615,11 +618,11 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         rd_module_name(mod, sizeof mod, dtype, name + 4);
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
-            return rd_gpu_error(e, rc);
+            return rd_gpu_error(e, g, rc);
         rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
         void *params[] = {&s->dx, &n64, &first64, &s->dm, &no_fold};
         if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
-            return rd_gpu_error(e, rc);
+            return rd_gpu_error(e, g, rc);
         snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
         CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->q.stream));
     }
@@ -628,10 +631,10 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         rd_module_name(mod, sizeof mod, dtype, name + 4);
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
-            return rd_gpu_error(e, rc);
+            return rd_gpu_error(e, g, rc);
         void *params[] = {&s->dx, &n64, &first64, &s->de};
         if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
-            return rd_gpu_error(e, rc);
+            return rd_gpu_error(e, g, rc);
         size_t used = strlen(s->kernel_names);
         snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",
                  used ? ", " : "", name);
@@ -668,8 +671,8 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, size_t nelem, uin
     int rc = rd_gpu_chunk(e, s, host, nelem, first, dtype, skipnan, want_sq);
     if (rc < 0 && !e->err[0]) {
         /* a CU_TRY inside failed: take its recorded call */
-        rc = gpu_fail(e->be->gpu, rc, "queueing a reduction chunk");
-        rd_gpu_error(e, rc);
+        rc = gpu_fail(s->g, rc, "queueing a reduction chunk");
+        rd_gpu_error(e, s->g, rc);
     }
     return rc;
 }

@@ -15,6 +15,8 @@
 typedef struct {
     void *hout;      /* transposed chunk on the host (pinned with CUDA) */
     size_t bytes;
+    gpu *g;          /* CUDA: the slot's device and its kernel */
+    tp_kernel kernel;
     CUdeviceptr din, dout;
     gpu_queue q;
 } tp_slot;
@@ -28,8 +30,8 @@ struct tp_engine {
     int staged;
     int nslots;
     tp_slot *slots;          /* batch mode */
+    /* Staged mode: the whole matrix, on the backend's first device. */
     tp_kernel kernel;        /* CUDA */
-    /* Staged mode: the whole matrix. */
     CUdeviceptr din, dout;   /* CUDA */
     void *hout[2];           /* CUDA: pinned pieces going out */
     gpu_queue q[2];
@@ -152,21 +154,22 @@ int tp_kernel_launch(const tp_kernel *k, gpu *g, CUdeviceptr in, CUdeviceptr out
     return 0;
 }
 
-/* Queues the engine's kernel over nmat matrices din -> dout on stream s. */
-static int tp_gpu_launch(tp_engine *e, CUdeviceptr din, CUdeviceptr dout, uint64_t nmat, CUstream s)
+/* Queues kernel k over nmat matrices din -> dout on stream s of device g. */
+static int tp_gpu_launch(tp_engine *e, gpu *g, const tp_kernel *k, CUdeviceptr din,
+                         CUdeviceptr dout, uint64_t nmat, CUstream s)
 {
-    int rc = tp_kernel_launch(&e->kernel, e->be->gpu, din, dout, nmat, s);
+    int rc = tp_kernel_launch(k, g, din, dout, nmat, s);
     if (rc < 0)
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
     return rc;
 }
 
-/* Records a failed driver call of the engine as its error. */
-static int tp_gpu_fail(tp_engine *e, int rc, const char *what)
+/* Records a failed driver call on device g as the engine's error. */
+static int tp_gpu_fail(tp_engine *e, gpu *g, int rc, const char *what)
 {
     if (!e->err[0]) {
-        rc = gpu_fail(e->be->gpu, rc, what);
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+        rc = gpu_fail(g, rc, what);
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
     }
     return rc;
 }
@@ -189,10 +192,11 @@ static int tp_slot_open(tp_engine *e, tp_slot *s)
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
         int rc;
-        if ((rc = gpu_mem_alloc(be->gpu, &s->din, e->chunk + TP_READ_SLACK, "a chunk of matrices (--chunk)")) < 0 ||
-            (rc = gpu_mem_alloc(be->gpu, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
-            (rc = gpu_queue_open(be->gpu, &s->q)) < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
+        if ((rc = tp_kernel_open(&s->kernel, s->g, e->elem, e->rows, e->cols)) < 0 ||
+            (rc = gpu_mem_alloc(s->g, &s->din, e->chunk + TP_READ_SLACK, "a chunk of matrices (--chunk)")) < 0 ||
+            (rc = gpu_mem_alloc(s->g, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
+            (rc = gpu_queue_open(s->g, &s->q)) < 0) {
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
             return rc;
         }
         if ((rc = tp_clear(e, s->din, e->chunk + TP_READ_SLACK, s->q.stream)) < 0)
@@ -209,10 +213,11 @@ static int tp_slot_open(tp_engine *e, tp_slot *s)
 static void tp_slot_close(tp_engine *e, tp_slot *s)
 {
     backend *be = e->be;
-    if (be->kind == BACKEND_CUDA) {
+    if (be->kind == BACKEND_CUDA && s->g) {
+        gpu_bind(s->g);
         gpu_queue_close(&s->q);
-        gpu_mem_free(be->gpu, s->din);
-        gpu_mem_free(be->gpu, s->dout);
+        gpu_mem_free(s->g, s->din);
+        gpu_mem_free(s->g, s->dout);
     }
     backend_host_free(be, s->hout);
 }
@@ -270,15 +275,18 @@ int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes,
     e->staged = e->matrix_bytes > chunk_bytes;
     e->chunk = e->staged ? chunk_bytes : chunk_bytes - chunk_bytes % e->matrix_bytes;
     int rc = 0;
-    if (be->kind == BACKEND_CUDA && (rc = tp_kernel_open(&e->kernel, be->gpu, elem, rows, cols)) < 0)
+    if (e->staged && be->kind == BACKEND_CUDA &&
+        (rc = tp_kernel_open(&e->kernel, be->gpu, elem, rows, cols)) < 0)
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
     if (rc == 0 && e->staged)
         rc = tp_stage_open(e);
     if (rc == 0 && !e->staged) {
         if (!(e->slots = calloc((size_t)nslots, sizeof *e->slots)))
             rc = GPU_ERR_OUT_OF_MEMORY;
-        for (int i = 0; rc == 0 && i < nslots; i++)
+        for (int i = 0; rc == 0 && i < nslots; i++) {
+            e->slots[i].g = backend_slot_gpu(be, i);
             rc = tp_slot_open(e, &e->slots[i]);
+        }
     }
     if (rc < 0) {
         snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
@@ -298,6 +306,7 @@ void tp_engine_close(tp_engine *e)
         tp_slot_close(e, &e->slots[i]);
     free(e->slots);
     if (e->be->kind == BACKEND_CUDA) {
+        gpu_bind(e->be->gpu);
         for (int i = 0; i < 2; i++) {
             gpu_queue_close(&e->q[i]);
             backend_host_free(e->be, e->hout[i]);
@@ -324,8 +333,11 @@ size_t tp_engine_chunk(const tp_engine *e)
 /* Queues copy-in, the kernel and copy-out of a chunk on its slot's stream. */
 static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nmat)
 {
+    int rc = gpu_bind(s->g);
+    if (rc < 0)
+        return rc;
     CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->bytes, s->q.stream));
-    int rc = tp_gpu_launch(e, s->din, s->dout, nmat, s->q.stream);
+    rc = tp_gpu_launch(e, s->g, &s->kernel, s->din, s->dout, nmat, s->q.stream);
     if (rc < 0)
         return rc;
     CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->bytes, s->q.stream));
@@ -352,7 +364,7 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, size_t bytes)
     }
     e->err[0] = 0;
     int rc = tp_gpu_chunk(e, s, host, nmat);
-    return rc < 0 ? tp_gpu_fail(e, rc, "queueing a transpose chunk") : 0;
+    return rc < 0 ? tp_gpu_fail(e, s->g, rc, "queueing a transpose chunk") : 0;
 }
 
 /* Waits for a slot's transposed matrices. */
@@ -362,7 +374,7 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
     if (s->bytes && e->be->kind == BACKEND_CUDA) {
         CUresult r = gpu_queue_wait(&s->q);
         if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kernel.name, cu_result_text(r));
+            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel.name, cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
     }
@@ -405,6 +417,7 @@ int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes)
         return 0;
     }
     e->err[0] = 0;
+    gpu_bind(e->be->gpu);
     CUresult r = cu.MemcpyHtoDAsync(e->din + offset, host, bytes, e->q[0].stream);
     if (r == CUDA_SUCCESS)
         r = cu.StreamSynchronize(e->q[0].stream);
@@ -421,7 +434,8 @@ int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes)
 static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, size_t), void *ctx)
 {
     e->err[0] = 0;
-    int rc = tp_gpu_launch(e, e->din, e->dout, 1, e->q[0].stream);
+    gpu_bind(e->be->gpu);
+    int rc = tp_gpu_launch(e, e->be->gpu, &e->kernel, e->din, e->dout, 1, e->q[0].stream);
     if (rc < 0)
         return rc;
     CUresult r = cu.StreamSynchronize(e->q[0].stream);

@@ -2,12 +2,20 @@
  * reach the GPU error paths on a machine without a GPU.
  *
  * It resolves every entry point gpubatch asks cuGetProcAddress_v2 for and
- * behaves like one small device whose memory is ordinary memory and whose
- * kernels do nothing. Two variables inject the failures under test:
- *   FAKECUDA_MEM_BYTES    device memory size; a cuMemAlloc beyond what is
- *                         left fails with CUDA_ERROR_OUT_OF_MEMORY
+ * behaves like small devices whose memory is ordinary memory and whose
+ * kernels do nothing. Like the real driver it keeps a current context per
+ * thread, and every object (memory, stream, event, module, function)
+ * belongs to the device whose context was current when it was made: a
+ * copy, launch or record that mixes devices, or runs with another device's
+ * context current, fails with CUDA_ERROR_INVALID_CONTEXT. Variables:
+ *   FAKECUDA_DEVICES      number of devices (default 1)
+ *   FAKECUDA_MEM_BYTES    memory size of each device; a cuMemAlloc beyond
+ *                         what is left fails with CUDA_ERROR_OUT_OF_MEMORY
  *   FAKECUDA_LAUNCH_ERROR a CUresult every cuLaunchKernel returns
+ *   FAKECUDA_REPORT       a file that gets one line "device D launches N"
+ *                         per device at exit
  * Built as build/tests/libfakecuda.so and named by GPUBATCH_LIBCUDA. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +24,103 @@
 #include "runtime/cu.h"
 
 #define FAKE_DEFAULT_MEM ((size_t)16 << 30)
+#define FAKE_MAX_DEVICES 64
+#define FAKE_INVALID_CONTEXT ((CUresult)201)
 
-static size_t fake_used;
+static size_t fake_used[FAKE_MAX_DEVICES];
+static unsigned long fake_launches[FAKE_MAX_DEVICES];
+static char fake_contexts[FAKE_MAX_DEVICES]; /* context d is &fake_contexts[d] */
+static __thread int fake_current = -1;       /* device of the current context */
+
+/* A stream, event, module or function: the device it belongs to. */
+typedef struct {
+    int dev;
+} fake_object;
+
+/* Number of devices from FAKECUDA_DEVICES, or 1. */
+static int fake_device_total(void)
+{
+    const char *s = getenv("FAKECUDA_DEVICES");
+    int n = s && *s ? atoi(s) : 1;
+    return n < 1 ? 1 : n > FAKE_MAX_DEVICES ? FAKE_MAX_DEVICES : n;
+}
+
+/* The device an object handle belongs to. */
+static int fake_dev(const void *h)
+{
+    return ((const fake_object *)h)->dev;
+}
+
+/* A block of device memory: [start, start + bytes) on device dev. */
+typedef struct fake_block {
+    uintptr_t start;
+    size_t bytes;
+    int dev;
+    struct fake_block *next;
+} fake_block;
+
+static fake_block *fake_blocks;
+static pthread_mutex_t fake_blocks_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The block holding device address p (its end included, for empty
+ * ranges), or NULL. */
+static fake_block *fake_block_of(uintptr_t p)
+{
+    pthread_mutex_lock(&fake_blocks_mu);
+    fake_block *b = fake_blocks;
+    while (b && !(p >= b->start && p <= b->start + b->bytes))
+        b = b->next;
+    pthread_mutex_unlock(&fake_blocks_mu);
+    return b;
+}
+
+/* The device a device pointer belongs to, or -1 for an unknown address. */
+static int fake_ptr_dev(CUdeviceptr p)
+{
+    fake_block *b = fake_block_of((uintptr_t)p);
+    return b ? b->dev : -1;
+}
+
+/* A new object of the current context's device. */
+static CUresult fake_object_new(void **h)
+{
+    if (fake_current < 0)
+        return FAKE_INVALID_CONTEXT;
+    fake_object *o = malloc(sizeof *o);
+    if (!o)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    o->dev = fake_current;
+    *h = o;
+    return CUDA_SUCCESS;
+}
+
+/* Destroys an object. */
+static CUresult fake_object_free(void *h)
+{
+    free(h);
+    return CUDA_SUCCESS;
+}
+
+/* Success when the stream and the memory belong to the current device. */
+static CUresult fake_same_device(CUstream s, CUdeviceptr p)
+{
+    return fake_current >= 0 && fake_dev(s) == fake_current &&
+                   (!p || fake_ptr_dev(p) == fake_current)
+               ? CUDA_SUCCESS
+               : FAKE_INVALID_CONTEXT;
+}
+
+/* Writes the launch counts to FAKECUDA_REPORT at exit. */
+__attribute__((destructor)) static void fake_report(void)
+{
+    const char *path = getenv("FAKECUDA_REPORT");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    for (int d = 0; d < fake_device_total(); d++)
+        fprintf(f, "device %d launches %lu\n", d, fake_launches[d]);
+    fclose(f);
+}
 
 /* Device memory size from FAKECUDA_MEM_BYTES, or 16 GiB. */
 static size_t fake_mem_total(void)
@@ -48,6 +151,7 @@ static const struct {
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
      "an illegal memory access was encountered"},
+    {FAKE_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
 };
 
 /* The name (want_name) or description of a result code the tests provoke. */
@@ -74,18 +178,19 @@ static CUresult fake_error_string(CUresult e, const char **s)
     return fake_error_lookup(e, s, 0);
 }
 
-/* One device. */
+/* FAKECUDA_DEVICES devices. */
 static CUresult fake_device_count(int *n)
 {
-    *n = 1;
+    *n = fake_device_total();
     return CUDA_SUCCESS;
 }
 
-/* Device 0 only. */
+/* Device `ordinal`, if there is one. */
 static CUresult fake_device_get(CUdevice *d, int ordinal)
 {
-    *d = 0;
-    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    *d = ordinal;
+    return ordinal >= 0 && ordinal < fake_device_total() ? CUDA_SUCCESS
+                                                         : CUDA_ERROR_INVALID_DEVICE;
 }
 
 /* The device's name. */
@@ -117,27 +222,28 @@ static CUresult fake_total_mem(size_t *bytes, CUdevice d)
     return CUDA_SUCCESS;
 }
 
-/* Free and total memory. */
+/* Free and total memory of the current device. */
 static CUresult fake_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
+    if (fake_current < 0)
+        return FAKE_INVALID_CONTEXT;
     *total_bytes = fake_mem_total();
-    *free_bytes = *total_bytes - fake_used;
+    *free_bytes = *total_bytes - fake_used[fake_current];
     return CUDA_SUCCESS;
 }
 
-/* A context, module, function, stream or event handle: never dereferenced. */
-static CUresult fake_handle(void **h)
-{
-    static char token;
-    *h = &token;
-    return CUDA_SUCCESS;
-}
-
-/* Primary context retain. */
+/* Primary context retain: one context per device. */
 static CUresult fake_ctx_retain(CUcontext *c, CUdevice d)
 {
-    (void)d;
-    return fake_handle((void **)c);
+    *c = (CUcontext)&fake_contexts[d];
+    return CUDA_SUCCESS;
+}
+
+/* Makes a device's context current on this thread. */
+static CUresult fake_ctx_set_current(CUcontext c)
+{
+    fake_current = c ? (int)((char *)c - fake_contexts) : -1;
+    return CUDA_SUCCESS;
 }
 
 /* Primary context release. */
@@ -160,41 +266,65 @@ static CUresult fake_ok0(void)
     return CUDA_SUCCESS;
 }
 
-/* Module load: nothing to compile. */
+/* Module load: nothing to compile; the module belongs to the current device. */
 static CUresult fake_module_load(CUmodule *m, const void *image, unsigned int n, int *o, void **v)
 {
     (void)image, (void)n, (void)o, (void)v;
-    return fake_handle((void **)m);
+    return fake_object_new((void **)m);
 }
 
-/* Any kernel name resolves. */
+/* Any kernel name resolves, on the module's device. (Functions stay
+ * allocated: the real driver frees them with their module.) */
 static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
 {
-    (void)m, (void)name;
-    return fake_handle((void **)f);
-}
-
-/* Device memory is host memory; fails beyond FAKECUDA_MEM_BYTES. The block
- * starts with its size so that cuMemFree can give it back. */
-static CUresult fake_mem_alloc(CUdeviceptr *p, size_t bytes)
-{
-    if (bytes > fake_mem_total() - fake_used)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    size_t *block = malloc(bytes + sizeof(size_t) * 2);
-    if (!block)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    block[0] = bytes;
-    fake_used += bytes;
-    *p = (CUdeviceptr)(uintptr_t)(block + 2);
+    (void)name;
+    static fake_object functions[FAKE_MAX_DEVICES];
+    functions[fake_dev(m)].dev = fake_dev(m);
+    *f = (CUfunction)&functions[fake_dev(m)];
     return CUDA_SUCCESS;
 }
 
-/* Frees device memory. */
+/* Device memory is host memory of the current device; fails beyond
+ * FAKECUDA_MEM_BYTES. */
+static CUresult fake_mem_alloc(CUdeviceptr *p, size_t bytes)
+{
+    if (fake_current < 0)
+        return FAKE_INVALID_CONTEXT;
+    if (bytes > fake_mem_total() - fake_used[fake_current])
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_block *b = malloc(sizeof *b);
+    void *mem = malloc(bytes ? bytes : 1);
+    if (!b || !mem) {
+        free(b);
+        free(mem);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *b = (fake_block){(uintptr_t)mem, bytes, fake_current, NULL};
+    pthread_mutex_lock(&fake_blocks_mu);
+    b->next = fake_blocks;
+    fake_blocks = b;
+    pthread_mutex_unlock(&fake_blocks_mu);
+    fake_used[fake_current] += bytes;
+    *p = (CUdeviceptr)(uintptr_t)mem;
+    return CUDA_SUCCESS;
+}
+
+/* Frees device memory, with its device's context current. */
 static CUresult fake_mem_free(CUdeviceptr p)
 {
-    size_t *block = (size_t *)(uintptr_t)p - 2;
-    fake_used -= block[0];
-    free(block);
+    pthread_mutex_lock(&fake_blocks_mu);
+    fake_block **link = &fake_blocks;
+    while (*link && (*link)->start != (uintptr_t)p)
+        link = &(*link)->next;
+    fake_block *b = *link;
+    if (b && b->dev == fake_current)
+        *link = b->next;
+    pthread_mutex_unlock(&fake_blocks_mu);
+    if (!b || b->dev != fake_current)
+        return b ? FAKE_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE;
+    fake_used[b->dev] -= b->bytes;
+    free((void *)b->start);
+    free(b);
     return CUDA_SUCCESS;
 }
 
@@ -223,7 +353,8 @@ static CUresult fake_host_register(void *p, size_t bytes, unsigned int flags)
 /* Copies host to device, at once. */
 static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    (void)s;
+    if (fake_same_device(s, dst) != CUDA_SUCCESS)
+        return FAKE_INVALID_CONTEXT;
     memcpy((void *)(uintptr_t)dst, src, n);
     return CUDA_SUCCESS;
 }
@@ -231,7 +362,8 @@ static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t n, CUstream s
 /* Copies device to host, at once. */
 static CUresult fake_dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    (void)s;
+    if (fake_same_device(s, src) != CUDA_SUCCESS)
+        return FAKE_INVALID_CONTEXT;
     memcpy(dst, (const void *)(uintptr_t)src, n);
     return CUDA_SUCCESS;
 }
@@ -239,7 +371,8 @@ static CUresult fake_dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s)
 /* Copies device to device, at once. */
 static CUresult fake_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    (void)s;
+    if (fake_same_device(s, dst) != CUDA_SUCCESS || fake_same_device(s, src) != CUDA_SUCCESS)
+        return FAKE_INVALID_CONTEXT;
     memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
     return CUDA_SUCCESS;
 }
@@ -247,26 +380,26 @@ static CUresult fake_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s
 /* Sets device bytes, at once. */
 static CUresult fake_memset(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
 {
-    (void)s;
+    if (fake_same_device(s, dst) != CUDA_SUCCESS)
+        return FAKE_INVALID_CONTEXT;
     memset((void *)(uintptr_t)dst, v, n);
     return CUDA_SUCCESS;
 }
 
-/* Stream or event creation. */
+/* Stream or event creation, on the current device. */
 static CUresult fake_create(void **h, unsigned int flags)
 {
     (void)flags;
-    return fake_handle(h);
+    return fake_object_new(h);
 }
 
-/* Waiting on or recording an event: everything is already done. */
-static CUresult fake_ok2(void *a, void *b)
+/* Recording an event on a stream of its device: everything is already done. */
+static CUresult fake_event_record(CUevent e, CUstream s)
 {
-    (void)a, (void)b;
-    return CUDA_SUCCESS;
+    return fake_dev(e) == fake_dev(s) ? CUDA_SUCCESS : FAKE_INVALID_CONTEXT;
 }
 
-/* Stream waits for an event. */
+/* Stream waits for an event (of any device, as the real driver allows). */
 static CUresult fake_wait_event(CUstream s, CUevent e, unsigned int flags)
 {
     (void)s, (void)e, (void)flags;
@@ -286,10 +419,15 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
                             void **extra)
 {
-    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s,
-        (void)params, (void)extra;
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)params,
+        (void)extra;
+    if (fake_same_device(s, 0) != CUDA_SUCCESS || fake_dev(f) != fake_current)
+        return FAKE_INVALID_CONTEXT;
     const char *e = getenv("FAKECUDA_LAUNCH_ERROR");
-    return e && *e ? (CUresult)atoi(e) : CUDA_SUCCESS;
+    if (e && *e)
+        return (CUresult)atoi(e);
+    fake_launches[fake_current]++;
+    return CUDA_SUCCESS;
 }
 
 static const struct {
@@ -307,11 +445,11 @@ static const struct {
     {"cuDeviceTotalMem", (void *)fake_total_mem},
     {"cuDevicePrimaryCtxRetain", (void *)fake_ctx_retain},
     {"cuDevicePrimaryCtxRelease", (void *)fake_ctx_release},
-    {"cuCtxSetCurrent", (void *)fake_ok1},
+    {"cuCtxSetCurrent", (void *)fake_ctx_set_current},
     {"cuCtxSynchronize", (void *)fake_ok0},
     {"cuMemGetInfo", (void *)fake_mem_info},
     {"cuModuleLoadDataEx", (void *)fake_module_load},
-    {"cuModuleUnload", (void *)fake_ok1},
+    {"cuModuleUnload", (void *)fake_object_free},
     {"cuModuleGetFunction", (void *)fake_get_function},
     {"cuMemAlloc", (void *)fake_mem_alloc},
     {"cuMemFree", (void *)fake_mem_free},
@@ -324,14 +462,14 @@ static const struct {
     {"cuMemcpyDtoDAsync", (void *)fake_dtod},
     {"cuMemsetD8Async", (void *)fake_memset},
     {"cuStreamCreate", (void *)fake_create},
-    {"cuStreamDestroy", (void *)fake_ok1},
+    {"cuStreamDestroy", (void *)fake_object_free},
     {"cuStreamSynchronize", (void *)fake_ok1},
     {"cuStreamWaitEvent", (void *)fake_wait_event},
     {"cuEventCreate", (void *)fake_create},
-    {"cuEventRecord", (void *)fake_ok2},
+    {"cuEventRecord", (void *)fake_event_record},
     {"cuEventSynchronize", (void *)fake_ok1},
     {"cuEventElapsedTime", (void *)fake_elapsed},
-    {"cuEventDestroy", (void *)fake_ok1},
+    {"cuEventDestroy", (void *)fake_object_free},
     {"cuLaunchKernel", (void *)fake_launch},
 };
 

@@ -124,9 +124,18 @@ END
 }
 check_eq "plain raw input shrinks" "1 gpubatch: error: $T/victim: the file shrank" \
     "$(shrink "$T/shrink.src" "$GB" reduce --backend cpu --dtype float64 "$T/victim" | sed 's/ from .*//')"
-check_eq "gzip raw input shrinks" "1 gpubatch: error: $T/victim: the file shrank" \
+# Compressed input cut short while it is inflated: the inflater may meet the
+# new end of the file before the size check does; either error is right.
+check_shrunk_gzip() {
+    case "$2" in
+    "1 gpubatch: error: $T/victim: the file shrank" | \
+        "1 gpubatch: error: $T/victim: unexpected end of compressed data") ok ;;
+    *) fail "$1: [$2]" ;;
+    esac
+}
+check_shrunk_gzip "gzip raw input shrinks" \
     "$(shrink "$T/shrink.src.gz" "$GB" reduce --backend cpu --dtype float64 "$T/victim" | sed 's/ from .*//')"
-check_eq "quadratic input shrinks" "1 gpubatch: error: $T/victim: the file shrank" \
+check_shrunk_gzip "quadratic input shrinks" \
     "$(shrink "$T/shrinkq.src.gz" "$GB" quadratic --backend cpu "$T/victim" -o "$T/shrunk.npy.gz" \
         | sed 's/ from .*//')"
 [ -e "$T/shrunk.npy.gz" ] && fail "quadratic on a shrinking input left an output" || ok

@@ -1,5 +1,5 @@
 /* fuzz_options.c - fuzz harness for the command-line value parsers: sizes
- * (--chunk), integers (--device, -p, --streams), shapes (--shape), dtype
+ * (--chunk), integers (-p, --streams), device lists (--device), shapes (--shape), dtype
  * names, operation lists (--op) and backend names, alone and through
  * cli_common_option.
  *
@@ -139,7 +139,13 @@ static void check_common(const char *s)
             continue;
         require(c.chunk > 0 && c.chunk % CLI_CHUNK_ALIGN == 0);
         require(c.streams >= 2 && c.streams <= 64);
-        require(c.threads >= 0 && c.device >= 0);
+        require(c.threads >= 0);
+        require(c.devices.all || (c.devices.count >= 1 && c.devices.count <= BACKEND_MAX_GPUS));
+        for (int d = 0; !c.devices.all && d < c.devices.count; d++) {
+            require(c.devices.list[d] >= 0);
+            for (int e = 0; e < d; e++)
+                require(c.devices.list[e] != c.devices.list[d]);
+        }
         require(c.ndim == -1 || (c.ndim >= 1 && c.ndim <= NPY_MAX_DIMS));
         if (opts[i] == 'p')
             require(c.threads >= 1);

@@ -1,0 +1,103 @@
+#!/bin/sh
+# test_devices.sh - --device lists and `all`, reached on any machine through
+# the stand-in driver (tests/cli/fakecuda.c) with several devices: chunks go
+# round the listed devices, every driver call runs with its own device's
+# context current (the stand-in refuses anything else), a staged matrix uses
+# the first device, and bad lists are usage errors or clear errors.
+. "$(dirname "$0")/lib.sh"
+FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
+if [ ! -f "$FAKE" ]; then
+    echo "skip: $FAKE is not built (make tests)"
+    summary
+    exit
+fi
+export GPUBATCH_LIBCUDA="$FAKE" FAKECUDA_DEVICES=3
+REP="$T/launches"
+
+# Runs CMD... with a fresh launch report; checks exit 0 and that the devices
+# got exactly the launch counts listed in EXPECTED ("N N N"; "+" for any
+# count above zero).
+check_launches() {
+    what=$1
+    expected=$2
+    shift 2
+    rm -f "$REP"
+    if ! FAKECUDA_REPORT="$REP" "$@" >"$T/dev.out" 2>"$T/dev.err"; then
+        fail "$what: exit status $?: $(cat "$T/dev.err")"
+        return
+    fi
+    got=$(awk '{print $4}' "$REP" | tr '\n' ' ' | sed 's/ $//')
+    want_re=$(echo "$expected" | sed 's/+/[1-9][0-9]*/g')
+    if echo "$got" | grep -qx "$want_re"; then ok; else
+        fail "$what: launches per device [$got], expected [$expected]"
+    fi
+}
+
+"$GB" gen --shape 3000000 --seed 1 -o "$T/a.npy.gz"
+check_launches "reduce --device all" "+ + +" \
+    "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz"
+check_launches "reduce --device all, sums of squares" "+ + +" \
+    "$GB" reduce --backend cuda --device all --chunk 1M --op sum,sumsq,count "$T/a.npy.gz"
+check_launches "reduce --device 2,0" "+ 0 +" \
+    "$GB" reduce --backend cuda --device 2,0 --chunk 1M "$T/a.npy.gz"
+check_launches "reduce --device 1" "0 + 0" \
+    "$GB" reduce --backend cuda --device 1 --chunk 1M "$T/a.npy.gz"
+check_launches "reduce of two files on all devices" "+ + +" \
+    "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz" "$T/a.npy.gz"
+# 12 chunks over 3 devices with 4 streams each: 4 chunks per device, one
+# launch each (sum only).
+check_launches "chunks split evenly" "4 4 4" \
+    "$GB" reduce --backend cuda --device all --chunk 1M --op sum "$T/a.npy.gz"
+
+"$GB" gen --quadratic 300000 -o "$T/q.npy.gz"
+check_launches "quadratic rows on all devices" "+ + +" \
+    "$GB" quadratic --backend cuda --device all --chunk 1M "$T/q.npy.gz" -o "$T/q1.npy.gz"
+"$GB" gen --quadratic 300000 --no-compress -o "$T/q.npy"
+python3 "$top/tests/cli/quadref.py" planes "$T/q.npy" "$T/qp.npy" 2>/dev/null &&
+    check_launches "quadratic planes in and out on all devices" "+ + +" \
+        "$GB" quadratic --backend cuda --device all --chunk 1M --out-layout planes "$T/qp.npy" \
+        -o "$T/q2.npy.gz"
+
+"$GB" gen --shape 64x100x100 -o "$T/b.npy.gz"
+check_launches "batched transpose on all devices" "+ + +" \
+    "$GB" transpose --backend cuda --device all --chunk 128k "$T/b.npy.gz" -o "$T/b1.npy.gz"
+"$GB" gen --shape 1000x1000 -o "$T/m.npy.gz"
+check_launches "a staged matrix on the first listed device" "0 0 1" \
+    "$GB" transpose --backend cuda --device 2,1 --chunk 128k "$T/m.npy.gz" -o "$T/m1.npy.gz"
+
+check_launches "--shard on all devices" "+ + +" \
+    "$GB" reduce --backend cuda --device all --chunk 1M --shard 0/1 -o "$T/state" \
+    "$(gzip -dc "$T/a.npy.gz" >"$T/a.npy" && echo "$T/a.npy")"
+
+# -v names every device in use.
+"$GB" reduce -v --backend cuda --device 0,2 "$T/a.npy.gz" 2>"$T/v.err" >/dev/null
+check_eq "-v names the devices" "device 0|device 2" \
+    "$(sed -n 's/.*backend cuda: \(device [0-9]*\).*/\1/p' "$T/v.err" | tr '\n' '|' | sed 's/|$//')"
+
+# Bad lists.
+for bad in x 0,,1 1, -1 0,0 "2,1,2" all,0 ""; do
+    "$GB" reduce --backend cuda --device "$bad" "$T/a.npy.gz" >"$T/o" 2>"$T/e"
+    st=$?
+    if [ $st -eq 2 ] && grep -q "bad --device" "$T/e"; then ok; else
+        fail "--device '$bad': status $st, [$(head -1 "$T/e")]"
+    fi
+done
+check_error "a device beyond the machine's" "no CUDA device 3 (this machine has 3)" \
+    "$GB" reduce --backend cuda --device 0,3 "$T/a.npy.gz"
+"$GB" reduce --backend cpu "$T/a.npy.gz" >"$T/cpu.txt"
+"$GB" reduce --device 1,7 "$T/a.npy.gz" >"$T/auto.txt" 2>"$T/auto.err"
+check_eq "auto falls back to the CPU for a missing device" "0" "$?"
+check_files_same "the fallback gives the CPU's result" "$T/cpu.txt" "$T/auto.txt"
+grep -q "no CUDA device 7 (this machine has 3); using the CPU backend" "$T/auto.err" && ok ||
+    fail "fallback warning: $(cat "$T/auto.err")"
+"$GB" bench --device all reduce >"$T/o" 2>"$T/e"
+check_eq "bench takes one device" "2" "$?"
+grep -q "bench times one device" "$T/e" && ok || fail "bench --device all: $(cat "$T/e")"
+
+# Out of device memory names the device: 4 buffers of 12 MiB per device do
+# not fit in 30 MB.
+FAKECUDA_MEM_BYTES=30000000 "$GB" reduce --backend cuda --device all "$T/a.npy" >"$T/o" 2>"$T/e"
+check_eq "out of device memory: status" "1" "$?"
+grep -q "out of device memory: a chunk buffer (--chunk) needs [0-9]* bytes, [0-9]* of 30000000 free on device 0" "$T/e" &&
+    ok || fail "out of memory message: $(cat "$T/e")"
+summary
