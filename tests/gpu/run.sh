@@ -1,9 +1,14 @@
 #!/bin/sh
 # run.sh [OUTDIR [PHASE]] - every GPU check in one call, on a machine with a
 # CUDA GPU and the CUDA toolkit: build, the whole test suite (GPU tests
-# included), compute-sanitizer, and the benchmarks. PHASE "tests" stops after
-# the sanitizers, "perf" runs only the benchmarks (default: both). Full logs
-# go to OUTDIR; a short table is printed last.
+# included), compute-sanitizer, the benchmarks, and with several GPUs the
+# multi-device tests and scaling. PHASE (default all) picks a part:
+#   tests    the test suite and compute-sanitizer
+#   perf     the benchmarks: kernels, then end to end and codec scaling
+#   kernels  the kernel benchmarks, `gpubatch bench all` and compare.sh
+#   e2e      end to end and codec scaling
+#   devices  several GPUs: tests, compute-sanitizer and scaling
+# Full logs go to OUTDIR; a short table is printed last.
 set -u
 out=${1:-gpu-results}
 phase=${2:-all}
@@ -24,7 +29,16 @@ note "device: $(cat "$out/device.txt")"
 ./gpubatch info >"$out/info.txt" 2>&1
 grep -E '^(driver|device)' "$out/info.txt" | tee -a "$sum"
 
-if [ "$phase" != perf ]; then
+# Whether PHASE runs part $1.
+part() {
+    case "$phase:$1" in
+    all:* | "$1:$1" | perf:kernels | perf:e2e) return 0 ;;
+    esac
+    return 1
+}
+ndev=$(grep -c '^device [0-9]*:' "$out/info.txt")
+
+if part tests; then
 note "== tests (CPU suite + GPU vs CPU bit identity)"
 make test >"$out/test.log" 2>&1
 grep -E '^(ok|FAIL|skip)|passed,' "$out/test.log" | tail -n 25 | tee -a "$sum"
@@ -65,7 +79,7 @@ for tool in memcheck racecheck initcheck synccheck; do
 done
 
 fi
-if [ "$phase" != tests ]; then
+if part kernels; then
 note "== kernel resources (ptxas for sm_90 from the embedded PTX)"
 for k in f32_moments f32_extrema f64_moments; do
     ptxas -arch=sm_90 -v -o "$work/$k.cubin" "ptx/reduce_$k.compute_75.ptx" 2>&1 | grep -E 'registers|spill' | tr '\n' ' ' | sed "s/^/$k: /" | tee -a "$sum"
@@ -133,6 +147,12 @@ for tool in memcheck racecheck initcheck synccheck; do
     note "sanitizer $tool on bench (every ladder kernel): exit $?"
 done
 
+note "== libraries side by side (tests/gpu/compare.sh)"
+sh tests/gpu/compare.sh "$out/compare" >"$out/compare.txt" 2>&1
+tee -a "$sum" <"$out/compare.txt"
+fi
+
+if part e2e; then
 note "== end to end"
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
     build/ptx_table.o -ldl -pthread
@@ -186,6 +206,30 @@ note "== codec scaling (CPU: deflate and blocked-gzip inflate on 1..16 cores)"
 ELEMS=${ELEMS:-33554432} sh tests/gpu/bench_codec.sh "$out/codec" >"$out/codec.txt" 2>&1
 tee -a "$sum" <"$out/codec.txt"
 fi
+if part devices && [ "$ndev" -ge 2 ]; then
+note "== several GPUs ($ndev)"
+lscpu | grep -E '^(CPU\(s\)|Thread|Core|Socket|Model name|NUMA node\(s\))' | tee -a "$sum"
+nvidia-smi topo -m >"$out/topo.txt" 2>&1
+head -$((ndev + 1)) "$out/topo.txt" | tee -a "$sum"
+sh tests/gpu/test_multi_gpu.sh >"$out/multi_gpu.log" 2>&1
+note "test_multi_gpu: $(tail -1 "$out/multi_gpu.log")"
+grep FAIL "$out/multi_gpu.log" | head -5 | tee -a "$sum"
+./gpubatch gen --shape 1000003 --seed 3 --no-compress -o "$work/m.npy" -f
+./gpubatch gen --quadratic 100003 --seed 3 --no-compress -o "$work/mq.npy" -f
+./gpubatch gen --shape 300x70x90 --seed 3 --no-compress -o "$work/mt.npy" -f
+for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda --device all \
+        --chunk 128k --op sum,min,argmax "$work/m.npy" >"$out/sanitizer-devices-$tool.log" 2>&1
+    st=$?
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda --device all \
+        --chunk 128k --no-compress "$work/mq.npy" -o /dev/null >>"$out/sanitizer-devices-$tool.log" 2>&1 || st=$?
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch transpose -q --backend cuda --device all \
+        --chunk 128k --no-compress "$work/mt.npy" -o /dev/null >>"$out/sanitizer-devices-$tool.log" 2>&1 || st=$?
+    note "sanitizer $tool on --device all: exit $st"
+done
+sh tests/gpu/bench_devices.sh "$out/devices" 2>&1 | tee -a "$sum"
+fi
+
 # Everything but the summary in one archive, so a caller gets two files.
 tar czf "$work/logs.tgz" -C "$out" --exclude=summary.txt --exclude=logs.tgz . &&
     (cd "$out" && find . -type f ! -name summary.txt -delete) && mv "$work/logs.tgz" "$out/logs.tgz"
