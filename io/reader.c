@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define IN_BLOCK (4u << 20)   /* compressed bytes read from the fd at a time */
+#define IN_BLOCK (16u << 20)  /* compressed bytes read from the fd at a time */
 #define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
@@ -109,8 +109,12 @@ static int check_not_shrunk(io_reader *r)
                      (long long)r->file_size, (long long)st.st_size);
 }
 
+static ssize_t read_parallel(int fd, uint8_t *buf, size_t n);
+
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
- * end of the input); returns 0 or a negative io_error. */
+ * end of the input); returns 0 or a negative io_error. A regular file fills
+ * the window on several threads: between two parallel batches of blocked
+ * gzip this read is the one serial step. */
 static int fill_input(io_reader *r, size_t need)
 {
     if (r->in_avail >= need || r->in_eof)
@@ -129,12 +133,18 @@ static int fill_input(io_reader *r, size_t need)
         memmove(r->inbuf, r->in_next, r->in_avail);
     r->in_next = r->inbuf;
     while (r->in_avail < need && !r->in_eof) {
-        ssize_t k = read(r->fd, r->inbuf + r->in_avail, IN_BLOCK - r->in_avail);
-        if (k < 0) {
-            if (errno == EINTR)
+        size_t room = IN_BLOCK - r->in_avail;
+        ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, r->inbuf + r->in_avail, room)
+                                      : -ENOTSUP;
+        if (k == -ENOTSUP) {
+            k = read(r->fd, r->inbuf + r->in_avail, room);
+            if (k < 0 && errno == EINTR)
                 continue;
-            return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+            if (k < 0)
+                k = -errno;
         }
+        if (k < 0)
+            return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
         if (k == 0) {
             r->in_eof = 1;
             int rc = check_not_shrunk(r);
