@@ -64,3 +64,15 @@ numpy_python() {
         fi
     done
 }
+
+# Points GPUBATCH_LIBCUDA at the stand-in driver (tests/cli/fakecuda.c), or
+# ends the script as skipped when it is not built.
+use_fake_driver() {
+    FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
+    if [ ! -f "$FAKE" ]; then
+        echo "skip: $FAKE is not built (make tests)"
+        summary
+        exit
+    fi
+    export GPUBATCH_LIBCUDA="$FAKE"
+}

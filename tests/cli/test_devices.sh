@@ -5,13 +5,8 @@
 # context current (the stand-in refuses anything else), a staged matrix uses
 # the first device, and bad lists are usage errors or clear errors.
 . "$(dirname "$0")/lib.sh"
-FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
-if [ ! -f "$FAKE" ]; then
-    echo "skip: $FAKE is not built (make tests)"
-    summary
-    exit
-fi
-export GPUBATCH_LIBCUDA="$FAKE" FAKECUDA_DEVICES=3
+use_fake_driver
+export FAKECUDA_DEVICES=3
 REP="$T/launches"
 
 # Runs CMD... with a fresh launch report; checks exit 0 and that the devices

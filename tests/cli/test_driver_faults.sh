@@ -4,13 +4,7 @@
 # device memory for an absurd --chunk, and a failing kernel launch, each a
 # clear error naming what failed, status 1 and no output file.
 . "$(dirname "$0")/lib.sh"
-FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
-if [ ! -f "$FAKE" ]; then
-    echo "skip: $FAKE is not built (make tests)"
-    summary
-    exit
-fi
-export GPUBATCH_LIBCUDA="$FAKE"
+use_fake_driver
 
 "$GB" info >"$T/info" 2>&1
 grep -q "^device 0: Fake GPU" "$T/info" && ok || fail "the stand-in driver is not used: $(head -3 "$T/info")"
