@@ -1,10 +1,13 @@
 /* par.h - fan-out of independent jobs over threads.
  *
  * par_run() runs fn on each of n items, item 0 on the calling thread and
- * the others on threads of their own, and returns when all are done. Jobs
- * write only their own item, so results never depend on scheduling.
- * Failure policy: when a thread cannot be created its item runs on the
- * calling thread instead, so every item always runs exactly once. */
+ * the others on a pool of threads (one per CPU, started once and shared by
+ * every caller), and returns when all are done. Jobs write only their own
+ * item, so results never depend on scheduling. Several threads may call
+ * par_run() at once.
+ * Failure policy: items no pool thread takes (none could be created, or all
+ * are busy) run on the calling thread, so every item always runs exactly
+ * once. */
 #ifndef GPUBATCH_IO_PAR_H
 #define GPUBATCH_IO_PAR_H
 

@@ -28,8 +28,8 @@
 #define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
-#define PREAD_PART ((size_t)4 << 20) /* a parallel plain read gives each thread >= this */
-#define PREAD_THREADS 8               /* most threads one plain read uses */
+#define PREAD_PART ((size_t)2 << 20) /* a parallel plain read gives each thread >= this */
+#define PREAD_THREADS 16              /* most threads one plain read uses */
 #define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
