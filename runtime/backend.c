@@ -84,7 +84,12 @@ static int backend_open_cuda(backend *be, const backend_devices *devs)
         be->ngpu = i + 1;
     }
     be->gpu = be->gpus[0];
-    return gpu_bind(be->gpu);
+    if (gpu_bind(be->gpu) < 0) {
+        snprintf(be->err, sizeof be->err, "cannot use CUDA device %d: %s",
+                 gpu_info(be->gpu)->ordinal, cu_last_failure());
+        return GPU_ERR_DRIVER;
+    }
+    return 0;
 }
 
 /* Opens the requested backend, falling back to the CPU for auto. */

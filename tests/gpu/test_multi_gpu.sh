@@ -14,7 +14,6 @@ last=$((ndev - 1))
 lists="all 1,0 $last,0"
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count
 
-# same_bytes WHAT CMD_CPU_OUT CMD_GPU_OUT: compares two output files.
 for dt in float32 float64 int32 uint8 int64; do
     f="$T/r-$dt.npy.gz"
     "$GB" gen --dtype $dt --dist normal --shape 7000013 --seed 11 -o "$f"
