@@ -12,6 +12,7 @@
 #include "par.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* One call's items; lives on the caller's stack until they are all done. */
@@ -72,11 +73,22 @@ static void *par_worker(void *arg)
     return NULL;
 }
 
-/* Starts one worker per online CPU (fewer if some cannot be created). */
+/* CPUs in the affinity mask, else online CPUs. */
+int par_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 0x7fffffff ? 0x7fffffff : (int)n;
+}
+
+/* Starts one worker per usable CPU (fewer if some cannot be created; none
+ * on one CPU, where the caller runs every item). */
 static void par_start(void)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cpus > 1 ? (int)(cpus < PAR_MAX ? cpus : PAR_MAX) : 0;
+    int cpus = par_cpus();
+    int n = cpus > 1 ? (cpus < PAR_MAX ? cpus : PAR_MAX) : 0;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0)
         return;

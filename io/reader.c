@@ -326,12 +326,12 @@ static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
     off_t pos = lseek(fd, 0, SEEK_CUR);
     if (pos < 0)
         return -ENOTSUP;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t cpus = (size_t)par_cpus();
     size_t nt = n / PREAD_PART;
     if (nt > PREAD_THREADS)
         nt = PREAD_THREADS;
-    if (cpus > 0 && nt > (size_t)cpus)
-        nt = (size_t)cpus;
+    if (nt > cpus)
+        nt = cpus;
     if (nt < 2)
         return -ENOTSUP;
     pread_part parts[PREAD_THREADS];
@@ -526,8 +526,7 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     }
     if (njobs < 2) /* one block is no faster in parallel */
         return 0;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = cpus > 0 ? (size_t)cpus : 1;
+    size_t nt = (size_t)par_cpus();
     if (nt > njobs)
         nt = njobs;
     if (nt > PAR_MAX)

@@ -1,11 +1,12 @@
 /* backend.c - choosing and holding the CUDA device or the CPU. */
 #include "backend.h"
 
+#include "io/par.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Parses a --backend value. */
 int backend_parse(const char *name)
@@ -19,11 +20,10 @@ int backend_parse(const char *name)
     return -1;
 }
 
-/* Online CPU count. */
+/* CPUs this process may run on. */
 int backend_cpu_count(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (int)n;
+    return par_cpus();
 }
 
 /* Parses "all", "N" or a comma-separated list of distinct ordinals. */

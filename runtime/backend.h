@@ -65,7 +65,7 @@ const char *backend_name(const backend *be);
 void *backend_host_alloc(backend *be, size_t bytes);
 void backend_host_free(backend *be, void *p);
 
-/* Number of online CPUs (at least 1). */
+/* Number of CPUs this process may run on (its affinity mask; at least 1). */
 int backend_cpu_count(void);
 
 #endif

@@ -103,7 +103,9 @@ int main(void)
         int t = run_and_check(64, 0, 200000);
         most = t > most ? t : most;
     }
-    CHECKF(most > 1, "64 busy items always ran on one thread");
+    /* on one CPU there is no worker: the caller runs every item */
+    CHECKF(most > 1 || par_cpus() == 1, "64 busy items always ran on one thread (%d CPUs)",
+           par_cpus());
     run_and_check(32, 8, 1000);
     pthread_t tids[8];
     caller callers[8];
