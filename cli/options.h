@@ -64,7 +64,7 @@ enum {
     "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
     "Execution:\n"                                                                       \
     "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda, cpu\n"         \
-    "  --device LIST      CUDA device ordinal (default 0), a list like 0,2, or all:\n"     \
+    "  --device LIST      CUDA device ordinal (default 0), a list like 0,2, or all:\n"  \
     "                     chunks go round the devices, with the same results\n"          \
     "  -p, --threads N    CPU threads (default: one per core)\n"                         \
     "  --chunk SIZE       bytes per pipeline buffer, e.g. 64M (default 32M)\n"           \

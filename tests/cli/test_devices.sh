@@ -48,7 +48,7 @@ check_launches "chunks split evenly" "4 4 4" \
 check_launches "quadratic rows on all devices" "+ + +" \
     "$GB" quadratic --backend cuda --device all --chunk 1M "$T/q.npy.gz" -o "$T/q1.npy.gz"
 "$GB" gen --quadratic 300000 --no-compress -o "$T/q.npy"
-python3 "$top/tests/cli/quadref.py" planes "$T/q.npy" "$T/qp.npy" 2>/dev/null &&
+$PY "$top/tests/cli/quadref.py" planes "$T/q.npy" "$T/qp.npy" 2>/dev/null &&
     check_launches "quadratic planes in and out on all devices" "+ + +" \
         "$GB" quadratic --backend cuda --device all --chunk 1M --out-layout planes "$T/qp.npy" \
         -o "$T/q2.npy.gz"
