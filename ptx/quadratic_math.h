@@ -81,19 +81,29 @@
  *      scaled.
  *
  * Method, float32
- *   The float32 solver works in double: float coefficients convert exactly,
- *   (b/2)^2 and ac are then exact (48-bit significands, exponents within
- *   [-300, 258]), so D = (b/2)^2 - ac carries one rounding (2^-53 relative),
- *   no scaling is needed, and the double roots (a few 2^-53 relative) round
- *   once to float: within 0.5 ulp plus about 1e-8 ulp. Every double
- *   operation is correctly rounded on both sides, so the bits still match.
- *   It is also the cheaper GPU path: a float32-native solver needs the
- *   exponent scaling, FMA error terms and corrected divisions of the float64
- *   path to stay within 3 ulps, while this one needs one sqrt and two
- *   divisions; H100/H200 run double at half the float rate and the kernel
- *   moves 28 bytes per equation, so it should stay memory-bound there (a
- *   float-native path would pay off on GPUs with 1/32-rate double). The linear and
- *   c = 0 cases divide in float directly (one correctly rounded division). */
+ *   Float-native path, for |a|, |b|, |c| in [2^-32, 2^33) (nearly all data
+ *   in practice): the float64 method in float arithmetic without the
+ *   scaling, which this range makes unnecessary. h = b/2, h^2 and ac are
+ *   exact as double-words through FMA, D = h^2 - ac comes from the accurate
+ *   double-word addition (relative error 3u^2, u = 2^-24; its sign exact),
+ *   and sqrt(D) and the divisions are double-word steps with FMA
+ *   corrections, each root rounded once at the end: within 0.5 ulp plus
+ *   about 2^-20 ulp. In this range every product, error term, quotient and
+ *   root is a normal float, so no step over- or underflows. A discriminant
+ *   below 2^-80 in magnitude (a double root among them) goes to the general
+ *   path, which keeps the sqrt remainder exact. The path costs float
+ *   operations only: on GPUs with half-rate (H100, H200) or slower double
+ *   it keeps the kernel memory-bound.
+ *   General path, for every other equation: the work is done in double.
+ *   Float coefficients convert exactly, (b/2)^2 and ac are then exact
+ *   (48-bit significands, exponents within [-300, 258]), so D = (b/2)^2 -
+ *   ac carries one rounding (2^-53 relative), no scaling is needed, and the
+ *   double roots (a few 2^-53 relative) round once to float: within 0.5 ulp
+ *   plus about 1e-8 ulp. The linear and c = 0 cases divide in float
+ *   directly (one correctly rounded division).
+ *   Both paths use correctly rounded operations only, and which one runs
+ *   depends on the coefficients alone, so CPU and GPU still give the same
+ *   bits. */
 #ifndef GPUBATCH_PTX_QUADRATIC_MATH_H
 #define GPUBATCH_PTX_QUADRATIC_MATH_H
 
@@ -113,6 +123,11 @@
 /* |t| bound of the scaled b's exponent handled by the general float64 path;
  * beyond it b is dominant (t > QD_T_F64) or negligible (t < -QD_T_F64). */
 #define QD_T_F64 100
+/* The float-native float32 path takes |a|, |b|, |c| in [2^-QD_FAST_E32,
+ * 2^(QD_FAST_E32 + 1)) and a discriminant of magnitude at least
+ * QD_FAST_DMIN_F32 (see "Method, float32"). */
+#define QD_FAST_E32 32
+#define QD_FAST_DMIN_F32 0x1p-80f
 /* Exponent clamp of qd_scale_f64: beyond it every admissible y over- or
  * underflows anyway. */
 #define QD_SCALE_CLAMP 1300
@@ -213,68 +228,78 @@ GB_HD int qd_floor_half(int d)
     return d >= 0 ? d / 2 : -((1 - d) / 2);
 }
 
-/* s + e = a + b exactly with s = fl(a + b) (2Sum; no ordering needed). */
-GB_HD void qd_two_sum(double a, double b, double *s, double *e)
-{
-    double x = a + b;
-    double bv = x - a;
-    double av = x - bv;
-    *e = (a - av) + (b - bv);
-    *s = x;
-}
+/* Error-free transformations and double-word arithmetic, defined once per
+ * precision: QD_DW_OPS(T, S, FMA, SQRT) defines the functions below with
+ * the suffix S for the type T, whose correctly rounded fused multiply-add
+ * and square root are FMA and SQRT. A double-word is an unevaluated sum
+ * xh + xl with |xl| <= ulp(xh) / 2; u below is the unit roundoff of T.
+ *   qd_two_sum_S(a, b, &s, &e)      s + e = a + b exactly, s = fl(a + b)
+ *                                   (2Sum; no ordering needed)
+ *   qd_fast_two_sum_S(a, b, &s, &e) the same when a == 0 or the exponent of
+ *                                   a is at least that of b (Fast2Sum)
+ *   qd_dw_add_S(xh, xl, yh, yl, &zh, &zl)
+ *                                   the sum of two double-words, relative
+ *                                   error below 3u^2 even under cancellation
+ *                                   (Joldes, Muller and Popescu's accurate
+ *                                   double-word addition); an exactly zero
+ *                                   sum gives zh == 0
+ *   qd_dw_sqrt_S(zh, zl, &rh, &rl)  sqrt(zh + zl) for zh > 0: one Newton
+ *                                   step on the correctly rounded sqrt(zh)
+ *                                   with its exact FMA remainder (relative
+ *                                   error O(u^2))
+ *   qd_div_dw_d_S(nh, nl, v)        (nh + nl) / v and
+ *   qd_div_d_dw_S(n, dh, dl)        n / (dh + dl), each rounded once after an
+ *                                   FMA residual correction: within 0.5 ulp
+ *                                   plus O(u) ulp of the quotient, provided
+ *                                   neither the quotient nor the reciprocal
+ *                                   of the divisor over- or underflows */
+#define QD_DW_OPS(T, S, FMA, SQRT)                                                         \
+    GB_HD void qd_two_sum_##S(T a, T b, T *s, T *e)                                        \
+    {                                                                                      \
+        T x = a + b;                                                                       \
+        T bv = x - a;                                                                      \
+        T av = x - bv;                                                                     \
+        *e = (a - av) + (b - bv);                                                          \
+        *s = x;                                                                            \
+    }                                                                                      \
+    GB_HD void qd_fast_two_sum_##S(T a, T b, T *s, T *e)                                   \
+    {                                                                                      \
+        T x = a + b;                                                                       \
+        *e = b - (x - a);                                                                  \
+        *s = x;                                                                            \
+    }                                                                                      \
+    GB_HD void qd_dw_add_##S(T xh, T xl, T yh, T yl, T *zh, T *zl)                         \
+    {                                                                                      \
+        T sh, sl, th, tl, vh, vl;                                                          \
+        qd_two_sum_##S(xh, yh, &sh, &sl);                                                  \
+        qd_two_sum_##S(xl, yl, &th, &tl);                                                  \
+        qd_fast_two_sum_##S(sh, sl + th, &vh, &vl);                                        \
+        qd_fast_two_sum_##S(vh, tl + vl, zh, zl);                                          \
+    }                                                                                      \
+    GB_HD void qd_dw_sqrt_##S(T zh, T zl, T *rh, T *rl)                                    \
+    {                                                                                      \
+        T s = SQRT(zh);                                                                    \
+        T rem = FMA(-s, s, zh) + zl;                                                       \
+        *rh = s;                                                                           \
+        *rl = rem / (s + s);                                                               \
+    }                                                                                      \
+    GB_HD T qd_div_dw_d_##S(T nh, T nl, T v)                                               \
+    {                                                                                      \
+        T rv = (T)1 / v;                                                                   \
+        T y = nh * rv;                                                                     \
+        T r = FMA(-y, v, nh) + nl;                                                         \
+        return FMA(r, rv, y);                                                              \
+    }                                                                                      \
+    GB_HD T qd_div_d_dw_##S(T n, T dh, T dl)                                               \
+    {                                                                                      \
+        T rd = (T)1 / dh;                                                                  \
+        T y = n * rd;                                                                      \
+        T r = FMA(-y, dh, n) - y * dl;                                                     \
+        return FMA(r, rd, y);                                                              \
+    }
 
-/* s + e = a + b exactly with s = fl(a + b). Precondition: a == 0 or the
- * exponent of a is at least that of b (Fast2Sum). */
-GB_HD void qd_fast_two_sum(double a, double b, double *s, double *e)
-{
-    double x = a + b;
-    *e = b - (x - a);
-    *s = x;
-}
-
-/* (zh, zl) = (xh + xl) + (yh + yl) for double-words (|xl| <= ulp(xh)/2),
- * relative error below 3u^2 even under cancellation (Joldes, Muller and
- * Popescu's accurate double-word addition); an exactly zero sum gives
- * zh == 0. */
-GB_HD void qd_dw_add(double xh, double xl, double yh, double yl, double *zh, double *zl)
-{
-    double sh, sl, th, tl, vh, vl;
-    qd_two_sum(xh, yh, &sh, &sl);
-    qd_two_sum(xl, yl, &th, &tl);
-    qd_fast_two_sum(sh, sl + th, &vh, &vl);
-    qd_fast_two_sum(vh, tl + vl, zh, zl);
-}
-
-/* (rh, rl) = sqrt(zh + zl) for zh > 0, one Newton step on the correctly
- * rounded sqrt(zh) with its exact FMA remainder (relative error O(u^2)). */
-GB_HD void qd_dw_sqrt(double zh, double zl, double *rh, double *rl)
-{
-    double s = sqrt(zh);
-    double rem = fma(-s, s, zh) + zl;
-    *rh = s;
-    *rl = rem / (s + s);
-}
-
-/* (nh + nl) / v rounded once after an FMA residual correction, so within
- * 0.5 ulp plus O(u) ulp of the quotient. Precondition: no over- or
- * underflow of the quotient or of 1/v. */
-GB_HD double qd_div_dw_d(double nh, double nl, double v)
-{
-    double rv = 1.0 / v;
-    double y = nh * rv;
-    double r = fma(-y, v, nh) + nl;
-    return fma(r, rv, y);
-}
-
-/* u / (dh + dl) rounded once after an FMA residual correction, so within
- * 0.5 ulp plus O(u) ulp of the quotient. Precondition as qd_div_dw_d. */
-GB_HD double qd_div_d_dw(double u, double dh, double dl)
-{
-    double rd = 1.0 / dh;
-    double y = u * rd;
-    double r = fma(-y, dh, u) - y * dl;
-    return fma(r, rd, y);
-}
+QD_DW_OPS(double, f64, fma, sqrt)
+QD_DW_OPS(float, f32, fmaf, sqrtf)
 
 /* Stores the two real roots x, y in ascending order (-0 before +0), with
  * +0 imaginary parts. */
@@ -344,17 +369,17 @@ GB_HD void qd_solve_f64(double a, double b, double c, double *re1, double *im1, 
     double q = A * C;
     double eq = fma(A, C, -q);
     double dh, dl;
-    qd_dw_add(p, ep, -q, -eq, &dh, &dl);
+    qd_dw_add_f64(p, ep, -q, -eq, &dh, &dl);
 
     if (dh > 0.0) {
         double sh, sl, qh, ql;
-        qd_dw_sqrt(dh, dl, &sh, &sl);
+        qd_dw_sqrt_f64(dh, dl, &sh, &sl);
         double sg = copysign(1.0, h);
-        qd_two_sum(h, sg * sh, &qh, &ql);
+        qd_two_sum_f64(h, sg * sh, &qh, &ql);
         ql += sg * sl;
         /* y = (-h -+ sqrt(D)) / A = -(qh + ql) / A and C / -(qh + ql). */
-        double y1 = -qd_div_dw_d(qh, ql, A);
-        double y2 = -qd_div_d_dw(C, qh, ql);
+        double y1 = -qd_div_dw_d_f64(qh, ql, A);
+        double y2 = -qd_div_d_dw_f64(C, qh, ql);
         if (h == 0.0) { /* roots +-r: make them exact negatives */
             y2 = fabs(y1);
             y1 = -y2;
@@ -369,8 +394,8 @@ GB_HD void qd_solve_f64(double a, double b, double c, double *re1, double *im1, 
         *im2 = 0.0;
     } else {
         double sh, sl;
-        qd_dw_sqrt(-dh, -dl, &sh, &sl);
-        double im = qd_scale_f64(qd_div_dw_d(sh, sl, fabs(A)), s);
+        qd_dw_sqrt_f64(-dh, -dl, &sh, &sl);
+        double im = qd_scale_f64(qd_div_dw_d_f64(sh, sl, fabs(A)), s);
         double re = b == 0.0 ? 0.0 : qd_scale_f64(-(mb / ma), eb - ea - 1);
         *re1 = re;
         *im1 = im;
@@ -379,10 +404,9 @@ GB_HD void qd_solve_f64(double a, double b, double c, double *re1, double *im1, 
     }
 }
 
-/* Roots of a*x^2 + b*x + c = 0 for float32 coefficients. Writes x1 = (re1,
- * im1), x2 = (re2, im2), with the conventions and accuracy stated at the top
- * of this file; the work is done in double (see "Method, float32"). */
-GB_HD void qd_solve_f32(float a, float b, float c, float *re1, float *im1, float *re2,
+/* The float32 solver's general path, in double (see "Method, float32"):
+ * every float32 a, b, c; writes the roots as qd_solve_f32. */
+GB_HD void qd_solve_wide_f32(float a, float b, float c, float *re1, float *im1, float *re2,
                         float *im2)
 {
     double A = a, B = b, C = c;
@@ -450,6 +474,81 @@ GB_HD void qd_solve_f32(float a, float b, float c, float *re1, float *im1, float
         *re2 = re;
         *im2 = -im;
     }
+}
+
+/* Bits of a float. */
+GB_HD unsigned qd_bits_f32(float x)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
+    unsigned u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+#endif
+}
+
+/* Nonzero when 2^-QD_FAST_E32 <= |x| < 2^(QD_FAST_E32 + 1): the range of
+ * every coefficient on the float-native path (zero, subnormals, Inf and NaN
+ * are outside it). */
+GB_HD int qd_fast_range_f32(float x)
+{
+    unsigned e = (qd_bits_f32(x) >> 23) & 0xffu;
+    return e - (127u - QD_FAST_E32) <= 2u * QD_FAST_E32;
+}
+
+/* The float32 solver's float-native path (see "Method, float32") for a, b,
+ * c that pass qd_fast_range_f32. Writes the roots as qd_solve_f32 and
+ * returns 1, or returns 0 and writes nothing when the discriminant is
+ * below QD_FAST_DMIN_F32 in magnitude. */
+GB_HD int qd_solve_fast_f32(float a, float b, float c, float *re1, float *im1, float *re2,
+                            float *im2)
+{
+    float h = 0.5f * b; /* exact: b is normal and far from the subnormals */
+    float p = h * h;
+    float ep = fmaf(h, h, -p);
+    float q = a * c;
+    float eq = fmaf(a, c, -q);
+    float dh, dl; /* the discriminant, to a relative 3u^2 */
+    qd_dw_add_f32(p, ep, -q, -eq, &dh, &dl);
+    if (fabsf(dh) < QD_FAST_DMIN_F32)
+        return 0;
+    float sh, sl;
+    if (dh > 0.0f) {
+        float qh, ql;
+        qd_dw_sqrt_f32(dh, dl, &sh, &sl);
+        float sg = copysignf(1.0f, h);
+        qd_two_sum_f32(h, sg * sh, &qh, &ql);
+        ql += sg * sl;
+        float y1 = -qd_div_dw_d_f32(qh, ql, a);
+        float y2 = -qd_div_d_dw_f32(c, qh, ql);
+        *re1 = y1 < y2 ? y1 : y2;
+        *re2 = y1 < y2 ? y2 : y1;
+        *im1 = 0.0f;
+        *im2 = 0.0f;
+    } else {
+        qd_dw_sqrt_f32(-dh, -dl, &sh, &sl);
+        float im = qd_div_dw_d_f32(sh, sl, fabsf(a));
+        float re = -h / a;
+        *re1 = re;
+        *im1 = im;
+        *re2 = re;
+        *im2 = -im;
+    }
+    return 1;
+}
+
+/* Roots of a*x^2 + b*x + c = 0 for float32 coefficients. Writes x1 = (re1,
+ * im1), x2 = (re2, im2), with the conventions and accuracy stated at the top
+ * of this file: the float-native path when it applies, else the general
+ * path in double. */
+GB_HD void qd_solve_f32(float a, float b, float c, float *re1, float *im1, float *re2,
+                        float *im2)
+{
+    if (qd_fast_range_f32(a) && qd_fast_range_f32(b) && qd_fast_range_f32(c) &&
+        qd_solve_fast_f32(a, b, c, re1, im1, re2, im2))
+        return;
+    qd_solve_wide_f32(a, b, c, re1, im1, re2, im2);
 }
 
 /* The textbook formula in double: (-b -+ sqrt(b^2 - 4ac)) / 2a, real roots

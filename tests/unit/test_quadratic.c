@@ -336,8 +336,26 @@ static int conventions_bad(double b, const roots *r)
 }
 
 /* Adds one equation's results to the statistics of both solvers. */
+static long fast_n, fast_differ; /* float32 equations on the float-native path */
+
+/* Counts a float32 equation that takes the float-native path, and whether
+ * its roots differ in any bit from the general path's (both are held to the
+ * same error bound by the oracle; they may round differently). */
+static void fast_path_census(float a, float b, float c)
+{
+    float fast[4], wide[4];
+    if (!qd_fast_range_f32(a) || !qd_fast_range_f32(b) || !qd_fast_range_f32(c) ||
+        !qd_solve_fast_f32(a, b, c, &fast[0], &fast[1], &fast[2], &fast[3]))
+        return;
+    qd_solve_wide_f32(a, b, c, &wide[0], &wide[1], &wide[2], &wide[3]);
+    fast_n++;
+    fast_differ += memcmp(fast, wide, sizeof fast) != 0;
+}
+
 static void eval_eq(const fmt *f, double a, double b, double c, stats *acc, stats *nai)
 {
+    if (f->is32)
+        fast_path_census((float)a, (float)b, (float)c);
     oracle_solve(a, b, c);
     int rep = 1;
     for (int i = 0; i < 4; i++)
@@ -437,21 +455,22 @@ static int long_run;
 static long total_equations;
 static long degenerate_n, degenerate_ok; /* bit-exact convention checks */
 
-/* Set 1: a, b, c with random signs, significands and exponents over the
- * whole normal range. */
-static void set_random(const fmt *f)
+/* Set 1: a, b, c with random signs, significands and exponents in [elo,
+ * ehi]: the whole normal range (1), and [-40, 40] (1b), which straddles the
+ * edges of the float32 solver's float-native range. */
+static void set_random(const fmt *f, const char *name, int elo, int ehi, uint64_t seed)
 {
     stats acc = {0}, nai = {0};
     long n = long_run ? 2000000 : 200000;
-    rng_seed(f->is32 ? 101 : 102);
+    rng_seed(seed);
     for (long i = 0; i < n; i++) {
-        double a = rand_val(f, f->emin, f->emax);
-        double b = rand_val(f, f->emin, f->emax);
-        double c = rand_val(f, f->emin, f->emax);
+        double a = rand_val(f, elo, ehi);
+        double b = rand_val(f, elo, ehi);
+        double c = rand_val(f, elo, ehi);
         eval_eq(f, a, b, c, &acc, &nai);
     }
     total_equations += acc.n;
-    report("1 random, full exponent range", f, &acc, &nai);
+    report(name, f, &acc, &nai);
 }
 
 /* Rounds the MPFR value m to the format. */
@@ -461,26 +480,28 @@ static double mpfr_to_fmt(const fmt *f, mpfr_t m)
 }
 
 /* Set 2: near-double roots. Real roots r and r (1 + d) or complex roots
- * r +- i |r| d with d = [1, 2) 2^-[10, 2P+6], |r| = m 2^[-450, 450]
- * (float32: 2^[-55, 55]), a with a random significand or a power of two
- * and an exponent that keeps b and c normal; b = -a (r1 + r2) and c = a r1 r2 are rounded to the format
- * once (the oracle solves the rounded equation). A quarter are exact double
+ * r +- i |r| d with d = [1, 2) 2^-[10, 2P+6], |r| = m 2^[-emax_r, emax_r]
+ * (set 2: 2^[-450, 450], float32 2^[-55, 55]; set 2b: 2^[-10, 10]), a with
+ * a random significand or a power of two and an exponent in [-emax_a,
+ * emax_a] that keeps b and c normal; b = -a (r1 + r2) and c = a r1 r2 are
+ * rounded to the format once (the oracle solves the rounded equation). A quarter are exact double
  * roots: a = +-2^k, r with at most P/2 - 1 significant bits. */
-static void set_near_double(const fmt *f)
+static void set_near_double(const fmt *f, const char *name, int emax_r, int emax_a, uint64_t seed)
 {
     stats acc = {0}, nai = {0};
     long n = long_run ? 1000000 : 100000;
-    int emax_r = f->is32 ? 55 : 450;
     mpfr_t r1, r2, t;
     mpfr_inits2(ORACLE_PREC, r1, r2, t, (mpfr_ptr)0);
-    rng_seed(f->is32 ? 201 : 202);
+    rng_seed(seed);
     for (long i = 0; i < n; i++) {
         int sub = (int)(i & 3);
         /* Exponents: r anywhere in [-emax_r, emax_r], a where a r and a r^2
          * stay in the normal range. */
         int er = rng_int(-emax_r, emax_r);
         int lo = f->emin + 4 - (er < 0 ? 2 * er : er), hi = f->emax - 4 - (er > 0 ? 2 * er : er);
-        int ea = rng_int(lo > f->emin + 4 ? lo : f->emin + 4, hi < f->emax - 4 ? hi : f->emax - 4);
+        lo = lo > f->emin + 4 ? lo : f->emin + 4;
+        hi = hi < f->emax - 4 ? hi : f->emax - 4;
+        int ea = rng_int(lo > -emax_a ? lo : -emax_a, hi < emax_a ? hi : emax_a);
         double a = rand_val(f, ea, ea);
         double r = rand_val(f, er, er);
         double d = (1.0 + rng_unit()) * ldexp(1.0, -rng_int(10, 2 * f->p + 6));
@@ -524,7 +545,7 @@ static void set_near_double(const fmt *f)
     }
     mpfr_clears(r1, r2, t, (mpfr_ptr)0);
     total_equations += acc.n;
-    report("2 near-double roots", f, &acc, &nai);
+    report(name, f, &acc, &nai);
 }
 
 /* Set 3: huge |b| against a and c. Four equal parts: (i) a, c = m 2^[-4,4]
@@ -866,8 +887,10 @@ static void run_format(const fmt *f)
     char title[64];
     snprintf(title, sizeof title, "%s", f->name);
     table_header(title);
-    set_random(f);
-    set_near_double(f);
+    set_random(f, "1 random, full exponent range", f->emin, f->emax, f->is32 ? 101 : 102);
+    set_random(f, "1b random, exponents [-40, 40]", -40, 40, f->is32 ? 111 : 112);
+    set_near_double(f, "2 near-double roots", f->is32 ? 55 : 450, f->emax, f->is32 ? 201 : 202);
+    set_near_double(f, "2b near-double, |r| < 2^11, |a| < 2^9", 10, 8, f->is32 ? 211 : 212);
     set_huge_b(f);
     set_tiny_b(f);
     set_hard(f);
@@ -888,6 +911,9 @@ int main(int argc, char **argv)
     run_format(&F32);
     printf("\n%ld equations per solver; %ld of %ld degenerate cases bit-exact\n",
            total_equations, degenerate_ok, degenerate_n);
+    printf("float32: %ld equations on the float-native path; %ld of them round a part "
+           "differently from the general path\n", fast_n, fast_differ);
+    CHECKF(fast_n > total_equations / 8, "float-native path taken by %ld equations only", fast_n);
     oracle_free();
     return check_summary();
 }
