@@ -14,10 +14,13 @@
 //   block then writes whole 16-byte vectors along the output rows.
 // tpk_odd_eE (E = 4, 8): rows off 16-byte alignment; input row segments
 //   read as the aligned vectors covering them, output row segments written
-//   as the vectors inside them plus single elements at the ends.
+//   as the vectors inside them plus single elements at the ends, gathered
+//   from shared memory without bank conflicts.
 // tpk_any_eE: any shape; a 64 x 64 tile of single elements through padded
 //   shared memory (1- and 2-byte elements off alignment).
 #include <stdint.h>
+
+#include "ptx/transpose_tiles.h"
 
 typedef unsigned long long tp_u64;
 
@@ -206,36 +209,73 @@ __device__ __forceinline__ uint4 tp_pack(const unsigned long long *e)
     return make_uint4((unsigned)e[0], (unsigned)(e[0] >> 32), (unsigned)e[1], (unsigned)(e[1] >> 32));
 }
 
-// The odd-shape kernel's body for 4- and 8-byte elements, when rows are not
-// 16-byte aligned. A tile is TR rows x TC columns. A warp reads each input
-// row segment as the aligned 16-byte vectors that cover it, in one go (the
-// end vectors overlap the neighbours' elements, which stay unused), and
-// writes each output row segment as the whole vectors inside it plus at
-// most K - 1 single elements at each end: few partial 32-byte sectors.
-// Shared-memory row i starts at the aligned vector holding the tile row's
-// first element, so the vectors land on 16-byte boundaries; the element of
-// column j sits at j + sh(i), sh(i) being that element's place in its vector.
-// The buffers extend to a 16-byte boundary past the data (reads only).
-template <class T, int TR, int TC> __device__ __forceinline__ void tp_odd(const T *__restrict__ in,
-                                                                  T *__restrict__ out, tp_u64 rows,
-                                                                  tp_u64 cols, tp_u64 tile0)
+// Rotates the K elements of e left by r (e[u] takes e[(u + r) % K]), with
+// selects only, so that e stays in registers.
+template <class T, int K> __device__ __forceinline__ void tp_rotate(T *e, unsigned r)
 {
-    enum { E = sizeof(T), K = 16 / E, NVI = TC / K + 1, PI = (NVI + 31) / 32 };
-    enum { ITI = TR / 8, ITO = TC / 8, P = TC + K };
-    __shared__ __align__(16) T smem[TR * P];
+#pragma unroll
+    for (int step = 1; step < K; step *= 2) {
+        T t[K];
+#pragma unroll
+        for (int u = 0; u < K; u++)
+            t[u] = (r & step) ? e[(u + step) % K] : e[u];
+#pragma unroll
+        for (int u = 0; u < K; u++)
+            e[u] = t[u];
+    }
+}
+
+// The odd-shape kernel's body for 4- and 8-byte elements, when rows are not
+// 16-byte aligned (K = 16 / E elements per vector). A tile is TR = 32 K
+// rows x TP_ODD_TC columns, moved by TP_ODD_NT threads.
+// In: a warp reads each tile row as the NVI = TC / K + 1 aligned 16-byte
+// vectors that cover it, in one go (the end vectors overlap the neighbours'
+// elements, which stay unused), and stores them whole into shared memory
+// (tp_odd_slot); the element of tile column j is in the row's vector
+// (j + sh(i)) / K, sh(i) being the row's first element's place in its vector.
+// Out: each output row segment (one tile column, TR elements) is written by
+// one warp as whole aligned vectors, one per lane, plus at most K - 1 single
+// elements at each end: few partial 32-byte sectors. Lane l gathers its
+// vector's K elements in the order (t + l) % K, t = 0..K-1. With the
+// swizzle and that order, the 32 lanes of a gather read 32 distinct banks
+// whenever the column count is odd (the usual odd shape), two lanes a bank
+// when it is 2 mod 4, four when it is a multiple of 4.
+// Shared-memory vector slot of the odd-shape kernel for vector v of tile
+// row i: vectors 0..NVI-2 of the rows at pitch NVI - 1, their index XORed
+// with (i / K^2) & 7; the rows' last vectors after them, in row order with
+// the low 3 bits of the row XORed the same way.
+template <int K, int TR, int NVI> __device__ __forceinline__ unsigned tp_odd_slot(unsigned i, unsigned v)
+{
+    unsigned x = (i / (K * K)) & 7;
+    return v < NVI - 1 ? i * (NVI - 1) + (v ^ x) : TR * (NVI - 1) + ((i & ~7u) | ((i ^ x) & 7));
+}
+
+template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ in, T *__restrict__ out,
+                                                          tp_u64 rows, tp_u64 cols, tp_u64 tile0)
+{
+    enum { E = sizeof(T), K = 16 / E, TR = 32 * K, TC = TP_ODD_TC, NVI = TC / K + 1 };
+    enum { NW = TP_ODD_NT / 32, ITI = TR / NW, ITO = TC / NW, PI = (NVI + 31) / 32 };
+    __shared__ uint4 smem[TR * NVI];
+    const T *se = (const T *)smem;
     tp_u64 b, r0, c0;
     tp_tile_origin(tile0 + blockIdx.x, rows, cols, TR, TC, &b, &r0, &c0);
     const tp_u64 mbase = b * rows * cols;
     const uint4 *vin = (const uint4 *)in;
     uint4 *vout = (uint4 *)out;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const unsigned s0 = (unsigned)((mbase + r0 * cols + c0) % K), cm = (unsigned)(cols % K);
     const tp_u64 clen = cols - c0 < TC ? cols - c0 : TC, rlen = rows - r0 < TR ? rows - r0 : TR;
+
+    // Shared-memory element index of tile row i, tile column j.
+    auto at = [&](unsigned i, unsigned j) {
+        unsigned pos = j + (s0 + i * cm) % K, v = pos / K;
+        return tp_odd_slot<K, TR, NVI>(i, v) * K + pos % K;
+    };
 
     uint4 vv[ITI][PI];
 #pragma unroll
     for (int it = 0; it < ITI; it++) {
-        int ti = it * 8 + warp;
+        unsigned ti = it * NW + warp;
         tp_u64 g0 = mbase + (r0 + ti) * cols + c0;
         tp_u64 vs = g0 / K, ve = (g0 + clen + K - 1) / K;
 #pragma unroll
@@ -245,29 +285,32 @@ template <class T, int TR, int TC> __device__ __forceinline__ void tp_odd(const 
     }
 #pragma unroll
     for (int it = 0; it < ITI; it++) {
-        int ti = it * 8 + warp;
-        uint4 *row = (uint4 *)(smem + ti * P);
+        unsigned ti = it * NW + warp;
 #pragma unroll
-        for (int p = 0; p < PI; p++)
-            if (lane + 32 * p < NVI)
-                row[lane + 32 * p] = vv[it][p];
+        for (int p = 0; p < PI; p++) {
+            unsigned v = lane + 32 * p;
+            if (v < NVI)
+                smem[tp_odd_slot<K, TR, NVI>(ti, v)] = vv[it][p];
+        }
     }
     __syncthreads();
 #pragma unroll
     for (int it = 0; it < ITO; it++) {
-        int oc = it * 8 + warp;
+        unsigned oc = it * NW + warp;
         if ((tp_u64)oc >= clen)
             continue;
         tp_u64 h0 = mbase + (c0 + oc) * rows + r0, h1 = h0 + rlen;
         tp_u64 wf = (h0 + K - 1) / K, wl = h1 / K;
         tp_u64 ha = wf < wl ? wf * K : h1, tb = wf < wl ? wl * K : h1;
         if (wf + lane < wl) {
+            unsigned i0 = (unsigned)((wf + lane) * K - h0);
             T e[K];
 #pragma unroll
             for (int t = 0; t < K; t++) {
-                unsigned ti = (unsigned)((wf + lane) * K + t - h0);
-                e[t] = smem[ti * P + (s0 + ti * cm) % K + oc];
+                unsigned u = (t + lane) % K;
+                e[t] = se[at(i0 + u, oc)];
             }
+            tp_rotate<T, K>(e, (K - lane % K) % K);
             vout[wf + lane] = tp_pack(e);
         }
         tp_u64 h = h1;
@@ -275,10 +318,8 @@ template <class T, int TR, int TC> __device__ __forceinline__ void tp_odd(const 
             h = h0 + lane;
         else if ((tp_u64)lane - (ha - h0) < h1 - tb)
             h = tb + (lane - (ha - h0));
-        if (h < h1) {
-            unsigned ti = (unsigned)(h - h0);
-            out[h] = smem[ti * P + (s0 + ti * cm) % K + oc];
-        }
+        if (h < h1)
+            out[h] = se[at((unsigned)(h - h0), oc)];
     }
 }
 
@@ -305,21 +346,11 @@ TP_ANY_KERNEL(2, unsigned short)
 TP_ANY_KERNEL(4, unsigned int)
 TP_ANY_KERNEL(8, unsigned long long)
 
-// Tile of the odd-shape kernel for 4-byte elements (a tuning knob; the
-// committed PTX uses the default).
-#ifndef TP_ODD4_TR
-#define TP_ODD4_TR 64
-#define TP_ODD4_TC 64
-#endif
-#ifndef TP_ODD_MINB // resident blocks per multiprocessor to compile for
-#define TP_ODD_MINB 6
-#endif
-
-#define TP_ODD_KERNEL(E, T, TR, TC)                                                     \
-    extern "C" __global__ void __launch_bounds__(256, TP_ODD_MINB)                     \
+#define TP_ODD_KERNEL(E, T)                                                             \
+    extern "C" __global__ void __launch_bounds__(TP_ODD_NT, TP_ODD_MINB)               \
         tpk_odd_e##E(const T *in, T *out, tp_u64 rows, tp_u64 cols, tp_u64 tile0)      \
     {                                                                                   \
-        tp_odd<T, TR, TC>(in, out, rows, cols, tile0);                                 \
+        tp_odd<T>(in, out, rows, cols, tile0);                                         \
     }
-TP_ODD_KERNEL(4, unsigned int, TP_ODD4_TR, TP_ODD4_TC)
-TP_ODD_KERNEL(8, unsigned long long, 64, 64)
+TP_ODD_KERNEL(4, unsigned int)
+TP_ODD_KERNEL(8, unsigned long long)

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "io/par.h"
+#include "ptx/transpose_tiles.h"
 
 #define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
 #define TP_MAX_GRID (1u << 30)
@@ -128,8 +129,13 @@ int tp_kernel_open(tp_kernel *k, gpu *g, size_t elem, uint64_t rows, uint64_t co
         k->threads = elem <= 2 ? 128 : 256;
         k->tile_rows = vec_rows[elem];
         k->tile_cols = vec_cols[elem];
+    } else if (elem == 4 || elem == 8) {
+        snprintf(k->name, sizeof k->name, "tpk_odd_e%zu", elem);
+        k->threads = TP_ODD_NT;
+        k->tile_rows = TP_ODD_TR(elem);
+        k->tile_cols = TP_ODD_TC;
     } else {
-        snprintf(k->name, sizeof k->name, "tpk_%s_e%zu", elem == 4 || elem == 8 ? "odd" : "any", elem);
+        snprintf(k->name, sizeof k->name, "tpk_any_e%zu", elem);
         k->threads = 256;
         k->tile_rows = k->tile_cols = 64;
     }

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "tests/gpu/bench_common.h"
+#include "ptx/transpose_tiles.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +48,6 @@ __global__ void fill(unsigned *p, unsigned long long words)
 }
 
 static CUmodule mod;
-static unsigned odd4_tr = 64, odd4_tc = 64; // tile of tpk_odd_e4 (TP_ODD4_TR/TC)
 static bool force_any; // time the any-shape kernels instead of the vector and odd-shape ones
 
 // Times one shape; prints a line. Returns 0 when the output is right.
@@ -60,9 +60,9 @@ static int run(unsigned e, unsigned long long b, unsigned long long r, unsigned 
     snprintf(name, sizeof name, "tpk_%s_e%u", vec ? "vec" : (e == 4 || e == 8) && !force_any ? "odd" : "any", e);
     static const unsigned vr[17] = {0, 128, 64, 0, 64, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0, 32};
     static const unsigned vc[17] = {0, 256, 128, 0, 64, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 32};
-    bool odd4 = name[4] == 'o' && e == 4;
-    unsigned tr = vec ? vr[e] : odd4 ? odd4_tr : 64, tc = vec ? vc[e] : odd4 ? odd4_tc : 64;
-    unsigned threads = vec && e <= 2 ? 128 : 256;
+    bool odd = name[4] == 'o';
+    unsigned tr = vec ? vr[e] : odd ? TP_ODD_TR(e) : 64, tc = vec ? vc[e] : odd ? TP_ODD_TC : 64;
+    unsigned threads = vec && e <= 2 ? 128 : odd ? TP_ODD_NT : 256;
     CUfunction f;
     if (cuModuleGetFunction(&f, mod, name) != CUDA_SUCCESS) {
         fprintf(stderr, "no kernel %s\n", name);
@@ -109,8 +109,6 @@ int main(int argc, char **argv)
     const char *ptx_path = argc > 1 ? argv[1] : "ptx/transpose.compute_75.ptx";
     int reps = argc > 2 ? atoi(argv[2]) : 20;
     force_any = argc > 3 && !strcmp(argv[3], "any");
-    if (argc > 5)
-        odd4_tr = (unsigned)atoi(argv[4]), odd4_tc = (unsigned)atoi(argv[5]);
     CK(cudaFree(0));
     char *ptx = bench_read_file(ptx_path);
     if (cuModuleLoadData(&mod, ptx) != CUDA_SUCCESS) {
