@@ -15,13 +15,15 @@ trap 'rm -f "$log"' EXIT
 run_one() {
     name=$1
     shift
+    t0=$(date +%s)
     "$@" >"$log" 2>&1
     status=$?
+    secs=$(($(date +%s) - t0))
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ -z "$line" ]; then
         p=0
         f=1
-        echo "FAIL $name: no summary line (exit $status)"
+        echo "FAIL $name: no summary line (exit $status, ${secs} s)"
         tail -n 20 "$log"
     else
         p=${line%% passed*}
@@ -31,10 +33,10 @@ run_one() {
             f=1
         fi
         if [ "$f" -ne 0 ]; then
-            echo "FAIL $name: $line"
+            echo "FAIL $name: $line (${secs} s)"
             grep -v -E '^[0-9]+ passed' "$log" | tail -n 30
         else
-            echo "ok   $name: $line"
+            echo "ok   $name: $line (${secs} s)"
             grep -E '^skip ' "$log"
         fi
     fi
