@@ -6,6 +6,7 @@
 // threads, and enough of them for QD_TILE_ROWS rows each (qdk_rows) or one
 // row per thread (qdk_strided); fewer only cost time.
 #include "ptx/quadratic_math.h"
+#include "ptx/quadratic_tiles.h"
 
 #if defined(GB_DT_f32)
 typedef float coef_t;
@@ -16,14 +17,6 @@ typedef double coef_t;
 #else
 #error "compile with -DGB_DT_f32 or -DGB_DT_f64"
 #endif
-
-// Threads per block; rows per block of qdk_rows (QD_RPT rows per thread: a
-// tuning knob, tests/gpu/bench_quadratic.cu).
-#define QD_TILE 256
-#ifndef QD_RPT
-#define QD_RPT 1
-#endif
-#define QD_TILE_ROWS (QD_RPT * QD_TILE)
 
 // Writes one equation's roots as a complex row (re x1, im x1, re x2, im x2)
 // with 16-byte stores; row points at 16-byte aligned memory.
@@ -38,25 +31,39 @@ __device__ __forceinline__ void qd_store_row(coef_t *row, const coef_t *r)
 }
 
 // Rows (a, b, c) in, rows (re x1, im x1, re x2, im x2) out: an (N, 3) array
-// to an (N, 2) complex array; out 16-byte aligned. Each thread reads its own
-// rows with scalar loads (a warp's loads cover contiguous memory, which the
-// caches merge) and writes each row's roots with 16-byte stores. Staging
-// the rows through shared memory with vector loads measured slower: the
-// block-wide barriers keep loads and the long solver from overlapping.
+// to an (N, 2) complex array; out 16-byte aligned. Each thread loads its
+// QD_RPT rows of a pass (QD_TILE rows apart) before it solves any, so that
+// their loads are in flight together and the solver's arithmetic overlaps
+// them; it reads with scalar loads (a warp's loads cover contiguous memory,
+// which the caches merge) and writes each row's roots with 16-byte stores.
+// Staging the rows through shared memory with vector loads measured
+// slower: the block-wide barriers keep loads and the long solver from
+// overlapping.
 extern "C" __global__ void __launch_bounds__(QD_TILE)
     qdk_rows(const coef_t *__restrict__ in, unsigned long long n, coef_t *__restrict__ out)
 {
     for (unsigned long long i = blockIdx.x * (unsigned long long)QD_TILE_ROWS + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * QD_TILE_ROWS)
+         i += (unsigned long long)gridDim.x * QD_TILE_ROWS) {
+        coef_t a[QD_RPT], b[QD_RPT], c[QD_RPT];
+#pragma unroll
+        for (unsigned h = 0; h < QD_RPT; h++) {
+            const unsigned long long j = i + h * QD_TILE;
+            if (j < n) {
+                a[h] = in[3 * j];
+                b[h] = in[3 * j + 1];
+                c[h] = in[3 * j + 2];
+            }
+        }
 #pragma unroll
         for (unsigned h = 0; h < QD_RPT; h++) {
             const unsigned long long j = i + h * QD_TILE;
             if (j < n) {
                 coef_t r[4];
-                QD_SOLVE(in[3 * j], in[3 * j + 1], in[3 * j + 2], &r[0], &r[1], &r[2], &r[3]);
+                QD_SOLVE(a[h], b[h], c[h], &r[0], &r[1], &r[2], &r[3]);
                 qd_store_row(out + 4 * j, r);
             }
         }
+    }
 }
 
 // Any other layout: the coefficients of equation i at in[i * in_row +

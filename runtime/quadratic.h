@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
+#include "ptx/quadratic_tiles.h"
 
 struct backend;
 typedef struct qd_engine qd_engine;
@@ -27,10 +28,10 @@ typedef struct {
     size_t out_row, out_root, out_im;
 } qd_strides;
 
-/* Launch geometry of the kernels (ptx/quadratic.cu's QD_TILE and
- * QD_TILE_ROWS): threads per block, and rows per block of qdk_rows. */
-#define QD_BLOCK 256
-#define QD_BLOCK_ROWS 256
+/* Launch geometry of the kernels: threads per block, and rows per block
+ * of qdk_rows. */
+#define QD_BLOCK QD_TILE
+#define QD_BLOCK_ROWS QD_TILE_ROWS
 
 /* The strides of a chunk in the given layouts with planes of pitch values. */
 qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);

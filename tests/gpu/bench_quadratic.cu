@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ptx/quadratic_math.h"
+#include "ptx/quadratic_tiles.h"
 
 #define CK(x) BENCH_CHECK(x)
 
@@ -84,7 +85,7 @@ __global__ void count_diff(const T *want, const T *got, unsigned long long n, un
     }
 }
 
-static unsigned long long tile_rows = 256; // rows per block of qdk_rows: QD_TILE_ROWS
+static unsigned long long tile_rows = QD_TILE_ROWS; // rows per block of qdk_rows
 
 template <class T> static void run(const char *ptx_path, unsigned long long n, int reps, int *bad)
 {
