@@ -8,9 +8,14 @@
 #define TP_ODD_TR(E) (32 * (16 / (E)))
 /* Tile columns. */
 #define TP_ODD_TC 64
-/* Threads per block. */
+/* Threads per block, and resident blocks per multiprocessor the kernels
+ * are compiled for (tuning knobs: the kernel benchmark times builds with
+ * others). */
+#ifndef TP_ODD_NT
 #define TP_ODD_NT 512
-/* Resident blocks per multiprocessor the kernels are compiled for. */
-#define TP_ODD_MINB 2
+#endif
+#ifndef TP_ODD_MINB
+#define TP_ODD_MINB 3
+#endif
 
 #endif
