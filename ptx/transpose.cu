@@ -209,37 +209,27 @@ __device__ __forceinline__ uint4 tp_pack(const unsigned long long *e)
     return make_uint4((unsigned)e[0], (unsigned)(e[0] >> 32), (unsigned)e[1], (unsigned)(e[1] >> 32));
 }
 
-// Rotates the K elements of e left by r (e[u] takes e[(u + r) % K]), with
-// selects only, so that e stays in registers.
-template <class T, int K> __device__ __forceinline__ void tp_rotate(T *e, unsigned r)
+// Shuffles the warp's K-element runs e (lane l holds elements K l .. K l +
+// K - 1 of a sequence) by d in [0, K) positions: o gets elements K l + d ..
+// K l + d + K - 1, the last d of them from lane l + 1. d must be the same
+// on every lane, and every lane must call.
+template <class T, int K> __device__ __forceinline__ void tp_shift_runs(const T *e, unsigned d, T *o)
 {
+    T n[K];
 #pragma unroll
-    for (int step = 1; step < K; step *= 2) {
-        T t[K];
-#pragma unroll
-        for (int u = 0; u < K; u++)
-            t[u] = (r & step) ? e[(u + step) % K] : e[u];
-#pragma unroll
-        for (int u = 0; u < K; u++)
-            e[u] = t[u];
+    for (int t = 0; t < K; t++) {
+        n[t] = __shfl_down_sync(0xffffffffu, e[t], 1);
+        o[t] = e[t];
     }
+#pragma unroll
+    for (int s = 1; s < K; s++)
+        if (d == (unsigned)s) {
+#pragma unroll
+            for (int u = 0; u < K; u++)
+                o[u] = u + s < K ? e[u + s] : n[u + s - K];
+        }
 }
 
-// The odd-shape kernel's body for 4- and 8-byte elements, when rows are not
-// 16-byte aligned (K = 16 / E elements per vector). A tile is TR = 32 K
-// rows x TP_ODD_TC columns, moved by TP_ODD_NT threads.
-// In: a warp reads each tile row as the NVI = TC / K + 1 aligned 16-byte
-// vectors that cover it, in one go (the end vectors overlap the neighbours'
-// elements, which stay unused), and stores them whole into shared memory
-// (tp_odd_slot); the element of tile column j is in the row's vector
-// (j + sh(i)) / K, sh(i) being the row's first element's place in its vector.
-// Out: each output row segment (one tile column, TR elements) is written by
-// one warp as whole aligned vectors, one per lane, plus at most K - 1 single
-// elements at each end: few partial 32-byte sectors. Lane l gathers its
-// vector's K elements in the order (t + l) % K, t = 0..K-1. With the
-// swizzle and that order, the 32 lanes of a gather read 32 distinct banks
-// whenever the column count is odd (the usual odd shape), two lanes a bank
-// when it is 2 mod 4, four when it is a multiple of 4.
 // Shared-memory vector slot of the odd-shape kernel for vector v of tile
 // row i: vectors 0..NVI-2 of the rows at pitch NVI - 1, their index XORed
 // with (i / K^2) & 7; the rows' last vectors after them, in row order with
@@ -250,6 +240,22 @@ template <int K, int TR, int NVI> __device__ __forceinline__ unsigned tp_odd_slo
     return v < NVI - 1 ? i * (NVI - 1) + (v ^ x) : TR * (NVI - 1) + ((i & ~7u) | ((i ^ x) & 7));
 }
 
+// The odd-shape kernel's body for 4- and 8-byte elements, when rows are not
+// 16-byte aligned (K = 16 / E elements per vector). A tile is TR = 32 K
+// rows x TC = TP_ODD_TC columns, moved by TP_ODD_NT threads (NW warps).
+// In: a warp reads each tile row i as the NVI = TC / K + 1 aligned 16-byte
+// vectors that cover it, in one go (the end vectors overlap the neighbours'
+// elements, which stay unused), and stores them whole into shared memory
+// (tp_odd_slot); the element of tile column j is element (j + sh(i)) % K of
+// the row's vector (j + sh(i)) / K, sh(i) being the place of the row's
+// first element in its vector.
+// Out: lane l gathers the elements of rows K l .. K l + K - 1 of a tile
+// column (the slot swizzle spreads the 32 lanes over 8 bank groups), the
+// warp shifts those runs to the output's vector alignment (tp_shift_runs),
+// and each output row segment is written as whole aligned vectors, one per
+// lane, plus at most K - 1 single elements at each end: few partial 32-byte
+// sectors. The per-element work is a few integer operations, so the kernel
+// stays memory-bound.
 template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ in, T *__restrict__ out,
                                                           tp_u64 rows, tp_u64 cols, tp_u64 tile0)
 {
@@ -261,31 +267,25 @@ template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ 
     tp_tile_origin(tile0 + blockIdx.x, rows, cols, TR, TC, &b, &r0, &c0);
     const tp_u64 mbase = b * rows * cols;
     const uint4 *vin = (const uint4 *)in;
-    uint4 *vout = (uint4 *)out;
     const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const unsigned s0 = (unsigned)((mbase + r0 * cols + c0) % K), cm = (unsigned)(cols % K);
-    const tp_u64 clen = cols - c0 < TC ? cols - c0 : TC, rlen = rows - r0 < TR ? rows - r0 : TR;
-
-    // Shared-memory element index of tile row i, tile column j.
-    auto at = [&](unsigned i, unsigned j) {
-        unsigned pos = j + (s0 + i * cm) % K, v = pos / K;
-        return tp_odd_slot<K, TR, NVI>(i, v) * K + pos % K;
-    };
+    const unsigned clen = (unsigned)(cols - c0 < TC ? cols - c0 : TC);
+    const unsigned rlen = (unsigned)(rows - r0 < TR ? rows - r0 : TR);
 
     uint4 vv[ITI][PI];
+    tp_u64 g0 = mbase + (r0 + warp) * cols + c0; // first element of row warp + it NW
 #pragma unroll
-    for (int it = 0; it < ITI; it++) {
-        unsigned ti = it * NW + warp;
-        tp_u64 g0 = mbase + (r0 + ti) * cols + c0;
-        tp_u64 vs = g0 / K, ve = (g0 + clen + K - 1) / K;
+    for (int it = 0; it < ITI; it++, g0 += NW * cols) {
+        const unsigned ti = it * NW + warp;
+        const tp_u64 vs = g0 / K;
+        const unsigned nv = (unsigned)((g0 + clen + K - 1) / K - vs);
 #pragma unroll
         for (int p = 0; p < PI; p++)
-            vv[it][p] = (tp_u64)ti < rlen && vs + lane + 32 * p < ve ? __ldg(vin + vs + lane + 32 * p)
-                                                                    : make_uint4(0, 0, 0, 0);
+            vv[it][p] = ti < rlen && lane + 32 * p < nv ? __ldg(vin + vs + lane + 32 * p) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int it = 0; it < ITI; it++) {
-        unsigned ti = it * NW + warp;
+        const unsigned ti = it * NW + warp;
 #pragma unroll
         for (int p = 0; p < PI; p++) {
             unsigned v = lane + 32 * p;
@@ -294,32 +294,38 @@ template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ 
         }
     }
     __syncthreads();
+
+    // Rows K lane + t: their shifts, and their element index for column 0
+    // were it in vector 0 (the vector's slot is added per column).
+    unsigned sh[K];
 #pragma unroll
-    for (int it = 0; it < ITO; it++) {
-        unsigned oc = it * NW + warp;
-        if ((tp_u64)oc >= clen)
-            continue;
-        tp_u64 h0 = mbase + (c0 + oc) * rows + r0, h1 = h0 + rlen;
-        tp_u64 wf = (h0 + K - 1) / K, wl = h1 / K;
-        tp_u64 ha = wf < wl ? wf * K : h1, tb = wf < wl ? wl * K : h1;
-        if (wf + lane < wl) {
-            unsigned i0 = (unsigned)((wf + lane) * K - h0);
-            T e[K];
+    for (int t = 0; t < K; t++)
+        sh[t] = (s0 + (K * lane + t) * cm) % K;
+    tp_u64 h0 = mbase + (c0 + warp) * rows + r0; // output position of column warp + it NW, row 0
+#pragma unroll
+    for (int it = 0; it < ITO; it++, h0 += NW * rows) {
+        const unsigned oc = it * NW + warp;
+        if (oc >= clen) // the same for the whole warp
+            break;
+        T e[K], o[K];
+#pragma unroll
+        for (int t = 0; t < K; t++) {
+            const unsigned i = K * lane + t, pos = oc + sh[t];
+            e[t] = se[tp_odd_slot<K, TR, NVI>(i, pos / K) * K + pos % K];
+        }
+        const unsigned d = (unsigned)((K - h0 % K) % K); // rows before the first aligned vector
+        tp_shift_runs<T, K>(e, d, o);
+        const unsigned nfull = rlen < d ? 0 : (rlen - d) / K, tail = d + K * nfull;
+        if (lane < nfull)
+            reinterpret_cast<uint4 *>(out)[(h0 + d) / K + lane] = tp_pack(o);
+        if (K * lane < d || K * lane + K > tail) { // single elements at the ends
 #pragma unroll
             for (int t = 0; t < K; t++) {
-                unsigned u = (t + lane) % K;
-                e[t] = se[at(i0 + u, oc)];
+                const unsigned i = K * lane + t;
+                if (i < rlen && (i < d || i >= tail))
+                    out[h0 + i] = e[t];
             }
-            tp_rotate<T, K>(e, (K - lane % K) % K);
-            vout[wf + lane] = tp_pack(e);
         }
-        tp_u64 h = h1;
-        if ((tp_u64)lane < ha - h0)
-            h = h0 + lane;
-        else if ((tp_u64)lane - (ha - h0) < h1 - tb)
-            h = tb + (lane - (ha - h0));
-        if (h < h1)
-            out[h] = se[at((unsigned)(h - h0), oc)];
     }
 }
 
