@@ -64,7 +64,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
 
-.PHONY: all ptx test check tests install uninstall clean help asan ubsan fuzz
+.PHONY: all ptx test check tests install uninstall clean help asan ubsan san fuzz
 .DEFAULT_GOAL := all
 
 ## all: build ./gpubatch (no nvcc needed)
@@ -164,6 +164,12 @@ check: test
 ## asan: run the test suite under AddressSanitizer
 asan:
 	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test; \
+	  st=$$?; rm -f gpubatch; exit $$st
+
+## san: run the test suite under AddressSanitizer and UndefinedBehaviorSanitizer in one build (what CI runs), with shorter lists in the longest command-line tests
+san:
+	$(Q)rm -f gpubatch; GPUBATCH_TEST_QUICK=1 $(MAKE) --no-print-directory BUILD=build/san \
+	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test; \
 	  st=$$?; rm -f gpubatch; exit $$st
 
 ## ubsan: run the test suite under UndefinedBehaviorSanitizer

@@ -7,7 +7,16 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 passed=0
 failed=0
-PY=${PYTHON:-python3}
+# The interpreter itself, resolved once: a version-manager shim in PATH can
+# cost half a second per call.
+PY=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)}
+
+# pick FULL QUICK: the list FULL, or the shorter QUICK when
+# GPUBATCH_TEST_QUICK is set (the sanitizer runs of `make san`, where every
+# process costs several times more; the plain run covers the full lists).
+pick() {
+    if [ -n "${GPUBATCH_TEST_QUICK:-}" ]; then echo "$2"; else echo "$1"; fi
+}
 
 ok() { passed=$((passed + 1)); }
 fail() {
