@@ -46,13 +46,13 @@ for spec in float32:adversarial float64:adversarial float32:random int8:ints-ext
     int64:ints-extreme uint64:ints-extreme uint16:random int32:random; do
     dt=${spec%%:*}
     kind=${spec#*:}
-    for n in $(pick "1 16383 16385 81927 200001" "1 16385 200001"); do
+    for n in $(pick "1 16383 16385 81927 200001" "1 16385 81927 200001"); do
         f="$T/$dt-$n.npy"
         $PY "$REF" write $dt $n $kind $n "$f"
         for skip in "" --skipnan; do
             case $dt in float*) ;; *) [ -n "$skip" ] && continue ;; esac
             single_reduce "$f" --op $ALL $skip
-            for shards in $(pick "1 3 7 16" "3 16"); do
+            for shards in $(pick "1 3 7 16" "3 7"); do
                 shard_reduce $shards "$f" --op $ALL $skip
                 check_files_same "$dt n=$n $skip $shards shards (text)" "$T/s.txt" "$T/m.txt"
                 check_files_same "$dt n=$n $skip $shards shards (json)" "$T/s.json" "$T/m.json"
@@ -105,7 +105,7 @@ for dt in float32 float64; do
         "$GB" gen --quadratic $rows --dtype $dt --seed $rows -f -o "$T/q.npy.gz" 2>/dev/null
         for mode in "" --no-compress -6 --raw "--raw --no-compress"; do
             "$GB" quadratic --backend cpu $mode -f -o "$T/q1.out" "$T/q.npy.gz"
-            for shards in $(pick "1 2 5 9" "2 9"); do
+            for shards in $(pick "1 2 5 9" "2 5"); do
                 rm -f "$T"/qp-*
                 i=0
                 while [ $i -lt $shards ]; do
