@@ -247,13 +247,19 @@ GB_HD int qd_floor_half(int d)
  *                                   step on the correctly rounded sqrt(zh)
  *                                   with its exact FMA remainder (relative
  *                                   error O(u^2))
+ *   qd_real_roots_S(h, dh, dl, A, C, &y1, &y2)
+ *                                   the real roots -(h + sign(h) sqrt(D)) / A
+ *                                   and -C / (h + sign(h) sqrt(D)) of
+ *                                   A y^2 + 2 h y + C = 0 for D = dh + dl > 0:
+ *                                   equal signs only are added, each root
+ *                                   rounded once
  *   qd_div_dw_d_S(nh, nl, v)        (nh + nl) / v and
  *   qd_div_d_dw_S(n, dh, dl)        n / (dh + dl), each rounded once after an
  *                                   FMA residual correction: within 0.5 ulp
  *                                   plus O(u) ulp of the quotient, provided
  *                                   neither the quotient nor the reciprocal
  *                                   of the divisor over- or underflows */
-#define QD_DW_OPS(T, S, FMA, SQRT)                                                         \
+#define QD_DW_OPS(T, S, FMA, SQRT, COPYSIGN)                                               \
     GB_HD void qd_two_sum_##S(T a, T b, T *s, T *e)                                        \
     {                                                                                      \
         T x = a + b;                                                                       \
@@ -296,10 +302,20 @@ GB_HD int qd_floor_half(int d)
         T y = n * rd;                                                                      \
         T r = FMA(-y, dh, n) - y * dl;                                                     \
         return FMA(r, rd, y);                                                              \
+    }                                                                                      \
+    GB_HD void qd_real_roots_##S(T h, T dh, T dl, T A, T C, T *y1, T *y2)                  \
+    {                                                                                      \
+        T sh, sl, qh, ql;                                                                  \
+        qd_dw_sqrt_##S(dh, dl, &sh, &sl);                                                  \
+        T sg = COPYSIGN((T)1, h);                                                          \
+        qd_two_sum_##S(h, sg * sh, &qh, &ql);                                              \
+        ql += sg * sl;                                                                     \
+        *y1 = -qd_div_dw_d_##S(qh, ql, A);                                                 \
+        *y2 = -qd_div_d_dw_##S(C, qh, ql);                                                 \
     }
 
-QD_DW_OPS(double, f64, fma, sqrt)
-QD_DW_OPS(float, f32, fmaf, sqrtf)
+QD_DW_OPS(double, f64, fma, sqrt, copysign)
+QD_DW_OPS(float, f32, fmaf, sqrtf, copysignf)
 
 /* Stores the two real roots x, y in ascending order (-0 before +0), with
  * +0 imaginary parts. */
@@ -372,14 +388,8 @@ GB_HD void qd_solve_f64(double a, double b, double c, double *re1, double *im1, 
     qd_dw_add_f64(p, ep, -q, -eq, &dh, &dl);
 
     if (dh > 0.0) {
-        double sh, sl, qh, ql;
-        qd_dw_sqrt_f64(dh, dl, &sh, &sl);
-        double sg = copysign(1.0, h);
-        qd_two_sum_f64(h, sg * sh, &qh, &ql);
-        ql += sg * sl;
-        /* y = (-h -+ sqrt(D)) / A = -(qh + ql) / A and C / -(qh + ql). */
-        double y1 = -qd_div_dw_d_f64(qh, ql, A);
-        double y2 = -qd_div_d_dw_f64(C, qh, ql);
+        double y1, y2;
+        qd_real_roots_f64(h, dh, dl, A, C, &y1, &y2);
         if (h == 0.0) { /* roots +-r: make them exact negatives */
             y2 = fabs(y1);
             y1 = -y2;
@@ -515,13 +525,8 @@ GB_HD int qd_solve_fast_f32(float a, float b, float c, float *re1, float *im1, f
         return 0;
     float sh, sl;
     if (dh > 0.0f) {
-        float qh, ql;
-        qd_dw_sqrt_f32(dh, dl, &sh, &sl);
-        float sg = copysignf(1.0f, h);
-        qd_two_sum_f32(h, sg * sh, &qh, &ql);
-        ql += sg * sl;
-        float y1 = -qd_div_dw_d_f32(qh, ql, a);
-        float y2 = -qd_div_d_dw_f32(c, qh, ql);
+        float y1, y2;
+        qd_real_roots_f32(h, dh, dl, a, c, &y1, &y2);
         *re1 = y1 < y2 ? y1 : y2;
         *re2 = y1 < y2 ? y2 : y1;
         *im1 = 0.0f;
