@@ -15,7 +15,7 @@
 // tpk_odd_eE (E = 4, 8): rows off 16-byte alignment; input row segments
 //   read as the aligned vectors covering them, output row segments written
 //   as the vectors inside them plus single elements at the ends, gathered
-//   from shared memory without bank conflicts.
+//   from shared memory with a few integer operations per element.
 // tpk_any_eE: any shape; a 64 x 64 tile of single elements through padded
 //   shared memory (1- and 2-byte elements off alignment).
 #include <stdint.h>
@@ -295,8 +295,8 @@ template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ 
     }
     __syncthreads();
 
-    // Rows K lane + t: their shifts, and their element index for column 0
-    // were it in vector 0 (the vector's slot is added per column).
+    // Rows K lane + t of this lane: the place of each row's first element
+    // in its vector.
     unsigned sh[K];
 #pragma unroll
     for (int t = 0; t < K; t++)
