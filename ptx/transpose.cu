@@ -32,12 +32,9 @@ typedef unsigned long long tp_u64;
 // Tile geometry of the vector kernel for element size E: K elements per
 // 16-byte vector, W output vectors per tile row (TR = W * K input rows), V
 // input vectors per tile row (TC = V * K input columns), NT threads.
-template <int E> struct tp_vec_cfg;
-template <> struct tp_vec_cfg<1> { enum { K = 16, W = 8, V = 16, NT = 128 }; };
-template <> struct tp_vec_cfg<2> { enum { K = 8, W = 8, V = 16, NT = 128 }; };
-template <> struct tp_vec_cfg<4> { enum { K = 4, W = 16, V = 16, NT = 256 }; };
-template <> struct tp_vec_cfg<8> { enum { K = 2, W = 16, V = 32, NT = 256 }; };
-template <> struct tp_vec_cfg<16> { enum { K = 1, W = 32, V = 32, NT = 256 }; };
+template <int E> struct tp_vec_cfg {
+    enum { K = 16 / E, W = TP_VEC_W(E), V = TP_VEC_V(E), NT = TP_VEC_NT(E) };
+};
 
 // Transposes a K x K block of E-byte elements held as K row vectors v into
 // K column vectors o (o[m] holds column m, top to bottom).
@@ -173,7 +170,7 @@ template <int E> struct tp_any_cfg { enum { P = E == 1 ? 68 : E == 2 ? 66 : 65 }
 template <class T> __device__ __forceinline__ void tp_any(const T *__restrict__ in, T *__restrict__ out,
                                                           tp_u64 rows, tp_u64 cols, tp_u64 tile0)
 {
-    enum { TS = 64, P = tp_any_cfg<sizeof(T)>::P };
+    enum { TS = TP_ANY_TS, P = tp_any_cfg<sizeof(T)>::P };
     __shared__ T smem[TS * P];
     tp_u64 b, r0, c0;
     tp_tile_origin(tile0 + blockIdx.x, rows, cols, TS, TS, &b, &r0, &c0);
@@ -342,7 +339,7 @@ TP_VEC_KERNEL(8)
 TP_VEC_KERNEL(16)
 
 #define TP_ANY_KERNEL(E, T)                                                             \
-    extern "C" __global__ void __launch_bounds__(256)                                  \
+    extern "C" __global__ void __launch_bounds__(TP_ANY_NT)                            \
         tpk_any_e##E(const T *in, T *out, tp_u64 rows, tp_u64 cols, tp_u64 tile0)      \
     {                                                                                   \
         tp_any<T>(in, out, rows, cols, tile0);                                         \

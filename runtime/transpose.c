@@ -119,16 +119,14 @@ static void tp_cpu_rows(const tp_engine *e, const void *in, void *out, uint64_t 
  * (4- and 8-byte elements) or any-shape tiles. */
 int tp_kernel_open(tp_kernel *k, gpu *g, size_t elem, uint64_t rows, uint64_t cols)
 {
-    static const unsigned vec_rows[17] = {[1] = 128, [2] = 64, [4] = 64, [8] = 32, [16] = 32};
-    static const unsigned vec_cols[17] = {[1] = 256, [2] = 128, [4] = 64, [8] = 64, [16] = 32};
     uint64_t kv = 16 / elem;
     k->rows = rows;
     k->cols = cols;
     if (rows % kv == 0 && cols % kv == 0) {
         snprintf(k->name, sizeof k->name, "tpk_vec_e%zu", elem);
-        k->threads = elem <= 2 ? 128 : 256;
-        k->tile_rows = vec_rows[elem];
-        k->tile_cols = vec_cols[elem];
+        k->threads = TP_VEC_NT(elem);
+        k->tile_rows = TP_VEC_TR(elem);
+        k->tile_cols = TP_VEC_TC(elem);
     } else if (elem == 4 || elem == 8) {
         snprintf(k->name, sizeof k->name, "tpk_odd_e%zu", elem);
         k->threads = TP_ODD_NT;
@@ -136,8 +134,8 @@ int tp_kernel_open(tp_kernel *k, gpu *g, size_t elem, uint64_t rows, uint64_t co
         k->tile_cols = TP_ODD_TC;
     } else {
         snprintf(k->name, sizeof k->name, "tpk_any_e%zu", elem);
-        k->threads = 256;
-        k->tile_rows = k->tile_cols = 64;
+        k->threads = TP_ANY_NT;
+        k->tile_rows = k->tile_cols = TP_ANY_TS;
     }
     gpu_bind(g);
     return gpu_function(g, "transpose", k->name, &k->f);

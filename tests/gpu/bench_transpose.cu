@@ -58,11 +58,10 @@ static int run(unsigned e, unsigned long long b, unsigned long long r, unsigned 
     bool vec = r % k == 0 && c % k == 0 && !(force_any && e < 16);
     char name[32];
     snprintf(name, sizeof name, "tpk_%s_e%u", vec ? "vec" : (e == 4 || e == 8) && !force_any ? "odd" : "any", e);
-    static const unsigned vr[17] = {0, 128, 64, 0, 64, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0, 32};
-    static const unsigned vc[17] = {0, 256, 128, 0, 64, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 32};
     bool odd = name[4] == 'o';
-    unsigned tr = vec ? vr[e] : odd ? TP_ODD_TR(e) : 64, tc = vec ? vc[e] : odd ? TP_ODD_TC : 64;
-    unsigned threads = vec && e <= 2 ? 128 : odd ? TP_ODD_NT : 256;
+    unsigned tr = vec ? TP_VEC_TR(e) : odd ? TP_ODD_TR(e) : TP_ANY_TS;
+    unsigned tc = vec ? TP_VEC_TC(e) : odd ? TP_ODD_TC : TP_ANY_TS;
+    unsigned threads = vec ? TP_VEC_NT(e) : odd ? TP_ODD_NT : TP_ANY_NT;
     CUfunction f;
     if (cuModuleGetFunction(&f, mod, name) != CUDA_SUCCESS) {
         fprintf(stderr, "no kernel %s\n", name);
