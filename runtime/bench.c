@@ -321,10 +321,10 @@ static int run_lq_soa(bench_ctx *c, const bench_variant *v)
 static int run_qd_production(bench_ctx *c, const bench_variant *v)
 {
     unsigned long long n = c->n;
-    uint64_t blocks = (n + QD_BLOCK_ROWS - 1) / QD_BLOCK_ROWS;
+    uint64_t blocks = (n + QD_TILE_ROWS - 1) / QD_TILE_ROWS;
     void *p[] = {&c->dy, &n, &c->dz};
     int rc = gpu_launch(c->g, c->f, v->kernel, (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu),
-                        QD_BLOCK, c->s, p);
+                        QD_TILE, c->s, p);
     return rc < 0 ? bench_gpu_error(c, rc) : 0;
 }
 

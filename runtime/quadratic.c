@@ -189,13 +189,13 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
     unsigned long long n = s->rows, in_row = e->st.in_row, in_plane = e->st.in_plane,
                        out_row = e->st.out_row, out_root = e->st.out_root, out_im = e->st.out_im;
     int rows_kernel = e->in == QD_ROWS && e->out == QD_ROWS;
-    size_t per_block = rows_kernel ? QD_BLOCK_ROWS : QD_BLOCK;
+    size_t per_block = rows_kernel ? QD_TILE_ROWS : QD_TILE;
     size_t blocks = (s->rows + per_block - 1) / per_block;
     unsigned grid = (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu);
     void *rows_params[] = {&s->din, &n, &s->dout};
     void *strided_params[] = {&s->din,  &n,       &in_row,   &in_plane,
                               &s->dout, &out_row, &out_root, &out_im};
-    rc = gpu_launch(g, s->kernel, e->kernel_name, grid, QD_BLOCK, s->q.stream,
+    rc = gpu_launch(g, s->kernel, e->kernel_name, grid, QD_TILE, s->q.stream,
                     rows_kernel ? rows_params : strided_params);
     if (rc < 0) {
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
-#include "ptx/quadratic_tiles.h"
+#include "ptx/quadratic_tiles.h" /* launch geometry: QD_TILE, QD_TILE_ROWS */
 
 struct backend;
 typedef struct qd_engine qd_engine;
@@ -27,11 +27,6 @@ typedef struct {
     size_t in_row, in_plane;
     size_t out_row, out_root, out_im;
 } qd_strides;
-
-/* Launch geometry of the kernels: threads per block, and rows per block
- * of qdk_rows. */
-#define QD_BLOCK QD_TILE
-#define QD_BLOCK_ROWS QD_TILE_ROWS
 
 /* The strides of a chunk in the given layouts with planes of pitch values. */
 qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);
