@@ -73,14 +73,27 @@ static void *par_worker(void *arg)
     return NULL;
 }
 
-/* CPUs in the affinity mask, else online CPUs. */
-int par_cpus(void)
+static int par_ncpus;
+static pthread_once_t par_cpus_once = PTHREAD_ONCE_INIT;
+
+/* Counts the CPUs in the affinity mask, else the online CPUs, into par_ncpus. */
+static void par_count_cpus(void)
 {
     cpu_set_t set;
+    long n;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 0x7fffffff ? 0x7fffffff : (int)n;
+        n = CPU_COUNT(&set);
+    else
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    par_ncpus = n < 1 ? 1 : n > 0x7fffffff ? 0x7fffffff : (int)n;
+}
+
+/* CPUs this process may run on, counted once: the parallel readers ask on
+ * every read, and the pool is sized by the same count. */
+int par_cpus(void)
+{
+    pthread_once(&par_cpus_once, par_count_cpus);
+    return par_ncpus;
 }
 
 /* Starts one worker per usable CPU (fewer if some cannot be created; none

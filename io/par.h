@@ -15,8 +15,9 @@
 
 #define PAR_MAX 256 /* most items one call runs */
 
-/* CPUs this process may run on (its affinity mask, e.g. under taskset), at
- * least 1: the pool's size and the fan-out of the parallel readers. */
+/* CPUs this process may run on (its affinity mask, e.g. under taskset, at
+ * the first call), at least 1: the pool's size and the fan-out of the
+ * parallel readers. */
 int par_cpus(void);
 
 /* Runs fn(items + i * item_size) for i < n (n <= PAR_MAX). */
