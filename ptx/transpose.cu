@@ -206,27 +206,6 @@ __device__ __forceinline__ uint4 tp_pack(const unsigned long long *e)
     return make_uint4((unsigned)e[0], (unsigned)(e[0] >> 32), (unsigned)e[1], (unsigned)(e[1] >> 32));
 }
 
-// Shuffles the warp's K-element runs e (lane l holds elements K l .. K l +
-// K - 1 of a sequence) by d in [0, K) positions: o gets elements K l + d ..
-// K l + d + K - 1, the last d of them from lane l + 1. d must be the same
-// on every lane, and every lane must call.
-template <class T, int K> __device__ __forceinline__ void tp_shift_runs(const T *e, unsigned d, T *o)
-{
-    T n[K];
-#pragma unroll
-    for (int t = 0; t < K; t++) {
-        n[t] = __shfl_down_sync(0xffffffffu, e[t], 1);
-        o[t] = e[t];
-    }
-#pragma unroll
-    for (int s = 1; s < K; s++)
-        if (d == (unsigned)s) {
-#pragma unroll
-            for (int u = 0; u < K; u++)
-                o[u] = u + s < K ? e[u + s] : n[u + s - K];
-        }
-}
-
 // Shared-memory vector slot of the odd-shape kernel for vector v of tile
 // row i: vectors 0..NVI-2 of the rows at pitch NVI - 1, their index XORed
 // with (i / K^2) & 7; the rows' last vectors after them, in row order with
@@ -246,13 +225,13 @@ template <int K, int TR, int NVI> __device__ __forceinline__ unsigned tp_odd_slo
 // (tp_odd_slot); the element of tile column j is element (j + sh(i)) % K of
 // the row's vector (j + sh(i)) / K, sh(i) being the place of the row's
 // first element in its vector.
-// Out: lane l gathers the elements of rows K l .. K l + K - 1 of a tile
-// column (the slot swizzle spreads the 32 lanes over 8 bank groups), the
-// warp shifts those runs to the output's vector alignment (tp_shift_runs),
-// and each output row segment is written as whole aligned vectors, one per
-// lane, plus at most K - 1 single elements at each end: few partial 32-byte
-// sectors. The per-element work is a few integer operations, so the kernel
-// stays memory-bound.
+// Out: a warp's output segments all start at the same place d in a 16-byte
+// vector (NW is a multiple of K), so lane l gathers the elements of rows
+// K l + d .. K l + d + K - 1 of a tile column, modulo TR (the slot swizzle
+// spreads the 32 lanes over 8 bank groups), and writes them as one aligned
+// vector when they all lie in the tile; otherwise, at the two ends, as
+// single elements: few partial 32-byte sectors. The per-element work is a
+// few integer operations fixed per thread, so the kernel stays memory-bound.
 template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ in, T *__restrict__ out,
                                                           tp_u64 rows, tp_u64 cols, tp_u64 tile0)
 {
@@ -292,36 +271,36 @@ template <class T> __device__ __forceinline__ void tp_odd(const T *__restrict__ 
     }
     __syncthreads();
 
-    // Rows K lane + t of this lane: the place of each row's first element
-    // in its vector.
-    unsigned sh[K];
-#pragma unroll
-    for (int t = 0; t < K; t++)
-        sh[t] = (s0 + (K * lane + t) * cm) % K;
+    static_assert((int)NW % (int)K == 0, "a warp's output columns must share their vector alignment");
     tp_u64 h0 = mbase + (c0 + warp) * rows + r0; // output position of column warp + it NW, row 0
+    const unsigned d = (unsigned)((K - h0 % K) % K); // rows before the first aligned vector
+    // This lane's rows (K lane + d + t) % TR, their slot rows and the place
+    // of each row's first element in its vector.
+    unsigned ri[K], sh[K];
+#pragma unroll
+    for (int t = 0; t < K; t++) {
+        ri[t] = (K * lane + d + t) % TR;
+        sh[t] = (s0 + ri[t] * cm) % K;
+    }
+    const bool whole = K * lane + d + K <= rlen;
 #pragma unroll
     for (int it = 0; it < ITO; it++, h0 += NW * rows) {
         const unsigned oc = it * NW + warp;
         if (oc >= clen) // the same for the whole warp
             break;
-        T e[K], o[K];
+        T e[K];
 #pragma unroll
         for (int t = 0; t < K; t++) {
-            const unsigned i = K * lane + t, pos = oc + sh[t];
-            e[t] = se[tp_odd_slot<K, TR, NVI>(i, pos / K) * K + pos % K];
+            const unsigned pos = oc + sh[t];
+            e[t] = se[tp_odd_slot<K, TR, NVI>(ri[t], pos / K) * K + pos % K];
         }
-        const unsigned d = (unsigned)((K - h0 % K) % K); // rows before the first aligned vector
-        tp_shift_runs<T, K>(e, d, o);
-        const unsigned nfull = rlen < d ? 0 : (rlen - d) / K, tail = d + K * nfull;
-        if (lane < nfull)
-            reinterpret_cast<uint4 *>(out)[(h0 + d) / K + lane] = tp_pack(o);
-        if (K * lane < d || K * lane + K > tail) { // single elements at the ends
+        if (whole) {
+            reinterpret_cast<uint4 *>(out)[(h0 + d) / K + lane] = tp_pack(e);
+        } else {
 #pragma unroll
-            for (int t = 0; t < K; t++) {
-                const unsigned i = K * lane + t;
-                if (i < rlen && (i < d || i >= tail))
-                    out[h0 + i] = e[t];
-            }
+            for (int t = 0; t < K; t++)
+                if (ri[t] < rlen)
+                    out[h0 + ri[t]] = e[t];
         }
     }
 }
