@@ -177,7 +177,9 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
 /* Generates the array in blocks and streams it to the output. */
 static int gen_write(const gen_opts *g, const gen_spec *spec, uint64_t nelem, out_stream *o)
 {
-    enum { BLOCK = 1 << 20 };
+    /* Elements per fill: small enough that the compressor threads get
+     * new blocks while the next fill is generated. */
+    enum { BLOCK = 1 << 16 };
     size_t sz = dt_size(g->dtype);
     size_t per_block = g->quadratic ? BLOCK / 3 : BLOCK;
     unsigned char *buf = malloc(BLOCK * sz);

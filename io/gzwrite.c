@@ -5,7 +5,10 @@
  * stream, reset before every block) turn queued jobs into complete BGZF
  * members; the calling thread alone writes finished members to the sink,
  * strictly in job order, and reuses their slots. The ring bounds memory to
- * about 2 * threads + 2 blocks of input and output.
+ * 4 * threads + 2 blocks of input and output: room for every worker to
+ * have a block in hand, one queued, and two finished while the calling
+ * thread is busy elsewhere (producing its next data), so that a short
+ * pause of the caller does not idle the workers.
  *
  * Failure policy: workers cannot fail once started (each block has an
  * output buffer large enough for its stored form, and streams are set up
@@ -279,7 +282,7 @@ static int setup_pool(gz_writer *w, int threads)
         return IO_ERR_NOMEM;
     }
     w->sync_init = 1;
-    w->njobs = 2 * (size_t)threads + 2;
+    w->njobs = 4 * (size_t)threads + 2;
     w->jobs = calloc(w->njobs, sizeof(*w->jobs));
     w->workers = calloc((size_t)threads, sizeof(*w->workers));
     if (w->workers)
