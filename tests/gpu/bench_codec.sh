@@ -6,8 +6,12 @@
 #   inflate: `reduce --backend cpu --op count` of that blocked-gzip file,
 #            pinned to N cores;
 # and prints each rate (MB/s of uncompressed data) with its ratio to the
-# ideal 0.8 x N x the one-thread rate. Then single-member gzip input end to
-# end (`reduce` of `gzip -1` output) against `gzip -dc` alone.
+# ideal 0.8 x N x the one-thread rate. On all the cores it also runs the
+# machine's own ceiling: one single-thread process per core, each pinned to
+# its core and doing 1/N of the work at once ("N x 1"); the pool's rate over
+# that one says how much the threading costs, apart from the cores slowing
+# down when all of them are busy. Then single-member gzip input end to end
+# (`reduce` of `gzip -1` output) against `gzip -dc` alone.
 #
 # Usage: sh tests/gpu/bench_codec.sh [OUTDIR]   (ELEMS=... float32 elements,
 # default 67108864 = 256 MiB of data). Needs taskset (util-linux) and gzip.
@@ -41,6 +45,23 @@ ratio() {
     echo "$1 $2 $3" | awk '{printf "%.2f", $1 / (0.8 * $3 * $2)}'
 }
 
+# indep N CMD...: runs N copies of CMD at once, copy i pinned to core i (the
+# word @I in CMD becomes i); prints the wall time of them all in seconds.
+indep() {
+    k=$1
+    shift
+    t0=$(date +%s.%N)
+    i=0
+    while [ "$i" -lt "$k" ]; do
+        # shellcheck disable=SC2046
+        taskset -c "$i" $(echo "$@" | sed "s/@I/$i/g") >/dev/null 2>>"$OUT/bench_codec.err" &
+        i=$((i + 1))
+    done
+    wait
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}'
+}
+
 echo "codec scaling: $ELEMS float32 elements ($bytes bytes), $cores cores, $(date -u +%Y-%m-%dT%H:%MZ)"
 gen_only=$(secs "$GB" gen --shape "$ELEMS" --seed 1 --no-compress -o /dev/null)
 echo "generating the data alone (no codec): $gen_only s = $(rate "$gen_only") MB/s (an upper bound for the deflate rows)"
@@ -54,7 +75,12 @@ for level in 1 6; do
         r=$(rate "$s")
         [ -n "$one" ] || one=$r
         printf '%-10s %8d %12s %10s\n' "deflate-$level" "$n" "$r" "$(ratio "$r" "$one" "$n")"
+        last=$r
     done
+    s=$(indep "$cores" "$GB" gen --shape "$((ELEMS / cores))" --seed 1 -"$level" -p 1 -f -o "$OUT/part@I-$level.npy.gz")
+    r=$(rate "$s")
+    printf '%-10s %8s %12s %10s   pool / this: %s\n' "deflate-$level" "${cores}x1" "$r" "$(ratio "$r" "$one" "$cores")" \
+        "$(echo "$last $r" | awk '{printf "%.2f", $1 / $2}')"
 done
 one=""
 for n in 1 2 4 8 16; do
@@ -64,7 +90,13 @@ for n in 1 2 4 8 16; do
     r=$(rate "$s")
     [ -n "$one" ] || one=$r
     printf '%-10s %8d %12s %10s\n' "inflate" "$n" "$r" "$(ratio "$r" "$one" "$n")"
+    last=$r
 done
+s=$(indep "$cores" "$GB" reduce -q --backend cpu -p 1 --op count "$OUT/part@I-1.npy.gz")
+r=$(rate "$s")
+printf '%-10s %8s %12s %10s   pool / this: %s\n' "inflate" "${cores}x1" "$r" "$(ratio "$r" "$one" "$cores")" \
+    "$(echo "$last $r" | awk '{printf "%.2f", $1 / $2}')"
+rm -f "$OUT"/part*.npy.gz
 gzip -dc "$OUT/data-1.npy.gz" | gzip -1 >"$OUT/single.npy.gz"
 g=$(secs gzip -dc "$OUT/single.npy.gz")
 s=$(secs "$GB" reduce -q --backend cpu --op count "$OUT/single.npy.gz")
