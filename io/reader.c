@@ -2,7 +2,10 @@
  *
  * The compressed path keeps one input block (IN_BLOCK bytes read from the
  * file descriptor, or a window onto the caller's memory) and inflates
- * straight into the caller's buffer. zlib parses each member's header and
+ * straight into the caller's buffer. Blocked gzip from a regular file is
+ * inflated on all cores while one of them reads the next window into a
+ * second block (inbuf2), so the read is not a serial step between batches.
+ * zlib parses each member's header and
  * checks its CRC-32 and ISIZE itself (windowBits 15 + 16); between members
  * we look at the next bytes the way `gzip -d` does: another gzip magic
  * starts a new member, zero bytes are ignored, anything else ends the data
@@ -17,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +52,7 @@ struct io_reader {
     size_t mem_len;
     size_t mem_pos;  /* memory bytes handed out (plain) or moved into the window */
     uint8_t *inbuf;  /* IN_BLOCK bytes for fd input; NULL for memory */
+    uint8_t *inbuf2; /* the next window, read during a blocked-gzip batch */
     const uint8_t *in_next; /* unconsumed input */
     size_t in_avail;
     int in_eof;      /* the fd (or memory) has no more bytes */
@@ -254,6 +259,7 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
 
 out_free_inbuf:
     free(r->inbuf);
+    free(r->inbuf2);
 out_close_fd:
     if (r->close_fd)
         close(r->fd);
@@ -458,22 +464,64 @@ typedef struct {
     int err;           /* 0, IO_ERR_CORRUPT or IO_ERR_CRC */
 } bgzf_job;
 
-/* The blocks one thread inflates: jobs first, first + step, ... */
+/* One parallel batch of blocks: every thread takes the next block until
+ * none is left. With dst set, the thread of item 0 first builds the next
+ * input window there: the keep bytes at src (the window's unparsed tail),
+ * then up to want bytes read at file offset off. */
 typedef struct {
     bgzf_job *jobs;
-    size_t njobs, first, step;
+    size_t njobs;
+    atomic_size_t next; /* next block to take */
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t keep, want;
+    int fd;
+    off_t off;
+    ssize_t got; /* bytes read, or -errno */
+} bgzf_batch;
+
+/* A thread's part in a batch: whether it builds the next window first. */
+typedef struct {
+    bgzf_batch *b;
+    int prefetch;
 } bgzf_share;
 
-/* Thread body: inflates its share of blocks with one raw-deflate stream and
- * checks each block's length and CRC-32. */
+/* Builds the batch's next input window (see bgzf_batch) with pread(2). */
+static void bgzf_prefetch(bgzf_batch *b)
+{
+    memcpy(b->dst, b->src, b->keep);
+    size_t done = 0;
+    while (done < b->want) {
+        ssize_t k = pread(b->fd, b->dst + b->keep + done, b->want - done, b->off + (off_t)done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            b->got = -errno;
+            return;
+        }
+        if (k == 0)
+            break;
+        done += (size_t)k;
+    }
+    b->got = (ssize_t)done;
+}
+
+/* Thread body: inflates blocks of the batch with one raw-deflate stream
+ * and checks each block's length and CRC-32. */
 static void *bgzf_worker(void *arg)
 {
     bgzf_share *sh = arg;
+    bgzf_batch *b = sh->b;
+    if (sh->prefetch)
+        bgzf_prefetch(b);
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     int ok = inflateInit2(&zs, -15) == Z_OK;
-    for (size_t i = sh->first; i < sh->njobs; i += sh->step) {
-        bgzf_job *j = &sh->jobs[i];
+    for (;;) {
+        size_t i = atomic_fetch_add(&b->next, 1);
+        if (i >= b->njobs)
+            break;
+        bgzf_job *j = &b->jobs[i];
         uint8_t spare;
         if (!ok) {
             j->err = IO_ERR_NOMEM;
@@ -495,6 +543,46 @@ static void *bgzf_worker(void *arg)
     if (ok)
         inflateEnd(&zs);
     return NULL;
+}
+
+/* Sets up the batch's read of the next window when the input is a regular
+ * file with more to read: into inbuf2 (allocated here), starting with the
+ * window's bytes from pos on. Returns whether it will be read. */
+static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_batch *b)
+{
+    if (!r->inbuf || r->file_size < 0 || r->in_eof)
+        return 0;
+    if (!r->inbuf2 && !(r->inbuf2 = malloc(IN_BLOCK)))
+        return 0;
+    off_t off = lseek(r->fd, 0, SEEK_CUR);
+    if (off < 0)
+        return 0;
+    b->dst = r->inbuf2;
+    b->src = r->in_next + pos;
+    b->keep = r->in_avail - pos;
+    b->want = IN_BLOCK - b->keep;
+    b->fd = r->fd;
+    b->off = off;
+    return 1;
+}
+
+/* After a batch whose blocks all inflated: makes the window it read the
+ * current one (the fd's offset moves past those bytes). */
+static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_batch *b)
+{
+    uint8_t *t = r->inbuf;
+    r->inbuf = r->inbuf2;
+    r->inbuf2 = t;
+    r->raw_offset += pos;
+    r->in_next = r->inbuf;
+    r->in_avail = b->keep + (size_t)b->got;
+    if (lseek(r->fd, b->off + (off_t)b->got, SEEK_SET) < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    if ((size_t)b->got < b->want) {
+        r->in_eof = 1;
+        return check_not_shrunk(r);
+    }
+    return 0;
 }
 
 /* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
@@ -531,23 +619,32 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
         nt = njobs;
     if (nt > PAR_MAX)
         nt = PAR_MAX;
+    bgzf_batch batch = {.jobs = jobs, .njobs = njobs};
+    atomic_init(&batch.next, 0);
+    int prefetch = bgzf_plan_prefetch(r, pos, &batch);
     bgzf_share shares[PAR_MAX];
     for (size_t t = 0; t < nt; t++)
-        shares[t] = (bgzf_share){jobs, njobs, t, nt};
+        shares[t] = (bgzf_share){&batch, prefetch && t == 0};
     par_run(bgzf_worker, shares, sizeof shares[0], nt);
     /* The blocks before the first failing one are good and kept; that one
      * goes through the sequential inflater instead, which reads it as
      * `gzip -d` does (a wrong BGZF length field does not bound the member
      * there), so the data, or the error and the bytes before it, never
-     * depend on how the input was cut into reads. */
+     * depend on how the input was cut into reads. The window read meanwhile
+     * is then dropped: the fd's offset never moved. */
     for (size_t i = 0; i < njobs; i++) {
         if (jobs[i].err == IO_ERR_NOMEM)
             return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
         if (jobs[i].err) {
             pos = (size_t)(jobs[i].in - BGZF_HEADER - r->in_next);
             off = (size_t)(jobs[i].out - buf);
+            prefetch = 0;
             break;
         }
+    }
+    if (prefetch && batch.got >= 0) {
+        int rc2 = bgzf_take_prefetch(r, pos, &batch);
+        return rc2 < 0 ? rc2 : (ssize_t)off;
     }
     consume(r, pos);
     return (ssize_t)off;
@@ -926,6 +1023,7 @@ void io_reader_close(io_reader *r)
     if (r->close_fd)
         close(r->fd);
     free(r->inbuf);
+    free(r->inbuf2);
     free(r);
 }
 

@@ -429,6 +429,83 @@ static void test_bgzf_bad_block(void)
     free(data);
 }
 
+/* Reads a blocked-gzip file of several 16 MiB input windows (blocked gzip
+ * from a file is inflated in batches while the next window is read) with
+ * pieces of size step; returns the status, the bytes in *out and the
+ * trailing-garbage flag in *garbage. */
+static int decode_file(const char *path, size_t step, struct bytes *out, int *garbage)
+{
+    io_reader *r;
+    out->len = 0;
+    CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+    int rc = read_all(r, step, out, (size_t)1 << 28);
+    *garbage = io_reader_trailing_garbage(r);
+    if (rc == 0)
+        CHECK(io_reader_raw_offset(r) == (uint64_t)io_reader_file_size(r) || *garbage);
+    io_reader_close(r);
+    return rc;
+}
+
+/* Blocked gzip over several input windows: whole, with a bad block in the
+ * second or the third window, cut short, and with trailing garbage; the
+ * same bytes and status as the whole stream dictates, for reads smaller
+ * and larger than a window. */
+static void test_bgzf_windows(void)
+{
+    size_t n = (size_t)40 << 20;
+    uint8_t *data = malloc(n);
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = rnd();
+        memcpy(data + i, &v, 8); /* random bytes: the compressed file is as large */
+    }
+    struct bytes g = {0};
+    bgzf(&g, data, n, 2);
+    static size_t starts[1024];
+    size_t nm = bgzf_members(g.p, g.len, starts, 1024);
+    CHECK(g.len > ((size_t)36 << 20) && nm > 600);
+    static const size_t steps[] = {(size_t)1 << 20, (size_t)32 << 20};
+    for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
+        struct bytes out = {0};
+        int garbage;
+        const char *path = put_file("win.gz", g.p, g.len);
+        CHECKF(decode_file(path, steps[st], &out, &garbage) == 0 && out.len == n &&
+                   !memcmp(out.p, data, n) && !garbage,
+               "whole, step %zu", steps[st]);
+        /* A wrong CRC-32 in the block at about 20 or 35 MiB. */
+        static const size_t at_mib[] = {20, 35};
+        for (size_t b = 0; b < 2; b++) {
+            size_t k = 0;
+            while (k + 1 < nm && starts[k + 1] < (at_mib[b] << 20))
+                k++;
+            g.p[starts[k + 1] - 8] ^= 0x55; /* the CRC of block k */
+            path = put_file("win.gz", g.p, g.len);
+            g.p[starts[k + 1] - 8] ^= 0x55;
+            CHECKF(decode_file(path, steps[st], &out, &garbage) == IO_ERR_CRC,
+                   "bad block %zu, step %zu", k, steps[st]);
+            CHECKF(out.len <= k * GZW_BLOCK_DATA + GZW_BLOCK_DATA && out.len + steps[st] >= k * GZW_BLOCK_DATA &&
+                       !memcmp(out.p, data, out.len),
+                   "bad block %zu, step %zu: %zu bytes", k, steps[st], out.len);
+        }
+        /* Cut inside a block at about 30 MiB. */
+        path = put_file("win.gz", g.p, ((size_t)30 << 20) + 12345);
+        CHECKF(decode_file(path, steps[st], &out, &garbage) == IO_ERR_TRUNCATED &&
+                   !memcmp(out.p, data, out.len),
+               "cut, step %zu", steps[st]);
+        /* Garbage after the end-of-file block. */
+        struct bytes tail = {0};
+        append(&tail, g.p, g.len);
+        append(&tail, "garbage!", 8);
+        path = put_file("win.gz", tail.p, tail.len);
+        CHECKF(decode_file(path, steps[st], &out, &garbage) == 0 && out.len == n &&
+                   !memcmp(out.p, data, n) && garbage,
+               "garbage, step %zu", steps[st]);
+        free(tail.p);
+        free(out.p);
+    }
+    free(g.p);
+    free(data);
+}
+
 /* Cut streams fail as truncated or corrupt, or, at a member boundary,
  * give a prefix of the data; never other bytes, never a crash. */
 static void test_truncated(void)
@@ -763,6 +840,7 @@ int main(void)
     test_bgzf();
     test_truncated();
     test_bgzf_bad_block();
+    test_bgzf_windows();
     test_flipped();
     test_trailing();
     test_external();
