@@ -11,7 +11,8 @@
 # its core and doing 1/N of the work at once ("N x 1"); the pool's rate over
 # that one says how much the threading costs, apart from the cores slowing
 # down when all of them are busy. Then single-member gzip input end to end
-# (`reduce` of `gzip -1` output) against `gzip -dc` alone.
+# (`reduce` of `gzip -1` output) against `gzip -dc` alone and against zlib's
+# one-thread inflate of the same file from memory (python3's zlib).
 #
 # Usage: sh tests/gpu/bench_codec.sh [OUTDIR]   (ELEMS=... float32 elements,
 # default 67108864 = 256 MiB of data). Needs taskset (util-linux) and gzip.
@@ -101,4 +102,18 @@ gzip -dc "$OUT/data-1.npy.gz" | gzip -1 >"$OUT/single.npy.gz"
 g=$(secs gzip -dc "$OUT/single.npy.gz")
 s=$(secs "$GB" reduce -q --backend cpu --op count "$OUT/single.npy.gz")
 echo "single-member gzip: gpubatch reduce $s s ($(rate "$s") MB/s), gzip -dc alone $g s ($(rate "$g") MB/s): $(echo "$g $s" | awk '{printf "%.2f", $1 / $2}')x"
+# zlib's own one-thread inflate rate on the same file, from memory (no file
+# reading, no output): the ceiling of the single-member path.
+z=$(python3 - "$OUT/single.npy.gz" <<'PYEOF' 2>>"$OUT/bench_codec.err"
+import sys, time, zlib
+data = open(sys.argv[1], "rb").read()
+t = time.perf_counter()
+d = zlib.decompressobj(31)
+for i in range(0, len(data), 1 << 20):
+    d.decompress(data[i:i + (1 << 20)])
+d.flush()
+print(f"{time.perf_counter() - t:.3f}")
+PYEOF
+)
+[ -n "$z" ] && echo "zlib inflate alone (one thread, from memory): $z s ($(rate "$z") MB/s); gpubatch reduce end to end / this: $(echo "$z $s" | awk '{printf "%.2f", $1 / $2}')"
 echo "files and stderr in $OUT"
