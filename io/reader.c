@@ -5,11 +5,11 @@
  * straight into the caller's buffer. Blocked gzip from a regular file is
  * inflated on all cores while one of them reads the next window into a
  * second block (inbuf2), so the read is not a serial step between batches.
- * zlib parses each member's header and
- * checks its CRC-32 and ISIZE itself (windowBits 15 + 16); between members
- * we look at the next bytes the way `gzip -d` does: another gzip magic
- * starts a new member, zero bytes are ignored, anything else ends the data
- * and is remembered as trailing garbage. */
+ * zlib parses each member's header and checks its CRC-32 and ISIZE itself
+ * (windowBits 15 + 16); between members we look at the next bytes the way
+ * `gzip -d` does: another gzip magic starts a new member, zero bytes are
+ * ignored, anything else ends the data and is remembered as trailing
+ * garbage. */
 #include "reader.h"
 
 #include "errtext.h"
@@ -118,8 +118,8 @@ static ssize_t read_parallel(int fd, uint8_t *buf, size_t n);
 
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. A regular file fills
- * the window on several threads: between two parallel batches of blocked
- * gzip this read is the one serial step. */
+ * the window on several threads (blocked gzip mostly finds it filled: each
+ * parallel batch reads the next window, bgzf_prefetch). */
 static int fill_input(io_reader *r, size_t need)
 {
     if (r->in_avail >= need || r->in_eof)
