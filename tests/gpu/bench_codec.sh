@@ -6,11 +6,13 @@
 #   inflate: `reduce --backend cpu --op count` of that blocked-gzip file,
 #            pinned to N cores;
 # and prints each rate (MB/s of uncompressed data) with its ratio to the
-# ideal 0.8 x N x the one-thread rate. On all the cores it also runs the
-# machine's own ceiling: one single-thread process per core, each pinned to
-# its core and doing 1/N of the work at once ("N x 1"); the pool's rate over
-# that one says how much the threading costs, apart from the cores slowing
-# down when all of them are busy. Then single-member gzip input end to end
+# ideal 0.8 x N x the one-thread rate, both the first row's and ("adjacent")
+# that of a one-thread run over 1/N of the data just before the row. On all
+# the cores it also runs the machine's own ceiling: one single-thread
+# process per core, each pinned to its core and doing 1/N of the work at
+# once ("N x 1"); the pool's rate over that one says how much the
+# threading costs, apart from the cores slowing down when all of them are
+# busy. Then single-member gzip input end to end
 # (`reduce` of `gzip -1` output) against `gzip -dc` alone and against zlib's
 # one-thread inflate of the same file from memory (python3's zlib).
 #
@@ -38,12 +40,24 @@ secs() {
 
 # rate SECONDS: MB/s of the uncompressed data.
 rate() {
-    echo "$bytes $1" | awk '{printf "%.1f", $1 / $2 / 1e6}'
+    rate_of "$bytes" "$1"
+}
+
+# rate_of BYTES SECONDS: MB/s.
+rate_of() {
+    echo "$1 $2" | awk '{printf "%.1f", $1 / $2 / 1e6}'
 }
 
 # ratio RATE ONE N: RATE / (0.8 * N * ONE).
 ratio() {
     echo "$1 $2 $3" | awk '{printf "%.2f", $1 / (0.8 * $3 * $2)}'
+}
+
+# ratio_adjacent SECONDS N: 0.8 x N x the one-thread rate of a run over
+# 1/N of the data that took SECONDS, just before the N-thread run (the
+# cores' speed drifts over a minute of full load; this ideal drifts with it).
+ratio_adjacent() {
+    echo "$bytes $1 $2" | awk '{printf "%.1f", 0.8 * $3 * ($1 / $3) / $2 / 1e6}'
 }
 
 # indep N CMD...: runs N copies of CMD at once, copy i pinned to core i (the
@@ -66,16 +80,23 @@ indep() {
 echo "codec scaling: $ELEMS float32 elements ($bytes bytes), $cores cores, $(date -u +%Y-%m-%dT%H:%MZ)"
 gen_only=$(secs "$GB" gen --shape "$ELEMS" --seed 1 --no-compress -o /dev/null)
 echo "generating the data alone (no codec): $gen_only s = $(rate "$gen_only") MB/s (an upper bound for the deflate rows)"
-printf '%-10s %8s %12s %10s\n' "step" "threads" "MB/s" "vs 0.8xN"
+printf '%-10s %8s %12s %10s %10s\n' "step" "threads" "MB/s" "vs 0.8xN" "adjacent"
 for level in 1 6; do
     one=""
     for n in 1 2 4 8 16; do
         [ "$n" -le "$cores" ] || continue
+        adj=""
+        if [ "$n" -gt 1 ]; then
+            a=$(secs taskset -c 0 "$GB" gen --shape "$((ELEMS / n))" --seed 1 -"$level" -p 1 -f \
+                -o "$OUT/adj.npy.gz")
+            adj=$(ratio_adjacent "$a" "$n")
+        fi
         s=$(secs taskset -c "0-$((n - 1))" "$GB" gen --shape "$ELEMS" --seed 1 -"$level" -p "$n" \
             -f -o "$OUT/data-$level.npy.gz")
         r=$(rate "$s")
         [ -n "$one" ] || one=$r
-        printf '%-10s %8d %12s %10s\n' "deflate-$level" "$n" "$r" "$(ratio "$r" "$one" "$n")"
+        printf '%-10s %8d %12s %10s %10s\n' "deflate-$level" "$n" "$r" "$(ratio "$r" "$one" "$n")" \
+            "$(echo "$r $adj" | awk 'NF == 2 {printf "%.2f", $1 / $2}')"
         last=$r
     done
     s=$(indep "$cores" "$GB" gen --shape "$((ELEMS / cores))" --seed 1 -"$level" -p 1 -f -o "$OUT/part@I-$level.npy.gz")
@@ -86,18 +107,25 @@ done
 one=""
 for n in 1 2 4 8 16; do
     [ "$n" -le "$cores" ] || continue
+    adj=""
+    if [ "$n" -gt 1 ]; then
+        "$GB" gen --shape "$((ELEMS / n))" --seed 1 -1 -f -o "$OUT/adj.npy.gz" 2>>"$OUT/bench_codec.err"
+        a=$(secs taskset -c 0 "$GB" reduce -q --backend cpu -p 1 --op count "$OUT/adj.npy.gz")
+        adj=$(ratio_adjacent "$a" "$n")
+    fi
     s=$(secs taskset -c "0-$((n - 1))" "$GB" reduce -q --backend cpu -p "$n" --op count \
         "$OUT/data-1.npy.gz")
     r=$(rate "$s")
     [ -n "$one" ] || one=$r
-    printf '%-10s %8d %12s %10s\n' "inflate" "$n" "$r" "$(ratio "$r" "$one" "$n")"
+    printf '%-10s %8d %12s %10s %10s\n' "inflate" "$n" "$r" "$(ratio "$r" "$one" "$n")" \
+        "$(echo "$r $adj" | awk 'NF == 2 {printf "%.2f", $1 / $2}')"
     last=$r
 done
 s=$(indep "$cores" "$GB" reduce -q --backend cpu -p 1 --op count "$OUT/part@I-1.npy.gz")
 r=$(rate "$s")
 printf '%-10s %8s %12s %10s   pool / this: %s\n' "inflate" "${cores}x1" "$r" "$(ratio "$r" "$one" "$cores")" \
     "$(echo "$last $r" | awk '{printf "%.2f", $1 / $2}')"
-rm -f "$OUT"/part*.npy.gz
+rm -f "$OUT"/part*.npy.gz "$OUT/adj.npy.gz"
 gzip -dc "$OUT/data-1.npy.gz" | gzip -1 >"$OUT/single.npy.gz"
 g=$(secs gzip -dc "$OUT/single.npy.gz")
 s=$(secs "$GB" reduce -q --backend cpu --op count "$OUT/single.npy.gz")
