@@ -293,6 +293,23 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errb
     return 0;
 }
 
+/* Reads exactly n bytes at off unless the file ends; the count or -errno. */
+static ssize_t pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
 /* One part of a parallel plain read. */
 typedef struct {
     int fd;
@@ -306,20 +323,7 @@ typedef struct {
 static void *pread_part_main(void *arg)
 {
     pread_part *p = arg;
-    size_t done = 0;
-    while (done < p->len) {
-        ssize_t k = pread(p->fd, p->buf + done, p->len - done, p->off + (off_t)done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            p->got = -errno;
-            return NULL;
-        }
-        if (k == 0)
-            break;
-        done += (size_t)k;
-    }
-    p->got = (ssize_t)done;
+    p->got = pread_full(p->fd, p->buf, p->len, (uint64_t)p->off);
     return NULL;
 }
 
@@ -490,20 +494,7 @@ typedef struct {
 static void bgzf_prefetch(bgzf_batch *b)
 {
     memcpy(b->dst, b->src, b->keep);
-    size_t done = 0;
-    while (done < b->want) {
-        ssize_t k = pread(b->fd, b->dst + b->keep + done, b->want - done, b->off + (off_t)done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            b->got = -errno;
-            return;
-        }
-        if (k == 0)
-            break;
-        done += (size_t)k;
-    }
-    b->got = (ssize_t)done;
+    b->got = pread_full(b->fd, b->dst + b->keep, b->want, (uint64_t)b->off);
 }
 
 /* Thread body: inflates blocks of the batch with one raw-deflate stream
@@ -737,23 +728,6 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
 uint64_t io_reader_tell(const io_reader *r)
 {
     return r->pos;
-}
-
-/* Reads exactly n bytes at off unless the file ends; the count or -errno. */
-static ssize_t pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
 }
 
 /* Walks the BGZF blocks in bytes [start, end) of fd by their headers alone,
