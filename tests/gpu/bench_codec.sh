@@ -40,12 +40,7 @@ secs() {
 
 # rate SECONDS: MB/s of the uncompressed data.
 rate() {
-    rate_of "$bytes" "$1"
-}
-
-# rate_of BYTES SECONDS: MB/s.
-rate_of() {
-    echo "$1 $2" | awk '{printf "%.1f", $1 / $2 / 1e6}'
+    echo "$bytes $1" | awk '{printf "%.1f", $1 / $2 / 1e6}'
 }
 
 # ratio RATE ONE N: RATE / (0.8 * N * ONE).
@@ -53,11 +48,12 @@ ratio() {
     echo "$1 $2 $3" | awk '{printf "%.2f", $1 / (0.8 * $3 * $2)}'
 }
 
-# ratio_adjacent SECONDS N: 0.8 x N x the one-thread rate of a run over
-# 1/N of the data that took SECONDS, just before the N-thread run (the
-# cores' speed drifts over a minute of full load; this ideal drifts with it).
-ratio_adjacent() {
-    echo "$bytes $1 $2" | awk '{printf "%.1f", 0.8 * $3 * ($1 / $3) / $2 / 1e6}'
+# ideal_adjacent SECONDS: 0.8 x N x the one-thread rate (MB/s) of a run
+# over 1/N of the data that took SECONDS just before the N-thread run, i.e.
+# 0.8 x all the bytes / SECONDS (the cores' speed drifts over a minute of
+# full load; this ideal drifts with it).
+ideal_adjacent() {
+    echo "$bytes $1" | awk '{printf "%.1f", 0.8 * $1 / $2 / 1e6}'
 }
 
 # indep N CMD...: runs N copies of CMD at once, copy i pinned to core i (the
@@ -89,7 +85,7 @@ for level in 1 6; do
         if [ "$n" -gt 1 ]; then
             a=$(secs taskset -c 0 "$GB" gen --shape "$((ELEMS / n))" --seed 1 -"$level" -p 1 -f \
                 -o "$OUT/adj.npy.gz")
-            adj=$(ratio_adjacent "$a" "$n")
+            adj=$(ideal_adjacent "$a")
         fi
         s=$(secs taskset -c "0-$((n - 1))" "$GB" gen --shape "$ELEMS" --seed 1 -"$level" -p "$n" \
             -f -o "$OUT/data-$level.npy.gz")
@@ -111,7 +107,7 @@ for n in 1 2 4 8 16; do
     if [ "$n" -gt 1 ]; then
         "$GB" gen --shape "$((ELEMS / n))" --seed 1 -1 -f -o "$OUT/adj.npy.gz" 2>>"$OUT/bench_codec.err"
         a=$(secs taskset -c 0 "$GB" reduce -q --backend cpu -p 1 --op count "$OUT/adj.npy.gz")
-        adj=$(ratio_adjacent "$a" "$n")
+        adj=$(ideal_adjacent "$a")
     fi
     s=$(secs taskset -c "0-$((n - 1))" "$GB" reduce -q --backend cpu -p "$n" --op count \
         "$OUT/data-1.npy.gz")
