@@ -8,6 +8,7 @@
 #include "io/frame.h"
 #include "io/pipeline.h"
 #include "msg.h"
+#include "stream.h"
 #include "options.h"
 #include "output.h"
 #include "progress.h"
@@ -229,9 +230,10 @@ static const char plane_names[] = "abc";
 
 /* Takes the next chunk of every ring (one for rows, one per coefficient
  * plane; they advance in step, so the chunks share a slot index and a
- * length). Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 after
- * printing an error, with this round's chunks already given back. */
-static int quadratic_next(pl_ring *const *pl, int nrings, pl_chunk *c, const char *name)
+ * length). Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 with
+ * the error's message in msg (printed once the chunks before it are
+ * written), this round's chunks already given back. */
+static int quadratic_next(pl_ring *const *pl, int nrings, pl_chunk *c, char *msg, size_t len)
 {
     int rc = 0, taken = 0;
     for (int k = 0; k < nrings; k++) {
@@ -239,9 +241,9 @@ static int quadratic_next(pl_ring *const *pl, int nrings, pl_chunk *c, const cha
         int rk = pl_next(pl[k], &ck);
         if (rk < 0) {
             if (nrings > 1)
-                msg_error("%s: plane %c: %s", name, plane_names[k], pl_error(pl[k]));
+                snprintf(msg, len, "plane %c: %s", plane_names[k], pl_error(pl[k]));
             else
-                msg_error("%s: %s", name, pl_error(pl[k]));
+                snprintf(msg, len, "%s", pl_error(pl[k]));
             rc = -1;
             break;
         }
@@ -249,7 +251,7 @@ static int quadratic_next(pl_ring *const *pl, int nrings, pl_chunk *c, const cha
             rc = rk;
             *c = ck;
         } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
-            msg_error("%s: the coefficient planes differ in length", name);
+            snprintf(msg, len, "the coefficient planes differ in length");
             if (rk > 0)
                 pl_release(pl[k], ck.slot);
             rc = -1;
@@ -284,18 +286,17 @@ static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int 
 {
     int failed = 0, rc;
     pl_chunk c;
+    char msg[1024];
     *bytes_in = 0;
     do {
-        rc = quadratic_next(pl, nrings, &c, name);
+        rc = quadratic_next(pl, nrings, &c, msg, sizeof msg);
         if (rc > 0) {
             *bytes_in += c.bytes;
             progress_update(c.raw_end);
-            if (qd_engine_submit(eng, c.slot, c.data, c.bytes / row_bytes) < 0) {
+            if (qd_engine_submit(eng, c.slot, c.data, c.gz, c.bytes / row_bytes) < 0) {
                 msg_error("%s: %s", name, qd_engine_error(eng));
                 failed = 1;
             }
-        } else if (rc < 0) {
-            failed = 1;
         }
         /* Write the oldest chunk once the ring is busy, or at the end; after
          * an error, only let every slot go idle. */
@@ -314,6 +315,10 @@ static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int 
             }
             for (int k = 0; k < nrings; k++)
                 pl_release(pl[k], slot);
+        }
+        if (rc < 0 && !failed) {
+            msg_error("%s: %s", name, msg);
+            failed = 1;
         }
     } while (rc > 0 && !failed);
     return failed;
@@ -428,7 +433,7 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close_backend;
     }
     for (int i = 0; i < nslots; i++) {
-        if (!(bufs[i] = backend_host_alloc(&be, max_rows * row_bytes))) {
+        if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);
             goto out_free_buffers;
         }
@@ -457,9 +462,9 @@ int cmd_quadratic(int argc, char **argv)
     } else {
         if (!q.shard.count)
             limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
-        nrings = pl_open(&pl[0], r, bufs, nslots, max_rows * row_bytes,
-                         q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
-                         limit) < 0 ? 0 : 1;
+        nrings = stream_open(&pl[0], &be, r, bufs, nslots, max_rows * row_bytes,
+                             q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
+                             limit) < 0 ? 0 : 1;
     }
     if (nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);

@@ -10,6 +10,7 @@
 #include "io/frame.h"
 #include "io/pipeline.h"
 #include "msg.h"
+#include "stream.h"
 #include "options.h"
 #include "progress.h"
 #include "runtime/reduce.h"
@@ -192,7 +193,7 @@ static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
     if (!ctx->bufs)
         return msg_error("out of memory"), 1;
     for (int i = 0; i < ctx->nslots; i++)
-        if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, want))) {
+        if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, stream_buffer_bytes(&ctx->be, want)))) {
             msg_error("%s", ctx->be.err);
             return 1;
         }
@@ -281,8 +282,9 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         goto out_close_reader;
     if (reduce_ctx_reserve(ctx, reduce_chunk_for(o, &fi, r)))
         goto out_close_reader;
-    if (pl_open(&pl, r, ctx->bufs, ctx->nslots, ctx->chunk, o->shard.count ? NULL : fi.prefix,
-                o->shard.count ? 0 : fi.prefix_len, limit) < 0) {
+    if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nslots, ctx->chunk,
+                    o->shard.count ? NULL : fi.prefix, o->shard.count ? 0 : fi.prefix_len,
+                    limit) < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_close_reader;
     }
@@ -293,8 +295,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     while (!failed && (rc = pl_next(pl, &c)) > 0) {
         bytes += c.bytes;
         progress_update(c.raw_end);
-        if (rd_engine_submit(ctx->engine, c.slot, c.data, c.bytes / sz, first + c.offset / sz,
-                             fi.dtype, o->ops, o->skipnan) < 0) {
+        if (rd_engine_submit(ctx->engine, c.slot, c.data, c.gz, c.bytes / sz,
+                             first + c.offset / sz, fi.dtype, o->ops, o->skipnan) < 0) {
             msg_error("%s: %s", name, rd_engine_error(ctx->engine));
             failed = 1;
         }
@@ -308,10 +310,6 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
             pl_release(pl, slot);
         }
     }
-    if (!failed && rc < 0) {
-        msg_error("%s: %s", name, pl_error(pl));
-        failed = 1;
-    }
     while (pl_outstanding(pl) > 0) { /* drain, even after an error: buffers must be idle */
         int slot = pl_oldest(pl);
         if (rd_engine_collect(ctx->engine, slot, &st) < 0 && !failed) {
@@ -319,6 +317,11 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
             failed = 1;
         }
         pl_release(pl, slot);
+    }
+    /* after the chunks read before it, whose errors come first */
+    if (!failed && rc < 0) {
+        msg_error("%s: %s", name, pl_error(pl));
+        failed = 1;
     }
     progress_end();
     if (failed)

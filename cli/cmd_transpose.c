@@ -189,9 +189,10 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
 }
 
 /* Adapters from the engine's batch mode to the stream loop. */
-static int transpose_submit(void *eng, int slot, const void *data, size_t bytes)
+static int transpose_submit(void *eng, int slot, const void *data, const pl_gz_chunk *gz,
+                            size_t bytes)
 {
-    return tp_batch_submit(eng, slot, data, bytes);
+    return tp_batch_submit(eng, slot, data, gz, bytes);
 }
 
 /* Waits for a slot of the batch mode. */
@@ -222,13 +223,18 @@ static int transpose_staged(tp_engine *eng, pl_ring *pl, size_t matrix_bytes, ou
     *bytes_in = 0;
     while ((rc = pl_next(pl, &c)) > 0) {
         progress_update(c.raw_end);
-        const char *p = c.data;
+        size_t from = 0;
         uint64_t off = c.offset;
         size_t left = c.bytes;
+        if (tp_stage_chunk(eng, c.data, c.gz) < 0) {
+            msg_error("%s: %s", name, tp_engine_error(eng));
+            pl_release(pl, c.slot);
+            return 1;
+        }
         while (left > 0) {
             uint64_t within = off % matrix_bytes;
             size_t take = matrix_bytes - within < left ? (size_t)(matrix_bytes - within) : left;
-            if (tp_stage_put(eng, p, within, take) < 0) {
+            if (tp_stage_put(eng, from, within, take) < 0) {
                 msg_error("%s: %s", name, tp_engine_error(eng));
                 pl_release(pl, c.slot);
                 return 1;
@@ -242,7 +248,7 @@ static int transpose_staged(tp_engine *eng, pl_ring *pl, size_t matrix_bytes, ou
                     return 1;
                 }
             }
-            p += take, off += take, left -= take;
+            from += take, off += take, left -= take;
         }
         *bytes_in += c.bytes;
         pl_release(pl, c.slot);
@@ -296,11 +302,15 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     if (data_bytes < chunk)
         chunk = data_bytes ? (size_t)data_bytes : elem;
     for (int i = 0; i < nslots; i++)
-        if (!(bufs[i] = backend_host_alloc(be, chunk))) {
+        if (!(bufs[i] = backend_host_alloc(be, stream_buffer_bytes(be, chunk)))) {
             msg_error("%s", be->err);
             goto out_free;
         }
-    if (pl_open(&pl, r, bufs, nslots, chunk, prefix, prefix_len, data_bytes) < 0) {
+    /* a copy has no kernel: its chunks are decoded on the host */
+    int opened = j->copy ? pl_open(&pl, r, bufs, nslots, chunk, prefix, prefix_len, data_bytes)
+                         : stream_open(&pl, be, r, bufs, nslots, chunk, prefix, prefix_len,
+                                       data_bytes);
+    if (opened < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
     }

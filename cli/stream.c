@@ -1,8 +1,36 @@
 /* stream.c - the ordered submit/collect/write loop of chunked commands. */
 #include "stream.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "msg.h"
 #include "progress.h"
+
+/* Device inflate for gzip files on the CUDA backend (see stream.h). */
+int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_bytes)
+{
+    const char *host = getenv("GPUBATCH_HOST_INFLATE");
+    return be->kind == BACKEND_CUDA && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
+           chunk_bytes < ((size_t)1 << 30) && !(host && !strcmp(host, "1"));
+}
+
+/* Buffer bytes for chunk_bytes (see stream.h). */
+size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
+{
+    return be->kind == BACKEND_CUDA && chunk_bytes < ((size_t)1 << 30)
+               ? pl_gz_buffer_bytes(chunk_bytes)
+               : chunk_bytes;
+}
+
+/* pl_open or pl_open_gz (see stream.h). */
+int stream_open(pl_ring **out, const backend *be, io_reader *r, void *const *bufs, int nslots,
+                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
+{
+    if (stream_device_inflate(be, r, chunk_bytes))
+        return pl_open_gz(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
+    return pl_open(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
+}
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after an error, only lets every slot go idle. */
@@ -17,14 +45,12 @@ int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engin
         if (rc > 0) {
             progress_update(c.raw_end);
             *bytes_in += c.bytes;
-            if (ops->submit(engine, c.slot, c.data, c.bytes) < 0) {
+            if (ops->submit(engine, c.slot, c.data, c.gz, c.bytes) < 0) {
                 msg_error("%s: %s", name, ops->error(engine));
                 failed = 1;
             }
-        } else if (rc < 0) {
-            msg_error("%s: %s", name, pl_error(pl));
-            failed = 1;
         }
+        /* chunks before a read error are collected first: their errors come first */
         while (pl_outstanding(pl) > 0 && (pl_outstanding(pl) == nslots - 1 || rc <= 0 || failed)) {
             int slot = pl_oldest(pl);
             const void *out;
@@ -37,6 +63,10 @@ int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engin
                 failed = 1;
             }
             pl_release(pl, slot);
+        }
+        if (rc < 0 && !failed) {
+            msg_error("%s: %s", name, pl_error(pl));
+            failed = 1;
         }
     } while (rc > 0 && !failed);
     return failed;

@@ -9,11 +9,26 @@
 
 #include "io/pipeline.h"
 #include "output.h"
+#include "runtime/backend.h"
+
+/* Whether chunks of input r go to the device compressed (pl_open_gz): on
+ * the CUDA backend, for gzip from a regular file, unless the environment
+ * sets GPUBATCH_HOST_INFLATE=1. */
+int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_bytes);
+
+/* Bytes of each pipeline buffer for chunks of chunk_bytes on backend be
+ * (room for compressed chunks on the CUDA backend). */
+size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes);
+
+/* Opens the pipeline over r as pl_open does, or as pl_open_gz does when
+ * stream_device_inflate(be, r, chunk_bytes) says so. */
+int stream_open(pl_ring **out, const backend *be, io_reader *r, void *const *bufs, int nslots,
+                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
 
 /* An engine seen by the loop: submit starts a chunk on a slot, collect
  * waits for a slot's result bytes, error explains the last failure. */
 typedef struct {
-    int (*submit)(void *engine, int slot, const void *data, size_t bytes);
+    int (*submit)(void *engine, int slot, const void *data, const pl_gz_chunk *gz, size_t bytes);
     int (*collect)(void *engine, int slot, const void **out, size_t *bytes);
     const char *(*error)(const void *engine);
 } stream_engine;

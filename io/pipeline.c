@@ -5,8 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 enum { SLOT_FREE, SLOT_FILLED, SLOT_OUT };
+
+/* How a pl_open_gz ring reads: the rest of a member the reader is inside
+ * (decoded by the host), whole BGZF members read from the file, or, once
+ * the input holds something other than whole BGZF blocks, decoded by the
+ * host to the end. */
+enum { GZ_HEAD, GZ_MEMBERS, GZ_PLAIN };
+
+#define GZ_SLACK ((size_t)256 << 10) /* buffer bytes beyond chunk_bytes */
+#define GZ_MEMBER_AVG 4096           /* table room: one member per this many data bytes */
+#define GZ_MIN_READ ((size_t)256 << 10) /* smallest read of member bytes */
 
 struct pl_ring {
     io_reader *r;
@@ -34,6 +45,17 @@ struct pl_ring {
     int err;          /* reader error, reported after the filled chunks */
     char errmsg[512];
     uint64_t handed;
+
+    /* pl_open_gz only */
+    int gz;               /* chunks of whole members where possible */
+    int gz_mode;          /* GZ_HEAD, GZ_MEMBERS or GZ_PLAIN */
+    pl_gz_chunk *gzc;     /* per slot */
+    size_t max_members;   /* member table entries per buffer */
+    uint64_t data_base;   /* reader position (io_reader_tell) of data byte 0 */
+    int fd;               /* the file, in GZ_MEMBERS */
+    uint64_t next_file;   /* file offset of the first member not wholly used yet */
+    uint64_t next_data;   /* its decoded position (data bytes) */
+    uint64_t raw_seen, data_seen; /* member bytes and their output so far (the ratio) */
 };
 
 /* Reads exactly n bytes unless the data ends; returns count or negative error. */
@@ -45,6 +67,199 @@ static long long pl_read_full(pl_ring *p, unsigned char *dst, size_t n)
         return got;
     }
     return got;
+}
+
+/* Fills dst with up to want decoded bytes: the prefix first, then the
+ * reader's. Returns the count or a negative io_error. */
+static long long pl_fill_plain(pl_ring *p, unsigned char *dst, size_t want)
+{
+    size_t have = 0;
+    if (p->prefix_len) {
+        size_t n = p->prefix_len < want ? p->prefix_len : want;
+        memcpy(dst, p->prefix, n);
+        memmove(p->prefix, p->prefix + n, p->prefix_len - n);
+        p->prefix_len -= n;
+        have = n;
+    }
+    long long got = want > have ? pl_read_full(p, dst + have, want - have) : 0;
+    return got < 0 ? got : (long long)have + got;
+}
+
+/* Little-endian 32-bit value at q. */
+static uint32_t pl_le32(const unsigned char *q)
+{
+    return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+}
+
+/* The member table of a pl_open_gz buffer: its last entries. */
+static if_member *pl_gz_table(const pl_ring *p, unsigned char *buf)
+{
+    return (if_member *)(buf + pl_gz_buffer_bytes(p->chunk_bytes) -
+                         p->max_members * sizeof(if_member));
+}
+
+/* Adds a run of host-decoded bytes to a chunk. */
+static void pl_gz_add_run(pl_gz_chunk *g, size_t in_off, size_t len, uint64_t out_off)
+{
+    if (len)
+        g->runs[g->nruns++] = (pl_run){(uint32_t)in_off, (uint32_t)len, (uint32_t)out_off};
+}
+
+/* The whole BGZF members (read from the file from p->next_file on) that
+ * cover data bytes [offset, offset + want) from decoded position `base` on,
+ * into dst[ppos..] and the table; *dpos gets the end of the last member
+ * taken, *ppos the buffer bytes used. Stops early, with *end_of_members
+ * set, where the file holds no more whole BGZF blocks that fit (the end of
+ * the file, another kind of data, or a full buffer or table). */
+static int pl_gz_members(pl_ring *p, unsigned char *dst, size_t front, pl_gz_chunk *g,
+                         if_member *tab, uint64_t base, uint64_t offset, size_t want,
+                         size_t *ppos, uint64_t *dpos, int *end_of_members)
+{
+    uint64_t file = p->next_file, goal = offset + want;
+    size_t start = *ppos, end = start;
+    *dpos = p->next_data;
+    *end_of_members = 0;
+    while (*dpos < goal) {
+        size_t total = io_bgzf_block_size(dst + *ppos, end - *ppos);
+        if (total && total <= end - *ppos) {
+            uint32_t isize = pl_le32(dst + *ppos + total - 4);
+            uint64_t used_to = *dpos + isize < goal ? *dpos + isize : goal;
+            /* a later run of host-decoded bytes must still fit after the members */
+            if ((size_t)g->nmembers == p->max_members || isize > IF_MAX_OUT ||
+                *ppos + total + (goal - used_to) > front)
+                break;
+            tab[g->nmembers++] = (if_member){file + (*ppos - start), (uint32_t)(*ppos + 18),
+                                             (uint32_t)(total - 26), (uint32_t)(*dpos - base),
+                                             isize, pl_le32(dst + *ppos + total - 8), 0};
+            *ppos += total;
+            *dpos += isize;
+            continue;
+        }
+        if (!total && end - *ppos >= 18)
+            break; /* not a BGZF block */
+        /* read on, about as much as the rest needs at the ratio seen so far */
+        double ratio = p->data_seen ? (double)p->raw_seen / (double)p->data_seen : 1.0;
+        size_t step = (size_t)((double)(goal - *dpos) * ratio * 1.02) + (64u << 10);
+        if (step < GZ_MIN_READ)
+            step = GZ_MIN_READ;
+        if (step > front - end)
+            step = front - end;
+        if (step == 0)
+            break;
+        ssize_t k = io_pread(p->fd, dst + end, step, file + (end - start));
+        if (k < 0) {
+            snprintf(p->errmsg, sizeof p->errmsg, "%s", strerror((int)-k));
+            return IO_ERR_READ;
+        }
+        if (k == 0)
+            break;
+        end += (size_t)k;
+    }
+    *end_of_members = *dpos < goal;
+    p->raw_seen += *ppos - start;
+    p->data_seen += *dpos - p->next_data;
+    /* the next chunk starts with the member that reaches past this one */
+    int last = g->nmembers - 1;
+    if (!*end_of_members && last >= 0 && *dpos > goal) {
+        p->next_file = tab[last].file_off;
+        p->next_data = *dpos - tab[last].isize;
+    } else {
+        p->next_file = file + (*ppos - start);
+        p->next_data = *dpos;
+    }
+    return 0;
+}
+
+/* Fills a pl_open_gz buffer with the next chunk of want data bytes at
+ * `offset`: host-decoded runs and whole members (pl_gz_chunk). Returns the
+ * data bytes the chunk holds (fewer than want only at the end) or a
+ * negative io_error. */
+static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
+{
+    unsigned char *dst = p->bufs[slot];
+    pl_gz_chunk *g = &p->gzc[slot];
+    if_member *tab = pl_gz_table(p, dst);
+    size_t front = (size_t)((unsigned char *)tab - dst), pos = 0;
+    uint64_t base = offset, cover = offset;
+    *g = (pl_gz_chunk){.members = tab};
+    if (p->gz_mode == GZ_HEAD) {
+        /* the prefix and the rest of the member the reader is in */
+        long long have = 0;
+        if (p->prefix_len) {
+            have = (long long)(p->prefix_len < want ? p->prefix_len : want);
+            memcpy(dst, p->prefix, (size_t)have);
+            memmove(p->prefix, p->prefix + have, p->prefix_len - (size_t)have);
+            p->prefix_len -= (size_t)have;
+        }
+        if ((size_t)have < want) {
+            ssize_t k = io_reader_read_member_rest(p->r, dst + have, want - (size_t)have);
+            if (k < 0) {
+                snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+                return k;
+            }
+            have += k;
+        }
+        pl_gz_add_run(g, 0, (size_t)have, 0);
+        pos = ((size_t)have + 15) & ~(size_t)15;
+        cover = offset + (uint64_t)have;
+        if ((size_t)have < want && !p->prefix_len) {
+            if (io_reader_member_boundary(p->r, &p->fd, &p->next_file)) {
+                p->gz_mode = GZ_MEMBERS;
+                p->next_data = cover;
+            } else {
+                p->gz_mode = GZ_PLAIN;
+            }
+        }
+    }
+    if (p->gz_mode == GZ_MEMBERS && cover < offset + want) {
+        if (!g->nruns)
+            base = p->next_data; /* a member that began in the last chunk */
+        uint64_t dpos;
+        int ended;
+        int rc = pl_gz_members(p, dst, front, g, tab, base, offset, want, &pos, &dpos, &ended);
+        if (rc < 0)
+            return rc;
+        cover = dpos;
+        if (ended) {
+            /* the rest of the input through the host's reader */
+            rc = io_reader_resume(p->r, p->next_file, p->data_base + dpos);
+            if (rc < 0) {
+                snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+                return rc;
+            }
+            p->gz_mode = GZ_PLAIN;
+        }
+    }
+    if (p->gz_mode == GZ_PLAIN && cover < offset + want) {
+        long long k = pl_fill_plain(p, dst + pos, (size_t)(offset + want - cover));
+        if (k < 0)
+            return k;
+        pl_gz_add_run(g, pos, (size_t)k, cover - base);
+        pos += (size_t)k;
+        cover += (uint64_t)k;
+    }
+    g->in_bytes = pos;
+    g->skip = (uint32_t)(offset - base);
+    g->span = (uint32_t)(cover - base);
+    return (long long)((cover < offset + want ? cover : offset + want) - offset);
+}
+
+/* At the end of the data in GZ_MEMBERS: puts the reader where the members
+ * end (the member holding the last data byte), so that it can check what
+ * follows as it would have. */
+static int pl_gz_rejoin(pl_ring *p, uint64_t end)
+{
+    if (!p->gz || p->gz_mode != GZ_MEMBERS)
+        return 0;
+    p->gz_mode = GZ_PLAIN;
+    int rc = io_reader_resume(p->r, p->next_file, p->data_base + p->next_data);
+    if (rc >= 0 && end > p->next_data) {
+        int64_t k = io_reader_skip(p->r, end - p->next_data);
+        rc = k < 0 ? (int)k : 0;
+    }
+    if (rc < 0)
+        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+    return rc;
 }
 
 /* Reader thread: fills buffers in ring order until the data ends. */
@@ -64,22 +279,15 @@ static void *pl_reader_main(void *arg)
             break;
 
         unsigned char *dst = p->bufs[slot];
-        size_t want = p->chunk_bytes, have = 0;
+        size_t want = p->chunk_bytes;
         if (p->limit != UINT64_MAX && p->limit - offset < want)
             want = (size_t)(p->limit - offset);
-        if (p->prefix_len) {
-            size_t n = p->prefix_len < want ? p->prefix_len : want;
-            memcpy(dst, p->prefix, n);
-            memmove(p->prefix, p->prefix + n, p->prefix_len - n);
-            p->prefix_len -= n;
-            have = n;
-        }
-        long long got = want > have ? pl_read_full(p, dst + have, want - have) : 0;
+        long long got = p->gz ? pl_fill_gz(p, slot, offset, want) : pl_fill_plain(p, dst, want);
         if (got < 0) {
             err = (int)got;
             break;
         }
-        have += (size_t)got;
+        size_t have = (size_t)got;
         int end = have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
         if (p->limit != UINT64_MAX && have < want) {
             err = IO_ERR_FORMAT;
@@ -90,7 +298,9 @@ static void *pl_reader_main(void *arg)
         }
         if (end && p->limit != UINT64_MAX) {
             unsigned char extra;
-            long long more = pl_read_full(p, &extra, 1);
+            long long more = pl_gz_rejoin(p, p->limit);
+            if (more >= 0)
+                more = pl_read_full(p, &extra, 1);
             if (more < 0) {
                 err = (int)more;
                 break;
@@ -107,7 +317,8 @@ static void *pl_reader_main(void *arg)
             pthread_mutex_lock(&p->mu);
             p->fill[slot] = have;
             p->offset[slot] = offset;
-            p->raw_end[slot] = io_reader_raw_offset(p->r);
+            p->raw_end[slot] = p->gz && p->gz_mode == GZ_MEMBERS ? p->next_file
+                                                                 : io_reader_raw_offset(p->r);
             p->state[slot] = SLOT_FILLED;
             p->next_fill = (slot + 1) % p->nslots;
             pthread_cond_broadcast(&p->cv);
@@ -125,9 +336,24 @@ static void *pl_reader_main(void *arg)
     return NULL;
 }
 
+/* Buffer bytes of a pl_open_gz ring: the chunk, room for a member on each
+ * side and the reads' slack, and the member table. */
+size_t pl_gz_buffer_bytes(size_t chunk_bytes)
+{
+    size_t front = (chunk_bytes + 63) / 64 * 64 + GZ_SLACK; /* the table stays aligned */
+    return front + (chunk_bytes / GZ_MEMBER_AVG + 64) * sizeof(if_member);
+}
+
+/* A chunk's decoded span: its data and a member on each side. */
+size_t pl_gz_span_bytes(size_t chunk_bytes)
+{
+    return chunk_bytes + 2 * (size_t)IF_MAX_OUT;
+}
+
 /* Sets up the ring and starts the reader. */
-int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
-            const void *prefix, size_t prefix_len, uint64_t limit)
+static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nslots,
+                    size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
+                    int gz)
 {
     *out = NULL;
     pl_ring *p = calloc(1, sizeof *p);
@@ -138,6 +364,15 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t c
     p->nslots = nslots;
     p->chunk_bytes = chunk_bytes;
     p->limit = limit;
+    if (gz) {
+        p->gz = 1;
+        p->gz_mode = GZ_HEAD;
+        p->max_members = chunk_bytes / GZ_MEMBER_AVG + 64;
+        p->data_base = io_reader_tell(r) - prefix_len;
+        p->gzc = calloc((size_t)nslots, sizeof *p->gzc);
+        if (!p->gzc)
+            goto out_free;
+    }
     p->state = calloc((size_t)nslots, sizeof *p->state);
     p->fill = calloc((size_t)nslots, sizeof *p->fill);
     p->offset = calloc((size_t)nslots, sizeof *p->offset);
@@ -159,6 +394,7 @@ out_destroy:
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
 out_free:
+    free(p->gzc);
     free(p->prefix);
     free(p->raw_end);
     free(p->offset);
@@ -166,6 +402,20 @@ out_free:
     free(p->state);
     free(p);
     return IO_ERR_NOMEM;
+}
+
+/* Sets up the ring and starts the reader. */
+int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
+            const void *prefix, size_t prefix_len, uint64_t limit)
+{
+    return pl_start(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit, 0);
+}
+
+/* The same, for a consumer that inflates whole BGZF members itself. */
+int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
+               const void *prefix, size_t prefix_len, uint64_t limit)
+{
+    return pl_start(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit, 1);
 }
 
 /* Hands out the next filled buffer in ring order. */
@@ -183,6 +433,7 @@ int pl_next(pl_ring *p, pl_chunk *c)
         c->bytes = p->fill[slot];
         c->offset = p->offset[slot];
         c->raw_end = p->raw_end[slot];
+        c->gz = p->gz ? &p->gzc[slot] : NULL;
         p->next_out = (slot + 1) % p->nslots;
         if (p->outstanding++ == 0)
             p->oldest = slot;
@@ -245,6 +496,7 @@ void pl_close(pl_ring *p)
     }
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
+    free(p->gzc);
     free(p->prefix);
     free(p->raw_end);
     free(p->offset);

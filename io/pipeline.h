@@ -16,9 +16,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptx/inflate_math.h"
 #include "reader.h"
 
 typedef struct pl_ring pl_ring;
+
+/* A run of decoded bytes that the host read itself (outside whole members). */
+typedef struct {
+    uint32_t in_off;  /* where they are in the chunk's buffer */
+    uint32_t len;
+    uint32_t out_off; /* where they go in the decoded span */
+} pl_run;
+
+#define PL_GZ_RUNS 2
+
+/* A chunk as compressed members (pl_open_gz): the decoded span is the
+ * members' output (if_member: deflate data in the buffer, output offsets
+ * in the span) and at most PL_GZ_RUNS runs of decoded bytes, contiguous
+ * from the first member's start; the chunk's data is `bytes` bytes from
+ * `skip` on (a member that straddles a chunk boundary is in both chunks). */
+typedef struct {
+    const if_member *members; /* in the chunk's buffer, after in_bytes */
+    int nmembers;
+    int nruns;
+    pl_run runs[PL_GZ_RUNS];
+    size_t in_bytes;  /* bytes at the start of the buffer: members' data and runs */
+    uint32_t skip;    /* decoded bytes before the chunk's data */
+    uint32_t span;    /* decoded bytes of the members and runs */
+} pl_gz_chunk;
 
 typedef struct {
     int slot;        /* buffer index, for pl_release and per-slot device state */
@@ -26,6 +51,7 @@ typedef struct {
     size_t bytes;    /* bytes in this chunk (chunk_bytes except the last) */
     uint64_t offset; /* byte offset of data[0] in the data stream */
     uint64_t raw_end; /* input bytes (compressed ones for gzip) consumed through this chunk */
+    const pl_gz_chunk *gz; /* NULL: data holds the decoded bytes; else as pl_gz_chunk says */
 } pl_chunk;
 
 /* Starts the reader thread over r (not owned). bufs: nslots buffers of
@@ -35,6 +61,21 @@ typedef struct {
  * more bytes an error too. */
 int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
             const void *prefix, size_t prefix_len, uint64_t limit);
+
+/* Like pl_open, for a consumer that inflates blocked gzip itself (on the
+ * GPU): where the input is BGZF in a regular file, chunks hold whole
+ * compressed members read straight from the file (pl_chunk.gz); elsewhere,
+ * and for any bytes that are not whole BGZF blocks, the reader decodes as
+ * pl_open's does. Each buffer holds pl_gz_buffer_bytes(chunk_bytes) bytes;
+ * chunk_bytes must be below 1 GiB. */
+int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
+               const void *prefix, size_t prefix_len, uint64_t limit);
+
+/* Buffer bytes pl_open_gz needs for chunks of chunk_bytes decoded bytes. */
+size_t pl_gz_buffer_bytes(size_t chunk_bytes);
+
+/* Largest decoded span of a pl_open_gz chunk (pl_gz_chunk.span). */
+size_t pl_gz_span_bytes(size_t chunk_bytes);
 
 /* The next chunk in order: 1 and *c filled, 0 at the end of the data, or a
  * negative io_error (then pl_error() has the reason). */

@@ -62,6 +62,8 @@ struct io_reader {
     enum rd_state state;
     z_stream zs;
     uint64_t raw_offset;
+    uint64_t member_off; /* where the member being inflated starts (for messages) */
+    int stop_at_member_end; /* read_gzip returns at the end of the member */
     uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
     uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
     int64_t file_size;
@@ -327,15 +329,12 @@ static void *pread_part_main(void *arg)
     return NULL;
 }
 
-/* Reads n bytes of a regular file at its current offset with several
- * threads (copying from the page cache is the bottleneck of one thread),
- * then moves the offset past them. Returns the count (short only at the end
- * of the file) or -errno; -ENOTSUP when the fd cannot be read that way. */
-static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
+/* Reads n bytes at file offset pos with several threads (copying from the
+ * page cache is the bottleneck of one thread). Returns the count (short
+ * only at the end of the file) or -errno; -ENOTSUP when n is too small to
+ * share. */
+static ssize_t pread_parallel(int fd, uint8_t *buf, size_t n, uint64_t pos)
 {
-    off_t pos = lseek(fd, 0, SEEK_CUR);
-    if (pos < 0)
-        return -ENOTSUP;
     size_t cpus = (size_t)par_cpus();
     size_t nt = n / PREAD_PART;
     if (nt > PREAD_THREADS)
@@ -349,7 +348,7 @@ static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
     for (size_t i = 0; i < nt; i++) {
         size_t start = i * step < n ? i * step : n;
         size_t end = (i + 1) * step < n && i + 1 < nt ? (i + 1) * step : n;
-        parts[i] = (pread_part){fd, buf + start, end - start, pos + (off_t)start, 0};
+        parts[i] = (pread_part){fd, buf + start, end - start, (off_t)(pos + start), 0};
     }
     par_run(pread_part_main, parts, sizeof parts[0], nt);
     /* The data ends at the first short part (a file that shrank mid-read). */
@@ -361,9 +360,29 @@ static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
         if ((size_t)parts[i].got < parts[i].len)
             break;
     }
-    if (lseek(fd, pos + (off_t)total, SEEK_SET) < 0)
-        return -errno;
     return (ssize_t)total;
+}
+
+/* Reads n bytes of a regular file at its current offset (in parallel when
+ * worth it), then moves the offset past them; -ENOTSUP when the fd cannot
+ * be read that way. */
+static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
+{
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return -ENOTSUP;
+    ssize_t total = pread_parallel(fd, buf, n, (uint64_t)pos);
+    if (total >= 0 && lseek(fd, pos + (off_t)total, SEEK_SET) < 0)
+        return -errno;
+    return total;
+}
+
+/* Reads n bytes at offset off of a regular file, on several threads when
+ * n is large (see reader.h). */
+ssize_t io_pread(int fd, void *buf, size_t n, uint64_t off)
+{
+    ssize_t k = pread_parallel(fd, buf, n, off);
+    return k == -ENOTSUP ? pread_full(fd, buf, n, off) : k;
 }
 
 /* Plain path: hands out buffered input first, then reads straight into buf. */
@@ -418,6 +437,7 @@ static int next_member(io_reader *r)
         if (inflateReset(&r->zs) != Z_OK)
             return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
         r->state = RD_MEMBER;
+        r->member_off = r->raw_offset;
         return 0;
     }
     /* Not a member: zero padding is ignored silently, anything else is
@@ -444,7 +464,7 @@ static int next_member(io_reader *r)
 /* Gzip path: inflates straight into buf until it is full or the data ends. */
 /* Total size of the BGZF block that starts at p (n bytes available), or 0
  * when p does not start a BGZF block (the BC extra field alone, XLEN 6). */
-static size_t bgzf_block_size(const uint8_t *p, size_t n)
+size_t io_bgzf_block_size(const uint8_t *p, size_t n)
 {
     if (n < BGZF_HEADER || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || p[3] != 4 ||
         p[10] != 6 || p[11] != 0 || p[12] != 'B' || p[13] != 'C' || p[14] != 2 || p[15] != 0)
@@ -592,7 +612,7 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     while (njobs < BGZF_MAX_JOBS) {
         const uint8_t *p = r->in_next + pos;
         size_t avail = r->in_avail - pos;
-        size_t total = bgzf_block_size(p, avail);
+        size_t total = io_bgzf_block_size(p, avail);
         if (total == 0 || total > avail)
             break;
         uint32_t isize = get_le32(p + total - 4);
@@ -645,7 +665,7 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 {
     size_t got = 0;
     while (got < n) {
-        if (r->state == RD_END)
+        if (r->state == RD_END || (r->state == RD_BETWEEN && r->stop_at_member_end))
             break;
         if (r->state == RD_BETWEEN) {
             ssize_t k = read_bgzf(r, buf + got, n - got);
@@ -679,25 +699,34 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
             break;
         case Z_STREAM_END:
             r->state = RD_BETWEEN;
+            if (r->stop_at_member_end)
+                return (ssize_t)got;
             break;
         case Z_BUF_ERROR:
             /* No progress possible: out of input. */
             if (r->in_avail == 0 && r->in_eof)
-                return set_error(r, IO_ERR_TRUNCATED, "%s",
+                return set_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
+                                 (unsigned long long)r->member_off,
                                  "unexpected end of compressed data");
             if (r->in_avail != 0)
-                return set_error(r, IO_ERR_CORRUPT, "%s", "inflate made no progress");
+                return set_error(r, IO_ERR_CORRUPT, "gzip member at byte %llu: %s",
+                                 (unsigned long long)r->member_off, "inflate made no progress");
             break;
         case Z_DATA_ERROR: {
             const char *m = r->zs.msg ? r->zs.msg : "invalid compressed data";
             if (!strcmp(m, "incorrect data check") || !strcmp(m, "incorrect length check"))
-                return set_error(r, IO_ERR_CRC, "%s", m);
-            return set_error(r, IO_ERR_CORRUPT, "invalid compressed data: %s", m);
+                return set_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
+                                 (unsigned long long)r->member_off, m);
+            return set_error(r, IO_ERR_CORRUPT,
+                             "gzip member at byte %llu: invalid compressed data: %s",
+                             (unsigned long long)r->member_off, m);
         }
         case Z_MEM_ERROR:
             return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
         default:
-            return set_error(r, IO_ERR_CORRUPT, "invalid compressed data: %s",
+            return set_error(r, IO_ERR_CORRUPT,
+                             "gzip member at byte %llu: invalid compressed data: %s",
+                             (unsigned long long)r->member_off,
                              r->zs.msg ? r->zs.msg : "inflate failed");
         }
     }
@@ -724,6 +753,78 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
     return got;
 }
 
+/* Reads up to the end of the gzip member being inflated (see reader.h). */
+ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
+{
+    if (r->err)
+        return r->err;
+    if (!r->gzip || r->state != RD_MEMBER)
+        return 0;
+    r->stop_at_member_end = 1;
+    ssize_t got = io_reader_read(r, buf, n);
+    r->stop_at_member_end = 0;
+    return got;
+}
+
+/* The fd and file offset of the next member, at a member boundary of gzip
+ * in a regular file (see reader.h). */
+int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off)
+{
+    if (r->err || !r->gzip || !r->inbuf || r->file_size < 0 || r->state != RD_BETWEEN)
+        return 0;
+    *fd = r->fd;
+    *file_off = r->raw_offset;
+    return 1;
+}
+
+/* Continues at a member boundary that the caller reached by reading the
+ * file itself (see reader.h). */
+int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
+{
+    if (r->err)
+        return r->err;
+    if (lseek(r->fd, (off_t)file_off, SEEK_SET) < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->in_next = r->inbuf;
+    r->in_avail = 0;
+    r->in_eof = 0;
+    r->raw_offset = file_off;
+    r->state = RD_BETWEEN;
+    r->garbage = 0;
+    if (r->left != UINT64_MAX)
+        r->left -= pos - r->pos;
+    r->pos = pos;
+    return 0;
+}
+
+/* The reader's message for one gzip member in memory that starts at
+ * file_off of its file (see reader.h). */
+int io_gzip_member_error(const void *member, size_t len, uint32_t isize, uint64_t file_off,
+                         char *err, size_t errlen)
+{
+    io_reader *r;
+    int rc = io_reader_open_mem(&r, member, len, err, errlen);
+    if (rc < 0)
+        return rc;
+    r->raw_offset = file_off;
+    size_t want = (size_t)isize + 1;
+    uint8_t *scratch = malloc(want);
+    if (!scratch) {
+        io_reader_close(r);
+        io_put_msg(err, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    ssize_t k;
+    while ((k = io_reader_read(r, scratch, want)) > 0)
+        ;
+    rc = k < 0 ? (int)k : 0;
+    if (rc < 0)
+        io_put_msg(err, errlen, "%s", r->errmsg);
+    free(scratch);
+    io_reader_close(r);
+    return rc;
+}
+
 /* Decoded bytes handed out so far. */
 uint64_t io_reader_tell(const io_reader *r)
 {
@@ -747,7 +848,7 @@ static int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint
             io_put_msg(errbuf, errlen, "%s", strerror((int)-k));
             return IO_ERR_READ;
         }
-        size_t total = bgzf_block_size(h, (size_t)k);
+        size_t total = io_bgzf_block_size(h, (size_t)k);
         if (total == 0) {
             if (k >= 2 && h[0] == 0x1f && h[1] == 0x8b) {
                 io_put_msg(errbuf, errlen, "%s",
@@ -861,7 +962,7 @@ static int64_t skip_bgzf_blocks(io_reader *r, uint64_t n)
         int rc = fill_input(r, 1u << 16); /* a BGZF block is at most 64 KiB */
         if (rc < 0)
             return rc;
-        size_t total = bgzf_block_size(r->in_next, r->in_avail);
+        size_t total = io_bgzf_block_size(r->in_next, r->in_avail);
         if (total == 0 || total > r->in_avail)
             break;
         uint32_t isize = get_le32(r->in_next + total - 4);

@@ -96,6 +96,36 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length);
 int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
                       size_t errlen);
 
+/* Reads decoded bytes like io_reader_read, but only up to the end of the
+ * gzip member being inflated: fewer than n bytes when it ends first, 0 at a
+ * member boundary or for input that is not gzip. */
+ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n);
+
+/* At a member boundary of gzip read from a regular file: 1, with the file
+ * descriptor and the file offset of the next member, so that a caller can
+ * read whole members itself (then io_reader_resume()); else 0. */
+int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off);
+
+/* Continues reading at file offset file_off, a member boundary the caller
+ * reached by reading whole members itself, where the decoded data is at
+ * byte pos (counted like io_reader_tell). Buffered input is dropped. */
+int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
+
+/* Reads one whole gzip member held in memory (len bytes, ISIZE isize, at
+ * file offset file_off of its file) the way io_reader_read would: 0 when it
+ * decodes, else its negative io_error with the reader's one-line message
+ * (naming file_off) in err. */
+int io_gzip_member_error(const void *member, size_t len, uint32_t isize, uint64_t file_off,
+                         char *err, size_t errlen);
+
+/* Total size of the BGZF block that starts at p (n bytes available), or 0
+ * when p does not start a BGZF block (the BC extra field alone, XLEN 6). */
+size_t io_bgzf_block_size(const uint8_t *p, size_t n);
+
+/* Reads n bytes at offset off of a regular file (on several threads when n
+ * is large); the count (short only at the end of the file) or -errno. */
+ssize_t io_pread(int fd, void *buf, size_t n, uint64_t off);
+
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);
 

@@ -39,11 +39,18 @@ typedef uint32_t if_u32;
 typedef uint64_t if_u64;
 #endif
 
+#ifndef IF_LIT_BITS
 #define IF_LIT_BITS 9   /* primary literal/length table: 2^9 entries */
+#endif
+#ifndef IF_DIST_BITS
 #define IF_DIST_BITS 6  /* primary distance table: 2^6 entries */
+#endif
 #define IF_MAX_BITS 15  /* longest code the format allows */
 #define IF_MAX_OUT 65536u /* largest member output (BGZF) */
 #define IF_IN_PAD 8u    /* readable bytes the GPU's loads need past a member */
+#ifndef IF_GPU_THREADS
+#define IF_GPU_THREADS 8 /* members (threads) per block of the inflate kernel */
+#endif
 
 /* Results: 0, or why the stream was refused. */
 enum if_status {
@@ -62,6 +69,20 @@ enum if_status {
     IF_ERR_SIZE = 12,        /* output shorter than the buffer (ISIZE) */
     IF_ERR_CRC = 13,         /* CRC-32 mismatch */
 };
+
+/* One member of a chunk of blocked gzip as the device inflates it: its
+ * deflate data at in_off (in_len bytes) of the chunk's compressed bytes, its
+ * output at out_off of the chunk's decoded buffer (isize bytes), and the
+ * CRC-32 its trailer holds. file_off (where the member starts in its file)
+ * is for messages only. */
+typedef struct {
+    if_u64 file_off;
+    if_u32 in_off, in_len;
+    if_u32 out_off, isize;
+    if_u32 crc, unused;
+} if_member;
+
+#define IF_NO_MEMBER 0xffffffffu /* "no bad member" in the kernels' report */
 
 /* Canonical code of one alphabet: per code length, the number of codes,
  * the first code (MSB first) and where its symbols start in `sorted`. */

@@ -366,7 +366,7 @@ static int run_host_rd_production(bench_ctx *c, const bench_variant *v)
     rd_state st;
     rd_result r;
     rd_state_init(&st, DT_F32, RD_OP_SUM, 0);
-    if (rd_engine_submit(c->rd, 0, c->x, c->n, 0, DT_F32, RD_OP_SUM, 0) < 0 ||
+    if (rd_engine_submit(c->rd, 0, c->x, NULL, c->n, 0, DT_F32, RD_OP_SUM, 0) < 0 ||
         rd_engine_collect(c->rd, 0, &st) < 0) {
         snprintf(c->err, sizeof c->err, "%s", rd_engine_error(c->rd));
         return GPU_ERR_DRIVER;

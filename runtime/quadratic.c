@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_inflate.h"
 #include "io/par.h"
 #include "ptx/quadratic_math.h"
 
@@ -17,6 +18,9 @@ typedef struct {
     CUfunction kernel;
     CUdeviceptr din, dout;
     gpu_queue q;
+    gzd_slot z;       /* device inflate of compressed chunks */
+    const void *host; /* the chunk's buffer */
+    const pl_gz_chunk *gz; /* its members, when compressed */
 } qd_slot;
 
 struct qd_engine {
@@ -84,6 +88,7 @@ static void qd_slot_close(qd_engine *e, qd_slot *s)
     if (be->kind == BACKEND_CUDA && s->g) {
         gpu_bind(s->g);
         gpu_queue_close(&s->q);
+        gzd_close(&s->z);
         gpu_mem_free(s->g, s->din);
         gpu_mem_free(s->g, s->dout);
     }
@@ -182,18 +187,25 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
     int rc = gpu_bind(g);
     if (rc < 0)
         return rc;
-    rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
+    CUdeviceptr in = s->din;
+    if (s->gz)
+        rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->max_rows * 3 * sz, &in);
+    else
+        rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
                             s->rows * sz * (planes_in ? 1 : 3), pitch);
-    if (rc < 0)
+    if (rc < 0) {
+        if (rc <= GPU_ERR_NO_DRIVER)
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
         return rc;
+    }
     unsigned long long n = s->rows, in_row = e->st.in_row, in_plane = e->st.in_plane,
                        out_row = e->st.out_row, out_root = e->st.out_root, out_im = e->st.out_im;
     int rows_kernel = e->in == QD_ROWS && e->out == QD_ROWS;
     size_t per_block = rows_kernel ? QD_TILE_ROWS : QD_TILE;
     size_t blocks = (s->rows + per_block - 1) / per_block;
     unsigned grid = (unsigned)(blocks < 0x7fffffffu ? blocks : 0x7fffffffu);
-    void *rows_params[] = {&s->din, &n, &s->dout};
-    void *strided_params[] = {&s->din,  &n,       &in_row,   &in_plane,
+    void *rows_params[] = {&in, &n, &s->dout};
+    void *strided_params[] = {&in,      &n,       &in_row,   &in_plane,
                               &s->dout, &out_row, &out_root, &out_im};
     rc = gpu_launch(g, s->kernel, e->kernel_name, grid, QD_TILE, s->q.stream,
                     rows_kernel ? rows_params : strided_params);
@@ -210,10 +222,13 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
 }
 
 /* Starts one chunk. */
-int qd_engine_submit(qd_engine *e, int slot, const void *host, size_t rows)
+int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                     size_t rows)
 {
     qd_slot *s = &e->slots[slot];
     s->rows = rows;
+    s->host = host;
+    s->gz = gz;
     if (rows == 0)
         return 0;
     if (rows > e->max_rows) {
@@ -256,6 +271,8 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
                      cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
+        if (s->gz && gzd_check(&s->z, s->host, s->gz, e->err, sizeof e->err) < 0)
+            return IO_ERR_CORRUPT;
     }
     *roots = s->hout;
     *rows = s->rows;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
+#include "io/pipeline.h"
 #include "ptx/quadratic_tiles.h" /* launch geometry: QD_TILE, QD_TILE_ROWS */
 
 struct backend;
@@ -43,8 +44,11 @@ size_t qd_engine_max_rows(const qd_engine *e);
 
 /* Starts solving `rows` rows at host (a buffer from backend_host_alloc of
  * 3 * max_rows values, left untouched until qd_engine_collect returns);
- * asynchronous on the GPU. */
-int qd_engine_submit(qd_engine *e, int slot, const void *host, size_t rows);
+ * asynchronous on the GPU. With gz (CUDA, rows layout), host holds those
+ * rows as compressed members, inflated on the device
+ * (runtime/gpu_inflate.h). */
+int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                     size_t rows);
 
 /* Waits for slot's chunk; *roots points at its roots (4 * max_rows values
  * in the output layout), valid until the slot is submitted again. */

@@ -3,6 +3,7 @@
 #include "reduce.h"
 
 #include "backend.h"
+#include "gpu_inflate.h"
 #include "io/par.h"
 
 #include <math.h>
@@ -446,6 +447,9 @@ typedef struct {
     gpu *g;         /* the device this slot runs on (CUDA only) */
     CUdeviceptr dx, dm, de;
     gpu_queue q;
+    gzd_slot z;     /* device inflate of compressed chunks */
+    const void *host;       /* the chunk's buffer */
+    const pl_gz_chunk *gz;  /* its members, when compressed */
     const char *kernels; /* names launched, for error messages */
     char kernel_names[96];
 } rd_slot;
@@ -508,6 +512,7 @@ static void rd_slot_close(rd_engine *e, rd_slot *s)
     if (be->kind == BACKEND_CUDA && s->g) {
         gpu_bind(s->g);
         gpu_queue_close(&s->q);
+        gzd_close(&s->z);
         gpu_mem_free(s->g, s->dx);
         gpu_mem_free(s->g, s->dm);
         gpu_mem_free(s->g, s->de);
@@ -607,7 +612,13 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     int rc;
     if ((rc = gpu_bind(g)) < 0)
         return rc;
-    CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->q.stream));
+    CUdeviceptr x = s->dx;
+    if (s->gz) {
+        if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->chunk_bytes, &x)) < 0)
+            return rc <= GPU_ERR_NO_DRIVER ? rd_gpu_error(e, g, rc) : rc;
+    } else {
+        CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->q.stream));
+    }
     unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
     s->kernel_names[0] = 0;
@@ -620,7 +631,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, g, rc);
         rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
-        void *params[] = {&s->dx, &n64, &first64, &s->dm, &no_fold};
+        void *params[] = {&x, &n64, &first64, &s->dm, &no_fold};
         if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
             return rd_gpu_error(e, g, rc);
         snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
@@ -632,7 +643,7 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
             return rd_gpu_error(e, g, rc);
-        void *params[] = {&s->dx, &n64, &first64, &s->de};
+        void *params[] = {&x, &n64, &first64, &s->de};
         if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
             return rd_gpu_error(e, g, rc);
         size_t used = strlen(s->kernel_names);
@@ -645,10 +656,12 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
 }
 
 /* Starts one chunk. */
-int rd_engine_submit(rd_engine *e, int slot, const void *host, size_t nelem, uint64_t first,
-                     dt_type dtype, unsigned ops, int skipnan)
+int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                     size_t nelem, uint64_t first, dt_type dtype, unsigned ops, int skipnan)
 {
     rd_slot *s = &e->slots[slot];
+    s->host = host;
+    s->gz = gz;
     int fl = dt_is_float(dtype);
     skipnan = skipnan && fl;
     int want_sq = (ops & RD_OP_SUMSQ) != 0;
@@ -690,6 +703,8 @@ int rd_engine_collect(rd_engine *e, int slot, rd_state *st)
                      cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
+        if (s->gz && gzd_check(&s->z, s->host, s->gz, e->err, sizeof e->err) < 0)
+            return IO_ERR_CORRUPT;
     }
     rd_state_add(st, s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL, s->ntiles, s->nelem);
     return 0;

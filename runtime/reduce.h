@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
+#include "io/pipeline.h"
 #include "ptx/reduce_math.h"
 
 enum rd_op {
@@ -110,9 +111,11 @@ void rd_engine_close(rd_engine *e);
 
 /* Starts the reduction of nelem elements at host (a buffer from
  * backend_host_alloc, untouched until rd_engine_wait returns) whose first
- * element has global index first; asynchronous on the GPU. */
-int rd_engine_submit(rd_engine *e, int slot, const void *host, size_t nelem, uint64_t first,
-                     dt_type dtype, unsigned ops, int skipnan);
+ * element has global index first; asynchronous on the GPU. With gz (CUDA
+ * only), host holds that chunk's compressed members instead, inflated on
+ * the device (runtime/gpu_inflate.h). */
+int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                     size_t nelem, uint64_t first, dt_type dtype, unsigned ops, int skipnan);
 
 /* Waits for slot's chunk and adds its partials to s, in order. */
 int rd_engine_collect(rd_engine *e, int slot, rd_state *s);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_inflate.h"
 #include "io/par.h"
 #include "ptx/transpose_tiles.h"
 
@@ -20,6 +21,9 @@ typedef struct {
     tp_kernel kernel;
     CUdeviceptr din, dout;
     gpu_queue q;
+    gzd_slot z;      /* device inflate of compressed chunks */
+    const void *host;        /* the chunk's buffer */
+    const pl_gz_chunk *gz;   /* its members, when compressed */
 } tp_slot;
 
 struct tp_engine {
@@ -34,6 +38,9 @@ struct tp_engine {
     /* Staged mode: the whole matrix, on the backend's first device. */
     tp_kernel kernel;        /* CUDA */
     CUdeviceptr din, dout;   /* CUDA */
+    gzd_slot stage_z;        /* staged mode: device inflate of compressed chunks */
+    const void *stage_host;  /* staged mode: the current chunk's buffer */
+    const pl_gz_chunk *stage_gz; /* its members (inflated into stage_z), or NULL */
     void *hout[2];           /* CUDA: pinned pieces going out */
     gpu_queue q[2];
     char *cpu_out;           /* CPU: the transposed matrix */
@@ -220,6 +227,7 @@ static void tp_slot_close(tp_engine *e, tp_slot *s)
     if (be->kind == BACKEND_CUDA && s->g) {
         gpu_bind(s->g);
         gpu_queue_close(&s->q);
+        gzd_close(&s->z);
         gpu_mem_free(s->g, s->din);
         gpu_mem_free(s->g, s->dout);
     }
@@ -315,6 +323,7 @@ void tp_engine_close(tp_engine *e)
             gpu_queue_close(&e->q[i]);
             backend_host_free(e->be, e->hout[i]);
         }
+        gzd_close(&e->stage_z);
         gpu_mem_free(e->be->gpu, e->din);
         gpu_mem_free(e->be->gpu, e->dout);
     }
@@ -340,8 +349,14 @@ static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nma
     int rc = gpu_bind(s->g);
     if (rc < 0)
         return rc;
-    CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->bytes, s->q.stream));
-    rc = tp_gpu_launch(e, s->g, &s->kernel, s->din, s->dout, nmat, s->q.stream);
+    CUdeviceptr in = s->din;
+    if (s->gz) {
+        if ((rc = gzd_stage(&s->z, s->g, s->q.stream, host, s->gz, e->chunk, &in)) < 0)
+            return rc;
+    } else {
+        CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->bytes, s->q.stream));
+    }
+    rc = tp_gpu_launch(e, s->g, &s->kernel, in, s->dout, nmat, s->q.stream);
     if (rc < 0)
         return rc;
     CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->bytes, s->q.stream));
@@ -350,10 +365,13 @@ static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nma
 }
 
 /* Starts one chunk of whole matrices. */
-int tp_batch_submit(tp_engine *e, int slot, const void *host, size_t bytes)
+int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                    size_t bytes)
 {
     tp_slot *s = &e->slots[slot];
     s->bytes = bytes;
+    s->host = host;
+    s->gz = gz;
     if (bytes == 0)
         return 0;
     if (bytes > e->chunk || bytes % e->matrix_bytes) {
@@ -381,6 +399,8 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
             snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel.name, cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
+        if (s->gz && gzd_check(&s->z, s->host, s->gz, e->err, sizeof e->err) < 0)
+            return IO_ERR_CORRUPT;
     }
     *out = s->hout;
     *bytes = s->bytes;
@@ -407,7 +427,30 @@ static void tp_stage_cpu(tp_engine *e, const char *host, uint64_t e0, uint64_t e
 }
 
 /* Adds a piece of the current matrix. */
-int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes)
+int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz)
+{
+    e->stage_host = host;
+    e->stage_gz = gz;
+    if (!gz)
+        return 0;
+    e->err[0] = 0;
+    gpu_bind(e->be->gpu);
+    CUstream st = e->q[0].stream;
+    CUdeviceptr data;
+    int rc = gzd_stage(&e->stage_z, e->be->gpu, st, host, gz, e->chunk, &data);
+    CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
+    if (rc < 0 || r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "inflating a chunk on the device failed: %s",
+                 rc <= GPU_ERR_NO_DRIVER ? gpu_error_text(e->be->gpu)
+                 : rc < 0             ? cu_last_failure()
+                                      : cu_result_text(r));
+        return GPU_ERR_DRIVER;
+    }
+    return gzd_check(&e->stage_z, host, gz, e->err, sizeof e->err) < 0 ? IO_ERR_CORRUPT : 0;
+}
+
+/* Staged mode: one piece of the current chunk into the matrix. */
+int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
 {
     if (bytes == 0)
         return 0;
@@ -416,15 +459,20 @@ int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes)
                  (unsigned long long)offset, bytes, e->matrix_bytes);
         return GPU_ERR_DRIVER;
     }
+    const char *host = (const char *)e->stage_host + from;
     if (e->be->kind != BACKEND_CUDA) {
         tp_stage_cpu(e, host, offset / e->elem, (offset + bytes) / e->elem);
         return 0;
     }
     e->err[0] = 0;
     gpu_bind(e->be->gpu);
-    CUresult r = cu.MemcpyHtoDAsync(e->din + offset, host, bytes, e->q[0].stream);
+    CUstream st = e->q[0].stream;
+    CUresult r = e->stage_gz ? cu.MemcpyDtoDAsync(e->din + offset,
+                                                  e->stage_z.dec + e->stage_gz->skip + from,
+                                                  bytes, st)
+                             : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
     if (r == CUDA_SUCCESS)
-        r = cu.StreamSynchronize(e->q[0].stream);
+        r = cu.StreamSynchronize(st);
     if (r != CUDA_SUCCESS) {
         snprintf(e->err, sizeof e->err, "copying a matrix piece to the device failed: %s",
                  cu_result_text(r));

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/pipeline.h"
+
 #include "gpu.h"
 
 struct backend;
@@ -36,16 +38,24 @@ int tp_engine_staged(const tp_engine *e);
 size_t tp_engine_chunk(const tp_engine *e);
 
 /* Batch mode: starts transposing the whole matrices in bytes of host (a
- * backend_host_alloc buffer left untouched until the collect). */
-int tp_batch_submit(tp_engine *e, int slot, const void *host, size_t bytes);
+ * backend_host_alloc buffer left untouched until the collect); with gz
+ * (CUDA only), host holds those bytes as compressed members, inflated on
+ * the device (runtime/gpu_inflate.h). */
+int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                    size_t bytes);
 
 /* Batch mode: waits for slot's chunk; *out holds its transposed matrices,
  * valid until the slot is submitted again. */
 int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes);
 
-/* Staged mode: adds bytes of the current matrix found at byte offset within
- * it; host may be reused when this returns. */
-int tp_stage_put(tp_engine *e, const void *host, uint64_t offset, size_t bytes);
+/* Staged mode: makes the chunk in host (compressed members when gz is not
+ * NULL, inflated on the device now) the source of tp_stage_put; host must
+ * stay untouched until the next chunk. */
+int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz);
+
+/* Staged mode: adds bytes [from, from + bytes) of the current chunk's data
+ * to the matrix at byte offset. */
+int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes);
 
 /* Staged mode: once the matrix is complete, passes its transpose to write()
  * in order, in pieces; a nonzero write() return stops and is returned. */

@@ -28,20 +28,27 @@ check_error "the same with a --chunk that fits is not out of memory" "launching 
     env FAKECUDA_LAUNCH_ERROR=719 "$GB" reduce --backend cuda --dtype float32 --chunk 64M "$T/a.raw.gz"
 unset FAKECUDA_MEM_BYTES
 
-# A failing launch names the kernel, the grid and the driver's error text.
+# A failing launch names the kernel, the grid and the driver's error text:
+# the command's kernel on uncompressed input, the device inflate's first
+# kernel on blocked gzip.
 export FAKECUDA_LAUNCH_ERROR=719
+gzip -dc "$T/a.raw.gz" >"$T/a.raw"
+gzip -dc "$T/q.npy.gz" >"$T/q.npy"
 check_error "reduce launch failure" \
-    "a.raw.gz: launching kernel rdk_moments ([0-9]* blocks of 256) failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)" \
-    "$GB" reduce --backend cuda --dtype float32 "$T/a.raw.gz"
+    "a.raw: launching kernel rdk_moments ([0-9]* blocks of 256) failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)" \
+    "$GB" reduce --backend cuda --dtype float32 "$T/a.raw"
 check_error "reduce extrema launch failure" "launching kernel rdk_extrema" \
-    "$GB" reduce --backend cuda --dtype float32 --op max "$T/a.raw.gz"
+    "$GB" reduce --backend cuda --dtype float32 --op max "$T/a.raw"
+check_error "device inflate launch failure" \
+    "a.raw.gz: launching kernel gzk_inflate ([0-9]* blocks of [0-9]*) failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)" \
+    "$GB" reduce --backend cuda --dtype float32 "$T/a.raw.gz"
 check_error "quadratic launch failure" \
-    "q.npy.gz: launching kernel qdk_rows ([0-9]* blocks of 256) failed: CUDA_ERROR_LAUNCH_FAILED" \
-    "$GB" quadratic --backend cuda "$T/q.npy.gz" -o "$T/r2.npy.gz"
+    "q.npy: launching kernel qdk_rows ([0-9]* blocks of 256) failed: CUDA_ERROR_LAUNCH_FAILED" \
+    "$GB" quadratic --backend cuda "$T/q.npy" -o "$T/r2.npy.gz"
 [ -e "$T/r2.npy.gz" ] && fail "quadratic launch failure left an output" || ok
 export FAKECUDA_LAUNCH_ERROR=700
 check_error "illegal address" "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)" \
     "$GB" reduce --dtype float32 "$T/a.raw.gz"
 unset FAKECUDA_LAUNCH_ERROR
-check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^a\.raw\.gz$' -e '^q\.npy\.gz$' -e '^q\.raw\.gz$' -e '^info$' -e '^err\.')"
+check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^a\.raw\.gz$' -e '^a\.raw$' -e '^q\.npy$' -e '^q\.npy\.gz$' -e '^q\.raw\.gz$' -e '^info$' -e '^err\.')"
 summary

@@ -1,0 +1,95 @@
+/* gpu_inflate.c - blocked gzip members inflated on the device. */
+#include "gpu_inflate.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "io/reader.h"
+
+#define GZD_MODULE "inflate"
+
+/* Allocates the slot's device buffers for chunks of chunk_bytes. */
+static int gzd_alloc(gzd_slot *z, gpu *g, size_t chunk_bytes)
+{
+    int rc;
+    z->g = g;
+    z->chunk_bytes = chunk_bytes;
+    if ((rc = gpu_mem_alloc(g, &z->comp, pl_gz_buffer_bytes(chunk_bytes) + IF_IN_PAD,
+                            "compressed chunk")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->dec, pl_gz_span_bytes(chunk_bytes), "decoded chunk")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->bad, sizeof(unsigned), "inflate status")) < 0)
+        return rc;
+    if (!(z->bad_host = gpu_host_alloc(g, sizeof(unsigned))))
+        return GPU_ERR_OUT_OF_MEMORY;
+    return 0;
+}
+
+/* Frees the slot's buffers. */
+void gzd_close(gzd_slot *z)
+{
+    if (!z->g)
+        return;
+    gpu_mem_free(z->g, z->comp);
+    gpu_mem_free(z->g, z->dec);
+    gpu_mem_free(z->g, z->bad);
+    gpu_host_free(z->g, z->bad_host);
+    memset(z, 0, sizeof *z);
+}
+
+/* Queues a chunk's copies and kernels (see gpu_inflate.h). */
+int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
+              size_t chunk_bytes, CUdeviceptr *data)
+{
+    int rc;
+    if (z->g && (z->g != g || z->chunk_bytes < chunk_bytes))
+        gzd_close(z);
+    if (!z->g && (rc = gzd_alloc(z, g, chunk_bytes)) < 0) {
+        gzd_close(z);
+        return rc;
+    }
+    const unsigned char *h = host;
+    size_t tab_off = (size_t)((const unsigned char *)c->members - h);
+    unsigned n = (unsigned)c->nmembers;
+    CU_TRY(cu.MemcpyHtoDAsync(z->comp, h, c->in_bytes, s));
+    for (int i = 0; i < c->nruns; i++)
+        CU_TRY(cu.MemcpyHtoDAsync(z->dec + c->runs[i].out_off, h + c->runs[i].in_off,
+                                  c->runs[i].len, s));
+    *data = z->dec + c->skip;
+    *z->bad_host = IF_NO_MEMBER;
+    if (n == 0)
+        return 0;
+    CUdeviceptr tab = z->comp + tab_off;
+    CU_TRY(cu.MemcpyHtoDAsync(tab, c->members, n * sizeof(if_member), s));
+    CU_TRY(cu.MemsetD8Async(z->bad, 0xff, sizeof(unsigned), s));
+    CUfunction fi, fc;
+    if ((rc = gpu_function(g, GZD_MODULE, "gzk_inflate", &fi)) < 0 ||
+        (rc = gpu_function(g, GZD_MODULE, "gzk_crc", &fc)) < 0)
+        return rc;
+    void *pi[] = {&z->comp, &tab, &n, &z->dec, &z->bad};
+    if ((rc = gpu_launch(g, fi, "gzk_inflate", (n + IF_GPU_THREADS - 1) / IF_GPU_THREADS,
+                         IF_GPU_THREADS, s, pi)) < 0)
+        return rc;
+    void *pc[] = {&tab, &n, &z->dec, &z->bad};
+    if ((rc = gpu_launch(g, fc, "gzk_crc", n, 32, s, pc)) < 0)
+        return rc;
+    CU_TRY(cu.MemcpyDtoHAsync(z->bad_host, z->bad, sizeof(unsigned), s));
+    return 0;
+}
+
+/* Explains a member the device refused (see gpu_inflate.h). */
+int gzd_check(const gzd_slot *z, const void *host, const pl_gz_chunk *c, char *err,
+              size_t errlen)
+{
+    unsigned i = z->g ? *z->bad_host : IF_NO_MEMBER;
+    if (i == IF_NO_MEMBER || (int)i >= c->nmembers)
+        return 0;
+    const if_member *m = &c->members[i];
+    const unsigned char *member = (const unsigned char *)host + m->in_off - 18;
+    if (io_gzip_member_error(member, (size_t)m->in_len + 26, m->isize, m->file_off, err,
+                             errlen) == 0)
+        snprintf(err, errlen,
+                 "gzip member at byte %llu: its deflate data does not end where its BGZF "
+                 "block does",
+                 (unsigned long long)m->file_off);
+    return -1;
+}

@@ -1,0 +1,42 @@
+/* gpu_inflate.h - the device stage of blocked gzip input: a chunk of whole
+ * BGZF members (io/pipeline.h, pl_gz_chunk) copied to the GPU as it lies in
+ * the pinned buffer, inflated there by the kernels of ptx/inflate.cu into a
+ * decoded buffer, and checked (CRC-32, ISIZE) there too; the command's own
+ * kernel then reads the decoded data in device memory.
+ *
+ * A member the device refuses is reported with the message the host's
+ * reader gives for it (the file offset of the member and zlib's reason). */
+#ifndef GPUBATCH_RUNTIME_GPU_INFLATE_H
+#define GPUBATCH_RUNTIME_GPU_INFLATE_H
+
+#include <stddef.h>
+
+#include "gpu.h"
+#include "io/pipeline.h"
+
+/* One pipeline slot's device buffers; zero it before first use. */
+typedef struct {
+    gpu *g;
+    size_t chunk_bytes;
+    CUdeviceptr comp;   /* the buffer's bytes: members, runs, member table */
+    CUdeviceptr dec;    /* the decoded span */
+    CUdeviceptr bad;    /* lowest failing member index, or IF_NO_MEMBER */
+    unsigned *bad_host; /* pinned copy of bad */
+} gzd_slot;
+
+/* Queues the copies and kernels that decode chunk c (its pinned buffer at
+ * host, chunks of at most chunk_bytes data bytes) on stream s of device g,
+ * allocating the slot's buffers on first use; *data gets the device address
+ * of the chunk's data. 0 or a negative gpu_error (text in g). */
+int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
+              size_t chunk_bytes, CUdeviceptr *data);
+
+/* After the stream's work is done: 0, or -1 with the bad member's message
+ * in err (c and host as given to gzd_stage, still unchanged). */
+int gzd_check(const gzd_slot *z, const void *host, const pl_gz_chunk *c, char *err,
+              size_t errlen);
+
+/* Frees the slot's buffers; accepts a zeroed slot. */
+void gzd_close(gzd_slot *z);
+
+#endif

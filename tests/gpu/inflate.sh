@@ -1,0 +1,158 @@
+#!/bin/sh
+# inflate.sh [OUTDIR] - blocked gzip input inflated on the GPU: results and
+# output bytes against the CPU backend (reduce, quadratic, transpose, shards,
+# chunk sizes, block layouts from other writers), bad members reported as
+# the CPU backend reports them, compute-sanitizer over good and bad members,
+# the kernels' rate beside the device copy (tests/gpu/bench_inflate.cu), and
+# whole-process times of --backend auto, cuda and cpu on the same files.
+# Needs a CUDA GPU, nvcc and python3. Full logs go to OUTDIR; a short table
+# is printed last.
+set -u
+out=${1:-gpu-inflate}
+mkdir -p "$out"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+work=${GPUBATCH_WORK:-/tmp/gpubatch-inflate}
+mkdir -p "$work"
+sum="$out/summary.txt"
+: >"$sum"
+note() { echo "$*" | tee -a "$sum"; }
+GB=./gpubatch
+make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+pass=0
+fail=0
+# check NAME A B: A and B are the same text.
+check() {
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1))
+        { echo "FAIL $1"; echo "  cpu:  $2"; echo "  cuda: $3"; } >>"$out/fail.txt"
+    fi
+}
+# same_run NAME ARGS...: the command's stdout, stderr and status are the same on both backends.
+same_run() {
+    name=$1
+    shift
+    c=$("$GB" "$@" --backend cpu 2>&1; echo "exit $?")
+    g=$("$GB" "$@" --backend cuda 2>&1; echo "exit $?")
+    check "$name: $*" "$c" "$g"
+}
+# same_file NAME ARGS...: -o output bytes (and messages) are the same on both backends.
+same_file() {
+    name=$1
+    shift
+    rm -f "$work/o_cpu" "$work/o_cuda"
+    c=$("$GB" "$@" --backend cpu -o "$work/o_cpu" 2>&1; echo "exit $?")
+    g=$("$GB" "$@" --backend cuda -o "$work/o_cuda" 2>&1; echo "exit $?")
+    check "$name: $*" "$c" "$g"
+    check "$name bytes: $*" "$(md5sum <"$work/o_cpu" 2>&1)" "$(md5sum <"$work/o_cuda" 2>&1)"
+}
+
+note "== correctness (CPU backend against device inflate)"
+ops=sum,mean,min,max,argmin,argmax,sumsq,count
+for spec in 1:float32 65280:float32 1000003:float32 777777:float64 99999:int8 300000:int32 \
+    70000:uint16; do
+    n=${spec%%:*}
+    t=${spec#*:}
+    f="$work/r_${n}_$t.npy.gz"
+    "$GB" gen --shape "$n" --dtype "$t" --dist normal --seed "$n" -1 -f -o "$f"
+    python3 tests/cli/bgzf.py "$n" "$f" "$f.odd.gz" 2>/dev/null ||
+        { gzip -dc "$f" >"$work/plain.npy" && python3 tests/cli/bgzf.py "$n" "$work/plain.npy" "$f.odd.gz"; }
+    for c in 128k 1M 32M; do
+        same_run reduce reduce -q --op $ops --chunk $c "$f"
+        same_run reduce-odd reduce -q --op $ops --chunk $c "$f.odd.gz"
+    done
+    same_run skipnan reduce -q --op sum,mean,max,argmax --skipnan "$f"
+    same_run shard reduce -q --op $ops --shard 2/3 -o "$work/state.$n" -f "$f"
+done
+"$GB" gen --shape 5000000 --dist normal --seed 5 -6 -f -o "$work/l6.npy.gz"
+same_run level6 reduce -q --op $ops "$work/l6.npy.gz"
+"$GB" gen --quadratic 300001 --seed 3 -1 -f -o "$work/q.npy.gz"
+for c in 128k 32M; do
+    same_file quadratic quadratic -q --chunk $c "$work/q.npy.gz"
+    same_file quadratic-planes quadratic -q --chunk $c --out-layout planes --raw "$work/q.npy.gz"
+done
+gzip -dc "$work/q.npy.gz" | gzip -1 >"$work/q1.npy.gz"
+same_file quadratic-gzip quadratic -q "$work/q1.npy.gz"
+for shape in 1000x777 64x64x33 3x4099x517; do
+    "$GB" gen --shape $shape --seed 9 -1 -f -o "$work/t.npy.gz"
+    for c in 128k 32M; do same_file transpose transpose -q --chunk $c "$work/t.npy.gz"; done
+done
+note "correctness: $pass passed, $fail failed"
+
+note "== bad members: same message, status and no output"
+cpass=$pass
+cfail=$fail
+"$GB" gen --shape 2000000 --dist normal --seed 2 -1 -f -o "$work/good.npy.gz"
+python3 - "$work/good.npy.gz" "$work" <<'PY'
+import struct, sys
+src, work = sys.argv[1], sys.argv[2]
+d = open(src, "rb").read()
+offs, o = [], 0
+while o < len(d):
+    offs.append(o)
+    o += struct.unpack_from("<H", d, o + 16)[0] + 1
+def bad(name, fn):
+    b = bytearray(d)
+    fn(b)
+    open(f"{work}/bad_{name}.npy.gz", "wb").write(b)
+m = offs[20]
+bad("crc", lambda b: b.__setitem__(offs[21] - 8, b[offs[21] - 8] ^ 1))
+bad("isize", lambda b: b.__setitem__(offs[21] - 4, b[offs[21] - 4] ^ 1))
+bad("data", lambda b: b.__setitem__(m + 200, b[m + 200] ^ 0x55))
+bad("header", lambda b: b.__setitem__(m + 19, b[m + 19] ^ 0x06))
+bad("late", lambda b: b.__setitem__(offs[-3] + 100, b[offs[-3] + 100] ^ 0xff))
+open(f"{work}/bad_cut.npy.gz", "wb").write(d[: offs[25] + 1000])
+PY
+for f in "$work"/bad_*.npy.gz; do
+    same_run bad reduce -q --op sum "$f"
+    same_file bad-transpose transpose -q "$f"
+done
+note "bad members: $((pass - cpass)) passed, $((fail - cfail)) failed"
+[ -f "$out/fail.txt" ] && head -40 "$out/fail.txt"
+
+note "== compute-sanitizer memcheck (device inflate)"
+"$GB" gen --shape 300000 --dist normal --seed 4 -1 -f -o "$work/s.npy.gz"
+st=0
+for f in "$work/s.npy.gz" "$work"/bad_*.npy.gz "$work/r_70000_uint16.npy.gz.odd.gz"; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$GB" reduce -q --backend cuda --op sum \
+        --chunk 128k "$f" >>"$out/sanitizer.log" 2>&1
+    [ $? = 9 ] && st=9
+done
+note "memcheck: exit $st, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer.log") clean summaries of $(grep -c 'ERROR SUMMARY' "$out/sanitizer.log")"
+
+note "== kernel rate (bench_inflate: every member of the file at once)"
+nvcc -O3 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -o "$work/bench_inflate" \
+    tests/gpu/bench_inflate.cu -lz >"$out/bench_build.log" 2>&1
+"$GB" gen --shape 536870912 --dist normal --seed 1 -1 -f -o "$work/big1.npy.gz"
+"$GB" gen --shape 268435456 --dist normal --seed 1 -6 -f -o "$work/big6.npy.gz"
+"$GB" gen --shape 268435456 --dtype int32 --low -1000 --high 1000 --seed 1 -1 -f -o "$work/int1.npy.gz"
+for f in big1 big6 int1; do
+    note "$f: $("$work/bench_inflate" "$work/$f.npy.gz" 5 | tr '\n' ' ')"
+done
+
+note "== whole process, reduce --op sum of 2 GiB float32 BGZF (level 1), page cache warm"
+cat "$work/big1.npy.gz" >/dev/null
+t() { # t LABEL ENV... -- CMD...: best of 3 wall times
+    label=$1
+    shift
+    best=
+    for i in 1 2 3; do
+        s=$(date +%s.%N)
+        env "$@" >/dev/null 2>>"$out/e2e.err"
+        e=$(date +%s.%N)
+        d=$(echo "$e - $s" | bc)
+        [ -z "$best" ] || [ "$(echo "$d < $best" | bc)" = 1 ] && best=$d
+    done
+    note "  $label: $best s"
+}
+for be in auto cuda cpu; do t "reduce $be" "$GB" reduce --op sum --backend $be "$work/big1.npy.gz"; done
+t "reduce cuda, host inflate" GPUBATCH_HOST_INFLATE=1 "$GB" reduce --op sum --backend cuda "$work/big1.npy.gz"
+t "reduce cuda, 2 GiB .npy plain" sh -c "$GB gen --shape 1 -f -o /dev/null; true"
+"$GB" gen --quadratic 134217728 --seed 1 -1 -f -o "$work/qbig.npy.gz"
+for be in auto cuda cpu; do t "quadratic $be (plain .npy out)" "$GB" quadratic --backend $be --no-compress -f -o "$work/qo.npy" "$work/qbig.npy.gz"; done
+t "quadratic cuda, host inflate" GPUBATCH_HOST_INFLATE=1 "$GB" quadratic --backend cuda --no-compress -f -o "$work/qo.npy" "$work/qbig.npy.gz"
+"$GB" gen --shape 16384x16384 --seed 1 -1 -f -o "$work/tbig.npy.gz"
+for be in auto cuda cpu; do t "transpose $be (plain .npy out)" "$GB" transpose --backend $be --no-compress -f -o "$work/to.npy" "$work/tbig.npy.gz"; done
+t "transpose cuda, host inflate" GPUBATCH_HOST_INFLATE=1 "$GB" transpose --backend cuda --no-compress -f -o "$work/to.npy" "$work/tbig.npy.gz"
+note "total: $pass passed, $fail failed"

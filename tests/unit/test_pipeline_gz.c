@@ -1,0 +1,354 @@
+/* test_pipeline_gz.c - chunks of whole BGZF members (pl_open_gz): inflated
+ * on the host with the device's decoder (ptx/inflate_math.h), each chunk's
+ * data must equal what pl_open hands out for the same input, options and
+ * position, and the stream must end with the same error or warning. Inputs:
+ * blocks of many sizes, a header already read (the .npy case), limits,
+ * chunk sizes from a few blocks to the whole input, and tails that are not
+ * BGZF (a plain gzip member, garbage, a cut block, a bad block). */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "io/gzwrite.h"
+#include "io/pipeline.h"
+
+#define NSLOTS 3
+
+static char tmpdir[] = "/tmp/gb_plgz_XXXXXX";
+
+/* A growing byte string. */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+} bytes;
+
+/* Appends n bytes. */
+static void put(bytes *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 1024;
+        b->p = realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+/* Appends one BGZF block holding data[0..n) compressed at level. */
+static void put_bgzf_block(bytes *b, const unsigned char *data, size_t n, int level)
+{
+    unsigned char out[70000];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = sizeof out;
+    deflate(&z, Z_FINISH);
+    size_t clen = z.total_out;
+    deflateEnd(&z);
+    size_t total = clen + 26;
+    unsigned char h[18] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0,
+                           (unsigned char)((total - 1) & 0xff), (unsigned char)((total - 1) >> 8)};
+    put(b, h, sizeof h);
+    put(b, out, clen);
+    uint32_t crc = (uint32_t)crc32(0, data, (uInt)n), isz = (uint32_t)n;
+    unsigned char t[8];
+    for (int k = 0; k < 4; k++) {
+        t[k] = (unsigned char)(crc >> (8 * k));
+        t[4 + k] = (unsigned char)(isz >> (8 * k));
+    }
+    put(b, t, 8);
+}
+
+/* Appends data as BGZF blocks of sizes drawn from sizes[] in turn. */
+static void put_bgzf(bytes *b, const unsigned char *data, size_t n, const size_t *sizes,
+                     int nsizes, int level)
+{
+    for (size_t off = 0, k = 0; off < n || k == 0; k++) {
+        size_t len = sizes[k % (size_t)nsizes];
+        if (len > n - off)
+            len = n - off;
+        put_bgzf_block(b, data + off, len, level);
+        off += len;
+        if (off == n)
+            break;
+    }
+}
+
+/* Writes b to a file in tmpdir; returns its path (static storage). */
+static const char *write_file(const bytes *b)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/in.gz", tmpdir);
+    FILE *f = fopen(path, "wb");
+    fwrite(b->p, 1, b->n, f);
+    fclose(f);
+    return path;
+}
+
+/* What a pipeline hands out: the data and the final status and message. */
+typedef struct {
+    bytes data;
+    int rc;
+    char msg[512];
+    int garbage;
+    int chunks_gz; /* chunks that held members */
+} outcome;
+
+/* Decodes one pl_open_gz chunk on the host the way the device does,
+ * appending its data; 0, or -1 with the host reader's message for the first
+ * member that does not decode (as the device path reports it). */
+static int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t msglen)
+{
+    const pl_gz_chunk *g = c->gz;
+    unsigned char *span = malloc(g->span + 1);
+    static if_tables t;
+    if_u32 table[256];
+    for (int i = 0; i < 256; i++)
+        if_crc32_table(table, (if_u32)i);
+    memset(span, 0x5a, g->span + 1);
+    for (int i = 0; i < g->nruns; i++) {
+        CHECK(g->runs[i].out_off + g->runs[i].len <= g->span);
+        memcpy(span + g->runs[i].out_off, (const char *)c->data + g->runs[i].in_off,
+               g->runs[i].len);
+    }
+    int bad = -1;
+    for (int i = 0; i < g->nmembers && bad < 0; i++) {
+        const if_member *m = &g->members[i];
+        CHECK(m->out_off + m->isize <= g->span);
+        CHECK(m->in_off + m->in_len <= g->in_bytes);
+        const unsigned char *in = (const unsigned char *)c->data + m->in_off;
+        if (if_inflate(in, m->in_len, span + m->out_off, m->isize, &t) ||
+            ~if_crc32_part(table, span + m->out_off, 0, m->isize, m->isize, if_crc32_xpow(0)) !=
+                m->crc)
+            bad = i;
+    }
+    if (bad >= 0) {
+        const if_member *m = &g->members[bad];
+        CHECK(io_gzip_member_error((const char *)c->data + m->in_off - 18, m->in_len + 26,
+                                   m->isize, m->file_off, msg, msglen) < 0);
+    } else {
+        CHECK(g->skip + c->bytes <= g->span);
+        put(out, span + g->skip, c->bytes);
+    }
+    free(span);
+    return bad >= 0 ? -1 : 0;
+}
+
+/* Runs a pipeline (gz or plain) over path: skip decoded bytes are read
+ * first (prefix_len of them handed back as the prefix), then chunks of
+ * chunk bytes up to limit. */
+static void run(const char *path, int gz, size_t skip, size_t prefix_len, size_t chunk,
+                uint64_t limit, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    io_reader *r;
+    char err[256];
+    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    static unsigned char head[1 << 17];
+    ssize_t k = skip ? io_reader_read(r, head, skip) : 0;
+    CHECK(k == (ssize_t)skip);
+    size_t bufbytes = pl_gz_buffer_bytes(chunk);
+    void *bufs[NSLOTS];
+    for (int i = 0; i < NSLOTS; i++)
+        bufs[i] = malloc(bufbytes);
+    pl_ring *pl;
+    const void *prefix = head + skip - prefix_len;
+    int rc = gz ? pl_open_gz(&pl, r, bufs, NSLOTS, chunk, prefix, prefix_len, limit)
+                : pl_open(&pl, r, bufs, NSLOTS, chunk, prefix, prefix_len, limit);
+    CHECK(rc == 0);
+    pl_chunk c;
+    uint64_t expect_off = 0;
+    while ((rc = pl_next(pl, &c)) > 0) {
+        CHECK(c.offset == expect_off);
+        expect_off += c.bytes;
+        if (c.gz) {
+            o->chunks_gz += c.gz->nmembers > 0;
+            if (!o->rc && host_inflate(&c, &o->data, o->msg, sizeof o->msg) < 0)
+                o->rc = IO_ERR_CORRUPT;
+        } else if (!o->rc) {
+            put(&o->data, c.data, c.bytes);
+        }
+        pl_release(pl, c.slot);
+    }
+    if (rc < 0 && !o->rc) {
+        o->rc = rc;
+        snprintf(o->msg, sizeof o->msg, "%s", pl_error(pl));
+    }
+    o->garbage = io_reader_trailing_garbage(r);
+    pl_close(pl);
+    for (int i = 0; i < NSLOTS; i++)
+        free(bufs[i]);
+    io_reader_close(r);
+}
+
+/* The gz pipeline and the plain one agree on path under these options. */
+static void same(const char *what, const char *path, size_t skip, size_t prefix_len,
+                 size_t chunk, uint64_t limit, int expect_members)
+{
+    outcome a, b;
+    run(path, 1, skip, prefix_len, chunk, limit, &a);
+    run(path, 0, skip, prefix_len, chunk, limit, &b);
+    CHECKF(a.data.n == b.data.n && (!a.data.n || !memcmp(a.data.p, b.data.p, a.data.n)),
+           "%s: data differ (%zu vs %zu bytes)", what, a.data.n, b.data.n);
+    CHECKF(a.rc == b.rc && !strcmp(a.msg, b.msg), "%s: status %d '%s' vs %d '%s'", what, a.rc,
+           a.msg, b.rc, b.msg);
+    CHECKF(a.garbage == b.garbage, "%s: trailing garbage %d vs %d", what, a.garbage, b.garbage);
+    if (expect_members && b.rc == 0) /* a chunk that ends in an error is not handed out */
+        CHECKF(a.chunks_gz > 0, "%s (skip %zu, limit %lld): no chunk held members", what, skip,
+               (long long)limit);
+    free(a.data.p);
+    free(b.data.p);
+}
+
+/* Test data: float-like bytes that compress a little, with runs. */
+static unsigned char *make_data(size_t n, unsigned seed)
+{
+    unsigned char *d = malloc(n + 1);
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        d[i] = (i / 4096) % 5 == 0 ? (unsigned char)(i % 7) : (unsigned char)(x >> 24);
+    }
+    return d;
+}
+
+/* Whole files of BGZF blocks of various sizes through many chunkings. */
+static void test_bgzf_chunkings(void)
+{
+    const size_t n = 1200000;
+    unsigned char *d = make_data(n, 1);
+    const size_t sizes_std[] = {65280};
+    const size_t sizes_odd[] = {65536, 1, 40000, 7, 65535, 12345, 0, 30000};
+    const size_t *sets[] = {sizes_std, sizes_odd};
+    const int nsets[] = {1, 8};
+    for (int s = 0; s < 2; s++) {
+        bytes b = {0};
+        put_bgzf(&b, d, n, sets[s], nsets[s], 1);
+        put(&b, gz_eof_block, GZW_EOF_LEN);
+        const char *path = write_file(&b);
+        const size_t chunks[] = {128 << 10, 256 << 10, 384 << 10, 1 << 20, 2 << 20};
+        for (int c = 0; c < 5; c++) {
+            char what[128];
+            snprintf(what, sizeof what, "set %d chunk %zu", s, chunks[c]);
+            same(what, path, 0, 0, chunks[c], UINT64_MAX, 1);
+            same(what, path, 0, 0, chunks[c], n, 1);
+            same(what, path, 128, 0, chunks[c], n - 128, 1);
+            same(what, path, 128, 100, chunks[c], n - 28, 1);
+            same(what, path, 3000, 10, chunks[c], UINT64_MAX, 1);
+            same(what, path, 0, 0, chunks[c], n - 1, 1);  /* more data than expected */
+            same(what, path, 0, 0, chunks[c], n + 1, 1);  /* less */
+            same(what, path, 70000, 0, chunks[c], 200000, 1); /* a limit inside */
+        }
+        free(b.p);
+    }
+    free(d);
+}
+
+/* Inputs whose tail is not whole BGZF blocks, or whose blocks are bad. */
+static void test_bgzf_tails(void)
+{
+    const size_t n = 500000;
+    unsigned char *d = make_data(n, 2);
+    const size_t sizes[] = {65280};
+    for (int kind = 0; kind < 7; kind++) {
+        bytes b = {0};
+        put_bgzf(&b, d, 300000, sizes, 1, 1);
+        switch (kind) {
+        case 0: { /* a plain gzip member after the blocks */
+            unsigned char out[600000];
+            z_stream z;
+            memset(&z, 0, sizeof z);
+            deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+            z.next_in = d + 300000;
+            z.avail_in = (uInt)(n - 300000);
+            z.next_out = out;
+            z.avail_out = sizeof out;
+            deflate(&z, Z_FINISH);
+            put(&b, out, z.total_out);
+            deflateEnd(&z);
+            break;
+        }
+        case 1: /* trailing garbage */
+            put(&b, "garbage!", 8);
+            break;
+        case 2: /* zero padding */
+            put(&b, "\0\0\0\0", 4);
+            break;
+        case 3: /* a cut block */
+            put_bgzf(&b, d + 300000, 60000, sizes, 1, 1);
+            b.n -= 100;
+            break;
+        case 4: /* a block with a bad CRC */
+            put_bgzf(&b, d + 300000, 60000, sizes, 1, 1);
+            b.p[b.n - 8] ^= 1;
+            break;
+        case 5: /* a block whose deflate data is damaged */
+            put_bgzf(&b, d + 300000, 60000, sizes, 1, 1);
+            b.p[b.n - 2000] ^= 0x55;
+            break;
+        default: /* the EOF block, then more blocks */
+            put(&b, gz_eof_block, GZW_EOF_LEN);
+            put_bgzf(&b, d + 300000, 200000, sizes, 1, 1);
+            break;
+        }
+        const char *path = write_file(&b);
+        for (int c = 0; c < 2; c++) {
+            size_t chunk = c ? (2 << 20) : (128 << 10);
+            char what[64];
+            snprintf(what, sizeof what, "tail %d chunk %zu", kind, chunk);
+            outcome a, p;
+            run(path, 1, 0, 0, chunk, UINT64_MAX, &a);
+            run(path, 0, 0, 0, chunk, UINT64_MAX, &p);
+            /* a bad member is reported with the host's message; the data
+             * before its chunk is the same */
+            size_t upto = kind == 4 || kind == 5 ? a.data.n : p.data.n;
+            CHECKF(a.data.n == upto && p.data.n >= upto &&
+                       (!upto || !memcmp(a.data.p, p.data.p, upto)),
+                   "%s: data differ (%zu vs %zu)", what, a.data.n, p.data.n);
+            CHECKF(a.rc != 0 == (p.rc != 0) && !strcmp(a.msg, p.msg), "%s: '%s' vs '%s'", what,
+                   a.msg, p.msg);
+            if (kind == 4 || kind == 5)
+                CHECKF(strstr(a.msg, "gzip member at byte ") != NULL, "%s: '%s'", what, a.msg);
+            else
+                CHECKF(a.garbage == p.garbage, "%s: garbage", what);
+            free(a.data.p);
+            free(p.data.p);
+        }
+        free(b.p);
+    }
+    free(d);
+}
+
+/* Plain (not gzip) input: pl_open_gz hands out what pl_open does. */
+static void test_plain_input(void)
+{
+    bytes b = {0};
+    unsigned char *d = make_data(300000, 3);
+    put(&b, d, 300000);
+    const char *path = write_file(&b);
+    same("plain", path, 0, 0, 128 << 10, UINT64_MAX, 0);
+    same("plain header", path, 200, 50, 128 << 10, 299850, 0);
+    free(b.p);
+    free(d);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir))
+        return 1;
+    test_bgzf_chunkings();
+    test_bgzf_tails();
+    test_plain_input();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return check_summary();
+}
