@@ -214,6 +214,7 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
     if (p->gz_mode == GZ_MEMBERS && cover < offset + want) {
         if (!g->nruns)
             base = p->next_data; /* a member that began in the last chunk */
+        g->skip = (uint32_t)(offset - base);
         uint64_t dpos;
         int ended;
         int rc = pl_gz_members(p, dst, front, g, tab, base, offset, want, &pos, &dpos, &ended);
@@ -242,6 +243,32 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
     g->skip = (uint32_t)(offset - base);
     g->span = (uint32_t)(cover - base);
     return (long long)((cover < offset + want ? cover : offset + want) - offset);
+}
+
+/* Before an error that ends a pl_open_gz chunk: reads the members the
+ * chunk holds through the host's reader, so that a bad one among them is
+ * the error reported, as pl_open reports it. Returns that error or 0. */
+static int pl_gz_replay(pl_ring *p, int slot, uint64_t offset)
+{
+    const pl_gz_chunk *g = &p->gzc[slot];
+    if (!p->gz || g->nmembers == 0)
+        return 0;
+    const if_member *first = &g->members[0], *last = &g->members[g->nmembers - 1];
+    uint64_t base = offset - g->skip, pos = base + first->out_off;
+    uint64_t end = base + last->out_off + last->isize;
+    int rc = io_reader_resume(p->r, first->file_off, p->data_base + pos);
+    unsigned char *scratch = p->bufs[slot]; /* the chunk's bytes are not needed any more */
+    while (rc >= 0 && pos < end) {
+        size_t step = end - pos < p->chunk_bytes ? (size_t)(end - pos) : p->chunk_bytes;
+        ssize_t k = io_reader_read(p->r, scratch, step);
+        rc = k < 0 ? (int)k : 0;
+        if (k <= 0)
+            break;
+        pos += (uint64_t)k;
+    }
+    if (rc < 0)
+        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+    return rc;
 }
 
 /* At the end of the data in GZ_MEMBERS: puts the reader where the members
@@ -327,6 +354,16 @@ static void *pl_reader_main(void *arg)
         }
         if (end)
             break;
+    }
+    if (err) {
+        /* a bad member of the chunk that met the error comes first */
+        char why[sizeof p->errmsg];
+        memcpy(why, p->errmsg, sizeof why);
+        int first = pl_gz_replay(p, p->next_fill, offset);
+        if (first < 0)
+            err = first;
+        else
+            memcpy(p->errmsg, why, sizeof why);
     }
     pthread_mutex_lock(&p->mu);
     p->err = err;

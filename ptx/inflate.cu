@@ -45,6 +45,11 @@ gzk_crc(const if_member *__restrict__ members, unsigned n, const unsigned char *
     if_member m = members[i];
     if (m.isize > IF_MAX_OUT)
         return; // gzk_inflate reported it
+    if (m.isize == 0) {
+        if (lane == 0 && m.crc != 0)
+            atomicMin(bad, i);
+        return;
+    }
     unsigned start = lane * GZ_CRC_PART < m.isize ? lane * GZ_CRC_PART : m.isize;
     unsigned end = start + GZ_CRC_PART < m.isize ? start + GZ_CRC_PART : m.isize;
     if_u32 term = if_crc32_part(table, dec + m.out_off, start, end, m.isize,

@@ -341,6 +341,36 @@ IF_HD int if_stored(if_bits *b, if_u8 *out, if_u32 cap, if_u32 *op)
     return IF_OK;
 }
 
+/* Copies a match of len bytes from dist bytes back to out[op..]. On the GPU
+ * the source was just written to global memory, so each load waits on the
+ * memory system: the bytes of a group of 8 (or of the period, when dist is
+ * below 8) are all loaded before any is stored. */
+IF_HD void if_copy_match(if_u8 *out, if_u32 op, if_u32 dist, if_u32 len)
+{
+    const if_u8 *src = out + op - dist;
+    if_u8 *dst = out + op;
+    if_u32 i = 0;
+    if (dist >= 8) {
+        for (; i + 8 <= len; i += 8) {
+            if_u8 b0 = src[i], b1 = src[i + 1], b2 = src[i + 2], b3 = src[i + 3];
+            if_u8 b4 = src[i + 4], b5 = src[i + 5], b6 = src[i + 6], b7 = src[i + 7];
+            dst[i] = b0, dst[i + 1] = b1, dst[i + 2] = b2, dst[i + 3] = b3;
+            dst[i + 4] = b4, dst[i + 5] = b5, dst[i + 6] = b6, dst[i + 7] = b7;
+        }
+        for (; i < len; i++)
+            dst[i] = src[i];
+        return;
+    }
+    /* a period of dist bytes, repeated */
+    if_u64 pat = 0;
+    for (if_u32 k = 0; k < dist; k++)
+        pat |= (if_u64)src[k] << (8 * k);
+    for (if_u32 k = 0; i < len; i++) {
+        dst[i] = (if_u8)(pat >> (8 * k));
+        k = k + 1 == dist ? 0 : k + 1;
+    }
+}
+
 /* Decodes the symbols of one Huffman block up to its end-of-block code. */
 IF_HD int if_codes(if_bits *b, const if_tables *t, if_u8 *out, if_u32 cap, if_u32 *opp)
 {
@@ -391,8 +421,8 @@ IF_HD int if_codes(if_bits *b, const if_tables *t, if_u8 *out, if_u32 cap, if_u3
             *opp = op;
             return IF_ERR_OVERFLOW;
         }
-        for (if_u32 i = 0; i < len; i++, op++)
-            out[op] = out[op - dist];
+        if_copy_match(out, op, dist, len);
+        op += len;
     }
     *opp = op;
     return IF_OK;
@@ -486,8 +516,11 @@ IF_HD if_u32 if_crc32_xpow(if_u32 bytes)
 IF_HD if_u32 if_crc32_part(const if_u32 *table, const if_u8 *data, if_u32 start, if_u32 end,
                            if_u32 total, if_u32 xpow_after)
 {
-    /* Data shorter than four bytes lies in one part, the last: its register
-     * starts inverted instead. */
+    /* Data shorter than four bytes lies in one part: its register starts
+     * inverted instead. An empty part adds nothing (and empty data has the
+     * CRC 0, which callers check themselves). */
+    if (start >= end)
+        return 0;
     if_u32 crc = total < 4 ? 0xffffffffu : 0u, flip = total < 4 ? 0u : 4u;
     for (if_u32 i = start; i < end; i++)
         crc = table[(crc ^ data[i] ^ (i < flip ? 0xffu : 0u)) & 0xffu] ^ (crc >> 8);

@@ -7,6 +7,7 @@
 #include "io/reader.h"
 
 #define GZD_MODULE "inflate"
+#define GZD_ALIGN 256 /* alignment of a chunk's decoded data (the kernels' vector loads) */
 
 /* Allocates the slot's device buffers for chunks of chunk_bytes. */
 static int gzd_alloc(gzd_slot *z, gpu *g, size_t chunk_bytes)
@@ -16,7 +17,8 @@ static int gzd_alloc(gzd_slot *z, gpu *g, size_t chunk_bytes)
     z->chunk_bytes = chunk_bytes;
     if ((rc = gpu_mem_alloc(g, &z->comp, pl_gz_buffer_bytes(chunk_bytes) + IF_IN_PAD,
                             "compressed chunk")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->dec, pl_gz_span_bytes(chunk_bytes), "decoded chunk")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->dec, pl_gz_span_bytes(chunk_bytes) + GZD_ALIGN,
+                            "decoded chunk")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->bad, sizeof(unsigned), "inflate status")) < 0)
         return rc;
     if (!(z->bad_host = gpu_host_alloc(g, sizeof(unsigned))))
@@ -51,10 +53,12 @@ int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chu
     size_t tab_off = (size_t)((const unsigned char *)c->members - h);
     unsigned n = (unsigned)c->nmembers;
     CU_TRY(cu.MemcpyHtoDAsync(z->comp, h, c->in_bytes, s));
+    /* the span starts where the chunk's data comes out GZD_ALIGN-aligned */
+    CUdeviceptr span = z->dec + (GZD_ALIGN - c->skip % GZD_ALIGN) % GZD_ALIGN;
     for (int i = 0; i < c->nruns; i++)
-        CU_TRY(cu.MemcpyHtoDAsync(z->dec + c->runs[i].out_off, h + c->runs[i].in_off,
+        CU_TRY(cu.MemcpyHtoDAsync(span + c->runs[i].out_off, h + c->runs[i].in_off,
                                   c->runs[i].len, s));
-    *data = z->dec + c->skip;
+    *data = z->data = span + c->skip;
     *z->bad_host = IF_NO_MEMBER;
     if (n == 0)
         return 0;
@@ -65,11 +69,11 @@ int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chu
     if ((rc = gpu_function(g, GZD_MODULE, "gzk_inflate", &fi)) < 0 ||
         (rc = gpu_function(g, GZD_MODULE, "gzk_crc", &fc)) < 0)
         return rc;
-    void *pi[] = {&z->comp, &tab, &n, &z->dec, &z->bad};
+    void *pi[] = {&z->comp, &tab, &n, &span, &z->bad};
     if ((rc = gpu_launch(g, fi, "gzk_inflate", (n + IF_GPU_THREADS - 1) / IF_GPU_THREADS,
                          IF_GPU_THREADS, s, pi)) < 0)
         return rc;
-    void *pc[] = {&tab, &n, &z->dec, &z->bad};
+    void *pc[] = {&tab, &n, &span, &z->bad};
     if ((rc = gpu_launch(g, fc, "gzk_crc", n, 32, s, pc)) < 0)
         return rc;
     CU_TRY(cu.MemcpyDtoHAsync(z->bad_host, z->bad, sizeof(unsigned), s));

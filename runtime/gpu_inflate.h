@@ -19,7 +19,8 @@ typedef struct {
     gpu *g;
     size_t chunk_bytes;
     CUdeviceptr comp;   /* the buffer's bytes: members, runs, member table */
-    CUdeviceptr dec;    /* the decoded span */
+    CUdeviceptr dec;    /* the decoded span (placed so that the data is aligned) */
+    CUdeviceptr data;   /* the last staged chunk's data in it */
     CUdeviceptr bad;    /* lowest failing member index, or IF_NO_MEMBER */
     unsigned *bad_host; /* pinned copy of bad */
 } gzd_slot;

@@ -468,7 +468,7 @@ int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
     CUresult r = e->stage_gz ? cu.MemcpyDtoDAsync(e->din + offset,
-                                                  e->stage_z.dec + e->stage_gz->skip + from,
+                                                  e->stage_z.data + from,
                                                   bytes, st)
                              : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
     if (r == CUDA_SUCCESS)

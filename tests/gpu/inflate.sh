@@ -45,7 +45,7 @@ same_file() {
     c=$("$GB" "$@" --backend cpu -o "$work/o_cpu" 2>&1; echo "exit $?")
     g=$("$GB" "$@" --backend cuda -o "$work/o_cuda" 2>&1; echo "exit $?")
     check "$name: $*" "$c" "$g"
-    check "$name bytes: $*" "$(md5sum <"$work/o_cpu" 2>&1)" "$(md5sum <"$work/o_cuda" 2>&1)"
+    check "$name bytes: $*" "$(cat "$work/o_cpu" 2>&1 | md5sum)" "$(cat "$work/o_cuda" 2>&1 | md5sum)"
 }
 
 note "== correctness (CPU backend against device inflate)"
@@ -130,6 +130,12 @@ nvcc -O3 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -o "$work/ben
 for f in big1 big6 int1; do
     note "$f: $("$work/bench_inflate" "$work/$f.npy.gz" 5 | tr '\n' ' ')"
 done
+# other launch shapes and table sizes (INFLATE_VARIANTS="threads:litbits ...")
+for v in ${INFLATE_VARIANTS:-}; do
+    nvcc -O3 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -DIF_GPU_THREADS=${v%%:*} \
+        -DIF_LIT_BITS=${v#*:} -o "$work/bench_v" tests/gpu/bench_inflate.cu -lz >>"$out/bench_build.log" 2>&1
+    note "variant $v big1: $("$work/bench_v" "$work/big1.npy.gz" 3 | tail -2 | tr '\n' ' ')"
+done
 
 note "== whole process, reduce --op sum of 2 GiB float32 BGZF (level 1), page cache warm"
 cat "$work/big1.npy.gz" >/dev/null
@@ -147,6 +153,9 @@ t() { # t LABEL ENV... -- CMD...: best of 3 wall times
     note "  $label: $best s"
 }
 for be in auto cuda cpu; do t "reduce $be" "$GB" reduce --op sum --backend $be "$work/big1.npy.gz"; done
+for c in ${INFLATE_CHUNKS:-}; do
+    t "reduce cuda --chunk $c" "$GB" reduce --op sum --backend cuda --chunk $c "$work/big1.npy.gz"
+done
 t "reduce cuda, host inflate" GPUBATCH_HOST_INFLATE=1 "$GB" reduce --op sum --backend cuda "$work/big1.npy.gz"
 "$GB" gen --quadratic 134217728 --seed 1 -1 -f -o "$work/qbig.npy.gz"
 for be in auto cuda cpu; do t "quadratic $be (plain .npy out)" "$GB" quadratic --backend $be --no-compress -f -o "$work/qo.npy" "$work/qbig.npy.gz"; done
