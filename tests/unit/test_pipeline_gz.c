@@ -317,7 +317,7 @@ static void test_bgzf_tails(void)
             CHECKF(a.data.n == upto && p.data.n >= upto &&
                        (!upto || !memcmp(a.data.p, p.data.p, upto)),
                    "%s: data differ (%zu vs %zu)", what, a.data.n, p.data.n);
-            CHECKF(a.rc != 0 == (p.rc != 0) && !strcmp(a.msg, p.msg), "%s: '%s' vs '%s'", what,
+            CHECKF((a.rc != 0) == (p.rc != 0) && !strcmp(a.msg, p.msg), "%s: '%s' vs '%s'", what,
                    a.msg, p.msg);
             if (kind == 4 || kind == 5)
                 CHECKF(strstr(a.msg, "gzip member at byte ") != NULL, "%s: '%s'", what, a.msg);
