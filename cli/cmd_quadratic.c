@@ -419,13 +419,13 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close_readers;
     }
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
-    size_t max_rows = q.common.chunk / row_bytes;
-    if (in.rows != UINT64_MAX && in.rows < max_rows)
-        max_rows = in.rows ? (size_t)in.rows : 1;
     if (in.planes_in_memory && quadratic_open_planes(pr, path, r, &fi, in.rows * sz) < 0)
         goto out_close_readers;
     if (cli_open_backend(&q.common, &be))
         goto out_close_readers;
+    size_t max_rows = stream_chunk(&q.common, &be, r) / row_bytes;
+    if (in.rows != UINT64_MAX && in.rows < max_rows)
+        max_rows = in.rows ? (size_t)in.rows : 1;
     int nslots = cli_slots(&q.common, &be);
     if (qd_engine_open(&eng, &be, nslots, max_rows, fi.dtype,
                        in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout) < 0) {

@@ -203,12 +203,13 @@ static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
 
 /* Chunk size for one input: --chunk, or less when the data is known to be
  * smaller (always a whole number of tiles of any element type). */
-static size_t reduce_chunk_for(const reduce_opts *o, const frame_info *fi, const io_reader *r)
+static size_t reduce_chunk_for(const reduce_opts *o, const backend *be, const frame_info *fi,
+                               const io_reader *r)
 {
     uint64_t known = fi->data_bytes;
     if (known == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
         known = (uint64_t)io_reader_file_size(r);
-    size_t chunk = o->common.chunk;
+    size_t chunk = stream_chunk(&o->common, be, r);
     if (known != UINT64_MAX && known < chunk)
         chunk = (size_t)((known + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN);
     return chunk ? chunk : CLI_CHUNK_ALIGN;
@@ -280,7 +281,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
         goto out_close_reader;
-    if (reduce_ctx_reserve(ctx, reduce_chunk_for(o, &fi, r)))
+    if (reduce_ctx_reserve(ctx, reduce_chunk_for(o, &ctx->be, &fi, r)))
         goto out_close_reader;
     if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nslots, ctx->chunk,
                     o->shard.count ? NULL : fi.prefix, o->shard.count ? 0 : fi.prefix_len,

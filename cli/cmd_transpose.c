@@ -291,7 +291,7 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     tp_engine *eng = NULL;
     void *bufs[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl = NULL;
-    size_t chunk = t->common.chunk;
+    size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r);
     if (!j->copy) {
         if (tp_engine_open(&eng, be, nslots, chunk, elem, j->rows, j->cols) < 0) {
             msg_error("%s: %s", name, be->err);

@@ -139,6 +139,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         if (cli_parse_size(arg, &c->chunk) < 0 || c->chunk == 0 || c->chunk > CLI_MAX_CHUNK)
             return cli_usage_error("", "bad --chunk '%s' (e.g. 64M; at most 1024G)", arg), -1;
         c->chunk = (c->chunk + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN;
+        c->chunk_given = 1;
         return 1;
     case OPT_STREAMS:
         if (cli_parse_int(arg, &c->streams) < 0 || c->streams < 2 || c->streams > 64)

@@ -18,12 +18,17 @@
 #define CLI_DEFAULT_STREAMS 4
 #define CLI_CHUNK_ALIGN ((size_t)128 << 10) /* a whole number of tiles of any type */
 #define CLI_MAX_CHUNK ((size_t)1 << 40)     /* --chunk above 1 TiB is a usage error */
+/* The default chunk when blocked gzip is inflated on the GPU: a chunk's
+ * members are inflated one per GPU thread, so larger chunks keep more of
+ * the GPU busy (measured on an H200: 64 MiB beat 32, 128 and 256 MiB). */
+#define CLI_DEVICE_INFLATE_CHUNK ((size_t)64 << 20)
 
 typedef struct {
     backend_kind backend;
     backend_devices devices; /* --device: one ordinal (default 0), a list, or all */
     int threads;        /* 0: one per core */
     size_t chunk;       /* bytes per pipeline buffer */
+    int chunk_given;    /* --chunk was on the command line */
     int streams;        /* buffers (and CUDA streams) in flight, per device */
     dt_type dtype;      /* raw input */
     int ndim;           /* raw --shape, -1 when absent */

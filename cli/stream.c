@@ -15,6 +15,14 @@ int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_by
            chunk_bytes < ((size_t)1 << 30) && !(host && !strcmp(host, "1"));
 }
 
+/* --chunk, or device inflate's default (see stream.h). */
+size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r)
+{
+    if (!c->chunk_given && stream_device_inflate(be, r, CLI_DEVICE_INFLATE_CHUNK))
+        return CLI_DEVICE_INFLATE_CHUNK;
+    return c->chunk;
+}
+
 /* Buffer bytes for chunk_bytes (see stream.h). */
 size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
 {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "io/pipeline.h"
+#include "options.h"
 #include "output.h"
 #include "runtime/backend.h"
 
@@ -15,6 +16,10 @@
  * the CUDA backend, for gzip from a regular file, unless the environment
  * sets GPUBATCH_HOST_INFLATE=1. */
 int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_bytes);
+
+/* The chunk size for input r: --chunk, or without it the larger default of
+ * device inflate where stream_device_inflate() applies. */
+size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r);
 
 /* Bytes of each pipeline buffer for chunks of chunk_bytes on backend be
  * (room for compressed chunks on the CUDA backend). */

@@ -49,7 +49,7 @@ typedef uint64_t if_u64;
 #define IF_MAX_OUT 65536u /* largest member output (BGZF) */
 #define IF_IN_PAD 8u    /* readable bytes the GPU's loads need past a member */
 #ifndef IF_GPU_THREADS
-#define IF_GPU_THREADS 8 /* members (threads) per block of the inflate kernel */
+#define IF_GPU_THREADS 4 /* members (threads) per block of the inflate kernel */
 #endif
 
 /* Results: 0, or why the stream was refused. */
