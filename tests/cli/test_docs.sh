@@ -240,6 +240,38 @@ else
     echo "note: no python3: docs/plot.py not checked"
 fi
 
+# --- the links between the documents -------------------------------------------
+# Every relative link of README.md, BENCHMARKS.md, SECURITY.md and docs/*.md
+# names a file that exists, and a #fragment names a heading of that file (as
+# GitHub makes anchors: lower case, punctuation dropped, spaces to hyphens).
+cat >"$T/links.py" <<'PYEOF'
+import os, re, sys
+def anchors(path):
+    out = set()
+    for ln in open(path, encoding="utf-8"):
+        m = re.match(r"^#+\s+(.*)", ln)
+        if m:
+            t = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower().replace("`", ""))
+            out.add(t.replace(" ", "-"))
+    return out
+bad = 0
+for doc in sys.argv[1:]:
+    text = open(doc, encoding="utf-8").read()
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path, _, frag = target.partition("#")
+        full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+        if not os.path.exists(full):
+            print("%s: link to a missing file: %s" % (doc, target)); bad += 1
+        elif frag and full.endswith(".md") and frag not in anchors(full):
+            print("%s: link to a missing heading: %s" % (doc, target)); bad += 1
+print("bad links:", bad)
+PYEOF
+if "$PY" -c 'import re' 2>/dev/null; then
+    check_eq "relative links and anchors" "bad links: 0" "$("$PY" "$T/links.py" README.md BENCHMARKS.md SECURITY.md docs/*.md 2>&1 | tail -n 5)"
+fi
+
 # --- bash completion ---------------------------------------------------------
 if [ -f "$COMP" ]; then ok; else fail "cli/gpubatch.bash is missing"; fi
 if command -v bash >/dev/null 2>&1 && [ -f "$COMP" ]; then
@@ -355,6 +387,9 @@ fi
 # --- make install / uninstall ------------------------------------------------
 stage="$T/stage"
 installed="usr/bin/gpubatch usr/share/man/man1/gpubatch.1 usr/share/bash-completion/completions/gpubatch"
+for f in README.md BENCHMARKS.md SECURITY.md LICENSE docs/*.md docs/img/*.svg; do
+    installed="$installed usr/share/doc/gpubatch/$f"
+done
 make -s install DESTDIR="$stage" PREFIX=/usr >"$T/install.log" 2>&1
 st=$?
 check_eq "make install exit status ($(tail -3 "$T/install.log"))" 0 $st
@@ -366,12 +401,17 @@ if [ -x "$stage/usr/bin/gpubatch" ] && "$stage/usr/bin/gpubatch" --version >/dev
 fi
 check_files_same "installed man page" "$MAN" "$stage/usr/share/man/man1/gpubatch.1"
 check_files_same "installed completion" "$COMP" "$stage/usr/share/bash-completion/completions/gpubatch"
+if [ -f "$T/links.py" ]; then
+    check_eq "relative links of the installed documents" "bad links: 0" "$(cd "$stage/usr/share/doc/gpubatch" &&
+        "$PY" "$T/links.py" README.md BENCHMARKS.md docs/*.md 2>&1 | tail -n 5)"
+fi
 make -s uninstall DESTDIR="$stage" PREFIX=/usr >"$T/uninstall.log" 2>&1
 st=$?
 check_eq "make uninstall exit status ($(tail -3 "$T/uninstall.log"))" 0 $st
 for f in $installed; do
     if [ -e "$stage/$f" ]; then fail "make uninstall left /$f"; else ok; fi
 done
+if [ -e "$stage/usr/share/doc/gpubatch" ]; then fail "make uninstall left /usr/share/doc/gpubatch"; else ok; fi
 for t in install uninstall dist; do
     if make -s help | grep -q "^$t: "; then ok; else fail "make help does not list $t"; fi
 done
