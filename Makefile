@@ -3,7 +3,8 @@
 # Switches (make VAR=value):
 #   V=1        show full commands
 #   CC         C compiler (default cc); CFLAGS and LDFLAGS are appended to ours
-#   PREFIX     install prefix (default /usr/local); DESTDIR for staged installs
+#   PREFIX     install prefix (default /usr/local); DESTDIR for staged installs;
+#              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch)
 #   NVCC       CUDA compiler, used only by `make ptx` (default nvcc)
 #   BUILD      build directory (default build)
 #
@@ -15,6 +16,12 @@ NVCC ?= nvcc
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/gpubatch
+# Installed into DOCDIR, keeping their relative links: the front page, the
+# measurements, the security notes and the reference in docs/.
+DOC_FILES := README.md BENCHMARKS.md SECURITY.md LICENSE
+DOC_REF := $(sort $(wildcard docs/*.md))
+DOC_IMG := $(sort $(wildcard docs/img/*.svg))
 BUILD ?= build
 VERSION := 0.1.0
 
@@ -183,18 +190,24 @@ ubsan:
 	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test; \
 	  st=$$?; rm -f gpubatch; exit $$st
 
-## install: install the binary, man page and bash completion under $(DESTDIR)$(PREFIX)
+## install: install the binary, man page, bash completion and documentation (DOCDIR) under $(DESTDIR)$(PREFIX)
 install: gpubatch
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(DOCDIR)/docs/img
 	install -m 755 gpubatch $(DESTDIR)$(BINDIR)/gpubatch
 	install -m 644 gpubatch.1 $(DESTDIR)$(MANDIR)/man1/gpubatch.1
 	install -m 644 cli/gpubatch.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubatch
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)
+	install -m 644 $(DOC_REF) $(DESTDIR)$(DOCDIR)/docs
+	install -m 644 $(DOC_IMG) $(DESTDIR)$(DOCDIR)/docs/img
 
 ## uninstall: remove what install installed
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpubatch $(DESTDIR)$(MANDIR)/man1/gpubatch.1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubatch
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES) $(DOC_REF) $(DOC_IMG))
+	-rmdir $(DESTDIR)$(DOCDIR)/docs/img $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 ## dist: make gpubatch-$(VERSION).tar.gz from `git ls-files` (with the committed PTX: builds without nvcc)
 .PHONY: dist

@@ -1,9 +1,10 @@
 #!/bin/sh
 # test_docs.sh - the manual page (gpubatch.1) and the bash completion
 # (cli/gpubatch.bash) agree with what the program says in --help, the page
-# renders without warnings, `make install`/`uninstall` put and remove the
-# binary, page and completion, and `make dist` makes a tarball that builds
-# without nvcc. Checks that need groff, man, bash or a git checkout are
+# renders without warnings, every example of README.md and of the page's
+# EXAMPLES runs and prints what it shows, docs/plot.py draws bench --json,
+# `make install`/`uninstall` put and remove the binary, page and completion,
+# and `make dist` makes a tarball that builds without nvcc. Checks that need groff, man, bash or a git checkout are
 # skipped, with a note, where those are missing.
 . "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
@@ -111,6 +112,165 @@ if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
     fi
 else
     echo "note: no man/groff: 'man ./gpubatch.1' not checked"
+fi
+
+# --- every example of README.md and gpubatch.1 runs --------------------------
+# tests/cli/docex.py cuts the examples into steps (see it for the rules); each
+# runs with sh -e in a scratch directory per document, in document order,
+# with `gpubatch` (and the set-up command's ./gpubatch) being this build, and
+# must exit 0 and print what the document shows. Stand-ins: `producer` (any
+# program writing an array), a few data files the manual's examples name, and
+# `sbatch`, which runs each task of a job array here, one after another
+# (tests/cli/test_slurm.sh runs such arrays on a real Slurm).
+have_gpu=0
+"$GB" info 2>/dev/null | grep -q '^device 0:' && have_gpu=1
+if "$PY" -c 'import sys' 2>/dev/null; then
+    mkdir -p "$T/bin"
+    ln -s "$GB" "$T/bin/gpubatch"
+    printf '%s\n' '#!/bin/sh' 'exec gpubatch gen --shape 100000 --seed 5 --no-compress -c' >"$T/bin/producer"
+    cat >"$T/bin/sbatch" <<'EOF'
+#!/bin/sh
+# A stand-in for sbatch: the tasks of --array=A-B (or the script's
+# #SBATCH --array=A-B) run here in turn, with SLURM_ARRAY_TASK_ID and
+# SLURM_ARRAY_TASK_COUNT set; any task failing fails the job.
+array= wrap= script=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --array=*) array=${1#--array=} ;;
+    --wrap) wrap=$2; shift ;;
+    --wrap=*) wrap=${1#--wrap=} ;;
+    -*) ;;
+    *) script=$1 ;;
+    esac
+    shift
+done
+[ -n "$array" ] || array=$(sed -n 's/^#SBATCH --array=//p' "$script")
+lo=${array%-*} hi=${array#*-}
+i=$lo
+while [ "$i" -le "$hi" ]; do
+    export SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1))
+    if [ -n "$wrap" ]; then sh -c "$wrap" || exit 1; else sh "$script" || exit 1; fi
+    i=$((i + 1))
+done
+EOF
+    chmod +x "$T/bin/producer" "$T/bin/sbatch"
+    # run_examples DOC DIR: the examples of DOC, run in DIR.
+    run_examples() {
+        doc=$1 dir=$2
+        rm -rf "$T/steps"
+        "$PY" "$top/tests/cli/docex.py" "$top/$doc" "$T/steps"
+        check_eq "docex.py $doc exit status" 0 $?
+        for d in "$T"/steps/*/; do
+            [ -f "$d/kind" ] || continue
+            kind=$(cat "$d/kind") where=$(cat "$d/where")
+            case $kind in
+            bad) fail "$doc: $(cat "$d/cmd.sh")"; continue ;;
+            setup-test) check_eq "$doc: the second set-up command" "make test" "$(cat "$d/cmd.sh")"; continue ;;
+            gpu) [ $have_gpu = 1 ] || { echo "note: no GPU: not run: $where"; continue; } ;;
+            esac
+            if grep -q 'jq ' "$d/cmd.sh" && ! command -v jq >/dev/null 2>&1; then
+                echo "note: no jq: not run: $where"
+                continue
+            fi
+            (cd "$dir" && PATH="$T/bin:$PATH" sh -e "$d/cmd.sh" >"$d/out" 2>"$d/err")
+            check_eq "$where: exit status ($(tail -n 3 "$d/err"))" 0 $?
+            [ -f "$d/expect" ] || continue
+            if [ -f "$d/more" ]; then
+                head -n "$(wc -l <"$d/expect")" "$d/out" >"$d/out.head"
+                check_files_same "$where: the output shown" "$d/expect" "$d/out.head"
+            else
+                check_files_same "$where: the output shown" "$d/expect" "$d/out"
+            fi
+        done
+    }
+    mkdir "$T/readme"
+    ln -s "$GB" "$T/readme/gpubatch"
+    run_examples README.md "$T/readme"
+    for f in demo.npy.gz roots.npy.gz mt.npy.gz state-3 measurements.bin; do
+        if [ -s "$T/readme/$f" ]; then ok; else fail "the README examples did not write $f"; fi
+    done
+    M="$T/man"
+    mkdir -p "$M/run42"
+    "$GB" gen --shape 1000x3 --dtype float64 --raw --no-compress -o "$M/measurements.bin" &&
+        "$GB" gen --shape 200000 -o "$M/big.npy.gz" &&
+        "$GB" gen --shape 10000 --seed 1 -o "$M/run42/r1.npy.gz" &&
+        "$GB" gen --shape 10000 --seed 2 -o "$M/run42/r2.npy.gz" &&
+        "$GB" gen --shape 10000 --seed 3 -o "$M/run42/r3.npy.gz"
+    check_eq "the manual's example data made" 0 $?
+    run_examples gpubatch.1 "$M"
+    for f in coef.npy.gz roots.npy.gz state-15 results/part-0.json; do
+        if [ -s "$M/$f" ]; then ok; else fail "the manual's examples did not write $f"; fi
+    done
+else
+    echo "note: no python3: the examples of README.md and gpubatch.1 not run"
+fi
+
+# --- the plot script ---------------------------------------------------------
+# docs/plot.py turns bench --json into an SVG: one line per variant, one point
+# per size, the machine named; and refuses JSON that has no row to draw.
+if "$PY" -c 'import xml.etree.ElementTree' 2>/dev/null; then
+    "$GB" bench --backend cpu --json --reps 1 --sizes quadratic:1k,quadratic:4k,quadratic:16k quadratic \
+        >"$T/bench.json" 2>/dev/null
+    check_eq "bench --backend cpu --json exit status" 0 $?
+    "$PY" docs/plot.py --op quadratic --y speedup --note "test" -o "$T/plot.svg" "$T/bench.json" 2>"$T/plot.err"
+    check_eq "plot.py exit status ($(cat "$T/plot.err"))" 0 $?
+    cat >"$T/svgcheck.py" <<'EOF'
+import json, sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+rows = [r for r in json.load(open(sys.argv[2]))["rows"] if r["op"] == "quadratic" and r["status"] == "ok"]
+want = {(r["variant"], r["threads"]) for r in rows}
+lines = root.findall(ns + "polyline")
+npts = sorted({len(p.get("points").split()) for p in lines})
+text = " ".join(t.text or "" for t in root.iter(ns + "text"))
+print(root.tag == ns + "svg", len(lines) == len(want), npts, all(v in text for v, _ in want), "CPU backend" in text)
+EOF
+    check_eq "plot.py SVG: root, one line per variant, 3 points each, legend, machine" \
+        "True True [3] True True" "$("$PY" "$T/svgcheck.py" "$T/plot.svg" "$T/bench.json" 2>&1)"
+    printf '{"backend": "cpu", "rows": []}\n' >"$T/empty.json"
+    "$PY" docs/plot.py --op quadratic -o "$T/empty.svg" "$T/empty.json" 2>"$T/plot.err"
+    check_eq "plot.py with no rows: exit status" 1 $?
+    if grep -q 'no measured quadratic rows' "$T/plot.err"; then ok; else fail "plot.py with no rows: message [$(cat "$T/plot.err")]"; fi
+    # The committed figures are what docs/plots.sh draws from docs/data.
+    PYTHON=$PY sh docs/plots.sh "$T/img" >"$T/plots.log" 2>&1
+    check_eq "docs/plots.sh exit status ($(tail -n 3 "$T/plots.log"))" 0 $?
+    for f in docs/img/*.svg; do
+        check_files_same "$f drawn again by docs/plots.sh" "$f" "$T/img/${f##*/}"
+    done
+else
+    echo "note: no python3: docs/plot.py not checked"
+fi
+
+# --- the links between the documents -------------------------------------------
+# Every relative link of README.md, BENCHMARKS.md, SECURITY.md and docs/*.md
+# names a file that exists, and a #fragment names a heading of that file (as
+# GitHub makes anchors: lower case, punctuation dropped, spaces to hyphens).
+cat >"$T/links.py" <<'PYEOF'
+import os, re, sys
+def anchors(path):
+    out = set()
+    for ln in open(path, encoding="utf-8"):
+        m = re.match(r"^#+\s+(.*)", ln)
+        if m:
+            t = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower().replace("`", ""))
+            out.add(t.replace(" ", "-"))
+    return out
+bad = 0
+for doc in sys.argv[1:]:
+    text = open(doc, encoding="utf-8").read()
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path, _, frag = target.partition("#")
+        full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+        if not os.path.exists(full):
+            print("%s: link to a missing file: %s" % (doc, target)); bad += 1
+        elif frag and full.endswith(".md") and frag not in anchors(full):
+            print("%s: link to a missing heading: %s" % (doc, target)); bad += 1
+print("bad links:", bad)
+PYEOF
+if "$PY" -c 'import re' 2>/dev/null; then
+    check_eq "relative links and anchors" "bad links: 0" "$("$PY" "$T/links.py" README.md BENCHMARKS.md SECURITY.md docs/*.md 2>&1 | tail -n 5)"
 fi
 
 # --- bash completion ---------------------------------------------------------
@@ -228,6 +388,9 @@ fi
 # --- make install / uninstall ------------------------------------------------
 stage="$T/stage"
 installed="usr/bin/gpubatch usr/share/man/man1/gpubatch.1 usr/share/bash-completion/completions/gpubatch"
+for f in README.md BENCHMARKS.md SECURITY.md LICENSE docs/*.md docs/img/*.svg; do
+    installed="$installed usr/share/doc/gpubatch/$f"
+done
 make -s install DESTDIR="$stage" PREFIX=/usr >"$T/install.log" 2>&1
 st=$?
 check_eq "make install exit status ($(tail -3 "$T/install.log"))" 0 $st
@@ -239,12 +402,17 @@ if [ -x "$stage/usr/bin/gpubatch" ] && "$stage/usr/bin/gpubatch" --version >/dev
 fi
 check_files_same "installed man page" "$MAN" "$stage/usr/share/man/man1/gpubatch.1"
 check_files_same "installed completion" "$COMP" "$stage/usr/share/bash-completion/completions/gpubatch"
+if [ -f "$T/links.py" ]; then
+    check_eq "relative links of the installed documents" "bad links: 0" "$(cd "$stage/usr/share/doc/gpubatch" &&
+        "$PY" "$T/links.py" README.md BENCHMARKS.md docs/*.md 2>&1 | tail -n 5)"
+fi
 make -s uninstall DESTDIR="$stage" PREFIX=/usr >"$T/uninstall.log" 2>&1
 st=$?
 check_eq "make uninstall exit status ($(tail -3 "$T/uninstall.log"))" 0 $st
 for f in $installed; do
     if [ -e "$stage/$f" ]; then fail "make uninstall left /$f"; else ok; fi
 done
+if [ -e "$stage/usr/share/doc/gpubatch" ]; then fail "make uninstall left /usr/share/doc/gpubatch"; else ok; fi
 for t in install uninstall dist; do
     if make -s help | grep -q "^$t: "; then ok; else fail "make help does not list $t"; fi
 done
