@@ -158,9 +158,9 @@ for be in auto cuda cpu; do t "reduce $be" "$GB" reduce --op sum --backend $be "
 for o in ${INFLATE_OPTIONS:-}; do
     t "reduce cuda $o" "$GB" reduce --op sum --backend cuda $(echo "$o" | tr ',' ' ') "$work/big1.npy.gz"
 done
-t "reduce cuda, the 2 GiB plain .npy" sh -c "gzip -dc $work/big1.npy.gz >$work/big1.npy && $GB reduce --op sum --backend cuda $work/big1.npy >/dev/null"
+gzip -dc "$work/big1.npy.gz" >"$work/big1.npy"
 for be in auto cuda cpu; do t "reduce $be, 2 GiB plain .npy" "$GB" reduce --op sum --backend $be "$work/big1.npy"; done
-t "reduce cuda, 1000 elements (start-up)" sh -c "$GB gen --shape 1000 -f -o $work/tiny.npy.gz && $GB reduce --op sum --backend cuda $work/tiny.npy.gz >/dev/null"
+"$GB" gen --shape 1000 -f -o "$work/tiny.npy.gz"
 for be in auto cuda cpu; do t "reduce $be, 1000 elements" "$GB" reduce --op sum --backend $be "$work/tiny.npy.gz"; done
 t "reduce cuda, host inflate" GPUBATCH_HOST_INFLATE=1 "$GB" reduce --op sum --backend cuda "$work/big1.npy.gz"
 "$GB" gen --quadratic 134217728 --seed 1 -1 -f -o "$work/qbig.npy.gz"
