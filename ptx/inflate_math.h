@@ -377,6 +377,23 @@ IF_HD int if_codes(if_bits *b, const if_tables *t, if_u8 *out, if_u32 cap, if_u3
     if_u32 op = *opp;
     for (;;) {
         if_refill(b);
+        /* Literals found in the primary table: up to three from one refill
+         * (32 bits hold three codes of at most IF_LIT_BITS bits). */
+        if_u32 e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
+        if ((e & 15u) && e < (256u << 4)) {
+            int k = 0;
+            do {
+                if (op >= cap) {
+                    *opp = op;
+                    return IF_ERR_OVERFLOW;
+                }
+                out[op++] = (if_u8)(e >> 4);
+                b->bits >>= e & 15u;
+                b->n -= e & 15u;
+                e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
+            } while (++k < 3 && (e & 15u) && e < (256u << 4));
+            continue;
+        }
         if_u32 sym = if_decode(b, t->lit, IF_LIT_BITS, t->lit_sorted, &t->lit_c);
         if (sym < 256) {
             if (op >= cap) {
