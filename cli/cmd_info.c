@@ -51,12 +51,18 @@ static int info_modules(int ordinal, int jit)
             continue;
         const char *m = ptx_blobs[i].module;
         int arch = gpu_module_arch(g, m);
-        if (!jit || !arch) {
-            printf("    %-12s %s\n", m, arch ? "" : "no variant runs here");
-            continue;
-        }
         CUmodule mod;
         double ms = 0;
+        if (!arch) {
+            /* Nothing to load: gpu_module only says why (device or driver). */
+            gpu_module(g, m, &mod, NULL);
+            printf("    %-12s no variant runs here: %s\n", m, gpu_error_text(g));
+            continue;
+        }
+        if (!jit) {
+            printf("    %-12s \n", m);
+            continue;
+        }
         rc = gpu_module(g, m, &mod, &ms);
         if (rc < 0) {
             printf("    %-12s compute_%d FAILED: %s\n", m, arch, gpu_error_text(g));

@@ -126,12 +126,14 @@ static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, size_t 
     int status = 0;
     CUresult r = CUDA_SUCCESS;
     *fn = NULL;
-    if (gp2)
+    if (gp2) {
         r = gp2(name, fn, CU_ABI_VERSION, 0, &status);
-    else if (gp1)
+    } else if (gp1) {
         r = gp1(name, fn, CU_ABI_VERSION, 0);
-    else
-        *fn = dlsym(lib, name = cu_entries[entry].symbol);
+    } else {
+        name = cu_entries[entry].symbol;
+        *fn = dlsym(lib, name);
+    }
     if (r == CUDA_SUCCESS && *fn)
         return 0;
     char need[64];
