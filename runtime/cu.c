@@ -136,10 +136,9 @@ static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, size_t 
     }
     if (r == CUDA_SUCCESS && *fn)
         return 0;
-    char need[64];
     snprintf(cu_message, sizeof cu_message,
-             "the NVIDIA driver is too old: entry point %s (%s semantics) %s", name,
-             cu_driver_text(CU_ABI_VERSION, need, sizeof need),
+             "the NVIDIA driver is too old: entry point %s (CUDA %d.%d semantics) %s", name,
+             CU_ABI_VERSION / 1000, CU_ABI_VERSION % 1000 / 10,
              status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "is not supported"
                                                                    : "was not found");
     return -1;
