@@ -577,13 +577,15 @@ static CUresult fake_get_proc_v1(const char *name, void **fn, int version,
 typedef CUresult (*fake_get_proc_v2_fn)(const char *, void **, int, unsigned long long, int *);
 typedef CUresult (*fake_get_proc_v1_fn)(const char *, void **, int, unsigned long long);
 
-/* ifunc resolvers: each resolver's symbol exists only from the CUDA version
- * that introduced it; below it dlsym gets NULL. */
+/* The ifunc resolvers of the two cuGetProcAddress symbols: each exists only
+ * from the CUDA version that introduced it; below it dlsym gets NULL. This
+ * one: cuGetProcAddress_v2, from CUDA 12.0. */
 static fake_get_proc_v2_fn fake_pick_get_proc_v2(void)
 {
     return fake_version() >= 12000 ? fake_get_proc_v2 : NULL;
 }
 
+/* cuGetProcAddress, from CUDA 11.3. */
 static fake_get_proc_v1_fn fake_pick_get_proc_v1(void)
 {
     return fake_version() >= 11030 ? fake_get_proc_v1 : NULL;
