@@ -5,7 +5,8 @@
 #   CC         C compiler (default cc); CFLAGS and LDFLAGS are appended to ours
 #   PREFIX     install prefix (default /usr/local); DESTDIR for staged installs;
 #              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch)
-#   NVCC       CUDA compiler, used only by `make ptx` (default nvcc)
+#   NVCC       CUDA compiler, used only by `make ptx` (default nvcc), with its ptxas
+#   PTX_JOBS   ptxas checks `make ptx` runs at once (default: the number of cores)
 #   BUILD      build directory (default build)
 #
 # `make` needs only a C compiler, GNU Make and zlib's static library: the
@@ -52,6 +53,7 @@ INFLATE_ARCHS := 75
 LADDER_ARCHS := 75
 LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
 PTX_OUT ?= ptx
+PTX_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 REDUCE_KERNELS := moments moments_sq extrema
 REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
@@ -98,6 +100,9 @@ $(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(PTX_FILES)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# After nvcc, every PTX file gets the lowest PTX ISA version (7.0 at the
+# least) that ptxas assembles for each GPU nvcc lists at or above its target
+# (ptx/lower_version.sh), so that it loads on the oldest drivers that can.
 ## ptx: regenerate ptx/*.ptx from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
 ptx:
 	$(Q)mkdir -p $(PTX_OUT) && rm -f $(PTX_OUT)/reduce_*.ptx
@@ -129,6 +134,10 @@ ptx:
 	  echo "  NVCC    $(PTX_OUT)/$$m.compute_$$a.ptx"; \
 	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/$$m.compute_$$a.ptx ptx/$$m.cu || exit 1; \
 	done; done
+	$(Q)ptxas=$$(dirname "$$(command -v $(NVCC))")/ptxas; \
+	  targets=$$($(NVCC) --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | sort -n | tr '\n' ' '); \
+	  ls $(PTX_OUT)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
+	    sh ptx/lower_version.sh
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)

@@ -11,21 +11,29 @@
 
 static const char info_usage[] =
     "Usage: gpubatch info [--device N] [--no-jit]\n"
-    "Print the NVIDIA driver version, each CUDA device (name, compute capability,\n"
-    "memory, multiprocessors), the embedded PTX modules and which variant each\n"
-    "device loads (with its load/JIT time), and the CPU backend.\n"
+    "Print the NVIDIA driver version (and how its entry points were found), each\n"
+    "CUDA device (name, compute capability, memory, multiprocessors), the embedded\n"
+    "PTX modules (each with the PTX ISA version it declares and the oldest driver\n"
+    "that loads it) and which variant each device loads (with its load/JIT time),\n"
+    "and the CPU backend.\n"
     "  --no-jit    list the variants without loading them\n"
     "  -h, --help  this help\n";
 
 enum { OPT_NO_JIT = OPT_FIRST_COMMAND_OPTION };
 
-/* Lists the embedded PTX blobs. */
+/* Lists the embedded PTX blobs with the ISA version each declares. */
 static void info_blobs(void)
 {
     printf("embedded PTX:\n");
-    for (int i = 0; ptx_blobs[i].module; i++)
-        printf("  %-12s compute_%d  %zu bytes\n", ptx_blobs[i].module, ptx_blobs[i].arch,
+    for (int i = 0; ptx_blobs[i].module; i++) {
+        int isa = ptx_blobs[i].isa, need = cu_ptx_isa_driver(isa);
+        char need_text[64] = "a driver newer than gpubatch knows";
+        if (need)
+            cu_driver_text(need, need_text, sizeof need_text);
+        printf("  %-12s compute_%d  PTX ISA %d.%d: %s or newer  %zu bytes\n",
+               ptx_blobs[i].module, ptx_blobs[i].arch, isa / 10, isa % 10, need_text,
                (size_t)(ptx_blob_ends[i] - ptx_blobs[i].data - 1));
+    }
 }
 
 /* Loads each module on one device and reports variant and time. */
@@ -43,12 +51,18 @@ static int info_modules(int ordinal, int jit)
             continue;
         const char *m = ptx_blobs[i].module;
         int arch = gpu_module_arch(g, m);
-        if (!jit || !arch) {
-            printf("    %-12s %s\n", m, arch ? "" : "no variant runs here");
-            continue;
-        }
         CUmodule mod;
         double ms = 0;
+        if (!arch) {
+            /* Nothing to load: gpu_module only says why (device or driver). */
+            gpu_module(g, m, &mod, NULL);
+            printf("    %-12s no variant runs here: %s\n", m, gpu_error_text(g));
+            continue;
+        }
+        if (!jit) {
+            printf("    %-12s \n", m);
+            continue;
+        }
         rc = gpu_module(g, m, &mod, &ms);
         if (rc < 0) {
             printf("    %-12s compute_%d FAILED: %s\n", m, arch, gpu_error_text(g));
@@ -96,7 +110,8 @@ int cmd_info(int argc, char **argv)
         printf("driver: not usable: %s\n", gpu_load_message());
     } else {
         int v = cu_driver_version();
-        printf("driver: CUDA %d.%d, %d device%s\n", v / 1000, v % 1000 / 10, n, n == 1 ? "" : "s");
+        printf("driver: CUDA %d.%d (entry points: %s), %d device%s\n", v / 1000, v % 1000 / 10,
+               cu_entry_point_source(), n, n == 1 ? "" : "s");
         for (int d = 0; d < n; d++) {
             if (only >= 0 && d != only)
                 continue;

@@ -1,4 +1,5 @@
-/* cu.c - loading the CUDA driver by hand: dlopen + cuGetProcAddress. */
+/* cu.c - loading the CUDA driver by hand: dlopen, then cuGetProcAddress or
+ * the versioned symbol names, at the ABI of CUDA 11.0. */
 #include "cu.h"
 
 #include <dlfcn.h>
@@ -11,21 +12,28 @@ cu_api cu;
 
 typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, unsigned long long, int *);
 typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, unsigned long long);
+typedef CUresult (*driver_get_version_fn)(int *);
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 static int cu_status = CU_LOAD_NO_DRIVER;
 static int cu_version;
+static const char *cu_source = "";
 static char cu_message[512];
 
 static _Thread_local char cu_failure_text[512];
 static _Thread_local CUresult cu_failure_result;
 
-/* Where each table slot's entry point comes from. */
+/* Where each table slot's entry point comes from: its base name for
+ * cuGetProcAddress and the symbol that cuda.h of CUDA 11.0 maps that name to,
+ * for drivers without cuGetProcAddress (never a bare "cuMemAlloc": that is
+ * the 32-bit version 1). */
 static const struct {
     const char *name;
+    const char *symbol;
     size_t offset;
 } cu_entries[] = {
-#define CU_ENTRY(field) {"cu" #field, offsetof(cu_api, field)}
+#define CU_ENTRY(field) {"cu" #field, "cu" #field, offsetof(cu_api, field)}
+#define CU_ENTRY_V2(field) {"cu" #field, "cu" #field "_v2", offsetof(cu_api, field)}
     CU_ENTRY(Init),
     CU_ENTRY(DriverGetVersion),
     CU_ENTRY(GetErrorName),
@@ -34,50 +42,98 @@ static const struct {
     CU_ENTRY(DeviceGet),
     CU_ENTRY(DeviceGetName),
     CU_ENTRY(DeviceGetAttribute),
-    CU_ENTRY(DeviceTotalMem),
+    CU_ENTRY_V2(DeviceTotalMem),
     CU_ENTRY(DevicePrimaryCtxRetain),
-    CU_ENTRY(DevicePrimaryCtxRelease),
+    CU_ENTRY_V2(DevicePrimaryCtxRelease),
     CU_ENTRY(CtxSetCurrent),
     CU_ENTRY(CtxSynchronize),
-    CU_ENTRY(MemGetInfo),
+    CU_ENTRY_V2(MemGetInfo),
     CU_ENTRY(ModuleLoadDataEx),
     CU_ENTRY(ModuleUnload),
     CU_ENTRY(ModuleGetFunction),
-    CU_ENTRY(MemAlloc),
-    CU_ENTRY(MemFree),
+    CU_ENTRY_V2(MemAlloc),
+    CU_ENTRY_V2(MemFree),
     CU_ENTRY(MemHostAlloc),
     CU_ENTRY(MemFreeHost),
-    CU_ENTRY(MemHostRegister),
+    CU_ENTRY_V2(MemHostRegister),
     CU_ENTRY(MemHostUnregister),
-    CU_ENTRY(MemcpyHtoDAsync),
-    CU_ENTRY(MemcpyDtoHAsync),
-    CU_ENTRY(MemcpyDtoDAsync),
+    CU_ENTRY_V2(MemcpyHtoDAsync),
+    CU_ENTRY_V2(MemcpyDtoHAsync),
+    CU_ENTRY_V2(MemcpyDtoDAsync),
     CU_ENTRY(MemsetD8Async),
     CU_ENTRY(StreamCreate),
-    CU_ENTRY(StreamDestroy),
+    CU_ENTRY_V2(StreamDestroy),
     CU_ENTRY(StreamSynchronize),
     CU_ENTRY(StreamWaitEvent),
     CU_ENTRY(EventCreate),
     CU_ENTRY(EventRecord),
     CU_ENTRY(EventSynchronize),
     CU_ENTRY(EventElapsedTime),
-    CU_ENTRY(EventDestroy),
+    CU_ENTRY_V2(EventDestroy),
     CU_ENTRY(LaunchKernel),
 #undef CU_ENTRY
+#undef CU_ENTRY_V2
 };
 
-/* Resolves one symbol at CU_ABI_VERSION through whichever resolver the
- * driver has; returns 0, or -1 with cu_message explaining. */
-static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, const char *name,
-                      void **fn)
+/* PTX ISA versions, the CUDA release that first loads each (NVIDIA's PTX ISA
+ * release history) and the first Linux driver branch of that release. */
+static const struct {
+    int isa;
+    int cuda;
+    int branch;
+} cu_releases[] = {
+    {70, 11000, 450}, {71, 11010, 455}, {72, 11020, 460}, {73, 11030, 465},
+    {74, 11040, 470}, {75, 11050, 495}, {76, 11060, 510}, {77, 11070, 515},
+    {78, 11080, 520}, {80, 12000, 525}, {81, 12010, 530}, {82, 12020, 535},
+    {83, 12030, 545}, {84, 12040, 550}, {85, 12050, 555},
+    {86, 12070, 570}, /* no CUDA 12.7 driver was released: 12.8's R570 is the first */
+    {87, 12080, 570}, {88, 12090, 575}, {90, 13000, 580}, {91, 13010, 590},
+};
+
+/* First CUDA version (11.0 at least) that loads PTX ISA isa, or 0 when unknown. */
+int cu_ptx_isa_driver(int isa)
 {
-    int status = 0;
-    CUresult r;
-    (void)lib;
-    if (gp2)
-        r = gp2(name, fn, CU_ABI_VERSION, 0, &status);
+    if (isa <= cu_releases[0].isa)
+        return cu_releases[0].cuda;
+    for (size_t i = 0; i < sizeof cu_releases / sizeof cu_releases[0]; i++)
+        if (cu_releases[i].isa >= isa)
+            return cu_releases[i].isa == isa ? cu_releases[i].cuda : 0;
+    return 0;
+}
+
+/* "CUDA 12.2 (driver R535)", or without the branch for a version the
+ * table does not list. */
+const char *cu_driver_text(int cuda_version, char *buf, size_t len)
+{
+    int branch = 0;
+    for (size_t i = 0; i < sizeof cu_releases / sizeof cu_releases[0] && !branch; i++)
+        if (cu_releases[i].cuda == cuda_version)
+            branch = cu_releases[i].branch;
+    if (branch)
+        snprintf(buf, len, "CUDA %d.%d (driver R%d)", cuda_version / 1000,
+                 cuda_version % 1000 / 10, branch);
     else
+        snprintf(buf, len, "CUDA %d.%d", cuda_version / 1000, cuda_version % 1000 / 10);
+    return buf;
+}
+
+/* Resolves one table entry through whichever way the driver offers; returns
+ * 0, or -1 with cu_message explaining. */
+static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, size_t entry)
+{
+    const char *name = cu_entries[entry].name;
+    void **fn = (void **)((char *)&cu + cu_entries[entry].offset);
+    int status = 0;
+    CUresult r = CUDA_SUCCESS;
+    *fn = NULL;
+    if (gp2) {
+        r = gp2(name, fn, CU_ABI_VERSION, 0, &status);
+    } else if (gp1) {
         r = gp1(name, fn, CU_ABI_VERSION, 0);
+    } else {
+        name = cu_entries[entry].symbol;
+        *fn = dlsym(lib, name);
+    }
     if (r == CUDA_SUCCESS && *fn)
         return 0;
     snprintf(cu_message, sizeof cu_message,
@@ -88,10 +144,10 @@ static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, const c
     return -1;
 }
 
-/* Opens libcuda, resolves the table and initialises the driver. */
-static void cu_load_once(void)
+/* Opens libcuda (GPUBATCH_LIBCUDA when set, which tests point at a missing
+ * or stand-in library), or explains in cu_message why none opened. */
+static void *cu_open_library(void)
 {
-    /* GPUBATCH_LIBCUDA names the only library to try (tests use a missing one). */
     const char *override = getenv("GPUBATCH_LIBCUDA");
     if (override && !*override)
         override = NULL;
@@ -105,23 +161,51 @@ static void cu_load_once(void)
         if (!lib && !first_error[0])
             snprintf(first_error, sizeof first_error, "%s", dlerror());
     }
+    if (!lib)
+        snprintf(cu_message, sizeof cu_message, "no NVIDIA driver (%s)", first_error);
+    return lib;
+}
+
+/* Asks the driver its version (a call every driver has, and that needs no
+ * cuInit); returns 0, or a cu_load_error with cu_message explaining. */
+static int cu_query_version(void *lib)
+{
+    driver_get_version_fn get_version = (driver_get_version_fn)dlsym(lib, "cuDriverGetVersion");
+    if (!get_version || get_version(&cu_version) != CUDA_SUCCESS) {
+        cu_version = 0;
+        snprintf(cu_message, sizeof cu_message,
+                 "the NVIDIA driver library does not report its version (no cuDriverGetVersion)");
+        return CU_LOAD_TOO_OLD;
+    }
+    if (cu_version < CU_ABI_VERSION) {
+        char need[64];
+        snprintf(cu_message, sizeof cu_message,
+                 "the NVIDIA driver (CUDA %d.%d) is too old: gpubatch needs %s or newer; "
+                 "install a newer driver, or use --backend cpu",
+                 cu_version / 1000, cu_version % 1000 / 10,
+                 cu_driver_text(CU_ABI_VERSION, need, sizeof need));
+        return CU_LOAD_TOO_OLD;
+    }
+    return CU_LOAD_OK;
+}
+
+/* Opens libcuda, resolves the table and initialises the driver. */
+static void cu_load_once(void)
+{
+    void *lib = cu_open_library();
     if (!lib) {
         cu_status = CU_LOAD_NO_DRIVER;
-        snprintf(cu_message, sizeof cu_message, "no NVIDIA driver (%s)", first_error);
         return;
     }
-    get_proc_v2_fn gp2 = (get_proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2");
-    get_proc_v1_fn gp1 = gp2 ? NULL : (get_proc_v1_fn)dlsym(lib, "cuGetProcAddress");
-    if (!gp2 && !gp1) {
-        cu_status = CU_LOAD_TOO_OLD;
-        snprintf(cu_message, sizeof cu_message,
-                 "the NVIDIA driver is too old: it has no cuGetProcAddress (CUDA 11.3 or "
-                 "newer needed; the embedded kernels need a CUDA 13.0 driver, R580+)");
+    cu_status = cu_query_version(lib);
+    if (cu_status != CU_LOAD_OK)
         return;
-    }
+    /* A resolver is used only from the version that introduced it. */
+    get_proc_v2_fn gp2 = cu_version >= 12000 ? (get_proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+    get_proc_v1_fn gp1 = !gp2 && cu_version >= 11030 ? (get_proc_v1_fn)dlsym(lib, "cuGetProcAddress") : NULL;
+    cu_source = gp2 ? "cuGetProcAddress_v2" : gp1 ? "cuGetProcAddress" : "versioned symbols";
     for (size_t i = 0; i < sizeof cu_entries / sizeof cu_entries[0]; i++) {
-        void **slot = (void **)((char *)&cu + cu_entries[i].offset);
-        if (cu_resolve(lib, gp2, gp1, cu_entries[i].name, slot) != 0) {
+        if (cu_resolve(lib, gp2, gp1, i) != 0) {
             cu_status = CU_LOAD_TOO_OLD;
             return;
         }
@@ -138,7 +222,6 @@ static void cu_load_once(void)
                  cu_result_text(r));
         return;
     }
-    cu.DriverGetVersion(&cu_version);
     int count = 0;
     if (cu.DeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
         cu_status = CU_LOAD_NO_DEVICE;
@@ -162,10 +245,16 @@ const char *cu_load_message(void)
     return cu_message;
 }
 
-/* Driver version after a successful load. */
+/* Driver version, once cu_load() has asked for it. */
 int cu_driver_version(void)
 {
     return cu_version;
+}
+
+/* The way the entry points were resolved. */
+const char *cu_entry_point_source(void)
+{
+    return cu_source;
 }
 
 /* Name and description of a result code, from the driver when loaded. */

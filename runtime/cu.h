@@ -1,19 +1,23 @@
 /* cu.h - the subset of the CUDA driver API gpubatch uses, declared here so
  * that the build needs no CUDA headers, and loaded at run time.
  *
- * cu_load() opens libcuda.so.1 with dlopen and resolves every entry point
- * through cuGetProcAddress at the fixed ABI version CU_ABI_VERSION, into the
- * table `cu` (cu.MemAlloc, cu.LaunchKernel, ...). Types and enum values are
- * the driver's documented ABI. CU_TRY() wraps every call: it records the
- * call, file and line of the first failure (cu_last_failure) and returns a
- * negative cu error; it never exits. */
+ * cu_load() opens libcuda.so.1 with dlopen, asks the driver its version and
+ * resolves every entry point at the ABI of CU_ABI_VERSION (CUDA 11.0, the
+ * oldest driver supported) into the table `cu` (cu.MemAlloc,
+ * cu.LaunchKernel, ...): through cuGetProcAddress_v2 on drivers of CUDA 12.0
+ * and newer, cuGetProcAddress on CUDA 11.3 to 11.8, and by the versioned
+ * symbol names of CUDA 11.0's cuda.h (cuMemAlloc_v2, ...) on older drivers
+ * that have no cuGetProcAddress. Types and enum values are the driver's
+ * documented ABI. CU_TRY() wraps every call: it records the call, file and
+ * line of the first failure (cu_last_failure) and returns a negative cu
+ * error; it never exits. */
 #ifndef GPUBATCH_RUNTIME_CU_H
 #define GPUBATCH_RUNTIME_CU_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define CU_ABI_VERSION 12000 /* entry-point semantics we ask for (CUDA 12.0) */
+#define CU_ABI_VERSION 11000 /* entry-point ABI we use: CUDA 11.0, driver R450 */
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -116,7 +120,7 @@ extern cu_api cu;
 enum cu_load_error {
     CU_LOAD_OK = 0,
     CU_LOAD_NO_DRIVER = -1,    /* libcuda.so.1 not found */
-    CU_LOAD_TOO_OLD = -2,      /* no cuGetProcAddress, or an entry point missing at our version */
+    CU_LOAD_TOO_OLD = -2,      /* older than CU_ABI_VERSION, or an entry point missing */
     CU_LOAD_INIT_FAILED = -3,  /* cuInit failed (no device, driver/module mismatch) */
     CU_LOAD_NO_DEVICE = -4,
 };
@@ -128,8 +132,23 @@ int cu_load(void);
 /* One line describing the outcome of cu_load() ("" when it succeeded). */
 const char *cu_load_message(void);
 
-/* The driver's version as 1000*major + 10*minor (0 before cu_load). */
+/* The driver's version as 1000*major + 10*minor (0 before cu_load, or when
+ * there is no driver). */
 int cu_driver_version(void);
+
+/* How cu_load() found the entry points: "cuGetProcAddress_v2",
+ * "cuGetProcAddress" or "versioned symbols" ("" before it did). */
+const char *cu_entry_point_source(void);
+
+/* The first CUDA version, from CU_ABI_VERSION on, whose driver loads PTX of
+ * ISA version isa (10*major + minor: 70 for 7.0 loads on CUDA 11.0 = 11000);
+ * 0 for a version the table does not know (newer than it). */
+int cu_ptx_isa_driver(int isa);
+
+/* "CUDA 11.0 (driver R450)": a CUDA version and the first Linux driver
+ * branch that has it (just "CUDA 10.2" for a version with no PTX ISA of its
+ * own in the table), into buf; returns buf. */
+const char *cu_driver_text(int cuda_version, char *buf, size_t len);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a driver result code. */
 const char *cu_result_text(CUresult r);

@@ -1,6 +1,7 @@
 /* gpu.c - device, context, embedded modules, memory and launches. */
 #include "gpu.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,53 @@ struct gpu {
     char err[10240];
 };
 
-/* Maps cu_load()'s result onto gpu_error. */
+static char gpu_driver_message[512]; /* why the driver runs none of the modules */
+
+/* The CUDA version whose driver first loads embedded blob i (0: unknown). */
+static int gpu_blob_driver(int i)
+{
+    return cu_ptx_isa_driver(ptx_blobs[i].isa);
+}
+
+/* Whether this driver's version is enough for blob i (an ISA version the
+ * table does not know is left to the driver to judge). */
+static int gpu_driver_loads(int i)
+{
+    int need = gpu_blob_driver(i);
+    return need == 0 || cu_driver_version() >= need;
+}
+
+/* Index of the blob that needs the oldest driver among those of module
+ * (NULL: of any module) that run on compute capability cc (10*major+minor),
+ * or -1 when there is none. */
+static int gpu_oldest_driver_blob(const char *module, int cc)
+{
+    int oldest = -1;
+    for (int i = 0; ptx_blobs[i].module; i++)
+        if ((!module || !strcmp(ptx_blobs[i].module, module)) && ptx_blobs[i].arch <= cc &&
+            (oldest < 0 || gpu_blob_driver(i) < gpu_blob_driver(oldest)))
+            oldest = i;
+    return oldest;
+}
+
+/* 0 when the driver's version loads at least one embedded module, or
+ * GPU_ERR_DRIVER_TOO_OLD with gpu_driver_message naming the version needed. */
+static int gpu_check_driver_version(void)
+{
+    int i = gpu_oldest_driver_blob(NULL, INT_MAX);
+    if (i < 0 || gpu_driver_loads(i))
+        return 0;
+    char need[64];
+    int v = cu_driver_version();
+    snprintf(gpu_driver_message, sizeof gpu_driver_message,
+             "the NVIDIA driver (CUDA %d.%d) is too old for the embedded kernels: they need %s "
+             "or newer; install a newer driver, or use --backend cpu",
+             v / 1000, v % 1000 / 10, cu_driver_text(gpu_blob_driver(i), need, sizeof need));
+    return GPU_ERR_DRIVER_TOO_OLD;
+}
+
+/* Maps cu_load()'s result onto gpu_error, then checks the driver's version
+ * against what the embedded modules need. */
 int gpu_device_count(void)
 {
     switch (cu_load()) {
@@ -37,6 +84,9 @@ int gpu_device_count(void)
     default:
         return GPU_ERR_DRIVER;
     }
+    int rc = gpu_check_driver_version();
+    if (rc < 0)
+        return rc;
     int n = 0;
     if (cu.DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0)
         return GPU_ERR_NO_DEVICE;
@@ -46,7 +96,7 @@ int gpu_device_count(void)
 /* Reason the driver could not be used. */
 const char *gpu_load_message(void)
 {
-    return cu_load_message();
+    return gpu_driver_message[0] ? gpu_driver_message : cu_load_message();
 }
 
 /* Reads the attributes gpubatch reports and uses. */
@@ -130,13 +180,14 @@ int gpu_bind(gpu *g)
     return 0;
 }
 
-/* Index of the best embedded blob of module for this device, or -1. */
+/* Index of the best embedded blob of module that runs on this device and
+ * that this driver loads, or -1. */
 static int gpu_pick_blob(const gpu *g, const char *module)
 {
     int best = -1;
     int cc = g->info.cc_major * 10 + g->info.cc_minor;
     for (int i = 0; ptx_blobs[i].module; i++) {
-        if (strcmp(ptx_blobs[i].module, module) || ptx_blobs[i].arch > cc)
+        if (strcmp(ptx_blobs[i].module, module) || ptx_blobs[i].arch > cc || !gpu_driver_loads(i))
             continue;
         if (best < 0 || ptx_blobs[i].arch > ptx_blobs[best].arch)
             best = i;
@@ -159,6 +210,35 @@ static double gpu_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* GPU_ERR_PTX_TOO_NEW with a message naming the module, the PTX ISA version
+ * of its blob b, the driver that loads it and what the driver said (why, or
+ * NULL when it was not asked). */
+static int gpu_driver_too_old(gpu *g, const char *module, int b, const char *why)
+{
+    char need[64] = "a newer driver";
+    int v = cu_driver_version(), isa = ptx_blobs[b].isa;
+    if (gpu_blob_driver(b))
+        cu_driver_text(gpu_blob_driver(b), need, sizeof need);
+    snprintf(g->err, sizeof g->err,
+             "the NVIDIA driver (CUDA %d.%d) cannot load module %s: its PTX ISA %d.%d needs %s "
+             "or newer%s%s; install a newer driver, or use --backend cpu",
+             v / 1000, v % 1000 / 10, module, isa / 10, isa % 10, need,
+             why ? ", and the driver says " : "", why ? why : "");
+    return GPU_ERR_PTX_TOO_NEW;
+}
+
+/* Explains why no embedded blob of module fits: the driver is too old for
+ * every one that runs on this device, or none runs on this device. */
+static int gpu_no_blob(gpu *g, const char *module)
+{
+    int b = gpu_oldest_driver_blob(module, g->info.cc_major * 10 + g->info.cc_minor);
+    if (b >= 0)
+        return gpu_driver_too_old(g, module, b, NULL);
+    snprintf(g->err, sizeof g->err, "no embedded PTX of module %s runs on compute capability %d.%d",
+             module, g->info.cc_major, g->info.cc_minor);
+    return GPU_ERR_MODULE;
+}
+
 /* Loads (once) the best embedded PTX of module, keeping the JIT log on failure. */
 int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
 {
@@ -170,12 +250,8 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
             return 0;
         }
     int b = gpu_pick_blob(g, module);
-    if (b < 0) {
-        snprintf(g->err, sizeof g->err,
-                 "no embedded PTX of module %s runs on compute capability %d.%d", module,
-                 g->info.cc_major, g->info.cc_minor);
-        return GPU_ERR_MODULE;
-    }
+    if (b < 0)
+        return gpu_no_blob(g, module);
     if (g->nmodules == GPU_MAX_MODULES) {
         snprintf(g->err, sizeof g->err, "too many modules loaded");
         return GPU_ERR_MODULE;
@@ -193,15 +269,8 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
     CUresult r = cu.ModuleLoadDataEx(&mod, ptx_blobs[b].data, 4, opts, vals);
     double ms = gpu_now_ms() - t0;
     if (r != CUDA_SUCCESS) {
-        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
-            int v = cu_driver_version();
-            snprintf(g->err, sizeof g->err,
-                     "the NVIDIA driver (CUDA %d.%d) is too old for the embedded kernels "
-                     "(module %s, PTX for compute_%d made by CUDA 13.0): install driver R580 "
-                     "or newer, or use --backend cpu",
-                     v / 1000, v % 1000 / 10, module, ptx_blobs[b].arch);
-            return GPU_ERR_PTX_TOO_NEW;
-        }
+        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+            return gpu_driver_too_old(g, module, b, cu_result_text(r));
         for (char *p = error_log; *p; p++)
             if (*p == '\n')
                 *p = ' ';

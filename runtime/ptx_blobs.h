@@ -11,7 +11,7 @@ typedef struct {
     const char *module; /* "reduce_f32" */
     int arch;           /* virtual architecture: 75 for compute_75 */
     const char *data;   /* PTX text, NUL-terminated */
-    size_t unused;
+    int isa;            /* PTX ISA version its .version line declares: 70 for 7.0 */
 } ptx_blob;
 
 extern const ptx_blob ptx_blobs[];

@@ -1,13 +1,24 @@
 /* fakecuda.c - a stand-in for libcuda.so.1 that lets the command-line tests
  * reach the GPU error paths on a machine without a GPU.
  *
- * It resolves every entry point gpubatch asks cuGetProcAddress_v2 for and
- * behaves like small devices whose memory is ordinary memory and whose
+ * It behaves like small devices whose memory is ordinary memory and whose
  * kernels do nothing. Like the real driver it keeps a current context per
  * thread, and every object (memory, stream, event, module, function)
  * belongs to the device whose context was current when it was made: a
  * copy, launch or record that mixes devices, or runs with another device's
- * context current, fails with CUDA_ERROR_INVALID_CONTEXT. Variables:
+ * context current, fails with CUDA_ERROR_INVALID_CONTEXT.
+ *
+ * It exports its entry points as a driver does: every one under the symbol
+ * name cuda.h maps it to (cuMemAlloc_v2, ...), the version-1 names beside
+ * them (calling one aborts with a message: a 32-bit cuMemAlloc is a bug),
+ * cuGetProcAddress from CUDA 11.3 and cuGetProcAddress_v2 from 12.0 on; on
+ * an older reported version those two symbols resolve to NULL (GNU ifunc),
+ * so dlsym does not find them, as with an old driver. Variables:
+ *   FAKECUDA_DRIVER_VERSION  what cuDriverGetVersion reports, 1000*major +
+ *                         10*minor (default 13000); module loads refuse PTX
+ *                         whose .version that driver does not know, with
+ *                         CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)
+ *   FAKECUDA_NEWEST_PTX_ISA  the newest PTX ISA it loads instead ("6.5")
  *   FAKECUDA_DEVICES      number of devices (default 1)
  *   FAKECUDA_MEM_BYTES    memory size of each device; a cuMemAlloc beyond
  *                         what is left fails with CUDA_ERROR_OUT_OF_MEMORY
@@ -136,11 +147,35 @@ static CUresult fake_init(unsigned int flags)
     return CUDA_SUCCESS;
 }
 
-/* Reports CUDA 13.0. */
+/* The CUDA version this stand-in is: FAKECUDA_DRIVER_VERSION, or 13.0. */
+static int fake_version(void)
+{
+    const char *s = getenv("FAKECUDA_DRIVER_VERSION");
+    return s && *s ? atoi(s) : 13000;
+}
+
+/* cuDriverGetVersion. */
 static CUresult fake_driver_version(int *v)
 {
-    *v = 13000;
+    *v = fake_version();
     return CUDA_SUCCESS;
+}
+
+/* The newest PTX ISA (10*major + minor) a driver of CUDA version v loads,
+ * as NVIDIA's PTX release history pairs them, or FAKECUDA_NEWEST_PTX_ISA. */
+static int fake_newest_isa(int v)
+{
+    const char *s = getenv("FAKECUDA_NEWEST_PTX_ISA");
+    if (s && *s)
+        return (int)(atof(s) * 10 + 0.5);
+    int major = v / 1000, minor = v % 1000 / 10;
+    if (major <= 10)
+        return 63 + minor; /* CUDA 10.0 loads ISA 6.3, 10.2 loads 6.5 */
+    if (major == 11)
+        return 70 + minor;
+    if (major == 12)
+        return minor <= 5 ? 80 + minor : minor == 6 ? 85 : 79 + minor; /* 12.8 loads 8.7 */
+    return 90 + minor;
 }
 
 static const struct {
@@ -152,6 +187,8 @@ static const struct {
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
      "an illegal memory access was encountered"},
     {FAKE_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
 };
 
 /* The name (want_name) or description of a result code the tests provoke. */
@@ -266,10 +303,17 @@ static CUresult fake_ok0(void)
     return CUDA_SUCCESS;
 }
 
-/* Module load: nothing to compile; the module belongs to the current device. */
+/* Module load: PTX whose .version this driver does not know is refused;
+ * otherwise nothing to compile, and the module belongs to the current device. */
 static CUresult fake_module_load(CUmodule *m, const void *image, unsigned int n, int *o, void **v)
 {
-    (void)image, (void)n, (void)o, (void)v;
+    (void)n, (void)o, (void)v;
+    const char *line = strstr((const char *)image, "\n.version ");
+    int major = 0, minor = 0;
+    if (!line || sscanf(line, "\n.version %d.%d", &major, &minor) != 2)
+        return CUDA_ERROR_INVALID_PTX;
+    if (major * 10 + minor > fake_newest_isa(fake_version()))
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     return fake_object_new((void **)m);
 }
 
@@ -430,54 +474,89 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return CUDA_SUCCESS;
 }
 
+/* Every entry point gpubatch uses: PLAIN(name, fn) for one the driver
+ * exports under its own name, V2(name, fn) for one cuda.h maps to name_v2. */
+#define FAKE_ENTRY_POINTS(PLAIN, V2)                                      \
+    PLAIN(cuInit, fake_init)                                              \
+    PLAIN(cuDriverGetVersion, fake_driver_version)                        \
+    PLAIN(cuGetErrorName, fake_error_name)                                \
+    PLAIN(cuGetErrorString, fake_error_string)                            \
+    PLAIN(cuDeviceGetCount, fake_device_count)                            \
+    PLAIN(cuDeviceGet, fake_device_get)                                   \
+    PLAIN(cuDeviceGetName, fake_device_name)                              \
+    PLAIN(cuDeviceGetAttribute, fake_device_attribute)                    \
+    V2(cuDeviceTotalMem, fake_total_mem)                                  \
+    PLAIN(cuDevicePrimaryCtxRetain, fake_ctx_retain)                      \
+    V2(cuDevicePrimaryCtxRelease, fake_ctx_release)                       \
+    PLAIN(cuCtxSetCurrent, fake_ctx_set_current)                          \
+    PLAIN(cuCtxSynchronize, fake_ok0)                                     \
+    V2(cuMemGetInfo, fake_mem_info)                                       \
+    PLAIN(cuModuleLoadDataEx, fake_module_load)                           \
+    PLAIN(cuModuleUnload, fake_object_free)                               \
+    PLAIN(cuModuleGetFunction, fake_get_function)                         \
+    V2(cuMemAlloc, fake_mem_alloc)                                        \
+    V2(cuMemFree, fake_mem_free)                                          \
+    PLAIN(cuMemHostAlloc, fake_host_alloc)                                \
+    PLAIN(cuMemFreeHost, fake_host_free)                                  \
+    V2(cuMemHostRegister, fake_host_register)                             \
+    PLAIN(cuMemHostUnregister, fake_ok1)                                  \
+    V2(cuMemcpyHtoDAsync, fake_htod)                                      \
+    V2(cuMemcpyDtoHAsync, fake_dtoh)                                      \
+    V2(cuMemcpyDtoDAsync, fake_dtod)                                      \
+    PLAIN(cuMemsetD8Async, fake_memset)                                   \
+    PLAIN(cuStreamCreate, fake_create)                                    \
+    V2(cuStreamDestroy, fake_object_free)                                 \
+    PLAIN(cuStreamSynchronize, fake_ok1)                                  \
+    PLAIN(cuStreamWaitEvent, fake_wait_event)                             \
+    PLAIN(cuEventCreate, fake_create)                                     \
+    PLAIN(cuEventRecord, fake_event_record)                               \
+    PLAIN(cuEventSynchronize, fake_ok1)                                   \
+    PLAIN(cuEventElapsedTime, fake_elapsed)                               \
+    V2(cuEventDestroy, fake_object_free)                                  \
+    PLAIN(cuLaunchKernel, fake_launch)
+
+/* A version-1 entry point was called: the caller resolved a bare name that
+ * cuda.h maps to _v2 (cuMemAlloc instead of cuMemAlloc_v2). */
+static void fake_v1_called(const char *name)
+{
+    fprintf(stderr, "fakecuda: version-1 entry point %s called (its _v2 was meant)\n", name);
+    abort();
+}
+
+/* The exported symbols: each entry point under the name the driver gives
+ * it, and for a _v2 one also the version-1 name, which aborts. */
+#define FAKE_EXPORT_PLAIN(name, fn) extern __typeof__(fn) name __attribute__((alias(#fn)));
+#define FAKE_EXPORT_V2(name, fn)                                         \
+    extern __typeof__(fn) name##_v2 __attribute__((alias(#fn)));         \
+    CUresult name(void);                                                 \
+    CUresult name(void)                                                  \
+    {                                                                    \
+        fake_v1_called(#name);                                           \
+        return FAKE_INVALID_CONTEXT;                                     \
+    }
+FAKE_ENTRY_POINTS(FAKE_EXPORT_PLAIN, FAKE_EXPORT_V2)
+
+/* What cuGetProcAddress finds: each base name and its function. */
 static const struct {
     const char *name;
     void *fn;
 } fake_table[] = {
-    {"cuInit", (void *)fake_init},
-    {"cuDriverGetVersion", (void *)fake_driver_version},
-    {"cuGetErrorName", (void *)fake_error_name},
-    {"cuGetErrorString", (void *)fake_error_string},
-    {"cuDeviceGetCount", (void *)fake_device_count},
-    {"cuDeviceGet", (void *)fake_device_get},
-    {"cuDeviceGetName", (void *)fake_device_name},
-    {"cuDeviceGetAttribute", (void *)fake_device_attribute},
-    {"cuDeviceTotalMem", (void *)fake_total_mem},
-    {"cuDevicePrimaryCtxRetain", (void *)fake_ctx_retain},
-    {"cuDevicePrimaryCtxRelease", (void *)fake_ctx_release},
-    {"cuCtxSetCurrent", (void *)fake_ctx_set_current},
-    {"cuCtxSynchronize", (void *)fake_ok0},
-    {"cuMemGetInfo", (void *)fake_mem_info},
-    {"cuModuleLoadDataEx", (void *)fake_module_load},
-    {"cuModuleUnload", (void *)fake_object_free},
-    {"cuModuleGetFunction", (void *)fake_get_function},
-    {"cuMemAlloc", (void *)fake_mem_alloc},
-    {"cuMemFree", (void *)fake_mem_free},
-    {"cuMemHostAlloc", (void *)fake_host_alloc},
-    {"cuMemFreeHost", (void *)fake_host_free},
-    {"cuMemHostRegister", (void *)fake_host_register},
-    {"cuMemHostUnregister", (void *)fake_ok1},
-    {"cuMemcpyHtoDAsync", (void *)fake_htod},
-    {"cuMemcpyDtoHAsync", (void *)fake_dtoh},
-    {"cuMemcpyDtoDAsync", (void *)fake_dtod},
-    {"cuMemsetD8Async", (void *)fake_memset},
-    {"cuStreamCreate", (void *)fake_create},
-    {"cuStreamDestroy", (void *)fake_object_free},
-    {"cuStreamSynchronize", (void *)fake_ok1},
-    {"cuStreamWaitEvent", (void *)fake_wait_event},
-    {"cuEventCreate", (void *)fake_create},
-    {"cuEventRecord", (void *)fake_event_record},
-    {"cuEventSynchronize", (void *)fake_ok1},
-    {"cuEventElapsedTime", (void *)fake_elapsed},
-    {"cuEventDestroy", (void *)fake_object_free},
-    {"cuLaunchKernel", (void *)fake_launch},
+#define FAKE_TABLE_ROW(name, fn) {#name, (void *)fn},
+    FAKE_ENTRY_POINTS(FAKE_TABLE_ROW, FAKE_TABLE_ROW)
+#undef FAKE_TABLE_ROW
 };
 
-/* The driver's resolver: every entry point above, at any version. */
-CUresult cuGetProcAddress_v2(const char *name, void **fn, int version, unsigned long long flags,
-                             int *status)
+/* The resolver: every entry point above at the ABI of any CUDA version the
+ * driver knows; asking for a newer one is CUDA_ERROR_INVALID_VALUE. */
+static CUresult fake_get_proc_v2(const char *name, void **fn, int version,
+                                 unsigned long long flags, int *status)
 {
-    (void)version, (void)flags;
+    (void)flags;
+    *fn = NULL;
+    if (status)
+        *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (version > fake_version())
+        return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof fake_table / sizeof fake_table[0]; i++)
         if (!strcmp(name, fake_table[i].name)) {
             *fn = fake_table[i].fn;
@@ -485,8 +564,34 @@ CUresult cuGetProcAddress_v2(const char *name, void **fn, int version, unsigned 
                 *status = 0;
             return CUDA_SUCCESS;
         }
-    *fn = NULL;
-    if (status)
-        *status = 0;
     return CUDA_ERROR_NOT_FOUND;
 }
+
+/* cuGetProcAddress of CUDA 11.3 to 11.8: the same without the status. */
+static CUresult fake_get_proc_v1(const char *name, void **fn, int version,
+                                 unsigned long long flags)
+{
+    return fake_get_proc_v2(name, fn, version, flags, NULL);
+}
+
+typedef CUresult (*fake_get_proc_v2_fn)(const char *, void **, int, unsigned long long, int *);
+typedef CUresult (*fake_get_proc_v1_fn)(const char *, void **, int, unsigned long long);
+
+/* The ifunc resolvers of the two cuGetProcAddress symbols: each exists only
+ * from the CUDA version that introduced it; below it dlsym gets NULL. This
+ * one: cuGetProcAddress_v2, from CUDA 12.0. */
+static fake_get_proc_v2_fn fake_pick_get_proc_v2(void)
+{
+    return fake_version() >= 12000 ? fake_get_proc_v2 : NULL;
+}
+
+/* cuGetProcAddress, from CUDA 11.3. */
+static fake_get_proc_v1_fn fake_pick_get_proc_v1(void)
+{
+    return fake_version() >= 11030 ? fake_get_proc_v1 : NULL;
+}
+
+CUresult cuGetProcAddress_v2(const char *name, void **fn, int version, unsigned long long flags,
+                             int *status) __attribute__((ifunc("fake_pick_get_proc_v2")));
+CUresult cuGetProcAddress(const char *name, void **fn, int version, unsigned long long flags)
+    __attribute__((ifunc("fake_pick_get_proc_v1")));

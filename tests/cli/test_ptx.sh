@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_ptx.sh - the committed PTX is what `make ptx` makes from ptx/*.cu now
 # (when nvcc is available; the check is skipped, and says so, without it),
-# and the binary embeds every committed PTX file and needs only glibc.
+# each module declares the PTX ISA version make ptx chose (7.0 or newer), and
+# the binary embeds every committed PTX file and needs only glibc.
 . "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
 NVCC=${NVCC:-nvcc}
@@ -24,6 +25,16 @@ if command -v "$NVCC" >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
 else
     echo "note: no nvcc: committed PTX not compared with its sources"
 fi
+# Each committed module declares PTX ISA 7.0 or newer (CUDA 11.0, driver
+# R450), the version make ptx recorded above its .version line.
+for f in ptx/*.ptx; do
+    declared=$(sed -n 's/^\.version \([0-9.]*\)$/\1/p' "$f")
+    recorded=$(sed -n 's/^\/\/ PTX ISA \([0-9.]*\) (at least 7\.0): ptxas .* assembles it for sm_75 .*/\1/p' "$f")
+    if [ -n "$declared" ] && [ "$declared" = "$recorded" ] &&
+        [ "$(echo "$declared" | awk -F. '{ print ($1 * 100 + $2 >= 700) }')" = 1 ]; then ok; else
+        fail "$f declares PTX ISA [$declared], make ptx recorded [$recorded]"
+    fi
+done
 n_files=$(ls ptx/*.ptx | wc -l)
 n_embedded=$("$GB" info --no-jit | grep -c 'compute_')
 check_eq "every PTX file is embedded" "$n_files" "$n_embedded"

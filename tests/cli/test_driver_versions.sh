@@ -1,0 +1,77 @@
+#!/bin/sh
+# test_driver_versions.sh - the drivers gpubatch runs on, through the stand-in
+# driver (tests/cli/fakecuda.c) reporting CUDA 11.0, 11.4, 12.0, 12.2, 12.8
+# and 13.0: how each one's entry points are found (by versioned symbol names
+# before CUDA 11.3, where there is no cuGetProcAddress; cuGetProcAddress up to
+# 11.8; cuGetProcAddress_v2 from 12.0), that each loads every embedded module
+# and runs a reduction's kernels; `info` shows the PTX ISA version of each
+# embedded file; and the errors for a driver older than CUDA 11.0 and for a
+# driver that refuses the PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+. "$(dirname "$0")/lib.sh"
+use_fake_driver
+REP="$T/launches"
+"$GB" gen --shape 100000 --seed 3 -o "$T/a.npy.gz"
+"$GB" reduce --backend cpu "$T/a.npy.gz" >"$T/cpu.txt"
+n_modules=$(ls "$top"/ptx/*.ptx | sed 's,.*/,,; s/\.compute_.*//' | sort -u | wc -l)
+
+for row in "11000 11.0 versioned symbols" "11040 11.4 cuGetProcAddress" \
+    "12000 12.0 cuGetProcAddress_v2" "12020 12.2 cuGetProcAddress_v2" \
+    "12080 12.8 cuGetProcAddress_v2" "13000 13.0 cuGetProcAddress_v2"; do
+    set -- $row
+    version=$1
+    shown=$2
+    shift 2
+    source=$*
+    export FAKECUDA_DRIVER_VERSION=$version
+    "$GB" info >"$T/info" 2>&1
+    check_eq "CUDA $shown: info exit status" "0" "$?"
+    check_eq "CUDA $shown: driver line" "driver: CUDA $shown (entry points: $source), 1 device" \
+        "$(sed -n 2p "$T/info")"
+    check_eq "CUDA $shown: modules loaded" "$n_modules" "$(grep -c ' loaded in ' "$T/info")"
+    rm -f "$REP"
+    if FAKECUDA_REPORT="$REP" "$GB" reduce --backend cuda "$T/a.npy.gz" >"$T/o" 2>"$T/e" &&
+        grep -q "^device 0 launches [1-9]" "$REP"; then ok; else
+        fail "CUDA $shown: reduce on the stand-in GPU: $(cat "$T/e" "$REP" 2>/dev/null)"
+    fi
+done
+unset FAKECUDA_DRIVER_VERSION
+
+# info lists each embedded file with the PTX ISA version its .version declares.
+"$GB" info --no-jit >"$T/info"
+for f in "$top"/ptx/*.ptx; do
+    b=${f##*/}
+    module=${b%.compute_*}
+    arch=${b##*.compute_}
+    arch=${arch%.ptx}
+    isa=$(sed -n 's/^\.version //p' "$f")
+    grep -q "^  $module *compute_$arch  PTX ISA $isa: CUDA [0-9.]* (driver R[0-9]*) or newer  " "$T/info" &&
+        ok || fail "info does not show $b with PTX ISA $isa: $(grep " $module " "$T/info")"
+done
+if grep -q "^\.version 7\.0$" "$top"/ptx/*.ptx; then
+    grep -q "PTX ISA 7\.0: CUDA 11\.0 (driver R450) or newer" "$T/info" && ok ||
+        fail "PTX ISA 7.0 is not shown as loading from CUDA 11.0, driver R450"
+fi
+
+# Older than CUDA 11.0: a clear error naming the version needed; auto uses the CPU.
+export FAKECUDA_DRIVER_VERSION=10020
+too_old="the NVIDIA driver (CUDA 10\.2) is too old: gpubatch needs CUDA 11\.0 (driver R450) or newer"
+check_error "CUDA 10.2, --backend cuda" "$too_old" "$GB" reduce --backend cuda "$T/a.npy.gz"
+"$GB" reduce "$T/a.npy.gz" >"$T/auto.txt" 2>"$T/auto.err"
+check_eq "CUDA 10.2, auto: exit status" "0" "$?"
+check_files_same "CUDA 10.2, auto: the CPU's result" "$T/cpu.txt" "$T/auto.txt"
+grep -q "warning: $too_old.*; using the CPU backend" "$T/auto.err" && ok ||
+    fail "CUDA 10.2, auto: warning [$(cat "$T/auto.err")]"
+"$GB" info >"$T/info" 2>&1
+grep -q "^driver: not usable: $too_old" "$T/info" && ok || fail "CUDA 10.2, info: $(sed -n 2p "$T/info")"
+
+# A driver that refuses the PTX anyway: the module, its ISA version, the
+# driver it needs and the driver's own error.
+export FAKECUDA_DRIVER_VERSION=11000 FAKECUDA_NEWEST_PTX_ISA=6.5
+isa=$(sed -n 's/^\.version //p' "$top/ptx/reduce_f32_moments.compute_75.ptx")
+check_error "PTX refused" \
+    "a.npy.gz: the NVIDIA driver (CUDA 11\.0) cannot load module reduce_f32_moments: its PTX ISA $isa needs CUDA [0-9.]* (driver R[0-9]*) or newer, and the driver says CUDA_ERROR_UNSUPPORTED_PTX_VERSION" \
+    "$GB" reduce --backend cuda "$T/a.npy.gz"
+"$GB" info >"$T/info" 2>&1
+check_eq "PTX refused: info exit status" "1" "$?"
+check_eq "PTX refused: every module fails in info" "$n_modules" "$(grep -c ' FAILED: .*cannot load module' "$T/info")"
+summary
