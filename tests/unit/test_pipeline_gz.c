@@ -14,29 +14,9 @@
 
 #include "io/gzwrite.h"
 #include "io/pipeline.h"
-
-#define NSLOTS 3
+#include "tests/pipeline_gz_run.h"
 
 static char tmpdir[] = "/tmp/gb_plgz_XXXXXX";
-
-/* A growing byte string. */
-typedef struct {
-    unsigned char *p;
-    size_t n, cap;
-} bytes;
-
-/* Appends n bytes. */
-static void put(bytes *b, const void *p, size_t n)
-{
-    if (n == 0)
-        return;
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 1024;
-        b->p = realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
 
 /* Appends one BGZF block holding data[0..n) compressed at level. */
 static void put_bgzf_block(bytes *b, const unsigned char *data, size_t n, int level)
@@ -92,107 +72,6 @@ static const char *write_file(const bytes *b)
     return path;
 }
 
-/* What a pipeline hands out: the data and the final status and message. */
-typedef struct {
-    bytes data;
-    int rc;
-    char msg[512];
-    int garbage;
-    int chunks_gz; /* chunks that held members */
-} outcome;
-
-/* Decodes one pl_open_gz chunk on the host the way the device does,
- * appending its data; 0, or -1 with the host reader's message for the first
- * member that does not decode (as the device path reports it). */
-static int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t msglen)
-{
-    const pl_gz_chunk *g = c->gz;
-    unsigned char *span = malloc(g->span + 1);
-    static if_tables t;
-    if_u32 table[256];
-    for (int i = 0; i < 256; i++)
-        if_crc32_table(table, (if_u32)i);
-    memset(span, 0x5a, g->span + 1);
-    for (int i = 0; i < g->nruns; i++) {
-        CHECK(g->runs[i].out_off + g->runs[i].len <= g->span);
-        memcpy(span + g->runs[i].out_off, (const char *)c->data + g->runs[i].in_off,
-               g->runs[i].len);
-    }
-    int bad = -1;
-    for (int i = 0; i < g->nmembers && bad < 0; i++) {
-        const if_member *m = &g->members[i];
-        CHECK(m->out_off + m->isize <= g->span);
-        CHECK(m->in_off + m->in_len <= g->in_bytes);
-        const unsigned char *in = (const unsigned char *)c->data + m->in_off;
-        if (if_inflate(in, m->in_len, span + m->out_off, m->isize, &t)) {
-            bad = i;
-            break;
-        }
-        if_u32 crc = m->isize ? ~if_crc32_part(table, span + m->out_off, 0, m->isize, m->isize,
-                                               if_crc32_xpow(0))
-                              : 0;
-        if (crc != m->crc)
-            bad = i;
-    }
-    if (bad >= 0) {
-        const if_member *m = &g->members[bad];
-        CHECK(io_gzip_member_error((const char *)c->data + m->in_off - 18, m->in_len + 26,
-                                   m->isize, m->file_off, msg, msglen) < 0);
-    } else {
-        CHECK(g->skip + c->bytes <= g->span);
-        put(out, span + g->skip, c->bytes);
-    }
-    free(span);
-    return bad >= 0 ? -1 : 0;
-}
-
-/* Runs a pipeline (gz or plain) over path: skip decoded bytes are read
- * first (prefix_len of them handed back as the prefix), then chunks of
- * chunk bytes up to limit. */
-static void run(const char *path, int gz, size_t skip, size_t prefix_len, size_t chunk,
-                uint64_t limit, outcome *o)
-{
-    memset(o, 0, sizeof *o);
-    io_reader *r;
-    char err[256];
-    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
-    static unsigned char head[1 << 17];
-    ssize_t k = skip ? io_reader_read(r, head, skip) : 0;
-    CHECK(k == (ssize_t)skip);
-    size_t bufbytes = pl_gz_buffer_bytes(chunk);
-    void *bufs[NSLOTS];
-    for (int i = 0; i < NSLOTS; i++)
-        bufs[i] = malloc(bufbytes);
-    pl_ring *pl;
-    const void *prefix = head + skip - prefix_len;
-    int rc = gz ? pl_open_gz(&pl, r, bufs, NSLOTS, chunk, prefix, prefix_len, limit)
-                : pl_open(&pl, r, bufs, NSLOTS, chunk, prefix, prefix_len, limit);
-    CHECK(rc == 0);
-    pl_chunk c;
-    uint64_t expect_off = 0;
-    while ((rc = pl_next(pl, &c)) > 0) {
-        CHECK(c.offset == expect_off);
-        expect_off += c.bytes;
-        if (c.gz) {
-            o->chunks_gz += c.gz->nmembers > 0;
-            if (!o->rc && host_inflate(&c, &o->data, o->msg, sizeof o->msg) < 0)
-                o->rc = IO_ERR_CORRUPT;
-        } else if (!o->rc) {
-            put(&o->data, c.data, c.bytes);
-        }
-        pl_release(pl, c.slot);
-    }
-    if (rc < 0 && !o->rc) {
-        o->rc = rc;
-        snprintf(o->msg, sizeof o->msg, "%s", pl_error(pl));
-    }
-    o->garbage = io_reader_trailing_garbage(r);
-    pl_close(pl);
-    for (int i = 0; i < NSLOTS; i++)
-        free(bufs[i]);
-    io_reader_close(r);
-}
-
 /* The gz pipeline and the plain one agree on path under these options. */
 static void same(const char *what, const char *path, size_t skip, size_t prefix_len,
                  size_t chunk, uint64_t limit, int expect_members)
@@ -205,6 +84,7 @@ static void same(const char *what, const char *path, size_t skip, size_t prefix_
     CHECKF(a.rc == b.rc && !strcmp(a.msg, b.msg), "%s: status %d '%s' vs %d '%s'", what, a.rc,
            a.msg, b.rc, b.msg);
     CHECKF(a.garbage == b.garbage, "%s: trailing garbage %d vs %d", what, a.garbage, b.garbage);
+    CHECKF(!a.broken && !b.broken, "%s: a chunk broke the pipeline's rules", what);
     if (expect_members && b.rc == 0) /* a chunk that ends in an error is not handed out */
         CHECKF(a.chunks_gz > 0, "%s (skip %zu, limit %lld): no chunk held members", what, skip,
                (long long)limit);

@@ -1,0 +1,154 @@
+/* pipeline_gz_run.h - runs a pl_open_gz pipeline the way the device stage
+ * would (its members inflated and CRC-checked on the host with the device's
+ * decoder, ptx/inflate_math.h; a bad member reported with the host reader's
+ * message for it) and a pl_open pipeline over the same file and options, so
+ * that tests and the fuzz harness can compare what each hands out. Header
+ * only, for tests/unit/test_pipeline_gz.c and tests/fuzz/fuzz_pipeline_gz.c. */
+#ifndef GPUBATCH_TESTS_PIPELINE_GZ_RUN_H
+#define GPUBATCH_TESTS_PIPELINE_GZ_RUN_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/pipeline.h"
+
+#define PLGZ_SLOTS 3
+
+/* A growing byte string. */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+} bytes;
+
+/* Appends n bytes. */
+static inline void put(bytes *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 1024;
+        b->p = realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+/* What a pipeline hands out: the data and the final status and message. */
+typedef struct {
+    bytes data;
+    int rc;
+    char msg[512];
+    int garbage;
+    int chunks_gz; /* chunks that held members */
+    int broken;    /* a chunk broke the pipeline's own rules (offsets, bounds) */
+} outcome;
+
+/* Decodes one pl_open_gz chunk on the host the way the device does,
+ * appending its data; 0, or -1 with the host reader's message for the first
+ * member that does not decode (as the device path reports it). */
+static inline int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t msglen, int *broken)
+{
+    const pl_gz_chunk *g = c->gz;
+    unsigned char *span = malloc(g->span + 1);
+    static if_tables t;
+    if_u32 table[256];
+    for (int i = 0; i < 256; i++)
+        if_crc32_table(table, (if_u32)i);
+    memset(span, 0x5a, g->span + 1);
+    for (int i = 0; i < g->nruns; i++) {
+        *broken |= g->runs[i].out_off + g->runs[i].len > g->span ||
+                   g->runs[i].in_off + g->runs[i].len > g->in_bytes;
+        if (*broken)
+            break;
+        memcpy(span + g->runs[i].out_off, (const char *)c->data + g->runs[i].in_off,
+               g->runs[i].len);
+    }
+    int bad = -1;
+    for (int i = 0; i < g->nmembers && bad < 0; i++) {
+        const if_member *m = &g->members[i];
+        *broken |= m->out_off + m->isize > g->span || m->in_off + m->in_len > g->in_bytes ||
+                   m->in_off < 18;
+        if (*broken)
+            return -1;
+        const unsigned char *in = (const unsigned char *)c->data + m->in_off;
+        if (if_inflate(in, m->in_len, span + m->out_off, m->isize, &t)) {
+            bad = i;
+            break;
+        }
+        if_u32 crc = m->isize ? ~if_crc32_part(table, span + m->out_off, 0, m->isize, m->isize,
+                                               if_crc32_xpow(0))
+                              : 0;
+        if (crc != m->crc)
+            bad = i;
+    }
+    if (bad >= 0) {
+        const if_member *m = &g->members[bad];
+        *broken |= io_gzip_member_error((const char *)c->data + m->in_off - 18,
+                                        m->in_len + 26, m->isize, m->file_off, msg, msglen) >= 0;
+    } else if (g->skip + c->bytes > g->span) {
+        *broken = 1;
+    } else {
+        put(out, span + g->skip, c->bytes);
+    }
+    free(span);
+    return bad >= 0 ? -1 : 0;
+}
+
+/* Runs a pipeline (gz or plain) over path: skip decoded bytes are read
+ * first (prefix_len of them handed back as the prefix), then chunks of
+ * chunk bytes up to limit. */
+static inline void run(const char *path, int gz, size_t skip, size_t prefix_len, size_t chunk,
+                uint64_t limit, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    io_reader *r;
+    char err[256];
+    if (io_reader_open(&r, path, err, sizeof err) < 0) {
+        o->rc = -1;
+        snprintf(o->msg, sizeof o->msg, "%s", err);
+        return;
+    }
+    static unsigned char head[1 << 17];
+    ssize_t k = skip ? io_reader_read(r, head, skip) : 0;
+    if (k != (ssize_t)skip) { /* the header alone fails: both pipelines see the same */
+        o->rc = -2;
+        snprintf(o->msg, sizeof o->msg, "%s", io_reader_error(r));
+        io_reader_close(r);
+        return;
+    }
+    size_t bufbytes = pl_gz_buffer_bytes(chunk);
+    void *bufs[PLGZ_SLOTS];
+    for (int i = 0; i < PLGZ_SLOTS; i++)
+        bufs[i] = malloc(bufbytes);
+    pl_ring *pl;
+    const void *prefix = head + skip - prefix_len;
+    int rc = gz ? pl_open_gz(&pl, r, bufs, PLGZ_SLOTS, chunk, prefix, prefix_len, limit)
+                : pl_open(&pl, r, bufs, PLGZ_SLOTS, chunk, prefix, prefix_len, limit);
+    o->broken |= rc != 0;
+    pl_chunk c;
+    uint64_t expect_off = 0;
+    while ((rc = pl_next(pl, &c)) > 0) {
+        o->broken |= c.offset != expect_off;
+        expect_off += c.bytes;
+        if (c.gz) {
+            o->chunks_gz += c.gz->nmembers > 0;
+            if (!o->rc && host_inflate(&c, &o->data, o->msg, sizeof o->msg, &o->broken) < 0)
+                o->rc = IO_ERR_CORRUPT;
+        } else if (!o->rc) {
+            put(&o->data, c.data, c.bytes);
+        }
+        pl_release(pl, c.slot);
+    }
+    if (rc < 0 && !o->rc) {
+        o->rc = rc;
+        snprintf(o->msg, sizeof o->msg, "%s", pl_error(pl));
+    }
+    o->garbage = io_reader_trailing_garbage(r);
+    pl_close(pl);
+    for (int i = 0; i < PLGZ_SLOTS; i++)
+        free(bufs[i]);
+    io_reader_close(r);
+}
+
+#endif
