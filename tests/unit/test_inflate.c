@@ -685,7 +685,7 @@ static void test_dynamic_headers(void)
     } cls[] = {
         {"over-subscribed code-length code", {1, 1, 1}, "invalid code lengths set"},
         {"incomplete code-length code", {2, 2, 2}, "invalid code lengths set"},
-        {"one-bit code-length code", {0, 0, 0, 0, 0, 0, 0, 0, 1}, "invalid code lengths set"},
+        {"one-bit code-length code", {1}, "invalid code lengths set"},
         {"empty code-length code", {0}, "missing end-of-block"},
     };
     for (int i = 0; i < 4; i++) {
@@ -767,6 +767,22 @@ static void test_dynamic_headers(void)
     expect("no end-of-block length", w, 0, IF_ERR_NO_EOB, "missing end-of-block");
 }
 
+/* The literals, end-of-block and lengths of skewed_codes' literal/length code. */
+static const unsigned skewed_syms[17] = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i',
+                                         'j', 'k', 'l', 'm', 'n', 256, 257, 285};
+
+/* Complete codes with codes of 1 to 15 bits: literal/length, 13 symbols
+ * of 1..13 bits and four of 15; distance, 10 of 1..10 bits, four of 13 and
+ * sixteen of 15. */
+static void skewed_codes(uint8_t ll[286], uint8_t dl[30])
+{
+    memset(ll, 0, 286);
+    for (unsigned i = 0; i < 17; i++)
+        ll[skewed_syms[i]] = (uint8_t)(i < 13 ? i + 1 : 15);
+    for (unsigned d = 0; d < 30; d++)
+        dl[d] = (uint8_t)(d < 10 ? d + 1 : d < 14 ? 13 : 15);
+}
+
 /* Literal/length and distance codes: incomplete and over-subscribed sets,
  * the one-code-of-one-bit exception, empty distance codes. */
 static void test_codes(void)
@@ -819,6 +835,23 @@ static void test_codes(void)
     put_sym(w, &lit, 256);
     expect("literal/length code of one 2-bit code", w, 0, IF_ERR_CODE_SET,
            "invalid literal/lengths set");
+
+    /* the skewed codes of test_long_codes less one 15-bit code */
+    uint8_t ld[30];
+    skewed_codes(ll, ld);
+    ll[285] = 0;
+    bw_reset(w);
+    put_dynamic(w, 1, ll, 286, ld, 30, &lit, &dist);
+    put_sym(w, &lit, 256);
+    expect("literal/length code one 15-bit code short", w, 0, IF_ERR_CODE_SET,
+           "invalid literal/lengths set");
+    skewed_codes(ll, ld);
+    ld[29] = 0;
+    bw_reset(w);
+    put_dynamic(w, 1, ll, 286, ld, 30, &lit, &dist);
+    put_sym(w, &lit, 256);
+    expect("distance code one 15-bit code short", w, 0, IF_ERR_CODE_SET, "invalid distances set");
+    memset(ll, 0, sizeof ll);
 
     /* distance codes: 'a' 1 bit, EOB and length 3 of 2 bits */
     memset(ll, 0, sizeof ll);
@@ -962,21 +995,14 @@ static void test_long_codes(void)
 {
     bitw *w = &W;
     huff lit, dist;
-    /* literal/length: 13 symbols of 1..13 bits, four of 15 bits; distance:
-     * 10 of 1..10 bits, four of 13, sixteen of 15 */
-    static const unsigned long_syms[17] = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i',
-                                           'j', 'k', 'l', 'm', 'n', 256, 257, 285};
-    uint8_t ll[286] = {0}, dl[30];
-    for (unsigned i = 0; i < 17; i++)
-        ll[long_syms[i]] = (uint8_t)(i < 13 ? i + 1 : 15);
-    for (unsigned d = 0; d < 30; d++)
-        dl[d] = (uint8_t)(d < 10 ? d + 1 : d < 14 ? 13 : 15);
+    uint8_t ll[286], dl[30];
+    skewed_codes(ll, dl);
     bw_reset(w);
     put_dynamic(w, 1, ll, 286, dl, 30, &lit, &dist);
     CHECK(lit.len['n'] == 15 && lit.len[285] == 15 && dist.len[29] == 15);
     for (unsigned r = 0; r < 40; r++)
         for (unsigned i = 0; i < 14; i++)
-            put_lit(w, &lit, long_syms[(i + r) % 14]);
+            put_lit(w, &lit, skewed_syms[(i + r) % 14]);
     for (unsigned d = 0; d < 30; d++) {
         unsigned dmax = dist_base[d] + (1u << dist_extra[d]) - 1;
         if (dmax > w->nout)
