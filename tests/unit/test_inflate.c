@@ -390,6 +390,18 @@ static void expect_ok(const char *what, const bitw *w)
     expect(what, w, (uint32_t)w->nout, IF_OK, "ok");
 }
 
+/* expect for a final dynamic block with these code lengths that holds
+ * only its end-of-block code. */
+static void expect_codes(const char *what, const uint8_t *ll, unsigned nlen, const uint8_t *dl,
+                         unsigned ndist, int want, const char *zwhy)
+{
+    huff lit;
+    bw_reset(&W);
+    put_dynamic(&W, 1, ll, nlen, dl, ndist, &lit, NULL);
+    put_sym(&W, &lit, 256);
+    expect(what, &W, 0, want, zwhy);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Round trips                                                              */
 
@@ -670,10 +682,8 @@ static void test_dynamic_headers(void)
         uint8_t ll[288], dl[32];
         memset(ll, 8, sizeof ll);
         memset(dl, 5, sizeof dl);
-        bw_reset(w);
-        put_dynamic(w, 1, ll, many[i].nlen, dl, many[i].ndist, &lit, &dist);
-        put_sym(w, &lit, 256);
-        expect(what, w, 0, IF_ERR_TOO_MANY, "too many length or distance symbols");
+        expect_codes(what, ll, many[i].nlen, dl, many[i].ndist, IF_ERR_TOO_MANY,
+                     "too many length or distance symbols");
     }
 
     /* the code-length code: over-subscribed, incomplete, one code of one
@@ -832,47 +842,31 @@ static void test_codes(void)
            "invalid literal/length code");
     /* one code of two bits is incomplete, exception or not */
     ll[256] = 2;
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 257, dl, 1, &lit, &dist);
-    put_sym(w, &lit, 256);
-    expect("literal/length code of one 2-bit code", w, 0, IF_ERR_CODE_SET,
-           "invalid literal/lengths set");
+    expect_codes("literal/length code of one 2-bit code", ll, 257, dl, 1, IF_ERR_CODE_SET,
+                 "invalid literal/lengths set");
 
     /* the skewed codes of test_long_codes less one 15-bit code */
     uint8_t ld[30];
     skewed_codes(ll, ld);
     ll[285] = 0;
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 286, ld, 30, &lit, &dist);
-    put_sym(w, &lit, 256);
-    expect("literal/length code one 15-bit code short", w, 0, IF_ERR_CODE_SET,
-           "invalid literal/lengths set");
+    expect_codes("literal/length code one 15-bit code short", ll, 286, ld, 30, IF_ERR_CODE_SET,
+                 "invalid literal/lengths set");
     skewed_codes(ll, ld);
     ld[29] = 0;
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 286, ld, 30, &lit, &dist);
-    put_sym(w, &lit, 256);
-    expect("distance code one 15-bit code short", w, 0, IF_ERR_CODE_SET, "invalid distances set");
-    memset(ll, 0, sizeof ll);
+    expect_codes("distance code one 15-bit code short", ll, 286, ld, 30, IF_ERR_CODE_SET,
+                 "invalid distances set");
 
     /* distance codes: 'a' 1 bit, EOB and length 3 of 2 bits */
     memset(ll, 0, sizeof ll);
     ll['a'] = 1;
     ll[256] = ll[257] = 2;
-    /* empty: fine without matches, an error with one */
+    /* empty, or one code of one bit: fine when the block needs no other */
     dl[0] = 0;
     bw_reset(w);
     put_dynamic(w, 1, ll, 258, dl, 1, &lit, &dist);
     put_lit(w, &lit, 'a');
     put_sym(w, &lit, 256);
     expect_ok("empty distance code, no match", w);
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 258, dl, 1, &lit, &dist);
-    put_lit(w, &lit, 'a');
-    put_sym(w, &lit, 257);
-    put_bits(w, 0, 16);
-    expect("empty distance code, a match", w, 4, IF_ERR_BAD_SYMBOL, "invalid distance code");
-    /* one distance code of one bit: its code works, the other does not */
     dl[3] = 1;
     bw_reset(w);
     put_dynamic(w, 1, ll, 258, dl, 4, &lit, &dist);
@@ -881,26 +875,27 @@ static void test_codes(void)
     put_match(w, &lit, &dist, 3, 4);
     put_sym(w, &lit, 256);
     expect_ok("one-bit distance code, used", w);
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 258, dl, 4, &lit, &dist);
-    put_lit(w, &lit, 'a');
-    put_sym(w, &lit, 257);
-    put_bits(w, 1, 1); /* the undefined distance code */
-    put_bits(w, 0, 16);
-    expect("one-bit distance code, the undefined one", w, 4, IF_ERR_BAD_SYMBOL,
-           "invalid distance code");
+    /* a match with an undefined distance code: any code of an empty
+     * distance code, the unused one-bit code of a single one */
+    for (unsigned single = 0; single <= 1; single++) {
+        dl[3] = (uint8_t)single;
+        bw_reset(w);
+        put_dynamic(w, 1, ll, 258, dl, single ? 4 : 1, &lit, &dist);
+        put_lit(w, &lit, 'a');
+        put_sym(w, &lit, 257);
+        put_bits(w, 1, 1);
+        put_bits(w, 0, 16);
+        expect(single ? "one-bit distance code, the undefined one" : "empty distance code, a match",
+               w, 4, IF_ERR_BAD_SYMBOL, "invalid distance code");
+    }
     /* incomplete and over-subscribed distance codes */
     dl[0] = 2;
     dl[3] = 1;
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 258, dl, 4, &lit, &dist);
-    put_sym(w, &lit, 256);
-    expect("incomplete distance code", w, 0, IF_ERR_CODE_SET, "invalid distances set");
+    expect_codes("incomplete distance code", ll, 258, dl, 4, IF_ERR_CODE_SET,
+                 "invalid distances set");
     dl[1] = dl[2] = 2;
-    bw_reset(w);
-    put_dynamic(w, 1, ll, 258, dl, 4, &lit, &dist);
-    put_sym(w, &lit, 256);
-    expect("over-subscribed distance code", w, 0, IF_ERR_CODE_SET, "invalid distances set");
+    expect_codes("over-subscribed distance code", ll, 258, dl, 4, IF_ERR_CODE_SET,
+                 "invalid distances set");
 }
 
 /* Fixed-Huffman blocks: symbols 286 and 287, distance symbols 30 and 31. */
