@@ -588,6 +588,22 @@ static void test_crc_parts(void)
     }
 }
 
+/* A changed byte in a stored block inflates in both decoders: only the
+ * CRC-32 (IF_ERR_CRC) tells the member is bad. */
+static void test_crc_catches_stored_change(void)
+{
+    bitw *w = &W;
+    fill(data, 5000, K_TEXT);
+    uint32_t want = (uint32_t)crc32(0L, data, 5000);
+    data[4321] ^= 0x10;
+    bw_reset(w);
+    put_stored(w, 1, data, 5000);
+    expect_ok("stored block with a changed byte", w);
+    uint32_t starts[3] = {0, 2000, 5000};
+    uint32_t got = crc_of_parts(oout, 5000, starts, 2);
+    CHECK(got == (uint32_t)crc32(0L, zout, 5000) && got != want);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Hand-built streams                                                       */
 
@@ -1160,6 +1176,7 @@ int main(void)
     make_std();
     test_round_trips();
     test_crc_parts();
+    test_crc_catches_stored_change();
     test_block_types();
     test_dynamic_headers();
     test_codes();
