@@ -360,15 +360,14 @@ static void put_sample(bitw *w, const huff *lit, const huff *dist)
     put_lit(w, lit, '!');
 }
 
-/* Checks one hand-built stream (the writer's bytes, or a prefix or longer
- * view of them: len) decoded into size bytes: our status is want, zlib's
- * verdict names zwhy, and an accepted stream gives the writer's output. */
-static void expect_len(const char *what, const bitw *w, size_t len, uint32_t size, int want,
-                       const char *zwhy)
+/* Checks one hand-built stream decoded into size bytes: our status is
+ * want, zlib's verdict names zwhy, and an accepted stream gives the
+ * writer's output. */
+static void expect(const char *what, const bitw *w, uint32_t size, int want, const char *zwhy)
 {
     int st;
     zverdict zv;
-    int same = agree(w->buf, len, size, &st, &zv);
+    int same = agree(w->buf, bw_bytes(w), size, &st, &zv);
     CHECKF(same, "%s: ours %d, zlib %s (%s)", what, st, zv.accept ? "accepts" : "rejects",
            zv.why);
     CHECKF(st == want, "%s: status %d, expected %d", what, st, want);
@@ -376,12 +375,6 @@ static void expect_len(const char *what, const bitw *w, size_t len, uint32_t siz
            zwhy);
     if (want == IF_OK)
         CHECKF(size == w->nout && !memcmp(oout, w->out, size), "%s: wrong bytes", what);
-}
-
-/* expect_len over the writer's whole stream. */
-static void expect(const char *what, const bitw *w, uint32_t size, int want, const char *zwhy)
-{
-    expect_len(what, w, bw_bytes(w), size, want, zwhy);
 }
 
 /* expect for a stream whose output is complete: size is what it wrote. */
