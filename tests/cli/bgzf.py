@@ -4,6 +4,9 @@
 tests see block boundaries anywhere.
 
   bgzf.py SEED IN OUT
+
+As a module: member() frames a raw deflate body, block() compresses and
+frames data, EOF_BLOCK ends a file.
 """
 import random
 import struct
@@ -13,13 +16,23 @@ import zlib
 EOF_BLOCK = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
 
 
-def block(data):
-    """One BGZF block: gzip member with the BC extra field giving its size."""
-    co = zlib.compressobj(6, zlib.DEFLATED, -15)
-    body = co.compress(data) + co.flush()
+def member(body, crc, isize):
+    """One BGZF block around a raw deflate body, with the trailer's CRC-32
+    and ISIZE as given (any, to write corrupt members)."""
     size = 18 + len(body) + 8
     head = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff\x06\x00BC\x02\x00" + struct.pack("<H", size - 1)
-    return head + body + struct.pack("<II", zlib.crc32(data), len(data))
+    return head + body + struct.pack("<II", crc & 0xffffffff, isize & 0xffffffff)
+
+
+def deflate_raw(data, level=6):
+    """data as a raw deflate stream."""
+    co = zlib.compressobj(level, zlib.DEFLATED, -15)
+    return co.compress(data) + co.flush()
+
+
+def block(data):
+    """One BGZF block: gzip member with the BC extra field giving its size."""
+    return member(deflate_raw(data), zlib.crc32(data), len(data))
 
 
 def main():
@@ -37,4 +50,5 @@ def main():
     open(sys.argv[3], "wb").write(b"".join(out))
 
 
-main()
+if __name__ == "__main__":
+    main()
