@@ -45,17 +45,11 @@ gzk_crc(const if_member *__restrict__ members, unsigned n, const unsigned char *
     if_member m = members[i];
     if (m.isize > IF_MAX_OUT)
         return; // gzk_inflate reported it
-    if (m.isize == 0) {
-        if (lane == 0 && m.crc != 0)
-            atomicMin(bad, i);
-        return;
-    }
     unsigned start = lane * GZ_CRC_PART < m.isize ? lane * GZ_CRC_PART : m.isize;
     unsigned end = start + GZ_CRC_PART < m.isize ? start + GZ_CRC_PART : m.isize;
-    if_u32 term = if_crc32_part(table, dec + m.out_off, start, end, m.isize,
-                                if_crc32_xpow(m.isize - end));
+    if_u32 term = if_crc32_part(table, dec + m.out_off, start, end, if_crc32_xpow(m.isize - end));
     for (int h = 16; h > 0; h >>= 1)
         term ^= __shfl_xor_sync(0xffffffffu, term, h);
-    if (lane == 0 && ~term != m.crc)
+    if (lane == 0 && if_crc32_finish(term, m.isize) != m.crc)
         atomicMin(bad, i);
 }

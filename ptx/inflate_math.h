@@ -383,13 +383,13 @@ IF_HD int if_codes(if_bits *b, const if_tables *t, if_u8 *out, if_u32 cap, if_u3
         if ((e & 15u) && e < (256u << 4)) {
             int k = 0;
             do {
+                b->bits >>= e & 15u; /* consumed first, as if_decode does */
+                b->n -= e & 15u;
                 if (op >= cap) {
                     *opp = op;
                     return IF_ERR_OVERFLOW;
                 }
                 out[op++] = (if_u8)(e >> 4);
-                b->bits >>= e & 15u;
-                b->n -= e & 15u;
                 e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
             } while (++k < 3 && (e & 15u) && e < (256u << 4));
             continue;
@@ -524,24 +524,23 @@ IF_HD if_u32 if_crc32_xpow(if_u32 bytes)
     return r;
 }
 
-/* The CRC-32 of data that is split into consecutive parts: part k's raw
- * register (run from 0, its first four data bytes inverted when it is the
- * first part) times x^(8 * bytes after it), summed (xor), then inverted.
- * if_crc32_part gives one part's term; the caller xors the terms of all
- * parts and inverts. Inverting bytes 0..3 of the data stands for the
- * register's initial value of all ones. */
+/* The CRC-32 of data split into consecutive parts, computed part by part:
+ * if_crc32_part gives one part's term, its raw register run from 0 over the
+ * part and multiplied by x^(8 * bytes after the part); if_crc32_finish
+ * turns the xor of every part's terms into the CRC-32 of all `total` bytes
+ * (the initial all-ones register enters once, times x^(8 * total)). Any
+ * split works, empty parts included (their term is 0). */
 IF_HD if_u32 if_crc32_part(const if_u32 *table, const if_u8 *data, if_u32 start, if_u32 end,
-                           if_u32 total, if_u32 xpow_after)
+                           if_u32 xpow_after)
 {
-    /* Data shorter than four bytes lies in one part: its register starts
-     * inverted instead. An empty part adds nothing (and empty data has the
-     * CRC 0, which callers check themselves). */
-    if (start >= end)
-        return 0;
-    if_u32 crc = total < 4 ? 0xffffffffu : 0u, flip = total < 4 ? 0u : 4u;
-    for (if_u32 i = start; i < end; i++)
-        crc = table[(crc ^ data[i] ^ (i < flip ? 0xffu : 0u)) & 0xffu] ^ (crc >> 8);
-    return if_crc32_mul(crc, xpow_after);
+    return start < end ? if_crc32_mul(if_crc32_raw(table, 0u, data + start, end - start),
+                                      xpow_after)
+                       : 0u;
+}
+
+IF_HD if_u32 if_crc32_finish(if_u32 terms, if_u32 total)
+{
+    return ~(terms ^ if_crc32_mul(0xffffffffu, if_crc32_xpow(total)));
 }
 
 #endif

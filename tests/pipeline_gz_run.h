@@ -76,9 +76,8 @@ static inline int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t 
             bad = i;
             break;
         }
-        if_u32 crc = m->isize ? ~if_crc32_part(table, span + m->out_off, 0, m->isize, m->isize,
-                                               if_crc32_xpow(0))
-                              : 0;
+        if_u32 crc = if_crc32_finish(if_crc32_part(table, span + m->out_off, 0, m->isize, 0x80000000u),
+                                     m->isize);
         if (crc != m->crc)
             bad = i;
     }

@@ -529,20 +529,20 @@ static void test_round_trips(void)
 static if_u32 crc_table[256];
 
 /* The CRC-32 of data[0..n) from `parts` parts, part k covering
- * [starts[k], starts[k+1]): the xor of the parts' terms, inverted. */
+ * [starts[k], starts[k+1]): the xor of the parts' terms, finished. */
 static uint32_t crc_of_parts(const uint8_t *d, uint32_t n, const uint32_t *starts, int parts)
 {
     uint32_t x = 0;
     for (int k = 0; k < parts; k++)
-        x ^= if_crc32_part(crc_table, d, starts[k], starts[k + 1], n,
+        x ^= if_crc32_part(crc_table, d, starts[k], starts[k + 1],
                            if_crc32_xpow(n - starts[k + 1]));
-    return ~x;
+    return if_crc32_finish(x, n);
 }
 
-/* if_crc32_part summed over 1..32 parts, as the documentation splits (data
- * shorter than four bytes lies wholly in the last part) and as the GPU
- * splits (right-aligned 2048-byte parts, 32 of them), equals zlib's crc32
- * for every size of the round trips. */
+/* if_crc32_part over 1..32 even parts (empty ones included for short data),
+ * over right-aligned 2048-byte parts and over the GPU's split (lane l of 32
+ * takes bytes [2048 l, 2048 l + 2048)), finished, equals zlib's crc32 for
+ * every size of the round trips. */
 static void test_crc_parts(void)
 {
     for (unsigned i = 0; i < 256; i++)
@@ -567,7 +567,7 @@ static void test_crc_parts(void)
         int bad = 0;
         for (int parts = 1; parts <= 32; parts++) {
             for (int k = 0; k <= parts; k++)
-                starts[k] = n < 4 ? (k == parts ? n : 0) : (uint32_t)((uint64_t)n * k / parts);
+                starts[k] = (uint32_t)((uint64_t)n * k / parts);
             bad += crc_of_parts(data, n, starts, parts) != want;
         }
         CHECKF(bad == 0, "%u bytes: %d of 32 even splits give the wrong CRC", n, bad);
@@ -577,6 +577,10 @@ static void test_crc_parts(void)
         }
         starts[32] = n;
         uint32_t got = crc_of_parts(data, n, starts, 32);
+        CHECKF(got == want, "%u bytes, right-aligned split: crc %08x, zlib %08x", n, got, want);
+        for (int l = 0; l <= 32; l++)
+            starts[l] = 2048u * (uint32_t)l < n ? 2048u * (uint32_t)l : n;
+        got = crc_of_parts(data, n, starts, 32);
         CHECKF(got == want, "%u bytes, GPU split: crc %08x, zlib %08x", n, got, want);
     }
 }
