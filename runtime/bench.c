@@ -848,34 +848,31 @@ static uint32_t bench_le32(const unsigned char *p)
 }
 
 /* Compresses c->x (c->n float32) into c->gz as blocked gzip with the
- * project's writer, on every thread. */
+ * project's writer, on every thread. In memory the writer can only run out
+ * of it. */
 static int bench_gzip_input(bench_ctx *c)
 {
     io_sink *sink;
     gz_writer *w;
     void *gz = NULL;
-    int rc = io_sink_open_mem(&sink);
+    int rc = io_sink_open_mem(&sink), finished;
     if (rc < 0)
         goto out_report;
     if ((rc = gz_writer_open(&w, sink, BENCH_GZ_LEVEL, c->be->threads)) < 0)
         goto out_abort_sink;
-    if ((rc = gz_writer_write(w, c->x, c->n * sizeof(float))) < 0) {
-        gz_writer_free(w);
+    rc = gz_writer_write(w, c->x, c->n * sizeof(float));
+    finished = gz_writer_finish(w); /* frees the writer, failed or not */
+    if ((rc = rc < 0 ? rc : finished) < 0)
         goto out_abort_sink;
-    }
-    if ((rc = gz_writer_finish(w)) < 0)
-        goto out_abort_sink;
-    rc = io_sink_mem_take(sink, &gz, &c->gz_bytes);
+    if ((rc = io_sink_mem_take(sink, &gz, &c->gz_bytes)) < 0) /* frees the sink */
+        goto out_report;
     c->gz = gz;
-    goto out_report;
+    return 0;
 out_abort_sink:
     io_sink_abort(sink);
 out_report:
-    if (rc < 0) {
-        snprintf(c->err, sizeof c->err, "compressing the inflate input: %s", io_strerror(rc));
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
-    return 0;
+    snprintf(c->err, sizeof c->err, "compressing the inflate input: %s", io_strerror(rc));
+    return GPU_ERR_OUT_OF_MEMORY;
 }
 
 /* Lists the members of c->gz into tab (when not NULL), their outputs laid
@@ -1035,15 +1032,16 @@ static int bench_check_inflate(bench_ctx *c, int gpu_side, int *ok, char *note, 
         return 0;
     }
     const unsigned char *got = (const unsigned char *)c->y, *want = (const unsigned char *)c->x;
-    size_t at = 0;
-    while (at < bytes && got[at] == want[at])
-        at++;
-    *ok = at == bytes;
-    if (*ok)
+    *ok = memcmp(got, want, bytes) == 0;
+    if (*ok) {
         snprintf(note, len, "decoded bytes equal the input (%u members, %zu bytes compressed, %.1f%%)",
                  c->nmembers, c->gz_bytes, 100.0 * (double)c->gz_bytes / (double)bytes);
-    else
-        snprintf(note, len, "decoded byte %zu differs from the input", at);
+        return 0;
+    }
+    size_t at = 0;
+    while (got[at] == want[at])
+        at++;
+    snprintf(note, len, "decoded byte %zu differs from the input", at);
     return 0;
 }
 
