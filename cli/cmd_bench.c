@@ -1,6 +1,6 @@
-/* cmd_bench.c - `gpubatch bench`: the article ladders and the production
- * kernels timed on this machine's GPU (or the CPU backend), as a table or
- * JSON. */
+/* cmd_bench.c - `gpubatch bench`: the article ladders, the production
+ * kernels and the inflate of blocked gzip timed on this machine's GPU (or
+ * the CPU backend), as a table or JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +12,23 @@
 #include "runtime/bench.h"
 
 static const char bench_usage[] =
-    "Usage: gpubatch bench [OPTIONS] [reduce|transpose|quadratic|all]...\n"
+    "Usage: gpubatch bench [OPTIONS] [reduce|transpose|quadratic|inflate|all]...\n"
     "Time every step of the reduction, transpose and quadratic-equation ladders of\n"
     "the classic teaching articles (corrected) beside the production kernels, on\n"
     "the GPU: median of repeated runs after warm-up (device events), GB/s (bytes\n"
     "read + bytes written), the ratio to the device copy bandwidth measured in the\n"
     "same run, the speed-up over the article's baseline, and a check of every\n"
     "output (a wrong variant prints FAIL, not a time). The naive transpose is also\n"
-    "timed over block shapes, printed as the article's table. Default sizes: the\n"
-    "articles' and, on the GPU, sizes far beyond the L2 cache. Without a GPU,\n"
-    "--backend cpu times the CPU backend.\n"
+    "timed over block shapes, printed as the article's table. inflate decodes\n"
+    "normal float32 compressed as blocked gzip (level 1) with the GPU's kernels\n"
+    "and with zlib on every host thread (GB/s of decoded bytes; the host row is\n"
+    "its baseline). Default sizes: the articles' and, on the GPU, sizes far beyond\n"
+    "the L2 cache. Without a GPU, --backend cpu times the CPU backend.\n"
     "\n"
     "  --sizes LIST       sizes to run, comma-separated, each SIZE or OP:SIZE\n"
     "                     (reduce: elements, transpose: N of N x N, quadratic:\n"
-    "                     equations; k, M, G are binary units), e.g.\n"
-    "                     reduce:4M,reduce:256M,transpose:1024\n"
+    "                     equations, inflate: decoded float32; k, M, G are\n"
+    "                     binary units), e.g. reduce:4M,reduce:256M,inflate:256M\n"
     "  --reps N           timed runs per row (default 20; 3 for runs over 200 ms)\n"
     "  --seed N           seed of the generated inputs (default 1)\n"
     "  --json             one JSON document instead of the table\n"
@@ -131,6 +133,9 @@ static void bench_size_text(char *buf, size_t len, bench_op op, uint64_t size)
         snprintf(buf, len, "%.1f MiB", (double)size / 1048576.0);
     else
         snprintf(buf, len, "%s = %llu", op == BENCH_TRANSPOSE ? "N" : "n", (unsigned long long)size);
+    if (op == BENCH_INFLATE)
+        snprintf(buf + strlen(buf), len - strlen(buf), " (%.1f MiB decoded)",
+                 4.0 * (double)size / 1048576.0);
 }
 
 /* One ladder row of the table. */
@@ -194,9 +199,10 @@ static void bench_print_table(const backend *be, const bench_config *cfg, const 
         printf("gpubatch bench: CPU backend, %d threads\n", be->threads);
     }
     printf("median of %d runs after warm-up (3 runs when one takes over 200 ms); bytes = bytes "
-           "read + bytes written;\nGB/s = 1e9 bytes/s; 'of copy' = GB/s over the copy's GB/s "
-           "(device copy for gpu rows, host copy for cpu rows);\nspeed-up over the article's "
-           "baseline at the same size; article = the figure it reported at its size\n",
+           "read + bytes written\n(inflate: bytes decoded); GB/s = 1e9 bytes/s; 'of copy' = GB/s "
+           "over the copy's GB/s (device copy for\ngpu rows, host copy for cpu rows); speed-up "
+           "over the article's baseline at the same size (inflate:\nover the host row); article "
+           "= the figure it reported at its size\n",
            cfg->reps);
     size_t i = 0;
     while (i < r->n) {
@@ -259,7 +265,7 @@ static void bench_print_json(const backend *be, const bench_config *cfg, const b
     }
     printf(", \"cpu_threads\": %d, \"reps\": %d, \"seed\": %llu", be->threads, cfg->reps,
            (unsigned long long)cfg->seed);
-    bench_json_str("bytes", "bytes read + bytes written of the data arrays");
+    bench_json_str("bytes", "bytes read + bytes written of the data arrays (inflate: bytes decoded)");
     printf(",\n \"rows\": [");
     for (size_t i = 0; i < r->n; i++) {
         const bench_row *w = &r->rows[i];
@@ -346,9 +352,10 @@ int cmd_bench(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         int op = bench_op_parse(argv[i]);
         if (!strcmp(argv[i], "all"))
-            ops |= (1u << BENCH_REDUCE) | (1u << BENCH_TRANSPOSE) | (1u << BENCH_QUADRATIC);
+            ops |= BENCH_ALL_OPS;
         else if (op < 0)
-            return cli_usage_error("bench", "unknown benchmark '%s' (reduce, transpose, quadratic, all)",
+            return cli_usage_error("bench",
+                                   "unknown benchmark '%s' (reduce, transpose, quadratic, inflate, all)",
                                    argv[i]);
         else
             ops |= 1u << op;

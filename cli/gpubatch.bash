@@ -178,7 +178,7 @@ _gpubatch()
     elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge ]]; then
         _gpubatch_files "$cur"
     elif [[ $cmd == bench ]]; then
-        _gpubatch_words "reduce transpose quadratic all" "$cur"
+        _gpubatch_words "reduce transpose quadratic inflate all" "$cur"
     else
         _gpubatch_words "$longs" "$cur"
     fi

@@ -1,4 +1,5 @@
-/* sink.c - byte sinks: atomic regular files, or direct stdout/devices/FIFOs.
+/* sink.c - byte sinks: atomic regular files, or direct stdout/devices/FIFOs,
+ * or a growing block of memory.
  *
  * A regular target is written to ".NAME.XXXXXX" in the same directory
  * (created with O_EXCL and mode 0666, so the umask applies as for any new
@@ -27,6 +28,7 @@
 #define SINK_BUF (256u << 10)
 #define MAX_TEMPS 16
 #define WRITE_STEP ((size_t)1 << 30)
+#define MEM_FIRST ((size_t)1 << 20) /* first capacity of a memory sink */
 
 struct io_sink {
     int fd;
@@ -37,6 +39,9 @@ struct io_sink {
     int force;
     uint8_t *buf;
     size_t fill;
+    int in_mem;     /* a memory sink: bytes go to mem, not fd */
+    uint8_t *mem;
+    size_t mem_len, mem_cap;
     int err;
     char errmsg[256];
 };
@@ -278,9 +283,30 @@ out_free_sink:
     return rc;
 }
 
-/* Writes all n bytes to the descriptor, over short writes and EINTR. */
+/* Appends n bytes to a memory sink, doubling its capacity as needed. */
+static int mem_append(io_sink *s, const uint8_t *p, size_t n)
+{
+    if (n > s->mem_cap - s->mem_len) {
+        size_t cap = s->mem_cap ? s->mem_cap : MEM_FIRST;
+        while (cap - s->mem_len < n && cap <= SIZE_MAX / 2)
+            cap *= 2;
+        uint8_t *mem = cap - s->mem_len >= n ? realloc(s->mem, cap) : NULL;
+        if (!mem)
+            return set_error(s, IO_ERR_NOMEM, "%s", "out of memory");
+        s->mem = mem;
+        s->mem_cap = cap;
+    }
+    memcpy(s->mem + s->mem_len, p, n);
+    s->mem_len += n;
+    return 0;
+}
+
+/* Writes all n bytes to the descriptor (over short writes and EINTR), or to
+ * the memory of a memory sink. */
 static int write_all(io_sink *s, const uint8_t *p, size_t n)
 {
+    if (s->in_mem)
+        return mem_append(s, p, n);
     while (n) {
         ssize_t k = write(s->fd, p, n < WRITE_STEP ? n : WRITE_STEP);
         if (k < 0) {
@@ -340,6 +366,7 @@ static void sink_free(io_sink *s)
     free(s->tmp);
     free(s->target);
     free(s->buf);
+    free(s->mem);
     free(s);
 }
 
@@ -481,6 +508,34 @@ int io_sink_spool_copy(io_sink *spool, io_sink *dst)
         rc = io_sink_write(dst, spool->buf, (size_t)k);
         off += k;
     }
+    return rc;
+}
+
+/* Opens a memory sink (see sink.h). */
+int io_sink_open_mem(io_sink **out)
+{
+    io_sink *s = calloc(1, sizeof(*s));
+    if (!s || !(s->buf = malloc(SINK_BUF))) {
+        free(s);
+        *out = NULL;
+        return IO_ERR_NOMEM;
+    }
+    s->fd = -1;
+    s->slot = -1;
+    s->in_mem = 1;
+    *out = s;
+    return 0;
+}
+
+/* Flushes a memory sink and hands its bytes over (see sink.h). */
+int io_sink_mem_take(io_sink *s, void **data, size_t *len)
+{
+    int rc = s->err ? s->err : flush_buf(s);
+    *data = rc == 0 ? s->mem : NULL;
+    *len = rc == 0 ? s->mem_len : 0;
+    if (rc == 0)
+        s->mem = NULL;
+    sink_free(s);
     return rc;
 }
 

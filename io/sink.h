@@ -1,5 +1,5 @@
 /* sink.h - byte sinks: a regular file written atomically, or stdout / a
- * device / a FIFO written directly.
+ * device / a FIFO written directly, or memory.
  *
  * A regular output goes to a temporary file in the same directory and is
  * renamed over the target only by io_sink_commit(); io_sink_abort(), an
@@ -51,6 +51,17 @@ int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t 
 /* Appends every byte written to spool to dst. Returns 0 or a negative
  * io_error; the reason is io_sink_error() of spool (reading) or dst. */
 int io_sink_spool_copy(io_sink *spool, io_sink *dst);
+
+/* Opens a sink that keeps every byte written in memory (for producing a
+ * compressed stream in memory, e.g. a benchmark's input); take the bytes
+ * with io_sink_mem_take or drop them with io_sink_abort. Returns 0 or
+ * IO_ERR_NOMEM. */
+int io_sink_open_mem(io_sink **out);
+
+/* Hands over every byte written to a memory sink: *data (free() it; NULL
+ * when nothing was written) and *len. Frees the sink whatever happens.
+ * Returns 0, or the sticky error (then *data is NULL and *len 0). */
+int io_sink_mem_take(io_sink *s, void **data, size_t *len);
 
 /* The one-line reason of the sticky error. */
 const char *io_sink_error(const io_sink *s);

@@ -7,9 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "gen.h"
+#include "io/gzwrite.h"
 #include "io/par.h"
+#include "io/reader.h"
+#include "ptx/inflate_math.h"
 #include "ptx/ladder_math.h"
 #include "quadratic.h"
 #include "reduce.h"
@@ -24,6 +28,7 @@
 #define BENCH_UNIT 0x1p-10  /* reduction inputs are multiples of this */
 #define BENCH_SUM_BUDGET ((1u << 24) - 1) /* sum of |x| / BENCH_UNIT stays below */
 #define BENCH_SWEEP_MAX 256 /* naive transpose sweep: block sides 1 .. 256 */
+#define BENCH_GZ_LEVEL 1    /* compression level of the inflate input */
 
 /* Where a variant runs. */
 enum {
@@ -40,6 +45,7 @@ enum {
     L_AOS,        /* quadratic: records in place */
     L_SOA,        /* quadratic: planes */
     L_ROWS,       /* quadratic: (N, 3) rows in, (N, 4) roots out (production) */
+    L_BYTES,      /* inflate: blocked gzip in, the decoded bytes out */
     L_COPY,
 };
 
@@ -89,6 +95,12 @@ struct bench_ctx {
     rd_engine *rd;       /* reduce production on the CPU backend */
     tp_kernel tpk;       /* transpose production: the kernel for an N x N matrix */
     uint64_t tpk_n;      /* N that tpk was chosen for (0: none) */
+    unsigned char *gz;   /* inflate: the blocked gzip stream of x (malloc) */
+    size_t gz_bytes;
+    if_member *members;  /* inflate: its members, output into y (malloc) */
+    unsigned nmembers;
+    unsigned bad_member; /* inflate: lowest member that failed, or IF_NO_MEMBER */
+    CUfunction f_crc;    /* inflate: the CRC kernel run after c->f */
     /* device arrays */
     CUdeviceptr dx, dy, dz, dpart, dcount, dseg, dres;
     char err[2048];
@@ -290,6 +302,20 @@ static int run_tp_production(bench_ctx *c, const bench_variant *v)
     return rc < 0 ? bench_gpu_error(c, rc) : 0;
 }
 
+/* The device inflate: every member at once (a thread each), then the CRC-32
+ * of every member's output (a warp each); a failure lowers c->dres. */
+static int run_gz_production(bench_ctx *c, const bench_variant *v)
+{
+    unsigned n = c->nmembers;
+    void *pi[] = {&c->dx, &c->dz, &n, &c->dy, &c->dres};
+    void *pc[] = {&c->dz, &n, &c->dy, &c->dres};
+    int rc = gpu_launch(c->g, c->f, v->kernel, (n + IF_GPU_THREADS - 1) / IF_GPU_THREADS,
+                        IF_GPU_THREADS, c->s, pi);
+    if (rc == 0)
+        rc = gpu_launch(c->g, c->f_crc, "gzk_crc", n, 32, c->s, pc);
+    return rc < 0 ? bench_gpu_error(c, rc) : 0;
+}
+
 /* An array-of-structs quadratic kernel on the records in place. */
 static int run_lq_aos(bench_ctx *c, const bench_variant *v)
 {
@@ -443,6 +469,46 @@ static int run_host_qd_production(bench_ctx *c, const bench_variant *v)
     return 0;
 }
 
+/* Members [lo, hi) inflated by zlib into their places in c->y and their
+ * CRC-32 checked, as the CPU backend's reader does; a failure lowers
+ * c->bad_member. */
+static void host_inflate_range(bench_ctx *c, uint64_t lo, uint64_t hi)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    int init = inflateInit2(&z, -15) == Z_OK;
+    for (uint64_t i = lo; i < hi; i++) {
+        const if_member *m = &c->members[i];
+        unsigned char *out = (unsigned char *)c->y + m->out_off;
+        int ok = init && inflateReset(&z) == Z_OK;
+        if (ok) {
+            z.next_in = c->gz + m->in_off;
+            z.avail_in = m->in_len;
+            z.next_out = out;
+            z.avail_out = m->isize;
+            ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.avail_in == 0 && z.avail_out == 0 &&
+                 crc32(0L, out, m->isize) == m->crc;
+        }
+        if (!ok) {
+            /* the range's first failure; keep the lowest over the ranges */
+            unsigned cur = __atomic_load_n(&c->bad_member, __ATOMIC_RELAXED);
+            while (i < cur && !__atomic_compare_exchange_n(&c->bad_member, &cur, (unsigned)i, 1,
+                                                           __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
+            break;
+        }
+    }
+    if (init)
+        inflateEnd(&z);
+}
+
+/* zlib over every member, the members split over c->threads threads. */
+static int run_host_inflate(bench_ctx *c, const bench_variant *v)
+{
+    bench_par(c, c->threads, c->nmembers, host_inflate_range);
+    return 0;
+}
+
 /* ---- the variants, in the order they are run and printed ---- */
 
 /* The copy rows: what the kernels' bandwidth is compared with. */
@@ -511,11 +577,17 @@ static const bench_variant bench_variants[] = {
      ON_CPU_BACKEND, 1, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0},
     {BENCH_QUADRATIC, "production", "quadratic's accurate solver on the CPU, every thread", "",
      ON_CPU_BACKEND, 0, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0},
+    /* inflate: n float32 in blocked gzip, decoded and CRC-checked */
+    {BENCH_INFLATE, "host", "zlib, members split over every thread, CRC-32 checked", "",
+     ON_HOST, 0, NULL, NULL, run_host_inflate, L_BYTES, 1, 0},
+    {BENCH_INFLATE, "production", "gzk_inflate (a thread per member) + gzk_crc (a warp per member)",
+     "", ON_GPU, 0, "inflate", "gzk_inflate", run_gz_production, L_BYTES, 0, 0},
 };
 
 /* ---- public helpers ---- */
 
-static const char *const bench_op_names[BENCH_NOPS] = {"copy", "reduce", "transpose", "quadratic"};
+static const char *const bench_op_names[BENCH_NOPS] = {"copy", "reduce", "transpose", "quadratic",
+                                                       "inflate"};
 
 /* Name of an op. */
 const char *bench_op_name(bench_op op)
@@ -533,22 +605,27 @@ int bench_op_parse(const char *name)
 }
 
 /* Size limits: 32-bit element counts, grid limits of the naive transpose
- * (N / 1 blocks in y), and the 32-bit grid of the quadratic kernels. */
+ * (N / 1 blocks in y), the 32-bit grid of the quadratic kernels, and the
+ * 32-bit offsets of the inflate member table (2 GiB decoded, its blocked
+ * gzip at most a little larger). */
 uint64_t bench_size_limit(bench_op op)
 {
     switch (op) {
     case BENCH_REDUCE: return (uint64_t)1 << 32;
     case BENCH_TRANSPOSE: return 32768;
     case BENCH_QUADRATIC: return (uint64_t)1 << 31;
+    case BENCH_INFLATE: return (uint64_t)1 << 29;
     default: return 0;
     }
 }
 
-/* Bytes read + written: n floats; two N x N matrices; 12 + 16 per equation. */
+/* Bytes read + written: n floats; two N x N matrices; 12 + 16 per equation;
+ * inflate counts the n floats decoded. */
 double bench_op_bytes(bench_op op, uint64_t size)
 {
     switch (op) {
-    case BENCH_REDUCE: return 4.0 * (double)size;
+    case BENCH_REDUCE:
+    case BENCH_INFLATE: return 4.0 * (double)size;
     case BENCH_TRANSPOSE: return 8.0 * (double)size * (double)size;
     case BENCH_QUADRATIC: return 28.0 * (double)size;
     default: return (double)size;
@@ -562,6 +639,7 @@ const char *bench_op_unit(bench_op op)
     case BENCH_REDUCE: return "sum of n float32";
     case BENCH_TRANSPOSE: return "N x N float32 matrix";
     case BENCH_QUADRATIC: return "n float32 equations";
+    case BENCH_INFLATE: return "n normal float32 in blocked gzip, level 1";
     default: return "bytes";
     }
 }
@@ -571,11 +649,14 @@ const char *bench_op_unit(bench_op op)
 void bench_config_defaults(bench_config *c, int on_gpu)
 {
     memset(c, 0, sizeof *c);
-    c->ops = (1u << BENCH_REDUCE) | (1u << BENCH_TRANSPOSE) | (1u << BENCH_QUADRATIC);
+    c->ops = BENCH_ALL_OPS;
     c->reps = 20;
     c->seed = 1;
-    static const uint64_t article[BENCH_NOPS] = {0, (uint64_t)4 << 20, 1024, 10000000};
-    static const uint64_t large[BENCH_NOPS] = {0, (uint64_t)1 << 28, 16384, (uint64_t)1 << 26};
+    /* inflate: 16 MiB decoded (257 members); 1 GiB (16449 members) on the GPU */
+    static const uint64_t article[BENCH_NOPS] = {0, (uint64_t)4 << 20, 1024, 10000000,
+                                                 (uint64_t)4 << 20};
+    static const uint64_t large[BENCH_NOPS] = {0, (uint64_t)1 << 28, 16384, (uint64_t)1 << 26,
+                                               (uint64_t)1 << 28};
     for (int op = BENCH_REDUCE; op < BENCH_NOPS; op++) {
         c->sizes[op][c->nsizes[op]++] = article[op];
         if (on_gpu)
@@ -642,6 +723,14 @@ static void gen_matrix_range(bench_ctx *c, uint64_t lo, uint64_t hi)
     gen_fill(&s, lo, hi - lo, c->x + lo);
 }
 
+/* Normal float32 elements [lo, hi) (mean 0, sd 1): the inflate input. */
+static void gen_normal_range(bench_ctx *c, uint64_t lo, uint64_t hi)
+{
+    gen_spec s;
+    gen_spec_defaults(&s, GEN_NORMAL, DT_F32, c->cfg->seed);
+    gen_fill(&s, lo, hi - lo, c->x + lo);
+}
+
 /* Coefficient rows [lo, hi) of the quadratic mixture, and both references. */
 static void gen_quadratic_range(bench_ctx *c, uint64_t lo, uint64_t hi)
 {
@@ -668,6 +757,8 @@ static void bench_op_close(bench_ctx *c)
     backend_host_free(be, c->ref_naive);
     backend_host_free(be, c->ref_acc);
     rd_engine_close(c->rd);
+    free(c->gz);
+    free(c->members);
     if (c->g) {
         gpu_mem_free(c->g, c->dx);
         gpu_mem_free(c->g, c->dy);
@@ -679,6 +770,10 @@ static void bench_op_close(bench_ctx *c)
     }
     c->x = c->y = c->soa = c->roots = c->ref_naive = c->ref_acc = NULL;
     c->rd = NULL;
+    c->gz = NULL;
+    c->members = NULL;
+    c->gz_bytes = 0;
+    c->nmembers = 0;
     c->dx = c->dy = c->dz = c->dpart = c->dcount = c->dseg = c->dres = 0;
 }
 
@@ -746,6 +841,96 @@ static int bench_quadratic_open(bench_ctx *c)
     return 0;
 }
 
+/* A 32-bit little-endian field of a gzip trailer. */
+static uint32_t bench_le32(const unsigned char *p)
+{
+    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Compresses c->x (c->n float32) into c->gz as blocked gzip with the
+ * project's writer, on every thread. In memory the writer can only run out
+ * of it. */
+static int bench_gzip_input(bench_ctx *c)
+{
+    io_sink *sink;
+    gz_writer *w;
+    void *gz = NULL;
+    int rc = io_sink_open_mem(&sink), finished;
+    if (rc < 0)
+        goto out_report;
+    if ((rc = gz_writer_open(&w, sink, BENCH_GZ_LEVEL, c->be->threads)) < 0)
+        goto out_abort_sink;
+    rc = gz_writer_write(w, c->x, c->n * sizeof(float));
+    finished = gz_writer_finish(w); /* frees the writer, failed or not */
+    if ((rc = rc < 0 ? rc : finished) < 0)
+        goto out_abort_sink;
+    if ((rc = io_sink_mem_take(sink, &gz, &c->gz_bytes)) < 0) /* frees the sink */
+        goto out_report;
+    c->gz = gz;
+    return 0;
+out_abort_sink:
+    io_sink_abort(sink);
+out_report:
+    snprintf(c->err, sizeof c->err, "compressing the inflate input: %s", io_strerror(rc));
+    return GPU_ERR_OUT_OF_MEMORY;
+}
+
+/* Lists the members of c->gz into tab (when not NULL), their outputs laid
+ * end to end; returns their count, or -1 when the stream is not whole BGZF
+ * blocks decoding to c->n float32 at 32-bit offsets. */
+static int64_t bench_gz_members(const bench_ctx *c, if_member *tab)
+{
+    size_t off = 0;
+    uint64_t out = 0;
+    int64_t k = 0;
+    while (off < c->gz_bytes) {
+        size_t total = io_bgzf_block_size(c->gz + off, c->gz_bytes - off);
+        if (!total || total > c->gz_bytes - off || off + total > UINT32_MAX || out > UINT32_MAX)
+            return -1;
+        const unsigned char *trailer = c->gz + off + total - 8;
+        if (tab)
+            tab[k] = (if_member){off, (uint32_t)(off + 18), (uint32_t)(total - 26), (uint32_t)out,
+                                 bench_le32(trailer + 4), bench_le32(trailer), 0};
+        out += bench_le32(trailer + 4);
+        off += total;
+        k++;
+    }
+    return out == c->n * sizeof(float) ? k : -1;
+}
+
+/* Generates and compresses the inflate input, lists its members and, on the
+ * GPU, uploads the stream (with the kernels' read padding) and the table. */
+static int bench_inflate_open(bench_ctx *c)
+{
+    size_t bytes = c->n * sizeof(float);
+    int rc;
+    if (!(c->x = bench_alloc(c, bytes)) || !(c->y = bench_alloc(c, bytes)))
+        return GPU_ERR_OUT_OF_MEMORY;
+    bench_par(c, c->be->threads, c->n, gen_normal_range);
+    if ((rc = bench_gzip_input(c)) < 0)
+        return rc;
+    int64_t n = bench_gz_members(c, NULL);
+    if (n <= 0 || !(c->members = malloc((size_t)n * sizeof *c->members))) {
+        snprintf(c->err, sizeof c->err, n <= 0 ? "the inflate input is not blocked gzip"
+                                               : "out of memory");
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    c->nmembers = (unsigned)bench_gz_members(c, c->members);
+    if (!c->g)
+        return 0;
+    if ((rc = bench_dev_alloc(c, &c->dx, c->gz_bytes + IF_IN_PAD, "the blocked gzip")) < 0 ||
+        (rc = bench_dev_alloc(c, &c->dy, bytes, "the decoded data")) < 0 ||
+        (rc = bench_dev_alloc(c, &c->dz, (size_t)n * sizeof *c->members, "the member table")) < 0 ||
+        (rc = bench_dev_alloc(c, &c->dres, sizeof(unsigned), "the inflate status")) < 0)
+        return rc;
+    if ((rc = gpu_function(c->g, "inflate", "gzk_crc", &c->f_crc)) < 0)
+        return bench_gpu_error(c, rc);
+    CU_TRY(cu.MemsetD8Async(c->dx + c->gz_bytes, 0, IF_IN_PAD, c->s));
+    if ((rc = bench_upload(c, c->dz, c->members, (size_t)n * sizeof *c->members)) < 0)
+        return rc;
+    return bench_upload(c, c->dx, c->gz, c->gz_bytes);
+}
+
 /* ---- preparing and checking one variant ---- */
 
 /* Puts the variant's input in place and poisons its output. */
@@ -787,6 +972,15 @@ static int bench_prepare(bench_ctx *c, const bench_variant *v)
         if ((rc = bench_poison(c, c->dz, 4 * n * f)) < 0)
             return rc;
         return bench_upload(c, c->dy, c->x, 3 * n * f);
+    case L_BYTES:
+        /* the kernels only lower the status, so it holds every run's failures */
+        c->bad_member = IF_NO_MEMBER;
+        memset(c->y, 0xff, n * f);
+        if (!gpu_side)
+            return 0;
+        if ((rc = bench_poison(c, c->dres, sizeof(unsigned))) < 0)
+            return rc;
+        return bench_poison(c, c->dy, n * f);
     default:
         return 0;
     }
@@ -820,6 +1014,35 @@ static int64_t bench_check_roots(const float *got, size_t stride_i, size_t strid
                 return (int64_t)i;
             }
     return -1;
+}
+
+/* Checks an inflate: no member failed and the decoded bytes (read back from
+ * the device when gpu_side) are the input's. Returns 0 or a driver error. */
+static int bench_check_inflate(bench_ctx *c, int gpu_side, int *ok, char *note, size_t len)
+{
+    size_t bytes = c->n * sizeof(float);
+    int rc;
+    if (gpu_side && ((rc = bench_download(c, c->y, c->dy, bytes)) < 0 ||
+                     (rc = bench_download(c, &c->bad_member, c->dres, sizeof(unsigned))) < 0))
+        return rc;
+    if (c->bad_member != IF_NO_MEMBER) {
+        *ok = 0;
+        snprintf(note, len, "member %u of %u failed its inflate or CRC-32", c->bad_member,
+                 c->nmembers);
+        return 0;
+    }
+    const unsigned char *got = (const unsigned char *)c->y, *want = (const unsigned char *)c->x;
+    *ok = memcmp(got, want, bytes) == 0;
+    if (*ok) {
+        snprintf(note, len, "decoded bytes equal the input (%u members, %zu bytes compressed, %.1f%%)",
+                 c->nmembers, c->gz_bytes, 100.0 * (double)c->gz_bytes / (double)bytes);
+        return 0;
+    }
+    size_t at = 0;
+    while (got[at] == want[at])
+        at++;
+    snprintf(note, len, "decoded byte %zu differs from the input", at);
+    return 0;
 }
 
 /* Checks the variant's output; sets *ok and a note. Returns 0 or a driver
@@ -878,6 +1101,8 @@ static int bench_check(bench_ctx *c, const bench_variant *v, int *ok, char *note
             return rc;
         bad = bench_check_roots(c->roots, 4, 1, row_order, c->ref_acc, n, &part);
         break;
+    case L_BYTES:
+        return bench_check_inflate(c, gpu_side, ok, note, len);
     default:
         snprintf(note, len, "%s", v->idea);
         return 0;
@@ -1117,6 +1342,7 @@ static int bench_op_size(bench_ctx *c, bench_op op, uint64_t n, bench_out *o)
     switch (op) {
     case BENCH_REDUCE: rc = bench_reduce_open(c); break;
     case BENCH_TRANSPOSE: rc = bench_transpose_open(c); break;
+    case BENCH_INFLATE: rc = bench_inflate_open(c); break;
     default: rc = bench_quadratic_open(c); break;
     }
     for (size_t i = 0; i < sizeof bench_variants / sizeof bench_variants[0] && rc == 0; i++) {

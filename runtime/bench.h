@@ -1,7 +1,8 @@
 /* bench.h - `gpubatch bench`: the ladders of the three classic articles our
  * kernels descend from (reduction, transpose, quadratic equations), timed
  * beside the production kernels on the GPU in use, or the CPU code of the
- * same operations on the CPU backend.
+ * same operations on the CPU backend; and the inflate of blocked gzip input,
+ * on the GPU's kernels beside zlib on every host thread.
  *
  * Every row is the median of repeated runs after warm-up (device events on
  * the GPU, a monotonic clock on the host), with its effective bandwidth
@@ -17,7 +18,12 @@
  * returns exactly the sum, whatever its order. Transposes must match
  * exactly; the textbook quadratic variants must give the bits of the same
  * formula on the CPU, the production solver the bits of the CPU backend
- * (NaN matches any NaN). */
+ * (NaN matches any NaN).
+ *
+ * The inflate input is n normal float32 compressed as blocked gzip at level
+ * 1 by the project's writer (io/gzwrite.h); its rows count only the decoded
+ * bytes (4n, what a copy of the data moves each way), must reproduce the
+ * input exactly and report no member failing its inflate or CRC-32. */
 #ifndef GPUBATCH_RUNTIME_BENCH_H
 #define GPUBATCH_RUNTIME_BENCH_H
 
@@ -26,7 +32,17 @@
 
 #include "backend.h"
 
-typedef enum { BENCH_COPY, BENCH_REDUCE, BENCH_TRANSPOSE, BENCH_QUADRATIC, BENCH_NOPS } bench_op;
+typedef enum {
+    BENCH_COPY,
+    BENCH_REDUCE,
+    BENCH_TRANSPOSE,
+    BENCH_QUADRATIC,
+    BENCH_INFLATE,
+    BENCH_NOPS
+} bench_op;
+
+/* Every op but copy (which always runs): `gpubatch bench all`. */
+#define BENCH_ALL_OPS (((1u << BENCH_NOPS) - 1) & ~(1u << BENCH_COPY))
 
 enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_SKIPPED = 2 };
 
@@ -34,7 +50,8 @@ enum { BENCH_OK = 0, BENCH_WRONG = 1, BENCH_SKIPPED = 2 };
 
 typedef struct {
     unsigned ops;                                 /* bit (1u << op) per op to run */
-    uint64_t sizes[BENCH_NOPS][BENCH_MAX_SIZES];  /* per op: elements, N (N x N), equations */
+    uint64_t sizes[BENCH_NOPS][BENCH_MAX_SIZES];  /* per op: elements, N (N x N), equations,
+                                                     decoded float32 */
     int nsizes[BENCH_NOPS];
     int reps;                                     /* timed runs per row */
     uint64_t seed;
@@ -43,7 +60,7 @@ typedef struct {
 /* One measured (or failed, or skipped) variant at one size. */
 typedef struct {
     bench_op op;
-    const char *variant;  /* "tree", "production", "cpu", "device copy" */
+    const char *variant;  /* "tree", "production", "cpu", "host", "device copy" */
     const char *idea;     /* one line */
     const char *article;  /* the figure the article reported ("46 us"), "" if none */
     int on_gpu;           /* 1: device kernel, 0: host code */
@@ -55,7 +72,7 @@ typedef struct {
     int status;           /* BENCH_OK, BENCH_WRONG, BENCH_SKIPPED */
     int reps;             /* runs timed (fewer than asked for runs over 200 ms) */
     double ms;            /* median time */
-    double bytes;         /* bytes read + bytes written */
+    double bytes;         /* bytes read + bytes written (inflate: decoded bytes) */
     double gbps;          /* bytes / time, 1e9 bytes per second */
     double of_copy;       /* gbps / the copy's gbps (0 when unknown) */
     double speedup;       /* baseline ms / ms (0 when no baseline was timed) */
@@ -74,7 +91,7 @@ void bench_config_defaults(bench_config *c, int on_gpu);
 int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, char *err,
               size_t errlen);
 
-/* "copy", "reduce", "transpose", "quadratic". */
+/* "copy", "reduce", "transpose", "quadratic", "inflate". */
 const char *bench_op_name(bench_op op);
 
 /* Op of a name other than copy, or -1. */
@@ -83,7 +100,7 @@ int bench_op_parse(const char *name);
 /* Largest size bench accepts for op (sizes start at 1). */
 uint64_t bench_size_limit(bench_op op);
 
-/* Bytes read + written by one run of op at size. */
+/* Bytes read + written by one run of op at size (inflate: bytes decoded). */
 double bench_op_bytes(bench_op op, uint64_t size);
 
 /* One line saying what a size of op means ("n float32", "N x N float32"). */

@@ -2,18 +2,21 @@
 # test_bench.sh - `gpubatch bench` on the CPU backend with small sizes: the
 # table and the JSON document, every row checked right, the exact sum of the
 # reduction input against an independent Python computation from `gpubatch
-# gen`'s words, the rates against the times, usage errors (exit 2), and the
-# clear refusal of the default (GPU) backend on a machine without a driver.
+# gen`'s words, the inflate input against `gpubatch gen`'s blocked gzip, the
+# rates against the times, usage errors (exit 2), the clear refusal of the
+# default (GPU) backend on a machine without a driver, and the inflate check
+# failing a device whose kernels write nothing (the stand-in driver).
 . "$(dirname "$0")/lib.sh"
 NODRV=/nonexistent/libcuda.so.1
-SIZES=reduce:5000,reduce:4194319,transpose:67,quadratic:3001
+SIZES=reduce:5000,reduce:4194319,transpose:67,quadratic:3001,inflate:16320,inflate:100003
 
 # --- the table ---------------------------------------------------------------
-"$GB" bench --backend cpu -p 2 --reps 3 --sizes reduce:5000,transpose:67,quadratic:3001 \
+"$GB" bench --backend cpu -p 2 --reps 3 --sizes reduce:5000,transpose:67,quadratic:3001,inflate:100003 \
     >"$T/table.txt" 2>"$T/table.err"
 check_eq "bench --backend cpu exit status ($(cat "$T/table.err"))" 0 $?
 for h in "copy of the largest working set" "reduce (sum of n float32), n = 5000" \
-    "transpose (N x N float32 matrix), N = 67" "quadratic (n float32 equations), n = 3001"; do
+    "transpose (N x N float32 matrix), N = 67" "quadratic (n float32 equations), n = 3001" \
+    "inflate (n normal float32 in blocked gzip, level 1), n = 100003 (0.4 MiB decoded)"; do
     if grep -qF "$h" "$T/table.txt"; then ok; else fail "table lacks heading '$h'"; fi
 done
 for v in "cpu loop" "production" "cpu tiled" "cpu aos" "cpu soa" "host copy"; do
@@ -23,6 +26,7 @@ if grep -q FAIL "$T/table.txt"; then fail "a CPU variant failed its check: $(gre
 check_eq "reduce rows exact" 2 "$(grep -c 'sum exact' "$T/table.txt")"
 check_eq "transpose rows exact" 2 "$(grep -c 'transpose exact' "$T/table.txt")"
 check_eq "quadratic rows bit-identical" 5 "$(grep -c 'bit-identical' "$T/table.txt")"
+check_eq "inflate row checked" 1 "$(grep -c '^  host .*decoded bytes equal the input (8 members' "$T/table.txt")"
 check_eq "no GPU rows on the CPU backend" 0 "$(grep -cE '^  .{12} gpu ' "$T/table.txt")"
 check_eq "stderr is quiet" "" "$(cat "$T/table.err")"
 
@@ -31,8 +35,11 @@ check_eq "stderr is quiet" "" "$(cat "$T/table.err")"
 check_eq "bench --json exit status ($(cat "$T/b.err"))" 0 $?
 "$GB" gen --shape 5000 --dtype uint32 --seed 7 --raw --no-compress -o "$T/w5000"
 "$GB" gen --shape 4194319 --dtype uint32 --seed 7 --raw --no-compress -o "$T/w4194319"
+# The inflate input: normal float32 of the seed, blocked gzip at level 1.
+"$GB" gen --shape 16320 --dist normal --seed 7 --raw -1 -o "$T/z16320.gz"
+"$GB" gen --shape 100003 --dist normal --seed 7 --raw -1 -o "$T/z100003.gz"
 $PY - "$T/b.json" "$T" >"$T/json.out" 2>&1 <<'END'
-import array, json, sys
+import array, json, re, struct, sys, zlib
 doc = json.load(open(sys.argv[1]))
 tmp = sys.argv[2]
 bad = []
@@ -43,12 +50,13 @@ need(doc["backend"] == "cpu" and doc["device"] is None, "backend cpu, no device"
 need(doc["reps"] == 3 and doc["seed"] == 7, "reps and seed")
 rows = doc["rows"]
 ops = sorted(set(r["op"] for r in rows))
-need(ops == ["copy", "quadratic", "reduce", "transpose"], "ops %s" % ops)
+need(ops == ["copy", "inflate", "quadratic", "reduce", "transpose"], "ops %s" % ops)
 copy = [r for r in rows if r["op"] == "copy"]
 need(len(copy) == 1 and copy[0]["variant"] == "host copy", "one host copy row")
 # The copy is as large as the largest working set: 4194319 floats read.
 need(copy[0]["size"] == 4 * 4194319 and copy[0]["bytes"] == 8 * 4194319, "copy size %s" % copy[0]["size"])
-per = {"reduce": lambda n: 4 * n, "transpose": lambda n: 8 * n * n, "quadratic": lambda n: 28 * n}
+per = {"reduce": lambda n: 4 * n, "transpose": lambda n: 8 * n * n, "quadratic": lambda n: 28 * n,
+       "inflate": lambda n: 4 * n}
 for r in rows:
     where = "%s %s %s" % (r["op"], r["variant"], r["size"])
     need(r["status"] == "ok", where + " status " + r["status"])
@@ -63,7 +71,30 @@ for r in rows:
         if base:
             need(abs(r["speedup"] - base[0]["ms"] / r["ms"]) <= 1e-4 * r["speedup"], where + " speed-up")
 sizes = {op: sorted(set(r["size"] for r in rows if r["op"] == op)) for op in per}
-need(sizes == {"reduce": [5000, 4194319], "transpose": [67], "quadratic": [3001]}, "sizes %s" % sizes)
+need(sizes == {"reduce": [5000, 4194319], "transpose": [67], "quadratic": [3001],
+                "inflate": [16320, 100003]}, "sizes %s" % sizes)
+# The inflate rows: one host row (its own baseline) per size, whose input is
+# gen's blocked gzip of the same seed: its members (walked here, each
+# decoding to its ISIZE and CRC-32, all to the normal float32) and its size.
+for n in (16320, 100003):
+    blob = open("%s/z%d.gz" % (tmp, n), "rb").read()
+    off, members, data = 0, 0, b""
+    while off < len(blob):
+        total = struct.unpack("<H", blob[off + 16:off + 18])[0] + 1
+        part = zlib.decompress(blob[off + 18:off + total - 8], -15)
+        crc, isize = struct.unpack("<II", blob[off + total - 8:off + total])
+        need(len(part) == isize and zlib.crc32(part) == crc, "gen member at %d of n=%d" % (off, n))
+        data += part
+        off += total
+        members += 1
+    need(len(data) == 4 * n and members == -(-4 * n // 65280) + 1, "gen's blocked gzip of n=%d" % n)
+    got = [r for r in rows if r["op"] == "inflate" and r["size"] == n]
+    need([r["variant"] for r in got] == ["host"], "inflate rows at %d: %s" % (n, got))
+    for r in got:
+        need(r["baseline"] and r["speedup"] == 1, "inflate %d: the host row is the baseline" % n)
+        m = re.match(r"decoded bytes equal the input \((\d+) members, (\d+) bytes compressed", r["check"])
+        need(m and int(m.group(1)) == members and int(m.group(2)) == len(blob),
+             "inflate %d check '%s', gen: %d members, %d bytes" % (n, r["check"], members, len(blob)))
 # The reduction input, rebuilt from gen's words: k = w mod (2s+1) - s with
 # s = 2^22 // n, or +-1 with probability 2^22 / n for larger n; |k| summed
 # in index order stays below 2^24; x = k 2^-10.
@@ -105,9 +136,22 @@ check_eq "bench transpose runs transpose only" "copy transpose" \
 check_eq "-p 1: every host row on one thread" "3 3" \
     "$(grep -cE '^  .{12} cpu x' "$T/t.txt") $(grep -cE '^  .{12} cpu x1 ' "$T/t.txt")"
 
+# inflate alone, and `all` names every op.
+"$GB" bench --backend cpu -p 1 --reps 1 --sizes 1000 inflate >"$T/i.txt" 2>&1
+check_eq "bench inflate exit status" 0 $?
+check_eq "bench inflate runs inflate only" "copy inflate" \
+    "$(sed -n -e 's/^\(copy\) of .*/\1/p' -e 's/^\([a-z]*\) (.*/\1/p' "$T/i.txt" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "inflate of 1000 float32: two members, checked" 1 \
+    "$(grep -c '^  host         cpu x1 .*decoded bytes equal the input (2 members' "$T/i.txt")"
+"$GB" bench --backend cpu --reps 1 --sizes 40 all >"$T/a.txt" 2>&1
+check_eq "bench all exit status" 0 $?
+check_eq "bench all runs every op" "copy reduce transpose quadratic inflate" \
+    "$(sed -n -e 's/^\(copy\) of .*/\1/p' -e 's/^\([a-z]*\) (.*/\1/p' "$T/a.txt" | tr '\n' ' ' | sed 's/ $//')"
+
 # --- usage errors --------------------------------------------------------------
 for args in "nosuch" "--reps 0" "--reps x" "--sizes foo:10" "--sizes reduce:0" \
-    "--sizes transpose:40000" "--sizes reduce:1x" "--seed -1" "--nosuch" "--backend nosuch"; do
+    "--sizes transpose:40000" "--sizes reduce:1x" "--seed -1" "--nosuch" "--backend nosuch" \
+    "--sizes inflate:0" "--sizes inflate:1G" "--sizes inflate:x" "--sizes inflate:600M inflate"; do
     "$GB" bench --backend cpu $args >"$T/u.out" 2>"$T/u.err"
     st=$?
     check_eq "bench $args exit status" 2 $st
@@ -126,4 +170,20 @@ check_error "bench (auto) without a GPU" "no usable GPU.*--backend cpu" \
     env GPUBATCH_LIBCUDA=$NODRV "$GB" bench
 check_error "bench --backend cuda without a GPU" "no NVIDIA driver" \
     env GPUBATCH_LIBCUDA=$NODRV "$GB" bench --backend cuda reduce
+
+# --- a device whose kernels do nothing -----------------------------------------
+# The stand-in driver runs no kernel: both inflate kernels are launched once,
+# the poisoned output is caught and the row is not timed; the host row is
+# right.
+use_fake_driver
+FAKECUDA_REPORT="$T/launches" "$GB" bench --backend cuda --reps 2 --json --sizes inflate:100003 \
+    inflate >"$T/f.json" 2>"$T/f.err"
+check_eq "bench inflate on the stand-in driver exit status ($(cat "$T/f.err"))" 0 $?
+check_eq "inflate kernels launched" "device 0 launches 2" "$(cat "$T/launches")"
+check_eq "inflate rows on the stand-in driver" \
+    "host cpu ok baseline | production gpu wrong decoded byte 0 differs from the input" \
+    "$($PY -c 'import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "inflate"]
+print(" | ".join("%s %s %s %s" % (r["variant"], r["where"], r["status"],
+      "baseline" if r["baseline"] else r["check"]) for r in rows))' "$T/f.json")"
 summary

@@ -143,8 +143,9 @@ note "gpubatch bench: exit $?, $(grep -c FAIL "$out/bench.txt") FAIL rows"
 tee -a "$sum" <"$out/bench.txt"
 for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch bench -q --backend cuda --reps 1 \
-        --sizes reduce:5000,reduce:4194319,transpose:70,quadratic:3001 >"$out/sanitizer-bench-$tool.log" 2>&1
-    note "sanitizer $tool on bench (every ladder kernel): exit $?"
+        --sizes reduce:5000,reduce:4194319,transpose:70,quadratic:3001,inflate:100003 \
+        >"$out/sanitizer-bench-$tool.log" 2>&1
+    note "sanitizer $tool on bench (every ladder kernel, the inflate kernels): exit $?"
 done
 
 note "== libraries side by side (tests/gpu/compare.sh)"

@@ -4,10 +4,12 @@
 # sizes around tile and block multiples, the sparse reduction input) and
 # every row's output check passes: exact sums, exact transposes for every
 # block shape of the sweep, textbook and accurate roots bit-identical to the
-# CPU's.
+# CPU's, and blocked gzip inflated on the device to the input's bytes (one
+# member, a full one, one byte more, many members).
 . "$(dirname "$0")/../cli/lib.sh"
 sizes=reduce:1,reduce:1023,reduce:1048577,reduce:4194319,transpose:1,transpose:33,transpose:1000
 sizes=$sizes,quadratic:1,quadratic:257,quadratic:100003
+sizes=$sizes,inflate:1,inflate:16320,inflate:16321,inflate:4194319
 "$GB" bench --backend cuda --reps 3 --json --sizes "$sizes" >"$T/b.json" 2>"$T/b.err"
 check_eq "bench --backend cuda exit status ($(head -c 300 "$T/b.err"))" 0 $?
 $PY - "$T/b.json" >"$T/check.out" 2>&1 <<'END'
@@ -25,8 +27,10 @@ want = {
                "atomic", "shuffle", "production"},
     "transpose": {"cpu", "naive", "shared", "padded", "production"},
     "quadratic": {"cpu aos", "naive", "shared", "soa", "production"},
+    "inflate": {"host", "production"},
 }
-sizes = {"reduce": [1, 1023, 1048577, 4194319], "transpose": [1, 33, 1000], "quadratic": [1, 257, 100003]}
+sizes = {"reduce": [1, 1023, 1048577, 4194319], "transpose": [1, 33, 1000], "quadratic": [1, 257, 100003],
+         "inflate": [1, 16320, 16321, 4194319]}
 for op, names in want.items():
     for n in sizes[op]:
         got = {r["variant"] for r in rows if r["op"] == op and r["size"] == n and not r["sweep"]}
@@ -43,7 +47,7 @@ print("\n".join(bad) if bad else "all rows ok")
 END
 check_eq "every bench row right on the GPU" "all rows ok" "$(cat "$T/check.out")"
 # The table too, and no FAIL in it.
-"$GB" bench --reps 2 --sizes reduce:100000,transpose:100,quadratic:1000 >"$T/t.txt" 2>&1
+"$GB" bench --reps 2 --sizes reduce:100000,transpose:100,quadratic:1000,inflate:100000 >"$T/t.txt" 2>&1
 check_eq "bench table exit status" 0 $?
 check_eq "no FAIL in the table" 0 "$(grep -c FAIL "$T/t.txt")"
 if grep -q "^  naive transpose by block shape" "$T/t.txt"; then ok; else fail "no sweep table"; fi

@@ -421,6 +421,36 @@ static void test_spool(void)
     free(data);
 }
 
+/* Memory sinks: small and large writes (past the sink's buffer and the
+ * first capacity) come back in order, and an empty one gives no bytes. */
+static void test_mem(void)
+{
+    size_t n = (3u << 20) + 12345;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    io_sink *s;
+    CHECK(io_sink_open_mem(&s) == 0);
+    CHECK(!io_sink_is_tty(s));
+    size_t at = 0;
+    for (size_t step = 1; at < n; step = step * 3 + 1) {
+        size_t k = step < n - at ? step : n - at;
+        CHECK(io_sink_write(s, data + at, k) == 0);
+        at += k;
+    }
+    void *got;
+    size_t len;
+    CHECK(io_sink_mem_take(s, &got, &len) == 0);
+    CHECK(len == n && got && memcmp(got, data, n) == 0);
+    free(got);
+    CHECK(io_sink_open_mem(&s) == 0);
+    CHECK(io_sink_mem_take(s, &got, &len) == 0);
+    CHECK(got == NULL && len == 0);
+    CHECK(io_sink_open_mem(&s) == 0);
+    CHECK(io_sink_write(s, data, n) == 0);
+    io_sink_abort(s);
+    free(data);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -435,6 +465,7 @@ int main(void)
     test_stdout_and_pipe();
     test_signals();
     test_spool();
+    test_mem();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
