@@ -253,9 +253,31 @@ static void test_symbols(void)
     CHECKF(bad == 0, "%d symbols differ from RFC 1951", bad);
 }
 
+/* df_match_len (8 bytes at a time on the host, bytewise on a GPU) against a
+ * plain byte loop, for every mismatch position and limit around the word
+ * edges. */
+static void test_match_len(void)
+{
+    uint8_t a[300], b[300];
+    int bad = 0;
+    for (int round = 0; round < 2000; round++) {
+        fill(a, sizeof(a), K_RANDOM);
+        memcpy(b, a, sizeof(b));
+        size_t diff = rnd() % sizeof(b);
+        b[diff] ^= (uint8_t)(1 + rnd() % 255);
+        df_u32 max = (df_u32)(rnd() % 259);
+        df_u32 want = 0;
+        while (want < max && a[want] == b[want])
+            want++;
+        bad += df_match_len(a, b, max) != want;
+    }
+    CHECKF(bad == 0, "%d match lengths wrong", bad);
+}
+
 int main(void)
 {
     test_symbols();
+    test_match_len();
     test_code_lengths();
     test_block_types();
     test_far_matches();
