@@ -274,8 +274,61 @@ static void test_match_len(void)
     CHECKF(bad == 0, "%d match lengths wrong", bad);
 }
 
+/* Level 1's parse, computed the way a GPU may: first every position's
+ * candidate from the input alone (the latest earlier position with the
+ * same hash, all positions hashed), then the greedy walk over those
+ * candidates. Its matches must be exactly df_parse_fast's. */
+static void test_fast_parse_input_defined(void)
+{
+    static df_u32 cand[DF_BLOCK_MAX];
+    static df_u32 head[DF_HASH_SIZE];
+    static const size_t sizes[] = {3, 4, 5, 300, 32769, 65280};
+    uint8_t *data = malloc(DF_BLOCK_MAX);
+    int bad = 0, runs = 0;
+    for (int k = 0; k < K_COUNT; k++) {
+        for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+            df_u32 n = (df_u32)sizes[si];
+            fill(data, n, (enum kind)k);
+            for (df_u32 h = 0; h < DF_HASH_SIZE; h++)
+                head[h] = 0;
+            for (df_u32 p = 0; p + 4 <= n; p++) {
+                df_u32 h = df_hash(df_load32(data + p));
+                cand[p] = head[h];
+                head[h] = p + 1;
+            }
+            memset(&near_a, 0xA5, sizeof(near_a));
+            memset(&far_a, 0xA5, sizeof(far_a));
+            memset(near_a.head, 0, sizeof(near_a.head));
+            df_parse ps = {&near_a, &far_a, data, 0, 0};
+            df_parse_fast(&ps, n);
+            df_u32 p = 0, seq = 0, lits = 0;
+            while (p + 4 <= n) {
+                df_u32 c = cand[p];
+                if (c && p - (c - 1) <= DF_MAX_DIST && !memcmp(data + c - 1, data + p, 4)) {
+                    df_u32 max = n - p < DF_MAX_MATCH ? n - p : DF_MAX_MATCH, len = 0;
+                    while (len < max && data[c - 1 + len] == data[p + len])
+                        len++;
+                    bad += seq >= ps.nseq || far_a.seq_lits[seq] != lits ||
+                           far_a.seq_len[seq] + 3u != len || far_a.seq_dist[seq] != p - (c - 1);
+                    seq++;
+                    p += len;
+                    lits = 0;
+                } else {
+                    p++;
+                    lits++;
+                }
+            }
+            bad += seq != ps.nseq;
+            runs++;
+        }
+    }
+    CHECKF(bad == 0, "%d differences in %d level-1 parses", bad, runs);
+    free(data);
+}
+
 int main(void)
 {
+    test_fast_parse_input_defined();
     test_symbols();
     test_match_len();
     test_code_lengths();
