@@ -1,6 +1,6 @@
 /* deflate_math.h - the deflate encoder (RFC 1951) of the blocked gzip output,
- * compiled both as CUDA (a device kernel compressing one block per thread)
- * and as C (the host writer), so both produce the same bytes.
+ * written to compile both as CUDA (for a kernel that compresses one block
+ * per thread) and as C (the host writer), so both produce the same bytes.
  *
  * The output is a pure function of the block's bytes and the level: one
  * final deflate block (dynamic Huffman, fixed Huffman or stored, whichever
@@ -29,9 +29,11 @@
  * symbol order). Each code gets at least two symbols, as every inflater
  * accepts.
  *
- * Workspace: df_near (hash heads, Huffman tables; DF_NEAR_BYTES, under 48 KiB:
- * shared memory on a GPU) and df_far (hash chains and the parsed sequences;
- * DF_FAR_BYTES: global memory on a GPU). The caller owns both. */
+ * Workspace: df_near (hash heads, Huffman tables; DF_NEAR_BYTES = 40116
+ * bytes, under 48 KiB: shared memory on a GPU) and df_far (hash chains,
+ * used from level 2, and the parsed matches; DF_FAR_BYTES = 174336 bytes:
+ * global memory on a GPU). The caller owns both; nothing else is allocated,
+ * nothing recurses, and the CUDA path calls no library function. */
 #ifndef GPUBATCH_PTX_DEFLATE_MATH_H
 #define GPUBATCH_PTX_DEFLATE_MATH_H
 
