@@ -30,8 +30,8 @@
 #include "reader.h"
 
 #define MEMBER_MAX 65536 /* BSIZE is 16 bits: a member is at most 64 KiB */
-#define HEADER_LEN 18
-#define TRAILER_LEN 8
+_Static_assert(DF_MEMBER_BOUND(GZW_BLOCK_DATA) <= MEMBER_MAX, "a block's member fits 64 KiB");
+_Static_assert(GZW_BLOCK_DATA <= DF_BLOCK_MAX, "a block fits the encoder");
 
 const unsigned char gz_eof_block[GZW_EOF_LEN] = {
     0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43,
@@ -83,37 +83,14 @@ struct gz_writer {
     pthread_cond_t work_cv, done_cv;
 };
 
-/* Stores a 16-bit little-endian value. */
-static void put16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-/* Stores a 32-bit little-endian value. */
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 /* Compresses one block (at most GZW_BLOCK_DATA bytes) into a complete BGZF
  * member in out (MEMBER_MAX bytes); returns the member's size. The encoder
  * stores data that would not shrink, so this cannot fail. */
 static size_t compress_block(struct gz_codec *c, int level, const uint8_t *in, size_t len,
                              uint8_t *out)
 {
-    static const uint8_t header[16] = {0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0,
-                                       0,    0xff, 6,    0,    'B', 'C', 2, 0};
-    memcpy(out, header, sizeof(header));
-    size_t body = df_compress(&c->near, &c->far, in, (df_u32)len, level, out + HEADER_LEN);
-    size_t total = HEADER_LEN + body + TRAILER_LEN;
-    put16(out + 16, (unsigned)(total - 1));
-    put32(out + HEADER_LEN + body, (uint32_t)crc32(0L, in, (uInt)len));
-    put32(out + HEADER_LEN + body + 4, (uint32_t)len);
-    return total;
+    uint32_t crc = (uint32_t)crc32(0L, in, (uInt)len);
+    return df_bgzf_member(&c->near, &c->far, in, (df_u32)len, level, crc, out);
 }
 
 /* Worker thread: compresses queued jobs in sequence order until shutdown. */

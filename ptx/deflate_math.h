@@ -721,4 +721,34 @@ GB_HD df_u32 df_compress(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int
     return df_flush(&bw);
 }
 
+#define DF_MEMBER_HEADER 18u /* gzip header with the 6-byte BC extra field */
+#define DF_MEMBER_TRAILER 8u /* CRC-32 and ISIZE */
+#define DF_MEMBER_BOUND(n) (DF_MEMBER_HEADER + DF_OUT_BOUND(n) + DF_MEMBER_TRAILER)
+
+/* Stores v little-endian in nbytes bytes. */
+GB_HD void df_put_le(df_u8 *p, df_u32 v, df_u32 nbytes)
+{
+    for (df_u32 i = 0; i < nbytes; i++)
+        p[i] = (df_u8)(v >> (8 * i));
+}
+
+/* Writes in[0..n), n <= DF_BLOCK_MAX, as one complete BGZF member into out
+ * (DF_MEMBER_BOUND(n) bytes): the gzip header (FEXTRA, MTIME 0, XFL 0, OS
+ * 255, the BC subfield holding the member's size - 1), the deflate data at
+ * level, crc (the CRC-32 of the data, computed by the caller) and n;
+ * returns the member's size. */
+GB_HD df_u32 df_bgzf_member(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int level,
+                            df_u32 crc, df_u8 *out)
+{
+    const df_u8 header[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0};
+    for (df_u32 i = 0; i < 16; i++)
+        out[i] = header[i];
+    df_u32 body = df_compress(nr, fr, in, n, level, out + DF_MEMBER_HEADER);
+    df_u32 total = DF_MEMBER_HEADER + body + DF_MEMBER_TRAILER;
+    df_put_le(out + 16, total - 1, 2);
+    df_put_le(out + DF_MEMBER_HEADER + body, crc, 4);
+    df_put_le(out + DF_MEMBER_HEADER + body + 4, n, 4);
+    return total;
+}
+
 #endif

@@ -326,8 +326,43 @@ static void test_fast_parse_input_defined(void)
     free(data);
 }
 
+/* df_bgzf_member: a gzip member that zlib's gzip decoder accepts (header,
+ * CRC and size checked), whose BC field holds its size - 1; a wrong CRC is
+ * refused, so the caller's CRC is where gzip reads it. */
+static void test_member(void)
+{
+    static uint8_t member[DF_MEMBER_BOUND(DF_BLOCK_MAX)];
+    static const size_t sizes[] = {0, 1, 1000, 65280};
+    uint8_t *data = malloc(DF_BLOCK_MAX);
+    for (size_t si = 0; si < 4; si++) {
+        for (int k = K_RANDOM; k <= K_TEXT; k += K_TEXT - K_RANDOM) {
+            size_t n = sizes[si];
+            fill(data, n, (enum kind)k);
+            df_u32 crc = (df_u32)crc32(0L, data, (uInt)n);
+            for (int wrong = 0; wrong <= 1; wrong++) {
+                df_u32 len = df_bgzf_member(&near_a, &far_a, data, (df_u32)n, 1, crc ^ wrong, member);
+                z_stream zs;
+                memset(&zs, 0, sizeof(zs));
+                inflateInit2(&zs, 31);
+                zs.next_in = member, zs.avail_in = len;
+                zs.next_out = back, zs.avail_out = sizeof(back);
+                int rc = inflate(&zs, Z_FINISH);
+                int good = rc == Z_STREAM_END && zs.avail_in == 0 && zs.total_out == n &&
+                           !memcmp(back, data, n);
+                inflateEnd(&zs);
+                CHECKF(wrong ? rc == Z_DATA_ERROR : good, "%s member of %zu bytes, crc %s: rc %d",
+                       kind_name[k], n, wrong ? "wrong" : "right", rc);
+                CHECK(len <= DF_MEMBER_BOUND(n) && member[16] + 256u * member[17] == len - 1 &&
+                      member[12] == 'B' && member[13] == 'C');
+            }
+        }
+    }
+    free(data);
+}
+
 int main(void)
 {
+    test_member();
     test_fast_parse_input_defined();
     test_symbols();
     test_match_len();
