@@ -2,7 +2,7 @@
  *
  * This file owns the output threading. The calling thread fills fixed-size
  * blocks in a ring of jobs; worker threads (each with its own encoder
- * workspace) turn queued jobs into complete BGZF
+ * workspace, ptx/deflate_math.h) turn queued jobs into complete BGZF
  * members; the calling thread alone writes finished members to the sink,
  * strictly in job order, and reuses their slots. The ring bounds memory to
  * 4 * threads + 2 blocks of input and output: room for every worker to
@@ -12,8 +12,9 @@
  *
  * Failure policy: workers cannot fail once started (each block has an
  * output buffer large enough for its stored form, and workspaces are
- * allocated before the workers start). A sink error is sticky and surfaces on the
- * calling thread at the next gz_writer_write() or at gz_writer_finish().
+ * allocated before the workers start). A sink error is sticky and surfaces
+ * on the calling thread at the next gz_writer_write() or at
+ * gz_writer_finish().
  * gz_writer_finish() and gz_writer_free() always stop and join every
  * worker before freeing; queued jobs are abandoned on free. If a worker
  * cannot be started the writer runs with the ones it has (the output is
