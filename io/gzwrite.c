@@ -1,8 +1,8 @@
 /* gzwrite.c - blocked gzip output, compressed by a pool of threads.
  *
  * This file owns the output threading. The calling thread fills fixed-size
- * blocks in a ring of jobs; worker threads (each with its own deflate
- * stream, reset before every block) turn queued jobs into complete BGZF
+ * blocks in a ring of jobs; worker threads (each with its own encoder
+ * workspace, ptx/deflate_math.h) turn queued jobs into complete BGZF
  * members; the calling thread alone writes finished members to the sink,
  * strictly in job order, and reuses their slots. The ring bounds memory to
  * 4 * threads + 2 blocks of input and output: room for every worker to
@@ -11,9 +11,10 @@
  * pause of the caller does not idle the workers.
  *
  * Failure policy: workers cannot fail once started (each block has an
- * output buffer large enough for its stored form, and streams are set up
- * before the workers start). A sink error is sticky and surfaces on the
- * calling thread at the next gz_writer_write() or at gz_writer_finish().
+ * output buffer large enough for its stored form, and workspaces are
+ * allocated before the workers start). A sink error is sticky and surfaces
+ * on the calling thread at the next gz_writer_write() or at
+ * gz_writer_finish().
  * gz_writer_finish() and gz_writer_free() always stop and join every
  * worker before freeing; queued jobs are abandoned on free. If a worker
  * cannot be started the writer runs with the ones it has (the output is
@@ -26,11 +27,12 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "ptx/deflate_math.h"
 #include "reader.h"
 
 #define MEMBER_MAX 65536 /* BSIZE is 16 bits: a member is at most 64 KiB */
-#define HEADER_LEN 18
-#define TRAILER_LEN 8
+_Static_assert(DF_MEMBER_BOUND(GZW_BLOCK_DATA) <= MEMBER_MAX, "a block's member fits 64 KiB");
+_Static_assert(GZW_BLOCK_DATA <= DF_BLOCK_MAX, "a block fits the encoder");
 
 const unsigned char gz_eof_block[GZW_EOF_LEN] = {
     0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43,
@@ -46,10 +48,15 @@ struct gz_job {
     enum job_state state;
 };
 
+/* One encoder's workspace (see ptx/deflate_math.h). */
+struct gz_codec {
+    df_near near;
+    df_far far;
+};
+
 struct gz_worker {
     struct gz_writer *w;
-    z_stream zs;
-    int zinit;
+    struct gz_codec *codec;
     pthread_t tid;
     int started;
 };
@@ -59,13 +66,12 @@ struct gz_writer {
     int level;
     int err;
     /* Calling-thread compression (threads == 1, or no worker started). */
-    z_stream zs;
-    int zinit;
+    struct gz_codec *codec;
     uint8_t *in, *out;
     size_t in_len;
     /* The pool; all fields below are guarded by mu. */
     int nworkers;  /* threads running */
-    int nstreams;  /* worker entries allocated */
+    int nentries;  /* worker entries allocated */
     struct gz_worker *workers;
     struct gz_job *jobs;
     size_t njobs;
@@ -78,60 +84,14 @@ struct gz_writer {
     pthread_cond_t work_cv, done_cv;
 };
 
-/* Stores a 16-bit little-endian value. */
-static void put16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-/* Stores a 32-bit little-endian value. */
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-/* Sets up a raw deflate stream with the fixed parameters of every block. */
-static int stream_init(z_stream *zs, int level)
-{
-    memset(zs, 0, sizeof(*zs));
-    return deflateInit2(zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK ? 0
-                                                                                    : IO_ERR_NOMEM;
-}
-
 /* Compresses one block (at most GZW_BLOCK_DATA bytes) into a complete BGZF
- * member in out (MEMBER_MAX bytes); returns the member's size. Data that
- * does not fit compressed is stored, so this cannot fail. */
-static size_t compress_block(z_stream *zs, const uint8_t *in, size_t len, uint8_t *out)
+ * member in out (MEMBER_MAX bytes); returns the member's size. The encoder
+ * stores data that would not shrink, so this cannot fail. */
+static size_t compress_block(struct gz_codec *c, int level, const uint8_t *in, size_t len,
+                             uint8_t *out)
 {
-    static const uint8_t header[16] = {0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0,
-                                       0,    0xff, 6,    0,    'B', 'C', 2, 0};
-    size_t body;
-    memcpy(out, header, sizeof(header));
-    deflateReset(zs);
-    zs->next_in = (Bytef *)(uintptr_t)in;
-    zs->avail_in = (uInt)len;
-    zs->next_out = out + HEADER_LEN;
-    zs->avail_out = MEMBER_MAX - HEADER_LEN - TRAILER_LEN;
-    if (deflate(zs, Z_FINISH) == Z_STREAM_END) {
-        body = (size_t)(zs->next_out - (out + HEADER_LEN));
-    } else {
-        /* One final stored block: BFINAL=1 BTYPE=00, LEN, NLEN, the bytes. */
-        uint8_t *p = out + HEADER_LEN;
-        p[0] = 0x01;
-        put16(p + 1, (unsigned)len);
-        put16(p + 3, (unsigned)(~len & 0xffff));
-        memcpy(p + 5, in, len);
-        body = 5 + len;
-    }
-    size_t total = HEADER_LEN + body + TRAILER_LEN;
-    put16(out + 16, (unsigned)(total - 1));
-    put32(out + HEADER_LEN + body, (uint32_t)crc32(0L, in, (uInt)len));
-    put32(out + HEADER_LEN + body + 4, (uint32_t)len);
-    return total;
+    uint32_t crc = (uint32_t)crc32(0L, in, (uInt)len);
+    return df_bgzf_member(&c->near, &c->far, in, (df_u32)len, level, crc, out);
 }
 
 /* Worker thread: compresses queued jobs in sequence order until shutdown. */
@@ -149,7 +109,7 @@ static void *worker_main(void *arg)
         w->next_seq++;
         j->state = JOB_BUSY;
         pthread_mutex_unlock(&w->mu);
-        j->out_len = compress_block(&me->zs, j->in, j->in_len, j->out);
+        j->out_len = compress_block(me->codec, w->level, j->in, j->in_len, j->out);
         pthread_mutex_lock(&w->mu);
         j->state = JOB_DONE;
         pthread_cond_broadcast(&w->done_cv);
@@ -196,7 +156,7 @@ static int drain(gz_writer *w, uint64_t wait_for)
 static int submit(gz_writer *w)
 {
     if (!w->nworkers) {
-        size_t n = compress_block(&w->zs, w->in, w->in_len, w->out);
+        size_t n = compress_block(w->codec, w->level, w->in, w->in_len, w->out);
         w->in_len = 0;
         return sink_out(w, w->out, n);
     }
@@ -226,10 +186,8 @@ static void writer_destroy(gz_writer *w)
     if (w->workers) {
         for (int i = 0; i < w->nworkers; i++)
             pthread_join(w->workers[i].tid, NULL);
-        for (int i = 0; i < w->nstreams; i++) {
-            if (w->workers[i].zinit)
-                deflateEnd(&w->workers[i].zs);
-        }
+        for (int i = 0; i < w->nentries; i++)
+            free(w->workers[i].codec);
         free(w->workers);
     }
     if (w->jobs) {
@@ -244,8 +202,8 @@ static void writer_destroy(gz_writer *w)
         pthread_cond_destroy(&w->work_cv);
         pthread_mutex_destroy(&w->mu);
     }
-    if (w->zinit) {
-        deflateEnd(&w->zs);
+    if (w->codec) {
+        free(w->codec);
         free(w->in);
         free(w->out);
     }
@@ -257,17 +215,19 @@ static int setup_sync(gz_writer *w)
 {
     w->in = malloc(GZW_BLOCK_DATA);
     w->out = malloc(MEMBER_MAX);
-    if (!w->in || !w->out || stream_init(&w->zs, w->level) < 0) {
+    w->codec = malloc(sizeof(*w->codec));
+    if (!w->in || !w->out || !w->codec) {
         free(w->in);
         free(w->out);
+        free(w->codec);
         w->in = w->out = NULL;
+        w->codec = NULL;
         return IO_ERR_NOMEM;
     }
-    w->zinit = 1;
     return 0;
 }
 
-/* Sets up the ring, the worker streams and the threads. */
+/* Sets up the ring, the worker workspaces and the threads. */
 static int setup_pool(gz_writer *w, int threads)
 {
     if (pthread_mutex_init(&w->mu, NULL))
@@ -286,7 +246,7 @@ static int setup_pool(gz_writer *w, int threads)
     w->jobs = calloc(w->njobs, sizeof(*w->jobs));
     w->workers = calloc((size_t)threads, sizeof(*w->workers));
     if (w->workers)
-        w->nstreams = threads;
+        w->nentries = threads;
     if (!w->jobs || !w->workers)
         return IO_ERR_NOMEM;
     for (size_t i = 0; i < w->njobs; i++) {
@@ -296,9 +256,9 @@ static int setup_pool(gz_writer *w, int threads)
             return IO_ERR_NOMEM;
     }
     for (int i = 0; i < threads; i++) {
-        if (stream_init(&w->workers[i].zs, w->level) < 0)
+        w->workers[i].codec = malloc(sizeof(*w->workers[i].codec));
+        if (!w->workers[i].codec)
             return IO_ERR_NOMEM;
-        w->workers[i].zinit = 1;
         w->workers[i].w = w;
     }
     for (int i = 0; i < threads; i++) {
@@ -356,7 +316,7 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n)
         size_t k = n < room ? n : room;
         if (!w->nworkers && w->in_len == 0 && k == GZW_BLOCK_DATA) {
             /* A whole block straight from the caller's bytes. */
-            size_t m = compress_block(&w->zs, p, k, w->out);
+            size_t m = compress_block(w->codec, w->level, p, k, w->out);
             int rc = sink_out(w, w->out, m);
             if (rc < 0)
                 return rc;

@@ -1,0 +1,754 @@
+/* deflate_math.h - the deflate encoder (RFC 1951) of the blocked gzip output,
+ * written to compile both as CUDA (for a kernel that compresses one block
+ * per thread) and as C (the host writer), so both produce the same bytes.
+ *
+ * The output is a pure function of the block's bytes and the level: one
+ * final deflate block (dynamic Huffman, fixed Huffman or stored, whichever
+ * is smallest by exact bit count; stored whenever compression would not
+ * shrink the block). Nothing depends on the workspace's prior contents:
+ * every table is cleared or written before it is read.
+ *
+ * The parse (which strings become matches), per level:
+ *  - level 1: greedy. Every position p with 4 bytes left is hashed (4 bytes,
+ *    14-bit multiplicative hash), and its one candidate is the latest
+ *    earlier position with the same hash; positions inside matches are
+ *    hashed too, so the candidate of p depends on the input alone, not on
+ *    the parse before p (a GPU can find all candidates in parallel). The
+ *    match at p is the common prefix with the candidate (at most 258 bytes,
+ *    distance at most 32767); it is taken when at least 4 bytes long.
+ *  - levels 2..9: hash chains over 3-byte hashes, every position inserted;
+ *    levels 2-3 greedy, 4-9 lazy (a match is deferred when the next position
+ *    has a longer one). Each level walks at most `chain` candidates and
+ *    stops at a match of `nice` bytes (table in df_level_params). A 3-byte
+ *    match farther than 4096 bytes is not taken: it would cost more bits
+ *    than its three literals.
+ * Huffman codes: the two-queue Huffman construction over symbols sorted by
+ * (frequency, symbol), then the code-length histogram limited to 15 bits
+ * (7 for the code-length code) by moving leaves down one level at a time,
+ * then canonical codes with longer codes given to rarer symbols (ties by
+ * symbol order). Each code gets at least two symbols, as every inflater
+ * accepts.
+ *
+ * Workspace: df_near (hash heads, Huffman tables; DF_NEAR_BYTES = 40116
+ * bytes, under 48 KiB: shared memory on a GPU) and df_far (hash chains,
+ * used from level 2, and the parsed matches; DF_FAR_BYTES = 174336 bytes:
+ * global memory on a GPU). The caller owns both; nothing else is allocated,
+ * nothing recurses, and the CUDA path calls no library function. */
+#ifndef GPUBATCH_PTX_DEFLATE_MATH_H
+#define GPUBATCH_PTX_DEFLATE_MATH_H
+
+#ifdef __CUDACC__
+#ifndef GB_HD
+#define GB_HD __host__ __device__ __forceinline__
+#endif
+typedef unsigned char df_u8;
+typedef unsigned short df_u16;
+typedef unsigned int df_u32;
+typedef unsigned long long df_u64;
+#else
+#include <stdint.h>
+#ifndef GB_HD
+#define GB_HD static inline
+#endif
+typedef uint8_t df_u8;
+typedef uint16_t df_u16;
+typedef uint32_t df_u32;
+typedef uint64_t df_u64;
+#endif
+
+#define DF_BLOCK_MAX 65280u   /* input bytes per call (a BGZF block's data) */
+#define DF_OUT_BOUND(n) ((n) + 5u) /* output bytes at most: the stored form */
+#define DF_MIN_MATCH 3u
+#define DF_MAX_MATCH 258u
+#define DF_MAX_DIST 32767u
+#define DF_WINDOW 32768u      /* chain slots: positions modulo the window */
+#define DF_FAR3 4096u         /* farthest distance of a 3-byte match */
+#define DF_HASH_BITS 14
+#define DF_HASH_SIZE (1u << DF_HASH_BITS)
+#define DF_SEQ_MAX (DF_BLOCK_MAX / DF_MIN_MATCH) /* matches per block at most */
+#define DF_LITLEN_SYMS 288u   /* 286 used, 288 in the fixed code */
+#define DF_DIST_SYMS 30u
+#define DF_CLEN_SYMS 19u
+#define DF_MAX_BITS 15u
+#define DF_MAX_CLEN_BITS 7u
+#define DF_END_BLOCK 256u
+
+/* Scratch of one Huffman construction (at most DF_LITLEN_SYMS symbols). */
+typedef struct {
+    df_u32 key[DF_LITLEN_SYMS];          /* frequency << 9 | symbol, sorted */
+    df_u32 weight[DF_LITLEN_SYMS];       /* weights of the internal nodes */
+    df_u16 parent[2 * DF_LITLEN_SYMS];   /* leaves first, then internal nodes */
+    df_u8 depth[2 * DF_LITLEN_SYMS];
+} df_huff_scratch;
+
+/* The small, hot part of the workspace. */
+typedef struct {
+    df_u16 head[DF_HASH_SIZE]; /* latest position + 1 per hash, 0: none */
+    df_u32 lit_freq[DF_LITLEN_SYMS];
+    df_u32 dist_freq[DF_DIST_SYMS];
+    df_u32 clen_freq[DF_CLEN_SYMS];
+    df_u16 lit_code[DF_LITLEN_SYMS];
+    df_u16 dist_code[DF_DIST_SYMS];
+    df_u16 clen_code[DF_CLEN_SYMS];
+    df_u8 lit_len[DF_LITLEN_SYMS];
+    df_u8 dist_len[DF_DIST_SYMS];
+    df_u8 clen_len[DF_CLEN_SYMS];
+    df_u8 all_len[DF_LITLEN_SYMS + DF_DIST_SYMS]; /* the lengths sent, in order */
+    df_u8 clen_sym[DF_LITLEN_SYMS + DF_DIST_SYMS]; /* run-length coded lengths */
+    df_u8 clen_extra[DF_LITLEN_SYMS + DF_DIST_SYMS];
+    df_huff_scratch hs;
+} df_near;
+
+/* The large part of the workspace. */
+typedef struct {
+    df_u16 prev[DF_WINDOW];       /* hash chains (levels 2..9) */
+    df_u16 seq_lits[DF_SEQ_MAX];  /* literals before each match */
+    df_u16 seq_dist[DF_SEQ_MAX];
+    df_u8 seq_len[DF_SEQ_MAX];    /* match length - 3 */
+} df_far;
+
+#define DF_NEAR_BYTES sizeof(df_near)
+#define DF_FAR_BYTES sizeof(df_far)
+
+/* What one level does (see the file comment). */
+typedef struct {
+    df_u32 chain; /* candidates examined per position; 1 = the hash head only */
+    df_u32 nice;  /* stop searching at a match this long */
+    df_u32 lazy;  /* defer matches shorter than this (0: greedy) */
+    df_u32 good;  /* look at chain/4 candidates after a match this long */
+} df_level;
+
+/* Fills the parameters of level 1..9 (level 1 uses only its own parse). */
+GB_HD void df_level_params(int level, df_level *lp)
+{
+    df_u32 chain, nice, lazy, good;
+    switch (level) {
+    case 1: chain = 1, nice = 258, lazy = 0, good = 258; break;
+    case 2: chain = 4, nice = 16, lazy = 0, good = 258; break;
+    case 3: chain = 8, nice = 32, lazy = 0, good = 258; break;
+    case 4: chain = 16, nice = 32, lazy = 8, good = 8; break;
+    case 5: chain = 32, nice = 64, lazy = 16, good = 8; break;
+    case 6: chain = 128, nice = 128, lazy = 16, good = 8; break;
+    case 7: chain = 256, nice = 128, lazy = 32, good = 16; break;
+    case 8: chain = 1024, nice = 258, lazy = 128, good = 32; break;
+    default: chain = 4096, nice = 258, lazy = 258, good = 32; break;
+    }
+    lp->chain = chain, lp->nice = nice, lp->lazy = lazy, lp->good = good;
+}
+
+/* Loads 4 bytes little-endian (the hash and match-check unit). */
+GB_HD df_u32 df_load32(const df_u8 *p)
+{
+    return (df_u32)p[0] | (df_u32)p[1] << 8 | (df_u32)p[2] << 16 | (df_u32)p[3] << 24;
+}
+
+/* Loads 8 bytes little-endian. */
+GB_HD df_u64 df_load64(const df_u8 *p)
+{
+    return (df_u64)df_load32(p) | (df_u64)df_load32(p + 4) << 32;
+}
+
+/* Index of the highest set bit of x > 0. */
+GB_HD df_u32 df_log2(df_u32 x)
+{
+#ifdef __CUDA_ARCH__
+    return 31u - (df_u32)__clz(x);
+#else
+    return 31u - (df_u32)__builtin_clz(x);
+#endif
+}
+
+/* Hash of the 3 or 4 bytes in x (the low ones: the caller masks). */
+GB_HD df_u32 df_hash(df_u32 x)
+{
+    return (x * 2654435761u) >> (32 - DF_HASH_BITS);
+}
+
+/* Length of the common prefix of a and b, at most max bytes. */
+GB_HD df_u32 df_match_len(const df_u8 *a, const df_u8 *b, df_u32 max)
+{
+    df_u32 l = 0;
+#ifndef __CUDA_ARCH__
+    while (l + 8 <= max) {
+        df_u64 x = df_load64(a + l) ^ df_load64(b + l);
+        if (x)
+            return l + (df_u32)__builtin_ctzll(x) / 8;
+        l += 8;
+    }
+#endif
+    while (l < max && a[l] == b[l])
+        l++;
+    return l;
+}
+
+/* Length symbol (257..285) of a match length 3..258; *extra_bits and
+ * *extra get its extra bits. */
+GB_HD df_u32 df_len_sym(df_u32 len, df_u32 *extra_bits, df_u32 *extra)
+{
+    df_u32 l = len - 3;
+    if (len == DF_MAX_MATCH) {
+        *extra_bits = 0, *extra = 0;
+        return 285;
+    }
+    if (l < 8) {
+        *extra_bits = 0, *extra = 0;
+        return 257 + l;
+    }
+    df_u32 e = df_log2(l) - 2;
+    df_u32 top = (l >> e) & 3;
+    *extra_bits = e;
+    *extra = l - ((4 + top) << e);
+    return 257 + 4 * (e + 1) + top;
+}
+
+/* Distance symbol (0..29) of a distance 1..32768, with its extra bits. */
+GB_HD df_u32 df_dist_sym(df_u32 dist, df_u32 *extra_bits, df_u32 *extra)
+{
+    df_u32 x = dist - 1;
+    if (x < 4) {
+        *extra_bits = 0, *extra = 0;
+        return x;
+    }
+    df_u32 b = df_log2(x);
+    df_u32 e = b - 1;
+    *extra_bits = e;
+    *extra = x & ((1u << e) - 1);
+    return 2 * b + ((x >> e) & 1);
+}
+
+/* Number of extra bits of length symbol 257..285. */
+GB_HD df_u32 df_len_sym_extra(df_u32 sym)
+{
+    return (sym < 265 || sym == 285) ? 0 : (sym - 261) / 4;
+}
+
+/* Number of extra bits of distance symbol 0..29. */
+GB_HD df_u32 df_dist_sym_extra(df_u32 sym)
+{
+    return sym < 4 ? 0 : sym / 2 - 1;
+}
+
+/* Sorts keys ascending (Shell sort: no recursion, no extra memory). */
+GB_HD void df_sort(df_u32 *key, df_u32 n)
+{
+    const df_u32 gaps[6] = {132, 57, 23, 10, 4, 1};
+    for (int g = 0; g < 6; g++) {
+        df_u32 gap = gaps[g];
+        for (df_u32 i = gap; i < n; i++) {
+            df_u32 v = key[i], j = i;
+            while (j >= gap && key[j - gap] > v) {
+                key[j] = key[j - gap];
+                j -= gap;
+            }
+            key[j] = v;
+        }
+    }
+}
+
+/* Code lengths, at most maxlen bits, of a Huffman code for freq[0..n);
+ * unused symbols get 0. At least two symbols get a code (the lowest unused
+ * ones are added when fewer are used), so the code is always complete. */
+GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *len,
+                            df_huff_scratch *s)
+{
+    df_u32 m = 0;
+    for (df_u32 i = 0; i < n; i++) {
+        len[i] = 0;
+        if (freq[i])
+            s->key[m++] = freq[i] << 9 | i;
+    }
+    for (df_u32 i = 0; m < 2 && i < n; i++) {
+        if (!freq[i])
+            s->key[m++] = i; /* weight 0: sorts first, costs nothing */
+    }
+    df_sort(s->key, m);
+    /* Two queues: leaves 0..m-1 in key order, internal nodes m..2m-2 in
+     * the order made (their weights never decrease). Ties take the leaf. */
+    df_u32 leaf = 0, inner = 0, made = 0;
+    for (df_u32 k = 0; k + 1 < m; k++) {
+        df_u32 w = 0;
+        for (int pick = 0; pick < 2; pick++) {
+            df_u32 node;
+            if (leaf < m && (inner == made || (s->key[leaf] >> 9) <= s->weight[inner])) {
+                w += s->key[leaf] >> 9;
+                node = leaf++;
+            } else {
+                w += s->weight[inner];
+                node = m + inner++;
+            }
+            s->parent[node] = (df_u16)(m + made);
+        }
+        s->weight[made++] = w;
+    }
+    /* Depths from the root down (a parent's index exceeds its child's),
+     * capped at maxlen + 1: deeper leaves are all over the limit anyway. */
+    df_u32 root = 2 * m - 2;
+    df_u32 count[DF_MAX_BITS + 2];
+    for (df_u32 b = 0; b <= maxlen + 1; b++)
+        count[b] = 0;
+    s->depth[root] = 0;
+    for (df_u32 x = root; x-- > 0;) {
+        df_u32 d = s->depth[s->parent[x]] + 1u;
+        s->depth[x] = (df_u8)(d > maxlen + 1 ? maxlen + 1 : d);
+        if (x < m)
+            count[d > maxlen ? maxlen : d]++;
+    }
+    /* Kraft sum in units of 2^-maxlen; over-long leaves were put at maxlen,
+     * so it may exceed 1. Each step removes a leaf at maxlen and splits the
+     * deepest shorter leaf into two: the sum drops by one unit. */
+    df_u32 total = 0;
+    for (df_u32 b = 1; b <= maxlen; b++)
+        total += count[b] << (maxlen - b);
+    while (total > (1u << maxlen)) {
+        count[maxlen]--;
+        for (df_u32 b = maxlen - 1; b > 0; b--) {
+            if (count[b]) {
+                count[b]--;
+                count[b + 1] += 2;
+                break;
+            }
+        }
+        total--;
+    }
+    /* Rarest symbols (first in key order) get the longest codes. */
+    df_u32 i = 0;
+    for (df_u32 b = maxlen; b > 0; b--) {
+        for (df_u32 c = count[b]; c > 0; c--)
+            len[s->key[i++] & 511] = (df_u8)b;
+    }
+}
+
+/* Canonical codes (RFC 1951 3.2.2) for len[0..n), bit-reversed for
+ * LSB-first output. */
+GB_HD void df_build_codes(const df_u8 *len, df_u32 n, df_u16 *code)
+{
+    df_u32 count[DF_MAX_BITS + 1], next[DF_MAX_BITS + 1];
+    for (df_u32 b = 0; b <= DF_MAX_BITS; b++)
+        count[b] = 0;
+    for (df_u32 i = 0; i < n; i++)
+        count[len[i]]++;
+    count[0] = 0;
+    df_u32 c = 0;
+    for (df_u32 b = 1; b <= DF_MAX_BITS; b++) {
+        c = (c + count[b - 1]) << 1;
+        next[b] = c;
+    }
+    for (df_u32 i = 0; i < n; i++) {
+        df_u32 l = len[i], v = l ? next[l]++ : 0, r = 0;
+        for (df_u32 b = 0; b < l; b++)
+            r |= ((v >> b) & 1u) << (l - 1 - b);
+        code[i] = (df_u16)r;
+    }
+}
+
+/* LSB-first bit writer over a buffer known to be large enough. */
+typedef struct {
+    df_u8 *out;
+    df_u32 pos;
+    df_u64 buf;
+    df_u32 cnt;
+} df_bits;
+
+/* Appends the low nb (<= 32) bits of v. */
+GB_HD void df_put(df_bits *bw, df_u32 v, df_u32 nb)
+{
+    bw->buf |= (df_u64)v << bw->cnt;
+    bw->cnt += nb;
+    if (bw->cnt >= 32) {
+        bw->out[bw->pos] = (df_u8)bw->buf;
+        bw->out[bw->pos + 1] = (df_u8)(bw->buf >> 8);
+        bw->out[bw->pos + 2] = (df_u8)(bw->buf >> 16);
+        bw->out[bw->pos + 3] = (df_u8)(bw->buf >> 24);
+        bw->pos += 4;
+        bw->buf >>= 32;
+        bw->cnt -= 32;
+    }
+}
+
+/* Writes the last partial bytes; returns the total byte count. */
+GB_HD df_u32 df_flush(df_bits *bw)
+{
+    while (bw->cnt > 0) {
+        bw->out[bw->pos++] = (df_u8)bw->buf;
+        bw->buf >>= 8;
+        bw->cnt = bw->cnt > 8 ? bw->cnt - 8 : 0;
+    }
+    return bw->pos;
+}
+
+/* Parse state: the sequences found so far and the literal run open. */
+typedef struct {
+    df_near *nr;
+    df_far *fr;
+    const df_u8 *in;
+    df_u32 nseq;
+    df_u32 lit_start; /* first position of the open literal run */
+} df_parse;
+
+/* Records a match of len bytes at distance dist starting at pos. */
+GB_HD void df_emit_match(df_parse *ps, df_u32 pos, df_u32 len, df_u32 dist)
+{
+    df_u32 eb, ev;
+    df_far *fr = ps->fr;
+    fr->seq_lits[ps->nseq] = (df_u16)(pos - ps->lit_start);
+    fr->seq_len[ps->nseq] = (df_u8)(len - 3);
+    fr->seq_dist[ps->nseq] = (df_u16)dist;
+    ps->nseq++;
+    ps->nr->lit_freq[df_len_sym(len, &eb, &ev)]++;
+    ps->nr->dist_freq[df_dist_sym(dist, &eb, &ev)]++;
+    ps->lit_start = pos + len;
+}
+
+/* Whether a match of len bytes at distance dist is worth its bits. */
+GB_HD int df_worth(df_u32 len, df_u32 dist)
+{
+    return len > DF_MIN_MATCH || (len == DF_MIN_MATCH && dist <= DF_FAR3);
+}
+
+/* Level 1: greedy parse, one candidate per position (the latest one with
+ * the same 4-byte hash), every position hashed. */
+GB_HD void df_parse_fast(df_parse *ps, df_u32 n)
+{
+    const df_u8 *in = ps->in;
+    df_u16 *head = ps->nr->head;
+    df_u32 *lit_freq = ps->nr->lit_freq;
+    df_u32 p = 0;
+    if (n >= 4) {
+        df_u32 last = n - 4; /* last position with 4 bytes to hash */
+        while (p <= last) {
+            df_u32 x = df_load32(in + p);
+            df_u32 h = df_hash(x);
+            df_u32 cand = head[h];
+            head[h] = (df_u16)(p + 1);
+            if (cand && p - (cand - 1) <= DF_MAX_DIST && df_load32(in + cand - 1) == x) {
+                df_u32 c = cand - 1;
+                df_u32 max = n - p < DF_MAX_MATCH ? n - p : DF_MAX_MATCH;
+                df_u32 len = 4 + df_match_len(in + c + 4, in + p + 4, max - 4);
+                df_emit_match(ps, p, len, p - c);
+                df_u32 end = p + len;
+                for (p++; p < end && p <= last; p++)
+                    head[df_hash(df_load32(in + p))] = (df_u16)(p + 1);
+                p = end;
+                continue;
+            }
+            lit_freq[in[p]]++;
+            p++;
+        }
+    }
+    for (; p < n; p++)
+        lit_freq[in[p]]++;
+}
+
+/* Inserts position p (3 bytes hashed) into the chains; returns the previous
+ * head (position + 1, 0 for none). */
+GB_HD df_u32 df_insert(df_parse *ps, df_u32 p)
+{
+    const df_u8 *in = ps->in;
+    df_u32 h = df_hash((df_u32)in[p] | (df_u32)in[p + 1] << 8 | (df_u32)in[p + 2] << 16);
+    df_u32 cand = ps->nr->head[h];
+    ps->fr->prev[p & (DF_WINDOW - 1)] = (df_u16)cand;
+    ps->nr->head[h] = (df_u16)(p + 1);
+    return cand;
+}
+
+/* Walks the chain from cand (position + 1) for a match at p longer than
+ * best, examining at most chain candidates; returns the best length found
+ * (best itself when none is longer) and its distance in *dist. */
+GB_HD df_u32 df_search(const df_parse *ps, df_u32 p, df_u32 n, df_u32 cand, df_u32 chain,
+                       df_u32 nice, df_u32 best, df_u32 *dist)
+{
+    const df_u8 *in = ps->in;
+    df_u32 max = n - p < DF_MAX_MATCH ? n - p : DF_MAX_MATCH;
+    if (nice > max)
+        nice = max;
+    while (cand && chain-- > 0 && best < max) {
+        df_u32 c = cand - 1;
+        if (p - c > DF_MAX_DIST)
+            break;
+        if (in[c + best] == in[p + best] && in[c] == in[p] && in[c + 1] == in[p + 1]) {
+            df_u32 len = df_match_len(in + c, in + p, max);
+            if (len > best) {
+                best = len;
+                *dist = p - c;
+                if (len >= nice)
+                    break;
+            }
+        }
+        cand = ps->fr->prev[c & (DF_WINDOW - 1)];
+    }
+    return best;
+}
+
+/* Inserts the positions from..to-1 that have 3 bytes to hash. */
+GB_HD void df_insert_range(df_parse *ps, df_u32 from, df_u32 to, df_u32 n)
+{
+    if (n < DF_MIN_MATCH)
+        return;
+    if (to > n - 2)
+        to = n - 2;
+    for (df_u32 q = from; q < to; q++)
+        df_insert(ps, q);
+}
+
+/* Levels 2..9: hash-chain parse, greedy or lazy by lp->lazy. */
+GB_HD void df_parse_chain(df_parse *ps, df_u32 n, const df_level *lp)
+{
+    const df_u8 *in = ps->in;
+    df_u32 *lit_freq = ps->nr->lit_freq;
+    df_u32 held_len = 0, held_dist = 0; /* a match deferred from p - 1 */
+    df_u32 p = 0;
+    while (p < n) {
+        df_u32 len = 0, dist = 0;
+        if (p + DF_MIN_MATCH <= n) {
+            df_u32 cand = df_insert(ps, p);
+            df_u32 chain = held_len >= lp->good ? lp->chain / 4 : lp->chain;
+            df_u32 floor = held_len ? held_len : DF_MIN_MATCH - 1;
+            len = df_search(ps, p, n, cand, chain, lp->nice, floor, &dist);
+            if (len <= floor || !df_worth(len, dist))
+                len = 0;
+        }
+        if (held_len) {
+            if (len) {
+                /* A longer match one byte on: p - 1 becomes a literal. */
+                lit_freq[in[p - 1]]++;
+                held_len = len, held_dist = dist;
+                if (held_len >= lp->lazy) {
+                    df_emit_match(ps, p, held_len, held_dist);
+                    df_insert_range(ps, p + 1, p + held_len, n);
+                    p += held_len;
+                    held_len = 0;
+                } else {
+                    p++;
+                }
+            } else {
+                df_emit_match(ps, p - 1, held_len, held_dist);
+                df_insert_range(ps, p + 1, p - 1 + held_len, n);
+                p += held_len - 1;
+                held_len = 0;
+            }
+        } else if (len && len >= lp->lazy) {
+            df_emit_match(ps, p, len, dist);
+            df_insert_range(ps, p + 1, p + len, n);
+            p += len;
+        } else if (len) {
+            held_len = len, held_dist = dist;
+            p++;
+        } else {
+            lit_freq[in[p]]++;
+            p++;
+        }
+    }
+}
+
+/* Run-length codes the code lengths of the lit/len and distance codes
+ * (symbols 16, 17, 18 for repeats) into nr->clen_sym/extra; returns the
+ * number of symbols and counts them in nr->clen_freq. */
+GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
+{
+    df_u32 k = 0;
+    for (df_u32 i = 0; i < DF_CLEN_SYMS; i++)
+        nr->clen_freq[i] = 0;
+    for (df_u32 i = 0; i < total;) {
+        df_u8 v = nr->all_len[i];
+        df_u32 run = 1;
+        while (i + run < total && nr->all_len[i + run] == v)
+            run++;
+        i += run;
+        if (v == 0) {
+            while (run >= 11) {
+                df_u32 r = run < 138 ? run : 138;
+                nr->clen_sym[k] = 18, nr->clen_extra[k++] = (df_u8)(r - 11);
+                run -= r;
+            }
+            if (run >= 3) {
+                nr->clen_sym[k] = 17, nr->clen_extra[k++] = (df_u8)(run - 3);
+                run = 0;
+            }
+        } else {
+            nr->clen_sym[k] = v, nr->clen_extra[k++] = 0;
+            run--;
+            while (run >= 3) {
+                df_u32 r = run < 6 ? run : 6;
+                nr->clen_sym[k] = 16, nr->clen_extra[k++] = (df_u8)(r - 3);
+                run -= r;
+            }
+        }
+        for (; run > 0; run--)
+            nr->clen_sym[k] = v, nr->clen_extra[k++] = 0;
+    }
+    for (df_u32 i = 0; i < k; i++)
+        nr->clen_freq[nr->clen_sym[i]]++;
+    return k;
+}
+
+/* Extra bits of code-length symbol 16, 17 or 18 (0 for the others). */
+GB_HD df_u32 df_clen_extra_bits(df_u32 sym)
+{
+    return sym == 16 ? 2 : sym == 17 ? 3 : sym == 18 ? 7 : 0;
+}
+
+/* Fixed-code length of lit/len symbol s (RFC 1951 3.2.6). */
+GB_HD df_u32 df_fixed_lit_len(df_u32 s)
+{
+    return s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
+}
+
+/* Order in which the code-length code's lengths are sent. */
+GB_HD df_u32 df_clen_order(df_u32 i)
+{
+    const df_u8 order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    return order[i];
+}
+
+/* Writes the parsed symbols with the given codes, then end-of-block. */
+GB_HD void df_write_symbols(df_bits *bw, const df_parse *ps, df_u32 n, const df_u16 *lc,
+                            const df_u8 *ll, const df_u16 *dc, const df_u8 *dl)
+{
+    const df_u8 *in = ps->in;
+    const df_far *fr = ps->fr;
+    df_u32 p = 0;
+    for (df_u32 s = 0; s < ps->nseq; s++) {
+        for (df_u32 end = p + fr->seq_lits[s]; p < end; p++)
+            df_put(bw, lc[in[p]], ll[in[p]]);
+        df_u32 len = fr->seq_len[s] + 3u, dist = fr->seq_dist[s], eb, ev;
+        df_u32 sym = df_len_sym(len, &eb, &ev);
+        df_put(bw, lc[sym] | ev << ll[sym], ll[sym] + eb);
+        sym = df_dist_sym(dist, &eb, &ev);
+        df_put(bw, dc[sym] | ev << dl[sym], dl[sym] + eb);
+        p += len;
+    }
+    for (; p < n; p++)
+        df_put(bw, lc[in[p]], ll[in[p]]);
+    df_put(bw, lc[DF_END_BLOCK], ll[DF_END_BLOCK]);
+}
+
+/* Bits of the parsed data under code lengths ll/dl, extra bits included. */
+GB_HD df_u64 df_data_bits(const df_near *nr, const df_u8 *ll, const df_u8 *dl, int fixed)
+{
+    df_u64 bits = 0;
+    for (df_u32 s = 0; s < 286; s++) {
+        df_u32 l = fixed ? df_fixed_lit_len(s) : ll[s];
+        df_u32 e = s > DF_END_BLOCK ? df_len_sym_extra(s) : 0;
+        bits += (df_u64)nr->lit_freq[s] * (l + e);
+    }
+    for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
+        bits += (df_u64)nr->dist_freq[s] * ((fixed ? 5u : dl[s]) + df_dist_sym_extra(s));
+    return bits;
+}
+
+/* Compresses in[0..n), n <= DF_BLOCK_MAX, at level 1..9 (other values
+ * read as the nearest) into out, which holds DF_OUT_BOUND(n) bytes, as a
+ * raw deflate stream of one final block; returns its length in bytes. */
+GB_HD df_u32 df_compress(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int level,
+                         df_u8 *out)
+{
+    df_parse ps;
+    ps.nr = nr, ps.fr = fr, ps.in = in, ps.nseq = 0, ps.lit_start = 0;
+    for (df_u32 i = 0; i < DF_HASH_SIZE; i++)
+        nr->head[i] = 0;
+    for (df_u32 i = 0; i < DF_LITLEN_SYMS; i++)
+        nr->lit_freq[i] = 0;
+    for (df_u32 i = 0; i < DF_DIST_SYMS; i++)
+        nr->dist_freq[i] = 0;
+    if (level <= 1) {
+        df_parse_fast(&ps, n);
+    } else {
+        df_level lp;
+        df_level_params(level, &lp);
+        df_parse_chain(&ps, n, &lp);
+    }
+    nr->lit_freq[DF_END_BLOCK] = 1;
+
+    /* The dynamic code and its header's exact size. */
+    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
+    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
+    df_u32 hlit = 286, hdist = DF_DIST_SYMS;
+    while (hlit > 257 && !nr->lit_len[hlit - 1])
+        hlit--;
+    while (hdist > 1 && !nr->dist_len[hdist - 1])
+        hdist--;
+    for (df_u32 i = 0; i < hlit; i++)
+        nr->all_len[i] = nr->lit_len[i];
+    for (df_u32 i = 0; i < hdist; i++)
+        nr->all_len[hlit + i] = nr->dist_len[i];
+    df_u32 ntok = df_code_lengths(nr, hlit + hdist);
+    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->hs);
+    df_u32 hclen = DF_CLEN_SYMS;
+    while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
+        hclen--;
+    df_u64 dyn_bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
+    for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
+        dyn_bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
+    dyn_bits += df_data_bits(nr, nr->lit_len, nr->dist_len, 0);
+    df_u64 fixed_bits = 3 + df_data_bits(nr, nr->lit_len, nr->dist_len, 1);
+    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
+
+    if ((best_bits + 7) / 8 >= DF_OUT_BOUND(n)) {
+        /* Stored: BFINAL=1, BTYPE=00, then LEN, NLEN and the bytes. */
+        out[0] = 1;
+        out[1] = (df_u8)n, out[2] = (df_u8)(n >> 8);
+        out[3] = (df_u8)~n, out[4] = (df_u8)(~n >> 8);
+        for (df_u32 i = 0; i < n; i++)
+            out[5 + i] = in[i];
+        return DF_OUT_BOUND(n);
+    }
+    df_bits bw;
+    bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
+    if (dyn_bits <= fixed_bits) {
+        df_build_codes(nr->lit_len, 286, nr->lit_code);
+        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
+        df_put(&bw, 1 | 2 << 1, 3);
+        df_put(&bw, (hlit - 257) | (hdist - 1) << 5 | (hclen - 4) << 10, 14);
+        for (df_u32 i = 0; i < hclen; i++)
+            df_put(&bw, nr->clen_len[df_clen_order(i)], 3);
+        for (df_u32 i = 0; i < ntok; i++) {
+            df_u32 s = nr->clen_sym[i];
+            df_put(&bw, nr->clen_code[s] | (df_u32)nr->clen_extra[i] << nr->clen_len[s],
+                   nr->clen_len[s] + df_clen_extra_bits(s));
+        }
+        df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
+    } else {
+        for (df_u32 s = 0; s < DF_LITLEN_SYMS; s++)
+            nr->lit_len[s] = (df_u8)df_fixed_lit_len(s);
+        for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
+            nr->dist_len[s] = 5;
+        df_build_codes(nr->lit_len, DF_LITLEN_SYMS, nr->lit_code);
+        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+        df_put(&bw, 1 | 1 << 1, 3);
+        df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
+    }
+    return df_flush(&bw);
+}
+
+#define DF_MEMBER_HEADER 18u /* gzip header with the 6-byte BC extra field */
+#define DF_MEMBER_TRAILER 8u /* CRC-32 and ISIZE */
+#define DF_MEMBER_BOUND(n) (DF_MEMBER_HEADER + DF_OUT_BOUND(n) + DF_MEMBER_TRAILER)
+
+/* Stores v little-endian in nbytes bytes. */
+GB_HD void df_put_le(df_u8 *p, df_u32 v, df_u32 nbytes)
+{
+    for (df_u32 i = 0; i < nbytes; i++)
+        p[i] = (df_u8)(v >> (8 * i));
+}
+
+/* Writes in[0..n), n <= DF_BLOCK_MAX, as one complete BGZF member into out
+ * (DF_MEMBER_BOUND(n) bytes): the gzip header (FEXTRA, MTIME 0, XFL 0, OS
+ * 255, the BC subfield holding the member's size - 1), the deflate data at
+ * level, crc (the CRC-32 of the data, computed by the caller) and n;
+ * returns the member's size. */
+GB_HD df_u32 df_bgzf_member(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int level,
+                            df_u32 crc, df_u8 *out)
+{
+    const df_u8 header[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0};
+    for (df_u32 i = 0; i < 16; i++)
+        out[i] = header[i];
+    df_u32 body = df_compress(nr, fr, in, n, level, out + DF_MEMBER_HEADER);
+    df_u32 total = DF_MEMBER_HEADER + body + DF_MEMBER_TRAILER;
+    df_put_le(out + 16, total - 1, 2);
+    df_put_le(out + DF_MEMBER_HEADER + body, crc, 4);
+    df_put_le(out + DF_MEMBER_HEADER + body + 4, n, 4);
+    return total;
+}
+
+#endif
