@@ -115,7 +115,9 @@ note "bad members: $((pass - cpass)) passed, $((fail - cfail)) failed"
 note "== compute-sanitizer memcheck (device inflate)"
 "$GB" gen --shape 300000 --dist normal --seed 4 -1 -f -o "$work/s.npy.gz"
 st=0
-for f in "$work/s.npy.gz" "$work"/bad_*.npy.gz "$work/r_70000_uint16.npy.gz.odd.gz"; do
+python3 tests/gpu/corrupt_bgzf.py "$work/corrupt" >"$out/corrupt.log" 2>&1
+for f in "$work/s.npy.gz" "$work"/bad_*.npy.gz "$work/r_70000_uint16.npy.gz.odd.gz" "$work"/corrupt/*.npy.gz; do
+    same_run corrupt reduce -q --op sum "$f" # the same message as the CPU backend
     compute-sanitizer --tool memcheck --error-exitcode 9 "$GB" reduce -q --backend cuda --op sum \
         --chunk 128k "$f" >>"$out/sanitizer.log" 2>&1
     [ $? = 9 ] && st=9
@@ -140,6 +142,9 @@ for v in ${INFLATE_VARIANTS:-}; do
         -DIF_LIT_BITS=${v#*:} -o "$work/bench_v" tests/gpu/bench_inflate.cu -lz >>"$out/bench_build.log" 2>&1
     note "variant $v big1: $("$work/bench_v" "$work/big1.npy.gz" 3 | tail -2 | tr '\n' ' ')"
 done
+
+note "== gpubatch bench inflate"
+"$GB" bench inflate 2>&1 | tail -8 | tee -a "$sum"
 
 note "== whole process: best of 3 wall times, the variants of a job interleaved, page cache warm"
 # race NAME VAR... : runs "$GB" with each variant's arguments (VAR: words joined
