@@ -139,7 +139,7 @@ ptx:
 	  ls $(PTX_OUT)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
 	    sh ptx/lower_version.sh
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/pipeline_gz_run.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
@@ -148,7 +148,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h
 $(BUILD)/tests/test_quadratic: TEST_LIBS = -lmpfr -lgmp
 
 # Fuzz harnesses linked with a replay driver: `make test` runs the corpus.
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeline_gz_run.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)

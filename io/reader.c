@@ -797,13 +797,13 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
     return 0;
 }
 
-/* The reader's message for one gzip member in memory that starts at
- * file_off of its file (see reader.h). */
-int io_gzip_member_error(const void *member, size_t len, uint32_t isize, uint64_t file_off,
+/* The reader's message for the gzip member at the start of the bytes in
+ * memory, which start at file_off of their file (see reader.h). */
+int io_gzip_member_error(const void *bytes, size_t len, uint32_t isize, uint64_t file_off,
                          char *err, size_t errlen)
 {
     io_reader *r;
-    int rc = io_reader_open_mem(&r, member, len, err, errlen);
+    int rc = io_reader_open_mem(&r, bytes, len, err, errlen);
     if (rc < 0)
         return rc;
     r->raw_offset = file_off;
@@ -814,15 +814,19 @@ int io_gzip_member_error(const void *member, size_t len, uint32_t isize, uint64_
         io_put_msg(err, errlen, "%s", "out of memory");
         return IO_ERR_NOMEM;
     }
-    ssize_t k;
-    while ((k = io_reader_read(r, scratch, want)) > 0)
+    /* the first member alone, read on past its BGZF length as `gzip -d` would */
+    rc = r->gzip ? next_member(r) : 0;
+    r->stop_at_member_end = 1;
+    ssize_t k = 0;
+    while (rc >= 0 && r->state == RD_MEMBER && (k = io_reader_read(r, scratch, want)) > 0)
         ;
-    rc = k < 0 ? (int)k : 0;
+    if (rc >= 0 && k < 0)
+        rc = (int)k;
     if (rc < 0)
         io_put_msg(err, errlen, "%s", r->errmsg);
     free(scratch);
     io_reader_close(r);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 /* Decoded bytes handed out so far. */

@@ -111,10 +111,11 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off);
  * byte pos (counted like io_reader_tell). Buffered input is dropped. */
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
 
-/* Reads one whole gzip member held in memory (len bytes, ISIZE isize, at
- * file offset file_off of its file) the way io_reader_read would: 0 when it
- * decodes, else its negative io_error with the reader's one-line message
- * (naming file_off) in err. */
+/* Reads the gzip member at the start of `bytes` (len bytes in memory that
+ * start at file offset file_off of their file, ISIZE isize) the way
+ * io_reader_read would, on into the bytes after it if its deflate data runs
+ * past its BGZF length: 0 when it decodes, else its negative io_error with
+ * the reader's one-line message (naming file_off) in err. */
 int io_gzip_member_error(const void *member, size_t len, uint32_t isize, uint64_t file_off,
                          char *err, size_t errlen);
 

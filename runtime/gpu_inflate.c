@@ -88,9 +88,11 @@ int gzd_check(const gzd_slot *z, const void *host, const pl_gz_chunk *c, char *e
     if (i == IF_NO_MEMBER || (int)i >= c->nmembers)
         return 0;
     const if_member *m = &c->members[i];
-    const unsigned char *member = (const unsigned char *)host + m->in_off - 18;
-    if (io_gzip_member_error(member, (size_t)m->in_len + 26, m->isize, m->file_off, err,
-                             errlen) == 0)
+    /* the member with the rest of the chunk after it, where the host's reader
+     * would go on reading a member whose deflate data overruns its block */
+    size_t start = m->in_off - 18;
+    if (io_gzip_member_error((const unsigned char *)host + start, c->in_bytes - start, m->isize,
+                             m->file_off, err, errlen) == 0)
         snprintf(err, errlen,
                  "gzip member at byte %llu: its deflate data does not end where its BGZF "
                  "block does",

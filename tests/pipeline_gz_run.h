@@ -84,7 +84,8 @@ static inline int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t 
     if (bad >= 0) {
         const if_member *m = &g->members[bad];
         *broken |= io_gzip_member_error((const char *)c->data + m->in_off - 18,
-                                        m->in_len + 26, m->isize, m->file_off, msg, msglen) >= 0;
+                                        g->in_bytes - (m->in_off - 18), m->isize, m->file_off,
+                                        msg, msglen) >= 0;
     } else if (g->skip + c->bytes > g->span) {
         *broken = 1;
     } else {

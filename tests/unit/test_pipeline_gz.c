@@ -18,8 +18,10 @@
 
 static char tmpdir[] = "/tmp/gb_plgz_XXXXXX";
 
-/* Appends one BGZF block holding data[0..n) compressed at level. */
-static void put_bgzf_block(bytes *b, const unsigned char *data, size_t n, int level)
+/* Appends one BGZF block holding data[0..n) compressed at level, the last
+ * `cut` bytes of its deflate data left out (its BSIZE agrees). */
+static void put_bgzf_block_cut(bytes *b, const unsigned char *data, size_t n, int level,
+                               size_t cut)
 {
     unsigned char out[70000];
     z_stream z;
@@ -30,7 +32,7 @@ static void put_bgzf_block(bytes *b, const unsigned char *data, size_t n, int le
     z.next_out = out;
     z.avail_out = sizeof out;
     deflate(&z, Z_FINISH);
-    size_t clen = z.total_out;
+    size_t clen = z.total_out - cut;
     deflateEnd(&z);
     size_t total = clen + 26;
     unsigned char h[18] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0,
@@ -44,6 +46,12 @@ static void put_bgzf_block(bytes *b, const unsigned char *data, size_t n, int le
         t[4 + k] = (unsigned char)(isz >> (8 * k));
     }
     put(b, t, 8);
+}
+
+/* Appends one BGZF block holding data[0..n) compressed at level. */
+static void put_bgzf_block(bytes *b, const unsigned char *data, size_t n, int level)
+{
+    put_bgzf_block_cut(b, data, n, level, 0);
 }
 
 /* Appends data as BGZF blocks of sizes drawn from sizes[] in turn. */
@@ -142,7 +150,7 @@ static void test_bgzf_tails(void)
     const size_t n = 500000;
     unsigned char *d = make_data(n, 2);
     const size_t sizes[] = {65280};
-    for (int kind = 0; kind < 7; kind++) {
+    for (int kind = 0; kind < 8; kind++) {
         bytes b = {0};
         put_bgzf(&b, d, 300000, sizes, 1, 1);
         switch (kind) {
@@ -178,6 +186,10 @@ static void test_bgzf_tails(void)
             put_bgzf(&b, d + 300000, 60000, sizes, 1, 1);
             b.p[b.n - 2000] ^= 0x55;
             break;
+        case 7: /* a block whose deflate data is cut short, more blocks after it */
+            put_bgzf_block_cut(&b, d + 300000, 60000, 1, 3);
+            put_bgzf(&b, d + 360000, 100000, sizes, 1, 1);
+            break;
         default: /* the EOF block, then more blocks */
             put(&b, gz_eof_block, GZW_EOF_LEN);
             put_bgzf(&b, d + 300000, 200000, sizes, 1, 1);
@@ -193,13 +205,14 @@ static void test_bgzf_tails(void)
             run(path, 0, 0, 0, chunk, UINT64_MAX, &p);
             /* a bad member is reported with the host's message; the data
              * before its chunk is the same */
-            size_t upto = kind == 4 || kind == 5 ? a.data.n : p.data.n;
+            int bad = kind == 4 || kind == 5 || kind == 7;
+            size_t upto = bad ? a.data.n : p.data.n;
             CHECKF(a.data.n == upto && p.data.n >= upto &&
                        (!upto || !memcmp(a.data.p, p.data.p, upto)),
                    "%s: data differ (%zu vs %zu)", what, a.data.n, p.data.n);
             CHECKF((a.rc != 0) == (p.rc != 0) && !strcmp(a.msg, p.msg), "%s: '%s' vs '%s'", what,
                    a.msg, p.msg);
-            if (kind == 4 || kind == 5)
+            if (bad)
                 CHECKF(strstr(a.msg, "gzip member at byte ") != NULL, "%s: '%s'", what, a.msg);
             else
                 CHECKF(a.garbage == p.garbage, "%s: garbage", what);
