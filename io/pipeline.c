@@ -250,9 +250,9 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
  * the error reported, as pl_open reports it. Returns that error or 0. */
 static int pl_gz_replay(pl_ring *p, int slot, uint64_t offset)
 {
-    const pl_gz_chunk *g = &p->gzc[slot];
-    if (!p->gz || g->nmembers == 0)
+    if (!p->gz || p->gzc[slot].nmembers == 0)
         return 0;
+    const pl_gz_chunk *g = &p->gzc[slot];
     const if_member *first = &g->members[0], *last = &g->members[g->nmembers - 1];
     uint64_t base = offset - g->skip, pos = base + first->out_off;
     uint64_t end = base + last->out_off + last->isize;

@@ -781,8 +781,8 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off)
  * file itself (see reader.h). */
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 {
-    if (r->err)
-        return r->err;
+    r->err = 0;
+    r->errmsg[0] = 0;
     if (lseek(r->fd, (off_t)file_off, SEEK_SET) < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror(errno));
     r->in_next = r->inbuf;

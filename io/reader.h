@@ -108,7 +108,9 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off);
 
 /* Continues reading at file offset file_off, a member boundary the caller
  * reached by reading whole members itself, where the decoded data is at
- * byte pos (counted like io_reader_tell). Buffered input is dropped. */
+ * byte pos (counted like io_reader_tell). Buffered input is dropped, and so
+ * is a sticky error (one met later in the file, when the caller goes back
+ * to read earlier members again). */
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
 
 /* Reads the gzip member at the start of `bytes` (len bytes in memory that
