@@ -255,7 +255,8 @@ static int pl_gz_replay(pl_ring *p, int slot, uint64_t offset)
     const pl_gz_chunk *g = &p->gzc[slot];
     const if_member *first = &g->members[0], *last = &g->members[g->nmembers - 1];
     uint64_t base = offset - g->skip, pos = base + first->out_off;
-    uint64_t end = base + last->out_off + last->isize;
+    /* a byte past the last member, so that its end is checked too */
+    uint64_t end = base + last->out_off + last->isize + 1;
     int rc = io_reader_resume(p->r, first->file_off, p->data_base + pos);
     unsigned char *scratch = p->bufs[slot]; /* the chunk's bytes are not needed any more */
     while (rc >= 0 && pos < end) {
