@@ -255,8 +255,7 @@ static int pl_gz_replay(pl_ring *p, int slot, uint64_t offset)
     const pl_gz_chunk *g = &p->gzc[slot];
     const if_member *first = &g->members[0], *last = &g->members[g->nmembers - 1];
     uint64_t base = offset - g->skip, pos = base + first->out_off;
-    /* a byte past the last member, so that its end is checked too */
-    uint64_t end = base + last->out_off + last->isize + 1;
+    uint64_t end = base + last->out_off + last->isize;
     int rc = io_reader_resume(p->r, first->file_off, p->data_base + pos);
     unsigned char *scratch = p->bufs[slot]; /* the chunk's bytes are not needed any more */
     while (rc >= 0 && pos < end) {
@@ -266,6 +265,12 @@ static int pl_gz_replay(pl_ring *p, int slot, uint64_t offset)
         if (k <= 0)
             break;
         pos += (uint64_t)k;
+    }
+    /* the rest of the member being read, whose end (CRC and length) is checked
+     * only there, even when it holds more than its ISIZE says */
+    for (ssize_t k = 1; rc >= 0 && k > 0;) {
+        k = io_reader_read_member_rest(p->r, scratch, p->chunk_bytes);
+        rc = k < 0 ? (int)k : 0;
     }
     if (rc < 0)
         snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
