@@ -181,7 +181,7 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
     if_member *tab = pl_gz_table(p, dst);
     size_t front = (size_t)((unsigned char *)tab - dst), pos = 0;
     uint64_t base = offset, cover = offset;
-    *g = (pl_gz_chunk){.members = tab};
+    *g = (pl_gz_chunk){.members = tab, .fd = -1};
     if (p->gz_mode == GZ_HEAD) {
         /* the prefix and the rest of the member the reader is in */
         long long have = 0;
@@ -215,6 +215,7 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
         if (!g->nruns)
             base = p->next_data; /* a member that began in the last chunk */
         g->skip = (uint32_t)(offset - base);
+        g->fd = p->fd;
         uint64_t dpos;
         int ended;
         int rc = pl_gz_members(p, dst, front, g, tab, base, offset, want, &pos, &dpos, &ended);

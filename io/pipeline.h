@@ -43,6 +43,7 @@ typedef struct {
     size_t in_bytes;  /* bytes at the start of the buffer: members' data and runs */
     uint32_t skip;    /* decoded bytes before the chunk's data */
     uint32_t span;    /* decoded bytes of the members and runs */
+    int fd;           /* the file the members come from (for io_gzip_member_error) */
 } pl_gz_chunk;
 
 typedef struct {

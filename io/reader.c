@@ -797,34 +797,41 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
     return 0;
 }
 
-/* The reader's message for the gzip member at the start of the bytes in
- * memory, which start at file_off of their file (see reader.h). */
-int io_gzip_member_error(const void *bytes, size_t len, uint32_t isize, uint64_t file_off,
-                         char *err, size_t errlen)
+/* The reader's message for the gzip member at file_off of the regular file
+ * open as fd, read from there on as a whole-file read would (see reader.h). */
+int io_gzip_member_error(int fd, uint64_t file_off, char *err, size_t errlen)
 {
-    io_reader *r;
-    int rc = io_reader_open_mem(&r, bytes, len, err, errlen);
-    if (rc < 0)
-        return rc;
-    r->raw_offset = file_off;
-    size_t want = (size_t)isize + 1;
-    uint8_t *scratch = malloc(want);
-    if (!scratch) {
-        io_reader_close(r);
-        io_put_msg(err, errlen, "%s", "out of memory");
-        return IO_ERR_NOMEM;
+    io_reader *r = reader_new();
+    int rc = IO_ERR_NOMEM;
+    if (!r || !(r->inbuf = malloc(IN_BLOCK)) || (r->fd = dup(fd)) < 0) {
+        io_put_msg(err, errlen, "%s", r && r->inbuf ? strerror(errno) : "out of memory");
+        goto out_close;
     }
-    /* the first member alone, read on past its BGZF length as `gzip -d` would */
+    r->close_fd = 1;
+    struct stat st;
+    if (fstat(r->fd, &st) < 0 || lseek(r->fd, (off_t)file_off, SEEK_SET) < 0) {
+        io_put_msg(err, errlen, "%s", strerror(errno));
+        rc = IO_ERR_READ;
+        goto out_close;
+    }
+    r->file_size = (int64_t)st.st_size;
+    r->raw_offset = file_off;
+    r->in_next = r->inbuf;
+    if ((rc = detect(r, err, errlen)) < 0)
+        goto out_close;
+    /* the first member alone, read on past its BGZF length as a whole-file
+     * read would */
     rc = r->gzip ? next_member(r) : 0;
     r->stop_at_member_end = 1;
+    uint8_t scratch[1 << 16];
     ssize_t k = 0;
-    while (rc >= 0 && r->state == RD_MEMBER && (k = io_reader_read(r, scratch, want)) > 0)
+    while (rc >= 0 && r->state == RD_MEMBER && (k = io_reader_read(r, scratch, sizeof scratch)) > 0)
         ;
     if (rc >= 0 && k < 0)
         rc = (int)k;
     if (rc < 0)
         io_put_msg(err, errlen, "%s", r->errmsg);
-    free(scratch);
+out_close:
     io_reader_close(r);
     return rc < 0 ? rc : 0;
 }

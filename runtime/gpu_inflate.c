@@ -81,18 +81,13 @@ int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chu
 }
 
 /* Explains a member the device refused (see gpu_inflate.h). */
-int gzd_check(const gzd_slot *z, const void *host, const pl_gz_chunk *c, char *err,
-              size_t errlen)
+int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, char *err, size_t errlen)
 {
     unsigned i = z->g ? *z->bad_host : IF_NO_MEMBER;
     if (i == IF_NO_MEMBER || (int)i >= c->nmembers)
         return 0;
     const if_member *m = &c->members[i];
-    /* the member with the rest of the chunk after it, where the host's reader
-     * would go on reading a member whose deflate data overruns its block */
-    size_t start = m->in_off - 18;
-    if (io_gzip_member_error((const unsigned char *)host + start, c->in_bytes - start, m->isize,
-                             m->file_off, err, errlen) == 0)
+    if (io_gzip_member_error(c->fd, m->file_off, err, errlen) == 0)
         snprintf(err, errlen,
                  "gzip member at byte %llu: its deflate data does not end where its BGZF "
                  "block does",

@@ -32,10 +32,10 @@ typedef struct {
 int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
               size_t chunk_bytes, CUdeviceptr *data);
 
-/* After the stream's work is done: 0, or -1 with the bad member's message
- * in err (c and host as given to gzd_stage, still unchanged). */
-int gzd_check(const gzd_slot *z, const void *host, const pl_gz_chunk *c, char *err,
-              size_t errlen);
+/* After the stream's work is done: 0, or -1 with the first bad member's
+ * message in err, as the host's reader gives it when it reads the member's
+ * file from that member on (c as given to gzd_stage). */
+int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, char *err, size_t errlen);
 
 /* Frees the slot's buffers; accepts a zeroed slot. */
 void gzd_close(gzd_slot *z);

@@ -271,7 +271,7 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
                      cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
-        if (s->gz && gzd_check(&s->z, s->host, s->gz, e->err, sizeof e->err) < 0)
+        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
     }
     *roots = s->hout;

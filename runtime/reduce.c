@@ -703,7 +703,7 @@ int rd_engine_collect(rd_engine *e, int slot, rd_state *st)
                      cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
-        if (s->gz && gzd_check(&s->z, s->host, s->gz, e->err, sizeof e->err) < 0)
+        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
     }
     rd_state_add(st, s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL, s->ntiles, s->nelem);

@@ -399,7 +399,7 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
             snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel.name, cu_result_text(r));
             return GPU_ERR_LAUNCH;
         }
-        if (s->gz && gzd_check(&s->z, s->host, s->gz, e->err, sizeof e->err) < 0)
+        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
     }
     *out = s->hout;
@@ -446,7 +446,7 @@ int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz)
                                       : cu_result_text(r));
         return GPU_ERR_DRIVER;
     }
-    return gzd_check(&e->stage_z, host, gz, e->err, sizeof e->err) < 0 ? IO_ERR_CORRUPT : 0;
+    return gzd_check(&e->stage_z, gz, e->err, sizeof e->err) < 0 ? IO_ERR_CORRUPT : 0;
 }
 
 /* Staged mode: one piece of the current chunk into the matrix. */
