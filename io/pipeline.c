@@ -246,36 +246,22 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
     return (long long)((cover < offset + want ? cover : offset + want) - offset);
 }
 
-/* Before an error that ends a pl_open_gz chunk: reads the members the
- * chunk holds through the host's reader, so that a bad one among them is
- * the error reported, as pl_open reports it. Returns that error or 0. */
-static int pl_gz_replay(pl_ring *p, int slot, uint64_t offset)
+/* Before an error that ends a pl_open_gz chunk, or at the end of the data
+ * when the chunk's members hold no data to hand out: reads each member the
+ * chunk holds through the host's reader, from the file, so that a bad one
+ * is the error reported, as pl_open reports it. Returns that error or 0. */
+static int pl_gz_verify(pl_ring *p, int slot)
 {
-    if (!p->gz || p->gzc[slot].nmembers == 0)
+    if (!p->gz)
         return 0;
     const pl_gz_chunk *g = &p->gzc[slot];
-    const if_member *first = &g->members[0], *last = &g->members[g->nmembers - 1];
-    uint64_t base = offset - g->skip, pos = base + first->out_off;
-    uint64_t end = base + last->out_off + last->isize;
-    int rc = io_reader_resume(p->r, first->file_off, p->data_base + pos);
-    unsigned char *scratch = p->bufs[slot]; /* the chunk's bytes are not needed any more */
-    while (rc >= 0 && pos < end) {
-        size_t step = end - pos < p->chunk_bytes ? (size_t)(end - pos) : p->chunk_bytes;
-        ssize_t k = io_reader_read(p->r, scratch, step);
-        rc = k < 0 ? (int)k : 0;
-        if (k <= 0)
-            break;
-        pos += (uint64_t)k;
+    for (int i = 0; i < g->nmembers; i++) {
+        int rc = io_gzip_member_error(g->fd, g->members[i].file_off, p->errmsg,
+                                      sizeof p->errmsg);
+        if (rc < 0)
+            return rc;
     }
-    /* the rest of the member being read, whose end (CRC and length) is checked
-     * only there, even when it holds more than its ISIZE says */
-    for (ssize_t k = 1; rc >= 0 && k > 0;) {
-        k = io_reader_read_member_rest(p->r, scratch, p->chunk_bytes);
-        rc = k < 0 ? (int)k : 0;
-    }
-    if (rc < 0)
-        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
-    return rc;
+    return 0;
 }
 
 /* At the end of the data in GZ_MEMBERS: puts the reader where the members
@@ -322,6 +308,8 @@ static void *pl_reader_main(void *arg)
             break;
         }
         size_t have = (size_t)got;
+        if (have == 0 && (err = pl_gz_verify(p, slot)) < 0)
+            break; /* members with no data (ISIZE 0) are not handed out */
         int end = have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
         if (p->limit != UINT64_MAX && have < want) {
             err = IO_ERR_FORMAT;
@@ -366,7 +354,7 @@ static void *pl_reader_main(void *arg)
         /* a bad member of the chunk that met the error comes first */
         char why[sizeof p->errmsg];
         memcpy(why, p->errmsg, sizeof why);
-        int first = pl_gz_replay(p, p->next_fill, offset);
+        int first = pl_gz_verify(p, p->next_fill);
         if (first < 0)
             err = first;
         else
