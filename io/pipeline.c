@@ -246,18 +246,26 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
     return (long long)((cover < offset + want ? cover : offset + want) - offset);
 }
 
-/* Before an error that ends a pl_open_gz chunk, or at the end of the data
- * when the chunk's members hold no data to hand out: reads each member the
- * chunk holds through the host's reader, from the file, so that a bad one
- * is the error reported, as pl_open reports it. Returns that error or 0. */
-static int pl_gz_verify(pl_ring *p, int slot)
+/* Before an error that ends a pl_open_gz chunk at data byte err_at (or
+ * UINT64_MAX: after all its members), or at the end of the data when the
+ * chunk's members hold no data to hand out: reads the members the chunk
+ * holds through the host's reader, from the file, each as far as pl_open's
+ * reader would have read it before meeting that error (through data byte
+ * err_at), so that a bad member is the error reported, as pl_open reports
+ * it. offset: the chunk's first data byte. Returns that error or 0. */
+static int pl_gz_verify(pl_ring *p, int slot, uint64_t offset, uint64_t err_at)
 {
     if (!p->gz)
         return 0;
     const pl_gz_chunk *g = &p->gzc[slot];
+    uint64_t base = offset - g->skip;
     for (int i = 0; i < g->nmembers; i++) {
-        int rc = io_gzip_member_error(g->fd, g->members[i].file_off, p->errmsg,
-                                      sizeof p->errmsg);
+        uint64_t start = base + g->members[i].out_off;
+        if (err_at != UINT64_MAX && start > err_at)
+            break;
+        int rc = io_gzip_member_error(g->fd, g->members[i].file_off,
+                                      err_at == UINT64_MAX ? UINT64_MAX : err_at + 1 - start,
+                                      p->errmsg, sizeof p->errmsg);
         if (rc < 0)
             return rc;
     }
@@ -286,7 +294,7 @@ static int pl_gz_rejoin(pl_ring *p, uint64_t end)
 static void *pl_reader_main(void *arg)
 {
     pl_ring *p = arg;
-    uint64_t offset = 0;
+    uint64_t offset = 0, err_at = UINT64_MAX; /* the data byte where err arose */
     int err = 0;
     for (;;) {
         pthread_mutex_lock(&p->mu);
@@ -308,7 +316,7 @@ static void *pl_reader_main(void *arg)
             break;
         }
         size_t have = (size_t)got;
-        if (have == 0 && (err = pl_gz_verify(p, slot)) < 0)
+        if (have == 0 && (err = pl_gz_verify(p, slot, offset, UINT64_MAX)) < 0)
             break; /* members with no data (ISIZE 0) are not handed out */
         int end = have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
         if (p->limit != UINT64_MAX && have < want) {
@@ -323,6 +331,7 @@ static void *pl_reader_main(void *arg)
             long long more = pl_gz_rejoin(p, p->limit);
             if (more >= 0)
                 more = pl_read_full(p, &extra, 1);
+            err_at = p->limit; /* the host read through the byte past the data */
             if (more < 0) {
                 err = (int)more;
                 break;
@@ -354,7 +363,7 @@ static void *pl_reader_main(void *arg)
         /* a bad member of the chunk that met the error comes first */
         char why[sizeof p->errmsg];
         memcpy(why, p->errmsg, sizeof why);
-        int first = pl_gz_verify(p, p->next_fill);
+        int first = pl_gz_verify(p, p->next_fill, offset, err_at);
         if (first < 0)
             err = first;
         else

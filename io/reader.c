@@ -798,8 +798,9 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 }
 
 /* The reader's message for the gzip member at file_off of the regular file
- * open as fd, read from there on as a whole-file read would (see reader.h). */
-int io_gzip_member_error(int fd, uint64_t file_off, char *err, size_t errlen)
+ * open as fd, read from there on as a whole-file read would, up to `upto`
+ * decoded bytes (see reader.h). */
+int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen)
 {
     io_reader *r = reader_new();
     int rc = IO_ERR_NOMEM;
@@ -825,8 +826,9 @@ int io_gzip_member_error(int fd, uint64_t file_off, char *err, size_t errlen)
     r->stop_at_member_end = 1;
     uint8_t scratch[1 << 16];
     ssize_t k = 0;
-    while (rc >= 0 && r->state == RD_MEMBER && (k = io_reader_read(r, scratch, sizeof scratch)) > 0)
-        ;
+    while (rc >= 0 && r->state == RD_MEMBER && upto > 0 &&
+           (k = io_reader_read(r, scratch, upto < sizeof scratch ? (size_t)upto : sizeof scratch)) > 0)
+        upto -= (uint64_t)k;
     if (rc >= 0 && k < 0)
         rc = (int)k;
     if (rc < 0)

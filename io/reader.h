@@ -115,10 +115,12 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
 
 /* Reads the gzip member at file offset file_off of the regular file open
  * as fd (not moved) the way io_reader_read would in a read of the whole
- * file: on into the bytes after it if its deflate data runs past its BGZF
- * length. 0 when it decodes, else its negative io_error with the reader's
- * one-line message (naming file_off) in err. */
-int io_gzip_member_error(int fd, uint64_t file_off, char *err, size_t errlen);
+ * file (on into the bytes after it if its deflate data runs past its BGZF
+ * length), but no more than `upto` decoded bytes (UINT64_MAX: to the
+ * member's end, its CRC and length checked). 0 when that much decodes, else
+ * its negative io_error with the reader's one-line message (naming
+ * file_off) in err. */
+int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen);
 
 /* Total size of the BGZF block that starts at p (n bytes available), or 0
  * when p does not start a BGZF block (the BC extra field alone, XLEN 6). */

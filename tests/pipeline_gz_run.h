@@ -83,7 +83,7 @@ static inline int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t 
     }
     if (bad >= 0) {
         const if_member *m = &g->members[bad];
-        *broken |= io_gzip_member_error(g->fd, m->file_off, msg, msglen) >= 0;
+        *broken |= io_gzip_member_error(g->fd, m->file_off, UINT64_MAX, msg, msglen) >= 0;
     } else if (g->skip + c->bytes > g->span) {
         *broken = 1;
     } else {
