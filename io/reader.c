@@ -753,6 +753,18 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
     return got;
 }
 
+/* Moves the file offset to coff and drops the buffered input. */
+static int move_to(io_reader *r, uint64_t coff)
+{
+    if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->in_next = r->inbuf;
+    r->in_avail = 0;
+    r->in_eof = 0;
+    r->raw_offset = coff;
+    return 0;
+}
+
 /* Reads up to the end of the gzip member being inflated (see reader.h). */
 ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
@@ -783,12 +795,9 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 {
     r->err = 0;
     r->errmsg[0] = 0;
-    if (lseek(r->fd, (off_t)file_off, SEEK_SET) < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    r->in_next = r->inbuf;
-    r->in_avail = 0;
-    r->in_eof = 0;
-    r->raw_offset = file_off;
+    int rc = move_to(r, file_off);
+    if (rc < 0)
+        return rc;
     r->state = RD_BETWEEN;
     r->garbage = 0;
     if (r->left != UINT64_MAX)
@@ -942,12 +951,8 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
         r->state = RD_BETWEEN;
         r->garbage = 0;
     }
-    if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    r->in_next = r->inbuf;
-    r->in_avail = 0;
-    r->in_eof = 0;
-    r->raw_offset = coff;
+    if ((rc = move_to(r, coff)) < 0)
+        return rc;
     r->left = UINT64_MAX;
     r->pos = uoff;
     while (r->pos < offset) { /* the start of the block that holds offset */
