@@ -12,15 +12,8 @@
 #include <zlib.h>
 
 #include "ptx/inflate.cu"
+#include "tests/gpu/bench_common.h"
 
-#define CK(x)                                                                              \
-    do {                                                                                   \
-        cudaError_t e_ = (x);                                                              \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));    \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 static unsigned le32(const unsigned char *p)
 {
@@ -59,24 +52,24 @@ int main(int argc, char **argv)
     unsigned char *dcomp, *ddec, *dcopy;
     if_member *dtab;
     unsigned *dbad;
-    CK(cudaMalloc(&dcomp, file.size() + IF_IN_PAD));
-    CK(cudaMalloc(&ddec, out + 1));
-    CK(cudaMalloc(&dcopy, out + 1));
-    CK(cudaMalloc(&dtab, n * sizeof(if_member)));
-    CK(cudaMalloc(&dbad, 4));
-    CK(cudaMemcpy(dcomp, file.data(), file.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dtab, mem.data(), n * sizeof(if_member), cudaMemcpyHostToDevice));
+    BENCH_CHECK(cudaMalloc(&dcomp, file.size() + IF_IN_PAD));
+    BENCH_CHECK(cudaMalloc(&ddec, out + 1));
+    BENCH_CHECK(cudaMalloc(&dcopy, out + 1));
+    BENCH_CHECK(cudaMalloc(&dtab, n * sizeof(if_member)));
+    BENCH_CHECK(cudaMalloc(&dbad, 4));
+    BENCH_CHECK(cudaMemcpy(dcomp, file.data(), file.size(), cudaMemcpyHostToDevice));
+    BENCH_CHECK(cudaMemcpy(dtab, mem.data(), n * sizeof(if_member), cudaMemcpyHostToDevice));
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     unsigned grid = (n + IF_GPU_THREADS - 1) / IF_GPU_THREADS;
     float best_inf = 1e30f, best_all = 1e30f, best_copy = 1e30f, ms;
     for (int r = 0; r < reps + 1; r++) {
-        CK(cudaMemset(dbad, 0xff, 4));
+        BENCH_CHECK(cudaMemset(dbad, 0xff, 4));
         cudaEventRecord(a);
         gzk_inflate<<<grid, IF_GPU_THREADS>>>(dcomp, dtab, n, ddec, dbad);
         cudaEventRecord(b);
-        CK(cudaEventSynchronize(b));
+        BENCH_CHECK(cudaEventSynchronize(b));
         cudaEventElapsedTime(&ms, a, b);
         if (r)
             best_inf = ms < best_inf ? ms : best_inf;
@@ -84,23 +77,23 @@ int main(int argc, char **argv)
         gzk_inflate<<<grid, IF_GPU_THREADS>>>(dcomp, dtab, n, ddec, dbad);
         gzk_crc<<<n, 32>>>(dtab, n, ddec, dbad);
         cudaEventRecord(b);
-        CK(cudaEventSynchronize(b));
+        BENCH_CHECK(cudaEventSynchronize(b));
         cudaEventElapsedTime(&ms, a, b);
         if (r)
             best_all = ms < best_all ? ms : best_all;
         cudaEventRecord(a);
-        CK(cudaMemcpy(dcopy, ddec, out, cudaMemcpyDeviceToDevice));
+        BENCH_CHECK(cudaMemcpy(dcopy, ddec, out, cudaMemcpyDeviceToDevice));
         cudaEventRecord(b);
-        CK(cudaEventSynchronize(b));
+        BENCH_CHECK(cudaEventSynchronize(b));
         cudaEventElapsedTime(&ms, a, b);
         if (r)
             best_copy = ms < best_copy ? ms : best_copy;
     }
-    CK(cudaGetLastError());
+    BENCH_CHECK(cudaGetLastError());
     unsigned bad;
-    CK(cudaMemcpy(&bad, dbad, 4, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(&bad, dbad, 4, cudaMemcpyDeviceToHost));
     std::vector<unsigned char> got(out + 1), want(out + 1);
-    CK(cudaMemcpy(got.data(), ddec, out, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(got.data(), ddec, out, cudaMemcpyDeviceToHost));
     for (unsigned i = 0; i < n; i++) {
         z_stream z;
         memset(&z, 0, sizeof z);
