@@ -12,7 +12,7 @@ int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_by
 {
     const char *host = getenv("GPUBATCH_HOST_INFLATE");
     return be->kind == BACKEND_CUDA && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
-           chunk_bytes < ((size_t)1 << 30) && !(host && !strcmp(host, "1"));
+           chunk_bytes < PL_GZ_MAX_CHUNK && !(host && !strcmp(host, "1"));
 }
 
 /* --chunk, or device inflate's default (see stream.h). */
@@ -26,7 +26,7 @@ size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r)
 /* Buffer bytes for chunk_bytes (see stream.h). */
 size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
 {
-    return be->kind == BACKEND_CUDA && chunk_bytes < ((size_t)1 << 30)
+    return be->kind == BACKEND_CUDA && chunk_bytes < PL_GZ_MAX_CHUNK
                ? pl_gz_buffer_bytes(chunk_bytes)
                : chunk_bytes;
 }

@@ -69,18 +69,24 @@ static long long pl_read_full(pl_ring *p, unsigned char *dst, size_t n)
     return got;
 }
 
+/* Moves up to want bytes of the prefix (bytes read before the ring
+ * started) to dst; returns how many. */
+static size_t pl_take_prefix(pl_ring *p, unsigned char *dst, size_t want)
+{
+    size_t n = p->prefix_len < want ? p->prefix_len : want;
+    if (n == 0)
+        return 0; /* there may be no prefix buffer at all */
+    memcpy(dst, p->prefix, n);
+    memmove(p->prefix, p->prefix + n, p->prefix_len - n);
+    p->prefix_len -= n;
+    return n;
+}
+
 /* Fills dst with up to want decoded bytes: the prefix first, then the
  * reader's. Returns the count or a negative io_error. */
 static long long pl_fill_plain(pl_ring *p, unsigned char *dst, size_t want)
 {
-    size_t have = 0;
-    if (p->prefix_len) {
-        size_t n = p->prefix_len < want ? p->prefix_len : want;
-        memcpy(dst, p->prefix, n);
-        memmove(p->prefix, p->prefix + n, p->prefix_len - n);
-        p->prefix_len -= n;
-        have = n;
-    }
+    size_t have = pl_take_prefix(p, dst, want);
     long long got = want > have ? pl_read_full(p, dst + have, want - have) : 0;
     return got < 0 ? got : (long long)have + got;
 }
@@ -184,13 +190,7 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
     *g = (pl_gz_chunk){.members = tab, .fd = -1};
     if (p->gz_mode == GZ_HEAD) {
         /* the prefix and the rest of the member the reader is in */
-        long long have = 0;
-        if (p->prefix_len) {
-            have = (long long)(p->prefix_len < want ? p->prefix_len : want);
-            memcpy(dst, p->prefix, (size_t)have);
-            memmove(p->prefix, p->prefix + have, p->prefix_len - (size_t)have);
-            p->prefix_len -= (size_t)have;
-        }
+        long long have = (long long)pl_take_prefix(p, dst, want);
         if ((size_t)have < want) {
             ssize_t k = io_reader_read_member_rest(p->r, dst + have, want - (size_t)have);
             if (k < 0) {

@@ -29,6 +29,7 @@ typedef struct {
 } pl_run;
 
 #define PL_GZ_RUNS 2
+#define PL_GZ_MAX_CHUNK ((size_t)1 << 30) /* member offsets in a chunk are 32-bit */
 
 /* A chunk as compressed members (pl_open_gz): the decoded span is the
  * members' output (if_member: deflate data in the buffer, output offsets
@@ -68,7 +69,7 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t c
  * compressed members read straight from the file (pl_chunk.gz); elsewhere,
  * and for any bytes that are not whole BGZF blocks, the reader decodes as
  * pl_open's does. Each buffer holds pl_gz_buffer_bytes(chunk_bytes) bytes;
- * chunk_bytes must be below 1 GiB. */
+ * chunk_bytes must be below PL_GZ_MAX_CHUNK. */
 int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
                const void *prefix, size_t prefix_len, uint64_t limit);
 

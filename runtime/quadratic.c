@@ -19,7 +19,6 @@ typedef struct {
     CUdeviceptr din, dout;
     gpu_queue q;
     gzd_slot z;       /* device inflate of compressed chunks */
-    const void *host; /* the chunk's buffer */
     const pl_gz_chunk *gz; /* its members, when compressed */
 } qd_slot;
 
@@ -227,7 +226,6 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
 {
     qd_slot *s = &e->slots[slot];
     s->rows = rows;
-    s->host = host;
     s->gz = gz;
     if (rows == 0)
         return 0;

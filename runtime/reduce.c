@@ -448,7 +448,6 @@ typedef struct {
     CUdeviceptr dx, dm, de;
     gpu_queue q;
     gzd_slot z;     /* device inflate of compressed chunks */
-    const void *host;       /* the chunk's buffer */
     const pl_gz_chunk *gz;  /* its members, when compressed */
     const char *kernels; /* names launched, for error messages */
     char kernel_names[96];
@@ -660,7 +659,6 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk
                      size_t nelem, uint64_t first, dt_type dtype, unsigned ops, int skipnan)
 {
     rd_slot *s = &e->slots[slot];
-    s->host = host;
     s->gz = gz;
     int fl = dt_is_float(dtype);
     skipnan = skipnan && fl;

@@ -22,7 +22,6 @@ typedef struct {
     CUdeviceptr din, dout;
     gpu_queue q;
     gzd_slot z;      /* device inflate of compressed chunks */
-    const void *host;        /* the chunk's buffer */
     const pl_gz_chunk *gz;   /* its members, when compressed */
 } tp_slot;
 
@@ -370,7 +369,6 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
 {
     tp_slot *s = &e->slots[slot];
     s->bytes = bytes;
-    s->host = host;
     s->gz = gz;
     if (bytes == 0)
         return 0;
