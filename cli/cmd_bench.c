@@ -375,6 +375,7 @@ int cmd_bench(int argc, char **argv)
         msg_error("bench: %s", be.err);
         return 1;
     }
+    backend_settle(&be); /* bench times one side: auto's, once it is known */
     if (be.fallback_reason[0]) {
         msg_error("bench: no usable GPU (%s); 'gpubatch bench --backend cpu' times the CPU backend",
                   be.fallback_reason);

@@ -278,23 +278,67 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
     return 0;
 }
 
-/* Streams the chunks through the engine and the roots to the output;
+/* What the engines of one run take besides the backend. */
+typedef struct {
+    size_t max_rows, row_bytes;
+    dt_type dtype;
+    qd_layout in, out;
+} quadratic_engine_args;
+
+/* Opens an engine on one side (hy_ops.open). */
+static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
+{
+    const quadratic_engine_args *a = ctx;
+    qd_engine *e = NULL;
+    int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out);
+    *eng = e;
+    return rc;
+}
+
+/* Closes an engine (hy_ops.close). */
+static void quadratic_close(void *eng)
+{
+    qd_engine_close(eng);
+}
+
+/* Starts a chunk of whole rows (hy_ops.submit). */
+static int quadratic_submit(void *ctx, void *eng, int slot, const void *data,
+                            const pl_gz_chunk *gz, size_t bytes, uint64_t offset)
+{
+    const quadratic_engine_args *a = ctx;
+    return qd_engine_submit(eng, slot, data, gz, bytes / a->row_bytes);
+}
+
+/* Waits for a slot's roots; *bytes gets the number of rows (hy_ops.collect). */
+static int quadratic_collect(void *ctx, void *eng, int slot, const void **roots, size_t *rows)
+{
+    return qd_engine_collect(eng, slot, roots, rows);
+}
+
+/* The engine's last error. */
+static const char *quadratic_error(const void *eng)
+{
+    return qd_engine_error(eng);
+}
+
+/* Streams the chunks through the engines and the roots to the output;
  * row_bytes is the size of one equation in ring 0's chunks. 0 or 1. */
-static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int nslots,
-                            size_t row_bytes, size_t sz, out_parts *o, qd_layout out_layout,
-                            uint64_t *bytes_in, const char *name)
+static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *const *pl,
+                            int nrings, int nslots, out_parts *o, uint64_t *bytes_in,
+                            const char *name)
 {
     int failed = 0, rc;
     pl_chunk c;
     char msg[1024];
+    size_t sz = dt_size(a->dtype);
     *bytes_in = 0;
     do {
         rc = quadratic_next(pl, nrings, &c, msg, sizeof msg);
         if (rc > 0) {
             *bytes_in += c.bytes;
             progress_update(c.raw_end);
-            if (qd_engine_submit(eng, c.slot, c.data, c.gz, c.bytes / row_bytes) < 0) {
-                msg_error("%s: %s", name, qd_engine_error(eng));
+            if (hy_submit(h, &c) < 0) {
+                msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
             }
         }
@@ -305,12 +349,12 @@ static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int 
             int slot = pl_oldest(pl[0]);
             const void *roots;
             size_t rows;
-            if (qd_engine_collect(eng, slot, &roots, &rows) < 0) {
+            if (hy_collect(h, slot, &roots, &rows) < 0) {
                 if (!failed)
-                    msg_error("%s: %s", name, qd_engine_error(eng));
+                    msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
-            } else if (!failed && quadratic_write_roots(o, out_layout, roots, rows,
-                                                        qd_engine_max_rows(eng), sz)) {
+            } else if (!failed &&
+                       quadratic_write_roots(o, a->out, roots, rows, a->max_rows, sz)) {
                 failed = 1;
             }
             for (int k = 0; k < nrings; k++)
@@ -379,7 +423,7 @@ int cmd_quadratic(int argc, char **argv)
     io_reader *r = NULL, *pr[3] = {NULL, NULL, NULL};
     backend be;
     memset(&be, 0, sizeof be);
-    qd_engine *eng = NULL;
+    hy *h = NULL;
     void *bufs[BACKEND_MAX_SLOTS] = {0}, *plane_bufs[3][BACKEND_MAX_SLOTS];
     pl_ring *pl[3] = {NULL, NULL, NULL};
     int nrings = 0;
@@ -421,17 +465,25 @@ int cmd_quadratic(int argc, char **argv)
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     if (in.planes_in_memory && quadratic_open_planes(pr, path, r, &fi, in.rows * sz) < 0)
         goto out_close_readers;
-    if (cli_open_backend(&q.common, &be))
+    /* one core's nanoseconds per input byte on 16-core GPU nodes: solving
+     * (plain, blocked gzip in), plus the output's deflate when compressed */
+    double cpu_s = cli_reader_cpu_seconds(&q.common, r, 4.0 + 29.0 * !!q.out.level,
+                                          13.0 + 29.0 * !!q.out.level);
+    if (cli_open_backend(&q.common, &be, cpu_s))
         goto out_close_readers;
     size_t max_rows = stream_chunk(&q.common, &be, r) / row_bytes;
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
     int nslots = cli_slots(&q.common, &be);
-    if (qd_engine_open(&eng, &be, nslots, max_rows, fi.dtype,
-                       in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout) < 0) {
-        msg_error("%s", be.err);
+    static const hy_ops ops = {quadratic_open, quadratic_close, quadratic_submit,
+                               quadratic_collect, quadratic_error};
+    quadratic_engine_args args = {max_rows, in.planes_in_memory ? sz : row_bytes, fi.dtype,
+                                  in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
+    backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
+    if (!in.planes_in_memory && stream_device_inflate(&be, r, max_rows * row_bytes))
+        backend_want_module(&be, "inflate");
+    if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
         goto out_close_backend;
-    }
     for (int i = 0; i < nslots; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);
@@ -473,9 +525,9 @@ int cmd_quadratic(int argc, char **argv)
     uint64_t bytes_in;
     size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
     progress_begin(name, io_reader_file_size(r));
-    int stream_failed = quadratic_stream(eng, pl, nrings, nslots, chunk_row_bytes, sz, &o,
-                                         q.out_layout, &bytes_in, name);
+    int stream_failed = quadratic_stream(h, &args, pl, nrings, nslots, &o, &bytes_in, name);
     progress_end();
+    hy_report(h, name);
     if (stream_failed)
         goto out_abort;
     if (bytes_in % chunk_row_bytes) {
@@ -496,13 +548,14 @@ out_abort:
     nrings = 0;
     out_parts_abort(&o);
 out_free_buffers:
+    backend_leave(&be);
     for (int k = 0; k < nrings; k++)
         pl_close(pl[k]);
     for (int i = 0; i < nslots; i++)
         backend_host_free(&be, bufs[i]);
-    qd_engine_close(eng);
+    hy_close(h);
 out_close_backend:
-    backend_close(&be);
+    cli_close_backend(&be);
 out_close_readers:
     for (int k = 0; k < 3; k++)
         io_reader_close(pr[k]);

@@ -1,9 +1,11 @@
 /* main.c - command dispatch, --version and the top-level help. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "io/sink.h"
+#include "runtime/backend.h"
 
 static const char main_usage[] =
     "Usage: gpubatch COMMAND [OPTIONS] [FILE...]\n"
@@ -57,8 +59,17 @@ int main(int argc, char **argv)
     }
     io_sink_install_signal_cleanup();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(cmd, commands[i].name)) {
+            int status = commands[i].run(argc - 1, argv + 1);
+            if (backend_start_abandoned()) {
+                /* the GPU's start is still inside the driver: exit's clean-up
+                 * (the driver's own among it) must not race it */
+                if (fflush(NULL) != 0 && status == 0)
+                    status = 1;
+                _exit(status);
+            }
+            return status;
+        }
     fprintf(stderr, "gpubatch: unknown command '%s'\n%s", cmd, main_usage);
     return 2;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msg.h"
@@ -189,12 +190,65 @@ int cli_slots(const cli_common *c, const backend *be)
     return backend_slots(be, c->streams);
 }
 
+/* GPUBATCH_GPU_START: "always", "wait", or the estimate (anything else). */
+static int cli_gpu_start_mode(const char *want)
+{
+    const char *s = getenv("GPUBATCH_GPU_START");
+    return s && !strcmp(s, want);
+}
+
+/* One core's nanoseconds for a file of `size` bytes, spread over the
+ * option's threads, in seconds. */
+static double cli_cpu_share(const cli_common *c, double ns)
+{
+    int threads = c->threads >= 1 ? c->threads : backend_cpu_count();
+    return ns / threads / 1e9;
+}
+
+/* Estimated seconds of CPU work for the files named (see options.h). */
+double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
+                       double ns_gzip)
+{
+    double ns = 0;
+    if (c->backend != BACKEND_AUTO)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        unsigned char magic[2] = {0, 0};
+        if (!strcmp(paths[i], "-") || stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return -1;
+        FILE *f = fopen(paths[i], "rb");
+        if (f) {
+            if (fread(magic, 1, 2, f) != 2)
+                magic[0] = 0;
+            fclose(f);
+        }
+        int gz = magic[0] == 0x1f && magic[1] == 0x8b;
+        ns += (double)st.st_size * (gz ? ns_gzip : ns_plain);
+    }
+    return cli_cpu_share(c, ns);
+}
+
+/* Estimated seconds of CPU work for an open input (see options.h). */
+double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
+                              double ns_gzip)
+{
+    int64_t size = io_reader_file_size(r);
+    if (size < 0)
+        return -1;
+    return cli_cpu_share(c, (double)size * (io_reader_compressed(r) ? ns_gzip : ns_plain));
+}
+
 /* Opens the backend and reports the choice. */
-int cli_open_backend(const cli_common *c, backend *be)
+int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
 {
     if (cli_check_ring_memory(c, c->streams))
         return 1;
-    int rc = backend_open(be, c->backend, &c->devices, c->threads);
+    backend_kind kind = c->backend;
+    int start_anyway = cli_gpu_start_mode("always") || cli_gpu_start_mode("wait");
+    int no_start = kind == BACKEND_AUTO && !start_anyway && cpu_seconds >= 0 &&
+                   cpu_seconds < CLI_GPU_START_SECONDS;
+    int rc = backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
     if (rc < 0) {
         msg_error("%s", be->err);
         return 1;
@@ -203,13 +257,34 @@ int cli_open_backend(const cli_common *c, backend *be)
         backend_close(be);
         return 1;
     }
-    if (be->fallback_reason[0])
-        msg_warn("%s; using the CPU backend", be->fallback_reason);
+    const char *why = backend_fallback(be);
+    if (why)
+        msg_warn("%s; using the CPU backend", why);
     for (int i = 0; i < be->ngpu; i++) {
         const gpu_device_info *di = gpu_info(be->gpus[i]);
         msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
     }
-    if (be->kind != BACKEND_CUDA)
+    if (be->start)
+        msg_info("backend auto: %d CPU threads now, the CUDA devices starting beside them",
+                 be->threads);
+    else if (no_start)
+        msg_info("backend auto: %d CPU threads; about %.3f s of work for them, too little to "
+                 "start the GPU",
+                 be->threads, cpu_seconds);
+    else if (be->kind != BACKEND_CUDA)
         msg_info("backend cpu: %d threads", be->threads);
     return 0;
+}
+
+/* Warns of a failed start that no chunk noticed, then closes; waits for
+ * the start first when GPUBATCH_GPU_START=wait (so that the warning does
+ * not depend on timing). */
+void cli_close_backend(backend *be)
+{
+    if (cli_gpu_start_mode("wait"))
+        backend_settle(be);
+    const char *why = backend_fallback(be);
+    if (why)
+        msg_warn("%s; using the CPU backend", why);
+    backend_close(be);
 }

@@ -12,6 +12,7 @@
 
 #include "io/dtype.h"
 #include "io/npy.h"
+#include "io/reader.h"
 #include "runtime/backend.h"
 
 #define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
@@ -95,10 +96,34 @@ int cli_parse_int(const char *s, int *out);
 /* Parses "3x4", "3,4" or "5" into dims; returns ndim or -1. */
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
+/* auto does not start the GPU for less CPU work than this: a process
+ * cannot exit while the driver is starting (about 0.25-0.3 s on the GPU
+ * nodes measured) without waiting for it, and work that the CPU ends
+ * sooner would only be slowed down by it. */
+#define CLI_GPU_START_SECONDS 0.3
+
+/* Estimated seconds the CPU backend takes for the files in paths (with
+ * auto; -1 for other backends), on the option's thread count: ns_plain
+ * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
+ * file; -1 when an input is standard input or not a regular file (its
+ * size is unknown). */
+double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
+                       double ns_gzip);
+
+/* The same for an input already open. */
+double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
+                              double ns_gzip);
+
 /* Opens the backend the options ask for; warns on the CPU fallback of
- * auto. Refuses buffers (--chunk times --streams, per device) larger than
- * the machine's memory. Returns 0, or 1 after printing an error. */
-int cli_open_backend(const cli_common *c, backend *be);
+ * auto. auto starts the GPU only for an estimated cpu_seconds (< 0:
+ * unknown) of CLI_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
+ * "always" or "wait". Refuses buffers (--chunk times --streams, per
+ * device) larger than the machine's memory. Returns 0, or 1 after printing
+ * an error. */
+int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds);
+
+/* Warns if the GPU's start failed unnoticed (auto), then closes be. */
+void cli_close_backend(backend *be);
 
 /* Pipeline slots (buffers in flight) of an open backend: --streams per
  * device. */

@@ -7,11 +7,18 @@
 #include "msg.h"
 #include "progress.h"
 
-/* Device inflate for gzip files on the CUDA backend (see stream.h). */
+/* Whether chunks may go to a GPU: cuda, or auto, whose start is not
+ * waited for (so the answer does not change during a run). */
+static int stream_gpu_side(const backend *be)
+{
+    return be->kind == BACKEND_CUDA || be->start != NULL;
+}
+
+/* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
 int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_bytes)
 {
     const char *host = getenv("GPUBATCH_HOST_INFLATE");
-    return be->kind == BACKEND_CUDA && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
+    return stream_gpu_side(be) && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
            chunk_bytes < PL_GZ_MAX_CHUNK && !(host && !strcmp(host, "1"));
 }
 
@@ -26,7 +33,7 @@ size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r)
 /* Buffer bytes for chunk_bytes (see stream.h). */
 size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
 {
-    return be->kind == BACKEND_CUDA && chunk_bytes < PL_GZ_MAX_CHUNK
+    return stream_gpu_side(be) && chunk_bytes < PL_GZ_MAX_CHUNK
                ? pl_gz_buffer_bytes(chunk_bytes)
                : chunk_bytes;
 }
@@ -42,8 +49,8 @@ int stream_open(pl_ring **out, const backend *be, io_reader *r, void *const *buf
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after an error, only lets every slot go idle. */
-int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engine, out_stream *o,
-                  uint64_t *bytes_in, const char *name)
+int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes_in,
+                  const char *name)
 {
     int failed = 0, rc;
     pl_chunk c;
@@ -53,8 +60,8 @@ int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engin
         if (rc > 0) {
             progress_update(c.raw_end);
             *bytes_in += c.bytes;
-            if (ops->submit(engine, c.slot, c.data, c.gz, c.bytes) < 0) {
-                msg_error("%s: %s", name, ops->error(engine));
+            if (hy_submit(h, &c) < 0) {
+                msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
             }
         }
@@ -63,11 +70,11 @@ int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engin
             int slot = pl_oldest(pl);
             const void *out;
             size_t bytes;
-            if (ops->collect(engine, slot, &out, &bytes) < 0) {
+            if (hy_collect(h, slot, &out, &bytes) < 0) {
                 if (!failed)
-                    msg_error("%s: %s", name, ops->error(engine));
+                    msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
-            } else if (!failed && out_write(o, out, bytes)) {
+            } else if (!failed && o && out_write(o, out, bytes)) {
                 failed = 1;
             }
             pl_release(pl, slot);

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <zlib.h>
+
+#include "par.h"
 
 enum { SLOT_FREE, SLOT_FILLED, SLOT_OUT };
 
@@ -544,4 +547,85 @@ void pl_close(pl_ring *p)
     free(p->fill);
     free(p->state);
     free(p);
+}
+
+/* The host reader's message for a refused member (see pipeline.h). */
+void pl_gz_member_error(const pl_gz_chunk *c, int i, char *err, size_t errlen)
+{
+    const if_member *m = &c->members[i];
+    if (io_gzip_member_error(c->fd, m->file_off, UINT64_MAX, err, errlen) == 0)
+        snprintf(err, errlen,
+                 "gzip member at byte %llu: its deflate data does not end where its BGZF "
+                 "block does",
+                 (unsigned long long)m->file_off);
+}
+
+/* One thread's share of a host decode: members [m0, m1). */
+typedef struct {
+    const pl_gz_chunk *g;
+    const unsigned char *in;
+    unsigned char *span;
+    int m0, m1;
+    int bad; /* lowest member that failed, or -1 */
+} pl_decode_job;
+
+/* Inflates member m with zlib into out: exactly its deflate data in,
+ * exactly isize bytes out, and its CRC-32 (what the device's decoder
+ * accepts). 0 or -1. */
+static int pl_inflate_member(z_stream *z, const unsigned char *in, const if_member *m,
+                             unsigned char *out)
+{
+    if (inflateReset(z) != Z_OK)
+        return -1;
+    z->next_in = (unsigned char *)in + m->in_off;
+    z->avail_in = m->in_len;
+    z->next_out = out;
+    z->avail_out = m->isize;
+    int rc = inflate(z, Z_FINISH);
+    if (rc != Z_STREAM_END || z->avail_in || z->avail_out)
+        return -1;
+    return crc32(0, out, m->isize) == m->crc ? 0 : -1;
+}
+
+/* Inflates and checks a range of members, stopping at the first bad one. */
+static void *pl_decode_worker(void *arg)
+{
+    pl_decode_job *j = arg;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    j->bad = j->m0 < j->m1 && inflateInit2(&z, -15) != Z_OK ? j->m0 : -1;
+    for (int i = j->m0; i < j->m1 && j->bad < 0; i++)
+        if (pl_inflate_member(&z, j->in, &j->g->members[i], j->span + j->g->members[i].out_off))
+            j->bad = i;
+    inflateEnd(&z);
+    return NULL;
+}
+
+/* Host decode of a compressed chunk (see pipeline.h). */
+int pl_gz_decode(const pl_chunk *c, void *span, int threads, const void **data, char *err,
+                 size_t errlen)
+{
+    const pl_gz_chunk *g = c->gz;
+    unsigned char *sp = span;
+    for (int i = 0; i < g->nruns; i++)
+        memcpy(sp + g->runs[i].out_off, (const char *)c->data + g->runs[i].in_off,
+               g->runs[i].len);
+    size_t nt = threads < 1 ? 1 : (size_t)threads;
+    if (nt > PAR_MAX)
+        nt = PAR_MAX;
+    if (nt > (size_t)g->nmembers)
+        nt = (size_t)g->nmembers;
+    pl_decode_job jobs[PAR_MAX];
+    for (size_t k = 0; k < nt; k++)
+        jobs[k] = (pl_decode_job){g, c->data, sp, (int)(g->nmembers * k / nt),
+                                  (int)(g->nmembers * (k + 1) / nt), -1};
+    if (nt)
+        par_run(pl_decode_worker, jobs, sizeof jobs[0], nt);
+    for (size_t k = 0; k < nt; k++)
+        if (jobs[k].bad >= 0) { /* ranges are in member order: the first bad is the lowest */
+            pl_gz_member_error(g, jobs[k].bad, err, errlen);
+            return IO_ERR_CORRUPT;
+        }
+    *data = sp + g->skip;
+    return 0;
 }

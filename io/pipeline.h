@@ -79,6 +79,19 @@ size_t pl_gz_buffer_bytes(size_t chunk_bytes);
 /* Largest decoded span of a pl_open_gz chunk (pl_gz_chunk.span). */
 size_t pl_gz_span_bytes(size_t chunk_bytes);
 
+/* The message for member i of chunk c, which the device or the host
+ * refused: the host reader's, from the member's file offset on. */
+void pl_gz_member_error(const pl_gz_chunk *c, int i, char *err, size_t errlen);
+
+/* Decodes a pl_open_gz chunk on the host, with zlib on up to `threads`
+ * threads (accepting exactly what the device's decoder does), into span (at least
+ * pl_gz_span_bytes(chunk_bytes) bytes); *data gets the chunk's data in it
+ * (c->bytes bytes). 0, or IO_ERR_CORRUPT with the message the device stage
+ * gives for the first member that does not decode or check (the host
+ * reader's, naming the member's offset) in err. */
+int pl_gz_decode(const pl_chunk *c, void *span, int threads, const void **data, char *err,
+                 size_t errlen);
+
 /* The next chunk in order: 1 and *c filled, 0 at the end of the data, or a
  * negative io_error (then pl_error() has the reason). */
 int pl_next(pl_ring *p, pl_chunk *c);

@@ -4,9 +4,39 @@
 #include "io/par.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define START_MAX_PINNED 1024 /* host buffers one start keeps track of */
+#define START_MAX_MODULES 64
+
+enum { START_RUNNING, START_READY, START_FAILED };
+
+/* auto's devices opening beside the CPU. The thread owns `cuda` until the
+ * state leaves START_RUNNING; the lists are shared under mu. */
+struct backend_start {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t done;     /* signalled when state leaves START_RUNNING */
+    int state;               /* START_* (under mu) */
+    int reported;            /* the failure was handed to backend_fallback */
+    backend cuda;            /* the devices, once ready */
+    backend_devices devs;
+    double t0, ready_ms;
+    struct {
+        void *p;
+        size_t bytes;
+        int pinned;
+    } bufs[START_MAX_PINNED];
+    int nbufs;
+    char modules[START_MAX_MODULES][64];
+    int nmodules;
+};
+
+static int backend_abandoned;
 
 /* Parses a --backend value. */
 int backend_parse(const char *name)
@@ -92,26 +122,222 @@ static int backend_open_cuda(backend *be, const backend_devices *devs)
     return 0;
 }
 
-/* Opens the requested backend, falling back to the CPU for auto. */
+/* Seconds on a monotonic clock. */
+static double backend_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Pins the start's buffers that are not pinned yet; under st->mu. */
+static void start_pin_all(backend_start *st)
+{
+    for (int i = 0; i < st->nbufs; i++)
+        if (!st->bufs[i].pinned)
+            st->bufs[i].pinned =
+                gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) == 0;
+}
+
+/* The start's thread: devices and contexts, then the buffers made so far
+ * pinned and the modules asked for loaded, each list finished under the
+ * lock so that nothing added meanwhile is missed. */
+static void *start_thread(void *arg)
+{
+    backend_start *st = arg;
+    int rc = backend_open_cuda(&st->cuda, &st->devs);
+    pthread_mutex_lock(&st->mu);
+    if (rc == 0) {
+        start_pin_all(st);
+        for (int m = 0; m < st->nmodules; m++) {
+            char name[64];
+            memcpy(name, st->modules[m], sizeof name);
+            pthread_mutex_unlock(&st->mu); /* a JIT may take a while */
+            for (int i = 0; i < st->cuda.ngpu; i++) {
+                CUmodule mod;
+                gpu_module(st->cuda.gpus[i], name, &mod, NULL); /* failures recur on use */
+            }
+            pthread_mutex_lock(&st->mu);
+            start_pin_all(st);
+        }
+        st->cuda.kind = BACKEND_CUDA;
+    }
+    st->ready_ms = (backend_now() - st->t0) * 1e3;
+    st->state = rc == 0 ? START_READY : START_FAILED;
+    pthread_cond_broadcast(&st->done);
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* Starts opening devs beside the CPU (auto). */
+static void backend_start_gpu(backend *be, const backend_devices *devs)
+{
+    backend_start *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(be->fallback_reason, sizeof be->fallback_reason,
+                 "cannot start the CUDA devices: out of memory");
+        return;
+    }
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->done, NULL);
+    st->devs = *devs;
+    st->cuda.threads = be->threads;
+    st->t0 = backend_now();
+    if (pthread_create(&st->thread, NULL, start_thread, st) != 0) {
+        snprintf(be->fallback_reason, sizeof be->fallback_reason,
+                 "cannot start the CUDA devices: no thread");
+        pthread_cond_destroy(&st->done);
+        pthread_mutex_destroy(&st->mu);
+        free(st);
+        return;
+    }
+    be->start = st;
+}
+
+/* Opens the requested backend; auto starts the devices beside the CPU. */
 int backend_open(backend *be, backend_kind kind, const backend_devices *devs, int threads)
 {
     static const backend_devices first = {0, 1, {0}};
     memset(be, 0, sizeof *be);
     be->threads = threads >= 1 ? threads : backend_cpu_count();
-    if (kind != BACKEND_CPU) {
-        int rc = backend_open_cuda(be, devs ? devs : &first);
-        if (rc == 0) {
-            be->kind = BACKEND_CUDA;
-            return 0;
-        }
-        backend_close(be);
-        if (kind == BACKEND_CUDA)
-            return rc;
-        snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", be->err);
-        be->err[0] = 0;
-    }
     be->kind = BACKEND_CPU;
+    if (kind == BACKEND_AUTO) {
+        backend_start_gpu(be, devs ? devs : &first);
+    } else if (kind == BACKEND_CUDA) {
+        int rc = backend_open_cuda(be, devs ? devs : &first);
+        if (rc < 0) {
+            backend_close(be);
+            return rc;
+        }
+        be->kind = BACKEND_CUDA;
+    }
     return 0;
+}
+
+/* The devices to use now, if any (see backend.h). */
+backend *backend_gpu(backend *be)
+{
+    if (be->kind == BACKEND_CUDA)
+        return be;
+    backend_start *st = be->start;
+    if (!st)
+        return NULL;
+    pthread_mutex_lock(&st->mu);
+    int state = st->state;
+    pthread_mutex_unlock(&st->mu);
+    return state == START_READY ? &st->cuda : NULL;
+}
+
+/* The devices once the start is over, waiting for it. */
+backend *backend_gpu_wait(backend *be)
+{
+    backend_start *st = be->start;
+    if (!st)
+        return be->kind == BACKEND_CUDA ? be : NULL;
+    pthread_mutex_lock(&st->mu);
+    while (st->state == START_RUNNING)
+        pthread_cond_wait(&st->done, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+    return backend_gpu(be);
+}
+
+/* cuda, or auto whose start has not failed. */
+int backend_gpu_possible(backend *be)
+{
+    if (be->kind == BACKEND_CUDA)
+        return 1;
+    backend_start *st = be->start;
+    if (!st)
+        return 0;
+    pthread_mutex_lock(&st->mu);
+    int state = st->state;
+    pthread_mutex_unlock(&st->mu);
+    return state != START_FAILED;
+}
+
+/* The start's failure, once. */
+const char *backend_fallback(backend *be)
+{
+    backend_start *st = be->start;
+    if (!st) {
+        int fresh = be->fallback_reason[0] && !be->fallback_told;
+        be->fallback_told = 1;
+        return fresh ? be->fallback_reason : NULL;
+    }
+    pthread_mutex_lock(&st->mu);
+    int failed = st->state == START_FAILED && !st->reported;
+    st->reported |= failed;
+    pthread_mutex_unlock(&st->mu);
+    if (!failed)
+        return NULL;
+    snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
+    return be->fallback_reason;
+}
+
+/* Marks the end of the process's work: what the devices hold is left to
+ * the driver's clean-up at exit. */
+void backend_leave(backend *be)
+{
+    be->leaving = 1;
+    if (be->start) {
+        pthread_mutex_lock(&be->start->mu);
+        be->start->cuda.leaving = 1;
+        pthread_mutex_unlock(&be->start->mu);
+    }
+}
+
+/* Queues a module for the start to load. */
+void backend_want_module(backend *be, const char *module)
+{
+    backend_start *st = be->start;
+    if (!st)
+        return;
+    pthread_mutex_lock(&st->mu);
+    int known = 0;
+    for (int i = 0; i < st->nmodules; i++)
+        known |= !strcmp(st->modules[i], module);
+    if (!known && st->state == START_RUNNING && st->nmodules < START_MAX_MODULES &&
+        strlen(module) < sizeof st->modules[0])
+        strcpy(st->modules[st->nmodules++], module);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Time the start took, once ready. */
+double backend_gpu_start_ms(const backend *be)
+{
+    return be->start ? be->start->ready_ms : 0.0;
+}
+
+/* Waits for auto's start and takes its devices, or its failure. */
+void backend_settle(backend *be)
+{
+    backend_start *st = be->start;
+    if (!st)
+        return;
+    pthread_join(st->thread, NULL);
+    be->start = NULL;
+    for (int i = 0; i < st->nbufs; i++) /* none are left while nothing streams */
+        if (st->bufs[i].pinned)
+            gpu_host_unregister(st->cuda.gpu, st->bufs[i].p);
+    if (st->state == START_READY) {
+        char reason[sizeof be->fallback_reason];
+        memcpy(reason, be->fallback_reason, sizeof reason);
+        *be = st->cuda;
+        memcpy(be->fallback_reason, reason, sizeof reason);
+    } else {
+        snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
+        be->fallback_told = st->reported;
+        backend_close(&st->cuda);
+    }
+    pthread_cond_destroy(&st->done);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}
+
+/* Whether a start was left running. */
+int backend_start_abandoned(void)
+{
+    return backend_abandoned;
 }
 
 /* Slots: `streams` per device. */
@@ -129,11 +355,32 @@ gpu *backend_slot_gpu(const backend *be, int slot)
     return be->ngpu ? be->gpus[slot % be->ngpu] : NULL;
 }
 
-/* Closes the devices that are open. */
+/* Closes the devices that are open; joins or leaves auto's start. */
 void backend_close(backend *be)
 {
     if (!be)
         return;
+    backend_start *st = be->start;
+    if (st) {
+        pthread_mutex_lock(&st->mu);
+        int running = st->state == START_RUNNING;
+        int opened = st->state == START_READY;
+        pthread_mutex_unlock(&st->mu);
+        if (running || (opened && be->leaving)) {
+            backend_abandoned = 1; /* it still owns its devices and the lock's memory */
+        } else {
+            pthread_join(st->thread, NULL);
+            backend_close(&st->cuda);
+            pthread_cond_destroy(&st->done);
+            pthread_mutex_destroy(&st->mu);
+            free(st);
+        }
+        be->start = NULL;
+    }
+    if (be->ngpu && be->leaving) {
+        backend_abandoned = 1;
+        return;
+    }
     for (int i = be->ngpu - 1; i >= 0; i--) {
         gpu_close(be->gpus[i]);
         be->gpus[i] = NULL;
@@ -148,7 +395,8 @@ const char *backend_name(const backend *be)
     return be->kind == BACKEND_CUDA ? "cuda" : "cpu";
 }
 
-/* Pinned memory with CUDA, 4 KiB-aligned memory on the CPU. */
+/* Pinned memory with CUDA, 4 KiB-aligned memory on the CPU; with auto,
+ * aligned memory that the start (or, once it is done, this call) pins. */
 void *backend_host_alloc(backend *be, size_t bytes)
 {
     if (be->kind == BACKEND_CUDA) {
@@ -162,16 +410,46 @@ void *backend_host_alloc(backend *be, size_t bytes)
         snprintf(be->err, sizeof be->err, "cannot allocate %zu bytes of host memory", bytes);
         return NULL;
     }
+    backend_start *st = be->start;
+    if (st) {
+        pthread_mutex_lock(&st->mu);
+        if (st->nbufs < START_MAX_PINNED) {
+            int i = st->nbufs++;
+            st->bufs[i].p = p;
+            st->bufs[i].bytes = bytes;
+            st->bufs[i].pinned = 0;
+            if (st->state == START_READY)
+                st->bufs[i].pinned = gpu_host_register(st->cuda.gpu, p, bytes) == 0;
+        }
+        pthread_mutex_unlock(&st->mu);
+    }
     return p;
 }
 
-/* Frees what backend_host_alloc gave; accepts NULL. */
+/* Frees what backend_host_alloc gave (unpinning it first); accepts NULL. */
 void backend_host_free(backend *be, void *p)
 {
     if (!p)
         return;
-    if (be->kind == BACKEND_CUDA)
-        gpu_host_free(be->gpu, p);
-    else
+    if (be->kind == BACKEND_CUDA) {
+        if (!be->leaving)
+            gpu_host_free(be->gpu, p);
+        return;
+    }
+    backend_start *st = be->start;
+    int pinned = 0;
+    if (st) {
+        pthread_mutex_lock(&st->mu);
+        for (int i = 0; i < st->nbufs; i++)
+            if (st->bufs[i].p == p) {
+                pinned = st->bufs[i].pinned;
+                if (pinned && !be->leaving) /* the devices are open: pinning needs them */
+                    gpu_host_unregister(st->cuda.gpu, p);
+                st->bufs[i] = st->bufs[--st->nbufs];
+                break;
+            }
+        pthread_mutex_unlock(&st->mu);
+    }
+    if (!(pinned && be->leaving))
         free(p);
 }

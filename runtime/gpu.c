@@ -327,6 +327,26 @@ void gpu_host_free(gpu *g, void *p)
     cu.MemFreeHost(p);
 }
 
+/* Pins host memory the caller allocated, portable across contexts. */
+int gpu_host_register(gpu *g, void *p, size_t bytes)
+{
+    cu.CtxSetCurrent(g->ctx);
+    CUresult r = cu.MemHostRegister(p, bytes ? bytes : 1, CU_MEMHOSTREGISTER_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+        snprintf(g->err, sizeof g->err, "cannot pin %zu bytes of host memory: %s", bytes,
+                 cu_result_text(r));
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return 0;
+}
+
+/* Unpins what gpu_host_register pinned. */
+void gpu_host_unregister(gpu *g, void *p)
+{
+    cu.CtxSetCurrent(g->ctx);
+    cu.MemHostUnregister(p);
+}
+
 /* Device memory with an error naming what it was for. */
 int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what)
 {

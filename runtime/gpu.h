@@ -75,6 +75,11 @@ int gpu_module_arch(const gpu *g, const char *module);
 void *gpu_host_alloc(gpu *g, size_t bytes);
 void gpu_host_free(gpu *g, void *p);
 
+/* Pins (and unpins) host memory allocated elsewhere, portable across
+ * contexts; 0 or GPU_ERR_OUT_OF_MEMORY (text in g). */
+int gpu_host_register(gpu *g, void *p, size_t bytes);
+void gpu_host_unregister(gpu *g, void *p);
+
 /* Device memory; 0 or GPU_ERR_OUT_OF_MEMORY naming the size. */
 int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what);
 void gpu_mem_free(gpu *g, CUdeviceptr p);

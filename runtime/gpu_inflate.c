@@ -86,11 +86,6 @@ int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, char *err, size_t errlen)
     unsigned i = z->g ? *z->bad_host : IF_NO_MEMBER;
     if (i == IF_NO_MEMBER || (int)i >= c->nmembers)
         return 0;
-    const if_member *m = &c->members[i];
-    if (io_gzip_member_error(c->fd, m->file_off, UINT64_MAX, err, errlen) == 0)
-        snprintf(err, errlen,
-                 "gzip member at byte %llu: its deflate data does not end where its BGZF "
-                 "block does",
-                 (unsigned long long)m->file_off);
+    pl_gz_member_error(c, (int)i, err, errlen);
     return -1;
 }

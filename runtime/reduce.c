@@ -474,6 +474,36 @@ static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
     snprintf(buf, len, "reduce_%s_%s", tags[t] ? tags[t] : "none", group);
 }
 
+/* Whether ops need the moments kernel (sums, counts without NaN) and the
+ * extrema kernel. */
+static void rd_kernels_for(unsigned ops, int skipnan, int *use_m, int *use_e)
+{
+    *use_m = (ops & (RD_OP_SUM | RD_OP_MEAN | RD_OP_SUMSQ)) || (skipnan && (ops & RD_OP_COUNT));
+    *use_e = (ops & RD_OP_EXTREMA) != 0;
+}
+
+/* Kernel names: "rdk_moments[_sq][_skipnan]" and "rdk_extrema[_skipnan]". */
+static void rd_kernel_names(int want_sq, int skipnan, char *moments, char *extrema, size_t len)
+{
+    snprintf(moments, len, "rdk_moments%s%s", want_sq ? "_sq" : "", skipnan ? "_skipnan" : "");
+    snprintf(extrema, len, "rdk_extrema%s", skipnan ? "_skipnan" : "");
+}
+
+/* The embedded modules a reduction launches. */
+int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64])
+{
+    int use_m, use_e, n = 0;
+    char m[32], e[32];
+    skipnan = skipnan && dt_is_float(dtype);
+    rd_kernels_for(ops, skipnan, &use_m, &use_e);
+    rd_kernel_names((ops & RD_OP_SUMSQ) != 0, skipnan, m, e, sizeof m);
+    if (use_m)
+        rd_module_name(names[n++], 64, dtype, m + 4);
+    if (use_e)
+        rd_module_name(names[n++], 64, dtype, e + 4);
+    return n;
+}
+
 /* Copies a device's error text into the engine. */
 static int rd_gpu_error(rd_engine *e, gpu *g, int rc)
 {
@@ -621,10 +651,9 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
     unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
     s->kernel_names[0] = 0;
+    char name[64], ext_name[64];
+    rd_kernel_names(want_sq, skipnan && fl, name, ext_name, sizeof name);
     if (s->use_m) {
-        char name[64];
-        snprintf(name, sizeof name, "rdk_moments%s%s", want_sq ? "_sq" : "",
-                 skipnan && fl ? "_skipnan" : "");
         rd_module_name(mod, sizeof mod, dtype, name + 4);
         CUfunction f;
         if ((rc = gpu_function(g, mod, name, &f)) < 0)
@@ -637,17 +666,16 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->q.stream));
     }
     if (s->use_e) {
-        const char *name = skipnan && fl ? "rdk_extrema_skipnan" : "rdk_extrema";
-        rd_module_name(mod, sizeof mod, dtype, name + 4);
+        rd_module_name(mod, sizeof mod, dtype, ext_name + 4);
         CUfunction f;
-        if ((rc = gpu_function(g, mod, name, &f)) < 0)
+        if ((rc = gpu_function(g, mod, ext_name, &f)) < 0)
             return rd_gpu_error(e, g, rc);
         void *params[] = {&x, &n64, &first64, &s->de};
-        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
+        if ((rc = gpu_launch(g, f, ext_name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
             return rd_gpu_error(e, g, rc);
         size_t used = strlen(s->kernel_names);
         snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",
-                 used ? ", " : "", name);
+                 used ? ", " : "", ext_name);
         CU_TRY(cu.MemcpyDtoHAsync(s->he, s->de, s->ntiles * sizeof(rd_extrema), s->q.stream));
     }
     CU_TRY(gpu_queue_mark(&s->q));
@@ -665,8 +693,7 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk
     int want_sq = (ops & RD_OP_SUMSQ) != 0;
     s->ntiles = (nelem + RD_TILE - 1) / RD_TILE;
     s->nelem = nelem;
-    s->use_m = (ops & (RD_OP_SUM | RD_OP_MEAN | RD_OP_SUMSQ)) || (skipnan && (ops & RD_OP_COUNT));
-    s->use_e = (ops & RD_OP_EXTREMA) != 0;
+    rd_kernels_for(ops, skipnan, &s->use_m, &s->use_e);
     if (nelem == 0)
         return 0;
     if (nelem * dt_size(dtype) > e->chunk_bytes) {

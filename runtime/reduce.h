@@ -120,6 +120,10 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk
 /* Waits for slot's chunk and adds its partials to s, in order. */
 int rd_engine_collect(rd_engine *e, int slot, rd_state *s);
 
+/* The names of the embedded modules a reduction of ops over dtype
+ * launches (at most 2, into names); returns how many. */
+int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64]);
+
 /* One line explaining the last engine error. */
 const char *rd_engine_error(const rd_engine *e);
 

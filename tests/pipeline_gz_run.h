@@ -2,7 +2,8 @@
  * would (its members inflated and CRC-checked on the host with the device's
  * decoder, ptx/inflate_math.h; a bad member reported with the host reader's
  * message for it) and a pl_open pipeline over the same file and options, so
- * that tests and the fuzz harness can compare what each hands out. Header
+ * that tests and the fuzz harness can compare what each hands out; each
+ * chunk is also decoded by pl_gz_decode, which must agree. Header
  * only, for tests/unit/test_pipeline_gz.c and tests/fuzz/fuzz_pipeline_gz.c. */
 #ifndef GPUBATCH_TESTS_PIPELINE_GZ_RUN_H
 #define GPUBATCH_TESTS_PIPELINE_GZ_RUN_H
@@ -93,6 +94,24 @@ static inline int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t 
     return bad >= 0 ? -1 : 0;
 }
 
+/* Checks that pl_gz_decode (the host decode of `auto`'s CPU side, with
+ * zlib) gives what host_inflate gave for chunk c: the same status, and the
+ * same data (at data) or message; sets *broken when not. */
+static inline void check_host_decode(const pl_chunk *c, size_t chunk, int rc, const void *data,
+                                     const char *msg, int *broken)
+{
+    if (*broken)
+        return; /* the chunk broke the pipeline's rules: no decode may trust it */
+    void *span = malloc(pl_gz_span_bytes(chunk));
+    char msg2[512] = "";
+    const void *d = NULL;
+    int rc2 = pl_gz_decode(c, span, 3, &d, msg2, sizeof msg2);
+    if ((rc2 < 0) != (rc < 0) || (rc < 0 && strcmp(msg, msg2)) ||
+        (rc == 0 && c->bytes && memcmp(d, data, c->bytes)))
+        *broken = 1;
+    free(span);
+}
+
 /* Runs a pipeline (gz or plain) over path: skip decoded bytes are read
  * first (prefix_len of them handed back as the prefix), then chunks of
  * chunk bytes up to limit. */
@@ -131,8 +150,14 @@ static inline void run(const char *path, int gz, size_t skip, size_t prefix_len,
         expect_off += c.bytes;
         if (c.gz) {
             o->chunks_gz += c.gz->nmembers > 0;
-            if (!o->rc && host_inflate(&c, &o->data, o->msg, sizeof o->msg, &o->broken) < 0)
-                o->rc = IO_ERR_CORRUPT;
+            if (!o->rc) {
+                size_t before = o->data.n;
+                int hrc = host_inflate(&c, &o->data, o->msg, sizeof o->msg, &o->broken);
+                check_host_decode(&c, chunk, hrc, o->data.p ? o->data.p + before : NULL, o->msg,
+                                  &o->broken);
+                if (hrc < 0)
+                    o->rc = IO_ERR_CORRUPT;
+            }
         } else if (!o->rc) {
             put(&o->data, c.data, c.bytes);
         }

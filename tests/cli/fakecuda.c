@@ -23,14 +23,16 @@
  *   FAKECUDA_MEM_BYTES    memory size of each device; a cuMemAlloc beyond
  *                         what is left fails with CUDA_ERROR_OUT_OF_MEMORY
  *   FAKECUDA_LAUNCH_ERROR a CUresult every cuLaunchKernel returns
- *   FAKECUDA_REPORT       a file that gets one line "device D launches N"
- *                         per device at exit
+ *   FAKECUDA_REPORT       a file that holds one line "device D launches N"
+ *                         per device, rewritten at each launch
+ *   FAKECUDA_INIT_DELAY_MS  milliseconds cuInit takes (a slow driver start)
  * Built as build/tests/libfakecuda.so and named by GPUBATCH_LIBCUDA. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/cu.h"
 
@@ -121,11 +123,12 @@ static CUresult fake_same_device(CUstream s, CUdeviceptr p)
                : FAKE_INVALID_CONTEXT;
 }
 
-/* Writes the launch counts to FAKECUDA_REPORT at exit. */
-__attribute__((destructor)) static void fake_report(void)
+/* Writes the launch counts so far to FAKECUDA_REPORT (after each launch:
+ * a process may end with _exit, which runs no destructor). */
+static void fake_report(void)
 {
     const char *path = getenv("FAKECUDA_REPORT");
-    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
     if (!f)
         return;
     for (int d = 0; d < fake_device_total(); d++)
@@ -144,6 +147,11 @@ static size_t fake_mem_total(void)
 static CUresult fake_init(unsigned int flags)
 {
     (void)flags;
+    const char *s = getenv("FAKECUDA_INIT_DELAY_MS");
+    if (s && *s) {
+        struct timespec ts = {atol(s) / 1000, atol(s) % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return CUDA_SUCCESS;
 }
 
@@ -471,6 +479,7 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     if (e && *e)
         return (CUresult)atoi(e);
     fake_launches[fake_current]++;
+    fake_report();
     return CUDA_SUCCESS;
 }
 

@@ -13,11 +13,19 @@ grep -q "^device 0: Fake GPU" "$T/info" && ok || fail "the stand-in driver is no
 # no known size, so the chunk is not shrunk to the input.
 "$GB" gen --shape 300000 --raw -o "$T/a.raw.gz"
 export FAKECUDA_MEM_BYTES=536870912
-for backend in cuda auto; do
-    check_error "--chunk 1G on a 512 MiB device, --backend $backend" \
-        "out of device memory: a chunk buffer (--chunk) needs 1073741824 bytes, 536870912 of 536870912 free on device 0 (CUDA_ERROR_OUT_OF_MEMORY (out of memory))" \
-        "$GB" reduce --backend $backend --dtype float32 --chunk 1G "$T/a.raw.gz"
-done
+check_error "--chunk 1G on a 512 MiB device, --backend cuda" \
+    "out of device memory: a chunk buffer (--chunk) needs 1073741824 bytes, 536870912 of 536870912 free on device 0 (CUDA_ERROR_OUT_OF_MEMORY (out of memory))" \
+    "$GB" reduce --backend cuda --dtype float32 --chunk 1G "$T/a.raw.gz"
+# auto goes on with the CPU (warning if the GPU was ready in time to be tried)
+"$GB" reduce --backend auto --dtype float32 --chunk 1G "$T/a.raw.gz" >"$T/auto.out" 2>"$T/auto.err"
+check_eq "--chunk 1G on a 512 MiB device, --backend auto: status" 0 $?
+"$GB" reduce --backend cpu --dtype float32 "$T/a.raw.gz" >"$T/cpu.out"
+check_files_same "--chunk 1G on a 512 MiB device, --backend auto: the CPU's result" "$T/cpu.out" \
+    "$T/auto.out"
+grep -v "cannot use the GPU: out of device memory: a chunk buffer.*going on with the CPU" \
+    "$T/auto.err" >"$T/auto.other"
+check_eq "--chunk 1G on a 512 MiB device, --backend auto: no other message" "" "$(cat "$T/auto.other")"
+rm -f "$T/auto.out" "$T/auto.err" "$T/auto.other" "$T/cpu.out"
 "$GB" gen --quadratic 100000 -o "$T/q.npy.gz"
 "$GB" gen --quadratic 100000 --raw -o "$T/q.raw.gz"
 check_error "quadratic --chunk 1G on a 512 MiB device" \

@@ -147,27 +147,7 @@ note "== gpubatch bench inflate"
 "$GB" bench inflate 2>&1 | tail -8 | tee -a "$sum"
 
 note "== whole process: best of 3 wall times, the variants of a job interleaved, page cache warm"
-# race NAME VAR... : runs "$GB" with each variant's arguments (VAR: words joined
-# by commas; a first word ENV=1 is put in the environment) three times in
-# turn and notes each variant's best wall time.
-race() {
-    name=$1
-    shift
-    for v in "$@"; do echo 9999 >"$work/best.$(echo "$v" | md5sum | cut -c1-8)"; done
-    for i in 1 2 3; do
-        for v in "$@"; do
-            f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
-            s=$(date +%s.%N)
-            env $(echo "$v" | tr ',' ' ') >/dev/null 2>>"$out/e2e.err"
-            e=$(date +%s.%N)
-            awk -v a="$s" -v b="$e" -v f="$(cat "$f")" 'BEGIN { d = b - a; printf "%.3f\n", d < f ? d : f }' >"$f.new"
-            mv "$f.new" "$f"
-        done
-    done
-    for v in "$@"; do
-        note "  $name: $(echo "$v" | tr ',' ' ' | sed "s|$GB ||; s|$work/||g"): $(cat "$work/best.$(echo "$v" | md5sum | cut -c1-8)") s"
-    done
-}
+. "$top/tests/gpu/race.sh"
 B1="$work/big1.npy.gz"
 cat "$B1" >/dev/null
 race "reduce 2 GiB float32 BGZF" "$GB,reduce,--op,sum,--backend,auto,$B1" "$GB,reduce,--op,sum,--backend,cuda,$B1" \

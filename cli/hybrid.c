@@ -1,0 +1,175 @@
+/* hybrid.c - chunks to the CPU until the GPU is ready, then to the GPU. */
+#include "hybrid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+struct hy {
+    backend *be;
+    const hy_ops *ops;
+    void *ctx;
+    int nslots;
+    size_t chunk_bytes;
+    void *cpu;           /* the engine on the CPU (cpu, auto) */
+    void *gpu;           /* the engine on the devices (cuda, or auto once they are ready) */
+    int gpu_off;         /* auto: the devices will not be used */
+    int whole_on_gpu;    /* hy_whole_engine() chose the GPU */
+    unsigned char *side; /* per slot: 1 when the GPU took its chunk */
+    void *span;          /* host decode of compressed chunks the CPU takes */
+    unsigned long long chunks[2]; /* taken by the CPU, by the GPU */
+    char err[2048];
+};
+
+/* Opens the engine of the devices once their start is done (auto); after
+ * a failed start, or an engine that cannot open, the CPU goes on alone. */
+static void hy_poll(hy *h)
+{
+    if (h->gpu || h->gpu_off || !h->be->start)
+        return;
+    backend *g = backend_gpu(h->be);
+    if (!g) {
+        const char *why = backend_fallback(h->be);
+        if (why) {
+            msg_warn("%s; using the CPU backend", why);
+            h->gpu_off = 1;
+        }
+        return;
+    }
+    if (h->ops->open(h->ctx, g, h->nslots, &h->gpu) < 0) {
+        msg_warn("cannot use the GPU: %s; going on with the CPU", g->err);
+        h->gpu = NULL;
+        h->gpu_off = 1;
+        return;
+    }
+    msg_info("backend auto: CUDA ready %.0f ms after the start, after %llu chunks on the CPU",
+             backend_gpu_start_ms(h->be), h->chunks[0]);
+}
+
+/* Opens the first side's engine. */
+int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, size_t chunk_bytes)
+{
+    hy *h = calloc(1, sizeof *h);
+    *out = NULL;
+    if (!h || !(h->side = calloc((size_t)nslots, 1))) {
+        free(h);
+        msg_error("out of memory");
+        return 1;
+    }
+    h->be = be;
+    h->ops = ops;
+    h->ctx = ctx;
+    h->nslots = nslots;
+    h->chunk_bytes = chunk_bytes;
+    if (ops->open(ctx, be, nslots, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu) < 0) {
+        msg_error("%s", be->err);
+        hy_close(h);
+        return 1;
+    }
+    *out = h;
+    return 0;
+}
+
+/* Decodes a compressed chunk for the CPU into h->span. */
+static int hy_decode(hy *h, const pl_chunk *c, const void **data)
+{
+    if (!h->span && !(h->span = malloc(pl_gz_span_bytes(h->chunk_bytes)))) {
+        snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory",
+                 pl_gz_span_bytes(h->chunk_bytes));
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return pl_gz_decode(c, h->span, h->be->threads, data, h->err, sizeof h->err);
+}
+
+/* Keeps the engine's message of a failed call. */
+static int hy_failed(hy *h, const void *engine, int rc)
+{
+    snprintf(h->err, sizeof h->err, "%s", h->ops->error(engine));
+    return rc;
+}
+
+/* Starts a chunk where it runs best now. */
+int hy_submit(hy *h, const pl_chunk *c)
+{
+    hy_poll(h);
+    int on_gpu = h->gpu != NULL;
+    void *engine = on_gpu ? h->gpu : h->cpu;
+    const void *data = c->data;
+    const pl_gz_chunk *gz = c->gz;
+    h->side[c->slot] = (unsigned char)on_gpu;
+    h->chunks[on_gpu]++;
+    if (!on_gpu && gz) {
+        int rc = hy_decode(h, c, &data);
+        if (rc < 0)
+            return rc;
+        gz = NULL;
+    }
+    int rc = h->ops->submit(h->ctx, engine, c->slot, data, gz, c->bytes, c->offset);
+    return rc < 0 ? hy_failed(h, engine, rc) : 0;
+}
+
+/* Waits for a slot on its side. */
+int hy_collect(hy *h, int slot, const void **out, size_t *bytes)
+{
+    void *engine = h->side[slot] ? h->gpu : h->cpu;
+    int rc = h->ops->collect(h->ctx, engine, slot, out, bytes);
+    return rc < 0 ? hy_failed(h, engine, rc) : 0;
+}
+
+/* The engine opened first. */
+void *hy_first_engine(const hy *h)
+{
+    return h->cpu ? h->cpu : h->gpu;
+}
+
+/* One side for work done whole. */
+void *hy_whole_engine(hy *h, uint64_t bytes)
+{
+    if (bytes >= HY_WHOLE_GPU_BYTES && h->be->start && !h->gpu_off)
+        backend_gpu_wait(h->be);
+    hy_poll(h);
+    h->whole_on_gpu = h->gpu != NULL;
+    h->chunks[h->whole_on_gpu]++;
+    return h->whole_on_gpu ? h->gpu : h->cpu;
+}
+
+/* A chunk's data for that side. */
+int hy_whole_data(hy *h, const pl_chunk *c, const void **data, const pl_gz_chunk **gz)
+{
+    *data = c->data;
+    *gz = c->gz;
+    if (h->whole_on_gpu || !c->gz)
+        return 0;
+    *gz = NULL;
+    return hy_decode(h, c, data);
+}
+
+/* The last failure's text. */
+const char *hy_error(const hy *h)
+{
+    return h->err;
+}
+
+/* -v: chunks per side. */
+void hy_report(const hy *h, const char *name)
+{
+    if (h->be->start)
+        msg_info("%s: %llu chunks on the CPU, %llu on the GPU", name, h->chunks[0],
+                 h->chunks[1]);
+}
+
+/* Closes both engines. */
+void hy_close(hy *h)
+{
+    if (!h)
+        return;
+    if (h->cpu)
+        h->ops->close(h->cpu);
+    if (h->gpu && !h->be->leaving) /* else the driver frees it all at exit */
+        h->ops->close(h->gpu);
+    free(h->span);
+    free(h->side);
+    free(h);
+}

@@ -1,0 +1,77 @@
+/* hybrid.h - which side runs each chunk of a streamed command: the CPU or
+ * the GPU.
+ *
+ * With --backend cuda or cpu every chunk goes to that backend's engine. With
+ * auto the chunks run on the CPU (on every core, one at a time) while the
+ * CUDA devices start beside it (runtime/backend.h), and on the GPU from the
+ * first chunk after they are ready; a compressed chunk (pl_gz_chunk) that
+ * the CPU takes is decoded on the host first. Results are collected in input
+ * order by the caller and every engine gives the same bits, so nothing
+ * depends on which side took a chunk. */
+#ifndef GPUBATCH_CLI_HYBRID_H
+#define GPUBATCH_CLI_HYBRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/pipeline.h"
+#include "runtime/backend.h"
+
+/* A command's engine as the dispatcher drives it, each call with the
+ * command's ctx. open makes one of nslots slots on backend be (0, or
+ * negative with the reason in be->err); submit starts a chunk (`bytes`
+ * data bytes from stream offset `offset` on) on a slot;
+ * collect waits for a slot's result bytes (none for a reduction); error
+ * explains the last failure. */
+typedef struct {
+    int (*open)(void *ctx, backend *be, int nslots, void **engine);
+    void (*close)(void *engine);
+    int (*submit)(void *ctx, void *engine, int slot, const void *data, const pl_gz_chunk *gz,
+                  size_t bytes, uint64_t offset);
+    int (*collect)(void *ctx, void *engine, int slot, const void **out, size_t *bytes);
+    const char *(*error)(const void *engine);
+} hy_ops;
+
+typedef struct hy hy;
+
+/* Opens the engine of the backend's first side (the CPU with auto) for
+ * chunks of at most chunk_bytes data bytes; ctx is passed to ops->open. 0,
+ * or 1 after printing an error. */
+int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, size_t chunk_bytes);
+
+/* Starts chunk c on the side that takes it. 0, or negative (hy_error()). */
+int hy_submit(hy *h, const pl_chunk *c);
+
+/* Waits for a slot's chunk on the side that took it. 0, or negative. */
+int hy_collect(hy *h, int slot, const void **out, size_t *bytes);
+
+/* The engine hy_open opened, for what both sides' engines share (the
+ * chunk size, the mode). */
+void *hy_first_engine(const hy *h);
+
+/* Work of at least this many bytes that one side must do whole waits for
+ * the GPU's start: on the GPU nodes measured, a matrix of 1 GiB took 0.5 s
+ * with the start included, and 0.7-0.9 s on 16 cores. */
+#define HY_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
+
+/* The engine for work of `bytes` bytes that one side must do whole (a
+ * single matrix staged on one device): the GPU's if it is ready now, or
+ * once the start is over for work of HY_WHOLE_GPU_BYTES or more; else the
+ * CPU's. */
+void *hy_whole_engine(hy *h, uint64_t bytes);
+
+/* The data of chunk c for the engine hy_whole_engine() gave: c's own for
+ * the GPU or a plain chunk, else c decoded on the host (*gz set to NULL).
+ * 0, or negative (hy_error()). */
+int hy_whole_data(hy *h, const pl_chunk *c, const void **data, const pl_gz_chunk **gz);
+
+/* One line explaining the last failure. */
+const char *hy_error(const hy *h);
+
+/* Reports on stderr (-v) how many chunks each side took. */
+void hy_report(const hy *h, const char *name);
+
+/* Closes both engines; accepts NULL. Every slot must be idle. */
+void hy_close(hy *h);
+
+#endif

@@ -1,0 +1,120 @@
+#!/bin/sh
+# test_auto.sh - --backend auto: the CPU works while the driver starts beside
+# it (GPUBATCH_GPU_START=always: whatever the input's size). With the
+# stand-in driver made slow (FAKECUDA_INIT_DELAY_MS) every chunk runs on the
+# CPU, compressed chunks decoded on the host: results and output bytes must
+# equal the CPU backend's, errors must be its messages, and a run must end
+# without waiting for the driver. With the stand-in driver quick, chunks
+# must reach the (fake) GPU once it is ready. By default a small job does
+# not start the driver at all.
+. "$(dirname "$0")/lib.sh"
+FAKE="$top/build/tests/libfakecuda.so"
+if [ ! -f "$FAKE" ]; then
+    echo "skip test_auto.sh: $FAKE not built"
+    
+# The default: a job this small (estimated from the input's size) does
+# not start the driver, whose start would outlast it.
+env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 FAKECUDA_REPORT="$T/rep2" \
+    "$GB" reduce -v --op sum "$T/f.npy" >"$T/auto.out" 2>"$T/auto.err"
+check_files_same "small job: the CPU's result" "$T/cpu.out" "$T/auto.out"
+grep -q "too little to start the GPU" "$T/auto.err" && ok ||
+    fail "small job: the GPU was started [$(cat "$T/auto.err")]"
+summary
+    exit
+fi
+export GPUBATCH_GPU_START=always
+SLOW="env GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000"
+
+# Seconds a command takes, to 0.01 s (python3 is at hand in every test).
+elapsed() {
+    $PY -c 'import subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.2f" % (time.monotonic() - t))' "$@"
+}
+
+"$GB" gen --shape 1000 --dist normal --seed 3 --no-compress -o "$T/tiny.npy"
+"$GB" gen --shape 3000000 --dist normal --seed 4 -o "$T/f.npy.gz"
+"$GB" gen --shape 700000 --dtype int32 --seed 5 -1 -o "$T/i.npy.gz"
+"$GB" gen --shape 1500000 --dist normal --seed 6 --no-compress -o "$T/f.npy"
+"$GB" gen --quadratic 300000 --seed 7 -o "$T/q.npy.gz"
+"$GB" gen --shape 700x900 --seed 8 -o "$T/m.npy.gz"
+"$GB" gen --shape 30x50x70 --dtype int16 --seed 9 -o "$T/b.npy.gz"
+
+# A run that ends before the driver is ready does not wait for it, and
+# exits cleanly with the CPU's result.
+secs=$(elapsed $SLOW "$GB" reduce --backend auto --op sum,max "$T/tiny.npy")
+$SLOW "$GB" reduce --backend auto -v --op sum,max "$T/tiny.npy" >"$T/auto.out" 2>"$T/auto.err"
+check_eq "tiny run exit status" 0 $?
+"$GB" reduce --backend cpu --op sum,max "$T/tiny.npy" >"$T/cpu.out"
+check_files_same "tiny run: the CPU's result" "$T/cpu.out" "$T/auto.out"
+$PY -c "import sys; sys.exit(0 if float('$secs') < 10 else 1)" && ok ||
+    fail "tiny run waited for the driver: $secs s"
+grep -q "1 chunks on the CPU, 0 on the GPU" "$T/auto.err" && ok ||
+    fail "tiny run: -v chunk counts [$(cat "$T/auto.err")]"
+grep -q "warning" "$T/auto.err" && fail "tiny run warned: $(cat "$T/auto.err")" || ok
+
+# Every chunk on the CPU, compressed ones decoded on the host: the CPU
+# backend's results, for any chunk size.
+for f in f.npy.gz i.npy.gz f.npy; do
+    for c in 128k 1M 64M; do
+        "$GB" reduce --backend cpu --chunk $c --op sum,mean,min,max,argmin,argmax,sumsq,count \
+            "$T/$f" >"$T/cpu.out"
+        $SLOW "$GB" reduce --backend auto --chunk $c \
+            --op sum,mean,min,max,argmin,argmax,sumsq,count "$T/$f" >"$T/auto.out"
+        check_files_same "reduce $f --chunk $c" "$T/cpu.out" "$T/auto.out"
+    done
+done
+"$GB" reduce --backend cpu --op sum,count "$T/f.npy.gz" "$T/i.npy.gz" "$T/f.npy" >"$T/cpu.out"
+$SLOW "$GB" reduce --backend auto --op sum,count "$T/f.npy.gz" "$T/i.npy.gz" "$T/f.npy" \
+    >"$T/auto.out"
+check_files_same "reduce of three files" "$T/cpu.out" "$T/auto.out"
+for c in 256k 32M; do
+    "$GB" quadratic --backend cpu -q --chunk $c "$T/q.npy.gz" -o "$T/q-cpu.npy.gz" -f
+    $SLOW "$GB" quadratic --backend auto -q --chunk $c "$T/q.npy.gz" -o "$T/q-auto.npy.gz" -f
+    check_files_same "quadratic --chunk $c" "$T/q-cpu.npy.gz" "$T/q-auto.npy.gz"
+    for f in m b; do # one matrix staged whole (with 256k) and a batch
+        "$GB" transpose --backend cpu -q --chunk $c "$T/$f.npy.gz" -o "$T/t-cpu.npy.gz" -f
+        $SLOW "$GB" transpose --backend auto -q --chunk $c "$T/$f.npy.gz" -o "$T/t-auto.npy.gz" -f
+        check_files_same "transpose $f --chunk $c" "$T/t-cpu.npy.gz" "$T/t-auto.npy.gz"
+    done
+done
+
+# Corrupt members decoded on the host: the CPU backend's message.
+if "$PY" "$top/tests/gpu/corrupt_bgzf.py" "$T/bad" 4 >"$T/gen.out" 2>&1; then
+    for f in $(pick "$T/bad/*.npy.gz" "$T/bad/crc.npy.gz $T/bad/valid.npy.gz"); do
+        "$GB" reduce --backend cpu "$f" >"$T/cpu.out" 2>"$T/cpu.err"
+        st_cpu=$?
+        $SLOW "$GB" reduce --backend auto "$f" >"$T/auto.out" 2>"$T/auto.err"
+        check_eq "${f##*/}: status" "$st_cpu" $?
+        check_files_same "${f##*/}: message" "$T/cpu.err" "$T/auto.err"
+        check_files_same "${f##*/}: output" "$T/cpu.out" "$T/auto.out"
+    done
+else
+    fail "corrupt_bgzf.py: $(cat "$T/gen.out")"
+fi
+
+# A quick driver: chunks reach the GPU once it is ready (the stand-in's
+# kernels compute nothing, so only the counts are checked).
+GPUBATCH_LIBCUDA=$FAKE FAKECUDA_REPORT="$T/report" "$GB" reduce --backend auto -v --chunk 128k \
+    "$T/f.npy" >/dev/null 2>"$T/quick.err"
+check_eq "quick driver: exit status" 0 $?
+gpu_chunks=$(sed -n 's/.* chunks on the CPU, \([0-9]*\) on the GPU/\1/p' "$T/quick.err")
+[ "${gpu_chunks:-0}" -gt 0 ] && ok || fail "quick driver: no chunk on the GPU [$(cat "$T/quick.err")]"
+grep -q "device 0 launches [1-9]" "$T/report" && ok || fail "quick driver: no launch"
+
+# No driver, start waited for: one warning, the CPU's result.
+GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 "$GB" reduce --op sum "$T/f.npy" \
+    >"$T/auto.out" 2>"$T/auto.err"
+"$GB" reduce --backend cpu --op sum "$T/f.npy" >"$T/cpu.out"
+check_files_same "no driver: the CPU's result" "$T/cpu.out" "$T/auto.out"
+check_eq "no driver: one warning" 1 "$(grep -c 'no NVIDIA driver.*using the CPU backend' "$T/auto.err")"
+
+# The default: a job this small (estimated from the input's size) does
+# not start the driver, whose start would outlast it.
+env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 FAKECUDA_REPORT="$T/rep2" \
+    "$GB" reduce -v --op sum "$T/f.npy" >"$T/auto.out" 2>"$T/auto.err"
+check_files_same "small job: the CPU's result" "$T/cpu.out" "$T/auto.out"
+grep -q "too little to start the GPU" "$T/auto.err" && ok ||
+    fail "small job: the GPU was started [$(cat "$T/auto.err")]"
+summary
