@@ -44,8 +44,10 @@ static void hy_poll(hy *h)
         h->gpu_off = 1;
         return;
     }
-    msg_info("backend auto: CUDA ready %.0f ms after the start, after %llu chunks on the CPU",
-             backend_gpu_start_ms(h->be), h->chunks[0]);
+    double part[3], ms = backend_gpu_start_ms(h->be, part);
+    msg_info("backend auto: CUDA ready %.0f ms after the start (driver and contexts %.0f ms, "
+             "pinning %.0f ms, modules %.0f ms), after %llu chunks on the CPU",
+             ms, part[0], part[1], part[2], h->chunks[0]);
 }
 
 /* Opens the first side's engine. */

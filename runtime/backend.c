@@ -26,6 +26,7 @@ struct backend_start {
     backend cuda;            /* the devices, once ready */
     backend_devices devs;
     double t0, ready_ms;
+    double part_ms[3];       /* driver and contexts, pinning, modules */
     struct {
         void *p;
         size_t bytes;
@@ -133,10 +134,12 @@ static double backend_now(void)
 /* Pins the start's buffers that are not pinned yet; under st->mu. */
 static void start_pin_all(backend_start *st)
 {
+    double t = backend_now();
     for (int i = 0; i < st->nbufs; i++)
         if (!st->bufs[i].pinned)
             st->bufs[i].pinned =
                 gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) == 0;
+    st->part_ms[1] += (backend_now() - t) * 1e3;
 }
 
 /* The start's thread: devices and contexts, then the buffers made so far
@@ -147,17 +150,20 @@ static void *start_thread(void *arg)
     backend_start *st = arg;
     int rc = backend_open_cuda(&st->cuda, &st->devs);
     pthread_mutex_lock(&st->mu);
+    st->part_ms[0] = (backend_now() - st->t0) * 1e3;
     if (rc == 0) {
         start_pin_all(st);
         for (int m = 0; m < st->nmodules; m++) {
             char name[64];
             memcpy(name, st->modules[m], sizeof name);
             pthread_mutex_unlock(&st->mu); /* a JIT may take a while */
+            double t = backend_now();
             for (int i = 0; i < st->cuda.ngpu; i++) {
                 CUmodule mod;
                 gpu_module(st->cuda.gpus[i], name, &mod, NULL); /* failures recur on use */
             }
             pthread_mutex_lock(&st->mu);
+            st->part_ms[2] += (backend_now() - t) * 1e3;
             start_pin_all(st);
         }
         st->cuda.kind = BACKEND_CUDA;
@@ -302,9 +308,11 @@ void backend_want_module(backend *be, const char *module)
     pthread_mutex_unlock(&st->mu);
 }
 
-/* Time the start took, once ready. */
-double backend_gpu_start_ms(const backend *be)
+/* Time the start took, and its parts, once ready. */
+double backend_gpu_start_ms(const backend *be, double parts[3])
 {
+    for (int i = 0; i < 3; i++)
+        parts[i] = be->start ? be->start->part_ms[i] : 0.0;
     return be->start ? be->start->ready_ms : 0.0;
 }
 

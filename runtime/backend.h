@@ -89,8 +89,9 @@ void backend_leave(struct backend *be);
 void backend_want_module(struct backend *be, const char *module);
 
 /* Milliseconds from backend_open to the devices' being ready (auto), or
- * 0. */
-double backend_gpu_start_ms(const struct backend *be);
+ * 0; parts gets those of the driver and contexts, of pinning the host
+ * buffers, and of loading the modules. */
+double backend_gpu_start_ms(const struct backend *be, double parts[3]);
 
 /* Waits for auto's start to finish: be becomes the CUDA backend when it
  * succeeded, else stays on the CPU with the reason in fallback_reason
