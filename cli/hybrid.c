@@ -9,6 +9,7 @@
 
 struct hy {
     backend *be;
+    backend cpu_be;      /* auto: the CPU alone, for the CPU engine's own buffers (never pinned) */
     const hy_ops *ops;
     void *ctx;
     int nslots;
@@ -65,8 +66,14 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->ctx = ctx;
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
-    if (ops->open(ctx, be, nslots, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu) < 0) {
-        msg_error("%s", be->err);
+    backend *first = be;
+    if (be->start) {
+        h->cpu_be = *be;
+        h->cpu_be.start = NULL;
+        first = &h->cpu_be;
+    }
+    if (ops->open(ctx, first, nslots, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu) < 0) {
+        msg_error("%s", first->err);
         hy_close(h);
         return 1;
     }
