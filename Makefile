@@ -135,7 +135,7 @@ ptx: $(BUILD)/ptx-image
 	  targets=$$($(NVCC) --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | sort -n | tr '\n' ' '); \
 	  ls $(PTX_WORK)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
 	    SASS_ARCHS="$(SASS_ARCHS)" sh ptx/lower_version.sh
-	$(Q)cd $(PTX_WORK) && for fam in $$(ls *.ptx | sed 's/[._].*//' | sort -u); do \
+	$(Q)export LC_ALL=C; cd $(PTX_WORK) && for fam in $$(ls *.ptx | sed 's/[._].*//' | sort -u); do \
 	  files=; for m in $$(ls *.ptx | sed 's/\..*//' | grep -E "^$$fam(_|$$)" | sort -u); do \
 	    files="$$files $$(ls $$m.compute_*.ptx | sort -t. -k2.9n)"; \
 	    for a in $(SASS_ARCHS); do [ ! -f $$m.sm_$$a.cubin ] || files="$$files $$m.sm_$$a.cubin"; done; \
@@ -145,7 +145,7 @@ ptx: $(BUILD)/ptx-image
 	done
 
 # The packer and unpacker of the images, a host program.
-$(BUILD)/ptx-image: ptx/image.c Makefile
+$(BUILD)/ptx-image: ptx/image.c ptx/cubin.h Makefile
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -l:libz.a
@@ -169,7 +169,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeli
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
 
 # A stand-in driver library for the tests of the GPU error paths.
-$(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h
+$(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h ptx/cubin.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<

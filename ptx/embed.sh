@@ -36,7 +36,7 @@ for f in "$@"; do
             "$isa" "$abi" "$i" "$at" "$stored" "$size"
         at=$((at + stored))
     done <<TABLE
-$(sed -n '2,/^$/p' "$f" | sed '/^$/d')
+$(sed -n '1d; /^$/q; p' "$f")
 TABLE
     if [ "$at" -ne "$total" ]; then
         echo "embed.sh: $f: its table covers $at of its $total bytes" >&2

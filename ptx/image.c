@@ -25,11 +25,12 @@
  *                            it was assembled from (its module's of the
  *                            highest arch <= NN); writes OUT atomically
  *   image unpack IMAGE DIR   writes each entry back to DIR as such a file */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "ptx/cubin.h"
 
 #define IMAGE_MAGIC "gpubatch image 1: module kind arch isa abi size stored\n"
 #define IMAGE_MAX_ENTRIES 4096
@@ -96,21 +97,6 @@ static int image_ptx_isa(const char *text)
     return major * 10 + minor;
 }
 
-/* Checks that a cubin is a 64-bit CUDA ELF for sm_arch and returns its ELF
- * ABI version, or -1. The sm number sits in bits 8-15 of e_flags from ABI
- * version 8 (OS/ABI 0x41, ptxas 13) on, in bits 0-7 before. */
-static int image_cubin_abi(const unsigned char *elf, unsigned long len, int arch)
-{
-    if (len < 64 || memcmp(elf, "\177ELF", 4) || elf[4] != 2 || elf[5] != 1 ||
-        (elf[18] | elf[19] << 8) != 190)
-        return -1;
-    uint32_t flags = (uint32_t)elf[48] | (uint32_t)elf[49] << 8 | (uint32_t)elf[50] << 16 |
-                     (uint32_t)elf[51] << 24;
-    int abi = elf[8];
-    int sm = elf[7] == 0x41 && abi >= 8 ? (int)(flags >> 8 & 0xff) : (int)(flags & 0xff);
-    return sm == arch ? abi : -1;
-}
-
 /* The PTX among the n entries before that a cubin of module for sm_arch is
  * assembled from: the module's PTX of the highest architecture <= arch. */
 static const image_entry *image_source(const image_entry *es, int n, const char *module, int arch)
@@ -152,8 +138,7 @@ static int image_entry_from_file(image_entry *e, const char *path, const image_e
             goto out_free;
         }
     } else {
-        e->abi = image_cubin_abi(raw, len, e->arch);
-        if (e->abi < 0) {
+        if (cubin_sm(raw, len) != e->arch) {
             fprintf(stderr, "image: %s is not a CUDA cubin for sm_%d\n", path, e->arch);
             goto out_free;
         }
@@ -163,6 +148,7 @@ static int image_entry_from_file(image_entry *e, const char *path, const image_e
             goto out_free;
         }
         e->isa = src->isa;
+        e->abi = cubin_abi(raw);
     }
     e->size = len;
     e->stored = compressBound(len);

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptx/cubin.h"
 #include "runtime/cu.h"
 
 #define FAKE_DEFAULT_MEM ((size_t)16 << 30)
@@ -335,13 +336,9 @@ static CUresult fake_cubin_check(const unsigned char *elf)
     const char *e = getenv("FAKECUDA_CUBIN_ERROR");
     if (e && *e)
         return (CUresult)atoi(e);
-    if (elf[4] != 2 || elf[5] != 1 || (elf[18] | elf[19] << 8) != 190)
+    int sm = cubin_sm(elf, 64), cc = fake_cc();
+    if (sm < 0 || (cubin_abi(elf) >= 8 && fake_version() < 13000))
         return CUDA_ERROR_INVALID_IMAGE;
-    unsigned flags = (unsigned)elf[48] | (unsigned)elf[49] << 8;
-    int abi = elf[8];
-    if (abi >= 8 && fake_version() < 13000)
-        return CUDA_ERROR_INVALID_IMAGE;
-    int sm = (int)(abi >= 8 ? flags >> 8 : flags & 0xff), cc = fake_cc();
     return sm / 10 == cc / 10 && sm % 10 <= cc % 10 ? CUDA_SUCCESS : CUDA_ERROR_NO_BINARY_FOR_GPU;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ptx/cubin.h"
 #include "runtime/cu.h"
 #include "runtime/ptx_blobs.h"
 
@@ -50,16 +51,6 @@ static void test_abi_driver(void)
     CHECK(cu_cubin_abi_driver(9) == 0);
 }
 
-/* The sm number of a 64-bit CUDA cubin (bits 8-15 of e_flags from ELF ABI
- * version 8 on, bits 0-7 before), or -1 for anything else. */
-static int cubin_sm(const unsigned char *elf, size_t len)
-{
-    if (len < 64 || memcmp(elf, "\177ELF", 4) || elf[4] != 2 || (elf[18] | elf[19] << 8) != 190)
-        return -1;
-    unsigned flags = (unsigned)elf[48] | (unsigned)elf[49] << 8;
-    return (int)(elf[8] >= 8 ? flags >> 8 & 0xff : flags & 0xff);
-}
-
 /* Each PTX blob's isa field is the .version its text declares, 7.0 or
  * newer; each cubin is native code for the sm its arch field names, of the
  * ELF ABI version its abi field names, assembled from its module's PTX (the
@@ -94,9 +85,10 @@ static void test_blobs(void)
             CHECKF(i > 0 && !strcmp(b->module, ptx_blobs[i - 1].module), "%s: cubin of no PTX",
                    b->module);
             CHECKF(next_sass < 7 && b->arch == sass[next_sass], "%s: sm_%d", b->module, b->arch);
-            CHECKF(cubin_sm((const unsigned char *)data, b->size) == b->arch, "%s: sm_%d holds sm_%d",
-                   b->module, b->arch, cubin_sm((const unsigned char *)data, b->size));
-            CHECKF(b->abi == (unsigned char)data[8] && b->isa == module_isa, "%s sm_%d: abi %d isa %d",
+            const unsigned char *elf = (const unsigned char *)data;
+            CHECKF(cubin_sm(elf, b->size) == b->arch, "%s: sm_%d holds sm_%d", b->module, b->arch,
+                   cubin_sm(elf, b->size));
+            CHECKF(b->abi == cubin_abi(elf) && b->isa == module_isa, "%s sm_%d: abi %d isa %d",
                    b->module, b->arch, b->abi, b->isa);
             next_sass++;
         }
