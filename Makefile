@@ -135,6 +135,7 @@ ptx: $(BUILD)/ptx-image
 	  targets=$$($(NVCC) --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | sort -n | tr '\n' ' '); \
 	  ls $(PTX_WORK)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
 	    SASS_ARCHS="$(SASS_ARCHS)" sh ptx/lower_version.sh
+	$(Q)rm -f $(PTX_OUT)/*.img
 	$(Q)export LC_ALL=C; cd $(PTX_WORK) && for fam in $$(ls *.ptx | sed 's/[._].*//' | sort -u); do \
 	  files=; for m in $$(ls *.ptx | sed 's/\..*//' | grep -E "^$$fam(_|$$)" | sort -u); do \
 	    files="$$files $$(ls $$m.compute_*.ptx | sort -t. -k2.9n)"; \
