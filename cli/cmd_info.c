@@ -72,7 +72,7 @@ static void info_blobs(void)
  * with the cubin the driver refused, or before loading what is tried first. */
 static const char *info_variant(const gpu_module_stats *st, char *buf, size_t len)
 {
-    if (st->native && st->loaded)
+    if (st->native && (st->loaded || !st->ptx))
         snprintf(buf, len, "sm_%d native code", st->native);
     else if (st->native)
         snprintf(buf, len, "sm_%d native code (else compute_%d PTX, JIT)", st->native, st->ptx);

@@ -25,7 +25,8 @@
  *                         a minor version at least its own, else
  *                         CUDA_ERROR_NO_BINARY_FOR_GPU (209); a cubin of ELF
  *                         ABI version 8 (ptxas 13) only from CUDA 13.0 on,
- *                         else CUDA_ERROR_INVALID_IMAGE (200)
+ *                         else CUDA_ERROR_INVALID_IMAGE (200): the rule
+ *                         gpubatch assumes, not one seen on an old driver
  *   FAKECUDA_CUBIN_ERROR  a CUresult every cubin load returns instead, as
  *                         from a driver that refuses the embedded native code
  *   FAKECUDA_DEVICES      number of devices (default 1)
