@@ -6,11 +6,15 @@
 #   PREFIX     install prefix (default /usr/local); DESTDIR for staged installs;
 #              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch)
 #   NVCC       CUDA compiler, used only by `make ptx` (default nvcc), with its ptxas
-#   PTX_JOBS   ptxas checks `make ptx` runs at once (default: the number of cores)
+#   PTX_JOBS   compilations `make ptx` runs at once (default: the number of cores)
+#   PTX_OUT    where `make ptx` writes the images (default ptx/images)
+#   PTX_WORK   where `make ptx` and `make ptx-unpack` write the PTX text and
+#              cubins (default BUILD/ptx)
 #   BUILD      build directory (default build)
 #
 # `make` needs only a C compiler, GNU Make and zlib's static library: the
-# kernels come from the PTX committed in ptx/, embedded in the binary.
+# kernels come from the images committed in ptx/images/ (PTX and native
+# code), embedded in the binary.
 
 CC ?= cc
 NVCC ?= nvcc
@@ -40,7 +44,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow -Wno-unused-
 ALL_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 LDLIBS_ALL := -l:libz.a -ldl -lm -pthread
 
-# NVCC flags for the committed PTX: IEEE division and square root, no
+# NVCC flags for the PTX: IEEE division and square root, no
 # contraction, no flush-to-zero.
 NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -O3 -I.
 # Virtual architectures per kernel family: compute_75 runs on every GPU CUDA 13
@@ -52,7 +56,12 @@ INFLATE_ARCHS := 75
 # The article ladders `gpubatch bench` times beside the production kernels.
 LADDER_ARCHS := 75
 LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
-PTX_OUT ?= ptx
+# Native code (SASS) for these compute capabilities beside the PTX: the
+# driver runs it with no JIT on GPUs of the same major version and a minor
+# version at least as high.
+SASS_ARCHS := 75 80 86 89 90 100 120
+PTX_OUT ?= ptx/images
+PTX_WORK ?= $(BUILD)/ptx
 PTX_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 REDUCE_KERNELS := moments moments_sq extrema
@@ -61,7 +70,7 @@ REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 LIB_SRC := $(wildcard runtime/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/ptx_table.o
 HDRS := $(wildcard runtime/*.h io/*.h cli/*.h ptx/*.h)
-PTX_FILES := $(sort $(wildcard ptx/*.ptx))
+IMAGES := $(sort $(wildcard ptx/images/*.img))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 # The quadratic accuracy tests need MPFR's headers (libmpfr-dev); without them
 # that one test program is left out, and `make test` says so.
@@ -74,7 +83,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
 
-.PHONY: all ptx test check tests install uninstall clean help asan ubsan san fuzz
+.PHONY: all ptx ptx-unpack test check tests install uninstall clean help asan ubsan san fuzz
 .DEFAULT_GOAL := all
 
 ## all: build ./gpubatch (no nvcc needed)
@@ -89,55 +98,62 @@ $(BUILD)/%.o: %.c $(HDRS) Makefile
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# The embedded PTX: one table entry per ptx/MODULE.compute_NN.ptx, each blob
-# NUL-terminated because the driver takes PTX as a C string.
-$(BUILD)/ptx_table.c: $(PTX_FILES) ptx/embed.sh Makefile
+# The embedded images: one table entry per module's PTX or cubin in
+# ptx/images/*.img, each pointing at its zlib stream inside the image.
+$(BUILD)/ptx_table.c: $(IMAGES) ptx/embed.sh Makefile
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
-	$(Q)sh ptx/embed.sh $(PTX_FILES) > $@.tmp && mv $@.tmp $@
+	$(Q)sh ptx/embed.sh $(IMAGES) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(PTX_FILES)
+$(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(IMAGES)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# After nvcc, every PTX file gets the lowest PTX ISA version (7.0 at the
-# least) that ptxas assembles for each GPU nvcc lists at or above its target
-# (ptx/lower_version.sh), so that it loads on the oldest drivers that can.
-## ptx: regenerate ptx/*.ptx from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
-ptx:
-	$(Q)mkdir -p $(PTX_OUT) && rm -f $(PTX_OUT)/reduce_*.ptx
-	$(Q)for a in $(REDUCE_ARCHS); do for d in $(PTX_DTYPES); do \
-	  ks="$(REDUCE_KERNELS)"; case $$d in f*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
-	  for k in $$ks; do \
-	    echo "  NVCC    $(PTX_OUT)/reduce_$${d}_$$k.compute_$$a.ptx"; \
-	    $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -DRD_KERNEL_$$k -ptx \
-	      -o $(PTX_OUT)/reduce_$${d}_$$k.compute_$$a.ptx ptx/reduce.cu || exit 1; \
-	done; done; done
-	$(Q)rm -f $(PTX_OUT)/quadratic_*.ptx
-	$(Q)for a in $(QUADRATIC_ARCHS); do for d in f32 f64; do \
-	  echo "  NVCC    $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx"; \
-	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -DGB_DT_$$d -ptx \
-	    -o $(PTX_OUT)/quadratic_$$d.compute_$$a.ptx ptx/quadratic.cu || exit 1; \
-	done; done
-	$(Q)rm -f $(PTX_OUT)/transpose.*.ptx
-	$(Q)for a in $(TRANSPOSE_ARCHS); do \
-	  echo "  NVCC    $(PTX_OUT)/transpose.compute_$$a.ptx"; \
-	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/transpose.compute_$$a.ptx ptx/transpose.cu || exit 1; \
-	done
-	$(Q)rm -f $(PTX_OUT)/inflate.*.ptx
-	$(Q)for a in $(INFLATE_ARCHS); do \
-	  echo "  NVCC    $(PTX_OUT)/inflate.compute_$$a.ptx"; \
-	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/inflate.compute_$$a.ptx ptx/inflate.cu || exit 1; \
-	done
-	$(Q)rm -f $(PTX_OUT)/ladder_*.ptx
-	$(Q)for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do \
-	  echo "  NVCC    $(PTX_OUT)/$$m.compute_$$a.ptx"; \
-	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/$$m.compute_$$a.ptx ptx/$$m.cu || exit 1; \
-	done; done
+# `make ptx`, in three steps, run on PTX_JOBS cores: nvcc writes each
+# module's PTX to PTX_WORK; every PTX file gets the lowest PTX ISA version
+# (7.0 at the least) that ptxas assembles for each GPU nvcc lists at or above
+# its target (ptx/lower_version.sh), so that it loads on the oldest drivers
+# that can, and ptxas's native code (a cubin) of that PTX for each of
+# SASS_ARCHS is kept beside it; then ptx/image.c packs each family's PTX and
+# cubins into PTX_OUT/FAMILY.img (the family: the module's name up to its
+# first `_`).
+## ptx: regenerate ptx/images/*.img from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
+ptx: $(BUILD)/ptx-image
+	$(Q)rm -rf $(PTX_WORK) && mkdir -p $(PTX_WORK) $(PTX_OUT)
+	$(Q){ for a in $(REDUCE_ARCHS); do for d in $(PTX_DTYPES); do \
+	    ks="$(REDUCE_KERNELS)"; case $$d in f*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
+	    for k in $$ks; do echo "reduce_$${d}_$$k $$a reduce -DGB_DT_$$d -DRD_KERNEL_$$k"; done; \
+	  done; done; \
+	  for a in $(QUADRATIC_ARCHS); do for d in f32 f64; do echo "quadratic_$$d $$a quadratic -DGB_DT_$$d"; done; done; \
+	  for a in $(TRANSPOSE_ARCHS); do echo "transpose $$a transpose"; done; \
+	  for a in $(INFLATE_ARCHS); do echo "inflate $$a inflate"; done; \
+	  for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do echo "$$m $$a $$m"; done; done; \
+	} | NVCC_CMD="$(NVCC) $(NVCC_FLAGS)" W="$(PTX_WORK)" xargs -L 1 -P $(PTX_JOBS) sh -c \
+	  'm=$$1 a=$$2 src=ptx/$$3.cu; shift 3; echo "  NVCC    $$W/$$m.compute_$$a.ptx"; \
+	   $$NVCC_CMD -arch=compute_$$a "$$@" -ptx -o "$$W/$$m.compute_$$a.ptx" "$$src"' sh
 	$(Q)ptxas=$$(dirname "$$(command -v $(NVCC))")/ptxas; \
 	  targets=$$($(NVCC) --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | sort -n | tr '\n' ' '); \
-	  ls $(PTX_OUT)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
-	    sh ptx/lower_version.sh
+	  ls $(PTX_WORK)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
+	    SASS_ARCHS="$(SASS_ARCHS)" sh ptx/lower_version.sh
+	$(Q)rm -f $(PTX_OUT)/*.img
+	$(Q)export LC_ALL=C; cd $(PTX_WORK) && for fam in $$(ls *.ptx | sed 's/[._].*//' | sort -u); do \
+	  files=; for m in $$(ls *.ptx | sed 's/\..*//' | grep -E "^$$fam(_|$$)" | sort -u); do \
+	    files="$$files $$(ls $$m.compute_*.ptx | sort -t. -k2.9n)"; \
+	    for a in $(SASS_ARCHS); do [ ! -f $$m.sm_$$a.cubin ] || files="$$files $$m.sm_$$a.cubin"; done; \
+	  done; \
+	  echo "  IMAGE   $(PTX_OUT)/$$fam.img"; \
+	  $(abspath $(BUILD))/ptx-image pack $(abspath $(PTX_OUT))/$$fam.img $$files || exit 1; \
+	done
+
+# The packer and unpacker of the images, a host program.
+$(BUILD)/ptx-image: ptx/image.c ptx/cubin.h Makefile
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -l:libz.a
+
+## ptx-unpack: write the PTX text and cubins of ptx/images/*.img to PTX_WORK (default build/ptx; no nvcc needed)
+ptx-unpack: $(BUILD)/ptx-image
+	$(Q)mkdir -p $(PTX_WORK) && for f in $(IMAGES); do $(BUILD)/ptx-image unpack $$f $(PTX_WORK) || exit 1; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/pipeline_gz_run.h
 	@mkdir -p $(dir $@)
@@ -154,7 +170,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeli
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
 
 # A stand-in driver library for the tests of the GPU error paths.
-$(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h
+$(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h ptx/cubin.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
@@ -218,7 +234,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES) $(DOC_REF) $(DOC_IMG))
 	-rmdir $(DESTDIR)$(DOCDIR)/docs/img $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
-## dist: make gpubatch-$(VERSION).tar.gz from `git ls-files` (with the committed PTX: builds without nvcc)
+## dist: make gpubatch-$(VERSION).tar.gz from `git ls-files` (with the committed images: builds without nvcc)
 .PHONY: dist
 dist:
 	$(Q)mkdir -p $(BUILD)
@@ -231,7 +247,7 @@ dist:
 	$(Q)mv gpubatch-$(VERSION).tar.gz.tmp gpubatch-$(VERSION).tar.gz
 	$(Q)rm -f $(BUILD)/dist.tar $(BUILD)/dist-files
 
-## clean: remove build outputs (never the committed PTX)
+## clean: remove build outputs (never the committed images)
 clean:
 	rm -rf $(BUILD) build gpubatch
 

@@ -14,29 +14,77 @@ static const char info_usage[] =
     "Print the NVIDIA driver version (and how its entry points were found), each\n"
     "CUDA device (name, compute capability, memory, multiprocessors), the embedded\n"
     "PTX modules (each with the PTX ISA version it declares and the oldest driver\n"
-    "that loads it) and which variant each device loads (with its load/JIT time),\n"
-    "and the CPU backend.\n"
+    "that loads it) and native code (the GPUs each module has a cubin for), which\n"
+    "variant each device loads (native code for sm_XX, or the PTX for compute_XX\n"
+    "through the JIT) with its load time, and the CPU backend.\n"
     "  --no-jit    list the variants without loading them\n"
     "  -h, --help  this help\n";
 
 enum { OPT_NO_JIT = OPT_FIRST_COMMAND_OPTION };
 
-/* Lists the embedded PTX blobs with the ISA version each declares. */
+/* "CUDA 11.0 (driver R450)" for a CUDA version the driver needs (0: unknown). */
+static const char *info_need(int need, char *buf, size_t len)
+{
+    if (!need) {
+        snprintf(buf, len, "a driver newer than gpubatch knows");
+        return buf;
+    }
+    return cu_driver_text(need, buf, len);
+}
+
+/* Lists the embedded PTX with the ISA version each declares, then for each
+ * module the GPUs its native code is for and the driver that loads all of it. */
 static void info_blobs(void)
 {
+    char need[64];
     printf("embedded PTX:\n");
     for (int i = 0; ptx_blobs[i].module; i++) {
-        int isa = ptx_blobs[i].isa, need = cu_ptx_isa_driver(isa);
-        char need_text[64] = "a driver newer than gpubatch knows";
-        if (need)
-            cu_driver_text(need, need_text, sizeof need_text);
+        int isa = ptx_blobs[i].isa;
+        if (ptx_blobs[i].kind != PTX_BLOB_PTX)
+            continue;
         printf("  %-12s compute_%d  PTX ISA %d.%d: %s or newer  %zu bytes\n",
-               ptx_blobs[i].module, ptx_blobs[i].arch, isa / 10, isa % 10, need_text,
-               (size_t)(ptx_blob_ends[i] - ptx_blobs[i].data - 1));
+               ptx_blobs[i].module, ptx_blobs[i].arch, isa / 10, isa % 10,
+               info_need(cu_ptx_isa_driver(isa), need, sizeof need), ptx_blobs[i].size);
+    }
+    printf("embedded native code:\n");
+    for (int i = 0, j; ptx_blobs[i].module; i = j) {
+        char archs[256] = "";
+        size_t bytes = 0, used = 0;
+        int newest = 0, unknown = 0;
+        for (j = i; ptx_blobs[j].module && !strcmp(ptx_blobs[j].module, ptx_blobs[i].module); j++) {
+            if (ptx_blobs[j].kind != PTX_BLOB_SASS)
+                continue;
+            int n = cu_cubin_abi_driver(ptx_blobs[j].abi);
+            unknown |= !n;
+            newest = n > newest ? n : newest;
+            bytes += ptx_blobs[j].size;
+            if (used < sizeof archs)
+                used += (size_t)snprintf(archs + used, sizeof archs - used, " sm_%d",
+                                         ptx_blobs[j].arch);
+        }
+        if (bytes)
+            printf("  %-12s%s: %s or newer  %zu bytes\n", ptx_blobs[i].module, archs,
+                   info_need(unknown ? 0 : newest, need, sizeof need), bytes);
     }
 }
 
-/* Loads each module on one device and reports variant and time. */
+/* How a module loads or loaded: "sm_90 native code", "compute_75 PTX (JIT)",
+ * with the cubin the driver refused, or before loading what is tried first. */
+static const char *info_variant(const gpu_module_stats *st, char *buf, size_t len)
+{
+    if (st->native && (st->loaded || !st->ptx))
+        snprintf(buf, len, "sm_%d native code", st->native);
+    else if (st->native)
+        snprintf(buf, len, "sm_%d native code (else compute_%d PTX, JIT)", st->native, st->ptx);
+    else if (st->refused)
+        snprintf(buf, len, "compute_%d PTX (JIT; the driver refused sm_%d: %s)", st->ptx,
+                 st->refused, cu_result_text(st->refused_result));
+    else
+        snprintf(buf, len, "compute_%d PTX (JIT)", st->ptx);
+    return buf;
+}
+
+/* Loads each module on one device and reports the variant and its time. */
 static int info_modules(int ordinal, int jit)
 {
     gpu *g;
@@ -50,25 +98,30 @@ static int info_modules(int ordinal, int jit)
         if (i > 0 && !strcmp(ptx_blobs[i].module, ptx_blobs[i - 1].module))
             continue;
         const char *m = ptx_blobs[i].module;
-        int arch = gpu_module_arch(g, m);
+        gpu_module_stats st;
+        char variant[256];
         CUmodule mod;
         double ms = 0;
-        if (!arch) {
+        gpu_module_get_stats(g, m, &st);
+        if (!st.native && !st.ptx) {
             /* Nothing to load: gpu_module only says why (device or driver). */
             gpu_module(g, m, &mod, NULL);
             printf("    %-12s no variant runs here: %s\n", m, gpu_error_text(g));
             continue;
         }
         if (!jit) {
-            printf("    %-12s \n", m);
+            printf("    %-12s %s\n", m, info_variant(&st, variant, sizeof variant));
             continue;
         }
         rc = gpu_module(g, m, &mod, &ms);
         if (rc < 0) {
-            printf("    %-12s compute_%d FAILED: %s\n", m, arch, gpu_error_text(g));
+            printf("    %-12s %s FAILED: %s\n", m, info_variant(&st, variant, sizeof variant),
+                   gpu_error_text(g));
             status = 1;
         } else {
-            printf("    %-12s compute_%d loaded in %.1f ms\n", m, arch, ms);
+            gpu_module_get_stats(g, m, &st);
+            printf("    %-12s %s loaded in %.1f ms\n", m, info_variant(&st, variant, sizeof variant),
+                   ms);
         }
     }
     gpu_close(g);

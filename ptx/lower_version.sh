@@ -9,10 +9,17 @@
 # below. The driver loads the file only if it knows that version, so the
 # lowest one runs on the oldest drivers. A file no version assembles, or
 # whose machine code a lower version changes, is an error.
-# Environment: PTXAS (default ptxas), PTX_TARGETS ("75 80 86 ...", required).
+# It also leaves beside each file MODULE.compute_NN.ptx the native code
+# MODULE.sm_MM.cubin for each MM of SASS_ARCHS at or above NN (unless the
+# module has a compute_KK.ptx with NN < KK <= MM, whose cubin that is):
+# ptxas's output for the version kept, that is for the file as written
+# (ptxas ignores the comment line added).
+# Environment: PTXAS (default ptxas), PTX_TARGETS ("75 80 86 ...", required),
+# SASS_ARCHS (some of PTX_TARGETS; default none).
 set -eu
 PTXAS=${PTXAS:-ptxas}
 : "${PTX_TARGETS:?PTX_TARGETS lists the compute capabilities to assemble for}"
+SASS_ARCHS=${SASS_ARCHS:-}
 floor=7.0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -74,6 +81,23 @@ for f in "$@"; do
             fi
         done
     fi
+    for a in $SASS_ARCHS; do
+        [ "$a" -ge "$target" ] || continue
+        case " $targets " in
+        *" $a "*) ;;
+        *)
+            echo "lower_version.sh: $f: sm_$a is not among the targets ($targets)" >&2
+            exit 1
+            ;;
+        esac
+        own=1
+        for g in "${f%.compute_*}".compute_*.ptx; do
+            k=${g##*.compute_}
+            k=${k%.ptx}
+            [ "$k" -gt "$target" ] && [ "$k" -le "$a" ] && own=
+        done
+        [ -z "$own" ] || cp "$tmp/lowered/sm_$a.cubin" "${f%.compute_*}.sm_$a.cubin"
+    done
     targets_sm=$(echo "$targets" | sed 's/\([0-9][0-9]*\)/sm_\1/g')
     awk -v note="// PTX ISA $kept (at least $floor): ptxas $ptxas_release assembles it for $targets_sm, into the machine code of .version $declared$why" \
         '/^\.version / { print note } { print }' "$tmp/try.ptx" >"$f.tmp"

@@ -101,6 +101,14 @@ int cu_ptx_isa_driver(int isa)
     return 0;
 }
 
+/* First CUDA version that loads cubins of ELF ABI version abi, or 0: version
+ * 7 is older than CUDA 11.0; version 8 came with CUDA 13.0 (ptxas 13, ELF
+ * OS/ABI 0x41, the sm number moved to bits 8-15 of e_flags). */
+int cu_cubin_abi_driver(int abi)
+{
+    return abi == 7 ? CU_ABI_VERSION : abi == 8 ? 13000 : 0;
+}
+
 /* "CUDA 12.2 (driver R535)", or without the branch for a version the
  * table does not list. */
 const char *cu_driver_text(int cuda_version, char *buf, size_t len)

@@ -36,6 +36,7 @@ enum {
     CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
     CUDA_ERROR_NO_DEVICE = 100,
     CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_IMAGE = 200,
     CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
     CUDA_ERROR_INVALID_PTX = 218,
     CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
@@ -144,6 +145,12 @@ const char *cu_entry_point_source(void);
  * ISA version isa (10*major + minor: 70 for 7.0 loads on CUDA 11.0 = 11000);
  * 0 for a version the table does not know (newer than it). */
 int cu_ptx_isa_driver(int isa);
+
+/* The first CUDA version, from CU_ABI_VERSION on, whose driver loads a
+ * cubin of ELF ABI version abi (its e_ident[8]): ptxas 13 writes version 8,
+ * which drivers before CUDA 13.0 predate; 0 for a version the table does
+ * not know. */
+int cu_cubin_abi_driver(int abi);
 
 /* "CUDA 11.0 (driver R450)": a CUDA version and the first Linux driver
  * branch that has it (just "CUDA 10.2" for a version with no PTX ISA of its

@@ -18,6 +18,7 @@ struct gpu {
     struct {
         const char *name;
         CUmodule mod;
+        gpu_module_stats stats;
     } modules[GPU_MAX_MODULES];
     int nmodules;
     char err[10240];
@@ -25,28 +26,32 @@ struct gpu {
 
 static char gpu_driver_message[512]; /* why the driver runs none of the modules */
 
-/* The CUDA version whose driver first loads embedded blob i (0: unknown). */
+/* The CUDA version whose driver first loads embedded blob i (0: unknown):
+ * for PTX, by its PTX ISA version; for a cubin, by its ELF ABI version. */
 static int gpu_blob_driver(int i)
 {
-    return cu_ptx_isa_driver(ptx_blobs[i].isa);
+    return ptx_blobs[i].kind == PTX_BLOB_PTX ? cu_ptx_isa_driver(ptx_blobs[i].isa)
+                                             : cu_cubin_abi_driver(ptx_blobs[i].abi);
 }
 
-/* Whether this driver's version is enough for blob i (an ISA version the
- * table does not know is left to the driver to judge). */
+/* Whether this driver's version is enough for blob i (a version the table
+ * does not know is left to the driver to judge). */
 static int gpu_driver_loads(int i)
 {
     int need = gpu_blob_driver(i);
     return need == 0 || cu_driver_version() >= need;
 }
 
-/* Index of the blob that needs the oldest driver among those of module
+/* Index of the PTX blob that needs the oldest driver among those of module
  * (NULL: of any module) that run on compute capability cc (10*major+minor),
- * or -1 when there is none. */
+ * or -1 when there is none. Only PTX counts: it is what every module falls
+ * back to when the driver refuses its native code. */
 static int gpu_oldest_driver_blob(const char *module, int cc)
 {
     int oldest = -1;
     for (int i = 0; ptx_blobs[i].module; i++)
-        if ((!module || !strcmp(ptx_blobs[i].module, module)) && ptx_blobs[i].arch <= cc &&
+        if (ptx_blobs[i].kind == PTX_BLOB_PTX && (!module || !strcmp(ptx_blobs[i].module, module)) &&
+            ptx_blobs[i].arch <= cc &&
             (oldest < 0 || gpu_blob_driver(i) < gpu_blob_driver(oldest)))
             oldest = i;
     return oldest;
@@ -180,14 +185,26 @@ int gpu_bind(gpu *g)
     return 0;
 }
 
-/* Index of the best embedded blob of module that runs on this device and
- * that this driver loads, or -1. */
-static int gpu_pick_blob(const gpu *g, const char *module)
+/* Whether blob b runs on this device: PTX of a virtual architecture at or
+ * below its compute capability; native code of the same major version and a
+ * minor version at or below its own (cubins are binary-compatible only
+ * within a major version). */
+static int gpu_blob_runs(const gpu *g, const ptx_blob *b)
+{
+    if (b->kind == PTX_BLOB_PTX)
+        return b->arch <= g->info.cc_major * 10 + g->info.cc_minor;
+    return b->arch / 10 == g->info.cc_major && b->arch % 10 <= g->info.cc_minor;
+}
+
+/* Index of the best embedded blob of module and kind (PTX_BLOB_PTX or
+ * PTX_BLOB_SASS) that runs on this device and that this driver loads (the
+ * highest architecture), or -1. */
+static int gpu_pick_blob(const gpu *g, const char *module, int kind)
 {
     int best = -1;
-    int cc = g->info.cc_major * 10 + g->info.cc_minor;
     for (int i = 0; ptx_blobs[i].module; i++) {
-        if (strcmp(ptx_blobs[i].module, module) || ptx_blobs[i].arch > cc || !gpu_driver_loads(i))
+        if (ptx_blobs[i].kind != kind || strcmp(ptx_blobs[i].module, module) ||
+            !gpu_blob_runs(g, &ptx_blobs[i]) || !gpu_driver_loads(i))
             continue;
         if (best < 0 || ptx_blobs[i].arch > ptx_blobs[best].arch)
             best = i;
@@ -195,11 +212,34 @@ static int gpu_pick_blob(const gpu *g, const char *module)
     return best;
 }
 
-/* Architecture of the variant gpu_module() loads. */
+/* Virtual architecture of the PTX gpu_module() loads or falls back to. */
 int gpu_module_arch(const gpu *g, const char *module)
 {
-    int i = gpu_pick_blob(g, module);
+    int i = gpu_pick_blob(g, module, PTX_BLOB_PTX);
     return i < 0 ? 0 : ptx_blobs[i].arch;
+}
+
+/* The loaded module's slot in g, or -1. */
+static int gpu_find_module(const gpu *g, const char *module)
+{
+    for (int i = 0; i < g->nmodules; i++)
+        if (!strcmp(g->modules[i].name, module))
+            return i;
+    return -1;
+}
+
+/* What gpu_module() loaded for module, or before it has, what it would try. */
+int gpu_module_get_stats(const gpu *g, const char *module, gpu_module_stats *out)
+{
+    int i = gpu_find_module(g, module);
+    if (i >= 0) {
+        *out = g->modules[i].stats;
+        return 0;
+    }
+    int s = gpu_pick_blob(g, module, PTX_BLOB_SASS), p = gpu_pick_blob(g, module, PTX_BLOB_PTX);
+    *out = (gpu_module_stats){.native = s < 0 ? 0 : ptx_blobs[s].arch,
+                              .ptx = p < 0 ? 0 : ptx_blobs[p].arch};
+    return 0;
 }
 
 /* Seconds on a monotonic clock. */
@@ -234,23 +274,62 @@ static int gpu_no_blob(gpu *g, const char *module)
     int b = gpu_oldest_driver_blob(module, g->info.cc_major * 10 + g->info.cc_minor);
     if (b >= 0)
         return gpu_driver_too_old(g, module, b, NULL);
-    snprintf(g->err, sizeof g->err, "no embedded PTX of module %s runs on compute capability %d.%d",
+    snprintf(g->err, sizeof g->err,
+             "no embedded PTX or native code of module %s runs on compute capability %d.%d",
              module, g->info.cc_major, g->info.cc_minor);
     return GPU_ERR_MODULE;
 }
 
-/* Loads (once) the best embedded PTX of module, keeping the JIT log on failure. */
+/* Inflates blob b and hands it to the driver, its error log into log;
+ * the driver's result (CUDA_ERROR_OUT_OF_MEMORY when inflating runs out of
+ * memory, CUDA_ERROR_INVALID_IMAGE for a damaged stream). */
+static CUresult gpu_load_blob(int b, CUmodule *mod, char *log, size_t log_len)
+{
+    char *image, info_log[2048] = "";
+    int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                  CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, (void *)(uintptr_t)log_len, info_log,
+                    (void *)(uintptr_t)sizeof info_log};
+    log[0] = 0;
+    int rc = ptx_blob_unpack(&ptx_blobs[b], &image);
+    if (rc < 0)
+        return rc == -1 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_IMAGE;
+    CUresult r = cu.ModuleLoadDataEx(mod, image, 4, opts, vals);
+    free(image);
+    return r;
+}
+
+/* Records why blob b of module failed to load (the driver's result r and
+ * error log) and returns the gpu_error for it. */
+static int gpu_load_failed(gpu *g, const char *module, int b, CUresult r, char *log)
+{
+    int ptx = ptx_blobs[b].kind == PTX_BLOB_PTX;
+    if (ptx && r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+        return gpu_driver_too_old(g, module, b, cu_result_text(r));
+    for (char *p = log; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    snprintf(g->err, sizeof g->err, "loading module %s (%s_%d) failed: %s; %s log: %s", module,
+             ptx ? "compute" : "sm", ptx_blobs[b].arch, cu_result_text(r), ptx ? "JIT" : "driver",
+             log[0] ? log : "(empty)");
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_MODULE;
+}
+
+/* Loads (once) module: its native code for this device when there is some
+ * and the driver takes it, else (the driver refused the cubin, as one older
+ * than the cubin's format does) its PTX, which the driver JIT-compiles;
+ * keeps the driver's log on failure. */
 int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
 {
-    for (int i = 0; i < g->nmodules; i++)
-        if (!strcmp(g->modules[i].name, module)) {
-            *out = g->modules[i].mod;
-            if (ms_out)
-                *ms_out = 0;
-            return 0;
-        }
-    int b = gpu_pick_blob(g, module);
-    if (b < 0)
+    int slot = gpu_find_module(g, module);
+    if (slot >= 0) {
+        *out = g->modules[slot].mod;
+        if (ms_out)
+            *ms_out = 0;
+        return 0;
+    }
+    int s = gpu_pick_blob(g, module, PTX_BLOB_SASS), p = gpu_pick_blob(g, module, PTX_BLOB_PTX);
+    if (s < 0 && p < 0)
         return gpu_no_blob(g, module);
     if (g->nmodules == GPU_MAX_MODULES) {
         snprintf(g->err, sizeof g->err, "too many modules loaded");
@@ -259,32 +338,34 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
     int rc = gpu_bind(g);
     if (rc < 0)
         return gpu_fail(g, rc, "loading a module");
-    char error_log[8192] = "", info_log[2048] = "";
-    int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                  CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-    void *vals[] = {error_log, (void *)(uintptr_t)sizeof error_log, info_log,
-                    (void *)(uintptr_t)sizeof info_log};
-    CUmodule mod;
+    gpu_module_stats st = {.loaded = 1, .ptx = p < 0 ? 0 : ptx_blobs[p].arch};
+    char log[8192];
+    CUmodule mod = NULL;
     double t0 = gpu_now_ms();
-    CUresult r = cu.ModuleLoadDataEx(&mod, ptx_blobs[b].data, 4, opts, vals);
-    double ms = gpu_now_ms() - t0;
-    if (r != CUDA_SUCCESS) {
-        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-            return gpu_driver_too_old(g, module, b, cu_result_text(r));
-        for (char *p = error_log; *p; p++)
-            if (*p == '\n')
-                *p = ' ';
-        snprintf(g->err, sizeof g->err, "loading module %s (compute_%d) failed: %s; JIT log: %s",
-                 module, ptx_blobs[b].arch, cu_result_text(r),
-                 error_log[0] ? error_log : "(empty)");
-        return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_MODULE;
+    if (s >= 0) {
+        CUresult r = gpu_load_blob(s, &mod, log, sizeof log);
+        if (r == CUDA_SUCCESS) {
+            st.native = ptx_blobs[s].arch;
+        } else if (r == CUDA_ERROR_OUT_OF_MEMORY || p < 0) {
+            return gpu_load_failed(g, module, s, r, log);
+        } else {
+            st.refused = ptx_blobs[s].arch;
+            st.refused_result = r;
+        }
     }
-    g->modules[g->nmodules].name = ptx_blobs[b].module;
+    if (!st.native) {
+        CUresult r = gpu_load_blob(p, &mod, log, sizeof log);
+        if (r != CUDA_SUCCESS)
+            return gpu_load_failed(g, module, p, r, log);
+    }
+    st.ms = gpu_now_ms() - t0;
+    g->modules[g->nmodules].name = ptx_blobs[st.native ? s : p].module;
     g->modules[g->nmodules].mod = mod;
+    g->modules[g->nmodules].stats = st;
     g->nmodules++;
     *out = mod;
     if (ms_out)
-        *ms_out = ms;
+        *ms_out = st.ms;
     return 0;
 }
 

@@ -1,5 +1,6 @@
-/* gpu.h - one CUDA device in use: its primary context, the embedded PTX
- * modules loaded on demand, pinned host memory and streams.
+/* gpu.h - one CUDA device in use: its primary context, the embedded kernel
+ * modules (native code or PTX) loaded on demand, pinned host memory and
+ * streams.
  *
  * Errors are negative gpu_error codes; gpu_error_text() gives one line that
  * names the failing driver call, or the JIT log for a module that failed to
@@ -18,7 +19,7 @@ enum gpu_error {
     GPU_ERR_DRIVER_TOO_OLD = -1002,
     GPU_ERR_NO_DEVICE = -1003,
     GPU_ERR_BAD_DEVICE = -1004,   /* --device N out of range */
-    GPU_ERR_MODULE = -1005,       /* PTX failed to load (JIT log in the text) */
+    GPU_ERR_MODULE = -1005,       /* a module failed to load (the driver's log in the text) */
     GPU_ERR_PTX_TOO_NEW = -1006,  /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) */
     GPU_ERR_OUT_OF_MEMORY = -1007,
     GPU_ERR_LAUNCH = -1008,       /* a kernel failed; the text names it */
@@ -59,17 +60,40 @@ const gpu_device_info *gpu_info(const gpu *g);
 /* Makes the device's context current on the calling thread. */
 int gpu_bind(gpu *g);
 
-/* Loads the embedded module (e.g. "reduce_f32") once, choosing the PTX of
- * the highest virtual architecture the device runs; later calls return the
- * loaded one. *ms_out (may be NULL) gets the load (JIT) time. */
+/* Loads the embedded module (e.g. "reduce_f32") once: its native code
+ * (cubin) of the device's major version and the highest minor version at or
+ * below the device's, when there is one that the driver's version loads;
+ * otherwise, or when the driver refuses that cubin (except for lack of
+ * memory), the PTX of the highest virtual architecture the device runs,
+ * which the driver JIT-compiles. Later calls return the loaded one.
+ * *ms_out (may be NULL) gets the load time (0 for a module already loaded). */
 int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out);
 
 /* The function name in a module loaded by gpu_module(). */
 int gpu_function(gpu *g, const char *module, const char *name, CUfunction *out);
 
-/* Architecture (75, 90) of the embedded variant gpu_module() picks for this
- * device, or 0 when none fits. */
+/* Virtual architecture (75, 90) of the embedded PTX gpu_module() loads or
+ * falls back to on this device, or 0 when none fits. */
 int gpu_module_arch(const gpu *g, const char *module);
+
+/* How gpu_module() loaded a module on one device. */
+typedef struct {
+    int loaded;              /* 1 once gpu_module() has loaded it */
+    int native;              /* sm architecture of the native code loaded (90: sm_90), or
+                                before loading, of the cubin gpu_module() tries first;
+                                0: none, the driver JIT-compiles the PTX */
+    int ptx;                 /* virtual architecture of the PTX: the one loaded when native
+                                is 0, else the fallback; 0: none runs here */
+    int refused;             /* sm architecture of a cubin the driver refused before the PTX
+                                was loaded, or 0 */
+    CUresult refused_result; /* the driver's result for that cubin */
+    double ms;               /* load time: inflating, the driver's load and JIT (a refused
+                                cubin included) */
+} gpu_module_stats;
+
+/* Fills *out for module on g: what gpu_module() loaded, or before it has
+ * (out->loaded 0), what it would try. Reads only g's own state. 0. */
+int gpu_module_get_stats(const gpu *g, const char *module, gpu_module_stats *out);
 
 /* Pinned host memory; NULL on failure (error recorded in g). */
 void *gpu_host_alloc(gpu *g, size_t bytes);

@@ -19,6 +19,16 @@
  *                         whose .version that driver does not know, with
  *                         CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)
  *   FAKECUDA_NEWEST_PTX_ISA  the newest PTX ISA it loads instead ("6.5")
+ *   FAKECUDA_CC           every device's compute capability, "8.6" (default
+ *                         9.0). A cubin (an ELF image) loads as on a real
+ *                         driver only on a device of its sm major version and
+ *                         a minor version at least its own, else
+ *                         CUDA_ERROR_NO_BINARY_FOR_GPU (209); a cubin of ELF
+ *                         ABI version 8 (ptxas 13) only from CUDA 13.0 on,
+ *                         else CUDA_ERROR_INVALID_IMAGE (200): the rule
+ *                         gpubatch assumes, not one seen on an old driver
+ *   FAKECUDA_CUBIN_ERROR  a CUresult every cubin load returns instead, as
+ *                         from a driver that refuses the embedded native code
  *   FAKECUDA_DEVICES      number of devices (default 1)
  *   FAKECUDA_MEM_BYTES    memory size of each device; a cuMemAlloc beyond
  *                         what is left fails with CUDA_ERROR_OUT_OF_MEMORY
@@ -34,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ptx/cubin.h"
 #include "runtime/cu.h"
 
 #define FAKE_DEFAULT_MEM ((size_t)16 << 30)
@@ -197,6 +208,9 @@ static const struct {
     {FAKE_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
      "the provided PTX was compiled with an unsupported toolchain."},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
 };
 
 /* The name (want_name) or description of a result code the tests provoke. */
@@ -246,12 +260,23 @@ static CUresult fake_device_name(char *name, int len, CUdevice d)
     return CUDA_SUCCESS;
 }
 
-/* Compute capability 9.0, 132 multiprocessors, 50 MiB of L2. */
+/* The compute capability from FAKECUDA_CC ("8.6"), or 9.0, as 10*major+minor. */
+static int fake_cc(void)
+{
+    const char *s = getenv("FAKECUDA_CC");
+    int major = 9, minor = 0;
+    if (s && *s && sscanf(s, "%d.%d", &major, &minor) != 2)
+        major = 9, minor = 0;
+    return major * 10 + minor;
+}
+
+/* Compute capability FAKECUDA_CC, 132 multiprocessors, 50 MiB of L2. */
 static CUresult fake_device_attribute(int *v, int attrib, CUdevice d)
 {
     (void)d;
     switch (attrib) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = fake_cc() / 10; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = fake_cc() % 10; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
     default: *v = 0; break;
@@ -311,11 +336,31 @@ static CUresult fake_ok0(void)
     return CUDA_SUCCESS;
 }
 
-/* Module load: PTX whose .version this driver does not know is refused;
- * otherwise nothing to compile, and the module belongs to the current device. */
+/* A cubin's load: FAKECUDA_CUBIN_ERROR when set; a cubin that is no 64-bit
+ * CUDA ELF is invalid; one for another sm major version, or a higher minor
+ * one, than the device's has no code for it; ELF ABI version 8 (the sm
+ * number in bits 8-15 of e_flags) needs CUDA 13.0. */
+static CUresult fake_cubin_check(const unsigned char *elf)
+{
+    const char *e = getenv("FAKECUDA_CUBIN_ERROR");
+    if (e && *e)
+        return (CUresult)atoi(e);
+    int sm = cubin_sm(elf, 64), cc = fake_cc();
+    if (sm < 0 || (cubin_abi(elf) >= 8 && fake_version() < 13000))
+        return CUDA_ERROR_INVALID_IMAGE;
+    return sm / 10 == cc / 10 && sm % 10 <= cc % 10 ? CUDA_SUCCESS : CUDA_ERROR_NO_BINARY_FOR_GPU;
+}
+
+/* Module load: a cubin as fake_cubin_check says; PTX whose .version this
+ * driver does not know is refused; otherwise nothing to compile, and the
+ * module belongs to the current device. */
 static CUresult fake_module_load(CUmodule *m, const void *image, unsigned int n, int *o, void **v)
 {
     (void)n, (void)o, (void)v;
+    if (!memcmp(image, "\177ELF", 4)) {
+        CUresult r = fake_cubin_check(image);
+        return r == CUDA_SUCCESS ? fake_object_new((void **)m) : r;
+    }
     const char *line = strstr((const char *)image, "\n.version ");
     int major = 0, minor = 0;
     if (!line || sscanf(line, "\n.version %d.%d", &major, &minor) != 2)

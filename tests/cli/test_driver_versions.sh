@@ -4,15 +4,18 @@
 # and 13.0: how each one's entry points are found (by versioned symbol names
 # before CUDA 11.3, where there is no cuGetProcAddress; cuGetProcAddress up to
 # 11.8; cuGetProcAddress_v2 from 12.0), that each loads every embedded module
-# and runs a reduction's kernels; `info` shows the PTX ISA version of each
-# embedded file; and the errors for a driver older than CUDA 11.0 and for a
+# (through the JIT from the PTX before CUDA 13.0, which the native code of
+# ptxas 13 needs; as native code from 13.0 on) and runs a reduction's
+# kernels; `info` shows the PTX ISA version of each embedded PTX; and the errors for a driver older than CUDA 11.0 and for a
 # driver that refuses the PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
 . "$(dirname "$0")/lib.sh"
 use_fake_driver
 REP="$T/launches"
 "$GB" gen --shape 100000 --seed 3 -o "$T/a.npy.gz"
 "$GB" reduce --backend cpu "$T/a.npy.gz" >"$T/cpu.txt"
-n_modules=$(ls "$top"/ptx/*.ptx | sed 's,.*/,,; s/\.compute_.*//' | sort -u | wc -l)
+# The tables of the images: module kind arch isa abi size stored.
+for f in "$top"/ptx/images/*.img; do sed -n '2,/^$/p' "$f"; done | sed '/^$/d' >"$T/table"
+n_modules=$(awk '$2 == "ptx" { print $1 }' "$T/table" | sort -u | wc -l)
 
 for row in "11000 11.0 versioned symbols" "11040 11.4 cuGetProcAddress" \
     "12000 12.0 cuGetProcAddress_v2" "12020 12.2 cuGetProcAddress_v2" \
@@ -28,6 +31,8 @@ for row in "11000 11.0 versioned symbols" "11040 11.4 cuGetProcAddress" \
     check_eq "CUDA $shown: driver line" "driver: CUDA $shown (entry points: $source), 1 device" \
         "$(sed -n 2p "$T/info")"
     check_eq "CUDA $shown: modules loaded" "$n_modules" "$(grep -c ' loaded in ' "$T/info")"
+    if [ "$version" -ge 13000 ]; then how="sm_90 native code"; else how="compute_75 PTX (JIT)"; fi
+    check_eq "CUDA $shown: modules loaded as $how" "$n_modules" "$(grep -c " $how loaded in " "$T/info")"
     rm -f "$REP"
     if FAKECUDA_REPORT="$REP" "$GB" reduce --backend cuda "$T/a.npy.gz" >"$T/o" 2>"$T/e" &&
         grep -q "^device 0 launches [1-9]" "$REP"; then ok; else
@@ -36,18 +41,16 @@ for row in "11000 11.0 versioned symbols" "11040 11.4 cuGetProcAddress" \
 done
 unset FAKECUDA_DRIVER_VERSION
 
-# info lists each embedded file with the PTX ISA version its .version declares.
+# info lists each embedded PTX with the PTX ISA version its .version declares.
 "$GB" info --no-jit >"$T/info"
-for f in "$top"/ptx/*.ptx; do
-    b=${f##*/}
-    module=${b%.compute_*}
-    arch=${b##*.compute_}
-    arch=${arch%.ptx}
-    isa=$(sed -n 's/^\.version //p' "$f")
+make -s -C "$top" ptx-unpack BUILD="$T/build" PTX_WORK="$T/unpacked" >/dev/null 2>&1
+awk '$2 == "ptx" { print $1, $3 }' "$T/table" >"$T/ptx_list"
+while read -r module arch; do
+    isa=$(sed -n 's/^\.version //p' "$T/unpacked/$module.compute_$arch.ptx")
     grep -q "^  $module *compute_$arch  PTX ISA $isa: CUDA [0-9.]* (driver R[0-9]*) or newer  " "$T/info" &&
-        ok || fail "info does not show $b with PTX ISA $isa: $(grep " $module " "$T/info")"
-done
-if grep -q "^\.version 7\.0$" "$top"/ptx/*.ptx; then
+        ok || fail "info does not show $module compute_$arch with PTX ISA [$isa]: $(grep " $module " "$T/info")"
+done <"$T/ptx_list"
+if grep -q "^\.version 7\.0$" "$T"/unpacked/*.ptx; then
     grep -q "PTX ISA 7\.0: CUDA 11\.0 (driver R450) or newer" "$T/info" && ok ||
         fail "PTX ISA 7.0 is not shown as loading from CUDA 11.0, driver R450"
 fi
@@ -67,7 +70,7 @@ grep -q "^driver: not usable: $too_old" "$T/info" && ok || fail "CUDA 10.2, info
 # A driver that refuses the PTX anyway: the module, its ISA version, the
 # driver it needs and the driver's own error.
 export FAKECUDA_DRIVER_VERSION=11000 FAKECUDA_NEWEST_PTX_ISA=6.5
-isa=$(sed -n 's/^\.version //p' "$top/ptx/reduce_f32_moments.compute_75.ptx")
+isa=$(sed -n 's/^\.version //p' "$T/unpacked/reduce_f32_moments.compute_75.ptx")
 check_error "PTX refused" \
     "a.npy.gz: the NVIDIA driver (CUDA 11\.0) cannot load module [a-z0-9_]*: its PTX ISA $isa needs CUDA [0-9.]* (driver R[0-9]*) or newer, and the driver says CUDA_ERROR_UNSUPPORTED_PTX_VERSION" \
     "$GB" reduce --backend cuda "$T/a.npy.gz"

@@ -1,43 +1,68 @@
 #!/bin/sh
-# test_ptx.sh - the committed PTX is what `make ptx` makes from ptx/*.cu now
-# (when nvcc is available; the check is skipped, and says so, without it),
-# each module declares the PTX ISA version make ptx chose (7.0 or newer), and
-# the binary embeds every committed PTX file and needs only glibc.
+# test_ptx.sh - the committed images (ptx/images/*.img) are what `make ptx`
+# makes from ptx/*.cu now (when nvcc is available; the check is skipped, and
+# says so, without it); `make ptx-unpack` gives back each module's PTX, which
+# declares the PTX ISA version make ptx chose (7.0 or newer), and its native
+# code for sm_75, 80, 86, 89, 90, 100 and 120 (cuobjdump reads one module's,
+# where it is installed); the binary embeds every entry and needs only glibc.
 . "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
+SASS="75 80 86 89 90 100 120"
+U="$T/unpacked"
+if make -s ptx-unpack BUILD="$T/build" PTX_WORK="$U" >"$T/unpack.log" 2>&1; then ok; else
+    fail "make ptx-unpack failed: $(tail -3 "$T/unpack.log")"
+fi
 NVCC=${NVCC:-nvcc}
 if command -v "$NVCC" >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     command -v "$NVCC" >/dev/null 2>&1 || NVCC=/usr/local/cuda/bin/nvcc
-    made=$(sed -n 's/^\/\/ Cuda compilation tools, \(release [^,]*\).*/\1/p' ptx/reduce_f32_moments.compute_75.ptx)
+    made=$(sed -n 's/^\/\/ Cuda compilation tools, \(release [^,]*\).*/\1/p' "$U/reduce_f32_moments.compute_75.ptx")
     have=$("$NVCC" --version | sed -n 's/.*\(release [^,]*\).*/\1/p')
     if [ "$made" != "$have" ]; then
-        echo "note: committed PTX made by nvcc $made, this nvcc is $have: staleness not checked"
-    elif make -s ptx NVCC="$NVCC" PTX_OUT="$T/ptx" >"$T/ptx.log" 2>&1; then
-        for f in ptx/*.ptx; do
-            check_files_same "committed $f is up to date" "$f" "$T/ptx/${f#ptx/}"
+        echo "note: committed images made by nvcc $made, this nvcc is $have: staleness not checked"
+    elif make -s ptx NVCC="$NVCC" BUILD="$T/build" PTX_OUT="$T/images" >"$T/ptx.log" 2>&1; then
+        for f in ptx/images/*.img; do
+            check_files_same "committed $f is up to date" "$f" "$T/images/${f##*/}"
         done
-        for f in "$T"/ptx/*.ptx; do
-            [ -f "ptx/${f##*/}" ] && ok || fail "make ptx makes ${f##*/}, which is not committed"
+        for f in "$T"/images/*.img; do
+            [ -f "ptx/images/${f##*/}" ] && ok || fail "make ptx makes ${f##*/}, which is not committed"
         done
     else
         fail "make ptx failed: $(tail -3 "$T/ptx.log")"
     fi
 else
-    echo "note: no nvcc: committed PTX not compared with its sources"
+    echo "note: no nvcc: committed images not compared with their sources"
 fi
-# Each committed module declares PTX ISA 7.0 or newer (CUDA 11.0, driver
-# R450), the version make ptx recorded above its .version line.
-for f in ptx/*.ptx; do
+# Each module declares PTX ISA 7.0 or newer (CUDA 11.0, driver R450), the
+# version make ptx recorded above its .version line, and has native code for
+# each GPU of SASS.
+n_modules=0
+for f in "$U"/*.ptx; do
+    n_modules=$((n_modules + 1))
     declared=$(sed -n 's/^\.version \([0-9.]*\)$/\1/p' "$f")
     recorded=$(sed -n 's/^\/\/ PTX ISA \([0-9.]*\) (at least 7\.0): ptxas .* assembles it for sm_75 .*/\1/p' "$f")
     if [ -n "$declared" ] && [ "$declared" = "$recorded" ] &&
         [ "$(echo "$declared" | awk -F. '{ print ($1 * 100 + $2 >= 700) }')" = 1 ]; then ok; else
-        fail "$f declares PTX ISA [$declared], make ptx recorded [$recorded]"
+        fail "${f##*/} declares PTX ISA [$declared], make ptx recorded [$recorded]"
     fi
+    m=${f##*/}
+    m=${m%%.*}
+    have=$(ls "$U/$m".sm_*.cubin 2>/dev/null | sed 's/.*\.sm_\([0-9]*\)\.cubin$/\1/' | sort -n | tr '\n' ' ')
+    check_eq "$m: native code" "$SASS " "$have"
 done
-n_files=$(ls ptx/*.ptx | wc -l)
-n_embedded=$("$GB" info --no-jit | grep -c 'compute_')
-check_eq "every PTX file is embedded" "$n_files" "$n_embedded"
+check_eq "modules in the images" "$n_modules" "$(ls "$U"/*.ptx | wc -l)"
+if command -v cuobjdump >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/cuobjdump ]; then
+    cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+    for a in $SASS; do
+        "$cuobjdump" -sass "$U/transpose.sm_$a.cubin" 2>&1 | grep -q "code for sm_$a\$" && ok ||
+            fail "cuobjdump finds no sm_$a code in transpose.sm_$a.cubin"
+    done
+fi
+"$GB" info --no-jit >"$T/info"
+check_eq "every PTX is embedded" "$n_modules" \
+    "$(sed -n '/^embedded PTX:/,/^embedded native code:/p' "$T/info" | grep -c ' compute_75 ')"
+sass_list=$(echo " $SASS" | sed 's/ / sm_/g')
+check_eq "every cubin is embedded" "$n_modules" \
+    "$(sed -n '/^embedded native code:/,/^cpu backend/p' "$T/info" | grep -c "^  [a-z0-9_]* *$sass_list: CUDA 13\.0 (driver R580) or newer  [0-9]* bytes$")"
 needed=$(readelf -d "$GB" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
 case $needed in
 *libz* | *libcuda* | *libstdc* | *libgcc_s*) fail "unexpected dynamic dependency: $needed" ;;

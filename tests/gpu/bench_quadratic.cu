@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     // argv[4] their QD_TILE_ROWS.
     if (argc > 4)
         tile_rows = strtoull(argv[4], NULL, 10);
-    run<float>(argc > 3 ? argv[2] : "ptx/quadratic_f32.compute_75.ptx", n, 20, &bad);
-    run<double>(argc > 3 ? argv[3] : "ptx/quadratic_f64.compute_75.ptx", n, 10, &bad);
+    run<float>(argc > 3 ? argv[2] : "build/ptx/quadratic_f32.compute_75.ptx", n, 20, &bad);
+    run<double>(argc > 3 ? argv[3] : "build/ptx/quadratic_f64.compute_75.ptx", n, 10, &bad);
     return bad;
 }

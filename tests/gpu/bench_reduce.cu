@@ -36,7 +36,7 @@ extern "C" {
 
 int main(int argc, char **argv)
 {
-    const char *ptx_path = argc > 1 ? argv[1] : "ptx/reduce_f32_moments.compute_75.ptx";
+    const char *ptx_path = argc > 1 ? argv[1] : "build/ptx/reduce_f32_moments.compute_75.ptx";
     int reps = argc > 2 ? atoi(argv[2]) : 30;
     CHECK_RT(cudaFree(0));
     CUmodule mod;

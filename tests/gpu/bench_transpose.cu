@@ -105,7 +105,7 @@ static int run(unsigned e, unsigned long long b, unsigned long long r, unsigned 
 
 int main(int argc, char **argv)
 {
-    const char *ptx_path = argc > 1 ? argv[1] : "ptx/transpose.compute_75.ptx";
+    const char *ptx_path = argc > 1 ? argv[1] : "build/ptx/transpose.compute_75.ptx";
     int reps = argc > 2 ? atoi(argv[2]) : 20;
     force_any = argc > 3 && !strcmp(argv[3], "any");
     CK(cudaFree(0));

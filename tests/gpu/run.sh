@@ -81,8 +81,9 @@ done
 fi
 if part kernels; then
 note "== kernel resources (ptxas for sm_90 from the embedded PTX)"
+make -s ptx-unpack >"$out/ptx-unpack.log" 2>&1 || note "make ptx-unpack FAILED"
 for k in f32_moments f32_extrema f64_moments; do
-    ptxas -arch=sm_90 -v -o "$work/$k.cubin" "ptx/reduce_$k.compute_75.ptx" 2>&1 | grep -E 'registers|spill' | tr '\n' ' ' | sed "s/^/$k: /" | tee -a "$sum"
+    ptxas -arch=sm_90 -v -o "$work/$k.cubin" "build/ptx/reduce_$k.compute_75.ptx" 2>&1 | grep -E 'registers|spill' | tr '\n' ' ' | sed "s/^/$k: /" | tee -a "$sum"
     echo | tee -a "$sum"
     cuobjdump -sass "$work/$k.cubin" >"$out/sass-$k.txt" 2>&1
     # Order of wide loads and first uses in the tile kernel: all loads of a
@@ -91,10 +92,10 @@ for k in f32_moments f32_extrema f64_moments; do
 done
 
 note "== kernel benchmark (data in device memory)"
-objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/ptx_table.o"
-if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl \
+objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/ptx_table.o"
+if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl -l:libz.a \
     >"$out/bench_build.log" 2>&1; then
-    "$work/bench_reduce" ptx/reduce_f32_moments.compute_75.ptx 30 >"$out/bench_reduce.txt" 2>&1
+    "$work/bench_reduce" "build/ptx/reduce_f32_moments.compute_75.ptx" 30 >"$out/bench_reduce.txt" 2>&1
     tee -a "$sum" <"$out/bench_reduce.txt"
 else
     note "bench_reduce build FAILED"
@@ -113,7 +114,7 @@ fi
 note "== transpose kernels (matrices in device memory)"
 if $NVCC -O2 -std=c++17 -I. -o "$work/bench_transpose" tests/gpu/bench_transpose.cu -lcuda \
     >"$out/bench_transpose_build.log" 2>&1; then
-    "$work/bench_transpose" ptx/transpose.compute_75.ptx 20 2>&1 | tee -a "$sum"
+    "$work/bench_transpose" "build/ptx/transpose.compute_75.ptx" 20 2>&1 | tee -a "$sum"
 else
     note "bench_transpose build FAILED"
     tail -5 "$out/bench_transpose_build.log"
@@ -156,7 +157,7 @@ fi
 if part e2e; then
 note "== end to end"
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
-    build/ptx_table.o -ldl -pthread
+    build/runtime/ptx_blobs.o build/ptx_table.o -l:libz.a -ldl -pthread
 "$work/init_time" >"$out/init.txt" 2>&1
 n=536870912 # 2 GiB of float32
 ./gpubatch gen --shape $n --dist normal --seed 1 -1 -o "$work/e2e.npy.gz" -f

@@ -1,11 +1,13 @@
 /* test_cu.c - the driver facts of runtime/cu.c: which CUDA release first
  * loads each PTX ISA version (NVIDIA's PTX release history) and the driver
- * branch named for it; and that the embedded table carries the ISA version
- * each PTX blob's own .version line declares. */
+ * branch named for it, and which loads each cubin ELF ABI version; and that
+ * the embedded table describes each blob as its own bytes do. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "ptx/cubin.h"
 #include "runtime/cu.h"
 #include "runtime/ptx_blobs.h"
 
@@ -41,26 +43,65 @@ static void test_driver_text(void)
                "%d: [%s]", cases[i].cuda, buf);
 }
 
-/* Each blob's isa field is the .version its text declares, 7.0 or newer. */
-static void test_blob_isa(void)
+/* ELF ABI version of a cubin -> first CUDA version that loads it. */
+static void test_abi_driver(void)
 {
-    int n = 0;
+    CHECK(cu_cubin_abi_driver(7) == 11000);
+    CHECK(cu_cubin_abi_driver(8) == 13000);
+    CHECK(cu_cubin_abi_driver(9) == 0);
+}
+
+/* Each PTX blob's isa field is the .version its text declares, 7.0 or
+ * newer; each cubin is native code for the sm its arch field names, of the
+ * ELF ABI version its abi field names, assembled from its module's PTX (the
+ * same isa); every module has PTX for compute_75 and a cubin for each GPU
+ * gpubatch ships native code for. */
+static void test_blobs(void)
+{
+    static const int sass[] = {75, 80, 86, 89, 90, 100, 120};
+    int n = 0, modules = 0, module_isa = 0, next_sass = 0;
     for (int i = 0; ptx_blobs[i].module; i++, n++) {
-        const char *line = strstr(ptx_blobs[i].data, "\n.version ");
-        int major = 0, minor = 0;
-        CHECKF(line && sscanf(line, "\n.version %d.%d", &major, &minor) == 2, "%s: no .version",
-               ptx_blobs[i].module);
-        CHECKF(ptx_blobs[i].isa == major * 10 + minor, "%s: isa %d, .version %d.%d",
-               ptx_blobs[i].module, ptx_blobs[i].isa, major, minor);
-        CHECKF(ptx_blobs[i].isa >= 70, "%s: isa %d", ptx_blobs[i].module, ptx_blobs[i].isa);
+        const ptx_blob *b = &ptx_blobs[i];
+        char *data;
+        CHECKF(ptx_blob_unpack(b, &data) == 0, "%s: cannot inflate", b->module);
+        if (!data)
+            continue;
+        if (b->kind == PTX_BLOB_PTX) {
+            const char *line = strstr(data, "\n.version ");
+            int major = 0, minor = 0;
+            CHECKF(line && sscanf(line, "\n.version %d.%d", &major, &minor) == 2,
+                   "%s: no .version", b->module);
+            CHECKF(b->isa == major * 10 + minor, "%s: isa %d, .version %d.%d", b->module, b->isa,
+                   major, minor);
+            CHECKF(b->isa >= 70, "%s: isa %d", b->module, b->isa);
+            CHECKF(b->arch == 75 && b->abi == 0 && strlen(data) == b->size, "%s: compute_%d",
+                   b->module, b->arch);
+            CHECKF(i == 0 || strcmp(b->module, ptx_blobs[i - 1].module), "%s: PTX twice", b->module);
+            CHECKF(i == 0 || next_sass == 7, "%s: %d cubins before it", b->module, next_sass);
+            modules++;
+            module_isa = b->isa;
+            next_sass = 0;
+        } else {
+            CHECKF(i > 0 && !strcmp(b->module, ptx_blobs[i - 1].module), "%s: cubin of no PTX",
+                   b->module);
+            CHECKF(next_sass < 7 && b->arch == sass[next_sass], "%s: sm_%d", b->module, b->arch);
+            const unsigned char *elf = (const unsigned char *)data;
+            CHECKF(cubin_sm(elf, b->size) == b->arch, "%s: sm_%d holds sm_%d", b->module, b->arch,
+                   cubin_sm(elf, b->size));
+            CHECKF(b->abi == cubin_abi(elf) && b->isa == module_isa, "%s sm_%d: abi %d isa %d",
+                   b->module, b->arch, b->abi, b->isa);
+            next_sass++;
+        }
+        free(data);
     }
-    CHECK(n > 0);
+    CHECK(n > 0 && modules > 0 && next_sass == 7);
 }
 
 int main(void)
 {
     test_isa_driver();
     test_driver_text();
-    test_blob_isa();
+    test_abi_driver();
+    test_blobs();
     return check_summary();
 }
