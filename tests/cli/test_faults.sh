@@ -129,7 +129,8 @@ check_eq "plain raw input shrinks" "1 gpubatch: error: $T/victim: the file shran
 check_shrunk_gzip() {
     case "$2" in
     "1 gpubatch: error: $T/victim: the file shrank" | \
-        "1 gpubatch: error: $T/victim: unexpected end of compressed data") ok ;;
+        "1 gpubatch: error: $T/victim: unexpected end of compressed data" | \
+        "1 gpubatch: error: $T/victim: gzip member at byte "*": unexpected end of compressed data") ok ;;
     *) fail "$1: [$2]" ;;
     esac
 }
