@@ -636,6 +636,89 @@ GB_HD df_u64 df_data_bits(const df_near *nr, const df_u8 *ll, const df_u8 *dl, i
     return bits;
 }
 
+/* How a parsed block is sent: the block type chosen by exact bit count and,
+ * for a dynamic block, the sizes of its header. */
+typedef struct {
+    df_u32 type; /* 0 stored, 1 fixed Huffman, 2 dynamic Huffman */
+    df_u32 hlit, hdist, hclen, ntok;
+} df_plan;
+
+/* Builds the codes of a parsed block (nr->lit_freq with end-of-block
+ * counted, nr->dist_freq) and picks its type: stored when no code would
+ * shrink it below DF_OUT_BOUND(n) bytes, else the smaller of dynamic and
+ * fixed (dynamic on a tie). On return nr->lit_len/lit_code and
+ * nr->dist_len/dist_code hold the chosen code (unset when stored). */
+GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
+{
+    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
+    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
+    df_u32 hlit = 286, hdist = DF_DIST_SYMS;
+    while (hlit > 257 && !nr->lit_len[hlit - 1])
+        hlit--;
+    while (hdist > 1 && !nr->dist_len[hdist - 1])
+        hdist--;
+    for (df_u32 i = 0; i < hlit; i++)
+        nr->all_len[i] = nr->lit_len[i];
+    for (df_u32 i = 0; i < hdist; i++)
+        nr->all_len[hlit + i] = nr->dist_len[i];
+    df_u32 ntok = df_code_lengths(nr, hlit + hdist);
+    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->hs);
+    df_u32 hclen = DF_CLEN_SYMS;
+    while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
+        hclen--;
+    df_u64 dyn_bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
+    for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
+        dyn_bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
+    dyn_bits += df_data_bits(nr, nr->lit_len, nr->dist_len, 0);
+    df_u64 fixed_bits = 3 + df_data_bits(nr, nr->lit_len, nr->dist_len, 1);
+    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
+    pl->hlit = hlit, pl->hdist = hdist, pl->hclen = hclen, pl->ntok = ntok;
+    if ((best_bits + 7) / 8 >= DF_OUT_BOUND(n)) {
+        pl->type = 0;
+    } else if (dyn_bits <= fixed_bits) {
+        pl->type = 2;
+        df_build_codes(nr->lit_len, 286, nr->lit_code);
+        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
+    } else {
+        pl->type = 1;
+        for (df_u32 s = 0; s < DF_LITLEN_SYMS; s++)
+            nr->lit_len[s] = (df_u8)df_fixed_lit_len(s);
+        for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
+            nr->dist_len[s] = 5;
+        df_build_codes(nr->lit_len, DF_LITLEN_SYMS, nr->lit_code);
+        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+    }
+}
+
+/* Writes the block header of a fixed or dynamic plan (BFINAL, BTYPE and,
+ * when dynamic, the code description). */
+GB_HD void df_write_header(df_bits *bw, const df_near *nr, const df_plan *pl)
+{
+    if (pl->type == 1) {
+        df_put(bw, 1 | 1 << 1, 3);
+        return;
+    }
+    df_put(bw, 1 | 2 << 1, 3);
+    df_put(bw, (pl->hlit - 257) | (pl->hdist - 1) << 5 | (pl->hclen - 4) << 10, 14);
+    for (df_u32 i = 0; i < pl->hclen; i++)
+        df_put(bw, nr->clen_len[df_clen_order(i)], 3);
+    for (df_u32 i = 0; i < pl->ntok; i++) {
+        df_u32 s = nr->clen_sym[i];
+        df_put(bw, nr->clen_code[s] | (df_u32)nr->clen_extra[i] << nr->clen_len[s],
+               nr->clen_len[s] + df_clen_extra_bits(s));
+    }
+}
+
+/* Writes the 5-byte header of a stored block of n bytes (BFINAL=1,
+ * BTYPE=00, LEN, NLEN); the n bytes follow it. */
+GB_HD void df_stored_header(df_u8 *out, df_u32 n)
+{
+    out[0] = 1;
+    out[1] = (df_u8)n, out[2] = (df_u8)(n >> 8);
+    out[3] = (df_u8)~n, out[4] = (df_u8)(~n >> 8);
+}
+
 /* Compresses in[0..n), n <= DF_BLOCK_MAX, at level 1..9 (other values
  * read as the nearest) into out, which holds DF_OUT_BOUND(n) bytes, as a
  * raw deflate stream of one final block; returns its length in bytes. */
@@ -659,65 +742,18 @@ GB_HD df_u32 df_compress(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int
     }
     nr->lit_freq[DF_END_BLOCK] = 1;
 
-    /* The dynamic code and its header's exact size. */
-    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
-    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
-    df_u32 hlit = 286, hdist = DF_DIST_SYMS;
-    while (hlit > 257 && !nr->lit_len[hlit - 1])
-        hlit--;
-    while (hdist > 1 && !nr->dist_len[hdist - 1])
-        hdist--;
-    for (df_u32 i = 0; i < hlit; i++)
-        nr->all_len[i] = nr->lit_len[i];
-    for (df_u32 i = 0; i < hdist; i++)
-        nr->all_len[hlit + i] = nr->dist_len[i];
-    df_u32 ntok = df_code_lengths(nr, hlit + hdist);
-    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->hs);
-    df_u32 hclen = DF_CLEN_SYMS;
-    while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
-        hclen--;
-    df_u64 dyn_bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
-    for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
-        dyn_bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
-    dyn_bits += df_data_bits(nr, nr->lit_len, nr->dist_len, 0);
-    df_u64 fixed_bits = 3 + df_data_bits(nr, nr->lit_len, nr->dist_len, 1);
-    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
-
-    if ((best_bits + 7) / 8 >= DF_OUT_BOUND(n)) {
-        /* Stored: BFINAL=1, BTYPE=00, then LEN, NLEN and the bytes. */
-        out[0] = 1;
-        out[1] = (df_u8)n, out[2] = (df_u8)(n >> 8);
-        out[3] = (df_u8)~n, out[4] = (df_u8)(~n >> 8);
+    df_plan pl;
+    df_plan_block(nr, n, &pl);
+    if (pl.type == 0) {
+        df_stored_header(out, n);
         for (df_u32 i = 0; i < n; i++)
             out[5 + i] = in[i];
         return DF_OUT_BOUND(n);
     }
     df_bits bw;
     bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
-    if (dyn_bits <= fixed_bits) {
-        df_build_codes(nr->lit_len, 286, nr->lit_code);
-        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
-        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
-        df_put(&bw, 1 | 2 << 1, 3);
-        df_put(&bw, (hlit - 257) | (hdist - 1) << 5 | (hclen - 4) << 10, 14);
-        for (df_u32 i = 0; i < hclen; i++)
-            df_put(&bw, nr->clen_len[df_clen_order(i)], 3);
-        for (df_u32 i = 0; i < ntok; i++) {
-            df_u32 s = nr->clen_sym[i];
-            df_put(&bw, nr->clen_code[s] | (df_u32)nr->clen_extra[i] << nr->clen_len[s],
-                   nr->clen_len[s] + df_clen_extra_bits(s));
-        }
-        df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
-    } else {
-        for (df_u32 s = 0; s < DF_LITLEN_SYMS; s++)
-            nr->lit_len[s] = (df_u8)df_fixed_lit_len(s);
-        for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
-            nr->dist_len[s] = 5;
-        df_build_codes(nr->lit_len, DF_LITLEN_SYMS, nr->lit_code);
-        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
-        df_put(&bw, 1 | 1 << 1, 3);
-        df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
-    }
+    df_write_header(&bw, nr, &pl);
+    df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
     return df_flush(&bw);
 }
 

@@ -1,0 +1,336 @@
+/* deflate_warp.h - level 1 of the deflate encoder (ptx/deflate_math.h) for
+ * one warp of 32 lanes per block, giving df_compress's bytes exactly.
+ *
+ * Level 1's match candidate at each position depends on the input alone
+ * (deflate_math.h), so the lanes find every candidate in parallel, one
+ * round of 32 positions at a time against the shared hash heads; lane 0
+ * then walks the greedy parse over a bit mask of the positions that have a
+ * candidate (skipping literals 32 at a time); the lanes count the literals,
+ * lane 0 builds the codes and the block header with deflate_math.h's own
+ * functions, and the lanes write the symbols in parallel: each lane's bit
+ * offset is a prefix sum over its round, and its bits are ORed into a ring
+ * of staging words in shared memory that is stored once each word is full.
+ *
+ * The code is written as phases between warp barriers. Inside DW_LANES(l)
+ * one lane's share of a phase runs: on a GPU every lane runs it once with
+ * l = its lane index; compiled as C the 32 lanes run one after another, so
+ * the host's tests run the same code that the kernel does. A phase's lanes
+ * only share state through memory, and what they write in one phase is
+ * read only after its barrier, so the two orders give the same result.
+ * Code outside DW_LANES runs on every lane (GPU) or once (C) and reads only
+ * values that are the same for every lane. */
+#ifndef GPUBATCH_PTX_DEFLATE_WARP_H
+#define GPUBATCH_PTX_DEFLATE_WARP_H
+
+#include "deflate_math.h"
+
+#ifdef __CUDACC__
+#define DW_FN __device__ __forceinline__
+#define DW_LANES(l) for (df_u32 l = threadIdx.x & 31u, dw_once_ = 0; dw_once_ < 1; dw_once_++)
+#define DW_SYNC() __syncwarp()
+#define DW_ADD(p, v) atomicAdd((p), (v))
+#define DW_OR(p, v) atomicOr((p), (v))
+#else
+#define DW_FN static inline
+#define DW_LANES(l) for (df_u32 l = 0; l < 32; l++)
+#define DW_SYNC() ((void)0)
+#define DW_ADD(p, v) (*(p) += (v))
+#define DW_OR(p, v) (*(p) |= (v))
+#endif
+
+#define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
+#define DW_RING 128u /* staging words: one round adds at most 49, plus the partial one */
+/* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
+#define DW_OUT_SLOT(n) ((DF_OUT_BOUND(n) + 3u) & ~3u)
+
+/* A warp's global-memory workspace. */
+typedef struct {
+    df_u16 dist[DF_BLOCK_MAX]; /* candidate distance at each position, 0: none */
+    df_u8 len[DF_BLOCK_MAX];   /* match length - 3 at each match start */
+    df_u32 cand[DW_WORDS];     /* bit p: position p has a candidate */
+    df_u32 cover[DW_WORDS];    /* bit p: p lies in a match (its start included) */
+    df_u32 start[DW_WORDS];    /* bit p: a match starts at p */
+} dw_work;
+
+/* A warp's shared-memory workspace. */
+typedef struct {
+    df_near nr;
+    df_plan plan;
+    df_u32 ring[DW_RING];
+    df_u64 val[32]; /* a round's symbol bits, per lane */
+    df_u32 nb[32];  /* their counts; in the candidate rounds, 1 for a candidate */
+    df_u32 hs[32];  /* a round's hashes */
+    df_u32 hdr_pos; /* header bytes stored (a multiple of 4) */
+    df_u32 hdr_cnt; /* header bits not yet stored */
+    df_u32 hdr_buf; /* those bits */
+} dw_shared;
+
+/* Index of the lowest set bit of x != 0. */
+DW_FN df_u32 dw_ctz(df_u32 x)
+{
+#ifdef __CUDA_ARCH__
+    return (df_u32)__ffs((int)x) - 1u;
+#else
+    return (df_u32)__builtin_ctz(x);
+#endif
+}
+
+/* Sets bits [from, to) of a bit mask. */
+DW_FN void dw_set_bits(df_u32 *mask, df_u32 from, df_u32 to)
+{
+    while (from < to) {
+        df_u32 b = from & 31u, k = 32u - b < to - from ? 32u - b : to - from;
+        mask[from >> 5] |= (k == 32u ? 0xffffffffu : ((1u << k) - 1u)) << b;
+        from += k;
+    }
+}
+
+/* Finds every position's candidate (deflate_math.h, level 1) into wk->dist
+ * and wk->cand, 32 positions a round: a lane takes the latest earlier lane
+ * of its round with the same hash, else the hash head, and the last lane of
+ * each hash updates the head. */
+DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
+{
+    df_u16 *head = sh->nr.head;
+    df_u32 last = n - 4u, rounds = (last + 32u) / 32u;
+    for (df_u32 r = 0; r < rounds; r++) {
+        df_u32 base = 32u * r;
+        DW_LANES(l)
+        {
+            df_u32 p = base + l;
+            sh->hs[l] = p <= last ? df_hash(df_load32(in + p)) : 0xffffffffu;
+        }
+        DW_SYNC();
+        DW_LANES(l)
+        {
+            df_u32 p = base + l, d = 0;
+            if (p <= last) {
+                df_u32 h = sh->hs[l], cand = 0;
+                for (df_u32 j = l; j-- > 0;)
+                    if (sh->hs[j] == h) {
+                        cand = base + j + 1u;
+                        break;
+                    }
+                if (!cand)
+                    cand = head[h];
+                if (cand && p - (cand - 1u) <= DF_MAX_DIST &&
+                    df_load32(in + cand - 1u) == df_load32(in + p))
+                    d = p - (cand - 1u);
+                wk->dist[p] = (df_u16)d;
+            }
+            sh->nb[l] = d != 0;
+        }
+        DW_SYNC();
+        DW_LANES(l)
+        {
+            df_u32 p = base + l;
+            if (p <= last) {
+                df_u32 h = sh->hs[l], later = 0;
+                for (df_u32 j = l + 1u; j < 32u; j++)
+                    later |= sh->hs[j] == h;
+                if (!later)
+                    head[h] = (df_u16)(p + 1u);
+            }
+            if (l == 0) {
+                df_u32 word = 0;
+                for (df_u32 j = 0; j < 32u; j++)
+                    word |= sh->nb[j] << j;
+                wk->cand[r] = word;
+            }
+        }
+        DW_SYNC();
+    }
+}
+
+/* Lane 0's greedy walk: from each position, the next one with a candidate
+ * starts a match (its length measured here); everything between is
+ * literal. Records the matches in wk and counts their symbols. */
+DW_FN void dw_walk(df_near *nr, dw_work *wk, const df_u8 *in, df_u32 n)
+{
+    df_u32 last = n - 4u, nwords = (last + 32u) / 32u, p = 0;
+    for (;;) {
+        df_u32 w = p >> 5, bits = wk->cand[w] & (0xffffffffu << (p & 31u));
+        while (!bits && ++w < nwords)
+            bits = wk->cand[w];
+        if (!bits)
+            break;
+        df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q], eb, ev;
+        df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH;
+        df_u32 len = 4u + df_match_len(in + q - dist + 4u, in + q + 4u, max - 4u);
+        wk->len[q] = (df_u8)(len - 3u);
+        wk->start[q >> 5] |= 1u << (q & 31u);
+        dw_set_bits(wk->cover, q, q + len);
+        nr->lit_freq[df_len_sym(len, &eb, &ev)]++;
+        nr->dist_freq[df_dist_sym(dist, &eb, &ev)]++;
+        p = q + len;
+        if (p > last)
+            break;
+    }
+}
+
+/* The bits of the symbol at position p, *nb of them (0 inside a match). */
+DW_FN df_u64 dw_symbol(const df_near *nr, const dw_work *wk, const df_u8 *in, df_u32 p,
+                       df_u32 *nb)
+{
+    df_u32 bit = 1u << (p & 31u);
+    if (wk->start[p >> 5] & bit) {
+        df_u32 len = wk->len[p] + 3u, dist = wk->dist[p], eb, ev, deb, dev;
+        df_u32 ls = df_len_sym(len, &eb, &ev), ds = df_dist_sym(dist, &deb, &dev);
+        df_u32 n1 = nr->lit_len[ls] + eb;
+        *nb = n1 + nr->dist_len[ds] + deb;
+        return ((df_u64)nr->lit_code[ls] | (df_u64)ev << nr->lit_len[ls]) |
+               ((df_u64)nr->dist_code[ds] | (df_u64)dev << nr->dist_len[ds]) << n1;
+    }
+    if (wk->cover[p >> 5] & bit) {
+        *nb = 0;
+        return 0;
+    }
+    *nb = nr->lit_len[in[p]];
+    return nr->lit_code[in[p]];
+}
+
+/* ORs nb <= 48 bits v at bit offset `at` of the staging ring. */
+DW_FN void dw_ring_put(df_u32 *ring, df_u64 at, df_u64 v)
+{
+    df_u32 w = (df_u32)(at >> 5), s = (df_u32)(at & 31u);
+    df_u64 lo = (df_u64)(df_u32)v << s, hi = (df_u64)(df_u32)(v >> 32) << s;
+    if ((df_u32)lo)
+        DW_OR(&ring[w % DW_RING], (df_u32)lo);
+    if ((df_u32)(lo >> 32) | (df_u32)hi)
+        DW_OR(&ring[(w + 1u) % DW_RING], (df_u32)(lo >> 32) | (df_u32)hi);
+    if ((df_u32)(hi >> 32))
+        DW_OR(&ring[(w + 2u) % DW_RING], (df_u32)(hi >> 32));
+}
+
+/* Stores ring words [from, to) to out (little-endian) and clears them. */
+DW_FN void dw_ring_store(df_u32 *ring, df_u8 *out, df_u32 from, df_u32 to)
+{
+    DW_LANES(l)
+    {
+        for (df_u32 w = from + l; w < to; w += 32u) {
+            df_u32 x = ring[w % DW_RING];
+            df_put_le(out + 4u * w, x, 4);
+            ring[w % DW_RING] = 0;
+        }
+    }
+    DW_SYNC();
+}
+
+/* Writes the symbols of the planned block after its header, the lanes in
+ * parallel; returns the block's length in bytes. */
+DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 n, df_u8 *out)
+{
+    const df_near *nr = &sh->nr;
+    df_u32 w0 = sh->hdr_pos / 4u, done = w0;
+    df_u64 at = 32u * (df_u64)w0 + sh->hdr_cnt; /* absolute bit offset */
+    DW_LANES(l)
+    {
+        for (df_u32 i = l; i < DW_RING; i += 32u)
+            sh->ring[i] = i == w0 % DW_RING ? sh->hdr_buf : 0u;
+    }
+    DW_SYNC();
+    for (df_u32 base = 0; base < n; base += 32u) {
+        DW_LANES(l)
+        {
+            df_u32 nb = 0;
+            sh->val[l] = base + l < n ? dw_symbol(nr, wk, in, base + l, &nb) : 0;
+            sh->nb[l] = nb;
+        }
+        DW_SYNC();
+        DW_LANES(l)
+        {
+            df_u64 off = at;
+            for (df_u32 j = 0; j < l; j++)
+                off += sh->nb[j];
+            if (sh->nb[l])
+                dw_ring_put(sh->ring, off, sh->val[l]);
+        }
+        df_u64 total = 0;
+        for (df_u32 j = 0; j < 32u; j++)
+            total += sh->nb[j];
+        DW_SYNC();
+        at += total;
+        dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
+        done = (df_u32)(at >> 5);
+    }
+    DW_LANES(l)
+    {
+        if (l == 0)
+            dw_ring_put(sh->ring, at, nr->lit_code[DF_END_BLOCK]);
+    }
+    DW_SYNC();
+    at += nr->lit_len[DF_END_BLOCK];
+    dw_ring_store(sh->ring, out, done, (df_u32)((at + 31u) >> 5));
+    return (df_u32)((at + 7u) >> 3);
+}
+
+/* Compresses in[0..n), n <= DF_BLOCK_MAX, at level 1 into out (aligned to
+ * 4 bytes, DW_OUT_SLOT(n) bytes) exactly as df_compress does; every lane of
+ * the warp calls it and gets the length in bytes. */
+DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n, df_u8 *out)
+{
+    df_near *nr = &sh->nr;
+    df_u32 nwords = (n + 31u) / 32u;
+    DW_LANES(l)
+    {
+        for (df_u32 i = l; i < DF_HASH_SIZE; i += 32u)
+            nr->head[i] = 0;
+        for (df_u32 i = l; i < DF_LITLEN_SYMS; i += 32u)
+            nr->lit_freq[i] = 0;
+        for (df_u32 i = l; i < DF_DIST_SYMS; i += 32u)
+            nr->dist_freq[i] = 0;
+        for (df_u32 w = l; w < nwords; w += 32u)
+            wk->cover[w] = wk->start[w] = 0;
+    }
+    DW_SYNC();
+    if (n >= 4u) {
+        dw_candidates(sh, wk, in, n);
+        DW_LANES(l)
+        {
+            if (l == 0)
+                dw_walk(nr, wk, in, n);
+        }
+        DW_SYNC();
+    }
+    DW_LANES(l)
+    {
+        for (df_u32 w = l; w < nwords; w += 32u) {
+            df_u32 lits = ~wk->cover[w];
+            if (32u * w + 32u > n)
+                lits &= (1u << (n & 31u)) - 1u;
+            while (lits) {
+                df_u32 b = dw_ctz(lits);
+                lits &= lits - 1u;
+                DW_ADD(&nr->lit_freq[in[32u * w + b]], 1u);
+            }
+        }
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        if (l == 0) {
+            nr->lit_freq[DF_END_BLOCK] = 1;
+            df_plan_block(nr, n, &sh->plan);
+            if (sh->plan.type) {
+                df_bits bw;
+                bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
+                df_write_header(&bw, nr, &sh->plan);
+                sh->hdr_pos = bw.pos, sh->hdr_cnt = bw.cnt, sh->hdr_buf = (df_u32)bw.buf;
+            }
+        }
+    }
+    DW_SYNC();
+    if (sh->plan.type)
+        return dw_write(sh, wk, in, n, out);
+    DW_LANES(l)
+    {
+        if (l == 0)
+            df_stored_header(out, n);
+        for (df_u32 i = l; i < n; i += 32u)
+            out[5u + i] = in[i];
+    }
+    DW_SYNC();
+    return DF_OUT_BOUND(n);
+}
+
+#endif
