@@ -42,6 +42,8 @@
 #define DW_RING 128u /* staging words: one round adds at most 49, plus the partial one */
 /* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
 #define DW_OUT_SLOT(n) ((DF_OUT_BOUND(n) + 3u) & ~3u)
+/* Distance between the output slots of consecutive blocks on a GPU. */
+#define DW_SLOT_PITCH ((DW_OUT_SLOT(DF_BLOCK_MAX) + 15u) & ~15u)
 
 /* A warp's global-memory workspace. */
 typedef struct {
