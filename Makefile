@@ -49,6 +49,7 @@ REDUCE_ARCHS := 75
 QUADRATIC_ARCHS := 75
 TRANSPOSE_ARCHS := 75
 INFLATE_ARCHS := 75
+DEFLATE_ARCHS := 75
 # The article ladders `gpubatch bench` times beside the production kernels.
 LADDER_ARCHS := 75
 LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
@@ -128,6 +129,11 @@ ptx:
 	$(Q)for a in $(INFLATE_ARCHS); do \
 	  echo "  NVCC    $(PTX_OUT)/inflate.compute_$$a.ptx"; \
 	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/inflate.compute_$$a.ptx ptx/inflate.cu || exit 1; \
+	done
+	$(Q)rm -f $(PTX_OUT)/deflate.*.ptx
+	$(Q)for a in $(DEFLATE_ARCHS); do \
+	  echo "  NVCC    $(PTX_OUT)/deflate.compute_$$a.ptx"; \
+	  $(NVCC) $(NVCC_FLAGS) -arch=compute_$$a -ptx -o $(PTX_OUT)/deflate.compute_$$a.ptx ptx/deflate.cu || exit 1; \
 	done
 	$(Q)rm -f $(PTX_OUT)/ladder_*.ptx
 	$(Q)for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do \

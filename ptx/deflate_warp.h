@@ -97,6 +97,29 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
     df_u32 last = n - 4u, rounds = (last + 32u) / 32u;
     for (df_u32 r = 0; r < rounds; r++) {
         df_u32 base = 32u * r;
+#ifdef __CUDA_ARCH__
+        /* The same rounds with warp votes in place of the scans of hs. */
+        df_u32 l = threadIdx.x & 31u, p = base + l, d = 0, h = 0xffffffffu, x = 0;
+        if (p <= last) {
+            x = df_load32(in + p);
+            h = df_hash(x);
+        }
+        df_u32 same = __match_any_sync(0xffffffffu, h);
+        df_u32 before = same & ((1u << l) - 1u), after = same & ~((2u << l) - 1u);
+        if (p <= last) {
+            df_u32 cand = before ? base + (31u - (df_u32)__clz((int)before)) + 1u : head[h];
+            if (cand && p - (cand - 1u) <= DF_MAX_DIST && df_load32(in + cand - 1u) == x)
+                d = p - (cand - 1u);
+            wk->dist[p] = (df_u16)d;
+        }
+        df_u32 word = __ballot_sync(0xffffffffu, d != 0);
+        __syncwarp();
+        if (p <= last && !after)
+            head[h] = (df_u16)(p + 1u);
+        if (l == 0)
+            wk->cand[r] = word;
+        __syncwarp();
+#else
         DW_LANES(l)
         {
             df_u32 p = base + l;
@@ -141,6 +164,7 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
             }
         }
         DW_SYNC();
+#endif
     }
 }
 
@@ -239,6 +263,18 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
             sh->nb[l] = nb;
         }
         DW_SYNC();
+#ifdef __CUDA_ARCH__
+        /* The lanes' offsets by a shuffle scan rather than from sh->nb. */
+        df_u32 l = threadIdx.x & 31u, nb = sh->nb[l], incl = nb;
+        for (df_u32 o = 1; o < 32u; o <<= 1) {
+            df_u32 t = __shfl_up_sync(0xffffffffu, incl, o);
+            if (l >= o)
+                incl += t;
+        }
+        df_u64 total = __shfl_sync(0xffffffffu, incl, 31);
+        if (nb)
+            dw_ring_put(sh->ring, at + incl - nb, sh->val[l]);
+#else
         DW_LANES(l)
         {
             df_u64 off = at;
@@ -250,6 +286,7 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
         df_u64 total = 0;
         for (df_u32 j = 0; j < 32u; j++)
             total += sh->nb[j];
+#endif
         DW_SYNC();
         at += total;
         dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
@@ -296,16 +333,9 @@ DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u3
     }
     DW_LANES(l)
     {
-        for (df_u32 w = l; w < nwords; w += 32u) {
-            df_u32 lits = ~wk->cover[w];
-            if (32u * w + 32u > n)
-                lits &= (1u << (n & 31u)) - 1u;
-            while (lits) {
-                df_u32 b = dw_ctz(lits);
-                lits &= lits - 1u;
-                DW_ADD(&nr->lit_freq[in[32u * w + b]], 1u);
-            }
-        }
+        for (df_u32 p = l; p < n; p += 32u)
+            if (!(wk->cover[p >> 5] >> (p & 31u) & 1u))
+                DW_ADD(&nr->lit_freq[in[p]], 1u);
     }
     DW_SYNC();
     DW_LANES(l)
