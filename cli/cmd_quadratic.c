@@ -278,6 +278,17 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
     return 0;
 }
 
+/* Writes one collected slot's roots: as the span the device compressed, or
+ * as quadratic_write_roots does. */
+static int quadratic_write_slot(qd_engine *eng, int slot, out_parts *o, qd_layout out_layout,
+                                const void *roots, size_t rows, size_t sz)
+{
+    const gz_span *span;
+    if (qd_engine_span(eng, slot, &span))
+        return out_write_span(&o->main, span);
+    return quadratic_write_roots(o, out_layout, roots, rows, qd_engine_max_rows(eng), sz);
+}
+
 /* Streams the chunks through the engine and the roots to the output;
  * row_bytes is the size of one equation in ring 0's chunks. 0 or 1. */
 static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int nslots,
@@ -309,8 +320,7 @@ static int quadratic_stream(qd_engine *eng, pl_ring *const *pl, int nrings, int 
                 if (!failed)
                     msg_error("%s: %s", name, qd_engine_error(eng));
                 failed = 1;
-            } else if (!failed && quadratic_write_roots(o, out_layout, roots, rows,
-                                                        qd_engine_max_rows(eng), sz)) {
+            } else if (!failed && quadratic_write_slot(eng, slot, o, out_layout, roots, rows, sz)) {
                 failed = 1;
             }
             for (int k = 0; k < nrings; k++)
@@ -468,6 +478,10 @@ int cmd_quadratic(int argc, char **argv)
     }
     if (nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);
+        goto out_abort;
+    }
+    if (q.out.level > 0 && qd_engine_compress(eng, q.out.level, gz_writer_offset(o.main.gz)) < 0) {
+        msg_error("%s", qd_engine_error(eng));
         goto out_abort;
     }
     uint64_t bytes_in;

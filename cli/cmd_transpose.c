@@ -201,6 +201,16 @@ static int transpose_collect(void *eng, int slot, const void **out, size_t *byte
     return tp_batch_collect(eng, slot, out, bytes);
 }
 
+/* Writes a collected batch slot: the span the device compressed, or the bytes. */
+static int transpose_write_slot(void *eng, int slot, const void *out, size_t bytes,
+                                out_stream *o)
+{
+    const gz_span *span;
+    if (tp_batch_span(eng, slot, &span))
+        return out_write_span(o, span);
+    return out_write(o, out, bytes);
+}
+
 /* The engine's last error. */
 static const char *transpose_error(const void *eng)
 {
@@ -314,7 +324,13 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
     }
-    static const stream_engine ops = {transpose_submit, transpose_collect, transpose_error};
+    static const stream_engine ops = {transpose_submit, transpose_collect, transpose_error,
+                                      transpose_write_slot};
+    if (!j->copy && !tp_engine_staged(eng) && t->out.level > 0 &&
+        tp_engine_compress(eng, t->out.level, gz_writer_offset(o->gz)) < 0) {
+        msg_error("%s: %s", name, tp_engine_error(eng));
+        goto out_free;
+    }
     uint64_t bytes_in = 0;
     progress_begin(name, io_reader_file_size(r));
     if (j->copy)

@@ -67,7 +67,8 @@ int stream_chunks(pl_ring *pl, int nslots, const stream_engine *ops, void *engin
                 if (!failed)
                     msg_error("%s: %s", name, ops->error(engine));
                 failed = 1;
-            } else if (!failed && out_write(o, out, bytes)) {
+            } else if (!failed && (ops->write ? ops->write(engine, slot, out, bytes, o)
+                                              : out_write(o, out, bytes))) {
                 failed = 1;
             }
             pl_release(pl, slot);

@@ -31,11 +31,15 @@ int stream_open(pl_ring **out, const backend *be, io_reader *r, void *const *buf
                 size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
 
 /* An engine seen by the loop: submit starts a chunk on a slot, collect
- * waits for a slot's result bytes, error explains the last failure. */
+ * waits for a slot's result bytes, error explains the last failure; write,
+ * when set, writes a collected slot's result to the output in place of
+ * out_write of collect's bytes (for results that came back compressed) and
+ * returns 0 or 1 after printing an error. */
 typedef struct {
     int (*submit)(void *engine, int slot, const void *data, const pl_gz_chunk *gz, size_t bytes);
     int (*collect)(void *engine, int slot, const void **out, size_t *bytes);
     const char *(*error)(const void *engine);
+    int (*write)(void *engine, int slot, const void *out, size_t bytes, out_stream *o);
 } stream_engine;
 
 /* Runs the loop until the end of the input or the first error (printed,

@@ -1,6 +1,8 @@
 /* gpu_deflate.c - blocked gzip members compressed on the device. */
 #include "gpu_deflate.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptx/deflate_warp.h"
@@ -9,21 +11,36 @@
 #define GZC_CTAS_PER_SM 5    /* dfk_fast's CTAs resident per SM (41 KB of shared memory each) */
 #define GZC_GATHER_THREADS 256 /* DF_GATHER_THREADS of ptx/deflate.cu */
 
-/* Level 1 only: the warp encoder (ptx/deflate_warp.h) is level 1's parse;
- * the hash chains of levels 2..9 walk one position after another, which one
- * GPU thread per block (dfk_serial) does slower than the host's cores. */
+/* Level 1 only, unless GPUBATCH_HOST_DEFLATE=1 keeps every level on the
+ * host: the warp encoder (ptx/deflate_warp.h) is level 1's parse; the hash
+ * chains of levels 2..9 walk one position after another, which one GPU
+ * thread per block (dfk_serial) does slower than the host's cores. */
 int gzc_device_level(int level)
 {
-    return level == 1;
+    const char *host = getenv("GPUBATCH_HOST_DEFLATE");
+    return level == 1 && !(host && !strcmp(host, "1"));
+}
+
+/* Whole blocks a chunk of max_bytes may hold, wherever it starts. */
+static size_t gzc_max_blocks(size_t max_bytes)
+{
+    return max_bytes / GZW_BLOCK_DATA + 1;
+}
+
+/* Head, tail and members at most (see gpu_deflate.h). */
+size_t gzc_host_bytes(size_t max_bytes)
+{
+    return 2 * GZW_BLOCK_DATA + gzc_max_blocks(max_bytes) * DF_MEMBER_BOUND(GZW_BLOCK_DATA);
 }
 
 /* Allocates the slot (see gpu_deflate.h). */
-int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes)
+int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host)
 {
     int rc;
     memset(z, 0, sizeof *z);
     z->g = g;
-    z->max_blocks = max_bytes / GZW_BLOCK_DATA + 1;
+    z->max_blocks = gzc_max_blocks(max_bytes);
+    z->host = host;
     size_t sms = (size_t)gpu_info(g)->sm_count;
     size_t grid = GZC_CTAS_PER_SM * (sms ? sms : 1);
     z->grid = (unsigned)(grid < z->max_blocks ? grid : z->max_blocks);
@@ -34,9 +51,7 @@ int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes)
         (rc = gpu_mem_alloc(g, &z->crcs, z->max_blocks * sizeof(unsigned), "deflate CRCs")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->members, member_bytes, "compressed chunk")) < 0)
         goto out_close;
-    z->sizes_host = gpu_host_alloc(g, z->max_blocks * sizeof(unsigned));
-    z->host = gpu_host_alloc(g, 2 * GZW_BLOCK_DATA + member_bytes);
-    if (!z->sizes_host || !z->host) {
+    if (!(z->sizes_host = gpu_host_alloc(g, z->max_blocks * sizeof(unsigned)))) {
         rc = GPU_ERR_OUT_OF_MEMORY;
         goto out_close;
     }
@@ -57,7 +72,6 @@ void gzc_close(gzc_slot *z)
     gpu_mem_free(z->g, z->crcs);
     gpu_mem_free(z->g, z->members);
     gpu_host_free(z->g, z->sizes_host);
-    gpu_host_free(z->g, z->host);
     memset(z, 0, sizeof *z);
 }
 
@@ -96,15 +110,33 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
 }
 
 /* Fetches the members of the chunk whose work is done (see gpu_deflate.h). */
-int gzc_collect(gzc_slot *z, CUstream s, gz_span *span)
+int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen)
 {
     size_t members = 0;
-    for (size_t b = 0; b < z->nblocks; b++)
+    for (size_t b = 0; b < z->nblocks; b++) {
+        if (z->sizes_host[b] > DF_OUT_BOUND(GZW_BLOCK_DATA)) {
+            /* never from dfk_fast: it stores what would not shrink */
+            snprintf(err, errlen, "device deflate gave block %zu a size of %u bytes", b,
+                     z->sizes_host[b]);
+            return GPU_ERR_LAUNCH;
+        }
         members += z->sizes_host[b] + DF_MEMBER_HEADER + DF_MEMBER_TRAILER;
+    }
     unsigned char *m = z->host + z->head + z->tail;
-    if (members) {
-        CU_TRY(cu.MemcpyDtoHAsync(m, z->members, members, s));
-        CU_TRY(cu.StreamSynchronize(s));
+    int rc = gpu_bind(z->g);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", gpu_error_text(z->g));
+        return rc;
+    }
+    CUresult r = CUDA_SUCCESS;
+    if (members)
+        r = cu.MemcpyDtoHAsync(m, z->members, members, s);
+    if (members && r == CUDA_SUCCESS)
+        r = cu.StreamSynchronize(s);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "copying compressed data from the device failed: %s",
+                 cu_result_text(r));
+        return GPU_ERR_DRIVER;
     }
     span->head = z->host;
     span->head_len = z->head;

@@ -29,16 +29,20 @@ typedef struct {
     CUdeviceptr crcs;    /* CRC-32 per block */
     CUdeviceptr members; /* the members end to end */
     unsigned *sizes_host;    /* pinned copy of sizes */
-    unsigned char *host;     /* pinned: head raw, tail raw, then the members */
+    unsigned char *host;     /* the caller's pinned buffer: head raw, tail raw, members */
     size_t head, nblocks, tail; /* the queued chunk's split */
 } gzc_slot;
 
 /* Whether blocked gzip at level is compressed on the device. */
 int gzc_device_level(int level);
 
-/* Allocates the slot's buffers on device g for chunks of at most max_bytes.
- * 0 or a negative gpu_error (text in g). */
-int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes);
+/* Bytes of the pinned host buffer of a slot for chunks of max_bytes. */
+size_t gzc_host_bytes(size_t max_bytes);
+
+/* Allocates the slot's buffers on device g for chunks of at most max_bytes;
+ * host is the caller's pinned buffer of gzc_host_bytes(max_bytes) bytes,
+ * which the results go to. 0 or a negative gpu_error (text in g). */
+int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host);
 
 /* Queues on stream s the compression of the bytes bytes at device address
  * data, which start at position offset of the output stream: the raw head
@@ -49,8 +53,8 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
 
 /* Once the work queued on s is done: copies the members back (waiting for
  * the copy) and describes the chunk's output in *span, valid until the
- * slot is queued again. 0 or a negative gpu_error. */
-int gzc_collect(gzc_slot *z, CUstream s, gz_span *span);
+ * slot is queued again. 0, or a negative gpu_error with one line in err. */
+int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen);
 
 /* Frees the slot's buffers; accepts a zeroed slot. */
 void gzc_close(gzc_slot *z);
