@@ -11,7 +11,8 @@
 // pipeline at level 1, dfk_serial at level 1 and 6, over MIB MiB of each
 // kind (default 512), beside the device-to-device copy (read + write) in the
 // same run, and zlib level 1 and our host encoder on every host core.
-// -s 0 leaves dfk_serial out (for the sanitizers).
+// -s 0 leaves dfk_serial out (for the sanitizers). Built with -DDW_PROFILE,
+// it also prints the share of dfk_fast's cycles in each phase.
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. tests/gpu/bench_gpu_deflate.cu -lz -lpthread
 #include <cmath>
 #include <cstdint>
@@ -260,6 +261,20 @@ int main(int argc, char **argv)
         float t_fast = bench_median_ms([&] {
             dfk_fast<<<g, 32>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
         }, reps);
+#ifdef DW_PROFILE
+        unsigned long long prof[8] = {0};
+        BENCH_CHECK(cudaMemcpyToSymbol(dw_prof, prof, sizeof prof));
+        dfk_fast<<<g, 32>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
+        BENCH_CHECK(cudaMemcpyFromSymbol(prof, dw_prof, sizeof prof));
+        double all = 0;
+        for (int i = 0; i < 7; i++)
+            all += prof[i];
+        printf("profile %s:", k.first.c_str());
+        const char *phase[7] = {"clear", "candidates", "masks", "walk", "uncount", "codes", "symbols"};
+        for (int i = 0; i < 7; i++)
+            printf(" %s %.1f%%", phase[i], 100.0 * prof[i] / all);
+        printf(" (%.0f cycles per block)\n", all / d.nblocks);
+#endif
         float t_all = bench_median_ms([&] { dev_members(d, 1, true); }, reps);
         std::vector<unsigned> sz(d.nblocks);
         BENCH_CHECK(cudaMemcpy(sz.data(), d.sizes, d.nblocks * 4, cudaMemcpyDeviceToHost));

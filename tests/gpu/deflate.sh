@@ -32,14 +32,18 @@ check() {
         { echo "FAIL $1"; echo "  cpu:  $2"; echo "  cuda: $3"; } >>"$out/fail.txt"
     fi
 }
-# same_file ARGS...: -o output bytes and messages are the same on both
-# backends, and the CUDA output decodes to the --no-compress output.
-same_file() {
+# same_part ARGS...: -o output bytes and messages are the same on both backends.
+same_part() {
     rm -f "$work/o_cpu" "$work/o_cuda" "$work/o_raw"
     c=$("$GB" "$@" --backend cpu -o "$work/o_cpu" 2>&1; echo "exit $?")
     g=$("$GB" "$@" --backend cuda -o "$work/o_cuda" 2>&1; echo "exit $?")
     check "$*" "$c" "$g"
     check "bytes: $*" "$(md5sum <"$work/o_cpu")" "$(md5sum <"$work/o_cuda")"
+}
+# same_file ARGS...: as same_part, and the CUDA output decodes to the
+# --no-compress output.
+same_file() {
+    same_part "$@"
     "$GB" "$@" --backend cpu --no-compress -o "$work/o_raw" >/dev/null 2>&1
     check "gzip -dc: $*" "$(md5sum <"$work/o_raw")" "$(gzip -dc "$work/o_cuda" | md5sum)"
     check "python gzip: $*" ok "$(python3 -c 'import gzip,sys; a=gzip.open(sys.argv[1]).read(); b=open(sys.argv[2],"rb").read(); print("ok" if a==b else "differ")' "$work/o_cuda" "$work/o_raw")"
@@ -61,7 +65,7 @@ same_file quadratic --out-layout planes "$work/q4081.npy.gz"
 "$GB" gen --quadratic 1000003 --seed 9 --raw --no-compress -f -o "$work/qraw.bin"
 same_file quadratic --raw --dtype float32 --chunk 999999 "$work/qraw.bin"
 for i in 0 1 2; do
-    same_file quadratic --shard "$i/3" --chunk 500000 "$work/q1000003.npy.gz"
+    same_part quadratic --shard "$i/3" --chunk 500000 "$work/q1000003.npy.gz"
 done
 "$GB" gen --shape 7x300x200 --seed 3 -f -o "$work/t3.npy.gz"
 "$GB" gen --shape 1000x17x33 --dtype int16 --seed 4 -f -o "$work/t16.npy.gz"
@@ -91,6 +95,9 @@ compute-sanitizer --tool memcheck --error-exitcode 9 "$work/bench" -m 1 -r 1 -s 
 note "compute-sanitizer memcheck on the kernels' identity run: exit $? ($(grep -c DIFFER "$out/sanitizer_bench.log") differ)"
 "$work/bench" -m 256 -r 5 "$work/roots24.bin" "$work/normal.bin" >"$out/bench.log" 2>&1
 note "kernel identity (every level, odd sizes, 64 MiB): exit $?, $(grep -c ': same$' "$out/bench.log") same, $(grep -c DIFFER "$out/bench.log") differ"
+nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DDW_PROFILE -o "$work/bench_prof" \
+    tests/gpu/bench_gpu_deflate.cu -lz -lpthread >>"$out/bench_build.log" 2>&1 &&
+    "$work/bench_prof" -m 64 -r 2 -s 0 "$work/roots24.bin" "$work/normal.bin" | grep '^profile' | tee -a "$sum"
 
 note "== whole process: best of 3 wall times, the variants interleaved, page cache warm"
 # race NAME VAR... : runs each variant (words joined by commas; a first
