@@ -41,6 +41,7 @@
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
 #define DW_RING 128u /* staging words: one round adds at most 49, plus the partial one */
+#define DW_BATCH 4u  /* candidate rounds whose loads a GPU issues together */
 /* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
 #define DW_OUT_SLOT(n) ((DF_OUT_BOUND(n) + 3u) & ~3u)
 /* Distance between the output slots of consecutive blocks on a GPU. */
@@ -135,31 +136,68 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
     df_u16 *head = sh->nr.head;
     df_u32 last = n - 4u, rounds = (last + 32u) / 32u;
 #ifdef __CUDA_ARCH__
-    /* The same rounds with warp votes in place of the scans of hs, the next
-     * round's bytes loaded ahead. */
-    df_u32 l = threadIdx.x & 31u, xn = l <= last ? df_load32(in + l) : 0u;
-    for (df_u32 r = 0; r < rounds; r++) {
-        df_u32 base = 32u * r, p = base + l, d = 0, h = 0xffffffffu, x = xn;
-        xn = p + 32u <= last ? df_load32(in + p + 32u) : 0u;
-        if (p <= last) {
-            h = df_hash(x);
-            atomicAdd(&sh->nr.lit_freq[x & 255u], 1u);
+    /* The same rounds with warp votes in place of the scans of hs, DW_BATCH
+     * at a time: the hash heads of each round in turn (shared memory only),
+     * then the candidates' bytes of all of them loaded at once. A match's
+     * bytes 4..7 are compared here too: wk->len[p] gets the bytes known
+     * equal (exact when under 8), which spares the walk a load of its own. */
+    df_u32 l = threadIdx.x & 31u;
+    for (df_u32 r0 = 0; r0 < rounds; r0 += DW_BATCH) {
+        df_u32 x[DW_BATCH], cand[DW_BATCH], y[DW_BATCH], d[DW_BATCH], a[DW_BATCH], b[DW_BATCH];
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l;
+            x[k] = p <= last ? df_load32(in + p) : 0u;
         }
-        df_u32 same = __match_any_sync(0xffffffffu, h);
-        df_u32 before = same & ((1u << l) - 1u), after = same & ~((2u << l) - 1u);
-        if (p <= last) {
-            df_u32 cand = before ? base + (31u - (df_u32)__clz((int)before)) + 1u : head[h];
-            if (cand && p - (cand - 1u) <= DF_MAX_DIST && df_load32(in + cand - 1u) == x)
-                d = p - (cand - 1u);
-            wk->dist[p] = (df_u16)d;
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 base = 32u * (r0 + k), p = base + l, h = 0xffffffffu;
+            if (p <= last) {
+                h = df_hash(x[k]);
+                atomicAdd(&sh->nr.lit_freq[x[k] & 255u], 1u);
+            }
+            df_u32 same = __match_any_sync(0xffffffffu, h);
+            df_u32 before = same & ((1u << l) - 1u), after = same & ~((2u << l) - 1u);
+            cand[k] = 0;
+            if (p <= last)
+                cand[k] = before ? base + (31u - (df_u32)__clz((int)before)) + 1u : head[h];
+            __syncwarp();
+            if (p <= last && !after)
+                head[h] = (df_u16)(p + 1u);
+            __syncwarp();
         }
-        df_u32 word = __ballot_sync(0xffffffffu, d != 0);
-        __syncwarp();
-        if (p <= last && !after)
-            head[h] = (df_u16)(p + 1u);
-        if (l == 0)
-            wk->cand[r] = word;
-        __syncwarp();
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l, c = cand[k];
+            int ok = c && p - (c - 1u) <= DF_MAX_DIST;
+            y[k] = ok ? df_load32(in + c - 1u) : ~x[k];
+            if (!ok)
+                cand[k] = 0;
+        }
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l, c = cand[k];
+            d[k] = c && y[k] == x[k] ? p - (c - 1u) : 0u;
+            a[k] = b[k] = 0;
+            for (df_u32 j = 0; d[k] && j < 4u && p + 4u + j < n; j++) {
+                a[k] |= (df_u32)in[c + 3u + j] << (8u * j);
+                b[k] |= (df_u32)in[p + 4u + j] << (8u * j);
+            }
+        }
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l, diff = a[k] ^ b[k];
+            if (p <= last)
+                wk->dist[p] = (df_u16)d[k];
+            if (d[k]) {
+                if (n - p < 8u)
+                    diff |= 0xffffffffu << (8u * (n - p - 4u));
+                wk->len[p] = (df_u8)(diff ? 4u + dw_ctz(diff) / 8u : 8u);
+            }
+            df_u32 word = __ballot_sync(0xffffffffu, d[k] != 0);
+            if (l == 0 && r0 + k < rounds)
+                wk->cand[r0 + k] = word;
+        }
     }
 #else
     for (df_u32 r = 0; r < rounds; r++) {
@@ -251,9 +289,9 @@ DW_FN void dw_walk(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
         }
         if (!bits)
             break;
-        df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q];
-        df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH, len = 4u;
-        for (;;) {
+        df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q], len = wk->len[q];
+        df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH;
+        while (len >= 8u) { /* bytes from 8 on, 32 at a time */
             df_u32 k = len + l;
             df_u32 m = __ballot_sync(0xffffffffu, k >= max || in[q - dist + k] != in[q + k]);
             if (m) {
