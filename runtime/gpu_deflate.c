@@ -36,8 +36,10 @@ size_t gzc_host_bytes(size_t max_bytes)
 /* Allocates the slot (see gpu_deflate.h). */
 int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host)
 {
-    int rc;
+    int rc = gpu_bind(g);
     memset(z, 0, sizeof *z);
+    if (rc < 0)
+        return rc;
     z->g = g;
     z->max_blocks = gzc_max_blocks(max_bytes);
     z->host = host;

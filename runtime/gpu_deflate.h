@@ -39,7 +39,7 @@ int gzc_device_level(int level);
 /* Bytes of the pinned host buffer of a slot for chunks of max_bytes. */
 size_t gzc_host_bytes(size_t max_bytes);
 
-/* Allocates the slot's buffers on device g for chunks of at most max_bytes;
+/* Allocates the slot's buffers on device g (bound first) for chunks of at most max_bytes;
  * host is the caller's pinned buffer of gzc_host_bytes(max_bytes) bytes,
  * which the results go to. 0 or a negative gpu_error (text in g). */
 int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host);

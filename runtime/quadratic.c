@@ -302,9 +302,7 @@ int qd_engine_compress(qd_engine *e, int level, uint64_t offset)
     size_t out_bytes = e->max_rows * 4 * dt_size(e->dtype);
     for (int i = 0; i < e->nslots; i++) {
         qd_slot *s = &e->slots[i];
-        int rc = gpu_bind(s->g);
-        if (rc == 0)
-            rc = gzc_open(&s->c, s->g, out_bytes, s->hout);
+        int rc = gzc_open(&s->c, s->g, out_bytes, s->hout);
         if (rc < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
             return rc;

@@ -430,9 +430,7 @@ int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
         return 0;
     for (int i = 0; i < e->nslots; i++) {
         tp_slot *s = &e->slots[i];
-        int rc = gpu_bind(s->g);
-        if (rc == 0)
-            rc = gzc_open(&s->c, s->g, e->chunk, s->hout);
+        int rc = gzc_open(&s->c, s->g, e->chunk, s->hout);
         if (rc < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
             return rc;
