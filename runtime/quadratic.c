@@ -22,6 +22,7 @@ typedef struct {
     gzd_slot z;       /* device inflate of compressed chunks */
     const pl_gz_chunk *gz; /* its members, when compressed */
     gzc_slot c;       /* device deflate of the roots (qd_engine_compress) */
+    uint64_t out_at;  /* output stream position of the chunk's roots */
     gz_span span;     /* the collected roots, compressed */
 } qd_slot;
 
@@ -222,8 +223,7 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
         return rc;
     }
     if (e->deflate) {
-        rc = gzc_queue(&s->c, s->q.stream, s->dout, e->out_offset, s->rows * 4 * sz);
-        e->out_offset += s->rows * 4 * sz;
+        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->rows * 4 * sz);
     } else {
         rc = qd_copy_blocks(s, 0, s->dout, s->hout, planes_out ? 4 : 1,
                             s->rows * sz * (planes_out ? 1 : 4), pitch);
@@ -241,6 +241,9 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
     qd_slot *s = &e->slots[slot];
     s->rows = rows;
     s->gz = gz;
+    /* every chunk moves the stream on, whichever backend solves it */
+    s->out_at = e->out_offset;
+    e->out_offset += rows * 4 * dt_size(e->dtype);
     if (rows == 0)
         return 0;
     if (rows > e->max_rows) {

@@ -25,6 +25,7 @@ typedef struct {
     gzd_slot z;      /* device inflate of compressed chunks */
     const pl_gz_chunk *gz;   /* its members, when compressed */
     gzc_slot c;      /* device deflate of the result (tp_engine_compress) */
+    uint64_t out_at; /* output stream position of the chunk's result */
     gz_span span;    /* the collected result, compressed */
 } tp_slot;
 
@@ -367,8 +368,7 @@ static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nma
     if (rc < 0)
         return rc;
     if (e->deflate) {
-        rc = gzc_queue(&s->c, s->q.stream, s->dout, e->out_offset, s->bytes);
-        e->out_offset += s->bytes;
+        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->bytes);
         if (rc < 0)
             return rc;
     } else {
@@ -385,6 +385,9 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
     tp_slot *s = &e->slots[slot];
     s->bytes = bytes;
     s->gz = gz;
+    /* every chunk moves the stream on, whichever backend transposes it */
+    s->out_at = e->out_offset;
+    e->out_offset += bytes;
     if (bytes == 0)
         return 0;
     if (bytes > e->chunk || bytes % e->matrix_bytes) {
