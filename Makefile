@@ -53,6 +53,7 @@ REDUCE_ARCHS := 75
 QUADRATIC_ARCHS := 75
 TRANSPOSE_ARCHS := 75
 INFLATE_ARCHS := 75
+DEFLATE_ARCHS := 75
 # The article ladders `gpubatch bench` times beside the production kernels.
 LADDER_ARCHS := 75
 LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
@@ -127,6 +128,7 @@ ptx: $(BUILD)/ptx-image
 	  for a in $(QUADRATIC_ARCHS); do for d in f32 f64; do echo "quadratic_$$d $$a quadratic -DGB_DT_$$d"; done; done; \
 	  for a in $(TRANSPOSE_ARCHS); do echo "transpose $$a transpose"; done; \
 	  for a in $(INFLATE_ARCHS); do echo "inflate $$a inflate"; done; \
+	  for a in $(DEFLATE_ARCHS); do echo "deflate $$a deflate"; done; \
 	  for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do echo "$$m $$a $$m"; done; done; \
 	} | NVCC_CMD="$(NVCC) $(NVCC_FLAGS)" W="$(PTX_WORK)" xargs -L 1 -P $(PTX_JOBS) sh -c \
 	  'm=$$1 a=$$2 src=ptx/$$3.cu; shift 3; echo "  NVCC    $$W/$$m.compute_$$a.ptx"; \

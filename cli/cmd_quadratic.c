@@ -278,12 +278,26 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
     return 0;
 }
 
-/* What the engines of one run take besides the backend. */
+/* What the engines of one run take besides the backend, and the output's
+ * position for the device's deflate. */
 typedef struct {
     size_t max_rows, row_bytes;
     dt_type dtype;
     qd_layout in, out;
+    int level;         /* blocked gzip level of the output (0: plain) */
+    int positioned;    /* out_next is known (the output's header is written) */
+    uint64_t out_next; /* output stream position of the next chunk's roots */
 } quadratic_engine_args;
+
+/* Has a CUDA engine compress its roots on the device from the next chunk
+ * on, where the level allows it (qd_engine_compress); 0 or negative. */
+static int quadratic_compress(const quadratic_engine_args *a, qd_engine *e)
+{
+    if (!a->positioned || a->level == 0)
+        return 0;
+    int rc = qd_engine_compress(e, a->level, a->out_next);
+    return rc < 0 ? rc : 0;
+}
 
 /* Opens an engine on one side (hy_ops.open). */
 static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
@@ -291,6 +305,11 @@ static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
     const quadratic_engine_args *a = ctx;
     qd_engine *e = NULL;
     int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out);
+    if (rc == 0 && (rc = quadratic_compress(a, e)) < 0) {
+        snprintf(be->err, sizeof be->err, "%s", qd_engine_error(e));
+        qd_engine_close(e);
+        e = NULL;
+    }
     *eng = e;
     return rc;
 }
@@ -305,8 +324,10 @@ static void quadratic_close(void *eng)
 static int quadratic_submit(void *ctx, void *eng, int slot, const void *data,
                             const pl_gz_chunk *gz, size_t bytes, uint64_t offset)
 {
-    const quadratic_engine_args *a = ctx;
-    return qd_engine_submit(eng, slot, data, gz, bytes / a->row_bytes);
+    quadratic_engine_args *a = ctx;
+    size_t rows = bytes / a->row_bytes;
+    a->out_next += rows * 4 * dt_size(a->dtype);
+    return qd_engine_submit(eng, slot, data, gz, rows);
 }
 
 /* Waits for a slot's roots; *bytes gets the number of rows (hy_ops.collect). */
@@ -321,6 +342,17 @@ static const char *quadratic_error(const void *eng)
     return qd_engine_error(eng);
 }
 
+/* Writes one collected slot's roots: as the span the device compressed, or
+ * as quadratic_write_roots does. */
+static int quadratic_write_slot(const quadratic_engine_args *a, qd_engine *eng, int slot,
+                                out_parts *o, const void *roots, size_t rows)
+{
+    const gz_span *span;
+    if (qd_engine_span(eng, slot, &span))
+        return out_write_span(&o->main, span);
+    return quadratic_write_roots(o, a->out, roots, rows, a->max_rows, dt_size(a->dtype));
+}
+
 /* Streams the chunks through the engines and the roots to the output;
  * row_bytes is the size of one equation in ring 0's chunks. 0 or 1. */
 static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *const *pl,
@@ -330,7 +362,6 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
     int failed = 0, rc;
     pl_chunk c;
     char msg[1024];
-    size_t sz = dt_size(a->dtype);
     *bytes_in = 0;
     do {
         rc = quadratic_next(pl, nrings, &c, msg, sizeof msg);
@@ -353,8 +384,8 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
                 if (!failed)
                     msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
-            } else if (!failed &&
-                       quadratic_write_roots(o, a->out, roots, rows, a->max_rows, sz)) {
+            } else if (!failed && quadratic_write_slot(a, hy_slot_engine(h, slot), slot, o, roots,
+                                                        rows)) {
                 failed = 1;
             }
             for (int k = 0; k < nrings; k++)
@@ -476,9 +507,9 @@ int cmd_quadratic(int argc, char **argv)
         max_rows = in.rows ? (size_t)in.rows : 1;
     int nslots = cli_slots(&q.common, &be);
     static const hy_ops ops = {quadratic_open, quadratic_close, quadratic_submit,
-                               quadratic_collect, quadratic_error};
+                               quadratic_collect, quadratic_error, NULL};
     quadratic_engine_args args = {max_rows, in.planes_in_memory ? sz : row_bytes, fi.dtype,
-                                  in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
+                                  in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout, 0, 0, 0};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
     if (!in.planes_in_memory && stream_device_inflate(&be, r, max_rows * row_bytes))
         backend_want_module(&be, "inflate");
@@ -521,6 +552,15 @@ int cmd_quadratic(int argc, char **argv)
     if (nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_abort;
+    }
+    if (q.out.level > 0) { /* the device's deflate, on CUDA engines from here on */
+        args.level = q.out.level;
+        args.out_next = gz_writer_offset(o.main.gz);
+        args.positioned = 1;
+        if (be.kind == BACKEND_CUDA && quadratic_compress(&args, hy_first_engine(h)) < 0) {
+            msg_error("%s", qd_engine_error(hy_first_engine(h)));
+            goto out_abort;
+        }
     }
     uint64_t bytes_in;
     size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;

@@ -229,8 +229,8 @@ static void reduce_ctx_release(reduce_ctx *ctx)
  * pay for pinning a large ring. 0, or 1 after an error. */
 static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
 {
-    static const hy_ops ops = {reduce_open, reduce_close, reduce_submit, reduce_collect,
-                               reduce_error};
+    static const hy_ops ops = {reduce_open,    reduce_close, reduce_submit,
+                               reduce_collect, reduce_error, NULL};
     if (ctx->h && ctx->chunk >= want)
         return 0;
     reduce_ctx_release(ctx);

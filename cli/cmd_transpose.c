@@ -188,11 +188,26 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
                            t->out.level, part_head, part_len, &matrices, limit);
 }
 
-/* What opening an engine takes besides the backend. */
+/* What opening an engine takes besides the backend, and the output's
+ * position for the device's deflate. */
 typedef struct {
     size_t chunk, elem;
     uint64_t rows, cols;
+    int level;         /* blocked gzip level of the output (0: plain) */
+    int positioned;    /* out_next is known (the output's header is written) */
+    uint64_t out_next; /* output stream position of the next chunk's result */
 } transpose_engine_args;
+
+/* Has a CUDA engine of batches compress its results on the device from
+ * the next chunk on, where the level allows it (tp_engine_compress); 0 or
+ * negative. */
+static int transpose_compress(const transpose_engine_args *a, tp_engine *e)
+{
+    if (!a->positioned || a->level == 0 || tp_engine_staged(e))
+        return 0;
+    int rc = tp_engine_compress(e, a->level, a->out_next);
+    return rc < 0 ? rc : 0;
+}
 
 /* Opens an engine on one side (hy_ops.open). */
 static int transpose_open(void *ctx, backend *be, int nslots, void **eng)
@@ -200,6 +215,11 @@ static int transpose_open(void *ctx, backend *be, int nslots, void **eng)
     const transpose_engine_args *a = ctx;
     tp_engine *e = NULL;
     int rc = tp_engine_open(&e, be, nslots, a->chunk, a->elem, a->rows, a->cols);
+    if (rc == 0 && (rc = transpose_compress(a, e)) < 0) {
+        snprintf(be->err, sizeof be->err, "%s", tp_engine_error(e));
+        tp_engine_close(e);
+        e = NULL;
+    }
     *eng = e;
     return rc;
 }
@@ -214,6 +234,8 @@ static void transpose_close(void *eng)
 static int transpose_submit(void *ctx, void *eng, int slot, const void *data,
                             const pl_gz_chunk *gz, size_t bytes, uint64_t offset)
 {
+    transpose_engine_args *a = ctx;
+    a->out_next += bytes;
     return tp_batch_submit(eng, slot, data, gz, bytes);
 }
 
@@ -221,6 +243,16 @@ static int transpose_submit(void *ctx, void *eng, int slot, const void *data,
 static int transpose_collect(void *ctx, void *eng, int slot, const void **out, size_t *bytes)
 {
     return tp_batch_collect(eng, slot, out, bytes);
+}
+
+/* Writes a collected batch slot: the span the device compressed, or the bytes. */
+static int transpose_write_slot(void *ctx, void *eng, int slot, const void *out, size_t bytes,
+                                out_stream *o)
+{
+    const gz_span *span;
+    if (tp_batch_span(eng, slot, &span))
+        return out_write_span(o, span);
+    return out_write(o, out, bytes);
 }
 
 /* The engine's last error. */
@@ -322,9 +354,10 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     void *bufs[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl = NULL;
     size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r);
-    static const hy_ops ops = {transpose_open, transpose_close, transpose_submit,
-                               transpose_collect, transpose_error};
-    transpose_engine_args args = {chunk, elem, j->rows, j->cols};
+    static const hy_ops ops = {transpose_open,    transpose_close,
+                               transpose_submit,  transpose_collect,
+                               transpose_error,   transpose_write_slot};
+    transpose_engine_args args = {chunk, elem, j->rows, j->cols, 0, 0, 0};
     if (!j->copy) {
         backend_want_module(be, "transpose");
         if (stream_device_inflate(be, r, chunk))
@@ -348,6 +381,15 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     if (opened < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
+    }
+    if (!j->copy && t->out.level > 0) { /* the device's deflate, on CUDA engines from here on */
+        args.level = t->out.level;
+        args.out_next = gz_writer_offset(o->gz);
+        args.positioned = 1;
+        if (be->kind == BACKEND_CUDA && transpose_compress(&args, hy_first_engine(h)) < 0) {
+            msg_error("%s: %s", name, tp_engine_error(hy_first_engine(h)));
+            goto out_free;
+        }
     }
     uint64_t bytes_in = 0;
     progress_begin(name, io_reader_file_size(r));

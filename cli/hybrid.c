@@ -122,9 +122,23 @@ int hy_submit(hy *h, const pl_chunk *c)
 /* Waits for a slot on its side. */
 int hy_collect(hy *h, int slot, const void **out, size_t *bytes)
 {
-    void *engine = h->side[slot] ? h->gpu : h->cpu;
+    void *engine = hy_slot_engine(h, slot);
     int rc = h->ops->collect(h->ctx, engine, slot, out, bytes);
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
+}
+
+/* Writes a slot's result. */
+int hy_write(hy *h, int slot, const void *out, size_t bytes, out_stream *o)
+{
+    if (h->ops->write)
+        return h->ops->write(h->ctx, hy_slot_engine(h, slot), slot, out, bytes, o);
+    return out_write(o, out, bytes);
+}
+
+/* The engine of a slot's side. */
+void *hy_slot_engine(const hy *h, int slot)
+{
+    return h->side[slot] ? h->gpu : h->cpu;
 }
 
 /* The engine opened first. */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "io/pipeline.h"
+#include "output.h"
 #include "runtime/backend.h"
 
 /* A command's engine as the dispatcher drives it, each call with the
@@ -30,6 +31,8 @@ typedef struct {
                   size_t bytes, uint64_t offset);
     int (*collect)(void *ctx, void *engine, int slot, const void **out, size_t *bytes);
     const char *(*error)(const void *engine);
+    int (*write)(void *ctx, void *engine, int slot, const void *out, size_t bytes,
+                 out_stream *o);
 } hy_ops;
 
 typedef struct hy hy;
@@ -44,6 +47,13 @@ int hy_submit(hy *h, const pl_chunk *c);
 
 /* Waits for a slot's chunk on the side that took it. 0, or negative. */
 int hy_collect(hy *h, int slot, const void **out, size_t *bytes);
+
+/* Writes a collected slot's result to o (ops->write, or out_write); 0 or
+ * 1 after printing an error. */
+int hy_write(hy *h, int slot, const void *out, size_t bytes, out_stream *o);
+
+/* The engine that took slot's chunk. */
+void *hy_slot_engine(const hy *h, int slot);
 
 /* The engine hy_open opened, for what both sides' engines share (the
  * chunk size, the mode). */

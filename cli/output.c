@@ -55,15 +55,28 @@ int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_
     return 0;
 }
 
+/* Reports a failed write's rc (nothing for a closed pipe); 0 or 1. */
+static int out_written(out_stream *o, int rc)
+{
+    if (rc == 0)
+        return 0;
+    if (rc == IO_ERR_FORMAT)
+        msg_error("%s: compressed blocks out of place in the output stream", o->name);
+    else if (rc != IO_ERR_PIPE)
+        msg_error("%s: %s", o->name, io_sink_error(o->sink));
+    return 1;
+}
+
 /* Writes through the compressor. */
 int out_write(out_stream *o, const void *buf, size_t n)
 {
-    int rc = gz_writer_write(o->gz, buf, n);
-    if (rc == 0)
-        return 0;
-    if (rc != IO_ERR_PIPE)
-        msg_error("%s: %s", o->name, io_sink_error(o->sink));
-    return 1;
+    return out_written(o, gz_writer_write(o->gz, buf, n));
+}
+
+/* Writes a span through the compressor. */
+int out_write_span(out_stream *o, const gz_span *s)
+{
+    return out_written(o, gz_writer_write_span(o->gz, s));
 }
 
 /* Renames the file into place (the compressor already finished). */

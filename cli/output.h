@@ -56,6 +56,10 @@ int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_
 /* Appends bytes; 0 or 1 after printing an error. */
 int out_write(out_stream *o, const void *buf, size_t n);
 
+/* Appends a span of blocks compressed elsewhere (gz_writer_write_span);
+ * 0 or 1 after printing an error. */
+int out_write_span(out_stream *o, const gz_span *s);
+
 /* Finishes compression and commits the file; 0 or 1 after an error. */
 int out_close(out_stream *o);
 

@@ -74,7 +74,7 @@ int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes
                 if (!failed)
                     msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
-            } else if (!failed && o && out_write(o, out, bytes)) {
+            } else if (!failed && o && hy_write(h, slot, out, bytes, o)) {
                 failed = 1;
             }
             pl_release(pl, slot);

@@ -65,6 +65,7 @@ struct gz_writer {
     io_sink *sink;
     int level;
     int err;
+    uint64_t offset; /* raw bytes written */
     /* Calling-thread compression (threads == 1, or no worker started). */
     struct gz_codec *codec;
     uint8_t *in, *out;
@@ -309,6 +310,7 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n)
     const uint8_t *p = buf;
     if (w->err)
         return w->err;
+    w->offset += n;
     if (w->level == 0)
         return sink_out(w, buf, n);
     while (n) {
@@ -333,6 +335,42 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n)
         n -= k;
     }
     return 0;
+}
+
+/* Raw bytes written so far. */
+uint64_t gz_writer_offset(const gz_writer *w)
+{
+    return w->offset;
+}
+
+/* Cuts data at stream position offset at block boundaries (see gzwrite.h). */
+void gz_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks)
+{
+    size_t to_boundary = (size_t)((GZW_BLOCK_DATA - offset % GZW_BLOCK_DATA) % GZW_BLOCK_DATA);
+    *head = to_boundary < bytes ? to_boundary : bytes;
+    *nblocks = (bytes - *head) / GZW_BLOCK_DATA;
+}
+
+/* Writes a span's head, its members after every block before them, then
+ * its tail. */
+int gz_writer_write_span(gz_writer *w, const gz_span *s)
+{
+    int rc = gz_writer_write(w, s->head, s->head_len);
+    if (rc < 0 || s->nblocks == 0)
+        return rc < 0 ? rc : gz_writer_write(w, s->tail, s->tail_len);
+    if (w->level == 0 || w->in_len != 0)
+        return IO_ERR_FORMAT;
+    if (w->nworkers) {
+        pthread_mutex_lock(&w->mu);
+        rc = drain(w, 0);
+        pthread_mutex_unlock(&w->mu);
+        if (rc < 0)
+            return rc;
+    }
+    if ((rc = sink_out(w, s->members, s->members_len)) < 0)
+        return rc;
+    w->offset += (uint64_t)s->nblocks * GZW_BLOCK_DATA;
+    return gz_writer_write(w, s->tail, s->tail_len);
 }
 
 /* Flushes the last block, waits for every job, writes the EOF block when

@@ -10,6 +10,7 @@
 #define GPUBATCH_IO_GZWRITE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sink.h"
 
@@ -27,6 +28,35 @@ int gz_writer_open(gz_writer **out, io_sink *sink, int level, int threads);
 
 /* Appends n bytes. Returns 0 or a negative io_error (sticky). */
 int gz_writer_write(gz_writer *w, const void *buf, size_t n);
+
+/* Raw bytes written so far (the position in the uncompressed stream). */
+uint64_t gz_writer_offset(const gz_writer *w);
+
+/* Splits bytes of data that start at stream position offset at the block
+ * boundaries of the stream: *head bytes complete the block in progress (or
+ * are all of the data when no boundary follows), then *nblocks whole
+ * blocks of GZW_BLOCK_DATA bytes; the rest starts the next block. */
+void gz_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks);
+
+/* A piece of the stream whose whole blocks were compressed elsewhere by the
+ * same encoder (ptx/deflate_math.h) at the writer's level: head raw bytes
+ * completing the block in progress, nblocks BGZF members of GZW_BLOCK_DATA
+ * bytes each (members_len bytes end to end, as df_bgzf_member lays them
+ * out), then tail raw bytes (gz_block_split's geometry). */
+typedef struct {
+    const void *head;
+    size_t head_len;
+    const void *members;
+    size_t members_len;
+    size_t nblocks;
+    const void *tail;
+    size_t tail_len;
+} gz_span;
+
+/* Appends a span: the bytes written are those that writing its raw data
+ * with gz_writer_write would give. The head must end at a block boundary
+ * when nblocks > 0, and the level must not be 0; else IO_ERR_FORMAT. */
+int gz_writer_write_span(gz_writer *w, const gz_span *s);
 
 /* Compresses what is buffered, writes the end-of-file block and frees the
  * writer (not the sink). Returns 0 or a negative io_error. */

@@ -45,6 +45,9 @@ typedef unsigned char df_u8;
 typedef unsigned short df_u16;
 typedef unsigned int df_u32;
 typedef unsigned long long df_u64;
+/* Keeps a table loop rolled: unrolled, the table loops make the PTX large and
+ * need a newer PTX ISA (partial vector loads) than the drivers we support. */
+#define DF_ROLLED _Pragma("unroll 1")
 #else
 #include <stdint.h>
 #ifndef GB_HD
@@ -54,6 +57,7 @@ typedef uint8_t df_u8;
 typedef uint16_t df_u16;
 typedef uint32_t df_u32;
 typedef uint64_t df_u64;
+#define DF_ROLLED
 #endif
 
 #define DF_BLOCK_MAX 65280u   /* input bytes per call (a BGZF block's data) */
@@ -252,11 +256,13 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
                             df_huff_scratch *s)
 {
     df_u32 m = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < n; i++) {
         len[i] = 0;
         if (freq[i])
             s->key[m++] = freq[i] << 9 | i;
     }
+    DF_ROLLED
     for (df_u32 i = 0; m < 2 && i < n; i++) {
         if (!freq[i])
             s->key[m++] = i; /* weight 0: sorts first, costs nothing */
@@ -265,8 +271,10 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
     /* Two queues: leaves 0..m-1 in key order, internal nodes m..2m-2 in
      * the order made (their weights never decrease). Ties take the leaf. */
     df_u32 leaf = 0, inner = 0, made = 0;
+    DF_ROLLED
     for (df_u32 k = 0; k + 1 < m; k++) {
         df_u32 w = 0;
+        DF_ROLLED
         for (int pick = 0; pick < 2; pick++) {
             df_u32 node;
             if (leaf < m && (inner == made || (s->key[leaf] >> 9) <= s->weight[inner])) {
@@ -284,9 +292,11 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
      * capped at maxlen + 1: deeper leaves are all over the limit anyway. */
     df_u32 root = 2 * m - 2;
     df_u32 count[DF_MAX_BITS + 2];
+    DF_ROLLED
     for (df_u32 b = 0; b <= maxlen + 1; b++)
         count[b] = 0;
     s->depth[root] = 0;
+    DF_ROLLED
     for (df_u32 x = root; x-- > 0;) {
         df_u32 d = s->depth[s->parent[x]] + 1u;
         s->depth[x] = (df_u8)(d > maxlen + 1 ? maxlen + 1 : d);
@@ -297,10 +307,12 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
      * so it may exceed 1. Each step removes a leaf at maxlen and splits the
      * deepest shorter leaf into two: the sum drops by one unit. */
     df_u32 total = 0;
+    DF_ROLLED
     for (df_u32 b = 1; b <= maxlen; b++)
         total += count[b] << (maxlen - b);
     while (total > (1u << maxlen)) {
         count[maxlen]--;
+        DF_ROLLED
         for (df_u32 b = maxlen - 1; b > 0; b--) {
             if (count[b]) {
                 count[b]--;
@@ -312,7 +324,9 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
     }
     /* Rarest symbols (first in key order) get the longest codes. */
     df_u32 i = 0;
+    DF_ROLLED
     for (df_u32 b = maxlen; b > 0; b--) {
+        DF_ROLLED
         for (df_u32 c = count[b]; c > 0; c--)
             len[s->key[i++] & 511] = (df_u8)b;
     }
@@ -323,18 +337,23 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
 GB_HD void df_build_codes(const df_u8 *len, df_u32 n, df_u16 *code)
 {
     df_u32 count[DF_MAX_BITS + 1], next[DF_MAX_BITS + 1];
+    DF_ROLLED
     for (df_u32 b = 0; b <= DF_MAX_BITS; b++)
         count[b] = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < n; i++)
         count[len[i]]++;
     count[0] = 0;
     df_u32 c = 0;
+    DF_ROLLED
     for (df_u32 b = 1; b <= DF_MAX_BITS; b++) {
         c = (c + count[b - 1]) << 1;
         next[b] = c;
     }
+    DF_ROLLED
     for (df_u32 i = 0; i < n; i++) {
         df_u32 l = len[i], v = l ? next[l]++ : 0, r = 0;
+        DF_ROLLED
         for (df_u32 b = 0; b < l; b++)
             r |= ((v >> b) & 1u) << (l - 1 - b);
         code[i] = (df_u16)r;
@@ -546,8 +565,10 @@ GB_HD void df_parse_chain(df_parse *ps, df_u32 n, const df_level *lp)
 GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
 {
     df_u32 k = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < DF_CLEN_SYMS; i++)
         nr->clen_freq[i] = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < total;) {
         df_u8 v = nr->all_len[i];
         df_u32 run = 1;
@@ -573,9 +594,11 @@ GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
                 run -= r;
             }
         }
+        DF_ROLLED
         for (; run > 0; run--)
             nr->clen_sym[k] = v, nr->clen_extra[k++] = 0;
     }
+    DF_ROLLED
     for (df_u32 i = 0; i < k; i++)
         nr->clen_freq[nr->clen_sym[i]]++;
     return k;
@@ -626,14 +649,106 @@ GB_HD void df_write_symbols(df_bits *bw, const df_parse *ps, df_u32 n, const df_
 GB_HD df_u64 df_data_bits(const df_near *nr, const df_u8 *ll, const df_u8 *dl, int fixed)
 {
     df_u64 bits = 0;
+    DF_ROLLED
     for (df_u32 s = 0; s < 286; s++) {
         df_u32 l = fixed ? df_fixed_lit_len(s) : ll[s];
         df_u32 e = s > DF_END_BLOCK ? df_len_sym_extra(s) : 0;
         bits += (df_u64)nr->lit_freq[s] * (l + e);
     }
+    DF_ROLLED
     for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
         bits += (df_u64)nr->dist_freq[s] * ((fixed ? 5u : dl[s]) + df_dist_sym_extra(s));
     return bits;
+}
+
+/* How a parsed block is sent: the block type chosen by exact bit count and,
+ * for a dynamic block, the sizes of its header. */
+typedef struct {
+    df_u32 type; /* 0 stored, 1 fixed Huffman, 2 dynamic Huffman */
+    df_u32 hlit, hdist, hclen, ntok;
+} df_plan;
+
+/* Builds the codes of a parsed block (nr->lit_freq with end-of-block
+ * counted, nr->dist_freq) and picks its type: stored when no code would
+ * shrink it below DF_OUT_BOUND(n) bytes, else the smaller of dynamic and
+ * fixed (dynamic on a tie). On return nr->lit_len/lit_code and
+ * nr->dist_len/dist_code hold the chosen code (unset when stored). */
+GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
+{
+    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
+    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
+    df_u32 hlit = 286, hdist = DF_DIST_SYMS;
+    while (hlit > 257 && !nr->lit_len[hlit - 1])
+        hlit--;
+    while (hdist > 1 && !nr->dist_len[hdist - 1])
+        hdist--;
+    DF_ROLLED
+    for (df_u32 i = 0; i < hlit; i++)
+        nr->all_len[i] = nr->lit_len[i];
+    DF_ROLLED
+    for (df_u32 i = 0; i < hdist; i++)
+        nr->all_len[hlit + i] = nr->dist_len[i];
+    df_u32 ntok = df_code_lengths(nr, hlit + hdist);
+    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->hs);
+    df_u32 hclen = DF_CLEN_SYMS;
+    while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
+        hclen--;
+    df_u64 dyn_bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
+    DF_ROLLED
+    for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
+        dyn_bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
+    dyn_bits += df_data_bits(nr, nr->lit_len, nr->dist_len, 0);
+    df_u64 fixed_bits = 3 + df_data_bits(nr, nr->lit_len, nr->dist_len, 1);
+    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
+    pl->hlit = hlit, pl->hdist = hdist, pl->hclen = hclen, pl->ntok = ntok;
+    if ((best_bits + 7) / 8 >= DF_OUT_BOUND(n)) {
+        pl->type = 0;
+    } else if (dyn_bits <= fixed_bits) {
+        pl->type = 2;
+        df_build_codes(nr->lit_len, 286, nr->lit_code);
+        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
+    } else {
+        pl->type = 1;
+        DF_ROLLED
+        for (df_u32 s = 0; s < DF_LITLEN_SYMS; s++)
+            nr->lit_len[s] = (df_u8)df_fixed_lit_len(s);
+        DF_ROLLED
+        for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
+            nr->dist_len[s] = 5;
+        df_build_codes(nr->lit_len, DF_LITLEN_SYMS, nr->lit_code);
+        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+    }
+}
+
+/* Writes the block header of a fixed or dynamic plan (BFINAL, BTYPE and,
+ * when dynamic, the code description). */
+GB_HD void df_write_header(df_bits *bw, const df_near *nr, const df_plan *pl)
+{
+    if (pl->type == 1) {
+        df_put(bw, 1 | 1 << 1, 3);
+        return;
+    }
+    df_put(bw, 1 | 2 << 1, 3);
+    df_put(bw, (pl->hlit - 257) | (pl->hdist - 1) << 5 | (pl->hclen - 4) << 10, 14);
+    DF_ROLLED
+    for (df_u32 i = 0; i < pl->hclen; i++)
+        df_put(bw, nr->clen_len[df_clen_order(i)], 3);
+    DF_ROLLED
+    for (df_u32 i = 0; i < pl->ntok; i++) {
+        df_u32 s = nr->clen_sym[i];
+        df_put(bw, nr->clen_code[s] | (df_u32)nr->clen_extra[i] << nr->clen_len[s],
+               nr->clen_len[s] + df_clen_extra_bits(s));
+    }
+}
+
+/* Writes the 5-byte header of a stored block of n bytes (BFINAL=1,
+ * BTYPE=00, LEN, NLEN); the n bytes follow it. */
+GB_HD void df_stored_header(df_u8 *out, df_u32 n)
+{
+    out[0] = 1;
+    out[1] = (df_u8)n, out[2] = (df_u8)(n >> 8);
+    out[3] = (df_u8)~n, out[4] = (df_u8)(~n >> 8);
 }
 
 /* Compresses in[0..n), n <= DF_BLOCK_MAX, at level 1..9 (other values
@@ -644,10 +759,13 @@ GB_HD df_u32 df_compress(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int
 {
     df_parse ps;
     ps.nr = nr, ps.fr = fr, ps.in = in, ps.nseq = 0, ps.lit_start = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < DF_HASH_SIZE; i++)
         nr->head[i] = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < DF_LITLEN_SYMS; i++)
         nr->lit_freq[i] = 0;
+    DF_ROLLED
     for (df_u32 i = 0; i < DF_DIST_SYMS; i++)
         nr->dist_freq[i] = 0;
     if (level <= 1) {
@@ -659,65 +777,19 @@ GB_HD df_u32 df_compress(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int
     }
     nr->lit_freq[DF_END_BLOCK] = 1;
 
-    /* The dynamic code and its header's exact size. */
-    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
-    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
-    df_u32 hlit = 286, hdist = DF_DIST_SYMS;
-    while (hlit > 257 && !nr->lit_len[hlit - 1])
-        hlit--;
-    while (hdist > 1 && !nr->dist_len[hdist - 1])
-        hdist--;
-    for (df_u32 i = 0; i < hlit; i++)
-        nr->all_len[i] = nr->lit_len[i];
-    for (df_u32 i = 0; i < hdist; i++)
-        nr->all_len[hlit + i] = nr->dist_len[i];
-    df_u32 ntok = df_code_lengths(nr, hlit + hdist);
-    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->hs);
-    df_u32 hclen = DF_CLEN_SYMS;
-    while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
-        hclen--;
-    df_u64 dyn_bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
-    for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
-        dyn_bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
-    dyn_bits += df_data_bits(nr, nr->lit_len, nr->dist_len, 0);
-    df_u64 fixed_bits = 3 + df_data_bits(nr, nr->lit_len, nr->dist_len, 1);
-    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
-
-    if ((best_bits + 7) / 8 >= DF_OUT_BOUND(n)) {
-        /* Stored: BFINAL=1, BTYPE=00, then LEN, NLEN and the bytes. */
-        out[0] = 1;
-        out[1] = (df_u8)n, out[2] = (df_u8)(n >> 8);
-        out[3] = (df_u8)~n, out[4] = (df_u8)(~n >> 8);
+    df_plan pl;
+    df_plan_block(nr, n, &pl);
+    if (pl.type == 0) {
+        df_stored_header(out, n);
+        DF_ROLLED
         for (df_u32 i = 0; i < n; i++)
             out[5 + i] = in[i];
         return DF_OUT_BOUND(n);
     }
     df_bits bw;
     bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
-    if (dyn_bits <= fixed_bits) {
-        df_build_codes(nr->lit_len, 286, nr->lit_code);
-        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
-        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
-        df_put(&bw, 1 | 2 << 1, 3);
-        df_put(&bw, (hlit - 257) | (hdist - 1) << 5 | (hclen - 4) << 10, 14);
-        for (df_u32 i = 0; i < hclen; i++)
-            df_put(&bw, nr->clen_len[df_clen_order(i)], 3);
-        for (df_u32 i = 0; i < ntok; i++) {
-            df_u32 s = nr->clen_sym[i];
-            df_put(&bw, nr->clen_code[s] | (df_u32)nr->clen_extra[i] << nr->clen_len[s],
-                   nr->clen_len[s] + df_clen_extra_bits(s));
-        }
-        df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
-    } else {
-        for (df_u32 s = 0; s < DF_LITLEN_SYMS; s++)
-            nr->lit_len[s] = (df_u8)df_fixed_lit_len(s);
-        for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
-            nr->dist_len[s] = 5;
-        df_build_codes(nr->lit_len, DF_LITLEN_SYMS, nr->lit_code);
-        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
-        df_put(&bw, 1 | 1 << 1, 3);
-        df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
-    }
+    df_write_header(&bw, nr, &pl);
+    df_write_symbols(&bw, &ps, n, nr->lit_code, nr->lit_len, nr->dist_code, nr->dist_len);
     return df_flush(&bw);
 }
 

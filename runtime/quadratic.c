@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_deflate.h"
 #include "gpu_inflate.h"
 #include "io/par.h"
 #include "ptx/quadratic_math.h"
@@ -20,6 +21,9 @@ typedef struct {
     gpu_queue q;
     gzd_slot z;       /* device inflate of compressed chunks */
     const pl_gz_chunk *gz; /* its members, when compressed */
+    gzc_slot c;       /* device deflate of the roots (qd_engine_compress) */
+    uint64_t out_at;  /* output stream position of the chunk's roots */
+    gz_span span;     /* the collected roots, compressed */
 } qd_slot;
 
 struct qd_engine {
@@ -30,6 +34,8 @@ struct qd_engine {
     qd_layout in, out;
     qd_strides st;
     const char *kernel_name;
+    int deflate;         /* roots compressed on the device (qd_engine_compress) */
+    uint64_t out_offset; /* output stream position of the next chunk's roots */
     qd_slot *slots;
     char err[2048];
 };
@@ -88,6 +94,7 @@ static void qd_slot_close(qd_engine *e, qd_slot *s)
         gpu_bind(s->g);
         gpu_queue_close(&s->q);
         gzd_close(&s->z);
+        gzc_close(&s->c);
         gpu_mem_free(s->g, s->din);
         gpu_mem_free(s->g, s->dout);
     }
@@ -111,7 +118,10 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
             return rc;
         }
     }
-    if (!(s->hout = backend_host_alloc(be, e->max_rows * 4 * sz))) {
+    size_t out_bytes = e->max_rows * 4 * sz;
+    /* with CUDA, room for the roots compressed too (qd_engine_compress) */
+    if (!(s->hout = backend_host_alloc(be, be->kind == BACKEND_CUDA ? gzc_host_bytes(out_bytes)
+                                                                   : out_bytes))) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
@@ -212,8 +222,12 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
         return rc;
     }
-    rc = qd_copy_blocks(s, 0, s->dout, s->hout, planes_out ? 4 : 1,
-                        s->rows * sz * (planes_out ? 1 : 4), pitch);
+    if (e->deflate) {
+        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->rows * 4 * sz);
+    } else {
+        rc = qd_copy_blocks(s, 0, s->dout, s->hout, planes_out ? 4 : 1,
+                            s->rows * sz * (planes_out ? 1 : 4), pitch);
+    }
     if (rc < 0)
         return rc;
     CU_TRY(gpu_queue_mark(&s->q));
@@ -227,6 +241,9 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
     qd_slot *s = &e->slots[slot];
     s->rows = rows;
     s->gz = gz;
+    /* every chunk moves the stream on, whichever backend solves it */
+    s->out_at = e->out_offset;
+    e->out_offset += rows * 4 * dt_size(e->dtype);
     if (rows == 0)
         return 0;
     if (rows > e->max_rows) {
@@ -271,10 +288,40 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
         }
         if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
+        int rc = e->deflate ? gzc_collect(&s->c, s->q.stream, &s->span, e->err, sizeof e->err) : 0;
+        if (rc < 0)
+            return rc;
     }
     *roots = s->hout;
     *rows = s->rows;
     return 0;
+}
+
+/* Turns on device deflate of complex roots where it applies (see quadratic.h). */
+int qd_engine_compress(qd_engine *e, int level, uint64_t offset)
+{
+    if (e->be->kind != BACKEND_CUDA || e->out != QD_ROWS || !gzc_device_level(level))
+        return 0;
+    size_t out_bytes = e->max_rows * 4 * dt_size(e->dtype);
+    for (int i = 0; i < e->nslots; i++) {
+        qd_slot *s = &e->slots[i];
+        int rc = gzc_open(&s->c, s->g, out_bytes, s->hout);
+        if (rc < 0) {
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
+            return rc;
+        }
+    }
+    e->deflate = 1;
+    e->out_offset = offset;
+    return 1;
+}
+
+/* The compressed roots of a collected slot, when it has them. */
+int qd_engine_span(const qd_engine *e, int slot, const gz_span **span)
+{
+    const qd_slot *s = &e->slots[slot];
+    *span = &s->span;
+    return e->deflate && s->rows && e->be->kind == BACKEND_CUDA;
 }
 
 /* Rows per chunk (the plane pitch). */

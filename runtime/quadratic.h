@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
+#include "io/gzwrite.h"
 #include "io/pipeline.h"
 #include "ptx/quadratic_tiles.h" /* launch geometry: QD_TILE, QD_TILE_ROWS */
 
@@ -53,6 +54,18 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
 /* Waits for slot's chunk; *roots points at its roots (4 * max_rows values
  * in the output layout), valid until the slot is submitted again. */
 int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows);
+
+/* Compresses the complex roots on the device from now on, for blocked gzip
+ * at level whose roots start at output stream position offset (after the
+ * header): on the CUDA backend, for QD_ROWS output, at the levels the device
+ * does (gzc_device_level); collected slots then give a gz_span
+ * (qd_engine_span). Returns 1 when on, 0 when it does not apply, or a
+ * negative gpu_error. Call it before the first submit. */
+int qd_engine_compress(qd_engine *e, int level, uint64_t offset);
+
+/* After qd_engine_collect: 1 with the slot's roots as a span of blocked gzip
+ * (valid until the slot is submitted again), or 0 when they are plain. */
+int qd_engine_span(const qd_engine *e, int slot, const gz_span **span);
 
 /* One line explaining the last error. */
 const char *qd_engine_error(const qd_engine *e);

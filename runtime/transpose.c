@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_deflate.h"
 #include "gpu_inflate.h"
 #include "io/par.h"
 #include "ptx/transpose_tiles.h"
@@ -23,6 +24,9 @@ typedef struct {
     gpu_queue q;
     gzd_slot z;      /* device inflate of compressed chunks */
     const pl_gz_chunk *gz;   /* its members, when compressed */
+    gzc_slot c;      /* device deflate of the result (tp_engine_compress) */
+    uint64_t out_at; /* output stream position of the chunk's result */
+    gz_span span;    /* the collected result, compressed */
 } tp_slot;
 
 struct tp_engine {
@@ -33,6 +37,8 @@ struct tp_engine {
     size_t chunk;            /* pipeline chunk size */
     int staged;
     int nslots;
+    int deflate;             /* batch results compressed on the device */
+    uint64_t out_offset;     /* output stream position of the next chunk's result */
     tp_slot *slots;          /* batch mode */
     /* Staged mode: the whole matrix, on the backend's first device. */
     tp_kernel kernel;        /* CUDA */
@@ -212,7 +218,9 @@ static int tp_slot_open(tp_engine *e, tp_slot *s)
         if ((rc = tp_clear(e, s->din, e->chunk + TP_READ_SLACK, s->q.stream)) < 0)
             return rc;
     }
-    if (!(s->hout = backend_host_alloc(be, e->chunk))) {
+    /* with CUDA, room for the result compressed too (tp_engine_compress) */
+    if (!(s->hout = backend_host_alloc(be, be->kind == BACKEND_CUDA ? gzc_host_bytes(e->chunk)
+                                                                   : e->chunk))) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
@@ -227,6 +235,7 @@ static void tp_slot_close(tp_engine *e, tp_slot *s)
         gpu_bind(s->g);
         gpu_queue_close(&s->q);
         gzd_close(&s->z);
+        gzc_close(&s->c);
         gpu_mem_free(s->g, s->din);
         gpu_mem_free(s->g, s->dout);
     }
@@ -358,7 +367,13 @@ static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nma
     rc = tp_gpu_launch(e, s->g, &s->kernel, in, s->dout, nmat, s->q.stream);
     if (rc < 0)
         return rc;
-    CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->bytes, s->q.stream));
+    if (e->deflate) {
+        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->bytes);
+        if (rc < 0)
+            return rc;
+    } else {
+        CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->bytes, s->q.stream));
+    }
     CU_TRY(gpu_queue_mark(&s->q));
     return 0;
 }
@@ -370,6 +385,9 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
     tp_slot *s = &e->slots[slot];
     s->bytes = bytes;
     s->gz = gz;
+    /* every chunk moves the stream on, whichever backend transposes it */
+    s->out_at = e->out_offset;
+    e->out_offset += bytes;
     if (bytes == 0)
         return 0;
     if (bytes > e->chunk || bytes % e->matrix_bytes) {
@@ -399,10 +417,39 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
         }
         if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
+        int rc = e->deflate ? gzc_collect(&s->c, s->q.stream, &s->span, e->err, sizeof e->err) : 0;
+        if (rc < 0)
+            return rc;
     }
     *out = s->hout;
     *bytes = s->bytes;
     return 0;
+}
+
+/* Turns on device deflate of batch results where it applies (see transpose.h). */
+int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
+{
+    if (e->be->kind != BACKEND_CUDA || e->staged || !gzc_device_level(level))
+        return 0;
+    for (int i = 0; i < e->nslots; i++) {
+        tp_slot *s = &e->slots[i];
+        int rc = gzc_open(&s->c, s->g, e->chunk, s->hout);
+        if (rc < 0) {
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
+            return rc;
+        }
+    }
+    e->deflate = 1;
+    e->out_offset = offset;
+    return 1;
+}
+
+/* The compressed result of a collected batch slot, when it has one. */
+int tp_batch_span(const tp_engine *e, int slot, const gz_span **span)
+{
+    const tp_slot *s = &e->slots[slot];
+    *span = &s->span;
+    return e->deflate && s->bytes && e->be->kind == BACKEND_CUDA;
 }
 
 /* Staged mode on the CPU: transposes the elements [e0, e1) of the matrix

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/gzwrite.h"
 #include "io/pipeline.h"
 
 #include "gpu.h"
@@ -47,6 +48,18 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
 /* Batch mode: waits for slot's chunk; *out holds its transposed matrices,
  * valid until the slot is submitted again. */
 int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes);
+
+/* Compresses batch results on the device from now on, for blocked gzip at
+ * level whose data start at output stream position offset: on the CUDA
+ * backend, in batch mode, at the levels the device does
+ * (gzc_device_level); collected slots then give a gz_span (tp_batch_span).
+ * Returns 1 when on, 0 when it does not apply, or a negative gpu_error.
+ * Call it before the first submit. */
+int tp_engine_compress(tp_engine *e, int level, uint64_t offset);
+
+/* After tp_batch_collect: 1 with the slot's result as a span of blocked gzip
+ * (valid until the slot is submitted again), or 0 when it is plain. */
+int tp_batch_span(const tp_engine *e, int slot, const gz_span **span);
 
 /* Staged mode: makes the chunk in host (compressed members when gz is not
  * NULL, inflated on the device now) the source of tp_stage_put; host must

@@ -390,7 +390,7 @@ static CUresult fake_mem_alloc(CUdeviceptr *p, size_t bytes)
     if (bytes > fake_mem_total() - fake_used[fake_current])
         return CUDA_ERROR_OUT_OF_MEMORY;
     fake_block *b = malloc(sizeof *b);
-    void *mem = malloc(bytes ? bytes : 1);
+    void *mem = calloc(1, bytes ? bytes : 1); /* zeroed: the kernels write nothing */
     if (!b || !mem) {
         free(b);
         free(mem);

@@ -5,18 +5,23 @@
  * workspaces poisoned differently (the second one also used on the input
  * reversed first); both outputs must be the same bytes, no longer than
  * the stored form, and zlib's inflate must give the block back exactly,
- * ending at the last byte. */
+ * ending at the last byte. At level 1 the warp encoder of
+ * ptx/deflate_warp.h (its lanes run in turn) must give the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "ptx/deflate_math.h"
+#include "ptx/deflate_warp.h"
 
 static df_near near_a, near_b;
 static df_far far_a, far_b;
 static uint8_t out_a[DF_OUT_BOUND(DF_BLOCK_MAX)], out_b[DF_OUT_BOUND(DF_BLOCK_MAX)];
 static uint8_t scratch[DF_BLOCK_MAX], back[DF_BLOCK_MAX + 1];
+static dw_shared warp_sh;
+static dw_work warp_wk;
+static df_u32 warp_out[DW_OUT_SLOT(DF_BLOCK_MAX) / 4];
 
 /* Stops the run on a broken invariant (a crash the fuzzer records). */
 static void require(int cond)
@@ -62,5 +67,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(la == lb && memcmp(out_a, out_b, la) == 0);
     require(la <= DF_OUT_BOUND(n));
     require(inflate_raw(out_a, la) == (long)n && memcmp(back, block, n) == 0);
+    if (level == 1) {
+        memset(&warp_sh, data[0], sizeof(warp_sh));
+        memset(&warp_wk, ~data[0], sizeof(warp_wk));
+        size_t lw = dw_compress_fast(&warp_sh, &warp_wk, block, (df_u32)n, (df_u8 *)warp_out);
+        require(lw == la && memcmp(warp_out, out_a, la) == 0);
+    }
     return 0;
 }

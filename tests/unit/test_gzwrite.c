@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "io/gzwrite.h"
 #include "io/reader.h"
 #include "io/sink.h"
+#include "ptx/deflate_math.h"
 #include "tests/unit/check.h"
 
 static char tmpdir[] = "/tmp/gb_gzw_XXXXXX";
@@ -49,11 +52,34 @@ static uint8_t *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* Writes data[0..k), which starts at the writer's current position, as a
+ * span: its whole blocks compressed here as the device does (df_bgzf_member
+ * at the writer's level), the bytes around them raw. */
+static int write_span(gz_writer *w, const uint8_t *data, size_t k, int level)
+{
+    static df_near nr;
+    static df_far fr;
+    size_t head, nblocks;
+    gz_block_split(gz_writer_offset(w), k, &head, &nblocks);
+    uint8_t *members = malloc(nblocks * DF_MEMBER_BOUND(GZW_BLOCK_DATA) + 1);
+    size_t len = 0;
+    for (size_t b = 0; b < nblocks; b++) {
+        const uint8_t *p = data + head + b * GZW_BLOCK_DATA;
+        uint32_t crc = (uint32_t)crc32(0L, p, GZW_BLOCK_DATA);
+        len += df_bgzf_member(&nr, &fr, p, GZW_BLOCK_DATA, level, crc, members + len);
+    }
+    size_t body = head + nblocks * GZW_BLOCK_DATA;
+    gz_span sp = {data, head, members, len, nblocks, data + body, k - body};
+    int rc = gz_writer_write_span(w, &sp);
+    free(members);
+    return rc;
+}
+
 /* Compresses data through a sink into a file and returns the file's bytes;
  * split 0 writes everything at once, otherwise pieces of pseudo-random
- * sizes up to split. */
-static uint8_t *compress(const uint8_t *data, size_t n, int level, int threads, size_t split,
-                         size_t *out_len)
+ * sizes up to split, and with spans set about half of them as spans. */
+static uint8_t *compress_pieces(const uint8_t *data, size_t n, int level, int threads, size_t split,
+                                int spans, size_t *out_len)
 {
     char path[256];
     snprintf(path, sizeof(path), "%s/out.gz", tmpdir);
@@ -73,7 +99,8 @@ static uint8_t *compress(const uint8_t *data, size_t n, int level, int threads, 
         size_t k = split ? 1 + (size_t)(rnd() % split) : n;
         if (k > n - pos)
             k = n - pos;
-        rc = gz_writer_write(w, data + pos, k);
+        rc = spans && rnd() % 2 ? write_span(w, data + pos, k, level)
+                                : gz_writer_write(w, data + pos, k);
         pos += k;
     }
     if (rc < 0) {
@@ -88,6 +115,13 @@ static uint8_t *compress(const uint8_t *data, size_t n, int level, int threads, 
     if (io_sink_commit(s) < 0)
         return NULL;
     return slurp(path, out_len);
+}
+
+/* compress_pieces with every piece raw. */
+static uint8_t *write_gz(const uint8_t *data, size_t n, int level, int threads, size_t split,
+                         size_t *out_len)
+{
+    return compress_pieces(data, n, level, threads, split, 0, out_len);
 }
 
 /* Decodes gzip bytes with the reader; returns the data or NULL on error. */
@@ -176,7 +210,7 @@ static void test_round_trips(void)
         fill(data, n, si % 2);
         for (int level = 1; level <= 9; level += 4) {
             size_t ref_len;
-            uint8_t *ref = compress(data, n, level, 1, 0, &ref_len);
+            uint8_t *ref = write_gz(data, n, level, 1, 0, &ref_len);
             CHECKF(ref != NULL, "size %zu level %d", n, level);
             if (!ref)
                 continue;
@@ -195,7 +229,7 @@ static void test_round_trips(void)
                     if (splits[sp] == 1 && n > 200000 && threads[ti] != 4)
                         continue;
                     size_t len;
-                    uint8_t *gz = compress(data, n, level, threads[ti], splits[sp], &len);
+                    uint8_t *gz = write_gz(data, n, level, threads[ti], splits[sp], &len);
                     CHECKF(gz && len == ref_len && !memcmp(gz, ref, len),
                            "size %zu level %d threads %d split %zu differs", n, level,
                            threads[ti], splits[sp]);
@@ -216,19 +250,19 @@ static void test_round_trips(void)
 static void test_empty_and_level0(void)
 {
     size_t len;
-    uint8_t *gz = compress(NULL, 0, 6, 1, 0, &len);
+    uint8_t *gz = write_gz(NULL, 0, 6, 1, 0, &len);
     CHECK(gz && len == 28 && check_structure(gz, len, 0));
     free(gz);
-    gz = compress(NULL, 0, 6, 3, 0, &len);
+    gz = write_gz(NULL, 0, 6, 3, 0, &len);
     CHECK(gz && len == 28);
     free(gz);
     uint8_t data[5000];
     fill(data, sizeof(data), 1);
     for (int t = 1; t <= 3; t += 2) {
-        uint8_t *out = compress(data, sizeof(data), 0, t, 333, &len);
+        uint8_t *out = write_gz(data, sizeof(data), 0, t, 333, &len);
         CHECK(out && len == sizeof(data) && !memcmp(out, data, len));
         free(out);
-        out = compress(NULL, 0, 0, t, 0, &len);
+        out = write_gz(NULL, 0, 0, t, 0, &len);
         CHECK(out && len == 0);
         free(out);
     }
@@ -247,8 +281,8 @@ static void test_many_threads(void)
     fill(data, n, 0);
     fill(data + n / 2, n / 4, 1);
     size_t l1, l16;
-    uint8_t *a = compress(data, n, 6, 1, 0, &l1);
-    uint8_t *b = compress(data, n, 6, 16, 65536 * 3 + 17, &l16);
+    uint8_t *a = write_gz(data, n, 6, 1, 0, &l1);
+    uint8_t *b = write_gz(data, n, 6, 16, 65536 * 3 + 17, &l16);
     CHECK(a && b && l1 == l16 && !memcmp(a, b, l1));
     CHECK(a && check_structure(a, l1, n));
     free(a);
@@ -304,7 +338,7 @@ static void test_parts(void)
     uint8_t *data = malloc(n1 + n2);
     fill(data, n1 + n2, 0);
     size_t full_len, joined_len, out_len;
-    uint8_t *full = compress(data, n1, 6, 2, 0, &full_len);
+    uint8_t *full = write_gz(data, n1, 6, 2, 0, &full_len);
     char path[256];
     snprintf(path, sizeof(path), "%s/parts.gz", tmpdir);
     io_sink *s;
@@ -328,6 +362,54 @@ static void test_parts(void)
     free(data);
 }
 
+/* Raw writes and spans of precompressed whole blocks, mixed at random
+ * split points (pieces shorter and longer than a block, so spans with and
+ * without blocks, heads and tails), give the bytes of all-raw writes. */
+static void test_spans(void)
+{
+    size_t n = 9 * GZW_BLOCK_DATA + 12345;
+    uint8_t *data = malloc(n);
+    fill(data, n, 0);
+    fill(data + 3 * GZW_BLOCK_DATA, GZW_BLOCK_DATA + 7, 1);
+    static const size_t splits[] = {1000, 70000, 3 * GZW_BLOCK_DATA + 1, 1};
+    static const int levels[] = {1, 6};
+    static const int threads[] = {1, 4};
+    for (int li = 0; li < 2; li++) {
+        size_t ref_len;
+        uint8_t *ref = write_gz(data, n, levels[li], 1, 0, &ref_len);
+        for (int ti = 0; ti < 2; ti++) {
+            for (int sp = 0; sp < 4; sp++) {
+                size_t len, m = sp == 3 ? 3 * GZW_BLOCK_DATA : n; /* 1: byte by byte */
+                size_t want_len = ref_len;
+                uint8_t *want = m == n ? ref : write_gz(data, m, levels[li], 1, 0, &want_len);
+                uint8_t *gz = compress_pieces(data, m, levels[li], threads[ti], splits[sp], 1, &len);
+                CHECKF(gz && len == want_len && !memcmp(gz, want, len),
+                       "spans at level %d, %d threads, pieces up to %zu bytes differ from raw writes",
+                       levels[li], threads[ti], splits[sp]);
+                if (want != ref)
+                    free(want);
+                free(gz);
+            }
+        }
+        free(ref);
+    }
+    /* A span whose blocks do not start at a block boundary is refused. */
+    char path[256];
+    snprintf(path, sizeof(path), "%s/bad.gz", tmpdir);
+    io_sink *s;
+    gz_writer *w;
+    char err[256];
+    CHECK(io_sink_open(&s, path, 1, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(gz_writer_open(&w, s, 1, 2) == 0);
+    CHECK(gz_writer_write(w, data, 10) == 0);
+    gz_span bad = {NULL, 0, data, 100, 1, NULL, 0};
+    CHECK(gz_writer_write_span(w, &bad) == IO_ERR_FORMAT);
+    CHECK(gz_writer_offset(w) == 10);
+    gz_writer_free(w);
+    io_sink_abort(s);
+    free(data);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -339,6 +421,7 @@ int main(void)
     test_many_threads();
     test_sink_error();
     test_parts();
+    test_spans();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);

@@ -1,0 +1,536 @@
+/* deflate_warp.h - level 1 of the deflate encoder (ptx/deflate_math.h) for
+ * one warp of 32 lanes per block, giving df_compress's bytes exactly.
+ *
+ * Level 1's match candidate at each position depends on the input alone
+ * (deflate_math.h), so the lanes find every candidate in parallel, one
+ * round of 32 positions at a time against the shared hash heads, and count
+ * every byte; the greedy parse then walks a bit mask of the positions that
+ * have a candidate (skipping literals 32 at a time), kept in shared memory
+ * where the hash heads were, and the bytes inside matches are uncounted;
+ * lane 0 builds the codes and the block header with deflate_math.h's own
+ * functions, and the lanes write the symbols in parallel: each lane's bit
+ * offset is a prefix sum over its round, and its bits are ORed into a ring
+ * of staging words in shared memory that is stored once each word is full.
+ *
+ * The code is written as phases between warp barriers. Inside DW_LANES(l)
+ * one lane's share of a phase runs: on a GPU every lane runs it once with
+ * l = its lane index; compiled as C the 32 lanes run one after another, so
+ * the host's tests run the same code that the kernel does. A phase's lanes
+ * only share state through memory, and what they write in one phase is
+ * read only after its barrier, so the two orders give the same result.
+ * Code outside DW_LANES runs on every lane (GPU) or once (C) and reads only
+ * values that are the same for every lane. */
+#ifndef GPUBATCH_PTX_DEFLATE_WARP_H
+#define GPUBATCH_PTX_DEFLATE_WARP_H
+
+#include "deflate_math.h"
+
+#ifdef __CUDACC__
+#define DW_FN __device__ __forceinline__
+#define DW_LANES(l) for (df_u32 l = threadIdx.x & 31u, dw_once_ = 0; dw_once_ < 1; dw_once_++)
+#define DW_SYNC() __syncwarp()
+#define DW_ADD(p, v) atomicAdd((p), (v))
+#define DW_OR(p, v) atomicOr((p), (v))
+#else
+#define DW_FN static inline
+#define DW_LANES(l) for (df_u32 l = 0; l < 32; l++)
+#define DW_SYNC() ((void)0)
+#define DW_ADD(p, v) (*(p) += (v))
+#define DW_OR(p, v) (*(p) |= (v))
+#endif
+
+#define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
+#define DW_RING 128u /* staging words: one round adds at most 49, plus the partial one */
+#define DW_BATCH 4u  /* candidate rounds whose loads a GPU issues together */
+/* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
+#define DW_OUT_SLOT(n) ((DF_OUT_BOUND(n) + 3u) & ~3u)
+/* Distance between the output slots of consecutive blocks on a GPU. */
+#define DW_SLOT_PITCH ((DW_OUT_SLOT(DF_BLOCK_MAX) + 15u) & ~15u)
+
+/* A warp's global-memory workspace. */
+typedef struct {
+    df_u16 dist[DF_BLOCK_MAX]; /* candidate distance at each position, 0: none */
+    df_u8 len[DF_BLOCK_MAX];   /* match length - 3 at each match start */
+    df_u32 cand[DW_WORDS];     /* bit p: position p has a candidate */
+} dw_work;
+
+/* A warp's shared-memory workspace. Once the candidates are found, the hash
+ * heads' space holds three bit masks of DW_WORDS words (dw_masks): the
+ * candidates, the positions inside matches (starts included) and the match
+ * starts. */
+typedef struct {
+    df_near nr;
+    df_plan plan;
+    df_u32 ring[DW_RING];
+    df_u64 val[32]; /* a round's symbol bits, per lane */
+    df_u32 nb[32];  /* their counts; in the candidate rounds, 1 for a candidate */
+    df_u32 hs[32];  /* a round's hashes */
+    df_u32 hdr_pos; /* header bytes stored (a multiple of 4) */
+    df_u32 hdr_cnt; /* header bits not yet stored */
+    df_u32 hdr_buf; /* those bits */
+} dw_shared;
+
+/* With DW_PROFILE (benchmarks only), lane 0 of each warp adds the clock
+ * cycles of each phase of dw_compress_fast to dw_prof: clearing, candidates,
+ * masks, walk, uncounting, codes and header, symbols. */
+#if defined(__CUDACC__) && defined(DW_PROFILE)
+__device__ unsigned long long dw_prof[8];
+#endif
+#if defined(__CUDA_ARCH__) && defined(DW_PROFILE)
+#define DW_PROF_START long long dw_t0_ = clock64()
+#define DW_MARK(k)                                                                \
+    do {                                                                          \
+        if ((threadIdx.x & 31u) == 0) {                                           \
+            long long t_ = clock64();                                             \
+            atomicAdd(&dw_prof[k], (unsigned long long)(t_ - dw_t0_));            \
+            dw_t0_ = t_;                                                          \
+        }                                                                         \
+    } while (0)
+#else
+#define DW_PROF_START ((void)0)
+#define DW_MARK(k) ((void)0)
+#endif
+
+#define DW_CAND 0u
+#define DW_COVER 1u
+#define DW_START 2u
+
+/* Bit mask k (DW_CAND, DW_COVER, DW_START) in the hash heads' space. */
+DW_FN df_u32 *dw_mask(dw_shared *sh, df_u32 k)
+{
+    return (df_u32 *)(void *)sh->nr.head + k * DW_WORDS;
+}
+
+/* Index of the lowest set bit of x != 0. */
+DW_FN df_u32 dw_ctz(df_u32 x)
+{
+#ifdef __CUDA_ARCH__
+    return (df_u32)__ffs((int)x) - 1u;
+#else
+    return (df_u32)__builtin_ctz(x);
+#endif
+}
+
+/* Whether bit p of a mask is set. */
+DW_FN df_u32 dw_bit(const df_u32 *mask, df_u32 p)
+{
+    return mask[p >> 5] >> (p & 31u) & 1u;
+}
+
+/* Sets bits [from, to) of a bit mask. */
+DW_FN void dw_set_bits(df_u32 *mask, df_u32 from, df_u32 to)
+{
+    while (from < to) {
+        df_u32 b = from & 31u, k = 32u - b < to - from ? 32u - b : to - from;
+        mask[from >> 5] |= (k == 32u ? 0xffffffffu : ((1u << k) - 1u)) << b;
+        from += k;
+    }
+}
+
+/* Finds every position's candidate (deflate_math.h, level 1) into wk->dist
+ * and wk->cand, 32 positions a round: a lane takes the latest earlier lane
+ * of its round with the same hash, else the hash head, and the last lane of
+ * each hash updates the head. Counts every byte hashed in lit_freq. */
+DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
+{
+    df_u16 *head = sh->nr.head;
+    df_u32 last = n - 4u, rounds = (last + 32u) / 32u;
+#ifdef __CUDA_ARCH__
+    /* The same rounds with warp votes in place of the scans of hs, DW_BATCH
+     * at a time: the hash heads of each round in turn (shared memory only),
+     * then the candidates' bytes of all of them loaded at once. A match's
+     * bytes 4..7 are compared here too: wk->len[p] gets the bytes known
+     * equal (exact when under 8), which spares the walk a load of its own. */
+    df_u32 l = threadIdx.x & 31u;
+    for (df_u32 r0 = 0; r0 < rounds; r0 += DW_BATCH) {
+        df_u32 x[DW_BATCH], cand[DW_BATCH], y[DW_BATCH], d[DW_BATCH], a[DW_BATCH], b[DW_BATCH];
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l;
+            x[k] = p <= last ? df_load32(in + p) : 0u;
+        }
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 base = 32u * (r0 + k), p = base + l, h = 0xffffffffu;
+            if (p <= last) {
+                h = df_hash(x[k]);
+                atomicAdd(&sh->nr.lit_freq[x[k] & 255u], 1u);
+            }
+            df_u32 same = __match_any_sync(0xffffffffu, h);
+            df_u32 before = same & ((1u << l) - 1u), after = same & ~((2u << l) - 1u);
+            cand[k] = 0;
+            if (p <= last)
+                cand[k] = before ? base + (31u - (df_u32)__clz((int)before)) + 1u : head[h];
+            __syncwarp();
+            if (p <= last && !after)
+                head[h] = (df_u16)(p + 1u);
+            __syncwarp();
+        }
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l, c = cand[k];
+            int ok = c && p - (c - 1u) <= DF_MAX_DIST;
+            y[k] = ok ? df_load32(in + c - 1u) : ~x[k];
+            if (!ok)
+                cand[k] = 0;
+        }
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l, c = cand[k];
+            d[k] = c && y[k] == x[k] ? p - (c - 1u) : 0u;
+            a[k] = b[k] = 0;
+            for (df_u32 j = 0; d[k] && j < 4u && p + 4u + j < n; j++) {
+                a[k] |= (df_u32)in[c + 3u + j] << (8u * j);
+                b[k] |= (df_u32)in[p + 4u + j] << (8u * j);
+            }
+        }
+#pragma unroll
+        for (df_u32 k = 0; k < DW_BATCH; k++) {
+            df_u32 p = 32u * (r0 + k) + l, diff = a[k] ^ b[k];
+            if (p <= last)
+                wk->dist[p] = (df_u16)d[k];
+            if (d[k]) {
+                if (n - p < 8u)
+                    diff |= 0xffffffffu << (8u * (n - p - 4u));
+                wk->len[p] = (df_u8)(diff ? 4u + dw_ctz(diff) / 8u : 8u);
+            }
+            df_u32 word = __ballot_sync(0xffffffffu, d[k] != 0);
+            if (l == 0 && r0 + k < rounds)
+                wk->cand[r0 + k] = word;
+        }
+    }
+#else
+    for (df_u32 r = 0; r < rounds; r++) {
+        df_u32 base = 32u * r;
+        DW_LANES(l)
+        {
+            df_u32 p = base + l;
+            sh->hs[l] = p <= last ? df_hash(df_load32(in + p)) : 0xffffffffu;
+            if (p <= last)
+                DW_ADD(&sh->nr.lit_freq[in[p]], 1u);
+        }
+        DW_SYNC();
+        DW_LANES(l)
+        {
+            df_u32 p = base + l, d = 0;
+            if (p <= last) {
+                df_u32 h = sh->hs[l], cand = 0;
+                for (df_u32 j = l; j-- > 0;)
+                    if (sh->hs[j] == h) {
+                        cand = base + j + 1u;
+                        break;
+                    }
+                if (!cand)
+                    cand = head[h];
+                if (cand && p - (cand - 1u) <= DF_MAX_DIST &&
+                    df_load32(in + cand - 1u) == df_load32(in + p))
+                    d = p - (cand - 1u);
+                wk->dist[p] = (df_u16)d;
+            }
+            sh->nb[l] = d != 0;
+        }
+        DW_SYNC();
+        DW_LANES(l)
+        {
+            df_u32 p = base + l;
+            if (p <= last) {
+                df_u32 h = sh->hs[l], later = 0;
+                for (df_u32 j = l + 1u; j < 32u; j++)
+                    later |= sh->hs[j] == h;
+                if (!later)
+                    head[h] = (df_u16)(p + 1u);
+            }
+            if (l == 0) {
+                df_u32 word = 0;
+                for (df_u32 j = 0; j < 32u; j++)
+                    word |= sh->nb[j] << j;
+                wk->cand[r] = word;
+            }
+        }
+        DW_SYNC();
+    }
+#endif
+}
+
+/* Records the match of len bytes at q (distance dist): its length, its bits
+ * in the masks and its symbols' counts. */
+DW_FN void dw_record(dw_shared *sh, dw_work *wk, df_u32 q, df_u32 len, df_u32 dist)
+{
+    df_u32 eb, ev;
+    wk->len[q] = (df_u8)(len - 3u);
+    dw_mask(sh, DW_START)[q >> 5] |= 1u << (q & 31u);
+    dw_set_bits(dw_mask(sh, DW_COVER), q, q + len);
+    sh->nr.lit_freq[df_len_sym(len, &eb, &ev)]++;
+    sh->nr.dist_freq[df_dist_sym(dist, &eb, &ev)]++;
+}
+
+/* The greedy walk: from each position, the next one with a candidate starts
+ * a match; everything between is literal. Lane 0 walks alone (on a GPU all
+ * lanes walk together: they look for the next candidate 32 words at a time
+ * and compare a match's bytes 32 at a time). */
+DW_FN void dw_walk(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
+{
+    const df_u32 *cand = dw_mask(sh, DW_CAND);
+    df_u32 last = n - 4u, nwords = (last + 32u) / 32u, p = 0;
+#ifdef __CUDA_ARCH__
+    df_u32 l = threadIdx.x & 31u;
+    for (;;) {
+        df_u32 w = p >> 5, bits = cand[w] & (0xffffffffu << (p & 31u));
+        while (!bits && w + 1u < nwords) {
+            df_u32 ww = w + 1u + l, b = ww < nwords ? cand[ww] : 0u;
+            df_u32 m = __ballot_sync(0xffffffffu, b != 0u);
+            if (m) {
+                df_u32 k = (df_u32)__ffs((int)m) - 1u;
+                w += 1u + k;
+                bits = __shfl_sync(0xffffffffu, b, k);
+            } else {
+                w += 32u;
+            }
+        }
+        if (!bits)
+            break;
+        df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q], len = wk->len[q];
+        df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH;
+        while (len >= 8u) { /* bytes from 8 on, 32 at a time */
+            df_u32 k = len + l;
+            df_u32 m = __ballot_sync(0xffffffffu, k >= max || in[q - dist + k] != in[q + k]);
+            if (m) {
+                len += (df_u32)__ffs((int)m) - 1u;
+                break;
+            }
+            len += 32u;
+        }
+        if (l == 0)
+            dw_record(sh, wk, q, len, dist);
+        p = q + len;
+        if (p > last)
+            break;
+    }
+#else
+    DW_LANES(l)
+    {
+        if (l == 0) {
+            for (;;) {
+                df_u32 w = p >> 5, bits = cand[w] & (0xffffffffu << (p & 31u));
+                while (!bits && ++w < nwords)
+                    bits = cand[w];
+                if (!bits)
+                    break;
+                df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q];
+                df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH;
+                df_u32 len = 4u + df_match_len(in + q - dist + 4u, in + q + 4u, max - 4u);
+                dw_record(sh, wk, q, len, dist);
+                p = q + len;
+                if (p > last)
+                    break;
+            }
+        }
+    }
+#endif
+    DW_SYNC();
+}
+
+/* The bits of the symbol at position p whose byte is c, *nb of them (0
+ * inside a match). */
+DW_FN df_u64 dw_symbol(dw_shared *sh, const dw_work *wk, df_u32 c, df_u32 p, df_u32 *nb)
+{
+    const df_near *nr = &sh->nr;
+    if (dw_bit(dw_mask(sh, DW_START), p)) {
+        df_u32 len = wk->len[p] + 3u, dist = wk->dist[p], eb, ev, deb, dev;
+        df_u32 ls = df_len_sym(len, &eb, &ev), ds = df_dist_sym(dist, &deb, &dev);
+        df_u32 n1 = nr->lit_len[ls] + eb;
+        *nb = n1 + nr->dist_len[ds] + deb;
+        return ((df_u64)nr->lit_code[ls] | (df_u64)ev << nr->lit_len[ls]) |
+               ((df_u64)nr->dist_code[ds] | (df_u64)dev << nr->dist_len[ds]) << n1;
+    }
+    if (dw_bit(dw_mask(sh, DW_COVER), p)) {
+        *nb = 0;
+        return 0;
+    }
+    *nb = nr->lit_len[c];
+    return nr->lit_code[c];
+}
+
+/* ORs nb <= 48 bits v at bit offset `at` of the staging ring. */
+DW_FN void dw_ring_put(df_u32 *ring, df_u64 at, df_u64 v)
+{
+    df_u32 w = (df_u32)(at >> 5), s = (df_u32)(at & 31u);
+    df_u64 lo = (df_u64)(df_u32)v << s, hi = (df_u64)(df_u32)(v >> 32) << s;
+    if ((df_u32)lo)
+        DW_OR(&ring[w % DW_RING], (df_u32)lo);
+    if ((df_u32)(lo >> 32) | (df_u32)hi)
+        DW_OR(&ring[(w + 1u) % DW_RING], (df_u32)(lo >> 32) | (df_u32)hi);
+    if ((df_u32)(hi >> 32))
+        DW_OR(&ring[(w + 2u) % DW_RING], (df_u32)(hi >> 32));
+}
+
+/* Stores ring words [from, to) to out (little-endian) and clears them. */
+DW_FN void dw_ring_store(df_u32 *ring, df_u8 *out, df_u32 from, df_u32 to)
+{
+    DW_LANES(l)
+    {
+        for (df_u32 w = from + l; w < to; w += 32u) {
+            df_u32 x = ring[w % DW_RING];
+#ifdef __CUDA_ARCH__
+            *(df_u32 *)(void *)(out + 4u * w) = x; /* out is word-aligned, the GPU little-endian */
+#else
+            df_put_le(out + 4u * w, x, 4);
+#endif
+            ring[w % DW_RING] = 0;
+        }
+    }
+    DW_SYNC();
+}
+
+/* Writes the symbols of the planned block after its header, the lanes in
+ * parallel; returns the block's length in bytes. */
+DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 n, df_u8 *out)
+{
+    const df_near *nr = &sh->nr;
+    df_u32 w0 = sh->hdr_pos / 4u, done = w0;
+    df_u64 at = 32u * (df_u64)w0 + sh->hdr_cnt; /* absolute bit offset */
+    DW_LANES(l)
+    {
+        for (df_u32 i = l; i < DW_RING; i += 32u)
+            sh->ring[i] = i == w0 % DW_RING ? sh->hdr_buf : 0u;
+    }
+    DW_SYNC();
+#ifdef __CUDA_ARCH__
+    df_u32 cn = (threadIdx.x & 31u) < n ? in[threadIdx.x & 31u] : 0u; /* the next round's byte */
+#endif
+    for (df_u32 base = 0; base < n; base += 32u) {
+#ifdef __CUDA_ARCH__
+        /* The lanes' offsets by a shuffle scan rather than from sh->nb. */
+        df_u32 l = threadIdx.x & 31u, p = base + l, c = cn, nb = 0;
+        cn = p + 32u < n ? in[p + 32u] : 0u;
+        df_u64 v = p < n ? dw_symbol(sh, wk, c, p, &nb) : 0;
+        df_u32 incl = nb;
+        for (df_u32 o = 1; o < 32u; o <<= 1) {
+            df_u32 t = __shfl_up_sync(0xffffffffu, incl, o);
+            if (l >= o)
+                incl += t;
+        }
+        df_u64 total = __shfl_sync(0xffffffffu, incl, 31);
+        if (nb)
+            dw_ring_put(sh->ring, at + incl - nb, v);
+#else
+        DW_LANES(l)
+        {
+            df_u32 nb = 0, p = base + l;
+            sh->val[l] = p < n ? dw_symbol(sh, wk, in[p], p, &nb) : 0;
+            sh->nb[l] = nb;
+        }
+        DW_SYNC();
+        DW_LANES(l)
+        {
+            df_u64 off = at;
+            for (df_u32 j = 0; j < l; j++)
+                off += sh->nb[j];
+            if (sh->nb[l])
+                dw_ring_put(sh->ring, off, sh->val[l]);
+        }
+        df_u64 total = 0;
+        for (df_u32 j = 0; j < 32u; j++)
+            total += sh->nb[j];
+#endif
+        DW_SYNC();
+        at += total;
+        dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
+        done = (df_u32)(at >> 5);
+    }
+    DW_LANES(l)
+    {
+        if (l == 0)
+            dw_ring_put(sh->ring, at, nr->lit_code[DF_END_BLOCK]);
+    }
+    DW_SYNC();
+    at += nr->lit_len[DF_END_BLOCK];
+    dw_ring_store(sh->ring, out, done, (df_u32)((at + 31u) >> 5));
+    return (df_u32)((at + 7u) >> 3);
+}
+
+/* Compresses in[0..n), n <= DF_BLOCK_MAX, at level 1 into out (aligned to
+ * 4 bytes, DW_OUT_SLOT(n) bytes) exactly as df_compress does; every lane of
+ * the warp calls it and gets the length in bytes. */
+DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n, df_u8 *out)
+{
+    df_near *nr = &sh->nr;
+    df_u32 nwords = (n + 31u) / 32u, hashed = n >= 4u ? n - 3u : 0u;
+    DW_PROF_START;
+    DW_LANES(l)
+    {
+        for (df_u32 i = l; i < DF_HASH_SIZE; i += 32u)
+            nr->head[i] = 0;
+        for (df_u32 i = l; i < DF_LITLEN_SYMS; i += 32u)
+            nr->lit_freq[i] = 0;
+        for (df_u32 i = l; i < DF_DIST_SYMS; i += 32u)
+            nr->dist_freq[i] = 0;
+    }
+    DW_SYNC();
+    DW_MARK(0);
+    if (hashed)
+        dw_candidates(sh, wk, in, n);
+    DW_MARK(1);
+    /* The hash heads are done with: their space becomes the bit masks. */
+    DW_LANES(l)
+    {
+        for (df_u32 w = l; w < nwords; w += 32u) {
+            dw_mask(sh, DW_CAND)[w] = 32u * w < hashed ? wk->cand[w] : 0u;
+            dw_mask(sh, DW_COVER)[w] = dw_mask(sh, DW_START)[w] = 0;
+        }
+    }
+    DW_SYNC();
+    DW_MARK(2);
+    if (hashed)
+        dw_walk(sh, wk, in, n);
+    DW_MARK(3);
+    /* Every byte was counted as a literal when hashed: count the last three
+     * (never hashed) too and uncount the bytes inside matches. */
+    DW_LANES(l)
+    {
+        for (df_u32 w = l; w < nwords; w += 32u) {
+            df_u32 c = dw_mask(sh, DW_COVER)[w];
+            while (c) {
+                df_u32 b = dw_ctz(c);
+                c &= c - 1u;
+                DW_ADD(&nr->lit_freq[in[32u * w + b]], 0xffffffffu);
+            }
+        }
+        if (l == 0)
+            for (df_u32 p = hashed; p < n; p++)
+                DW_ADD(&nr->lit_freq[in[p]], 1u);
+    }
+    DW_SYNC();
+    DW_MARK(4);
+    DW_LANES(l)
+    {
+        if (l == 0) {
+            nr->lit_freq[DF_END_BLOCK] = 1;
+            df_plan_block(nr, n, &sh->plan);
+            if (sh->plan.type) {
+                df_bits bw;
+                bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
+                df_write_header(&bw, nr, &sh->plan);
+                sh->hdr_pos = bw.pos, sh->hdr_cnt = bw.cnt, sh->hdr_buf = (df_u32)bw.buf;
+            }
+        }
+    }
+    DW_SYNC();
+    DW_MARK(5);
+    if (sh->plan.type) {
+        df_u32 len = dw_write(sh, wk, in, n, out);
+        DW_MARK(6);
+        return len;
+    }
+    DW_LANES(l)
+    {
+        if (l == 0)
+            df_stored_header(out, n);
+        for (df_u32 i = l; i < n; i += 32u)
+            out[5u + i] = in[i];
+    }
+    DW_SYNC();
+    return DF_OUT_BOUND(n);
+}
+
+#endif

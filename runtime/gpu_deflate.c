@@ -1,0 +1,151 @@
+/* gpu_deflate.c - blocked gzip members compressed on the device. */
+#include "gpu_deflate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx/deflate_warp.h"
+
+#define GZC_MODULE "deflate"
+#define GZC_CTAS_PER_SM 5    /* dfk_fast's CTAs resident per SM (41 KB of shared memory each) */
+#define GZC_GATHER_THREADS 256 /* DF_GATHER_THREADS of ptx/deflate.cu */
+
+/* Level 1 only, unless GPUBATCH_HOST_DEFLATE=1 keeps every level on the
+ * host: the warp encoder (ptx/deflate_warp.h) is level 1's parse; the hash
+ * chains of levels 2..9 walk one position after another, which one GPU
+ * thread per block (dfk_serial) does slower than the host's cores. */
+int gzc_device_level(int level)
+{
+    const char *host = getenv("GPUBATCH_HOST_DEFLATE");
+    return level == 1 && !(host && !strcmp(host, "1"));
+}
+
+/* Whole blocks a chunk of max_bytes may hold, wherever it starts. */
+static size_t gzc_max_blocks(size_t max_bytes)
+{
+    return max_bytes / GZW_BLOCK_DATA + 1;
+}
+
+/* Head, tail and members at most (see gpu_deflate.h). */
+size_t gzc_host_bytes(size_t max_bytes)
+{
+    return 2 * GZW_BLOCK_DATA + gzc_max_blocks(max_bytes) * DF_MEMBER_BOUND(GZW_BLOCK_DATA);
+}
+
+/* Allocates the slot (see gpu_deflate.h). */
+int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host)
+{
+    int rc = gpu_bind(g);
+    memset(z, 0, sizeof *z);
+    if (rc < 0)
+        return rc;
+    z->g = g;
+    z->max_blocks = gzc_max_blocks(max_bytes);
+    z->host = host;
+    size_t sms = (size_t)gpu_info(g)->sm_count;
+    size_t grid = GZC_CTAS_PER_SM * (sms ? sms : 1);
+    z->grid = (unsigned)(grid < z->max_blocks ? grid : z->max_blocks);
+    size_t member_bytes = z->max_blocks * DF_MEMBER_BOUND(GZW_BLOCK_DATA);
+    if ((rc = gpu_mem_alloc(g, &z->ws, z->grid * sizeof(dw_work), "deflate workspaces")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->bodies, z->max_blocks * DW_SLOT_PITCH, "deflate output")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->sizes, z->max_blocks * sizeof(unsigned), "deflate sizes")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->crcs, z->max_blocks * sizeof(unsigned), "deflate CRCs")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->members, member_bytes, "compressed chunk")) < 0)
+        goto out_close;
+    if (!(z->sizes_host = gpu_host_alloc(g, z->max_blocks * sizeof(unsigned)))) {
+        rc = GPU_ERR_OUT_OF_MEMORY;
+        goto out_close;
+    }
+    return 0;
+out_close:
+    gzc_close(z);
+    return rc;
+}
+
+/* Frees the slot. */
+void gzc_close(gzc_slot *z)
+{
+    if (!z->g)
+        return;
+    gpu_mem_free(z->g, z->ws);
+    gpu_mem_free(z->g, z->bodies);
+    gpu_mem_free(z->g, z->sizes);
+    gpu_mem_free(z->g, z->crcs);
+    gpu_mem_free(z->g, z->members);
+    gpu_host_free(z->g, z->sizes_host);
+    memset(z, 0, sizeof *z);
+}
+
+/* Queues the raw copies and the kernels of one chunk (see gpu_deflate.h). */
+int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t bytes)
+{
+    int rc;
+    gz_block_split(offset, bytes, &z->head, &z->nblocks);
+    if (z->nblocks > z->max_blocks)
+        return GPU_ERR_DRIVER;
+    size_t body = z->head + z->nblocks * GZW_BLOCK_DATA;
+    z->tail = bytes - body;
+    if (z->head)
+        CU_TRY(cu.MemcpyDtoHAsync(z->host, data, z->head, s));
+    if (z->tail)
+        CU_TRY(cu.MemcpyDtoHAsync(z->host + z->head, data + body, z->tail, s));
+    if (z->nblocks == 0)
+        return 0;
+    CUfunction fc, ff, fg;
+    if ((rc = gpu_function(z->g, GZC_MODULE, "dfk_crc", &fc)) < 0 ||
+        (rc = gpu_function(z->g, GZC_MODULE, "dfk_fast", &ff)) < 0 ||
+        (rc = gpu_function(z->g, GZC_MODULE, "dfk_gather", &fg)) < 0)
+        return rc;
+    CUdeviceptr in = data + z->head;
+    unsigned long long n = (unsigned long long)z->nblocks * GZW_BLOCK_DATA;
+    unsigned nb = (unsigned)z->nblocks, grid = nb < z->grid ? nb : z->grid;
+    void *pc[] = {&in, &n, &nb, &z->crcs};
+    void *pf[] = {&in, &n, &nb, &z->bodies, &z->sizes, &z->ws};
+    void *pg[] = {&z->bodies, &z->sizes, &z->crcs, &n, &nb, &z->members};
+    if ((rc = gpu_launch(z->g, fc, "dfk_crc", nb, 32, s, pc)) < 0 ||
+        (rc = gpu_launch(z->g, ff, "dfk_fast", grid, 32, s, pf)) < 0 ||
+        (rc = gpu_launch(z->g, fg, "dfk_gather", nb, GZC_GATHER_THREADS, s, pg)) < 0)
+        return rc;
+    CU_TRY(cu.MemcpyDtoHAsync(z->sizes_host, z->sizes, z->nblocks * sizeof(unsigned), s));
+    return 0;
+}
+
+/* Fetches the members of the chunk whose work is done (see gpu_deflate.h). */
+int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen)
+{
+    size_t members = 0;
+    for (size_t b = 0; b < z->nblocks; b++) {
+        if (z->sizes_host[b] > DF_OUT_BOUND(GZW_BLOCK_DATA)) {
+            /* never from dfk_fast: it stores what would not shrink */
+            snprintf(err, errlen, "device deflate gave block %zu a size of %u bytes", b,
+                     z->sizes_host[b]);
+            return GPU_ERR_LAUNCH;
+        }
+        members += z->sizes_host[b] + DF_MEMBER_HEADER + DF_MEMBER_TRAILER;
+    }
+    unsigned char *m = z->host + z->head + z->tail;
+    int rc = gpu_bind(z->g);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", gpu_error_text(z->g));
+        return rc;
+    }
+    CUresult r = CUDA_SUCCESS;
+    if (members)
+        r = cu.MemcpyDtoHAsync(m, z->members, members, s);
+    if (members && r == CUDA_SUCCESS)
+        r = cu.StreamSynchronize(s);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "copying compressed data from the device failed: %s",
+                 cu_result_text(r));
+        return GPU_ERR_DRIVER;
+    }
+    span->head = z->host;
+    span->head_len = z->head;
+    span->members = m;
+    span->members_len = members;
+    span->nblocks = z->nblocks;
+    span->tail = z->host + z->head;
+    span->tail_len = z->tail;
+    return 0;
+}

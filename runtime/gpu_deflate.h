@@ -1,0 +1,62 @@
+/* gpu_deflate.h - the device stage of blocked gzip output: a command's
+ * result chunk, still in device memory, compressed there by the kernels of
+ * ptx/deflate.cu into the BGZF members that the host's writer would make of
+ * the same bytes (io/gzwrite.h), so that only compressed bytes come back.
+ *
+ * A chunk is cut at the output stream's block boundaries (gz_block_split):
+ * its whole blocks are compressed on the device; the bytes before the
+ * first boundary and after the last one come back raw, and the writer
+ * compresses them with the blocks they complete. The result is a gz_span,
+ * whose bytes in the file are those of an all-host run. Level 1 runs on the
+ * device (gzc_device_level); other levels are compressed on the host. */
+#ifndef GPUBATCH_RUNTIME_GPU_DEFLATE_H
+#define GPUBATCH_RUNTIME_GPU_DEFLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "io/gzwrite.h"
+
+/* One pipeline slot's device and pinned buffers; zero it before first use. */
+typedef struct {
+    gpu *g;
+    size_t max_blocks;   /* whole blocks a chunk may hold */
+    unsigned grid;       /* CTAs of dfk_fast, each with a workspace */
+    CUdeviceptr ws;      /* their workspaces (dw_work) */
+    CUdeviceptr bodies;  /* deflate data, one slot per block */
+    CUdeviceptr sizes;   /* deflate bytes per block */
+    CUdeviceptr crcs;    /* CRC-32 per block */
+    CUdeviceptr members; /* the members end to end */
+    unsigned *sizes_host;    /* pinned copy of sizes */
+    unsigned char *host;     /* the caller's pinned buffer: head raw, tail raw, members */
+    size_t head, nblocks, tail; /* the queued chunk's split */
+} gzc_slot;
+
+/* Whether blocked gzip at level is compressed on the device. */
+int gzc_device_level(int level);
+
+/* Bytes of the pinned host buffer of a slot for chunks of max_bytes. */
+size_t gzc_host_bytes(size_t max_bytes);
+
+/* Allocates the slot's buffers on device g (bound first) for chunks of at most max_bytes;
+ * host is the caller's pinned buffer of gzc_host_bytes(max_bytes) bytes,
+ * which the results go to. 0 or a negative gpu_error (text in g). */
+int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host);
+
+/* Queues on stream s the compression of the bytes bytes at device address
+ * data, which start at position offset of the output stream: the raw head
+ * and tail copied to the slot's pinned buffer, the whole blocks compressed
+ * and laid out as members, and their sizes copied back. 0 or a negative
+ * gpu_error (text in the slot's gpu). */
+int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t bytes);
+
+/* Once the work queued on s is done: copies the members back (waiting for
+ * the copy) and describes the chunk's output in *span, valid until the
+ * slot is queued again. 0, or a negative gpu_error with one line in err. */
+int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen);
+
+/* Frees the slot's buffers; accepts a zeroed slot. */
+void gzc_close(gzc_slot *z);
+
+#endif
