@@ -11,16 +11,9 @@
 set -u
 out=${1:-gpu-auto}
 base_src=${2:-}
-mkdir -p "$out"
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-work=${GPUBATCH_WORK:-/tmp/gpubatch-auto}
-mkdir -p "$work"
-sum="$out/summary.txt"
-: >"$sum"
-note() { echo "$*" | tee -a "$sum"; }
-GB=./gpubatch
-make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+work_name=gpubatch-auto
+other=auto
+. "$(dirname "$0")/lib.sh"
 OLD=
 if [ -n "$base_src" ]; then
     make -C "$base_src" -j"$(nproc)" >>"$out/build.log" 2>&1 && OLD="$base_src/gpubatch" ||
@@ -29,16 +22,6 @@ fi
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores"
 note "binary: $(stat -c %s "$GB") bytes${OLD:+, baseline $(stat -c %s "$OLD") bytes}"
 "$GB" info >"$out/info.txt" 2>&1
-pass=0
-fail=0
-# check NAME A B: A and B are the same text.
-check() {
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1))
-        { echo "FAIL $1"; echo "  cpu:  $2" | head -c 600; echo "  auto: $3" | head -c 600; } >>"$out/fail.txt"
-    fi
-}
-
 note "== auto against cpu, both sides taking chunks"
 n=$((1 << 28))
 "$GB" gen --shape $n --dist normal --seed 1 -1 -f -o "$work/r.npy.gz"
@@ -86,7 +69,6 @@ note "memcheck: exit $st/$?, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer
     "$(grep -o '[0-9]* chunks on the CPU, [0-9]* on the GPU' "$out/sanitizer.log" | tr '\n' ' ')"
 
 note "== whole process: best of 3 wall times, variants interleaved, page cache warm"
-. "$top/tests/gpu/race.sh"
 # job NAME ARGS...: races auto, cuda and cpu (and the baseline's auto and
 # cuda) on one job.
 job() {

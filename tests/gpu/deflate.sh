@@ -12,26 +12,9 @@
 # short table is printed last.
 set -u
 out=${1:-gpu-deflate}
-mkdir -p "$out"
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-work=${GPUBATCH_WORK:-/tmp/gpubatch-deflate}
-mkdir -p "$work"
-sum="$out/summary.txt"
-: >"$sum"
-note() { echo "$*" | tee -a "$sum"; }
-GB=./gpubatch
-make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+work_name=gpubatch-deflate
+. "$(dirname "$0")/lib.sh"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-pass=0
-fail=0
-# check NAME A B: A and B are the same text.
-check() {
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1))
-        { echo "FAIL $1"; echo "  cpu:  $2"; echo "  cuda: $3"; } >>"$out/fail.txt"
-    fi
-}
 # same_part ARGS...: -o output bytes and messages are the same on both backends.
 same_part() {
     rm -f "$work/o_cpu" "$work/o_cuda" "$work/o_raw"
@@ -100,7 +83,6 @@ nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DDW_PROFILE -o "$work/bench_pro
     "$work/bench_prof" -m 64 -r 2 -s 0 "$work/roots24.bin" "$work/normal.bin" | grep '^profile' | tee -a "$sum"
 
 note "== whole process: best of 3 wall times, the variants interleaved, page cache warm"
-. "$top/tests/gpu/race.sh"
 "$GB" gen --quadratic 134217728 --seed 1 -1 -f -o "$work/qbig.npy.gz"
 Q="$work/qbig.npy.gz"
 cat "$Q" >/dev/null

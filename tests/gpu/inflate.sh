@@ -9,26 +9,9 @@
 # is printed last.
 set -u
 out=${1:-gpu-inflate}
-mkdir -p "$out"
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-work=${GPUBATCH_WORK:-/tmp/gpubatch-inflate}
-mkdir -p "$work"
-sum="$out/summary.txt"
-: >"$sum"
-note() { echo "$*" | tee -a "$sum"; }
-GB=./gpubatch
-make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+work_name=gpubatch-inflate
+. "$(dirname "$0")/lib.sh"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-pass=0
-fail=0
-# check NAME A B: A and B are the same text.
-check() {
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1))
-        { echo "FAIL $1"; echo "  cpu:  $2"; echo "  cuda: $3"; } >>"$out/fail.txt"
-    fi
-}
 # same_run NAME ARGS...: the command's stdout, stderr and status are the same on both backends.
 same_run() {
     name=$1
@@ -147,7 +130,6 @@ note "== gpubatch bench inflate"
 "$GB" bench inflate 2>&1 | tail -8 | tee -a "$sum"
 
 note "== whole process: best of 3 wall times, the variants of a job interleaved, page cache warm"
-. "$top/tests/gpu/race.sh"
 B1="$work/big1.npy.gz"
 cat "$B1" >/dev/null
 race "reduce 2 GiB float32 BGZF" "$GB,reduce,--op,sum,--backend,auto,$B1" "$GB,reduce,--op,sum,--backend,cuda,$B1" \

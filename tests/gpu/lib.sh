@@ -1,4 +1,32 @@
-# race.sh - sourced by the GPU scripts: whole-process timings.
+# lib.sh - sourced by the GPU scripts (auto.sh, deflate.sh, inflate.sh),
+# which set `out` (their OUTDIR) and `work_name` (their scratch folder under
+# /tmp, or GPUBATCH_WORK) first: it goes to the top of the tree, builds,
+# starts OUTDIR/summary.txt, and defines note(), check() and race().
+mkdir -p "$out"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+work=${GPUBATCH_WORK:-/tmp/$work_name}
+mkdir -p "$work"
+sum="$out/summary.txt"
+: >"$sum"
+GB=./gpubatch
+pass=0
+fail=0
+
+# note TEXT: prints TEXT and adds it to the summary.
+note() { echo "$*" | tee -a "$sum"; }
+
+make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+
+# check NAME A B: A (the CPU backend's) and B (${other:-cuda}'s) are the
+# same text; failures go to OUTDIR/fail.txt.
+check() {
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1))
+        { echo "FAIL $1"; echo "  cpu:  $2" | head -c 600; echo "  ${other:-cuda}: $3" | head -c 600; } >>"$out/fail.txt"
+    fi
+}
+
 # race NAME VAR... : runs each variant (its words joined by commas; leading
 # NAME=VALUE words go to the environment) three times in turn, page cache
 # warm, and notes each one's best wall time. Needs note(), $work (scratch),
