@@ -205,26 +205,39 @@ static double cli_cpu_share(const cli_common *c, double ns)
     return ns / threads / 1e9;
 }
 
-/* Estimated seconds of CPU work for the files named (see options.h). */
+/* Whether the regular file at path starts as gzip does. */
+static int cli_file_is_gzip(const char *path)
+{
+    unsigned char magic[2] = {0, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t got = fread(magic, 1, 2, f);
+    fclose(f);
+    return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+/* Estimated seconds of CPU work for the files named (see options.h); the
+ * files are opened only when their sizes alone leave the answer open. */
 double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
                        double ns_gzip)
 {
-    double ns = 0;
+    double bytes = 0, ns = 0, ns_max = ns_plain > ns_gzip ? ns_plain : ns_gzip;
     if (c->backend != BACKEND_AUTO)
         return -1;
     for (int i = 0; i < n; i++) {
         struct stat st;
-        unsigned char magic[2] = {0, 0};
         if (!strcmp(paths[i], "-") || stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
             return -1;
-        FILE *f = fopen(paths[i], "rb");
-        if (f) {
-            if (fread(magic, 1, 2, f) != 2)
-                magic[0] = 0;
-            fclose(f);
-        }
-        int gz = magic[0] == 0x1f && magic[1] == 0x8b;
-        ns += (double)st.st_size * (gz ? ns_gzip : ns_plain);
+        bytes += (double)st.st_size;
+    }
+    if (cli_cpu_share(c, bytes * ns_max) < CLI_GPU_START_SECONDS)
+        return cli_cpu_share(c, bytes * ns_max);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0)
+            return -1;
+        ns += (double)st.st_size * (cli_file_is_gzip(paths[i]) ? ns_gzip : ns_plain);
     }
     return cli_cpu_share(c, ns);
 }

@@ -105,8 +105,9 @@ int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 /* Estimated seconds the CPU backend takes for the files in paths (with
  * auto; -1 for other backends), on the option's thread count: ns_plain
  * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
- * file; -1 when an input is standard input or not a regular file (its
- * size is unknown). */
+ * file (an upper bound, with the larger cost, when that is already under
+ * CLI_GPU_START_SECONDS); -1 when an input is standard input or not a
+ * regular file (its size is unknown). */
 double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
                        double ns_gzip);
 
