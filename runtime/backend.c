@@ -175,6 +175,15 @@ static void *start_thread(void *arg)
     return NULL;
 }
 
+/* The start's state (START_*), read under its lock. */
+static int start_state(backend_start *st)
+{
+    pthread_mutex_lock(&st->mu);
+    int state = st->state;
+    pthread_mutex_unlock(&st->mu);
+    return state;
+}
+
 /* Starts opening devs beside the CPU (auto). */
 static void backend_start_gpu(backend *be, const backend_devices *devs)
 {
@@ -226,12 +235,7 @@ backend *backend_gpu(backend *be)
     if (be->kind == BACKEND_CUDA)
         return be;
     backend_start *st = be->start;
-    if (!st)
-        return NULL;
-    pthread_mutex_lock(&st->mu);
-    int state = st->state;
-    pthread_mutex_unlock(&st->mu);
-    return state == START_READY ? &st->cuda : NULL;
+    return st && start_state(st) == START_READY ? &st->cuda : NULL;
 }
 
 /* The devices once the start is over, waiting for it. */
@@ -245,20 +249,6 @@ backend *backend_gpu_wait(backend *be)
         pthread_cond_wait(&st->done, &st->mu);
     pthread_mutex_unlock(&st->mu);
     return backend_gpu(be);
-}
-
-/* cuda, or auto whose start has not failed. */
-int backend_gpu_possible(backend *be)
-{
-    if (be->kind == BACKEND_CUDA)
-        return 1;
-    backend_start *st = be->start;
-    if (!st)
-        return 0;
-    pthread_mutex_lock(&st->mu);
-    int state = st->state;
-    pthread_mutex_unlock(&st->mu);
-    return state != START_FAILED;
 }
 
 /* The start's failure, once. */
@@ -370,11 +360,8 @@ void backend_close(backend *be)
         return;
     backend_start *st = be->start;
     if (st) {
-        pthread_mutex_lock(&st->mu);
-        int running = st->state == START_RUNNING;
-        int opened = st->state == START_READY;
-        pthread_mutex_unlock(&st->mu);
-        if (running || (opened && be->leaving)) {
+        int state = start_state(st);
+        if (state == START_RUNNING || (state == START_READY && be->leaving)) {
             backend_abandoned = 1; /* it still owns its devices and the lock's memory */
         } else {
             pthread_join(st->thread, NULL);

@@ -68,10 +68,6 @@ struct backend *backend_gpu(struct backend *be);
 /* Like backend_gpu(), but with auto waits for the start to be over. */
 struct backend *backend_gpu_wait(struct backend *be);
 
-/* Whether a CUDA device is or may become usable: cuda, or auto whose start
- * has not failed (yet). */
-int backend_gpu_possible(struct backend *be);
-
 /* auto: the reason its start failed, once (NULL when it has not, or was
  * already taken); the caller warns. */
 const char *backend_fallback(struct backend *be);

@@ -212,13 +212,6 @@ static int gpu_pick_blob(const gpu *g, const char *module, int kind)
     return best;
 }
 
-/* Virtual architecture of the PTX gpu_module() loads or falls back to. */
-int gpu_module_arch(const gpu *g, const char *module)
-{
-    int i = gpu_pick_blob(g, module, PTX_BLOB_PTX);
-    return i < 0 ? 0 : ptx_blobs[i].arch;
-}
-
 /* The loaded module's slot in g, or -1. */
 static int gpu_find_module(const gpu *g, const char *module)
 {

@@ -72,10 +72,6 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out);
 /* The function name in a module loaded by gpu_module(). */
 int gpu_function(gpu *g, const char *module, const char *name, CUfunction *out);
 
-/* Virtual architecture (75, 90) of the embedded PTX gpu_module() loads or
- * falls back to on this device, or 0 when none fits. */
-int gpu_module_arch(const gpu *g, const char *module);
-
 /* How gpu_module() loaded a module on one device. */
 typedef struct {
     int loaded;              /* 1 once gpu_module() has loaded it */
