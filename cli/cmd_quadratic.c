@@ -511,8 +511,6 @@ int cmd_quadratic(int argc, char **argv)
     quadratic_engine_args args = {max_rows, in.planes_in_memory ? sz : row_bytes, fi.dtype,
                                   in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout, 0, 0, 0};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
-    if (!in.planes_in_memory && stream_device_inflate(&be, r, max_rows * row_bytes))
-        backend_want_module(&be, "inflate");
     if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
         goto out_close_backend;
     for (int i = 0; i < nslots; i++) {

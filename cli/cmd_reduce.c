@@ -331,8 +331,6 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
         backend_want_module(&ctx->be, modules[i]);
     size_t chunk = reduce_chunk_for(o, &ctx->be, &fi, r);
-    if (stream_device_inflate(&ctx->be, r, chunk))
-        backend_want_module(&ctx->be, "inflate");
     if (reduce_ctx_reserve(ctx, chunk))
         goto out_close_reader;
     if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nslots, ctx->chunk,

@@ -360,8 +360,6 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     transpose_engine_args args = {chunk, elem, j->rows, j->cols, 0, 0, 0};
     if (!j->copy) {
         backend_want_module(be, "transpose");
-        if (stream_device_inflate(be, r, chunk))
-            backend_want_module(be, "inflate");
         if (hy_open(&h, be, &ops, &args, nslots, chunk))
             return 1;
         /* the engine's chunk (whole matrices, or the staged piece) for either side */

@@ -39,11 +39,13 @@ size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
 }
 
 /* pl_open or pl_open_gz (see stream.h). */
-int stream_open(pl_ring **out, const backend *be, io_reader *r, void *const *bufs, int nslots,
+int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nslots,
                 size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
 {
-    if (stream_device_inflate(be, r, chunk_bytes))
+    if (stream_device_inflate(be, r, chunk_bytes)) {
+        backend_want_module(be, "inflate"); /* auto: loaded by the GPU's start */
         return pl_open_gz(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
+    }
     return pl_open(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
 }
 

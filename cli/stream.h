@@ -29,8 +29,9 @@ size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r);
 size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes);
 
 /* Opens the pipeline over r as pl_open does, or as pl_open_gz does when
- * stream_device_inflate(be, r, chunk_bytes) says so. */
-int stream_open(pl_ring **out, const backend *be, io_reader *r, void *const *bufs, int nslots,
+ * stream_device_inflate(be, r, chunk_bytes) says so (and then asks auto's
+ * GPU start for the inflate module). */
+int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nslots,
                 size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
 
 /* Runs the loop until the end of the input or the first error (printed,
