@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define START_MAX_PINNED 1024 /* host buffers one start keeps track of */
@@ -22,6 +23,7 @@ struct backend_start {
     pthread_mutex_t mu;
     pthread_cond_t done;     /* signalled when state leaves START_RUNNING */
     int state;               /* START_* (under mu) */
+    atomic_int ready;        /* state is START_READY (read without the lock) */
     int reported;            /* the failure was handed to backend_fallback */
     backend cuda;            /* the devices, once ready */
     backend_devices devs;
@@ -170,6 +172,7 @@ static void *start_thread(void *arg)
     }
     st->ready_ms = (backend_now() - st->t0) * 1e3;
     st->state = rc == 0 ? START_READY : START_FAILED;
+    atomic_store(&st->ready, rc == 0);
     pthread_cond_broadcast(&st->done);
     pthread_mutex_unlock(&st->mu);
     return NULL;
@@ -236,6 +239,12 @@ backend *backend_gpu(backend *be)
         return be;
     backend_start *st = be->start;
     return st && start_state(st) == START_READY ? &st->cuda : NULL;
+}
+
+/* auto: the flag its start sets once the devices are ready (see backend.h). */
+const atomic_int *backend_gpu_ready_flag(const backend *be)
+{
+    return be->start ? &be->start->ready : NULL;
 }
 
 /* The devices once the start is over, waiting for it. */
@@ -390,20 +399,73 @@ const char *backend_name(const backend *be)
     return be->kind == BACKEND_CUDA ? "cuda" : "cpu";
 }
 
-/* Pinned memory with CUDA, 4 KiB-aligned memory on the CPU; with auto,
- * aligned memory that the start (or, once it is done, this call) pins. */
-void *backend_host_alloc(backend *be, size_t bytes)
+#define HOST_PAGES_ALIGN ((size_t)2 << 20) /* the size of a huge page on x86-64 and arm64 */
+#define HOST_TOUCH_PART ((size_t)8 << 20)  /* one thread touches at least this much */
+
+/* One part of a buffer whose pages are faulted in. */
+typedef struct {
+    unsigned char *p;
+    size_t len;
+} host_touch;
+
+/* Thread body: writes the part's pages (zero, as the kernel gave them). */
+static void *host_touch_main(void *arg)
 {
-    if (be->kind == BACKEND_CUDA) {
-        void *p = gpu_host_alloc(be->gpu, bytes);
-        if (!p)
-            snprintf(be->err, sizeof be->err, "%s", gpu_error_text(be->gpu));
-        return p;
-    }
+    host_touch *t = arg;
+    memset(t->p, 0, t->len);
+    return NULL;
+}
+
+/* Buffer memory, 2 MiB-aligned with transparent huge pages where the
+ * system allows, its pages faulted in on every core at once: one thread
+ * faulting 64 MiB in, as a first read into it or pinning it would, takes
+ * tens of milliseconds. Freed with free(). */
+static void *backend_host_pages(backend *be, size_t bytes)
+{
     void *p = NULL;
-    if (posix_memalign(&p, 4096, bytes ? bytes : 1) != 0) {
+    size_t n = bytes ? bytes : 1;
+    if (posix_memalign(&p, n >= HOST_PAGES_ALIGN ? HOST_PAGES_ALIGN : 4096, n) != 0) {
         snprintf(be->err, sizeof be->err, "cannot allocate %zu bytes of host memory", bytes);
         return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    if (n >= HOST_PAGES_ALIGN)
+        madvise(p, n, MADV_HUGEPAGE); /* advice only: any failure leaves small pages */
+#endif
+    size_t parts = n / HOST_TOUCH_PART, cpus = (size_t)be->threads;
+    if (parts > cpus)
+        parts = cpus;
+    if (parts > PAR_MAX)
+        parts = PAR_MAX;
+    if (parts >= 2) {
+        host_touch t[PAR_MAX];
+        size_t step = (n / parts + 4095) / 4096 * 4096;
+        for (size_t i = 0; i < parts; i++) {
+            size_t a = i * step < n ? i * step : n, b = (i + 1) * step < n ? (i + 1) * step : n;
+            t[i] = (host_touch){(unsigned char *)p + a, i + 1 == parts ? n - a : b - a};
+        }
+        par_run(host_touch_main, t, sizeof t[0], parts);
+    }
+    return p;
+}
+
+/* Pinned memory with CUDA, aligned memory on the CPU; with auto, aligned
+ * memory that the start (or, once it is done, this call) pins. Pinning
+ * memory made by backend_host_pages() takes a fraction of what
+ * cuMemHostAlloc() of the same size does (it zeroes and maps each page on
+ * one thread). */
+void *backend_host_alloc(backend *be, size_t bytes)
+{
+    void *p = backend_host_pages(be, bytes);
+    if (!p)
+        return NULL;
+    if (be->kind == BACKEND_CUDA) {
+        if (gpu_host_register(be->gpu, p, bytes) < 0) {
+            snprintf(be->err, sizeof be->err, "%s", gpu_error_text(be->gpu));
+            free(p);
+            return NULL;
+        }
+        return p;
     }
     backend_start *st = be->start;
     if (st) {
@@ -427,8 +489,10 @@ void backend_host_free(backend *be, void *p)
     if (!p)
         return;
     if (be->kind == BACKEND_CUDA) {
-        if (!be->leaving)
-            gpu_host_free(be->gpu, p);
+        if (!be->leaving) { /* else the driver unpins it at exit */
+            gpu_host_unregister(be->gpu, p);
+            free(p);
+        }
         return;
     }
     backend_start *st = be->start;
