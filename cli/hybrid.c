@@ -81,15 +81,16 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     return 0;
 }
 
-/* Decodes a compressed chunk for the CPU into h->span. */
-static int hy_decode(hy *h, const pl_chunk *c, const void **data)
+/* Decodes a compressed chunk for the CPU into h->span; gives up
+ * (PL_DECODE_STOPPED) once *stop is set, if stop is not NULL. */
+static int hy_decode(hy *h, const pl_chunk *c, const atomic_int *stop, const void **data)
 {
     if (!h->span && !(h->span = malloc(pl_gz_span_bytes(h->chunk_bytes)))) {
         snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory",
                  pl_gz_span_bytes(h->chunk_bytes));
         return GPU_ERR_OUT_OF_MEMORY;
     }
-    return pl_gz_decode(c, h->span, h->be->threads, data, h->err, sizeof h->err);
+    return pl_gz_decode(c, h->span, h->be->threads, stop, data, h->err, sizeof h->err);
 }
 
 /* Keeps the engine's message of a failed call. */
@@ -103,18 +104,25 @@ static int hy_failed(hy *h, const void *engine, int rc)
 int hy_submit(hy *h, const pl_chunk *c)
 {
     hy_poll(h);
-    int on_gpu = h->gpu != NULL;
-    void *engine = on_gpu ? h->gpu : h->cpu;
     const void *data = c->data;
     const pl_gz_chunk *gz = c->gz;
-    h->side[c->slot] = (unsigned char)on_gpu;
-    h->chunks[on_gpu]++;
-    if (!on_gpu && gz) {
-        int rc = hy_decode(h, c, &data);
+    if (!h->gpu && gz) {
+        /* inflating a chunk takes the CPU tens of milliseconds, the GPU a few:
+         * the chunk goes to the GPU if it becomes ready meanwhile */
+        int rc = hy_decode(h, c, h->gpu_off ? NULL : backend_gpu_ready_flag(h->be), &data);
+        if (rc == PL_DECODE_STOPPED) {
+            hy_poll(h);
+            rc = h->gpu ? 0 : hy_decode(h, c, NULL, &data); /* its engine did not open */
+        }
         if (rc < 0)
             return rc;
-        gz = NULL;
+        if (!h->gpu)
+            gz = NULL;
     }
+    int on_gpu = h->gpu != NULL;
+    void *engine = on_gpu ? h->gpu : h->cpu;
+    h->side[c->slot] = (unsigned char)on_gpu;
+    h->chunks[on_gpu]++;
     int rc = h->ops->submit(h->ctx, engine, c->slot, data, gz, c->bytes, c->offset);
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
 }
@@ -166,7 +174,7 @@ int hy_whole_data(hy *h, const pl_chunk *c, const void **data, const pl_gz_chunk
     if (h->whole_on_gpu || !c->gz)
         return 0;
     *gz = NULL;
-    return hy_decode(h, c, data);
+    return hy_decode(h, c, NULL, data);
 }
 
 /* The last failure's text. */

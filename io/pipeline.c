@@ -565,8 +565,10 @@ typedef struct {
     const pl_gz_chunk *g;
     const unsigned char *in;
     unsigned char *span;
+    const atomic_int *stop; /* NULL, or set when the decode is to be given up */
     int m0, m1;
-    int bad; /* lowest member that failed, or -1 */
+    int bad;     /* lowest member that failed, or -1 */
+    int stopped; /* gave up before m1 */
 } pl_decode_job;
 
 /* Inflates member m with zlib into out: exactly its deflate data in,
@@ -594,16 +596,21 @@ static void *pl_decode_worker(void *arg)
     z_stream z;
     memset(&z, 0, sizeof z);
     j->bad = j->m0 < j->m1 && inflateInit2(&z, -15) != Z_OK ? j->m0 : -1;
-    for (int i = j->m0; i < j->m1 && j->bad < 0; i++)
+    for (int i = j->m0; i < j->m1 && j->bad < 0; i++) {
+        if (j->stop && atomic_load_explicit(j->stop, memory_order_relaxed)) {
+            j->stopped = 1;
+            break;
+        }
         if (pl_inflate_member(&z, j->in, &j->g->members[i], j->span + j->g->members[i].out_off))
             j->bad = i;
+    }
     inflateEnd(&z);
     return NULL;
 }
 
 /* Host decode of a compressed chunk (see pipeline.h). */
-int pl_gz_decode(const pl_chunk *c, void *span, int threads, const void **data, char *err,
-                 size_t errlen)
+int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *stop,
+                 const void **data, char *err, size_t errlen)
 {
     const pl_gz_chunk *g = c->gz;
     unsigned char *sp = span;
@@ -617,10 +624,13 @@ int pl_gz_decode(const pl_chunk *c, void *span, int threads, const void **data, 
         nt = (size_t)g->nmembers;
     pl_decode_job jobs[PAR_MAX];
     for (size_t k = 0; k < nt; k++)
-        jobs[k] = (pl_decode_job){g, c->data, sp, (int)(g->nmembers * k / nt),
-                                  (int)(g->nmembers * (k + 1) / nt), -1};
+        jobs[k] = (pl_decode_job){g, c->data, sp, stop, (int)(g->nmembers * k / nt),
+                                  (int)(g->nmembers * (k + 1) / nt), -1, 0};
     if (nt)
         par_run(pl_decode_worker, jobs, sizeof jobs[0], nt);
+    for (size_t k = 0; k < nt; k++)
+        if (jobs[k].stopped) /* a member before a bad one may be bad too: no verdict */
+            return PL_DECODE_STOPPED;
     for (size_t k = 0; k < nt; k++)
         if (jobs[k].bad >= 0) { /* ranges are in member order: the first bad is the lowest */
             pl_gz_member_error(g, jobs[k].bad, err, errlen);

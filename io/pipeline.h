@@ -13,6 +13,7 @@
 #ifndef GPUBATCH_IO_PIPELINE_H
 #define GPUBATCH_IO_PIPELINE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,7 @@ typedef struct {
 
 #define PL_GZ_RUNS 2
 #define PL_GZ_MAX_CHUNK ((size_t)1 << 30) /* member offsets in a chunk are 32-bit */
+#define PL_DECODE_STOPPED 1               /* pl_gz_decode() was told to stop */
 
 /* A chunk as compressed members (pl_open_gz): the decoded span is the
  * members' output (if_member: deflate data in the buffer, output offsets
@@ -88,9 +90,11 @@ void pl_gz_member_error(const pl_gz_chunk *c, int i, char *err, size_t errlen);
  * pl_gz_span_bytes(chunk_bytes) bytes); *data gets the chunk's data in it
  * (c->bytes bytes). 0, or IO_ERR_CORRUPT with the message the device stage
  * gives for the first member that does not decode or check (the host
- * reader's, naming the member's offset) in err. */
-int pl_gz_decode(const pl_chunk *c, void *span, int threads, const void **data, char *err,
-                 size_t errlen);
+ * reader's, naming the member's offset) in err. Once *stop (if stop is not
+ * NULL) is set, the threads take no more members and the call returns
+ * PL_DECODE_STOPPED, the chunk undecoded. */
+int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *stop,
+                 const void **data, char *err, size_t errlen);
 
 /* The next chunk in order: 1 and *c filled, 0 at the end of the data, or a
  * negative io_error (then pl_error() has the reason). */

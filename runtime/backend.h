@@ -17,6 +17,7 @@
 #ifndef GPUBATCH_RUNTIME_BACKEND_H
 #define GPUBATCH_RUNTIME_BACKEND_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "gpu.h"
@@ -64,6 +65,11 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
  * devices once their start has finished (NULL before, and for good when it
  * failed: backend_fallback() then has the reason). Never waits. */
 struct backend *backend_gpu(struct backend *be);
+
+/* auto: a flag that becomes non-zero when backend_gpu() would hand the
+ * devices out (for work on the CPU that is worth giving up then); NULL
+ * for cuda and cpu. */
+const atomic_int *backend_gpu_ready_flag(const backend *be);
 
 /* Like backend_gpu(), but with auto waits for the start to be over. */
 struct backend *backend_gpu_wait(struct backend *be);
