@@ -29,9 +29,12 @@ check() {
 
 # race NAME VAR... : runs each variant (its words joined by commas; leading
 # NAME=VALUE words go to the environment) three times in turn, page cache
-# warm, and notes each one's best wall time. Needs note(), $work (scratch),
-# $top (the tree, left out of names) and $out (stderr of the runs goes to
-# $out/e2e.err).
+# warm, and notes each one's best wall time. Each run starts after the GPU
+# has been left alone for RACE_GAP seconds (default 0.5): the devices of a
+# run that has just ended may still be being released, and a start while
+# they are is faster (the driver need not set the GPU up again) than a run
+# on its own would be. Needs note(), $work (scratch), $top (the tree, left
+# out of names) and $out (stderr of the runs goes to $out/e2e.err).
 race() {
     name=$1
     shift
@@ -40,6 +43,7 @@ race() {
     for i in 1 2 3; do
         for v in "$@"; do
             f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
+            sleep "${RACE_GAP:-0.5}"
             s=$(date +%s.%N)
             env $(echo "$v" | tr ',' ' ') >/dev/null 2>>"$out/e2e.err"
             e=$(date +%s.%N)
