@@ -70,7 +70,8 @@ int main(int argc, char **argv)
                     status = 1;
                 _exit(status);
             }
-            if (getenv("CUDA_INJECTION64_PATH") == NULL) {
+            const char *detach = getenv("GPUBATCH_DETACH");
+            if (getenv("CUDA_INJECTION64_PATH") == NULL && !(detach && !strcmp(detach, "0"))) {
                 /* the devices' release need not hold up whoever waits for us;
                  * a CUDA tool injected (compute-sanitizer) reports at exit */
                 if (fflush(NULL) != 0 && status == 0)
