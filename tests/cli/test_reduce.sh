@@ -8,7 +8,8 @@ ALL=sum,mean,min,max,argmin,argmax,sumsq,count
 R() { "$GB" reduce --backend cpu -q "$@"; }
 
 # Values against the reference, for every dtype and several kinds and sizes.
-for dt in float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64; do
+for dt in $(pick "float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64" \
+    "float32 float64 int8 int64 uint16 uint64"); do
     for n in $(pick "1 7 8191 8193 40000" "1 8193 40000"); do
         for kind in random adversarial ints-extreme; do
             case $dt in float*) [ $kind = ints-extreme ] && continue ;; *) [ $kind = adversarial ] && continue ;; esac
