@@ -1,11 +1,14 @@
 /* test_detach.c - detach_exit(): the exit status, the files the process
  * drops (closed at once) and keeps (held by the helper, then released),
- * and the plain return where nothing matches. */
+ * the helper itself (adopted by this test, a subreaper: it must exist,
+ * end after the process with status 0), and the plain return where
+ * nothing matches (no helper). */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,8 +43,11 @@ static int reaches_end(int fd, double ms)
 
 /* A child writes to a pipe on stdout and holds a FIFO under `fifo`, then
  * calls detach_exit(7, prefix); returns the child's wait status. out_end
- * and fifo_end get whether each reader then saw the end of its data. */
-static int run_child(const char *fifo, const char *prefix, int *out_end, int *fifo_end)
+ * and fifo_end get whether each reader then saw the end of its data;
+ * helper the wait status of the other process that ended after the child
+ * (-1: none). */
+static int run_child(const char *fifo, const char *prefix, int *out_end, int *fifo_end,
+                     int *helper)
 {
     int out[2];
     if (pipe(out) < 0)
@@ -68,6 +74,8 @@ static int run_child(const char *fifo, const char *prefix, int *out_end, int *fi
     ssize_t k = read(out[0], buf, sizeof buf - 1);
     *out_end = k == 8 && !strcmp(buf, "results\n") && reaches_end(out[0], 5000);
     *fifo_end = reaches_end(rd, 5000);
+    int hst = -1;
+    *helper = waitpid(-1, &hst, 0) > 0 ? hst : -1;
     close(out[0]);
     close(rd);
     return st;
@@ -83,20 +91,23 @@ int main(void)
     char fifo[256];
     snprintf(fifo, sizeof fifo, "%s/device-file", dir);
     CHECK(mkfifo(fifo, 0600) == 0);
-    int out_end, fifo_end;
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0); /* the helper is then ours to wait for */
+    int out_end, fifo_end, helper;
 
     /* the FIFO matches: the process ends with 7, stdout closed with it,
      * the FIFO's writer (the helper) gone soon after */
-    int st = run_child(fifo, fifo, &out_end, &fifo_end);
+    int st = run_child(fifo, fifo, &out_end, &fifo_end, &helper);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 7, "wait status %#x", st);
     CHECK(out_end);
     CHECK(fifo_end);
+    CHECKF(helper != -1 && WIFEXITED(helper) && WEXITSTATUS(helper) == 0, "helper %#x", helper);
 
     /* nothing matches: detach_exit returns and the caller exits as usual */
-    st = run_child(fifo, "/nonexistent-prefix/", &out_end, &fifo_end);
+    st = run_child(fifo, "/nonexistent-prefix/", &out_end, &fifo_end, &helper);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "wait status %#x", st);
     CHECK(out_end);
     CHECK(fifo_end);
+    CHECKF(helper == -1, "a helper where nothing matched: %#x", helper);
 
     unlink(fifo);
     rmdir(dir);
