@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "io/sink.h"
 #include "runtime/backend.h"
+#include "runtime/cu.h"
 #include "runtime/detach.h"
 
 static const char main_usage[] =
@@ -71,8 +72,10 @@ int main(int argc, char **argv)
                 _exit(status);
             }
             const char *detach = getenv("GPUBATCH_DETACH");
-            if (getenv("CUDA_INJECTION64_PATH") == NULL && !(detach && !strcmp(detach, "0"))) {
-                /* the devices' release need not hold up whoever waits for us;
+            if (cu_driver_version() != 0 && getenv("CUDA_INJECTION64_PATH") == NULL &&
+                !(detach && !strcmp(detach, "0"))) {
+                /* the devices' release need not hold up whoever waits for us
+                 * (a run that never opened the driver has nothing to leave);
                  * a CUDA tool injected (compute-sanitizer) reports at exit */
                 if (fflush(NULL) != 0 && status == 0)
                     status = 1;
