@@ -417,9 +417,9 @@ static void *host_touch_main(void *arg)
 }
 
 /* Buffer memory, 2 MiB-aligned with transparent huge pages where the
- * system allows, its pages faulted in on every core at once: one thread
- * faulting 64 MiB in, as a first read into it or pinning it would, takes
- * tens of milliseconds. Freed with free(). */
+ * system allows; memory that will be pinned (cuda, auto) has its pages
+ * faulted in on every core at once, since pinning faults them in on one
+ * thread (tens of milliseconds for 64 MiB). Freed with free(). */
 static void *backend_host_pages(backend *be, size_t bytes)
 {
     void *p = NULL;
@@ -432,7 +432,8 @@ static void *backend_host_pages(backend *be, size_t bytes)
     if (n >= HOST_PAGES_ALIGN)
         madvise(p, n, MADV_HUGEPAGE); /* advice only: any failure leaves small pages */
 #endif
-    size_t parts = n / HOST_TOUCH_PART, cpus = (size_t)be->threads;
+    int pinned_later = be->kind == BACKEND_CUDA || be->start;
+    size_t parts = pinned_later ? n / HOST_TOUCH_PART : 0, cpus = (size_t)be->threads;
     if (parts > cpus)
         parts = cpus;
     if (parts > PAR_MAX)
@@ -440,10 +441,8 @@ static void *backend_host_pages(backend *be, size_t bytes)
     if (parts >= 2) {
         host_touch t[PAR_MAX];
         size_t step = (n / parts + 4095) / 4096 * 4096;
-        for (size_t i = 0; i < parts; i++) {
-            size_t a = i * step < n ? i * step : n, b = (i + 1) * step < n ? (i + 1) * step : n;
-            t[i] = (host_touch){(unsigned char *)p + a, i + 1 == parts ? n - a : b - a};
-        }
+        for (size_t i = 0; i < parts; i++) /* parts of >= 8 MiB: every start is below n */
+            t[i] = (host_touch){(unsigned char *)p + i * step, i + 1 == parts ? n - i * step : step};
         par_run(host_touch_main, t, sizeof t[0], parts);
     }
     return p;
