@@ -4,13 +4,20 @@
  * Level 1's match candidate at each position depends on the input alone
  * (deflate_math.h), so the lanes find every candidate in parallel, one
  * round of 32 positions at a time against the shared hash heads, and count
- * every byte; the greedy parse then walks a bit mask of the positions that
- * have a candidate (skipping literals 32 at a time), kept in shared memory
- * where the hash heads were, and the bytes inside matches are uncounted;
- * lane 0 builds the codes and the block header with deflate_math.h's own
- * functions, and the lanes write the symbols in parallel: each lane's bit
- * offset is a prefix sum over its round, and its bits are ORed into a ring
- * of staging words in shared memory that is stored once each word is full.
+ * every byte. Each candidate's full match length follows from its
+ * neighbour's (one more byte than a candidate at the next position with the
+ * same distance), so the lanes find them all from the last position down.
+ * The greedy parse is then cut into 32 segments of whole mask words, one
+ * per lane: each lane walks its segment from its first position, then
+ * again from where the parse of the segment before it actually enters
+ * until the two walks meet, round after round until no entry moves (the
+ * walks of typical data meet within a few matches). The match starts are
+ * kept in a bit mask in shared memory where the hash heads were; the bytes
+ * inside matches are uncounted; lane 0 builds the codes and the block
+ * header with deflate_math.h's own functions, and the lanes write the
+ * symbols in parallel: each lane's bit offset is a prefix sum over its
+ * round, and its bits are ORed into a ring of staging words in shared
+ * memory that is stored once each word is full.
  *
  * The code is written as phases between warp barriers. Inside DW_LANES(l)
  * one lane's share of a phase runs: on a GPU every lane runs it once with
@@ -50,14 +57,17 @@
 /* A warp's global-memory workspace. */
 typedef struct {
     df_u16 dist[DF_BLOCK_MAX]; /* candidate distance at each position, 0: none */
-    df_u8 len[DF_BLOCK_MAX];   /* match length - 3 at each match start */
+    df_u8 len[DF_BLOCK_MAX];   /* at a candidate: the bytes known equal (4..8, exact
+                                * under 8), then (dw_lengths) its match length - 3 */
     df_u32 cand[DW_WORDS];     /* bit p: position p has a candidate */
+    df_u32 chain[DW_WORDS];    /* bit p: 8 bytes known equal at p, and p + 1 in the same
+                                * word has a candidate of the same distance */
 } dw_work;
 
 /* A warp's shared-memory workspace. Once the candidates are found, the hash
- * heads' space holds three bit masks of DW_WORDS words (dw_masks): the
- * candidates, the positions inside matches (starts included) and the match
- * starts. */
+ * heads' space holds four bit masks of DW_WORDS words (dw_mask): the
+ * candidates, the positions inside matches (starts included), the match
+ * starts and the chained candidates (dw_work's chain). */
 typedef struct {
     df_near nr;
     df_plan plan;
@@ -65,6 +75,9 @@ typedef struct {
     df_u64 val[32]; /* a round's symbol bits, per lane */
     df_u32 nb[32];  /* their counts; in the candidate rounds, 1 for a candidate */
     df_u32 hs[32];  /* a round's hashes */
+    df_u32 seg_in[32];   /* the walk's entry into each lane's segment */
+    df_u32 seg_out[32];  /* and its exit: the first position after the segment */
+    df_u32 seg_next[32]; /* an entry that moved, DW_NONE: none */
     df_u32 hdr_pos; /* header bytes stored (a multiple of 4) */
     df_u32 hdr_cnt; /* header bits not yet stored */
     df_u32 hdr_buf; /* those bits */
@@ -72,7 +85,7 @@ typedef struct {
 
 /* With DW_PROFILE (benchmarks only), lane 0 of each warp adds the clock
  * cycles of each phase of dw_compress_fast to dw_prof: clearing, candidates,
- * masks, walk, uncounting, codes and header, symbols. */
+ * masks and match lengths, walk, uncounting, codes and header, symbols. */
 #if defined(__CUDACC__) && defined(DW_PROFILE)
 __device__ unsigned long long dw_prof[8];
 #endif
@@ -91,11 +104,16 @@ __device__ unsigned long long dw_prof[8];
 #define DW_MARK(k) ((void)0)
 #endif
 
+#define DW_NONE 0xffffffffu
 #define DW_CAND 0u
 #define DW_COVER 1u
 #define DW_START 2u
+#define DW_CHAIN 3u
 
-/* Bit mask k (DW_CAND, DW_COVER, DW_START) in the hash heads' space. */
+/* The four masks fit in the hash heads' space. */
+typedef char dw_masks_fit[4u * DW_WORDS * sizeof(df_u32) <= sizeof(((df_near *)0)->head) ? 1 : -1];
+
+/* Bit mask k (DW_CAND, DW_COVER, DW_START, DW_CHAIN) in the hash heads' space. */
 DW_FN df_u32 *dw_mask(dw_shared *sh, df_u32 k)
 {
     return (df_u32 *)(void *)sh->nr.head + k * DW_WORDS;
@@ -115,16 +133,6 @@ DW_FN df_u32 dw_ctz(df_u32 x)
 DW_FN df_u32 dw_bit(const df_u32 *mask, df_u32 p)
 {
     return mask[p >> 5] >> (p & 31u) & 1u;
-}
-
-/* Sets bits [from, to) of a bit mask. */
-DW_FN void dw_set_bits(df_u32 *mask, df_u32 from, df_u32 to)
-{
-    while (from < to) {
-        df_u32 b = from & 31u, k = 32u - b < to - from ? 32u - b : to - from;
-        mask[from >> 5] |= (k == 32u ? 0xffffffffu : ((1u << k) - 1u)) << b;
-        from += k;
-    }
 }
 
 /* Finds every position's candidate (deflate_math.h, level 1) into wk->dist
@@ -187,6 +195,7 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
 #pragma unroll
         for (df_u32 k = 0; k < DW_BATCH; k++) {
             df_u32 p = 32u * (r0 + k) + l, diff = a[k] ^ b[k];
+            df_u32 next_d = __shfl_down_sync(0xffffffffu, d[k], 1);
             if (p <= last)
                 wk->dist[p] = (df_u16)d[k];
             if (d[k]) {
@@ -195,8 +204,9 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
                 wk->len[p] = (df_u8)(diff ? 4u + dw_ctz(diff) / 8u : 8u);
             }
             df_u32 word = __ballot_sync(0xffffffffu, d[k] != 0);
+            df_u32 chained = __ballot_sync(0xffffffffu, d[k] && !diff && l < 31u && next_d == d[k]);
             if (l == 0 && r0 + k < rounds)
-                wk->cand[r0 + k] = word;
+                wk->cand[r0 + k] = word, wk->chain[r0 + k] = chained;
         }
     }
 #else
@@ -225,7 +235,12 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
                 if (cand && p - (cand - 1u) <= DF_MAX_DIST &&
                     df_load32(in + cand - 1u) == df_load32(in + p))
                     d = p - (cand - 1u);
+                df_u32 known = 4u; /* bytes 4..7 compared, as the GPU does */
+                while (d && known < 8u && p + known < n && in[p - d + known] == in[p + known])
+                    known++;
                 wk->dist[p] = (df_u16)d;
+                if (d)
+                    wk->len[p] = (df_u8)known;
             }
             sh->nb[l] = d != 0;
         }
@@ -241,10 +256,16 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
                     head[h] = (df_u16)(p + 1u);
             }
             if (l == 0) {
-                df_u32 word = 0;
-                for (df_u32 j = 0; j < 32u; j++)
+                df_u32 word = 0, chained = 0;
+                for (df_u32 j = 0; j < 32u; j++) {
+                    df_u32 q = base + j;
                     word |= sh->nb[j] << j;
+                    if (j < 31u && sh->nb[j] && sh->nb[j + 1u] && wk->len[q] == 8u &&
+                        wk->dist[q + 1u] == wk->dist[q])
+                        chained |= 1u << j;
+                }
                 wk->cand[r] = word;
+                wk->chain[r] = chained;
             }
         }
         DW_SYNC();
@@ -252,92 +273,181 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
 #endif
 }
 
-/* Records the match of len bytes at q (distance dist): its length, its bits
- * in the masks and its symbols' counts. */
-DW_FN void dw_record(dw_shared *sh, dw_work *wk, df_u32 q, df_u32 len, df_u32 dist)
+/* Clears bits [from, to) of a bit mask. */
+DW_FN void dw_clear_bits(df_u32 *mask, df_u32 from, df_u32 to)
 {
-    df_u32 eb, ev;
-    wk->len[q] = (df_u8)(len - 3u);
-    dw_mask(sh, DW_START)[q >> 5] |= 1u << (q & 31u);
-    dw_set_bits(dw_mask(sh, DW_COVER), q, q + len);
-    sh->nr.lit_freq[df_len_sym(len, &eb, &ev)]++;
-    sh->nr.dist_freq[df_dist_sym(dist, &eb, &ev)]++;
+    while (from < to) {
+        df_u32 b = from & 31u, k = 32u - b < to - from ? 32u - b : to - from;
+        mask[from >> 5] &= ~((k == 32u ? 0xffffffffu : ((1u << k) - 1u)) << b);
+        from += k;
+    }
+}
+
+/* Sets bits [from, to) of a bit mask that other lanes set bits of too. */
+DW_FN void dw_or_bits(df_u32 *mask, df_u32 from, df_u32 to)
+{
+    while (from < to) {
+        df_u32 b = from & 31u, k = 32u - b < to - from ? 32u - b : to - from;
+        DW_OR(&mask[from >> 5], (k == 32u ? 0xffffffffu : ((1u << k) - 1u)) << b);
+        from += k;
+    }
+}
+
+/* First position and end of lane l's segment of the parse: whole words of
+ * the candidate mask, nwords of them in all. */
+DW_FN df_u32 dw_seg_start(df_u32 nwords, df_u32 l)
+{
+    return 32u * (nwords * l / 32u);
+}
+
+/* Turns each candidate's known length (wk->len) into its match length - 3,
+ * lane l taking its segment from the last position down: a candidate whose
+ * next position has a candidate of the same distance matches one byte more
+ * than that one (up to DF_MAX_MATCH), which the chain mask tells within a
+ * word without a load; the others compare the bytes after those known
+ * equal. */
+DW_FN void dw_lengths(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
+{
+    const df_u32 *cand = dw_mask(sh, DW_CAND), *chain = dw_mask(sh, DW_CHAIN);
+    df_u32 nwords = (n - 4u + 32u) / 32u;
+    DW_LANES(l)
+    {
+        df_u32 w0 = dw_seg_start(nwords, l) / 32u, w = dw_seg_start(nwords, l + 1u) / 32u;
+        df_u32 next = DW_NONE, next_dist = 0, next_len = 0; /* the candidate after p */
+        while (w-- > w0) {
+            df_u32 bits = cand[w], chained = chain[w];
+            while (bits) {
+                df_u32 b = df_log2(bits), p = 32u * w + b, len;
+                df_u32 max = n - p < DF_MAX_MATCH ? n - p : DF_MAX_MATCH;
+                bits &= ~(1u << b);
+                if (chained >> b & 1u) { /* next is p + 1, at next_dist */
+                    len = next_len + 1u < max ? next_len + 1u : max;
+                } else {
+                    df_u32 dist = wk->dist[p];
+                    len = wk->len[p];
+                    if (len == 8u) {
+                        if (next == p + 1u && next_dist == dist)
+                            len = next_len + 1u < max ? next_len + 1u : max;
+                        else
+                            len = 8u + df_match_len(in + p - dist + 8u, in + p + 8u, max - 8u);
+                    }
+                    next_dist = dist;
+                }
+                wk->len[p] = (df_u8)(len - 3u);
+                next = p, next_len = len;
+            }
+        }
+    }
+    DW_SYNC();
+}
+
+/* Walks the greedy parse through segment [g, e) from entry g, a position
+ * the parse reaches: marks the match it starts at each candidate it reaches
+ * in the start mask. Walked again (the mask holds the parse from an earlier
+ * entry), it clears the starts it passes over, and a start already marked
+ * is the parse from there on, so the walk stops there with that walk's
+ * exit, old_exit.
+ * Returns the exit: the first position at or after e the parse reaches. */
+DW_FN df_u32 dw_walk_segment(df_u32 *start, const df_u32 *cand, const dw_work *wk, df_u32 g,
+                             df_u32 e, int again, df_u32 old_exit)
+{
+    df_u32 p = g, ew = e >> 5;
+    while (p < e) {
+        df_u32 w = p >> 5, bits = cand[w] & (0xffffffffu << (p & 31u));
+        while (!bits && ++w < ew)
+            bits = cand[w];
+        if (!bits)
+            return e; /* literals to the end of the segment */
+        df_u32 q = 32u * w + dw_ctz(bits);
+        if (again && dw_bit(start, q))
+            return old_exit;
+        start[q >> 5] |= 1u << (q & 31u);
+        p = q + wk->len[q] + 3u;
+        if (again)
+            dw_clear_bits(start, q + 1u, p < e ? p : e);
+    }
+    return p;
+}
+
+/* Whether any lane's entry moved (sh->seg_next). */
+DW_FN int dw_any_moved(const dw_shared *sh)
+{
+#ifdef __CUDA_ARCH__
+    return __any_sync(0xffffffffu, sh->seg_next[threadIdx.x & 31u] != DW_NONE);
+#else
+    for (df_u32 j = 0; j < 32u; j++)
+        if (sh->seg_next[j] != DW_NONE)
+            return 1;
+    return 0;
+#endif
 }
 
 /* The greedy walk: from each position, the next one with a candidate starts
- * a match; everything between is literal. Lane 0 walks alone (on a GPU all
- * lanes walk together: they look for the next candidate 32 words at a time
- * and compare a match's bytes 32 at a time). */
-DW_FN void dw_walk(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
+ * a match; everything between is literal. The lanes walk their segments
+ * from their first positions, then in rounds each lane whose entry (the
+ * exit of the segment before it) moved walks again from there until it
+ * meets its earlier walk; once no entry moves, the start mask holds the
+ * parse from position 0. Then each match's bytes are set in the cover mask
+ * and its length and distance symbols counted. */
+DW_FN void dw_walk(dw_shared *sh, dw_work *wk, df_u32 n)
 {
     const df_u32 *cand = dw_mask(sh, DW_CAND);
-    df_u32 last = n - 4u, nwords = (last + 32u) / 32u, p = 0;
-#ifdef __CUDA_ARCH__
-    df_u32 l = threadIdx.x & 31u;
-    for (;;) {
-        df_u32 w = p >> 5, bits = cand[w] & (0xffffffffu << (p & 31u));
-        while (!bits && w + 1u < nwords) {
-            df_u32 ww = w + 1u + l, b = ww < nwords ? cand[ww] : 0u;
-            df_u32 m = __ballot_sync(0xffffffffu, b != 0u);
-            if (m) {
-                df_u32 k = (df_u32)__ffs((int)m) - 1u;
-                w += 1u + k;
-                bits = __shfl_sync(0xffffffffu, b, k);
-            } else {
-                w += 32u;
-            }
-        }
-        if (!bits)
-            break;
-        df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q], len = wk->len[q];
-        df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH;
-        while (len >= 8u) { /* bytes from 8 on, 32 at a time */
-            df_u32 k = len + l;
-            df_u32 m = __ballot_sync(0xffffffffu, k >= max || in[q - dist + k] != in[q + k]);
-            if (m) {
-                len += (df_u32)__ffs((int)m) - 1u;
-                break;
-            }
-            len += 32u;
-        }
-        if (l == 0)
-            dw_record(sh, wk, q, len, dist);
-        p = q + len;
-        if (p > last)
-            break;
-    }
-#else
+    df_u32 *start = dw_mask(sh, DW_START), nwords = (n - 4u + 32u) / 32u;
     DW_LANES(l)
     {
-        if (l == 0) {
-            for (;;) {
-                df_u32 w = p >> 5, bits = cand[w] & (0xffffffffu << (p & 31u));
-                while (!bits && ++w < nwords)
-                    bits = cand[w];
-                if (!bits)
-                    break;
-                df_u32 q = 32u * w + dw_ctz(bits), dist = wk->dist[q];
-                df_u32 max = n - q < DF_MAX_MATCH ? n - q : DF_MAX_MATCH;
-                df_u32 len = 4u + df_match_len(in + q - dist + 4u, in + q + 4u, max - 4u);
-                dw_record(sh, wk, q, len, dist);
-                p = q + len;
-                if (p > last)
-                    break;
+        df_u32 s = dw_seg_start(nwords, l), e = dw_seg_start(nwords, l + 1u);
+        sh->seg_in[l] = s;
+        sh->seg_out[l] = dw_walk_segment(start, cand, wk, s, e, 0, 0);
+    }
+    DW_SYNC();
+    for (;;) {
+        DW_LANES(l)
+        {
+            df_u32 g = l ? sh->seg_out[l - 1u] : 0u;
+            sh->seg_next[l] = g != sh->seg_in[l] ? g : DW_NONE;
+        }
+        DW_SYNC();
+        if (!dw_any_moved(sh))
+            break;
+        DW_LANES(l)
+        {
+            df_u32 g = sh->seg_next[l];
+            if (g != DW_NONE) {
+                df_u32 s = dw_seg_start(nwords, l), e = dw_seg_start(nwords, l + 1u);
+                dw_clear_bits(start, s, g < e ? g : e); /* inside the match before */
+                sh->seg_in[l] = g;
+                sh->seg_out[l] = g < e ? dw_walk_segment(start, cand, wk, g, e, 1, sh->seg_out[l]) : g;
+            }
+        }
+        DW_SYNC();
+    }
+    DW_LANES(l)
+    {
+        df_u32 w0 = dw_seg_start(nwords, l) / 32u, w1 = dw_seg_start(nwords, l + 1u) / 32u;
+        for (df_u32 w = w0; w < w1; w++) {
+            df_u32 bits = start[w];
+            while (bits) {
+                df_u32 q = 32u * w + dw_ctz(bits), len = wk->len[q] + 3u, eb, ev;
+                bits &= bits - 1u;
+                dw_or_bits(dw_mask(sh, DW_COVER), q, q + len);
+                DW_ADD(&sh->nr.lit_freq[df_len_sym(len, &eb, &ev)], 1u);
+                DW_ADD(&sh->nr.dist_freq[df_dist_sym(wk->dist[q], &eb, &ev)], 1u);
             }
         }
     }
-#endif
     DW_SYNC();
 }
 
 /* The bits of the symbol at position p whose byte is c, *nb of them (0
- * inside a match). */
-DW_FN df_u64 dw_symbol(dw_shared *sh, const dw_work *wk, df_u32 c, df_u32 p, df_u32 *nb)
+ * inside a match); where a match starts (is_start), len3 and dist are its
+ * wk->len[p] and wk->dist[p]. */
+DW_FN df_u64 dw_symbol(dw_shared *sh, df_u32 c, df_u32 p, df_u32 is_start, df_u32 len3,
+                       df_u32 dist, df_u32 *nb)
 {
     const df_near *nr = &sh->nr;
-    if (dw_bit(dw_mask(sh, DW_START), p)) {
-        df_u32 len = wk->len[p] + 3u, dist = wk->dist[p], eb, ev, deb, dev;
-        df_u32 ls = df_len_sym(len, &eb, &ev), ds = df_dist_sym(dist, &deb, &dev);
+    if (is_start) {
+        df_u32 eb, ev, deb, dev;
+        df_u32 ls = df_len_sym(len3 + 3u, &eb, &ev), ds = df_dist_sym(dist, &deb, &dev);
         df_u32 n1 = nr->lit_len[ls] + eb;
         *nb = n1 + nr->dist_len[ds] + deb;
         return ((df_u64)nr->lit_code[ls] | (df_u64)ev << nr->lit_len[ls]) |
@@ -396,14 +506,22 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
     }
     DW_SYNC();
 #ifdef __CUDA_ARCH__
-    df_u32 cn = (threadIdx.x & 31u) < n ? in[threadIdx.x & 31u] : 0u; /* the next round's byte */
+    /* the next round's byte, match length and distance, loaded a round ahead */
+    const df_u32 *start = dw_mask(sh, DW_START);
+    df_u32 l0 = threadIdx.x & 31u, cn = l0 < n ? in[l0] : 0u, ln = 0, dn = 0;
+    df_u32 sn = l0 < n ? start[0] >> l0 & 1u : 0u;
+    if (sn)
+        ln = wk->len[l0], dn = wk->dist[l0];
 #endif
     for (df_u32 base = 0; base < n; base += 32u) {
 #ifdef __CUDA_ARCH__
         /* The lanes' offsets by a shuffle scan rather than from sh->nb. */
-        df_u32 l = threadIdx.x & 31u, p = base + l, c = cn, nb = 0;
+        df_u32 l = threadIdx.x & 31u, p = base + l, c = cn, s = sn, len3 = ln, dist = dn, nb = 0;
         cn = p + 32u < n ? in[p + 32u] : 0u;
-        df_u64 v = p < n ? dw_symbol(sh, wk, c, p, &nb) : 0;
+        sn = p + 32u < n ? start[(p >> 5) + 1u] >> l & 1u : 0u;
+        if (sn)
+            ln = wk->len[p + 32u], dn = wk->dist[p + 32u];
+        df_u64 v = p < n ? dw_symbol(sh, c, p, s, len3, dist, &nb) : 0;
         df_u32 incl = nb;
         for (df_u32 o = 1; o < 32u; o <<= 1) {
             df_u32 t = __shfl_up_sync(0xffffffffu, incl, o);
@@ -417,7 +535,10 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
         DW_LANES(l)
         {
             df_u32 nb = 0, p = base + l;
-            sh->val[l] = p < n ? dw_symbol(sh, wk, in[p], p, &nb) : 0;
+            df_u32 s = p < n ? dw_bit(dw_mask(sh, DW_START), p) : 0u;
+            sh->val[l] = p < n ? dw_symbol(sh, in[p], p, s, s ? wk->len[p] : 0u,
+                                           s ? wk->dist[p] : 0u, &nb)
+                               : 0;
             sh->nb[l] = nb;
         }
         DW_SYNC();
@@ -476,13 +597,16 @@ DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u3
     {
         for (df_u32 w = l; w < nwords; w += 32u) {
             dw_mask(sh, DW_CAND)[w] = 32u * w < hashed ? wk->cand[w] : 0u;
+            dw_mask(sh, DW_CHAIN)[w] = 32u * w < hashed ? wk->chain[w] : 0u;
             dw_mask(sh, DW_COVER)[w] = dw_mask(sh, DW_START)[w] = 0;
         }
     }
     DW_SYNC();
+    if (hashed)
+        dw_lengths(sh, wk, in, n);
     DW_MARK(2);
     if (hashed)
-        dw_walk(sh, wk, in, n);
+        dw_walk(sh, wk, n);
     DW_MARK(3);
     /* Every byte was counted as a literal when hashed: count the last three
      * (never hashed) too and uncount the bytes inside matches. */

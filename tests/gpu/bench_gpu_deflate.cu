@@ -270,7 +270,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 7; i++)
             all += prof[i];
         printf("profile %s:", k.first.c_str());
-        const char *phase[7] = {"clear", "candidates", "masks", "walk", "uncount", "codes", "symbols"};
+        const char *phase[7] = {"clear", "candidates", "masks+lengths", "walk", "uncount", "codes", "symbols"};
         for (int i = 0; i < 7; i++)
             printf(" %s %.1f%%", phase[i], 100.0 * prof[i] / all);
         printf(" (%.0f cycles per block)\n", all / d.nblocks);
