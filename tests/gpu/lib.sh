@@ -33,8 +33,11 @@ check() {
 # has been left alone for RACE_GAP seconds (default 0.5): the devices of a
 # run that has just ended may still be being released, and a start while
 # they are is faster (the driver need not set the GPU up again) than a run
-# on its own would be. Needs note(), $work (scratch), $top (the tree, left
-# out of names) and $out (stderr of the runs goes to $out/e2e.err).
+# on its own would be. The files RACE_CLEAN names (a glob) are removed before
+# each run, outside its time: a run that replaces a file also frees the old
+# one's pages, and a file system with writes still going to the disk makes
+# that cost vary from run to run. Needs note(), $work (scratch), $top (the
+# tree, left out of names) and $out (stderr of the runs goes to $out/e2e.err).
 race() {
     name=$1
     shift
@@ -43,6 +46,7 @@ race() {
     for i in 1 2 3; do
         for v in "$@"; do
             f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
+            [ -z "${RACE_CLEAN:-}" ] || rm -f $RACE_CLEAN
             sleep "${RACE_GAP:-0.5}"
             s=$(date +%s.%N)
             env $(echo "$v" | tr ',' ' ') >/dev/null 2>>"$out/e2e.err"

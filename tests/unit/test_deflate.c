@@ -364,15 +364,17 @@ static void test_member(void)
 }
 
 /* The warp encoder's bytes against df_compress at level 1 on every kind of
- * data and size (the block edges, the 32-position rounds' edges, random
- * sizes), its workspaces poisoned first with a different byte each time. */
+ * data and size (the block edges, the 32-position rounds' edges, blocks
+ * too short for every lane to have a segment of the walk, random sizes),
+ * its workspaces poisoned first with a different byte each time. */
 static void test_warp_encoder(void)
 {
     static dw_shared sh;
     static dw_work wk;
     static df_u32 slot[DW_OUT_SLOT(DF_BLOCK_MAX) / 4];
-    static const size_t sizes[] = {0, 1, 3, 4, 5, 31, 32, 33, 36, 63, 64, 65, 258, 259, 4096,
-                                   32767, 32768, 32769, 65247, 65248, 65279, 65280};
+    static const size_t sizes[] = {0,    1,    3,    4,     5,     31,    32,    33,    36,
+                                   63,   64,   65,   258,   259,   1000,  1027,  1028,  1029,
+                                   2051, 4096, 32767, 32768, 32769, 65247, 65248, 65279, 65280};
     const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
     uint8_t *data = malloc(DF_BLOCK_MAX);
     int bad = 0, runs = 0;
