@@ -498,8 +498,8 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close_readers;
     /* one core's nanoseconds per input byte on 16-core GPU nodes: solving
      * (plain, blocked gzip in), plus the output's deflate when compressed */
-    double cpu_s = cli_reader_cpu_seconds(&q.common, r, 4.0 + 29.0 * !!q.out.level,
-                                          13.0 + 29.0 * !!q.out.level);
+    double ns_plain = 4.0 + 29.0 * !!q.out.level;
+    double cpu_s = cli_reader_cpu_seconds(&q.common, r, ns_plain, 13.0 + 29.0 * !!q.out.level);
     if (cli_open_backend(&q.common, &be, cpu_s))
         goto out_close_readers;
     size_t max_rows = stream_chunk(&q.common, &be, r) / row_bytes;
@@ -513,6 +513,7 @@ int cmd_quadratic(int argc, char **argv)
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
     if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
         goto out_close_backend;
+    hy_set_cpu_cost(h, ns_plain);
     for (int i = 0; i < nslots; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);

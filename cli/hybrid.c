@@ -4,8 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "msg.h"
+#include "options.h"
+
+/* How long after hy_open a capped CPU waits for the devices' start at most
+ * (hy_set_cpu_cost); a slower start leaves the CPU to go on uncapped. */
+#define HY_GPU_WAIT_SECONDS (3 * CLI_GPU_START_SECONDS)
 
 struct hy {
     backend *be;
@@ -21,8 +27,20 @@ struct hy {
     unsigned char *side; /* per slot: 1 when the GPU took its chunk */
     void *span;          /* host decode of compressed chunks the CPU takes */
     unsigned long long chunks[2]; /* taken by the CPU, by the GPU */
+    double cpu_ns;       /* one core's nanoseconds per data byte on the CPU, 0: no cap */
+    double cpu_seconds;  /* the estimated work of the chunks the CPU took */
+    double opened;       /* hy_open's time, seconds on the monotonic clock */
+    int uncapped;        /* the start outlasted HY_GPU_WAIT_SECONDS */
     char err[2048];
 };
+
+/* Seconds on the monotonic clock. */
+static double hy_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* Opens the engine of the devices once their start is done (auto); after
  * a failed start, or an engine that cannot open, the CPU goes on alone. */
@@ -66,6 +84,7 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->ctx = ctx;
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
+    h->opened = hy_now();
     backend *first = be;
     if (be->start) {
         h->cpu_be = *be;
@@ -100,10 +119,44 @@ static int hy_failed(hy *h, const void *engine, int rc)
     return rc;
 }
 
+/* Sets the CPU's cost per data byte (see hybrid.h). */
+void hy_set_cpu_cost(hy *h, double ns_per_byte)
+{
+    h->cpu_ns = ns_per_byte;
+}
+
+/* The estimated CPU seconds of a chunk of `bytes` data bytes. */
+static double hy_cpu_share(const hy *h, size_t bytes)
+{
+    return (double)bytes * h->cpu_ns / (h->be->threads > 0 ? h->be->threads : 1) / 1e9;
+}
+
+/* auto with a CPU cost: once the CPU's chunks and one more of `bytes` would
+ * outlast the devices' usual start, waits for it (at most until
+ * HY_GPU_WAIT_SECONDS after hy_open, then the CPU goes on uncapped). */
+static void hy_cap_cpu(hy *h, size_t bytes)
+{
+    if (h->gpu || h->gpu_off || h->uncapped || !h->be->start || h->cpu_ns <= 0 ||
+        h->cpu_seconds + hy_cpu_share(h, bytes) <= CLI_GPU_START_SECONDS)
+        return;
+    const struct timespec tick = {0, 1000000};
+    for (;;) {
+        hy_poll(h);
+        if (h->gpu || h->gpu_off)
+            return;
+        if (hy_now() - h->opened > HY_GPU_WAIT_SECONDS) {
+            h->uncapped = 1;
+            return;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
 /* Starts a chunk where it runs best now. */
 int hy_submit(hy *h, const pl_chunk *c)
 {
     hy_poll(h);
+    hy_cap_cpu(h, c->bytes);
     const void *data = c->data;
     const pl_gz_chunk *gz = c->gz;
     if (!h->gpu && gz) {
@@ -121,6 +174,8 @@ int hy_submit(hy *h, const pl_chunk *c)
     }
     int on_gpu = h->gpu != NULL;
     void *engine = on_gpu ? h->gpu : h->cpu;
+    if (!on_gpu)
+        h->cpu_seconds += hy_cpu_share(h, c->bytes);
     h->side[c->slot] = (unsigned char)on_gpu;
     h->chunks[on_gpu]++;
     int rc = h->ops->submit(h->ctx, engine, c->slot, data, gz, c->bytes, c->offset);

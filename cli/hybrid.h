@@ -42,6 +42,16 @@ typedef struct hy hy;
  * or 1 after printing an error. */
 int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, size_t chunk_bytes);
 
+/* Sets one core's nanoseconds per data byte of a chunk on the CPU (the
+ * estimate that cli_cpu_seconds() takes; 0, the default: none). With auto,
+ * the CPU then takes chunks only while their estimated work fits in the
+ * devices' usual start (CLI_GPU_START_SECONDS); the next chunk waits for the
+ * start, up to a bound, and goes to the GPU. Where a chunk costs the CPU
+ * many times what it costs the GPU (output compressed on the device), a CPU
+ * chunk that ends after the GPU could have ended it holds back every chunk
+ * after it, since results are written in order. */
+void hy_set_cpu_cost(hy *h, double ns_per_byte);
+
 /* Starts chunk c on the side that takes it. 0, or negative (hy_error()). */
 int hy_submit(hy *h, const pl_chunk *c);
 

@@ -5,8 +5,10 @@
 # CPU, compressed chunks decoded on the host: results and output bytes must
 # equal the CPU backend's, errors must be its messages, and a run must end
 # without waiting for the driver. With the stand-in driver quick, chunks
-# must reach the (fake) GPU once it is ready. By default a small job does
-# not start the driver at all.
+# must reach the (fake) GPU once it is ready, and where the CPU's share of a
+# chunk costs far more than the GPU's (compressed output), the CPU stops
+# taking chunks at the driver's usual start time. By default a small job
+# does not start the driver at all.
 . "$(dirname "$0")/lib.sh"
 FAKE="$top/build/tests/libfakecuda.so"
 if [ ! -f "$FAKE" ]; then
@@ -94,6 +96,26 @@ check_eq "quick driver: exit status" 0 $?
 gpu_chunks=$(sed -n 's/.* chunks on the CPU, \([0-9]*\) on the GPU/\1/p' "$T/quick.err")
 [ "${gpu_chunks:-0}" -gt 0 ] && ok || fail "quick driver: no chunk on the GPU [$(cat "$T/quick.err")]"
 grep -q "device 0 launches [1-9]" "$T/report" && ok || fail "quick driver: no launch"
+
+# Output compressed on the device: the CPU takes chunks only while their
+# estimated work (2 threads, 33 ns per byte: 17 ms for each 1 MiB chunk)
+# fits in 0.3 s, then waits for the GPU's start (0.4 s here) and the GPU
+# takes the rest; a start slower than the wait's bound (20 s) leaves the
+# CPU to finish the job, with the CPU backend's bytes.
+"$GB" gen --quadratic 3000000 --seed 10 -o "$T/q3.npy.gz"
+GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=400 "$GB" quadratic --backend auto -v -p 2 \
+    --chunk 1M "$T/q3.npy.gz" -o "$T/q3-fake.npy.gz" -f 2>"$T/cap.err"
+check_eq "capped CPU: exit status" 0 $?
+cpu_chunks=$(sed -n 's/.*: \([0-9]*\) chunks on the CPU, [0-9]* on the GPU/\1/p' "$T/cap.err")
+gpu_chunks=$(sed -n 's/.* chunks on the CPU, \([0-9]*\) on the GPU/\1/p' "$T/cap.err")
+[ "${cpu_chunks:-99}" -le 17 ] && [ "${gpu_chunks:-0}" -ge 1 ] && ok ||
+    fail "capped CPU: chunks [$(cat "$T/cap.err")]"
+"$GB" quadratic --backend cpu -q --chunk 1M "$T/q3.npy.gz" -o "$T/q3-cpu.npy.gz" -f
+secs=$(elapsed $SLOW "$GB" quadratic --backend auto -p 2 --chunk 1M "$T/q3.npy.gz" \
+    -o "$T/q3-auto.npy.gz" -f)
+check_files_same "capped CPU, slow driver: the CPU's bytes" "$T/q3-cpu.npy.gz" "$T/q3-auto.npy.gz"
+$PY -c "import sys; sys.exit(0 if float('$secs') < 10 else 1)" && ok ||
+    fail "capped CPU, slow driver: waited for the driver: $secs s"
 
 # No driver, start waited for: one warning, the CPU's result.
 GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 "$GB" reduce --op sum "$T/f.npy" \
