@@ -131,13 +131,27 @@ static double hy_cpu_share(const hy *h, size_t bytes)
     return (double)bytes * h->cpu_ns / (h->be->threads > 0 ? h->be->threads : 1) / 1e9;
 }
 
-/* auto with a CPU cost: once the CPU's chunks and one more of `bytes` would
- * outlast the devices' usual start, waits for it (at most until
- * HY_GPU_WAIT_SECONDS after hy_open, then the CPU goes on uncapped). */
+/* Whether the CPU's chunks and one more of `bytes` would outlast the
+ * devices' usual start, with the devices not ready yet (auto, a CPU cost). */
+static int hy_cpu_spent(const hy *h, size_t bytes)
+{
+    return !h->gpu && !h->gpu_off && !h->uncapped && h->be->start && h->cpu_ns > 0 &&
+           h->cpu_seconds + hy_cpu_share(h, bytes) > CLI_GPU_START_SECONDS;
+}
+
+/* Whether hy_submit() would wait for the devices' start (see hybrid.h). */
+int hy_cpu_waits(hy *h, size_t bytes)
+{
+    hy_poll(h);
+    return hy_cpu_spent(h, bytes);
+}
+
+/* Once the CPU's work is spent (hy_cpu_spent), waits for the devices' start
+ * (at most until HY_GPU_WAIT_SECONDS after hy_open, then the CPU goes on
+ * uncapped). */
 static void hy_cap_cpu(hy *h, size_t bytes)
 {
-    if (h->gpu || h->gpu_off || h->uncapped || !h->be->start || h->cpu_ns <= 0 ||
-        h->cpu_seconds + hy_cpu_share(h, bytes) <= CLI_GPU_START_SECONDS)
+    if (!hy_cpu_spent(h, bytes))
         return;
     const struct timespec tick = {0, 1000000};
     for (;;) {

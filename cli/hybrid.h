@@ -52,6 +52,11 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
  * after it, since results are written in order. */
 void hy_set_cpu_cost(hy *h, double ns_per_byte);
 
+/* Whether hy_submit() of a chunk of `bytes` data bytes would wait for the
+ * devices' start (hy_set_cpu_cost): the caller writes out the CPU's results
+ * first, so that their output is made while the start ends. */
+int hy_cpu_waits(hy *h, size_t bytes);
+
 /* Starts chunk c on the side that takes it. 0, or negative (hy_error()). */
 int hy_submit(hy *h, const pl_chunk *c);
 

@@ -49,6 +49,22 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
     return pl_open(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
 }
 
+/* Collects the oldest chunk and writes its result (none after a failure). */
+static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, int *failed)
+{
+    int slot = pl_oldest(pl);
+    const void *out;
+    size_t bytes;
+    if (hy_collect(h, slot, &out, &bytes) < 0) {
+        if (!*failed)
+            msg_error("%s: %s", name, hy_error(h));
+        *failed = 1;
+    } else if (!*failed && o && hy_write(h, slot, out, bytes, o)) {
+        *failed = 1;
+    }
+    pl_release(pl, slot);
+}
+
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after an error, only lets every slot go idle. */
 int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes_in,
@@ -62,25 +78,17 @@ int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes
         if (rc > 0) {
             progress_update(c.raw_end);
             *bytes_in += c.bytes;
-            if (hy_submit(h, &c) < 0) {
+            /* the CPU's results go out while the devices' start ends (c is outstanding too) */
+            while (pl_outstanding(pl) > 1 && hy_cpu_waits(h, c.bytes))
+                stream_retire(pl, h, o, name, &failed);
+            if (!failed && hy_submit(h, &c) < 0) {
                 msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
             }
         }
         /* chunks before a read error are collected first: their errors come first */
-        while (pl_outstanding(pl) > 0 && (pl_outstanding(pl) == nslots - 1 || rc <= 0 || failed)) {
-            int slot = pl_oldest(pl);
-            const void *out;
-            size_t bytes;
-            if (hy_collect(h, slot, &out, &bytes) < 0) {
-                if (!failed)
-                    msg_error("%s: %s", name, hy_error(h));
-                failed = 1;
-            } else if (!failed && o && hy_write(h, slot, out, bytes, o)) {
-                failed = 1;
-            }
-            pl_release(pl, slot);
-        }
+        while (pl_outstanding(pl) > 0 && (pl_outstanding(pl) == nslots - 1 || rc <= 0 || failed))
+            stream_retire(pl, h, o, name, &failed);
         if (rc < 0 && !failed) {
             msg_error("%s: %s", name, pl_error(pl));
             failed = 1;
