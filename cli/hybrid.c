@@ -9,8 +9,13 @@
 #include "msg.h"
 #include "options.h"
 
-/* How long after hy_open a capped CPU waits for the devices' start at most
- * (hy_set_cpu_cost); a slower start leaves the CPU to go on uncapped. */
+/* The estimated CPU work a capped CPU takes on (hy_set_cpu_cost): half the
+ * devices' usual start, since the output of the CPU's chunks goes first and
+ * must be made before the GPU's first chunk is done. */
+#define HY_CPU_CAP_SECONDS (CLI_GPU_START_SECONDS / 2)
+
+/* How long after hy_open a capped CPU waits for the devices' start at most;
+ * a slower start leaves the CPU to go on uncapped. */
 #define HY_GPU_WAIT_SECONDS (3 * CLI_GPU_START_SECONDS)
 
 struct hy {
@@ -131,12 +136,12 @@ static double hy_cpu_share(const hy *h, size_t bytes)
     return (double)bytes * h->cpu_ns / (h->be->threads > 0 ? h->be->threads : 1) / 1e9;
 }
 
-/* Whether the CPU's chunks and one more of `bytes` would outlast the
- * devices' usual start, with the devices not ready yet (auto, a CPU cost). */
+/* Whether the CPU's chunks and one more of `bytes` would exceed the CPU's
+ * cap, with the devices not ready yet (auto, a CPU cost). */
 static int hy_cpu_spent(const hy *h, size_t bytes)
 {
     return !h->gpu && !h->gpu_off && !h->uncapped && h->be->start && h->cpu_ns > 0 &&
-           h->cpu_seconds + hy_cpu_share(h, bytes) > CLI_GPU_START_SECONDS;
+           h->cpu_seconds + hy_cpu_share(h, bytes) > HY_CPU_CAP_SECONDS;
 }
 
 /* Whether hy_submit() would wait for the devices' start (see hybrid.h). */

@@ -44,9 +44,9 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
 
 /* Sets one core's nanoseconds per data byte of a chunk on the CPU (the
  * estimate that cli_cpu_seconds() takes; 0, the default: none). With auto,
- * the CPU then takes chunks only while their estimated work fits in the
- * devices' usual start (CLI_GPU_START_SECONDS); the next chunk waits for the
- * start, up to a bound, and goes to the GPU. Where a chunk costs the CPU
+ * the CPU then takes chunks only while their estimated work fits in half
+ * the devices' usual start (CLI_GPU_START_SECONDS); the next chunk waits for
+ * the start, up to a bound, and goes to the GPU. Where a chunk costs the CPU
  * many times what it costs the GPU (output compressed on the device), a CPU
  * chunk that ends after the GPU could have ended it holds back every chunk
  * after it, since results are written in order. */
