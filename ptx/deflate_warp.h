@@ -293,8 +293,8 @@ DW_FN void dw_or_bits(df_u32 *mask, df_u32 from, df_u32 to)
     }
 }
 
-/* First position and end of lane l's segment of the parse: whole words of
- * the candidate mask, nwords of them in all. */
+/* First position of lane l's segment of the parse (lane l + 1's is its end):
+ * whole words of the candidate mask, nwords of them in all. */
 DW_FN df_u32 dw_seg_start(df_u32 nwords, df_u32 l)
 {
     return 32u * (nwords * l / 32u);
