@@ -31,7 +31,7 @@ check_case() {
 
 # Every element size, on square, odd, prime, thin and degenerate shapes;
 # whole matrices per chunk and matrices staged across chunks.
-for dt in int8 uint16 float32 int64 complex128; do
+for dt in $(pick "int8 uint16 float32 int64 complex128" "int8 float32 complex128"); do
     for shape in 1x1 1x37 37x1 64x64 61x67 3x1000 1000x3 0x5 5x0; do
         check_case $dt $shape C
     done
@@ -39,7 +39,7 @@ for dt in int8 uint16 float32 int64 complex128; do
     check_case $dt 7x33x65 C
     check_case $dt 2x3x5x7 C --chunk 128k
 done
-for dt in float64 complex64 uint8 int32 float32; do
+for dt in $(pick "float64 complex64 uint8 int32 float32" "float64 uint8 int32"); do
     check_case $dt 40x50 F
     check_case $dt 6x40x50 F
     check_case $dt 1x40x50 F
@@ -90,7 +90,7 @@ for spec in "float32 20000x2x2" "float32 700x33x65" "int16 9x300x301"; do
     $NP "$REF" make $1 $2 C 41 "$T/sb.npy"
     TP -f "$T/sb.npy" -o "$T/sb1.npy.gz"
     TP -f --no-compress "$T/sb.npy" -o "$T/sb1.npy"
-    for n in 1 3 7; do
+    for n in $(pick "1 3 7" "1 7"); do
         parts="" plain=""
         i=0
         while [ $i -lt $n ]; do
