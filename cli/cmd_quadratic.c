@@ -289,6 +289,13 @@ typedef struct {
     uint64_t out_next; /* output stream position of the next chunk's roots */
 } quadratic_engine_args;
 
+/* One core's nanoseconds per input byte on 16-core GPU nodes: solving
+ * (plain or blocked gzip input), plus the output's deflate when compressed. */
+static double quadratic_cpu_ns(int level, int gzip_in)
+{
+    return (gzip_in ? 13.0 : 4.0) + 29.0 * !!level;
+}
+
 /* Has a CUDA engine compress its roots on the device from the next chunk
  * on, where the level allows it (qd_engine_compress); 0 or negative. */
 static int quadratic_compress(const quadratic_engine_args *a, qd_engine *e)
@@ -496,10 +503,8 @@ int cmd_quadratic(int argc, char **argv)
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     if (in.planes_in_memory && quadratic_open_planes(pr, path, r, &fi, in.rows * sz) < 0)
         goto out_close_readers;
-    /* one core's nanoseconds per input byte on 16-core GPU nodes: solving
-     * (plain, blocked gzip in), plus the output's deflate when compressed */
-    double ns_plain = 4.0 + 29.0 * !!q.out.level;
-    double cpu_s = cli_reader_cpu_seconds(&q.common, r, ns_plain, 13.0 + 29.0 * !!q.out.level);
+    double cpu_s = cli_reader_cpu_seconds(&q.common, r, quadratic_cpu_ns(q.out.level, 0),
+                                          quadratic_cpu_ns(q.out.level, 1));
     if (cli_open_backend(&q.common, &be, cpu_s))
         goto out_close_readers;
     size_t max_rows = stream_chunk(&q.common, &be, r) / row_bytes;
@@ -513,7 +518,7 @@ int cmd_quadratic(int argc, char **argv)
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
     if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
         goto out_close_backend;
-    hy_set_cpu_cost(h, ns_plain);
+    hy_set_cpu_cost(h, quadratic_cpu_ns(q.out.level, 0));
     for (int i = 0; i < nslots; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);
