@@ -94,7 +94,22 @@ for attempt in range(5):
     shutil.copyfile(src, victim)
     size = os.path.getsize(victim)
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    os.kill(p.pid, signal.SIGSTOP)
+    # kill(2) only asks for the stop: a thread inside read(2) finishes that
+    # read first. Wait until every thread is stopped, so that the bytes read
+    # so far are all the bytes the command will have read before the cut.
+    def stop():
+        os.kill(p.pid, signal.SIGSTOP)
+        while p.poll() is None:
+            try:
+                tasks = os.listdir("/proc/%d/task" % p.pid)
+                states = [open("/proc/%d/task/%s/stat" % (p.pid, t)).read().rsplit(")", 1)[1].split()[0]
+                          for t in tasks]
+            except OSError:
+                continue
+            if all(s in "tTZX" for s in states):
+                return
+            time.sleep(0.0001)
+    stop()
     # Let it run in short steps until it has the file open.
     def has_open():
         fds = "/proc/%d/fd" % p.pid
@@ -105,7 +120,7 @@ for attempt in range(5):
     while not has_open() and p.poll() is None:
         os.kill(p.pid, signal.SIGCONT)
         time.sleep(0.0002)
-        os.kill(p.pid, signal.SIGSTOP)
+        stop()
     opened = has_open()
     try:
         with open("/proc/%d/io" % p.pid) as f:
