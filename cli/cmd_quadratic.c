@@ -363,8 +363,7 @@ static int quadratic_write_slot(const quadratic_engine_args *a, qd_engine *eng, 
 /* Streams the chunks through the engines and the roots to the output;
  * row_bytes is the size of one equation in ring 0's chunks. 0 or 1. */
 static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *const *pl,
-                            int nrings, int nslots, out_parts *o, uint64_t *bytes_in,
-                            const char *name)
+                            int nrings, out_parts *o, uint64_t *bytes_in, const char *name)
 {
     int failed = 0, rc;
     pl_chunk c;
@@ -382,8 +381,7 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
         }
         /* Write the oldest chunk once the ring is busy, or at the end; after
          * an error, only let every slot go idle. */
-        while (pl_outstanding(pl[0]) > 0 &&
-               (pl_outstanding(pl[0]) == nslots - 1 || rc <= 0 || failed)) {
+        while (pl_outstanding(pl[0]) > 0 && (pl_full(pl[0]) || rc <= 0 || failed)) {
             int slot = pl_oldest(pl[0]);
             const void *roots;
             size_t rows;
@@ -511,8 +509,8 @@ int cmd_quadratic(int argc, char **argv)
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
     int nslots = cli_slots(&q.common, &be);
-    static const hy_ops ops = {quadratic_open, quadratic_close, quadratic_submit,
-                               quadratic_collect, quadratic_error, NULL};
+    static const hy_ops ops = {quadratic_open,  quadratic_close, quadratic_submit,
+                               quadratic_collect, quadratic_error, NULL, NULL};
     quadratic_engine_args args = {max_rows, in.planes_in_memory ? sz : row_bytes, fi.dtype,
                                   in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout, 0, 0, 0};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
@@ -543,13 +541,14 @@ int cmd_quadratic(int argc, char **argv)
         goto out_abort;
     if (in.planes_in_memory) {
         for (nrings = 0; nrings < 3; nrings++)
-            if (pl_open(&pl[nrings], pr[nrings], plane_bufs[nrings], nslots, max_rows * sz, NULL, 0,
+            if (pl_open(&pl[nrings], pr[nrings], plane_bufs[nrings], nslots, nslots, max_rows * sz,
+                        NULL, 0,
                         in.rows * sz) < 0)
                 break;
     } else {
         if (!q.shard.count)
             limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
-        nrings = stream_open(&pl[0], &be, r, bufs, nslots, max_rows * row_bytes,
+        nrings = stream_open(&pl[0], &be, r, bufs, nslots, nslots, max_rows * row_bytes,
                              q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
                              limit) < 0 ? 0 : 1;
     }
@@ -569,7 +568,7 @@ int cmd_quadratic(int argc, char **argv)
     uint64_t bytes_in;
     size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
     progress_begin(name, io_reader_file_size(r));
-    int stream_failed = quadratic_stream(h, &args, pl, nrings, nslots, &o, &bytes_in, name);
+    int stream_failed = quadratic_stream(h, &args, pl, nrings, &o, &bytes_in, name);
     progress_end();
     hy_report(h, name);
     if (stream_failed)

@@ -50,9 +50,11 @@ typedef struct {
 typedef struct {
     backend be;
     hy *h;             /* the engines on the CPU and the GPU */
-    void **bufs;
-    int nslots;
+    void **bufs;       /* nbufs host buffers */
+    int nbufs;
+    int nslots;        /* chunks in flight: more than nbufs where the GPU copies them */
     size_t chunk;
+    int compressed;    /* the file's chunks go to the GPU compressed (stream_device_inflate) */
     rd_state *st;      /* the file's reduction, folded in input order */
     uint64_t first;    /* global index of the element at stream offset 0 */
     dt_type dtype;
@@ -176,7 +178,7 @@ static int reduce_open(void *ctx, backend *be, int nslots, void **eng)
 {
     const reduce_ctx *c = ctx;
     rd_engine *e = NULL;
-    int rc = rd_engine_open(&e, be, nslots, c->chunk);
+    int rc = rd_engine_open(&e, be, nslots, c->chunk, c->compressed);
     *eng = e;
     return rc;
 }
@@ -197,6 +199,13 @@ static int reduce_submit(void *ctx, void *eng, int slot, const void *data, const
                             c->ops, c->skipnan);
 }
 
+/* Waits until a GPU slot's chunk is copied from its buffer (hy_ops.copied). */
+static int reduce_copied(void *ctx, void *eng, int slot)
+{
+    (void)ctx;
+    return rd_engine_copied(eng, slot);
+}
+
 /* Folds a slot's partials into the file's state (hy_ops.collect). */
 static int reduce_collect(void *ctx, void *eng, int slot, const void **out, size_t *bytes)
 {
@@ -215,7 +224,7 @@ static const char *reduce_error(const void *eng)
 /* Frees the engines and the pipeline buffers. */
 static void reduce_ctx_release(reduce_ctx *ctx)
 {
-    for (int i = 0; ctx->bufs && i < ctx->nslots; i++)
+    for (int i = 0; ctx->bufs && i < ctx->nbufs; i++)
         backend_host_free(&ctx->be, ctx->bufs[i]);
     free(ctx->bufs);
     ctx->bufs = NULL;
@@ -229,18 +238,18 @@ static void reduce_ctx_release(reduce_ctx *ctx)
  * pay for pinning a large ring. 0, or 1 after an error. */
 static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
 {
-    static const hy_ops ops = {reduce_open,    reduce_close, reduce_submit,
-                               reduce_collect, reduce_error, NULL};
+    static const hy_ops ops = {reduce_open,  reduce_close, reduce_submit, reduce_collect,
+                               reduce_error, NULL,         reduce_copied};
     if (ctx->h && ctx->chunk >= want)
         return 0;
     reduce_ctx_release(ctx);
     ctx->chunk = want;
     if (hy_open(&ctx->h, &ctx->be, &ops, ctx, ctx->nslots, want))
         return 1;
-    ctx->bufs = calloc((size_t)ctx->nslots, sizeof *ctx->bufs);
+    ctx->bufs = calloc((size_t)ctx->nbufs, sizeof *ctx->bufs);
     if (!ctx->bufs)
         return msg_error("out of memory"), 1;
-    for (int i = 0; i < ctx->nslots; i++)
+    for (int i = 0; i < ctx->nbufs; i++)
         if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, stream_buffer_bytes(&ctx->be, want)))) {
             msg_error("%s", ctx->be.err);
             return 1;
@@ -331,9 +340,10 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
         backend_want_module(&ctx->be, modules[i]);
     size_t chunk = reduce_chunk_for(o, &ctx->be, &fi, r);
+    ctx->compressed = stream_device_inflate(&ctx->be, r, chunk);
     if (reduce_ctx_reserve(ctx, chunk))
         goto out_close_reader;
-    if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nslots, ctx->chunk,
+    if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk,
                     o->shard.count ? NULL : fi.prefix, o->shard.count ? 0 : fi.prefix_len,
                     limit) < 0) {
         msg_error("%s: cannot start the reader thread", name);
@@ -346,7 +356,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     ctx->ops = o->ops;
     ctx->skipnan = o->skipnan;
     progress_begin(name, io_reader_file_size(r));
-    int failed = stream_chunks(pl, ctx->nslots, ctx->h, NULL, &bytes, name);
+    int failed = stream_chunks(pl, ctx->h, NULL, &bytes, name);
     progress_end();
     hy_report(ctx->h, name);
     if (failed)
@@ -452,7 +462,8 @@ int cmd_reduce(int argc, char **argv)
                                    nfiles ? nfiles : 1, 1.6, 10.0);
     int status = cli_open_backend(&o.common, &ctx.be, cpu_s);
     if (status == 0) {
-        ctx.nslots = cli_slots(&o.common, &ctx.be);
+        ctx.nbufs = cli_slots(&o.common, &ctx.be);
+        ctx.nslots = stream_slots(&ctx.be, ctx.nbufs);
         if (optind >= argc)
             status |= reduce_file(&ctx, &o, "-");
         for (int i = optind; i < argc; i++)

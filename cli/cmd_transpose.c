@@ -361,9 +361,8 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     void *bufs[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl = NULL;
     size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r);
-    static const hy_ops ops = {transpose_open,    transpose_close,
-                               transpose_submit,  transpose_collect,
-                               transpose_error,   transpose_write_slot};
+    static const hy_ops ops = {transpose_open,  transpose_close,      transpose_submit,
+                               transpose_collect, transpose_error, transpose_write_slot, NULL};
     transpose_engine_args args = {chunk, elem, j->rows, j->cols, 0, 0, 0};
     if (!j->copy) {
         backend_want_module(be, "transpose");
@@ -381,9 +380,10 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
             goto out_free;
         }
     /* a copy has no kernel: its chunks are decoded on the host */
-    int opened = j->copy ? pl_open(&pl, r, bufs, nslots, chunk, prefix, prefix_len, data_bytes)
-                         : stream_open(&pl, be, r, bufs, nslots, chunk, prefix, prefix_len,
-                                       data_bytes);
+    int opened = j->copy ? pl_open(&pl, r, bufs, nslots, nslots, chunk, prefix, prefix_len,
+                                   data_bytes)
+                         : stream_open(&pl, be, r, bufs, nslots, nslots, chunk, prefix,
+                                       prefix_len, data_bytes);
     if (opened < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
@@ -404,7 +404,7 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     else if (tp_engine_staged(hy_first_engine(h)))
         failed = transpose_staged(h, pl, (size_t)(j->rows * j->cols * elem), o, &bytes_in, name);
     else
-        failed = stream_chunks(pl, nslots, h, o, &bytes_in, name);
+        failed = stream_chunks(pl, h, o, &bytes_in, name);
     progress_end();
     if (h)
         hy_report(h, name);

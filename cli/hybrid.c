@@ -201,6 +201,18 @@ int hy_submit(hy *h, const pl_chunk *c)
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
 }
 
+/* Gives a GPU chunk's buffer back once copied (see hybrid.h). */
+int hy_release_buffer(hy *h, pl_ring *pl, int slot)
+{
+    if (!h->side[slot] || !h->ops->copied)
+        return 0;
+    int rc = h->ops->copied(h->ctx, h->gpu, slot);
+    if (rc < 0)
+        return hy_failed(h, h->gpu, rc);
+    pl_release_buffer(pl, slot);
+    return 0;
+}
+
 /* Waits for a slot on its side. */
 int hy_collect(hy *h, int slot, const void **out, size_t *bytes)
 {

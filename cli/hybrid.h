@@ -23,7 +23,9 @@
  * negative with the reason in be->err); submit starts a chunk (`bytes`
  * data bytes from stream offset `offset` on) on a slot;
  * collect waits for a slot's result bytes (none for a reduction); error
- * explains the last failure. */
+ * explains the last failure; write (NULL: out_write) writes a result;
+ * copied (NULL: not supported) waits until a GPU slot's chunk is copied to
+ * the device, so that its host buffer may be reused before the collect. */
 typedef struct {
     int (*open)(void *ctx, backend *be, int nslots, void **engine);
     void (*close)(void *engine);
@@ -33,6 +35,7 @@ typedef struct {
     const char *(*error)(const void *engine);
     int (*write)(void *ctx, void *engine, int slot, const void *out, size_t bytes,
                  out_stream *o);
+    int (*copied)(void *ctx, void *engine, int slot);
 } hy_ops;
 
 typedef struct hy hy;
@@ -59,6 +62,12 @@ int hy_cpu_waits(hy *h, size_t bytes);
 
 /* Starts chunk c on the side that takes it. 0, or negative (hy_error()). */
 int hy_submit(hy *h, const pl_chunk *c);
+
+/* Gives the buffer of a submitted chunk back to ring pl once the side that
+ * took it no longer reads it: where the GPU took it and its engine copies
+ * its input (hy_ops.copied), after waiting for the copies; else (the CPU)
+ * the buffer stays with the chunk. 0, or negative (hy_error()). */
+int hy_release_buffer(hy *h, pl_ring *pl, int slot);
 
 /* Waits for a slot's chunk on the side that took it. 0, or negative. */
 int hy_collect(hy *h, int slot, const void **out, size_t *bytes);

@@ -38,15 +38,23 @@ size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
                : chunk_bytes;
 }
 
+/* Slots for nbufs buffers (see stream.h). */
+int stream_slots(const backend *be, int nbufs)
+{
+    int n = 2 * nbufs;
+    return stream_gpu_side(be) && n <= BACKEND_MAX_SLOTS ? n : nbufs;
+}
+
 /* pl_open or pl_open_gz (see stream.h). */
-int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nslots,
-                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
+int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nbufs,
+                int nslots, size_t chunk_bytes, const void *prefix, size_t prefix_len,
+                uint64_t limit)
 {
     if (stream_device_inflate(be, r, chunk_bytes)) {
         backend_want_module(be, "inflate"); /* auto: loaded by the GPU's start */
-        return pl_open_gz(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
+        return pl_open_gz(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);
     }
-    return pl_open(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit);
+    return pl_open(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);
 }
 
 /* Collects the oldest chunk and writes its result (none after a failure). */
@@ -67,8 +75,7 @@ static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, i
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after an error, only lets every slot go idle. */
-int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes_in,
-                  const char *name)
+int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const char *name)
 {
     int failed = 0, rc;
     pl_chunk c;
@@ -81,13 +88,13 @@ int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes
             /* the CPU's results go out while the devices' start ends (c is outstanding too) */
             while (pl_outstanding(pl) > 1 && hy_cpu_waits(h, c.bytes))
                 stream_retire(pl, h, o, name, &failed);
-            if (!failed && hy_submit(h, &c) < 0) {
+            if (!failed && (hy_submit(h, &c) < 0 || hy_release_buffer(h, pl, c.slot) < 0)) {
                 msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
             }
         }
         /* chunks before a read error are collected first: their errors come first */
-        while (pl_outstanding(pl) > 0 && (pl_outstanding(pl) == nslots - 1 || rc <= 0 || failed))
+        while (pl_outstanding(pl) > 0 && (pl_full(pl) || rc <= 0 || failed))
             stream_retire(pl, h, o, name, &failed);
         if (rc < 0 && !failed) {
             msg_error("%s: %s", name, pl_error(pl));

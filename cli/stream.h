@@ -1,7 +1,7 @@
 /* stream.h - the loop every chunked command runs: chunks from the pipeline
  * submitted slot by slot to the CPU or the GPU (hybrid.h), their results
  * written to the output in input order, with up to nslots - 1 chunks in
- * flight. */
+ * flight (pl_full). */
 #ifndef GPUBATCH_CLI_STREAM_H
 #define GPUBATCH_CLI_STREAM_H
 
@@ -28,17 +28,25 @@ size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r);
  * (room for compressed chunks where a GPU may take them). */
 size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes);
 
-/* Opens the pipeline over r as pl_open does, or as pl_open_gz does when
- * stream_device_inflate(be, r, chunk_bytes) says so (and then asks auto's
- * GPU start for the inflate module). */
-int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nslots,
-                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
+/* Chunks in flight for nbufs host buffers, where the engine gives a GPU
+ * chunk's buffer back once it is copied (hy_ops.copied): twice as many
+ * where a GPU may take chunks, so that the device works on more chunks at
+ * once than the host holds (blocked gzip inflated there needs many members
+ * at once); nbufs elsewhere. */
+int stream_slots(const backend *be, int nbufs);
+
+/* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open does,
+ * or as pl_open_gz does when stream_device_inflate(be, r, chunk_bytes) says
+ * so (and then asks auto's GPU start for the inflate module). */
+int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nbufs,
+                int nslots, size_t chunk_bytes, const void *prefix, size_t prefix_len,
+                uint64_t limit);
 
 /* Runs the loop until the end of the input or the first error (printed,
- * prefixed with name): each chunk to the side h gives it, the results
+ * prefixed with name): each chunk to the side h gives it (its buffer given
+ * back as soon as that side has copied it, hy_release_buffer), the results
  * written to o (none when o is NULL: a reduction folds them as it collects)
  * in input order. *bytes_in gets the input bytes seen. Returns 0 or 1. */
-int stream_chunks(pl_ring *pl, int nslots, hy *h, out_stream *o, uint64_t *bytes_in,
-                  const char *name);
+int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const char *name);
 
 #endif

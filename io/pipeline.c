@@ -25,7 +25,8 @@ enum { GZ_HEAD, GZ_MEMBERS, GZ_PLAIN };
 struct pl_ring {
     io_reader *r;
     void *const *bufs;
-    int nslots;
+    int nbufs;        /* buffers, shared by the slots */
+    int nslots;       /* chunks that may be out at once (at least nbufs) */
     size_t chunk_bytes;
     uint64_t limit;
     unsigned char *prefix;
@@ -35,10 +36,13 @@ struct pl_ring {
     int started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int *state;       /* SLOT_* per buffer */
-    size_t *fill;     /* bytes in each filled buffer */
-    uint64_t *offset; /* stream offset of each filled buffer */
-    uint64_t *raw_end; /* input bytes consumed through each filled buffer */
+    int *state;       /* SLOT_* per slot */
+    int *slot_buf;    /* the buffer each slot holds, or -1 */
+    char *buf_busy;   /* per buffer: held by a slot */
+    int held;         /* buffers held by chunks out with the consumer */
+    size_t *fill;     /* bytes in each filled slot */
+    uint64_t *offset; /* stream offset of each filled slot */
+    uint64_t *raw_end; /* input bytes consumed through each filled slot */
     int next_fill;    /* slot the reader fills next (ring order) */
     int next_out;     /* slot the consumer takes next */
     int oldest;       /* oldest slot handed out and not released */
@@ -54,6 +58,7 @@ struct pl_ring {
     int gz_mode;          /* GZ_HEAD, GZ_MEMBERS or GZ_PLAIN */
     pl_gz_chunk *gzc;     /* per slot */
     size_t max_members;   /* member table entries per buffer */
+    if_member *tab_copy;  /* per slot, max_members each: the table once the buffer is given back */
     uint64_t data_base;   /* reader position (io_reader_tell) of data byte 0 */
     int fd;               /* the file, in GZ_MEMBERS */
     uint64_t next_file;   /* file offset of the first member not wholly used yet */
@@ -185,7 +190,7 @@ static int pl_gz_members(pl_ring *p, unsigned char *dst, size_t front, pl_gz_chu
  * negative io_error. */
 static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
 {
-    unsigned char *dst = p->bufs[slot];
+    unsigned char *dst = p->bufs[p->slot_buf[slot]];
     pl_gz_chunk *g = &p->gzc[slot];
     if_member *tab = pl_gz_table(p, dst);
     size_t front = (size_t)((unsigned char *)tab - dst), pos = 0;
@@ -293,7 +298,21 @@ static int pl_gz_rejoin(pl_ring *p, uint64_t end)
     return rc;
 }
 
-/* Reader thread: fills buffers in ring order until the data ends. */
+/* A buffer no slot holds for slot, or -1 (with the lock held): buffer
+ * slot % nbufs when it is free, so that with as many slots as buffers each
+ * slot always fills its own. */
+static int pl_find_buffer(const pl_ring *p, int slot)
+{
+    if (!p->buf_busy[slot % p->nbufs])
+        return slot % p->nbufs;
+    for (int b = 0; b < p->nbufs; b++)
+        if (!p->buf_busy[b])
+            return b;
+    return -1;
+}
+
+/* Reader thread: fills slots in ring order, each in a free buffer, until
+ * the data ends. */
 static void *pl_reader_main(void *arg)
 {
     pl_ring *p = arg;
@@ -301,15 +320,19 @@ static void *pl_reader_main(void *arg)
     int err = 0;
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        int slot = p->next_fill;
-        while (!p->stop && p->state[slot] != SLOT_FREE)
+        int slot = p->next_fill, buf = -1;
+        while (!p->stop && (p->state[slot] != SLOT_FREE || (buf = pl_find_buffer(p, slot)) < 0))
             pthread_cond_wait(&p->cv, &p->mu);
         int stop = p->stop;
+        if (!stop) {
+            p->buf_busy[buf] = 1;
+            p->slot_buf[slot] = buf;
+        }
         pthread_mutex_unlock(&p->mu);
         if (stop)
             break;
 
-        unsigned char *dst = p->bufs[slot];
+        unsigned char *dst = p->bufs[buf];
         size_t want = p->chunk_bytes;
         if (p->limit != UINT64_MAX && p->limit - offset < want)
             want = (size_t)(p->limit - offset);
@@ -394,8 +417,23 @@ size_t pl_gz_span_bytes(size_t chunk_bytes)
     return chunk_bytes + 2 * (size_t)IF_MAX_OUT;
 }
 
+/* Frees a ring's arrays (the reader joined or never started). */
+static void pl_free(pl_ring *p)
+{
+    free(p->tab_copy);
+    free(p->gzc);
+    free(p->prefix);
+    free(p->raw_end);
+    free(p->offset);
+    free(p->fill);
+    free(p->buf_busy);
+    free(p->slot_buf);
+    free(p->state);
+    free(p);
+}
+
 /* Sets up the ring and starts the reader. */
-static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nslots,
+static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                     size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
                     int gz)
 {
@@ -405,7 +443,8 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nslots,
         return IO_ERR_NOMEM;
     p->r = r;
     p->bufs = bufs;
-    p->nslots = nslots;
+    p->nbufs = nbufs;
+    p->nslots = nslots < nbufs ? nbufs : nslots;
     p->chunk_bytes = chunk_bytes;
     p->limit = limit;
     if (gz) {
@@ -413,17 +452,26 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nslots,
         p->gz_mode = GZ_HEAD;
         p->max_members = chunk_bytes / GZ_MEMBER_AVG + 64;
         p->data_base = io_reader_tell(r) - prefix_len;
-        p->gzc = calloc((size_t)nslots, sizeof *p->gzc);
-        if (!p->gzc)
+        p->gzc = calloc((size_t)p->nslots, sizeof *p->gzc);
+        /* a table copy per slot, for chunks whose buffer goes back early */
+        p->tab_copy = p->nslots > nbufs
+                          ? calloc((size_t)p->nslots * p->max_members, sizeof *p->tab_copy)
+                          : NULL;
+        if (!p->gzc || (p->nslots > nbufs && !p->tab_copy))
             goto out_free;
     }
-    p->state = calloc((size_t)nslots, sizeof *p->state);
-    p->fill = calloc((size_t)nslots, sizeof *p->fill);
-    p->offset = calloc((size_t)nslots, sizeof *p->offset);
-    p->raw_end = calloc((size_t)nslots, sizeof *p->raw_end);
+    p->state = calloc((size_t)p->nslots, sizeof *p->state);
+    p->slot_buf = malloc((size_t)p->nslots * sizeof *p->slot_buf);
+    p->buf_busy = calloc((size_t)nbufs, sizeof *p->buf_busy);
+    p->fill = calloc((size_t)p->nslots, sizeof *p->fill);
+    p->offset = calloc((size_t)p->nslots, sizeof *p->offset);
+    p->raw_end = calloc((size_t)p->nslots, sizeof *p->raw_end);
     p->prefix = prefix_len ? malloc(prefix_len) : NULL;
-    if (!p->state || !p->fill || !p->offset || !p->raw_end || (prefix_len && !p->prefix))
+    if (!p->state || !p->slot_buf || !p->buf_busy || !p->fill || !p->offset || !p->raw_end ||
+        (prefix_len && !p->prefix))
         goto out_free;
+    for (int i = 0; i < p->nslots; i++)
+        p->slot_buf[i] = -1;
     if (prefix_len)
         memcpy(p->prefix, prefix, prefix_len);
     p->prefix_len = prefix_len;
@@ -438,28 +486,22 @@ out_destroy:
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
 out_free:
-    free(p->gzc);
-    free(p->prefix);
-    free(p->raw_end);
-    free(p->offset);
-    free(p->fill);
-    free(p->state);
-    free(p);
+    pl_free(p);
     return IO_ERR_NOMEM;
 }
 
 /* Sets up the ring and starts the reader. */
-int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
-            const void *prefix, size_t prefix_len, uint64_t limit)
+int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+            size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
 {
-    return pl_start(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit, 0);
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 0);
 }
 
 /* The same, for a consumer that inflates whole BGZF members itself. */
-int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
-               const void *prefix, size_t prefix_len, uint64_t limit)
+int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+               size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
 {
-    return pl_start(out, r, bufs, nslots, chunk_bytes, prefix, prefix_len, limit, 1);
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 1);
 }
 
 /* Hands out the next filled buffer in ring order. */
@@ -473,7 +515,7 @@ int pl_next(pl_ring *p, pl_chunk *c)
     if (p->state[slot] == SLOT_FILLED) {
         p->state[slot] = SLOT_OUT;
         c->slot = slot;
-        c->data = p->bufs[slot];
+        c->data = p->bufs[p->slot_buf[slot]];
         c->bytes = p->fill[slot];
         c->offset = p->offset[slot];
         c->raw_end = p->raw_end[slot];
@@ -481,6 +523,7 @@ int pl_next(pl_ring *p, pl_chunk *c)
         p->next_out = (slot + 1) % p->nslots;
         if (p->outstanding++ == 0)
             p->oldest = slot;
+        p->held++;
         p->handed += c->bytes;
         rc = 1;
     } else {
@@ -490,10 +533,39 @@ int pl_next(pl_ring *p, pl_chunk *c)
     return rc;
 }
 
-/* Returns a buffer to the reader. */
+/* Frees the buffer an out slot holds, if any (with the lock held). */
+static void pl_drop_buffer(pl_ring *p, int slot)
+{
+    int b = p->slot_buf[slot];
+    if (b < 0)
+        return;
+    p->buf_busy[b] = 0;
+    p->slot_buf[slot] = -1;
+    p->held--;
+}
+
+/* Gives a chunk's buffer back before the chunk (see pipeline.h). */
+void pl_release_buffer(pl_ring *p, int slot)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->nslots > p->nbufs && p->slot_buf[slot] >= 0) {
+        if (p->tab_copy) { /* the member table lives in the buffer */
+            pl_gz_chunk *g = &p->gzc[slot];
+            if_member *copy = p->tab_copy + (size_t)slot * p->max_members;
+            memcpy(copy, g->members, (size_t)g->nmembers * sizeof *copy);
+            g->members = copy;
+        }
+        pl_drop_buffer(p, slot);
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Returns a slot (and its buffer, if still held) to the reader. */
 void pl_release(pl_ring *p, int slot)
 {
     pthread_mutex_lock(&p->mu);
+    pl_drop_buffer(p, slot);
     p->state[slot] = SLOT_FREE;
     p->outstanding--;
     for (int i = 0; p->outstanding > 0 && p->state[p->oldest] != SLOT_OUT && i < p->nslots; i++)
@@ -506,6 +578,13 @@ void pl_release(pl_ring *p, int slot)
 int pl_outstanding(const pl_ring *p)
 {
     return p->outstanding;
+}
+
+/* Whether the consumer must give a chunk back before taking the next (see
+ * pipeline.h); only the consumer changes the counts read. */
+int pl_full(const pl_ring *p)
+{
+    return p->outstanding > 0 && (p->outstanding >= p->nslots - 1 || p->held >= p->nbufs - 1);
 }
 
 /* The oldest chunk out with the consumer. */
@@ -540,13 +619,7 @@ void pl_close(pl_ring *p)
     }
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
-    free(p->gzc);
-    free(p->prefix);
-    free(p->raw_end);
-    free(p->offset);
-    free(p->fill);
-    free(p->state);
-    free(p);
+    pl_free(p);
 }
 
 /* The host reader's message for a refused member (see pipeline.h). */

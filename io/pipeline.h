@@ -1,11 +1,14 @@
 /* pipeline.h - the ring of host buffers that input flows through.
  *
  * A reader thread decodes the input (io_reader: plain or gzip) straight
- * into the next free buffer of a fixed ring and hands filled buffers to the
- * consumer in order; the consumer gives each back with pl_release() when
- * the device (or CPU) is done with it. Memory is bounded by the ring:
- * nslots * chunk_bytes, whatever the input size. Backpressure: the reader
- * waits when every buffer is full or in use.
+ * into a free buffer of a fixed set and hands the chunks to the consumer in
+ * order, each in a slot of a ring; the consumer gives each slot back with
+ * pl_release() when the device (or CPU) is done with it. There may be more
+ * slots than buffers: a consumer that has copied a chunk elsewhere (to a
+ * device) gives its buffer back at once with pl_release_buffer(), and the
+ * slot stays out until its results are in. Memory is bounded by the
+ * buffers: nbufs * chunk_bytes, whatever the input size. Backpressure: the
+ * reader waits while its next slot is out or every buffer is in use.
  *
  * Threading: this file owns its one reader thread. Failure policy: a read
  * error stops the reader, pl_next() returns it once every chunk read before
@@ -50,21 +53,21 @@ typedef struct {
 } pl_gz_chunk;
 
 typedef struct {
-    int slot;        /* buffer index, for pl_release and per-slot device state */
-    void *data;      /* bufs[slot] */
+    int slot;        /* slot index, for pl_release and per-slot device state */
+    void *data;      /* the buffer it holds: one of bufs */
     size_t bytes;    /* bytes in this chunk (chunk_bytes except the last) */
     uint64_t offset; /* byte offset of data[0] in the data stream */
     uint64_t raw_end; /* input bytes (compressed ones for gzip) consumed through this chunk */
     const pl_gz_chunk *gz; /* NULL: data holds the decoded bytes; else as pl_gz_chunk says */
 } pl_chunk;
 
-/* Starts the reader thread over r (not owned). bufs: nslots buffers of
- * chunk_bytes each. prefix (copied, may be NULL) holds bytes already read
- * from r that belong to the data. limit: data bytes to read, or UINT64_MAX
- * to read to the end; with a limit, fewer bytes is a truncation error and
- * more bytes an error too. */
-int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
-            const void *prefix, size_t prefix_len, uint64_t limit);
+/* Starts the reader thread over r (not owned). bufs: nbufs >= 2 buffers of
+ * chunk_bytes each, for nslots (at least nbufs) slots. prefix (copied, may
+ * be NULL) holds bytes already read from r that belong to the data. limit:
+ * data bytes to read, or UINT64_MAX to read to the end; with a limit, fewer
+ * bytes is a truncation error and more bytes an error too. */
+int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+            size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
 
 /* Like pl_open, for a consumer that inflates blocked gzip itself (on the
  * GPU): where the input is BGZF in a regular file, chunks hold whole
@@ -72,8 +75,8 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t c
  * and for any bytes that are not whole BGZF blocks, the reader decodes as
  * pl_open's does. Each buffer holds pl_gz_buffer_bytes(chunk_bytes) bytes;
  * chunk_bytes must be below PL_GZ_MAX_CHUNK. */
-int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nslots, size_t chunk_bytes,
-               const void *prefix, size_t prefix_len, uint64_t limit);
+int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+               size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
 
 /* Buffer bytes pl_open_gz needs for chunks of chunk_bytes decoded bytes. */
 size_t pl_gz_buffer_bytes(size_t chunk_bytes);
@@ -100,11 +103,22 @@ int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *s
  * negative io_error (then pl_error() has the reason). */
 int pl_next(pl_ring *p, pl_chunk *c);
 
-/* Gives a chunk's buffer back to the reader. */
+/* Gives a chunk's slot back to the reader, and its buffer if it holds it. */
 void pl_release(pl_ring *p, int slot);
+
+/* Gives a chunk's buffer back to the reader while the slot stays out, where
+ * the ring has more slots than buffers (else does nothing): the chunk's data
+ * is gone, while its offsets and member table (pl_gz_chunk) stay valid
+ * until pl_release(). */
+void pl_release_buffer(pl_ring *p, int slot);
 
 /* Chunks handed out by pl_next() and not yet released. */
 int pl_outstanding(const pl_ring *p);
+
+/* Whether the consumer must release a chunk before pl_next(), so that the
+ * reader keeps a slot and a buffer to read ahead into: nslots - 1 chunks
+ * out, or nbufs - 1 of them holding their buffers. */
+int pl_full(const pl_ring *p);
 
 /* The oldest of them (only when pl_outstanding() > 0): chunks are handed out
  * in input order, so this is the next one whose results go out. */

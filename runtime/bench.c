@@ -788,7 +788,8 @@ static int bench_reduce_open(bench_ctx *c)
         return GPU_ERR_OUT_OF_MEMORY;
     bench_reduce_input(c);
     if (!c->g) {
-        rc = rd_engine_open(&c->rd, c->be, 1, (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE);
+        rc = rd_engine_open(&c->rd, c->be, 1, (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE,
+                            0);
         if (rc < 0)
             snprintf(c->err, sizeof c->err, "%s", c->be->err);
         return rc;

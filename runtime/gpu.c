@@ -456,6 +456,8 @@ int gpu_queue_open(gpu *g, gpu_queue *q)
     if (r == CUDA_SUCCESS)
         r = cu.EventCreate(&q->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
     if (r == CUDA_SUCCESS)
+        r = cu.EventCreate(&q->copied, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
+    if (r == CUDA_SUCCESS)
         return 0;
     snprintf(g->err, sizeof g->err, "cannot create a CUDA stream: %s", cu_result_text(r));
     gpu_queue_close(q);
@@ -469,10 +471,13 @@ void gpu_queue_close(gpu_queue *q)
         cu.StreamSynchronize(q->stream);
     if (q->done)
         cu.EventDestroy(q->done);
+    if (q->copied)
+        cu.EventDestroy(q->copied);
     if (q->stream)
         cu.StreamDestroy(q->stream);
     q->stream = NULL;
     q->done = NULL;
+    q->copied = NULL;
 }
 
 /* Records the queue's event. */
@@ -485,6 +490,18 @@ CUresult gpu_queue_mark(gpu_queue *q)
 CUresult gpu_queue_wait(gpu_queue *q)
 {
     return cu.EventSynchronize(q->done);
+}
+
+/* Records the event of the copies in. */
+CUresult gpu_queue_mark_copied(gpu_queue *q)
+{
+    return cu.EventRecord(q->copied, q->stream);
+}
+
+/* Waits for the copies in. */
+CUresult gpu_queue_wait_copied(gpu_queue *q)
+{
+    return cu.EventSynchronize(q->copied);
 }
 
 /* Launches a 1-D grid; failures name the kernel. */

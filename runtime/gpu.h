@@ -104,11 +104,12 @@ void gpu_host_unregister(gpu *g, void *p);
 int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what);
 void gpu_mem_free(gpu *g, CUdeviceptr p);
 
-/* A stream and the event that marks the end of the work queued on it: one
- * per chunk in flight. */
+/* A stream and the events that mark the end of a chunk's copies in and
+ * of all its work queued on it: one per chunk in flight. */
 typedef struct {
     CUstream stream;
     CUevent done;
+    CUevent copied;
 } gpu_queue;
 
 /* Creates the stream and event; 0 or a negative gpu_error (text in g). */
@@ -123,6 +124,13 @@ CUresult gpu_queue_mark(gpu_queue *q);
 /* Blocks until the marked work is done; CUDA_SUCCESS or the driver's error
  * (a failed kernel shows up here). */
 CUresult gpu_queue_wait(gpu_queue *q);
+
+/* Marks the end of the chunk's copies from host memory queued so far. */
+CUresult gpu_queue_mark_copied(gpu_queue *q);
+
+/* Blocks until the marked copies are done: the host buffers they read may
+ * be reused. */
+CUresult gpu_queue_wait_copied(gpu_queue *q);
 
 /* Launches f (1-D grid) on stream s; a failure names the kernel. */
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,

@@ -16,14 +16,26 @@ static int gzd_alloc(gzd_slot *z, gpu *g, size_t chunk_bytes)
     z->g = g;
     z->chunk_bytes = chunk_bytes;
     if ((rc = gpu_mem_alloc(g, &z->comp, pl_gz_buffer_bytes(chunk_bytes) + IF_IN_PAD,
-                            "compressed chunk")) < 0 ||
+                            "a compressed chunk buffer (--chunk)")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->dec, pl_gz_span_bytes(chunk_bytes) + GZD_ALIGN,
-                            "decoded chunk")) < 0 ||
+                            "a decoded chunk buffer (--chunk)")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->bad, sizeof(unsigned), "inflate status")) < 0)
         return rc;
     if (!(z->bad_host = gpu_host_alloc(g, sizeof(unsigned))))
         return GPU_ERR_OUT_OF_MEMORY;
     return 0;
+}
+
+/* Allocates the slot's buffers ahead of its first chunk (see gpu_inflate.h). */
+int gzd_reserve(gzd_slot *z, gpu *g, size_t chunk_bytes)
+{
+    if (z->g && z->g == g && z->chunk_bytes >= chunk_bytes)
+        return 0;
+    gzd_close(z);
+    int rc = gzd_alloc(z, g, chunk_bytes);
+    if (rc < 0)
+        gzd_close(z);
+    return rc;
 }
 
 /* Frees the slot's buffers. */
@@ -40,15 +52,11 @@ void gzd_close(gzd_slot *z)
 
 /* Queues a chunk's copies and kernels (see gpu_inflate.h). */
 int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
-              size_t chunk_bytes, CUdeviceptr *data)
+              size_t chunk_bytes, CUevent copied, CUdeviceptr *data)
 {
-    int rc;
-    if (z->g && (z->g != g || z->chunk_bytes < chunk_bytes))
-        gzd_close(z);
-    if (!z->g && (rc = gzd_alloc(z, g, chunk_bytes)) < 0) {
-        gzd_close(z);
+    int rc = gzd_reserve(z, g, chunk_bytes);
+    if (rc < 0)
         return rc;
-    }
     const unsigned char *h = host;
     size_t tab_off = (size_t)((const unsigned char *)c->members - h);
     unsigned n = (unsigned)c->nmembers;
@@ -58,12 +66,15 @@ int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chu
     for (int i = 0; i < c->nruns; i++)
         CU_TRY(cu.MemcpyHtoDAsync(span + c->runs[i].out_off, h + c->runs[i].in_off,
                                   c->runs[i].len, s));
+    CUdeviceptr tab = z->comp + tab_off;
+    if (n)
+        CU_TRY(cu.MemcpyHtoDAsync(tab, c->members, n * sizeof(if_member), s));
+    if (copied)
+        CU_TRY(cu.EventRecord(copied, s));
     *data = z->data = span + c->skip;
     *z->bad_host = IF_NO_MEMBER;
     if (n == 0)
         return 0;
-    CUdeviceptr tab = z->comp + tab_off;
-    CU_TRY(cu.MemcpyHtoDAsync(tab, c->members, n * sizeof(if_member), s));
     CU_TRY(cu.MemsetD8Async(z->bad, 0xff, sizeof(unsigned), s));
     CUfunction fi, fc;
     if ((rc = gpu_function(g, GZD_MODULE, "gzk_inflate", &fi)) < 0 ||

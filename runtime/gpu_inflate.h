@@ -27,10 +27,18 @@ typedef struct {
 
 /* Queues the copies and kernels that decode chunk c (its pinned buffer at
  * host, chunks of at most chunk_bytes data bytes) on stream s of device g,
- * allocating the slot's buffers on first use; *data gets the device address
- * of the chunk's data. 0 or a negative gpu_error (text in g). */
+ * allocating the slot's buffers on first use; records event `copied` (if
+ * not NULL) after the copies from host, before the kernels; *data gets the
+ * device address of the chunk's data. 0 or a negative gpu_error (text in
+ * g). */
 int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
-              size_t chunk_bytes, CUdeviceptr *data);
+              size_t chunk_bytes, CUevent copied, CUdeviceptr *data);
+
+/* Allocates the slot's buffers on device g for chunks of at most
+ * chunk_bytes data bytes, unless it has them: done by gzd_stage otherwise,
+ * this lets an engine find out at its start whether they fit. 0 or a
+ * negative gpu_error (text in g). */
+int gzd_reserve(gzd_slot *z, gpu *g, size_t chunk_bytes);
 
 /* After the stream's work is done: 0, or -1 with the first bad member's
  * message in err, as the host's reader gives it when it reads the member's

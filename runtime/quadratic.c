@@ -198,7 +198,7 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
         return rc;
     CUdeviceptr in = s->din;
     if (s->gz)
-        rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->max_rows * 3 * sz, &in);
+        rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->max_rows * 3 * sz, NULL, &in);
     else
         rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
                             s->rows * sz * (planes_in ? 1 : 3), pitch);

@@ -511,15 +511,23 @@ static int rd_gpu_error(rd_engine *e, gpu *g, int rc)
     return rc;
 }
 
+/* Allocates a slot's device buffer for plain chunks. */
+static int rd_chunk_buffer(rd_engine *e, rd_slot *s)
+{
+    return gpu_mem_alloc(s->g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)");
+}
+
 /* Allocates one slot's buffers: device memory first (the large part, and
- * the one whose failure deserves the clearest message), then host partials. */
-static int rd_slot_open(rd_engine *e, rd_slot *s)
+ * the one whose failure deserves the clearest message), then host partials.
+ * Compressed chunks are inflated into gzd_slot's buffers, plain ones copied
+ * to dx. */
+static int rd_slot_open(rd_engine *e, rd_slot *s, int compressed)
 {
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
         gpu *g = s->g;
         int rc;
-        if ((rc = gpu_mem_alloc(g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)")) < 0 ||
+        if ((rc = compressed ? gzd_reserve(&s->z, g, e->chunk_bytes) : rd_chunk_buffer(e, s)) < 0 ||
             (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
             (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0 ||
             (rc = gpu_queue_open(g, &s->q)) < 0)
@@ -551,7 +559,7 @@ static void rd_slot_close(rd_engine *e, rd_slot *s)
 }
 
 /* Prepares the slots. */
-int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes)
+int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes, int compressed)
 {
     rd_engine *e = calloc(1, sizeof *e);
     *out = NULL;
@@ -568,7 +576,7 @@ int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes)
     }
     for (int i = 0; i < nslots; i++) {
         e->slots[i].g = backend_slot_gpu(be, i);
-        int rc = rd_slot_open(e, &e->slots[i]);
+        int rc = rd_slot_open(e, &e->slots[i], compressed);
         if (rc < 0) {
             /* the reason outlives the engine in be->err */
             snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : cu_last_failure());
@@ -643,10 +651,15 @@ static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem
         return rc;
     CUdeviceptr x = s->dx;
     if (s->gz) {
-        if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->chunk_bytes, &x)) < 0)
+        if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->chunk_bytes, s->q.copied,
+                            &x)) < 0)
             return rc <= GPU_ERR_NO_DRIVER ? rd_gpu_error(e, g, rc) : rc;
     } else {
+        if (!s->dx && (rc = rd_chunk_buffer(e, s)) < 0)
+            return rd_gpu_error(e, g, rc);
+        x = s->dx;
         CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->q.stream));
+        CU_TRY(gpu_queue_mark_copied(&s->q));
     }
     unsigned grid = (unsigned)s->ntiles;
     unsigned long long n64 = nelem, first64 = first;
@@ -713,6 +726,21 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk
         rd_gpu_error(e, s->g, rc);
     }
     return rc;
+}
+
+/* Waits until a CUDA slot's chunk is copied from its host buffer. */
+int rd_engine_copied(rd_engine *e, int slot)
+{
+    rd_slot *s = &e->slots[slot];
+    if (e->be->kind != BACKEND_CUDA || s->nelem == 0)
+        return 0;
+    CUresult r = gpu_queue_wait_copied(&s->q);
+    if (r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "copying a chunk to the device failed: %s",
+                 cu_result_text(r));
+        return GPU_ERR_LAUNCH;
+    }
+    return 0;
 }
 
 /* Waits for a slot and folds its partials into the state. */

@@ -104,18 +104,27 @@ void rd_state_result(const rd_state *s, rd_result *r);
 struct backend;
 typedef struct rd_engine rd_engine;
 
-/* Prepares nslots slots for chunks of at most chunk_elems elements of any
- * element size up to max_itemsize. */
-int rd_engine_open(rd_engine **out, struct backend *be, int nslots, size_t chunk_bytes);
+/* Prepares nslots slots for chunks of at most chunk_bytes data bytes, with
+ * the device buffers of compressed chunks (inflated on the device) when
+ * compressed is set, else those of plain ones (the other kind is allocated
+ * on first use). */
+int rd_engine_open(rd_engine **out, struct backend *be, int nslots, size_t chunk_bytes,
+                   int compressed);
 void rd_engine_close(rd_engine *e);
 
 /* Starts the reduction of nelem elements at host (a buffer from
- * backend_host_alloc, untouched until rd_engine_wait returns) whose first
- * element has global index first; asynchronous on the GPU. With gz (CUDA
- * only), host holds that chunk's compressed members instead, inflated on
- * the device (runtime/gpu_inflate.h). */
+ * backend_host_alloc, untouched until rd_engine_copied or
+ * rd_engine_collect returns) whose first element has global index first;
+ * asynchronous on the GPU. With gz (CUDA only), host holds that chunk's
+ * compressed members instead, inflated on the device
+ * (runtime/gpu_inflate.h); gz must stay valid until rd_engine_collect. */
 int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
                      size_t nelem, uint64_t first, dt_type dtype, unsigned ops, int skipnan);
+
+/* Waits until slot's chunk no longer needs its host buffer: on CUDA, until
+ * its copies to the device are done; on the CPU at once (the work is done
+ * in rd_engine_submit). 0 or a negative error. */
+int rd_engine_copied(rd_engine *e, int slot);
 
 /* Waits for slot's chunk and adds its partials to s, in order. */
 int rd_engine_collect(rd_engine *e, int slot, rd_state *s);

@@ -359,7 +359,7 @@ static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nma
         return rc;
     CUdeviceptr in = s->din;
     if (s->gz) {
-        if ((rc = gzd_stage(&s->z, s->g, s->q.stream, host, s->gz, e->chunk, &in)) < 0)
+        if ((rc = gzd_stage(&s->z, s->g, s->q.stream, host, s->gz, e->chunk, NULL, &in)) < 0)
             return rc;
     } else {
         CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->bytes, s->q.stream));
@@ -482,7 +482,7 @@ int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz)
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
     CUdeviceptr data;
-    int rc = gzd_stage(&e->stage_z, e->be->gpu, st, host, gz, e->chunk, &data);
+    int rc = gzd_stage(&e->stage_z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
     if (rc < 0 || r != CUDA_SUCCESS) {
         snprintf(e->err, sizeof e->err, "inflating a chunk on the device failed: %s",

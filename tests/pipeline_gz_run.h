@@ -3,8 +3,13 @@
  * decoder, ptx/inflate_math.h; a bad member reported with the host reader's
  * message for it) and a pl_open pipeline over the same file and options, so
  * that tests and the fuzz harness can compare what each hands out; each
- * chunk is also decoded by pl_gz_decode, which must agree. Header
- * only, for tests/unit/test_pipeline_gz.c and tests/fuzz/fuzz_pipeline_gz.c. */
+ * chunk is also decoded by pl_gz_decode, which must agree. Both rings have
+ * more slots than buffers and are consumed as the device stage consumes
+ * them: chunks are decoded only once the ring is full, and every other one
+ * is copied and its buffer given back first (pl_release_buffer), so its
+ * member table must outlive its buffer, and a buffer still held must not
+ * be filled again. Header only, for tests/unit/test_pipeline_gz.c and
+ * tests/fuzz/fuzz_pipeline_gz.c. */
 #ifndef GPUBATCH_TESTS_PIPELINE_GZ_RUN_H
 #define GPUBATCH_TESTS_PIPELINE_GZ_RUN_H
 
@@ -14,7 +19,8 @@
 
 #include "io/pipeline.h"
 
-#define PLGZ_SLOTS 3
+#define PLGZ_BUFS 3
+#define PLGZ_SLOTS 5
 
 /* A growing byte string. */
 typedef struct {
@@ -117,6 +123,24 @@ static inline void check_host_decode(const pl_chunk *c, size_t chunk, int rc, co
     free(span);
 }
 
+/* Takes one chunk's data into o as the device stage would (see above). */
+static inline void decode_chunk(const pl_chunk *c, size_t chunk, outcome *o)
+{
+    if (c->gz) {
+        o->chunks_gz += c->gz->nmembers > 0;
+        if (!o->rc) {
+            size_t before = o->data.n;
+            int hrc = host_inflate(c, &o->data, o->msg, sizeof o->msg, &o->broken);
+            check_host_decode(c, chunk, hrc, o->data.p ? o->data.p + before : NULL, o->msg,
+                              &o->broken);
+            if (hrc < 0)
+                o->rc = IO_ERR_CORRUPT;
+        }
+    } else if (!o->rc) {
+        put(&o->data, c->data, c->bytes);
+    }
+}
+
 /* Runs a pipeline (gz or plain) over path: skip decoded bytes are read
  * first (prefix_len of them handed back as the prefix), then chunks of
  * chunk bytes up to limit. */
@@ -140,42 +164,49 @@ static inline void run(const char *path, int gz, size_t skip, size_t prefix_len,
         return;
     }
     size_t bufbytes = pl_gz_buffer_bytes(chunk);
-    void *bufs[PLGZ_SLOTS];
-    for (int i = 0; i < PLGZ_SLOTS; i++)
+    void *bufs[PLGZ_BUFS], *copies[PLGZ_SLOTS];
+    for (int i = 0; i < PLGZ_BUFS; i++)
         bufs[i] = malloc(bufbytes);
+    for (int i = 0; i < PLGZ_SLOTS; i++)
+        copies[i] = malloc(bufbytes);
     pl_ring *pl;
     const void *prefix = head + skip - prefix_len;
-    int rc = gz ? pl_open_gz(&pl, r, bufs, PLGZ_SLOTS, chunk, prefix, prefix_len, limit)
-                : pl_open(&pl, r, bufs, PLGZ_SLOTS, chunk, prefix, prefix_len, limit);
+    int rc = gz ? pl_open_gz(&pl, r, bufs, PLGZ_BUFS, PLGZ_SLOTS, chunk, prefix, prefix_len, limit)
+                : pl_open(&pl, r, bufs, PLGZ_BUFS, PLGZ_SLOTS, chunk, prefix, prefix_len, limit);
     o->broken |= rc != 0;
-    pl_chunk c;
+    pl_chunk c, out[PLGZ_SLOTS];
     uint64_t expect_off = 0;
-    while ((rc = pl_next(pl, &c)) > 0) {
-        o->broken |= c.offset != expect_off;
-        expect_off += c.bytes;
-        if (c.gz) {
-            o->chunks_gz += c.gz->nmembers > 0;
-            if (!o->rc) {
-                size_t before = o->data.n;
-                int hrc = host_inflate(&c, &o->data, o->msg, sizeof o->msg, &o->broken);
-                check_host_decode(&c, chunk, hrc, o->data.p ? o->data.p + before : NULL, o->msg,
-                                  &o->broken);
-                if (hrc < 0)
-                    o->rc = IO_ERR_CORRUPT;
+    int taken = 0;
+    do {
+        rc = pl_next(pl, &c);
+        if (rc > 0) {
+            o->broken |= c.offset != expect_off || c.slot < 0 || c.slot >= PLGZ_SLOTS;
+            if (o->broken)
+                break;
+            expect_off += c.bytes;
+            out[c.slot] = c;
+            if (taken++ % 2 == 0) { /* copied away, as to a device */
+                memcpy(copies[c.slot], c.data, c.gz ? c.gz->in_bytes : c.bytes);
+                out[c.slot].data = copies[c.slot];
+                pl_release_buffer(pl, c.slot);
             }
-        } else if (!o->rc) {
-            put(&o->data, c.data, c.bytes);
         }
-        pl_release(pl, c.slot);
-    }
+        while (pl_outstanding(pl) > 0 && (pl_full(pl) || rc <= 0)) {
+            c = out[pl_oldest(pl)];
+            decode_chunk(&c, chunk, o);
+            pl_release(pl, c.slot);
+        }
+    } while (rc > 0);
     if (rc < 0 && !o->rc) {
         o->rc = rc;
         snprintf(o->msg, sizeof o->msg, "%s", pl_error(pl));
     }
     o->garbage = io_reader_trailing_garbage(r);
     pl_close(pl);
-    for (int i = 0; i < PLGZ_SLOTS; i++)
+    for (int i = 0; i < PLGZ_BUFS; i++)
         free(bufs[i]);
+    for (int i = 0; i < PLGZ_SLOTS; i++)
+        free(copies[i]);
     io_reader_close(r);
 }
 

@@ -33,7 +33,7 @@ check_error "quadratic --chunk 1G on a 512 MiB device" \
     "$GB" quadratic --backend cuda --chunk 1G --dtype float32 --raw "$T/q.raw.gz" -o "$T/r1.gz"
 [ -e "$T/r1.gz" ] && fail "quadratic out of device memory left an output" || ok
 check_error "the same with a --chunk that fits is not out of memory" "launching kernel" \
-    env FAKECUDA_LAUNCH_ERROR=719 "$GB" reduce --backend cuda --dtype float32 --chunk 64M "$T/a.raw.gz"
+    env FAKECUDA_LAUNCH_ERROR=719 "$GB" reduce --backend cuda --dtype float32 --chunk 16M "$T/a.raw.gz"
 unset FAKECUDA_MEM_BYTES
 
 # A failing launch names the kernel, the grid and the driver's error text:

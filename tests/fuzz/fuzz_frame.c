@@ -78,7 +78,7 @@ static void stream_data(io_reader *r, const frame_info *fi)
     for (int i = 0; i < RING_SLOTS; i++)
         bufs[i] = ring_mem[i];
     pl_ring *pl;
-    if (pl_open(&pl, r, bufs, RING_SLOTS, RING_CHUNK, fi->prefix, fi->prefix_len,
+    if (pl_open(&pl, r, bufs, RING_SLOTS, RING_SLOTS, RING_CHUNK, fi->prefix, fi->prefix_len,
                 fi->data_bytes) < 0)
         return;
     uint64_t bytes = 0, expect_offset = 0;
