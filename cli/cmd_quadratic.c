@@ -542,8 +542,7 @@ int cmd_quadratic(int argc, char **argv)
     if (in.planes_in_memory) {
         for (nrings = 0; nrings < 3; nrings++)
             if (pl_open(&pl[nrings], pr[nrings], plane_bufs[nrings], nslots, nslots, max_rows * sz,
-                        NULL, 0,
-                        in.rows * sz) < 0)
+                        NULL, 0, in.rows * sz) < 0)
                 break;
     } else {
         if (!q.shard.count)
