@@ -1,5 +1,5 @@
 #!/bin/sh
-# deflate.sh [OUTDIR] - blocked gzip output compressed on the GPU: output
+# deflate.sh [OUTDIR [BASELINE_TREE]] - blocked gzip output compressed on the GPU: output
 # bytes of --backend cuda against --backend cpu (quadratic and transpose,
 # levels, chunk sizes, threads, streams, shards, float32 and float64, batch
 # and staged transposes), the outputs read back by gzip, bgzip and Python;
@@ -9,13 +9,22 @@
 # (tests/gpu/bench_gpu_deflate.cu); and whole-process times of quadratic
 # over 2^27 float32 rows writing blocked gzip and plain .npy on every
 # backend, to /dev/null and to files (in /dev/shm where it has room).
+# BASELINE_TREE (optional) is another source tree: its kernels' rates are
+# taken in turn with this tree's, and its binary raced beside this one.
 # Needs a CUDA GPU, nvcc and python3. Full logs go to OUTDIR; a short table
 # is printed last.
 set -u
 out=${1:-gpu-deflate}
+base_src=${2:-}
 work_name=gpubatch-deflate
 . "$(dirname "$0")/lib.sh"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+OLD=
+if [ -n "$base_src" ]; then
+    base_src=$(cd "$base_src" && pwd)
+    make -C "$base_src" -j"$(nproc)" >>"$out/build.log" 2>&1 && OLD="$base_src/gpubatch" ||
+        note "baseline build FAILED"
+fi
 # same_part ARGS...: -o output bytes and messages are the same on both backends.
 same_part() {
     rm -f "$work/o_cpu" "$work/o_cuda" "$work/o_raw"
@@ -79,6 +88,17 @@ compute-sanitizer --tool memcheck --error-exitcode 9 "$work/bench" -m 1 -r 1 -s 
 note "compute-sanitizer memcheck on the kernels' identity run: exit $? ($(grep -c DIFFER "$out/sanitizer_bench.log") differ)"
 "$work/bench" -m 256 -r 5 "$work/roots24.bin" "$work/normal.bin" >"$out/bench.log" 2>&1
 note "kernel identity (every level, odd sizes, 64 MiB): exit $?, $(grep -c ': same$' "$out/bench.log") same, $(grep -c DIFFER "$out/bench.log") differ"
+if [ -n "$OLD" ] && (cd "$base_src" && nvcc -O3 -std=c++17 -fmad=false -I"$base_src" -arch=sm_90 \
+    -o "$work/bench_base" tests/gpu/bench_gpu_deflate.cu -lz -lpthread) >>"$out/bench_build.log" 2>&1; then
+    note "== kernels' rates, this tree and the baseline in turn (-m 64 -r 5 -s 0, GB/s)"
+    for i in 1 2; do
+        for v in bench bench_base; do
+            "$work/$v" -m 64 -r 5 -s 0 "$work/roots24.bin" "$work/normal.bin" >"$out/$v.$i.log" 2>&1
+            grep -E "^(random|zeros|runs|period3|float|roots|normal)" "$out/$v.$i.log" | cut -c1-60 |
+                sed "s/^/  $v $i: /" | tee -a "$sum"
+        done
+    done
+fi
 nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DDW_PROFILE -o "$work/bench_prof" \
     tests/gpu/bench_gpu_deflate.cu -lz -lpthread >>"$out/bench_build.log" 2>&1 &&
     "$work/bench_prof" -m 64 -r 2 -s 0 "$work/roots24.bin" "$work/normal.bin" | grep '^profile' | tee -a "$sum"
@@ -87,11 +107,14 @@ note "== whole process: best of 3 wall times, the variants interleaved, page cac
 "$GB" gen --quadratic 134217728 --seed 1 -1 -f -o "$work/qbig.npy.gz"
 Q="$work/qbig.npy.gz"
 cat "$Q" >/dev/null
-race "quadratic 2^27, output to /dev/null" "$GB,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
+set -- "$GB,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
     "$GB,quadratic,--backend,cuda,--no-compress,-o,/dev/null,$Q" \
     "$GB,quadratic,--backend,auto,-1,-o,/dev/null,$Q" \
     "$GB,quadratic,--backend,auto,--no-compress,-o,/dev/null,$Q" \
     "$GB,quadratic,--backend,cpu,-1,-o,/dev/null,$Q"
+[ -n "$OLD" ] && set -- "$@" "$OLD,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
+    "$OLD,quadratic,--backend,auto,-1,-o,/dev/null,$Q"
+race "quadratic 2^27, output to /dev/null" "$@"
 # into files of a memory file system where there is room, so that the disk's
 # write-back does not time the runs
 dir=$work
