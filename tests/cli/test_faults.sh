@@ -77,9 +77,10 @@ fi
 
 # An input cut short by another process while it is read: the reader notices
 # at the end of the file that it is shorter than when it was opened. The
-# command is stopped as soon as it has the file open, the file truncated,
-# the command continued; a try where the command had already read the whole
-# file (or ended) before the stop proves nothing and is repeated.
+# command is stopped as soon as it has read from the file (its offset moved),
+# the file truncated, the command continued; a try where the command had
+# already read the whole file (or ended) before the stop proves nothing and
+# is repeated.
 "$GB" gen --shape 6000000 --dtype float64 --raw --no-compress -o "$T/shrink.src"
 "$GB" gen --shape 6000000 --dtype float64 --raw -1 -o "$T/shrink.src.gz"
 "$GB" gen --quadratic 1000000 --dtype float64 -1 -o "$T/shrinkq.src.gz"
@@ -110,18 +111,24 @@ for attempt in range(5):
                 return
             time.sleep(0.0001)
     stop()
-    # Let it run in short steps until it has the file open.
-    def has_open():
+    # Let it run in short steps until it has read from the file: an open
+    # file whose size the command has not taken yet (it does before its
+    # first read) is not cut mid-read.
+    def file_pos():
         fds = "/proc/%d/fd" % p.pid
         try:
-            return any(os.readlink(os.path.join(fds, fd)) == victim for fd in os.listdir(fds))
-        except OSError:
-            return False
-    while not has_open() and p.poll() is None:
+            for fd in os.listdir(fds):
+                if os.readlink(os.path.join(fds, fd)) == victim:
+                    with open("/proc/%d/fdinfo/%s" % (p.pid, fd)) as f:
+                        return int(dict(l.split(":", 1) for l in f.read().splitlines())["pos"])
+        except (OSError, KeyError, ValueError):
+            pass
+        return 0
+    while file_pos() == 0 and p.poll() is None:
         os.kill(p.pid, signal.SIGCONT)
         time.sleep(0.0002)
         stop()
-    opened = has_open()
+    opened = file_pos() > 0
     try:
         with open("/proc/%d/io" % p.pid) as f:
             read = int(dict(l.split(": ") for l in f.read().splitlines())["rchar"])
