@@ -29,7 +29,7 @@ static int gzd_alloc(gzd_slot *z, gpu *g, size_t chunk_bytes)
 /* Allocates the slot's buffers ahead of its first chunk (see gpu_inflate.h). */
 int gzd_reserve(gzd_slot *z, gpu *g, size_t chunk_bytes)
 {
-    if (z->g && z->g == g && z->chunk_bytes >= chunk_bytes)
+    if (z->g == g && z->chunk_bytes >= chunk_bytes)
         return 0;
     gzd_close(z);
     int rc = gzd_alloc(z, g, chunk_bytes);

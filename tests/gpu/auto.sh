@@ -14,11 +14,6 @@ base_src=${2:-}
 work_name=gpubatch-auto
 other=auto
 . "$(dirname "$0")/lib.sh"
-OLD=
-if [ -n "$base_src" ]; then
-    make -C "$base_src" -j"$(nproc)" >>"$out/build.log" 2>&1 && OLD="$base_src/gpubatch" ||
-        note "baseline build FAILED"
-fi
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores"
 note "binary: $(stat -c %s "$GB") bytes${OLD:+, baseline $(stat -c %s "$OLD") bytes}"
 "$GB" info >"$out/info.txt" 2>&1

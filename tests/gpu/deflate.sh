@@ -19,12 +19,6 @@ base_src=${2:-}
 work_name=gpubatch-deflate
 . "$(dirname "$0")/lib.sh"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-OLD=
-if [ -n "$base_src" ]; then
-    base_src=$(cd "$base_src" && pwd)
-    make -C "$base_src" -j"$(nproc)" >>"$out/build.log" 2>&1 && OLD="$base_src/gpubatch" ||
-        note "baseline build FAILED"
-fi
 # same_part ARGS...: -o output bytes and messages are the same on both backends.
 same_part() {
     rm -f "$work/o_cpu" "$work/o_cuda" "$work/o_raw"

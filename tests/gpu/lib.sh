@@ -1,8 +1,11 @@
 # lib.sh - sourced by the GPU scripts (auto.sh, deflate.sh, inflate.sh),
 # which set `out` (their OUTDIR) and `work_name` (their scratch folder under
-# /tmp, or GPUBATCH_WORK) first: it goes to the top of the tree, builds,
+# /tmp, or GPUBATCH_WORK) first, and `base_src` (another source tree to time
+# beside this one, or empty) where they take one: it goes to the top of the
+# tree, builds (the baseline too: its binary in OLD, else OLD is empty),
 # starts OUTDIR/summary.txt, and defines note(), check() and race().
 mkdir -p "$out"
+[ -z "${base_src:-}" ] || base_src=$(cd "$base_src" && pwd) || exit 1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 work=${GPUBATCH_WORK:-/tmp/$work_name}
@@ -17,6 +20,11 @@ fail=0
 note() { echo "$*" | tee -a "$sum"; }
 
 make -j"$(nproc)" >"$out/build.log" 2>&1 || { note "build FAILED"; tail -20 "$out/build.log"; exit 1; }
+OLD=
+if [ -n "${base_src:-}" ]; then
+    make -C "$base_src" -j"$(nproc)" >>"$out/build.log" 2>&1 && OLD="$base_src/gpubatch" ||
+        note "baseline build FAILED"
+fi
 
 # check NAME A B: A (the CPU backend's) and B (${other:-cuda}'s) are the
 # same text; failures go to OUTDIR/fail.txt.
