@@ -249,11 +249,11 @@ GB_HD void df_sort(df_u32 *key, df_u32 n)
     }
 }
 
-/* Code lengths, at most maxlen bits, of a Huffman code for freq[0..n);
- * unused symbols get 0. At least two symbols get a code (the lowest unused
- * ones are added when fewer are used), so the code is always complete. */
-GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *len,
-                            df_huff_scratch *s)
+/* The sort keys (frequency << 9 | symbol) of a Huffman code's leaves for
+ * freq[0..n), unsorted, into s->key, and len[0..n) cleared; returns their
+ * number. At least two symbols get a code (the lowest unused ones are
+ * added, with weight 0, when fewer are used), so the code is complete. */
+GB_HD df_u32 df_huff_keys(const df_u32 *freq, df_u32 n, df_u8 *len, df_huff_scratch *s)
 {
     df_u32 m = 0;
     DF_ROLLED
@@ -267,7 +267,14 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
         if (!freq[i])
             s->key[m++] = i; /* weight 0: sorts first, costs nothing */
     }
-    df_sort(s->key, m);
+    return m;
+}
+
+/* Code lengths, at most maxlen bits, from the m >= 2 leaves whose keys
+ * s->key holds in ascending order, into len (its other entries left as
+ * they are). */
+GB_HD void df_huff_lengths(df_huff_scratch *s, df_u32 m, df_u32 maxlen, df_u8 *len)
+{
     /* Two queues: leaves 0..m-1 in key order, internal nodes m..2m-2 in
      * the order made (their weights never decrease). Ties take the leaf. */
     df_u32 leaf = 0, inner = 0, made = 0;
@@ -330,6 +337,16 @@ GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *
         for (df_u32 c = count[b]; c > 0; c--)
             len[s->key[i++] & 511] = (df_u8)b;
     }
+}
+
+/* Code lengths, at most maxlen bits, of a Huffman code for freq[0..n);
+ * unused symbols get 0 (see df_huff_keys). */
+GB_HD void df_build_lengths(const df_u32 *freq, df_u32 n, df_u32 maxlen, df_u8 *len,
+                            df_huff_scratch *s)
+{
+    df_u32 m = df_huff_keys(freq, n, len, s);
+    df_sort(s->key, m);
+    df_huff_lengths(s, m, maxlen, len);
 }
 
 /* Canonical codes (RFC 1951 3.2.2) for len[0..n), bit-reversed for
@@ -645,20 +662,22 @@ GB_HD void df_write_symbols(df_bits *bw, const df_parse *ps, df_u32 n, const df_
     df_put(bw, lc[DF_END_BLOCK], ll[DF_END_BLOCK]);
 }
 
-/* Bits of the parsed data under code lengths ll/dl, extra bits included. */
-GB_HD df_u64 df_data_bits(const df_near *nr, const df_u8 *ll, const df_u8 *dl, int fixed)
+#define DF_DATA_SYMS (286u + DF_DIST_SYMS) /* lit/len symbols, then distance symbols */
+
+/* Adds the bits of data symbol s (lit/len s < 286, else distance s - 286)
+ * in the parsed data, extra bits included, under the dynamic lengths
+ * (nr->lit_len, nr->dist_len) to *dyn and under the fixed code to *fixed. */
+GB_HD void df_symbol_bits(const df_near *nr, df_u32 s, df_u64 *dyn, df_u64 *fixed)
 {
-    df_u64 bits = 0;
-    DF_ROLLED
-    for (df_u32 s = 0; s < 286; s++) {
-        df_u32 l = fixed ? df_fixed_lit_len(s) : ll[s];
+    if (s < 286) {
         df_u32 e = s > DF_END_BLOCK ? df_len_sym_extra(s) : 0;
-        bits += (df_u64)nr->lit_freq[s] * (l + e);
+        *dyn += (df_u64)nr->lit_freq[s] * (nr->lit_len[s] + e);
+        *fixed += (df_u64)nr->lit_freq[s] * (df_fixed_lit_len(s) + e);
+    } else {
+        df_u32 d = s - 286, e = df_dist_sym_extra(d);
+        *dyn += (df_u64)nr->dist_freq[d] * (nr->dist_len[d] + e);
+        *fixed += (df_u64)nr->dist_freq[d] * (5u + e);
     }
-    DF_ROLLED
-    for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
-        bits += (df_u64)nr->dist_freq[s] * ((fixed ? 5u : dl[s]) + df_dist_sym_extra(s));
-    return bits;
 }
 
 /* How a parsed block is sent: the block type chosen by exact bit count and,
@@ -668,15 +687,11 @@ typedef struct {
     df_u32 hlit, hdist, hclen, ntok;
 } df_plan;
 
-/* Builds the codes of a parsed block (nr->lit_freq with end-of-block
- * counted, nr->dist_freq) and picks its type: stored when no code would
- * shrink it below DF_OUT_BOUND(n) bytes, else the smaller of dynamic and
- * fixed (dynamic on a tie). On return nr->lit_len/lit_code and
- * nr->dist_len/dist_code hold the chosen code (unset when stored). */
-GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
+/* The code description of a dynamic block whose lit/len and distance code
+ * lengths are built: the sizes and run-length coded lengths in pl and nr,
+ * the code-length code's lengths; returns the header's bits. */
+GB_HD df_u64 df_plan_header(df_near *nr, df_plan *pl)
 {
-    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
-    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
     df_u32 hlit = 286, hdist = DF_DIST_SYMS;
     while (hlit > 257 && !nr->lit_len[hlit - 1])
         hlit--;
@@ -693,21 +708,25 @@ GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
     df_u32 hclen = DF_CLEN_SYMS;
     while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
         hclen--;
-    df_u64 dyn_bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
+    df_u64 bits = 3 + 5 + 5 + 4 + 3 * (df_u64)hclen;
     DF_ROLLED
     for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
-        dyn_bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
-    dyn_bits += df_data_bits(nr, nr->lit_len, nr->dist_len, 0);
-    df_u64 fixed_bits = 3 + df_data_bits(nr, nr->lit_len, nr->dist_len, 1);
-    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
+        bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
     pl->hlit = hlit, pl->hdist = hdist, pl->hclen = hclen, pl->ntok = ntok;
+    return bits;
+}
+
+/* Picks the type of a block of n bytes from its bits sent dynamic (header
+ * and data) and fixed (data): stored when neither would shrink it below
+ * DF_OUT_BOUND(n) bytes, else the smaller (dynamic on a tie); for a fixed
+ * block, puts the fixed code's lengths in nr->lit_len and nr->dist_len. */
+GB_HD void df_plan_type(df_near *nr, df_u32 n, df_plan *pl, df_u64 dyn_bits, df_u64 fixed_bits)
+{
+    df_u64 best_bits = dyn_bits <= fixed_bits ? dyn_bits : fixed_bits;
     if ((best_bits + 7) / 8 >= DF_OUT_BOUND(n)) {
         pl->type = 0;
     } else if (dyn_bits <= fixed_bits) {
         pl->type = 2;
-        df_build_codes(nr->lit_len, 286, nr->lit_code);
-        df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
-        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
     } else {
         pl->type = 1;
         DF_ROLLED
@@ -716,7 +735,26 @@ GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
         DF_ROLLED
         for (df_u32 s = 0; s < DF_DIST_SYMS; s++)
             nr->dist_len[s] = 5;
-        df_build_codes(nr->lit_len, DF_LITLEN_SYMS, nr->lit_code);
+    }
+}
+
+/* Builds the codes of a parsed block (nr->lit_freq with end-of-block
+ * counted, nr->dist_freq) and picks its type (df_plan_type). On return
+ * nr->lit_len/lit_code and nr->dist_len/dist_code hold the chosen code
+ * (unset when stored). */
+GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
+{
+    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
+    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
+    df_u64 dyn_bits = df_plan_header(nr, pl), fixed_bits = 3;
+    DF_ROLLED
+    for (df_u32 s = 0; s < DF_DATA_SYMS; s++)
+        df_symbol_bits(nr, s, &dyn_bits, &fixed_bits);
+    df_plan_type(nr, n, pl, dyn_bits, fixed_bits);
+    if (pl->type == 2)
+        df_build_codes(nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
+    if (pl->type) {
+        df_build_codes(nr->lit_len, pl->type == 2 ? 286 : DF_LITLEN_SYMS, nr->lit_code);
         df_build_codes(nr->dist_len, DF_DIST_SYMS, nr->dist_code);
     }
 }

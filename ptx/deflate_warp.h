@@ -38,17 +38,20 @@
 #define DW_SYNC() __syncwarp()
 #define DW_ADD(p, v) atomicAdd((p), (v))
 #define DW_OR(p, v) atomicOr((p), (v))
+#define DW_UNROLL _Pragma("unroll")
 #else
 #define DW_FN static inline
 #define DW_LANES(l) for (df_u32 l = 0; l < 32; l++)
 #define DW_SYNC() ((void)0)
 #define DW_ADD(p, v) (*(p) += (v))
 #define DW_OR(p, v) (*(p) |= (v))
+#define DW_UNROLL
 #endif
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
 #define DW_RING 128u /* staging words: one round adds at most 49, plus the partial one */
 #define DW_BATCH 4u  /* candidate rounds whose loads a GPU issues together */
+#define DW_SYMS ((DF_LITLEN_SYMS + 31u) / 32u) /* symbols per lane when building codes */
 /* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
 #define DW_OUT_SLOT(n) ((DF_OUT_BOUND(n) + 3u) & ~3u)
 /* Distance between the output slots of consecutive blocks on a GPU. */
@@ -72,9 +75,10 @@ typedef struct {
     df_near nr;
     df_plan plan;
     df_u32 ring[DW_RING];
-    df_u64 val[32]; /* a round's symbol bits, per lane */
-    df_u32 nb[32];  /* their counts; in the candidate rounds, 1 for a candidate */
-    df_u32 hs[32];  /* a round's hashes */
+    df_u64 val[32]; /* a round's symbol bits, per lane; in the codes, bit counts */
+    df_u32 nb[32];  /* their counts; in the candidate rounds, 1 for a candidate; in
+                     * the codes, the symbols of each code length */
+    df_u32 hs[32];  /* a round's hashes; in the codes, the first code of each length */
     df_u32 seg_in[32];   /* the walk's entry into each lane's segment */
     df_u32 seg_out[32];  /* and its exit: the first position after the segment */
     df_u32 seg_next[32]; /* an entry that moved, DW_NONE: none */
@@ -570,6 +574,152 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
     return (df_u32)((at + 7u) >> 3);
 }
 
+/* Reverses the low l bits of v, 1 <= l <= 15 (codes go out most
+ * significant bit first into a stream written from its least). */
+DW_FN df_u32 dw_reverse(df_u32 v, df_u32 l)
+{
+#ifdef __CUDA_ARCH__
+    return __brev(v) >> (32u - l);
+#else
+    df_u32 r = 0;
+    for (df_u32 b = 0; b < l; b++)
+        r |= ((v >> b) & 1u) << (l - 1u - b);
+    return r;
+#endif
+}
+
+/* Code lengths as df_build_lengths gives them: the lanes sort the keys,
+ * each ranking its own symbols' among all the used ones (keys are
+ * distinct), then lane 0 builds the lengths from them (and, when fewer
+ * than two symbols are used, the keys too). */
+DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 maxlen,
+                            df_u8 *len)
+{
+    df_huff_scratch *s = &sh->nr.hs;
+    df_u32 m = 0; /* the symbols used, the same on every lane */
+    DW_LANES(l)
+    {
+        df_u32 key[DW_SYMS], rank[DW_SYMS];
+        DW_UNROLL
+        for (df_u32 k = 0; k < DW_SYMS; k++) {
+            df_u32 i = l + 32u * k, f = i < n ? freq[i] : 0u;
+            key[k] = f ? f << 9 | i : 0u;
+            rank[k] = 0;
+        }
+        m = 0;
+        for (df_u32 j = 0; j < n; j++) {
+            df_u32 f = freq[j], kj = f << 9 | j;
+            m += f != 0u;
+            DW_UNROLL
+            for (df_u32 k = 0; k < DW_SYMS; k++)
+                rank[k] += f != 0u && kj < key[k];
+        }
+        DW_UNROLL
+        for (df_u32 k = 0; k < DW_SYMS; k++) {
+            if (l + 32u * k < n)
+                len[l + 32u * k] = 0;
+            if (key[k])
+                s->key[rank[k]] = key[k];
+        }
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        if (l == 0) {
+            if (m < 2) {
+                m = df_huff_keys(freq, n, len, s);
+                df_sort(s->key, m);
+            }
+            df_huff_lengths(s, m, maxlen, len);
+        }
+    }
+    DW_SYNC();
+}
+
+/* Canonical codes as df_build_codes gives them: lane b counts the symbols
+ * of length b, and each lane, for each of its symbols, the symbols before
+ * it of the same length; then lane b finds the first code of length b, and
+ * each symbol's code is that plus its count. */
+DW_FN void dw_build_codes(dw_shared *sh, const df_u8 *len, df_u32 n, df_u16 *code)
+{
+    DW_LANES(l)
+    {
+        df_u32 mine[DW_SYMS], before[DW_SYMS], count = 0;
+        DW_UNROLL
+        for (df_u32 k = 0; k < DW_SYMS; k++) {
+            mine[k] = l + 32u * k < n ? len[l + 32u * k] : 0u;
+            before[k] = 0;
+        }
+        for (df_u32 j = 0; j < n; j++) {
+            df_u32 lj = len[j];
+            count += lj == l;
+            DW_UNROLL
+            for (df_u32 k = 0; k < DW_SYMS; k++)
+                before[k] += j < l + 32u * k && lj == mine[k];
+        }
+        sh->nb[l] = count;
+        DW_UNROLL
+        for (df_u32 k = 0; k < DW_SYMS; k++)
+            if (l + 32u * k < n)
+                code[l + 32u * k] = (df_u16)before[k];
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        df_u32 c = 0;
+        for (df_u32 b = 2; b <= l && l <= DF_MAX_BITS; b++)
+            c = (c + sh->nb[b - 1u]) << 1;
+        sh->hs[l] = c;
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        DW_UNROLL
+        for (df_u32 k = 0; k < DW_SYMS; k++) {
+            df_u32 i = l + 32u * k;
+            if (i < n) {
+                df_u32 li = len[i];
+                code[i] = (df_u16)(li ? dw_reverse(sh->hs[li] + code[i], li) : 0u);
+            }
+        }
+    }
+    DW_SYNC();
+}
+
+/* Plans the block as df_plan_block does: the lanes share the sorts, the
+ * data's bit counts (df_symbol_bits) and the codes; lane 0 does the rest
+ * (the code description, the choice of type). */
+DW_FN void dw_plan_block(dw_shared *sh, df_u32 n)
+{
+    df_near *nr = &sh->nr;
+    dw_build_lengths(sh, nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len);
+    dw_build_lengths(sh, nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len);
+    DW_LANES(l)
+    {
+        df_u64 dyn = 0, fixed = 0; /* each under 2^32: at most 65281 symbols of 48 bits */
+        for (df_u32 s = l; s < DF_DATA_SYMS; s += 32u)
+            df_symbol_bits(nr, s, &dyn, &fixed);
+        sh->val[l] = dyn | fixed << 32;
+    }
+    DW_SYNC();
+    df_u64 dyn = 0, fixed = 3;
+    for (df_u32 j = 0; j < 32u; j++)
+        dyn += (df_u32)sh->val[j], fixed += sh->val[j] >> 32;
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        if (l == 0)
+            df_plan_type(nr, n, &sh->plan, df_plan_header(nr, &sh->plan) + dyn, fixed);
+    }
+    DW_SYNC();
+    if (sh->plan.type == 2)
+        dw_build_codes(sh, nr->clen_len, DF_CLEN_SYMS, nr->clen_code);
+    if (sh->plan.type) {
+        dw_build_codes(sh, nr->lit_len, sh->plan.type == 2 ? 286u : DF_LITLEN_SYMS, nr->lit_code);
+        dw_build_codes(sh, nr->dist_len, DF_DIST_SYMS, nr->dist_code);
+    }
+}
+
 /* Compresses in[0..n), n <= DF_BLOCK_MAX, at level 1 into out (aligned to
  * 4 bytes, DW_OUT_SLOT(n) bytes) exactly as df_compress does; every lane of
  * the warp calls it and gets the length in bytes. */
@@ -620,23 +770,22 @@ DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u3
                 DW_ADD(&nr->lit_freq[in[32u * w + b]], 0xffffffffu);
             }
         }
-        if (l == 0)
+        if (l == 0) {
             for (df_u32 p = hashed; p < n; p++)
                 DW_ADD(&nr->lit_freq[in[p]], 1u);
+            nr->lit_freq[DF_END_BLOCK] = 1; /* no byte's symbol: no other lane adds to it */
+        }
     }
     DW_SYNC();
     DW_MARK(4);
+    dw_plan_block(sh, n);
     DW_LANES(l)
     {
-        if (l == 0) {
-            nr->lit_freq[DF_END_BLOCK] = 1;
-            df_plan_block(nr, n, &sh->plan);
-            if (sh->plan.type) {
-                df_bits bw;
-                bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
-                df_write_header(&bw, nr, &sh->plan);
-                sh->hdr_pos = bw.pos, sh->hdr_cnt = bw.cnt, sh->hdr_buf = (df_u32)bw.buf;
-            }
+        if (l == 0 && sh->plan.type) {
+            df_bits bw;
+            bw.out = out, bw.pos = 0, bw.buf = 0, bw.cnt = 0;
+            df_write_header(&bw, nr, &sh->plan);
+            sh->hdr_pos = bw.pos, sh->hdr_cnt = bw.cnt, sh->hdr_buf = (df_u32)bw.buf;
         }
     }
     DW_SYNC();
