@@ -64,22 +64,23 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) {
             int status = commands[i].run(argc - 1, argv + 1);
-            if (backend_start_abandoned()) {
-                /* the GPU's start is still inside the driver: exit's clean-up
-                 * (the driver's own among it) must not race it */
-                if (fflush(NULL) != 0 && status == 0)
-                    status = 1;
-                _exit(status);
-            }
             const char *detach = getenv("GPUBATCH_DETACH");
-            if (cu_driver_version() != 0 && getenv("CUDA_INJECTION64_PATH") == NULL &&
-                !(detach && !strcmp(detach, "0"))) {
+            if (!backend_start_left_running() && cu_driver_version() != 0 &&
+                getenv("CUDA_INJECTION64_PATH") == NULL && !(detach && !strcmp(detach, "0"))) {
                 /* the devices' release need not hold up whoever waits for us
                  * (a run that never opened the driver has nothing to leave);
                  * a CUDA tool injected (compute-sanitizer) reports at exit */
                 if (fflush(NULL) != 0 && status == 0)
                     status = 1;
-                detach_exit(status, DETACH_DRIVER_FILES);
+                detach_exit(status, DETACH_DRIVER_FILES); /* returns where it cannot */
+            }
+            if (backend_start_abandoned()) {
+                /* devices left open (no helper took them), or the GPU's start
+                 * still inside the driver: exit's clean-up (the driver's own
+                 * among it) must not race them */
+                if (fflush(NULL) != 0 && status == 0)
+                    status = 1;
+                _exit(status);
             }
             return status;
         }

@@ -39,7 +39,8 @@ struct backend_start {
     int nmodules;
 };
 
-static int backend_abandoned;
+static int backend_abandoned;    /* devices left open, or a start left running */
+static int backend_left_running; /* a start left running */
 
 /* Parses a --backend value. */
 int backend_parse(const char *name)
@@ -341,10 +342,16 @@ void backend_settle(backend *be)
     free(st);
 }
 
-/* Whether a start was left running. */
+/* Whether a start was left running or devices open. */
 int backend_start_abandoned(void)
 {
     return backend_abandoned;
+}
+
+/* Whether a start was left running. */
+int backend_start_left_running(void)
+{
+    return backend_left_running;
 }
 
 /* Slots: `streams` per device. */
@@ -372,6 +379,7 @@ void backend_close(backend *be)
         int state = start_state(st);
         if (state == START_RUNNING || (state == START_READY && be->leaving)) {
             backend_abandoned = 1; /* it still owns its devices and the lock's memory */
+            backend_left_running |= state == START_RUNNING;
         } else {
             pthread_join(st->thread, NULL);
             backend_close(&st->cuda);

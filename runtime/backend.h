@@ -105,6 +105,10 @@ void backend_settle(struct backend *be);
  * its streams), not exit. */
 int backend_start_abandoned(void);
 
+/* Whether a backend_close() left an auto start running (inside the
+ * driver, which may still be loading). */
+int backend_start_left_running(void);
+
 /* Pipeline slots for `streams` chunks in flight per device (per backend on
  * the CPU), at most BACKEND_MAX_SLOTS. */
 int backend_slots(const backend *be, int streams);
