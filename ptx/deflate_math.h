@@ -29,7 +29,7 @@
  * symbol order). Each code gets at least two symbols, as every inflater
  * accepts.
  *
- * Workspace: df_near (hash heads, Huffman tables; DF_NEAR_BYTES = 40116
+ * Workspace: df_near (hash heads, Huffman tables; DF_NEAR_BYTES = 35128
  * bytes, under 48 KiB: shared memory on a GPU) and df_far (hash chains,
  * used from level 2, and the parsed matches; DF_FAR_BYTES = 174336 bytes:
  * global memory on a GPU). The caller owns both; nothing else is allocated,
@@ -85,9 +85,22 @@ typedef struct {
     df_u8 depth[2 * DF_LITLEN_SYMS];
 } df_huff_scratch;
 
-/* The small, hot part of the workspace. */
+/* Scratch of planning a block's codes (after the parse). */
 typedef struct {
-    df_u16 head[DF_HASH_SIZE]; /* latest position + 1 per hash, 0: none */
+    df_huff_scratch hs;
+    df_u8 all_len[DF_LITLEN_SYMS + DF_DIST_SYMS]; /* the lengths sent, in order */
+    df_u8 clen_sym[DF_LITLEN_SYMS + DF_DIST_SYMS]; /* run-length coded lengths */
+    df_u8 clen_extra[DF_LITLEN_SYMS + DF_DIST_SYMS];
+} df_code_work;
+
+/* The small, hot part of the workspace. The hash heads serve the parse
+ * alone and the code scratch only what follows it, so they share their
+ * space (at its start, the scratch). */
+typedef struct {
+    union {
+        df_u16 head[DF_HASH_SIZE]; /* latest position + 1 per hash, 0: none */
+        df_code_work cw;
+    };
     df_u32 lit_freq[DF_LITLEN_SYMS];
     df_u32 dist_freq[DF_DIST_SYMS];
     df_u32 clen_freq[DF_CLEN_SYMS];
@@ -97,10 +110,6 @@ typedef struct {
     df_u8 lit_len[DF_LITLEN_SYMS];
     df_u8 dist_len[DF_DIST_SYMS];
     df_u8 clen_len[DF_CLEN_SYMS];
-    df_u8 all_len[DF_LITLEN_SYMS + DF_DIST_SYMS]; /* the lengths sent, in order */
-    df_u8 clen_sym[DF_LITLEN_SYMS + DF_DIST_SYMS]; /* run-length coded lengths */
-    df_u8 clen_extra[DF_LITLEN_SYMS + DF_DIST_SYMS];
-    df_huff_scratch hs;
 } df_near;
 
 /* The large part of the workspace. */
@@ -577,7 +586,7 @@ GB_HD void df_parse_chain(df_parse *ps, df_u32 n, const df_level *lp)
 }
 
 /* Run-length codes the code lengths of the lit/len and distance codes
- * (symbols 16, 17, 18 for repeats) into nr->clen_sym/extra; returns the
+ * (symbols 16, 17, 18 for repeats) into nr->cw.clen_sym/extra; returns the
  * number of symbols and counts them in nr->clen_freq. */
 GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
 {
@@ -587,37 +596,37 @@ GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
         nr->clen_freq[i] = 0;
     DF_ROLLED
     for (df_u32 i = 0; i < total;) {
-        df_u8 v = nr->all_len[i];
+        df_u8 v = nr->cw.all_len[i];
         df_u32 run = 1;
-        while (i + run < total && nr->all_len[i + run] == v)
+        while (i + run < total && nr->cw.all_len[i + run] == v)
             run++;
         i += run;
         if (v == 0) {
             while (run >= 11) {
                 df_u32 r = run < 138 ? run : 138;
-                nr->clen_sym[k] = 18, nr->clen_extra[k++] = (df_u8)(r - 11);
+                nr->cw.clen_sym[k] = 18, nr->cw.clen_extra[k++] = (df_u8)(r - 11);
                 run -= r;
             }
             if (run >= 3) {
-                nr->clen_sym[k] = 17, nr->clen_extra[k++] = (df_u8)(run - 3);
+                nr->cw.clen_sym[k] = 17, nr->cw.clen_extra[k++] = (df_u8)(run - 3);
                 run = 0;
             }
         } else {
-            nr->clen_sym[k] = v, nr->clen_extra[k++] = 0;
+            nr->cw.clen_sym[k] = v, nr->cw.clen_extra[k++] = 0;
             run--;
             while (run >= 3) {
                 df_u32 r = run < 6 ? run : 6;
-                nr->clen_sym[k] = 16, nr->clen_extra[k++] = (df_u8)(r - 3);
+                nr->cw.clen_sym[k] = 16, nr->cw.clen_extra[k++] = (df_u8)(r - 3);
                 run -= r;
             }
         }
         DF_ROLLED
         for (; run > 0; run--)
-            nr->clen_sym[k] = v, nr->clen_extra[k++] = 0;
+            nr->cw.clen_sym[k] = v, nr->cw.clen_extra[k++] = 0;
     }
     DF_ROLLED
     for (df_u32 i = 0; i < k; i++)
-        nr->clen_freq[nr->clen_sym[i]]++;
+        nr->clen_freq[nr->cw.clen_sym[i]]++;
     return k;
 }
 
@@ -699,12 +708,12 @@ GB_HD df_u64 df_plan_header(df_near *nr, df_plan *pl)
         hdist--;
     DF_ROLLED
     for (df_u32 i = 0; i < hlit; i++)
-        nr->all_len[i] = nr->lit_len[i];
+        nr->cw.all_len[i] = nr->lit_len[i];
     DF_ROLLED
     for (df_u32 i = 0; i < hdist; i++)
-        nr->all_len[hlit + i] = nr->dist_len[i];
+        nr->cw.all_len[hlit + i] = nr->dist_len[i];
     df_u32 ntok = df_code_lengths(nr, hlit + hdist);
-    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->hs);
+    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->cw.hs);
     df_u32 hclen = DF_CLEN_SYMS;
     while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
         hclen--;
@@ -744,8 +753,8 @@ GB_HD void df_plan_type(df_near *nr, df_u32 n, df_plan *pl, df_u64 dyn_bits, df_
  * (unset when stored). */
 GB_HD void df_plan_block(df_near *nr, df_u32 n, df_plan *pl)
 {
-    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->hs);
-    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->hs);
+    df_build_lengths(nr->lit_freq, 286, DF_MAX_BITS, nr->lit_len, &nr->cw.hs);
+    df_build_lengths(nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len, &nr->cw.hs);
     df_u64 dyn_bits = df_plan_header(nr, pl), fixed_bits = 3;
     DF_ROLLED
     for (df_u32 s = 0; s < DF_DATA_SYMS; s++)
@@ -774,8 +783,8 @@ GB_HD void df_write_header(df_bits *bw, const df_near *nr, const df_plan *pl)
         df_put(bw, nr->clen_len[df_clen_order(i)], 3);
     DF_ROLLED
     for (df_u32 i = 0; i < pl->ntok; i++) {
-        df_u32 s = nr->clen_sym[i];
-        df_put(bw, nr->clen_code[s] | (df_u32)nr->clen_extra[i] << nr->clen_len[s],
+        df_u32 s = nr->cw.clen_sym[i];
+        df_put(bw, nr->clen_code[s] | (df_u32)nr->cw.clen_extra[i] << nr->clen_len[s],
                nr->clen_len[s] + df_clen_extra_bits(s));
     }
 }

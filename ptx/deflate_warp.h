@@ -13,11 +13,14 @@
  * until the two walks meet, round after round until no entry moves (the
  * walks of typical data meet within a few matches). The match starts are
  * kept in a bit mask in shared memory where the hash heads were; the bytes
- * inside matches are uncounted; lane 0 builds the codes and the block
- * header with deflate_math.h's own functions, and the lanes write the
- * symbols in parallel: each lane's bit offset is a prefix sum over its
- * round, and its bits are ORed into a ring of staging words in shared
- * memory that is stored once each word is full.
+ * inside matches are uncounted; the lanes build the codes, lane 0 the
+ * tree and the block header, with deflate_math.h's own functions; and the
+ * lanes write the symbols in parallel: each lane's bit offset is a prefix
+ * sum over its round (two rounds at a time on a GPU), and its bits are
+ * ORed into a ring of staging words in shared memory that is stored once
+ * each word is full. Once the walk is done, the code scratch takes the
+ * candidate mask's place, which leaves a warp 36 KB of shared memory: six
+ * warps share a multiprocessor of 228 KB.
  *
  * The code is written as phases between warp barriers. Inside DW_LANES(l)
  * one lane's share of a phase runs: on a GPU every lane runs it once with
@@ -49,7 +52,7 @@
 #endif
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
-#define DW_RING 128u /* staging words: one round adds at most 49, plus the partial one */
+#define DW_RING 128u /* staging words: a pair of rounds adds at most 96, plus the partial one and 2 */
 #define DW_BATCH 4u  /* candidate rounds whose loads a GPU issues together */
 #define DW_SYMS ((DF_LITLEN_SYMS + 31u) / 32u) /* symbols per lane when building codes */
 /* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
@@ -70,7 +73,8 @@ typedef struct {
 /* A warp's shared-memory workspace. Once the candidates are found, the hash
  * heads' space holds four bit masks of DW_WORDS words (dw_mask): the
  * candidates, the positions inside matches (starts included), the match
- * starts and the chained candidates (dw_work's chain). */
+ * starts and the chained candidates (dw_work's chain); once the walk is
+ * done, the candidates' words hold the code scratch (df_near's cw). */
 typedef struct {
     df_near nr;
     df_plan plan;
@@ -114,8 +118,12 @@ __device__ unsigned long long dw_prof[8];
 #define DW_START 2u
 #define DW_CHAIN 3u
 
-/* The four masks fit in the hash heads' space. */
+/* The four masks fit in the hash heads' space; the code scratch, which
+ * shares its start (df_near), only the candidate mask's words: that mask
+ * is done with once the walk is, and the cover and start masks are read
+ * until the symbols are written. */
 typedef char dw_masks_fit[4u * DW_WORDS * sizeof(df_u32) <= sizeof(((df_near *)0)->head) ? 1 : -1];
+typedef char dw_code_work_fits[DW_CAND == 0u && sizeof(df_code_work) <= DW_WORDS * sizeof(df_u32) ? 1 : -1];
 
 /* Bit mask k (DW_CAND, DW_COVER, DW_START, DW_CHAIN) in the hash heads' space. */
 DW_FN df_u32 *dw_mask(dw_shared *sh, df_u32 k)
@@ -510,32 +518,56 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
     }
     DW_SYNC();
 #ifdef __CUDA_ARCH__
-    /* the next round's byte, match length and distance, loaded a round ahead */
+    /* Two rounds at a time, their offsets by two interleaved shuffle scans
+     * (rather than from sh->nb); the next pair's bytes, match lengths and
+     * distances loaded a pair ahead. One pair adds at most 96 ring words. */
     const df_u32 *start = dw_mask(sh, DW_START);
-    df_u32 l0 = threadIdx.x & 31u, cn = l0 < n ? in[l0] : 0u, ln = 0, dn = 0;
-    df_u32 sn = l0 < n ? start[0] >> l0 & 1u : 0u;
-    if (sn)
-        ln = wk->len[l0], dn = wk->dist[l0];
-#endif
-    for (df_u32 base = 0; base < n; base += 32u) {
-#ifdef __CUDA_ARCH__
-        /* The lanes' offsets by a shuffle scan rather than from sh->nb. */
-        df_u32 l = threadIdx.x & 31u, p = base + l, c = cn, s = sn, len3 = ln, dist = dn, nb = 0;
-        cn = p + 32u < n ? in[p + 32u] : 0u;
-        sn = p + 32u < n ? start[(p >> 5) + 1u] >> l & 1u : 0u;
-        if (sn)
-            ln = wk->len[p + 32u], dn = wk->dist[p + 32u];
-        df_u64 v = p < n ? dw_symbol(sh, c, p, s, len3, dist, &nb) : 0;
-        df_u32 incl = nb;
-        for (df_u32 o = 1; o < 32u; o <<= 1) {
-            df_u32 t = __shfl_up_sync(0xffffffffu, incl, o);
-            if (l >= o)
-                incl += t;
+    df_u32 lane = threadIdx.x & 31u, c[2], s[2], len3[2] = {0, 0}, dist[2] = {0, 0};
+    DW_UNROLL
+    for (df_u32 k = 0; k < 2u; k++) {
+        df_u32 p = 32u * k + lane;
+        c[k] = p < n ? in[p] : 0u;
+        s[k] = p < n ? start[k] >> lane & 1u : 0u;
+        if (s[k])
+            len3[k] = wk->len[p], dist[k] = wk->dist[p];
+    }
+    for (df_u32 base = 0; base < n; base += 64u) {
+        df_u64 v[2];
+        df_u32 nb[2], incl[2], total[2];
+        DW_UNROLL
+        for (df_u32 k = 0; k < 2u; k++) {
+            df_u32 p = base + 32u * k + lane;
+            nb[k] = 0;
+            v[k] = p < n ? dw_symbol(sh, c[k], p, s[k], len3[k], dist[k], &nb[k]) : 0;
+            incl[k] = nb[k];
         }
-        df_u64 total = __shfl_sync(0xffffffffu, incl, 31);
-        if (nb)
-            dw_ring_put(sh->ring, at + incl - nb, v);
+        DW_UNROLL
+        for (df_u32 k = 0; k < 2u; k++) {
+            df_u32 p = base + 64u + 32u * k + lane;
+            c[k] = p < n ? in[p] : 0u;
+            s[k] = p < n ? start[p >> 5] >> lane & 1u : 0u;
+            if (s[k])
+                len3[k] = wk->len[p], dist[k] = wk->dist[p];
+        }
+        for (df_u32 o = 1; o < 32u; o <<= 1) {
+            df_u32 t0 = __shfl_up_sync(0xffffffffu, incl[0], o);
+            df_u32 t1 = __shfl_up_sync(0xffffffffu, incl[1], o);
+            if (lane >= o)
+                incl[0] += t0, incl[1] += t1;
+        }
+        total[0] = __shfl_sync(0xffffffffu, incl[0], 31);
+        total[1] = __shfl_sync(0xffffffffu, incl[1], 31);
+        if (nb[0])
+            dw_ring_put(sh->ring, at + incl[0] - nb[0], v[0]);
+        if (nb[1])
+            dw_ring_put(sh->ring, at + total[0] + incl[1] - nb[1], v[1]);
+        DW_SYNC();
+        at += (df_u64)total[0] + total[1];
+        dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
+        done = (df_u32)(at >> 5);
+    }
 #else
+    for (df_u32 base = 0; base < n; base += 32u) {
         DW_LANES(l)
         {
             df_u32 nb = 0, p = base + l;
@@ -557,12 +589,12 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
         df_u64 total = 0;
         for (df_u32 j = 0; j < 32u; j++)
             total += sh->nb[j];
-#endif
         DW_SYNC();
         at += total;
         dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
         done = (df_u32)(at >> 5);
     }
+#endif
     DW_LANES(l)
     {
         if (l == 0)
@@ -595,7 +627,7 @@ DW_FN df_u32 dw_reverse(df_u32 v, df_u32 l)
 DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 maxlen,
                             df_u8 *len)
 {
-    df_huff_scratch *s = &sh->nr.hs;
+    df_huff_scratch *s = &sh->nr.cw.hs;
     df_u32 m = 0; /* the symbols used, the same on every lane */
     DW_LANES(l)
     {

@@ -127,6 +127,14 @@ int gpu_device_query(int ordinal, gpu_device_info *info)
             CUDA_SUCCESS ||
         cu.DeviceTotalMem(&info->total_mem, dev) != CUDA_SUCCESS)
         return GPU_ERR_DRIVER;
+    /* told by every driver of CUDA 11 and later; where not, the users guess */
+    if (cu.DeviceGetAttribute(&info->smem_per_sm,
+                              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                              dev) != CUDA_SUCCESS ||
+        cu.DeviceGetAttribute(&info->smem_reserved,
+                              CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+                              dev) != CUDA_SUCCESS)
+        info->smem_per_sm = info->smem_reserved = 0;
     return 0;
 }
 

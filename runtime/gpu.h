@@ -35,6 +35,8 @@ typedef struct {
     int sm_count;
     size_t total_mem;
     int l2_bytes;
+    int smem_per_sm;     /* shared memory bytes per multiprocessor, 0: not told */
+    int smem_reserved;   /* of which the driver keeps per CTA */
 } gpu_device_info;
 
 /* Loads the driver and returns the number of devices, or a negative

@@ -8,7 +8,7 @@
 #include "ptx/deflate_warp.h"
 
 #define GZC_MODULE "deflate"
-#define GZC_CTAS_PER_SM 5    /* dfk_fast's CTAs resident per SM (41 KB of shared memory each) */
+#define GZC_CTAS_PER_SM 5    /* dfk_fast's CTAs per SM where the device does not tell its shared memory */
 #define GZC_GATHER_THREADS 256 /* DF_GATHER_THREADS of ptx/deflate.cu */
 
 /* Level 1 only, unless GPUBATCH_HOST_DEFLATE=1 keeps every level on the
@@ -19,6 +19,17 @@ int gzc_device_level(int level)
 {
     const char *host = getenv("GPUBATCH_HOST_DEFLATE");
     return level == 1 && !(host && !strcmp(host, "1"));
+}
+
+/* dfk_fast's CTAs resident per multiprocessor: as many of its shared
+ * workspaces (and the driver's reserve for each) as the multiprocessor's
+ * shared memory holds. */
+static size_t gzc_ctas_per_sm(const gpu_device_info *info)
+{
+    if (info->smem_per_sm <= 0)
+        return GZC_CTAS_PER_SM;
+    size_t n = (size_t)info->smem_per_sm / (sizeof(dw_shared) + (size_t)info->smem_reserved);
+    return n ? n : 1;
 }
 
 /* Whole blocks a chunk of max_bytes may hold, wherever it starts. */
@@ -44,7 +55,7 @@ int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host)
     z->max_blocks = gzc_max_blocks(max_bytes);
     z->host = host;
     size_t sms = (size_t)gpu_info(g)->sm_count;
-    size_t grid = GZC_CTAS_PER_SM * (sms ? sms : 1);
+    size_t grid = gzc_ctas_per_sm(gpu_info(g)) * (sms ? sms : 1);
     z->grid = (unsigned)(grid < z->max_blocks ? grid : z->max_blocks);
     size_t member_bytes = z->max_blocks * DF_MEMBER_BOUND(GZW_BLOCK_DATA);
     if ((rc = gpu_mem_alloc(g, &z->ws, z->grid * sizeof(dw_work), "deflate workspaces")) < 0 ||

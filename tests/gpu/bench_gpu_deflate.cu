@@ -79,7 +79,9 @@ static void dev_open(dev &d, size_t cap)
     unsigned nb = (unsigned)((cap + DF_BLOCK_MAX - 1) / DF_BLOCK_MAX) + 1;
     int sms;
     BENCH_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    d.grid = 5 * sms; // dfk_fast's resident CTAs, as runtime/gpu_deflate.c launches it
+    int per_sm;
+    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dfk_fast, 32, 0));
+    d.grid = per_sm * sms; // dfk_fast's resident CTAs, as runtime/gpu_deflate.c launches it
     BENCH_CHECK(cudaMalloc(&d.in, cap + 1));
     BENCH_CHECK(cudaMalloc(&d.bodies, (size_t)nb * DW_SLOT_PITCH));
     BENCH_CHECK(cudaMalloc(&d.members, (size_t)nb * DF_MEMBER_BOUND(DF_BLOCK_MAX)));
