@@ -52,7 +52,8 @@
 #endif
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
-#define DW_RING 128u /* staging words: a pair of rounds adds at most 96, plus the partial one and 2 */
+/* Staging words: a pair of rounds adds at most 96, plus the partial one and 2. */
+#define DW_RING 128u
 #define DW_BATCH 4u  /* candidate rounds whose loads a GPU issues together */
 #define DW_SYMS ((DF_LITLEN_SYMS + 31u) / 32u) /* symbols per lane when building codes */
 /* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
@@ -123,7 +124,8 @@ __device__ unsigned long long dw_prof[8];
  * is done with once the walk is, and the cover and start masks are read
  * until the symbols are written. */
 typedef char dw_masks_fit[4u * DW_WORDS * sizeof(df_u32) <= sizeof(((df_near *)0)->head) ? 1 : -1];
-typedef char dw_code_work_fits[DW_CAND == 0u && sizeof(df_code_work) <= DW_WORDS * sizeof(df_u32) ? 1 : -1];
+typedef char
+    dw_code_work_fits[DW_CAND == 0u && sizeof(df_code_work) <= DW_WORDS * sizeof(df_u32) ? 1 : -1];
 
 /* Bit mask k (DW_CAND, DW_COVER, DW_START, DW_CHAIN) in the hash heads' space. */
 DW_FN df_u32 *dw_mask(dw_shared *sh, df_u32 k)

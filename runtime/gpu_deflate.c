@@ -8,7 +8,8 @@
 #include "ptx/deflate_warp.h"
 
 #define GZC_MODULE "deflate"
-#define GZC_CTAS_PER_SM 5    /* dfk_fast's CTAs per SM where the device does not tell its shared memory */
+/* dfk_fast's CTAs per SM where the device does not tell its shared memory */
+#define GZC_CTAS_PER_SM 5
 #define GZC_GATHER_THREADS 256 /* DF_GATHER_THREADS of ptx/deflate.cu */
 
 /* Level 1 only, unless GPUBATCH_HOST_DEFLATE=1 keeps every level on the
