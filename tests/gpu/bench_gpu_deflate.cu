@@ -5,8 +5,9 @@
 // normal, each FILE given, e.g. quadratic roots) of odd total sizes (one
 // 1-byte block, one 65280-byte block, partial last blocks), every member the
 // device lays out (dfk_crc, dfk_fast or dfk_serial, dfk_gather) is compared
-// byte for byte with df_bgzf_member on the host: level 1 through dfk_fast,
-// levels 1..9 through dfk_serial.
+// byte for byte with df_bgzf_member on the host: level 1 through dfk_fast
+// (the input also 1..3 bytes off a word's alignment), levels 1..9 through
+// dfk_serial.
 // Rate: input bytes per second of dfk_fast alone and of the whole member
 // pipeline at level 1, dfk_serial at level 1 and 6, over MIB MiB of each
 // kind (default 512), beside the device-to-device copy (read + write) in the
@@ -66,7 +67,7 @@ static std::vector<unsigned char> make(const std::string &kind, size_t n)
 
 // The device's buffers for nbytes of input.
 struct dev {
-    unsigned char *in, *bodies, *members;
+    unsigned char *base, *in, *bodies, *members; // in: base + an offset of 0..3
     unsigned *sizes, *crcs;
     dw_work *ws;
     df_far *far_ws;
@@ -82,7 +83,8 @@ static void dev_open(dev &d, size_t cap)
     int per_sm;
     BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dfk_fast, 32, 0));
     d.grid = per_sm * sms; // dfk_fast's resident CTAs, as runtime/gpu_deflate.c launches it
-    BENCH_CHECK(cudaMalloc(&d.in, cap + 1));
+    BENCH_CHECK(cudaMalloc(&d.base, cap + 4));
+    d.in = d.base;
     BENCH_CHECK(cudaMalloc(&d.bodies, (size_t)nb * DW_SLOT_PITCH));
     BENCH_CHECK(cudaMalloc(&d.members, (size_t)nb * DF_MEMBER_BOUND(DF_BLOCK_MAX)));
     BENCH_CHECK(cudaMalloc(&d.sizes, nb * 4));
@@ -119,9 +121,12 @@ static std::vector<unsigned char> host_members(const std::vector<unsigned char> 
     return out;
 }
 
-// Whether the device gives the host's members for data at level.
-static bool same_members(dev &d, const std::vector<unsigned char> &data, int level, bool fast)
+// Whether the device gives the host's members for data at level, the data
+// misaligned by `shift` bytes in device memory.
+static bool same_members(dev &d, const std::vector<unsigned char> &data, int level, bool fast,
+                         unsigned shift = 0)
 {
+    d.in = d.base + shift;
     d.nbytes = data.size();
     d.nblocks = (unsigned)((data.size() + DF_BLOCK_MAX - 1) / DF_BLOCK_MAX);
     BENCH_CHECK(cudaMemcpy(d.in, data.data(), data.size(), cudaMemcpyHostToDevice));
@@ -136,6 +141,7 @@ static bool same_members(dev &d, const std::vector<unsigned char> &data, int lev
         total += s + DF_MEMBER_HEADER + DF_MEMBER_TRAILER;
     std::vector<unsigned char> got(total);
     BENCH_CHECK(cudaMemcpy(got.data(), d.members, total, cudaMemcpyDeviceToHost));
+    d.in = d.base;
     return got == host_members(data, level);
 }
 
@@ -235,6 +241,12 @@ int main(int argc, char **argv)
             printf("identity %-10s %8zu bytes level 1 dfk_fast: %s\n", k.first.c_str(), n,
                    ok ? "same" : "DIFFER");
             fails += !ok;
+            for (unsigned shift = 1; shift < 4 && n > 1; shift++) {
+                ok = same_members(d, part, 1, true, shift);
+                printf("identity %-10s %8zu bytes level 1 dfk_fast, %u bytes off alignment: %s\n",
+                       k.first.c_str(), n, shift, ok ? "same" : "DIFFER");
+                fails += !ok;
+            }
             for (int level = 1; serial && level <= 9 && n <= 200000; level++) {
                 ok = same_members(d, part, level, false);
                 printf("identity %-10s %8zu bytes level %d dfk_serial: %s\n", k.first.c_str(), n,
