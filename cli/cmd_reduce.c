@@ -259,7 +259,7 @@ static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
 
 /* Chunk size for one input: --chunk, or less when the data is known to be
  * smaller (always a whole number of tiles of any element type). */
-static size_t reduce_chunk_for(const reduce_opts *o, const backend *be, const frame_info *fi,
+static size_t reduce_chunk_for(const reduce_opts *o, backend *be, const frame_info *fi,
                                const io_reader *r)
 {
     uint64_t known = fi->data_bytes;

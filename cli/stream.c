@@ -7,23 +7,16 @@
 #include "msg.h"
 #include "progress.h"
 
-/* Whether chunks may go to a GPU: cuda, or auto, whose start is not
- * waited for (so the answer does not change during a run). */
-static int stream_gpu_side(const backend *be)
-{
-    return be->kind == BACKEND_CUDA || be->start != NULL;
-}
-
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
-int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_bytes)
+int stream_device_inflate(backend *be, const io_reader *r, size_t chunk_bytes)
 {
     const char *host = getenv("GPUBATCH_HOST_INFLATE");
-    return stream_gpu_side(be) && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
+    return backend_may_use_gpu(be) && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
            chunk_bytes < PL_GZ_MAX_CHUNK && !(host && !strcmp(host, "1"));
 }
 
 /* --chunk, or device inflate's default (see stream.h). */
-size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r)
+size_t stream_chunk(const cli_common *c, backend *be, const io_reader *r)
 {
     if (!c->chunk_given && stream_device_inflate(be, r, CLI_DEVICE_INFLATE_CHUNK))
         return CLI_DEVICE_INFLATE_CHUNK;
@@ -31,18 +24,20 @@ size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r)
 }
 
 /* Buffer bytes for chunk_bytes (see stream.h). */
-size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes)
+size_t stream_buffer_bytes(backend *be, size_t chunk_bytes)
 {
-    return stream_gpu_side(be) && chunk_bytes < PL_GZ_MAX_CHUNK
+    return backend_may_use_gpu(be) && chunk_bytes < PL_GZ_MAX_CHUNK
                ? pl_gz_buffer_bytes(chunk_bytes)
                : chunk_bytes;
 }
 
-/* Slots for nbufs buffers (see stream.h). */
+/* Slots for nbufs buffers (see stream.h): asked before the first file is
+ * open, it does not wait for backend_may_use_gpu()'s answer (more slots
+ * than buffers cost the CPU nothing). */
 int stream_slots(const backend *be, int nbufs)
 {
     int n = 2 * nbufs;
-    return stream_gpu_side(be) && n <= BACKEND_MAX_SLOTS ? n : nbufs;
+    return (be->kind == BACKEND_CUDA || be->start) && n <= BACKEND_MAX_SLOTS ? n : nbufs;
 }
 
 /* pl_open or pl_open_gz (see stream.h). */

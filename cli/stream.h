@@ -14,19 +14,19 @@
 #include "output.h"
 #include "runtime/backend.h"
 
-/* Whether chunks of input r go to the device compressed (pl_open_gz): on
- * the CUDA backend or auto (whose CPU side then decodes the chunks it
- * takes), for gzip from a regular file, unless the environment sets
- * GPUBATCH_HOST_INFLATE=1. */
-int stream_device_inflate(const backend *be, const io_reader *r, size_t chunk_bytes);
+/* Whether chunks of input r go to the device compressed (pl_open_gz): where
+ * a GPU may take chunks (backend_may_use_gpu: cuda, or auto, whose CPU side
+ * then decodes the chunks it takes), for gzip from a regular file, unless
+ * the environment sets GPUBATCH_HOST_INFLATE=1. */
+int stream_device_inflate(backend *be, const io_reader *r, size_t chunk_bytes);
 
 /* The chunk size for input r: --chunk, or without it the larger default of
  * device inflate where stream_device_inflate() applies. */
-size_t stream_chunk(const cli_common *c, const backend *be, const io_reader *r);
+size_t stream_chunk(const cli_common *c, backend *be, const io_reader *r);
 
 /* Bytes of each pipeline buffer for chunks of chunk_bytes on backend be
  * (room for compressed chunks where a GPU may take them). */
-size_t stream_buffer_bytes(const backend *be, size_t chunk_bytes);
+size_t stream_buffer_bytes(backend *be, size_t chunk_bytes);
 
 /* Chunks in flight for nbufs host buffers, where the engine gives a GPU
  * chunk's buffer back once it is copied (hy_ops.copied): twice as many

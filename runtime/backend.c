@@ -242,6 +242,16 @@ backend *backend_gpu(backend *be)
     return st && start_state(st) == START_READY ? &st->cuda : NULL;
 }
 
+/* Whether chunks may go to the devices, the first answer kept (see backend.h). */
+int backend_may_use_gpu(backend *be)
+{
+    if (!be->may_use_gpu) {
+        int yes = be->kind == BACKEND_CUDA || (be->start && start_state(be->start) != START_FAILED);
+        be->may_use_gpu = yes ? 1 : -1;
+    }
+    return be->may_use_gpu > 0;
+}
+
 /* auto: the flag its start sets once the devices are ready (see backend.h). */
 const atomic_int *backend_gpu_ready_flag(const backend *be)
 {
@@ -425,9 +435,10 @@ static void *host_touch_main(void *arg)
 }
 
 /* Buffer memory, 2 MiB-aligned with transparent huge pages where the
- * system allows; memory that will be pinned (cuda, auto) has its pages
- * faulted in on every core at once, since pinning faults them in on one
- * thread (tens of milliseconds for 64 MiB). Freed with free(). */
+ * system allows; memory that will be pinned (cuda, and auto unless its
+ * start has already failed) has its pages faulted in on every core at
+ * once, since pinning faults them in on one thread (tens of milliseconds
+ * for 64 MiB). Freed with free(). */
 static void *backend_host_pages(backend *be, size_t bytes)
 {
     void *p = NULL;
@@ -440,7 +451,8 @@ static void *backend_host_pages(backend *be, size_t bytes)
     if (n >= HOST_PAGES_ALIGN)
         madvise(p, n, MADV_HUGEPAGE); /* advice only: any failure leaves small pages */
 #endif
-    int pinned_later = be->kind == BACKEND_CUDA || be->start;
+    int pinned_later =
+        be->kind == BACKEND_CUDA || (be->start && start_state(be->start) != START_FAILED);
     size_t parts = pinned_later ? n / HOST_TOUCH_PART : 0, cpus = (size_t)be->threads;
     if (parts > cpus)
         parts = cpus;

@@ -46,6 +46,7 @@ typedef struct backend {
     int fallback_told;          /* backend_fallback() handed it out */
     int leaving;                /* backend_leave(): device resources are left to the exit */
     backend_start *start; /* auto: the devices' start beside the CPU; else NULL */
+    int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */
     char err[2048];
 } backend;
 
@@ -65,6 +66,12 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
  * devices once their start has finished (NULL before, and for good when it
  * failed: backend_fallback() then has the reason). Never waits. */
 struct backend *backend_gpu(struct backend *be);
+
+/* Whether a command's chunks may go to CUDA devices: with cuda, and with
+ * auto unless its start had already failed when first asked (no driver:
+ * the command is then sized as on the CPU backend). The first answer holds
+ * for the run, so that the choices made from it agree. */
+int backend_may_use_gpu(backend *be);
 
 /* auto: a flag that becomes non-zero when backend_gpu() would hand the
  * devices out (for work on the CPU that is worth giving up then); NULL
