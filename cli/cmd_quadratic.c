@@ -368,6 +368,7 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
     int failed = 0, rc;
     pl_chunk c;
     char msg[1024];
+    stream_clock done = {0, 0, 0};
     *bytes_in = 0;
     do {
         rc = quadratic_next(pl, nrings, &c, msg, sizeof msg);
@@ -395,12 +396,14 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
             }
             for (int k = 0; k < nrings; k++)
                 pl_release(pl[k], slot);
+            stream_clock_mark(&done);
         }
         if (rc < 0 && !failed) {
             msg_error("%s: %s", name, msg);
             failed = 1;
         }
     } while (rc > 0 && !failed);
+    stream_clock_report(&done, name);
     return failed;
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "io/sink.h"
+#include "msg.h"
 #include "runtime/backend.h"
 #include "runtime/cu.h"
 #include "runtime/detach.h"
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
         {"bench", cmd_bench},
         {"merge", cmd_merge},
     };
+    msg_start_clock();
     if (argc < 2) {
         fputs(main_usage, stderr);
         return 2;
@@ -64,6 +66,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) {
             int status = commands[i].run(argc - 1, argv + 1);
+            if (status == 0)
+                msg_info("done %.3f s after the process started", msg_elapsed());
             const char *detach = getenv("GPUBATCH_DETACH");
             if (!backend_start_left_running() && cu_driver_version() != 0 &&
                 getenv("CUDA_INJECTION64_PATH") == NULL && !(detach && !strcmp(detach, "0"))) {

@@ -18,4 +18,11 @@ void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "gpubatch: ..." at -v. */
 void msg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Marks the process's start for msg_elapsed(); main calls it first. */
+void msg_start_clock(void);
+
+/* Seconds since msg_start_clock() on the monotonic clock (the times that
+ * -v reports "after the process started"). */
+double msg_elapsed(void);
+
 #endif

@@ -277,9 +277,12 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         const gpu_device_info *di = gpu_info(be->gpus[i]);
         msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
     }
+    if (be->kind == BACKEND_CUDA)
+        msg_info("backend cuda: devices open %.3f s after the process started", msg_elapsed());
     if (be->start)
-        msg_info("backend auto: %d CPU threads now, the CUDA devices starting beside them",
-                 be->threads);
+        msg_info("backend auto: %d CPU threads now, the CUDA devices starting beside them "
+                 "(%.3f s after the process started)",
+                 be->threads, msg_elapsed());
     else if (no_start)
         msg_info("backend auto: %d CPU threads; about %.3f s of work for them, too little to "
                  "start the GPU",

@@ -52,8 +52,25 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
     return pl_open(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);
 }
 
+/* Notes a chunk done now (see stream.h). */
+void stream_clock_mark(stream_clock *t)
+{
+    t->last = msg_elapsed();
+    if (t->chunks++ == 0)
+        t->first = t->last;
+}
+
+/* -v: when the first and the last chunk were done (see stream.h). */
+void stream_clock_report(const stream_clock *t, const char *name)
+{
+    if (t->chunks)
+        msg_info("%s: first chunk done %.3f s, last %.3f s after the process started", name,
+                 t->first, t->last);
+}
+
 /* Collects the oldest chunk and writes its result (none after a failure). */
-static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, int *failed)
+static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, int *failed,
+                          stream_clock *done)
 {
     int slot = pl_oldest(pl);
     const void *out;
@@ -66,14 +83,17 @@ static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, i
         *failed = 1;
     }
     pl_release(pl, slot);
+    stream_clock_mark(done);
 }
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
- * or the input has ended; after an error, only lets every slot go idle. */
+ * or the input has ended; after an error, only lets every slot go idle.
+ * -v: when the first and the last chunk were done. */
 int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const char *name)
 {
     int failed = 0, rc;
     pl_chunk c;
+    stream_clock done = {0, 0, 0};
     *bytes_in = 0;
     do {
         rc = pl_next(pl, &c);
@@ -82,7 +102,7 @@ int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const c
             *bytes_in += c.bytes;
             /* the CPU's results go out while the devices' start ends (c is outstanding too) */
             while (pl_outstanding(pl) > 1 && hy_cpu_waits(h, c.bytes))
-                stream_retire(pl, h, o, name, &failed);
+                stream_retire(pl, h, o, name, &failed, &done);
             if (!failed && (hy_submit(h, &c) < 0 || hy_release_buffer(h, pl, c.slot) < 0)) {
                 msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
@@ -90,11 +110,12 @@ int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const c
         }
         /* chunks before a read error are collected first: their errors come first */
         while (pl_outstanding(pl) > 0 && (pl_full(pl) || rc <= 0 || failed))
-            stream_retire(pl, h, o, name, &failed);
+            stream_retire(pl, h, o, name, &failed, &done);
         if (rc < 0 && !failed) {
             msg_error("%s: %s", name, pl_error(pl));
             failed = 1;
         }
     } while (rc > 0 && !failed);
+    stream_clock_report(&done, name);
     return failed;
 }

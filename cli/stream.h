@@ -35,6 +35,19 @@ size_t stream_buffer_bytes(backend *be, size_t chunk_bytes);
  * at once); nbufs elsewhere. */
 int stream_slots(const backend *be, int nbufs);
 
+/* -v's record of when a run's chunks were done (written to the output or
+ * folded into the results), in seconds after the process started. */
+typedef struct {
+    unsigned long long chunks;
+    double first, last;
+} stream_clock;
+
+/* Notes a chunk done now. */
+void stream_clock_mark(stream_clock *t);
+
+/* -v: "NAME: first chunk done ..., last ... after the process started". */
+void stream_clock_report(const stream_clock *t, const char *name);
+
 /* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open does,
  * or as pl_open_gz does when stream_device_inflate(be, r, chunk_bytes) says
  * so (and then asks auto's GPU start for the inflate module). */

@@ -93,4 +93,31 @@ check_eq "-q on a tty: status" 0 "$st"
 check_eq "-q on a tty" "" "$(cat "$T/err")"
 GPUBATCH_PROGRESS_DELAY=1000 ptyrun "$T/out" "$T/err" "$GB" reduce --backend cpu "$T/a.npy" >/dev/null
 check_eq "work shorter than the delay" "" "$(cat "$T/err")"
+
+# -v's timeline: when the devices opened, the first and the last chunk were
+# done and the command ended, in seconds after the process started.
+timeline() {
+    sed -n -e 's/.*devices open \([0-9.]*\) s after the process started$/\1/p' \
+        -e 's/.*first chunk done \([0-9.]*\) s, last \([0-9.]*\) s after the process started$/\1 \2/p' \
+        -e 's/^gpubatch: done \([0-9.]*\) s after the process started$/\1/p' "$1" | tr '\n' ' '
+}
+# in_order TIMES N: "ordered" when TIMES holds N numbers, none below the one before.
+in_order() {
+    echo "$1" | awk -v n="$2" '{ for (i = 2; i <= NF; i++) if ($i + 0 < $(i - 1) + 0) bad = 1
+        print (NF == n && !bad) ? "ordered" : "not in order: " $0 }'
+}
+"$GB" gen --shape 300000 --seed 1 -o "$T/tl.npy.gz" -f
+"$GB" reduce -v --backend cpu --chunk 256k --op sum "$T/tl.npy.gz" >/dev/null 2>"$T/err"
+check_eq "-v timeline: reduce, cpu" ordered "$(in_order "$(timeline "$T/err")" 3)"
+"$GB" gen --quadratic 200000 --seed 1 -o "$T/tlq.npy.gz" -f
+"$GB" quadratic -v --backend cpu --chunk 256k "$T/tlq.npy.gz" -o "$T/tlr.npy.gz" -f 2>"$T/err"
+check_eq "-v timeline: quadratic, cpu" ordered "$(in_order "$(timeline "$T/err")" 3)"
+FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
+if [ -f "$FAKE" ]; then
+    GPUBATCH_LIBCUDA="$FAKE" "$GB" reduce -v --backend cuda --chunk 256k --op sum "$T/tl.npy.gz" \
+        >/dev/null 2>"$T/err"
+    check_eq "-v timeline: reduce, cuda" ordered "$(in_order "$(timeline "$T/err")" 4)"
+fi
+"$GB" reduce -v --backend cpu --op sum "$T/missing.npy" >/dev/null 2>"$T/err"
+check_eq "-v timeline: no end after an error" "" "$(grep -c 'gpubatch: done' "$T/err" | grep -v '^0$')"
 summary
