@@ -435,10 +435,9 @@ static void *host_touch_main(void *arg)
 }
 
 /* Buffer memory, 2 MiB-aligned with transparent huge pages where the
- * system allows; memory that will be pinned (cuda, and auto unless its
- * start has already failed) has its pages faulted in on every core at
- * once, since pinning faults them in on one thread (tens of milliseconds
- * for 64 MiB). Freed with free(). */
+ * system allows; memory that may be pinned (backend_may_use_gpu) has its
+ * pages faulted in on every core at once, since pinning faults them in on
+ * one thread (tens of milliseconds for 64 MiB). Freed with free(). */
 static void *backend_host_pages(backend *be, size_t bytes)
 {
     void *p = NULL;
@@ -451,9 +450,8 @@ static void *backend_host_pages(backend *be, size_t bytes)
     if (n >= HOST_PAGES_ALIGN)
         madvise(p, n, MADV_HUGEPAGE); /* advice only: any failure leaves small pages */
 #endif
-    int pinned_later =
-        be->kind == BACKEND_CUDA || (be->start && start_state(be->start) != START_FAILED);
-    size_t parts = pinned_later ? n / HOST_TOUCH_PART : 0, cpus = (size_t)be->threads;
+    size_t parts = backend_may_use_gpu(be) ? n / HOST_TOUCH_PART : 0;
+    size_t cpus = (size_t)be->threads;
     if (parts > cpus)
         parts = cpus;
     if (parts > PAR_MAX)
