@@ -242,13 +242,17 @@ backend *backend_gpu(backend *be)
     return st && start_state(st) == START_READY ? &st->cuda : NULL;
 }
 
+/* Whether be has devices, or a start that has not failed (yet). */
+static int backend_gpu_possible(backend *be)
+{
+    return be->kind == BACKEND_CUDA || (be->start && start_state(be->start) != START_FAILED);
+}
+
 /* Whether chunks may go to the devices, the first answer kept (see backend.h). */
 int backend_may_use_gpu(backend *be)
 {
-    if (!be->may_use_gpu) {
-        int yes = be->kind == BACKEND_CUDA || (be->start && start_state(be->start) != START_FAILED);
-        be->may_use_gpu = yes ? 1 : -1;
-    }
+    if (!be->may_use_gpu)
+        be->may_use_gpu = backend_gpu_possible(be) ? 1 : -1;
     return be->may_use_gpu > 0;
 }
 
@@ -435,9 +439,10 @@ static void *host_touch_main(void *arg)
 }
 
 /* Buffer memory, 2 MiB-aligned with transparent huge pages where the
- * system allows; memory that may be pinned (backend_may_use_gpu) has its
- * pages faulted in on every core at once, since pinning faults them in on
- * one thread (tens of milliseconds for 64 MiB). Freed with free(). */
+ * system allows; memory that may be pinned (cuda, and auto unless its start
+ * has failed; not the CPU engine's own buffers in auto) has its pages
+ * faulted in on every core at once, since pinning faults them in on one
+ * thread (tens of milliseconds for 64 MiB). Freed with free(). */
 static void *backend_host_pages(backend *be, size_t bytes)
 {
     void *p = NULL;
@@ -450,7 +455,7 @@ static void *backend_host_pages(backend *be, size_t bytes)
     if (n >= HOST_PAGES_ALIGN)
         madvise(p, n, MADV_HUGEPAGE); /* advice only: any failure leaves small pages */
 #endif
-    size_t parts = backend_may_use_gpu(be) ? n / HOST_TOUCH_PART : 0;
+    size_t parts = backend_gpu_possible(be) ? n / HOST_TOUCH_PART : 0;
     size_t cpus = (size_t)be->threads;
     if (parts > cpus)
         parts = cpus;
