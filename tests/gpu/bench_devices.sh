@@ -2,9 +2,10 @@
 # bench_devices.sh [OUTDIR] - how `reduce` and `quadratic` scale over 1, 2, 4
 # ... GPUs of one machine (--device 0, 0,1, ...): whole-process seconds and
 # GB/s of data for an uncompressed .npy in the page cache and for blocked
-# gzip (BGZF), each beside the one-device run, and the results checked equal
-# across device counts. ELEMS sets the float32 element count (default 2^30,
-# 4 GiB); QROWS the quadratic rows (default 2^27).
+# gzip (BGZF), each beside the one-device run, the results checked equal
+# across device counts, and -v's timeline of a BGZF run on each count.
+# ELEMS sets the float32 element count (default 2^30, 4 GiB); QROWS the
+# quadratic rows (default 2^27).
 set -u
 out=${1:-devices-results}
 mkdir -p "$out"
@@ -52,6 +53,9 @@ while [ $n -le "$ndev" ]; do
         speedup=$(awk -v a="$base" -v t="$t" 'BEGIN { printf "%.2f", a / t }')
         printf '%-8s %-18s %8s %8s %11sx  %s\n' "$n" "$label" "$t" "$rate" "$speedup" "$same"
     done
+    # where the BGZF run's time goes (-v's timeline) on this many devices
+    $GB reduce -v --backend cuda --device $list --op sum,max "$work/dev.npy.gz" 2>&1 >/dev/null |
+        grep "process started" | sed "s/^/  $n device(s): /"
     case $n in 1) n=2 ;; 2) n=4 ;; *) n=$((n * 2)) ;; esac
     list=$(seq -s, 0 $((n - 1)))
 done
