@@ -206,7 +206,7 @@ asan:
 	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test; \
 	  st=$$?; rm -f gpubatch; exit $$st
 
-## san: run the test suite under AddressSanitizer and UndefinedBehaviorSanitizer in one build (what CI runs), with shorter lists in the longest command-line tests
+## san: run the test suite under AddressSanitizer and UndefinedBehaviorSanitizer in one build (what CI runs), with shorter lists in the longest command-line tests and the PTX images not made again
 san:
 	$(Q)rm -f gpubatch; GPUBATCH_TEST_QUICK=1 $(MAKE) --no-print-directory BUILD=build/san \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test; \
