@@ -2,7 +2,7 @@
 // DF_BLOCK_MAX bytes of a device buffer (the last one may be shorter), each
 // becoming the BGZF member that the host's writer makes of the same bytes.
 //
-// dfk_fast: level 1, one warp per block (ptx/deflate_warp.h), each CTA
+// dfk_fast: level 1, DW_WARPS warps per block (ptx/deflate_warp.h), each CTA
 //   taking blocks blockIdx.x, + gridDim.x, ... with its own dw_work in ws;
 //   the deflate data of block b goes to bodies + b * DW_SLOT_PITCH and its
 //   length to sizes[b].
@@ -27,7 +27,7 @@ __device__ __forceinline__ unsigned df_block_len(unsigned long long nbytes, unsi
     return left < DF_BLOCK_MAX ? (unsigned)left : DF_BLOCK_MAX;
 }
 
-extern "C" __global__ void __launch_bounds__(32)
+extern "C" __global__ void __launch_bounds__(DW_T)
 dfk_fast(const unsigned char *__restrict__ in, unsigned long long nbytes, unsigned nblocks,
          unsigned char *__restrict__ bodies, unsigned *__restrict__ sizes, dw_work *ws)
 {
@@ -39,7 +39,7 @@ dfk_fast(const unsigned char *__restrict__ in, unsigned long long nbytes, unsign
                                         bodies + (unsigned long long)b * DW_SLOT_PITCH);
         if (threadIdx.x == 0)
             sizes[b] = len;
-        __syncwarp();
+        __syncthreads();
     }
 }
 

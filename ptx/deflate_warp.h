@@ -1,50 +1,59 @@
 /* deflate_warp.h - level 1 of the deflate encoder (ptx/deflate_math.h) for
- * one warp of 32 lanes per block, giving df_compress's bytes exactly.
+ * DW_WARPS warps (DW_T lanes) per block, giving df_compress's bytes exactly.
  *
  * Level 1's match candidate at each position depends on the input alone
- * (deflate_math.h), so the lanes find every candidate in parallel, one
- * round of 32 positions at a time against the shared hash heads, and count
- * every byte. Each candidate's full match length follows from its
- * neighbour's (one more byte than a candidate at the next position with the
- * same distance), so the lanes find them all from the last position down.
- * The greedy parse is then cut into 32 segments of whole mask words, one
- * per lane: each lane walks its segment from its first position, then
- * again from where the parse of the segment before it actually enters
- * until the two walks meet, round after round until no entry moves (the
- * walks of typical data meet within a few matches). The match starts are
- * kept in a bit mask in shared memory where the hash heads were; the bytes
- * inside matches are uncounted; the lanes build the codes, lane 0 the
- * tree and the block header, with deflate_math.h's own functions; and the
- * lanes write the symbols in parallel: each lane's bit offset is a prefix
- * sum over its round (two rounds at a time on a GPU), and its bits are
- * ORed into a ring of staging words in shared memory that is stored once
- * each word is full. Once the walk is done, the code scratch takes the
- * candidate mask's place, which leaves a warp 36 KB of shared memory: six
- * warps share a multiprocessor of 228 KB.
+ * (deflate_math.h), so the lanes find every candidate in parallel, in
+ * rounds of 32 positions per warp against the shared hash heads (which the
+ * warps read and update in position order), and count every byte. Each
+ * candidate's full match length follows from its neighbour's (one more
+ * byte than a candidate at the next position with the same distance), so
+ * the lanes find them all from the last position down. The greedy parse is
+ * then cut into DW_T segments of whole mask words, one per lane: each lane
+ * walks its segment from its first position, then again from where the
+ * parse of the segment before it actually enters until the two walks meet,
+ * round after round until no entry moves (the walks of typical data meet
+ * within a few matches). The match starts are kept in a bit mask in shared
+ * memory where the hash heads were; the bytes inside matches are
+ * uncounted; the lanes build the codes, lane 0 the tree and the block
+ * header, with deflate_math.h's own functions; and the lanes write the
+ * symbols in parallel: each lane's bit offset is a prefix sum over its
+ * round (on a GPU two rounds per warp at a time, then over the warps), and
+ * its bits are ORed into a ring of staging words in shared memory that is
+ * stored once each word is full. Once the walk is done, the code scratch
+ * and then the ring take the candidate mask's place, which leaves a block
+ * about 37 KB of shared memory.
  *
- * The code is written as phases between warp barriers. Inside DW_LANES(l)
+ * The code is written as phases between CTA barriers. Inside DW_LANES(l)
  * one lane's share of a phase runs: on a GPU every lane runs it once with
- * l = its lane index; compiled as C the 32 lanes run one after another, so
- * the host's tests run the same code that the kernel does. A phase's lanes
- * only share state through memory, and what they write in one phase is
- * read only after its barrier, so the two orders give the same result.
+ * l = its thread index; compiled as C the DW_T lanes run one after another,
+ * so the host's tests run the same code that the kernel does. A phase's
+ * lanes only share state through memory, and what they write in one phase
+ * is read only after its barrier, so the two orders give the same result.
  * Code outside DW_LANES runs on every lane (GPU) or once (C) and reads only
- * values that are the same for every lane. */
+ * values that are the same for every lane. The candidate rounds and the
+ * symbols have a GPU form (warp votes and shuffles) and a C form (rounds of
+ * 32 lanes one after another) of the same result. */
 #ifndef GPUBATCH_PTX_DEFLATE_WARP_H
 #define GPUBATCH_PTX_DEFLATE_WARP_H
 
 #include "deflate_math.h"
 
+/* Warps that share one block (DW_T lanes in all). */
+#ifndef DW_WARPS
+#define DW_WARPS 4u
+#endif
+#define DW_T (32u * DW_WARPS)
+
 #ifdef __CUDACC__
 #define DW_FN __device__ __forceinline__
-#define DW_LANES(l) for (df_u32 l = threadIdx.x & 31u, dw_once_ = 0; dw_once_ < 1; dw_once_++)
-#define DW_SYNC() __syncwarp()
+#define DW_LANES(l) for (df_u32 l = threadIdx.x, dw_once_ = 0; dw_once_ < 1; dw_once_++)
+#define DW_SYNC() __syncthreads()
 #define DW_ADD(p, v) atomicAdd((p), (v))
 #define DW_OR(p, v) atomicOr((p), (v))
 #define DW_UNROLL _Pragma("unroll")
 #else
 #define DW_FN static inline
-#define DW_LANES(l) for (df_u32 l = 0; l < 32; l++)
+#define DW_LANES(l) for (df_u32 l = 0; l < DW_T; l++)
 #define DW_SYNC() ((void)0)
 #define DW_ADD(p, v) (*(p) += (v))
 #define DW_OR(p, v) (*(p) |= (v))
@@ -52,16 +61,21 @@
 #endif
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
-/* Staging words: a pair of rounds adds at most 96, plus the partial one and 2. */
-#define DW_RING 128u
-#define DW_BATCH 4u  /* candidate rounds whose loads a GPU issues together */
-#define DW_SYMS ((DF_LITLEN_SYMS + 31u) / 32u) /* symbols per lane when building codes */
+/* CTAs per multiprocessor on a GPU: the shared memory they leave is the L1
+ * cache that the candidates' scattered loads hit (4 of them with 164 KB of
+ * shared memory on an H100 beat 6 with 228 KB; see BENCHMARKS.md). */
+#define DW_CTAS_PER_SM 4u
+/* Staging words: a pair of rounds per warp adds at most 96 per warp, plus
+ * the partial one and 2 (a power of two). */
+#define DW_RING (128u * DW_WARPS)
+#define DW_BATCH 4u  /* candidate rounds whose loads a warp issues together */
+#define DW_SYMS ((DF_LITLEN_SYMS + DW_T - 1u) / DW_T) /* symbols per lane when building codes */
 /* Bytes an output slot needs: DF_OUT_BOUND rounded up to whole words. */
 #define DW_OUT_SLOT(n) ((DF_OUT_BOUND(n) + 3u) & ~3u)
 /* Distance between the output slots of consecutive blocks on a GPU. */
 #define DW_SLOT_PITCH ((DW_OUT_SLOT(DF_BLOCK_MAX) + 15u) & ~15u)
 
-/* A warp's global-memory workspace. */
+/* A block's global-memory workspace. */
 typedef struct {
     df_u16 dist[DF_BLOCK_MAX]; /* candidate distance at each position, 0: none */
     df_u8 len[DF_BLOCK_MAX];   /* at a candidate: the bytes known equal (4..8, exact
@@ -71,28 +85,31 @@ typedef struct {
                                 * word has a candidate of the same distance */
 } dw_work;
 
-/* A warp's shared-memory workspace. Once the candidates are found, the hash
- * heads' space holds four bit masks of DW_WORDS words (dw_mask): the
+/* A block's shared-memory workspace. Once the candidates are found, the
+ * hash heads' space holds four bit masks of DW_WORDS words (dw_mask): the
  * candidates, the positions inside matches (starts included), the match
  * starts and the chained candidates (dw_work's chain); once the walk is
- * done, the candidates' words hold the code scratch (df_near's cw). */
+ * done, the candidates' words hold the code scratch (df_near's cw), and
+ * once the header is written, the staging ring of the symbols. */
 typedef struct {
     df_near nr;
     df_plan plan;
-    df_u32 ring[DW_RING];
-    df_u64 val[32]; /* a round's symbol bits, per lane; in the codes, bit counts */
-    df_u32 nb[32];  /* their counts; in the candidate rounds, 1 for a candidate; in
-                     * the codes, the symbols of each code length */
-    df_u32 hs[32];  /* a round's hashes; in the codes, the first code of each length */
-    df_u32 seg_in[32];   /* the walk's entry into each lane's segment */
-    df_u32 seg_out[32];  /* and its exit: the first position after the segment */
-    df_u32 seg_next[32]; /* an entry that moved, DW_NONE: none */
+    df_u64 val[32]; /* a round's symbol bits, per lane (C only) */
+    df_u32 nb[32];  /* their counts; in the candidate rounds (C only), 1 for a
+                     * candidate; in the codes, the symbols of each code length */
+    df_u32 hs[32];  /* a round's hashes (C only); in the codes, the first code of
+                     * each length */
+    df_u32 seg_in[DW_T];   /* the walk's entry into each lane's segment */
+    df_u32 seg_out[DW_T];  /* and its exit: the first position after the segment */
+    df_u32 seg_next[DW_T]; /* an entry that moved, DW_NONE: none */
+    df_u32 warp_bits[DW_WARPS]; /* a step's symbol bits of each warp (GPU) */
+    df_u64 dyn_bits, fixed_bits; /* the data's bits in a dynamic and a fixed block */
     df_u32 hdr_pos; /* header bytes stored (a multiple of 4) */
     df_u32 hdr_cnt; /* header bits not yet stored */
     df_u32 hdr_buf; /* those bits */
 } dw_shared;
 
-/* With DW_PROFILE (benchmarks only), lane 0 of each warp adds the clock
+/* With DW_PROFILE (benchmarks only), lane 0 of each block adds the clock
  * cycles of each phase of dw_compress_fast to dw_prof: clearing, candidates,
  * masks and match lengths, walk, uncounting, codes and header, symbols. */
 #if defined(__CUDACC__) && defined(DW_PROFILE)
@@ -102,7 +119,7 @@ __device__ unsigned long long dw_prof[8];
 #define DW_PROF_START long long dw_t0_ = clock64()
 #define DW_MARK(k)                                                                \
     do {                                                                          \
-        if ((threadIdx.x & 31u) == 0) {                                           \
+        if (threadIdx.x == 0) {                                                   \
             long long t_ = clock64();                                             \
             atomicAdd(&dw_prof[k], (unsigned long long)(t_ - dw_t0_));            \
             dw_t0_ = t_;                                                          \
@@ -126,6 +143,22 @@ __device__ unsigned long long dw_prof[8];
 typedef char dw_masks_fit[4u * DW_WORDS * sizeof(df_u32) <= sizeof(((df_near *)0)->head) ? 1 : -1];
 typedef char
     dw_code_work_fits[DW_CAND == 0u && sizeof(df_code_work) <= DW_WORDS * sizeof(df_u32) ? 1 : -1];
+typedef char dw_ring_fits[DW_RING >= 96u * DW_WARPS + 3u && (DW_RING & (DW_RING - 1u)) == 0 &&
+                                  DW_RING <= DW_WORDS
+                              ? 1
+                              : -1];
+
+/* The shared memory carve-out (percent of smem_per_sm, a multiprocessor's
+ * most) that holds DW_CTAS_PER_SM workspaces with the driver's reserve of
+ * each, the rest staying L1 cache (host code; the driver rounds it up to a
+ * size the GPU has). */
+static inline unsigned dw_carveout(int smem_per_sm, int reserved)
+{
+    unsigned long need = DW_CTAS_PER_SM * (unsigned long)(sizeof(dw_shared) + (unsigned)reserved);
+    unsigned long most = smem_per_sm > 0 ? (unsigned long)smem_per_sm : need;
+    unsigned long pct = (100u * need + most - 1u) / most;
+    return pct < 100u ? (unsigned)pct : 100u;
+}
 
 /* Bit mask k (DW_CAND, DW_COVER, DW_START, DW_CHAIN) in the hash heads' space. */
 DW_FN df_u32 *dw_mask(dw_shared *sh, df_u32 k)
@@ -158,14 +191,19 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
     df_u16 *head = sh->nr.head;
     df_u32 last = n - 4u, rounds = (last + 32u) / 32u;
 #ifdef __CUDA_ARCH__
-    /* The same rounds with warp votes in place of the scans of hs, DW_BATCH
-     * at a time: the hash heads of each round in turn (shared memory only),
-     * then the candidates' bytes of all of them loaded at once. A match's
-     * bytes 4..7 are compared here too: wk->len[p] gets the bytes known
-     * equal (exact when under 8), which spares the walk a load of its own. */
-    df_u32 l = threadIdx.x & 31u;
-    for (df_u32 r0 = 0; r0 < rounds; r0 += DW_BATCH) {
+    /* The same rounds with warp votes in place of the scans of hs: each
+     * warp takes DW_BATCH rounds of each step of DW_WARPS * DW_BATCH. Only
+     * the hash heads go in order: the warps read and update them for their
+     * rounds one after another, between CTA barriers; their loads, hashes
+     * and votes overlap. The candidates' bytes of a warp's rounds are
+     * loaded at once. A match's bytes 4..7 are compared here too:
+     * wk->len[p] gets the bytes known equal (exact when under 8), which
+     * spares the walk a load of its own. */
+    df_u32 l = threadIdx.x & 31u, wp = threadIdx.x >> 5, step = DW_WARPS * DW_BATCH;
+    for (df_u32 s0 = 0; s0 < rounds; s0 += step) {
+        df_u32 r0 = s0 + wp * DW_BATCH;
         df_u32 x[DW_BATCH], cand[DW_BATCH], y[DW_BATCH], d[DW_BATCH], a[DW_BATCH], b[DW_BATCH];
+        df_u32 h[DW_BATCH], same[DW_BATCH];
 #pragma unroll
         for (df_u32 k = 0; k < DW_BATCH; k++) {
             df_u32 p = 32u * (r0 + k) + l;
@@ -173,20 +211,33 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
         }
 #pragma unroll
         for (df_u32 k = 0; k < DW_BATCH; k++) {
-            df_u32 base = 32u * (r0 + k), p = base + l, h = 0xffffffffu;
+            df_u32 p = 32u * (r0 + k) + l;
+            h[k] = 0xffffffffu;
             if (p <= last) {
-                h = df_hash(x[k]);
+                h[k] = df_hash(x[k]);
                 atomicAdd(&sh->nr.lit_freq[x[k] & 255u], 1u);
             }
-            df_u32 same = __match_any_sync(0xffffffffu, h);
-            df_u32 before = same & ((1u << l) - 1u), after = same & ~((2u << l) - 1u);
-            cand[k] = 0;
-            if (p <= last)
-                cand[k] = before ? base + (31u - (df_u32)__clz((int)before)) + 1u : head[h];
-            __syncwarp();
-            if (p <= last && !after)
-                head[h] = (df_u16)(p + 1u);
-            __syncwarp();
+            same[k] = __match_any_sync(0xffffffffu, h[k]);
+        }
+        for (df_u32 w = 0; w < DW_WARPS; w++) {
+            if (w == wp) {
+#pragma unroll
+                for (df_u32 k = 0; k < DW_BATCH; k++) {
+                    df_u32 base = 32u * (r0 + k), p = base + l;
+                    df_u32 before = same[k] & ((1u << l) - 1u);
+                    df_u32 after = same[k] & ~((2u << l) - 1u);
+                    cand[k] = 0;
+                    if (p <= last)
+                        cand[k] = before ? base + (31u - (df_u32)__clz((int)before)) + 1u
+                                         : head[h[k]];
+                    __syncwarp();
+                    if (p <= last && !after)
+                        head[h[k]] = (df_u16)(p + 1u);
+                    __syncwarp();
+                }
+            }
+            if (DW_WARPS > 1u)
+                __syncthreads();
         }
 #pragma unroll
         for (df_u32 k = 0; k < DW_BATCH; k++) {
@@ -224,18 +275,16 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
         }
     }
 #else
+    /* One round after another, its lanes one after another. */
     for (df_u32 r = 0; r < rounds; r++) {
-        df_u32 base = 32u * r;
-        DW_LANES(l)
-        {
+        df_u32 base = 32u * r, word = 0, chained = 0;
+        for (df_u32 l = 0; l < 32u; l++) {
             df_u32 p = base + l;
             sh->hs[l] = p <= last ? df_hash(df_load32(in + p)) : 0xffffffffu;
             if (p <= last)
-                DW_ADD(&sh->nr.lit_freq[in[p]], 1u);
+                sh->nr.lit_freq[in[p]]++;
         }
-        DW_SYNC();
-        DW_LANES(l)
-        {
+        for (df_u32 l = 0; l < 32u; l++) {
             df_u32 p = base + l, d = 0;
             if (p <= last) {
                 df_u32 h = sh->hs[l], cand = 0;
@@ -258,9 +307,7 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
             }
             sh->nb[l] = d != 0;
         }
-        DW_SYNC();
-        DW_LANES(l)
-        {
+        for (df_u32 l = 0; l < 32u; l++) {
             df_u32 p = base + l;
             if (p <= last) {
                 df_u32 h = sh->hs[l], later = 0;
@@ -269,20 +316,13 @@ DW_FN void dw_candidates(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u32 n)
                 if (!later)
                     head[h] = (df_u16)(p + 1u);
             }
-            if (l == 0) {
-                df_u32 word = 0, chained = 0;
-                for (df_u32 j = 0; j < 32u; j++) {
-                    df_u32 q = base + j;
-                    word |= sh->nb[j] << j;
-                    if (j < 31u && sh->nb[j] && sh->nb[j + 1u] && wk->len[q] == 8u &&
-                        wk->dist[q + 1u] == wk->dist[q])
-                        chained |= 1u << j;
-                }
-                wk->cand[r] = word;
-                wk->chain[r] = chained;
-            }
+            word |= sh->nb[l] << l;
+            if (l < 31u && sh->nb[l] && sh->nb[l + 1u] && wk->len[p] == 8u &&
+                wk->dist[p + 1u] == wk->dist[p])
+                chained |= 1u << l;
         }
-        DW_SYNC();
+        wk->cand[r] = word;
+        wk->chain[r] = chained;
     }
 #endif
 }
@@ -311,7 +351,7 @@ DW_FN void dw_or_bits(df_u32 *mask, df_u32 from, df_u32 to)
  * whole words of the candidate mask, nwords of them in all. */
 DW_FN df_u32 dw_seg_start(df_u32 nwords, df_u32 l)
 {
-    return 32u * (nwords * l / 32u);
+    return 32u * (nwords * l / DW_T);
 }
 
 /* Turns each candidate's known length (wk->len) into its match length - 3,
@@ -387,9 +427,9 @@ DW_FN df_u32 dw_walk_segment(df_u32 *start, const df_u32 *cand, const dw_work *w
 DW_FN int dw_any_moved(const dw_shared *sh)
 {
 #ifdef __CUDA_ARCH__
-    return __any_sync(0xffffffffu, sh->seg_next[threadIdx.x & 31u] != DW_NONE);
+    return __syncthreads_or(sh->seg_next[threadIdx.x] != DW_NONE);
 #else
-    for (df_u32 j = 0; j < 32u; j++)
+    for (df_u32 j = 0; j < DW_T; j++)
         if (sh->seg_next[j] != DW_NONE)
             return 1;
     return 0;
@@ -493,7 +533,7 @@ DW_FN void dw_ring_store(df_u32 *ring, df_u8 *out, df_u32 from, df_u32 to)
 {
     DW_LANES(l)
     {
-        for (df_u32 w = from + l; w < to; w += 32u) {
+        for (df_u32 w = from + l; w < to; w += DW_T) {
             df_u32 x = ring[w % DW_RING];
 #ifdef __CUDA_ARCH__
             *(df_u32 *)(void *)(out + 4u * w) = x; /* out is word-aligned, the GPU little-endian */
@@ -507,45 +547,50 @@ DW_FN void dw_ring_store(df_u32 *ring, df_u8 *out, df_u32 from, df_u32 to)
 }
 
 /* Writes the symbols of the planned block after its header, the lanes in
- * parallel; returns the block's length in bytes. */
+ * parallel, through the staging ring in the candidate mask's words (the
+ * code scratch is done with once the header is); returns the block's
+ * length in bytes. */
 DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 n, df_u8 *out)
 {
     const df_near *nr = &sh->nr;
-    df_u32 w0 = sh->hdr_pos / 4u, done = w0;
+    df_u32 *ring = dw_mask(sh, DW_CAND), w0 = sh->hdr_pos / 4u, done = w0;
     df_u64 at = 32u * (df_u64)w0 + sh->hdr_cnt; /* absolute bit offset */
     DW_LANES(l)
     {
-        for (df_u32 i = l; i < DW_RING; i += 32u)
-            sh->ring[i] = i == w0 % DW_RING ? sh->hdr_buf : 0u;
+        for (df_u32 i = l; i < DW_RING; i += DW_T)
+            ring[i] = i == w0 % DW_RING ? sh->hdr_buf : 0u;
     }
     DW_SYNC();
 #ifdef __CUDA_ARCH__
-    /* Two rounds at a time, their offsets by two interleaved shuffle scans
-     * (rather than from sh->nb); the next pair's bytes, match lengths and
-     * distances loaded a pair ahead. One pair adds at most 96 ring words. */
+    /* Steps of 64 positions per warp, two rounds each: a warp's offsets by
+     * two interleaved shuffle scans (rather than from sh->nb), the warps'
+     * totals through sh->warp_bits; the next step's bytes, match lengths
+     * and distances loaded a step ahead. A step adds at most 96 ring words
+     * per warp. */
     const df_u32 *start = dw_mask(sh, DW_START);
-    df_u32 lane = threadIdx.x & 31u, c[2], s[2], len3[2] = {0, 0}, dist[2] = {0, 0};
+    df_u32 lane = threadIdx.x & 31u, wp = threadIdx.x >> 5, span = 64u * DW_WARPS;
+    df_u32 c[2], s[2], len3[2] = {0, 0}, dist[2] = {0, 0};
     DW_UNROLL
     for (df_u32 k = 0; k < 2u; k++) {
-        df_u32 p = 32u * k + lane;
+        df_u32 p = 64u * wp + 32u * k + lane;
         c[k] = p < n ? in[p] : 0u;
-        s[k] = p < n ? start[k] >> lane & 1u : 0u;
+        s[k] = p < n ? start[p >> 5] >> lane & 1u : 0u;
         if (s[k])
             len3[k] = wk->len[p], dist[k] = wk->dist[p];
     }
-    for (df_u32 base = 0; base < n; base += 64u) {
+    for (df_u32 base = 0; base < n; base += span) {
         df_u64 v[2];
-        df_u32 nb[2], incl[2], total[2];
+        df_u32 nb[2], incl[2], total[2], mine = base + 64u * wp;
         DW_UNROLL
         for (df_u32 k = 0; k < 2u; k++) {
-            df_u32 p = base + 32u * k + lane;
+            df_u32 p = mine + 32u * k + lane;
             nb[k] = 0;
             v[k] = p < n ? dw_symbol(sh, c[k], p, s[k], len3[k], dist[k], &nb[k]) : 0;
             incl[k] = nb[k];
         }
         DW_UNROLL
         for (df_u32 k = 0; k < 2u; k++) {
-            df_u32 p = base + 64u + 32u * k + lane;
+            df_u32 p = mine + span + 32u * k + lane;
             c[k] = p < n ? in[p] : 0u;
             s[k] = p < n ? start[p >> 5] >> lane & 1u : 0u;
             if (s[k])
@@ -559,19 +604,31 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
         }
         total[0] = __shfl_sync(0xffffffffu, incl[0], 31);
         total[1] = __shfl_sync(0xffffffffu, incl[1], 31);
-        if (nb[0])
-            dw_ring_put(sh->ring, at + incl[0] - nb[0], v[0]);
-        if (nb[1])
-            dw_ring_put(sh->ring, at + total[0] + incl[1] - nb[1], v[1]);
+        if (lane == 0)
+            sh->warp_bits[wp] = total[0] + total[1];
         DW_SYNC();
-        at += (df_u64)total[0] + total[1];
-        dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
+        df_u64 mine_at = at;
+        df_u32 all = 0;
+        DW_UNROLL
+        for (df_u32 j = 0; j < DW_WARPS; j++) {
+            df_u32 t = sh->warp_bits[j];
+            mine_at += j < wp ? t : 0u;
+            all += t;
+        }
+        if (nb[0])
+            dw_ring_put(ring, mine_at + incl[0] - nb[0], v[0]);
+        if (nb[1])
+            dw_ring_put(ring, mine_at + total[0] + incl[1] - nb[1], v[1]);
+        DW_SYNC();
+        at += all;
+        dw_ring_store(ring, out, done, (df_u32)(at >> 5));
         done = (df_u32)(at >> 5);
     }
 #else
+    /* Rounds of 32 positions, their offsets summed from sh->nb. */
     for (df_u32 base = 0; base < n; base += 32u) {
-        DW_LANES(l)
-        {
+        df_u64 total = 0;
+        for (df_u32 l = 0; l < 32u; l++) {
             df_u32 nb = 0, p = base + l;
             df_u32 s = p < n ? dw_bit(dw_mask(sh, DW_START), p) : 0u;
             sh->val[l] = p < n ? dw_symbol(sh, in[p], p, s, s ? wk->len[p] : 0u,
@@ -579,32 +636,24 @@ DW_FN df_u32 dw_write(dw_shared *sh, const dw_work *wk, const df_u8 *in, df_u32 
                                : 0;
             sh->nb[l] = nb;
         }
-        DW_SYNC();
-        DW_LANES(l)
-        {
-            df_u64 off = at;
-            for (df_u32 j = 0; j < l; j++)
-                off += sh->nb[j];
+        for (df_u32 l = 0; l < 32u; l++) {
             if (sh->nb[l])
-                dw_ring_put(sh->ring, off, sh->val[l]);
+                dw_ring_put(ring, at + total, sh->val[l]);
+            total += sh->nb[l];
         }
-        df_u64 total = 0;
-        for (df_u32 j = 0; j < 32u; j++)
-            total += sh->nb[j];
-        DW_SYNC();
         at += total;
-        dw_ring_store(sh->ring, out, done, (df_u32)(at >> 5));
+        dw_ring_store(ring, out, done, (df_u32)(at >> 5));
         done = (df_u32)(at >> 5);
     }
 #endif
     DW_LANES(l)
     {
         if (l == 0)
-            dw_ring_put(sh->ring, at, nr->lit_code[DF_END_BLOCK]);
+            dw_ring_put(ring, at, nr->lit_code[DF_END_BLOCK]);
     }
     DW_SYNC();
     at += nr->lit_len[DF_END_BLOCK];
-    dw_ring_store(sh->ring, out, done, (df_u32)((at + 31u) >> 5));
+    dw_ring_store(ring, out, done, (df_u32)((at + 31u) >> 5));
     return (df_u32)((at + 7u) >> 3);
 }
 
@@ -636,7 +685,7 @@ DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 
         df_u32 key[DW_SYMS], rank[DW_SYMS];
         DW_UNROLL
         for (df_u32 k = 0; k < DW_SYMS; k++) {
-            df_u32 i = l + 32u * k, f = i < n ? freq[i] : 0u;
+            df_u32 i = l + DW_T * k, f = i < n ? freq[i] : 0u;
             key[k] = f ? f << 9 | i : 0u;
             rank[k] = 0;
         }
@@ -650,8 +699,8 @@ DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 
         }
         DW_UNROLL
         for (df_u32 k = 0; k < DW_SYMS; k++) {
-            if (l + 32u * k < n)
-                len[l + 32u * k] = 0;
+            if (l + DW_T * k < n)
+                len[l + DW_T * k] = 0;
             if (key[k])
                 s->key[rank[k]] = key[k];
         }
@@ -681,21 +730,23 @@ DW_FN void dw_build_codes(dw_shared *sh, const df_u8 *len, df_u32 n, df_u16 *cod
         df_u32 mine[DW_SYMS], before[DW_SYMS], count = 0;
         DW_UNROLL
         for (df_u32 k = 0; k < DW_SYMS; k++) {
-            mine[k] = l + 32u * k < n ? len[l + 32u * k] : 0u;
+            mine[k] = l + DW_T * k < n ? len[l + DW_T * k] : 0u;
             before[k] = 0;
         }
+        DF_ROLLED
         for (df_u32 j = 0; j < n; j++) {
             df_u32 lj = len[j];
             count += lj == l;
             DW_UNROLL
             for (df_u32 k = 0; k < DW_SYMS; k++)
-                before[k] += j < l + 32u * k && lj == mine[k];
+                before[k] += j < l + DW_T * k && lj == mine[k];
         }
-        sh->nb[l] = count;
+        if (l < 32u)
+            sh->nb[l] = count;
         DW_UNROLL
         for (df_u32 k = 0; k < DW_SYMS; k++)
-            if (l + 32u * k < n)
-                code[l + 32u * k] = (df_u16)before[k];
+            if (l + DW_T * k < n)
+                code[l + DW_T * k] = (df_u16)before[k];
     }
     DW_SYNC();
     DW_LANES(l)
@@ -703,14 +754,15 @@ DW_FN void dw_build_codes(dw_shared *sh, const df_u8 *len, df_u32 n, df_u16 *cod
         df_u32 c = 0;
         for (df_u32 b = 2; b <= l && l <= DF_MAX_BITS; b++)
             c = (c + sh->nb[b - 1u]) << 1;
-        sh->hs[l] = c;
+        if (l < 32u)
+            sh->hs[l] = c;
     }
     DW_SYNC();
     DW_LANES(l)
     {
         DW_UNROLL
         for (df_u32 k = 0; k < DW_SYMS; k++) {
-            df_u32 i = l + 32u * k;
+            df_u32 i = l + DW_T * k;
             if (i < n) {
                 df_u32 li = len[i];
                 code[i] = (df_u16)(li ? dw_reverse(sh->hs[li] + code[i], li) : 0u);
@@ -730,20 +782,18 @@ DW_FN void dw_plan_block(dw_shared *sh, df_u32 n)
     dw_build_lengths(sh, nr->dist_freq, DF_DIST_SYMS, DF_MAX_BITS, nr->dist_len);
     DW_LANES(l)
     {
-        df_u64 dyn = 0, fixed = 0; /* each under 2^32: at most 65281 symbols of 48 bits */
-        for (df_u32 s = l; s < DF_DATA_SYMS; s += 32u)
+        df_u64 dyn = 0, fixed = 0;
+        for (df_u32 s = l; s < DF_DATA_SYMS; s += DW_T)
             df_symbol_bits(nr, s, &dyn, &fixed);
-        sh->val[l] = dyn | fixed << 32;
+        DW_ADD(&sh->dyn_bits, dyn);
+        DW_ADD(&sh->fixed_bits, fixed);
     }
-    DW_SYNC();
-    df_u64 dyn = 0, fixed = 3;
-    for (df_u32 j = 0; j < 32u; j++)
-        dyn += (df_u32)sh->val[j], fixed += sh->val[j] >> 32;
     DW_SYNC();
     DW_LANES(l)
     {
         if (l == 0)
-            df_plan_type(nr, n, &sh->plan, df_plan_header(nr, &sh->plan) + dyn, fixed);
+            df_plan_type(nr, n, &sh->plan, df_plan_header(nr, &sh->plan) + sh->dyn_bits,
+                         3u + sh->fixed_bits);
     }
     DW_SYNC();
     if (sh->plan.type == 2)
@@ -764,22 +814,25 @@ DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u3
     DW_PROF_START;
     DW_LANES(l)
     {
-        for (df_u32 i = l; i < DF_HASH_SIZE; i += 32u)
+        for (df_u32 i = l; i < DF_HASH_SIZE; i += DW_T)
             nr->head[i] = 0;
-        for (df_u32 i = l; i < DF_LITLEN_SYMS; i += 32u)
+        for (df_u32 i = l; i < DF_LITLEN_SYMS; i += DW_T)
             nr->lit_freq[i] = 0;
-        for (df_u32 i = l; i < DF_DIST_SYMS; i += 32u)
+        for (df_u32 i = l; i < DF_DIST_SYMS; i += DW_T)
             nr->dist_freq[i] = 0;
+        if (l == 0)
+            sh->dyn_bits = sh->fixed_bits = 0;
     }
     DW_SYNC();
     DW_MARK(0);
     if (hashed)
         dw_candidates(sh, wk, in, n);
+    DW_SYNC(); /* the other warps' candidates in wk, their reads of the heads done */
     DW_MARK(1);
     /* The hash heads are done with: their space becomes the bit masks. */
     DW_LANES(l)
     {
-        for (df_u32 w = l; w < nwords; w += 32u) {
+        for (df_u32 w = l; w < nwords; w += DW_T) {
             dw_mask(sh, DW_CAND)[w] = 32u * w < hashed ? wk->cand[w] : 0u;
             dw_mask(sh, DW_CHAIN)[w] = 32u * w < hashed ? wk->chain[w] : 0u;
             dw_mask(sh, DW_COVER)[w] = dw_mask(sh, DW_START)[w] = 0;
@@ -796,7 +849,7 @@ DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u3
      * (never hashed) too and uncount the bytes inside matches. */
     DW_LANES(l)
     {
-        for (df_u32 w = l; w < nwords; w += 32u) {
+        for (df_u32 w = l; w < nwords; w += DW_T) {
             df_u32 c = dw_mask(sh, DW_COVER)[w];
             while (c) {
                 df_u32 b = dw_ctz(c);
@@ -833,7 +886,7 @@ DW_FN df_u32 dw_compress_fast(dw_shared *sh, dw_work *wk, const df_u8 *in, df_u3
     {
         if (l == 0)
             df_stored_header(out, n);
-        for (df_u32 i = l; i < n; i += 32u)
+        for (df_u32 i = l; i < n; i += DW_T)
             out[5u + i] = in[i];
     }
     DW_SYNC();

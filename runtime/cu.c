@@ -51,6 +51,7 @@ static const struct {
     CU_ENTRY(ModuleLoadDataEx),
     CU_ENTRY(ModuleUnload),
     CU_ENTRY(ModuleGetFunction),
+    CU_ENTRY(FuncSetAttribute),
     CU_ENTRY_V2(MemAlloc),
     CU_ENTRY_V2(MemFree),
     CU_ENTRY(MemHostAlloc),

@@ -68,6 +68,7 @@ enum {
     CU_JIT_LOG_VERBOSE = 12,
 };
 
+enum { CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9 };
 enum { CU_STREAM_NON_BLOCKING = 1 };
 enum { CU_EVENT_BLOCKING_SYNC = 1, CU_EVENT_DISABLE_TIMING = 2 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
@@ -94,6 +95,7 @@ typedef struct {
                                  int *options, void **values);
     CUresult (*ModuleUnload)(CUmodule mod);
     CUresult (*ModuleGetFunction)(CUfunction *fn, CUmodule mod, const char *name);
+    CUresult (*FuncSetAttribute)(CUfunction fn, int attrib, int value);
     CUresult (*MemAlloc)(CUdeviceptr *ptr, size_t bytes);
     CUresult (*MemFree)(CUdeviceptr ptr);
     CUresult (*MemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);

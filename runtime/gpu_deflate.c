@@ -8,8 +8,6 @@
 #include "ptx/deflate_warp.h"
 
 #define GZC_MODULE "deflate"
-/* dfk_fast's CTAs per SM where the device does not tell its shared memory */
-#define GZC_CTAS_PER_SM 5
 #define GZC_GATHER_THREADS 256 /* DF_GATHER_THREADS of ptx/deflate.cu */
 
 /* Level 1 only, unless GPUBATCH_HOST_DEFLATE=1 keeps every level on the
@@ -22,15 +20,15 @@ int gzc_device_level(int level)
     return level == 1 && !(host && !strcmp(host, "1"));
 }
 
-/* dfk_fast's CTAs resident per multiprocessor: as many of its shared
- * workspaces (and the driver's reserve for each) as the multiprocessor's
- * shared memory holds. */
+/* dfk_fast's CTAs resident per multiprocessor: DW_CTAS_PER_SM, or as many
+ * of its shared workspaces (and the driver's reserve for each) as a smaller
+ * multiprocessor's shared memory holds. */
 static size_t gzc_ctas_per_sm(const gpu_device_info *info)
 {
     if (info->smem_per_sm <= 0)
-        return GZC_CTAS_PER_SM;
+        return DW_CTAS_PER_SM;
     size_t n = (size_t)info->smem_per_sm / (sizeof(dw_shared) + (size_t)info->smem_reserved);
-    return n ? n : 1;
+    return n < 1 ? 1 : n > DW_CTAS_PER_SM ? DW_CTAS_PER_SM : n;
 }
 
 /* Whole blocks a chunk of max_bytes may hold, wherever it starts. */
@@ -58,6 +56,13 @@ int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host)
     size_t sms = (size_t)gpu_info(g)->sm_count;
     size_t grid = gzc_ctas_per_sm(gpu_info(g)) * (sms ? sms : 1);
     z->grid = (unsigned)(grid < z->max_blocks ? grid : z->max_blocks);
+    /* the shared memory those CTAs need, the rest left to the L1 cache (a
+     * hint: a driver that does not take it runs the kernel all the same) */
+    CUfunction ff;
+    if (gpu_function(g, GZC_MODULE, "dfk_fast", &ff) == 0 && gpu_info(g)->smem_per_sm > 0)
+        (void)cu.FuncSetAttribute(ff, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                  (int)dw_carveout(gpu_info(g)->smem_per_sm,
+                                                   gpu_info(g)->smem_reserved));
     size_t member_bytes = z->max_blocks * DF_MEMBER_BOUND(GZW_BLOCK_DATA);
     if ((rc = gpu_mem_alloc(g, &z->ws, z->grid * sizeof(dw_work), "deflate workspaces")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->bodies, z->max_blocks * DW_SLOT_PITCH, "deflate output")) < 0 ||
@@ -116,7 +121,7 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
     void *pf[] = {&in, &n, &nb, &z->bodies, &z->sizes, &z->ws};
     void *pg[] = {&z->bodies, &z->sizes, &z->crcs, &n, &nb, &z->members};
     if ((rc = gpu_launch(z->g, fc, "dfk_crc", nb, 32, s, pc)) < 0 ||
-        (rc = gpu_launch(z->g, ff, "dfk_fast", grid, 32, s, pf)) < 0 ||
+        (rc = gpu_launch(z->g, ff, "dfk_fast", grid, DW_T, s, pf)) < 0 ||
         (rc = gpu_launch(z->g, fg, "dfk_gather", nb, GZC_GATHER_THREADS, s, pg)) < 0)
         return rc;
     CU_TRY(cu.MemcpyDtoHAsync(z->sizes_host, z->sizes, z->nblocks * sizeof(unsigned), s));

@@ -383,6 +383,15 @@ static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
     return CUDA_SUCCESS;
 }
 
+/* A function attribute: any value of the carve-out, on a function of the
+ * current device. */
+static CUresult fake_func_attribute(CUfunction f, int attrib, int value)
+{
+    if (fake_current < 0 || fake_dev(f) != fake_current)
+        return FAKE_INVALID_CONTEXT;
+    return attrib == 9 && value >= 0 && value <= 100 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* Device memory is host memory of the current device; fails beyond
  * FAKECUDA_MEM_BYTES. */
 static CUresult fake_mem_alloc(CUdeviceptr *p, size_t bytes)
@@ -550,6 +559,7 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     PLAIN(cuModuleLoadDataEx, fake_module_load)                           \
     PLAIN(cuModuleUnload, fake_object_free)                               \
     PLAIN(cuModuleGetFunction, fake_get_function)                         \
+    PLAIN(cuFuncSetAttribute, fake_func_attribute)                        \
     V2(cuMemAlloc, fake_mem_alloc)                                        \
     V2(cuMemFree, fake_mem_free)                                          \
     PLAIN(cuMemHostAlloc, fake_host_alloc)                                \

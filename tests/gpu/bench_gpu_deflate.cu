@@ -80,9 +80,16 @@ static void dev_open(dev &d, size_t cap)
     unsigned nb = (unsigned)((cap + DF_BLOCK_MAX - 1) / DF_BLOCK_MAX) + 1;
     int sms;
     BENCH_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    int per_sm;
-    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dfk_fast, 32, 0));
-    d.grid = per_sm * sms; // dfk_fast's resident CTAs, as runtime/gpu_deflate.c launches it
+    int per_sm, smem, reserved;
+    BENCH_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+    BENCH_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, 0));
+    // dfk_fast's CTAs and shared memory carve-out, as runtime/gpu_deflate.c sets them
+    BENCH_CHECK(cudaFuncSetAttribute(dfk_fast, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     (int)dw_carveout(smem, reserved)));
+    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dfk_fast, DW_T, 0));
+    d.grid = std::min(per_sm, (int)DW_CTAS_PER_SM) * sms;
+    printf("dfk_fast: %d CTAs of %u threads fit a multiprocessor (carve-out %u%%), %u launched\n",
+           per_sm, DW_T, dw_carveout(smem, reserved), d.grid);
     BENCH_CHECK(cudaMalloc(&d.base, cap + 4));
     d.in = d.base;
     BENCH_CHECK(cudaMalloc(&d.bodies, (size_t)nb * DW_SLOT_PITCH));
@@ -99,7 +106,7 @@ static void dev_members(dev &d, int level, bool fast)
     unsigned g = d.nblocks < d.grid ? d.nblocks : d.grid;
     dfk_crc<<<d.nblocks, 32>>>(d.in, d.nbytes, d.nblocks, d.crcs);
     if (fast)
-        dfk_fast<<<g, 32>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
+        dfk_fast<<<g, DW_T>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
     else
         dfk_serial<<<g, 1>>>(d.in, d.nbytes, d.nblocks, level, d.bodies, d.sizes, d.far_ws);
     dfk_gather<<<d.nblocks, DF_GATHER_THREADS>>>(d.bodies, d.sizes, d.crcs, d.nbytes, d.nblocks,
@@ -273,12 +280,12 @@ int main(int argc, char **argv)
         double gb = d.nbytes / 1e9;
         unsigned g = d.nblocks < d.grid ? d.nblocks : d.grid;
         float t_fast = bench_median_ms([&] {
-            dfk_fast<<<g, 32>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
+            dfk_fast<<<g, DW_T>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
         }, reps);
 #ifdef DW_PROFILE
         unsigned long long prof[8] = {0};
         BENCH_CHECK(cudaMemcpyToSymbol(dw_prof, prof, sizeof prof));
-        dfk_fast<<<g, 32>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
+        dfk_fast<<<g, DW_T>>>(d.in, d.nbytes, d.nblocks, d.bodies, d.sizes, d.ws);
         BENCH_CHECK(cudaMemcpyFromSymbol(prof, dw_prof, sizeof prof));
         double all = 0;
         for (int i = 0; i < 7; i++)

@@ -4,7 +4,7 @@
 # levels, chunk sizes, threads, streams, shards, float32 and float64, batch
 # and staged transposes), the outputs read back by gzip, bgzip and Python;
 # the kernels' members against the host encoder's on adversarial data with
-# compute-sanitizer memcheck and racecheck on a small run; the kernels' rate
+# compute-sanitizer memcheck, racecheck and synccheck on a small run; the kernels' rate
 # beside the device copy and zlib level 1 on every core
 # (tests/gpu/bench_gpu_deflate.cu); and whole-process times of quadratic
 # over 2^27 float32 rows writing blocked gzip and plain .npy on every
@@ -72,9 +72,10 @@ nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -o "$work/bench" tests/gpu/bench
 "$GB" gen --quadratic 16777216 --seed 2 -f -o "$work/q24.npy.gz"
 "$GB" quadratic --backend cpu --no-compress --raw -f -o "$work/roots24.bin" "$work/q24.npy.gz"
 "$GB" gen --shape 67108864 --dist normal --seed 3 --raw --no-compress -f -o "$work/normal.bin"
-for tool in memcheck racecheck; do
+"$GB" gen --quadratic 65536 --seed 6 -f -o "$work/q65536.npy.gz"
+for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$GB" quadratic --backend cuda --chunk 300000 \
-        -f -o "$work/san.npy.gz" "$work/q1000003.npy.gz" >"$out/sanitizer_$tool.log" 2>&1
+        -f -o "$work/san.npy.gz" "$work/q65536.npy.gz" >"$out/sanitizer_$tool.log" 2>&1
     note "compute-sanitizer $tool on quadratic --backend cuda: exit $? ($(tail -1 "$out/sanitizer_$tool.log"))"
 done
 compute-sanitizer --tool memcheck --error-exitcode 9 "$work/bench" -m 1 -r 1 -s 0 "$work/roots.bin" \
