@@ -383,13 +383,18 @@ static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
     return CUDA_SUCCESS;
 }
 
-/* A function attribute: any value of the carve-out, on a function of the
- * current device. */
+/* A function attribute of a function of the current device: only the
+ * shared memory carve-out, a percentage (anything else is the caller's
+ * mistake, which stops the process). */
 static CUresult fake_func_attribute(CUfunction f, int attrib, int value)
 {
     if (fake_current < 0 || fake_dev(f) != fake_current)
         return FAKE_INVALID_CONTEXT;
-    return attrib == 9 && value >= 0 && value <= 100 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (attrib != CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT || value < 0 || value > 100) {
+        fprintf(stderr, "fakecuda: cuFuncSetAttribute(%d, %d) is not a carve-out\n", attrib, value);
+        abort();
+    }
+    return CUDA_SUCCESS;
 }
 
 /* Device memory is host memory of the current device; fails beyond
