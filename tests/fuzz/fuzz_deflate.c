@@ -5,7 +5,7 @@
  * workspaces poisoned differently (the second one also used on the input
  * reversed first); both outputs must be the same bytes, no longer than
  * the stored form, and zlib's inflate must give the block back exactly,
- * ending at the last byte. At level 1 the warp encoder of
+ * ending at the last byte. At level 1 the GPU's block encoder of
  * ptx/deflate_warp.h (its lanes run in turn) must give the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>

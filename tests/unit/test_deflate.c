@@ -363,11 +363,11 @@ static void test_member(void)
     free(data);
 }
 
-/* The warp encoder's bytes against df_compress at level 1 on every kind of
+/* The block encoder's bytes against df_compress at level 1 on every kind of
  * data and size (the block edges, the 32-position rounds' edges, blocks
  * too short for every lane to have a segment of the walk, random sizes),
  * its workspaces poisoned first with a different byte each time. */
-static void test_warp_encoder(void)
+static void test_block_encoder(void)
 {
     static dw_shared sh;
     static dw_work wk;
@@ -388,15 +388,29 @@ static void test_warp_encoder(void)
             size_t want = df_compress(&near_a, &far_a, data, (df_u32)n, 1, out_a);
             size_t got = dw_compress_fast(&sh, &wk, data, (df_u32)n, (df_u8 *)slot);
             int same = got == want && !memcmp(slot, out_a, want);
-            CHECKF(same, "%s, %zu bytes: warp encoder gave %zu bytes, df_compress %zu", kind_name[k],
-                   n, got, want);
+            CHECKF(same, "%s, %zu bytes: block encoder gave %zu bytes, df_compress %zu",
+                   kind_name[k], n, got, want);
             bad += !same;
             runs++;
         }
     }
-    printf("warp encoder: %d of %d blocks byte-identical to df_compress level 1\n", runs - bad,
-           runs);
+    printf("block encoder (%u lanes): %d of %d blocks byte-identical to df_compress level 1\n",
+           DW_T, runs - bad, runs);
     free(data);
+}
+
+/* The shared memory carve-out asked for dfk_fast: the least percentage that
+ * holds DW_CTAS_PER_SM workspaces and the driver's reserve of each, and all
+ * of a multiprocessor too small for them or that does not tell its size. */
+static void test_carveout(void)
+{
+    const size_t most = 228u << 10, reserve = 1024;
+    size_t need = DW_CTAS_PER_SM * (sizeof(dw_shared) + reserve);
+    unsigned pct = dw_carveout((int)most, (int)reserve);
+    CHECKF(pct * most >= 100 * need && (pct - 1) * most < 100 * need,
+           "carve-out %u%% of %zu bytes for %zu", pct, most, need);
+    CHECK(dw_carveout(100 << 10, (int)reserve) == 100);
+    CHECK(dw_carveout(0, (int)reserve) == 100);
 }
 
 int main(void)
@@ -409,7 +423,8 @@ int main(void)
     test_block_types();
     test_far_matches();
     test_round_trips();
-    test_warp_encoder();
+    test_block_encoder();
+    test_carveout();
     printf("workspace: %zu bytes near, %zu bytes far\n", DF_NEAR_BYTES, DF_FAR_BYTES);
     return check_summary();
 }
