@@ -143,10 +143,9 @@ __device__ unsigned long long dw_prof[8];
 typedef char dw_masks_fit[4u * DW_WORDS * sizeof(df_u32) <= sizeof(((df_near *)0)->head) ? 1 : -1];
 typedef char
     dw_code_work_fits[DW_CAND == 0u && sizeof(df_code_work) <= DW_WORDS * sizeof(df_u32) ? 1 : -1];
-typedef char dw_ring_fits[DW_RING >= 96u * DW_WARPS + 3u && (DW_RING & (DW_RING - 1u)) == 0 &&
-                                  DW_RING <= DW_WORDS
-                              ? 1
-                              : -1];
+/* The ring holds a step's words, is a power of two and fits the candidate mask's words. */
+typedef char dw_ring_fits[DW_RING >= 96u * DW_WARPS + 3u && (DW_RING & (DW_RING - 1u)) == 0u &&
+                                  DW_RING <= DW_WORDS ? 1 : -1];
 
 /* The shared memory carve-out (percent of smem_per_sm, a multiprocessor's
  * most) that holds DW_CTAS_PER_SM workspaces with the driver's reserve of
