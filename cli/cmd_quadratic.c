@@ -368,10 +368,12 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
     int failed = 0, rc;
     pl_chunk c;
     char msg[1024];
-    stream_clock done = {0, 0, 0};
+    stream_clock done = {0};
     *bytes_in = 0;
     do {
+        double asked = msg_elapsed();
         rc = quadratic_next(pl, nrings, &c, msg, sizeof msg);
+        stream_clock_add(&done.input, asked);
         if (rc > 0) {
             *bytes_in += c.bytes;
             progress_update(c.raw_end);
@@ -386,7 +388,10 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
             int slot = pl_oldest(pl[0]);
             const void *roots;
             size_t rows;
-            if (hy_collect(h, slot, &roots, &rows) < 0) {
+            double t = msg_elapsed();
+            int got = hy_collect(h, slot, &roots, &rows);
+            t = stream_clock_add(&done.results, t);
+            if (got < 0) {
                 if (!failed)
                     msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
@@ -394,6 +399,7 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
                                                         rows)) {
                 failed = 1;
             }
+            stream_clock_add(&done.writing, t);
             for (int k = 0; k < nrings; k++)
                 pl_release(pl[k], slot);
             stream_clock_mark(&done);

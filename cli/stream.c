@@ -60,12 +60,25 @@ void stream_clock_mark(stream_clock *t)
         t->first = t->last;
 }
 
-/* -v: when the first and the last chunk were done (see stream.h). */
+/* Adds the time since `since` to a part (see stream.h). */
+double stream_clock_add(double *part, double since)
+{
+    double now = msg_elapsed();
+    *part += now - since;
+    return now;
+}
+
+/* -v: when the first and the last chunk were done, and where the loop's
+ * thread waited (see stream.h). */
 void stream_clock_report(const stream_clock *t, const char *name)
 {
-    if (t->chunks)
-        msg_info("%s: first chunk done %.3f s, last %.3f s after the process started", name,
-                 t->first, t->last);
+    if (!t->chunks)
+        return;
+    msg_info("%s: first chunk done %.3f s, last %.3f s after the process started", name,
+             t->first, t->last);
+    msg_info("%s: the main thread waited %.3f s for input and %.3f s for results, and wrote for "
+             "%.3f s",
+             name, t->input, t->results, t->writing);
 }
 
 /* Collects the oldest chunk and writes its result (none after a failure). */
@@ -75,13 +88,17 @@ static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, i
     int slot = pl_oldest(pl);
     const void *out;
     size_t bytes;
-    if (hy_collect(h, slot, &out, &bytes) < 0) {
+    double t = msg_elapsed();
+    int rc = hy_collect(h, slot, &out, &bytes);
+    t = stream_clock_add(&done->results, t);
+    if (rc < 0) {
         if (!*failed)
             msg_error("%s: %s", name, hy_error(h));
         *failed = 1;
     } else if (!*failed && o && hy_write(h, slot, out, bytes, o)) {
         *failed = 1;
     }
+    stream_clock_add(&done->writing, t);
     pl_release(pl, slot);
     stream_clock_mark(done);
 }
@@ -93,10 +110,12 @@ int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const c
 {
     int failed = 0, rc;
     pl_chunk c;
-    stream_clock done = {0, 0, 0};
+    stream_clock done = {0};
     *bytes_in = 0;
     do {
+        double asked = msg_elapsed();
         rc = pl_next(pl, &c);
+        stream_clock_add(&done.input, asked);
         if (rc > 0) {
             progress_update(c.raw_end);
             *bytes_in += c.bytes;

@@ -36,16 +36,24 @@ size_t stream_buffer_bytes(backend *be, size_t chunk_bytes);
 int stream_slots(const backend *be, int nbufs);
 
 /* -v's record of when a run's chunks were done (written to the output or
- * folded into the results), in seconds after the process started. */
+ * folded into the results), in seconds after the process started, and of
+ * the seconds the loop's thread spent waiting for input, waiting for the
+ * engines' results and writing them. Zero it before use. */
 typedef struct {
     unsigned long long chunks;
     double first, last;
+    double input, results, writing;
 } stream_clock;
 
 /* Notes a chunk done now. */
 void stream_clock_mark(stream_clock *t);
 
-/* -v: "NAME: first chunk done ..., last ... after the process started". */
+/* Adds the seconds since `since` (a msg_elapsed() time) to *part; returns
+ * the time now. */
+double stream_clock_add(double *part, double since);
+
+/* -v: "NAME: first chunk done ..., last ... after the process started" and
+ * the loop's waits and writing. */
 void stream_clock_report(const stream_clock *t, const char *name);
 
 /* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open does,

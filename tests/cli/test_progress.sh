@@ -106,17 +106,30 @@ in_order() {
     echo "$1" | awk -v n="$2" '{ for (i = 2; i <= NF; i++) if ($i + 0 < $(i - 1) + 0) bad = 1
         print (NF == n && !bad) ? "ordered" : "not in order: " $0 }'
 }
+# waits TEXT: "fits" when the loop's waits for input and for results and its
+# writing (three numbers) add up to no more than the run's end.
+waits() {
+    sed -n -e 's/.*the main thread waited \([0-9.]*\) s for input and \([0-9.]*\) s for results, and wrote for \([0-9.]*\) s$/\1 \2 \3/p' \
+        -e 's/^gpubatch: done \([0-9.]*\) s after the process started$/\1/p' "$1" | tr '\n' ' ' |
+        awk '{ print (NF == 4 && $1 + $2 + $3 <= $4 + 0.0005) ? "fits" : "does not fit: " $0 }'
+}
 "$GB" gen --shape 300000 --seed 1 -o "$T/tl.npy.gz" -f
 "$GB" reduce -v --backend cpu --chunk 256k --op sum "$T/tl.npy.gz" >/dev/null 2>"$T/err"
 check_eq "-v timeline: reduce, cpu" ordered "$(in_order "$(timeline "$T/err")" 3)"
+check_eq "-v waits: reduce, cpu" fits "$(waits "$T/err")"
 "$GB" gen --quadratic 200000 --seed 1 -o "$T/tlq.npy.gz" -f
 "$GB" quadratic -v --backend cpu --chunk 256k "$T/tlq.npy.gz" -o "$T/tlr.npy.gz" -f 2>"$T/err"
 check_eq "-v timeline: quadratic, cpu" ordered "$(in_order "$(timeline "$T/err")" 3)"
+check_eq "-v waits: quadratic, cpu" fits "$(waits "$T/err")"
 FAKE="$top/${BUILD:-build}/tests/libfakecuda.so"
 if [ -f "$FAKE" ]; then
     GPUBATCH_LIBCUDA="$FAKE" "$GB" reduce -v --backend cuda --chunk 256k --op sum "$T/tl.npy.gz" \
         >/dev/null 2>"$T/err"
     check_eq "-v timeline: reduce, cuda" ordered "$(in_order "$(timeline "$T/err")" 4)"
+    check_eq "-v waits: reduce, cuda" fits "$(waits "$T/err")"
+    GPUBATCH_LIBCUDA="$FAKE" "$GB" quadratic -v --backend cuda --chunk 256k "$T/tlq.npy.gz" \
+        -o "$T/tlr.npy.gz" -f 2>"$T/err"
+    check_eq "-v waits: quadratic, cuda" fits "$(waits "$T/err")"
 fi
 "$GB" reduce -v --backend cpu --op sum "$T/missing.npy" >/dev/null 2>"$T/err"
 check_eq "-v timeline: no end after an error" 0 "$(grep -c 'gpubatch: done' "$T/err")"
