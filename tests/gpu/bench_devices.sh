@@ -55,7 +55,7 @@ while [ $n -le "$ndev" ]; do
     done
     # where the BGZF run's time goes (-v's timeline) on this many devices
     $GB reduce -v --backend cuda --device $list --op sum,max "$work/dev.npy.gz" 2>&1 >/dev/null |
-        grep "process started" | sed "s/^/  $n device(s): /"
+        grep -E "process started|main thread waited" | sed "s/^/  $n device(s): /"
     case $n in 1) n=2 ;; 2) n=4 ;; *) n=$((n * 2)) ;; esac
     list=$(seq -s, 0 $((n - 1)))
 done

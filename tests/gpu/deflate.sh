@@ -8,7 +8,8 @@
 # beside the device copy and zlib level 1 on every core
 # (tests/gpu/bench_gpu_deflate.cu); and whole-process times of quadratic
 # over 2^27 float32 rows writing blocked gzip and plain .npy on every
-# backend, to /dev/null and to files (in /dev/shm where it has room).
+# backend, to /dev/null and to files (in /dev/shm where it has room), with
+# -v's timeline and waits of the cuda runs to /dev/null.
 # BASELINE_TREE (optional) is another source tree: its kernels' rates are
 # taken in turn with this tree's, and its binary raced beside this one.
 # Needs a CUDA GPU, nvcc and python3. Full logs go to OUTDIR; a short table
@@ -110,6 +111,11 @@ set -- "$GB,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
 [ -n "$OLD" ] && set -- "$@" "$OLD,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
     "$OLD,quadratic,--backend,auto,-1,-o,/dev/null,$Q"
 race "quadratic 2^27, output to /dev/null" "$@"
+# where the time goes (-v): the timeline, and the main thread's waits
+for args in "-1" "--no-compress"; do
+    "$GB" quadratic -v --backend cuda $args -o /dev/null "$Q" 2>&1 |
+        grep -E "process started|main thread waited" | sed "s|$work/||; s/^/  cuda $args: /" | tee -a "$sum"
+done
 # into files of a memory file system where there is room, so that the disk's
 # write-back does not time the runs
 dir=$work
@@ -132,4 +138,4 @@ note "total: $pass passed, $fail failed"
 echo
 echo "== summary"
 grep -E "^(data|random|zeros|runs|period3|float|roots|normal)" "$out/bench.log"
-grep -E "identity failures|output checks|sanitizer|quadratic 2\^27|quadratic|total:" "$sum"
+grep -E "identity failures|output checks|sanitizer|quadratic 2\^27|quadratic|process started|main thread|total:" "$sum"

@@ -137,7 +137,7 @@ race "reduce 2 GiB float32 BGZF" "$GB,reduce,--op,sum,--backend,auto,$B1" "$GB,r
 for o in ${INFLATE_OPTIONS:-}; do
     race "reduce options" "$GB,reduce,--op,sum,--backend,cuda,$o,$B1"
 done
-"$GB" reduce -v --op sum --backend cuda "$B1" 2>&1 | grep -E "bytes in|backend|process started" |
+"$GB" reduce -v --op sum --backend cuda "$B1" 2>&1 | grep -E "bytes in|backend|process started|main thread waited" |
     sed 's/^/  /' | tee -a "$sum"
 gzip -dc "$B1" >"$work/big1.npy"
 race "reduce 2 GiB float32 .npy" "$GB,reduce,--op,sum,--backend,auto,$work/big1.npy" \
