@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
 #include "format.h"
+#include "io/clock.h"
 #include "io/frame.h"
 #include "io/pipeline.h"
 #include "msg.h"
@@ -67,14 +67,6 @@ static void reduce_help(void)
 {
     fputs(reduce_usage, stdout);
     fputs(CLI_COMMON_HELP, stdout);
-}
-
-/* Seconds on a monotonic clock. */
-static double reduce_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Text of one op's value; returns -1 with a reason when it has none. */
@@ -310,7 +302,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     io_reader *r = NULL;
     pl_ring *pl = NULL;
     int status = 1;
-    double t0 = reduce_now();
+    double t0 = io_seconds();
     if (io_reader_open(&r, path, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
         return 1;
@@ -367,7 +359,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     }
     if (io_reader_trailing_garbage(r))
         msg_warn("%s: trailing garbage after the compressed data ignored", name);
-    double dt = reduce_now() - t0;
+    double dt = io_seconds() - t0;
     msg_info("%s: %llu bytes in %.3f s (%.2f GB/s of data)", name, (unsigned long long)bytes, dt,
              dt > 0 ? bytes / dt / 1e9 : 0.0);
     if (o->shard.count) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/clock.h"
 #include "msg.h"
 #include "options.h"
 
@@ -38,14 +39,6 @@ struct hy {
     int uncapped;        /* the start outlasted HY_GPU_WAIT_SECONDS */
     char err[2048];
 };
-
-/* Seconds on the monotonic clock. */
-static double hy_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Opens the engine of the devices once their start is done (auto); after
  * a failed start, or an engine that cannot open, the CPU goes on alone. */
@@ -89,7 +82,7 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->ctx = ctx;
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
-    h->opened = hy_now();
+    h->opened = io_seconds();
     backend *first = be;
     if (be->start) {
         h->cpu_be = *be;
@@ -163,7 +156,7 @@ static void hy_cap_cpu(hy *h, size_t bytes)
         hy_poll(h);
         if (h->gpu || h->gpu_off)
             return;
-        if (hy_now() - h->opened > HY_GPU_WAIT_SECONDS) {
+        if (io_seconds() - h->opened > HY_GPU_WAIT_SECONDS) {
             h->uncapped = 1;
             return;
         }

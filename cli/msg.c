@@ -3,31 +3,23 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "io/clock.h"
 #include "progress.h"
 
 static int msg_verbosity = MSG_NORMAL;
 static double msg_t0; /* msg_start_clock()'s time */
 
-/* Seconds on the monotonic clock. */
-static double msg_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Marks the process's start. */
 void msg_start_clock(void)
 {
-    msg_t0 = msg_now();
+    msg_t0 = io_seconds();
 }
 
 /* Seconds since the start was marked. */
 double msg_elapsed(void)
 {
-    return msg_now() - msg_t0;
+    return io_seconds() - msg_t0;
 }
 
 /* Sets the verbosity. */

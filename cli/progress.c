@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "io/clock.h"
 #include "msg.h"
 
 #define PROGRESS_INTERVAL 0.25 /* seconds between redraws */
@@ -22,14 +22,6 @@ static struct {
     double last_draw; /* when the line was last drawn, negative before */
     double delay;
 } pg;
-
-/* Seconds on a monotonic clock. */
-static double progress_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* The delay before the line appears: GPUBATCH_PROGRESS_DELAY seconds when
  * it is a non-negative number, else the default. */
@@ -114,7 +106,7 @@ void progress_begin(const char *name, int64_t total)
     pg.active = 1;
     pg.name = name;
     pg.total = total;
-    pg.start = progress_now();
+    pg.start = io_seconds();
     pg.last_draw = -1;
     pg.delay = progress_delay();
 }
@@ -124,7 +116,7 @@ void progress_update(uint64_t done)
 {
     if (!pg.active)
         return;
-    double t = progress_now();
+    double t = io_seconds();
     if (t - pg.start < pg.delay || (pg.last_draw >= 0 && t - pg.last_draw < PROGRESS_INTERVAL))
         return;
     pg.last_draw = t;

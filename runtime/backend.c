@@ -1,6 +1,7 @@
 /* backend.c - choosing and holding the CUDA device or the CPU. */
 #include "backend.h"
 
+#include "io/clock.h"
 #include "io/par.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #define START_MAX_PINNED 1024 /* host buffers one start keeps track of */
 #define START_MAX_MODULES 64
@@ -126,23 +126,15 @@ static int backend_open_cuda(backend *be, const backend_devices *devs)
     return 0;
 }
 
-/* Seconds on a monotonic clock. */
-static double backend_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Pins the start's buffers that are not pinned yet; under st->mu. */
 static void start_pin_all(backend_start *st)
 {
-    double t = backend_now();
+    double t = io_seconds();
     for (int i = 0; i < st->nbufs; i++)
         if (!st->bufs[i].pinned)
             st->bufs[i].pinned =
                 gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) == 0;
-    st->part_ms[1] += (backend_now() - t) * 1e3;
+    st->part_ms[1] += (io_seconds() - t) * 1e3;
 }
 
 /* The start's thread: devices and contexts, then the buffers made so far
@@ -153,25 +145,25 @@ static void *start_thread(void *arg)
     backend_start *st = arg;
     int rc = backend_open_cuda(&st->cuda, &st->devs);
     pthread_mutex_lock(&st->mu);
-    st->part_ms[0] = (backend_now() - st->t0) * 1e3;
+    st->part_ms[0] = (io_seconds() - st->t0) * 1e3;
     if (rc == 0) {
         start_pin_all(st);
         for (int m = 0; m < st->nmodules; m++) {
             char name[64];
             memcpy(name, st->modules[m], sizeof name);
             pthread_mutex_unlock(&st->mu); /* a JIT may take a while */
-            double t = backend_now();
+            double t = io_seconds();
             for (int i = 0; i < st->cuda.ngpu; i++) {
                 CUmodule mod;
                 gpu_module(st->cuda.gpus[i], name, &mod, NULL); /* failures recur on use */
             }
             pthread_mutex_lock(&st->mu);
-            st->part_ms[2] += (backend_now() - t) * 1e3;
+            st->part_ms[2] += (io_seconds() - t) * 1e3;
             start_pin_all(st);
         }
         st->cuda.kind = BACKEND_CUDA;
     }
-    st->ready_ms = (backend_now() - st->t0) * 1e3;
+    st->ready_ms = (io_seconds() - st->t0) * 1e3;
     st->state = rc == 0 ? START_READY : START_FAILED;
     atomic_store(&st->ready, rc == 0);
     pthread_cond_broadcast(&st->done);
@@ -201,7 +193,7 @@ static void backend_start_gpu(backend *be, const backend_devices *devs)
     pthread_cond_init(&st->done, NULL);
     st->devs = *devs;
     st->cuda.threads = be->threads;
-    st->t0 = backend_now();
+    st->t0 = io_seconds();
     if (pthread_create(&st->thread, NULL, start_thread, st) != 0) {
         snprintf(be->fallback_reason, sizeof be->fallback_reason,
                  "cannot start the CUDA devices: no thread");

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "io/clock.h"
 #include "ptx_blobs.h"
 
 #define GPU_MAX_MODULES 256 /* above the number of embedded modules (info loads them all) */
@@ -243,14 +243,6 @@ int gpu_module_get_stats(const gpu *g, const char *module, gpu_module_stats *out
     return 0;
 }
 
-/* Seconds on a monotonic clock. */
-static double gpu_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* GPU_ERR_PTX_TOO_NEW with a message naming the module, the PTX ISA version
  * of its blob b, the driver that loads it and what the driver said (why, or
  * NULL when it was not asked). */
@@ -342,7 +334,7 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
     gpu_module_stats st = {.loaded = 1, .ptx = p < 0 ? 0 : ptx_blobs[p].arch};
     char log[8192];
     CUmodule mod = NULL;
-    double t0 = gpu_now_ms();
+    double t0 = 1e3 * io_seconds();
     if (s >= 0) {
         CUresult r = gpu_load_blob(s, &mod, log, sizeof log);
         if (r == CUDA_SUCCESS) {
@@ -359,7 +351,7 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
         if (r != CUDA_SUCCESS)
             return gpu_load_failed(g, module, p, r, log);
     }
-    st.ms = gpu_now_ms() - t0;
+    st.ms = 1e3 * io_seconds() - t0;
     g->modules[g->nmodules].name = ptx_blobs[st.native ? s : p].module;
     g->modules[g->nmodules].mod = mod;
     g->modules[g->nmodules].stats = st;
