@@ -105,7 +105,7 @@ static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, i
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after an error, only lets every slot go idle.
- * -v: when the first and the last chunk were done. */
+ * -v: when the first and the last chunk were done, and the loop's waits. */
 int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const char *name)
 {
     int failed = 0, rc;
