@@ -49,6 +49,7 @@ int main(int argc, char **argv)
         {"merge", cmd_merge},
     };
     msg_start_clock();
+    cu_set_defaults(); /* before any thread */
     if (argc < 2) {
         fputs(main_usage, stderr);
         return 2;

@@ -241,6 +241,12 @@ static void cu_load_once(void)
     cu_message[0] = 0;
 }
 
+/* The driver's settings gpubatch chooses where the user did not (see cu.h). */
+void cu_set_defaults(void)
+{
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", CU_MAX_CONNECTIONS, 0);
+}
+
 /* Loads the driver once per process. */
 int cu_load(void)
 {

@@ -130,6 +130,17 @@ enum cu_load_error {
     CU_LOAD_NO_DEVICE = -4,
 };
 
+/* Hardware work queues per context that gpubatch asks the driver for
+ * (CUDA_DEVICE_MAX_CONNECTIONS, default 8): each one costs about 14 ms of
+ * context creation on an H100 or H200, and with 4 the streams that run at
+ * once are as many as with 8. */
+#define CU_MAX_CONNECTIONS "4"
+
+/* Sets CUDA_DEVICE_MAX_CONNECTIONS to CU_MAX_CONNECTIONS unless the user
+ * set it; call before any other thread starts (it changes the
+ * environment). */
+void cu_set_defaults(void);
+
 /* Opens the driver and resolves the table once; later calls return the
  * first result. Returns 0 or a cu_load_error; cu_load_message() explains. */
 int cu_load(void);

@@ -36,6 +36,10 @@
  *   FAKECUDA_REPORT       a file that holds one line "device D launches N"
  *                         per device, rewritten at each launch
  *   FAKECUDA_INIT_DELAY_MS  milliseconds cuInit takes (a slow driver start)
+ *   FAKECUDA_ENV_REPORT   a file cuInit writes the line
+ *                         "CUDA_DEVICE_MAX_CONNECTIONS=VALUE" to (VALUE
+ *                         "unset" when it is not set): the setting a real
+ *                         driver reads as it starts
  * Built as build/tests/libfakecuda.so and named by GPUBATCH_LIBCUDA. */
 #include <pthread.h>
 #include <stdint.h>
@@ -158,6 +162,13 @@ static size_t fake_mem_total(void)
 static CUresult fake_init(unsigned int flags)
 {
     (void)flags;
+    const char *env_report = getenv("FAKECUDA_ENV_REPORT");
+    FILE *f = env_report && *env_report ? fopen(env_report, "w") : NULL;
+    if (f) {
+        const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        fprintf(f, "CUDA_DEVICE_MAX_CONNECTIONS=%s\n", conn ? conn : "unset");
+        fclose(f);
+    }
     const char *s = getenv("FAKECUDA_INIT_DELAY_MS");
     if (s && *s) {
         struct timespec ts = {atol(s) / 1000, atol(s) % 1000 * 1000000L};

@@ -96,4 +96,13 @@ FAKECUDA_MEM_BYTES=30000000 "$GB" reduce --backend cuda --device all "$T/a.npy" 
 check_eq "out of device memory: status" "1" "$?"
 grep -q "out of device memory: a chunk buffer (--chunk) needs [0-9]* bytes, [0-9]* of 30000000 free on device 0" "$T/e" &&
     ok || fail "out of memory message: $(cat "$T/e")"
+
+# The driver starts with 4 hardware queues per context unless the user set
+# another number (CUDA_DEVICE_MAX_CONNECTIONS).
+(unset CUDA_DEVICE_MAX_CONNECTIONS
+    FAKECUDA_ENV_REPORT="$T/env" "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1)
+check_eq "CUDA_DEVICE_MAX_CONNECTIONS by default" "CUDA_DEVICE_MAX_CONNECTIONS=4" "$(cat "$T/env")"
+CUDA_DEVICE_MAX_CONNECTIONS=16 FAKECUDA_ENV_REPORT="$T/env" "$GB" reduce --backend cuda "$T/a.npy" \
+    >/dev/null 2>&1
+check_eq "CUDA_DEVICE_MAX_CONNECTIONS set by the user" "CUDA_DEVICE_MAX_CONNECTIONS=16" "$(cat "$T/env")"
 summary
