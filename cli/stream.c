@@ -46,7 +46,7 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
                 uint64_t limit)
 {
     if (stream_device_inflate(be, r, chunk_bytes)) {
-        backend_want_module(be, "inflate"); /* auto: loaded by the GPU's start */
+        backend_want_module(be, "inflate");
         return pl_open_gz(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);
     }
     return pl_open(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);

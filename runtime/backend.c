@@ -298,9 +298,16 @@ void backend_leave(backend *be)
     }
 }
 
-/* Queues a module for the start to load. */
+/* Loads a module now (CUDA), or queues it for the start to load (auto). */
 void backend_want_module(backend *be, const char *module)
 {
+    if (be->kind == BACKEND_CUDA) {
+        for (int i = 0; i < be->ngpu; i++) {
+            CUmodule mod;
+            gpu_module(be->gpus[i], module, &mod, NULL); /* failures recur on use */
+        }
+        return;
+    }
     backend_start *st = be->start;
     if (!st)
         return;

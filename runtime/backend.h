@@ -93,8 +93,10 @@ const char *backend_fallback(struct backend *be);
  * used. */
 void backend_leave(struct backend *be);
 
-/* auto: asks the start to load an embedded module on every device before
- * it hands them out (later requests load on first use). */
+/* Loads an embedded module on every device before the first chunk: with
+ * CUDA at once (a module loaded while kernels run waits for them all to
+ * end); with auto, the start loads it before it hands the devices out
+ * (later requests load on first use). */
 void backend_want_module(struct backend *be, const char *module);
 
 /* Milliseconds from backend_open to the devices' being ready (auto), or
