@@ -284,6 +284,7 @@ typedef struct {
     size_t max_rows, row_bytes;
     dt_type dtype;
     qd_layout in, out;
+    int compressed;    /* chunks come as blocked gzip members (device inflate) */
     int level;         /* blocked gzip level of the output (0: plain) */
     int positioned;    /* out_next is known (the output's header is written) */
     uint64_t out_next; /* output stream position of the next chunk's roots */
@@ -311,7 +312,7 @@ static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
 {
     const quadratic_engine_args *a = ctx;
     qd_engine *e = NULL;
-    int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out);
+    int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out, a->compressed);
     if (rc == 0 && (rc = quadratic_compress(a, e)) < 0) {
         snprintf(be->err, sizeof be->err, "%s", qd_engine_error(e));
         qd_engine_close(e);
@@ -341,6 +342,13 @@ static int quadratic_submit(void *ctx, void *eng, int slot, const void *data,
 static int quadratic_collect(void *ctx, void *eng, int slot, const void **roots, size_t *rows)
 {
     return qd_engine_collect(eng, slot, roots, rows);
+}
+
+/* Waits until a GPU slot's chunk is copied from its buffer (hy_ops.copied). */
+static int quadratic_copied(void *ctx, void *eng, int slot)
+{
+    (void)ctx;
+    return qd_engine_copied(eng, slot);
 }
 
 /* The engine's last error. */
@@ -377,7 +385,8 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
         if (rc > 0) {
             *bytes_in += c.bytes;
             progress_update(c.raw_end);
-            if (hy_submit(h, &c) < 0) {
+            /* one ring: its buffer goes back to the reader once copied */
+            if (hy_submit(h, &c) < 0 || (nrings == 1 && hy_release_buffer(h, pl[0], c.slot) < 0)) {
                 msg_error("%s: %s", name, hy_error(h));
                 failed = 1;
             }
@@ -517,16 +526,28 @@ int cmd_quadratic(int argc, char **argv)
     size_t max_rows = stream_chunk(&q.common, &be, r) / row_bytes;
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
-    int nslots = cli_slots(&q.common, &be);
-    static const hy_ops ops = {quadratic_open,  quadratic_close, quadratic_submit,
-                               quadratic_collect, quadratic_error, NULL, NULL};
-    quadratic_engine_args args = {max_rows, in.planes_in_memory ? sz : row_bytes, fi.dtype,
-                                  in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout, 0, 0, 0};
+    /* rows are read into nbufs buffers, each given back once its chunk is
+     * copied, for more chunks in flight; planes are read in place */
+    int nbufs = cli_slots(&q.common, &be);
+    int nslots = in.planes_in_memory ? nbufs : stream_slots(&be, nbufs);
+    static const hy_ops ops = {quadratic_open,    quadratic_close, quadratic_submit,
+                               quadratic_collect, quadratic_error, NULL,
+                               quadratic_copied};
+    quadratic_engine_args args = {max_rows,
+                                  in.planes_in_memory ? sz : row_bytes,
+                                  fi.dtype,
+                                  in.planes_in_memory ? QD_PLANES : QD_ROWS,
+                                  q.out_layout,
+                                  !in.planes_in_memory &&
+                                      stream_device_inflate(&be, r, max_rows * row_bytes),
+                                  0,
+                                  0,
+                                  0};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
     if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
         goto out_close_backend;
     hy_set_cpu_cost(h, quadratic_cpu_ns(q.out.level, 0));
-    for (int i = 0; i < nslots; i++) {
+    for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);
             goto out_free_buffers;
@@ -556,7 +577,7 @@ int cmd_quadratic(int argc, char **argv)
     } else {
         if (!q.shard.count)
             limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
-        nrings = stream_open(&pl[0], &be, r, bufs, nslots, nslots, max_rows * row_bytes,
+        nrings = stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
                              q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
                              limit) < 0 ? 0 : 1;
     }
@@ -602,7 +623,7 @@ out_free_buffers:
     backend_leave(&be);
     for (int k = 0; k < nrings; k++)
         pl_close(pl[k]);
-    for (int i = 0; i < nslots; i++)
+    for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
     hy_close(h);
 out_close_backend:

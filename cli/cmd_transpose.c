@@ -193,6 +193,7 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
 typedef struct {
     size_t chunk, elem;
     uint64_t rows, cols;
+    int compressed;    /* batches come as blocked gzip members (device inflate) */
     int level;         /* blocked gzip level of the output (0: plain) */
     int positioned;    /* out_next is known (the output's header is written) */
     uint64_t out_next; /* output stream position of the next chunk's result */
@@ -214,7 +215,7 @@ static int transpose_open(void *ctx, backend *be, int nslots, void **eng)
 {
     const transpose_engine_args *a = ctx;
     tp_engine *e = NULL;
-    int rc = tp_engine_open(&e, be, nslots, a->chunk, a->elem, a->rows, a->cols);
+    int rc = tp_engine_open(&e, be, nslots, a->chunk, a->elem, a->rows, a->cols, a->compressed);
     if (rc == 0 && (rc = transpose_compress(a, e)) < 0) {
         snprintf(be->err, sizeof be->err, "%s", tp_engine_error(e));
         tp_engine_close(e);
@@ -363,7 +364,8 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r);
     static const hy_ops ops = {transpose_open,  transpose_close,      transpose_submit,
                                transpose_collect, transpose_error, transpose_write_slot, NULL};
-    transpose_engine_args args = {chunk, elem, j->rows, j->cols, 0, 0, 0};
+    transpose_engine_args args = {
+        chunk, elem, j->rows, j->cols, !j->copy && stream_device_inflate(be, r, chunk), 0, 0, 0};
     if (!j->copy) {
         backend_want_module(be, "transpose");
         if (hy_open(&h, be, &ops, &args, nslots, chunk))

@@ -101,8 +101,16 @@ static void qd_slot_close(qd_engine *e, qd_slot *s)
     backend_host_free(be, s->hout);
 }
 
-/* Allocates one slot: device buffers and stream with CUDA, host roots always. */
-static int qd_slot_open(qd_engine *e, qd_slot *s)
+/* The device buffer of a chunk of plain coefficients. */
+static int qd_coef_buffer(qd_engine *e, qd_slot *s)
+{
+    return gpu_mem_alloc(s->g, &s->din, e->max_rows * 3 * dt_size(e->dtype),
+                         "a coefficient chunk (--chunk)");
+}
+
+/* Allocates one slot: device buffers and stream with CUDA (the inflate's
+ * for compressed chunks, else the coefficients'), host roots always. */
+static int qd_slot_open(qd_engine *e, qd_slot *s, int compressed)
 {
     backend *be = e->be;
     size_t sz = dt_size(e->dtype);
@@ -111,7 +119,7 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
         int rc;
         if ((rc = gpu_function(g, e->dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64",
                                e->kernel_name, &s->kernel)) < 0 ||
-            (rc = gpu_mem_alloc(g, &s->din, e->max_rows * 3 * sz, "a coefficient chunk (--chunk)")) < 0 ||
+            (rc = compressed ? gzd_reserve(&s->z, g, e->max_rows * 3 * sz) : qd_coef_buffer(e, s)) < 0 ||
             (rc = gpu_mem_alloc(g, &s->dout, e->max_rows * 4 * sz, "a roots chunk")) < 0 ||
             (rc = gpu_queue_open(g, &s->q)) < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
@@ -130,7 +138,7 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
 
 /* Prepares the slots and, with CUDA, loads the kernel. */
 int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt_type dtype,
-                   qd_layout in, qd_layout out_layout)
+                   qd_layout in, qd_layout out_layout, int compressed)
 {
     *out = NULL;
     qd_engine *e = calloc(1, sizeof *e);
@@ -148,7 +156,7 @@ int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt
     int rc = e->slots ? 0 : GPU_ERR_OUT_OF_MEMORY;
     for (int i = 0; rc == 0 && i < nslots; i++) {
         e->slots[i].g = backend_slot_gpu(be, i);
-        rc = qd_slot_open(e, &e->slots[i]);
+        rc = qd_slot_open(e, &e->slots[i], compressed);
     }
     if (rc < 0) {
         snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : cu_last_failure());
@@ -196,12 +204,17 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
     int rc = gpu_bind(g);
     if (rc < 0)
         return rc;
+    if (!s->gz && !s->din && (rc = qd_coef_buffer(e, s)) < 0) {
+        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
+        return rc;
+    }
     CUdeviceptr in = s->din;
     if (s->gz)
-        rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->max_rows * 3 * sz, NULL, &in);
-    else
-        rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
-                            s->rows * sz * (planes_in ? 1 : 3), pitch);
+        rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->max_rows * 3 * sz, s->q.copied,
+                       &in);
+    else if ((rc = qd_copy_blocks(s, 1, s->din, host, planes_in ? 3 : 1,
+                                  s->rows * sz * (planes_in ? 1 : 3), pitch)) == 0)
+        CU_TRY(gpu_queue_mark_copied(&s->q));
     if (rc < 0) {
         if (rc <= GPU_ERR_NO_DRIVER)
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
@@ -273,6 +286,21 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
     }
     return rc;
+}
+
+/* Waits until a CUDA slot's chunk is copied from its host buffer. */
+int qd_engine_copied(qd_engine *e, int slot)
+{
+    qd_slot *s = &e->slots[slot];
+    if (e->be->kind != BACKEND_CUDA || s->rows == 0)
+        return 0;
+    CUresult r = gpu_queue_wait_copied(&s->q);
+    if (r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "copying a chunk to the device failed: %s",
+                 cu_result_text(r));
+        return GPU_ERR_LAUNCH;
+    }
+    return 0;
 }
 
 /* Waits for a slot's roots. */

@@ -34,17 +34,20 @@ typedef struct {
 qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);
 
 /* Prepares nslots slots for chunks of at most max_rows rows of dtype
- * (DT_F32 or DT_F64), coefficients in layout in and roots in layout out.
- * Returns 0 or a negative gpu_error with the reason in be->err. */
+ * (DT_F32 or DT_F64), coefficients in layout in and roots in layout out;
+ * compressed: the chunks come as blocked gzip members (CUDA: their device
+ * buffers are made now, before any chunk runs). Returns 0 or a negative
+ * gpu_error with the reason in be->err. */
 int qd_engine_open(qd_engine **out, struct backend *be, int nslots, size_t max_rows, dt_type dtype,
-                   qd_layout in, qd_layout out_layout);
+                   qd_layout in, qd_layout out_layout, int compressed);
 void qd_engine_close(qd_engine *e);
 
 /* Rows per chunk the engine holds (the plane pitch of QD_PLANES). */
 size_t qd_engine_max_rows(const qd_engine *e);
 
 /* Starts solving `rows` rows at host (a buffer from backend_host_alloc of
- * 3 * max_rows values, left untouched until qd_engine_collect returns);
+ * 3 * max_rows values, left untouched until qd_engine_copied or
+ * qd_engine_collect returns);
  * asynchronous on the GPU. With gz (CUDA, rows layout), host holds those
  * rows as compressed members, inflated on the device
  * (runtime/gpu_inflate.h). */
@@ -54,6 +57,11 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
 /* Waits for slot's chunk; *roots points at its roots (4 * max_rows values
  * in the output layout), valid until the slot is submitted again. */
 int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows);
+
+/* Waits until slot's chunk no longer needs its host buffer: on CUDA, until
+ * its copies to the device are done; on the CPU at once (the work is done
+ * in qd_engine_submit). 0 or a negative error. */
+int qd_engine_copied(qd_engine *e, int slot);
 
 /* Compresses the complex roots on the device from now on, for blocked gzip
  * at level whose roots start at output stream position offset (after the

@@ -202,13 +202,15 @@ static int tp_clear(tp_engine *e, CUdeviceptr p, size_t n, CUstream s)
     return 0;
 }
 
-/* Allocates one batch slot's buffers. */
-static int tp_slot_open(tp_engine *e, tp_slot *s)
+/* Allocates one batch slot's buffers (the inflate's too for compressed
+ * batches). */
+static int tp_slot_open(tp_engine *e, tp_slot *s, int compressed)
 {
     backend *be = e->be;
     if (be->kind == BACKEND_CUDA) {
         int rc;
         if ((rc = tp_kernel_open(&s->kernel, s->g, e->elem, e->rows, e->cols)) < 0 ||
+            (compressed && (rc = gzd_reserve(&s->z, s->g, e->chunk)) < 0) ||
             (rc = gpu_mem_alloc(s->g, &s->din, e->chunk + TP_READ_SLACK, "a chunk of matrices (--chunk)")) < 0 ||
             (rc = gpu_mem_alloc(s->g, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
             (rc = gpu_queue_open(s->g, &s->q)) < 0) {
@@ -277,7 +279,7 @@ static int tp_stage_open(tp_engine *e)
 
 /* Prepares the engine: mode, chunk size, kernel and buffers. */
 int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes, size_t elem,
-                   uint64_t rows, uint64_t cols)
+                   uint64_t rows, uint64_t cols, int compressed)
 {
     *out = NULL;
     tp_engine *e = calloc(1, sizeof *e);
@@ -305,7 +307,7 @@ int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes,
             rc = GPU_ERR_OUT_OF_MEMORY;
         for (int i = 0; rc == 0 && i < nslots; i++) {
             e->slots[i].g = backend_slot_gpu(be, i);
-            rc = tp_slot_open(e, &e->slots[i]);
+            rc = tp_slot_open(e, &e->slots[i], compressed);
         }
     }
     if (rc < 0) {

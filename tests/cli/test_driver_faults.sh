@@ -29,7 +29,7 @@ rm -f "$T/auto.out" "$T/auto.err" "$T/auto.other" "$T/cpu.out"
 "$GB" gen --quadratic 100000 -o "$T/q.npy.gz"
 "$GB" gen --quadratic 100000 --raw -o "$T/q.raw.gz"
 check_error "quadratic --chunk 1G on a 512 MiB device" \
-    "out of device memory: a coefficient chunk (--chunk) needs" \
+    "out of device memory: a compressed chunk buffer (--chunk) needs" \
     "$GB" quadratic --backend cuda --chunk 1G --dtype float32 --raw "$T/q.raw.gz" -o "$T/r1.gz"
 [ -e "$T/r1.gz" ] && fail "quadratic out of device memory left an output" || ok
 check_error "the same with a --chunk that fits is not out of memory" "launching kernel" \
