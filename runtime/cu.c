@@ -58,6 +58,7 @@ static const struct {
     CU_ENTRY(MemFreeHost),
     CU_ENTRY_V2(MemHostRegister),
     CU_ENTRY(MemHostUnregister),
+    CU_ENTRY_V2(MemHostGetDevicePointer),
     CU_ENTRY_V2(MemcpyHtoDAsync),
     CU_ENTRY_V2(MemcpyDtoHAsync),
     CU_ENTRY_V2(MemcpyDtoDAsync),

@@ -72,7 +72,7 @@ enum { CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9 };
 enum { CU_STREAM_NON_BLOCKING = 1 };
 enum { CU_EVENT_BLOCKING_SYNC = 1, CU_EVENT_DISABLE_TIMING = 2 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
-enum { CU_MEMHOSTREGISTER_PORTABLE = 1, CU_MEMHOSTREGISTER_READ_ONLY = 8 };
+enum { CU_MEMHOSTREGISTER_PORTABLE = 1, CU_MEMHOSTREGISTER_DEVICEMAP = 2, CU_MEMHOSTREGISTER_READ_ONLY = 8 };
 enum { CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
 
 /* The resolved entry points; names drop the "cu" prefix. */
@@ -102,6 +102,7 @@ typedef struct {
     CUresult (*MemFreeHost)(void *ptr);
     CUresult (*MemHostRegister)(void *ptr, size_t bytes, unsigned int flags);
     CUresult (*MemHostUnregister)(void *ptr);
+    CUresult (*MemHostGetDevicePointer)(CUdeviceptr *dptr, void *ptr, unsigned int flags);
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
     CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
     CUresult (*MemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);

@@ -401,17 +401,32 @@ void gpu_host_free(gpu *g, void *p)
     cu.MemFreeHost(p);
 }
 
-/* Pins host memory the caller allocated, portable across contexts. */
+/* Pins host memory the caller allocated, portable across contexts and
+ * mapped into the devices' address space. */
 int gpu_host_register(gpu *g, void *p, size_t bytes)
 {
     cu.CtxSetCurrent(g->ctx);
-    CUresult r = cu.MemHostRegister(p, bytes ? bytes : 1, CU_MEMHOSTREGISTER_PORTABLE);
+    CUresult r = cu.MemHostRegister(p, bytes ? bytes : 1,
+                                    CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     if (r != CUDA_SUCCESS) {
         snprintf(g->err, sizeof g->err, "cannot pin %zu bytes of host memory: %s", bytes,
                  cu_result_text(r));
         return GPU_ERR_OUT_OF_MEMORY;
     }
     return 0;
+}
+
+/* The address through which g's kernels reach pinned host memory. */
+int gpu_host_device_pointer(gpu *g, void *p, CUdeviceptr *out)
+{
+    CUresult r = cu.CtxSetCurrent(g->ctx);
+    if (r == CUDA_SUCCESS)
+        r = cu.MemHostGetDevicePointer(out, p, 0);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    snprintf(g->err, sizeof g->err, "cannot map pinned host memory into the device: %s",
+             cu_result_text(r));
+    return GPU_ERR_DRIVER;
 }
 
 /* Unpins what gpu_host_register pinned. */

@@ -63,12 +63,11 @@ int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host)
         (void)cu.FuncSetAttribute(ff, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                                   (int)dw_carveout(gpu_info(g)->smem_per_sm,
                                                    gpu_info(g)->smem_reserved));
-    size_t member_bytes = z->max_blocks * DF_MEMBER_BOUND(GZW_BLOCK_DATA);
-    if ((rc = gpu_mem_alloc(g, &z->ws, z->grid * sizeof(dw_work), "deflate workspaces")) < 0 ||
+    if ((rc = gpu_host_device_pointer(g, host, &z->host_dev)) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->ws, z->grid * sizeof(dw_work), "deflate workspaces")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->bodies, z->max_blocks * DW_SLOT_PITCH, "deflate output")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->sizes, z->max_blocks * sizeof(unsigned), "deflate sizes")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->crcs, z->max_blocks * sizeof(unsigned), "deflate CRCs")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->members, member_bytes, "compressed chunk")) < 0)
+        (rc = gpu_mem_alloc(g, &z->crcs, z->max_blocks * sizeof(unsigned), "deflate CRCs")) < 0)
         goto out_close;
     if (!(z->sizes_host = gpu_host_alloc(g, z->max_blocks * sizeof(unsigned)))) {
         rc = GPU_ERR_OUT_OF_MEMORY;
@@ -89,7 +88,6 @@ void gzc_close(gzc_slot *z)
     gpu_mem_free(z->g, z->bodies);
     gpu_mem_free(z->g, z->sizes);
     gpu_mem_free(z->g, z->crcs);
-    gpu_mem_free(z->g, z->members);
     gpu_host_free(z->g, z->sizes_host);
     memset(z, 0, sizeof *z);
 }
@@ -114,12 +112,12 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
         (rc = gpu_function(z->g, GZC_MODULE, "dfk_fast", &ff)) < 0 ||
         (rc = gpu_function(z->g, GZC_MODULE, "dfk_gather", &fg)) < 0)
         return rc;
-    CUdeviceptr in = data + z->head;
+    CUdeviceptr in = data + z->head, members = z->host_dev + z->head + z->tail;
     unsigned long long n = (unsigned long long)z->nblocks * GZW_BLOCK_DATA;
     unsigned nb = (unsigned)z->nblocks, grid = nb < z->grid ? nb : z->grid;
     void *pc[] = {&in, &n, &nb, &z->crcs};
     void *pf[] = {&in, &n, &nb, &z->bodies, &z->sizes, &z->ws};
-    void *pg[] = {&z->bodies, &z->sizes, &z->crcs, &n, &nb, &z->members};
+    void *pg[] = {&z->bodies, &z->sizes, &z->crcs, &n, &nb, &members};
     if ((rc = gpu_launch(z->g, fc, "dfk_crc", nb, 32, s, pc)) < 0 ||
         (rc = gpu_launch(z->g, ff, "dfk_fast", grid, DW_T, s, pf)) < 0 ||
         (rc = gpu_launch(z->g, fg, "dfk_gather", nb, GZC_GATHER_THREADS, s, pg)) < 0)
@@ -128,8 +126,8 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
     return 0;
 }
 
-/* Fetches the members of the chunk whose work is done (see gpu_deflate.h). */
-int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen)
+/* Describes the chunk whose work is done (see gpu_deflate.h). */
+int gzc_collect(gzc_slot *z, gz_span *span, char *err, size_t errlen)
 {
     size_t members = 0;
     for (size_t b = 0; b < z->nblocks; b++) {
@@ -141,25 +139,9 @@ int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen
         }
         members += z->sizes_host[b] + DF_MEMBER_HEADER + DF_MEMBER_TRAILER;
     }
-    unsigned char *m = z->host + z->head + z->tail;
-    int rc = gpu_bind(z->g);
-    if (rc < 0) {
-        snprintf(err, errlen, "%s", gpu_error_text(z->g));
-        return rc;
-    }
-    CUresult r = CUDA_SUCCESS;
-    if (members)
-        r = cu.MemcpyDtoHAsync(m, z->members, members, s);
-    if (members && r == CUDA_SUCCESS)
-        r = cu.StreamSynchronize(s);
-    if (r != CUDA_SUCCESS) {
-        snprintf(err, errlen, "copying compressed data from the device failed: %s",
-                 cu_result_text(r));
-        return GPU_ERR_DRIVER;
-    }
     span->head = z->host;
     span->head_len = z->head;
-    span->members = m;
+    span->members = z->host + z->head + z->tail;
     span->members_len = members;
     span->nblocks = z->nblocks;
     span->tail = z->host + z->head;

@@ -27,9 +27,9 @@ typedef struct {
     CUdeviceptr bodies;  /* deflate data, one slot per block */
     CUdeviceptr sizes;   /* deflate bytes per block */
     CUdeviceptr crcs;    /* CRC-32 per block */
-    CUdeviceptr members; /* the members end to end */
     unsigned *sizes_host;    /* pinned copy of sizes */
     unsigned char *host;     /* the caller's pinned buffer: head raw, tail raw, members */
+    CUdeviceptr host_dev;    /* host, as the device's kernels address it */
     size_t head, nblocks, tail; /* the queued chunk's split */
 } gzc_slot;
 
@@ -40,21 +40,24 @@ int gzc_device_level(int level);
 size_t gzc_host_bytes(size_t max_bytes);
 
 /* Allocates the slot's buffers on device g (bound first) for chunks of at most max_bytes;
- * host is the caller's pinned buffer of gzc_host_bytes(max_bytes) bytes,
- * which the results go to. 0 or a negative gpu_error (text in g). */
+ * host is the caller's buffer of gzc_host_bytes(max_bytes) bytes pinned by
+ * gpu_host_register, which the results go to. 0 or a negative gpu_error
+ * (text in g). */
 int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host);
 
 /* Queues on stream s the compression of the bytes bytes at device address
  * data, which start at position offset of the output stream: the raw head
  * and tail copied to the slot's pinned buffer, the whole blocks compressed
- * and laid out as members, and their sizes copied back. 0 or a negative
- * gpu_error (text in the slot's gpu). */
+ * and laid out as members, written by the last kernel straight into that
+ * buffer (no copy to queue behind other streams' work once the chunk is
+ * done), and their sizes copied back. 0 or a negative gpu_error (text in
+ * the slot's gpu). */
 int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t bytes);
 
-/* Once the work queued on s is done: copies the members back (waiting for
- * the copy) and describes the chunk's output in *span, valid until the
- * slot is queued again. 0, or a negative gpu_error with one line in err. */
-int gzc_collect(gzc_slot *z, CUstream s, gz_span *span, char *err, size_t errlen);
+/* Once the work queued is done: describes the chunk's output in *span,
+ * valid until the slot is queued again. 0, or a negative gpu_error with one
+ * line in err. */
+int gzc_collect(gzc_slot *z, gz_span *span, char *err, size_t errlen);
 
 /* Frees the slot's buffers; accepts a zeroed slot. */
 void gzc_close(gzc_slot *z);

@@ -419,7 +419,7 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
         }
         if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
-        int rc = e->deflate ? gzc_collect(&s->c, s->q.stream, &s->span, e->err, sizeof e->err) : 0;
+        int rc = e->deflate ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
         if (rc < 0)
             return rc;
     }

@@ -474,6 +474,15 @@ static CUresult fake_host_register(void *p, size_t bytes, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
+/* Pinned host memory is addressed by the (fake) device at its host address. */
+static CUresult fake_host_device_pointer(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
 /* Copies host to device, at once. */
 static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
@@ -582,6 +591,7 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     PLAIN(cuMemFreeHost, fake_host_free)                                  \
     V2(cuMemHostRegister, fake_host_register)                             \
     PLAIN(cuMemHostUnregister, fake_ok1)                                  \
+    V2(cuMemHostGetDevicePointer, fake_host_device_pointer)               \
     V2(cuMemcpyHtoDAsync, fake_htod)                                      \
     V2(cuMemcpyDtoHAsync, fake_dtoh)                                      \
     V2(cuMemcpyDtoDAsync, fake_dtod)                                      \
