@@ -64,16 +64,18 @@ note "memcheck: exit $st/$?, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer
     "$(grep -o '[0-9]* chunks on the CPU, [0-9]* on the GPU' "$out/sanitizer.log" | tr '\n' ' ')"
 
 note "== whole process: best of 3 wall times, variants interleaved, page cache warm"
-# job NAME ARGS...: races auto, cuda and cpu (and the baseline's auto and
-# cuda) on one job.
+# job NAME ARGS...: races auto and cuda (and the baseline's auto and cuda)
+# on one job, then times cpu on its own: a GPU run right after one that
+# kept every core busy for seconds can be slower (see deflate.sh).
 job() {
     name=$1
     shift
     a=$(echo "$*" | tr ' ' ',')
-    set -- "$GB,$a,--backend,auto" "$GB,$a,--backend,cuda" "$GB,$a,--backend,cpu"
+    set -- "$GB,$a,--backend,auto" "$GB,$a,--backend,cuda"
     for v in ${AUTO_VARIANTS:-}; do set -- "$@" "$v,$GB,$a,--backend,auto"; done
     [ -n "$OLD" ] && set -- "$@" "$OLD,$a,--backend,auto" "$OLD,$a,--backend,cuda"
     race "$name" "$@"
+    race "$name, cpu" "$GB,$a,--backend,cpu"
 }
 "$GB" gen --shape 10 -f --no-compress -o "$work/ten.npy"
 job "reduce sum, 10 elements" reduce --op sum "$work/ten.npy"
