@@ -513,10 +513,14 @@ CUresult gpu_queue_mark_copied(gpu_queue *q)
     return cu.EventRecord(q->copied, q->stream);
 }
 
-/* Waits for the copies in. */
-CUresult gpu_queue_wait_copied(gpu_queue *q)
+/* Waits for the copies in (see gpu.h). */
+int gpu_queue_wait_copied(gpu_queue *q, char *err, size_t errlen)
 {
-    return cu.EventSynchronize(q->copied);
+    CUresult r = cu.EventSynchronize(q->copied);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    snprintf(err, errlen, "copying a chunk to the device failed: %s", cu_result_text(r));
+    return GPU_ERR_LAUNCH;
 }
 
 /* Launches a 1-D grid; failures name the kernel. */

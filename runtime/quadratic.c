@@ -294,13 +294,7 @@ int qd_engine_copied(qd_engine *e, int slot)
     qd_slot *s = &e->slots[slot];
     if (e->be->kind != BACKEND_CUDA || s->rows == 0)
         return 0;
-    CUresult r = gpu_queue_wait_copied(&s->q);
-    if (r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "copying a chunk to the device failed: %s",
-                 cu_result_text(r));
-        return GPU_ERR_LAUNCH;
-    }
-    return 0;
+    return gpu_queue_wait_copied(&s->q, e->err, sizeof e->err);
 }
 
 /* Waits for a slot's roots. */
