@@ -402,12 +402,14 @@ void gpu_host_free(gpu *g, void *p)
 }
 
 /* Pins host memory the caller allocated, portable across contexts and
- * mapped into the devices' address space. */
+ * mapped into the devices' address space where they can map it. */
 int gpu_host_register(gpu *g, void *p, size_t bytes)
 {
     cu.CtxSetCurrent(g->ctx);
-    CUresult r = cu.MemHostRegister(p, bytes ? bytes : 1,
-                                    CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    size_t n = bytes ? bytes : 1;
+    CUresult r = cu.MemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY)
+        r = cu.MemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE); /* pinned, not mapped */
     if (r != CUDA_SUCCESS) {
         snprintf(g->err, sizeof g->err, "cannot pin %zu bytes of host memory: %s", bytes,
                  cu_result_text(r));

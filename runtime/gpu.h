@@ -98,14 +98,15 @@ void *gpu_host_alloc(gpu *g, size_t bytes);
 void gpu_host_free(gpu *g, void *p);
 
 /* Pins (and unpins) host memory allocated elsewhere, portable across
- * contexts and mapped into the devices' address space; 0 or
- * GPU_ERR_OUT_OF_MEMORY (text in g). */
+ * contexts and mapped into the devices' address space (where the driver
+ * refuses the mapping, pinned only); 0 or GPU_ERR_OUT_OF_MEMORY (text in
+ * g). */
 int gpu_host_register(gpu *g, void *p, size_t bytes);
 void gpu_host_unregister(gpu *g, void *p);
 
 /* The address at which g's kernels read and write host memory p pinned by
  * gpu_host_register (the host's own address where the device can use it);
- * 0 or GPU_ERR_DRIVER (text in g). */
+ * 0, or GPU_ERR_DRIVER (text in g) where p is not mapped. */
 int gpu_host_device_pointer(gpu *g, void *p, CUdeviceptr *out);
 
 /* Device memory; 0 or GPU_ERR_OUT_OF_MEMORY naming the size. */

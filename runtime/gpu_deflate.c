@@ -37,6 +37,13 @@ static size_t gzc_max_blocks(size_t max_bytes)
     return max_bytes / GZW_BLOCK_DATA + 1;
 }
 
+/* Whether g reaches host (see gpu_deflate.h). */
+int gzc_host_mapped(gpu *g, void *host)
+{
+    CUdeviceptr d;
+    return gpu_host_device_pointer(g, host, &d) == 0;
+}
+
 /* Head, tail and members at most (see gpu_deflate.h). */
 size_t gzc_host_bytes(size_t max_bytes)
 {

@@ -36,6 +36,11 @@ typedef struct {
 /* Whether blocked gzip at level is compressed on the device. */
 int gzc_device_level(int level);
 
+/* Whether device g can write members straight into host, a buffer pinned
+ * by gpu_host_register (the driver mapped it into the device); where it
+ * cannot, the output is compressed on the host, with the same bytes. */
+int gzc_host_mapped(gpu *g, void *host);
+
 /* Bytes of the pinned host buffer of a slot for chunks of max_bytes. */
 size_t gzc_host_bytes(size_t max_bytes);
 

@@ -325,6 +325,9 @@ int qd_engine_compress(qd_engine *e, int level, uint64_t offset)
     if (e->be->kind != BACKEND_CUDA || e->out != QD_ROWS || !gzc_device_level(level))
         return 0;
     size_t out_bytes = e->max_rows * 4 * dt_size(e->dtype);
+    for (int i = 0; i < e->nslots; i++)
+        if (!gzc_host_mapped(e->slots[i].g, e->slots[i].hout))
+            return 0; /* the host compresses */
     for (int i = 0; i < e->nslots; i++) {
         qd_slot *s = &e->slots[i];
         int rc = gzc_open(&s->c, s->g, out_bytes, s->hout);

@@ -66,7 +66,8 @@ int qd_engine_copied(qd_engine *e, int slot);
 /* Compresses the complex roots on the device from now on, for blocked gzip
  * at level whose roots start at output stream position offset (after the
  * header): on the CUDA backend, for QD_ROWS output, at the levels the device
- * does (gzc_device_level); collected slots then give a gz_span
+ * does (gzc_device_level) and where it writes into the pinned host buffers
+ * (gzc_host_mapped); collected slots then give a gz_span
  * (qd_engine_span). Returns 1 when on, 0 when it does not apply, or a
  * negative gpu_error. Call it before the first submit. */
 int qd_engine_compress(qd_engine *e, int level, uint64_t offset);

@@ -433,6 +433,9 @@ int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
 {
     if (e->be->kind != BACKEND_CUDA || e->staged || !gzc_device_level(level))
         return 0;
+    for (int i = 0; i < e->nslots; i++)
+        if (!gzc_host_mapped(e->slots[i].g, e->slots[i].hout))
+            return 0; /* the host compresses */
     for (int i = 0; i < e->nslots; i++) {
         tp_slot *s = &e->slots[i];
         int rc = gzc_open(&s->c, s->g, e->chunk, s->hout);

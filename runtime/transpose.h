@@ -54,7 +54,8 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes);
 /* Compresses batch results on the device from now on, for blocked gzip at
  * level whose data start at output stream position offset: on the CUDA
  * backend, in batch mode, at the levels the device does
- * (gzc_device_level); collected slots then give a gz_span (tp_batch_span).
+ * (gzc_device_level) and where it writes into the pinned host buffers
+ * (gzc_host_mapped); collected slots then give a gz_span (tp_batch_span).
  * Returns 1 when on, 0 when it does not apply, or a negative gpu_error.
  * Call it before the first submit. */
 int tp_engine_compress(tp_engine *e, int level, uint64_t offset);

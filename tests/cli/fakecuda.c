@@ -36,6 +36,10 @@
  *   FAKECUDA_REPORT       a file that holds one line "device D launches N"
  *                         per device, rewritten at each launch
  *   FAKECUDA_INIT_DELAY_MS  milliseconds cuInit takes (a slow driver start)
+ *   FAKECUDA_NO_MAPPED    when 1, the devices cannot map pinned host memory:
+ *                         cuMemHostRegister refuses CU_MEMHOSTREGISTER_DEVICEMAP
+ *                         (CUDA_ERROR_NOT_SUPPORTED) and cuMemHostGetDevicePointer
+ *                         fails
  *   FAKECUDA_ENV_REPORT   a file cuInit writes the line
  *                         "CUDA_DEVICE_MAX_CONNECTIONS=VALUE" to (VALUE
  *                         "unset" when it is not set): the setting a real
@@ -54,6 +58,7 @@
 #define FAKE_DEFAULT_MEM ((size_t)16 << 30)
 #define FAKE_MAX_DEVICES 64
 #define FAKE_INVALID_CONTEXT ((CUresult)201)
+#define FAKE_NOT_SUPPORTED ((CUresult)801) /* CUDA_ERROR_NOT_SUPPORTED */
 
 static size_t fake_used[FAKE_MAX_DEVICES];
 static unsigned long fake_launches[FAKE_MAX_DEVICES];
@@ -468,16 +473,25 @@ static CUresult fake_host_free(void *p)
 }
 
 /* Registering host memory does nothing. */
+/* Whether FAKECUDA_NO_MAPPED=1: pinned host memory cannot be mapped. */
+static int fake_no_mapped(void)
+{
+    const char *s = getenv("FAKECUDA_NO_MAPPED");
+    return s && !strcmp(s, "1");
+}
+
+/* Pins nothing; refuses the mapping under FAKECUDA_NO_MAPPED=1. */
 static CUresult fake_host_register(void *p, size_t bytes, unsigned int flags)
 {
-    (void)p, (void)bytes, (void)flags;
-    return CUDA_SUCCESS;
+    (void)p, (void)bytes;
+    return (flags & CU_MEMHOSTREGISTER_DEVICEMAP) && fake_no_mapped() ? FAKE_NOT_SUPPORTED
+                                                                      : CUDA_SUCCESS;
 }
 
 /* Pinned host memory is addressed by the (fake) device at its host address. */
 static CUresult fake_host_device_pointer(CUdeviceptr *d, void *p, unsigned int flags)
 {
-    if (flags != 0)
+    if (flags != 0 || fake_no_mapped())
         return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;

@@ -97,6 +97,23 @@ check_eq "out of device memory: status" "1" "$?"
 grep -q "out of device memory: a chunk buffer (--chunk) needs [0-9]* bytes, [0-9]* of 30000000 free on device 0" "$T/e" &&
     ok || fail "out of memory message: $(cat "$T/e")"
 
+# Devices that cannot map pinned host memory: level -1 output is compressed
+# on the host, as with GPUBATCH_HOST_DEFLATE=1 (the same launches), and the
+# run succeeds; devices that can launch the deflate kernels too.
+launches() {
+    rm -f "$REP"
+    FAKECUDA_REPORT="$REP" "$@" >/dev/null 2>"$T/launch.err" || echo "exit $?: $(cat "$T/launch.err")"
+    awk '{print $4}' "$REP" | tr '\n' ' '
+}
+"$GB" gen --shape 40x300x200 --seed 3 -o "$T/t.npy.gz"
+for cmd in "quadratic --chunk 1M $T/q.npy.gz" "transpose --chunk 1M $T/t.npy.gz"; do
+    set -- "$GB" ${cmd%% *} --backend cuda --device 1 -f -o "$T/map.gz" ${cmd#* }
+    host=$(GPUBATCH_HOST_DEFLATE=1 launches "$@")
+    check_eq "${cmd%% *}, no mapped memory" "$host" "$(FAKECUDA_NO_MAPPED=1 launches "$@")"
+    device=$(launches "$@")
+    [ "$device" != "$host" ] && ok || fail "${cmd%% *}: device deflate launched [$device], as the host's [$host]"
+done
+
 # The driver starts with 4 hardware queues per context unless the user set
 # another number (CUDA_DEVICE_MAX_CONNECTIONS).
 (unset CUDA_DEVICE_MAX_CONNECTIONS
