@@ -78,32 +78,6 @@ dfk_crc(const unsigned char *__restrict__ in, unsigned long long nbytes, unsigne
         crcs[b] = if_crc32_finish(term, n);
 }
 
-// Copies n bytes from src (4-byte aligned, readable up to the word holding
-// its last byte) to dst (any alignment) with thread t of DF_GATHER_THREADS:
-// 16-byte stores wherever dst allows, since dst may be pinned host memory
-// that each store reaches as one transaction over the bus.
-__device__ __forceinline__ void df_copy_out(unsigned char *__restrict__ dst,
-                                            const unsigned char *__restrict__ src, unsigned n,
-                                            unsigned t)
-{
-    unsigned lead = (unsigned)(-(unsigned long long)dst & 15u); // bytes before dst is aligned
-    if (lead > n)
-        lead = n;
-    unsigned wide = (n - lead) / 16u, shift = 8u * (lead & 3u);
-    for (unsigned i = t; i < lead; i += DF_GATHER_THREADS)
-        dst[i] = src[i];
-    const unsigned *w = (const unsigned *)(src + (lead & ~3u));
-    uint4 *out = (uint4 *)(dst + lead);
-    for (unsigned k = t; k < wide; k += DF_GATHER_THREADS) {
-        const unsigned *p = w + 4u * k;
-        unsigned w0 = p[0], w1 = p[1], w2 = p[2], w3 = p[3], w4 = shift ? p[4] : 0u;
-        out[k] = make_uint4(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift),
-                            __funnelshift_r(w2, w3, shift), __funnelshift_r(w3, w4, shift));
-    }
-    for (unsigned i = lead + 16u * wide + t; i < n; i += DF_GATHER_THREADS)
-        dst[i] = src[i];
-}
-
 extern "C" __global__ void __launch_bounds__(DF_GATHER_THREADS)
 dfk_gather(const unsigned char *__restrict__ bodies, const unsigned *__restrict__ sizes,
            const unsigned *__restrict__ crcs, unsigned long long nbytes, unsigned nblocks,
@@ -136,5 +110,5 @@ dfk_gather(const unsigned char *__restrict__ bodies, const unsigned *__restrict_
     else if (t < 26)
         m[DF_MEMBER_HEADER + body + t - 18] =
             (unsigned char)(df_block_len(nbytes, b) >> (8 * (t - 22)));
-    df_copy_out(m + DF_MEMBER_HEADER, src, body, t);
+    df_copy_out(m + DF_MEMBER_HEADER, src, body, t, DF_GATHER_THREADS);
 }

@@ -48,6 +48,7 @@ typedef unsigned long long df_u64;
 /* Keeps a table loop rolled: unrolled, the table loops make the PTX large and
  * need a newer PTX ISA (partial vector loads) than the drivers we support. */
 #define DF_ROLLED _Pragma("unroll 1")
+#define DF_RESTRICT __restrict__
 #else
 #include <stdint.h>
 #ifndef GB_HD
@@ -58,6 +59,7 @@ typedef uint16_t df_u16;
 typedef uint32_t df_u32;
 typedef uint64_t df_u64;
 #define DF_ROLLED
+#define DF_RESTRICT restrict
 #endif
 
 #define DF_BLOCK_MAX 65280u   /* input bytes per call (a BGZF block's data) */
@@ -849,6 +851,53 @@ GB_HD void df_put_le(df_u8 *p, df_u32 v, df_u32 nbytes)
 {
     for (df_u32 i = 0; i < nbytes; i++)
         p[i] = (df_u8)(v >> (8 * i));
+}
+
+/* The 32 bits that start shift bits (0, 8, 16 or 24) into the 64 bits
+ * hi:lo. */
+GB_HD df_u32 df_funnel(df_u32 lo, df_u32 hi, df_u32 shift)
+{
+#ifdef __CUDACC__
+    return __funnelshift_r(lo, hi, shift);
+#else
+    return shift ? lo >> shift | hi << (32u - shift) : lo;
+#endif
+}
+
+/* Copies n bytes from src (4-byte aligned, readable up to the word holding
+ * its last byte) to dst (any alignment) as thread t of nthreads: 16-byte
+ * stores wherever dst allows, since dst may be pinned host memory that
+ * each store reaches as one transaction over the bus. */
+GB_HD void df_copy_out(df_u8 *DF_RESTRICT dst, const df_u8 *DF_RESTRICT src, df_u32 n, df_u32 t,
+                       df_u32 nthreads)
+{
+    df_u32 lead = (df_u32)(-(df_u64)dst & 15u); /* bytes before dst is aligned */
+    if (lead > n)
+        lead = n;
+    df_u32 wide = (n - lead) / 16u, shift = 8u * (lead & 3u);
+    for (df_u32 i = t; i < lead; i += nthreads)
+        dst[i] = src[i];
+    const df_u32 *w = (const df_u32 *)(src + (lead & ~3u));
+#ifdef __CUDACC__
+    uint4 *out = (uint4 *)(dst + lead);
+#else
+    df_u32 *out = (df_u32 *)(dst + lead);
+#endif
+    for (df_u32 k = t; k < wide; k += nthreads) {
+        const df_u32 *p = w + 4u * k;
+        df_u32 w0 = p[0], w1 = p[1], w2 = p[2], w3 = p[3], w4 = shift ? p[4] : 0u;
+#ifdef __CUDACC__
+        out[k] = make_uint4(df_funnel(w0, w1, shift), df_funnel(w1, w2, shift),
+                            df_funnel(w2, w3, shift), df_funnel(w3, w4, shift));
+#else
+        out[4u * k] = df_funnel(w0, w1, shift);
+        out[4u * k + 1u] = df_funnel(w1, w2, shift);
+        out[4u * k + 2u] = df_funnel(w2, w3, shift);
+        out[4u * k + 3u] = df_funnel(w3, w4, shift);
+#endif
+    }
+    for (df_u32 i = lead + 16u * wide + t; i < n; i += nthreads)
+        dst[i] = src[i];
 }
 
 /* Writes in[0..n), n <= DF_BLOCK_MAX, as one complete BGZF member into out

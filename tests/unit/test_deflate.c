@@ -3,7 +3,8 @@
  * block-size edges, determinism whatever the workspace held before, the
  * stored fallback, the block-type choice and the length-limited codes; the
  * warp encoder of ptx/deflate_warp.h (its 32 lanes run in turn, as the
- * header's phases allow) against df_compress at level 1, byte for byte. */
+ * header's phases allow) against df_compress at level 1, byte for byte;
+ * df_copy_out, which lays the members out, against memcpy. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -399,6 +400,45 @@ static void test_block_encoder(void)
     free(data);
 }
 
+/* df_copy_out, as dfk_gather runs it (every thread of a block in turn; and
+ * with 1 and 7 threads): each destination alignment 0..15 and lengths
+ * around the 16-byte stores and the 4-byte source words, against memcpy,
+ * with guard bytes on both sides left as they were. */
+static void test_copy_out(void)
+{
+    static const df_u32 lens[] = {0,  1,  2,  3,  4,  5,  15,  16,  17,   18,   19,   20,   31,
+                                  32, 33, 35, 47, 48, 49, 63, 64, 65, 255, 1000, 4097, 65285};
+    static const df_u32 threads[] = {256, 1, 7};
+    const size_t guard = 32, most = 65285;
+    df_u32 *src_words = malloc(most + 16); /* 4-byte aligned, a word past the end */
+    df_u8 *src = (df_u8 *)src_words, *dst_mem = malloc(most + 2 * guard + 16);
+    fill(src, most + 16, K_RANDOM);
+    int bad = 0, runs = 0;
+    for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (size_t mis = 0; mis < 16; mis++) {
+                df_u32 n = lens[li];
+                /* dst at mis bytes past a 16-byte boundary, guard bytes before it */
+                df_u8 *base = (df_u8 *)(((uintptr_t)dst_mem + guard + 15) & ~(uintptr_t)15);
+                df_u8 *dst = base + mis;
+                memset(dst_mem, 0xA5, most + 2 * guard + 16);
+                for (df_u32 t = 0; t < threads[ti]; t++)
+                    df_copy_out(dst, src, n, t, threads[ti]);
+                int ok = !memcmp(dst, src, n);
+                for (df_u8 *g = dst_mem; g < dst; g++)
+                    ok &= *g == 0xA5;
+                for (df_u8 *g = dst + n; g < dst_mem + most + 2 * guard + 16; g++)
+                    ok &= *g == 0xA5;
+                CHECKF(ok, "df_copy_out of %u bytes to alignment %zu with %u threads", n, mis,
+                       threads[ti]);
+                bad += !ok;
+                runs++;
+            }
+    printf("df_copy_out: %d of %d copies exact, nothing written around them\n", runs - bad, runs);
+    free(src_words);
+    free(dst_mem);
+}
+
 /* The shared memory carve-out asked for dfk_fast: the least percentage that
  * holds DW_CTAS_PER_SM workspaces and the driver's reserve of each, and all
  * of a multiprocessor too small for them or that does not tell its size. */
@@ -425,6 +465,7 @@ int main(void)
     test_round_trips();
     test_block_encoder();
     test_carveout();
+    test_copy_out();
     printf("workspace: %zu bytes near, %zu bytes far\n", DF_NEAR_BYTES, DF_FAR_BYTES);
     return check_summary();
 }
