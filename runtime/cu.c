@@ -246,6 +246,7 @@ static void cu_load_once(void)
 void cu_set_defaults(void)
 {
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", CU_MAX_CONNECTIONS, 0);
+    setenv("CUDA_MODULE_LOADING", CU_MODULE_LOADING, 0);
 }
 
 /* Loads the driver once per process. */

@@ -137,9 +137,15 @@ enum cu_load_error {
  * once are as many as with 8. */
 #define CU_MAX_CONNECTIONS "4"
 
-/* Sets CUDA_DEVICE_MAX_CONNECTIONS to CU_MAX_CONNECTIONS unless the user
- * set it; call before any other thread starts (it changes the
- * environment). */
+/* How the driver loads the kernels of a module (CUDA_MODULE_LOADING): all
+ * at the module's load. With the driver's default (LAZY, since CUDA 12.2)
+ * a kernel loads when first looked up, and a kernel loaded while a chunk's
+ * work runs made the next chunk's work on another stream wait for it. */
+#define CU_MODULE_LOADING "EAGER"
+
+/* Sets CUDA_DEVICE_MAX_CONNECTIONS to CU_MAX_CONNECTIONS and
+ * CUDA_MODULE_LOADING to CU_MODULE_LOADING, each unless the user set it;
+ * call before any other thread starts (it changes the environment). */
 void cu_set_defaults(void);
 
 /* Opens the driver and resolves the table once; later calls return the

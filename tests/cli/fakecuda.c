@@ -40,10 +40,11 @@
  *                         cuMemHostRegister refuses CU_MEMHOSTREGISTER_DEVICEMAP
  *                         (CUDA_ERROR_NOT_SUPPORTED) and cuMemHostGetDevicePointer
  *                         fails
- *   FAKECUDA_ENV_REPORT   a file cuInit writes the line
- *                         "CUDA_DEVICE_MAX_CONNECTIONS=VALUE" to (VALUE
- *                         "unset" when it is not set): the setting a real
- *                         driver reads as it starts
+ *   FAKECUDA_ENV_REPORT   a file cuInit writes the lines
+ *                         "CUDA_DEVICE_MAX_CONNECTIONS=VALUE" and
+ *                         "CUDA_MODULE_LOADING=VALUE" to (VALUE "unset"
+ *                         when it is not set): settings a real driver
+ *                         reads as it starts
  * Built as build/tests/libfakecuda.so and named by GPUBATCH_LIBCUDA. */
 #include <pthread.h>
 #include <stdint.h>
@@ -171,7 +172,9 @@ static CUresult fake_init(unsigned int flags)
     FILE *f = env_report && *env_report ? fopen(env_report, "w") : NULL;
     if (f) {
         const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-        fprintf(f, "CUDA_DEVICE_MAX_CONNECTIONS=%s\n", conn ? conn : "unset");
+        const char *loading = getenv("CUDA_MODULE_LOADING");
+        fprintf(f, "CUDA_DEVICE_MAX_CONNECTIONS=%s\nCUDA_MODULE_LOADING=%s\n", conn ? conn : "unset",
+                loading ? loading : "unset");
         fclose(f);
     }
     const char *s = getenv("FAKECUDA_INIT_DELAY_MS");

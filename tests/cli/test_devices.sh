@@ -114,12 +114,15 @@ for cmd in "quadratic --chunk 1M $T/q.npy.gz" "transpose --chunk 1M $T/t.npy.gz"
     [ "$device" != "$host" ] && ok || fail "${cmd%% *}: device deflate launched [$device], as the host's [$host]"
 done
 
-# The driver starts with 4 hardware queues per context unless the user set
-# another number (CUDA_DEVICE_MAX_CONNECTIONS).
-(unset CUDA_DEVICE_MAX_CONNECTIONS
+# The driver starts with 4 hardware queues per context and loads every
+# kernel of a module with the module, unless the user set otherwise
+# (CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING).
+(unset CUDA_DEVICE_MAX_CONNECTIONS CUDA_MODULE_LOADING
     FAKECUDA_ENV_REPORT="$T/env" "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1)
-check_eq "CUDA_DEVICE_MAX_CONNECTIONS by default" "CUDA_DEVICE_MAX_CONNECTIONS=4" "$(cat "$T/env")"
-CUDA_DEVICE_MAX_CONNECTIONS=16 FAKECUDA_ENV_REPORT="$T/env" "$GB" reduce --backend cuda "$T/a.npy" \
-    >/dev/null 2>&1
-check_eq "CUDA_DEVICE_MAX_CONNECTIONS set by the user" "CUDA_DEVICE_MAX_CONNECTIONS=16" "$(cat "$T/env")"
+check_eq "the driver's settings by default" "CUDA_DEVICE_MAX_CONNECTIONS=4 CUDA_MODULE_LOADING=EAGER" \
+    "$(tr '\n' ' ' <"$T/env" | sed 's/ $//')"
+CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY FAKECUDA_ENV_REPORT="$T/env" \
+    "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1
+check_eq "the driver's settings as the user set them" \
+    "CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY" "$(tr '\n' ' ' <"$T/env" | sed 's/ $//')"
 summary
