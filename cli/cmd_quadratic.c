@@ -544,9 +544,6 @@ int cmd_quadratic(int argc, char **argv)
                                   0,
                                   0};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
-    if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
-        goto out_close_backend;
-    hy_set_cpu_cost(h, quadratic_cpu_ns(q.out.level, 0));
     for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);
@@ -585,6 +582,10 @@ int cmd_quadratic(int argc, char **argv)
         msg_error("%s: cannot start the reader thread", name);
         goto out_abort;
     }
+    /* the readers fill the buffers while cuda's devices start */
+    if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
+        goto out_abort;
+    hy_set_cpu_cost(h, quadratic_cpu_ns(q.out.level, 0));
     if (q.out.level > 0) { /* the device's deflate, on CUDA engines from here on */
         args.level = q.out.level;
         args.out_next = gz_writer_offset(o.main.gz);
@@ -626,7 +627,6 @@ out_free_buffers:
     for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
     hy_close(h);
-out_close_backend:
     cli_close_backend(&be);
 out_close_readers:
     for (int k = 0; k < 3; k++)

@@ -225,28 +225,35 @@ static void reduce_ctx_release(reduce_ctx *ctx)
     ctx->chunk = 0;
 }
 
-/* Makes sure the engines and buffers hold chunks of `want` bytes. Buffers
- * are sized to the input (never above --chunk), so a small file does not
- * pay for pinning a large ring. 0, or 1 after an error. */
+/* Makes sure the buffers hold chunks of `want` bytes, closing engines made
+ * for smaller ones. Buffers are sized to the input (never above --chunk),
+ * so a small file does not pay for pinning a large ring. 0, or 1 after an
+ * error. */
 static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
 {
-    static const hy_ops ops = {reduce_open,  reduce_close, reduce_submit, reduce_collect,
-                               reduce_error, NULL,         reduce_copied};
-    if (ctx->h && ctx->chunk >= want)
+    if (ctx->bufs && ctx->chunk >= want)
         return 0;
     reduce_ctx_release(ctx);
     ctx->chunk = want;
-    if (hy_open(&ctx->h, &ctx->be, &ops, ctx, ctx->nslots, want))
-        return 1;
     ctx->bufs = calloc((size_t)ctx->nbufs, sizeof *ctx->bufs);
     if (!ctx->bufs)
         return msg_error("out of memory"), 1;
     for (int i = 0; i < ctx->nbufs; i++)
         if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, stream_buffer_bytes(&ctx->be, want)))) {
             msg_error("%s", ctx->be.err);
+            reduce_ctx_release(ctx);
             return 1;
         }
     return 0;
+}
+
+/* Opens the engines for the buffers' chunks, if not open yet: with cuda,
+ * once the devices are ready. 0, or 1 after an error. */
+static int reduce_ctx_engines(reduce_ctx *ctx)
+{
+    static const hy_ops ops = {reduce_open,  reduce_close, reduce_submit, reduce_collect,
+                               reduce_error, NULL,         reduce_copied};
+    return ctx->h ? 0 : hy_open(&ctx->h, &ctx->be, &ops, ctx, ctx->nslots, ctx->chunk);
 }
 
 /* Chunk size for one input: --chunk, or less when the data is known to be
@@ -341,6 +348,9 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
         msg_error("%s: cannot start the reader thread", name);
         goto out_close_reader;
     }
+    /* the reader fills the buffers while cuda's devices start */
+    if (reduce_ctx_engines(ctx))
+        goto out_close_pipeline;
     uint64_t bytes = 0;
     ctx->st = &st;
     ctx->first = first;

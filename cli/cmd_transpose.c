@@ -366,6 +366,8 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
                                transpose_collect, transpose_error, transpose_write_slot, NULL};
     transpose_engine_args args = {
         chunk, elem, j->rows, j->cols, !j->copy && stream_device_inflate(be, r, chunk), 0, 0, 0};
+    if (j->copy && cli_backend_ready(be)) /* no kernel, but cuda still needs its devices */
+        return 1;
     if (!j->copy) {
         backend_want_module(be, "transpose");
         if (hy_open(&h, be, &ops, &args, nslots, chunk))

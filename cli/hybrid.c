@@ -83,6 +83,10 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
     h->opened = io_seconds();
+    if (cli_backend_ready(be)) {
+        hy_close(h);
+        return 1;
+    }
     backend *first = be;
     if (be->start) {
         h->cpu_be = *be;

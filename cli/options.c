@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/clock.h"
 #include "msg.h"
 
 /* Sets the defaults. */
@@ -252,6 +253,35 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
     return cli_cpu_share(c, (double)size * (io_reader_compressed(r) ? ns_gzip : ns_plain));
 }
 
+/* -v: the open devices, and when they opened (seconds after the process
+ * started). */
+static void cli_report_devices(const backend *be, double open_at)
+{
+    for (int i = 0; i < be->ngpu; i++) {
+        const gpu_device_info *di = gpu_info(be->gpus[i]);
+        msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
+    }
+    msg_info("backend cuda: devices open %.3f s after the process started", open_at);
+}
+
+/* Waits for cuda's devices starting beside (see options.h). */
+int cli_backend_ready(backend *be)
+{
+    if (be->kind != BACKEND_CUDA || !be->start)
+        return 0;
+    double waited = msg_elapsed();
+    if (backend_ready(be) < 0) {
+        msg_error("%s", be->err);
+        return 1;
+    }
+    double part[3], ms = backend_gpu_start_ms(be, part);
+    cli_report_devices(be, msg_elapsed() - (io_seconds() - be->started.at));
+    msg_info("backend cuda: ready %.0f ms after the start (driver and contexts %.0f ms, pinning "
+             "%.0f ms, modules %.0f ms); the set-up waited for it from %.3f s on",
+             ms, part[0], part[1], part[2], waited);
+    return 0;
+}
+
 /* Opens the backend and reports the choice. */
 int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
 {
@@ -261,7 +291,9 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
     int start_anyway = cli_gpu_start_mode("always") || cli_gpu_start_mode("wait");
     int no_start = kind == BACKEND_AUTO && !start_anyway && cpu_seconds >= 0 &&
                    cpu_seconds < CLI_GPU_START_SECONDS;
-    int rc = backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
+    int rc = kind == BACKEND_CUDA
+                 ? backend_open_beside(be, &c->devices, c->threads)
+                 : backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
     if (rc < 0) {
         msg_error("%s", be->err);
         return 1;
@@ -273,13 +305,13 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
     const char *why = backend_fallback(be);
     if (why)
         msg_warn("%s; using the CPU backend", why);
-    for (int i = 0; i < be->ngpu; i++) {
-        const gpu_device_info *di = gpu_info(be->gpus[i]);
-        msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
-    }
-    if (be->kind == BACKEND_CUDA)
-        msg_info("backend cuda: devices open %.3f s after the process started", msg_elapsed());
-    if (be->start)
+    if (be->kind == BACKEND_CUDA && !be->start)
+        cli_report_devices(be, msg_elapsed());
+    if (be->kind == BACKEND_CUDA && be->start)
+        msg_info("backend cuda: the CUDA devices starting beside the input's set-up (%.3f s "
+                 "after the process started)",
+                 msg_elapsed());
+    else if (be->start)
         msg_info("backend auto: %d CPU threads now, the CUDA devices starting beside them "
                  "(%.3f s after the process started)",
                  be->threads, msg_elapsed());

@@ -118,10 +118,18 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
 /* Opens the backend the options ask for; warns on the CPU fallback of
  * auto. auto starts the GPU only for an estimated cpu_seconds (< 0:
  * unknown) of CLI_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
- * "always" or "wait". Refuses buffers (--chunk times --streams, per
+ * "always" or "wait"; cuda starts its devices beside the caller
+ * (cli_backend_ready()). Refuses buffers (--chunk times --streams, per
  * device) larger than the machine's memory. Returns 0, or 1 after printing
  * an error. */
 int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds);
+
+/* With cuda, whose devices start beside the input's set-up
+ * (backend_open_beside): waits for them, then reports them (-v). Call it
+ * before the first device work, after making the host buffers and
+ * starting the reads that can go on meanwhile. 0, or 1 after printing the
+ * error that kept the devices from opening. */
+int cli_backend_ready(backend *be);
 
 /* Warns if the GPU's start failed unnoticed (auto), then closes be. */
 void cli_close_backend(backend *be);

@@ -27,8 +27,8 @@ struct backend_start {
     int reported;            /* the failure was handed to backend_fallback */
     backend cuda;            /* the devices, once ready */
     backend_devices devs;
-    double t0, ready_ms;
-    double part_ms[3];       /* driver and contexts, pinning, modules */
+    double t0;
+    backend_started done_at; /* its times, once over */
     struct {
         void *p;
         size_t bytes;
@@ -134,7 +134,7 @@ static void start_pin_all(backend_start *st)
         if (!st->bufs[i].pinned)
             st->bufs[i].pinned =
                 gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) == 0;
-    st->part_ms[1] += (io_seconds() - t) * 1e3;
+    st->done_at.part_ms[1] += (io_seconds() - t) * 1e3;
 }
 
 /* The start's thread: devices and contexts, then the buffers made so far
@@ -145,7 +145,7 @@ static void *start_thread(void *arg)
     backend_start *st = arg;
     int rc = backend_open_cuda(&st->cuda, &st->devs);
     pthread_mutex_lock(&st->mu);
-    st->part_ms[0] = (io_seconds() - st->t0) * 1e3;
+    st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
     if (rc == 0) {
         start_pin_all(st);
         for (int m = 0; m < st->nmodules; m++) {
@@ -158,12 +158,13 @@ static void *start_thread(void *arg)
                 gpu_module(st->cuda.gpus[i], name, &mod, NULL); /* failures recur on use */
             }
             pthread_mutex_lock(&st->mu);
-            st->part_ms[2] += (io_seconds() - t) * 1e3;
+            st->done_at.part_ms[2] += (io_seconds() - t) * 1e3;
             start_pin_all(st);
         }
         st->cuda.kind = BACKEND_CUDA;
     }
-    st->ready_ms = (io_seconds() - st->t0) * 1e3;
+    st->done_at.at = io_seconds();
+    st->done_at.ms = (st->done_at.at - st->t0) * 1e3;
     st->state = rc == 0 ? START_READY : START_FAILED;
     atomic_store(&st->ready, rc == 0);
     pthread_cond_broadcast(&st->done);
@@ -225,11 +226,91 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
     return 0;
 }
 
+/* Opens the CUDA backend with its devices starting beside the caller (see
+ * backend.h). */
+int backend_open_beside(backend *be, const backend_devices *devs, int threads)
+{
+    static const backend_devices first = {0, 1, {0}};
+    if (devs && devs->all)
+        return backend_open(be, BACKEND_CUDA, devs, threads);
+    memset(be, 0, sizeof *be);
+    be->threads = threads >= 1 ? threads : backend_cpu_count();
+    be->kind = BACKEND_CUDA;
+    backend_start_gpu(be, devs ? devs : &first);
+    if (be->start)
+        return 0;
+    return backend_open(be, BACKEND_CUDA, devs, threads); /* no thread: here, then */
+}
+
+/* Whether be is the CUDA backend with its devices still starting. */
+static int backend_starting(const backend *be)
+{
+    return be->kind == BACKEND_CUDA && be->start;
+}
+
+/* Takes the ended start's devices into be (which keeps its own choices),
+ * or its failure into be->err and fallback_reason; frees the start. The
+ * host buffers the start pinned stay pinned when keep_pinned is set (be's
+ * owner frees them), else they are unpinned. 0, or -1 when it failed. */
+static int backend_take_start(backend *be, int keep_pinned)
+{
+    backend_start *st = be->start;
+    be->start = NULL;
+    for (int i = 0; i < st->nbufs && !keep_pinned; i++)
+        if (st->bufs[i].pinned)
+            gpu_host_unregister(st->cuda.gpu, st->bufs[i].p);
+    int rc = st->state == START_READY ? 0 : -1;
+    if (rc == 0) {
+        backend mine = *be;
+        *be = st->cuda;
+        memcpy(be->fallback_reason, mine.fallback_reason, sizeof be->fallback_reason);
+        be->fallback_told = mine.fallback_told;
+        be->may_use_gpu = mine.may_use_gpu;
+        be->leaving = mine.leaving;
+        be->started = st->done_at;
+    } else {
+        snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
+        snprintf(be->err, sizeof be->err, "%s", st->cuda.err);
+        be->fallback_told = st->reported;
+        backend_close(&st->cuda);
+    }
+    pthread_cond_destroy(&st->done);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+    return rc;
+}
+
+/* Waits for the devices of backend_open_beside (see backend.h). */
+int backend_ready(backend *be)
+{
+    if (!backend_starting(be))
+        return 0;
+    backend_start *st = be->start;
+    pthread_join(st->thread, NULL);
+    for (int i = 0; i < st->nbufs && st->state == START_READY; i++) {
+        if (st->bufs[i].pinned)
+            continue;
+        if (gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) < 0) {
+            char why[sizeof be->err];
+            snprintf(why, sizeof why, "%s", gpu_error_text(st->cuda.gpu));
+            backend_take_start(be, 1);
+            snprintf(be->err, sizeof be->err, "%s", why);
+            return GPU_ERR_OUT_OF_MEMORY;
+        }
+        st->bufs[i].pinned = 1;
+    }
+    if (backend_take_start(be, 1) == 0)
+        return 0;
+    be->kind = BACKEND_CPU; /* the start pinned nothing: the buffers are plain memory */
+    be->fallback_told = 1;  /* an error for cuda, not a fallback */
+    return GPU_ERR_DRIVER;
+}
+
 /* The devices to use now, if any (see backend.h). */
 backend *backend_gpu(backend *be)
 {
     if (be->kind == BACKEND_CUDA)
-        return be;
+        return be->start ? NULL : be;
     backend_start *st = be->start;
     return st && start_state(st) == START_READY ? &st->cuda : NULL;
 }
@@ -257,6 +338,8 @@ const atomic_int *backend_gpu_ready_flag(const backend *be)
 /* The devices once the start is over, waiting for it. */
 backend *backend_gpu_wait(backend *be)
 {
+    if (backend_starting(be))
+        return backend_ready(be) == 0 ? be : NULL;
     backend_start *st = be->start;
     if (!st)
         return be->kind == BACKEND_CUDA ? be : NULL;
@@ -271,6 +354,8 @@ backend *backend_gpu_wait(backend *be)
 const char *backend_fallback(backend *be)
 {
     backend_start *st = be->start;
+    if (be->kind == BACKEND_CUDA)
+        return NULL; /* cuda has no fallback: its failures are errors */
     if (!st) {
         int fresh = be->fallback_reason[0] && !be->fallback_told;
         be->fallback_told = 1;
@@ -301,16 +386,14 @@ void backend_leave(backend *be)
 /* Loads a module now (CUDA), or queues it for the start to load (auto). */
 void backend_want_module(backend *be, const char *module)
 {
-    if (be->kind == BACKEND_CUDA) {
-        for (int i = 0; i < be->ngpu; i++) {
+    backend_start *st = be->start;
+    if (!st) {
+        for (int i = 0; be->kind == BACKEND_CUDA && i < be->ngpu; i++) {
             CUmodule mod;
             gpu_module(be->gpus[i], module, &mod, NULL); /* failures recur on use */
         }
         return;
     }
-    backend_start *st = be->start;
-    if (!st)
-        return;
     pthread_mutex_lock(&st->mu);
     int known = 0;
     for (int i = 0; i < st->nmodules; i++)
@@ -318,41 +401,35 @@ void backend_want_module(backend *be, const char *module)
     if (!known && st->state == START_RUNNING && st->nmodules < START_MAX_MODULES &&
         strlen(module) < sizeof st->modules[0])
         strcpy(st->modules[st->nmodules++], module);
+    for (int i = 0; !known && st->state == START_READY && backend_starting(be) &&
+                    i < st->cuda.ngpu;
+         i++) { /* ready, and nothing runs on the devices yet */
+        CUmodule mod;
+        gpu_module(st->cuda.gpus[i], module, &mod, NULL);
+    }
     pthread_mutex_unlock(&st->mu);
 }
 
 /* Time the start took, and its parts, once ready. */
 double backend_gpu_start_ms(const backend *be, double parts[3])
 {
+    const backend_started *done = be->start ? &be->start->done_at : &be->started;
     for (int i = 0; i < 3; i++)
-        parts[i] = be->start ? be->start->part_ms[i] : 0.0;
-    return be->start ? be->start->ready_ms : 0.0;
+        parts[i] = done->part_ms[i];
+    return done->ms;
 }
 
-/* Waits for auto's start and takes its devices, or its failure. */
+/* Waits for the start and takes its devices, or its failure. */
 void backend_settle(backend *be)
 {
-    backend_start *st = be->start;
-    if (!st)
+    if (backend_starting(be)) {
+        backend_ready(be); /* a failure stays in be->err */
         return;
-    pthread_join(st->thread, NULL);
-    be->start = NULL;
-    for (int i = 0; i < st->nbufs; i++) /* none are left while nothing streams */
-        if (st->bufs[i].pinned)
-            gpu_host_unregister(st->cuda.gpu, st->bufs[i].p);
-    if (st->state == START_READY) {
-        char reason[sizeof be->fallback_reason];
-        memcpy(reason, be->fallback_reason, sizeof reason);
-        *be = st->cuda;
-        memcpy(be->fallback_reason, reason, sizeof reason);
-    } else {
-        snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
-        be->fallback_told = st->reported;
-        backend_close(&st->cuda);
     }
-    pthread_cond_destroy(&st->done);
-    pthread_mutex_destroy(&st->mu);
-    free(st);
+    if (!be->start)
+        return;
+    pthread_join(be->start->thread, NULL);
+    backend_take_start(be, 0); /* no buffer is left while nothing streams */
 }
 
 /* Whether a start was left running or devices open. */
@@ -370,10 +447,11 @@ int backend_start_left_running(void)
 /* Slots: `streams` per device. */
 int backend_slots(const backend *be, int streams)
 {
-    if (be->kind != BACKEND_CUDA || be->ngpu <= 1)
+    int ngpu = backend_starting(be) ? be->start->devs.count : be->ngpu;
+    if (be->kind != BACKEND_CUDA || ngpu <= 1)
         return streams;
-    int n = streams * be->ngpu;
-    return n <= BACKEND_MAX_SLOTS ? n : BACKEND_MAX_SLOTS / be->ngpu * be->ngpu;
+    int n = streams * ngpu;
+    return n <= BACKEND_MAX_SLOTS ? n : BACKEND_MAX_SLOTS / ngpu * ngpu;
 }
 
 /* Slot i runs on device i % ngpu. */
@@ -480,7 +558,7 @@ void *backend_host_alloc(backend *be, size_t bytes)
     void *p = backend_host_pages(be, bytes);
     if (!p)
         return NULL;
-    if (be->kind == BACKEND_CUDA) {
+    if (be->kind == BACKEND_CUDA && !be->start) {
         if (gpu_host_register(be->gpu, p, bytes) < 0) {
             snprintf(be->err, sizeof be->err, "%s", gpu_error_text(be->gpu));
             free(p);
@@ -509,7 +587,7 @@ void backend_host_free(backend *be, void *p)
 {
     if (!p)
         return;
-    if (be->kind == BACKEND_CUDA) {
+    if (be->kind == BACKEND_CUDA && !be->start) {
         if (!be->leaving) { /* else the driver unpins it at exit */
             gpu_host_unregister(be->gpu, p);
             free(p);

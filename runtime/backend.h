@@ -13,7 +13,12 @@
  * far, the modules the run asked for); backend_gpu() hands the devices out
  * once they are ready, without ever waiting. A run that ends first does
  * not wait for them: backend_close() leaves the start behind, and the
- * process must then end with _exit (backend_start_abandoned()). */
+ * process must then end with _exit (backend_start_abandoned()).
+ *
+ * cuda may start the same way (backend_open_beside): the caller opens its
+ * input, makes its host buffers and reads into them while the driver
+ * starts, then waits for the devices (backend_ready) before its first
+ * device work; the buffers made meanwhile are pinned by then. */
 #ifndef GPUBATCH_RUNTIME_BACKEND_H
 #define GPUBATCH_RUNTIME_BACKEND_H
 
@@ -34,7 +39,14 @@ typedef struct {
     int list[BACKEND_MAX_GPUS];
 } backend_devices;
 
-typedef struct backend_start backend_start; /* auto: the CUDA devices opening */
+typedef struct backend_start backend_start; /* the CUDA devices opening on a thread */
+
+/* When a start beside ended (io_seconds()), its milliseconds from
+ * backend_open, and those of its parts: the driver and contexts, pinning
+ * the host buffers, loading the modules. */
+typedef struct {
+    double at, ms, part_ms[3];
+} backend_started;
 
 typedef struct backend {
     backend_kind kind; /* BACKEND_CUDA or BACKEND_CPU once open */
@@ -45,8 +57,9 @@ typedef struct backend {
     char fallback_reason[2048]; /* why auto chose the CPU ("" otherwise) */
     int fallback_told;          /* backend_fallback() handed it out */
     int leaving;                /* backend_leave(): device resources are left to the exit */
-    backend_start *start; /* auto: the devices' start beside the CPU; else NULL */
+    backend_start *start; /* the devices' start beside the CPU (auto) or the set-up (cuda) */
     int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */
+    backend_started started; /* the start's times, once taken (zero without one) */
     char err[2048];
 } backend;
 
@@ -62,7 +75,23 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
  * gpu_error and a message in be->err. threads < 1 means one per core. */
 int backend_open(backend *be, backend_kind kind, const backend_devices *devs, int threads);
 
-/* The CUDA backend to use now: be itself with cuda; with auto, its
+/* Opens the cuda backend with its devices starting on a thread beside the
+ * caller (see above); with --device all (whose slots depend on the number
+ * of devices) it opens them at once, as backend_open does. Until
+ * backend_ready(), only backend_host_alloc/free, backend_want_module,
+ * backend_slots, backend_may_use_gpu and backend_close may be used. 0, or
+ * a negative gpu_error with a message in be->err. */
+int backend_open_beside(backend *be, const backend_devices *devs, int threads);
+
+/* Waits for the devices of backend_open_beside and pins the host buffers
+ * made meanwhile that the start has not pinned; be is then the open CUDA
+ * backend. Returns at once for any other backend. 0, or a negative
+ * gpu_error with the reason in be->err (be is then on the CPU when the
+ * devices did not open). */
+int backend_ready(backend *be);
+
+/* The CUDA backend to use now: be itself with cuda (NULL until
+ * backend_ready() when it started beside); with auto, its
  * devices once their start has finished (NULL before, and for good when it
  * failed: backend_fallback() then has the reason). Never waits. */
 struct backend *backend_gpu(struct backend *be);
@@ -78,7 +107,8 @@ int backend_may_use_gpu(backend *be);
  * for cuda and cpu. */
 const atomic_int *backend_gpu_ready_flag(const backend *be);
 
-/* Like backend_gpu(), but with auto waits for the start to be over. */
+/* Like backend_gpu(), but waits for a start to be over (backend_ready()
+ * for cuda). */
 struct backend *backend_gpu_wait(struct backend *be);
 
 /* auto: the reason its start failed, once (NULL when it has not, or was
@@ -99,14 +129,15 @@ void backend_leave(struct backend *be);
  * (later requests load on first use). */
 void backend_want_module(struct backend *be, const char *module);
 
-/* Milliseconds from backend_open to the devices' being ready (auto), or
- * 0; parts gets those of the driver and contexts, of pinning the host
- * buffers, and of loading the modules. */
+/* Milliseconds from backend_open to the devices' being ready (a start
+ * beside, once over), or 0; parts gets those of the driver and contexts,
+ * of pinning the host buffers, and of loading the modules. */
 double backend_gpu_start_ms(const struct backend *be, double parts[3]);
 
 /* Waits for auto's start to finish: be becomes the CUDA backend when it
  * succeeded, else stays on the CPU with the reason in fallback_reason
- * (backend_fallback() hands it out). No host buffer may be allocated. */
+ * (backend_fallback() hands it out). No host buffer may be allocated.
+ * A cuda start beside is backend_ready()'s, its failure left in be->err. */
 void backend_settle(struct backend *be);
 
 /* Whether a backend_close() left an auto start running, or devices open
