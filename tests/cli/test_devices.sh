@@ -80,6 +80,17 @@ for bad in x 0,,1 1, -1 0,0 "2,1,2" all,0 ""; do
 done
 check_error "a device beyond the machine's" "no CUDA device 3 (this machine has 3)" \
     "$GB" reduce --backend cuda --device 0,3 "$T/a.npy.gz"
+# cuda's devices start beside the input's set-up: a device that does not
+# open is still an error naming it, with no output file, and a slow start
+# changes nothing in the results.
+for cmd in "quadratic $T/q.npy.gz" "transpose $T/m.npy.gz"; do
+    rm -f "$T/never.gz"
+    check_error "${cmd%% *}: a device beyond the machine's" "no CUDA device 5 (this machine has 3)" \
+        "$GB" ${cmd%% *} --backend cuda --device 5 -o "$T/never.gz" ${cmd#* }
+    [ ! -e "$T/never.gz" ] && ok || fail "${cmd%% *}: an output file after a device error"
+done
+check_error "a missing input, devices still starting" "nothere.npy" \
+    env FAKECUDA_INIT_DELAY_MS=300 "$GB" reduce --backend cuda "$T/nothere.npy"
 "$GB" reduce --backend cpu "$T/a.npy.gz" >"$T/cpu.txt"
 "$GB" reduce --device 1,7 "$T/a.npy.gz" >"$T/auto.txt" 2>"$T/auto.err"
 check_eq "auto falls back to the CPU for a missing device" "0" "$?"
@@ -112,6 +123,16 @@ for cmd in "quadratic --chunk 1M $T/q.npy.gz" "transpose --chunk 1M $T/t.npy.gz"
     check_eq "${cmd%% *}, no mapped memory" "$host" "$(FAKECUDA_NO_MAPPED=1 launches "$@")"
     device=$(launches "$@")
     [ "$device" != "$host" ] && ok || fail "${cmd%% *}: device deflate launched [$device], as the host's [$host]"
+done
+
+# A slow driver start: the reader fills the buffers meanwhile, and the
+# devices get the same work (the stand-in's kernels compute nothing; the
+# GPU tests compare results).
+for cmd in "reduce --op sum,max $T/a.npy.gz" "quadratic -f -o $T/slow.gz $T/q.npy.gz" \
+    "transpose -f -o $T/slow.gz $T/b.npy.gz"; do
+    set -- "$GB" ${cmd%% *} --backend cuda --device 2,0 --chunk 1M ${cmd#* }
+    check_eq "${cmd%% *} after a slow driver start" "$(launches "$@")" \
+        "$(FAKECUDA_INIT_DELAY_MS=200 launches "$@")"
 done
 
 # The driver starts with 4 hardware queues per context and loads every
