@@ -21,8 +21,9 @@
 #define CLI_MAX_CHUNK ((size_t)1 << 40)     /* --chunk above 1 TiB is a usage error */
 /* The default chunk when blocked gzip is inflated on the GPU: a chunk's
  * members are inflated one per GPU thread, so larger chunks keep more of
- * the GPU busy (measured on an H200: 64 MiB beat 32, 128 and 256 MiB). */
-#define CLI_DEVICE_INFLATE_CHUNK ((size_t)64 << 20)
+ * the GPU busy (measured on an H200, with cuda's buffers read while the
+ * driver starts: 128 MiB beat 64 and 256 MiB). */
+#define CLI_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
 
 typedef struct {
     backend_kind backend;
