@@ -21,12 +21,13 @@ enum { START_RUNNING, START_READY, START_FAILED };
 struct backend_start {
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t done;     /* signalled when state leaves START_RUNNING */
+    pthread_cond_t done;     /* signalled when state leaves START_RUNNING or ndevices is set */
     int state;               /* START_* (under mu) */
     atomic_int ready;        /* state is START_READY (read without the lock) */
     int reported;            /* the failure was handed to backend_fallback */
     backend cuda;            /* the devices, once ready */
     backend_devices devs;
+    int ndevices;            /* the driver's device count once known, or its error (under mu) */
     double t0;
     backend_started done_at; /* its times, once over */
     struct {
@@ -93,7 +94,28 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
     }
 }
 
-/* Opens the CUDA devices devs names, or explains why not in be->err. */
+/* One device's context being made (backend_open_cuda). */
+typedef struct {
+    int device;
+    gpu *g;
+    int rc;
+    char why[512]; /* the failure, in the words of the thread that met it */
+} device_open;
+
+/* Thread body: opens one device. */
+static void *device_open_main(void *arg)
+{
+    device_open *d = arg;
+    d->rc = gpu_open(&d->g, d->device);
+    if (d->rc < 0)
+        snprintf(d->why, sizeof d->why, "%s",
+                 cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(d->rc));
+    return NULL;
+}
+
+/* Opens the CUDA devices devs names, or explains why not in be->err. The
+ * contexts are made at once, one thread per device after the first (each
+ * takes tens of milliseconds in the driver). */
 static int backend_open_cuda(backend *be, const backend_devices *devs)
 {
     int n = gpu_device_count();
@@ -102,6 +124,9 @@ static int backend_open_cuda(backend *be, const backend_devices *devs)
         return n;
     }
     int count = devs->all ? (n < BACKEND_MAX_GPUS ? n : BACKEND_MAX_GPUS) : devs->count;
+    device_open open[BACKEND_MAX_GPUS];
+    pthread_t thread[BACKEND_MAX_GPUS];
+    int started[BACKEND_MAX_GPUS] = {0};
     for (int i = 0; i < count; i++) {
         int device = devs->all ? i : devs->list[i];
         if (device < 0 || device >= n) {
@@ -109,14 +134,28 @@ static int backend_open_cuda(backend *be, const backend_devices *devs)
                      n);
             return GPU_ERR_BAD_DEVICE;
         }
-        int rc = gpu_open(&be->gpus[i], device);
-        if (rc < 0) {
-            snprintf(be->err, sizeof be->err, "cannot open CUDA device %d: %s", device,
-                     cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(rc));
-            return rc;
-        }
-        be->ngpu = i + 1;
+        open[i] = (device_open){.device = device};
     }
+    for (int i = 1; i < count; i++)
+        started[i] = pthread_create(&thread[i], NULL, device_open_main, &open[i]) == 0;
+    for (int i = 0; i < count; i++) {
+        if (i == 0 || !started[i])
+            device_open_main(&open[i]);
+        else
+            pthread_join(thread[i], NULL);
+    }
+    int rc = 0;
+    for (int i = 0; i < count; i++) { /* devices stay in --device order */
+        if (open[i].rc < 0 && rc == 0) {
+            snprintf(be->err, sizeof be->err, "cannot open CUDA device %d: %s", open[i].device,
+                     open[i].why);
+            rc = open[i].rc;
+        }
+        if (open[i].rc == 0)
+            be->gpus[be->ngpu++] = open[i].g;
+    }
+    if (rc < 0)
+        return rc;
     be->gpu = be->gpus[0];
     if (gpu_bind(be->gpu) < 0) {
         snprintf(be->err, sizeof be->err, "cannot use CUDA device %d: %s",
@@ -143,6 +182,11 @@ static void start_pin_all(backend_start *st)
 static void *start_thread(void *arg)
 {
     backend_start *st = arg;
+    int n = gpu_device_count(); /* the driver's start, before any context */
+    pthread_mutex_lock(&st->mu);
+    st->ndevices = n ? n : GPU_ERR_NO_DEVICE;
+    pthread_cond_broadcast(&st->done);
+    pthread_mutex_unlock(&st->mu);
     int rc = backend_open_cuda(&st->cuda, &st->devs);
     pthread_mutex_lock(&st->mu);
     st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
@@ -231,8 +275,6 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
 int backend_open_beside(backend *be, const backend_devices *devs, int threads)
 {
     static const backend_devices first = {0, 1, {0}};
-    if (devs && devs->all)
-        return backend_open(be, BACKEND_CUDA, devs, threads);
     memset(be, 0, sizeof *be);
     be->threads = threads >= 1 ? threads : backend_cpu_count();
     be->kind = BACKEND_CUDA;
@@ -444,10 +486,25 @@ int backend_start_left_running(void)
     return backend_left_running;
 }
 
+/* The number of devices a cuda start opens: its list's, or with `all` the
+ * driver's count (waited for: cuInit, before the contexts), at most
+ * BACKEND_MAX_GPUS; 1 when the driver failed (the start fails too). */
+static int start_device_count(backend_start *st)
+{
+    if (!st->devs.all)
+        return st->devs.count;
+    pthread_mutex_lock(&st->mu);
+    while (st->ndevices == 0 && st->state == START_RUNNING)
+        pthread_cond_wait(&st->done, &st->mu);
+    int n = st->ndevices;
+    pthread_mutex_unlock(&st->mu);
+    return n < 1 ? 1 : n < BACKEND_MAX_GPUS ? n : BACKEND_MAX_GPUS;
+}
+
 /* Slots: `streams` per device. */
 int backend_slots(const backend *be, int streams)
 {
-    int ngpu = backend_starting(be) ? be->start->devs.count : be->ngpu;
+    int ngpu = backend_starting(be) ? start_device_count(be->start) : be->ngpu;
     if (be->kind != BACKEND_CUDA || ngpu <= 1)
         return streams;
     int n = streams * ngpu;

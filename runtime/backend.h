@@ -76,8 +76,8 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
 int backend_open(backend *be, backend_kind kind, const backend_devices *devs, int threads);
 
 /* Opens the cuda backend with its devices starting on a thread beside the
- * caller (see above); with --device all (whose slots depend on the number
- * of devices) it opens them at once, as backend_open does. Until
+ * caller (see above); with --device all, backend_slots() waits for the
+ * driver's device count (its start, before the contexts). Until
  * backend_ready(), only backend_host_alloc/free, backend_want_module,
  * backend_slots, backend_may_use_gpu and backend_close may be used. 0, or
  * a negative gpu_error with a message in be->err. */
