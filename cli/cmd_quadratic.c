@@ -528,7 +528,11 @@ int cmd_quadratic(int argc, char **argv)
         max_rows = in.rows ? (size_t)in.rows : 1;
     /* rows are read into nbufs buffers, each given back once its chunk is
      * copied, for more chunks in flight; planes are read in place */
-    int nbufs = cli_slots(&q.common, &be);
+    int streams = q.common.streams;
+    if (!in.planes_in_memory && !q.common.streams_given &&
+        stream_device_inflate(&be, r, max_rows * row_bytes))
+        streams = CLI_DEVICE_INFLATE_STREAMS;
+    int nbufs = backend_slots(&be, streams);
     int nslots = in.planes_in_memory ? nbufs : stream_slots(&be, nbufs);
     static const hy_ops ops = {quadratic_open,    quadratic_close, quadratic_submit,
                                quadratic_collect, quadratic_error, NULL,

@@ -146,6 +146,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     case OPT_STREAMS:
         if (cli_parse_int(arg, &c->streams) < 0 || c->streams < 2 || c->streams > 64)
             return cli_usage_error("", "bad --streams '%s' (2 to 64)", arg), -1;
+        c->streams_given = 1;
         return 1;
     case OPT_DTYPE:
         if ((c->dtype = dt_from_name(arg)) == DT_NONE)

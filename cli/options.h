@@ -24,6 +24,13 @@
  * the GPU busy (measured on an H200, with cuda's buffers read while the
  * driver starts: 128 MiB beat 64 and 256 MiB). */
 #define CLI_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
+/* The default --streams of quadratic's (N, 3) rows inflated on the GPU: its
+ * engine keeps twice as many chunks on each device as there are host
+ * buffers, so 2 make 4 chunks in flight, one per hardware queue
+ * (CU_MAX_CONNECTIONS). With more, a chunk's copy to the device waited in
+ * its queue behind another chunk's deflate, and the results' pinned
+ * buffers (one per chunk in flight) took longer to make. */
+#define CLI_DEVICE_INFLATE_STREAMS 2
 
 typedef struct {
     backend_kind backend;
@@ -32,6 +39,7 @@ typedef struct {
     size_t chunk;       /* bytes per pipeline buffer */
     int chunk_given;    /* --chunk was on the command line */
     int streams;        /* buffers (and CUDA streams) in flight, per device */
+    int streams_given;  /* --streams was on the command line */
     dt_type dtype;      /* raw input */
     int ndim;           /* raw --shape, -1 when absent */
     uint64_t shape[NPY_MAX_DIMS];
