@@ -857,7 +857,7 @@ GB_HD void df_put_le(df_u8 *p, df_u32 v, df_u32 nbytes)
  * hi:lo. */
 GB_HD df_u32 df_funnel(df_u32 lo, df_u32 hi, df_u32 shift)
 {
-#ifdef __CUDACC__
+#ifdef __CUDA_ARCH__
     return __funnelshift_r(lo, hi, shift);
 #else
     return shift ? lo >> shift | hi << (32u - shift) : lo;

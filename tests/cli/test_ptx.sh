@@ -5,7 +5,8 @@
 # gives back each module's PTX, which declares the PTX ISA version make ptx
 # chose (7.0 or newer), and its native code for sm_75, 80, 86, 89, 90, 100
 # and 120 (cuobjdump reads one module's, where it is installed); the binary
-# embeds every entry and needs only glibc.
+# embeds every entry and needs only glibc. With nvcc, the GPU scripts'
+# programs that include the shared ptx/ headers compile too.
 . "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
 SASS="75 80 86 89 90 100 120"
@@ -32,6 +33,15 @@ if command -v "$NVCC" >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         done
     else
         fail "make ptx failed: $(tail -3 "$T/ptx.log")"
+    fi
+    # the GPU scripts' programs that compile the shared headers for the host
+    # and the device at once (the images compile them for the device alone)
+    if [ -z "${GPUBATCH_TEST_QUICK:-}" ]; then
+        for f in $(grep -l '#include "ptx/' tests/gpu/*.cu); do
+            if "$NVCC" -std=c++17 -I. -arch=sm_90 -c -o "$T/cu.o" "$f" >"$T/cu.log" 2>&1; then ok; else
+                fail "$f does not compile: $(grep -m1 error "$T/cu.log")"
+            fi
+        done
     fi
 else
     echo "note: no nvcc: committed images not compared with their sources"
