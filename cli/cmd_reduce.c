@@ -468,7 +468,7 @@ int cmd_reduce(int argc, char **argv)
         ctx.nslots = stream_slots(&ctx.be, ctx.nbufs);
         if (optind >= argc)
             status |= reduce_file(&ctx, &o, "-");
-        for (int i = optind; i < argc; i++)
+        for (int i = optind; i < argc && !ctx.be.failed; i++) /* no devices: no more files */
             status |= reduce_file(&ctx, &o, argv[i]);
     }
     backend_leave(&ctx.be);

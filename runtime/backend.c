@@ -337,6 +337,7 @@ int backend_ready(backend *be)
             snprintf(why, sizeof why, "%s", gpu_error_text(st->cuda.gpu));
             backend_take_start(be, 1);
             snprintf(be->err, sizeof be->err, "%s", why);
+            be->failed = 1;
             return GPU_ERR_OUT_OF_MEMORY;
         }
         st->bufs[i].pinned = 1;
@@ -345,6 +346,7 @@ int backend_ready(backend *be)
         return 0;
     be->kind = BACKEND_CPU; /* the start pinned nothing: the buffers are plain memory */
     be->fallback_told = 1;  /* an error for cuda, not a fallback */
+    be->failed = 1;
     return GPU_ERR_DRIVER;
 }
 

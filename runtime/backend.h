@@ -60,6 +60,7 @@ typedef struct backend {
     backend_start *start; /* the devices' start beside the CPU (auto) or the set-up (cuda) */
     int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */
     backend_started started; /* the start's times, once taken (zero without one) */
+    int failed;           /* backend_ready() failed: cuda's devices are not to be had */
     char err[2048];
 } backend;
 
@@ -86,8 +87,8 @@ int backend_open_beside(backend *be, const backend_devices *devs, int threads);
 /* Waits for the devices of backend_open_beside and pins the host buffers
  * made meanwhile that the start has not pinned; be is then the open CUDA
  * backend. Returns at once for any other backend. 0, or a negative
- * gpu_error with the reason in be->err (be is then on the CPU when the
- * devices did not open). */
+ * gpu_error with the reason in be->err and be->failed set (be is then on
+ * the CPU when the devices did not open); a command stops there. */
 int backend_ready(backend *be);
 
 /* The CUDA backend to use now: be itself with cuda (NULL until

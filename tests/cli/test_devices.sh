@@ -89,6 +89,9 @@ for cmd in "quadratic $T/q.npy.gz" "transpose $T/m.npy.gz"; do
         "$GB" ${cmd%% *} --backend cuda --device 5 -o "$T/never.gz" ${cmd#* }
     [ ! -e "$T/never.gz" ] && ok || fail "${cmd%% *}: an output file after a device error"
 done
+check_error "reduce of two files, a device beyond the machine's: one error, no results" \
+    "no CUDA device 5 (this machine has 3)" "$GB" reduce --backend cuda --device 5 "$T/a.npy.gz" \
+    "$T/a.npy.gz"
 check_error "a missing input, devices still starting" "nothere.npy" \
     env FAKECUDA_INIT_DELAY_MS=300 "$GB" reduce --backend cuda "$T/nothere.npy"
 "$GB" reduce --backend cpu "$T/a.npy.gz" >"$T/cpu.txt"
