@@ -199,12 +199,12 @@ typedef struct {
     uint64_t out_next; /* output stream position of the next chunk's result */
 } transpose_engine_args;
 
-/* Has a CUDA engine of batches compress its results on the device from
- * the next chunk on, where the level allows it (tp_engine_compress); 0 or
- * negative. */
+/* Has a CUDA engine compress its results (batches, or a staged matrix's
+ * pieces) on the device from the next chunk on, where the level allows it
+ * (tp_engine_compress); 0 or negative. */
 static int transpose_compress(const transpose_engine_args *a, tp_engine *e)
 {
-    if (!a->positioned || a->level == 0 || tp_engine_staged(e))
+    if (!a->positioned || a->level == 0)
         return 0;
     int rc = tp_engine_compress(e, a->level, a->out_next);
     return rc < 0 ? rc : 0;
@@ -268,6 +268,12 @@ static int transpose_write(void *ctx, const void *buf, size_t n)
     return out_write(ctx, buf, n);
 }
 
+/* Writes a piece the device compressed (tp_stage_emit's callback). */
+static int transpose_write_span(void *ctx, const gz_span *span)
+{
+    return out_write_span(ctx, span);
+}
+
 /* Staged mode: each matrix gathered whole from the chunks (which may span
  * two matrices), then written out transposed. Returns 0 or 1. */
 static int transpose_staged(hy *h, pl_ring *pl, size_t matrix_bytes, out_stream *o,
@@ -303,7 +309,7 @@ static int transpose_staged(hy *h, pl_ring *pl, size_t matrix_bytes, out_stream 
                 return 1;
             }
             if (within + take == matrix_bytes) {
-                int wr = tp_stage_emit(eng, transpose_write, o);
+                int wr = tp_stage_emit(eng, transpose_write, transpose_write_span, o);
                 if (wr) {
                     if (wr < 0)
                         msg_error("%s: %s", name, tp_engine_error(eng));

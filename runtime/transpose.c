@@ -48,6 +48,7 @@ struct tp_engine {
     const pl_gz_chunk *stage_gz; /* its members (inflated into stage_z), or NULL */
     void *hout[2];           /* CUDA: pinned pieces going out */
     gpu_queue q[2];
+    gzc_slot stage_c[2];     /* CUDA: device deflate of the pieces (tp_engine_compress) */
     char *cpu_out;           /* CPU: the transposed matrix */
     char err[2048];
 };
@@ -269,7 +270,7 @@ static int tp_stage_open(tp_engine *e)
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
             return rc;
         }
-        if (!(e->hout[i] = backend_host_alloc(be, e->chunk))) {
+        if (!(e->hout[i] = backend_host_alloc(be, gzc_host_bytes(e->chunk)))) {
             snprintf(e->err, sizeof e->err, "%s", be->err);
             return GPU_ERR_OUT_OF_MEMORY;
         }
@@ -331,6 +332,7 @@ void tp_engine_close(tp_engine *e)
         gpu_bind(e->be->gpu);
         for (int i = 0; i < 2; i++) {
             gpu_queue_close(&e->q[i]);
+            gzc_close(&e->stage_c[i]);
             backend_host_free(e->be, e->hout[i]);
         }
         gzd_close(&e->stage_z);
@@ -428,19 +430,33 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
     return 0;
 }
 
-/* Turns on device deflate of batch results where it applies (see transpose.h). */
+/* The i-th buffer results go out through (a batch slot's, or one of the
+ * staged mode's two pieces'): its deflate stage, device and pinned buffer. */
+static gzc_slot *tp_out_buffer(tp_engine *e, int i, gpu **g, void **host)
+{
+    *g = e->staged ? e->be->gpu : e->slots[i].g;
+    *host = e->staged ? e->hout[i] : e->slots[i].hout;
+    return e->staged ? &e->stage_c[i] : &e->slots[i].c;
+}
+
+/* Turns on device deflate of the results where it applies (see transpose.h). */
 int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
 {
-    if (e->be->kind != BACKEND_CUDA || e->staged || !gzc_device_level(level))
+    if (e->be->kind != BACKEND_CUDA || !gzc_device_level(level))
         return 0;
-    for (int i = 0; i < e->nslots; i++)
-        if (!gzc_host_mapped(e->slots[i].g, e->slots[i].hout))
+    int n = e->staged ? 2 : e->nslots;
+    gpu *g;
+    void *host;
+    for (int i = 0; i < n; i++) {
+        tp_out_buffer(e, i, &g, &host);
+        if (!gzc_host_mapped(g, host))
             return 0; /* the host compresses */
-    for (int i = 0; i < e->nslots; i++) {
-        tp_slot *s = &e->slots[i];
-        int rc = gzc_open(&s->c, s->g, e->chunk, s->hout);
+    }
+    for (int i = 0; i < n; i++) {
+        gzc_slot *c = tp_out_buffer(e, i, &g, &host);
+        int rc = gzc_open(c, g, e->chunk, host);
         if (rc < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
+            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
             return rc;
         }
     }
@@ -533,7 +549,8 @@ int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
 
 /* Transposes the staged matrix on the device and streams it out through two
  * pinned buffers: piece k+1 is copied while piece k is written. */
-static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, size_t), void *ctx)
+static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, size_t),
+                             int (*write_span)(void *, const gz_span *), void *ctx)
 {
     e->err[0] = 0;
     gpu_bind(e->be->gpu);
@@ -548,10 +565,21 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
     size_t n = e->matrix_bytes, piece = e->chunk;
     size_t npieces = (n + piece - 1) / piece;
     for (size_t k = 0; k <= npieces; k++) {
-        if (k < npieces) { /* queue piece k */
+        if (k < npieces) { /* queue piece k: compressed on the device, or copied back */
             size_t off = k * piece, len = n - off < piece ? n - off : piece;
             gpu_queue *q = &e->q[k & 1];
-            r = cu.MemcpyDtoHAsync(e->hout[k & 1], e->dout + off, len, q->stream);
+            if (e->deflate) {
+                if ((rc = gzc_queue(&e->stage_c[k & 1], q->stream, e->dout + off, e->out_offset,
+                                    len)) < 0) {
+                    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+                    if (k > 0)
+                        gpu_queue_wait(&e->q[(k - 1) & 1]);
+                    return rc;
+                }
+                e->out_offset += len;
+            } else {
+                r = cu.MemcpyDtoHAsync(e->hout[k & 1], e->dout + off, len, q->stream);
+            }
             if (r == CUDA_SUCCESS)
                 r = gpu_queue_mark(q);
         }
@@ -565,7 +593,15 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
         }
         if (k > 0) {
             size_t off = (k - 1) * piece, len = n - off < piece ? n - off : piece;
-            if ((rc = write(ctx, e->hout[(k - 1) & 1], len)) != 0) {
+            gz_span span;
+            if (e->deflate) {
+                rc = gzc_collect(&e->stage_c[(k - 1) & 1], &span, e->err, sizeof e->err);
+                if (rc == 0)
+                    rc = write_span(ctx, &span);
+            } else {
+                rc = write(ctx, e->hout[(k - 1) & 1], len);
+            }
+            if (rc != 0) {
                 gpu_queue_wait(&e->q[k & 1]);
                 return rc;
             }
@@ -575,10 +611,11 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
 }
 
 /* Streams the transposed matrix out in pieces. */
-int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n), void *ctx)
+int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n),
+                  int (*write_span)(void *ctx, const gz_span *span), void *ctx)
 {
     if (e->be->kind == BACKEND_CUDA)
-        return tp_stage_emit_gpu(e, write, ctx);
+        return tp_stage_emit_gpu(e, write, write_span, ctx);
     for (size_t off = 0; off < e->matrix_bytes; off += e->chunk) {
         size_t len = e->matrix_bytes - off < e->chunk ? e->matrix_bytes - off : e->chunk;
         int rc = write(ctx, e->cpu_out + off, len);

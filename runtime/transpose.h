@@ -51,13 +51,13 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
  * valid until the slot is submitted again. */
 int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes);
 
-/* Compresses batch results on the device from now on, for blocked gzip at
+/* Compresses the results on the device from now on, for blocked gzip at
  * level whose data start at output stream position offset: on the CUDA
- * backend, in batch mode, at the levels the device does
- * (gzc_device_level) and where it writes into the pinned host buffers
- * (gzc_host_mapped); collected slots then give a gz_span (tp_batch_span).
- * Returns 1 when on, 0 when it does not apply, or a negative gpu_error.
- * Call it before the first submit. */
+ * backend, at the levels the device does (gzc_device_level) and where it
+ * writes into the pinned host buffers (gzc_host_mapped); collected batch
+ * slots then give a gz_span (tp_batch_span), and tp_stage_emit passes
+ * spans. Returns 1 when on, 0 when it does not apply, or a negative
+ * gpu_error. Call it before the first submit or staged chunk. */
 int tp_engine_compress(tp_engine *e, int level, uint64_t offset);
 
 /* After tp_batch_collect: 1 with the slot's result as a span of blocked gzip
@@ -73,9 +73,11 @@ int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz);
  * to the matrix at byte offset. */
 int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes);
 
-/* Staged mode: once the matrix is complete, passes its transpose to write()
- * in order, in pieces; a nonzero write() return stops and is returned. */
-int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n), void *ctx);
+/* Staged mode: once the matrix is complete, passes its transpose in order,
+ * in pieces, to write(), or compressed on the device (tp_engine_compress)
+ * to write_span(); a nonzero return of either stops and is returned. */
+int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n),
+                  int (*write_span)(void *ctx, const gz_span *span), void *ctx);
 
 /* One line explaining the last error. */
 const char *tp_engine_error(const tp_engine *e);

@@ -113,14 +113,16 @@ grep -q "out of device memory: a chunk buffer (--chunk) needs [0-9]* bytes, [0-9
 
 # Devices that cannot map pinned host memory: level -1 output is compressed
 # on the host, as with GPUBATCH_HOST_DEFLATE=1 (the same launches), and the
-# run succeeds; devices that can launch the deflate kernels too.
+# run succeeds; devices that can launch the deflate kernels too (batches,
+# and a matrix larger than --chunk, staged whole).
 launches() {
     rm -f "$REP"
     FAKECUDA_REPORT="$REP" "$@" >/dev/null 2>"$T/launch.err" || echo "exit $?: $(cat "$T/launch.err")"
     awk '{print $4}' "$REP" | tr '\n' ' '
 }
 "$GB" gen --shape 40x300x200 --seed 3 -o "$T/t.npy.gz"
-for cmd in "quadratic --chunk 1M $T/q.npy.gz" "transpose --chunk 1M $T/t.npy.gz"; do
+for cmd in "quadratic --chunk 1M $T/q.npy.gz" "transpose --chunk 1M $T/t.npy.gz" \
+    "transpose --chunk 128k $T/m.npy.gz"; do
     set -- "$GB" ${cmd%% *} --backend cuda --device 1 -f -o "$T/map.gz" ${cmd#* }
     host=$(GPUBATCH_HOST_DEFLATE=1 launches "$@")
     check_eq "${cmd%% *}, no mapped memory" "$host" "$(FAKECUDA_NO_MAPPED=1 launches "$@")"

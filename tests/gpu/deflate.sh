@@ -64,6 +64,13 @@ for args in "" "--chunk 1000000" "--chunk 333333 --streams 3 -p 2"; do
 done
 same_file transpose --chunk 1000000 "$work/tm.npy.gz"
 same_file transpose "$work/tm.npy.gz"
+# matrices larger than --chunk, staged whole: their pieces compressed on the
+# device one after another, across matrices, at offsets off the blocks
+"$GB" gen --shape 3x1000x1001 --seed 6 -f -o "$work/ts.npy.gz"
+for args in "--chunk 1000000" "--chunk 777777 -p 3" "--shard 1/2 --chunk 1000000"; do
+    same_part transpose $args "$work/ts.npy.gz"
+done
+same_file transpose --chunk 1000000 "$work/ts.npy.gz"
 note "output checks: $pass passed, $fail failed"
 
 note "== kernels: members against the host encoder, sanitizers"
