@@ -548,7 +548,8 @@ int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
 }
 
 /* Transposes the staged matrix on the device and streams it out through two
- * pinned buffers: piece k+1 is copied while piece k is written. */
+ * pinned buffers: piece k+1 is copied back (or compressed into its buffer,
+ * tp_engine_compress) while piece k is written. */
 static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, size_t),
                              int (*write_span)(void *, const gz_span *), void *ctx)
 {
