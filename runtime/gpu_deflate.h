@@ -50,6 +50,16 @@ size_t gzc_host_bytes(size_t max_bytes);
  * (text in g). */
 int gzc_open(gzc_slot *z, gpu *g, size_t max_bytes, void *host);
 
+/* The i-th of a command's output buffers: its deflate slot, its device and
+ * its pinned host buffer (gzc_open_all). */
+typedef gzc_slot *(*gzc_slot_at)(void *ctx, int i, gpu **g, void **host);
+
+/* Opens the deflate slots of n output buffers (at(ctx, i, ...)) for chunks
+ * of at most max_bytes, all or none: 0, opening none, when a device cannot
+ * write into its buffer (gzc_host_mapped; the host compresses then), 1
+ * when all are open, or a negative gpu_error with one line in err. */
+int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, size_t errlen);
+
 /* Queues on stream s the compression of the bytes bytes at device address
  * data, which start at position offset of the output stream: the raw head
  * and tail copied to the slot's pinned buffer, the whole blocks compressed

@@ -319,26 +319,28 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
     return 0;
 }
 
+/* Slot i's roots on their way out: its deflate stage, device and pinned
+ * buffer (gzc_slot_at). */
+static gzc_slot *qd_out_buffer(void *ctx, int i, gpu **g, void **host)
+{
+    qd_slot *s = &((qd_engine *)ctx)->slots[i];
+    *g = s->g;
+    *host = s->hout;
+    return &s->c;
+}
+
 /* Turns on device deflate of complex roots where it applies (see quadratic.h). */
 int qd_engine_compress(qd_engine *e, int level, uint64_t offset)
 {
     if (e->be->kind != BACKEND_CUDA || e->out != QD_ROWS || !gzc_device_level(level))
         return 0;
-    size_t out_bytes = e->max_rows * 4 * dt_size(e->dtype);
-    for (int i = 0; i < e->nslots; i++)
-        if (!gzc_host_mapped(e->slots[i].g, e->slots[i].hout))
-            return 0; /* the host compresses */
-    for (int i = 0; i < e->nslots; i++) {
-        qd_slot *s = &e->slots[i];
-        int rc = gzc_open(&s->c, s->g, out_bytes, s->hout);
-        if (rc < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
-            return rc;
-        }
+    int rc = gzc_open_all(e->nslots, qd_out_buffer, e, e->max_rows * 4 * dt_size(e->dtype),
+                          e->err, sizeof e->err);
+    if (rc == 1) {
+        e->deflate = 1;
+        e->out_offset = offset;
     }
-    e->deflate = 1;
-    e->out_offset = offset;
-    return 1;
+    return rc;
 }
 
 /* The compressed roots of a collected slot, when it has them. */

@@ -432,8 +432,9 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
 
 /* The i-th buffer results go out through (a batch slot's, or one of the
  * staged mode's two pieces'): its deflate stage, device and pinned buffer. */
-static gzc_slot *tp_out_buffer(tp_engine *e, int i, gpu **g, void **host)
+static gzc_slot *tp_out_buffer(void *ctx, int i, gpu **g, void **host)
 {
+    tp_engine *e = ctx;
     *g = e->staged ? e->be->gpu : e->slots[i].g;
     *host = e->staged ? e->hout[i] : e->slots[i].hout;
     return e->staged ? &e->stage_c[i] : &e->slots[i].c;
@@ -444,25 +445,13 @@ int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
 {
     if (e->be->kind != BACKEND_CUDA || !gzc_device_level(level))
         return 0;
-    int n = e->staged ? 2 : e->nslots;
-    gpu *g;
-    void *host;
-    for (int i = 0; i < n; i++) {
-        tp_out_buffer(e, i, &g, &host);
-        if (!gzc_host_mapped(g, host))
-            return 0; /* the host compresses */
+    int rc = gzc_open_all(e->staged ? 2 : e->nslots, tp_out_buffer, e, e->chunk, e->err,
+                          sizeof e->err);
+    if (rc == 1) {
+        e->deflate = 1;
+        e->out_offset = offset;
     }
-    for (int i = 0; i < n; i++) {
-        gzc_slot *c = tp_out_buffer(e, i, &g, &host);
-        int rc = gzc_open(c, g, e->chunk, host);
-        if (rc < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
-            return rc;
-        }
-    }
-    e->deflate = 1;
-    e->out_offset = offset;
-    return 1;
+    return rc;
 }
 
 /* The compressed result of a collected batch slot, when it has one. */
