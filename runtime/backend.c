@@ -113,12 +113,12 @@ static void *device_open_main(void *arg)
     return NULL;
 }
 
-/* Opens the CUDA devices devs names, or explains why not in be->err. The
- * contexts are made at once, one thread per device after the first (each
- * takes tens of milliseconds in the driver). */
-static int backend_open_cuda(backend *be, const backend_devices *devs)
+/* Opens the CUDA devices devs names among the driver's n (gpu_device_count()'s
+ * answer), or explains why not in be->err. The contexts are made at once,
+ * one thread per device after the first (each takes tens of milliseconds in
+ * the driver). */
+static int backend_open_cuda(backend *be, const backend_devices *devs, int n)
 {
-    int n = gpu_device_count();
     if (n < 0) {
         snprintf(be->err, sizeof be->err, "%s", gpu_load_message());
         return n;
@@ -184,10 +184,10 @@ static void *start_thread(void *arg)
     backend_start *st = arg;
     int n = gpu_device_count(); /* the driver's start, before any context */
     pthread_mutex_lock(&st->mu);
-    st->ndevices = n ? n : GPU_ERR_NO_DEVICE;
+    st->ndevices = n; /* a count, or an error: never 0 */
     pthread_cond_broadcast(&st->done);
     pthread_mutex_unlock(&st->mu);
-    int rc = backend_open_cuda(&st->cuda, &st->devs);
+    int rc = backend_open_cuda(&st->cuda, &st->devs, n);
     pthread_mutex_lock(&st->mu);
     st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
     if (rc == 0) {
@@ -260,7 +260,7 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
     if (kind == BACKEND_AUTO) {
         backend_start_gpu(be, devs ? devs : &first);
     } else if (kind == BACKEND_CUDA) {
-        int rc = backend_open_cuda(be, devs ? devs : &first);
+        int rc = backend_open_cuda(be, devs ? devs : &first, gpu_device_count());
         if (rc < 0) {
             backend_close(be);
             return rc;
