@@ -581,10 +581,15 @@ int pl_outstanding(const pl_ring *p)
 }
 
 /* Whether the consumer must give a chunk back before taking the next (see
- * pipeline.h); only the consumer changes the counts read. */
-int pl_full(const pl_ring *p)
+ * pipeline.h); only the consumer changes the counts, the reader the states. */
+int pl_full(pl_ring *p)
 {
-    return p->outstanding > 0 && (p->outstanding >= p->nslots - 1 || p->held >= p->nbufs - 1);
+    if (p->outstanding == 0 || (p->outstanding < p->nslots - 1 && p->held < p->nbufs - 1))
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    int ready = p->state[p->next_out] == SLOT_FILLED;
+    pthread_mutex_unlock(&p->mu);
+    return !ready;
 }
 
 /* The oldest chunk out with the consumer. */

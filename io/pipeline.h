@@ -117,8 +117,10 @@ int pl_outstanding(const pl_ring *p);
 
 /* Whether the consumer must release a chunk before pl_next(), so that the
  * reader keeps a slot and a buffer to read ahead into: nslots - 1 chunks
- * out, or nbufs - 1 of them holding their buffers. */
-int pl_full(const pl_ring *p);
+ * out, or nbufs - 1 of them holding their buffers, and the next chunk not
+ * read yet. A chunk the reader has read already is taken: the reader goes
+ * on once a chunk is released either way, and the chunk starts sooner. */
+int pl_full(pl_ring *p);
 
 /* The oldest of them (only when pl_outstanding() > 0): chunks are handed out
  * in input order, so this is the next one whose results go out. */
