@@ -44,23 +44,36 @@ int gzc_host_mapped(gpu *g, void *host)
     return gpu_host_device_pointer(g, host, &d) == 0;
 }
 
-/* Opens n output buffers' deflate slots, or none (see gpu_deflate.h). */
+/* Opens the deflate slots of the output buffers made so far, or none (see
+ * gpu_deflate.h). */
 int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, size_t errlen)
 {
     gpu *g;
     void *host;
     for (int i = 0; i < n; i++) {
         at(ctx, i, &g, &host);
-        if (!gzc_host_mapped(g, host))
+        if (host && !gzc_host_mapped(g, host))
             return 0;
     }
     for (int i = 0; i < n; i++) {
         gzc_slot *z = at(ctx, i, &g, &host);
-        int rc = gzc_open(z, g, max_bytes, host);
-        if (rc < 0) {
-            snprintf(err, errlen, "%s", gpu_error_text(g));
+        int rc = host ? gzc_open_late(z, g, max_bytes, host, err, errlen) : 1;
+        if (rc < 0)
             return rc;
-        }
+    }
+    return 1;
+}
+
+/* Opens the deflate slot of an output buffer made after gzc_open_all (see
+ * gpu_deflate.h). */
+int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, char *err, size_t errlen)
+{
+    if (!gzc_host_mapped(g, host))
+        return 0;
+    int rc = gzc_open(z, g, max_bytes, host);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", gpu_error_text(g));
+        return rc;
     }
     return 1;
 }

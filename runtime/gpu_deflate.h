@@ -57,8 +57,22 @@ typedef gzc_slot *(*gzc_slot_at)(void *ctx, int i, gpu **g, void **host);
 /* Opens the deflate slots of n output buffers (at(ctx, i, ...)) for chunks
  * of at most max_bytes, all or none: 0, opening none, when a device cannot
  * write into its buffer (gzc_host_mapped; the host compresses then), 1
- * when all are open, or a negative gpu_error with one line in err. */
+ * when all are open, or a negative gpu_error with one line in err. A
+ * buffer not made yet (host NULL) is left out: gzc_open_late opens its
+ * slot once it is. */
 int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, size_t errlen);
+
+/* Opens the deflate slot z of an output buffer made after gzc_open_all
+ * turned device deflate on: 1 when open, 0 when device g cannot write into
+ * host (that buffer's chunks are compressed on the host, to the same
+ * bytes), or a negative gpu_error with one line in err. */
+int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, char *err, size_t errlen);
+
+/* Whether slot z is open: chunks queued through it come back compressed. */
+static inline int gzc_is_open(const gzc_slot *z)
+{
+    return z->g != NULL;
+}
 
 /* Queues on stream s the compression of the bytes bytes at device address
  * data, which start at position offset of the output stream: the raw head

@@ -24,6 +24,7 @@ typedef struct {
     gzc_slot c;       /* device deflate of the roots (qd_engine_compress) */
     uint64_t out_at;  /* output stream position of the chunk's roots */
     gz_span span;     /* the collected roots, compressed */
+    int made;         /* qd_slot_open ran: its buffers are made */
 } qd_slot;
 
 struct qd_engine {
@@ -31,6 +32,7 @@ struct qd_engine {
     dt_type dtype;
     int nslots;
     size_t max_rows;
+    int compressed;      /* chunks come as blocked gzip members */
     qd_layout in, out;
     qd_strides st;
     const char *kernel_name;
@@ -109,11 +111,14 @@ static int qd_coef_buffer(qd_engine *e, qd_slot *s)
 }
 
 /* Allocates one slot: device buffers and stream with CUDA (the inflate's
- * for compressed chunks, else the coefficients'), host roots always. */
-static int qd_slot_open(qd_engine *e, qd_slot *s, int compressed)
+ * for compressed chunks, else the coefficients'; the deflate's once it is
+ * on), host roots always. */
+static int qd_slot_open(qd_engine *e, qd_slot *s)
 {
     backend *be = e->be;
     size_t sz = dt_size(e->dtype);
+    int compressed = e->compressed;
+    s->made = 1;
     if (be->kind == BACKEND_CUDA) {
         gpu *g = s->g;
         int rc;
@@ -133,10 +138,14 @@ static int qd_slot_open(qd_engine *e, qd_slot *s, int compressed)
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
+    if (e->deflate) {
+        int rc = gzc_open_late(&s->c, s->g, out_bytes, s->hout, e->err, sizeof e->err);
+        return rc < 0 ? rc : 0;
+    }
     return 0;
 }
 
-/* Prepares the slots and, with CUDA, loads the kernel. */
+/* Prepares the slots: the first one now, with CUDA its kernel loaded. */
 int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt_type dtype,
                    qd_layout in, qd_layout out_layout, int compressed)
 {
@@ -148,16 +157,17 @@ int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt
     e->dtype = dtype;
     e->nslots = nslots;
     e->max_rows = max_rows ? max_rows : 1;
+    e->compressed = compressed;
     e->in = in;
     e->out = out_layout;
     e->st = qd_strides_for(in, out_layout, e->max_rows);
     e->kernel_name = in == QD_ROWS && out_layout == QD_ROWS ? "qdk_rows" : "qdk_strided";
     e->slots = calloc((size_t)nslots, sizeof *e->slots);
     int rc = e->slots ? 0 : GPU_ERR_OUT_OF_MEMORY;
-    for (int i = 0; rc == 0 && i < nslots; i++) {
+    for (int i = 0; rc == 0 && i < nslots; i++)
         e->slots[i].g = backend_slot_gpu(be, i);
-        rc = qd_slot_open(e, &e->slots[i], compressed);
-    }
+    if (rc == 0)
+        rc = qd_slot_open(e, &e->slots[0]);
     if (rc < 0) {
         snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : cu_last_failure());
         qd_engine_close(e);
@@ -235,7 +245,7 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
         return rc;
     }
-    if (e->deflate) {
+    if (gzc_is_open(&s->c)) {
         rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->rows * 4 * sz);
     } else {
         rc = qd_copy_blocks(s, 0, s->dout, s->hout, planes_out ? 4 : 1,
@@ -252,6 +262,11 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
                      size_t rows)
 {
     qd_slot *s = &e->slots[slot];
+    /* a slot's buffers are made when its first chunk comes: the first
+     * chunks start while the later slots' host memory is pinned */
+    int rc = s->made ? 0 : qd_slot_open(e, s);
+    if (rc < 0)
+        return rc;
     s->rows = rows;
     s->gz = gz;
     /* every chunk moves the stream on, whichever backend solves it */
@@ -280,7 +295,7 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
         return 0;
     }
     e->err[0] = 0;
-    int rc = qd_gpu_chunk(e, s, host);
+    rc = qd_gpu_chunk(e, s, host);
     if (rc < 0 && !e->err[0]) {
         rc = gpu_fail(s->g, rc, "queueing a quadratic chunk");
         snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
@@ -310,7 +325,7 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows)
         }
         if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
-        int rc = e->deflate ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
+        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
         if (rc < 0)
             return rc;
     }
@@ -348,7 +363,7 @@ int qd_engine_span(const qd_engine *e, int slot, const gz_span **span)
 {
     const qd_slot *s = &e->slots[slot];
     *span = &s->span;
-    return e->deflate && s->rows && e->be->kind == BACKEND_CUDA;
+    return s->rows && gzc_is_open(&s->c);
 }
 
 /* Rows per chunk (the plane pitch). */

@@ -35,9 +35,10 @@ qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);
 
 /* Prepares nslots slots for chunks of at most max_rows rows of dtype
  * (DT_F32 or DT_F64), coefficients in layout in and roots in layout out;
- * compressed: the chunks come as blocked gzip members (CUDA: their device
- * buffers are made now, before any chunk runs). Returns 0 or a negative
- * gpu_error with the reason in be->err. */
+ * compressed: the chunks come as blocked gzip members. The first slot's
+ * buffers are made now, each other slot's when its first chunk comes (the
+ * first chunks run meanwhile). Returns 0 or a negative gpu_error with the
+ * reason in be->err. */
 int qd_engine_open(qd_engine **out, struct backend *be, int nslots, size_t max_rows, dt_type dtype,
                    qd_layout in, qd_layout out_layout, int compressed);
 void qd_engine_close(qd_engine *e);

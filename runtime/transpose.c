@@ -27,6 +27,7 @@ typedef struct {
     gzc_slot c;      /* device deflate of the result (tp_engine_compress) */
     uint64_t out_at; /* output stream position of the chunk's result */
     gz_span span;    /* the collected result, compressed */
+    int made;        /* tp_slot_open ran: its buffers are made */
 } tp_slot;
 
 struct tp_engine {
@@ -37,7 +38,8 @@ struct tp_engine {
     size_t chunk;            /* pipeline chunk size */
     int staged;
     int nslots;
-    int deflate;             /* batch results compressed on the device */
+    int compressed;          /* chunks come as blocked gzip members */
+    int deflate;             /* results compressed on the device (tp_engine_compress) */
     uint64_t out_offset;     /* output stream position of the next chunk's result */
     tp_slot *slots;          /* batch mode */
     /* Staged mode: the whole matrix, on the backend's first device. */
@@ -204,14 +206,15 @@ static int tp_clear(tp_engine *e, CUdeviceptr p, size_t n, CUstream s)
 }
 
 /* Allocates one batch slot's buffers (the inflate's too for compressed
- * batches). */
-static int tp_slot_open(tp_engine *e, tp_slot *s, int compressed)
+ * batches, the deflate's once it is on). */
+static int tp_slot_open(tp_engine *e, tp_slot *s)
 {
     backend *be = e->be;
+    s->made = 1;
     if (be->kind == BACKEND_CUDA) {
         int rc;
         if ((rc = tp_kernel_open(&s->kernel, s->g, e->elem, e->rows, e->cols)) < 0 ||
-            (compressed && (rc = gzd_reserve(&s->z, s->g, e->chunk)) < 0) ||
+            (e->compressed && (rc = gzd_reserve(&s->z, s->g, e->chunk)) < 0) ||
             (rc = gpu_mem_alloc(s->g, &s->din, e->chunk + TP_READ_SLACK, "a chunk of matrices (--chunk)")) < 0 ||
             (rc = gpu_mem_alloc(s->g, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
             (rc = gpu_queue_open(s->g, &s->q)) < 0) {
@@ -226,6 +229,10 @@ static int tp_slot_open(tp_engine *e, tp_slot *s, int compressed)
                                                                    : e->chunk))) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
+    }
+    if (e->deflate) {
+        int rc = gzc_open_late(&s->c, s->g, e->chunk, s->hout, e->err, sizeof e->err);
+        return rc < 0 ? rc : 0;
     }
     return 0;
 }
@@ -291,6 +298,7 @@ int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes,
     e->rows = rows;
     e->cols = cols;
     e->nslots = nslots;
+    e->compressed = compressed;
     e->matrix_bytes = (size_t)(rows * cols * elem);
     chunk_bytes -= chunk_bytes % elem;
     if (chunk_bytes < elem)
@@ -306,10 +314,10 @@ int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes,
     if (rc == 0 && !e->staged) {
         if (!(e->slots = calloc((size_t)nslots, sizeof *e->slots)))
             rc = GPU_ERR_OUT_OF_MEMORY;
-        for (int i = 0; rc == 0 && i < nslots; i++) {
+        for (int i = 0; rc == 0 && i < nslots; i++)
             e->slots[i].g = backend_slot_gpu(be, i);
-            rc = tp_slot_open(e, &e->slots[i], compressed);
-        }
+        if (rc == 0) /* the others when their first chunk comes (tp_batch_submit) */
+            rc = tp_slot_open(e, &e->slots[0]);
     }
     if (rc < 0) {
         snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
@@ -371,7 +379,7 @@ static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nma
     rc = tp_gpu_launch(e, s->g, &s->kernel, in, s->dout, nmat, s->q.stream);
     if (rc < 0)
         return rc;
-    if (e->deflate) {
+    if (gzc_is_open(&s->c)) {
         rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->bytes);
         if (rc < 0)
             return rc;
@@ -387,6 +395,11 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
                     size_t bytes)
 {
     tp_slot *s = &e->slots[slot];
+    /* a slot's buffers are made when its first chunk comes: the first
+     * chunks start while the later slots' host memory is pinned */
+    int rc = s->made ? 0 : tp_slot_open(e, s);
+    if (rc < 0)
+        return rc;
     s->bytes = bytes;
     s->gz = gz;
     /* every chunk moves the stream on, whichever backend transposes it */
@@ -405,7 +418,7 @@ int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk 
         return 0;
     }
     e->err[0] = 0;
-    int rc = tp_gpu_chunk(e, s, host, nmat);
+    rc = tp_gpu_chunk(e, s, host, nmat);
     return rc < 0 ? tp_gpu_fail(e, s->g, rc, "queueing a transpose chunk") : 0;
 }
 
@@ -421,7 +434,7 @@ int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
         }
         if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
             return IO_ERR_CORRUPT;
-        int rc = e->deflate ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
+        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
         if (rc < 0)
             return rc;
     }
@@ -459,7 +472,7 @@ int tp_batch_span(const tp_engine *e, int slot, const gz_span **span)
 {
     const tp_slot *s = &e->slots[slot];
     *span = &s->span;
-    return e->deflate && s->bytes && e->be->kind == BACKEND_CUDA;
+    return s->bytes && gzc_is_open(&s->c);
 }
 
 /* Staged mode on the CPU: transposes the elements [e0, e1) of the matrix

@@ -27,8 +27,9 @@ typedef struct tp_engine tp_engine;
 
 /* Prepares the engine for matrices of rows x cols elements of elem bytes
  * (rows, cols >= 1), chunks of about chunk_bytes and nslots chunks in flight;
- * compressed: batches come as blocked gzip members (CUDA: their device
- * buffers are made now, before any chunk runs). */
+ * compressed: batches come as blocked gzip members. In batch mode the
+ * first slot's buffers are made now, each other slot's when its first
+ * chunk comes (the first chunks run meanwhile). */
 int tp_engine_open(tp_engine **out, struct backend *be, int nslots, size_t chunk_bytes, size_t elem,
                    uint64_t rows, uint64_t cols, int compressed);
 void tp_engine_close(tp_engine *e);
