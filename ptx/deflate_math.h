@@ -281,13 +281,16 @@ GB_HD df_u32 df_huff_keys(const df_u32 *freq, df_u32 n, df_u8 *len, df_huff_scra
     return m;
 }
 
-/* Code lengths, at most maxlen bits, from the m >= 2 leaves whose keys
- * s->key holds in ascending order, into len (its other entries left as
- * they are). */
-GB_HD void df_huff_lengths(df_huff_scratch *s, df_u32 m, df_u32 maxlen, df_u8 *len)
+/* The Huffman tree of the m >= 2 leaves whose keys s->key holds in
+ * ascending order: s->parent of every node but the root (2m - 2), leaves
+ * 0..m-1 in key order, then the internal nodes in the order made. Two
+ * queues, the leaves and the internal nodes (whose weights never
+ * decrease); ties take the leaf. Each pick reads both heads from memory:
+ * forms that kept a head's weight in a register gave other trees on the
+ * GPU when s is in shared memory (ptxas 13.0 at -O1 and above; right at
+ * -O0 and on the host). */
+GB_HD void df_huff_merge(df_huff_scratch *s, df_u32 m)
 {
-    /* Two queues: leaves 0..m-1 in key order, internal nodes m..2m-2 in
-     * the order made (their weights never decrease). Ties take the leaf. */
     df_u32 leaf = 0, inner = 0, made = 0;
     DF_ROLLED
     for (df_u32 k = 0; k + 1 < m; k++) {
@@ -306,24 +309,14 @@ GB_HD void df_huff_lengths(df_huff_scratch *s, df_u32 m, df_u32 maxlen, df_u8 *l
         }
         s->weight[made++] = w;
     }
-    /* Depths from the root down (a parent's index exceeds its child's),
-     * capped at maxlen + 1: deeper leaves are all over the limit anyway. */
-    df_u32 root = 2 * m - 2;
-    df_u32 count[DF_MAX_BITS + 2];
-    DF_ROLLED
-    for (df_u32 b = 0; b <= maxlen + 1; b++)
-        count[b] = 0;
-    s->depth[root] = 0;
-    DF_ROLLED
-    for (df_u32 x = root; x-- > 0;) {
-        df_u32 d = s->depth[s->parent[x]] + 1u;
-        s->depth[x] = (df_u8)(d > maxlen + 1 ? maxlen + 1 : d);
-        if (x < m)
-            count[d > maxlen ? maxlen : d]++;
-    }
-    /* Kraft sum in units of 2^-maxlen; over-long leaves were put at maxlen,
-     * so it may exceed 1. Each step removes a leaf at maxlen and splits the
-     * deepest shorter leaf into two: the sum drops by one unit. */
+}
+
+/* Limits code lengths to maxlen: count[b] holds the leaves of depth b, the
+ * deeper ones counted at maxlen, so the Kraft sum (in units of 2^-maxlen)
+ * may exceed 1. Each step removes a leaf at maxlen and splits the deepest
+ * shorter leaf into two: the sum drops by one unit. */
+GB_HD void df_huff_limit(df_u32 *count, df_u32 maxlen)
+{
     df_u32 total = 0;
     DF_ROLLED
     for (df_u32 b = 1; b <= maxlen; b++)
@@ -340,6 +333,30 @@ GB_HD void df_huff_lengths(df_huff_scratch *s, df_u32 m, df_u32 maxlen, df_u8 *l
         }
         total--;
     }
+}
+
+/* Code lengths, at most maxlen bits, from the m >= 2 leaves whose keys
+ * s->key holds in ascending order, into len (its other entries left as
+ * they are). */
+GB_HD void df_huff_lengths(df_huff_scratch *s, df_u32 m, df_u32 maxlen, df_u8 *len)
+{
+    df_huff_merge(s, m);
+    /* Depths from the root down (a parent's index exceeds its child's),
+     * capped at maxlen + 1: deeper leaves are all over the limit anyway. */
+    df_u32 root = 2 * m - 2;
+    df_u32 count[DF_MAX_BITS + 2];
+    DF_ROLLED
+    for (df_u32 b = 0; b <= maxlen + 1; b++)
+        count[b] = 0;
+    s->depth[root] = 0;
+    DF_ROLLED
+    for (df_u32 x = root; x-- > 0;) {
+        df_u32 d = s->depth[s->parent[x]] + 1u;
+        s->depth[x] = (df_u8)(d > maxlen + 1 ? maxlen + 1 : d);
+        if (x < m)
+            count[d > maxlen ? maxlen : d]++;
+    }
+    df_huff_limit(count, maxlen);
     /* Rarest symbols (first in key order) get the longest codes. */
     df_u32 i = 0;
     DF_ROLLED
@@ -587,8 +604,60 @@ GB_HD void df_parse_chain(df_parse *ps, df_u32 n, const df_level *lp)
     }
 }
 
+/* The code-length symbols of a run of `run` equal code lengths v (16, 17
+ * and 18 for repeats): returns their number and, when sym is not NULL,
+ * writes them to sym[] and their extra bits' values to extra[]. */
+GB_HD df_u32 df_run_tokens(df_u32 v, df_u32 run, df_u8 *sym, df_u8 *extra)
+{
+    df_u32 k = 0;
+    if (v == 0) {
+        while (run >= 11) {
+            df_u32 r = run < 138 ? run : 138;
+            if (sym)
+                sym[k] = 18, extra[k] = (df_u8)(r - 11);
+            k++;
+            run -= r;
+        }
+        if (run >= 3) {
+            if (sym)
+                sym[k] = 17, extra[k] = (df_u8)(run - 3);
+            k++;
+            run = 0;
+        }
+    } else {
+        if (sym)
+            sym[k] = (df_u8)v, extra[k] = 0;
+        k++;
+        run--;
+        while (run >= 3) {
+            df_u32 r = run < 6 ? run : 6;
+            if (sym)
+                sym[k] = 16, extra[k] = (df_u8)(r - 3);
+            k++;
+            run -= r;
+        }
+    }
+    DF_ROLLED
+    for (; run > 0; run--) {
+        if (sym)
+            sym[k] = (df_u8)v, extra[k] = 0;
+        k++;
+    }
+    return k;
+}
+
+/* The length of the run of equal code lengths that starts at i of
+ * nr->cw.all_len[0..total). */
+GB_HD df_u32 df_run_length(const df_near *nr, df_u32 i, df_u32 total)
+{
+    df_u32 run = 1;
+    while (i + run < total && nr->cw.all_len[i + run] == nr->cw.all_len[i])
+        run++;
+    return run;
+}
+
 /* Run-length codes the code lengths of the lit/len and distance codes
- * (symbols 16, 17, 18 for repeats) into nr->cw.clen_sym/extra; returns the
+ * (nr->cw.all_len[0..total)) into nr->cw.clen_sym/extra; returns the
  * number of symbols and counts them in nr->clen_freq. */
 GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
 {
@@ -598,33 +667,9 @@ GB_HD df_u32 df_code_lengths(df_near *nr, df_u32 total)
         nr->clen_freq[i] = 0;
     DF_ROLLED
     for (df_u32 i = 0; i < total;) {
-        df_u8 v = nr->cw.all_len[i];
-        df_u32 run = 1;
-        while (i + run < total && nr->cw.all_len[i + run] == v)
-            run++;
+        df_u32 run = df_run_length(nr, i, total);
+        k += df_run_tokens(nr->cw.all_len[i], run, nr->cw.clen_sym + k, nr->cw.clen_extra + k);
         i += run;
-        if (v == 0) {
-            while (run >= 11) {
-                df_u32 r = run < 138 ? run : 138;
-                nr->cw.clen_sym[k] = 18, nr->cw.clen_extra[k++] = (df_u8)(r - 11);
-                run -= r;
-            }
-            if (run >= 3) {
-                nr->cw.clen_sym[k] = 17, nr->cw.clen_extra[k++] = (df_u8)(run - 3);
-                run = 0;
-            }
-        } else {
-            nr->cw.clen_sym[k] = v, nr->cw.clen_extra[k++] = 0;
-            run--;
-            while (run >= 3) {
-                df_u32 r = run < 6 ? run : 6;
-                nr->cw.clen_sym[k] = 16, nr->cw.clen_extra[k++] = (df_u8)(r - 3);
-                run -= r;
-            }
-        }
-        DF_ROLLED
-        for (; run > 0; run--)
-            nr->cw.clen_sym[k] = v, nr->cw.clen_extra[k++] = 0;
     }
     DF_ROLLED
     for (df_u32 i = 0; i < k; i++)
@@ -698,24 +743,28 @@ typedef struct {
     df_u32 hlit, hdist, hclen, ntok;
 } df_plan;
 
-/* The code description of a dynamic block whose lit/len and distance code
- * lengths are built: the sizes and run-length coded lengths in pl and nr,
- * the code-length code's lengths; returns the header's bits. */
-GB_HD df_u64 df_plan_header(df_near *nr, df_plan *pl)
+/* The lit/len and distance codes' lengths a dynamic block sends: pl->hlit
+ * and pl->hdist, the unused codes at their ends left out. */
+GB_HD void df_plan_sizes(const df_near *nr, df_plan *pl)
 {
     df_u32 hlit = 286, hdist = DF_DIST_SYMS;
     while (hlit > 257 && !nr->lit_len[hlit - 1])
         hlit--;
     while (hdist > 1 && !nr->dist_len[hdist - 1])
         hdist--;
-    DF_ROLLED
-    for (df_u32 i = 0; i < hlit; i++)
-        nr->cw.all_len[i] = nr->lit_len[i];
-    DF_ROLLED
-    for (df_u32 i = 0; i < hdist; i++)
-        nr->cw.all_len[hlit + i] = nr->dist_len[i];
-    df_u32 ntok = df_code_lengths(nr, hlit + hdist);
-    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->cw.hs);
+    pl->hlit = hlit, pl->hdist = hdist;
+}
+
+/* The i-th code length sent (the lit/len codes', then the distance codes'). */
+GB_HD df_u8 df_sent_len(const df_near *nr, const df_plan *pl, df_u32 i)
+{
+    return i < pl->hlit ? nr->lit_len[i] : nr->dist_len[i - pl->hlit];
+}
+
+/* Once the code-length code is built: pl->hclen, and the bits of the code
+ * description. */
+GB_HD df_u64 df_plan_header_bits(const df_near *nr, df_plan *pl)
+{
     df_u32 hclen = DF_CLEN_SYMS;
     while (hclen > 4 && !nr->clen_len[df_clen_order(hclen - 1)])
         hclen--;
@@ -723,8 +772,22 @@ GB_HD df_u64 df_plan_header(df_near *nr, df_plan *pl)
     DF_ROLLED
     for (df_u32 s = 0; s < DF_CLEN_SYMS; s++)
         bits += (df_u64)nr->clen_freq[s] * (nr->clen_len[s] + df_clen_extra_bits(s));
-    pl->hlit = hlit, pl->hdist = hdist, pl->hclen = hclen, pl->ntok = ntok;
+    pl->hclen = hclen;
     return bits;
+}
+
+/* The code description of a dynamic block whose lit/len and distance code
+ * lengths are built: the sizes and run-length coded lengths in pl and nr,
+ * the code-length code's lengths; returns the header's bits. */
+GB_HD df_u64 df_plan_header(df_near *nr, df_plan *pl)
+{
+    df_plan_sizes(nr, pl);
+    DF_ROLLED
+    for (df_u32 i = 0; i < pl->hlit + pl->hdist; i++)
+        nr->cw.all_len[i] = df_sent_len(nr, pl, i);
+    pl->ntok = df_code_lengths(nr, pl->hlit + pl->hdist);
+    df_build_lengths(nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len, &nr->cw.hs);
+    return df_plan_header_bits(nr, pl);
 }
 
 /* Picks the type of a block of n bytes from its bits sent dynamic (header

@@ -51,6 +51,7 @@
 #define DW_ADD(p, v) atomicAdd((p), (v))
 #define DW_OR(p, v) atomicOr((p), (v))
 #define DW_UNROLL _Pragma("unroll")
+#define DW_UNROLL8 _Pragma("unroll 8")
 #else
 #define DW_FN static inline
 #define DW_LANES(l) for (df_u32 l = 0; l < DW_T; l++)
@@ -58,6 +59,7 @@
 #define DW_ADD(p, v) (*(p) += (v))
 #define DW_OR(p, v) (*(p) |= (v))
 #define DW_UNROLL
+#define DW_UNROLL8
 #endif
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
@@ -163,6 +165,18 @@ static inline unsigned dw_carveout(int smem_per_sm, int reserved)
 DW_FN df_u32 *dw_mask(dw_shared *sh, df_u32 k)
 {
     return (df_u32 *)(void *)sh->nr.head + k * DW_WORDS;
+}
+
+/* Nodes of a Huffman tree at most (2 * 286 - 1, rounded up). */
+#define DW_NODES (2u * DF_LITLEN_SYMS)
+typedef char dw_up_fits[2u * DW_NODES <= DW_WORDS ? 1 : -1];
+
+/* Buffer k (0 or 1) of the Huffman nodes' known ancestors (dw_huff_lengths)
+ * in the chain mask's words, which are done with once the match lengths
+ * are found. */
+DW_FN df_u32 *dw_huff_up(dw_shared *sh, df_u32 k)
+{
+    return dw_mask(sh, DW_CHAIN) + k * DW_NODES;
 }
 
 /* Index of the lowest set bit of x != 0. */
@@ -670,10 +684,89 @@ DW_FN df_u32 dw_reverse(df_u32 v, df_u32 l)
 #endif
 }
 
+/* Code lengths as df_huff_lengths gives them from the m >= 2 keys in the
+ * code scratch, sorted: lane 0 builds the tree (df_huff_merge); the lanes
+ * find every node's depth by pointer jumping, each round replacing a
+ * node's known ancestor by that ancestor's own (the distances capped at
+ * maxlen + 1, as df_huff_lengths caps the depths), and count the leaves of
+ * each depth; lane 0 limits the lengths (df_huff_limit) and finds where
+ * each length's keys start; then the lanes give each key its length. */
+DW_FN void dw_huff_lengths(dw_shared *sh, df_u32 m, df_u32 maxlen, df_u8 *len)
+{
+    df_huff_scratch *s = &sh->nr.cw.hs;
+    df_u32 root = 2u * m - 2u, cap = maxlen + 1u, k = 0;
+    DW_LANES(l)
+    {
+        if (l == 0)
+            df_huff_merge(s, m);
+        if (l <= cap)
+            sh->nb[l] = 0; /* leaves of each depth */
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        for (df_u32 x = l; x <= root; x += DW_T) /* ancestor << 16 | distance */
+            dw_huff_up(sh, 0)[x] = x == root ? root << 16 : (df_u32)s->parent[x] << 16 | 1u;
+    }
+    DW_SYNC();
+    for (;;) {
+        const df_u32 *from = dw_huff_up(sh, k);
+        df_u32 *to = dw_huff_up(sh, k ^ 1u);
+        DW_LANES(l)
+        {
+            df_u32 moved = DW_NONE;
+            for (df_u32 x = l; x <= root; x += DW_T) {
+                df_u32 v = from[x], a = v >> 16, d = v & 0xffffu;
+                if (a != root && d < cap) {
+                    df_u32 u = from[a], sum = d + (u & 0xffffu);
+                    v = (u >> 16) << 16 | (sum < cap ? sum : cap);
+                    moved = 1;
+                }
+                to[x] = v;
+            }
+            sh->seg_next[l] = moved;
+        }
+        DW_SYNC();
+        k ^= 1u;
+        if (!dw_any_moved(sh))
+            break;
+    }
+    DW_LANES(l)
+    {
+        for (df_u32 x = l; x < m; x += DW_T) {
+            df_u32 d = dw_huff_up(sh, k)[x] & 0xffffu;
+            DW_ADD(&sh->nb[d > maxlen ? maxlen : d], 1u);
+        }
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        if (l == 0) {
+            df_huff_limit(sh->nb, maxlen);
+            df_u32 first = 0; /* the rarest keys get the longest codes */
+            for (df_u32 b = maxlen; b > 0; b--) {
+                sh->hs[b] = first;
+                first += sh->nb[b];
+            }
+        }
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        for (df_u32 i = l; i < m; i += DW_T) {
+            df_u32 b = maxlen;
+            while (i >= sh->hs[b] + sh->nb[b])
+                b--;
+            len[s->key[i] & 511u] = (df_u8)b;
+        }
+    }
+    DW_SYNC();
+}
+
 /* Code lengths as df_build_lengths gives them: the lanes sort the keys,
  * each ranking its own symbols' among all the used ones (keys are
- * distinct), then lane 0 builds the lengths from them (and, when fewer
- * than two symbols are used, the keys too). */
+ * distinct; when fewer than two symbols are used, lane 0 makes the keys),
+ * then build the lengths from them (dw_huff_lengths). */
 DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 maxlen,
                             df_u8 *len)
 {
@@ -689,6 +782,7 @@ DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 
             rank[k] = 0;
         }
         m = 0;
+        DW_UNROLL8
         for (df_u32 j = 0; j < n; j++) {
             df_u32 f = freq[j], kj = f << 9 | j;
             m += f != 0u;
@@ -705,17 +799,16 @@ DW_FN void dw_build_lengths(dw_shared *sh, const df_u32 *freq, df_u32 n, df_u32 
         }
     }
     DW_SYNC();
-    DW_LANES(l)
-    {
-        if (l == 0) {
-            if (m < 2) {
-                m = df_huff_keys(freq, n, len, s);
-                df_sort(s->key, m);
-            }
-            df_huff_lengths(s, m, maxlen, len);
+    if (m < 2) { /* df_huff_keys adds unused symbols up to two */
+        DW_LANES(l)
+        {
+            if (l == 0)
+                df_sort(s->key, df_huff_keys(freq, n, len, s));
         }
+        DW_SYNC();
+        m = 2;
     }
-    DW_SYNC();
+    dw_huff_lengths(sh, m, maxlen, len);
 }
 
 /* Canonical codes as df_build_codes gives them: lane b counts the symbols
@@ -732,7 +825,7 @@ DW_FN void dw_build_codes(dw_shared *sh, const df_u8 *len, df_u32 n, df_u16 *cod
             mine[k] = l + DW_T * k < n ? len[l + DW_T * k] : 0u;
             before[k] = 0;
         }
-        DF_ROLLED
+        DW_UNROLL8
         for (df_u32 j = 0; j < n; j++) {
             df_u32 lj = len[j];
             count += lj == l;
@@ -771,9 +864,69 @@ DW_FN void dw_build_codes(dw_shared *sh, const df_u8 *len, df_u32 n, df_u16 *cod
     DW_SYNC();
 }
 
+/* The code description as df_plan_header makes it, the lanes sharing the
+ * copy of the lengths sent and their run-length coding (each lane codes
+ * the runs that start in its share of them, after the symbols of the
+ * lanes before it) and the code-length code; adds the description's bits
+ * to sh->dyn_bits. */
+DW_FN void dw_plan_header(dw_shared *sh)
+{
+    df_near *nr = &sh->nr;
+    df_plan *pl = &sh->plan;
+    DW_LANES(l)
+    {
+        if (l == 0)
+            df_plan_sizes(nr, pl);
+        if (l < DF_CLEN_SYMS)
+            nr->clen_freq[l] = 0;
+    }
+    DW_SYNC();
+    df_u32 total = pl->hlit + pl->hdist, per = (total + DW_T - 1u) / DW_T;
+    DW_LANES(l)
+    {
+        for (df_u32 i = l; i < total; i += DW_T)
+            nr->cw.all_len[i] = df_sent_len(nr, pl, i);
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        df_u32 count = 0;
+        for (df_u32 i = per * l; i < per * (l + 1u) && i < total; i++)
+            if (i == 0 || nr->cw.all_len[i] != nr->cw.all_len[i - 1u])
+                count += df_run_tokens(nr->cw.all_len[i], df_run_length(nr, i, total), 0, 0);
+        sh->seg_in[l] = count;
+    }
+    DW_SYNC();
+    DW_LANES(l)
+    {
+        df_u32 k = 0;
+        for (df_u32 j = 0; j < l; j++)
+            k += sh->seg_in[j];
+        for (df_u32 i = per * l; i < per * (l + 1u) && i < total; i++) {
+            if (i == 0 || nr->cw.all_len[i] != nr->cw.all_len[i - 1u]) {
+                df_u32 t = df_run_tokens(nr->cw.all_len[i], df_run_length(nr, i, total),
+                                         nr->cw.clen_sym + k, nr->cw.clen_extra + k);
+                for (df_u32 q = 0; q < t; q++)
+                    DW_ADD(&nr->clen_freq[nr->cw.clen_sym[k + q]], 1u);
+                k += t;
+            }
+        }
+        if (l == DW_T - 1u)
+            pl->ntok = k;
+    }
+    DW_SYNC();
+    dw_build_lengths(sh, nr->clen_freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, nr->clen_len);
+    DW_LANES(l)
+    {
+        if (l == 0)
+            sh->dyn_bits += df_plan_header_bits(nr, pl);
+    }
+    DW_SYNC();
+}
+
 /* Plans the block as df_plan_block does: the lanes share the sorts, the
- * data's bit counts (df_symbol_bits) and the codes; lane 0 does the rest
- * (the code description, the choice of type). */
+ * code description, the data's bit counts (df_symbol_bits) and the codes;
+ * lane 0 chooses the type. */
 DW_FN void dw_plan_block(dw_shared *sh, df_u32 n)
 {
     df_near *nr = &sh->nr;
@@ -788,11 +941,11 @@ DW_FN void dw_plan_block(dw_shared *sh, df_u32 n)
         DW_ADD(&sh->fixed_bits, fixed);
     }
     DW_SYNC();
+    dw_plan_header(sh);
     DW_LANES(l)
     {
         if (l == 0)
-            df_plan_type(nr, n, &sh->plan, df_plan_header(nr, &sh->plan) + sh->dyn_bits,
-                         3u + sh->fixed_bits);
+            df_plan_type(nr, n, &sh->plan, sh->dyn_bits, 3u + sh->fixed_bits);
     }
     DW_SYNC();
     if (sh->plan.type == 2)
