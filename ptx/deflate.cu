@@ -28,7 +28,7 @@ __device__ __forceinline__ unsigned df_block_len(unsigned long long nbytes, unsi
     return left < DF_BLOCK_MAX ? (unsigned)left : DF_BLOCK_MAX;
 }
 
-extern "C" __global__ void __launch_bounds__(DW_T)
+extern "C" __global__ void __launch_bounds__(DW_T, DW_CTAS_PER_SM)
 dfk_fast(const unsigned char *__restrict__ in, unsigned long long nbytes, unsigned nblocks,
          unsigned char *__restrict__ bodies, unsigned *__restrict__ sizes, dw_work *ws)
 {

@@ -21,7 +21,7 @@
  * its bits are ORed into a ring of staging words in shared memory that is
  * stored once each word is full. Once the walk is done, the code scratch
  * and then the ring take the candidate mask's place, which leaves a block
- * about 37 KB of shared memory.
+ * about 39 KB of shared memory.
  *
  * The code is written as phases between CTA barriers. Inside DW_LANES(l)
  * one lane's share of a phase runs: on a GPU every lane runs it once with
@@ -38,9 +38,11 @@
 
 #include "deflate_math.h"
 
-/* Warps that share one block (DW_T lanes in all). */
+/* Warps that share one block (DW_T lanes in all): eight, with
+ * DW_CTAS_PER_SM blocks, fill a multiprocessor's registers (the kernel is
+ * bound by latency, so more warps help; 16 would need a larger ring). */
 #ifndef DW_WARPS
-#define DW_WARPS 4u
+#define DW_WARPS 8u
 #endif
 #define DW_T (32u * DW_WARPS)
 
