@@ -288,6 +288,7 @@ typedef struct {
     int level;         /* blocked gzip level of the output (0: plain) */
     int positioned;    /* out_next is known (the output's header is written) */
     uint64_t out_next; /* output stream position of the next chunk's roots */
+    void *const *results; /* cuda: the slots' roots buffers, made while the devices start */
 } quadratic_engine_args;
 
 /* One core's nanoseconds per input byte on 16-core GPU nodes: solving
@@ -312,7 +313,8 @@ static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
 {
     const quadratic_engine_args *a = ctx;
     qd_engine *e = NULL;
-    int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out, a->compressed);
+    int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out, a->compressed,
+                            be->kind == BACKEND_CUDA && a->results[0] ? a->results : NULL);
     if (rc == 0 && (rc = quadratic_compress(a, e)) < 0) {
         snprintf(be->err, sizeof be->err, "%s", qd_engine_error(e));
         qd_engine_close(e);
@@ -479,6 +481,7 @@ int cmd_quadratic(int argc, char **argv)
     memset(&be, 0, sizeof be);
     hy *h = NULL;
     void *bufs[BACKEND_MAX_SLOTS] = {0}, *plane_bufs[3][BACKEND_MAX_SLOTS];
+    void *results[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl[3] = {NULL, NULL, NULL};
     int nrings = 0;
     out_parts o;
@@ -546,7 +549,8 @@ int cmd_quadratic(int argc, char **argv)
                                       stream_device_inflate(&be, r, max_rows * row_bytes),
                                   0,
                                   0,
-                                  0};
+                                  0,
+                                  results};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
     for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
@@ -555,6 +559,14 @@ int cmd_quadratic(int argc, char **argv)
         }
         for (int k = 0; k < 3; k++)
             plane_bufs[k][i] = (char *)bufs[i] + k * max_rows * sz;
+    }
+    /* cuda: the slots' roots buffers too, their pages touched while the
+     * devices start (each slot pins its own when its first chunk comes) */
+    for (int i = 0; be.kind == BACKEND_CUDA && i < nslots; i++) {
+        if (!(results[i] = backend_host_unpinned(&be, qd_result_bytes(&be, max_rows, fi.dtype)))) {
+            msg_error("%s", be.err);
+            goto out_free_buffers;
+        }
     }
     io_file_id in_id;
     int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
@@ -631,6 +643,8 @@ out_free_buffers:
     for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
     hy_close(h);
+    for (int i = 0; i < BACKEND_MAX_SLOTS; i++)
+        backend_host_free(&be, results[i]);
     cli_close_backend(&be);
 out_close_readers:
     for (int k = 0; k < 3; k++)

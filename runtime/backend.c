@@ -641,7 +641,26 @@ void *backend_host_alloc(backend *be, size_t bytes)
     return p;
 }
 
-/* Frees what backend_host_alloc gave (unpinning it first); accepts NULL. */
+/* Faulted in, not pinned (see backend.h). */
+void *backend_host_unpinned(backend *be, size_t bytes)
+{
+    return backend_host_pages(be, bytes);
+}
+
+/* Pins a backend_host_unpinned buffer (see backend.h). */
+int backend_host_pin(backend *be, void *p, size_t bytes)
+{
+    if (be->kind != BACKEND_CUDA || be->start)
+        return 0;
+    if (gpu_host_register(be->gpu, p, bytes) < 0) {
+        snprintf(be->err, sizeof be->err, "%s", gpu_error_text(be->gpu));
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return 0;
+}
+
+/* Frees what backend_host_alloc or backend_host_unpinned gave (unpinning
+ * it first); accepts NULL. */
 void backend_host_free(backend *be, void *p)
 {
     if (!p)

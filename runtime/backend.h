@@ -170,6 +170,17 @@ const char *backend_name(const backend *be);
 void *backend_host_alloc(backend *be, size_t bytes);
 void backend_host_free(backend *be, void *p);
 
+/* Host buffer as backend_host_alloc makes it, its pages faulted in now,
+ * but left unpinned: backend_host_pin pins it when it is first needed
+ * (the time of pinning moves from the devices' start to then).
+ * backend_host_free frees it, pinned or not. NULL on failure. */
+void *backend_host_unpinned(backend *be, size_t bytes);
+
+/* Pins a buffer from backend_host_unpinned, on the CUDA backend once its
+ * devices are open (elsewhere there is nothing to do). 0, or a negative
+ * gpu_error with the reason in be->err. */
+int backend_host_pin(backend *be, void *p, size_t bytes);
+
 /* Number of CPUs this process may run on (its affinity mask; at least 1). */
 int backend_cpu_count(void);
 

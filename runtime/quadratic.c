@@ -33,6 +33,7 @@ struct qd_engine {
     int nslots;
     size_t max_rows;
     int compressed;      /* chunks come as blocked gzip members */
+    void *const *results; /* the caller's roots buffers, or NULL */
     qd_layout in, out;
     qd_strides st;
     const char *kernel_name;
@@ -88,6 +89,13 @@ static void *qd_cpu_worker(void *arg)
     return NULL;
 }
 
+/* Bytes of a slot's roots buffer (see quadratic.h). */
+size_t qd_result_bytes(const backend *be, size_t max_rows, dt_type dtype)
+{
+    size_t bytes = (max_rows ? max_rows : 1) * 4 * dt_size(dtype);
+    return be->kind == BACKEND_CUDA ? gzc_host_bytes(bytes) : bytes;
+}
+
 /* Frees one slot. */
 static void qd_slot_close(qd_engine *e, qd_slot *s)
 {
@@ -100,7 +108,8 @@ static void qd_slot_close(qd_engine *e, qd_slot *s)
         gpu_mem_free(s->g, s->din);
         gpu_mem_free(s->g, s->dout);
     }
-    backend_host_free(be, s->hout);
+    if (!e->results)
+        backend_host_free(be, s->hout);
 }
 
 /* The device buffer of a chunk of plain coefficients. */
@@ -131,10 +140,13 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
             return rc;
         }
     }
-    size_t out_bytes = e->max_rows * 4 * sz;
-    /* with CUDA, room for the roots compressed too (qd_engine_compress) */
-    if (!(s->hout = backend_host_alloc(be, be->kind == BACKEND_CUDA ? gzc_host_bytes(out_bytes)
-                                                                   : out_bytes))) {
+    size_t out_bytes = e->max_rows * 4 * sz, hbytes = qd_result_bytes(be, e->max_rows, e->dtype);
+    if (e->results && backend_host_pin(be, e->results[s - e->slots], hbytes) < 0) {
+        snprintf(e->err, sizeof e->err, "%s", be->err);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    s->hout = e->results ? e->results[s - e->slots] : backend_host_alloc(be, hbytes);
+    if (!s->hout) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
@@ -147,7 +159,7 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
 
 /* Prepares the slots: the first one now, with CUDA its kernel loaded. */
 int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt_type dtype,
-                   qd_layout in, qd_layout out_layout, int compressed)
+                   qd_layout in, qd_layout out_layout, int compressed, void *const *results)
 {
     *out = NULL;
     qd_engine *e = calloc(1, sizeof *e);
@@ -158,6 +170,7 @@ int qd_engine_open(qd_engine **out, backend *be, int nslots, size_t max_rows, dt
     e->nslots = nslots;
     e->max_rows = max_rows ? max_rows : 1;
     e->compressed = compressed;
+    e->results = results;
     e->in = in;
     e->out = out_layout;
     e->st = qd_strides_for(in, out_layout, e->max_rows);

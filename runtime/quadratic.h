@@ -33,14 +33,21 @@ typedef struct {
 /* The strides of a chunk in the given layouts with planes of pitch values. */
 qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);
 
+/* Bytes of a slot's roots buffer for chunks of at most max_rows rows of
+ * dtype on be (with CUDA, room for the roots compressed too). */
+size_t qd_result_bytes(const struct backend *be, size_t max_rows, dt_type dtype);
+
 /* Prepares nslots slots for chunks of at most max_rows rows of dtype
  * (DT_F32 or DT_F64), coefficients in layout in and roots in layout out;
  * compressed: the chunks come as blocked gzip members. The first slot's
  * buffers are made now, each other slot's when its first chunk comes (the
- * first chunks run meanwhile). Returns 0 or a negative gpu_error with the
- * reason in be->err. */
+ * first chunks run meanwhile). results: NULL, or nslots roots buffers of
+ * qd_result_bytes() from backend_host_unpinned(be), made while the devices
+ * started, which the slots pin and use instead of making their own (the
+ * caller frees them after qd_engine_close). Returns 0 or a negative
+ * gpu_error with the reason in be->err. */
 int qd_engine_open(qd_engine **out, struct backend *be, int nslots, size_t max_rows, dt_type dtype,
-                   qd_layout in, qd_layout out_layout, int compressed);
+                   qd_layout in, qd_layout out_layout, int compressed, void *const *results);
 void qd_engine_close(qd_engine *e);
 
 /* Rows per chunk the engine holds (the plane pitch of QD_PLANES). */
