@@ -285,29 +285,40 @@ GB_HD df_u32 df_huff_keys(const df_u32 *freq, df_u32 n, df_u8 *len, df_huff_scra
  * ascending order: s->parent of every node but the root (2m - 2), leaves
  * 0..m-1 in key order, then the internal nodes in the order made. Two
  * queues, the leaves and the internal nodes (whose weights never
- * decrease); ties take the leaf. Each pick reads both heads from memory:
- * forms that kept a head's weight in a register gave other trees on the
- * GPU when s is in shared memory (ptxas 13.0 at -O1 and above; right at
- * -O0 and on the host). */
+ * decrease); ties take the leaf. The weights at the heads of both queues,
+ * and the ones after them, are kept in registers, so that a pick waits for
+ * no load. The next weights are loaded at clamped indices, never under a
+ * condition: forms that loaded them as `i < n ? s->key[i] : 0` gave other
+ * trees on the GPU with s in shared memory (ptxas 13.0 at -O1 and above;
+ * right at -O0 and on the host). */
 GB_HD void df_huff_merge(df_huff_scratch *s, df_u32 m)
 {
     df_u32 leaf = 0, inner = 0, made = 0;
+    df_u32 lw = s->key[0] >> 9, lw1 = s->key[1] >> 9; /* leaves leaf and leaf + 1 */
+    df_u32 iw = 0, iw1 = 0; /* internal nodes inner and inner + 1, once made */
     DF_ROLLED
     for (df_u32 k = 0; k + 1 < m; k++) {
         df_u32 w = 0;
         DF_ROLLED
         for (int pick = 0; pick < 2; pick++) {
-            df_u32 node;
-            if (leaf < m && (inner == made || (s->key[leaf] >> 9) <= s->weight[inner])) {
-                w += s->key[leaf] >> 9;
-                node = leaf++;
+            if (leaf < m && (inner == made || lw <= iw)) {
+                w += lw;
+                s->parent[leaf++] = (df_u16)(m + made);
+                lw = lw1;
+                lw1 = s->key[leaf + 1 < m ? leaf + 1 : m - 1] >> 9;
             } else {
-                w += s->weight[inner];
-                node = m + inner++;
+                w += iw;
+                s->parent[m + inner++] = (df_u16)(m + made);
+                iw = iw1;
+                iw1 = s->weight[inner + 1 < made ? inner + 1 : 0];
             }
-            s->parent[node] = (df_u16)(m + made);
         }
-        s->weight[made++] = w;
+        s->weight[made] = w;
+        if (made == inner)
+            iw = w; /* the queue was empty: the new node heads it */
+        else if (made == inner + 1)
+            iw1 = w;
+        made++;
     }
 }
 
