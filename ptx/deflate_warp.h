@@ -827,7 +827,7 @@ DW_FN void dw_build_codes(dw_shared *sh, const df_u8 *len, df_u32 n, df_u16 *cod
             mine[k] = l + DW_T * k < n ? len[l + DW_T * k] : 0u;
             before[k] = 0;
         }
-        DW_UNROLL8
+        DF_ROLLED
         for (df_u32 j = 0; j < n; j++) {
             df_u32 lj = len[j];
             count += lj == l;
