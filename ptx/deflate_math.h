@@ -615,6 +615,15 @@ GB_HD void df_parse_chain(df_parse *ps, df_u32 n, const df_level *lp)
     }
 }
 
+/* Puts code-length symbol t with extra bits' value e at k of sym[] and
+ * extra[] when sym is not NULL; returns k + 1. */
+GB_HD df_u32 df_put_token(df_u8 *sym, df_u8 *extra, df_u32 k, df_u32 t, df_u32 e)
+{
+    if (sym)
+        sym[k] = (df_u8)t, extra[k] = (df_u8)e;
+    return k + 1;
+}
+
 /* The code-length symbols of a run of `run` equal code lengths v (16, 17
  * and 18 for repeats): returns their number and, when sym is not NULL,
  * writes them to sym[] and their extra bits' values to extra[]. */
@@ -624,36 +633,25 @@ GB_HD df_u32 df_run_tokens(df_u32 v, df_u32 run, df_u8 *sym, df_u8 *extra)
     if (v == 0) {
         while (run >= 11) {
             df_u32 r = run < 138 ? run : 138;
-            if (sym)
-                sym[k] = 18, extra[k] = (df_u8)(r - 11);
-            k++;
+            k = df_put_token(sym, extra, k, 18, r - 11);
             run -= r;
         }
         if (run >= 3) {
-            if (sym)
-                sym[k] = 17, extra[k] = (df_u8)(run - 3);
-            k++;
+            k = df_put_token(sym, extra, k, 17, run - 3);
             run = 0;
         }
     } else {
-        if (sym)
-            sym[k] = (df_u8)v, extra[k] = 0;
-        k++;
+        k = df_put_token(sym, extra, k, v, 0);
         run--;
         while (run >= 3) {
             df_u32 r = run < 6 ? run : 6;
-            if (sym)
-                sym[k] = 16, extra[k] = (df_u8)(r - 3);
-            k++;
+            k = df_put_token(sym, extra, k, 16, r - 3);
             run -= r;
         }
     }
     DF_ROLLED
-    for (; run > 0; run--) {
-        if (sym)
-            sym[k] = (df_u8)v, extra[k] = 0;
-        k++;
-    }
+    for (; run > 0; run--)
+        k = df_put_token(sym, extra, k, v, 0);
     return k;
 }
 
