@@ -14,12 +14,12 @@
  * round after round until no entry moves (the walks of typical data meet
  * within a few matches). The match starts are kept in a bit mask in shared
  * memory where the hash heads were; the bytes inside matches are
- * uncounted; the lanes build the codes, lane 0 the tree and the block
- * header, with deflate_math.h's own functions; and the lanes write the
- * symbols in parallel: each lane's bit offset is a prefix sum over its
- * round (on a GPU two rounds per warp at a time, then over the warps), and
- * its bits are ORed into a ring of staging words in shared memory that is
- * stored once each word is full. Once the walk is done, the code scratch
+ * uncounted; the lanes build the codes (lane 0 merges the tree's two
+ * queues and writes the block header), with deflate_math.h's own
+ * functions; and the lanes write the symbols in parallel: each lane's bit
+ * offset is a prefix sum over its round (on a GPU two rounds per warp at a
+ * time, then over the warps), and its bits are ORed into a ring of staging
+ * words in shared memory that is stored once each word is full. Once the walk is done, the code scratch
  * and then the ring take the candidate mask's place, which leaves a block
  * about 39 KB of shared memory.
  *
@@ -100,12 +100,15 @@ typedef struct {
     df_plan plan;
     df_u64 val[32]; /* a round's symbol bits, per lane (C only) */
     df_u32 nb[32];  /* their counts; in the candidate rounds (C only), 1 for a
-                     * candidate; in the codes, the symbols of each code length */
-    df_u32 hs[32];  /* a round's hashes (C only); in the codes, the first code of
-                     * each length */
-    df_u32 seg_in[DW_T];   /* the walk's entry into each lane's segment */
+                     * candidate; in the codes, the leaves of each depth, then
+                     * the symbols of each code length */
+    df_u32 hs[32];  /* a round's hashes (C only); in the codes, the first key of
+                     * each length, then the first code of each length */
+    df_u32 seg_in[DW_T];   /* the walk's entry into each lane's segment; in the
+                            * code description, each lane's code-length symbols */
     df_u32 seg_out[DW_T];  /* and its exit: the first position after the segment */
-    df_u32 seg_next[DW_T]; /* an entry that moved, DW_NONE: none */
+    df_u32 seg_next[DW_T]; /* an entry that moved, DW_NONE: none (and in the
+                            * Huffman depths, whether a lane's nodes moved) */
     df_u32 warp_bits[DW_WARPS]; /* a step's symbol bits of each warp (GPU) */
     df_u64 dyn_bits, fixed_bits; /* the data's bits in a dynamic and a fixed block */
     df_u32 hdr_pos; /* header bytes stored (a multiple of 4) */
