@@ -4,7 +4,8 @@
  * position, and the stream must end with the same error or warning. Inputs:
  * blocks of many sizes, a header already read (the .npy case), limits,
  * chunk sizes from a few blocks to the whole input, and tails that are not
- * BGZF (a plain gzip member, garbage, a cut block, a bad block). */
+ * BGZF (a plain gzip member, garbage, a cut block, a bad block). And the
+ * ring's rule for a consumer with all slots but one out (pl_full). */
 #include "check.h"
 
 #include <stdlib.h>
@@ -271,6 +272,56 @@ static void test_plain_input(void)
     free(d);
 }
 
+/* pl_full: with nslots - 1 chunks out, a chunk the reader has already read
+ * is taken (pl_full turns 0 once the reader has it), with every slot out
+ * the consumer gives one back first, and the chunks still come whole and
+ * in order. */
+static void test_full_takes_read_chunk(void)
+{
+    enum { CHUNK = 4096, SLOTS = 4, N = 10 };
+    unsigned char *d = make_data(N * CHUNK, 5);
+    io_reader *r;
+    char err[256];
+    if (io_reader_open_mem(&r, d, N * CHUNK, err, sizeof err) < 0) {
+        CHECKF(0, "io_reader_open_mem: %s", err);
+        free(d);
+        return;
+    }
+    void *bufs[SLOTS];
+    for (int i = 0; i < SLOTS; i++)
+        bufs[i] = malloc(CHUNK);
+    pl_ring *pl;
+    CHECK(pl_open(&pl, r, bufs, SLOTS, SLOTS, CHUNK, NULL, 0, UINT64_MAX) == 0);
+    pl_chunk c;
+    size_t next = 0;
+    int rc, full = 1;
+    for (int i = 0; i < SLOTS - 1; i++, next++)
+        CHECK(pl_next(pl, &c) == 1 && c.offset == next * CHUNK);
+    for (int t = 0; t < 5000 && (full = pl_full(pl)); t++)
+        usleep(1000); /* the reader fills the one free slot */
+    CHECKF(!full, "pl_full stays 1 with the next chunk read");
+    do {
+        rc = pl_next(pl, &c);
+        if (rc > 0) {
+            CHECKF(c.offset == next * CHUNK && c.bytes == CHUNK &&
+                       !memcmp(c.data, d + next * CHUNK, CHUNK),
+                   "chunk %zu: offset %llu, %zu bytes", next, (unsigned long long)c.offset,
+                   c.bytes);
+            next++;
+        }
+        if (pl_outstanding(pl) == SLOTS)
+            CHECKF(pl_full(pl), "every slot out, pl_full 0");
+        while (pl_outstanding(pl) > 0 && (pl_full(pl) || rc <= 0))
+            pl_release(pl, pl_oldest(pl));
+    } while (rc > 0);
+    CHECKF(rc == 0 && next == N, "the ring ended with %d after %zu chunks", rc, next);
+    pl_close(pl);
+    io_reader_close(r);
+    for (int i = 0; i < SLOTS; i++)
+        free(bufs[i]);
+    free(d);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -279,6 +330,7 @@ int main(void)
     test_bgzf_tails();
     test_bad_isize();
     test_plain_input();
+    test_full_takes_read_chunk();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
