@@ -45,6 +45,9 @@
  *                         "CUDA_MODULE_LOADING=VALUE" to (VALUE "unset"
  *                         when it is not set): settings a real driver
  *                         reads as it starts
+ *   FAKECUDA_PIN_REPORT   a file that holds one line "pinned N": the host
+ *                         buffers cuMemHostRegister pinned so far,
+ *                         rewritten at each one
  * Built as build/tests/libfakecuda.so and named by GPUBATCH_LIBCUDA. */
 #include <pthread.h>
 #include <stdint.h>
@@ -483,12 +486,25 @@ static int fake_no_mapped(void)
     return s && !strcmp(s, "1");
 }
 
-/* Pins nothing; refuses the mapping under FAKECUDA_NO_MAPPED=1. */
+/* Pins nothing but counts the buffers (FAKECUDA_PIN_REPORT); refuses the
+ * mapping under FAKECUDA_NO_MAPPED=1. */
 static CUresult fake_host_register(void *p, size_t bytes, unsigned int flags)
 {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static unsigned long pinned;
     (void)p, (void)bytes;
-    return (flags & CU_MEMHOSTREGISTER_DEVICEMAP) && fake_no_mapped() ? FAKE_NOT_SUPPORTED
-                                                                      : CUDA_SUCCESS;
+    if ((flags & CU_MEMHOSTREGISTER_DEVICEMAP) && fake_no_mapped())
+        return FAKE_NOT_SUPPORTED;
+    const char *path = getenv("FAKECUDA_PIN_REPORT");
+    pthread_mutex_lock(&mu);
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    pinned++;
+    if (f) {
+        fprintf(f, "pinned %lu\n", pinned);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
 }
 
 /* Pinned host memory is addressed by the (fake) device at its host address. */

@@ -140,6 +140,23 @@ for cmd in "reduce --op sum,max $T/a.npy.gz" "quadratic -f -o $T/slow.gz $T/q.np
         "$(FAKECUDA_INIT_DELAY_MS=200 launches "$@")"
 done
 
+# A slot's buffers are made when its first chunk comes: a run of one chunk
+# pins fewer host buffers than one of many chunks with the same options.
+pins() {
+    rm -f "$T/pins"
+    FAKECUDA_PIN_REPORT="$T/pins" "$GB" "$@" --backend cuda --chunk 1M -o /dev/null >/dev/null 2>&1
+    sed -n 's/^pinned //p' "$T/pins"
+}
+"$GB" gen --quadratic 1000 --seed 5 -o "$T/q1k.npy.gz"
+"$GB" gen --shape 2x30x20 --seed 5 -o "$T/t2.npy.gz"
+for pair in "quadratic $T/q1k.npy.gz $T/q.npy.gz" "transpose $T/t2.npy.gz $T/t.npy.gz"; do
+    set -- $pair
+    one=$(pins "$1" "$2")
+    many=$(pins "$1" "$3")
+    [ -n "$one" ] && [ -n "$many" ] && [ "$one" -lt "$many" ] && ok ||
+        fail "$1: $one host buffers pinned for one chunk, $many for many"
+done
+
 # The driver starts with 4 hardware queues per context and loads every
 # kernel of a module with the module, unless the user set otherwise
 # (CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING).
