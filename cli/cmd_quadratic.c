@@ -314,7 +314,7 @@ static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
     const quadratic_engine_args *a = ctx;
     qd_engine *e = NULL;
     int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out, a->compressed,
-                            be->kind == BACKEND_CUDA && a->results[0] ? a->results : NULL);
+                            be->kind == BACKEND_CUDA ? a->results : NULL);
     if (rc == 0 && (rc = quadratic_compress(a, e)) < 0) {
         snprintf(be->err, sizeof be->err, "%s", qd_engine_error(e));
         qd_engine_close(e);
@@ -550,7 +550,7 @@ int cmd_quadratic(int argc, char **argv)
                                   0,
                                   0,
                                   0,
-                                  results};
+                                  NULL};
     backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
     for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
@@ -568,6 +568,7 @@ int cmd_quadratic(int argc, char **argv)
             goto out_free_buffers;
         }
     }
+    args.results = be.kind == BACKEND_CUDA ? results : NULL;
     io_file_id in_id;
     int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,

@@ -57,7 +57,7 @@ int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, 
     }
     for (int i = 0; i < n; i++) {
         gzc_slot *z = at(ctx, i, &g, &host);
-        int rc = host ? gzc_open_late(z, g, max_bytes, host, err, errlen) : 1;
+        int rc = host ? gzc_open_late(z, g, max_bytes, host, err, errlen) : 0;
         if (rc < 0)
             return rc;
     }
@@ -71,11 +71,9 @@ int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, char *err, 
     if (!gzc_host_mapped(g, host))
         return 0;
     int rc = gzc_open(z, g, max_bytes, host);
-    if (rc < 0) {
+    if (rc < 0)
         snprintf(err, errlen, "%s", gpu_error_text(g));
-        return rc;
-    }
-    return 1;
+    return rc;
 }
 
 /* Head, tail and members at most (see gpu_deflate.h). */

@@ -63,9 +63,10 @@ typedef gzc_slot *(*gzc_slot_at)(void *ctx, int i, gpu **g, void **host);
 int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, size_t errlen);
 
 /* Opens the deflate slot z of an output buffer made after gzc_open_all
- * turned device deflate on: 1 when open, 0 when device g cannot write into
- * host (that buffer's chunks are compressed on the host, to the same
- * bytes), or a negative gpu_error with one line in err. */
+ * turned device deflate on, where device g can write into host (else z
+ * stays closed, gzc_is_open says so, and that buffer's chunks are
+ * compressed on the host, to the same bytes). 0, or a negative gpu_error
+ * with one line in err. */
 int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, char *err, size_t errlen);
 
 /* Whether slot z is open: chunks queued through it come back compressed. */

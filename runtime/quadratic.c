@@ -141,20 +141,17 @@ static int qd_slot_open(qd_engine *e, qd_slot *s)
         }
     }
     size_t out_bytes = e->max_rows * 4 * sz, hbytes = qd_result_bytes(be, e->max_rows, e->dtype);
-    if (e->results && backend_host_pin(be, e->results[s - e->slots], hbytes) < 0) {
-        snprintf(e->err, sizeof e->err, "%s", be->err);
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
-    s->hout = e->results ? e->results[s - e->slots] : backend_host_alloc(be, hbytes);
+    if (e->results) /* the caller's, pinned now */
+        s->hout = backend_host_pin(be, e->results[s - e->slots], hbytes) == 0
+                      ? e->results[s - e->slots]
+                      : NULL;
+    else
+        s->hout = backend_host_alloc(be, hbytes);
     if (!s->hout) {
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
-    if (e->deflate) {
-        int rc = gzc_open_late(&s->c, s->g, out_bytes, s->hout, e->err, sizeof e->err);
-        return rc < 0 ? rc : 0;
-    }
-    return 0;
+    return e->deflate ? gzc_open_late(&s->c, s->g, out_bytes, s->hout, e->err, sizeof e->err) : 0;
 }
 
 /* Prepares the slots: the first one now, with CUDA its kernel loaded. */

@@ -230,11 +230,7 @@ static int tp_slot_open(tp_engine *e, tp_slot *s)
         snprintf(e->err, sizeof e->err, "%s", be->err);
         return GPU_ERR_OUT_OF_MEMORY;
     }
-    if (e->deflate) {
-        int rc = gzc_open_late(&s->c, s->g, e->chunk, s->hout, e->err, sizeof e->err);
-        return rc < 0 ? rc : 0;
-    }
-    return 0;
+    return e->deflate ? gzc_open_late(&s->c, s->g, e->chunk, s->hout, e->err, sizeof e->err) : 0;
 }
 
 /* Frees one batch slot. */
