@@ -347,10 +347,10 @@ static int quadratic_collect(void *ctx, void *eng, int slot, const void **roots,
 }
 
 /* Waits until a GPU slot's chunk is copied from its buffer (hy_ops.copied). */
-static int quadratic_copied(void *ctx, void *eng, int slot)
+static int quadratic_copied(void *ctx, void *eng, int slot, char *err, size_t errlen)
 {
     (void)ctx;
-    return qd_engine_copied(eng, slot);
+    return qd_engine_copied(eng, slot, err, errlen);
 }
 
 /* The engine's last error. */

@@ -192,10 +192,10 @@ static int reduce_submit(void *ctx, void *eng, int slot, const void *data, const
 }
 
 /* Waits until a GPU slot's chunk is copied from its buffer (hy_ops.copied). */
-static int reduce_copied(void *ctx, void *eng, int slot)
+static int reduce_copied(void *ctx, void *eng, int slot, char *err, size_t errlen)
 {
     (void)ctx;
-    return rd_engine_copied(eng, slot);
+    return rd_engine_copied(eng, slot, err, errlen);
 }
 
 /* Folds a slot's partials into the file's state (hy_ops.collect). */

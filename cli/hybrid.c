@@ -1,6 +1,7 @@
 /* hybrid.c - chunks to the CPU until the GPU is ready, then to the GPU. */
 #include "hybrid.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,23 @@
 /* How long after hy_open a capped CPU waits for the devices' start at most;
  * a slower start leaves the CPU to go on uncapped. */
 #define HY_GPU_WAIT_SECONDS (3 * CLI_GPU_START_SECONDS)
+
+/* GPU chunks whose copies to the device are awaited, in the order they were
+ * submitted, and the thread that waits for each copy and gives the chunk's
+ * buffer back to its ring. */
+typedef struct {
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int *slot;        /* the queue: a circle of nslots entries */
+    pl_ring **ring;   /* each entry's ring */
+    int head, count;
+    unsigned char *waiting; /* per slot: queued, its buffer not given back yet */
+    int stop;
+    int failed;       /* a copy failed: err has why */
+    char err[1024];
+} hy_returns;
 
 struct hy {
     backend *be;
@@ -37,6 +55,7 @@ struct hy {
     double cpu_seconds;  /* the estimated work of the chunks the CPU took */
     double opened;       /* hy_open's time, seconds on the monotonic clock */
     int uncapped;        /* the start outlasted HY_GPU_WAIT_SECONDS */
+    hy_returns ret;      /* buffers of GPU chunks, given back once copied */
     char err[2048];
 };
 
@@ -72,8 +91,11 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
 {
     hy *h = calloc(1, sizeof *h);
     *out = NULL;
-    if (!h || !(h->side = calloc((size_t)nslots, 1))) {
-        free(h);
+    if (!h || !(h->side = calloc((size_t)nslots, 1)) ||
+        !(h->ret.slot = calloc((size_t)nslots, sizeof *h->ret.slot)) ||
+        !(h->ret.ring = calloc((size_t)nslots, sizeof *h->ret.ring)) ||
+        !(h->ret.waiting = calloc((size_t)nslots, 1))) {
+        hy_close(h);
         msg_error("out of memory");
         return 1;
     }
@@ -198,21 +220,100 @@ int hy_submit(hy *h, const pl_chunk *c)
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
 }
 
-/* Gives a GPU chunk's buffer back once copied (see hybrid.h). */
+/* The returns thread: waits for each queued chunk's copies in turn and
+ * gives its buffer back (also after a failed copy, which ends the run: the
+ * reader must not be left waiting for it). */
+static void *hy_returns_main(void *arg)
+{
+    hy *h = arg;
+    hy_returns *t = &h->ret;
+    char err[sizeof t->err];
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (!t->count && !t->stop)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (!t->count)
+            break;
+        int slot = t->slot[t->head];
+        pl_ring *pl = t->ring[t->head];
+        pthread_mutex_unlock(&t->mu);
+        int rc = h->ops->copied(h->ctx, h->gpu, slot, err, sizeof err);
+        pl_release_buffer(pl, slot);
+        pthread_mutex_lock(&t->mu);
+        if (rc < 0 && !t->failed) {
+            t->failed = rc;
+            snprintf(t->err, sizeof t->err, "%s", err);
+        }
+        t->head = (t->head + 1) % h->nslots;
+        t->count--;
+        t->waiting[slot] = 0;
+        pthread_cond_broadcast(&t->cv);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* A failed copy's error (with the lock held), or 0 when none failed. */
+static int hy_returns_failure(hy *h)
+{
+    hy_returns *t = &h->ret;
+    if (!t->failed)
+        return 0;
+    snprintf(h->err, sizeof h->err, "%s", t->err);
+    return t->failed;
+}
+
+/* Hands a GPU chunk's buffer to the returns thread (see hybrid.h). */
 int hy_release_buffer(hy *h, pl_ring *pl, int slot)
 {
+    hy_returns *t = &h->ret;
     if (!h->side[slot] || !h->ops->copied)
         return 0;
-    int rc = h->ops->copied(h->ctx, h->gpu, slot);
-    if (rc < 0)
-        return hy_failed(h, h->gpu, rc);
-    pl_release_buffer(pl, slot);
-    return 0;
+    if (!t->started) {
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        if (pthread_create(&t->thread, NULL, hy_returns_main, h) != 0) {
+            pthread_cond_destroy(&t->cv);
+            pthread_mutex_destroy(&t->mu);
+            snprintf(h->err, sizeof h->err, "cannot start a thread");
+            return GPU_ERR_OUT_OF_MEMORY;
+        }
+        t->started = 1;
+    }
+    pl_buffer_returning(pl, slot);
+    pthread_mutex_lock(&t->mu);
+    int rc = hy_returns_failure(h);
+    int at = (t->head + t->count) % h->nslots;
+    t->slot[at] = slot;
+    t->ring[at] = pl;
+    t->count++;
+    t->waiting[slot] = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+/* Waits until the returns thread has given a slot's buffer back; 0, or a
+ * failed copy's error. */
+static int hy_wait_returned(hy *h, int slot)
+{
+    hy_returns *t = &h->ret;
+    if (!t->started)
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    while (t->waiting[slot])
+        pthread_cond_wait(&t->cv, &t->mu);
+    int rc = hy_returns_failure(h);
+    pthread_mutex_unlock(&t->mu);
+    return rc;
 }
 
 /* Waits for a slot on its side. */
 int hy_collect(hy *h, int slot, const void **out, size_t *bytes)
 {
+    int failed = hy_wait_returned(h, slot);
+    if (failed < 0)
+        return failed;
     void *engine = hy_slot_engine(h, slot);
     int rc = h->ops->collect(h->ctx, engine, slot, out, bytes);
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
@@ -279,6 +380,19 @@ void hy_close(hy *h)
 {
     if (!h)
         return;
+    hy_returns *t = &h->ret;
+    if (t->started) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = 1;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->thread, NULL);
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+    }
+    free(t->slot);
+    free(t->ring);
+    free(t->waiting);
     if (h->cpu)
         h->ops->close(h->cpu);
     if (h->gpu && !h->be->leaving) /* else the driver frees it all at exit */

@@ -7,7 +7,13 @@
  * first chunk after they are ready; a compressed chunk (pl_gz_chunk) that
  * the CPU takes is decoded on the host first. Results are collected in input
  * order by the caller and every engine gives the same bits, so nothing
- * depends on which side took a chunk. */
+ * depends on which side took a chunk.
+ *
+ * Threading: hy owns one thread, started by the first hy_release_buffer(),
+ * which waits for GPU chunks' copies in turn and gives their buffers back.
+ * Failure policy: a failed copy's buffer goes back all the same (the reader
+ * never waits for it), and the next hy_release_buffer() or hy_collect()
+ * returns its error. */
 #ifndef GPUBATCH_CLI_HYBRID_H
 #define GPUBATCH_CLI_HYBRID_H
 
@@ -25,7 +31,9 @@
  * collect waits for a slot's result bytes (none for a reduction); error
  * explains the last failure; write (NULL: out_write) writes a result;
  * copied (NULL: not supported) waits until a GPU slot's chunk is copied to
- * the device, so that its host buffer may be reused before the collect. */
+ * the device, so that its host buffer may be reused before the collect; it
+ * runs on a thread of its own, between the slot's submit and its collect,
+ * and puts the reason of a failure in err. */
 typedef struct {
     int (*open)(void *ctx, backend *be, int nslots, void **engine);
     void (*close)(void *engine);
@@ -35,7 +43,7 @@ typedef struct {
     const char *(*error)(const void *engine);
     int (*write)(void *ctx, void *engine, int slot, const void *out, size_t bytes,
                  out_stream *o);
-    int (*copied)(void *ctx, void *engine, int slot);
+    int (*copied)(void *ctx, void *engine, int slot, char *err, size_t errlen);
 } hy_ops;
 
 typedef struct hy hy;
@@ -66,11 +74,15 @@ int hy_submit(hy *h, const pl_chunk *c);
 
 /* Gives the buffer of a submitted chunk back to ring pl once the side that
  * took it no longer reads it: where the GPU took it and its engine copies
- * its input (hy_ops.copied), after waiting for the copies; else (the CPU)
- * the buffer stays with the chunk. 0, or negative (hy_error()). */
+ * its input (hy_ops.copied), a thread of hy's own gives it back when the
+ * copies are done, without holding up the caller, so that the next chunks
+ * go to the devices meanwhile (with several devices, their copies overlap);
+ * else (the CPU) the buffer stays with the chunk. 0, or negative
+ * (hy_error(): an earlier chunk's copy failed, or no thread). */
 int hy_release_buffer(hy *h, pl_ring *pl, int slot);
 
-/* Waits for a slot's chunk on the side that took it. 0, or negative. */
+/* Waits for a slot's chunk on the side that took it (and for its buffer to
+ * have gone back, hy_release_buffer). 0, or negative. */
 int hy_collect(hy *h, int slot, const void **out, size_t *bytes);
 
 /* Writes a collected slot's result to o (ops->write, or out_write); 0 or

@@ -40,6 +40,8 @@ struct pl_ring {
     int *slot_buf;    /* the buffer each slot holds, or -1 */
     char *buf_busy;   /* per buffer: held by a slot */
     int held;         /* buffers held by chunks out with the consumer */
+    char *returning;  /* per slot: its buffer comes back by itself (pl_buffer_returning) */
+    int nreturning;   /* buffers held that are returning */
     size_t *fill;     /* bytes in each filled slot */
     uint64_t *offset; /* stream offset of each filled slot */
     uint64_t *raw_end; /* input bytes consumed through each filled slot */
@@ -427,6 +429,7 @@ static void pl_free(pl_ring *p)
     free(p->offset);
     free(p->fill);
     free(p->buf_busy);
+    free(p->returning);
     free(p->slot_buf);
     free(p->state);
     free(p);
@@ -463,11 +466,12 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, i
     p->state = calloc((size_t)p->nslots, sizeof *p->state);
     p->slot_buf = malloc((size_t)p->nslots * sizeof *p->slot_buf);
     p->buf_busy = calloc((size_t)nbufs, sizeof *p->buf_busy);
+    p->returning = calloc((size_t)p->nslots, sizeof *p->returning);
     p->fill = calloc((size_t)p->nslots, sizeof *p->fill);
     p->offset = calloc((size_t)p->nslots, sizeof *p->offset);
     p->raw_end = calloc((size_t)p->nslots, sizeof *p->raw_end);
     p->prefix = prefix_len ? malloc(prefix_len) : NULL;
-    if (!p->state || !p->slot_buf || !p->buf_busy || !p->fill || !p->offset || !p->raw_end ||
+    if (!p->state || !p->slot_buf || !p->buf_busy || !p->returning || !p->fill || !p->offset || !p->raw_end ||
         (prefix_len && !p->prefix))
         goto out_free;
     for (int i = 0; i < p->nslots; i++)
@@ -542,6 +546,10 @@ static void pl_drop_buffer(pl_ring *p, int slot)
     p->buf_busy[b] = 0;
     p->slot_buf[slot] = -1;
     p->held--;
+    if (p->returning[slot]) {
+        p->returning[slot] = 0;
+        p->nreturning--;
+    }
 }
 
 /* Gives a chunk's buffer back before the chunk (see pipeline.h). */
@@ -557,6 +565,17 @@ void pl_release_buffer(pl_ring *p, int slot)
         }
         pl_drop_buffer(p, slot);
         pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Marks an out slot's buffer as coming back by itself (see pipeline.h). */
+void pl_buffer_returning(pl_ring *p, int slot)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->slot_buf[slot] >= 0 && !p->returning[slot]) {
+        p->returning[slot] = 1;
+        p->nreturning++;
     }
     pthread_mutex_unlock(&p->mu);
 }
@@ -584,12 +603,12 @@ int pl_outstanding(const pl_ring *p)
  * pipeline.h); only the consumer changes the counts, the reader the states. */
 int pl_full(pl_ring *p)
 {
-    if (p->outstanding == 0 || (p->outstanding < p->nslots - 1 && p->held < p->nbufs - 1))
-        return 0;
     pthread_mutex_lock(&p->mu);
-    int ready = p->state[p->next_out] == SLOT_FILLED;
+    int full = p->outstanding > 0 &&
+               (p->outstanding >= p->nslots - 1 || p->held - p->nreturning >= p->nbufs - 1) &&
+               p->state[p->next_out] != SLOT_FILLED;
     pthread_mutex_unlock(&p->mu);
-    return !ready;
+    return full;
 }
 
 /* The oldest chunk out with the consumer. */

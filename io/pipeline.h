@@ -112,13 +112,18 @@ void pl_release(pl_ring *p, int slot);
  * until pl_release(). */
 void pl_release_buffer(pl_ring *p, int slot);
 
+/* Says that an out chunk's buffer will come back by pl_release_buffer()
+ * (called on any thread) without waiting for the consumer: pl_full() no
+ * longer counts it among the buffers the consumer holds. */
+void pl_buffer_returning(pl_ring *p, int slot);
+
 /* Chunks handed out by pl_next() and not yet released. */
 int pl_outstanding(const pl_ring *p);
 
 /* Whether the consumer must release a chunk before pl_next(), so that the
  * reader keeps a slot and a buffer to read ahead into: nslots - 1 chunks
- * out, or nbufs - 1 of them holding their buffers, and the next chunk not
- * read yet. A chunk the reader has read already is taken: the reader goes
+ * out, or nbufs - 1 of them holding their buffers (not counting those
+ * returning, pl_buffer_returning), and the next chunk not read yet. A chunk the reader has read already is taken: the reader goes
  * on once a chunk is released either way, and the chunk starts sooner. */
 int pl_full(pl_ring *p);
 

@@ -314,12 +314,12 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
 }
 
 /* Waits until a CUDA slot's chunk is copied from its host buffer. */
-int qd_engine_copied(qd_engine *e, int slot)
+int qd_engine_copied(qd_engine *e, int slot, char *err, size_t errlen)
 {
     qd_slot *s = &e->slots[slot];
     if (e->be->kind != BACKEND_CUDA || s->rows == 0)
         return 0;
-    return gpu_queue_wait_copied(&s->q, e->err, sizeof e->err);
+    return gpu_queue_wait_copied(&s->q, err, errlen);
 }
 
 /* Waits for a slot's roots. */

@@ -68,8 +68,10 @@ int qd_engine_collect(qd_engine *e, int slot, const void **roots, size_t *rows);
 
 /* Waits until slot's chunk no longer needs its host buffer: on CUDA, until
  * its copies to the device are done; on the CPU at once (the work is done
- * in qd_engine_submit). 0 or a negative error. */
-int qd_engine_copied(qd_engine *e, int slot);
+ * in qd_engine_submit). It may be called on another thread than the
+ * engine's others, between the slot's submit and its collect. 0, or a
+ * negative error with one line in err. */
+int qd_engine_copied(qd_engine *e, int slot, char *err, size_t errlen);
 
 /* Compresses the complex roots on the device from now on, for blocked gzip
  * at level whose roots start at output stream position offset (after the

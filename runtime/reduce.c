@@ -729,12 +729,12 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk
 }
 
 /* Waits until a CUDA slot's chunk is copied from its host buffer. */
-int rd_engine_copied(rd_engine *e, int slot)
+int rd_engine_copied(rd_engine *e, int slot, char *err, size_t errlen)
 {
     rd_slot *s = &e->slots[slot];
     if (e->be->kind != BACKEND_CUDA || s->nelem == 0)
         return 0;
-    return gpu_queue_wait_copied(&s->q, e->err, sizeof e->err);
+    return gpu_queue_wait_copied(&s->q, err, errlen);
 }
 
 /* Waits for a slot and folds its partials into the state. */

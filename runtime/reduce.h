@@ -123,8 +123,10 @@ int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk
 
 /* Waits until slot's chunk no longer needs its host buffer: on CUDA, until
  * its copies to the device are done; on the CPU at once (the work is done
- * in rd_engine_submit). 0 or a negative error. */
-int rd_engine_copied(rd_engine *e, int slot);
+ * in rd_engine_submit). It may be called on another thread than the
+ * engine's others, between the slot's submit and its collect. 0, or a
+ * negative error with one line in err. */
+int rd_engine_copied(rd_engine *e, int slot, char *err, size_t errlen);
 
 /* Waits for slot's chunk and adds its partials to s, in order. */
 int rd_engine_collect(rd_engine *e, int slot, rd_state *s);

@@ -48,6 +48,14 @@
  *   FAKECUDA_PIN_REPORT   a file that holds one line "pinned N": the host
  *                         buffers cuMemHostRegister pinned so far,
  *                         rewritten at each one
+ *   FAKECUDA_COPY_MS      milliseconds each copy from host memory takes
+ *                         (default 0: none): it is done at once but ends,
+ *                         for its stream's events and synchronizations,
+ *                         that long after both its stream's earlier copies
+ *                         and its device's link are free, as on a device
+ *                         with one copy link
+ *   FAKECUDA_COPY_REPORT  a file that holds one line "copying N": the most
+ *                         devices seen copying from host memory at once
  * Built as build/tests/libfakecuda.so and named by GPUBATCH_LIBCUDA. */
 #include <pthread.h>
 #include <stdint.h>
@@ -69,10 +77,17 @@ static unsigned long fake_launches[FAKE_MAX_DEVICES];
 static char fake_contexts[FAKE_MAX_DEVICES]; /* context d is &fake_contexts[d] */
 static __thread int fake_current = -1;       /* device of the current context */
 
-/* A stream, event, module or function: the device it belongs to. */
+/* A stream, event, module or function: the device it belongs to; for a
+ * stream, when its copies end, for an event those recorded (FAKECUDA_COPY_MS;
+ * seconds on the monotonic clock). */
 typedef struct {
     int dev;
+    double ready;
 } fake_object;
+
+static pthread_mutex_t fake_copy_mu = PTHREAD_MUTEX_INITIALIZER;
+static double fake_link_free[FAKE_MAX_DEVICES]; /* when each device's copies end */
+static int fake_copying_max;                    /* FAKECUDA_COPY_REPORT's count */
 
 /* Number of devices from FAKECUDA_DEVICES, or 1. */
 static int fake_device_total(void)
@@ -127,6 +142,7 @@ static CUresult fake_object_new(void **h)
     if (!o)
         return CUDA_ERROR_OUT_OF_MEMORY;
     o->dev = fake_current;
+    o->ready = 0;
     *h = o;
     return CUDA_SUCCESS;
 }
@@ -516,12 +532,63 @@ static CUresult fake_host_device_pointer(CUdeviceptr *d, void *p, unsigned int f
     return CUDA_SUCCESS;
 }
 
-/* Copies host to device, at once. */
+/* Seconds on the monotonic clock. */
+static double fake_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Sleeps until the monotonic clock reaches `at`. */
+static void fake_sleep_until(double at)
+{
+    double left = at - fake_now();
+    if (left > 0) {
+        struct timespec t = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&t, NULL);
+    }
+}
+
+/* Gives a copy from host memory on stream s its FAKECUDA_COPY_MS, after
+ * the stream's copies and its device's link, and counts the devices
+ * copying at once (FAKECUDA_COPY_REPORT). */
+static void fake_copy_in(CUstream s)
+{
+    const char *ms = getenv("FAKECUDA_COPY_MS");
+    double secs = ms && *ms ? atof(ms) / 1e3 : 0;
+    if (secs <= 0)
+        return;
+    fake_object *o = (fake_object *)s;
+    pthread_mutex_lock(&fake_copy_mu);
+    double now = fake_now(), start = now;
+    int copying = 1;
+    for (int d = 0; d < FAKE_MAX_DEVICES; d++)
+        copying += d != o->dev && fake_link_free[d] > now;
+    if (fake_link_free[o->dev] > start)
+        start = fake_link_free[o->dev];
+    if (o->ready > start)
+        start = o->ready;
+    o->ready = fake_link_free[o->dev] = start + secs;
+    const char *path = getenv("FAKECUDA_COPY_REPORT");
+    if (copying > fake_copying_max && path && *path) {
+        fake_copying_max = copying;
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "copying %d\n", copying);
+            fclose(f);
+        }
+    }
+    pthread_mutex_unlock(&fake_copy_mu);
+}
+
+/* Copies host to device, at once (ending later for FAKECUDA_COPY_MS). */
 static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
     if (fake_same_device(s, dst) != CUDA_SUCCESS)
         return FAKE_INVALID_CONTEXT;
     memcpy((void *)(uintptr_t)dst, src, n);
+    fake_copy_in(s);
     return CUDA_SUCCESS;
 }
 
@@ -559,16 +626,37 @@ static CUresult fake_create(void **h, unsigned int flags)
     return fake_object_new(h);
 }
 
-/* Recording an event on a stream of its device: everything is already done. */
+/* Recording an event on a stream of its device: everything is already
+ * done but the copies of FAKECUDA_COPY_MS. */
 static CUresult fake_event_record(CUevent e, CUstream s)
 {
-    return fake_dev(e) == fake_dev(s) ? CUDA_SUCCESS : FAKE_INVALID_CONTEXT;
+    if (fake_dev(e) != fake_dev(s))
+        return FAKE_INVALID_CONTEXT;
+    pthread_mutex_lock(&fake_copy_mu);
+    ((fake_object *)e)->ready = ((fake_object *)s)->ready;
+    pthread_mutex_unlock(&fake_copy_mu);
+    return CUDA_SUCCESS;
+}
+
+/* Waits for an event's or a stream's copies (FAKECUDA_COPY_MS). */
+static CUresult fake_synchronize(void *h)
+{
+    pthread_mutex_lock(&fake_copy_mu);
+    double at = ((fake_object *)h)->ready;
+    pthread_mutex_unlock(&fake_copy_mu);
+    fake_sleep_until(at);
+    return CUDA_SUCCESS;
 }
 
 /* Stream waits for an event (of any device, as the real driver allows). */
 static CUresult fake_wait_event(CUstream s, CUevent e, unsigned int flags)
 {
-    (void)s, (void)e, (void)flags;
+    (void)flags;
+    pthread_mutex_lock(&fake_copy_mu);
+    fake_object *so = (fake_object *)s, *eo = (fake_object *)e;
+    if (eo->ready > so->ready)
+        so->ready = eo->ready;
+    pthread_mutex_unlock(&fake_copy_mu);
     return CUDA_SUCCESS;
 }
 
@@ -631,11 +719,11 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     PLAIN(cuMemsetD8Async, fake_memset)                                   \
     PLAIN(cuStreamCreate, fake_create)                                    \
     V2(cuStreamDestroy, fake_object_free)                                 \
-    PLAIN(cuStreamSynchronize, fake_ok1)                                  \
+    PLAIN(cuStreamSynchronize, fake_synchronize)                          \
     PLAIN(cuStreamWaitEvent, fake_wait_event)                             \
     PLAIN(cuEventCreate, fake_create)                                     \
     PLAIN(cuEventRecord, fake_event_record)                               \
-    PLAIN(cuEventSynchronize, fake_ok1)                                   \
+    PLAIN(cuEventSynchronize, fake_synchronize)                           \
     PLAIN(cuEventElapsedTime, fake_elapsed)                               \
     V2(cuEventDestroy, fake_object_free)                                  \
     PLAIN(cuLaunchKernel, fake_launch)

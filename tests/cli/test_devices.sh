@@ -3,7 +3,8 @@
 # the stand-in driver (tests/cli/fakecuda.c) with several devices: chunks go
 # round the listed devices, every driver call runs with its own device's
 # context current (the stand-in refuses anything else), a staged matrix uses
-# the first device, and bad lists are usage errors or clear errors.
+# the first device, copies to two devices overlap, and bad lists are usage
+# errors or clear errors.
 . "$(dirname "$0")/lib.sh"
 use_fake_driver
 export FAKECUDA_DEVICES=3
@@ -155,6 +156,25 @@ for pair in "quadratic $T/q1k.npy.gz $T/q.npy.gz" "transpose $T/t2.npy.gz $T/t.n
     many=$(pins "$1" "$3")
     [ -n "$one" ] && [ -n "$many" ] && [ "$one" -lt "$many" ] && ok ||
         fail "$1: $one host buffers pinned for one chunk, $many for many"
+done
+
+# A chunk's copy to one device does not hold up the next chunk's copy to
+# another: with each copy taking 20 ms on the stand-in (one link per
+# device), two devices copy at once and one device never does.
+copying() {
+    rm -f "$T/copying"
+    FAKECUDA_COPY_MS=20 FAKECUDA_COPY_REPORT="$T/copying" "$GB" "$@" >"$T/copy.out" 2>"$T/copy.err" ||
+        fail "$*: $(cat "$T/copy.err")"
+    sed -n 's/^copying //p' "$T/copying"
+}
+for d in 0 0,1; do
+    want=$([ $d = 0 ] && echo 1 || echo 2)
+    for f in a.npy.gz a.npy; do
+        check_eq "reduce $f --device $d: devices copying at once" "$want" \
+            "$(copying reduce -q --backend cuda --device $d --chunk 1M "$T/$f")"
+    done
+    check_eq "quadratic --device $d: devices copying at once" "$want" \
+        "$(copying quadratic -q --backend cuda --device $d --chunk 1M "$T/q.npy.gz" -o "$T/qc.npy.gz" -f)"
 done
 
 # The driver starts with 4 hardware queues per context and loads every
