@@ -539,7 +539,7 @@ int cmd_quadratic(int argc, char **argv)
     int nslots = in.planes_in_memory ? nbufs : stream_slots(&be, nbufs);
     static const hy_ops ops = {quadratic_open,    quadratic_close, quadratic_submit,
                                quadratic_collect, quadratic_error, NULL,
-                               quadratic_copied};
+                               quadratic_copied,  0};
     quadratic_engine_args args = {max_rows,
                                   in.planes_in_memory ? sz : row_bytes,
                                   fi.dtype,

@@ -252,7 +252,7 @@ static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
 static int reduce_ctx_engines(reduce_ctx *ctx)
 {
     static const hy_ops ops = {reduce_open,  reduce_close, reduce_submit, reduce_collect,
-                               reduce_error, NULL,         reduce_copied};
+                               reduce_error, NULL,         reduce_copied, 1};
     return ctx->h ? 0 : hy_open(&ctx->h, &ctx->be, &ops, ctx, ctx->nslots, ctx->chunk);
 }
 
@@ -462,9 +462,11 @@ int cmd_reduce(int argc, char **argv)
     int nfiles = argc - optind;
     double cpu_s = cli_cpu_seconds(&o.common, nfiles ? argv + optind : stdin_only,
                                    nfiles ? nfiles : 1, 1.6, 10.0);
+    o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
     int status = cli_open_backend(&o.common, &ctx.be, cpu_s);
     if (status == 0) {
-        ctx.nbufs = cli_slots(&o.common, &ctx.be);
+        /* --streams buffers, whatever the devices: their engines share them (per_device) */
+        ctx.nbufs = o.common.streams;
         ctx.nslots = stream_slots(&ctx.be, ctx.nbufs);
         if (optind >= argc)
             status |= reduce_file(&ctx, &o, "-");

@@ -369,7 +369,7 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     pl_ring *pl = NULL;
     size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r);
     static const hy_ops ops = {transpose_open,  transpose_close,      transpose_submit,
-                               transpose_collect, transpose_error, transpose_write_slot, NULL};
+                               transpose_collect, transpose_error, transpose_write_slot, NULL, 0};
     transpose_engine_args args = {
         chunk, elem, j->rows, j->cols, !j->copy && stream_device_inflate(be, r, chunk), 0, 0, 0};
     if (j->copy && cli_backend_ready(be)) /* no kernel, but cuda still needs its devices */

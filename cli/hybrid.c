@@ -20,6 +20,8 @@
  * a slower start leaves the CPU to go on uncapped. */
 #define HY_GPU_WAIT_SECONDS (3 * CLI_GPU_START_SECONDS)
 
+#define HY_UNTAKEN 255 /* hy.side of a slot whose chunk no engine took */
+
 /* GPU chunks whose copies to the device are awaited, in the order they were
  * submitted, and the thread that waits for each copy and gives the chunk's
  * buffer back to its ring. */
@@ -37,6 +39,15 @@ typedef struct {
     char err[1024];
 } hy_returns;
 
+/* A device's own engine (hy_ops.per_device): opened on a backend of that
+ * device alone once the start hands it out. */
+typedef struct {
+    backend view;        /* the device alone */
+    void *engine;
+    int off;             /* its engine did not open: it takes no chunks */
+    unsigned long long chunks;
+} hy_device;
+
 struct hy {
     backend *be;
     backend cpu_be;      /* auto: the CPU alone, for the CPU engine's own buffers (never pinned) */
@@ -45,10 +56,18 @@ struct hy {
     int nslots;
     size_t chunk_bytes;
     void *cpu;           /* the engine on the CPU (cpu, auto) */
-    void *gpu;           /* the engine on the devices (cuda, or auto once they are ready) */
+    void *gpu;           /* the engine on the devices (cuda, or auto once they are ready); the
+                            first device's to open with per_device */
+    int per_device;      /* an engine per device, each taking chunks once open */
+    hy_device *dev;      /* per_device: one per device of the list */
+    int ndev;            /* per_device: devices listed (0 until known) */
+    int turn;            /* per_device: the device whose turn it is */
+    int dev_failed;      /* per_device with cuda: a device did not open (err says why) */
+    int dev_settled;     /* per_device: every device is open, or will not be */
     int gpu_off;         /* auto: the devices will not be used */
     int whole_on_gpu;    /* hy_whole_engine() chose the GPU */
-    unsigned char *side; /* per slot: 1 when the GPU took its chunk */
+    unsigned char *side; /* per slot: 0 when the CPU took its chunk, 1 + d for device d (d = 0
+                            without per_device) */
     void *span;          /* host decode of compressed chunks the CPU takes */
     unsigned long long chunks[2]; /* taken by the CPU, by the GPU */
     double cpu_ns;       /* one core's nanoseconds per data byte on the CPU, 0: no cap */
@@ -59,10 +78,75 @@ struct hy {
     char err[2048];
 };
 
+/* Opens the engine of each device the start has handed out (per_device);
+ * reports a device that did not open: with cuda an error for the next
+ * submit, with auto a warning (the CPU goes on alone when none opened). */
+static void hy_poll_devices(hy *h)
+{
+    if (h->gpu_off || h->dev_settled)
+        return;
+    if (!h->ndev)
+        h->ndev = backend_devices_known(h->be);
+    int cuda = h->be->kind == BACKEND_CUDA, settled = h->ndev > 0;
+    for (int d = 0; d < h->ndev; d++) {
+        settled &= h->dev[d].engine || h->dev[d].off;
+        hy_device *v = &h->dev[d];
+        gpu *g = v->engine || v->off ? NULL : backend_device(h->be, d);
+        if (!g)
+            continue;
+        v->view = (backend){.kind = BACKEND_CUDA, .gpu = g, .ngpu = 1, .threads = h->be->threads};
+        v->view.gpus[0] = g;
+        if (h->ops->open(h->ctx, &v->view, h->nslots, &v->engine) < 0) {
+            v->engine = NULL;
+            v->off = 1;
+            if (cuda) {
+                snprintf(h->err, sizeof h->err, "%s", v->view.err);
+                h->dev_failed = h->dev_settled = 1;
+                return;
+            }
+            msg_warn("cannot use CUDA device %d: %s; going on without it", gpu_info(g)->ordinal,
+                     v->view.err);
+            continue;
+        }
+        if (!h->gpu)
+            h->gpu = v->engine;
+        if (cuda)
+            msg_info("backend cuda: device %d (%s) taking chunks %.3f s after the process "
+                     "started, after %llu on other devices",
+                     gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[1]);
+        else
+            msg_info("backend auto: device %d (%s) taking chunks %.3f s after the process "
+                     "started, after %llu on the CPU and %llu on other devices",
+                     gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[0],
+                     h->chunks[1]);
+    }
+    if (settled) {
+        h->dev_settled = 1;
+        return;
+    }
+    const char *why = h->gpu ? backend_device_failure(h->be) : backend_fallback(h->be);
+    if (!why)
+        return;
+    h->dev_settled = 1;
+    if (cuda) {
+        snprintf(h->err, sizeof h->err, "%s", why);
+        h->dev_failed = 1;
+    } else if (h->gpu) {
+        msg_warn("%s; going on without it", why);
+    } else {
+        msg_warn("%s; using the CPU backend", why);
+        h->gpu_off = 1;
+    }
+}
+
 /* Opens the engine of the devices once their start is done (auto); after
  * a failed start, or an engine that cannot open, the CPU goes on alone. */
 static void hy_poll(hy *h)
 {
+    if (h->per_device) {
+        hy_poll_devices(h);
+        return;
+    }
     if (h->gpu || h->gpu_off || !h->be->start)
         return;
     backend *g = backend_gpu(h->be);
@@ -105,9 +189,25 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
     h->opened = io_seconds();
-    if (cli_backend_ready(be)) {
+    h->per_device = ops->per_device && be->kind != BACKEND_CPU;
+    if (h->per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev))) {
+        hy_close(h);
+        msg_error("out of memory");
+        return 1;
+    }
+    if (h->per_device ? cli_backend_first(be) : cli_backend_ready(be)) {
         hy_close(h);
         return 1;
+    }
+    if (h->per_device && be->kind == BACKEND_CUDA) {
+        hy_poll_devices(h);
+        if (!h->gpu) {
+            msg_error("%s", h->err);
+            hy_close(h);
+            return 1;
+        }
+        *out = h;
+        return 0;
     }
     backend *first = be;
     if (be->start) {
@@ -121,6 +221,20 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
         return 1;
     }
     *out = h;
+    return 0;
+}
+
+/* The device that takes the next GPU chunk (per_device): the open ones in
+ * turn, in the order of the list. */
+static int hy_next_device(hy *h)
+{
+    for (int k = 0; k < h->ndev; k++) {
+        int d = (h->turn + k) % h->ndev;
+        if (h->dev[d].engine) {
+            h->turn = (d + 1) % h->ndev;
+            return d;
+        }
+    }
     return 0;
 }
 
@@ -193,6 +307,7 @@ static void hy_cap_cpu(hy *h, size_t bytes)
 /* Starts a chunk where it runs best now. */
 int hy_submit(hy *h, const pl_chunk *c)
 {
+    h->side[c->slot] = HY_UNTAKEN; /* until an engine takes it */
     hy_poll(h);
     hy_cap_cpu(h, c->bytes);
     const void *data = c->data;
@@ -200,7 +315,9 @@ int hy_submit(hy *h, const pl_chunk *c)
     if (!h->gpu && gz) {
         /* inflating a chunk takes the CPU tens of milliseconds, the GPU a few:
          * the chunk goes to the GPU if it becomes ready meanwhile */
-        int rc = hy_decode(h, c, h->gpu_off ? NULL : backend_gpu_ready_flag(h->be), &data);
+        const atomic_int *ready = h->per_device ? backend_device_ready_flag(h->be)
+                                                : backend_gpu_ready_flag(h->be);
+        int rc = hy_decode(h, c, h->gpu_off ? NULL : ready, &data);
         if (rc == PL_DECODE_STOPPED) {
             hy_poll(h);
             rc = h->gpu ? 0 : hy_decode(h, c, NULL, &data); /* its engine did not open */
@@ -210,11 +327,20 @@ int hy_submit(hy *h, const pl_chunk *c)
         if (!h->gpu)
             gz = NULL;
     }
+    if (h->dev_failed)
+        return GPU_ERR_DRIVER; /* h->err has why */
     int on_gpu = h->gpu != NULL;
     void *engine = on_gpu ? h->gpu : h->cpu;
+    int side = on_gpu;
+    if (on_gpu && h->per_device) {
+        int d = hy_next_device(h);
+        engine = h->dev[d].engine;
+        side = 1 + d;
+        h->dev[d].chunks++;
+    }
     if (!on_gpu)
         h->cpu_seconds += hy_cpu_share(h, c->bytes);
-    h->side[c->slot] = (unsigned char)on_gpu;
+    h->side[c->slot] = (unsigned char)side;
     h->chunks[on_gpu]++;
     int rc = h->ops->submit(h->ctx, engine, c->slot, data, gz, c->bytes, c->offset);
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
@@ -237,7 +363,7 @@ static void *hy_returns_main(void *arg)
         int slot = t->slot[t->head];
         pl_ring *pl = t->ring[t->head];
         pthread_mutex_unlock(&t->mu);
-        int rc = h->ops->copied(h->ctx, h->gpu, slot, err, sizeof err);
+        int rc = h->ops->copied(h->ctx, hy_slot_engine(h, slot), slot, err, sizeof err);
         pl_release_buffer(pl, slot);
         pthread_mutex_lock(&t->mu);
         if (rc < 0 && !t->failed) {
@@ -267,7 +393,7 @@ static int hy_returns_failure(hy *h)
 int hy_release_buffer(hy *h, pl_ring *pl, int slot)
 {
     hy_returns *t = &h->ret;
-    if (!h->side[slot] || !h->ops->copied)
+    if (!h->side[slot] || h->side[slot] == HY_UNTAKEN || !h->ops->copied)
         return 0;
     if (!t->started) {
         pthread_mutex_init(&t->mu, NULL);
@@ -314,6 +440,11 @@ int hy_collect(hy *h, int slot, const void **out, size_t *bytes)
     int failed = hy_wait_returned(h, slot);
     if (failed < 0)
         return failed;
+    if (h->side[slot] == HY_UNTAKEN) { /* its submit failed first: the run is over */
+        *out = NULL;
+        *bytes = 0;
+        return 0;
+    }
     void *engine = hy_slot_engine(h, slot);
     int rc = h->ops->collect(h->ctx, engine, slot, out, bytes);
     return rc < 0 ? hy_failed(h, engine, rc) : 0;
@@ -330,7 +461,12 @@ int hy_write(hy *h, int slot, const void *out, size_t bytes, out_stream *o)
 /* The engine of a slot's side. */
 void *hy_slot_engine(const hy *h, int slot)
 {
-    return h->side[slot] ? h->gpu : h->cpu;
+    int side = h->side[slot];
+    if (side == HY_UNTAKEN)
+        return NULL;
+    if (!side)
+        return h->cpu;
+    return h->per_device ? h->dev[side - 1].engine : h->gpu;
 }
 
 /* The engine opened first. */
@@ -370,9 +506,18 @@ const char *hy_error(const hy *h)
 /* -v: chunks per side. */
 void hy_report(const hy *h, const char *name)
 {
-    if (h->be->start)
-        msg_info("%s: %llu chunks on the CPU, %llu on the GPU", name, h->chunks[0],
-                 h->chunks[1]);
+    char each[1024] = ""; /* with several devices: how many each took */
+    size_t at = 0;
+    for (int d = 0; h->per_device && h->ndev > 1 && d < h->ndev; d++)
+        if (h->dev[d].engine && at < sizeof each - 64) /* one entry is under 64 bytes */
+            at += (size_t)snprintf(each + at, sizeof each - at, "%s%llu on device %d",
+                                   at ? ", " : " (", h->dev[d].chunks,
+                                   gpu_info(h->dev[d].view.gpu)->ordinal);
+    if (at)
+        strcat(each, ")");
+    if (h->be->start || each[0])
+        msg_info("%s: %llu chunks on the CPU, %llu on the GPU%s", name, h->chunks[0],
+                 h->chunks[1], each);
 }
 
 /* Closes both engines. */
@@ -395,8 +540,14 @@ void hy_close(hy *h)
     free(t->waiting);
     if (h->cpu)
         h->ops->close(h->cpu);
-    if (h->gpu && !h->be->leaving) /* else the driver frees it all at exit */
-        h->ops->close(h->gpu);
+    if (!h->be->leaving) { /* else the driver frees it all at exit */
+        for (int d = 0; h->dev && d < BACKEND_MAX_GPUS; d++)
+            if (h->dev[d].engine)
+                h->ops->close(h->dev[d].engine);
+        if (h->gpu && !h->per_device)
+            h->ops->close(h->gpu);
+    }
+    free(h->dev);
     free(h->span);
     free(h->side);
     free(h);

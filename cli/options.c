@@ -265,6 +265,28 @@ static void cli_report_devices(const backend *be, double open_at)
     msg_info("backend cuda: devices open %.3f s after the process started", open_at);
 }
 
+/* Waits for cuda's first device (see options.h). */
+int cli_backend_first(backend *be)
+{
+    if (be->kind != BACKEND_CUDA || !be->start)
+        return cli_backend_ready(be);
+    double waited = msg_elapsed();
+    if (backend_wait_first(be) < 0) {
+        msg_error("%s", be->err);
+        return 1;
+    }
+    int open = 0, total = backend_devices_known(be);
+    for (int i = 0; i < total; i++)
+        open += backend_device(be, i) != NULL;
+    msg_info("backend cuda: %d of %d devices open %.3f s after the process started", open, total,
+             msg_elapsed());
+    double part[3], ms = backend_first_device_ms(be, part);
+    msg_info("backend cuda: first device open %.0f ms after the start (driver and context %.0f "
+             "ms, pinning %.0f ms, modules %.0f ms); the set-up waited for it from %.3f s on",
+             ms, part[0], part[1], part[2], waited);
+    return 0;
+}
+
 /* Waits for cuda's devices starting beside (see options.h). */
 int cli_backend_ready(backend *be)
 {
@@ -299,7 +321,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         msg_error("%s", be->err);
         return 1;
     }
-    if (cli_check_ring_memory(c, cli_slots(c, be))) {
+    if (!c->shared_buffers && cli_check_ring_memory(c, cli_slots(c, be))) {
         backend_close(be);
         return 1;
     }

@@ -42,6 +42,7 @@ typedef struct {
     int chunk_given;    /* --chunk was on the command line */
     int streams;        /* buffers (and CUDA streams) in flight, per device */
     int streams_given;  /* --streams was on the command line */
+    int shared_buffers; /* the command's devices share its --streams buffers (reduce) */
     dt_type dtype;      /* raw input */
     int ndim;           /* raw --shape, -1 when absent */
     uint64_t shape[NPY_MAX_DIMS];
@@ -141,6 +142,12 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds);
  * starting the reads that can go on meanwhile. 0, or 1 after printing the
  * error that kept the devices from opening. */
 int cli_backend_ready(backend *be);
+
+/* Like cli_backend_ready(), for a caller that drives each device on its
+ * own (backend_device): waits only for the first device to open, and
+ * reports the devices open by then (-v). 0, or 1 after printing the error
+ * that kept every device from opening. */
+int cli_backend_first(backend *be);
 
 /* Warns if the GPU's start failed unnoticed (auto), then closes be. */
 void cli_close_backend(backend *be);

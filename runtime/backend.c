@@ -24,6 +24,10 @@ struct backend_start {
     pthread_cond_t done;     /* signalled when state leaves START_RUNNING or ndevices is set */
     int state;               /* START_* (under mu) */
     atomic_int ready;        /* state is START_READY (read without the lock) */
+    atomic_int some_ready;   /* a device is handed out (dev[]; read without the lock) */
+    gpu *dev[BACKEND_MAX_GPUS]; /* each device of the list once it can take work (under mu) */
+    gpu *pinner;             /* the device whose context pinned the buffers (under mu) */
+    double first_at;         /* when the first device was handed out (io_seconds()) */
     int reported;            /* the failure was handed to backend_fallback */
     backend cuda;            /* the devices, once ready */
     backend_devices devs;
@@ -97,12 +101,16 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
 /* One device's context being made (backend_open_cuda). */
 typedef struct {
     int device;
+    int index;          /* its place in the list */
+    backend_start *st;  /* the start that hands it out once open, or NULL */
     gpu *g;
     int rc;
     char why[512]; /* the failure, in the words of the thread that met it */
 } device_open;
 
-/* Thread body: opens one device. */
+static void start_hand_out(backend_start *st, int i, gpu *g);
+
+/* Thread body: opens one device, and hands it out where a start waits. */
 static void *device_open_main(void *arg)
 {
     device_open *d = arg;
@@ -110,14 +118,18 @@ static void *device_open_main(void *arg)
     if (d->rc < 0)
         snprintf(d->why, sizeof d->why, "%s",
                  cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(d->rc));
+    else if (d->st)
+        start_hand_out(d->st, d->index, d->g);
     return NULL;
 }
 
 /* Opens the CUDA devices devs names among the driver's n (gpu_device_count()'s
  * answer), or explains why not in be->err. The contexts are made at once,
- * one thread per device after the first (each takes tens of milliseconds in
- * the driver). */
-static int backend_open_cuda(backend *be, const backend_devices *devs, int n)
+ * one thread per device after the first (each takes about 0.1 s in the
+ * driver, which makes much of them one after another, and a context made
+ * while another device works holds that device's calls up); with a start,
+ * each device is handed out as soon as it is open (start_hand_out). */
+static int backend_open_cuda(backend *be, const backend_devices *devs, int n, backend_start *st)
 {
     if (n < 0) {
         snprintf(be->err, sizeof be->err, "%s", gpu_load_message());
@@ -134,7 +146,7 @@ static int backend_open_cuda(backend *be, const backend_devices *devs, int n)
                      n);
             return GPU_ERR_BAD_DEVICE;
         }
-        open[i] = (device_open){.device = device};
+        open[i] = (device_open){.device = device, .index = i, .st = st};
     }
     for (int i = 1; i < count; i++)
         started[i] = pthread_create(&thread[i], NULL, device_open_main, &open[i]) == 0;
@@ -165,20 +177,53 @@ static int backend_open_cuda(backend *be, const backend_devices *devs, int n)
     return 0;
 }
 
-/* Pins the start's buffers that are not pinned yet; under st->mu. */
-static void start_pin_all(backend_start *st)
+/* Pins the start's buffers that are not pinned yet with device g's
+ * context (portable: every context sees them pinned); under st->mu. */
+static void start_pin_all(backend_start *st, gpu *g)
 {
     double t = io_seconds();
     for (int i = 0; i < st->nbufs; i++)
         if (!st->bufs[i].pinned)
-            st->bufs[i].pinned =
-                gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) == 0;
+            st->bufs[i].pinned = gpu_host_register(g, st->bufs[i].p, st->bufs[i].bytes) == 0;
     st->done_at.part_ms[1] += (io_seconds() - t) * 1e3;
 }
 
-/* The start's thread: devices and contexts, then the buffers made so far
- * pinned and the modules asked for loaded, each list finished under the
- * lock so that nothing added meanwhile is missed. */
+/* Readies device i of the list, just opened as g, on its own thread: the
+ * first device to open pins the host buffers made so far; each loads the
+ * modules asked for (the list finished under the lock, so that nothing
+ * added meanwhile is missed), then is handed out (backend_device). The
+ * start touches it no more after that: its user owns it. */
+static void start_hand_out(backend_start *st, int i, gpu *g)
+{
+    pthread_mutex_lock(&st->mu);
+    if (!st->pinner) {
+        st->pinner = g;
+        st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
+        start_pin_all(st, g);
+    }
+    for (int m = 0; m < st->nmodules; m++) {
+        char name[64];
+        memcpy(name, st->modules[m], sizeof name);
+        pthread_mutex_unlock(&st->mu); /* a JIT may take a while */
+        double t = io_seconds();
+        CUmodule mod;
+        gpu_module(g, name, &mod, NULL); /* failures recur on use */
+        pthread_mutex_lock(&st->mu);
+        if (st->pinner == g)
+            st->done_at.part_ms[2] += (io_seconds() - t) * 1e3;
+    }
+    if (st->pinner == g) {
+        start_pin_all(st, g);
+        st->first_at = io_seconds();
+    }
+    st->dev[i] = g;
+    atomic_store(&st->some_ready, 1);
+    pthread_cond_broadcast(&st->done);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* The start's thread: the driver, then the devices, each handed out as it
+ * opens (start_hand_out); the start is ready once all are. */
 static void *start_thread(void *arg)
 {
     backend_start *st = arg;
@@ -187,26 +232,12 @@ static void *start_thread(void *arg)
     st->ndevices = n; /* a count, or an error: never 0 */
     pthread_cond_broadcast(&st->done);
     pthread_mutex_unlock(&st->mu);
-    int rc = backend_open_cuda(&st->cuda, &st->devs, n);
+    int rc = backend_open_cuda(&st->cuda, &st->devs, n, st);
     pthread_mutex_lock(&st->mu);
-    st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
-    if (rc == 0) {
-        start_pin_all(st);
-        for (int m = 0; m < st->nmodules; m++) {
-            char name[64];
-            memcpy(name, st->modules[m], sizeof name);
-            pthread_mutex_unlock(&st->mu); /* a JIT may take a while */
-            double t = io_seconds();
-            for (int i = 0; i < st->cuda.ngpu; i++) {
-                CUmodule mod;
-                gpu_module(st->cuda.gpus[i], name, &mod, NULL); /* failures recur on use */
-            }
-            pthread_mutex_lock(&st->mu);
-            st->done_at.part_ms[2] += (io_seconds() - t) * 1e3;
-            start_pin_all(st);
-        }
+    if (!st->pinner)
+        st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
+    if (rc == 0)
         st->cuda.kind = BACKEND_CUDA;
-    }
     st->done_at.at = io_seconds();
     st->done_at.ms = (st->done_at.at - st->t0) * 1e3;
     st->state = rc == 0 ? START_READY : START_FAILED;
@@ -260,7 +291,7 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
     if (kind == BACKEND_AUTO) {
         backend_start_gpu(be, devs ? devs : &first);
     } else if (kind == BACKEND_CUDA) {
-        int rc = backend_open_cuda(be, devs ? devs : &first, gpu_device_count());
+        int rc = backend_open_cuda(be, devs ? devs : &first, gpu_device_count(), NULL);
         if (rc < 0) {
             backend_close(be);
             return rc;
@@ -300,7 +331,7 @@ static int backend_take_start(backend *be, int keep_pinned)
     be->start = NULL;
     for (int i = 0; i < st->nbufs && !keep_pinned; i++)
         if (st->bufs[i].pinned)
-            gpu_host_unregister(st->cuda.gpu, st->bufs[i].p);
+            gpu_host_unregister(st->pinner, st->bufs[i].p);
     int rc = st->state == START_READY ? 0 : -1;
     if (rc == 0) {
         backend mine = *be;
@@ -344,10 +375,85 @@ int backend_ready(backend *be)
     }
     if (backend_take_start(be, 1) == 0)
         return 0;
-    be->kind = BACKEND_CPU; /* the start pinned nothing: the buffers are plain memory */
+    be->kind = BACKEND_CPU; /* the buffers are plain memory (pins went with the devices) */
     be->fallback_told = 1;  /* an error for cuda, not a fallback */
     be->failed = 1;
     return GPU_ERR_DRIVER;
+}
+
+/* Device i of the list once it can take work (see backend.h). */
+gpu *backend_device(backend *be, int i)
+{
+    if (i < 0 || i >= BACKEND_MAX_GPUS)
+        return NULL;
+    backend_start *st = be->start;
+    if (!st)
+        return be->kind == BACKEND_CUDA && i < be->ngpu ? be->gpus[i] : NULL;
+    if (!atomic_load(&st->some_ready))
+        return NULL;
+    pthread_mutex_lock(&st->mu);
+    gpu *g = st->dev[i];
+    pthread_mutex_unlock(&st->mu);
+    return g;
+}
+
+/* The devices listed, once known (see backend.h). */
+int backend_devices_known(backend *be)
+{
+    backend_start *st = be->start;
+    if (!st)
+        return be->kind == BACKEND_CUDA ? be->ngpu : 0;
+    if (!st->devs.all)
+        return st->devs.count;
+    pthread_mutex_lock(&st->mu);
+    int n = st->ndevices;
+    pthread_mutex_unlock(&st->mu);
+    return n < 0 ? 0 : n < BACKEND_MAX_GPUS ? n : BACKEND_MAX_GPUS;
+}
+
+/* Waits for cuda's first device (see backend.h). */
+int backend_wait_first(backend *be)
+{
+    if (!backend_starting(be))
+        return 0;
+    backend_start *st = be->start;
+    pthread_mutex_lock(&st->mu);
+    while (!atomic_load(&st->some_ready) && st->state == START_RUNNING)
+        pthread_cond_wait(&st->done, &st->mu);
+    int some = atomic_load(&st->some_ready);
+    pthread_mutex_unlock(&st->mu);
+    return some ? 0 : backend_ready(be); /* it failed (or had nothing to hand out) */
+}
+
+/* Why a device of the list could not be opened, once the start is over
+ * (see backend.h). */
+const char *backend_device_failure(backend *be)
+{
+    backend_start *st = be->start;
+    if (!st || start_state(st) != START_FAILED)
+        return NULL;
+    return st->cuda.err;
+}
+
+/* The flag set once a device is handed out (see backend.h). */
+const atomic_int *backend_device_ready_flag(const backend *be)
+{
+    return be->start ? &be->start->some_ready : NULL;
+}
+
+/* When the first device was handed out, in ms from the start's beginning,
+ * and the parts (see backend.h). */
+double backend_first_device_ms(const backend *be, double parts[3])
+{
+    backend_start *st = be->start;
+    if (!st)
+        return backend_gpu_start_ms(be, parts);
+    pthread_mutex_lock(&st->mu);
+    for (int i = 0; i < 3; i++)
+        parts[i] = st->done_at.part_ms[i];
+    double ms = (st->first_at - st->t0) * 1e3;
+    pthread_mutex_unlock(&st->mu);
+    return ms;
 }
 
 /* The devices to use now, if any (see backend.h). */
@@ -445,11 +551,10 @@ void backend_want_module(backend *be, const char *module)
     if (!known && st->state == START_RUNNING && st->nmodules < START_MAX_MODULES &&
         strlen(module) < sizeof st->modules[0])
         strcpy(st->modules[st->nmodules++], module);
-    for (int i = 0; !known && st->state == START_READY && backend_starting(be) &&
-                    i < st->cuda.ngpu;
-         i++) { /* ready, and nothing runs on the devices yet */
+    for (int i = 0; !known && i < BACKEND_MAX_GPUS; i++) { /* handed out: loaded here */
         CUmodule mod;
-        gpu_module(st->cuda.gpus[i], module, &mod, NULL);
+        if (st->dev[i])
+            gpu_module(st->dev[i], module, &mod, NULL);
     }
     pthread_mutex_unlock(&st->mu);
 }
@@ -528,6 +633,8 @@ void backend_close(backend *be)
     if (st) {
         int state = start_state(st);
         if (state == START_RUNNING || (state == START_READY && be->leaving)) {
+            if (state == START_READY)
+                pthread_join(st->thread, NULL); /* over: only its devices are left behind */
             backend_abandoned = 1; /* it still owns its devices and the lock's memory */
             backend_left_running |= state == START_RUNNING;
         } else {
@@ -633,8 +740,8 @@ void *backend_host_alloc(backend *be, size_t bytes)
             st->bufs[i].p = p;
             st->bufs[i].bytes = bytes;
             st->bufs[i].pinned = 0;
-            if (st->state == START_READY)
-                st->bufs[i].pinned = gpu_host_register(st->cuda.gpu, p, bytes) == 0;
+            if (st->pinner)
+                st->bufs[i].pinned = gpu_host_register(st->pinner, p, bytes) == 0;
         }
         pthread_mutex_unlock(&st->mu);
     }
@@ -680,7 +787,7 @@ void backend_host_free(backend *be, void *p)
             if (st->bufs[i].p == p) {
                 pinned = st->bufs[i].pinned;
                 if (pinned && !be->leaving) /* the devices are open: pinning needs them */
-                    gpu_host_unregister(st->cuda.gpu, p);
+                    gpu_host_unregister(st->pinner, p);
                 st->bufs[i] = st->bufs[--st->nbufs];
                 break;
             }

@@ -18,7 +18,14 @@
  * cuda may start the same way (backend_open_beside): the caller opens its
  * input, makes its host buffers and reads into them while the driver
  * starts, then waits for the devices (backend_ready) before its first
- * device work; the buffers made meanwhile are pinned by then. */
+ * device work; the buffers made meanwhile are pinned by then.
+ *
+ * A start hands each device out as soon as it is open (backend_device):
+ * its context made (one thread per device), the modules asked for by then
+ * loaded, and the host buffers made so far pinned by the first device to
+ * open. A caller that drives each device on its own may start on the first
+ * while the others open (the driver makes contexts one after another, about
+ * 0.1 s each); the start never touches a device again once handed out. */
 #ifndef GPUBATCH_RUNTIME_BACKEND_H
 #define GPUBATCH_RUNTIME_BACKEND_H
 
@@ -96,6 +103,37 @@ int backend_ready(backend *be);
  * devices once their start has finished (NULL before, and for good when it
  * failed: backend_fallback() then has the reason). Never waits. */
 struct backend *backend_gpu(struct backend *be);
+
+/* Device i of the --device list once it can take work (see above), or
+ * NULL: while it opens, for good when the start failed, and beyond the
+ * list. With the devices open (cuda after backend_ready, or auto's start
+ * settled), be->gpus[i]. Never waits. */
+gpu *backend_device(struct backend *be, int i);
+
+/* The number of devices the --device list names, once known (with `all`,
+ * the driver's count, known when its start is over), else 0; 0 on the
+ * CPU. Never waits. */
+int backend_devices_known(struct backend *be);
+
+/* cuda started beside (backend_open_beside): waits until the start has
+ * handed out a device (backend_device), and returns 0 then, the start
+ * still opening the others; when it fails first, does what
+ * backend_ready() does on failure and returns its error. 0 at once for any
+ * other backend. */
+int backend_wait_first(struct backend *be);
+
+/* Once a start that handed devices out has failed to open another: why
+ * (one line naming the device); else NULL. */
+const char *backend_device_failure(struct backend *be);
+
+/* A flag that becomes non-zero when the start hands out its first device
+ * (auto, or cuda started beside); NULL without a start. */
+const atomic_int *backend_device_ready_flag(const struct backend *be);
+
+/* Milliseconds from the start's beginning to its first device handed out,
+ * with the parts as backend_gpu_start_ms gives them (the driver and the
+ * first context, pinning, modules); without a start, backend_gpu_start_ms. */
+double backend_first_device_ms(const struct backend *be, double parts[3]);
 
 /* Whether a command's chunks may go to CUDA devices: with cuda, and with
  * auto unless its start had already failed when first asked (no driver:

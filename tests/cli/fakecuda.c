@@ -36,6 +36,11 @@
  *   FAKECUDA_REPORT       a file that holds one line "device D launches N"
  *                         per device, rewritten at each launch
  *   FAKECUDA_INIT_DELAY_MS  milliseconds cuInit takes (a slow driver start)
+ *   FAKECUDA_CTX_DELAY_MS milliseconds each device's primary context takes
+ *                         to make: "A,B,..." by device, the last value for
+ *                         the devices after it
+ *   FAKECUDA_CTX_ERROR_DEVICE  a device whose context cannot be made
+ *                         (CUDA_ERROR_UNKNOWN)
  *   FAKECUDA_NO_MAPPED    when 1, the devices cannot map pinned host memory:
  *                         cuMemHostRegister refuses CU_MEMHOSTREGISTER_DEVICEMAP
  *                         (CUDA_ERROR_NOT_SUPPORTED) and cuMemHostGetDevicePointer
@@ -345,6 +350,19 @@ static CUresult fake_mem_info(size_t *free_bytes, size_t *total_bytes)
 /* Primary context retain: one context per device. */
 static CUresult fake_ctx_retain(CUcontext *c, CUdevice d)
 {
+    const char *s = getenv("FAKECUDA_CTX_DELAY_MS");
+    long ms = 0;
+    for (int i = 0; s && *s && i <= d; i++) {
+        char *end;
+        ms = strtol(s, &end, 10);
+        s = *end == ',' ? end + 1 : NULL;
+    }
+    struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+    if (ms > 0)
+        nanosleep(&ts, NULL);
+    const char *bad = getenv("FAKECUDA_CTX_ERROR_DEVICE");
+    if (bad && *bad && atoi(bad) == d)
+        return (CUresult)999; /* CUDA_ERROR_UNKNOWN */
     *c = (CUcontext)&fake_contexts[d];
     return CUDA_SUCCESS;
 }

@@ -40,11 +40,39 @@ check_launches "reduce --device 1" "0 + 0" \
     "$GB" reduce --backend cuda --device 1 --chunk 1M "$T/a.npy.gz"
 check_launches "reduce of two files on all devices" "+ + +" \
     "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz" "$T/a.npy.gz"
-# 12 chunks over 3 devices with 4 streams each: 4 chunks per device, three
-# launches each (the blocked gzip inflated and checked on the device, then
-# the sum).
-check_launches "chunks split evenly" "12 12 12" \
-    "$GB" reduce --backend cuda --device all --chunk 1M --op sum "$T/a.npy.gz"
+# 12 chunks over 3 devices that open at once: each open device takes
+# chunks in turn (three launches a chunk: the blocked gzip inflated and
+# checked on the device, then the sum); a device may open a chunk or two
+# after the first, so each takes 2 to 6 chunks, 36 launches in all.
+rm -f "$REP"
+FAKECUDA_REPORT="$REP" "$GB" reduce --backend cuda --device all --chunk 1M --op sum "$T/a.npy.gz" \
+    >/dev/null 2>&1
+check_eq "chunks split in turn" "fair" "$(awk '{ n += $4; if ($4 < 6 || $4 > 18) bad = 1 }
+    END { print (n == 36 && NR == 3 && !bad) ? "fair" : "unfair" }' "$REP")"
+
+# reduce starts on the first device to open and takes each other as it
+# opens: a device whose context comes too late takes nothing, one that
+# comes in the middle takes the chunks after it, and one that cannot be
+# opened is an error while the run goes on (exit 1, no result).
+check_launches "reduce: a device that opens after the run" "+ 0 0" \
+    env FAKECUDA_CTX_DELAY_MS=0,3000 "$GB" reduce --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
+check_launches "reduce: a device that opens during the run" "+ + 0" \
+    env FAKECUDA_CTX_DELAY_MS=0,100 FAKECUDA_COPY_MS=10 \
+    "$GB" reduce --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
+check_launches "-v: device 1 joins late" "+ + 0" \
+    env FAKECUDA_CTX_DELAY_MS=0,100 FAKECUDA_COPY_MS=10 \
+    "$GB" reduce -v --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
+grep -q "device 1 (Fake GPU) taking chunks .* after [1-9][0-9]* on other devices" "$T/dev.err" &&
+    ok || fail "-v: device 1 joins late: $(grep 'taking chunks' "$T/dev.err")"
+for d in 0 1; do
+    check_error "reduce: device $d does not open" "cannot open CUDA device $d: " \
+        env FAKECUDA_CTX_ERROR_DEVICE=$d FAKECUDA_CTX_DELAY_MS=20,40 FAKECUDA_COPY_MS=10 \
+        "$GB" reduce -q --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
+done
+"$GB" gen --quadratic 300000 -o "$T/qj.npy.gz"
+check_launches "quadratic waits for every device" "+ + 0" \
+    env FAKECUDA_CTX_DELAY_MS=0,100 "$GB" quadratic --backend cuda --device 0,1 --chunk 1M \
+    "$T/qj.npy.gz" -o "$T/q3.npy.gz"
 
 "$GB" gen --quadratic 300000 -o "$T/q.npy.gz"
 check_launches "quadratic rows on all devices" "+ + +" \
