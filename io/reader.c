@@ -33,7 +33,8 @@
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
 #define PREAD_PART ((size_t)2 << 20) /* a parallel plain read gives each thread >= this */
-#define PREAD_THREADS 16              /* most threads one plain read uses */
+#define PREAD_THREADS 32              /* most threads one plain read uses */
+#define PREAD_PIECES 1024             /* most pieces one parallel read is cut into */
 #define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
@@ -312,20 +313,32 @@ static ssize_t pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
     return (ssize_t)got;
 }
 
-/* One part of a parallel plain read. */
+/* A parallel plain read: n bytes at pos cut into pieces of `piece` bytes
+ * (the last shorter), which the threads take in turn. */
 typedef struct {
     int fd;
     uint8_t *buf;
-    size_t len;
-    off_t off;
-    ssize_t got; /* bytes read, or -errno */
-} pread_part;
+    size_t n, piece, npieces;
+    uint64_t pos;
+    atomic_size_t next;         /* the next piece nobody has taken */
+    ssize_t got[PREAD_PIECES];  /* per piece: bytes read, or -errno */
+} pread_job;
 
-/* Thread body: reads one part with pread(2), retrying short reads. */
-static void *pread_part_main(void *arg)
+/* The bytes of piece i of job j. */
+static size_t pread_piece_len(const pread_job *j, size_t i)
 {
-    pread_part *p = arg;
-    p->got = pread_full(p->fd, p->buf, p->len, (uint64_t)p->off);
+    size_t start = i * j->piece;
+    return j->n - start < j->piece ? j->n - start : j->piece;
+}
+
+/* Thread body: reads pieces with pread(2) until none is left (a thread
+ * held up on one piece leaves the rest to the others). */
+static void *pread_job_main(void *arg)
+{
+    pread_job *j = *(pread_job **)arg;
+    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->npieces;)
+        j->got[i] = pread_full(j->fd, j->buf + i * j->piece, pread_piece_len(j, i),
+                               j->pos + i * j->piece);
     return NULL;
 }
 
@@ -343,24 +356,33 @@ static ssize_t pread_parallel(int fd, uint8_t *buf, size_t n, uint64_t pos)
         nt = cpus;
     if (nt < 2)
         return -ENOTSUP;
-    pread_part parts[PREAD_THREADS];
-    size_t step = (n / nt + 4095) / 4096 * 4096;
-    for (size_t i = 0; i < nt; i++) {
-        size_t start = i * step < n ? i * step : n;
-        size_t end = (i + 1) * step < n && i + 1 < nt ? (i + 1) * step : n;
-        parts[i] = (pread_part){fd, buf + start, end - start, (off_t)(pos + start), 0};
-    }
-    par_run(pread_part_main, parts, sizeof parts[0], nt);
-    /* The data ends at the first short part (a file that shrank mid-read). */
-    size_t total = 0;
-    for (size_t i = 0; i < nt; i++) {
-        if (parts[i].got < 0)
-            return parts[i].got;
-        total += (size_t)parts[i].got;
-        if ((size_t)parts[i].got < parts[i].len)
+    pread_job *j = malloc(sizeof *j);
+    if (!j)
+        return -ENOMEM;
+    /* two pieces a thread at least, 64 KiB-aligned, so that none waits on a straggler long */
+    size_t piece = (n / (2 * nt) + 65535) / 65536 * 65536;
+    if (piece < (n + PREAD_PIECES - 1) / PREAD_PIECES)
+        piece = (n + PREAD_PIECES - 1) / PREAD_PIECES;
+    *j = (pread_job){.fd = fd, .buf = buf, .n = n, .piece = piece,
+                     .npieces = (n + piece - 1) / piece, .pos = pos};
+    atomic_init(&j->next, 0);
+    pread_job *items[PREAD_THREADS];
+    for (size_t i = 0; i < nt; i++)
+        items[i] = j;
+    par_run(pread_job_main, items, sizeof items[0], nt);
+    /* The data ends at the first short piece (a file that shrank mid-read). */
+    ssize_t total = 0;
+    for (size_t i = 0; i < j->npieces; i++) {
+        if (j->got[i] < 0) {
+            total = j->got[i];
+            break;
+        }
+        total += j->got[i];
+        if ((size_t)j->got[i] < pread_piece_len(j, i))
             break;
     }
-    return (ssize_t)total;
+    free(j);
+    return total;
 }
 
 /* Reads n bytes of a regular file at its current offset (in parallel when
