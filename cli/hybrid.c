@@ -62,7 +62,7 @@ struct hy {
     hy_device *dev;      /* per_device: one per device of the list */
     int ndev;            /* per_device: devices listed (0 until known) */
     int turn;            /* per_device: the device whose turn it is */
-    int dev_failed;      /* per_device with cuda: a device did not open (err says why) */
+    int dev_failed;      /* per_device: a device did not open (err says why) */
     int dev_settled;     /* per_device: every device is open, or will not be */
     int gpu_off;         /* auto: the devices will not be used */
     int whole_on_gpu;    /* hy_whole_engine() chose the GPU */
@@ -78,16 +78,15 @@ struct hy {
     char err[2048];
 };
 
-/* Opens the engine of each device the start has handed out (per_device);
- * reports a device that did not open: with cuda an error for the next
- * submit, with auto a warning (the CPU goes on alone when none opened). */
+/* Opens the engine of each device the start has handed out (per_device,
+ * cuda); a device that did not open is an error for the next submit. */
 static void hy_poll_devices(hy *h)
 {
-    if (h->gpu_off || h->dev_settled)
+    if (h->dev_settled)
         return;
     if (!h->ndev)
         h->ndev = backend_devices_known(h->be);
-    int cuda = h->be->kind == BACKEND_CUDA, settled = h->ndev > 0;
+    int settled = h->ndev > 0;
     for (int d = 0; d < h->ndev; d++) {
         settled &= h->dev[d].engine || h->dev[d].off;
         hy_device *v = &h->dev[d];
@@ -99,43 +98,22 @@ static void hy_poll_devices(hy *h)
         if (h->ops->open(h->ctx, &v->view, h->nslots, &v->engine) < 0) {
             v->engine = NULL;
             v->off = 1;
-            if (cuda) {
-                snprintf(h->err, sizeof h->err, "%s", v->view.err);
-                h->dev_failed = h->dev_settled = 1;
-                return;
-            }
-            msg_warn("cannot use CUDA device %d: %s; going on without it", gpu_info(g)->ordinal,
-                     v->view.err);
-            continue;
+            snprintf(h->err, sizeof h->err, "%s", v->view.err);
+            h->dev_failed = h->dev_settled = 1;
+            return;
         }
         if (!h->gpu)
             h->gpu = v->engine;
-        if (cuda)
-            msg_info("backend cuda: device %d (%s) taking chunks %.3f s after the process "
-                     "started, after %llu on other devices",
-                     gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[1]);
-        else
-            msg_info("backend auto: device %d (%s) taking chunks %.3f s after the process "
-                     "started, after %llu on the CPU and %llu on other devices",
-                     gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[0],
-                     h->chunks[1]);
+        msg_info("backend cuda: device %d (%s) taking chunks %.3f s after the process started, "
+                 "after %llu on other devices",
+                 gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[1]);
     }
-    if (settled) {
+    const char *why = settled ? NULL : backend_device_failure(h->be);
+    if (settled || why)
         h->dev_settled = 1;
-        return;
-    }
-    const char *why = h->gpu ? backend_device_failure(h->be) : backend_fallback(h->be);
-    if (!why)
-        return;
-    h->dev_settled = 1;
-    if (cuda) {
+    if (why) {
         snprintf(h->err, sizeof h->err, "%s", why);
         h->dev_failed = 1;
-    } else if (h->gpu) {
-        msg_warn("%s; going on without it", why);
-    } else {
-        msg_warn("%s; using the CPU backend", why);
-        h->gpu_off = 1;
     }
 }
 
@@ -189,7 +167,8 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
     h->opened = io_seconds();
-    h->per_device = ops->per_device && be->kind != BACKEND_CPU;
+    /* auto keeps one engine over every device, opened once all are open */
+    h->per_device = ops->per_device && be->kind == BACKEND_CUDA;
     if (h->per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev))) {
         hy_close(h);
         msg_error("out of memory");
@@ -315,9 +294,7 @@ int hy_submit(hy *h, const pl_chunk *c)
     if (!h->gpu && gz) {
         /* inflating a chunk takes the CPU tens of milliseconds, the GPU a few:
          * the chunk goes to the GPU if it becomes ready meanwhile */
-        const atomic_int *ready = h->per_device ? backend_device_ready_flag(h->be)
-                                                : backend_gpu_ready_flag(h->be);
-        int rc = hy_decode(h, c, h->gpu_off ? NULL : ready, &data);
+        int rc = hy_decode(h, c, h->gpu_off ? NULL : backend_gpu_ready_flag(h->be), &data);
         if (rc == PL_DECODE_STOPPED) {
             hy_poll(h);
             rc = h->gpu ? 0 : hy_decode(h, c, NULL, &data); /* its engine did not open */
@@ -520,7 +497,7 @@ void hy_report(const hy *h, const char *name)
                  h->chunks[1], each);
 }
 
-/* Closes both engines. */
+/* Stops the returns thread and closes every engine. */
 void hy_close(hy *h)
 {
     if (!h)

@@ -44,9 +44,9 @@ typedef struct {
     int (*write)(void *ctx, void *engine, int slot, const void *out, size_t bytes,
                  out_stream *o);
     int (*copied)(void *ctx, void *engine, int slot, char *err, size_t errlen);
-    int per_device; /* open an engine per device (on a backend of that device alone), each
-                       taking chunks as soon as its device is open: the engine runs every
-                       slot on its one device */
+    int per_device; /* with cuda, open an engine per device (on a backend of that device
+                       alone), each taking chunks as soon as its device is open: the
+                       engine runs every slot on its one device */
 } hy_ops;
 
 typedef struct hy hy;

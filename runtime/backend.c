@@ -435,12 +435,6 @@ const char *backend_device_failure(backend *be)
     return st->cuda.err;
 }
 
-/* The flag set once a device is handed out (see backend.h). */
-const atomic_int *backend_device_ready_flag(const backend *be)
-{
-    return be->start ? &be->start->some_ready : NULL;
-}
-
 /* When the first device was handed out, in ms from the start's beginning,
  * and the parts (see backend.h). */
 double backend_first_device_ms(const backend *be, double parts[3])

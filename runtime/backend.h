@@ -126,10 +126,6 @@ int backend_wait_first(struct backend *be);
  * (one line naming the device); else NULL. */
 const char *backend_device_failure(struct backend *be);
 
-/* A flag that becomes non-zero when the start hands out its first device
- * (auto, or cuda started beside); NULL without a start. */
-const atomic_int *backend_device_ready_flag(const struct backend *be);
-
 /* Milliseconds from the start's beginning to its first device handed out,
  * with the parts as backend_gpu_start_ms gives them (the driver and the
  * first context, pinning, modules); without a start, backend_gpu_start_ms. */
