@@ -87,7 +87,7 @@ enum {
     "  -p, --threads N    CPU threads (default: one per core)\n"                         \
     "  --chunk SIZE       bytes per pipeline buffer, e.g. 64M (default 32M)\n"           \
     "  --streams N        buffers in flight per device, each with its CUDA stream\n"     \
-    "                     (default 4)\n"                                                 \
+    "                     (default 4; reduce's devices share them)\n"                    \
     "  -q, --quiet        no warnings, no progress line\n"                               \
     "  -v, --verbose      report backend, timings and rates on stderr\n"                 \
     "  -h, --help         this help\n"
