@@ -1,8 +1,9 @@
 /* bench_feed.cu FILE - how fast the host can feed compressed chunks to one
  * or two GPUs, each rate counting the file's bytes: pread from the page
  * cache into 8 pinned buffers of 128 MiB on 8 to 32 threads, a chunk at a
- * time (all threads on one chunk, then the next, as gpubatch's reader does)
- * and with no wait between chunks; host memcpy; the copies to the devices
+ * time (all threads on one chunk, then the next: each thread one fixed part,
+ * or pieces of the chunk taken in turn as gpubatch's reader does) and with
+ * no wait between chunks; host memcpy; the copies to the devices
  * alone, to one and to two; pread a chunk at a time with each chunk then
  * copied to the devices in turn (the whole feed); and pinning the file's
  * own mapping (cuMemHostRegister, read-only) and copying from it. Build on
@@ -57,10 +58,35 @@ static void read_part(char *dst, size_t n, size_t off)
     }
 }
 
+/* Reads n bytes at off into dst on `threads` threads: one fixed part each,
+ * or (pieces) two pieces a thread at least, taken in turn. */
+static void read_chunk(char *dst, size_t n, size_t off, int threads, int pieces)
+{
+    size_t step = pieces ? (n / (2 * threads) + 65535) / 65536 * 65536
+                         : (n / threads + 4095) / 4096 * 4096;
+    std::atomic<size_t> next{0};
+    auto worker = [&](int i) {
+        if (!pieces) {
+            size_t s = i * step < n ? i * step : n, e = s + step < n ? s + step : n;
+            read_part(dst + s, e - s, off + s);
+            return;
+        }
+        for (size_t s; (s = next.fetch_add(step)) < n;)
+            read_part(dst + s, s + step < n ? step : n - s, off + s);
+    };
+    std::vector<std::thread> th;
+    for (int i = 1; i < threads; i++)
+        th.emplace_back(worker, i);
+    worker(0);
+    for (auto &t : th)
+        t.join();
+}
+
 /* The file a chunk at a time, each chunk read by `threads` threads into the
- * next buffer; with gpus > 0 each chunk is then copied to the devices in
- * turn, a buffer reused once its copy is done. GB/s of the file. */
-static double feed(int threads, int gpus)
+ * next buffer (read_chunk); with gpus > 0 each chunk is then copied to the
+ * devices in turn, a buffer reused once its copy is done. GB/s of the
+ * file. */
+static double feed(int threads, int gpus, int pieces)
 {
     std::vector<cudaStream_t> st(NBUF);
     std::vector<cudaEvent_t> ev(NBUF);
@@ -78,15 +104,7 @@ static double feed(int threads, int gpus)
         if (busy[b])
             CK(cudaEventSynchronize(ev[b]));
         size_t off = c * CHUNK, n = fsize - off < CHUNK ? fsize - off : CHUNK;
-        size_t step = (n / threads + 4095) / 4096 * 4096;
-        std::vector<std::thread> th;
-        for (int i = 1; i < threads && i * step < n; i++) {
-            size_t s = i * step, e = s + step < n ? s + step : n;
-            th.emplace_back(read_part, bufs[b] + s, e - s, off + s);
-        }
-        read_part(bufs[b], step < n ? step : n, off);
-        for (auto &t : th)
-            t.join();
+        read_chunk(bufs[b], n, off, threads, pieces);
         if (gpus) {
             CK(cudaSetDevice(b % gpus));
             CK(cudaMemcpyAsync(dev[b], bufs[b], n, cudaMemcpyHostToDevice, st[b]));
@@ -246,8 +264,10 @@ int main(int argc, char **argv)
     int cores = (int)std::thread::hardware_concurrency();
     printf("file %.2f GB, %d GPUs, %d cores, %d pinned buffers of 128 MiB\n", fsize / 1e9, ngpu,
            cores, NBUF);
-    for (int t : {8, 16, 24, 32})
-        printf("pread a chunk at a time, %2d threads: %.1f GB/s\n", t, feed(t, 0));
+    for (int pieces = 0; pieces < 2; pieces++)
+        for (int t : {8, 16, 24, 32})
+            printf("pread a chunk at a time, %2d threads, %s: %.1f GB/s\n", t,
+                   pieces ? "pieces in turn" : "fixed parts", feed(t, 0, pieces));
     for (int t : {8, 16, 24, 32})
         printf("pread with no wait between chunks, %2d threads: %.1f GB/s\n", t, stream_read(t));
     printf("host memcpy, 16 threads: %.1f GB/s; 32 threads: %.1f GB/s\n", host_copy(16),
@@ -256,8 +276,10 @@ int main(int argc, char **argv)
         printf("copies to %d device(s) alone: %.1f GB/s\n", g, copies_only(g));
     for (int g = 1; g <= ngpu && g <= 2; g++)
         for (int t : {16, 32})
-            printf("pread a chunk at a time on %2d threads, then copied to %d device(s): %.1f GB/s\n",
-                   t, g, feed(t, g));
+            for (int pieces = 0; pieces < 2; pieces++)
+                printf("pread a chunk at a time on %2d threads (%s), then copied to %d device(s): "
+                       "%.1f GB/s\n",
+                       t, pieces ? "pieces in turn" : "fixed parts", g, feed(t, g, pieces));
     pin_mapping();
     return 0;
 }
