@@ -465,8 +465,7 @@ int cmd_reduce(int argc, char **argv)
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
     int status = cli_open_backend(&o.common, &ctx.be, cpu_s);
     if (status == 0) {
-        /* --streams buffers, whatever the devices: their engines share them (per_device) */
-        ctx.nbufs = o.common.streams;
+        ctx.nbufs = cli_slots(&o.common, &ctx.be);
         ctx.nslots = stream_slots(&ctx.be, ctx.nbufs);
         if (optind >= argc)
             status |= reduce_file(&ctx, &o, "-");

@@ -44,7 +44,6 @@ typedef struct {
 typedef struct {
     backend view;        /* the device alone */
     void *engine;
-    int off;             /* its engine did not open: it takes no chunks */
     unsigned long long chunks;
 } hy_device;
 
@@ -86,31 +85,30 @@ static void hy_poll_devices(hy *h)
         return;
     if (!h->ndev)
         h->ndev = backend_devices_known(h->be);
-    int settled = h->ndev > 0;
+    int open = 0;
     for (int d = 0; d < h->ndev; d++) {
-        settled &= h->dev[d].engine || h->dev[d].off;
         hy_device *v = &h->dev[d];
-        gpu *g = v->engine || v->off ? NULL : backend_device(h->be, d);
-        if (!g)
-            continue;
-        v->view = (backend){.kind = BACKEND_CUDA, .gpu = g, .ngpu = 1, .threads = h->be->threads};
-        v->view.gpus[0] = g;
-        if (h->ops->open(h->ctx, &v->view, h->nslots, &v->engine) < 0) {
-            v->engine = NULL;
-            v->off = 1;
-            snprintf(h->err, sizeof h->err, "%s", v->view.err);
-            h->dev_failed = h->dev_settled = 1;
-            return;
+        gpu *g = v->engine ? NULL : backend_device(h->be, d);
+        if (g) {
+            v->view = (backend){.kind = BACKEND_CUDA, .gpu = g, .ngpu = 1,
+                                .threads = h->be->threads};
+            v->view.gpus[0] = g;
+            if (h->ops->open(h->ctx, &v->view, h->nslots, &v->engine) < 0) {
+                v->engine = NULL;
+                snprintf(h->err, sizeof h->err, "%s", v->view.err);
+                h->dev_failed = h->dev_settled = 1;
+                return;
+            }
+            if (!h->gpu)
+                h->gpu = v->engine;
+            msg_info("backend cuda: device %d (%s) taking chunks %.3f s after the process "
+                     "started, after %llu on other devices",
+                     gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[1]);
         }
-        if (!h->gpu)
-            h->gpu = v->engine;
-        msg_info("backend cuda: device %d (%s) taking chunks %.3f s after the process started, "
-                 "after %llu on other devices",
-                 gpu_info(g)->ordinal, gpu_info(g)->name, msg_elapsed(), h->chunks[1]);
+        open += v->engine != NULL;
     }
-    const char *why = settled ? NULL : backend_device_failure(h->be);
-    if (settled || why)
-        h->dev_settled = 1;
+    const char *why = open == h->ndev ? NULL : backend_device_failure(h->be);
+    h->dev_settled = (h->ndev && open == h->ndev) || why;
     if (why) {
         snprintf(h->err, sizeof h->err, "%s", why);
         h->dev_failed = 1;
@@ -153,11 +151,7 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
 {
     hy *h = calloc(1, sizeof *h);
     *out = NULL;
-    if (!h || !(h->side = calloc((size_t)nslots, 1)) ||
-        !(h->ret.slot = calloc((size_t)nslots, sizeof *h->ret.slot)) ||
-        !(h->ret.ring = calloc((size_t)nslots, sizeof *h->ret.ring)) ||
-        !(h->ret.waiting = calloc((size_t)nslots, 1))) {
-        hy_close(h);
+    if (!h) {
         msg_error("out of memory");
         return 1;
     }
@@ -168,17 +162,21 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->chunk_bytes = chunk_bytes;
     h->opened = io_seconds();
     /* auto keeps one engine over every device, opened once all are open */
-    h->per_device = ops->per_device && be->kind == BACKEND_CUDA;
-    if (h->per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev))) {
+    int per_device = h->per_device = ops->per_device && be->kind == BACKEND_CUDA;
+    if (!(h->side = calloc((size_t)nslots, 1)) ||
+        !(h->ret.slot = calloc((size_t)nslots, sizeof *h->ret.slot)) ||
+        !(h->ret.ring = calloc((size_t)nslots, sizeof *h->ret.ring)) ||
+        !(h->ret.waiting = calloc((size_t)nslots, 1)) ||
+        (per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev)))) {
         hy_close(h);
         msg_error("out of memory");
         return 1;
     }
-    if (h->per_device ? cli_backend_first(be) : cli_backend_ready(be)) {
+    if (per_device ? cli_backend_first(be) : cli_backend_ready(be)) {
         hy_close(h);
         return 1;
     }
-    if (h->per_device && be->kind == BACKEND_CUDA) {
+    if (per_device) {
         hy_poll_devices(h);
         if (!h->gpu) {
             msg_error("%s", h->err);

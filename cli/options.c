@@ -186,10 +186,11 @@ static int cli_check_ring_memory(const cli_common *c, int slots)
     return 1;
 }
 
-/* Buffers in flight: --streams per device. */
+/* Buffers in flight: --streams per device, or in all where the devices
+ * share them. */
 int cli_slots(const cli_common *c, const backend *be)
 {
-    return backend_slots(be, c->streams);
+    return c->shared_buffers ? c->streams : backend_slots(be, c->streams);
 }
 
 /* GPUBATCH_GPU_START: "always", "wait", or the estimate (anything else). */
@@ -321,7 +322,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         msg_error("%s", be->err);
         return 1;
     }
-    if (!c->shared_buffers && cli_check_ring_memory(c, cli_slots(c, be))) {
+    if (cli_check_ring_memory(c, cli_slots(c, be))) {
         backend_close(be);
         return 1;
     }

@@ -153,7 +153,7 @@ int cli_backend_first(backend *be);
 void cli_close_backend(backend *be);
 
 /* Pipeline slots (buffers in flight) of an open backend: --streams per
- * device. */
+ * device, or --streams in all with shared_buffers. */
 int cli_slots(const cli_common *c, const backend *be);
 
 /* Names the running command ("reduce") for usage errors. */

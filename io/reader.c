@@ -356,9 +356,7 @@ static ssize_t pread_parallel(int fd, uint8_t *buf, size_t n, uint64_t pos)
         nt = cpus;
     if (nt < 2)
         return -ENOTSUP;
-    pread_job *j = malloc(sizeof *j);
-    if (!j)
-        return -ENOMEM;
+    pread_job job, *j = &job;
     /* two pieces a thread at least, 64 KiB-aligned, so that none waits on a straggler long */
     size_t piece = (n / (2 * nt) + 65535) / 65536 * 65536;
     if (piece < (n + PREAD_PIECES - 1) / PREAD_PIECES)
@@ -381,7 +379,6 @@ static ssize_t pread_parallel(int fd, uint8_t *buf, size_t n, uint64_t pos)
         if ((size_t)j->got[i] < pread_piece_len(j, i))
             break;
     }
-    free(j);
     return total;
 }
 
