@@ -471,8 +471,8 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, i
     p->offset = calloc((size_t)p->nslots, sizeof *p->offset);
     p->raw_end = calloc((size_t)p->nslots, sizeof *p->raw_end);
     p->prefix = prefix_len ? malloc(prefix_len) : NULL;
-    if (!p->state || !p->slot_buf || !p->buf_busy || !p->returning || !p->fill || !p->offset || !p->raw_end ||
-        (prefix_len && !p->prefix))
+    if (!p->state || !p->slot_buf || !p->buf_busy || !p->returning || !p->fill || !p->offset ||
+        !p->raw_end || (prefix_len && !p->prefix))
         goto out_free;
     for (int i = 0; i < p->nslots; i++)
         p->slot_buf[i] = -1;
@@ -600,7 +600,8 @@ int pl_outstanding(const pl_ring *p)
 }
 
 /* Whether the consumer must give a chunk back before taking the next (see
- * pipeline.h); only the consumer changes the counts, the reader the states. */
+ * pipeline.h); under the lock, since buffers also come back from other
+ * threads (pl_release_buffer) and the reader changes the states. */
 int pl_full(pl_ring *p)
 {
     pthread_mutex_lock(&p->mu);
