@@ -15,6 +15,7 @@
 #include "errtext.h"
 
 #include "par.h"
+#include "pinflate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,10 +39,12 @@
 #define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
+#define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
 
 enum rd_state {
     RD_PLAIN,   /* pass-through */
-    RD_MEMBER,  /* inside a gzip member */
+    RD_MEMBER,  /* inside a gzip member, inflated by zlib */
+    RD_PARALLEL, /* inside a gzip member, inflated by the parallel decoder */
     RD_BETWEEN, /* a member just ended; look at what follows */
     RD_END,     /* no more data */
 };
@@ -64,6 +67,10 @@ struct io_reader {
     z_stream zs;
     uint64_t raw_offset;
     uint64_t member_off; /* where the member being inflated starts (for messages) */
+    pinf *par;           /* the parallel decoder, started by the first member it takes */
+    int raw_tail;        /* zlib inflates raw deflate, taken over from the parallel decoder */
+    uint32_t tail_crc;   /* then: the member's CRC-32 and length so far */
+    uint64_t tail_len;
     int stop_at_member_end; /* read_gzip returns at the end of the member */
     uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
     uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
@@ -441,6 +448,160 @@ static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
     return (ssize_t)(got + (size_t)k);
 }
 
+/* Little-endian 32-bit value at p. */
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Length of the gzip member header at p (n bytes there) when it is one
+ * the parallel decoder takes: deflate, no reserved flags, no header CRC,
+ * whole within the n bytes, and not a BGZF block (read in parallel by whole
+ * blocks instead). 0 otherwise: zlib then parses it and says what is wrong. */
+static size_t plain_gzip_header(const uint8_t *p, size_t n)
+{
+    if (n < 10 || p[2] != 8 || (p[3] & 0xe2) || io_bgzf_block_size(p, n))
+        return 0;
+    size_t len = 10;
+    if (p[3] & 4) { /* FEXTRA */
+        if (n < len + 2)
+            return 0;
+        len += 2 + (size_t)(p[len] | p[len + 1] << 8);
+    }
+    for (int flag = 8; flag <= 16; flag += 8) { /* FNAME, FCOMMENT: zero-terminated */
+        if (!(p[3] & flag))
+            continue;
+        const uint8_t *z = len < n ? memchr(p + len, 0, n - len) : NULL;
+        if (!z)
+            return 0;
+        len = (size_t)(z - p) + 1;
+    }
+    return len < n ? len : 0;
+}
+
+/* Places the reader's input at compressed byte `coff` of the file or
+ * memory, dropping what was buffered. */
+static int reposition(io_reader *r, uint64_t coff)
+{
+    if (!r->inbuf) {
+        r->in_next = r->mem + coff;
+        r->in_avail = 0;
+        r->in_eof = coff >= r->mem_len;
+        r->mem_pos = (size_t)coff;
+        r->raw_offset = coff;
+        return 0;
+    }
+    if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
+        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->in_next = r->inbuf;
+    r->in_avail = 0;
+    r->in_eof = 0;
+    r->raw_offset = coff;
+    return 0;
+}
+
+/* At the start of a member of a regular file or of memory, with its first
+ * bytes buffered: hands it to the parallel decoder when it takes it and
+ * enough follows. Returns 1 when it did, 0 when zlib inflates it, or an
+ * error. */
+static int start_parallel(io_reader *r)
+{
+    if (r->file_size < 0)
+        return 0;
+    int rc = fill_input(r, 4096);
+    if (rc < 0)
+        return rc;
+    size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
+    uint64_t start = r->raw_offset + hlen;
+    if (!hlen || (uint64_t)r->file_size < start + PAR_MIN)
+        return 0;
+    if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
+        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    pinf_begin(r->par, r->inbuf ? r->fd : -1, r->mem, (uint64_t)r->file_size, start);
+    r->state = RD_PARALLEL;
+    return 1;
+}
+
+/* Checks the 8-byte gzip trailer at the input against the member's CRC-32
+ * and length, with zlib's words, and moves past it. */
+static int check_trailer(io_reader *r, uint32_t crc, uint64_t len)
+{
+    int rc = fill_input(r, 8);
+    if (rc < 0)
+        return rc;
+    if (r->in_avail < 8)
+        return set_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
+                         (unsigned long long)r->member_off, "unexpected end of compressed data");
+    if (get_le32(r->in_next) != crc)
+        return set_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
+                         (unsigned long long)r->member_off, "incorrect data check");
+    if (get_le32(r->in_next + 4) != (uint32_t)len)
+        return set_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
+                         (unsigned long long)r->member_off, "incorrect length check");
+    consume(r, 8);
+    return 0;
+}
+
+/* Where the parallel decoder stopped inside a member (invalid or truncated
+ * data): zlib goes on from that block boundary as raw deflate, with the
+ * window before it, so the data and the error are exactly a sequential
+ * read's. */
+static int take_over_from_parallel(io_reader *r)
+{
+    uint64_t bit;
+    const uint8_t *window;
+    size_t wlen;
+    pinf_stop_point(r->par, &bit, &window, &wlen, &r->tail_crc, &r->tail_len);
+    if (inflateReset2(&r->zs, -15) != Z_OK ||
+        (wlen && inflateSetDictionary(&r->zs, window, (uInt)wlen) != Z_OK))
+        return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+    pinf_end(r->par);
+    int rc = reposition(r, bit / 8);
+    if (rc < 0)
+        return rc;
+    if (bit % 8) {
+        if ((rc = fill_input(r, 1)) < 0)
+            return rc;
+        if (r->in_avail == 0)
+            return set_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
+                             (unsigned long long)r->member_off, "unexpected end of compressed data");
+        inflatePrime(&r->zs, (int)(8 - bit % 8), r->in_next[0] >> (bit % 8));
+        consume(r, 1);
+    }
+    r->raw_tail = 1;
+    r->state = RD_MEMBER;
+    return 0;
+}
+
+/* Reads from the parallel decoder into buf; at the member's end checks its
+ * trailer and moves past it. Returns the bytes read (0 at the member's end,
+ * state then RD_BETWEEN) or a negative io_error. */
+static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
+{
+    ssize_t k = pinf_read(r->par, buf, n);
+    if (k > 0) {
+        r->raw_offset = pinf_input_pos(r->par);
+        return k;
+    }
+    if (k == PINF_STOPPED) {
+        int rc = take_over_from_parallel(r);
+        return rc < 0 ? rc : 0;
+    }
+    if (k < 0)
+        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    uint64_t end, len;
+    uint32_t crc;
+    pinf_result(r->par, &end, &crc, &len);
+    pinf_end(r->par);
+    int rc = reposition(r, end);
+    if (rc == 0)
+        rc = check_trailer(r, crc, len);
+    if (rc < 0)
+        return rc;
+    r->state = RD_BETWEEN;
+    return 0;
+}
+
 /* After a member: starts the next one, or ends the data on zero bytes,
  * garbage or the end of the input. */
 static int next_member(io_reader *r)
@@ -453,11 +614,13 @@ static int next_member(io_reader *r)
         return 0;
     }
     if (r->in_avail >= 2 && r->in_next[0] == 0x1f && r->in_next[1] == 0x8b) {
-        if (inflateReset(&r->zs) != Z_OK)
+        if (inflateReset2(&r->zs, 15 + 16) != Z_OK)
             return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+        r->raw_tail = 0;
         r->state = RD_MEMBER;
         r->member_off = r->raw_offset;
-        return 0;
+        rc = start_parallel(r);
+        return rc < 0 ? rc : 0;
     }
     /* Not a member: zero padding is ignored silently, anything else is
      * trailing garbage; either way the data ends here. */
@@ -490,12 +653,6 @@ size_t io_bgzf_block_size(const uint8_t *p, size_t n)
         return 0;
     size_t total = (size_t)(p[16] | p[17] << 8) + 1;
     return total >= BGZF_HEADER + 2 + 8 ? total : 0;
-}
-
-/* Little-endian 32-bit value at p. */
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* One BGZF block to inflate, and how it went. */
@@ -699,6 +856,15 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
                 return rc;
             continue;
         }
+        if (r->state == RD_PARALLEL) {
+            ssize_t k = read_parallel_member(r, buf + got, n - got);
+            if (k < 0)
+                return k;
+            got += (size_t)k;
+            if (r->state == RD_BETWEEN && r->stop_at_member_end)
+                return (ssize_t)got;
+            continue;
+        }
         if (r->in_avail == 0) {
             int rc = fill_input(r, 1);
             if (rc < 0)
@@ -712,11 +878,21 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
         r->zs.avail_out = (uInt)want;
         int zr = inflate(&r->zs, Z_NO_FLUSH);
         consume(r, give - r->zs.avail_in);
-        got += want - r->zs.avail_out;
+        size_t made = want - r->zs.avail_out;
+        if (r->raw_tail) {
+            r->tail_crc = (uint32_t)crc32(r->tail_crc, buf + got, (uInt)made);
+            r->tail_len += made;
+        }
+        got += made;
         switch (zr) {
         case Z_OK:
             break;
         case Z_STREAM_END:
+            if (r->raw_tail) {
+                int rc = check_trailer(r, r->tail_crc, r->tail_len);
+                if (rc < 0)
+                    return rc;
+            }
             r->state = RD_BETWEEN;
             if (r->stop_at_member_end)
                 return (ssize_t)got;
@@ -772,24 +948,12 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
     return got;
 }
 
-/* Moves the file offset to coff and drops the buffered input. */
-static int move_to(io_reader *r, uint64_t coff)
-{
-    if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    r->in_next = r->inbuf;
-    r->in_avail = 0;
-    r->in_eof = 0;
-    r->raw_offset = coff;
-    return 0;
-}
-
 /* Reads up to the end of the gzip member being inflated (see reader.h). */
 ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
     if (r->err)
         return r->err;
-    if (!r->gzip || r->state != RD_MEMBER)
+    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL))
         return 0;
     r->stop_at_member_end = 1;
     ssize_t got = io_reader_read(r, buf, n);
@@ -814,7 +978,7 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 {
     r->err = 0;
     r->errmsg[0] = 0;
-    int rc = move_to(r, file_off);
+    int rc = reposition(r, file_off);
     if (rc < 0)
         return rc;
     r->state = RD_BETWEEN;
@@ -854,7 +1018,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, si
     r->stop_at_member_end = 1;
     uint8_t scratch[1 << 16];
     ssize_t k = 0;
-    while (rc >= 0 && r->state == RD_MEMBER && upto > 0 &&
+    while (rc >= 0 && (r->state == RD_MEMBER || r->state == RD_PARALLEL) && upto > 0 &&
            (k = io_reader_read(r, scratch, upto < sizeof scratch ? (size_t)upto : sizeof scratch)) > 0)
         upto -= (uint64_t)k;
     if (rc >= 0 && k < 0)
@@ -970,7 +1134,7 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
         r->state = RD_BETWEEN;
         r->garbage = 0;
     }
-    if ((rc = move_to(r, coff)) < 0)
+    if ((rc = reposition(r, coff)) < 0)
         return rc;
     r->left = UINT64_MAX;
     r->pos = uoff;
@@ -1132,6 +1296,7 @@ void io_reader_close(io_reader *r)
         return;
     if (r->zinit)
         inflateEnd(&r->zs);
+    pinf_destroy(r->par);
     if (r->close_fd)
         close(r->fd);
     free(r->inbuf);

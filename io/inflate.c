@@ -1,0 +1,692 @@
+/* inflate.c - the host's deflate decoder (see inflate.h).
+ *
+ * Speed comes from a 64-bit bit buffer refilled eight bytes at a time, one
+ * table lookup per symbol (11-bit literal/length and 8-bit distance primary
+ * tables, with subtables for longer codes) whose entry holds everything the
+ * symbol needs, up to three literals per refill, and copies of eight bytes
+ * at a time into the output's slack. The byte and the symbol decoders are
+ * one body compiled twice. */
+#include "io/inflate.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define LIT_BITS 11
+#define DIST_BITS 8
+#define MAX_CODE_BITS 15
+#define LIT_MASK ((1u << LIT_BITS) - 1)
+#define NUM_LITLEN 288
+#define NUM_DIST 32
+/* Room for the primary table and every subtable a complete code can need. */
+#define LIT_TABLE_SIZE ((1u << LIT_BITS) + 1024u)
+#define DIST_TABLE_SIZE ((1u << DIST_BITS) + 512u)
+
+/* A table entry: bits 0-7 the code's length (in a subtable pointer: the
+ * subtable's index bits), 8-11 the extra bits after it, flags at 12-15 and
+ * the literal, length base, distance base or subtable offset at 16-31. */
+#define E_BAD (1u << 12)
+#define E_LIT (1u << 13)
+#define E_EOB (1u << 14)
+#define E_SUB (1u << 15)
+#define E_LEN(e) ((e) & 0xffu)
+#define E_EXTRA(e) (((e) >> 8) & 0xfu)
+#define E_VAL(e) ((e) >> 16)
+
+static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
+                                       33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
+                                       1025, 1537, 2049, 3073, 4097, 6145,  8193,  12289, 16385, 24577};
+static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                       6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+/* The order in which a dynamic header lists the code-length code's lengths. */
+static const uint8_t clen_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+
+/* Decoding tables of one block. */
+typedef struct {
+    uint32_t lit[LIT_TABLE_SIZE];
+    uint32_t dist[DIST_TABLE_SIZE];
+} inf_tables;
+
+static inf_tables fixed_tables;
+static pthread_once_t fixed_once = PTHREAD_ONCE_INIT;
+
+/* The entry (without its length) of literal/length symbol s. */
+static uint32_t litlen_entry(unsigned s)
+{
+    if (s < 256)
+        return E_LIT | (uint32_t)s << 16;
+    if (s == 256)
+        return E_EOB;
+    if (s < 286)
+        return (uint32_t)len_extra[s - 257] << 8 | (uint32_t)len_base[s - 257] << 16;
+    return E_BAD;
+}
+
+/* The entry (without its length) of distance symbol s. */
+static uint32_t dist_entry(unsigned s)
+{
+    if (s < 30)
+        return (uint32_t)dist_extra[s] << 8 | (uint32_t)dist_base[s] << 16;
+    return E_BAD;
+}
+
+/* Reverses the low n bits of v. */
+static unsigned reverse_bits(unsigned v, unsigned n)
+{
+    unsigned r = 0;
+    for (unsigned i = 0; i < n; i++, v >>= 1)
+        r = r << 1 | (v & 1);
+    return r;
+}
+
+/* Checks lens[0..n) as a canonical code the way zlib does: never
+ * over-subscribed; incomplete only when `single_ok` and it is one code of
+ * one bit. Returns its longest length, 0 for an empty code, -1 if invalid. */
+static int code_check(const uint8_t *lens, unsigned n, int single_ok, unsigned *count)
+{
+    memset(count, 0, sizeof(unsigned) * (MAX_CODE_BITS + 1));
+    for (unsigned s = 0; s < n; s++)
+        count[lens[s]]++;
+    int max = MAX_CODE_BITS;
+    while (max > 0 && count[max] == 0)
+        max--;
+    if (max == 0)
+        return 0;
+    int left = 1;
+    for (int len = 1; len <= MAX_CODE_BITS; len++) {
+        left = (left << 1) - (int)count[len];
+        if (left < 0)
+            return -1;
+    }
+    if (left > 0 && !(single_ok && max == 1))
+        return -1;
+    return max;
+}
+
+/* Builds the lookup table of the code lens[0..n) with `bits` primary index
+ * bits; entry(s) gives symbol s's entry without its length. Returns 0, or
+ * -1 for a code zlib refuses. An empty code decodes every input as E_BAD. */
+static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigned bits,
+                       uint32_t (*entry)(unsigned), int single_ok)
+{
+    unsigned count[MAX_CODE_BITS + 1];
+    int max = code_check(lens, n, single_ok, count);
+    if (max < 0)
+        return -1;
+    unsigned primary = 1u << bits;
+    for (unsigned i = 0; i < primary; i++)
+        table[i] = E_BAD; /* what no code reaches (an empty or one-bit code) */
+    if (max == 0)
+        return 0;
+    uint16_t sorted[NUM_LITLEN];
+    unsigned offs[MAX_CODE_BITS + 2];
+    offs[1] = 0;
+    for (unsigned len = 1; len <= MAX_CODE_BITS; len++)
+        offs[len + 1] = offs[len] + count[len];
+    for (unsigned s = 0; s < n; s++)
+        if (lens[s])
+            sorted[offs[lens[s]]++] = (uint16_t)s;
+    unsigned code = 0, k = 0, next_sub = primary, sub_prefix = ~0u, sub_start = 0;
+    for (unsigned len = 1; len <= (unsigned)max; len++, code <<= 1) {
+        for (unsigned c = 0; c < count[len]; c++, code++, k++) {
+            unsigned rev = reverse_bits(code, len);
+            uint32_t e = entry(sorted[k]);
+            if (len <= bits) {
+                for (unsigned i = rev; i < primary; i += 1u << len)
+                    table[i] = e | len;
+                continue;
+            }
+            unsigned prefix = rev & (primary - 1);
+            if (prefix != sub_prefix) {
+                /* A new subtable: as many index bits as the longest code
+                 * under this prefix needs, found from the codes left. */
+                unsigned sub_bits = len - bits, room = 1u << sub_bits;
+                unsigned left[MAX_CODE_BITS + 1];
+                memcpy(left, count, sizeof left);
+                left[len] -= c;
+                while (sub_bits + bits < (unsigned)max) {
+                    int r = (int)room - (int)left[sub_bits + bits];
+                    if (r <= 0)
+                        break;
+                    sub_bits++;
+                    room = (unsigned)r << 1;
+                }
+                sub_prefix = prefix;
+                sub_start = next_sub;
+                next_sub += 1u << sub_bits;
+                table[prefix] = E_SUB | sub_start << 16 | sub_bits;
+            }
+            unsigned sub_bits = E_LEN(table[prefix]);
+            for (unsigned i = rev >> bits; i < (1u << sub_bits); i += 1u << (len - bits))
+                table[sub_start + i] = e | len;
+        }
+    }
+    return 0;
+}
+
+/* Builds the fixed-Huffman block tables (RFC 1951 3.2.6), once. */
+static void build_fixed(void)
+{
+    uint8_t lens[NUM_LITLEN];
+    unsigned s = 0;
+    for (; s < 144; s++)
+        lens[s] = 8;
+    for (; s < 256; s++)
+        lens[s] = 9;
+    for (; s < 280; s++)
+        lens[s] = 7;
+    for (; s < NUM_LITLEN; s++)
+        lens[s] = 8;
+    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entry, 0);
+    memset(lens, 5, NUM_DIST);
+    build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entry, 0);
+}
+
+/* Bit reader over a span: bits come out least significant first. Past the
+ * span's end it feeds zero bytes and counts them in `over`, so a block read
+ * past the end is noticed at its end (or as soon as `over` shows it). */
+typedef struct {
+    const uint8_t *p, *end, *start;
+    uint64_t buf;
+    unsigned n;
+    size_t over;
+} bits_t;
+
+/* Little-endian 64-bit load. */
+static inline uint64_t load64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Fills the buffer to at least 56 bits. */
+static inline void refill(bits_t *b)
+{
+    if (b->end - b->p >= 8) {
+        b->buf |= load64(b->p) << b->n;
+        b->p += (63 - b->n) >> 3;
+        b->n |= 56;
+        return;
+    }
+    while (b->n <= 56) {
+        if (b->p < b->end)
+            b->buf |= (uint64_t)*b->p++ << b->n;
+        else
+            b->over++;
+        b->n += 8;
+    }
+}
+
+/* Drops n bits (n <= b->n). */
+static inline void drop(bits_t *b, unsigned n)
+{
+    b->buf >>= n;
+    b->n -= n;
+}
+
+/* Takes n bits (n <= 32, n <= b->n). */
+static inline unsigned take(bits_t *b, unsigned n)
+{
+    unsigned v = (unsigned)(b->buf & ((1ull << n) - 1));
+    drop(b, n);
+    return v;
+}
+
+/* The bit offset of the reader in its span. */
+static inline uint64_t bit_pos(const bits_t *b)
+{
+    return ((uint64_t)(b->p - b->start) + b->over) * 8 - b->n;
+}
+
+/* Whether the reader has gone past the span's end. */
+static inline int past_end(const bits_t *b)
+{
+    return bit_pos(b) > (uint64_t)(b->end - b->start) * 8;
+}
+
+/* Places the reader at bit `bit` of its span. */
+static void bits_seek(bits_t *b, uint64_t bit)
+{
+    b->p = b->start + bit / 8;
+    b->buf = 0;
+    b->n = 0;
+    b->over = 0;
+    if (b->p > b->end) {
+        b->over = (size_t)(b->p - b->end);
+        b->p = b->end;
+    }
+    refill(b);
+    drop(b, (unsigned)(bit % 8));
+}
+
+/* Looks up the entry for the next code in table (primary index bits wide). */
+static inline uint32_t lookup(const uint32_t *table, unsigned bits, uint64_t buf)
+{
+    uint32_t e = table[buf & ((1u << bits) - 1)];
+    if (__builtin_expect(e & E_SUB, 0))
+        e = table[E_VAL(e) + ((buf >> bits) & ((1u << E_LEN(e)) - 1))];
+    return e;
+}
+
+/* Reads a dynamic block's header after its 3 type bits into tables.
+ * Returns 0, -1 when zlib would refuse it, 1 when the span ended in it. */
+static int read_dynamic(bits_t *b, inf_tables *t)
+{
+    refill(b);
+    unsigned nlit = take(b, 5) + 257, ndist = take(b, 5) + 1, nclen = take(b, 4) + 4;
+    if (nlit > 286 || ndist > 30)
+        return -1;
+    uint8_t lens[NUM_LITLEN + NUM_DIST];
+    uint8_t clens[19] = {0};
+    refill(b);
+    for (unsigned i = 0; i < nclen; i++) {
+        if (i == 14)
+            refill(b);
+        clens[clen_order[i]] = (uint8_t)take(b, 3);
+    }
+    uint32_t ctable[1u << 7];
+    unsigned count[MAX_CODE_BITS + 1];
+    if (code_check(clens, 19, 0, count) <= 0)
+        return -1;
+    /* The code-length code has at most 7 bits: one flat table. */
+    for (unsigned i = 0; i < 128; i++)
+        ctable[i] = E_BAD;
+    unsigned code = 0;
+    for (unsigned len = 1; len <= 7; len++, code <<= 1)
+        for (unsigned s = 0; s < 19; s++)
+            if (clens[s] == len) {
+                for (unsigned i = reverse_bits(code, len); i < 128; i += 1u << len)
+                    ctable[i] = (uint32_t)s << 16 | len;
+                code++;
+            }
+    unsigned total = nlit + ndist;
+    for (unsigned i = 0; i < total;) {
+        refill(b);
+        if (b->over > 8)
+            return 1;
+        uint32_t e = ctable[b->buf & 127];
+        drop(b, E_LEN(e));
+        unsigned s = E_VAL(e);
+        if (s < 16) {
+            lens[i++] = (uint8_t)s;
+            continue;
+        }
+        unsigned rep, val = 0;
+        if (s == 16) {
+            if (i == 0)
+                return -1;
+            val = lens[i - 1];
+            rep = 3 + take(b, 2);
+        } else if (s == 17) {
+            rep = 3 + take(b, 3);
+        } else {
+            rep = 11 + take(b, 7);
+        }
+        if (i + rep > total)
+            return -1;
+        memset(lens + i, (int)val, rep);
+        i += rep;
+    }
+    if (past_end(b))
+        return 1;
+    if (lens[256] == 0)
+        return -1;
+    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entry, 1) < 0 ||
+        build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entry, 1) < 0)
+        return -1;
+    return 0;
+}
+
+/* Where one block's body decode left off. */
+enum { BODY_EOB = 0, BODY_BAD = -1, BODY_INPUT = 1, BODY_OUTPUT = 2 };
+
+/* The body of a Huffman block: symbols until end-of-block, into bytes
+ * (wide 0: back-references reach `lo` at the least) or 16-bit symbols (wide
+ * 1: back-references before out[0] become markers). *pos is the output
+ * position in elements. */
+static inline __attribute__((always_inline)) int
+huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, size_t history,
+          const int wide)
+{
+    /* The reader lives in locals meanwhile: the output's stores could
+     * otherwise alias it and force it through memory. */
+    bits_t local = *bp, *b = &local;
+    int r;
+    uint8_t *o8 = outv;
+    uint16_t *o16 = outv;
+    size_t p = *pos;
+    /* Takes literal entry e's bits and writes its byte. */
+#define PUT_LITERAL(e)                                                                             \
+    do {                                                                                           \
+        b->buf >>= (uint8_t)(e);                                                                   \
+        b->n -= (uint8_t)(e);                                                                      \
+        if (wide)                                                                                  \
+            o16[p++] = (uint16_t)E_VAL(e);                                                         \
+        else                                                                                       \
+            o8[p++] = (uint8_t)E_VAL(e);                                                           \
+    } while (0)
+    const uint32_t *lt = t->lit, *dt = t->dist;
+    for (;;) {
+        /* The fast loop: at least 8 input bytes and a longest match's room
+         * (plus the copies' slack) in the output. */
+        while (b->end - b->p >= 8 && cap - p >= 258 + 8 + 3) {
+            refill(b);
+            /* Literals with codes of at most LIT_BITS bits, up to three per
+             * refill, come straight from the primary table. */
+            uint32_t e = lt[b->buf & LIT_MASK];
+            if (e & E_LIT) {
+                PUT_LITERAL(e);
+                e = lt[b->buf & LIT_MASK];
+                if (!(e & E_LIT))
+                    continue;
+                PUT_LITERAL(e);
+                e = lt[b->buf & LIT_MASK];
+                if (!(e & E_LIT))
+                    continue;
+                PUT_LITERAL(e);
+                continue;
+            }
+            if (e & E_SUB)
+                e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
+            if (e & E_LIT) {
+                PUT_LITERAL(e);
+                continue;
+            }
+            drop(b, E_LEN(e));
+            if (e & (E_EOB | E_BAD)) {
+                r = e & E_BAD ? BODY_BAD : BODY_EOB;
+                goto out;
+            }
+            unsigned len = E_VAL(e) + take(b, E_EXTRA(e));
+            uint32_t d = lookup(dt, DIST_BITS, b->buf);
+            drop(b, E_LEN(d));
+            if (d & E_BAD) {
+                r = BODY_BAD;
+                goto out;
+            }
+            size_t dist = E_VAL(d) + take(b, E_EXTRA(d));
+            if (wide) {
+                uint16_t *dst = o16 + p;
+                if (dist <= p) {
+                    const uint16_t *src = dst - dist;
+                    if (dist >= 4) {
+                        for (unsigned i = 0; i < len; i += 4)
+                            memcpy(dst + i, src + i, 8);
+                    } else {
+                        for (unsigned i = 0; i < len; i++)
+                            dst[i] = src[i];
+                    }
+                } else {
+                    for (unsigned i = 0; i < len; i++) {
+                        size_t from = p + i - dist + INF_WINDOW; /* in window coordinates */
+                        dst[i] = from < INF_WINDOW ? (uint16_t)(INF_MARKER + from)
+                                                   : o16[from - INF_WINDOW];
+                    }
+                }
+            } else {
+                if (dist > p + history) {
+                    r = BODY_BAD;
+                    goto out;
+                }
+                uint8_t *dst = o8 + p;
+                const uint8_t *src = dst - dist;
+                if (dist >= 8) {
+                    for (unsigned i = 0; i < len; i += 8)
+                        memcpy(dst + i, src + i, 8);
+                } else if (dist == 1) {
+                    memset(dst, *src, len);
+                } else {
+                    for (unsigned i = 0; i < len; i++)
+                        dst[i] = src[i];
+                }
+            }
+            p += len;
+        }
+        /* The careful loop: one symbol at a time near either end. */
+        refill(b);
+        if (b->over > 8) {
+            r = BODY_INPUT;
+            goto out;
+        }
+        uint32_t e = lookup(lt, LIT_BITS, b->buf);
+        drop(b, E_LEN(e));
+        if (e & (E_EOB | E_BAD)) {
+            r = e & E_BAD ? BODY_BAD : BODY_EOB;
+            goto out;
+        }
+        unsigned len = 1;
+        size_t dist = 0;
+        if (!(e & E_LIT)) {
+            len = E_VAL(e) + take(b, E_EXTRA(e));
+            uint32_t d = lookup(dt, DIST_BITS, b->buf);
+            drop(b, E_LEN(d));
+            if (d & E_BAD) {
+                r = BODY_BAD;
+                goto out;
+            }
+            dist = E_VAL(d) + take(b, E_EXTRA(d));
+            if (!wide && dist > p + history) {
+                r = BODY_BAD;
+                goto out;
+            }
+        }
+        if (past_end(b)) {
+            r = BODY_INPUT;
+            goto out;
+        }
+        if (cap - p < len) {
+            r = BODY_OUTPUT;
+            goto out;
+        }
+        for (unsigned i = 0; i < len; i++, p++) {
+            if (dist == 0) {
+                if (wide)
+                    o16[p] = (uint16_t)E_VAL(e);
+                else
+                    o8[p] = (uint8_t)E_VAL(e);
+            } else if (wide) {
+                size_t from = p - dist + INF_WINDOW;
+                o16[p] = from < INF_WINDOW ? (uint16_t)(INF_MARKER + from) : o16[from - INF_WINDOW];
+            } else {
+                o8[p] = o8[(ptrdiff_t)p - (ptrdiff_t)dist];
+            }
+        }
+    }
+out:
+#undef PUT_LITERAL
+    *pos = p;
+    *bp = local;
+    return r;
+}
+
+/* Decodes a stored block's bytes after its header bits. */
+static int stored_body(bits_t *b, void *out, size_t *pos, size_t cap, int wide)
+{
+    drop(b, b->n % 8);
+    refill(b);
+    unsigned len = take(b, 16), nlen = take(b, 16);
+    if (len != (~nlen & 0xffffu))
+        return BODY_BAD;
+    if (past_end(b))
+        return BODY_INPUT;
+    /* Whole bytes left in the bit buffer come first, then the span. */
+    uint64_t at = bit_pos(b) / 8;
+    size_t span = (size_t)(b->end - b->start);
+    if (at + len > span)
+        return BODY_INPUT;
+    if (cap - *pos < len)
+        return BODY_OUTPUT;
+    const uint8_t *src = b->start + at;
+    if (wide) {
+        uint16_t *o = (uint16_t *)out + *pos;
+        for (unsigned i = 0; i < len; i++)
+            o[i] = src[i];
+    } else {
+        memcpy((uint8_t *)out + *pos, src, len);
+    }
+    *pos += len;
+    bits_seek(b, (at + len) * 8);
+    return BODY_EOB;
+}
+
+/* Scans the symbols written since the last scan for markers and says
+ * whether the last INF_WINDOW symbols hold none. */
+static int symbols_clean(inf_job *j)
+{
+    const uint16_t *s = j->out;
+    for (uint64_t i = j->scanned; i < j->out_len; i++)
+        if (s[i] >= INF_MARKER)
+            j->marker_free = i + 1;
+    j->scanned = j->out_len;
+    return j->out_len - j->marker_free >= INF_WINDOW;
+}
+
+/* Byte Huffman body, compiled for bytes. */
+static int body_bytes(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
+                      size_t history)
+{
+    return huff_body(b, t, out, pos, cap, history, 0);
+}
+
+/* Symbol Huffman body, compiled for 16-bit symbols. */
+static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
+                        size_t history)
+{
+    return huff_body(b, t, out, pos, cap, history, 1);
+}
+
+/* The block loop shared by both decoders. */
+static int decode(inf_job *j, int wide)
+{
+    pthread_once(&fixed_once, build_fixed);
+    inf_tables dyn;
+    bits_t b = {.start = j->in, .end = j->in + j->in_len};
+    bits_seek(&b, j->bit);
+    j->blocks = 0;
+    for (;;) {
+        /* At a block boundary: j->bit and j->out_len describe it. */
+        if (j->bit >= j->stop_bit || j->out_len >= j->out_limit)
+            return INF_STOP;
+        if (wide && symbols_clean(j))
+            return INF_CLEAN;
+        refill(&b);
+        unsigned final = take(&b, 1), type = take(&b, 2);
+        size_t pos = j->out_len;
+        int r;
+        if (type == 0) {
+            r = stored_body(&b, j->out, &pos, j->out_cap, wide);
+        } else if (type == 3) {
+            r = BODY_BAD;
+        } else {
+            const inf_tables *t = &fixed_tables;
+            if (type == 2) {
+                int h = read_dynamic(&b, &dyn);
+                if (h != 0) {
+                    r = h < 0 ? BODY_BAD : BODY_INPUT;
+                    goto done;
+                }
+                t = &dyn;
+            }
+            r = wide ? body_symbols(&b, t, j->out, &pos, j->out_cap, 0)
+                     : body_bytes(&b, t, j->out, &pos, j->out_cap, j->history);
+        }
+    done:
+        /* Whatever a block read past the span's end met there is not the
+         * stream's: the caller has to supply more. */
+        if (r != BODY_OUTPUT && past_end(&b))
+            r = BODY_INPUT;
+        if (r == BODY_BAD)
+            return INF_ERROR;
+        if (r == BODY_INPUT)
+            return INF_NEED_INPUT;
+        if (r == BODY_OUTPUT)
+            return INF_NEED_OUTPUT;
+        j->out_len = pos;
+        j->bit = bit_pos(&b);
+        j->blocks++;
+        if (final)
+            return INF_END;
+    }
+}
+
+/* Decodes blocks into bytes (see inflate.h). */
+int inf_decode_bytes(inf_job *j)
+{
+    return decode(j, 0);
+}
+
+/* Decodes blocks into symbols with the window unknown (see inflate.h). */
+int inf_decode_symbols(inf_job *j)
+{
+    return decode(j, 1);
+}
+
+/* Replaces markers by the window's bytes (see inflate.h). */
+int inf_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window, size_t valid)
+{
+    size_t first_valid = INF_WINDOW - valid;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned s = sym[i];
+        if (s < 256) {
+            dst[i] = (uint8_t)s;
+        } else {
+            unsigned w = s - INF_MARKER;
+            bad |= w < first_valid;
+            dst[i] = window[w & (INF_WINDOW - 1)];
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+/* The first candidate block start in [from, to) (see inflate.h). */
+uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to)
+{
+    uint64_t limit = (uint64_t)len * 8;
+    inf_tables scratch;
+    for (uint64_t bit = from; bit < to && bit + 3 <= limit; bit++) {
+        size_t byte = (size_t)(bit / 8);
+        uint64_t w = 0;
+        size_t have = len - byte < 8 ? len - byte : 8;
+        memcpy(&w, in + byte, have);
+        w >>= bit % 8;
+        unsigned head = (unsigned)(w & 7);
+        if (head == 4) { /* BFINAL 0, BTYPE 2: dynamic */
+            unsigned nlit = (w >> 3) & 31, ndist = (w >> 8) & 31;
+            if (nlit > 29 || ndist > 29)
+                continue;
+            bits_t b = {.start = in, .end = in + len};
+            bits_seek(&b, bit + 3);
+            if (read_dynamic(&b, &scratch) == 0)
+                return bit;
+        } else if (head == 0) { /* BFINAL 0, BTYPE 0: stored */
+            uint64_t lenbyte = (bit + 3 + 7) / 8;
+            if (lenbyte + 4 > len)
+                continue;
+            const uint8_t *q = in + lenbyte;
+            if ((q[0] ^ q[2]) == 0xff && (q[1] ^ q[3]) == 0xff)
+                return bit;
+        }
+    }
+    return UINT64_MAX;
+}
+
+/* Whether a decode ending at `end` continues as one starting at `start`
+ * (see inflate.h). */
+int inf_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start)
+{
+    if (end == start)
+        return 1;
+    if (end / 8 >= len || start / 8 >= len)
+        return 0;
+    unsigned head_end = (unsigned)(in[end / 8] >> (end % 8)), head_start = (unsigned)(in[start / 8] >> (start % 8));
+    if (end % 8 > 5)
+        head_end |= (unsigned)(end / 8 + 1 < len ? in[end / 8 + 1] : 0) << (8 - end % 8);
+    if (start % 8 > 5)
+        head_start |= (unsigned)(start / 8 + 1 < len ? in[start / 8 + 1] : 0) << (8 - start % 8);
+    return (head_end & 7) == 0 && (head_start & 7) == 0 && (end + 3 + 7) / 8 == (start + 3 + 7) / 8;
+}

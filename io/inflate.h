@@ -1,0 +1,79 @@
+/* inflate.h - the host's deflate decoder (RFC 1951), table-driven, for
+ * whole blocks held in memory.
+ *
+ * One call decodes blocks from a bit position of an input span until a stop
+ * condition is met at a block boundary, so a caller can cut one deflate
+ * stream into pieces and decode them on several threads:
+ *  - into bytes (inf_decode_bytes), where the history the stream refers back
+ *    to is known and lies in memory just before the output;
+ *  - into 16-bit symbols (inf_decode_symbols) where that history is not
+ *    known: a byte the stream copies from the 32 KiB before the output is
+ *    written as a marker (INF_MARKER + its index in that window) to be
+ *    replaced once the window is known (inf_resolve).
+ * inf_find_block finds the next bit offset where a deflate block could
+ * start. Both decoders refuse everything zlib's inflate refuses, and only
+ * that; they stop, not fail, where the input span or the output buffer ends
+ * inside a block, with the state of the last block boundary, so the caller
+ * can supply more and go on. */
+#ifndef GPUBATCH_IO_INFLATE_H
+#define GPUBATCH_IO_INFLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define INF_WINDOW 32768u     /* the farthest a deflate stream refers back */
+#define INF_MARKER 0x8000u    /* symbol INF_MARKER + i: byte i of the unknown window */
+#define INF_OUT_SLACK 320u    /* bytes (or symbols) past out_cap the decoder may scribble */
+
+/* Why a decode stopped. Every state but INF_ERROR is at a block boundary. */
+enum inf_result {
+    INF_ERROR = -1,      /* invalid deflate data */
+    INF_STOP = 0,        /* at a block boundary at or past stop_bit or out_limit */
+    INF_END = 1,         /* after the final block (bit: just past it) */
+    INF_NEED_INPUT = 2,  /* the input span ends inside the next block */
+    INF_NEED_OUTPUT = 3, /* the next block does not fit in out_cap */
+    INF_CLEAN = 4,       /* symbols only: the last INF_WINDOW symbols hold no marker */
+};
+
+/* One decode: the caller fills the fields marked "in", the decoder updates
+ * those marked "in/out". */
+typedef struct {
+    const uint8_t *in;   /* in: the input span */
+    size_t in_len;       /* in: its bytes; in_final: the span ends where the input does */
+    uint64_t bit;        /* in/out: bit offset in `in` of a block start */
+    uint64_t stop_bit;   /* in: stop at the first block boundary at or past this bit */
+    size_t out_limit;    /* in: stop at the first block boundary with out_len >= this */
+    void *out;           /* in: uint8_t (bytes) or uint16_t (symbols) */
+    size_t out_len;      /* in/out: elements written */
+    size_t out_cap;      /* in: room for out_cap + INF_OUT_SLACK elements */
+    size_t history;      /* in, bytes only: valid bytes before out[0] that the stream may copy */
+    uint64_t marker_free; /* in/out, symbols only: out[marker_free..out_len) holds no marker */
+    uint64_t scanned;    /* in/out, symbols only: out[0..scanned) already checked for markers */
+    int blocks;          /* out: blocks decoded by this call */
+} inf_job;
+
+/* Decodes blocks into bytes (see inf_job): out[-history..0) is the stream's
+ * known history. */
+int inf_decode_bytes(inf_job *j);
+
+/* Decodes blocks into symbols (see inf_job) with the window unknown; stops
+ * also (INF_CLEAN) at the first boundary where the last INF_WINDOW symbols
+ * are all bytes, at least INF_WINDOW symbols into the output. */
+int inf_decode_symbols(inf_job *j);
+
+/* Writes n symbols as bytes: markers take their byte from window (the
+ * INF_WINDOW bytes before the symbols' start, of which only the last
+ * `valid` exist). Returns 0, or -1 when a marker points before them. */
+int inf_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window, size_t valid);
+
+/* The first bit offset in [from, to) of in[0..len) where a non-final
+ * dynamic-Huffman block with valid, complete codes or a non-final stored
+ * block with matching LEN/NLEN starts; UINT64_MAX if none. */
+uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to);
+
+/* Whether a decode that ends at bit `end` continues exactly as one started
+ * at `start`: the same offset, or the same stored block whose 3 header bits
+ * were placed differently before its byte-aligned length. */
+int inf_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start);
+
+#endif

@@ -1,0 +1,738 @@
+/* pinflate.c - one deflate stream inflated on several threads (see
+ * pinflate.h).
+ *
+ * Chunks form a list in stream order. One lock guards the list and every
+ * chunk's state; the heavy work (reading, decoding, replacing markers,
+ * CRC-32) runs unlocked on a chunk that only its worker touches meanwhile.
+ * The acceptance walk (advance) runs under the lock after each change. */
+#include "io/pinflate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "io/inflate.h"
+#include "io/reader.h"
+
+#define NONE UINT64_MAX
+#define FIRST_CHUNK ((uint64_t)1 << 20)    /* compressed bytes per chunk before a ratio is known */
+#define MIN_CHUNK ((uint64_t)64 << 10)
+#define MAX_CHUNK ((uint64_t)16 << 20)
+#define TARGET_OUT ((uint64_t)4 << 20)     /* decoded bytes a chunk aims at */
+#define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
+#define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
+
+enum ch_state {
+    CH_WAIT,     /* to be decoded */
+    CH_RUN,      /* a worker decodes it */
+    CH_DECODED,  /* decoded, waiting for acceptance */
+    CH_ACCEPTED, /* in the stream; markers and CRC-32 to do */
+    CH_RESOLVE,  /* a worker replaces its markers */
+    CH_READY,    /* bytes ready to hand out */
+    CH_FAILED,   /* the stream cannot go on here */
+};
+
+/* A piece of the stream. Bits are counted from the source's start. */
+typedef struct chunk {
+    struct chunk *next;
+    enum ch_state state;
+    int known;         /* decoded from `start` with `window` */
+    int dropped;       /* no longer in the list: freed by its worker */
+    uint64_t from, to; /* where its start is searched; it ends at the first boundary >= to */
+    uint64_t start, end;
+    int status;        /* INF_STOP or INF_END when decoded, else the failure */
+    uint8_t *buf;      /* the allocation holding out */
+    uint8_t *out;      /* decoded bytes: out[0..nsym) once markers are replaced */
+    size_t nout, cap;
+    uint16_t *sym;     /* the first nsym symbols, decoded with markers */
+    size_t nsym;
+    uint32_t crc;
+    size_t taken;      /* bytes handed out */
+    size_t wvalid;
+    uint8_t window[INF_WINDOW]; /* the stream's bytes before it (the last wvalid exist) */
+} chunk;
+
+struct pinf {
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    pthread_t *threads;
+    int nthreads, quit;
+    uint64_t fixed_chunk; /* compressed bytes per chunk, 0: from the ratio */
+    /* the stream */
+    int active;
+    int fd;
+    const uint8_t *mem;
+    uint64_t src_len;
+    chunk *head, *tail; /* in stream order, head handed out first */
+    size_t nchunks;
+    uint64_t next_from;  /* where the next chunk's range starts */
+    uint64_t pos;        /* where the accepted part ends */
+    chunk *accepted;     /* the last accepted chunk */
+    int ended;           /* the final block is accepted */
+    int failed;          /* a chunk failed: no new ones */
+    uint64_t end_bit;
+    uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
+    uint8_t win[INF_WINDOW];    /* the window at pos */
+    size_t win_valid;
+    /* handed out */
+    uint32_t crc;
+    uint64_t len;
+    uint64_t out_pos;    /* source bit where the handed-out data ends */
+    chunk *stopped;
+};
+
+/* Frees a chunk's buffers and the chunk. */
+static void chunk_free(chunk *c)
+{
+    if (!c)
+        return;
+    free(c->buf);
+    free(c->sym);
+    free(c);
+}
+
+/* Compressed bytes [off, off + len) of the source, clipped to its end: a
+ * pointer into memory, or a buffer read with pread (*owned set). */
+static const uint8_t *read_span(const pinf *p, uint64_t off, size_t *len, uint8_t **owned)
+{
+    *owned = NULL;
+    if (off > p->src_len)
+        off = p->src_len;
+    if (*len > p->src_len - off)
+        *len = (size_t)(p->src_len - off);
+    if (p->fd < 0)
+        return p->mem + off;
+    uint8_t *b = malloc(*len ? *len : 1);
+    if (!b)
+        return NULL;
+    size_t got = 0;
+    while (got < *len) {
+        ssize_t k = pread(p->fd, b + got, *len - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    *len = got; /* a read error or a shrunk file ends the span early */
+    *owned = b;
+    return b;
+}
+
+/* Makes room for `need` output elements of `size` bytes past *cap. */
+static int grow(void **buf, size_t *cap, size_t need, size_t size)
+{
+    size_t c = *cap ? *cap : 1 << 16;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*buf, (c + INF_OUT_SLACK) * size);
+    if (!n)
+        return -1;
+    *buf = n;
+    *cap = c;
+    return 0;
+}
+
+/* A compressed span for decoding from bit `from` to past bit `to`, which
+ * can be widened (span_widen) when a block runs past its end. */
+typedef struct {
+    const pinf *p;
+    uint64_t off;
+    const uint8_t *data;
+    size_t len;
+    uint8_t *owned;
+} span;
+
+/* Reads the span from the byte holding `from` to OVERSHOOT past `to`. */
+static int span_open(span *s, const pinf *p, uint64_t from, uint64_t to)
+{
+    s->p = p;
+    s->off = from / 8;
+    s->len = (size_t)(to / 8 - s->off) + OVERSHOOT;
+    s->data = read_span(p, s->off, &s->len, &s->owned);
+    return s->data ? 0 : -1;
+}
+
+/* Doubles the span's length; 0, or -1 when it already reaches the end. */
+static int span_widen(span *s)
+{
+    if (s->off + s->len >= s->p->src_len)
+        return -1;
+    size_t len = s->len * 2;
+    uint8_t *owned;
+    const uint8_t *d = read_span(s->p, s->off, &len, &owned);
+    if (!d || len <= s->len) {
+        free(owned);
+        return -1;
+    }
+    free(s->owned);
+    s->data = d;
+    s->len = len;
+    s->owned = owned;
+    return 0;
+}
+
+/* Decodes bytes with j (its out inside c->buf at out_off) until it stops at
+ * a boundary, growing c's buffer and the span as needed. Returns the
+ * inflate result. */
+static int run_bytes(chunk *c, span *s, inf_job *j, size_t out_off)
+{
+    for (;;) {
+        j->in = s->data;
+        j->in_len = s->len;
+        j->out = c->buf + out_off;
+        j->out_cap = c->cap - out_off;
+        int r = inf_decode_bytes(j);
+        if (r == INF_NEED_OUTPUT) {
+            if (grow((void **)&c->buf, &c->cap, c->cap + 1, 1) < 0)
+                return INF_ERROR;
+            continue;
+        }
+        if (r == INF_NEED_INPUT && span_widen(s) == 0)
+            continue;
+        return r;
+    }
+}
+
+/* Decodes chunk c from its known start with its window into bytes. */
+static void decode_known(pinf *p, chunk *c)
+{
+    span s;
+    c->status = INF_ERROR;
+    if (span_open(&s, p, c->start, c->to) < 0)
+        return;
+    size_t est = (size_t)((c->to - c->start) / 8) * 2 + INF_WINDOW;
+    c->cap = 0;
+    if (grow((void **)&c->buf, &c->cap, INF_WINDOW + (est < OUT_LIMIT ? est : OUT_LIMIT), 1) < 0)
+        goto out;
+    memcpy(c->buf + INF_WINDOW - c->wvalid, c->window + INF_WINDOW - c->wvalid, c->wvalid);
+    uint64_t base = s.off * 8;
+    /* At least one block, even where the range is already passed. */
+    uint64_t stop = c->to > c->start ? c->to : c->start + 1;
+    inf_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = OUT_LIMIT,
+                 .history = c->wvalid};
+    c->status = run_bytes(c, &s, &j, INF_WINDOW);
+    c->out = c->buf + INF_WINDOW;
+    c->nout = j.out_len;
+    c->end = j.bit + base;
+out:
+    free(s.owned);
+}
+
+/* Decodes chunk c speculatively from a block start found at `bit` of span
+ * s: symbols with markers until the window is no longer needed, then bytes.
+ * Returns the inflate result. */
+static int decode_guess(chunk *c, span *s, uint64_t bit)
+{
+    uint64_t base = s->off * 8;
+    size_t cap = 0;
+    inf_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
+    int r;
+    for (;;) {
+        j.in = s->data;
+        j.in_len = s->len;
+        j.out = c->sym;
+        j.out_cap = cap;
+        r = inf_decode_symbols(&j);
+        if (r == INF_NEED_OUTPUT && grow((void **)&c->sym, &cap, cap + 1, 2) == 0)
+            continue;
+        if (r == INF_NEED_INPUT && span_widen(s) == 0)
+            continue;
+        break;
+    }
+    c->nsym = j.out_len;
+    c->end = j.bit + base;
+    if (r != INF_CLEAN)
+        return r == INF_NEED_OUTPUT ? INF_ERROR : r;
+    /* The last INF_WINDOW symbols are bytes: they are the history of the
+     * byte decoder that takes over. */
+    c->cap = 0;
+    if (grow((void **)&c->buf, &c->cap, c->nsym * 2, 1) < 0)
+        return INF_ERROR;
+    for (size_t i = c->nsym - INF_WINDOW; i < c->nsym; i++)
+        c->buf[i] = (uint8_t)c->sym[i];
+    inf_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = OUT_LIMIT - c->nsym,
+                 .history = INF_WINDOW};
+    r = run_bytes(c, s, &b, c->nsym);
+    c->end = b.bit + base;
+    c->nout = c->nsym + b.out_len;
+    return r;
+}
+
+/* Finds chunk c's first block start from which its decode succeeds. */
+static void decode_spec(pinf *p, chunk *c)
+{
+    span s;
+    c->start = NONE;
+    c->status = INF_ERROR;
+    if (span_open(&s, p, c->from, c->to) < 0)
+        return;
+    uint64_t base = s.off * 8;
+    for (uint64_t from = c->from - base;;) {
+        uint64_t bit = inf_find_block(s.data, s.len, from, c->to - base);
+        if (bit == NONE)
+            break;
+        c->nsym = c->nout = 0;
+        int r = decode_guess(c, &s, bit);
+        if (r == INF_STOP || r == INF_END) {
+            c->start = bit + base;
+            c->status = r;
+            c->out = c->buf;
+            if (!c->buf) { /* all symbols: bytes come when they are replaced */
+                c->cap = 0;
+                if (grow((void **)&c->buf, &c->cap, c->nsym, 1) < 0) {
+                    c->start = NONE;
+                    c->status = INF_ERROR;
+                    break;
+                }
+                c->out = c->buf;
+                c->nout = c->nsym;
+            }
+            break;
+        }
+        free(c->buf);
+        c->buf = NULL;
+        from = bit + 1;
+    }
+    free(s.owned);
+}
+
+/* Moves the window past chunk c's bytes (markers taken from the window),
+ * in place. Returns -1 when a marker points before the stream's start. */
+static int window_advance(pinf *p, const chunk *c)
+{
+    uint8_t tail[INF_WINDOW];
+    size_t n = c->nout < INF_WINDOW ? c->nout : INF_WINDOW;
+    size_t first = c->nout - n;
+    int bad = 0;
+    if (first < c->nsym)
+        bad = inf_resolve(tail, c->sym + first, c->nsym - first, p->win, p->win_valid);
+    size_t from_bytes = first < c->nsym ? c->nsym : first;
+    memcpy(tail + (from_bytes - first), c->out + from_bytes, c->nout - from_bytes);
+    memmove(p->win, p->win + n, INF_WINDOW - n);
+    memcpy(p->win + INF_WINDOW - n, tail, n);
+    p->win_valid = p->win_valid + n < INF_WINDOW ? p->win_valid + n : INF_WINDOW;
+    return bad;
+}
+
+/* Whether the stream, at bit `end`, goes on as a decode from `start` did
+ * (inf_same_start over the source's bytes there). */
+static int starts_match(const pinf *p, uint64_t end, uint64_t start)
+{
+    if (end == start)
+        return 1;
+    if (end > start + 16 || start > end + 16)
+        return 0;
+    uint64_t lo = (end < start ? end : start) / 8;
+    size_t len = 8;
+    uint8_t *owned;
+    const uint8_t *d = read_span(p, lo, &len, &owned);
+    int same = d && inf_same_start(d, len, end - lo * 8, start - lo * 8);
+    free(owned);
+    return same;
+}
+
+/* Unlinks every chunk after c (freeing those no worker holds). */
+static void drop_after(pinf *p, chunk *c)
+{
+    chunk *d = c->next;
+    c->next = NULL;
+    p->tail = c;
+    while (d) {
+        chunk *n = d->next;
+        p->nchunks--;
+        if (d->state == CH_RUN || d->state == CH_RESOLVE)
+            d->dropped = 1;
+        else
+            chunk_free(d);
+        d = n;
+    }
+}
+
+/* Chunk after c that decodes [from, to) from the known position `from`
+ * with the current window, linked in after c (c NULL: at the head). */
+static chunk *insert_known(pinf *p, chunk *c, uint64_t from, uint64_t to)
+{
+    chunk *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->known = 1;
+    k->from = k->start = from;
+    k->to = to;
+    k->wvalid = p->win_valid;
+    memcpy(k->window, p->win, INF_WINDOW);
+    if (c) {
+        k->next = c->next;
+        c->next = k;
+        if (p->tail == c)
+            p->tail = k;
+    } else {
+        k->next = p->head;
+        p->head = k;
+        if (!p->tail)
+            p->tail = k;
+    }
+    p->nchunks++;
+    return k;
+}
+
+/* Accepts decoded chunks in stream order while it can (lock held). */
+static void advance(pinf *p)
+{
+    chunk *c = p->accepted ? p->accepted->next : p->head;
+    while (c && !p->ended) {
+        if (c->state == CH_FAILED)
+            return;
+        if (!c->known) {
+            if (p->pos >= c->to && c->state != CH_RUN) { /* covered by the chunk before */
+                chunk *n = c->next;
+                if (p->accepted)
+                    p->accepted->next = n;
+                else
+                    p->head = n;
+                if (p->tail == c)
+                    p->tail = p->accepted;
+                p->nchunks--;
+                chunk_free(c);
+                c = n;
+                continue;
+            }
+            if (c->state != CH_DECODED)
+                return;
+            if (c->start == NONE || !(c->status == INF_STOP || c->status == INF_END) ||
+                !starts_match(p, p->pos, c->start)) {
+                /* A false start, or none: decode it again from where the
+                 * stream really is. */
+                free(c->buf);
+                free(c->sym);
+                c->buf = NULL;
+                c->sym = NULL;
+                c->nsym = c->nout = 0;
+                c->known = 1;
+                c->start = p->pos;
+                c->wvalid = p->win_valid;
+                memcpy(c->window, p->win, INF_WINDOW);
+                c->state = CH_WAIT;
+                pthread_cond_broadcast(&p->work);
+                return;
+            }
+        } else if (c->state != CH_DECODED) {
+            return;
+        }
+        if (!(c->status == INF_STOP || c->status == INF_END)) {
+            c->state = CH_FAILED;
+            p->failed = 1;
+            pthread_cond_broadcast(&p->done);
+            return;
+        }
+        /* c continues the stream. */
+        c->wvalid = p->win_valid;
+        if (c->nsym)
+            memcpy(c->window, p->win, INF_WINDOW);
+        if (window_advance(p, c) < 0) {
+            c->state = CH_FAILED;
+            p->failed = 1;
+            pthread_cond_broadcast(&p->done);
+            return;
+        }
+        c->state = CH_ACCEPTED;
+        p->accepted = c;
+        p->in_done += c->end - c->start;
+        p->out_done += c->nout;
+        p->pos = c->end;
+        if (c->status == INF_END) {
+            p->ended = 1;
+            p->end_bit = c->end;
+            drop_after(p, c);
+        } else if (c->end < c->to && !insert_known(p, c, c->end, c->to)) {
+            p->failed = 1; /* out of memory: the stream stops after c */
+        }
+        pthread_cond_broadcast(&p->work);
+        pthread_cond_broadcast(&p->done);
+        c = c->next;
+    }
+}
+
+/* Compressed bytes for the next chunk, from the ratio seen so far. */
+static uint64_t chunk_bytes(const pinf *p)
+{
+    if (p->fixed_chunk)
+        return p->fixed_chunk;
+    if (p->out_done == 0 || p->in_done < 8 * MIN_CHUNK)
+        return FIRST_CHUNK;
+    uint64_t bytes = TARGET_OUT * (p->in_done / 8) / p->out_done;
+    return bytes < MIN_CHUNK ? MIN_CHUNK : bytes > MAX_CHUNK ? MAX_CHUNK : bytes;
+}
+
+/* Appends the next chunk when fewer than a few per thread are in flight:
+ * decoded from the known position when everything before it is accepted,
+ * else speculatively. NULL when none is due (lock held). */
+static chunk *new_chunk(pinf *p)
+{
+    if (!p->active || p->ended || p->failed || p->nchunks >= (size_t)p->nthreads + 2)
+        return NULL;
+    uint64_t end = p->src_len * 8, size = chunk_bytes(p) * 8;
+    chunk *c;
+    if (!p->tail || p->tail == p->accepted) {
+        uint64_t from = p->pos > p->next_from ? p->pos : p->next_from;
+        uint64_t to = from + size < end ? from + size : end;
+        c = insert_known(p, p->tail, p->pos, to > p->pos ? to : p->pos);
+    } else {
+        if (p->next_from >= end)
+            return NULL;
+        c = calloc(1, sizeof *c);
+        if (c) {
+            c->from = p->next_from;
+            c->to = c->from + size < end ? c->from + size : end;
+            p->tail->next = c;
+            p->tail = c;
+            p->nchunks++;
+        }
+    }
+    if (!c) {
+        p->failed = 1;
+        return NULL;
+    }
+    p->next_from = c->to;
+    return c;
+}
+
+/* Replaces chunk c's markers and computes its CRC-32. 0, or -1 when a
+ * marker points before the stream's start. */
+static int resolve(chunk *c)
+{
+    int rc = 0;
+    if (c->nsym) {
+        rc = inf_resolve(c->out, c->sym, c->nsym, c->window, c->wvalid);
+        free(c->sym);
+        c->sym = NULL;
+    }
+    c->crc = (uint32_t)crc32(0, c->out, (uInt)0);
+    for (size_t off = 0; off < c->nout;) {
+        size_t k = c->nout - off < (1u << 30) ? c->nout - off : (1u << 30);
+        c->crc = (uint32_t)crc32(c->crc, c->out + off, (uInt)k);
+        off += k;
+    }
+    return rc;
+}
+
+/* The next task for a worker (lock held): a chunk to resolve, then one to
+ * decode, oldest first, then a new chunk. NULL when there is none. */
+static chunk *pick(pinf *p)
+{
+    if (!p->active)
+        return NULL;
+    for (chunk *c = p->head; c; c = c->next)
+        if (c->state == CH_ACCEPTED)
+            return c;
+    for (chunk *c = p->head; c; c = c->next)
+        if (c->state == CH_WAIT && c->known)
+            return c;
+    for (chunk *c = p->head; c; c = c->next)
+        if (c->state == CH_WAIT)
+            return c;
+    return new_chunk(p);
+}
+
+/* Thread body: runs tasks until pinf_destroy. */
+static void *worker(void *arg)
+{
+    pinf *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->quit) {
+        chunk *c = pick(p);
+        if (!c) {
+            pthread_cond_wait(&p->work, &p->lock);
+            continue;
+        }
+        int resolving = c->state == CH_ACCEPTED;
+        c->state = resolving ? CH_RESOLVE : CH_RUN;
+        pthread_mutex_unlock(&p->lock);
+        int rc = 0;
+        if (resolving)
+            rc = resolve(c);
+        else if (c->known)
+            decode_known(p, c);
+        else
+            decode_spec(p, c);
+        pthread_mutex_lock(&p->lock);
+        if (c->dropped) {
+            chunk_free(c);
+            continue;
+        }
+        if (resolving) {
+            c->state = rc < 0 ? CH_FAILED : CH_READY;
+            if (rc < 0)
+                p->failed = 1;
+        } else {
+            c->state = CH_DECODED;
+            advance(p);
+        }
+        pthread_cond_broadcast(&p->done);
+        pthread_cond_broadcast(&p->work);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Starts the threads (see pinflate.h). */
+int pinf_create(pinf **out, int threads, uint64_t chunk_bytes)
+{
+    *out = NULL;
+    pinf *p = calloc(1, sizeof *p);
+    if (!p)
+        return IO_ERR_NOMEM;
+    if (threads < 1)
+        threads = 1;
+    p->threads = calloc((size_t)threads, sizeof *p->threads);
+    if (!p->threads) {
+        free(p);
+        return IO_ERR_NOMEM;
+    }
+    p->fixed_chunk = chunk_bytes;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (int i = 0; i < threads; i++) {
+        if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
+            break;
+        p->nthreads++;
+    }
+    if (p->nthreads == 0) {
+        pinf_destroy(p);
+        return IO_ERR_NOMEM;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Unlinks every chunk of the stream (lock held). */
+static void drop_all(pinf *p)
+{
+    if (!p->head)
+        return;
+    chunk head = {.next = p->head};
+    drop_after(p, &head);
+    p->nchunks = 0;
+    p->head = p->tail = p->accepted = NULL;
+}
+
+/* Stops the threads and frees everything (see pinflate.h). */
+void pinf_destroy(pinf *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    drop_all(p);
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    free(p->threads);
+    free(p);
+}
+
+/* Ends the current stream (see pinflate.h). */
+void pinf_end(pinf *p)
+{
+    pthread_mutex_lock(&p->lock);
+    drop_all(p);
+    p->active = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Starts a stream (see pinflate.h). */
+void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
+{
+    pthread_mutex_lock(&p->lock);
+    drop_all(p);
+    p->fd = fd;
+    p->mem = mem;
+    p->src_len = src_len;
+    p->pos = p->next_from = p->out_pos = start * 8;
+    p->ended = p->failed = 0;
+    p->end_bit = 0;
+    p->in_done = p->out_done = 0;
+    p->win_valid = 0;
+    p->crc = (uint32_t)crc32(0, NULL, 0);
+    p->len = 0;
+    p->stopped = NULL;
+    p->active = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Hands out decoded bytes in order (see pinflate.h). */
+ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    pthread_mutex_lock(&p->lock);
+    while (got < n) {
+        chunk *c = p->head;
+        if (!c && p->ended)
+            break;
+        if (!c || (c->state != CH_READY && c->state != CH_FAILED)) {
+            pthread_cond_wait(&p->done, &p->lock);
+            continue;
+        }
+        if (c->state == CH_FAILED) {
+            p->stopped = c;
+            pthread_mutex_unlock(&p->lock);
+            return got ? (ssize_t)got : PINF_STOPPED;
+        }
+        size_t k = c->nout - c->taken < n - got ? c->nout - c->taken : n - got;
+        pthread_mutex_unlock(&p->lock);
+        memcpy(buf + got, c->out + c->taken, k);
+        pthread_mutex_lock(&p->lock);
+        c->taken += k;
+        got += k;
+        if (c->taken == c->nout) {
+            p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)c->nout);
+            p->len += c->nout;
+            p->out_pos = c->end;
+            p->head = c->next;
+            if (p->tail == c)
+                p->tail = NULL;
+            if (p->accepted == c)
+                p->accepted = NULL;
+            p->nchunks--;
+            chunk_free(c);
+            pthread_cond_broadcast(&p->work);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return (ssize_t)got;
+}
+
+/* The stream's end, CRC-32 and length (see pinflate.h). */
+void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len)
+{
+    *end_byte = (p->end_bit + 7) / 8;
+    *crc = p->crc;
+    *len = p->len;
+}
+
+/* Where a sequential decoder goes on (see pinflate.h). */
+void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                     uint32_t *crc, uint64_t *len)
+{
+    const chunk *c = p->stopped;
+    *bit = c->start;
+    *window = c->window + INF_WINDOW - c->wvalid;
+    *wlen = c->wvalid;
+    *crc = p->crc;
+    *len = p->len;
+}
+
+/* The source byte the handed-out data reaches (see pinflate.h). */
+uint64_t pinf_input_pos(const pinf *p)
+{
+    return p->out_pos / 8;
+}

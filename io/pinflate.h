@@ -1,0 +1,67 @@
+/* pinflate.h - one deflate stream inflated on several threads.
+ *
+ * The stream's compressed bytes are cut into chunks. The first chunk is
+ * decoded from the stream's start; each later one from the first place in
+ * it where a block could start (inf_find_block), with the 32 KiB window
+ * before it unknown (markers, see inflate.h), while the chunks before it are
+ * still being decoded. In stream order, a chunk is accepted when it began
+ * exactly where the one before ended; otherwise (a false start, or a block
+ * the finder does not look for) it is decoded again from there with the
+ * window known. Accepted chunks get their markers replaced from the window
+ * passed along and their CRC-32 computed on any thread, and are handed out
+ * in order. Memory is bounded: a few chunks per thread are in flight.
+ *
+ * The decoder only takes what it can vouch for: where the stream is invalid
+ * or ends early, it hands out everything before the last block boundary it
+ * reached and says where it stopped, with the window and the CRC-32 so far,
+ * so that a sequential decoder can take over there and report the problem in
+ * its own words.
+ *
+ * Threads: pinf_create starts them; they serve one stream at a time
+ * (pinf_begin .. pinf_end); pinf_read is called from one thread. */
+#ifndef GPUBATCH_IO_PINFLATE_H
+#define GPUBATCH_IO_PINFLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PINF_STOPPED (-100) /* pinf_read: go on sequentially from pinf_stop_point */
+
+typedef struct pinf pinf;
+
+/* Starts `threads` decoding threads (at least one). chunk_bytes: the
+ * compressed bytes per chunk, or 0 to size chunks by the compression ratio
+ * seen (a few MiB of output each). 0, or IO_ERR_NOMEM. */
+int pinf_create(pinf **out, int threads, uint64_t chunk_bytes);
+
+/* Stops the threads and frees everything; accepts NULL. */
+void pinf_destroy(pinf *p);
+
+/* Starts the deflate stream at byte `start` of a source of src_len bytes:
+ * the regular file open as fd (read with pread; the fd's offset is not
+ * used) or, with fd < 0, the memory mem. Ends the stream before, if any. */
+void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
+
+/* Copies the next decoded bytes, in order, into buf: the count (at most n),
+ * 0 after the final block, PINF_STOPPED where the stream cannot be decoded
+ * further here, or IO_ERR_NOMEM. */
+ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n);
+
+/* After pinf_read returned 0: the byte just past the final block, and the
+ * CRC-32 and length of the whole stream. */
+void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len);
+
+/* After PINF_STOPPED: the bit offset (in the source) of the block boundary
+ * where a sequential decoder must go on, the stream's last *wlen (at most
+ * 32 KiB) bytes before it, and the CRC-32 and length of all before it. */
+void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                     uint32_t *crc, uint64_t *len);
+
+/* The source byte up to which the data handed out so far was compressed. */
+uint64_t pinf_input_pos(const pinf *p);
+
+/* Ends the current stream: the threads drop what they were doing for it. */
+void pinf_end(pinf *p);
+
+#endif

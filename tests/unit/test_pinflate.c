@@ -1,0 +1,384 @@
+/* test_pinflate.c - the host deflate decoder (io/inflate.c) and the
+ * parallel decoder of one stream (io/pinflate.c) against zlib: streams of
+ * every zlib level and strategy, window size, flush pattern and kind of
+ * data, decoded whole, block by block with stops, speculatively with
+ * markers, and in parallel with chunks down to a few KiB on 1 to 4
+ * threads; then damaged streams, where both must hand out exactly the bytes
+ * zlib gives before its error and never accept what zlib refuses. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "io/inflate.h"
+#include "io/pinflate.h"
+#include "tests/unit/check.h"
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+/* xorshift64: the tests' only source of randomness. */
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+enum { K_RANDOM, K_TEXT, K_FLOATS, K_RUNS, K_MIXED, K_KINDS };
+
+/* Fills buf with data of one kind: incompressible, word-like, float32
+ * normals' bytes, long runs, or a mix that changes every few KiB. */
+static void fill(uint8_t *buf, size_t n, int kind)
+{
+    static const char *words[] = {"gpubatch ", "reduce ", "transpose ", "quadratic ", "gzip ",
+                                  "the ",      "of ",     "deflate ",   "\n",          "0.125 "};
+    size_t i = 0;
+    int k = kind;
+    while (i < n) {
+        if (kind == K_MIXED && i % 4096 == 0)
+            k = (int)(rnd() % K_MIXED);
+        switch (k) {
+        case K_RANDOM:
+            buf[i++] = (uint8_t)rnd();
+            break;
+        case K_TEXT: {
+            const char *w = words[rnd() % 10];
+            while (*w && i < n)
+                buf[i++] = (uint8_t)*w++;
+            break;
+        }
+        case K_FLOATS: {
+            /* a rough normal: the sum of four uniforms */
+            double s = 0;
+            for (int j = 0; j < 4; j++)
+                s += (double)(rnd() >> 11) / 9007199254740992.0 - 0.5;
+            float f = (float)s;
+            uint8_t b[4];
+            memcpy(b, &f, 4);
+            for (int j = 0; j < 4 && i < n; j++)
+                buf[i++] = b[j];
+            break;
+        }
+        default: {
+            uint8_t v = (uint8_t)(rnd() % 3);
+            size_t run = 1 + rnd() % 300;
+            while (run-- && i < n)
+                buf[i++] = v;
+            break;
+        }
+        }
+    }
+}
+
+/* Raw deflate of data[0..n) by zlib with the given settings; a flush every
+ * `flush_every` bytes when nonzero (Z_SYNC_FLUSH, or Z_FULL_FLUSH when
+ * `full`). Returns a malloc'd stream and its length. */
+static uint8_t *deflate_raw(const uint8_t *data, size_t n, int level, int strategy, int wbits,
+                            size_t flush_every, int full, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, level, Z_DEFLATED, -wbits, 8, strategy) != Z_OK)
+        return NULL;
+    size_t cap = deflateBound(&zs, (uLong)n) + 64 + (flush_every ? 16 * (n / flush_every + 1) : 0);
+    uint8_t *out = malloc(cap);
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    size_t pos = 0;
+    for (;;) {
+        size_t step = flush_every ? flush_every : n;
+        if (step > n - pos)
+            step = n - pos;
+        zs.next_in = (Bytef *)(uintptr_t)(data + pos);
+        zs.avail_in = (uInt)step;
+        pos += step;
+        int last = pos == n;
+        deflate(&zs, last ? Z_FINISH : full ? Z_FULL_FLUSH : Z_SYNC_FLUSH);
+        if (last)
+            break;
+    }
+    *out_len = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return out;
+}
+
+/* zlib's raw inflate of in[0..len): the bytes it gives before it stops
+ * (*out_len) and whether it reached the stream's end. */
+static int zlib_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    inflateInit2(&zs, -15);
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    int zr = inflate(&zs, Z_FINISH);
+    *out_len = cap - zs.avail_out;
+    inflateEnd(&zs);
+    return zr == Z_STREAM_END;
+}
+
+/* Decodes the whole stream with inf_decode_bytes, stopping at every block
+ * boundary past each `step` bits when step is nonzero. Returns the result
+ * (INF_END on success), the bytes in out and the end bit. */
+static int host_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap, size_t *out_len,
+                        uint64_t step, uint64_t *end_bit)
+{
+    inf_job j = {.in = in, .in_len = len, .stop_bit = step ? step : UINT64_MAX,
+                 .out_limit = SIZE_MAX, .out = out, .out_cap = cap};
+    int r;
+    while ((r = inf_decode_bytes(&j)) == INF_STOP)
+        j.stop_bit = j.bit + step;
+    *out_len = j.out_len;
+    *end_bit = j.bit;
+    return r;
+}
+
+/* Decodes in parallel (chunk bytes per chunk, `threads` threads). Returns
+ * 0 after the final block, 1 when it stopped early (the stop point in
+ * *stop_bit), -1 on a failure of its own; the bytes handed out in out. */
+static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
+                       size_t *out_len, uint64_t *end_or_stop, uint32_t *crc)
+{
+    pinf_begin(p, -1, in, len, 0);
+    size_t got = 0;
+    int rc = -1;
+    for (;;) {
+        size_t want = 1 + rnd() % 100000; /* reads of every size */
+        if (want > cap - got)
+            want = cap - got;
+        ssize_t k = pinf_read(p, out + got, want);
+        if (k > 0) {
+            got += (size_t)k;
+            if (got == cap) { /* more than zlib gave: wrong */
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        if (k == 0) {
+            uint64_t end, n;
+            pinf_result(p, &end, crc, &n);
+            *end_or_stop = end;
+            rc = n == got ? 0 : -1;
+        } else if (k == PINF_STOPPED) {
+            const uint8_t *w;
+            size_t wlen;
+            uint64_t n;
+            pinf_stop_point(p, end_or_stop, &w, &wlen, crc, &n);
+            /* the window is the last bytes handed out */
+            rc = n == got && wlen == (got < INF_WINDOW ? got : INF_WINDOW) &&
+                         memcmp(w, out + got - wlen, wlen) == 0
+                     ? 1
+                     : -1;
+        }
+        break;
+    }
+    pinf_end(p);
+    *out_len = got;
+    return rc;
+}
+
+/* Round trips over kinds, sizes, levels, strategies and flushes: the
+ * decoder and the parallel decoder give zlib's bytes, CRC-32 and end. */
+static void test_round_trips(void)
+{
+    static const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
+    static const size_t sizes[] = {0, 1, 100, 40000, 300000, 1500000};
+    pinf *par[4];
+    static const uint64_t chunks[4] = {4096, 16384, 3000, 65536};
+    for (int t = 0; t < 4; t++)
+        CHECK(pinf_create(&par[t], t + 1, chunks[t]) == 0);
+    int cases = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        for (int kind = 0; kind < K_KINDS; kind++) {
+            size_t n = sizes[si];
+            uint8_t *data = malloc(n + 1);
+            fill(data, n, kind);
+            for (int variant = 0; variant < 6; variant++) {
+                int level = (int)(rnd() % 10);
+                int strategy = strategies[rnd() % 5];
+                int wbits = variant == 5 ? 9 + (int)(rnd() % 7) : 15;
+                size_t flush = variant == 4 ? 1000 + rnd() % 50000 : 0;
+                size_t clen;
+                uint8_t *c = deflate_raw(data, n, level, strategy, wbits, flush, (int)(rnd() & 1), &clen);
+                /* the decoders may read a few bytes past the stream: give
+                 * them the trailer a gzip member has */
+                c = realloc(c, clen + 8);
+                memset(c + clen, 0x5a, 8);
+                size_t cap = n + 1024;
+                uint8_t *out = malloc(cap + INF_OUT_SLACK);
+                size_t got;
+                uint64_t end;
+                int r = host_inflate(c, clen + 8, out, cap, &got, 0, &end);
+                CHECKF(r == INF_END && got == n && memcmp(out, data, n) == 0 && (end + 7) / 8 == clen,
+                       "whole: n %zu kind %d level %d strategy %d wbits %d flush %zu: r %d got %zu",
+                       n, kind, level, strategy, wbits, flush, r, got);
+                memset(out, 0xa5, cap);
+                r = host_inflate(c, clen + 8, out, cap, &got, 1 + rnd() % 20000, &end);
+                CHECKF(r == INF_END && got == n && memcmp(out, data, n) == 0,
+                       "stepped: n %zu kind %d level %d", n, kind, level);
+                pinf *p = par[rnd() % 4];
+                memset(out, 0xa5, cap);
+                uint32_t crc;
+                r = par_inflate(p, c, clen + 8, out, cap, &got, &end, &crc);
+                CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && end == clen &&
+                           crc == (uint32_t)crc32(0, data, (uInt)n),
+                       "parallel: n %zu kind %d level %d strategy %d flush %zu: r %d got %zu", n,
+                       kind, level, strategy, flush, r, got);
+                cases++;
+                free(out);
+                free(c);
+            }
+            free(data);
+        }
+    }
+    for (int t = 0; t < 4; t++)
+        pinf_destroy(par[t]);
+    CHECK(cases == 6 * K_KINDS * 6);
+}
+
+/* Markers: a stream decoded from a block start in its middle with the
+ * window unknown gives, once the markers are replaced by the real window,
+ * the bytes zlib gives from there. */
+static void test_markers(void)
+{
+    size_t n = 3000000;
+    uint8_t *data = malloc(n);
+    fill(data, n, K_TEXT);
+    size_t clen;
+    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+    /* block boundaries: where a stepped decode stops */
+    uint8_t *out = malloc(n + INF_OUT_SLACK);
+    inf_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out, .out_cap = n};
+    int found = 0;
+    while (inf_decode_bytes(&j) == INF_STOP) {
+        if (j.out_len >= INF_WINDOW && found < 4) {
+            uint16_t *sym = malloc((n + INF_OUT_SLACK) * 2);
+            inf_job s = {.in = c, .in_len = clen, .bit = j.bit, .stop_bit = UINT64_MAX,
+                         .out_limit = SIZE_MAX, .out = sym, .out_cap = n};
+            int r = inf_decode_symbols(&s);
+            int markers = 0;
+            for (size_t i = 0; i < s.out_len; i++)
+                markers += sym[i] >= INF_MARKER;
+            uint8_t *res = malloc(s.out_len + 1);
+            int rr = inf_resolve(res, sym, s.out_len, out + j.out_len - INF_WINDOW, INF_WINDOW);
+            CHECKF((r == INF_END || r == INF_CLEAN) && markers > 0 && rr == 0 &&
+                       memcmp(res, data + j.out_len, s.out_len) == 0,
+                   "markers from bit %llu: r %d markers %d", (unsigned long long)j.bit, r, markers);
+            /* a window shorter than the markers need is refused */
+            CHECK(inf_resolve(res, sym, s.out_len, out + j.out_len - INF_WINDOW, 0) == -1);
+            free(res);
+            free(sym);
+            found++;
+        }
+        j.stop_bit = j.bit + 1;
+    }
+    CHECKF(found == 4, "%d block starts past the first window", found);
+    free(out);
+    free(c);
+    free(data);
+}
+
+/* The block finder finds every boundary a decode stops at that starts a
+ * block it looks for (non-final dynamic or stored), at exactly that bit. */
+static void test_finder(void)
+{
+    size_t n = 400000;
+    uint8_t *data = malloc(n);
+    fill(data, n, K_MIXED);
+    for (int level = 0; level <= 9; level += 3) {
+        size_t clen;
+        uint8_t *c = deflate_raw(data, n, level, Z_DEFAULT_STRATEGY, 15, 7000, 0, &clen);
+        uint8_t *out = malloc(n + INF_OUT_SLACK);
+        inf_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out,
+                     .out_cap = n};
+        int missed = 0, looked = 0;
+        while (inf_decode_bytes(&j) == INF_STOP) {
+            unsigned head = (unsigned)((c[j.bit / 8] | (j.bit / 8 + 1 < clen ? c[j.bit / 8 + 1] : 0) << 8) >>
+                                       (j.bit % 8)) & 7;
+            if (head == 4 || head == 0) { /* dynamic or stored, not final */
+                looked++;
+                missed += inf_find_block(c, clen, j.bit, j.bit + 1) != j.bit;
+            }
+            j.stop_bit = j.bit + 1;
+        }
+        CHECKF(missed == 0 && looked > 10, "finder level %d: %d of %d missed", level, missed, looked);
+        free(out);
+        free(c);
+    }
+    free(data);
+}
+
+/* Damaged streams: flipped bits, cut ends and random bytes. Whatever zlib
+ * refuses both decoders refuse, and what they hand out before is exactly
+ * zlib's; what zlib accepts they decode the same. */
+static void test_damage(void)
+{
+    pinf *p3, *p1;
+    CHECK(pinf_create(&p3, 3, 2048) == 0);
+    CHECK(pinf_create(&p1, 1, 5000) == 0);
+    int agree = 0, total = 0, refused = 0;
+    for (int round = 0; round < 300; round++) {
+        size_t n = 1000 + rnd() % 200000;
+        uint8_t *data = malloc(n);
+        fill(data, n, (int)(rnd() % K_KINDS));
+        size_t clen;
+        uint8_t *c = deflate_raw(data, n, (int)(rnd() % 10), Z_DEFAULT_STRATEGY, 15,
+                                 rnd() % 3 ? 0 : 3000, 0, &clen);
+        int how = (int)(rnd() % 4);
+        if (how == 0) {
+            clen = rnd() % clen; /* cut */
+        } else if (how == 1) {
+            for (int f = 0; f < 1 + (int)(rnd() % 3); f++)
+                c[rnd() % clen] ^= (uint8_t)(1u << (rnd() % 8));
+        } else if (how == 2) {
+            size_t at = rnd() % clen, len = 1 + rnd() % 64;
+            for (size_t i = at; i < at + len && i < clen; i++)
+                c[i] = (uint8_t)rnd();
+        } else {
+            c[clen / 2] ^= 0x10;
+            clen = clen * 3 / 4;
+        }
+        size_t cap = n * 4 + 100000;
+        uint8_t *zout = malloc(cap), *hout = malloc(cap + INF_OUT_SLACK), *pout = malloc(cap);
+        size_t zgot, hgot, pgot;
+        uint64_t end;
+        uint32_t crc;
+        int zok = zlib_inflate(c, clen, zout, cap, &zgot);
+        int hr = host_inflate(c, clen, hout, cap, &hgot, 0, &end);
+        int pr = par_inflate(round & 1 ? p3 : p1, c, clen, pout, cap, &pgot, &end, &crc);
+        int ok;
+        if (zok)
+            ok = hr == INF_END && hgot == zgot && memcmp(hout, zout, zgot) == 0 && pr == 0 &&
+                 pgot == zgot && memcmp(pout, zout, zgot) == 0;
+        else
+            ok = hr != INF_END && hgot <= zgot && memcmp(hout, zout, hgot) == 0 && pr == 1 &&
+                 pgot <= zgot && memcmp(pout, zout, pgot) == 0;
+        CHECKF(ok, "round %d how %d: zlib %d (%zu bytes), host %d (%zu), parallel %d (%zu)", round,
+               how, zok, zgot, hr, hgot, pr, pgot);
+        agree += ok;
+        refused += !zok;
+        total++;
+        free(zout);
+        free(hout);
+        free(pout);
+        free(c);
+        free(data);
+    }
+    pinf_destroy(p3);
+    pinf_destroy(p1);
+    CHECK(agree == total && refused > 100);
+}
+
+int main(void)
+{
+    test_round_trips();
+    test_markers();
+    test_finder();
+    test_damage();
+    return check_summary();
+}
