@@ -618,6 +618,7 @@ int cmd_quadratic(int argc, char **argv)
     int stream_failed = quadratic_stream(h, &args, pl, nrings, &o, &bytes_in, name);
     progress_end();
     hy_report(h, name);
+    stream_report_input(r, name);
     if (stream_failed)
         goto out_abort;
     if (bytes_in % chunk_row_bytes) {

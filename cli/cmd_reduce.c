@@ -361,6 +361,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
     int failed = stream_chunks(pl, ctx->h, NULL, &bytes, name);
     progress_end();
     hy_report(ctx->h, name);
+    stream_report_input(r, name);
     if (failed)
         goto out_close_pipeline;
     if (!o->shard.count && frame_check_end(&fi, bytes, err, sizeof err) < 0) {

@@ -418,6 +418,7 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     progress_end();
     if (h)
         hy_report(h, name);
+    stream_report_input(r, name);
 out_free:
     backend_leave(be); /* nothing runs on the devices after this file */
     pl_close(pl);

@@ -138,3 +138,12 @@ int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const c
     stream_clock_report(&done, name);
     return failed;
 }
+
+/* -v: how the input's gzip members were inflated. */
+void stream_report_input(const io_reader *r, const char *name)
+{
+    char line[512];
+    io_reader_describe(r, line, sizeof line);
+    if (line[0])
+        msg_info("%s: %s", name, line);
+}

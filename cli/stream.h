@@ -70,4 +70,7 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
  * in input order. *bytes_in gets the input bytes seen. Returns 0 or 1. */
 int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const char *name);
 
+/* -v: how the input's gzip members were inflated (io_reader_describe). */
+void stream_report_input(const io_reader *r, const char *name);
+
 #endif

@@ -4,8 +4,10 @@
  * table lookup per symbol (11-bit literal/length and 8-bit distance primary
  * tables, with subtables for longer codes) whose entry holds everything the
  * symbol needs, up to three literals per refill, and copies of eight bytes
- * at a time into the output's slack. The byte and the symbol decoders are
- * one body compiled twice. */
+ * at a time, which may run up to seven bytes past a match: the fast loop
+ * runs only while a longest match and that overrun fit, so nothing past
+ * out_cap is ever written. The byte and the symbol decoders are one body
+ * compiled twice. */
 #include "io/inflate.h"
 
 #include <pthread.h>
@@ -521,7 +523,9 @@ static int stored_body(bits_t *b, void *out, size_t *pos, size_t cap, int wide)
     if (cap - *pos < len)
         return BODY_OUTPUT;
     const uint8_t *src = b->start + at;
-    if (wide) {
+    if (len == 0) {
+        /* an empty block, as a flush writes: nothing to copy */
+    } else if (wide) {
         uint16_t *o = (uint16_t *)out + *pos;
         for (unsigned i = 0; i < len; i++)
             o[i] = src[i];

@@ -23,7 +23,6 @@
 
 #define INF_WINDOW 32768u     /* the farthest a deflate stream refers back */
 #define INF_MARKER 0x8000u    /* symbol INF_MARKER + i: byte i of the unknown window */
-#define INF_OUT_SLACK 320u    /* bytes (or symbols) past out_cap the decoder may scribble */
 
 /* Why a decode stopped. Every state but INF_ERROR is at a block boundary. */
 enum inf_result {
@@ -45,7 +44,7 @@ typedef struct {
     size_t out_limit;    /* in: stop at the first block boundary with out_len >= this */
     void *out;           /* in: uint8_t (bytes) or uint16_t (symbols) */
     size_t out_len;      /* in/out: elements written */
-    size_t out_cap;      /* in: room for out_cap + INF_OUT_SLACK elements */
+    size_t out_cap;      /* in: room in out; nothing past it is ever written */
     size_t history;      /* in, bytes only: valid bytes before out[0] that the stream may copy */
     uint64_t marker_free; /* in/out, symbols only: out[marker_free..out_len) holds no marker */
     uint64_t scanned;    /* in/out, symbols only: out[0..scanned) already checked for markers */

@@ -60,6 +60,7 @@ struct pinf {
     pthread_cond_t work, done;
     pthread_t *threads;
     int nthreads, quit;
+    int busy;             /* tasks running */
     uint64_t fixed_chunk; /* compressed bytes per chunk, 0: from the ratio */
     /* the stream */
     int active;
@@ -75,6 +76,7 @@ struct pinf {
     int failed;          /* a chunk failed: no new ones */
     uint64_t end_bit;
     uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
+    uint64_t n_accepted, n_redone; /* chunks, over every stream */
     uint8_t win[INF_WINDOW];    /* the window at pos */
     size_t win_valid;
     /* handed out */
@@ -128,7 +130,7 @@ static int grow(void **buf, size_t *cap, size_t need, size_t size)
     size_t c = *cap ? *cap : 1 << 16;
     while (c < need)
         c *= 2;
-    void *n = realloc(*buf, (c + INF_OUT_SLACK) * size);
+    void *n = realloc(*buf, c * size);
     if (!n)
         return -1;
     *buf = n;
@@ -229,6 +231,8 @@ static int decode_guess(chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
     size_t cap = 0;
+    if (grow((void **)&c->sym, &cap, 1, 2) < 0)
+        return INF_ERROR;
     inf_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
     int r;
     for (;;) {
@@ -413,6 +417,7 @@ static void advance(pinf *p)
                 c->nsym = c->nout = 0;
                 c->known = 1;
                 c->start = p->pos;
+                p->n_redone++;
                 c->wvalid = p->win_valid;
                 memcpy(c->window, p->win, INF_WINDOW);
                 c->state = CH_WAIT;
@@ -440,6 +445,7 @@ static void advance(pinf *p)
         }
         c->state = CH_ACCEPTED;
         p->accepted = c;
+        p->n_accepted++;
         p->in_done += c->end - c->start;
         p->out_done += c->nout;
         p->pos = c->end;
@@ -550,6 +556,7 @@ static void *worker(void *arg)
         }
         int resolving = c->state == CH_ACCEPTED;
         c->state = resolving ? CH_RESOLVE : CH_RUN;
+        p->busy++;
         pthread_mutex_unlock(&p->lock);
         int rc = 0;
         if (resolving)
@@ -559,8 +566,10 @@ static void *worker(void *arg)
         else
             decode_spec(p, c);
         pthread_mutex_lock(&p->lock);
+        p->busy--;
         if (c->dropped) {
             chunk_free(c);
+            pthread_cond_broadcast(&p->done);
             continue;
         }
         if (resolving) {
@@ -645,14 +654,16 @@ void pinf_end(pinf *p)
     pthread_mutex_lock(&p->lock);
     drop_all(p);
     p->active = 0;
+    while (p->busy) /* nothing may read the source after this returns */
+        pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
 
 /* Starts a stream (see pinflate.h). */
 void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
 {
+    pinf_end(p);
     pthread_mutex_lock(&p->lock);
-    drop_all(p);
     p->fd = fd;
     p->mem = mem;
     p->src_len = src_len;
@@ -735,4 +746,11 @@ void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_
 uint64_t pinf_input_pos(const pinf *p)
 {
     return p->out_pos / 8;
+}
+
+/* Chunks accepted and decoded again (see pinflate.h). */
+void pinf_counts(const pinf *p, uint64_t *chunks, uint64_t *redone)
+{
+    *chunks = p->n_accepted;
+    *redone = p->n_redone;
 }

@@ -61,7 +61,12 @@ void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_
 /* The source byte up to which the data handed out so far was compressed. */
 uint64_t pinf_input_pos(const pinf *p);
 
-/* Ends the current stream: the threads drop what they were doing for it. */
+/* Chunks accepted so far over every stream, and how many of them were
+ * decoded again in order (a false or missed block start). */
+void pinf_counts(const pinf *p, uint64_t *chunks, uint64_t *redone);
+
+/* Ends the current stream: the threads drop what they were doing for it;
+ * returns once none of them reads its source any more. */
 void pinf_end(pinf *p);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "errtext.h"
 
+#include "inflate.h"
 #include "par.h"
 #include "pinflate.h"
 
@@ -68,6 +69,8 @@ struct io_reader {
     uint64_t raw_offset;
     uint64_t member_off; /* where the member being inflated starts (for messages) */
     pinf *par;           /* the parallel decoder, started by the first member it takes */
+    uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
+    const char *seq_why; /* why the last sequential member was not read in parallel */
     int raw_tail;        /* zlib inflates raw deflate, taken over from the parallel decoder */
     uint32_t tail_crc;   /* then: the member's CRC-32 and length so far */
     uint64_t tail_len;
@@ -506,6 +509,8 @@ static int reposition(io_reader *r, uint64_t coff)
  * error. */
 static int start_parallel(io_reader *r)
 {
+    r->n_seq++;
+    r->seq_why = "not a regular file";
     if (r->file_size < 0)
         return 0;
     int rc = fill_input(r, 4096);
@@ -513,12 +518,18 @@ static int start_parallel(io_reader *r)
         return rc;
     size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
     uint64_t start = r->raw_offset + hlen;
-    if (!hlen || (uint64_t)r->file_size < start + PAR_MIN)
+    r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
+    if (!hlen)
         return 0;
+    r->seq_why = "less than 64 KiB of compressed data";
+    if ((uint64_t)r->file_size < start + PAR_MIN)
+        return 0;
+    r->n_seq--;
     if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
         return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     pinf_begin(r->par, r->inbuf ? r->fd : -1, r->mem, (uint64_t)r->file_size, start);
     r->state = RD_PARALLEL;
+    r->n_par++;
     return 1;
 }
 
@@ -570,6 +581,8 @@ static int take_over_from_parallel(io_reader *r)
     }
     r->raw_tail = 1;
     r->state = RD_MEMBER;
+    r->n_seq++;
+    r->seq_why = "invalid or cut data, read on in order from the last good block";
     return 0;
 }
 
@@ -693,42 +706,32 @@ static void bgzf_prefetch(bgzf_batch *b)
     b->got = pread_full(b->fd, b->dst + b->keep, b->want, (uint64_t)b->off);
 }
 
-/* Thread body: inflates blocks of the batch with one raw-deflate stream
- * and checks each block's length and CRC-32. */
+/* Thread body: inflates blocks of the batch and checks each block's
+ * length and CRC-32. A block must decode to exactly its ISIZE and end in
+ * its last byte, as zlib's raw inflate with Z_FINISH requires. */
 static void *bgzf_worker(void *arg)
 {
     bgzf_share *sh = arg;
     bgzf_batch *b = sh->b;
     if (sh->prefetch)
         bgzf_prefetch(b);
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    int ok = inflateInit2(&zs, -15) == Z_OK;
     for (;;) {
         size_t i = atomic_fetch_add(&b->next, 1);
         if (i >= b->njobs)
             break;
         bgzf_job *j = &b->jobs[i];
-        uint8_t spare;
-        if (!ok) {
-            j->err = IO_ERR_NOMEM;
-            continue;
-        }
-        inflateReset(&zs);
-        zs.next_in = (Bytef *)(uintptr_t)j->in;
-        zs.avail_in = (uInt)j->in_len;
-        zs.next_out = j->isize ? j->out : &spare;
-        zs.avail_out = j->isize ? j->isize : 1;
-        int zr = inflate(&zs, Z_FINISH);
-        if (zr != Z_STREAM_END || zs.avail_in != 0)
+        inf_job d = {.in = j->in, .in_len = j->in_len, .stop_bit = UINT64_MAX,
+                     .out_limit = SIZE_MAX, .out = j->out, .out_cap = j->isize};
+        int r = inf_decode_bytes(&d);
+        if (r == INF_NEED_OUTPUT)
+            j->err = IO_ERR_CRC; /* more data than the ISIZE trailer says */
+        else if (r != INF_END || (d.bit + 7) / 8 != j->in_len)
             j->err = IO_ERR_CORRUPT;
-        else if (zs.total_out != j->isize)
+        else if (d.out_len != j->isize)
             j->err = IO_ERR_CRC; /* the ISIZE trailer disagrees */
-        else if (crc32(0, j->isize ? j->out : &spare, j->isize) != j->crc)
+        else if (crc32(0, j->out, j->isize) != j->crc)
             j->err = IO_ERR_CRC;
     }
-    if (ok)
-        inflateEnd(&zs);
     return NULL;
 }
 
@@ -820,8 +823,6 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
      * depend on how the input was cut into reads. The window read meanwhile
      * is then dropped: the fd's offset never moved. */
     for (size_t i = 0; i < njobs; i++) {
-        if (jobs[i].err == IO_ERR_NOMEM)
-            return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
         if (jobs[i].err) {
             pos = (size_t)(jobs[i].in - BGZF_HEADER - r->in_next);
             off = (size_t)(jobs[i].out - buf);
@@ -829,6 +830,7 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
             break;
         }
     }
+    r->n_bgzf += njobs;
     if (prefetch && batch.got >= 0) {
         int rc2 = bgzf_take_prefetch(r, pos, &batch);
         return rc2 < 0 ? rc2 : (ssize_t)off;
@@ -1244,6 +1246,30 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
 void io_reader_limit(io_reader *r, uint64_t n)
 {
     r->left = n;
+}
+
+/* How the members were inflated (see reader.h). */
+void io_reader_describe(const io_reader *r, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    if (r->n_bgzf)
+        at += (size_t)snprintf(buf + at, len - at, "BGZF blocks: %llu on %d threads; ",
+                               (unsigned long long)r->n_bgzf, par_cpus());
+    if (r->n_par && at < len) {
+        uint64_t chunks, redone;
+        pinf_counts(r->par, &chunks, &redone);
+        at += (size_t)snprintf(buf + at, len - at,
+                               "single gzip streams: %llu, each on %d threads in parallel (%llu "
+                               "chunks, %llu decoded again in order); ",
+                               (unsigned long long)r->n_par, par_cpus(), (unsigned long long)chunks,
+                               (unsigned long long)redone);
+    }
+    if (r->n_seq && at < len)
+        at += (size_t)snprintf(buf + at, len - at, "gzip members inflated in order: %llu (%s); ",
+                               (unsigned long long)r->n_seq, r->seq_why);
+    if (at >= 2 && at < len)
+        buf[at - 2] = 0;
 }
 
 /* Nonzero on the gzip path. */

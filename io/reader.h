@@ -57,6 +57,12 @@ int64_t io_reader_skip(io_reader *r, uint64_t n);
  * return 0 there, as at the end of the input. */
 void io_reader_limit(io_reader *r, uint64_t n);
 
+/* One line (into buf) saying how the gzip members read so far were
+ * inflated: BGZF blocks in parallel, single streams in parallel (chunks,
+ * and those decoded again in order), or in order by zlib and why; empty
+ * for plain input. */
+void io_reader_describe(const io_reader *r, char *buf, size_t len);
+
 /* Nonzero when the input is gzip-compressed. */
 int io_reader_compressed(const io_reader *r);
 

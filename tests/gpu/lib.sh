@@ -36,7 +36,7 @@ check() {
 }
 
 # race NAME VAR... : runs each variant (its words joined by commas; leading
-# NAME=VALUE words go to the environment) three times in turn, page cache
+# NAME=VALUE words go to the environment) RACE_REPS times (default 3) in turn, page cache
 # warm, and notes each one's best wall time. Each run starts after the GPU
 # has been left alone for RACE_GAP seconds (default 0.5): the devices of a
 # run that has just ended may still be being released, and a start while
@@ -51,7 +51,7 @@ race() {
     shift
     note "$name"
     for v in "$@"; do echo 9999 >"$work/best.$(echo "$v" | md5sum | cut -c1-8)"; done
-    for i in 1 2 3; do
+    for i in $(seq "${RACE_REPS:-3}"); do
         for v in "$@"; do
             f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
             [ -z "${RACE_CLEAN:-}" ] || rm -f $RACE_CLEAN

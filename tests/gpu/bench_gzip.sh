@@ -1,0 +1,46 @@
+#!/bin/sh
+# bench_gzip.sh [OUTDIR [BASE_SRC]] - gzip that is not blocked, end to end:
+# `reduce --op sum` of one float32 array (ELEMS elements, default 2^29 =
+# 2 GiB) written as one `gzip -1` member, as pigz -9 output (one member of
+# many blocks) and as BGZF (`gpubatch gen -1`), with --backend auto, cuda and
+# cpu, best of 3, each file beside `gzip -dc` of it; results checked equal
+# across backends and against the uncompressed file. BASE_SRC (another
+# source tree) is built and raced beside this one, once per run on the
+# single-member files (they take it 15 s and more). Needs gzip; pigz when
+# present. Full logs go to OUTDIR; a short table is printed last.
+set -u
+out=${1:-gpu-gzip}
+base_src=${2:-}
+work_name=gpubatch-gzip
+. "$(dirname "$0")/lib.sh"
+ELEMS=${ELEMS:-536870912}
+note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) cores: $(nproc)"
+x="$work/x.npy"
+[ -s "$x" ] || "$GB" gen --shape "$ELEMS" --dist normal --seed 5 --no-compress -f -o "$x"
+[ -s "$work/g1.npy.gz" ] || gzip -1 -c "$x" >"$work/g1.npy.gz" &
+if command -v pigz >/dev/null; then
+    [ -s "$work/p9.npy.gz" ] || pigz -9 -c -p "$(($(nproc) - 2))" "$x" >"$work/p9.npy.gz"
+fi
+[ -s "$work/b1.npy.gz" ] || "$GB" gen --shape "$ELEMS" --dist normal --seed 5 -1 -f -o "$work/b1.npy.gz"
+wait
+ls -l "$work" | tee -a "$sum"
+want=$("$GB" reduce --backend cpu --op sum "$x" | cut -d' ' -f2)
+for f in g1 p9 b1; do
+    [ -s "$work/$f.npy.gz" ] || continue
+    for be in auto cuda cpu; do
+        got=$("$GB" reduce --backend $be --op sum "$work/$f.npy.gz" | cut -d' ' -f2)
+        check "$f $be" "$want" "$got"
+    done
+    "$GB" reduce -v --backend cpu --op sum "$work/$f.npy.gz" 2>&1 | grep -E 'inflated|GB/s' | tee -a "$sum"
+    race "$f.npy.gz: gzip -dc" "sh,-c,gzip -dc $work/$f.npy.gz >/dev/null"
+    race "$f.npy.gz: reduce --op sum, this tree" "$GB,reduce,--backend,auto,--op,sum,$work/$f.npy.gz" \
+        "$GB,reduce,--backend,cuda,--op,sum,$work/$f.npy.gz" "$GB,reduce,--backend,cpu,--op,sum,$work/$f.npy.gz"
+    if [ -n "$OLD" ]; then
+        reps=3
+        [ "$f" = b1 ] || reps=1
+        RACE_REPS=$reps race "$f.npy.gz: reduce --op sum, base" "$OLD,reduce,--backend,auto,--op,sum,$work/$f.npy.gz" \
+            "$OLD,reduce,--backend,cuda,--op,sum,$work/$f.npy.gz" "$OLD,reduce,--backend,cpu,--op,sum,$work/$f.npy.gz"
+    fi
+done
+note "checks: $pass passed, $fail failed"
+[ ! -s "$out/fail.txt" ] || cat "$out/fail.txt"
