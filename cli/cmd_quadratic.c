@@ -477,14 +477,13 @@ int cmd_quadratic(int argc, char **argv)
         return rc;
     input_list inputs;
     input_item item;
-    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item)) {
-        input_end(&inputs);
+    io_reader *r = NULL;
+    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
         return 1;
-    }
     const char *name = item.name;
     char err[1024];
     int status = 1;
-    io_reader *r = NULL, *pr[3] = {NULL, NULL, NULL};
+    io_reader *pr[3] = {NULL, NULL, NULL};
     backend be;
     memset(&be, 0, sizeof be);
     hy *h = NULL;
@@ -496,11 +495,6 @@ int cmd_quadratic(int argc, char **argv)
     memset(&o, 0, sizeof o);
     frame_info fi;
     quad_input in;
-    if (input_open(&item, &r, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        input_end(&inputs);
-        return 1;
-    }
     if (frame_open(r, q.common.dtype, q.common.shape, q.common.ndim, &fi, err, sizeof err) < 0 ||
         (fi.dtype != DT_F32 && fi.dtype != DT_F64 &&
          snprintf(err, sizeof err, "coefficients must be float32 or float64, not %s",

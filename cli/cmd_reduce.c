@@ -397,7 +397,7 @@ static int reduce_arg(reduce_ctx *ctx, const reduce_opts *o, const char *arg)
     input_item in;
     int status = 0;
     if (o->shard.count)
-        status = input_one(&l, arg, &in) || reduce_file(ctx, o, &in);
+        status = input_one(&l, arg, &in, NULL) || reduce_file(ctx, o, &in);
     else if (input_begin(&l, arg))
         status = 1;
     else

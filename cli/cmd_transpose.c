@@ -439,24 +439,17 @@ int cmd_transpose(int argc, char **argv)
         return rc;
     input_list inputs;
     input_item item;
-    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item)) {
-        input_end(&inputs);
+    io_reader *r = NULL;
+    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
         return 1;
-    }
     const char *name = item.name;
     char err[1024];
     int status = 1;
-    io_reader *r = NULL;
     backend be;
     memset(&be, 0, sizeof be);
     out_stream o = {0};
     frame_info fi;
     transpose_job j;
-    if (input_open(&item, &r, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        input_end(&inputs);
-        return 1;
-    }
     if (frame_open(r, t.common.dtype, t.common.shape, t.common.ndim, &fi, err, sizeof err) < 0 ||
         transpose_plan(&fi, &j, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);

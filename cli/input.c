@@ -121,19 +121,28 @@ void input_end(input_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The one input of a command that reads one (see input.h). */
-int input_one(input_list *l, const char *arg, input_item *it)
+/* The one input of a command that reads one, opened (see input.h). */
+int input_one(input_list *l, const char *arg, input_item *it, io_reader **r)
 {
+    char err[1024];
     if (input_begin(l, arg))
-        return 1;
+        goto out_end;
     size_t n = input_count(l);
     if (n != 1) {
         msg_error("%s: holds %zu arrays and this command reads one: name it as %s:KEY "
                   "(the first is %s:%s)",
                   l->path, n, l->path, l->path, npz_member_at(l->npz, l->next)->key);
-        return 1;
+        goto out_end;
     }
-    return !input_next(l, it);
+    input_next(l, it);
+    if (r && input_open(it, r, err, sizeof err) < 0) {
+        msg_error("%s: %s", it->name, err);
+        goto out_end;
+    }
+    return 0;
+out_end:
+    input_end(l);
+    return 1;
 }
 
 /* Opens a file or an archive member. */

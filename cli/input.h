@@ -47,9 +47,9 @@ void input_end(input_list *l);
 
 /* For a command that reads one input: resolves arg, which must name
  * exactly one (an archive of several arrays is refused, asking for
- * FILE.npz:KEY), and fills *it. 0, or 1 after printing an error; call
- * input_end either way. */
-int input_one(input_list *l, const char *arg, input_item *it);
+ * FILE.npz:KEY), fills *it and, when r is not NULL, opens its reader there.
+ * 0, or 1 after printing an error (l is then ended: nothing to free). */
+int input_one(input_list *l, const char *arg, input_item *it, io_reader **r);
 
 /* Opens the reader of an input: the file as io_reader_open does, or the
  * archive member. 0, or a negative io_error with the reason in err. */
