@@ -15,6 +15,8 @@
 
 static char tmpdir[] = "/tmp/gb_npz_XXXXXX";
 
+#include "tests/unit/bytes.h"
+
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
 /* xorshift64: the tests' only source of data. */
@@ -24,24 +26,6 @@ static uint64_t rnd(void)
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return rng_state;
-}
-
-/* Growable byte buffer. */
-struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-};
-
-/* Appends n bytes to b. */
-static void append(struct bytes *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-    if (n)
-        memcpy(b->p + b->len, p, n);
-    b->len += n;
 }
 
 /* Appends a little-endian value of `bytes` bytes. */
@@ -202,17 +186,6 @@ static struct bytes build_zip(const zmember *ms, int n, const zopts *o)
     for (size_t k = 0; k < o->comment; k++)
         put_le(&z, k & 1 ? 'P' : 'K', 1);
     return z;
-}
-
-/* Writes bytes to a file in tmpdir and returns its path. */
-static const char *put_file(const char *name, const void *p, size_t n)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    fwrite(p, 1, n, f);
-    fclose(f);
-    return path;
 }
 
 /* Reads everything r gives, in pieces of `step` bytes, into a new buffer. */
