@@ -9,7 +9,13 @@
  * (windowBits 15 + 16); between members we look at the next bytes the way
  * `gzip -d` does: another gzip magic starts a new member, zero bytes are
  * ignored, anything else ends the data and is remembered as trailing
- * garbage. */
+ * garbage.
+ *
+ * A zip archive member (io_reader_open_zip_member) is a byte source of its
+ * own: reads stop at the end of its range of the file (source_room), a
+ * stored one takes the plain path, and a deflated one is inflated as raw
+ * deflate by read_zip_deflate, apart from the gzip path, and checked at its
+ * end by zip_deflate_end. */
 #include "reader.h"
 
 #include "errtext.h"

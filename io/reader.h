@@ -3,6 +3,7 @@
  * io_reader_open() looks at the first bytes: a gzip magic (1f 8b) selects
  * the inflating path, which reads every member of a multi-member file (BGZF
  * included) the way `gzip -d` does; anything else is passed through.
+ * io_reader_open_zip_member() reads one member of a zip archive (.npz).
  * io_reader_read() writes straight into the caller's buffer (usually a
  * pinned host buffer): there is no intermediate copy of decompressed data.
  *
