@@ -157,7 +157,8 @@ $(BUILD)/ptx-image: ptx/image.c ptx/cubin.h Makefile
 ptx-unpack: $(BUILD)/ptx-image
 	$(Q)mkdir -p $(PTX_WORK) && for f in $(IMAGES); do $(BUILD)/ptx-image unpack $$f $(PTX_WORK) || exit 1; done
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/pipeline_gz_run.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/unit/bytes.h \
+		tests/pipeline_gz_run.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "io/frame.h"
 #include "io/pipeline.h"
+#include "input.h"
 #include "msg.h"
 #include "stream.h"
 #include "options.h"
@@ -19,7 +20,8 @@ static const char quadratic_usage[] =
     "Usage: gpubatch quadratic [OPTIONS] [FILE] [-o OUT]\n"
     "Solve a*x^2 + b*x + c = 0 for every equation of a float32 or float64 array of\n"
     "coefficients, (N, 3) rows (a, b, c) or (3, N) planes a, b, c (.npy or raw,\n"
-    "gzip or not; '-' or none for stdin, rows only), and write an (N, 2) complex64 /\n"
+    "gzip or not; '-' or none for stdin, rows only; FILE.npz:KEY, an array of an\n"
+    "archive, or FILE.npz holding one), and write an (N, 2) complex64 /\n"
     "complex128 .npy of the roots (x1, x2) per equation: real roots ascending, a\n"
     "complex pair as x1 = re + i|im|, x2 = re - i|im|; a = 0 gives the linear root\n"
     "in x1 and NaN in x2; see the manual for every degenerate case.\n"
@@ -424,38 +426,39 @@ static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *cons
     return failed;
 }
 
-/* Opens one reader per coefficient plane of the file at path, each at its
- * plane's first byte and (but the last) ending at its plane's last; 0, or
- * -1 after printing an error. */
-static int quadratic_open_planes(io_reader **pr, const char *path, const io_reader *r,
+/* Opens one reader per coefficient plane of the input (a file or an
+ * archive member), each at its plane's first byte and (but the last)
+ * ending at its plane's last; 0, or -1 after printing an error. */
+static int quadratic_open_planes(io_reader **pr, const input_item *item, const io_reader *r,
                                  const frame_info *fi, uint64_t plane_bytes)
 {
+    const char *name = item->name;
     char err[512];
     uint64_t dev, ino, dev_k, ino_k;
     if (io_reader_file_size(r) < 0 || io_reader_identity(r, &dev, &ino) < 0) {
         msg_error("%s: coefficient planes are read at three places at once, which a pipe or "
                   "standard input cannot do: give the file's name, or (N, 3) rows",
-                  path);
+                  name);
         return -1;
     }
     for (int k = 0; k < 3; k++) {
-        if (io_reader_open(&pr[k], path, err, sizeof err) < 0) {
-            msg_error("%s: %s", path, err);
+        if (input_open(item, &pr[k], err, sizeof err) < 0) {
+            msg_error("%s: %s", name, err);
             return -1;
         }
         if (io_reader_identity(pr[k], &dev_k, &ino_k) < 0 || dev_k != dev || ino_k != ino) {
-            msg_error("%s: the file changed while being opened", path);
+            msg_error("%s: the file changed while being opened", name);
             return -1;
         }
         uint64_t skip = fi->data_offset + k * plane_bytes;
         int64_t got = io_reader_skip(pr[k], skip);
         if (got < 0) {
-            msg_error("%s: %s", path, io_reader_error(pr[k]));
+            msg_error("%s: %s", name, io_reader_error(pr[k]));
             return -1;
         }
         if ((uint64_t)got < skip) {
             msg_error("%s: truncated: the input ends before plane %c (%llu bytes of data expected)",
-                      path, plane_names[k], (unsigned long long)(3 * plane_bytes));
+                      name, plane_names[k], (unsigned long long)(3 * plane_bytes));
             return -1;
         }
         if (k < 2)
@@ -472,11 +475,15 @@ int cmd_quadratic(int argc, char **argv)
     int rc = quadratic_parse(&q, argc, argv);
     if (rc >= 0)
         return rc;
-    const char *path = optind < argc ? argv[optind] : "-";
-    const char *name = path;
+    input_list inputs;
+    input_item item;
+    io_reader *r = NULL;
+    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
+        return 1;
+    const char *name = item.name;
     char err[1024];
     int status = 1;
-    io_reader *r = NULL, *pr[3] = {NULL, NULL, NULL};
+    io_reader *pr[3] = {NULL, NULL, NULL};
     backend be;
     memset(&be, 0, sizeof be);
     hy *h = NULL;
@@ -488,10 +495,6 @@ int cmd_quadratic(int argc, char **argv)
     memset(&o, 0, sizeof o);
     frame_info fi;
     quad_input in;
-    if (io_reader_open(&r, path, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
     if (frame_open(r, q.common.dtype, q.common.shape, q.common.ndim, &fi, err, sizeof err) < 0 ||
         (fi.dtype != DT_F32 && fi.dtype != DT_F64 &&
          snprintf(err, sizeof err, "coefficients must be float32 or float64, not %s",
@@ -520,7 +523,7 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close_readers;
     }
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
-    if (in.planes_in_memory && quadratic_open_planes(pr, path, r, &fi, in.rows * sz) < 0)
+    if (in.planes_in_memory && quadratic_open_planes(pr, &item, r, &fi, in.rows * sz) < 0)
         goto out_close_readers;
     double cpu_s = cli_reader_cpu_seconds(&q.common, r, quadratic_cpu_ns(q.out.level, 0),
                                           quadratic_cpu_ns(q.out.level, 1));
@@ -652,5 +655,6 @@ out_close_readers:
     for (int k = 0; k < 3; k++)
         io_reader_close(pr[k]);
     io_reader_close(r);
+    input_end(&inputs);
     return status;
 }

@@ -11,6 +11,7 @@
 #include "io/pipeline.h"
 #include "msg.h"
 #include "hybrid.h"
+#include "input.h"
 #include "stream.h"
 #include "options.h"
 #include "progress.h"
@@ -20,7 +21,8 @@
 static const char reduce_usage[] =
     "Usage: gpubatch reduce [OPTIONS] [FILE...]\n"
     "Reduce each array FILE (.npy or raw, optionally gzip-compressed; '-' or none\n"
-    "for stdin) and print one line per operation: OP VALUE  FILE.\n"
+    "for stdin; FILE.npz: each array of the archive, FILE.npz:KEY one of them) and\n"
+    "print one line per operation: OP VALUE  FILE (FILE.npz:KEY for an archive's).\n"
     "\n"
     "Operations:\n"
     "  --op LIST          comma-separated: sum mean min max argmin argmax sumsq count\n"
@@ -302,15 +304,15 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
 }
 
 /* Streams one input through the engine; returns 0 or 1 (error printed). */
-static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const char *path)
+static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *in)
 {
-    const char *name = path;
+    const char *name = in->name;
     char err[1024] = "";
     io_reader *r = NULL;
     pl_ring *pl = NULL;
     int status = 1;
     double t0 = io_seconds();
-    if (io_reader_open(&r, path, err, sizeof err) < 0) {
+    if (input_open(in, &r, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
         return 1;
     }
@@ -384,6 +386,25 @@ out_close_pipeline:
     pl_close(pl);
 out_close_reader:
     io_reader_close(r);
+    return status;
+}
+
+/* Reduces each input that one FILE argument names (every array of an
+ * archive); returns 0 or 1 (errors printed). A shard's argument must name
+ * one array. */
+static int reduce_arg(reduce_ctx *ctx, const reduce_opts *o, const char *arg)
+{
+    input_list l;
+    input_item in;
+    int status = 0;
+    if (o->shard.count)
+        status = input_one(&l, arg, &in, NULL) || reduce_file(ctx, o, &in);
+    else if (input_begin(&l, arg))
+        status = 1;
+    else
+        while (!ctx->be.failed && input_next(&l, &in)) /* no devices: no more arrays */
+            status |= reduce_file(ctx, o, &in);
+    input_end(&l);
     return status;
 }
 
@@ -469,9 +490,9 @@ int cmd_reduce(int argc, char **argv)
         ctx.nbufs = cli_slots(&o.common, &ctx.be);
         ctx.nslots = stream_slots(&ctx.be, ctx.nbufs);
         if (optind >= argc)
-            status |= reduce_file(&ctx, &o, "-");
+            status |= reduce_arg(&ctx, &o, "-");
         for (int i = optind; i < argc && !ctx.be.failed; i++) /* no devices: no more files */
-            status |= reduce_file(&ctx, &o, argv[i]);
+            status |= reduce_arg(&ctx, &o, argv[i]);
     }
     backend_leave(&ctx.be);
     reduce_ctx_release(&ctx);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "io/frame.h"
 #include "io/pipeline.h"
+#include "input.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -20,7 +21,8 @@ static const char transpose_usage[] =
     "Usage: gpubatch transpose [OPTIONS] [FILE] [-o OUT]\n"
     "Transpose an (R, C) array into (C, R), or every matrix of a batch (B, R, C)\n"
     "into (B, C, R) (any leading axes are batch axes). Input: .npy or raw (with\n"
-    "--dtype and --shape), gzip or not, '-' or none for stdin; elements of 1, 2,\n"
+    "--dtype and --shape), gzip or not, '-' or none for stdin, FILE.npz:KEY (an\n"
+    "array of an archive, or FILE.npz holding one); elements of 1, 2,\n"
     "4, 8 or 16 bytes, complex64 and complex128 included. .npy in gives .npy out.\n"
     "A Fortran-order .npy is transposed by rewriting its header when that is\n"
     "enough. A matrix larger than --chunk is staged whole: on the GPU it needs\n"
@@ -436,20 +438,19 @@ int cmd_transpose(int argc, char **argv)
     int rc = transpose_parse(&t, argc, argv);
     if (rc >= 0)
         return rc;
-    const char *path = optind < argc ? argv[optind] : "-";
-    const char *name = path;
+    input_list inputs;
+    input_item item;
+    io_reader *r = NULL;
+    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
+        return 1;
+    const char *name = item.name;
     char err[1024];
     int status = 1;
-    io_reader *r = NULL;
     backend be;
     memset(&be, 0, sizeof be);
     out_stream o = {0};
     frame_info fi;
     transpose_job j;
-    if (io_reader_open(&r, path, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
     if (frame_open(r, t.common.dtype, t.common.shape, t.common.ndim, &fi, err, sizeof err) < 0 ||
         transpose_plan(&fi, &j, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
@@ -497,5 +498,6 @@ out_close_backend:
     cli_close_backend(&be);
 out_close_reader:
     io_reader_close(r);
+    input_end(&inputs);
     return status;
 }

@@ -13,7 +13,7 @@
 
 static const char main_usage[] =
     "Usage: gpubatch COMMAND [OPTIONS] [FILE...]\n"
-    "GPU batch processing of binary arrays (.npy or raw, gzip or not).\n"
+    "GPU batch processing of binary arrays (.npy, .npz or raw, gzip or not).\n"
     "\n"
     "Commands:\n"
     "  reduce     sum, mean, min, max, argmin, argmax, sumsq, count of arrays\n"

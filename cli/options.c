@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input.h"
 #include "io/clock.h"
 #include "msg.h"
 
@@ -226,11 +227,13 @@ double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns
                        double ns_gzip)
 {
     double bytes = 0, ns = 0, ns_max = ns_plain > ns_gzip ? ns_plain : ns_gzip;
+    char buf[4096];
     if (c->backend != BACKEND_AUTO)
         return -1;
     for (int i = 0; i < n; i++) {
         struct stat st;
-        if (!strcmp(paths[i], "-") || stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+        const char *file = input_file(paths[i], buf, sizeof buf); /* an .npz member's archive */
+        if (!strcmp(file, "-") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
             return -1;
         bytes += (double)st.st_size;
     }
@@ -238,9 +241,10 @@ double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns
         return cli_cpu_share(c, bytes * ns_max);
     for (int i = 0; i < n; i++) {
         struct stat st;
-        if (stat(paths[i], &st) != 0)
+        const char *file = input_file(paths[i], buf, sizeof buf);
+        if (stat(file, &st) != 0)
             return -1;
-        ns += (double)st.st_size * (cli_file_is_gzip(paths[i]) ? ns_gzip : ns_plain);
+        ns += (double)st.st_size * (cli_file_is_gzip(file) ? ns_gzip : ns_plain);
     }
     return cli_cpu_share(c, ns);
 }

@@ -1,6 +1,8 @@
 /* frame.c - sniffing .npy against raw input. */
 #include "frame.h"
 
+#include "npz.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,11 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
             return IO_ERR_FORMAT;
         }
         return 0;
+    }
+    if (npz_is_magic(head, (size_t)got) && raw_dtype == DT_NONE) {
+        snprintf(err, errlen, "a zip archive (.npz) is read from a regular file only, "
+                              "uncompressed: give its name");
+        return IO_ERR_FORMAT;
     }
     if (raw_dtype == DT_NONE) {
         snprintf(err, errlen, "not an .npy file (give --dtype to read raw data)");

@@ -9,7 +9,13 @@
  * (windowBits 15 + 16); between members we look at the next bytes the way
  * `gzip -d` does: another gzip magic starts a new member, zero bytes are
  * ignored, anything else ends the data and is remembered as trailing
- * garbage. */
+ * garbage.
+ *
+ * A zip archive member (io_reader_open_zip_member) is a byte source of its
+ * own: reads stop at the end of its range of the file (source_room), a
+ * stored one takes the plain path, and a deflated one is inflated as raw
+ * deflate by read_zip_deflate, apart from the gzip path, and checked at its
+ * end by zip_deflate_end. */
 #include "reader.h"
 
 #include "errtext.h"
@@ -48,6 +54,7 @@ enum rd_state {
     RD_PARALLEL, /* inside a gzip member, inflated by the parallel decoder */
     RD_BETWEEN, /* a member just ended; look at what follows */
     RD_END,     /* no more data */
+    RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
 };
 
 struct io_reader {
@@ -80,6 +87,15 @@ struct io_reader {
     int64_t file_size;
     int has_id;
     uint64_t dev, ino;
+    /* A zip member (io_reader_open_zip_member) is the byte source: its
+     * range of the file, read as a file of its own, and for a deflated one
+     * the CRC-32 and length its end is checked against. */
+    uint64_t src_off;  /* file offset of the source's first byte (0: a whole file) */
+    uint64_t src_len;  /* bytes of the source, or UINT64_MAX: to the end of the file */
+    int zip_deflate;   /* a deflated member: inflated in order, never positioned */
+    io_zip_member zip;
+    uint32_t zip_crc;  /* CRC-32 of the bytes inflated so far */
+    uint64_t zip_out;  /* bytes inflated so far */
     int err;
     char errmsg[256];
 };
@@ -121,13 +137,25 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t n)
 static int check_not_shrunk(io_reader *r)
 {
     struct stat st;
-    if (r->fd < 0 || r->file_size < 0 || fstat(r->fd, &st) < 0 || st.st_size >= r->file_size)
+    int64_t was = (int64_t)r->src_off + r->file_size; /* the file's size, past a zip member */
+    if (r->fd < 0 || r->file_size < 0 || fstat(r->fd, &st) < 0 || st.st_size >= was)
         return 0;
     return set_error(r, IO_ERR_READ, "the file shrank from %lld to %lld bytes while being read",
-                     (long long)r->file_size, (long long)st.st_size);
+                     (long long)was, (long long)st.st_size);
 }
 
 static ssize_t read_parallel(int fd, uint8_t *buf, size_t n);
+
+/* At most n: no more than the bytes of a zip member's range left after the
+ * file offset, which is past the consumed and the buffered input. */
+static size_t source_room(const io_reader *r, size_t n)
+{
+    if (r->src_len == UINT64_MAX)
+        return n;
+    uint64_t at = r->raw_offset + r->in_avail;
+    uint64_t left = at < r->src_len ? r->src_len - at : 0;
+    return left < n ? (size_t)left : n;
+}
 
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. A regular file fills
@@ -151,7 +179,7 @@ static int fill_input(io_reader *r, size_t need)
         memmove(r->inbuf, r->in_next, r->in_avail);
     r->in_next = r->inbuf;
     while (r->in_avail < need && !r->in_eof) {
-        size_t room = IN_BLOCK - r->in_avail;
+        size_t room = source_room(r, IN_BLOCK - r->in_avail);
         ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, r->inbuf + r->in_avail, room)
                                       : -ENOTSUP;
         if (k == -ENOTSUP) {
@@ -214,41 +242,32 @@ static io_reader *reader_new(void)
     r->fd = -1;
     r->file_size = -1;
     r->left = UINT64_MAX;
+    r->src_len = UINT64_MAX;
     return r;
 }
 
-/* Opens a file or stdin and sniffs for gzip. */
-int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen)
+/* Opens path ("-" is stdin) into r: the descriptor, its size and identity,
+ * and the input block. 0, or a negative io_error with the reason. */
+static int open_file(io_reader *r, const char *path, char *errbuf, size_t errlen)
 {
-    int rc;
     struct stat st;
-    *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
-    io_reader *r = reader_new();
-    if (!r) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
-        return IO_ERR_NOMEM;
-    }
     if (!strcmp(path, "-")) {
         r->fd = STDIN_FILENO;
     } else {
         r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (r->fd < 0) {
             io_put_msg(errbuf, errlen, "%s", strerror(errno));
-            rc = IO_ERR_OPEN;
-            goto out_free_reader;
+            return IO_ERR_OPEN;
         }
         r->close_fd = 1;
     }
     if (fstat(r->fd, &st) < 0) {
         io_put_msg(errbuf, errlen, "%s", strerror(errno));
-        rc = IO_ERR_OPEN;
-        goto out_close_fd;
+        return IO_ERR_OPEN;
     }
     if (S_ISDIR(st.st_mode)) {
         io_put_msg(errbuf, errlen, "%s", strerror(EISDIR));
-        rc = IO_ERR_OPEN;
-        goto out_close_fd;
+        return IO_ERR_OPEN;
     }
     if (S_ISREG(st.st_mode))
         r->file_size = (int64_t)st.st_size;
@@ -260,25 +279,31 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
     r->inbuf = malloc(IN_BLOCK);
     if (!r->inbuf) {
         io_put_msg(errbuf, errlen, "%s", "out of memory");
-        rc = IO_ERR_NOMEM;
-        goto out_close_fd;
+        return IO_ERR_NOMEM;
     }
     r->in_next = r->inbuf;
-    rc = detect(r, errbuf, errlen);
-    if (rc < 0)
-        goto out_free_inbuf;
+    return 0;
+}
+
+/* Opens a file or stdin and sniffs for gzip. */
+int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    io_put_msg(errbuf, errlen, "%s", "");
+    io_reader *r = reader_new();
+    if (!r) {
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    int rc = open_file(r, path, errbuf, errlen);
+    if (rc == 0)
+        rc = detect(r, errbuf, errlen);
+    if (rc < 0) {
+        io_reader_close(r);
+        return rc;
+    }
     *out = r;
     return 0;
-
-out_free_inbuf:
-    free(r->inbuf);
-    free(r->inbuf2);
-out_close_fd:
-    if (r->close_fd)
-        close(r->fd);
-out_free_reader:
-    free(r);
-    return rc;
 }
 
 /* Opens an in-memory byte string; no copy is made. */
@@ -436,9 +461,10 @@ static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
     }
     if (r->in_eof)
         return (ssize_t)got;
-    ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, buf + got, n - got) : -ENOTSUP;
+    size_t want = source_room(r, n - got);
+    ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, buf + got, want) : -ENOTSUP;
     if (k == -ENOTSUP)
-        k = read_full(r->fd, buf + got, n - got);
+        k = read_full(r->fd, buf + got, want);
     if (k < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
     r->raw_offset += (uint64_t)k;
@@ -494,7 +520,7 @@ static int reposition(io_reader *r, uint64_t coff)
         r->raw_offset = coff;
         return 0;
     }
-    if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
+    if (lseek(r->fd, (off_t)(r->src_off + coff), SEEK_SET) < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror(errno));
     r->in_next = r->inbuf;
     r->in_avail = 0;
@@ -511,7 +537,7 @@ static int start_parallel(io_reader *r)
 {
     r->n_seq++;
     r->seq_why = "not a regular file";
-    if (r->file_size < 0)
+    if (r->file_size < 0 || r->src_off) /* the decoder reads whole files, not a zip member's */
         return 0;
     int rc = fill_input(r, 4096);
     if (rc < 0)
@@ -930,6 +956,181 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* A deflated zip member's reader error at its data's file offset. */
+#define ZIP_AT(r) (unsigned long long)(r)->zip.data_off
+
+/* At the end of a deflated member's stream: it must have used all of the
+ * member's compressed bytes, and its bytes must have the central
+ * directory's CRC-32 and length (checked in that order, as gzip's trailer). */
+static int zip_deflate_end(io_reader *r)
+{
+    r->state = RD_END;
+    if (r->zip_crc != r->zip.crc)
+        return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                         "incorrect data check");
+    if (r->zip_out != r->zip.size)
+        return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                         "incorrect length check");
+    if (r->raw_offset != r->zip.comp_size)
+        return set_error(r, IO_ERR_CORRUPT,
+                         "deflated data at byte %llu: the stream ends %llu bytes before the "
+                         "member's data",
+                         ZIP_AT(r), (unsigned long long)(r->zip.comp_size - r->raw_offset));
+    return 0;
+}
+
+/* Deflated zip member: inflates its raw deflate stream straight into buf
+ * until buf is full or the stream ends, keeping the CRC-32 and length of
+ * what it wrote for zip_deflate_end. */
+static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n && r->state == RD_ZIP_DEFLATE) {
+        if (r->in_avail == 0) {
+            int rc = fill_input(r, 1);
+            if (rc < 0)
+                return rc;
+        }
+        size_t want = n - got < OUT_STEP ? n - got : OUT_STEP;
+        size_t give = r->in_avail < UINT_MAX ? r->in_avail : UINT_MAX;
+        r->zs.next_in = (Bytef *)(uintptr_t)r->in_next;
+        r->zs.avail_in = (uInt)give;
+        r->zs.next_out = buf + got;
+        r->zs.avail_out = (uInt)want;
+        int zr = inflate(&r->zs, Z_NO_FLUSH);
+        size_t out = want - r->zs.avail_out;
+        consume(r, give - r->zs.avail_in);
+        r->zip_crc = (uint32_t)crc32(r->zip_crc, buf + got, (uInt)out);
+        r->zip_out += out;
+        got += out;
+        if (zr == Z_STREAM_END) {
+            int rc = zip_deflate_end(r);
+            if (rc < 0)
+                return rc;
+        } else if (r->zip_out > r->zip.size) {
+            return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                             "incorrect length check");
+        } else if (zr == Z_BUF_ERROR && r->in_avail == 0 && r->in_eof) {
+            return set_error(r, IO_ERR_TRUNCATED, "deflated data at byte %llu: %s", ZIP_AT(r),
+                             "unexpected end of compressed data");
+        } else if (zr == Z_BUF_ERROR && r->in_avail != 0) {
+            return set_error(r, IO_ERR_CORRUPT, "deflated data at byte %llu: %s", ZIP_AT(r),
+                             "inflate made no progress");
+        } else if (zr == Z_MEM_ERROR) {
+            return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            return set_error(r, IO_ERR_CORRUPT,
+                             "deflated data at byte %llu: invalid compressed data: %s", ZIP_AT(r),
+                             r->zs.msg ? r->zs.msg : "inflate failed");
+        }
+    }
+    return (ssize_t)got;
+}
+
+/* Makes r read zip member m, whose data must lie within the `total` bytes
+ * of the file: stored ones on the plain path, deflated ones through
+ * read_zip_deflate. The byte source (a descriptor at the data, or memory)
+ * is set by the caller. */
+static int zip_member_start(io_reader *r, const io_zip_member *m, uint64_t total, char *errbuf,
+                            size_t errlen)
+{
+    if (m->data_off > total || m->comp_size > total - m->data_off || m->comp_size > INT64_MAX) {
+        io_put_msg(errbuf, errlen, "the member's data (%llu bytes at byte %llu) lies outside the "
+                   "file", (unsigned long long)m->comp_size, (unsigned long long)m->data_off);
+        return IO_ERR_FORMAT;
+    }
+    if (m->method == IO_ZIP_STORED && m->comp_size != m->size) {
+        io_put_msg(errbuf, errlen, "%s", "a stored member's compressed size is not its size");
+        return IO_ERR_FORMAT;
+    }
+    if (m->method != IO_ZIP_STORED && m->method != IO_ZIP_DEFLATED) {
+        io_put_msg(errbuf, errlen, "compression method %d is not supported", m->method);
+        return IO_ERR_FORMAT;
+    }
+    r->zip = *m;
+    r->file_size = (int64_t)m->comp_size;
+    r->state = RD_PLAIN;
+    if (m->method == IO_ZIP_DEFLATED) {
+        memset(&r->zs, 0, sizeof r->zs);
+        if (inflateInit2(&r->zs, -15) != Z_OK) {
+            io_put_msg(errbuf, errlen, "%s", "out of memory");
+            return IO_ERR_NOMEM;
+        }
+        r->zinit = 1;
+        r->zip_deflate = 1;
+        r->zip_crc = (uint32_t)crc32(0, Z_NULL, 0);
+        r->state = RD_ZIP_DEFLATE;
+    }
+    return 0;
+}
+
+/* Opens member m of the zip archive at path (see reader.h). */
+int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_member *m,
+                              char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    io_put_msg(errbuf, errlen, "%s", "");
+    io_reader *r = reader_new();
+    if (!r) {
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    int rc = open_file(r, path, errbuf, errlen);
+    if (rc == 0 && (r->file_size < 0 || !r->close_fd)) {
+        io_put_msg(errbuf, errlen, "%s", "a zip archive is read from a regular file only");
+        rc = IO_ERR_OPEN;
+    }
+    if (rc == 0)
+        rc = zip_member_start(r, m, (uint64_t)r->file_size, errbuf, errlen);
+    if (rc == 0 && lseek(r->fd, (off_t)m->data_off, SEEK_SET) < 0) {
+        io_put_msg(errbuf, errlen, "%s", strerror(errno));
+        rc = IO_ERR_READ;
+    }
+    if (rc < 0) {
+        io_reader_close(r);
+        return rc;
+    }
+    r->src_off = m->data_off;
+    r->src_len = m->comp_size;
+    *out = r;
+    return 0;
+}
+
+/* Opens member m of a zip archive in memory (see reader.h). */
+int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
+                                  const io_zip_member *m, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    io_put_msg(errbuf, errlen, "%s", "");
+    io_reader *r = reader_new();
+    if (!r) {
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
+        return IO_ERR_NOMEM;
+    }
+    int rc = zip_member_start(r, m, len, errbuf, errlen);
+    if (rc < 0) {
+        io_reader_close(r);
+        return rc;
+    }
+    static const uint8_t empty[1];
+    r->mem = len ? (const uint8_t *)data + m->data_off : empty;
+    r->mem_len = (size_t)m->comp_size;
+    r->in_next = r->mem;
+    *out = r;
+    return 0;
+}
+
+/* Reads decoded bytes the way the reader's source asks: plain, a deflated
+ * zip member, or gzip. */
+static ssize_t read_some(io_reader *r, uint8_t *buf, size_t n)
+{
+    if (r->state == RD_PLAIN)
+        return read_plain(r, buf, n);
+    if (r->zip_deflate)
+        return read_zip_deflate(r, buf, n);
+    return read_gzip(r, buf, n);
+}
+
 /* Reads up to n bytes; fewer only at the end of the data. */
 ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
 {
@@ -941,7 +1142,7 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
         n = (size_t)r->left;
     if (n == 0)
         return 0;
-    ssize_t got = r->state == RD_PLAIN ? read_plain(r, buf, n) : read_gzip(r, buf, n);
+    ssize_t got = read_some(r, buf, n);
     if (got > 0) {
         r->pos += (uint64_t)got;
         if (r->left != UINT64_MAX)
@@ -1102,6 +1303,10 @@ static int seekable(io_reader *r)
     if (!r->inbuf || r->file_size < 0)
         return set_error(r, IO_ERR_SEEK, "%s",
                          "only a regular file can be read from an offset (not stdin or a pipe)");
+    if (r->zip_deflate)
+        return set_error(r, IO_ERR_SEEK, "%s",
+                         "a deflated zip member cannot be read from an offset: write the archive "
+                         "with np.savez (stored members), not np.savez_compressed");
     return 0;
 }
 
@@ -1189,7 +1394,8 @@ static int64_t skip_plain_file(io_reader *r, uint64_t n)
     off_t pos = lseek(r->fd, 0, SEEK_CUR);
     if (pos < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    uint64_t left = r->file_size > pos ? (uint64_t)(r->file_size - pos) : 0;
+    int64_t end = (int64_t)r->src_off + r->file_size; /* past a zip member's range */
+    uint64_t left = end > pos ? (uint64_t)(end - pos) : 0;
     uint64_t step = n - k < left ? n - k : left;
     if (lseek(r->fd, pos + (off_t)step, SEEK_SET) < 0)
         return set_error(r, IO_ERR_READ, "%s", strerror(errno));
@@ -1228,7 +1434,7 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
             break;
         }
         size_t want = n - done < SKIP_SCRATCH ? (size_t)(n - done) : SKIP_SCRATCH;
-        rc = r->state == RD_PLAIN ? read_plain(r, scratch, want) : read_gzip(r, scratch, want);
+        rc = read_some(r, scratch, want);
         if (rc <= 0)
             break;
         done += (uint64_t)rc;

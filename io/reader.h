@@ -3,6 +3,7 @@
  * io_reader_open() looks at the first bytes: a gzip magic (1f 8b) selects
  * the inflating path, which reads every member of a multi-member file (BGZF
  * included) the way `gzip -d` does; anything else is passed through.
+ * io_reader_open_zip_member() reads one member of a zip archive (.npz).
  * io_reader_read() writes straight into the caller's buffer (usually a
  * pinned host buffer): there is no intermediate copy of decompressed data.
  *
@@ -41,6 +42,37 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
 /* Opens an in-memory byte string (not copied; must outlive the reader),
  * decoded exactly as a file would be. For tests and fuzzing. */
 int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errbuf, size_t errlen);
+
+/* A zip archive member's data (.npz, see npz.h): a byte range of the file,
+ * stored as it is or deflated (raw deflate, no gzip header), with the
+ * CRC-32 and length its decoded bytes must have. */
+typedef struct {
+    uint64_t data_off;  /* file offset of the first data byte */
+    uint64_t comp_size; /* bytes of data in the file */
+    uint64_t size;      /* decoded bytes */
+    uint32_t crc;       /* CRC-32 of the decoded bytes */
+    int method;         /* IO_ZIP_STORED or IO_ZIP_DEFLATED */
+} io_zip_member;
+
+enum { IO_ZIP_STORED = 0, IO_ZIP_DEFLATED = 8 };
+
+/* Opens the member m of the zip archive at path: the reader's data is the
+ * member's decoded bytes and nothing past them. A stored member reads like
+ * a plain file of comp_size bytes (io_reader_seek and io_reader_data_size
+ * work on it; its CRC-32 is not checked, as no checksum of a plain file
+ * is). A deflated member is inflated in order and checked at its end like a
+ * gzip trailer (IO_ERR_CRC: "incorrect data check" or "incorrect length
+ * check"; IO_ERR_CORRUPT; IO_ERR_TRUNCATED), and cannot be positioned
+ * (IO_ERR_SEEK). io_reader_file_size() and io_reader_raw_offset() count the
+ * member's comp_size bytes; io_reader_compressed() is 0 (no gzip).
+ * Returns 0 or a negative io_error with a one-line reason. */
+int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_member *m,
+                              char *errbuf, size_t errlen);
+
+/* The same for an archive in memory (not copied; must outlive the reader).
+ * For tests and fuzzing. */
+int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
+                                  const io_zip_member *m, char *errbuf, size_t errlen);
 
 /* Reads up to n bytes into buf; returns fewer than n only at the end of the
  * data. Returns the count (0 at the end) or a negative io_error. */

@@ -1,10 +1,10 @@
 #!/bin/sh
 # test_valgrind.sh - representative command lines under valgrind memcheck:
-# gen, reduce and quadratic; plain, gzip and BGZF input and output; stdin and
-# stdout; error paths. Any memcheck error, definite or indirect leak fails
-# the test; every command must also keep its normal exit status. Skipped
-# (with the reason) without valgrind, or for a binary built with
-# AddressSanitizer, which valgrind cannot run.
+# gen, reduce and quadratic; plain, gzip, BGZF and .npz input; plain, gzip
+# and BGZF output; stdin and stdout; error paths. Any memcheck error,
+# definite or indirect leak fails the test; every command must also keep its
+# normal exit status. Skipped (with the reason) without valgrind, or for a
+# binary built with AddressSanitizer, which valgrind cannot run.
 . "$(dirname "$0")/lib.sh"
 VG_STATUS=99
 
@@ -48,6 +48,10 @@ vg() {
 gzip -dc "$T/a.npy.gz" | gzip -1 >"$T/single.npy.gz"
 "$GB" gen --quadratic 20000 --dtype float64 -o "$T/q.npy.gz"
 head -c 1000 "$T/a.npy.gz" >"$T/cut.npy.gz"
+gzip -dc "$T/q.npy.gz" >"$T/q.npy"
+"$PY" -m zipfile -c "$T/z.npz" "$T/a.npy" "$T/q.npy" # deflated members a and q
+"$PY" -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[b.rfind(b"PK\1\2") + 16] ^= 1
+open(sys.argv[2], "wb").write(b)' "$T/z.npz" "$T/badcrc.npz"
 
 vg "gen BGZF, 2 threads" 0 "$GB" gen --shape 200000x3 -p 2 -o "$T/g.npy.gz"
 vg "gen raw, level 9" 0 "$GB" gen --shape 70000 --dtype int16 --raw -9 -o "$T/g.bin.gz"
@@ -66,6 +70,9 @@ rm -f "$T/in"
 vg "reduce several files" 0 "$GB" reduce -q --op count "$T/a.npy" "$T/a.npy.gz" "$T/single.npy.gz"
 vg "quadratic BGZF in and out" 0 "$GB" quadratic -q --chunk 128k "$T/q.npy.gz" -o "$T/r.npy.gz"
 vg "quadratic raw roots to stdout" 0 "$GB" quadratic -q --raw --no-compress -c "$T/q.npy.gz"
+vg "reduce every array of an .npz" 0 "$GB" reduce -q --op sum,max "$T/z.npz"
+vg "quadratic of an .npz member" 0 "$GB" quadratic -q "$T/z.npz:q" -o "$T/r3.npy.gz"
+vg "an .npz member with a bad CRC" 1 "$GB" reduce -q "$T/badcrc.npz"
 vg "missing input" 1 "$GB" reduce -q "$T/nonexistent.npy"
 vg "truncated gzip" 1 "$GB" reduce -q "$T/cut.npy.gz"
 vg "one good file, one bad" 1 "$GB" reduce -q "$T/a.npy" "$T/cut.npy.gz"

@@ -15,6 +15,8 @@
 
 static char tmpdir[] = "/tmp/gb_rd_XXXXXX";
 
+#include "tests/unit/bytes.h"
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 /* xorshift64: the tests' only source of data. */
@@ -33,24 +35,6 @@ static void fill(uint8_t *buf, size_t n)
         uint64_t r = rnd();
         buf[i] = (r & 3) ? (uint8_t)("gpubatch"[(r >> 8) % 8]) : (uint8_t)(r >> 16);
     }
-}
-
-/* Growable byte buffer. */
-struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-};
-
-/* Appends n bytes to b. */
-static void append(struct bytes *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-    if (n)
-        memcpy(b->p + b->len, p, n);
-    b->len += n;
 }
 
 /* Appends one gzip member of data made by zlib, with optional header
@@ -157,17 +141,6 @@ static int decode_mem(const uint8_t *mem, size_t len, size_t step, struct bytes 
     }
     io_reader_close(r);
     return rc;
-}
-
-/* Writes bytes to a file in tmpdir and returns its path. */
-static const char *put_file(const char *name, const void *p, size_t n)
-{
-    static char path[256];
-    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    fwrite(p, 1, n, f);
-    fclose(f);
-    return path;
 }
 
 /* Plain input passes through unchanged, from memory, a file and stdin. */

@@ -1,0 +1,62 @@
+/* input.h - the inputs a FILE argument names: a file, standard input ("-"),
+ * or arrays in a zip archive (.npz, as np.savez and np.savez_compressed
+ * write it): FILE.npz names every member in archive order, each reported as
+ * FILE.npz:KEY (KEY: the member's name without ".npy", as np.load shows
+ * it), and FILE.npz:KEY (or FILE.npz:KEY.npy) names that member alone. An
+ * archive is told by its first bytes (a zip local header or end record) or
+ * an .npz name; an argument that names an existing file is always that
+ * file, colons and all. */
+#ifndef GPUBATCH_CLI_INPUT_H
+#define GPUBATCH_CLI_INPUT_H
+
+#include <stddef.h>
+
+#include "io/npz.h"
+#include "io/reader.h"
+
+/* One input. */
+typedef struct {
+    const char *name;              /* for messages and results: FILE or FILE.npz:KEY */
+    const char *path;              /* the file to open ("-": stdin) */
+    const io_zip_member *member;   /* the archive member, or NULL: the whole file */
+} input_item;
+
+/* The inputs of one argument, handed out in order by input_next(). */
+typedef struct {
+    const char *arg;
+    char *path;        /* the file (the archive's path for members) */
+    npz_archive *npz;  /* NULL: the argument is one plain input */
+    size_t next, end;  /* members still to hand out: [next, end) */
+    char *name;        /* the name of the member handed out last */
+    int done;          /* the plain input has been handed out */
+} input_list;
+
+/* Resolves arg. 0, or 1 after printing an error naming the file (a damaged
+ * archive, "no member KEY", an archive with no arrays). */
+int input_begin(input_list *l, const char *arg);
+
+/* Number of inputs the argument names. */
+size_t input_count(const input_list *l);
+
+/* The next input: 1 and *it filled (valid until the next call or
+ * input_end), or 0 when none is left. */
+int input_next(input_list *l, input_item *it);
+
+/* Frees what input_begin made; accepts a list it failed on. */
+void input_end(input_list *l);
+
+/* For a command that reads one input: resolves arg, which must name
+ * exactly one (an archive of several arrays is refused, asking for
+ * FILE.npz:KEY), fills *it and, when r is not NULL, opens its reader there.
+ * 0, or 1 after printing an error (l is then ended: nothing to free). */
+int input_one(input_list *l, const char *arg, input_item *it, io_reader **r);
+
+/* Opens the reader of an input: the file as io_reader_open does, or the
+ * archive member. 0, or a negative io_error with the reason in err. */
+int input_open(const input_item *it, io_reader **r, char *err, size_t errlen);
+
+/* The file that arg names (an archive member's archive) in buf, or arg
+ * itself when that is the file; for size estimates before opening. */
+const char *input_file(const char *arg, char *buf, size_t len);
+
+#endif
