@@ -44,5 +44,15 @@ for k in g1 p9 b1; do
             "$OLD,reduce,--backend,cuda,--op,sum,$work/$k.npy.gz" "$OLD,reduce,--backend,cpu,--op,sum,$work/$k.npy.gz"
     fi
 done
+if [ -s "$work/g1.npy.gz" ] && command -v taskset >/dev/null; then
+    note "g1.npy.gz: reduce --backend cpu --op count on N cores (taskset), one run each"
+    for n in 1 2 4 8 16; do
+        [ "$n" -le "$(nproc)" ] || continue
+        s=$(date +%s.%N)
+        taskset -c 0-$((n - 1)) "$GB" reduce -v --backend cpu --op count "$work/g1.npy.gz" >/dev/null 2>"$work/cores.err"
+        e=$(date +%s.%N)
+        note "  $n cores: $(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }') s; $(grep -o 'waited [0-9.]* s for input' "$work/cores.err")"
+    done
+fi
 note "checks: $pass passed, $fail failed"
 [ ! -s "$out/fail.txt" ] || cat "$out/fail.txt"
