@@ -270,7 +270,7 @@ int shard_part_header(char *buf, size_t len, const shard_meta *m)
             m->total, m->level);
     int rc = fclose(f) == 0 && n < len ? (int)n : -1;
     if (rc > 0)
-        memcpy(buf, text, n);
+        memcpy(buf, text, n + 1); /* with its NUL: callers take strlen */
     free(text);
     return rc;
 }
