@@ -570,7 +570,7 @@ int cmd_quadratic(int argc, char **argv)
     }
     args.results = be.kind == BACKEND_CUDA ? results : NULL;
     io_file_id in_id;
-    int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+    int have_id = out_input_id(r, &in_id);
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
                        have_id ? 1 : 0))
         goto out_free_buffers;

@@ -472,7 +472,7 @@ int cmd_transpose(int argc, char **argv)
     if (cli_open_backend(&t.common, &be, cpu_s))
         goto out_close_reader;
     io_file_id in_id;
-    int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+    int have_id = out_input_id(r, &in_id);
     if (out_open(&o, &t.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
         goto out_close_backend;
     if (t.shard.count && io_sink_write(o.sink, part_head, strlen(part_head)) < 0) {

@@ -49,6 +49,11 @@ typedef struct {
 /* Handles an output option; returns 1 when handled, 0 when opt is not one. */
 int out_option(out_opts *o, int opt, const char *arg);
 
+/* The identity of the file an input reader reads, for out_open's inputs:
+ * the named file, or whatever standard input is (a command's reader
+ * without a name reads it). Returns 1 with *id set, 0 when unknown. */
+int out_input_id(const io_reader *r, io_file_id *id);
+
 /* Opens the output; inputs (may be NULL) must not be overwritten. Returns 0
  * or 1 after printing an error. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs);

@@ -48,6 +48,9 @@ void io_sink_abort(io_sink *s);
  * one-line reason. */
 int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t errlen);
 
+/* A spool's errors name its directory ("DIR: writing a temporary file:
+ * REASON"), not the output it is joined to. */
+
 /* Appends every byte written to spool to dst. Returns 0 or a negative
  * io_error; the reason is io_sink_error() of spool (reading) or dst. */
 int io_sink_spool_copy(io_sink *spool, io_sink *dst);
