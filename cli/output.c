@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "msg.h"
+#include "shard.h"
 
 /* Sets the out_opts field an output option names. */
 int out_option(out_opts *o, int opt, const char *arg)
@@ -69,6 +70,18 @@ int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_
     return 0;
 }
 
+/* Writes a part's header and starts its data's CRC. */
+int out_begin_part(out_stream *o, const char *head)
+{
+    if (io_sink_write(o->sink, head, strlen(head)) < 0) {
+        msg_error("%s: %s", o->name, io_sink_error(o->sink));
+        return 1;
+    }
+    io_sink_crc_start(o->sink);
+    o->part = 1;
+    return 0;
+}
+
 /* Reports a failed write's rc (nothing for a closed pipe); 0 or 1. */
 static int out_written(out_stream *o, int rc)
 {
@@ -106,11 +119,17 @@ static int out_commit(out_stream *o)
     return 0;
 }
 
-/* Flushes the compressor and renames the file into place. */
+/* Flushes the compressor, ends a part with its CRC line and renames the
+ * file into place. */
 int out_close(out_stream *o)
 {
+    char end[SHARD_PART_END_LEN + 1];
     int rc = gz_writer_finish(o->gz);
     o->gz = NULL;
+    if (rc == 0 && o->part) {
+        shard_part_end(end, io_sink_crc(o->sink));
+        rc = io_sink_write(o->sink, end, SHARD_PART_END_LEN);
+    }
     if (rc < 0) {
         if (rc != IO_ERR_PIPE)
             msg_error("%s: %s", o->name, io_sink_error(o->sink));

@@ -26,6 +26,7 @@ typedef struct {
     io_sink *sink;
     gz_writer *gz;
     const char *name; /* for messages */
+    int part;         /* a shard's part file: out_close ends it with its CRC line */
 } out_stream;
 
 /* Help text for the output options. */
@@ -57,6 +58,11 @@ int out_input_id(const io_reader *r, io_file_id *id);
 /* Opens the output; inputs (may be NULL) must not be overwritten. Returns 0
  * or 1 after printing an error. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs);
+
+/* Makes the output a shard's part file (see shard.h): writes its header
+ * text, then counts the CRC-32 of what follows for the line out_close
+ * ends it with. 0 or 1 after printing an error. */
+int out_begin_part(out_stream *o, const char *head);
 
 /* Appends bytes; 0 or 1 after printing an error. */
 int out_write(out_stream *o, const void *buf, size_t n);

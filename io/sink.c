@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "reader.h"
 
@@ -41,6 +42,8 @@ struct io_sink {
     size_t fill;
     char *spool_dir; /* a spool: the directory of its unnamed file (for messages) */
     int in_mem;     /* a memory sink: bytes go to mem, not fd */
+    int crc_on;     /* io_sink_crc_start was called */
+    uint32_t crc;   /* CRC-32 of the bytes written since */
     uint8_t *mem;
     size_t mem_len, mem_cap;
     int err;
@@ -397,6 +400,10 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
 {
     if (s->err)
         return s->err;
+    for (size_t i = 0; s->crc_on && i < n; i += UINT_MAX / 2 + 1) {
+        size_t k = n - i < UINT_MAX / 2 + 1 ? n - i : UINT_MAX / 2 + 1;
+        s->crc = (uint32_t)crc32(s->crc, (const Bytef *)buf + i, (uInt)k);
+    }
     if (s->fill + n <= SINK_BUF) {
         memcpy(s->buf + s->fill, buf, n);
         s->fill += n;
@@ -410,6 +417,19 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
     memcpy(s->buf, buf, n);
     s->fill = n;
     return 0;
+}
+
+/* Starts the CRC-32 of the bytes written from here on. */
+void io_sink_crc_start(io_sink *s)
+{
+    s->crc_on = 1;
+    s->crc = 0;
+}
+
+/* The CRC-32 of the bytes written since io_sink_crc_start. */
+uint32_t io_sink_crc(const io_sink *s)
+{
+    return s->crc;
 }
 
 /* Nonzero when the descriptor is a terminal. */

@@ -26,6 +26,11 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
 /* Writes all n bytes or fails (sticky error). EPIPE gives IO_ERR_PIPE. */
 int io_sink_write(io_sink *s, const void *buf, size_t n);
 
+/* Starts a CRC-32 of every byte io_sink_write takes from here on;
+ * io_sink_crc gives it (0 before the first byte). */
+void io_sink_crc_start(io_sink *s);
+uint32_t io_sink_crc(const io_sink *s);
+
 /* Nonzero when the sink is a terminal (compressed output is refused there). */
 int io_sink_is_tty(const io_sink *s);
 
