@@ -42,20 +42,15 @@ END
 make_bgzf "$T/good.f4.gz" 0 0
 make_bgzf "$T/lie.f4.gz" 1 0
 make_bgzf "$T/extra.f4.gz" 0 1
-R --dtype float32 --op sum,count "$T/good.f4.gz" | sed 's/ .*//' >/dev/null
 
-# shards N FILE OPTS: states st-0..st-N-1 and the merged text in $T/m.txt;
-# prints how many shards failed.
+# shards N FILE OPTS: writes the states st-0..st-N-1 of FILE (errors to
+# $T/sh.err) and prints how many shards failed.
 shards() {
-    n=$1
-    f=$2
+    n=$1 f=$2 bad=0
     shift 2
     rm -f "$T"/st-*
-    bad=0
-    i=0
-    while [ $i -lt "$n" ]; do
-        R "$@" --shard $i/"$n" -o "$T/st-$i" "$f" 2>>"$T/sh.err" || bad=$((bad + 1))
-        i=$((i + 1))
+    for i in $(seq 0 $((n - 1))); do
+        R "$@" --shard "$i/$n" -o "$T/st-$i" "$f" 2>>"$T/sh.err" || bad=$((bad + 1))
     done
     echo $bad
 }
