@@ -407,9 +407,7 @@ int cmd_bench(int argc, char **argv)
     }
     free(rows.rows);
     backend_close(&be);
-    if (status == 0 && fflush(stdout) != 0) {
-        msg_error("bench: cannot write the results");
-        status = 1;
-    }
+    if (status == 0)
+        status = msg_flush_stdout();
     return status;
 }

@@ -46,6 +46,15 @@ enum {
     OPT_RAW,
 };
 
+/* Options that only go with some others, as gen_conflict checks them. */
+enum {
+    GEN_GAVE_SHAPE = 1,
+    GEN_GAVE_QUAD = 2,
+    GEN_GAVE_DIST = 4,
+    GEN_GAVE_UNIFORM = 8, /* --low or --high */
+    GEN_GAVE_NORMAL = 16, /* --mean or --std */
+};
+
 typedef struct {
     dt_type dtype;
     int ndim;
@@ -53,6 +62,7 @@ typedef struct {
     gen_dist dist;
     int have_p1, have_p2;
     double p1, p2;
+    unsigned given; /* GEN_GAVE_* of the options on the command line */
     uint64_t seed;
     int quadratic;
     int raw;
@@ -65,6 +75,25 @@ static int gen_parse_double(const char *s, double *out)
     char *end;
     *out = strtod(s, &end);
     return (*s && !*end) ? 0 : -1;
+}
+
+/* Names the first pair of options given together that contradict each
+ * other (each would set what the other sets), or NULL. */
+static const char *gen_conflict(const gen_opts *g)
+{
+    unsigned o = g->given;
+    if ((o & GEN_GAVE_QUAD) && (o & GEN_GAVE_SHAPE))
+        return "--quadratic N sets the shape (N rows of 3): not with --shape";
+    if ((o & GEN_GAVE_QUAD) && (o & (GEN_GAVE_DIST | GEN_GAVE_UNIFORM | GEN_GAVE_NORMAL)))
+        return "--quadratic writes its own mixture: not with --dist, --low, --high, --mean "
+               "or --std";
+    if ((o & GEN_GAVE_UNIFORM) && (o & GEN_GAVE_NORMAL))
+        return "--low/--high (uniform) and --mean/--std (normal) do not go together";
+    if ((o & GEN_GAVE_UNIFORM) && g->dist == GEN_NORMAL)
+        return "--low/--high go with --dist uniform, not normal";
+    if ((o & GEN_GAVE_NORMAL) && g->dist != GEN_NORMAL)
+        return "--mean/--std go with --dist normal";
+    return NULL;
 }
 
 /* Parses gen's options; -1 to go on, else an exit status. */
@@ -103,6 +132,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         case OPT_SHAPE:
             if ((g->ndim = cli_parse_shape(optarg, g->shape, NPY_MAX_DIMS)) < 0)
                 return cli_usage_error("gen", "bad --shape '%s' (e.g. 1000x3)", optarg);
+            g->given |= GEN_GAVE_SHAPE;
             break;
         case OPT_DTYPE:
             if ((g->dtype = dt_from_name(optarg)) == DT_NONE)
@@ -115,6 +145,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
                 g->dist = GEN_NORMAL;
             else
                 return cli_usage_error("gen", "unknown --dist '%s' (uniform, normal)", optarg);
+            g->given |= GEN_GAVE_DIST;
             break;
         case OPT_LOW:
         case OPT_MEAN:
@@ -122,6 +153,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
                 return cli_usage_error("gen", "bad number '%s'", optarg);
             g->p1 = v;
             g->have_p1 = 1;
+            g->given |= opt == OPT_LOW ? GEN_GAVE_UNIFORM : GEN_GAVE_NORMAL;
             break;
         case OPT_HIGH:
         case OPT_STD:
@@ -129,6 +161,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
                 return cli_usage_error("gen", "bad number '%s'", optarg);
             g->p2 = v;
             g->have_p2 = 1;
+            g->given |= opt == OPT_HIGH ? GEN_GAVE_UNIFORM : GEN_GAVE_NORMAL;
             break;
         case OPT_SEED:
             g->seed = strtoull(optarg, &end, 0);
@@ -142,6 +175,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
             g->shape[1] = 3;
             if (!*optarg || *end || *optarg == '-')
                 return cli_usage_error("gen", "bad --quadratic '%s'", optarg);
+            g->given |= GEN_GAVE_QUAD;
             break;
         case OPT_RAW:
             g->raw = 1;
@@ -167,6 +201,9 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
+    const char *conflict = gen_conflict(g);
+    if (conflict)
+        return cli_usage_error("gen", "%s", conflict);
     if (g->ndim < 0)
         return cli_usage_error("gen", "--shape or --quadratic is required");
     if (g->quadratic && g->dtype != DT_F32 && g->dtype != DT_F64)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "commands.h"
 #include "io/gzwrite.h"
@@ -49,6 +50,8 @@ static const char *merge_mismatch(const merge_item *a, const merge_item *b)
         return "number of shards";
     if (a->m.source_bytes != b->m.source_bytes)
         return "input file size";
+    if (a->m.input_check != b->m.input_check)
+        return "input data (input-check)";
     if (a->m.dtype != b->m.dtype)
         return "dtype";
     if (a->m.ndim != b->m.ndim ||
@@ -136,64 +139,103 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     return reduce_print(m0->input, &fi, &all, json);
 }
 
-/* Checks that a part holds exactly its bytes (and ends in the end-of-file
- * block when compressed); *copy_end gets the end of what is copied. */
-static int merge_check_part(const merge_item *it, int fd, uint64_t *copy_end)
+/* Reads bytes [from, to) of a part's file fd in windows: adds them to *crc,
+ * and, when blocks is set, checks that they are whole BGZF blocks as
+ * gpubatch writes them (its header, each inflating to exactly its BSIZE,
+ * ISIZE and CRC-32), adding their data bytes to *data; with a sink, appends
+ * them to it. 0, or 1 after an error naming the part (or the output). */
+static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, int blocks,
+                      uint32_t *crc, uint64_t *data, io_sink *sink, const char *out_name)
 {
-    char err[512] = "";
+    static unsigned char buf[4 << 20];
+    char err[512];
+    while (from < to) {
+        size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf, used = want;
+        ssize_t k = pread(fd, buf, want, (off_t)from);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            msg_error("%s: %s", it->path, k < 0 ? strerror(errno) : "file shrank while merging");
+            return 1;
+        }
+        if (blocks) {
+            if (io_bgzf_check(fd, buf, (size_t)k, from, &used, err, sizeof err) < 0) {
+                msg_error("%s: %s", it->path, err);
+                return 1;
+            }
+            for (size_t pos = 0, total; pos < used; pos += total) {
+                total = io_bgzf_block_size(buf + pos, used - pos);
+                if (memcmp(buf + pos, gz_eof_block, 16)) {
+                    msg_error("%s: gzip member at byte %llu: not a block as gpubatch writes it",
+                              it->path, (unsigned long long)(from + pos));
+                    return 1;
+                }
+                *data += (uint64_t)buf[pos + total - 4] | (uint64_t)buf[pos + total - 3] << 8 |
+                         (uint64_t)buf[pos + total - 2] << 16 | (uint64_t)buf[pos + total - 1] << 24;
+            }
+            if (used == 0) {
+                msg_error("%s: gzip member at byte %llu: %s", it->path, (unsigned long long)from,
+                          (size_t)k < want ? "truncated" : "not a BGZF block");
+                return 1;
+            }
+        } else {
+            used = (size_t)k;
+            *data += used;
+        }
+        *crc = (uint32_t)crc32(*crc, buf, (uInt)used);
+        int rc = sink ? io_sink_write(sink, buf, used) : 0;
+        if (rc < 0) {
+            if (rc != IO_ERR_PIPE)
+                msg_error("%s: %s", out_name, io_sink_error(sink));
+            return 1;
+        }
+        from += used;
+    }
+    return 0;
+}
+
+/* Checks a part before anything is copied: its last line, the CRC-32 of its
+ * bytes against it, its end-of-file block when compressed, every block, and
+ * that it holds exactly the data its header says; *copy_end gets the end of
+ * what is copied and *crc the part's CRC-32. 0, or 1 after an error. */
+static int merge_check_part(const merge_item *it, int fd, uint64_t *copy_end, uint32_t *crc)
+{
     struct stat st;
+    char line[SHARD_PART_END_LEN + 1] = "";
+    unsigned char tail[GZW_EOF_LEN];
     if (fstat(fd, &st) < 0) {
         msg_error("%s: %s", it->path, strerror(errno));
         return 1;
     }
     uint64_t size = (uint64_t)st.st_size, want = it->m.end - it->m.first, have = 0;
-    *copy_end = size;
-    if (it->m.level > 0) {
-        unsigned char tail[GZW_EOF_LEN];
-        if (size < it->m.data_offset + GZW_EOF_LEN ||
-            pread(fd, tail, sizeof tail, (off_t)(size - GZW_EOF_LEN)) != (ssize_t)sizeof tail ||
-            memcmp(tail, gz_eof_block, sizeof tail)) {
-            msg_error("%s: truncated part (no end-of-file block)", it->path);
-            return 1;
-        }
-        *copy_end = size - GZW_EOF_LEN;
-        if (io_bgzf_data_size(fd, it->m.data_offset, *copy_end, &have, err, sizeof err) < 0) {
-            msg_error("%s: %s", it->path, err);
-            return 1;
-        }
-    } else {
-        have = size - it->m.data_offset;
+    uint64_t end = size - SHARD_PART_END_LEN, eof = it->m.level > 0 ? GZW_EOF_LEN : 0;
+    uint32_t sum = 0, data_crc;
+    if (size < it->m.data_offset + SHARD_PART_END_LEN + eof ||
+        pread(fd, line, SHARD_PART_END_LEN, (off_t)end) != SHARD_PART_END_LEN ||
+        shard_part_end_parse(line, &data_crc) < 0) {
+        msg_error("%s: truncated part (no 'part-end' line)", it->path);
+        return 1;
+    }
+    *copy_end = end - eof;
+    if (eof && (pread(fd, tail, sizeof tail, (off_t)*copy_end) != (ssize_t)sizeof tail ||
+                memcmp(tail, gz_eof_block, sizeof tail))) {
+        msg_error("%s: truncated part (no end-of-file block)", it->path);
+        return 1;
+    }
+    if (merge_scan(it, fd, it->m.data_offset, *copy_end, eof != 0, &sum, &have, NULL, NULL))
+        return 1;
+    sum = (uint32_t)crc32(sum, tail, (uInt)eof);
+    if (sum != data_crc) {
+        msg_error("%s: the part's data does not match its CRC: the file is damaged or was edited",
+                  it->path);
+        return 1;
     }
     if (have != want) {
         msg_error("%s: the part holds %llu bytes of data, its header says %llu", it->path,
                   (unsigned long long)have, (unsigned long long)want);
         return 1;
     }
-    return 0;
-}
-
-/* Appends bytes [from, to) of fd to the sink; 0, or 1 after an error. */
-static int merge_copy(const char *path, int fd, uint64_t from, uint64_t to, io_sink *sink,
-                      const char *out_name)
-{
-    static unsigned char buf[1 << 20];
-    while (from < to) {
-        size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
-        ssize_t k = pread(fd, buf, want, (off_t)from);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            msg_error("%s: %s", path, k < 0 ? strerror(errno) : "file shrank while merging");
-            return 1;
-        }
-        int rc = io_sink_write(sink, buf, (size_t)k);
-        if (rc < 0) {
-            if (rc != IO_ERR_PIPE)
-                msg_error("%s: %s", out_name, io_sink_error(sink));
-            return 1;
-        }
-        from += (uint64_t)k;
-    }
+    *crc = sum;
     return 0;
 }
 
@@ -221,10 +263,11 @@ static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
     int *fds = malloc(count * sizeof *fds);
     io_file_id *ids = malloc(count * sizeof *ids);
     uint64_t *ends = malloc(count * sizeof *ends);
+    uint32_t *crcs = malloc(count * sizeof *crcs);
     io_sink *sink = NULL;
     char err[512];
     uint64_t opened = 0;
-    if (!fds || !ids || !ends) {
+    if (!fds || !ids || !ends || !crcs) {
         msg_error("out of memory");
         goto out_close;
     }
@@ -239,7 +282,7 @@ static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
             goto out_close;
         }
         ids[opened] = (io_file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
-        if (merge_check_part(it, fds[opened], &ends[opened])) {
+        if (merge_check_part(it, fds[opened], &ends[opened], &crcs[opened])) {
             close(fds[opened]);
             goto out_close;
         }
@@ -252,9 +295,19 @@ static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
         msg_error("refusing to write compressed data to a terminal (use -o FILE or a pipe)");
         goto out_abort;
     }
-    for (uint64_t i = 0; i < count; i++)
-        if (merge_copy(byset[i]->path, fds[i], byset[i]->m.data_offset, ends[i], sink, out_name))
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t crc = 0;
+        uint64_t data = 0;
+        if (merge_scan(byset[i], fds[i], byset[i]->m.data_offset, ends[i], 0, &crc, &data, sink,
+                       out_name))
             goto out_abort;
+        if (level > 0)
+            crc = (uint32_t)crc32(crc, gz_eof_block, GZW_EOF_LEN);
+        if (crc != crcs[i]) {
+            msg_error("%s: the part changed while being merged", byset[i]->path);
+            goto out_abort;
+        }
+    }
     if (level > 0 && io_sink_write(sink, gz_eof_block, GZW_EOF_LEN) < 0) {
         msg_error("%s: %s", out_name, io_sink_error(sink));
         goto out_abort;
@@ -272,6 +325,7 @@ out_abort:
 out_close:
     for (uint64_t i = 0; i < opened; i++)
         close(fds[i]);
+    free(crcs);
     free(ends);
     free(ids);
     free(fds);

@@ -573,14 +573,12 @@ int cmd_quadratic(int argc, char **argv)
     }
     args.results = be.kind == BACKEND_CUDA ? results : NULL;
     io_file_id in_id;
-    int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+    int have_id = out_input_id(r, &in_id);
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
                        have_id ? 1 : 0))
         goto out_free_buffers;
-    if (q.shard.count && io_sink_write(o.main.sink, part_head, strlen(part_head)) < 0) {
-        msg_error("%s: %s", o.main.name, io_sink_error(o.main.sink));
+    if (q.shard.count && out_begin_part(&o.main, part_head))
         goto out_abort;
-    }
     unsigned char head[256];
     int head_len = quadratic_header(head, sizeof head, fi.dtype, in.rows, q.out_layout);
     if (!q.raw_out && q.shard.index == 0 &&

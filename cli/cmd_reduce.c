@@ -10,6 +10,7 @@
 #include "io/frame.h"
 #include "io/pipeline.h"
 #include "msg.h"
+#include "output.h"
 #include "hybrid.h"
 #include "input.h"
 #include "stream.h"
@@ -164,7 +165,7 @@ int reduce_print(const char *name, const frame_info *fi, const rd_state *st, int
                 putchar('\n');
             }
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return msg_flush_stdout();
 }
 
 /* Opens an engine on one side (hy_ops.open). */
@@ -377,7 +378,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
              dt > 0 ? bytes / dt / 1e9 : 0.0);
     if (o->shard.count) {
         io_file_id in_id;
-        int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+        int have_id = out_input_id(r, &in_id);
         status = shard_write_state(o->state_path, o->force, have_id ? &in_id : NULL, &part, &st);
     } else {
         status = reduce_print(name, &fi, &st, o->json);

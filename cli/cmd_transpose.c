@@ -474,13 +474,11 @@ int cmd_transpose(int argc, char **argv)
     if (cli_open_backend(&t.common, &be, cpu_s))
         goto out_close_reader;
     io_file_id in_id;
-    int have_id = io_reader_identity(r, &in_id.dev, &in_id.ino) == 0;
+    int have_id = out_input_id(r, &in_id);
     if (out_open(&o, &t.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
         goto out_close_backend;
-    if (t.shard.count && io_sink_write(o.sink, part_head, strlen(part_head)) < 0) {
-        msg_error("%s: %s", o.name, io_sink_error(o.sink));
+    if (t.shard.count && out_begin_part(&o, part_head))
         goto out_abort;
-    }
     unsigned char head[4096];
     int head_len = transpose_header(head, sizeof head, fi.dtype, &j);
     if (!t.raw_out && fi.is_npy && t.shard.index == 0 &&

@@ -69,17 +69,62 @@ void fmt_i128(char *buf, size_t len, __int128 v)
     }
 }
 
-/* JSON string with the mandatory escapes. */
+/* Length of a valid UTF-8 sequence (RFC 3629: no overlongs, surrogates or
+ * values above U+10FFFF), or 0. */
+size_t fmt_utf8_len(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* Escaped text for a terminal line. */
+void fmt_escape_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = fmt_utf8_len(p);
+        int control = n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f || *p == '\\')) ||
+                      (n == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+        if (!control)
+            fwrite(p, 1, n, f);
+        else if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p == '\t')
+            fputs("\\t", f);
+        else if (*p == '\r')
+            fputs("\\r", f);
+        else
+            for (size_t i = 0; i < (n ? n : 1); i++)
+                fprintf(f, "\\x%02x", p[i]);
+        p += n ? n : 1;
+    }
+}
+
+/* JSON string with the mandatory escapes; bytes that are not UTF-8 as text. */
 void fmt_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = fmt_utf8_len(p);
+        if (n == 0)
+            fprintf(f, "\\\\x%02x", *p);
+        else if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
+        else if (*p < 0x20 || *p == 0x7f)
             fprintf(f, "\\u%04x", *p);
         else
-            fputc(*p, f);
+            fwrite(p, 1, n, f);
+        p += n ? n : 1;
     }
     fputc('"', f);
 }

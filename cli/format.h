@@ -18,7 +18,17 @@ void fmt_float(char *buf, size_t len, float v);
 void fmt_i128(char *buf, size_t len, __int128 v);
 void fmt_u128(char *buf, size_t len, unsigned __int128 v);
 
-/* Writes s as a JSON string literal (quotes included). */
+/* Length of the valid UTF-8 sequence at p (1 for ASCII, NUL included), or
+ * 0 when p starts no valid sequence (a stray, overlong or surrogate byte). */
+size_t fmt_utf8_len(const unsigned char *p);
+
+/* Writes s for a terminal: backslash, control characters (C0, DEL and
+ * C1) and bytes that are not UTF-8 as escapes (\\, \n, \t, \r, \xHH),
+ * so a name cannot split a line or reach the terminal as a command. */
+void fmt_escape_text(FILE *f, const char *s);
+
+/* Writes s as a JSON string literal (quotes included), valid UTF-8: a byte
+ * that is not UTF-8 becomes the text \xHH. */
 void fmt_json_string(FILE *f, const char *s);
 
 /* Writes a JSON number, or for NaN/Inf the strings "NaN", "Infinity",

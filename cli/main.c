@@ -57,16 +57,18 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(main_usage, stdout);
-        return 0;
+        return msg_flush_stdout();
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         fputs(main_version, stdout);
-        return 0;
+        return msg_flush_stdout();
     }
     io_sink_install_signal_cleanup();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) {
             int status = commands[i].run(argc - 1, argv + 1);
+            if (msg_flush_stdout() && status == 0)
+                status = 1;
             if (status == 0)
                 msg_info("done %.3f s after the process started", msg_elapsed());
             const char *detach = getenv("GPUBATCH_DETACH");

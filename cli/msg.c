@@ -1,9 +1,12 @@
 /* msg.c - stderr messages with one prefix and a verbosity level. */
 #include "msg.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "format.h"
 #include "io/clock.h"
 #include "progress.h"
 
@@ -40,7 +43,9 @@ static void msg_line(const char *kind, const char *fmt, va_list ap)
     char line[4096];
     vsnprintf(line, sizeof line, fmt, ap);
     progress_erase();
-    fprintf(stderr, "gpubatch: %s%s\n", kind, line);
+    fprintf(stderr, "gpubatch: %s", kind);
+    fmt_escape_text(stderr, line);
+    fputc('\n', stderr);
 }
 
 /* An error line (always printed). */
@@ -72,4 +77,19 @@ void msg_info(const char *fmt, ...)
     va_start(ap, fmt);
     msg_line("", fmt, ap);
     va_end(ap);
+}
+
+/* Flushes stdout and reports a failed write once. */
+int msg_flush_stdout(void)
+{
+    static int reported;
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int e = errno ? errno : EIO;
+    if (!failed && !ferror(stdout))
+        return 0;
+    if (!reported && e != EPIPE)
+        msg_error("(stdout): %s", strerror(e));
+    reported = 1;
+    return 1;
 }

@@ -18,6 +18,10 @@ void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "gpubatch: ..." at -v. */
 void msg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Flushes standard output: 0, or 1 after an error line naming "(stdout)"
+ * when a write to it failed (once; a closed pipe prints nothing). */
+int msg_flush_stdout(void);
+
 /* Marks the process's start for msg_elapsed(); main calls it first. */
 void msg_start_clock(void);
 

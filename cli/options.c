@@ -11,6 +11,7 @@
 
 #include "input.h"
 #include "io/clock.h"
+#include "format.h"
 #include "msg.h"
 
 /* Sets the defaults. */
@@ -43,8 +44,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "gpubatch %s: %s\nTry 'gpubatch %s --help' for more information.\n", cmd,
-            line, cmd);
+    fprintf(stderr, "gpubatch %s: ", cmd);
+    fmt_escape_text(stderr, line);
+    fprintf(stderr, "\nTry 'gpubatch %s --help' for more information.\n", cmd);
     return 2;
 }
 

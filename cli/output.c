@@ -2,8 +2,11 @@
 #include "output.h"
 
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "msg.h"
+#include "shard.h"
 
 /* Sets the out_opts field an output option names. */
 int out_option(out_opts *o, int opt, const char *arg)
@@ -30,6 +33,18 @@ int out_option(out_opts *o, int opt, const char *arg)
     }
 }
 
+/* The input's file identity, standard input's when it has no name. */
+int out_input_id(const io_reader *r, io_file_id *id)
+{
+    struct stat st;
+    if (io_reader_identity(r, &id->dev, &id->ino) == 0)
+        return 1;
+    if (fstat(STDIN_FILENO, &st) < 0)
+        return 0;
+    *id = (io_file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+    return 1;
+}
+
 /* Opens the sink and the gzip writer. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs)
 {
@@ -52,6 +67,18 @@ int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_
         out_abort(o);
         return 1;
     }
+    return 0;
+}
+
+/* Writes a part's header and starts its data's CRC. */
+int out_begin_part(out_stream *o, const char *head)
+{
+    if (io_sink_write(o->sink, head, strlen(head)) < 0) {
+        msg_error("%s: %s", o->name, io_sink_error(o->sink));
+        return 1;
+    }
+    io_sink_crc_start(o->sink);
+    o->part = 1;
     return 0;
 }
 
@@ -92,11 +119,17 @@ static int out_commit(out_stream *o)
     return 0;
 }
 
-/* Flushes the compressor and renames the file into place. */
+/* Flushes the compressor, ends a part with its CRC line and renames the
+ * file into place. */
 int out_close(out_stream *o)
 {
+    char end[SHARD_PART_END_LEN + 1];
     int rc = gz_writer_finish(o->gz);
     o->gz = NULL;
+    if (rc == 0 && o->part) {
+        shard_part_end(end, io_sink_crc(o->sink));
+        rc = io_sink_write(o->sink, end, SHARD_PART_END_LEN);
+    }
     if (rc < 0) {
         if (rc != IO_ERR_PIPE)
             msg_error("%s: %s", o->name, io_sink_error(o->sink));
@@ -127,7 +160,7 @@ int out_parts_open(out_parts *p, int nparts, const out_opts *opt, const io_file_
         return 1;
     for (int k = 1; k < nparts; k++) {
         if (io_sink_open_spool(&p->spool[k], p->main.sink, err, sizeof err) < 0) {
-            msg_error("%s: %s", p->main.name, err);
+            msg_error("%s", err);
             out_parts_abort(p);
             return 1;
         }
@@ -147,7 +180,7 @@ int out_parts_write(out_parts *p, int part, const void *buf, size_t n)
         return out_write(&p->main, buf, n);
     int rc = gz_writer_write(p->gz[part], buf, n);
     if (rc < 0)
-        msg_error("%s: %s", p->main.name, io_sink_error(p->spool[part]));
+        msg_error("%s", io_sink_error(p->spool[part]));
     return rc < 0;
 }
 
@@ -157,7 +190,7 @@ int out_parts_close(out_parts *p)
 {
     if (p->nparts <= 1)
         return out_close(&p->main);
-    const char *what = NULL;
+    const char *what = NULL, *name = NULL; /* name: NULL for a spool (its text names it) */
     int rc = 0;
     for (int k = 1; k < p->nparts && rc == 0; k++) {
         rc = k + 1 < p->nparts ? gz_writer_finish_part(p->gz[k]) : gz_writer_finish(p->gz[k]);
@@ -168,15 +201,18 @@ int out_parts_close(out_parts *p)
         rc = gz_writer_finish_part(p->main.gz);
         p->main.gz = NULL;
         what = io_sink_error(p->main.sink);
+        name = p->main.name;
     }
     for (int k = 1; k < p->nparts && rc == 0; k++) {
         rc = io_sink_spool_copy(p->spool[k], p->main.sink);
-        what = *io_sink_error(p->spool[k]) ? io_sink_error(p->spool[k])
-                                           : io_sink_error(p->main.sink);
+        name = *io_sink_error(p->spool[k]) ? NULL : p->main.name;
+        what = name ? io_sink_error(p->main.sink) : io_sink_error(p->spool[k]);
     }
     if (rc < 0) {
-        if (rc != IO_ERR_PIPE)
-            msg_error("%s: %s", p->main.name, what);
+        if (rc != IO_ERR_PIPE && name)
+            msg_error("%s: %s", name, what);
+        else if (rc != IO_ERR_PIPE)
+            msg_error("%s", what);
         out_parts_abort(p);
         return 1;
     }

@@ -26,6 +26,7 @@ typedef struct {
     io_sink *sink;
     gz_writer *gz;
     const char *name; /* for messages */
+    int part;         /* a shard's part file: out_close ends it with its CRC line */
 } out_stream;
 
 /* Help text for the output options. */
@@ -49,9 +50,19 @@ typedef struct {
 /* Handles an output option; returns 1 when handled, 0 when opt is not one. */
 int out_option(out_opts *o, int opt, const char *arg);
 
+/* The identity of the file an input reader reads, for out_open's inputs:
+ * the named file, or whatever standard input is (a command's reader
+ * without a name reads it). Returns 1 with *id set, 0 when unknown. */
+int out_input_id(const io_reader *r, io_file_id *id);
+
 /* Opens the output; inputs (may be NULL) must not be overwritten. Returns 0
  * or 1 after printing an error. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs);
+
+/* Makes the output a shard's part file (see shard.h): writes its header
+ * text, then counts the CRC-32 of what follows for the line out_close
+ * ends it with. 0 or 1 after printing an error. */
+int out_begin_part(out_stream *o, const char *head);
 
 /* Appends bytes; 0 or 1 after printing an error. */
 int out_write(out_stream *o, const void *buf, size_t n);

@@ -11,11 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "io/gzwrite.h"
 #include "msg.h"
 
-#define SHARD_STATE_MAGIC "gpubatch reduce-state 1"
-#define SHARD_PART_MAGIC "gpubatch array-part 1"
+#define SHARD_STATE_MAGIC "gpubatch reduce-state 2"
+#define SHARD_PART_MAGIC "gpubatch array-part 2"
 #define SHARD_HEADER_MAX 65536 /* a state file, or a part's header, is smaller */
 
 /* Parses "I/N". */
@@ -102,14 +104,22 @@ int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *
         return IO_ERR_FORMAT;
     }
     in->data_bytes = have;
+    if ((rc = io_reader_fingerprint(r, &in->check)) < 0) {
+        snprintf(err, errlen, "%s", io_reader_error(r));
+        return rc;
+    }
     return frame_check_end(fi, have, err, errlen);
 }
 
-/* Positions the reader at one shard's bytes. */
+/* Checks the blocks that this shard answers for, then positions the reader
+ * at its bytes. */
 int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len,
                      int last, char *err, size_t errlen)
 {
-    int rc = io_reader_seek(r, in->data_start + start, last ? UINT64_MAX : len);
+    int rc = io_reader_check_blocks(r, start ? in->data_start + start : 0,
+                                     last ? UINT64_MAX : in->data_start + start + len);
+    if (rc >= 0)
+        rc = io_reader_seek(r, in->data_start + start, last ? UINT64_MAX : len);
     if (rc < 0)
         snprintf(err, errlen, "%s", io_reader_error(r));
     return rc;
@@ -128,6 +138,7 @@ void shard_meta_input(shard_meta *m, const char *name, const frame_info *fi,
     memcpy(m->shape, fi->shape, sizeof m->shape);
     m->fortran_order = fi->fortran_order;
     m->nelem = in->data_bytes / dt_size(fi->dtype);
+    m->input_check = in->check;
 }
 
 /* Writes a name with backslash, control bytes and DEL escaped. */
@@ -178,7 +189,33 @@ static void shard_put_common(FILE *f, const char *magic, const shard_meta *m)
             dt_name(m->dtype), m->ndim);
     for (int d = 0; d < m->ndim; d++)
         fprintf(f, " %" PRIu64, m->shape[d]);
-    fprintf(f, "\nfortran-order %d\nelements %" PRIu64 "\n", m->fortran_order, m->nelem);
+    fprintf(f, "\nfortran-order %d\nelements %" PRIu64 "\ninput-check %016" PRIx64 "\n",
+            m->fortran_order, m->nelem, m->input_check);
+}
+
+/* Ends a text with its check line: the CRC-32 of everything before it. */
+static void shard_put_check(FILE *f, char *const *text, const size_t *len)
+{
+    fflush(f); /* *text and *len: the memory stream's bytes so far */
+    fprintf(f, "check %08lx\n", crc32(0, (const Bytef *)*text, (uInt)*len));
+}
+
+/* A part's last line. */
+void shard_part_end(char *buf, uint32_t crc)
+{
+    snprintf(buf, SHARD_PART_END_LEN + 1, "part-end %08lx\n", (unsigned long)crc);
+}
+
+/* Parses a part's last line. */
+int shard_part_end_parse(const char *buf, uint32_t *crc)
+{
+    unsigned long v;
+    int used = 0;
+    if (strncmp(buf, "part-end ", 9) || sscanf(buf + 9, "%8lx%n", &v, &used) != 1 || used != 8 ||
+        buf[17] != '\n' || !isxdigit((unsigned char)buf[9]))
+        return -1;
+    *crc = (uint32_t)v;
+    return 0;
 }
 
 /* Writes one tree's pending subtrees: level, first leaf, value bits (and
@@ -237,6 +274,7 @@ int shard_write_state(const char *path, int force, const io_file_id *input, cons
     shard_put_tree(f, "sum-tree", &st->sum_tree);
     shard_put_tree(f, "sumsq-tree", &st->sq_tree);
     fputs("end\n", f);
+    shard_put_check(f, &text, &len);
     if (fclose(f) != 0) {
         free(text);
         return msg_error("out of memory"), 1;
@@ -266,17 +304,21 @@ int shard_part_header(char *buf, size_t len, const shard_meta *m)
     if (!f)
         return -1;
     shard_put_common(f, SHARD_PART_MAGIC, m);
-    fprintf(f, "bytes %" PRIu64 " %" PRIu64 " %" PRIu64 "\nlevel %d\ndata\n", m->first, m->end,
+    fprintf(f, "bytes %" PRIu64 " %" PRIu64 " %" PRIu64 "\nlevel %d\n", m->first, m->end,
             m->total, m->level);
+    shard_put_check(f, &text, &n);
+    fputs("data\n", f);
     int rc = fclose(f) == 0 && n < len ? (int)n : -1;
     if (rc > 0)
-        memcpy(buf, text, n);
+        memcpy(buf, text, n + 1); /* with its NUL: callers take strlen */
     free(text);
     return rc;
 }
 
 /* A cursor over the lines of a header. */
 typedef struct {
+    char *base;  /* the file's first byte */
+    const char *orig; /* the file's bytes as read (parsing writes over line ends) */
     char *p;     /* next line */
     int line;    /* its number */
     char *err;
@@ -385,7 +427,33 @@ static int shard_get_common(shard_text *t, shard_meta *m)
     if (shard_line_u64(t, "fortran-order", v, 1) < 0)
         return -1;
     m->fortran_order = v[0] != 0;
-    return shard_line_u64(t, "elements", &m->nelem, 1);
+    if (shard_line_u64(t, "elements", &m->nelem, 1) < 0 || !(s = shard_line(t, "input-check")))
+        return -1;
+    unsigned long long c;
+    int got = 0;
+    if (strlen(s) != 16 || sscanf(s, "%16llx%n", &c, &got) != 1 || got != 16) {
+        snprintf(t->err, t->errlen, "line %d: bad input-check", t->line);
+        return -1;
+    }
+    m->input_check = c;
+    return 0;
+}
+
+/* Parses the check line: the CRC-32 of every byte before it. */
+static int shard_get_check(shard_text *t)
+{
+    uLong want = crc32(0, (const Bytef *)t->orig, (uInt)(t->p - t->base));
+    char *s = shard_line(t, "check");
+    unsigned long crc;
+    int used = 0;
+    if (!s)
+        return -1;
+    if (strlen(s) != 8 || sscanf(s, "%8lx%n", &crc, &used) != 1 || used != 8 || crc != want) {
+        snprintf(t->err, t->errlen, "line %d: the check does not match the text: the file is "
+                 "damaged or was edited", t->line);
+        return -1;
+    }
+    return 0;
 }
 
 /* Parses a 32-hex-digit 128-bit value. */
@@ -445,19 +513,24 @@ static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_
     rd_tree_init_at(tree, first);
     for (uint64_t i = 0; i < depth; i++) {
         char *nl = strchr(t->p, '\n');
-        unsigned level;
-        unsigned long long start, bits;
+        unsigned level = 0;
+        unsigned long long start = 0, bits = 0;
+        char canon[128];
+        double v = 0;
         t->line++;
-        if (!nl || (*nl = 0, sscanf(t->p, "%u %llu %16llx", &level, &start, &bits) != 3) ||
-            level > 62 || start != tree->next || start % (1ull << level) ||
-            end - start < (1ull << level) || end < start) {
+        if (nl && (*nl = 0, sscanf(t->p, "%u %llu %16llx", &level, &start, &bits) == 3)) {
+            uint64_t b = bits;
+            memcpy(&v, &b, sizeof v);
+            /* the line as shard_put_tree writes it: the hex bits and the
+             * value beside them must agree */
+            snprintf(canon, sizeof canon, "%u %llu %016llx %a", level, start, bits, v);
+        }
+        if (!nl || strcmp(t->p, canon) || level > 62 || start != tree->next ||
+            start % (1ull << level) || end < start || end - start < (1ull << level)) {
             snprintf(t->err, t->errlen, "line %d: bad %s subtree", t->line, key);
             return -1;
         }
         t->p = nl + 1;
-        double v;
-        uint64_t b = bits;
-        memcpy(&v, &b, sizeof v);
         rd_tree_push_level(tree, v, level);
     }
     if (depth && tree->next != end) {
@@ -466,6 +539,43 @@ static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_
         return -1;
     }
     return 0;
+}
+
+/* Names what a state's fields say against each other (the sums a shard's
+ * tiles must have, its count against its elements, the extrema against the
+ * count, integer sums against what count elements of the type can add up
+ * to), or NULL when they agree. */
+static const char *shard_state_why(const shard_meta *m, const rd_state *st)
+{
+    int fl = dt_is_float(m->dtype), sqf = fl || dt_size(m->dtype) == 8;
+    int tiles = m->end > m->first, sq = (st->ops & RD_OP_SUMSQ) != 0;
+    if ((st->sum_tree.depth != 0) != (tiles && fl))
+        return "the sum tree does not cover the shard's tiles";
+    if ((st->sq_tree.depth != 0) != (tiles && sq && sqf))
+        return "the sumsq tree does not cover the shard's tiles";
+    if (st->count > st->nelem || (!st->skipnan && st->count != st->nelem))
+        return "count and shard-elements disagree";
+    if ((st->ops & RD_OP_EXTREMA) &&
+        ((st->ext.min_idx == RD_NO_INDEX) != (st->count == 0) ||
+         (st->ext.max_idx == RD_NO_INDEX) != (st->count == 0)))
+        return "the extrema do not match the count";
+    if (!(st->ops & RD_OP_EXTREMA) &&
+        (st->ext.min_idx != RD_NO_INDEX || st->ext.max_idx != RD_NO_INDEX))
+        return "extrema without min or max among the operations";
+    if ((fl && st->isum) || ((fl || !sq || sqf) && st->isq))
+        return "an integer sum beside float sums";
+    if (!fl) {
+        /* |a sum of count elements| is at most count times the largest magnitude */
+        int bits = 8 * (int)dt_size(m->dtype), sgn = dt_is_signed_int(m->dtype);
+        rd_u128 most = sgn ? (rd_u128)1 << (bits - 1) : ((rd_u128)1 << bits) - 1;
+        rd_u128 hi = most * st->count, lo = sgn ? hi : 0;
+        __int128 v = (__int128)st->isum;
+        if (sgn ? (v < 0 ? (rd_u128)0 - st->isum > lo : (rd_u128)v > hi - st->count) : st->isum > hi)
+            return "the integer sum is out of the count's reach";
+        if (!sqf && st->isq > most * most * st->count)
+            return "the integer sum of squares is out of the count's reach";
+    }
+    return NULL;
 }
 
 /* Parses the rest of a state file. */
@@ -500,8 +610,13 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
         shard_get_tree(t, "sum-tree", &st->sum_tree, m->first, m->end) < 0 ||
         shard_get_tree(t, "sumsq-tree", &st->sq_tree, m->first, m->end) < 0)
         return -1;
-    if (!shard_line(t, "end"))
+    if (!shard_line(t, "end") || shard_get_check(t) < 0)
         return -1;
+    const char *bad = shard_state_why(m, st);
+    if (bad) {
+        snprintf(t->err, t->errlen, "the state contradicts itself: %s", bad);
+        return -1;
+    }
     if (*t->p) {
         snprintf(t->err, t->errlen, "line %d: data after 'end'", t->line + 1);
         return -1;
@@ -529,7 +644,7 @@ static int shard_get_part(shard_text *t, shard_meta *m, const char *base)
         return -1;
     }
     m->level = (int)v[0];
-    if (!shard_line(t, "data"))
+    if (shard_get_check(t) < 0 || !shard_line(t, "data"))
         return -1;
     m->data_offset = (uint64_t)(t->p - base);
     return 0;
@@ -560,7 +675,14 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t 
         return -1;
     }
     buf[got] = 0;
-    shard_text t = {buf, 0, err, errlen};
+    char *orig = malloc((size_t)got + 1);
+    if (!orig) {
+        snprintf(err, errlen, "out of memory");
+        free(buf);
+        return -1;
+    }
+    memcpy(orig, buf, (size_t)got + 1);
+    shard_text t = {buf, orig, buf, 0, err, errlen};
     size_t sl = strlen(SHARD_STATE_MAGIC), pl = strlen(SHARD_PART_MAGIC);
     int rc = -1;
     if (!strncmp(buf, SHARD_STATE_MAGIC "\n", sl + 1)) {
@@ -586,6 +708,7 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t 
         snprintf(err, errlen,
                  "not a gpubatch state or part file (written by reduce or quadratic --shard)");
     }
+    free(orig);
     free(buf);
     return rc;
 }

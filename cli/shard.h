@@ -11,8 +11,14 @@
  * Array outputs (quadratic roots) cut rows so that every part but the
  * last ends on a blocked-gzip block boundary of the final output stream;
  * shard 0's part starts with the .npy header. A part file is a text header
- * ending in a line "data" and then the part's bytes (blocked gzip with its
- * end-of-file block, or plain), so merging is concatenation. */
+ * ending in a line "data", the part's bytes (blocked gzip with its
+ * end-of-file block, or plain), so merging is concatenation, and a line
+ * "part-end CRC" (SHARD_PART_END_LEN bytes) with the CRC-32 of those bytes.
+ *
+ * Both kinds of file name their input and carry its size, dtype, shape and
+ * io_reader_fingerprint ("input-check"), which merge compares, and a line
+ * "check CRC" with the CRC-32 of the text before it: merge treats them as
+ * hostile input, checking every field it can against the others. */
 #ifndef GPUBATCH_CLI_SHARD_H
 #define GPUBATCH_CLI_SHARD_H
 
@@ -35,6 +41,7 @@ typedef struct {
     uint64_t data_start; /* decoded offset of the first data byte */
     uint64_t data_bytes; /* data bytes of the whole array */
     int64_t source_bytes; /* size of the file as stored (its identity, with the shape) */
+    uint64_t check;       /* io_reader_fingerprint of the file: the same for every shard */
 } shard_input;
 
 /* What a state file or a part file says about itself and its input. */
@@ -48,6 +55,7 @@ typedef struct {
     uint64_t shape[NPY_MAX_DIMS];
     int fortran_order;
     uint64_t nelem;      /* elements of the whole array */
+    uint64_t input_check; /* shard_input.check */
     uint64_t first, end; /* reduce: tile range; parts: output byte range */
     uint64_t total;      /* parts: output bytes of the whole array */
     int level;           /* parts: gzip level, 0 for plain */
@@ -55,6 +63,15 @@ typedef struct {
 } shard_meta;
 
 enum { SHARD_KIND_STATE = 1, SHARD_KIND_PART = 2 };
+
+#define SHARD_PART_END_LEN 18 /* "part-end XXXXXXXX\n" */
+
+/* Writes a part's last line for the CRC-32 of its data into buf
+ * (SHARD_PART_END_LEN + 1 bytes). */
+void shard_part_end(char *buf, uint32_t crc);
+
+/* Reads a part's last line: 0 with *crc, or -1 when it is not one. */
+int shard_part_end_parse(const char *buf, uint32_t *crc);
 
 /* Parses "I/N" (0 <= I < N); -1 on a bad value. */
 int shard_parse(const char *arg, shard_spec *s);
@@ -76,7 +93,12 @@ int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *
                      size_t errlen);
 
 /* Positions r at data bytes [start, start + len); the last shard reads on to
- * the end so that data beyond what the header promises is still an error. */
+ * the end so that data beyond what the header promises is still an error.
+ * Blocked gzip: first checks that every block this shard answers for (from
+ * the file's first block for the shard at 0, to the last block for the last
+ * shard; shards that meet share no block) inflates as one whole block, as
+ * the walk by the headers that positions every shard assumes, so that a
+ * block that lies about its size fails the shard that holds it. */
 int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len,
                      int last, char *err, size_t errlen);
 

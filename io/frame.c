@@ -72,6 +72,32 @@ static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_
     return 0;
 }
 
+/* Refuses a size the file cannot hold (a header that promises more data
+ * than a regular file has, or than its gzip data can inflate to: deflate
+ * expands at most 1032 times), before anything is allocated for it. */
+static int frame_check_room(io_reader *r, const frame_info *fi, char *err, size_t errlen)
+{
+    int64_t size = io_reader_file_size(r);
+    uint64_t start = io_reader_tell(r) - fi->prefix_len;
+    if (size < 0 || fi->data_bytes == UINT64_MAX)
+        return 0;
+    if (!io_reader_compressed(r)) {
+        uint64_t have = (uint64_t)size > start ? (uint64_t)size - start : 0;
+        if (fi->data_bytes <= have)
+            return 0;
+        snprintf(err, errlen, "truncated: expected %llu bytes of data, the input has %llu",
+                 (unsigned long long)fi->data_bytes, (unsigned long long)have);
+        return IO_ERR_TRUNCATED;
+    }
+    uint64_t most = (uint64_t)size < UINT64_MAX / 1032 ? (uint64_t)size * 1032 : UINT64_MAX;
+    if (fi->data_bytes <= most)
+        return 0;
+    snprintf(err, errlen,
+             "truncated: expected %llu bytes of data, %lld bytes of gzip inflate to %llu at most",
+             (unsigned long long)fi->data_bytes, (long long)size, (unsigned long long)most);
+    return IO_ERR_TRUNCATED;
+}
+
 /* Sniffs the input and describes its framing. */
 int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int raw_ndim,
                frame_info *fi, char *err, size_t errlen)
@@ -92,7 +118,7 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
                      dt_name(raw_dtype), dt_name(fi->dtype));
             return IO_ERR_FORMAT;
         }
-        return 0;
+        return frame_check_room(r, fi, err, errlen);
     }
     if (npz_is_magic(head, (size_t)got) && raw_dtype == DT_NONE) {
         snprintf(err, errlen, "a zip archive (.npz) is read from a regular file only, "
@@ -118,7 +144,7 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
     }
     memcpy(fi->prefix, head, (size_t)got);
     fi->prefix_len = (size_t)got;
-    return 0;
+    return frame_check_room(r, fi, err, errlen);
 }
 
 /* Verifies the amount of raw data once it is known. */

@@ -144,8 +144,9 @@ static int pl_gz_members(pl_ring *p, unsigned char *dst, size_t front, pl_gz_chu
             if ((size_t)g->nmembers == p->max_members || isize > IF_MAX_OUT ||
                 *ppos + total + (goal - used_to) > front)
                 break;
-            tab[g->nmembers++] = (if_member){file + (*ppos - start), (uint32_t)(*ppos + 18),
-                                             (uint32_t)(total - 26), (uint32_t)(*dpos - base),
+            size_t head = io_bgzf_header_size(dst + *ppos);
+            tab[g->nmembers++] = (if_member){file + (*ppos - start), (uint32_t)(*ppos + head),
+                                             (uint32_t)(total - head - 8), (uint32_t)(*dpos - base),
                                              isize, pl_le32(dst + *ppos + total - 8), 0};
             *ppos += total;
             *dpos += isize;
@@ -650,12 +651,7 @@ void pl_close(pl_ring *p)
 /* The host reader's message for a refused member (see pipeline.h). */
 void pl_gz_member_error(const pl_gz_chunk *c, int i, char *err, size_t errlen)
 {
-    const if_member *m = &c->members[i];
-    if (io_gzip_member_error(c->fd, m->file_off, UINT64_MAX, err, errlen) == 0)
-        snprintf(err, errlen,
-                 "gzip member at byte %llu: its deflate data does not end where its BGZF "
-                 "block does",
-                 (unsigned long long)m->file_off);
+    io_bgzf_member_error(c->fd, c->members[i].file_off, err, errlen);
 }
 
 /* One thread's share of a host decode: members [m0, m1). */

@@ -44,6 +44,10 @@
 #define PREAD_THREADS 32              /* most threads one plain read uses */
 #define PREAD_PIECES 1024             /* most pieces one parallel read is cut into */
 #define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
+#define BGZF_HEADER_MAX (12 + 65535)   /* with the longest extra field */
+#define BGZF_MAX_ISIZE 65536           /* data bytes of a BGZF block at most */
+#define BGZF_CHECK_JOBS 64             /* blocks checked in one parallel batch */
+#define BGZF_CHECK_WINDOW ((size_t)4 << 20) /* file bytes read at a time to check them */
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
@@ -684,14 +688,32 @@ static int next_member(io_reader *r)
 
 /* Gzip path: inflates straight into buf until it is full or the data ends. */
 /* Total size of the BGZF block that starts at p (n bytes available), or 0
- * when p does not start a BGZF block (the BC extra field alone, XLEN 6). */
+ * when p does not start one: a gzip header with FEXTRA alone whose extra
+ * field is made of subfields exactly, one of them BC with its 2-byte BSIZE
+ * (other subfields may stand beside it). */
 size_t io_bgzf_block_size(const uint8_t *p, size_t n)
 {
-    if (n < BGZF_HEADER || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || p[3] != 4 ||
-        p[10] != 6 || p[11] != 0 || p[12] != 'B' || p[13] != 'C' || p[14] != 2 || p[15] != 0)
+    if (n < 12 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || p[3] != 4)
         return 0;
-    size_t total = (size_t)(p[16] | p[17] << 8) + 1;
-    return total >= BGZF_HEADER + 2 + 8 ? total : 0;
+    size_t xend = 12 + (size_t)(p[10] | p[11] << 8), total = 0, i = 12;
+    if (n < xend)
+        return 0;
+    while (i + 4 <= xend) {
+        size_t slen = (size_t)(p[i + 2] | p[i + 3] << 8);
+        if (i + 4 + slen > xend)
+            return 0;
+        if (p[i] == 'B' && p[i + 1] == 'C' && slen == 2)
+            total = (size_t)(p[i + 4] | p[i + 5] << 8) + 1;
+        i += 4 + slen;
+    }
+    return i == xend && total >= xend + 2 + 8 ? total : 0;
+}
+
+/* Bytes of the gzip header of the BGZF block at p: where its deflate data
+ * starts (io_bgzf_block_size(p) must be nonzero). */
+size_t io_bgzf_header_size(const uint8_t *p)
+{
+    return 12 + (size_t)(p[10] | p[11] << 8);
 }
 
 /* One BGZF block to inflate, and how it went. */
@@ -823,7 +845,8 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
         uint32_t isize = get_le32(p + total - 4);
         if (isize > n - off)
             break;
-        jobs[njobs++] = (bgzf_job){p + BGZF_HEADER, total - BGZF_HEADER - 8, buf + off, isize,
+        size_t head = io_bgzf_header_size(p);
+        jobs[njobs++] = (bgzf_job){p + head, total - head - 8, buf + off, isize,
                                    get_le32(p + total - 8), 0};
         pos += total;
         off += isize;
@@ -850,7 +873,7 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
      * is then dropped: the fd's offset never moved. */
     for (size_t i = 0; i < njobs; i++) {
         if (jobs[i].err) {
-            pos = (size_t)(jobs[i].in - BGZF_HEADER - r->in_next);
+            pos = i ? (size_t)(jobs[i - 1].in + jobs[i - 1].in_len + 8 - r->in_next) : 0;
             off = (size_t)(jobs[i].out - buf);
             prefetch = 0;
             break;
@@ -1239,19 +1262,125 @@ uint64_t io_reader_tell(const io_reader *r)
     return r->pos;
 }
 
+/* The message for a BGZF block at file_off of fd that does not inflate as
+ * one: the sequential reader's, or, where that reads it (its deflate data
+ * runs past or stops short of the block's BSIZE), that it is not whole. */
+int io_bgzf_member_error(int fd, uint64_t file_off, char *err, size_t errlen)
+{
+    int rc = fd >= 0 ? io_gzip_member_error(fd, file_off, UINT64_MAX, err, errlen) : 0;
+    if (rc == 0) {
+        io_put_msg(err, errlen,
+                   "gzip member at byte %llu: its deflate data does not end where its BGZF "
+                   "block does",
+                   (unsigned long long)file_off);
+        rc = IO_ERR_CORRUPT;
+    }
+    return rc;
+}
+
+/* Checks the whole BGZF blocks at the start of p (see reader.h). */
+int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
+                  char *err, size_t errlen)
+{
+    static _Thread_local bgzf_job jobs[BGZF_CHECK_JOBS];
+    uint8_t *scratch = NULL;
+    size_t pos = 0;
+    int rc = 0;
+    *used = 0;
+    while (rc == 0) {
+        size_t njobs = 0, start = pos;
+        for (size_t total; njobs < BGZF_CHECK_JOBS &&
+                           (total = io_bgzf_block_size(p + pos, len - pos)) && total <= len - pos;
+             pos += total) {
+            size_t head = io_bgzf_header_size(p + pos);
+            jobs[njobs++] = (bgzf_job){p + pos + head, total - head - 8, NULL,
+                                       get_le32(p + pos + total - 4), get_le32(p + pos + total - 8),
+                                       0};
+        }
+        if (njobs == 0)
+            break;
+        if (!scratch && !(scratch = malloc((size_t)BGZF_CHECK_JOBS * BGZF_MAX_ISIZE))) {
+            io_put_msg(err, errlen, "%s", "out of memory");
+            rc = IO_ERR_NOMEM;
+            break;
+        }
+        bgzf_batch batch = {.jobs = jobs, .njobs = njobs};
+        atomic_init(&batch.next, 0);
+        for (size_t i = 0; i < njobs; i++) {
+            jobs[i].out = scratch + i * BGZF_MAX_ISIZE;
+            if (jobs[i].isize > BGZF_MAX_ISIZE) /* no BGZF block holds more */
+                jobs[i] = (bgzf_job){jobs[i].in, jobs[i].in_len, NULL, 0, 0, IO_ERR_CORRUPT};
+        }
+        size_t nt = (size_t)par_cpus();
+        nt = nt > njobs ? njobs : nt > PAR_MAX ? PAR_MAX : nt;
+        bgzf_share shares[PAR_MAX];
+        for (size_t t = 0; t < nt; t++)
+            shares[t] = (bgzf_share){&batch, 0};
+        par_run(bgzf_worker, shares, sizeof shares[0], nt);
+        for (size_t i = 0, at = start; i < njobs && rc == 0; i++) {
+            if (jobs[i].err == IO_ERR_NOMEM) {
+                io_put_msg(err, errlen, "%s", "out of memory");
+                rc = IO_ERR_NOMEM;
+            } else if (jobs[i].err) {
+                rc = io_bgzf_member_error(fd, file_off + at, err, errlen);
+            } else {
+                at = (size_t)(jobs[i].in + jobs[i].in_len + 8 - p);
+                *used = at;
+            }
+        }
+    }
+    free(scratch);
+    return rc;
+}
+
+/* Checks the BGZF blocks in bytes [start, end) of fd, which must be whole
+ * blocks end to end; 0, or a negative io_error and a reason. */
+static int bgzf_check_file(int fd, uint64_t start, uint64_t end, char *err, size_t errlen)
+{
+    uint8_t *buf = NULL;
+    int rc = 0;
+    while (rc == 0 && start < end) {
+        size_t want = end - start < BGZF_CHECK_WINDOW ? (size_t)(end - start) : BGZF_CHECK_WINDOW;
+        if (!buf && !(buf = malloc(BGZF_CHECK_WINDOW))) {
+            io_put_msg(err, errlen, "%s", "out of memory");
+            rc = IO_ERR_NOMEM;
+            break;
+        }
+        ssize_t k = pread_full(fd, buf, want, start);
+        size_t used = 0;
+        if (k < 0) {
+            io_put_msg(err, errlen, "%s", strerror((int)-k));
+            rc = IO_ERR_READ;
+        } else if ((rc = io_bgzf_check(fd, buf, (size_t)k, start, &used, err, errlen)) == 0 &&
+                   used == 0) {
+            io_put_msg(err, errlen, "gzip member at byte %llu: %s", (unsigned long long)start,
+                       (size_t)k < want ? "unexpected end of compressed data"
+                                        : "not a BGZF block");
+            rc = (size_t)k < want ? IO_ERR_TRUNCATED : IO_ERR_CORRUPT;
+        }
+        start += used;
+    }
+    free(buf);
+    return rc;
+}
+
 /* Walks the BGZF blocks in bytes [start, end) of fd by their headers alone,
  * up to the block whose data holds decoded byte `target` (UINT64_MAX: to the
  * end); *coff and *uoff get that block's file offset and decoded offset (or
  * the end's). Trailing bytes that are not gzip end the data, as they do for
  * a sequential read; a gzip member that is not a BGZF block is an error. */
 static int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff,
-                     uint64_t *uoff, char *errbuf, size_t errlen)
+                     uint64_t *uoff, uint64_t *digest, char *errbuf, size_t errlen)
 {
     uint64_t c = start, u = 0;
+    static _Thread_local uint8_t h[BGZF_HEADER_MAX];
     while (c < end) {
-        uint8_t h[BGZF_HEADER], t[4];
+        uint8_t t[8];
         size_t want = end - c < BGZF_HEADER ? (size_t)(end - c) : BGZF_HEADER;
         ssize_t k = pread_full(fd, h, want, c);
+        size_t head = k >= 12 ? io_bgzf_header_size(h) : 0;
+        if (k == BGZF_HEADER && head > BGZF_HEADER) /* an extra field beside BC */
+            k = pread_full(fd, h, end - c < head ? (size_t)(end - c) : head, c);
         if (k < 0) {
             io_put_msg(errbuf, errlen, "%s", strerror((int)-k));
             return IO_ERR_READ;
@@ -1270,12 +1399,14 @@ static int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint
             io_put_msg(errbuf, errlen, "%s", "unexpected end of compressed data");
             return IO_ERR_TRUNCATED;
         }
-        k = pread_full(fd, t, sizeof t, c + total - 4);
+        k = pread_full(fd, t, sizeof t, c + total - 8);
         if (k != (ssize_t)sizeof t) {
             io_put_msg(errbuf, errlen, "%s", k < 0 ? strerror((int)-k) : "read error");
             return IO_ERR_READ;
         }
-        uint32_t isize = get_le32(t);
+        uint32_t isize = get_le32(t + 4);
+        for (size_t i = 0; digest && i < sizeof t; i++) /* FNV-1a over the trailers */
+            *digest = (*digest ^ t[i]) * 0x100000001b3ull;
         if (target != UINT64_MAX && target < u + isize)
             break;
         c += total;
@@ -1292,7 +1423,7 @@ int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char
 {
     uint64_t coff;
     io_put_msg(errbuf, errlen, "%s", "");
-    return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, errbuf, errlen);
+    return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, NULL, errbuf, errlen);
 }
 
 /* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
@@ -1322,8 +1453,42 @@ int io_reader_data_size(io_reader *r, uint64_t *size)
     }
     char why[256];
     uint64_t coff;
-    rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, UINT64_MAX, &coff, size, why, sizeof why);
+    rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, UINT64_MAX, &coff, size, NULL, why,
+                   sizeof why);
     return rc < 0 ? set_error(r, rc, "%s", why) : 0;
+}
+
+/* A digest of a seekable input (see reader.h): FNV-1a 64 over its size and
+ * every BGZF block's CRC-32 and ISIZE, or over its size and FINGERPRINT_SAMPLES
+ * pieces of a plain file spread evenly over it. */
+int io_reader_fingerprint(io_reader *r, uint64_t *digest)
+{
+    enum { FINGERPRINT_SAMPLES = 64, FINGERPRINT_PIECE = 4096 };
+    int rc = seekable(r);
+    if (rc < 0)
+        return rc;
+    uint64_t d = 0xcbf29ce484222325ull, size = (uint64_t)r->file_size, coff, u;
+    for (int i = 0; i < 8; i++)
+        d = (d ^ (uint8_t)(size >> (8 * i))) * 0x100000001b3ull;
+    if (r->gzip) {
+        char why[256];
+        rc = bgzf_walk(r->fd, 0, size, UINT64_MAX, &coff, &u, &d, why, sizeof why);
+        if (rc < 0)
+            return set_error(r, rc, "%s", why);
+    } else {
+        uint8_t piece[FINGERPRINT_PIECE];
+        for (uint64_t i = 0; i < FINGERPRINT_SAMPLES && size; i++) {
+            uint64_t at = size > sizeof piece ? (size - sizeof piece) / (FINGERPRINT_SAMPLES - 1) * i
+                                              : 0;
+            ssize_t k = pread_full(r->fd, piece, sizeof piece, at);
+            if (k < 0)
+                return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
+            for (ssize_t j = 0; j < k; j++)
+                d = (d ^ piece[j]) * 0x100000001b3ull;
+        }
+    }
+    *digest = d;
+    return 0;
 }
 
 /* Moves to decoded byte `offset` and limits what is read after it. */
@@ -1335,7 +1500,8 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
     uint64_t coff = offset, uoff = offset;
     if (r->gzip) {
         char why[256];
-        rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, why, sizeof why);
+        rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, NULL, why,
+                       sizeof why);
         if (rc < 0)
             return set_error(r, rc, "%s", why);
         r->state = RD_BETWEEN;
@@ -1359,25 +1525,54 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
     return 0;
 }
 
+/* Checks the BGZF blocks that hold decoded bytes [from, to) (see reader.h). */
+int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
+{
+    int rc = seekable(r);
+    if (rc < 0 || !r->gzip)
+        return rc;
+    char why[256];
+    uint64_t c0 = 0, c1, u = 0;
+    if ((from && (rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, from, &c0, &u, NULL, why,
+                                 sizeof why)) < 0) ||
+        (rc = bgzf_walk(r->fd, c0, (uint64_t)r->file_size, to == UINT64_MAX ? to : to - u, &c1,
+                        &u, NULL, why, sizeof why)) < 0 ||
+        (rc = bgzf_check_file(r->fd, c0, c1, why, sizeof why)) < 0)
+        return set_error(r, rc, "%s", why);
+    return 0;
+}
+
 /* Passes over the whole BGZF blocks at the head of the input whose data
- * lies within the next n decoded bytes, by their headers, without inflating
- * them (whoever reads those bytes checks them); returns the decoded bytes
- * passed over or a negative io_error. */
+ * lies within the next n decoded bytes, by their headers, checking that
+ * each inflates as one whole block (what the skip assumes; nothing else
+ * reads them); returns the decoded bytes passed over or a negative
+ * io_error. */
 static int64_t skip_bgzf_blocks(io_reader *r, uint64_t n)
 {
     uint64_t skipped = 0;
     for (;;) {
-        int rc = fill_input(r, 1u << 16); /* a BGZF block is at most 64 KiB */
+        int rc = fill_input(r, IN_BLOCK);
         if (rc < 0)
             return rc;
-        size_t total = io_bgzf_block_size(r->in_next, r->in_avail);
-        if (total == 0 || total > r->in_avail)
+        size_t span = 0, total, used;
+        uint64_t data = 0;
+        for (; (total = io_bgzf_block_size(r->in_next + span, r->in_avail - span)) &&
+               total <= r->in_avail - span;
+             span += total) {
+            uint32_t isize = get_le32(r->in_next + span + total - 4);
+            if (isize > n - skipped - data)
+                break;
+            data += isize;
+        }
+        if (span == 0)
             break;
-        uint32_t isize = get_le32(r->in_next + total - 4);
-        if (isize > n - skipped)
-            break;
-        consume(r, total);
-        skipped += isize;
+        char why[256];
+        rc = io_bgzf_check(r->inbuf ? r->fd : -1, r->in_next, span, r->raw_offset, &used, why,
+                           sizeof why);
+        if (rc < 0)
+            return set_error(r, rc, "%s", why);
+        consume(r, span);
+        skipped += data;
     }
     return (int64_t)skipped;
 }

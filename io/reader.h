@@ -79,8 +79,9 @@ int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
 ssize_t io_reader_read(io_reader *r, void *buf, size_t n);
 
 /* Discards the next n decoded bytes: a seek on a plain regular file; on
- * blocked gzip (BGZF) whole blocks are passed over by their headers without
- * inflating or checking them; anything else is read and dropped. Returns
+ * blocked gzip (BGZF) whole blocks are passed over by their headers, each
+ * checked to inflate as one whole block (as io_bgzf_check), since their
+ * decoded size is taken from them; anything else is read and dropped. Returns
  * the bytes discarded (fewer than n only at the end of the data) or a
  * negative io_error. */
 int64_t io_reader_skip(io_reader *r, uint64_t n);
@@ -122,12 +123,46 @@ uint64_t io_reader_tell(const io_reader *r);
  * for stdin, pipes, memory, and gzip that is not blocked. */
 int io_reader_data_size(io_reader *r, uint64_t *size);
 
+/* A 64-bit digest that tells a seekable input from another one without
+ * reading all of it, the same from every process that reads the same file:
+ * of blocked gzip, its size and every block's CRC-32 and ISIZE (read with
+ * the block headers, as io_reader_data_size walks them); of a plain file,
+ * its size and 64 pieces of 4 KiB spread evenly over it. Same errors as
+ * io_reader_data_size(). */
+int io_reader_fingerprint(io_reader *r, uint64_t *digest);
+
 /* Positions the reader at byte `offset` of the decoded data; later reads end
  * after `length` bytes (UINT64_MAX: at the end of the data). An uncompressed
  * file seeks; blocked gzip walks the block headers without inflating and
  * inflates only the block holding `offset`. Same errors as
  * io_reader_data_size(). */
 int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length);
+
+/* Checks the BGZF blocks that hold decoded bytes [from, to) of a seekable
+ * input, as io_bgzf_check does: from the first block when from is 0, up to
+ * the end of the blocks when to is UINT64_MAX; the blocks are found by
+ * their headers as io_reader_seek finds them, so that ranges that meet
+ * check every block once. Nothing to check for an uncompressed file. 0, or
+ * a negative io_error (sticky, with its reason in io_reader_error). */
+int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to);
+
+/* Checks the whole BGZF blocks at the start of p (len bytes, found at file
+ * offset file_off of fd): each must inflate to exactly its BSIZE + 1 bytes,
+ * to its ISIZE (at most 64 KiB) with its CRC-32, as a walk by the headers
+ * assumes (a sequential read takes a member's deflate data where it ends,
+ * whatever BSIZE says). Blocks are inflated on all cores. *used gets the
+ * bytes of the whole blocks checked (stopping before bytes that are not a
+ * whole block). 0, or a negative io_error with the reason (naming the
+ * member's file offset; fd, when not -1, gives the sequential reader's
+ * message for it). */
+int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
+                  char *err, size_t errlen);
+
+/* The message (and negative io_error) for the BGZF block at file offset
+ * file_off of fd (-1: none to read) that does not inflate as one block: the
+ * sequential reader's where it refuses the member too, else that its
+ * deflate data does not end where the block does. */
+int io_bgzf_member_error(int fd, uint64_t file_off, char *err, size_t errlen);
 
 /* Decoded size of the BGZF blocks in bytes [start, end) of fd, from their
  * headers and ISIZE trailers; 0, or a negative io_error and a reason. */
@@ -160,9 +195,15 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
  * file_off) in err. */
 int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen);
 
-/* Total size of the BGZF block that starts at p (n bytes available), or 0
- * when p does not start a BGZF block (the BC extra field alone, XLEN 6). */
+/* Total size of the BGZF block that starts at p (n bytes available, the
+ * whole gzip header among them), or 0 when p does not start a BGZF block:
+ * FEXTRA alone, an extra field made of subfields exactly, the BC subfield
+ * among them. */
 size_t io_bgzf_block_size(const uint8_t *p, size_t n);
+
+/* Bytes of the gzip header of the BGZF block at p, where its deflate data
+ * starts (12 + XLEN; 18 with the BC subfield alone). */
+size_t io_bgzf_header_size(const uint8_t *p);
 
 /* Reads n bytes at offset off of a regular file (on several threads when n
  * is large); the count (short only at the end of the file) or -errno. */

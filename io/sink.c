@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "reader.h"
 
@@ -39,7 +40,10 @@ struct io_sink {
     int force;
     uint8_t *buf;
     size_t fill;
+    char *spool_dir; /* a spool: the directory of its unnamed file (for messages) */
     int in_mem;     /* a memory sink: bytes go to mem, not fd */
+    int crc_on;     /* io_sink_crc_start was called */
+    uint32_t crc;   /* CRC-32 of the bytes written since */
     uint8_t *mem;
     size_t mem_len, mem_cap;
     int err;
@@ -55,7 +59,18 @@ static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The text of the last failed commit on this thread (the sink is gone). */
 static _Thread_local char commit_msg[256];
 
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* AddressSanitizer reports faults from its own handlers. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SINK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SINK_SANITIZED 1
+#endif
+#endif
+
+/* The signals whose handler removes the temporary files (filled once by
+ * io_sink_install_signal_cleanup; blocked while a commit renames). */
+static sigset_t cleanup_set;
 
 /* Records the first error of the handle (sticky) and returns the one in force. */
 static int set_error(io_sink *s, int code, const char *fmt, ...)
@@ -113,25 +128,47 @@ static void cleanup_handler(int sig)
     raise(sig); /* delivered when the handler returns */
 }
 
-/* Installs the cleanup handlers (leaving ignored signals ignored, as under
- * nohup) and ignores SIGPIPE. */
+/* Nonzero for a signal whose default action ends the process and that the
+ * cleanup handler takes: every one but those that cannot be caught, those
+ * ignored here (SIGPIPE, SIGXFSZ: a write then fails with EPIPE or EFBIG),
+ * those whose default is to ignore or stop, and, in a sanitizer build, the
+ * faults the sanitizer reports itself. */
+static int cleanup_wanted(int sig)
+{
+    switch (sig) {
+    case SIGKILL: case SIGSTOP: case SIGPIPE: case SIGXFSZ: case SIGCHLD: case SIGCONT:
+    case SIGURG: case SIGWINCH: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+        return 0;
+#ifdef SINK_SANITIZED
+    case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGABRT: case SIGTRAP:
+        return 0;
+#endif
+    default:
+        return 1;
+    }
+}
+
+/* Installs the cleanup handler for every signal that would end the process
+ * (leaving ignored signals ignored, as under nohup), and ignores SIGPIPE and
+ * SIGXFSZ so that a closed pipe or a file-size limit is a write error. */
 void io_sink_install_signal_cleanup(void)
 {
     struct sigaction sa, old;
+    sigemptyset(&cleanup_set);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (cleanup_wanted(sig) && sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaddset(&cleanup_set, sig);
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = cleanup_handler;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
-        sigaddset(&sa.sa_mask, cleanup_signals[i]);
-    for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++) {
-        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue;
-        sigaction(cleanup_signals[i], &sa, NULL);
-    }
+    sa.sa_mask = cleanup_set;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(&cleanup_set, sig) == 1 && sigaction(sig, &sa, NULL) < 0)
+            sigdelset(&cleanup_set, sig); /* reserved by the C library */
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_IGN;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGXFSZ, &sa, NULL);
 }
 
 /* Creates ".BASE.XXXXXX" next to target with O_EXCL; returns the fd and
@@ -175,6 +212,22 @@ static int create_temp(const char *target, char **tmp_out)
     }
     free(tmp);
     return -EEXIST;
+}
+
+/* Gives the temporary file fd the permission bits and group of the file st
+ * it replaces (and its owner, when run as root), never more: where the
+ * group cannot be kept, the new group gets no more than everyone else had.
+ * 0 or -errno. */
+static int keep_mode(int fd, const struct stat *st)
+{
+    mode_t mode = st->st_mode & 0777;
+    if (geteuid() == 0) {
+        if (fchown(fd, st->st_uid, st->st_gid) < 0)
+            mode &= 0700;
+    } else if (fchown(fd, (uid_t)-1, st->st_gid) < 0) {
+        mode = (mode & 0707) | (mode & 0070 & (mode << 3));
+    }
+    return fchmod(fd, mode) < 0 ? -errno : 0;
 }
 
 /* Nonzero when st is one of the inputs. */
@@ -271,6 +324,11 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
     }
     s->close_fd = 1;
     s->slot = temp_register(s->tmp);
+    if (exists && (rc = keep_mode(s->fd, &st)) < 0) {
+        io_put_msg(errbuf, errlen, "cannot set the mode of a temporary file: %s", strerror(-rc));
+        io_sink_abort(s);
+        return IO_ERR_OPEN;
+    }
     *out = s;
     return 0;
 
@@ -314,6 +372,9 @@ static int write_all(io_sink *s, const uint8_t *p, size_t n)
                 continue;
             if (errno == EPIPE)
                 return set_error(s, IO_ERR_PIPE, "%s", strerror(EPIPE));
+            if (s->spool_dir)
+                return set_error(s, IO_ERR_WRITE, "%s: writing a temporary file: %s",
+                                 s->spool_dir, strerror(errno));
             return set_error(s, IO_ERR_WRITE, "%s", strerror(errno));
         }
         if (k == 0)
@@ -339,6 +400,10 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
 {
     if (s->err)
         return s->err;
+    for (size_t i = 0; s->crc_on && i < n; i += UINT_MAX / 2 + 1) {
+        size_t k = n - i < UINT_MAX / 2 + 1 ? n - i : UINT_MAX / 2 + 1;
+        s->crc = (uint32_t)crc32(s->crc, (const Bytef *)buf + i, (uInt)k);
+    }
     if (s->fill + n <= SINK_BUF) {
         memcpy(s->buf + s->fill, buf, n);
         s->fill += n;
@@ -354,6 +419,19 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
     return 0;
 }
 
+/* Starts the CRC-32 of the bytes written from here on. */
+void io_sink_crc_start(io_sink *s)
+{
+    s->crc_on = 1;
+    s->crc = 0;
+}
+
+/* The CRC-32 of the bytes written since io_sink_crc_start. */
+uint32_t io_sink_crc(const io_sink *s)
+{
+    return s->crc;
+}
+
 /* Nonzero when the descriptor is a terminal. */
 int io_sink_is_tty(const io_sink *s)
 {
@@ -365,6 +443,7 @@ static void sink_free(io_sink *s)
 {
     free(s->tmp);
     free(s->target);
+    free(s->spool_dir);
     free(s->buf);
     free(s->mem);
     free(s);
@@ -402,11 +481,8 @@ int io_sink_commit(io_sink *s)
         if (rc == 0) {
             /* Signals stay blocked while the name changes, so the handler
              * never removes a file that is already the committed target. */
-            sigset_t block, old;
-            sigemptyset(&block);
-            for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
-                sigaddset(&block, cleanup_signals[i]);
-            pthread_sigmask(SIG_BLOCK, &block, &old);
+            sigset_t old;
+            pthread_sigmask(SIG_BLOCK, &cleanup_set, &old);
             rc = rename_into_place(s);
             temp_unregister(s->slot);
             pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -488,6 +564,11 @@ int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t 
         sink_free(s);
         return IO_ERR_OPEN;
     }
+    if (!(s->spool_dir = strdup(dir))) {
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
+        io_sink_abort(s);
+        return IO_ERR_NOMEM;
+    }
     *out = s;
     return 0;
 }
@@ -502,7 +583,8 @@ int io_sink_spool_copy(io_sink *spool, io_sink *dst)
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
-            return set_error(spool, IO_ERR_READ, "reading a temporary file: %s", strerror(errno));
+            return set_error(spool, IO_ERR_READ, "%s: reading a temporary file: %s",
+                             spool->spool_dir ? spool->spool_dir : "", strerror(errno));
         if (k == 0)
             break;
         rc = io_sink_write(dst, spool->buf, (size_t)k);

@@ -26,6 +26,11 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
 /* Writes all n bytes or fails (sticky error). EPIPE gives IO_ERR_PIPE. */
 int io_sink_write(io_sink *s, const void *buf, size_t n);
 
+/* Starts a CRC-32 of every byte io_sink_write takes from here on;
+ * io_sink_crc gives it (0 before the first byte). */
+void io_sink_crc_start(io_sink *s);
+uint32_t io_sink_crc(const io_sink *s);
+
 /* Nonzero when the sink is a terminal (compressed output is refused there). */
 int io_sink_is_tty(const io_sink *s);
 
@@ -47,6 +52,9 @@ void io_sink_abort(io_sink *s);
  * free it with io_sink_abort. Returns 0 or a negative io_error with a
  * one-line reason. */
 int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t errlen);
+
+/* A spool's errors name its directory ("DIR: writing a temporary file:
+ * REASON"), not the output it is joined to. */
 
 /* Appends every byte written to spool to dst. Returns 0 or a negative
  * io_error; the reason is io_sink_error() of spool (reading) or dst. */

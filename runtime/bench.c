@@ -882,7 +882,8 @@ static int64_t bench_gz_members(const bench_ctx *c, if_member *tab)
             return -1;
         const unsigned char *trailer = c->gz + off + total - 8;
         if (tab)
-            tab[k] = (if_member){off, (uint32_t)(off + 18), (uint32_t)(total - 26), (uint32_t)out,
+            tab[k] = (if_member){off, (uint32_t)(off + io_bgzf_header_size(c->gz + off)),
+                                 (uint32_t)(total - io_bgzf_header_size(c->gz + off) - 8), (uint32_t)out,
                                  bench_le32(trailer + 4), bench_le32(trailer), 0};
         out += bench_le32(trailer + 4);
         off += total;

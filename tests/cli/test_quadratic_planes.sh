@@ -158,9 +158,14 @@ check_error "(N, 4)" "not (10, 4)" Q "$T/four.npy" -o "$T/o2.npy"
 check_error "3-D" "expected an (N, 3) array" Q "$T/three.npy" -o "$T/o2.npy"
 check_error "--layout against the shape" "--layout planes contradicts the shape (200003, 3)" Q --layout planes "$T/q.npy" -o "$T/o2.npy"
 head -c 1000000 "$T/p.npy" >"$T/trunc.npy"
-check_error "truncated planes" "trunc.npy: truncated: the input ends before plane b" Q "$T/trunc.npy" -o "$T/o2.npy"
+check_error "truncated planes" "trunc.npy: truncated: expected 4800072 bytes of data, the input has 999872" \
+    Q "$T/trunc.npy" -o "$T/o2.npy"
+gzip -c "$T/trunc.npy" >"$T/trunc.npy.gz"
+check_error "truncated gzip before plane b" "trunc.npy.gz: truncated: the input ends before plane b" \
+    Q "$T/trunc.npy.gz" -o "$T/o2.npy"
 head -c 4000000 "$T/p.npy" >"$T/trunc2.npy"
-check_error "truncated last plane" "trunc2.npy: plane c: truncated" Q "$T/trunc2.npy" -o "$T/o2.npy"
+check_error "truncated last plane" "trunc2.npy: truncated: expected 4800072 bytes of data, the input has 3999872" \
+    Q "$T/trunc2.npy" -o "$T/o2.npy"
 gzip -c "$T/trunc2.npy" >"$T/trunc2.npy.gz"
 check_error "truncated gzip planes" "trunc2.npy.gz: plane c: truncated" Q "$T/trunc2.npy.gz" -o "$T/o2.npy"
 head -c 1000000 "$T/p.bgzf.gz" >"$T/trunc.bgzf.gz"

@@ -783,14 +783,13 @@ static void test_skip(void)
             }
     }
     /* Damage the deflate data of the first BGZF block only: passing over it
-     * whole succeeds (it is never inflated), stopping inside it does not. */
+     * whole fails (a skipped block is checked, since its sizes are what the
+     * skip trusts), and so does stopping inside it. */
     enc[3].p[18 + 40] ^= 0x55;
     io_reader *r;
     CHECK(io_reader_open_mem(&r, enc[3].p, enc[3].len, NULL, 0) == 0);
-    CHECK(io_reader_skip(r, GZW_BLOCK_DATA) == GZW_BLOCK_DATA);
-    uint8_t buf[100];
-    CHECK(io_reader_read(r, buf, sizeof buf) == (ssize_t)sizeof buf &&
-          !memcmp(buf, data + GZW_BLOCK_DATA, sizeof buf));
+    CHECK(io_reader_skip(r, GZW_BLOCK_DATA) < 0 &&
+          strstr(io_reader_error(r), "gzip member at byte 0"));
     io_reader_close(r);
     CHECK(io_reader_open_mem(&r, enc[3].p, enc[3].len, NULL, 0) == 0);
     CHECK(io_reader_skip(r, GZW_BLOCK_DATA - 1) < 0 && io_reader_error(r)[0]);

@@ -1,0 +1,134 @@
+#!/bin/sh
+# test_guards.sh - what an output and its messages must never do: contradictory
+# gen options are a usage error; no signal that can be caught leaves a
+# temporary file, and a file-size limit is a clear error; -f keeps the
+# replaced file's mode and group; an output that is an input read through
+# stdin is refused; a failed write to stdout (/dev/full) is an error line and
+# status 1 for every command; a header that claims more data than the file
+# holds says truncated with the file's name; a full $TMPDIR is not blamed on
+# stdout; file names in error lines and in --json are escaped.
+. "$(dirname "$0")/lib.sh"
+
+# check_usage WHAT CMD...: exit 2, nothing written to stdout or left in $T/u.
+check_usage() {
+    what=$1
+    shift
+    "$@" >"$T/u.out" 2>"$T/u.err"
+    st=$?
+    if [ "$st" -ne 2 ]; then
+        fail "$what: exit status $st, expected 2"
+    elif [ -s "$T/u.out" ] || [ -e "$T/u.npy" ]; then
+        fail "$what: wrote output"
+    else
+        ok
+    fi
+}
+check_usage "gen --quadratic with --shape" "$GB" gen --quadratic 10 --shape 5 -o "$T/u.npy"
+check_usage "gen --shape with --quadratic" "$GB" gen --shape 5 --quadratic 10 -o "$T/u.npy"
+check_usage "gen --quadratic with --dist" "$GB" gen --quadratic 10 --dist normal -o "$T/u.npy"
+check_usage "gen --quadratic with --low" "$GB" gen --quadratic 10 --low 2 --high 3 -o "$T/u.npy"
+check_usage "gen --low with --mean" "$GB" gen --shape 5 --low 1 --mean 2 -o "$T/u.npy"
+check_usage "gen --dist normal with --high" "$GB" gen --shape 5 --dist normal --high 2 -o "$T/u.npy"
+check_usage "gen --std without --dist normal" "$GB" gen --shape 5 --std 2 -o "$T/u.npy"
+"$GB" gen --shape 5 --dist normal --mean 2 --std 3 --seed 4 --no-compress -o "$T/n.npy"
+check_eq "gen --dist normal --mean --std still works" 148 "$(wc -c <"$T/n.npy")"
+
+# Signals that end the process remove the temporary file and end it by the
+# same signal. (Sent from Python, which starts the child with the signal's
+# default action.)
+mkdir "$T/sig"
+for sig in QUIT USR1 USR2 ALRM XCPU VTALRM PROF HUP; do
+    $PY - "$GB" "$T/sig/big-$sig.npy.gz" $sig <<'END' >"$T/sig.out" 2>&1
+import signal, subprocess, sys, time, os
+gb, out, name = sys.argv[1:4]
+num = getattr(signal, "SIG" + name)
+def child():
+    signal.signal(num, signal.SIG_DFL)
+p = subprocess.Popen([gb, "gen", "--shape", "400000000", "-p", "1", "-9", "-o", out],
+                     preexec_fn=child, stderr=subprocess.DEVNULL)
+for _ in range(200):  # until the temporary file exists
+    if os.listdir(os.path.dirname(out)):
+        break
+    time.sleep(0.01)
+time.sleep(0.2)
+p.send_signal(num)
+print(p.wait() == -num)
+END
+    check_eq "SIG$sig ends the run by the signal" "True" "$(cat "$T/sig.out")"
+    check_eq "SIG$sig leaves no file" "" "$(ls -A "$T/sig")"
+done
+
+# A file-size limit: EFBIG as a clear error, status 1, nothing left.
+(ulimit -f 64 && "$GB" gen --shape 3000000 --no-compress -o "$T/sig/limited.npy") >"$T/fs.out" 2>"$T/fs.err"
+check_eq "ulimit -f: status 1" 1 $?
+check_eq "ulimit -f: the error" "gpubatch: error: $T/sig/limited.npy: File too large" "$(cat "$T/fs.err")"
+check_eq "ulimit -f leaves no file" "" "$(ls -A "$T/sig")"
+
+# -f over an existing file keeps its mode (and group), never widening it.
+"$GB" gen --shape 10 --no-compress -o "$T/m.npy"
+for mode in 600 640 444 604; do
+    chmod $mode "$T/m.npy"
+    "$GB" gen --shape 11 --no-compress -f -o "$T/m.npy"
+    check_eq "-f keeps mode $mode" "$mode" "$(stat -c %a "$T/m.npy")"
+done
+if [ "$(id -u)" -eq 0 ] && getent group daemon >/dev/null 2>&1; then
+    chgrp daemon "$T/m.npy"
+    "$GB" gen --shape 12 --no-compress -f -o "$T/m.npy"
+    check_eq "-f keeps the group" "daemon" "$(stat -c %G "$T/m.npy")"
+fi
+
+# The output is the input read through stdin: refused, the input intact.
+"$GB" gen --shape 40x30 -o "$T/in.npy.gz"
+cp "$T/in.npy.gz" "$T/in.copy"
+check_error "transpose -f -o the stdin input" "in.npy.gz: would overwrite an input" \
+    sh -c '"$1" transpose --backend cpu -f -o "$2" <"$2"' sh "$GB" "$T/in.npy.gz"
+check_files_same "the stdin input is intact" "$T/in.npy.gz" "$T/in.copy"
+"$GB" gen --quadratic 100 -o "$T/q.npy.gz"
+cp "$T/q.npy.gz" "$T/q.copy"
+check_error "quadratic -f -o the stdin input" "would overwrite an input" \
+    sh -c '"$1" quadratic --backend cpu -f -o "$2" <"$2"' sh "$GB" "$T/q.npy.gz"
+check_files_same "the quadratic stdin input is intact" "$T/q.npy.gz" "$T/q.copy"
+
+# stdout on a full disk: one error line and status 1, for every command.
+"$GB" reduce --backend cpu --shard 0/1 -o "$T/s.state" "$T/in.npy.gz"
+for cmd in "reduce --backend cpu $T/in.npy.gz" "merge $T/s.state" "info" "--help" "--version" \
+    "reduce --help" "merge --help" "gen --help"; do
+    # shellcheck disable=SC2086
+    check_error "$cmd > /dev/full" "(stdout): No space left on device" sh -c '"$0" "$@" >/dev/full' "$GB" $cmd
+done
+
+# A header that claims far more data than the file holds: truncated, named.
+$PY - "$T/huge.npy" <<'END'
+import sys
+h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }"
+h += b" " * (118 - len(h)) + b"\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + bytes(4000))
+END
+gzip -c "$T/huge.npy" >"$T/huge.npy.gz"
+check_error "transpose of a 4 KB file claiming 100000x100000" \
+    "huge.npy: truncated: expected 40000000000 bytes of data, the input has 4000" \
+    "$GB" transpose --backend cpu "$T/huge.npy" -o "$T/t.npy"
+check_error "transpose of its gzip" "huge.npy.gz: truncated: expected 40000000000 bytes" \
+    "$GB" transpose --backend cpu "$T/huge.npy.gz" -o "$T/t.npy"
+[ -e "$T/t.npy" ] && fail "a refused transpose left an output" || ok
+
+# A spool in a $TMPDIR that cannot take it is named, not "(stdout)".
+"$GB" gen --quadratic 300000 --no-compress -o "$T/q3.npy"
+(ulimit -f 200 && "$GB" quadratic --backend cpu --out-layout planes "$T/q3.npy" -c 2>"$T/tmp.err" | cat >/dev/null)
+grep -q "(stdout)" "$T/tmp.err" && fail "full TMPDIR blamed on stdout: $(cat "$T/tmp.err")" || ok
+grep -q "writing a temporary file: File too large" "$T/tmp.err" && ok ||
+    fail "full TMPDIR: [$(cat "$T/tmp.err")]"
+
+# File names with a newline, an escape sequence, a backslash and a byte that
+# is not UTF-8: escaped in error lines, valid JSON.
+bad=$(printf 'x\ny\033[31m\\z\377.npy.gz')
+"$GB" reduce --backend cpu "$T/$bad" >"$T/e.out" 2>"$T/e.err"
+check_eq "error line count for an odd name" 1 "$(wc -l <"$T/e.err")"
+printf '%s\n' "gpubatch: error: $T/x\\ny\\x1b[31m\\\\z\\xff.npy.gz: No such file or directory" >"$T/e.want"
+check_files_same "odd name escaped in the error line" "$T/e.want" "$T/e.err"
+cp "$T/in.npy.gz" "$T/$bad"
+"$GB" reduce --backend cpu --json "$T/$bad" >"$T/e.json"
+$PY -c 'import json, sys; d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8")); print(d["file"].endswith("x\ny\x1b[31m\\z\\xff.npy.gz"))' \
+    "$T/e.json" >"$T/e.ok" 2>&1
+check_eq "--json of an odd name is valid UTF-8 JSON" "True" "$(cat "$T/e.ok")"
+summary
