@@ -81,7 +81,7 @@ static int frame_check_room(io_reader *r, const frame_info *fi, char *err, size_
     uint64_t start = io_reader_tell(r) - fi->prefix_len;
     if (size < 0 || fi->data_bytes == UINT64_MAX)
         return 0;
-    if (!io_reader_compressed(r)) {
+    if (!io_reader_deflated(r)) {
         uint64_t have = (uint64_t)size > start ? (uint64_t)size - start : 0;
         if (fi->data_bytes <= have)
             return 0;

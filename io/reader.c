@@ -533,10 +533,44 @@ static int reposition(io_reader *r, uint64_t coff)
     return 0;
 }
 
+/* Where the parallel decoder's source offsets start in the reader's: a zip
+ * member's data in a file (the decoder reads the file), else 0. */
+static uint64_t parallel_base(const io_reader *r)
+{
+    return r->inbuf ? r->src_off : 0;
+}
+
+/* What the stream being read is called in messages, and where it starts. */
+static const char *member_kind(const io_reader *r)
+{
+    return r->zip_deflate ? "deflated data" : "gzip member";
+}
+
+/* The file offset that messages name for the stream being read. */
+static uint64_t member_at(const io_reader *r)
+{
+    return r->zip_deflate ? r->zip.data_off : r->member_off;
+}
+
+/* Hands the deflate stream in bytes [start, end) of the input to the
+ * parallel decoder (started on first use). Returns 1, or an error. */
+static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
+{
+    if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
+        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    uint64_t base = parallel_base(r);
+    pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end, base + start);
+    r->state = RD_PARALLEL;
+    r->n_par++;
+    return 1;
+}
+
 /* At the start of a member of a regular file or of memory, with its first
  * bytes buffered: hands it to the parallel decoder when it takes it and
  * enough follows. Returns 1 when it did, 0 when zlib inflates it, or an
  * error. */
+static int zip_deflate_end(io_reader *r);
+
 static int start_parallel(io_reader *r)
 {
     r->n_seq++;
@@ -555,12 +589,7 @@ static int start_parallel(io_reader *r)
     if ((uint64_t)r->file_size < start + PAR_MIN)
         return 0;
     r->n_seq--;
-    if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
-        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-    pinf_begin(r->par, r->inbuf ? r->fd : -1, r->mem, (uint64_t)r->file_size, start);
-    r->state = RD_PARALLEL;
-    r->n_par++;
-    return 1;
+    return parallel_begin(r, start, (uint64_t)r->file_size);
 }
 
 /* Checks the 8-byte gzip trailer at the input against the member's CRC-32
@@ -589,28 +618,37 @@ static int check_trailer(io_reader *r, uint32_t crc, uint64_t len)
  * read's. */
 static int take_over_from_parallel(io_reader *r)
 {
-    uint64_t bit;
+    uint64_t bit, len;
+    uint32_t crc;
     const uint8_t *window;
     size_t wlen;
-    pinf_stop_point(r->par, &bit, &window, &wlen, &r->tail_crc, &r->tail_len);
+    pinf_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
     if (inflateReset2(&r->zs, -15) != Z_OK ||
         (wlen && inflateSetDictionary(&r->zs, window, (uInt)wlen) != Z_OK))
         return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
     pinf_end(r->par);
-    int rc = reposition(r, bit / 8);
+    int rc = reposition(r, bit / 8 - parallel_base(r));
     if (rc < 0)
         return rc;
     if (bit % 8) {
         if ((rc = fill_input(r, 1)) < 0)
             return rc;
         if (r->in_avail == 0)
-            return set_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
-                             (unsigned long long)r->member_off, "unexpected end of compressed data");
+            return set_error(r, IO_ERR_TRUNCATED, "%s at byte %llu: %s", member_kind(r),
+                             (unsigned long long)member_at(r), "unexpected end of compressed data");
         inflatePrime(&r->zs, (int)(8 - bit % 8), r->in_next[0] >> (bit % 8));
         consume(r, 1);
     }
-    r->raw_tail = 1;
-    r->state = RD_MEMBER;
+    if (r->zip_deflate) {
+        r->zip_crc = crc;
+        r->zip_out = len;
+        r->state = RD_ZIP_DEFLATE;
+    } else {
+        r->tail_crc = crc;
+        r->tail_len = len;
+        r->raw_tail = 1;
+        r->state = RD_MEMBER;
+    }
     r->n_seq++;
     r->seq_why = "invalid or cut data, read on in order from the last good block";
     return 0;
@@ -623,7 +661,7 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
 {
     ssize_t k = pinf_read(r->par, buf, n);
     if (k > 0) {
-        r->raw_offset = pinf_input_pos(r->par);
+        r->raw_offset = pinf_input_pos(r->par) - parallel_base(r);
         return k;
     }
     if (k == PINF_STOPPED) {
@@ -636,7 +674,12 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
     uint32_t crc;
     pinf_result(r->par, &end, &crc, &len);
     pinf_end(r->par);
-    int rc = reposition(r, end);
+    int rc = reposition(r, end - parallel_base(r));
+    if (rc == 0 && r->zip_deflate) {
+        r->zip_crc = crc;
+        r->zip_out = len;
+        return zip_deflate_end(r);
+    }
     if (rc == 0)
         rc = check_trailer(r, crc, len);
     if (rc < 0)
@@ -1008,6 +1051,23 @@ static int zip_deflate_end(io_reader *r)
 static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
 {
     size_t got = 0;
+    if (r->state == RD_ZIP_DEFLATE && r->zip_out == 0 && r->raw_offset == 0 &&
+        r->zip.comp_size >= PAR_MIN) {
+        int rc = parallel_begin(r, 0, r->zip.comp_size);
+        if (rc < 0)
+            return rc;
+    }
+    while (got < n && r->state == RD_PARALLEL) {
+        ssize_t k = read_parallel_member(r, buf + got, n - got);
+        if (k < 0)
+            return k;
+        if (r->state == RD_PARALLEL)
+            r->zip_out += (uint64_t)k;
+        if (r->zip_out > r->zip.size)
+            return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                             "incorrect length check");
+        got += (size_t)k;
+    }
     while (got < n && r->state == RD_ZIP_DEFLATE) {
         if (r->in_avail == 0) {
             int rc = fill_input(r, 1);
@@ -1661,7 +1721,7 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
         uint64_t chunks, redone;
         pinf_counts(r->par, &chunks, &redone);
         at += (size_t)snprintf(buf + at, len - at,
-                               "single gzip streams: %llu, each on %d threads in parallel (%llu "
+                               "single deflate streams: %llu, each on %d threads in parallel (%llu "
                                "chunks, %llu decoded again in order); ",
                                (unsigned long long)r->n_par, par_cpus(), (unsigned long long)chunks,
                                (unsigned long long)redone);
@@ -1677,6 +1737,12 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
 int io_reader_compressed(const io_reader *r)
 {
     return r->gzip;
+}
+
+/* Nonzero for gzip or a deflated zip member (see reader.h). */
+int io_reader_deflated(const io_reader *r)
+{
+    return r->gzip || r->zip_deflate;
 }
 
 /* Nonzero when bytes other than zeros followed the last gzip member. */

@@ -96,6 +96,10 @@ void io_reader_limit(io_reader *r, uint64_t n);
  * for plain input. */
 void io_reader_describe(const io_reader *r, char *buf, size_t len);
 
+/* Nonzero when the input is deflate data of any kind: gzip, or a deflated
+ * zip member (whose decoded size its compressed size does not bound). */
+int io_reader_deflated(const io_reader *r);
+
 /* Nonzero when the input is gzip-compressed. */
 int io_reader_compressed(const io_reader *r);
 

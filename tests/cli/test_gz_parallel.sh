@@ -1,0 +1,111 @@
+#!/bin/sh
+# test_gz_parallel.sh - gzip that is not blocked, read from a file, goes
+# through the parallel decoder of one stream: every writer's output (gzip
+# -1/-9, pigz with and without -i, Python's gzip, zlib's strategies, several
+# members, a deflated .npz member) gives the plain file's results; damaged
+# files (bits flipped, bytes overwritten, cut) give exactly the status and
+# message of the same bytes read in order from standard input.
+. "$(dirname "$0")/lib.sh"
+
+"$GB" gen --shape 1000000 --dist normal --seed 11 --no-compress -o "$T/f.npy"
+"$GB" gen --shape 300000 --dtype int32 --seed 12 --no-compress -o "$T/i.npy"
+want_f=$("$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/f.npy" | cut -d' ' -f1-2)
+want_i=$("$GB" reduce --backend cpu --op sum,max,count "$T/i.npy" | cut -d' ' -f1-2)
+
+# write NAME WRITER...: the float array through a writer into NAME.
+gzip -1 -c "$T/f.npy" >"$T/g1.gz"
+gzip -9 -c "$T/f.npy" >"$T/g9.gz"
+gzip -6 -c "$T/i.npy" >"$T/gi.gz"
+if command -v pigz >/dev/null; then
+    pigz -p 2 -b 64 -c "$T/f.npy" >"$T/pz.gz"
+    pigz -p 2 -i -b 32 -c "$T/f.npy" >"$T/pzi.gz"
+fi
+"$PY" - "$T" <<'PYEOF'
+import gzip, sys, zlib
+t = sys.argv[1]
+data = open(t + "/f.npy", "rb").read()
+with gzip.open(t + "/py.gz", "wb") as f:  # level 9, Python's default
+    f.write(data)
+for name, strategy in (("fixed", zlib.Z_FIXED), ("rle", zlib.Z_RLE), ("huff", zlib.Z_HUFFMAN_ONLY),
+                       ("filtered", zlib.Z_FILTERED)):
+    c = zlib.compressobj(6, zlib.DEFLATED, 31, 8, strategy)
+    open("%s/%s.gz" % (t, name), "wb").write(c.compress(data) + c.flush())
+# stored blocks only, and sync flushes every 7000 bytes
+c = zlib.compressobj(0, zlib.DEFLATED, 31)
+open(t + "/stored.gz", "wb").write(c.compress(data) + c.flush())
+c = zlib.compressobj(1, zlib.DEFLATED, 31)
+out = b"".join(c.compress(data[i:i + 7000]) + c.flush(zlib.Z_SYNC_FLUSH) for i in range(0, len(data), 7000))
+open(t + "/sync.gz", "wb").write(out + c.flush())
+# two members: the first ends inside the array
+half = 1 << 20
+open(t + "/two.gz", "wb").write(gzip.compress(data[:half], 1) + gzip.compress(data[half:], 6))
+PYEOF
+
+for f in g1 g9 pz pzi py fixed rle huff filtered stored sync two; do
+    [ -f "$T/$f.gz" ] || continue
+    got=$("$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/$f.gz" | cut -d' ' -f1-2)
+    check_eq "$f: results of the plain file" "$want_f" "$got"
+    how=$("$GB" reduce -v --backend cpu --op count "$T/$f.gz" 2>&1 | grep -c 'in parallel')
+    check_eq "$f: -v says it was read in parallel" 1 "$how"
+done
+got=$("$GB" reduce --backend cpu --op sum,max,count "$T/gi.gz" | cut -d' ' -f1-2)
+check_eq "int32 gzip -6: results of the plain file" "$want_i" "$got"
+# taskset to one core: the decoder works alone, in order
+if command -v taskset >/dev/null; then
+    got=$(taskset -c 0 "$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/g9.gz" | cut -d' ' -f1-2)
+    check_eq "one core: results of the plain file" "$want_f" "$got"
+fi
+
+# A deflated .npz member large enough for the parallel decoder.
+if "$PY" -c 'import numpy' 2>/dev/null; then
+    "$PY" -c 'import numpy as np, sys; np.savez_compressed(sys.argv[2], f=np.load(sys.argv[1]))' \
+        "$T/f.npy" "$T/z.npz"
+    got=$("$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/z.npz" | cut -d' ' -f1-2)
+    check_eq ".npz member: results of the plain file" "$want_f" "$got"
+    how=$("$GB" reduce -v --backend cpu --op count "$T/z.npz" 2>&1 | grep -c 'in parallel')
+    check_eq ".npz member: -v says it was read in parallel" 1 "$how"
+fi
+
+# damage SRC N: N damaged copies of SRC, each read from the file and from
+# standard input: the same status and the same message (the name aside).
+damage() {
+    src=$1
+    n=$2
+    size=$(wc -c <"$src")
+    i=0
+    while [ $i -lt "$n" ]; do
+        "$PY" - "$src" "$T/bad.gz" "$i" <<'PYEOF'
+import random, sys
+src, dst, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, "rb").read())
+r = random.Random(seed)
+how = seed % 4
+if how == 0:                       # one bit flipped past the header
+    at = r.randrange(20, len(b) - 8)
+    b[at] ^= 1 << r.randrange(8)
+elif how == 1:                     # a run of bytes overwritten
+    at = r.randrange(20, len(b) - 100)
+    for k in range(r.randrange(1, 40)):
+        b[at + k] = r.randrange(256)
+elif how == 2:                     # cut
+    b = b[:r.randrange(20, len(b) - 1)]
+else:                              # trailer: CRC or length
+    b[len(b) - 1 - r.randrange(8)] ^= 0x10
+open(dst, "wb").write(bytes(b))
+PYEOF
+        file_out=$({ "$GB" reduce --backend cpu --op sum "$T/bad.gz" 2>&1; echo "exit $?"; } |
+            sed "s|$T/bad.gz|NAME|g")
+        pipe_out=$({ "$GB" reduce --backend cpu --op sum - <"$T/bad.gz" 2>&1; echo "exit $?"; } |
+            sed "s|^gpubatch: error: -:|gpubatch: error: NAME:|; s|  -$|  NAME|")
+        check_eq "$(basename "$src") damage $i ($size bytes)" "$pipe_out" "$file_out"
+        case "$file_out" in *"exit 1") refused=$((refused + 1)) ;; esac
+        i=$((i + 1))
+    done
+}
+refused=0
+damage "$T/g1.gz" "$(pick 40 8)"
+damage "$T/g9.gz" "$(pick 20 4)"
+damage "$T/fixed.gz" "$(pick 12 4)"
+# most damage is refused (a flipped bit can still decode, and then the CRC-32 refuses it)
+check_eq "damaged files refused" 1 "$([ "$refused" -ge "$(pick 60 12)" ] && echo 1 || echo "$refused")"
+summary
