@@ -53,6 +53,7 @@ typedef struct {
 } inf_tables;
 
 static inf_tables fixed_tables;
+static uint32_t litlen_entries[NUM_LITLEN], dist_entries[NUM_DIST];
 static pthread_once_t fixed_once = PTHREAD_ONCE_INIT;
 
 /* The entry (without its length) of literal/length symbol s. */
@@ -109,20 +110,22 @@ static int code_check(const uint8_t *lens, unsigned n, int single_ok, unsigned *
 }
 
 /* Builds the lookup table of the code lens[0..n) with `bits` primary index
- * bits; entry(s) gives symbol s's entry without its length. Returns 0, or
- * -1 for a code zlib refuses. An empty code decodes every input as E_BAD. */
+ * bits; entry[s] is symbol s's entry without its length. Returns 0, or -1
+ * for a code zlib refuses. What no code reaches (an empty or a one-bit
+ * code) decodes as E_BAD. The codes come in canonical order, shortest
+ * first, with their bits reversed (the stream's order) and counted up in
+ * that order; the primary table grows by doubling, so that a code of len
+ * bits is written once and copied with the table into every entry whose
+ * low len bits it is. */
 static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigned bits,
-                       uint32_t (*entry)(unsigned), int single_ok)
+                       const uint32_t *entry, int single_ok)
 {
     unsigned count[MAX_CODE_BITS + 1];
     int max = code_check(lens, n, single_ok, count);
     if (max < 0)
         return -1;
-    unsigned primary = 1u << bits;
-    for (unsigned i = 0; i < primary; i++)
-        table[i] = E_BAD; /* what no code reaches (an empty or one-bit code) */
-    if (max == 0)
-        return 0;
+    unsigned primary = 1u << bits, filled = 1;
+    table[0] = E_BAD;
     uint16_t sorted[NUM_LITLEN];
     unsigned offs[MAX_CODE_BITS + 2];
     offs[1] = 0;
@@ -131,45 +134,57 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
     for (unsigned s = 0; s < n; s++)
         if (lens[s])
             sorted[offs[lens[s]]++] = (uint16_t)s;
-    unsigned code = 0, k = 0, next_sub = primary, sub_prefix = ~0u, sub_start = 0;
-    for (unsigned len = 1; len <= (unsigned)max; len++, code <<= 1) {
-        for (unsigned c = 0; c < count[len]; c++, code++, k++) {
-            unsigned rev = reverse_bits(code, len);
-            uint32_t e = entry(sorted[k]);
+    unsigned rev = 0, k = 0, next_sub = primary, sub_prefix = ~0u, sub_start = 0, sub_bits = 0;
+    for (unsigned len = 1; len <= (unsigned)max; len++) {
+        for (; len <= bits && filled < (1u << len); filled *= 2)
+            memcpy(table + filled, table, filled * sizeof *table);
+        if (len > bits)
+            for (; filled < primary; filled *= 2)
+                memcpy(table + filled, table, filled * sizeof *table);
+        for (unsigned c = 0; c < count[len]; c++, k++) {
+            uint32_t e = entry[sorted[k]] | len;
             if (len <= bits) {
-                for (unsigned i = rev; i < primary; i += 1u << len)
-                    table[i] = e | len;
-                continue;
-            }
-            unsigned prefix = rev & (primary - 1);
-            if (prefix != sub_prefix) {
-                /* A new subtable: as many index bits as the longest code
-                 * under this prefix needs, found from the codes left. */
-                unsigned sub_bits = len - bits, room = 1u << sub_bits;
-                unsigned left[MAX_CODE_BITS + 1];
-                memcpy(left, count, sizeof left);
-                left[len] -= c;
-                while (sub_bits + bits < (unsigned)max) {
-                    int r = (int)room - (int)left[sub_bits + bits];
-                    if (r <= 0)
-                        break;
-                    sub_bits++;
-                    room = (unsigned)r << 1;
+                table[rev] = e;
+            } else {
+                unsigned prefix = rev & (primary - 1);
+                if (prefix != sub_prefix) {
+                    /* A new subtable: as many index bits as the longest
+                     * code under this prefix needs, found from the codes
+                     * left. */
+                    unsigned room, left[MAX_CODE_BITS + 1];
+                    memcpy(left, count, sizeof left);
+                    left[len] -= c;
+                    sub_bits = len - bits;
+                    room = 1u << sub_bits;
+                    while (sub_bits + bits < (unsigned)max) {
+                        int r = (int)room - (int)left[sub_bits + bits];
+                        if (r <= 0)
+                            break;
+                        sub_bits++;
+                        room = (unsigned)r << 1;
+                    }
+                    sub_prefix = prefix;
+                    sub_start = next_sub;
+                    next_sub += 1u << sub_bits;
+                    table[prefix] = E_SUB | sub_start << 16 | sub_bits;
                 }
-                sub_prefix = prefix;
-                sub_start = next_sub;
-                next_sub += 1u << sub_bits;
-                table[prefix] = E_SUB | sub_start << 16 | sub_bits;
+                for (unsigned i = rev >> bits; i < (1u << sub_bits); i += 1u << (len - bits))
+                    table[sub_start + i] = e;
             }
-            unsigned sub_bits = E_LEN(table[prefix]);
-            for (unsigned i = rev >> bits; i < (1u << sub_bits); i += 1u << (len - bits))
-                table[sub_start + i] = e | len;
+            /* the next code, counted up with its bits reversed */
+            unsigned inc = 1u << (len - 1);
+            while (rev & inc)
+                inc >>= 1;
+            rev = inc ? (rev & (inc - 1)) + inc : 0;
         }
     }
+    for (; filled < primary; filled *= 2)
+        memcpy(table + filled, table, filled * sizeof *table);
     return 0;
 }
 
-/* Builds the fixed-Huffman block tables (RFC 1951 3.2.6), once. */
+/* Builds the symbols' entries and the fixed-Huffman block tables (RFC 1951
+ * 3.2.6), once. */
 static void build_fixed(void)
 {
     uint8_t lens[NUM_LITLEN];
@@ -182,9 +197,13 @@ static void build_fixed(void)
         lens[s] = 7;
     for (; s < NUM_LITLEN; s++)
         lens[s] = 8;
-    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entry, 0);
+    for (unsigned i = 0; i < NUM_LITLEN; i++)
+        litlen_entries[i] = litlen_entry(i);
+    for (unsigned i = 0; i < NUM_DIST; i++)
+        dist_entries[i] = dist_entry(i);
+    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0);
     memset(lens, 5, NUM_DIST);
-    build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entry, 0);
+    build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entries, 0);
 }
 
 /* Bit reader over a span: bits come out least significant first. Past the
@@ -337,8 +356,8 @@ static int read_dynamic(bits_t *b, inf_tables *t)
         return 1;
     if (lens[256] == 0)
         return -1;
-    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entry, 1) < 0 ||
-        build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entry, 1) < 0)
+    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1) < 0 ||
+        build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1) < 0)
         return -1;
     return 0;
 }
@@ -650,6 +669,7 @@ int inf_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *wind
 /* The first candidate block start in [from, to) (see inflate.h). */
 uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to)
 {
+    pthread_once(&fixed_once, build_fixed);
     uint64_t limit = (uint64_t)len * 8;
     inf_tables scratch;
     for (uint64_t bit = from; bit < to && bit + 3 <= limit; bit++) {

@@ -729,7 +729,6 @@ static int next_member(io_reader *r)
     return 0;
 }
 
-/* Gzip path: inflates straight into buf until it is full or the data ends. */
 /* Total size of the BGZF block that starts at p (n bytes available), or 0
  * when p does not start one: a gzip header with FEXTRA alone whose extra
  * field is made of subfields exactly, one of them BC with its 2-byte BSIZE
@@ -931,6 +930,30 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     return (ssize_t)off;
 }
 
+/* One zlib inflate call into out (up to n bytes, *made of them written)
+ * over the buffered input, refilled first when empty; zlib's result in *zr.
+ * Returns 0, or a negative io_error when the refill fails. */
+static int zlib_step(io_reader *r, uint8_t *out, size_t n, size_t *made, int *zr)
+{
+    *made = 0;
+    if (r->in_avail == 0) {
+        int rc = fill_input(r, 1);
+        if (rc < 0)
+            return rc;
+    }
+    size_t want = n < OUT_STEP ? n : OUT_STEP;
+    size_t give = r->in_avail < UINT_MAX ? r->in_avail : UINT_MAX;
+    r->zs.next_in = (Bytef *)(uintptr_t)r->in_next;
+    r->zs.avail_in = (uInt)give;
+    r->zs.next_out = out;
+    r->zs.avail_out = (uInt)want;
+    *zr = inflate(&r->zs, Z_NO_FLUSH);
+    consume(r, give - r->zs.avail_in);
+    *made = want - r->zs.avail_out;
+    return 0;
+}
+
+/* Gzip path: inflates straight into buf until it is full or the data ends. */
 static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 {
     size_t got = 0;
@@ -959,20 +982,10 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
                 return (ssize_t)got;
             continue;
         }
-        if (r->in_avail == 0) {
-            int rc = fill_input(r, 1);
-            if (rc < 0)
-                return rc;
-        }
-        size_t want = n - got < OUT_STEP ? n - got : OUT_STEP;
-        size_t give = r->in_avail < UINT_MAX ? r->in_avail : UINT_MAX;
-        r->zs.next_in = (Bytef *)(uintptr_t)r->in_next;
-        r->zs.avail_in = (uInt)give;
-        r->zs.next_out = buf + got;
-        r->zs.avail_out = (uInt)want;
-        int zr = inflate(&r->zs, Z_NO_FLUSH);
-        consume(r, give - r->zs.avail_in);
-        size_t made = want - r->zs.avail_out;
+        size_t made;
+        int zr, rc = zlib_step(r, buf + got, n - got, &made, &zr);
+        if (rc < 0)
+            return rc;
         if (r->raw_tail) {
             r->tail_crc = (uint32_t)crc32(r->tail_crc, buf + got, (uInt)made);
             r->tail_len += made;
@@ -982,11 +995,8 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
         case Z_OK:
             break;
         case Z_STREAM_END:
-            if (r->raw_tail) {
-                int rc = check_trailer(r, r->tail_crc, r->tail_len);
-                if (rc < 0)
-                    return rc;
-            }
+            if (r->raw_tail && (rc = check_trailer(r, r->tail_crc, r->tail_len)) < 0)
+                return rc;
             r->state = RD_BETWEEN;
             if (r->stop_at_member_end)
                 return (ssize_t)got;
@@ -1069,26 +1079,15 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
         got += (size_t)k;
     }
     while (got < n && r->state == RD_ZIP_DEFLATE) {
-        if (r->in_avail == 0) {
-            int rc = fill_input(r, 1);
-            if (rc < 0)
-                return rc;
-        }
-        size_t want = n - got < OUT_STEP ? n - got : OUT_STEP;
-        size_t give = r->in_avail < UINT_MAX ? r->in_avail : UINT_MAX;
-        r->zs.next_in = (Bytef *)(uintptr_t)r->in_next;
-        r->zs.avail_in = (uInt)give;
-        r->zs.next_out = buf + got;
-        r->zs.avail_out = (uInt)want;
-        int zr = inflate(&r->zs, Z_NO_FLUSH);
-        size_t out = want - r->zs.avail_out;
-        consume(r, give - r->zs.avail_in);
+        size_t out;
+        int zr, rc = zlib_step(r, buf + got, n - got, &out, &zr);
+        if (rc < 0)
+            return rc;
         r->zip_crc = (uint32_t)crc32(r->zip_crc, buf + got, (uInt)out);
         r->zip_out += out;
         got += out;
         if (zr == Z_STREAM_END) {
-            int rc = zip_deflate_end(r);
-            if (rc < 0)
+            if ((rc = zip_deflate_end(r)) < 0)
                 return rc;
         } else if (r->zip_out > r->zip.size) {
             return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
