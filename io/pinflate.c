@@ -722,6 +722,15 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* Whether the whole stream has been handed out (see pinflate.h). */
+int pinf_finished(pinf *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int done = p->ended && !p->head;
+    pthread_mutex_unlock(&p->lock);
+    return done;
+}
+
 /* The stream's end, CRC-32 and length (see pinflate.h). */
 void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len)
 {

@@ -48,7 +48,11 @@ void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t 
  * further here, or IO_ERR_NOMEM. */
 ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n);
 
-/* After pinf_read returned 0: the byte just past the final block, and the
+/* Whether every byte of the stream has been handed out, its final block
+ * included: pinf_result then holds. */
+int pinf_finished(pinf *p);
+
+/* After pinf_read returned 0 or pinf_finished: the byte just past the final block, and the
  * CRC-32 and length of the whole stream. */
 void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len);
 

@@ -660,16 +660,18 @@ static int take_over_from_parallel(io_reader *r)
 static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
 {
     ssize_t k = pinf_read(r->par, buf, n);
-    if (k > 0) {
-        r->raw_offset = pinf_input_pos(r->par) - parallel_base(r);
-        return k;
-    }
     if (k == PINF_STOPPED) {
         int rc = take_over_from_parallel(r);
         return rc < 0 ? rc : 0;
     }
     if (k < 0)
         return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    if (k > 0)
+        r->raw_offset = pinf_input_pos(r->par) - parallel_base(r);
+    /* The stream's end is checked in the read that hands out its last byte,
+     * as zlib checks it in the call that writes that byte. */
+    if (k > 0 && !pinf_finished(r->par))
+        return k;
     uint64_t end, len;
     uint32_t crc;
     pinf_result(r->par, &end, &crc, &len);
@@ -678,14 +680,15 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
     if (rc == 0 && r->zip_deflate) {
         r->zip_crc = crc;
         r->zip_out = len;
-        return zip_deflate_end(r);
+        rc = zip_deflate_end(r);
+        return rc < 0 ? rc : k;
     }
     if (rc == 0)
         rc = check_trailer(r, crc, len);
     if (rc < 0)
         return rc;
     r->state = RD_BETWEEN;
-    return 0;
+    return k;
 }
 
 /* After a member: starts the next one, or ends the data on zero bytes,

@@ -4,7 +4,7 @@
 # -1/-9, pigz with and without -i, Python's gzip, zlib's strategies, several
 # members, a deflated .npz member) gives the plain file's results; damaged
 # files (bits flipped, bytes overwritten, cut) give exactly the status and
-# message of the same bytes read in order from standard input.
+# message of the same bytes read in order from a pipe.
 . "$(dirname "$0")/lib.sh"
 
 "$GB" gen --shape 1000000 --dist normal --seed 11 --no-compress -o "$T/f.npy"
@@ -66,8 +66,8 @@ if "$PY" -c 'import numpy' 2>/dev/null; then
     check_eq ".npz member: -v says it was read in parallel" 1 "$how"
 fi
 
-# damage SRC N: N damaged copies of SRC, each read from the file and from
-# standard input: the same status and the same message (the name aside).
+# damage SRC N: N damaged copies of SRC, each read from the file and from a
+# pipe (read in order): the same status and message (the name aside).
 damage() {
     src=$1
     n=$2
@@ -95,7 +95,7 @@ open(dst, "wb").write(bytes(b))
 PYEOF
         file_out=$({ "$GB" reduce --backend cpu --op sum "$T/bad.gz" 2>&1; echo "exit $?"; } |
             sed "s|$T/bad.gz|NAME|g")
-        pipe_out=$({ "$GB" reduce --backend cpu --op sum - <"$T/bad.gz" 2>&1; echo "exit $?"; } |
+        pipe_out=$({ cat "$T/bad.gz" | "$GB" reduce --backend cpu --op sum - 2>&1; echo "exit $?"; } |
             sed "s|^gpubatch: error: -:|gpubatch: error: NAME:|; s|  -$|  NAME|")
         check_eq "$(basename "$src") damage $i ($size bytes)" "$pipe_out" "$file_out"
         case "$file_out" in *"exit 1") refused=$((refused + 1)) ;; esac
