@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <zlib.h>
 
+#include "inflate.h"
 #include "par.h"
 
 enum { SLOT_FREE, SLOT_FILLED, SLOT_OUT };
@@ -665,20 +666,14 @@ typedef struct {
     int stopped; /* gave up before m1 */
 } pl_decode_job;
 
-/* Inflates member m with zlib into out: exactly its deflate data in,
- * exactly isize bytes out, and its CRC-32 (what the device's decoder
- * accepts). 0 or -1. */
-static int pl_inflate_member(z_stream *z, const unsigned char *in, const if_member *m,
-                             unsigned char *out)
+/* Inflates member m into out with the host's decoder: exactly its deflate
+ * data in, exactly isize bytes out, and its CRC-32 (what zlib and the
+ * device's decoder accept). 0 or -1. */
+static int pl_inflate_member(const unsigned char *in, const if_member *m, unsigned char *out)
 {
-    if (inflateReset(z) != Z_OK)
-        return -1;
-    z->next_in = (unsigned char *)in + m->in_off;
-    z->avail_in = m->in_len;
-    z->next_out = out;
-    z->avail_out = m->isize;
-    int rc = inflate(z, Z_FINISH);
-    if (rc != Z_STREAM_END || z->avail_in || z->avail_out)
+    inf_job d = {.in = in + m->in_off, .in_len = m->in_len, .stop_bit = UINT64_MAX,
+                 .out_limit = SIZE_MAX, .out = out, .out_cap = m->isize};
+    if (inf_decode_bytes(&d) != INF_END || (d.bit + 7) / 8 != m->in_len || d.out_len != m->isize)
         return -1;
     return crc32(0, out, m->isize) == m->crc ? 0 : -1;
 }
@@ -687,18 +682,15 @@ static int pl_inflate_member(z_stream *z, const unsigned char *in, const if_memb
 static void *pl_decode_worker(void *arg)
 {
     pl_decode_job *j = arg;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    j->bad = j->m0 < j->m1 && inflateInit2(&z, -15) != Z_OK ? j->m0 : -1;
+    j->bad = -1;
     for (int i = j->m0; i < j->m1 && j->bad < 0; i++) {
         if (j->stop && atomic_load_explicit(j->stop, memory_order_relaxed)) {
             j->stopped = 1;
             break;
         }
-        if (pl_inflate_member(&z, j->in, &j->g->members[i], j->span + j->g->members[i].out_off))
+        if (pl_inflate_member(j->in, &j->g->members[i], j->span + j->g->members[i].out_off))
             j->bad = i;
     }
-    inflateEnd(&z);
     return NULL;
 }
 
