@@ -8,10 +8,11 @@ NP=$(numpy_python)
 if [ -z "$NP" ]; then
     fail "python3-numpy is needed to make the transpose inputs"
     # A matrix larger than the device can stage: a clear error naming the sizes,
-# no output file.
+# no output file (from a pipe: a regular file's size would refuse the shape
+# as truncated first).
 head -c 1000 /dev/urandom >"$T/small.raw"
 check_error "matrix beyond device memory" "out of device memory.*matrix" sh -c \
-    "'$GB' transpose --backend cuda --dtype float32 --shape 300000x300000 - -o '$T/huge.raw' <'$T/small.raw'"
+    "cat '$T/small.raw' | '$GB' transpose --backend cuda --dtype float32 --shape 300000x300000 - -o '$T/huge.raw'"
 [ -e "$T/huge.raw" ] && fail "the failed transpose left an output" || ok
 summary
     exit
@@ -50,9 +51,10 @@ gpu_case float32 4096x64x64 C
 gpu_case uint8 4097x4099 C --chunk 1M
 gpu_case complex64 1000x999 C
 # A matrix larger than the device can stage: a clear error naming the sizes,
-# no output file.
+# no output file (from a pipe: a regular file's size would refuse the shape
+# as truncated first).
 head -c 1000 /dev/urandom >"$T/small.raw"
 check_error "matrix beyond device memory" "out of device memory.*matrix" sh -c \
-    "'$GB' transpose --backend cuda --dtype float32 --shape 300000x300000 - -o '$T/huge.raw' <'$T/small.raw'"
+    "cat '$T/small.raw' | '$GB' transpose --backend cuda --dtype float32 --shape 300000x300000 - -o '$T/huge.raw'"
 [ -e "$T/huge.raw" ] && fail "the failed transpose left an output" || ok
 summary
