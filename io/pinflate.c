@@ -689,6 +689,10 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
         chunk *c = p->head;
         if (!c && p->ended)
             break;
+        if (!c && p->failed) { /* memory ran out where no chunk could fail in its place */
+            pthread_mutex_unlock(&p->lock);
+            return got ? (ssize_t)got : IO_ERR_NOMEM;
+        }
         if (!c || (c->state != CH_READY && c->state != CH_FAILED)) {
             pthread_cond_wait(&p->done, &p->lock);
             continue;
