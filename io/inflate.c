@@ -3,8 +3,9 @@
  * Speed comes from a 64-bit bit buffer refilled eight bytes at a time, one
  * table lookup per symbol (11-bit literal/length and 8-bit distance primary
  * tables, with subtables for longer codes) whose entry holds everything the
- * symbol needs, up to three literals per refill, and copies of eight bytes
- * at a time, which may run up to seven bytes past a match: the fast loop
+ * symbol needs, up to four literals per refill with the next symbol's entry
+ * looked up before the refill (which only adds bits above it), and copies
+ * of eight bytes at a time, which may run up to seven bytes past a match: the fast loop
  * runs only while a longest match and that overrun fit, so nothing past
  * out_cap is ever written. The byte and the symbol decoders are one body
  * compiled twice. */
@@ -393,15 +394,21 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
     const uint32_t *lt = t->lit, *dt = t->dist;
     for (;;) {
         /* The fast loop: at least 8 input bytes and a longest match's room
-         * (plus the copies' slack) in the output. */
-        while (b->end - b->p >= 8 && cap - p >= 258 + 8 + 3) {
+         * (plus the copies' slack) in the output. After literals the next
+         * symbol's primary entry is already looked up (ahead): a refill
+         * only adds bits above those it was found with. */
+        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 8 && cap - p >= 258 + 8 + 4;) {
             refill(b);
-            /* Literals with codes of at most LIT_BITS bits, up to three per
-             * refill, come straight from the primary table. */
-            uint32_t e = lt[b->buf & LIT_MASK];
+            if (!ahead)
+                e = lt[b->buf & LIT_MASK];
+            ahead = 0;
+            /* Literals with codes of at most LIT_BITS bits, up to four per
+             * refill, come straight from the primary table; 56 - 4 *
+             * LIT_BITS bits are left for the next lookup. */
             if (e & E_LIT) {
                 PUT_LITERAL(e);
                 e = lt[b->buf & LIT_MASK];
+                ahead = 1;
                 if (!(e & E_LIT))
                     continue;
                 PUT_LITERAL(e);
@@ -409,6 +416,11 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 if (!(e & E_LIT))
                     continue;
                 PUT_LITERAL(e);
+                e = lt[b->buf & LIT_MASK];
+                if (!(e & E_LIT))
+                    continue;
+                PUT_LITERAL(e);
+                e = lt[b->buf & LIT_MASK];
                 continue;
             }
             if (e & E_SUB)
