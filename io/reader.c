@@ -1,21 +1,27 @@
 /* reader.c - byte sources: plain pass-through or multi-member gzip inflate.
  *
  * The compressed path keeps one input block (IN_BLOCK bytes read from the
- * file descriptor, or a window onto the caller's memory) and inflates
- * straight into the caller's buffer. Blocked gzip from a regular file is
- * inflated on all cores while one of them reads the next window into a
- * second block (inbuf2), so the read is not a serial step between batches.
- * zlib parses each member's header and checks its CRC-32 and ISIZE itself
- * (windowBits 15 + 16); between members we look at the next bytes the way
- * `gzip -d` does: another gzip magic starts a new member, zero bytes are
- * ignored, anything else ends the data and is remembered as trailing
- * garbage.
+ * file descriptor, or a window onto the caller's memory). Blocked gzip from
+ * a regular file is inflated on all cores by the host's decoder
+ * (inflate.h), each block straight into the caller's buffer, while one of
+ * them reads the next window into a second block (inbuf2), so the read is
+ * not a serial step between batches. Any other member of a regular file or
+ * of memory goes to the parallel decoder of one stream (pinflate.h), which
+ * reads the file itself; its header is parsed here (plain_gzip_header) and
+ * its trailer checked here (check_trailer), in zlib's words. zlib inflates
+ * what is left: pipes, small members, headers with a CRC, and the rest of a
+ * member from the block boundary where the parallel decoder met invalid or
+ * cut data (take_over_from_parallel), so that errors are zlib's. Between
+ * members we look at the next bytes the way `gzip -d` does: another gzip
+ * magic starts a new member, zero bytes are ignored, anything else ends the
+ * data and is remembered as trailing garbage.
  *
  * A zip archive member (io_reader_open_zip_member) is a byte source of its
  * own: reads stop at the end of its range of the file (source_room), a
  * stored one takes the plain path, and a deflated one is inflated as raw
- * deflate by read_zip_deflate, apart from the gzip path, and checked at its
- * end by zip_deflate_end. */
+ * deflate by read_zip_deflate (through the parallel decoder from PAR_MIN
+ * bytes on), apart from the gzip path, and checked at its end by
+ * zip_deflate_end. */
 #include "reader.h"
 
 #include "errtext.h"

@@ -4,8 +4,9 @@
  * the inflating path, which reads every member of a multi-member file (BGZF
  * included) the way `gzip -d` does; anything else is passed through.
  * io_reader_open_zip_member() reads one member of a zip archive (.npz).
- * io_reader_read() writes straight into the caller's buffer (usually a
- * pinned host buffer): there is no intermediate copy of decompressed data.
+ * io_reader_read() writes into the caller's buffer (usually a pinned host
+ * buffer): plain data, BGZF blocks and zlib's output straight, a single
+ * gzip stream read in parallel from the parallel decoder's chunks.
  *
  * Errors are sticky: after the first failure every call returns the same
  * negative code and io_reader_error() gives one line naming the problem
