@@ -24,6 +24,7 @@
 #define TARGET_OUT ((uint64_t)4 << 20)     /* decoded bytes a chunk aims at */
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
+#define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -124,12 +125,16 @@ static const uint8_t *read_span(const pinf *p, uint64_t off, size_t *len, uint8_
     return b;
 }
 
-/* Makes room for `need` output elements of `size` bytes past *cap. */
+/* Makes room for `need` output elements of `size` bytes in *buf (*cap
+ * elements now). Refuses past GROW_MAX bytes: a block that decodes to more
+ * (no encoder we know writes one) is left to zlib, whose memory is bounded. */
 static int grow(void **buf, size_t *cap, size_t need, size_t size)
 {
     size_t c = *cap ? *cap : 1 << 16;
     while (c < need)
         c *= 2;
+    if (c * size > GROW_MAX)
+        return -1;
     void *n = realloc(*buf, c * size);
     if (!n)
         return -1;
@@ -158,12 +163,13 @@ static int span_open(span *s, const pinf *p, uint64_t from, uint64_t to)
     return s->data ? 0 : -1;
 }
 
-/* Doubles the span's length; 0, or -1 when it already reaches the end. */
+/* Doubles the span's length; 0, or -1 when it already reaches the end or
+ * GROW_MAX bytes (a block that long is left to zlib). */
 static int span_widen(span *s)
 {
-    if (s->off + s->len >= s->p->src_len)
-        return -1;
     size_t len = s->len * 2;
+    if (s->off + s->len >= s->p->src_len || len > GROW_MAX)
+        return -1;
     uint8_t *owned;
     const uint8_t *d = read_span(s->p, s->off, &len, &owned);
     if (!d || len <= s->len) {
