@@ -656,7 +656,8 @@ static int take_over_from_parallel(io_reader *r)
         r->state = RD_MEMBER;
     }
     r->n_seq++;
-    r->seq_why = "invalid or cut data, read on in order from the last good block";
+    r->seq_why = "the parallel decoder stopped at invalid, cut or oversized data: read on in "
+                 "order from there";
     return 0;
 }
 
