@@ -57,11 +57,14 @@
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
+#define STREAM_STEP ((size_t)4 << 20) /* decoded bytes a step of RD_STREAM aims at */
+#define STREAM_ROOM ((size_t)16 << 20) /* the most one step may decode (a longer block: zlib) */
 
 enum rd_state {
     RD_PLAIN,   /* pass-through */
     RD_MEMBER,  /* inside a gzip member, inflated by zlib */
     RD_PARALLEL, /* inside a gzip member, inflated by the parallel decoder */
+    RD_STREAM,  /* inside a gzip member of a pipe, inflated in order by the host's decoder */
     RD_BETWEEN, /* a member just ended; look at what follows */
     RD_END,     /* no more data */
     RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
@@ -87,6 +90,11 @@ struct io_reader {
     uint64_t member_off; /* where the member being inflated starts (for messages) */
     pinf *par;           /* the parallel decoder, started by the first member it takes */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
+    uint64_t n_stream;   /* members of a pipe read in order by the host's decoder */
+    uint8_t *sbuf;       /* RD_STREAM: the window, then the decoded bytes of the last step */
+    size_t sfill, spos;  /* the end of those bytes in sbuf, and the next one to hand out */
+    unsigned sbit;       /* bits of in_next[0] already decoded */
+    int sended;          /* the final block is decoded */
     const char *seq_why; /* why the last sequential member was not read in parallel */
     int raw_tail;        /* zlib inflates raw deflate, taken over from the parallel decoder */
     uint32_t tail_crc;   /* then: the member's CRC-32 and length so far */
@@ -571,6 +579,113 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
     return 1;
 }
 
+static int check_trailer(io_reader *r, uint32_t crc, uint64_t len);
+
+/* A member of a pipe, its header (hlen bytes) buffered: the host's decoder
+ * inflates it in order (a pipe cannot be read at offsets). Returns 1, or
+ * an error. */
+static int stream_begin(io_reader *r, size_t hlen)
+{
+    if (!r->sbuf && !(r->sbuf = malloc(INF_WINDOW + STREAM_ROOM)))
+        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    consume(r, hlen);
+    r->sfill = r->spos = INF_WINDOW;
+    r->sbit = 0;
+    r->sended = 0;
+    r->tail_crc = (uint32_t)crc32(0, Z_NULL, 0);
+    r->tail_len = 0;
+    r->state = RD_STREAM;
+    r->n_seq--;
+    r->n_stream++;
+    return 1;
+}
+
+/* Where the host's decoder cannot go on in a pipe's member (invalid, cut
+ * or oversized data): zlib goes on from the block boundary it reached, as
+ * raw deflate with the window (the last hist bytes before sbuf's data). */
+static int stream_take_over(io_reader *r, size_t hist)
+{
+    if (inflateReset2(&r->zs, -15) != Z_OK ||
+        (hist && inflateSetDictionary(&r->zs, r->sbuf + INF_WINDOW - hist, (uInt)hist) != Z_OK))
+        return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+    if (r->sbit) {
+        inflatePrime(&r->zs, (int)(8 - r->sbit), r->in_next[0] >> r->sbit);
+        consume(r, 1);
+    }
+    r->raw_tail = 1;
+    r->state = RD_MEMBER;
+    r->n_stream--;
+    r->n_seq++;
+    r->seq_why = "invalid, cut or oversized data in a pipe: read on in order from the last good "
+                 "block";
+    return 0;
+}
+
+/* Decodes the next whole blocks of a pipe's member into sbuf, after the
+ * last INF_WINDOW bytes before them. Returns 0 (state RD_MEMBER when zlib
+ * took over), or an error. */
+static int stream_step(io_reader *r)
+{
+    /* the stream's last bytes end sbuf's data, the window before them */
+    size_t hist = r->tail_len < INF_WINDOW ? (size_t)r->tail_len : INF_WINDOW;
+    memmove(r->sbuf + INF_WINDOW - hist, r->sbuf + r->sfill - hist, hist);
+    r->sfill = r->spos = INF_WINDOW;
+    for (;;) {
+        inf_job j = {.in = r->in_next, .in_len = r->in_avail, .bit = r->sbit,
+                     .stop_bit = UINT64_MAX, .out_limit = STREAM_STEP,
+                     .out = r->sbuf + INF_WINDOW, .out_cap = STREAM_ROOM, .history = hist};
+        int res = inf_decode_bytes(&j);
+        if (j.blocks > 0) {
+            consume(r, (size_t)(j.bit / 8));
+            r->sbit = (unsigned)(j.bit % 8);
+            r->sfill = INF_WINDOW + j.out_len;
+            r->tail_crc = (uint32_t)crc32(r->tail_crc, r->sbuf + INF_WINDOW, (uInt)j.out_len);
+            r->tail_len += j.out_len;
+            r->sended = res == INF_END;
+            return 0;
+        }
+        if (res == INF_NEED_INPUT && !r->in_eof && r->in_avail < IN_BLOCK) {
+            int rc = fill_input(r, r->in_avail + (IN_BLOCK - r->in_avail) / 2 + 1);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        return stream_take_over(r, hist);
+    }
+}
+
+/* Hands out a pipe's member decoded by stream_step; in the read that hands
+ * out its last byte, checks its trailer (as zlib does in the call that
+ * writes it). Returns the bytes (0 once zlib took over or the member
+ * ended: state RD_MEMBER or RD_BETWEEN), or an error. */
+static ssize_t read_stream_member(io_reader *r, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n && r->state == RD_STREAM) {
+        if (r->spos == r->sfill && !r->sended) {
+            int rc = stream_step(r);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        size_t k = r->sfill - r->spos < n - got ? r->sfill - r->spos : n - got;
+        memcpy(buf + got, r->sbuf + r->spos, k);
+        r->spos += k;
+        got += k;
+        if (r->spos == r->sfill && r->sended) {
+            if (r->sbit) {
+                consume(r, 1);
+                r->sbit = 0;
+            }
+            int rc = check_trailer(r, r->tail_crc, r->tail_len);
+            if (rc < 0)
+                return rc;
+            r->state = RD_BETWEEN;
+        }
+    }
+    return (ssize_t)got;
+}
+
 /* At the start of a member of a regular file or of memory, with its first
  * bytes buffered: hands it to the parallel decoder when it takes it and
  * enough follows. Returns 1 when it did, 0 when zlib inflates it, or an
@@ -580,13 +695,15 @@ static int zip_deflate_end(io_reader *r);
 static int start_parallel(io_reader *r)
 {
     r->n_seq++;
-    r->seq_why = "not a regular file";
-    if (r->file_size < 0 || r->src_off) /* the decoder reads whole files, not a zip member's */
+    r->seq_why = "gzip inside a stored zip member";
+    if (r->src_off) /* the decoder reads whole files, not a zip member's */
         return 0;
     int rc = fill_input(r, 4096);
     if (rc < 0)
         return rc;
     size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
+    if (r->file_size < 0 && hlen)
+        return stream_begin(r, hlen);
     uint64_t start = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
@@ -983,8 +1100,9 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
                 return rc;
             continue;
         }
-        if (r->state == RD_PARALLEL) {
-            ssize_t k = read_parallel_member(r, buf + got, n - got);
+        if (r->state == RD_PARALLEL || r->state == RD_STREAM) {
+            ssize_t k = r->state == RD_PARALLEL ? read_parallel_member(r, buf + got, n - got)
+                                                : read_stream_member(r, buf + got, n - got);
             if (k < 0)
                 return k;
             got += (size_t)k;
@@ -1248,7 +1366,7 @@ ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
     if (r->err)
         return r->err;
-    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL))
+    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL && r->state != RD_STREAM))
         return 0;
     r->stop_at_member_end = 1;
     ssize_t got = io_reader_read(r, buf, n);
@@ -1313,7 +1431,9 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, si
     r->stop_at_member_end = 1;
     uint8_t scratch[1 << 16];
     ssize_t k = 0;
-    while (rc >= 0 && (r->state == RD_MEMBER || r->state == RD_PARALLEL) && upto > 0 &&
+    while (rc >= 0 &&
+           (r->state == RD_MEMBER || r->state == RD_PARALLEL || r->state == RD_STREAM) &&
+           upto > 0 &&
            (k = io_reader_read(r, scratch, upto < sizeof scratch ? (size_t)upto : sizeof scratch)) > 0)
         upto -= (uint64_t)k;
     if (rc >= 0 && k < 0)
@@ -1735,6 +1855,11 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                (unsigned long long)r->n_par, par_cpus(), (unsigned long long)chunks,
                                (unsigned long long)redone);
     }
+    if (r->n_stream && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               "gzip members of a pipe inflated in order by the host's decoder: "
+                               "%llu; ",
+                               (unsigned long long)r->n_stream);
     if (r->n_seq && at < len)
         at += (size_t)snprintf(buf + at, len - at, "gzip members inflated in order: %llu (%s); ",
                                (unsigned long long)r->n_seq, r->seq_why);
@@ -1799,6 +1924,7 @@ void io_reader_close(io_reader *r)
     if (r->zinit)
         inflateEnd(&r->zs);
     pinf_destroy(r->par);
+    free(r->sbuf);
     if (r->close_fd)
         close(r->fd);
     free(r->inbuf);

@@ -4,7 +4,9 @@
 # -1/-9, pigz with and without -i, Python's gzip, zlib's strategies, several
 # members, a deflated .npz member) gives the plain file's results; damaged
 # files (bits flipped, bytes overwritten, cut) give exactly the status and
-# message of the same bytes read in order from a pipe.
+# message of the same bytes read in order from a pipe (block by block, zlib
+# taking over at the first block the host's decoder refuses, where the
+# parallel decoder stops at a chunk's start instead).
 . "$(dirname "$0")/lib.sh"
 
 "$GB" gen --shape 1000000 --dist normal --seed 11 --no-compress -o "$T/f.npy"
@@ -101,8 +103,9 @@ count 314572693  $T/huge.gz" "$got"
     check_eq "one 300 MiB block: read on in order" 1 "$(grep -c 'inflated in order: 1' "$T/huge.err")"
 fi
 
-# damage SRC N: N damaged copies of SRC, each read from the file and from a
-# pipe (read in order): the same status and message (the name aside).
+# damage SRC N: N damaged copies of SRC, each read from the file (in
+# parallel) and from a pipe (in order): the same status and message (the
+# name aside).
 damage() {
     src=$1
     n=$2
