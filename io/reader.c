@@ -251,12 +251,18 @@ static int detect(io_reader *r, char *errbuf, size_t errlen)
     return 0;
 }
 
-/* Allocates a reader with every field in its neutral state. */
-static io_reader *reader_new(void)
+/* Allocates a reader with every field in its neutral state, for one of the
+ * open calls: *out is NULL and errbuf empty until it succeeds, and errbuf
+ * says "out of memory" when the allocation fails. */
+static io_reader *reader_new(io_reader **out, char *errbuf, size_t errlen)
 {
+    *out = NULL;
+    io_put_msg(errbuf, errlen, "%s", "");
     io_reader *r = calloc(1, sizeof(*r));
-    if (!r)
+    if (!r) {
+        io_put_msg(errbuf, errlen, "%s", "out of memory");
         return NULL;
+    }
     r->fd = -1;
     r->file_size = -1;
     r->left = UINT64_MAX;
@@ -306,13 +312,9 @@ static int open_file(io_reader *r, const char *path, char *errbuf, size_t errlen
 /* Opens a file or stdin and sniffs for gzip. */
 int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen)
 {
-    *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
-    io_reader *r = reader_new();
-    if (!r) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
+    io_reader *r = reader_new(out, errbuf, errlen);
+    if (!r)
         return IO_ERR_NOMEM;
-    }
     int rc = open_file(r, path, errbuf, errlen);
     if (rc == 0)
         rc = detect(r, errbuf, errlen);
@@ -328,13 +330,9 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
 int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errbuf,
                        size_t errlen)
 {
-    *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
-    io_reader *r = reader_new();
-    if (!r) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
+    io_reader *r = reader_new(out, errbuf, errlen);
+    if (!r)
         return IO_ERR_NOMEM;
-    }
     static const uint8_t empty[1];
     r->mem = len ? data : empty;
     r->mem_len = len;
@@ -1278,13 +1276,9 @@ static int zip_member_start(io_reader *r, const io_zip_member *m, uint64_t total
 int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_member *m,
                               char *errbuf, size_t errlen)
 {
-    *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
-    io_reader *r = reader_new();
-    if (!r) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
+    io_reader *r = reader_new(out, errbuf, errlen);
+    if (!r)
         return IO_ERR_NOMEM;
-    }
     int rc = open_file(r, path, errbuf, errlen);
     if (rc == 0 && (r->file_size < 0 || !r->close_fd)) {
         io_put_msg(errbuf, errlen, "%s", "a zip archive is read from a regular file only");
@@ -1310,13 +1304,9 @@ int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_me
 int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
                                   const io_zip_member *m, char *errbuf, size_t errlen)
 {
-    *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
-    io_reader *r = reader_new();
-    if (!r) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
+    io_reader *r = reader_new(out, errbuf, errlen);
+    if (!r)
         return IO_ERR_NOMEM;
-    }
     int rc = zip_member_start(r, m, len, errbuf, errlen);
     if (rc < 0) {
         io_reader_close(r);
@@ -1407,7 +1397,7 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
  * decoded bytes (see reader.h). */
 int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen)
 {
-    io_reader *r = reader_new();
+    io_reader *unused, *r = reader_new(&unused, NULL, 0);
     int rc = IO_ERR_NOMEM;
     if (!r || !(r->inbuf = malloc(IN_BLOCK)) || (r->fd = dup(fd)) < 0) {
         io_put_msg(err, errlen, "%s", r && r->inbuf ? strerror(errno) : "out of memory");
