@@ -158,7 +158,7 @@ ptx-unpack: $(BUILD)/ptx-image
 	$(Q)mkdir -p $(PTX_WORK) && for f in $(IMAGES); do $(BUILD)/ptx-image unpack $$f $(PTX_WORK) || exit 1; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/unit/bytes.h \
-		tests/pipeline_gz_run.h
+		tests/pipeline_gz_run.h tests/zlib_raw.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
@@ -167,7 +167,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/unit/bytes.
 $(BUILD)/tests/test_quadratic: TEST_LIBS = -lmpfr -lgmp
 
 # Fuzz harnesses linked with a replay driver: `make test` runs the corpus.
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeline_gz_run.h
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeline_gz_run.h \
+		tests/zlib_raw.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)

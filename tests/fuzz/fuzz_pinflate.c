@@ -15,6 +15,7 @@
 
 #include "io/inflate.h"
 #include "io/pinflate.h"
+#include "tests/zlib_raw.h"
 
 #define CAP ((size_t)1 << 20) /* output beyond this is not compared */
 
@@ -23,22 +24,6 @@ static void require(int cond)
 {
     if (!cond)
         abort();
-}
-
-/* zlib's raw inflate: 1 when it reaches the stream's end, the bytes in out. */
-static int zlib_decode(const uint8_t *in, size_t len, uint8_t *out, size_t *got)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    require(inflateInit2(&zs, -15) == Z_OK);
-    zs.next_in = (Bytef *)(uintptr_t)in;
-    zs.avail_in = (uInt)len;
-    zs.next_out = out;
-    zs.avail_out = (uInt)CAP;
-    int zr = inflate(&zs, Z_FINISH);
-    *got = CAP - zs.avail_out;
-    inflateEnd(&zs);
-    return zr == Z_STREAM_END;
 }
 
 /* The parallel decoder's bytes: 1 at the stream's end, 0 when it stopped. */
@@ -72,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *want = malloc(CAP), *host = malloc(CAP), *par_out = malloc(CAP);
     require(want && host && par_out);
     size_t zgot, hgot, pgot;
-    int zok = zlib_decode(in, len, want, &zgot);
+    int zok = zlib_raw_inflate(in, len, want, CAP, &zgot);
     inf_job j = {.in = in, .in_len = len, .stop_bit = (cfg >> 4) ? 1 : UINT64_MAX,
                  .out_limit = SIZE_MAX, .out = host, .out_cap = CAP};
     int r;

@@ -13,6 +13,7 @@
 
 #include "io/inflate.h"
 #include "io/pinflate.h"
+#include "tests/zlib_raw.h"
 #include "tests/unit/check.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
@@ -102,23 +103,6 @@ static uint8_t *deflate_raw(const uint8_t *data, size_t n, int level, int strate
     *out_len = cap - zs.avail_out;
     deflateEnd(&zs);
     return out;
-}
-
-/* zlib's raw inflate of in[0..len): the bytes it gives before it stops
- * (*out_len) and whether it reached the stream's end. */
-static int zlib_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    inflateInit2(&zs, -15);
-    zs.next_in = (Bytef *)(uintptr_t)in;
-    zs.avail_in = (uInt)len;
-    zs.next_out = out;
-    zs.avail_out = (uInt)cap;
-    int zr = inflate(&zs, Z_FINISH);
-    *out_len = cap - zs.avail_out;
-    inflateEnd(&zs);
-    return zr == Z_STREAM_END;
 }
 
 /* Decodes the whole stream with inf_decode_bytes, stopping at every block
@@ -354,7 +338,7 @@ static void test_damage(void)
         size_t zgot, hgot, pgot;
         uint64_t end;
         uint32_t crc;
-        int zok = zlib_inflate(c, clen, zout, cap, &zgot);
+        int zok = zlib_raw_inflate(c, clen, zout, cap, &zgot);
         int hr = host_inflate(c, clen, hout, cap, &hgot, 0, &end);
         int pr = par_inflate(round & 1 ? p3 : p1, c, clen, pout, cap, &pgot, &end, &crc);
         int ok;
