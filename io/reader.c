@@ -96,8 +96,10 @@ struct io_reader {
     unsigned sbit;       /* bits of in_next[0] already decoded */
     int sended;          /* the final block is decoded */
     const char *seq_why; /* why the last sequential member was not read in parallel */
-    int raw_tail;        /* zlib inflates raw deflate, taken over from the parallel decoder */
-    uint32_t tail_crc;   /* then: the member's CRC-32 and length so far */
+    int raw_tail;        /* zlib inflates raw deflate, taken over from the host's decoder */
+    /* CRC-32 and length of the member's data so far, where this reader
+     * checks them rather than zlib: raw_tail, RD_STREAM, a deflated zip member */
+    uint32_t tail_crc;
     uint64_t tail_len;
     int stop_at_member_end; /* read_gzip returns at the end of the member */
     uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
@@ -112,8 +114,6 @@ struct io_reader {
     uint64_t src_len;  /* bytes of the source, or UINT64_MAX: to the end of the file */
     int zip_deflate;   /* a deflated member: inflated in order, never positioned */
     io_zip_member zip;
-    uint32_t zip_crc;  /* CRC-32 of the bytes inflated so far */
-    uint64_t zip_out;  /* bytes inflated so far */
     int err;
     char errmsg[256];
 };
@@ -760,16 +760,10 @@ static int take_over_from_parallel(io_reader *r)
         inflatePrime(&r->zs, (int)(8 - bit % 8), r->in_next[0] >> (bit % 8));
         consume(r, 1);
     }
-    if (r->zip_deflate) {
-        r->zip_crc = crc;
-        r->zip_out = len;
-        r->state = RD_ZIP_DEFLATE;
-    } else {
-        r->tail_crc = crc;
-        r->tail_len = len;
-        r->raw_tail = 1;
-        r->state = RD_MEMBER;
-    }
+    r->tail_crc = crc;
+    r->tail_len = len;
+    r->raw_tail = !r->zip_deflate;
+    r->state = r->zip_deflate ? RD_ZIP_DEFLATE : RD_MEMBER;
     r->n_seq++;
     r->seq_why = "the parallel decoder stopped at invalid, cut or oversized data: read on in "
                  "order from there";
@@ -800,8 +794,8 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
     pinf_end(r->par);
     int rc = reposition(r, end - parallel_base(r));
     if (rc == 0 && r->zip_deflate) {
-        r->zip_crc = crc;
-        r->zip_out = len;
+        r->tail_crc = crc;
+        r->tail_len = len;
         rc = zip_deflate_end(r);
         return rc < 0 ? rc : k;
     }
@@ -1167,10 +1161,10 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 static int zip_deflate_end(io_reader *r)
 {
     r->state = RD_END;
-    if (r->zip_crc != r->zip.crc)
+    if (r->tail_crc != r->zip.crc)
         return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
                          "incorrect data check");
-    if (r->zip_out != r->zip.size)
+    if (r->tail_len != r->zip.size)
         return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
                          "incorrect length check");
     if (r->raw_offset != r->zip.comp_size)
@@ -1187,7 +1181,7 @@ static int zip_deflate_end(io_reader *r)
 static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
 {
     size_t got = 0;
-    if (r->state == RD_ZIP_DEFLATE && r->zip_out == 0 && r->raw_offset == 0 &&
+    if (r->state == RD_ZIP_DEFLATE && r->tail_len == 0 && r->raw_offset == 0 &&
         r->zip.comp_size >= PAR_MIN) {
         int rc = parallel_begin(r, 0, r->zip.comp_size);
         if (rc < 0)
@@ -1198,8 +1192,8 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
         if (k < 0)
             return k;
         if (r->state == RD_PARALLEL)
-            r->zip_out += (uint64_t)k;
-        if (r->zip_out > r->zip.size)
+            r->tail_len += (uint64_t)k;
+        if (r->tail_len > r->zip.size)
             return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
                              "incorrect length check");
         got += (size_t)k;
@@ -1209,13 +1203,13 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
         int zr, rc = zlib_step(r, buf + got, n - got, &out, &zr);
         if (rc < 0)
             return rc;
-        r->zip_crc = (uint32_t)crc32(r->zip_crc, buf + got, (uInt)out);
-        r->zip_out += out;
+        r->tail_crc = (uint32_t)crc32(r->tail_crc, buf + got, (uInt)out);
+        r->tail_len += out;
         got += out;
         if (zr == Z_STREAM_END) {
             if ((rc = zip_deflate_end(r)) < 0)
                 return rc;
-        } else if (r->zip_out > r->zip.size) {
+        } else if (r->tail_len > r->zip.size) {
             return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
                              "incorrect length check");
         } else if (zr == Z_BUF_ERROR && r->in_avail == 0 && r->in_eof) {
@@ -1266,7 +1260,7 @@ static int zip_member_start(io_reader *r, const io_zip_member *m, uint64_t total
         }
         r->zinit = 1;
         r->zip_deflate = 1;
-        r->zip_crc = (uint32_t)crc32(0, Z_NULL, 0);
+        r->tail_crc = (uint32_t)crc32(0, Z_NULL, 0);
         r->state = RD_ZIP_DEFLATE;
     }
     return 0;
