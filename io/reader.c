@@ -598,25 +598,44 @@ static int stream_begin(io_reader *r, size_t hlen)
     return 1;
 }
 
+/* zlib goes on with the member from the input's current byte, of which
+ * `bits` are already decoded, as raw deflate with the window (wlen bytes)
+ * before it, the member's CRC-32 and length so far carried on; `why` is
+ * what -v says. Returns 0 or an error. */
+static int zlib_resume(io_reader *r, const uint8_t *window, size_t wlen, unsigned bits,
+                       uint32_t crc, uint64_t len, const char *why)
+{
+    if (inflateReset2(&r->zs, -15) != Z_OK ||
+        (wlen && inflateSetDictionary(&r->zs, window, (uInt)wlen) != Z_OK))
+        return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+    if (bits) {
+        int rc = fill_input(r, 1);
+        if (rc < 0)
+            return rc;
+        if (r->in_avail == 0)
+            return set_error(r, IO_ERR_TRUNCATED, "%s at byte %llu: %s", member_kind(r),
+                             (unsigned long long)member_at(r), "unexpected end of compressed data");
+        inflatePrime(&r->zs, (int)(8 - bits), r->in_next[0] >> bits);
+        consume(r, 1);
+    }
+    r->tail_crc = crc;
+    r->tail_len = len;
+    r->raw_tail = !r->zip_deflate;
+    r->state = r->zip_deflate ? RD_ZIP_DEFLATE : RD_MEMBER;
+    r->n_seq++;
+    r->seq_why = why;
+    return 0;
+}
+
 /* Where the host's decoder cannot go on in a pipe's member (invalid, cut
  * or oversized data): zlib goes on from the block boundary it reached, as
  * raw deflate with the window (the last hist bytes before sbuf's data). */
 static int stream_take_over(io_reader *r, size_t hist)
 {
-    if (inflateReset2(&r->zs, -15) != Z_OK ||
-        (hist && inflateSetDictionary(&r->zs, r->sbuf + INF_WINDOW - hist, (uInt)hist) != Z_OK))
-        return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
-    if (r->sbit) {
-        inflatePrime(&r->zs, (int)(8 - r->sbit), r->in_next[0] >> r->sbit);
-        consume(r, 1);
-    }
-    r->raw_tail = 1;
-    r->state = RD_MEMBER;
     r->n_stream--;
-    r->n_seq++;
-    r->seq_why = "invalid, cut or oversized data in a pipe: read on in order from the last good "
-                 "block";
-    return 0;
+    return zlib_resume(r, r->sbuf + INF_WINDOW - hist, hist, r->sbit, r->tail_crc, r->tail_len,
+                       "invalid, cut or oversized data in a pipe: read on in order from the "
+                       "last good block");
 }
 
 /* Decodes the next whole blocks of a pipe's member into sbuf, after the
@@ -744,30 +763,13 @@ static int take_over_from_parallel(io_reader *r)
     const uint8_t *window;
     size_t wlen;
     pinf_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
-    if (inflateReset2(&r->zs, -15) != Z_OK ||
-        (wlen && inflateSetDictionary(&r->zs, window, (uInt)wlen) != Z_OK))
-        return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
-    pinf_end(r->par);
     int rc = reposition(r, bit / 8 - parallel_base(r));
-    if (rc < 0)
-        return rc;
-    if (bit % 8) {
-        if ((rc = fill_input(r, 1)) < 0)
-            return rc;
-        if (r->in_avail == 0)
-            return set_error(r, IO_ERR_TRUNCATED, "%s at byte %llu: %s", member_kind(r),
-                             (unsigned long long)member_at(r), "unexpected end of compressed data");
-        inflatePrime(&r->zs, (int)(8 - bit % 8), r->in_next[0] >> (bit % 8));
-        consume(r, 1);
-    }
-    r->tail_crc = crc;
-    r->tail_len = len;
-    r->raw_tail = !r->zip_deflate;
-    r->state = r->zip_deflate ? RD_ZIP_DEFLATE : RD_MEMBER;
-    r->n_seq++;
-    r->seq_why = "the parallel decoder stopped at invalid, cut or oversized data: read on in "
-                 "order from there";
-    return 0;
+    if (rc == 0)
+        rc = zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len,
+                         "the parallel decoder stopped at invalid, cut or oversized data: read "
+                         "on in order from there");
+    pinf_end(r->par); /* the window was the decoder's */
+    return rc;
 }
 
 /* Reads from the parallel decoder into buf; at the member's end checks its
