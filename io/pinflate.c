@@ -98,7 +98,8 @@ static void chunk_free(chunk *c)
 }
 
 /* Compressed bytes [off, off + len) of the source, clipped to its end: a
- * pointer into memory, or a buffer read with pread (*owned set). */
+ * pointer into memory, or a buffer read with pread (*owned set) on the
+ * calling thread (not io_pread, which fans out: the workers already do). */
 static const uint8_t *read_span(const pinf *p, uint64_t off, size_t *len, uint8_t **owned)
 {
     *owned = NULL;
