@@ -27,6 +27,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "crc.h"
 #include "ptx/deflate_math.h"
 #include "reader.h"
 
@@ -91,7 +92,7 @@ struct gz_writer {
 static size_t compress_block(struct gz_codec *c, int level, const uint8_t *in, size_t len,
                              uint8_t *out)
 {
-    uint32_t crc = (uint32_t)crc32(0L, in, (uInt)len);
+    uint32_t crc = crc_update(0, in, len);
     return df_bgzf_member(&c->near, &c->far, in, (df_u32)len, level, crc, out);
 }
 

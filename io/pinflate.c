@@ -5,6 +5,7 @@
  * chunk's state; the heavy work (reading, decoding, replacing markers,
  * CRC-32) runs unlocked on a chunk that only its worker touches meanwhile.
  * The acceptance walk (advance) runs under the lock after each change. */
+#include "io/crc.h"
 #include "io/pinflate.h"
 
 #include <errno.h>
@@ -523,12 +524,7 @@ static int resolve(chunk *c)
         free(c->sym);
         c->sym = NULL;
     }
-    c->crc = (uint32_t)crc32(0, c->out, (uInt)0);
-    for (size_t off = 0; off < c->nout;) {
-        size_t k = c->nout - off < (1u << 30) ? c->nout - off : (1u << 30);
-        c->crc = (uint32_t)crc32(c->crc, c->out + off, (uInt)k);
-        off += k;
-    }
+    c->crc = crc_update(0, c->out, c->nout);
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <zlib.h>
 
+#include "crc.h"
 #include "inflate.h"
 #include "par.h"
 
@@ -675,7 +676,7 @@ static int pl_inflate_member(const unsigned char *in, const if_member *m, unsign
                  .out_limit = SIZE_MAX, .out = out, .out_cap = m->isize};
     if (inf_decode_bytes(&d) != INF_END || (d.bit + 7) / 8 != m->in_len || d.out_len != m->isize)
         return -1;
-    return crc32(0, out, m->isize) == m->crc ? 0 : -1;
+    return crc_update(0, out, m->isize) == m->crc ? 0 : -1;
 }
 
 /* Inflates and checks a range of members, stopping at the first bad one. */

@@ -24,6 +24,7 @@
  * zip_deflate_end. */
 #include "reader.h"
 
+#include "crc.h"
 #include "errtext.h"
 
 #include "inflate.h"
@@ -656,7 +657,7 @@ static int stream_step(io_reader *r)
             consume(r, (size_t)(j.bit / 8));
             r->sbit = (unsigned)(j.bit % 8);
             r->sfill = INF_WINDOW + j.out_len;
-            r->tail_crc = (uint32_t)crc32(r->tail_crc, r->sbuf + INF_WINDOW, (uInt)j.out_len);
+            r->tail_crc = crc_update(r->tail_crc, r->sbuf + INF_WINDOW, j.out_len);
             r->tail_len += j.out_len;
             r->sended = res == INF_END;
             return 0;
@@ -940,7 +941,7 @@ static void *bgzf_worker(void *arg)
             j->err = IO_ERR_CORRUPT;
         else if (d.out_len != j->isize)
             j->err = IO_ERR_CRC; /* the ISIZE trailer disagrees */
-        else if (crc32(0, j->out, j->isize) != j->crc)
+        else if (crc_update(0, j->out, j->isize) != j->crc)
             j->err = IO_ERR_CRC;
     }
     return NULL;
@@ -1109,7 +1110,7 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
         if (rc < 0)
             return rc;
         if (r->raw_tail) {
-            r->tail_crc = (uint32_t)crc32(r->tail_crc, buf + got, (uInt)made);
+            r->tail_crc = crc_update(r->tail_crc, buf + got, made);
             r->tail_len += made;
         }
         got += made;
@@ -1205,7 +1206,7 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
         int zr, rc = zlib_step(r, buf + got, n - got, &out, &zr);
         if (rc < 0)
             return rc;
-        r->tail_crc = (uint32_t)crc32(r->tail_crc, buf + got, (uInt)out);
+        r->tail_crc = crc_update(r->tail_crc, buf + got, out);
         r->tail_len += out;
         got += out;
         if (zr == Z_STREAM_END) {

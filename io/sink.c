@@ -8,6 +8,7 @@
  * it only calls unlink(), sigaction() and raise(). */
 #include "sink.h"
 
+#include "crc.h"
 #include "errtext.h"
 
 #include <errno.h>
@@ -400,10 +401,8 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
 {
     if (s->err)
         return s->err;
-    for (size_t i = 0; s->crc_on && i < n; i += UINT_MAX / 2 + 1) {
-        size_t k = n - i < UINT_MAX / 2 + 1 ? n - i : UINT_MAX / 2 + 1;
-        s->crc = (uint32_t)crc32(s->crc, (const Bytef *)buf + i, (uInt)k);
-    }
+    if (s->crc_on)
+        s->crc = crc_update(s->crc, buf, n);
     if (s->fill + n <= SINK_BUF) {
         memcpy(s->buf + s->fill, buf, n);
         s->fill += n;

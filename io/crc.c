@@ -1,0 +1,111 @@
+/* crc.c - CRC-32 by folding with carry-less multiplication (see crc.h).
+ *
+ * The message is folded 64 bytes at a time into four 128-bit remainders:
+ * each is multiplied by x^(512+32) and x^(512-32) modulo the polynomial (the
+ * constants below, bit-reflected and shifted left by one as carry-less
+ * multiplication of reflected operands needs) for its two halves and added
+ * to the data 64 bytes further on. The four are then folded into one (by 128
+ * bits), 16-byte pieces follow, and the 128-bit remainder is reduced to 64
+ * bits, then to the 32-bit CRC by Barrett reduction (mu = x^64 / P). The
+ * constants are those of Intel's white paper "Fast CRC Computation for
+ * Generic Polynomials Using PCLMULQDQ Instruction" (2009) for this
+ * polynomial. Pieces under 64 bytes, and CPUs without the instruction, go
+ * to zlib. */
+#include "io/crc.h"
+
+#include <zlib.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define CRC_FOLD_ATTR __attribute__((target("pclmul,sse4.1")))
+
+/* x^(512+32), x^(512-32); x^(128+32), x^(128-32); x^64; mu and P', reflected. */
+static const uint64_t k_fold4[2] = {0x0154442bd4ull, 0x01c6e41596ull};
+static const uint64_t k_fold1[2] = {0x01751997d0ull, 0x00ccaa009eull};
+static const uint64_t k_fold64[2] = {0x0163cd6124ull, 0};
+static const uint64_t k_barrett[2] = {0x01db710641ull, 0x01f7011641ull};
+
+/* r folded forward over 128 or 512 bits by the constant pair k, plus d. */
+CRC_FOLD_ATTR static inline __m128i fold(__m128i r, __m128i k, __m128i d)
+{
+    __m128i lo = _mm_clmulepi64_si128(r, k, 0x00), hi = _mm_clmulepi64_si128(r, k, 0x11);
+    return _mm_xor_si128(_mm_xor_si128(lo, hi), d);
+}
+
+/* The raw register (no inversions) after n bytes, n >= 64 and a multiple of
+ * 16, from register value crc. */
+CRC_FOLD_ATTR static uint32_t crc_fold(uint32_t crc, const uint8_t *p, size_t n)
+{
+    const __m128i *v = (const __m128i *)p;
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), _mm_cvtsi32_si128((int)crc));
+    __m128i x1 = _mm_loadu_si128(v + 1), x2 = _mm_loadu_si128(v + 2), x3 = _mm_loadu_si128(v + 3);
+    size_t i = 4, blocks = n / 16;
+    __m128i k = _mm_loadu_si128((const __m128i *)k_fold4);
+    for (; i + 4 <= blocks; i += 4) {
+        x0 = fold(x0, k, _mm_loadu_si128(v + i));
+        x1 = fold(x1, k, _mm_loadu_si128(v + i + 1));
+        x2 = fold(x2, k, _mm_loadu_si128(v + i + 2));
+        x3 = fold(x3, k, _mm_loadu_si128(v + i + 3));
+    }
+    k = _mm_loadu_si128((const __m128i *)k_fold1);
+    x0 = fold(x0, k, x1);
+    x0 = fold(x0, k, x2);
+    x0 = fold(x0, k, x3);
+    for (; i < blocks; i++)
+        x0 = fold(x0, k, _mm_loadu_si128(v + i));
+    /* 128 bits to 64, then 64 to 32 (Barrett) */
+    const __m128i low32 = _mm_setr_epi32(-1, 0, -1, 0);
+    __m128i t = _mm_clmulepi64_si128(x0, k, 0x10);
+    x0 = _mm_xor_si128(_mm_srli_si128(x0, 8), t);
+    t = _mm_srli_si128(x0, 4);
+    x0 = _mm_and_si128(x0, low32);
+    x0 = _mm_clmulepi64_si128(x0, _mm_loadu_si128((const __m128i *)k_fold64), 0x00);
+    x0 = _mm_xor_si128(x0, t);
+    const __m128i kb = _mm_loadu_si128((const __m128i *)k_barrett);
+    t = _mm_and_si128(x0, low32);
+    t = _mm_clmulepi64_si128(t, kb, 0x10);
+    t = _mm_and_si128(t, low32);
+    t = _mm_clmulepi64_si128(t, kb, 0x00);
+    x0 = _mm_xor_si128(x0, t);
+    return (uint32_t)_mm_extract_epi32(x0, 1);
+}
+
+/* Whether the CPU multiplies carry-less (checked once). */
+static int crc_has_clmul(void)
+{
+    static int known, has;
+    if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE)) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+        __atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+    }
+    return has;
+}
+
+/* The CRC-32 of p[0..n) after crc (see crc.h). */
+uint32_t crc_update(uint32_t crc, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    if (n >= 64 && crc_has_clmul()) {
+        size_t m = n & ~(size_t)15;
+        crc = ~crc_fold(~crc, b, m);
+        b += m;
+        n -= m;
+    }
+    return n ? (uint32_t)crc32(crc, b, (uInt)n) : crc;
+}
+#else
+/* The CRC-32 of p[0..n) after crc (see crc.h). */
+uint32_t crc_update(uint32_t crc, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        uInt k = n > (1u << 30) ? 1u << 30 : (uInt)n;
+        crc = (uint32_t)crc32(crc, b, k);
+        b += k;
+        n -= k;
+    }
+    return crc;
+}
+#endif

@@ -1,0 +1,14 @@
+/* crc.h - CRC-32 of gzip (the reflected polynomial 0xedb88320, zlib's
+ * crc32() convention: start from 0, feed pieces in order), computed with
+ * carry-less multiplication where the CPU has it (x86-64 PCLMULQDQ, chosen
+ * at run time) and with zlib's crc32() elsewhere; both give the same value. */
+#ifndef GPUBATCH_IO_CRC_H
+#define GPUBATCH_IO_CRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The CRC-32 of the bytes p[0..n) following those whose CRC-32 is crc. */
+uint32_t crc_update(uint32_t crc, const void *p, size_t n);
+
+#endif
