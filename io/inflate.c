@@ -1,20 +1,23 @@
 /* inflate.c - the host's deflate decoder (see inflate.h).
  *
  * Speed comes from a 64-bit bit buffer refilled eight bytes at a time, one
- * table lookup per symbol (11-bit literal/length and 8-bit distance primary
+ * table lookup per symbol (12-bit literal/length and 8-bit distance primary
  * tables, with subtables for longer codes) whose entry holds everything the
- * symbol needs, up to four literals per refill with the next symbol's entry
- * looked up before the refill (which only adds bits above it), and copies
- * of eight bytes at a time, which may run up to seven bytes past a match: the fast loop
- * runs only while a longest match and that overrun fit, so nothing past
- * out_cap is ever written. The byte and the symbol decoders are one body
+ * symbol needs, or two literals whose codes fit in the 12 bits together (one
+ * lookup for a frequent short code and its neighbour), up to three such
+ * literal entries per refill with the next symbol's entry looked up before
+ * the refill (which only adds bits above it), and copies of eight bytes at a
+ * time, which may run up to seven bytes past a match: the fast loop runs
+ * only while a longest match and that overrun fit, so nothing past out_cap
+ * is ever written. The byte and the symbol decoders are one body
  * compiled twice. */
 #include "io/inflate.h"
 
 #include <pthread.h>
 #include <string.h>
 
-#define LIT_BITS 11
+#define LIT_BITS 12
+#define LITS_PER_REFILL ((56 - LIT_BITS) / LIT_BITS)
 #define DIST_BITS 8
 #define MAX_CODE_BITS 15
 #define LIT_MASK ((1u << LIT_BITS) - 1)
@@ -26,7 +29,10 @@
 
 /* A table entry: bits 0-7 the code's length (in a subtable pointer: the
  * subtable's index bits), 8-11 the extra bits after it, flags at 12-15 and
- * the literal, length base, distance base or subtable offset at 16-31. */
+ * the literal, length base, distance base or subtable offset at 16-31.
+ * A primary literal entry may hold two literals whose codes fit in LIT_BITS
+ * together (E_PAIR): the first at 16-23, the second at 24-31, bits 0-7 the
+ * two codes' length and 8-11 the first code's length. */
 #define E_BAD (1u << 12)
 #define E_LIT (1u << 13)
 #define E_EOB (1u << 14)
@@ -34,6 +40,7 @@
 #define E_LEN(e) ((e) & 0xffu)
 #define E_EXTRA(e) (((e) >> 8) & 0xfu)
 #define E_VAL(e) ((e) >> 16)
+#define E_PAIR(e) ((e) & 0xf00u) /* nonzero in a literal entry: two literals */
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
@@ -182,6 +189,20 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
     for (; filled < primary; filled *= 2)
         memcpy(table + filled, table, filled * sizeof *table);
     return 0;
+}
+
+/* Turns every primary literal entry whose code leaves room for a whole
+ * second literal code within LIT_BITS into a two-literal entry, so that the
+ * decoder takes both with one lookup. The entries are visited from the top:
+ * the follower's index (the bits after the first code) is always lower, so
+ * it is read before it is itself paired. */
+static void pair_literals(uint32_t *table)
+{
+    for (unsigned i = 1u << LIT_BITS; i-- > 0;) {
+        uint32_t e = table[i], first = E_LEN(e), f = table[i >> first];
+        uint32_t pair = E_LIT | (e & 0xff0000u) | (f >> 16) << 24 | first << 8 | (first + E_LEN(f));
+        table[i] = (e & f & E_LIT) && first + E_LEN(f) <= LIT_BITS ? pair : e;
+    }
 }
 
 /* Builds the symbols' entries and the fixed-Huffman block tables (RFC 1951
@@ -360,6 +381,7 @@ static int read_dynamic(bits_t *b, inf_tables *t)
     if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1) < 0 ||
         build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1) < 0)
         return -1;
+    pair_literals(t->lit);
     return 0;
 }
 
@@ -381,15 +403,20 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
     uint8_t *o8 = outv;
     uint16_t *o16 = outv;
     size_t p = *pos;
-    /* Takes literal entry e's bits and writes its byte. */
+    /* Takes literal entry e's bits and writes its one or two literals (two
+     * are always stored: the fast loop has the room). */
 #define PUT_LITERAL(e)                                                                             \
     do {                                                                                           \
         b->buf >>= (uint8_t)(e);                                                                   \
         b->n -= (uint8_t)(e);                                                                      \
-        if (wide)                                                                                  \
-            o16[p++] = (uint16_t)E_VAL(e);                                                         \
-        else                                                                                       \
-            o8[p++] = (uint8_t)E_VAL(e);                                                           \
+        if (wide) {                                                                                \
+            o16[p] = (uint16_t)(((e) >> 16) & 0xffu);                                              \
+            o16[p + 1] = (uint16_t)((e) >> 24);                                                    \
+        } else {                                                                                   \
+            uint16_t two_ = (uint16_t)E_VAL(e);                                                    \
+            memcpy(o8 + p, &two_, 2);                                                              \
+        }                                                                                          \
+        p += 1 + (E_PAIR(e) != 0);                                                                 \
     } while (0)
     const uint32_t *lt = t->lit, *dt = t->dist;
     for (;;) {
@@ -402,25 +429,17 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
             if (!ahead)
                 e = lt[b->buf & LIT_MASK];
             ahead = 0;
-            /* Literals with codes of at most LIT_BITS bits, up to four per
-             * refill, come straight from the primary table; 56 - 4 *
-             * LIT_BITS bits are left for the next lookup. */
+            /* Literal entries (one or two literals each) come straight from
+             * the primary table, LITS_PER_REFILL of them per refill, which
+             * leaves at least LIT_BITS of the 56 bits for the next lookup. */
             if (e & E_LIT) {
                 PUT_LITERAL(e);
                 e = lt[b->buf & LIT_MASK];
                 ahead = 1;
-                if (!(e & E_LIT))
-                    continue;
-                PUT_LITERAL(e);
-                e = lt[b->buf & LIT_MASK];
-                if (!(e & E_LIT))
-                    continue;
-                PUT_LITERAL(e);
-                e = lt[b->buf & LIT_MASK];
-                if (!(e & E_LIT))
-                    continue;
-                PUT_LITERAL(e);
-                e = lt[b->buf & LIT_MASK];
+                for (int k = 1; k < LITS_PER_REFILL && (e & E_LIT); k++) {
+                    PUT_LITERAL(e);
+                    e = lt[b->buf & LIT_MASK];
+                }
                 continue;
             }
             if (e & E_SUB)
@@ -486,6 +505,8 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
             goto out;
         }
         uint32_t e = lookup(lt, LIT_BITS, b->buf);
+        if ((e & E_LIT) && E_PAIR(e)) /* one symbol at a time: the first */
+            e = (e & 0xff0000u) | E_LIT | E_EXTRA(e);
         drop(b, E_LEN(e));
         if (e & (E_EOB | E_BAD)) {
             r = e & E_BAD ? BODY_BAD : BODY_EOB;
