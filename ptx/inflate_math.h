@@ -371,6 +371,34 @@ IF_HD void if_copy_match(if_u8 *out, if_u32 op, if_u32 dist, if_u32 len)
     }
 }
 
+/* The length (*lenp) and distance (*distp) of a match whose length symbol
+ * sym (above 256) was just decoded: its extra bits, its distance code and
+ * that code's extra bits. IF_OK or IF_ERR_BAD_SYMBOL. */
+IF_HD int if_match(if_bits *b, const if_tables *t, if_u32 sym, if_u32 *lenp, if_u32 *distp)
+{
+    if (sym > 285)
+        return IF_ERR_BAD_SYMBOL;
+    if (sym < 265) {
+        *lenp = sym - 254;
+    } else if (sym < 285) {
+        if_u32 extra = (sym - 261) >> 2;
+        *lenp = ((4u + ((sym - 265) & 3u)) << extra) + 3u + if_take(b, extra);
+    } else {
+        *lenp = 258;
+    }
+    if_refill(b);
+    if_u32 ds = if_decode(b, t->dist, IF_DIST_BITS, t->dist_sorted, &t->dist_c);
+    if (ds > 29)
+        return IF_ERR_BAD_SYMBOL;
+    *distp = ds + 1;
+    if (ds >= 4) {
+        if_u32 extra = (ds >> 1) - 1;
+        if_refill(b);
+        *distp = ((2u | (ds & 1u)) << extra) + 1u + if_take(b, extra);
+    }
+    return IF_OK;
+}
+
 /* Decodes the symbols of one Huffman block up to its end-of-block code. */
 IF_HD int if_codes(if_bits *b, const if_tables *t, if_u8 *out, if_u32 cap, if_u32 *opp)
 {
@@ -405,30 +433,11 @@ IF_HD int if_codes(if_bits *b, const if_tables *t, if_u8 *out, if_u32 cap, if_u3
         }
         if (sym == 256)
             break;
-        if (sym > 285) {
+        if_u32 len, dist;
+        int rc = if_match(b, t, sym, &len, &dist);
+        if (rc != IF_OK) {
             *opp = op;
-            return IF_ERR_BAD_SYMBOL;
-        }
-        if_u32 len;
-        if (sym < 265) {
-            len = sym - 254;
-        } else if (sym < 285) {
-            if_u32 extra = (sym - 261) >> 2;
-            len = ((4u + ((sym - 265) & 3u)) << extra) + 3u + if_take(b, extra);
-        } else {
-            len = 258;
-        }
-        if_refill(b);
-        if_u32 ds = if_decode(b, t->dist, IF_DIST_BITS, t->dist_sorted, &t->dist_c);
-        if (ds > 29) {
-            *opp = op;
-            return IF_ERR_BAD_SYMBOL;
-        }
-        if_u32 dist = ds + 1;
-        if (ds >= 4) {
-            if_u32 extra = (ds >> 1) - 1;
-            if_refill(b);
-            dist = ((2u | (ds & 1u)) << extra) + 1u + if_take(b, extra);
+            return rc;
         }
         if (dist > op) {
             *opp = op;

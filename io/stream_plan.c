@@ -1,0 +1,164 @@
+/* stream_plan.c - segments of one deflate stream: the plan and its checks
+ * (see stream_plan.h). */
+#include "io/stream_plan.h"
+
+#include "io/inflate.h"
+
+#define SP_MAX_ROUNDS 64 /* more rounds than this: the data is not worth it */
+
+/* Segment i of the plan, nominally from bit `from` for `bits` bits. */
+static void sp_segment(sp_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap, int last_one)
+{
+    ifs_seg *s = &p->segs[i];
+    s->start = from;
+    s->search_end = from + bits;
+    s->stop = last_one ? IFS_NONE : from + bits;
+    s->sym_off = p->sym_used;
+    s->out_pos = 0;
+    s->end = from;
+    s->cap = cap;
+    s->exact = i == 0;
+    s->nout = 0;
+    s->status = IFS_NOSTART;
+    p->sym_used += cap;
+    p->todo[p->ntodo++] = i;
+}
+
+/* Cuts the batch into segments (see stream_plan.h). */
+void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
+             uint64_t step, uint32_t cap, uint64_t sym_cap)
+{
+    p->segs = segs;
+    p->todo = todo;
+    p->max = max;
+    p->good = 0;
+    p->final = 0;
+    p->rounds = 0;
+    p->ntodo = 0;
+    p->sym_used = 0;
+    p->sym_cap = sym_cap;
+    p->end = start;
+    p->nout = 0;
+    uint64_t bits = (uint64_t)len * 8 > start ? (uint64_t)len * 8 - start : 1;
+    /* a quarter of the segments' room is kept for the rest of full ones */
+    uint64_t n = (bits + step - 1) / step, room = sym_cap / cap * 3 / 4;
+    if (room < 1)
+        room = 1;
+    if (n > (uint64_t)max / 2)
+        n = (uint64_t)max / 2 > 0 ? (uint64_t)max / 2 : 1;
+    if (n > room)
+        n = room;
+    step = (bits + n - 1) / n;
+    p->n = (int)n;
+    for (int i = 0; i < p->n; i++)
+        sp_segment(p, i, start + (uint64_t)i * step, step, cap, i == p->n - 1);
+}
+
+/* Puts a new segment after good segment i for the rest of its part (i
+ * filled its room); 0, or -1 when there is no room for one. */
+static int sp_split(sp_plan *p, int i)
+{
+    if (p->n >= p->max || p->sym_used >= p->sym_cap)
+        return -1;
+    ifs_seg done = p->segs[i];
+    for (int k = p->n; k > i + 1; k--)
+        p->segs[k] = p->segs[k - 1];
+    p->n++;
+    uint64_t left = p->sym_cap - p->sym_used;
+    uint32_t cap = left < done.cap ? (uint32_t)left : done.cap;
+    uint64_t bits = done.search_end - done.end;
+    sp_segment(p, i + 1, done.end, bits, cap, done.stop == IFS_NONE);
+    p->segs[i + 1].exact = 1;
+    p->segs[i + 1].stop = done.stop;
+    p->segs[i + 1].search_end = done.search_end;
+    return 0;
+}
+
+/* Gives segment i (whose first block did not fit) more room, from what is
+ * left of the symbol buffer, and lists it again; -1 when there is none. */
+static int sp_grow(sp_plan *p, int i)
+{
+    ifs_seg *s = &p->segs[i];
+    uint64_t left = p->sym_cap - p->sym_used, want = (uint64_t)s->cap * 8;
+    uint32_t cap = (uint32_t)(left < want ? left : want);
+    if (cap <= s->cap)
+        return -1;
+    s->sym_off = p->sym_used;
+    s->cap = cap;
+    s->exact = 1;
+    p->sym_used += cap;
+    p->todo[p->ntodo++] = i;
+    return 0;
+}
+
+/* Sets each good segment's place in the batch's output, and the totals. */
+static int sp_finish(sp_plan *p, int n, int final)
+{
+    uint64_t pos = 0;
+    for (int i = 0; i < n; i++) {
+        p->segs[i].out_pos = pos;
+        pos += p->segs[i].nout;
+    }
+    p->n = n;
+    p->good = n;
+    p->final = final;
+    p->nout = pos;
+    p->end = p->segs[n - 1].end;
+    return SP_DONE;
+}
+
+/* Checks the chain after a round (see stream_plan.h). */
+int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
+{
+    p->ntodo = 0;
+    if (++p->rounds > SP_MAX_ROUNDS)
+        return SP_GIVE_UP;
+    for (int i = p->good; i < p->n; i++) {
+        ifs_seg *s = &p->segs[i];
+        if (i > 0) {
+            uint64_t want = p->segs[i - 1].end;
+            int begun_right = s->status != IFS_NOSTART &&
+                              (s->start == want || inf_same_start(in, len, want, s->start));
+            if (!begun_right && s->stop != IFS_NONE && want >= s->stop) {
+                /* its part lies inside the block before: empty, and it
+                 * stops where that one did (a findable block follows) */
+                s->start = s->end = want;
+                s->nout = 0;
+                s->status = IFS_STOP;
+                begun_right = 1;
+            }
+            if (!begun_right) {
+                if (s->exact && s->start == want)
+                    return SP_GIVE_UP; /* decoded from the true start already */
+                s->start = want;
+                s->exact = 1;
+                p->todo[p->ntodo++] = i;
+                return SP_ROUND;
+            }
+        }
+        switch (s->status) {
+        case IFS_STOP:
+            if (i == p->n - 1)
+                return SP_GIVE_UP; /* the last segment has no stop */
+            p->good = i + 1;
+            break;
+        case IFS_FINAL:
+            return sp_finish(p, i + 1, 1);
+        case IFS_FULL:
+            if (s->nout == 0)
+                return sp_grow(p, i) < 0 ? SP_GIVE_UP : SP_ROUND;
+            if (sp_split(p, i) < 0)
+                return SP_GIVE_UP;
+            p->good = i + 1;
+            return SP_ROUND;
+        case IFS_INPUT:
+            /* the batch ends inside the next block: it goes to the next batch */
+            if (last || (i == 0 && s->nout == 0))
+                return SP_GIVE_UP; /* cut data, or a block larger than the batch */
+            return sp_finish(p, s->nout ? i + 1 : i, 0);
+        default:
+                    return SP_GIVE_UP; /* invalid data from a true block boundary */
+        }
+    }
+    return SP_GIVE_UP;
+}

@@ -1,0 +1,55 @@
+/* stream_plan.h - the host's side of decoding one deflate stream in
+ * segments at once (ptx/inflate_stream.h): where the segments start, which
+ * of them must be decoded again after a round, and when the stream or the
+ * batch is done.
+ *
+ * A batch is a span of compressed bytes that starts at a known block
+ * boundary. sp_init cuts it into segments every `step` bits; a round
+ * decodes the segments sp_check lists (on the GPU, or with the same decoder
+ * on the host); sp_check then walks the chain in order: a segment is good
+ * when the one before it is good and ended exactly where it began
+ * (inf_same_start). One that did not begin there is decoded again from that
+ * end, one that filled its room gets a new segment after it for the rest,
+ * and the walk stops at the final block or, where the batch is not the
+ * stream's last, at the last boundary the batch's bytes hold. The plan
+ * never decides what invalid data means: it gives up (SP_GIVE_UP) and the
+ * caller decodes the batch on the host, whose messages are zlib's. */
+#ifndef GPUBATCH_IO_STREAM_PLAN_H
+#define GPUBATCH_IO_STREAM_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptx/inflate_stream.h"
+
+enum sp_result {
+    SP_ROUND = 0,   /* decode the listed segments, then call sp_check again */
+    SP_DONE = 1,    /* every segment is good: the batch is decoded */
+    SP_GIVE_UP = 2, /* invalid, cut or unusual data: decode the batch on the host */
+};
+
+typedef struct {
+    ifs_seg *segs;   /* the segments in stream order (room for max) */
+    int n, max;
+    int good;        /* segs[0..good) are known good */
+    int final;       /* SP_DONE: the stream's final block is in the batch */
+    int rounds;      /* rounds so far */
+    int *todo;       /* the segments the next round decodes (room for max) */
+    int ntodo;
+    uint64_t sym_used, sym_cap; /* symbol buffer elements handed out, and its size */
+    uint64_t end;    /* SP_DONE: the bit where the batch's decoding ended */
+    uint64_t nout;   /* SP_DONE: bytes the batch decodes to */
+} sp_plan;
+
+/* Cuts in[0..len) from bit `start` (a block boundary) into segments of
+ * `step` bits (at most max of them), each with room for `cap` symbols in a
+ * buffer of sym_cap symbols, and lists them all for the first round. */
+void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
+             uint64_t step, uint32_t cap, uint64_t sym_cap);
+
+/* After a round: checks the chain (see above) over in[0..len); returns an
+ * sp_result. On SP_DONE each good segment's out_pos is set (its bytes'
+ * place in the batch's output), n is the number of good segments. */
+int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last);
+
+#endif

@@ -1,0 +1,284 @@
+/* inflate_stream.h - one deflate stream (a gzip member that is not BGZF)
+ * decoded in segments at once, compiled both as CUDA (ptx/inflate.cu: one
+ * GPU thread per segment) and as C (the host tests), from the decoder of
+ * ptx/inflate_math.h.
+ *
+ * The compressed stream is cut at nominal bit offsets into segments. A
+ * segment whose true start is not known begins at the first bit offset at
+ * or after its nominal start where a findable block starts (ifs_block_ok: a
+ * non-final dynamic block whose codes are valid and complete, or a non-final
+ * stored block whose LEN and NLEN agree) and, should decoding from there
+ * fail, at the next such offset. It decodes whole blocks into 16-bit
+ * symbols: a byte, or a marker (IFS_MARKER + i) for byte i of the 32 KiB
+ * window before the segment, which is not known yet. It stops at the first
+ * block boundary at or past the next segment's nominal start where a
+ * findable block follows, so that, on the true path, it ends exactly where
+ * the next segment's search begins decoding. The caller then checks that
+ * every segment began where the one before it ended, decodes again from the
+ * true boundary where one did not, passes the windows along in order and
+ * replaces the markers. */
+#ifndef GPUBATCH_PTX_INFLATE_STREAM_H
+#define GPUBATCH_PTX_INFLATE_STREAM_H
+
+#include "ptx/inflate_math.h"
+
+#define IFS_WINDOW 32768u   /* the farthest a deflate stream refers back */
+#define IFS_MARKER 0x8000u  /* symbol IFS_MARKER + i: byte i of the unknown window */
+#define IFS_NONE (~0ull)    /* no bit offset */
+
+/* How a segment's decode ended. Every status but IFS_BAD and IFS_NOSTART
+ * leaves end/nout at a block boundary. */
+enum ifs_status {
+    IFS_STOP = 0,    /* at a boundary past `stop` with a findable block next */
+    IFS_FINAL = 1,   /* after the final block */
+    IFS_FULL = 2,    /* the next block does not fit in the room left */
+    IFS_INPUT = 3,   /* the input ends inside the next block */
+    IFS_BAD = 4,     /* invalid data (from an exact start), or no start decoded */
+    IFS_NOSTART = 5, /* no findable block between the nominal start and `search_end` */
+};
+
+/* One segment: the caller fills the "in" fields, the decoder the "out" ones. */
+typedef struct {
+    if_u64 start;      /* in: the nominal start; out: where decoding began */
+    if_u64 search_end; /* in: a speculative start is searched for below this bit */
+    if_u64 stop;       /* in: stop at the first findable boundary at or past this bit */
+    if_u64 sym_off;    /* in: where its symbols go in the symbol buffer */
+    if_u64 out_pos;    /* in (marker replacement): where its bytes go in the output */
+    if_u64 end;        /* out: the bit after its last block */
+    if_u32 cap;        /* in: room for symbols */
+    if_u32 exact;      /* in: start is a known block boundary (no search) */
+    if_u32 nout;       /* out: symbols written */
+    if_u32 status;     /* out: an ifs_status */
+} ifs_seg;
+
+/* Reads the 32 bits at bit offset `bit` (zeros past len). */
+IF_HD if_u64 ifs_peek(const if_u8 *in, if_u32 len, if_u64 bit)
+{
+    if_u32 byte = (if_u32)(bit >> 3);
+    if_u64 w = (if_u64)if_load32(in, len, byte) | (if_u64)if_load32(in, len, byte + 4) << 32;
+    return w >> (bit & 7u);
+}
+
+/* Whether a non-final dynamic block with valid, complete codes or a
+ * non-final stored block whose LEN and NLEN agree starts at `bit` (the
+ * block starts the host's io/inflate.c finds too); t is scratch. */
+IF_HD int ifs_block_ok(const if_u8 *in, if_u32 len, if_u64 bit, if_tables *t)
+{
+    if (bit + 3 > (if_u64)len * 8u)
+        return 0;
+    if_u64 w = ifs_peek(in, len, bit);
+    if_u32 head = (if_u32)(w & 7u);
+    if (head == 4u) { /* BFINAL 0, BTYPE 2 */
+        if (((w >> 3) & 31u) > 29u || ((w >> 8) & 31u) > 29u)
+            return 0;
+        /* the code-length code must be complete before anything is built */
+        if_u32 ncode = (if_u32)((w >> 13) & 15u) + 4u, count[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if_u64 lens = ifs_peek(in, len, bit + 17);
+        for (if_u32 i = 0; i < ncode; i++)
+            count[(lens >> (3 * i)) & 7u]++;
+        int left = 1;
+        for (if_u32 l = 1; l < 8; l++) {
+            left = (left << 1) - (int)count[l];
+            if (left < 0)
+                return 0;
+        }
+        if (left != 0)
+            return 0;
+        if_bits b = {in, len, (if_u32)(bit >> 3), 0, 0};
+        if_refill(&b);
+        if_take(&b, (if_u32)(bit & 7u) + 3u);
+        return if_dynamic_tables(&b, t) == IF_OK;
+    }
+    if (head == 0u) { /* BFINAL 0, BTYPE 0 */
+        if_u64 at = (bit + 3u + 7u) & ~(if_u64)7u;
+        if (at + 32u > (if_u64)len * 8u)
+            return 0;
+        if_u32 v = (if_u32)ifs_peek(in, len, at);
+        return (v & 0xffffu) == (~v >> 16);
+    }
+    return 0;
+}
+
+/* The first bit offset in [from, to) where ifs_block_ok holds, or IFS_NONE. */
+IF_HD if_u64 ifs_find(const if_u8 *in, if_u32 len, if_u64 from, if_u64 to, if_tables *t)
+{
+    for (if_u64 bit = from; bit < to; bit++) {
+        if_u32 head = (if_u32)(ifs_peek(in, len, bit) & 7u);
+        if ((head == 4u || head == 0u) && ifs_block_ok(in, len, bit, t))
+            return bit;
+    }
+    return IFS_NONE;
+}
+
+/* Writes a match of len symbols from dist back at out[op..]: those before
+ * the segment's first symbol become markers into the window. */
+IF_HD void ifs_copy_match(if_u16 *out, if_u32 op, if_u32 dist, if_u32 len)
+{
+    if (dist <= op) {
+        const if_u16 *src = out + op - dist;
+        for (if_u32 i = 0; i < len; i++)
+            out[op + i] = src[i];
+        return;
+    }
+    for (if_u32 i = 0; i < len; i++) {
+        if_u32 from = op + i + IFS_WINDOW - dist; /* in window coordinates */
+        out[op + i] = from < IFS_WINDOW ? (if_u16)(IFS_MARKER + from) : out[from - IFS_WINDOW];
+    }
+}
+
+/* The symbols of one Huffman block, up to its end-of-block code, with
+ * markers for bytes before the segment. */
+IF_HD int ifs_codes(if_bits *b, const if_tables *t, if_u16 *out, if_u32 cap, if_u32 *opp)
+{
+    if_u32 op = *opp;
+    int rc = IF_OK;
+    for (;;) {
+        if_refill(b);
+        /* up to three literals of the primary table from one refill */
+        if_u32 e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
+        if ((e & 15u) && e < (256u << 4)) {
+            int k = 0;
+            do {
+                b->bits >>= e & 15u;
+                b->n -= e & 15u;
+                if (op >= cap) {
+                    rc = IF_ERR_OVERFLOW;
+                    goto out;
+                }
+                out[op++] = (if_u16)(e >> 4);
+                e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
+            } while (++k < 3 && (e & 15u) && e < (256u << 4));
+            continue;
+        }
+        if_u32 sym = if_decode(b, t->lit, IF_LIT_BITS, t->lit_sorted, &t->lit_c);
+        if (sym < 256) {
+            if (op >= cap) {
+                rc = IF_ERR_OVERFLOW;
+                goto out;
+            }
+            out[op++] = (if_u16)sym;
+            continue;
+        }
+        if (sym == 256)
+            break;
+        if_u32 len, dist;
+        if ((rc = if_match(b, t, sym, &len, &dist)) != IF_OK)
+            goto out;
+        if (cap - op < len) {
+            rc = IF_ERR_OVERFLOW;
+            goto out;
+        }
+        ifs_copy_match(out, op, dist, len);
+        op += len;
+    }
+out:
+    *opp = op;
+    return rc;
+}
+
+/* A stored block's bytes as symbols (after its 3 header bits). */
+IF_HD int ifs_stored(if_bits *b, if_u16 *out, if_u32 cap, if_u32 *op)
+{
+    if_take(b, b->n & 7u);
+    if_refill(b);
+    if_u32 len = if_take(b, 16), nlen = if_take(b, 16);
+    if (len != (~nlen & 0xffffu))
+        return IF_ERR_STORED_LEN;
+    if_u32 start = b->pos - b->n / 8u;
+    if (start > b->len || b->len - start < len)
+        return IF_ERR_TRUNCATED;
+    if (cap - *op < len)
+        return IF_ERR_OVERFLOW;
+    for (if_u32 i = 0; i < len; i++)
+        out[*op + i] = b->in[start + i];
+    *op += len;
+    b->pos = start + len;
+    b->bits = 0;
+    b->n = 0;
+    return IF_OK;
+}
+
+/* Decodes whole blocks from bit `start` (see the file comment); *end and
+ * *nout get the last block boundary reached. Returns an ifs_status. */
+IF_HD int ifs_decode(const if_u8 *in, if_u32 len, if_u64 start, if_u64 stop, if_u16 *out,
+                     if_u32 cap, if_tables *t, if_u64 *end, if_u32 *nout)
+{
+    if_bits b = {in, len, (if_u32)(start >> 3), 0, 0};
+    if_refill(&b);
+    if_take(&b, (if_u32)(start & 7u));
+    if_u32 op = 0;
+    for (;;) {
+        if_u64 bit = (if_u64)b.pos * 8u - b.n;
+        *end = bit;
+        *nout = op;
+        if (bit >= (if_u64)len * 8u)
+            return IFS_INPUT;
+        if (bit >= stop && ifs_block_ok(in, len, bit, t))
+            return IFS_STOP;
+        if_refill(&b);
+        if_u32 last = if_take(&b, 1), type = if_take(&b, 2);
+        int rc;
+        if (type == 0) {
+            rc = ifs_stored(&b, out, cap, &op);
+        } else if (type == 1) {
+            if_fixed_tables(t);
+            rc = ifs_codes(&b, t, out, cap, &op);
+        } else if (type == 2) {
+            rc = if_dynamic_tables(&b, t);
+            if (rc == IF_OK)
+                rc = ifs_codes(&b, t, out, cap, &op);
+        } else {
+            rc = IF_ERR_BLOCK_TYPE;
+        }
+        if (if_overrun(&b) || rc == IF_ERR_TRUNCATED)
+            return IFS_INPUT;
+        if (rc == IF_ERR_OVERFLOW)
+            return IFS_FULL;
+        if (rc != IF_OK)
+            return IFS_BAD;
+        if (last) {
+            *end = (if_u64)b.pos * 8u - b.n;
+            *nout = op;
+            return IFS_FINAL;
+        }
+    }
+}
+
+/* Decodes segment s: from its start when exact, else from the first
+ * findable block at or after it, moving on to the next one wherever a
+ * speculative start does not decode. */
+IF_HD void ifs_segment(const if_u8 *in, if_u32 len, ifs_seg *s, if_u16 *syms, if_tables *t)
+{
+    if_u64 start = s->start, end = start;
+    if_u32 nout = 0;
+    int st = IFS_NOSTART;
+    for (;;) {
+        if (!s->exact && (start = ifs_find(in, len, start, s->search_end, t)) == IFS_NONE) {
+            st = IFS_NOSTART;
+            break;
+        }
+        st = ifs_decode(in, len, start, s->stop, syms + s->sym_off, s->cap, t, &end, &nout);
+        if (s->exact || (st != IFS_BAD && !(st == IFS_INPUT && nout == 0)))
+            break;
+        start++;
+    }
+    s->start = start;
+    s->end = end;
+    s->nout = nout;
+    s->status = (if_u32)st;
+}
+
+/* The byte of symbol v, with the window before its segment (w: IFS_WINDOW
+ * bytes, of which the first IFS_WINDOW - valid do not exist); *bad is set
+ * for a marker into the part that does not exist. */
+IF_HD if_u8 ifs_resolve(if_u32 v, const if_u8 *w, if_u32 valid, int *bad)
+{
+    if (v < 256u)
+        return (if_u8)v;
+    if_u32 i = v - IFS_MARKER;
+    if (i < IFS_WINDOW - valid)
+        *bad = 1;
+    return w[i & (IFS_WINDOW - 1u)];
+}
+
+#endif

@@ -1,0 +1,290 @@
+/* test_inflate_stream.c - one deflate stream decoded in segments
+ * (ptx/inflate_stream.h, compiled for the host) under the plan of
+ * io/stream_plan.c, as the GPU runs it, against zlib: data kinds, levels
+ * and strategies, sync-flushed pieces, stored and fixed blocks, segments
+ * down to a few hundred bytes, batches that end inside the stream, rooms
+ * too small (split segments), the block finder against the host's, and
+ * random corruptions (the plan gives up or the bytes are zlib's). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "io/inflate.h"
+#include "io/stream_plan.h"
+#include "ptx/inflate_stream.h"
+#include "tests/unit/check.h"
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static int redone_batches, split_batches, batches; /* what the round trips went through */
+
+/* xorshift64: the tests' only source of randomness. */
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Fills buf with data of kind k: float32 normal-like bytes, text, runs,
+ * random bytes, or a mix. */
+static void fill(uint8_t *buf, size_t n, int k)
+{
+    static const char words[][8] = {"the ", "gpu ", "batch ", "array ", "sum ", "of ", "and "};
+    for (size_t i = 0; i < n;) {
+        switch (k) {
+        case 0: { /* float32 around 1: exponent bytes repeat, mantissas do not */
+            float f = (float)((double)(rnd() % 2000001) / 1000000.0 - 1.0);
+            for (size_t b = 0; b < 4 && i < n; b++)
+                buf[i++] = ((uint8_t *)&f)[b];
+            break;
+        }
+        case 1: {
+            const char *w = words[rnd() % 7];
+            for (size_t b = 0; w[b] && i < n; b++)
+                buf[i++] = (uint8_t)w[b];
+            break;
+        }
+        case 2: {
+            size_t run = 1 + rnd() % 300;
+            uint8_t v = (uint8_t)rnd();
+            for (size_t b = 0; b < run && i < n; b++)
+                buf[i++] = v;
+            break;
+        }
+        case 3:
+            buf[i++] = (uint8_t)rnd();
+            break;
+        default:
+            fill(buf + i, n - i < 4096 ? n - i : 4096, (int)(rnd() % 4));
+            i += 4096;
+            break;
+        }
+    }
+}
+
+/* Raw deflate of src at level/strategy, with a sync flush every `flush`
+ * bytes (0: none); returns the length written to *out (malloc'd). */
+static size_t deflate_raw(const uint8_t *src, size_t n, int level, int strategy, size_t flush,
+                          uint8_t **out)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    deflateInit2(&zs, level, Z_DEFLATED, -15, 8, strategy);
+    size_t cap = deflateBound(&zs, (uLong)n) + 64 + (flush ? n / flush * 8 : 0);
+    *out = malloc(cap);
+    zs.next_out = *out;
+    zs.avail_out = (uInt)cap;
+    size_t done = 0;
+    do {
+        size_t k = flush && n - done > flush ? flush : n - done;
+        zs.next_in = (Bytef *)(uintptr_t)(src + done);
+        zs.avail_in = (uInt)k;
+        done += k;
+        deflate(&zs, done == n ? Z_FINISH : Z_SYNC_FLUSH);
+    } while (done < n);
+    size_t len = zs.total_out;
+    deflateEnd(&zs);
+    return len;
+}
+
+/* The windows and the markers, as the GPU replaces them: each segment's
+ * window is the 32 KiB before it, from the window before the batch and the
+ * segments before it. Writes the batch's bytes to dst; -1 for a marker
+ * into bytes that do not exist. */
+static int replace_all(const sp_plan *p, const uint16_t *syms, uint8_t *window, uint32_t *valid,
+                       uint8_t *dst)
+{
+    int bad = 0;
+    for (int i = 0; i < p->n; i++) {
+        const ifs_seg *s = &p->segs[i];
+        for (uint32_t k = 0; k < s->nout; k++)
+            dst[s->out_pos + k] = ifs_resolve(syms[s->sym_off + k], window, *valid, &bad);
+        /* the next window: the last IFS_WINDOW bytes of window + output */
+        uint8_t next[IFS_WINDOW];
+        for (uint32_t q = 0; q < IFS_WINDOW; q++) {
+            int64_t from = (int64_t)s->nout - IFS_WINDOW + q;
+            next[q] = from >= 0 ? dst[s->out_pos + (uint64_t)from] : window[IFS_WINDOW + from];
+        }
+        memcpy(window, next, IFS_WINDOW);
+        *valid = *valid + s->nout > IFS_WINDOW ? IFS_WINDOW : *valid + s->nout;
+    }
+    return bad ? -1 : 0;
+}
+
+typedef struct {
+    uint64_t step;    /* segment length in bits */
+    uint32_t cap;     /* room per segment in symbols */
+    size_t batch;     /* compressed bytes per batch (0: the whole stream) */
+    int rounds, splits, gave_up;
+} run_opts;
+
+/* Decodes the stream in[0..len) the GPU's way into out (room cap);
+ * returns its length, or -1 when the plan gave up. */
+static long decode_segments(const uint8_t *in, size_t len, uint8_t *out, size_t out_cap,
+                            run_opts *o)
+{
+    enum { MAX_SEGS = 4096 };
+    static ifs_seg segs[MAX_SEGS];
+    static int todo[MAX_SEGS];
+    static if_tables t;
+    static uint8_t window[IFS_WINDOW];
+    uint32_t valid = 0;
+    uint64_t bit = 0, total = 0;
+    for (;;) {
+        size_t first = (size_t)(bit / 8);
+        size_t blen = o->batch && len - first > o->batch ? (size_t)(bit / 8 - first) + o->batch
+                                                         : len - first;
+        int last = first + blen == len;
+        const uint8_t *bin = in + first;
+        uint64_t bstart = bit - (uint64_t)first * 8;
+        uint64_t nseg = (blen * 8 - bstart + o->step - 1) / o->step + 1;
+        uint64_t sym_cap = (nseg * 2 + 8) * o->cap + (4u << 20);
+        uint16_t *syms = malloc(sym_cap * sizeof *syms);
+        sp_plan p;
+        sp_init(&p, segs, todo, MAX_SEGS, blen, bstart, o->step, o->cap, sym_cap);
+        int r;
+        for (;;) {
+            for (int k = 0; k < p.ntodo; k++)
+                ifs_segment(bin, (if_u32)blen, &p.segs[p.todo[k]], syms, &t);
+            r = sp_check(&p, bin, blen, last);
+            if (r != SP_ROUND)
+                break;
+        }
+        o->rounds += p.rounds;
+        o->splits += p.n > (int)nseg;
+        batches++;
+        redone_batches += p.rounds > 1;
+        split_batches += p.sym_used > (uint64_t)p.n * o->cap;
+        if (r == SP_GIVE_UP || total + p.nout > out_cap) {
+            free(syms);
+            o->gave_up++;
+            return -1;
+        }
+        int bad = replace_all(&p, syms, window, &valid, out + total);
+        free(syms);
+        if (bad) {
+            o->gave_up++;
+            return -1;
+        }
+        total += p.nout;
+        bit = (uint64_t)first * 8 + p.end;
+        if (p.final)
+            return (long)total;
+        if (last)
+            return -1;
+    }
+}
+
+/* One round trip: data kind, writer settings and plan options. */
+static void round_trip(size_t n, int kind, int level, int strategy, size_t flush, uint64_t step,
+                       uint32_t cap, size_t batch)
+{
+    uint8_t *src = malloc(n + 1), *comp;
+    fill(src, n, kind);
+    size_t clen = deflate_raw(src, n, level, strategy, flush, &comp);
+    uint8_t *out = malloc(n + 64);
+    memset(out, 0xa5, n + 64);
+    run_opts o = {step, cap, batch, 0, 0, 0};
+    long got = decode_segments(comp, clen, out, n + 64, &o);
+    CHECKF(got == (long)n && memcmp(out, src, n) == 0,
+           "n %zu kind %d level %d strategy %d flush %zu step %llu cap %u batch %zu: got %ld",
+           n, kind, level, strategy, flush, (unsigned long long)step, cap, batch, got);
+    free(src);
+    free(comp);
+    free(out);
+}
+
+/* ifs_find finds what the host's inf_find_block finds. */
+static void test_finder(void)
+{
+    for (int kind = 0; kind < 5; kind++) {
+        size_t n = 300000;
+        uint8_t *src = malloc(n), *comp;
+        fill(src, n, kind);
+        size_t clen = deflate_raw(src, n, 1 + kind % 9, Z_DEFAULT_STRATEGY, kind == 4 ? 20000 : 0,
+                                  &comp);
+        static if_tables t;
+        for (int k = 0; k < 40; k++) {
+            uint64_t from = rnd() % (clen * 8), to = from + rnd() % 200000;
+            uint64_t a = ifs_find(comp, (if_u32)clen, from, to, &t);
+            uint64_t b = inf_find_block(comp, clen, from, to);
+            CHECKF(a == (b == UINT64_MAX ? IFS_NONE : b), "kind %d from %llu: %llu vs %llu",
+                   kind, (unsigned long long)from, (unsigned long long)a, (unsigned long long)b);
+        }
+        free(src);
+        free(comp);
+    }
+}
+
+/* Corrupted streams: the plan gives up, or the output is zlib's. */
+static void test_corrupt(void)
+{
+    size_t n = 200000;
+    uint8_t *src = malloc(n), *comp, *out = malloc(4 * n), *zout = malloc(4 * n);
+    fill(src, n, 4);
+    size_t clen = deflate_raw(src, n, 6, Z_DEFAULT_STRATEGY, 0, &comp);
+    for (int t = 0; t < 60; t++) {
+        uint8_t *bad = malloc(clen);
+        memcpy(bad, comp, clen);
+        for (int k = 0; k < 1 + t % 3; k++)
+            bad[rnd() % clen] ^= (uint8_t)(1u << (rnd() % 8));
+        size_t blen = t % 5 == 0 ? clen - 1 - rnd() % 100 : clen;
+        run_opts o = {4096 + rnd() % 60000, 20000, 0, 0, 0, 0};
+        long got = decode_segments(bad, blen, out, 4 * n, &o);
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        inflateInit2(&zs, -15);
+        zs.next_in = bad;
+        zs.avail_in = (uInt)blen;
+        zs.next_out = zout;
+        zs.avail_out = (uInt)(4 * n);
+        int zr = inflate(&zs, Z_FINISH);
+        long zlen = (long)zs.total_out;
+        inflateEnd(&zs);
+        if (got >= 0)
+            CHECKF(zr == Z_STREAM_END && got == zlen && memcmp(out, zout, (size_t)got) == 0,
+                   "corruption %d: decoded %ld bytes, zlib %d with %ld", t, got, zr, zlen);
+        else
+            CHECK(o.gave_up == 1);
+        free(bad);
+    }
+    free(src);
+    free(comp);
+    free(out);
+    free(zout);
+}
+
+int main(void)
+{
+    test_finder();
+    /* kinds x levels, segments of 2 KiB to 64 KiB of compressed data */
+    for (int kind = 0; kind < 5; kind++)
+        for (int level = 1; level <= 9; level += 4)
+            for (uint64_t step = 16384; step <= 524288; step *= 4)
+                round_trip(400000 + rnd() % 100000, kind, level, Z_DEFAULT_STRATEGY, 0, step,
+                           (uint32_t)(step / 8 * 6), 0);
+    /* fixed Huffman only, runs, Huffman only, stored, sync-flushed pieces */
+    round_trip(300000, 4, 6, Z_FIXED, 0, 32768, 100000, 0);
+    round_trip(300000, 2, 6, Z_RLE, 0, 32768, 100000, 0);
+    round_trip(300000, 0, 6, Z_HUFFMAN_ONLY, 0, 16384, 100000, 0);
+    round_trip(300000, 3, 0, Z_DEFAULT_STRATEGY, 0, 65536, 100000, 0);
+    round_trip(600000, 0, 9, Z_DEFAULT_STRATEGY, 50000, 65536, 100000, 0);
+    round_trip(600000, 4, 1, Z_DEFAULT_STRATEGY, 1000, 8192, 100000, 0);
+    /* small rooms: segments split again and again */
+    round_trip(300000, 2, 9, Z_DEFAULT_STRATEGY, 0, 65536, 3000, 0);
+    round_trip(300000, 1, 9, Z_DEFAULT_STRATEGY, 0, 32768, 5000, 0);
+    /* batches that end inside the stream */
+    round_trip(800000, 4, 6, Z_DEFAULT_STRATEGY, 0, 32768, 60000, 50000);
+    round_trip(800000, 0, 1, Z_DEFAULT_STRATEGY, 0, 65536, 60000, 120000);
+    /* tiny streams, one segment */
+    round_trip(1, 3, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0);
+    round_trip(100, 1, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0);
+    /* the round trips went through redone segments and extra room */
+    CHECKF(redone_batches > 0 && split_batches > 0, "%d of %d batches redone, %d with more room",
+           redone_batches, batches, split_batches);
+    test_corrupt();
+    return check_summary();
+}
