@@ -7,6 +7,8 @@
 #              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch)
 #   NVCC       CUDA compiler, used only by `make ptx` (default nvcc), with its ptxas
 #   PTX_JOBS   compilations `make ptx` runs at once (default: the number of cores)
+#   PTX_FAMILIES  the image families `make ptx` rebuilds, e.g. "inflate reduce"
+#              (default: every one)
 #   PTX_OUT    where `make ptx` writes the images (default ptx/images)
 #   PTX_WORK   where `make ptx` and `make ptx-unpack` write the PTX text and
 #              cubins (default BUILD/ptx)
@@ -62,6 +64,9 @@ LADDER_MODULES := ladder_reduce ladder_transpose ladder_quadratic
 # version at least as high.
 SASS_ARCHS := 75 80 86 89 90 100 120
 PTX_OUT ?= ptx/images
+PTX_FAMILIES ?=
+empty :=
+space := $(empty) $(empty)
 PTX_WORK ?= $(BUILD)/ptx
 PTX_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
@@ -130,20 +135,21 @@ ptx: $(BUILD)/ptx-image
 	  for a in $(INFLATE_ARCHS); do echo "inflate $$a inflate"; done; \
 	  for a in $(DEFLATE_ARCHS); do echo "deflate $$a deflate"; done; \
 	  for a in $(LADDER_ARCHS); do for m in $(LADDER_MODULES); do echo "$$m $$a $$m"; done; done; \
-	} | NVCC_CMD="$(NVCC) $(NVCC_FLAGS)" W="$(PTX_WORK)" xargs -L 1 -P $(PTX_JOBS) sh -c \
+	} | { if [ -n "$(PTX_FAMILIES)" ]; then grep -E "^($(subst $(space),|,$(strip $(PTX_FAMILIES))))[_ ]"; else cat; fi; } \
+	  | NVCC_CMD="$(NVCC) $(NVCC_FLAGS)" W="$(PTX_WORK)" xargs -L 1 -P $(PTX_JOBS) sh -c \
 	  'm=$$1 a=$$2 src=ptx/$$3.cu; shift 3; echo "  NVCC    $$W/$$m.compute_$$a.ptx"; \
 	   $$NVCC_CMD -arch=compute_$$a "$$@" -ptx -o "$$W/$$m.compute_$$a.ptx" "$$src"' sh
 	$(Q)ptxas=$$(dirname "$$(command -v $(NVCC))")/ptxas; \
 	  targets=$$($(NVCC) --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | sort -n | tr '\n' ' '); \
 	  ls $(PTX_WORK)/*.ptx | xargs -n 1 -P $(PTX_JOBS) env PTXAS="$$ptxas" PTX_TARGETS="$$targets" \
 	    SASS_ARCHS="$(SASS_ARCHS)" sh ptx/lower_version.sh
-	$(Q)rm -f $(PTX_OUT)/*.img
+	$(Q)[ -n "$(PTX_FAMILIES)" ] || rm -f $(PTX_OUT)/*.img
 	$(Q)export LC_ALL=C; cd $(PTX_WORK) && for fam in $$(ls *.ptx | sed 's/[._].*//' | sort -u); do \
 	  files=; for m in $$(ls *.ptx | sed 's/\..*//' | grep -E "^$$fam(_|$$)" | sort -u); do \
 	    files="$$files $$(ls $$m.compute_*.ptx | sort -t. -k2.9n)"; \
 	    for a in $(SASS_ARCHS); do [ ! -f $$m.sm_$$a.cubin ] || files="$$files $$m.sm_$$a.cubin"; done; \
 	  done; \
-	  echo "  IMAGE   $(PTX_OUT)/$$fam.img"; \
+	  echo "  IMAGE   $(PTX_OUT)/$$fam.img"; rm -f $(abspath $(PTX_OUT))/$$fam.img; \
 	  $(abspath $(BUILD))/ptx-image pack $(abspath $(PTX_OUT))/$$fam.img $$files || exit 1; \
 	done
 

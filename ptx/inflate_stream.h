@@ -59,10 +59,10 @@ IF_HD if_u64 ifs_peek(const if_u8 *in, if_u32 len, if_u64 bit)
     return w >> (bit & 7u);
 }
 
-/* Whether a non-final dynamic block with valid, complete codes or a
- * non-final stored block whose LEN and NLEN agree starts at `bit` (the
- * block starts the host's io/inflate.c finds too); t is scratch. */
-IF_HD int ifs_block_ok(const if_u8 *in, if_u32 len, if_u64 bit, if_tables *t)
+/* The cheap half of ifs_block_ok, which needs no tables: 2 where a
+ * dynamic block's header passes (the code-length code complete), 1 where a
+ * stored block's LEN and NLEN agree, else 0. */
+IF_HD int ifs_precheck(const if_u8 *in, if_u32 len, if_u64 bit)
 {
     if (bit + 3 > (if_u64)len * 8u)
         return 0;
@@ -77,38 +77,71 @@ IF_HD int ifs_block_ok(const if_u8 *in, if_u32 len, if_u64 bit, if_tables *t)
         for (if_u32 i = 0; i < ncode; i++)
             count[(lens >> (3 * i)) & 7u]++;
         int left = 1;
-        for (if_u32 l = 1; l < 8; l++) {
+        for (if_u32 l = 1; l < 8; l++)
             left = (left << 1) - (int)count[l];
-            if (left < 0)
-                return 0;
-        }
-        if (left != 0)
-            return 0;
-        if_bits b = {in, len, (if_u32)(bit >> 3), 0, 0};
-        if_refill(&b);
-        if_take(&b, (if_u32)(bit & 7u) + 3u);
-        return if_dynamic_tables(&b, t) == IF_OK;
+        return left == 0 ? 2 : 0;
     }
     if (head == 0u) { /* BFINAL 0, BTYPE 0 */
         if_u64 at = (bit + 3u + 7u) & ~(if_u64)7u;
         if (at + 32u > (if_u64)len * 8u)
             return 0;
         if_u32 v = (if_u32)ifs_peek(in, len, at);
-        return (v & 0xffffu) == (~v >> 16);
+        return (v & 0xffffu) == (~v >> 16) ? 1 : 0;
     }
     return 0;
 }
 
-/* The first bit offset in [from, to) where ifs_block_ok holds, or IFS_NONE. */
-IF_HD if_u64 ifs_find(const if_u8 *in, if_u32 len, if_u64 from, if_u64 to, if_tables *t)
+/* Whether a non-final dynamic block with valid, complete codes or a
+ * non-final stored block whose LEN and NLEN agree starts at `bit` (the
+ * block starts the host's io/inflate.c finds too); t is scratch. */
+IF_HD int ifs_block_ok(const if_u8 *in, if_u32 len, if_u64 bit, if_tables *t)
 {
-    for (if_u64 bit = from; bit < to; bit++) {
-        if_u32 head = (if_u32)(ifs_peek(in, len, bit) & 7u);
-        if ((head == 4u || head == 0u) && ifs_block_ok(in, len, bit, t))
-            return bit;
+    int pre = ifs_precheck(in, len, bit);
+    if (pre != 2)
+        return pre;
+    if_bits b = {in, len, (if_u32)(bit >> 3), 0, 0};
+    if_refill(&b);
+    if_take(&b, (if_u32)(bit & 7u) + 3u);
+    return if_dynamic_tables(&b, t) == IF_OK;
+}
+
+#ifdef __CUDACC__
+/* On the GPU a warp runs a segment: its lanes test 32 bit offsets at once
+ * for the start (each with tables of its own, in local memory, where the
+ * cheap test passes), and lane 0 decodes (with the tables t, in shared
+ * memory). */
+#define IFS_LANE0 ((threadIdx.x & 31u) == 0u)
+#define IFS_FROM_LANE0(v) __shfl_sync(0xffffffffu, (v), 0)
+
+/* The first bit offset in [from, to) where ifs_block_ok holds, or IFS_NONE:
+ * every lane of the warp calls it. */
+__device__ __forceinline__ if_u64 ifs_find(const if_u8 *in, if_u32 len, if_u64 from, if_u64 to,
+                                           if_tables *t)
+{
+    (void)t;
+    if_tables mine;
+    for (if_u64 base = from; base < to; base += 32u) {
+        if_u64 bit = base + (threadIdx.x & 31u);
+        int ok = bit < to && ifs_precheck(in, len, bit) && ifs_block_ok(in, len, bit, &mine);
+        unsigned pass = __ballot_sync(0xffffffffu, ok);
+        if (pass)
+            return base + (unsigned)(__ffs(pass) - 1);
     }
     return IFS_NONE;
 }
+#else
+#define IFS_LANE0 1
+#define IFS_FROM_LANE0(v) (v)
+
+/* The first bit offset in [from, to) where ifs_block_ok holds, or IFS_NONE. */
+IF_HD if_u64 ifs_find(const if_u8 *in, if_u32 len, if_u64 from, if_u64 to, if_tables *t)
+{
+    for (if_u64 bit = from; bit < to; bit++)
+        if (ifs_precheck(in, len, bit) && ifs_block_ok(in, len, bit, t))
+            return bit;
+    return IFS_NONE;
+}
+#endif
 
 /* Writes a match of len symbols from dist back at out[op..]: those before
  * the segment's first symbol become markers into the window. */
@@ -246,7 +279,8 @@ IF_HD int ifs_decode(const if_u8 *in, if_u32 len, if_u64 start, if_u64 stop, if_
 
 /* Decodes segment s: from its start when exact, else from the first
  * findable block at or after it, moving on to the next one wherever a
- * speculative start does not decode. */
+ * speculative start does not decode. On the GPU every lane of a warp calls
+ * it, and the results are lane 0's. */
 IF_HD void ifs_segment(const if_u8 *in, if_u32 len, ifs_seg *s, if_u16 *syms, if_tables *t)
 {
     if_u64 start = s->start, end = start;
@@ -257,7 +291,10 @@ IF_HD void ifs_segment(const if_u8 *in, if_u32 len, ifs_seg *s, if_u16 *syms, if
             st = IFS_NOSTART;
             break;
         }
-        st = ifs_decode(in, len, start, s->stop, syms + s->sym_off, s->cap, t, &end, &nout);
+        if (IFS_LANE0)
+            st = ifs_decode(in, len, start, s->stop, syms + s->sym_off, s->cap, t, &end, &nout);
+        st = IFS_FROM_LANE0(st);
+        nout = IFS_FROM_LANE0(nout);
         if (s->exact || (st != IFS_BAD && !(st == IFS_INPUT && nout == 0)))
             break;
         start++;

@@ -9,6 +9,8 @@
 #include <zlib.h>
 
 #include "gen.h"
+#include "gpu_inflate_stream.h"
+#include "io/crc.h"
 #include "io/clock.h"
 #include "io/gzwrite.h"
 #include "io/par.h"
@@ -29,6 +31,10 @@
 #define BENCH_SUM_BUDGET ((1u << 24) - 1) /* sum of |x| / BENCH_UNIT stays below */
 #define BENCH_SWEEP_MAX 256 /* naive transpose sweep: block sides 1 .. 256 */
 #define BENCH_GZ_LEVEL 1    /* compression level of the inflate input */
+#define BENCH_GZ_PIECE (128u << 10) /* input bytes per piece of the single-stream input */
+#ifndef BENCH_GZS_SEG
+#define BENCH_GZS_SEG (128u << 10)  /* compressed bytes per segment of the stream kernels */
+#endif
 
 /* Where a variant runs. */
 enum {
@@ -46,6 +52,7 @@ enum {
     L_SOA,        /* quadratic: planes */
     L_ROWS,       /* quadratic: (N, 3) rows in, (N, 4) roots out (production) */
     L_BYTES,      /* inflate: blocked gzip in, the decoded bytes out */
+    L_STREAM,     /* inflate: one deflate stream in, the decoded bytes out */
     L_COPY,
 };
 
@@ -101,6 +108,11 @@ struct bench_ctx {
     unsigned nmembers;
     unsigned bad_member; /* inflate: lowest member that failed, or IF_NO_MEMBER */
     CUfunction f_crc;    /* inflate: the CRC kernel run after c->f */
+    unsigned char *gzs;  /* inflate: x as one deflate stream, pigz's way (malloc) */
+    size_t gzs_bytes;
+    uint32_t x_crc;      /* inflate: CRC-32 of x's bytes */
+    gzs_dev gzd;         /* inflate: the stream kernels' buffers */
+    int gzs_status;      /* inflate: 0, or why the stream variant's last run failed */
     /* device arrays */
     CUdeviceptr dx, dy, dz, dpart, dcount, dseg, dres;
     char err[2048];
@@ -306,6 +318,20 @@ static int run_gz_production(bench_ctx *c, const bench_variant *v)
     if (rc == 0)
         rc = gpu_launch(c->g, c->f_crc, "gzk_crc", n, 32, c->s, pc);
     return rc < 0 ? bench_gpu_error(c, rc) : 0;
+}
+
+/* The stream kernels over the whole single-stream input, as one batch:
+ * rounds of gzs_decode, then the windows, the markers and the CRC-32. */
+static int run_gz_stream(bench_ctx *c, const bench_variant *v)
+{
+    (void)v;
+    gzs_result r;
+    size_t bytes = c->n * sizeof(float);
+    int rc = gzs_batch(&c->gzd, c->s, c->gzs, c->gzs_bytes, 0, 1, NULL, 0, c->dy, bytes, NULL, &r);
+    if (rc < 0)
+        return bench_gpu_error(c, rc);
+    c->gzs_status = rc ? 1 : r.nout != bytes || !r.final ? 2 : r.crc != c->x_crc ? 3 : 0;
+    return 0;
 }
 
 /* An array-of-structs quadratic kernel on the records in place. */
@@ -574,6 +600,9 @@ static const bench_variant bench_variants[] = {
      ON_HOST, 0, NULL, NULL, run_host_inflate, L_BYTES, 1, 0},
     {BENCH_INFLATE, "production", "gzk_inflate (a thread per member) + gzk_crc (a warp per member)",
      "", ON_GPU, 0, "inflate", "gzk_inflate", run_gz_production, L_BYTES, 0, 0},
+    {BENCH_INFLATE, "stream", "one deflate stream (pigz's kind) in segments: gzs_decode (a thread "
+     "per segment), windows, markers, CRC-32", "", ON_GPU, 0, "inflate", "gzs_decode",
+     run_gz_stream, L_STREAM, 0, 0},
 };
 
 /* ---- public helpers ---- */
@@ -762,7 +791,10 @@ static void bench_op_close(bench_ctx *c)
     }
     c->x = c->y = c->soa = c->roots = c->ref_naive = c->ref_acc = NULL;
     c->rd = NULL;
-    c->gz = NULL;
+    free(c->gzs);
+    gzs_close(&c->gzd);
+    c->gz = c->gzs = NULL;
+    c->gzs_bytes = 0;
     c->members = NULL;
     c->gz_bytes = 0;
     c->nmembers = 0;
@@ -868,6 +900,74 @@ out_report:
     return GPU_ERR_OUT_OF_MEMORY;
 }
 
+/* One piece of the single-stream input: input bytes [lo, hi) of x deflated
+ * with the 32 KiB before them as dictionary, ending in a sync flush (the
+ * last piece: the final block), as pigz writes them. */
+typedef struct {
+    unsigned char *out;
+    size_t len;
+} bench_piece;
+
+static bench_piece *bench_pieces; /* the pieces of the stream being built */
+
+/* Deflates pieces [lo, hi) of c->x (see bench_piece). */
+static void bench_piece_range(bench_ctx *c, uint64_t lo, uint64_t hi)
+{
+    const unsigned char *x = (const unsigned char *)c->x;
+    size_t bytes = c->n * sizeof(float);
+    for (uint64_t k = lo; k < hi; k++) {
+        size_t from = (size_t)k * BENCH_GZ_PIECE;
+        size_t len = bytes - from < BENCH_GZ_PIECE ? bytes - from : BENCH_GZ_PIECE;
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        bench_pieces[k].out = NULL;
+        if (deflateInit2(&z, BENCH_GZ_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            continue;
+        size_t cap = deflateBound(&z, (uLong)len) + 16;
+        if (from)
+            deflateSetDictionary(&z, x + from - 32768, 32768);
+        if ((bench_pieces[k].out = malloc(cap))) {
+            z.next_in = (Bytef *)(uintptr_t)(x + from);
+            z.avail_in = (uInt)len;
+            z.next_out = bench_pieces[k].out;
+            z.avail_out = (uInt)cap;
+            deflate(&z, from + len == bytes ? Z_FINISH : Z_SYNC_FLUSH);
+            bench_pieces[k].len = z.total_out;
+        }
+        deflateEnd(&z);
+    }
+}
+
+/* Writes c->x as one raw deflate stream into c->gzs, in pieces on every
+ * thread as pigz does, and its CRC-32 into c->x_crc. */
+static int bench_stream_input(bench_ctx *c)
+{
+    size_t bytes = c->n * sizeof(float), npieces = (bytes + BENCH_GZ_PIECE - 1) / BENCH_GZ_PIECE;
+    int rc = 0;
+    if (!(bench_pieces = calloc(npieces, sizeof *bench_pieces)))
+        return GPU_ERR_OUT_OF_MEMORY;
+    bench_par(c, c->be->threads, npieces, bench_piece_range);
+    size_t total = 0;
+    for (size_t k = 0; k < npieces; k++)
+        total += bench_pieces[k].len;
+    if (!(c->gzs = malloc(total)))
+        rc = GPU_ERR_OUT_OF_MEMORY;
+    for (size_t k = 0; k < npieces; k++) {
+        if (!bench_pieces[k].out)
+            rc = GPU_ERR_OUT_OF_MEMORY;
+        else if (c->gzs)
+            memcpy(c->gzs + c->gzs_bytes, bench_pieces[k].out, bench_pieces[k].len);
+        c->gzs_bytes += bench_pieces[k].len;
+        free(bench_pieces[k].out);
+    }
+    free(bench_pieces);
+    bench_pieces = NULL;
+    c->x_crc = crc_update(0, c->x, bytes);
+    if (rc < 0)
+        snprintf(c->err, sizeof c->err, "compressing the single-stream input: out of memory");
+    return rc;
+}
+
 /* Lists the members of c->gz into tab (when not NULL), their outputs laid
  * end to end; returns their count, or -1 when the stream is not whole BGZF
  * blocks decoding to c->n float32 at 32-bit offsets. */
@@ -922,6 +1022,11 @@ static int bench_inflate_open(bench_ctx *c)
     CU_TRY(cu.MemsetD8Async(c->dx + c->gz_bytes, 0, IF_IN_PAD, c->s));
     if ((rc = bench_upload(c, c->dz, c->members, (size_t)n * sizeof *c->members)) < 0)
         return rc;
+    if ((rc = bench_stream_input(c)) < 0)
+        return rc;
+    if ((rc = gzs_open(&c->gzd, c->g, c->gzs_bytes, BENCH_GZS_SEG, 4 * BENCH_GZS_SEG)) < 0 ||
+        (rc = gzs_upload(&c->gzd, c->s, c->gzs, c->gzs_bytes)) < 0)
+        return bench_gpu_error(c, rc);
     return bench_upload(c, c->dx, c->gz, c->gz_bytes);
 }
 
@@ -966,6 +1071,10 @@ static int bench_prepare(bench_ctx *c, const bench_variant *v)
         if ((rc = bench_poison(c, c->dz, 4 * n * f)) < 0)
             return rc;
         return bench_upload(c, c->dy, c->x, 3 * n * f);
+    case L_STREAM:
+        c->gzs_status = -1;
+        memset(c->y, 0xff, n * f);
+        return gpu_side ? bench_poison(c, c->dy, n * f) : 0;
     case L_BYTES:
         /* the kernels only lower the status, so it holds every run's failures */
         c->bad_member = IF_NO_MEMBER;
@@ -994,6 +1103,31 @@ static void check_matrix_tiles(bench_ctx *c, uint64_t lo, uint64_t hi)
                         __atomic_store_n(&c->bad_row, i, __ATOMIC_RELAXED);
                         return;
                     }
+}
+
+/* Checks the stream variant's last run: its status, then every byte. */
+static int bench_check_stream(bench_ctx *c, int *ok, char *note, size_t len)
+{
+    static const char *const why[] = {"", "the device declined the stream",
+                                      "the stream decoded to a wrong length",
+                                      "the CRC-32 of the output is wrong"};
+    size_t bytes = c->n * sizeof(float);
+    int rc = bench_download(c, c->y, c->dy, bytes);
+    if (rc < 0)
+        return rc;
+    if (c->gzs_status) {
+        *ok = 0;
+        snprintf(note, len, "%s", c->gzs_status > 0 ? why[c->gzs_status] : "it did not run");
+        return 0;
+    }
+    *ok = memcmp(c->y, c->x, bytes) == 0;
+    if (*ok)
+        snprintf(note, len, "decoded bytes equal the input (%zu bytes compressed, %.1f%%; %d "
+                 "segments, %d rounds)", c->gzs_bytes, 100.0 * (double)c->gzs_bytes / (double)bytes,
+                 c->gzd.segments, c->gzd.rounds);
+    else
+        snprintf(note, len, "the decoded bytes differ from the input");
+    return 0;
 }
 
 /* Compares n sets of four roots got[k * stride_k + i * stride_i] with
@@ -1097,6 +1231,8 @@ static int bench_check(bench_ctx *c, const bench_variant *v, int *ok, char *note
         break;
     case L_BYTES:
         return bench_check_inflate(c, gpu_side, ok, note, len);
+    case L_STREAM:
+        return bench_check_stream(c, ok, note, len);
     default:
         snprintf(note, len, "%s", v->idea);
         return 0;

@@ -6,8 +6,8 @@
 # (`gpubatch gen -1`), with --backend auto, cuda and cpu, best of 3, each
 # gzip file beside one `gzip -dc` of it; results checked equal
 # across backends and against the uncompressed file. BASE_SRC (another
-# source tree) is built and raced beside this one, once per run on the
-# single-member files (they take it 15 s and more). Needs gzip, and pigz or
+# source tree) is built and raced beside this one, best of BASE_REPS
+# (default 3; 1 for a tree that reads single members on one thread). Needs gzip, and pigz or
 # python3 (tests/gpu/pigz_like.py writes the same kind of member). Full logs go to OUTDIR; a short table is printed last.
 set -u
 out=${1:-gpu-gzip}
@@ -44,9 +44,7 @@ for k in g1 p9 z b1; do
     race "$k.npy.gz: reduce --op sum, this tree" "$GB,reduce,--backend,auto,--op,sum,$work/$k.npy.gz" \
         "$GB,reduce,--backend,cuda,--op,sum,$work/$k.npy.gz" "$GB,reduce,--backend,cpu,--op,sum,$work/$k.npy.gz"
     if [ -n "$OLD" ] && [ "$k" != z ]; then
-        reps=3
-        [ "$k" = b1 ] || reps=1
-        RACE_REPS=$reps race "$k.npy.gz: reduce --op sum, base" "$OLD,reduce,--backend,auto,--op,sum,$work/$k.npy.gz" \
+        RACE_REPS=${BASE_REPS:-3} race "$k.npy.gz: reduce --op sum, base" "$OLD,reduce,--backend,auto,--op,sum,$work/$k.npy.gz" \
             "$OLD,reduce,--backend,cuda,--op,sum,$work/$k.npy.gz" "$OLD,reduce,--backend,cpu,--op,sum,$work/$k.npy.gz"
     fi
 done

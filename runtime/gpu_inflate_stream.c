@@ -1,0 +1,165 @@
+/* gpu_inflate_stream.c - one deflate stream inflated on the device in
+ * segments (see gpu_inflate_stream.h). */
+#include "gpu_inflate_stream.h"
+
+#include <string.h>
+
+#include "io/stream_plan.h"
+
+#define GZS_MODULE "inflate"
+#define GZS_TILE 4096u   /* symbols per block of gzs_replace (ptx/inflate.cu) */
+#define GZS_PIECE 65536u /* bytes per warp of gzs_crc */
+
+/* Allocates the buffers (see gpu_inflate_stream.h). */
+int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap)
+{
+    memset(z, 0, sizeof *z);
+    z->g = g;
+    z->comp_cap = comp_cap;
+    z->step = (uint64_t)seg_bytes * 8;
+    z->seg_cap = seg_cap;
+    /* half the segments for the plan, half for splits; the symbol pool
+     * holds every planned segment's room and half as much again */
+    uint64_t planned = (comp_cap + seg_bytes - 1) / seg_bytes + 1;
+    z->max_segs = (int)(planned * 2);
+    z->sym_cap = planned * seg_cap + planned * seg_cap / 2;
+    int rc;
+    if ((rc = gpu_mem_alloc(g, &z->comp, comp_cap + IF_IN_PAD, "a compressed batch")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->syms, z->sym_cap * sizeof(uint16_t), "the batch's symbols")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->segs, (size_t)z->max_segs * sizeof(ifs_seg), "segments")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->todo, (size_t)z->max_segs * sizeof(int), "segments")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->wins, ((size_t)z->max_segs + 1) * IFS_WINDOW, "windows")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->clean, (size_t)z->max_segs, "segments")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->flags, 2 * sizeof(unsigned), "inflate status")) < 0)
+        return rc;
+    if (!(z->hsegs = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(ifs_seg))) ||
+        !(z->htodo = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(int))) ||
+        !(z->hflags = gpu_host_alloc(g, 2 * sizeof(unsigned))))
+        return GPU_ERR_OUT_OF_MEMORY;
+    return 0;
+}
+
+/* Frees the buffers. */
+void gzs_close(gzs_dev *z)
+{
+    if (!z->g)
+        return;
+    gpu_mem_free(z->g, z->comp);
+    gpu_mem_free(z->g, z->syms);
+    gpu_mem_free(z->g, z->segs);
+    gpu_mem_free(z->g, z->todo);
+    gpu_mem_free(z->g, z->wins);
+    gpu_mem_free(z->g, z->clean);
+    gpu_mem_free(z->g, z->flags);
+    gpu_host_free(z->g, z->hsegs);
+    gpu_host_free(z->g, z->htodo);
+    gpu_host_free(z->g, z->hflags);
+    memset(z, 0, sizeof *z);
+}
+
+/* One round: the listed segments decoded, the plan's copy brought back. */
+static int gzs_round(gzs_dev *z, CUstream s, const sp_plan *p, size_t len)
+{
+    CUfunction fd;
+    int rc = gpu_function(z->g, GZS_MODULE, "gzs_decode", &fd);
+    if (rc < 0)
+        return rc;
+    size_t segs_bytes = (size_t)p->n * sizeof(ifs_seg);
+    CU_TRY(cu.MemcpyHtoDAsync(z->segs, z->hsegs, segs_bytes, s));
+    CU_TRY(cu.MemcpyHtoDAsync(z->todo, z->htodo, (size_t)p->ntodo * sizeof(int), s));
+    unsigned ulen = (unsigned)len, ntodo = (unsigned)p->ntodo;
+    void *ad[] = {&z->comp, &ulen, &z->segs, &z->todo, &ntodo, &z->syms};
+    if ((rc = gpu_launch(z->g, fd, "gzs_decode", ntodo, 32, s, ad)) < 0)
+        return rc;
+    CU_TRY(cu.MemcpyDtoHAsync(z->hsegs, z->segs, segs_bytes, s));
+    CU_TRY(cu.StreamSynchronize(s));
+    return 0;
+}
+
+/* Passes the windows along, replaces the markers and checksums the output
+ * of a finished plan; 0, 1 for a marker into bytes that do not exist, or a
+ * negative gpu_error. */
+static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *window,
+                      uint32_t valid, CUdeviceptr out, uint8_t *win_out, gzs_result *r)
+{
+    CUfunction ft, fw, fr, fc;
+    int rc;
+    if ((rc = gpu_function(z->g, GZS_MODULE, "gzs_tails", &ft)) < 0 ||
+        (rc = gpu_function(z->g, GZS_MODULE, "gzs_windows", &fw)) < 0 ||
+        (rc = gpu_function(z->g, GZS_MODULE, "gzs_replace", &fr)) < 0 ||
+        (rc = gpu_function(z->g, GZS_MODULE, "gzs_crc", &fc)) < 0)
+        return rc;
+    CU_TRY(cu.MemcpyHtoDAsync(z->segs, z->hsegs, (size_t)p->n * sizeof(ifs_seg), s));
+    if (valid)
+        CU_TRY(cu.MemcpyHtoDAsync(z->wins, window, IFS_WINDOW, s));
+    CU_TRY(cu.MemsetD8Async(z->flags, 0, 2 * sizeof(unsigned), s));
+    unsigned n = (unsigned)p->n;
+    CUdeviceptr bad = z->flags, acc = z->flags + sizeof(unsigned);
+    void *at[] = {&z->segs, &z->syms, &z->wins, &z->clean};
+    void *aw[] = {&z->segs, &n, &z->syms, &z->wins, &z->clean, &valid, &bad};
+    if ((rc = gpu_launch(z->g, ft, "gzs_tails", n, 256, s, at)) < 0 ||
+        (rc = gpu_launch(z->g, fw, "gzs_windows", 1, 1024, s, aw)) < 0)
+        return rc;
+    uint32_t most = 0;
+    for (int i = 0; i < p->n; i++)
+        most = p->segs[i].nout > most ? p->segs[i].nout : most;
+    if (most) {
+        void *ar[] = {&z->segs, &z->syms, &z->wins, &valid, &out, &bad};
+        if ((rc = gpu_launch_2d(z->g, fr, "gzs_replace", (most + GZS_TILE - 1) / GZS_TILE, n, 256,
+                                1, s, ar)) < 0)
+            return rc;
+    }
+    unsigned long long total = p->nout;
+    if (total) {
+        void *ac[] = {&out, &total, &acc};
+        if ((rc = gpu_launch(z->g, fc, "gzs_crc", (unsigned)((total + GZS_PIECE - 1) / GZS_PIECE),
+                             32, s, ac)) < 0)
+            return rc;
+    }
+    CU_TRY(cu.MemcpyDtoHAsync(z->hflags, z->flags, 2 * sizeof(unsigned), s));
+    if (win_out)
+        CU_TRY(cu.MemcpyDtoHAsync(win_out, z->wins + (CUdeviceptr)p->n * IFS_WINDOW, IFS_WINDOW,
+                                  s));
+    CU_TRY(cu.StreamSynchronize(s));
+    if (z->hflags[0])
+        return 1;
+    r->nout = p->nout;
+    r->end = p->end;
+    r->final = p->final;
+    r->crc = total ? if_crc32_finish(z->hflags[1], (if_u32)total) : 0;
+    return 0;
+}
+
+/* Queues the copy of a batch's compressed bytes (see gpu_inflate_stream.h). */
+int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
+{
+    if (len > z->comp_cap)
+        return 1;
+    CU_TRY(cu.MemcpyHtoDAsync(z->comp, in, len, s));
+    CU_TRY(cu.MemsetD8Async(z->comp + len, 0, IF_IN_PAD, s));
+    return 0;
+}
+
+/* Inflates one batch (see gpu_inflate_stream.h). */
+int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
+              const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
+              uint8_t *win_out, gzs_result *r)
+{
+    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD)
+        return 1;
+    int rc;
+    sp_plan p;
+    sp_init(&p, z->hsegs, z->htodo, z->max_segs, len, start, z->step, z->seg_cap, z->sym_cap);
+    int res = SP_ROUND;
+    while (res == SP_ROUND) {
+        if ((rc = gzs_round(z, s, &p, len)) < 0)
+            return rc;
+        res = sp_check(&p, in, len, last);
+    }
+    z->rounds = p.rounds;
+    z->segments = p.n;
+    /* the CRC kernel counts bytes in 32 bits */
+    if (res == SP_GIVE_UP || p.nout > out_cap || p.nout > UINT32_MAX)
+        return 1;
+    return gzs_finish(z, s, &p, window, valid, out, win_out, r);
+}
