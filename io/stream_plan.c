@@ -107,14 +107,23 @@ static int sp_finish(sp_plan *p, int n, int final)
     return SP_DONE;
 }
 
-/* Checks the chain after a round (see stream_plan.h). */
+/* Checks the chain after a round (see stream_plan.h). Segments past the
+ * first one not yet good are checked too, against the ends their
+ * predecessors reached so far, so that one round decodes again every
+ * segment that did not begin where the one before it ended. */
 int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
 {
     p->ntodo = 0;
     if (++p->rounds > SP_MAX_ROUNDS)
         return SP_GIVE_UP;
+    int trusted = 1; /* the end of the segment before can be compared with */
     for (int i = p->good; i < p->n; i++) {
         ifs_seg *s = &p->segs[i];
+        int frontier = i == p->good;
+        if (i > 0 && !trusted) {
+            trusted = s->status == IFS_STOP;
+            continue;
+        }
         if (i > 0) {
             uint64_t want = p->segs[i - 1].end;
             int begun_right = s->status != IFS_NOSTART &&
@@ -129,12 +138,17 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
             }
             if (!begun_right) {
                 if (s->exact && s->start == want)
-                    return SP_GIVE_UP; /* decoded from the true start already */
+                    return SP_GIVE_UP; /* decoded from that start already */
                 s->start = want;
                 s->exact = 1;
                 p->todo[p->ntodo++] = i;
-                return SP_ROUND;
+                trusted = 0;
+                continue;
             }
+        }
+        if (!frontier) {
+            trusted = s->status == IFS_STOP;
+            continue;
         }
         switch (s->status) {
         case IFS_STOP:
@@ -157,8 +171,8 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
                 return SP_GIVE_UP; /* cut data, or a block larger than the batch */
             return sp_finish(p, s->nout ? i + 1 : i, 0);
         default:
-                    return SP_GIVE_UP; /* invalid data from a true block boundary */
+            return SP_GIVE_UP; /* invalid data from a true block boundary */
         }
     }
-    return SP_GIVE_UP;
+    return p->ntodo ? SP_ROUND : SP_GIVE_UP;
 }
