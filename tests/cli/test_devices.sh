@@ -205,15 +205,22 @@ for d in 0 0,1; do
         "$(copying quadratic -q --backend cuda --device $d --chunk 1M "$T/q.npy.gz" -o "$T/qc.npy.gz" -f)"
 done
 
+# Prints the settings the stand-in saw at cuInit (FAKECUDA_ENV_REPORT) on
+# one line, those named by the pattern PAT (grep -E) only.
+env_seen() {
+    grep -E "^($1)=" "$T/env" | tr '\n' ' ' | sed 's/ $//'
+}
+
 # The driver starts with 4 hardware queues per context and loads every
 # kernel of a module with the module, unless the user set otherwise
 # (CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING).
 (unset CUDA_DEVICE_MAX_CONNECTIONS CUDA_MODULE_LOADING
     FAKECUDA_ENV_REPORT="$T/env" "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1)
 check_eq "the driver's settings by default" "CUDA_DEVICE_MAX_CONNECTIONS=4 CUDA_MODULE_LOADING=EAGER" \
-    "$(tr '\n' ' ' <"$T/env" | sed 's/ $//')"
+    "$(env_seen 'CUDA_DEVICE_MAX_CONNECTIONS|CUDA_MODULE_LOADING')"
 CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY FAKECUDA_ENV_REPORT="$T/env" \
     "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1
 check_eq "the driver's settings as the user set them" \
-    "CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY" "$(tr '\n' ' ' <"$T/env" | sed 's/ $//')"
+    "CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY" \
+    "$(env_seen 'CUDA_DEVICE_MAX_CONNECTIONS|CUDA_MODULE_LOADING')"
 summary
