@@ -475,6 +475,7 @@ int cmd_quadratic(int argc, char **argv)
     int rc = quadratic_parse(&q, argc, argv);
     if (rc >= 0)
         return rc;
+    cli_narrow_devices(&q.common); /* before any thread */
     input_list inputs;
     input_item item;
     io_reader *r = NULL;

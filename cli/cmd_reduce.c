@@ -477,6 +477,7 @@ int cmd_reduce(int argc, char **argv)
     int rc = reduce_parse(&o, argc, argv);
     if (rc >= 0)
         return rc;
+    cli_narrow_devices(&o.common); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     /* one core's nanoseconds per file byte, measured on 16-core GPU nodes:

@@ -438,6 +438,7 @@ int cmd_transpose(int argc, char **argv)
     int rc = transpose_parse(&t, argc, argv);
     if (rc >= 0)
         return rc;
+    cli_narrow_devices(&t.common); /* before any thread */
     input_list inputs;
     input_item item;
     io_reader *r = NULL;

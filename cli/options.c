@@ -261,6 +261,14 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
     return cli_cpu_share(c, (double)size * (io_reader_compressed(r) ? ns_gzip : ns_plain));
 }
 
+/* Narrows the devices the driver starts to those of the options (see options.h). */
+void cli_narrow_devices(const cli_common *c)
+{
+    if (backend_narrow_devices(c->backend, &c->devices))
+        msg_info("driver: starting only the devices of --device (CUDA_VISIBLE_DEVICES=%s)",
+                 cu_narrowed_value());
+}
+
 /* -v: the open devices, and when they opened (seconds after the process
  * started). */
 static void cli_report_devices(const backend *be, double open_at)

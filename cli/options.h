@@ -127,6 +127,11 @@ double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns
 double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
                               double ns_gzip);
 
+/* Makes the devices the options name the only ones the driver starts
+ * (backend_narrow_devices), saying so with -v. Call once the options are
+ * parsed, before any thread starts. */
+void cli_narrow_devices(const cli_common *c);
+
 /* Opens the backend the options ask for; warns on the CPU fallback of
  * auto. auto starts the GPU only for an estimated cpu_seconds (< 0:
  * unknown) of CLI_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is

@@ -98,6 +98,15 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
     }
 }
 
+/* Lets the driver start only the devices a run of `kind` on devs uses
+ * (cu_narrow_devices): none for the CPU backend, every one for `all`. */
+int backend_narrow_devices(backend_kind kind, const backend_devices *devs)
+{
+    if (kind == BACKEND_CPU || devs->all)
+        return 0;
+    return cu_narrow_devices(devs->list, devs->count);
+}
+
 /* One device's context being made (backend_open_cuda). */
 typedef struct {
     int device;
@@ -131,6 +140,9 @@ static void *device_open_main(void *arg)
  * each device is handed out as soon as it is open (start_hand_out). */
 static int backend_open_cuda(backend *be, const backend_devices *devs, int n, backend_start *st)
 {
+    int narrowed = !devs->all && cu_devices_narrowed();
+    if (n == GPU_ERR_NO_DEVICE && narrowed && devs->list[0] != 0)
+        n = 0; /* the driver sees none of the list: its first device is missing */
     if (n < 0) {
         snprintf(be->err, sizeof be->err, "%s", gpu_load_message());
         return n;
@@ -141,9 +153,17 @@ static int backend_open_cuda(backend *be, const backend_devices *devs, int n, ba
     int started[BACKEND_MAX_GPUS] = {0};
     for (int i = 0; i < count; i++) {
         int device = devs->all ? i : devs->list[i];
-        if (device < 0 || device >= n) {
-            snprintf(be->err, sizeof be->err, "no CUDA device %d (this machine has %d)", device,
-                     n);
+        int ordinal = devs->all ? i : cu_device_ordinal(device);
+        if (ordinal < 0 || ordinal >= n) {
+            /* narrowed, the driver counts only the devices listed before the
+             * first that does not exist */
+            if (narrowed)
+                snprintf(be->err, sizeof be->err,
+                         "no CUDA device %d (this machine has fewer than %lld)", device,
+                         (long long)device + 1);
+            else
+                snprintf(be->err, sizeof be->err, "no CUDA device %d (this machine has %d)", device,
+                         n);
             return GPU_ERR_BAD_DEVICE;
         }
         open[i] = (device_open){.device = device, .index = i, .st = st};

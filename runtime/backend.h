@@ -78,6 +78,13 @@ int backend_parse(const char *name);
  * 0, or -1 with a reason in err. */
 int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t errlen);
 
+/* Makes the devices devs names the only ones the driver starts (see
+ * cu_narrow_devices), unless kind is the CPU or devs is `all`; messages
+ * still number the devices as devs does. Call once, after the options and
+ * before any other thread starts (it sets CUDA_VISIBLE_DEVICES). 1 when
+ * narrowed, else 0. */
+int backend_narrow_devices(backend_kind kind, const backend_devices *devs);
+
 /* Opens a backend. auto is the CPU backend with the CUDA devices starting
  * beside it (see above); cuda fails with a negative
  * gpu_error and a message in be->err. threads < 1 means one per core. */

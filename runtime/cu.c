@@ -249,6 +249,115 @@ void cu_set_defaults(void)
     setenv("CUDA_MODULE_LOADING", CU_MODULE_LOADING, 0);
 }
 
+#define CU_VISIBLE_ENTRY_MAX 128 /* longer than any index or UUID the driver takes */
+
+static int cu_narrowed[CU_MAX_NARROWED]; /* device numbers, by the driver's ordinal */
+static int cu_nnarrowed;                 /* 0: not narrowed */
+static char cu_narrowed_to[CU_MAX_NARROWED * CU_VISIBLE_ENTRY_MAX];
+
+/* Whether the n bytes at s are a CUDA_VISIBLE_DEVICES entry the driver
+ * takes as a device: an index, or a GPU or MIG instance UUID (the driver
+ * stops its list at the first entry that names no device). */
+static int cu_visible_entry_ok(const char *s, size_t n)
+{
+    if (n == 0 || n >= CU_VISIBLE_ENTRY_MAX)
+        return 0;
+    if (n > 4 && (!strncmp(s, "GPU-", 4) || !strncmp(s, "MIG-", 4)))
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Finds entry k of the CUDA_VISIBLE_DEVICES list `list` (*at, *len); 0, or
+ * -1 when the list has no entry k or one of entries 0..k is not an index or
+ * a UUID. (An index before entry k beyond the machine's devices is not
+ * seen here: the driver would end the list there, while entry k alone is
+ * still started.) */
+static int cu_visible_entry(const char *list, int k, const char **at, size_t *len)
+{
+    const char *p = list;
+    for (int i = 0;; i++) {
+        size_t n = strcspn(p, ",");
+        if (!cu_visible_entry_ok(p, n))
+            return -1;
+        if (i == k) {
+            *at = p;
+            *len = n;
+            return 0;
+        }
+        if (!p[n])
+            return -1;
+        p += n + 1;
+    }
+}
+
+/* Narrows the devices the driver starts to those a run uses (see cu.h). */
+int cu_narrow_devices(const int *devices, int count)
+{
+    const char *off = getenv("GPUBATCH_NARROW_DEVICES");
+    if ((off && !strcmp(off, "0")) || count < 1 || count > CU_MAX_NARROWED || cu_nnarrowed)
+        return 0;
+    const char *user = getenv("CUDA_VISIBLE_DEVICES");
+    char value[sizeof cu_narrowed_to];
+    size_t used = 0;
+    for (int i = 0; i < count; i++) {
+        char index[16];
+        const char *entry = index;
+        size_t len;
+        if (devices[i] < 0)
+            return 0;
+        if (user) {
+            if (cu_visible_entry(user, devices[i], &entry, &len) < 0)
+                return 0;
+        } else {
+            len = (size_t)snprintf(index, sizeof index, "%d", devices[i]);
+        }
+        for (int j = 0; j < i && user; j++) { /* two places with one entry: the driver decides */
+            const char *other;
+            size_t other_len;
+            cu_visible_entry(user, devices[j], &other, &other_len);
+            if (other_len == len && !memcmp(other, entry, len))
+                return 0;
+        }
+        if (i)
+            value[used++] = ',';
+        memcpy(value + used, entry, len);
+        used += len;
+    }
+    value[used] = 0;
+    if (setenv("CUDA_VISIBLE_DEVICES", value, 1) != 0)
+        return 0;
+    memcpy(cu_narrowed, devices, (size_t)count * sizeof *devices);
+    cu_nnarrowed = count;
+    memcpy(cu_narrowed_to, value, used + 1);
+    return 1;
+}
+
+/* Whether the devices were narrowed. */
+int cu_devices_narrowed(void)
+{
+    return cu_nnarrowed > 0;
+}
+
+/* The driver's ordinal of a device number (see cu.h). */
+int cu_device_ordinal(int device)
+{
+    if (!cu_nnarrowed)
+        return device;
+    for (int i = 0; i < cu_nnarrowed; i++)
+        if (cu_narrowed[i] == device)
+            return i;
+    return -1;
+}
+
+/* CUDA_VISIBLE_DEVICES as narrowed, or "". */
+const char *cu_narrowed_value(void)
+{
+    return cu_narrowed_to;
+}
+
 /* Loads the driver once per process. */
 int cu_load(void)
 {

@@ -131,6 +131,11 @@ enum cu_load_error {
     CU_LOAD_NO_DEVICE = -4,
 };
 
+/* The driver reads the environment as it starts (cuInit, on whichever
+ * thread calls cu_load first): cu_set_defaults() and cu_narrow_devices()
+ * set it from the main thread before any other thread starts, since
+ * setenv is not safe beside another thread's getenv. */
+
 /* Hardware work queues per context that gpubatch asks the driver for
  * (CUDA_DEVICE_MAX_CONNECTIONS, default 8): each one costs about 14 ms of
  * context creation on an H100 or H200, and with 4 the streams that run at
@@ -147,6 +152,37 @@ enum cu_load_error {
  * CUDA_MODULE_LOADING to CU_MODULE_LOADING, each unless the user set it;
  * call before any other thread starts (it changes the environment). */
 void cu_set_defaults(void);
+
+/* The most devices cu_narrow_devices() narrows to. */
+#define CU_MAX_NARROWED 64
+
+/* Makes the `count` devices numbered in `devices` (distinct, as --device
+ * numbers them: among those CUDA_VISIBLE_DEVICES leaves visible, in the
+ * order CUDA_DEVICE_ORDER gives) the only ones the driver starts, in that
+ * order: sets CUDA_VISIBLE_DEVICES to their indices, or, when it is set, to
+ * its entries at those places (integers, GPU-... or MIG-... UUIDs, copied
+ * as written), since the driver's start grows with every device it sees.
+ * The driver's ordinal of devices[i] is then i (cu_device_ordinal).
+ * CUDA_DEVICE_ORDER is left as it is: the driver reads the indices in its
+ * order. Leaves everything as it is, returning 0, when
+ * GPUBATCH_NARROW_DEVICES is 0, when count is not 1..CU_MAX_NARROWED, or
+ * when CUDA_VISIBLE_DEVICES is set but has no entry at a place asked for or
+ * one before it that is not an index or a UUID (the driver then decides, as
+ * without narrowing); 1 when narrowed. Call before cu_load and before any
+ * other thread starts (it changes the environment), at most once. */
+int cu_narrow_devices(const int *devices, int count);
+
+/* Whether cu_narrow_devices() narrowed the devices. */
+int cu_devices_narrowed(void);
+
+/* The driver's ordinal of device number `device` (as --device numbers
+ * it): the number itself unless cu_narrow_devices() narrowed, else its
+ * place among the devices narrowed to, or -1 when it is not one of them. */
+int cu_device_ordinal(int device);
+
+/* The value cu_narrow_devices() gave CUDA_VISIBLE_DEVICES ("" when it did
+ * not narrow). */
+const char *cu_narrowed_value(void);
 
 /* Opens the driver and resolves the table once; later calls return the
  * first result. Returns 0 or a cu_load_error; cu_load_message() explains. */

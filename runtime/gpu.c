@@ -105,16 +105,17 @@ const char *gpu_load_message(void)
 }
 
 /* Reads the attributes gpubatch reports and uses. */
-int gpu_device_query(int ordinal, gpu_device_info *info)
+int gpu_device_query(int device, gpu_device_info *info)
 {
     int n = gpu_device_count();
     if (n < 0)
         return n;
+    int ordinal = cu_device_ordinal(device);
     if (ordinal < 0 || ordinal >= n)
         return GPU_ERR_BAD_DEVICE;
     CUdevice dev;
     memset(info, 0, sizeof *info);
-    info->ordinal = ordinal;
+    info->ordinal = device;
     if (cu.DeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
         cu.DeviceGetName(info->name, (int)sizeof info->name - 1, dev) != CUDA_SUCCESS ||
         cu.DeviceGetAttribute(&info->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -138,17 +139,17 @@ int gpu_device_query(int ordinal, gpu_device_info *info)
     return 0;
 }
 
-/* Retains the primary context of device ordinal and makes it current. */
-int gpu_open(gpu **out, int ordinal)
+/* Retains the primary context of the device and makes it current. */
+int gpu_open(gpu **out, int device)
 {
     *out = NULL;
     gpu *g = calloc(1, sizeof *g);
     if (!g)
         return GPU_ERR_OUT_OF_MEMORY;
-    int rc = gpu_device_query(ordinal, &g->info);
+    int rc = gpu_device_query(device, &g->info);
     if (rc < 0)
         goto out_free;
-    int r = (int)cu.DeviceGet(&g->dev, ordinal);
+    int r = (int)cu.DeviceGet(&g->dev, cu_device_ordinal(device));
     if (r == CUDA_SUCCESS)
         r = (int)cu.DevicePrimaryCtxRetain(&g->ctx, g->dev);
     if (r != CUDA_SUCCESS) {

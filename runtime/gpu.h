@@ -30,7 +30,7 @@ typedef struct gpu gpu;
 
 typedef struct {
     char name[256];
-    int ordinal;
+    int ordinal; /* its number as --device gives it (cu_device_ordinal maps it to the driver's) */
     int cc_major, cc_minor;
     int sm_count;
     size_t total_mem;
@@ -39,7 +39,9 @@ typedef struct {
     int smem_reserved;   /* of which the driver keeps per CTA */
 } gpu_device_info;
 
-/* Loads the driver and returns the number of devices, or a negative
+/* Loads the driver and returns the number of devices it sees (after
+ * cu_narrow_devices(), those of the narrowed list up to the first that does
+ * not exist), or a negative
  * gpu_error (GPU_ERR_NO_DRIVER, GPU_ERR_DRIVER_TOO_OLD, GPU_ERR_NO_DEVICE)
  * with the reason from gpu_load_message(). */
 int gpu_device_count(void);
@@ -47,11 +49,14 @@ int gpu_device_count(void);
 /* Why gpu_device_count() failed. */
 const char *gpu_load_message(void);
 
-/* Fills info for device ordinal; 0 or a negative gpu_error. */
-int gpu_device_query(int ordinal, gpu_device_info *info);
+/* Fills info for device number `device` (as --device numbers it: the
+ * driver's ordinal unless cu_narrow_devices() narrowed the devices); 0 or a
+ * negative gpu_error (GPU_ERR_BAD_DEVICE when the driver has no such device). */
+int gpu_device_query(int device, gpu_device_info *info);
 
-/* Opens device ordinal (retains its primary context). */
-int gpu_open(gpu **out, int ordinal);
+/* Opens device number `device`, numbered as gpu_device_query() numbers it
+ * (retains its primary context). */
+int gpu_open(gpu **out, int device);
 
 /* Releases everything the handle owns; accepts NULL. */
 void gpu_close(gpu *g);

@@ -29,7 +29,17 @@
  *                         gpubatch assumes, not one seen on an old driver
  *   FAKECUDA_CUBIN_ERROR  a CUresult every cubin load returns instead, as
  *                         from a driver that refuses the embedded native code
- *   FAKECUDA_DEVICES      number of devices (default 1)
+ *   FAKECUDA_DEVICES      number of devices (default 1). As a real driver
+ *                         does at cuInit, it reads CUDA_VISIBLE_DEVICES:
+ *                         a list of device indices that picks and orders
+ *                         the devices the ordinals count (index k is
+ *                         ordinal k), its first entry that is not a
+ *                         decimal index below FAKECUDA_DEVICES ending the
+ *                         list (here a repeated index too); cuInit
+ *                         fails with CUDA_ERROR_NO_DEVICE when it leaves
+ *                         none. The variables below that name a device,
+ *                         and FAKECUDA_REPORT, number the devices by index
+ *                         (as without CUDA_VISIBLE_DEVICES)
  *   FAKECUDA_MEM_BYTES    memory size of each device; a cuMemAlloc beyond
  *                         what is left fails with CUDA_ERROR_OUT_OF_MEMORY
  *   FAKECUDA_LAUNCH_ERROR a CUresult every cuLaunchKernel returns
@@ -46,8 +56,9 @@
  *                         (CUDA_ERROR_NOT_SUPPORTED) and cuMemHostGetDevicePointer
  *                         fails
  *   FAKECUDA_ENV_REPORT   a file cuInit writes the lines
- *                         "CUDA_DEVICE_MAX_CONNECTIONS=VALUE" and
- *                         "CUDA_MODULE_LOADING=VALUE" to (VALUE "unset"
+ *                         "CUDA_DEVICE_MAX_CONNECTIONS=VALUE",
+ *                         "CUDA_MODULE_LOADING=VALUE" and
+ *                         "CUDA_VISIBLE_DEVICES=VALUE" to (VALUE "unset"
  *                         when it is not set): settings a real driver
  *                         reads as it starts
  *   FAKECUDA_PIN_REPORT   a file that holds one line "pinned N": the host
@@ -94,12 +105,44 @@ static pthread_mutex_t fake_copy_mu = PTHREAD_MUTEX_INITIALIZER;
 static double fake_link_free[FAKE_MAX_DEVICES]; /* when each device's copies end */
 static int fake_copying_max;                    /* FAKECUDA_COPY_REPORT's count */
 
+static int fake_visible[FAKE_MAX_DEVICES]; /* the index of each ordinal, from cuInit on */
+static int fake_nvisible = -1;             /* ordinals; -1 before cuInit */
+
 /* Number of devices from FAKECUDA_DEVICES, or 1. */
 static int fake_device_total(void)
 {
     const char *s = getenv("FAKECUDA_DEVICES");
     int n = s && *s ? atoi(s) : 1;
     return n < 1 ? 1 : n > FAKE_MAX_DEVICES ? FAKE_MAX_DEVICES : n;
+}
+
+/* Reads CUDA_VISIBLE_DEVICES into fake_visible as a driver does (see
+ * above); the number of ordinals. */
+static int fake_read_visible(void)
+{
+    int total = fake_device_total(), n = 0;
+    const char *s = getenv("CUDA_VISIBLE_DEVICES");
+    if (!s) {
+        for (n = 0; n < total; n++)
+            fake_visible[n] = n;
+        return n;
+    }
+    while (n < total) {
+        char *end;
+        long v = *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+        if (v < 0 || v >= total || (*end && *end != ','))
+            break;
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= fake_visible[i] == v;
+        if (seen)
+            break;
+        fake_visible[n++] = (int)v;
+        if (!*end)
+            break;
+        s = end + 1;
+    }
+    return n;
 }
 
 /* The device an object handle belongs to. */
@@ -197,8 +240,9 @@ static CUresult fake_init(unsigned int flags)
     if (f) {
         const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
         const char *loading = getenv("CUDA_MODULE_LOADING");
-        fprintf(f, "CUDA_DEVICE_MAX_CONNECTIONS=%s\nCUDA_MODULE_LOADING=%s\n", conn ? conn : "unset",
-                loading ? loading : "unset");
+        const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+        fprintf(f, "CUDA_DEVICE_MAX_CONNECTIONS=%s\nCUDA_MODULE_LOADING=%s\nCUDA_VISIBLE_DEVICES=%s\n",
+                conn ? conn : "unset", loading ? loading : "unset", visible ? visible : "unset");
         fclose(f);
     }
     const char *s = getenv("FAKECUDA_INIT_DELAY_MS");
@@ -206,7 +250,8 @@ static CUresult fake_init(unsigned int flags)
         struct timespec ts = {atol(s) / 1000, atol(s) % 1000 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    return CUDA_SUCCESS;
+    fake_nvisible = fake_read_visible();
+    return fake_nvisible ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
 /* The CUDA version this stand-in is: FAKECUDA_DRIVER_VERSION, or 13.0. */
@@ -280,19 +325,22 @@ static CUresult fake_error_string(CUresult e, const char **s)
     return fake_error_lookup(e, s, 0);
 }
 
-/* FAKECUDA_DEVICES devices. */
+/* The devices CUDA_VISIBLE_DEVICES leaves of FAKECUDA_DEVICES. */
 static CUresult fake_device_count(int *n)
 {
-    *n = fake_device_total();
-    return CUDA_SUCCESS;
+    *n = fake_nvisible < 0 ? 0 : fake_nvisible;
+    return fake_nvisible < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_SUCCESS;
 }
 
-/* Device `ordinal`, if there is one. */
+/* Device `ordinal` (its index), if there is one. */
 static CUresult fake_device_get(CUdevice *d, int ordinal)
 {
-    *d = ordinal;
-    return ordinal >= 0 && ordinal < fake_device_total() ? CUDA_SUCCESS
-                                                         : CUDA_ERROR_INVALID_DEVICE;
+    if (fake_nvisible < 0)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal < 0 || ordinal >= fake_nvisible)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = fake_visible[ordinal];
+    return CUDA_SUCCESS;
 }
 
 /* The device's name. */

@@ -89,4 +89,7 @@ use_fake_driver() {
         exit
     fi
     export GPUBATCH_LIBCUDA="$FAKE"
+    # the stand-in reads CUDA_VISIBLE_DEVICES as a driver does: the tests
+    # set it themselves
+    unset CUDA_VISIBLE_DEVICES GPUBATCH_NARROW_DEVICES
 }

@@ -17,6 +17,7 @@ if [ ! -f "$FAKE" ]; then
     exit
 fi
 export GPUBATCH_GPU_START=always
+unset CUDA_VISIBLE_DEVICES # the stand-in reads it as a driver does
 SLOW="env GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000"
 
 # Seconds a command takes, to 0.01 s (python3 is at hand in every test).

@@ -4,7 +4,9 @@
 # round the listed devices, every driver call runs with its own device's
 # context current (the stand-in refuses anything else), a staged matrix uses
 # the first device, copies to two devices overlap, and bad lists are usage
-# errors or clear errors.
+# errors or clear errors. The driver starts only the devices --device names
+# (CUDA_VISIBLE_DEVICES, which the stand-in reads as a driver does), and
+# every message still numbers them as --device does.
 . "$(dirname "$0")/lib.sh"
 use_fake_driver
 export FAKECUDA_DEVICES=3
@@ -107,19 +109,21 @@ for bad in x 0,,1 1, -1 0,0 "2,1,2" all,0 ""; do
         fail "--device '$bad': status $st, [$(head -1 "$T/e")]"
     fi
 done
-check_error "a device beyond the machine's" "no CUDA device 3 (this machine has 3)" \
+check_error "a device beyond the machine's" "no CUDA device 3 (this machine has fewer than 4)" \
     "$GB" reduce --backend cuda --device 0,3 "$T/a.npy.gz"
+check_error "a device beyond the machine's, not narrowed" "no CUDA device 3 (this machine has 3)" \
+    env GPUBATCH_NARROW_DEVICES=0 "$GB" reduce --backend cuda --device 0,3 "$T/a.npy.gz"
 # cuda's devices start beside the input's set-up: a device that does not
 # open is still an error naming it, with no output file, and a slow start
 # changes nothing in the results.
 for cmd in "quadratic $T/q.npy.gz" "transpose $T/m.npy.gz"; do
     rm -f "$T/never.gz"
-    check_error "${cmd%% *}: a device beyond the machine's" "no CUDA device 5 (this machine has 3)" \
+    check_error "${cmd%% *}: a device beyond the machine's" "no CUDA device 5 (this machine has fewer than 6)" \
         "$GB" ${cmd%% *} --backend cuda --device 5 -o "$T/never.gz" ${cmd#* }
     [ ! -e "$T/never.gz" ] && ok || fail "${cmd%% *}: an output file after a device error"
 done
 check_error "reduce of two files, a device beyond the machine's: one error, no results" \
-    "no CUDA device 5 (this machine has 3)" "$GB" reduce --backend cuda --device 5 "$T/a.npy.gz" \
+    "no CUDA device 5 (this machine has fewer than 6)" "$GB" reduce --backend cuda --device 5 "$T/a.npy.gz" \
     "$T/a.npy.gz"
 check_error "a missing input, devices still starting" "nothere.npy" \
     env FAKECUDA_INIT_DELAY_MS=300 "$GB" reduce --backend cuda "$T/nothere.npy"
@@ -127,7 +131,7 @@ check_error "a missing input, devices still starting" "nothere.npy" \
 "$GB" reduce --device 1,7 "$T/a.npy.gz" >"$T/auto.txt" 2>"$T/auto.err"
 check_eq "auto falls back to the CPU for a missing device" "0" "$?"
 check_files_same "the fallback gives the CPU's result" "$T/cpu.txt" "$T/auto.txt"
-grep -q "no CUDA device 7 (this machine has 3); using the CPU backend" "$T/auto.err" && ok ||
+grep -q "no CUDA device 7 (this machine has fewer than 8); using the CPU backend" "$T/auto.err" && ok ||
     fail "fallback warning: $(cat "$T/auto.err")"
 "$GB" bench --device all reduce >"$T/o" 2>"$T/e"
 check_eq "bench takes one device" "2" "$?"
@@ -205,15 +209,123 @@ for d in 0 0,1; do
         "$(copying quadratic -q --backend cuda --device $d --chunk 1M "$T/q.npy.gz" -o "$T/qc.npy.gz" -f)"
 done
 
+# Prints the settings the stand-in saw at cuInit (FAKECUDA_ENV_REPORT) on
+# one line, those named by the pattern PAT (grep -E) only.
+env_seen() {
+    grep -E "^($1)=" "$T/env" | tr '\n' ' ' | sed 's/ $//'
+}
+
 # The driver starts with 4 hardware queues per context and loads every
 # kernel of a module with the module, unless the user set otherwise
 # (CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING).
 (unset CUDA_DEVICE_MAX_CONNECTIONS CUDA_MODULE_LOADING
     FAKECUDA_ENV_REPORT="$T/env" "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1)
 check_eq "the driver's settings by default" "CUDA_DEVICE_MAX_CONNECTIONS=4 CUDA_MODULE_LOADING=EAGER" \
-    "$(tr '\n' ' ' <"$T/env" | sed 's/ $//')"
+    "$(env_seen 'CUDA_DEVICE_MAX_CONNECTIONS|CUDA_MODULE_LOADING')"
 CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY FAKECUDA_ENV_REPORT="$T/env" \
     "$GB" reduce --backend cuda "$T/a.npy" >/dev/null 2>&1
 check_eq "the driver's settings as the user set them" \
-    "CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY" "$(tr '\n' ' ' <"$T/env" | sed 's/ $//')"
+    "CUDA_DEVICE_MAX_CONNECTIONS=16 CUDA_MODULE_LOADING=LAZY" \
+    "$(env_seen 'CUDA_DEVICE_MAX_CONNECTIONS|CUDA_MODULE_LOADING')"
+
+# The driver starts only the devices --device names: CUDA_VISIBLE_DEVICES
+# as the stand-in saw it at cuInit, on 4 devices, and the exit status
+# when it is not 0.
+export FAKECUDA_DEVICES=4
+visible() {
+    rm -f "$T/env"
+    FAKECUDA_ENV_REPORT="$T/env" "$@" >"$T/vis.out" 2>"$T/vis.err"
+    st=$?
+    echo "$(env_seen CUDA_VISIBLE_DEVICES)$([ $st = 0 ] || echo " (exit $st)")"
+}
+check_eq "the default device alone" "CUDA_VISIBLE_DEVICES=0" \
+    "$(visible "$GB" reduce --backend cuda "$T/a.npy")"
+check_eq "auto: the default device alone" "CUDA_VISIBLE_DEVICES=0" \
+    "$(visible "$GB" reduce "$T/a.npy")"
+check_eq "--device 2" "CUDA_VISIBLE_DEVICES=2" \
+    "$(visible "$GB" reduce --backend cuda --device 2 "$T/a.npy")"
+check_eq "--device 1,3" "CUDA_VISIBLE_DEVICES=1,3" \
+    "$(visible "$GB" reduce --backend cuda --device 1,3 "$T/a.npy")"
+check_eq "--device 3,0 keeps its order" "CUDA_VISIBLE_DEVICES=3,0" \
+    "$(visible "$GB" quadratic --backend cuda --device 3,0 -f -o "$T/nq.npy.gz" "$T/q.npy.gz")"
+check_eq "--device all: every device" "CUDA_VISIBLE_DEVICES=unset" \
+    "$(visible "$GB" reduce --backend cuda --device all "$T/a.npy")"
+check_eq "--device all: the user's list as it is" "CUDA_VISIBLE_DEVICES=3,1" \
+    "$(CUDA_VISIBLE_DEVICES=3,1 visible "$GB" reduce --backend cuda --device all "$T/a.npy")"
+check_eq "the user's list: --device 1 is its second entry" "CUDA_VISIBLE_DEVICES=1" \
+    "$(CUDA_VISIBLE_DEVICES=3,1,0 visible "$GB" reduce --backend cuda --device 1 "$T/a.npy")"
+check_eq "the user's list: --device 2,0" "CUDA_VISIBLE_DEVICES=0,3" \
+    "$(CUDA_VISIBLE_DEVICES=3,1,0 visible "$GB" reduce --backend cuda --device 2,0 "$T/a.npy")"
+check_eq "the user's list of UUIDs: picked as written" "CUDA_VISIBLE_DEVICES=MIG-b/1/0 (exit 1)" \
+    "$(CUDA_VISIBLE_DEVICES=GPU-a,MIG-b/1/0 visible "$GB" reduce --backend cuda --device 1 "$T/a.npy")"
+check_eq "GPUBATCH_NARROW_DEVICES=0" "CUDA_VISIBLE_DEVICES=unset" \
+    "$(GPUBATCH_NARROW_DEVICES=0 visible "$GB" reduce --backend cuda --device 2 "$T/a.npy")"
+check_eq "GPUBATCH_NARROW_DEVICES=0, the user's list" "CUDA_VISIBLE_DEVICES=3,1,0" \
+    "$(CUDA_VISIBLE_DEVICES=3,1,0 GPUBATCH_NARROW_DEVICES=0 visible "$GB" reduce --backend cuda \
+        --device 1 "$T/a.npy")"
+# A list whose entries up to the one asked for are not all devices is left
+# to the driver, which stops at the first one that is not.
+for bad in "" "x" "1,x,2" "0,,2" "-1,2"; do
+    check_eq "the user's list '$bad', --device 2: as it is" "CUDA_VISIBLE_DEVICES=$bad (exit 1)" \
+        "$(CUDA_VISIBLE_DEVICES=$bad visible "$GB" reduce --backend cuda --device 2 "$T/a.npy")"
+done
+check_error "the user's list '1,x,2', --device 2" "no CUDA device 2 (this machine has 1)" \
+    env CUDA_VISIBLE_DEVICES=1,x,2 "$GB" reduce --backend cuda --device 2 "$T/a.npy"
+check_eq "the user's list '1,x,2', --device 0: its first entry" "CUDA_VISIBLE_DEVICES=1" \
+    "$(CUDA_VISIBLE_DEVICES=1,x,2 visible "$GB" reduce --backend cuda "$T/a.npy")"
+check_error "an empty list hides every device" "no CUDA device: the driver found no GPU" \
+    env CUDA_VISIBLE_DEVICES= "$GB" reduce --backend cuda "$T/a.npy"
+check_eq "a list with one entry at two places asked for: as it is" "CUDA_VISIBLE_DEVICES=2,2 (exit 1)" \
+    "$(CUDA_VISIBLE_DEVICES=2,2 visible "$GB" reduce --backend cuda --device 1,0 "$T/a.npy")"
+
+# The devices narrowed to do the work, and every message numbers them as
+# --device does.
+check_launches "--device 2, narrowed: the launches on device 2" "0 0 + 0" \
+    "$GB" reduce -v --backend cuda --device 2 --chunk 1M "$T/a.npy.gz"
+grep -q "backend cuda: device 2[ ,]" "$T/dev.err" && ok ||
+    fail "-v of --device 2: $(grep 'backend cuda: device' "$T/dev.err")"
+grep -q "driver: starting only the devices of --device (CUDA_VISIBLE_DEVICES=2)" "$T/dev.err" && ok ||
+    fail "-v of --device 2 does not say what the driver starts: $(cat "$T/dev.err")"
+check_launches "--device 3,1, narrowed" "0 + 0 +" \
+    "$GB" reduce -v --backend cuda --device 3,1 --chunk 1M "$T/a.npy.gz"
+check_eq "-v names the devices, narrowed" "device 3|device 1" \
+    "$(sed -n 's/.*backend cuda: \(device [0-9]*\).*/\1/p' "$T/dev.err" | tr '\n' '|' | sed 's/|$//')"
+check_launches "the user's list 3,1,0, --device 2,0" "+ 0 0 +" \
+    env CUDA_VISIBLE_DEVICES=3,1,0 "$GB" reduce -v --backend cuda --device 2,0 --chunk 1M "$T/a.npy.gz"
+check_eq "-v names the devices as the user's list numbers them" "device 2|device 0" \
+    "$(sed -n 's/.*backend cuda: \(device [0-9]*\).*/\1/p' "$T/dev.err" | tr '\n' '|' | sed 's/|$//')"
+"$GB" reduce --device 3 --op sum "$T/a.npy.gz" >/dev/null 2>"$T/auto2.err"
+check_eq "auto on --device 3, narrowed: no fallback" "" "$(grep 'CPU backend' "$T/auto2.err")"
+check_launches "a late device, narrowed, in -v" "0 + 0 +" \
+    env FAKECUDA_CTX_DELAY_MS=0,0,0,100 FAKECUDA_COPY_MS=10 \
+    "$GB" reduce -v --backend cuda --device 1,3 --chunk 1M "$T/a.npy.gz"
+grep -q "device 3 (Fake GPU) taking chunks .* after [1-9][0-9]* on other devices" "$T/dev.err" &&
+    ok || fail "-v: device 3 joins late: $(grep 'taking chunks' "$T/dev.err")"
+check_launches "bench --device 2, narrowed" "0 0 + 0" \
+    "$GB" bench --backend cuda --device 2 --reps 1 --sizes inflate:100003 inflate
+check_error "a device that does not open, narrowed" "cannot open CUDA device 3: " \
+    env FAKECUDA_CTX_ERROR_DEVICE=3 "$GB" reduce -q --backend cuda --device 1,3 --chunk 1M "$T/a.npy.gz"
+FAKECUDA_MEM_BYTES=30000000 "$GB" reduce --backend cuda --device 2 "$T/a.npy" >"$T/o" 2>"$T/e"
+grep -q "of 30000000 free on device 2" "$T/e" && ok || fail "out of memory, narrowed: $(cat "$T/e")"
+
+# A device beyond the machine's is still an error naming it; a user's list
+# without that place is left to the driver, which counts its devices.
+for d in 5 0,5 5,0; do
+    check_error "--device $d of 4" "no CUDA device 5 (this machine has fewer than 6)" \
+        "$GB" reduce --backend cuda --device $d "$T/a.npy"
+done
+check_error "--device 2 of the user's 2" "no CUDA device 2 (this machine has 2)" \
+    env CUDA_VISIBLE_DEVICES=3,1 "$GB" reduce --backend cuda --device 2 "$T/a.npy"
+check_error "--device 1 of the user's list, its entry missing" \
+    "no CUDA device 1 (this machine has fewer than 2)" \
+    env CUDA_VISIBLE_DEVICES=0,7 "$GB" reduce --backend cuda --device 1 "$T/a.npy"
+"$GB" reduce --device 6 "$T/a.npy" >/dev/null 2>"$T/auto.err"
+grep -q "no CUDA device 6 (this machine has fewer than 7); using the CPU backend" "$T/auto.err" &&
+    ok || fail "auto, --device 6 of 4: $(cat "$T/auto.err")"
+
+# info sees every device.
+rm -f "$T/env"
+FAKECUDA_ENV_REPORT="$T/env" "$GB" info --no-jit --device 2 >"$T/info.out" 2>&1
+check_eq "info: every device" "CUDA_VISIBLE_DEVICES=unset|4" \
+    "$(env_seen CUDA_VISIBLE_DEVICES)|$(sed -n 's/^driver: .*, \([0-9]*\) devices$/\1/p' "$T/info.out")"
 summary

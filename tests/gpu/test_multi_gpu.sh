@@ -2,7 +2,8 @@
 # test_multi_gpu.sh - on a machine with two or more CUDA GPUs: `--device all`
 # and device lists give exactly what the CPU backend gives (reduce's text,
 # quadratic's and transpose's bytes) for any chunk size, stream count and
-# device order; one device of the list alone gives the same too.
+# device order; one device of the list alone gives the same too. The driver
+# starts only the devices listed, and -v still names them as listed.
 . "$(dirname "$0")/../cli/lib.sh"
 ndev=$("$GB" info --no-jit 2>/dev/null | grep -c '^device [0-9]*:')
 if [ "$ndev" -lt 2 ]; then
@@ -49,4 +50,22 @@ for shape in 4096x64x64 1000x33x65 3x1000x1000 2x8191x8193; do
         check_files_same "transpose $shape --device $d" "$T/tcpu.npy.gz" "$T/tgpu.npy.gz"
     done
 done
+# The devices listed alone are started, and -v still names them as listed
+# (where the environment lists no devices of its own, whose numbers differ).
+if [ -z "${CUDA_VISIBLE_DEVICES+set}" ]; then
+    "$GB" quadratic -v --backend cuda --device $last,0 "$T/q.npy.gz" -o "$T/qgpu.npy.gz" -f \
+        2>"$T/gpu.err"
+    check_files_same "quadratic --device $last,0, narrowed" "$T/qcpu.npy.gz" "$T/qgpu.npy.gz"
+    grep -q "CUDA_VISIBLE_DEVICES=$last,0)" "$T/gpu.err" && ok || fail "-v: not narrowed: $(cat "$T/gpu.err")"
+    check_eq "-v names the devices as listed" "device $last|device 0" \
+        "$(sed -n 's/.*backend cuda: \(device [0-9]*\), .*/\1/p' "$T/gpu.err" | tr '\n' '|' | sed 's/|$//')"
+    CUDA_VISIBLE_DEVICES=$last,0 "$GB" quadratic -v --backend cuda --device 1 "$T/q.npy.gz" \
+        -o "$T/qgpu.npy.gz" -f 2>"$T/gpu.err"
+    check_files_same "quadratic, the user's list, --device 1" "$T/qcpu.npy.gz" "$T/qgpu.npy.gz"
+    grep -q "CUDA_VISIBLE_DEVICES=0)" "$T/gpu.err" && ok || fail "-v: the user's list: $(cat "$T/gpu.err")"
+    check_eq "-v names the device as the user's list numbers it" "device 1" \
+        "$(sed -n 's/.*backend cuda: \(device [0-9]*\), .*/\1/p' "$T/gpu.err")"
+    check_error "a device beyond the machine's" "no CUDA device $ndev (this machine has fewer than" \
+        "$GB" reduce --backend cuda --device $ndev "$T/r-float32.npy.gz"
+fi
 summary
