@@ -12,12 +12,10 @@
 #include <zlib.h>
 
 #include "io/inflate.h"
-#include "io/stream_plan.h"
-#include "ptx/inflate_stream.h"
+#include "tests/inflate_stream_host.h"
 #include "tests/unit/check.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static int redone_batches, split_batches, batches; /* what the round trips went through */
 
 /* xorshift64: the tests' only source of randomness. */
 static uint64_t rnd(void)
@@ -90,94 +88,6 @@ static size_t deflate_raw(const uint8_t *src, size_t n, int level, int strategy,
     return len;
 }
 
-/* The windows and the markers, as the GPU replaces them: each segment's
- * window is the 32 KiB before it, from the window before the batch and the
- * segments before it. Writes the batch's bytes to dst; -1 for a marker
- * into bytes that do not exist. */
-static int replace_all(const sp_plan *p, const uint16_t *syms, uint8_t *window, uint32_t *valid,
-                       uint8_t *dst)
-{
-    int bad = 0;
-    for (int i = 0; i < p->n; i++) {
-        const ifs_seg *s = &p->segs[i];
-        for (uint32_t k = 0; k < s->nout; k++)
-            dst[s->out_pos + k] = ifs_resolve(syms[s->sym_off + k], window, *valid, &bad);
-        /* the next window: the last IFS_WINDOW bytes of window + output */
-        uint8_t next[IFS_WINDOW];
-        for (uint32_t q = 0; q < IFS_WINDOW; q++) {
-            int64_t from = (int64_t)s->nout - IFS_WINDOW + q;
-            next[q] = from >= 0 ? dst[s->out_pos + (uint64_t)from] : window[IFS_WINDOW + from];
-        }
-        memcpy(window, next, IFS_WINDOW);
-        *valid = *valid + s->nout > IFS_WINDOW ? IFS_WINDOW : *valid + s->nout;
-    }
-    return bad ? -1 : 0;
-}
-
-typedef struct {
-    uint64_t step;    /* segment length in bits */
-    uint32_t cap;     /* room per segment in symbols */
-    size_t batch;     /* compressed bytes per batch (0: the whole stream) */
-    int rounds, splits, gave_up;
-} run_opts;
-
-/* Decodes the stream in[0..len) the GPU's way into out (room cap);
- * returns its length, or -1 when the plan gave up. */
-static long decode_segments(const uint8_t *in, size_t len, uint8_t *out, size_t out_cap,
-                            run_opts *o)
-{
-    enum { MAX_SEGS = 4096 };
-    static ifs_seg segs[MAX_SEGS];
-    static int todo[MAX_SEGS];
-    static if_tables t;
-    static uint8_t window[IFS_WINDOW];
-    uint32_t valid = 0;
-    uint64_t bit = 0, total = 0;
-    for (;;) {
-        size_t first = (size_t)(bit / 8);
-        size_t blen = o->batch && len - first > o->batch ? (size_t)(bit / 8 - first) + o->batch
-                                                         : len - first;
-        int last = first + blen == len;
-        const uint8_t *bin = in + first;
-        uint64_t bstart = bit - (uint64_t)first * 8;
-        uint64_t nseg = (blen * 8 - bstart + o->step - 1) / o->step + 1;
-        uint64_t sym_cap = (nseg * 2 + 8) * o->cap + (4u << 20);
-        uint16_t *syms = malloc(sym_cap * sizeof *syms);
-        sp_plan p;
-        sp_init(&p, segs, todo, MAX_SEGS, blen, bstart, o->step, o->cap, sym_cap);
-        int r;
-        for (;;) {
-            for (int k = 0; k < p.ntodo; k++)
-                ifs_segment(bin, (if_u32)blen, &p.segs[p.todo[k]], syms, &t);
-            r = sp_check(&p, bin, blen, last);
-            if (r != SP_ROUND)
-                break;
-        }
-        o->rounds += p.rounds;
-        o->splits += p.n > (int)nseg;
-        batches++;
-        redone_batches += p.rounds > 1;
-        split_batches += p.sym_used > (uint64_t)p.n * o->cap;
-        if (r == SP_GIVE_UP || total + p.nout > out_cap) {
-            free(syms);
-            o->gave_up++;
-            return -1;
-        }
-        int bad = replace_all(&p, syms, window, &valid, out + total);
-        free(syms);
-        if (bad) {
-            o->gave_up++;
-            return -1;
-        }
-        total += p.nout;
-        bit = (uint64_t)first * 8 + p.end;
-        if (p.final)
-            return (long)total;
-        if (last)
-            return -1;
-    }
-}
-
 /* One round trip: data kind, writer settings and plan options. */
 static void round_trip(size_t n, int kind, int level, int strategy, size_t flush, uint64_t step,
                        uint32_t cap, size_t batch)
@@ -187,8 +97,8 @@ static void round_trip(size_t n, int kind, int level, int strategy, size_t flush
     size_t clen = deflate_raw(src, n, level, strategy, flush, &comp);
     uint8_t *out = malloc(n + 64);
     memset(out, 0xa5, n + 64);
-    run_opts o = {step, cap, batch, 0, 0, 0};
-    long got = decode_segments(comp, clen, out, n + 64, &o);
+    ish_opts o = {step, cap, batch, 0};
+    long got = ish_decode(comp, clen, out, n + 64, &o);
     CHECKF(got == (long)n && memcmp(out, src, n) == 0,
            "n %zu kind %d level %d strategy %d flush %zu step %llu cap %u batch %zu: got %ld",
            n, kind, level, strategy, flush, (unsigned long long)step, cap, batch, got);
@@ -232,8 +142,8 @@ static void test_corrupt(void)
         for (int k = 0; k < 1 + t % 3; k++)
             bad[rnd() % clen] ^= (uint8_t)(1u << (rnd() % 8));
         size_t blen = t % 5 == 0 ? clen - 1 - rnd() % 100 : clen;
-        run_opts o = {4096 + rnd() % 60000, 20000, 0, 0, 0, 0};
-        long got = decode_segments(bad, blen, out, 4 * n, &o);
+        ish_opts o = {4096 + rnd() % 60000, 20000, 0, 0};
+        long got = ish_decode(bad, blen, out, 4 * n, &o);
         z_stream zs;
         memset(&zs, 0, sizeof zs);
         inflateInit2(&zs, -15);
@@ -283,8 +193,8 @@ int main(void)
     round_trip(1, 3, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0);
     round_trip(100, 1, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0);
     /* the round trips went through redone segments and extra room */
-    CHECKF(redone_batches > 0 && split_batches > 0, "%d of %d batches redone, %d with more room",
-           redone_batches, batches, split_batches);
+    CHECKF(ish_redone > 0 && ish_roomier > 0, "%d of %d batches redone, %d with more room",
+           ish_redone, ish_batches, ish_roomier);
     test_corrupt();
     return check_summary();
 }
