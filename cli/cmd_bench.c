@@ -348,6 +348,8 @@ int cmd_bench(int argc, char **argv)
             return cli_usage_error("bench", "unknown option");
         }
     }
+    if (cli_common_finish(&common))
+        return 2;
     unsigned ops = 0;
     for (int i = optind; i < argc; i++) {
         int op = bench_op_parse(argv[i]);

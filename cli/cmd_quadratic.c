@@ -113,6 +113,8 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
             return cli_usage_error("quadratic", "unknown option");
         }
     }
+    if (cli_common_finish(&q->common))
+        return 2;
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
     if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))

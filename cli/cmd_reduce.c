@@ -461,6 +461,8 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
             return cli_usage_error("reduce", "unknown option");
         }
     }
+    if (cli_common_finish(&o->common))
+        return 2;
     if (o->shard.count && (!o->state_path || argc - optind != 1))
         return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
     if (!o->shard.count && o->state_path)

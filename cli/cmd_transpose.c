@@ -91,6 +91,8 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
             return cli_usage_error("transpose", "unknown option");
         }
     }
+    if (cli_common_finish(&t->common))
+        return 2;
     if (argc - optind > 1)
         return cli_usage_error("transpose", "one input file at a time");
     if (t->shard.count && (!t->out.path || !strcmp(t->out.path, "-") || argc - optind != 1))

@@ -129,6 +129,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         if ((b = backend_parse(arg)) < 0)
             return cli_usage_error("", "unknown backend '%s' (auto, cuda, cpu)", arg), -1;
         c->backend = (backend_kind)b;
+        c->backend_given = 1;
         return 1;
     case OPT_DEVICE: {
         char err[256];
@@ -168,6 +169,20 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     default:
         return 0;
     }
+}
+
+/* Takes the backend from GPUBATCH_BACKEND where --backend did not set it. */
+int cli_common_finish(cli_common *c)
+{
+    const char *env = getenv("GPUBATCH_BACKEND");
+    int b;
+    if (c->backend_given || !env || !*env)
+        return 0;
+    if ((b = backend_parse(env)) < 0)
+        return cli_usage_error("", "unknown backend '%s' in GPUBATCH_BACKEND (auto, cuda, cpu)",
+                               env);
+    c->backend = (backend_kind)b;
+    return 0;
 }
 
 /* Refuses a ring of host buffers larger than the physical memory, which
@@ -332,9 +347,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         backend_close(be);
         return 1;
     }
-    const char *why = backend_fallback(be);
-    if (why)
-        msg_warn("%s; using the CPU backend", why);
+    cli_report_fallback(be, backend_fallback(be));
     if (be->kind == BACKEND_CUDA && !be->start)
         cli_report_devices(be, msg_elapsed());
     if (be->kind == BACKEND_CUDA && be->start)
@@ -354,6 +367,18 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
     return 0;
 }
 
+/* Reports auto's fall back to the CPU: where no NVIDIA driver is installed
+ * (a CPU node) only with -v, any other failure of the GPU as a warning. */
+void cli_report_fallback(const backend *be, const char *why)
+{
+    if (!why)
+        return;
+    if (be->fallback_code == GPU_ERR_NO_DRIVER)
+        msg_info("%s; using the CPU backend", why);
+    else
+        msg_warn("%s; using the CPU backend", why);
+}
+
 /* Warns of a failed start that no chunk noticed, then closes; waits for
  * the start first when GPUBATCH_GPU_START=wait (so that the warning does
  * not depend on timing). */
@@ -361,8 +386,6 @@ void cli_close_backend(backend *be)
 {
     if (cli_gpu_start_mode("wait"))
         backend_settle(be);
-    const char *why = backend_fallback(be);
-    if (why)
-        msg_warn("%s; using the CPU backend", why);
+    cli_report_fallback(be, backend_fallback(be));
     backend_close(be);
 }
