@@ -343,16 +343,20 @@ int cmd_merge(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
         {0, 0, 0, 0},
     };
+    static const char shortopts[] = ":o:cfqvh";
     out_opts oo;
-    int json = 0, opt;
+    int json = 0, opt, handled;
     memset(&oo, 0, sizeof oo);
     cli_set_command("merge");
     cli_common common; /* for -q and -v alone: merge takes no input options */
     cli_common_init(&common);
-    while ((opt = getopt_long(argc, argv, "o:cfqvh", longopts, NULL)) != -1) {
-        if ((opt == 'q' || opt == 'v') && cli_common_option(&common, opt, optarg))
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if ((handled = cli_verbosity_option(&common, opt)) < 0)
+            return 2;
+        if (handled)
             continue;
         switch (opt) {
         case OPT_JSON:
@@ -367,8 +371,10 @@ int cmd_merge(int argc, char **argv)
         case OPT_HELP:
             fputs(merge_usage, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("merge", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
     int n = argc - optind;

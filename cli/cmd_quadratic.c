@@ -76,8 +76,8 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     q->out.level = CLI_DEFAULT_LEVEL;
     q->layout = LAYOUT_UNSET;
     int opt, v;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
-           -1) {
+    static const char shortopts[] = CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int handled = cli_common_option(&q->common, opt, optarg);
         if (handled < 0)
             return 2;
@@ -109,8 +109,10 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
             fputs(CLI_COMMON_HELP, stdout);
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("quadratic", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
     if (cli_common_finish(&q->common))

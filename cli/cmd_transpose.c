@@ -65,8 +65,8 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
     cli_common_init(&t->common);
     t->out.level = CLI_DEFAULT_LEVEL;
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
-           -1) {
+    static const char shortopts[] = CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int handled = cli_common_option(&t->common, opt, optarg);
         if (handled < 0)
             return 2;
@@ -87,8 +87,10 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
             fputs(CLI_COMMON_HELP, stdout);
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("transpose", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
     if (cli_common_finish(&t->common))

@@ -120,7 +120,7 @@ _gpubatch()
     case $cmd in
     reduce)
         longs="--op --skipnan --json --dtype --shape --backend --device --threads
-               --chunk --streams --quiet --verbose --help --shard --output --force"
+               --chunk --streams --quiet --verbose --help --version --shard --output --force"
         shorts="-p -q -v -h -o -f"
         ;;
     quadratic)
@@ -141,12 +141,12 @@ _gpubatch()
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     info)
-        longs="--device --no-jit --help"
+        longs="--device --no-jit --help --version"
         shorts="-h"
         ;;
     bench)
         longs="--sizes --reps --seed --json --backend --device --threads --quiet
-               --verbose --help"
+               --verbose --help --version"
         shorts="-p -q -v -h"
         ;;
     merge)

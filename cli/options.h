@@ -48,6 +48,7 @@ typedef struct {
     uint64_t shape[NPY_MAX_DIMS];
     int force;
     int backend_given;  /* --backend was on the command line */
+    int verbosity_given; /* 'q' or 'v' when -q or -v was given (they exclude each other) */
 } cli_common;
 
 enum {
@@ -58,6 +59,7 @@ enum {
     OPT_DTYPE,
     OPT_SHAPE,
     OPT_HELP,
+    OPT_VERSION,
     OPT_FIRST_COMMAND_OPTION = 1100,
 };
 
@@ -70,10 +72,11 @@ enum {
         {"dtype", required_argument, 0, OPT_DTYPE},                     \
         {"shape", required_argument, 0, OPT_SHAPE},                     \
         {"quiet", no_argument, 0, 'q'}, {"verbose", no_argument, 0, 'v'}, \
-        {"help", no_argument, 0, OPT_HELP}
+        {"help", no_argument, 0, OPT_HELP}, {"version", no_argument, 0, OPT_VERSION}
 
-/* Short options every streaming command accepts. */
-#define CLI_COMMON_SHORTOPTS "p:qvh"
+/* Short options every streaming command accepts; the leading ':' has
+ * getopt_long tell a missing argument (':') from an unknown option ('?'). */
+#define CLI_COMMON_SHORTOPTS ":p:qvh"
 
 /* Help text for the common options. */
 #define CLI_COMMON_HELP                                                                  \
@@ -105,6 +108,27 @@ int cli_common_option(cli_common *c, int opt, const char *arg);
  * --backend was given. Returns 0, or 2 after printing a usage error (a
  * value the variable may not have). */
 int cli_common_finish(cli_common *c);
+
+/* Handles -q and -v (for commands without the other common options); 1
+ * when handled, 0 when opt is neither, -1 after printing a usage error
+ * (both given). */
+int cli_verbosity_option(cli_common *c, int opt);
+
+/* Prints the usage error for what getopt_long returned as opt ('?': an
+ * unknown, ambiguous or misused option; ':': a missing argument), in one
+ * line naming the option, with the nearest long option for an unknown
+ * one when it is close; argv, shortopts and longopts are the parse's.
+ * Returns 2. */
+int cli_option_error(int opt, char *const *argv, const char *shortopts,
+                     const struct option *longopts);
+
+/* Prints the version and license, as `gpubatch --version`; returns the
+ * exit status. */
+int cli_version(void);
+
+/* Parses an unsigned integer of 64 bits in base (as strtoull: 0 also takes
+ * 0x hexadecimal and 0 octal); -1 when s is not one or does not fit. */
+int cli_parse_u64(const char *s, int base, uint64_t *out);
 
 /* Parses "64M", "1G", "4096", "512k" (binary units); -1 on error. */
 int cli_parse_size(const char *s, size_t *out);
