@@ -14,8 +14,8 @@
 static const char gen_usage[] =
     "Usage: gpubatch gen [OPTIONS] --shape DIMS [-o FILE]\n"
     "       gpubatch gen [OPTIONS] --quadratic N [-o FILE]\n"
-    "Write a deterministic synthetic array as .npy (gzip-compressed by default) or\n"
-    "raw; the same options give the same bytes on every machine.\n"
+    "Write a deterministic synthetic array as .npy or raw (blocked gzip for a FILE\n"
+    "named *.gz); the same options give the same bytes on every machine.\n"
     "\n"
     "Contents:\n"
     "  --shape DIMS       array shape, e.g. 1000000 or 4096x64x64\n"
@@ -124,7 +124,6 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
     memset(g, 0, sizeof *g);
     g->dtype = DT_F32;
     g->ndim = -1;
-    g->out.level = CLI_DEFAULT_LEVEL;
     g->out.threads = backend_cpu_count();
     int opt, handled;
     while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -201,6 +200,8 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
+    if (out_resolve(&g->out))
+        return 2;
     const char *conflict = gen_conflict(g);
     if (conflict)
         return cli_usage_error("gen", "%s", conflict);

@@ -73,7 +73,6 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     };
     memset(q, 0, sizeof *q);
     cli_common_init(&q->common);
-    q->out.level = CLI_DEFAULT_LEVEL;
     q->layout = LAYOUT_UNSET;
     int opt, v;
     static const char shortopts[] = CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS;
@@ -119,6 +118,8 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         return 2;
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
+    if (out_resolve(&q->out))
+        return 2;
     if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))
         return cli_usage_error("quadratic", "--shard needs one FILE and -o PART");
     if (q->shard.count && q->out_layout == QD_PLANES)

@@ -63,7 +63,6 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
     };
     memset(t, 0, sizeof *t);
     cli_common_init(&t->common);
-    t->out.level = CLI_DEFAULT_LEVEL;
     int opt;
     static const char shortopts[] = CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS;
     while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -97,6 +96,8 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
         return 2;
     if (argc - optind > 1)
         return cli_usage_error("transpose", "one input file at a time");
+    if (out_resolve(&t->out))
+        return 2;
     if (t->shard.count && (!t->out.path || !strcmp(t->out.path, "-") || argc - optind != 1))
         return cli_usage_error("transpose", "--shard needs one FILE and -o PART");
     t->out.threads = t->common.threads > 0 ? t->common.threads : backend_cpu_count();

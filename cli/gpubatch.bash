@@ -125,19 +125,20 @@ _gpubatch()
         ;;
     quadratic)
         longs="--layout --out-layout --raw --dtype --shape --backend --device --threads --chunk
-               --streams --quiet --verbose --help --output --stdout --force
-               --no-compress --shard"
+               --streams --quiet --verbose --help --version --output --stdout --force
+               --compress --no-compress --shard"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     transpose)
         longs="--raw --shard --dtype --shape --backend --device --threads --chunk --streams
-               --quiet --verbose --help --output --stdout --force --no-compress"
+               --quiet --verbose --help --version --output --stdout --force --compress
+               --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     gen)
         longs="--shape --dtype --dist --low --high --mean --std --seed --quadratic
-               --raw --threads --quiet --verbose --help --output --stdout --force
-               --no-compress"
+               --raw --threads --quiet --verbose --help --version --output --stdout --force
+               --compress --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     info)
@@ -150,8 +151,9 @@ _gpubatch()
         shorts="-p -q -v -h"
         ;;
     merge)
-        longs="--json --output --stdout --force --quiet --verbose --help"
-        shorts="-o -c -f -q -v -h"
+        longs="--json --output --stdout --force --compress --no-compress --quiet --verbose
+               --help --version"
+        shorts="-o -c -f -q -v -h -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     *)
         return 0

@@ -84,6 +84,10 @@ check_usage_line "gen -v with -q" \
     "gpubatch gen: -q (--quiet) and -v (--verbose) do not go together" "$GB" gen --shape 3 -v --quiet
 check_usage_line "merge -q with -v" \
     "gpubatch merge: -q (--quiet) and -v (--verbose) do not go together" "$GB" merge -qv x
+check_usage_line "gen -c with -o" \
+    "gpubatch gen: -c (standard output) and -o $T/u.npy do not go together" \
+    "$GB" gen --shape 3 -c -o "$T/u.npy"
+[ -e "$T/u.npy" ] && fail "gen -c -o left an output" || ok
 check_usage_line "info with an operand" \
     "gpubatch info: unexpected argument 'extra' (info takes no FILE)" "$GB" info extra
 check_usage_line "gen --seed above 2^64-1" \
