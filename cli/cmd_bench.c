@@ -309,21 +309,22 @@ int cmd_bench(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
         {0, 0, 0, 0},
     };
+    static const char shortopts[] = ":p:qvh";
     cli_common common;
     cli_common_init(&common);
     cli_set_command("bench");
     const char *sizes = NULL;
     int reps = -1, json = 0, opt;
-    unsigned long long seed = 1;
-    while ((opt = getopt_long(argc, argv, "p:qvh", longopts, NULL)) != -1) {
+    uint64_t seed = 1;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int handled = cli_common_option(&common, opt, optarg);
         if (handled < 0)
             return 2;
         if (handled)
             continue;
-        char *end;
         switch (opt) {
         case OPT_SIZES:
             sizes = optarg;
@@ -333,9 +334,9 @@ int cmd_bench(int argc, char **argv)
                 return cli_usage_error("bench", "bad --reps '%s' (1 to 1000)", optarg);
             break;
         case OPT_SEED:
-            seed = strtoull(optarg, &end, 10);
-            if (!*optarg || *optarg == '-' || *end)
-                return cli_usage_error("bench", "bad --seed '%s'", optarg);
+            if (cli_parse_u64(optarg, 10, &seed) < 0)
+                return cli_usage_error("bench", "bad --seed '%s' (0 to 18446744073709551615)",
+                                       optarg);
             break;
         case OPT_JSON:
             json = 1;
@@ -344,10 +345,14 @@ int cmd_bench(int argc, char **argv)
         case OPT_HELP:
             fputs(bench_usage, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("bench", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
+    if (cli_common_finish(&common))
+        return 2;
     unsigned ops = 0;
     for (int i = optind; i < argc; i++) {
         int op = bench_op_parse(argv[i]);

@@ -14,8 +14,8 @@
 static const char gen_usage[] =
     "Usage: gpubatch gen [OPTIONS] --shape DIMS [-o FILE]\n"
     "       gpubatch gen [OPTIONS] --quadratic N [-o FILE]\n"
-    "Write a deterministic synthetic array as .npy (gzip-compressed by default) or\n"
-    "raw; the same options give the same bytes on every machine.\n"
+    "Write a deterministic synthetic array as .npy or raw (blocked gzip for a FILE\n"
+    "named *.gz); the same options give the same bytes on every machine.\n"
     "\n"
     "Contents:\n"
     "  --shape DIMS       array shape, e.g. 1000000 or 4096x64x64\n"
@@ -115,18 +115,22 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
         {0, 0, 0, 0},
     };
+    static const char shortopts[] = ":p:qvh" CLI_OUTPUT_SHORTOPTS;
+    cli_common verbosity; /* for -q and -v alone */
+    cli_common_init(&verbosity);
     memset(g, 0, sizeof *g);
     g->dtype = DT_F32;
     g->ndim = -1;
-    g->out.level = CLI_DEFAULT_LEVEL;
     g->out.threads = backend_cpu_count();
-    int opt;
-    char *end;
-    while ((opt = getopt_long(argc, argv, "p:qvh" CLI_OUTPUT_SHORTOPTS, longopts, NULL)) != -1) {
+    int opt, handled;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         double v;
-        if (out_option(&g->out, opt, optarg))
+        if ((handled = cli_verbosity_option(&verbosity, opt)) < 0)
+            return 2;
+        if (handled || out_option(&g->out, opt, optarg))
             continue;
         switch (opt) {
         case OPT_SHAPE:
@@ -164,16 +168,15 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
             g->given |= opt == OPT_HIGH ? GEN_GAVE_UNIFORM : GEN_GAVE_NORMAL;
             break;
         case OPT_SEED:
-            g->seed = strtoull(optarg, &end, 0);
-            if (!*optarg || *end || *optarg == '-')
-                return cli_usage_error("gen", "bad --seed '%s'", optarg);
+            if (cli_parse_u64(optarg, 0, &g->seed) < 0)
+                return cli_usage_error("gen", "bad --seed '%s' (0 to 18446744073709551615)",
+                                       optarg);
             break;
         case OPT_QUAD:
             g->quadratic = 1;
             g->ndim = 2;
-            g->shape[0] = strtoull(optarg, &end, 10);
             g->shape[1] = 3;
-            if (!*optarg || *end || *optarg == '-')
+            if (cli_parse_u64(optarg, 10, &g->shape[0]) < 0)
                 return cli_usage_error("gen", "bad --quadratic '%s'", optarg);
             g->given |= GEN_GAVE_QUAD;
             break;
@@ -184,23 +187,21 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
             if (cli_parse_int(optarg, &g->out.threads) < 0 || g->out.threads < 1)
                 return cli_usage_error("gen", "bad --threads '%s'", optarg);
             break;
-        case 'q':
-            msg_set_level(MSG_QUIET);
-            break;
-        case 'v':
-            msg_set_level(MSG_VERBOSE);
-            break;
         case 'h':
         case OPT_HELP:
             fputs(gen_usage, stdout);
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("gen", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
     if (optind < argc)
         return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
+    if (out_resolve(&g->out))
+        return 2;
     const char *conflict = gen_conflict(g);
     if (conflict)
         return cli_usage_error("gen", "%s", conflict);

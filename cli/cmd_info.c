@@ -135,11 +135,13 @@ int cmd_info(int argc, char **argv)
         {"device", required_argument, 0, OPT_DEVICE},
         {"no-jit", no_argument, 0, OPT_NO_JIT},
         {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
         {0, 0, 0, 0},
     };
+    static const char shortopts[] = ":h";
     int only = -1, jit = 1, opt;
     cli_set_command("info");
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         switch (opt) {
         case OPT_DEVICE:
             if (cli_parse_int(optarg, &only) < 0)
@@ -152,10 +154,15 @@ int cmd_info(int argc, char **argv)
         case OPT_HELP:
             fputs(info_usage, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("info", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
+    if (optind < argc)
+        return cli_usage_error("info", "unexpected argument '%s' (info takes no FILE)",
+                               argv[optind]);
     printf("gpubatch %s\n", GPUBATCH_VERSION);
     int status = 0;
     int n = gpu_device_count();

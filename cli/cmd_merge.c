@@ -18,15 +18,22 @@
 
 static const char merge_usage[] =
     "Usage: gpubatch merge [OPTIONS] FILE...\n"
-    "Combine the state files (from reduce) or part files (from quadratic) that the\n"
-    "N shards of one input wrote, given in any order. States: print the result of\n"
-    "the whole array exactly as reduce prints it. Parts: write the whole output,\n"
-    "the bytes one run would have written.\n"
+    "Combine the state files (from reduce) or part files (from quadratic or\n"
+    "transpose) that the N shards of one input wrote, given in any order. States:\n"
+    "print the result of the whole array exactly as reduce prints it. Parts: write\n"
+    "the whole output, the bytes one run would have written.\n"
     "\n"
     "  --json             print reduce results as JSON (as reduce --json)\n"
     "  -o, --output FILE  write the merged parts to FILE (atomically)\n"
     "  -c, --stdout       write the merged parts to standard output (the default)\n"
-    "  -f, --force        overwrite an existing FILE\n"
+    "  -f, --force        overwrite an existing FILE (or write to a terminal)\n"
+    "  A FILE named *.gz is blocked gzip, any other name and standard output plain:\n"
+    "  the parts' bytes are copied where they hold that (blocked gzip at their level\n"
+    "  unless -1 .. -9 names another), else inflated or compressed on the way.\n"
+    "  --compress         write blocked gzip whatever the name\n"
+    "  -1 .. -9           write blocked gzip at this level (a FILE must end in .gz,\n"
+    "                     or add --compress)\n"
+    "  --no-compress      write plain bytes whatever the name\n"
     "  -q, --quiet        no warnings\n"
     "  -v, --verbose      report what was merged on stderr\n"
     "  -h, --help         this help\n";
@@ -139,18 +146,58 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     return reduce_print(m0->input, &fi, &all, json);
 }
 
-/* Reads bytes [from, to) of a part's file fd in windows: adds them to *crc,
- * and, when blocks is set, checks that they are whole BGZF blocks as
- * gpubatch writes them (its header, each inflating to exactly its BSIZE,
- * ISIZE and CRC-32), adding their data bytes to *data; with a sink, appends
- * them to it. 0, or 1 after an error naming the part (or the output). */
-static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, int blocks,
-                      uint32_t *crc, uint64_t *data, io_sink *sink, const char *out_name)
+/* How merge_scan treats the bytes of a part: checks its blocks, copies the
+ * bytes to the output, or inflates its blocks into the output. */
+enum { SCAN_CHECK, SCAN_COPY, SCAN_INFLATE };
+
+/* Little-endian 32-bit value at p. */
+static uint32_t merge_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Inflates the BGZF block blk (total bytes, checked before) and appends
+ * its data to out; 0, or 1 after an error (the part changed since it was
+ * checked, or the output failed). */
+static int merge_inflate_block(const merge_item *it, const unsigned char *blk, size_t total,
+                               out_stream *out)
+{
+    static unsigned char data[1 << 16]; /* a block's ISIZE is at most 64 KiB */
+    size_t head = io_bgzf_header_size(blk);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, -15) != Z_OK) {
+        msg_error("out of memory");
+        return 1;
+    }
+    z.next_in = (unsigned char *)blk + head;
+    z.avail_in = (uInt)(total - head - 8);
+    z.next_out = data;
+    z.avail_out = sizeof data;
+    int zr = inflate(&z, Z_FINISH);
+    size_t n = sizeof data - z.avail_out;
+    inflateEnd(&z);
+    if (zr != Z_STREAM_END || n != merge_le32(blk + total - 4) ||
+        (uint32_t)crc32(0, data, (uInt)n) != merge_le32(blk + total - 8)) {
+        msg_error("%s: the part changed while being merged", it->path);
+        return 1;
+    }
+    return out_write(out, data, n);
+}
+
+/* Reads bytes [from, to) of a part's file fd in windows and adds them to
+ * *crc. SCAN_CHECK checks that they are whole BGZF blocks as gpubatch
+ * writes them (its header, each inflating to exactly its BSIZE, ISIZE and
+ * CRC-32), adding their data bytes to *data; SCAN_COPY appends them to out;
+ * SCAN_INFLATE appends the data of their blocks to out. 0, or 1 after an
+ * error naming the part (or the output). */
+static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, int mode,
+                      uint32_t *crc, uint64_t *data, out_stream *out)
 {
     static unsigned char buf[4 << 20];
     char err[512];
     while (from < to) {
-        size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf, used = want;
+        size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf, used = 0;
         ssize_t k = pread(fd, buf, want, (off_t)from);
         if (k < 0 && errno == EINTR)
             continue;
@@ -158,7 +205,7 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
             msg_error("%s: %s", it->path, k < 0 ? strerror(errno) : "file shrank while merging");
             return 1;
         }
-        if (blocks) {
+        if (mode == SCAN_CHECK) {
             if (io_bgzf_check(fd, buf, (size_t)k, from, &used, err, sizeof err) < 0) {
                 msg_error("%s: %s", it->path, err);
                 return 1;
@@ -170,12 +217,21 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
                               it->path, (unsigned long long)(from + pos));
                     return 1;
                 }
-                *data += (uint64_t)buf[pos + total - 4] | (uint64_t)buf[pos + total - 3] << 8 |
-                         (uint64_t)buf[pos + total - 2] << 16 | (uint64_t)buf[pos + total - 1] << 24;
+                *data += merge_le32(buf + pos + total - 4);
             }
             if (used == 0) {
                 msg_error("%s: gzip member at byte %llu: %s", it->path, (unsigned long long)from,
                           (size_t)k < want ? "truncated" : "not a BGZF block");
+                return 1;
+            }
+        } else if (mode == SCAN_INFLATE) {
+            for (size_t total; (total = io_bgzf_block_size(buf + used, (size_t)k - used)) &&
+                               total <= (size_t)k - used;
+                 used += total)
+                if (merge_inflate_block(it, buf + used, total, out))
+                    return 1;
+            if (used == 0) {
+                msg_error("%s: the part changed while being merged", it->path);
                 return 1;
             }
         } else {
@@ -183,12 +239,8 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
             *data += used;
         }
         *crc = (uint32_t)crc32(*crc, buf, (uInt)used);
-        int rc = sink ? io_sink_write(sink, buf, used) : 0;
-        if (rc < 0) {
-            if (rc != IO_ERR_PIPE)
-                msg_error("%s: %s", out_name, io_sink_error(sink));
+        if (mode == SCAN_COPY && out && out_write(out, buf, used))
             return 1;
-        }
         from += used;
     }
     return 0;
@@ -222,7 +274,8 @@ static int merge_check_part(const merge_item *it, int fd, uint64_t *copy_end, ui
         msg_error("%s: truncated part (no end-of-file block)", it->path);
         return 1;
     }
-    if (merge_scan(it, fd, it->m.data_offset, *copy_end, eof != 0, &sum, &have, NULL, NULL))
+    if (merge_scan(it, fd, it->m.data_offset, *copy_end, eof ? SCAN_CHECK : SCAN_COPY, &sum, &have,
+                   NULL))
         return 1;
     sum = (uint32_t)crc32(sum, tail, (uInt)eof);
     if (sum != data_crc) {
@@ -239,12 +292,19 @@ static int merge_check_part(const merge_item *it, int fd, uint64_t *copy_end, ui
     return 0;
 }
 
-/* Concatenates the parts in shard order into one output. */
+/* Joins the parts in shard order into one output: their bytes copied as
+ * they are when the output is to hold what they hold (blocked gzip at the
+ * parts' level, or plain), else their data inflated and/or compressed at
+ * the output's level, the bytes one run at that level writes. */
 static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
 {
-    const char *path = oo->path ? oo->path : "-";
-    const char *out_name = strcmp(path, "-") ? path : "(stdout)";
-    int level = byset[0]->m.level, status = 1;
+    int level_in = byset[0]->m.level, level_out = oo->level, status = 1;
+    if (level_out > 0 && level_in > 0 && !oo->level_given)
+        level_out = level_in; /* compressed, at no level asked: the parts' own blocks */
+    int copy = level_out == level_in, mode = copy || level_in == 0 ? SCAN_COPY : SCAN_INFLATE;
+    out_opts opts = *oo;
+    opts.level = copy ? 0 : level_out; /* the writer's: 0 passes the bytes through */
+    opts.threads = backend_cpu_count();
     uint64_t expect = 0;
     for (uint64_t i = 0; i < count; i++) {
         if (byset[i]->m.first != expect) {
@@ -264,8 +324,7 @@ static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
     io_file_id *ids = malloc(count * sizeof *ids);
     uint64_t *ends = malloc(count * sizeof *ends);
     uint32_t *crcs = malloc(count * sizeof *crcs);
-    io_sink *sink = NULL;
-    char err[512];
+    out_stream out;
     uint64_t opened = 0;
     if (!fds || !ids || !ends || !crcs) {
         msg_error("out of memory");
@@ -287,41 +346,39 @@ static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
             goto out_close;
         }
     }
-    if (io_sink_open(&sink, path, oo->force, ids, count, err, sizeof err) < 0) {
-        msg_error("%s: %s", out_name, err);
+    if (out_open(&out, &opts, ids, count))
         goto out_close;
-    }
-    if (level > 0 && io_sink_is_tty(sink)) {
-        msg_error("refusing to write compressed data to a terminal (use -o FILE or a pipe)");
-        goto out_abort;
-    }
     for (uint64_t i = 0; i < count; i++) {
         uint32_t crc = 0;
         uint64_t data = 0;
-        if (merge_scan(byset[i], fds[i], byset[i]->m.data_offset, ends[i], 0, &crc, &data, sink,
-                       out_name))
+        if (merge_scan(byset[i], fds[i], byset[i]->m.data_offset, ends[i], mode, &crc, &data,
+                       &out))
             goto out_abort;
-        if (level > 0)
+        if (level_in > 0)
             crc = (uint32_t)crc32(crc, gz_eof_block, GZW_EOF_LEN);
         if (crc != crcs[i]) {
             msg_error("%s: the part changed while being merged", byset[i]->path);
             goto out_abort;
         }
     }
-    if (level > 0 && io_sink_write(sink, gz_eof_block, GZW_EOF_LEN) < 0) {
-        msg_error("%s: %s", out_name, io_sink_error(sink));
+    if (copy && level_out > 0 && out_write(&out, gz_eof_block, GZW_EOF_LEN))
         goto out_abort;
-    }
-    if (io_sink_commit(sink) < 0) {
-        sink = NULL;
-        msg_error("%s: %s", out_name, io_sink_commit_error());
+    const char *name = out.name;
+    if (out_close(&out))
         goto out_close;
-    }
-    sink = NULL;
-    msg_info("%s: merged %llu parts", out_name, (unsigned long long)count);
+    if (copy)
+        msg_info("%s: merged %llu parts", name, (unsigned long long)count);
+    else if (level_out)
+        msg_info("%s: merged %llu parts (%s) into blocked gzip at level %d", name,
+                 (unsigned long long)count, level_in ? "blocked gzip, inflated" : "plain",
+                 level_out);
+    else
+        msg_info("%s: merged %llu parts (blocked gzip, inflated) into plain bytes", name,
+                 (unsigned long long)count);
     status = 0;
+    goto out_close;
 out_abort:
-    io_sink_abort(sink);
+    out_abort(&out);
 out_close:
     for (uint64_t i = 0; i < opened; i++)
         close(fds[i]);
@@ -337,40 +394,41 @@ int cmd_merge(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", no_argument, 0, OPT_JSON},
-        {"output", required_argument, 0, 'o'},
-        {"stdout", no_argument, 0, 'c'},
-        {"force", no_argument, 0, 'f'},
+        CLI_OUTPUT_LONGOPTS,
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
         {0, 0, 0, 0},
     };
+    static const char shortopts[] = ":qvh" CLI_OUTPUT_SHORTOPTS;
     out_opts oo;
-    int json = 0, opt;
+    int json = 0, opt, handled;
     memset(&oo, 0, sizeof oo);
     cli_set_command("merge");
     cli_common common; /* for -q and -v alone: merge takes no input options */
     cli_common_init(&common);
-    while ((opt = getopt_long(argc, argv, "o:cfqvh", longopts, NULL)) != -1) {
-        if ((opt == 'q' || opt == 'v') && cli_common_option(&common, opt, optarg))
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if ((handled = cli_verbosity_option(&common, opt)) < 0)
+            return 2;
+        if (handled || out_option(&oo, opt, optarg))
             continue;
         switch (opt) {
         case OPT_JSON:
             json = 1;
             break;
-        case 'o':
-        case 'c':
-        case 'f':
-            out_option(&oo, opt, optarg);
-            break;
         case 'h':
         case OPT_HELP:
             fputs(merge_usage, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("merge", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
+    if (out_resolve(&oo))
+        return 2;
     int n = argc - optind;
     if (n < 1)
         return cli_usage_error("merge", "no FILE given");
@@ -389,6 +447,11 @@ int cmd_merge(int argc, char **argv)
     if (items[0].m.kind == SHARD_KIND_STATE) {
         if (oo.path && strcmp(oo.path, "-")) {
             status = cli_usage_error("merge", "-o FILE goes with part files; reduce states print");
+            goto out_free;
+        }
+        if (oo.compress || oo.level_given) {
+            status = cli_usage_error("merge", "--compress, --no-compress and -1 .. -9 go with "
+                                              "part files; reduce states print");
             goto out_free;
         }
         status = merge_states(byset, count, json);

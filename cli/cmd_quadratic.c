@@ -73,11 +73,10 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
     };
     memset(q, 0, sizeof *q);
     cli_common_init(&q->common);
-    q->out.level = CLI_DEFAULT_LEVEL;
     q->layout = LAYOUT_UNSET;
     int opt, v;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
-           -1) {
+    static const char shortopts[] = CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int handled = cli_common_option(&q->common, opt, optarg);
         if (handled < 0)
             return 2;
@@ -109,12 +108,18 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
             fputs(CLI_COMMON_HELP, stdout);
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("quadratic", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
+    if (cli_common_finish(&q->common))
+        return 2;
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
+    if (out_resolve(&q->out))
+        return 2;
     if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))
         return cli_usage_error("quadratic", "--shard needs one FILE and -o PART");
     if (q->shard.count && q->out_layout == QD_PLANES)

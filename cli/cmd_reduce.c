@@ -426,7 +426,8 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
     cli_common_init(&o->common);
     o->ops = RD_OP_SUM;
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "o:f", longopts, NULL)) != -1) {
+    static const char shortopts[] = CLI_COMMON_SHORTOPTS "o:f";
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int handled = cli_common_option(&o->common, opt, optarg);
         if (handled < 0)
             return 2;
@@ -457,10 +458,14 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         case OPT_HELP:
             reduce_help();
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("reduce", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
+    if (cli_common_finish(&o->common))
+        return 2;
     if (o->shard.count && (!o->state_path || argc - optind != 1))
         return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
     if (!o->shard.count && o->state_path)

@@ -63,10 +63,9 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
     };
     memset(t, 0, sizeof *t);
     cli_common_init(&t->common);
-    t->out.level = CLI_DEFAULT_LEVEL;
     int opt;
-    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS, longopts, NULL)) !=
-           -1) {
+    static const char shortopts[] = CLI_COMMON_SHORTOPTS CLI_OUTPUT_SHORTOPTS;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int handled = cli_common_option(&t->common, opt, optarg);
         if (handled < 0)
             return 2;
@@ -87,12 +86,18 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
             fputs(CLI_COMMON_HELP, stdout);
             fputs(CLI_OUTPUT_HELP, stdout);
             return 0;
+        case OPT_VERSION:
+            return cli_version();
         default:
-            return cli_usage_error("transpose", "unknown option");
+            return cli_option_error(opt, argv, shortopts, longopts);
         }
     }
+    if (cli_common_finish(&t->common))
+        return 2;
     if (argc - optind > 1)
         return cli_usage_error("transpose", "one input file at a time");
+    if (out_resolve(&t->out))
+        return 2;
     if (t->shard.count && (!t->out.path || !strcmp(t->out.path, "-") || argc - optind != 1))
         return cli_usage_error("transpose", "--shard needs one FILE and -o PART");
     t->out.threads = t->common.threads > 0 ? t->common.threads : backend_cpu_count();

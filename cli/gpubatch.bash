@@ -120,38 +120,40 @@ _gpubatch()
     case $cmd in
     reduce)
         longs="--op --skipnan --json --dtype --shape --backend --device --threads
-               --chunk --streams --quiet --verbose --help --shard --output --force"
+               --chunk --streams --quiet --verbose --help --version --shard --output --force"
         shorts="-p -q -v -h -o -f"
         ;;
     quadratic)
         longs="--layout --out-layout --raw --dtype --shape --backend --device --threads --chunk
-               --streams --quiet --verbose --help --output --stdout --force
-               --no-compress --shard"
+               --streams --quiet --verbose --help --version --output --stdout --force
+               --compress --no-compress --shard"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     transpose)
         longs="--raw --shard --dtype --shape --backend --device --threads --chunk --streams
-               --quiet --verbose --help --output --stdout --force --no-compress"
+               --quiet --verbose --help --version --output --stdout --force --compress
+               --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     gen)
         longs="--shape --dtype --dist --low --high --mean --std --seed --quadratic
-               --raw --threads --quiet --verbose --help --output --stdout --force
-               --no-compress"
+               --raw --threads --quiet --verbose --help --version --output --stdout --force
+               --compress --no-compress"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     info)
-        longs="--device --no-jit --help"
+        longs="--device --no-jit --help --version"
         shorts="-h"
         ;;
     bench)
         longs="--sizes --reps --seed --json --backend --device --threads --quiet
-               --verbose --help"
+               --verbose --help --version"
         shorts="-p -q -v -h"
         ;;
     merge)
-        longs="--json --output --stdout --force --quiet --verbose --help"
-        shorts="-o -c -f -q -v -h"
+        longs="--json --output --stdout --force --compress --no-compress --quiet --verbose
+               --help --version"
+        shorts="-o -c -f -q -v -h -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     *)
         return 0

@@ -129,7 +129,7 @@ static void hy_poll(hy *h)
     if (!g) {
         const char *why = backend_fallback(h->be);
         if (why) {
-            msg_warn("%s; using the CPU backend", why);
+            cli_report_fallback(h->be, why);
             h->gpu_off = 1;
         }
         return;

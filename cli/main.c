@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "io/sink.h"
 #include "msg.h"
+#include "options.h"
 #include "runtime/backend.h"
 #include "runtime/cu.h"
 #include "runtime/detach.h"
@@ -26,12 +27,6 @@ static const char main_usage[] =
     "\n"
     "Run 'gpubatch COMMAND --help' for a command's options.\n"
     "Options: -h/--help, --version\n";
-
-static const char main_version[] =
-    "gpubatch " GPUBATCH_VERSION "\n"
-    "Copyright (c) 2026 the gpubatch authors. MIT License: see LICENSE.\n"
-    "This is free software: you are free to change and redistribute it.\n"
-    "There is NO WARRANTY, to the extent permitted by law.\n";
 
 /* Runs the command named by argv[1]. */
 int main(int argc, char **argv)
@@ -59,10 +54,9 @@ int main(int argc, char **argv)
         fputs(main_usage, stdout);
         return msg_flush_stdout();
     }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-        fputs(main_version, stdout);
-        return msg_flush_stdout();
-    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V"))
+        return cli_version();
+    opterr = 0; /* cli_option_error() says what went wrong, in one line */
     io_sink_install_signal_cleanup();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) {

@@ -78,6 +78,21 @@ int cli_parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* Parses an unsigned 64-bit integer, refusing values that do not fit
+ * (strtoull would saturate them). */
+int cli_parse_u64(const char *s, int base, uint64_t *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, base);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 /* Parses a non-negative int. */
 int cli_parse_int(const char *s, int *out)
 {
@@ -129,6 +144,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         if ((b = backend_parse(arg)) < 0)
             return cli_usage_error("", "unknown backend '%s' (auto, cuda, cpu)", arg), -1;
         c->backend = (backend_kind)b;
+        c->backend_given = 1;
         return 1;
     case OPT_DEVICE: {
         char err[256];
@@ -160,14 +176,140 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
             return cli_usage_error("", "bad --shape '%s' (e.g. 1000x3)", arg), -1;
         return 1;
     case 'q':
-        msg_set_level(MSG_QUIET);
-        return 1;
     case 'v':
-        msg_set_level(MSG_VERBOSE);
-        return 1;
+        return cli_verbosity_option(c, opt);
     default:
         return 0;
     }
+}
+
+/* Sets the verbosity of -q or -v; the two together are a usage error. */
+int cli_verbosity_option(cli_common *c, int opt)
+{
+    if (opt != 'q' && opt != 'v')
+        return 0;
+    if (c->verbosity_given && c->verbosity_given != opt)
+        return cli_usage_error("", "-q (--quiet) and -v (--verbose) do not go together"), -1;
+    c->verbosity_given = opt;
+    msg_set_level(opt == 'q' ? MSG_QUIET : MSG_VERBOSE);
+    return 1;
+}
+
+/* Takes the backend from GPUBATCH_BACKEND where --backend did not set it. */
+int cli_common_finish(cli_common *c)
+{
+    const char *env = getenv("GPUBATCH_BACKEND");
+    int b;
+    if (c->backend_given || !env || !*env)
+        return 0;
+    if ((b = backend_parse(env)) < 0)
+        return cli_usage_error("", "unknown backend '%s' in GPUBATCH_BACKEND (auto, cuda, cpu)",
+                               env);
+    c->backend = (backend_kind)b;
+    return 0;
+}
+
+/* Edit distance between a and b (insertions, deletions, substitutions and
+ * swaps of neighbours, each 1), for suggesting an option; names are short. */
+static size_t cli_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+    enum { MAX = 64 };
+    size_t d[MAX + 1][MAX + 1];
+    if (la > MAX || lb > MAX)
+        return (size_t)-1;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* The long option nearest to name (len bytes), or NULL when none is close:
+ * one edit for names up to 4 letters, two for longer ones. */
+static const char *cli_nearest_option(const char *name, size_t len, const struct option *longopts)
+{
+    const char *best = NULL;
+    size_t best_d = (len <= 4 ? 1 : 2) + 1; /* only a closer one is taken */
+    for (const struct option *o = longopts; o->name; o++) {
+        size_t d = cli_distance(name, len, o->name, strlen(o->name));
+        if (d < best_d) {
+            best = o->name;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* Whether c is one of the short options of shortopts (getopt's letters). */
+static int cli_is_short_option(int c, const char *shortopts)
+{
+    return c > 0 && c < 256 && c != ':' && strchr(shortopts, c) != NULL;
+}
+
+/* One usage line for an option getopt_long refused (see options.h). */
+int cli_option_error(int opt, char *const *argv, const char *shortopts,
+                     const struct option *longopts)
+{
+    const char *text = optind > 0 ? argv[optind - 1] : "";
+    /* '?' with a short option's letter or a long option's id in optopt: a
+     * long option given an argument it does not take (a short option is
+     * never refused so); with any other letter, an unknown short option. */
+    int is_long = opt == ':' ? !strncmp(text, "--", 2)
+                             : optopt == 0 || optopt >= 256 || cli_is_short_option(optopt, shortopts);
+    if (!is_long)
+        return opt == ':' ? cli_usage_error("", "option '-%c' needs an argument", optopt)
+                          : cli_usage_error("", "unknown option '-%c'", optopt);
+    const char *name = strncmp(text, "--", 2) ? text : text + 2, *full = NULL;
+    int len = (int)strcspn(name, "="), matches = 0;
+    char list[512] = "";
+    size_t used = 0;
+    for (const struct option *o = longopts; o->name; o++)
+        if (!strncmp(o->name, name, (size_t)len)) {
+            if (!o->name[len]) { /* the whole name: no other is meant */
+                full = o->name;
+                matches = 1;
+                break;
+            }
+            if (used < sizeof list)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s--%s",
+                                         matches ? ", " : "", o->name);
+            full = o->name;
+            matches++;
+        }
+    if (matches == 1 && opt == ':')
+        return cli_usage_error("", "option '--%s' needs an argument", full);
+    if (matches == 1 && optopt != 0)
+        return cli_usage_error("", "option '--%s' takes no argument", full);
+    if (matches > 1)
+        return cli_usage_error("", "option '--%.*s' is ambiguous: %s", len, name, list);
+    const char *near = cli_nearest_option(name, (size_t)len, longopts);
+    if (near)
+        return cli_usage_error("", "unknown option '--%.*s' (did you mean '--%s'?)", len, name,
+                               near);
+    return cli_usage_error("", "unknown option '--%.*s'", len, name);
+}
+
+/* Prints the version and license. */
+int cli_version(void)
+{
+    fputs("gpubatch " GPUBATCH_VERSION "\n"
+          "Copyright (c) 2026 the gpubatch authors. MIT License: see LICENSE.\n"
+          "This is free software: you are free to change and redistribute it.\n"
+          "There is NO WARRANTY, to the extent permitted by law.\n",
+          stdout);
+    return msg_flush_stdout();
 }
 
 /* Refuses a ring of host buffers larger than the physical memory, which
@@ -340,9 +482,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         backend_close(be);
         return 1;
     }
-    const char *why = backend_fallback(be);
-    if (why)
-        msg_warn("%s; using the CPU backend", why);
+    cli_report_fallback(be, backend_fallback(be));
     if (be->kind == BACKEND_CUDA && !be->start)
         cli_report_devices(be, msg_elapsed());
     if (be->kind == BACKEND_CUDA && be->start)
@@ -362,6 +502,18 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
     return 0;
 }
 
+/* Reports auto's fall back to the CPU: where no NVIDIA driver is installed
+ * (a CPU node) only with -v, any other failure of the GPU as a warning. */
+void cli_report_fallback(const backend *be, const char *why)
+{
+    if (!why)
+        return;
+    if (be->fallback_code == GPU_ERR_NO_DRIVER)
+        msg_info("%s; using the CPU backend", why);
+    else
+        msg_warn("%s; using the CPU backend", why);
+}
+
 /* Warns of a failed start that no chunk noticed, then closes; waits for
  * the start first when GPUBATCH_GPU_START=wait (so that the warning does
  * not depend on timing). */
@@ -369,8 +521,6 @@ void cli_close_backend(backend *be)
 {
     if (cli_gpu_start_mode("wait"))
         backend_settle(be);
-    const char *why = backend_fallback(be);
-    if (why)
-        msg_warn("%s; using the CPU backend", why);
+    cli_report_fallback(be, backend_fallback(be));
     backend_close(be);
 }

@@ -47,6 +47,8 @@ typedef struct {
     int ndim;           /* raw --shape, -1 when absent */
     uint64_t shape[NPY_MAX_DIMS];
     int force;
+    int backend_given;  /* --backend was on the command line */
+    int verbosity_given; /* 'q' or 'v' when -q or -v was given (they exclude each other) */
 } cli_common;
 
 enum {
@@ -57,6 +59,7 @@ enum {
     OPT_DTYPE,
     OPT_SHAPE,
     OPT_HELP,
+    OPT_VERSION,
     OPT_FIRST_COMMAND_OPTION = 1100,
 };
 
@@ -69,10 +72,11 @@ enum {
         {"dtype", required_argument, 0, OPT_DTYPE},                     \
         {"shape", required_argument, 0, OPT_SHAPE},                     \
         {"quiet", no_argument, 0, 'q'}, {"verbose", no_argument, 0, 'v'}, \
-        {"help", no_argument, 0, OPT_HELP}
+        {"help", no_argument, 0, OPT_HELP}, {"version", no_argument, 0, OPT_VERSION}
 
-/* Short options every streaming command accepts. */
-#define CLI_COMMON_SHORTOPTS "p:qvh"
+/* Short options every streaming command accepts; the leading ':' has
+ * getopt_long tell a missing argument (':') from an unknown option ('?'). */
+#define CLI_COMMON_SHORTOPTS ":p:qvh"
 
 /* Help text for the common options. */
 #define CLI_COMMON_HELP                                                                  \
@@ -81,7 +85,8 @@ enum {
     "                     int64 uint8 uint16 uint32 uint64 (.npy input is detected)\n"   \
     "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
     "Execution:\n"                                                                       \
-    "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda, cpu\n"         \
+    "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda (alias gpu),\n" \
+    "                     cpu; default $GPUBATCH_BACKEND, else auto\n"                   \
     "  --device LIST      CUDA device ordinal (default 0), a list like 0,2, or all:\n"  \
     "                     chunks go round the devices, with the same results\n"          \
     "  -p, --threads N    CPU threads (default: one per core)\n"                         \
@@ -98,6 +103,32 @@ void cli_common_init(cli_common *c);
 /* Handles a common option; returns 1 when handled, 0 when opt is not a
  * common one, -1 after printing a usage error. */
 int cli_common_option(cli_common *c, int opt, const char *arg);
+
+/* After the options: takes the backend from GPUBATCH_BACKEND unless
+ * --backend was given. Returns 0, or 2 after printing a usage error (a
+ * value the variable may not have). */
+int cli_common_finish(cli_common *c);
+
+/* Handles -q and -v (for commands without the other common options); 1
+ * when handled, 0 when opt is neither, -1 after printing a usage error
+ * (both given). */
+int cli_verbosity_option(cli_common *c, int opt);
+
+/* Prints the usage error for what getopt_long returned as opt ('?': an
+ * unknown, ambiguous or misused option; ':': a missing argument), in one
+ * line naming the option, with the nearest long option for an unknown
+ * one when it is close; argv, shortopts and longopts are the parse's.
+ * Returns 2. */
+int cli_option_error(int opt, char *const *argv, const char *shortopts,
+                     const struct option *longopts);
+
+/* Prints the version and license, as `gpubatch --version`; returns the
+ * exit status. */
+int cli_version(void);
+
+/* Parses an unsigned integer of 64 bits in base (as strtoull: 0 also takes
+ * 0x hexadecimal and 0 octal); -1 when s is not one or does not fit. */
+int cli_parse_u64(const char *s, int base, uint64_t *out);
 
 /* Parses "64M", "1G", "4096", "512k" (binary units); -1 on error. */
 int cli_parse_size(const char *s, size_t *out);
@@ -132,8 +163,8 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
  * parsed, before any thread starts. */
 void cli_narrow_devices(const cli_common *c);
 
-/* Opens the backend the options ask for; warns on the CPU fallback of
- * auto. auto starts the GPU only for an estimated cpu_seconds (< 0:
+/* Opens the backend the options ask for; reports the CPU fallback of
+ * auto (cli_report_fallback). auto starts the GPU only for an estimated cpu_seconds (< 0:
  * unknown) of CLI_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
  * "always" or "wait"; cuda starts its devices beside the caller
  * (cli_backend_ready()). Refuses buffers (--chunk times --streams, per
@@ -154,7 +185,12 @@ int cli_backend_ready(backend *be);
  * that kept every device from opening. */
 int cli_backend_first(backend *be);
 
-/* Warns if the GPU's start failed unnoticed (auto), then closes be. */
+/* Reports why (backend_fallback()'s answer; nothing when NULL): only with
+ * -v where no NVIDIA driver is installed, which is normal on a CPU node;
+ * as a warning for any other failure of the GPU. */
+void cli_report_fallback(const backend *be, const char *why);
+
+/* Reports a failed start that no chunk noticed (auto), then closes be. */
 void cli_close_backend(backend *be);
 
 /* Pipeline slots (buffers in flight) of an open backend: --streams per

@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #include "msg.h"
+#include "options.h"
 #include "shard.h"
 
-/* Sets the out_opts field an output option names. */
+/* Records the output option opt (out_resolve decides from them all). */
 int out_option(out_opts *o, int opt, const char *arg)
 {
     switch (opt) {
@@ -16,21 +17,53 @@ int out_option(out_opts *o, int opt, const char *arg)
         o->path = arg;
         return 1;
     case 'c':
-        o->path = "-";
+        o->to_stdout = 1;
         return 1;
     case 'f':
         o->force = 1;
         return 1;
     case OPT_NO_COMPRESS:
-        o->level = 0;
+        o->compress |= OUT_PLAIN;
+        return 1;
+    case OPT_COMPRESS:
+        o->compress |= OUT_COMPRESS;
         return 1;
     default:
         if (opt >= '1' && opt <= '9') {
-            o->level = opt - '0';
+            o->level_given = opt - '0';
             return 1;
         }
         return 0;
     }
+}
+
+/* Whether path ends in ".gz" (and is more than that). */
+int out_name_is_gz(const char *path)
+{
+    size_t n = path ? strlen(path) : 0;
+    return n > 3 && !strcmp(path + n - 3, ".gz");
+}
+
+/* Checks the output options together and sets the level (see output.h). */
+int out_resolve(out_opts *o)
+{
+    int to_file = o->path && strcmp(o->path, "-");
+    if (o->to_stdout && to_file)
+        return cli_usage_error("", "-c (standard output) and -o %s do not go together", o->path);
+    if (o->to_stdout)
+        o->path = "-";
+    if (o->compress == (OUT_COMPRESS | OUT_PLAIN))
+        return cli_usage_error("", "--compress and --no-compress do not go together");
+    if ((o->compress & OUT_PLAIN) && o->level_given)
+        return cli_usage_error("", "-%d and --no-compress do not go together", o->level_given);
+    if (to_file && o->level_given && !o->compress && !out_name_is_gz(o->path))
+        return cli_usage_error("", "-%d asks for blocked gzip, but '%s' does not end in .gz: "
+                               "name it %s.gz, or add --compress to compress it anyway",
+                               o->level_given, o->path, o->path);
+    int compressed = o->compress ? o->compress == OUT_COMPRESS
+                                 : o->level_given || (to_file && out_name_is_gz(o->path));
+    o->level = !compressed ? 0 : o->level_given ? o->level_given : CLI_DEFAULT_LEVEL;
+    return 0;
 }
 
 /* The input's file identity, standard input's when it has no name. */
@@ -45,6 +78,19 @@ int out_input_id(const io_reader *r, io_file_id *id)
     return 1;
 }
 
+/* Refuses to write an array (blocked gzip when compressed) to a terminal
+ * unless forced, as gzip does: 0, or 1 after an error (and the output
+ * dropped). */
+static int out_refuse_terminal(out_stream *o, const out_opts *opt)
+{
+    if (opt->force || !io_sink_is_tty(o->sink))
+        return 0;
+    msg_error("refusing to write %s data to a terminal (use -o FILE or a pipe, or -f to write "
+              "it anyway)", opt->level > 0 ? "compressed" : "binary");
+    out_abort(o);
+    return 1;
+}
+
 /* Opens the sink and the gzip writer. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs)
 {
@@ -56,12 +102,8 @@ int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_
         msg_error("%s: %s", o->name, err);
         return 1;
     }
-    if (opt->level > 0 && io_sink_is_tty(o->sink)) {
-        msg_error("refusing to write compressed data to a terminal (use -o FILE, a pipe, or "
-                  "--no-compress)");
-        out_abort(o);
+    if (out_refuse_terminal(o, opt))
         return 1;
-    }
     if (gz_writer_open(&o->gz, o->sink, opt->level, opt->threads) < 0) {
         msg_error("%s: cannot start the compressor", o->name);
         out_abort(o);

@@ -2,8 +2,11 @@
  * (atomic file or stdout) with a blocked-gzip writer on top.
  *
  * Options shared by every command that writes an array: -o FILE, -c
- * (stdout), -f, -1..-9, --no-compress. Compressed output to a terminal is
- * refused. */
+ * (stdout), -f, -1..-9, --compress, --no-compress. The output's name says
+ * what it holds: a name ending in .gz gets blocked gzip, any other name (and
+ * standard output) plain bytes, unless --compress or a level, or
+ * --no-compress, says so outright. Output to a terminal is refused unless
+ * forced (-f). */
 #ifndef GPUBATCH_CLI_OUTPUT_H
 #define GPUBATCH_CLI_OUTPUT_H
 
@@ -15,11 +18,17 @@
 
 #define CLI_DEFAULT_LEVEL 1 /* fast: deflate is the bottleneck; -9 for smaller files */
 
+/* Bits of what --compress and --no-compress said (OUT_BY_NAME: neither). */
+enum { OUT_BY_NAME = 0, OUT_COMPRESS = 1, OUT_PLAIN = 2 };
+
 typedef struct {
     const char *path; /* NULL or "-": stdout */
-    int level;        /* 0 = --no-compress */
+    int level;        /* set by out_resolve: 0 plain, 1..9 blocked gzip */
     int force;
     int threads;      /* compression threads (>= 1) */
+    int level_given;  /* -1..-9 on the command line; 0 when none */
+    int compress;     /* OUT_BY_NAME, or the OUT_COMPRESS / OUT_PLAIN bits given */
+    int to_stdout;    /* -c was given */
 } out_opts;
 
 typedef struct {
@@ -34,29 +43,47 @@ typedef struct {
     "Output:\n"                                                                          \
     "  -o, --output FILE  write FILE (atomically: a temporary file renamed at the end)\n" \
     "  -c, --stdout       write to standard output (the default without -o)\n"          \
-    "  -f, --force        overwrite an existing FILE\n"                                 \
-    "  -1 .. -9           gzip level (default 1); output is blocked gzip (BGZF)\n"      \
-    "  --no-compress      write the array uncompressed\n"
+    "  -f, --force        overwrite an existing FILE (or write to a terminal)\n"        \
+    "  A FILE named *.gz is blocked gzip (BGZF), any other name and standard output\n"  \
+    "  plain, unless one of these says otherwise:\n"                                    \
+    "  --compress         write blocked gzip (level 1) whatever the name\n"            \
+    "  -1 .. -9           write blocked gzip at this level (a FILE must end in .gz,\n"  \
+    "                     or add --compress)\n"                                         \
+    "  --no-compress      write the array uncompressed whatever the name\n"
 
-/* Long option id of --no-compress (above every command's own ids). */
+/* Long option ids of --no-compress and --compress (above every command's own ids). */
 #define OPT_NO_COMPRESS 1200
+#define OPT_COMPRESS 1201
 
 /* The output options for a getopt_long table, and their short letters. */
 #define CLI_OUTPUT_LONGOPTS                                                  \
     {"output", required_argument, 0, 'o'}, {"stdout", no_argument, 0, 'c'}, \
-        {"force", no_argument, 0, 'f'}, {"no-compress", no_argument, 0, OPT_NO_COMPRESS}
+        {"force", no_argument, 0, 'f'}, {"no-compress", no_argument, 0, OPT_NO_COMPRESS}, \
+        {"compress", no_argument, 0, OPT_COMPRESS}
 #define CLI_OUTPUT_SHORTOPTS "o:cf123456789"
 
-/* Handles an output option; returns 1 when handled, 0 when opt is not one. */
+/* Handles an output option; returns 1 when handled, 0 when opt is not one
+ * (out_resolve checks the options together). */
 int out_option(out_opts *o, int opt, const char *arg);
+
+/* After the options: checks that they go together and with the output's
+ * name, and sets o->level (blocked gzip at the level given, or
+ * CLI_DEFAULT_LEVEL, where the name or an option asks for it; else 0).
+ * Returns 0, or 2 after printing a usage error. */
+int out_resolve(out_opts *o);
+
+/* Nonzero when path names a file that the name alone makes compressed (it
+ * ends in .gz). */
+int out_name_is_gz(const char *path);
 
 /* The identity of the file an input reader reads, for out_open's inputs:
  * the named file, or whatever standard input is (a command's reader
  * without a name reads it). Returns 1 with *id set, 0 when unknown. */
 int out_input_id(const io_reader *r, io_file_id *id);
 
-/* Opens the output; inputs (may be NULL) must not be overwritten. Returns 0
- * or 1 after printing an error. */
+/* Opens the output; inputs (may be NULL) must not be overwritten, and a
+ * terminal is refused unless opt->force. Returns 0 or 1 after printing an
+ * error. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs);
 
 /* Makes the output a shard's part file (see shard.h): writes its header

@@ -98,6 +98,15 @@ static int frame_check_room(io_reader *r, const frame_info *fi, char *err, size_
     return IO_ERR_TRUNCATED;
 }
 
+/* Writes dims as --shape spells them ("3x4"; "()" for none) into buf. */
+static void frame_shape_text(const uint64_t *dims, int ndim, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s", ndim ? "" : "()");
+    for (int d = 0; d < ndim && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%llu", d ? "x" : "",
+                                 (unsigned long long)dims[d]);
+}
+
 /* Sniffs the input and describes its framing. */
 int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int raw_ndim,
                frame_info *fi, char *err, size_t errlen)
@@ -116,6 +125,15 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
         if (raw_dtype != DT_NONE && raw_dtype != fi->dtype) {
             snprintf(err, errlen, "--dtype %s contradicts the .npy header's %s",
                      dt_name(raw_dtype), dt_name(fi->dtype));
+            return IO_ERR_FORMAT;
+        }
+        if (raw_ndim >= 0 && (raw_ndim != fi->ndim ||
+                              memcmp(raw_shape, fi->shape, (size_t)raw_ndim * sizeof *raw_shape))) {
+            char given[256], header[256];
+            frame_shape_text(raw_shape, raw_ndim, given, sizeof given);
+            frame_shape_text(fi->shape, fi->ndim, header, sizeof header);
+            snprintf(err, errlen, "--shape %s contradicts the .npy header's shape %s", given,
+                     header);
             return IO_ERR_FORMAT;
         }
         return frame_check_room(r, fi, err, errlen);

@@ -29,6 +29,7 @@ struct backend_start {
     gpu *pinner;             /* the device whose context pinned the buffers (under mu) */
     double first_at;         /* when the first device was handed out (io_seconds()) */
     int reported;            /* the failure was handed to backend_fallback */
+    int code;                /* the failure's gpu_error once it failed (under mu) */
     backend cuda;            /* the devices, once ready */
     backend_devices devs;
     int ndevices;            /* the driver's device count once known, or its error (under mu) */
@@ -52,7 +53,7 @@ int backend_parse(const char *name)
 {
     if (!strcmp(name, "auto"))
         return BACKEND_AUTO;
-    if (!strcmp(name, "cuda") || !strcmp(name, "gpu"))
+    if (!strcmp(name, "cuda") || !strcmp(name, "gpu")) /* gpu: an alias */
         return BACKEND_CUDA;
     if (!strcmp(name, "cpu"))
         return BACKEND_CPU;
@@ -258,6 +259,7 @@ static void *start_thread(void *arg)
         st->done_at.part_ms[0] = (io_seconds() - st->t0) * 1e3;
     if (rc == 0)
         st->cuda.kind = BACKEND_CUDA;
+    st->code = rc;
     st->done_at.at = io_seconds();
     st->done_at.ms = (st->done_at.at - st->t0) * 1e3;
     st->state = rc == 0 ? START_READY : START_FAILED;
@@ -365,6 +367,7 @@ static int backend_take_start(backend *be, int keep_pinned)
         snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
         snprintf(be->err, sizeof be->err, "%s", st->cuda.err);
         be->fallback_told = st->reported;
+        be->fallback_code = st->code;
         backend_close(&st->cuda);
     }
     pthread_cond_destroy(&st->done);
@@ -528,6 +531,7 @@ const char *backend_fallback(backend *be)
     pthread_mutex_lock(&st->mu);
     int failed = st->state == START_FAILED && !st->reported;
     st->reported |= failed;
+    be->fallback_code = st->code;
     pthread_mutex_unlock(&st->mu);
     if (!failed)
         return NULL;

@@ -63,6 +63,7 @@ typedef struct backend {
     int threads;       /* worker threads for CPU work (>= 1) */
     char fallback_reason[2048]; /* why auto chose the CPU ("" otherwise) */
     int fallback_told;          /* backend_fallback() handed it out */
+    int fallback_code;          /* its gpu_error (GPU_ERR_NO_DRIVER: no driver), 0 if none */
     int leaving;                /* backend_leave(): device resources are left to the exit */
     backend_start *start; /* the devices' start beside the CPU (auto) or the set-up (cuda) */
     int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */

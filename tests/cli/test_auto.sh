@@ -131,12 +131,22 @@ check_files_same "capped CPU, slow driver: the CPU's bytes" "$T/q3-cpu.npy.gz" "
 $PY -c "import sys; sys.exit(0 if float('$secs') < 10 else 1)" && ok ||
     fail "capped CPU, slow driver: waited for the driver: $secs s"
 
-# No driver, start waited for: one warning, the CPU's result.
+# No driver, start waited for: the CPU's result, silently (a CPU node is
+# normal for auto); with -v, one line says so.
 GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 "$GB" reduce --op sum "$T/f.npy" \
     >"$T/auto.out" 2>"$T/auto.err"
 "$GB" reduce --backend cpu --op sum "$T/f.npy" >"$T/cpu.out"
 check_files_same "no driver: the CPU's result" "$T/cpu.out" "$T/auto.out"
-check_eq "no driver: one warning" 1 "$(grep -c 'no NVIDIA driver.*using the CPU backend' "$T/auto.err")"
+check_eq "no driver: nothing on stderr" "" "$(cat "$T/auto.err")"
+GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 "$GB" reduce -v --op sum "$T/f.npy" \
+    >"$T/auto.out" 2>"$T/auto.err"
+check_eq "no driver, -v: one line" 1 "$(grep -c '^gpubatch: no NVIDIA driver.*using the CPU backend' "$T/auto.err")"
+check_eq "no driver, -v: no warning" 0 "$(grep -c 'warning' "$T/auto.err")"
+# Any other failure of the GPU under auto is still a warning.
+GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=$FAKE FAKECUDA_DRIVER_VERSION=10020 "$GB" reduce --op sum "$T/f.npy" \
+    >"$T/auto.out" 2>"$T/auto.err"
+check_files_same "driver too old: the CPU's result" "$T/cpu.out" "$T/auto.out"
+check_eq "driver too old: one warning" 1 "$(grep -c "warning: .*too old.*using the CPU backend" "$T/auto.err")"
 
 # The default: a job this small (estimated from the input's size) does
 # not start the driver, whose start would outlast it.

@@ -177,7 +177,7 @@ done
 # pins fewer host buffers than one of many chunks with the same options.
 pins() {
     rm -f "$T/pins"
-    FAKECUDA_PIN_REPORT="$T/pins" "$GB" "$@" --backend cuda --chunk 1M -o /dev/null >/dev/null 2>&1
+    FAKECUDA_PIN_REPORT="$T/pins" "$GB" "$@" --backend cuda --chunk 1M --compress -o /dev/null >/dev/null 2>&1
     sed -n 's/^pinned //p' "$T/pins"
 }
 "$GB" gen --quadratic 1000 --seed 5 -o "$T/q1k.npy.gz"

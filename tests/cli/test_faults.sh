@@ -35,13 +35,21 @@ done
 [ "$(cat "$T/pipe.st")" -ne 0 ] && ok || fail "closed pipe: status 0"
 check_eq "closed pipe is quiet" "" "$(cat "$T/pipe.err")"
 
-# No driver: auto falls back with one warning; cuda is a clear error.
+# No driver: auto falls back quietly (saying so once with -v); cuda, from
+# the option or GPUBATCH_BACKEND, is a clear error.
 "$GB" gen --shape 1000 --no-compress -o "$T/a.npy"
 GPUBATCH_LIBCUDA=$NODRV "$GB" reduce --op count "$T/a.npy" >"$T/out" 2>"$T/err"
 check_eq "fallback result" "count 1000  $T/a.npy" "$(cat "$T/out")"
-check_eq "fallback warns once" 1 "$(grep -c 'no NVIDIA driver.*using the CPU backend' "$T/err")"
+check_eq "fallback is quiet" "" "$(cat "$T/err")"
+GPUBATCH_LIBCUDA=$NODRV "$GB" reduce -v --op count "$T/a.npy" >"$T/out" 2>"$T/err"
+check_eq "fallback says so once with -v" 1 "$(grep -c 'no NVIDIA driver.*using the CPU backend' "$T/err")"
 export GPUBATCH_LIBCUDA=$NODRV
 check_error "--backend cuda without a driver" "no NVIDIA driver" "$GB" reduce --backend cuda "$T/a.npy"
+check_error "--backend gpu (cuda) without a driver" "no NVIDIA driver" "$GB" reduce --backend gpu "$T/a.npy"
+check_error "GPUBATCH_BACKEND=cuda without a driver" "no NVIDIA driver" \
+    env GPUBATCH_BACKEND=cuda "$GB" reduce "$T/a.npy"
+GPUBATCH_BACKEND=cuda "$GB" reduce --backend auto --op count "$T/a.npy" >"$T/out" 2>"$T/err"
+check_eq "--backend wins over GPUBATCH_BACKEND" "0 count 1000  $T/a.npy" "$? $(cat "$T/out")"
 check_error "quadratic --backend cuda without a driver" "no NVIDIA driver" \
     "$GB" quadratic --backend cuda "$T/q.npy" -o "$T/r.npy.gz"
 [ -e "$T/r.npy.gz" ] && fail "failed quadratic left an output" || ok

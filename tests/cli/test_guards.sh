@@ -1,6 +1,10 @@
 #!/bin/sh
 # test_guards.sh - what an output and its messages must never do: contradictory
-# gen options are a usage error; no signal that can be caught leaves a
+# gen options are a usage error; option errors are one line naming the option
+# (with the nearest long option for a near miss), --version works after any
+# command, and the options that do not go together, an operand where none is
+# taken, a --seed beyond 64 bits and a bad GPUBATCH_BACKEND are usage errors;
+# a --shape that contradicts an .npy header is an error naming the file; no signal that can be caught leaves a
 # temporary file, and a file-size limit is a clear error; -f keeps the
 # replaced file's mode and group; an output that is an input read through
 # stdin is refused; a failed write to stdout (/dev/full) is an error line and
@@ -32,6 +36,104 @@ check_usage "gen --dist normal with --high" "$GB" gen --shape 5 --dist normal --
 check_usage "gen --std without --dist normal" "$GB" gen --shape 5 --std 2 -o "$T/u.npy"
 "$GB" gen --shape 5 --dist normal --mean 2 --std 3 --seed 4 --no-compress -o "$T/n.npy"
 check_eq "gen --dist normal --mean --std still works" 148 "$(wc -c <"$T/n.npy")"
+
+# check_usage_line WHAT LINE CMD...: exit 2, no output, and stderr is LINE
+# then the pointer to --help.
+check_usage_line() {
+    what=$1 line=$2
+    shift 2
+    "$@" >"$T/u.out" 2>"$T/u.err"
+    st=$?
+    cmd=$(printf '%s\n' "$line" | sed -n 's/^gpubatch \([a-z]*\): .*/\1/p')
+    printf '%s\nTry '"'"'gpubatch %s --help'"'"' for more information.\n' "$line" "$cmd" >"$T/u.want"
+    if [ "$st" -ne 2 ]; then
+        fail "$what: exit status $st, expected 2 [$(cat "$T/u.err")]"
+    elif [ -s "$T/u.out" ]; then
+        fail "$what: wrote to stdout"
+    elif ! cmp -s "$T/u.want" "$T/u.err"; then
+        fail "$what: stderr [$(cat "$T/u.err")], expected [$(cat "$T/u.want")]"
+    else
+        ok
+    fi
+}
+check_usage_line "missing argument of a long option" \
+    "gpubatch reduce: option '--op' needs an argument" "$GB" reduce --op
+check_usage_line "missing argument of an abbreviated long option" \
+    "gpubatch reduce: option '--shard' needs an argument" "$GB" reduce --shar
+check_usage_line "missing argument of a short option" \
+    "gpubatch transpose: option '-o' needs an argument" "$GB" transpose -o
+check_usage_line "near miss" \
+    "gpubatch reduce: unknown option '--chunkk' (did you mean '--chunk'?)" "$GB" reduce --chunkk 1M x
+check_usage_line "swapped letters" \
+    "gpubatch gen: unknown option '--dtpye' (did you mean '--dtype'?)" "$GB" gen --dtpye=int8
+check_usage_line "far from every option" \
+    "gpubatch reduce: unknown option '--frobnicate'" "$GB" reduce --frobnicate
+check_usage_line "a short one-letter miss is not suggested from far" \
+    "gpubatch merge: unknown option '--zz'" "$GB" merge --zz
+check_usage_line "unknown short option" "gpubatch reduce: unknown option '-Z'" "$GB" reduce -Z
+check_usage_line "unknown short option in a group" "gpubatch merge: unknown option '-Z'" "$GB" merge --json -qZf
+check_usage_line "argument to a flag" \
+    "gpubatch reduce: option '--json' takes no argument" "$GB" reduce --json=1
+check_usage_line "argument to a flag with a short form" \
+    "gpubatch merge: option '--force' takes no argument" "$GB" merge --force=yes
+check_usage_line "ambiguous abbreviation" \
+    "gpubatch quadratic: option '--s' is ambiguous: --shard, --stdout, --streams, --shape" "$GB" quadratic --s 3
+check_usage_line "-q with -v" \
+    "gpubatch reduce: -q (--quiet) and -v (--verbose) do not go together" "$GB" reduce -q -v x
+check_usage_line "gen -v with -q" \
+    "gpubatch gen: -q (--quiet) and -v (--verbose) do not go together" "$GB" gen --shape 3 -v --quiet
+check_usage_line "merge -q with -v" \
+    "gpubatch merge: -q (--quiet) and -v (--verbose) do not go together" "$GB" merge -qv x
+check_usage_line "gen -c with -o" \
+    "gpubatch gen: -c (standard output) and -o $T/u.npy do not go together" \
+    "$GB" gen --shape 3 -c -o "$T/u.npy"
+[ -e "$T/u.npy" ] && fail "gen -c -o left an output" || ok
+check_usage_line "info with an operand" \
+    "gpubatch info: unexpected argument 'extra' (info takes no FILE)" "$GB" info extra
+check_usage_line "gen --seed above 2^64-1" \
+    "gpubatch gen: bad --seed '18446744073709551616' (0 to 18446744073709551615)" \
+    "$GB" gen --shape 3 --seed 18446744073709551616 -c
+check_usage_line "bench --seed above 2^64-1" \
+    "gpubatch bench: bad --seed '99999999999999999999' (0 to 18446744073709551615)" \
+    "$GB" bench --backend cpu --seed 99999999999999999999
+check_usage_line "gen --quadratic above 2^64-1" \
+    "gpubatch gen: bad --quadratic '18446744073709551616'" "$GB" gen --quadratic 18446744073709551616 -c
+"$GB" gen --shape 4 --seed 18446744073709551615 -c >"$T/s1" && ok || fail "gen --seed 2^64-1 refused"
+"$GB" gen --shape 4 --seed 0xffffffffffffffff -c >"$T/s2"
+check_files_same "gen --seed 2^64-1 in hex" "$T/s1" "$T/s2"
+"$GB" gen --shape 4 --seed 18446744073709551614 -c >"$T/s2"
+cmp -s "$T/s1" "$T/s2" && fail "gen --seed 2^64-1 and 2^64-2 give the same data" || ok
+check_usage_line "a bad GPUBATCH_BACKEND" \
+    "gpubatch reduce: unknown backend 'gpus' in GPUBATCH_BACKEND (auto, cuda, cpu)" \
+    env GPUBATCH_BACKEND=gpus "$GB" reduce "$T/n.npy"
+GPUBATCH_BACKEND=gpus "$GB" reduce --backend cpu "$T/n.npy" >/dev/null 2>&1
+check_eq "--backend wins over a bad GPUBATCH_BACKEND" 0 $?
+GPUBATCH_BACKEND=cpu "$GB" reduce -v "$T/n.npy" 2>&1 >/dev/null | grep -q "^gpubatch: backend cpu: " && ok ||
+    fail "GPUBATCH_BACKEND=cpu is not the CPU backend"
+GPUBATCH_BACKEND= "$GB" reduce -v "$T/n.npy" 2>&1 >/dev/null | grep -q "^gpubatch: backend auto" && ok ||
+    fail "an empty GPUBATCH_BACKEND is not auto"
+"$GB" --version >"$T/v.want"
+for cmd in reduce quadratic transpose gen info bench merge; do
+    "$GB" $cmd --version >"$T/v.out" 2>"$T/v.err"
+    check_eq "$cmd --version: status" 0 $?
+    check_files_same "$cmd --version prints what gpubatch --version does" "$T/v.want" "$T/v.out"
+done
+grep -q "^gpubatch [0-9]" "$T/v.want" && ok || fail "--version: [$(head -1 "$T/v.want")]"
+# A --shape (or --dtype) that the .npy header contradicts: one error line
+# naming the file, status 1, no output.
+check_error "reduce --shape against the header" \
+    "^gpubatch: error: $T/n.npy: --shape 2x5 contradicts the .npy header's shape 5" \
+    "$GB" reduce --backend cpu --shape 2x5 "$T/n.npy"
+check_error "reduce --shape of as many elements, another rank" "contradicts the .npy header's shape 5" \
+    "$GB" reduce --backend cpu --shape 5x1 "$T/n.npy"
+"$GB" reduce --backend cpu --shape 5 "$T/n.npy" >/dev/null && ok || fail "reduce --shape that agrees"
+"$GB" gen --shape 3x4 -o "$T/m34.npy"
+check_error "transpose --shape against the header" "m34.npy: --shape 4x3 contradicts the .npy header's shape 3x4" \
+    "$GB" transpose --backend cpu --shape 4x3 "$T/m34.npy" -o "$T/u.npy"
+[ -e "$T/u.npy" ] && fail "a refused transpose left an output" || ok
+"$GB" gen --quadratic 4 -o "$T/q4.npy.gz"
+check_error "quadratic --shape against the header" "q4.npy.gz: --shape 3x4 contradicts the .npy header's shape 4x3" \
+    "$GB" quadratic --backend cpu --shape 3x4 "$T/q4.npy.gz" -o "$T/u.npy"
 
 # Signals that end the process remove the temporary file and end it by the
 # same signal. (Sent from Python, which starts the child with the signal's

@@ -131,17 +131,17 @@ check_error "subtree bits against their hex float" "bad sum-tree subtree" "$GB" 
 # Parts with one flipped byte in their deflate data: refused before any
 # output; the same part untouched merges to what gzip -t accepts.
 "$GB" gen --quadratic 20000 --seed 4 -o "$T/q4.npy.gz"
-for i in 0 1; do "$GB" quadratic --backend cpu -q --shard $i/2 -o "$T/p-$i" "$T/q4.npy.gz"; done
-"$GB" merge -o "$T/pm.npy.gz" "$T/p-0" "$T/p-1" && gzip -t "$T/pm.npy.gz" && ok || fail "parts merge"
-"$NP" - "$T/p-1" "$T/f-1" <<'END'
+for i in 0 1; do "$GB" quadratic --backend cpu -q --shard $i/2 -o "$T/p-$i.gz" "$T/q4.npy.gz"; done
+"$GB" merge -o "$T/pm.npy.gz" "$T/p-0.gz" "$T/p-1.gz" && gzip -t "$T/pm.npy.gz" && ok || fail "parts merge"
+"$NP" - "$T/p-1.gz" "$T/f-1" <<'END'
 import sys
 b = bytearray(open(sys.argv[1], "rb").read())
 b[b.index(b"\ndata\n") + 6 + 5000] ^= 0x10
 open(sys.argv[2], "wb").write(b)
 END
-check_error "part with a flipped byte" "f-1: " "$GB" merge -o "$T/fm.npy.gz" "$T/p-0" "$T/f-1"
+check_error "part with a flipped byte" "f-1: " "$GB" merge -o "$T/fm.npy.gz" "$T/p-0.gz" "$T/f-1"
 $PY "$SF" reseal "$T/f-1"
-"$GB" merge -o "$T/fm.npy.gz" "$T/p-0" "$T/f-1" >/dev/null 2>"$T/f.err"
+"$GB" merge -o "$T/fm.npy.gz" "$T/p-0.gz" "$T/f-1" >/dev/null 2>"$T/f.err"
 check_eq "resealed flipped part: status" 1 $?
 grep -q "f-1: gzip member at byte" "$T/f.err" && ok || fail "resealed flipped part: [$(cat "$T/f.err")]"
 [ -e "$T/fm.npy.gz" ] && fail "refused part merge left an output" || ok

@@ -14,18 +14,24 @@ for dt in float32 float64; do
         fail "$dt roots against the exact reference: $(tail -3 "$T/chk")"
     fi
     for opts in "--chunk 128k" "--chunk 1M -p 1" "--streams 2 -p 3" "--chunk 384k --streams 7"; do
-        Q $opts "$T/q-$dt.npy" -c >"$T/alt.npy.gz"
+        Q $opts "$T/q-$dt.npy" --compress -c >"$T/alt.npy.gz"
         check_files_same "$dt output with $opts" "$T/r-$dt.npy.gz" "$T/alt.npy.gz"
     done
-    gzip -c "$T/q-$dt.npy" | Q - -c >"$T/stdin.npy.gz"
+    gzip -c "$T/q-$dt.npy" | Q - -1 -c >"$T/stdin.npy.gz"
     check_files_same "$dt gzip on stdin" "$T/r-$dt.npy.gz" "$T/stdin.npy.gz"
 done
 
-# numpy reads the output and agrees on shape and dtype.
+# numpy reads the output (plain for a name without .gz, and on standard
+# output) and agrees on shape and dtype; the .gz output holds the same bytes.
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-    gzip -dc "$T/r-float64.npy.gz" >"$T/r.npy"
+    Q "$T/q-float64.npy" -o "$T/r.npy"
     out=$(/usr/bin/python3 -c "import numpy as n; a=n.load('$T/r.npy'); print(a.shape, a.dtype)")
     check_eq "numpy loads the roots" "(30011, 2) complex128" "$out"
+    out=$(Q "$T/q-float64.npy" -c | /usr/bin/python3 -c "import io, sys, numpy as n
+a = n.load(io.BytesIO(sys.stdin.buffer.read())); print(a.shape, a.dtype)")
+    check_eq "numpy loads the roots from standard output" "(30011, 2) complex128" "$out"
+    gzip -dc "$T/r-float64.npy.gz" >"$T/r-dec.npy"
+    check_files_same "the .gz output decompresses to the plain output" "$T/r.npy" "$T/r-dec.npy"
 else
     echo "note: python3-numpy missing: numpy check skipped"
 fi
@@ -49,9 +55,9 @@ check_files_same "degenerate rows" "$T/deg.want" "$T/deg.txt"
 
 # Raw input: the row count comes from --shape or the file size.
 tail -c +129 "$T/q-float32.npy" >"$T/q.raw"
-Q --dtype float32 "$T/q.raw" -c >"$T/raw.npy.gz"
+Q --dtype float32 "$T/q.raw" --compress -c >"$T/raw.npy.gz"
 check_files_same "raw input, size from the file" "$T/r-float32.npy.gz" "$T/raw.npy.gz"
-cat "$T/q.raw" | Q --dtype float32 --shape 30011x3 - -c >"$T/raw2.npy.gz"
+cat "$T/q.raw" | Q --dtype float32 --shape 30011x3 - --compress -c >"$T/raw2.npy.gz"
 check_files_same "raw input on a pipe with --shape" "$T/r-float32.npy.gz" "$T/raw2.npy.gz"
 check_error "raw pipe without shape" "number of rows of raw input on a stream is unknown" \
     sh -c "cat '$T/q.raw' | '$GB' quadratic --backend cpu --dtype float32 - -c"

@@ -103,7 +103,7 @@ for dt in float32 float64; do
         rm -f "$T/r.npy.gz"
     done
     for opts in "--chunk 128k" "--chunk 1M -p 1" "--streams 2 -p 3" "--chunk 384k --streams 7"; do
-        Q $opts "$T/p.bgzf.gz" -c >"$T/alt.npy.gz"
+        Q $opts "$T/p.bgzf.gz" --compress -c >"$T/alt.npy.gz"
         check_files_same "$dt planes with $opts" "$T/rows.npy.gz" "$T/alt.npy.gz"
     done
 
@@ -126,7 +126,7 @@ END
         fail "$dt root planes against the exact reference: $(tail -3 "$T/chk")"
     fi
     for opts in "--chunk 128k -p 1" "--chunk 1M -p 3 --streams 3" "-9 --chunk 256k"; do
-        Q --out-layout planes $opts "$T/p.npy" -c >"$T/alt.npy.gz"
+        Q --out-layout planes --compress $opts "$T/p.npy" -c >"$T/alt.npy.gz"
         case $opts in -9*) gzip -dc "$T/alt.npy.gz" | cmp -s - "$T/s.npy" && ok || fail "$dt -9 root planes" ;;
         *) check_files_same "$dt root planes with $opts" "$T/s.npy.gz" "$T/alt.npy.gz" ;;
         esac
@@ -143,8 +143,10 @@ done
 
 # Root planes through stdout in a pipe: the parts go to $TMPDIR.
 mkdir "$T/tmp"
-TMPDIR="$T/tmp" Q --out-layout planes "$T/p.npy" -c | gzip -dc | cmp -s - "$T/s.npy" && ok ||
+TMPDIR="$T/tmp" Q --out-layout planes "$T/p.npy" --compress -c | gzip -dc | cmp -s - "$T/s.npy" && ok ||
     fail "root planes on stdout"
+TMPDIR="$T/tmp" Q --out-layout planes "$T/p.npy" -c | cmp -s - "$T/s.npy" && ok ||
+    fail "plain root planes on stdout"
 [ -z "$(ls -A "$T/tmp")" ] && ok || fail "parts left in TMPDIR"
 
 # Errors: one line, exit 1, no output file.

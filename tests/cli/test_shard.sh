@@ -100,39 +100,59 @@ shard_reduce 3 "$T/nan.raw" --dtype float32 --skipnan --op count,mean
 check_files_same "all NaN with --skipnan" "$T/s.txt" "$T/m.txt"
 grep -q "every element is NaN" "$T/m.txt" && ok || fail "all-NaN merge message"
 
-# Quadratic parts: the merged file equals one run's output byte for byte.
+# Quadratic parts: the merged file equals one run's output byte for byte,
+# each written as its name says (blocked gzip for .gz, else plain); parts of
+# blocked gzip merged under a plain name give the run's bytes inflated.
 for dt in float32 float64; do
     for rows in $(pick "0 1 2040 4071 4072 4073 30001" "0 1 4072 4073"); do
         "$GB" gen --quadratic $rows --dtype $dt --seed $rows -f -o "$T/q.npy.gz" 2>/dev/null
-        for m in $(pick "plain no-compress level6 raw raw-no-compress" "plain level6 raw-no-compress"); do
+        for m in $(pick "gz plain level6 raw-gz raw" "gz level6 raw"); do
             case $m in
-            plain) mode= ;;
-            no-compress) mode=--no-compress ;;
-            level6) mode=-6 ;;
-            raw) mode=--raw ;;
-            raw-no-compress) mode="--raw --no-compress" ;;
+            gz) mode= sfx=.gz ;;
+            plain) mode= sfx= ;;
+            level6) mode=-6 sfx=.gz ;;
+            raw-gz) mode=--raw sfx=.gz ;;
+            raw) mode=--raw sfx= ;;
             esac
-            "$GB" quadratic --backend cpu $mode -f -o "$T/q1.out" "$T/q.npy.gz"
+            "$GB" quadratic --backend cpu $mode -f -o "$T/q1.out$sfx" "$T/q.npy.gz"
+            [ -n "$sfx" ] && gzip -dc "$T/q1.out$sfx" >"$T/q1.dec"
             for shards in $(pick "1 2 5 9" "2 5"); do
                 rm -f "$T"/qp-*
                 i=0
                 while [ $i -lt $shards ]; do
-                    "$GB" quadratic --backend cpu $mode --shard $i/$shards -o "$T/qp-$i" \
+                    "$GB" quadratic --backend cpu $mode --shard $i/$shards -o "$T/qp-$i$sfx" \
                         "$T/q.npy.gz" || fail "quadratic shard $i/$shards"
                     i=$((i + 1))
                 done
-                ls "$T"/qp-* | shuf | xargs "$GB" merge -f -o "$T/qm.out"
-                check_files_same "quadratic $dt rows=$rows $mode $shards shards" "$T/q1.out" "$T/qm.out"
+                ls "$T"/qp-* | shuf | xargs "$GB" merge -f -o "$T/qm.out$sfx"
+                check_files_same "quadratic $dt rows=$rows $m $shards shards" "$T/q1.out$sfx" "$T/qm.out$sfx"
+                if [ -n "$sfx" ]; then
+                    ls "$T"/qp-* | shuf | xargs "$GB" merge -f -o "$T/qm.plain"
+                    check_files_same "quadratic $dt rows=$rows $m $shards shards merged plain" \
+                        "$T/q1.dec" "$T/qm.plain"
+                fi
             done
         done
     done
 done
 gzip -dc "$T/q.npy.gz" >"$T/q.npy"
-"$GB" quadratic --backend cpu -f -o "$T/q1.out" "$T/q.npy"
-for i in 0 1 2; do "$GB" quadratic --backend cpu --shard $i/3 -o "$T/qq-$i" "$T/q.npy"; done
-"$GB" merge -c "$T/qq-2" "$T/qq-0" "$T/qq-1" >"$T/qm.out"
-check_files_same "quadratic from plain .npy to stdout" "$T/q1.out" "$T/qm.out"
+"$GB" quadratic --backend cpu -f -o "$T/q1.out.gz" "$T/q.npy"
+gzip -dc "$T/q1.out.gz" >"$T/q1.dec"
+for i in 0 1 2; do "$GB" quadratic --backend cpu --shard $i/3 -o "$T/qq-$i.gz" "$T/q.npy"; done
+"$GB" merge --compress -c "$T/qq-2.gz" "$T/qq-0.gz" "$T/qq-1.gz" >"$T/qm.out"
+check_files_same "quadratic from plain .npy to stdout, --compress" "$T/q1.out.gz" "$T/qm.out"
 gzip -t "$T/qm.out" && ok || fail "merged output is valid gzip"
+"$GB" merge -c "$T/qq-2.gz" "$T/qq-0.gz" "$T/qq-1.gz" >"$T/qm.out"
+check_files_same "quadratic from plain .npy to stdout, plain" "$T/q1.dec" "$T/qm.out"
+"$GB" merge "$T/qq-2.gz" "$T/qq-0.gz" "$T/qq-1.gz" -o "$T/qm.npy" --compress >/dev/null 2>&1
+check_files_same "merge --compress under a plain name" "$T/q1.out.gz" "$T/qm.npy"
+"$GB" merge -c -3 "$T/qq-2.gz" "$T/qq-0.gz" "$T/qq-1.gz" | gzip -dc >"$T/qm.out"
+check_files_same "merge -3 of level-1 parts recompresses them" "$T/q1.dec" "$T/qm.out"
+for bad in "-3 -o $T/qm3.npy" "-c -o $T/qm3.npy.gz" "--no-compress -2" "--compress --no-compress"; do
+    "$GB" merge $bad "$T/qq-2.gz" "$T/qq-0.gz" "$T/qq-1.gz" >/dev/null 2>&1
+    check_eq "usage: merge $bad" 2 $?
+done
+[ -e "$T/qm3.npy" ] || [ -e "$T/qm3.npy.gz" ] && fail "a refused merge left an output" || ok
 
 # Errors of reduce --shard: one line, status 1, no state file left behind.
 f="$T/float32-81927.npy"
@@ -187,26 +207,26 @@ check_error "future version" "unsupported version" "$GB" merge "$T/a-0" "$T/b-1"
 check_eq "usage: merge without files" 2 $?
 "$GB" merge -o "$T/x" "$T/a-0" "$T/a-1" "$T/a-2" >/dev/null 2>&1
 check_eq "usage: merge -o with states" 2 $?
-for i in 0 1 2; do "$GB" quadratic --backend cpu --shard $i/3 -o "$T/p-$i" "$T/q.npy"; done
-check_error "state and part mixed" "kind of file differs" "$GB" merge -o "$T/x" "$T/p-0" "$T/a-1" "$T/p-2"
-check_error "missing part" "shard 2/3 is missing" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1"
-head -c -10 "$T/p-1" >"$T/p-1b"
-check_error "truncated part" "truncated part" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1b" "$T/p-2"
-"$GB" quadratic --backend cpu -3 --shard 1/3 -o "$T/p-1c" "$T/q.npy"
-check_error "other level" "compression level differs" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1c" "$T/p-2"
+for i in 0 1 2; do "$GB" quadratic --backend cpu --shard $i/3 -o "$T/p-$i.gz" "$T/q.npy"; done
+check_error "state and part mixed" "kind of file differs" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/a-1" "$T/p-2.gz"
+check_error "missing part" "shard 2/3 is missing" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1.gz"
+head -c -10 "$T/p-1.gz" >"$T/p-1b"
+check_error "truncated part" "truncated part" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1b" "$T/p-2.gz"
+"$GB" quadratic --backend cpu -3 --shard 1/3 -o "$T/p-1c.gz" "$T/q.npy"
+check_error "other level" "compression level differs" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1c.gz" "$T/p-2.gz"
 "$GB" quadratic --backend cpu --no-compress --shard 1/3 -o "$T/p-1d" "$T/q.npy"
 sed '/^level 0$/s//level 1/' "$T/p-1d" >"$T/p-1e"
 $PY "$top/tests/cli/shardfile.py" reseal "$T/p-1e"
-check_error "plain part said to be compressed" "end-of-file block" "$GB" merge -o "$T/x" "$T/p-0" "$T/p-1e" "$T/p-2"
+check_error "plain part said to be compressed" "end-of-file block" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1e" "$T/p-2.gz"
 [ -e "$T/x" ] && fail "merge left an output after errors" || ok
-check_error "merge over a part" "overwrite an input" "$GB" merge -f -o "$T/p-0" "$T/p-0" "$T/p-1" "$T/p-2"
+check_error "merge over a part" "overwrite an input" "$GB" merge -f -o "$T/p-0.gz" "$T/p-0.gz" "$T/p-1.gz" "$T/p-2.gz"
 # Damaged state and part files: every one is refused with status 1 or
 # merged (a change to a value only); none crashes.
 $PY - "$T" "$(pick 60 20)" <<'PY'
 import random, sys
 t = sys.argv[1]
 rng = random.Random(5)
-for kind, src in (("st", t + "/a-1"), ("pt", t + "/p-1")):
+for kind, src in (("st", t + "/a-1"), ("pt", t + "/p-1.gz")):
     data = open(src, "rb").read()
     for k in range(int(sys.argv[2])):
         b = bytearray(data)
@@ -227,8 +247,10 @@ for m in "$T"/mut-st-*; do
     if [ $st -le 1 ]; then ok; else fail "damaged state $m: status $st"; fi
 done
 for m in "$T"/mut-pt-*; do
-    "$GB" merge -f -o "$T/mut.out" "$T/p-0" "$m" "$T/p-2" >/dev/null 2>&1
-    st=$?
-    if [ $st -le 1 ]; then ok; else fail "damaged part $m: status $st"; fi
+    for out in mut.out.gz mut.out; do # the blocks copied, or inflated
+        "$GB" merge -f -o "$T/$out" "$T/p-0.gz" "$m" "$T/p-2.gz" >/dev/null 2>&1
+        st=$?
+        if [ $st -le 1 ]; then ok; else fail "damaged part $m into $out: status $st"; fi
+    done
 done
 summary

@@ -92,7 +92,7 @@ cat >"$W/job.sh" <<JOB
 set -e
 i=\$SLURM_ARRAY_TASK_ID
 "$GB" reduce --backend cpu -q --op sum,mean,min,argmax,sumsq,count --shard \$i/$TASKS -o "$W/state-\$i" "$W/x.npy.gz"
-"$GB" quadratic --backend cpu -q --shard \$i/$TASKS -o "$W/part-\$i" "$W/c.npy.gz"
+"$GB" quadratic --backend cpu -q --shard \$i/$TASKS -o "$W/part-\$i.gz" "$W/c.npy.gz"
 JOB
 if timeout 120 sbatch --array=0-$((TASKS - 1)) --wait -o "$W/task-%a.log" "$W/job.sh" >"$W/sbatch.out" 2>&1; then
     ok

@@ -54,17 +54,17 @@ check_case complex128 300x16 C --chunk 128k --streams 2
 $NP "$REF" make float64 9x211x307 C 99 "$T/b.npy"
 TP "$T/b.npy" -o "$T/b.npy.gz"
 for opts in "--chunk 128k" "--chunk 1M -p 1" "--streams 2 -p 3" "--chunk 384k --streams 7" "--chunk 4M"; do
-    TP $opts "$T/b.npy" -c >"$T/alt.npy.gz"
+    TP $opts "$T/b.npy" --compress -c >"$T/alt.npy.gz"
     check_files_same "batch output with $opts" "$T/b.npy.gz" "$T/alt.npy.gz"
 done
 
 # Compressed input (gzip, concatenated members, stdin) and raw input/output.
 gzip -c "$T/b.npy" >"$T/b.gz"
-TP "$T/b.gz" -c >"$T/alt.npy.gz"
+TP "$T/b.gz" --compress -c >"$T/alt.npy.gz"
 check_files_same "gzip input" "$T/b.npy.gz" "$T/alt.npy.gz"
 head -c 100000 "$T/b.npy" | gzip -c >"$T/m.gz"
 tail -c +100001 "$T/b.npy" | gzip -c >>"$T/m.gz"
-TP - <"$T/m.gz" >"$T/alt.npy.gz"
+TP --compress - <"$T/m.gz" >"$T/alt.npy.gz"
 check_files_same "multi-member gzip on stdin" "$T/b.npy.gz" "$T/alt.npy.gz"
 tail -c +129 "$T/b.npy" >"$T/b.raw"
 TP --dtype float64 --shape 9x211x307 --no-compress "$T/b.raw" -o "$T/b.out.raw"
@@ -79,12 +79,16 @@ gzip -dc "$T/g.npy.gz" >"$T/g.npy"
 if $NP "$REF" check "$T/g.npy" "$T/gt.npy.gz" >"$T/chk" 2>&1; then ok; else
     fail "blocked gzip input: $(cat "$T/chk")"
 fi
-TP "$T/g.npy.gz" -c | TP - -c | gzip -dc >"$T/back.npy"
+TP "$T/g.npy.gz" --compress -c | TP - -c >"$T/back.npy"
 check_files_same "transposing twice gives the input back" "$T/g.npy" "$T/back.npy"
+TP "$T/g.npy.gz" -c | TP - -c >"$T/back2.npy"
+check_files_same "transposing twice, plain through the pipe" "$T/g.npy" "$T/back2.npy"
 
 # --shard: parts of a batch merge into one run's output, in any order; the
 # compressed bytes too when the cuts can fall on block boundaries (16-byte
-# matrices), the decompressed bytes always (8580-byte matrices).
+# matrices), the decompressed bytes always (8580-byte matrices). Merged into
+# the other form, compressed parts are inflated into one run's plain bytes,
+# and plain parts compressed into one run's blocked gzip.
 for spec in "float32 20000x2x2" "float32 700x33x65" "int16 9x300x301"; do
     set -- $spec
     $NP "$REF" make $1 $2 C 41 "$T/sb.npy"
@@ -94,9 +98,9 @@ for spec in "float32 20000x2x2" "float32 700x33x65" "int16 9x300x301"; do
         parts="" plain=""
         i=0
         while [ $i -lt $n ]; do
-            TP --shard $i/$n "$T/sb.npy" -o "$T/part$i" && ok || fail "$2 shard $i/$n"
+            TP --shard $i/$n "$T/sb.npy" -o "$T/part$i.gz" && ok || fail "$2 shard $i/$n"
             TP --shard $i/$n --no-compress "$T/sb.npy" -o "$T/plain$i" && ok || fail "$2 plain shard $i/$n"
-            parts="$T/part$i $parts" plain="$T/plain$i $plain"
+            parts="$T/part$i.gz $parts" plain="$T/plain$i $plain"
             i=$((i + 1))
         done
         "$GB" merge -q $parts -o "$T/sbm.npy.gz" -f
@@ -105,6 +109,17 @@ for spec in "float32 20000x2x2" "float32 700x33x65" "int16 9x300x301"; do
         gzip -dc "$T/sbm.npy.gz" >"$T/sbm.dec"
         check_files_same "$2 merged parts of $n, decompressed" "$T/sb1.npy" "$T/sbm.dec"
         [ "$2" = 20000x2x2 ] && check_files_same "$2 merged parts of $n, compressed" "$T/sb1.npy.gz" "$T/sbm.npy.gz"
+        "$GB" merge -q $parts -o "$T/sbm2.npy" -f
+        check_files_same "$2 compressed parts of $n merged plain" "$T/sb1.npy" "$T/sbm2.npy"
+        "$GB" merge -q $plain -o "$T/sbm2.npy.gz" -f
+        check_files_same "$2 plain parts of $n merged compressed" "$T/sb1.npy.gz" "$T/sbm2.npy.gz"
+        "$GB" merge -q -6 $parts -o "$T/sbm6.npy.gz" -f
+        TP -f -6 "$T/sb.npy" -o "$T/sb6.npy.gz"
+        check_files_same "$2 level-1 parts of $n merged at level 6" "$T/sb6.npy.gz" "$T/sbm6.npy.gz"
+        "$GB" merge -q --compress $parts -c >"$T/sbm3.npy.gz"
+        check_files_same "$2 merged parts of $n to stdout, --compress" "$T/sbm.npy.gz" "$T/sbm3.npy.gz"
+        "$GB" merge -q $parts >"$T/sbm3.npy"
+        check_files_same "$2 merged parts of $n to stdout, plain" "$T/sb1.npy" "$T/sbm3.npy"
         rm -f "$T"/part* "$T"/plain*
     done
 done

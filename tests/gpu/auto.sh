@@ -95,7 +95,7 @@ done
 rm -f "$work/big.npy"
 "$GB" gen --quadratic $((1 << 27)) --seed 1 -1 -f -o "$work/qbig.npy.gz"
 job "quadratic 2^27 float32 rows BGZF, plain .npy out" quadratic --no-compress -o /dev/null "$work/qbig.npy.gz"
-job "quadratic 2^27 float32 rows BGZF, BGZF out" quadratic -o /dev/null "$work/qbig.npy.gz"
+job "quadratic 2^27 float32 rows BGZF, BGZF out" quadratic -o "$nullgz" "$work/qbig.npy.gz"
 "$GB" gen --shape 16384x16384 --seed 1 --no-compress -f -o "$work/tbig.npy"
 job "transpose 16384^2 float32 .npy" transpose --no-compress -o /dev/null "$work/tbig.npy"
 "$GB" gen --shape 16384x16384 --seed 1 -1 -f -o "$work/tbig.npy.gz"

@@ -43,7 +43,7 @@ while [ $n -le "$ndev" ]; do
         case $kind in
         raw) t=$(secs $GB reduce -q --backend cuda --device $list --op sum,max "$work/dev.npy"); b=$bytes; label=".npy (page cache)" ;;
         gz) t=$(secs $GB reduce -q --backend cuda --device $list --op sum,max "$work/dev.npy.gz"); b=$bytes; label=".npy.gz (BGZF)" ;;
-        quad) t=$(secs sh -c "$GB quadratic -q --backend cuda --device $list '$work/devq.npy.gz' -o - | md5sum"); b=$qbytes; label="quadratic gz->gz" ;;
+        quad) t=$(secs sh -c "$GB quadratic -q --backend cuda --device $list -1 '$work/devq.npy.gz' -o - | md5sum"); b=$qbytes; label="quadratic gz->gz" ;;
         esac
         [ $n -eq 1 ] && eval "t1_$kind=$t"
         eval "base=\$t1_$kind"

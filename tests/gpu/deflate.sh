@@ -20,23 +20,24 @@ base_src=${2:-}
 work_name=gpubatch-deflate
 . "$(dirname "$0")/lib.sh"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-# same_part ARGS...: -o output bytes and messages are the same on both backends.
+# same_part ARGS...: -o output bytes (blocked gzip: the names end in .gz) and
+# messages are the same on both backends.
 same_part() {
-    rm -f "$work/o_cpu" "$work/o_cuda" "$work/o_raw"
-    c=$("$GB" "$@" --backend cpu -o "$work/o_cpu" 2>&1; echo "exit $?")
-    g=$("$GB" "$@" --backend cuda -o "$work/o_cuda" 2>&1; echo "exit $?")
+    rm -f "$work/o_cpu.gz" "$work/o_cuda.gz" "$work/o_raw"
+    c=$("$GB" "$@" --backend cpu -o "$work/o_cpu.gz" 2>&1; echo "exit $?")
+    g=$("$GB" "$@" --backend cuda -o "$work/o_cuda.gz" 2>&1; echo "exit $?")
     check "$*" "$c" "$g"
-    check "bytes: $*" "$(md5sum <"$work/o_cpu")" "$(md5sum <"$work/o_cuda")"
+    check "bytes: $*" "$(md5sum <"$work/o_cpu.gz")" "$(md5sum <"$work/o_cuda.gz")"
 }
 # same_file ARGS...: as same_part, and the CUDA output decodes to the
 # --no-compress output.
 same_file() {
     same_part "$@"
     "$GB" "$@" --backend cpu --no-compress -o "$work/o_raw" >/dev/null 2>&1
-    check "gzip -dc: $*" "$(md5sum <"$work/o_raw")" "$(gzip -dc "$work/o_cuda" | md5sum)"
-    check "python gzip: $*" ok "$(python3 -c 'import gzip,sys; a=gzip.open(sys.argv[1]).read(); b=open(sys.argv[2],"rb").read(); print("ok" if a==b else "differ")' "$work/o_cuda" "$work/o_raw")"
+    check "gzip -dc: $*" "$(md5sum <"$work/o_raw")" "$(gzip -dc "$work/o_cuda.gz" | md5sum)"
+    check "python gzip: $*" ok "$(python3 -c 'import gzip,sys; a=gzip.open(sys.argv[1]).read(); b=open(sys.argv[2],"rb").read(); print("ok" if a==b else "differ")' "$work/o_cuda.gz" "$work/o_raw")"
     if command -v bgzip >/dev/null; then
-        check "bgzip -t: $*" ok "$(bgzip -t "$work/o_cuda" >/dev/null 2>&1 && echo ok)"
+        check "bgzip -t: $*" ok "$(bgzip -t "$work/o_cuda.gz" >/dev/null 2>&1 && echo ok)"
     fi
 }
 
@@ -113,18 +114,20 @@ cat "$Q" >/dev/null
 # The host's own runs race apart: a GPU run that came right after one that
 # kept 16 cores busy for seconds ran up to 0.1 s slower (the same binary,
 # 0.596 s after `cpu -1` against 0.481 s in a race without it, on an H200).
-set -- "$GB,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
+# Blocked gzip goes to $nullgz (/dev/null under a .gz name), plain bytes to
+# /dev/null.
+set -- "$GB,quadratic,--backend,cuda,-1,-o,$nullgz,$Q" \
     "$GB,quadratic,--backend,cuda,--no-compress,-o,/dev/null,$Q" \
-    "$GB,quadratic,--backend,auto,-1,-o,/dev/null,$Q" \
+    "$GB,quadratic,--backend,auto,-1,-o,$nullgz,$Q" \
     "$GB,quadratic,--backend,auto,--no-compress,-o,/dev/null,$Q"
-[ -n "$OLD" ] && set -- "$@" "$OLD,quadratic,--backend,cuda,-1,-o,/dev/null,$Q" \
+[ -n "$OLD" ] && set -- "$@" "$OLD,quadratic,--backend,cuda,-1,-o,$nullgz,$Q" \
     "$OLD,quadratic,--backend,cuda,--no-compress,-o,/dev/null,$Q" \
-    "$OLD,quadratic,--backend,auto,-1,-o,/dev/null,$Q"
+    "$OLD,quadratic,--backend,auto,-1,-o,$nullgz,$Q"
 race "quadratic 2^27, output to /dev/null" "$@"
-race "quadratic 2^27 on the host's cores, output to /dev/null" "$GB,quadratic,--backend,cpu,-1,-o,/dev/null,$Q"
+race "quadratic 2^27 on the host's cores, output to /dev/null" "$GB,quadratic,--backend,cpu,-1,-o,$nullgz,$Q"
 # where the time goes (-v): the timeline, and the main thread's waits
 for args in "-1" "--no-compress"; do
-    "$GB" quadratic -v --backend cuda $args -o /dev/null "$Q" 2>&1 |
+    "$GB" quadratic -v --backend cuda $args -o "$nullgz" "$Q" 2>&1 |
         grep -E "process started|main thread waited" | sed "s|$work/||; s/^/  cuda $args: /" | tee -a "$sum"
 done
 # into files of a memory file system where there is room, so that the disk's

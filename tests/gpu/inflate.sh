@@ -20,16 +20,17 @@ same_run() {
     g=$("$GB" "$@" --backend cuda 2>&1; echo "exit $?")
     check "$name: $*" "$c" "$g"
 }
-# same_file NAME ARGS...: -o output bytes (and messages) are the same on both backends.
+# same_file NAME ARGS...: -o output bytes (blocked gzip: the names end in
+# .gz) and messages are the same on both backends.
 same_file() {
     name=$1
     shift
-    rm -f "$work/o_cpu" "$work/o_cuda"
-    c=$("$GB" "$@" --backend cpu -o "$work/o_cpu" 2>&1; echo "exit $?")
-    g=$("$GB" "$@" --backend cuda -o "$work/o_cuda" 2>&1; echo "exit $?")
+    rm -f "$work/o_cpu.gz" "$work/o_cuda.gz"
+    c=$("$GB" "$@" --backend cpu -o "$work/o_cpu.gz" 2>&1; echo "exit $?")
+    g=$("$GB" "$@" --backend cuda -o "$work/o_cuda.gz" 2>&1; echo "exit $?")
     check "$name: $*" "$c" "$g"
-    check "$name bytes: $*" "$(md5sum <"$work/o_cpu" 2>/dev/null || echo none)" \
-        "$(md5sum <"$work/o_cuda" 2>/dev/null || echo none)"
+    check "$name bytes: $*" "$(md5sum <"$work/o_cpu.gz" 2>/dev/null || echo none)" \
+        "$(md5sum <"$work/o_cuda.gz" 2>/dev/null || echo none)"
 }
 
 note "== correctness (CPU backend against device inflate)"

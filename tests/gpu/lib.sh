@@ -3,13 +3,18 @@
 # /tmp, or GPUBATCH_WORK) first, and `base_src` (another source tree to time
 # beside this one, or empty) where they take one: it goes to the top of the
 # tree, builds (the baseline too: its binary in OLD, else OLD is empty),
-# starts OUTDIR/summary.txt, and defines note(), check() and race().
+# starts OUTDIR/summary.txt, defines note(), check() and race(), and nullgz
+# (/dev/null under a name that asks for blocked gzip).
 mkdir -p "$out"
 [ -z "${base_src:-}" ] || base_src=$(cd "$base_src" && pwd) || exit 1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 work=${GPUBATCH_WORK:-/tmp/$work_name}
 mkdir -p "$work"
+# A name that ends in .gz for /dev/null: output written there is blocked gzip
+# (the name decides) and goes nowhere, with this binary and an older one.
+nullgz="$work/null.gz"
+ln -sf /dev/null "$nullgz"
 sum="$out/summary.txt"
 : >"$sum"
 GB=./gpubatch

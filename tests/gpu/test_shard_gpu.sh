@@ -51,7 +51,7 @@ for shards in 2 7; do
     while [ $i -lt $shards ]; do
         be=$GPU
         [ $((i % 2)) = 1 ] && be=cpu
-        "$GB" quadratic -q --backend $be --shard $i/$shards -o "$T/part-$i" "$f"
+        "$GB" quadratic -q --backend $be --shard $i/$shards -o "$T/part-$i.gz" "$f"
         i=$((i + 1))
     done
     rm -f "$T/merged.npy.gz"
