@@ -172,16 +172,17 @@ check_error "bench --backend cuda without a GPU" "no NVIDIA driver" \
     env GPUBATCH_LIBCUDA=$NODRV "$GB" bench --backend cuda reduce
 
 # --- a device whose kernels do nothing -----------------------------------------
-# The stand-in driver runs no kernel: both inflate kernels are launched once,
-# the poisoned output is caught and the row is not timed; the host row is
-# right.
+# The stand-in driver runs no kernel: both blocked-gzip kernels are launched
+# once, the poisoned output is caught and the row is not timed; the stream
+# row's first decode round (launched once) leaves every segment undecoded,
+# so the device declines the stream; the host row is right.
 use_fake_driver
 FAKECUDA_REPORT="$T/launches" "$GB" bench --backend cuda --reps 2 --json --sizes inflate:100003 \
     inflate >"$T/f.json" 2>"$T/f.err"
 check_eq "bench inflate on the stand-in driver exit status ($(cat "$T/f.err"))" 0 $?
-check_eq "inflate kernels launched" "device 0 launches 2" "$(cat "$T/launches")"
+check_eq "inflate kernels launched" "device 0 launches 3" "$(cat "$T/launches")"
 check_eq "inflate rows on the stand-in driver" \
-    "host cpu ok baseline | production gpu wrong decoded byte 0 differs from the input" \
+    "host cpu ok baseline | production gpu wrong decoded byte 0 differs from the input | stream gpu wrong the device declined the stream" \
     "$($PY -c 'import json, sys
 rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "inflate"]
 print(" | ".join("%s %s %s %s" % (r["variant"], r["where"], r["status"],
