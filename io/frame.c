@@ -63,6 +63,7 @@ static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_
     }
     fi->is_npy = 1;
     fi->dtype = h.dtype;
+    fi->swap = h.big_endian ? dt_swap_unit(h.dtype) : 0;
     fi->fortran_order = h.fortran_order;
     fi->ndim = h.ndim;
     memcpy(fi->shape, h.shape, sizeof h.shape);
@@ -99,8 +100,8 @@ static int frame_check_room(io_reader *r, const frame_info *fi, char *err, size_
 }
 
 /* Sniffs the input and describes its framing. */
-int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int raw_ndim,
-               frame_info *fi, char *err, size_t errlen)
+int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64_t *raw_shape,
+               int raw_ndim, frame_info *fi, char *err, size_t errlen)
 {
     memset(fi, 0, sizeof *fi);
     unsigned char head[16];
@@ -118,6 +119,10 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
                      dt_name(raw_dtype), dt_name(fi->dtype));
             return IO_ERR_FORMAT;
         }
+        if (raw_big_endian && !fi->swap) {
+            snprintf(err, errlen, "--dtype says big-endian, the .npy header little-endian");
+            return IO_ERR_FORMAT;
+        }
         return frame_check_room(r, fi, err, errlen);
     }
     if (npz_is_magic(head, (size_t)got) && raw_dtype == DT_NONE) {
@@ -130,6 +135,7 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
         return IO_ERR_FORMAT;
     }
     fi->dtype = raw_dtype;
+    fi->swap = raw_big_endian ? dt_swap_unit(raw_dtype) : 0;
     fi->ndim = raw_ndim;
     fi->data_bytes = UINT64_MAX;
     if (raw_ndim >= 0) {
