@@ -13,12 +13,13 @@
 #ifndef GPUBATCH_PTX_HALF_MATH_H
 #define GPUBATCH_PTX_HALF_MATH_H
 
+#include <string.h>
+
 #ifdef __CUDACC__
 #ifndef GB_HD
 #define GB_HD __host__ __device__ __forceinline__
 #endif
 #else
-#include <string.h>
 #ifndef GB_HD
 #define GB_HD static inline
 #endif
