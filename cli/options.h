@@ -79,8 +79,8 @@ enum {
 #define CLI_COMMON_HELP                                                                  \
     "Input:\n"                                                                           \
     "  --dtype TYPE       element type of raw input: float32 float64 int8 int16 int32\n"  \
-    "                     int64 uint8 uint16 uint32 uint64 float16 bfloat16 bool, or an\n" \
-    "                     .npy code such as '>f4' (big-endian) (.npy input is detected)\n" \
+    "                     int64 uint8 uint16 uint32 uint64 float16 bfloat16 bool, or\n"  \
+    "                     an .npy code: '>f4' is big-endian (.npy input is detected)\n"  \
     "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
     "Execution:\n"                                                                       \
     "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda, cpu\n"         \
