@@ -55,7 +55,8 @@ n.save('$T/hp.npy', n.ascontiguousarray(h.T)); n.save('$T/bf.npy', b.view('V2'))
 n.save('$T/bf32.npy', (b.astype(n.uint32) << 16).view(n.float32))"
     "$GB" quadratic -q --backend cpu --no-compress "$T/h32.npy" -o "$T/r32.npy"
     "$GB" quadratic -q --backend cpu --no-compress "$T/bf32.npy" -o "$T/rb32.npy"
-    for args in "$T/h.npy" "$T/hbe.npy" "$T/hp.npy" "--chunk 128k --streams 3 $T/h.npy" \
+    $PY "$top/tests/cli/bgzf.py" 3 "$T/hbe.npy" "$T/hbe.bgzf" # big-endian: inflated on the host
+    for args in "$T/h.npy" "$T/hbe.npy" "$T/hbe.bgzf" "$T/hp.npy" "--chunk 128k --streams 3 $T/h.npy" \
         "--out-layout planes $T/h.npy" "$T/bf.npy"; do
         "$GB" quadratic -q --backend cpu --no-compress $args -o "$T/cpu.npy"
         "$GB" quadratic -q --backend cuda --no-compress $args -o "$T/gpu.npy"

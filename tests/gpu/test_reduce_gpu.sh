@@ -46,6 +46,8 @@ for dt in float16 float32 float64 int64 bfloat16; do
     check_files_same "$dt big-endian as little-endian" "$T/le.txt" "$T/be.txt"
     gzip -c "$f" >"$T/be.npy.gz"
     same_as_cpu "$dt big-endian gzip" --op $ALL --chunk 1M "$T/be.npy.gz"
+    $PY "$top/tests/cli/bgzf.py" 5 "$f" "$T/be.bgzf"
+    same_as_cpu "$dt big-endian blocked gzip" --op $ALL "$T/be.bgzf"
 done
 for dt in float32 float64 int32 uint8; do
     f="$T/gen-$dt.npy"
