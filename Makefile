@@ -69,7 +69,8 @@ empty :=
 space := $(empty) $(empty)
 PTX_WORK ?= $(BUILD)/ptx
 PTX_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
+PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 bool
+QUADRATIC_DTYPES := f32 f64 f16 bf16
 REDUCE_KERNELS := moments moments_sq extrema
 REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 
@@ -127,10 +128,10 @@ $(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(IMAGES)
 ptx: $(BUILD)/ptx-image
 	$(Q)rm -rf $(PTX_WORK) && mkdir -p $(PTX_WORK) $(PTX_OUT)
 	$(Q){ for a in $(REDUCE_ARCHS); do for d in $(PTX_DTYPES); do \
-	    ks="$(REDUCE_KERNELS)"; case $$d in f*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
+	    ks="$(REDUCE_KERNELS)"; case $$d in f*|bf*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
 	    for k in $$ks; do echo "reduce_$${d}_$$k $$a reduce -DGB_DT_$$d -DRD_KERNEL_$$k"; done; \
 	  done; done; \
-	  for a in $(QUADRATIC_ARCHS); do for d in f32 f64; do echo "quadratic_$$d $$a quadratic -DGB_DT_$$d"; done; done; \
+	  for a in $(QUADRATIC_ARCHS); do for d in $(QUADRATIC_DTYPES); do echo "quadratic_$$d $$a quadratic -DGB_DT_$$d"; done; done; \
 	  for a in $(TRANSPOSE_ARCHS); do echo "transpose $$a transpose"; done; \
 	  for a in $(INFLATE_ARCHS); do echo "inflate $$a inflate"; done; \
 	  for a in $(DEFLATE_ARCHS); do echo "deflate $$a deflate"; done; \

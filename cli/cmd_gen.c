@@ -207,6 +207,8 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         return cli_usage_error("gen", "%s", conflict);
     if (g->ndim < 0)
         return cli_usage_error("gen", "--shape or --quadratic is required");
+    if (g->dtype == DT_F16 || g->dtype == DT_BF16 || g->dtype == DT_BOOL)
+        return cli_usage_error("gen", "gen does not write %s data", dt_name(g->dtype));
     if (g->quadratic && g->dtype != DT_F32 && g->dtype != DT_F64)
         return cli_usage_error("gen", "--quadratic needs --dtype float32 or float64");
     return -1;

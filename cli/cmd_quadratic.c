@@ -22,7 +22,8 @@ static const char quadratic_usage[] =
     "coefficients, (N, 3) rows (a, b, c) or (3, N) planes a, b, c (.npy or raw,\n"
     "gzip or not; '-' or none for stdin, rows only; FILE.npz:KEY, an array of an\n"
     "archive, or FILE.npz holding one), and write an (N, 2) complex64 /\n"
-    "complex128 .npy of the roots (x1, x2) per equation: real roots ascending, a\n"
+    "complex128 .npy of the roots (x1, x2) per equation (float16 and bfloat16\n"
+    "coefficients are solved as float32, into complex64): real roots ascending, a\n"
     "complex pair as x1 = re + i|im|, x2 = re - i|im|; a = 0 gives the linear root\n"
     "in x1 and NaN in x2; see the manual for every degenerate case.\n"
     "\n"
@@ -216,7 +217,8 @@ static int quadratic_header(unsigned char *head, size_t len, dt_type coef, uint6
 {
     uint64_t complex_shape[2] = {rows, 2}, planes_shape[2] = {4, rows};
     int planes = out_layout == QD_PLANES;
-    dt_type dt = planes ? coef : coef == DT_F32 ? DT_C64 : DT_C128;
+    dt_type root = qd_root_type(coef);
+    dt_type dt = planes ? root : root == DT_F32 ? DT_C64 : DT_C128;
     return npy_write_header(head, len, dt, 2, planes ? planes_shape : complex_shape, 0);
 }
 
@@ -289,7 +291,7 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
  * position for the device's deflate. */
 typedef struct {
     size_t max_rows, row_bytes;
-    dt_type dtype;
+    dt_type dtype; /* the coefficients' (the roots' is qd_root_type) */
     qd_layout in, out;
     int compressed;    /* chunks come as blocked gzip members (device inflate) */
     int level;         /* blocked gzip level of the output (0: plain) */
@@ -343,7 +345,7 @@ static int quadratic_submit(void *ctx, void *eng, int slot, const void *data,
 {
     quadratic_engine_args *a = ctx;
     size_t rows = bytes / a->row_bytes;
-    a->out_next += rows * 4 * dt_size(a->dtype);
+    a->out_next += rows * 4 * dt_size(qd_root_type(a->dtype));
     return qd_engine_submit(eng, slot, data, gz, rows);
 }
 
@@ -374,7 +376,8 @@ static int quadratic_write_slot(const quadratic_engine_args *a, qd_engine *eng, 
     const gz_span *span;
     if (qd_engine_span(eng, slot, &span))
         return out_write_span(&o->main, span);
-    return quadratic_write_roots(o, a->out, roots, rows, a->max_rows, dt_size(a->dtype));
+    return quadratic_write_roots(o, a->out, roots, rows, a->max_rows,
+                                 dt_size(qd_root_type(a->dtype)));
 }
 
 /* Streams the chunks through the engines and the roots to the output;
@@ -501,9 +504,11 @@ int cmd_quadratic(int argc, char **argv)
     memset(&o, 0, sizeof o);
     frame_info fi;
     quad_input in;
-    if (frame_open(r, q.common.dtype, q.common.shape, q.common.ndim, &fi, err, sizeof err) < 0 ||
-        (fi.dtype != DT_F32 && fi.dtype != DT_F64 &&
-         snprintf(err, sizeof err, "coefficients must be float32 or float64, not %s",
+    if (frame_open(r, q.common.dtype, q.common.dtype_big_endian, q.common.shape,
+                   q.common.ndim, &fi, err, sizeof err) < 0 ||
+        (!qd_coef_type(fi.dtype) &&
+         snprintf(err, sizeof err,
+                  "coefficients must be float16, bfloat16, float32 or float64, not %s",
                   dt_name(fi.dtype)) > 0) ||
         quadratic_input(&fi, r, q.layout, &in, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
@@ -516,9 +521,9 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close_readers;
     }
     const void *shard_ctx[2] = {&q, &fi};
-    size_t coef = dt_size(fi.dtype);
+    size_t coef = dt_size(fi.dtype), root = dt_size(qd_root_type(fi.dtype));
     if (q.shard.count &&
-        shard_part_open(r, &fi, &q.shard, name, 3 * coef, 4 * coef, quadratic_shard_header,
+        shard_part_open(r, &fi, &q.shard, name, 3 * coef, 4 * root, quadratic_shard_header,
                         (void *)shard_ctx, q.out.level, part_head, sizeof part_head, &in.rows,
                         &limit))
         goto out_close_readers;
@@ -535,14 +540,14 @@ int cmd_quadratic(int argc, char **argv)
                                           quadratic_cpu_ns(q.out.level, 1));
     if (cli_open_backend(&q.common, &be, cpu_s))
         goto out_close_readers;
-    size_t max_rows = stream_chunk(&q.common, &be, r) / row_bytes;
+    size_t max_rows = stream_chunk(&q.common, &be, r, fi.swap) / row_bytes;
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
     /* rows are read into nbufs buffers, each given back once its chunk is
      * copied, for more chunks in flight; planes are read in place */
     int streams = q.common.streams;
     if (!in.planes_in_memory && !q.common.streams_given &&
-        stream_device_inflate(&be, r, max_rows * row_bytes))
+        stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes))
         streams = CLI_DEVICE_INFLATE_STREAMS;
     int nbufs = backend_slots(&be, streams);
     int nslots = in.planes_in_memory ? nbufs : stream_slots(&be, nbufs);
@@ -555,12 +560,12 @@ int cmd_quadratic(int argc, char **argv)
                                   in.planes_in_memory ? QD_PLANES : QD_ROWS,
                                   q.out_layout,
                                   !in.planes_in_memory &&
-                                      stream_device_inflate(&be, r, max_rows * row_bytes),
+                                      stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes),
                                   0,
                                   0,
                                   0,
                                   NULL};
-    backend_want_module(&be, fi.dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64");
+    backend_want_module(&be, qd_module(fi.dtype));
     for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
             msg_error("%s", be.err);
@@ -593,14 +598,14 @@ int cmd_quadratic(int argc, char **argv)
     if (in.planes_in_memory) {
         for (nrings = 0; nrings < 3; nrings++)
             if (pl_open(&pl[nrings], pr[nrings], plane_bufs[nrings], nslots, nslots, max_rows * sz,
-                        NULL, 0, in.rows * sz) < 0)
+                        NULL, 0, in.rows * sz, fi.swap) < 0)
                 break;
     } else {
         if (!q.shard.count)
             limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
         nrings = stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
                              q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
-                             limit) < 0 ? 0 : 1;
+                             limit, fi.swap) < 0 ? 0 : 1;
     }
     if (nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);

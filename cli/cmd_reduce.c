@@ -111,10 +111,17 @@ static int reduce_value(const rd_state *st, const rd_result *r, int bit, char *b
     case RD_OP_MIN:
     case RD_OP_MAX: {
         int is_min = op == RD_OP_MIN;
+        double v = is_min ? r->fmin : r->fmax; /* a float16/bfloat16's is a float32 */
         if (st->dtype == DT_F32)
-            fmt_float(buf, len, (float)(is_min ? r->fmin : r->fmax));
+            fmt_float(buf, len, (float)v);
+        else if (st->dtype == DT_F16)
+            fmt_float16(buf, len, (float)v);
+        else if (st->dtype == DT_BF16)
+            fmt_bfloat16(buf, len, (float)v);
+        else if (st->dtype == DT_BOOL)
+            snprintf(buf, len, "%s", (is_min ? r->umin : r->umax) ? "true" : "false");
         else if (fl)
-            fmt_double(buf, len, is_min ? r->fmin : r->fmax);
+            fmt_double(buf, len, v);
         else if (dt_is_signed_int(st->dtype))
             snprintf(buf, len, "%lld", (long long)(is_min ? r->imin : r->imax));
         else
@@ -267,7 +274,7 @@ static size_t reduce_chunk_for(const reduce_opts *o, backend *be, const frame_in
     uint64_t known = fi->data_bytes;
     if (known == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
         known = (uint64_t)io_reader_file_size(r);
-    size_t chunk = stream_chunk(&o->common, be, r);
+    size_t chunk = stream_chunk(&o->common, be, r, fi->swap);
     if (known != UINT64_MAX && known < chunk)
         chunk = (size_t)((known + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN);
     return chunk ? chunk : CLI_CHUNK_ALIGN;
@@ -318,8 +325,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         return 1;
     }
     frame_info fi;
-    if (frame_open(r, o->common.dtype, o->common.shape, o->common.ndim, &fi, err, sizeof err) <
-        0) {
+    if (frame_open(r, o->common.dtype, o->common.dtype_big_endian, o->common.shape,
+                   o->common.ndim, &fi, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
         goto out_close_reader;
     }
@@ -342,12 +349,12 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
         backend_want_module(&ctx->be, modules[i]);
     size_t chunk = reduce_chunk_for(o, &ctx->be, &fi, r);
-    ctx->compressed = stream_device_inflate(&ctx->be, r, chunk);
+    ctx->compressed = stream_device_inflate(&ctx->be, r, fi.swap, chunk);
     if (reduce_ctx_reserve(ctx, chunk))
         goto out_close_reader;
     if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk,
                     o->shard.count ? NULL : fi.prefix, o->shard.count ? 0 : fi.prefix_len,
-                    limit) < 0) {
+                    limit, fi.swap) < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_close_reader;
     }

@@ -374,11 +374,12 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
     hy *h = NULL;
     void *bufs[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl = NULL;
-    size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r);
+    size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r, fi->swap);
     static const hy_ops ops = {transpose_open,  transpose_close,      transpose_submit,
                                transpose_collect, transpose_error, transpose_write_slot, NULL, 0};
     transpose_engine_args args = {
-        chunk, elem, j->rows, j->cols, !j->copy && stream_device_inflate(be, r, chunk), 0, 0, 0};
+        chunk, elem, j->rows, j->cols, !j->copy && stream_device_inflate(be, r, fi->swap, chunk),
+        0, 0, 0};
     if (j->copy && cli_backend_ready(be)) /* no kernel, but cuda still needs its devices */
         return 1;
     if (!j->copy) {
@@ -398,9 +399,9 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
         }
     /* a copy has no kernel: its chunks are decoded on the host */
     int opened = j->copy ? pl_open(&pl, r, bufs, nslots, nslots, chunk, prefix, prefix_len,
-                                   data_bytes)
+                                   data_bytes, fi->swap)
                          : stream_open(&pl, be, r, bufs, nslots, nslots, chunk, prefix,
-                                       prefix_len, data_bytes);
+                                       prefix_len, data_bytes, fi->swap);
     if (opened < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
@@ -457,7 +458,8 @@ int cmd_transpose(int argc, char **argv)
     out_stream o = {0};
     frame_info fi;
     transpose_job j;
-    if (frame_open(r, t.common.dtype, t.common.shape, t.common.ndim, &fi, err, sizeof err) < 0 ||
+    if (frame_open(r, t.common.dtype, t.common.dtype_big_endian, t.common.shape,
+                   t.common.ndim, &fi, err, sizeof err) < 0 ||
         transpose_plan(&fi, &j, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
         goto out_close_reader;

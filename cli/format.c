@@ -43,6 +43,49 @@ void fmt_float(char *buf, size_t len, float v)
     }
 }
 
+/* x rounded to nearest-even in a binary format of p significand bits and
+ * exponents emin..emax (subnormals below 2^emin, infinity past the largest
+ * finite value): a float16 or bfloat16 held in a double. */
+static double fmt_round_to(double x, int p, int emin, int emax)
+{
+    if (x == 0 || isnan(x) || isinf(x))
+        return x;
+    int e;
+    frexp(x, &e); /* the leading bit is 2^(e-1) */
+    int lead = e - 1 < emin ? emin : e - 1;
+    if (lead > emax)
+        return copysign(INFINITY, x);
+    double q = ldexp(1.0, lead - p + 1); /* the spacing of the format at x */
+    double r = nearbyint(x / q) * q;      /* both steps exact but the rounding */
+    return fabs(r) >= ldexp(1.0, emax + 1) ? copysign(INFINITY, x) : r;
+}
+
+/* Shortest %g precision whose text, read as a double and rounded to the
+ * format (fmt_round_to's p, emin, emax), gives back v. */
+static void fmt_narrow(char *buf, size_t len, float v, int p, int emin, int emax)
+{
+    if (fmt_special(buf, len, v))
+        return;
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, len, "%.*g", prec, (double)v);
+        double back = fmt_round_to(strtod(buf, NULL), p, emin, emax);
+        if (back == v && !signbit(back) == !signbit(v))
+            return;
+    }
+}
+
+/* Shortest text of a float16 value. */
+void fmt_float16(char *buf, size_t len, float v)
+{
+    fmt_narrow(buf, len, v, 11, -14, 15);
+}
+
+/* Shortest text of a bfloat16 value. */
+void fmt_bfloat16(char *buf, size_t len, float v)
+{
+    fmt_narrow(buf, len, v, 8, -126, 127);
+}
+
 /* Unsigned 128-bit decimal. */
 void fmt_u128(char *buf, size_t len, unsigned __int128 v)
 {

@@ -14,6 +14,12 @@ void fmt_double(char *buf, size_t len, double v);
 /* The same for a float32 value (shortest text that strtof reads back). */
 void fmt_float(char *buf, size_t len, float v);
 
+/* The same for a float16 / bfloat16 value (given as the float32 it equals):
+ * the shortest text that reads back to it when parsed as a double and
+ * rounded to the type, as numpy and ml_dtypes read it. */
+void fmt_float16(char *buf, size_t len, float v);
+void fmt_bfloat16(char *buf, size_t len, float v);
+
 /* Decimal text of a signed / unsigned 128-bit integer. */
 void fmt_i128(char *buf, size_t len, __int128 v);
 void fmt_u128(char *buf, size_t len, unsigned __int128 v);

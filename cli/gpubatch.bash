@@ -42,7 +42,8 @@ _gpubatch_ops()
 _gpubatch_value()
 {
     local cmd=$1 prev=$2 cur=$3
-    local dtypes_real="float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64"
+    local dtypes_int="int8 int16 int32 int64 uint8 uint16 uint32 uint64"
+    local dtypes_real="float32 float64 $dtypes_int float16 bfloat16 bool"
     local dtypes_all="$dtypes_real complex64 complex128"
     case $prev in
     --op)
@@ -51,8 +52,9 @@ _gpubatch_value()
         ;;
     --dtype)
         case $cmd in
-        gen | transpose) _gpubatch_words "$dtypes_all" "$cur" ;;
-        quadratic) _gpubatch_words "float32 float64" "$cur" ;;
+        gen) _gpubatch_words "float32 float64 $dtypes_int complex64 complex128" "$cur" ;;
+        transpose) _gpubatch_words "$dtypes_all" "$cur" ;;
+        quadratic) _gpubatch_words "float32 float64 float16 bfloat16" "$cur" ;;
         *) _gpubatch_words "$dtypes_real" "$cur" ;;
         esac
         return 0

@@ -168,7 +168,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         c->streams_given = 1;
         return 1;
     case OPT_DTYPE:
-        if ((c->dtype = dt_from_name(arg)) == DT_NONE)
+        if ((c->dtype = dt_parse(arg, &c->dtype_big_endian)) == DT_NONE)
             return cli_usage_error("", "unknown dtype '%s'", arg), -1;
         return 1;
     case OPT_SHAPE:

@@ -44,6 +44,7 @@ typedef struct {
     int streams_given;  /* --streams was on the command line */
     int shared_buffers; /* the command's devices share its --streams buffers (reduce) */
     dt_type dtype;      /* raw input */
+    int dtype_big_endian; /* raw input is big-endian (--dtype '>f4') */
     int ndim;           /* raw --shape, -1 when absent */
     uint64_t shape[NPY_MAX_DIMS];
     int force;
@@ -82,7 +83,8 @@ enum {
 #define CLI_COMMON_HELP                                                                  \
     "Input:\n"                                                                           \
     "  --dtype TYPE       element type of raw input: float32 float64 int8 int16 int32\n"  \
-    "                     int64 uint8 uint16 uint32 uint64 (.npy input is detected)\n"   \
+    "                     int64 uint8 uint16 uint32 uint64 float16 bfloat16 bool, or\n"  \
+    "                     an .npy code: '>f4' is big-endian (.npy input is detected)\n"  \
     "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
     "Execution:\n"                                                                       \
     "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda (alias gpu),\n" \

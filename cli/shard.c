@@ -567,7 +567,9 @@ static const char *shard_state_why(const shard_meta *m, const rd_state *st)
     if (!fl) {
         /* |a sum of count elements| is at most count times the largest magnitude */
         int bits = 8 * (int)dt_size(m->dtype), sgn = dt_is_signed_int(m->dtype);
-        rd_u128 most = sgn ? (rd_u128)1 << (bits - 1) : ((rd_u128)1 << bits) - 1;
+        rd_u128 most = m->dtype == DT_BOOL ? 1
+                       : sgn              ? (rd_u128)1 << (bits - 1)
+                                          : ((rd_u128)1 << bits) - 1;
         rd_u128 hi = most * st->count, lo = sgn ? hi : 0;
         __int128 v = (__int128)st->isum;
         if (sgn ? (v < 0 ? (rd_u128)0 - st->isum > lo : (rd_u128)v > hi - st->count) : st->isum > hi)

@@ -8,17 +8,18 @@
 #include "progress.h"
 
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
-int stream_device_inflate(backend *be, const io_reader *r, size_t chunk_bytes)
+int stream_device_inflate(backend *be, const io_reader *r, size_t swap, size_t chunk_bytes)
 {
     const char *host = getenv("GPUBATCH_HOST_INFLATE");
-    return backend_may_use_gpu(be) && io_reader_compressed(r) && io_reader_file_size(r) >= 0 &&
-           chunk_bytes < PL_GZ_MAX_CHUNK && !(host && !strcmp(host, "1"));
+    return !swap && backend_may_use_gpu(be) && io_reader_compressed(r) &&
+           io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK &&
+           !(host && !strcmp(host, "1"));
 }
 
 /* --chunk, or device inflate's default (see stream.h). */
-size_t stream_chunk(const cli_common *c, backend *be, const io_reader *r)
+size_t stream_chunk(const cli_common *c, backend *be, const io_reader *r, size_t swap)
 {
-    if (!c->chunk_given && stream_device_inflate(be, r, CLI_DEVICE_INFLATE_CHUNK))
+    if (!c->chunk_given && stream_device_inflate(be, r, swap, CLI_DEVICE_INFLATE_CHUNK))
         return CLI_DEVICE_INFLATE_CHUNK;
     return c->chunk;
 }
@@ -43,13 +44,13 @@ int stream_slots(const backend *be, int nbufs)
 /* pl_open or pl_open_gz (see stream.h). */
 int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nbufs,
                 int nslots, size_t chunk_bytes, const void *prefix, size_t prefix_len,
-                uint64_t limit)
+                uint64_t limit, size_t swap)
 {
-    if (stream_device_inflate(be, r, chunk_bytes)) {
+    if (stream_device_inflate(be, r, swap, chunk_bytes)) {
         backend_want_module(be, "inflate");
         return pl_open_gz(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);
     }
-    return pl_open(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);
+    return pl_open(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, swap);
 }
 
 /* Notes a chunk done now (see stream.h). */

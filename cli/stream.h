@@ -17,12 +17,14 @@
 /* Whether chunks of input r go to the device compressed (pl_open_gz): where
  * a GPU may take chunks (backend_may_use_gpu: cuda, or auto, whose CPU side
  * then decodes the chunks it takes), for gzip from a regular file, unless
- * the environment sets GPUBATCH_HOST_INFLATE=1. */
-int stream_device_inflate(backend *be, const io_reader *r, size_t chunk_bytes);
+ * the environment sets GPUBATCH_HOST_INFLATE=1 or the data is big-endian
+ * (swap, frame_info.swap, nonzero: the host swaps it as it reads). */
+int stream_device_inflate(backend *be, const io_reader *r, size_t swap, size_t chunk_bytes);
 
-/* The chunk size for input r: --chunk, or without it the larger default of
- * device inflate where stream_device_inflate() applies. */
-size_t stream_chunk(const cli_common *c, backend *be, const io_reader *r);
+/* The chunk size for input r (swap as for stream_device_inflate): --chunk,
+ * or without it the larger default of device inflate where
+ * stream_device_inflate() applies. */
+size_t stream_chunk(const cli_common *c, backend *be, const io_reader *r, size_t swap);
 
 /* Bytes of each pipeline buffer for chunks of chunk_bytes on backend be
  * (room for compressed chunks where a GPU may take them). */
@@ -56,12 +58,13 @@ double stream_clock_add(double *part, double since);
  * the loop's waits and writing. */
 void stream_clock_report(const stream_clock *t, const char *name);
 
-/* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open does,
- * or as pl_open_gz does when stream_device_inflate(be, r, chunk_bytes) says
- * so (and then asks auto's GPU start for the inflate module). */
+/* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open does
+ * (swapping big-endian data, swap as for pl_open), or as pl_open_gz does
+ * when stream_device_inflate(be, r, swap, chunk_bytes) says so (and then
+ * asks auto's GPU start for the inflate module). */
 int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nbufs,
                 int nslots, size_t chunk_bytes, const void *prefix, size_t prefix_len,
-                uint64_t limit);
+                uint64_t limit, size_t swap);
 
 /* Runs the loop until the end of the input or the first error (printed,
  * prefixed with name): each chunk to the side h gives it (its buffer given

@@ -63,6 +63,7 @@ static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_
     }
     fi->is_npy = 1;
     fi->dtype = h.dtype;
+    fi->swap = h.big_endian ? dt_swap_unit(h.dtype) : 0;
     fi->fortran_order = h.fortran_order;
     fi->ndim = h.ndim;
     memcpy(fi->shape, h.shape, sizeof h.shape);
@@ -108,8 +109,8 @@ static void frame_shape_text(const uint64_t *dims, int ndim, char *buf, size_t l
 }
 
 /* Sniffs the input and describes its framing. */
-int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int raw_ndim,
-               frame_info *fi, char *err, size_t errlen)
+int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64_t *raw_shape,
+               int raw_ndim, frame_info *fi, char *err, size_t errlen)
 {
     memset(fi, 0, sizeof *fi);
     unsigned char head[16];
@@ -125,6 +126,10 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
         if (raw_dtype != DT_NONE && raw_dtype != fi->dtype) {
             snprintf(err, errlen, "--dtype %s contradicts the .npy header's %s",
                      dt_name(raw_dtype), dt_name(fi->dtype));
+            return IO_ERR_FORMAT;
+        }
+        if (raw_big_endian && !fi->swap) {
+            snprintf(err, errlen, "--dtype says big-endian, the .npy header little-endian");
             return IO_ERR_FORMAT;
         }
         if (raw_ndim >= 0 && (raw_ndim != fi->ndim ||
@@ -148,6 +153,7 @@ int frame_open(io_reader *r, dt_type raw_dtype, const uint64_t *raw_shape, int r
         return IO_ERR_FORMAT;
     }
     fi->dtype = raw_dtype;
+    fi->swap = raw_big_endian ? dt_swap_unit(raw_dtype) : 0;
     fi->ndim = raw_ndim;
     fi->data_bytes = UINT64_MAX;
     if (raw_ndim >= 0) {

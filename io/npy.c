@@ -85,8 +85,9 @@ static int parse_string(struct scan *s, char *out, size_t cap, const char *what)
     return 0;
 }
 
-/* Maps a descriptor string to a dtype, or refuses it with a reason. */
-static int parse_descr(struct scan *s, dt_type *out)
+/* Maps a descriptor string to a dtype and its byte order, or refuses it
+ * with a reason. */
+static int parse_descr(struct scan *s, dt_type *out, int *big_endian)
 {
     char d[32];
     skip_ws(s);
@@ -114,8 +115,7 @@ static int parse_descr(struct scan *s, dt_type *out)
     if (t == DT_NONE)
         return fail(s->err, s->errlen, "npy header: unsupported dtype '%s'", d);
     /* Byte order means nothing for one-byte types. */
-    if (big && dt_size(t) > 1)
-        return fail(s->err, s->errlen, "npy header: big-endian data is not supported ('%s')", d);
+    *big_endian = big && dt_swap_unit(t) > 0;
     *out = t;
     return 0;
 }
@@ -220,7 +220,7 @@ static int parse_dict(struct scan *s, npy_header *h)
         if (*seen)
             return fail(s->err, s->errlen, "npy header: duplicate key '%s'", key);
         if (seen == &have_descr)
-            rc = parse_descr(s, &h->dtype);
+            rc = parse_descr(s, &h->dtype, &h->big_endian);
         else if (seen == &have_fortran)
             rc = parse_bool(s, &h->fortran_order);
         else

@@ -1,10 +1,11 @@
 /* npy.h - the NumPy .npy header: parse (v1.0, v2.0, v3.0) and write (v1.0,
  * or v2.0 when the header needs it).
  *
- * Only little-endian (or byte-order-free) descriptors of the types in
- * dtype.h are accepted; big-endian, structured and object arrays are
- * rejected with a message saying so. Fortran order is reported, not
- * rejected: each command decides what it means. */
+ * The descriptors of the types in dtype.h are accepted in either byte
+ * order ('<f4', '>f4', '|b1', '<f2', bfloat16 as '<V2' or '|V2', ...);
+ * structured and object arrays are rejected with a message saying so.
+ * Fortran order and big-endian data are reported, not rejected: each
+ * command decides what they mean. */
 #ifndef GPUBATCH_IO_NPY_H
 #define GPUBATCH_IO_NPY_H
 
@@ -19,6 +20,7 @@
 typedef struct {
     dt_type dtype;
     int fortran_order;
+    int big_endian;      /* the data is big-endian (never for one-byte types) */
     int ndim;
     uint64_t shape[NPY_MAX_DIMS];
     uint64_t nelem;      /* product of shape; 1 for shape () */

@@ -31,6 +31,7 @@ struct pl_ring {
     int nslots;       /* chunks that may be out at once (at least nbufs) */
     size_t chunk_bytes;
     uint64_t limit;
+    size_t swap;      /* bytes per unit to reverse in every chunk (big-endian data), or 0 */
     unsigned char *prefix;
     size_t prefix_len;
 
@@ -101,6 +102,33 @@ static long long pl_fill_plain(pl_ring *p, unsigned char *dst, size_t want)
     size_t have = pl_take_prefix(p, dst, want);
     long long got = want > have ? pl_read_full(p, dst + have, want - have) : 0;
     return got < 0 ? got : (long long)have + got;
+}
+
+/* Reverses the bytes of each whole unit of `unit` bytes (2, 4 or 8) in
+ * buf[0..n): big-endian elements to the little-endian ones every consumer
+ * reads. A partial unit at the end (data that ends mid-element, an error
+ * the consumer reports) is left as it is. */
+static void pl_swap_units(unsigned char *buf, size_t n, size_t unit)
+{
+    size_t whole = n - n % unit;
+    for (size_t i = 0; i < whole; i += unit) {
+        if (unit == 2) {
+            uint16_t v;
+            memcpy(&v, buf + i, 2);
+            v = __builtin_bswap16(v);
+            memcpy(buf + i, &v, 2);
+        } else if (unit == 4) {
+            uint32_t v;
+            memcpy(&v, buf + i, 4);
+            v = __builtin_bswap32(v);
+            memcpy(buf + i, &v, 4);
+        } else {
+            uint64_t v;
+            memcpy(&v, buf + i, 8);
+            v = __builtin_bswap64(v);
+            memcpy(buf + i, &v, 8);
+        }
+    }
 }
 
 /* Little-endian 32-bit value at q. */
@@ -347,6 +375,8 @@ static void *pl_reader_main(void *arg)
             break;
         }
         size_t have = (size_t)got;
+        if (p->swap)
+            pl_swap_units(dst, have, p->swap);
         if (have == 0 && (err = pl_gz_verify(p, slot, offset, UINT64_MAX)) < 0)
             break; /* members with no data (ISIZE 0) are not handed out */
         int end = have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
@@ -441,9 +471,11 @@ static void pl_free(pl_ring *p)
 /* Sets up the ring and starts the reader. */
 static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                     size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
-                    int gz)
+                    int gz, size_t swap)
 {
     *out = NULL;
+    if (swap && (gz || (swap != 2 && swap != 4 && swap != 8) || chunk_bytes % swap))
+        return IO_ERR_FORMAT; /* chunks must hold whole units, decoded on the host */
     pl_ring *p = calloc(1, sizeof *p);
     if (!p)
         return IO_ERR_NOMEM;
@@ -453,6 +485,7 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, i
     p->nslots = nslots < nbufs ? nbufs : nslots;
     p->chunk_bytes = chunk_bytes;
     p->limit = limit;
+    p->swap = swap;
     if (gz) {
         p->gz = 1;
         p->gz_mode = GZ_HEAD;
@@ -499,16 +532,18 @@ out_free:
 
 /* Sets up the ring and starts the reader. */
 int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
-            size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
+            size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
+            size_t swap)
 {
-    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 0);
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 0,
+                    swap);
 }
 
 /* The same, for a consumer that inflates whole BGZF members itself. */
 int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
 {
-    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 1);
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 1, 0);
 }
 
 /* Hands out the next filled buffer in ring order. */

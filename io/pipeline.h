@@ -65,9 +65,14 @@ typedef struct {
  * chunk_bytes each, for nslots (at least nbufs) slots. prefix (copied, may
  * be NULL) holds bytes already read from r that belong to the data. limit:
  * data bytes to read, or UINT64_MAX to read to the end; with a limit, fewer
- * bytes is a truncation error and more bytes an error too. */
+ * bytes is a truncation error and more bytes an error too. swap: 0, or 2,
+ * 4 or 8 for big-endian data: the reader reverses the bytes of each unit
+ * of that size (frame_info.swap) before it hands a chunk out, so that
+ * chunks hold little-endian data; chunk_bytes must then be a multiple of
+ * swap (else IO_ERR_FORMAT). */
 int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
-            size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit);
+            size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
+            size_t swap);
 
 /* Like pl_open, for a consumer that inflates blocked gzip itself (on the
  * GPU): where the input is BGZF in a regular file, chunks hold whole

@@ -37,6 +37,11 @@ typedef unsigned int elem_t;
 #elif defined(GB_DT_u64)
 typedef unsigned long long elem_t;
 #define RD_WIDE_INT 1
+#elif defined(GB_DT_f16) || defined(GB_DT_bf16)
+typedef unsigned short elem_t; // the bits; elem_double converts them
+#define RD_FLOAT 1
+#elif defined(GB_DT_bool)
+typedef unsigned char elem_t; // any nonzero byte is true: elem_int gives 0 or 1
 #else
 #error "compile with -DGB_DT_<type>"
 #endif
@@ -88,10 +93,36 @@ struct lane_moments {
 // True for a NaN element (never for integers).
 __device__ __forceinline__ bool elem_isnan(elem_t x)
 {
-#if RD_FLOAT
+#if defined(GB_DT_f16)
+    return hf_f16_isnan(x);
+#elif defined(GB_DT_bf16)
+    return hf_bf16_isnan(x);
+#elif RD_FLOAT
     return x != x;
 #else
     return false;
+#endif
+}
+
+// A float element's exact value as a double.
+__device__ __forceinline__ double elem_double(elem_t x)
+{
+#if defined(GB_DT_f16)
+    return (double)hf_f16_to_f32(x);
+#elif defined(GB_DT_bf16)
+    return (double)hf_bf16_to_f32(x);
+#else
+    return (double)x;
+#endif
+}
+
+// An integer element's value (a bool's is 0 or 1).
+__device__ __forceinline__ elem_t elem_int(elem_t x)
+{
+#if defined(GB_DT_bool)
+    return x != 0;
+#else
+    return x;
 #endif
 }
 
@@ -102,10 +133,12 @@ __device__ __forceinline__ rd_u64 elem_key(elem_t x)
     return rd_key_f32(__float_as_uint(x));
 #elif defined(GB_DT_f64)
     return rd_key_f64((rd_u64)__double_as_longlong(x));
+#elif defined(GB_DT_f16) || defined(GB_DT_bf16)
+    return rd_key_h16(x);
 #elif RD_SIGNED
     return rd_key_signed((rd_i64)x);
 #else
-    return (rd_u64)x;
+    return (rd_u64)elem_int(x);
 #endif
 }
 
@@ -116,12 +149,13 @@ __device__ __forceinline__ void lane_add(lane_moments &m, elem_t x, unsigned k)
 #if RD_FLOAT
     if (SKIPNAN && elem_isnan(x))
         return;
-    double d = (double)x;
+    double d = elem_double(x);
     m.fsum[k] = rd_add(m.fsum[k], d);
     if (SUMSQ)
         m.fsq[k] = rd_add(m.fsq[k], d * d);
     m.count++;
 #else
+    x = elem_int(x);
 #if RD_SIGNED
     m.isum += (rd_u128)(__int128)(rd_i64)x;
 #else

@@ -20,7 +20,12 @@
  *  - tile sums are combined by a pairwise tree over tile indices, padded
  *    with -0.0 to a power of two (rd_tree_push/rd_tree_finish on the host).
  * Integer sums are exact (128-bit), minima and maxima are associative with
- * ties broken by the lower index: neither depends on order at all. */
+ * ties broken by the lower index: neither depends on order at all.
+ *
+ * float16 and bfloat16 elements are converted exactly to double
+ * (half_math.h) and summed like float32 ones; their 16-byte vectors hold 8
+ * elements. A bool element counts as the integer 0 or 1 (any nonzero byte
+ * is true, as numpy reads it). */
 #ifndef GPUBATCH_PTX_REDUCE_MATH_H
 #define GPUBATCH_PTX_REDUCE_MATH_H
 
@@ -36,6 +41,8 @@ typedef int64_t rd_i64;
 #endif
 
 typedef unsigned __int128 rd_u128;
+
+#include "ptx/half_math.h"
 
 #define RD_SUBTILE 2048u  /* elements per sub-tile (one warp) */
 #define RD_WARPS 8u       /* sub-tiles per tile (warps per GPU block) */
@@ -103,6 +110,20 @@ GB_HD rd_u64 rd_key_f64(rd_u64 u)
 GB_HD rd_u64 rd_unkey_f64(rd_u64 k)
 {
     return (k >> 63) ? (k ^ ((rd_u64)1 << 63)) : ~k;
+}
+
+/* Order key of a 16-bit float (float16 or bfloat16) given its bits: both
+ * formats are sign and magnitude like float32. */
+GB_HD rd_u64 rd_key_h16(unsigned h)
+{
+    return (h & 0x8000u) ? (rd_u64)(~h & 0xffffu) : (rd_u64)((h & 0xffffu) | 0x8000u);
+}
+
+/* Bits of the 16-bit float whose key is k. */
+GB_HD unsigned rd_unkey_h16(rd_u64 k)
+{
+    unsigned u = (unsigned)k & 0xffffu;
+    return (u & 0x8000u) ? (u ^ 0x8000u) : (~u & 0xffffu);
 }
 
 /* Order key of a signed integer. */

@@ -9,6 +9,7 @@
 #include "gpu_deflate.h"
 #include "gpu_inflate.h"
 #include "io/par.h"
+#include "ptx/half_math.h"
 #include "ptx/quadratic_math.h"
 
 
@@ -55,12 +56,46 @@ qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch)
     return st;
 }
 
+/* Coefficient types of the solver. */
+int qd_coef_type(dt_type coef)
+{
+    return dt_is_float(coef);
+}
+
+/* Roots of float16 and bfloat16 equations are float32. */
+dt_type qd_root_type(dt_type coef)
+{
+    return coef == DT_F16 || coef == DT_BF16 ? DT_F32 : coef;
+}
+
+/* Module name per coefficient type. */
+const char *qd_module(dt_type coef)
+{
+    switch (coef) {
+    case DT_F16: return "quadratic_f16";
+    case DT_BF16: return "quadratic_bf16";
+    case DT_F32: return "quadratic_f32";
+    default: return "quadratic_f64";
+    }
+}
+
 /* Solves rows [0, rows) of in into out on the calling thread. */
 void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st)
 {
     size_t ir = st->in_row, ip = st->in_plane, orow = st->out_row, ort = st->out_root,
            oim = st->out_im;
-    if (dtype == DT_F32) {
+    if (dtype == DT_F16 || dtype == DT_BF16) {
+        const uint16_t *c = in;
+        float *r = out;
+        for (size_t i = 0; i < rows; i++, c += ir, r += orow) {
+            float a, b, cc;
+            if (dtype == DT_F16)
+                a = hf_f16_to_f32(c[0]), b = hf_f16_to_f32(c[ip]), cc = hf_f16_to_f32(c[2 * ip]);
+            else
+                a = hf_bf16_to_f32(c[0]), b = hf_bf16_to_f32(c[ip]), cc = hf_bf16_to_f32(c[2 * ip]);
+            qd_solve_f32(a, b, cc, &r[0], &r[oim], &r[ort], &r[ort + oim]);
+        }
+    } else if (dtype == DT_F32) {
         const float *c = in;
         float *r = out;
         for (size_t i = 0; i < rows; i++, c += ir, r += orow)
@@ -90,9 +125,9 @@ static void *qd_cpu_worker(void *arg)
 }
 
 /* Bytes of a slot's roots buffer (see quadratic.h). */
-size_t qd_result_bytes(const backend *be, size_t max_rows, dt_type dtype)
+size_t qd_result_bytes(const backend *be, size_t max_rows, dt_type coef)
 {
-    size_t bytes = (max_rows ? max_rows : 1) * 4 * dt_size(dtype);
+    size_t bytes = (max_rows ? max_rows : 1) * 4 * dt_size(qd_root_type(coef));
     return be->kind == BACKEND_CUDA ? gzc_host_bytes(bytes) : bytes;
 }
 
@@ -125,22 +160,22 @@ static int qd_coef_buffer(qd_engine *e, qd_slot *s)
 static int qd_slot_open(qd_engine *e, qd_slot *s)
 {
     backend *be = e->be;
-    size_t sz = dt_size(e->dtype);
+    size_t sz = dt_size(e->dtype), root_sz = dt_size(qd_root_type(e->dtype));
     int compressed = e->compressed;
     s->made = 1;
     if (be->kind == BACKEND_CUDA) {
         gpu *g = s->g;
         int rc;
-        if ((rc = gpu_function(g, e->dtype == DT_F32 ? "quadratic_f32" : "quadratic_f64",
-                               e->kernel_name, &s->kernel)) < 0 ||
+        if ((rc = gpu_function(g, qd_module(e->dtype), e->kernel_name, &s->kernel)) < 0 ||
             (rc = compressed ? gzd_reserve(&s->z, g, e->max_rows * 3 * sz) : qd_coef_buffer(e, s)) < 0 ||
-            (rc = gpu_mem_alloc(g, &s->dout, e->max_rows * 4 * sz, "a roots chunk")) < 0 ||
+            (rc = gpu_mem_alloc(g, &s->dout, e->max_rows * 4 * root_sz, "a roots chunk")) < 0 ||
             (rc = gpu_queue_open(g, &s->q)) < 0) {
             snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
             return rc;
         }
     }
-    size_t out_bytes = e->max_rows * 4 * sz, hbytes = qd_result_bytes(be, e->max_rows, e->dtype);
+    size_t out_bytes = e->max_rows * 4 * root_sz;
+    size_t hbytes = qd_result_bytes(be, e->max_rows, e->dtype);
     if (e->results) /* the caller's, pinned now */
         s->hout = backend_host_pin(be, e->results[s - e->slots], hbytes) == 0
                       ? e->results[s - e->slots]
@@ -220,6 +255,7 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
 {
     gpu *g = s->g;
     size_t sz = dt_size(e->dtype), pitch = e->max_rows * sz;
+    size_t root_sz = dt_size(qd_root_type(e->dtype)), root_pitch = e->max_rows * root_sz;
     int planes_in = e->in == QD_PLANES, planes_out = e->out == QD_PLANES;
     int rc = gpu_bind(g);
     if (rc < 0)
@@ -256,10 +292,10 @@ static int qd_gpu_chunk(qd_engine *e, qd_slot *s, const void *host)
         return rc;
     }
     if (gzc_is_open(&s->c)) {
-        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->rows * 4 * sz);
+        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->rows * 4 * root_sz);
     } else {
         rc = qd_copy_blocks(s, 0, s->dout, s->hout, planes_out ? 4 : 1,
-                            s->rows * sz * (planes_out ? 1 : 4), pitch);
+                            s->rows * root_sz * (planes_out ? 1 : 4), root_pitch);
     }
     if (rc < 0)
         return rc;
@@ -281,7 +317,7 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
     s->gz = gz;
     /* every chunk moves the stream on, whichever backend solves it */
     s->out_at = e->out_offset;
-    e->out_offset += rows * 4 * dt_size(e->dtype);
+    e->out_offset += rows * 4 * dt_size(qd_root_type(e->dtype));
     if (rows == 0)
         return 0;
     if (rows > e->max_rows) {
@@ -289,7 +325,8 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
         return GPU_ERR_DRIVER;
     }
     if (e->be->kind != BACKEND_CUDA) {
-        size_t sz = dt_size(e->dtype), nt = (size_t)e->be->threads;
+        size_t sz = dt_size(e->dtype), root_sz = dt_size(qd_root_type(e->dtype));
+        size_t nt = (size_t)e->be->threads;
         if (nt > PAR_MAX)
             nt = PAR_MAX;
         if (nt > rows)
@@ -298,8 +335,8 @@ int qd_engine_submit(qd_engine *e, int slot, const void *host, const pl_gz_chunk
         for (size_t i = 0; i < nt; i++) {
             size_t r0 = rows * i / nt, r1 = rows * (i + 1) / nt;
             jobs[i] = (qd_cpu_job){(const char *)host + r0 * e->st.in_row * sz,
-                                   (char *)s->hout + r0 * e->st.out_row * sz, r1 - r0, e->dtype,
-                                   &e->st};
+                                   (char *)s->hout + r0 * e->st.out_row * root_sz, r1 - r0,
+                                   e->dtype, &e->st};
         }
         par_run(qd_cpu_worker, jobs, sizeof jobs[0], nt);
         return 0;
@@ -359,7 +396,8 @@ int qd_engine_compress(qd_engine *e, int level, uint64_t offset)
 {
     if (e->be->kind != BACKEND_CUDA || e->out != QD_ROWS || !gzc_device_level(level))
         return 0;
-    int rc = gzc_open_all(e->nslots, qd_out_buffer, e, e->max_rows * 4 * dt_size(e->dtype),
+    int rc = gzc_open_all(e->nslots, qd_out_buffer, e,
+                          e->max_rows * 4 * dt_size(qd_root_type(e->dtype)),
                           e->err, sizeof e->err);
     if (rc == 1) {
         e->deflate = 1;

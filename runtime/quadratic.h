@@ -33,12 +33,25 @@ typedef struct {
 /* The strides of a chunk in the given layouts with planes of pitch values. */
 qd_strides qd_strides_for(qd_layout in, qd_layout out, size_t pitch);
 
+/* Nonzero for the coefficient types the solver takes: float16, bfloat16,
+ * float32, float64. */
+int qd_coef_type(dt_type coef);
+
+/* The type of the roots of coef coefficients: float32 for float16 and
+ * bfloat16 (converted exactly and solved as float32), else coef itself. */
+dt_type qd_root_type(dt_type coef);
+
+/* The embedded module of the kernels for coef coefficients
+ * ("quadratic_f32"). */
+const char *qd_module(dt_type coef);
+
 /* Bytes of a slot's roots buffer for chunks of at most max_rows rows of
- * dtype on be (with CUDA, room for the roots compressed too). */
-size_t qd_result_bytes(const struct backend *be, size_t max_rows, dt_type dtype);
+ * coef coefficients on be (with CUDA, room for the roots compressed too). */
+size_t qd_result_bytes(const struct backend *be, size_t max_rows, dt_type coef);
 
 /* Prepares nslots slots for chunks of at most max_rows rows of dtype
- * (DT_F32 or DT_F64), coefficients in layout in and roots in layout out;
+ * coefficients (qd_coef_type), coefficients in layout in and roots (of
+ * qd_root_type) in layout out;
  * compressed: the chunks come as blocked gzip members. The first slot's
  * buffers are made now, each other slot's when its first chunk comes (the
  * first chunks run meanwhile). results: NULL, or nslots roots buffers of
@@ -89,8 +102,9 @@ int qd_engine_span(const qd_engine *e, int slot, const gz_span **span);
 /* One line explaining the last error. */
 const char *qd_engine_error(const qd_engine *e);
 
-/* Solves rows [0, rows) of in into out on the calling thread: the reference
- * the GPU must match bit for bit. */
+/* Solves rows [0, rows) of in (dtype coefficients) into out (roots of
+ * qd_root_type) on the calling thread: the reference the GPU must match bit
+ * for bit. */
 void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st);
 
 #endif

@@ -189,6 +189,14 @@ static void rd_unkey(const rd_state *s, rd_u64 key, double *f, int64_t *i, uint6
             *f = NAN;
         break;
     }
+    case DT_F16:
+    case DT_BF16: {
+        unsigned b = rd_unkey_h16(key);
+        *f = (key == RD_NAN_MIN_KEY || key == RD_NAN_MAX_KEY) ? (double)NAN
+             : s->dtype == DT_F16                             ? (double)hf_f16_to_f32(b)
+                                                              : (double)hf_bf16_to_f32(b);
+        break;
+    }
     default:
         if (dt_is_signed_int(s->dtype))
             *i = (int64_t)(key ^ ((rd_u64)1 << 63));
@@ -265,8 +273,9 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
     return sub[0];
 }
 
-/* Float tile: lane sums over 16-byte vectors, then the fixed tree. */
-#define RD_CPU_FLOAT_TILE(NAME, T)                                                        \
+/* Float tile: lane sums over 16-byte vectors, then the fixed tree. T is the
+ * element as stored, TO_DOUBLE its exact value, ISNAN its NaN test. */
+#define RD_CPU_FLOAT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                      \
     static void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
     {                                                                                     \
         double ls[RD_CPU_ACC], lq[RD_CPU_ACC];                                            \
@@ -275,9 +284,9 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
             ls[l] = lq[l] = -0.0;                                                         \
         for (size_t o = 0; o < n; o++) {                                                  \
             T val = x[o];                                                                 \
-            if (skipnan && val != val)                                                    \
+            if (skipnan && ISNAN(val))                                                    \
                 continue;                                                                 \
-            double d = (double)val;                                                       \
+            double d = TO_DOUBLE(val);                                                    \
             size_t l = rd_cpu_lane(o, sizeof(T));                                         \
             ls[l] = rd_add(ls[l], d);                                                     \
             if (want_sq)                                                                  \
@@ -292,11 +301,24 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
         m->count = cnt;                                                                   \
     }
 
-RD_CPU_FLOAT_TILE(rd_cpu_tile_f32, float)
-RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
+/* Element helpers for the tile and extrema macros: values, NaN tests and
+ * order keys of each stored type. */
+#define RD_DOUBLE(v) ((double)(v))
+#define RD_F16_DOUBLE(v) ((double)hf_f16_to_f32(v))
+#define RD_BF16_DOUBLE(v) ((double)hf_bf16_to_f32(v))
+#define RD_ISNAN_F(v) ((v) != (v))
+#define RD_ISNAN_NO(v) 0
+#define RD_SAME(v) (v)
+#define RD_BOOL(v) ((uint8_t)((v) != 0))
 
-/* Integer tile: exact sums; 64-bit types square into doubles in lane order. */
-#define RD_CPU_INT_TILE(NAME, T, WIDE)                                                    \
+RD_CPU_FLOAT_TILE(rd_cpu_tile_f32, float, RD_DOUBLE, RD_ISNAN_F)
+RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double, RD_DOUBLE, RD_ISNAN_F)
+RD_CPU_FLOAT_TILE(rd_cpu_tile_f16, uint16_t, RD_F16_DOUBLE, hf_f16_isnan)
+RD_CPU_FLOAT_TILE(rd_cpu_tile_bf16, uint16_t, RD_BF16_DOUBLE, hf_bf16_isnan)
+
+/* Integer tile: exact sums; 64-bit types square into doubles in lane order.
+ * VALUE is the element's integer value (a bool's is 0 or 1). */
+#define RD_CPU_INT_TILE(NAME, T, WIDE, VALUE)                                             \
     static void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
     {                                                                                     \
         rd_u128 s = 0, q = 0;                                                             \
@@ -305,7 +327,7 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
             for (unsigned l = 0; l < RD_CPU_ACC; l++)                                     \
                 lq[l] = -0.0;                                                             \
         for (size_t o = 0; o < n; o++) {                                                  \
-            T val = x[o];                                                                 \
+            T val = VALUE(x[o]);                                                          \
             s += (rd_u128)(__int128)val;                                                  \
             if (want_sq) {                                                                \
                 if (WIDE) {                                                               \
@@ -332,14 +354,15 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double)
         m->count = n;                                                                     \
     }
 
-RD_CPU_INT_TILE(rd_cpu_tile_i8, int8_t, 0)
-RD_CPU_INT_TILE(rd_cpu_tile_i16, int16_t, 0)
-RD_CPU_INT_TILE(rd_cpu_tile_i32, int32_t, 0)
-RD_CPU_INT_TILE(rd_cpu_tile_i64, int64_t, 1)
-RD_CPU_INT_TILE(rd_cpu_tile_u8, uint8_t, 0)
-RD_CPU_INT_TILE(rd_cpu_tile_u16, uint16_t, 0)
-RD_CPU_INT_TILE(rd_cpu_tile_u32, uint32_t, 0)
-RD_CPU_INT_TILE(rd_cpu_tile_u64, uint64_t, 1)
+RD_CPU_INT_TILE(rd_cpu_tile_i8, int8_t, 0, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_i16, int16_t, 0, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_i32, int32_t, 0, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_i64, int64_t, 1, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_u8, uint8_t, 0, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_u16, uint16_t, 0, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_u32, uint32_t, 0, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_u64, uint64_t, 1, RD_SAME)
+RD_CPU_INT_TILE(rd_cpu_tile_bool, uint8_t, 0, RD_BOOL)
 
 /* Extrema of n elements whose first has global index g. */
 #define RD_CPU_EXTREMA(NAME, T, KEY, ISNAN)                                               \
@@ -377,8 +400,7 @@ static inline rd_u64 rd_cpu_key_f64(double v)
 }
 #define RD_KEY_S(v) rd_key_signed((rd_i64)(v))
 #define RD_KEY_U(v) ((rd_u64)(v))
-#define RD_ISNAN_F(v) ((v) != (v))
-#define RD_ISNAN_NO(v) 0
+#define RD_KEY_BOOL(v) ((rd_u64)((v) != 0))
 
 RD_CPU_EXTREMA(rd_cpu_ext_f32, float, rd_cpu_key_f32, RD_ISNAN_F)
 RD_CPU_EXTREMA(rd_cpu_ext_f64, double, rd_cpu_key_f64, RD_ISNAN_F)
@@ -390,6 +412,9 @@ RD_CPU_EXTREMA(rd_cpu_ext_u8, uint8_t, RD_KEY_U, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_u16, uint16_t, RD_KEY_U, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_u32, uint32_t, RD_KEY_U, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_u64, uint64_t, RD_KEY_U, RD_ISNAN_NO)
+RD_CPU_EXTREMA(rd_cpu_ext_f16, uint16_t, rd_key_h16, hf_f16_isnan)
+RD_CPU_EXTREMA(rd_cpu_ext_bf16, uint16_t, rd_key_h16, hf_bf16_isnan)
+RD_CPU_EXTREMA(rd_cpu_ext_bool, uint8_t, RD_KEY_BOOL, RD_ISNAN_NO)
 
 /* Partials of tiles [t0, t1) of a chunk, with the kernels' operation order. */
 void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
@@ -414,6 +439,9 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
             case DT_U16: rd_cpu_tile_u16(p, n, want_sq, mt); break;
             case DT_U32: rd_cpu_tile_u32(p, n, want_sq, mt); break;
             case DT_U64: rd_cpu_tile_u64(p, n, want_sq, mt); break;
+            case DT_F16: rd_cpu_tile_f16(p, n, skipnan, want_sq, mt); break;
+            case DT_BF16: rd_cpu_tile_bf16(p, n, skipnan, want_sq, mt); break;
+            case DT_BOOL: rd_cpu_tile_bool(p, n, want_sq, mt); break;
             default: break;
             }
         }
@@ -430,6 +458,9 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
             case DT_U16: rd_cpu_ext_u16(p, n, g, 0, et); break;
             case DT_U32: rd_cpu_ext_u32(p, n, g, 0, et); break;
             case DT_U64: rd_cpu_ext_u64(p, n, g, 0, et); break;
+            case DT_F16: rd_cpu_ext_f16(p, n, g, skipnan, et); break;
+            case DT_BF16: rd_cpu_ext_bf16(p, n, g, skipnan, et); break;
+            case DT_BOOL: rd_cpu_ext_bool(p, n, g, 0, et); break;
             default: break;
             }
         }
@@ -469,7 +500,8 @@ static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
     static const char *const tags[DT_COUNT] = {
         [DT_F32] = "f32", [DT_F64] = "f64", [DT_I8] = "i8",   [DT_I16] = "i16",
         [DT_I32] = "i32", [DT_I64] = "i64", [DT_U8] = "u8",   [DT_U16] = "u16",
-        [DT_U32] = "u32", [DT_U64] = "u64",
+        [DT_U32] = "u32", [DT_U64] = "u64", [DT_F16] = "f16", [DT_BF16] = "bf16",
+        [DT_BOOL] = "bool",
     };
     snprintf(buf, len, "reduce_%s_%s", tags[t] ? tags[t] : "none", group);
 }

@@ -172,7 +172,7 @@ static inline void run(const char *path, int gz, size_t skip, size_t prefix_len,
     pl_ring *pl;
     const void *prefix = head + skip - prefix_len;
     int rc = gz ? pl_open_gz(&pl, r, bufs, PLGZ_BUFS, PLGZ_SLOTS, chunk, prefix, prefix_len, limit)
-                : pl_open(&pl, r, bufs, PLGZ_BUFS, PLGZ_SLOTS, chunk, prefix, prefix_len, limit);
+                : pl_open(&pl, r, bufs, PLGZ_BUFS, PLGZ_SLOTS, chunk, prefix, prefix_len, limit, 0);
     o->broken |= rc != 0;
     pl_chunk c, out[PLGZ_SLOTS];
     uint64_t expect_off = 0;

@@ -316,7 +316,8 @@ EOF
     done
     # --dtype values: what each command accepts (reduce and gen: every type they name).
     real="float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64"
-    check_subset "reduce --dtype completion lacks" "$real" "$(complete_words gpubatch reduce --dtype "")"
+    check_subset "reduce --dtype completion lacks" "$real float16 bfloat16 bool" \
+        "$(complete_words gpubatch reduce --dtype "")"
     check_subset "gen --dtype completion lacks" "$real complex64 complex128" "$(complete_words gpubatch gen --dtype "")"
     for cmd in $commands; do
         "$GB" "$cmd" --help 2>/dev/null | grep -q -- '--dtype' || continue

@@ -67,7 +67,8 @@ $PY "$top/tests/cli/npyref.py" write float32 4x4 random 1 "$T/wide.npy"
 check_error "wrong shape" "expected an (N, 3) array" Q "$T/wide.npy" -o "$T/out1.npy.gz"
 [ -e "$T/out1.npy.gz" ] && fail "wrong shape left an output" || ok
 $PY "$top/tests/cli/npyref.py" write int32 4x3 random 1 "$T/int.npy"
-check_error "integer coefficients" "must be float32 or float64" Q "$T/int.npy" -o "$T/out2.npy.gz"
+check_error "integer coefficients" "must be float16, bfloat16, float32 or float64, not int32" \
+    Q "$T/int.npy" -o "$T/out2.npy.gz"
 gzip -c "$T/q-float64.npy" | head -c 200000 >"$T/trunc.gz"
 check_error "truncated input" "trunc.gz: .*unexpected end" Q "$T/trunc.gz" -o "$T/out3.npy.gz"
 [ -e "$T/out3.npy.gz" ] && fail "truncated input left a partial output" || ok

@@ -154,7 +154,7 @@ gzip -c "$T/p.npy" | Q - -c >/dev/null 2>"$T/e" && fail "planes on stdin accepte
 check_error "planes on stdin" "give the file's name" sh -c "cat '$T/p.npy' | '$GB' quadratic --backend cpu - -o '$T/o1.npy'"
 [ -e "$T/o1.npy" ] && fail "planes on stdin left an output" || ok
 $NP -c "import numpy as n; n.save('$T/i.npy', n.zeros((3, 10), n.int32)); n.save('$T/two.npy', n.zeros((2, 10))); n.save('$T/four.npy', n.zeros((10, 4))); n.save('$T/three.npy', n.zeros((3, 3, 3)))"
-check_error "integer planes" "must be float32 or float64, not int32" Q "$T/i.npy" -o "$T/o2.npy"
+check_error "integer planes" "must be float16, bfloat16, float32 or float64, not int32" Q "$T/i.npy" -o "$T/o2.npy"
 check_error "(2, N)" "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of planes, not (2, 10)" Q "$T/two.npy" -o "$T/o2.npy"
 check_error "(N, 4)" "not (10, 4)" Q "$T/four.npy" -o "$T/o2.npy"
 check_error "3-D" "expected an (N, 3) array" Q "$T/three.npy" -o "$T/o2.npy"

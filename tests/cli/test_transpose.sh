@@ -31,7 +31,8 @@ check_case() {
 
 # Every element size, on square, odd, prime, thin and degenerate shapes;
 # whole matrices per chunk and matrices staged across chunks.
-for dt in $(pick "int8 uint16 float32 int64 complex128" "int8 float32 complex128"); do
+for dt in $(pick "int8 uint16 float32 int64 complex128 float16 V2 bool >f4 >c8 >f2" \
+    "int8 float32 complex128 float16 >f4"); do
     for shape in 1x1 1x37 37x1 64x64 61x67 3x1000 1000x3 0x5 5x0; do
         check_case $dt $shape C
     done
@@ -49,6 +50,9 @@ check_case int16 3x0x4 C
 check_case uint8 8191x8193 C --chunk 16M --no-compress
 check_case float32 1031x1033 C --chunk 128k -p 3
 check_case complex128 300x16 C --chunk 128k --streams 2
+check_case ">f8" 509x263 F --chunk 128k
+check_case ">i2" 3x61x67 C --chunk 128k
+check_case ">u8" 40x1 C
 
 # Identical bytes for any chunk size, thread count and stream count.
 $NP "$REF" make float64 9x211x307 C 99 "$T/b.npy"

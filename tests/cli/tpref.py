@@ -6,6 +6,8 @@
                                               two axes swapped, in C order, byte for byte
   tpref.py check-raw IN OUT                   the same for raw OUT (no header)
 Random bytes make every bit pattern appear: NaN payloads, infinities, subnormals.
+DTYPE is a numpy dtype: "float16", "bool", "V2" (bfloat16's bytes), ">f4" (big-endian
+input, whose output is little-endian), ...
 """
 import gzip
 import sys
@@ -22,9 +24,13 @@ def load(path):
 
 
 def expected(path):
-    """The transpose of the input's last two axes, as a C-order array."""
+    """The transpose of the input's last two axes, as a C-order array of
+    little-endian elements (big-endian ones byte-swapped, bit for bit)."""
     a = load(path)
-    return np.ascontiguousarray(np.swapaxes(a, -1, -2))
+    t = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+    if t.dtype.byteorder == ">":
+        t = t.byteswap().view(t.dtype.newbyteorder("<"))
+    return t
 
 
 def main(argv):

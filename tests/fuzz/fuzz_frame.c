@@ -1,7 +1,8 @@
 /* fuzz_frame.c - fuzz harness for the framing of an input: .npy or raw data
  * with a --dtype and a --shape, streamed through the buffer ring.
  *
- * Input layout: byte 0 picks the raw dtype (0: none), byte 1 the raw ndim
+ * Input layout: byte 0 picks the raw dtype (its value modulo DT_COUNT, 0:
+ * none) and byte order (big-endian from 128 on), byte 1 the raw ndim
  * (255: no --shape), then ndim 8-byte little-endian dims, then the input
  * bytes (plain or gzip). frame_open must accept or refuse with a reason; an
  * accepted frame must be self-consistent, and streaming the data through a
@@ -46,11 +47,14 @@ static uint64_t shape_product(const uint64_t *shape, int ndim)
 }
 
 /* Checks what frame_open reported against the raw options it was given. */
-static void check_frame(const frame_info *fi, dt_type raw_dtype, const uint64_t *raw_shape,
-                        int raw_ndim)
+static void check_frame(const frame_info *fi, dt_type raw_dtype, int raw_big,
+                        const uint64_t *raw_shape, int raw_ndim)
 {
     require(fi->dtype > DT_NONE && fi->dtype < DT_COUNT);
     require(fi->prefix_len <= sizeof fi->prefix);
+    require(fi->swap == 0 || fi->swap == dt_swap_unit(fi->dtype));
+    if (!fi->is_npy)
+        require(fi->swap == (raw_big ? dt_swap_unit(raw_dtype) : 0));
     if (raw_dtype != DT_NONE)
         require(fi->dtype == raw_dtype);
     if (fi->is_npy) {
@@ -79,7 +83,7 @@ static void stream_data(io_reader *r, const frame_info *fi)
         bufs[i] = ring_mem[i];
     pl_ring *pl;
     if (pl_open(&pl, r, bufs, RING_SLOTS, RING_SLOTS, RING_CHUNK, fi->prefix, fi->prefix_len,
-                fi->data_bytes) < 0)
+                fi->data_bytes, fi->swap) < 0)
         return;
     uint64_t bytes = 0, expect_offset = 0;
     int rc, capped = 0;
@@ -119,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     dt_type raw_dtype = (dt_type)(data[0] % DT_COUNT);
+    int raw_big = data[0] >= 128; /* raw input said big-endian */
     int raw_ndim = data[1] == 255 ? -1 : data[1] % (NPY_MAX_DIMS + 1);
     data += 2;
     size -= 2;
@@ -138,14 +143,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(io_reader_open_mem(&r, data, size, err, sizeof err) == 0);
     frame_info fi;
     err[0] = '\0';
-    int rc = frame_open(r, raw_dtype, raw_shape, raw_ndim, &fi, err, sizeof err);
+    int rc = frame_open(r, raw_dtype, raw_big, raw_shape, raw_ndim, &fi, err, sizeof err);
     if (rc < 0) {
         require(err[0] != '\0' && memchr(err, '\0', sizeof err));
         io_reader_close(r);
         return 0;
     }
     require(rc == 0);
-    check_frame(&fi, raw_dtype, raw_shape, raw_ndim);
+    check_frame(&fi, raw_dtype, raw_big, raw_shape, raw_ndim);
     if (frame_is_multidim(&fi))
         require(fi.ndim > 1);
     stream_data(r, &fi);

@@ -25,6 +25,8 @@ static void check_header(const npy_header *h, size_t size)
     require(h->dtype > DT_NONE && h->dtype < DT_COUNT);
     require(h->ndim >= 0 && h->ndim <= NPY_MAX_DIMS);
     require(h->fortran_order == 0 || h->fortran_order == 1);
+    /* big-endian only where the byte order means something */
+    require(h->big_endian == 0 || (h->big_endian == 1 && dt_swap_unit(h->dtype) > 0));
     uint64_t n = 1;
     int zero = 0;
     for (int i = 0; i < h->ndim; i++)
@@ -59,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* One byte short of the header asks for more. */
     npy_header part;
     require(npy_parse(data, h.header_len - 1, &part, NULL, 0) == NPY_NEED_MORE);
-    /* What we write for these fields parses back to them. */
+    /* What we write for these fields parses back to them, little-endian. */
     uint8_t buf[4096];
     int n = npy_write_header(buf, sizeof(buf), h.dtype, h.ndim, h.shape, h.fortran_order);
     require(n > 0 && n % 64 == 0);
@@ -68,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(rc == 0);
     require(back.dtype == h.dtype && back.ndim == h.ndim && back.fortran_order == h.fortran_order &&
             back.nelem == h.nelem && back.data_bytes == h.data_bytes &&
-            back.header_len == (size_t)n);
+            back.header_len == (size_t)n && back.big_endian == 0);
     require(!memcmp(back.shape, h.shape, sizeof(h.shape[0]) * (size_t)h.ndim));
     return 0;
 }

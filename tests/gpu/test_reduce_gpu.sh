@@ -24,14 +24,30 @@ same_as_cpu() {
     fi
 }
 
-for dt in float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64; do
+for dt in float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 bool; do
     for n in 1 31 33 8191 8192 8193 65537 1000003; do
-        case $dt in float*) kind=adversarial ;; *) kind=ints-extreme ;; esac
+        case $dt in float* | bfloat16 | bool) kind=adversarial ;; *) kind=ints-extreme ;; esac
         f="$T/$dt-$n.npy"
         $PY "$REF" write $dt $n $kind $n "$f"
         same_as_cpu "$dt n=$n" --op $ALL "$f"
-        case $dt in float*) same_as_cpu "$dt n=$n skipnan" --op $ALL --skipnan "$f" ;; esac
+        case $dt in float* | bfloat16) same_as_cpu "$dt n=$n skipnan" --op $ALL --skipnan "$f" ;; esac
     done
+done
+# Big-endian data, swapped by the host as it is read (gzip too, which is
+# then inflated on the host, not the device): the CPU's text, and the text
+# of the same values little-endian.
+for dt in float16 float32 float64 int64 bfloat16; do
+    f="$T/$dt-be.npy"
+    $PY "$REF" write $dt 300007 adversarial 3 "$f" big
+    same_as_cpu "$dt big-endian" --op $ALL --skipnan "$f"
+    "$GB" reduce -q --backend cuda --op $ALL "$f" | sed 's/  .*//' >"$T/be.txt"
+    $PY "$REF" write $dt 300007 adversarial 3 "$T/$dt-le.npy"
+    "$GB" reduce -q --backend cuda --op $ALL "$T/$dt-le.npy" | sed 's/  .*//' >"$T/le.txt"
+    check_files_same "$dt big-endian as little-endian" "$T/le.txt" "$T/be.txt"
+    gzip -c "$f" >"$T/be.npy.gz"
+    same_as_cpu "$dt big-endian gzip" --op $ALL --chunk 1M "$T/be.npy.gz"
+    $PY "$top/tests/cli/bgzf.py" 5 "$f" "$T/be.bgzf"
+    same_as_cpu "$dt big-endian blocked gzip" --op $ALL "$T/be.bgzf"
 done
 for dt in float32 float64 int32 uint8; do
     f="$T/gen-$dt.npy"

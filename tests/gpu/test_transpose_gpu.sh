@@ -46,6 +46,13 @@ for dt in int8 int16 float32 float64 complex128; do
     gpu_case $dt 1024x1040 C --chunk 128k --streams 2
     gpu_case $dt 5x40x50 F
 done
+for dt in float16 V2 bool ">f4" ">f2" ">c16"; do
+    gpu_case "$dt" 61x67 C
+    gpu_case "$dt" 1024x2048 C
+    gpu_case "$dt" 7x33x65 C
+    gpu_case "$dt" 509x263 C --chunk 128k
+    gpu_case "$dt" 5x40x50 F
+done
 gpu_case float32 8191x8193 C
 gpu_case float32 4096x64x64 C
 gpu_case uint8 4097x4099 C --chunk 1M

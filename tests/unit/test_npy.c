@@ -149,6 +149,27 @@ static void test_accepted(void)
                      sizeof(err)) == 0 && h.dtype == DT_U8);
     CHECK(parse_dict("{'descr': '<c8', 'fortran_order': False, 'shape': (2,)}", &h, err,
                      sizeof(err)) == 0 && h.dtype == DT_C64 && h.data_bytes == 16);
+    /* float16, bfloat16 (ml_dtypes' '<V2', a plain 2-byte void, its name)
+     * and bool, and big-endian data of every kind */
+    static const struct {
+        const char *descr;
+        dt_type t;
+        int big;
+    } types[] = {
+        {"<f2", DT_F16, 0},  {"=f2", DT_F16, 0},   {">f2", DT_F16, 1},      {"<V2", DT_BF16, 0},
+        {"|V2", DT_BF16, 0}, {">V2", DT_BF16, 1},  {"bfloat16", DT_BF16, 0}, {"|b1", DT_BOOL, 0},
+        {"<b1", DT_BOOL, 0}, {">b1", DT_BOOL, 0},  {">f4", DT_F32, 1},      {"!i8", DT_I64, 1},
+        {">u1", DT_U8, 0},   {">c16", DT_C128, 1}, {"<f4", DT_F32, 0},      {"float16", DT_F16, 0},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char dict[128];
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (3,)}",
+                 types[i].descr);
+        int rc = parse_dict(dict, &h, err, sizeof(err));
+        CHECKF(rc == 0 && h.dtype == types[i].t && h.big_endian == types[i].big &&
+                   h.data_bytes == 3 * dt_size(types[i].t),
+               "%s: rc %d %s big %d: %s", types[i].descr, rc, dt_name(h.dtype), h.big_endian, err);
+    }
     /* A zero dimension makes the array empty even after huge ones. */
     CHECK(parse_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551615, "
                      "18446744073709551615, 0)}",
@@ -171,12 +192,15 @@ static void expect_reject(const char *dict, const char *want)
 /* Hostile and unsupported headers. */
 static void test_rejected(void)
 {
-    expect_reject("{'descr': '>f4', 'fortran_order': False, 'shape': (3,)}",
-                  "big-endian data is not supported");
-    expect_reject("{'descr': '!i8', 'fortran_order': False, 'shape': (3,)}", "big-endian");
     expect_reject("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,)}",
                   "structured");
-    expect_reject("{'descr': '<f2', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
+    expect_reject("{'descr': '<f16', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
+    expect_reject("{'descr': '<V4', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
+    expect_reject("{'descr': '<g2', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
+    expect_reject("{'descr': '>bfloat16', 'fortran_order': False, 'shape': (3,)}",
+                  "unsupported dtype");
+    expect_reject("{'descr': [('', '<V2')], 'fortran_order': False, 'shape': (3,)}",
+                  "structured");
     expect_reject("{'descr': '|O', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
     expect_reject("{'descr': '<U5', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
     expect_reject("{'descr': '<f4', 'shape': (3,)}", "missing key 'fortran_order'");

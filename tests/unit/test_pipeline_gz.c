@@ -291,7 +291,7 @@ static void test_full_takes_read_chunk(void)
     for (int i = 0; i < SLOTS; i++)
         bufs[i] = malloc(CHUNK);
     pl_ring *pl;
-    CHECK(pl_open(&pl, r, bufs, SLOTS, SLOTS, CHUNK, NULL, 0, UINT64_MAX) == 0);
+    CHECK(pl_open(&pl, r, bufs, SLOTS, SLOTS, CHUNK, NULL, 0, UINT64_MAX, 0) == 0);
     pl_chunk c;
     size_t next = 0;
     int rc, full = 1;
