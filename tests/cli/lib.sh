@@ -79,6 +79,31 @@ numpy_python() {
     done
 }
 
+# Ends the script as skipped, with the reason and what installs it: a
+# missing optional tool is never a failure (`make deps` installs them all).
+skip_all() {
+    echo "skip: $*"
+    summary
+    exit 0
+}
+
+# need_python: the references are Python scripts; without python3 the test
+# is skipped.
+need_python() {
+    "$PY" -c '' 2>/dev/null || skip_all "no python3 (Debian: apt-get install python3, or make deps)"
+}
+
+# need_numpy: sets NP to a python3 with numpy, or skips the test.
+need_numpy() {
+    NP=$(numpy_python)
+    [ -n "$NP" ] || skip_all "no python3 with numpy (Debian: apt-get install python3-numpy, or make deps)"
+}
+
+# need_tool CMD PACKAGE: skips the test when the command CMD is missing.
+need_tool() {
+    command -v "$1" >/dev/null 2>&1 || skip_all "$1 is not installed (Debian: apt-get install $2, or make deps)"
+}
+
 # Points GPUBATCH_LIBCUDA at the stand-in driver (tests/cli/fakecuda.c), or
 # ends the script as skipped when it is not built.
 use_fake_driver() {
