@@ -18,10 +18,10 @@
 
 static const char merge_usage[] =
     "Usage: gpubatch merge [OPTIONS] FILE...\n"
-    "Combine the state files (from reduce) or part files (from quadratic) that the\n"
-    "N shards of one input wrote, given in any order. States: print the result of\n"
-    "the whole array exactly as reduce prints it. Parts: write the whole output,\n"
-    "the bytes one run would have written.\n"
+    "Combine the state files (from reduce) or part files (from quadratic and\n"
+    "transpose) that the N shards of one input wrote, given in any order. States:\n"
+    "print the result of the whole array exactly as reduce prints it. Parts: write\n"
+    "the whole output, the bytes one run would have written.\n"
     "\n"
     "  --json             print reduce results as JSON (as reduce --json)\n"
     "  -o, --output FILE  write the merged parts to FILE (atomically)\n"

@@ -108,6 +108,8 @@ for spec in "float32 20000x2x2" "float32 700x33x65" "int16 9x300x301"; do
         rm -f "$T"/part* "$T"/plain*
     done
 done
+"$GB" merge --help | tr '\n' ' ' | grep -q 'from quadratic and transpose' && ok ||
+    fail "merge --help does not name the parts of transpose --shard"
 check_error "--shard of one matrix" "splits a batch" TP --shard 0/2 "$T/g.npy" -o "$T/e7"
 [ -e "$T/e7" ] && fail "--shard of one matrix left an output" || ok
 TP --shard 0/2 "$T/g.npy" >/dev/null 2>&1
