@@ -4,7 +4,11 @@
 #   V=1        show full commands
 #   CC         C compiler (default cc); CFLAGS and LDFLAGS are appended to ours
 #   PREFIX     install prefix (default /usr/local); DESTDIR for staged installs;
-#              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch)
+#              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch);
+#              BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR for the shell completions
+#              (default PREFIX/share/bash-completion/completions,
+#              PREFIX/share/zsh/site-functions, PREFIX/share/fish/vendor_completions.d)
+#   STRIP      strip program for `make install-strip` (default strip)
 #   NVCC       CUDA compiler, used only by `make ptx` (default nvcc), with its ptxas
 #   PTX_JOBS   compilations `make ptx` runs at once (default: the number of cores)
 #   PTX_OUT    where `make ptx` writes the images (default ptx/images)
@@ -22,6 +26,10 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/gpubatch
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+STRIP ?= strip
 # Installed into DOCDIR, keeping their relative links: the front page, the
 # measurements, the security notes and the reference in docs/.
 DOC_FILES := README.md BENCHMARKS.md SECURITY.md LICENSE
@@ -219,24 +227,48 @@ ubsan:
 	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test; \
 	  st=$$?; rm -f gpubatch; exit $$st
 
-## install: install the binary, man page, bash completion and documentation (DOCDIR) under $(DESTDIR)$(PREFIX)
+# Every directory install puts files in; those it has to make are listed in
+# DOCDIR/installed-dirs, so that uninstall removes them (and only them, and
+# only when empty) again.
+INSTALL_DIRS = $(BINDIR) $(MANDIR)/man1 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR) \
+	$(DOCDIR)/docs/img
+INSTALLED = $(BINDIR)/gpubatch $(MANDIR)/man1/gpubatch.1 $(BASHCOMPDIR)/gpubatch \
+	$(ZSHCOMPDIR)/_gpubatch $(FISHCOMPDIR)/gpubatch.fish \
+	$(addprefix $(DOCDIR)/,$(DOC_FILES) $(DOC_REF) $(DOC_IMG))
+
+## install: install the binary, man page, bash, zsh and fish completions and documentation (DOCDIR) under $(DESTDIR)$(PREFIX)
 install: gpubatch
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(DOCDIR)/docs/img
-	install -m 755 gpubatch $(DESTDIR)$(BINDIR)/gpubatch
+	$(Q)made=; for d in $(INSTALL_DIRS); do \
+	  while [ ! -d "$(DESTDIR)$$d" ] && ! printf '%s\n' $$made | grep -qx -- "$$d"; do \
+	    made="$$made $$d"; d=$$(dirname "$$d"); \
+	  done; \
+	done; \
+	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)) && \
+	if [ -n "$$made" ]; then printf '%s\n' $$made | LC_ALL=C sort -r > "$(DESTDIR)$(DOCDIR)/installed-dirs"; \
+	else : > "$(DESTDIR)$(DOCDIR)/installed-dirs"; fi
+	install -m 755 $(INSTALL_STRIP) gpubatch $(DESTDIR)$(BINDIR)/gpubatch
 	install -m 644 gpubatch.1 $(DESTDIR)$(MANDIR)/man1/gpubatch.1
-	install -m 644 cli/gpubatch.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubatch
+	install -m 644 cli/gpubatch.bash $(DESTDIR)$(BASHCOMPDIR)/gpubatch
+	sed 's|^local script=.*|local script=$(BASHCOMPDIR)/gpubatch|' cli/gpubatch.zsh > $(DESTDIR)$(ZSHCOMPDIR)/_gpubatch
+	sed 's|^set -g __gpubatch_bash_completion .*|set -g __gpubatch_bash_completion $(BASHCOMPDIR)/gpubatch|' \
+	  cli/gpubatch.fish > $(DESTDIR)$(FISHCOMPDIR)/gpubatch.fish
+	chmod 644 $(DESTDIR)$(ZSHCOMPDIR)/_gpubatch $(DESTDIR)$(FISHCOMPDIR)/gpubatch.fish
 	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)
 	install -m 644 $(DOC_REF) $(DESTDIR)$(DOCDIR)/docs
 	install -m 644 $(DOC_IMG) $(DESTDIR)$(DOCDIR)/docs/img
 
-## uninstall: remove what install installed
+## install-strip: install, with the binary stripped of its symbols (STRIP)
+.PHONY: install-strip
+install-strip:
+	$(Q)$(MAKE) --no-print-directory install INSTALL_STRIP="-s --strip-program=$(STRIP)"
+
+## uninstall: remove what install installed, and the directories it made when they are empty
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gpubatch $(DESTDIR)$(MANDIR)/man1/gpubatch.1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubatch
-	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES) $(DOC_REF) $(DOC_IMG))
-	-rmdir $(DESTDIR)$(DOCDIR)/docs/img $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)list="$(DESTDIR)$(DOCDIR)/installed-dirs"; \
+	if [ -f "$$list" ]; then dirs=$$(cat "$$list"); else dirs="$(DOCDIR)/docs/img $(DOCDIR)/docs $(DOCDIR)"; fi; \
+	rm -f "$$list"; \
+	for d in $$dirs; do [ ! -d "$(DESTDIR)$$d" ] || rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done
 
 ## dist: make gpubatch-$(VERSION).tar.gz from `git ls-files` (with the committed images: builds without nvcc)
 .PHONY: dist
