@@ -15,6 +15,9 @@
 #   PTX_WORK   where `make ptx` and `make ptx-unpack` write the PTX text and
 #              cubins (default BUILD/ptx)
 #   BUILD      build directory (default build)
+#   T, CASE    `make test T=NAME`: only the test program NAME (test_reduce,
+#              test_npz, fuzz_npy, ...; several, space-separated);
+#              CASE=TEXT: only the cases whose names hold TEXT
 #
 # `make` needs only a C compiler, GNU Make and zlib's static library: the
 # kernels come from the images committed in ptx/images/ (PTX and native
@@ -92,7 +95,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
 
-.PHONY: all ptx ptx-unpack test check tests install uninstall clean help asan ubsan san fuzz
+.PHONY: all ptx ptx-unpack deps test test-run check tests install uninstall clean help asan ubsan san fuzz
 .DEFAULT_GOAL := all
 
 ## all: build ./gpubatch (no nvcc needed)
@@ -125,7 +128,8 @@ $(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(IMAGES)
 # that can, and ptxas's native code (a cubin) of that PTX for each of
 # SASS_ARCHS is kept beside it; then ptx/image.c packs each family's PTX and
 # cubins into PTX_OUT/FAMILY.img (the family: the module's name up to its
-# first `_`).
+# first `_`), and ptx/sources.sh records what they were made from in
+# PTX_OUT/SOURCES.
 ## ptx: regenerate ptx/images/*.img from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
 ptx: $(BUILD)/ptx-image
 	$(Q)rm -rf $(PTX_WORK) && mkdir -p $(PTX_WORK) $(PTX_OUT)
@@ -154,6 +158,7 @@ ptx: $(BUILD)/ptx-image
 	  echo "  IMAGE   $(PTX_OUT)/$$fam.img"; \
 	  $(abspath $(BUILD))/ptx-image pack $(abspath $(PTX_OUT))/$$fam.img $$files || exit 1; \
 	done
+	$(Q)sh ptx/sources.sh > $(PTX_OUT)/SOURCES
 
 # The packer and unpacker of the images, a host program.
 $(BUILD)/ptx-image: ptx/image.c ptx/cubin.h Makefile
@@ -201,10 +206,20 @@ fuzz: $(BUILD)/ptx_table.c
 ## tests: build the unit test programs and fuzz replayers
 tests: $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 
-## test: run unit and command-line tests (GPU tests too when a GPU is usable)
-test: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
-	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev): test_quadratic not built"
-	$(Q)BUILD=$(BUILD) sh tests/run.sh
+## deps: install the build's and the tests' dependencies (Debian, as root; else says what to install)
+deps:
+	$(Q)sh tests/deps.sh
+
+# `make test` builds and runs in a sub-make, so that `make deps test` sees
+# what deps installed (MPFR's headers decide whether test_quadratic is
+# built), and nothing of the test is built before deps is done.
+## test: run unit and command-line tests (GPU tests too when a GPU is usable); T=NAME runs one test program, CASE=TEXT the cases of that name (docs/testing.md)
+test: $(if $(filter deps,$(MAKECMDGOALS)),| deps)
+	$(Q)$(MAKE) --no-print-directory test-run
+
+test-run: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
+	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev; make deps): test_quadratic not built"
+	$(Q)BUILD=$(BUILD) GPUBATCH_TEST_CASE="$(CASE)" sh tests/run.sh $(T)
 
 check: test
 

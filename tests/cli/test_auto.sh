@@ -10,6 +10,7 @@
 # taking chunks at the driver's usual start time. By default a small job
 # does not start the driver at all.
 . "$(dirname "$0")/lib.sh"
+need_python
 FAKE="$top/build/tests/libfakecuda.so"
 if [ ! -f "$FAKE" ]; then
     echo "skip test_auto.sh: $FAKE not built"

@@ -165,7 +165,7 @@ EOF
             kind=$(cat "$d/kind") where=$(cat "$d/where")
             case $kind in
             bad) fail "$doc: $(cat "$d/cmd.sh")"; continue ;;
-            setup-test) check_eq "$doc: the second set-up command" "make test" "$(cat "$d/cmd.sh")"; continue ;;
+            setup-test) check_eq "$doc: the second set-up command" "make deps test" "$(cat "$d/cmd.sh")"; continue ;;
             gpu) [ $have_gpu = 1 ] || { echo "note: no GPU: not run: $where"; continue; } ;;
             esac
             if grep -q 'jq ' "$d/cmd.sh" && ! command -v jq >/dev/null 2>&1; then
@@ -455,7 +455,7 @@ for f in usr/share/zsh/site-functions/_gpubatch usr/share/fish/vendor_completion
     grep -q "^local script=/usr/share/bash-completion/completions/gpubatch\$\|^set -g __gpubatch_bash_completion /usr/share/bash-completion/completions/gpubatch\$" \
         "$stage/$f" && ok || fail "installed /$f: its bash completion path is not set in its one line"
 done
-if [ -f "$T/links.py" ]; then
+if [ -f "$T/links.py" ] && "$PY" -c '' 2>/dev/null; then
     check_eq "relative links of the installed documents" "bad links: 0" "$(cd "$stage/usr/share/doc/gpubatch" &&
         "$PY" "$T/links.py" README.md BENCHMARKS.md docs/*.md 2>&1 | tail -n 5)"
 fi
@@ -476,6 +476,7 @@ check_eq "make install-strip exit status ($(tail -3 "$T/install.log"))" 0 $?
 if [ -x "$stage/usr/bin/gpubatch" ] && "$stage/usr/bin/gpubatch" --version >/dev/null; then ok; else
     fail "the binary of install-strip does not run"
 fi
+if "$PY" -c '' 2>/dev/null; then
 "$PY" -c '
 import sys
 def sections(p):
@@ -492,6 +493,9 @@ def sections(p):
 print(".symtab" in sections(sys.argv[1]), ".symtab" in sections(sys.argv[2]))
 ' "$GB" "$stage/usr/bin/gpubatch" >"$T/symtab" 2>&1
 check_eq "install-strip strips the binary (symbol table: built, installed)" "True False" "$(cat "$T/symtab")"
+else
+    echo "note: no python3: the symbol tables of install-strip not read"
+fi
 make -s uninstall DESTDIR="$stage" PREFIX=/usr >"$T/uninstall.log" 2>&1
 check_eq "make uninstall after install-strip" 0 $?
 check_eq "uninstall keeps directories that were there" "other.1" "$(ls "$stage/usr/share/man/man1" 2>&1)"

@@ -6,6 +6,7 @@
 # bytes of framing and 5 of stored-block header over its data). A missing
 # external tool is skipped with a note.
 . "$(dirname "$0")/lib.sh"
+need_python
 export GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1
 
 # check_readers WHAT GZ PLAIN [REDUCE_OPTION...]: every reader gives PLAIN's

@@ -4,12 +4,8 @@
 # Fortran order, raw and compressed input, identical bytes for any chunk
 # size, thread and stream count, and the error cases.
 . "$(dirname "$0")/lib.sh"
-NP=$(numpy_python)
-if [ -z "$NP" ]; then
-    fail "python3-numpy is needed for the transpose reference"
-    summary
-    exit
-fi
+need_python
+need_numpy
 REF="$top/tests/cli/tpref.py"
 TP() { "$GB" transpose --backend cpu -q "$@"; }
 

@@ -211,8 +211,8 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "dump"))
         return dump(atol(argv[2]), strtoull(argv[3], NULL, 0));
-    test_fixed();
-    test_random();
-    test_json_integer();
+    RUN(test_fixed);
+    RUN(test_random);
+    RUN(test_json_integer);
     return check_summary();
 }
