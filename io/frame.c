@@ -141,19 +141,21 @@ static int frame_is_text(const unsigned char *p, size_t n)
 static void frame_not_npy(io_reader *r, const unsigned char *head, size_t n, char *err,
                           size_t errlen)
 {
-    for (size_t i = 0; i < sizeof frame_foreign / sizeof frame_foreign[0]; i++)
-        if (n >= frame_foreign[i].len && !memcmp(head, frame_foreign[i].magic, frame_foreign[i].len)) {
+    for (size_t i = 0; i < sizeof frame_foreign / sizeof frame_foreign[0]; i++) {
+        size_t len = frame_foreign[i].len;
+        if (n >= len && !memcmp(head, frame_foreign[i].magic, len)) {
             snprintf(err, errlen, "%s: not supported; %s", frame_foreign[i].what,
                      frame_foreign[i].instead);
             return;
         }
+    }
     if (frame_is_bzip2(head, n))
         snprintf(err, errlen, "bzip2-compressed data: not supported; decompress with bzip2 -dc");
     else if (n == 0 && io_reader_deflated(r))
         snprintf(err, errlen, "compressed data that decompresses to nothing: not an .npy file");
     else if (n == 0 && io_reader_file_size(r) == 0)
-        snprintf(err, errlen, "empty file (0 bytes): not an .npy file (give --dtype to read an empty raw "
-                              "array)");
+        snprintf(err, errlen, "empty file (0 bytes): not an .npy file (give --dtype to read "
+                              "an empty raw array)");
     else if (n == 0)
         snprintf(err, errlen, "empty input (0 bytes): not an .npy file (give --dtype "
                               "to read an empty raw array)");
