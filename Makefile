@@ -4,7 +4,11 @@
 #   V=1        show full commands
 #   CC         C compiler (default cc); CFLAGS and LDFLAGS are appended to ours
 #   PREFIX     install prefix (default /usr/local); DESTDIR for staged installs;
-#              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch)
+#              DOCDIR for the documentation (default PREFIX/share/doc/gpubatch);
+#              BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR for the shell completions
+#              (default PREFIX/share/bash-completion/completions,
+#              PREFIX/share/zsh/site-functions, PREFIX/share/fish/vendor_completions.d)
+#   STRIP      strip program for `make install-strip` (default strip)
 #   NVCC       CUDA compiler, used only by `make ptx` (default nvcc), with its ptxas
 #   PTX_JOBS   compilations `make ptx` runs at once (default: the number of cores)
 #   PTX_FAMILIES  the image families `make ptx` rebuilds, e.g. "inflate reduce"
@@ -13,6 +17,9 @@
 #   PTX_WORK   where `make ptx` and `make ptx-unpack` write the PTX text and
 #              cubins (default BUILD/ptx)
 #   BUILD      build directory (default build)
+#   T, CASE    `make test T=NAME`: only the test program NAME (test_reduce,
+#              test_npz, fuzz_npy, ...; several, space-separated);
+#              CASE=TEXT: only the cases whose names hold TEXT
 #
 # `make` needs only a C compiler, GNU Make and zlib's static library: the
 # kernels come from the images committed in ptx/images/ (PTX and native
@@ -24,6 +31,10 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/gpubatch
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+STRIP ?= strip
 # Installed into DOCDIR, keeping their relative links: the front page, the
 # measurements, the security notes and the reference in docs/.
 DOC_FILES := README.md BENCHMARKS.md SECURITY.md LICENSE
@@ -90,7 +101,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
 
-.PHONY: all ptx ptx-unpack test check tests install uninstall clean help asan ubsan san fuzz
+.PHONY: all ptx ptx-unpack deps test test-run check tests install uninstall clean help asan ubsan san fuzz
 .DEFAULT_GOAL := all
 
 ## all: build ./gpubatch (no nvcc needed)
@@ -123,7 +134,8 @@ $(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(IMAGES)
 # that can, and ptxas's native code (a cubin) of that PTX for each of
 # SASS_ARCHS is kept beside it; then ptx/image.c packs each family's PTX and
 # cubins into PTX_OUT/FAMILY.img (the family: the module's name up to its
-# first `_`).
+# first `_`), and ptx/sources.sh records what they were made from in
+# PTX_OUT/SOURCES.
 ## ptx: regenerate ptx/images/*.img from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
 ptx: $(BUILD)/ptx-image
 	$(Q)rm -rf $(PTX_WORK) && mkdir -p $(PTX_WORK) $(PTX_OUT)
@@ -153,6 +165,7 @@ ptx: $(BUILD)/ptx-image
 	  echo "  IMAGE   $(PTX_OUT)/$$fam.img"; rm -f $(abspath $(PTX_OUT))/$$fam.img; \
 	  $(abspath $(BUILD))/ptx-image pack $(abspath $(PTX_OUT))/$$fam.img $$files || exit 1; \
 	done
+	$(Q)sh ptx/sources.sh > $(PTX_OUT)/SOURCES
 
 # The packer and unpacker of the images, a host program.
 $(BUILD)/ptx-image: ptx/image.c ptx/cubin.h Makefile
@@ -200,10 +213,20 @@ fuzz: $(BUILD)/ptx_table.c
 ## tests: build the unit test programs and fuzz replayers
 tests: $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 
-## test: run unit and command-line tests (GPU tests too when a GPU is usable)
-test: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
-	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev): test_quadratic not built"
-	$(Q)BUILD=$(BUILD) sh tests/run.sh
+## deps: install the build's and the tests' dependencies (Debian, as root; else says what to install)
+deps:
+	$(Q)sh tests/deps.sh
+
+# `make test` builds and runs in a sub-make, so that `make deps test` sees
+# what deps installed (MPFR's headers decide whether test_quadratic is
+# built), and nothing of the test is built before deps is done.
+## test: run unit and command-line tests (GPU tests too when a GPU is usable); T=NAME runs one test program, CASE=TEXT the cases of that name (docs/testing.md)
+test: $(if $(filter deps,$(MAKECMDGOALS)),| deps)
+	$(Q)$(MAKE) --no-print-directory test-run
+
+test-run: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
+	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev; make deps): test_quadratic not built"
+	$(Q)BUILD=$(BUILD) GPUBATCH_TEST_CASE="$(CASE)" sh tests/run.sh $(T)
 
 check: test
 
@@ -226,24 +249,48 @@ ubsan:
 	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" test; \
 	  st=$$?; rm -f gpubatch; exit $$st
 
-## install: install the binary, man page, bash completion and documentation (DOCDIR) under $(DESTDIR)$(PREFIX)
+# Every directory install puts files in; those it has to make are listed in
+# DOCDIR/installed-dirs, so that uninstall removes them (and only them, and
+# only when empty) again.
+INSTALL_DIRS = $(BINDIR) $(MANDIR)/man1 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR) \
+	$(DOCDIR)/docs/img
+INSTALLED = $(BINDIR)/gpubatch $(MANDIR)/man1/gpubatch.1 $(BASHCOMPDIR)/gpubatch \
+	$(ZSHCOMPDIR)/_gpubatch $(FISHCOMPDIR)/gpubatch.fish \
+	$(addprefix $(DOCDIR)/,$(DOC_FILES) $(DOC_REF) $(DOC_IMG))
+
+## install: install the binary, man page, bash, zsh and fish completions and documentation (DOCDIR) under $(DESTDIR)$(PREFIX)
 install: gpubatch
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(DOCDIR)/docs/img
-	install -m 755 gpubatch $(DESTDIR)$(BINDIR)/gpubatch
+	$(Q)made=; for d in $(INSTALL_DIRS); do \
+	  while [ ! -d "$(DESTDIR)$$d" ] && ! printf '%s\n' $$made | grep -qx -- "$$d"; do \
+	    made="$$made $$d"; d=$$(dirname "$$d"); \
+	  done; \
+	done; \
+	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)) && \
+	if [ -n "$$made" ]; then printf '%s\n' $$made | LC_ALL=C sort -r > "$(DESTDIR)$(DOCDIR)/installed-dirs"; \
+	else : > "$(DESTDIR)$(DOCDIR)/installed-dirs"; fi
+	install -m 755 $(INSTALL_STRIP) gpubatch $(DESTDIR)$(BINDIR)/gpubatch
 	install -m 644 gpubatch.1 $(DESTDIR)$(MANDIR)/man1/gpubatch.1
-	install -m 644 cli/gpubatch.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubatch
+	install -m 644 cli/gpubatch.bash $(DESTDIR)$(BASHCOMPDIR)/gpubatch
+	sed 's|^local script=.*|local script=$(BASHCOMPDIR)/gpubatch|' cli/gpubatch.zsh > $(DESTDIR)$(ZSHCOMPDIR)/_gpubatch
+	sed 's|^set -g __gpubatch_bash_completion .*|set -g __gpubatch_bash_completion $(BASHCOMPDIR)/gpubatch|' \
+	  cli/gpubatch.fish > $(DESTDIR)$(FISHCOMPDIR)/gpubatch.fish
+	chmod 644 $(DESTDIR)$(ZSHCOMPDIR)/_gpubatch $(DESTDIR)$(FISHCOMPDIR)/gpubatch.fish
 	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)
 	install -m 644 $(DOC_REF) $(DESTDIR)$(DOCDIR)/docs
 	install -m 644 $(DOC_IMG) $(DESTDIR)$(DOCDIR)/docs/img
 
-## uninstall: remove what install installed
+## install-strip: install, with the binary stripped of its symbols (STRIP)
+.PHONY: install-strip
+install-strip:
+	$(Q)$(MAKE) --no-print-directory install INSTALL_STRIP="-s --strip-program=$(STRIP)"
+
+## uninstall: remove what install installed, and the directories it made when they are empty
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gpubatch $(DESTDIR)$(MANDIR)/man1/gpubatch.1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubatch
-	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES) $(DOC_REF) $(DOC_IMG))
-	-rmdir $(DESTDIR)$(DOCDIR)/docs/img $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)list="$(DESTDIR)$(DOCDIR)/installed-dirs"; \
+	if [ -f "$$list" ]; then dirs=$$(cat "$$list"); else dirs="$(DOCDIR)/docs/img $(DOCDIR)/docs $(DOCDIR)"; fi; \
+	rm -f "$$list"; \
+	for d in $$dirs; do [ ! -d "$(DESTDIR)$$d" ] || rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done
 
 ## dist: make gpubatch-$(VERSION).tar.gz from `git ls-files` (with the committed images: builds without nvcc)
 .PHONY: dist

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "format.h"
 #include "msg.h"
 #include "options.h"
 #include "runtime/backend.h"
@@ -10,7 +11,7 @@
 #include "runtime/ptx_blobs.h"
 
 static const char info_usage[] =
-    "Usage: gpubatch info [--device N] [--no-jit]\n"
+    "Usage: gpubatch info [--device N] [--no-jit] [--json]\n"
     "Print the NVIDIA driver version (and how its entry points were found), each\n"
     "CUDA device (name, compute capability, memory, multiprocessors), the embedded\n"
     "PTX modules (each with the PTX ISA version it declares and the oldest driver\n"
@@ -18,9 +19,10 @@ static const char info_usage[] =
     "variant each device loads (native code for sm_XX, or the PTX for compute_XX\n"
     "through the JIT) with its load time, and the CPU backend.\n"
     "  --no-jit    list the variants without loading them\n"
+    "  --json      the same as one JSON object, for scripts\n"
     "  -h, --help  this help\n";
 
-enum { OPT_NO_JIT = OPT_FIRST_COMMAND_OPTION };
+enum { OPT_NO_JIT = OPT_FIRST_COMMAND_OPTION, OPT_JSON };
 
 /* "CUDA 11.0 (driver R450)" for a CUDA version the driver needs (0: unknown). */
 static const char *info_need(int need, char *buf, size_t len)
@@ -32,40 +34,133 @@ static const char *info_need(int need, char *buf, size_t len)
     return cu_driver_text(need, buf, len);
 }
 
-/* Lists the embedded PTX with the ISA version each declares, then for each
- * module the GPUs its native code is for and the driver that loads all of it. */
-static void info_blobs(void)
+/* One module's embedded native code: the GPUs it is for (" sm_75 sm_80 ..."),
+ * its bytes and the CUDA version that loads all of it (0: unknown). */
+typedef struct {
+    char archs[256];
+    size_t bytes;
+    int need;
+} info_native;
+
+/* Sums up the cubins of the module whose first entry is ptx_blobs[i];
+ * returns the index past its entries. */
+static int info_native_of(int i, info_native *n)
 {
-    char need[64];
-    printf("embedded PTX:\n");
+    int j, unknown = 0;
+    size_t used = 0;
+    memset(n, 0, sizeof *n);
+    for (j = i; ptx_blobs[j].module && !strcmp(ptx_blobs[j].module, ptx_blobs[i].module); j++) {
+        if (ptx_blobs[j].kind != PTX_BLOB_SASS)
+            continue;
+        int need = cu_cubin_abi_driver(ptx_blobs[j].abi);
+        unknown |= !need;
+        n->need = need > n->need ? need : n->need;
+        n->bytes += ptx_blobs[j].size;
+        if (used < sizeof n->archs)
+            used += (size_t)snprintf(n->archs + used, sizeof n->archs - used, " sm_%d",
+                                     ptx_blobs[j].arch);
+    }
+    if (unknown)
+        n->need = 0;
+    return j;
+}
+
+/* Widths of the columns of info's tables: module names, the drivers that
+ * PTX and native code need, their byte counts and the native GPU lists. */
+typedef struct {
+    int module, ptx_need, ptx_bytes, native_archs, native_need, native_bytes;
+} info_widths;
+
+/* Measures every column over the embedded modules. */
+static void info_measure(info_widths *w)
+{
+    char need[64], num[32];
+    memset(w, 0, sizeof *w);
     for (int i = 0; ptx_blobs[i].module; i++) {
-        int isa = ptx_blobs[i].isa;
+        int n = (int)strlen(ptx_blobs[i].module);
+        w->module = n > w->module ? n : w->module;
         if (ptx_blobs[i].kind != PTX_BLOB_PTX)
             continue;
-        printf("  %-12s compute_%d  PTX ISA %d.%d: %s or newer  %zu bytes\n",
-               ptx_blobs[i].module, ptx_blobs[i].arch, isa / 10, isa % 10,
-               info_need(cu_ptx_isa_driver(isa), need, sizeof need), ptx_blobs[i].size);
+        n = (int)strlen(info_need(cu_ptx_isa_driver(ptx_blobs[i].isa), need, sizeof need));
+        w->ptx_need = n > w->ptx_need ? n : w->ptx_need;
+        n = snprintf(num, sizeof num, "%zu", ptx_blobs[i].size);
+        w->ptx_bytes = n > w->ptx_bytes ? n : w->ptx_bytes;
     }
-    printf("embedded native code:\n");
-    for (int i = 0, j; ptx_blobs[i].module; i = j) {
-        char archs[256] = "";
-        size_t bytes = 0, used = 0;
-        int newest = 0, unknown = 0;
-        for (j = i; ptx_blobs[j].module && !strcmp(ptx_blobs[j].module, ptx_blobs[i].module); j++) {
-            if (ptx_blobs[j].kind != PTX_BLOB_SASS)
-                continue;
-            int n = cu_cubin_abi_driver(ptx_blobs[j].abi);
-            unknown |= !n;
-            newest = n > newest ? n : newest;
-            bytes += ptx_blobs[j].size;
-            if (used < sizeof archs)
-                used += (size_t)snprintf(archs + used, sizeof archs - used, " sm_%d",
-                                         ptx_blobs[j].arch);
+    for (int i = 0; ptx_blobs[i].module;) {
+        info_native nat;
+        i = info_native_of(i, &nat);
+        if (!nat.bytes)
+            continue;
+        int n = (int)strlen(nat.archs);
+        w->native_archs = n > w->native_archs ? n : w->native_archs;
+        n = (int)strlen(info_need(nat.need, need, sizeof need));
+        w->native_need = n > w->native_need ? n : w->native_need;
+        n = snprintf(num, sizeof num, "%zu", nat.bytes);
+        w->native_bytes = n > w->native_bytes ? n : w->native_bytes;
+    }
+}
+
+/* Writes a CUDA version as a JSON number, or null when it is unknown (0). */
+static void info_json_version(int v)
+{
+    if (v)
+        printf("%d", v);
+    else
+        fputs("null", stdout);
+}
+
+/* Lists the embedded PTX with the ISA version each declares, then for each
+ * module the GPUs its native code is for and the driver that loads all of
+ * it: aligned columns, or JSON arrays "ptx" and "native". */
+static void info_blobs(const info_widths *w, int json)
+{
+    char need[64];
+    printf(json ? ", \"ptx\": [" : "embedded PTX:\n");
+    for (int i = 0, first = 1; ptx_blobs[i].module; i++) {
+        int isa = ptx_blobs[i].isa, n = cu_ptx_isa_driver(isa);
+        if (ptx_blobs[i].kind != PTX_BLOB_PTX)
+            continue;
+        info_need(n, need, sizeof need);
+        if (json) {
+            printf("%s{\"module\": \"%s\", \"arch\": \"compute_%d\", \"isa\": \"%d.%d\", "
+                   "\"needs\": \"%s\", \"needs_cuda_version\": ",
+                   first ? "" : ", ", ptx_blobs[i].module, ptx_blobs[i].arch, isa / 10, isa % 10,
+                   need);
+            info_json_version(n);
+            printf(", \"bytes\": %zu}", ptx_blobs[i].size);
+            first = 0;
+        } else {
+            printf("  %-*s  compute_%d  PTX ISA %d.%d: %-*s or newer  %*zu bytes\n", w->module,
+                   ptx_blobs[i].module, ptx_blobs[i].arch, isa / 10, isa % 10, w->ptx_need, need,
+                   w->ptx_bytes, ptx_blobs[i].size);
         }
-        if (bytes)
-            printf("  %-12s%s: %s or newer  %zu bytes\n", ptx_blobs[i].module, archs,
-                   info_need(unknown ? 0 : newest, need, sizeof need), bytes);
     }
+    printf(json ? "], \"native\": [" : "embedded native code:\n");
+    for (int i = 0, first = 1; ptx_blobs[i].module;) {
+        const char *m = ptx_blobs[i].module;
+        info_native nat;
+        i = info_native_of(i, &nat);
+        if (!nat.bytes)
+            continue;
+        info_need(nat.need, need, sizeof need);
+        if (json) {
+            printf("%s{\"module\": \"%s\", \"archs\": [", first ? "" : ", ", m);
+            for (const char *a = strstr(nat.archs, "sm_"); a; a = strstr(a + 1, "sm_"))
+                printf("%s\"%.*s\"", a == strstr(nat.archs, "sm_") ? "" : ", ",
+                       (int)strcspn(a, " "), a);
+            printf("], \"needs\": \"%s\", \"needs_cuda_version\": ", need);
+            info_json_version(nat.need);
+            printf(", \"bytes\": %zu}", nat.bytes);
+            first = 0;
+        } else {
+            char archs[sizeof nat.archs + 1];
+            snprintf(archs, sizeof archs, "%s:", nat.archs);
+            printf("  %-*s %-*s %-*s or newer  %*zu bytes\n", w->module, m, w->native_archs + 1,
+                   archs, w->native_need, need, w->native_bytes, nat.bytes);
+        }
+    }
+    if (json)
+        putchar(']');
 }
 
 /* How a module loads or loaded: "sm_90 native code", "compute_75 PTX (JIT)",
@@ -84,17 +179,61 @@ static const char *info_variant(const gpu_module_stats *st, char *buf, size_t le
     return buf;
 }
 
-/* Loads each module on one device and reports the variant and its time. */
-static int info_modules(int ordinal, int jit)
+/* Writes s as a JSON string, or null for NULL. */
+static void info_json_text(const char *s)
+{
+    if (s)
+        fmt_json_string(stdout, s);
+    else
+        fputs("null", stdout);
+}
+
+/* Reports one module of a device: a text line, or a JSON object. */
+static void info_module_line(const info_widths *w, int json, int first, const char *m,
+                             const char *variant, const char *state, double ms,
+                             const char *error)
+{
+    if (json) {
+        printf("%s{\"module\": \"%s\", \"variant\": ", first ? "" : ", ", m);
+        info_json_text(variant);
+        printf(", \"state\": \"%s\"", state);
+        if (!strcmp(state, "loaded"))
+            printf(", \"load_ms\": %.3f", ms);
+        fputs(", \"error\": ", stdout);
+        info_json_text(error);
+        putchar('}');
+    } else if (!variant) {
+        printf("    %-*s  no variant runs here: %s\n", w->module, m, error);
+    } else if (error) {
+        printf("    %-*s  %s FAILED: %s\n", w->module, m, variant, error);
+    } else if (!strcmp(state, "loaded")) {
+        printf("    %-*s  %s loaded in %.1f ms\n", w->module, m, variant, ms);
+    } else {
+        printf("    %-*s  %s\n", w->module, m, variant);
+    }
+}
+
+/* Loads each module on one device and reports the variant and its time
+ * (state "loaded", "failed", "none": no variant runs here, or "not loaded"
+ * with --no-jit). */
+static int info_modules(const info_widths *w, int ordinal, int jit, int json)
 {
     gpu *g;
     int rc = gpu_open(&g, ordinal);
     if (rc < 0) {
-        printf("    cannot open: %s\n", cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(rc));
+        const char *why = cu_last_failure()[0] ? cu_last_failure() : gpu_strerror(rc);
+        if (json) {
+            fputs("\"modules\": [], \"error\": ", stdout);
+            info_json_text(why);
+        } else {
+            printf("    cannot open: %s\n", why);
+        }
         return 1;
     }
     int status = 0;
-    for (int i = 0; ptx_blobs[i].module; i++) {
+    if (json)
+        fputs("\"modules\": [", stdout);
+    for (int i = 0, first = 1; ptx_blobs[i].module; i++) {
         if (i > 0 && !strcmp(ptx_blobs[i].module, ptx_blobs[i - 1].module))
             continue;
         const char *m = ptx_blobs[i].module;
@@ -106,25 +245,86 @@ static int info_modules(int ordinal, int jit)
         if (!st.native && !st.ptx) {
             /* Nothing to load: gpu_module only says why (device or driver). */
             gpu_module(g, m, &mod, NULL);
-            printf("    %-12s no variant runs here: %s\n", m, gpu_error_text(g));
-            continue;
-        }
-        if (!jit) {
-            printf("    %-12s %s\n", m, info_variant(&st, variant, sizeof variant));
-            continue;
-        }
-        rc = gpu_module(g, m, &mod, &ms);
-        if (rc < 0) {
-            printf("    %-12s %s FAILED: %s\n", m, info_variant(&st, variant, sizeof variant),
-                   gpu_error_text(g));
+            info_module_line(w, json, first, m, NULL, "none", 0, gpu_error_text(g));
+        } else if (!jit) {
+            info_module_line(w, json, first, m, info_variant(&st, variant, sizeof variant),
+                             "not loaded", 0, NULL);
+        } else if (gpu_module(g, m, &mod, &ms) < 0) {
+            info_module_line(w, json, first, m, info_variant(&st, variant, sizeof variant),
+                             "failed", 0, gpu_error_text(g));
             status = 1;
         } else {
             gpu_module_get_stats(g, m, &st);
-            printf("    %-12s %s loaded in %.1f ms\n", m, info_variant(&st, variant, sizeof variant),
-                   ms);
+            info_module_line(w, json, first, m, info_variant(&st, variant, sizeof variant),
+                             "loaded", ms, NULL);
         }
+        first = 0;
     }
+    if (json)
+        putchar(']');
     gpu_close(g);
+    return status;
+}
+
+/* Reports the driver and each device (or device `only`): text lines, or the
+ * JSON members "driver" and "devices". Returns the exit status so far. */
+static int info_devices(const info_widths *w, int only, int jit, int json)
+{
+    int status = 0;
+    int n = gpu_device_count();
+    if (n < 0) {
+        if (json) {
+            fputs(", \"driver\": {\"usable\": false, \"error\": ", stdout);
+            info_json_text(gpu_load_message());
+            fputs("}, \"devices\": []", stdout);
+        } else {
+            printf("driver: not usable: %s\n", gpu_load_message());
+        }
+        return 0;
+    }
+    int v = cu_driver_version();
+    if (json)
+        printf(", \"driver\": {\"usable\": true, \"cuda\": \"%d.%d\", \"cuda_version\": %d, "
+               "\"entry_points\": \"%s\", \"device_count\": %d}, \"devices\": [",
+               v / 1000, v % 1000 / 10, v, cu_entry_point_source(), n);
+    else
+        printf("driver: CUDA %d.%d (entry points: %s), %d device%s\n", v / 1000, v % 1000 / 10,
+               cu_entry_point_source(), n, n == 1 ? "" : "s");
+    for (int d = 0, first = 1; d < n; d++) {
+        if (only >= 0 && d != only)
+            continue;
+        gpu_device_info di;
+        if (gpu_device_query(d, &di) < 0) {
+            if (json)
+                printf("%s{\"ordinal\": %d, \"error\": \"query failed\"}", first ? "" : ", ", d);
+            else
+                printf("device %d: query failed\n", d);
+            status = 1;
+            first = 0;
+            continue;
+        }
+        if (json) {
+            printf("%s{\"ordinal\": %d, \"name\": ", first ? "" : ", ", d);
+            info_json_text(di.name);
+            printf(", \"compute_capability\": \"%d.%d\", \"memory_bytes\": %zu, "
+                   "\"multiprocessors\": %d, \"l2_bytes\": %d, ",
+                   di.cc_major, di.cc_minor, di.total_mem, di.sm_count, di.l2_bytes);
+        } else {
+            printf("device %d: %s, compute capability %d.%d, %.1f GiB, %d SMs, L2 %d KiB\n", d,
+                   di.name, di.cc_major, di.cc_minor, di.total_mem / 1073741824.0, di.sm_count,
+                   di.l2_bytes >> 10);
+        }
+        status |= info_modules(w, d, jit, json);
+        if (json)
+            putchar('}');
+        first = 0;
+    }
+    if (json)
+        putchar(']');
+    if (only >= n) {
+        msg_error("no CUDA device %d (this machine has %d)", only, n);
+        status = 1;
+    }
     return status;
 }
 
@@ -134,12 +334,13 @@ int cmd_info(int argc, char **argv)
     static const struct option longopts[] = {
         {"device", required_argument, 0, OPT_DEVICE},
         {"no-jit", no_argument, 0, OPT_NO_JIT},
+        {"json", no_argument, 0, OPT_JSON},
         {"help", no_argument, 0, OPT_HELP},
         {"version", no_argument, 0, OPT_VERSION},
         {0, 0, 0, 0},
     };
     static const char shortopts[] = ":h";
-    int only = -1, jit = 1, opt;
+    int only = -1, jit = 1, json = 0, opt;
     cli_set_command("info");
     while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         switch (opt) {
@@ -149,6 +350,9 @@ int cmd_info(int argc, char **argv)
             break;
         case OPT_NO_JIT:
             jit = 0;
+            break;
+        case OPT_JSON:
+            json = 1;
             break;
         case 'h':
         case OPT_HELP:
@@ -163,35 +367,17 @@ int cmd_info(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("info", "unexpected argument '%s' (info takes no FILE)",
                                argv[optind]);
-    printf("gpubatch %s\n", GPUBATCH_VERSION);
-    int status = 0;
-    int n = gpu_device_count();
-    if (n < 0) {
-        printf("driver: not usable: %s\n", gpu_load_message());
-    } else {
-        int v = cu_driver_version();
-        printf("driver: CUDA %d.%d (entry points: %s), %d device%s\n", v / 1000, v % 1000 / 10,
-               cu_entry_point_source(), n, n == 1 ? "" : "s");
-        for (int d = 0; d < n; d++) {
-            if (only >= 0 && d != only)
-                continue;
-            gpu_device_info di;
-            if (gpu_device_query(d, &di) < 0) {
-                printf("device %d: query failed\n", d);
-                status = 1;
-                continue;
-            }
-            printf("device %d: %s, compute capability %d.%d, %.1f GiB, %d SMs, L2 %d KiB\n", d,
-                   di.name, di.cc_major, di.cc_minor, di.total_mem / 1073741824.0, di.sm_count,
-                   di.l2_bytes >> 10);
-            status |= info_modules(d, jit);
-        }
-        if (only >= n) {
-            msg_error("no CUDA device %d (this machine has %d)", only, n);
-            status = 1;
-        }
-    }
-    info_blobs();
-    printf("cpu backend: available, %d cores\n", backend_cpu_count());
-    return status;
+    info_widths w;
+    info_measure(&w);
+    if (json)
+        printf("{\"version\": \"%s\"", GPUBATCH_VERSION);
+    else
+        printf("gpubatch %s\n", GPUBATCH_VERSION);
+    int status = info_devices(&w, only, jit, json);
+    info_blobs(&w, json);
+    if (json)
+        printf(", \"cpu\": {\"available\": true, \"cores\": %d}}\n", backend_cpu_count());
+    else
+        printf("cpu backend: available, %d cores\n", backend_cpu_count());
+    return msg_flush_stdout() | status;
 }

@@ -132,6 +132,19 @@ static int reduce_value(const rd_state *st, const rd_result *r, int bit, char *b
     return 0;
 }
 
+/* Whether an op's value is an exact integer (for JSON: see fmt_json_integer). */
+static int reduce_is_integer(const rd_state *st, const rd_result *r, int bit)
+{
+    unsigned op = 1u << bit;
+    if (op & (RD_OP_COUNT | RD_OP_ARGMIN | RD_OP_ARGMAX))
+        return 1;
+    if (op == RD_OP_MEAN)
+        return 0;
+    if (op == RD_OP_SUMSQ)
+        return !r->sumsq_is_float;
+    return !dt_is_float(st->dtype);
+}
+
 /* Prints one array's results (the ops of st) as text lines or one JSON
  * object; returns 1 (after an error message, printing nothing) when an op
  * has no value. */
@@ -160,7 +173,10 @@ int reduce_print(const char *name, const frame_info *fi, const rd_state *st, int
         for (int bit = 0; bit < RD_OP_NUM; bit++)
             if (st->ops & (1u << bit)) {
                 printf(", \"%s\": ", rd_op_name(bit));
-                fmt_json_number(stdout, vals[bit]);
+                if (reduce_is_integer(st, &r, bit))
+                    fmt_json_integer(stdout, vals[bit]);
+                else
+                    fmt_json_number(stdout, vals[bit]);
             }
         puts("}");
     } else {

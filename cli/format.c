@@ -19,28 +19,121 @@ static int fmt_special(char *buf, size_t len, double v)
     return 0;
 }
 
-/* Shortest %g precision that round-trips through strtod. */
-void fmt_double(char *buf, size_t len, double v)
+/* A decimal D[0].D[1..n-1] x 10^exp with n significant digits (no
+ * trailing zeros once trimmed). */
+typedef struct {
+    char d[24];
+    int n;
+    int exp;
+} fmt_decimal;
+
+/* Whether the decimal reads back as v (as a float when is_float). */
+static int fmt_reads_back(const fmt_decimal *x, int neg, double v, int is_float)
 {
-    if (fmt_special(buf, len, v))
-        return;
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v && (v != 0 || signbit(strtod(buf, NULL)) == signbit(v)))
-            return;
+    char text[48];
+    snprintf(text, sizeof text, "%s%c.%.*se%d", neg ? "-" : "", x->d[0], x->n - 1, x->d + 1,
+             x->exp);
+    return is_float ? strtof(text, NULL) == (float)v : strtod(text, NULL) == v;
+}
+
+/* Moves the decimal one unit in its last digit up (dir 1) or down (-1),
+ * keeping its digit count where a carry or borrow does not change it. */
+static void fmt_step(fmt_decimal *x, int dir)
+{
+    int i = x->n - 1;
+    if (dir > 0) {
+        while (i >= 0 && x->d[i] == '9')
+            x->d[i--] = '0';
+        if (i >= 0) {
+            x->d[i]++;
+        } else { /* 99..9 -> 100..0: one more power of ten */
+            x->d[0] = '1';
+            x->exp++;
+        }
+    } else {
+        while (i >= 0 && x->d[i] == '0')
+            x->d[i--] = '9';
+        x->d[i]--; /* d[0] is never 0, so the borrow stops there */
+        if (x->d[0] == '0') { /* 100..0 -> 99..9 (n nines), one power of ten less */
+            memmove(x->d, x->d + 1, (size_t)x->n - 1);
+            x->d[x->n - 1] = '9';
+            x->exp--;
+        }
     }
 }
 
-/* Shortest %g precision that round-trips through strtof. */
-void fmt_float(char *buf, size_t len, float v)
+/* The shortest decimal that reads back as |v| (nonzero, finite), and of
+ * those the nearest to v: for each digit count, the correctly rounded
+ * decimal, else the other one of the two that bracket v (at a power of two
+ * the values that read back as v lie more on one side of it than on the
+ * other). */
+static void fmt_shortest(double v, int is_float, fmt_decimal *out)
+{
+    int neg = signbit(v), most = is_float ? 9 : 17;
+    for (int p = 1; p <= most; p++) {
+        char text[48];
+        snprintf(text, sizeof text, "%.*e", p - 1, fabs(v));
+        fmt_decimal x = {.n = p};
+        x.d[0] = text[0];
+        if (p > 1)
+            memcpy(x.d + 1, text + 2, (size_t)p - 1);
+        x.exp = atoi(strchr(text, 'e') + 1);
+        *out = x;
+        if (fmt_reads_back(&x, neg, v, is_float))
+            break;
+        fmt_decimal up = x, down = x;
+        fmt_step(&up, 1);
+        fmt_step(&down, -1);
+        if (fmt_reads_back(&up, neg, v, is_float)) {
+            *out = up;
+            break;
+        }
+        if (fmt_reads_back(&down, neg, v, is_float)) {
+            *out = down;
+            break;
+        }
+    }
+    while (out->n > 1 && out->d[out->n - 1] == '0')
+        out->n--;
+}
+
+/* Writes the shortest decimal of v in plain notation when its exponent is
+ * -4 to 15, else in scientific notation with a signed exponent of at least
+ * two digits (Python's repr() rule), without a trailing ".0". */
+static void fmt_shortest_text(char *buf, size_t len, double v, int is_float)
 {
     if (fmt_special(buf, len, v))
         return;
-    for (int prec = 1; prec <= 9; prec++) {
-        snprintf(buf, len, "%.*g", prec, (double)v);
-        if (strtof(buf, NULL) == v)
-            return;
+    const char *sign = signbit(v) ? "-" : "";
+    if (v == 0) {
+        snprintf(buf, len, "%s0", sign);
+        return;
     }
+    fmt_decimal x;
+    fmt_shortest(v, is_float, &x);
+    const char *d = x.d;
+    int n = x.n, e = x.exp;
+    if (e < -4 || e >= 16)
+        snprintf(buf, len, "%s%c%s%.*se%c%02d", sign, d[0], n > 1 ? "." : "", n - 1, d + 1,
+                 e < 0 ? '-' : '+', e < 0 ? -e : e);
+    else if (e < 0)
+        snprintf(buf, len, "%s0.%.*s%.*s", sign, -e - 1, "0000", n, d);
+    else if (n <= e + 1)
+        snprintf(buf, len, "%s%.*s%.*s", sign, n, d, e + 1 - n, "000000000000000");
+    else
+        snprintf(buf, len, "%s%.*s.%.*s", sign, e + 1, d, n - e - 1, d + e + 1);
+}
+
+/* Shortest decimal that strtod reads back as v. */
+void fmt_double(char *buf, size_t len, double v)
+{
+    fmt_shortest_text(buf, len, v, 0);
+}
+
+/* Shortest decimal that strtof reads back as v. */
+void fmt_float(char *buf, size_t len, float v)
+{
+    fmt_shortest_text(buf, len, v, 1);
 }
 
 /* x rounded to nearest-even in a binary format of p significand bits and
@@ -183,6 +276,18 @@ void fmt_json_number(FILE *f, const char *text)
         fputs("\"-Infinity\"", f);
     else
         fputs(text, f);
+}
+
+/* JSON number for integers up to 2^53 in magnitude, else a string. */
+void fmt_json_integer(FILE *f, const char *text)
+{
+    static const char limit[] = "9007199254740992"; /* 2^53 */
+    const char *digits = text + (*text == '-');
+    size_t n = strlen(digits), m = sizeof limit - 1;
+    if (n < m || (n == m && strcmp(digits, limit) <= 0))
+        fputs(text, f);
+    else
+        fprintf(f, "\"%s\"", text);
 }
 
 /* True when a name holds a backslash or newline. */

@@ -7,11 +7,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Shortest decimal that reads back as exactly v ("0.1", "1e+300", "-0",
- * "nan", "inf", "-inf"); NaN of any sign or payload prints "nan". */
+/* Shortest decimal that reads back as exactly v, and of those the nearest
+ * to v, as Python's repr() writes it but with no ".0" on a whole number:
+ * plain notation for decimal exponents -4 to 15 ("30", "1770", "0.0001",
+ * "-0"), else scientific with a two-digit or longer exponent ("1e+16",
+ * "1.5e-05", "1e+300"); "nan" (NaN of any sign or payload), "inf", "-inf".
+ * Needs len >= 32. */
 void fmt_double(char *buf, size_t len, double v);
 
-/* The same for a float32 value (shortest text that strtof reads back). */
+/* The same for a float32 value: the shortest text that reads back as that
+ * float ("0.1" for 0.1f, whose double is 0.10000000149011612). */
 void fmt_float(char *buf, size_t len, float v);
 
 /* The same for a float16 / bfloat16 value (given as the float32 it equals):
@@ -40,6 +45,12 @@ void fmt_json_string(FILE *f, const char *s);
 /* Writes a JSON number, or for NaN/Inf the strings "NaN", "Infinity",
  * "-Infinity" (JSON has no such numbers). text is fmt_double's output. */
 void fmt_json_number(FILE *f, const char *text);
+
+/* Writes a JSON value for the decimal integer text: a number when its
+ * magnitude is at most 2^53 (every such integer is exact in a double, as
+ * jq and JavaScript hold numbers), else a string of the same digits, so
+ * that no reader rounds it. */
+void fmt_json_integer(FILE *f, const char *text);
 
 /* Writes a file name as sha256sum does: backslash and newline escaped.
  * Returns nonzero when it escaped anything (the line then starts with '\'). */

@@ -144,7 +144,7 @@ _gpubatch()
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     info)
-        longs="--device --no-jit --help --version"
+        longs="--device --no-jit --json --help --version"
         shorts="-h"
         ;;
     bench)
@@ -189,3 +189,23 @@ _gpubatch()
     return 0
 } &&
     complete -F _gpubatch gpubatch
+
+# Run as a program, `bash gpubatch.bash gpubatch WORD... CURRENT` (as the
+# zsh and fish completions do, so that one list of commands, options and
+# values serves every shell): prints the candidates for CURRENT, one a line;
+# a line "<nospace>" first when none should be followed by a space, and
+# "<files>" where the shell's own file-name completion should take over.
+if [[ ${BASH_SOURCE[0]} == "$0" ]] && (($# >= 2)); then
+    _gpubatch_nospace=0
+    compopt() { [[ " $* " == *" nospace "* ]] && _gpubatch_nospace=1; return 0; }
+    _gpubatch_files() { COMPREPLY=("<files>"); }
+    COMP_WORDS=("$@")
+    COMP_CWORD=$(($# - 1))
+    COMP_LINE="$*"
+    COMP_POINT=${#COMP_LINE}
+    COMPREPLY=()
+    _gpubatch gpubatch "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+    ((_gpubatch_nospace)) && echo "<nospace>"
+    ((${#COMPREPLY[@]})) && printf '%s\n' "${COMPREPLY[@]}"
+    exit 0
+fi

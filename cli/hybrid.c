@@ -73,6 +73,8 @@ struct hy {
     double cpu_seconds;  /* the estimated work of the chunks the CPU took */
     double opened;       /* hy_open's time, seconds on the monotonic clock */
     int uncapped;        /* the start outlasted HY_GPU_WAIT_SECONDS */
+    long long gate;      /* auto: the devices count as ready only once the CPU has taken this
+                            many chunks (GPUBATCH_GPU_READY_AFTER), -1: as soon as they are */
     hy_returns ret;      /* buffers of GPU chunks, given back once copied */
     char err[2048];
 };
@@ -125,6 +127,12 @@ static void hy_poll(hy *h)
     }
     if (h->gpu || h->gpu_off || !h->be->start)
         return;
+    if (h->gate >= 0) {
+        if (h->chunks[0] < (unsigned long long)h->gate)
+            return;
+        backend_gpu_wait(h->be);
+        h->gate = -1;
+    }
     backend *g = backend_gpu(h->be);
     if (!g) {
         const char *why = backend_fallback(h->be);
@@ -161,6 +169,8 @@ int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, siz
     h->nslots = nslots;
     h->chunk_bytes = chunk_bytes;
     h->opened = io_seconds();
+    const char *gate = getenv("GPUBATCH_GPU_READY_AFTER");
+    h->gate = gate && *gate ? strtoll(gate, NULL, 10) : -1;
     /* auto keeps one engine over every device, opened once all are open */
     int per_device = h->per_device = ops->per_device && be->kind == BACKEND_CUDA;
     if (!(h->side = calloc((size_t)nslots, 1)) ||
@@ -250,7 +260,7 @@ static double hy_cpu_share(const hy *h, size_t bytes)
  * cap, with the devices not ready yet (auto, a CPU cost). */
 static int hy_cpu_spent(const hy *h, size_t bytes)
 {
-    return !h->gpu && !h->gpu_off && !h->uncapped && h->be->start && h->cpu_ns > 0 &&
+    return !h->gpu && !h->gpu_off && !h->uncapped && h->gate < 0 && h->be->start && h->cpu_ns > 0 &&
            h->cpu_seconds + hy_cpu_share(h, bytes) > HY_CPU_CAP_SECONDS;
 }
 
@@ -292,7 +302,8 @@ int hy_submit(hy *h, const pl_chunk *c)
     if (!h->gpu && gz) {
         /* inflating a chunk takes the CPU tens of milliseconds, the GPU a few:
          * the chunk goes to the GPU if it becomes ready meanwhile */
-        int rc = hy_decode(h, c, h->gpu_off ? NULL : backend_gpu_ready_flag(h->be), &data);
+        int rc = hy_decode(h, c, h->gpu_off || h->gate >= 0 ? NULL : backend_gpu_ready_flag(h->be),
+                           &data);
         if (rc == PL_DECODE_STOPPED) {
             hy_poll(h);
             rc = h->gpu ? 0 : hy_decode(h, c, NULL, &data); /* its engine did not open */

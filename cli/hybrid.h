@@ -53,8 +53,11 @@ typedef struct hy hy;
 
 /* Opens the engine of the backend's first side (the CPU with auto) for
  * chunks of at most chunk_bytes data bytes; ctx is passed to ops->open.
- * With cuda it first waits for the devices (cli_backend_ready()). 0, or 1
- * after printing an error. */
+ * With cuda it first waits for the devices (cli_backend_ready()). With auto
+ * and GPUBATCH_GPU_READY_AFTER=N in the environment, the first N chunks go
+ * to the CPU and the next waits for the devices' start (a gate for tests:
+ * chunks on both sides whatever the timing). 0, or 1 after printing an
+ * error. */
 int hy_open(hy **out, backend *be, const hy_ops *ops, void *ctx, int nslots, size_t chunk_bytes);
 
 /* Sets one core's nanoseconds per data byte of a chunk on the CPU (the

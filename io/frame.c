@@ -108,6 +108,73 @@ static void frame_shape_text(const uint64_t *dims, int ndim, char *buf, size_t l
                                  (unsigned long long)dims[d]);
 }
 
+/* Formats gpubatch does not read, told by their first bytes, and what to
+ * run instead. */
+static const struct {
+    const char *magic;
+    size_t len;
+    const char *what;
+    const char *instead;
+} frame_foreign[] = {
+    {"\x28\xb5\x2f\xfd", 4, "zstd-compressed data", "decompress with zstd -dc"},
+    {"\xfd" "7zXZ\0", 6, "xz-compressed data", "decompress with xz -dc"},
+    {"\x04\x22\x4d\x18", 4, "lz4-compressed data", "decompress with lz4 -dc"},
+    {"\x02\x21\x4c\x18", 4, "lz4-compressed data (legacy format)", "decompress with lz4 -dc"},
+    {"LZIP", 4, "lzip-compressed data", "decompress with lzip -dc"},
+    {"\x1f\x9d", 2, "compress (.Z) data", "decompress with gzip -dc"},
+    {"7z\xbc\xaf\x27\x1c", 6, "a 7-Zip archive", "extract it with 7z x"},
+};
+
+/* Whether the n bytes at p start a bzip2 stream: "BZh", the block size
+ * digit, then a block's or the end's 48-bit magic when they are there. */
+static int frame_is_bzip2(const unsigned char *p, size_t n)
+{
+    if (n < 4 || memcmp(p, "BZh", 3) || p[3] < '1' || p[3] > '9')
+        return 0;
+    return n < 10 || !memcmp(p + 4, "\x31\x41\x59\x26\x53\x59", 6) ||
+           !memcmp(p + 4, "\x17\x72\x45\x38\x50\x90", 6);
+}
+
+/* Whether every one of the n bytes is printable ASCII or a tab, newline or
+ * carriage return. */
+static int frame_is_text(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((p[i] < 0x20 || p[i] > 0x7e) && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+            return 0;
+    return n > 0;
+}
+
+/* The reason for input that is not an .npy array and comes with no
+ * --dtype: a compressed format named by its magic, an empty input, text,
+ * or none of those. */
+static void frame_not_npy(io_reader *r, const unsigned char *head, size_t n, char *err,
+                          size_t errlen)
+{
+    for (size_t i = 0; i < sizeof frame_foreign / sizeof frame_foreign[0]; i++) {
+        size_t len = frame_foreign[i].len;
+        if (n >= len && !memcmp(head, frame_foreign[i].magic, len)) {
+            snprintf(err, errlen, "%s: not supported; %s", frame_foreign[i].what,
+                     frame_foreign[i].instead);
+            return;
+        }
+    }
+    if (frame_is_bzip2(head, n))
+        snprintf(err, errlen, "bzip2-compressed data: not supported; decompress with bzip2 -dc");
+    else if (n == 0 && io_reader_deflated(r))
+        snprintf(err, errlen, "compressed data that decompresses to nothing: not an .npy file");
+    else if (n == 0 && io_reader_file_size(r) == 0)
+        snprintf(err, errlen, "empty file (0 bytes): not an .npy file (give --dtype to read "
+                              "an empty raw array)");
+    else if (n == 0)
+        snprintf(err, errlen, "empty input (0 bytes): not an .npy file (give --dtype "
+                              "to read an empty raw array)");
+    else if (frame_is_text(head, n))
+        snprintf(err, errlen, "text, not an .npy file (give --dtype to read raw data)");
+    else
+        snprintf(err, errlen, "not an .npy file (give --dtype to read raw data)");
+}
+
 /* Sniffs the input and describes its framing. */
 int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64_t *raw_shape,
                int raw_ndim, frame_info *fi, char *err, size_t errlen)
@@ -149,7 +216,7 @@ int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64
         return IO_ERR_FORMAT;
     }
     if (raw_dtype == DT_NONE) {
-        snprintf(err, errlen, "not an .npy file (give --dtype to read raw data)");
+        frame_not_npy(r, head, (size_t)got, err, errlen);
         return IO_ERR_FORMAT;
     }
     fi->dtype = raw_dtype;

@@ -244,6 +244,23 @@ static int npz_zip64_extra(const uint8_t *x, size_t xlen, uint64_t *size, uint64
     return 0;
 }
 
+/* " (NAME)" of a zip compression method other than stored and deflate
+ * (APPNOTE 4.4.5), or "" for one without a common name. */
+static const char *npz_method_name(unsigned method)
+{
+    switch (method) {
+    case 1: return " (shrink)";
+    case 6: return " (implode)";
+    case 9: return " (deflate64)";
+    case 12: return " (bzip2)";
+    case 14: return " (LZMA)";
+    case 93: return " (zstd)";
+    case 95: return " (xz)";
+    case 98: return " (PPMd)";
+    default: return "";
+    }
+}
+
 /* Fills member m from the central directory entry at e (of `room` bytes
  * left in the directory); *len gets the entry's length. */
 static int npz_parse_entry(const uint8_t *e, size_t room, npz_member *m, size_t *len,
@@ -279,8 +296,9 @@ static int npz_parse_entry(const uint8_t *e, size_t room, npz_member *m, size_t 
         return fail(err, errlen, IO_ERR_FORMAT, "member %s is encrypted", who);
     if (method != IO_ZIP_STORED && method != IO_ZIP_DEFLATED)
         return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s: compression method %u is not supported (only stored and deflate)",
-                    who, method);
+                    "member %s: compression method %u%s is not supported (only stored and "
+                    "deflate, as np.savez and np.savez_compressed write)",
+                    who, method, npz_method_name(method));
     if (disk != 0)
         return fail(err, errlen, IO_ERR_FORMAT,
                     "member %s: archives that span several disks are not supported", who);

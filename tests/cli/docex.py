@@ -20,7 +20,7 @@ README.md: fenced blocks. ```sh blocks are run; a ```text block right after
 a ```sh block is that block's expected output; in ```console blocks every
 "$ " line is a command (continued by lines after a trailing backslash) and
 the lines up to the next "$ " line are its expected output. The "Set up"
-section must hold exactly two ```sh blocks: "make && ..." and "make test".
+section must hold exactly two ```sh blocks: "make && ..." and "make deps test".
 
 gpubatch.1: the .EX/.EE blocks of the EXAMPLES section, as plain text. A
 block with "$ " lines is read as a console block, any other as a sh block;

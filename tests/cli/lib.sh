@@ -23,19 +23,44 @@ pick() {
 # timing or on the size of the input; test_auto.sh tests the other modes.
 export GPUBATCH_GPU_START=wait
 
-ok() { passed=$((passed + 1)); }
+# The case filter (`make test C=...`): with GPUBATCH_TEST_CASE set, only the
+# checks whose names hold it count (check_eq, check_files_same and
+# check_error name theirs; a bare ok or fail counts by its message); the
+# script still runs every command, as later checks need what earlier ones
+# made.
+left_out=0
+check_name=
+# Whether the check named $1 counts.
+case_wanted() {
+    case $1 in
+    *"${GPUBATCH_TEST_CASE:-}"*) return 0 ;;
+    esac
+    left_out=$((left_out + 1))
+    return 1
+}
+
+ok() {
+    set -- "$check_name"
+    check_name=
+    [ -z "${GPUBATCH_TEST_CASE:-}" ] || case_wanted "$1" || return 0
+    passed=$((passed + 1))
+}
 fail() {
+    check_name=
+    [ -z "${GPUBATCH_TEST_CASE:-}" ] || case_wanted "$*" || return 0
     failed=$((failed + 1))
     echo "FAIL: $*" >&2
 }
 
 # check_eq WHAT EXPECTED ACTUAL
 check_eq() {
+    check_name=$1
     if [ "$2" = "$3" ]; then ok; else fail "$1: expected [$2] got [$3]"; fi
 }
 
 # check_files_same WHAT A B
 check_files_same() {
+    check_name=$1
     if cmp -s "$2" "$3"; then ok; else
         fail "$1: $2 and $3 differ"
         diff "$2" "$3" | head -5 >&2
@@ -47,6 +72,7 @@ check_error() {
     what=$1
     pat=$2
     shift 2
+    check_name=$what
     "$@" >"$T/err.out" 2>"$T/err.err"
     st=$?
     if [ "$st" -ne 1 ]; then
@@ -65,6 +91,8 @@ check_error() {
 }
 
 summary() {
+    [ "$left_out" -eq 0 ] ||
+        echo "note: GPUBATCH_TEST_CASE=$GPUBATCH_TEST_CASE: $left_out checks left out"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
@@ -77,6 +105,31 @@ numpy_python() {
             return
         fi
     done
+}
+
+# Ends the script as skipped, with the reason and what installs it: a
+# missing optional tool is never a failure (`make deps` installs them all).
+skip_all() {
+    echo "skip: $*"
+    summary
+    exit 0
+}
+
+# need_python: the references are Python scripts; without python3 the test
+# is skipped.
+need_python() {
+    "$PY" -c '' 2>/dev/null || skip_all "no python3 (Debian: apt-get install python3, or make deps)"
+}
+
+# need_numpy: sets NP to a python3 with numpy, or skips the test.
+need_numpy() {
+    NP=$(numpy_python)
+    [ -n "$NP" ] || skip_all "no python3 with numpy (Debian: apt-get install python3-numpy, or make deps)"
+}
+
+# need_tool CMD PACKAGE: skips the test when the command CMD is missing.
+need_tool() {
+    command -v "$1" >/dev/null 2>&1 || skip_all "$1 is not installed (Debian: apt-get install $2, or make deps)"
 }
 
 # Points GPUBATCH_LIBCUDA at the stand-in driver (tests/cli/fakecuda.c), or

@@ -238,10 +238,32 @@ def reference(dtype, vals, skipnan):
 
 
 def parse(v):
-    """JSON value back to a Python number."""
+    """JSON value back to a Python number: non-finite floats and integers
+    beyond 2^53 come as strings."""
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)
     if isinstance(v, str):
         return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[v]
     return v
+
+
+def integer_op(op, dtype):
+    """Whether gpubatch gives op of dtype as an exact integer."""
+    if op in ("count", "argmin", "argmax"):
+        return True
+    if dtype.startswith("float") or op == "mean":
+        return False
+    return op != "sumsq" or struct.calcsize(FMT[dtype]) < 8
+
+
+def json_kind_ok(v, is_int):
+    """An integer result is a JSON number up to 2^53 in magnitude and a
+    string of digits beyond; a float result is never such a string."""
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return is_int and abs(int(v)) > 2 ** 53
+    if is_int:
+        return isinstance(v, int) and abs(v) <= 2 ** 53
+    return True
 
 
 def same(op, want, got, dtype):
@@ -283,6 +305,10 @@ def main():
         for op in ops.split(","):
             if op not in got:
                 print("missing %s" % op)
+                bad += 1
+            elif not json_kind_ok(got[op], integer_op(op, dtype)):
+                print("%s %s: %r is not written as a number up to 2^53 and a string beyond"
+                      % (path, op, got[op]))
                 bad += 1
             elif not same(op, ref.get(op), parse(got[op]), dtype):
                 print("%s %s: want %r got %r" % (path, op, ref.get(op), got[op]))

@@ -111,7 +111,7 @@ def corrupt(d):
     b = bytearray(good)
     struct.pack_into("<H", b, cen + 10, 12)
     struct.pack_into("<H", b, 8, 12)
-    put("bzip2.npz", b, "compression method 12 is not supported")
+    put("bzip2.npz", b, "compression method 12 (bzip2) is not supported")
     with zipfile.ZipFile(os.path.join(d, "dup.npz"), "w") as z:
         z.writestr("x.npy", npy_bytes(a[:5]))
         z.writestr("x", npy_bytes(a[:6]))

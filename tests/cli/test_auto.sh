@@ -10,6 +10,7 @@
 # taking chunks at the driver's usual start time. By default a small job
 # does not start the driver at all.
 . "$(dirname "$0")/lib.sh"
+need_python
 FAKE="$top/build/tests/libfakecuda.so"
 if [ ! -f "$FAKE" ]; then
     echo "skip test_auto.sh: $FAKE not built"
@@ -100,15 +101,16 @@ grep -q "device 0 launches [1-9]" "$T/report" && ok || fail "quick driver: no la
 
 # Blocked gzip on both sides: a chunk the CPU takes keeps its buffer until
 # it is written, one the GPU takes gives it back once copied (twice as many
-# chunks in flight as buffers); the run goes through either way.
-# One thread cannot read 80 MB in the driver's 0.1 s.
-"$GB" gen --shape 20000000 --seed 12 -1 -o "$T/g.npy.gz"
-GPUBATCH_GPU_START=always GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce \
-    --backend auto -v -p 1 --chunk 128k "$T/g.npy.gz" >/dev/null 2>"$T/both.err"
+# chunks in flight as buffers); the run goes through either way. The gate
+# GPUBATCH_GPU_READY_AFTER holds the devices back for the first 6 chunks,
+# whatever the timing: exactly 6 on the CPU, the rest on the GPU.
+"$GB" gen --shape 2000000 --seed 12 -1 -o "$T/g.npy.gz"
+GPUBATCH_GPU_START=always GPUBATCH_GPU_READY_AFTER=6 GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 \
+    "$GB" reduce --backend auto -v -p 1 --chunk 128k "$T/g.npy.gz" >/dev/null 2>"$T/both.err"
 check_eq "blocked gzip on both sides: exit status" 0 $?
 cpu_chunks=$(sed -n 's/.*: \([0-9]*\) chunks on the CPU, [0-9]* on the GPU/\1/p' "$T/both.err")
 gpu_chunks=$(sed -n 's/.* chunks on the CPU, \([0-9]*\) on the GPU/\1/p' "$T/both.err")
-[ "${cpu_chunks:-0}" -ge 1 ] && [ "${gpu_chunks:-0}" -ge 1 ] && ok ||
+[ "${cpu_chunks:-0}" -eq 6 ] && [ "${gpu_chunks:-0}" -ge 1 ] && ok ||
     fail "blocked gzip on both sides: chunks [$(cat "$T/both.err")]"
 
 # Output compressed on the device: the CPU takes chunks only while their

@@ -7,6 +7,7 @@
 # default (GPU) backend on a machine without a driver, and the inflate check
 # failing a device whose kernels write nothing (the stand-in driver).
 . "$(dirname "$0")/lib.sh"
+need_python
 NODRV=/nonexistent/libcuda.so.1
 SIZES=reduce:5000,reduce:4194319,transpose:67,quadratic:3001,inflate:16320,inflate:100003
 

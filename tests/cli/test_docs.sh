@@ -165,7 +165,7 @@ EOF
             kind=$(cat "$d/kind") where=$(cat "$d/where")
             case $kind in
             bad) fail "$doc: $(cat "$d/cmd.sh")"; continue ;;
-            setup-test) check_eq "$doc: the second set-up command" "make test" "$(cat "$d/cmd.sh")"; continue ;;
+            setup-test) check_eq "$doc: the second set-up command" "make deps test" "$(cat "$d/cmd.sh")"; continue ;;
             gpu) [ $have_gpu = 1 ] || { echo "note: no GPU: not run: $where"; continue; } ;;
             esac
             if grep -q 'jq ' "$d/cmd.sh" && ! command -v jq >/dev/null 2>&1; then
@@ -386,9 +386,58 @@ else
     echo "note: no bash: completion not checked"
 fi
 
+# --- zsh and fish completion: the bash completion's candidates -----------------
+# Each command line: the candidates of zsh's and fish's completions must be
+# bash's (files: the shell's own file-name completion, here of $T/files/da).
+comp_lines="gpubatch|
+gpubatch|re
+gpubatch|reduce|--
+gpubatch|reduce|--dtype|
+gpubatch|quadratic|--layout|
+gpubatch|info|--
+gpubatch|merge|-
+gpubatch|reduce|--op|sum,m
+gpubatch|reduce|--backend=c
+gpubatch|transpose|--shape|
+gpubatch|reduce|$T/files/da
+gpubatch|gen|-o|$T/files/da"
+# bash_candidates LINE: what the bash completion run as a program prints.
+bash_candidates() {
+    bash --norc --noprofile -c 'IFS="|" read -ra w <<<"${1}x"; w[-1]=${w[-1]%x}; bash --norc --noprofile "$2" "${w[@]}"' \
+        bash "$1" "$COMP" | grep -v '^<nospace>$' |
+        sed "s|^<files>\$|$T/files/data.npy|" | sort | tr '\n' ' '
+}
+if command -v bash >/dev/null 2>&1 && command -v zsh >/dev/null 2>&1; then
+    [ -f "$top/cli/gpubatch.zsh" ] && ok || fail "cli/gpubatch.zsh is missing"
+    # zsh's compadd and _files stand in for the completion system.
+    echo "$comp_lines" | while IFS= read -r line; do
+        got=$(cd "$T" && zsh -f -c '
+            compadd() { while [[ $1 == -* && $1 != -a ]]; do [[ $1 == -S ]] && shift; shift; done
+                        [[ $1 == -a ]] && print -l -- ${(P)2}; }
+            _files() { print -l -- '"$T"'/files/da*(N); }
+            words=("${(@s:|:)1}"); CURRENT=$#words; PREFIX=${words[CURRENT]}
+            source "$2"' zsh "$line" "$top/cli/gpubatch.zsh" | sort | tr '\n' ' ')
+        check_eq "zsh completion of [$line]" "$(bash_candidates "$line")" "$got"
+    done
+else
+    echo "note: zsh is not installed: its completion not checked (Debian: apt-get install zsh)"
+fi
+if command -v bash >/dev/null 2>&1 && command -v fish >/dev/null 2>&1; then
+    [ -f "$top/cli/gpubatch.fish" ] && ok || fail "cli/gpubatch.fish is missing"
+    echo "$comp_lines" | while IFS= read -r line; do
+        cmdline=$(echo "$line" | tr '|' ' ')
+        got=$(cd "$T" && fish --no-config -c 'source $argv[1]; complete -C"$argv[2]"' \
+            "$top/cli/gpubatch.fish" "$cmdline" | cut -f1 | sort | tr '\n' ' ')
+        check_eq "fish completion of [$line]" "$(bash_candidates "$line")" "$got"
+    done
+else
+    echo "note: fish is not installed: its completion not checked (Debian: apt-get install fish)"
+fi
+
 # --- make install / uninstall ------------------------------------------------
 stage="$T/stage"
-installed="usr/bin/gpubatch usr/share/man/man1/gpubatch.1 usr/share/bash-completion/completions/gpubatch"
+installed="usr/bin/gpubatch usr/share/man/man1/gpubatch.1 usr/share/bash-completion/completions/gpubatch
+    usr/share/zsh/site-functions/_gpubatch usr/share/fish/vendor_completions.d/gpubatch.fish"
 for f in README.md BENCHMARKS.md SECURITY.md LICENSE docs/*.md docs/img/*.svg; do
     installed="$installed usr/share/doc/gpubatch/$f"
 done
@@ -403,7 +452,11 @@ if [ -x "$stage/usr/bin/gpubatch" ] && "$stage/usr/bin/gpubatch" --version >/dev
 fi
 check_files_same "installed man page" "$MAN" "$stage/usr/share/man/man1/gpubatch.1"
 check_files_same "installed completion" "$COMP" "$stage/usr/share/bash-completion/completions/gpubatch"
-if [ -f "$T/links.py" ]; then
+for f in usr/share/zsh/site-functions/_gpubatch usr/share/fish/vendor_completions.d/gpubatch.fish; do
+    grep -q "^local script=/usr/share/bash-completion/completions/gpubatch\$\|^set -g __gpubatch_bash_completion /usr/share/bash-completion/completions/gpubatch\$" \
+        "$stage/$f" && ok || fail "installed /$f: its bash completion path is not set in its one line"
+done
+if [ -f "$T/links.py" ] && "$PY" -c '' 2>/dev/null; then
     check_eq "relative links of the installed documents" "bad links: 0" "$(cd "$stage/usr/share/doc/gpubatch" &&
         "$PY" "$T/links.py" README.md BENCHMARKS.md docs/*.md 2>&1 | tail -n 5)"
 fi
@@ -414,7 +467,43 @@ for f in $installed; do
     if [ -e "$stage/$f" ]; then fail "make uninstall left /$f"; else ok; fi
 done
 if [ -e "$stage/usr/share/doc/gpubatch" ]; then fail "make uninstall left /usr/share/doc/gpubatch"; else ok; fi
-for t in install uninstall dist; do
+check_eq "make uninstall removes every directory install made" "" "$(ls -A "$T" | grep -x stage)"
+# Directories that were there before stay, with what else they hold; the
+# binary of install-strip has no symbol table.
+mkdir -p "$stage/usr/share/man/man1" "$stage/usr/bin"
+: >"$stage/usr/share/man/man1/other.1"
+make -s install-strip DESTDIR="$stage" PREFIX=/usr >"$T/install.log" 2>&1
+check_eq "make install-strip exit status ($(tail -3 "$T/install.log"))" 0 $?
+if [ -x "$stage/usr/bin/gpubatch" ] && "$stage/usr/bin/gpubatch" --version >/dev/null; then ok; else
+    fail "the binary of install-strip does not run"
+fi
+if "$PY" -c '' 2>/dev/null; then
+"$PY" -c '
+import sys
+def sections(p):
+    import struct
+    b = open(p, "rb").read()
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+    strtab_off, = struct.unpack_from("<Q", b, shoff + shstrndx * shentsize + 0x18)
+    names = []
+    for i in range(shnum):
+        n, = struct.unpack_from("<I", b, shoff + i * shentsize)
+        names.append(b[strtab_off + n:b.index(b"\0", strtab_off + n)].decode())
+    return names
+print(".symtab" in sections(sys.argv[1]), ".symtab" in sections(sys.argv[2]))
+' "$GB" "$stage/usr/bin/gpubatch" >"$T/symtab" 2>&1
+check_eq "install-strip strips the binary (symbol table: built, installed)" "True False" "$(cat "$T/symtab")"
+else
+    echo "note: no python3: the symbol tables of install-strip not read"
+fi
+make -s uninstall DESTDIR="$stage" PREFIX=/usr >"$T/uninstall.log" 2>&1
+check_eq "make uninstall after install-strip" 0 $?
+check_eq "uninstall keeps directories that were there" "other.1" "$(ls "$stage/usr/share/man/man1" 2>&1)"
+check_eq "uninstall keeps an empty directory that was there" "" "$(ls -A "$stage/usr/bin" 2>&1)"
+check_eq "uninstall removes the directories it made" "man" "$(ls "$stage/usr/share" 2>&1)"
+rm -rf "$stage"
+for t in install install-strip uninstall dist; do
     if make -s help | grep -q "^$t: "; then ok; else fail "make help does not list $t"; fi
 done
 

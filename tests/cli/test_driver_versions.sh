@@ -55,6 +55,57 @@ if grep -q "^\.version 7\.0$" "$T"/unpacked/*.ptx; then
         fail "PTX ISA 7.0 is not shown as loading from CUDA 11.0, driver R450"
 fi
 
+# The tables are in aligned columns: every PTX line has its "compute_" and
+# its "bytes" in the same columns, and so has every line of native code its
+# "sm_" and "bytes", every module of a device its variant.
+cols=$(awk '/^embedded PTX:/ { t = "ptx"; next } /^embedded native code:/ { t = "sass"; next }
+    /^cpu backend/ { t = "" }
+    t == "ptx" { print t, index($0, "compute_"), index($0, " bytes") }
+    t == "sass" { print t, index($0, " sm_"), index($0, " bytes") }' "$T/info" | sort -u | awk '{ print $1 }' | tr '\n' ' ')
+check_eq "info: columns aligned" "ptx sass " "$cols"
+"$GB" info >"$T/info" 2>&1
+check_eq "info: device modules aligned" 1 \
+    "$(sed -n 's/^    \([a-z0-9_]* *\)sm_90 native code loaded in.*/\1/p' "$T/info" | awk '{ print length($0) }' | sort -u | wc -l)"
+
+# --json: the same report as one object, for scripts.
+"$GB" info --json >"$T/info.json" 2>"$T/info.err"
+check_eq "info --json: exit status" 0 $?
+check_eq "info --json: one line" 1 "$(wc -l <"$T/info.json")"
+if "$PY" -c '' 2>/dev/null; then
+"$PY" - "$T/info.json" "$T/ptx_list" "$n_modules" <<'END' >"$T/json.chk" 2>&1
+import json, sys
+j = json.load(open(sys.argv[1]))
+ptx = set(tuple(l.split()) for l in open(sys.argv[2]))
+n = int(sys.argv[3])
+bad = []
+d = j["driver"]
+if not (d["usable"] is True and d["cuda"] == "13.0" and d["cuda_version"] == 13000 and d["device_count"] == 1):
+    bad.append("driver %r" % d)
+if len(j["devices"]) != 1 or j["devices"][0]["name"] != "Fake GPU" or j["devices"][0]["compute_capability"] != "9.0":
+    bad.append("devices %r" % [(x.get("name"), x.get("compute_capability")) for x in j["devices"]])
+mods = j["devices"][0]["modules"]
+if len(mods) != n or any(m["state"] != "loaded" or m["variant"] != "sm_90 native code" or m["error"] is not None
+                         or not isinstance(m["load_ms"], float) for m in mods):
+    bad.append("modules %r" % mods[:2])
+if set((p["module"], p["arch"].replace("compute_", "")) for p in j["ptx"]) != ptx:
+    bad.append("ptx list")
+if len(j["native"]) != n or any("sm_90" not in x["archs"] or x["bytes"] <= 0 for x in j["native"]):
+    bad.append("native %r" % j["native"][:1])
+if not (j["cpu"]["available"] is True and j["cpu"]["cores"] >= 1 and j["version"]):
+    bad.append("cpu %r" % j["cpu"])
+print("bad:", bad)
+END
+check_eq "info --json: contents" "bad: []" "$(cat "$T/json.chk")"
+GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 "$GB" info --json --no-jit >"$T/info.json"
+check_eq "info --json without a driver" "False [] True" "$("$PY" -c '
+import json, sys; j = json.load(open(sys.argv[1])); print(j["driver"]["usable"], j["devices"], "no NVIDIA driver" in j["driver"]["error"])' "$T/info.json" 2>&1)"
+"$GB" info --json --no-jit >"$T/info.json"
+check_eq "info --json --no-jit: modules not loaded" "not loaded" "$("$PY" -c '
+import json, sys; print(" ".join(sorted(set(m["state"] for m in json.load(open(sys.argv[1]))["devices"][0]["modules"]))))' "$T/info.json" 2>&1)"
+else
+    echo "note: no python3: the JSON of info --json not parsed"
+fi
+
 # Older than CUDA 11.0: a clear error naming the version needed; auto uses the CPU.
 export FAKECUDA_DRIVER_VERSION=10020
 too_old="the NVIDIA driver (CUDA 10\.2) is too old: gpubatch needs CUDA 11\.0 (driver R450) or newer"

@@ -4,6 +4,7 @@
 # clear message (or quietly, for the pipe), a non-zero status, and no partial
 # or temporary output file.
 . "$(dirname "$0")/lib.sh"
+need_python
 NODRV=/nonexistent/libcuda.so.1
 
 # Disk full: the error names the output, the status is 1.

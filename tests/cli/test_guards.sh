@@ -12,6 +12,7 @@
 # holds says truncated with the file's name; a full $TMPDIR is not blamed on
 # stdout; file names in error lines and in --json are escaped.
 . "$(dirname "$0")/lib.sh"
+need_python
 
 # check_usage WHAT CMD...: exit 2, nothing written to stdout or left in $T/u.
 check_usage() {

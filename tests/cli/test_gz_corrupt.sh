@@ -4,6 +4,7 @@
 # must end each run with one error line naming the file, status 1, and leave
 # no output file behind; the valid file of the same set must go through.
 . "$(dirname "$0")/lib.sh"
+need_python
 
 if ! "$PY" "$top/tests/gpu/corrupt_bgzf.py" "$T/in" 4 >"$T/gen.out" 2>&1; then
     fail "corrupt_bgzf.py: $(cat "$T/gen.out")"

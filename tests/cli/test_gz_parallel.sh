@@ -8,6 +8,7 @@
 # taking over at the first block the host's decoder refuses, where the
 # parallel decoder stops at a chunk's start instead).
 . "$(dirname "$0")/lib.sh"
+need_python
 
 "$GB" gen --shape 1000000 --dist normal --seed 11 --no-compress -o "$T/f.npy"
 "$GB" gen --shape 300000 --dtype int32 --seed 12 --no-compress -o "$T/i.npy"

@@ -9,6 +9,7 @@
 # otherwise, and the options that contradict each other or the name are usage
 # errors. A missing external tool is skipped with a note.
 . "$(dirname "$0")/lib.sh"
+need_python
 export GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1
 
 # check_readers WHAT GZ PLAIN [REDUCE_OPTION...]: every reader gives PLAIN's

@@ -6,6 +6,7 @@
 # allocate what the input claims: every run here is limited to 1 GiB of
 # address space beyond what the default buffers need.
 . "$(dirname "$0")/lib.sh"
+need_python
 LIMIT_KB=2000000
 
 # hdr FILE DESCR SHAPE [VERSION] [DATA_BYTES]: an .npy header with a

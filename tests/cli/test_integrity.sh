@@ -8,12 +8,8 @@
 # and parts with a flipped byte, before writing anything.
 . "$(dirname "$0")/lib.sh"
 SF="$top/tests/cli/shardfile.py"
-NP=$(numpy_python)
-if [ -z "$NP" ]; then
-    echo "skip: no python3 with numpy"
-    summary
-    exit
-fi
+need_python
+need_numpy
 R() { "$GB" reduce --backend cpu -q "$@"; }
 
 # make_bgzf OUT LIE EXTRA: random float32 (raw, 300000 values) as BGZF of

@@ -7,12 +7,8 @@
 # members in parts and refuses deflated ones; every damaged archive ends in
 # one error line naming the file, status 1 and no output file.
 . "$(dirname "$0")/lib.sh"
-NP=$(numpy_python)
-if [ -z "$NP" ]; then
-    fail "python3-numpy is needed to write .npz archives"
-    summary
-    exit
-fi
+need_python
+need_numpy
 MK="$top/tests/cli/npzmake.py"
 R() { "$GB" reduce --backend cpu -q "$@"; }
 D="$T/a"

@@ -5,6 +5,7 @@
 # end and before an error line; never written when stderr is a file or a
 # pipe, with -q, or for work shorter than the delay.
 . "$(dirname "$0")/lib.sh"
+need_python
 ESC=$(printf '\033')
 CR=$(printf '\r')
 

@@ -4,6 +4,7 @@
 # degenerate cases, identical bytes for any chunk size and thread count,
 # numpy reading the output, and the error cases (no partial output left).
 . "$(dirname "$0")/lib.sh"
+need_python
 QREF="$top/tests/cli/quadref.py"
 Q() { "$GB" quadratic --backend cpu -q "$@"; }
 

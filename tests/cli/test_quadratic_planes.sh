@@ -7,14 +7,10 @@
 # exact reference; identical bytes for any chunk size and thread count;
 # the (3, 3) rule; and the bad inputs (one error line, exit 1, no output).
 . "$(dirname "$0")/lib.sh"
+need_python
 QREF="$top/tests/cli/quadref.py"
 Q() { "$GB" quadratic --backend cpu -q "$@"; }
-NP=/usr/bin/python3
-if ! $NP -c 'import numpy' 2>/dev/null; then
-    echo "note: python3-numpy missing: planes tests skipped"
-    summary
-    exit
-fi
+need_numpy
 
 # bgzf IN OUT STEP: IN as blocked gzip with STEP data bytes a block, written
 # here independently of gpubatch's writer.

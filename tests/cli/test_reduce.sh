@@ -3,6 +3,7 @@
 # reference (tests/cli/npyref.py), bit-identity across chunk sizes, threads
 # and streams, every input framing, and the error cases.
 . "$(dirname "$0")/lib.sh"
+need_python
 REF="$top/tests/cli/npyref.py"
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count
 R() { "$GB" reduce --backend cpu -q "$@"; }

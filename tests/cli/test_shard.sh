@@ -6,6 +6,7 @@
 # shards than tiles too), input framing, and states given in any order; and
 # every error case.
 . "$(dirname "$0")/lib.sh"
+need_python
 REF="$top/tests/cli/npyref.py"
 BGZF="$top/tests/cli/bgzf.py"
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count

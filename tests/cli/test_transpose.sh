@@ -4,12 +4,8 @@
 # Fortran order, raw and compressed input, identical bytes for any chunk
 # size, thread and stream count, and the error cases.
 . "$(dirname "$0")/lib.sh"
-NP=$(numpy_python)
-if [ -z "$NP" ]; then
-    fail "python3-numpy is needed for the transpose reference"
-    summary
-    exit
-fi
+need_python
+need_numpy
 REF="$top/tests/cli/tpref.py"
 TP() { "$GB" transpose --backend cpu -q "$@"; }
 
@@ -127,6 +123,8 @@ for spec in "float32 20000x2x2" "float32 700x33x65" "int16 9x300x301"; do
         rm -f "$T"/part* "$T"/plain*
     done
 done
+"$GB" merge --help | tr '\n' ' ' | grep -q 'from quadratic and transpose' && ok ||
+    fail "merge --help does not name the parts of transpose --shard"
 check_error "--shard of one matrix" "splits a batch" TP --shard 0/2 "$T/g.npy" -o "$T/e7"
 [ -e "$T/e7" ] && fail "--shard of one matrix left an output" || ok
 TP --shard 0/2 "$T/g.npy" >/dev/null 2>&1

@@ -8,16 +8,13 @@
 . "$(dirname "$0")/lib.sh"
 VG_STATUS=99
 
-if ! command -v valgrind >/dev/null 2>&1; then
-    echo "skip: valgrind is not installed"
-    summary
-    exit
-fi
+need_tool valgrind valgrind
 if grep -q __asan_init "$GB" 2>/dev/null; then
     echo "skip: $GB is built with AddressSanitizer"
     summary
     exit
 fi
+need_python
 # The driver is not what this checks (and is not valgrind-clean): CPU only.
 export GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1
 

@@ -7,6 +7,8 @@
 #define GPUBATCH_TESTS_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int check_passed, check_failed;
 
@@ -33,9 +35,34 @@ static int check_passed, check_failed;
         }                                                                                \
     } while (0)
 
+static int check_left_out;
+
+/* Whether the test function `name` runs: the case filter
+ * GPUBATCH_TEST_CASE (`make test C=...`), when set, runs only the test
+ * functions whose names hold it. */
+static inline int check_wanted(const char *name)
+{
+    const char *want = getenv("GPUBATCH_TEST_CASE");
+    if (!want || !*want || strstr(name, want))
+        return 1;
+    check_left_out++;
+    return 0;
+}
+
+/* Calls the test function fn (with any arguments) unless the case filter
+ * leaves it out. */
+#define RUN(fn, ...)                                                                     \
+    do {                                                                                 \
+        if (check_wanted(#fn))                                                           \
+            fn(__VA_ARGS__);                                                             \
+    } while (0)
+
 /* Prints the totals and returns the exit status for main. */
 static inline int check_summary(void)
 {
+    if (check_left_out)
+        printf("note: GPUBATCH_TEST_CASE=%s: %d test functions left out\n",
+               getenv("GPUBATCH_TEST_CASE"), check_left_out);
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed ? 1 : 0;
 }

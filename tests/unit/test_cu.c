@@ -99,9 +99,9 @@ static void test_blobs(void)
 
 int main(void)
 {
-    test_isa_driver();
-    test_driver_text();
-    test_abi_driver();
-    test_blobs();
+    RUN(test_isa_driver);
+    RUN(test_driver_text);
+    RUN(test_abi_driver);
+    RUN(test_blobs);
     return check_summary();
 }

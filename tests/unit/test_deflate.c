@@ -455,17 +455,17 @@ static void test_carveout(void)
 
 int main(void)
 {
-    test_member();
-    test_fast_parse_input_defined();
-    test_symbols();
-    test_match_len();
-    test_code_lengths();
-    test_block_types();
-    test_far_matches();
-    test_round_trips();
-    test_block_encoder();
-    test_carveout();
-    test_copy_out();
+    RUN(test_member);
+    RUN(test_fast_parse_input_defined);
+    RUN(test_symbols);
+    RUN(test_match_len);
+    RUN(test_code_lengths);
+    RUN(test_block_types);
+    RUN(test_far_matches);
+    RUN(test_round_trips);
+    RUN(test_block_encoder);
+    RUN(test_carveout);
+    RUN(test_copy_out);
     printf("workspace: %zu bytes near, %zu bytes far\n", DF_NEAR_BYTES, DF_FAR_BYTES);
     return check_summary();
 }

@@ -1133,15 +1133,15 @@ int main(int argc, char **argv)
         bench();
         return 0;
     }
-    test_spec();
-    test_chunks();
-    test_seeds();
-    test_uniform_floats();
-    test_normal_floats();
-    test_uniform_ints();
-    test_normal_ints();
-    test_math();
-    test_golden();
-    test_quadratic();
+    RUN(test_spec);
+    RUN(test_chunks);
+    RUN(test_seeds);
+    RUN(test_uniform_floats);
+    RUN(test_normal_floats);
+    RUN(test_uniform_ints);
+    RUN(test_normal_ints);
+    RUN(test_math);
+    RUN(test_golden);
+    RUN(test_quadratic);
     return check_summary();
 }

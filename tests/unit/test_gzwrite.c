@@ -416,12 +416,12 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_empty_and_level0();
-    test_round_trips();
-    test_many_threads();
-    test_sink_error();
-    test_parts();
-    test_spans();
+    RUN(test_empty_and_level0);
+    RUN(test_round_trips);
+    RUN(test_many_threads);
+    RUN(test_sink_error);
+    RUN(test_parts);
+    RUN(test_spans);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);

@@ -1171,17 +1171,17 @@ int main(void)
 {
     make_fixed();
     make_std();
-    test_round_trips();
-    test_crc_parts();
-    test_crc_catches_stored_change();
-    test_block_types();
-    test_dynamic_headers();
-    test_codes();
-    test_fixed_symbols();
-    test_distances_lengths();
-    test_long_codes();
-    test_sizes_and_cuts();
+    RUN(test_round_trips);
+    RUN(test_crc_parts);
+    RUN(test_crc_catches_stored_change);
+    RUN(test_block_types);
+    RUN(test_dynamic_headers);
+    RUN(test_codes);
+    RUN(test_fixed_symbols);
+    RUN(test_distances_lengths);
+    RUN(test_long_codes);
+    RUN(test_sizes_and_cuts);
     /* the sanitizer runs take a shorter list */
-    test_corruptions(getenv("GPUBATCH_TEST_QUICK") ? 800 : 4000);
+    RUN(test_corruptions, getenv("GPUBATCH_TEST_QUICK") ? 800 : 4000);
     return check_summary();
 }

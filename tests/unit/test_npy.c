@@ -410,12 +410,12 @@ static void test_numpy_interop(void)
 
 int main(void)
 {
-    test_round_trip();
-    test_exact_text();
-    test_accepted();
-    test_rejected();
-    test_versions();
-    test_need_more();
-    test_numpy_interop();
+    RUN(test_round_trip);
+    RUN(test_exact_text);
+    RUN(test_accepted);
+    RUN(test_rejected);
+    RUN(test_versions);
+    RUN(test_need_more);
+    RUN(test_numpy_interop);
     return check_summary();
 }

@@ -496,9 +496,9 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_round_trip();
-    test_refused();
-    test_member_errors();
+    RUN(test_round_trip);
+    RUN(test_refused);
+    RUN(test_member_errors);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -366,9 +366,9 @@ static void test_damage(void)
 
 int main(void)
 {
-    test_round_trips();
-    test_markers();
-    test_finder();
-    test_damage();
+    RUN(test_round_trips);
+    RUN(test_markers);
+    RUN(test_finder);
+    RUN(test_damage);
     return check_summary();
 }

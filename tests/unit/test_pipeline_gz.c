@@ -326,11 +326,11 @@ int main(void)
 {
     if (!mkdtemp(tmpdir))
         return 1;
-    test_bgzf_chunkings();
-    test_bgzf_tails();
-    test_bad_isize();
-    test_plain_input();
-    test_full_takes_read_chunk();
+    RUN(test_bgzf_chunkings);
+    RUN(test_bgzf_tails);
+    RUN(test_bad_isize);
+    RUN(test_plain_input);
+    RUN(test_full_takes_read_chunk);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)

@@ -228,9 +228,9 @@ int main(void)
 {
     if (!mkdtemp(tmpdir))
         return 1;
-    test_tree_shards();
-    test_seek();
-    test_seek_errors();
+    RUN(test_tree_shards);
+    RUN(test_seek);
+    RUN(test_seek_errors);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

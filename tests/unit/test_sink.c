@@ -461,14 +461,14 @@ int main(void)
         return 1;
     }
     fflush(stdout);
-    test_atomic();
-    test_mode();
-    test_refusals();
-    test_devices();
-    test_stdout_and_pipe();
-    test_signals();
-    test_spool();
-    test_mem();
+    RUN(test_atomic);
+    RUN(test_mode);
+    RUN(test_refusals);
+    RUN(test_devices);
+    RUN(test_stdout_and_pipe);
+    RUN(test_signals);
+    RUN(test_spool);
+    RUN(test_mem);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
