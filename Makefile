@@ -135,7 +135,8 @@ $(BUILD)/ptx_table.o: $(BUILD)/ptx_table.c $(IMAGES)
 # SASS_ARCHS is kept beside it; then ptx/image.c packs each family's PTX and
 # cubins into PTX_OUT/FAMILY.img (the family: the module's name up to its
 # first `_`), and ptx/sources.sh records what they were made from in
-# PTX_OUT/SOURCES.
+# PTX_OUT/SOURCES (a full build only: with PTX_FAMILIES the record is left
+# as it was, so that the test of the images rebuilds them all).
 ## ptx: regenerate ptx/images/*.img from ptx/*.cu (needs nvcc; commit the result; PTX_OUT=dir elsewhere)
 ptx: $(BUILD)/ptx-image
 	$(Q)rm -rf $(PTX_WORK) && mkdir -p $(PTX_WORK) $(PTX_OUT)
@@ -165,7 +166,7 @@ ptx: $(BUILD)/ptx-image
 	  echo "  IMAGE   $(PTX_OUT)/$$fam.img"; rm -f $(abspath $(PTX_OUT))/$$fam.img; \
 	  $(abspath $(BUILD))/ptx-image pack $(abspath $(PTX_OUT))/$$fam.img $$files || exit 1; \
 	done
-	$(Q)sh ptx/sources.sh > $(PTX_OUT)/SOURCES
+	$(Q)[ -n "$(PTX_FAMILIES)" ] || sh ptx/sources.sh > $(PTX_OUT)/SOURCES
 
 # The packer and unpacker of the images, a host program.
 $(BUILD)/ptx-image: ptx/image.c ptx/cubin.h Makefile
