@@ -18,7 +18,7 @@
 
 static const char merge_usage[] =
     "Usage: gpubatch merge [OPTIONS] FILE...\n"
-    "Combine the state files (from reduce) or part files (from quadratic or\n"
+    "Combine the state files (from reduce) or part files (from quadratic and\n"
     "transpose) that the N shards of one input wrote, given in any order. States:\n"
     "print the result of the whole array exactly as reduce prints it. Parts: write\n"
     "the whole output, the bytes one run would have written.\n"

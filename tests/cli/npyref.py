@@ -251,7 +251,7 @@ def integer_op(op, dtype):
     """Whether gpubatch gives op of dtype as an exact integer."""
     if op in ("count", "argmin", "argmax"):
         return True
-    if dtype.startswith("float") or op == "mean":
+    if isfloat(dtype) or op == "mean":
         return False
     return op != "sumsq" or struct.calcsize(FMT[dtype]) < 8
 

@@ -94,7 +94,7 @@ np.save(t + "/b.npy", a)
 raw.tofile(t + "/b.raw")
 with open(t + "/b.want", "w") as f:
     f.write("sum %d\nmean %r\nmin false\nmax true\nargmin %d\nargmax %d\nsumsq %d\ncount %d\n"
-            % (a.sum(), a.mean(), a.argmin(), a.argmax(), a.sum(), a.size))
+            % (a.sum(), float(a.mean()), a.argmin(), a.argmax(), a.sum(), a.size))
 np.save(t + "/true.npy", np.ones(9, np.bool_))
 END
 R --op $ALL "$T/b.npy" | values >"$T/b.got"

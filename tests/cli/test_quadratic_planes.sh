@@ -74,7 +74,7 @@ import numpy as n
 r = n.roots
 for a, b, c in ((1, 1, 2), (-3, 0, 4), (2, -4, 0)):
     x = sorted(r([a, b, c]), key=lambda z: (z.real, -z.imag))
-    print(' '.join('%r %r' % (v.real + 0, v.imag + 0) for v in x))
+    print(' '.join('%r %r' % (float(v.real) + 0, float(v.imag) + 0) for v in x))
 " | sed 's/-0 /0 /g' >"$T/m.np"
 $NP - "$T/m.txt" "$T/m.np" <<'END' && ok || fail "(3, 3) with --layout planes against numpy.roots"
 import sys
