@@ -318,8 +318,10 @@ IF_HD void if_fixed_tables(if_tables *t)
     if_build(t->lens + 288, 32, t->dist, IF_DIST_BITS, t->dist_sorted, &t->dist_c, 0, 0);
 }
 
-/* Copies a stored block's bytes. */
-IF_HD int if_stored(if_bits *b, if_u8 *out, if_u32 cap, if_u32 *op)
+/* Reads a stored block's LEN and NLEN (after its 3 header bits) and finds
+ * its bytes: *start and *len in the input, with room_left the output room;
+ * the reader is placed after them. IF_OK or why the block is refused. */
+IF_HD int if_stored_span(if_bits *b, if_u32 room_left, if_u32 *startp, if_u32 *lenp)
 {
     if_take(b, b->n & 7u); /* to a byte boundary */
     if_refill(b);
@@ -330,14 +332,26 @@ IF_HD int if_stored(if_bits *b, if_u8 *out, if_u32 cap, if_u32 *op)
     if_u32 start = b->pos - b->n / 8u;
     if (start > b->len || b->len - start < len)
         return IF_ERR_TRUNCATED;
-    if (cap - *op < len)
+    if (room_left < len)
         return IF_ERR_OVERFLOW;
-    for (if_u32 i = 0; i < len; i++)
-        out[*op + i] = b->in[start + i];
-    *op += len;
     b->pos = start + len;
     b->bits = 0;
     b->n = 0;
+    *startp = start;
+    *lenp = len;
+    return IF_OK;
+}
+
+/* Copies a stored block's bytes. */
+IF_HD int if_stored(if_bits *b, if_u8 *out, if_u32 cap, if_u32 *op)
+{
+    if_u32 start, len;
+    int rc = if_stored_span(b, cap - *op, &start, &len);
+    if (rc != IF_OK)
+        return rc;
+    for (if_u32 i = 0; i < len; i++)
+        out[*op + i] = b->in[start + i];
+    *op += len;
     return IF_OK;
 }
 

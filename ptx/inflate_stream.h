@@ -212,22 +212,13 @@ out:
 /* A stored block's bytes as symbols (after its 3 header bits). */
 IF_HD int ifs_stored(if_bits *b, if_u16 *out, if_u32 cap, if_u32 *op)
 {
-    if_take(b, b->n & 7u);
-    if_refill(b);
-    if_u32 len = if_take(b, 16), nlen = if_take(b, 16);
-    if (len != (~nlen & 0xffffu))
-        return IF_ERR_STORED_LEN;
-    if_u32 start = b->pos - b->n / 8u;
-    if (start > b->len || b->len - start < len)
-        return IF_ERR_TRUNCATED;
-    if (cap - *op < len)
-        return IF_ERR_OVERFLOW;
+    if_u32 start, len;
+    int rc = if_stored_span(b, cap - *op, &start, &len);
+    if (rc != IF_OK)
+        return rc;
     for (if_u32 i = 0; i < len; i++)
         out[*op + i] = b->in[start + i];
     *op += len;
-    b->pos = start + len;
-    b->bits = 0;
-    b->n = 0;
     return IF_OK;
 }
 

@@ -108,7 +108,7 @@ __device__ __forceinline__ bool elem_isnan(elem_t x)
 __device__ __forceinline__ double elem_double(elem_t x)
 {
 #if defined(GB_DT_f16)
-    return (double)hf_f16_to_f32(x);
+    return hf_f16_to_f64(x);
 #elif defined(GB_DT_bf16)
     return (double)hf_bf16_to_f32(x);
 #else
