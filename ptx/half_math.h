@@ -1,10 +1,11 @@
 /* half_math.h - the 16-bit float formats, read exactly: IEEE binary16
  * (numpy's float16: 1 sign, 5 exponent, 10 fraction bits) and bfloat16 (1
  * sign, 8 exponent, 7 fraction bits: the top half of a float32). Compiled
- * both as CUDA (the kernels) and as C (the CPU backend), from the bits with
- * integer operations and exact float32 ones, so that both produce the same
- * float32 bits and no compiler-specific half type (_Float16, __half) is
- * needed.
+ * both as CUDA (the kernels) and as C (the CPU backend): the CPU converts
+ * from the bits with integer operations and exact float32 ones, the GPU a
+ * float16 number by its conversion instruction; every conversion is exact,
+ * so both produce the same bits, and no compiler-specific half type
+ * (_Float16, __half) is needed.
  *
  * Every float16 and bfloat16 value is a float32 value (subnormals, signed
  * zeros and infinities included), so the conversions are exact; a NaN keeps
