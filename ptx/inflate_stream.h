@@ -78,7 +78,7 @@ IF_HD int ifs_precheck(const if_u8 *in, if_u32 len, if_u64 bit)
             count[(lens >> (3 * i)) & 7u]++;
         int left = 1;
         for (if_u32 l = 1; l < 8; l++)
-            left = (left << 1) - (int)count[l];
+            left = left * 2 - (int)count[l]; /* stays negative once over-subscribed */
         return left == 0 ? 2 : 0;
     }
     if (head == 0u) { /* BFINAL 0, BTYPE 0 */
