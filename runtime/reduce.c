@@ -274,7 +274,12 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
 }
 
 /* Float tile: lane sums over 16-byte vectors, then the fixed tree. T is the
- * element as stored, TO_DOUBLE its exact value, ISNAN its NaN test. */
+ * element as stored, TO_DOUBLE its exact value, ISNAN its NaN test. A row
+ * of a sub-tile (RD_LANES vectors) adds element j into accumulator j of the
+ * sub-tile's, so whole rows run as a plain element-wise loop the compiler
+ * vectorizes, each accumulator taking its elements in the same order as
+ * one at a time; a skipped NaN adds -0.0 to both sums, which leaves any
+ * value as it is. The rest of the tile goes one element at a time. */
 #define RD_CPU_FLOAT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                      \
     static void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
     {                                                                                     \
@@ -282,7 +287,26 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
         uint64_t cnt = 0;                                                                 \
         for (unsigned l = 0; l < RD_CPU_ACC; l++)                                         \
             ls[l] = lq[l] = -0.0;                                                         \
-        for (size_t o = 0; o < n; o++) {                                                  \
+        const size_t row = RD_LANES * RD_VEC(sizeof(T)), rows_end = n - n % row;         \
+        for (size_t o = 0; o < rows_end; o += row) {                                      \
+            double *a = ls + o / RD_SUBTILE * row, *q = lq + o / RD_SUBTILE * row;        \
+            const T *p = x + o;                                                           \
+            if (!skipnan && !want_sq) {                                                   \
+                for (size_t j = 0; j < row; j++)                                          \
+                    a[j] = rd_add(a[j], TO_DOUBLE(p[j]));                                 \
+                cnt += row;                                                               \
+                continue;                                                                 \
+            }                                                                             \
+            for (size_t j = 0; j < row; j++) {                                            \
+                int keep = !(skipnan && ISNAN(p[j]));                                     \
+                double d = TO_DOUBLE(p[j]);                                               \
+                a[j] = rd_add(a[j], keep ? d : -0.0);                                     \
+                if (want_sq)                                                              \
+                    q[j] = rd_add(q[j], keep ? d * d : -0.0);                             \
+                cnt += (uint64_t)keep;                                                    \
+            }                                                                             \
+        }                                                                                 \
+        for (size_t o = rows_end; o < n; o++) {                                           \
             T val = x[o];                                                                 \
             if (skipnan && ISNAN(val))                                                    \
                 continue;                                                                 \
