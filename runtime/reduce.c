@@ -291,9 +291,16 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
         for (size_t o = 0; o < rows_end; o += row) {                                      \
             double *a = ls + o / RD_SUBTILE * row, *q = lq + o / RD_SUBTILE * row;        \
             const T *p = x + o;                                                           \
-            if (!skipnan && !want_sq) {                                                   \
-                for (size_t j = 0; j < row; j++)                                          \
-                    a[j] = rd_add(a[j], TO_DOUBLE(p[j]));                                 \
+            if (!skipnan) {                                                               \
+                if (want_sq)                                                              \
+                    for (size_t j = 0; j < row; j++) {                                    \
+                        double d = TO_DOUBLE(p[j]);                                       \
+                        a[j] = rd_add(a[j], d);                                           \
+                        q[j] = rd_add(q[j], d * d);                                       \
+                    }                                                                     \
+                else                                                                      \
+                    for (size_t j = 0; j < row; j++)                                      \
+                        a[j] = rd_add(a[j], TO_DOUBLE(p[j]));                             \
                 cnt += row;                                                               \
                 continue;                                                                 \
             }                                                                             \
@@ -426,7 +433,82 @@ static inline rd_u64 rd_cpu_key_f64(double v)
 #define RD_KEY_U(v) ((rd_u64)(v))
 #define RD_KEY_BOOL(v) ((rd_u64)((v) != 0))
 
-RD_CPU_EXTREMA(rd_cpu_ext_f32, float, rd_cpu_key_f32, RD_ISNAN_F)
+/* The 32-bit order keys of float32 bits b for the least (*kl) and the
+ * greatest (*kh): rd_key_f32's, or for a NaN nan_lo and nan_hi. */
+static inline void rd_f32_keys(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uint32_t *kl,
+                               uint32_t *kh)
+{
+    uint32_t k = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    int isnan = (b & 0x7fffffffu) > 0x7f800000u;
+    *kl = isnan ? nan_lo : k;
+    *kh = isnan ? nan_hi : k;
+}
+
+#define RD_EXT_BLOCK 256 /* elements per block: a fixed trip count, which -O2 vectorizes */
+
+/* Folds the least and greatest keys of p[0..m) into *lo and *hi, and says
+ * whether the keys want_lo and want_hi occur there (bit 0 and bit 1). Its
+ * loop vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
+static inline __attribute__((always_inline)) unsigned
+rd_f32_block(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint32_t *lo,
+             uint32_t *hi, uint32_t want_lo, uint32_t want_hi)
+{
+    uint32_t blo = *lo, bhi = *hi, kl, kh;
+    unsigned has_lo = 0, has_hi = 0;
+    for (size_t j = 0; j < m; j++) {
+        rd_f32_keys(p[j], nan_lo, nan_hi, &kl, &kh);
+        blo = kl < blo ? kl : blo;
+        bhi = kh > bhi ? kh : bhi;
+        has_lo |= kl == want_lo;
+        has_hi |= kh == want_hi;
+    }
+    *lo = blo;
+    *hi = bhi;
+    return has_lo | has_hi << 1;
+}
+
+/* float32 extrema in two passes over the tile, in blocks of RD_EXT_BLOCK
+ * elements whose loops the compiler vectorizes: the least and the greatest
+ * 32-bit order key (a NaN as the least and the greatest, or skipped: keys
+ * that no number has), then the first block holding each and the first
+ * element with it there; the same keys and indices as the element-wise
+ * updates of RD_CPU_EXTREMA. */
+__attribute__((target_clones("avx2", "default"))) static void
+rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+{
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    const uint32_t nan_lo = skipnan ? UINT32_MAX : 0, nan_hi = skipnan ? 0 : UINT32_MAX;
+    uint32_t lo = UINT32_MAX, hi = 0, kl, kh;
+    for (size_t o = 0; o < n; o += RD_EXT_BLOCK) {
+        if (n - o >= RD_EXT_BLOCK)
+            rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &lo, &hi, 0, 0);
+        else
+            rd_f32_block(u + o, n - o, nan_lo, nan_hi, &lo, &hi, 0, 0);
+    }
+    *e = rd_extrema_empty();
+    if (n == 0 || (skipnan && lo == UINT32_MAX))
+        return; /* nothing but skipped NaNs */
+    size_t first_lo = n, first_hi = n;
+    for (size_t o = 0; o < n && (first_lo == n || first_hi == n); o += RD_EXT_BLOCK) {
+        size_t m = n - o < RD_EXT_BLOCK ? n - o : RD_EXT_BLOCK;
+        uint32_t dl = lo, dh = hi;
+        unsigned has = m == RD_EXT_BLOCK
+                           ? rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &dl, &dh, lo, hi)
+                           : rd_f32_block(u + o, m, nan_lo, nan_hi, &dl, &dh, lo, hi);
+        for (size_t j = 0; j < m && (((has & 1) && first_lo == n) || ((has & 2) && first_hi == n));
+             j++) {
+            rd_f32_keys(u[o + j], nan_lo, nan_hi, &kl, &kh);
+            if ((has & 1) && first_lo == n && kl == lo)
+                first_lo = o + j;
+            if ((has & 2) && first_hi == n && kh == hi)
+                first_hi = o + j;
+        }
+    }
+    e->min_key = lo == 0 ? RD_NAN_MIN_KEY : (rd_u64)lo;
+    e->min_idx = g + first_lo;
+    e->max_key = hi == UINT32_MAX ? RD_NAN_MAX_KEY : (rd_u64)hi;
+    e->max_idx = g + first_hi;
+}
 RD_CPU_EXTREMA(rd_cpu_ext_f64, double, rd_cpu_key_f64, RD_ISNAN_F)
 RD_CPU_EXTREMA(rd_cpu_ext_i8, int8_t, RD_KEY_S, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_i16, int16_t, RD_KEY_S, RD_ISNAN_NO)
