@@ -446,6 +446,14 @@ static inline void rd_f32_keys(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uin
 
 #define RD_EXT_BLOCK 256 /* elements per block: a fixed trip count, which -O2 vectorizes */
 
+/* An AVX2 copy of a function beside the baseline one, chosen at load time
+ * (x86-64; one copy elsewhere): AVX2 has unsigned 32-bit min and max. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define RD_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RD_CPU_CLONES
+#endif
+
 /* Folds the least and greatest keys of p[0..m) into *lo and *hi, and says
  * whether the keys want_lo and want_hi occur there (bit 0 and bit 1). Its
  * loop vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
@@ -473,7 +481,7 @@ rd_f32_block(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint
  * that no number has), then the first block holding each and the first
  * element with it there; the same keys and indices as the element-wise
  * updates of RD_CPU_EXTREMA. */
-__attribute__((target_clones("avx2", "default"))) static void
+RD_CPU_CLONES static void
 rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
 {
     const uint32_t *u = (const uint32_t *)(const void *)x;
