@@ -43,7 +43,7 @@ void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t
         cap = (uint32_t)sym_cap; /* a segment's room lies within the buffer */
     uint64_t bits = (uint64_t)len * 8 > start ? (uint64_t)len * 8 - start : 1;
     /* a quarter of the segments' room is kept for the rest of full ones */
-    uint64_t n = (bits + step - 1) / step, room = sym_cap / cap * 3 / 4;
+    uint64_t n = (bits + step - 1) / step, room = cap ? sym_cap / cap * 3 / 4 : 1;
     if (room < 1)
         room = 1;
     if (n > (uint64_t)max / 2)
