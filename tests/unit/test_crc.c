@@ -7,6 +7,8 @@
 #include <zlib.h>
 
 #include "check.h"
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#include "tests/unit/rnd.h"
 #include "io/crc.h"
 
 /* The reflected CRC-32 one bit at a time, zlib's convention (pre- and
@@ -22,22 +24,12 @@ static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
-/* A deterministic pseudo-random byte source (xorshift64). */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 /* Short pieces: every length and alignment, several starting registers. */
 static void test_short(const uint8_t *buf)
 {
     for (size_t off = 0; off < 16; off++)
         for (size_t n = 0; n <= 300; n++) {
-            uint32_t seed = (uint32_t)rng();
+            uint32_t seed = (uint32_t)rnd();
             uint32_t want = crc_bitwise(seed, buf + off, n);
             CHECKF(crc_update(seed, buf + off, n) == want, "off %zu n %zu", off, n);
         }
@@ -47,12 +39,12 @@ static void test_short(const uint8_t *buf)
 static void test_long(const uint8_t *buf, size_t size)
 {
     for (int t = 0; t < 200; t++) {
-        size_t off = rng() % 64, n = rng() % (size - 64);
+        size_t off = rnd() % 64, n = rnd() % (size - 64);
         uint32_t whole = (uint32_t)crc32(0, buf + off, (uInt)n);
         CHECKF(crc_update(0, buf + off, n) == whole, "off %zu n %zu", off, n);
         uint32_t c = 0;
         for (size_t done = 0; done < n;) {
-            size_t k = rng() % 5000;
+            size_t k = rnd() % 5000;
             if (k > n - done)
                 k = n - done;
             c = crc_update(c, buf + off + done, k);
@@ -72,7 +64,7 @@ int main(void)
     if (!buf)
         return 1;
     for (size_t i = 0; i < size; i++)
-        buf[i] = (uint8_t)rng();
+        buf[i] = (uint8_t)rnd();
     test_short(buf);
     test_long(buf, size);
     memset(buf, 0xff, size);

@@ -15,22 +15,14 @@
 #include "ptx/deflate_math.h"
 #include "ptx/deflate_warp.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#include "tests/unit/rnd.h"
 
 static df_near near_a, near_b;
 static df_far far_a, far_b;
 static uint8_t out_a[DF_OUT_BOUND(DF_BLOCK_MAX)], out_b[DF_OUT_BOUND(DF_BLOCK_MAX)];
 static uint8_t back[DF_BLOCK_MAX + 1];
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-/* xorshift64: the tests' only source of data. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 enum kind { K_RANDOM, K_ZEROS, K_RUNS, K_PERIOD3, K_FLOAT, K_TEXT, K_MIXED, K_COUNT };
 static const char *const kind_name[K_COUNT] = {"random", "zeros",  "runs", "period-3",

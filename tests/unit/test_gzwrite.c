@@ -13,19 +13,11 @@
 #include "io/sink.h"
 #include "ptx/deflate_math.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x243f6a8885a308d3ull
+#include "tests/unit/rnd.h"
 
 static char tmpdir[] = "/tmp/gb_gzw_XXXXXX";
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-
-/* xorshift64: the tests' only source of data. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* Fills buf with data that compresses somewhat (a small alphabet with runs)
  * or, when random is set, with incompressible bytes. */

@@ -13,21 +13,13 @@
 
 #include "ptx/inflate_math.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#include "tests/unit/rnd.h"
 
 #define GUARD 16      /* bytes after the output that must stay poisoned */
 #define POISON 0xa5
 #define MAX_OUT 65536u
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-/* xorshift64: the tests' only source of randomness. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* ---------------------------------------------------------------------- */
 /* The two decoders                                                         */

@@ -12,21 +12,13 @@
 #include "io/npz.h"
 #include "io/reader.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x2545f4914f6cdd1dull
+#include "tests/unit/rnd.h"
 
 static char tmpdir[] = "/tmp/gb_npz_XXXXXX";
 
 #include "tests/unit/bytes.h"
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-/* xorshift64: the tests' only source of data. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* Appends a little-endian value of `bytes` bytes. */
 static void put_le(struct bytes *b, uint64_t v, int bytes)

@@ -15,17 +15,9 @@
 #include "io/pinflate.h"
 #include "tests/zlib_raw.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x2545f4914f6cdd1dull
+#include "tests/unit/rnd.h"
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-/* xorshift64: the tests' only source of randomness. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 enum { K_RANDOM, K_TEXT, K_FLOATS, K_RUNS, K_MIXED, K_KINDS };
 

@@ -12,21 +12,13 @@
 #include "io/reader.h"
 #include "io/sink.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#include "tests/unit/rnd.h"
 
 static char tmpdir[] = "/tmp/gb_rd_XXXXXX";
 
 #include "tests/unit/bytes.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-/* xorshift64: the tests' only source of data. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* Fills buf with somewhat compressible pseudo-random bytes. */
 static void fill(uint8_t *buf, size_t n)

@@ -14,19 +14,11 @@
 #include "io/reader.h"
 #include "io/sink.h"
 #include "tests/unit/check.h"
+#define RND_SEED 0x1234567887654321ull
+#include "tests/unit/rnd.h"
 
 static char tmpdir[] = "/tmp/gb_sink_XXXXXX";
 
-static uint64_t rng_state = 0x1234567887654321ull;
-
-/* xorshift64: the tests' only source of data. */
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* Fills buf with pseudo-random bytes. */
 static void fill(uint8_t *buf, size_t n)
