@@ -32,9 +32,7 @@
 #define BENCH_SWEEP_MAX 256 /* naive transpose sweep: block sides 1 .. 256 */
 #define BENCH_GZ_LEVEL 1    /* compression level of the inflate input */
 #define BENCH_GZ_PIECE (128u << 10) /* input bytes per piece of the single-stream input */
-#ifndef BENCH_GZS_SEG
 #define BENCH_GZS_SEG (128u << 10)  /* compressed bytes per segment of the stream kernels */
-#endif
 
 /* Where a variant runs. */
 enum {
@@ -57,6 +55,12 @@ enum {
 };
 
 typedef struct bench_ctx bench_ctx;
+
+/* One deflated piece of the single-stream input (bench_piece_range). */
+typedef struct {
+    unsigned char *out;
+    size_t len;
+} bench_piece;
 typedef struct bench_variant bench_variant;
 
 /* Runs a variant once: queues it on c->s (GPU) or runs it (host). */
@@ -111,6 +115,7 @@ struct bench_ctx {
     unsigned char *gzs;  /* inflate: x as one deflate stream, pigz's way (malloc) */
     size_t gzs_bytes;
     uint32_t x_crc;      /* inflate: CRC-32 of x's bytes */
+    bench_piece *pieces; /* inflate: the pieces of the stream being built */
     gzs_dev gzd;         /* inflate: the stream kernels' buffers */
     int gzs_status;      /* inflate: 0, or why the stream variant's last run failed */
     /* device arrays */
@@ -900,17 +905,9 @@ out_report:
     return GPU_ERR_OUT_OF_MEMORY;
 }
 
-/* One piece of the single-stream input: input bytes [lo, hi) of x deflated
- * with the 32 KiB before them as dictionary, ending in a sync flush (the
- * last piece: the final block), as pigz writes them. */
-typedef struct {
-    unsigned char *out;
-    size_t len;
-} bench_piece;
-
-static bench_piece *bench_pieces; /* the pieces of the stream being built */
-
-/* Deflates pieces [lo, hi) of c->x (see bench_piece). */
+/* Deflates pieces [lo, hi) of c->x: each piece's input bytes with the
+ * 32 KiB before them as dictionary, ending in a sync flush (the last piece:
+ * the final block), as pigz writes them. */
 static void bench_piece_range(bench_ctx *c, uint64_t lo, uint64_t hi)
 {
     const unsigned char *x = (const unsigned char *)c->x;
@@ -920,19 +917,19 @@ static void bench_piece_range(bench_ctx *c, uint64_t lo, uint64_t hi)
         size_t len = bytes - from < BENCH_GZ_PIECE ? bytes - from : BENCH_GZ_PIECE;
         z_stream z;
         memset(&z, 0, sizeof z);
-        bench_pieces[k].out = NULL;
+        c->pieces[k].out = NULL;
         if (deflateInit2(&z, BENCH_GZ_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
             continue;
         size_t cap = deflateBound(&z, (uLong)len) + 16;
         if (from)
             deflateSetDictionary(&z, x + from - 32768, 32768);
-        if ((bench_pieces[k].out = malloc(cap))) {
+        if ((c->pieces[k].out = malloc(cap))) {
             z.next_in = (Bytef *)(uintptr_t)(x + from);
             z.avail_in = (uInt)len;
-            z.next_out = bench_pieces[k].out;
+            z.next_out = c->pieces[k].out;
             z.avail_out = (uInt)cap;
             deflate(&z, from + len == bytes ? Z_FINISH : Z_SYNC_FLUSH);
-            bench_pieces[k].len = z.total_out;
+            c->pieces[k].len = z.total_out;
         }
         deflateEnd(&z);
     }
@@ -944,24 +941,24 @@ static int bench_stream_input(bench_ctx *c)
 {
     size_t bytes = c->n * sizeof(float), npieces = (bytes + BENCH_GZ_PIECE - 1) / BENCH_GZ_PIECE;
     int rc = 0;
-    if (!(bench_pieces = calloc(npieces, sizeof *bench_pieces)))
+    if (!(c->pieces = calloc(npieces, sizeof *c->pieces)))
         return GPU_ERR_OUT_OF_MEMORY;
     bench_par(c, c->be->threads, npieces, bench_piece_range);
     size_t total = 0;
     for (size_t k = 0; k < npieces; k++)
-        total += bench_pieces[k].len;
+        total += c->pieces[k].len;
     if (!(c->gzs = malloc(total)))
         rc = GPU_ERR_OUT_OF_MEMORY;
     for (size_t k = 0; k < npieces; k++) {
-        if (!bench_pieces[k].out)
+        if (!c->pieces[k].out)
             rc = GPU_ERR_OUT_OF_MEMORY;
         else if (c->gzs)
-            memcpy(c->gzs + c->gzs_bytes, bench_pieces[k].out, bench_pieces[k].len);
-        c->gzs_bytes += bench_pieces[k].len;
-        free(bench_pieces[k].out);
+            memcpy(c->gzs + c->gzs_bytes, c->pieces[k].out, c->pieces[k].len);
+        c->gzs_bytes += c->pieces[k].len;
+        free(c->pieces[k].out);
     }
-    free(bench_pieces);
-    bench_pieces = NULL;
+    free(c->pieces);
+    c->pieces = NULL;
     c->x_crc = crc_update(0, c->x, bytes);
     if (rc < 0)
         snprintf(c->err, sizeof c->err, "compressing the single-stream input: out of memory");

@@ -417,12 +417,6 @@ RD_CPU_INT_TILE(rd_cpu_tile_bool, uint8_t, 0, RD_BOOL)
     }
 
 /* Key helpers for the extrema macro. */
-static inline rd_u64 rd_cpu_key_f32(float v)
-{
-    unsigned int b;
-    memcpy(&b, &v, sizeof b);
-    return rd_key_f32(b);
-}
 static inline rd_u64 rd_cpu_key_f64(double v)
 {
     rd_u64 b;
