@@ -238,12 +238,16 @@ static uint64_t quadratic_shard_header(void *ctx, uint64_t rows)
 static const char plane_names[] = "abc";
 
 /* Takes the next chunk of every ring (one for rows, one per coefficient
- * plane; they advance in step, so the chunks share a slot index and a
- * length). Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 with
- * the error's message in msg (printed once the chunks before it are
- * written), this round's chunks already given back. */
-static int quadratic_next(pl_ring *const *pl, int nrings, pl_chunk *c, char *msg, size_t len)
+ * plane, the sched_input ctx; they advance in step, so the chunks share a
+ * slot index and a length). Returns 1 with ring 0's chunk in *c, 0 at the
+ * end, or -1 with the error's message in msg (printed once the chunks
+ * before it are written), this round's chunks already given back
+ * (sched_input.next). */
+static int quadratic_next(void *ctx, pl_chunk *c, char *msg, size_t len)
 {
+    const sched_input *in = ctx;
+    pl_ring *const *pl = in->rings;
+    int nrings = in->nrings;
     int rc = 0, taken = 0;
     for (int k = 0; k < nrings; k++) {
         pl_chunk ck;
@@ -287,19 +291,6 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
     return 0;
 }
 
-/* What the engines of one run take besides the backend, and the output's
- * position for the device's deflate. */
-typedef struct {
-    size_t max_rows, row_bytes;
-    dt_type dtype; /* the coefficients' (the roots' is qd_root_type) */
-    qd_layout in, out;
-    int compressed;    /* chunks come as blocked gzip members (device inflate) */
-    int level;         /* blocked gzip level of the output (0: plain) */
-    int positioned;    /* out_next is known (the output's header is written) */
-    uint64_t out_next; /* output stream position of the next chunk's roots */
-    void *const *results; /* cuda: the slots' roots buffers, made while the devices start */
-} quadratic_engine_args;
-
 /* One core's nanoseconds per input byte on 16-core GPU nodes: solving
  * (plain or blocked gzip input), plus the output's deflate when compressed. */
 static double quadratic_cpu_ns(int level, int gzip_in)
@@ -307,131 +298,24 @@ static double quadratic_cpu_ns(int level, int gzip_in)
     return (gzip_in ? 13.0 : 4.0) + 29.0 * !!level;
 }
 
-/* Has a CUDA engine compress its roots on the device from the next chunk
- * on, where the level allows it (qd_engine_compress); 0 or negative. */
-static int quadratic_compress(const quadratic_engine_args *a, qd_engine *e)
-{
-    if (!a->positioned || a->level == 0)
-        return 0;
-    int rc = qd_engine_compress(e, a->level, a->out_next);
-    return rc < 0 ? rc : 0;
-}
-
-/* Opens an engine on one side (hy_ops.open). */
-static int quadratic_open(void *ctx, backend *be, int nslots, void **eng)
-{
-    const quadratic_engine_args *a = ctx;
-    qd_engine *e = NULL;
-    int rc = qd_engine_open(&e, be, nslots, a->max_rows, a->dtype, a->in, a->out, a->compressed,
-                            be->kind == BACKEND_CUDA ? a->results : NULL);
-    if (rc == 0 && (rc = quadratic_compress(a, e)) < 0) {
-        snprintf(be->err, sizeof be->err, "%s", qd_engine_error(e));
-        qd_engine_close(e);
-        e = NULL;
-    }
-    *eng = e;
-    return rc;
-}
-
-/* Closes an engine (hy_ops.close). */
-static void quadratic_close(void *eng)
-{
-    qd_engine_close(eng);
-}
-
-/* Starts a chunk of whole rows (hy_ops.submit). */
-static int quadratic_submit(void *ctx, void *eng, int slot, const void *data,
-                            const pl_gz_chunk *gz, size_t bytes, uint64_t offset)
-{
-    quadratic_engine_args *a = ctx;
-    size_t rows = bytes / a->row_bytes;
-    a->out_next += rows * 4 * dt_size(qd_root_type(a->dtype));
-    return qd_engine_submit(eng, slot, data, gz, rows);
-}
-
-/* Waits for a slot's roots; *bytes gets the number of rows (hy_ops.collect). */
-static int quadratic_collect(void *ctx, void *eng, int slot, const void **roots, size_t *rows)
-{
-    return qd_engine_collect(eng, slot, roots, rows);
-}
-
-/* Waits until a GPU slot's chunk is copied from its buffer (hy_ops.copied). */
-static int quadratic_copied(void *ctx, void *eng, int slot, char *err, size_t errlen)
-{
-    (void)ctx;
-    return qd_engine_copied(eng, slot, err, errlen);
-}
-
-/* The engine's last error. */
-static const char *quadratic_error(const void *eng)
-{
-    return qd_engine_error(eng);
-}
+/* Where a run's roots go: the output parts and the roots' layout. */
+typedef struct {
+    out_parts *o;
+    qd_layout layout;
+    size_t pitch;   /* rows per chunk: the root planes' pitch */
+    size_t root_sz; /* bytes of one root value */
+} quadratic_sink;
 
 /* Writes one collected slot's roots: as the span the device compressed, or
- * as quadratic_write_roots does. */
-static int quadratic_write_slot(const quadratic_engine_args *a, qd_engine *eng, int slot,
-                                out_parts *o, const void *roots, size_t rows)
+ * as quadratic_write_roots does (sched_hooks.write). */
+static int quadratic_write_slot(void *ctx, engine *e, int slot, const void *roots, size_t bytes)
 {
+    const quadratic_sink *k = ctx;
     const gz_span *span;
-    if (qd_engine_span(eng, slot, &span))
-        return out_write_span(&o->main, span);
-    return quadratic_write_roots(o, a->out, roots, rows, a->max_rows,
-                                 dt_size(qd_root_type(a->dtype)));
-}
-
-/* Streams the chunks through the engines and the roots to the output;
- * row_bytes is the size of one equation in ring 0's chunks. 0 or 1. */
-static int quadratic_stream(hy *h, const quadratic_engine_args *a, pl_ring *const *pl,
-                            int nrings, out_parts *o, uint64_t *bytes_in, const char *name)
-{
-    int failed = 0, rc;
-    pl_chunk c;
-    char msg[1024];
-    stream_clock done = {0};
-    *bytes_in = 0;
-    do {
-        double asked = msg_elapsed();
-        rc = quadratic_next(pl, nrings, &c, msg, sizeof msg);
-        stream_clock_add(&done.input, asked);
-        if (rc > 0) {
-            *bytes_in += c.bytes;
-            progress_update(c.raw_end);
-            /* one ring: its buffer goes back to the reader once copied */
-            if (hy_submit(h, &c) < 0 || (nrings == 1 && hy_release_buffer(h, pl[0], c.slot) < 0)) {
-                msg_error("%s: %s", name, hy_error(h));
-                failed = 1;
-            }
-        }
-        /* Write the oldest chunk once the ring is busy, or at the end; after
-         * an error, only let every slot go idle. */
-        while (pl_outstanding(pl[0]) > 0 && (pl_full(pl[0]) || rc <= 0 || failed)) {
-            int slot = pl_oldest(pl[0]);
-            const void *roots;
-            size_t rows;
-            double t = msg_elapsed();
-            int got = hy_collect(h, slot, &roots, &rows);
-            t = stream_clock_add(&done.results, t);
-            if (got < 0) {
-                if (!failed)
-                    msg_error("%s: %s", name, hy_error(h));
-                failed = 1;
-            } else if (!failed && quadratic_write_slot(a, hy_slot_engine(h, slot), slot, o, roots,
-                                                        rows)) {
-                failed = 1;
-            }
-            stream_clock_add(&done.writing, t);
-            for (int k = 0; k < nrings; k++)
-                pl_release(pl[k], slot);
-            stream_clock_mark(&done);
-        }
-        if (rc < 0 && !failed) {
-            msg_error("%s: %s", name, msg);
-            failed = 1;
-        }
-    } while (rc > 0 && !failed);
-    stream_clock_report(&done, name);
-    return failed;
+    if (engine_span(e, slot, &span))
+        return out_write_span(&k->o->main, span);
+    return quadratic_write_roots(k->o, k->layout, roots, bytes / (4 * k->root_sz), k->pitch,
+                                 k->root_sz);
 }
 
 /* Opens one reader per coefficient plane of the input (a file or an
@@ -495,7 +379,7 @@ int cmd_quadratic(int argc, char **argv)
     io_reader *pr[3] = {NULL, NULL, NULL};
     backend be;
     memset(&be, 0, sizeof be);
-    hy *h = NULL;
+    sched *h = NULL;
     void *bufs[BACKEND_MAX_SLOTS] = {0}, *plane_bufs[3][BACKEND_MAX_SLOTS];
     void *results[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl[3] = {NULL, NULL, NULL};
@@ -551,20 +435,13 @@ int cmd_quadratic(int argc, char **argv)
         streams = CLI_DEVICE_INFLATE_STREAMS;
     int nbufs = backend_slots(&be, streams);
     int nslots = in.planes_in_memory ? nbufs : stream_slots(&be, nbufs);
-    static const hy_ops ops = {quadratic_open,    quadratic_close, quadratic_submit,
-                               quadratic_collect, quadratic_error, NULL,
-                               quadratic_copied,  0};
-    quadratic_engine_args args = {max_rows,
-                                  in.planes_in_memory ? sz : row_bytes,
-                                  fi.dtype,
-                                  in.planes_in_memory ? QD_PLANES : QD_ROWS,
-                                  q.out_layout,
-                                  !in.planes_in_memory &&
-                                      stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes),
-                                  0,
-                                  0,
-                                  0,
-                                  NULL};
+    qd_job job = {fi.dtype, in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
+    sched_run_spec spec = {
+        .ops = &qd_engine_ops, .op = &job, .nslots = nslots, .capacity = max_rows * row_bytes,
+        .compressed = !in.planes_in_memory &&
+                      stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes),
+        .results = results, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
+        .start_seconds = CLI_GPU_START_SECONDS};
     backend_want_module(&be, qd_module(fi.dtype));
     for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
@@ -577,12 +454,12 @@ int cmd_quadratic(int argc, char **argv)
     /* cuda: the slots' roots buffers too, their pages touched while the
      * devices start (each slot pins its own when its first chunk comes) */
     for (int i = 0; be.kind == BACKEND_CUDA && i < nslots; i++) {
-        if (!(results[i] = backend_host_unpinned(&be, qd_result_bytes(&be, max_rows, fi.dtype)))) {
+        if (!(results[i] = backend_host_unpinned(
+                  &be, engine_result_bytes(&be, &qd_engine_ops, &job, spec.capacity)))) {
             msg_error("%s", be.err);
             goto out_free_buffers;
         }
     }
-    args.results = be.kind == BACKEND_CUDA ? results : NULL;
     io_file_id in_id;
     int have_id = out_input_id(r, &in_id);
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
@@ -612,24 +489,28 @@ int cmd_quadratic(int argc, char **argv)
         goto out_abort;
     }
     /* the readers fill the buffers while cuda's devices start */
-    if (hy_open(&h, &be, &ops, &args, nslots, max_rows * row_bytes))
+    quadratic_sink sink = {&o, q.out_layout, max_rows, dt_size(qd_root_type(fi.dtype))};
+    sched_hooks hooks = stream_hooks(quadratic_write_slot, &sink);
+    if (sched_open(&h, &be, &spec, &hooks, err, sizeof err) < 0) {
+        if (err[0])
+            msg_error("%s", err);
         goto out_abort;
-    hy_set_cpu_cost(h, quadratic_cpu_ns(q.out.level, 0));
-    if (q.out.level > 0) { /* the device's deflate, on CUDA engines from here on */
-        args.level = q.out.level;
-        args.out_next = gz_writer_offset(o.main.gz);
-        args.positioned = 1;
-        if (be.kind == BACKEND_CUDA && quadratic_compress(&args, hy_first_engine(h)) < 0) {
-            msg_error("%s", qd_engine_error(hy_first_engine(h)));
-            goto out_abort;
-        }
+    }
+    /* the device's deflate, on CUDA engines from here on */
+    if (q.out.level > 0 && sched_compress(h, q.out.level, gz_writer_offset(o.main.gz)) < 0) {
+        msg_error("%s", sched_error(h));
+        goto out_abort;
     }
     uint64_t bytes_in;
     size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
     progress_begin(name, io_reader_file_size(r));
-    int stream_failed = quadratic_stream(h, &args, pl, nrings, &o, &bytes_in, name);
+    sched_input input = {.rings = pl, .nrings = nrings};
+    if (nrings > 1) {
+        input.next = quadratic_next;
+        input.ctx = &input;
+    }
+    int stream_failed = stream_run(h, &input, &bytes_in, name);
     progress_end();
-    hy_report(h, name);
     stream_report_input(r, name);
     if (stream_failed)
         goto out_abort;
@@ -656,7 +537,7 @@ out_free_buffers:
         pl_close(pl[k]);
     for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
-    hy_close(h);
+    sched_close(h);
     for (int i = 0; i < BACKEND_MAX_SLOTS; i++)
         backend_host_free(&be, results[i]);
     cli_close_backend(&be);

@@ -11,7 +11,6 @@
 #include "io/pipeline.h"
 #include "msg.h"
 #include "output.h"
-#include "hybrid.h"
 #include "input.h"
 #include "stream.h"
 #include "options.h"
@@ -52,17 +51,13 @@ typedef struct {
 /* Shared state for all files of one invocation, and the file in progress. */
 typedef struct {
     backend be;
-    hy *h;             /* the engines on the CPU and the GPU */
+    sched *h;          /* the engines on the CPU and the GPU */
     void **bufs;       /* nbufs host buffers */
     int nbufs;
     int nslots;        /* chunks in flight: more than nbufs where the GPU copies them */
     size_t chunk;
     int compressed;    /* the file's chunks go to the GPU compressed (stream_device_inflate) */
-    rd_state *st;      /* the file's reduction, folded in input order */
-    uint64_t first;    /* global index of the element at stream offset 0 */
-    dt_type dtype;
-    unsigned ops;
-    int skipnan;
+    rd_job job;        /* the file's reduction, as the engines run it */
 } reduce_ctx;
 
 /* Prints the help text. */
@@ -191,54 +186,6 @@ int reduce_print(const char *name, const frame_info *fi, const rd_state *st, int
     return msg_flush_stdout();
 }
 
-/* Opens an engine on one side (hy_ops.open). */
-static int reduce_open(void *ctx, backend *be, int nslots, void **eng)
-{
-    const reduce_ctx *c = ctx;
-    rd_engine *e = NULL;
-    int rc = rd_engine_open(&e, be, nslots, c->chunk, c->compressed);
-    *eng = e;
-    return rc;
-}
-
-/* Closes an engine (hy_ops.close). */
-static void reduce_close(void *eng)
-{
-    rd_engine_close(eng);
-}
-
-/* Starts the tiles of a chunk (hy_ops.submit). */
-static int reduce_submit(void *ctx, void *eng, int slot, const void *data, const pl_gz_chunk *gz,
-                         size_t bytes, uint64_t offset)
-{
-    const reduce_ctx *c = ctx;
-    size_t sz = dt_size(c->dtype);
-    return rd_engine_submit(eng, slot, data, gz, bytes / sz, c->first + offset / sz, c->dtype,
-                            c->ops, c->skipnan);
-}
-
-/* Waits until a GPU slot's chunk is copied from its buffer (hy_ops.copied). */
-static int reduce_copied(void *ctx, void *eng, int slot, char *err, size_t errlen)
-{
-    (void)ctx;
-    return rd_engine_copied(eng, slot, err, errlen);
-}
-
-/* Folds a slot's partials into the file's state (hy_ops.collect). */
-static int reduce_collect(void *ctx, void *eng, int slot, const void **out, size_t *bytes)
-{
-    const reduce_ctx *c = ctx;
-    *out = NULL;
-    *bytes = 0;
-    return rd_engine_collect(eng, slot, c->st);
-}
-
-/* The engine's last error. */
-static const char *reduce_error(const void *eng)
-{
-    return rd_engine_error(eng);
-}
-
 /* Frees the engines and the pipeline buffers. */
 static void reduce_ctx_release(reduce_ctx *ctx)
 {
@@ -246,7 +193,7 @@ static void reduce_ctx_release(reduce_ctx *ctx)
         backend_host_free(&ctx->be, ctx->bufs[i]);
     free(ctx->bufs);
     ctx->bufs = NULL;
-    hy_close(ctx->h);
+    sched_close(ctx->h);
     ctx->h = NULL;
     ctx->chunk = 0;
 }
@@ -277,9 +224,18 @@ static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
  * once the devices are ready. 0, or 1 after an error. */
 static int reduce_ctx_engines(reduce_ctx *ctx)
 {
-    static const hy_ops ops = {reduce_open,  reduce_close, reduce_submit, reduce_collect,
-                               reduce_error, NULL,         reduce_copied, 1};
-    return ctx->h ? 0 : hy_open(&ctx->h, &ctx->be, &ops, ctx, ctx->nslots, ctx->chunk);
+    if (ctx->h)
+        return 0;
+    sched_run_spec spec = {.ops = &rd_engine_ops, .op = &ctx->job, .nslots = ctx->nslots,
+                           .capacity = ctx->chunk, .compressed = ctx->compressed,
+                           .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1};
+    sched_hooks hooks = stream_hooks(NULL, NULL);
+    char err[2048];
+    if (sched_open(&ctx->h, &ctx->be, &spec, &hooks, err, sizeof err) == 0)
+        return 0;
+    if (err[0])
+        msg_error("%s", err);
+    return 1;
 }
 
 /* Chunk size for one input: --chunk, or less when the data is known to be
@@ -378,15 +334,12 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     if (reduce_ctx_engines(ctx))
         goto out_close_pipeline;
     uint64_t bytes = 0;
-    ctx->st = &st;
-    ctx->first = first;
-    ctx->dtype = fi.dtype;
-    ctx->ops = o->ops;
-    ctx->skipnan = o->skipnan;
+    ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
+                        .st = &st};
     progress_begin(name, io_reader_file_size(r));
-    int failed = stream_chunks(pl, ctx->h, NULL, &bytes, name);
+    sched_input input = {.rings = &pl, .nrings = 1};
+    int failed = stream_run(ctx->h, &input, &bytes, name);
     progress_end();
-    hy_report(ctx->h, name);
     stream_report_input(r, name);
     if (failed)
         goto out_close_pipeline;

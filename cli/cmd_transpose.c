@@ -195,80 +195,6 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
                            t->out.level, part_head, part_len, &matrices, limit);
 }
 
-/* What opening an engine takes besides the backend, and the output's
- * position for the device's deflate. */
-typedef struct {
-    size_t chunk, elem;
-    uint64_t rows, cols;
-    int compressed;    /* batches come as blocked gzip members (device inflate) */
-    int level;         /* blocked gzip level of the output (0: plain) */
-    int positioned;    /* out_next is known (the output's header is written) */
-    uint64_t out_next; /* output stream position of the next chunk's result */
-} transpose_engine_args;
-
-/* Has a CUDA engine compress its results (batches, or a staged matrix's
- * pieces) on the device from the next chunk on, where the level allows it
- * (tp_engine_compress); 0 or negative. */
-static int transpose_compress(const transpose_engine_args *a, tp_engine *e)
-{
-    if (!a->positioned || a->level == 0)
-        return 0;
-    int rc = tp_engine_compress(e, a->level, a->out_next);
-    return rc < 0 ? rc : 0;
-}
-
-/* Opens an engine on one side (hy_ops.open). */
-static int transpose_open(void *ctx, backend *be, int nslots, void **eng)
-{
-    const transpose_engine_args *a = ctx;
-    tp_engine *e = NULL;
-    int rc = tp_engine_open(&e, be, nslots, a->chunk, a->elem, a->rows, a->cols, a->compressed);
-    if (rc == 0 && (rc = transpose_compress(a, e)) < 0) {
-        snprintf(be->err, sizeof be->err, "%s", tp_engine_error(e));
-        tp_engine_close(e);
-        e = NULL;
-    }
-    *eng = e;
-    return rc;
-}
-
-/* Closes an engine (hy_ops.close). */
-static void transpose_close(void *eng)
-{
-    tp_engine_close(eng);
-}
-
-/* Starts a chunk of the batch mode (hy_ops.submit). */
-static int transpose_submit(void *ctx, void *eng, int slot, const void *data,
-                            const pl_gz_chunk *gz, size_t bytes, uint64_t offset)
-{
-    transpose_engine_args *a = ctx;
-    a->out_next += bytes;
-    return tp_batch_submit(eng, slot, data, gz, bytes);
-}
-
-/* Waits for a slot of the batch mode. */
-static int transpose_collect(void *ctx, void *eng, int slot, const void **out, size_t *bytes)
-{
-    return tp_batch_collect(eng, slot, out, bytes);
-}
-
-/* Writes a collected batch slot: the span the device compressed, or the bytes. */
-static int transpose_write_slot(void *ctx, void *eng, int slot, const void *out, size_t bytes,
-                                out_stream *o)
-{
-    const gz_span *span;
-    if (tp_batch_span(eng, slot, &span))
-        return out_write_span(o, span);
-    return out_write(o, out, bytes);
-}
-
-/* The engine's last error. */
-static const char *transpose_error(const void *eng)
-{
-    return tp_engine_error(eng);
-}
-
 /* Writes a piece of the output (tp_stage_emit's callback). */
 static int transpose_write(void *ctx, const void *buf, size_t n)
 {
@@ -282,13 +208,12 @@ static int transpose_write_span(void *ctx, const gz_span *span)
 }
 
 /* Staged mode: each matrix gathered whole from the chunks (which may span
- * two matrices), then written out transposed. Returns 0 or 1. */
-static int transpose_staged(hy *h, pl_ring *pl, size_t matrix_bytes, out_stream *o,
-                            uint64_t *bytes_in, const char *name)
+ * two matrices) into eng, then written out transposed. Returns 0 or 1. */
+static int transpose_staged(sched *h, tp_stage *eng, pl_ring *pl, size_t matrix_bytes,
+                            out_stream *o, uint64_t *bytes_in, const char *name)
 {
     pl_chunk c;
     int rc;
-    tp_engine *eng = hy_whole_engine(h, matrix_bytes);
     *bytes_in = 0;
     while ((rc = pl_next(pl, &c)) > 0) {
         progress_update(c.raw_end);
@@ -297,13 +222,13 @@ static int transpose_staged(hy *h, pl_ring *pl, size_t matrix_bytes, out_stream 
         size_t left = c.bytes;
         const void *data;
         const pl_gz_chunk *gz;
-        if (hy_whole_data(h, &c, &data, &gz) < 0) {
-            msg_error("%s: %s", name, hy_error(h));
+        if (sched_whole_data(h, &c, &data, &gz) < 0) {
+            msg_error("%s: %s", name, sched_error(h));
             pl_release(pl, c.slot);
             return 1;
         }
         if (tp_stage_chunk(eng, data, gz) < 0) {
-            msg_error("%s: %s", name, tp_engine_error(eng));
+            msg_error("%s: %s", name, tp_stage_error(eng));
             pl_release(pl, c.slot);
             return 1;
         }
@@ -311,7 +236,7 @@ static int transpose_staged(hy *h, pl_ring *pl, size_t matrix_bytes, out_stream 
             uint64_t within = off % matrix_bytes;
             size_t take = matrix_bytes - within < left ? (size_t)(matrix_bytes - within) : left;
             if (tp_stage_put(eng, from, within, take) < 0) {
-                msg_error("%s: %s", name, tp_engine_error(eng));
+                msg_error("%s: %s", name, tp_stage_error(eng));
                 pl_release(pl, c.slot);
                 return 1;
             }
@@ -319,7 +244,7 @@ static int transpose_staged(hy *h, pl_ring *pl, size_t matrix_bytes, out_stream 
                 int wr = tp_stage_emit(eng, transpose_write, transpose_write_span, o);
                 if (wr) {
                     if (wr < 0)
-                        msg_error("%s: %s", name, tp_engine_error(eng));
+                        msg_error("%s: %s", name, tp_stage_error(eng));
                     pl_release(pl, c.slot);
                     return 1;
                 }
@@ -364,31 +289,57 @@ static double transpose_cpu_ns(const transpose_opts *t, int gzip_in)
     return (gzip_in ? 14.0 : 11.0) + 22.0 * !!t->out.level;
 }
 
+/* Opens the staged mode's matrix on the backend that takes it, compressing
+ * on the device where the output is; 0, or 1 after an error. */
+static int transpose_stage_open(sched *h, const tp_job *job, size_t chunk, int level,
+                                const out_stream *o, tp_stage **out, backend **on,
+                                const char *name)
+{
+    backend *be = *on = sched_whole_backend(h, tp_matrix_bytes(job));
+    if (tp_stage_open(out, be, job, chunk) < 0) {
+        msg_error("%s", be->err);
+        return 1;
+    }
+    if (level > 0 && tp_stage_compress(*out, level, gz_writer_offset(o->gz)) < 0) {
+        msg_error("%s: %s", name, tp_stage_error(*out));
+        return 1;
+    }
+    return 0;
+}
+
 /* Streams the data through the engine (or a copy) into the output. */
 static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, const frame_info *fi,
                          const transpose_job *j, const void *prefix, size_t prefix_len,
                          uint64_t data_bytes, out_stream *o, const char *name)
 {
     size_t elem = dt_size(fi->dtype);
-    int nslots = cli_slots(&t->common, be), failed = 1;
-    hy *h = NULL;
+    int nslots = cli_slots(&t->common, be), failed = 1, staged = 0;
+    sched *h = NULL;
+    tp_stage *stage = NULL;
+    backend *stage_be = NULL; /* the backend the staged matrix is on */
     void *bufs[BACKEND_MAX_SLOTS] = {0};
     pl_ring *pl = NULL;
+    tp_job job = {elem, j->rows, j->cols};
     size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r, fi->swap);
-    static const hy_ops ops = {transpose_open,  transpose_close,      transpose_submit,
-                               transpose_collect, transpose_error, transpose_write_slot, NULL, 0};
-    transpose_engine_args args = {
-        chunk, elem, j->rows, j->cols, !j->copy && stream_device_inflate(be, r, fi->swap, chunk),
-        0, 0, 0};
     if (j->copy && cli_backend_ready(be)) /* no kernel, but cuda still needs its devices */
         return 1;
     if (!j->copy) {
         backend_want_module(be, "transpose");
-        if (hy_open(&h, be, &ops, &args, nslots, chunk))
-            return 1;
-        hy_set_cpu_cost(h, transpose_cpu_ns(t, 0));
         /* the engine's chunk (whole matrices, or the staged piece) for either side */
-        chunk = args.chunk = tp_engine_chunk(hy_first_engine(h));
+        size_t piece = tp_chunk_for(&job, chunk, &staged);
+        sched_run_spec spec = {
+            .ops = staged ? NULL : &tp_engine_ops, .op = &job, .nslots = nslots,
+            .capacity = piece,
+            .compressed = stream_device_inflate(be, r, fi->swap, chunk),
+            .cpu_ns = transpose_cpu_ns(t, 0), .start_seconds = CLI_GPU_START_SECONDS};
+        sched_hooks hooks = stream_hooks(stream_write, o);
+        char err[2048];
+        if (sched_open(&h, be, &spec, &hooks, err, sizeof err) < 0) {
+            if (err[0])
+                msg_error("%s", err);
+            return 1;
+        }
+        chunk = piece;
     }
     if (data_bytes < chunk)
         chunk = data_bytes ? (size_t)data_bytes : elem;
@@ -406,33 +357,34 @@ static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, con
         msg_error("%s: cannot start the reader thread", name);
         goto out_free;
     }
-    if (!j->copy && t->out.level > 0) { /* the device's deflate, on CUDA engines from here on */
-        args.level = t->out.level;
-        args.out_next = gz_writer_offset(o->gz);
-        args.positioned = 1;
-        if (be->kind == BACKEND_CUDA && transpose_compress(&args, hy_first_engine(h)) < 0) {
-            msg_error("%s: %s", name, tp_engine_error(hy_first_engine(h)));
-            goto out_free;
-        }
+    /* the device's deflate, on CUDA engines from here on */
+    if (!j->copy && !staged && t->out.level > 0 &&
+        sched_compress(h, t->out.level, gz_writer_offset(o->gz)) < 0) {
+        msg_error("%s: %s", name, sched_error(h));
+        goto out_free;
     }
     uint64_t bytes_in = 0;
     progress_begin(name, io_reader_file_size(r));
+    sched_input input = {.rings = &pl, .nrings = 1};
     if (j->copy)
         failed = transpose_copy(pl, o, &bytes_in, name);
-    else if (tp_engine_staged(hy_first_engine(h)))
-        failed = transpose_staged(h, pl, (size_t)(j->rows * j->cols * elem), o, &bytes_in, name);
+    else if (staged)
+        failed = transpose_stage_open(h, &job, chunk, t->out.level, o, &stage, &stage_be, name) ||
+                 transpose_staged(h, stage, pl, tp_matrix_bytes(&job), o, &bytes_in, name);
     else
-        failed = stream_chunks(pl, h, o, &bytes_in, name);
+        failed = stream_run(h, &input, &bytes_in, name);
     progress_end();
-    if (h)
-        hy_report(h, name);
+    if (h && staged)
+        sched_report(h, name);
     stream_report_input(r, name);
 out_free:
     backend_leave(be); /* nothing runs on the devices after this file */
     pl_close(pl);
     for (int i = 0; i < nslots; i++)
         backend_host_free(be, bufs[i]);
-    hy_close(h);
+    if (stage && !(be->leaving && stage_be->kind == BACKEND_CUDA))
+        tp_stage_close(stage); /* else the driver frees it at exit */
+    sched_close(h);
     return failed;
 }
 

@@ -6,6 +6,7 @@
 
 #include "msg.h"
 #include "progress.h"
+#include "io/clock.h"
 
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
 int stream_device_inflate(backend *be, const io_reader *r, size_t swap, size_t chunk_bytes)
@@ -53,91 +54,52 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
     return pl_open(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, swap);
 }
 
-/* Notes a chunk done now (see stream.h). */
-void stream_clock_mark(stream_clock *t)
+/* Passes a scheduler's line to -v. */
+static void stream_info(const char *line)
 {
-    t->last = msg_elapsed();
-    if (t->chunks++ == 0)
-        t->first = t->last;
+    msg_info("%s", line);
 }
 
-/* Adds the time since `since` to a part (see stream.h). */
-double stream_clock_add(double *part, double since)
+/* Passes a scheduler's warning on. */
+static void stream_warn(const char *line)
 {
-    double now = msg_elapsed();
-    *part += now - since;
-    return now;
+    msg_warn("%s", line);
 }
 
-/* -v: when the first and the last chunk were done, and where the loop's
- * thread waited (see stream.h). */
-void stream_clock_report(const stream_clock *t, const char *name)
+/* Waits for cuda's devices (sched_hooks.ready). */
+static int stream_ready(backend *be, int first)
 {
-    if (!t->chunks)
-        return;
-    msg_info("%s: first chunk done %.3f s, last %.3f s after the process started", name,
-             t->first, t->last);
-    msg_info("%s: the main thread waited %.3f s for input and %.3f s for results, and wrote for "
-             "%.3f s",
-             name, t->input, t->results, t->writing);
+    return first ? cli_backend_first(be) : cli_backend_ready(be);
 }
 
-/* Collects the oldest chunk and writes its result (none after a failure). */
-static void stream_retire(pl_ring *pl, hy *h, out_stream *o, const char *name, int *failed,
-                          stream_clock *done)
+/* The hooks of a command's scheduler (see stream.h). */
+sched_hooks stream_hooks(int (*write)(void *ctx, engine *e, int slot, const void *out,
+                                      size_t bytes),
+                         void *ctx)
 {
-    int slot = pl_oldest(pl);
-    const void *out;
-    size_t bytes;
-    double t = msg_elapsed();
-    int rc = hy_collect(h, slot, &out, &bytes);
-    t = stream_clock_add(&done->results, t);
-    if (rc < 0) {
-        if (!*failed)
-            msg_error("%s: %s", name, hy_error(h));
-        *failed = 1;
-    } else if (!*failed && o && hy_write(h, slot, out, bytes, o)) {
-        *failed = 1;
-    }
-    stream_clock_add(&done->writing, t);
-    pl_release(pl, slot);
-    stream_clock_mark(done);
+    return (sched_hooks){.ctx = ctx, .ready = stream_ready, .fallback = cli_report_fallback,
+                         .info = stream_info, .warn = stream_warn,
+                         .progress = progress_update, .write = write,
+                         .started = io_seconds() - msg_elapsed()};
 }
 
-/* Submits every chunk, and writes the oldest result once the ring is busy
- * or the input has ended; after an error, only lets every slot go idle.
- * -v: when the first and the last chunk were done, and the loop's waits. */
-int stream_chunks(pl_ring *pl, hy *h, out_stream *o, uint64_t *bytes_in, const char *name)
+/* Writes a slot's results to an out_stream (see stream.h). */
+int stream_write(void *ctx, engine *e, int slot, const void *out, size_t bytes)
 {
-    int failed = 0, rc;
-    pl_chunk c;
-    stream_clock done = {0};
-    *bytes_in = 0;
-    do {
-        double asked = msg_elapsed();
-        rc = pl_next(pl, &c);
-        stream_clock_add(&done.input, asked);
-        if (rc > 0) {
-            progress_update(c.raw_end);
-            *bytes_in += c.bytes;
-            /* the CPU's results go out while the devices' start ends (c is outstanding too) */
-            while (pl_outstanding(pl) > 1 && hy_cpu_waits(h, c.bytes))
-                stream_retire(pl, h, o, name, &failed, &done);
-            if (!failed && (hy_submit(h, &c) < 0 || hy_release_buffer(h, pl, c.slot) < 0)) {
-                msg_error("%s: %s", name, hy_error(h));
-                failed = 1;
-            }
-        }
-        /* chunks before a read error are collected first: their errors come first */
-        while (pl_outstanding(pl) > 0 && (pl_full(pl) || rc <= 0 || failed))
-            stream_retire(pl, h, o, name, &failed, &done);
-        if (rc < 0 && !failed) {
-            msg_error("%s: %s", name, pl_error(pl));
-            failed = 1;
-        }
-    } while (rc > 0 && !failed);
-    stream_clock_report(&done, name);
-    return failed;
+    const gz_span *span;
+    if (engine_span(e, slot, &span))
+        return out_write_span(ctx, span);
+    return out_write(ctx, out, bytes);
+}
+
+/* Runs the scheduler's loop and reports (see stream.h). */
+int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *name)
+{
+    int rc = sched_run(h, in, bytes_in);
+    if (rc < 0)
+        msg_error("%s: %s", name, sched_error(h));
+    sched_report(h, name);
+    return rc != 0;
 }
 
 /* -v: how the input's gzip members were inflated. */

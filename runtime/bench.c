@@ -103,7 +103,9 @@ struct bench_ctx {
     double exact;        /* reduce: the exact sum */
     double result;       /* reduce: a host variant's sum */
     uint64_t bad_row;    /* transpose check: a wrong row, UINT64_MAX when none */
-    rd_engine *rd;       /* reduce production on the CPU backend */
+    engine *rd;          /* reduce production on the CPU backend */
+    rd_job rd_job;       /* its operation */
+    rd_state rd_st;      /* and the state it folds into */
     tp_kernel tpk;       /* transpose production: the kernel for an N x N matrix */
     uint64_t tpk_n;      /* N that tpk was chosen for (0: none) */
     unsigned char *gz;   /* inflate: the blocked gzip stream of x (malloc) */
@@ -412,15 +414,16 @@ static int run_host_sum(bench_ctx *c, const bench_variant *v)
 /* The reduce engine's CPU path (the production reduction on the CPU). */
 static int run_host_rd_production(bench_ctx *c, const bench_variant *v)
 {
-    rd_state st;
     rd_result r;
-    rd_state_init(&st, DT_F32, RD_OP_SUM, 0);
-    if (rd_engine_submit(c->rd, 0, c->x, NULL, c->n, 0, DT_F32, RD_OP_SUM, 0) < 0 ||
-        rd_engine_collect(c->rd, 0, &st) < 0) {
-        snprintf(c->err, sizeof c->err, "%s", rd_engine_error(c->rd));
+    const void *out;
+    size_t bytes;
+    rd_state_init(&c->rd_st, DT_F32, RD_OP_SUM, 0);
+    if (engine_submit(c->rd, 0, c->x, NULL, c->n * sizeof(float), 0, 0) < 0 ||
+        engine_collect(c->rd, 0, &out, &bytes) < 0) {
+        snprintf(c->err, sizeof c->err, "%s", engine_error(c->rd));
         return GPU_ERR_DRIVER;
     }
-    rd_state_result(&st, &r);
+    rd_state_result(&c->rd_st, &r);
     c->result = r.sum;
     return 0;
 }
@@ -782,7 +785,7 @@ static void bench_op_close(bench_ctx *c)
     backend_host_free(be, c->roots);
     backend_host_free(be, c->ref_naive);
     backend_host_free(be, c->ref_acc);
-    rd_engine_close(c->rd);
+    engine_close(c->rd);
     free(c->gz);
     free(c->members);
     if (c->g) {
@@ -817,8 +820,9 @@ static int bench_reduce_open(bench_ctx *c)
         return GPU_ERR_OUT_OF_MEMORY;
     bench_reduce_input(c);
     if (!c->g) {
-        rc = rd_engine_open(&c->rd, c->be, 1, (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE,
-                            0);
+        c->rd_job = (rd_job){.dtype = DT_F32, .ops = RD_OP_SUM, .st = &c->rd_st};
+        rc = engine_open(&c->rd, c->be, &rd_engine_ops, &c->rd_job, 1,
+                         (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE, 0, NULL);
         if (rc < 0)
             snprintf(c->err, sizeof c->err, "%s", c->be->err);
         return rc;

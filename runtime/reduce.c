@@ -3,8 +3,6 @@
 #include "reduce.h"
 
 #include "backend.h"
-#include "gpu_inflate.h"
-#include "io/par.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -575,30 +573,7 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
     }
 }
 
-/* ---- the engine ---- */
-
-typedef struct {
-    rd_moments *hm; /* host partials (pinned with CUDA) */
-    rd_extrema *he;
-    size_t ntiles;
-    uint64_t nelem;
-    int use_m, use_e;
-    gpu *g;         /* the device this slot runs on (CUDA only) */
-    CUdeviceptr dx, dm, de;
-    gpu_queue q;
-    gzd_slot z;     /* device inflate of compressed chunks */
-    const pl_gz_chunk *gz;  /* its members, when compressed */
-    const char *kernels; /* names launched, for error messages */
-    char kernel_names[96];
-} rd_slot;
-
-struct rd_engine {
-    backend *be;
-    int nslots;
-    size_t chunk_bytes, max_tiles;
-    rd_slot *slots;
-    char err[2048];
-};
+/* ---- the operation on the engine ---- */
 
 /* Name of the embedded module holding one kernel group for one type, e.g.
  * "reduce_f32_extrema": modules are small so a run JIT-compiles only what it
@@ -644,261 +619,123 @@ int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64])
     return n;
 }
 
-/* Copies a device's error text into the engine. */
-static int rd_gpu_error(rd_engine *e, gpu *g, int rc)
-{
-    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
-    return rc;
-}
-
-/* Allocates a slot's device buffer for plain chunks. */
-static int rd_chunk_buffer(rd_engine *e, rd_slot *s)
-{
-    return gpu_mem_alloc(s->g, &s->dx, e->chunk_bytes, "a chunk buffer (--chunk)");
-}
-
-/* Allocates one slot's buffers: device memory first (the large part, and
- * the one whose failure deserves the clearest message), then host partials.
- * Compressed chunks are inflated into gzd_slot's buffers, plain ones copied
- * to dx. */
-static int rd_slot_open(rd_engine *e, rd_slot *s, int compressed)
-{
-    backend *be = e->be;
-    if (be->kind == BACKEND_CUDA) {
-        gpu *g = s->g;
-        int rc;
-        if ((rc = compressed ? gzd_reserve(&s->z, g, e->chunk_bytes) : rd_chunk_buffer(e, s)) < 0 ||
-            (rc = gpu_mem_alloc(g, &s->dm, e->max_tiles * sizeof(rd_moments), "tile partials")) < 0 ||
-            (rc = gpu_mem_alloc(g, &s->de, e->max_tiles * sizeof(rd_extrema), "tile partials")) < 0 ||
-            (rc = gpu_queue_open(g, &s->q)) < 0)
-            return rd_gpu_error(e, g, rc);
-    }
-    s->hm = backend_host_alloc(be, e->max_tiles * sizeof(rd_moments));
-    s->he = backend_host_alloc(be, e->max_tiles * sizeof(rd_extrema));
-    if (!s->hm || !s->he) {
-        snprintf(e->err, sizeof e->err, "%s", be->err);
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
-    return 0;
-}
-
-/* Frees one slot. */
-static void rd_slot_close(rd_engine *e, rd_slot *s)
-{
-    backend *be = e->be;
-    if (be->kind == BACKEND_CUDA && s->g) {
-        gpu_bind(s->g);
-        gpu_queue_close(&s->q);
-        gzd_close(&s->z);
-        gpu_mem_free(s->g, s->dx);
-        gpu_mem_free(s->g, s->dm);
-        gpu_mem_free(s->g, s->de);
-    }
-    backend_host_free(be, s->hm);
-    backend_host_free(be, s->he);
-}
-
-/* Prepares the slots. */
-int rd_engine_open(rd_engine **out, backend *be, int nslots, size_t chunk_bytes, int compressed)
-{
-    rd_engine *e = calloc(1, sizeof *e);
-    *out = NULL;
-    if (!e)
-        return GPU_ERR_OUT_OF_MEMORY;
-    e->be = be;
-    e->nslots = nslots;
-    e->chunk_bytes = chunk_bytes;
-    e->max_tiles = chunk_bytes / RD_TILE + 1;
-    e->slots = calloc((size_t)nslots, sizeof *e->slots);
-    if (!e->slots) {
-        free(e);
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
-    for (int i = 0; i < nslots; i++) {
-        e->slots[i].g = backend_slot_gpu(be, i);
-        int rc = rd_slot_open(e, &e->slots[i], compressed);
-        if (rc < 0) {
-            /* the reason outlives the engine in be->err */
-            snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : cu_last_failure());
-            rd_engine_close(e);
-            return rc;
-        }
-    }
-    *out = e;
-    return 0;
-}
-
-/* Frees every slot; accepts NULL. */
-void rd_engine_close(rd_engine *e)
-{
-    if (!e)
-        return;
-    for (int i = 0; i < e->nslots; i++)
-        rd_slot_close(e, &e->slots[i]);
-    free(e->slots);
-    free(e);
-}
-
+/* What one chunk of a reduction is: its elements, their first global
+ * index, the kernels it needs, and where its partials lie in the slot's
+ * result buffer (moments first, then extrema). */
 typedef struct {
-    const void *x;
-    size_t nelem;
+    size_t nelem, ntiles;
     uint64_t first;
-    dt_type dtype;
-    int skipnan, want_sq;
-    size_t t0, t1;
-    rd_moments *m;
-    rd_extrema *e;
-} rd_cpu_job;
+    int skipnan, want_sq, use_m, use_e;
+    size_t extrema_at; /* byte offset of the extrema in the result buffer */
+} rd_chunk;
 
-/* Thread body: one contiguous range of tiles. */
-static void *rd_cpu_worker(void *arg)
+/* Tiles a chunk of `capacity` bytes may hold, at most. */
+static size_t rd_max_tiles(size_t capacity)
 {
-    rd_cpu_job *j = arg;
-    rd_cpu_tiles(j->x, j->nelem, j->first, j->dtype, j->skipnan, j->want_sq, j->t0, j->t1, j->m,
-                 j->e);
-    return NULL;
+    return capacity / RD_TILE + 1;
 }
 
-/* Runs the CPU tiles of a chunk on up to be->threads threads; each thread
- * writes its own tiles' partials, so the result is the same for any count. */
-static void rd_cpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem,
-                         uint64_t first, dt_type dtype, int skipnan, int want_sq)
+/* The reduction work of an engine chunk. */
+static rd_chunk rd_chunk_of(const engine_chunk *c)
 {
-    size_t nt = (size_t)e->be->threads;
-    if (nt > PAR_MAX)
-        nt = PAR_MAX;
-    if (nt > s->ntiles)
-        nt = s->ntiles;
-    if (nt < 1)
-        nt = 1;
-    rd_cpu_job jobs[PAR_MAX];
-    for (size_t i = 0; i < nt; i++)
-        jobs[i] = (rd_cpu_job){host, nelem, first, dtype, skipnan, want_sq,
-                               s->ntiles * i / nt, s->ntiles * (i + 1) / nt,
-                               s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL};
-    par_run(rd_cpu_worker, jobs, sizeof jobs[0], nt);
+    const rd_job *j = c->op;
+    size_t sz = dt_size(j->dtype);
+    rd_chunk k;
+    k.nelem = c->bytes / sz;
+    k.ntiles = (k.nelem + RD_TILE - 1) / RD_TILE;
+    k.first = j->first + c->offset / sz;
+    k.skipnan = j->skipnan && dt_is_float(j->dtype);
+    k.want_sq = (j->ops & RD_OP_SUMSQ) != 0;
+    rd_kernels_for(j->ops, k.skipnan, &k.use_m, &k.use_e);
+    k.extrema_at = rd_max_tiles(c->capacity) * sizeof(rd_moments);
+    return k;
 }
 
-/* Queues copy-in, kernels and copy-out of one chunk on the slot's stream. */
-static int rd_gpu_chunk(rd_engine *e, rd_slot *s, const void *host, size_t nelem,
-                        uint64_t first, dt_type dtype, int skipnan, int want_sq)
+/* Result buffer bytes: every tile's moments and extrema (engine_ops.out_bytes). */
+static size_t rd_out_bytes(const void *op, size_t capacity)
 {
-    gpu *g = s->g;
+    return rd_max_tiles(capacity) * (sizeof(rd_moments) + sizeof(rd_extrema));
+}
+
+/* Units of CPU work: tiles (engine_ops.units). */
+static size_t rd_units(const void *op, size_t bytes)
+{
+    const rd_job *j = op;
+    return (bytes / dt_size(j->dtype) + RD_TILE - 1) / RD_TILE;
+}
+
+/* Launches one kernel of a chunk and queues the copy of its partials
+ * (`each` bytes per tile, at byte `at` of the result buffers) back. */
+static int rd_launch_one(engine_chunk *c, dt_type dtype, const char *name, void **params,
+                         size_t ntiles, size_t each, size_t at)
+{
     char mod[96];
-    int fl = dt_is_float(dtype);
+    CUfunction f;
     int rc;
-    if ((rc = gpu_bind(g)) < 0)
+    rd_module_name(mod, sizeof mod, dtype, name + 4);
+    if ((rc = gpu_function(c->g, mod, name, &f)) < 0 ||
+        (rc = gpu_launch(c->g, f, name, (unsigned)ntiles, RD_WARPS * 32, c->stream, params)) < 0)
         return rc;
-    CUdeviceptr x = s->dx;
-    if (s->gz) {
-        if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->chunk_bytes, s->q.copied,
-                            &x)) < 0)
-            return rc <= GPU_ERR_NO_DRIVER ? rd_gpu_error(e, g, rc) : rc;
-    } else {
-        if (!s->dx && (rc = rd_chunk_buffer(e, s)) < 0)
-            return rd_gpu_error(e, g, rc);
-        x = s->dx;
-        CU_TRY(cu.MemcpyHtoDAsync(s->dx, host, nelem * dt_size(dtype), s->q.stream));
-        CU_TRY(gpu_queue_mark_copied(&s->q));
-    }
-    unsigned grid = (unsigned)s->ntiles;
-    unsigned long long n64 = nelem, first64 = first;
-    s->kernel_names[0] = 0;
-    char name[64], ext_name[64];
-    rd_kernel_names(want_sq, skipnan && fl, name, ext_name, sizeof name);
-    if (s->use_m) {
-        rd_module_name(mod, sizeof mod, dtype, name + 4);
-        CUfunction f;
-        if ((rc = gpu_function(g, mod, name, &f)) < 0)
-            return rd_gpu_error(e, g, rc);
-        rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
-        void *params[] = {&x, &n64, &first64, &s->dm, &no_fold};
-        if ((rc = gpu_launch(g, f, name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
-            return rd_gpu_error(e, g, rc);
-        snprintf(s->kernel_names, sizeof s->kernel_names, "%s", name);
-        CU_TRY(cu.MemcpyDtoHAsync(s->hm, s->dm, s->ntiles * sizeof(rd_moments), s->q.stream));
-    }
-    if (s->use_e) {
-        rd_module_name(mod, sizeof mod, dtype, ext_name + 4);
-        CUfunction f;
-        if ((rc = gpu_function(g, mod, ext_name, &f)) < 0)
-            return rd_gpu_error(e, g, rc);
-        void *params[] = {&x, &n64, &first64, &s->de};
-        if ((rc = gpu_launch(g, f, ext_name, grid, RD_WARPS * 32, s->q.stream, params)) < 0)
-            return rd_gpu_error(e, g, rc);
-        size_t used = strlen(s->kernel_names);
-        snprintf(s->kernel_names + used, sizeof s->kernel_names - used, "%s%s",
-                 used ? ", " : "", ext_name);
-        CU_TRY(cu.MemcpyDtoHAsync(s->he, s->de, s->ntiles * sizeof(rd_extrema), s->q.stream));
-    }
-    CU_TRY(gpu_queue_mark(&s->q));
+    size_t used = strlen(c->kernels);
+    snprintf(c->kernels + used, ENGINE_KERNELS_LEN - used, "%s%s", used ? ", " : "", name);
+    CU_TRY(cu.MemcpyDtoHAsync((char *)c->host_out + at, c->out + at, ntiles * each, c->stream));
     return 0;
 }
 
-/* Starts one chunk. */
-int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
-                     size_t nelem, uint64_t first, dt_type dtype, unsigned ops, int skipnan)
+/* Queues a chunk's tile kernels and the copies of their partials
+ * (engine_ops.launch). */
+static int rd_launch(engine_chunk *c)
 {
-    rd_slot *s = &e->slots[slot];
-    s->gz = gz;
-    int fl = dt_is_float(dtype);
-    skipnan = skipnan && fl;
-    int want_sq = (ops & RD_OP_SUMSQ) != 0;
-    s->ntiles = (nelem + RD_TILE - 1) / RD_TILE;
-    s->nelem = nelem;
-    rd_kernels_for(ops, skipnan, &s->use_m, &s->use_e);
-    if (nelem == 0)
-        return 0;
-    if (nelem * dt_size(dtype) > e->chunk_bytes) {
-        snprintf(e->err, sizeof e->err, "chunk of %zu elements exceeds the engine's buffers",
-                 nelem);
-        return GPU_ERR_DRIVER;
+    const rd_job *j = c->op;
+    rd_chunk k = rd_chunk_of(c);
+    unsigned long long n64 = k.nelem, first64 = k.first;
+    CUdeviceptr x = c->in, dm = c->out, de = c->out + k.extrema_at;
+    char name[64], ext_name[64];
+    rd_kernel_names(k.want_sq, k.skipnan, name, ext_name, sizeof name);
+    int rc = 0;
+    if (k.use_m) {
+        rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
+        void *params[] = {&x, &n64, &first64, &dm, &no_fold};
+        rc = rd_launch_one(c, j->dtype, name, params, k.ntiles, sizeof(rd_moments), 0);
     }
-    if (e->be->kind != BACKEND_CUDA) {
-        rd_cpu_chunk(e, s, host, nelem, first, dtype, skipnan, want_sq);
-        return 0;
-    }
-    e->err[0] = 0;
-    int rc = rd_gpu_chunk(e, s, host, nelem, first, dtype, skipnan, want_sq);
-    if (rc < 0 && !e->err[0]) {
-        /* a CU_TRY inside failed: take its recorded call */
-        rc = gpu_fail(s->g, rc, "queueing a reduction chunk");
-        rd_gpu_error(e, s->g, rc);
+    if (rc == 0 && k.use_e) {
+        void *params[] = {&x, &n64, &first64, &de};
+        rc = rd_launch_one(c, j->dtype, ext_name, params, k.ntiles, sizeof(rd_extrema),
+                           k.extrema_at);
     }
     return rc;
 }
 
-/* Waits until a CUDA slot's chunk is copied from its host buffer. */
-int rd_engine_copied(rd_engine *e, int slot, char *err, size_t errlen)
+/* The partials of tiles [t0, t1) on the calling thread (engine_ops.cpu). */
+static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
 {
-    rd_slot *s = &e->slots[slot];
-    if (e->be->kind != BACKEND_CUDA || s->nelem == 0)
-        return 0;
-    return gpu_queue_wait_copied(&s->q, err, errlen);
+    const rd_job *j = c->op;
+    rd_chunk k = rd_chunk_of(c);
+    char *out = c->host_out;
+    rd_cpu_tiles(c->host_in, k.nelem, k.first, j->dtype, k.skipnan, k.want_sq, t0, t1,
+                 k.use_m ? (rd_moments *)out : NULL,
+                 k.use_e ? (rd_extrema *)(out + k.extrema_at) : NULL);
 }
 
-/* Waits for a slot and folds its partials into the state. */
-int rd_engine_collect(rd_engine *e, int slot, rd_state *st)
+/* Folds a chunk's partials into the array's state, in order
+ * (engine_ops.collect). */
+static int rd_collect(const engine_chunk *c, char *err, size_t errlen)
 {
-    rd_slot *s = &e->slots[slot];
-    if (s->nelem == 0)
-        return 0;
-    if (e->be->kind == BACKEND_CUDA) {
-        CUresult r = gpu_queue_wait(&s->q);
-        if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel_names,
-                     cu_result_text(r));
-            return GPU_ERR_LAUNCH;
-        }
-        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
-            return IO_ERR_CORRUPT;
-    }
-    rd_state_add(st, s->use_m ? s->hm : NULL, s->use_e ? s->he : NULL, s->ntiles, s->nelem);
+    const rd_job *j = c->op;
+    rd_chunk k = rd_chunk_of(c);
+    const char *out = c->host_out;
+    rd_state_add(j->st, k.use_m ? (const rd_moments *)out : NULL,
+                 k.use_e ? (const rd_extrema *)(out + k.extrema_at) : NULL, k.ntiles, k.nelem);
     return 0;
 }
 
-/* The last error's text. */
-const char *rd_engine_error(const rd_engine *e)
-{
-    return e->err;
-}
+const engine_ops rd_engine_ops = {
+    .name = "reduction",
+    .in_what = "a chunk buffer (--chunk)",
+    .out_what = "tile partials",
+    .out_bytes = rd_out_bytes,
+    .launch = rd_launch,
+    .units = rd_units,
+    .cpu = rd_cpu,
+    .collect = rd_collect,
+};

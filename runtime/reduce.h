@@ -1,5 +1,5 @@
 /* reduce.h - the host side of `reduce`: per-chunk tile partials computed on
- * the GPU or the CPU (rd_engine), and their combination in tile order into
+ * the GPU or the CPU (rd_engine_ops), and their combination in tile order into
  * final values (rd_state). See ptx/reduce_math.h for the arithmetic order
  * that makes every backend, chunk size and thread count give the same bits. */
 #ifndef GPUBATCH_RUNTIME_REDUCE_H
@@ -10,6 +10,7 @@
 
 #include "io/dtype.h"
 #include "io/pipeline.h"
+#include "engine.h"
 #include "ptx/reduce_math.h"
 
 enum rd_op {
@@ -99,44 +100,22 @@ typedef struct {
 
 void rd_state_result(const rd_state *s, rd_result *r);
 
-/* Runs the tile kernels of chunks on a backend (runtime/backend.h), one slot
- * per chunk in flight. */
-struct backend;
-typedef struct rd_engine rd_engine;
+/* A reduction as the engine runs it (runtime/engine.h): chunks of one
+ * array's elements, their partials folded into st in input order. */
+typedef struct {
+    dt_type dtype;
+    unsigned ops;
+    int skipnan;
+    uint64_t first; /* global index of the element at stream offset 0 */
+    rd_state *st;   /* the array's state */
+} rd_job;
 
-/* Prepares nslots slots for chunks of at most chunk_bytes data bytes, with
- * the device buffers of compressed chunks (inflated on the device) when
- * compressed is set, else those of plain ones (the other kind is allocated
- * on first use). */
-int rd_engine_open(rd_engine **out, struct backend *be, int nslots, size_t chunk_bytes,
-                   int compressed);
-void rd_engine_close(rd_engine *e);
-
-/* Starts the reduction of nelem elements at host (a buffer from
- * backend_host_alloc, untouched until rd_engine_copied or
- * rd_engine_collect returns) whose first element has global index first;
- * asynchronous on the GPU. With gz (CUDA only), host holds that chunk's
- * compressed members instead, inflated on the device
- * (runtime/gpu_inflate.h); gz must stay valid until rd_engine_collect. */
-int rd_engine_submit(rd_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
-                     size_t nelem, uint64_t first, dt_type dtype, unsigned ops, int skipnan);
-
-/* Waits until slot's chunk no longer needs its host buffer: on CUDA, until
- * its copies to the device are done; on the CPU at once (the work is done
- * in rd_engine_submit). It may be called on another thread than the
- * engine's others, between the slot's submit and its collect. 0, or a
- * negative error with one line in err. */
-int rd_engine_copied(rd_engine *e, int slot, char *err, size_t errlen);
-
-/* Waits for slot's chunk and adds its partials to s, in order. */
-int rd_engine_collect(rd_engine *e, int slot, rd_state *s);
+/* The reduction's engine operation; its context is an rd_job. */
+extern const engine_ops rd_engine_ops;
 
 /* The names of the embedded modules a reduction of ops over dtype
  * launches (at most 2, into names); returns how many. */
 int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64]);
-
-/* One line explaining the last engine error. */
-const char *rd_engine_error(const rd_engine *e);
 
 /* Computes the partials of tiles [t0, t1) of a chunk on the CPU with the
  * operation order of the GPU kernels. m / e may be NULL. */

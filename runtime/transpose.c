@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "gpu_deflate.h"
+#include "engine.h"
 #include "gpu_inflate.h"
 #include "io/par.h"
 #include "ptx/transpose_tiles.h"
@@ -15,42 +16,24 @@
 #define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
 #define TP_MAX_GRID (1u << 30)
 
-typedef struct {
-    void *hout;      /* transposed chunk on the host (pinned with CUDA) */
-    size_t bytes;
-    gpu *g;          /* CUDA: the slot's device and its kernel */
-    tp_kernel kernel;
-    CUdeviceptr din, dout;
-    gpu_queue q;
-    gzd_slot z;      /* device inflate of compressed chunks */
-    const pl_gz_chunk *gz;   /* its members, when compressed */
-    gzc_slot c;      /* device deflate of the result (tp_engine_compress) */
-    uint64_t out_at; /* output stream position of the chunk's result */
-    gz_span span;    /* the collected result, compressed */
-    int made;        /* tp_slot_open ran: its buffers are made */
-} tp_slot;
-
-struct tp_engine {
+/* The staged mode: one matrix gathered whole on the backend's first device
+ * (or in host memory on the CPU), then streamed out in pieces. */
+struct tp_stage {
     backend *be;
     size_t elem;
     uint64_t rows, cols;
-    size_t matrix_bytes;     /* rows * cols * elem (fits: checked at open) */
-    size_t chunk;            /* pipeline chunk size */
-    int staged;
-    int nslots;
-    int compressed;          /* chunks come as blocked gzip members */
-    int deflate;             /* results compressed on the device (tp_engine_compress) */
-    uint64_t out_offset;     /* output stream position of the next chunk's result */
-    tp_slot *slots;          /* batch mode */
-    /* Staged mode: the whole matrix, on the backend's first device. */
+    size_t matrix_bytes;     /* rows * cols * elem */
+    size_t chunk;            /* the pieces read and written */
+    int deflate;             /* pieces compressed on the device (tp_stage_compress) */
+    uint64_t out_offset;     /* output stream position of the next piece */
     tp_kernel kernel;        /* CUDA */
     CUdeviceptr din, dout;   /* CUDA */
-    gzd_slot stage_z;        /* staged mode: device inflate of compressed chunks */
-    const void *stage_host;  /* staged mode: the current chunk's buffer */
-    const pl_gz_chunk *stage_gz; /* its members (inflated into stage_z), or NULL */
+    gzd_slot z;              /* CUDA: device inflate of compressed chunks */
+    const void *host;        /* the current chunk's buffer */
+    const pl_gz_chunk *gz;   /* its members (inflated into z), or NULL */
     void *hout[2];           /* CUDA: pinned pieces going out */
     gpu_queue q[2];
-    gzc_slot stage_c[2];     /* CUDA: device deflate of the pieces (tp_engine_compress) */
+    gzc_slot c[2];           /* CUDA: device deflate of the pieces (tp_stage_compress) */
     char *cpu_out;           /* CPU: the transposed matrix */
     char err[2048];
 };
@@ -87,46 +70,50 @@ void tp_cpu_block(const void *in, void *out, uint64_t rows, uint64_t cols, size_
     }
 }
 
-typedef struct {
-    const char *in;
-    char *out;
-    const tp_engine *e;
-    uint64_t u0, u1; /* rows of the batch (matrix * rows + row) */
-    uint64_t c0, c1; /* columns (staged mode: of one row range) */
-} tp_cpu_job;
-
-/* Thread body: the rows [u0, u1) counted across the matrices of a chunk. */
-static void *tp_cpu_worker(void *arg)
+/* Transposes rows [u0, u1) counted across consecutive rows x cols
+ * matrices (matrix * rows + row), columns [c0, c1) of each, from in to out,
+ * on the calling thread. */
+static void tp_cpu_range(const char *in, char *out, size_t elem, uint64_t rows, uint64_t cols,
+                         uint64_t u0, uint64_t u1, uint64_t c0, uint64_t c1)
 {
-    tp_cpu_job *j = arg;
-    const tp_engine *e = j->e;
-    for (uint64_t u = j->u0; u < j->u1;) {
-        uint64_t b = u / e->rows, r = u - b * e->rows;
-        uint64_t rend = e->rows < r + (j->u1 - u) ? e->rows : r + (j->u1 - u);
-        tp_cpu_block(j->in + b * e->matrix_bytes, j->out + b * e->matrix_bytes, e->rows, e->cols,
-                     e->elem, r, rend, j->c0, j->c1);
+    size_t matrix = (size_t)(rows * cols * elem);
+    for (uint64_t u = u0; u < u1;) {
+        uint64_t b = u / rows, r = u - b * rows;
+        uint64_t rend = rows < r + (u1 - u) ? rows : r + (u1 - u);
+        tp_cpu_block(in + b * matrix, out + b * matrix, rows, cols, elem, r, rend, c0, c1);
         u += rend - r;
     }
+}
+
+typedef struct {
+    const tp_stage *t;
+    const char *in;
+    char *out;
+    uint64_t r0, r1;
+} tp_stage_job;
+
+/* Thread body: whole rows of the staged matrix. */
+static void *tp_stage_worker(void *arg)
+{
+    tp_stage_job *j = arg;
+    const tp_stage *t = j->t;
+    tp_cpu_range(j->in, j->out, t->elem, t->rows, t->cols, j->r0, j->r1, 0, t->cols);
     return NULL;
 }
 
-/* Transposes batch rows [u0, u1), columns [c0, c1), over the backend's
+/* Transposes whole rows [r0, r1) of the staged matrix over the backend's
  * threads. */
-static void tp_cpu_rows(const tp_engine *e, const void *in, void *out, uint64_t u0, uint64_t u1,
-                        uint64_t c0, uint64_t c1)
+static void tp_stage_rows(const tp_stage *t, const char *in, char *out, uint64_t r0, uint64_t r1)
 {
-    size_t nt = (size_t)e->be->threads;
+    size_t nt = (size_t)t->be->threads;
     if (nt > PAR_MAX)
         nt = PAR_MAX;
-    if (nt > u1 - u0)
-        nt = (size_t)(u1 - u0);
-    if (nt == 0)
-        return;
-    tp_cpu_job jobs[PAR_MAX];
+    if (nt > r1 - r0)
+        nt = (size_t)(r1 - r0);
+    tp_stage_job jobs[PAR_MAX];
     for (size_t i = 0; i < nt; i++)
-        jobs[i] = (tp_cpu_job){in, out, e, u0 + (u1 - u0) * i / nt, u0 + (u1 - u0) * (i + 1) / nt,
-                               c0, c1};
-    par_run(tp_cpu_worker, jobs, sizeof jobs[0], nt);
+        jobs[i] = (tp_stage_job){t, in, out, r0 + (r1 - r0) * i / nt, r0 + (r1 - r0) * (i + 1) / nt};
+    par_run(tp_stage_worker, jobs, sizeof jobs[0], nt);
 }
 
 /* Picks the kernel and its tile for the matrix shape and loads it: vector
@@ -173,83 +160,103 @@ int tp_kernel_launch(const tp_kernel *k, gpu *g, CUdeviceptr in, CUdeviceptr out
     return 0;
 }
 
-/* Queues kernel k over nmat matrices din -> dout on stream s of device g. */
-static int tp_gpu_launch(tp_engine *e, gpu *g, const tp_kernel *k, CUdeviceptr din,
-                         CUdeviceptr dout, uint64_t nmat, CUstream s)
+/* ---- batch mode: whole matrices per chunk, on the engine ---- */
+
+/* Result bytes: the transposes have the input's size (engine_ops.out_bytes
+ * and engine_ops.result_bytes). */
+static size_t tp_same_bytes(const void *op, size_t bytes)
 {
-    int rc = tp_kernel_launch(k, g, din, dout, nmat, s);
-    if (rc < 0)
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
+    return bytes;
+}
+
+/* Units of CPU work: rows across the chunk's matrices (engine_ops.units). */
+static size_t tp_units(const void *op, size_t bytes)
+{
+    const tp_job *j = op;
+    return bytes / tp_matrix_bytes(j) * j->rows;
+}
+
+/* Refuses a chunk that is not whole matrices (engine_ops.check). */
+static int tp_check(const void *op, size_t bytes, char *err, size_t errlen)
+{
+    size_t matrix = tp_matrix_bytes(op);
+    if (bytes % matrix == 0)
+        return 0;
+    snprintf(err, errlen, "a chunk of %zu bytes is not whole %zu-byte matrices", bytes, matrix);
+    return -1;
+}
+
+/* Loads the kernel for the shape on a slot's device (engine_ops.slot_open). */
+static int tp_slot_open(void *op, gpu *g, void *state)
+{
+    const tp_job *j = op;
+    return tp_kernel_open(state, g, j->elem, j->rows, j->cols);
+}
+
+/* Queues the transposes of a chunk's matrices (engine_ops.launch). */
+static int tp_launch(engine_chunk *c)
+{
+    const tp_kernel *k = c->state;
+    snprintf(c->kernels, ENGINE_KERNELS_LEN, "%s", k->name);
+    return tp_kernel_launch(k, c->g, c->in, c->out, c->bytes / tp_matrix_bytes(c->op),
+                            c->stream);
+}
+
+/* Transposes rows [u0, u1) of a chunk's matrices on the calling thread
+ * (engine_ops.cpu). */
+static void tp_cpu(const engine_chunk *c, size_t u0, size_t u1)
+{
+    const tp_job *j = c->op;
+    tp_cpu_range(c->host_in, c->host_out, j->elem, j->rows, j->cols, u0, u1, 0, j->cols);
+}
+
+const engine_ops tp_engine_ops = {
+    .name = "transpose",
+    .in_what = "a chunk of matrices (--chunk)",
+    .out_what = "a chunk of transposed matrices",
+    .in_slack = TP_READ_SLACK,
+    .lazy = 1,
+    .deflate = 1,
+    .slot_state = sizeof(tp_kernel),
+    .out_bytes = tp_same_bytes,
+    .result_bytes = tp_same_bytes,
+    .slot_open = tp_slot_open,
+    .launch = tp_launch,
+    .units = tp_units,
+    .cpu = tp_cpu,
+    .check = tp_check,
+};
+
+/* Bytes of one matrix. */
+size_t tp_matrix_bytes(const tp_job *j)
+{
+    return (size_t)(j->rows * j->cols * j->elem);
+}
+
+/* The chunk size and mode for chunks of about chunk_bytes (see transpose.h). */
+size_t tp_chunk_for(const tp_job *j, size_t chunk_bytes, int *staged)
+{
+    size_t matrix = tp_matrix_bytes(j);
+    chunk_bytes -= chunk_bytes % j->elem;
+    if (chunk_bytes < j->elem)
+        chunk_bytes = j->elem;
+    *staged = matrix > chunk_bytes;
+    return *staged ? chunk_bytes : chunk_bytes - chunk_bytes % matrix;
+}
+
+/* ---- staged mode: one matrix gathered whole ---- */
+
+/* Records device g's text of a failure as the stage's error. */
+static int tp_stage_gpu_error(tp_stage *e, int rc)
+{
+    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
     return rc;
 }
 
-/* Records a failed driver call on device g as the engine's error. */
-static int tp_gpu_fail(tp_engine *e, gpu *g, int rc, const char *what)
-{
-    if (!e->err[0]) {
-        rc = gpu_fail(g, rc, what);
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
-    }
-    return rc;
-}
-
-/* Zeroes device bytes on stream s (ahead of everything queued there later):
- * the slack the odd-shape kernel may read past the data. */
-static int tp_clear(tp_engine *e, CUdeviceptr p, size_t n, CUstream s)
-{
-    CUresult r = cu.MemsetD8Async(p, 0, n, s);
-    if (r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "clearing device memory failed: %s", cu_result_text(r));
-        return GPU_ERR_DRIVER;
-    }
-    return 0;
-}
-
-/* Allocates one batch slot's buffers (the inflate's too for compressed
- * batches, the deflate's once it is on). */
-static int tp_slot_open(tp_engine *e, tp_slot *s)
-{
-    backend *be = e->be;
-    s->made = 1;
-    if (be->kind == BACKEND_CUDA) {
-        int rc;
-        if ((rc = tp_kernel_open(&s->kernel, s->g, e->elem, e->rows, e->cols)) < 0 ||
-            (e->compressed && (rc = gzd_reserve(&s->z, s->g, e->chunk)) < 0) ||
-            (rc = gpu_mem_alloc(s->g, &s->din, e->chunk + TP_READ_SLACK, "a chunk of matrices (--chunk)")) < 0 ||
-            (rc = gpu_mem_alloc(s->g, &s->dout, e->chunk, "a chunk of transposed matrices")) < 0 ||
-            (rc = gpu_queue_open(s->g, &s->q)) < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(s->g));
-            return rc;
-        }
-        if ((rc = tp_clear(e, s->din, e->chunk + TP_READ_SLACK, s->q.stream)) < 0)
-            return rc;
-    }
-    /* with CUDA, room for the result compressed too (tp_engine_compress) */
-    if (!(s->hout = backend_host_alloc(be, be->kind == BACKEND_CUDA ? gzc_host_bytes(e->chunk)
-                                                                   : e->chunk))) {
-        snprintf(e->err, sizeof e->err, "%s", be->err);
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
-    return e->deflate ? gzc_open_late(&s->c, s->g, e->chunk, s->hout, e->err, sizeof e->err) : 0;
-}
-
-/* Frees one batch slot. */
-static void tp_slot_close(tp_engine *e, tp_slot *s)
-{
-    backend *be = e->be;
-    if (be->kind == BACKEND_CUDA && s->g) {
-        gpu_bind(s->g);
-        gpu_queue_close(&s->q);
-        gzd_close(&s->z);
-        gzc_close(&s->c);
-        gpu_mem_free(s->g, s->din);
-        gpu_mem_free(s->g, s->dout);
-    }
-    backend_host_free(be, s->hout);
-}
-
-/* Allocates the staged mode's whole-matrix buffers. */
-static int tp_stage_open(tp_engine *e)
+/* Allocates the whole-matrix buffers: host memory on the CPU; on the
+ * device its kernel, the matrix twice (input and transpose), two streams
+ * and two pinned pieces going out. */
+static int tp_stage_buffers(tp_stage *e)
 {
     backend *be = e->be;
     if (be->kind != BACKEND_CUDA) {
@@ -263,61 +270,43 @@ static int tp_stage_open(tp_engine *e)
     }
     int rc;
     const char *what = "a matrix (staged whole on the device, twice: input and transpose)";
-    if ((rc = gpu_mem_alloc(be->gpu, &e->din, e->matrix_bytes + TP_READ_SLACK, what)) < 0 ||
-        (rc = gpu_mem_alloc(be->gpu, &e->dout, e->matrix_bytes, what)) < 0) {
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
-        return rc;
-    }
+    if ((rc = tp_kernel_open(&e->kernel, be->gpu, e->elem, e->rows, e->cols)) < 0 ||
+        (rc = gpu_mem_alloc(be->gpu, &e->din, e->matrix_bytes + TP_READ_SLACK, what)) < 0 ||
+        (rc = gpu_mem_alloc(be->gpu, &e->dout, e->matrix_bytes, what)) < 0)
+        return tp_stage_gpu_error(e, rc);
     for (int i = 0; i < 2; i++) {
-        if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0) {
-            snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
-            return rc;
-        }
+        if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0)
+            return tp_stage_gpu_error(e, rc);
         if (!(e->hout[i] = backend_host_alloc(be, gzc_host_bytes(e->chunk)))) {
             snprintf(e->err, sizeof e->err, "%s", be->err);
             return GPU_ERR_OUT_OF_MEMORY;
         }
     }
-    return tp_clear(e, e->din + e->matrix_bytes, TP_READ_SLACK, e->q[0].stream);
+    CUresult r = cu.MemsetD8Async(e->din + e->matrix_bytes, 0, TP_READ_SLACK, e->q[0].stream);
+    if (r != CUDA_SUCCESS) {
+        snprintf(e->err, sizeof e->err, "clearing device memory failed: %s", cu_result_text(r));
+        return GPU_ERR_DRIVER;
+    }
+    return 0;
 }
 
-/* Prepares the engine: mode, chunk size, kernel and buffers. */
-int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes, size_t elem,
-                   uint64_t rows, uint64_t cols, int compressed)
+/* Prepares the staged mode (see transpose.h). */
+int tp_stage_open(tp_stage **out, backend *be, const tp_job *j, size_t chunk)
 {
     *out = NULL;
-    tp_engine *e = calloc(1, sizeof *e);
+    tp_stage *e = calloc(1, sizeof *e);
     if (!e)
         return GPU_ERR_OUT_OF_MEMORY;
     e->be = be;
-    e->elem = elem;
-    e->rows = rows;
-    e->cols = cols;
-    e->nslots = nslots;
-    e->compressed = compressed;
-    e->matrix_bytes = (size_t)(rows * cols * elem);
-    chunk_bytes -= chunk_bytes % elem;
-    if (chunk_bytes < elem)
-        chunk_bytes = elem;
-    e->staged = e->matrix_bytes > chunk_bytes;
-    e->chunk = e->staged ? chunk_bytes : chunk_bytes - chunk_bytes % e->matrix_bytes;
-    int rc = 0;
-    if (e->staged && be->kind == BACKEND_CUDA &&
-        (rc = tp_kernel_open(&e->kernel, be->gpu, elem, rows, cols)) < 0)
-        snprintf(e->err, sizeof e->err, "%s", gpu_error_text(be->gpu));
-    if (rc == 0 && e->staged)
-        rc = tp_stage_open(e);
-    if (rc == 0 && !e->staged) {
-        if (!(e->slots = calloc((size_t)nslots, sizeof *e->slots)))
-            rc = GPU_ERR_OUT_OF_MEMORY;
-        for (int i = 0; rc == 0 && i < nslots; i++)
-            e->slots[i].g = backend_slot_gpu(be, i);
-        if (rc == 0) /* the others when their first chunk comes (tp_batch_submit) */
-            rc = tp_slot_open(e, &e->slots[0]);
-    }
+    e->elem = j->elem;
+    e->rows = j->rows;
+    e->cols = j->cols;
+    e->matrix_bytes = tp_matrix_bytes(j);
+    e->chunk = chunk;
+    int rc = tp_stage_buffers(e);
     if (rc < 0) {
         snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
-        tp_engine_close(e);
+        tp_stage_close(e);
         return rc;
     }
     *out = e;
@@ -325,21 +314,18 @@ int tp_engine_open(tp_engine **out, backend *be, int nslots, size_t chunk_bytes,
 }
 
 /* Frees everything; accepts NULL. */
-void tp_engine_close(tp_engine *e)
+void tp_stage_close(tp_stage *e)
 {
     if (!e)
         return;
-    for (int i = 0; e->slots && i < e->nslots; i++)
-        tp_slot_close(e, &e->slots[i]);
-    free(e->slots);
     if (e->be->kind == BACKEND_CUDA) {
         gpu_bind(e->be->gpu);
         for (int i = 0; i < 2; i++) {
             gpu_queue_close(&e->q[i]);
-            gzc_close(&e->stage_c[i]);
+            gzc_close(&e->c[i]);
             backend_host_free(e->be, e->hout[i]);
         }
-        gzd_close(&e->stage_z);
+        gzd_close(&e->z);
         gpu_mem_free(e->be->gpu, e->din);
         gpu_mem_free(e->be->gpu, e->dout);
     }
@@ -347,115 +333,22 @@ void tp_engine_close(tp_engine *e)
     free(e);
 }
 
-/* Staged or batch mode. */
-int tp_engine_staged(const tp_engine *e)
+/* One of the two pieces going out: its deflate stage, device and pinned
+ * buffer (gzc_slot_at). */
+static gzc_slot *tp_stage_out_buffer(void *ctx, int i, gpu **g, void **host)
 {
-    return e->staged;
+    tp_stage *e = ctx;
+    *g = e->be->gpu;
+    *host = e->hout[i];
+    return &e->c[i];
 }
 
-/* The chunk size to read. */
-size_t tp_engine_chunk(const tp_engine *e)
-{
-    return e->chunk;
-}
-
-/* Queues copy-in, the kernel and copy-out of a chunk on its slot's stream. */
-static int tp_gpu_chunk(tp_engine *e, tp_slot *s, const void *host, uint64_t nmat)
-{
-    int rc = gpu_bind(s->g);
-    if (rc < 0)
-        return rc;
-    CUdeviceptr in = s->din;
-    if (s->gz) {
-        if ((rc = gzd_stage(&s->z, s->g, s->q.stream, host, s->gz, e->chunk, NULL, &in)) < 0)
-            return rc;
-    } else {
-        CU_TRY(cu.MemcpyHtoDAsync(s->din, host, s->bytes, s->q.stream));
-    }
-    rc = tp_gpu_launch(e, s->g, &s->kernel, in, s->dout, nmat, s->q.stream);
-    if (rc < 0)
-        return rc;
-    if (gzc_is_open(&s->c)) {
-        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, s->bytes);
-        if (rc < 0)
-            return rc;
-    } else {
-        CU_TRY(cu.MemcpyDtoHAsync(s->hout, s->dout, s->bytes, s->q.stream));
-    }
-    CU_TRY(gpu_queue_mark(&s->q));
-    return 0;
-}
-
-/* Starts one chunk of whole matrices. */
-int tp_batch_submit(tp_engine *e, int slot, const void *host, const pl_gz_chunk *gz,
-                    size_t bytes)
-{
-    tp_slot *s = &e->slots[slot];
-    /* a slot's buffers are made when its first chunk comes: the first
-     * chunks start while the later slots' host memory is pinned */
-    int rc = s->made ? 0 : tp_slot_open(e, s);
-    if (rc < 0)
-        return rc;
-    s->bytes = bytes;
-    s->gz = gz;
-    /* every chunk moves the stream on, whichever backend transposes it */
-    s->out_at = e->out_offset;
-    e->out_offset += bytes;
-    if (bytes == 0)
-        return 0;
-    if (bytes > e->chunk || bytes % e->matrix_bytes) {
-        snprintf(e->err, sizeof e->err, "a chunk of %zu bytes is not whole %zu-byte matrices", bytes,
-                 e->matrix_bytes);
-        return GPU_ERR_DRIVER;
-    }
-    uint64_t nmat = bytes / e->matrix_bytes;
-    if (e->be->kind != BACKEND_CUDA) {
-        tp_cpu_rows(e, host, s->hout, 0, nmat * e->rows, 0, e->cols);
-        return 0;
-    }
-    e->err[0] = 0;
-    rc = tp_gpu_chunk(e, s, host, nmat);
-    return rc < 0 ? tp_gpu_fail(e, s->g, rc, "queueing a transpose chunk") : 0;
-}
-
-/* Waits for a slot's transposed matrices. */
-int tp_batch_collect(tp_engine *e, int slot, const void **out, size_t *bytes)
-{
-    tp_slot *s = &e->slots[slot];
-    if (s->bytes && e->be->kind == BACKEND_CUDA) {
-        CUresult r = gpu_queue_wait(&s->q);
-        if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernel.name, cu_result_text(r));
-            return GPU_ERR_LAUNCH;
-        }
-        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
-            return IO_ERR_CORRUPT;
-        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
-        if (rc < 0)
-            return rc;
-    }
-    *out = s->hout;
-    *bytes = s->bytes;
-    return 0;
-}
-
-/* The i-th buffer results go out through (a batch slot's, or one of the
- * staged mode's two pieces'): its deflate stage, device and pinned buffer. */
-static gzc_slot *tp_out_buffer(void *ctx, int i, gpu **g, void **host)
-{
-    tp_engine *e = ctx;
-    *g = e->staged ? e->be->gpu : e->slots[i].g;
-    *host = e->staged ? e->hout[i] : e->slots[i].hout;
-    return e->staged ? &e->stage_c[i] : &e->slots[i].c;
-}
-
-/* Turns on device deflate of the results where it applies (see transpose.h). */
-int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
+/* Turns on device deflate of the pieces where it applies (see transpose.h). */
+int tp_stage_compress(tp_stage *e, int level, uint64_t offset)
 {
     if (e->be->kind != BACKEND_CUDA || !gzc_device_level(level))
         return 0;
-    int rc = gzc_open_all(e->staged ? 2 : e->nslots, tp_out_buffer, e, e->chunk, e->err,
-                          sizeof e->err);
+    int rc = gzc_open_all(2, tp_stage_out_buffer, e, e->chunk, e->err, sizeof e->err);
     if (rc == 1) {
         e->deflate = 1;
         e->out_offset = offset;
@@ -463,18 +356,10 @@ int tp_engine_compress(tp_engine *e, int level, uint64_t offset)
     return rc;
 }
 
-/* The compressed result of a collected batch slot, when it has one. */
-int tp_batch_span(const tp_engine *e, int slot, const gz_span **span)
-{
-    const tp_slot *s = &e->slots[slot];
-    *span = &s->span;
-    return s->bytes && gzc_is_open(&s->c);
-}
-
 /* Staged mode on the CPU: transposes the elements [e0, e1) of the matrix
  * (row-major numbering) into place: the partial first and last rows here,
  * the whole rows between on every thread. */
-static void tp_stage_cpu(tp_engine *e, const char *host, uint64_t e0, uint64_t e1)
+static void tp_stage_cpu(tp_stage *e, const char *host, uint64_t e0, uint64_t e1)
 {
     const char *base = host - e0 * e->elem; /* as if host held the whole matrix */
     uint64_t r = e0 / e->cols, c = e0 % e->cols;
@@ -485,23 +370,23 @@ static void tp_stage_cpu(tp_engine *e, const char *host, uint64_t e0, uint64_t e
     }
     uint64_t rfull = e1 / e->cols;
     if (rfull > r)
-        tp_cpu_rows(e, base, e->cpu_out, r, rfull, 0, e->cols);
+        tp_stage_rows(e, base, e->cpu_out, r, rfull);
     if (rfull >= r && e1 % e->cols)
         tp_cpu_block(base, e->cpu_out, e->rows, e->cols, e->elem, rfull, rfull + 1, 0, e1 % e->cols);
 }
 
 /* Adds a piece of the current matrix. */
-int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz)
+int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
 {
-    e->stage_host = host;
-    e->stage_gz = gz;
+    e->host = host;
+    e->gz = gz;
     if (!gz)
         return 0;
     e->err[0] = 0;
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
     CUdeviceptr data;
-    int rc = gzd_stage(&e->stage_z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
+    int rc = gzd_stage(&e->z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
     if (rc < 0 || r != CUDA_SUCCESS) {
         snprintf(e->err, sizeof e->err, "inflating a chunk on the device failed: %s",
@@ -510,11 +395,11 @@ int tp_stage_chunk(tp_engine *e, const void *host, const pl_gz_chunk *gz)
                                       : cu_result_text(r));
         return GPU_ERR_DRIVER;
     }
-    return gzd_check(&e->stage_z, gz, e->err, sizeof e->err) < 0 ? IO_ERR_CORRUPT : 0;
+    return gzd_check(&e->z, gz, e->err, sizeof e->err) < 0 ? IO_ERR_CORRUPT : 0;
 }
 
 /* Staged mode: one piece of the current chunk into the matrix. */
-int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
+int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
 {
     if (bytes == 0)
         return 0;
@@ -523,7 +408,7 @@ int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
                  (unsigned long long)offset, bytes, e->matrix_bytes);
         return GPU_ERR_DRIVER;
     }
-    const char *host = (const char *)e->stage_host + from;
+    const char *host = (const char *)e->host + from;
     if (e->be->kind != BACKEND_CUDA) {
         tp_stage_cpu(e, host, offset / e->elem, (offset + bytes) / e->elem);
         return 0;
@@ -531,8 +416,8 @@ int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
     e->err[0] = 0;
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
-    CUresult r = e->stage_gz ? cu.MemcpyDtoDAsync(e->din + offset,
-                                                  e->stage_z.data + from,
+    CUresult r = e->gz ? cu.MemcpyDtoDAsync(e->din + offset,
+                                                  e->z.data + from,
                                                   bytes, st)
                              : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
     if (r == CUDA_SUCCESS)
@@ -547,15 +432,15 @@ int tp_stage_put(tp_engine *e, size_t from, uint64_t offset, size_t bytes)
 
 /* Transposes the staged matrix on the device and streams it out through two
  * pinned buffers: piece k+1 is copied back (or compressed into its buffer,
- * tp_engine_compress) while piece k is written. */
-static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, size_t),
+ * tp_stage_compress) while piece k is written. */
+static int tp_stage_emit_gpu(tp_stage *e, int (*write)(void *, const void *, size_t),
                              int (*write_span)(void *, const gz_span *), void *ctx)
 {
     e->err[0] = 0;
     gpu_bind(e->be->gpu);
-    int rc = tp_gpu_launch(e, e->be->gpu, &e->kernel, e->din, e->dout, 1, e->q[0].stream);
+    int rc = tp_kernel_launch(&e->kernel, e->be->gpu, e->din, e->dout, 1, e->q[0].stream);
     if (rc < 0)
-        return rc;
+        return tp_stage_gpu_error(e, rc);
     CUresult r = cu.StreamSynchronize(e->q[0].stream);
     if (r != CUDA_SUCCESS) {
         snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kernel.name, cu_result_text(r));
@@ -568,7 +453,7 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
             size_t off = k * piece, len = n - off < piece ? n - off : piece;
             gpu_queue *q = &e->q[k & 1];
             if (e->deflate) {
-                if ((rc = gzc_queue(&e->stage_c[k & 1], q->stream, e->dout + off, e->out_offset,
+                if ((rc = gzc_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
                                     len)) < 0) {
                     snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
                     if (k > 0)
@@ -594,7 +479,7 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
             size_t off = (k - 1) * piece, len = n - off < piece ? n - off : piece;
             gz_span span;
             if (e->deflate) {
-                rc = gzc_collect(&e->stage_c[(k - 1) & 1], &span, e->err, sizeof e->err);
+                rc = gzc_collect(&e->c[(k - 1) & 1], &span, e->err, sizeof e->err);
                 if (rc == 0)
                     rc = write_span(ctx, &span);
             } else {
@@ -610,7 +495,7 @@ static int tp_stage_emit_gpu(tp_engine *e, int (*write)(void *, const void *, si
 }
 
 /* Streams the transposed matrix out in pieces. */
-int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t n),
+int tp_stage_emit(tp_stage *e, int (*write)(void *ctx, const void *buf, size_t n),
                   int (*write_span)(void *ctx, const gz_span *span), void *ctx)
 {
     if (e->be->kind == BACKEND_CUDA)
@@ -625,7 +510,7 @@ int tp_stage_emit(tp_engine *e, int (*write)(void *ctx, const void *buf, size_t 
 }
 
 /* The last error's text. */
-const char *tp_engine_error(const tp_engine *e)
+const char *tp_stage_error(const tp_stage *e)
 {
     return e->err;
 }

@@ -1,0 +1,405 @@
+/* engine.c - the slot lifecycle of streamed operations (see engine.h). */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "gpu_deflate.h"
+#include "gpu_inflate.h"
+#include "io/par.h"
+
+typedef struct {
+    gpu *g;               /* CUDA: the slot's device */
+    gpu_queue q;
+    CUdeviceptr din;      /* plain input (made on the first plain chunk when compressed) */
+    CUdeviceptr dout;     /* the results */
+    gzd_slot z;           /* device inflate of compressed chunks */
+    const pl_gz_chunk *gz; /* the chunk's members, when compressed */
+    gzc_slot c;           /* device deflate of the results (engine_compress) */
+    void *host_out;       /* the results on the host (pinned with CUDA) */
+    void *state;          /* the operation's own */
+    size_t bytes;         /* the chunk's input bytes */
+    uint64_t offset;      /* its stream offset */
+    uint64_t out_at;      /* output stream position of its results */
+    gz_span span;         /* the collected results, compressed */
+    int made;             /* engine_slot_open ran */
+    char kernels[ENGINE_KERNELS_LEN];
+} engine_slot;
+
+struct engine {
+    backend *be;
+    const engine_ops *ops;
+    void *op;
+    int nslots;
+    size_t capacity;      /* input bytes of a chunk at most */
+    size_t out_bytes;     /* a slot's result buffer */
+    int in_planes, out_planes;
+    int compressed;       /* chunks come as blocked gzip members */
+    void *const *results; /* the caller's host result buffers, or NULL */
+    int deflate;          /* results compressed on the device (engine_compress) */
+    engine_slot *slots;
+    unsigned char *states;
+    char err[2048];
+};
+
+/* The block counts of an operation's input and results. */
+static void engine_planes(const engine_ops *ops, const void *op, int *in, int *out)
+{
+    *in = *out = 1;
+    if (ops->planes)
+        ops->planes(op, in, out);
+}
+
+/* Bytes of a slot's host result buffer (see engine.h). */
+size_t engine_result_bytes(const backend *be, const engine_ops *ops, const void *op,
+                           size_t capacity)
+{
+    size_t bytes = ops->out_bytes(op, capacity);
+    return be->kind == BACKEND_CUDA && ops->deflate ? gzc_host_bytes(bytes) : bytes;
+}
+
+/* Result bytes of a chunk of `bytes` input bytes. */
+static size_t engine_results_of(const engine *e, size_t bytes)
+{
+    return e->ops->result_bytes ? e->ops->result_bytes(e->op, bytes) : 0;
+}
+
+/* Keeps device g's text of a failure as the engine's. */
+static int engine_gpu_error(engine *e, gpu *g, int rc)
+{
+    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
+    return rc;
+}
+
+/* Allocates a slot's device buffer for plain input, its slack zeroed (the
+ * kernels may read it; zeroing all keeps every byte they read defined). */
+static int engine_input_buffer(engine *e, engine_slot *s)
+{
+    size_t n = e->capacity + e->ops->in_slack;
+    int rc = gpu_mem_alloc(s->g, &s->din, n, e->ops->in_what);
+    if (rc == 0 && e->ops->in_slack) {
+        CUresult r = cu.MemsetD8Async(s->din, 0, n, s->q.stream);
+        if (r != CUDA_SUCCESS) {
+            snprintf(e->err, sizeof e->err, "clearing device memory failed: %s",
+                     cu_result_text(r));
+            return GPU_ERR_DRIVER;
+        }
+    }
+    return rc < 0 ? engine_gpu_error(e, s->g, rc) : 0;
+}
+
+/* Makes one slot: with CUDA the operation's state, the input buffers (the
+ * inflate's for compressed chunks, else the plain input's), the result
+ * buffer and the stream, device memory first (the large part, whose failure
+ * deserves the clearest message); then the host result buffer, and the
+ * deflate's once it is on. */
+static int engine_slot_open(engine *e, engine_slot *s)
+{
+    backend *be = e->be;
+    const engine_ops *ops = e->ops;
+    s->made = 1;
+    if (be->kind == BACKEND_CUDA) {
+        gpu *g = s->g;
+        int rc;
+        if ((ops->slot_open && (rc = ops->slot_open(e->op, g, s->state)) < 0) ||
+            (rc = gpu_queue_open(g, &s->q)) < 0 ||
+            (e->compressed && (rc = gzd_reserve(&s->z, g, e->capacity)) < 0))
+            return engine_gpu_error(e, g, rc);
+        if (!e->compressed && (rc = engine_input_buffer(e, s)) < 0)
+            return rc;
+        if ((rc = gpu_mem_alloc(g, &s->dout, e->out_bytes, ops->out_what)) < 0)
+            return engine_gpu_error(e, g, rc);
+    }
+    size_t hbytes = engine_result_bytes(be, ops, e->op, e->capacity);
+    void *given = e->results && be->kind == BACKEND_CUDA ? e->results[s - e->slots] : NULL;
+    if (given) /* the caller's, pinned now */
+        s->host_out = backend_host_pin(be, given, hbytes) == 0 ? given : NULL;
+    else
+        s->host_out = backend_host_alloc(be, hbytes);
+    if (!s->host_out) {
+        snprintf(e->err, sizeof e->err, "%s", be->err);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return e->deflate ? gzc_open_late(&s->c, s->g, e->out_bytes, s->host_out, e->err,
+                                      sizeof e->err)
+                      : 0;
+}
+
+/* Frees one slot (made or not). */
+static void engine_slot_close(engine *e, engine_slot *s)
+{
+    backend *be = e->be;
+    if (be->kind == BACKEND_CUDA && s->g) {
+        gpu_bind(s->g);
+        gpu_queue_close(&s->q);
+        gzd_close(&s->z);
+        gzc_close(&s->c);
+        gpu_mem_free(s->g, s->din);
+        gpu_mem_free(s->g, s->dout);
+    }
+    if (!(e->results && be->kind == BACKEND_CUDA))
+        backend_host_free(be, s->host_out);
+}
+
+/* Prepares the slots: all of them, or the first one with ops->lazy. */
+int engine_open(engine **out, backend *be, const engine_ops *ops, void *op, int nslots,
+                size_t capacity, int compressed, void *const *results)
+{
+    *out = NULL;
+    engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return GPU_ERR_OUT_OF_MEMORY;
+    e->be = be;
+    e->ops = ops;
+    e->op = op;
+    e->nslots = nslots;
+    e->capacity = capacity;
+    e->out_bytes = ops->out_bytes(op, capacity);
+    e->compressed = compressed;
+    e->results = results;
+    engine_planes(ops, op, &e->in_planes, &e->out_planes);
+    e->slots = calloc((size_t)nslots, sizeof *e->slots);
+    e->states = calloc((size_t)nslots, ops->slot_state ? ops->slot_state : 1);
+    int rc = e->slots && e->states ? 0 : GPU_ERR_OUT_OF_MEMORY;
+    for (int i = 0; rc == 0 && i < nslots; i++) {
+        e->slots[i].g = backend_slot_gpu(be, i);
+        e->slots[i].state = e->states + (size_t)i * ops->slot_state;
+    }
+    for (int i = 0; rc == 0 && i < (ops->lazy ? 1 : nslots); i++)
+        rc = engine_slot_open(e, &e->slots[i]);
+    if (rc < 0) {
+        /* the reason outlives the engine in be->err */
+        snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
+        engine_close(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+/* Frees every slot; accepts NULL. */
+void engine_close(engine *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; e->slots && i < e->nslots; i++)
+        engine_slot_close(e, &e->slots[i]);
+    free(e->slots);
+    free(e->states);
+    free(e);
+}
+
+/* The hooks' view of a slot's chunk. */
+static engine_chunk engine_chunk_of(engine *e, engine_slot *s, const void *host, CUdeviceptr in)
+{
+    return (engine_chunk){.op = e->op, .state = s->state, .g = s->g, .stream = s->q.stream,
+                          .in = in, .out = s->dout, .host_in = host, .host_out = s->host_out,
+                          .bytes = s->bytes, .capacity = e->capacity, .offset = s->offset,
+                          .kernels = s->kernels};
+}
+
+/* Queues the copies of `count` blocks of `bytes` each, `pitch` bytes apart
+ * on both sides, on the slot's stream; to_device picks the direction. */
+static int engine_copy_blocks(engine_slot *s, int to_device, CUdeviceptr dev, const void *host,
+                              int count, size_t bytes, size_t pitch)
+{
+    for (int k = 0; k < count; k++) {
+        CUdeviceptr d = dev + k * pitch;
+        char *h = (char *)host + k * pitch;
+        if (to_device)
+            CU_TRY(cu.MemcpyHtoDAsync(d, h, bytes, s->q.stream));
+        else
+            CU_TRY(cu.MemcpyDtoHAsync(h, d, bytes, s->q.stream));
+    }
+    return 0;
+}
+
+/* Queues a chunk on its slot's stream: its input staged (inflated on the
+ * device, or copied), the operation's kernels, its results compressed on
+ * the device or copied back. 0, a negative gpu_error (text in the device)
+ * or a failed driver call's negative CUresult (recorded by CU_TRY). */
+static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host)
+{
+    gpu *g = s->g;
+    int rc = gpu_bind(g);
+    if (rc < 0)
+        return rc;
+    CUdeviceptr in;
+    if (s->gz) {
+        if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied, &in)) < 0)
+            return rc;
+    } else {
+        if (!s->din && (rc = engine_input_buffer(e, s)) < 0)
+            return rc;
+        in = s->din;
+        if ((rc = engine_copy_blocks(s, 1, s->din, host, e->in_planes, s->bytes,
+                                     e->capacity / (size_t)e->in_planes)) < 0)
+            return rc;
+        CU_TRY(gpu_queue_mark_copied(&s->q));
+    }
+    engine_chunk c = engine_chunk_of(e, s, host, in);
+    s->kernels[0] = 0;
+    if ((rc = e->ops->launch(&c)) < 0)
+        return rc;
+    size_t results = engine_results_of(e, s->bytes);
+    if (gzc_is_open(&s->c) && results)
+        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, results);
+    else if (results)
+        rc = engine_copy_blocks(s, 0, s->dout, s->host_out, e->out_planes,
+                                results / (size_t)e->out_planes,
+                                e->out_bytes / (size_t)e->out_planes);
+    if (rc < 0)
+        return rc;
+    CU_TRY(gpu_queue_mark(&s->q));
+    return 0;
+}
+
+typedef struct {
+    const engine_chunk *c;
+    const engine_ops *ops;
+    size_t u0, u1;
+} engine_cpu_job;
+
+/* Thread body: one contiguous range of units. */
+static void *engine_cpu_worker(void *arg)
+{
+    engine_cpu_job *j = arg;
+    j->ops->cpu(j->c, j->u0, j->u1);
+    return NULL;
+}
+
+/* Runs a chunk's units on up to be->threads threads; each unit writes its
+ * own results, so the bytes are the same for any count. */
+static void engine_cpu_chunk(engine *e, engine_slot *s, const void *host)
+{
+    engine_chunk c = engine_chunk_of(e, s, host, 0);
+    size_t units = e->ops->units(e->op, s->bytes);
+    size_t nt = (size_t)e->be->threads;
+    if (nt > PAR_MAX)
+        nt = PAR_MAX;
+    if (nt > units)
+        nt = units;
+    if (nt < 1)
+        return;
+    engine_cpu_job jobs[PAR_MAX];
+    for (size_t i = 0; i < nt; i++)
+        jobs[i] = (engine_cpu_job){&c, e->ops, units * i / nt, units * (i + 1) / nt};
+    par_run(engine_cpu_worker, jobs, sizeof jobs[0], nt);
+}
+
+/* Starts one chunk. */
+int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, size_t bytes,
+                  uint64_t offset, uint64_t out_at)
+{
+    engine_slot *s = &e->slots[slot];
+    int rc = s->made ? 0 : engine_slot_open(e, s);
+    if (rc < 0)
+        return rc;
+    s->bytes = bytes;
+    s->offset = offset;
+    s->gz = gz;
+    s->out_at = out_at;
+    if (bytes == 0)
+        return 0;
+    if (bytes > e->capacity) {
+        snprintf(e->err, sizeof e->err, "a chunk of %zu bytes exceeds the engine's buffers",
+                 bytes);
+        return GPU_ERR_DRIVER;
+    }
+    if (e->ops->check && e->ops->check(e->op, bytes, e->err, sizeof e->err) < 0)
+        return GPU_ERR_DRIVER;
+    if (e->be->kind != BACKEND_CUDA) {
+        engine_cpu_chunk(e, s, host);
+        return 0;
+    }
+    e->err[0] = 0;
+    rc = engine_gpu_chunk(e, s, host);
+    if (rc < 0 && rc > GPU_ERR_NO_DRIVER) { /* a CU_TRY failed: take its recorded call */
+        char what[96];
+        snprintf(what, sizeof what, "queueing a %s chunk", e->ops->name);
+        rc = gpu_fail(s->g, rc, what);
+    }
+    if (rc < 0 && !e->err[0])
+        engine_gpu_error(e, s->g, rc);
+    return rc;
+}
+
+/* Waits until a CUDA slot's chunk is copied from its host buffer. */
+int engine_copied(engine *e, int slot, char *err, size_t errlen)
+{
+    engine_slot *s = &e->slots[slot];
+    if (e->be->kind != BACKEND_CUDA || s->bytes == 0)
+        return 0;
+    return gpu_queue_wait_copied(&s->q, err, errlen);
+}
+
+/* Waits for a slot and collects its results. */
+int engine_collect(engine *e, int slot, const void **out, size_t *bytes)
+{
+    engine_slot *s = &e->slots[slot];
+    *out = s->host_out;
+    *bytes = engine_results_of(e, s->bytes);
+    if (s->bytes == 0)
+        return 0;
+    if (e->be->kind == BACKEND_CUDA) {
+        CUresult r = gpu_queue_wait(&s->q);
+        if (r != CUDA_SUCCESS) {
+            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernels,
+                     cu_result_text(r));
+            return GPU_ERR_LAUNCH;
+        }
+        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
+            return IO_ERR_CORRUPT;
+        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    if (!e->ops->collect)
+        return 0;
+    engine_chunk c = engine_chunk_of(e, s, NULL, 0);
+    return e->ops->collect(&c, e->err, sizeof e->err);
+}
+
+/* Slot i's results on their way out: its deflate stage, device and pinned
+ * buffer (gzc_slot_at). */
+static gzc_slot *engine_out_buffer(void *ctx, int i, gpu **g, void **host)
+{
+    engine_slot *s = &((engine *)ctx)->slots[i];
+    *g = s->g;
+    *host = s->host_out;
+    return &s->c;
+}
+
+/* Turns on device deflate of the results where it applies (see engine.h). */
+int engine_compress(engine *e, int level)
+{
+    if (e->be->kind != BACKEND_CUDA || !e->ops->deflate || e->out_planes != 1 ||
+        !gzc_device_level(level))
+        return 0;
+    int rc = gzc_open_all(e->nslots, engine_out_buffer, e, e->out_bytes, e->err, sizeof e->err);
+    if (rc == 1)
+        e->deflate = 1;
+    return rc;
+}
+
+/* The compressed results of a collected slot, when it has them. */
+int engine_span(const engine *e, int slot, const gz_span **span)
+{
+    const engine_slot *s = &e->slots[slot];
+    *span = &s->span;
+    return s->bytes && gzc_is_open(&s->c);
+}
+
+/* The engine's backend. */
+backend *engine_backend(const engine *e)
+{
+    return e->be;
+}
+
+/* The last error's text. */
+const char *engine_error(const engine *e)
+{
+    return e->err;
+}

@@ -1,0 +1,710 @@
+/* sched.c - chunks to the CPU until the devices are ready, then to them;
+ * results in input order (see sched.h). */
+#include "sched.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/clock.h"
+
+#define SCHED_UNTAKEN 255 /* sched.lane of a slot whose chunk no engine took */
+
+/* GPU chunks whose copies to the device are awaited, in the order they were
+ * submitted, and the thread that waits for each copy and gives the chunk's
+ * buffer back to its ring. */
+typedef struct {
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int *slot;        /* the queue: a circle of nslots entries */
+    pl_ring **ring;   /* each entry's ring */
+    int head, count;
+    unsigned char *waiting; /* per slot: queued, its buffer not given back yet */
+    int stop;
+    int failed;       /* a copy failed: err has why */
+    char err[1024];
+} sched_returns;
+
+/* A device's own engine (per_device): opened on a backend of that device
+ * alone once the start hands it out. */
+typedef struct {
+    backend view;     /* the device alone */
+    engine *engine;
+    unsigned long long chunks;
+} sched_device;
+
+/* -v's record of when the chunks were done (written or folded), in seconds
+ * after the process started, and of the seconds the loop waited for input
+ * and for results, and wrote them. */
+typedef struct {
+    unsigned long long chunks;
+    double first, last;
+    double input, results, writing;
+} sched_clock;
+
+struct sched {
+    backend *be;
+    backend cpu_be;      /* auto: the CPU alone, for the CPU engine's own buffers (never pinned) */
+    sched_run_spec spec;
+    sched_hooks hooks;
+    engine *cpu;         /* the engine on the CPU (cpu, auto) */
+    engine *gpu;         /* the engine on the devices (cuda, or auto once they are ready); the
+                            first device's to open with per_device */
+    backend *gpu_be;     /* the devices once ready (a run without engines: spec.ops NULL) */
+    int per_device;      /* an engine per device, each taking chunks once open */
+    sched_device *dev;   /* per_device: one per device of the list */
+    int ndev;            /* per_device: devices listed (0 until known) */
+    int turn;            /* per_device: the device whose turn it is */
+    int dev_failed;      /* per_device: a device did not open (err says why) */
+    int dev_settled;     /* per_device: every device is open, or will not be */
+    int gpu_off;         /* auto: the devices will not be used */
+    int whole_on_gpu;    /* sched_whole_backend() chose the GPU */
+    unsigned char *lane; /* per slot: 0 when the CPU took its chunk, 1 + d for device d (d = 0
+                            without per_device) */
+    void *span;          /* host decode of compressed chunks the CPU takes */
+    unsigned long long chunks[2]; /* taken by the CPU, by the GPU */
+    double cpu_seconds;  /* the estimated work of the chunks the CPU took */
+    double opened;       /* sched_open's time, seconds on the monotonic clock */
+    int uncapped;        /* the start outlasted 3 usual starts */
+    long long gate;      /* auto: the devices count as ready only once the CPU has taken this
+                            many chunks (GPUBATCH_GPU_READY_AFTER), -1: as soon as they are */
+    int level;           /* blocked gzip level of results compressed on the devices (0: none) */
+    uint64_t out_next;   /* output stream position of the next chunk's results */
+    sched_returns ret;   /* buffers of GPU chunks, given back once copied */
+    sched_clock clock;
+    char err[2048];
+};
+
+/* Passes one formatted line to a hook (info or warn). */
+static void sched_say(void (*hook)(const char *), const char *fmt, ...)
+{
+    if (!hook)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    hook(line);
+}
+
+/* Seconds since the process started. */
+static double sched_elapsed(const sched *h)
+{
+    return io_seconds() - h->hooks.started;
+}
+
+/* Opens an engine of the run on backend be, compressing on the device from
+ * the next chunk on where the run's output is compressed (a run without
+ * engines only notes the backend). 0, or negative with the reason in
+ * be->err. */
+static int sched_engine_open(sched *h, backend *be, engine **out)
+{
+    const sched_run_spec *s = &h->spec;
+    *out = NULL;
+    if (!s->ops) {
+        if (be->kind == BACKEND_CUDA)
+            h->gpu_be = be;
+        return 0;
+    }
+    int rc = engine_open(out, be, s->ops, s->op, s->nslots, s->capacity, s->compressed,
+                         be->kind == BACKEND_CUDA ? s->results : NULL);
+    if (rc == 0 && h->level > 0 && (rc = engine_compress(*out, h->level)) < 0) {
+        snprintf(be->err, sizeof be->err, "%s", engine_error(*out));
+        engine_close(*out);
+    }
+    if (rc < 0)
+        *out = NULL;
+    return rc < 0 ? rc : 0;
+}
+
+/* Opens the engine of each device the start has handed out (per_device,
+ * cuda); a device that did not open is an error for the next submit. */
+static void sched_poll_devices(sched *h)
+{
+    if (h->dev_settled)
+        return;
+    if (!h->ndev)
+        h->ndev = backend_devices_known(h->be);
+    int open = 0;
+    for (int d = 0; d < h->ndev; d++) {
+        sched_device *v = &h->dev[d];
+        gpu *g = v->engine ? NULL : backend_device(h->be, d);
+        if (g) {
+            v->view = (backend){.kind = BACKEND_CUDA, .gpu = g, .ngpu = 1,
+                                .threads = h->be->threads};
+            v->view.gpus[0] = g;
+            if (sched_engine_open(h, &v->view, &v->engine) < 0) {
+                snprintf(h->err, sizeof h->err, "%s", v->view.err);
+                h->dev_failed = h->dev_settled = 1;
+                return;
+            }
+            if (!h->gpu)
+                h->gpu = v->engine;
+            sched_say(h->hooks.info,
+                      "backend cuda: device %d (%s) taking chunks %.3f s after the process "
+                      "started, after %llu on other devices",
+                      gpu_info(g)->ordinal, gpu_info(g)->name, sched_elapsed(h), h->chunks[1]);
+        }
+        open += v->engine != NULL;
+    }
+    const char *why = open == h->ndev ? NULL : backend_device_failure(h->be);
+    h->dev_settled = (h->ndev && open == h->ndev) || why;
+    if (why) {
+        snprintf(h->err, sizeof h->err, "%s", why);
+        h->dev_failed = 1;
+    }
+}
+
+/* Whether the devices take work now. */
+static int sched_gpu_ready(const sched *h)
+{
+    return h->gpu || h->gpu_be;
+}
+
+/* Opens the engine of the devices once their start is done (auto); after
+ * a failed start, or an engine that cannot open, the CPU goes on alone. */
+static void sched_poll(sched *h)
+{
+    if (h->per_device) {
+        sched_poll_devices(h);
+        return;
+    }
+    if (sched_gpu_ready(h) || h->gpu_off || !h->be->start)
+        return;
+    if (h->gate >= 0) {
+        if (h->chunks[0] < (unsigned long long)h->gate)
+            return;
+        backend_gpu_wait(h->be);
+        h->gate = -1;
+    }
+    backend *g = backend_gpu(h->be);
+    if (!g) {
+        const char *why = backend_fallback(h->be);
+        if (why) {
+            if (h->hooks.fallback)
+                h->hooks.fallback(h->be, why);
+            h->gpu_off = 1;
+        }
+        return;
+    }
+    if (sched_engine_open(h, g, &h->gpu) < 0) {
+        sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", g->err);
+        h->gpu_off = 1;
+        return;
+    }
+    double part[3], ms = backend_gpu_start_ms(h->be, part);
+    sched_say(h->hooks.info,
+              "backend auto: CUDA ready %.0f ms after the start (driver and contexts %.0f ms, "
+              "pinning %.0f ms, modules %.0f ms), after %llu chunks on the CPU",
+              ms, part[0], part[1], part[2], h->chunks[0]);
+}
+
+/* Opens the first lane's engine. */
+int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
+               char *err, size_t errlen)
+{
+    sched *h = calloc(1, sizeof *h);
+    *out = NULL;
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    h->be = be;
+    h->spec = *spec;
+    h->hooks = *hooks;
+    h->opened = io_seconds();
+    const char *gate = getenv("GPUBATCH_GPU_READY_AFTER");
+    h->gate = gate && *gate ? strtoll(gate, NULL, 10) : -1;
+    /* auto keeps one engine over every device, opened once all are open */
+    int per_device = h->per_device = spec->per_device && be->kind == BACKEND_CUDA;
+    int nslots = spec->nslots;
+    if (!(h->lane = calloc((size_t)nslots, 1)) ||
+        !(h->ret.slot = calloc((size_t)nslots, sizeof *h->ret.slot)) ||
+        !(h->ret.ring = calloc((size_t)nslots, sizeof *h->ret.ring)) ||
+        !(h->ret.waiting = calloc((size_t)nslots, 1)) ||
+        (per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev)))) {
+        sched_close(h);
+        snprintf(err, errlen, "out of memory");
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    if (hooks->ready && hooks->ready(be, per_device)) {
+        sched_close(h);
+        if (errlen)
+            err[0] = 0;
+        return GPU_ERR_NO_DEVICE;
+    }
+    int rc = 0;
+    if (be->start) {
+        h->cpu_be = *be;
+        h->cpu_be.start = NULL;
+    }
+    if (per_device) {
+        sched_poll_devices(h);
+        if (!h->gpu)
+            rc = GPU_ERR_DRIVER;
+    } else {
+        backend *first = be->start ? &h->cpu_be : be;
+        rc = sched_engine_open(h, first, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu);
+        if (rc < 0)
+            snprintf(h->err, sizeof h->err, "%s", first->err);
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", h->err);
+        sched_close(h);
+        return rc;
+    }
+    *out = h;
+    return 0;
+}
+
+/* Turns on device deflate of the results (see sched.h). */
+int sched_compress(sched *h, int level, uint64_t offset)
+{
+    h->level = level;
+    h->out_next = offset;
+    engine *each[BACKEND_MAX_GPUS + 1];
+    int n = 0;
+    if (h->per_device) {
+        for (int d = 0; d < h->ndev; d++)
+            if (h->dev[d].engine)
+                each[n++] = h->dev[d].engine;
+    } else if (h->gpu) {
+        each[n++] = h->gpu;
+    }
+    for (int i = 0; i < n; i++) {
+        int rc = engine_compress(each[i], level);
+        if (rc < 0) {
+            snprintf(h->err, sizeof h->err, "%s", engine_error(each[i]));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The device that takes the next GPU chunk (per_device): the open ones in
+ * turn, in the order of the list. */
+static int sched_next_device(sched *h)
+{
+    for (int k = 0; k < h->ndev; k++) {
+        int d = (h->turn + k) % h->ndev;
+        if (h->dev[d].engine) {
+            h->turn = (d + 1) % h->ndev;
+            return d;
+        }
+    }
+    return 0;
+}
+
+/* Decodes a compressed chunk for the CPU into h->span; gives up
+ * (PL_DECODE_STOPPED) once *stop is set, if stop is not NULL. */
+static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, const void **data)
+{
+    size_t bytes = pl_gz_span_bytes(h->spec.capacity);
+    if (!h->span && !(h->span = malloc(bytes))) {
+        snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory", bytes);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return pl_gz_decode(c, h->span, h->be->threads, stop, data, h->err, sizeof h->err);
+}
+
+/* Keeps the engine's message of a failed call. */
+static int sched_failed(sched *h, const engine *e, int rc)
+{
+    snprintf(h->err, sizeof h->err, "%s", engine_error(e));
+    return rc;
+}
+
+/* The estimated CPU seconds of a chunk of `bytes` data bytes. */
+static double sched_cpu_share(const sched *h, size_t bytes)
+{
+    return (double)bytes * h->spec.cpu_ns / (h->be->threads > 0 ? h->be->threads : 1) / 1e9;
+}
+
+/* Whether the CPU's chunks and one more of `bytes` would exceed the CPU's
+ * cap, half the devices' usual start, with the devices not ready yet (auto,
+ * a CPU cost): the output of the CPU's chunks goes first and must be made
+ * before the GPU's first chunk is done. */
+static int sched_cpu_spent(const sched *h, size_t bytes)
+{
+    return !sched_gpu_ready(h) && !h->gpu_off && !h->uncapped && h->gate < 0 && h->be->start &&
+           h->spec.cpu_ns > 0 &&
+           h->cpu_seconds + sched_cpu_share(h, bytes) > h->spec.start_seconds / 2;
+}
+
+/* Whether a submit of `bytes` would wait for the devices' start: the loop
+ * writes out the CPU's results first, so that their output is made while
+ * the start ends. */
+static int sched_cpu_waits(sched *h, size_t bytes)
+{
+    sched_poll(h);
+    return sched_cpu_spent(h, bytes);
+}
+
+/* Once the CPU's work is spent (sched_cpu_spent), waits for the devices'
+ * start (at most 3 usual starts after sched_open, then the CPU goes on
+ * uncapped). */
+static void sched_cap_cpu(sched *h, size_t bytes)
+{
+    if (!sched_cpu_spent(h, bytes))
+        return;
+    const struct timespec tick = {0, 1000000};
+    for (;;) {
+        sched_poll(h);
+        if (sched_gpu_ready(h) || h->gpu_off)
+            return;
+        if (io_seconds() - h->opened > 3 * h->spec.start_seconds) {
+            h->uncapped = 1;
+            return;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* Starts a chunk where it runs best now. */
+static int sched_submit(sched *h, const pl_chunk *c)
+{
+    h->lane[c->slot] = SCHED_UNTAKEN; /* until an engine takes it */
+    sched_poll(h);
+    sched_cap_cpu(h, c->bytes);
+    const void *data = c->data;
+    const pl_gz_chunk *gz = c->gz;
+    if (!h->gpu && gz) {
+        /* inflating a chunk takes the CPU tens of milliseconds, the GPU a few:
+         * the chunk goes to the GPU if it becomes ready meanwhile */
+        int rc = sched_decode(h, c,
+                              h->gpu_off || h->gate >= 0 ? NULL : backend_gpu_ready_flag(h->be),
+                              &data);
+        if (rc == PL_DECODE_STOPPED) {
+            sched_poll(h);
+            rc = h->gpu ? 0 : sched_decode(h, c, NULL, &data); /* its engine did not open */
+        }
+        if (rc < 0)
+            return rc;
+        if (!h->gpu)
+            gz = NULL;
+    }
+    if (h->dev_failed)
+        return GPU_ERR_DRIVER; /* h->err has why */
+    int on_gpu = h->gpu != NULL;
+    engine *e = on_gpu ? h->gpu : h->cpu;
+    int lane = on_gpu;
+    if (on_gpu && h->per_device) {
+        int d = sched_next_device(h);
+        e = h->dev[d].engine;
+        lane = 1 + d;
+        h->dev[d].chunks++;
+    }
+    if (!on_gpu)
+        h->cpu_seconds += sched_cpu_share(h, c->bytes);
+    h->lane[c->slot] = (unsigned char)lane;
+    h->chunks[on_gpu]++;
+    uint64_t out_at = h->out_next;
+    if (h->spec.ops->result_bytes)
+        h->out_next += h->spec.ops->result_bytes(h->spec.op, c->bytes);
+    int rc = engine_submit(e, c->slot, data, gz, c->bytes, c->offset, out_at);
+    return rc < 0 ? sched_failed(h, e, rc) : 0;
+}
+
+/* The engine that took a slot's chunk, or NULL. */
+static engine *sched_slot_engine(const sched *h, int slot)
+{
+    int lane = h->lane[slot];
+    if (lane == SCHED_UNTAKEN)
+        return NULL;
+    if (!lane)
+        return h->cpu;
+    return h->per_device ? h->dev[lane - 1].engine : h->gpu;
+}
+
+/* The returns thread: waits for each queued chunk's copies in turn and
+ * gives its buffer back (also after a failed copy, which ends the run: the
+ * reader must not be left waiting for it). */
+static void *sched_returns_main(void *arg)
+{
+    sched *h = arg;
+    sched_returns *t = &h->ret;
+    char err[sizeof t->err];
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (!t->count && !t->stop)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (!t->count)
+            break;
+        int slot = t->slot[t->head];
+        pl_ring *pl = t->ring[t->head];
+        pthread_mutex_unlock(&t->mu);
+        int rc = engine_copied(sched_slot_engine(h, slot), slot, err, sizeof err);
+        pl_release_buffer(pl, slot);
+        pthread_mutex_lock(&t->mu);
+        if (rc < 0 && !t->failed) {
+            t->failed = rc;
+            snprintf(t->err, sizeof t->err, "%s", err);
+        }
+        t->head = (t->head + 1) % h->spec.nslots;
+        t->count--;
+        t->waiting[slot] = 0;
+        pthread_cond_broadcast(&t->cv);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* A failed copy's error (with the lock held), or 0 when none failed. */
+static int sched_returns_failure(sched *h)
+{
+    sched_returns *t = &h->ret;
+    if (!t->failed)
+        return 0;
+    snprintf(h->err, sizeof h->err, "%s", t->err);
+    return t->failed;
+}
+
+/* Gives the buffer of a submitted chunk back to ring pl once the lane that
+ * took it no longer reads it: where a device took it, the returns thread
+ * gives it back once its copies are done, without holding up the loop, so
+ * that the next chunks go to the devices meanwhile (with several devices,
+ * their copies overlap); else (the CPU) the buffer stays with the chunk.
+ * 0, or negative: an earlier chunk's copy failed, or no thread. */
+static int sched_release_buffer(sched *h, pl_ring *pl, int slot)
+{
+    sched_returns *t = &h->ret;
+    if (!h->lane[slot] || h->lane[slot] == SCHED_UNTAKEN)
+        return 0;
+    if (!t->started) {
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        if (pthread_create(&t->thread, NULL, sched_returns_main, h) != 0) {
+            pthread_cond_destroy(&t->cv);
+            pthread_mutex_destroy(&t->mu);
+            snprintf(h->err, sizeof h->err, "cannot start a thread");
+            return GPU_ERR_OUT_OF_MEMORY;
+        }
+        t->started = 1;
+    }
+    pl_buffer_returning(pl, slot);
+    pthread_mutex_lock(&t->mu);
+    int rc = sched_returns_failure(h);
+    int at = (t->head + t->count) % h->spec.nslots;
+    t->slot[at] = slot;
+    t->ring[at] = pl;
+    t->count++;
+    t->waiting[slot] = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+/* Waits until the returns thread has given a slot's buffer back; 0, or a
+ * failed copy's error. */
+static int sched_wait_returned(sched *h, int slot)
+{
+    sched_returns *t = &h->ret;
+    if (!t->started)
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    while (t->waiting[slot])
+        pthread_cond_wait(&t->cv, &t->mu);
+    int rc = sched_returns_failure(h);
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+/* Waits for a slot's chunk on the lane that took it (and for its buffer to
+ * have gone back). 0, or negative. */
+static int sched_collect(sched *h, int slot, const void **out, size_t *bytes)
+{
+    int failed = sched_wait_returned(h, slot);
+    if (failed < 0)
+        return failed;
+    engine *e = sched_slot_engine(h, slot);
+    if (!e) { /* its submit failed first: the run is over */
+        *out = NULL;
+        *bytes = 0;
+        return 0;
+    }
+    int rc = engine_collect(e, slot, out, bytes);
+    return rc < 0 ? sched_failed(h, e, rc) : 0;
+}
+
+/* Adds the seconds since `since` to *part; returns the time now. */
+static double sched_clock_add(const sched *h, double *part, double since)
+{
+    double now = sched_elapsed(h);
+    *part += now - since;
+    return now;
+}
+
+/* Collects the oldest chunk, writes its results (none after a failure) and
+ * gives its slot back to every ring; *status keeps the first failure. */
+static void sched_retire(sched *h, const sched_input *in, int *status)
+{
+    int slot = pl_oldest(in->rings[0]);
+    const void *out;
+    size_t bytes;
+    sched_clock *t = &h->clock;
+    double at = sched_elapsed(h);
+    int rc = sched_collect(h, slot, &out, &bytes);
+    at = sched_clock_add(h, &t->results, at);
+    if (rc < 0) {
+        if (!*status)
+            *status = rc;
+    } else if (!*status && h->hooks.write &&
+               h->hooks.write(h->hooks.ctx, sched_slot_engine(h, slot), slot, out, bytes)) {
+        *status = 1;
+    }
+    sched_clock_add(h, &t->writing, at);
+    for (int k = 0; k < in->nrings; k++)
+        pl_release(in->rings[k], slot);
+    t->last = sched_elapsed(h);
+    if (t->chunks++ == 0)
+        t->first = t->last;
+}
+
+/* Takes the next chunk of the input. */
+static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
+{
+    if (in->next)
+        return in->next(in->ctx, c, h->err, sizeof h->err);
+    int rc = pl_next(in->rings[0], c);
+    if (rc < 0)
+        snprintf(h->err, sizeof h->err, "%s", pl_error(in->rings[0]));
+    return rc;
+}
+
+/* Submits every chunk, and writes the oldest result once the ring is busy
+ * or the input has ended; after a failure, only lets every slot go idle. */
+int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
+{
+    int status = 0, rc;
+    pl_ring *ring = in->rings[0];
+    pl_chunk c;
+    char read_err[sizeof h->err] = "";
+    *bytes_in = 0;
+    do {
+        double asked = sched_elapsed(h);
+        rc = sched_next(h, in, &c);
+        if (rc < 0)
+            snprintf(read_err, sizeof read_err, "%s", h->err);
+        sched_clock_add(h, &h->clock.input, asked);
+        if (rc > 0) {
+            if (h->hooks.progress)
+                h->hooks.progress(c.raw_end);
+            *bytes_in += c.bytes;
+            /* the CPU's results go out while the devices' start ends (c is outstanding too) */
+            while (pl_outstanding(ring) > 1 && sched_cpu_waits(h, c.bytes))
+                sched_retire(h, in, &status);
+            if (!status) {
+                int sr = sched_submit(h, &c);
+                if (sr == 0 && in->nrings == 1)
+                    sr = sched_release_buffer(h, ring, c.slot);
+                if (sr < 0)
+                    status = sr;
+            }
+        }
+        /* chunks before a read error are collected first: their errors come first */
+        while (pl_outstanding(ring) > 0 && (pl_full(ring) || rc <= 0 || status))
+            sched_retire(h, in, &status);
+        if (rc < 0 && !status) {
+            snprintf(h->err, sizeof h->err, "%s", read_err);
+            status = -1;
+        }
+    } while (rc > 0 && !status);
+    return status;
+}
+
+/* One backend for work done whole. */
+backend *sched_whole_backend(sched *h, uint64_t bytes)
+{
+    if (bytes >= SCHED_WHOLE_GPU_BYTES && h->be->start && !h->gpu_off)
+        backend_gpu_wait(h->be);
+    sched_poll(h);
+    h->whole_on_gpu = sched_gpu_ready(h);
+    h->chunks[h->whole_on_gpu]++;
+    if (h->gpu)
+        return engine_backend(h->gpu);
+    if (h->gpu_be)
+        return h->gpu_be;
+    return h->be->start ? &h->cpu_be : h->be;
+}
+
+/* A chunk's data for that backend. */
+int sched_whole_data(sched *h, const pl_chunk *c, const void **data, const pl_gz_chunk **gz)
+{
+    *data = c->data;
+    *gz = c->gz;
+    if (h->whole_on_gpu || !c->gz)
+        return 0;
+    *gz = NULL;
+    return sched_decode(h, c, NULL, data);
+}
+
+/* The last failure's text. */
+const char *sched_error(const sched *h)
+{
+    return h->err;
+}
+
+/* -v: when the chunks were done and where the loop waited, then the chunks
+ * per lane. */
+void sched_report(const sched *h, const char *name)
+{
+    const sched_clock *t = &h->clock;
+    if (t->chunks) {
+        sched_say(h->hooks.info,
+                  "%s: first chunk done %.3f s, last %.3f s after the process started", name,
+                  t->first, t->last);
+        sched_say(h->hooks.info,
+                  "%s: the main thread waited %.3f s for input and %.3f s for results, and wrote "
+                  "for %.3f s",
+                  name, t->input, t->results, t->writing);
+    }
+    char each[1024] = ""; /* with several devices: how many each took */
+    size_t at = 0;
+    for (int d = 0; h->per_device && h->ndev > 1 && d < h->ndev; d++)
+        if (h->dev[d].engine && at < sizeof each - 64) /* one entry is under 64 bytes */
+            at += (size_t)snprintf(each + at, sizeof each - at, "%s%llu on device %d",
+                                   at ? ", " : " (", h->dev[d].chunks,
+                                   gpu_info(h->dev[d].view.gpu)->ordinal);
+    if (at)
+        strcat(each, ")");
+    if (h->be->start || each[0])
+        sched_say(h->hooks.info, "%s: %llu chunks on the CPU, %llu on the GPU%s", name,
+                  h->chunks[0], h->chunks[1], each);
+}
+
+/* Stops the returns thread and closes every engine. */
+void sched_close(sched *h)
+{
+    if (!h)
+        return;
+    sched_returns *t = &h->ret;
+    if (t->started) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = 1;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->thread, NULL);
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+    }
+    free(t->slot);
+    free(t->ring);
+    free(t->waiting);
+    engine_close(h->cpu);
+    if (!h->be->leaving) { /* else the driver frees it all at exit */
+        for (int d = 0; h->dev && d < BACKEND_MAX_GPUS; d++)
+            engine_close(h->dev[d].engine);
+        if (!h->per_device)
+            engine_close(h->gpu);
+    }
+    free(h->dev);
+    free(h->span);
+    free(h->lane);
+    free(h);
+}
