@@ -8,7 +8,6 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
-#include "progress.h"
 #include "runtime/tools/gen.h"
 
 static const char gen_usage[] =

@@ -14,7 +14,6 @@
 #include "input.h"
 #include "stream.h"
 #include "options.h"
-#include "progress.h"
 #include "result.h"
 #include "runtime/reduce.h"
 #include "shard.h"

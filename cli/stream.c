@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "msg.h"
-#include "progress.h"
 
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
 int stream_device_inflate(backend *be, const io_reader *r, size_t swap, size_t chunk_bytes)
