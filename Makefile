@@ -85,9 +85,9 @@ QUADRATIC_DTYPES := f32 f64 f16 bf16
 REDUCE_KERNELS := moments moments_sq extrema
 REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 
-LIB_SRC := $(wildcard runtime/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
+LIB_SRC := $(wildcard runtime/*.c runtime/tools/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/ptx_table.o
-HDRS := $(wildcard runtime/*.h io/*.h cli/*.h ptx/*.h)
+HDRS := $(wildcard runtime/*.h runtime/tools/*.h io/*.h cli/*.h ptx/*.h)
 IMAGES := $(sort $(wildcard ptx/images/*.img))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 # The quadratic accuracy tests need MPFR's headers (libmpfr-dev); without them

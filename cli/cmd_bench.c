@@ -9,7 +9,7 @@
 #include "format.h"
 #include "msg.h"
 #include "options.h"
-#include "runtime/bench.h"
+#include "runtime/tools/bench.h"
 
 static const char bench_usage[] =
     "Usage: gpubatch bench [OPTIONS] [reduce|transpose|quadratic|inflate|all]...\n"

@@ -8,8 +8,7 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
-#include "progress.h"
-#include "runtime/gen.h"
+#include "runtime/tools/gen.h"
 
 static const char gen_usage[] =
     "Usage: gpubatch gen [OPTIONS] --shape DIMS [-o FILE]\n"

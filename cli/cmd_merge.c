@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
+#include "result.h"
 #include "shard.h"
 
 static const char merge_usage[] =
@@ -143,7 +144,7 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     fi.fortran_order = m0->fortran_order;
     memcpy(fi.shape, m0->shape, sizeof fi.shape);
     msg_info("%s: merged %llu shard states", m0->input, (unsigned long long)count);
-    return reduce_print(m0->input, &fi, &all, json);
+    return result_print(m0->input, &fi, &all, json);
 }
 
 /* How merge_scan treats the bytes of a part: checks its blocks, copies the

@@ -12,7 +12,6 @@
 #include "stream.h"
 #include "options.h"
 #include "output.h"
-#include "progress.h"
 #include "runtime/quadratic.h"
 #include "shard.h"
 

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "format.h"
 #include "io/clock.h"
 #include "io/frame.h"
 #include "io/pipeline.h"
@@ -14,7 +13,7 @@
 #include "input.h"
 #include "stream.h"
 #include "options.h"
-#include "progress.h"
+#include "result.h"
 #include "runtime/reduce.h"
 #include "shard.h"
 
@@ -65,125 +64,6 @@ static void reduce_help(void)
 {
     fputs(reduce_usage, stdout);
     fputs(CLI_COMMON_HELP, stdout);
-}
-
-/* Text of one op's value; returns -1 with a reason when it has none. */
-static int reduce_value(const rd_state *st, const rd_result *r, int bit, char *buf, size_t len,
-                        const char **why)
-{
-    unsigned op = 1u << bit;
-    int fl = dt_is_float(st->dtype);
-    int needs_elements = op & (RD_OP_MEAN | RD_OP_EXTREMA);
-    if (needs_elements && r->count == 0) {
-        *why = st->nelem == 0 ? "the array is empty" : "every element is NaN";
-        return -1;
-    }
-    switch (op) {
-    case RD_OP_SUM:
-        if (fl)
-            fmt_double(buf, len, r->sum);
-        else
-            fmt_i128(buf, len, r->isum);
-        break;
-    case RD_OP_SUMSQ:
-        if (r->sumsq_is_float)
-            fmt_double(buf, len, r->sumsq);
-        else
-            fmt_u128(buf, len, r->isumsq);
-        break;
-    case RD_OP_MEAN:
-        fmt_double(buf, len, r->mean);
-        break;
-    case RD_OP_COUNT:
-        snprintf(buf, len, "%llu", (unsigned long long)r->count);
-        break;
-    case RD_OP_ARGMIN:
-        snprintf(buf, len, "%llu", (unsigned long long)r->argmin);
-        break;
-    case RD_OP_ARGMAX:
-        snprintf(buf, len, "%llu", (unsigned long long)r->argmax);
-        break;
-    case RD_OP_MIN:
-    case RD_OP_MAX: {
-        int is_min = op == RD_OP_MIN;
-        double v = is_min ? r->fmin : r->fmax; /* a float16/bfloat16's is a float32 */
-        if (st->dtype == DT_F32)
-            fmt_float(buf, len, (float)v);
-        else if (st->dtype == DT_F16)
-            fmt_float16(buf, len, (float)v);
-        else if (st->dtype == DT_BF16)
-            fmt_bfloat16(buf, len, (float)v);
-        else if (st->dtype == DT_BOOL)
-            snprintf(buf, len, "%s", (is_min ? r->umin : r->umax) ? "true" : "false");
-        else if (fl)
-            fmt_double(buf, len, v);
-        else if (dt_is_signed_int(st->dtype))
-            snprintf(buf, len, "%lld", (long long)(is_min ? r->imin : r->imax));
-        else
-            snprintf(buf, len, "%llu", (unsigned long long)(is_min ? r->umin : r->umax));
-        break;
-    }
-    }
-    return 0;
-}
-
-/* Whether an op's value is an exact integer (for JSON: see fmt_json_integer). */
-static int reduce_is_integer(const rd_state *st, const rd_result *r, int bit)
-{
-    unsigned op = 1u << bit;
-    if (op & (RD_OP_COUNT | RD_OP_ARGMIN | RD_OP_ARGMAX))
-        return 1;
-    if (op == RD_OP_MEAN)
-        return 0;
-    if (op == RD_OP_SUMSQ)
-        return !r->sumsq_is_float;
-    return !dt_is_float(st->dtype);
-}
-
-/* Prints one array's results (the ops of st) as text lines or one JSON
- * object; returns 1 (after an error message, printing nothing) when an op
- * has no value. */
-int reduce_print(const char *name, const frame_info *fi, const rd_state *st, int json)
-{
-    rd_result r;
-    rd_state_result(st, &r);
-    char vals[RD_OP_NUM][64];
-    for (int bit = 0; bit < RD_OP_NUM; bit++) {
-        const char *why = NULL;
-        if ((st->ops & (1u << bit)) &&
-            reduce_value(st, &r, bit, vals[bit], sizeof vals[bit], &why) < 0) {
-            msg_error("%s: %s: %s", name, rd_op_name(bit), why);
-            return 1;
-        }
-    }
-    if (json) {
-        fputs("{\"file\": ", stdout);
-        fmt_json_string(stdout, name);
-        printf(", \"dtype\": \"%s\", \"shape\": [", dt_name(st->dtype));
-        if (fi->ndim < 0)
-            printf("%llu", (unsigned long long)st->nelem);
-        for (int d = 0; d < fi->ndim; d++)
-            printf("%s%llu", d ? ", " : "", (unsigned long long)fi->shape[d]);
-        putchar(']');
-        for (int bit = 0; bit < RD_OP_NUM; bit++)
-            if (st->ops & (1u << bit)) {
-                printf(", \"%s\": ", rd_op_name(bit));
-                if (reduce_is_integer(st, &r, bit))
-                    fmt_json_integer(stdout, vals[bit]);
-                else
-                    fmt_json_number(stdout, vals[bit]);
-            }
-        puts("}");
-    } else {
-        int esc = fmt_name_needs_escape(name);
-        for (int bit = 0; bit < RD_OP_NUM; bit++)
-            if (st->ops & (1u << bit)) {
-                printf("%s%s %s  ", esc ? "\\" : "", rd_op_name(bit), vals[bit]);
-                fmt_name(stdout, name);
-                putchar('\n');
-            }
-    }
-    return msg_flush_stdout();
 }
 
 /* Frees the engines and the pipeline buffers. */
@@ -357,7 +237,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         int have_id = out_input_id(r, &in_id);
         status = shard_write_state(o->state_path, o->force, have_id ? &in_id : NULL, &part, &st);
     } else {
-        status = reduce_print(name, &fi, &st, o->json);
+        status = result_print(name, &fi, &st, o->json);
     }
 out_close_pipeline:
     pl_close(pl);

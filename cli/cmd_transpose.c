@@ -12,7 +12,6 @@
 #include "msg.h"
 #include "options.h"
 #include "output.h"
-#include "progress.h"
 #include "runtime/transpose.h"
 #include "shard.h"
 #include "stream.h"

@@ -1,14 +1,17 @@
-/* msg.c - stderr messages with one prefix and a verbosity level. */
+/* msg.c - stderr messages with one prefix and a verbosity level, and one
+ * self-erasing progress line on a terminal's stderr that they erase. */
 #include "msg.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "io/clock.h"
-#include "progress.h"
 
 static int msg_verbosity = MSG_NORMAL;
 static double msg_t0; /* msg_start_clock()'s time */
@@ -92,4 +95,133 @@ int msg_flush_stdout(void)
         msg_error("(stdout): %s", strerror(e));
     reported = 1;
     return 1;
+}
+
+#define PROGRESS_INTERVAL 0.25 /* seconds between redraws */
+#define PROGRESS_DELAY 1.0     /* seconds of work before the line appears */
+
+static struct {
+    int active;       /* between progress_begin and progress_end, and wanted */
+    int shown;        /* the line is on the terminal now */
+    const char *name;
+    int64_t total;    /* bytes, negative when unknown */
+    double start;     /* when progress_begin ran */
+    double last_draw; /* when the line was last drawn, negative before */
+    double delay;
+} pg;
+
+/* The delay before the line appears: GPUBATCH_PROGRESS_DELAY seconds when
+ * it is a non-negative number, else the default. */
+static double progress_delay(void)
+{
+    const char *s = getenv("GPUBATCH_PROGRESS_DELAY");
+    char *end;
+    if (!s || !*s)
+        return PROGRESS_DELAY;
+    double v = strtod(s, &end);
+    return (*end || !(v >= 0)) ? PROGRESS_DELAY : v;
+}
+
+/* Writes a byte count with a decimal unit ("512 B", "1.25 GB"). */
+static void progress_bytes(char *buf, size_t len, double v)
+{
+    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    int u = 0;
+    while (v >= 1000 && u < (int)(sizeof units / sizeof units[0]) - 1) {
+        v /= 1000;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+}
+
+/* Writes a duration as M:SS or H:MM:SS. */
+static void progress_time(char *buf, size_t len, double s)
+{
+    unsigned long long t = s < 1e9 ? (unsigned long long)(s + 0.5) : 999999999ull;
+    if (t >= 3600)
+        snprintf(buf, len, "%llu:%02llu:%02llu", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, len, "%llu:%02llu", t / 60, t % 60);
+}
+
+/* Width of the terminal on stderr (80 when unknown). */
+static int progress_columns(void)
+{
+    struct winsize ws;
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
+}
+
+/* Draws "NAME: DONE of TOTAL (P%), RATE/s, T left", the name shortened from
+ * the left when the line would not fit the terminal. */
+static void progress_draw(uint64_t done, double elapsed)
+{
+    char d[32], tot[32], rate[32], left[32], stats[160];
+    double per_s = elapsed > 0 ? (double)done / elapsed : 0;
+    progress_bytes(d, sizeof d, (double)done);
+    progress_bytes(rate, sizeof rate, per_s);
+    if (pg.total > 0) {
+        double frac = (double)done / (double)pg.total;
+        progress_bytes(tot, sizeof tot, (double)pg.total);
+        if (per_s > 0 && done <= (uint64_t)pg.total)
+            progress_time(left, sizeof left, (double)((uint64_t)pg.total - done) / per_s);
+        else
+            snprintf(left, sizeof left, "?");
+        snprintf(stats, sizeof stats, ": %s of %s (%.0f%%), %s/s, %s left", d, tot,
+                 100 * (frac < 1 ? frac : 1), rate, left);
+    } else {
+        snprintf(stats, sizeof stats, ": %s, %s/s", d, rate);
+    }
+    int room = progress_columns() - 1 - (int)strlen(stats);
+    int nlen = (int)strlen(pg.name);
+    const char *name = pg.name, *dots = "";
+    if (nlen > room) {
+        dots = room > 3 ? "..." : "";
+        name = pg.name + nlen - (room > 3 ? room - 3 : 0);
+    }
+    fprintf(stderr, "\r%s%s%s\033[K", dots, name, stats);
+    pg.shown = 1;
+}
+
+/* Starts the line for one input when stderr is a terminal and not -q. */
+void progress_begin(const char *name, int64_t total)
+{
+    progress_end();
+    if (msg_level() < MSG_NORMAL || !isatty(2))
+        return;
+    pg.active = 1;
+    pg.name = name;
+    pg.total = total;
+    pg.start = io_seconds();
+    pg.last_draw = -1;
+    pg.delay = progress_delay();
+}
+
+/* Redraws once the delay has passed, at most every PROGRESS_INTERVAL. */
+void progress_update(uint64_t done)
+{
+    if (!pg.active)
+        return;
+    double t = io_seconds();
+    if (t - pg.start < pg.delay || (pg.last_draw >= 0 && t - pg.last_draw < PROGRESS_INTERVAL))
+        return;
+    pg.last_draw = t;
+    progress_draw(done, t - pg.start);
+}
+
+/* Clears the line so that other text starts at column 0. */
+void progress_erase(void)
+{
+    if (!pg.shown)
+        return;
+    fputs("\r\033[K", stderr);
+    pg.shown = 0;
+}
+
+/* Clears the line and stops drawing. */
+void progress_end(void)
+{
+    progress_erase();
+    pg.active = 0;
 }

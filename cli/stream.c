@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "msg.h"
-#include "progress.h"
 #include "io/clock.h"
 
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */

@@ -1,6 +1,6 @@
 /* quadratic_tiles.h - launch geometry of the quadratic kernels, shared by
  * the kernels (ptx/quadratic.cu), the host engine (runtime/quadratic.c,
- * runtime/bench.c) and the kernel benchmark. */
+ * runtime/tools/bench.c) and the kernel benchmark. */
 #ifndef GPUBATCH_PTX_QUADRATIC_TILES_H
 #define GPUBATCH_PTX_QUADRATIC_TILES_H
 

@@ -1,4 +1,4 @@
-/* test_gen.c - unit tests of the synthetic-data generator (runtime/gen.h).
+/* test_gen.c - unit tests of the synthetic-data generator (runtime/tools/gen.h).
  *
  * Run with no argument for the checks; `--bench` prints fill speeds
  * instead (build without sanitizers for meaningful numbers). */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/gen.h"
+#include "runtime/tools/gen.h"
 #include "tests/unit/check.h"
 
 

@@ -40,7 +40,7 @@
 #include <string.h>
 
 #include "ptx/quadratic_math.h"
-#include "runtime/gen.h"
+#include "runtime/tools/gen.h"
 #include "tests/unit/check.h"
 
 #define ORACLE_PREC 320
@@ -732,7 +732,7 @@ static double gen_coef(const fmt *f, const unsigned char *p, size_t k)
     return x;
 }
 
-/* Set 5: the quadratic mixture of `gpubatch gen` (runtime/gen.h), one row
+/* Set 5: the quadratic mixture of `gpubatch gen` (runtime/tools/gen.h), one row
  * per kind and a total. */
 static void set_mixture(const fmt *f)
 {

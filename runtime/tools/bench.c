@@ -1,6 +1,6 @@
 /* bench.c - the article ladders and the production kernels, timed and
  * checked on the GPU or the CPU (see bench.h). */
-#include "bench.h"
+#include "runtime/tools/bench.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,8 +8,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "gen.h"
-#include "gpu_inflate_stream.h"
 #include "io/crc.h"
 #include "io/clock.h"
 #include "io/gzwrite.h"
@@ -17,9 +15,11 @@
 #include "io/reader.h"
 #include "ptx/inflate_math.h"
 #include "ptx/ladder_math.h"
-#include "quadratic.h"
-#include "reduce.h"
-#include "transpose.h"
+#include "runtime/gpu_inflate_stream.h"
+#include "runtime/quadratic.h"
+#include "runtime/reduce.h"
+#include "runtime/tools/gen.h"
+#include "runtime/transpose.h"
 
 #define BENCH_SLOW_MS 200.0 /* a first run this long: 3 timed runs at most */
 #define BENCH_SLOW_REPS 3

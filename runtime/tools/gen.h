@@ -50,8 +50,8 @@
  *   default sd 2^(b-3), so mean +- 4 sd spans the type.
  *
  * Output is little-endian regardless of the host. */
-#ifndef GPUBATCH_RUNTIME_GEN_H
-#define GPUBATCH_RUNTIME_GEN_H
+#ifndef GPUBATCH_RUNTIME_TOOLS_GEN_H
+#define GPUBATCH_RUNTIME_TOOLS_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>

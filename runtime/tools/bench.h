@@ -12,7 +12,7 @@
  * speed-up over the article's baseline and a check of its output: a variant
  * whose output is wrong is reported as such and not timed.
  *
- * Inputs are deterministic (runtime/gen.h, from a seed). The reduction's
+ * Inputs are deterministic (runtime/tools/gen.h, from a seed). The reduction's
  * inputs are multiples of 2^-10 whose absolute values sum to less than 2^14,
  * so every partial sum in any order is exact in float32: a correct kernel
  * returns exactly the sum, whatever its order. Transposes must match
@@ -24,13 +24,13 @@
  * 1 by the project's writer (io/gzwrite.h); its rows count only the decoded
  * bytes (4n, what a copy of the data moves each way), must reproduce the
  * input exactly and report no member failing its inflate or CRC-32. */
-#ifndef GPUBATCH_RUNTIME_BENCH_H
-#define GPUBATCH_RUNTIME_BENCH_H
+#ifndef GPUBATCH_RUNTIME_TOOLS_BENCH_H
+#define GPUBATCH_RUNTIME_TOOLS_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "runtime/backend.h"
 
 typedef enum {
     BENCH_COPY,
