@@ -10,6 +10,7 @@
 
 #include "gen.h"
 #include "gpu_inflate_stream.h"
+#include "io/bgzf.h"
 #include "io/crc.h"
 #include "io/clock.h"
 #include "io/gzwrite.h"
