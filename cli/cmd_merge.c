@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "commands.h"
+#include "io/bgzf.h"
 #include "io/gzwrite.h"
 #include "msg.h"
 #include "options.h"

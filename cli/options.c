@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "io/bgzf.h"
 #include "io/clock.h"
 #include "format.h"
 #include "msg.h"
@@ -362,7 +363,7 @@ static int cli_file_is_gzip(const char *path)
         return 0;
     size_t got = fread(magic, 1, 2, f);
     fclose(f);
-    return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    return io_gzip_magic(magic, got);
 }
 
 /* Estimated seconds of CPU work for the files named (see options.h); the

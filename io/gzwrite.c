@@ -31,13 +31,10 @@
 #include "ptx/deflate_math.h"
 #include "reader.h"
 
-#define MEMBER_MAX 65536 /* BSIZE is 16 bits: a member is at most 64 KiB */
-_Static_assert(DF_MEMBER_BOUND(GZW_BLOCK_DATA) <= MEMBER_MAX, "a block's member fits 64 KiB");
+_Static_assert(DF_MEMBER_BOUND(GZW_BLOCK_DATA) <= BGZF_BLOCK_MAX, "a block's member fits 64 KiB");
 _Static_assert(GZW_BLOCK_DATA <= DF_BLOCK_MAX, "a block fits the encoder");
 
-const unsigned char gz_eof_block[GZW_EOF_LEN] = {
-    0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43,
-    0x02, 0x00, 0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+const unsigned char gz_eof_block[GZW_EOF_LEN] = {BGZF_EOF_BYTES};
 
 enum job_state { JOB_FREE, JOB_QUEUED, JOB_BUSY, JOB_DONE };
 
@@ -87,7 +84,7 @@ struct gz_writer {
 };
 
 /* Compresses one block (at most GZW_BLOCK_DATA bytes) into a complete BGZF
- * member in out (MEMBER_MAX bytes); returns the member's size. The encoder
+ * member in out (BGZF_BLOCK_MAX bytes); returns the member's size. The encoder
  * stores data that would not shrink, so this cannot fail. */
 static size_t compress_block(struct gz_codec *c, int level, const uint8_t *in, size_t len,
                              uint8_t *out)
@@ -216,7 +213,7 @@ static void writer_destroy(gz_writer *w)
 static int setup_sync(gz_writer *w)
 {
     w->in = malloc(GZW_BLOCK_DATA);
-    w->out = malloc(MEMBER_MAX);
+    w->out = malloc(BGZF_BLOCK_MAX);
     w->codec = malloc(sizeof(*w->codec));
     if (!w->in || !w->out || !w->codec) {
         free(w->in);
@@ -253,7 +250,7 @@ static int setup_pool(gz_writer *w, int threads)
         return IO_ERR_NOMEM;
     for (size_t i = 0; i < w->njobs; i++) {
         w->jobs[i].in = malloc(GZW_BLOCK_DATA);
-        w->jobs[i].out = malloc(MEMBER_MAX);
+        w->jobs[i].out = malloc(BGZF_BLOCK_MAX);
         if (!w->jobs[i].in || !w->jobs[i].out)
             return IO_ERR_NOMEM;
     }

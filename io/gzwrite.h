@@ -12,12 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bgzf.h"
 #include "sink.h"
 
 #define GZW_BLOCK_DATA 0xff00
-#define GZW_EOF_LEN 28
+#define GZW_EOF_LEN BGZF_EOF_LEN
 
-/* The empty block that ends every blocked gzip stream. */
+/* The empty block that ends every blocked gzip stream (BGZF_EOF_BYTES). */
 extern const unsigned char gz_eof_block[GZW_EOF_LEN];
 
 typedef struct gz_writer gz_writer;

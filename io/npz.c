@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pread.h"
+
 #define EOCD_LEN 22     /* end of central directory record, without its comment */
 #define LOC64_LEN 20    /* zip64 end of central directory locator */
 #define EOCD64_LEN 56   /* zip64 end of central directory record, fixed part */

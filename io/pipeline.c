@@ -8,9 +8,11 @@
 #include <sys/types.h>
 #include <zlib.h>
 
+#include "bgzf.h"
 #include "crc.h"
 #include "inflate.h"
 #include "par.h"
+#include "pread.h"
 
 enum { SLOT_FREE, SLOT_FILLED, SLOT_OUT };
 

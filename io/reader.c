@@ -1,11 +1,10 @@
 /* reader.c - byte sources: plain pass-through or multi-member gzip inflate.
  *
- * The compressed path keeps one input block (IN_BLOCK bytes read from the
- * file descriptor, or a window onto the caller's memory). Blocked gzip from
- * a regular file is inflated on all cores by the host's decoder
- * (inflate.h), each block straight into the caller's buffer, while one of
- * them reads the next window into a second block (inbuf2), so the read is
- * not a serial step between batches. Any other member of a regular file or
+ * The input is the byte source of source.c: one input block (IN_BLOCK
+ * bytes read from the file descriptor, or a window onto the caller's
+ * memory), passed through as it is on the plain path (source_read_plain).
+ * Blocked gzip at a member boundary goes to bgzf.c first (bgzf_read), which
+ * inflates whole blocks on all cores. Any other member of a regular file or
  * of memory goes to the parallel decoder of one stream (pinflate.h), which
  * reads the file itself; its header is parsed here (plain_gzip_header) and
  * its trailer checked here (check_trailer), in zlib's words. zlib inflates
@@ -21,21 +20,26 @@
  * stored one takes the plain path, and a deflated one is inflated as raw
  * deflate by read_zip_deflate (through the parallel decoder from PAR_MIN
  * bytes on), apart from the gzip path, and checked at its end by
- * zip_deflate_end. */
+ * zip_deflate_end.
+ *
+ * On a seekable input, io_reader_seek, io_reader_data_size and
+ * io_reader_fingerprint walk blocked gzip by its block headers (bgzf_walk),
+ * inflating no block but the one that holds the offset sought, and
+ * io_reader_check_blocks checks a range of blocks (bgzf_check_file). */
 #include "reader.h"
 
+#include "bgzf.h"
 #include "crc.h"
 #include "errtext.h"
-
 #include "inflate.h"
 #include "par.h"
 #include "pinflate.h"
+#include "pread.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,201 +47,21 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define IN_BLOCK (16u << 20)  /* compressed bytes read from the fd at a time */
-#define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
-#define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
-#define PREAD_PART ((size_t)2 << 20) /* a parallel plain read gives each thread >= this */
-#define PREAD_THREADS 32              /* most threads one plain read uses */
-#define PREAD_PIECES 1024             /* most pieces one parallel read is cut into */
-#define BGZF_HEADER 18                /* gzip header with the BGZF extra field */
-#define BGZF_HEADER_MAX (12 + 65535)   /* with the longest extra field */
-#define BGZF_MAX_ISIZE 65536           /* data bytes of a BGZF block at most */
-#define BGZF_CHECK_JOBS 64             /* blocks checked in one parallel batch */
-#define BGZF_CHECK_WINDOW ((size_t)4 << 20) /* file bytes read at a time to check them */
-#define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
 #define STREAM_STEP ((size_t)4 << 20) /* decoded bytes a step of RD_STREAM aims at */
 #define STREAM_ROOM ((size_t)16 << 20) /* the most one step may decode (a longer block: zlib) */
 
-enum rd_state {
-    RD_PLAIN,   /* pass-through */
-    RD_MEMBER,  /* inside a gzip member, inflated by zlib */
-    RD_PARALLEL, /* inside a gzip member, inflated by the parallel decoder */
-    RD_STREAM,  /* inside a gzip member of a pipe, inflated in order by the host's decoder */
-    RD_BETWEEN, /* a member just ended; look at what follows */
-    RD_END,     /* no more data */
-    RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
-};
-
-struct io_reader {
-    int fd;          /* -1 for memory */
-    int close_fd;    /* we opened it */
-    const uint8_t *mem;
-    size_t mem_len;
-    size_t mem_pos;  /* memory bytes handed out (plain) or moved into the window */
-    uint8_t *inbuf;  /* IN_BLOCK bytes for fd input; NULL for memory */
-    uint8_t *inbuf2; /* the next window, read during a blocked-gzip batch */
-    const uint8_t *in_next; /* unconsumed input */
-    size_t in_avail;
-    int in_eof;      /* the fd (or memory) has no more bytes */
-    int gzip;
-    int zinit;
-    int garbage;
-    enum rd_state state;
-    z_stream zs;
-    uint64_t raw_offset;
-    uint64_t member_off; /* where the member being inflated starts (for messages) */
-    pinf *par;           /* the parallel decoder, started by the first member it takes */
-    uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
-    uint64_t n_stream;   /* members of a pipe read in order by the host's decoder */
-    uint8_t *sbuf;       /* RD_STREAM: the window, then the decoded bytes of the last step */
-    size_t sfill, spos;  /* the end of those bytes in sbuf, and the next one to hand out */
-    unsigned sbit;       /* bits of in_next[0] already decoded */
-    int sended;          /* the final block is decoded */
-    const char *seq_why; /* why the last sequential member was not read in parallel */
-    int raw_tail;        /* zlib inflates raw deflate, taken over from the host's decoder */
-    /* CRC-32 and length of the member's data so far, where this reader
-     * checks them rather than zlib: raw_tail, RD_STREAM, a deflated zip member */
-    uint32_t tail_crc;
-    uint64_t tail_len;
-    int stop_at_member_end; /* read_gzip returns at the end of the member */
-    uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
-    uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
-    int64_t file_size;
-    int has_id;
-    uint64_t dev, ino;
-    /* A zip member (io_reader_open_zip_member) is the byte source: its
-     * range of the file, read as a file of its own, and for a deflated one
-     * the CRC-32 and length its end is checked against. */
-    uint64_t src_off;  /* file offset of the source's first byte (0: a whole file) */
-    uint64_t src_len;  /* bytes of the source, or UINT64_MAX: to the end of the file */
-    int zip_deflate;   /* a deflated member: inflated in order, never positioned */
-    io_zip_member zip;
-    int err;
-    char errmsg[256];
-};
-
-/* Records the first error of the handle (sticky) and returns the one in force. */
-static int set_error(io_reader *r, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = io_sticky_error(&r->err, r->errmsg, sizeof r->errmsg, code, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* Reads up to n bytes from fd, retrying on EINTR and short reads until n
- * bytes arrive or the end of the file; returns the count or -errno. */
-static ssize_t read_full(int fd, uint8_t *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        size_t want = n - got < READ_STEP ? n - got : READ_STEP;
-        ssize_t k = read(fd, buf + got, want);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
-}
-
-/* At the end of a regular file: a file now shorter than when it was opened
- * was cut while being read (the data that was there is lost, and what was
- * read may end anywhere), which is an error rather than a short input.
- * Returns 0 or the sticky error. */
-static int check_not_shrunk(io_reader *r)
-{
-    struct stat st;
-    int64_t was = (int64_t)r->src_off + r->file_size; /* the file's size, past a zip member */
-    if (r->fd < 0 || r->file_size < 0 || fstat(r->fd, &st) < 0 || st.st_size >= was)
-        return 0;
-    return set_error(r, IO_ERR_READ, "the file shrank from %lld to %lld bytes while being read",
-                     (long long)was, (long long)st.st_size);
-}
-
-static ssize_t read_parallel(int fd, uint8_t *buf, size_t n);
-
-/* At most n: no more than the bytes of a zip member's range left after the
- * file offset, which is past the consumed and the buffered input. */
-static size_t source_room(const io_reader *r, size_t n)
-{
-    if (r->src_len == UINT64_MAX)
-        return n;
-    uint64_t at = r->raw_offset + r->in_avail;
-    uint64_t left = at < r->src_len ? r->src_len - at : 0;
-    return left < n ? (size_t)left : n;
-}
-
-/* Makes at least `need` unconsumed input bytes available (fewer only at the
- * end of the input); returns 0 or a negative io_error. A regular file fills
- * the window on several threads (blocked gzip mostly finds it filled: each
- * parallel batch reads the next window, bgzf_prefetch). */
-static int fill_input(io_reader *r, size_t need)
-{
-    if (r->in_avail >= need || r->in_eof)
-        return 0;
-    if (!r->inbuf) {
-        /* Memory: widen the window up to MEM_WINDOW bytes from in_next. */
-        size_t start = (size_t)(r->in_next - r->mem);
-        size_t left = r->mem_len - start;
-        r->in_avail = left < MEM_WINDOW ? left : MEM_WINDOW;
-        r->mem_pos = start + r->in_avail;
-        if (r->mem_pos == r->mem_len)
-            r->in_eof = 1;
-        return 0;
-    }
-    if (r->in_avail && r->in_next != r->inbuf)
-        memmove(r->inbuf, r->in_next, r->in_avail);
-    r->in_next = r->inbuf;
-    while (r->in_avail < need && !r->in_eof) {
-        size_t room = source_room(r, IN_BLOCK - r->in_avail);
-        ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, r->inbuf + r->in_avail, room)
-                                      : -ENOTSUP;
-        if (k == -ENOTSUP) {
-            k = read(r->fd, r->inbuf + r->in_avail, room);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0)
-                k = -errno;
-        }
-        if (k < 0)
-            return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
-        if (k == 0) {
-            r->in_eof = 1;
-            int rc = check_not_shrunk(r);
-            if (rc < 0)
-                return rc;
-        }
-        r->in_avail += (size_t)k;
-    }
-    return 0;
-}
-
-/* Drops n bytes of unconsumed input. */
-static void consume(io_reader *r, size_t n)
-{
-    r->in_next += n;
-    r->in_avail -= n;
-    r->raw_offset += n;
-}
-
 /* Reads the first bytes and picks the plain or the gzip path. */
 static int detect(io_reader *r, char *errbuf, size_t errlen)
 {
-    int rc = fill_input(r, 2);
+    int rc = source_fill(r, 2);
     if (rc < 0) {
         io_put_msg(errbuf, errlen, "%s", r->errmsg);
         return rc;
     }
-    if (r->in_avail >= 2 && r->in_next[0] == 0x1f && r->in_next[1] == 0x8b) {
+    if (io_gzip_magic(r->in_next, r->in_avail)) {
         memset(&r->zs, 0, sizeof(r->zs));
         if (inflateInit2(&r->zs, 15 + 16) != Z_OK) {
             io_put_msg(errbuf, errlen, "%s", "out of memory");
@@ -348,158 +172,6 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errb
     return 0;
 }
 
-/* Reads exactly n bytes at off unless the file ends; the count or -errno. */
-static ssize_t pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
-}
-
-/* A parallel plain read: n bytes at pos cut into pieces of `piece` bytes
- * (the last shorter), which the threads take in turn. */
-typedef struct {
-    int fd;
-    uint8_t *buf;
-    size_t n, piece, npieces;
-    uint64_t pos;
-    atomic_size_t next;         /* the next piece nobody has taken */
-    ssize_t got[PREAD_PIECES];  /* per piece: bytes read, or -errno */
-} pread_job;
-
-/* The bytes of piece i of job j. */
-static size_t pread_piece_len(const pread_job *j, size_t i)
-{
-    size_t start = i * j->piece;
-    return j->n - start < j->piece ? j->n - start : j->piece;
-}
-
-/* Thread body: reads pieces with pread(2) until none is left (a thread
- * held up on one piece leaves the rest to the others). */
-static void *pread_job_main(void *arg)
-{
-    pread_job *j = *(pread_job **)arg;
-    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->npieces;)
-        j->got[i] = pread_full(j->fd, j->buf + i * j->piece, pread_piece_len(j, i),
-                               j->pos + i * j->piece);
-    return NULL;
-}
-
-/* Reads n bytes at file offset pos with several threads (copying from the
- * page cache is the bottleneck of one thread). Returns the count (short
- * only at the end of the file) or -errno; -ENOTSUP when n is too small to
- * share. */
-static ssize_t pread_parallel(int fd, uint8_t *buf, size_t n, uint64_t pos)
-{
-    size_t cpus = (size_t)par_cpus();
-    size_t nt = n / PREAD_PART;
-    if (nt > PREAD_THREADS)
-        nt = PREAD_THREADS;
-    if (nt > cpus)
-        nt = cpus;
-    if (nt < 2)
-        return -ENOTSUP;
-    pread_job job, *j = &job;
-    /* two pieces a thread at least, 64 KiB-aligned, so that none waits on a straggler long */
-    size_t piece = (n / (2 * nt) + 65535) / 65536 * 65536;
-    if (piece < (n + PREAD_PIECES - 1) / PREAD_PIECES)
-        piece = (n + PREAD_PIECES - 1) / PREAD_PIECES;
-    *j = (pread_job){.fd = fd, .buf = buf, .n = n, .piece = piece,
-                     .npieces = (n + piece - 1) / piece, .pos = pos};
-    atomic_init(&j->next, 0);
-    pread_job *items[PREAD_THREADS];
-    for (size_t i = 0; i < nt; i++)
-        items[i] = j;
-    par_run(pread_job_main, items, sizeof items[0], nt);
-    /* The data ends at the first short piece (a file that shrank mid-read). */
-    ssize_t total = 0;
-    for (size_t i = 0; i < j->npieces; i++) {
-        if (j->got[i] < 0) {
-            total = j->got[i];
-            break;
-        }
-        total += j->got[i];
-        if ((size_t)j->got[i] < pread_piece_len(j, i))
-            break;
-    }
-    return total;
-}
-
-/* Reads n bytes of a regular file at its current offset (in parallel when
- * worth it), then moves the offset past them; -ENOTSUP when the fd cannot
- * be read that way. */
-static ssize_t read_parallel(int fd, uint8_t *buf, size_t n)
-{
-    off_t pos = lseek(fd, 0, SEEK_CUR);
-    if (pos < 0)
-        return -ENOTSUP;
-    ssize_t total = pread_parallel(fd, buf, n, (uint64_t)pos);
-    if (total >= 0 && lseek(fd, pos + (off_t)total, SEEK_SET) < 0)
-        return -errno;
-    return total;
-}
-
-/* Reads n bytes at offset off of a regular file, on several threads when
- * n is large (see reader.h). */
-ssize_t io_pread(int fd, void *buf, size_t n, uint64_t off)
-{
-    ssize_t k = pread_parallel(fd, buf, n, off);
-    return k == -ENOTSUP ? pread_full(fd, buf, n, off) : k;
-}
-
-/* Plain path: hands out buffered input first, then reads straight into buf. */
-static ssize_t read_plain(io_reader *r, uint8_t *buf, size_t n)
-{
-    size_t got = 0;
-    if (r->in_avail) {
-        size_t k = n < r->in_avail ? n : r->in_avail;
-        memcpy(buf, r->in_next, k);
-        consume(r, k);
-        got = k;
-    }
-    if (got == n)
-        return (ssize_t)got;
-    if (!r->inbuf) {
-        size_t left = r->mem_len - r->mem_pos;
-        size_t k = n - got < left ? n - got : left;
-        memcpy(buf + got, r->mem + r->mem_pos, k);
-        r->mem_pos += k;
-        r->raw_offset += k;
-        return (ssize_t)(got + k);
-    }
-    if (r->in_eof)
-        return (ssize_t)got;
-    size_t want = source_room(r, n - got);
-    ssize_t k = r->file_size >= 0 ? read_parallel(r->fd, buf + got, want) : -ENOTSUP;
-    if (k == -ENOTSUP)
-        k = read_full(r->fd, buf + got, want);
-    if (k < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
-    r->raw_offset += (uint64_t)k;
-    if ((size_t)k < n - got) {
-        r->in_eof = 1;
-        int rc = check_not_shrunk(r);
-        if (rc < 0)
-            return rc;
-    }
-    return (ssize_t)(got + (size_t)k);
-}
-
-/* Little-endian 32-bit value at p. */
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Length of the gzip member header at p (n bytes there) when it is one
  * the parallel decoder takes: deflate, no reserved flags, no header CRC,
  * whole within the n bytes, and not a BGZF block (read in parallel by whole
@@ -523,27 +195,6 @@ static size_t plain_gzip_header(const uint8_t *p, size_t n)
         len = (size_t)(z - p) + 1;
     }
     return len < n ? len : 0;
-}
-
-/* Places the reader's input at compressed byte `coff` of the file or
- * memory, dropping what was buffered. */
-static int reposition(io_reader *r, uint64_t coff)
-{
-    if (!r->inbuf) {
-        r->in_next = r->mem + coff;
-        r->in_avail = 0;
-        r->in_eof = coff >= r->mem_len;
-        r->mem_pos = (size_t)coff;
-        r->raw_offset = coff;
-        return 0;
-    }
-    if (lseek(r->fd, (off_t)(r->src_off + coff), SEEK_SET) < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    r->in_next = r->inbuf;
-    r->in_avail = 0;
-    r->in_eof = 0;
-    r->raw_offset = coff;
-    return 0;
 }
 
 /* Where the parallel decoder's source offsets start in the reader's: a zip
@@ -570,7 +221,7 @@ static uint64_t member_at(const io_reader *r)
 static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
 {
     if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
-        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
     pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end, base + start);
     r->state = RD_PARALLEL;
@@ -586,8 +237,8 @@ static int check_trailer(io_reader *r, uint32_t crc, uint64_t len);
 static int stream_begin(io_reader *r, size_t hlen)
 {
     if (!r->sbuf && !(r->sbuf = malloc(INF_WINDOW + STREAM_ROOM)))
-        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-    consume(r, hlen);
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    source_consume(r, hlen);
     r->sfill = r->spos = INF_WINDOW;
     r->sbit = 0;
     r->sended = 0;
@@ -608,16 +259,17 @@ static int zlib_resume(io_reader *r, const uint8_t *window, size_t wlen, unsigne
 {
     if (inflateReset2(&r->zs, -15) != Z_OK ||
         (wlen && inflateSetDictionary(&r->zs, window, (uInt)wlen) != Z_OK))
-        return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+        return source_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
     if (bits) {
-        int rc = fill_input(r, 1);
+        int rc = source_fill(r, 1);
         if (rc < 0)
             return rc;
         if (r->in_avail == 0)
-            return set_error(r, IO_ERR_TRUNCATED, "%s at byte %llu: %s", member_kind(r),
-                             (unsigned long long)member_at(r), "unexpected end of compressed data");
+            return source_error(r, IO_ERR_TRUNCATED, "%s at byte %llu: %s", member_kind(r),
+                                (unsigned long long)member_at(r),
+                                "unexpected end of compressed data");
         inflatePrime(&r->zs, (int)(8 - bits), r->in_next[0] >> bits);
-        consume(r, 1);
+        source_consume(r, 1);
     }
     r->tail_crc = crc;
     r->tail_len = len;
@@ -654,7 +306,7 @@ static int stream_step(io_reader *r)
                      .out = r->sbuf + INF_WINDOW, .out_cap = STREAM_ROOM, .history = hist};
         int res = inf_decode_bytes(&j);
         if (j.blocks > 0) {
-            consume(r, (size_t)(j.bit / 8));
+            source_consume(r, (size_t)(j.bit / 8));
             r->sbit = (unsigned)(j.bit % 8);
             r->sfill = INF_WINDOW + j.out_len;
             r->tail_crc = crc_update(r->tail_crc, r->sbuf + INF_WINDOW, j.out_len);
@@ -663,7 +315,7 @@ static int stream_step(io_reader *r)
             return 0;
         }
         if (res == INF_NEED_INPUT && !r->in_eof && r->in_avail < IN_BLOCK) {
-            int rc = fill_input(r, r->in_avail + (IN_BLOCK - r->in_avail) / 2 + 1);
+            int rc = source_fill(r, r->in_avail + (IN_BLOCK - r->in_avail) / 2 + 1);
             if (rc < 0)
                 return rc;
             continue;
@@ -692,7 +344,7 @@ static ssize_t read_stream_member(io_reader *r, uint8_t *buf, size_t n)
         got += k;
         if (r->spos == r->sfill && r->sended) {
             if (r->sbit) {
-                consume(r, 1);
+                source_consume(r, 1);
                 r->sbit = 0;
             }
             int rc = check_trailer(r, r->tail_crc, r->tail_len);
@@ -704,19 +356,19 @@ static ssize_t read_stream_member(io_reader *r, uint8_t *buf, size_t n)
     return (ssize_t)got;
 }
 
+static int zip_deflate_end(io_reader *r);
+
 /* At the start of a member of a regular file or of memory, with its first
  * bytes buffered: hands it to the parallel decoder when it takes it and
  * enough follows. Returns 1 when it did, 0 when zlib inflates it, or an
  * error. */
-static int zip_deflate_end(io_reader *r);
-
 static int start_parallel(io_reader *r)
 {
     r->n_seq++;
     r->seq_why = "gzip inside a stored zip member";
     if (r->src_off) /* the decoder reads whole files, not a zip member's */
         return 0;
-    int rc = fill_input(r, 4096);
+    int rc = source_fill(r, 4096);
     if (rc < 0)
         return rc;
     size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
@@ -737,19 +389,19 @@ static int start_parallel(io_reader *r)
  * and length, with zlib's words, and moves past it. */
 static int check_trailer(io_reader *r, uint32_t crc, uint64_t len)
 {
-    int rc = fill_input(r, 8);
+    int rc = source_fill(r, 8);
     if (rc < 0)
         return rc;
     if (r->in_avail < 8)
-        return set_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
-                         (unsigned long long)r->member_off, "unexpected end of compressed data");
-    if (get_le32(r->in_next) != crc)
-        return set_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
-                         (unsigned long long)r->member_off, "incorrect data check");
-    if (get_le32(r->in_next + 4) != (uint32_t)len)
-        return set_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
-                         (unsigned long long)r->member_off, "incorrect length check");
-    consume(r, 8);
+        return source_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
+                            (unsigned long long)r->member_off, "unexpected end of compressed data");
+    if (source_le32(r->in_next) != crc)
+        return source_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
+                            (unsigned long long)r->member_off, "incorrect data check");
+    if (source_le32(r->in_next + 4) != (uint32_t)len)
+        return source_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
+                            (unsigned long long)r->member_off, "incorrect length check");
+    source_consume(r, 8);
     return 0;
 }
 
@@ -764,7 +416,7 @@ static int take_over_from_parallel(io_reader *r)
     const uint8_t *window;
     size_t wlen;
     pinf_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
-    int rc = reposition(r, bit / 8 - parallel_base(r));
+    int rc = source_reposition(r, bit / 8 - parallel_base(r));
     if (rc == 0)
         rc = zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len,
                          "the parallel decoder stopped at invalid, cut or oversized data: read "
@@ -784,7 +436,7 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
         return rc < 0 ? rc : 0;
     }
     if (k < 0)
-        return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     if (k > 0)
         r->raw_offset = pinf_input_pos(r->par) - parallel_base(r);
     /* The stream's end is checked in the read that hands out its last byte,
@@ -795,7 +447,7 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
     uint32_t crc;
     pinf_result(r->par, &end, &crc, &len);
     pinf_end(r->par);
-    int rc = reposition(r, end - parallel_base(r));
+    int rc = source_reposition(r, end - parallel_base(r));
     if (rc == 0 && r->zip_deflate) {
         r->tail_crc = crc;
         r->tail_len = len;
@@ -814,16 +466,16 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
  * garbage or the end of the input. */
 static int next_member(io_reader *r)
 {
-    int rc = fill_input(r, 2);
+    int rc = source_fill(r, 2);
     if (rc < 0)
         return rc;
     if (r->in_avail == 0) {
         r->state = RD_END;
         return 0;
     }
-    if (r->in_avail >= 2 && r->in_next[0] == 0x1f && r->in_next[1] == 0x8b) {
+    if (io_gzip_magic(r->in_next, r->in_avail)) {
         if (inflateReset2(&r->zs, 15 + 16) != Z_OK)
-            return set_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
+            return source_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
         r->raw_tail = 0;
         r->state = RD_MEMBER;
         r->member_off = r->raw_offset;
@@ -840,216 +492,15 @@ static int next_member(io_reader *r)
                 return 0;
             }
         }
-        consume(r, r->in_avail);
+        source_consume(r, r->in_avail);
         if (r->in_eof)
             break;
-        rc = fill_input(r, 1);
+        rc = source_fill(r, 1);
         if (rc < 0)
             return rc;
     }
     r->state = RD_END;
     return 0;
-}
-
-/* Total size of the BGZF block that starts at p (n bytes available), or 0
- * when p does not start one: a gzip header with FEXTRA alone whose extra
- * field is made of subfields exactly, one of them BC with its 2-byte BSIZE
- * (other subfields may stand beside it). */
-size_t io_bgzf_block_size(const uint8_t *p, size_t n)
-{
-    if (n < 12 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || p[3] != 4)
-        return 0;
-    size_t xend = 12 + (size_t)(p[10] | p[11] << 8), total = 0, i = 12;
-    if (n < xend)
-        return 0;
-    while (i + 4 <= xend) {
-        size_t slen = (size_t)(p[i + 2] | p[i + 3] << 8);
-        if (i + 4 + slen > xend)
-            return 0;
-        if (p[i] == 'B' && p[i + 1] == 'C' && slen == 2)
-            total = (size_t)(p[i + 4] | p[i + 5] << 8) + 1;
-        i += 4 + slen;
-    }
-    return i == xend && total >= xend + 2 + 8 ? total : 0;
-}
-
-/* Bytes of the gzip header of the BGZF block at p: where its deflate data
- * starts (io_bgzf_block_size(p) must be nonzero). */
-size_t io_bgzf_header_size(const uint8_t *p)
-{
-    return 12 + (size_t)(p[10] | p[11] << 8);
-}
-
-/* One BGZF block to inflate, and how it went. */
-typedef struct {
-    const uint8_t *in; /* raw deflate data */
-    size_t in_len;
-    uint8_t *out;      /* isize bytes */
-    uint32_t isize, crc;
-    int err;           /* 0, IO_ERR_CORRUPT or IO_ERR_CRC */
-} bgzf_job;
-
-/* One parallel batch of blocks: every thread takes the next block until
- * none is left. With dst set, the thread of item 0 first builds the next
- * input window there: the keep bytes at src (the window's unparsed tail),
- * then up to want bytes read at file offset off. */
-typedef struct {
-    bgzf_job *jobs;
-    size_t njobs;
-    atomic_size_t next; /* next block to take */
-    uint8_t *dst;
-    const uint8_t *src;
-    size_t keep, want;
-    int fd;
-    off_t off;
-    ssize_t got; /* bytes read, or -errno */
-} bgzf_batch;
-
-/* A thread's part in a batch: whether it builds the next window first. */
-typedef struct {
-    bgzf_batch *b;
-    int prefetch;
-} bgzf_share;
-
-/* Builds the batch's next input window (see bgzf_batch) with pread(2). */
-static void bgzf_prefetch(bgzf_batch *b)
-{
-    memcpy(b->dst, b->src, b->keep);
-    b->got = pread_full(b->fd, b->dst + b->keep, b->want, (uint64_t)b->off);
-}
-
-/* Thread body: inflates blocks of the batch and checks each block's
- * length and CRC-32. A block must decode to exactly its ISIZE and end in
- * its last byte, as zlib's raw inflate with Z_FINISH requires. */
-static void *bgzf_worker(void *arg)
-{
-    bgzf_share *sh = arg;
-    bgzf_batch *b = sh->b;
-    if (sh->prefetch)
-        bgzf_prefetch(b);
-    for (;;) {
-        size_t i = atomic_fetch_add(&b->next, 1);
-        if (i >= b->njobs)
-            break;
-        bgzf_job *j = &b->jobs[i];
-        inf_job d = {.in = j->in, .in_len = j->in_len, .stop_bit = UINT64_MAX,
-                     .out_limit = SIZE_MAX, .out = j->out, .out_cap = j->isize};
-        int r = inf_decode_bytes(&d);
-        if (r == INF_NEED_OUTPUT)
-            j->err = IO_ERR_CRC; /* more data than the ISIZE trailer says */
-        else if (r != INF_END || (d.bit + 7) / 8 != j->in_len)
-            j->err = IO_ERR_CORRUPT;
-        else if (d.out_len != j->isize)
-            j->err = IO_ERR_CRC; /* the ISIZE trailer disagrees */
-        else if (crc_update(0, j->out, j->isize) != j->crc)
-            j->err = IO_ERR_CRC;
-    }
-    return NULL;
-}
-
-/* Sets up the batch's read of the next window when the input is a regular
- * file with more to read: into inbuf2 (allocated here), starting with the
- * window's bytes from pos on. Returns whether it will be read. */
-static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_batch *b)
-{
-    if (!r->inbuf || r->file_size < 0 || r->in_eof)
-        return 0;
-    if (!r->inbuf2 && !(r->inbuf2 = malloc(IN_BLOCK)))
-        return 0;
-    off_t off = lseek(r->fd, 0, SEEK_CUR);
-    if (off < 0)
-        return 0;
-    b->dst = r->inbuf2;
-    b->src = r->in_next + pos;
-    b->keep = r->in_avail - pos;
-    b->want = IN_BLOCK - b->keep;
-    b->fd = r->fd;
-    b->off = off;
-    return 1;
-}
-
-/* After a batch whose blocks all inflated: makes the window it read the
- * current one (the fd's offset moves past those bytes). */
-static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_batch *b)
-{
-    uint8_t *t = r->inbuf;
-    r->inbuf = r->inbuf2;
-    r->inbuf2 = t;
-    r->raw_offset += pos;
-    r->in_next = r->inbuf;
-    r->in_avail = b->keep + (size_t)b->got;
-    if (lseek(r->fd, b->off + (off_t)b->got, SEEK_SET) < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    if ((size_t)b->got < b->want) {
-        r->in_eof = 1;
-        return check_not_shrunk(r);
-    }
-    return 0;
-}
-
-/* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
- * are in the input window and fit in buf in parallel, each straight to its
- * place in buf (the ISIZE trailers give the offsets). Returns the bytes
- * written, 0 when the next member is not a complete BGZF block that fits or
- * does not inflate as one (the caller then inflates it as a stream), or a
- * negative io_error. */
-static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
-{
-    int rc = fill_input(r, IN_BLOCK);
-    if (rc < 0)
-        return rc;
-    static _Thread_local bgzf_job jobs[BGZF_MAX_JOBS];
-    size_t njobs = 0, pos = 0, off = 0;
-    while (njobs < BGZF_MAX_JOBS) {
-        const uint8_t *p = r->in_next + pos;
-        size_t avail = r->in_avail - pos;
-        size_t total = io_bgzf_block_size(p, avail);
-        if (total == 0 || total > avail)
-            break;
-        uint32_t isize = get_le32(p + total - 4);
-        if (isize > n - off)
-            break;
-        size_t head = io_bgzf_header_size(p);
-        jobs[njobs++] = (bgzf_job){p + head, total - head - 8, buf + off, isize,
-                                   get_le32(p + total - 8), 0};
-        pos += total;
-        off += isize;
-    }
-    if (njobs < 2) /* one block is no faster in parallel */
-        return 0;
-    size_t nt = (size_t)par_cpus();
-    if (nt > njobs)
-        nt = njobs;
-    if (nt > PAR_MAX)
-        nt = PAR_MAX;
-    bgzf_batch batch = {.jobs = jobs, .njobs = njobs};
-    atomic_init(&batch.next, 0);
-    int prefetch = bgzf_plan_prefetch(r, pos, &batch);
-    bgzf_share shares[PAR_MAX];
-    for (size_t t = 0; t < nt; t++)
-        shares[t] = (bgzf_share){&batch, prefetch && t == 0};
-    par_run(bgzf_worker, shares, sizeof shares[0], nt);
-    /* The blocks before the first failing one are good and kept; that one
-     * goes through the sequential inflater instead, which reads it as
-     * `gzip -d` does (a wrong BGZF length field does not bound the member
-     * there), so the data, or the error and the bytes before it, never
-     * depend on how the input was cut into reads. The window read meanwhile
-     * is then dropped: the fd's offset never moved. */
-    for (size_t i = 0; i < njobs; i++) {
-        if (jobs[i].err) {
-            pos = i ? (size_t)(jobs[i - 1].in + jobs[i - 1].in_len + 8 - r->in_next) : 0;
-            off = (size_t)(jobs[i].out - buf);
-            prefetch = 0;
-            break;
-        }
-    }
-    r->n_bgzf += njobs;
-    if (prefetch && batch.got >= 0) {
-        int rc2 = bgzf_take_prefetch(r, pos, &batch);
-        return rc2 < 0 ? rc2 : (ssize_t)off;
-    }
-    consume(r, pos);
-    return (ssize_t)off;
 }
 
 /* One zlib inflate call into out (up to n bytes, *made of them written)
@@ -1059,7 +510,7 @@ static int zlib_step(io_reader *r, uint8_t *out, size_t n, size_t *made, int *zr
 {
     *made = 0;
     if (r->in_avail == 0) {
-        int rc = fill_input(r, 1);
+        int rc = source_fill(r, 1);
         if (rc < 0)
             return rc;
     }
@@ -1070,7 +521,7 @@ static int zlib_step(io_reader *r, uint8_t *out, size_t n, size_t *made, int *zr
     r->zs.next_out = out;
     r->zs.avail_out = (uInt)want;
     *zr = inflate(&r->zs, Z_NO_FLUSH);
-    consume(r, give - r->zs.avail_in);
+    source_consume(r, give - r->zs.avail_in);
     *made = want - r->zs.avail_out;
     return 0;
 }
@@ -1083,7 +534,7 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
         if (r->state == RD_END || (r->state == RD_BETWEEN && r->stop_at_member_end))
             break;
         if (r->state == RD_BETWEEN) {
-            ssize_t k = read_bgzf(r, buf + got, n - got);
+            ssize_t k = bgzf_read(r, buf + got, n - got);
             if (k < 0)
                 return k;
             if (k > 0) {
@@ -1127,29 +578,29 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
         case Z_BUF_ERROR:
             /* No progress possible: out of input. */
             if (r->in_avail == 0 && r->in_eof)
-                return set_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
-                                 (unsigned long long)r->member_off,
-                                 "unexpected end of compressed data");
+                return source_error(r, IO_ERR_TRUNCATED, "gzip member at byte %llu: %s",
+                                    (unsigned long long)r->member_off,
+                                    "unexpected end of compressed data");
             if (r->in_avail != 0)
-                return set_error(r, IO_ERR_CORRUPT, "gzip member at byte %llu: %s",
-                                 (unsigned long long)r->member_off, "inflate made no progress");
+                return source_error(r, IO_ERR_CORRUPT, "gzip member at byte %llu: %s",
+                                    (unsigned long long)r->member_off, "inflate made no progress");
             break;
         case Z_DATA_ERROR: {
             const char *m = r->zs.msg ? r->zs.msg : "invalid compressed data";
             if (!strcmp(m, "incorrect data check") || !strcmp(m, "incorrect length check"))
-                return set_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
-                                 (unsigned long long)r->member_off, m);
-            return set_error(r, IO_ERR_CORRUPT,
-                             "gzip member at byte %llu: invalid compressed data: %s",
-                             (unsigned long long)r->member_off, m);
+                return source_error(r, IO_ERR_CRC, "gzip member at byte %llu: %s",
+                                    (unsigned long long)r->member_off, m);
+            return source_error(r, IO_ERR_CORRUPT,
+                                "gzip member at byte %llu: invalid compressed data: %s",
+                                (unsigned long long)r->member_off, m);
         }
         case Z_MEM_ERROR:
-            return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+            return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
         default:
-            return set_error(r, IO_ERR_CORRUPT,
-                             "gzip member at byte %llu: invalid compressed data: %s",
-                             (unsigned long long)r->member_off,
-                             r->zs.msg ? r->zs.msg : "inflate failed");
+            return source_error(r, IO_ERR_CORRUPT,
+                                "gzip member at byte %llu: invalid compressed data: %s",
+                                (unsigned long long)r->member_off,
+                                r->zs.msg ? r->zs.msg : "inflate failed");
         }
     }
     return (ssize_t)got;
@@ -1165,16 +616,16 @@ static int zip_deflate_end(io_reader *r)
 {
     r->state = RD_END;
     if (r->tail_crc != r->zip.crc)
-        return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
-                         "incorrect data check");
+        return source_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                            "incorrect data check");
     if (r->tail_len != r->zip.size)
-        return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
-                         "incorrect length check");
+        return source_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                            "incorrect length check");
     if (r->raw_offset != r->zip.comp_size)
-        return set_error(r, IO_ERR_CORRUPT,
-                         "deflated data at byte %llu: the stream ends %llu bytes before the "
-                         "member's data",
-                         ZIP_AT(r), (unsigned long long)(r->zip.comp_size - r->raw_offset));
+        return source_error(r, IO_ERR_CORRUPT,
+                            "deflated data at byte %llu: the stream ends %llu bytes before the "
+                            "member's data",
+                            ZIP_AT(r), (unsigned long long)(r->zip.comp_size - r->raw_offset));
     return 0;
 }
 
@@ -1197,8 +648,8 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
         if (r->state == RD_PARALLEL)
             r->tail_len += (uint64_t)k;
         if (r->tail_len > r->zip.size)
-            return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
-                             "incorrect length check");
+            return source_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                                "incorrect length check");
         got += (size_t)k;
     }
     while (got < n && r->state == RD_ZIP_DEFLATE) {
@@ -1213,20 +664,20 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
             if ((rc = zip_deflate_end(r)) < 0)
                 return rc;
         } else if (r->tail_len > r->zip.size) {
-            return set_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
-                             "incorrect length check");
+            return source_error(r, IO_ERR_CRC, "deflated data at byte %llu: %s", ZIP_AT(r),
+                                "incorrect length check");
         } else if (zr == Z_BUF_ERROR && r->in_avail == 0 && r->in_eof) {
-            return set_error(r, IO_ERR_TRUNCATED, "deflated data at byte %llu: %s", ZIP_AT(r),
-                             "unexpected end of compressed data");
+            return source_error(r, IO_ERR_TRUNCATED, "deflated data at byte %llu: %s", ZIP_AT(r),
+                                "unexpected end of compressed data");
         } else if (zr == Z_BUF_ERROR && r->in_avail != 0) {
-            return set_error(r, IO_ERR_CORRUPT, "deflated data at byte %llu: %s", ZIP_AT(r),
-                             "inflate made no progress");
+            return source_error(r, IO_ERR_CORRUPT, "deflated data at byte %llu: %s", ZIP_AT(r),
+                                "inflate made no progress");
         } else if (zr == Z_MEM_ERROR) {
-            return set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+            return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            return set_error(r, IO_ERR_CORRUPT,
-                             "deflated data at byte %llu: invalid compressed data: %s", ZIP_AT(r),
-                             r->zs.msg ? r->zs.msg : "inflate failed");
+            return source_error(r, IO_ERR_CORRUPT,
+                                "deflated data at byte %llu: invalid compressed data: %s",
+                                ZIP_AT(r), r->zs.msg ? r->zs.msg : "inflate failed");
         }
     }
     return (ssize_t)got;
@@ -1322,7 +773,7 @@ int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
 static ssize_t read_some(io_reader *r, uint8_t *buf, size_t n)
 {
     if (r->state == RD_PLAIN)
-        return read_plain(r, buf, n);
+        return source_read_plain(r, buf, n);
     if (r->zip_deflate)
         return read_zip_deflate(r, buf, n);
     return read_gzip(r, buf, n);
@@ -1378,7 +829,7 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 {
     r->err = 0;
     r->errmsg[0] = 0;
-    int rc = reposition(r, file_off);
+    int rc = source_reposition(r, file_off);
     if (rc < 0)
         return rc;
     r->state = RD_BETWEEN;
@@ -1438,182 +889,18 @@ uint64_t io_reader_tell(const io_reader *r)
     return r->pos;
 }
 
-/* The message for a BGZF block at file_off of fd that does not inflate as
- * one: the sequential reader's, or, where that reads it (its deflate data
- * runs past or stops short of the block's BSIZE), that it is not whole. */
-int io_bgzf_member_error(int fd, uint64_t file_off, char *err, size_t errlen)
-{
-    int rc = fd >= 0 ? io_gzip_member_error(fd, file_off, UINT64_MAX, err, errlen) : 0;
-    if (rc == 0) {
-        io_put_msg(err, errlen,
-                   "gzip member at byte %llu: its deflate data does not end where its BGZF "
-                   "block does",
-                   (unsigned long long)file_off);
-        rc = IO_ERR_CORRUPT;
-    }
-    return rc;
-}
-
-/* Checks the whole BGZF blocks at the start of p (see reader.h). */
-int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
-                  char *err, size_t errlen)
-{
-    static _Thread_local bgzf_job jobs[BGZF_CHECK_JOBS];
-    uint8_t *scratch = NULL;
-    size_t pos = 0;
-    int rc = 0;
-    *used = 0;
-    while (rc == 0) {
-        size_t njobs = 0, start = pos;
-        for (size_t total; njobs < BGZF_CHECK_JOBS &&
-                           (total = io_bgzf_block_size(p + pos, len - pos)) && total <= len - pos;
-             pos += total) {
-            size_t head = io_bgzf_header_size(p + pos);
-            jobs[njobs++] = (bgzf_job){p + pos + head, total - head - 8, NULL,
-                                       get_le32(p + pos + total - 4), get_le32(p + pos + total - 8),
-                                       0};
-        }
-        if (njobs == 0)
-            break;
-        if (!scratch && !(scratch = malloc((size_t)BGZF_CHECK_JOBS * BGZF_MAX_ISIZE))) {
-            io_put_msg(err, errlen, "%s", "out of memory");
-            rc = IO_ERR_NOMEM;
-            break;
-        }
-        bgzf_batch batch = {.jobs = jobs, .njobs = njobs};
-        atomic_init(&batch.next, 0);
-        for (size_t i = 0; i < njobs; i++) {
-            jobs[i].out = scratch + i * BGZF_MAX_ISIZE;
-            if (jobs[i].isize > BGZF_MAX_ISIZE) /* no BGZF block holds more */
-                jobs[i] = (bgzf_job){jobs[i].in, jobs[i].in_len, NULL, 0, 0, IO_ERR_CORRUPT};
-        }
-        size_t nt = (size_t)par_cpus();
-        nt = nt > njobs ? njobs : nt > PAR_MAX ? PAR_MAX : nt;
-        bgzf_share shares[PAR_MAX];
-        for (size_t t = 0; t < nt; t++)
-            shares[t] = (bgzf_share){&batch, 0};
-        par_run(bgzf_worker, shares, sizeof shares[0], nt);
-        for (size_t i = 0, at = start; i < njobs && rc == 0; i++) {
-            if (jobs[i].err == IO_ERR_NOMEM) {
-                io_put_msg(err, errlen, "%s", "out of memory");
-                rc = IO_ERR_NOMEM;
-            } else if (jobs[i].err) {
-                rc = io_bgzf_member_error(fd, file_off + at, err, errlen);
-            } else {
-                at = (size_t)(jobs[i].in + jobs[i].in_len + 8 - p);
-                *used = at;
-            }
-        }
-    }
-    free(scratch);
-    return rc;
-}
-
-/* Checks the BGZF blocks in bytes [start, end) of fd, which must be whole
- * blocks end to end; 0, or a negative io_error and a reason. */
-static int bgzf_check_file(int fd, uint64_t start, uint64_t end, char *err, size_t errlen)
-{
-    uint8_t *buf = NULL;
-    int rc = 0;
-    while (rc == 0 && start < end) {
-        size_t want = end - start < BGZF_CHECK_WINDOW ? (size_t)(end - start) : BGZF_CHECK_WINDOW;
-        if (!buf && !(buf = malloc(BGZF_CHECK_WINDOW))) {
-            io_put_msg(err, errlen, "%s", "out of memory");
-            rc = IO_ERR_NOMEM;
-            break;
-        }
-        ssize_t k = pread_full(fd, buf, want, start);
-        size_t used = 0;
-        if (k < 0) {
-            io_put_msg(err, errlen, "%s", strerror((int)-k));
-            rc = IO_ERR_READ;
-        } else if ((rc = io_bgzf_check(fd, buf, (size_t)k, start, &used, err, errlen)) == 0 &&
-                   used == 0) {
-            io_put_msg(err, errlen, "gzip member at byte %llu: %s", (unsigned long long)start,
-                       (size_t)k < want ? "unexpected end of compressed data"
-                                        : "not a BGZF block");
-            rc = (size_t)k < want ? IO_ERR_TRUNCATED : IO_ERR_CORRUPT;
-        }
-        start += used;
-    }
-    free(buf);
-    return rc;
-}
-
-/* Walks the BGZF blocks in bytes [start, end) of fd by their headers alone,
- * up to the block whose data holds decoded byte `target` (UINT64_MAX: to the
- * end); *coff and *uoff get that block's file offset and decoded offset (or
- * the end's). Trailing bytes that are not gzip end the data, as they do for
- * a sequential read; a gzip member that is not a BGZF block is an error. */
-static int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff,
-                     uint64_t *uoff, uint64_t *digest, char *errbuf, size_t errlen)
-{
-    uint64_t c = start, u = 0;
-    static _Thread_local uint8_t h[BGZF_HEADER_MAX];
-    while (c < end) {
-        uint8_t t[8];
-        size_t want = end - c < BGZF_HEADER ? (size_t)(end - c) : BGZF_HEADER;
-        ssize_t k = pread_full(fd, h, want, c);
-        size_t head = k >= 12 ? io_bgzf_header_size(h) : 0;
-        if (k == BGZF_HEADER && head > BGZF_HEADER) /* an extra field beside BC */
-            k = pread_full(fd, h, end - c < head ? (size_t)(end - c) : head, c);
-        if (k < 0) {
-            io_put_msg(errbuf, errlen, "%s", strerror((int)-k));
-            return IO_ERR_READ;
-        }
-        size_t total = io_bgzf_block_size(h, (size_t)k);
-        if (total == 0) {
-            if (k >= 2 && h[0] == 0x1f && h[1] == 0x8b) {
-                io_put_msg(errbuf, errlen, "%s",
-                           "gzip data that is not blocked (BGZF) cannot be read from an offset: "
-                           "recompress it with `gpubatch` output or bgzip, or decompress it");
-                return IO_ERR_SEEK;
-            }
-            break;
-        }
-        if (total > end - c) {
-            io_put_msg(errbuf, errlen, "%s", "unexpected end of compressed data");
-            return IO_ERR_TRUNCATED;
-        }
-        k = pread_full(fd, t, sizeof t, c + total - 8);
-        if (k != (ssize_t)sizeof t) {
-            io_put_msg(errbuf, errlen, "%s", k < 0 ? strerror((int)-k) : "read error");
-            return IO_ERR_READ;
-        }
-        uint32_t isize = get_le32(t + 4);
-        for (size_t i = 0; digest && i < sizeof t; i++) /* FNV-1a over the trailers */
-            *digest = (*digest ^ t[i]) * 0x100000001b3ull;
-        if (target != UINT64_MAX && target < u + isize)
-            break;
-        c += total;
-        u += isize;
-    }
-    *coff = c;
-    *uoff = u;
-    return 0;
-}
-
-/* Decoded size of the BGZF blocks in [start, end) of fd. */
-int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
-                      size_t errlen)
-{
-    uint64_t coff;
-    io_put_msg(errbuf, errlen, "%s", "");
-    return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, NULL, errbuf, errlen);
-}
-
 /* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
 static int seekable(io_reader *r)
 {
     if (r->err)
         return r->err;
     if (!r->inbuf || r->file_size < 0)
-        return set_error(r, IO_ERR_SEEK, "%s",
-                         "only a regular file can be read from an offset (not stdin or a pipe)");
+        return source_error(r, IO_ERR_SEEK, "%s",
+                            "only a regular file can be read from an offset (not stdin or a pipe)");
     if (r->zip_deflate)
-        return set_error(r, IO_ERR_SEEK, "%s",
-                         "a deflated zip member cannot be read from an offset: write the archive "
-                         "with np.savez (stored members), not np.savez_compressed");
+        return source_error(r, IO_ERR_SEEK, "%s",
+                            "a deflated zip member cannot be read from an offset: write the "
+                            "archive with np.savez (stored members), not np.savez_compressed");
     return 0;
 }
 
@@ -1631,7 +918,7 @@ int io_reader_data_size(io_reader *r, uint64_t *size)
     uint64_t coff;
     rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, UINT64_MAX, &coff, size, NULL, why,
                    sizeof why);
-    return rc < 0 ? set_error(r, rc, "%s", why) : 0;
+    return rc < 0 ? source_error(r, rc, "%s", why) : 0;
 }
 
 /* A digest of a seekable input (see reader.h): FNV-1a 64 over its size and
@@ -1650,15 +937,15 @@ int io_reader_fingerprint(io_reader *r, uint64_t *digest)
         char why[256];
         rc = bgzf_walk(r->fd, 0, size, UINT64_MAX, &coff, &u, &d, why, sizeof why);
         if (rc < 0)
-            return set_error(r, rc, "%s", why);
+            return source_error(r, rc, "%s", why);
     } else {
         uint8_t piece[FINGERPRINT_PIECE];
         for (uint64_t i = 0; i < FINGERPRINT_SAMPLES && size; i++) {
             uint64_t at = size > sizeof piece ? (size - sizeof piece) / (FINGERPRINT_SAMPLES - 1) * i
                                               : 0;
-            ssize_t k = pread_full(r->fd, piece, sizeof piece, at);
+            ssize_t k = io_pread_full(r->fd, piece, sizeof piece, at);
             if (k < 0)
-                return set_error(r, IO_ERR_READ, "%s", strerror((int)-k));
+                return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
             for (ssize_t j = 0; j < k; j++)
                 d = (d ^ piece[j]) * 0x100000001b3ull;
         }
@@ -1679,11 +966,11 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
         rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, NULL, why,
                        sizeof why);
         if (rc < 0)
-            return set_error(r, rc, "%s", why);
+            return source_error(r, rc, "%s", why);
         r->state = RD_BETWEEN;
         r->garbage = 0;
     }
-    if ((rc = reposition(r, coff)) < 0)
+    if ((rc = source_reposition(r, coff)) < 0)
         return rc;
     r->left = UINT64_MAX;
     r->pos = uoff;
@@ -1714,66 +1001,8 @@ int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
         (rc = bgzf_walk(r->fd, c0, (uint64_t)r->file_size, to == UINT64_MAX ? to : to - u, &c1,
                         &u, NULL, why, sizeof why)) < 0 ||
         (rc = bgzf_check_file(r->fd, c0, c1, why, sizeof why)) < 0)
-        return set_error(r, rc, "%s", why);
+        return source_error(r, rc, "%s", why);
     return 0;
-}
-
-/* Passes over the whole BGZF blocks at the head of the input whose data
- * lies within the next n decoded bytes, by their headers, checking that
- * each inflates as one whole block (what the skip assumes; nothing else
- * reads them); returns the decoded bytes passed over or a negative
- * io_error. */
-static int64_t skip_bgzf_blocks(io_reader *r, uint64_t n)
-{
-    uint64_t skipped = 0;
-    for (;;) {
-        int rc = fill_input(r, IN_BLOCK);
-        if (rc < 0)
-            return rc;
-        size_t span = 0, total, used;
-        uint64_t data = 0;
-        for (; (total = io_bgzf_block_size(r->in_next + span, r->in_avail - span)) &&
-               total <= r->in_avail - span;
-             span += total) {
-            uint32_t isize = get_le32(r->in_next + span + total - 4);
-            if (isize > n - skipped - data)
-                break;
-            data += isize;
-        }
-        if (span == 0)
-            break;
-        char why[256];
-        rc = io_bgzf_check(r->inbuf ? r->fd : -1, r->in_next, span, r->raw_offset, &used, why,
-                           sizeof why);
-        if (rc < 0)
-            return set_error(r, rc, "%s", why);
-        consume(r, span);
-        skipped += data;
-    }
-    return (int64_t)skipped;
-}
-
-/* Plain regular file: drops buffered bytes, then moves the offset (never
- * past the end of the file); returns the bytes passed over or a negative
- * io_error. */
-static int64_t skip_plain_file(io_reader *r, uint64_t n)
-{
-    size_t k = n < r->in_avail ? (size_t)n : r->in_avail;
-    consume(r, k);
-    if (k == n || r->in_eof)
-        return (int64_t)k;
-    off_t pos = lseek(r->fd, 0, SEEK_CUR);
-    if (pos < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    int64_t end = (int64_t)r->src_off + r->file_size; /* past a zip member's range */
-    uint64_t left = end > pos ? (uint64_t)(end - pos) : 0;
-    uint64_t step = n - k < left ? n - k : left;
-    if (lseek(r->fd, pos + (off_t)step, SEEK_SET) < 0)
-        return set_error(r, IO_ERR_READ, "%s", strerror(errno));
-    r->raw_offset += step;
-    if (k + step < n)
-        r->in_eof = 1;
-    return (int64_t)(k + step);
 }
 
 /* Discards the next n decoded bytes (see reader.h). */
@@ -1787,13 +1016,13 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
     uint64_t done = 0;
     uint8_t *scratch = NULL;
     if (r->state == RD_PLAIN && r->inbuf && r->file_size >= 0) {
-        rc = skip_plain_file(r, n);
+        rc = source_skip_plain(r, n);
         done = rc > 0 ? (uint64_t)rc : 0;
         n = rc < 0 || r->in_eof ? done : n;
     }
     while (rc >= 0 && done < n) {
         if (r->state == RD_BETWEEN) {
-            rc = skip_bgzf_blocks(r, n - done);
+            rc = bgzf_skip(r, n - done);
             if (rc < 0)
                 break;
             done += (uint64_t)rc;
@@ -1801,7 +1030,7 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
                 break;
         }
         if (!scratch && !(scratch = malloc(SKIP_SCRATCH))) {
-            rc = set_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+            rc = source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
             break;
         }
         size_t want = n - done < SKIP_SCRATCH ? (size_t)(n - done) : SKIP_SCRATCH;

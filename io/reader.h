@@ -10,7 +10,10 @@
  *
  * Errors are sticky: after the first failure every call returns the same
  * negative code and io_reader_error() gives one line naming the problem
- * (not the file: the caller prefixes the name). */
+ * (not the file: the caller prefixes the name).
+ *
+ * What blocked gzip alone has (finding, checking and sizing BGZF blocks) is
+ * in bgzf.h; reads of a file at an offset are in pread.h. */
 #ifndef GPUBATCH_IO_READER_H
 #define GPUBATCH_IO_READER_H
 
@@ -151,29 +154,6 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length);
  * a negative io_error (sticky, with its reason in io_reader_error). */
 int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to);
 
-/* Checks the whole BGZF blocks at the start of p (len bytes, found at file
- * offset file_off of fd): each must inflate to exactly its BSIZE + 1 bytes,
- * to its ISIZE (at most 64 KiB) with its CRC-32, as a walk by the headers
- * assumes (a sequential read takes a member's deflate data where it ends,
- * whatever BSIZE says). Blocks are inflated on all cores. *used gets the
- * bytes of the whole blocks checked (stopping before bytes that are not a
- * whole block). 0, or a negative io_error with the reason (naming the
- * member's file offset; fd, when not -1, gives the sequential reader's
- * message for it). */
-int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
-                  char *err, size_t errlen);
-
-/* The message (and negative io_error) for the BGZF block at file offset
- * file_off of fd (-1: none to read) that does not inflate as one block: the
- * sequential reader's where it refuses the member too, else that its
- * deflate data does not end where the block does. */
-int io_bgzf_member_error(int fd, uint64_t file_off, char *err, size_t errlen);
-
-/* Decoded size of the BGZF blocks in bytes [start, end) of fd, from their
- * headers and ISIZE trailers; 0, or a negative io_error and a reason. */
-int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
-                      size_t errlen);
-
 /* Reads decoded bytes like io_reader_read, but only up to the end of the
  * gzip member being inflated: fewer than n bytes when it ends first, 0 at a
  * member boundary or for input that is not gzip. */
@@ -199,20 +179,6 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
  * its negative io_error with the reader's one-line message (naming
  * file_off) in err. */
 int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen);
-
-/* Total size of the BGZF block that starts at p (n bytes available, the
- * whole gzip header among them), or 0 when p does not start a BGZF block:
- * FEXTRA alone, an extra field made of subfields exactly, the BC subfield
- * among them. */
-size_t io_bgzf_block_size(const uint8_t *p, size_t n);
-
-/* Bytes of the gzip header of the BGZF block at p, where its deflate data
- * starts (12 + XLEN; 18 with the BC subfield alone). */
-size_t io_bgzf_header_size(const uint8_t *p);
-
-/* Reads n bytes at offset off of a regular file (on several threads when n
- * is large); the count (short only at the end of the file) or -errno. */
-ssize_t io_pread(int fd, void *buf, size_t n, uint64_t off);
 
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);

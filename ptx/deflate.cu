@@ -100,7 +100,7 @@ dfk_gather(const unsigned char *__restrict__ bodies, const unsigned *__restrict_
     unsigned body = sizes[b], total = DF_MEMBER_HEADER + body + DF_MEMBER_TRAILER;
     unsigned char *m = members + part[0];
     const unsigned char *src = bodies + (unsigned long long)b * DW_SLOT_PITCH;
-    const unsigned char header[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0};
+    const unsigned char header[16] = {BGZF_HEADER_BYTES};
     if (t < 16)
         m[t] = header[t];
     else if (t < 18)

@@ -37,6 +37,8 @@
 #ifndef GPUBATCH_PTX_DEFLATE_MATH_H
 #define GPUBATCH_PTX_DEFLATE_MATH_H
 
+#include "ptx/bgzf_format.h"
+
 #ifdef __CUDACC__
 #ifndef GB_HD
 #define GB_HD __host__ __device__ __forceinline__
@@ -914,8 +916,8 @@ GB_HD df_u32 df_compress(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int
     return df_flush(&bw);
 }
 
-#define DF_MEMBER_HEADER 18u /* gzip header with the 6-byte BC extra field */
-#define DF_MEMBER_TRAILER 8u /* CRC-32 and ISIZE */
+#define DF_MEMBER_HEADER BGZF_HEADER_LEN /* gzip header with the 6-byte BC extra field */
+#define DF_MEMBER_TRAILER BGZF_TRAILER_LEN /* CRC-32 and ISIZE */
 #define DF_MEMBER_BOUND(n) (DF_MEMBER_HEADER + DF_OUT_BOUND(n) + DF_MEMBER_TRAILER)
 
 /* Stores v little-endian in nbytes bytes. */
@@ -980,12 +982,12 @@ GB_HD void df_copy_out(df_u8 *DF_RESTRICT dst, const df_u8 *DF_RESTRICT src, df_
 GB_HD df_u32 df_bgzf_member(df_near *nr, df_far *fr, const df_u8 *in, df_u32 n, int level,
                             df_u32 crc, df_u8 *out)
 {
-    const df_u8 header[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0};
-    for (df_u32 i = 0; i < 16; i++)
+    const df_u8 header[BGZF_BSIZE_AT] = {BGZF_HEADER_BYTES};
+    for (df_u32 i = 0; i < BGZF_BSIZE_AT; i++)
         out[i] = header[i];
     df_u32 body = df_compress(nr, fr, in, n, level, out + DF_MEMBER_HEADER);
     df_u32 total = DF_MEMBER_HEADER + body + DF_MEMBER_TRAILER;
-    df_put_le(out + 16, total - 1, 2);
+    df_put_le(out + BGZF_BSIZE_AT, total - 1, 2);
     df_put_le(out + DF_MEMBER_HEADER + body, crc, 4);
     df_put_le(out + DF_MEMBER_HEADER + body + 4, n, 4);
     return total;

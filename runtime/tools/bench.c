@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "io/bgzf.h"
 #include "io/crc.h"
 #include "io/clock.h"
 #include "io/gzwrite.h"

@@ -1,0 +1,207 @@
+/* source.c - the reader's byte source (see source.h): the window of input
+ * bytes over a file descriptor or the caller's memory, its refills (a
+ * regular file on several threads, pread.h), the plain pass-through path,
+ * repositioning, and the check that a file did not shrink while read. */
+#include "source.h"
+
+#include "errtext.h"
+#include "pread.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
+#define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
+
+/* Records the first error of the handle (sticky) and returns the one in force. */
+int source_error(io_reader *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = io_sticky_error(&r->err, r->errmsg, sizeof r->errmsg, code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Reads up to n bytes from fd, retrying on EINTR and short reads until n
+ * bytes arrive or the end of the file; returns the count or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        size_t want = n - got < READ_STEP ? n - got : READ_STEP;
+        ssize_t k = read(fd, buf + got, want);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* At the end of a regular file: a file now shorter than when it was opened
+ * was cut while being read (the data that was there is lost, and what was
+ * read may end anywhere), which is an error rather than a short input.
+ * Returns 0 or the sticky error. */
+int source_check_shrunk(io_reader *r)
+{
+    struct stat st;
+    int64_t was = (int64_t)r->src_off + r->file_size; /* the file's size, past a zip member */
+    if (r->fd < 0 || r->file_size < 0 || fstat(r->fd, &st) < 0 || st.st_size >= was)
+        return 0;
+    return source_error(r, IO_ERR_READ, "the file shrank from %lld to %lld bytes while being read",
+                        (long long)was, (long long)st.st_size);
+}
+
+/* At most n: no more than the bytes of a zip member's range left after the
+ * file offset, which is past the consumed and the buffered input. */
+size_t source_room(const io_reader *r, size_t n)
+{
+    if (r->src_len == UINT64_MAX)
+        return n;
+    uint64_t at = r->raw_offset + r->in_avail;
+    uint64_t left = at < r->src_len ? r->src_len - at : 0;
+    return left < n ? (size_t)left : n;
+}
+
+/* Makes at least `need` unconsumed input bytes available (fewer only at the
+ * end of the input); returns 0 or a negative io_error. A regular file fills
+ * the window on several threads (blocked gzip mostly finds it filled: each
+ * parallel batch of bgzf_read reads the next window). */
+int source_fill(io_reader *r, size_t need)
+{
+    if (r->in_avail >= need || r->in_eof)
+        return 0;
+    if (!r->inbuf) {
+        /* Memory: widen the window up to MEM_WINDOW bytes from in_next. */
+        size_t start = (size_t)(r->in_next - r->mem);
+        size_t left = r->mem_len - start;
+        r->in_avail = left < MEM_WINDOW ? left : MEM_WINDOW;
+        r->mem_pos = start + r->in_avail;
+        if (r->mem_pos == r->mem_len)
+            r->in_eof = 1;
+        return 0;
+    }
+    if (r->in_avail && r->in_next != r->inbuf)
+        memmove(r->inbuf, r->in_next, r->in_avail);
+    r->in_next = r->inbuf;
+    while (r->in_avail < need && !r->in_eof) {
+        size_t room = source_room(r, IN_BLOCK - r->in_avail);
+        ssize_t k = r->file_size >= 0 ? io_pread_advance(r->fd, r->inbuf + r->in_avail, room)
+                                      : -ENOTSUP;
+        if (k == -ENOTSUP) {
+            k = read(r->fd, r->inbuf + r->in_avail, room);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                k = -errno;
+        }
+        if (k < 0)
+            return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
+        if (k == 0) {
+            r->in_eof = 1;
+            int rc = source_check_shrunk(r);
+            if (rc < 0)
+                return rc;
+        }
+        r->in_avail += (size_t)k;
+    }
+    return 0;
+}
+
+/* Drops n bytes of unconsumed input. */
+void source_consume(io_reader *r, size_t n)
+{
+    r->in_next += n;
+    r->in_avail -= n;
+    r->raw_offset += n;
+}
+
+/* Plain path: hands out buffered input first, then reads straight into buf. */
+ssize_t source_read_plain(io_reader *r, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    if (r->in_avail) {
+        size_t k = n < r->in_avail ? n : r->in_avail;
+        memcpy(buf, r->in_next, k);
+        source_consume(r, k);
+        got = k;
+    }
+    if (got == n)
+        return (ssize_t)got;
+    if (!r->inbuf) {
+        size_t left = r->mem_len - r->mem_pos;
+        size_t k = n - got < left ? n - got : left;
+        memcpy(buf + got, r->mem + r->mem_pos, k);
+        r->mem_pos += k;
+        r->raw_offset += k;
+        return (ssize_t)(got + k);
+    }
+    if (r->in_eof)
+        return (ssize_t)got;
+    size_t want = source_room(r, n - got);
+    ssize_t k = r->file_size >= 0 ? io_pread_advance(r->fd, buf + got, want) : -ENOTSUP;
+    if (k == -ENOTSUP)
+        k = read_full(r->fd, buf + got, want);
+    if (k < 0)
+        return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
+    r->raw_offset += (uint64_t)k;
+    if ((size_t)k < n - got) {
+        r->in_eof = 1;
+        int rc = source_check_shrunk(r);
+        if (rc < 0)
+            return rc;
+    }
+    return (ssize_t)(got + (size_t)k);
+}
+
+/* Places the reader's input at compressed byte `coff` of the file or
+ * memory, dropping what was buffered. */
+int source_reposition(io_reader *r, uint64_t coff)
+{
+    if (!r->inbuf) {
+        r->in_next = r->mem + coff;
+        r->in_avail = 0;
+        r->in_eof = coff >= r->mem_len;
+        r->mem_pos = (size_t)coff;
+        r->raw_offset = coff;
+        return 0;
+    }
+    if (lseek(r->fd, (off_t)(r->src_off + coff), SEEK_SET) < 0)
+        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->in_next = r->inbuf;
+    r->in_avail = 0;
+    r->in_eof = 0;
+    r->raw_offset = coff;
+    return 0;
+}
+
+/* Plain regular file: drops buffered bytes, then moves the offset (never
+ * past the end of the file); returns the bytes passed over or a negative
+ * io_error. */
+int64_t source_skip_plain(io_reader *r, uint64_t n)
+{
+    size_t k = n < r->in_avail ? (size_t)n : r->in_avail;
+    source_consume(r, k);
+    if (k == n || r->in_eof)
+        return (int64_t)k;
+    off_t pos = lseek(r->fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
+    int64_t end = (int64_t)r->src_off + r->file_size; /* past a zip member's range */
+    uint64_t left = end > pos ? (uint64_t)(end - pos) : 0;
+    uint64_t step = n - k < left ? n - k : left;
+    if (lseek(r->fd, pos + (off_t)step, SEEK_SET) < 0)
+        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->raw_offset += step;
+    if (k + step < n)
+        r->in_eof = 1;
+    return (int64_t)(k + step);
+}

@@ -1,0 +1,124 @@
+/* source.h - inside the reader (io/reader.c, io/bgzf.c, io/source.c): the
+ * reader's handle, and the functions of its byte source (source.c) that the
+ * gzip path (reader.c) and the BGZF path (bgzf.c) both use, so that neither
+ * of those calls into the other for its input.
+ *
+ * The byte source is a window of input bytes (in_next, in_avail): read from
+ * a file descriptor into inbuf (IN_BLOCK bytes, on several threads for a
+ * regular file), or laid onto the caller's memory, and bounded by a zip
+ * member's range of the file when there is one (src_off, src_len). Its
+ * functions keep raw_offset (input bytes consumed) and record failures in
+ * the handle's sticky error. Not for use outside these three files. */
+#ifndef GPUBATCH_IO_SOURCE_H
+#define GPUBATCH_IO_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+#include "pinflate.h"
+#include "reader.h"
+
+#define IN_BLOCK (16u << 20)  /* compressed bytes read from the fd at a time */
+
+/* Where the reader is in its input, which decides how the next read decodes. */
+enum rd_state {
+    RD_PLAIN,   /* pass-through */
+    RD_MEMBER,  /* inside a gzip member, inflated by zlib */
+    RD_PARALLEL, /* inside a gzip member, inflated by the parallel decoder */
+    RD_STREAM,  /* inside a gzip member of a pipe, inflated in order by the host's decoder */
+    RD_BETWEEN, /* a member just ended; look at what follows */
+    RD_END,     /* no more data */
+    RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
+};
+
+/* The reader's handle: the byte source (fd, memory, the input window, a zip
+ * member's range), the state of the gzip and zip paths, counts for -v,
+ * and the sticky error. */
+struct io_reader {
+    int fd;          /* -1 for memory */
+    int close_fd;    /* we opened it */
+    const uint8_t *mem;
+    size_t mem_len;
+    size_t mem_pos;  /* memory bytes handed out (plain) or moved into the window */
+    uint8_t *inbuf;  /* IN_BLOCK bytes for fd input; NULL for memory */
+    uint8_t *inbuf2; /* the next window, read during a blocked-gzip batch */
+    const uint8_t *in_next; /* unconsumed input */
+    size_t in_avail;
+    int in_eof;      /* the fd (or memory) has no more bytes */
+    int gzip;
+    int zinit;
+    int garbage;
+    enum rd_state state;
+    z_stream zs;
+    uint64_t raw_offset;
+    uint64_t member_off; /* where the member being inflated starts (for messages) */
+    pinf *par;           /* the parallel decoder, started by the first member it takes */
+    uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
+    uint64_t n_stream;   /* members of a pipe read in order by the host's decoder */
+    uint8_t *sbuf;       /* RD_STREAM: the window, then the decoded bytes of the last step */
+    size_t sfill, spos;  /* the end of those bytes in sbuf, and the next one to hand out */
+    unsigned sbit;       /* bits of in_next[0] already decoded */
+    int sended;          /* the final block is decoded */
+    const char *seq_why; /* why the last sequential member was not read in parallel */
+    int raw_tail;        /* zlib inflates raw deflate, taken over from the host's decoder */
+    /* CRC-32 and length of the member's data so far, where this reader
+     * checks them rather than zlib: raw_tail, RD_STREAM, a deflated zip member */
+    uint32_t tail_crc;
+    uint64_t tail_len;
+    int stop_at_member_end; /* read_gzip returns at the end of the member */
+    uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
+    uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
+    int64_t file_size;
+    int has_id;
+    uint64_t dev, ino;
+    /* A zip member (io_reader_open_zip_member) is the byte source: its
+     * range of the file, read as a file of its own, and for a deflated one
+     * the CRC-32 and length its end is checked against. */
+    uint64_t src_off;  /* file offset of the source's first byte (0: a whole file) */
+    uint64_t src_len;  /* bytes of the source, or UINT64_MAX: to the end of the file */
+    int zip_deflate;   /* a deflated member: inflated in order, never positioned */
+    io_zip_member zip;
+    int err;
+    char errmsg[256];
+};
+
+/* Records the first error of the handle (sticky) and returns the one in force. */
+int source_error(io_reader *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* At the end of a regular file: a file now shorter than when it was opened
+ * is an error (IO_ERR_READ, sticky), not a short input. 0 or the error. */
+int source_check_shrunk(io_reader *r);
+
+/* At most n: no more than the bytes of a zip member's range left after the
+ * input buffered so far. */
+size_t source_room(const io_reader *r, size_t n);
+
+/* Makes at least `need` unconsumed input bytes available (fewer only at the
+ * end of the input); returns 0 or a negative io_error. */
+int source_fill(io_reader *r, size_t need);
+
+/* Drops n bytes of unconsumed input. */
+void source_consume(io_reader *r, size_t n);
+
+/* Plain path: hands out up to n bytes of the source as they are; the count
+ * (short only at the end) or a negative io_error. */
+ssize_t source_read_plain(io_reader *r, uint8_t *buf, size_t n);
+
+/* Places the input at compressed byte `coff` of the source, dropping what
+ * was buffered; 0 or a negative io_error. */
+int source_reposition(io_reader *r, uint64_t coff);
+
+/* Passes over up to n bytes of a plain regular file without reading them;
+ * the bytes passed over or a negative io_error. */
+int64_t source_skip_plain(io_reader *r, uint64_t n);
+
+/* Little-endian 32-bit value at p (the fields of gzip trailers). */
+static inline uint32_t source_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#endif
