@@ -450,11 +450,12 @@ int cmd_quadratic(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             plane_bufs[k][i] = (char *)bufs[i] + k * max_rows * sz;
     }
-    /* cuda: the slots' roots buffers too, their pages touched while the
-     * devices start (each slot pins its own when its first chunk comes) */
-    for (int i = 0; be.kind == BACKEND_CUDA && i < nslots; i++) {
+    /* where the devices may take chunks, the slots' roots buffers too, their
+     * pages touched while the devices start (each slot of a device's engine
+     * pins its own when its first chunk comes) */
+    for (int i = 0; backend_may_use_gpu(&be) && i < nslots; i++) {
         if (!(results[i] = backend_host_unpinned(
-                  &be, engine_result_bytes(&be, &qd_engine_ops, &job, spec.capacity)))) {
+                  &be, engine_result_bytes(1, &qd_engine_ops, &job, spec.capacity)))) {
             msg_error("%s", be.err);
             goto out_free_buffers;
         }
@@ -537,8 +538,10 @@ out_free_buffers:
     for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
     sched_close(h);
+    /* the roots buffers were pinned, if at all, on the devices' backend */
+    backend *pinned_on = backend_gpu(&be) ? backend_gpu(&be) : &be;
     for (int i = 0; i < BACKEND_MAX_SLOTS; i++)
-        backend_host_free(&be, results[i]);
+        backend_host_free(pinned_on, results[i]);
     cli_close_backend(&be);
 out_close_readers:
     for (int k = 0; k < 3; k++)

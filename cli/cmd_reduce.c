@@ -47,6 +47,11 @@ typedef struct {
     int force;
 } reduce_opts;
 
+/* One core's nanoseconds per file byte, measured on 16-core GPU nodes:
+ * .npy from the page cache, blocked gzip of float32. */
+#define REDUCE_CPU_NS_PLAIN 1.6
+#define REDUCE_CPU_NS_GZIP 10.0
+
 /* Shared state for all files of one invocation, and the file in progress. */
 typedef struct {
     backend be;
@@ -216,6 +221,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     uint64_t bytes = 0;
     ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
+    sched_cpu_cost(ctx->h, io_reader_compressed(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN);
     progress_begin(name, io_reader_file_size(r));
     sched_input input = {.rings = &pl, .nrings = 1};
     int failed = stream_run(ctx->h, &input, &bytes, name);
@@ -341,12 +347,10 @@ int cmd_reduce(int argc, char **argv)
     cli_narrow_devices(&o.common); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    /* one core's nanoseconds per file byte, measured on 16-core GPU nodes:
-     * .npy from the page cache, blocked gzip of float32 */
     static char *const stdin_only[] = {"-"};
     int nfiles = argc - optind;
     double cpu_s = cli_cpu_seconds(&o.common, nfiles ? argv + optind : stdin_only,
-                                   nfiles ? nfiles : 1, 1.6, 10.0);
+                                   nfiles ? nfiles : 1, REDUCE_CPU_NS_PLAIN, REDUCE_CPU_NS_GZIP);
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
     int status = cli_open_backend(&o.common, &ctx.be, cpu_s);
     if (status == 0) {

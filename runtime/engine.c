@@ -53,11 +53,10 @@ static void engine_planes(const engine_ops *ops, const void *op, int *in, int *o
 }
 
 /* Bytes of a slot's host result buffer (see engine.h). */
-size_t engine_result_bytes(const backend *be, const engine_ops *ops, const void *op,
-                           size_t capacity)
+size_t engine_result_bytes(int cuda, const engine_ops *ops, const void *op, size_t capacity)
 {
     size_t bytes = ops->out_bytes(op, capacity);
-    return be->kind == BACKEND_CUDA && ops->deflate ? gzc_host_bytes(bytes) : bytes;
+    return cuda && ops->deflate ? gzc_host_bytes(bytes) : bytes;
 }
 
 /* Result bytes of a chunk of `bytes` input bytes. */
@@ -112,7 +111,7 @@ static int engine_slot_open(engine *e, engine_slot *s)
         if ((rc = gpu_mem_alloc(g, &s->dout, e->out_bytes, ops->out_what)) < 0)
             return engine_gpu_error(e, g, rc);
     }
-    size_t hbytes = engine_result_bytes(be, ops, e->op, e->capacity);
+    size_t hbytes = engine_result_bytes(be->kind == BACKEND_CUDA, ops, e->op, e->capacity);
     void *given = e->results && be->kind == BACKEND_CUDA ? e->results[s - e->slots] : NULL;
     if (given) /* the caller's, pinned now */
         s->host_out = backend_host_pin(be, given, hbytes) == 0 ? given : NULL;

@@ -104,11 +104,10 @@ int engine_open(engine **out, struct backend *be, const engine_ops *ops, void *o
 /* Frees every slot; accepts NULL. Every slot must be idle. */
 void engine_close(engine *e);
 
-/* Bytes of one slot's host result buffer on be for chunks of capacity
- * input bytes (with CUDA, room for them compressed too where the operation
- * deflates). */
-size_t engine_result_bytes(const struct backend *be, const engine_ops *ops, const void *op,
-                           size_t capacity);
+/* Bytes of one slot's host result buffer for chunks of capacity input
+ * bytes, on a CUDA device (cuda: room for them compressed too where the
+ * operation deflates) or the CPU. */
+size_t engine_result_bytes(int cuda, const engine_ops *ops, const void *op, size_t capacity);
 
 /* Starts a chunk of `bytes` data bytes at stream offset `offset` on a slot,
  * its results at output stream position out_at (where they are compressed

@@ -161,6 +161,13 @@ static void sched_poll_devices(sched *h)
     }
 }
 
+/* The CPU goes on without the devices (auto): on every core. */
+static void sched_cpu_alone(sched *h)
+{
+    h->gpu_off = 1;
+    h->cpu_be.threads = h->be->threads;
+}
+
 /* Whether the devices take work now. */
 static int sched_gpu_ready(const sched *h)
 {
@@ -189,13 +196,13 @@ static void sched_poll(sched *h)
         if (why) {
             if (h->hooks.fallback)
                 h->hooks.fallback(h->be, why);
-            h->gpu_off = 1;
+            sched_cpu_alone(h);
         }
         return;
     }
     if (sched_engine_open(h, g, &h->gpu) < 0) {
         sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", g->err);
-        h->gpu_off = 1;
+        sched_cpu_alone(h);
         return;
     }
     double part[3], ms = backend_gpu_start_ms(h->be, part);
@@ -243,6 +250,9 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
     if (be->start) {
         h->cpu_be = *be;
         h->cpu_be.start = NULL;
+        /* while the devices start, the CPU lane leaves them half the cores: a start beside
+           sixteen busy threads took up to 1.8x as long (BENCHMARKS.md) */
+        h->cpu_be.threads = be->threads > 1 ? be->threads / 2 : 1;
     }
     if (per_device) {
         sched_poll_devices(h);
@@ -261,6 +271,12 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
     }
     *out = h;
     return 0;
+}
+
+/* Sets the CPU's cost per data byte (see sched.h). */
+void sched_cpu_cost(sched *h, double ns_per_byte)
+{
+    h->spec.cpu_ns = ns_per_byte;
 }
 
 /* Turns on device deflate of the results (see sched.h). */
@@ -301,6 +317,12 @@ static int sched_next_device(sched *h)
     return 0;
 }
 
+/* The threads of the CPU lane now. */
+static int sched_cpu_threads(const sched *h)
+{
+    return h->be->start ? h->cpu_be.threads : h->be->threads;
+}
+
 /* Decodes a compressed chunk for the CPU into h->span; gives up
  * (PL_DECODE_STOPPED) once *stop is set, if stop is not NULL. */
 static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, const void **data)
@@ -310,7 +332,7 @@ static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, con
         snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory", bytes);
         return GPU_ERR_OUT_OF_MEMORY;
     }
-    return pl_gz_decode(c, h->span, h->be->threads, stop, data, h->err, sizeof h->err);
+    return pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
 }
 
 /* Keeps the engine's message of a failed call. */
@@ -323,7 +345,8 @@ static int sched_failed(sched *h, const engine *e, int rc)
 /* The estimated CPU seconds of a chunk of `bytes` data bytes. */
 static double sched_cpu_share(const sched *h, size_t bytes)
 {
-    return (double)bytes * h->spec.cpu_ns / (h->be->threads > 0 ? h->be->threads : 1) / 1e9;
+    int threads = sched_cpu_threads(h);
+    return (double)bytes * h->spec.cpu_ns / (threads > 0 ? threads : 1) / 1e9;
 }
 
 /* Whether the CPU's chunks and one more of `bytes` would exceed the CPU's
@@ -360,6 +383,7 @@ static void sched_cap_cpu(sched *h, size_t bytes)
             return;
         if (io_seconds() - h->opened > 3 * h->spec.start_seconds) {
             h->uncapped = 1;
+            h->cpu_be.threads = h->be->threads;
             return;
         }
         nanosleep(&tick, NULL);
@@ -630,6 +654,7 @@ backend *sched_whole_backend(sched *h, uint64_t bytes)
         return engine_backend(h->gpu);
     if (h->gpu_be)
         return h->gpu_be;
+    h->cpu_be.threads = h->be->threads; /* the CPU does it all */
     return h->be->start ? &h->cpu_be : h->be;
 }
 

@@ -79,6 +79,10 @@ typedef struct sched sched;
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
                char *err, size_t errlen);
 
+/* Sets the CPU's estimated cost from the next chunk on (sched_run_spec.cpu_ns),
+ * for a run whose inputs differ. */
+void sched_cpu_cost(sched *h, double ns_per_byte);
+
 /* Compresses results on the devices from the next chunk on (engine_compress)
  * as blocked gzip at level, the first result byte at output stream position
  * offset; engines opened later follow. 0, or a negative code (sched_error). */
