@@ -62,6 +62,7 @@ typedef struct {
     size_t chunk;
     int compressed;    /* the file's chunks go to the GPU compressed (stream_device_inflate) */
     rd_job job;        /* the file's reduction, as the engines run it */
+    stream_device dev; /* device inflate of plain gzip members */
 } reduce_ctx;
 
 /* Prints the help text. */
@@ -78,6 +79,7 @@ static void reduce_ctx_release(reduce_ctx *ctx)
         backend_host_free(&ctx->be, ctx->bufs[i]);
     free(ctx->bufs);
     ctx->bufs = NULL;
+    stream_device_release(&ctx->dev, &ctx->be);
     sched_close(ctx->h);
     ctx->h = NULL;
     ctx->chunk = 0;
@@ -209,9 +211,28 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     ctx->compressed = stream_device_inflate(&ctx->be, r, fi.swap, chunk);
     if (reduce_ctx_reserve(ctx, chunk))
         goto out_close_reader;
-    if (stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk,
-                    o->shard.count ? NULL : fi.prefix, o->shard.count ? 0 : fi.prefix_len,
-                    limit, fi.swap) < 0) {
+    ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
+                        .st = &st};
+    /* a gzip member the devices can inflate: its data run on the device first */
+    uint64_t on_device = 0;
+    unsigned char tail[16];
+    size_t tail_len = 0;
+    int ran = 0; /* the device read the start of the data, the reader goes on after it */
+    int device_first = !o->shard.count && stream_device_member(&ctx->be, r, &fi);
+    if (device_first)
+        stream_device_prepare(&ctx->dev, &ctx->be);
+    if (device_first && (reduce_ctx_engines(ctx) ||
+                         stream_on_device(ctx->h, &ctx->be, &ctx->dev, r, &fi, limit,
+                                          dt_size(fi.dtype), &ran, &on_device, tail, &tail_len,
+                                          name)))
+        goto out_close_reader;
+    int opened = ran
+                     ? pl_open_at(&pl, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk, tail,
+                                  tail_len, on_device, limit, fi.swap)
+                     : stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nbufs, ctx->nslots,
+                                   ctx->chunk, o->shard.count ? NULL : fi.prefix,
+                                   o->shard.count ? 0 : fi.prefix_len, limit, fi.swap);
+    if (opened < 0) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_close_reader;
     }
@@ -219,12 +240,11 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     if (reduce_ctx_engines(ctx))
         goto out_close_pipeline;
     uint64_t bytes = 0;
-    ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
-                        .st = &st};
     sched_cpu_cost(ctx->h, io_reader_compressed(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN);
     progress_begin(name, io_reader_file_size(r));
     sched_input input = {.rings = &pl, .nrings = 1};
     int failed = stream_run(ctx->h, &input, &bytes, name);
+    bytes += on_device;
     progress_end();
     stream_report_input(r, name);
     if (failed)

@@ -7,13 +7,18 @@
 #include "msg.h"
 #include "io/clock.h"
 
+/* Whether the environment keeps gzip on the host (GPUBATCH_HOST_INFLATE=1). */
+static int stream_host_inflate(void)
+{
+    const char *host = getenv("GPUBATCH_HOST_INFLATE");
+    return host && !strcmp(host, "1");
+}
+
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
 int stream_device_inflate(backend *be, const io_reader *r, size_t swap, size_t chunk_bytes)
 {
-    const char *host = getenv("GPUBATCH_HOST_INFLATE");
     return !swap && backend_may_use_gpu(be) && io_reader_compressed(r) &&
-           io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK &&
-           !(host && !strcmp(host, "1"));
+           io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK && !stream_host_inflate();
 }
 
 /* --chunk, or device inflate's default (see stream.h). */
@@ -99,6 +104,97 @@ int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *
         msg_error("%s: %s", name, sched_error(h));
     sched_report(h, name);
     return rc != 0;
+}
+
+/* Whether the device is expected to end a member of `bytes` compressed
+ * bytes sooner than the host's threads: the host starts at once, at
+ * STREAM_HOST_GBPS a thread; the device after its start, at
+ * STREAM_DEVICE_GBPS (decoded bytes, about as many as compressed ones for
+ * the arrays measured: BENCHMARKS.md). */
+static int stream_device_pays(const backend *be, uint64_t bytes)
+{
+    double host = (be->threads > 0 ? be->threads : 1) * STREAM_HOST_GBPS * 1e9;
+    double device = STREAM_DEVICE_GBPS * 1e9;
+    return CLI_GPU_START_SECONDS + bytes / device < bytes / host;
+}
+
+/* Whether input r may be inflated on a device (see stream.h). */
+int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
+{
+    int fd;
+    uint64_t data_off, file_size;
+    const char *host = getenv("GPUBATCH_HOST_INFLATE");
+    if (stream_host_inflate() || fi->swap || !backend_may_use_gpu(be) ||
+        !io_reader_stream_member(r, &fd, &data_off, &file_size))
+        return 0;
+    return (host && !strcmp(host, "0")) || stream_device_pays(be, file_size - data_off);
+}
+
+/* Runs the start of a gzip member on a device (see stream.h). */
+int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
+                     const frame_info *fi, uint64_t limit, size_t grain, int *ran,
+                     uint64_t *done, void *tail, size_t *tail_len, const char *name)
+{
+    int fd;
+    uint64_t data_off, file_size;
+    gpu *g;
+    *ran = 0;
+    *done = 0;
+    *tail_len = 0;
+    if (!stream_device_member(be, r, fi) || !(g = sched_stream_gpu(h)))
+        return 0;
+    io_reader_stream_member(r, &fd, &data_off, &file_size);
+    if (!dev->z && gzstream_open(&dev->z, g, STREAM_DEVICE_KEEP, dev->staging,
+                                 dev->staging ? gzstream_staging_bytes() : 0) < 0) {
+        msg_info("%s: the GPU cannot inflate the gzip member (%s): the host does", name,
+                 gpu_error_text(g));
+        return 0;
+    }
+    gzstream *z = dev->z;
+    gzstream_begin(z, fd, data_off, file_size);
+    *ran = 1;
+    sched_stream in = {.z = z, .skip = fi->data_offset, .limit = limit, .grain = grain,
+                       .tail = tail};
+    int rc = sched_run_stream(h, &in);
+    if (rc < 0)
+        msg_error("%s: %s", name, sched_error(h));
+    unsigned long long batches, rounds;
+    gzstream_counts(z, &batches, &rounds);
+    msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds", name,
+             (unsigned long long)in.data, batches, rounds);
+    const gzstream_point *pt = gzstream_where(z);
+    if (rc == 0) { /* the host reads on where the device stopped */
+        int ic = io_reader_continue_member(
+            r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc,
+            pt->len, pt->len,
+            "the GPU stopped at invalid, cut or unusual data: read on in order from there");
+        if (ic == 0 && in.skip && io_reader_skip(r, in.skip) != (int64_t)in.skip)
+            ic = -1;
+        if (ic < 0) {
+            msg_error("%s: %s", name, io_reader_error(r));
+            rc = 1;
+        }
+    }
+    *done = in.data;
+    *tail_len = in.tail_len;
+    return rc != 0;
+}
+
+/* Makes the staging buffer while the devices start (see stream.h). */
+void stream_device_prepare(stream_device *dev, backend *be)
+{
+    if (!dev->staging)
+        dev->staging = backend_host_alloc(be, gzstream_staging_bytes());
+}
+
+/* Frees what stream_on_device made (see stream.h). */
+void stream_device_release(stream_device *dev, backend *be)
+{
+    if (!be->leaving) /* else the driver frees it at exit */
+        gzstream_close(dev->z);
+    backend_host_free(be, dev->staging);
+    dev->z = NULL;
+    dev->staging = NULL;
 }
 
 /* -v: how the input's gzip members were inflated. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/frame.h"
 #include "io/pipeline.h"
 #include "options.h"
 #include "output.h"
@@ -59,6 +60,50 @@ int stream_write(void *ctx, engine *e, int slot, const void *out, size_t bytes);
  * printed with name; then -v's reports. *bytes_in gets the data bytes seen.
  * 0 or 1. */
 int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *name);
+
+/* Decoded GB/s of one host thread, and of a device, inflating one deflate
+ * stream end to end (measured on an H100 node: BENCHMARKS.md). */
+#define STREAM_HOST_GBPS 0.15
+#define STREAM_DEVICE_GBPS 4.0
+
+/* Whether input r (after frame_open gave fi) has its data inflated on a
+ * device by stream_on_device: a plain gzip member of a regular file, where
+ * a GPU may take chunks (cuda, or auto's start), little-endian data, where the device's start and speed beat the
+ * host's threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0:
+ * always). */
+int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
+
+/* What the device inflate of gzip members keeps from one input to the next:
+ * the device's buffers, and the pinned staging buffer made while the
+ * devices start. Zero it before use. */
+typedef struct {
+    gzstream *z;
+    void *staging;
+} stream_device;
+
+/* The most bytes of a partial element, row or matrix stream_on_device
+ * carries from one batch to the next. */
+#define STREAM_DEVICE_KEEP 64
+
+/* Makes dev's staging buffer on be (pinned by the devices' start), once,
+ * for an input stream_device_member() accepts; without it (no memory)
+ * gzstream makes its own later. */
+void stream_device_prepare(stream_device *dev, backend *be);
+
+/* Frees dev's buffers (the device's left to the exit after backend_leave). */
+void stream_device_release(stream_device *dev, backend *be);
+
+/* Where input r (after frame_open gave fi) is a plain gzip member of a
+ * regular file and the devices take chunks (cuda), runs its data up to
+ * `limit` bytes on h's device with dev's buffers (made on first use), inflated there (sched_run_stream) in chunks
+ * of whole `grain` bytes, then leaves r reading on where the device
+ * stopped. *ran says whether it did (0: no device to be had; r is as it
+ * was), *done gets the data bytes run, and tail (grain bytes of room) the
+ * *tail_len decoded bytes after them that r's reading goes on after. 0, or 1 after
+ * printing an error prefixed with name. */
+int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
+                     const frame_info *fi, uint64_t limit, size_t grain, int *ran,
+                     uint64_t *done, void *tail, size_t *tail_len, const char *name);
 
 /* -v: how the input's gzip members were inflated (io_reader_describe). */
 void stream_report_input(const io_reader *r, const char *name);

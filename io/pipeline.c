@@ -67,6 +67,7 @@ struct pl_ring {
     size_t max_members;   /* member table entries per buffer */
     if_member *tab_copy;  /* per slot, max_members each: the table once the buffer is given back */
     uint64_t data_base;   /* reader position (io_reader_tell) of data byte 0 */
+    uint64_t first;       /* data offset of the first byte read (pl_open_at) */
     int fd;               /* the file, in GZ_MEMBERS */
     uint64_t next_file;   /* file offset of the first member not wholly used yet */
     uint64_t next_data;   /* its decoded position (data bytes) */
@@ -351,7 +352,7 @@ static int pl_find_buffer(const pl_ring *p, int slot)
 static void *pl_reader_main(void *arg)
 {
     pl_ring *p = arg;
-    uint64_t offset = 0, err_at = UINT64_MAX; /* the data byte where err arose */
+    uint64_t offset = p->first, err_at = UINT64_MAX; /* the data byte where err arose */
     int err = 0;
     for (;;) {
         pthread_mutex_lock(&p->mu);
@@ -472,8 +473,8 @@ static void pl_free(pl_ring *p)
 
 /* Sets up the ring and starts the reader. */
 static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
-                    size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
-                    int gz, size_t swap)
+                    size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t first,
+                    uint64_t limit, int gz, size_t swap)
 {
     *out = NULL;
     if (swap && (gz || (swap != 2 && swap != 4 && swap != 8) || chunk_bytes % swap))
@@ -486,6 +487,7 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, i
     p->nbufs = nbufs;
     p->nslots = nslots < nbufs ? nbufs : nslots;
     p->chunk_bytes = chunk_bytes;
+    p->first = first;
     p->limit = limit;
     p->swap = swap;
     if (gz) {
@@ -537,7 +539,16 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslot
             size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
             size_t swap)
 {
-    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 0,
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, 0, limit, 0,
+                    swap);
+}
+
+/* pl_open for data that went on elsewhere up to offset `first`. */
+int pl_open_at(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+               size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t first,
+               uint64_t limit, size_t swap)
+{
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, first, limit, 0,
                     swap);
 }
 
@@ -545,7 +556,7 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslot
 int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
 {
-    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit, 1, 0);
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, 0, limit, 1, 0);
 }
 
 /* Hands out the next filled buffer in ring order. */

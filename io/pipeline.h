@@ -74,6 +74,14 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslot
             size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
             size_t swap);
 
+/* pl_open for data whose first `first` bytes were read elsewhere (a
+ * device inflated them): the chunks' offsets, and limit, count from the
+ * data's start; the reader goes on at data byte `first` (prefix: the bytes
+ * from there on that were read already). */
+int pl_open_at(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+               size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t first,
+               uint64_t limit, size_t swap);
+
 /* Like pl_open, for a consumer that inflates blocked gzip itself (on the
  * GPU): where the input is BGZF in a regular file, chunks hold whole
  * compressed members read straight from the file (pl_chunk.gz); elsewhere,

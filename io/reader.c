@@ -374,7 +374,7 @@ static int start_parallel(io_reader *r)
     size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
     if (r->file_size < 0 && hlen)
         return stream_begin(r, hlen);
-    uint64_t start = r->raw_offset + hlen;
+    uint64_t start = r->member_data = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
         return 0;
@@ -840,6 +840,42 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
     return 0;
 }
 
+/* The deflate data of the member being read, for a device (see reader.h). */
+int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size)
+{
+    if (r->state != RD_PARALLEL || !r->inbuf || r->src_off || r->file_size < 0)
+        return 0;
+    *fd = r->fd;
+    *data_off = r->member_data;
+    *file_size = (uint64_t)r->file_size;
+    return 1;
+}
+
+/* Reads on in order where a device stopped inflating the member (see
+ * reader.h). */
+int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8_t *window,
+                              size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
+                              const char *why)
+{
+    if (r->state == RD_PARALLEL) { /* its decoder's work so far is the device's */
+        pinf_end(r->par);
+        r->n_par--;
+    }
+    r->err = 0;
+    r->errmsg[0] = 0;
+    r->n_device += len > 0;
+    if (r->left != UINT64_MAX)
+        r->left -= pos - r->pos;
+    r->pos = pos;
+    int rc = source_reposition(r, final ? (bit + 7) / 8 : bit / 8);
+    if (rc < 0)
+        return rc;
+    if (!final)
+        return zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len, why);
+    r->state = RD_BETWEEN;
+    return check_trailer(r, crc, len);
+}
+
 /* The reader's message for the gzip member at file_off of the regular file
  * open as fd, read from there on as a whole-file read would, up to `upto`
  * decoded bytes (see reader.h). */
@@ -1071,6 +1107,10 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                (unsigned long long)r->n_par, par_cpus(), (unsigned long long)chunks,
                                (unsigned long long)redone);
     }
+    if (r->n_device && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               "single deflate streams inflated on the GPU: %llu; ",
+                               (unsigned long long)r->n_device);
     if (r->n_stream && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                "gzip members of a pipe inflated in order by the host's decoder: "

@@ -171,6 +171,25 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off);
  * to read earlier members again). */
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
 
+/* Whether a device may inflate the member being read instead: 1 for a
+ * plain (not BGZF) gzip member of a regular file (not a zip member) that
+ * the parallel decoder has begun, with the file's descriptor (not moved),
+ * the file offset of the member's first deflate byte and the file's size;
+ * else 0. */
+int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size);
+
+/* Goes on reading the member io_reader_stream_member named where a device
+ * stopped inflating it, the decoded position becoming pos: from file bit
+ * offset `bit`, a deflate block boundary with the window (the wlen bytes
+ * decoded before it), the member's CRC-32 and length so far carried on,
+ * inflated in order by zlib (why: what -v says), so that data and errors
+ * are a sequential read's; or with final, past the member's final block,
+ * whose trailer is checked against crc and len. 0 or a negative io_error
+ * with the reader's message. */
+int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8_t *window,
+                              size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
+                              const char *why);
+
 /* Reads the gzip member at file offset file_off of the regular file open
  * as fd (not moved) the way io_reader_read would in a read of the whole
  * file (on into the bytes after it if its deflate data runs past its BGZF

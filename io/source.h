@@ -54,9 +54,11 @@ struct io_reader {
     z_stream zs;
     uint64_t raw_offset;
     uint64_t member_off; /* where the member being inflated starts (for messages) */
+    uint64_t member_data; /* RD_PARALLEL: the file offset of its first deflate byte */
     pinf *par;           /* the parallel decoder, started by the first member it takes */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
     uint64_t n_stream;   /* members of a pipe read in order by the host's decoder */
+    uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
     uint8_t *sbuf;       /* RD_STREAM: the window, then the decoded bytes of the last step */
     size_t sfill, spos;  /* the end of those bytes in sbuf, and the next one to hand out */
     unsigned sbit;       /* bits of in_next[0] already decoded */

@@ -216,17 +216,20 @@ static int engine_copy_blocks(engine_slot *s, int to_device, CUdeviceptr dev, co
 }
 
 /* Queues a chunk on its slot's stream: its input staged (inflated on the
- * device, or copied), the operation's kernels, its results compressed on
+ * device, or copied; none when it is on the device already), the
+ * operation's kernels, its results compressed on
  * the device or copied back. 0, a negative gpu_error (text in the device)
  * or a failed driver call's negative CUresult (recorded by CU_TRY). */
-static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host)
+static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdeviceptr on_device)
 {
     gpu *g = s->g;
     int rc = gpu_bind(g);
     if (rc < 0)
         return rc;
-    CUdeviceptr in;
-    if (s->gz) {
+    CUdeviceptr in = on_device;
+    if (on_device) {
+        CU_TRY(gpu_queue_mark_copied(&s->q)); /* nothing to copy */
+    } else if (s->gz) {
         if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied, &in)) < 0)
             return rc;
     } else {
@@ -288,9 +291,9 @@ static void engine_cpu_chunk(engine *e, engine_slot *s, const void *host)
     par_run(engine_cpu_worker, jobs, sizeof jobs[0], nt);
 }
 
-/* Starts one chunk. */
-int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, size_t bytes,
-                  uint64_t offset, uint64_t out_at)
+/* Starts one chunk from the host or the device. */
+static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk *gz,
+                        CUdeviceptr on_device, size_t bytes, uint64_t offset, uint64_t out_at)
 {
     engine_slot *s = &e->slots[slot];
     int rc = s->made ? 0 : engine_slot_open(e, s);
@@ -314,7 +317,7 @@ int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, 
         return 0;
     }
     e->err[0] = 0;
-    rc = engine_gpu_chunk(e, s, host);
+    rc = engine_gpu_chunk(e, s, host, on_device);
     if (rc < 0 && rc > GPU_ERR_NO_DRIVER) { /* a CU_TRY failed: take its recorded call */
         char what[96];
         snprintf(what, sizeof what, "queueing a %s chunk", e->ops->name);
@@ -323,6 +326,24 @@ int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, 
     if (rc < 0 && !e->err[0])
         engine_gpu_error(e, s->g, rc);
     return rc;
+}
+
+/* Starts one chunk from host memory. */
+int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, size_t bytes,
+                  uint64_t offset, uint64_t out_at)
+{
+    return engine_start(e, slot, host, gz, 0, bytes, offset, out_at);
+}
+
+/* Starts one chunk already in the slot's device memory. */
+int engine_submit_device(engine *e, int slot, CUdeviceptr data, size_t bytes, uint64_t offset,
+                         uint64_t out_at)
+{
+    if (e->be->kind != BACKEND_CUDA) {
+        snprintf(e->err, sizeof e->err, "device data given to an engine on the CPU");
+        return GPU_ERR_DRIVER;
+    }
+    return engine_start(e, slot, NULL, NULL, data, bytes, offset, out_at);
 }
 
 /* Waits until a CUDA slot's chunk is copied from its host buffer. */

@@ -120,6 +120,12 @@ size_t engine_result_bytes(int cuda, const engine_ops *ops, const void *op, size
 int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, size_t bytes,
                   uint64_t offset, uint64_t out_at);
 
+/* Like engine_submit, for a chunk whose data lies in device memory of the
+ * slot's device already (decoded there, runtime/gzstream.h), left untouched
+ * until engine_collect returns. CUDA only. */
+int engine_submit_device(engine *e, int slot, CUdeviceptr data, size_t bytes, uint64_t offset,
+                         uint64_t out_at);
+
 /* Waits until a slot's chunk no longer needs its host buffer: on CUDA,
  * until its copies to the device are done; on the CPU at once. It may run
  * on another thread than the engine's other calls, between the slot's

@@ -564,6 +564,15 @@ static double sched_clock_add(const sched *h, double *part, double since)
     return now;
 }
 
+/* Notes a chunk done now. */
+static void sched_clock_mark(sched *h)
+{
+    sched_clock *t = &h->clock;
+    t->last = sched_elapsed(h);
+    if (t->chunks++ == 0)
+        t->first = t->last;
+}
+
 /* Collects the oldest chunk, writes its results (none after a failure) and
  * gives its slot back to every ring; *status keeps the first failure. */
 static void sched_retire(sched *h, const sched_input *in, int *status)
@@ -585,9 +594,7 @@ static void sched_retire(sched *h, const sched_input *in, int *status)
     sched_clock_add(h, &t->writing, at);
     for (int k = 0; k < in->nrings; k++)
         pl_release(in->rings[k], slot);
-    t->last = sched_elapsed(h);
-    if (t->chunks++ == 0)
-        t->first = t->last;
+    sched_clock_mark(h);
 }
 
 /* Takes the next chunk of the input. */
@@ -640,6 +647,116 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
         }
     } while (rc > 0 && !status);
     return status;
+}
+
+/* The device that inflates a member (see sched.h). */
+gpu *sched_stream_gpu(sched *h)
+{
+    if (!h->spec.ops)
+        return NULL;
+    if (!h->per_device && h->be->start && !h->gpu_off) /* auto: its start is worth waiting for */
+        backend_gpu_wait(h->be);
+    sched_poll(h);
+    /* one engine over several devices would run the chunks on all of them */
+    if (!h->gpu || (!h->per_device && engine_backend(h->gpu)->ngpu != 1))
+        return NULL;
+    return engine_backend(h->gpu)->gpu;
+}
+
+/* The per-device entry of the engine e, or NULL. */
+static sched_device *sched_device_of(sched *h, const engine *e)
+{
+    for (int d = 0; h->per_device && d < h->ndev; d++)
+        if (h->dev[d].engine == e)
+            return &h->dev[d];
+    return NULL;
+}
+
+/* Collects stream slot `slot` of engine e and writes its results; *status
+ * keeps the first failure. */
+static void sched_stream_retire(sched *h, engine *e, int slot, int *status)
+{
+    const void *out;
+    size_t bytes;
+    double at = sched_elapsed(h);
+    int rc = engine_collect(e, slot, &out, &bytes);
+    at = sched_clock_add(h, &h->clock.results, at);
+    if (rc < 0 && !*status)
+        *status = sched_failed(h, e, rc);
+    else if (rc == 0 && !*status && h->hooks.write && h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
+        *status = 1;
+    sched_clock_add(h, &h->clock.writing, at);
+    sched_clock_mark(h);
+}
+
+/* Runs a member inflated on a device (see sched.h). */
+int sched_run_stream(sched *h, sched_stream *in)
+{
+    engine *e = h->gpu;
+    sched_device *dev = sched_device_of(h, e);
+    int nslots = h->spec.nslots, next = 0, busy = 0, status = 0;
+    size_t keep = 0, grain = in->grain, cap = h->spec.capacity / grain * grain;
+    uint64_t skip = in->skip;
+    in->data = 0;
+    in->tail_len = 0;
+    while (!status && in->data < in->limit) {
+        CUdeviceptr data;
+        size_t bytes;
+        double asked = sched_elapsed(h);
+        int rc = gzstream_next(in->z, keep, &data, &bytes);
+        sched_clock_add(h, &h->clock.input, asked);
+        if (rc < 0) {
+            snprintf(h->err, sizeof h->err, "%s", gzstream_error(in->z));
+            return rc;
+        }
+        if (rc == 0)
+            break;
+        size_t at = skip < bytes ? (size_t)skip : bytes;
+        skip -= at;
+        uint64_t want = in->limit - in->data;
+        size_t avail = bytes - at < want ? bytes - at : (size_t)want;
+        while (!status && avail >= grain) {
+            size_t n = avail < cap ? avail - avail % grain : cap;
+            if (busy == nslots) { /* the oldest goes out first */
+                sched_stream_retire(h, e, (next + nslots - busy) % nslots, &status);
+                busy--;
+            }
+            uint64_t out_at = h->out_next;
+            if (h->spec.ops->result_bytes)
+                h->out_next += h->spec.ops->result_bytes(h->spec.op, n);
+            rc = engine_submit_device(e, next, data + at, n, in->data, out_at);
+            if (rc < 0) {
+                status = sched_failed(h, e, rc);
+                break;
+            }
+            h->chunks[1]++;
+            if (dev)
+                dev->chunks++;
+            next = (next + 1) % nslots;
+            busy++;
+            at += n;
+            avail -= n;
+            in->data += n;
+        }
+        /* the next batch is inflated where these chunks read */
+        for (; busy > 0; busy--)
+            sched_stream_retire(h, e, (next + nslots - busy) % nslots, &status);
+        keep = bytes - at;
+        if (in->data >= in->limit && keep > grain)
+            keep = grain; /* data past the limit: some of it is enough to tell */
+    }
+    for (; busy > 0; busy--)
+        sched_stream_retire(h, e, (next + nslots - busy) % nslots, &status);
+    if (status)
+        return status;
+    in->skip = skip;
+    in->tail_len = keep;
+    int rc = gzstream_tail(in->z, keep, in->tail);
+    if (rc < 0) {
+        snprintf(h->err, sizeof h->err, "%s", gzstream_error(in->z));
+        return rc;
+    }
+    return 0;
 }
 
 /* One backend for work done whole. */

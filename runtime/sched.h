@@ -27,6 +27,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "gzstream.h"
 #include "io/pipeline.h"
 
 /* What the caller does for the scheduler: wait for the devices, report,
@@ -107,6 +108,33 @@ typedef struct {
  * when hooks->write failed; or a negative code with one line in
  * sched_error() (the chunks before a failure are written first). */
 int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in);
+
+/* A gzip member inflated on a device (runtime/gzstream.h) as the input:
+ * its decoded bytes after `skip` (a header), at most `limit` of them
+ * (UINT64_MAX: to its end), cut into chunks of whole `grain` bytes. */
+typedef struct {
+    gzstream *z;
+    uint64_t skip;   /* in; out: what is left of it (the device stopped first) */
+    uint64_t limit;
+    size_t grain;
+    void *tail;      /* host memory for the bytes after the last whole grain (grain bytes; past
+                        the limit, the first of those after it) */
+    size_t tail_len; /* out: their count */
+    uint64_t data;   /* out: the data bytes run */
+} sched_stream;
+
+/* The device that inflates a member for sched_run_stream: with cuda the
+ * first open device; with auto, once its start is over (waited for), its
+ * device where it has one; else NULL (the member is read on the host). */
+gpu *sched_stream_gpu(sched *h);
+
+/* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
+ * device, in order, each batch's before the next is inflated, until gzstream
+ * stops (at the member's end, where the host must go on, or at the limit):
+ * then in->tail holds the decoded bytes after the last whole grain, which
+ * the host's reading goes on after. 0; 1 when hooks->write failed; or a
+ * negative code with one line in sched_error(). */
+int sched_run_stream(sched *h, sched_stream *in);
 
 /* Work of at least this many bytes that one lane must do whole waits for
  * the GPU's start: on the GPU nodes measured (BENCHMARKS.md), a matrix of

@@ -65,6 +65,65 @@ for opts in "--chunk 64k" "--chunk 1M --streams 2" "--chunk 256M" "--streams 16"
     check_files_same "gzip 2e7 with $opts" "$T/c1.txt" "$T/g1.txt"
 done
 
+# Single deflate streams (gzip, pigz, Python, several members) inflated on
+# the device (whatever their size: GPUBATCH_HOST_INFLATE=0): the CPU's text;
+# damaged ones: the CPU's message and status.
+export GPUBATCH_HOST_INFLATE=0
+same_with_gpu_inflate() {
+    what=$1
+    shift
+    "$GB" reduce -v --backend cuda "$@" 2>"$T/gv.err" >/dev/null
+    grep -q "inflated on the GPU" "$T/gv.err" && ok || fail "$what: not inflated on the GPU: $(tail -3 "$T/gv.err")"
+    same_as_cpu "$what" "$@"
+}
+# A damaged file: the CPU's message and exit status.
+same_message() {
+    "$GB" reduce -q --backend cpu --op sum "$2" >/dev/null 2>"$T/c.err"
+    echo "exit $?" >>"$T/c.err"
+    "$GB" reduce -q --backend cuda --op sum "$2" >/dev/null 2>"$T/g.err"
+    echo "exit $?" >>"$T/g.err"
+    check_files_same "$1: the CPU's message" "$T/c.err" "$T/g.err"
+}
+"$GB" gen --shape 30000017 --dist normal --seed 11 --no-compress -o "$T/s.npy"
+"$GB" gen --shape 20000003 --dtype int16 --dist uniform --seed 12 --no-compress -o "$T/si.npy"
+for lvl in 1 6 9; do
+    gzip -$lvl -c "$T/s.npy" >"$T/s$lvl.npy.gz"
+    same_with_gpu_inflate "gzip -$lvl float32" --op $ALL "$T/s$lvl.npy.gz"
+done
+"$GB" reduce -v --backend auto --op $ALL "$T/s1.npy.gz" 2>"$T/gv.err" >"$T/auto.txt"
+grep -q "inflated on the GPU" "$T/gv.err" && ok || fail "auto: not inflated on the GPU: $(tail -3 "$T/gv.err")"
+"$GB" reduce --backend cpu --op $ALL "$T/s1.npy.gz" >"$T/cpu1.txt"
+check_files_same "auto, inflated on the GPU" "$T/cpu1.txt" "$T/auto.txt"
+gzip -6 -c "$T/si.npy" >"$T/si.npy.gz"
+same_with_gpu_inflate "gzip -6 int16" --op $ALL "$T/si.npy.gz"
+same_as_cpu "gzip -6 int16 small chunks" --op $ALL --chunk 64k "$T/si.npy.gz"
+if command -v pigz >/dev/null; then
+    pigz -c "$T/s.npy" >"$T/sp.npy.gz"
+    same_with_gpu_inflate "pigz float32" --op $ALL "$T/sp.npy.gz"
+fi
+$PY -c "import gzip,sys; open(sys.argv[2],'wb').write(gzip.compress(open(sys.argv[1],'rb').read()))" \
+    "$T/s.npy" "$T/spy.npy.gz" && same_with_gpu_inflate "Python gzip" --op $ALL "$T/spy.npy.gz"
+tail -c +129 "$T/s.npy" >"$T/s.raw"
+head -c 40000000 "$T/s.raw" | gzip -1 >"$T/m.raw.gz"
+tail -c +40000001 "$T/s.raw" | gzip -6 >>"$T/m.raw.gz"
+same_as_cpu "two members" --dtype float32 --op $ALL "$T/m.raw.gz"
+size=$(stat -c %s "$T/s1.npy.gz")
+head -c $((size - 5)) "$T/s1.npy.gz" >"$T/cut.npy.gz"
+same_message "cut inside the trailer" "$T/cut.npy.gz"
+head -c $((size / 2)) "$T/s1.npy.gz" >"$T/half.npy.gz"
+same_message "cut in half" "$T/half.npy.gz"
+for at in $((size / 3)) $((size - 12)) $((size - 3)); do
+    cp "$T/s1.npy.gz" "$T/bad.npy.gz"
+    printf '\377' | dd of="$T/bad.npy.gz" bs=1 seek=$at conv=notrunc 2>/dev/null
+    same_message "a damaged byte at $at" "$T/bad.npy.gz"
+done
+unset GPUBATCH_HOST_INFLATE
+# By default the size decides against the host's threads.
+"$GB" reduce -v -p 16 --backend cuda "$T/s1.npy.gz" 2>"$T/gv.err" >/dev/null
+grep -q "inflated on the GPU" "$T/gv.err" && fail "a 100 MB stream went to the GPU beside 16 threads" || ok
+"$GB" reduce -v -p 1 --backend cuda "$T/s1.npy.gz" 2>"$T/gv.err" >/dev/null
+grep -q "inflated on the GPU" "$T/gv.err" && ok || fail "a 100 MB stream stayed on one host thread"
+
 check_error "bad device" "no CUDA device 99" "$GB" reduce --backend cuda --device 99 "$f"
 gzip -dc "$f" | tail -c +129 >"$T/big.raw"
 # An absurd chunk is refused before any allocation when the host cannot hold

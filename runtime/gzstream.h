@@ -1,0 +1,75 @@
+/* gzstream.h - a plain gzip member of a regular file (one deflate stream,
+ * as gzip, pigz and Python write them) inflated on one CUDA device in
+ * batches of compressed bytes (runtime/gpu_inflate_stream.h), its decoded
+ * bytes handed out in device memory for an engine's kernels: only the
+ * compressed bytes cross the link.
+ *
+ * The device never judges invalid data: where a batch is declined even at
+ * the smallest size (invalid, cut or unusual data), or once the member's
+ * final block is decoded, gzstream stops and gives the point where the
+ * host's reader goes on (io_reader_continue_member): from that block
+ * boundary with the window, CRC-32 and length so far, so that the data and
+ * the messages are those of a sequential read. */
+#ifndef GPUBATCH_RUNTIME_GZSTREAM_H
+#define GPUBATCH_RUNTIME_GZSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "gpu_inflate_stream.h"
+
+/* Where the device stopped in the member. */
+typedef struct {
+    uint64_t bit;      /* file bit offset: a block boundary, or the final block's end */
+    int final;         /* the member's final block ended at bit */
+    uint32_t crc;      /* CRC-32 of the member's bytes decoded so far */
+    uint64_t len;      /* their count */
+    uint32_t wlen;     /* the window: the last wlen of them (at most IFS_WINDOW) */
+    uint8_t window[IFS_WINDOW];
+} gzstream_point;
+
+typedef struct gzstream gzstream;
+
+/* Bytes of a staging buffer for gzstream_open: pinned host memory made
+ * by the caller while the devices start, so that its pinning is not on the
+ * run's path. */
+size_t gzstream_staging_bytes(void);
+
+/* Prepares device g for members inflated in batches as large as the
+ * device's memory allows, with room to carry keep_max bytes from one batch
+ * to the next; the batches' compressed bytes are read into staging (pinned,
+ * staging_bytes) or, when NULL, a buffer of gzstream's own. 0, or a
+ * negative gpu_error (text in g). */
+int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *staging, size_t staging_bytes);
+
+/* Starts the member whose deflate data begin at file offset data_off of the
+ * regular file fd (file_size bytes; the fd's offset is not used). */
+void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size);
+
+/* Inflates the next batch after `keep` bytes carried over from the end of
+ * the last one (0 at first): *data gets the device address of those bytes
+ * followed by the batch's, *bytes their count, valid until the next call.
+ * 1 with a batch; 0 when the device stopped (gzstream_where: at the final
+ * block's end, or where the host must go on), nothing more decoded; or a
+ * negative error (text in gzstream_error: a read error, or the device's). */
+int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes);
+
+/* Copies the last keep bytes that the last batch gzstream_next gave
+ * ended with to host memory (the caller's to hand on). 0 or negative. */
+int gzstream_tail(gzstream *z, size_t keep, void *host);
+
+/* Where the member goes on: where the device stopped, or after the last
+ * batch (the device then goes no further). */
+const gzstream_point *gzstream_where(gzstream *z);
+
+/* -v: batches inflated on the device, and their rounds. */
+void gzstream_counts(const gzstream *z, unsigned long long *batches, unsigned long long *rounds);
+
+/* One line explaining the last failure. */
+const char *gzstream_error(const gzstream *z);
+
+/* Frees everything; accepts NULL. */
+void gzstream_close(gzstream *z);
+
+#endif
