@@ -296,7 +296,7 @@ int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, 
     int rc = s->made ? 0 : engine_slot_open(e, s);
     if (rc < 0)
         return rc;
-    s->bytes = bytes;
+    s->bytes = 0; /* until taken: a refused chunk leaves the slot nothing to collect */
     s->offset = offset;
     s->gz = gz;
     s->out_at = out_at;
@@ -309,6 +309,7 @@ int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, 
     }
     if (e->ops->check && e->ops->check(e->op, bytes, e->err, sizeof e->err) < 0)
         return GPU_ERR_DRIVER;
+    s->bytes = bytes;
     if (e->be->kind != BACKEND_CUDA) {
         engine_cpu_chunk(e, s, host);
         return 0;

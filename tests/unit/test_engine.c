@@ -547,6 +547,15 @@ static void test_engine_check_refuses(void)
         rc = engine_submit(d.e, 1, d.host[1], NULL, 65, 41, 0); /* after slot 1's collect */
         CHECK(rc < 0 && strstr(engine_error(d.e), "65 bytes"));
         d.busy[1] = 0;
+        /* a refused chunk was not taken: collecting its slot gives nothing and
+           does not collect it */
+        int collects = t.collects;
+        for (int s = 0; s < 2; s++) {
+            const void *out;
+            size_t bytes = 1;
+            CHECK(engine_collect(d.e, s, &out, &bytes) == 0 && bytes == 0);
+        }
+        CHECKF(t.collects == collects, "refused chunks collected: %d", t.collects - collects);
         f.refuse_at = -1;
         drive_submit(&d, 0, 64, 41); /* the refused slots work on */
         drive_submit(&d, 1, 1, 105);
