@@ -958,6 +958,29 @@ static void test_sched_write_fails(void)
     }
 }
 
+/* The check hook refusing chunk n: the op's text, the chunks before it
+ * written (those still in flight too), none after. */
+static void test_sched_refused(void)
+{
+    const int at[] = {0, 1, 2, 3, 5, 12, 28};
+    for (int i = 0; i < 7; i++)
+        for (int rings = 1; rings <= 3; rings += 2) {
+            sched_case k = sched_plain(2, 4, 4, 35, 29 * 35);
+            k.nrings = rings;
+            k.refuse_at = at[i];
+            char what[64], err[64];
+            snprintf(what, sizeof what, "%d rings: chunk %d refused", rings, at[i]);
+            snprintf(err, sizeof err, "fake: refusing chunk %d of 35 bytes", at[i]);
+            const sched_outcome *o = sched_check(what, &k, at[i], -1, err);
+            CHECKF(o->t.collects == at[i], "%s: %d collects", what, o->t.collects);
+        }
+    /* an earlier chunk's failure, still in flight when a later one is refused, comes first */
+    sched_case k = sched_plain(2, 4, 4, 35, 29 * 35);
+    k.fail_collect_at = 3;
+    k.refuse_at = 5;
+    sched_check("collect fails at 3, chunk 5 refused", &k, 3, -1, "fake: collect 3 failed");
+}
+
 /* The op's collect failing at chunk n: its text, the chunks before it
  * written, none after. */
 static void test_sched_collect_fails(void)
@@ -1061,6 +1084,7 @@ int main(void)
     RUN(test_sched_orders);
     RUN(test_sched_no_results);
     RUN(test_sched_write_fails);
+    RUN(test_sched_refused);
     RUN(test_sched_collect_fails);
     RUN(test_sched_read_fails);
     RUN(test_sched_ring_errors);
