@@ -251,16 +251,24 @@ typedef struct {
     uint64_t digest;   /* FNV-1a of every collected chunk's results, in order */
     uint64_t offsets[FAKE_LOG]; /* offsets of the non-empty chunks submitted */
     int nonempty;
+    backend backend;  /* be and f point here */
+    fake_op op;
+    fake_tally tally;
 } drive;
 
-/* Opens an engine of ops on be with nslots slots and learns each slot's
- * result buffer from an empty chunk, which must give no results. */
-static int drive_open(drive *d, backend *be, const engine_ops *ops, fake_op *f, int nslots,
-                      size_t capacity)
+/* Opens a CPU backend of `threads` threads and an engine of ops with
+ * nslots slots over a fake operation of `unit`-byte units and these block
+ * counts, and learns each slot's result buffer from an empty chunk, which
+ * must give no results. 0, or -1 with nothing left open. */
+static int drive_open(drive *d, const engine_ops *ops, int threads, size_t unit, int in_planes,
+                      int out_planes, int nslots, size_t capacity)
 {
     memset(d, 0, sizeof *d);
-    d->be = be;
-    d->f = f;
+    backend *be = d->be = &d->backend;
+    CHECK(backend_open(be, BACKEND_CPU, NULL, threads) == 0);
+    CHECK(be->kind == BACKEND_CPU && be->threads == threads);
+    d->op = fake_make(&d->tally, unit, in_planes, out_planes);
+    fake_op *f = d->f = &d->op;
     d->ops = ops;
     d->nslots = nslots;
     d->capacity = capacity;
@@ -268,8 +276,10 @@ static int drive_open(drive *d, backend *be, const engine_ops *ops, fake_op *f, 
     CHECK(d->out_bytes == fake_out_bytes(f, capacity));
     int rc = engine_open(&d->e, be, ops, f, nslots, capacity, 0, NULL);
     CHECKF(rc == 0, "engine_open: %d %s", rc, be->err);
-    if (rc < 0)
+    if (rc < 0) {
+        backend_close(be);
         return -1;
+    }
     CHECK(engine_backend(d->e) == be);
     for (int s = 0; s < nslots; s++) {
         d->host[s] = backend_host_alloc(be, capacity);
@@ -382,7 +392,7 @@ static void drive_sizes(drive *d, const size_t *sizes, int n, uint64_t base)
     }
 }
 
-/* Closes the engine and frees the drive's buffers. */
+/* Closes the engine and the backend, and frees the drive's buffers. */
 static void drive_close(drive *d)
 {
     engine_close(d->e);
@@ -390,6 +400,7 @@ static void drive_close(drive *d)
         backend_host_free(d->be, d->host[s]);
         free(d->want[s]);
     }
+    backend_close(d->be);
 }
 
 /* Every chunk size from 0 to the capacity (odd capacity and unit), then
@@ -407,16 +418,11 @@ static void test_engine_sizes(void)
         sizes[n++] = (size_t)(rnd() % (capacity + 1));
     uint64_t first = 0;
     for (int ti = 0; ti < 4; ti++) {
-        backend be;
-        CHECK(backend_open(&be, BACKEND_CPU, NULL, threads[ti]) == 0);
-        CHECK(be.kind == BACKEND_CPU && be.threads == threads[ti]);
-        fake_tally t;
-        fake_op f = fake_make(&t, 7, 1, 1);
-        drive d;
+        static drive d;
         rng_state = RND_SEED; /* the same input on every thread count */
-        if (drive_open(&d, &be, &fake_ops, &f, 3, capacity) == 0) {
+        if (drive_open(&d, &fake_ops, threads[ti], 7, 1, 1, 3, capacity) == 0) {
             drive_sizes(&d, sizes, n, ((uint64_t)1 << 32) + 11); /* offsets beyond 32 bits */
-            CHECK(atomic_load(&t.cpu_calls) > 0);
+            CHECK(atomic_load(&d.tally.cpu_calls) > 0);
             if (ti == 0)
                 first = d.digest;
             else
@@ -424,32 +430,34 @@ static void test_engine_sizes(void)
                        threads[ti]);
             drive_close(&d);
         }
-        backend_close(&be);
     }
+}
+
+/* Runs chunks of every size from 0 to `most` bytes per block, each beside
+ * its complement, through an engine of ops with nslots slots and the given
+ * capacity on a CPU backend of `threads` threads, over a fake operation of
+ * `unit`-byte units and these block counts. */
+static void engine_every_size(const engine_ops *ops, int threads, size_t unit, int in_planes,
+                              int out_planes, int nslots, size_t most, size_t capacity)
+{
+    size_t *sizes = malloc(2 * (most + 1) * sizeof *sizes);
+    int n = 0;
+    for (size_t b = 0; b <= most; b++)
+        sizes[n++] = b, sizes[n++] = most - b;
+    static drive d;
+    if (drive_open(&d, ops, threads, unit, in_planes, out_planes, nslots, capacity) == 0) {
+        drive_sizes(&d, sizes, n, 1000);
+        drive_close(&d);
+    }
+    free(sizes);
 }
 
 /* One-byte units (a unit per byte, more units than threads by far) and units
  * larger than the capacity (one unit per chunk). */
 static void test_engine_unit_extremes(void)
 {
-    const size_t units[] = {1, 100};
-    for (int k = 0; k < 2; k++) {
-        backend be;
-        CHECK(backend_open(&be, BACKEND_CPU, NULL, 3) == 0);
-        fake_tally t;
-        fake_op f = fake_make(&t, units[k], 1, 1);
-        const size_t capacity = 61;
-        size_t sizes[2 * 62];
-        int n = 0;
-        for (size_t b = 0; b <= capacity; b++)
-            sizes[n++] = b, sizes[n++] = capacity - b;
-        drive d;
-        if (drive_open(&d, &be, &fake_ops, &f, 2, capacity) == 0) {
-            drive_sizes(&d, sizes, n, 5);
-            drive_close(&d);
-        }
-        backend_close(&be);
-    }
+    engine_every_size(&fake_ops, 3, 1, 1, 1, 2, 61, 61);
+    engine_every_size(&fake_ops, 3, 100, 1, 1, 2, 61, 61);
 }
 
 /* Several input and result blocks: the CPU function reads each input block
@@ -458,55 +466,27 @@ static void test_engine_unit_extremes(void)
 static void test_engine_planes(void)
 {
     const int layouts[][2] = {{3, 4}, {3, 1}, {1, 2}, {2, 3}};
-    for (int k = 0; k < 4; k++) {
-        backend be;
-        CHECK(backend_open(&be, BACKEND_CPU, NULL, 2 + k) == 0);
-        fake_tally t;
-        fake_op f = fake_make(&t, 3, layouts[k][0], layouts[k][1]);
-        size_t plane = 3 * 17 + 2, capacity = plane * (size_t)layouts[k][0] + (size_t)k;
-        size_t sizes[2 * (3 * 17 + 3)];
-        int n = 0;
-        for (size_t b = 0; b <= plane; b++)
-            sizes[n++] = b, sizes[n++] = plane - b;
-        drive d;
-        if (drive_open(&d, &be, &fake_ops, &f, 4, capacity) == 0) {
-            drive_sizes(&d, sizes, n, 1000);
-            drive_close(&d);
-        }
-        backend_close(&be);
-    }
+    const size_t plane = 3 * 17 + 2;
+    for (int k = 0; k < 4; k++)
+        engine_every_size(&fake_ops, 2 + k, 3, layouts[k][0], layouts[k][1], 4, plane,
+                          plane * (size_t)layouts[k][0] + (size_t)k);
 }
 
 /* Without result_bytes a chunk's collect hands back no bytes, while the CPU
- * work and the op's collect still run. */
+ * work and the op's collect (which finds the records written) still run. */
 static void test_engine_no_result_bytes(void)
 {
-    backend be;
-    CHECK(backend_open(&be, BACKEND_CPU, NULL, 2) == 0);
     engine_ops ops = fake_ops;
     ops.result_bytes = NULL;
-    fake_tally t;
-    fake_op f = fake_make(&t, 4, 1, 1);
-    size_t sizes[] = {0, 1, 4, 5, 40, 39, 0, 3};
-    drive d;
-    if (drive_open(&d, &be, &ops, &f, 2, 40) == 0) {
-        drive_sizes(&d, sizes, 8, 0);
-        CHECK(atomic_load(&t.cpu_calls) > 0);
-        drive_close(&d);
-    }
-    backend_close(&be);
+    engine_every_size(&ops, 2, 4, 1, 1, 2, 40, 40);
 }
 
 /* The CPU engine's other calls: no device deflate, plain results, nothing
  * to wait for before the host buffer is reused. */
 static void test_engine_cpu_calls(void)
 {
-    backend be;
-    CHECK(backend_open(&be, BACKEND_CPU, NULL, 2) == 0);
-    fake_tally t;
-    fake_op f = fake_make(&t, 4, 1, 1);
-    drive d;
-    if (drive_open(&d, &be, &fake_ops, &f, 2, 64) == 0) {
+    static drive d;
+    if (drive_open(&d, &fake_ops, 2, 4, 1, 1, 2, 64) == 0) {
         CHECK(engine_compress(d.e, 6) == 0);
         CHECK(engine_compress(d.e, 1) == 0);
         drive_submit(&d, 0, 33, 0);
@@ -517,7 +497,6 @@ static void test_engine_cpu_calls(void)
         CHECK(engine_span(d.e, 0, &span) == 0);
         drive_close(&d);
     }
-    backend_close(&be);
 }
 
 /* The check hook refusing a chunk: a negative code, the op's text in
@@ -525,46 +504,43 @@ static void test_engine_cpu_calls(void)
  * before. A chunk beyond the capacity is refused likewise. */
 static void test_engine_check_refuses(void)
 {
-    backend be;
-    CHECK(backend_open(&be, BACKEND_CPU, NULL, 3) == 0);
-    fake_tally t;
-    fake_op f = fake_make(&t, 4, 1, 1);
-    drive d;
-    if (drive_open(&d, &be, &fake_ops, &f, 2, 64) == 0) {
+    static drive d;
+    if (drive_open(&d, &fake_ops, 3, 4, 1, 1, 2, 64) == 0) {
+        fake_op *f = d.f;
+        fake_tally *t = f->t;
         drive_submit(&d, 0, 20, 0);
         drive_submit(&d, 1, 21, 20);
         drive_finish(&d, 0);
-        f.refuse_at = t.checks;
+        f->refuse_at = t->checks;
         memset((void *)d.out[0], POISON, d.out_bytes);
-        int calls = atomic_load(&t.cpu_calls);
+        int calls = atomic_load(&t->cpu_calls);
         int rc = engine_submit(d.e, 0, d.host[0], NULL, 17, 41, 0);
         char want[96];
-        snprintf(want, sizeof want, "fake: refusing chunk %d of 17 bytes", f.refuse_at);
+        snprintf(want, sizeof want, "fake: refusing chunk %d of 17 bytes", f->refuse_at);
         CHECKF(rc < 0 && !strcmp(engine_error(d.e), want), "refused: %d '%s'", rc,
                engine_error(d.e));
-        CHECK(atomic_load(&t.cpu_calls) == calls);
+        CHECK(atomic_load(&t->cpu_calls) == calls);
         CHECK(all_bytes(d.out[0], d.out_bytes, POISON));
-        rc = engine_submit(d.e, 1, d.host[1], NULL, 65, 41, 0); /* after slot 1's collect */
+        drive_finish(&d, 1);
+        rc = engine_submit(d.e, 1, d.host[1], NULL, 65, 41, 0);
         CHECK(rc < 0 && strstr(engine_error(d.e), "65 bytes"));
-        d.busy[1] = 0;
         /* a refused chunk was not taken: collecting its slot gives nothing and
            does not collect it */
-        int collects = t.collects;
+        int collects = t->collects;
         for (int s = 0; s < 2; s++) {
             const void *out;
             size_t bytes = 1;
             CHECK(engine_collect(d.e, s, &out, &bytes) == 0 && bytes == 0);
         }
-        CHECKF(t.collects == collects, "refused chunks collected: %d", t.collects - collects);
-        f.refuse_at = -1;
+        CHECKF(t->collects == collects, "refused chunks collected: %d", t->collects - collects);
+        f->refuse_at = -1;
         drive_submit(&d, 0, 64, 41); /* the refused slots work on */
         drive_submit(&d, 1, 1, 105);
         drive_finish(&d, 0);
         drive_finish(&d, 1);
-        CHECK(t.unfinished == 0);
+        CHECK(t->unfinished == 0);
         drive_close(&d);
     }
-    backend_close(&be);
 }
 
 /* ---- the scheduler ------------------------------------------------------- */
