@@ -299,7 +299,7 @@ static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk
     int rc = s->made ? 0 : engine_slot_open(e, s);
     if (rc < 0)
         return rc;
-    s->bytes = bytes;
+    s->bytes = 0; /* until taken: a refused chunk leaves the slot nothing to collect */
     s->offset = offset;
     s->gz = gz;
     s->out_at = out_at;
@@ -312,6 +312,7 @@ static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk
     }
     if (e->ops->check && e->ops->check(e->op, bytes, e->err, sizeof e->err) < 0)
         return GPU_ERR_DRIVER;
+    s->bytes = bytes;
     if (e->be->kind != BACKEND_CUDA) {
         engine_cpu_chunk(e, s, host);
         return 0;

@@ -116,7 +116,8 @@ size_t engine_result_bytes(int cuda, const engine_ops *ops, const void *op, size
  * engine_collect returns) holds the data, or with gz (CUDA only) the
  * chunk's compressed members, inflated on the device (gz must stay valid
  * until the collect). Asynchronous on CUDA; on the CPU the work is done
- * when it returns. 0, or a negative gpu_error. */
+ * when it returns. 0, or a negative gpu_error; a chunk refused (beyond the
+ * capacity, or by ops->check) leaves the slot no chunk to collect. */
 int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, size_t bytes,
                   uint64_t offset, uint64_t out_at);
 

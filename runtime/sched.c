@@ -608,6 +608,23 @@ static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
     return rc;
 }
 
+/* After the newest chunk failed as it was submitted (rc, its text in
+ * h->err): the chunks before it are collected and written first, so that
+ * their failures come first; returns the run's status. */
+static int sched_submit_failed(sched *h, const sched_input *in, int rc)
+{
+    char why[sizeof h->err];
+    snprintf(why, sizeof why, "%s", h->err);
+    int status = 0;
+    while (pl_outstanding(in->rings[0]) > 1)
+        sched_retire(h, in, &status);
+    if (!status) {
+        snprintf(h->err, sizeof h->err, "%s", why);
+        status = rc;
+    }
+    return status;
+}
+
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after a failure, only lets every slot go idle. */
 int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
@@ -635,7 +652,7 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
                 if (sr == 0 && in->nrings == 1)
                     sr = sched_release_buffer(h, ring, c.slot);
                 if (sr < 0)
-                    status = sr;
+                    status = sched_submit_failed(h, in, sr);
             }
         }
         /* chunks before a read error are collected first: their errors come first */
