@@ -7,7 +7,7 @@
 // writes one rd_moments or rd_extrema record; the host (or rdk_fold_sums)
 // combines the records. The arithmetic order is the one reduce_math.h
 // defines, so results do not depend on the grid and equal the CPU backend's.
-#include "ptx/reduce_math.h"
+#include "reduce_math.h"
 
 #if defined(GB_DT_f32)
 typedef float elem_t;
