@@ -68,7 +68,8 @@ typedef unsigned char elem_t; // any nonzero byte is true: elem_int gives 0 or 1
 // Resident blocks per multiprocessor to compile for. The float moments
 // kernels take 3: that leaves each lane the registers to issue all RD_BATCH
 // loads of its sub-tile before the first add (at the default 5 blocks it
-// issues about half), which measured 1-2% faster at large sizes.
+// issues about half), so more loads are in flight at large sizes (the
+// block counts measured: BENCHMARKS.md).
 #if !defined(RD_MIN_BLOCKS) && RD_FLOAT && !defined(RD_KERNEL_extrema) && !defined(RD_KERNEL_extrema_skipnan)
 #define RD_MIN_BLOCKS 3
 #endif
