@@ -20,18 +20,18 @@
 #define CLI_CHUNK_ALIGN ((size_t)128 << 10) /* a whole number of tiles of any type */
 #define CLI_MAX_CHUNK ((size_t)1 << 40)     /* --chunk above 1 TiB is a usage error */
 /* The default chunk when blocked gzip is inflated on the GPU: a chunk's
- * members are inflated one per GPU thread, so larger chunks keep more of
- * the GPU busy (measured on an H200, with cuda's buffers read while the
- * driver starts: 128 MiB beat 64 and 256 MiB). */
+ * members are inflated one per GPU thread, so a larger chunk keeps more of
+ * the GPU busy, while the read of the first chunk and the work on the
+ * last, which nothing overlaps, grow with it (sizes raced in BENCHMARKS.md). */
 #define CLI_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
 /* The default --streams of quadratic's (N, 3) rows inflated on the GPU: its
  * engine keeps twice as many chunks on each device as there are host
- * buffers, so 3 make 6 chunks in flight. Each chunk's inflate (one thread
- * per member) takes about 13 ms however few chunks run, and with blocked
- * gzip output the device is the bound: more chunks keep it busy meanwhile
- * (2^27 rows on an H200: 0.36 s against 0.39 s with 2 and 0.37 s with 4;
- * plain output the same). A slot's buffers are made when its first chunk
- * comes, so the extra slots cost the start nothing. */
+ * buffers, so 3 make 6 chunks in flight. A chunk's inflate (one thread per
+ * member) takes as long however few chunks run, and with blocked gzip
+ * output the device is the bound: more chunks keep it busy meanwhile,
+ * and a fourth buffer gained nothing more (2, 3 and 4 raced in
+ * BENCHMARKS.md). A slot's buffers are made when its first chunk comes, so
+ * the extra slots cost the start nothing. */
 #define CLI_DEVICE_INFLATE_STREAMS 3
 
 typedef struct {
@@ -141,10 +141,10 @@ int cli_parse_int(const char *s, int *out);
 /* Parses "3x4", "3,4" or "5" into dims; returns ndim or -1. */
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
-/* auto does not start the GPU for less CPU work than this: a process
- * cannot exit while the driver is starting (about 0.25-0.3 s on the GPU
- * nodes measured) without waiting for it, and work that the CPU ends
- * sooner would only be slowed down by it. */
+/* auto does not start the GPU for less CPU work than this, about the
+ * driver's start on the GPU nodes measured (BENCHMARKS.md): a process
+ * cannot exit while the driver is starting without waiting for it, and
+ * work that the CPU ends sooner would only be slowed down by it. */
 #define CLI_GPU_START_SECONDS 0.3
 
 /* Estimated seconds the CPU backend takes for the files in paths (with

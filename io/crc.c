@@ -11,7 +11,7 @@
  * Generic Polynomials Using PCLMULQDQ Instruction" (2009) for this
  * polynomial. Pieces under 64 bytes, and CPUs without the instruction, go
  * to zlib. */
-#include "io/crc.h"
+#include "crc.h"
 
 #include <zlib.h>
 

@@ -11,7 +11,7 @@
  * only while a longest match and that overrun fit, so nothing past out_cap
  * is ever written. The byte and the symbol decoders are one body
  * compiled twice. */
-#include "io/inflate.h"
+#include "inflate.h"
 
 #include <pthread.h>
 #include <string.h>

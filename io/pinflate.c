@@ -5,8 +5,7 @@
  * chunk's state; the heavy work (reading, decoding, replacing markers,
  * CRC-32) runs unlocked on a chunk that only its worker touches meanwhile.
  * The acceptance walk (advance) runs under the lock after each change. */
-#include "io/crc.h"
-#include "io/pinflate.h"
+#include "pinflate.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,8 +14,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "io/inflate.h"
-#include "io/reader.h"
+#include "crc.h"
+#include "inflate.h"
+#include "reader.h"
 
 #define NONE UINT64_MAX
 #define FIRST_CHUNK ((uint64_t)1 << 20)    /* compressed bytes per chunk before a ratio is known */

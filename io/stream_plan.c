@@ -1,8 +1,8 @@
 /* stream_plan.c - segments of one deflate stream: the plan and its checks
  * (see stream_plan.h). */
-#include "io/stream_plan.h"
+#include "stream_plan.h"
 
-#include "io/inflate.h"
+#include "inflate.h"
 
 #define SP_MAX_ROUNDS 64 /* more rounds than this: the data is not worth it */
 

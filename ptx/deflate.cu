@@ -14,9 +14,9 @@
 //   BC field, the deflate data, CRC-32, ISIZE) after the members of the
 //   blocks before it, so that the members lie end to end in `members`
 //   (device memory, or pinned host memory the device addresses).
-#include "ptx/deflate_math.h"
-#include "ptx/deflate_warp.h"
-#include "ptx/inflate_math.h"
+#include "deflate_math.h"
+#include "deflate_warp.h"
+#include "inflate_math.h"
 
 #define DF_CRC_PART 2048u // bytes per lane in dfk_crc
 #define DF_GATHER_THREADS 256u

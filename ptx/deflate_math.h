@@ -37,7 +37,7 @@
 #ifndef GPUBATCH_PTX_DEFLATE_MATH_H
 #define GPUBATCH_PTX_DEFLATE_MATH_H
 
-#include "ptx/bgzf_format.h"
+#include "bgzf_format.h"
 
 #ifdef __CUDACC__
 #ifndef GB_HD

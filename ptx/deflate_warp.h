@@ -66,8 +66,8 @@
 
 #define DW_WORDS ((DF_BLOCK_MAX + 31u) / 32u) /* bit-mask words of a block */
 /* CTAs per multiprocessor on a GPU: the shared memory they leave is the L1
- * cache that the candidates' scattered loads hit (4 of them with 164 KB of
- * shared memory on an H100 beat 6 with 228 KB; see BENCHMARKS.md). */
+ * cache that the candidates' scattered loads hit, so fewer CTAs with a
+ * larger L1 beat more of them (the counts measured: BENCHMARKS.md). */
 #define DW_CTAS_PER_SM 4u
 /* Staging words: a pair of rounds per warp adds at most 96 per warp, plus
  * the partial one and 2 (a power of two). */

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "ptx/cubin.h"
+#include "cubin.h"
 
 #define IMAGE_MAGIC "gpubatch image 1: module kind arch isa abi size stored\n"
 #define IMAGE_MAX_ENTRIES 4096

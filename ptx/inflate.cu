@@ -12,7 +12,7 @@
 // Both take the member table and the compressed bytes as the host laid them
 // out (if_member); the compressed buffer has IF_IN_PAD readable bytes past
 // its last member.
-#include "ptx/inflate_math.h"
+#include "inflate_math.h"
 
 #define GZ_THREADS IF_GPU_THREADS
 #define GZ_CRC_PART 2048u // bytes per lane in gzk_crc
@@ -70,7 +70,7 @@ gzk_crc(const if_member *__restrict__ members, unsigned n, const unsigned char *
 // gzs_crc: the CRC-32 terms of the batch's output, a warp per GZS_PIECE
 //   bytes, xor-ed into *acc (if_crc32_finish gives the CRC).
 // A marker into window bytes that do not exist sets *bad.
-#include "ptx/inflate_stream.h"
+#include "inflate_stream.h"
 
 #define GZS_WINDOW_THREADS 1024
 #define GZS_TILE 4096u   // symbols per block of gzs_replace

@@ -20,7 +20,7 @@
 #ifndef GPUBATCH_PTX_INFLATE_STREAM_H
 #define GPUBATCH_PTX_INFLATE_STREAM_H
 
-#include "ptx/inflate_math.h"
+#include "inflate_math.h"
 
 #define IFS_WINDOW 32768u   /* the farthest a deflate stream refers back */
 #define IFS_MARKER 0x8000u  /* symbol IFS_MARKER + i: byte i of the unknown window */

@@ -8,7 +8,7 @@
 #ifndef GPUBATCH_PTX_LADDER_MATH_H
 #define GPUBATCH_PTX_LADDER_MATH_H
 
-#include "ptx/quadratic_math.h"
+#include "quadratic_math.h"
 
 #define LQ_FIELDS 7 /* floats per record */
 

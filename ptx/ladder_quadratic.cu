@@ -10,7 +10,7 @@
 // global index (the published naive kernel used the thread index) and the
 // discriminant has one sign throughout (the published code inverted it
 // between branches).
-#include "ptx/ladder_math.h"
+#include "ladder_math.h"
 
 #define LQ_BLOCK 256 // threads (and equations) per block
 

@@ -8,9 +8,9 @@
 // launches blocks of QD_TILE threads, and enough of them for QD_TILE_ROWS
 // rows each (qdk_rows) or one row per thread (qdk_strided); fewer only cost
 // time.
-#include "ptx/half_math.h"
-#include "ptx/quadratic_math.h"
-#include "ptx/quadratic_tiles.h"
+#include "half_math.h"
+#include "quadratic_math.h"
+#include "quadratic_tiles.h"
 
 // in_t: a coefficient as stored; coef_t: as solved, and the roots' type.
 #if defined(GB_DT_f32)

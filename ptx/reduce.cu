@@ -7,7 +7,7 @@
 // writes one rd_moments or rd_extrema record; the host (or rdk_fold_sums)
 // combines the records. The arithmetic order is the one reduce_math.h
 // defines, so results do not depend on the grid and equal the CPU backend's.
-#include "ptx/reduce_math.h"
+#include "reduce_math.h"
 
 #if defined(GB_DT_f32)
 typedef float elem_t;
@@ -68,7 +68,8 @@ typedef unsigned char elem_t; // any nonzero byte is true: elem_int gives 0 or 1
 // Resident blocks per multiprocessor to compile for. The float moments
 // kernels take 3: that leaves each lane the registers to issue all RD_BATCH
 // loads of its sub-tile before the first add (at the default 5 blocks it
-// issues about half), which measured 1-2% faster at large sizes.
+// issues about half), so more loads are in flight at large sizes (the
+// block counts measured: BENCHMARKS.md).
 #if !defined(RD_MIN_BLOCKS) && RD_FLOAT && !defined(RD_KERNEL_extrema) && !defined(RD_KERNEL_extrema_skipnan)
 #define RD_MIN_BLOCKS 3
 #endif

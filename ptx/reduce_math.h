@@ -42,7 +42,7 @@ typedef int64_t rd_i64;
 
 typedef unsigned __int128 rd_u128;
 
-#include "ptx/half_math.h"
+#include "half_math.h"
 
 #define RD_SUBTILE 2048u  /* elements per sub-tile (one warp) */
 #define RD_WARPS 8u       /* sub-tiles per tile (warps per GPU block) */

@@ -20,7 +20,7 @@
 //   shared memory (1- and 2-byte elements off alignment).
 #include <stdint.h>
 
-#include "ptx/transpose_tiles.h"
+#include "transpose_tiles.h"
 
 typedef unsigned long long tp_u64;
 

@@ -137,9 +137,9 @@ enum cu_load_error {
  * setenv is not safe beside another thread's getenv. */
 
 /* Hardware work queues per context that gpubatch asks the driver for
- * (CUDA_DEVICE_MAX_CONNECTIONS, default 8): each one costs about 14 ms of
- * context creation on an H100 or H200, and with 4 the streams that run at
- * once are as many as with 8. */
+ * (CUDA_DEVICE_MAX_CONNECTIONS, default 8): every queue lengthens the
+ * context's creation, and with 4 the streams that run at once are as many
+ * as with 8 (the counts raced in BENCHMARKS.md). */
 #define CU_MAX_CONNECTIONS "4"
 
 /* How the driver loads the kernels of a module (CUDA_MODULE_LOADING): all

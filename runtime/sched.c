@@ -250,8 +250,9 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
     if (be->start) {
         h->cpu_be = *be;
         h->cpu_be.start = NULL;
-        /* while the devices start, the CPU lane leaves them half the cores: a start beside
-           sixteen busy threads took up to 1.8x as long (BENCHMARKS.md) */
+        /* while the devices start, the CPU lane leaves them half the cores: the driver's
+           start needs the host's cores too, and took longer beside every core busy
+           (BENCHMARKS.md) */
         h->cpu_be.threads = be->threads > 1 ? be->threads / 2 : 1;
     }
     if (per_device) {

@@ -137,8 +137,9 @@ gpu *sched_stream_gpu(sched *h);
 int sched_run_stream(sched *h, sched_stream *in);
 
 /* Work of at least this many bytes that one lane must do whole waits for
- * the GPU's start: on the GPU nodes measured (BENCHMARKS.md), a matrix of
- * 1 GiB took 0.5 s with the start included, and 0.7-0.9 s on 16 cores. */
+ * the GPU's start: a matrix of twice this size ended sooner on the GPU,
+ * its start included, than on every core of the GPU nodes measured (the
+ * 16384x16384 float32 transposes in BENCHMARKS.md). */
 #define SCHED_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
 
 /* The backend for work of `bytes` bytes that one lane must do whole (a

@@ -1,6 +1,6 @@
 /* bench.c - the article ladders and the production kernels, timed and
  * checked on the GPU or the CPU (see bench.h). */
-#include "runtime/tools/bench.h"
+#include "bench.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "gen.h"
 #include "io/bgzf.h"
 #include "io/crc.h"
 #include "io/clock.h"
@@ -19,7 +20,6 @@
 #include "runtime/gpu_inflate_stream.h"
 #include "runtime/quadratic.h"
 #include "runtime/reduce.h"
-#include "runtime/tools/gen.h"
 #include "runtime/transpose.h"
 
 #define BENCH_SLOW_MS 200.0 /* a first run this long: 3 timed runs at most */

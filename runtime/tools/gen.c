@@ -7,7 +7,7 @@
  * to nearest; and all constants are written as exact hexadecimal literals.
  * Changing any mixing constant, key derivation, word assignment or
  * operation order changes users' data: the unit test pins the bytes. */
-#include "runtime/tools/gen.h"
+#include "gen.h"
 
 #include <float.h>
 #include <math.h>

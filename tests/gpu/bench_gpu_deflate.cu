@@ -26,7 +26,7 @@
 #include <zlib.h>
 
 #include "ptx/deflate.cu"
-#include "tests/gpu/bench_common.h"
+#include "bench_common.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "ptx/inflate.cu"
-#include "tests/gpu/bench_common.h"
+#include "bench_common.h"
 
 
 static unsigned le32(const unsigned char *p)

@@ -10,7 +10,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include "tests/gpu/bench_common.h"
+#include "bench_common.h"
 
 #include <algorithm>
 #include <cstdio>

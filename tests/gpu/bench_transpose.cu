@@ -6,7 +6,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include "tests/gpu/bench_common.h"
+#include "bench_common.h"
 #include "ptx/transpose_tiles.h"
 
 #include <cstdio>

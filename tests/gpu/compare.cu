@@ -12,7 +12,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "tests/gpu/bench_common.h"
+#include "bench_common.h"
 
 #include <cstdio>
 #include <cstdlib>

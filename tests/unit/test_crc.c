@@ -8,7 +8,7 @@
 
 #include "check.h"
 #define RND_SEED 0x9e3779b97f4a7c15ull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 #include "io/crc.h"
 
 /* The reflected CRC-32 one bit at a time, zlib's convention (pre- and

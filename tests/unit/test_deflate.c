@@ -14,9 +14,9 @@
 
 #include "ptx/deflate_math.h"
 #include "ptx/deflate_warp.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x9e3779b97f4a7c15ull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 static df_near near_a, near_b;
 static df_far far_a, far_b;

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "runtime/tools/gen.h"
-#include "tests/unit/check.h"
+#include "check.h"
 
 
 static const dt_type all_types[] = {DT_F32, DT_F64, DT_I8,  DT_I16, DT_I32, DT_I64,

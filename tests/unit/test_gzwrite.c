@@ -12,9 +12,9 @@
 #include "io/reader.h"
 #include "io/sink.h"
 #include "ptx/deflate_math.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x243f6a8885a308d3ull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 static char tmpdir[] = "/tmp/gb_gzw_XXXXXX";
 

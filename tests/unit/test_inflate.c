@@ -12,9 +12,9 @@
 #include <zlib.h>
 
 #include "ptx/inflate_math.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x9e3779b97f4a7c15ull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 #define GUARD 16      /* bytes after the output that must stay poisoned */
 #define POISON 0xa5

@@ -13,9 +13,9 @@
 
 #include "io/inflate.h"
 #include "tests/inflate_stream_host.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x2545f4914f6cdd1dull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 
 /* Fills buf with data of kind k: float32 normal-like bytes, text, runs,

@@ -7,7 +7,7 @@
 
 #include "io/npy.h"
 #include "io/reader.h"
-#include "tests/unit/check.h"
+#include "check.h"
 
 /* Builds a header of the given version around dict (padded and ended with
  * '\n' unless raw is set); returns its length. */

@@ -11,13 +11,13 @@
 
 #include "io/npz.h"
 #include "io/reader.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x2545f4914f6cdd1dull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 static char tmpdir[] = "/tmp/gb_npz_XXXXXX";
 
-#include "tests/unit/bytes.h"
+#include "bytes.h"
 
 
 /* Appends a little-endian value of `bytes` bytes. */

@@ -14,9 +14,9 @@
 #include "io/inflate.h"
 #include "io/pinflate.h"
 #include "tests/zlib_raw.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x2545f4914f6cdd1dull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 
 enum { K_RANDOM, K_TEXT, K_FLOATS, K_RUNS, K_MIXED, K_KINDS };

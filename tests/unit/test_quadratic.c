@@ -41,7 +41,7 @@
 
 #include "ptx/quadratic_math.h"
 #include "runtime/tools/gen.h"
-#include "tests/unit/check.h"
+#include "check.h"
 
 #define ORACLE_PREC 320
 

@@ -11,13 +11,13 @@
 #include "io/gzwrite.h"
 #include "io/reader.h"
 #include "io/sink.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x9e3779b97f4a7c15ull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 static char tmpdir[] = "/tmp/gb_rd_XXXXXX";
 
-#include "tests/unit/bytes.h"
+#include "bytes.h"
 
 
 /* Fills buf with somewhat compressible pseudo-random bytes. */

@@ -13,9 +13,9 @@
 
 #include "io/reader.h"
 #include "io/sink.h"
-#include "tests/unit/check.h"
+#include "check.h"
 #define RND_SEED 0x1234567887654321ull
-#include "tests/unit/rnd.h"
+#include "rnd.h"
 
 static char tmpdir[] = "/tmp/gb_sink_XXXXXX";
 
