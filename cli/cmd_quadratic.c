@@ -428,6 +428,11 @@ int cmd_quadratic(int argc, char **argv)
         max_rows = in.rows ? (size_t)in.rows : 1;
     /* rows are read into nbufs buffers, each given back once its chunk is
      * copied, for more chunks in flight; planes are read in place */
+    /* rows of a gzip member the devices can inflate: run on the device first */
+    int device_first = !in.planes_in_memory && !q.shard.count && stream_device_member(&be, r, &fi);
+    stream_device dev = {0};
+    if (device_first)
+        stream_device_prepare(&dev, &be);
     int streams = q.common.streams;
     if (!in.planes_in_memory && !q.common.streams_given &&
         stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes))
@@ -480,11 +485,12 @@ int cmd_quadratic(int argc, char **argv)
     } else {
         if (!q.shard.count)
             limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
-        nrings = stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
-                             q.shard.count ? NULL : fi.prefix, q.shard.count ? 0 : fi.prefix_len,
-                             limit, fi.swap) < 0 ? 0 : 1;
+        if (!device_first) /* else once the device has read its part */
+            nrings = stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
+                                 q.shard.count ? NULL : fi.prefix,
+                                 q.shard.count ? 0 : fi.prefix_len, limit, fi.swap) < 0 ? 0 : 1;
     }
-    if (nrings < (in.planes_in_memory ? 3 : 1)) {
+    if (!device_first && nrings < (in.planes_in_memory ? 3 : 1)) {
         msg_error("%s: cannot start the reader thread", name);
         goto out_abort;
     }
@@ -501,6 +507,24 @@ int cmd_quadratic(int argc, char **argv)
         msg_error("%s", sched_error(h));
         goto out_abort;
     }
+    uint64_t on_device = 0;
+    if (device_first) {
+        unsigned char tail[STREAM_DEVICE_KEEP];
+        size_t tail_len;
+        int ran;
+        if (stream_on_device(h, &be, &dev, r, &fi, limit, row_bytes, &ran, &on_device, tail,
+                             &tail_len, name))
+            goto out_abort;
+        int opened = ran ? pl_open_at(&pl[0], r, bufs, nbufs, nslots, max_rows * row_bytes, tail,
+                                      tail_len, on_device, limit, fi.swap)
+                         : stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
+                                       fi.prefix, fi.prefix_len, limit, fi.swap);
+        if (opened < 0) {
+            msg_error("%s: cannot start the reader thread", name);
+            goto out_abort;
+        }
+        nrings = 1;
+    }
     uint64_t bytes_in;
     size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
     progress_begin(name, io_reader_file_size(r));
@@ -510,6 +534,7 @@ int cmd_quadratic(int argc, char **argv)
         input.ctx = &input;
     }
     int stream_failed = stream_run(h, &input, &bytes_in, name);
+    bytes_in += on_device;
     progress_end();
     stream_report_input(r, name);
     if (stream_failed)
@@ -537,6 +562,7 @@ out_free_buffers:
         pl_close(pl[k]);
     for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
+    stream_device_release(&dev, &be);
     sched_close(h);
     /* the roots buffers were pinned, if at all, on the devices' backend */
     backend *pinned_on = backend_gpu(&be) ? backend_gpu(&be) : &be;

@@ -3,7 +3,8 @@
 # cuda` writes exactly the bytes the CPU backend writes, for both types, odd
 # sizes, the generator's hard mixture, degenerate rows and chunk sizes; and
 # so do (3, N) coefficient planes in and (4, N) root planes out (the
-# qdk_strided kernel), against each other and against the CPU.
+# qdk_strided kernel), against each other and against the CPU; and rows
+# of one deflate stream inflated on the device.
 . "$(dirname "$0")/../cli/lib.sh"
 QREF="$top/tests/cli/quadref.py"
 for dt in float32 float64; do
@@ -79,4 +80,35 @@ check_files_same "degenerate rows" "$T/dc.bin" "$T/dg.bin"
 "$GB" quadratic -q --backend cpu --raw --no-compress --out-layout planes "$T/deg.npy" -o "$T/dcp.bin"
 "$GB" quadratic -q --backend cuda --raw --no-compress --out-layout planes "$T/deg.npy" -o "$T/dgp.bin"
 check_files_same "degenerate rows, root planes" "$T/dcp.bin" "$T/dgp.bin"
+
+# One deflate stream of rows inflated on the device (whatever its size:
+# GPUBATCH_HOST_INFLATE=0): the CPU's bytes, plain and blocked gzip out;
+# damaged: the CPU's message, status and no output.
+"$GB" gen --quadratic 5000011 --seed 7 --no-compress -o "$T/qs.npy"
+gzip -1 -c "$T/qs.npy" >"$T/qs.npy.gz"
+"$GB" quadratic -q --backend cpu --no-compress "$T/qs.npy.gz" -o "$T/qs-cpu.npy"
+"$GB" quadratic -q --backend cpu "$T/qs.npy.gz" -o "$T/qs-cpu.npy.gz"
+for b in cuda auto; do
+    GPUBATCH_HOST_INFLATE=0 "$GB" quadratic -v --backend $b --no-compress "$T/qs.npy.gz" \
+        -o "$T/qs-gpu.npy" 2>"$T/qv.err"
+    grep -q "inflated on the GPU" "$T/qv.err" && ok || fail "$b: rows not inflated on the GPU: $(tail -3 "$T/qv.err")"
+    check_files_same "$b: one stream in, plain out" "$T/qs-cpu.npy" "$T/qs-gpu.npy"
+    GPUBATCH_HOST_INFLATE=0 "$GB" quadratic -q --backend $b "$T/qs.npy.gz" -o "$T/qs-gpu.npy.gz"
+    check_files_same "$b: one stream in, blocked gzip out" "$T/qs-cpu.npy.gz" "$T/qs-gpu.npy.gz"
+    rm -f "$T/qs-gpu.npy" "$T/qs-gpu.npy.gz"
+done
+size=$(stat -c %s "$T/qs.npy.gz")
+cp "$T/qs.npy.gz" "$T/qbad.npy.gz"
+printf '\377' | dd of="$T/qbad.npy.gz" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+head -c $((size - 4)) "$T/qs.npy.gz" >"$T/qcut.npy.gz"
+for f in qbad qcut; do
+    "$GB" quadratic -q --backend cpu "$T/$f.npy.gz" -o "$T/o-cpu.npy" >/dev/null 2>"$T/c.err"
+    echo "exit $?" >>"$T/c.err"
+    GPUBATCH_HOST_INFLATE=0 "$GB" quadratic -q --backend cuda "$T/$f.npy.gz" -o "$T/o-gpu.npy" \
+        >/dev/null 2>"$T/g.err"
+    echo "exit $?" >>"$T/g.err"
+    sed -i 's/o-gpu/o-cpu/' "$T/g.err"
+    check_files_same "$f: the CPU's message" "$T/c.err" "$T/g.err"
+    [ ! -e "$T/o-gpu.npy" ] && ok || fail "$f: a partial output was left"
+done
 summary
