@@ -50,7 +50,7 @@ typedef struct {
 #define ENGINE_KERNELS_LEN 96
 
 /* What an operation supplies; hooks marked optional may be NULL. */
-typedef struct {
+typedef struct engine_ops {
     const char *name;       /* in "queueing a NAME chunk" */
     const char *in_what;    /* the device input buffer, in out-of-memory messages */
     const char *out_what;   /* the device result buffer, likewise */

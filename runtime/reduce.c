@@ -3,6 +3,7 @@
 #include "reduce.h"
 
 #include "backend.h"
+#include "engine.h"
 
 #include <math.h>
 #include <stdio.h>

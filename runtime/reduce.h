@@ -9,8 +9,6 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
-#include "io/pipeline.h"
-#include "engine.h"
 #include "ptx/reduce_math.h"
 
 enum rd_op {
@@ -110,8 +108,10 @@ typedef struct {
     rd_state *st;   /* the array's state */
 } rd_job;
 
-/* The reduction's engine operation; its context is an rd_job. */
-extern const engine_ops rd_engine_ops;
+/* The reduction's engine operation (runtime/engine.h); its context is an
+ * rd_job. Declared by its tag so that this header needs no device types. */
+struct engine_ops;
+extern const struct engine_ops rd_engine_ops;
 
 /* The names of the embedded modules a reduction of ops over dtype
  * launches (at most 2, into names); returns how many. */
