@@ -525,36 +525,20 @@ static int sched_release_buffer(sched *h, pl_ring *pl, int slot)
     return rc;
 }
 
-/* Waits until the returns thread has given a slot's buffer back; 0, or a
- * failed copy's error. */
-static int sched_wait_returned(sched *h, int slot)
+/* Waits until the returns thread has given a slot's buffer back; a failed
+ * copy becomes the run's failure (*status, its text in h->err) unless an
+ * earlier one is. */
+static void sched_wait_returned(sched *h, int slot, int *status)
 {
     sched_returns *t = &h->ret;
     if (!t->started)
-        return 0;
+        return;
     pthread_mutex_lock(&t->mu);
     while (t->waiting[slot])
         pthread_cond_wait(&t->cv, &t->mu);
-    int rc = sched_returns_failure(h);
+    if (t->failed && !*status)
+        *status = sched_returns_failure(h);
     pthread_mutex_unlock(&t->mu);
-    return rc;
-}
-
-/* Waits for a slot's chunk on the lane that took it (and for its buffer to
- * have gone back). 0, or negative. */
-static int sched_collect(sched *h, int slot, const void **out, size_t *bytes)
-{
-    int failed = sched_wait_returned(h, slot);
-    if (failed < 0)
-        return failed;
-    engine *e = sched_slot_engine(h, slot);
-    if (!e) { /* its submit failed first: the run is over */
-        *out = NULL;
-        *bytes = 0;
-        return 0;
-    }
-    int rc = engine_collect(e, slot, out, bytes);
-    return rc < 0 ? sched_failed(h, e, rc) : 0;
 }
 
 /* Adds the seconds since `since` to *part; returns the time now. */
@@ -574,28 +558,34 @@ static void sched_clock_mark(sched *h)
         t->first = t->last;
 }
 
+/* Collects slot's chunk from engine e (NULL: its submit failed first, the
+ * run is over) and writes its results unless the run has failed; *status
+ * keeps the first failure in input order, h->err its text. */
+static void sched_finish(sched *h, engine *e, int slot, int *status)
+{
+    const void *out = NULL;
+    size_t bytes = 0;
+    double at = sched_elapsed(h);
+    int rc = e ? engine_collect(e, slot, &out, &bytes) : 0; /* the slot goes idle either way */
+    at = sched_clock_add(h, &h->clock.results, at);
+    if (rc < 0 && !*status)
+        *status = sched_failed(h, e, rc);
+    else if (rc == 0 && !*status && e && h->hooks.write &&
+             h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
+        *status = 1;
+    sched_clock_add(h, &h->clock.writing, at);
+    sched_clock_mark(h);
+}
+
 /* Collects the oldest chunk, writes its results (none after a failure) and
  * gives its slot back to every ring; *status keeps the first failure. */
 static void sched_retire(sched *h, const sched_input *in, int *status)
 {
     int slot = pl_oldest(in->rings[0]);
-    const void *out;
-    size_t bytes;
-    sched_clock *t = &h->clock;
-    double at = sched_elapsed(h);
-    int rc = sched_collect(h, slot, &out, &bytes);
-    at = sched_clock_add(h, &t->results, at);
-    if (rc < 0) {
-        if (!*status)
-            *status = rc;
-    } else if (!*status && h->hooks.write &&
-               h->hooks.write(h->hooks.ctx, sched_slot_engine(h, slot), slot, out, bytes)) {
-        *status = 1;
-    }
-    sched_clock_add(h, &t->writing, at);
+    sched_wait_returned(h, slot, status);
+    sched_finish(h, sched_slot_engine(h, slot), slot, status);
     for (int k = 0; k < in->nrings; k++)
         pl_release(in->rings[k], slot);
-    sched_clock_mark(h);
 }
 
 /* Takes the next chunk of the input. */
@@ -690,23 +680,6 @@ static sched_device *sched_device_of(sched *h, const engine *e)
     return NULL;
 }
 
-/* Collects stream slot `slot` of engine e and writes its results; *status
- * keeps the first failure. */
-static void sched_stream_retire(sched *h, engine *e, int slot, int *status)
-{
-    const void *out;
-    size_t bytes;
-    double at = sched_elapsed(h);
-    int rc = engine_collect(e, slot, &out, &bytes);
-    at = sched_clock_add(h, &h->clock.results, at);
-    if (rc < 0 && !*status)
-        *status = sched_failed(h, e, rc);
-    else if (rc == 0 && !*status && h->hooks.write && h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
-        *status = 1;
-    sched_clock_add(h, &h->clock.writing, at);
-    sched_clock_mark(h);
-}
-
 /* Runs a member inflated on a device (see sched.h). */
 int sched_run_stream(sched *h, sched_stream *in)
 {
@@ -736,7 +709,7 @@ int sched_run_stream(sched *h, sched_stream *in)
         while (!status && avail >= grain) {
             size_t n = avail < cap ? avail - avail % grain : cap;
             if (busy == nslots) { /* the oldest goes out first */
-                sched_stream_retire(h, e, (next + nslots - busy) % nslots, &status);
+                sched_finish(h, e, (next + nslots - busy) % nslots, &status);
                 busy--;
             }
             uint64_t out_at = h->out_next;
@@ -758,13 +731,13 @@ int sched_run_stream(sched *h, sched_stream *in)
         }
         /* the next batch is inflated where these chunks read */
         for (; busy > 0; busy--)
-            sched_stream_retire(h, e, (next + nslots - busy) % nslots, &status);
+            sched_finish(h, e, (next + nslots - busy) % nslots, &status);
         keep = bytes - at;
         if (in->data >= in->limit && keep > grain)
             keep = grain; /* data past the limit: some of it is enough to tell */
     }
     for (; busy > 0; busy--)
-        sched_stream_retire(h, e, (next + nslots - busy) % nslots, &status);
+        sched_finish(h, e, (next + nslots - busy) % nslots, &status);
     if (status)
         return status;
     in->skip = skip;

@@ -59,6 +59,7 @@ typedef struct {
     int in_planes, out_planes;
     int refuse_at;        /* the check call (from 0) that refuses its chunk, or -1 */
     int fail_collect_at;  /* the collect call (from 0) that fails, or -1 */
+    int fail_collect_on;  /* every collect after that one fails too */
     fake_tally *t;
 } fake_op;
 
@@ -162,7 +163,7 @@ static int fake_collect(const engine_chunk *c, char *err, size_t errlen)
                    sizeof r);
             t->unfinished += r.pos != c->offset + u * f->unit;
         }
-    if (n != f->fail_collect_at)
+    if (n != f->fail_collect_at && !(f->fail_collect_on && n > f->fail_collect_at))
         return 0;
     snprintf(err, errlen, "fake: collect %d failed", n);
     return IO_ERR_CORRUPT;
@@ -187,7 +188,8 @@ static const engine_ops fake_ops = {
 static fake_op fake_make(fake_tally *t, size_t unit, int in_planes, int out_planes)
 {
     memset(t, 0, sizeof *t);
-    return (fake_op){unit, in_planes, out_planes, -1, -1, t};
+    return (fake_op){.unit = unit, .in_planes = in_planes, .out_planes = out_planes,
+                     .refuse_at = -1, .fail_collect_at = -1, .t = t};
 }
 
 /* The results of a chunk of `bytes` bytes per block (blocks `pitch` apart in
@@ -557,6 +559,7 @@ typedef struct {
     uint64_t limit;     /* pl_open's limit (UINT64_MAX: to the end) */
     int use_next;       /* chunks through a next callback (always with several rings) */
     int fail_read_at, fail_write_at, refuse_at, fail_collect_at;
+    int fail_collect_on; /* every collect after fail_collect_at fails too */
     int no_results;     /* the op has no result_bytes */
     int cpu_calls;      /* sched_cpu_cost and sched_compress before the run */
 } sched_case;
@@ -565,7 +568,7 @@ typedef struct {
 static sched_case sched_plain(int threads, int nslots, int nbufs, size_t chunk, size_t len)
 {
     return (sched_case){threads, nslots, nbufs, 1, 5, chunk, len, UINT64_MAX, 0, -1, -1, -1, -1,
-                        0, 0};
+                        0, 0, 0};
 }
 
 /* The results a run must write: each chunk's result blocks one after
@@ -745,6 +748,7 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
     fake_op f = fake_make(&o->t, k->unit, k->nrings, k->nrings > 1 ? 2 : 1);
     f.refuse_at = k->refuse_at;
     f.fail_collect_at = k->fail_collect_at;
+    f.fail_collect_on = k->fail_collect_on;
     size_t capacity = k->chunk * (size_t)k->nrings;
     void *bufs[MAX_SLOTS];
     void *ring_bufs[SCHED_MAX_RINGS][MAX_SLOTS];
@@ -970,6 +974,11 @@ static void test_sched_collect_fails(void)
         snprintf(err, sizeof err, "fake: collect %d failed", at[i]);
         sched_check(what, &k, at[i], -1, err);
     }
+    /* the chunks in flight behind a failed one fail too: the first one's text is the run's */
+    sched_case k = sched_plain(3, 5, 3, 35, 29 * 35 - 1);
+    k.fail_collect_at = 4;
+    k.fail_collect_on = 1;
+    sched_check("collects fail from 4 on", &k, 4, -1, "fake: collect 4 failed");
 }
 
 /* A read error from the input's next callback before chunk n: its text,
