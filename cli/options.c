@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "runtime/reduce.h"
 #include "io/bgzf.h"
 #include "io/clock.h"
 #include "format.h"
@@ -196,9 +197,16 @@ int cli_verbosity_option(cli_common *c, int opt)
     return 1;
 }
 
-/* Takes the backend from GPUBATCH_BACKEND where --backend did not set it. */
+/* Takes the backend from GPUBATCH_BACKEND where --backend did not set it,
+ * and checks GPUBATCH_CPU_SIMD. */
 int cli_common_finish(cli_common *c)
 {
+    const char *simd = getenv("GPUBATCH_CPU_SIMD");
+    if (simd && *simd && !rd_cpu_simd_known(simd))
+        return cli_usage_error("",
+                               "unknown instruction set '%s' in GPUBATCH_CPU_SIMD (baseline, avx2, "
+                               "avx512)",
+                               simd);
     const char *env = getenv("GPUBATCH_BACKEND");
     int b;
     if (c->backend_given || !env || !*env)
@@ -499,7 +507,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
                  "start the GPU",
                  be->threads, cpu_seconds);
     else if (be->kind != BACKEND_CUDA)
-        msg_info("backend cpu: %d threads", be->threads);
+        msg_info("backend cpu: %d threads, %s", be->threads, rd_cpu_simd());
     return 0;
 }
 

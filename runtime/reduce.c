@@ -242,6 +242,10 @@ void rd_state_result(const rd_state *s, rd_result *r)
 
 /* ---- CPU tile code: the kernels' operation order, in plain C ---- */
 
+/* The tile code is inlined into each instruction-set variant of
+ * rd_cpu_tiles, so that each one's loops vectorize for its registers. */
+#define RD_CPU_INLINE static inline __attribute__((always_inline))
+
 /* Accumulators per tile: RD_WARPS sub-tiles x RD_LANES lanes x up to 16
  * element positions per vector. */
 #define RD_CPU_ACC (RD_WARPS * RD_LANES * 16)
@@ -280,7 +284,7 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
  * one at a time; a skipped NaN adds -0.0 to both sums, which leaves any
  * value as it is. The rest of the tile goes one element at a time. */
 #define RD_CPU_FLOAT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                      \
-    static void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
     {                                                                                     \
         double ls[RD_CPU_ACC], lq[RD_CPU_ACC];                                            \
         uint64_t cnt = 0;                                                                 \
@@ -349,7 +353,7 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_bf16, uint16_t, RD_BF16_DOUBLE, hf_bf16_isnan)
 /* Integer tile: exact sums; 64-bit types square into doubles in lane order.
  * VALUE is the element's integer value (a bool's is 0 or 1). */
 #define RD_CPU_INT_TILE(NAME, T, WIDE, VALUE)                                             \
-    static void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
     {                                                                                     \
         rd_u128 s = 0, q = 0;                                                             \
         double lq[RD_CPU_ACC];                                                            \
@@ -396,7 +400,7 @@ RD_CPU_INT_TILE(rd_cpu_tile_bool, uint8_t, 0, RD_BOOL)
 
 /* Extrema of n elements whose first has global index g. */
 #define RD_CPU_EXTREMA(NAME, T, KEY, ISNAN)                                               \
-    static void NAME(const T *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)        \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)        \
     {                                                                                     \
         rd_extrema r = rd_extrema_empty();                                                \
         for (size_t o = 0; o < n; o++) {                                                  \
@@ -439,14 +443,6 @@ static inline void rd_f32_keys(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uin
 
 #define RD_EXT_BLOCK 256 /* elements per block: a fixed trip count, which -O2 vectorizes */
 
-/* An AVX2 copy of a function beside the baseline one, chosen at load time
- * (x86-64; one copy elsewhere): AVX2 has unsigned 32-bit min and max. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define RD_CPU_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define RD_CPU_CLONES
-#endif
-
 /* Folds the least and greatest keys of p[0..m) into *lo and *hi, and says
  * whether the keys want_lo and want_hi occur there (bit 0 and bit 1). Its
  * loop vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
@@ -474,7 +470,7 @@ rd_f32_block(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint
  * that no number has), then the first block holding each and the first
  * element with it there; the same keys and indices as the element-wise
  * updates of RD_CPU_EXTREMA. */
-RD_CPU_CLONES static void
+RD_CPU_INLINE void
 rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
 {
     const uint32_t *u = (const uint32_t *)(const void *)x;
@@ -523,9 +519,11 @@ RD_CPU_EXTREMA(rd_cpu_ext_f16, uint16_t, rd_key_h16, hf_f16_isnan)
 RD_CPU_EXTREMA(rd_cpu_ext_bf16, uint16_t, rd_key_h16, hf_bf16_isnan)
 RD_CPU_EXTREMA(rd_cpu_ext_bool, uint8_t, RD_KEY_BOOL, RD_ISNAN_NO)
 
-/* Partials of tiles [t0, t1) of a chunk, with the kernels' operation order. */
-void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
-                  int want_sq, size_t t0, size_t t1, rd_moments *m, rd_extrema *e)
+/* Partials of tiles [t0, t1) of a chunk, with the kernels' operation order
+ * (every variant of rd_cpu_tiles inlines it). */
+RD_CPU_INLINE void rd_cpu_tiles_all(const void *x, size_t nelem, uint64_t first, dt_type dtype,
+                                    int skipnan, int want_sq, size_t t0, size_t t1,
+                                    rd_moments *m, rd_extrema *e)
 {
     size_t sz = dt_size(dtype);
     for (size_t t = t0; t < t1; t++) {
@@ -572,6 +570,90 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
             }
         }
     }
+}
+
+typedef void (*rd_tiles_fn)(const void *, size_t, uint64_t, dt_type, int, int, size_t, size_t,
+                            rd_moments *, rd_extrema *);
+
+/* Defines variant NAME of the tile code, compiled with ATTRS. */
+#define RD_CPU_VARIANT(NAME, ATTRS)                                                        \
+    ATTRS static void NAME(const void *x, size_t nelem, uint64_t first, dt_type dtype,     \
+                           int skipnan, int want_sq, size_t t0, size_t t1, rd_moments *m,  \
+                           rd_extrema *e)                                                   \
+    {                                                                                      \
+        rd_cpu_tiles_all(x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);          \
+    }
+
+RD_CPU_VARIANT(rd_cpu_tiles_baseline, )
+#if defined(__x86_64__) && defined(__GNUC__)
+RD_CPU_VARIANT(rd_cpu_tiles_avx2, __attribute__((target("avx2"))))
+RD_CPU_VARIANT(rd_cpu_tiles_avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))))
+#define RD_CPU_VARIANTS 3
+#else
+#define RD_CPU_VARIANTS 1
+#endif
+
+static const char *const rd_cpu_variant_names[] = {"baseline", "avx2", "avx512"};
+
+/* Whether this CPU runs variant i. */
+static int rd_cpu_variant_runs(int i)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (i == 1)
+        return __builtin_cpu_supports("avx2");
+    if (i == 2)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
+    return i == 0;
+}
+
+/* The variant the tile code runs: the widest this CPU has, at most the
+ * one GPUBATCH_CPU_SIMD names. */
+static int rd_cpu_variant(void)
+{
+    static int chosen = -1; /* every thread that races here picks the same */
+    if (chosen >= 0)
+        return chosen;
+    int cap = RD_CPU_VARIANTS - 1;
+    const char *env = getenv("GPUBATCH_CPU_SIMD");
+    for (int i = 0; env && *env && i < 3; i++)
+        if (!strcmp(env, rd_cpu_variant_names[i]))
+            cap = i < cap ? i : cap;
+    int v = 0;
+    for (int i = 1; i <= cap; i++)
+        if (rd_cpu_variant_runs(i))
+            v = i;
+    chosen = v;
+    return v;
+}
+
+/* The name of the tile code's variant. */
+const char *rd_cpu_simd(void)
+{
+    return rd_cpu_variant_names[rd_cpu_variant()];
+}
+
+/* Whether name is a GPUBATCH_CPU_SIMD value. */
+int rd_cpu_simd_known(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, rd_cpu_variant_names[i]))
+            return 1;
+    return 0;
+}
+
+/* Partials of tiles [t0, t1) of a chunk on this CPU's variant. */
+void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
+                  int want_sq, size_t t0, size_t t1, rd_moments *m, rd_extrema *e)
+{
+    static const rd_tiles_fn variants[] = {
+        rd_cpu_tiles_baseline,
+#if RD_CPU_VARIANTS > 1
+        rd_cpu_tiles_avx2, rd_cpu_tiles_avx512,
+#endif
+    };
+    variants[rd_cpu_variant()](x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);
 }
 
 /* ---- the operation on the engine ---- */
