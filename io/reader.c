@@ -843,7 +843,8 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 /* The deflate data of the member being read, for a device (see reader.h). */
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size)
 {
-    if (r->state != RD_PARALLEL || !r->inbuf || r->src_off || r->file_size < 0)
+    /* the first member only: its decoded bytes are the data's from position 0 */
+    if (r->state != RD_PARALLEL || !r->inbuf || r->src_off || r->file_size < 0 || r->member_off)
         return 0;
     *fd = r->fd;
     *data_off = r->member_data;

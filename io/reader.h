@@ -172,8 +172,8 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off);
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
 
 /* Whether a device may inflate the member being read instead: 1 for a
- * plain (not BGZF) gzip member of a regular file (not a zip member) that
- * the parallel decoder has begun, with the file's descriptor (not moved),
+ * plain (not BGZF) gzip member of a regular file (not a zip member), the
+ * file's first, that the parallel decoder has begun, with the file's descriptor (not moved),
  * the file offset of the member's first deflate byte and the file's size;
  * else 0. */
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size);

@@ -298,6 +298,43 @@ static void test_multi_member(void)
     free(data);
 }
 
+/* A device may take over the first member of a file only, and the reader
+ * goes on where it is told: here from the member's start again. */
+static void test_stream_member(void)
+{
+    size_t n = 300000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, n, 1, 0);
+    const char *path = put_file("stream.gz", gz.p, gz.len);
+    io_reader *r;
+    int fd;
+    uint64_t off, size;
+    uint8_t head[100];
+    CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+    CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
+    CHECK(io_reader_stream_member(r, &fd, &off, &size) == 1 && off == 10 && size == gz.len);
+    CHECK(io_reader_continue_member(r, off * 8, 0, NULL, 0, (uint32_t)crc32(0, Z_NULL, 0), 0, 0,
+                                    "test") == 0);
+    struct bytes out = {0};
+    CHECK(read_all(r, 4097, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
+    io_reader_close(r);
+    free(out.p);
+    /* the data's start in a member before it: the member being read is not the first */
+    struct bytes two = {0};
+    gzip_member(&two, data, 50, 6, 0);
+    gzip_member(&two, data + 50, n - 50, 1, 0);
+    path = put_file("two.gz", two.p, two.len);
+    CHECK(io_reader_open(&r, path, NULL, 0) == 0);
+    CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
+    CHECK(io_reader_stream_member(r, &fd, &off, &size) == 0);
+    io_reader_close(r);
+    free(two.p);
+    free(gz.p);
+    free(data);
+}
+
 /* BGZF streams from gz_writer read fully, in any piece size. */
 static void test_bgzf(void)
 {
@@ -801,6 +838,7 @@ int main(void)
     RUN(test_open_errors);
     RUN(test_single_member);
     RUN(test_multi_member);
+    RUN(test_stream_member);
     RUN(test_bgzf);
     RUN(test_truncated);
     RUN(test_bgzf_bad_block);
