@@ -7,18 +7,19 @@
 #include "msg.h"
 #include "io/clock.h"
 
-/* Whether the environment keeps gzip on the host (GPUBATCH_HOST_INFLATE=1). */
+/* Where the environment says gzip is inflated: 1 on the host, 0 on the
+ * device (GPUBATCH_HOST_INFLATE=1 or 0), -1 where it says nothing. */
 static int stream_host_inflate(void)
 {
     const char *host = getenv("GPUBATCH_HOST_INFLATE");
-    return host && !strcmp(host, "1");
+    return host && (!strcmp(host, "1") || !strcmp(host, "0")) ? host[0] == '1' : -1;
 }
 
 /* Device inflate for gzip files when a GPU may take chunks (see stream.h). */
 int stream_device_inflate(backend *be, const io_reader *r, size_t swap, size_t chunk_bytes)
 {
     return !swap && backend_may_use_gpu(be) && io_reader_compressed(r) &&
-           io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK && !stream_host_inflate();
+           io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK && stream_host_inflate() != 1;
 }
 
 /* --chunk, or device inflate's default (see stream.h). */
@@ -118,16 +119,23 @@ static int stream_device_pays(const backend *be, uint64_t bytes)
     return CLI_GPU_START_SECONDS + bytes / device < bytes / host;
 }
 
+/* stream_device_member, with where the member lies (io_reader_stream_member). */
+static int stream_member_on_device(backend *be, const io_reader *r, const frame_info *fi,
+                                   int *fd, uint64_t *data_off, uint64_t *file_size)
+{
+    int env = stream_host_inflate();
+    if (env == 1 || fi->swap || !backend_may_use_gpu(be) ||
+        !io_reader_stream_member(r, fd, data_off, file_size))
+        return 0;
+    return env == 0 || stream_device_pays(be, *file_size - *data_off);
+}
+
 /* Whether input r may be inflated on a device (see stream.h). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
 {
     int fd;
     uint64_t data_off, file_size;
-    const char *host = getenv("GPUBATCH_HOST_INFLATE");
-    if (stream_host_inflate() || fi->swap || !backend_may_use_gpu(be) ||
-        !io_reader_stream_member(r, &fd, &data_off, &file_size))
-        return 0;
-    return (host && !strcmp(host, "0")) || stream_device_pays(be, file_size - data_off);
+    return stream_member_on_device(be, r, fi, &fd, &data_off, &file_size);
 }
 
 /* Runs the start of a gzip member on a device (see stream.h). */
@@ -141,9 +149,9 @@ int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
     *ran = 0;
     *done = 0;
     *tail_len = 0;
-    if (!stream_device_member(be, r, fi) || !(g = sched_stream_gpu(h)))
+    if (!stream_member_on_device(be, r, fi, &fd, &data_off, &file_size) ||
+        !(g = sched_stream_gpu(h)))
         return 0;
-    io_reader_stream_member(r, &fd, &data_off, &file_size);
     if (!dev->z && gzstream_open(&dev->z, g, STREAM_DEVICE_KEEP, dev->staging,
                                  dev->staging ? gzstream_staging_bytes() : 0) < 0) {
         msg_info("%s: the GPU cannot inflate the gzip member (%s): the host does", name,

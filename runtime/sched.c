@@ -391,6 +391,16 @@ static void sched_cap_cpu(sched *h, size_t bytes)
     }
 }
 
+/* The output position of a chunk of `bytes` input bytes taken now: every
+ * chunk moves the output on, whichever lane takes it. */
+static uint64_t sched_place(sched *h, size_t bytes)
+{
+    uint64_t at = h->out_next;
+    if (h->spec.ops->result_bytes)
+        h->out_next += h->spec.ops->result_bytes(h->spec.op, bytes);
+    return at;
+}
+
 /* Starts a chunk where it runs best now. */
 static int sched_submit(sched *h, const pl_chunk *c)
 {
@@ -429,10 +439,7 @@ static int sched_submit(sched *h, const pl_chunk *c)
         h->cpu_seconds += sched_cpu_share(h, c->bytes);
     h->lane[c->slot] = (unsigned char)lane;
     h->chunks[on_gpu]++;
-    uint64_t out_at = h->out_next;
-    if (h->spec.ops->result_bytes)
-        h->out_next += h->spec.ops->result_bytes(h->spec.op, c->bytes);
-    int rc = engine_submit(e, c->slot, data, gz, c->bytes, c->offset, out_at);
+    int rc = engine_submit(e, c->slot, data, gz, c->bytes, c->offset, sched_place(h, c->bytes));
     return rc < 0 ? sched_failed(h, e, rc) : 0;
 }
 
@@ -712,10 +719,7 @@ int sched_run_stream(sched *h, sched_stream *in)
                 sched_finish(h, e, (next + nslots - busy) % nslots, &status);
                 busy--;
             }
-            uint64_t out_at = h->out_next;
-            if (h->spec.ops->result_bytes)
-                h->out_next += h->spec.ops->result_bytes(h->spec.op, n);
-            rc = engine_submit_device(e, next, data + at, n, in->data, out_at);
+            rc = engine_submit_device(e, next, data + at, n, in->data, sched_place(h, n));
             if (rc < 0) {
                 status = sched_failed(h, e, rc);
                 break;
