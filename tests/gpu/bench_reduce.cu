@@ -1,6 +1,10 @@
-// bench_reduce.cu - times the embedded sum kernel on data already in device
-// memory against CUB DeviceReduce::Sum and a device-to-device copy, in one
-// run, and checks that the GPU sum has the CPU backend's bits.
+// bench_reduce.cu [PTX [REPS [DTYPE]]] - times a sum kernel (PTX, by
+// default the embedded float32 one) on data already in device memory
+// against CUB DeviceReduce::Sum of float32 data of the same bytes and a
+// device-to-device copy, in one run, and checks that the GPU sum has the
+// CPU backend's bits. DTYPE (float32, float16 or bfloat16) is the PTX's
+// element type: the 16-bit types get the float32 data's values rounded
+// toward zero (normal numbers of the same exponents).
 //
 // Build (needs the CUDA toolkit; gpubatch itself does not):
 //   gcc -std=c11 -O2 -ffp-contract=off -I. -c runtime/reduce.c io/dtype.c ...
@@ -38,6 +42,13 @@ int main(int argc, char **argv)
 {
     const char *ptx_path = argc > 1 ? argv[1] : "build/ptx/reduce_f32_moments.compute_75.ptx";
     int reps = argc > 2 ? atoi(argv[2]) : 30;
+    const char *dtype_name = argc > 3 ? argv[3] : "float32";
+    dt_type dtype = !strcmp(dtype_name, "float16") ? DT_F16 : !strcmp(dtype_name, "bfloat16") ? DT_BF16 : DT_F32;
+    if (dtype == DT_F32 && strcmp(dtype_name, "float32")) {
+        fprintf(stderr, "bench_reduce: unknown dtype %s (float32, float16, bfloat16)\n", dtype_name);
+        return 2;
+    }
+    const size_t esize = dtype == DT_F32 ? 4 : 2;
     CHECK_RT(cudaFree(0));
     CUmodule mod;
     char *ptx = bench_read_file(ptx_path);
@@ -55,7 +66,7 @@ int main(int argc, char **argv)
     float *dx, *dcopy, *dcub;
     double *dscratch, *dout;
     rd_moments *dpart;
-    size_t maxtiles = nmax / RD_TILE + 1;
+    size_t maxtiles = nmax * 4 / esize / RD_TILE + 1;
     CHECK_RT(cudaMalloc(&dx, nmax * 4));
     CHECK_RT(cudaMalloc(&dcopy, nmax * 4));
     CHECK_RT(cudaMalloc(&dcub, 4));
@@ -68,7 +79,21 @@ int main(int argc, char **argv)
     CHECK_RT(cudaMemset(dcounters, 0, ncounters * sizeof(unsigned)));
     // The in-kernel fold: segment counters, segment sums, top counter, result.
     rd_fold_ctl fold = {dcounters + 1, dscratch, dcounters, dout};
-    CHECK_RT(cudaMemcpy(dx, host.data(), nmax * 4, cudaMemcpyHostToDevice));
+    // The elements the kernel reads: the float32 values, or their 16-bit
+    // forms truncated (zero and subnormal float16 forms are rare here).
+    std::vector<unsigned short> half(dtype == DT_F32 ? 0 : nmax * 2);
+    for (size_t i = 0; i < half.size(); i++) {
+        unsigned u;
+        memcpy(&u, &host[i / 2], 4);
+        u ^= (unsigned)(i & 1) << 31; // the pair's second: the opposite sign
+        int e = (int)(u >> 23 & 0xff) - 127;
+        half[i] = dtype == DT_BF16 ? (unsigned short)(u >> 16)
+                  : e < -14        ? (unsigned short)(u >> 16 & 0x8000u)
+                                   : (unsigned short)((u >> 16 & 0x8000u) | (unsigned)(e + 15) << 10 |
+                                                      (u >> 13 & 0x3ffu));
+    }
+    const void *elems = dtype == DT_F32 ? (const void *)host.data() : (const void *)half.data();
+    CHECK_RT(cudaMemcpy(dx, elems, nmax * 4, cudaMemcpyHostToDevice));
 
     float copy_ms = bench_median_ms([&] { cudaMemcpyAsync(dcopy, dx, nmax * 4, cudaMemcpyDeviceToDevice); }, reps);
     double copy_gbs = 2.0 * nmax * 4 / copy_ms / 1e6;
@@ -85,17 +110,18 @@ int main(int argc, char **argv)
     printf("%-10s %10s %10s %10s %10s %8s %8s  %s\n", "n", "ours ms", "ours GB/s", "cub ms", "cub GB/s",
            "ours/cub", "of copy", "bits");
     int failures = 0;
-    for (size_t n = (size_t)1 << 22; n <= nmax; n <<= 2) {
+    for (size_t bytes4 = (size_t)1 << 22; bytes4 <= nmax; bytes4 <<= 2) {
+        size_t n = bytes4 * 4 / esize; // the kernel's elements; CUB sums bytes4 float32s
         unsigned long long n64 = n, first = 0;
         unsigned ntiles = (unsigned)((n + RD_TILE - 1) / RD_TILE);
         unsigned blocks = ntiles;
         void *pm[] = {&dx, &n64, &first, &dpart, &fold};
         auto ours = [&] { cuLaunchKernel(kmom, blocks, 1, 1, RD_WARPS * 32, 1, 1, 0, 0, pm, NULL); };
         size_t temp_bytes = 0;
-        cub::DeviceReduce::Sum(NULL, temp_bytes, dx, dcub, (int)n);
+        cub::DeviceReduce::Sum(NULL, temp_bytes, dx, dcub, (int)bytes4);
         void *dtemp;
         CHECK_RT(cudaMalloc(&dtemp, temp_bytes));
-        auto theirs = [&] { cub::DeviceReduce::Sum(dtemp, temp_bytes, dx, dcub, (int)n); };
+        auto theirs = [&] { cub::DeviceReduce::Sum(dtemp, temp_bytes, dx, dcub, (int)bytes4); };
         CHECK_RT(cudaMemset(dout, 0xff, 8)); // poison: the kernel must write it
         float t_ours = bench_median_ms(ours, reps);
         float t_cub = bench_median_ms(theirs, reps);
@@ -105,15 +131,15 @@ int main(int argc, char **argv)
         CHECK_RT(cudaMemcpy(&gpu_sum, dout, 8, cudaMemcpyDeviceToHost));
         // The CPU backend's value for the same data.
         std::vector<rd_moments> parts(ntiles);
-        rd_cpu_tiles(host.data(), n, 0, DT_F32, 0, 0, 0, ntiles, parts.data(), NULL);
+        rd_cpu_tiles(elems, n, 0, dtype, 0, 0, 0, ntiles, parts.data(), NULL);
         rd_state st;
-        rd_state_init(&st, DT_F32, RD_OP_SUM, 0);
+        rd_state_init(&st, dtype, RD_OP_SUM, 0);
         rd_state_add(&st, parts.data(), NULL, ntiles, n);
         rd_result r;
         rd_state_result(&st, &r);
         int same = memcmp(&gpu_sum, &r.sum, 8) == 0;
         failures += !same;
-        double bytes = n * 4.0;
+        double bytes = n * (double)esize;
         printf("%-10zu %10.4f %10.1f %10.4f %10.1f %8.3f %8.3f  %s\n", n, t_ours, bytes / t_ours / 1e6,
                t_cub, bytes / t_cub / 1e6, t_cub / t_ours, (bytes / t_ours / 1e6) / copy_gbs,
                same ? "gpu==cpu" : "MISMATCH");

@@ -92,11 +92,18 @@ for k in f32_moments f32_extrema f64_moments; do
 done
 
 note "== kernel benchmark (data in device memory)"
-objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/ptx_table.o"
+objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/io/clock.o build/ptx_table.o"
 if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl -l:libz.a \
     >"$out/bench_build.log" 2>&1; then
     "$work/bench_reduce" "build/ptx/reduce_f32_moments.compute_75.ptx" 30 >"$out/bench_reduce.txt" 2>&1
     tee -a "$sum" <"$out/bench_reduce.txt"
+    # the 16-bit float sums, at the same bytes (against float32 CUB and the copy)
+    for d in f16:float16 bf16:bfloat16; do
+        "$work/bench_reduce" "build/ptx/reduce_${d%%:*}_moments.compute_75.ptx" 30 "${d#*:}" \
+            >"$out/bench_reduce_${d%%:*}.txt" 2>&1
+        note "${d#*:}: $(grep -E '^[0-9]+ ' "$out/bench_reduce_${d%%:*}.txt" | tail -2 |
+            awk '{printf "%s elements %s of copy (%s); ", $1, $7, $8}')"
+    done
 else
     note "bench_reduce build FAILED"
     tail -5 "$out/bench_build.log"

@@ -6,7 +6,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 make -j"$(nproc)" >/dev/null 2>&1 || { echo "build failed"; exit 1; }
-objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/ptx_table.o"
+objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/io/clock.o build/ptx_table.o"
 nvcc -O2 -std=c++17 -I. -o /tmp/gb_bench tests/gpu/bench_reduce.cu $objs -lcuda -ldl -l:libz.a || exit 1
 flags="-std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -O3 -I. -arch=compute_75 -DGB_DT_f32 -DRD_KERNEL_moments -ptx"
 for v in "default:" "plain:-DRD_LOAD=*" "unbounded:-DRD_MIN_BLOCKS=0" "minb4:-DRD_MIN_BLOCKS=4" \
