@@ -5,6 +5,8 @@
 #include "inflate.h"
 
 #define SP_MAX_ROUNDS 64 /* more rounds than this: the data is not worth it */
+#define SP_REDO_PIECES 8 /* a segment decoded again is cut into this many pieces at most */
+#define SP_PIECE_MIN 1024u /* bits of a piece at the least */
 
 /* Segment i of the plan, nominally from bit `from` for `bits` bits. */
 static void sp_segment(sp_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap, int last_one)
@@ -39,6 +41,8 @@ void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t
     p->sym_cap = sym_cap;
     p->end = start;
     p->nout = 0;
+    p->pieced = 0;
+    p->piece = step / SP_REDO_PIECES > SP_PIECE_MIN ? step / SP_REDO_PIECES : SP_PIECE_MIN;
     if (cap > sym_cap)
         cap = (uint32_t)sym_cap; /* a segment's room lies within the buffer */
     uint64_t bits = (uint64_t)len * 8 > start ? (uint64_t)len * 8 - start : 1;
@@ -74,6 +78,50 @@ static int sp_split(sp_plan *p, int i)
     p->segs[i + 1].stop = done.stop;
     p->segs[i + 1].search_end = done.search_end;
     return 0;
+}
+
+/* Lists segment i, which did not begin where the one before it ended (at
+ * bit `want`), to be decoded again from there. A round lasts as long as
+ * its longest segment, so the part [want, stop) is cut into pieces: the
+ * first decoded from want, the others searching for their first block as
+ * a plan's segments do, each with its share of i's room; a piece that
+ * begins wrong is cut again in the next round. Returns the number of
+ * segments i became. */
+static int sp_redo(sp_plan *p, int i, uint64_t want)
+{
+    ifs_seg *s = &p->segs[i];
+    uint64_t bits = s->stop != IFS_NONE && s->stop > want ? s->stop - want : 0;
+    int k = (int)(bits / p->piece < SP_REDO_PIECES ? bits / p->piece : SP_REDO_PIECES);
+    if (k > p->max - p->n + 1)
+        k = p->max - p->n + 1;
+    if (k < 2 || s->cap < (uint32_t)k) {
+        s->start = want;
+        s->exact = 1;
+        p->todo[p->ntodo++] = i;
+        return 1;
+    }
+    ifs_seg whole = *s;
+    p->pieced++;
+    for (int m = p->n - 1; m > i; m--)
+        p->segs[m + k - 1] = p->segs[m];
+    p->n += k - 1;
+    uint64_t len = (bits + (uint64_t)k - 1) / (uint64_t)k;
+    uint32_t room = whole.cap / (uint32_t)k;
+    for (int j = 0; j < k; j++) {
+        ifs_seg *q = &p->segs[i + j];
+        uint64_t from = want + (uint64_t)j * len;
+        *q = whole;
+        q->start = q->end = from;
+        q->stop = j == k - 1 ? whole.stop : from + len;
+        q->search_end = q->stop;
+        q->sym_off = whole.sym_off + (uint64_t)j * room;
+        q->cap = j == k - 1 ? whole.cap - (uint32_t)j * room : room;
+        q->exact = j == 0;
+        q->nout = 0;
+        q->status = IFS_NOSTART;
+        p->todo[p->ntodo++] = i + j;
+    }
+    return k;
 }
 
 /* Gives segment i (whose first block did not fit) more room, from what is
@@ -141,9 +189,7 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
             if (!begun_right) {
                 if (s->exact && s->start == want)
                     return SP_GIVE_UP; /* decoded from that start already */
-                s->start = want;
-                s->exact = 1;
-                p->todo[p->ntodo++] = i;
+                i += sp_redo(p, i, want) - 1;
                 trusted = 0;
                 continue;
             }

@@ -9,11 +9,12 @@
  * on the host); sp_check then walks the chain in order: a segment is good
  * when the one before it is good and ended exactly where it began
  * (inf_same_start). One that did not begin there is decoded again from that
- * end, one that filled its room gets a new segment after it for the rest,
- * and the walk stops at the final block or, where the batch is not the
- * stream's last, at the last boundary the batch's bytes hold. The plan
- * never decides what invalid data means: it gives up (SP_GIVE_UP) and the
- * caller decodes the batch on the host, whose messages are zlib's. */
+ * end, in pieces that the next round decodes at once; one that filled its
+ * room gets a new segment after it for the rest; and the walk stops at the
+ * final block or, where the batch is not the stream's last, at the last
+ * boundary the batch's bytes hold. The plan never decides what invalid
+ * data means: it gives up (SP_GIVE_UP) and the caller decodes the batch on
+ * the host, whose messages are zlib's. */
 #ifndef GPUBATCH_IO_STREAM_PLAN_H
 #define GPUBATCH_IO_STREAM_PLAN_H
 
@@ -39,6 +40,8 @@ typedef struct {
     uint64_t sym_used, sym_cap; /* symbol buffer elements handed out, and its size */
     uint64_t end;    /* SP_DONE: the bit where the batch's decoding ended */
     uint64_t nout;   /* SP_DONE: bytes the batch decodes to */
+    uint64_t piece;  /* bits of a piece of a segment decoded again, at the least */
+    int pieced;      /* segments decoded again in pieces so far */
 } sp_plan;
 
 /* Cuts in[0..len) from bit `start` (a block boundary) into segments of

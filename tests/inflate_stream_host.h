@@ -44,7 +44,8 @@ typedef struct {
     int gave_up;      /* out: batches the plan gave up */
 } ish_opts;
 
-static int ish_redone, ish_roomier, ish_batches; /* batches decoded again, given more room */
+/* batches decoded again, given more room, and segments decoded again in pieces */
+static int ish_redone, ish_roomier, ish_batches, ish_pieced;
 
 /* Decodes the stream in[0..len) the GPU's way into out (room out_cap), in
  * batches of o->batch compressed bytes; returns its length, or -1 where
@@ -82,6 +83,7 @@ static long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_c
         }
         ish_batches++;
         ish_redone += p.rounds > 1;
+        ish_pieced += p.pieced;
         ish_roomier += p.sym_used > (uint64_t)p.n * o->cap;
         if (r == SP_GIVE_UP || total + p.nout > out_cap) {
             free(syms);
