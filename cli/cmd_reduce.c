@@ -177,6 +177,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     char err[1024] = "";
     io_reader *r = NULL;
     pl_ring *pl = NULL;
+    unsigned char *tail = NULL; /* the data after the device's last whole tile */
     int status = 1;
     double t0 = io_seconds();
     if (input_open(in, &r, err, sizeof err) < 0) {
@@ -215,16 +216,21 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
                         .st = &st};
     /* a gzip member the devices can inflate: its data run on the device first */
     uint64_t on_device = 0;
-    unsigned char tail[16];
+    /* the device's chunks are whole tiles, as the host's are: a sum's
+       bits do not depend on where the device's batches end */
+    size_t tile_bytes = (size_t)RD_TILE * dt_size(fi.dtype);
     size_t tail_len = 0;
     int ran = 0; /* the device read the start of the data, the reader goes on after it */
     int device_first = !o->shard.count && stream_device_member(&ctx->be, r, &fi);
     if (device_first)
         stream_device_prepare(&ctx->dev, &ctx->be);
+    if (device_first && !(tail = malloc(tile_bytes))) {
+        msg_error("%s: out of memory", name);
+        goto out_close_reader;
+    }
     if (device_first && (reduce_ctx_engines(ctx) ||
-                         stream_on_device(ctx->h, &ctx->be, &ctx->dev, r, &fi, limit,
-                                          dt_size(fi.dtype), &ran, &on_device, tail, &tail_len,
-                                          name)))
+                         stream_on_device(ctx->h, &ctx->be, &ctx->dev, r, &fi, limit, tile_bytes,
+                                          &ran, &on_device, tail, &tail_len, name)))
         goto out_close_reader;
     int opened = ran
                      ? pl_open_at(&pl, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk, tail,
@@ -269,6 +275,7 @@ out_close_pipeline:
     pl_close(pl);
 out_close_reader:
     io_reader_close(r);
+    free(tail);
     return status;
 }
 
