@@ -153,7 +153,7 @@ int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
         !(g = sched_stream_gpu(h)))
         return 0;
     if (!dev->z && gzstream_open(&dev->z, g, STREAM_DEVICE_KEEP, dev->staging,
-                                 dev->staging ? gzstream_staging_bytes() : 0) < 0) {
+                                 gzstream_staging_bytes()) < 0) {
         msg_info("%s: the GPU cannot inflate the gzip member (%s): the host does", name,
                  gpu_error_text(g));
         return 0;
@@ -166,10 +166,12 @@ int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
     int rc = sched_run_stream(h, &in);
     if (rc < 0)
         msg_error("%s: %s", name, sched_error(h));
-    unsigned long long batches, rounds;
-    gzstream_counts(z, &batches, &rounds);
-    msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds", name,
-             (unsigned long long)in.data, batches, rounds);
+    gzstream_stats st;
+    gzstream_counts(z, &st);
+    msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds; %llu "
+             "batches read while the one before was inflated (waited %.3f s for them)",
+             name, (unsigned long long)in.data, st.batches, st.rounds, st.read_ahead,
+             st.ahead_wait);
     const gzstream_point *pt = gzstream_where(z);
     if (rc == 0) { /* the host reads on where the device stopped */
         int ic = io_reader_continue_member(
@@ -188,11 +190,14 @@ int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
     return rc != 0;
 }
 
-/* Makes the staging buffer while the devices start (see stream.h). */
+/* Makes the staging buffers while the devices start (see stream.h): the
+ * second only faulted in, since pinning it would lengthen the start. */
 void stream_device_prepare(stream_device *dev, backend *be)
 {
-    if (!dev->staging)
-        dev->staging = backend_host_alloc(be, gzstream_staging_bytes());
+    if (!dev->staging[0])
+        dev->staging[0] = backend_host_alloc(be, gzstream_staging_bytes());
+    if (!dev->staging[1])
+        dev->staging[1] = backend_host_unpinned(be, gzstream_staging_bytes());
 }
 
 /* Frees what stream_on_device made (see stream.h). */
@@ -200,9 +205,11 @@ void stream_device_release(stream_device *dev, backend *be)
 {
     if (!be->leaving) /* else the driver frees it at exit */
         gzstream_close(dev->z);
-    backend_host_free(be, dev->staging);
+    for (int i = 0; i < 2; i++) {
+        backend_host_free(be, dev->staging[i]);
+        dev->staging[i] = NULL;
+    }
     dev->z = NULL;
-    dev->staging = NULL;
 }
 
 /* -v: how the input's gzip members were inflated. */

@@ -74,20 +74,22 @@ int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
 
 /* What the device inflate of gzip members keeps from one input to the next:
- * the device's buffers, and the pinned staging buffer made while the
- * devices start. Zero it before use. */
+ * the device's buffers, and the staging buffers made while the devices
+ * start (the first pinned by the start, the second by gzstream when it
+ * first reads ahead). Zero it before use. */
 typedef struct {
     gzstream *z;
-    void *staging;
+    void *staging[2];
 } stream_device;
 
-/* The most bytes of a partial element, row or matrix stream_on_device
- * carries from one batch to the next. */
-#define STREAM_DEVICE_KEEP 64
+/* The most bytes stream_on_device carries from one batch to the next: a
+ * partial grain (a row, or a reduction's tile of 16384 elements of up to
+ * 8 bytes, whose sums must not depend on where batches end). */
+#define STREAM_DEVICE_KEEP ((size_t)128 << 10)
 
-/* Makes dev's staging buffer on be (pinned by the devices' start), once,
- * for an input stream_device_member() accepts; without it (no memory)
- * gzstream makes its own later. */
+/* Makes dev's staging buffers on be, once, for an input
+ * stream_device_member() accepts; without them (no memory) gzstream makes
+ * its own later. */
 void stream_device_prepare(stream_device *dev, backend *be);
 
 /* Frees dev's buffers (the device's left to the exit after backend_leave). */

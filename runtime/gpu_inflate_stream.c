@@ -11,7 +11,7 @@
 #define GZS_PIECE 65536u /* bytes per warp of gzs_crc */
 
 /* Allocates the buffers (see gpu_inflate_stream.h). */
-int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap)
+int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int spare)
 {
     memset(z, 0, sizeof *z);
     z->g = g;
@@ -30,7 +30,8 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
         (rc = gpu_mem_alloc(g, &z->todo, (size_t)z->max_segs * sizeof(int), "segments")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->wins, ((size_t)z->max_segs + 1) * IFS_WINDOW, "windows")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->clean, (size_t)z->max_segs, "segments")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->flags, 2 * sizeof(unsigned), "inflate status")) < 0)
+        (rc = gpu_mem_alloc(g, &z->flags, 2 * sizeof(unsigned), "inflate status")) < 0 ||
+        (spare && (rc = gpu_mem_alloc(g, &z->spare, comp_cap + IF_IN_PAD, "a compressed batch")) < 0))
         return rc;
     if (!(z->hsegs = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(ifs_seg))) ||
         !(z->htodo = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(int))) ||
@@ -51,6 +52,7 @@ void gzs_close(gzs_dev *z)
     gpu_mem_free(z->g, z->wins);
     gpu_mem_free(z->g, z->clean);
     gpu_mem_free(z->g, z->flags);
+    gpu_mem_free(z->g, z->spare);
     gpu_host_free(z->g, z->hsegs);
     gpu_host_free(z->g, z->htodo);
     gpu_host_free(z->g, z->hflags);
@@ -130,14 +132,35 @@ static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *w
     return 0;
 }
 
-/* Queues the copy of a batch's compressed bytes (see gpu_inflate_stream.h). */
-int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
+/* Queues the copy of in[0..len) into the compressed buffer to, zeros after
+ * it: 0, 1 when it is too long, or a negative gpu_error. */
+static int gzs_copy_in(gzs_dev *z, CUdeviceptr to, CUstream s, const uint8_t *in, size_t len)
 {
     if (len > z->comp_cap)
         return 1;
-    CU_TRY(cu.MemcpyHtoDAsync(z->comp, in, len, s));
-    CU_TRY(cu.MemsetD8Async(z->comp + len, 0, IF_IN_PAD, s));
+    CU_TRY(cu.MemcpyHtoDAsync(to, in, len, s));
+    CU_TRY(cu.MemsetD8Async(to + len, 0, IF_IN_PAD, s));
     return 0;
+}
+
+/* Queues the copy of a batch's compressed bytes (see gpu_inflate_stream.h). */
+int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
+{
+    return gzs_copy_in(z, z->comp, s, in, len);
+}
+
+/* Queues the copy of the next batch's bytes (see gpu_inflate_stream.h). */
+int gzs_upload_spare(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
+{
+    return z->spare ? gzs_copy_in(z, z->spare, s, in, len) : 1;
+}
+
+/* Swaps the compressed buffers (see gpu_inflate_stream.h). */
+void gzs_swap(gzs_dev *z)
+{
+    CUdeviceptr t = z->comp;
+    z->comp = z->spare;
+    z->spare = t;
 }
 
 /* Inflates one batch (see gpu_inflate_stream.h). */

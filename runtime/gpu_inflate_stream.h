@@ -27,6 +27,7 @@ typedef struct {
     uint64_t step;       /* nominal segment length in bits */
     uint32_t seg_cap;    /* symbols of room per segment */
     CUdeviceptr comp, syms, segs, todo, wins, clean, flags;
+    CUdeviceptr spare;   /* a second compressed buffer, for the next batch (or 0) */
     ifs_seg *hsegs;      /* pinned: the plan's segments */
     int *htodo;          /* pinned: the segments of a round */
     unsigned *hflags;    /* pinned: bad, CRC terms */
@@ -43,13 +44,23 @@ typedef struct {
 
 /* Allocates the buffers on g for batches of comp_cap bytes cut into
  * segments of seg_bytes compressed bytes, each with room for seg_cap
- * symbols to start with. 0 or a negative gpu_error (text in g). */
-int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap);
+ * symbols to start with; with `spare`, a second compressed buffer into
+ * which the next batch can be copied while one is inflated. 0 or a
+ * negative gpu_error (text in g). */
+int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int spare);
 
 /* Queues the copy of a batch's compressed bytes in[0..len) (host memory,
  * pinned for speed) to the device on stream s: 0, 1 when more than the
  * buffers were made for, or a negative gpu_error. */
 int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len);
+
+/* gzs_upload into the spare buffer (gzs_open's `spare`): the batch after
+ * the one being inflated, on a stream of its own. */
+int gzs_upload_spare(gzs_dev *z, CUstream s, const uint8_t *in, size_t len);
+
+/* Makes the spare buffer the one the next gzs_batch reads, and the other
+ * the spare. */
+void gzs_swap(gzs_dev *z);
 
 /* Inflates the batch gzs_upload copied on stream s: in[0..len) (the same
  * bytes, which the plan reads; the batch begins where `start`, a bit offset

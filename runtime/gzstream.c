@@ -2,18 +2,26 @@
  * gzstream.h). */
 #include "gzstream.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "io/clock.h"
 #include "io/pread.h"
 
 #define GZSTREAM_BATCH_MAX ((size_t)384 << 20) /* compressed bytes per batch at most */
 #define GZSTREAM_BATCH_MIN ((size_t)4 << 20)   /* a batch declined this small goes to the host */
 #define GZSTREAM_SEG ((size_t)128 << 10)       /* compressed bytes per segment */
 #define GZSTREAM_ROOM 3 /* symbols of room per compressed byte of a segment, to start with */
+/* The batch after the one being inflated is read from this many bytes
+ * before the end of its input: a batch ends at the last block boundary its
+ * bytes hold, which lies closer to their end than this in any stream seen
+ * (a deflate block's compressed size); where it does not, the next batch
+ * is read again from its start. */
+#define GZSTREAM_MARGIN ((size_t)4 << 20)
 
 struct gzstream {
     gpu *g;
@@ -25,8 +33,19 @@ struct gzstream {
     unsigned bit;         /* bits of it already decoded */
     size_t cap;           /* compressed bytes the buffers hold */
     size_t batch;         /* compressed bytes per batch now */
-    uint8_t *host;        /* pinned: a batch's compressed bytes, then zeroed padding */
-    int own_host;         /* host is gzstream's own (else the caller's) */
+    uint8_t *host[2];     /* pinned: a batch's compressed bytes, then zeroed padding */
+    int own_host[2];      /* host[i] is gzstream's own (else the caller's) */
+    int pin_host1;        /* host[1] is the caller's, to be pinned by gzstream */
+    int pinned_host1;     /* gzstream pinned it */
+    int in;               /* host[in] holds the batch being inflated, host[in ^ 1] the next */
+    /* the next batch, read and copied to the device's spare buffer on a
+       thread of its own while one is inflated */
+    gpu_queue ahead_q;
+    pthread_t ahead_thread;
+    int ahead_running;    /* ahead_thread is to be joined */
+    int ahead_ok;         /* after the join: the bytes are on the device */
+    uint64_t ahead_pos;   /* the file offset of its first byte */
+    size_t ahead_len;
     uint8_t *win;         /* pinned: the window after a batch */
     CUdeviceptr out[2];   /* decoded bytes: the last batch's, and the next one's */
     size_t out_cap, keep_max;
@@ -34,7 +53,8 @@ struct gzstream {
     size_t last_bytes;    /* bytes of it */
     int stopped;          /* the device goes no further: pt says where */
     gzstream_point pt;
-    unsigned long long batches, rounds;
+    unsigned long long batches, rounds, ahead_used;
+    double ahead_wait;    /* seconds the inflating thread waited for reads ahead */
     char err[512];
 };
 
@@ -45,7 +65,7 @@ static int gzstream_buffers(gzstream *z, size_t cap)
     int rc;
     z->cap = z->batch = cap;
     if ((rc = gzs_open(&z->dev, z->g, cap, GZSTREAM_SEG,
-                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG))) < 0)
+                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), 1)) < 0)
         return rc;
     /* every symbol is one decoded byte: the pool bounds a batch's output */
     z->out_cap = (size_t)z->dev.sym_cap;
@@ -53,23 +73,37 @@ static int gzstream_buffers(gzstream *z, size_t cap)
         if ((rc = gpu_mem_alloc(z->g, &z->out[i], z->out_cap + z->keep_max,
                                 "a batch's decoded bytes")) < 0)
             return rc;
-    if ((z->own_host && !(z->host = gpu_host_alloc(z->g, cap + IF_IN_PAD))) ||
+    if ((z->own_host[0] && !(z->host[0] = gpu_host_alloc(z->g, cap + IF_IN_PAD))) ||
         !(z->win = gpu_host_alloc(z->g, IFS_WINDOW)))
         return GPU_ERR_OUT_OF_MEMORY;
     return 0;
 }
 
+/* Waits for the read ahead, if one runs; nonzero when it succeeded. */
+static int gzstream_ahead_join(gzstream *z)
+{
+    if (z->ahead_running) {
+        double t = io_seconds();
+        pthread_join(z->ahead_thread, NULL);
+        z->ahead_wait += io_seconds() - t;
+        z->ahead_running = 0;
+    }
+    return z->ahead_ok;
+}
+
 /* Frees the buffers gzstream_buffers made. */
 static void gzstream_free_buffers(gzstream *z)
 {
+    gzstream_ahead_join(z);
+    z->ahead_ok = 0;
     gzs_close(&z->dev);
     for (int i = 0; i < 2; i++) {
         gpu_mem_free(z->g, z->out[i]);
         z->out[i] = 0;
-    }
-    if (z->own_host) {
-        gpu_host_free(z->g, z->host);
-        z->host = NULL;
+        if (z->own_host[i]) {
+            gpu_host_free(z->g, z->host[i]);
+            z->host[i] = NULL;
+        }
     }
     gpu_host_free(z->g, z->win);
     z->win = NULL;
@@ -83,7 +117,8 @@ size_t gzstream_staging_bytes(void)
 
 /* Prepares the device (see gzstream.h): the largest batch that fits, from
  * GZSTREAM_BATCH_MAX (or the staging buffer's size) down. */
-int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *staging, size_t staging_bytes)
+int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2],
+                  size_t staging_bytes)
 {
     *out = NULL;
     gzstream *z = calloc(1, sizeof *z);
@@ -91,13 +126,18 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *staging, size_t
         return GPU_ERR_OUT_OF_MEMORY;
     z->g = g;
     z->keep_max = keep_max;
-    z->host = staging;
-    z->own_host = staging == NULL;
+    for (int i = 0; i < 2; i++) {
+        z->host[i] = staging[i];
+        z->own_host[i] = staging[i] == NULL; /* host[1]: made by the first read ahead */
+    }
+    z->pin_host1 = staging[1] != NULL;
     int rc = gpu_bind(g);
     if (rc == 0)
         rc = gpu_queue_open(g, &z->q);
+    if (rc == 0)
+        rc = gpu_queue_open(g, &z->ahead_q);
     size_t cap = GZSTREAM_BATCH_MAX;
-    if (staging && staging_bytes - IF_IN_PAD < cap)
+    if ((staging[0] || staging[1]) && staging_bytes - IF_IN_PAD < cap)
         cap = staging_bytes - IF_IN_PAD;
     while (rc == 0 && (rc = gzstream_buffers(z, cap)) == GPU_ERR_OUT_OF_MEMORY &&
            cap > GZSTREAM_BATCH_MIN) {
@@ -116,6 +156,8 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *staging, size_t
 /* Starts a member (see gzstream.h). */
 void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
 {
+    gzstream_ahead_join(z);
+    z->ahead_ok = 0;
     z->fd = fd;
     z->file_size = file_size;
     z->pos = data_off;
@@ -123,7 +165,8 @@ void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
     z->batch = z->cap;
     z->last_bytes = 0;
     z->stopped = 0;
-    z->batches = z->rounds = 0;
+    z->batches = z->rounds = z->ahead_used = 0;
+    z->ahead_wait = 0;
     memset(&z->pt, 0, offsetof(gzstream_point, window));
     z->pt.crc = (uint32_t)crc32(0, Z_NULL, 0);
 }
@@ -144,6 +187,68 @@ static void gzstream_account(gzstream *z, const gzs_result *r)
     z->pt.len += r->nout;
     z->pt.wlen = z->pt.len < IFS_WINDOW ? (uint32_t)z->pt.len : IFS_WINDOW;
     memcpy(z->pt.window, z->win, IFS_WINDOW);
+}
+
+/* The read ahead's thread: the bytes into host[in ^ 1] (made pinned the
+ * first time), then onto the device's spare buffer. A failure only leaves
+ * ahead_ok 0: the batch is then read as the first one was, and a lasting
+ * error is reported there. */
+static void *gzstream_ahead_main(void *arg)
+{
+    gzstream *z = arg;
+    int to = z->in ^ 1;
+    /* the driver directly: a failure here must not replace the text of one
+       on the inflating thread */
+    if (gpu_bind(z->g) < 0)
+        return NULL;
+    if (!z->host[to] && cu.MemHostAlloc((void **)&z->host[to], z->cap + IF_IN_PAD,
+                                        CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+        z->host[to] = NULL;
+        return NULL;
+    }
+    if (z->pin_host1 && !z->pinned_host1) {
+        if (cu.MemHostRegister(z->host[1], z->cap + IF_IN_PAD, CU_MEMHOSTREGISTER_PORTABLE) !=
+            CUDA_SUCCESS)
+            return NULL;
+        z->pinned_host1 = 1;
+    }
+    if (io_pread(z->fd, z->host[to], z->ahead_len, z->ahead_pos) != (ssize_t)z->ahead_len)
+        return NULL;
+    memset(z->host[to] + z->ahead_len, 0, IF_IN_PAD);
+    if (gzs_upload_spare(&z->dev, z->ahead_q.stream, z->host[to], z->ahead_len) == 0 &&
+        cu.StreamSynchronize(z->ahead_q.stream) == CUDA_SUCCESS)
+        z->ahead_ok = 1;
+    return NULL;
+}
+
+/* Starts reading the batch after one whose bytes end at file offset `end`
+ * while that one is inflated (nothing where the file ends there). */
+static void gzstream_ahead_start(gzstream *z, uint64_t end)
+{
+    if (end >= z->file_size || end - z->pos < 2 * GZSTREAM_MARGIN)
+        return;
+    z->ahead_pos = end - GZSTREAM_MARGIN;
+    uint64_t left = z->file_size - z->ahead_pos;
+    z->ahead_len = left < z->cap ? (size_t)left : z->cap;
+    z->ahead_ok = 0;
+    z->ahead_running = pthread_create(&z->ahead_thread, NULL, gzstream_ahead_main, z) == 0;
+}
+
+/* Takes the bytes read ahead as the next batch's where they hold its start
+ * (then *base and *len say where they lie in the file); else 0. */
+static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
+{
+    if (!gzstream_ahead_join(z))
+        return 0;
+    z->ahead_ok = 0;
+    if (z->batch != z->cap || z->ahead_pos > z->pos || z->pos >= z->ahead_pos + z->ahead_len)
+        return 0;
+    z->in ^= 1;
+    gzs_swap(&z->dev);
+    z->ahead_used++;
+    *base = z->ahead_pos;
+    *len = z->ahead_len;
+    return 1;
 }
 
 /* Inflates the next batch (see gzstream.h). */
@@ -170,25 +275,35 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         }
     }
     for (;;) {
-        uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
-        size_t len = left < z->batch ? (size_t)left : z->batch;
-        if (len == 0)
-            return gzstream_stop(z); /* cut short: the host says so in its words */
-        ssize_t got = io_pread(z->fd, z->host, len, z->pos);
-        if (got != (ssize_t)len)
-            return gzstream_stop(z); /* a read error or a file cut short: likewise */
-        memset(z->host + len, 0, IF_IN_PAD);
-        int last = z->pos + len == z->file_size;
+        uint64_t base = z->pos; /* the file offset of the batch's first byte */
+        size_t len;
+        int ahead = gzstream_ahead_take(z, &base, &len);
+        uint8_t *in = z->host[z->in];
+        if (!ahead) {
+            uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
+            len = left < z->batch ? (size_t)left : z->batch;
+            if (len == 0)
+                return gzstream_stop(z); /* cut short: the host says so in its words */
+            ssize_t got = io_pread(z->fd, in, len, z->pos);
+            if (got != (ssize_t)len)
+                return gzstream_stop(z); /* a read error or a file cut short: likewise */
+            memset(in + len, 0, IF_IN_PAD);
+        }
+        int last = base + len == z->file_size;
+        uint64_t start = (z->pos - base) * 8 + z->bit;
         gzs_result r;
-        if ((rc = gzs_upload(&z->dev, s, z->host, len)) == 0)
-            rc = gzs_batch(&z->dev, s, z->host, len, z->bit, last, z->pt.window, z->pt.wlen,
+        rc = ahead ? 0 : gzs_upload(&z->dev, s, in, len);
+        if (rc == 0) {
+            gzstream_ahead_start(z, base + len);
+            rc = gzs_batch(&z->dev, s, in, len, start, last, z->pt.window, z->pt.wlen,
                            z->out[nxt] + keep, z->out_cap, z->win, &r);
+        }
         if (rc < 0) {
             snprintf(z->err, sizeof z->err, "%s", gpu_error_text(z->g));
             return rc;
         }
         z->rounds += (unsigned long long)z->dev.rounds;
-        uint64_t end = rc == 0 ? z->pos * 8 + r.end : 0;
+        uint64_t end = rc == 0 ? base * 8 + r.end : 0;
         int moved = rc == 0 && (r.final || end > z->pos * 8 + z->bit);
         if (!moved) {
             /* declined, or no whole block in it: a smaller batch first (less output than the
@@ -251,11 +366,13 @@ const gzstream_point *gzstream_where(gzstream *z)
     return &z->pt;
 }
 
-/* Batches and rounds so far. */
-void gzstream_counts(const gzstream *z, unsigned long long *batches, unsigned long long *rounds)
+/* What the member's batches took (see gzstream.h). */
+void gzstream_counts(const gzstream *z, gzstream_stats *st)
 {
-    *batches = z->batches;
-    *rounds = z->rounds;
+    st->batches = z->batches;
+    st->rounds = z->rounds;
+    st->read_ahead = z->ahead_used;
+    st->ahead_wait = z->ahead_wait;
 }
 
 /* The last failure's text. */
@@ -270,6 +387,10 @@ void gzstream_close(gzstream *z)
     if (!z)
         return;
     gpu_bind(z->g);
+    gzstream_ahead_join(z);
+    if (z->pinned_host1)
+        cu.MemHostUnregister(z->host[1]);
+    gpu_queue_close(&z->ahead_q);
     gpu_queue_close(&z->q);
     gzstream_free_buffers(z);
     free(z);

@@ -2,7 +2,8 @@
  * as gzip, pigz and Python write them) inflated on one CUDA device in
  * batches of compressed bytes (runtime/gpu_inflate_stream.h), its decoded
  * bytes handed out in device memory for an engine's kernels: only the
- * compressed bytes cross the link.
+ * compressed bytes cross the link. While one batch is inflated, a thread
+ * of gzstream's own reads the next one and copies it to the device.
  *
  * The device never judges invalid data: where a batch is declined even at
  * the smallest size (invalid, cut or unusual data), or once the member's
@@ -31,17 +32,20 @@ typedef struct {
 
 typedef struct gzstream gzstream;
 
-/* Bytes of a staging buffer for gzstream_open: pinned host memory made
- * by the caller while the devices start, so that its pinning is not on the
- * run's path. */
+/* Bytes of a staging buffer for gzstream_open: host memory made by the
+ * caller while the devices start, so that making it is not on the run's
+ * path. */
 size_t gzstream_staging_bytes(void);
 
 /* Prepares device g for members inflated in batches as large as the
  * device's memory allows, with room to carry keep_max bytes from one batch
- * to the next; the batches' compressed bytes are read into staging (pinned,
- * staging_bytes) or, when NULL, a buffer of gzstream's own. 0, or a
- * negative gpu_error (text in g). */
-int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *staging, size_t staging_bytes);
+ * to the next; the batches' compressed bytes are read into staging[0]
+ * (pinned) and, while one is inflated, the next into staging[1] (faulted
+ * in: gzstream pins it, and unpins it when closed), each of staging_bytes;
+ * into buffers of gzstream's own where they are NULL. 0, or a negative
+ * gpu_error (text in g). */
+int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2],
+                  size_t staging_bytes);
 
 /* Starts the member whose deflate data begin at file offset data_off of the
  * regular file fd (file_size bytes; the fd's offset is not used). */
@@ -63,8 +67,13 @@ int gzstream_tail(gzstream *z, size_t keep, void *host);
  * batch (the device then goes no further). */
 const gzstream_point *gzstream_where(gzstream *z);
 
-/* -v: batches inflated on the device, and their rounds. */
-void gzstream_counts(const gzstream *z, unsigned long long *batches, unsigned long long *rounds);
+/* -v: what the member's batches took on the device. */
+typedef struct {
+    unsigned long long batches, rounds; /* batches inflated, and their rounds */
+    unsigned long long read_ahead;      /* batches read while the one before was inflated */
+    double ahead_wait;                  /* seconds spent waiting for those reads */
+} gzstream_stats;
+void gzstream_counts(const gzstream *z, gzstream_stats *st);
 
 /* One line explaining the last failure. */
 const char *gzstream_error(const gzstream *z);
