@@ -117,6 +117,18 @@ for at in $((size / 3)) $((size - 12)) $((size - 3)); do
     printf '\377' | dd of="$T/bad.npy.gz" bs=1 seek=$at conv=notrunc 2>/dev/null
     same_message "a damaged byte at $at" "$T/bad.npy.gz"
 done
+# A stream of several batches, each read and copied over while the one
+# before it is inflated; and one damaged in its last batch.
+"$GB" gen --shape 268435456 --dist normal --seed 13 --no-compress -o "$T/l.npy"
+if command -v pigz >/dev/null; then pigz -1 -c "$T/l.npy"; else gzip -1 -c "$T/l.npy"; fi >"$T/l.npy.gz"
+rm -f "$T/l.npy"
+same_with_gpu_inflate "1 GiB in batches" --op sum,min,argmax,sumsq "$T/l.npy.gz"
+batches=$(sed -n 's/.*inflated on the GPU in \([0-9]*\) batch.*/\1/p' "$T/gv.err")
+[ "${batches:-0}" -ge 3 ] && ok || fail "1 GiB in batches: ${batches:-no} batches: $(grep GPU "$T/gv.err")"
+size=$(stat -c %s "$T/l.npy.gz")
+printf '\377' | dd of="$T/l.npy.gz" bs=1 seek=$((size - 1000000)) conv=notrunc 2>/dev/null
+same_message "a damaged byte in the last batch" "$T/l.npy.gz"
+rm -f "$T/l.npy.gz"
 unset GPUBATCH_HOST_INFLATE
 # By default the size decides against the host's threads.
 "$GB" reduce -v -p 16 --backend cuda "$T/s1.npy.gz" 2>"$T/gv.err" >/dev/null
