@@ -307,11 +307,10 @@ typedef struct {
 
 /* Writes one collected slot's roots: as the span the device compressed, or
  * as quadratic_write_roots does (sched_hooks.write). */
-static int quadratic_write_slot(void *ctx, engine *e, int slot, const void *roots, size_t bytes)
+static int quadratic_write_slot(void *ctx, const gz_span *span, const void *roots, size_t bytes)
 {
     const quadratic_sink *k = ctx;
-    const gz_span *span;
-    if (engine_span(e, slot, &span))
+    if (span)
         return out_write_span(&k->o->main, span);
     return quadratic_write_roots(k->o, k->layout, roots, bytes / (4 * k->root_sz), k->pitch,
                                  k->root_sz);
@@ -430,9 +429,6 @@ int cmd_quadratic(int argc, char **argv)
      * copied, for more chunks in flight; planes are read in place */
     /* rows of a gzip member the devices can inflate: run on the device first */
     int device_first = !in.planes_in_memory && !q.shard.count && stream_device_member(&be, r, &fi);
-    stream_device dev = {0};
-    if (device_first)
-        stream_device_prepare(&dev, &be);
     int streams = q.common.streams;
     if (!in.planes_in_memory && !q.common.streams_given &&
         stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes))
@@ -445,7 +441,7 @@ int cmd_quadratic(int argc, char **argv)
         .compressed = !in.planes_in_memory &&
                       stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes),
         .results = results, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
-        .start_seconds = CLI_GPU_START_SECONDS};
+        .start_seconds = CLI_GPU_START_SECONDS, .member = device_first};
     backend_want_module(&be, qd_module(fi.dtype));
     for (int i = 0; i < nbufs; i++) {
         if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
@@ -509,11 +505,11 @@ int cmd_quadratic(int argc, char **argv)
     }
     uint64_t on_device = 0;
     if (device_first) {
-        unsigned char tail[STREAM_DEVICE_KEEP];
+        unsigned char tail[SCHED_MEMBER_KEEP];
         size_t tail_len;
         int ran;
-        if (stream_on_device(h, &be, &dev, r, &fi, limit, row_bytes, &ran, &on_device, tail,
-                             &tail_len, name))
+        if (stream_on_device(h, r, &fi, limit, row_bytes, &ran, &on_device, tail, &tail_len,
+                             name))
             goto out_abort;
         int opened = ran ? pl_open_at(&pl[0], r, bufs, nbufs, nslots, max_rows * row_bytes, tail,
                                       tail_len, on_device, limit, fi.swap)
@@ -562,7 +558,6 @@ out_free_buffers:
         pl_close(pl[k]);
     for (int i = 0; i < nbufs; i++)
         backend_host_free(&be, bufs[i]);
-    stream_device_release(&dev, &be);
     sched_close(h);
     /* the roots buffers were pinned, if at all, on the devices' backend */
     backend *pinned_on = backend_gpu(&be) ? backend_gpu(&be) : &be;

@@ -62,7 +62,7 @@ typedef struct {
     size_t chunk;
     int compressed;    /* the file's chunks go to the GPU compressed (stream_device_inflate) */
     rd_job job;        /* the file's reduction, as the engines run it */
-    stream_device dev; /* device inflate of plain gzip members */
+    int member;        /* the file's gzip member may run on a device first */
 } reduce_ctx;
 
 /* Prints the help text. */
@@ -79,7 +79,6 @@ static void reduce_ctx_release(reduce_ctx *ctx)
         backend_host_free(&ctx->be, ctx->bufs[i]);
     free(ctx->bufs);
     ctx->bufs = NULL;
-    stream_device_release(&ctx->dev, &ctx->be);
     sched_close(ctx->h);
     ctx->h = NULL;
     ctx->chunk = 0;
@@ -115,7 +114,8 @@ static int reduce_ctx_engines(reduce_ctx *ctx)
         return 0;
     sched_run_spec spec = {.ops = &rd_engine_ops, .op = &ctx->job, .nslots = ctx->nslots,
                            .capacity = ctx->chunk, .compressed = ctx->compressed,
-                           .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1};
+                           .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1,
+                           .member = ctx->member};
     sched_hooks hooks = stream_hooks(NULL, NULL);
     char err[2048];
     if (sched_open(&ctx->h, &ctx->be, &spec, &hooks, err, sizeof err) == 0)
@@ -218,13 +218,10 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     unsigned char tail[16];
     size_t tail_len = 0;
     int ran = 0; /* the device read the start of the data, the reader goes on after it */
-    int device_first = !o->shard.count && stream_device_member(&ctx->be, r, &fi);
-    if (device_first)
-        stream_device_prepare(&ctx->dev, &ctx->be);
+    int device_first = ctx->member = !o->shard.count && stream_device_member(&ctx->be, r, &fi);
     if (device_first && (reduce_ctx_engines(ctx) ||
-                         stream_on_device(ctx->h, &ctx->be, &ctx->dev, r, &fi, limit,
-                                          dt_size(fi.dtype), &ran, &on_device, tail, &tail_len,
-                                          name)))
+                         stream_on_device(ctx->h, r, &fi, limit, dt_size(fi.dtype), &ran,
+                                          &on_device, tail, &tail_len, name)))
         goto out_close_reader;
     int opened = ran
                      ? pl_open_at(&pl, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk, tail,

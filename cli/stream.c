@@ -78,23 +78,18 @@ static int stream_ready(backend *be, int first)
 }
 
 /* The hooks of a command's scheduler (see stream.h). */
-sched_hooks stream_hooks(int (*write)(void *ctx, engine *e, int slot, const void *out,
-                                      size_t bytes),
-                         void *ctx)
+sched_hooks stream_hooks(gz_piece_write write, void *ctx)
 {
     return (sched_hooks){.ctx = ctx, .ready = stream_ready, .fallback = cli_report_fallback,
                          .info = stream_info, .warn = stream_warn,
-                         .progress = progress_update, .write = write,
+                         .progress = progress_update, .write_out = write,
                          .started = io_seconds() - msg_elapsed()};
 }
 
-/* Writes a slot's results to an out_stream (see stream.h). */
-int stream_write(void *ctx, engine *e, int slot, const void *out, size_t bytes)
+/* Writes results to an out_stream (see stream.h). */
+int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
 {
-    const gz_span *span;
-    if (engine_span(e, slot, &span))
-        return out_write_span(ctx, span);
-    return out_write(ctx, out, bytes);
+    return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
 
 /* Runs the scheduler's loop and reports (see stream.h). */
@@ -139,70 +134,25 @@ int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
 }
 
 /* Runs the start of a gzip member on a device (see stream.h). */
-int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
-                     const frame_info *fi, uint64_t limit, size_t grain, int *ran,
-                     uint64_t *done, void *tail, size_t *tail_len, const char *name)
+int stream_on_device(sched *h, io_reader *r, const frame_info *fi, uint64_t limit, size_t grain,
+                     int *ran, uint64_t *done, void *tail, size_t *tail_len, const char *name)
 {
-    int fd;
-    uint64_t data_off, file_size;
-    gpu *g;
-    *ran = 0;
-    *done = 0;
-    *tail_len = 0;
-    if (!stream_member_on_device(be, r, fi, &fd, &data_off, &file_size) ||
-        !(g = sched_stream_gpu(h)))
+    sched_member m = {.skip = fi->data_offset, .limit = limit, .grain = grain, .tail = tail};
+    int rc = sched_run_member(h, r, &m, name);
+    *ran = m.ran;
+    *done = m.data;
+    *tail_len = m.tail_len;
+    if (!m.ran)
         return 0;
-    if (!dev->z && gzstream_open(&dev->z, g, STREAM_DEVICE_KEEP, dev->staging,
-                                 dev->staging ? gzstream_staging_bytes() : 0) < 0) {
-        msg_info("%s: the GPU cannot inflate the gzip member (%s): the host does", name,
-                 gpu_error_text(g));
-        return 0;
-    }
-    gzstream *z = dev->z;
-    gzstream_begin(z, fd, data_off, file_size);
-    *ran = 1;
-    sched_stream in = {.z = z, .skip = fi->data_offset, .limit = limit, .grain = grain,
-                       .tail = tail};
-    int rc = sched_run_stream(h, &in);
     if (rc < 0)
         msg_error("%s: %s", name, sched_error(h));
-    unsigned long long batches, rounds;
-    gzstream_counts(z, &batches, &rounds);
     msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds", name,
-             (unsigned long long)in.data, batches, rounds);
-    const gzstream_point *pt = gzstream_where(z);
-    if (rc == 0) { /* the host reads on where the device stopped */
-        int ic = io_reader_continue_member(
-            r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc,
-            pt->len, pt->len,
-            "the GPU stopped at invalid, cut or unusual data: read on in order from there");
-        if (ic == 0 && in.skip && io_reader_skip(r, in.skip) != (int64_t)in.skip)
-            ic = -1;
-        if (ic < 0) {
-            msg_error("%s: %s", name, io_reader_error(r));
-            rc = 1;
-        }
+             (unsigned long long)m.data, m.batches, m.rounds);
+    if (rc == 0 && sched_member_continue(h, r, &m) < 0) { /* the host reads on from there */
+        msg_error("%s: %s", name, sched_error(h));
+        rc = 1;
     }
-    *done = in.data;
-    *tail_len = in.tail_len;
     return rc != 0;
-}
-
-/* Makes the staging buffer while the devices start (see stream.h). */
-void stream_device_prepare(stream_device *dev, backend *be)
-{
-    if (!dev->staging)
-        dev->staging = backend_host_alloc(be, gzstream_staging_bytes());
-}
-
-/* Frees what stream_on_device made (see stream.h). */
-void stream_device_release(stream_device *dev, backend *be)
-{
-    if (!be->leaving) /* else the driver frees it at exit */
-        gzstream_close(dev->z);
-    backend_host_free(be, dev->staging);
-    dev->z = NULL;
-    dev->staging = NULL;
 }
 
 /* -v: how the input's gzip members were inflated. */

@@ -48,13 +48,11 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
 /* The scheduler's hooks for a command (runtime/sched.h): the devices
  * awaited as cli_backend_ready()/cli_backend_first() do, reports through
  * msg and progress, and results written by write (NULL: none) with ctx. */
-sched_hooks stream_hooks(int (*write)(void *ctx, engine *e, int slot, const void *out,
-                                      size_t bytes),
-                         void *ctx);
+sched_hooks stream_hooks(gz_piece_write write, void *ctx);
 
-/* Writes a collected slot's results to the out_stream ctx: the span the
- * device compressed, or the bytes (a sched_hooks.write). */
-int stream_write(void *ctx, engine *e, int slot, const void *out, size_t bytes);
+/* Writes results to the out_stream ctx: the span the device compressed, or
+ * the bytes (a sched_hooks.write_out). */
+int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes);
 
 /* Runs the input through h (sched_run) until its end or the first error,
  * printed with name; then -v's reports. *bytes_in gets the data bytes seen.
@@ -73,37 +71,16 @@ int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *
  * always). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
 
-/* What the device inflate of gzip members keeps from one input to the next:
- * the device's buffers, and the pinned staging buffer made while the
- * devices start. Zero it before use. */
-typedef struct {
-    gzstream *z;
-    void *staging;
-} stream_device;
-
-/* The most bytes of a partial element, row or matrix stream_on_device
- * carries from one batch to the next. */
-#define STREAM_DEVICE_KEEP 64
-
-/* Makes dev's staging buffer on be (pinned by the devices' start), once,
- * for an input stream_device_member() accepts; without it (no memory)
- * gzstream makes its own later. */
-void stream_device_prepare(stream_device *dev, backend *be);
-
-/* Frees dev's buffers (the device's left to the exit after backend_leave). */
-void stream_device_release(stream_device *dev, backend *be);
-
-/* Where input r (after frame_open gave fi) is a plain gzip member of a
- * regular file and the devices take chunks (cuda), runs its data up to
- * `limit` bytes on h's device with dev's buffers (made on first use), inflated there (sched_run_stream) in chunks
- * of whole `grain` bytes, then leaves r reading on where the device
- * stopped. *ran says whether it did (0: no device to be had; r is as it
- * was), *done gets the data bytes run, and tail (grain bytes of room) the
- * *tail_len decoded bytes after them that r's reading goes on after. 0, or 1 after
+/* Where stream_device_member() accepted input r (after frame_open gave
+ * fi), runs its data up to `limit` bytes on h's device, inflated there
+ * (sched_run_member) in chunks of whole `grain` bytes, then leaves r
+ * reading on where the device stopped. *ran says whether it did (0: no
+ * device to be had; r is as it was), *done gets the data bytes run, and
+ * tail (grain bytes of room, at most SCHED_MEMBER_KEEP) the *tail_len
+ * decoded bytes after them that r's reading goes on after. 0, or 1 after
  * printing an error prefixed with name. */
-int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
-                     const frame_info *fi, uint64_t limit, size_t grain, int *ran,
-                     uint64_t *done, void *tail, size_t *tail_len, const char *name);
+int stream_on_device(sched *h, io_reader *r, const frame_info *fi, uint64_t limit, size_t grain,
+                     int *ran, uint64_t *done, void *tail, size_t *tail_len, const char *name);
 
 /* -v: how the input's gzip members were inflated (io_reader_describe). */
 void stream_report_input(const io_reader *r, const char *name);

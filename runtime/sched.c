@@ -76,6 +76,10 @@ struct sched {
     int level;           /* blocked gzip level of results compressed on the devices (0: none) */
     uint64_t out_next;   /* output stream position of the next chunk's results */
     sched_returns ret;   /* buffers of GPU chunks, given back once copied */
+    tp_stage *stage;     /* spec.whole: the matrix staged on one lane (sched_stage_open) */
+    gzstream *z;         /* sched_run_member: the device's inflate of a member, kept from one
+                            input to the next */
+    void *staging;       /* its pinned staging buffer (spec.member, or its first use) */
     sched_clock clock;
     char err[2048];
 };
@@ -240,6 +244,8 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         snprintf(err, errlen, "out of memory");
         return GPU_ERR_OUT_OF_MEMORY;
     }
+    if (spec->member) /* pinned by the devices' start; without it gzstream makes its own */
+        h->staging = backend_host_alloc(be, gzstream_staging_bytes());
     if (hooks->ready && hooks->ready(be, per_device)) {
         sched_close(h);
         if (errlen)
@@ -575,8 +581,12 @@ static void sched_finish(sched *h, engine *e, int slot, int *status)
     double at = sched_elapsed(h);
     int rc = e ? engine_collect(e, slot, &out, &bytes) : 0; /* the slot goes idle either way */
     at = sched_clock_add(h, &h->clock.results, at);
+    const gz_span *span;
     if (rc < 0 && !*status)
         *status = sched_failed(h, e, rc);
+    else if (rc == 0 && !*status && e && h->hooks.write_out)
+        *status = h->hooks.write_out(h->hooks.ctx, engine_span(e, slot, &span) ? span : NULL,
+                                     out, bytes) != 0;
     else if (rc == 0 && !*status && e && h->hooks.write &&
              h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
         *status = 1;
@@ -625,7 +635,7 @@ static int sched_submit_failed(sched *h, const sched_input *in, int rc)
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after a failure, only lets every slot go idle. */
-int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
+static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
 {
     int status = 0, rc;
     pl_ring *ring = in->rings[0];
@@ -664,8 +674,10 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
     return status;
 }
 
-/* The device that inflates a member (see sched.h). */
-gpu *sched_stream_gpu(sched *h)
+/* The device that inflates a member for sched_run_member: with cuda the
+ * first open device; with auto, once its start is over (waited for), its
+ * device where it has one; else NULL (the member is read on the host). */
+static gpu *sched_stream_gpu(sched *h)
 {
     if (!h->spec.ops)
         return NULL;
@@ -687,8 +699,23 @@ static sched_device *sched_device_of(sched *h, const engine *e)
     return NULL;
 }
 
-/* Runs a member inflated on a device (see sched.h). */
-int sched_run_stream(sched *h, sched_stream *in)
+/* A gzip member inflated on a device as the input: sched_member's fields,
+ * and skip going out as what is left of it (the device stopped first). */
+typedef struct {
+    gzstream *z;
+    uint64_t skip;
+    uint64_t limit;
+    size_t grain;
+    void *tail;
+    size_t tail_len;
+    uint64_t data;
+} sched_stream;
+
+/* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
+ * device, in order, each batch's before the next is inflated, until gzstream
+ * stops; then in->tail holds the decoded bytes after the last whole grain.
+ * 0; 1 when a write hook failed; or a negative code (h->err). */
+static int sched_run_stream(sched *h, sched_stream *in)
 {
     engine *e = h->gpu;
     sched_device *dev = sched_device_of(h, e);
@@ -754,8 +781,10 @@ int sched_run_stream(sched *h, sched_stream *in)
     return 0;
 }
 
-/* One backend for work done whole. */
-backend *sched_whole_backend(sched *h, uint64_t bytes)
+/* The backend for work of `bytes` bytes that one lane must do whole: the
+ * devices' if ready now, or once their start is over for work of
+ * SCHED_WHOLE_GPU_BYTES or more; else the CPU's. */
+static backend *sched_whole_backend(sched *h, uint64_t bytes)
 {
     if (bytes >= SCHED_WHOLE_GPU_BYTES && h->be->start && !h->gpu_off)
         backend_gpu_wait(h->be);
@@ -770,8 +799,11 @@ backend *sched_whole_backend(sched *h, uint64_t bytes)
     return h->be->start ? &h->cpu_be : h->be;
 }
 
-/* A chunk's data for that backend. */
-int sched_whole_data(sched *h, const pl_chunk *c, const void **data, const pl_gz_chunk **gz)
+/* The data of chunk c for the backend sched_whole_backend() gave: c's own
+ * for the GPU or a plain chunk, else c decoded on the host (*gz set to
+ * NULL). 0, or a negative code (h->err). */
+static int sched_whole_data(sched *h, const pl_chunk *c, const void **data,
+                            const pl_gz_chunk **gz)
 {
     *data = c->data;
     *gz = c->gz;
@@ -779,6 +811,138 @@ int sched_whole_data(sched *h, const pl_chunk *c, const void **data, const pl_gz
         return 0;
     *gz = NULL;
     return sched_decode(h, c, NULL, data);
+}
+
+/* Opens the staged matrix on the lane that takes it (see sched.h). */
+int sched_stage_open(sched *h, size_t chunk)
+{
+    backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
+    int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
+    if (rc < 0)
+        snprintf(h->err, sizeof h->err, "%s", be->err);
+    return rc;
+}
+
+/* Keeps the staged matrix's message of a failed call. */
+static int sched_stage_failed(sched *h, int rc)
+{
+    snprintf(h->err, sizeof h->err, "%s", tp_stage_error(h->stage));
+    return rc;
+}
+
+/* Gathers chunk c, which may span two matrices, into the staged matrix,
+ * writing each matrix out once whole; 0, 1 (a write failed) or negative. */
+static int sched_stage_chunk(sched *h, const pl_chunk *c)
+{
+    size_t matrix = tp_matrix_bytes(h->spec.whole), from = 0, left = c->bytes;
+    uint64_t off = c->offset;
+    const void *data;
+    const pl_gz_chunk *gz;
+    int rc = sched_whole_data(h, c, &data, &gz);
+    if (rc < 0)
+        return rc;
+    if ((rc = tp_stage_chunk(h->stage, data, gz)) < 0)
+        return sched_stage_failed(h, rc);
+    while (left > 0) {
+        uint64_t within = off % matrix;
+        size_t take = matrix - within < left ? (size_t)(matrix - within) : left;
+        if ((rc = tp_stage_put(h->stage, from, within, take)) < 0)
+            return sched_stage_failed(h, rc);
+        if (within + take == matrix &&
+            (rc = tp_stage_emit(h->stage, h->hooks.write_out, h->hooks.ctx)) != 0)
+            return rc < 0 ? sched_stage_failed(h, rc) : 1;
+        from += take, off += take, left -= take;
+    }
+    return 0;
+}
+
+/* Runs a copy's or a staged matrix's chunks in order, one at a time, on
+ * the calling thread: each written as it is (a copy) or gathered into the
+ * matrix (sched_stage_chunk). */
+static int sched_run_whole(sched *h, const sched_input *in, uint64_t *bytes_in)
+{
+    pl_ring *pl = in->rings[0];
+    pl_chunk c;
+    int rc;
+    *bytes_in = 0;
+    if (h->stage && h->level > 0 && (rc = tp_stage_compress(h->stage, h->level, h->out_next)) < 0)
+        return sched_stage_failed(h, rc);
+    while ((rc = pl_next(pl, &c)) > 0) {
+        if (h->hooks.progress)
+            h->hooks.progress(c.raw_end);
+        if (h->stage) {
+            rc = sched_stage_chunk(h, &c);
+            if (rc == 0)
+                *bytes_in += c.bytes;
+        } else {
+            rc = h->hooks.write_out(h->hooks.ctx, NULL, c.data, c.bytes) != 0;
+            *bytes_in += c.bytes;
+        }
+        pl_release(pl, c.slot);
+        if (rc)
+            return rc;
+    }
+    if (rc < 0)
+        snprintf(h->err, sizeof h->err, "%s", pl_error(pl));
+    return rc;
+}
+
+/* Runs the input through the lanes, the staged matrix or a copy (see
+ * sched.h). */
+int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
+{
+    if (h->spec.ops)
+        return sched_run_chunks(h, in, bytes_in);
+    if (h->spec.whole && !h->stage) {
+        snprintf(h->err, sizeof h->err, "the staged matrix is not open");
+        return GPU_ERR_DRIVER;
+    }
+    return sched_run_whole(h, in, bytes_in);
+}
+
+/* Runs the start of a gzip member on a device (see sched.h). */
+int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
+{
+    int fd;
+    uint64_t data_off, file_size;
+    gpu *g;
+    m->ran = 0;
+    m->data = 0;
+    m->tail_len = 0;
+    if (!io_reader_stream_member(r, &fd, &data_off, &file_size) || !(g = sched_stream_gpu(h)))
+        return 0;
+    if (!h->staging) /* pinned now; without it gzstream makes its own */
+        h->staging = backend_host_alloc(h->be, gzstream_staging_bytes());
+    if (!h->z && gzstream_open(&h->z, g, SCHED_MEMBER_KEEP, h->staging,
+                               h->staging ? gzstream_staging_bytes() : 0) < 0) {
+        sched_say(h->hooks.info, "%s: the GPU cannot inflate the gzip member (%s): the host does",
+                  name, gpu_error_text(g));
+        return 0;
+    }
+    gzstream_begin(h->z, fd, data_off, file_size);
+    m->ran = 1;
+    sched_stream in = {.z = h->z, .skip = m->skip, .limit = m->limit, .grain = m->grain,
+                       .tail = m->tail};
+    int rc = sched_run_stream(h, &in);
+    gzstream_counts(h->z, &m->batches, &m->rounds);
+    m->skip = in.skip;
+    m->data = in.data;
+    m->tail_len = in.tail_len;
+    return rc;
+}
+
+/* Leaves the reader going on where the device stopped (see sched.h). */
+int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
+{
+    const gzstream_point *pt = gzstream_where(h->z);
+    int rc = io_reader_continue_member(
+        r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc, pt->len,
+        pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
+    if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
+        rc = -1;
+    if (rc < 0)
+        snprintf(h->err, sizeof h->err, "%s", io_reader_error(r));
+    return rc < 0 ? rc : 0;
 }
 
 /* The last failure's text. */
@@ -792,6 +956,8 @@ const char *sched_error(const sched *h)
 void sched_report(const sched *h, const char *name)
 {
     const sched_clock *t = &h->clock;
+    if (!h->spec.ops && !h->spec.whole)
+        return; /* a copy runs on no lane */
     if (t->chunks) {
         sched_say(h->hooks.info,
                   "%s: first chunk done %.3f s, last %.3f s after the process started", name,
@@ -834,6 +1000,11 @@ void sched_close(sched *h)
     free(t->ring);
     free(t->waiting);
     engine_close(h->cpu);
+    if (h->stage && !(h->be->leaving && h->whole_on_gpu))
+        tp_stage_close(h->stage); /* else the driver frees it at exit */
+    if (!h->be->leaving) /* else the driver frees it at exit */
+        gzstream_close(h->z);
+    backend_host_free(h->be, h->staging);
     if (!h->be->leaving) { /* else the driver frees it all at exit */
         for (int d = 0; h->dev && d < BACKEND_MAX_GPUS; d++)
             engine_close(h->dev[d].engine);
