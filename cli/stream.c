@@ -1,4 +1,5 @@
-/* stream.c - the ordered submit/collect/write loop of chunked commands. */
+/* stream.c - what a chunked command plans: chunk size, buffers, slots,
+ * where gzip is inflated, the pipeline's opening and the scheduler's hooks. */
 #include "stream.h"
 
 #include <stdlib.h>
@@ -92,16 +93,6 @@ int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
     return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
 
-/* Runs the scheduler's loop and reports (see stream.h). */
-int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *name)
-{
-    int rc = sched_run(h, in, bytes_in);
-    if (rc < 0)
-        msg_error("%s: %s", name, sched_error(h));
-    sched_report(h, name);
-    return rc != 0;
-}
-
 /* Whether the device is expected to end a member of `bytes` compressed
  * bytes sooner than the host's threads: the host starts at once, at
  * STREAM_HOST_GBPS a thread; the device after its start, at
@@ -114,52 +105,13 @@ static int stream_device_pays(const backend *be, uint64_t bytes)
     return CLI_GPU_START_SECONDS + bytes / device < bytes / host;
 }
 
-/* stream_device_member, with where the member lies (io_reader_stream_member). */
-static int stream_member_on_device(backend *be, const io_reader *r, const frame_info *fi,
-                                   int *fd, uint64_t *data_off, uint64_t *file_size)
-{
-    int env = stream_host_inflate();
-    if (env == 1 || fi->swap || !backend_may_use_gpu(be) ||
-        !io_reader_stream_member(r, fd, data_off, file_size))
-        return 0;
-    return env == 0 || stream_device_pays(be, *file_size - *data_off);
-}
-
 /* Whether input r may be inflated on a device (see stream.h). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
 {
-    int fd;
+    int fd, env = stream_host_inflate();
     uint64_t data_off, file_size;
-    return stream_member_on_device(be, r, fi, &fd, &data_off, &file_size);
-}
-
-/* Runs the start of a gzip member on a device (see stream.h). */
-int stream_on_device(sched *h, io_reader *r, const frame_info *fi, uint64_t limit, size_t grain,
-                     int *ran, uint64_t *done, void *tail, size_t *tail_len, const char *name)
-{
-    sched_member m = {.skip = fi->data_offset, .limit = limit, .grain = grain, .tail = tail};
-    int rc = sched_run_member(h, r, &m, name);
-    *ran = m.ran;
-    *done = m.data;
-    *tail_len = m.tail_len;
-    if (!m.ran)
+    if (env == 1 || fi->swap || !backend_may_use_gpu(be) ||
+        !io_reader_stream_member(r, &fd, &data_off, &file_size))
         return 0;
-    if (rc < 0)
-        msg_error("%s: %s", name, sched_error(h));
-    msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds", name,
-             (unsigned long long)m.data, m.batches, m.rounds);
-    if (rc == 0 && sched_member_continue(h, r, &m) < 0) { /* the host reads on from there */
-        msg_error("%s: %s", name, sched_error(h));
-        rc = 1;
-    }
-    return rc != 0;
-}
-
-/* -v: how the input's gzip members were inflated. */
-void stream_report_input(const io_reader *r, const char *name)
-{
-    char line[512];
-    io_reader_describe(r, line, sizeof line);
-    if (line[0])
-        msg_info("%s: %s", name, line);
+    return env == 0 || stream_device_pays(be, file_size - data_off);
 }

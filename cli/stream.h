@@ -1,6 +1,7 @@
 /* stream.h - what every chunked command plans before its run: the chunk
- * size, buffers and slots, the pipeline over its input, and the hooks
- * through which the scheduler (runtime/sched.h) reports and writes. */
+ * size, buffers and slots, where gzip is inflated, the pipeline over its
+ * input, and the hooks through which the scheduler (runtime/sched.h)
+ * reports and writes. */
 #ifndef GPUBATCH_CLI_STREAM_H
 #define GPUBATCH_CLI_STREAM_H
 
@@ -54,35 +55,16 @@ sched_hooks stream_hooks(gz_piece_write write, void *ctx);
  * the bytes (a sched_hooks.write_out). */
 int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes);
 
-/* Runs the input through h (sched_run) until its end or the first error,
- * printed with name; then -v's reports. *bytes_in gets the data bytes seen.
- * 0 or 1. */
-int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *name);
-
 /* Decoded GB/s of one host thread, and of a device, inflating one deflate
  * stream end to end (measured on an H100 node: BENCHMARKS.md). */
 #define STREAM_HOST_GBPS 0.15
 #define STREAM_DEVICE_GBPS 4.0
 
 /* Whether input r (after frame_open gave fi) has its data inflated on a
- * device by stream_on_device: a plain gzip member of a regular file, where
- * a GPU may take chunks (cuda, or auto's start), little-endian data, where the device's start and speed beat the
- * host's threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0:
- * always). */
+ * device first (job_input.member, sched_run_member): a plain gzip member
+ * of a regular file, where a GPU may take chunks (cuda, or auto's start),
+ * little-endian data, where the device's start and speed beat the host's
+ * threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0: always). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
-
-/* Where stream_device_member() accepted input r (after frame_open gave
- * fi), runs its data up to `limit` bytes on h's device, inflated there
- * (sched_run_member) in chunks of whole `grain` bytes, then leaves r
- * reading on where the device stopped. *ran says whether it did (0: no
- * device to be had; r is as it was), *done gets the data bytes run, and
- * tail (grain bytes of room, at most SCHED_MEMBER_KEEP) the *tail_len
- * decoded bytes after them that r's reading goes on after. 0, or 1 after
- * printing an error prefixed with name. */
-int stream_on_device(sched *h, io_reader *r, const frame_info *fi, uint64_t limit, size_t grain,
-                     int *ran, uint64_t *done, void *tail, size_t *tail_len, const char *name);
-
-/* -v: how the input's gzip members were inflated (io_reader_describe). */
-void stream_report_input(const io_reader *r, const char *name);
 
 #endif
