@@ -130,7 +130,7 @@ static int job_sched(job *j, const job_input *in)
         }
     }
     if (in->level > 0 && sched_compress(j->h, in->level, gz_writer_offset(in->gz)) < 0) {
-        msg_error("%s: %s", in->name, sched_error(j->h));
+        msg_status(in->name, sched_status(j->h));
         return 1;
     }
     return 0;
@@ -151,11 +151,11 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
     if (!m.ran)
         return 0;
     if (rc < 0)
-        msg_error("%s: %s", in->name, sched_error(j->h));
+        msg_status(in->name, sched_status(j->h));
     msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds", in->name,
              (unsigned long long)m.data, m.batches, m.rounds);
     if (rc == 0 && sched_member_continue(j->h, in->r, &m) < 0) { /* the host reads on */
-        msg_error("%s: %s", in->name, sched_error(j->h));
+        msg_status(in->name, sched_status(j->h));
         rc = 1;
     }
     return rc != 0;
@@ -172,9 +172,9 @@ static int job_stream(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes
     }
     int rc = 1;
     if (in->spec.whole && sched_stage_open(j->h, j->chunk) < 0)
-        msg_error("%s", sched_error(j->h));
+        msg_status(NULL, sched_status(j->h));
     else if ((rc = sched_run(j->h, &input, bytes)) < 0)
-        msg_error("%s: %s", in->name, sched_error(j->h));
+        msg_status(in->name, sched_status(j->h));
     sched_report(j->h, in->name);
     return rc != 0;
 }

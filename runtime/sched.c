@@ -81,8 +81,19 @@ struct sched {
                             input to the next */
     void *staging;       /* its pinned staging buffer (spec.member, or its first use) */
     sched_clock clock;
-    char err[2048];
+    int code;            /* the last failure's code (sched_status) */
+    char err[2048];      /* its line */
 };
+
+/* Records a failure: its code and a copy of its line (text may be h->err
+ * itself); returns the code. */
+static int sched_fail(sched *h, int code, const char *text)
+{
+    if (text != h->err)
+        snprintf(h->err, sizeof h->err, "%s", text);
+    h->code = code;
+    return code;
+}
 
 /* Passes one formatted line to a hook (info or warn). */
 static void sched_say(void (*hook)(const char *), const char *fmt, ...)
@@ -144,7 +155,7 @@ static void sched_poll_devices(sched *h)
                                 .threads = h->be->threads};
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
-                snprintf(h->err, sizeof h->err, "%s", v->view.err);
+                sched_fail(h, GPU_ERR_DRIVER, v->view.err);
                 h->dev_failed = h->dev_settled = 1;
                 return;
             }
@@ -160,7 +171,7 @@ static void sched_poll_devices(sched *h)
     const char *why = open == h->ndev ? NULL : backend_device_failure(h->be);
     h->dev_settled = (h->ndev && open == h->ndev) || why;
     if (why) {
-        snprintf(h->err, sizeof h->err, "%s", why);
+        sched_fail(h, GPU_ERR_DRIVER, why);
         h->dev_failed = 1;
     }
 }
@@ -269,7 +280,7 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         backend *first = be->start ? &h->cpu_be : be;
         rc = sched_engine_open(h, first, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu);
         if (rc < 0)
-            snprintf(h->err, sizeof h->err, "%s", first->err);
+            sched_fail(h, rc, first->err);
     }
     if (rc < 0) {
         snprintf(err, errlen, "%s", h->err);
@@ -302,10 +313,8 @@ int sched_compress(sched *h, int level, uint64_t offset)
     }
     for (int i = 0; i < n; i++) {
         int rc = engine_compress(each[i], level);
-        if (rc < 0) {
-            snprintf(h->err, sizeof h->err, "%s", engine_error(each[i]));
-            return rc;
-        }
+        if (rc < 0)
+            return sched_fail(h, rc, engine_error(each[i]));
     }
     return 0;
 }
@@ -337,16 +346,16 @@ static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, con
     size_t bytes = pl_gz_span_bytes(h->spec.capacity);
     if (!h->span && !(h->span = malloc(bytes))) {
         snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory", bytes);
-        return GPU_ERR_OUT_OF_MEMORY;
+        return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, h->err);
     }
-    return pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
+    int rc = pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
+    return rc < 0 ? sched_fail(h, rc, h->err) : rc;
 }
 
 /* Keeps the engine's message of a failed call. */
 static int sched_failed(sched *h, const engine *e, int rc)
 {
-    snprintf(h->err, sizeof h->err, "%s", engine_error(e));
-    return rc;
+    return sched_fail(h, rc, engine_error(e));
 }
 
 /* The estimated CPU seconds of a chunk of `bytes` data bytes. */
@@ -499,8 +508,7 @@ static int sched_returns_failure(sched *h)
     sched_returns *t = &h->ret;
     if (!t->failed)
         return 0;
-    snprintf(h->err, sizeof h->err, "%s", t->err);
-    return t->failed;
+    return sched_fail(h, t->failed, t->err);
 }
 
 /* Gives the buffer of a submitted chunk back to ring pl once the lane that
@@ -520,8 +528,7 @@ static int sched_release_buffer(sched *h, pl_ring *pl, int slot)
         if (pthread_create(&t->thread, NULL, sched_returns_main, h) != 0) {
             pthread_cond_destroy(&t->cv);
             pthread_mutex_destroy(&t->mu);
-            snprintf(h->err, sizeof h->err, "cannot start a thread");
-            return GPU_ERR_OUT_OF_MEMORY;
+            return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, "cannot start a thread");
         }
         t->started = 1;
     }
@@ -608,12 +615,12 @@ static void sched_retire(sched *h, const sched_input *in, int *status)
 /* Takes the next chunk of the input. */
 static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
 {
-    if (in->next)
-        return in->next(in->ctx, c, h->err, sizeof h->err);
+    if (in->next) {
+        int rc = in->next(in->ctx, c, h->err, sizeof h->err);
+        return rc < 0 ? sched_fail(h, rc, h->err) : rc;
+    }
     int rc = pl_next(in->rings[0], c);
-    if (rc < 0)
-        snprintf(h->err, sizeof h->err, "%s", pl_error(in->rings[0]));
-    return rc;
+    return rc < 0 ? sched_fail(h, rc, pl_error(in->rings[0])) : rc;
 }
 
 /* After the newest chunk failed as it was submitted (rc, its text in
@@ -626,11 +633,7 @@ static int sched_submit_failed(sched *h, const sched_input *in, int rc)
     int status = 0;
     while (pl_outstanding(in->rings[0]) > 1)
         sched_retire(h, in, &status);
-    if (!status) {
-        snprintf(h->err, sizeof h->err, "%s", why);
-        status = rc;
-    }
-    return status;
+    return status ? status : sched_fail(h, rc, why);
 }
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
@@ -666,10 +669,8 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
         /* chunks before a read error are collected first: their errors come first */
         while (pl_outstanding(ring) > 0 && (pl_full(ring) || rc <= 0 || status))
             sched_retire(h, in, &status);
-        if (rc < 0 && !status) {
-            snprintf(h->err, sizeof h->err, "%s", read_err);
-            status = -1;
-        }
+        if (rc < 0 && !status)
+            status = sched_fail(h, rc, read_err);
     } while (rc > 0 && !status);
     return status;
 }
@@ -730,10 +731,8 @@ static int sched_run_stream(sched *h, sched_stream *in)
         double asked = sched_elapsed(h);
         int rc = gzstream_next(in->z, keep, &data, &bytes);
         sched_clock_add(h, &h->clock.input, asked);
-        if (rc < 0) {
-            snprintf(h->err, sizeof h->err, "%s", gzstream_error(in->z));
-            return rc;
-        }
+        if (rc < 0)
+            return sched_fail(h, rc, gzstream_error(in->z));
         if (rc == 0)
             break;
         size_t at = skip < bytes ? (size_t)skip : bytes;
@@ -774,10 +773,8 @@ static int sched_run_stream(sched *h, sched_stream *in)
     in->skip = skip;
     in->tail_len = keep;
     int rc = gzstream_tail(in->z, keep, in->tail);
-    if (rc < 0) {
-        snprintf(h->err, sizeof h->err, "%s", gzstream_error(in->z));
-        return rc;
-    }
+    if (rc < 0)
+        return sched_fail(h, rc, gzstream_error(in->z));
     return 0;
 }
 
@@ -818,16 +815,13 @@ int sched_stage_open(sched *h, size_t chunk)
 {
     backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
     int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
-    if (rc < 0)
-        snprintf(h->err, sizeof h->err, "%s", be->err);
-    return rc;
+    return rc < 0 ? sched_fail(h, rc, be->err) : 0;
 }
 
 /* Keeps the staged matrix's message of a failed call. */
 static int sched_stage_failed(sched *h, int rc)
 {
-    snprintf(h->err, sizeof h->err, "%s", tp_stage_error(h->stage));
-    return rc;
+    return sched_fail(h, rc, tp_stage_error(h->stage));
 }
 
 /* Gathers chunk c, which may span two matrices, into the staged matrix,
@@ -882,9 +876,7 @@ static int sched_run_whole(sched *h, const sched_input *in, uint64_t *bytes_in)
         if (rc)
             return rc;
     }
-    if (rc < 0)
-        snprintf(h->err, sizeof h->err, "%s", pl_error(pl));
-    return rc;
+    return rc < 0 ? sched_fail(h, rc, pl_error(pl)) : rc;
 }
 
 /* Runs the input through the lanes, the staged matrix or a copy (see
@@ -894,8 +886,7 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
     if (h->spec.ops)
         return sched_run_chunks(h, in, bytes_in);
     if (h->spec.whole && !h->stage) {
-        snprintf(h->err, sizeof h->err, "the staged matrix is not open");
-        return GPU_ERR_DRIVER;
+        return sched_fail(h, GPU_ERR_DRIVER, "the staged matrix is not open");
     }
     return sched_run_whole(h, in, bytes_in);
 }
@@ -939,16 +930,20 @@ int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
         r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc, pt->len,
         pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
     if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
-        rc = -1;
-    if (rc < 0)
-        snprintf(h->err, sizeof h->err, "%s", io_reader_error(r));
-    return rc < 0 ? rc : 0;
+        rc = IO_ERR_TRUNCATED;
+    return rc < 0 ? sched_fail(h, rc, io_reader_error(r)) : 0;
 }
 
 /* The last failure's text. */
 const char *sched_error(const sched *h)
 {
     return h->err;
+}
+
+/* The last failure as a value. */
+io_status sched_status(const sched *h)
+{
+    return (io_status){h->code, h->err};
 }
 
 /* -v: when the chunks were done and where the loop waited, then the chunks

@@ -12,8 +12,8 @@
  * gives the same bits, so nothing depends on which lane took a chunk.
  *
  * The scheduler prints nothing: it reports through the hooks its caller
- * hands it, and a failure comes back as a negative code with one line in
- * sched_error().
+ * hands it, and a failure comes back as a negative code (io/status.h) with
+ * one line in sched_error(), both in sched_status().
  *
  * Threading: one thread of its own, started by the first GPU chunk, waits
  * for GPU chunks' copies in turn and gives their buffers back to the
@@ -178,6 +178,10 @@ int sched_member_continue(sched *h, io_reader *r, const sched_member *m);
 
 /* One line explaining the last failure. */
 const char *sched_error(const sched *h);
+
+/* The last failure as a value: the code a call returned and its line (valid
+ * until the next call on h). */
+io_status sched_status(const sched *h);
 
 /* -v through hooks->info: how many chunks each lane took, and when the
  * first and the last chunk were done and what the loop waited for. */
