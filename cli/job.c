@@ -54,9 +54,8 @@ static int job_reserve(job *j, size_t want)
         return msg_error("out of memory"), 1;
     for (int i = 0; i < j->nbufs; i++)
         if (!(j->bufs[i] = backend_host_alloc(&j->be, stream_buffer_bytes(&j->be, want)))) {
-            msg_error("%s", j->be.err);
             job_release(j);
-            return 1;
+            return msg_status(NULL, backend_status(&j->be));
         }
     return 0;
 }
@@ -68,10 +67,8 @@ static int job_results(job *j, const sched_run_spec *spec)
 {
     for (int i = 0; backend_may_use_gpu(&j->be) && i < j->nslots; i++)
         if (!(j->results[i] = backend_host_unpinned(
-                  &j->be, engine_result_bytes(1, spec->ops, spec->op, spec->capacity)))) {
-            msg_error("%s", j->be.err);
-            return 1;
-        }
+                  &j->be, engine_result_bytes(1, spec->ops, spec->op, spec->capacity))))
+            return msg_status(NULL, backend_status(&j->be));
     return 0;
 }
 

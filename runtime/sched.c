@@ -130,7 +130,7 @@ static int sched_engine_open(sched *h, backend *be, engine **out)
     int rc = engine_open(out, be, s->ops, s->op, s->nslots, s->capacity, s->compressed,
                          be->kind == BACKEND_CUDA ? s->results : NULL);
     if (rc == 0 && h->level > 0 && (rc = engine_compress(*out, h->level)) < 0) {
-        snprintf(be->err, sizeof be->err, "%s", engine_error(*out));
+        backend_fail(be, rc, "%s", engine_error(*out));
         engine_close(*out);
     }
     if (rc < 0)

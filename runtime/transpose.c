@@ -305,7 +305,7 @@ int tp_stage_open(tp_stage **out, backend *be, const tp_job *j, size_t chunk)
     e->chunk = chunk;
     int rc = tp_stage_buffers(e);
     if (rc < 0) {
-        snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
+        backend_fail(be, rc, "%s", e->err[0] ? e->err : "out of memory");
         tp_stage_close(e);
         return rc;
     }
