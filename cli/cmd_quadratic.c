@@ -344,7 +344,7 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
         uint64_t skip = fi->data_offset + k * plane_bytes;
         int64_t got = io_reader_skip(pr[k], skip);
         if (got < 0) {
-            msg_error("%s: %s", name, io_reader_error(pr[k]));
+            msg_status(name, io_reader_status(pr[k]));
             return -1;
         }
         if ((uint64_t)got < skip) {
