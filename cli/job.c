@@ -126,10 +126,8 @@ static int job_sched(job *j, const job_input *in)
             return 1;
         }
     }
-    if (in->level > 0 && sched_compress(j->h, in->level, gz_writer_offset(in->gz)) < 0) {
-        msg_status(in->name, sched_status(j->h));
-        return 1;
-    }
+    if (in->level > 0 && sched_compress(j->h, in->level, gz_writer_offset(in->gz)) < 0)
+        return msg_status(in->name, sched_status(j->h));
     return 0;
 }
 
@@ -151,10 +149,8 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
         msg_status(in->name, sched_status(j->h));
     msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds", in->name,
              (unsigned long long)m.data, m.batches, m.rounds);
-    if (rc == 0 && sched_member_continue(j->h, in->r, &m) < 0) { /* the host reads on */
-        msg_status(in->name, sched_status(j->h));
-        rc = 1;
-    }
+    if (rc == 0 && sched_member_continue(j->h, in->r, &m) < 0) /* the host reads on */
+        rc = msg_status(in->name, sched_status(j->h));
     return rc != 0;
 }
 
