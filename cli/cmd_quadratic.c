@@ -477,8 +477,8 @@ int cmd_quadratic(int argc, char **argv)
         .grain = row_bytes,
         .spec = {.ops = &qd_engine_ops, .op = &solve, .capacity = max_rows * row_bytes,
                  .compressed = compressed, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
-                 .start_seconds = CLI_GPU_START_SECONDS},
-        .results = 1, .hooks = stream_hooks(quadratic_write_slot, &sink), .level = q.out.level,
+                 .start_seconds = CLI_GPU_START_SECONDS, .results = 1},
+        .hooks = stream_hooks(quadratic_write_slot, &sink), .level = q.out.level,
         .gz = o.main.gz, .next = quadratic_next, .check = quadratic_check, .ctx = &end};
     uint64_t bytes_in;
     if (job_run(&jb, &run, &bytes_in))

@@ -60,18 +60,6 @@ static int job_reserve(job *j, size_t want)
     return 0;
 }
 
-/* Where the devices may take chunks, the slots' host result buffers, their
- * pages touched while the devices start (each slot of a device's engine
- * pins its own when its first chunk comes). 0, or 1 after an error. */
-static int job_results(job *j, const sched_run_spec *spec)
-{
-    for (int i = 0; backend_may_use_gpu(&j->be) && i < j->nslots; i++)
-        if (!(j->results[i] = backend_host_unpinned(
-                  &j->be, engine_result_bytes(1, spec->ops, spec->op, spec->capacity))))
-            return msg_status(NULL, backend_status(&j->be));
-    return 0;
-}
-
 /* Opens the input's rings over the buffers: one per plane, or one over the
  * input, after the tail of what a device ran first (ran: its *on_device
  * data bytes) or decoded as stream_open does. 0, or 1 after an error. */
@@ -117,8 +105,6 @@ static int job_sched(job *j, const job_input *in)
         spec.member = in->member;
         if (!spec.capacity)
             spec.capacity = j->chunk;
-        if (in->results)
-            spec.results = j->results;
         char err[2048];
         if (sched_open(&j->h, &j->be, &spec, &in->hooks, err, sizeof err) < 0) {
             if (err[0])
@@ -181,8 +167,7 @@ int job_run(job *j, const job_input *in, uint64_t *bytes)
     uint64_t on_device = 0;
     int ran = 0, failed = 1;
     *bytes = 0;
-    if (job_reserve(j, in->chunk * (in->planes ? 3 : 1)) ||
-        (in->results && !j->h && job_results(j, &in->spec)))
+    if (job_reserve(j, in->chunk * (in->planes ? 3 : 1)))
         return 1;
     /* the rings fill the buffers while cuda's devices start; a member's
        rings go on where the device stopped */
@@ -215,9 +200,5 @@ void job_close(job *j)
         return;
     backend_leave(&j->be); /* nothing runs on the devices after this */
     job_release(j);
-    /* the result buffers were pinned, if at all, on the devices' backend */
-    backend *pinned_on = j->results[0] && backend_gpu(&j->be) ? backend_gpu(&j->be) : &j->be;
-    for (int i = 0; i < BACKEND_MAX_SLOTS; i++)
-        backend_host_free(pinned_on, j->results[i]);
     cli_close_backend(&j->be);
 }

@@ -27,7 +27,6 @@ typedef struct {
     int nbufs;        /* host buffers */
     int nslots;       /* chunks in flight: more than nbufs where the GPU copies them */
     size_t chunk;     /* the buffers' chunk bytes, all planes together (0: none yet) */
-    void *results[BACKEND_MAX_SLOTS]; /* job_input.results: the devices' host result buffers */
     void *plane_bufs[3][BACKEND_MAX_SLOTS]; /* job_input.planes: each plane's part of them */
 } job;
 
@@ -47,9 +46,8 @@ typedef struct {
                                     (stream_device_member): whole grain bytes at a time */
     size_t grain;
     sched_run_spec spec;         /* the scheduler's run (capacity 0: the buffers' chunk;
-                                    nslots, member and results are the job's; a reused
-                                    scheduler takes only cpu_ns) */
-    int results;                 /* host result buffers for the devices' slots, made now */
+                                    nslots and member are the job's; a reused scheduler takes
+                                    only cpu_ns) */
     sched_hooks hooks;           /* stream_hooks() */
     int level;                   /* results compressed on the devices at level (0: not) ... */
     const gz_writer *gz;         /* ... from this writer's position */

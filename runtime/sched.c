@@ -80,6 +80,7 @@ struct sched {
     gzstream *z;         /* sched_run_member: the device's inflate of a member, kept from one
                             input to the next */
     void *staging;       /* its pinned staging buffer (spec.member, or its first use) */
+    void **results;      /* spec.results: the devices' slots' host result buffers */
     sched_clock clock;
     int code;            /* the last failure's code (sched_status) */
     char err[2048];      /* its line */
@@ -128,7 +129,7 @@ static int sched_engine_open(sched *h, backend *be, engine **out)
         return 0;
     }
     int rc = engine_open(out, be, s->ops, s->op, s->nslots, s->capacity, s->compressed,
-                         be->kind == BACKEND_CUDA ? s->results : NULL);
+                         be->kind == BACKEND_CUDA ? h->results : NULL);
     if (rc == 0 && h->level > 0 && (rc = engine_compress(*out, h->level)) < 0) {
         backend_fail(be, rc, "%s", engine_error(*out));
         engine_close(*out);
@@ -227,6 +228,20 @@ static void sched_poll(sched *h)
               ms, part[0], part[1], part[2], h->chunks[0]);
 }
 
+/* Makes the devices' slots' host result buffers (spec.results), unpinned;
+ * 0, or negative with the reason in h->be->err. */
+static int sched_results(sched *h)
+{
+    const sched_run_spec *s = &h->spec;
+    size_t bytes = engine_result_bytes(1, s->ops, s->op, s->capacity);
+    if (!(h->results = calloc((size_t)s->nslots, sizeof *h->results)))
+        return backend_fail(h->be, GPU_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < s->nslots; i++)
+        if (!(h->results[i] = backend_host_unpinned(h->be, bytes)))
+            return GPU_ERR_OUT_OF_MEMORY;
+    return 0;
+}
+
 /* Opens the first lane's engine. */
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
                char *err, size_t errlen)
@@ -257,6 +272,11 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
     }
     if (spec->member) /* pinned by the devices' start; without it gzstream makes its own */
         h->staging = backend_host_alloc(be, gzstream_staging_bytes());
+    if (spec->results && backend_may_use_gpu(be) && sched_results(h) < 0) {
+        snprintf(err, errlen, "%s", be->err);
+        sched_close(h);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
     if (hooks->ready && hooks->ready(be, per_device)) {
         sched_close(h);
         if (errlen)
@@ -1006,6 +1026,11 @@ void sched_close(sched *h)
         if (!h->per_device)
             engine_close(h->gpu);
     }
+    /* the result buffers were pinned, if at all, on the devices' backend */
+    backend *pinned_on = backend_gpu(h->be) ? backend_gpu(h->be) : h->be;
+    for (int i = 0; h->results && i < h->spec.nslots; i++)
+        backend_host_free(pinned_on, h->results[i]);
+    free(h->results);
     free(h->dev);
     free(h->span);
     free(h->lane);

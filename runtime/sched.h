@@ -69,7 +69,10 @@ typedef struct {
     int nslots;                /* chunks in flight */
     size_t capacity;           /* a chunk's data bytes at most */
     int compressed;            /* chunks come as blocked gzip members (device inflate) */
-    void *const *results;      /* CUDA engines' host result buffers (engine_open), or NULL */
+    int results;               /* where the devices may take chunks, their slots' host result
+                                  buffers (engine_open's results) are made now, their pages
+                                  touched while the devices start (each slot pins its own when
+                                  its first chunk comes) */
     double cpu_ns;             /* one core's nanoseconds per data byte on the CPU (0: none):
                                   with auto the CPU then takes chunks only while their
                                   estimated work fits in half the devices' usual start, the
