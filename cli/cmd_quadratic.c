@@ -237,47 +237,6 @@ static uint64_t quadratic_shard_header(void *ctx, uint64_t rows)
 /* The coefficient planes' names, in file order, for messages. */
 static const char plane_names[] = "abc";
 
-/* Takes the next chunk of every ring (one for rows, one per coefficient
- * plane, the sched_input ctx; they advance in step, so the chunks share a
- * slot index and a length). Returns 1 with ring 0's chunk in *c, 0 at the
- * end, or -1 with the error's message in msg (printed once the chunks
- * before it are written), this round's chunks already given back
- * (sched_input.next). */
-static int quadratic_next(void *ctx, pl_chunk *c, char *msg, size_t len)
-{
-    const sched_input *in = ctx;
-    pl_ring *const *pl = in->rings;
-    int nrings = in->nrings;
-    int rc = 0, taken = 0;
-    for (int k = 0; k < nrings; k++) {
-        pl_chunk ck;
-        int rk = pl_next(pl[k], &ck);
-        if (rk < 0) {
-            if (nrings > 1)
-                snprintf(msg, len, "plane %c: %s", plane_names[k], pl_error(pl[k]));
-            else
-                snprintf(msg, len, "%s", pl_error(pl[k]));
-            rc = -1;
-            break;
-        }
-        if (k == 0) {
-            rc = rk;
-            *c = ck;
-        } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
-            snprintf(msg, len, "the coefficient planes differ in length");
-            if (rk > 0)
-                pl_release(pl[k], ck.slot);
-            rc = -1;
-            break;
-        }
-        taken += rk > 0;
-    }
-    if (rc < 0)
-        for (int k = 0; k < taken; k++)
-            pl_release(pl[k], c->slot);
-    return rc;
-}
-
 /* Writes one chunk's roots: complex rows to part 0, or each root plane to
  * its own part. */
 static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void *roots,
@@ -479,7 +438,7 @@ int cmd_quadratic(int argc, char **argv)
                  .compressed = compressed, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
                  .start_seconds = CLI_GPU_START_SECONDS, .results = 1},
         .hooks = stream_hooks(quadratic_write_slot, &sink), .level = q.out.level,
-        .gz = o.main.gz, .next = quadratic_next, .check = quadratic_check, .ctx = &end};
+        .gz = o.main.gz, .check = quadratic_check, .ctx = &end};
     uint64_t bytes_in;
     if (job_run(&jb, &run, &bytes_in))
         goto out_abort;

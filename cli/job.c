@@ -2,6 +2,7 @@
  * one cleanup path (see job.h). */
 #include "job.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "msg.h"
@@ -140,13 +141,48 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
     return rc != 0;
 }
 
+/* Takes the next chunk of every plane's ring (the sched_input ctx; they
+ * advance in step, so the chunks share a slot index and a length).
+ * Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 with the
+ * error's message in msg, this round's chunks already given back
+ * (sched_input.next). */
+static int job_next_planes(void *ctx, pl_chunk *c, char *msg, size_t len)
+{
+    const sched_input *in = ctx;
+    pl_ring *const *pl = in->rings;
+    int rc = 0, taken = 0;
+    for (int k = 0; k < in->nrings; k++) {
+        pl_chunk ck;
+        int rk = pl_next(pl[k], &ck);
+        if (rk < 0) {
+            snprintf(msg, len, "plane %c: %s", "abc"[k], pl_error(pl[k]));
+            rc = -1;
+            break;
+        }
+        if (k == 0) {
+            rc = rk;
+            *c = ck;
+        } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
+            snprintf(msg, len, "the coefficient planes differ in length");
+            if (rk > 0)
+                pl_release(pl[k], ck.slot);
+            rc = -1;
+            break;
+        }
+        taken += rk > 0;
+    }
+    for (int k = 0; rc < 0 && k < taken; k++)
+        pl_release(pl[k], c->slot);
+    return rc;
+}
+
 /* Runs the rings through the scheduler (a staged matrix opened first) and
  * reports -v's lines; 0, or 1 after an error. */
 static int job_stream(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes)
 {
     sched_input input = {.rings = pl, .nrings = in->planes ? 3 : 1};
     if (in->planes) {
-        input.next = in->next;
+        input.next = job_next_planes;
         input.ctx = &input;
     }
     int rc = 1;

@@ -34,8 +34,9 @@ typedef struct {
 typedef struct {
     const char *name;            /* the input, in messages */
     io_reader *r;                /* the input (its reports, a member run on a device first) */
-    io_reader *const *planes;    /* NULL, or three readers read at once, each into its third of
-                                    every buffer (next takes their chunks in step) */
+    io_reader *const *planes;    /* NULL, or the readers of three planes (a, b, c: a
+                                    quadratic's coefficients) read at once, each into its third
+                                    of every buffer, their chunks taken in step */
     const frame_info *fi;
     size_t chunk;                /* a chunk's bytes (of each plane) */
     uint64_t limit;              /* the data bytes to read (of each plane) */
@@ -51,8 +52,6 @@ typedef struct {
     sched_hooks hooks;           /* stream_hooks() */
     int level;                   /* results compressed on the devices at level (0: not) ... */
     const gz_writer *gz;         /* ... from this writer's position */
-    int (*next)(void *ctx, pl_chunk *c, char *err, size_t errlen); /* with planes: one chunk of
-                                    each ring (sched_input.next; ctx: the sched_input) */
     int (*check)(void *ctx, uint64_t bytes); /* after a run that read `bytes` data bytes: 0, or
                                     1 after printing why they are wrong (optional) */
     void *ctx;                   /* check's */
