@@ -377,10 +377,8 @@ int cmd_bench(int argc, char **argv)
     cli_narrow_devices(&common); /* before any thread */
     backend be;
     rc = backend_open(&be, common.backend, &common.devices, common.threads);
-    if (rc < 0) {
-        msg_error("bench: %s", be.err);
-        return 1;
-    }
+    if (rc < 0)
+        return msg_status("bench", backend_status(&be));
     backend_settle(&be); /* bench times one side: auto's, once it is known */
     if (be.fallback_reason[0]) {
         msg_error("bench: no usable GPU (%s); 'gpubatch bench --backend cpu' times the CPU backend",

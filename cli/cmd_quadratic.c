@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "io/frame.h"
 #include "io/pipeline.h"
+#include "job.h"
 #include "input.h"
 #include "msg.h"
 #include "stream.h"
@@ -236,47 +237,6 @@ static uint64_t quadratic_shard_header(void *ctx, uint64_t rows)
 /* The coefficient planes' names, in file order, for messages. */
 static const char plane_names[] = "abc";
 
-/* Takes the next chunk of every ring (one for rows, one per coefficient
- * plane, the sched_input ctx; they advance in step, so the chunks share a
- * slot index and a length). Returns 1 with ring 0's chunk in *c, 0 at the
- * end, or -1 with the error's message in msg (printed once the chunks
- * before it are written), this round's chunks already given back
- * (sched_input.next). */
-static int quadratic_next(void *ctx, pl_chunk *c, char *msg, size_t len)
-{
-    const sched_input *in = ctx;
-    pl_ring *const *pl = in->rings;
-    int nrings = in->nrings;
-    int rc = 0, taken = 0;
-    for (int k = 0; k < nrings; k++) {
-        pl_chunk ck;
-        int rk = pl_next(pl[k], &ck);
-        if (rk < 0) {
-            if (nrings > 1)
-                snprintf(msg, len, "plane %c: %s", plane_names[k], pl_error(pl[k]));
-            else
-                snprintf(msg, len, "%s", pl_error(pl[k]));
-            rc = -1;
-            break;
-        }
-        if (k == 0) {
-            rc = rk;
-            *c = ck;
-        } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
-            snprintf(msg, len, "the coefficient planes differ in length");
-            if (rk > 0)
-                pl_release(pl[k], ck.slot);
-            rc = -1;
-            break;
-        }
-        taken += rk > 0;
-    }
-    if (rc < 0)
-        for (int k = 0; k < taken; k++)
-            pl_release(pl[k], c->slot);
-    return rc;
-}
-
 /* Writes one chunk's roots: complex rows to part 0, or each root plane to
  * its own part. */
 static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void *roots,
@@ -307,11 +267,10 @@ typedef struct {
 
 /* Writes one collected slot's roots: as the span the device compressed, or
  * as quadratic_write_roots does (sched_hooks.write). */
-static int quadratic_write_slot(void *ctx, engine *e, int slot, const void *roots, size_t bytes)
+static int quadratic_write_slot(void *ctx, const gz_span *span, const void *roots, size_t bytes)
 {
     const quadratic_sink *k = ctx;
-    const gz_span *span;
-    if (engine_span(e, slot, &span))
+    if (span)
         return out_write_span(&k->o->main, span);
     return quadratic_write_roots(k->o, k->layout, roots, bytes / (4 * k->root_sz), k->pitch,
                                  k->root_sz);
@@ -344,7 +303,7 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
         uint64_t skip = fi->data_offset + k * plane_bytes;
         int64_t got = io_reader_skip(pr[k], skip);
         if (got < 0) {
-            msg_error("%s: %s", name, io_reader_error(pr[k]));
+            msg_status(name, io_reader_status(pr[k]));
             return -1;
         }
         if ((uint64_t)got < skip) {
@@ -356,6 +315,24 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
             io_reader_limit(pr[k], plane_bytes);
     }
     return 0;
+}
+
+/* What the check at the input's end needs: its name and the bytes of a
+ * row as the input holds it, and as messages name it. */
+typedef struct {
+    const char *name;
+    size_t chunk_row_bytes, row_bytes;
+} quadratic_end;
+
+/* Checks that the data are whole rows (job_input.check). */
+static int quadratic_check(void *ctx, uint64_t bytes)
+{
+    const quadratic_end *e = ctx;
+    if (bytes % e->chunk_row_bytes == 0)
+        return 0;
+    msg_error("%s: size %llu bytes is not a whole number of %zu-byte rows", e->name,
+              (unsigned long long)bytes, e->row_bytes);
+    return 1;
 }
 
 /* Entry point of `gpubatch quadratic`. */
@@ -376,32 +353,27 @@ int cmd_quadratic(int argc, char **argv)
     char err[1024];
     int status = 1;
     io_reader *pr[3] = {NULL, NULL, NULL};
-    backend be;
-    memset(&be, 0, sizeof be);
-    sched *h = NULL;
-    void *bufs[BACKEND_MAX_SLOTS] = {0}, *plane_bufs[3][BACKEND_MAX_SLOTS];
-    void *results[BACKEND_MAX_SLOTS] = {0};
-    pl_ring *pl[3] = {NULL, NULL, NULL};
-    int nrings = 0;
+    job jb;
+    memset(&jb, 0, sizeof jb);
     out_parts o;
     memset(&o, 0, sizeof o);
     frame_info fi;
     quad_input in;
-    if (frame_open(r, q.common.dtype, q.common.dtype_big_endian, q.common.shape,
-                   q.common.ndim, &fi, err, sizeof err) < 0 ||
-        (!qd_coef_type(fi.dtype) &&
+    if (job_frame(r, &q.common, &fi, name))
+        goto out_close;
+    if ((!qd_coef_type(fi.dtype) &&
          snprintf(err, sizeof err,
                   "coefficients must be float16, bfloat16, float32 or float64, not %s",
                   dt_name(fi.dtype)) > 0) ||
         quadratic_input(&fi, r, q.layout, &in, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
-        goto out_close_readers;
+        goto out_close;
     }
     char part_head[8192];
     uint64_t limit = UINT64_MAX; /* a shard's data bytes */
     if (q.shard.count && in.planes_in_memory) {
         msg_error("%s: --shard reads (N, 3) rows, not coefficient planes", name);
-        goto out_close_readers;
+        goto out_close;
     }
     const void *shard_ctx[2] = {&q, &fi};
     size_t coef = dt_size(fi.dtype), root = dt_size(qd_root_type(fi.dtype));
@@ -409,67 +381,40 @@ int cmd_quadratic(int argc, char **argv)
         shard_part_open(r, &fi, &q.shard, name, 3 * coef, 4 * root, quadratic_shard_header,
                         (void *)shard_ctx, q.out.level, part_head, sizeof part_head, &in.rows,
                         &limit))
-        goto out_close_readers;
+        goto out_close;
     if (in.rows == UINT64_MAX && !q.raw_out) {
         msg_error("%s: the number of rows of raw input on a stream is unknown: give --shape Nx3, "
                   "or --raw to write raw roots",
                   name);
-        goto out_close_readers;
+        goto out_close;
     }
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     if (in.planes_in_memory && quadratic_open_planes(pr, &item, r, &fi, in.rows * sz) < 0)
-        goto out_close_readers;
+        goto out_close;
     double cpu_s = cli_reader_cpu_seconds(&q.common, r, quadratic_cpu_ns(q.out.level, 0),
                                           quadratic_cpu_ns(q.out.level, 1));
-    if (cli_open_backend(&q.common, &be, cpu_s))
-        goto out_close_readers;
-    size_t max_rows = stream_chunk(&q.common, &be, r, fi.swap) / row_bytes;
+    if (job_open(&jb, &q.common, cpu_s))
+        goto out_close;
+    backend *be = &jb.be;
+    size_t max_rows = stream_chunk(&q.common, be, r, fi.swap) / row_bytes;
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
     /* rows are read into nbufs buffers, each given back once its chunk is
      * copied, for more chunks in flight; planes are read in place */
-    /* rows of a gzip member the devices can inflate: run on the device first */
-    int device_first = !in.planes_in_memory && !q.shard.count && stream_device_member(&be, r, &fi);
-    stream_device dev = {0};
-    if (device_first)
-        stream_device_prepare(&dev, &be);
     int streams = q.common.streams;
-    if (!in.planes_in_memory && !q.common.streams_given &&
-        stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes))
+    int compressed = !in.planes_in_memory &&
+                     stream_device_inflate(be, r, fi.swap, max_rows * row_bytes);
+    if (compressed && !q.common.streams_given)
         streams = CLI_DEVICE_INFLATE_STREAMS;
-    int nbufs = backend_slots(&be, streams);
-    int nslots = in.planes_in_memory ? nbufs : stream_slots(&be, nbufs);
-    qd_job job = {fi.dtype, in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
-    sched_run_spec spec = {
-        .ops = &qd_engine_ops, .op = &job, .nslots = nslots, .capacity = max_rows * row_bytes,
-        .compressed = !in.planes_in_memory &&
-                      stream_device_inflate(&be, r, fi.swap, max_rows * row_bytes),
-        .results = results, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
-        .start_seconds = CLI_GPU_START_SECONDS};
-    backend_want_module(&be, qd_module(fi.dtype));
-    for (int i = 0; i < nbufs; i++) {
-        if (!(bufs[i] = backend_host_alloc(&be, stream_buffer_bytes(&be, max_rows * row_bytes)))) {
-            msg_error("%s", be.err);
-            goto out_free_buffers;
-        }
-        for (int k = 0; k < 3; k++)
-            plane_bufs[k][i] = (char *)bufs[i] + k * max_rows * sz;
-    }
-    /* where the devices may take chunks, the slots' roots buffers too, their
-     * pages touched while the devices start (each slot of a device's engine
-     * pins its own when its first chunk comes) */
-    for (int i = 0; backend_may_use_gpu(&be) && i < nslots; i++) {
-        if (!(results[i] = backend_host_unpinned(
-                  &be, engine_result_bytes(1, &qd_engine_ops, &job, spec.capacity)))) {
-            msg_error("%s", be.err);
-            goto out_free_buffers;
-        }
-    }
+    jb.nbufs = backend_slots(be, streams);
+    jb.nslots = in.planes_in_memory ? jb.nbufs : stream_slots(be, jb.nbufs);
+    qd_job solve = {fi.dtype, in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
+    backend_want_module(be, qd_module(fi.dtype));
     io_file_id in_id;
     int have_id = out_input_id(r, &in_id);
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
                        have_id ? 1 : 0))
-        goto out_free_buffers;
+        goto out_close;
     if (q.shard.count && out_begin_part(&o.main, part_head))
         goto out_abort;
     unsigned char head[256];
@@ -477,99 +422,32 @@ int cmd_quadratic(int argc, char **argv)
     if (!q.raw_out && q.shard.index == 0 &&
         (head_len < 0 || out_parts_write(&o, 0, head, (size_t)head_len)))
         goto out_abort;
-    if (in.planes_in_memory) {
-        for (nrings = 0; nrings < 3; nrings++)
-            if (pl_open(&pl[nrings], pr[nrings], plane_bufs[nrings], nslots, nslots, max_rows * sz,
-                        NULL, 0, in.rows * sz, fi.swap) < 0)
-                break;
-    } else {
-        if (!q.shard.count)
-            limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
-        if (!device_first) /* else once the device has read its part */
-            nrings = stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
-                                 q.shard.count ? NULL : fi.prefix,
-                                 q.shard.count ? 0 : fi.prefix_len, limit, fi.swap) < 0 ? 0 : 1;
-    }
-    if (!device_first && nrings < (in.planes_in_memory ? 3 : 1)) {
-        msg_error("%s: cannot start the reader thread", name);
-        goto out_abort;
-    }
-    /* the readers fill the buffers while cuda's devices start */
-    quadratic_sink sink = {&o, q.out_layout, max_rows, dt_size(qd_root_type(fi.dtype))};
-    sched_hooks hooks = stream_hooks(quadratic_write_slot, &sink);
-    if (sched_open(&h, &be, &spec, &hooks, err, sizeof err) < 0) {
-        if (err[0])
-            msg_error("%s", err);
-        goto out_abort;
-    }
-    /* the device's deflate, on CUDA engines from here on */
-    if (q.out.level > 0 && sched_compress(h, q.out.level, gz_writer_offset(o.main.gz)) < 0) {
-        msg_error("%s", sched_error(h));
-        goto out_abort;
-    }
-    uint64_t on_device = 0;
-    if (device_first) {
-        unsigned char tail[STREAM_DEVICE_KEEP];
-        size_t tail_len;
-        int ran;
-        if (stream_on_device(h, &be, &dev, r, &fi, limit, row_bytes, &ran, &on_device, tail,
-                             &tail_len, name))
-            goto out_abort;
-        int opened = ran ? pl_open_at(&pl[0], r, bufs, nbufs, nslots, max_rows * row_bytes, tail,
-                                      tail_len, on_device, limit, fi.swap)
-                         : stream_open(&pl[0], &be, r, bufs, nbufs, nslots, max_rows * row_bytes,
-                                       fi.prefix, fi.prefix_len, limit, fi.swap);
-        if (opened < 0) {
-            msg_error("%s: cannot start the reader thread", name);
-            goto out_abort;
-        }
-        nrings = 1;
-    }
+    if (!q.shard.count)
+        limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
+    quadratic_sink sink = {&o, q.out_layout, max_rows, root};
+    quadratic_end end = {name, in.planes_in_memory ? sz : row_bytes, row_bytes};
+    /* rows of a gzip member the devices can inflate: run on the device first */
+    job_input run = {
+        .name = name, .r = r, .planes = in.planes_in_memory ? pr : NULL, .fi = &fi,
+        .chunk = in.planes_in_memory ? max_rows * sz : max_rows * row_bytes,
+        .limit = in.planes_in_memory ? in.rows * sz : limit,
+        .prefix = q.shard.count ? NULL : fi.prefix, .prefix_len = q.shard.count ? 0 : fi.prefix_len,
+        .member = !in.planes_in_memory && !q.shard.count && stream_device_member(be, r, &fi),
+        .grain = row_bytes,
+        .spec = {.ops = &qd_engine_ops, .op = &solve, .capacity = max_rows * row_bytes,
+                 .compressed = compressed, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
+                 .start_seconds = CLI_GPU_START_SECONDS, .results = 1},
+        .hooks = stream_hooks(quadratic_write_slot, &sink), .level = q.out.level,
+        .gz = o.main.gz, .check = quadratic_check, .ctx = &end};
     uint64_t bytes_in;
-    size_t chunk_row_bytes = in.planes_in_memory ? sz : row_bytes;
-    progress_begin(name, io_reader_file_size(r));
-    sched_input input = {.rings = pl, .nrings = nrings};
-    if (nrings > 1) {
-        input.next = quadratic_next;
-        input.ctx = &input;
-    }
-    int stream_failed = stream_run(h, &input, &bytes_in, name);
-    bytes_in += on_device;
-    progress_end();
-    stream_report_input(r, name);
-    if (stream_failed)
+    if (job_run(&jb, &run, &bytes_in))
         goto out_abort;
-    if (bytes_in % chunk_row_bytes) {
-        msg_error("%s: size %llu bytes is not a whole number of %zu-byte rows", name,
-                  (unsigned long long)bytes_in, row_bytes);
-        goto out_abort;
-    }
-    if (io_reader_trailing_garbage(in.planes_in_memory ? pr[2] : r))
-        msg_warn("%s: trailing garbage after the compressed data ignored", name);
-    for (int k = 0; k < nrings; k++)
-        pl_close(pl[k]);
-    nrings = 0;
     status = out_parts_close(&o);
-    goto out_free_buffers;
+    goto out_close;
 out_abort:
-    for (int k = 0; k < nrings; k++)
-        pl_close(pl[k]);
-    nrings = 0;
     out_parts_abort(&o);
-out_free_buffers:
-    backend_leave(&be);
-    for (int k = 0; k < nrings; k++)
-        pl_close(pl[k]);
-    for (int i = 0; i < nbufs; i++)
-        backend_host_free(&be, bufs[i]);
-    stream_device_release(&dev, &be);
-    sched_close(h);
-    /* the roots buffers were pinned, if at all, on the devices' backend */
-    backend *pinned_on = backend_gpu(&be) ? backend_gpu(&be) : &be;
-    for (int i = 0; i < BACKEND_MAX_SLOTS; i++)
-        backend_host_free(pinned_on, results[i]);
-    cli_close_backend(&be);
-out_close_readers:
+out_close:
+    job_close(&jb);
     for (int k = 0; k < 3; k++)
         io_reader_close(pr[k]);
     io_reader_close(r);

@@ -7,10 +7,10 @@
 #include "commands.h"
 #include "io/clock.h"
 #include "io/frame.h"
-#include "io/pipeline.h"
 #include "msg.h"
 #include "output.h"
 #include "input.h"
+#include "job.h"
 #include "stream.h"
 #include "options.h"
 #include "result.h"
@@ -54,15 +54,8 @@ typedef struct {
 
 /* Shared state for all files of one invocation, and the file in progress. */
 typedef struct {
-    backend be;
-    sched *h;          /* the engines on the CPU and the GPU */
-    void **bufs;       /* nbufs host buffers */
-    int nbufs;
-    int nslots;        /* chunks in flight: more than nbufs where the GPU copies them */
-    size_t chunk;
-    int compressed;    /* the file's chunks go to the GPU compressed (stream_device_inflate) */
-    rd_job job;        /* the file's reduction, as the engines run it */
-    stream_device dev; /* device inflate of plain gzip members */
+    job j;     /* the backend, buffers and scheduler every file shares */
+    rd_job job; /* the file's reduction, as the engines run it */
 } reduce_ctx;
 
 /* Prints the help text. */
@@ -72,56 +65,22 @@ static void reduce_help(void)
     fputs(CLI_COMMON_HELP, stdout);
 }
 
-/* Frees the engines and the pipeline buffers. */
-static void reduce_ctx_release(reduce_ctx *ctx)
-{
-    for (int i = 0; ctx->bufs && i < ctx->nbufs; i++)
-        backend_host_free(&ctx->be, ctx->bufs[i]);
-    free(ctx->bufs);
-    ctx->bufs = NULL;
-    stream_device_release(&ctx->dev, &ctx->be);
-    sched_close(ctx->h);
-    ctx->h = NULL;
-    ctx->chunk = 0;
-}
+/* What the check at a file's end needs: its frame and name, and whether
+ * a shard (its end checked as it was opened) was read. */
+typedef struct {
+    const frame_info *fi;
+    const char *name;
+    int shard;
+} reduce_end;
 
-/* Makes sure the buffers hold chunks of `want` bytes, closing engines made
- * for smaller ones. Buffers are sized to the input (never above --chunk),
- * so a small file does not pay for pinning a large ring. 0, or 1 after an
- * error. */
-static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
+/* Checks the data's length against the frame (job_input.check). */
+static int reduce_check(void *ctx, uint64_t bytes)
 {
-    if (ctx->bufs && ctx->chunk >= want)
+    const reduce_end *e = ctx;
+    char err[1024];
+    if (e->shard || frame_check_end(e->fi, bytes, err, sizeof err) == 0)
         return 0;
-    reduce_ctx_release(ctx);
-    ctx->chunk = want;
-    ctx->bufs = calloc((size_t)ctx->nbufs, sizeof *ctx->bufs);
-    if (!ctx->bufs)
-        return msg_error("out of memory"), 1;
-    for (int i = 0; i < ctx->nbufs; i++)
-        if (!(ctx->bufs[i] = backend_host_alloc(&ctx->be, stream_buffer_bytes(&ctx->be, want)))) {
-            msg_error("%s", ctx->be.err);
-            reduce_ctx_release(ctx);
-            return 1;
-        }
-    return 0;
-}
-
-/* Opens the engines for the buffers' chunks, if not open yet: with cuda,
- * once the devices are ready. 0, or 1 after an error. */
-static int reduce_ctx_engines(reduce_ctx *ctx)
-{
-    if (ctx->h)
-        return 0;
-    sched_run_spec spec = {.ops = &rd_engine_ops, .op = &ctx->job, .nslots = ctx->nslots,
-                           .capacity = ctx->chunk, .compressed = ctx->compressed,
-                           .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1};
-    sched_hooks hooks = stream_hooks(NULL, NULL);
-    char err[2048];
-    if (sched_open(&ctx->h, &ctx->be, &spec, &hooks, err, sizeof err) == 0)
-        return 0;
-    if (err[0])
-        msg_error("%s", err);
+    msg_error("%s: %s", e->name, err);
     return 1;
 }
 
@@ -176,8 +135,6 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     const char *name = in->name;
     char err[1024] = "";
     io_reader *r = NULL;
-    pl_ring *pl = NULL;
-    unsigned char *tail = NULL; /* the data after the device's last whole tile */
     int status = 1;
     double t0 = io_seconds();
     if (input_open(in, &r, err, sizeof err) < 0) {
@@ -185,11 +142,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         return 1;
     }
     frame_info fi;
-    if (frame_open(r, o->common.dtype, o->common.dtype_big_endian, o->common.shape,
-                   o->common.ndim, &fi, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
+    if (job_frame(r, &o->common, &fi, name))
         goto out_close_reader;
-    }
     if (fi.fortran_order && frame_is_multidim(&fi) && (o->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
         /* every other op is independent of the memory order; flat indices are not */
         msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
@@ -205,62 +159,30 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
         goto out_close_reader;
+    backend *be = &ctx->j.be;
     char modules[2][64];
     for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
-        backend_want_module(&ctx->be, modules[i]);
-    size_t chunk = reduce_chunk_for(o, &ctx->be, &fi, r);
-    ctx->compressed = stream_device_inflate(&ctx->be, r, fi.swap, chunk);
-    if (reduce_ctx_reserve(ctx, chunk))
-        goto out_close_reader;
+        backend_want_module(be, modules[i]);
+    size_t chunk = reduce_chunk_for(o, be, &fi, r);
     ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
+    reduce_end end = {&fi, name, o->shard.count != 0};
     /* a gzip member the devices can inflate: its data run on the device first */
-    uint64_t on_device = 0;
-    /* the device's chunks are whole tiles, as the host's are: a sum's
-       bits do not depend on where the device's batches end */
-    size_t tile_bytes = (size_t)RD_TILE * dt_size(fi.dtype);
-    size_t tail_len = 0;
-    int ran = 0; /* the device read the start of the data, the reader goes on after it */
-    int device_first = !o->shard.count && stream_device_member(&ctx->be, r, &fi);
-    if (device_first)
-        stream_device_prepare(&ctx->dev, &ctx->be);
-    if (device_first && !(tail = malloc(tile_bytes))) {
-        msg_error("%s: out of memory", name);
+    job_input run = {
+        .name = name, .r = r, .fi = &fi, .chunk = chunk, .limit = limit,
+        .prefix = o->shard.count ? NULL : fi.prefix, .prefix_len = o->shard.count ? 0 : fi.prefix_len,
+        .member = !o->shard.count && stream_device_member(be, r, &fi),
+        /* whole tiles, as the host's chunks are: a sum's bits do not depend on where the
+           device's batches end */
+        .grain = (size_t)RD_TILE * dt_size(fi.dtype),
+        .spec = {.ops = &rd_engine_ops, .op = &ctx->job,
+                 .compressed = stream_device_inflate(be, r, fi.swap, chunk),
+                 .cpu_ns = io_reader_compressed(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN,
+                 .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1},
+        .hooks = stream_hooks(NULL, NULL), .check = reduce_check, .ctx = &end};
+    uint64_t bytes;
+    if (job_run(&ctx->j, &run, &bytes))
         goto out_close_reader;
-    }
-    if (device_first && (reduce_ctx_engines(ctx) ||
-                         stream_on_device(ctx->h, &ctx->be, &ctx->dev, r, &fi, limit, tile_bytes,
-                                          &ran, &on_device, tail, &tail_len, name)))
-        goto out_close_reader;
-    int opened = ran
-                     ? pl_open_at(&pl, r, ctx->bufs, ctx->nbufs, ctx->nslots, ctx->chunk, tail,
-                                  tail_len, on_device, limit, fi.swap)
-                     : stream_open(&pl, &ctx->be, r, ctx->bufs, ctx->nbufs, ctx->nslots,
-                                   ctx->chunk, o->shard.count ? NULL : fi.prefix,
-                                   o->shard.count ? 0 : fi.prefix_len, limit, fi.swap);
-    if (opened < 0) {
-        msg_error("%s: cannot start the reader thread", name);
-        goto out_close_reader;
-    }
-    /* the reader fills the buffers while cuda's devices start */
-    if (reduce_ctx_engines(ctx))
-        goto out_close_pipeline;
-    uint64_t bytes = 0;
-    sched_cpu_cost(ctx->h, io_reader_compressed(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN);
-    progress_begin(name, io_reader_file_size(r));
-    sched_input input = {.rings = &pl, .nrings = 1};
-    int failed = stream_run(ctx->h, &input, &bytes, name);
-    bytes += on_device;
-    progress_end();
-    stream_report_input(r, name);
-    if (failed)
-        goto out_close_pipeline;
-    if (!o->shard.count && frame_check_end(&fi, bytes, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        goto out_close_pipeline;
-    }
-    if (io_reader_trailing_garbage(r))
-        msg_warn("%s: trailing garbage after the compressed data ignored", name);
     double dt = io_seconds() - t0;
     msg_info("%s: %llu bytes in %.3f s (%.2f GB/s of data)", name, (unsigned long long)bytes, dt,
              dt > 0 ? bytes / dt / 1e9 : 0.0);
@@ -271,11 +193,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     } else {
         status = result_print(name, &fi, &st, o->json);
     }
-out_close_pipeline:
-    pl_close(pl);
 out_close_reader:
     io_reader_close(r);
-    free(tail);
     return status;
 }
 
@@ -292,7 +211,7 @@ static int reduce_arg(reduce_ctx *ctx, const reduce_opts *o, const char *arg)
     else if (input_begin(&l, arg))
         status = 1;
     else
-        while (!ctx->be.failed && input_next(&l, &in)) /* no devices: no more arrays */
+        while (!ctx->j.be.failed && input_next(&l, &in)) /* no devices: no more arrays */
             status |= reduce_file(ctx, o, &in);
     input_end(&l);
     return status;
@@ -379,17 +298,13 @@ int cmd_reduce(int argc, char **argv)
     double cpu_s = cli_cpu_seconds(&o.common, nfiles ? argv + optind : stdin_only,
                                    nfiles ? nfiles : 1, REDUCE_CPU_NS_PLAIN, REDUCE_CPU_NS_GZIP);
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
-    int status = cli_open_backend(&o.common, &ctx.be, cpu_s);
+    int status = job_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {
-        ctx.nbufs = cli_slots(&o.common, &ctx.be);
-        ctx.nslots = stream_slots(&ctx.be, ctx.nbufs);
         if (optind >= argc)
             status |= reduce_arg(&ctx, &o, "-");
-        for (int i = optind; i < argc && !ctx.be.failed; i++) /* no devices: no more files */
+        for (int i = optind; i < argc && !ctx.j.be.failed; i++) /* no devices: no more files */
             status |= reduce_arg(&ctx, &o, argv[i]);
     }
-    backend_leave(&ctx.be);
-    reduce_ctx_release(&ctx);
-    cli_close_backend(&ctx.be);
+    job_close(&ctx.j);
     return status;
 }

@@ -7,8 +7,8 @@
 
 #include "commands.h"
 #include "io/frame.h"
-#include "io/pipeline.h"
 #include "input.h"
+#include "job.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -194,93 +194,6 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
                            t->out.level, part_head, part_len, &matrices, limit);
 }
 
-/* Writes a piece of the output (tp_stage_emit's callback). */
-static int transpose_write(void *ctx, const void *buf, size_t n)
-{
-    return out_write(ctx, buf, n);
-}
-
-/* Writes a piece the device compressed (tp_stage_emit's callback). */
-static int transpose_write_span(void *ctx, const gz_span *span)
-{
-    return out_write_span(ctx, span);
-}
-
-/* Staged mode: each matrix gathered whole from the chunks (which may span
- * two matrices) into eng, then written out transposed. Returns 0 or 1. */
-static int transpose_staged(sched *h, tp_stage *eng, pl_ring *pl, size_t matrix_bytes,
-                            out_stream *o, uint64_t *bytes_in, const char *name)
-{
-    pl_chunk c;
-    int rc;
-    *bytes_in = 0;
-    while ((rc = pl_next(pl, &c)) > 0) {
-        progress_update(c.raw_end);
-        size_t from = 0;
-        uint64_t off = c.offset;
-        size_t left = c.bytes;
-        const void *data;
-        const pl_gz_chunk *gz;
-        if (sched_whole_data(h, &c, &data, &gz) < 0) {
-            msg_error("%s: %s", name, sched_error(h));
-            pl_release(pl, c.slot);
-            return 1;
-        }
-        if (tp_stage_chunk(eng, data, gz) < 0) {
-            msg_error("%s: %s", name, tp_stage_error(eng));
-            pl_release(pl, c.slot);
-            return 1;
-        }
-        while (left > 0) {
-            uint64_t within = off % matrix_bytes;
-            size_t take = matrix_bytes - within < left ? (size_t)(matrix_bytes - within) : left;
-            if (tp_stage_put(eng, from, within, take) < 0) {
-                msg_error("%s: %s", name, tp_stage_error(eng));
-                pl_release(pl, c.slot);
-                return 1;
-            }
-            if (within + take == matrix_bytes) {
-                int wr = tp_stage_emit(eng, transpose_write, transpose_write_span, o);
-                if (wr) {
-                    if (wr < 0)
-                        msg_error("%s: %s", name, tp_stage_error(eng));
-                    pl_release(pl, c.slot);
-                    return 1;
-                }
-            }
-            from += take, off += take, left -= take;
-        }
-        *bytes_in += c.bytes;
-        pl_release(pl, c.slot);
-    }
-    if (rc < 0) {
-        msg_error("%s: %s", name, pl_error(pl));
-        return 1;
-    }
-    return 0;
-}
-
-/* Copies the data unchanged (its transpose has the same bytes). */
-static int transpose_copy(pl_ring *pl, out_stream *o, uint64_t *bytes_in, const char *name)
-{
-    pl_chunk c;
-    int rc;
-    *bytes_in = 0;
-    while ((rc = pl_next(pl, &c)) > 0) {
-        progress_update(c.raw_end);
-        int failed = out_write(o, c.data, c.bytes);
-        *bytes_in += c.bytes;
-        pl_release(pl, c.slot);
-        if (failed)
-            return 1;
-    }
-    if (rc < 0) {
-        msg_error("%s: %s", name, pl_error(pl));
-        return 1;
-    }
-    return 0;
-}
-
 /* One core's nanoseconds per input byte on 16-core GPU nodes: the
  * transpose (plain or blocked gzip input), plus the output's deflate. */
 static double transpose_cpu_ns(const transpose_opts *t, int gzip_in)
@@ -288,103 +201,38 @@ static double transpose_cpu_ns(const transpose_opts *t, int gzip_in)
     return (gzip_in ? 14.0 : 11.0) + 22.0 * !!t->out.level;
 }
 
-/* Opens the staged mode's matrix on the backend that takes it, compressing
- * on the device where the output is; 0, or 1 after an error. */
-static int transpose_stage_open(sched *h, const tp_job *job, size_t chunk, int level,
-                                const out_stream *o, tp_stage **out, backend **on,
-                                const char *name)
-{
-    backend *be = *on = sched_whole_backend(h, tp_matrix_bytes(job));
-    if (tp_stage_open(out, be, job, chunk) < 0) {
-        msg_error("%s", be->err);
-        return 1;
-    }
-    if (level > 0 && tp_stage_compress(*out, level, gz_writer_offset(o->gz)) < 0) {
-        msg_error("%s: %s", name, tp_stage_error(*out));
-        return 1;
-    }
-    return 0;
-}
-
-/* Streams the data through the engine (or a copy) into the output. */
-static int transpose_run(const transpose_opts *t, backend *be, io_reader *r, const frame_info *fi,
+/* Plans the run of the data through the engine, the staged matrix or a
+ * copy (its transpose has the same bytes) into the output, and runs it;
+ * 0, or 1 after an error. */
+static int transpose_run(const transpose_opts *t, job *jb, io_reader *r, const frame_info *fi,
                          const transpose_job *j, const void *prefix, size_t prefix_len,
                          uint64_t data_bytes, out_stream *o, const char *name)
 {
+    backend *be = &jb->be;
     size_t elem = dt_size(fi->dtype);
-    int nslots = cli_slots(&t->common, be), failed = 1, staged = 0;
-    sched *h = NULL;
-    tp_stage *stage = NULL;
-    backend *stage_be = NULL; /* the backend the staged matrix is on */
-    void *bufs[BACKEND_MAX_SLOTS] = {0};
-    pl_ring *pl = NULL;
-    tp_job job = {elem, j->rows, j->cols};
+    int staged = 0;
+    tp_job matrix = {elem, j->rows, j->cols};
     size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r, fi->swap);
-    if (j->copy && cli_backend_ready(be)) /* no kernel, but cuda still needs its devices */
-        return 1;
+    int compressed = !j->copy && stream_device_inflate(be, r, fi->swap, chunk);
     if (!j->copy) {
         backend_want_module(be, "transpose");
         /* the engine's chunk (whole matrices, or the staged piece) for either side */
-        size_t piece = tp_chunk_for(&job, chunk, &staged);
-        sched_run_spec spec = {
-            .ops = staged ? NULL : &tp_engine_ops, .op = &job, .nslots = nslots,
-            .capacity = piece,
-            .compressed = stream_device_inflate(be, r, fi->swap, chunk),
-            .cpu_ns = transpose_cpu_ns(t, 0), .start_seconds = CLI_GPU_START_SECONDS};
-        sched_hooks hooks = stream_hooks(stream_write, o);
-        char err[2048];
-        if (sched_open(&h, be, &spec, &hooks, err, sizeof err) < 0) {
-            if (err[0])
-                msg_error("%s", err);
-            return 1;
-        }
-        chunk = piece;
+        chunk = tp_chunk_for(&matrix, chunk, &staged);
     }
+    /* a copy has no kernel (its chunks decoded on the host), but cuda still needs its
+       devices */
+    job_input run = {
+        .name = name, .r = r, .fi = fi, .chunk = chunk, .limit = data_bytes, .prefix = prefix,
+        .prefix_len = prefix_len, .host = j->copy,
+        .spec = {.ops = j->copy || staged ? NULL : &tp_engine_ops,
+                 .whole = staged ? &matrix : NULL, .op = &matrix, .capacity = chunk,
+                 .compressed = compressed, .cpu_ns = transpose_cpu_ns(t, 0),
+                 .start_seconds = CLI_GPU_START_SECONDS},
+        .hooks = stream_hooks(stream_write, o), .level = t->out.level, .gz = o->gz};
     if (data_bytes < chunk)
-        chunk = data_bytes ? (size_t)data_bytes : elem;
-    for (int i = 0; i < nslots; i++)
-        if (!(bufs[i] = backend_host_alloc(be, stream_buffer_bytes(be, chunk)))) {
-            msg_error("%s", be->err);
-            goto out_free;
-        }
-    /* a copy has no kernel: its chunks are decoded on the host */
-    int opened = j->copy ? pl_open(&pl, r, bufs, nslots, nslots, chunk, prefix, prefix_len,
-                                   data_bytes, fi->swap)
-                         : stream_open(&pl, be, r, bufs, nslots, nslots, chunk, prefix,
-                                       prefix_len, data_bytes, fi->swap);
-    if (opened < 0) {
-        msg_error("%s: cannot start the reader thread", name);
-        goto out_free;
-    }
-    /* the device's deflate, on CUDA engines from here on */
-    if (!j->copy && !staged && t->out.level > 0 &&
-        sched_compress(h, t->out.level, gz_writer_offset(o->gz)) < 0) {
-        msg_error("%s: %s", name, sched_error(h));
-        goto out_free;
-    }
-    uint64_t bytes_in = 0;
-    progress_begin(name, io_reader_file_size(r));
-    sched_input input = {.rings = &pl, .nrings = 1};
-    if (j->copy)
-        failed = transpose_copy(pl, o, &bytes_in, name);
-    else if (staged)
-        failed = transpose_stage_open(h, &job, chunk, t->out.level, o, &stage, &stage_be, name) ||
-                 transpose_staged(h, stage, pl, tp_matrix_bytes(&job), o, &bytes_in, name);
-    else
-        failed = stream_run(h, &input, &bytes_in, name);
-    progress_end();
-    if (h && staged)
-        sched_report(h, name);
-    stream_report_input(r, name);
-out_free:
-    backend_leave(be); /* nothing runs on the devices after this file */
-    pl_close(pl);
-    for (int i = 0; i < nslots; i++)
-        backend_host_free(be, bufs[i]);
-    if (stage && !(be->leaving && stage_be->kind == BACKEND_CUDA))
-        tp_stage_close(stage); /* else the driver frees it at exit */
-    sched_close(h);
-    return failed;
+        run.chunk = data_bytes ? (size_t)data_bytes : elem;
+    uint64_t bytes_in;
+    return job_run(jb, &run, &bytes_in);
 }
 
 /* Entry point of `gpubatch transpose`. */
@@ -404,38 +252,39 @@ int cmd_transpose(int argc, char **argv)
     const char *name = item.name;
     char err[1024];
     int status = 1;
-    backend be;
-    memset(&be, 0, sizeof be);
+    job jb;
+    memset(&jb, 0, sizeof jb);
     out_stream o = {0};
     frame_info fi;
     transpose_job j;
-    if (frame_open(r, t.common.dtype, t.common.dtype_big_endian, t.common.shape,
-                   t.common.ndim, &fi, err, sizeof err) < 0 ||
-        transpose_plan(&fi, &j, err, sizeof err) < 0) {
+    if (job_frame(r, &t.common, &fi, name))
+        goto out_close;
+    if (transpose_plan(&fi, &j, err, sizeof err) < 0) {
         msg_error("%s: %s", name, err);
-        goto out_close_reader;
+        goto out_close;
     }
     uint64_t data_bytes = fi.data_bytes;
     if (data_bytes > SIZE_MAX / 2 || (!j.copy && j.rows * j.cols > SIZE_MAX / 2 / dt_size(fi.dtype))) {
         msg_error("%s: the array is too large for this machine's address space", name);
-        goto out_close_reader;
+        goto out_close;
     }
     char part_head[8192];
     const void *prefix = fi.prefix;
     size_t prefix_len = fi.prefix_len;
     if (t.shard.count) {
         if (transpose_shard_open(&t, name, r, &fi, &j, part_head, sizeof part_head, &data_bytes))
-            goto out_close_reader;
+            goto out_close;
         prefix = NULL, prefix_len = 0;
     }
     double cpu_s = cli_reader_cpu_seconds(&t.common, r, transpose_cpu_ns(&t, 0),
                                           transpose_cpu_ns(&t, 1));
-    if (cli_open_backend(&t.common, &be, cpu_s))
-        goto out_close_reader;
+    if (job_open(&jb, &t.common, cpu_s))
+        goto out_close;
+    jb.nslots = jb.nbufs; /* a buffer a chunk in flight */
     io_file_id in_id;
     int have_id = out_input_id(r, &in_id);
     if (out_open(&o, &t.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
-        goto out_close_backend;
+        goto out_close;
     if (t.shard.count && out_begin_part(&o, part_head))
         goto out_abort;
     unsigned char head[4096];
@@ -443,17 +292,14 @@ int cmd_transpose(int argc, char **argv)
     if (!t.raw_out && fi.is_npy && t.shard.index == 0 &&
         (head_len < 0 || out_write(&o, head, (size_t)head_len)))
         goto out_abort;
-    if (transpose_run(&t, &be, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))
+    if (transpose_run(&t, &jb, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))
         goto out_abort;
-    if (io_reader_trailing_garbage(r))
-        msg_warn("%s: trailing garbage after the compressed data ignored", name);
     status = out_close(&o);
-    goto out_close_backend;
+    goto out_close;
 out_abort:
     out_abort(&o);
-out_close_backend:
-    cli_close_backend(&be);
-out_close_reader:
+out_close:
+    job_close(&jb);
     io_reader_close(r);
     input_end(&inputs);
     return status;

@@ -60,6 +60,16 @@ void msg_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* A failure's line, named by its input where it has one (see msg.h). */
+int msg_status(const char *name, io_status st)
+{
+    if (name)
+        msg_error("%s: %s", name, st.text);
+    else
+        msg_error("%s", st.text);
+    return 1;
+}
+
 /* A warning line unless -q. */
 void msg_warn(const char *fmt, ...)
 {

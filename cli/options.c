@@ -437,10 +437,8 @@ int cli_backend_first(backend *be)
     if (be->kind != BACKEND_CUDA || !be->start)
         return cli_backend_ready(be);
     double waited = msg_elapsed();
-    if (backend_wait_first(be) < 0) {
-        msg_error("%s", be->err);
-        return 1;
-    }
+    if (backend_wait_first(be) < 0)
+        return msg_status(NULL, backend_status(be));
     int open = 0, total = backend_devices_known(be);
     for (int i = 0; i < total; i++)
         open += backend_device(be, i) != NULL;
@@ -459,10 +457,8 @@ int cli_backend_ready(backend *be)
     if (be->kind != BACKEND_CUDA || !be->start)
         return 0;
     double waited = msg_elapsed();
-    if (backend_ready(be) < 0) {
-        msg_error("%s", be->err);
-        return 1;
-    }
+    if (backend_ready(be) < 0)
+        return msg_status(NULL, backend_status(be));
     double part[3], ms = backend_gpu_start_ms(be, part);
     cli_report_devices(be, msg_elapsed() - (io_seconds() - be->started.at));
     msg_info("backend cuda: ready %.0f ms after the start (driver and contexts %.0f ms, pinning "
@@ -483,10 +479,8 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
     int rc = kind == BACKEND_CUDA
                  ? backend_open_beside(be, &c->devices, c->threads)
                  : backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
-    if (rc < 0) {
-        msg_error("%s", be->err);
-        return 1;
-    }
+    if (rc < 0)
+        return msg_status(NULL, backend_status(be));
     if (cli_check_ring_memory(c, cli_slots(c, be))) {
         backend_close(be);
         return 1;

@@ -1,4 +1,5 @@
-/* stream.c - the ordered submit/collect/write loop of chunked commands. */
+/* stream.c - what a chunked command plans: chunk size, buffers, slots,
+ * where gzip is inflated, the pipeline's opening and the scheduler's hooks. */
 #include "stream.h"
 
 #include <stdlib.h>
@@ -78,33 +79,18 @@ static int stream_ready(backend *be, int first)
 }
 
 /* The hooks of a command's scheduler (see stream.h). */
-sched_hooks stream_hooks(int (*write)(void *ctx, engine *e, int slot, const void *out,
-                                      size_t bytes),
-                         void *ctx)
+sched_hooks stream_hooks(gz_piece_write write, void *ctx)
 {
     return (sched_hooks){.ctx = ctx, .ready = stream_ready, .fallback = cli_report_fallback,
                          .info = stream_info, .warn = stream_warn,
-                         .progress = progress_update, .write = write,
+                         .progress = progress_update, .write_out = write,
                          .started = io_seconds() - msg_elapsed()};
 }
 
-/* Writes a slot's results to an out_stream (see stream.h). */
-int stream_write(void *ctx, engine *e, int slot, const void *out, size_t bytes)
+/* Writes results to an out_stream (see stream.h). */
+int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
 {
-    const gz_span *span;
-    if (engine_span(e, slot, &span))
-        return out_write_span(ctx, span);
-    return out_write(ctx, out, bytes);
-}
-
-/* Runs the scheduler's loop and reports (see stream.h). */
-int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *name)
-{
-    int rc = sched_run(h, in, bytes_in);
-    if (rc < 0)
-        msg_error("%s: %s", name, sched_error(h));
-    sched_report(h, name);
-    return rc != 0;
+    return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
 
 /* Whether the device is expected to end a member of `bytes` compressed
@@ -119,104 +105,13 @@ static int stream_device_pays(const backend *be, uint64_t bytes)
     return CLI_GPU_START_SECONDS + bytes / device < bytes / host;
 }
 
-/* stream_device_member, with where the member lies (io_reader_stream_member). */
-static int stream_member_on_device(backend *be, const io_reader *r, const frame_info *fi,
-                                   int *fd, uint64_t *data_off, uint64_t *file_size)
-{
-    int env = stream_host_inflate();
-    if (env == 1 || fi->swap || !backend_may_use_gpu(be) ||
-        !io_reader_stream_member(r, fd, data_off, file_size))
-        return 0;
-    return env == 0 || stream_device_pays(be, *file_size - *data_off);
-}
-
 /* Whether input r may be inflated on a device (see stream.h). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
 {
-    int fd;
+    int fd, env = stream_host_inflate();
     uint64_t data_off, file_size;
-    return stream_member_on_device(be, r, fi, &fd, &data_off, &file_size);
-}
-
-/* Runs the start of a gzip member on a device (see stream.h). */
-int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
-                     const frame_info *fi, uint64_t limit, size_t grain, int *ran,
-                     uint64_t *done, void *tail, size_t *tail_len, const char *name)
-{
-    int fd;
-    uint64_t data_off, file_size;
-    gpu *g;
-    *ran = 0;
-    *done = 0;
-    *tail_len = 0;
-    if (!stream_member_on_device(be, r, fi, &fd, &data_off, &file_size) ||
-        !(g = sched_stream_gpu(h)))
+    if (env == 1 || fi->swap || !backend_may_use_gpu(be) ||
+        !io_reader_stream_member(r, &fd, &data_off, &file_size))
         return 0;
-    if (!dev->z && gzstream_open(&dev->z, g, STREAM_DEVICE_KEEP, dev->staging,
-                                 gzstream_staging_bytes()) < 0) {
-        msg_info("%s: the GPU cannot inflate the gzip member (%s): the host does", name,
-                 gpu_error_text(g));
-        return 0;
-    }
-    gzstream *z = dev->z;
-    gzstream_begin(z, fd, data_off, file_size);
-    *ran = 1;
-    sched_stream in = {.z = z, .skip = fi->data_offset, .limit = limit, .grain = grain,
-                       .tail = tail};
-    int rc = sched_run_stream(h, &in);
-    if (rc < 0)
-        msg_error("%s: %s", name, sched_error(h));
-    gzstream_stats st;
-    gzstream_counts(z, &st);
-    msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds; %llu "
-             "batches read while the one before was inflated (waited %.3f s for them)",
-             name, (unsigned long long)in.data, st.batches, st.rounds, st.read_ahead,
-             st.ahead_wait);
-    const gzstream_point *pt = gzstream_where(z);
-    if (rc == 0) { /* the host reads on where the device stopped */
-        int ic = io_reader_continue_member(
-            r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc,
-            pt->len, pt->len,
-            "the GPU stopped at invalid, cut or unusual data: read on in order from there");
-        if (ic == 0 && in.skip && io_reader_skip(r, in.skip) != (int64_t)in.skip)
-            ic = -1;
-        if (ic < 0) {
-            msg_error("%s: %s", name, io_reader_error(r));
-            rc = 1;
-        }
-    }
-    *done = in.data;
-    *tail_len = in.tail_len;
-    return rc != 0;
-}
-
-/* Makes the staging buffers while the devices start (see stream.h): the
- * second only faulted in, since pinning it would lengthen the start. */
-void stream_device_prepare(stream_device *dev, backend *be)
-{
-    if (!dev->staging[0])
-        dev->staging[0] = backend_host_alloc(be, gzstream_staging_bytes());
-    if (!dev->staging[1])
-        dev->staging[1] = backend_host_unpinned(be, gzstream_staging_bytes());
-}
-
-/* Frees what stream_on_device made (see stream.h). */
-void stream_device_release(stream_device *dev, backend *be)
-{
-    if (!be->leaving) /* else the driver frees it at exit */
-        gzstream_close(dev->z);
-    for (int i = 0; i < 2; i++) {
-        backend_host_free(be, dev->staging[i]);
-        dev->staging[i] = NULL;
-    }
-    dev->z = NULL;
-}
-
-/* -v: how the input's gzip members were inflated. */
-void stream_report_input(const io_reader *r, const char *name)
-{
-    char line[512];
-    io_reader_describe(r, line, sizeof line);
-    if (line[0])
-        msg_info("%s: %s", name, line);
+    return env == 0 || stream_device_pays(be, file_size - data_off);
 }

@@ -1,6 +1,7 @@
 /* stream.h - what every chunked command plans before its run: the chunk
- * size, buffers and slots, the pipeline over its input, and the hooks
- * through which the scheduler (runtime/sched.h) reports and writes. */
+ * size, buffers and slots, where gzip is inflated, the pipeline over its
+ * input, and the hooks through which the scheduler (runtime/sched.h)
+ * reports and writes. */
 #ifndef GPUBATCH_CLI_STREAM_H
 #define GPUBATCH_CLI_STREAM_H
 
@@ -48,18 +49,11 @@ int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int
 /* The scheduler's hooks for a command (runtime/sched.h): the devices
  * awaited as cli_backend_ready()/cli_backend_first() do, reports through
  * msg and progress, and results written by write (NULL: none) with ctx. */
-sched_hooks stream_hooks(int (*write)(void *ctx, engine *e, int slot, const void *out,
-                                      size_t bytes),
-                         void *ctx);
+sched_hooks stream_hooks(gz_piece_write write, void *ctx);
 
-/* Writes a collected slot's results to the out_stream ctx: the span the
- * device compressed, or the bytes (a sched_hooks.write). */
-int stream_write(void *ctx, engine *e, int slot, const void *out, size_t bytes);
-
-/* Runs the input through h (sched_run) until its end or the first error,
- * printed with name; then -v's reports. *bytes_in gets the data bytes seen.
- * 0 or 1. */
-int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *name);
+/* Writes results to the out_stream ctx: the span the device compressed, or
+ * the bytes (a sched_hooks.write_out). */
+int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes);
 
 /* Decoded GB/s of one host thread, and of a device, inflating one deflate
  * stream end to end (measured on an H100 node: BENCHMARKS.md). */
@@ -67,47 +61,10 @@ int stream_run(sched *h, const sched_input *in, uint64_t *bytes_in, const char *
 #define STREAM_DEVICE_GBPS 4.0
 
 /* Whether input r (after frame_open gave fi) has its data inflated on a
- * device by stream_on_device: a plain gzip member of a regular file, where
- * a GPU may take chunks (cuda, or auto's start), little-endian data, where the device's start and speed beat the
- * host's threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0:
- * always). */
+ * device first (job_input.member, sched_run_member): a plain gzip member
+ * of a regular file, where a GPU may take chunks (cuda, or auto's start),
+ * little-endian data, where the device's start and speed beat the host's
+ * threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0: always). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
-
-/* What the device inflate of gzip members keeps from one input to the next:
- * the device's buffers, and the staging buffers made while the devices
- * start (the first pinned by the start, the second by gzstream when it
- * first reads ahead). Zero it before use. */
-typedef struct {
-    gzstream *z;
-    void *staging[2];
-} stream_device;
-
-/* The most bytes stream_on_device carries from one batch to the next: a
- * partial grain (a row, or a reduction's tile of 16384 elements of up to
- * 8 bytes, whose sums must not depend on where batches end). */
-#define STREAM_DEVICE_KEEP ((size_t)128 << 10)
-
-/* Makes dev's staging buffers on be, once, for an input
- * stream_device_member() accepts; without them (no memory) gzstream makes
- * its own later. */
-void stream_device_prepare(stream_device *dev, backend *be);
-
-/* Frees dev's buffers (the device's left to the exit after backend_leave). */
-void stream_device_release(stream_device *dev, backend *be);
-
-/* Where input r (after frame_open gave fi) is a plain gzip member of a
- * regular file and the devices take chunks (cuda), runs its data up to
- * `limit` bytes on h's device with dev's buffers (made on first use), inflated there (sched_run_stream) in chunks
- * of whole `grain` bytes, then leaves r reading on where the device
- * stopped. *ran says whether it did (0: no device to be had; r is as it
- * was), *done gets the data bytes run, and tail (grain bytes of room) the
- * *tail_len decoded bytes after them that r's reading goes on after. 0, or 1 after
- * printing an error prefixed with name. */
-int stream_on_device(sched *h, backend *be, stream_device *dev, io_reader *r,
-                     const frame_info *fi, uint64_t limit, size_t grain, int *ran,
-                     uint64_t *done, void *tail, size_t *tail_len, const char *name);
-
-/* -v: how the input's gzip members were inflated (io_reader_describe). */
-void stream_report_input(const io_reader *r, const char *name);
 
 #endif

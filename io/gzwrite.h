@@ -59,6 +59,11 @@ typedef struct {
  * when nblocks > 0, and the level must not be 0; else IO_ERR_FORMAT. */
 int gz_writer_write_span(gz_writer *w, const gz_span *s);
 
+/* Where a producer hands its output: a span compressed elsewhere (span not
+ * NULL), or n plain bytes at buf; 0, or nonzero once the failure has been
+ * reported (it stops the producer, which returns it). */
+typedef int (*gz_piece_write)(void *ctx, const gz_span *span, const void *buf, size_t n);
+
 /* Compresses what is buffered, writes the end-of-file block and frees the
  * writer (not the sink). Returns 0 or a negative io_error. */
 int gz_writer_finish(gz_writer *w);

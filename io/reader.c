@@ -1173,6 +1173,12 @@ const char *io_reader_error(const io_reader *r)
     return r->err ? r->errmsg : "";
 }
 
+/* The sticky error as a value. */
+io_status io_reader_status(const io_reader *r)
+{
+    return (io_status){r->err, io_reader_error(r)};
+}
+
 /* Releases the zlib state, the buffer and the descriptor. */
 void io_reader_close(io_reader *r)
 {

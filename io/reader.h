@@ -21,21 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum io_error {
-    IO_OK = 0,
-    IO_ERR_OPEN = -1,      /* missing, unreadable, a directory */
-    IO_ERR_READ = -2,      /* read(2) failed */
-    IO_ERR_TRUNCATED = -3, /* compressed stream ends inside a member */
-    IO_ERR_CORRUPT = -4,   /* invalid deflate data or gzip header */
-    IO_ERR_CRC = -5,       /* CRC-32 or ISIZE trailer mismatch */
-    IO_ERR_NOMEM = -6,
-    IO_ERR_WRITE = -7,     /* used by sinks */
-    IO_ERR_EXISTS = -8,    /* output exists and no --force */
-    IO_ERR_SAME = -9,      /* output would overwrite an input */
-    IO_ERR_FORMAT = -10,   /* framing: bad .npy header, size mismatch */
-    IO_ERR_PIPE = -11,     /* downstream closed (EPIPE) */
-    IO_ERR_SEEK = -12,     /* the input cannot be read from an offset */
-};
+#include "status.h"
+
 
 typedef struct io_reader io_reader;
 
@@ -201,6 +188,9 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, si
 
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);
+
+/* The sticky error as a value: its io_error (0: none) and its line. */
+io_status io_reader_status(const io_reader *r);
 
 /* Closes and frees; accepts NULL. */
 void io_reader_close(io_reader *r);

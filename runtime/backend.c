@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,10 +145,8 @@ static int backend_open_cuda(backend *be, const backend_devices *devs, int n, ba
     int narrowed = !devs->all && cu_devices_narrowed();
     if (n == GPU_ERR_NO_DEVICE && narrowed && devs->list[0] != 0)
         n = 0; /* the driver sees none of the list: its first device is missing */
-    if (n < 0) {
-        snprintf(be->err, sizeof be->err, "%s", gpu_load_message());
-        return n;
-    }
+    if (n < 0)
+        return backend_fail(be, n, "%s", gpu_load_message());
     int count = devs->all ? (n < BACKEND_MAX_GPUS ? n : BACKEND_MAX_GPUS) : devs->count;
     device_open open[BACKEND_MAX_GPUS];
     pthread_t thread[BACKEND_MAX_GPUS];
@@ -159,13 +158,11 @@ static int backend_open_cuda(backend *be, const backend_devices *devs, int n, ba
             /* narrowed, the driver counts only the devices listed before the
              * first that does not exist */
             if (narrowed)
-                snprintf(be->err, sizeof be->err,
-                         "no CUDA device %d (this machine has fewer than %lld)", device,
-                         (long long)device + 1);
-            else
-                snprintf(be->err, sizeof be->err, "no CUDA device %d (this machine has %d)", device,
-                         n);
-            return GPU_ERR_BAD_DEVICE;
+                return backend_fail(be, GPU_ERR_BAD_DEVICE,
+                                    "no CUDA device %d (this machine has fewer than %lld)",
+                                    device, (long long)device + 1);
+            return backend_fail(be, GPU_ERR_BAD_DEVICE, "no CUDA device %d (this machine has %d)",
+                                device, n);
         }
         open[i] = (device_open){.device = device, .index = i, .st = st};
     }
@@ -179,22 +176,18 @@ static int backend_open_cuda(backend *be, const backend_devices *devs, int n, ba
     }
     int rc = 0;
     for (int i = 0; i < count; i++) { /* devices stay in --device order */
-        if (open[i].rc < 0 && rc == 0) {
-            snprintf(be->err, sizeof be->err, "cannot open CUDA device %d: %s", open[i].device,
-                     open[i].why);
-            rc = open[i].rc;
-        }
+        if (open[i].rc < 0 && rc == 0)
+            rc = backend_fail(be, open[i].rc, "cannot open CUDA device %d: %s", open[i].device,
+                              open[i].why);
         if (open[i].rc == 0)
             be->gpus[be->ngpu++] = open[i].g;
     }
     if (rc < 0)
         return rc;
     be->gpu = be->gpus[0];
-    if (gpu_bind(be->gpu) < 0) {
-        snprintf(be->err, sizeof be->err, "cannot use CUDA device %d: %s",
-                 gpu_info(be->gpu)->ordinal, cu_last_failure());
-        return GPU_ERR_DRIVER;
-    }
+    if (gpu_bind(be->gpu) < 0)
+        return backend_fail(be, GPU_ERR_DRIVER, "cannot use CUDA device %d: %s",
+                            gpu_info(be->gpu)->ordinal, cu_last_failure());
     return 0;
 }
 
@@ -365,7 +358,7 @@ static int backend_take_start(backend *be, int keep_pinned)
         be->started = st->done_at;
     } else {
         snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
-        snprintf(be->err, sizeof be->err, "%s", st->cuda.err);
+        backend_fail(be, st->code, "%s", st->cuda.err);
         be->fallback_told = st->reported;
         be->fallback_code = st->code;
         backend_close(&st->cuda);
@@ -390,9 +383,8 @@ int backend_ready(backend *be)
             char why[sizeof be->err];
             snprintf(why, sizeof why, "%s", gpu_error_text(st->cuda.gpu));
             backend_take_start(be, 1);
-            snprintf(be->err, sizeof be->err, "%s", why);
             be->failed = 1;
-            return GPU_ERR_OUT_OF_MEMORY;
+            return backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "%s", why);
         }
         st->bufs[i].pinned = 1;
     }
@@ -709,7 +701,7 @@ static void *backend_host_pages(backend *be, size_t bytes)
     void *p = NULL;
     size_t n = bytes ? bytes : 1;
     if (posix_memalign(&p, n >= HOST_PAGES_ALIGN ? HOST_PAGES_ALIGN : 4096, n) != 0) {
-        snprintf(be->err, sizeof be->err, "cannot allocate %zu bytes of host memory", bytes);
+        backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory", bytes);
         return NULL;
     }
 #ifdef MADV_HUGEPAGE
@@ -744,7 +736,7 @@ void *backend_host_alloc(backend *be, size_t bytes)
         return NULL;
     if (be->kind == BACKEND_CUDA && !be->start) {
         if (gpu_host_register(be->gpu, p, bytes) < 0) {
-            snprintf(be->err, sizeof be->err, "%s", gpu_error_text(be->gpu));
+            backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "%s", gpu_error_text(be->gpu));
             free(p);
             return NULL;
         }
@@ -777,11 +769,26 @@ int backend_host_pin(backend *be, void *p, size_t bytes)
 {
     if (be->kind != BACKEND_CUDA || be->start)
         return 0;
-    if (gpu_host_register(be->gpu, p, bytes) < 0) {
-        snprintf(be->err, sizeof be->err, "%s", gpu_error_text(be->gpu));
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (gpu_host_register(be->gpu, p, bytes) < 0)
+        return backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "%s", gpu_error_text(be->gpu));
     return 0;
+}
+
+/* Records a failure's code and line (see backend.h). */
+int backend_fail(backend *be, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(be->err, sizeof be->err, fmt, ap);
+    va_end(ap);
+    be->code = code;
+    return code;
+}
+
+/* The last failure as a value. */
+io_status backend_status(const backend *be)
+{
+    return (io_status){be->code, be->err};
 }
 
 /* Frees what backend_host_alloc or backend_host_unpinned gave (unpinning

@@ -69,8 +69,18 @@ typedef struct backend {
     int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */
     backend_started started; /* the start's times, once taken (zero without one) */
     int failed;           /* backend_ready() failed: cuda's devices are not to be had */
-    char err[2048];
+    int code;             /* the last failure's gpu_error (backend_status) */
+    char err[2048];       /* its line */
 } backend;
+
+/* Records a failure on be: its code and its line (printf-style; the
+ * arguments must not point into be->err); returns the code. Modules that
+ * fail on be's behalf (an engine, a staged matrix that cannot open) leave
+ * their reason here too, since it outlives them. */
+int backend_fail(backend *be, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The last failure as a value: its code and be->err. */
+io_status backend_status(const backend *be);
 
 /* Parses "auto", "cuda" (or "gpu") and "cpu"; -1 when unknown. */
 int backend_parse(const char *name);

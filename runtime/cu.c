@@ -15,7 +15,7 @@ typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, unsigned long lon
 typedef CUresult (*driver_get_version_fn)(int *);
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
-static int cu_status = CU_LOAD_NO_DRIVER;
+static int cu_status = GPU_ERR_NO_DRIVER;
 static int cu_version;
 static const char *cu_source = "";
 static char cu_message[512];
@@ -177,7 +177,7 @@ static void *cu_open_library(void)
 }
 
 /* Asks the driver its version (a call every driver has, and that needs no
- * cuInit); returns 0, or a cu_load_error with cu_message explaining. */
+ * cuInit); returns 0, or a negative gpu_error with cu_message explaining. */
 static int cu_query_version(void *lib)
 {
     driver_get_version_fn get_version = (driver_get_version_fn)dlsym(lib, "cuDriverGetVersion");
@@ -185,7 +185,7 @@ static int cu_query_version(void *lib)
         cu_version = 0;
         snprintf(cu_message, sizeof cu_message,
                  "the NVIDIA driver library does not report its version (no cuDriverGetVersion)");
-        return CU_LOAD_TOO_OLD;
+        return GPU_ERR_DRIVER_TOO_OLD;
     }
     if (cu_version < CU_ABI_VERSION) {
         char need[64];
@@ -194,9 +194,9 @@ static int cu_query_version(void *lib)
                  "install a newer driver, or use --backend cpu",
                  cu_version / 1000, cu_version % 1000 / 10,
                  cu_driver_text(CU_ABI_VERSION, need, sizeof need));
-        return CU_LOAD_TOO_OLD;
+        return GPU_ERR_DRIVER_TOO_OLD;
     }
-    return CU_LOAD_OK;
+    return GPU_OK;
 }
 
 /* Opens libcuda, resolves the table and initialises the driver. */
@@ -204,11 +204,11 @@ static void cu_load_once(void)
 {
     void *lib = cu_open_library();
     if (!lib) {
-        cu_status = CU_LOAD_NO_DRIVER;
+        cu_status = GPU_ERR_NO_DRIVER;
         return;
     }
     cu_status = cu_query_version(lib);
-    if (cu_status != CU_LOAD_OK)
+    if (cu_status != GPU_OK)
         return;
     /* A resolver is used only from the version that introduced it. */
     get_proc_v2_fn gp2 = cu_version >= 12000 ? (get_proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
@@ -216,29 +216,29 @@ static void cu_load_once(void)
     cu_source = gp2 ? "cuGetProcAddress_v2" : gp1 ? "cuGetProcAddress" : "versioned symbols";
     for (size_t i = 0; i < sizeof cu_entries / sizeof cu_entries[0]; i++) {
         if (cu_resolve(lib, gp2, gp1, i) != 0) {
-            cu_status = CU_LOAD_TOO_OLD;
+            cu_status = GPU_ERR_DRIVER_TOO_OLD;
             return;
         }
     }
     CUresult r = cu.Init(0);
     if (r == CUDA_ERROR_NO_DEVICE) {
-        cu_status = CU_LOAD_NO_DEVICE;
+        cu_status = GPU_ERR_NO_DEVICE;
         snprintf(cu_message, sizeof cu_message, "no CUDA device: the driver found no GPU");
         return;
     }
     if (r != CUDA_SUCCESS) {
-        cu_status = CU_LOAD_INIT_FAILED;
+        cu_status = GPU_ERR_DRIVER;
         snprintf(cu_message, sizeof cu_message, "the NVIDIA driver failed to initialise: %s",
                  cu_result_text(r));
         return;
     }
     int count = 0;
     if (cu.DeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        cu_status = CU_LOAD_NO_DEVICE;
+        cu_status = GPU_ERR_NO_DEVICE;
         snprintf(cu_message, sizeof cu_message, "no CUDA device: the driver found no GPU");
         return;
     }
-    cu_status = CU_LOAD_OK;
+    cu_status = GPU_OK;
     cu_message[0] = 0;
 }
 

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/status.h"
+
 #define CU_ABI_VERSION 11000 /* entry-point ABI we use: CUDA 11.0, driver R450 */
 
 typedef int CUresult;
@@ -123,14 +125,6 @@ typedef struct {
 
 extern cu_api cu;
 
-enum cu_load_error {
-    CU_LOAD_OK = 0,
-    CU_LOAD_NO_DRIVER = -1,    /* libcuda.so.1 not found */
-    CU_LOAD_TOO_OLD = -2,      /* older than CU_ABI_VERSION, or an entry point missing */
-    CU_LOAD_INIT_FAILED = -3,  /* cuInit failed (no device, driver/module mismatch) */
-    CU_LOAD_NO_DEVICE = -4,
-};
-
 /* The driver reads the environment as it starts (cuInit, on whichever
  * thread calls cu_load first): cu_set_defaults() and cu_narrow_devices()
  * set it from the main thread before any other thread starts, since
@@ -185,7 +179,9 @@ int cu_device_ordinal(int device);
 const char *cu_narrowed_value(void);
 
 /* Opens the driver and resolves the table once; later calls return the
- * first result. Returns 0 or a cu_load_error; cu_load_message() explains. */
+ * first result. Returns 0 or a negative gpu_error (GPU_ERR_NO_DRIVER,
+ * GPU_ERR_DRIVER_TOO_OLD, GPU_ERR_NO_DEVICE, or GPU_ERR_DRIVER when cuInit
+ * failed); cu_load_message() explains. */
 int cu_load(void);
 
 /* One line describing the outcome of cu_load() ("" when it succeeded). */

@@ -170,7 +170,7 @@ int engine_open(engine **out, backend *be, const engine_ops *ops, void *op, int 
         rc = engine_slot_open(e, &e->slots[i]);
     if (rc < 0) {
         /* the reason outlives the engine in be->err */
-        snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
+        backend_fail(be, rc, "%s", e->err[0] ? e->err : "out of memory");
         engine_close(e);
         return rc;
     }

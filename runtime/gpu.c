@@ -73,23 +73,14 @@ static int gpu_check_driver_version(void)
     return GPU_ERR_DRIVER_TOO_OLD;
 }
 
-/* Maps cu_load()'s result onto gpu_error, then checks the driver's version
- * against what the embedded modules need. */
+/* Loads the driver (cu_load's gpu_error on failure), then checks its
+ * version against what the embedded modules need. */
 int gpu_device_count(void)
 {
-    switch (cu_load()) {
-    case CU_LOAD_OK:
-        break;
-    case CU_LOAD_NO_DRIVER:
-        return GPU_ERR_NO_DRIVER;
-    case CU_LOAD_TOO_OLD:
-        return GPU_ERR_DRIVER_TOO_OLD;
-    case CU_LOAD_NO_DEVICE:
-        return GPU_ERR_NO_DEVICE;
-    default:
-        return GPU_ERR_DRIVER;
-    }
-    int rc = gpu_check_driver_version();
+    int rc = cu_load();
+    if (rc < 0)
+        return rc;
+    rc = gpu_check_driver_version();
     if (rc < 0)
         return rc;
     int n = 0;

@@ -12,19 +12,8 @@
 #include <stdint.h>
 
 #include "cu.h"
+#include "io/status.h"
 
-enum gpu_error {
-    GPU_OK = 0,
-    GPU_ERR_NO_DRIVER = -1001,
-    GPU_ERR_DRIVER_TOO_OLD = -1002,
-    GPU_ERR_NO_DEVICE = -1003,
-    GPU_ERR_BAD_DEVICE = -1004,   /* --device N out of range */
-    GPU_ERR_MODULE = -1005,       /* a module failed to load (the driver's log in the text) */
-    GPU_ERR_PTX_TOO_NEW = -1006,  /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) */
-    GPU_ERR_OUT_OF_MEMORY = -1007,
-    GPU_ERR_LAUNCH = -1008,       /* a kernel failed; the text names it */
-    GPU_ERR_DRIVER = -1009,       /* any other failed driver call */
-};
 
 typedef struct gpu gpu;
 

@@ -76,9 +76,26 @@ struct sched {
     int level;           /* blocked gzip level of results compressed on the devices (0: none) */
     uint64_t out_next;   /* output stream position of the next chunk's results */
     sched_returns ret;   /* buffers of GPU chunks, given back once copied */
+    tp_stage *stage;     /* spec.whole: the matrix staged on one lane (sched_stage_open) */
+    gzstream *z;         /* sched_run_member: the device's inflate of a member, kept from one
+                            input to the next */
+    void *staging[2];    /* its staging buffers (spec.member, or its first use): the first
+                            pinned by the devices' start, the second by gzstream */
+    void **results;      /* spec.results: the devices' slots' host result buffers */
     sched_clock clock;
-    char err[2048];
+    int code;            /* the last failure's code (sched_status) */
+    char err[2048];      /* its line */
 };
+
+/* Records a failure: its code and a copy of its line (text may be h->err
+ * itself); returns the code. */
+static int sched_fail(sched *h, int code, const char *text)
+{
+    if (text != h->err)
+        snprintf(h->err, sizeof h->err, "%s", text);
+    h->code = code;
+    return code;
+}
 
 /* Passes one formatted line to a hook (info or warn). */
 static void sched_say(void (*hook)(const char *), const char *fmt, ...)
@@ -113,9 +130,9 @@ static int sched_engine_open(sched *h, backend *be, engine **out)
         return 0;
     }
     int rc = engine_open(out, be, s->ops, s->op, s->nslots, s->capacity, s->compressed,
-                         be->kind == BACKEND_CUDA ? s->results : NULL);
+                         be->kind == BACKEND_CUDA ? h->results : NULL);
     if (rc == 0 && h->level > 0 && (rc = engine_compress(*out, h->level)) < 0) {
-        snprintf(be->err, sizeof be->err, "%s", engine_error(*out));
+        backend_fail(be, rc, "%s", engine_error(*out));
         engine_close(*out);
     }
     if (rc < 0)
@@ -140,7 +157,7 @@ static void sched_poll_devices(sched *h)
                                 .threads = h->be->threads};
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
-                snprintf(h->err, sizeof h->err, "%s", v->view.err);
+                sched_fail(h, GPU_ERR_DRIVER, v->view.err);
                 h->dev_failed = h->dev_settled = 1;
                 return;
             }
@@ -156,7 +173,7 @@ static void sched_poll_devices(sched *h)
     const char *why = open == h->ndev ? NULL : backend_device_failure(h->be);
     h->dev_settled = (h->ndev && open == h->ndev) || why;
     if (why) {
-        snprintf(h->err, sizeof h->err, "%s", why);
+        sched_fail(h, GPU_ERR_DRIVER, why);
         h->dev_failed = 1;
     }
 }
@@ -212,6 +229,31 @@ static void sched_poll(sched *h)
               ms, part[0], part[1], part[2], h->chunks[0]);
 }
 
+/* Makes the devices' slots' host result buffers (spec.results), unpinned;
+ * 0, or negative with the reason in h->be->err. */
+static int sched_results(sched *h)
+{
+    const sched_run_spec *s = &h->spec;
+    size_t bytes = engine_result_bytes(1, s->ops, s->op, s->capacity);
+    if (!(h->results = calloc((size_t)s->nslots, sizeof *h->results)))
+        return backend_fail(h->be, GPU_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < s->nslots; i++)
+        if (!(h->results[i] = backend_host_unpinned(h->be, bytes)))
+            return GPU_ERR_OUT_OF_MEMORY;
+    return 0;
+}
+
+/* Makes the member's staging buffers, once: the first pinned by the devices'
+ * start (pinned now once they are open), the second only faulted in, since
+ * pinning it would lengthen the start; without them gzstream makes its own. */
+static void sched_member_staging(sched *h)
+{
+    if (!h->staging[0])
+        h->staging[0] = backend_host_alloc(h->be, gzstream_staging_bytes());
+    if (!h->staging[1])
+        h->staging[1] = backend_host_unpinned(h->be, gzstream_staging_bytes());
+}
+
 /* Opens the first lane's engine. */
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
                char *err, size_t errlen)
@@ -240,6 +282,13 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         snprintf(err, errlen, "out of memory");
         return GPU_ERR_OUT_OF_MEMORY;
     }
+    if (spec->member)
+        sched_member_staging(h);
+    if (spec->results && backend_may_use_gpu(be) && sched_results(h) < 0) {
+        snprintf(err, errlen, "%s", be->err);
+        sched_close(h);
+        return GPU_ERR_OUT_OF_MEMORY;
+    }
     if (hooks->ready && hooks->ready(be, per_device)) {
         sched_close(h);
         if (errlen)
@@ -263,7 +312,7 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         backend *first = be->start ? &h->cpu_be : be;
         rc = sched_engine_open(h, first, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu);
         if (rc < 0)
-            snprintf(h->err, sizeof h->err, "%s", first->err);
+            sched_fail(h, rc, first->err);
     }
     if (rc < 0) {
         snprintf(err, errlen, "%s", h->err);
@@ -296,10 +345,8 @@ int sched_compress(sched *h, int level, uint64_t offset)
     }
     for (int i = 0; i < n; i++) {
         int rc = engine_compress(each[i], level);
-        if (rc < 0) {
-            snprintf(h->err, sizeof h->err, "%s", engine_error(each[i]));
-            return rc;
-        }
+        if (rc < 0)
+            return sched_fail(h, rc, engine_error(each[i]));
     }
     return 0;
 }
@@ -331,16 +378,16 @@ static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, con
     size_t bytes = pl_gz_span_bytes(h->spec.capacity);
     if (!h->span && !(h->span = malloc(bytes))) {
         snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory", bytes);
-        return GPU_ERR_OUT_OF_MEMORY;
+        return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, h->err);
     }
-    return pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
+    int rc = pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
+    return rc < 0 ? sched_fail(h, rc, h->err) : rc;
 }
 
 /* Keeps the engine's message of a failed call. */
 static int sched_failed(sched *h, const engine *e, int rc)
 {
-    snprintf(h->err, sizeof h->err, "%s", engine_error(e));
-    return rc;
+    return sched_fail(h, rc, engine_error(e));
 }
 
 /* The estimated CPU seconds of a chunk of `bytes` data bytes. */
@@ -493,8 +540,7 @@ static int sched_returns_failure(sched *h)
     sched_returns *t = &h->ret;
     if (!t->failed)
         return 0;
-    snprintf(h->err, sizeof h->err, "%s", t->err);
-    return t->failed;
+    return sched_fail(h, t->failed, t->err);
 }
 
 /* Gives the buffer of a submitted chunk back to ring pl once the lane that
@@ -514,8 +560,7 @@ static int sched_release_buffer(sched *h, pl_ring *pl, int slot)
         if (pthread_create(&t->thread, NULL, sched_returns_main, h) != 0) {
             pthread_cond_destroy(&t->cv);
             pthread_mutex_destroy(&t->mu);
-            snprintf(h->err, sizeof h->err, "cannot start a thread");
-            return GPU_ERR_OUT_OF_MEMORY;
+            return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, "cannot start a thread");
         }
         t->started = 1;
     }
@@ -575,8 +620,12 @@ static void sched_finish(sched *h, engine *e, int slot, int *status)
     double at = sched_elapsed(h);
     int rc = e ? engine_collect(e, slot, &out, &bytes) : 0; /* the slot goes idle either way */
     at = sched_clock_add(h, &h->clock.results, at);
+    const gz_span *span;
     if (rc < 0 && !*status)
         *status = sched_failed(h, e, rc);
+    else if (rc == 0 && !*status && e && h->hooks.write_out)
+        *status = h->hooks.write_out(h->hooks.ctx, engine_span(e, slot, &span) ? span : NULL,
+                                     out, bytes) != 0;
     else if (rc == 0 && !*status && e && h->hooks.write &&
              h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
         *status = 1;
@@ -598,12 +647,12 @@ static void sched_retire(sched *h, const sched_input *in, int *status)
 /* Takes the next chunk of the input. */
 static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
 {
-    if (in->next)
-        return in->next(in->ctx, c, h->err, sizeof h->err);
+    if (in->next) {
+        int rc = in->next(in->ctx, c, h->err, sizeof h->err);
+        return rc < 0 ? sched_fail(h, rc, h->err) : rc;
+    }
     int rc = pl_next(in->rings[0], c);
-    if (rc < 0)
-        snprintf(h->err, sizeof h->err, "%s", pl_error(in->rings[0]));
-    return rc;
+    return rc < 0 ? sched_fail(h, rc, pl_error(in->rings[0])) : rc;
 }
 
 /* After the newest chunk failed as it was submitted (rc, its text in
@@ -616,16 +665,12 @@ static int sched_submit_failed(sched *h, const sched_input *in, int rc)
     int status = 0;
     while (pl_outstanding(in->rings[0]) > 1)
         sched_retire(h, in, &status);
-    if (!status) {
-        snprintf(h->err, sizeof h->err, "%s", why);
-        status = rc;
-    }
-    return status;
+    return status ? status : sched_fail(h, rc, why);
 }
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
  * or the input has ended; after a failure, only lets every slot go idle. */
-int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
+static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
 {
     int status = 0, rc;
     pl_ring *ring = in->rings[0];
@@ -656,16 +701,16 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
         /* chunks before a read error are collected first: their errors come first */
         while (pl_outstanding(ring) > 0 && (pl_full(ring) || rc <= 0 || status))
             sched_retire(h, in, &status);
-        if (rc < 0 && !status) {
-            snprintf(h->err, sizeof h->err, "%s", read_err);
-            status = -1;
-        }
+        if (rc < 0 && !status)
+            status = sched_fail(h, rc, read_err);
     } while (rc > 0 && !status);
     return status;
 }
 
-/* The device that inflates a member (see sched.h). */
-gpu *sched_stream_gpu(sched *h)
+/* The device that inflates a member for sched_run_member: with cuda the
+ * first open device; with auto, once its start is over (waited for), its
+ * device where it has one; else NULL (the member is read on the host). */
+static gpu *sched_stream_gpu(sched *h)
 {
     if (!h->spec.ops)
         return NULL;
@@ -687,8 +732,23 @@ static sched_device *sched_device_of(sched *h, const engine *e)
     return NULL;
 }
 
-/* Runs a member inflated on a device (see sched.h). */
-int sched_run_stream(sched *h, sched_stream *in)
+/* A gzip member inflated on a device as the input: sched_member's fields,
+ * and skip going out as what is left of it (the device stopped first). */
+typedef struct {
+    gzstream *z;
+    uint64_t skip;
+    uint64_t limit;
+    size_t grain;
+    void *tail;
+    size_t tail_len;
+    uint64_t data;
+} sched_stream;
+
+/* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
+ * device, in order, each batch's before the next is inflated, until gzstream
+ * stops; then in->tail holds the decoded bytes after the last whole grain.
+ * 0; 1 when a write hook failed; or a negative code (h->err). */
+static int sched_run_stream(sched *h, sched_stream *in)
 {
     engine *e = h->gpu;
     sched_device *dev = sched_device_of(h, e);
@@ -703,10 +763,8 @@ int sched_run_stream(sched *h, sched_stream *in)
         double asked = sched_elapsed(h);
         int rc = gzstream_next(in->z, keep, &data, &bytes);
         sched_clock_add(h, &h->clock.input, asked);
-        if (rc < 0) {
-            snprintf(h->err, sizeof h->err, "%s", gzstream_error(in->z));
-            return rc;
-        }
+        if (rc < 0)
+            return sched_fail(h, rc, gzstream_error(in->z));
         if (rc == 0)
             break;
         size_t at = skip < bytes ? (size_t)skip : bytes;
@@ -747,15 +805,15 @@ int sched_run_stream(sched *h, sched_stream *in)
     in->skip = skip;
     in->tail_len = keep;
     int rc = gzstream_tail(in->z, keep, in->tail);
-    if (rc < 0) {
-        snprintf(h->err, sizeof h->err, "%s", gzstream_error(in->z));
-        return rc;
-    }
+    if (rc < 0)
+        return sched_fail(h, rc, gzstream_error(in->z));
     return 0;
 }
 
-/* One backend for work done whole. */
-backend *sched_whole_backend(sched *h, uint64_t bytes)
+/* The backend for work of `bytes` bytes that one lane must do whole: the
+ * devices' if ready now, or once their start is over for work of
+ * SCHED_WHOLE_GPU_BYTES or more; else the CPU's. */
+static backend *sched_whole_backend(sched *h, uint64_t bytes)
 {
     if (bytes >= SCHED_WHOLE_GPU_BYTES && h->be->start && !h->gpu_off)
         backend_gpu_wait(h->be);
@@ -770,8 +828,11 @@ backend *sched_whole_backend(sched *h, uint64_t bytes)
     return h->be->start ? &h->cpu_be : h->be;
 }
 
-/* A chunk's data for that backend. */
-int sched_whole_data(sched *h, const pl_chunk *c, const void **data, const pl_gz_chunk **gz)
+/* The data of chunk c for the backend sched_whole_backend() gave: c's own
+ * for the GPU or a plain chunk, else c decoded on the host (*gz set to
+ * NULL). 0, or a negative code (h->err). */
+static int sched_whole_data(sched *h, const pl_chunk *c, const void **data,
+                            const pl_gz_chunk **gz)
 {
     *data = c->data;
     *gz = c->gz;
@@ -781,10 +842,139 @@ int sched_whole_data(sched *h, const pl_chunk *c, const void **data, const pl_gz
     return sched_decode(h, c, NULL, data);
 }
 
+/* Opens the staged matrix on the lane that takes it (see sched.h). */
+int sched_stage_open(sched *h, size_t chunk)
+{
+    backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
+    int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
+    return rc < 0 ? sched_fail(h, rc, be->err) : 0;
+}
+
+/* Keeps the staged matrix's message of a failed call. */
+static int sched_stage_failed(sched *h, int rc)
+{
+    return sched_fail(h, rc, tp_stage_error(h->stage));
+}
+
+/* Gathers chunk c, which may span two matrices, into the staged matrix,
+ * writing each matrix out once whole; 0, 1 (a write failed) or negative. */
+static int sched_stage_chunk(sched *h, const pl_chunk *c)
+{
+    size_t matrix = tp_matrix_bytes(h->spec.whole), from = 0, left = c->bytes;
+    uint64_t off = c->offset;
+    const void *data;
+    const pl_gz_chunk *gz;
+    int rc = sched_whole_data(h, c, &data, &gz);
+    if (rc < 0)
+        return rc;
+    if ((rc = tp_stage_chunk(h->stage, data, gz)) < 0)
+        return sched_stage_failed(h, rc);
+    while (left > 0) {
+        uint64_t within = off % matrix;
+        size_t take = matrix - within < left ? (size_t)(matrix - within) : left;
+        if ((rc = tp_stage_put(h->stage, from, within, take)) < 0)
+            return sched_stage_failed(h, rc);
+        if (within + take == matrix &&
+            (rc = tp_stage_emit(h->stage, h->hooks.write_out, h->hooks.ctx)) != 0)
+            return rc < 0 ? sched_stage_failed(h, rc) : 1;
+        from += take, off += take, left -= take;
+    }
+    return 0;
+}
+
+/* Runs a copy's or a staged matrix's chunks in order, one at a time, on
+ * the calling thread: each written as it is (a copy) or gathered into the
+ * matrix (sched_stage_chunk). */
+static int sched_run_whole(sched *h, const sched_input *in, uint64_t *bytes_in)
+{
+    pl_ring *pl = in->rings[0];
+    pl_chunk c;
+    int rc;
+    *bytes_in = 0;
+    if (h->stage && h->level > 0 && (rc = tp_stage_compress(h->stage, h->level, h->out_next)) < 0)
+        return sched_stage_failed(h, rc);
+    while ((rc = pl_next(pl, &c)) > 0) {
+        if (h->hooks.progress)
+            h->hooks.progress(c.raw_end);
+        if (h->stage) {
+            rc = sched_stage_chunk(h, &c);
+            if (rc == 0)
+                *bytes_in += c.bytes;
+        } else {
+            rc = h->hooks.write_out(h->hooks.ctx, NULL, c.data, c.bytes) != 0;
+            *bytes_in += c.bytes;
+        }
+        pl_release(pl, c.slot);
+        if (rc)
+            return rc;
+    }
+    return rc < 0 ? sched_fail(h, rc, pl_error(pl)) : rc;
+}
+
+/* Runs the input through the lanes, the staged matrix or a copy (see
+ * sched.h). */
+int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
+{
+    if (h->spec.ops)
+        return sched_run_chunks(h, in, bytes_in);
+    if (h->spec.whole && !h->stage) {
+        return sched_fail(h, GPU_ERR_DRIVER, "the staged matrix is not open");
+    }
+    return sched_run_whole(h, in, bytes_in);
+}
+
+/* Runs the start of a gzip member on a device (see sched.h). */
+int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
+{
+    int fd;
+    uint64_t data_off, file_size;
+    gpu *g;
+    m->ran = 0;
+    m->data = 0;
+    m->tail_len = 0;
+    if (!io_reader_stream_member(r, &fd, &data_off, &file_size) || !(g = sched_stream_gpu(h)))
+        return 0;
+    sched_member_staging(h);
+    if (!h->z &&
+        gzstream_open(&h->z, g, SCHED_MEMBER_KEEP, h->staging, gzstream_staging_bytes()) < 0) {
+        sched_say(h->hooks.info, "%s: the GPU cannot inflate the gzip member (%s): the host does",
+                  name, gpu_error_text(g));
+        return 0;
+    }
+    gzstream_begin(h->z, fd, data_off, file_size);
+    m->ran = 1;
+    sched_stream in = {.z = h->z, .skip = m->skip, .limit = m->limit, .grain = m->grain,
+                       .tail = m->tail};
+    int rc = sched_run_stream(h, &in);
+    gzstream_counts(h->z, &m->st);
+    m->skip = in.skip;
+    m->data = in.data;
+    m->tail_len = in.tail_len;
+    return rc;
+}
+
+/* Leaves the reader going on where the device stopped (see sched.h). */
+int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
+{
+    const gzstream_point *pt = gzstream_where(h->z);
+    int rc = io_reader_continue_member(
+        r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc, pt->len,
+        pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
+    if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
+        rc = IO_ERR_TRUNCATED;
+    return rc < 0 ? sched_fail(h, rc, io_reader_error(r)) : 0;
+}
+
 /* The last failure's text. */
 const char *sched_error(const sched *h)
 {
     return h->err;
+}
+
+/* The last failure as a value. */
+io_status sched_status(const sched *h)
+{
+    return (io_status){h->code, h->err};
 }
 
 /* -v: when the chunks were done and where the loop waited, then the chunks
@@ -792,6 +982,8 @@ const char *sched_error(const sched *h)
 void sched_report(const sched *h, const char *name)
 {
     const sched_clock *t = &h->clock;
+    if (!h->spec.ops && !h->spec.whole)
+        return; /* a copy runs on no lane */
     if (t->chunks) {
         sched_say(h->hooks.info,
                   "%s: first chunk done %.3f s, last %.3f s after the process started", name,
@@ -834,12 +1026,23 @@ void sched_close(sched *h)
     free(t->ring);
     free(t->waiting);
     engine_close(h->cpu);
+    if (h->stage && !(h->be->leaving && h->whole_on_gpu))
+        tp_stage_close(h->stage); /* else the driver frees it at exit */
+    if (!h->be->leaving) /* else the driver frees it at exit */
+        gzstream_close(h->z);
+    for (int i = 0; i < 2; i++)
+        backend_host_free(h->be, h->staging[i]);
     if (!h->be->leaving) { /* else the driver frees it all at exit */
         for (int d = 0; h->dev && d < BACKEND_MAX_GPUS; d++)
             engine_close(h->dev[d].engine);
         if (!h->per_device)
             engine_close(h->gpu);
     }
+    /* the result buffers were pinned, if at all, on the devices' backend */
+    backend *pinned_on = backend_gpu(h->be) ? backend_gpu(h->be) : h->be;
+    for (int i = 0; h->results && i < h->spec.nslots; i++)
+        backend_host_free(pinned_on, h->results[i]);
+    free(h->results);
     free(h->dev);
     free(h->span);
     free(h->lane);

@@ -12,8 +12,8 @@
  * gives the same bits, so nothing depends on which lane took a chunk.
  *
  * The scheduler prints nothing: it reports through the hooks its caller
- * hands it, and a failure comes back as a negative code with one line in
- * sched_error().
+ * hands it, and a failure comes back as a negative code (io/status.h) with
+ * one line in sched_error(), both in sched_status().
  *
  * Threading: one thread of its own, started by the first GPU chunk, waits
  * for GPU chunks' copies in turn and gives their buffers back to the
@@ -28,7 +28,10 @@
 #include "backend.h"
 #include "engine.h"
 #include "gzstream.h"
+#include "io/gzwrite.h"
 #include "io/pipeline.h"
+#include "io/reader.h"
+#include "transpose.h"
 
 /* What the caller does for the scheduler: wait for the devices, report,
  * and write results. */
@@ -48,17 +51,28 @@ typedef struct {
        0, or nonzero once the caller has reported the failure. NULL: results are not
        written (a reduction folds them as it collects). */
     int (*write)(void *ctx, engine *e, int slot, const void *out, size_t bytes);
+    /* Writes results as a span compressed on the device or plain bytes, with ctx: a slot's
+       (in place of write), a copy's chunks, a staged matrix's pieces; 0, or nonzero once
+       the caller has reported the failure (optional). */
+    gz_piece_write write_out;
     double started; /* io_seconds() when the process started, for -v's times */
 } sched_hooks;
 
-/* A run: its operation and buffers, and the CPU's estimated cost. */
+/* A run: its operation and buffers, and the CPU's estimated cost. A run
+ * without ops stages one matrix whole (whole) or, with neither, copies its
+ * chunks to hooks->write_out unchanged. */
 typedef struct {
     const engine_ops *ops;
+    const tp_job *whole;       /* without ops: the matrix transposed whole on one lane
+                                  (sched_stage_open) */
     void *op;                  /* the operation's context, shared by every engine */
     int nslots;                /* chunks in flight */
     size_t capacity;           /* a chunk's data bytes at most */
     int compressed;            /* chunks come as blocked gzip members (device inflate) */
-    void *const *results;      /* CUDA engines' host result buffers (engine_open), or NULL */
+    int results;               /* where the devices may take chunks, their slots' host result
+                                  buffers (engine_open's results) are made now, their pages
+                                  touched while the devices start (each slot pins its own when
+                                  its first chunk comes) */
     double cpu_ns;             /* one core's nanoseconds per data byte on the CPU (0: none):
                                   with auto the CPU then takes chunks only while their
                                   estimated work fits in half the devices' usual start, the
@@ -67,6 +81,9 @@ typedef struct {
     int per_device;            /* with cuda, an engine per device (on a backend of that device
                                   alone), each taking chunks as soon as its device is open;
                                   else one engine over every device, opened once all are */
+    int member;                /* a gzip member may run on a device first (sched_run_member):
+                                  its pinned staging buffer is made now, while the devices
+                                  start */
 } sched_run_spec;
 
 typedef struct sched sched;
@@ -104,37 +121,13 @@ typedef struct {
 /* Runs the input's chunks through the lanes until its end or the first
  * failure: each chunk to the lane that takes it (its buffer given back as
  * soon as that lane has copied it, with one ring), the results passed to
- * hooks->write in input order. *bytes_in gets the data bytes seen. 0; 1
- * when hooks->write failed; or a negative code with one line in
- * sched_error() (the chunks before a failure are written first). */
+ * hooks->write_out (or hooks->write) in input order. A staged matrix's
+ * chunks (sched_stage_open) are gathered into it, each matrix written out
+ * once whole; a copy's chunks are written as they come. *bytes_in gets the
+ * data bytes seen. 0; 1 when a write hook failed; or a negative code with
+ * one line in sched_error() (the chunks before a failure are written
+ * first). */
 int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in);
-
-/* A gzip member inflated on a device (runtime/gzstream.h) as the input:
- * its decoded bytes after `skip` (a header), at most `limit` of them
- * (UINT64_MAX: to its end), cut into chunks of whole `grain` bytes. */
-typedef struct {
-    gzstream *z;
-    uint64_t skip;   /* in; out: what is left of it (the device stopped first) */
-    uint64_t limit;
-    size_t grain;
-    void *tail;      /* host memory for the bytes after the last whole grain (grain bytes; past
-                        the limit, the first of those after it) */
-    size_t tail_len; /* out: their count */
-    uint64_t data;   /* out: the data bytes run */
-} sched_stream;
-
-/* The device that inflates a member for sched_run_stream: with cuda the
- * first open device; with auto, once its start is over (waited for), its
- * device where it has one; else NULL (the member is read on the host). */
-gpu *sched_stream_gpu(sched *h);
-
-/* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
- * device, in order, each batch's before the next is inflated, until gzstream
- * stops (at the member's end, where the host must go on, or at the limit):
- * then in->tail holds the decoded bytes after the last whole grain, which
- * the host's reading goes on after. 0; 1 when hooks->write failed; or a
- * negative code with one line in sched_error(). */
-int sched_run_stream(sched *h, sched_stream *in);
 
 /* Work of at least this many bytes that one lane must do whole waits for
  * the GPU's start: a matrix of twice this size ended sooner on the GPU,
@@ -142,19 +135,57 @@ int sched_run_stream(sched *h, sched_stream *in);
  * 16384x16384 float32 transposes in BENCHMARKS.md). */
 #define SCHED_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
 
-/* The backend for work of `bytes` bytes that one lane must do whole (a
- * single matrix staged on one device): the devices' if ready now, or once
- * their start is over for work of SCHED_WHOLE_GPU_BYTES or more; else the
- * CPU's. */
-backend *sched_whole_backend(sched *h, uint64_t bytes);
+/* Opens the staged matrix of a run with spec.whole, for chunks of `chunk`
+ * bytes (tp_chunk_for), on one lane: the devices' if ready now, or once
+ * their start is over for a matrix of SCHED_WHOLE_GPU_BYTES or more; else
+ * the CPU's. sched_run then gathers the chunks into it. 0, or a negative
+ * code with one line in sched_error(). */
+int sched_stage_open(sched *h, size_t chunk);
 
-/* The data of chunk c for the backend sched_whole_backend() gave: c's own
- * for the GPU or a plain chunk, else c decoded on the host (*gz set to
- * NULL). 0, or a negative code (sched_error). */
-int sched_whole_data(sched *h, const pl_chunk *c, const void **data, const pl_gz_chunk **gz);
+/* A plain gzip member of a regular file whose data run on a device first
+ * (sched_run_member): its decoded bytes after `skip` (a header), at most
+ * `limit` of them (UINT64_MAX: to its end), cut into chunks of whole
+ * `grain` bytes (at most SCHED_MEMBER_KEEP). */
+typedef struct {
+    uint64_t skip;   /* in; out: what is left of it (the device stopped first) */
+    uint64_t limit;
+    size_t grain;
+    void *tail;      /* host memory for the bytes after the last whole grain (grain bytes; past
+                        the limit, the first of those after it) */
+    int ran;         /* out: the device ran the member's start */
+    uint64_t data;   /* out: the data bytes run */
+    size_t tail_len; /* out: the bytes in tail */
+    gzstream_stats st; /* out: what the device's batches took, for -v */
+} sched_member;
+
+/* The most bytes sched_run_member carries from one batch to the next: a
+ * partial grain (a row, or a reduction's tile of 16384 elements of up to
+ * 8 bytes, whose sums must not depend on where batches end). */
+#define SCHED_MEMBER_KEEP ((size_t)128 << 10)
+
+/* Where input r is a plain gzip member of a regular file and a device
+ * takes chunks (with cuda the first open device; with auto its device once
+ * its start is over, waited for), inflates it there batch after batch
+ * (runtime/gzstream.h) and runs its data on that device's engine, each
+ * batch's chunks before the next is inflated, until the device stops (at
+ * the member's end, where the host must go on, or at the limit); then
+ * m->tail holds the decoded bytes after the last whole grain.
+ * m->ran says whether it ran (0: no device to be had, said through
+ * hooks->info prefixed with name; r is as it was). 0; 1 when a write hook
+ * failed; or a negative code with one line in sched_error(). */
+int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name);
+
+/* After a sched_run_member that ran and succeeded: leaves r reading on
+ * where the device stopped, after the bytes in m->tail (the data the host
+ * reads next). 0, or a negative code with one line in sched_error(). */
+int sched_member_continue(sched *h, io_reader *r, const sched_member *m);
 
 /* One line explaining the last failure. */
 const char *sched_error(const sched *h);
+
+/* The last failure as a value: the code a call returned and its line (valid
+ * until the next call on h). */
+io_status sched_status(const sched *h);
 
 /* -v through hooks->info: how many chunks each lane took, and when the
  * first and the last chunk were done and what the loop waited for. */

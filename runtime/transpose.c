@@ -305,7 +305,7 @@ int tp_stage_open(tp_stage **out, backend *be, const tp_job *j, size_t chunk)
     e->chunk = chunk;
     int rc = tp_stage_buffers(e);
     if (rc < 0) {
-        snprintf(be->err, sizeof be->err, "%s", e->err[0] ? e->err : "out of memory");
+        backend_fail(be, rc, "%s", e->err[0] ? e->err : "out of memory");
         tp_stage_close(e);
         return rc;
     }
@@ -433,8 +433,7 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
 /* Transposes the staged matrix on the device and streams it out through two
  * pinned buffers: piece k+1 is copied back (or compressed into its buffer,
  * tp_stage_compress) while piece k is written. */
-static int tp_stage_emit_gpu(tp_stage *e, int (*write)(void *, const void *, size_t),
-                             int (*write_span)(void *, const gz_span *), void *ctx)
+static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
 {
     e->err[0] = 0;
     gpu_bind(e->be->gpu);
@@ -481,9 +480,9 @@ static int tp_stage_emit_gpu(tp_stage *e, int (*write)(void *, const void *, siz
             if (e->deflate) {
                 rc = gzc_collect(&e->c[(k - 1) & 1], &span, e->err, sizeof e->err);
                 if (rc == 0)
-                    rc = write_span(ctx, &span);
+                    rc = write(ctx, &span, NULL, 0);
             } else {
-                rc = write(ctx, e->hout[(k - 1) & 1], len);
+                rc = write(ctx, NULL, e->hout[(k - 1) & 1], len);
             }
             if (rc != 0) {
                 gpu_queue_wait(&e->q[k & 1]);
@@ -495,14 +494,13 @@ static int tp_stage_emit_gpu(tp_stage *e, int (*write)(void *, const void *, siz
 }
 
 /* Streams the transposed matrix out in pieces. */
-int tp_stage_emit(tp_stage *e, int (*write)(void *ctx, const void *buf, size_t n),
-                  int (*write_span)(void *ctx, const gz_span *span), void *ctx)
+int tp_stage_emit(tp_stage *e, gz_piece_write write, void *ctx)
 {
     if (e->be->kind == BACKEND_CUDA)
-        return tp_stage_emit_gpu(e, write, write_span, ctx);
+        return tp_stage_emit_gpu(e, write, ctx);
     for (size_t off = 0; off < e->matrix_bytes; off += e->chunk) {
         size_t len = e->matrix_bytes - off < e->chunk ? e->matrix_bytes - off : e->chunk;
-        int rc = write(ctx, e->cpu_out + off, len);
+        int rc = write(ctx, NULL, e->cpu_out + off, len);
         if (rc)
             return rc;
     }

@@ -72,10 +72,9 @@ int tp_stage_put(tp_stage *t, size_t from, uint64_t offset, size_t bytes);
 int tp_stage_compress(tp_stage *t, int level, uint64_t offset);
 
 /* Once the matrix is complete, passes its transpose in order, in pieces, to
- * write(), or compressed on the device (tp_stage_compress) to write_span();
- * a nonzero return of either stops and is returned. */
-int tp_stage_emit(tp_stage *t, int (*write)(void *ctx, const void *buf, size_t n),
-                  int (*write_span)(void *ctx, const gz_span *span), void *ctx);
+ * write(), as plain bytes or compressed on the device (tp_stage_compress);
+ * a nonzero return of write stops and is returned. */
+int tp_stage_emit(tp_stage *t, gz_piece_write write, void *ctx);
 
 /* One line explaining the last error. */
 const char *tp_stage_error(const tp_stage *t);

@@ -1,0 +1,50 @@
+/* status.h - the one error type that io, the runtime and cli share: a code
+ * from the one list below and one line of text.
+ *
+ * A failing call returns its negative code; the handle that failed keeps
+ * the text (io_reader_error, engine_error, sched_error, gpu_error_text,
+ * backend.err), and hands both out together as an io_status where a layer
+ * above passes them on. Only cli/ prints them and decides the exit status. */
+#ifndef GPUBATCH_IO_STATUS_H
+#define GPUBATCH_IO_STATUS_H
+
+/* Every error code of every layer: the io layer's (io_error) and the
+ * driver's and devices' (gpu_error), in ranges of their own. */
+enum io_error {
+    IO_OK = 0,
+    IO_ERR_OPEN = -1,      /* missing, unreadable, a directory */
+    IO_ERR_READ = -2,      /* read(2) failed */
+    IO_ERR_TRUNCATED = -3, /* compressed stream ends inside a member */
+    IO_ERR_CORRUPT = -4,   /* invalid deflate data or gzip header */
+    IO_ERR_CRC = -5,       /* CRC-32 or ISIZE trailer mismatch */
+    IO_ERR_NOMEM = -6,
+    IO_ERR_WRITE = -7,     /* used by sinks */
+    IO_ERR_EXISTS = -8,    /* output exists and no --force */
+    IO_ERR_SAME = -9,      /* output would overwrite an input */
+    IO_ERR_FORMAT = -10,   /* framing: bad .npy header, size mismatch */
+    IO_ERR_PIPE = -11,     /* downstream closed (EPIPE) */
+    IO_ERR_SEEK = -12,     /* the input cannot be read from an offset */
+};
+
+enum gpu_error {
+    GPU_OK = 0,
+    GPU_ERR_NO_DRIVER = -1001,      /* libcuda.so.1 not found */
+    GPU_ERR_DRIVER_TOO_OLD = -1002, /* older than the ABI or the kernels need, or an entry
+                                       point missing */
+    GPU_ERR_NO_DEVICE = -1003,
+    GPU_ERR_BAD_DEVICE = -1004,     /* --device N out of range */
+    GPU_ERR_MODULE = -1005,         /* a module failed to load (the driver's log in the text) */
+    GPU_ERR_PTX_TOO_NEW = -1006,    /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) */
+    GPU_ERR_OUT_OF_MEMORY = -1007,
+    GPU_ERR_LAUNCH = -1008,         /* a kernel failed; the text names it */
+    GPU_ERR_DRIVER = -1009,         /* any other failed driver call (cuInit's included) */
+};
+
+/* A failure as a value: its code (0: none) and its one line, owned by the
+ * handle that failed and valid until that handle's next call. */
+typedef struct {
+    int code;
+    const char *text;
+} io_status;
+
+#endif
