@@ -258,17 +258,22 @@ static inline size_t rd_cpu_lane(size_t o, size_t size)
     return (w * RD_LANES + (in_sub / v) % RD_LANES) * v + in_sub % v;
 }
 
-/* The tile's value from its accumulators (destroys them). */
-static double rd_cpu_tile_fold(double *acc, size_t size)
+/* The tile's value from its accumulators (destroys them): inlined where
+ * size is a constant, so that the trees' loops unroll and the lane trees of
+ * a sub-tile run as vector adds across its lanes (each lane's adds in the
+ * tree's order). */
+RD_CPU_INLINE double rd_cpu_tile_fold(double *acc, size_t size)
 {
-    unsigned v = RD_VEC(size);
+    const unsigned v = RD_VEC(size);
     double lanes[RD_LANES], sub[RD_WARPS];
     for (unsigned w = 0; w < RD_WARPS; w++) {
-        for (unsigned l = 0; l < RD_LANES; l++) {
-            double *a = acc + (w * RD_LANES + l) * v;
-            rd_lane_tree(a, v);
-            lanes[l] = a[0];
-        }
+        double *a = acc + w * RD_LANES * v;
+        for (unsigned h = 1; h < v; h *= 2)
+            for (unsigned k = 0; k < v; k += 2 * h)
+                for (unsigned l = 0; l < RD_LANES; l++)
+                    a[l * v + k] = rd_add(a[l * v + k], a[l * v + k + h]);
+        for (unsigned l = 0; l < RD_LANES; l++)
+            lanes[l] = a[l * v];
         rd_subtile_tree(lanes);
         sub[w] = lanes[0];
     }
