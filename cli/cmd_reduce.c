@@ -85,16 +85,19 @@ static void reduce_ctx_release(reduce_ctx *ctx)
     ctx->chunk = 0;
 }
 
-/* Makes sure the buffers hold chunks of `want` bytes, closing engines made
- * for smaller ones. Buffers are sized to the input (never above --chunk),
- * so a small file does not pay for pinning a large ring. 0, or 1 after an
- * error. */
-static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want)
+/* Makes sure the engines take chunks of `want` bytes, closing engines
+ * made for smaller ones, and, where the input is read through buffers
+ * (bufs; not where the CPU reads it in place), that the buffers hold them.
+ * Buffers are sized to the input (never above --chunk), so a small file
+ * does not pay for pinning a large ring. 0, or 1 after an error. */
+static int reduce_ctx_reserve(reduce_ctx *ctx, size_t want, int bufs)
 {
-    if (ctx->bufs && ctx->chunk >= want)
+    if (ctx->chunk >= want && (ctx->bufs || !bufs))
         return 0;
     reduce_ctx_release(ctx);
     ctx->chunk = want;
+    if (!bufs)
+        return 0;
     ctx->bufs = calloc((size_t)ctx->nbufs, sizeof *ctx->bufs);
     if (!ctx->bufs)
         return msg_error("out of memory"), 1;
@@ -209,7 +212,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         backend_want_module(&ctx->be, modules[i]);
     size_t chunk = reduce_chunk_for(o, &ctx->be, &fi, r);
     ctx->compressed = stream_device_inflate(&ctx->be, r, fi.swap, chunk);
-    if (reduce_ctx_reserve(ctx, chunk))
+    int view = stream_view(&ctx->be, r, fi.swap, o->shard.count ? 0 : fi.prefix_len);
+    if (reduce_ctx_reserve(ctx, chunk, !view))
         goto out_close_reader;
     ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};

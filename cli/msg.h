@@ -15,6 +15,13 @@ void msg_set_level(int level);
 int msg_level(void);
 
 /* "gpubatch: error: ..." */
+/* Takes SIGBUS (after io_sink_install_signal_cleanup): a fault in a view
+ * of an input file (io/view.h: the file was cut while mapped) prints one
+ * error line naming the file ("the file shrank from N to M bytes while
+ * being read", as a read that meets the cut says), removes the temporary
+ * outputs and exits with status 1; any other SIGBUS keeps its action. */
+void msg_guard_views(void);
+
 void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "gpubatch: warning: ..." unless quiet. */
 void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,19 +1,25 @@
 #!/bin/sh
 # test_simd.sh - every instruction-set variant of the CPU tile code this
 # machine runs (GPUBATCH_CPU_SIMD: baseline, avx2, avx512; each capped by
-# what the CPU has) prints the same text for every dtype, op set, NaN policy,
+# what the CPU has), and input read through buffers or in place
+# (GPUBATCH_MAP=0 or not), prints the same text for every dtype, op set, NaN policy,
 # chunk size and thread count, on random, adversarial and extreme data; -v
 # names the variant; an unknown name is a usage error.
 . "$(dirname "$0")/lib.sh"
 REF="$top/tests/cli/npyref.py"
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count
 
-# Runs reduce with each variant and compares every output to the baseline's.
+# Runs reduce with each variant and compares every output to the baseline's,
+# and the baseline's on input read through the buffers (GPUBATCH_MAP=0) to
+# its on input read in place.
 same_on_every_variant() {
     what=$1
     shift
     GPUBATCH_CPU_SIMD=baseline "$GB" reduce -q --backend cpu "$@" >"$T/base.txt" 2>&1
     echo "exit $?" >>"$T/base.txt"
+    GPUBATCH_MAP=0 GPUBATCH_CPU_SIMD=baseline "$GB" reduce -q --backend cpu "$@" >"$T/read.txt" 2>&1
+    echo "exit $?" >>"$T/read.txt"
+    check_files_same "$what: read as mapped" "$T/base.txt" "$T/read.txt"
     for v in avx2 avx512; do
         GPUBATCH_CPU_SIMD=$v "$GB" reduce -q --backend cpu "$@" >"$T/$v.txt" 2>&1
         echo "exit $?" >>"$T/$v.txt"
