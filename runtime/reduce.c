@@ -281,45 +281,81 @@ RD_CPU_INLINE double rd_cpu_tile_fold(double *acc, size_t size)
     return sub[0];
 }
 
+/* Elements of a column block: the accumulators of 64 bytes of a row,
+ * which a sub-tile's rows add into held in registers. */
+#define RD_CPU_COLS(size) (64u / (size))
+
 /* Float tile: lane sums over 16-byte vectors, then the fixed tree. T is the
  * element as stored, TO_DOUBLE its exact value, ISNAN its NaN test. A row
  * of a sub-tile (RD_LANES vectors) adds element j into accumulator j of the
- * sub-tile's, so whole rows run as a plain element-wise loop the compiler
- * vectorizes, each accumulator taking its elements in the same order as
+ * sub-tile's, each accumulator taking its elements in the same order as
  * one at a time; a skipped NaN adds -0.0 to both sums, which leaves any
- * value as it is. The rest of the tile goes one element at a time. */
+ * value as it is. A whole sub-tile goes column block by column block, each
+ * block's accumulators kept in registers down the sub-tile's rows (loops
+ * the compiler vectorizes; the next sub-tile's lines are fetched ahead,
+ * since the column order hides the stream from the hardware's prefetcher);
+ * the rows of a partial sub-tile go one after the other, and the rest of
+ * the tile one element at a time. */
 #define RD_CPU_FLOAT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                      \
-    RD_CPU_INLINE void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
+    RD_CPU_INLINE void NAME##_rows(const T *p, size_t nrows, int skipnan, int want_sq,    \
+                                   double *a, double *q, uint64_t *cnt)                    \
+    {                                                                                     \
+        const size_t row = RD_LANES * RD_VEC(sizeof(T)), cols = RD_CPU_COLS(sizeof(T));   \
+        for (size_t c0 = 0; c0 < row; c0 += cols) {                                       \
+            for (size_t r = 0; r < nrows; r++)                                            \
+                __builtin_prefetch((const char *)(p + (nrows + r) * row + c0));           \
+            double sa[RD_CPU_COLS(sizeof(T))], sq[RD_CPU_COLS(sizeof(T))];                \
+            uint64_t kept = 0;                                                            \
+            for (size_t j = 0; j < cols; j++) {                                           \
+                sa[j] = a[c0 + j];                                                        \
+                sq[j] = q[c0 + j];                                                        \
+            }                                                                             \
+            const T *e = p + c0;                                                          \
+            if (!skipnan && !want_sq)                                                     \
+                for (size_t r = 0; r < nrows; r++, e += row)                              \
+                    for (size_t j = 0; j < cols; j++)                                     \
+                        sa[j] = rd_add(sa[j], TO_DOUBLE(e[j]));                           \
+            else if (!skipnan)                                                            \
+                for (size_t r = 0; r < nrows; r++, e += row)                              \
+                    for (size_t j = 0; j < cols; j++) {                                   \
+                        double d = TO_DOUBLE(e[j]);                                       \
+                        sa[j] = rd_add(sa[j], d);                                         \
+                        sq[j] = rd_add(sq[j], d * d);                                     \
+                    }                                                                     \
+            else                                                                          \
+                for (size_t r = 0; r < nrows; r++, e += row)                              \
+                    for (size_t j = 0; j < cols; j++) {                                   \
+                        int keep = !ISNAN(e[j]);                                          \
+                        double d = TO_DOUBLE(e[j]);                                       \
+                        sa[j] = rd_add(sa[j], keep ? d : -0.0);                           \
+                        sq[j] = rd_add(sq[j], keep ? d * d : -0.0);                       \
+                        kept += (uint64_t)keep;                                           \
+                    }                                                                     \
+            for (size_t j = 0; j < cols; j++) {                                           \
+                a[c0 + j] = sa[j];                                                        \
+                q[c0 + j] = sq[j];                                                        \
+            }                                                                             \
+            *cnt += kept;                                                                 \
+        }                                                                                 \
+        if (!skipnan)                                                                     \
+            *cnt += nrows * row;                                                          \
+    }                                                                                     \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m) \
     {                                                                                     \
         double ls[RD_CPU_ACC], lq[RD_CPU_ACC];                                            \
         uint64_t cnt = 0;                                                                 \
         for (unsigned l = 0; l < RD_CPU_ACC; l++)                                         \
             ls[l] = lq[l] = -0.0;                                                         \
         const size_t row = RD_LANES * RD_VEC(sizeof(T)), rows_end = n - n % row;         \
-        for (size_t o = 0; o < rows_end; o += row) {                                      \
-            double *a = ls + o / RD_SUBTILE * row, *q = lq + o / RD_SUBTILE * row;        \
-            const T *p = x + o;                                                           \
-            if (!skipnan) {                                                               \
-                if (want_sq)                                                              \
-                    for (size_t j = 0; j < row; j++) {                                    \
-                        double d = TO_DOUBLE(p[j]);                                       \
-                        a[j] = rd_add(a[j], d);                                           \
-                        q[j] = rd_add(q[j], d * d);                                       \
-                    }                                                                     \
-                else                                                                      \
-                    for (size_t j = 0; j < row; j++)                                      \
-                        a[j] = rd_add(a[j], TO_DOUBLE(p[j]));                             \
-                cnt += row;                                                               \
-                continue;                                                                 \
-            }                                                                             \
-            for (size_t j = 0; j < row; j++) {                                            \
-                int keep = !(skipnan && ISNAN(p[j]));                                     \
-                double d = TO_DOUBLE(p[j]);                                               \
-                a[j] = rd_add(a[j], keep ? d : -0.0);                                     \
-                if (want_sq)                                                              \
-                    q[j] = rd_add(q[j], keep ? d * d : -0.0);                             \
-                cnt += (uint64_t)keep;                                                    \
-            }                                                                             \
+        const size_t sub_rows = RD_SUBTILE / row;                                         \
+        for (size_t o = 0; o < rows_end;) {                                               \
+            size_t acc = o / RD_SUBTILE * row;                                            \
+            size_t nrows = rows_end - o >= RD_SUBTILE ? sub_rows : 1;                     \
+            if (nrows == 1)                                                               \
+                NAME##_rows(x + o, 1, skipnan, want_sq, ls + acc, lq + acc, &cnt);        \
+            else                                                                          \
+                NAME##_rows(x + o, sub_rows, skipnan, want_sq, ls + acc, lq + acc, &cnt); \
+            o += nrows * row;                                                             \
         }                                                                                 \
         for (size_t o = rows_end; o < n; o++) {                                           \
             T val = x[o];                                                                 \
@@ -448,68 +484,180 @@ static inline void rd_f32_keys(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uin
 
 #define RD_EXT_BLOCK 256 /* elements per block: a fixed trip count, which -O2 vectorizes */
 
-/* Folds the least and greatest keys of p[0..m) into *lo and *hi, and says
- * whether the keys want_lo and want_hi occur there (bit 0 and bit 1). Its
- * loop vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
-static inline __attribute__((always_inline)) unsigned
+/* Folds the least and greatest keys of p[0..m) into *lo and *hi. Its loop
+ * vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
+static inline __attribute__((always_inline)) void
 rd_f32_block(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint32_t *lo,
-             uint32_t *hi, uint32_t want_lo, uint32_t want_hi)
+             uint32_t *hi)
 {
     uint32_t blo = *lo, bhi = *hi, kl, kh;
-    unsigned has_lo = 0, has_hi = 0;
     for (size_t j = 0; j < m; j++) {
         rd_f32_keys(p[j], nan_lo, nan_hi, &kl, &kh);
         blo = kl < blo ? kl : blo;
         bhi = kh > bhi ? kh : bhi;
-        has_lo |= kl == want_lo;
-        has_hi |= kh == want_hi;
     }
     *lo = blo;
     *hi = bhi;
-    return has_lo | has_hi << 1;
 }
 
-/* float32 extrema in two passes over the tile, in blocks of RD_EXT_BLOCK
- * elements whose loops the compiler vectorizes: the least and the greatest
- * 32-bit order key (a NaN as the least and the greatest, or skipped: keys
- * that no number has), then the first block holding each and the first
- * element with it there; the same keys and indices as the element-wise
- * updates of RD_CPU_EXTREMA. */
+/* Whether the least (want_hi 0) or greatest (1) key of float32 bits b is k. */
+static inline int rd_f32_is(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uint32_t k, int want_hi)
+{
+    uint32_t kl, kh;
+    rd_f32_keys(b, nan_lo, nan_hi, &kl, &kh);
+    return (want_hi ? kh : kl) == k;
+}
+
+#define RD_FIND_GROUP 16 /* elements a vectorized test of a search looks at */
+
+/* The first of p[0..m) whose least (want_hi 0) or greatest (1) key is k:
+ * groups of RD_FIND_GROUP tested at once (a loop the compiler vectorizes),
+ * then the group that holds it element by element. */
+static inline __attribute__((always_inline)) size_t
+rd_f32_find(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint32_t k, int want_hi)
+{
+    size_t g = 0;
+    for (; g + RD_FIND_GROUP <= m; g += RD_FIND_GROUP) {
+        unsigned any = 0;
+        for (size_t j = 0; j < RD_FIND_GROUP; j++)
+            any |= (unsigned)rd_f32_is(p[g + j], nan_lo, nan_hi, k, want_hi);
+        if (any)
+            break;
+    }
+    while (g < m && !rd_f32_is(p[g], nan_lo, nan_hi, k, want_hi))
+        g++;
+    return g;
+}
+
+#define RD_EXT_BLOCKS (RD_TILE / RD_EXT_BLOCK) /* blocks per tile */
+
+/* float32 extrema of a tile by 32-bit order keys, in one pass over its
+ * elements, in blocks of RD_EXT_BLOCK elements whose loops the compiler
+ * vectorizes: each block's least and greatest key (a NaN as the least and
+ * the greatest, or skipped: keys that no number has), then from those the
+ * tile's, the first block holding each, and the first element with it
+ * there; the same keys and indices as the element-wise updates of
+ * RD_CPU_EXTREMA. */
 RD_CPU_INLINE void
-rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+rd_cpu_ext_f32_keys(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
 {
     const uint32_t *u = (const uint32_t *)(const void *)x;
     const uint32_t nan_lo = skipnan ? UINT32_MAX : 0, nan_hi = skipnan ? 0 : UINT32_MAX;
-    uint32_t lo = UINT32_MAX, hi = 0, kl, kh;
-    for (size_t o = 0; o < n; o += RD_EXT_BLOCK) {
+    uint32_t blo[RD_EXT_BLOCKS], bhi[RD_EXT_BLOCKS], lo = UINT32_MAX, hi = 0;
+    size_t nb = 0;
+    for (size_t o = 0; o < n; o += RD_EXT_BLOCK, nb++) {
+        blo[nb] = UINT32_MAX;
+        bhi[nb] = 0;
         if (n - o >= RD_EXT_BLOCK)
-            rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &lo, &hi, 0, 0);
+            rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &blo[nb], &bhi[nb]);
         else
-            rd_f32_block(u + o, n - o, nan_lo, nan_hi, &lo, &hi, 0, 0);
+            rd_f32_block(u + o, n - o, nan_lo, nan_hi, &blo[nb], &bhi[nb]);
+        lo = blo[nb] < lo ? blo[nb] : lo;
+        hi = bhi[nb] > hi ? bhi[nb] : hi;
     }
     *e = rd_extrema_empty();
     if (n == 0 || (skipnan && lo == UINT32_MAX))
         return; /* nothing but skipped NaNs */
-    size_t first_lo = n, first_hi = n;
-    for (size_t o = 0; o < n && (first_lo == n || first_hi == n); o += RD_EXT_BLOCK) {
-        size_t m = n - o < RD_EXT_BLOCK ? n - o : RD_EXT_BLOCK;
-        uint32_t dl = lo, dh = hi;
-        unsigned has = m == RD_EXT_BLOCK
-                           ? rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &dl, &dh, lo, hi)
-                           : rd_f32_block(u + o, m, nan_lo, nan_hi, &dl, &dh, lo, hi);
-        for (size_t j = 0; j < m && (((has & 1) && first_lo == n) || ((has & 2) && first_hi == n));
-             j++) {
-            rd_f32_keys(u[o + j], nan_lo, nan_hi, &kl, &kh);
-            if ((has & 1) && first_lo == n && kl == lo)
-                first_lo = o + j;
-            if ((has & 2) && first_hi == n && kh == hi)
-                first_hi = o + j;
-        }
-    }
+    size_t bl = 0, bh = 0;
+    while (blo[bl] != lo)
+        bl++;
+    while (bhi[bh] != hi)
+        bh++;
+    size_t ol = bl * RD_EXT_BLOCK, oh = bh * RD_EXT_BLOCK;
+    size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;
+    size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;
     e->min_key = lo == 0 ? RD_NAN_MIN_KEY : (rd_u64)lo;
-    e->min_idx = g + first_lo;
+    e->min_idx = g + ol + rd_f32_find(u + ol, ml, nan_lo, nan_hi, lo, 0);
     e->max_key = hi == UINT32_MAX ? RD_NAN_MAX_KEY : (rd_u64)hi;
-    e->max_idx = g + first_hi;
+    e->max_idx = g + oh + rd_f32_find(u + oh, mh, nan_lo, nan_hi, hi, 1);
+}
+
+/* The signed order of float32 bits b: the order of the values, -0.0 below
+ * +0.0, a NaN with its sign bit clear above +inf and one with it set below
+ * -inf (rd_key_f32's key with its top bit flipped); its own inverse. */
+static inline int32_t rd_f32_order(uint32_t b)
+{
+    int32_t s = (int32_t)b;
+    return s ^ (int32_t)((uint32_t)(s >> 31) >> 1);
+}
+
+#define RD_F32_ORDER_INF 0x7f800000                /* rd_f32_order of +inf */
+#define RD_F32_ORDER_NEG_INF ((int32_t)0x807fffff) /* rd_f32_order of -inf */
+
+/* Folds the least and greatest signed orders of p[0..m) into *lo and *hi
+ * (a loop of five vector instructions per vector where m is the constant
+ * RD_EXT_BLOCK, inlined). */
+static inline __attribute__((always_inline)) void
+rd_f32_order_block(const uint32_t *p, size_t m, int32_t *lo, int32_t *hi)
+{
+    int32_t blo = *lo, bhi = *hi;
+    for (size_t j = 0; j < m; j++) {
+        int32_t k = rd_f32_order(p[j]);
+        blo = k < blo ? k : blo;
+        bhi = k > bhi ? k : bhi;
+    }
+    *lo = blo;
+    *hi = bhi;
+}
+
+/* The first of p[0..m) equal to b: groups of RD_FIND_GROUP tested at once,
+ * then the group that holds it element by element. */
+static inline __attribute__((always_inline)) size_t rd_u32_find(const uint32_t *p, size_t m,
+                                                               uint32_t b)
+{
+    size_t g = 0;
+    for (; g + RD_FIND_GROUP <= m; g += RD_FIND_GROUP) {
+        unsigned any = 0;
+        for (size_t j = 0; j < RD_FIND_GROUP; j++)
+            any |= (unsigned)(p[g + j] == b);
+        if (any)
+            break;
+    }
+    while (g < m && p[g] != b)
+        g++;
+    return g;
+}
+
+/* float32 extrema of a tile: where it holds no NaN (the orders of its
+ * least and greatest elements lie within those of -inf and +inf), each
+ * block's least and greatest signed order in one pass, then the first
+ * block holding the tile's and the first element with those very bits
+ * there (an order is one bit pattern); a tile with a NaN goes by the keys
+ * of rd_cpu_ext_f32_keys, whose NaN policy it needs. The same keys and
+ * indices either way. */
+RD_CPU_INLINE void
+rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+{
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    int32_t blo[RD_EXT_BLOCKS], bhi[RD_EXT_BLOCKS], lo = INT32_MAX, hi = INT32_MIN;
+    size_t nb = 0;
+    for (size_t o = 0; o < n; o += RD_EXT_BLOCK, nb++) {
+        blo[nb] = INT32_MAX;
+        bhi[nb] = INT32_MIN;
+        if (n - o >= RD_EXT_BLOCK)
+            rd_f32_order_block(u + o, RD_EXT_BLOCK, &blo[nb], &bhi[nb]);
+        else
+            rd_f32_order_block(u + o, n - o, &blo[nb], &bhi[nb]);
+        lo = blo[nb] < lo ? blo[nb] : lo;
+        hi = bhi[nb] > hi ? bhi[nb] : hi;
+    }
+    if (n == 0 || lo < RD_F32_ORDER_NEG_INF || hi > RD_F32_ORDER_INF) {
+        rd_cpu_ext_f32_keys(x, n, g, skipnan, e);
+        return;
+    }
+    size_t bl = 0, bh = 0;
+    while (blo[bl] != lo)
+        bl++;
+    while (bhi[bh] != hi)
+        bh++;
+    size_t ol = bl * RD_EXT_BLOCK, oh = bh * RD_EXT_BLOCK;
+    size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;
+    size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;
+    *e = rd_extrema_empty();
+    e->min_key = (rd_u64)((uint32_t)lo ^ 0x80000000u);
+    e->min_idx = g + ol + rd_u32_find(u + ol, ml, (uint32_t)rd_f32_order((uint32_t)lo));
+    e->max_key = (rd_u64)((uint32_t)hi ^ 0x80000000u);
+    e->max_idx = g + oh + rd_u32_find(u + oh, mh, (uint32_t)rd_f32_order((uint32_t)hi));
 }
 RD_CPU_EXTREMA(rd_cpu_ext_f64, double, rd_cpu_key_f64, RD_ISNAN_F)
 RD_CPU_EXTREMA(rd_cpu_ext_i8, int8_t, RD_KEY_S, RD_ISNAN_NO)

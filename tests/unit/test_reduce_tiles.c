@@ -1,0 +1,160 @@
+/* test_reduce_tiles.c - the CPU tile code (rd_cpu_tiles, the widest
+ * variant this CPU has) against a reference written element by element
+ * from the definitions in ptx/reduce_math.h: float32 moments (each element
+ * into its lane accumulator in index order, then the fixed trees) and
+ * extrema (order keys, NaN as the least and the greatest or skipped, ties
+ * to the lower index), on random data with NaN, infinities, signed zeros,
+ * subnormals, ties and extremes placed at block and tile edges. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/reduce.h"
+#include "check.h"
+#define RND_SEED 0x7e57ca5e7e57ca5eull
+#include "rnd.h"
+
+/* float32 of bits b. */
+static float f32_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* The reference moments of one tile of n float32 elements. */
+static void ref_moments(const float *x, size_t n, int skipnan, rd_moments *m)
+{
+    static double ls[RD_WARPS * RD_LANES * 4], lq[RD_WARPS * RD_LANES * 4];
+    uint64_t cnt = 0;
+    for (size_t l = 0; l < sizeof ls / sizeof ls[0]; l++)
+        ls[l] = lq[l] = -0.0;
+    for (size_t o = 0; o < n; o++) {
+        if (skipnan && isnan(x[o]))
+            continue;
+        size_t w = o / RD_SUBTILE, in = o % RD_SUBTILE;
+        size_t l = (w * RD_LANES + (in / 4) % RD_LANES) * 4 + in % 4;
+        double d = x[o];
+        ls[l] = rd_add(ls[l], d);
+        lq[l] = rd_add(lq[l], d * d);
+        cnt++;
+    }
+    double v[2];
+    double *accs[2] = {ls, lq};
+    for (int k = 0; k < 2; k++) {
+        double lanes[RD_LANES], sub[RD_WARPS];
+        for (unsigned w = 0; w < RD_WARPS; w++) {
+            for (unsigned l = 0; l < RD_LANES; l++) {
+                double *a = accs[k] + (w * RD_LANES + l) * 4;
+                rd_lane_tree(a, 4);
+                lanes[l] = a[0];
+            }
+            rd_subtile_tree(lanes);
+            sub[w] = lanes[0];
+        }
+        rd_warps_tree(sub);
+        v[k] = sub[0];
+    }
+    memcpy(&m->sum_lo, &v[0], 8);
+    memcpy(&m->sq_lo, &v[1], 8);
+    m->count = cnt;
+}
+
+/* The reference extrema of n float32 elements from global index g. */
+static void ref_extrema(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+{
+    *e = rd_extrema_empty();
+    for (size_t o = 0; o < n; o++) {
+        uint32_t b;
+        memcpy(&b, &x[o], 4);
+        if (isnan(x[o])) {
+            if (!skipnan) {
+                rd_min_update(&e->min_key, &e->min_idx, RD_NAN_MIN_KEY, g + o);
+                rd_max_update(&e->max_key, &e->max_idx, RD_NAN_MAX_KEY, g + o);
+            }
+            continue;
+        }
+        rd_min_update(&e->min_key, &e->min_idx, rd_key_f32(b), g + o);
+        rd_max_update(&e->max_key, &e->max_idx, rd_key_f32(b), g + o);
+    }
+}
+
+/* Whether two sums (double bits) are the same: the same bits, or both NaN
+ * (whose payload the compilers may take from either operand of an add:
+ * it is never printed). */
+static int same_sum(uint64_t a, uint64_t b)
+{
+    double x, y;
+    memcpy(&x, &a, 8);
+    memcpy(&y, &b, 8);
+    return a == b || (isnan(x) && isnan(y));
+}
+
+/* One random float32 of kind k. */
+static float draw(int k)
+{
+    static const uint32_t special[] = {0x00000000, 0x80000000, 0x7f800000, 0xff800000,
+                                       0x7fc00000, 0xffc00000, 0x7f800001, 0x00000001,
+                                       0x807fffff, 0x7f7fffff, 0xff7fffff, 0x3f800000};
+    switch (k) {
+    case 0: return (float)((double)(rnd() >> 11) / 9007199254740992.0 * 2 - 1);
+    case 1: return f32_of((uint32_t)rnd());
+    case 2: return (float)((int)(rnd() % 5) - 2);
+    case 3: return f32_of((uint32_t)(rnd() & 0x807fffff)); /* subnormals and zeros */
+    default: return f32_of(special[rnd() % (sizeof special / sizeof special[0])]);
+    }
+}
+
+/* Arrays of many shapes: the tile code's partials equal the reference's. */
+static void test_f32_tiles(void)
+{
+    static const size_t sizes[] = {1, 3, 16, 17, 255, 256, 257, 2047, 2048, 2049, 4100,
+                                   RD_TILE - 1, RD_TILE, RD_TILE + 1, 3 * RD_TILE + 300};
+    float *x = malloc(sizeof(float) * 4 * RD_TILE);
+    rd_moments *m = calloc(4, sizeof *m), rm;
+    rd_extrema *e = calloc(4, sizeof *e), re;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int round = 0; round < 40; round++) {
+            size_t n = sizes[si];
+            int base = round % 5, mix = round / 5; /* mostly one kind, sprinkled with others */
+            for (size_t i = 0; i < n; i++)
+                x[i] = draw(mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base);
+            if (round % 7 == 3) /* an extreme at a block edge, a duplicate after it */
+                x[(rnd() % n) / 256 * 256] = x[n - 1] = -INFINITY;
+            if (round % 11 == 5)
+                x[rnd() % n] = NAN;
+            for (int skipnan = 0; skipnan < 2; skipnan++) {
+                size_t nt = (n + RD_TILE - 1) / RD_TILE;
+                uint64_t g = rnd() % 1000;
+                rd_cpu_tiles(x, n, g, DT_F32, skipnan, 1, 0, nt, m, e);
+                for (size_t t = 0; t < nt; t++) {
+                    size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
+                    ref_moments(x + t * RD_TILE, k, skipnan, &rm);
+                    ref_extrema(x + t * RD_TILE, k, g + t * RD_TILE, skipnan, &re);
+                    CHECKF(same_sum(m[t].sum_lo, rm.sum_lo) && same_sum(m[t].sq_lo, rm.sq_lo) &&
+                               m[t].count == rm.count,
+                           "moments n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
+                    CHECKF(!memcmp(&e[t], &re, sizeof re),
+                           "extrema n=%zu round %d skipnan %d tile %zu: %llx@%llu %llx@%llu, "
+                           "want %llx@%llu %llx@%llu",
+                           n, round, skipnan, t, (unsigned long long)e[t].min_key,
+                           (unsigned long long)e[t].min_idx, (unsigned long long)e[t].max_key,
+                           (unsigned long long)e[t].max_idx, (unsigned long long)re.min_key,
+                           (unsigned long long)re.min_idx, (unsigned long long)re.max_key,
+                           (unsigned long long)re.max_idx);
+                }
+            }
+        }
+    free(x);
+    free(m);
+    free(e);
+}
+
+int main(void)
+{
+    printf("CPU tile code: %s\n", rd_cpu_simd());
+    RUN(test_f32_tiles);
+    return check_summary();
+}
