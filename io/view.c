@@ -152,7 +152,12 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
     if (at > room)
         munmap(room, (size_t)(at - room));
     munmap(at + mlen, (size_t)(room + VIEW_ALIGN - at)); /* the slack after it (never empty) */
-    madvise(base, mlen, MADV_SEQUENTIAL); /* advice only: larger read-ahead where not cached */
+    /* advice only: larger read-ahead where not cached, into huge folios
+     * where the kernel can (later maps of them take one fault each) */
+    madvise(base, mlen, MADV_SEQUENTIAL);
+#ifdef MADV_HUGEPAGE
+    madvise(base, mlen, MADV_HUGEPAGE);
+#endif
     v->base = base;
     v->map_len = mlen;
     v->data = (const uint8_t *)base + (off - moff);
