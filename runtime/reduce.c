@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "simd.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -738,63 +739,10 @@ typedef void (*rd_tiles_fn)(const void *, size_t, uint64_t, dt_type, int, int, s
     }
 
 RD_CPU_VARIANT(rd_cpu_tiles_baseline, )
-#if defined(__x86_64__) && defined(__GNUC__)
-RD_CPU_VARIANT(rd_cpu_tiles_avx2, __attribute__((target("avx2"))))
-RD_CPU_VARIANT(rd_cpu_tiles_avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))))
-#define RD_CPU_VARIANTS 3
-#else
-#define RD_CPU_VARIANTS 1
+#if SIMD_MULTI
+RD_CPU_VARIANT(rd_cpu_tiles_avx2, SIMD_ATTR_AVX2)
+RD_CPU_VARIANT(rd_cpu_tiles_avx512, SIMD_ATTR_AVX512)
 #endif
-
-static const char *const rd_cpu_variant_names[] = {"baseline", "avx2", "avx512"};
-
-/* Whether this CPU runs variant i. */
-static int rd_cpu_variant_runs(int i)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (i == 1)
-        return __builtin_cpu_supports("avx2");
-    if (i == 2)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-#endif
-    return i == 0;
-}
-
-/* The variant the tile code runs: the widest this CPU has, at most the
- * one GPUBATCH_CPU_SIMD names. */
-static int rd_cpu_variant(void)
-{
-    static int chosen = -1; /* every thread that races here picks the same */
-    if (chosen >= 0)
-        return chosen;
-    int cap = RD_CPU_VARIANTS - 1;
-    const char *env = getenv("GPUBATCH_CPU_SIMD");
-    for (int i = 0; env && *env && i < 3; i++)
-        if (!strcmp(env, rd_cpu_variant_names[i]))
-            cap = i < cap ? i : cap;
-    int v = 0;
-    for (int i = 1; i <= cap; i++)
-        if (rd_cpu_variant_runs(i))
-            v = i;
-    chosen = v;
-    return v;
-}
-
-/* The name of the tile code's variant. */
-const char *rd_cpu_simd(void)
-{
-    return rd_cpu_variant_names[rd_cpu_variant()];
-}
-
-/* Whether name is a GPUBATCH_CPU_SIMD value. */
-int rd_cpu_simd_known(const char *name)
-{
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(name, rd_cpu_variant_names[i]))
-            return 1;
-    return 0;
-}
 
 /* Partials of tiles [t0, t1) of a chunk on this CPU's variant. */
 void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
@@ -802,11 +750,11 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
 {
     static const rd_tiles_fn variants[] = {
         rd_cpu_tiles_baseline,
-#if RD_CPU_VARIANTS > 1
+#if SIMD_MULTI
         rd_cpu_tiles_avx2, rd_cpu_tiles_avx512,
 #endif
     };
-    variants[rd_cpu_variant()](x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);
+    variants[simd_variant()](x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);
 }
 
 /* ---- the operation on the engine ---- */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "runtime/reduce.h"
+#include "runtime/simd.h"
 #include "check.h"
 #define RND_SEED 0x7e57ca5e7e57ca5eull
 #include "rnd.h"
@@ -154,7 +155,7 @@ static void test_f32_tiles(void)
 
 int main(void)
 {
-    printf("CPU tile code: %s\n", rd_cpu_simd());
+    printf("CPU tile code: %s\n", simd_name(simd_variant()));
     RUN(test_f32_tiles);
     return check_summary();
 }
