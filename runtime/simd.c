@@ -2,10 +2,12 @@
  * simd.h). */
 #include "simd.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const simd_names[SIMD_COUNT] = {"baseline", "avx2", "avx512"};
+static atomic_int simd_forced = -1; /* simd_force's variant, or -1 */
 
 /* Whether this CPU runs variant v. */
 int simd_runs(int v)
@@ -26,6 +28,9 @@ int simd_runs(int v)
 int simd_variant(void)
 {
     static int chosen = -1; /* every thread that races here picks the same */
+    int forced = atomic_load_explicit(&simd_forced, memory_order_relaxed);
+    if (forced >= 0)
+        return forced;
     if (chosen >= 0)
         return chosen;
     int cap = SIMD_MULTI ? SIMD_AVX512 : SIMD_BASELINE;
@@ -54,4 +59,10 @@ int simd_known(const char *name)
         if (!strcmp(name, simd_names[i]))
             return 1;
     return 0;
+}
+
+/* Overrides the choice for timing (see simd.h). */
+void simd_force(int v)
+{
+    atomic_store(&simd_forced, v >= 0 && v < SIMD_COUNT && simd_runs(v) ? v : -1);
 }

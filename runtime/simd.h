@@ -29,4 +29,9 @@ int simd_known(const char *name);
 /* Whether this CPU runs variant v (whatever GPUBATCH_CPU_SIMD says). */
 int simd_runs(int v);
 
+/* Makes v (one this CPU runs) the variant in use until the next call, on
+ * every thread; v < 0: the chosen one again. For timing each variant
+ * (`gpubatch bench`), between runs of the CPU code, never during one. */
+void simd_force(int v);
+
 #endif
