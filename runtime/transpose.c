@@ -68,38 +68,39 @@ tp_cpu_scalar(const void *in, void *out, uint64_t rows, uint64_t cols, size_t el
     }
 }
 
-/* One square of n x n elements of `elem` bytes moved by registers:
- * in[i][j] (rows `ip` elements apart) to out[j][i] (rows `op` apart). */
-typedef void (*tp_square_fn)(const void *in, size_t ip, void *out, size_t op);
-
-/* Transposes a block in squares of n x n elements that square() moves in
- * registers (none: n 0), the strips beside them element by element,
- * cache block by cache block. */
-static inline __attribute__((always_inline)) void
-tp_cpu_squares(const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,
-               uint64_t r1, uint64_t c0, uint64_t c1, unsigned n, tp_square_fn square)
-{
-    const char *src = in;
-    char *dst = out;
-    for (uint64_t rb = r0; rb < r1; rb += TP_CPU_BLOCK)
-        for (uint64_t cb = c0; cb < c1; cb += TP_CPU_BLOCK) {
-            uint64_t re = rb + TP_CPU_BLOCK < r1 ? rb + TP_CPU_BLOCK : r1;
-            uint64_t ce = cb + TP_CPU_BLOCK < c1 ? cb + TP_CPU_BLOCK : c1;
-            uint64_t rs = n ? rb + (re - rb) / n * n : rb, cs = n ? cb + (ce - cb) / n * n : cb;
-            for (uint64_t r = rb; r < rs; r += n)
-                for (uint64_t c = cb; c < cs; c += n)
-                    square(src + (r * cols + c) * elem, (size_t)cols, dst + (c * rows + r) * elem,
-                           (size_t)rows);
-            tp_cpu_scalar(in, out, rows, cols, elem, rb, rs, cs, ce);
-            tp_cpu_scalar(in, out, rows, cols, elem, rs, re, cb, ce);
-        }
-}
+/* Defines NAME (compiled with ATTRS), which transposes a block
+ * (tp_cpu_block's arguments) in squares of N x N elements that SQUARE(in,
+ * in's row pitch, out, out's row pitch, in elements) moves in registers,
+ * and the strips beside them element by element, cache block by cache
+ * block; SQUARE is called directly, so that it is inlined into the variant
+ * that uses it. */
+#define TP_CPU_SQUARES(NAME, ATTRS, N, SQUARE)                                             \
+    ATTRS static inline __attribute__((always_inline)) void NAME(                          \
+        const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,  \
+        uint64_t r1, uint64_t c0, uint64_t c1)                                              \
+    {                                                                                       \
+        const char *src = in;                                                               \
+        char *dst = out;                                                                    \
+        for (uint64_t rb = r0; rb < r1; rb += TP_CPU_BLOCK)                                 \
+            for (uint64_t cb = c0; cb < c1; cb += TP_CPU_BLOCK) {                           \
+                uint64_t re = rb + TP_CPU_BLOCK < r1 ? rb + TP_CPU_BLOCK : r1;              \
+                uint64_t ce = cb + TP_CPU_BLOCK < c1 ? cb + TP_CPU_BLOCK : c1;              \
+                uint64_t rs = rb + (re - rb) / N * N, cs = cb + (ce - cb) / N * N;          \
+                for (uint64_t r = rb; r < rs; r += N)                                       \
+                    for (uint64_t c = cb; c < cs; c += N)                                   \
+                        SQUARE(src + (r * cols + c) * elem, (size_t)cols,                   \
+                               dst + (c * rows + r) * elem, (size_t)rows);                  \
+                tp_cpu_scalar(in, out, rows, cols, elem, rb, rs, cs, ce);                   \
+                tp_cpu_scalar(in, out, rows, cols, elem, rs, re, cb, ce);                   \
+            }                                                                               \
+    }
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 /* 4 x 4 elements of 4 bytes (SSE2, the baseline's): moves only, any bits. */
-static void tp_square4_sse(const void *in, size_t ip, void *out, size_t op)
+static inline __attribute__((always_inline)) void
+tp_square4_sse(const void *in, size_t ip, void *out, size_t op)
 {
     const float *s = in;
     float *d = out;
@@ -113,7 +114,8 @@ static void tp_square4_sse(const void *in, size_t ip, void *out, size_t op)
 }
 
 /* 2 x 2 elements of 8 bytes (SSE2). */
-static void tp_square8_sse(const void *in, size_t ip, void *out, size_t op)
+static inline __attribute__((always_inline)) void
+tp_square8_sse(const void *in, size_t ip, void *out, size_t op)
 {
     const double *s = in;
     double *d = out;
@@ -124,7 +126,8 @@ static void tp_square8_sse(const void *in, size_t ip, void *out, size_t op)
 
 #if SIMD_MULTI
 /* 8 x 8 elements of 4 bytes (AVX): unpacks, shuffles and lane swaps. */
-SIMD_ATTR_AVX2 static void tp_square4_avx(const void *in, size_t ip, void *out, size_t op)
+SIMD_ATTR_AVX2 static inline __attribute__((always_inline)) void
+tp_square4_avx(const void *in, size_t ip, void *out, size_t op)
 {
     const float *s = in;
     float *d = out;
@@ -148,7 +151,8 @@ SIMD_ATTR_AVX2 static void tp_square4_avx(const void *in, size_t ip, void *out, 
 }
 
 /* 4 x 4 elements of 8 bytes (AVX). */
-SIMD_ATTR_AVX2 static void tp_square8_avx(const void *in, size_t ip, void *out, size_t op)
+SIMD_ATTR_AVX2 static inline __attribute__((always_inline)) void
+tp_square8_avx(const void *in, size_t ip, void *out, size_t op)
 {
     const double *s = in;
     double *d = out;
@@ -164,28 +168,41 @@ SIMD_ATTR_AVX2 static void tp_square8_avx(const void *in, size_t ip, void *out, 
 #endif
 #endif
 
+/* The strips of a block of 1-, 2- and 16-byte elements: no squares. */
+static inline __attribute__((always_inline)) void tp_square_none(const void *in, size_t ip,
+                                                                  void *out, size_t op)
+{
+    (void)in, (void)ip, (void)out, (void)op;
+}
+TP_CPU_SQUARES(tp_cpu_plain, , 1, tp_square_none)
+
 /* Defines variant NAME of the block transpose, compiled with ATTRS, moving
- * 4- and 8-byte elements by squares SQ4 and SQ8 of N4 and N8 elements. */
-#define TP_CPU_VARIANT(NAME, ATTRS, N4, SQ4, N8, SQ8)                                      \
+ * 4- and 8-byte elements by the squares of SQ4 and SQ8 (TP_CPU_SQUARES
+ * functions). */
+#define TP_CPU_VARIANT(NAME, ATTRS, SQ4, SQ8)                                               \
     ATTRS static void NAME(const void *in, void *out, uint64_t rows, uint64_t cols,       \
                            size_t elem, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) \
     {                                                                                     \
         if (elem == 4)                                                                    \
-            tp_cpu_squares(in, out, rows, cols, elem, r0, r1, c0, c1, N4, SQ4);           \
+            SQ4(in, out, rows, cols, elem, r0, r1, c0, c1);                               \
         else if (elem == 8)                                                               \
-            tp_cpu_squares(in, out, rows, cols, elem, r0, r1, c0, c1, N8, SQ8);           \
+            SQ8(in, out, rows, cols, elem, r0, r1, c0, c1);                               \
         else                                                                              \
-            tp_cpu_squares(in, out, rows, cols, elem, r0, r1, c0, c1, 0, NULL);           \
+            tp_cpu_scalar(in, out, rows, cols, elem, r0, r1, c0, c1);                     \
     }
 
 #if defined(__x86_64__)
-TP_CPU_VARIANT(tp_cpu_block_baseline, , 4, tp_square4_sse, 2, tp_square8_sse)
+TP_CPU_SQUARES(tp_cpu_sse4, , 4, tp_square4_sse)
+TP_CPU_SQUARES(tp_cpu_sse8, , 2, tp_square8_sse)
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_sse4, tp_cpu_sse8)
 #else
-TP_CPU_VARIANT(tp_cpu_block_baseline, , 0, NULL, 0, NULL)
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_plain, tp_cpu_plain)
 #endif
 #if SIMD_MULTI
-TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, 8, tp_square4_avx, 4, tp_square8_avx)
-TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, 8, tp_square4_avx, 4, tp_square8_avx)
+TP_CPU_SQUARES(tp_cpu_avx4, SIMD_ATTR_AVX2, 8, tp_square4_avx)
+TP_CPU_SQUARES(tp_cpu_avx8, SIMD_ATTR_AVX2, 4, tp_square8_avx)
+TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, tp_cpu_avx4, tp_cpu_avx8)
+TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, tp_cpu_avx4, tp_cpu_avx8)
 #endif
 
 /* Transposes one block of the matrix on the calling thread, with the
