@@ -582,85 +582,95 @@ static inline int32_t rd_f32_order(uint32_t b)
     return s ^ (int32_t)((uint32_t)(s >> 31) >> 1);
 }
 
-#define RD_F32_ORDER_INF 0x7f800000                /* rd_f32_order of +inf */
-#define RD_F32_ORDER_NEG_INF ((int32_t)0x807fffff) /* rd_f32_order of -inf */
-
-/* Folds the least and greatest signed orders of p[0..m) into *lo and *hi
- * (a loop of five vector instructions per vector where m is the constant
- * RD_EXT_BLOCK, inlined). */
-static inline __attribute__((always_inline)) void
-rd_f32_order_block(const uint32_t *p, size_t m, int32_t *lo, int32_t *hi)
+/* The same for float64 bits (rd_key_f64's key with its top bit flipped). */
+static inline int64_t rd_f64_order(uint64_t b)
 {
-    int32_t blo = *lo, bhi = *hi;
-    for (size_t j = 0; j < m; j++) {
-        int32_t k = rd_f32_order(p[j]);
-        blo = k < blo ? k : blo;
-        bhi = k > bhi ? k : bhi;
-    }
-    *lo = blo;
-    *hi = bhi;
+    int64_t s = (int64_t)b;
+    return s ^ (int64_t)((uint64_t)(s >> 63) >> 1);
 }
 
-/* The first of p[0..m) equal to b: groups of RD_FIND_GROUP tested at once,
- * then the group that holds it element by element. */
-static inline __attribute__((always_inline)) size_t rd_u32_find(const uint32_t *p, size_t m,
-                                                               uint32_t b)
-{
-    size_t g = 0;
-    for (; g + RD_FIND_GROUP <= m; g += RD_FIND_GROUP) {
-        unsigned any = 0;
-        for (size_t j = 0; j < RD_FIND_GROUP; j++)
-            any |= (unsigned)(p[g + j] == b);
-        if (any)
-            break;
-    }
-    while (g < m && p[g] != b)
-        g++;
-    return g;
-}
+#define RD_F32_ORDER_INF ((int32_t)0x7f800000)            /* rd_f32_order of +inf */
+#define RD_F32_ORDER_NEG_INF ((int32_t)0x807fffff)        /* rd_f32_order of -inf */
+#define RD_F64_ORDER_INF ((int64_t)0x7ff0000000000000)    /* rd_f64_order of +inf */
+#define RD_F64_ORDER_NEG_INF ((int64_t)0x800fffffffffffff) /* rd_f64_order of -inf */
 
-/* float32 extrema of a tile: where it holds no NaN (the orders of its
- * least and greatest elements lie within those of -inf and +inf), each
- * block's least and greatest signed order in one pass, then the first
- * block holding the tile's and the first element with those very bits
- * there (an order is one bit pattern); a tile with a NaN goes by the keys
- * of rd_cpu_ext_f32_keys, whose NaN policy it needs. The same keys and
- * indices either way. */
-RD_CPU_INLINE void
-rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
-{
-    const uint32_t *u = (const uint32_t *)(const void *)x;
-    int32_t blo[RD_EXT_BLOCKS], bhi[RD_EXT_BLOCKS], lo = INT32_MAX, hi = INT32_MIN;
-    size_t nb = 0;
-    for (size_t o = 0; o < n; o += RD_EXT_BLOCK, nb++) {
-        blo[nb] = INT32_MAX;
-        bhi[nb] = INT32_MIN;
-        if (n - o >= RD_EXT_BLOCK)
-            rd_f32_order_block(u + o, RD_EXT_BLOCK, &blo[nb], &bhi[nb]);
-        else
-            rd_f32_order_block(u + o, n - o, &blo[nb], &bhi[nb]);
-        lo = blo[nb] < lo ? blo[nb] : lo;
-        hi = bhi[nb] > hi ? bhi[nb] : hi;
+/* Defines NAME, the extrema of a float tile whose elements are bits of type
+ * U, by their signed order S (ORDER): where the tile holds no NaN (the
+ * orders of its least and greatest elements lie within NEG_INF and INF,
+ * those of -inf and +inf), each block's least and greatest order in one
+ * pass (a loop of a few vector instructions per vector, inlined with the
+ * constant RD_EXT_BLOCK), then the first block holding the tile's and the
+ * first element with those very bits there (an order is one bit pattern,
+ * and its own inverse; the key is the order with its top bit flipped); a
+ * tile with a NaN goes by KEYS, whose NaN policy it needs. The same keys
+ * and indices either way. */
+#define RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, INF, NEG_INF, KEYS)                         \
+    RD_CPU_INLINE void NAME##_block(const U *p, size_t m, S *lo, S *hi)                    \
+    {                                                                                      \
+        S blo = *lo, bhi = *hi;                                                            \
+        for (size_t j = 0; j < m; j++) {                                                   \
+            S k = ORDER(p[j]);                                                             \
+            blo = k < blo ? k : blo;                                                       \
+            bhi = k > bhi ? k : bhi;                                                       \
+        }                                                                                  \
+        *lo = blo;                                                                         \
+        *hi = bhi;                                                                         \
+    }                                                                                      \
+    RD_CPU_INLINE size_t NAME##_find(const U *p, size_t m, U b)                            \
+    {                                                                                      \
+        size_t g = 0;                                                                      \
+        for (; g + RD_FIND_GROUP <= m; g += RD_FIND_GROUP) {                               \
+            unsigned any = 0;                                                              \
+            for (size_t j = 0; j < RD_FIND_GROUP; j++)                                     \
+                any |= (unsigned)(p[g + j] == b);                                          \
+            if (any)                                                                       \
+                break;                                                                     \
+        }                                                                                  \
+        while (g < m && p[g] != b)                                                         \
+            g++;                                                                           \
+        return g;                                                                          \
+    }                                                                                      \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)  \
+    {                                                                                      \
+        const U *u = (const U *)(const void *)x;                                           \
+        const S top = (S)((U)1 << (8 * sizeof(U) - 1)); /* the sign bit, as S */          \
+        S blo[RD_EXT_BLOCKS], bhi[RD_EXT_BLOCKS], lo = (S) ~top, hi = top;                  \
+        size_t nb = 0;                                                                     \
+        for (size_t o = 0; o < n; o += RD_EXT_BLOCK, nb++) {                               \
+            blo[nb] = (S) ~top;                                                            \
+            bhi[nb] = top;                                                                 \
+            if (n - o >= RD_EXT_BLOCK)                                                     \
+                NAME##_block(u + o, RD_EXT_BLOCK, &blo[nb], &bhi[nb]);                     \
+            else                                                                           \
+                NAME##_block(u + o, n - o, &blo[nb], &bhi[nb]);                            \
+            lo = blo[nb] < lo ? blo[nb] : lo;                                              \
+            hi = bhi[nb] > hi ? bhi[nb] : hi;                                              \
+        }                                                                                  \
+        if (n == 0 || lo < NEG_INF || hi > INF) {                                          \
+            KEYS(x, n, g, skipnan, e);                                                     \
+            return;                                                                        \
+        }                                                                                  \
+        size_t bl = 0, bh = 0;                                                             \
+        while (blo[bl] != lo)                                                              \
+            bl++;                                                                          \
+        while (bhi[bh] != hi)                                                              \
+            bh++;                                                                          \
+        size_t ol = bl * RD_EXT_BLOCK, oh = bh * RD_EXT_BLOCK;                             \
+        size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;                         \
+        size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;                         \
+        *e = rd_extrema_empty();                                                           \
+        e->min_key = (rd_u64)((U)lo ^ (U)top);                                             \
+        e->min_idx = g + ol + NAME##_find(u + ol, ml, (U)ORDER((U)lo));                    \
+        e->max_key = (rd_u64)((U)hi ^ (U)top);                                             \
+        e->max_idx = g + oh + NAME##_find(u + oh, mh, (U)ORDER((U)hi));                    \
     }
-    if (n == 0 || lo < RD_F32_ORDER_NEG_INF || hi > RD_F32_ORDER_INF) {
-        rd_cpu_ext_f32_keys(x, n, g, skipnan, e);
-        return;
-    }
-    size_t bl = 0, bh = 0;
-    while (blo[bl] != lo)
-        bl++;
-    while (bhi[bh] != hi)
-        bh++;
-    size_t ol = bl * RD_EXT_BLOCK, oh = bh * RD_EXT_BLOCK;
-    size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;
-    size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;
-    *e = rd_extrema_empty();
-    e->min_key = (rd_u64)((uint32_t)lo ^ 0x80000000u);
-    e->min_idx = g + ol + rd_u32_find(u + ol, ml, (uint32_t)rd_f32_order((uint32_t)lo));
-    e->max_key = (rd_u64)((uint32_t)hi ^ 0x80000000u);
-    e->max_idx = g + oh + rd_u32_find(u + oh, mh, (uint32_t)rd_f32_order((uint32_t)hi));
-}
-RD_CPU_EXTREMA(rd_cpu_ext_f64, double, rd_cpu_key_f64, RD_ISNAN_F)
+
+RD_CPU_EXT_ORDER(rd_cpu_ext_f32, float, uint32_t, int32_t, rd_f32_order, RD_F32_ORDER_INF,
+                 RD_F32_ORDER_NEG_INF, rd_cpu_ext_f32_keys)
+
+RD_CPU_EXTREMA(rd_cpu_ext_f64_keys, double, rd_cpu_key_f64, RD_ISNAN_F)
+RD_CPU_EXT_ORDER(rd_cpu_ext_f64, double, uint64_t, int64_t, rd_f64_order, RD_F64_ORDER_INF,
+                 RD_F64_ORDER_NEG_INF, rd_cpu_ext_f64_keys)
 RD_CPU_EXTREMA(rd_cpu_ext_i8, int8_t, RD_KEY_S, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_i16, int16_t, RD_KEY_S, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_i32, int32_t, RD_KEY_S, RD_ISNAN_NO)

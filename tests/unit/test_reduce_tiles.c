@@ -1,7 +1,8 @@
 /* test_reduce_tiles.c - the CPU tile code (rd_cpu_tiles, the widest
  * variant this CPU has) against a reference written element by element
- * from the definitions in ptx/reduce_math.h: float32 moments (each element
- * into its lane accumulator in index order, then the fixed trees) and
+ * from the definitions in ptx/reduce_math.h: float32 and float64 moments
+ * (each element into its lane accumulator in index order, then the fixed
+ * trees) and
  * extrema (order keys, NaN as the least and the greatest or skipped, ties
  * to the lower index), on random data with NaN, infinities, signed zeros,
  * subnormals, ties and extremes placed at block and tile edges. */
@@ -25,8 +26,9 @@ static float f32_of(uint32_t b)
     return f;
 }
 
-/* The reference moments of one tile of n float32 elements. */
-static void ref_moments(const float *x, size_t n, int skipnan, rd_moments *m)
+/* The reference moments of one tile of n elements (their values in x),
+ * v of them to a 16-byte vector. */
+static void ref_moments(const double *x, size_t n, unsigned v, int skipnan, rd_moments *m)
 {
     static double ls[RD_WARPS * RD_LANES * 4], lq[RD_WARPS * RD_LANES * 4];
     uint64_t cnt = 0;
@@ -36,49 +38,56 @@ static void ref_moments(const float *x, size_t n, int skipnan, rd_moments *m)
         if (skipnan && isnan(x[o]))
             continue;
         size_t w = o / RD_SUBTILE, in = o % RD_SUBTILE;
-        size_t l = (w * RD_LANES + (in / 4) % RD_LANES) * 4 + in % 4;
+        size_t l = (w * RD_LANES + (in / v) % RD_LANES) * v + in % v;
         double d = x[o];
         ls[l] = rd_add(ls[l], d);
         lq[l] = rd_add(lq[l], d * d);
         cnt++;
     }
-    double v[2];
+    double val[2];
     double *accs[2] = {ls, lq};
     for (int k = 0; k < 2; k++) {
         double lanes[RD_LANES], sub[RD_WARPS];
         for (unsigned w = 0; w < RD_WARPS; w++) {
             for (unsigned l = 0; l < RD_LANES; l++) {
-                double *a = accs[k] + (w * RD_LANES + l) * 4;
-                rd_lane_tree(a, 4);
+                double *a = accs[k] + (w * RD_LANES + l) * v;
+                rd_lane_tree(a, v);
                 lanes[l] = a[0];
             }
             rd_subtile_tree(lanes);
             sub[w] = lanes[0];
         }
         rd_warps_tree(sub);
-        v[k] = sub[0];
+        val[k] = sub[0];
     }
-    memcpy(&m->sum_lo, &v[0], 8);
-    memcpy(&m->sq_lo, &v[1], 8);
+    memcpy(&m->sum_lo, &val[0], 8);
+    memcpy(&m->sq_lo, &val[1], 8);
     m->count = cnt;
 }
 
-/* The reference extrema of n float32 elements from global index g. */
-static void ref_extrema(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+/* The reference extrema of n float32 (size 4: bits in b32) or float64
+ * (size 8: b64) elements from global index g. */
+static void ref_extrema(const uint32_t *b32, const uint64_t *b64, size_t size, size_t n,
+                        uint64_t g, int skipnan, rd_extrema *e)
 {
     *e = rd_extrema_empty();
     for (size_t o = 0; o < n; o++) {
-        uint32_t b;
-        memcpy(&b, &x[o], 4);
-        if (isnan(x[o])) {
+        float f;
+        double d;
+        if (size == 4)
+            memcpy(&f, &b32[o], 4);
+        else
+            memcpy(&d, &b64[o], 8);
+        if (size == 4 ? isnan(f) : isnan(d)) {
             if (!skipnan) {
                 rd_min_update(&e->min_key, &e->min_idx, RD_NAN_MIN_KEY, g + o);
                 rd_max_update(&e->max_key, &e->max_idx, RD_NAN_MAX_KEY, g + o);
             }
             continue;
         }
-        rd_min_update(&e->min_key, &e->min_idx, rd_key_f32(b), g + o);
-        rd_max_update(&e->max_key, &e->max_idx, rd_key_f32(b), g + o);
+        rd_u64 k = size == 4 ? rd_key_f32(b32[o]) : rd_key_f64(b64[o]);
+        rd_min_update(&e->min_key, &e->min_idx, k, g + o);
+        rd_max_update(&e->max_key, &e->max_idx, k, g + o);
     }
 }
 
@@ -114,6 +123,7 @@ static void test_f32_tiles(void)
     static const size_t sizes[] = {1, 3, 16, 17, 255, 256, 257, 2047, 2048, 2049, 4100,
                                    RD_TILE - 1, RD_TILE, RD_TILE + 1, 3 * RD_TILE + 300};
     float *x = malloc(sizeof(float) * 4 * RD_TILE);
+    double *xd = malloc(sizeof(double) * RD_TILE);
     rd_moments *m = calloc(4, sizeof *m), rm;
     rd_extrema *e = calloc(4, sizeof *e), re;
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
@@ -132,8 +142,11 @@ static void test_f32_tiles(void)
                 rd_cpu_tiles(x, n, g, DT_F32, skipnan, 1, 0, nt, m, e);
                 for (size_t t = 0; t < nt; t++) {
                     size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
-                    ref_moments(x + t * RD_TILE, k, skipnan, &rm);
-                    ref_extrema(x + t * RD_TILE, k, g + t * RD_TILE, skipnan, &re);
+                    for (size_t i = 0; i < k; i++)
+                        xd[i] = x[t * RD_TILE + i];
+                    ref_moments(xd, k, 4, skipnan, &rm);
+                    ref_extrema((const uint32_t *)(const void *)(x + t * RD_TILE), NULL, 4, k,
+                                g + t * RD_TILE, skipnan, &re);
                     CHECKF(same_sum(m[t].sum_lo, rm.sum_lo) && same_sum(m[t].sq_lo, rm.sq_lo) &&
                                m[t].count == rm.count,
                            "moments n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
@@ -149,6 +162,69 @@ static void test_f32_tiles(void)
             }
         }
     free(x);
+    free(xd);
+    free(m);
+    free(e);
+}
+
+/* One random float64 of kind k (as test_f32_tiles's kinds). */
+static double draw64(int k)
+{
+    static const uint64_t special[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull,
+                                       0xfff0000000000000ull, 0x7ff8000000000000ull,
+                                       0xfff8000000000001ull, 0x7ff0000000000001ull, 1,
+                                       0x800fffffffffffffull, 0x7fefffffffffffffull,
+                                       0xffefffffffffffffull, 0x3ff0000000000000ull};
+    uint64_t b;
+    double d;
+    switch (k) {
+    case 0: return (double)(rnd() >> 11) / 9007199254740992.0 * 2 - 1;
+    case 1: b = rnd(); break;
+    case 2: return (double)((int)(rnd() % 5) - 2);
+    case 3: b = rnd() & 0x800fffffffffffffull; break;
+    default: b = special[rnd() % (sizeof special / sizeof special[0])]; break;
+    }
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+/* float64 arrays of many shapes: the tile code's partials equal the
+ * reference's. */
+static void test_f64_tiles(void)
+{
+    static const size_t sizes[] = {1, 2, 255, 256, 257, 4096, RD_TILE - 1, RD_TILE,
+                                   2 * RD_TILE + 77};
+    double *x = malloc(sizeof(double) * 3 * RD_TILE);
+    rd_moments *m = calloc(3, sizeof *m), rm;
+    rd_extrema *e = calloc(3, sizeof *e), re;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int round = 0; round < 40; round++) {
+            size_t n = sizes[si];
+            int base = round % 5, mix = round / 5;
+            for (size_t i = 0; i < n; i++)
+                x[i] = draw64(mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base);
+            if (round % 7 == 3)
+                x[(rnd() % n) / 256 * 256] = x[n - 1] = -INFINITY;
+            if (round % 11 == 5)
+                x[rnd() % n] = NAN;
+            for (int skipnan = 0; skipnan < 2; skipnan++) {
+                size_t nt = (n + RD_TILE - 1) / RD_TILE;
+                uint64_t g = rnd() % 1000;
+                rd_cpu_tiles(x, n, g, DT_F64, skipnan, 1, 0, nt, m, e);
+                for (size_t t = 0; t < nt; t++) {
+                    size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
+                    ref_moments(x + t * RD_TILE, k, 2, skipnan, &rm);
+                    ref_extrema(NULL, (const uint64_t *)(const void *)(x + t * RD_TILE), 8, k,
+                                g + t * RD_TILE, skipnan, &re);
+                    CHECKF(same_sum(m[t].sum_lo, rm.sum_lo) && same_sum(m[t].sq_lo, rm.sq_lo) &&
+                               m[t].count == rm.count,
+                           "f64 moments n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
+                    CHECKF(!memcmp(&e[t], &re, sizeof re),
+                           "f64 extrema n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
+                }
+            }
+        }
+    free(x);
     free(m);
     free(e);
 }
@@ -157,5 +233,6 @@ int main(void)
 {
     printf("CPU tile code: %s\n", simd_name(simd_variant()));
     RUN(test_f32_tiles);
+    RUN(test_f64_tiles);
     return check_summary();
 }
