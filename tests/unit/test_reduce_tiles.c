@@ -117,57 +117,7 @@ static float draw(int k)
     }
 }
 
-/* Arrays of many shapes: the tile code's partials equal the reference's. */
-static void test_f32_tiles(void)
-{
-    static const size_t sizes[] = {1, 3, 16, 17, 255, 256, 257, 2047, 2048, 2049, 4100,
-                                   RD_TILE - 1, RD_TILE, RD_TILE + 1, 3 * RD_TILE + 300};
-    float *x = malloc(sizeof(float) * 4 * RD_TILE);
-    double *xd = malloc(sizeof(double) * RD_TILE);
-    rd_moments *m = calloc(4, sizeof *m), rm;
-    rd_extrema *e = calloc(4, sizeof *e), re;
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-        for (int round = 0; round < 40; round++) {
-            size_t n = sizes[si];
-            int base = round % 5, mix = round / 5; /* mostly one kind, sprinkled with others */
-            for (size_t i = 0; i < n; i++)
-                x[i] = draw(mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base);
-            if (round % 7 == 3) /* an extreme at a block edge, a duplicate after it */
-                x[(rnd() % n) / 256 * 256] = x[n - 1] = -INFINITY;
-            if (round % 11 == 5)
-                x[rnd() % n] = NAN;
-            for (int skipnan = 0; skipnan < 2; skipnan++) {
-                size_t nt = (n + RD_TILE - 1) / RD_TILE;
-                uint64_t g = rnd() % 1000;
-                rd_cpu_tiles(x, n, g, DT_F32, skipnan, 1, 0, nt, m, e);
-                for (size_t t = 0; t < nt; t++) {
-                    size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
-                    for (size_t i = 0; i < k; i++)
-                        xd[i] = x[t * RD_TILE + i];
-                    ref_moments(xd, k, 4, skipnan, &rm);
-                    ref_extrema((const uint32_t *)(const void *)(x + t * RD_TILE), NULL, 4, k,
-                                g + t * RD_TILE, skipnan, &re);
-                    CHECKF(same_sum(m[t].sum_lo, rm.sum_lo) && same_sum(m[t].sq_lo, rm.sq_lo) &&
-                               m[t].count == rm.count,
-                           "moments n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
-                    CHECKF(!memcmp(&e[t], &re, sizeof re),
-                           "extrema n=%zu round %d skipnan %d tile %zu: %llx@%llu %llx@%llu, "
-                           "want %llx@%llu %llx@%llu",
-                           n, round, skipnan, t, (unsigned long long)e[t].min_key,
-                           (unsigned long long)e[t].min_idx, (unsigned long long)e[t].max_key,
-                           (unsigned long long)e[t].max_idx, (unsigned long long)re.min_key,
-                           (unsigned long long)re.min_idx, (unsigned long long)re.max_key,
-                           (unsigned long long)re.max_idx);
-                }
-            }
-        }
-    free(x);
-    free(xd);
-    free(m);
-    free(e);
-}
-
-/* One random float64 of kind k (as test_f32_tiles's kinds). */
+/* One random float64 of kind k (the kinds of draw). */
 static double draw64(int k)
 {
     static const uint64_t special[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull,
@@ -188,43 +138,85 @@ static double draw64(int k)
     return d;
 }
 
-/* float64 arrays of many shapes: the tile code's partials equal the
- * reference's. */
-static void test_f64_tiles(void)
+/* Element i of a float32 (size 4) or float64 (size 8) array: set to v,
+ * and read as a double. */
+static void put(unsigned char *buf, size_t size, size_t i, double v)
 {
-    static const size_t sizes[] = {1, 2, 255, 256, 257, 4096, RD_TILE - 1, RD_TILE,
-                                   2 * RD_TILE + 77};
-    double *x = malloc(sizeof(double) * 3 * RD_TILE);
-    rd_moments *m = calloc(3, sizeof *m), rm;
-    rd_extrema *e = calloc(3, sizeof *e), re;
+    float f = (float)v;
+    if (size == 4)
+        memcpy(buf + 4 * i, &f, 4);
+    else
+        memcpy(buf + 8 * i, &v, 8);
+}
+
+/* Element i as a double (see put). */
+static double get(const unsigned char *buf, size_t size, size_t i)
+{
+    float f;
+    double d;
+    if (size == 4)
+        return memcpy(&f, buf + 4 * i, 4), (double)f;
+    memcpy(&d, buf + 8 * i, 8);
+    return d;
+}
+
+/* Float arrays of dtype dt (float32 or float64) of many shapes: the tile
+ * code's partials equal the reference's. */
+static void test_tiles(dt_type dt)
+{
+    static const size_t sizes[] = {1, 3, 16, 17, 255, 256, 257, 2047, 2048, 2049, 4100,
+                                   RD_TILE - 1, RD_TILE, RD_TILE + 1, 3 * RD_TILE + 300};
+    size_t size = dt_size(dt);
+    unsigned char *x = malloc(size * 4 * RD_TILE);
+    double *xd = malloc(sizeof(double) * RD_TILE);
+    rd_moments *m = calloc(4, sizeof *m), rm;
+    rd_extrema *e = calloc(4, sizeof *e), re;
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int round = 0; round < 40; round++) {
             size_t n = sizes[si];
-            int base = round % 5, mix = round / 5;
-            for (size_t i = 0; i < n; i++)
-                x[i] = draw64(mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base);
-            if (round % 7 == 3)
-                x[(rnd() % n) / 256 * 256] = x[n - 1] = -INFINITY;
+            int base = round % 5, mix = round / 5; /* mostly one kind, sprinkled with others */
+            for (size_t i = 0; i < n; i++) {
+                int kind = mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base;
+                float f = size == 4 ? draw(kind) : 0; /* stored as drawn: NaN payloads too */
+                if (size == 4)
+                    memcpy(x + 4 * i, &f, 4);
+                else
+                    put(x, 8, i, draw64(kind));
+            }
+            if (round % 7 == 3) { /* an extreme at a block edge, a duplicate after it */
+                put(x, size, (rnd() % n) / 256 * 256, -INFINITY);
+                put(x, size, n - 1, -INFINITY);
+            }
             if (round % 11 == 5)
-                x[rnd() % n] = NAN;
+                put(x, size, rnd() % n, NAN);
             for (int skipnan = 0; skipnan < 2; skipnan++) {
                 size_t nt = (n + RD_TILE - 1) / RD_TILE;
                 uint64_t g = rnd() % 1000;
-                rd_cpu_tiles(x, n, g, DT_F64, skipnan, 1, 0, nt, m, e);
+                rd_cpu_tiles(x, n, g, dt, skipnan, 1, 0, nt, m, e);
                 for (size_t t = 0; t < nt; t++) {
                     size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
-                    ref_moments(x + t * RD_TILE, k, 2, skipnan, &rm);
-                    ref_extrema(NULL, (const uint64_t *)(const void *)(x + t * RD_TILE), 8, k,
-                                g + t * RD_TILE, skipnan, &re);
+                    const void *tile = x + t * RD_TILE * size;
+                    for (size_t i = 0; i < k; i++)
+                        xd[i] = get(tile, size, i);
+                    ref_moments(xd, k, (unsigned)(16 / size), skipnan, &rm);
+                    ref_extrema(tile, tile, size, k, g + t * RD_TILE, skipnan, &re);
                     CHECKF(same_sum(m[t].sum_lo, rm.sum_lo) && same_sum(m[t].sq_lo, rm.sq_lo) &&
                                m[t].count == rm.count,
-                           "f64 moments n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
+                           "%s moments n=%zu round %d skipnan %d tile %zu", dt_name(dt), n,
+                           round, skipnan, t);
                     CHECKF(!memcmp(&e[t], &re, sizeof re),
-                           "f64 extrema n=%zu round %d skipnan %d tile %zu", n, round, skipnan, t);
+                           "%s extrema n=%zu round %d skipnan %d tile %zu: %llx@%llu %llx@%llu, "
+                           "want %llx@%llu %llx@%llu",
+                           dt_name(dt), n, round, skipnan, t, (unsigned long long)e[t].min_key,
+                           (unsigned long long)e[t].min_idx, (unsigned long long)e[t].max_key,
+                           (unsigned long long)e[t].max_idx, (unsigned long long)re.min_key,
+                           (unsigned long long)re.min_idx, (unsigned long long)re.max_key,
+                           (unsigned long long)re.max_idx);
                 }
             }
         }
     free(x);
+    free(xd);
     free(m);
     free(e);
 }
@@ -232,7 +224,7 @@ static void test_f64_tiles(void)
 int main(void)
 {
     printf("CPU tile code: %s\n", simd_name(simd_variant()));
-    RUN(test_f32_tiles);
-    RUN(test_f64_tiles);
+    RUN(test_tiles, DT_F32);
+    RUN(test_tiles, DT_F64);
     return check_summary();
 }
