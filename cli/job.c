@@ -41,16 +41,19 @@ static void job_release(job *j)
     j->chunk = 0;
 }
 
-/* Makes sure the buffers hold chunks of `want` bytes, closing a scheduler
- * made for smaller ones: sized to the input (never above --chunk), so a
- * small file does not pay for pinning a large ring. 0, or 1 after an
- * error. */
-static int job_reserve(job *j, size_t want)
+/* Makes sure the scheduler takes chunks of `want` bytes, closing one made
+ * for smaller ones, and, where the input is read through buffers (bufs; not
+ * where the CPU reads it in place), that the buffers hold them: sized to
+ * the input (never above --chunk), so a small file does not pay for pinning
+ * a large ring. 0, or 1 after an error. */
+static int job_reserve(job *j, size_t want, int bufs)
 {
-    if (j->bufs && j->chunk >= want)
+    if (j->chunk >= want && (j->bufs || !bufs))
         return 0;
     job_release(j);
     j->chunk = want;
+    if (!bufs)
+        return 0;
     if (!(j->bufs = calloc((size_t)j->nbufs, sizeof *j->bufs)))
         return msg_error("out of memory"), 1;
     for (int i = 0; i < j->nbufs; i++)
@@ -205,7 +208,10 @@ int job_run(job *j, const job_input *in, uint64_t *bytes)
     uint64_t on_device = 0;
     int ran = 0, failed = 1;
     *bytes = 0;
-    if (job_reserve(j, in->chunk * (in->planes ? 3 : 1)))
+    /* stream_open's choice: the CPU reads a plain file in place */
+    int view = !in->planes && !in->member && !in->host &&
+               stream_view(&j->be, in->r, in->fi->swap, in->prefix_len);
+    if (job_reserve(j, in->chunk * (in->planes ? 3 : 1), !view))
         return 1;
     /* the rings fill the buffers while cuda's devices start; a member's
        rings go on where the device stopped */

@@ -58,6 +58,7 @@ int main(int argc, char **argv)
         return cli_version();
     opterr = 0; /* cli_option_error() says what went wrong, in one line */
     io_sink_install_signal_cleanup();
+    msg_guard_views();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) {
             int status = commands[i].run(argc - 1, argv + 1);

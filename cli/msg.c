@@ -3,15 +3,19 @@
 #include "msg.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
 #include "io/clock.h"
+#include "io/sink.h"
+#include "io/view.h"
 
 static int msg_verbosity = MSG_NORMAL;
 static double msg_t0; /* msg_start_clock()'s time */
@@ -234,4 +238,95 @@ void progress_end(void)
 {
     progress_erase();
     pg.active = 0;
+}
+
+/* SIGBUS's action before msg_guard_views() took it (the sink's cleanup). */
+static struct sigaction msg_bus_old;
+
+/* Appends n bytes of s to line (cap bytes) at *at, as far as they fit;
+ * async-signal-safe. */
+static void msg_put(char *line, size_t cap, size_t *at, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && *at < cap; i++)
+        line[(*at)++] = s[i];
+}
+
+/* Appends v in decimal (async-signal-safe). */
+static void msg_put_u64(char *line, size_t cap, size_t *at, uint64_t v)
+{
+    char d[24];
+    size_t n = 0;
+    do
+        d[sizeof d - ++n] = (char)('0' + v % 10);
+    while ((v /= 10) && n < sizeof d);
+    msg_put(line, cap, at, d + sizeof d - n, n);
+}
+
+/* Appends a file name with its control bytes escaped as fmt_escape_text
+ * escapes them (async-signal-safe). */
+static void msg_put_name(char *line, size_t cap, size_t *at, const char *name)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        char e[4] = {'\\', (char)*p, 0, 0};
+        if (*p == '\\' || *p == '\n' || *p == '\t' || *p == '\r') {
+            e[1] = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : '\\';
+            msg_put(line, cap, at, e, 2);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            msg_put(line, cap, at, "\\x", 2);
+            e[0] = hex[*p >> 4];
+            e[1] = hex[*p & 15];
+            msg_put(line, cap, at, e, 2);
+        } else {
+            msg_put(line, cap, at, (const char *)p, 1);
+        }
+    }
+}
+
+/* SIGBUS: a read of a view of an input (io/view.h) past the end of a file
+ * that was cut while it was read ends the run as a read error does: one
+ * line naming the file, no temporary output left, exit status 1. Any other
+ * SIGBUS gets the action it had. */
+static void msg_bus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    io_view_fault f;
+    if (!io_view_owner(si->si_addr, &f)) {
+        sigaction(sig, &msg_bus_old, NULL); /* the fault comes again, to that action */
+        return;
+    }
+    struct stat st;
+    uint64_t now = fstat(f.fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    char line[4096];
+    size_t at = 0, cap = sizeof line - 1;
+    if (pg.shown)
+        msg_put(line, cap, &at, "\r\033[K", 4);
+    msg_put(line, cap, &at, "gpubatch: error: ", 17);
+    msg_put_name(line, cap, &at, f.label ? f.label : "input");
+    msg_put(line, cap, &at, ": the file shrank from ", 23);
+    msg_put_u64(line, cap, &at, f.size);
+    msg_put(line, cap, &at, " to ", 4);
+    msg_put_u64(line, cap, &at, now);
+    static const char tail[] = " bytes while being read";
+    msg_put(line, cap, &at, tail, sizeof tail - 1);
+    line[at++] = '\n';
+    for (size_t done = 0; done < at;) {
+        ssize_t k = write(STDERR_FILENO, line + done, at - done);
+        if (k <= 0)
+            break;
+        done += (size_t)k;
+    }
+    io_sink_remove_temps();
+    _exit(1);
+}
+
+/* Takes SIGBUS for faults in input views (see msg.h). */
+void msg_guard_views(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = msg_bus;
+    sa.sa_flags = SA_SIGINFO;
+    sigfillset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &msg_bus_old);
 }

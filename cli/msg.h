@@ -17,6 +17,13 @@ void msg_set_level(int level);
 int msg_level(void);
 
 /* "gpubatch: error: ..." */
+/* Takes SIGBUS (after io_sink_install_signal_cleanup): a fault in a view
+ * of an input file (io/view.h: the file was cut while mapped) prints one
+ * error line naming the file ("the file shrank from N to M bytes while
+ * being read", as a read that meets the cut says), removes the temporary
+ * outputs and exits with status 1; any other SIGBUS keeps its action. */
+void msg_guard_views(void);
+
 void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A failure from io or the runtime as an error line: "NAME: TEXT", or the
  * text alone where name is NULL (a failure of the machine, not of an

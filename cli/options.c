@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "input.h"
-#include "runtime/reduce.h"
+#include "runtime/simd.h"
 #include "io/bgzf.h"
 #include "io/clock.h"
 #include "format.h"
@@ -202,7 +202,7 @@ int cli_verbosity_option(cli_common *c, int opt)
 int cli_common_finish(cli_common *c)
 {
     const char *simd = getenv("GPUBATCH_CPU_SIMD");
-    if (simd && *simd && !rd_cpu_simd_known(simd))
+    if (simd && *simd && !simd_known(simd))
         return cli_usage_error("",
                                "unknown instruction set '%s' in GPUBATCH_CPU_SIMD (baseline, avx2, "
                                "avx512)",
@@ -501,7 +501,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
                  "start the GPU",
                  be->threads, cpu_seconds);
     else if (be->kind != BACKEND_CUDA)
-        msg_info("backend cpu: %d threads, %s", be->threads, rd_cpu_simd());
+        msg_info("backend cpu: %d threads, %s", be->threads, simd_name(simd_variant()));
     return 0;
 }
 

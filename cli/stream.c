@@ -48,11 +48,23 @@ int stream_slots(const backend *be, int nbufs)
     return (be->kind == BACKEND_CUDA || be->start) && n <= BACKEND_MAX_SLOTS ? n : nbufs;
 }
 
-/* pl_open or pl_open_gz (see stream.h). */
+/* Whether the CPU reads input r in place (see stream.h). */
+int stream_view(backend *be, const io_reader *r, size_t swap, size_t prefix_len)
+{
+    const char *env = getenv("GPUBATCH_MAP");
+    if (swap || (env && !strcmp(env, "0")) || backend_may_use_gpu(be))
+        return 0;
+    int64_t at = io_reader_view_offset(r, prefix_len);
+    return at >= 0 && at % STREAM_VIEW_ALIGN == 0;
+}
+
+/* pl_open_view, pl_open or pl_open_gz (see stream.h). */
 int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nbufs,
                 int nslots, size_t chunk_bytes, const void *prefix, size_t prefix_len,
                 uint64_t limit, size_t swap)
 {
+    if (stream_view(be, r, swap, prefix_len))
+        return pl_open_view(out, r, nslots, chunk_bytes, prefix_len, limit);
     if (stream_device_inflate(be, r, swap, chunk_bytes)) {
         backend_want_module(be, "inflate");
         return pl_open_gz(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, limit);

@@ -38,10 +38,24 @@ size_t stream_buffer_bytes(backend *be, size_t chunk_bytes);
  * at once); nbufs elsewhere. */
 int stream_slots(const backend *be, int nbufs);
 
-/* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open does
- * (swapping big-endian data, swap as for pl_open), or as pl_open_gz does
- * when stream_device_inflate(be, r, swap, chunk_bytes) says so (and then
- * asks auto's GPU start for the inflate module). */
+/* A view's data must start at a multiple of this many bytes of the file
+ * (the alignment the operations' CPU code may assume of a buffer). */
+#define STREAM_VIEW_ALIGN 64
+
+/* Whether the CPU reads input r in place (pl_open_view) rather than
+ * through the buffers: plain data of a regular file (or a stored .npz
+ * member) whose data, prefix_len bytes before r's position, starts
+ * STREAM_VIEW_ALIGN-aligned in the file, little-endian (swap 0), where no
+ * GPU may take chunks (a device copies from pinned buffers), unless the
+ * environment sets GPUBATCH_MAP=0. */
+int stream_view(backend *be, const io_reader *r, size_t swap, size_t prefix_len);
+
+/* Opens the pipeline over r (nbufs buffers, nslots slots) as pl_open_view
+ * does where stream_view(be, r, swap, prefix_len) says so (bufs unused; a
+ * prefix is then the bytes just read from r), as pl_open does (swapping
+ * big-endian data, swap as for pl_open), or as pl_open_gz does when
+ * stream_device_inflate(be, r, swap, chunk_bytes) says so (and then asks
+ * auto's GPU start for the inflate module). */
 int stream_open(pl_ring **out, backend *be, io_reader *r, void *const *bufs, int nbufs,
                 int nslots, size_t chunk_bytes, const void *prefix, size_t prefix_len,
                 uint64_t limit, size_t swap);

@@ -28,7 +28,8 @@ enum { GZ_HEAD, GZ_MEMBERS, GZ_PLAIN };
 
 struct pl_ring {
     io_reader *r;
-    void *const *bufs;
+    void *const *bufs; /* NULL: chunks are views of the file (pl_open_view) */
+    io_view *views;    /* pl_open_view: per buffer, the view it holds */
     int nbufs;        /* buffers, shared by the slots */
     int nslots;       /* chunks that may be out at once (at least nbufs) */
     size_t chunk_bytes;
@@ -105,6 +106,16 @@ static long long pl_fill_plain(pl_ring *p, unsigned char *dst, size_t want)
     size_t have = pl_take_prefix(p, dst, want);
     long long got = want > have ? pl_read_full(p, dst + have, want - have) : 0;
     return got < 0 ? got : (long long)have + got;
+}
+
+/* Maps the next chunk of up to want bytes into the view of buffer b;
+ * returns the count or a negative io_error. */
+static long long pl_fill_view(pl_ring *p, int b, size_t want)
+{
+    ssize_t got = io_reader_view(p->r, want, &p->views[b]);
+    if (got < 0)
+        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+    return got;
 }
 
 /* Reverses the bytes of each whole unit of `unit` bytes (2, 4 or 8) in
@@ -368,11 +379,13 @@ static void *pl_reader_main(void *arg)
         if (stop)
             break;
 
-        unsigned char *dst = p->bufs[buf];
+        unsigned char *dst = p->bufs ? p->bufs[buf] : NULL;
         size_t want = p->chunk_bytes;
         if (p->limit != UINT64_MAX && p->limit - offset < want)
             want = (size_t)(p->limit - offset);
-        long long got = p->gz ? pl_fill_gz(p, slot, offset, want) : pl_fill_plain(p, dst, want);
+        long long got = p->views ? pl_fill_view(p, buf, want)
+                        : p->gz  ? pl_fill_gz(p, slot, offset, want)
+                                 : pl_fill_plain(p, dst, want);
         if (got < 0) {
             err = (int)got;
             break;
@@ -458,6 +471,9 @@ size_t pl_gz_span_bytes(size_t chunk_bytes)
 /* Frees a ring's arrays (the reader joined or never started). */
 static void pl_free(pl_ring *p)
 {
+    for (int b = 0; p->views && b < p->nbufs; b++)
+        io_view_unmap(&p->views[b]);
+    free(p->views);
     free(p->tab_copy);
     free(p->gzc);
     free(p->prefix);
@@ -511,8 +527,9 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, i
     p->offset = calloc((size_t)p->nslots, sizeof *p->offset);
     p->raw_end = calloc((size_t)p->nslots, sizeof *p->raw_end);
     p->prefix = prefix_len ? malloc(prefix_len) : NULL;
+    p->views = bufs ? NULL : calloc((size_t)nbufs, sizeof *p->views);
     if (!p->state || !p->slot_buf || !p->buf_busy || !p->returning || !p->fill || !p->offset ||
-        !p->raw_end || (prefix_len && !p->prefix))
+        !p->raw_end || (prefix_len && !p->prefix) || (!bufs && !p->views))
         goto out_free;
     for (int i = 0; i < p->nslots; i++)
         p->slot_buf[i] = -1;
@@ -552,6 +569,19 @@ int pl_open_at(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int ns
                     swap);
 }
 
+/* pl_open with chunks that are views of the file (see pipeline.h). */
+int pl_open_view(pl_ring **out, io_reader *r, int nslots, size_t chunk_bytes, size_t prefix_len,
+                 uint64_t limit)
+{
+    *out = NULL;
+    if (nslots < 2)
+        return IO_ERR_FORMAT;
+    int rc = io_reader_unread(r, prefix_len);
+    if (rc < 0)
+        return rc;
+    return pl_start(out, r, NULL, nslots, nslots, chunk_bytes, NULL, 0, 0, limit, 0, 0);
+}
+
 /* The same, for a consumer that inflates whole BGZF members itself. */
 int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
@@ -570,7 +600,7 @@ int pl_next(pl_ring *p, pl_chunk *c)
     if (p->state[slot] == SLOT_FILLED) {
         p->state[slot] = SLOT_OUT;
         c->slot = slot;
-        c->data = p->bufs[p->slot_buf[slot]];
+        c->data = p->views ? (void *)p->views[p->slot_buf[slot]].data : p->bufs[p->slot_buf[slot]];
         c->bytes = p->fill[slot];
         c->offset = p->offset[slot];
         c->raw_end = p->raw_end[slot];
@@ -594,6 +624,8 @@ static void pl_drop_buffer(pl_ring *p, int slot)
     int b = p->slot_buf[slot];
     if (b < 0)
         return;
+    if (p->views)
+        io_view_unmap(&p->views[b]);
     p->buf_busy[b] = 0;
     p->slot_buf[slot] = -1;
     p->held--;

@@ -54,7 +54,7 @@ typedef struct {
 
 typedef struct {
     int slot;        /* slot index, for pl_release and per-slot device state */
-    void *data;      /* the buffer it holds: one of bufs */
+    void *data;      /* the buffer it holds: one of bufs, or a view (read-only) */
     size_t bytes;    /* bytes in this chunk (chunk_bytes except the last) */
     uint64_t offset; /* byte offset of data[0] in the data stream */
     uint64_t raw_end; /* input bytes (compressed ones for gzip) consumed through this chunk */
@@ -81,6 +81,18 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslot
 int pl_open_at(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t first,
                uint64_t limit, size_t swap);
+
+/* pl_open for plain data that lies as it is in a regular file
+ * (io_reader_view_offset(r, prefix_len) is not -1), read in place: each
+ * chunk is a view of the file (io_reader_view: mapped read-only, its pages
+ * faulted in by the reader thread ahead of the consumer) instead of a copy
+ * in a buffer, unmapped when its slot is released; at most nslots (>= 2)
+ * chunks are mapped at once, and no buffers are needed. prefix_len: the
+ * data bytes already read from r (frame_open's prefix), which the reader
+ * steps back over and maps with the rest. A chunk's data must not be
+ * written. Data that needs swapping is not for this ring. */
+int pl_open_view(pl_ring **out, io_reader *r, int nslots, size_t chunk_bytes, size_t prefix_len,
+                 uint64_t limit);
 
 /* Like pl_open, for a consumer that inflates blocked gzip itself (on the
  * GPU): where the input is BGZF in a regular file, chunks hold whole

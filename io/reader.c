@@ -36,6 +36,7 @@
 #include "pinflate.h"
 #include "pread.h"
 #include "source.h"
+#include "view.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -53,10 +55,14 @@
 #define STREAM_STEP ((size_t)4 << 20) /* decoded bytes a step of RD_STREAM aims at */
 #define STREAM_ROOM ((size_t)16 << 20) /* the most one step may decode (a longer block: zlib) */
 
+#define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
+
 /* Reads the first bytes and picks the plain or the gzip path. */
 static int detect(io_reader *r, char *errbuf, size_t errlen)
 {
-    int rc = source_fill(r, 2);
+    int rc = source_peek(r, 2, DETECT_BYTES);
+    if (rc == 0 && io_gzip_magic(r->in_next, r->in_avail))
+        rc = source_fill(r, IN_BLOCK); /* the whole first window, as zlib and the decoders expect */
     if (rc < 0) {
         io_put_msg(errbuf, errlen, "%s", r->errmsg);
         return rc;
@@ -109,6 +115,10 @@ static int open_file(io_reader *r, const char *path, char *errbuf, size_t errlen
             return IO_ERR_OPEN;
         }
         r->close_fd = 1;
+        if (!(r->path = strdup(path))) {
+            io_put_msg(errbuf, errlen, "%s", "out of memory");
+            return IO_ERR_NOMEM;
+        }
     }
     if (fstat(r->fd, &st) < 0) {
         io_put_msg(errbuf, errlen, "%s", strerror(errno));
@@ -1091,6 +1101,77 @@ void io_reader_limit(io_reader *r, uint64_t n)
     r->left = n;
 }
 
+/* Whether r's next bytes lie as they are in a regular file: plain data of
+ * a file (not stdin) or of a stored zip member, no error so far. */
+static int viewable(const io_reader *r)
+{
+    return !r->err && r->path && r->inbuf && r->file_size >= 0 && r->state == RD_PLAIN &&
+           !r->zip_deflate;
+}
+
+/* The file offset of the byte `back` before r's position where views may
+ * be taken (see reader.h): a one-page mapping tried there says whether the
+ * file's system maps files at all. */
+int64_t io_reader_view_offset(const io_reader *r, size_t back)
+{
+    if (!viewable(r) || back > r->raw_offset)
+        return -1;
+    uint64_t at = r->src_off + r->raw_offset - back;
+    void *probe = mmap(NULL, 4096, PROT_READ, MAP_SHARED, r->fd, (off_t)(at / 4096 * 4096));
+    if (probe == MAP_FAILED)
+        return -1;
+    munmap(probe, 4096);
+    return (int64_t)at;
+}
+
+/* Steps back over the last n bytes read (see reader.h). */
+int io_reader_unread(io_reader *r, size_t n)
+{
+    if (!viewable(r) || n > r->raw_offset || n > r->pos)
+        return source_error(r, IO_ERR_SEEK, "%s", "the input cannot be read again");
+    int rc = source_reposition(r, r->raw_offset - n);
+    if (rc < 0)
+        return rc;
+    r->pos -= n;
+    if (r->left != UINT64_MAX)
+        r->left += n;
+    return 0;
+}
+
+/* Maps the next bytes instead of reading them (see reader.h). */
+ssize_t io_reader_view(io_reader *r, size_t n, io_view *v)
+{
+    *v = (io_view){.entry = -1};
+    if (r->err)
+        return r->err;
+    if (!viewable(r))
+        return source_error(r, IO_ERR_SEEK, "%s", "the input cannot be mapped");
+    uint64_t size = (uint64_t)r->file_size, at = r->raw_offset;
+    uint64_t have = at < size ? size - at : 0;
+    if (n > r->left)
+        n = (size_t)r->left;
+    if (n > have)
+        n = (size_t)have;
+    if (n == 0) {
+        r->in_eof = 1;
+        int rc = source_check_shrunk(r);
+        return rc < 0 ? rc : 0;
+    }
+    int rc = io_view_map(v, r->fd, r->src_off + at, n, r->path);
+    if (rc == -EFAULT) {
+        rc = source_check_shrunk(r);
+        return rc < 0 ? rc : source_error(r, IO_ERR_READ, "%s", "the file shrank while being read");
+    }
+    if (rc < 0)
+        return source_error(r, IO_ERR_READ, "cannot map the file: %s", strerror(-rc));
+    int64_t k = io_reader_skip(r, n);
+    if (k != (int64_t)n) {
+        io_view_unmap(v);
+        return k < 0 ? k : source_error(r, IO_ERR_READ, "%s", "the file shrank while being read");
+    }
+    return (ssize_t)n;
+}
+
 /* How the members were inflated (see reader.h). */
 void io_reader_describe(const io_reader *r, char *buf, size_t len)
 {
@@ -1192,6 +1273,7 @@ void io_reader_close(io_reader *r)
         close(r->fd);
     free(r->inbuf);
     free(r->inbuf2);
+    free(r->path);
     free(r);
 }
 

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #include "status.h"
-
+#include "view.h"
 
 typedef struct io_reader io_reader;
 
@@ -80,6 +80,27 @@ int64_t io_reader_skip(io_reader *r, uint64_t n);
 /* Ends the data n decoded bytes from the current position: later reads
  * return 0 there, as at the end of the input. */
 void io_reader_limit(io_reader *r, uint64_t n);
+
+/* Where r's data can be read in place (io_reader_view): plain bytes of a
+ * regular file (not stdin, not gzip) or of a stored zip member, on a file
+ * system that maps files. Returns the file offset of the byte `back` bytes
+ * before the current position (bytes already read), or -1 where views
+ * cannot be taken. */
+int64_t io_reader_view_offset(const io_reader *r, size_t back);
+
+/* Steps back over the last n bytes handed out, so that they are read (or
+ * viewed) again: only where io_reader_view_offset(r, n) is not -1. 0 or a
+ * negative io_error. */
+int io_reader_unread(io_reader *r, size_t n);
+
+/* Hands out up to n next bytes as a view of the file (io/view.h: mapped,
+ * pages faulted in, labelled with the file's path) instead of copying
+ * them, moving on as io_reader_read does; the caller unmaps it
+ * (io_view_unmap) before closing r. The count (fewer than n only at the
+ * end; 0 and no mapping there) or a negative io_error: IO_ERR_READ where
+ * the file is now shorter than when it was opened, IO_ERR_SEEK where r
+ * cannot be viewed (io_reader_view_offset). */
+ssize_t io_reader_view(io_reader *r, size_t n, io_view *v);
 
 /* One line (into buf) saying how the gzip members read so far were
  * inflated: BGZF blocks in parallel, single streams in parallel (chunks,

@@ -115,12 +115,18 @@ static void temp_unregister(int slot)
     pthread_mutex_unlock(&temp_lock);
 }
 
-/* Removes every live temporary file, then dies of the same signal. */
-static void cleanup_handler(int sig)
+/* Removes every live temporary file (see sink.h). */
+void io_sink_remove_temps(void)
 {
     for (int i = 0; i < MAX_TEMPS; i++)
         if (temp_live[i])
             unlink(temp_paths[i]);
+}
+
+/* Removes every live temporary file, then dies of the same signal. */
+static void cleanup_handler(int sig)
+{
+    io_sink_remove_temps();
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_DFL;

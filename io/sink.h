@@ -79,4 +79,8 @@ const char *io_sink_error(const io_sink *s);
  * Call once from main. */
 void io_sink_install_signal_cleanup(void);
 
+/* Unlinks every open temporary file, as that handler does: for a signal
+ * handler that ends the process itself; async-signal-safe. */
+void io_sink_remove_temps(void);
+
 #endif

@@ -71,11 +71,27 @@ size_t source_room(const io_reader *r, size_t n)
     return left < n ? (size_t)left : n;
 }
 
+/* source_fill, reading no more than `most` bytes into the window (at
+ * least need). */
+static int source_fill_upto(io_reader *r, size_t need, size_t most);
+
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. A regular file fills
  * the window on several threads (blocked gzip mostly finds it filled: each
  * parallel batch of bgzf_read reads the next window). */
 int source_fill(io_reader *r, size_t need)
+{
+    return source_fill_upto(r, need, IN_BLOCK);
+}
+
+/* The first bytes of the input (see source.h). */
+int source_peek(io_reader *r, size_t need, size_t most)
+{
+    return source_fill_upto(r, need, most);
+}
+
+/* source_fill with a bound on the window (see above). */
+static int source_fill_upto(io_reader *r, size_t need, size_t most)
 {
     if (r->in_avail >= need || r->in_eof)
         return 0;
@@ -93,7 +109,7 @@ int source_fill(io_reader *r, size_t need)
         memmove(r->inbuf, r->in_next, r->in_avail);
     r->in_next = r->inbuf;
     while (r->in_avail < need && !r->in_eof) {
-        size_t room = source_room(r, IN_BLOCK - r->in_avail);
+        size_t room = source_room(r, (most > need ? most : need) - r->in_avail);
         ssize_t k = r->file_size >= 0 ? io_pread_advance(r->fd, r->inbuf + r->in_avail, room)
                                       : -ENOTSUP;
         if (k == -ENOTSUP) {

@@ -38,6 +38,7 @@ enum rd_state {
  * and the sticky error. */
 struct io_reader {
     int fd;          /* -1 for memory */
+    char *path;      /* the file's path (the label of its views), NULL for stdin and memory */
     int close_fd;    /* we opened it */
     const uint8_t *mem;
     size_t mem_len;
@@ -101,6 +102,12 @@ size_t source_room(const io_reader *r, size_t n);
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. */
 int source_fill(io_reader *r, size_t need);
+
+/* source_fill for the first bytes of the input: at least `need`, reading
+ * no more than `most` into the window (plain data is then read straight
+ * into the caller's buffers, or mapped, not copied through the window); 0
+ * or a negative io_error. */
+int source_peek(io_reader *r, size_t need, size_t most);
 
 /* Drops n bytes of unconsumed input. */
 void source_consume(io_reader *r, size_t n);

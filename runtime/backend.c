@@ -474,6 +474,12 @@ backend *backend_gpu(backend *be)
     return st && start_state(st) == START_READY ? &st->cuda : NULL;
 }
 
+/* Whether auto's start has failed (see backend.h). */
+int backend_start_failed(backend *be)
+{
+    return be->start && start_state(be->start) == START_FAILED;
+}
+
 /* Whether be has devices, or a start that has not failed (yet). */
 static int backend_gpu_possible(backend *be)
 {

@@ -168,6 +168,10 @@ struct backend *backend_gpu_wait(struct backend *be);
  * already taken); the caller warns. */
 const char *backend_fallback(struct backend *be);
 
+/* auto: whether its start has failed, whoever took the reason; never
+ * waits. 0 for cuda and cpu. */
+int backend_start_failed(struct backend *be);
+
 /* Says that the process's work is done and it is about to exit: host
  * buffers that are pinned and everything on the devices are then not
  * released (the driver does it at exit, and unpinning costs time), and

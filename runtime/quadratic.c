@@ -1,12 +1,17 @@
 /* quadratic.c - running the quadratic solver over chunks on either backend. */
 #include "quadratic.h"
 
+/* The solver's functions inlined whole into each instruction-set variant
+ * of the row loop, so that each is compiled for its instructions. */
+#define GB_HD static inline __attribute__((always_inline))
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptx/half_math.h"
 #include "ptx/quadratic_math.h"
+#include "simd.h"
 
 
 /* Strides of each layout pair; planes are pitch values apart. */
@@ -44,8 +49,12 @@ const char *qd_module(dt_type coef)
     }
 }
 
-/* Solves rows [0, rows) of in into out on the calling thread. */
-void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st)
+/* Solves rows [0, rows) of in into out on the calling thread: the body of
+ * every instruction-set variant of qd_cpu_solve (the solver's formulas,
+ * ptx/quadratic_math.h, inlined into each; fma() is one rounding in any of
+ * them, and contraction stays off, so the bits are the same). */
+static inline __attribute__((always_inline)) void
+qd_cpu_rows(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st)
 {
     size_t ir = st->in_row, ip = st->in_plane, orow = st->out_row, ort = st->out_root,
            oim = st->out_im;
@@ -71,6 +80,35 @@ void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const q
         for (size_t i = 0; i < rows; i++, c += ir, r += orow)
             qd_solve_f64(c[0], c[ip], c[2 * ip], &r[0], &r[oim], &r[ort], &r[ort + oim]);
     }
+}
+
+typedef void (*qd_rows_fn)(const void *, void *, size_t, dt_type, const qd_strides *);
+
+/* Defines variant NAME of the row loop, compiled with ATTRS. */
+#define QD_CPU_VARIANT(NAME, ATTRS)                                                        \
+    ATTRS static void NAME(const void *in, void *out, size_t rows, dt_type dtype,          \
+                           const qd_strides *st)                                           \
+    {                                                                                      \
+        qd_cpu_rows(in, out, rows, dtype, st);                                             \
+    }
+
+QD_CPU_VARIANT(qd_cpu_rows_baseline, )
+#if SIMD_MULTI
+QD_CPU_VARIANT(qd_cpu_rows_avx2, SIMD_ATTR_AVX2)
+QD_CPU_VARIANT(qd_cpu_rows_avx512, SIMD_ATTR_AVX512)
+#endif
+
+/* Solves rows [0, rows) of in into out on the calling thread, with the
+ * instruction-set variant in use (runtime/simd.h). */
+void qd_cpu_solve(const void *in, void *out, size_t rows, dt_type dtype, const qd_strides *st)
+{
+    static const qd_rows_fn variants[] = {
+        qd_cpu_rows_baseline,
+#if SIMD_MULTI
+        qd_cpu_rows_avx2, qd_cpu_rows_avx512,
+#endif
+    };
+    variants[simd_variant()](in, out, rows, dtype, st);
 }
 
 /* Rows of a chunk: the plane pitch, from the chunk capacity. */

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "simd.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -258,17 +259,22 @@ static inline size_t rd_cpu_lane(size_t o, size_t size)
     return (w * RD_LANES + (in_sub / v) % RD_LANES) * v + in_sub % v;
 }
 
-/* The tile's value from its accumulators (destroys them). */
-static double rd_cpu_tile_fold(double *acc, size_t size)
+/* The tile's value from its accumulators (destroys them): inlined where
+ * size is a constant, so that the trees' loops unroll and the lane trees of
+ * a sub-tile run as vector adds across its lanes (each lane's adds in the
+ * tree's order). */
+RD_CPU_INLINE double rd_cpu_tile_fold(double *acc, size_t size)
 {
-    unsigned v = RD_VEC(size);
+    const unsigned v = RD_VEC(size);
     double lanes[RD_LANES], sub[RD_WARPS];
     for (unsigned w = 0; w < RD_WARPS; w++) {
-        for (unsigned l = 0; l < RD_LANES; l++) {
-            double *a = acc + (w * RD_LANES + l) * v;
-            rd_lane_tree(a, v);
-            lanes[l] = a[0];
-        }
+        double *a = acc + w * RD_LANES * v;
+        for (unsigned h = 1; h < v; h *= 2)
+            for (unsigned k = 0; k < v; k += 2 * h)
+                for (unsigned l = 0; l < RD_LANES; l++)
+                    a[l * v + k] = rd_add(a[l * v + k], a[l * v + k + h]);
+        for (unsigned l = 0; l < RD_LANES; l++)
+            lanes[l] = a[l * v];
         rd_subtile_tree(lanes);
         sub[w] = lanes[0];
     }
@@ -276,45 +282,81 @@ static double rd_cpu_tile_fold(double *acc, size_t size)
     return sub[0];
 }
 
+/* Elements of a column block: the accumulators of 64 bytes of a row,
+ * which a sub-tile's rows add into held in registers. */
+#define RD_CPU_COLS(size) (64u / (size))
+
 /* Float tile: lane sums over 16-byte vectors, then the fixed tree. T is the
  * element as stored, TO_DOUBLE its exact value, ISNAN its NaN test. A row
  * of a sub-tile (RD_LANES vectors) adds element j into accumulator j of the
- * sub-tile's, so whole rows run as a plain element-wise loop the compiler
- * vectorizes, each accumulator taking its elements in the same order as
+ * sub-tile's, each accumulator taking its elements in the same order as
  * one at a time; a skipped NaN adds -0.0 to both sums, which leaves any
- * value as it is. The rest of the tile goes one element at a time. */
+ * value as it is. A whole sub-tile goes column block by column block, each
+ * block's accumulators kept in registers down the sub-tile's rows (loops
+ * the compiler vectorizes; the next sub-tile's lines are fetched ahead,
+ * since the column order hides the stream from the hardware's prefetcher);
+ * the rows of a partial sub-tile go one after the other, and the rest of
+ * the tile one element at a time. */
 #define RD_CPU_FLOAT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                      \
-    RD_CPU_INLINE void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m)       \
+    RD_CPU_INLINE void NAME##_rows(const T *p, size_t nrows, int skipnan, int want_sq,    \
+                                   double *a, double *q, uint64_t *cnt)                    \
+    {                                                                                     \
+        const size_t row = RD_LANES * RD_VEC(sizeof(T)), cols = RD_CPU_COLS(sizeof(T));   \
+        for (size_t c0 = 0; c0 < row; c0 += cols) {                                       \
+            for (size_t r = 0; r < nrows; r++)                                            \
+                __builtin_prefetch((const char *)(p + (nrows + r) * row + c0));           \
+            double sa[RD_CPU_COLS(sizeof(T))], sq[RD_CPU_COLS(sizeof(T))];                \
+            uint64_t kept = 0;                                                            \
+            for (size_t j = 0; j < cols; j++) {                                           \
+                sa[j] = a[c0 + j];                                                        \
+                sq[j] = q[c0 + j];                                                        \
+            }                                                                             \
+            const T *e = p + c0;                                                          \
+            if (!skipnan && !want_sq)                                                     \
+                for (size_t r = 0; r < nrows; r++, e += row)                              \
+                    for (size_t j = 0; j < cols; j++)                                     \
+                        sa[j] = rd_add(sa[j], TO_DOUBLE(e[j]));                           \
+            else if (!skipnan)                                                            \
+                for (size_t r = 0; r < nrows; r++, e += row)                              \
+                    for (size_t j = 0; j < cols; j++) {                                   \
+                        double d = TO_DOUBLE(e[j]);                                       \
+                        sa[j] = rd_add(sa[j], d);                                         \
+                        sq[j] = rd_add(sq[j], d * d);                                     \
+                    }                                                                     \
+            else                                                                          \
+                for (size_t r = 0; r < nrows; r++, e += row)                              \
+                    for (size_t j = 0; j < cols; j++) {                                   \
+                        int keep = !ISNAN(e[j]);                                          \
+                        double d = TO_DOUBLE(e[j]);                                       \
+                        sa[j] = rd_add(sa[j], keep ? d : -0.0);                           \
+                        sq[j] = rd_add(sq[j], keep ? d * d : -0.0);                       \
+                        kept += (uint64_t)keep;                                           \
+                    }                                                                     \
+            for (size_t j = 0; j < cols; j++) {                                           \
+                a[c0 + j] = sa[j];                                                        \
+                q[c0 + j] = sq[j];                                                        \
+            }                                                                             \
+            *cnt += kept;                                                                 \
+        }                                                                                 \
+        if (!skipnan)                                                                     \
+            *cnt += nrows * row;                                                          \
+    }                                                                                     \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, int skipnan, int want_sq, rd_moments *m) \
     {                                                                                     \
         double ls[RD_CPU_ACC], lq[RD_CPU_ACC];                                            \
         uint64_t cnt = 0;                                                                 \
         for (unsigned l = 0; l < RD_CPU_ACC; l++)                                         \
             ls[l] = lq[l] = -0.0;                                                         \
         const size_t row = RD_LANES * RD_VEC(sizeof(T)), rows_end = n - n % row;         \
-        for (size_t o = 0; o < rows_end; o += row) {                                      \
-            double *a = ls + o / RD_SUBTILE * row, *q = lq + o / RD_SUBTILE * row;        \
-            const T *p = x + o;                                                           \
-            if (!skipnan) {                                                               \
-                if (want_sq)                                                              \
-                    for (size_t j = 0; j < row; j++) {                                    \
-                        double d = TO_DOUBLE(p[j]);                                       \
-                        a[j] = rd_add(a[j], d);                                           \
-                        q[j] = rd_add(q[j], d * d);                                       \
-                    }                                                                     \
-                else                                                                      \
-                    for (size_t j = 0; j < row; j++)                                      \
-                        a[j] = rd_add(a[j], TO_DOUBLE(p[j]));                             \
-                cnt += row;                                                               \
-                continue;                                                                 \
-            }                                                                             \
-            for (size_t j = 0; j < row; j++) {                                            \
-                int keep = !(skipnan && ISNAN(p[j]));                                     \
-                double d = TO_DOUBLE(p[j]);                                               \
-                a[j] = rd_add(a[j], keep ? d : -0.0);                                     \
-                if (want_sq)                                                              \
-                    q[j] = rd_add(q[j], keep ? d * d : -0.0);                             \
-                cnt += (uint64_t)keep;                                                    \
-            }                                                                             \
+        const size_t sub_rows = RD_SUBTILE / row;                                         \
+        for (size_t o = 0; o < rows_end;) {                                               \
+            size_t acc = o / RD_SUBTILE * row;                                            \
+            size_t nrows = rows_end - o >= RD_SUBTILE ? sub_rows : 1;                     \
+            if (nrows == 1)                                                               \
+                NAME##_rows(x + o, 1, skipnan, want_sq, ls + acc, lq + acc, &cnt);        \
+            else                                                                          \
+                NAME##_rows(x + o, sub_rows, skipnan, want_sq, ls + acc, lq + acc, &cnt); \
+            o += nrows * row;                                                             \
         }                                                                                 \
         for (size_t o = rows_end; o < n; o++) {                                           \
             T val = x[o];                                                                 \
@@ -443,70 +485,192 @@ static inline void rd_f32_keys(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uin
 
 #define RD_EXT_BLOCK 256 /* elements per block: a fixed trip count, which -O2 vectorizes */
 
-/* Folds the least and greatest keys of p[0..m) into *lo and *hi, and says
- * whether the keys want_lo and want_hi occur there (bit 0 and bit 1). Its
- * loop vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
-static inline __attribute__((always_inline)) unsigned
+/* Folds the least and greatest keys of p[0..m) into *lo and *hi. Its loop
+ * vectorizes where m is the constant RD_EXT_BLOCK (inlined). */
+static inline __attribute__((always_inline)) void
 rd_f32_block(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint32_t *lo,
-             uint32_t *hi, uint32_t want_lo, uint32_t want_hi)
+             uint32_t *hi)
 {
     uint32_t blo = *lo, bhi = *hi, kl, kh;
-    unsigned has_lo = 0, has_hi = 0;
     for (size_t j = 0; j < m; j++) {
         rd_f32_keys(p[j], nan_lo, nan_hi, &kl, &kh);
         blo = kl < blo ? kl : blo;
         bhi = kh > bhi ? kh : bhi;
-        has_lo |= kl == want_lo;
-        has_hi |= kh == want_hi;
     }
     *lo = blo;
     *hi = bhi;
-    return has_lo | has_hi << 1;
 }
 
-/* float32 extrema in two passes over the tile, in blocks of RD_EXT_BLOCK
- * elements whose loops the compiler vectorizes: the least and the greatest
- * 32-bit order key (a NaN as the least and the greatest, or skipped: keys
- * that no number has), then the first block holding each and the first
- * element with it there; the same keys and indices as the element-wise
- * updates of RD_CPU_EXTREMA. */
+/* Whether the least (want_hi 0) or greatest (1) key of float32 bits b is k. */
+static inline int rd_f32_is(uint32_t b, uint32_t nan_lo, uint32_t nan_hi, uint32_t k, int want_hi)
+{
+    uint32_t kl, kh;
+    rd_f32_keys(b, nan_lo, nan_hi, &kl, &kh);
+    return (want_hi ? kh : kl) == k;
+}
+
+#define RD_FIND_GROUP 16 /* elements a vectorized test of a search looks at */
+
+/* The first of p[0..m) whose least (want_hi 0) or greatest (1) key is k:
+ * groups of RD_FIND_GROUP tested at once (a loop the compiler vectorizes),
+ * then the group that holds it element by element. */
+static inline __attribute__((always_inline)) size_t
+rd_f32_find(const uint32_t *p, size_t m, uint32_t nan_lo, uint32_t nan_hi, uint32_t k, int want_hi)
+{
+    size_t g = 0;
+    for (; g + RD_FIND_GROUP <= m; g += RD_FIND_GROUP) {
+        unsigned any = 0;
+        for (size_t j = 0; j < RD_FIND_GROUP; j++)
+            any |= (unsigned)rd_f32_is(p[g + j], nan_lo, nan_hi, k, want_hi);
+        if (any)
+            break;
+    }
+    while (g < m && !rd_f32_is(p[g], nan_lo, nan_hi, k, want_hi))
+        g++;
+    return g;
+}
+
+#define RD_EXT_BLOCKS (RD_TILE / RD_EXT_BLOCK) /* blocks per tile */
+
+/* float32 extrema of a tile by 32-bit order keys, in one pass over its
+ * elements, in blocks of RD_EXT_BLOCK elements whose loops the compiler
+ * vectorizes: each block's least and greatest key (a NaN as the least and
+ * the greatest, or skipped: keys that no number has), then from those the
+ * tile's, the first block holding each, and the first element with it
+ * there; the same keys and indices as the element-wise updates of
+ * RD_CPU_EXTREMA. */
 RD_CPU_INLINE void
-rd_cpu_ext_f32(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+rd_cpu_ext_f32_keys(const float *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
 {
     const uint32_t *u = (const uint32_t *)(const void *)x;
     const uint32_t nan_lo = skipnan ? UINT32_MAX : 0, nan_hi = skipnan ? 0 : UINT32_MAX;
-    uint32_t lo = UINT32_MAX, hi = 0, kl, kh;
-    for (size_t o = 0; o < n; o += RD_EXT_BLOCK) {
+    uint32_t blo[RD_EXT_BLOCKS], bhi[RD_EXT_BLOCKS], lo = UINT32_MAX, hi = 0;
+    size_t nb = 0;
+    for (size_t o = 0; o < n; o += RD_EXT_BLOCK, nb++) {
+        blo[nb] = UINT32_MAX;
+        bhi[nb] = 0;
         if (n - o >= RD_EXT_BLOCK)
-            rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &lo, &hi, 0, 0);
+            rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &blo[nb], &bhi[nb]);
         else
-            rd_f32_block(u + o, n - o, nan_lo, nan_hi, &lo, &hi, 0, 0);
+            rd_f32_block(u + o, n - o, nan_lo, nan_hi, &blo[nb], &bhi[nb]);
+        lo = blo[nb] < lo ? blo[nb] : lo;
+        hi = bhi[nb] > hi ? bhi[nb] : hi;
     }
     *e = rd_extrema_empty();
     if (n == 0 || (skipnan && lo == UINT32_MAX))
         return; /* nothing but skipped NaNs */
-    size_t first_lo = n, first_hi = n;
-    for (size_t o = 0; o < n && (first_lo == n || first_hi == n); o += RD_EXT_BLOCK) {
-        size_t m = n - o < RD_EXT_BLOCK ? n - o : RD_EXT_BLOCK;
-        uint32_t dl = lo, dh = hi;
-        unsigned has = m == RD_EXT_BLOCK
-                           ? rd_f32_block(u + o, RD_EXT_BLOCK, nan_lo, nan_hi, &dl, &dh, lo, hi)
-                           : rd_f32_block(u + o, m, nan_lo, nan_hi, &dl, &dh, lo, hi);
-        for (size_t j = 0; j < m && (((has & 1) && first_lo == n) || ((has & 2) && first_hi == n));
-             j++) {
-            rd_f32_keys(u[o + j], nan_lo, nan_hi, &kl, &kh);
-            if ((has & 1) && first_lo == n && kl == lo)
-                first_lo = o + j;
-            if ((has & 2) && first_hi == n && kh == hi)
-                first_hi = o + j;
-        }
-    }
+    size_t bl = 0, bh = 0;
+    while (blo[bl] != lo)
+        bl++;
+    while (bhi[bh] != hi)
+        bh++;
+    size_t ol = bl * RD_EXT_BLOCK, oh = bh * RD_EXT_BLOCK;
+    size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;
+    size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;
     e->min_key = lo == 0 ? RD_NAN_MIN_KEY : (rd_u64)lo;
-    e->min_idx = g + first_lo;
+    e->min_idx = g + ol + rd_f32_find(u + ol, ml, nan_lo, nan_hi, lo, 0);
     e->max_key = hi == UINT32_MAX ? RD_NAN_MAX_KEY : (rd_u64)hi;
-    e->max_idx = g + first_hi;
+    e->max_idx = g + oh + rd_f32_find(u + oh, mh, nan_lo, nan_hi, hi, 1);
 }
-RD_CPU_EXTREMA(rd_cpu_ext_f64, double, rd_cpu_key_f64, RD_ISNAN_F)
+
+/* The signed order of float32 bits b: the order of the values, -0.0 below
+ * +0.0, a NaN with its sign bit clear above +inf and one with it set below
+ * -inf (rd_key_f32's key with its top bit flipped); its own inverse. */
+static inline int32_t rd_f32_order(uint32_t b)
+{
+    int32_t s = (int32_t)b;
+    return s ^ (int32_t)((uint32_t)(s >> 31) >> 1);
+}
+
+/* The same for float64 bits (rd_key_f64's key with its top bit flipped). */
+static inline int64_t rd_f64_order(uint64_t b)
+{
+    int64_t s = (int64_t)b;
+    return s ^ (int64_t)((uint64_t)(s >> 63) >> 1);
+}
+
+#define RD_F32_ORDER_INF ((int32_t)0x7f800000)            /* rd_f32_order of +inf */
+#define RD_F32_ORDER_NEG_INF ((int32_t)0x807fffff)        /* rd_f32_order of -inf */
+#define RD_F64_ORDER_INF ((int64_t)0x7ff0000000000000)    /* rd_f64_order of +inf */
+#define RD_F64_ORDER_NEG_INF ((int64_t)0x800fffffffffffff) /* rd_f64_order of -inf */
+
+/* Defines NAME, the extrema of a float tile whose elements are bits of type
+ * U, by their signed order S (ORDER): where the tile holds no NaN (the
+ * orders of its least and greatest elements lie within NEG_INF and INF,
+ * those of -inf and +inf), each block's least and greatest order in one
+ * pass (a loop of a few vector instructions per vector, inlined with the
+ * constant RD_EXT_BLOCK), then the first block holding the tile's and the
+ * first element with those very bits there (an order is one bit pattern,
+ * and its own inverse; the key is the order with its top bit flipped); a
+ * tile with a NaN goes by KEYS, whose NaN policy it needs. The same keys
+ * and indices either way. */
+#define RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, INF, NEG_INF, KEYS)                         \
+    RD_CPU_INLINE void NAME##_block(const U *p, size_t m, S *lo, S *hi)                    \
+    {                                                                                      \
+        S blo = *lo, bhi = *hi;                                                            \
+        for (size_t j = 0; j < m; j++) {                                                   \
+            S k = ORDER(p[j]);                                                             \
+            blo = k < blo ? k : blo;                                                       \
+            bhi = k > bhi ? k : bhi;                                                       \
+        }                                                                                  \
+        *lo = blo;                                                                         \
+        *hi = bhi;                                                                         \
+    }                                                                                      \
+    RD_CPU_INLINE size_t NAME##_find(const U *p, size_t m, U b)                            \
+    {                                                                                      \
+        size_t g = 0;                                                                      \
+        for (; g + RD_FIND_GROUP <= m; g += RD_FIND_GROUP) {                               \
+            unsigned any = 0;                                                              \
+            for (size_t j = 0; j < RD_FIND_GROUP; j++)                                     \
+                any |= (unsigned)(p[g + j] == b);                                          \
+            if (any)                                                                       \
+                break;                                                                     \
+        }                                                                                  \
+        while (g < m && p[g] != b)                                                         \
+            g++;                                                                           \
+        return g;                                                                          \
+    }                                                                                      \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)  \
+    {                                                                                      \
+        const U *u = (const U *)(const void *)x;                                           \
+        const S top = (S)((U)1 << (8 * sizeof(U) - 1)); /* the sign bit, as S */          \
+        S blo[RD_EXT_BLOCKS], bhi[RD_EXT_BLOCKS], lo = (S) ~top, hi = top;                  \
+        size_t nb = 0;                                                                     \
+        for (size_t o = 0; o < n; o += RD_EXT_BLOCK, nb++) {                               \
+            blo[nb] = (S) ~top;                                                            \
+            bhi[nb] = top;                                                                 \
+            if (n - o >= RD_EXT_BLOCK)                                                     \
+                NAME##_block(u + o, RD_EXT_BLOCK, &blo[nb], &bhi[nb]);                     \
+            else                                                                           \
+                NAME##_block(u + o, n - o, &blo[nb], &bhi[nb]);                            \
+            lo = blo[nb] < lo ? blo[nb] : lo;                                              \
+            hi = bhi[nb] > hi ? bhi[nb] : hi;                                              \
+        }                                                                                  \
+        if (n == 0 || lo < NEG_INF || hi > INF) {                                          \
+            KEYS(x, n, g, skipnan, e);                                                     \
+            return;                                                                        \
+        }                                                                                  \
+        size_t bl = 0, bh = 0;                                                             \
+        while (blo[bl] != lo)                                                              \
+            bl++;                                                                          \
+        while (bhi[bh] != hi)                                                              \
+            bh++;                                                                          \
+        size_t ol = bl * RD_EXT_BLOCK, oh = bh * RD_EXT_BLOCK;                             \
+        size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;                         \
+        size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;                         \
+        *e = rd_extrema_empty();                                                           \
+        e->min_key = (rd_u64)((U)lo ^ (U)top);                                             \
+        e->min_idx = g + ol + NAME##_find(u + ol, ml, (U)ORDER((U)lo));                    \
+        e->max_key = (rd_u64)((U)hi ^ (U)top);                                             \
+        e->max_idx = g + oh + NAME##_find(u + oh, mh, (U)ORDER((U)hi));                    \
+    }
+
+RD_CPU_EXT_ORDER(rd_cpu_ext_f32, float, uint32_t, int32_t, rd_f32_order, RD_F32_ORDER_INF,
+                 RD_F32_ORDER_NEG_INF, rd_cpu_ext_f32_keys)
+
+RD_CPU_EXTREMA(rd_cpu_ext_f64_keys, double, rd_cpu_key_f64, RD_ISNAN_F)
+RD_CPU_EXT_ORDER(rd_cpu_ext_f64, double, uint64_t, int64_t, rd_f64_order, RD_F64_ORDER_INF,
+                 RD_F64_ORDER_NEG_INF, rd_cpu_ext_f64_keys)
 RD_CPU_EXTREMA(rd_cpu_ext_i8, int8_t, RD_KEY_S, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_i16, int16_t, RD_KEY_S, RD_ISNAN_NO)
 RD_CPU_EXTREMA(rd_cpu_ext_i32, int32_t, RD_KEY_S, RD_ISNAN_NO)
@@ -585,63 +749,10 @@ typedef void (*rd_tiles_fn)(const void *, size_t, uint64_t, dt_type, int, int, s
     }
 
 RD_CPU_VARIANT(rd_cpu_tiles_baseline, )
-#if defined(__x86_64__) && defined(__GNUC__)
-RD_CPU_VARIANT(rd_cpu_tiles_avx2, __attribute__((target("avx2"))))
-RD_CPU_VARIANT(rd_cpu_tiles_avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))))
-#define RD_CPU_VARIANTS 3
-#else
-#define RD_CPU_VARIANTS 1
+#if SIMD_MULTI
+RD_CPU_VARIANT(rd_cpu_tiles_avx2, SIMD_ATTR_AVX2)
+RD_CPU_VARIANT(rd_cpu_tiles_avx512, SIMD_ATTR_AVX512)
 #endif
-
-static const char *const rd_cpu_variant_names[] = {"baseline", "avx2", "avx512"};
-
-/* Whether this CPU runs variant i. */
-static int rd_cpu_variant_runs(int i)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (i == 1)
-        return __builtin_cpu_supports("avx2");
-    if (i == 2)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-#endif
-    return i == 0;
-}
-
-/* The variant the tile code runs: the widest this CPU has, at most the
- * one GPUBATCH_CPU_SIMD names. */
-static int rd_cpu_variant(void)
-{
-    static int chosen = -1; /* every thread that races here picks the same */
-    if (chosen >= 0)
-        return chosen;
-    int cap = RD_CPU_VARIANTS - 1;
-    const char *env = getenv("GPUBATCH_CPU_SIMD");
-    for (int i = 0; env && *env && i < 3; i++)
-        if (!strcmp(env, rd_cpu_variant_names[i]))
-            cap = i < cap ? i : cap;
-    int v = 0;
-    for (int i = 1; i <= cap; i++)
-        if (rd_cpu_variant_runs(i))
-            v = i;
-    chosen = v;
-    return v;
-}
-
-/* The name of the tile code's variant. */
-const char *rd_cpu_simd(void)
-{
-    return rd_cpu_variant_names[rd_cpu_variant()];
-}
-
-/* Whether name is a GPUBATCH_CPU_SIMD value. */
-int rd_cpu_simd_known(const char *name)
-{
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(name, rd_cpu_variant_names[i]))
-            return 1;
-    return 0;
-}
 
 /* Partials of tiles [t0, t1) of a chunk on this CPU's variant. */
 void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
@@ -649,11 +760,11 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
 {
     static const rd_tiles_fn variants[] = {
         rd_cpu_tiles_baseline,
-#if RD_CPU_VARIANTS > 1
+#if SIMD_MULTI
         rd_cpu_tiles_avx2, rd_cpu_tiles_avx512,
 #endif
     };
-    variants[rd_cpu_variant()](x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);
+    variants[simd_variant()](x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);
 }
 
 /* ---- the operation on the engine ---- */

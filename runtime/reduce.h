@@ -119,18 +119,12 @@ int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64]);
 
 /* Computes the partials of tiles [t0, t1) of a chunk on the CPU with the
  * operation order of the GPU kernels, with the widest instruction set this
- * CPU has (rd_cpu_simd); every variant gives the same bits. m / e may be
+ * CPU has (runtime/simd.h); every variant gives the same bits. m / e may be
  * NULL. */
 void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
                   int want_sq, size_t t0, size_t t1, rd_moments *m, rd_extrema *e);
 
 
-/* The instruction set rd_cpu_tiles uses: "baseline", "avx2" or "avx512",
- * the widest the CPU has, at most the one the environment's
- * GPUBATCH_CPU_SIMD names (a way to check that they agree). */
-const char *rd_cpu_simd(void);
 
-/* Whether name is one of rd_cpu_simd's names. */
-int rd_cpu_simd_known(const char *name);
 
 #endif

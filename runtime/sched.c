@@ -140,6 +140,13 @@ static int sched_engine_open(sched *h, backend *be, engine **out)
     return rc < 0 ? rc : 0;
 }
 
+/* The CPU goes on without the devices (auto): on every core. */
+static void sched_cpu_alone(sched *h)
+{
+    h->gpu_off = 1;
+    h->cpu_be.threads = h->be->threads;
+}
+
 /* Opens the engine of each device the start has handed out (per_device,
  * cuda); a device that did not open is an error for the next submit. */
 static void sched_poll_devices(sched *h)
@@ -148,6 +155,13 @@ static void sched_poll_devices(sched *h)
         return;
     if (!h->ndev)
         h->ndev = backend_devices_known(h->be);
+    if (!h->ndev && backend_start_failed(h->be)) {
+        /* auto's start failed before it knew of any device (no driver): the
+         * CPU goes on alone, on every core, without waiting for it */
+        sched_cpu_alone(h);
+        h->dev_settled = 1;
+        return;
+    }
     int open = 0;
     for (int d = 0; d < h->ndev; d++) {
         sched_device *v = &h->dev[d];
@@ -178,13 +192,6 @@ static void sched_poll_devices(sched *h)
     }
 }
 
-/* The CPU goes on without the devices (auto): on every core. */
-static void sched_cpu_alone(sched *h)
-{
-    h->gpu_off = 1;
-    h->cpu_be.threads = h->be->threads;
-}
-
 /* Whether the devices take work now. */
 static int sched_gpu_ready(const sched *h)
 {
@@ -210,11 +217,10 @@ static void sched_poll(sched *h)
     backend *g = backend_gpu(h->be);
     if (!g) {
         const char *why = backend_fallback(h->be);
-        if (why) {
-            if (h->hooks.fallback)
-                h->hooks.fallback(h->be, why);
+        if (why && h->hooks.fallback)
+            h->hooks.fallback(h->be, why);
+        if (why || backend_start_failed(h->be)) /* its reason told here or before the run */
             sched_cpu_alone(h);
-        }
         return;
     }
     if (sched_engine_open(h, g, &h->gpu) < 0) {

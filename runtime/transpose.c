@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "gpu_inflate.h"
 #include "io/par.h"
+#include "simd.h"
 #include "ptx/transpose_tiles.h"
 
 #define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
@@ -38,36 +39,185 @@ struct tp_stage {
     char err[2048];
 };
 
-/* Copies the elements of a block of type T: out[c][r] = in[r][c]. */
-#define TP_CPU_LOOP(T)                                                                    \
+/* Copies the elements of rows [r0, r1) and columns [c0, c1) of type T,
+ * out[c][r] = in[r][c], one at a time. */
+#define TP_CPU_LOOP(T, r0, r1, c0, c1)                                                    \
     do {                                                                                  \
         const T *src = in;                                                                \
         T *dst = out;                                                                     \
-        for (uint64_t rb = r0; rb < r1; rb += TP_CPU_BLOCK)                               \
-            for (uint64_t cb = c0; cb < c1; cb += TP_CPU_BLOCK) {                         \
-                uint64_t re = rb + TP_CPU_BLOCK < r1 ? rb + TP_CPU_BLOCK : r1;            \
-                uint64_t ce = cb + TP_CPU_BLOCK < c1 ? cb + TP_CPU_BLOCK : c1;            \
-                for (uint64_t c = cb; c < ce; c++)                                        \
-                    for (uint64_t r = rb; r < re; r++)                                    \
-                        dst[c * rows + r] = src[r * cols + c];                            \
-            }                                                                             \
+        for (uint64_t c = c0; c < c1; c++)                                                \
+            for (uint64_t r = r0; r < r1; r++)                                            \
+                dst[c * rows + r] = src[r * cols + c];                                    \
     } while (0)
 
 typedef struct {
     uint64_t lo, hi;
 } tp_u128_elem;
 
-/* Transposes one block of the matrix on the calling thread. */
+/* Transposes a block element by element (tp_cpu_block's arguments). */
+static inline __attribute__((always_inline)) void
+tp_cpu_scalar(const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,
+              uint64_t r1, uint64_t c0, uint64_t c1)
+{
+    switch (elem) {
+    case 1: TP_CPU_LOOP(uint8_t, r0, r1, c0, c1); break;
+    case 2: TP_CPU_LOOP(uint16_t, r0, r1, c0, c1); break;
+    case 4: TP_CPU_LOOP(uint32_t, r0, r1, c0, c1); break;
+    case 8: TP_CPU_LOOP(uint64_t, r0, r1, c0, c1); break;
+    default: TP_CPU_LOOP(tp_u128_elem, r0, r1, c0, c1); break;
+    }
+}
+
+/* Defines NAME (compiled with ATTRS), which transposes a block
+ * (tp_cpu_block's arguments) in squares of N x N elements that SQUARE(in,
+ * in's row pitch, out, out's row pitch, in elements) moves in registers,
+ * and the strips beside them element by element, cache block by cache
+ * block; SQUARE is called directly, so that it is inlined into the variant
+ * that uses it. */
+#define TP_CPU_SQUARES(NAME, ATTRS, N, SQUARE)                                             \
+    ATTRS static inline __attribute__((always_inline)) void NAME(                          \
+        const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,  \
+        uint64_t r1, uint64_t c0, uint64_t c1)                                              \
+    {                                                                                       \
+        const char *src = in;                                                               \
+        char *dst = out;                                                                    \
+        for (uint64_t rb = r0; rb < r1; rb += TP_CPU_BLOCK)                                 \
+            for (uint64_t cb = c0; cb < c1; cb += TP_CPU_BLOCK) {                           \
+                uint64_t re = rb + TP_CPU_BLOCK < r1 ? rb + TP_CPU_BLOCK : r1;              \
+                uint64_t ce = cb + TP_CPU_BLOCK < c1 ? cb + TP_CPU_BLOCK : c1;              \
+                uint64_t rs = rb + (re - rb) / N * N, cs = cb + (ce - cb) / N * N;          \
+                for (uint64_t r = rb; r < rs; r += N)                                       \
+                    for (uint64_t c = cb; c < cs; c += N)                                   \
+                        SQUARE(src + (r * cols + c) * elem, (size_t)cols,                   \
+                               dst + (c * rows + r) * elem, (size_t)rows);                  \
+                tp_cpu_scalar(in, out, rows, cols, elem, rb, rs, cs, ce);                   \
+                tp_cpu_scalar(in, out, rows, cols, elem, rs, re, cb, ce);                   \
+            }                                                                               \
+    }
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* 4 x 4 elements of 4 bytes (SSE2, the baseline's): moves only, any bits. */
+static inline __attribute__((always_inline)) void
+tp_square4_sse(const void *in, size_t ip, void *out, size_t op)
+{
+    const float *s = in;
+    float *d = out;
+    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ip), r2 = _mm_loadu_ps(s + 2 * ip),
+           r3 = _mm_loadu_ps(s + 3 * ip);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(d, r0);
+    _mm_storeu_ps(d + op, r1);
+    _mm_storeu_ps(d + 2 * op, r2);
+    _mm_storeu_ps(d + 3 * op, r3);
+}
+
+/* 2 x 2 elements of 8 bytes (SSE2). */
+static inline __attribute__((always_inline)) void
+tp_square8_sse(const void *in, size_t ip, void *out, size_t op)
+{
+    const double *s = in;
+    double *d = out;
+    __m128d r0 = _mm_loadu_pd(s), r1 = _mm_loadu_pd(s + ip);
+    _mm_storeu_pd(d, _mm_unpacklo_pd(r0, r1));
+    _mm_storeu_pd(d + op, _mm_unpackhi_pd(r0, r1));
+}
+
+#if SIMD_MULTI
+/* 8 x 8 elements of 4 bytes (AVX): unpacks, shuffles and lane swaps. */
+SIMD_ATTR_AVX2 static inline __attribute__((always_inline)) void
+tp_square4_avx(const void *in, size_t ip, void *out, size_t op)
+{
+    const float *s = in;
+    float *d = out;
+    __m256 r[8], t[8], u[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(s + i * ip);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(d + i * op, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+        _mm256_storeu_ps(d + (i + 4) * op, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    }
+}
+
+/* 4 x 4 elements of 8 bytes (AVX). */
+SIMD_ATTR_AVX2 static inline __attribute__((always_inline)) void
+tp_square8_avx(const void *in, size_t ip, void *out, size_t op)
+{
+    const double *s = in;
+    double *d = out;
+    __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ip),
+            r2 = _mm256_loadu_pd(s + 2 * ip), r3 = _mm256_loadu_pd(s + 3 * ip);
+    __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
+            t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+    _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+    _mm256_storeu_pd(d + op, _mm256_permute2f128_pd(t1, t3, 0x20));
+    _mm256_storeu_pd(d + 2 * op, _mm256_permute2f128_pd(t0, t2, 0x31));
+    _mm256_storeu_pd(d + 3 * op, _mm256_permute2f128_pd(t1, t3, 0x31));
+}
+#endif
+#endif
+
+/* The strips of a block of 1-, 2- and 16-byte elements: no squares. */
+static inline __attribute__((always_inline)) void tp_square_none(const void *in, size_t ip,
+                                                                  void *out, size_t op)
+{
+    (void)in, (void)ip, (void)out, (void)op;
+}
+TP_CPU_SQUARES(tp_cpu_plain, , 1, tp_square_none)
+
+/* Defines variant NAME of the block transpose, compiled with ATTRS, moving
+ * 4- and 8-byte elements by the squares of SQ4 and SQ8 (TP_CPU_SQUARES
+ * functions). */
+#define TP_CPU_VARIANT(NAME, ATTRS, SQ4, SQ8)                                               \
+    ATTRS static void NAME(const void *in, void *out, uint64_t rows, uint64_t cols,       \
+                           size_t elem, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) \
+    {                                                                                     \
+        if (elem == 4)                                                                    \
+            SQ4(in, out, rows, cols, elem, r0, r1, c0, c1);                               \
+        else if (elem == 8)                                                               \
+            SQ8(in, out, rows, cols, elem, r0, r1, c0, c1);                               \
+        else                                                                              \
+            tp_cpu_scalar(in, out, rows, cols, elem, r0, r1, c0, c1);                     \
+    }
+
+#if defined(__x86_64__)
+TP_CPU_SQUARES(tp_cpu_sse4, , 4, tp_square4_sse)
+TP_CPU_SQUARES(tp_cpu_sse8, , 2, tp_square8_sse)
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_sse4, tp_cpu_sse8)
+#else
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_plain, tp_cpu_plain)
+#endif
+#if SIMD_MULTI
+TP_CPU_SQUARES(tp_cpu_avx4, SIMD_ATTR_AVX2, 8, tp_square4_avx)
+TP_CPU_SQUARES(tp_cpu_avx8, SIMD_ATTR_AVX2, 4, tp_square8_avx)
+TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, tp_cpu_avx4, tp_cpu_avx8)
+TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, tp_cpu_avx4, tp_cpu_avx8)
+#endif
+
+/* Transposes one block of the matrix on the calling thread, with the
+ * instruction-set variant in use (runtime/simd.h). */
 void tp_cpu_block(const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,
                   uint64_t r1, uint64_t c0, uint64_t c1)
 {
-    switch (elem) {
-    case 1: TP_CPU_LOOP(uint8_t); break;
-    case 2: TP_CPU_LOOP(uint16_t); break;
-    case 4: TP_CPU_LOOP(uint32_t); break;
-    case 8: TP_CPU_LOOP(uint64_t); break;
-    default: TP_CPU_LOOP(tp_u128_elem); break;
-    }
+    static void (*const variants[])(const void *, void *, uint64_t, uint64_t, size_t, uint64_t,
+                                    uint64_t, uint64_t, uint64_t) = {
+        tp_cpu_block_baseline,
+#if SIMD_MULTI
+        tp_cpu_block_avx2, tp_cpu_block_avx512,
+#endif
+    };
+    variants[simd_variant()](in, out, rows, cols, elem, r0, r1, c0, c1);
 }
 
 /* Transposes rows [u0, u1) counted across consecutive rows x cols

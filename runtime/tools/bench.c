@@ -20,6 +20,7 @@
 #include "runtime/gpu_inflate_stream.h"
 #include "runtime/quadratic.h"
 #include "runtime/reduce.h"
+#include "runtime/simd.h"
 #include "runtime/transpose.h"
 
 #define BENCH_SLOW_MS 200.0 /* a first run this long: 3 timed runs at most */
@@ -80,6 +81,8 @@ struct bench_variant {
     int layout;
     int baseline;
     int sweep;           /* the naive transpose: its block-shape sweep first */
+    int simd;            /* CPU code: 1 + the instruction-set variant it runs
+                          * (runtime/simd.h); 0: the process's */
 };
 
 struct bench_ctx {
@@ -457,6 +460,20 @@ static int run_host_transpose_tiled(bench_ctx *c, const bench_variant *v)
     return 0;
 }
 
+/* Rows [lo, hi) of the matrix by the transpose's CPU code. */
+static void host_tp_production_range(bench_ctx *c, uint64_t lo, uint64_t hi)
+{
+    tp_cpu_block(c->x, c->y, c->n, c->n, sizeof(float), lo, hi, 0, c->n);
+}
+
+/* The transpose's CPU code (cache blocks moved by registers), rows split
+ * over the threads. */
+static int run_host_tp_production(bench_ctx *c, const bench_variant *v)
+{
+    bench_par(c, c->threads, c->n, host_tp_production_range);
+    return 0;
+}
+
 /* Records [lo, hi) solved in place with the textbook formula. */
 static void host_aos_range(bench_ctx *c, uint64_t lo, uint64_t hi)
 {
@@ -541,77 +558,95 @@ static int run_host_inflate(bench_ctx *c, const bench_variant *v)
 /* The copy rows: what the kernels' bandwidth is compared with. */
 static const bench_variant bench_copies[] = {
     {BENCH_COPY, "device copy", "cuMemcpyDtoDAsync of the largest working set", "", ON_GPU, 0,
-     NULL, NULL, run_dev_copy, L_COPY, 0, 0},
+     NULL, NULL, run_dev_copy, L_COPY, 0, 0, 0},
     {BENCH_COPY, "host copy", "memcpy of the largest working set on every thread", "",
-     ON_HOST, 0, NULL, NULL, run_host_copy, L_COPY, 0, 0},
+     ON_HOST, 0, NULL, NULL, run_host_copy, L_COPY, 0, 0, 0},
 };
 
 static const bench_variant bench_variants[] = {
     /* reduction: sum of n float32 */
     {BENCH_REDUCE, "serial", "one GPU thread loops over all n", "100307 us", ON_GPU, 0,
-     "ladder_reduce", "lr_serial", run_lr_serial, L_FLOAT_SUM, 1, 0},
+     "ladder_reduce", "lr_serial", run_lr_serial, L_FLOAT_SUM, 1, 0, 0},
     {BENCH_REDUCE, "contiguous", "two passes; contiguous ranges; thread 0 adds shared memory",
-     "92 us", ON_GPU, 0, "ladder_reduce", "lr_contiguous", run_lr_two_pass, L_FLOAT_SUM, 0, 0},
+     "92 us", ON_GPU, 0, "ladder_reduce", "lr_contiguous", run_lr_two_pass, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "interleaved", "two passes; thread i reads i, i+T, ... (coalesced)", "78 us",
-     ON_GPU, 0, "ladder_reduce", "lr_interleaved", run_lr_two_pass, L_FLOAT_SUM, 0, 0},
+     ON_GPU, 0, "ladder_reduce", "lr_interleaved", run_lr_two_pass, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "tree", "in-block halving tree over shared memory", "46 us", ON_GPU, 0,
-     "ladder_reduce", "lr_tree", run_lr_two_pass, L_FLOAT_SUM, 0, 0},
+     "ladder_reduce", "lr_tree", run_lr_two_pass, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "last-warp", "last 64 values by one warp, no barriers (__syncwarp)",
-     "40 us", ON_GPU, 0, "ladder_reduce", "lr_last_warp", run_lr_two_pass, L_FLOAT_SUM, 0, 0},
+     "40 us", ON_GPU, 0, "ladder_reduce", "lr_last_warp", run_lr_two_pass, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "unrolled", "block size a compile-time constant, tree unrolled", "38 us",
-     ON_GPU, 0, "ladder_reduce", "lr_unrolled", run_lr_two_pass, L_FLOAT_SUM, 0, 0},
+     ON_GPU, 0, "ladder_reduce", "lr_unrolled", run_lr_two_pass, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "last-block", "one pass; the last block (atomic ticket) adds partials",
-     "39 us", ON_GPU, 0, "ladder_reduce", "lr_last_block", run_lr_last_block, L_FLOAT_SUM, 0, 0},
+     "39 us", ON_GPU, 0, "ladder_reduce", "lr_last_block", run_lr_last_block, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "atomic", "one pass; every thread atomically adds its partial", "2553 us",
-     ON_GPU, 0, "ladder_reduce", "lr_atomic", run_lr_atomic, L_FLOAT_SUM, 0, 0},
+     ON_GPU, 0, "ladder_reduce", "lr_atomic", run_lr_atomic, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "shuffle", "two passes; the last warp reduces with shuffle-xor", "38 us",
-     ON_GPU, 0, "ladder_reduce", "lr_shuffle", run_lr_two_pass, L_FLOAT_SUM, 0, 0},
+     ON_GPU, 0, "ladder_reduce", "lr_shuffle", run_lr_two_pass, L_FLOAT_SUM, 0, 0, 0},
     {BENCH_REDUCE, "production", "reduce's reproducible moments kernel, fold on the device", "",
-     ON_GPU, 0, "reduce_f32_moments", "rdk_moments", run_rd_production, L_DOUBLE_SUM, 0, 0},
+     ON_GPU, 0, "reduce_f32_moments", "rdk_moments", run_rd_production, L_DOUBLE_SUM, 0, 0, 0},
     {BENCH_REDUCE, "cpu loop", "float sum in index order, one core", "", ON_CPU_BACKEND, 1, NULL,
-     NULL, run_host_sum, L_FLOAT_SUM, 1, 0},
+     NULL, run_host_sum, L_FLOAT_SUM, 1, 0, 0},
     {BENCH_REDUCE, "production", "reduce's CPU backend (reproducible tiles)", "",
-     ON_CPU_BACKEND, 0, NULL, NULL, run_host_rd_production, L_DOUBLE_SUM, 0, 0},
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_rd_production, L_DOUBLE_SUM, 0, 0, 0},
+    {BENCH_REDUCE, "cpu baseline", "reduce's CPU backend, its baseline code (SSE2)", "",
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_rd_production, L_DOUBLE_SUM, 0, 0, 1 + SIMD_BASELINE},
+    {BENCH_REDUCE, "cpu avx2", "reduce's CPU backend, its AVX2 code", "", ON_CPU_BACKEND, 0, NULL,
+     NULL, run_host_rd_production, L_DOUBLE_SUM, 0, 0, 1 + SIMD_AVX2},
+    {BENCH_REDUCE, "cpu avx512", "reduce's CPU backend, its AVX-512 code", "", ON_CPU_BACKEND, 0,
+     NULL, NULL, run_host_rd_production, L_DOUBLE_SUM, 0, 0, 1 + SIMD_AVX512},
     /* transpose: N x N float32 */
     {BENCH_TRANSPOSE, "cpu", "two nested loops, one core", "Core i7", ON_HOST, 1, NULL, NULL,
-     run_host_transpose, L_MATRIX, 1, 0},
+     run_host_transpose, L_MATRIX, 1, 0, 0},
     {BENCH_TRANSPOSE, "naive", "one thread per element; writes strided", "1.36 / 0.45 ms",
-     ON_GPU, 0, "ladder_transpose", "lt_naive", run_lt_naive, L_MATRIX, 0, 1},
+     ON_GPU, 0, "ladder_transpose", "lt_naive", run_lt_naive, L_MATRIX, 0, 1, 0},
     {BENCH_TRANSPOSE, "shared", "32x32 tile through shared memory", "0.44 / 0.28 ms", ON_GPU, 0,
-     "ladder_transpose", "lt_shared", run_lt_tiled, L_MATRIX, 0, 0},
+     "ladder_transpose", "lt_shared", run_lt_tiled, L_MATRIX, 0, 0, 0},
     {BENCH_TRANSPOSE, "padded", "the tile's rows padded to 33 words", "0.43 / 0.26 ms", ON_GPU,
-     0, "ladder_transpose", "lt_padded", run_lt_tiled, L_MATRIX, 0, 0},
+     0, "ladder_transpose", "lt_padded", run_lt_tiled, L_MATRIX, 0, 0, 0},
     {BENCH_TRANSPOSE, "production", "transpose's kernel: 16-byte vectors, swizzled tiles", "",
-     ON_GPU, 0, "transpose", NULL, run_tp_production, L_MATRIX, 0, 0},
+     ON_GPU, 0, "transpose", NULL, run_tp_production, L_MATRIX, 0, 0, 0},
     {BENCH_TRANSPOSE, "cpu tiled", "32x32 tiles, every thread", "", ON_CPU_BACKEND, 0, NULL,
-     NULL, run_host_transpose_tiled, L_MATRIX, 0, 0},
+     NULL, run_host_transpose_tiled, L_MATRIX, 0, 0, 0},
+    {BENCH_TRANSPOSE, "cpu baseline", "transpose's CPU code, baseline (SSE2 4x4 squares)", "",
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_tp_production, L_MATRIX, 0, 0, 1 + SIMD_BASELINE},
+    {BENCH_TRANSPOSE, "cpu avx2", "transpose's CPU code, AVX2 (8x8 squares)", "", ON_CPU_BACKEND,
+     0, NULL, NULL, run_host_tp_production, L_MATRIX, 0, 0, 1 + SIMD_AVX2},
+    {BENCH_TRANSPOSE, "cpu avx512", "transpose's CPU code, AVX-512 (8x8 squares)", "",
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_tp_production, L_MATRIX, 0, 0, 1 + SIMD_AVX512},
     /* quadratic: n float32 equations, textbook formula except production */
     {BENCH_QUADRATIC, "cpu aos", "array of structs, one core", "1038 ms", ON_HOST, 1, NULL,
-     NULL, run_host_aos, L_AOS, 1, 0},
+     NULL, run_host_aos, L_AOS, 1, 0, 0},
     {BENCH_QUADRATIC, "cpu aos", "array of structs, every thread", "", ON_HOST, 0, NULL, NULL,
-     run_host_aos, L_AOS, 0, 0},
+     run_host_aos, L_AOS, 0, 0, 0},
     {BENCH_QUADRATIC, "cpu soa", "structure of arrays, one core", "", ON_CPU_BACKEND, 1, NULL,
-     NULL, run_host_soa, L_SOA, 0, 0},
+     NULL, run_host_soa, L_SOA, 0, 0, 0},
     {BENCH_QUADRATIC, "naive", "one thread per equation, array of structs", "118 ms", ON_GPU, 0,
-     "ladder_quadratic", "lq_aos", run_lq_aos, L_AOS, 0, 0},
+     "ladder_quadratic", "lq_aos", run_lq_aos, L_AOS, 0, 0, 0},
     {BENCH_QUADRATIC, "shared", "records staged through shared memory", "37 ms", ON_GPU, 0,
-     "ladder_quadratic", "lq_aos_shared", run_lq_aos, L_AOS, 0, 0},
+     "ladder_quadratic", "lq_aos_shared", run_lq_aos, L_AOS, 0, 0, 0},
     {BENCH_QUADRATIC, "soa", "structure of arrays: coalesced", "9 ms", ON_GPU, 0,
-     "ladder_quadratic", "lq_soa", run_lq_soa, L_SOA, 0, 0},
+     "ladder_quadratic", "lq_soa", run_lq_soa, L_SOA, 0, 0, 0},
     {BENCH_QUADRATIC, "production", "quadratic's accurate solver, (N, 3) rows", "", ON_GPU, 0,
-     "quadratic_f32", "qdk_rows", run_qd_production, L_ROWS, 0, 0},
+     "quadratic_f32", "qdk_rows", run_qd_production, L_ROWS, 0, 0, 0},
     {BENCH_QUADRATIC, "production", "quadratic's accurate solver on the CPU, one core", "",
-     ON_CPU_BACKEND, 1, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0},
+     ON_CPU_BACKEND, 1, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0, 0},
     {BENCH_QUADRATIC, "production", "quadratic's accurate solver on the CPU, every thread", "",
-     ON_CPU_BACKEND, 0, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0},
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0, 0},
+    {BENCH_QUADRATIC, "cpu baseline", "the accurate solver on the CPU, baseline, every thread",
+     "", ON_CPU_BACKEND, 0, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0, 1 + SIMD_BASELINE},
+    {BENCH_QUADRATIC, "cpu avx2", "the accurate solver on the CPU, AVX2 + FMA, every thread", "",
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0, 1 + SIMD_AVX2},
+    {BENCH_QUADRATIC, "cpu avx512", "the accurate solver on the CPU, AVX-512, every thread", "",
+     ON_CPU_BACKEND, 0, NULL, NULL, run_host_qd_production, L_ROWS, 0, 0, 1 + SIMD_AVX512},
     /* inflate: n float32 in blocked gzip, decoded and CRC-checked */
     {BENCH_INFLATE, "host", "zlib, members split over every thread, CRC-32 checked", "",
-     ON_HOST, 0, NULL, NULL, run_host_inflate, L_BYTES, 1, 0},
+     ON_HOST, 0, NULL, NULL, run_host_inflate, L_BYTES, 1, 0, 0},
     {BENCH_INFLATE, "production", "gzk_inflate (a thread per member) + gzk_crc (a warp per member)",
-     "", ON_GPU, 0, "inflate", "gzk_inflate", run_gz_production, L_BYTES, 0, 0},
+     "", ON_GPU, 0, "inflate", "gzk_inflate", run_gz_production, L_BYTES, 0, 0, 0},
     {BENCH_INFLATE, "stream", "one deflate stream (pigz's kind) in segments: gzs_decode (a thread "
      "per segment), windows, markers, CRC-32", "", ON_GPU, 0, "inflate", "gzs_decode",
-     run_gz_stream, L_STREAM, 0, 0},
+     run_gz_stream, L_STREAM, 0, 0, 0},
 };
 
 /* ---- public helpers ---- */
@@ -1286,7 +1321,7 @@ out_driver:
 
 /* Prepares, runs once and checks v; if right, times it (one more warm-up
  * unless slow, then the runs) and checks the output again. Fills row. */
-static int bench_measure(bench_ctx *c, const bench_variant *v, bench_row *row)
+static int bench_measure_as(bench_ctx *c, const bench_variant *v, bench_row *row)
 {
     int ok = 1, rc, reps = c->cfg->reps;
     double first;
@@ -1336,6 +1371,15 @@ out_fail:
     return rc;
 }
 
+/* bench_measure_as with v's instruction-set variant in use (runtime/simd.h). */
+static int bench_measure(bench_ctx *c, const bench_variant *v, bench_row *row)
+{
+    simd_force(v->simd - 1);
+    int rc = bench_measure_as(c, v, row);
+    simd_force(-1);
+    return rc;
+}
+
 /* ---- the run ---- */
 
 /* A row describing v at size n, before measuring. */
@@ -1359,7 +1403,7 @@ static int bench_runs_here(const bench_ctx *c, const bench_variant *v)
     if (v->where == ON_GPU)
         return c->g != NULL;
     if (v->where == ON_CPU_BACKEND)
-        return c->g == NULL;
+        return c->g == NULL && (!v->simd || simd_runs(v->simd - 1));
     return 1;
 }
 

@@ -12,6 +12,14 @@ NODRV=/nonexistent/libcuda.so.1
 SIZES=reduce:5000,reduce:4194319,transpose:67,quadratic:3001,inflate:16320,inflate:100003
 
 # --- the table ---------------------------------------------------------------
+# The CPU code's instruction-set variants this CPU runs (runtime/simd.h): a
+# row each for reduce, transpose and quadratic.
+"$GB" gen -q --shape 10 -o "$T/one.npy"
+case $(env -u GPUBATCH_CPU_SIMD "$GB" reduce -v --backend cpu "$T/one.npy" 2>&1 >/dev/null) in
+*"threads, avx512"*) NV=3 ;;
+*"threads, avx2"*) NV=2 ;;
+*) NV=1 ;;
+esac
 "$GB" bench --backend cpu -p 2 --reps 3 --sizes reduce:5000,transpose:67,quadratic:3001,inflate:100003 \
     >"$T/table.txt" 2>"$T/table.err"
 check_eq "bench --backend cpu exit status ($(cat "$T/table.err"))" 0 $?
@@ -24,9 +32,11 @@ for v in "cpu loop" "production" "cpu tiled" "cpu aos" "cpu soa" "host copy"; do
     if grep -q "^  $v " "$T/table.txt"; then ok; else fail "table lacks row '$v'"; fi
 done
 if grep -q FAIL "$T/table.txt"; then fail "a CPU variant failed its check: $(grep FAIL "$T/table.txt")"; else ok; fi
-check_eq "reduce rows exact" 2 "$(grep -c 'sum exact' "$T/table.txt")"
-check_eq "transpose rows exact" 2 "$(grep -c 'transpose exact' "$T/table.txt")"
-check_eq "quadratic rows bit-identical" 5 "$(grep -c 'bit-identical' "$T/table.txt")"
+check_eq "reduce rows exact" $((2 + NV)) "$(grep -c 'sum exact' "$T/table.txt")"
+check_eq "transpose rows exact" $((2 + NV)) "$(grep -c 'transpose exact' "$T/table.txt")"
+check_eq "quadratic rows bit-identical" $((5 + NV)) "$(grep -c 'bit-identical' "$T/table.txt")"
+check_eq "a row per variant and op" "$((3 * NV))" \
+    "$(grep -cE '^  cpu (baseline|avx2|avx512) ' "$T/table.txt")"
 check_eq "inflate row checked" 1 "$(grep -c '^  host .*decoded bytes equal the input (8 members' "$T/table.txt")"
 check_eq "no GPU rows on the CPU backend" 0 "$(grep -cE '^  .{12} gpu ' "$T/table.txt")"
 check_eq "stderr is quiet" "" "$(cat "$T/table.err")"
@@ -39,10 +49,11 @@ check_eq "bench --json exit status ($(cat "$T/b.err"))" 0 $?
 # The inflate input: normal float32 of the seed, blocked gzip at level 1.
 "$GB" gen --shape 16320 --dist normal --seed 7 --raw -1 -o "$T/z16320.gz"
 "$GB" gen --shape 100003 --dist normal --seed 7 --raw -1 -o "$T/z100003.gz"
-$PY - "$T/b.json" "$T" >"$T/json.out" 2>&1 <<'END'
+$PY - "$T/b.json" "$T" "$NV" >"$T/json.out" 2>&1 <<'END'
 import array, json, re, struct, sys, zlib
 doc = json.load(open(sys.argv[1]))
 tmp = sys.argv[2]
+nv = int(sys.argv[3])  # the CPU's instruction-set variants: a reduce row each
 bad = []
 def need(cond, what):
     if not cond:
@@ -112,7 +123,7 @@ for n in (5000, 4194319):
     need(sum(1 for v in k if v) > 1000, "enough nonzero inputs for n=%d" % n)
     exact = float(sum(k)) * 2.0 ** -10
     got = [r for r in rows if r["op"] == "reduce" and r["size"] == n]
-    need(len(got) == 2, "two reduce rows at %d" % n)
+    need(len(got) == 2 + nv, "%d reduce rows at %d" % (2 + nv, n))
     for r in got:
         text = r["check"]
         need(text.startswith("sum exact (") and float(text[len("sum exact ("):-1]) == exact,
@@ -134,7 +145,7 @@ fi
 check_eq "bench transpose exit status" 0 $?
 check_eq "bench transpose runs transpose only" "copy transpose" \
     "$(sed -n -e 's/^\(copy\) of .*/\1/p' -e 's/^\([a-z]*\) (.*/\1/p' "$T/t.txt" | tr '\n' ' ' | sed 's/ $//')"
-check_eq "-p 1: every host row on one thread" "3 3" \
+check_eq "-p 1: every host row on one thread" "$((3 + NV)) $((3 + NV))" \
     "$(grep -cE '^  .{12} cpu x' "$T/t.txt") $(grep -cE '^  .{12} cpu x1 ' "$T/t.txt")"
 
 # inflate alone, and `all` names every op.

@@ -1,19 +1,27 @@
 #!/bin/sh
-# test_simd.sh - every instruction-set variant of the CPU tile code this
+# test_simd.sh - every instruction-set variant of the CPU code this
 # machine runs (GPUBATCH_CPU_SIMD: baseline, avx2, avx512; each capped by
-# what the CPU has) prints the same text for every dtype, op set, NaN policy,
-# chunk size and thread count, on random, adversarial and extreme data; -v
-# names the variant; an unknown name is a usage error.
+# what the CPU has), and input read through buffers or in place
+# (GPUBATCH_MAP=0 or not), gives the same results: reduce's text for every
+# dtype, op set, NaN policy, chunk size and thread count, on random,
+# adversarial and extreme data; the bytes of quadratic's roots and of
+# transposes of every element size; -v names the variant; an unknown name
+# is a usage error.
 . "$(dirname "$0")/lib.sh"
 REF="$top/tests/cli/npyref.py"
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count
 
-# Runs reduce with each variant and compares every output to the baseline's.
+# Runs reduce with each variant and compares every output to the baseline's,
+# and the baseline's on input read through the buffers (GPUBATCH_MAP=0) to
+# its on input read in place.
 same_on_every_variant() {
     what=$1
     shift
     GPUBATCH_CPU_SIMD=baseline "$GB" reduce -q --backend cpu "$@" >"$T/base.txt" 2>&1
     echo "exit $?" >>"$T/base.txt"
+    GPUBATCH_MAP=0 GPUBATCH_CPU_SIMD=baseline "$GB" reduce -q --backend cpu "$@" >"$T/read.txt" 2>&1
+    echo "exit $?" >>"$T/read.txt"
+    check_files_same "$what: read as mapped" "$T/base.txt" "$T/read.txt"
     for v in avx2 avx512; do
         GPUBATCH_CPU_SIMD=$v "$GB" reduce -q --backend cpu "$@" >"$T/$v.txt" 2>&1
         echo "exit $?" >>"$T/$v.txt"
@@ -37,6 +45,49 @@ for dt in float32 float64 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 u
         rm -f "$T/$dt-$kind-"*.npy
     done
 done
+
+# Runs one command (its output file OUT, then its arguments) with each
+# variant and compares the files each wrote, byte for byte, and the exit
+# status, to the baseline's.
+same_file_on_every_variant() {
+    what=$1
+    out=$2
+    shift 2
+    for v in baseline avx2 avx512; do
+        rm -f "$out"
+        GPUBATCH_CPU_SIMD=$v "$GB" "$@" -q --backend cpu -o "$out" >"$T/$v.err" 2>&1
+        echo "exit $?" >>"$T/$v.err"
+        [ -e "$out" ] && mv "$out" "$T/$v.out" || : >"$T/$v.out"
+    done
+    for v in avx2 avx512; do
+        check_files_same "$what: $v as baseline" "$T/baseline.out" "$T/$v.out"
+        check_files_same "$what: $v's status as baseline's" "$T/baseline.err" "$T/$v.err"
+    done
+}
+
+# The quadratic solver: every variant writes the same roots.
+for dt in float32 float64 float16 bfloat16; do
+    for kind in random adversarial; do
+        $PY "$REF" write $dt 20011x3 $kind 7 "$T/q.npy" || { fail "npyref.py write $dt q"; continue; }
+        same_file_on_every_variant "quadratic $dt $kind" "$T/roots.npy" quadratic "$T/q.npy"
+    done
+done
+$PY "$REF" write float64 3x5003 adversarial 8 "$T/q.npy"
+same_file_on_every_variant "quadratic planes" "$T/roots.npy" quadratic --layout planes "$T/q.npy"
+
+# The transpose: every variant writes the same bytes, for every element
+# size, shapes with and without whole squares of registers, batches, and a
+# matrix staged whole (larger than --chunk).
+for dt in int8 int16 float32 float64; do
+    for shape in 1x1 7x9 8x8 37x53 64x96 3x33x65 300x257; do
+        $PY "$REF" write $dt $shape random 9 "$T/m.npy" || { fail "npyref.py write $dt $shape"; continue; }
+        same_file_on_every_variant "transpose $dt $shape" "$T/t.npy" transpose "$T/m.npy"
+    done
+    same_file_on_every_variant "transpose $dt staged" "$T/t.npy" transpose --chunk 4k "$T/m.npy"
+done
+"$GB" gen -q --raw --dtype uint64 --shape 6600 --seed 3 -o "$T/m.raw" || fail "gen 16-byte elements"
+same_file_on_every_variant "transpose complex128" "$T/t.npy" transpose --dtype complex128 \
+    --shape 33x100 "$T/m.raw"
 
 # -v names the variant in use, never a wider one than asked.
 $PY "$REF" write float32 1000 random 1 "$T/v.npy"

@@ -1,0 +1,180 @@
+/* view.c - read-only mappings of a file's byte ranges, faulted in ahead of
+ * their use, and the table of live views a SIGBUS handler searches (see
+ * view.h). */
+#include "view.h"
+
+#include "par.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14 */
+#endif
+
+#define VIEW_ALIGN ((uint64_t)2 << 20) /* huge-page size: file offset and address agree modulo it */
+#define VIEW_PART ((size_t)8 << 20)    /* a parallel fault-in gives each thread >= this */
+#define VIEW_ROWS 1024                 /* live views at once, every ring together */
+
+/* The table of live views: a row is in use while `used` is set, and
+ * covers [lo, hi) once hi is nonzero (hi is written last and cleared
+ * first, so a handler never sees a half-made row). */
+static struct {
+    atomic_int used;
+    _Atomic(uintptr_t) lo, hi;
+    _Atomic(const char *) label;
+    atomic_int fd;
+    _Atomic(uint64_t) size;
+} view_rows[VIEW_ROWS];
+
+/* Takes a free row for [lo, lo + len) of the file fd of `size` bytes,
+ * with label; its index, or -1 when full. */
+static int view_register(const void *lo, size_t len, const char *label, int fd, uint64_t size)
+{
+    for (int i = 0; i < VIEW_ROWS; i++) {
+        int free_row = 0;
+        if (!atomic_compare_exchange_strong(&view_rows[i].used, &free_row, 1))
+            continue;
+        atomic_store(&view_rows[i].label, label);
+        atomic_store(&view_rows[i].fd, fd);
+        atomic_store(&view_rows[i].size, size);
+        atomic_store(&view_rows[i].lo, (uintptr_t)lo);
+        atomic_store(&view_rows[i].hi, (uintptr_t)lo + len);
+        return i;
+    }
+    return -1;
+}
+
+/* Gives a row back. */
+static void view_unregister(int i)
+{
+    if (i < 0)
+        return;
+    atomic_store(&view_rows[i].hi, 0);
+    atomic_store(&view_rows[i].used, 0);
+}
+
+/* Whose live view holds addr (see view.h). */
+int io_view_owner(const void *addr, io_view_fault *f)
+{
+    uintptr_t a = (uintptr_t)addr;
+    for (int i = 0; i < VIEW_ROWS; i++) {
+        uintptr_t hi = atomic_load(&view_rows[i].hi);
+        if (hi && a >= atomic_load(&view_rows[i].lo) && a < hi) {
+            f->label = atomic_load(&view_rows[i].label);
+            f->fd = atomic_load(&view_rows[i].fd);
+            f->size = atomic_load(&view_rows[i].size);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* One thread's share of a fault-in: [p, p + n), and its result. */
+typedef struct {
+    char *p;
+    size_t n;
+    int err; /* 0 or errno */
+} view_part;
+
+/* Thread body: populates the page tables of one part, as reads would
+ * (reading the file where it is not cached); EINVAL where the kernel
+ * lacks MADV_POPULATE_READ. */
+static void *view_fault_main(void *arg)
+{
+    view_part *t = arg;
+    t->err = 0;
+    while (madvise(t->p, t->n, MADV_POPULATE_READ) < 0) {
+        if (errno != EINTR && errno != EAGAIN) {
+            t->err = errno;
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Faults in a mapping's pages [p, p + n) on up to par_cpus() threads, in
+ * parts of whole huge pages; 0 or -errno (-EFAULT: past the file's end). */
+static int view_fault_in(char *p, size_t n)
+{
+    size_t nt = n / VIEW_PART, cpus = (size_t)par_cpus();
+    if (nt > cpus)
+        nt = cpus;
+    if (nt > PAR_MAX)
+        nt = PAR_MAX;
+    if (nt < 1)
+        nt = 1;
+    size_t step = (n / nt + VIEW_ALIGN - 1) / VIEW_ALIGN * VIEW_ALIGN;
+    view_part parts[PAR_MAX];
+    size_t k = 0;
+    for (size_t at = 0; at < n && k < nt; at += step, k++)
+        parts[k] = (view_part){p + at, n - at < step ? n - at : step, 0};
+    par_run(view_fault_main, parts, sizeof parts[0], k);
+    for (size_t i = 0; i < k; i++)
+        if (parts[i].err == EINVAL) { /* an older kernel: a read of each page */
+            for (size_t at = 0; at < parts[i].n; at += 4096)
+                (void)*(volatile const char *)(parts[i].p + at);
+        } else if (parts[i].err) {
+            return -parts[i].err;
+        }
+    return 0;
+}
+
+/* Maps and faults in a byte range of fd (see view.h): the mapping starts
+ * at a huge-page boundary of the file, at an address on the same boundary,
+ * so that the kernel may map the page cache's large folios whole. */
+int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
+{
+    *v = (io_view){.entry = -1};
+    if (len == 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if ((uint64_t)st.st_size < off + len)
+        return -EFAULT;
+    uint64_t moff = off / VIEW_ALIGN * VIEW_ALIGN;
+    size_t mlen = (size_t)((off + len - moff + 4095) / 4096 * 4096);
+    /* an aligned address: reserve room for the slack, then map over it */
+    char *room = mmap(NULL, mlen + VIEW_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room == MAP_FAILED)
+        return -errno;
+    char *at = (char *)(((uintptr_t)room + VIEW_ALIGN - 1) / VIEW_ALIGN * VIEW_ALIGN);
+    char *base = mmap(at, mlen, PROT_READ, MAP_SHARED | MAP_FIXED, fd, (off_t)moff);
+    if (base == MAP_FAILED) {
+        int e = errno;
+        munmap(room, mlen + VIEW_ALIGN);
+        return -e;
+    }
+    if (at > room)
+        munmap(room, (size_t)(at - room));
+    munmap(at + mlen, (size_t)(room + VIEW_ALIGN - at)); /* the slack after it (never empty) */
+    /* advice only: larger read-ahead where not cached, into huge folios
+     * where the kernel can (later maps of them take one fault each) */
+    madvise(base, mlen, MADV_SEQUENTIAL);
+#ifdef MADV_HUGEPAGE
+    madvise(base, mlen, MADV_HUGEPAGE);
+#endif
+    v->base = base;
+    v->map_len = mlen;
+    v->data = (const uint8_t *)base + (off - moff);
+    v->len = len;
+    v->entry = view_register(base, mlen, label, fd, (uint64_t)st.st_size);
+    int rc = v->entry < 0 ? -ENOSPC : view_fault_in(base, mlen);
+    if (rc < 0)
+        io_view_unmap(v);
+    return rc;
+}
+
+/* Unmaps a view (see view.h). */
+void io_view_unmap(io_view *v)
+{
+    if (!v->base)
+        return;
+    view_unregister(v->entry);
+    munmap(v->base, v->map_len);
+    *v = (io_view){.entry = -1};
+}

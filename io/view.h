@@ -1,0 +1,48 @@
+/* view.h - read-only mappings of byte ranges of a regular file ("views"),
+ * for consumers that read plain input where it lies in the page cache
+ * instead of copying it into buffers of their own; and the lookup a SIGBUS
+ * handler needs to tell a fault in a view (the file was cut under it) from
+ * any other.
+ *
+ * A view's pages are faulted in by io_view_map() (on the threads of par.h
+ * when it is large), so that a file already shorter than the view is an
+ * error there (-EFAULT), not a fault later. A file cut while a view is
+ * mapped makes a later read of the cut pages raise SIGBUS: io_view_owner()
+ * says whose view the address is in. Live views are kept in a fixed table
+ * that a signal handler can search without locks or allocation. */
+#ifndef GPUBATCH_IO_VIEW_H
+#define GPUBATCH_IO_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const uint8_t *data; /* the range's first byte */
+    size_t len;          /* bytes of the range */
+    void *base;          /* the mapping (NULL: none) */
+    size_t map_len;      /* its bytes */
+    int entry;           /* its row in the table of live views, or -1 */
+} io_view;
+
+/* Maps bytes [off, off + len) of the regular file open as fd read-only and
+ * faults its pages in; label (which must outlive the view) is what
+ * io_view_owner() gives for an address in it. len 0 maps nothing. 0, or
+ * -errno: -EFAULT where the file holds fewer bytes than the range. */
+int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label);
+
+/* Unmaps a view (a zeroed view or one already unmapped: nothing). */
+void io_view_unmap(io_view *v);
+
+/* What a fault in a view is about: the view's label, its file's
+ * descriptor and the file's size when it was mapped. */
+typedef struct {
+    const char *label;
+    int fd;
+    uint64_t size;
+} io_view_fault;
+
+/* Whether addr is in a live view, and if so *f says whose;
+ * async-signal-safe. */
+int io_view_owner(const void *addr, io_view_fault *f);
+
+#endif

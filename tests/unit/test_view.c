@@ -1,0 +1,212 @@
+/* test_view.c - plain input read in place: views of a file (io/view.h),
+ * the reader's views beside its reads, the pipeline's chunks as views, and
+ * a file cut under a view (SIGBUS) as one error line and exit status 1. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/msg.h"
+#include "io/pipeline.h"
+#include "io/reader.h"
+#include "io/sink.h"
+#include "io/view.h"
+#include "check.h"
+#define RND_SEED 0x5eed0f1e5eed0f1eull
+#include "rnd.h"
+
+static char tmpdir[] = "/tmp/gb_view_XXXXXX";
+
+/* Path of name inside tmpdir (in one of two rotating static buffers). */
+static const char *in_tmp(const char *name)
+{
+    static char paths[2][300];
+    static int k;
+    k ^= 1;
+    snprintf(paths[k], sizeof paths[k], "%s/%s", tmpdir, name);
+    return paths[k];
+}
+
+/* Writes n pseudo-random bytes to path and returns them (malloc'd). */
+static uint8_t *make_file(const char *path, size_t n)
+{
+    uint8_t *b = malloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)rnd();
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b, 1, n, f) == n);
+    if (f)
+        fclose(f);
+    return b;
+}
+
+/* Views of ranges at every kind of offset (page and huge-page boundaries,
+ * odd ones) hold the file's bytes; a range past the end is -EFAULT. */
+static void test_view_ranges(void)
+{
+    size_t n = (5u << 20) + 12345;
+    const char *path = in_tmp("ranges");
+    uint8_t *want = make_file(path, n);
+    int fd = open(path, O_RDONLY);
+    static const uint64_t offs[] = {0, 1, 4095, 4096, (2u << 20) - 1, 2u << 20, (2u << 20) + 77};
+    static const size_t lens[] = {1, 100, 4096, (1u << 20) + 3, 3u << 20};
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+        for (size_t j = 0; j < sizeof lens / sizeof lens[0]; j++) {
+            io_view v;
+            int rc = io_view_map(&v, fd, offs[i], lens[j], path);
+            CHECKF(rc == 0 && v.len == lens[j] && !memcmp(v.data, want + offs[i], lens[j]),
+                   "off %llu len %zu rc %d", (unsigned long long)offs[i], lens[j], rc);
+            io_view_fault f;
+            CHECK(io_view_owner(v.data + lens[j] - 1, &f) && f.label == path && f.fd == fd &&
+                  f.size == n);
+            const uint8_t *last = v.data + lens[j] - 1;
+            io_view_unmap(&v);
+            CHECK(!io_view_owner(last, &f));
+            io_view_unmap(&v); /* twice: nothing */
+        }
+    io_view v;
+    CHECK(io_view_map(&v, fd, n - 10, 11, path) == -EFAULT && v.base == NULL);
+    CHECK(io_view_map(&v, fd, n, 0, path) == 0 && v.base == NULL);
+    close(fd);
+    free(want);
+}
+
+/* A reader's views follow its reads: after a read, a step back, a skip,
+ * to the end (a short view, then 0); stdin and gzip are not viewable. */
+static void test_reader_views(void)
+{
+    size_t n = (3u << 20) + 999;
+    const char *path = in_tmp("reader");
+    uint8_t *want = make_file(path, n);
+    io_reader *r;
+    char err[256];
+    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    uint8_t head[1000];
+    CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
+    CHECK(io_reader_view_offset(r, 0) == (int64_t)sizeof head);
+    CHECK(io_reader_view_offset(r, 100) == (int64_t)sizeof head - 100);
+    CHECK(io_reader_view_offset(r, sizeof head + 1) == -1);
+    CHECK(io_reader_unread(r, 100) == 0 && io_reader_tell(r) == sizeof head - 100);
+    io_view v;
+    CHECK(io_reader_view(r, 1u << 20, &v) == (ssize_t)(1u << 20) &&
+          !memcmp(v.data, want + 900, 1u << 20));
+    io_view_unmap(&v);
+    CHECK(io_reader_skip(r, 5) == 5);
+    uint64_t at = 900 + (1u << 20) + 5;
+    CHECK(io_reader_view(r, n, &v) == (ssize_t)(n - at) && !memcmp(v.data, want + at, n - at));
+    io_view_unmap(&v);
+    CHECK(io_reader_view(r, 10, &v) == 0 && v.base == NULL);
+    CHECK(io_reader_tell(r) == n);
+    io_reader_close(r);
+    free(want);
+}
+
+/* The pipeline's view chunks hold the data in order, with the bytes of a
+ * prefix stepped back over, and a limit's truncation is the same error as
+ * the buffered ring's. */
+static void test_pipeline_views(void)
+{
+    size_t n = (7u << 20) + 4096 + 64;
+    const char *path = in_tmp("ring");
+    uint8_t *want = make_file(path, n);
+    io_reader *r;
+    char err[256];
+    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    uint8_t prefix[64];
+    CHECK(io_reader_read(r, prefix, 64) == 64);
+    pl_ring *p;
+    CHECK(pl_open_view(&p, r, 3, 1u << 20, 64, UINT64_MAX) == 0);
+    pl_chunk c;
+    uint64_t seen = 0;
+    int ok = 1;
+    while (pl_next(p, &c) == 1) {
+        ok &= c.offset == seen && !memcmp(c.data, want + seen, c.bytes);
+        seen += c.bytes;
+        pl_release(p, c.slot);
+    }
+    CHECK(ok && seen == n);
+    pl_close(p);
+    io_reader_close(r);
+    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    CHECK(pl_open_view(&p, r, 2, 1u << 20, 0, n + 1) == 0);
+    int rc;
+    while ((rc = pl_next(p, &c)) == 1)
+        pl_release(p, c.slot);
+    CHECK(rc == IO_ERR_FORMAT && strstr(pl_error(p), "truncated: expected"));
+    pl_close(p);
+    io_reader_close(r);
+    free(want);
+}
+
+/* A file cut under a live view: reading the cut pages raises SIGBUS,
+ * which the guard turns into one line naming the file, the temporary
+ * output removed, and exit status 1. Run in a child process. */
+static void test_cut_under_view(void)
+{
+    size_t n = 4u << 20;
+    char path[300], errpath[300], outpath[300];
+    snprintf(path, sizeof path, "%s", in_tmp("cut"));
+    free(make_file(path, n));
+    snprintf(errpath, sizeof errpath, "%s", in_tmp("cut.err"));
+    snprintf(outpath, sizeof outpath, "%s", in_tmp("out.bin"));
+    pid_t pid = fork();
+    if (pid == 0) {
+        int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(e, 2);
+        io_sink_install_signal_cleanup();
+        msg_guard_views();
+        io_sink *s;
+        char err[256];
+        io_reader *r;
+        if (io_sink_open(&s, outpath, 1, NULL, 0, err, sizeof err) < 0 ||
+            io_reader_open(&r, path, err, sizeof err) < 0) {
+            fprintf(stderr, "%s\n", err);
+            _exit(3);
+        }
+        io_view v;
+        if (io_reader_view(r, n, &v) != (ssize_t)n)
+            _exit(4);
+        truncate(path, 4096);
+        volatile uint8_t sum = 0;
+        for (size_t i = 0; i < n; i += 4096)
+            sum += v.data[i];
+        _exit(5); /* the read past the cut did not fault */
+    }
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
+    char line[512] = "", expect[512];
+    FILE *f = fopen(errpath, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = 0;
+        fclose(f);
+    }
+    snprintf(expect, sizeof expect,
+             "gpubatch: error: %s: the file shrank from %zu to 4096 bytes while being read\n",
+             path, n);
+    CHECKF(!strcmp(line, expect), "got [%s]", line);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls -A %s | grep -q '^\\.out\\.bin'", tmpdir);
+    CHECK(system(cmd) != 0);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir))
+        return 1;
+    RUN(test_view_ranges);
+    RUN(test_reader_views);
+    RUN(test_pipeline_views);
+    RUN(test_cut_under_view);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        return 1;
+    return check_summary();
+}
