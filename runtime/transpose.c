@@ -410,9 +410,7 @@ static int tp_stage_buffers(tp_stage *e)
 {
     backend *be = e->be;
     if (be->kind != BACKEND_CUDA) {
-        /* faulted in on every core now, while the reader maps the first
-           pieces, so that the transpose's scattered writes take no faults */
-        if (!(e->cpu_out = backend_host_unpinned(be, e->matrix_bytes))) {
+        if (!(e->cpu_out = malloc(e->matrix_bytes))) {
             snprintf(e->err, sizeof e->err,
                      "out of memory: a %zu-byte matrix is transposed whole in host memory",
                      e->matrix_bytes);
@@ -481,7 +479,7 @@ void tp_stage_close(tp_stage *e)
         gpu_mem_free(e->be->gpu, e->din);
         gpu_mem_free(e->be->gpu, e->dout);
     }
-    backend_host_free(e->be, e->cpu_out);
+    free(e->cpu_out);
     free(e);
 }
 
