@@ -229,8 +229,8 @@ static int transpose_run(const transpose_opts *t, job *jb, io_reader *r, const f
                  .compressed = compressed, .cpu_ns = transpose_cpu_ns(t, 0),
                  .start_seconds = CLI_GPU_START_SECONDS},
         .hooks = stream_hooks(stream_write, o), .level = t->out.level, .gz = o->gz};
-    if (data_bytes < chunk)
-        run.chunk = data_bytes ? (size_t)data_bytes : elem;
+    if (data_bytes < chunk) /* buffers and result buffers sized by the data, not --chunk */
+        run.chunk = run.spec.capacity = data_bytes ? (size_t)data_bytes : elem;
     uint64_t bytes_in;
     return job_run(jb, &run, &bytes_in);
 }

@@ -683,26 +683,56 @@ const char *backend_name(const backend *be)
 #define HOST_PAGES_ALIGN ((size_t)2 << 20) /* the size of a huge page on x86-64 and arm64 */
 #define HOST_TOUCH_PART ((size_t)8 << 20)  /* one thread touches at least this much */
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
 /* One part of a buffer whose pages are faulted in. */
 typedef struct {
     unsigned char *p;
     size_t len;
 } host_touch;
 
-/* Thread body: writes the part's pages (zero, as the kernel gave them). */
+/* Thread body: faults the part's pages in writable, as the kernel gives
+ * them (zero), without writing them again; where the kernel lacks
+ * MADV_POPULATE_WRITE, by writing zeros (the buffer is new: nothing in it
+ * yet). */
 static void *host_touch_main(void *arg)
 {
     host_touch *t = arg;
-    memset(t->p, 0, t->len);
+    int rc;
+    while ((rc = madvise(t->p, t->len, MADV_POPULATE_WRITE)) < 0 && (errno == EINTR || errno == EAGAIN))
+        ;
+    if (rc < 0)
+        memset(t->p, 0, t->len);
     return NULL;
 }
 
+/* Faults a new buffer's pages in on up to `threads` threads at once (the
+ * pool's), in parts of at least HOST_TOUCH_PART, so that its first use
+ * pays no page faults and the kernel zeroes it on every core. */
+static void host_fault_in(void *p, size_t n, int threads)
+{
+    size_t parts = n / HOST_TOUCH_PART;
+    if (parts > (size_t)(threads > 1 ? threads : 1))
+        parts = (size_t)(threads > 1 ? threads : 1);
+    if (parts > PAR_MAX)
+        parts = PAR_MAX;
+    if (parts < 1)
+        parts = 1;
+    host_touch t[PAR_MAX];
+    size_t step = (n / parts + 4095) / 4096 * 4096;
+    for (size_t i = 0; i < parts; i++) /* parts of >= 8 MiB: every start is below n */
+        t[i] = (host_touch){(unsigned char *)p + i * step, i + 1 == parts ? n - i * step : step};
+    par_run(host_touch_main, t, sizeof t[0], parts);
+}
+
 /* Buffer memory, 2 MiB-aligned with transparent huge pages where the
- * system allows; memory that may be pinned (cuda, and auto unless its start
- * has failed; not the CPU engine's own buffers in auto) has its pages
- * faulted in on every core at once, since pinning faults them in on one
- * thread (tens of milliseconds for 64 MiB). Freed with free(). */
-static void *backend_host_pages(backend *be, size_t bytes)
+ * system allows; with `fault` (and always where the memory may be pinned:
+ * cuda, and auto unless its start has failed, since pinning faults pages
+ * in on one thread, tens of milliseconds for 64 MiB) its pages are faulted
+ * in now on every core. Freed with free(). */
+static void *backend_host_pages(backend *be, size_t bytes, int fault)
 {
     void *p = NULL;
     size_t n = bytes ? bytes : 1;
@@ -714,19 +744,8 @@ static void *backend_host_pages(backend *be, size_t bytes)
     if (n >= HOST_PAGES_ALIGN)
         madvise(p, n, MADV_HUGEPAGE); /* advice only: any failure leaves small pages */
 #endif
-    size_t parts = backend_gpu_possible(be) ? n / HOST_TOUCH_PART : 0;
-    size_t cpus = (size_t)be->threads;
-    if (parts > cpus)
-        parts = cpus;
-    if (parts > PAR_MAX)
-        parts = PAR_MAX;
-    if (parts >= 2) {
-        host_touch t[PAR_MAX];
-        size_t step = (n / parts + 4095) / 4096 * 4096;
-        for (size_t i = 0; i < parts; i++) /* parts of >= 8 MiB: every start is below n */
-            t[i] = (host_touch){(unsigned char *)p + i * step, i + 1 == parts ? n - i * step : step};
-        par_run(host_touch_main, t, sizeof t[0], parts);
-    }
+    if (fault || backend_gpu_possible(be))
+        host_fault_in(p, n, be->threads);
     return p;
 }
 
@@ -737,7 +756,7 @@ static void *backend_host_pages(backend *be, size_t bytes)
  * one thread). */
 void *backend_host_alloc(backend *be, size_t bytes)
 {
-    void *p = backend_host_pages(be, bytes);
+    void *p = backend_host_pages(be, bytes, 0);
     if (!p)
         return NULL;
     if (be->kind == BACKEND_CUDA && !be->start) {
@@ -767,7 +786,7 @@ void *backend_host_alloc(backend *be, size_t bytes)
 /* Faulted in, not pinned (see backend.h). */
 void *backend_host_unpinned(backend *be, size_t bytes)
 {
-    return backend_host_pages(be, bytes);
+    return backend_host_pages(be, bytes, 1);
 }
 
 /* Pins a backend_host_unpinned buffer (see backend.h). */

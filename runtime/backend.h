@@ -226,8 +226,8 @@ const char *backend_name(const backend *be);
 void *backend_host_alloc(backend *be, size_t bytes);
 void backend_host_free(backend *be, void *p);
 
-/* Host buffer as backend_host_alloc makes it, its pages faulted in now,
- * but left unpinned: backend_host_pin pins it when it is first needed
+/* Host buffer as backend_host_alloc makes it, its pages faulted in now on
+ * every core (on every backend), but left unpinned: backend_host_pin pins it when it is first needed
  * (the time of pinning moves from the devices' start to then).
  * backend_host_free frees it, pinned or not. NULL on failure. */
 void *backend_host_unpinned(backend *be, size_t bytes);
