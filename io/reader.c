@@ -64,7 +64,7 @@ static int detect(io_reader *r, char *errbuf, size_t errlen)
     if (rc == 0 && io_gzip_magic(r->in_next, r->in_avail))
         rc = source_fill(r, IN_BLOCK); /* the whole first window, as zlib and the decoders expect */
     if (rc < 0) {
-        io_put_msg(errbuf, errlen, "%s", r->errmsg);
+        io_put_msg(errbuf, errlen, "%s", r->st.text);
         return rc;
     }
     if (io_gzip_magic(r->in_next, r->in_avail)) {
@@ -792,8 +792,8 @@ static ssize_t read_some(io_reader *r, uint8_t *buf, size_t n)
 /* Reads up to n bytes; fewer only at the end of the data. */
 ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (n > SSIZE_MAX)
         n = SSIZE_MAX;
     if (n > r->left)
@@ -812,8 +812,8 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
 /* Reads up to the end of the gzip member being inflated (see reader.h). */
 ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL && r->state != RD_STREAM))
         return 0;
     r->stop_at_member_end = 1;
@@ -826,7 +826,7 @@ ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
  * in a regular file (see reader.h). */
 int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off)
 {
-    if (r->err || !r->gzip || !r->inbuf || r->file_size < 0 || r->state != RD_BETWEEN)
+    if (r->st.code || !r->gzip || !r->inbuf || r->file_size < 0 || r->state != RD_BETWEEN)
         return 0;
     *fd = r->fd;
     *file_off = r->raw_offset;
@@ -837,8 +837,8 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off)
  * file itself (see reader.h). */
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 {
-    r->err = 0;
-    r->errmsg[0] = 0;
+    r->st.code = 0;
+    r->st.text[0] = 0;
     int rc = source_reposition(r, file_off);
     if (rc < 0)
         return rc;
@@ -872,8 +872,8 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
         pinf_end(r->par);
         r->n_par--;
     }
-    r->err = 0;
-    r->errmsg[0] = 0;
+    r->st.code = 0;
+    r->st.text[0] = 0;
     r->n_device += len > 0;
     if (r->left != UINT64_MAX)
         r->left -= pos - r->pos;
@@ -924,7 +924,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, si
     if (rc >= 0 && k < 0)
         rc = (int)k;
     if (rc < 0)
-        io_put_msg(err, errlen, "%s", r->errmsg);
+        io_put_msg(err, errlen, "%s", r->st.text);
 out_close:
     io_reader_close(r);
     return rc < 0 ? rc : 0;
@@ -939,8 +939,8 @@ uint64_t io_reader_tell(const io_reader *r)
 /* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
 static int seekable(io_reader *r)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (!r->inbuf || r->file_size < 0)
         return source_error(r, IO_ERR_SEEK, "%s",
                             "only a regular file can be read from an offset (not stdin or a pipe)");
@@ -1055,8 +1055,8 @@ int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
 /* Discards the next n decoded bytes (see reader.h). */
 int64_t io_reader_skip(io_reader *r, uint64_t n)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (n > r->left)
         n = r->left;
     int64_t rc = 0;
@@ -1105,7 +1105,7 @@ void io_reader_limit(io_reader *r, uint64_t n)
  * a file (not stdin) or of a stored zip member, no error so far. */
 static int viewable(const io_reader *r)
 {
-    return !r->err && r->path && r->inbuf && r->file_size >= 0 && r->state == RD_PLAIN &&
+    return !r->st.code && r->path && r->inbuf && r->file_size >= 0 && r->state == RD_PLAIN &&
            !r->zip_deflate;
 }
 
@@ -1142,8 +1142,8 @@ int io_reader_unread(io_reader *r, size_t n)
 ssize_t io_reader_view(io_reader *r, size_t n, io_view *v)
 {
     *v = (io_view){.entry = -1};
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (!viewable(r))
         return source_error(r, IO_ERR_SEEK, "%s", "the input cannot be mapped");
     uint64_t size = (uint64_t)r->file_size, at = r->raw_offset;
@@ -1251,13 +1251,13 @@ int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino)
 /* The sticky error's text, or "". */
 const char *io_reader_error(const io_reader *r)
 {
-    return r->err ? r->errmsg : "";
+    return r->st.code ? r->st.text : "";
 }
 
 /* The sticky error as a value. */
-io_status io_reader_status(const io_reader *r)
+const io_status *io_reader_status(const io_reader *r)
 {
-    return (io_status){r->err, io_reader_error(r)};
+    return &r->st;
 }
 
 /* Releases the zlib state, the buffer and the descriptor. */

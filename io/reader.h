@@ -211,7 +211,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, si
 const char *io_reader_error(const io_reader *r);
 
 /* The sticky error as a value: its io_error (0: none) and its line. */
-io_status io_reader_status(const io_reader *r);
+const io_status *io_reader_status(const io_reader *r);
 
 /* Closes and frees; accepts NULL. */
 void io_reader_close(io_reader *r);

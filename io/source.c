@@ -21,7 +21,7 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = io_sticky_error(&r->err, r->errmsg, sizeof r->errmsg, code, fmt, ap);
+    int rc = io_keepv(&r->st, code, fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -118,7 +118,7 @@ static int engine_slot_open(engine *e, engine_slot *s)
     else
         s->host_out = backend_host_alloc(be, hbytes);
     if (!s->host_out) {
-        snprintf(e->err, sizeof e->err, "%s", be->err);
+        snprintf(e->err, sizeof e->err, "%s", be->st.text);
         return GPU_ERR_OUT_OF_MEMORY;
     }
     return e->deflate ? gzc_open_late(&s->c, s->g, e->out_bytes, s->host_out, e->err,
@@ -169,7 +169,7 @@ int engine_open(engine **out, backend *be, const engine_ops *ops, void *op, int 
     for (int i = 0; rc == 0 && i < (ops->lazy ? 1 : nslots); i++)
         rc = engine_slot_open(e, &e->slots[i]);
     if (rc < 0) {
-        /* the reason outlives the engine in be->err */
+        /* the reason outlives the engine in be->st.text */
         backend_fail(be, rc, "%s", e->err[0] ? e->err : "out of memory");
         engine_close(e);
         return rc;

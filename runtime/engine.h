@@ -97,7 +97,7 @@ typedef struct engine_ops {
  * from backend_host_unpinned(be), whose pages were touched while the
  * devices started: the slots pin and use them (the caller frees them after
  * engine_close). With ops->lazy, slots after the first are made when their
- * first chunk comes. 0, or a negative gpu_error with the reason in be->err. */
+ * first chunk comes. 0, or a negative gpu_error with the reason in be->st.text. */
 int engine_open(engine **out, struct backend *be, const engine_ops *ops, void *op, int nslots,
                 size_t capacity, int compressed, void *const *results);
 

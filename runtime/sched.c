@@ -83,17 +83,16 @@ struct sched {
                             pinned by the devices' start, the second by gzstream */
     void **results;      /* spec.results: the devices' slots' host result buffers */
     sched_clock clock;
-    int code;            /* the last failure's code (sched_status) */
-    char err[2048];      /* its line */
+    io_status st;        /* the last failure: its code and line (sched_status) */
 };
 
-/* Records a failure: its code and a copy of its line (text may be h->err
+/* Records a failure: its code and a copy of its line (text may be h->st.text
  * itself); returns the code. */
 static int sched_fail(sched *h, int code, const char *text)
 {
-    if (text != h->err)
-        snprintf(h->err, sizeof h->err, "%s", text);
-    h->code = code;
+    if (text != h->st.text)
+        snprintf(h->st.text, sizeof h->st.text, "%s", text);
+    h->st.code = code;
     return code;
 }
 
@@ -119,7 +118,7 @@ static double sched_elapsed(const sched *h)
 /* Opens an engine of the run on backend be, compressing on the device from
  * the next chunk on where the run's output is compressed (a run without
  * engines only notes the backend). 0, or negative with the reason in
- * be->err. */
+ * be->st.text. */
 static int sched_engine_open(sched *h, backend *be, engine **out)
 {
     const sched_run_spec *s = &h->spec;
@@ -171,7 +170,7 @@ static void sched_poll_devices(sched *h)
                                 .threads = h->be->threads};
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
-                sched_fail(h, GPU_ERR_DRIVER, v->view.err);
+                sched_fail(h, GPU_ERR_DRIVER, v->view.st.text);
                 h->dev_failed = h->dev_settled = 1;
                 return;
             }
@@ -224,7 +223,7 @@ static void sched_poll(sched *h)
         return;
     }
     if (sched_engine_open(h, g, &h->gpu) < 0) {
-        sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", g->err);
+        sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", g->st.text);
         sched_cpu_alone(h);
         return;
     }
@@ -236,7 +235,7 @@ static void sched_poll(sched *h)
 }
 
 /* Makes the devices' slots' host result buffers (spec.results), unpinned;
- * 0, or negative with the reason in h->be->err. */
+ * 0, or negative with the reason in h->be->st.text. */
 static int sched_results(sched *h)
 {
     const sched_run_spec *s = &h->spec;
@@ -291,7 +290,7 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
     if (spec->member)
         sched_member_staging(h);
     if (spec->results && backend_may_use_gpu(be) && sched_results(h) < 0) {
-        snprintf(err, errlen, "%s", be->err);
+        snprintf(err, errlen, "%s", be->st.text);
         sched_close(h);
         return GPU_ERR_OUT_OF_MEMORY;
     }
@@ -318,10 +317,10 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         backend *first = be->start ? &h->cpu_be : be;
         rc = sched_engine_open(h, first, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu);
         if (rc < 0)
-            sched_fail(h, rc, first->err);
+            sched_fail(h, rc, first->st.text);
     }
     if (rc < 0) {
-        snprintf(err, errlen, "%s", h->err);
+        snprintf(err, errlen, "%s", h->st.text);
         sched_close(h);
         return rc;
     }
@@ -383,11 +382,11 @@ static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, con
 {
     size_t bytes = pl_gz_span_bytes(h->spec.capacity);
     if (!h->span && !(h->span = malloc(bytes))) {
-        snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory", bytes);
-        return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, h->err);
+        snprintf(h->st.text, sizeof h->st.text, "cannot allocate %zu bytes of host memory", bytes);
+        return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, h->st.text);
     }
-    int rc = pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
-    return rc < 0 ? sched_fail(h, rc, h->err) : rc;
+    int rc = pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->st.text, sizeof h->st.text);
+    return rc < 0 ? sched_fail(h, rc, h->st.text) : rc;
 }
 
 /* Keeps the engine's message of a failed call. */
@@ -478,7 +477,7 @@ static int sched_submit(sched *h, const pl_chunk *c)
             gz = NULL;
     }
     if (h->dev_failed)
-        return GPU_ERR_DRIVER; /* h->err has why */
+        return GPU_ERR_DRIVER; /* h->st.text has why */
     int on_gpu = h->gpu != NULL;
     engine *e = on_gpu ? h->gpu : h->cpu;
     int lane = on_gpu;
@@ -584,7 +583,7 @@ static int sched_release_buffer(sched *h, pl_ring *pl, int slot)
 }
 
 /* Waits until the returns thread has given a slot's buffer back; a failed
- * copy becomes the run's failure (*status, its text in h->err) unless an
+ * copy becomes the run's failure (*status, its text in h->st.text) unless an
  * earlier one is. */
 static void sched_wait_returned(sched *h, int slot, int *status)
 {
@@ -618,7 +617,7 @@ static void sched_clock_mark(sched *h)
 
 /* Collects slot's chunk from engine e (NULL: its submit failed first, the
  * run is over) and writes its results unless the run has failed; *status
- * keeps the first failure in input order, h->err its text. */
+ * keeps the first failure in input order, h->st.text its text. */
 static void sched_finish(sched *h, engine *e, int slot, int *status)
 {
     const void *out = NULL;
@@ -654,20 +653,20 @@ static void sched_retire(sched *h, const sched_input *in, int *status)
 static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
 {
     if (in->next) {
-        int rc = in->next(in->ctx, c, h->err, sizeof h->err);
-        return rc < 0 ? sched_fail(h, rc, h->err) : rc;
+        int rc = in->next(in->ctx, c, h->st.text, sizeof h->st.text);
+        return rc < 0 ? sched_fail(h, rc, h->st.text) : rc;
     }
     int rc = pl_next(in->rings[0], c);
     return rc < 0 ? sched_fail(h, rc, pl_error(in->rings[0])) : rc;
 }
 
 /* After the newest chunk failed as it was submitted (rc, its text in
- * h->err): the chunks before it are collected and written first, so that
+ * h->st.text): the chunks before it are collected and written first, so that
  * their failures come first; returns the run's status. */
 static int sched_submit_failed(sched *h, const sched_input *in, int rc)
 {
-    char why[sizeof h->err];
-    snprintf(why, sizeof why, "%s", h->err);
+    char why[sizeof h->st.text];
+    snprintf(why, sizeof why, "%s", h->st.text);
     int status = 0;
     while (pl_outstanding(in->rings[0]) > 1)
         sched_retire(h, in, &status);
@@ -681,13 +680,13 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
     int status = 0, rc;
     pl_ring *ring = in->rings[0];
     pl_chunk c;
-    char read_err[sizeof h->err] = "";
+    char read_err[sizeof h->st.text] = "";
     *bytes_in = 0;
     do {
         double asked = sched_elapsed(h);
         rc = sched_next(h, in, &c);
         if (rc < 0)
-            snprintf(read_err, sizeof read_err, "%s", h->err);
+            snprintf(read_err, sizeof read_err, "%s", h->st.text);
         sched_clock_add(h, &h->clock.input, asked);
         if (rc > 0) {
             if (h->hooks.progress)
@@ -753,7 +752,7 @@ typedef struct {
 /* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
  * device, in order, each batch's before the next is inflated, until gzstream
  * stops; then in->tail holds the decoded bytes after the last whole grain.
- * 0; 1 when a write hook failed; or a negative code (h->err). */
+ * 0; 1 when a write hook failed; or a negative code (h->st.text). */
 static int sched_run_stream(sched *h, sched_stream *in)
 {
     engine *e = h->gpu;
@@ -836,7 +835,7 @@ static backend *sched_whole_backend(sched *h, uint64_t bytes)
 
 /* The data of chunk c for the backend sched_whole_backend() gave: c's own
  * for the GPU or a plain chunk, else c decoded on the host (*gz set to
- * NULL). 0, or a negative code (h->err). */
+ * NULL). 0, or a negative code (h->st.text). */
 static int sched_whole_data(sched *h, const pl_chunk *c, const void **data,
                             const pl_gz_chunk **gz)
 {
@@ -853,7 +852,7 @@ int sched_stage_open(sched *h, size_t chunk)
 {
     backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
     int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
-    return rc < 0 ? sched_fail(h, rc, be->err) : 0;
+    return rc < 0 ? sched_fail(h, rc, be->st.text) : 0;
 }
 
 /* Keeps the staged matrix's message of a failed call. */
@@ -974,13 +973,13 @@ int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
 /* The last failure's text. */
 const char *sched_error(const sched *h)
 {
-    return h->err;
+    return h->st.text;
 }
 
 /* The last failure as a value. */
-io_status sched_status(const sched *h)
+const io_status *sched_status(const sched *h)
 {
-    return (io_status){h->code, h->err};
+    return &h->st;
 }
 
 /* -v: when the chunks were done and where the loop waited, then the chunks

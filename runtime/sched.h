@@ -185,7 +185,7 @@ const char *sched_error(const sched *h);
 
 /* The last failure as a value: the code a call returned and its line (valid
  * until the next call on h). */
-io_status sched_status(const sched *h);
+const io_status *sched_status(const sched *h);
 
 /* -v through hooks->info: how many chunks each lane took, and when the
  * first and the last chunk were done and what the loop waited for. */

@@ -428,7 +428,7 @@ static int tp_stage_buffers(tp_stage *e)
         if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0)
             return tp_stage_gpu_error(e, rc);
         if (!(e->hout[i] = backend_host_alloc(be, gzc_host_bytes(e->chunk)))) {
-            snprintf(e->err, sizeof e->err, "%s", be->err);
+            snprintf(e->err, sizeof e->err, "%s", be->st.text);
             return GPU_ERR_OUT_OF_MEMORY;
         }
     }

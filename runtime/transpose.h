@@ -51,7 +51,7 @@ typedef struct tp_stage tp_stage;
 /* Prepares the staged mode on be's first device (2x the matrix of device
  * memory) or the CPU (the matrix in host memory, transposed as it arrives)
  * for chunks of chunk bytes (tp_chunk_for). 0, or a negative gpu_error with
- * the reason in be->err. */
+ * the reason in be->st.text. */
 int tp_stage_open(tp_stage **out, struct backend *be, const tp_job *j, size_t chunk);
 void tp_stage_close(tp_stage *t);
 

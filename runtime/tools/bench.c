@@ -187,7 +187,7 @@ static void *bench_alloc(bench_ctx *c, size_t bytes)
 {
     void *p = backend_host_alloc(c->be, bytes);
     if (!p)
-        snprintf(c->err, sizeof c->err, "%s", c->be->err);
+        snprintf(c->err, sizeof c->err, "%s", c->be->st.text);
     return p;
 }
 
@@ -860,7 +860,7 @@ static int bench_reduce_open(bench_ctx *c)
         rc = engine_open(&c->rd, c->be, &rd_engine_ops, &c->rd_job, 1,
                          (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE, 0, NULL);
         if (rc < 0)
-            snprintf(c->err, sizeof c->err, "%s", c->be->err);
+            snprintf(c->err, sizeof c->err, "%s", c->be->st.text);
         return rc;
     }
     if ((rc = bench_dev_alloc(c, &c->dx, n * sizeof(float), "the reduction input")) < 0 ||

@@ -277,7 +277,7 @@ static int drive_open(drive *d, const engine_ops *ops, int threads, size_t unit,
     d->out_bytes = engine_result_bytes(0, ops, f, capacity);
     CHECK(d->out_bytes == fake_out_bytes(f, capacity));
     int rc = engine_open(&d->e, be, ops, f, nslots, capacity, 0, NULL);
-    CHECKF(rc == 0, "engine_open: %d %s", rc, be->err);
+    CHECKF(rc == 0, "engine_open: %d %s", rc, be->st.text);
     if (rc < 0) {
         backend_close(be);
         return -1;
