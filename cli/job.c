@@ -109,12 +109,9 @@ static int job_sched(job *j, const job_input *in)
         spec.member = in->member;
         if (!spec.capacity)
             spec.capacity = j->chunk;
-        char err[2048];
-        if (sched_open(&j->h, &j->be, &spec, &in->hooks, err, sizeof err) < 0) {
-            if (err[0])
-                msg_error("%s", err);
-            return 1;
-        }
+        io_status st;
+        if (sched_open(&j->h, &j->be, &spec, &in->hooks, &st) < 0)
+            return st.text[0] ? msg_status(NULL, &st) : 1;
     }
     if (in->level > 0 && sched_compress(j->h, in->level, gz_writer_offset(in->gz)) < 0)
         return msg_status(in->name, sched_status(j->h));

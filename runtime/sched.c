@@ -261,14 +261,12 @@ static void sched_member_staging(sched *h)
 
 /* Opens the first lane's engine. */
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
-               char *err, size_t errlen)
+               io_status *st)
 {
     sched *h = calloc(1, sizeof *h);
     *out = NULL;
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (!h)
+        return io_fail(st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     h->be = be;
     h->spec = *spec;
     h->hooks = *hooks;
@@ -284,21 +282,18 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         !(h->ret.waiting = calloc((size_t)nslots, 1)) ||
         (per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev)))) {
         sched_close(h);
-        snprintf(err, errlen, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
+        return io_fail(st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     }
     if (spec->member)
         sched_member_staging(h);
     if (spec->results && backend_may_use_gpu(be) && sched_results(h) < 0) {
-        snprintf(err, errlen, "%s", be->st.text);
+        io_fail(st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
         sched_close(h);
         return GPU_ERR_OUT_OF_MEMORY;
     }
     if (hooks->ready && hooks->ready(be, per_device)) {
         sched_close(h);
-        if (errlen)
-            err[0] = 0;
-        return GPU_ERR_NO_DEVICE;
+        return io_fail(st, GPU_ERR_NO_DEVICE, "%s", ""); /* the hook said why */
     }
     int rc = 0;
     if (be->start) {
@@ -320,7 +315,7 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
             sched_fail(h, rc, first->st.text);
     }
     if (rc < 0) {
-        snprintf(err, errlen, "%s", h->st.text);
+        io_fail(st, rc, "%s", h->st.text);
         sched_close(h);
         return rc;
     }

@@ -92,10 +92,10 @@ typedef struct sched sched;
  * first device's, once hooks->ready says it is open). With auto and
  * GPUBATCH_GPU_READY_AFTER=N in the environment, the first N chunks go to
  * the CPU and the next waits for the devices' start (a gate for tests:
- * chunks on both lanes whatever the timing). 0, or a negative code with
- * the reason in *err (NULL: hooks->ready has reported it) and *out NULL. */
+ * chunks on both lanes whatever the timing). 0, or a negative code in
+ * *st with its line (empty: hooks->ready has reported it) and *out NULL. */
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
-               char *err, size_t errlen);
+               io_status *st);
 
 /* Sets the CPU's estimated cost from the next chunk on (sched_run_spec.cpu_ns),
  * for a run whose inputs differ. */

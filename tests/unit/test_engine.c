@@ -715,7 +715,7 @@ typedef struct {
     int status;
     uint64_t bytes_in;
     sched_sink sink;
-    char err[1024];
+    char err[IO_STATUS_TEXT];
     char pl_err[1024]; /* ring 0's error after the run */
     int report_lines;  /* sched_report's lines after the run */
     int run_lines;     /* info and warn lines before it */
@@ -778,8 +778,11 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
     progress_calls = 0;
     report_name = NULL;
     sched *h;
-    int rc = sched_open(&h, &be, &spec, &hooks, o->err, sizeof o->err);
-    CHECKF(rc == 0, "sched_open: %d %s", rc, o->err);
+    io_status st;
+    int rc = sched_open(&h, &be, &spec, &hooks, &st);
+    CHECKF(rc == 0, "sched_open: %d %s", rc, st.text);
+    if (rc < 0)
+        snprintf(o->err, sizeof o->err, "%s", st.text);
     if (rc == 0) {
         CHECK(ready_calls <= 1);
         if (k->cpu_calls) {
@@ -1051,8 +1054,9 @@ static void test_sched_not_ready(void)
     ready_calls = 0;
     ready_answer = 1;
     sched *h = (sched *)&be;
-    char err[64] = "x";
-    CHECK(sched_open(&h, &be, &spec, &hooks, err, sizeof err) < 0 && !h && !err[0]);
+    io_status st = {0, "x"};
+    CHECK(sched_open(&h, &be, &spec, &hooks, &st) < 0 && !h && !st.text[0] &&
+          st.code == GPU_ERR_NO_DEVICE);
     CHECK(ready_calls == 1);
     ready_answer = 0;
     backend_close(&be);
