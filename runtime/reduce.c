@@ -913,7 +913,7 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
 
 /* Folds a chunk's partials into the array's state, in order
  * (engine_ops.collect). */
-static int rd_collect(const engine_chunk *c, char *err, size_t errlen)
+static int rd_collect(const engine_chunk *c, io_status *st)
 {
     const rd_job *j = c->op;
     rd_chunk k = rd_chunk_of(c);

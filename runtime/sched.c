@@ -26,8 +26,7 @@ typedef struct {
     int head, count;
     unsigned char *waiting; /* per slot: queued, its buffer not given back yet */
     int stop;
-    int failed;       /* a copy failed: err has why */
-    char err[1024];
+    io_status st;     /* the first copy that failed (code 0: none) */
 } sched_returns;
 
 /* A device's own engine (per_device): opened on a backend of that device
@@ -96,6 +95,15 @@ static int sched_fail(sched *h, int code, const char *text)
     return code;
 }
 
+/* Records the failure rc of a part of the run that keeps its own (an
+ * engine, the staged matrix, the member's inflate, the returns thread):
+ * rc with that part's line; returns rc. */
+static int sched_take(sched *h, int rc, const io_status *st)
+{
+    io_pass(&h->st, st);
+    return h->st.code = rc;
+}
+
 /* Passes one formatted line to a hook (info or warn). */
 static void sched_say(void (*hook)(const char *), const char *fmt, ...)
 {
@@ -131,7 +139,7 @@ static int sched_engine_open(sched *h, backend *be, engine **out)
     int rc = engine_open(out, be, s->ops, s->op, s->nslots, s->capacity, s->compressed,
                          be->kind == BACKEND_CUDA ? h->results : NULL);
     if (rc == 0 && h->level > 0 && (rc = engine_compress(*out, h->level)) < 0) {
-        backend_fail(be, rc, "%s", engine_error(*out));
+        backend_fail(be, rc, "%s", engine_status(*out)->text);
         engine_close(*out);
     }
     if (rc < 0)
@@ -346,7 +354,7 @@ int sched_compress(sched *h, int level, uint64_t offset)
     for (int i = 0; i < n; i++) {
         int rc = engine_compress(each[i], level);
         if (rc < 0)
-            return sched_fail(h, rc, engine_error(each[i]));
+            return sched_take(h, rc, engine_status(each[i]));
     }
     return 0;
 }
@@ -387,7 +395,7 @@ static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, con
 /* Keeps the engine's message of a failed call. */
 static int sched_failed(sched *h, const engine *e, int rc)
 {
-    return sched_fail(h, rc, engine_error(e));
+    return sched_take(h, rc, engine_status(e));
 }
 
 /* The estimated CPU seconds of a chunk of `bytes` data bytes. */
@@ -508,7 +516,7 @@ static void *sched_returns_main(void *arg)
 {
     sched *h = arg;
     sched_returns *t = &h->ret;
-    char err[sizeof t->err];
+    io_status st;
     pthread_mutex_lock(&t->mu);
     for (;;) {
         while (!t->count && !t->stop)
@@ -518,13 +526,11 @@ static void *sched_returns_main(void *arg)
         int slot = t->slot[t->head];
         pl_ring *pl = t->ring[t->head];
         pthread_mutex_unlock(&t->mu);
-        int rc = engine_copied(sched_slot_engine(h, slot), slot, err, sizeof err);
+        int rc = engine_copied(sched_slot_engine(h, slot), slot, &st);
         pl_release_buffer(pl, slot);
         pthread_mutex_lock(&t->mu);
-        if (rc < 0 && !t->failed) {
-            t->failed = rc;
-            snprintf(t->err, sizeof t->err, "%s", err);
-        }
+        if (rc < 0 && !t->st.code)
+            io_fail(&t->st, rc, "%s", st.text);
         t->head = (t->head + 1) % h->spec.nslots;
         t->count--;
         t->waiting[slot] = 0;
@@ -538,9 +544,9 @@ static void *sched_returns_main(void *arg)
 static int sched_returns_failure(sched *h)
 {
     sched_returns *t = &h->ret;
-    if (!t->failed)
+    if (!t->st.code)
         return 0;
-    return sched_fail(h, t->failed, t->err);
+    return sched_take(h, t->st.code, &t->st);
 }
 
 /* Gives the buffer of a submitted chunk back to ring pl once the lane that
@@ -588,7 +594,7 @@ static void sched_wait_returned(sched *h, int slot, int *status)
     pthread_mutex_lock(&t->mu);
     while (t->waiting[slot])
         pthread_cond_wait(&t->cv, &t->mu);
-    if (t->failed && !*status)
+    if (t->st.code && !*status)
         *status = sched_returns_failure(h);
     pthread_mutex_unlock(&t->mu);
 }
@@ -764,7 +770,7 @@ static int sched_run_stream(sched *h, sched_stream *in)
         int rc = gzstream_next(in->z, keep, &data, &bytes);
         sched_clock_add(h, &h->clock.input, asked);
         if (rc < 0)
-            return sched_fail(h, rc, gzstream_error(in->z));
+            return sched_take(h, rc, gzstream_status(in->z));
         if (rc == 0)
             break;
         size_t at = skip < bytes ? (size_t)skip : bytes;
@@ -806,7 +812,7 @@ static int sched_run_stream(sched *h, sched_stream *in)
     in->tail_len = keep;
     int rc = gzstream_tail(in->z, keep, in->tail);
     if (rc < 0)
-        return sched_fail(h, rc, gzstream_error(in->z));
+        return sched_take(h, rc, gzstream_status(in->z));
     return 0;
 }
 
@@ -853,7 +859,7 @@ int sched_stage_open(sched *h, size_t chunk)
 /* Keeps the staged matrix's message of a failed call. */
 static int sched_stage_failed(sched *h, int rc)
 {
-    return sched_fail(h, rc, tp_stage_error(h->stage));
+    return sched_take(h, rc, tp_stage_status(h->stage));
 }
 
 /* Gathers chunk c, which may span two matrices, into the staged matrix,

@@ -424,7 +424,7 @@ static int run_host_rd_production(bench_ctx *c, const bench_variant *v)
     rd_state_init(&c->rd_st, DT_F32, RD_OP_SUM, 0);
     if (engine_submit(c->rd, 0, c->x, NULL, c->n * sizeof(float), 0, 0) < 0 ||
         engine_collect(c->rd, 0, &out, &bytes) < 0) {
-        snprintf(c->err, sizeof c->err, "%s", engine_error(c->rd));
+        snprintf(c->err, sizeof c->err, "%s", engine_status(c->rd)->text);
         return GPU_ERR_DRIVER;
     }
     rd_state_result(&c->rd_st, &r);

@@ -133,19 +133,18 @@ static void fake_cpu(const engine_chunk *c, size_t u0, size_t u1)
 }
 
 /* Refuses the chunk of check call refuse_at (engine_ops.check). */
-static int fake_check(const void *op, size_t bytes, char *err, size_t errlen)
+static int fake_check(const void *op, size_t bytes, io_status *st)
 {
     const fake_op *f = op;
     int n = f->t->checks++;
     if (n != f->refuse_at)
         return 0;
-    snprintf(err, errlen, "fake: refusing chunk %d of %zu bytes", n, bytes);
-    return -1;
+    return io_fail(st, -1, "fake: refusing chunk %d of %zu bytes", n, bytes);
 }
 
 /* Logs the collect, counts it in the slot's state, requires every record's
  * position written, and fails at call fail_collect_at (engine_ops.collect). */
-static int fake_collect(const engine_chunk *c, char *err, size_t errlen)
+static int fake_collect(const engine_chunk *c, io_status *st)
 {
     fake_op *f = c->op;
     fake_tally *t = f->t;
@@ -165,8 +164,7 @@ static int fake_collect(const engine_chunk *c, char *err, size_t errlen)
         }
     if (n != f->fail_collect_at && !(f->fail_collect_on && n > f->fail_collect_at))
         return 0;
-    snprintf(err, errlen, "fake: collect %d failed", n);
-    return IO_ERR_CORRUPT;
+    return io_fail(st, IO_ERR_CORRUPT, "fake: collect %d failed", n);
 }
 
 static const engine_ops fake_ops = {
@@ -307,7 +305,7 @@ static void drive_finish(drive *d, int s)
     const void *out;
     size_t bytes;
     int rc = engine_collect(d->e, s, &out, &bytes);
-    CHECKF(rc == 0, "collect: %d %s", rc, engine_error(d->e));
+    CHECKF(rc == 0, "collect: %d %s", rc, engine_status(d->e)->text);
     size_t results = fake_result_bytes(d->f, d->want_bytes[s]);
     size_t want = d->ops->result_bytes ? results : 0;
     CHECKF(out == d->out[s] && bytes == want, "slot %d: %zu result bytes, want %zu", s, bytes,
@@ -338,7 +336,7 @@ static void drive_submit(drive *d, int s, size_t bytes, uint64_t offset)
     for (size_t u = 0; u < FAKE_MAX_UNITS; u++)
         atomic_store(&f->t->hits[u], 0);
     int rc = engine_submit(d->e, s, d->host[s], NULL, bytes, offset, 0);
-    CHECKF(rc == 0, "submit of %zu bytes: %d %s", bytes, rc, engine_error(d->e));
+    CHECKF(rc == 0, "submit of %zu bytes: %d %s", bytes, rc, engine_status(d->e)->text);
     size_t units = fake_units(f, bytes), once = 0;
     for (size_t u = 0; u < FAKE_MAX_UNITS; u++)
         once += atomic_load(&f->t->hits[u]) == (u < units);
@@ -492,8 +490,8 @@ static void test_engine_cpu_calls(void)
         CHECK(engine_compress(d.e, 6) == 0);
         CHECK(engine_compress(d.e, 1) == 0);
         drive_submit(&d, 0, 33, 0);
-        char err[64] = "";
-        CHECK(engine_copied(d.e, 0, err, sizeof err) == 0 && !err[0]);
+        io_status st = {0, ""};
+        CHECK(engine_copied(d.e, 0, &st) == 0 && !st.code && !st.text[0]);
         drive_finish(&d, 0);
         const gz_span *span;
         CHECK(engine_span(d.e, 0, &span) == 0);
@@ -502,7 +500,7 @@ static void test_engine_cpu_calls(void)
 }
 
 /* The check hook refusing a chunk: a negative code, the op's text in
- * engine_error(), no work done, and the slot takes the next chunk as
+ * engine_status(), no work done, and the slot takes the next chunk as
  * before. A chunk beyond the capacity is refused likewise. */
 static void test_engine_check_refuses(void)
 {
@@ -519,13 +517,13 @@ static void test_engine_check_refuses(void)
         int rc = engine_submit(d.e, 0, d.host[0], NULL, 17, 41, 0);
         char want[96];
         snprintf(want, sizeof want, "fake: refusing chunk %d of 17 bytes", f->refuse_at);
-        CHECKF(rc < 0 && !strcmp(engine_error(d.e), want), "refused: %d '%s'", rc,
-               engine_error(d.e));
+        CHECKF(rc < 0 && !strcmp(engine_status(d.e)->text, want), "refused: %d '%s'", rc,
+               engine_status(d.e)->text);
         CHECK(atomic_load(&t->cpu_calls) == calls);
         CHECK(all_bytes(d.out[0], d.out_bytes, POISON));
         drive_finish(&d, 1);
         rc = engine_submit(d.e, 1, d.host[1], NULL, 65, 41, 0);
-        CHECK(rc < 0 && strstr(engine_error(d.e), "65 bytes"));
+        CHECK(rc < 0 && strstr(engine_status(d.e)->text, "65 bytes"));
         /* a refused chunk was not taken: collecting its slot gives nothing and
            does not collect it */
         int collects = t->collects;
