@@ -283,7 +283,7 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
                                  const frame_info *fi, uint64_t plane_bytes)
 {
     const char *name = item->name;
-    char err[512];
+    io_status st;
     uint64_t dev, ino, dev_k, ino_k;
     if (io_reader_file_size(r) < 0 || io_reader_identity(r, &dev, &ino) < 0) {
         msg_error("%s: coefficient planes are read at three places at once, which a pipe or "
@@ -292,8 +292,8 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
         return -1;
     }
     for (int k = 0; k < 3; k++) {
-        if (input_open(item, &pr[k], err, sizeof err) < 0) {
-            msg_error("%s: %s", name, err);
+        if (input_open(item, &pr[k], &st) < 0) {
+            msg_status(name, &st);
             return -1;
         }
         if (io_reader_identity(pr[k], &dev_k, &ino_k) < 0 || dev_k != dev || ino_k != ino) {

@@ -22,11 +22,10 @@ int job_open(job *j, const cli_common *c, double cpu_seconds)
 /* Opens the input's frame (see job.h). */
 int job_frame(io_reader *r, const cli_common *c, frame_info *fi, const char *name)
 {
-    char err[1024];
-    if (frame_open(r, c->dtype, c->dtype_big_endian, c->shape, c->ndim, fi, err, sizeof err) == 0)
+    io_status st;
+    if (frame_open(r, c->dtype, c->dtype_big_endian, c->shape, c->ndim, fi, &st) == 0)
         return 0;
-    msg_error("%s: %s", name, err);
-    return 1;
+    return msg_status(name, &st);
 }
 
 /* Frees the buffers and closes the scheduler made for them. */

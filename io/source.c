@@ -4,7 +4,7 @@
  * repositioning, and the check that a file did not shrink while read. */
 #include "source.h"
 
-#include "errtext.h"
+#include "status.h"
 #include "pread.h"
 
 #include <errno.h>

@@ -97,6 +97,6 @@ int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, io_status *st)
     unsigned i = z->g ? *z->bad_host : IF_NO_MEMBER;
     if (i == IF_NO_MEMBER || (int)i >= c->nmembers)
         return 0;
-    pl_gz_member_error(c, (int)i, st->text, sizeof st->text);
+    pl_gz_member_error(c, (int)i, st);
     return st->code = IO_ERR_CORRUPT;
 }

@@ -384,12 +384,10 @@ static int sched_cpu_threads(const sched *h)
 static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, const void **data)
 {
     size_t bytes = pl_gz_span_bytes(h->spec.capacity);
-    if (!h->span && !(h->span = malloc(bytes))) {
-        snprintf(h->st.text, sizeof h->st.text, "cannot allocate %zu bytes of host memory", bytes);
-        return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, h->st.text);
-    }
-    int rc = pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->st.text, sizeof h->st.text);
-    return rc < 0 ? sched_fail(h, rc, h->st.text) : rc;
+    if (!h->span && !(h->span = malloc(bytes)))
+        return io_fail(&h->st, GPU_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory",
+                       bytes);
+    return pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, &h->st);
 }
 
 /* Keeps the engine's message of a failed call. */

@@ -757,9 +757,8 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
         for (int j = 0; j < k->nrings; j++)
             ring_bufs[j][i] = (char *)bufs[i] + (size_t)j * k->chunk;
     }
-    char err[256];
     for (int j = 0; j < k->nrings; j++) {
-        CHECK(io_reader_open_mem(&r[j], in[j], k->len, err, sizeof err) == 0);
+        CHECK(io_reader_open_mem(&r[j], in[j], k->len, NULL) == 0);
         CHECK(pl_open(&pl[j], r[j], ring_bufs[j], k->nbufs, k->nslots, k->chunk, NULL, 0,
                       k->limit, 0) == 0);
     }
