@@ -222,7 +222,7 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
-    char err[256];
+    io_status st;
     cli_common_init(&o->common);
     o->ops = RD_OP_SUM;
     int opt;
@@ -235,8 +235,8 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
             continue;
         switch (opt) {
         case OPT_OP:
-            if (!(o->ops = rd_parse_ops(optarg, err, sizeof err)))
-                return cli_usage_error("reduce", "%s", err);
+            if (!(o->ops = rd_parse_ops(optarg, &st)))
+                return cli_usage_error("reduce", "%s", st.text);
             break;
         case OPT_SKIPNAN:
             o->skipnan = 1;

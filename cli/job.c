@@ -147,7 +147,7 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
  * Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 with the
  * error's message in msg, this round's chunks already given back
  * (sched_input.next). */
-static int job_next_planes(void *ctx, pl_chunk *c, char *msg, size_t len)
+static int job_next_planes(void *ctx, pl_chunk *c, io_status *st)
 {
     const sched_input *in = ctx;
     pl_ring *const *pl = in->rings;
@@ -156,18 +156,16 @@ static int job_next_planes(void *ctx, pl_chunk *c, char *msg, size_t len)
         pl_chunk ck;
         int rk = pl_next(pl[k], &ck);
         if (rk < 0) {
-            snprintf(msg, len, "plane %c: %s", "abc"[k], pl_error(pl[k]));
-            rc = -1;
+            rc = io_fail(st, rk, "plane %c: %s", "abc"[k], pl_error(pl[k]));
             break;
         }
         if (k == 0) {
             rc = rk;
             *c = ck;
         } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
-            snprintf(msg, len, "the coefficient planes differ in length");
+            rc = io_fail(st, IO_ERR_FORMAT, "the coefficient planes differ in length");
             if (rk > 0)
                 pl_release(pl[k], ck.slot);
-            rc = -1;
             break;
         }
         taken += rk > 0;

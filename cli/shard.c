@@ -590,10 +590,10 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
     }
     if (!(s = shard_line(t, "ops")))
         return -1;
-    char why[256];
-    unsigned ops = rd_parse_ops(s, why, sizeof why);
+    io_status why;
+    unsigned ops = rd_parse_ops(s, &why);
     if (!ops) {
-        io_fail(t->st, IO_ERR_FORMAT, "line %d: %s", t->line, why);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: %s", t->line, why.text);
         return -1;
     }
     if (shard_line_u64(t, "skipnan", v, 1) < 0)

@@ -68,7 +68,7 @@ int backend_cpu_count(void)
 }
 
 /* Parses "all", "N" or a comma-separated list of distinct ordinals. */
-int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t errlen)
+int backend_parse_devices(const char *s, backend_devices *d, io_status *st)
 {
     memset(d, 0, sizeof *d);
     if (!strcmp(s, "all")) {
@@ -81,18 +81,16 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < 0 || v > 0x7fffffff || (*end && *end != ',')) {
-            snprintf(err, errlen, "bad --device '%s' (N, a list like 0,2, or all)", s);
-            return -1;
+            return io_fail(st, IO_ERR_FORMAT, "bad --device '%s' (N, a list like 0,2, or all)", s);
         }
         for (int i = 0; i < d->count; i++)
             if (d->list[i] == (int)v) {
-                snprintf(err, errlen, "bad --device '%s': device %ld given twice", s, v);
-                return -1;
+                return io_fail(st, IO_ERR_FORMAT, "bad --device '%s': device %ld given twice", s,
+                               v);
             }
-        if (d->count == BACKEND_MAX_GPUS) {
-            snprintf(err, errlen, "bad --device '%s': more than %d devices", s, BACKEND_MAX_GPUS);
-            return -1;
-        }
+        if (d->count == BACKEND_MAX_GPUS)
+            return io_fail(st, IO_ERR_FORMAT, "bad --device '%s': more than %d devices", s,
+                           BACKEND_MAX_GPUS);
         d->list[d->count++] = (int)v;
         if (!*end)
             return 0;

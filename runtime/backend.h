@@ -85,8 +85,8 @@ const io_status *backend_status(const backend *be);
 int backend_parse(const char *name);
 
 /* Parses a --device value: "N", "N,M,..." (distinct ordinals) or "all".
- * 0, or -1 with a reason in err. */
-int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t errlen);
+ * 0, or IO_ERR_FORMAT with its line in *st. */
+int backend_parse_devices(const char *s, backend_devices *d, io_status *st);
 
 /* Makes the devices devs names the only ones the driver starts (see
  * cu_narrow_devices), unless kind is the CPU or devs is `all`; messages

@@ -652,8 +652,8 @@ static void sched_retire(sched *h, const sched_input *in, int *status)
 static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
 {
     if (in->next) {
-        int rc = in->next(in->ctx, c, h->st.text, sizeof h->st.text);
-        return rc < 0 ? sched_fail(h, rc, h->st.text) : rc;
+        int rc = in->next(in->ctx, c, &h->st);
+        return rc < 0 ? (h->st.code = rc) : rc;
     }
     int rc = pl_next(in->rings[0], c);
     return rc < 0 ? sched_fail(h, rc, pl_error(in->rings[0])) : rc;

@@ -112,9 +112,9 @@ int sched_compress(sched *h, int level, uint64_t offset);
 typedef struct {
     pl_ring *const *rings;
     int nrings;
-    /* The next chunk (1), the end (0) or a failure (-1 with one line in err), as pl_next
-       does (NULL: pl_next of ring 0). */
-    int (*next)(void *ctx, pl_chunk *c, char *err, size_t errlen);
+    /* The next chunk (1), the end (0) or a failure (a negative code, filled in *st with its
+       line), as pl_next does (NULL: pl_next of ring 0). */
+    int (*next)(void *ctx, pl_chunk *c, io_status *st);
     void *ctx;
 } sched_input;
 

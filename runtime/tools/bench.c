@@ -1564,14 +1564,11 @@ static void bench_gpu_close(bench_ctx *c)
 }
 
 /* Runs the copies, then every configured op and size. */
-int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, char *err,
-              size_t errlen)
+int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, io_status *st)
 {
     bench_ctx *c = calloc(1, sizeof *c);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (!c)
+        return io_fail(st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     c->be = be;
     c->cfg = cfg;
     c->g = be->kind == BACKEND_CUDA ? be->gpu : NULL;
@@ -1590,7 +1587,7 @@ int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ct
         for (int i = 0; (cfg->ops >> op & 1) && i < cfg->nsizes[op] && rc == 0; i++)
             rc = bench_op_size(c, (bench_op)op, cfg->sizes[op][i], &o);
     if (rc < 0)
-        snprintf(err, errlen, "%s", c->err[0] ? c->err : gpu_strerror(rc));
+        io_fail(st, rc, "%s", c->err[0] ? c->err : gpu_strerror(rc));
     bench_op_close(c);
     if (c->g)
         bench_gpu_close(c);

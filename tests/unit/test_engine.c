@@ -677,18 +677,15 @@ static int hook_write(void *ctx, engine *e, int slot, const void *out, size_t by
 /* Takes one chunk of every ring, which must agree with ring 0's (slot,
  * offset, bytes, and the data at its place in the slot's buffer); fails
  * before chunk fail_at (sched_input.next). */
-static int feed_next(void *ctx, pl_chunk *c, char *err, size_t errlen)
+static int feed_next(void *ctx, pl_chunk *c, io_status *st)
 {
     sched_feed *f = ctx;
     if (f->taken == f->fail_at) {
-        snprintf(err, errlen, "fake: no chunk %d", f->taken);
-        return -1;
+        return io_fail(st, -1, "fake: no chunk %d", f->taken);
     }
     int rc = pl_next(f->rings[0], c);
-    if (rc < 0) {
-        snprintf(err, errlen, "%s", pl_error(f->rings[0]));
-        return -1;
-    }
+    if (rc < 0)
+        return io_fail(st, -1, "%s", pl_error(f->rings[0]));
     for (int k = 1; k < f->nrings; k++) {
         pl_chunk ck;
         int rk = pl_next(f->rings[k], &ck);
@@ -696,7 +693,7 @@ static int feed_next(void *ctx, pl_chunk *c, char *err, size_t errlen)
                                     ck.bytes != c->bytes ||
                                     ck.data != (char *)c->data + (size_t)k * f->pitch))) {
             f->bad++;
-            snprintf(err, errlen, "ring %d out of step", k);
+            io_fail(st, -1, "ring %d out of step", k);
             for (int j = 0; rc > 0 && j < k; j++)
                 pl_release(f->rings[j], c->slot);
             if (rk > 0)
