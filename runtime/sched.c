@@ -85,19 +85,16 @@ struct sched {
     io_status st;        /* the last failure: its code and line (sched_status) */
 };
 
-/* Records a failure: its code and a copy of its line (text may be h->st.text
- * itself); returns the code. */
+/* Records a failure of the scheduler's own, or a ring's (whose line is all
+ * it hands out): its code and a copy of its line; returns the code. */
 static int sched_fail(sched *h, int code, const char *text)
 {
-    if (text != h->st.text)
-        snprintf(h->st.text, sizeof h->st.text, "%s", text);
-    h->st.code = code;
-    return code;
+    return io_fail(&h->st, code, "%s", text);
 }
 
-/* Records the failure rc of a part of the run that keeps its own (an
- * engine, the staged matrix, the member's inflate, the returns thread):
- * rc with that part's line; returns rc. */
+/* Records the failure rc of what keeps its own (an engine, the staged
+ * matrix, the member's inflate, the returns thread, a backend, a reader, or
+ * the scheduler's own as it stood): rc with that line; returns rc. */
 static int sched_take(sched *h, int rc, const io_status *st)
 {
     io_pass(&h->st, st);
@@ -178,7 +175,7 @@ static void sched_poll_devices(sched *h)
                                 .threads = h->be->threads};
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
-                sched_fail(h, GPU_ERR_DRIVER, v->view.st.text);
+                sched_take(h, GPU_ERR_DRIVER, &v->view.st);
                 h->dev_failed = h->dev_settled = 1;
                 return;
             }
@@ -320,7 +317,7 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         backend *first = be->start ? &h->cpu_be : be;
         rc = sched_engine_open(h, first, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu);
         if (rc < 0)
-            sched_fail(h, rc, first->st.text);
+            sched_take(h, rc, &first->st);
     }
     if (rc < 0) {
         io_fail(st, rc, "%s", h->st.text);
@@ -664,12 +661,11 @@ static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
  * their failures come first; returns the run's status. */
 static int sched_submit_failed(sched *h, const sched_input *in, int rc)
 {
-    char why[sizeof h->st.text];
-    snprintf(why, sizeof why, "%s", h->st.text);
+    io_status why = h->st;
     int status = 0;
     while (pl_outstanding(in->rings[0]) > 1)
         sched_retire(h, in, &status);
-    return status ? status : sched_fail(h, rc, why);
+    return status ? status : sched_take(h, rc, &why);
 }
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
@@ -679,13 +675,13 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
     int status = 0, rc;
     pl_ring *ring = in->rings[0];
     pl_chunk c;
-    char read_err[sizeof h->st.text] = "";
+    io_status read_err = {0, ""};
     *bytes_in = 0;
     do {
         double asked = sched_elapsed(h);
         rc = sched_next(h, in, &c);
         if (rc < 0)
-            snprintf(read_err, sizeof read_err, "%s", h->st.text);
+            read_err = h->st;
         sched_clock_add(h, &h->clock.input, asked);
         if (rc > 0) {
             if (h->hooks.progress)
@@ -706,7 +702,7 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
         while (pl_outstanding(ring) > 0 && (pl_full(ring) || rc <= 0 || status))
             sched_retire(h, in, &status);
         if (rc < 0 && !status)
-            status = sched_fail(h, rc, read_err);
+            status = sched_take(h, rc, &read_err);
     } while (rc > 0 && !status);
     return status;
 }
@@ -851,7 +847,7 @@ int sched_stage_open(sched *h, size_t chunk)
 {
     backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
     int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
-    return rc < 0 ? sched_fail(h, rc, be->st.text) : 0;
+    return rc < 0 ? sched_take(h, rc, &be->st) : 0;
 }
 
 /* Keeps the staged matrix's message of a failed call. */
@@ -966,7 +962,7 @@ int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
         pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
     if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
         rc = IO_ERR_TRUNCATED;
-    return rc < 0 ? sched_fail(h, rc, io_reader_error(r)) : 0;
+    return rc < 0 ? sched_take(h, rc, io_reader_status(r)) : 0;
 }
 
 /* The last failure's text. */
