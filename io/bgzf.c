@@ -378,7 +378,7 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
 int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st)
 {
     uint64_t coff;
-    io_fail(st, 0, "%s", "");
+    io_clear(st);
     return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, NULL, st);
 }
 

@@ -238,10 +238,7 @@ static int parse_dict(struct scan *s, npy_header *h)
 int npy_parse(const uint8_t *buf, size_t len, npy_header *h, io_status *st)
 {
     memset(h, 0, sizeof(*h));
-    if (st) {
-        st->code = 0;
-        st->text[0] = '\0';
-    }
+    io_clear(st);
     size_t m = len < sizeof(npy_magic) ? len : sizeof(npy_magic);
     if (memcmp(buf, npy_magic, m))
         return io_fail(st, IO_ERR_FORMAT, "not a .npy file (bad magic)");

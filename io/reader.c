@@ -84,7 +84,7 @@ static int detect(io_reader *r, io_status *st)
 static io_reader *reader_new(io_reader **out, io_status *st)
 {
     *out = NULL;
-    io_fail(st, 0, "%s", "");
+    io_clear(st);
     io_reader *r = calloc(1, sizeof(*r));
     if (!r) {
         io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");

@@ -252,7 +252,7 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
     int rc;
     struct stat sb;
     *out = NULL;
-    io_fail(st, 0, "%s", "");
+    io_clear(st);
     io_sink *s = calloc(1, sizeof(*s));
     if (!s)
         return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
@@ -534,7 +534,7 @@ int io_sink_open_spool(io_sink **out, const io_sink *near, io_status *st)
 {
     char dir[PATH_MAX], path[PATH_MAX + 32];
     *out = NULL;
-    io_fail(st, 0, "%s", "");
+    io_clear(st);
     io_sink *s = calloc(1, sizeof(*s));
     if (!s || !(s->buf = malloc(SINK_BUF))) {
         free(s);

@@ -4,6 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Empties a status. */
+void io_clear(io_status *st)
+{
+    if (st) {
+        st->code = 0;
+        st->text[0] = '\0';
+    }
+}
+
 /* Formats the line into st when there is one. */
 int io_failv(io_status *st, int code, const char *fmt, va_list ap)
 {

@@ -54,6 +54,9 @@ typedef struct {
     char text[IO_STATUS_TEXT];
 } io_status;
 
+/* Empties *st (code 0, no line) when st is not NULL. */
+void io_clear(io_status *st);
+
 /* Sets *st to code and a formatted line when st is not NULL; returns code. */
 int io_fail(io_status *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
