@@ -395,12 +395,11 @@ int cmd_bench(int argc, char **argv)
     if (sizes)
         bench_parse_sizes(&cfg, sizes, cfg.ops); /* checked above */
     bench_rows rows = {0};
-    char err[2048];
-    rc = bench_run(&be, &cfg, bench_collect, &rows, err, sizeof err);
+    io_status st;
+    rc = bench_run(&be, &cfg, bench_collect, &rows, &st);
     int status = 0;
     if (rc < 0) {
-        msg_error("bench: %s", err);
-        status = 1;
+        status = msg_status("bench", &st);
     } else if (rows.failed) {
         msg_error("bench: out of memory");
         status = 1;

@@ -269,9 +269,9 @@ int cmd_gen(int argc, char **argv)
         spec.p1 = g.p1;
     if (g.have_p2)
         spec.p2 = g.p2;
-    char err[256];
-    if (!g.quadratic && gen_spec_check(&spec, err, sizeof err) < 0)
-        return cli_usage_error("gen", "%s", err);
+    io_status st;
+    if (!g.quadratic && gen_spec_check(&spec, &st) < 0)
+        return cli_usage_error("gen", "%s", st.text);
     uint64_t nelem = 1, bytes;
     for (int d = 0; d < g.ndim; d++)
         if (__builtin_mul_overflow(nelem, g.shape[d], &nelem))

@@ -85,12 +85,10 @@ static const char *merge_mismatch(const merge_item *a, const merge_item *b)
  * after an error (missing, duplicate or mismatched shards). */
 static int merge_collect(merge_item *items, int n, merge_item **byset)
 {
-    char err[512];
+    io_status why;
     for (int i = 0; i < n; i++) {
-        if (shard_read(items[i].path, &items[i].m, &items[i].st, err, sizeof err) < 0) {
-            msg_error("%s: %s", items[i].path, err);
-            return 1;
-        }
+        if (shard_read(items[i].path, &items[i].m, &items[i].st, &why) < 0)
+            return msg_status(items[i].path, &why);
         const char *diff = merge_mismatch(&items[0], &items[i]);
         if (diff) {
             msg_error("%s: not a shard of the same input and run as %s (%s differs)",
@@ -197,7 +195,7 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
                       uint32_t *crc, uint64_t *data, out_stream *out)
 {
     static unsigned char buf[4 << 20];
-    char err[512];
+    io_status st;
     while (from < to) {
         size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf, used = 0;
         ssize_t k = pread(fd, buf, want, (off_t)from);
@@ -208,10 +206,8 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
             return 1;
         }
         if (mode == SCAN_CHECK) {
-            if (io_bgzf_check(fd, buf, (size_t)k, from, &used, err, sizeof err) < 0) {
-                msg_error("%s: %s", it->path, err);
-                return 1;
-            }
+            if (io_bgzf_check(fd, buf, (size_t)k, from, &used, &st) < 0)
+                return msg_status(it->path, &st);
             for (size_t pos = 0, total; pos < used; pos += total) {
                 total = io_bgzf_block_size(buf + pos, used - pos);
                 if (memcmp(buf + pos, gz_eof_block, 16)) {

@@ -139,24 +139,22 @@ typedef struct {
 
 /* Reads the layout of a 2-D shape (d0, d1) against --layout: (N, 3) is rows,
  * (3, N) planes, (3, 3) rows unless --layout planes; sets *n and
- * *logical_planes, or writes a message and returns -1. */
-static int quadratic_shape2(uint64_t d0, uint64_t d1, int layout, uint64_t *n,
-                            int *logical_planes, char *err, size_t errlen)
+ * *logical_planes, or returns IO_ERR_FORMAT with its line in *st. */
+static int quadratic_shape2(uint64_t d0, uint64_t d1, int layout, uint64_t *n, int *logical_planes,
+                            io_status *st)
 {
     int rows_ok = d1 == 3, planes_ok = d0 == 3;
     if (rows_ok && planes_ok)
         rows_ok = layout != QD_PLANES;
-    if (!rows_ok && !planes_ok) {
-        snprintf(err, errlen, "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of "
-                              "planes, not (%llu, %llu)",
-                 (unsigned long long)d0, (unsigned long long)d1);
-        return -1;
-    }
+    if (!rows_ok && !planes_ok)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of "
+                       "planes, not (%llu, %llu)",
+                       (unsigned long long)d0, (unsigned long long)d1);
     if (layout != LAYOUT_UNSET && layout != (rows_ok ? QD_ROWS : QD_PLANES)) {
-        snprintf(err, errlen, "--layout %s contradicts the shape (%llu, %llu)",
-                 layout == QD_PLANES ? "planes" : "rows", (unsigned long long)d0,
-                 (unsigned long long)d1);
-        return -1;
+        return io_fail(st, IO_ERR_FORMAT, "--layout %s contradicts the shape (%llu, %llu)",
+                       layout == QD_PLANES ? "planes" : "rows", (unsigned long long)d0,
+                       (unsigned long long)d1);
     }
     *logical_planes = !rows_ok;
     *n = rows_ok ? d0 : d1;
@@ -164,45 +162,40 @@ static int quadratic_shape2(uint64_t d0, uint64_t d1, int layout, uint64_t *n,
 }
 
 /* Works out the number of equations and the byte layout of the input, or
- * writes a message and returns -1. */
+ * returns IO_ERR_FORMAT with its line in *st. */
 static int quadratic_input(const frame_info *fi, const io_reader *r, int layout, quad_input *in,
-                           char *err, size_t errlen)
+                           io_status *st)
 {
     size_t row_bytes = 3 * dt_size(fi->dtype);
     int logical_planes = layout == QD_PLANES;
     in->rows = UINT64_MAX;
     if (fi->ndim == 2) {
-        if (quadratic_shape2(fi->shape[0], fi->shape[1], layout, &in->rows, &logical_planes, err,
-                             errlen) < 0)
-            return -1;
+        int rc = quadratic_shape2(fi->shape[0], fi->shape[1], layout, &in->rows, &logical_planes, st);
+        if (rc < 0)
+            return rc;
         /* Fortran order swaps the meaning of the bytes of a 2-D array. */
         in->planes_in_memory = logical_planes ^ (fi->fortran_order && frame_is_multidim(fi));
     } else if (fi->ndim == 1 && !fi->is_npy) {
-        if (fi->shape[0] % 3) {
-            snprintf(err, errlen, "--shape %llu is not a multiple of 3 coefficients",
-                     (unsigned long long)fi->shape[0]);
-            return -1;
-        }
+        if (fi->shape[0] % 3)
+            return io_fail(st, IO_ERR_FORMAT, "--shape %llu is not a multiple of 3 coefficients",
+                           (unsigned long long)fi->shape[0]);
         in->rows = fi->shape[0] / 3;
         in->planes_in_memory = logical_planes;
     } else if (fi->ndim < 0) { /* raw without --shape: from the file size when there is one */
         int64_t size = io_reader_compressed(r) ? -1 : io_reader_file_size(r);
         if (size >= 0) {
-            if ((uint64_t)size % row_bytes) {
-                snprintf(err, errlen, "size %lld bytes is not a whole number of %zu-byte equations",
-                         (long long)size, row_bytes);
-                return -1;
-            }
+            if ((uint64_t)size % row_bytes)
+                return io_fail(st, IO_ERR_FORMAT,
+                               "size %lld bytes is not a whole number of %zu-byte equations",
+                               (long long)size, row_bytes);
             in->rows = (uint64_t)size / row_bytes;
         } else if (logical_planes) {
-            snprintf(err, errlen, "raw planes of unknown size: give --shape 3xN");
-            return -1;
+            return io_fail(st, IO_ERR_FORMAT, "raw planes of unknown size: give --shape 3xN");
         }
         in->planes_in_memory = logical_planes;
     } else {
-        snprintf(err, errlen,
-                 "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of planes");
-        return -1;
+        return io_fail(st, IO_ERR_FORMAT,
+                       "expected an (N, 3) array of rows (a, b, c) or a (3, N) array of planes");
     }
     /* One equation's coefficients are contiguous either way. */
     if (in->rows <= 1)
@@ -283,7 +276,7 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
                                  const frame_info *fi, uint64_t plane_bytes)
 {
     const char *name = item->name;
-    char err[512];
+    io_status st;
     uint64_t dev, ino, dev_k, ino_k;
     if (io_reader_file_size(r) < 0 || io_reader_identity(r, &dev, &ino) < 0) {
         msg_error("%s: coefficient planes are read at three places at once, which a pipe or "
@@ -292,8 +285,8 @@ static int quadratic_open_planes(io_reader **pr, const input_item *item, const i
         return -1;
     }
     for (int k = 0; k < 3; k++) {
-        if (input_open(item, &pr[k], err, sizeof err) < 0) {
-            msg_error("%s: %s", name, err);
+        if (input_open(item, &pr[k], &st) < 0) {
+            msg_status(name, &st);
             return -1;
         }
         if (io_reader_identity(pr[k], &dev_k, &ino_k) < 0 || dev_k != dev || ino_k != ino) {
@@ -350,7 +343,7 @@ int cmd_quadratic(int argc, char **argv)
     if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
         return 1;
     const char *name = item.name;
-    char err[1024];
+    io_status st;
     int status = 1;
     io_reader *pr[3] = {NULL, NULL, NULL};
     job jb;
@@ -362,11 +355,11 @@ int cmd_quadratic(int argc, char **argv)
     if (job_frame(r, &q.common, &fi, name))
         goto out_close;
     if ((!qd_coef_type(fi.dtype) &&
-         snprintf(err, sizeof err,
-                  "coefficients must be float16, bfloat16, float32 or float64, not %s",
-                  dt_name(fi.dtype)) > 0) ||
-        quadratic_input(&fi, r, q.layout, &in, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
+         io_fail(&st, IO_ERR_FORMAT,
+                 "coefficients must be float16, bfloat16, float32 or float64, not %s",
+                 dt_name(fi.dtype)) < 0) ||
+        quadratic_input(&fi, r, q.layout, &in, &st) < 0) {
+        msg_status(name, &st);
         goto out_close;
     }
     char part_head[8192];

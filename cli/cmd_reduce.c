@@ -77,11 +77,10 @@ typedef struct {
 static int reduce_check(void *ctx, uint64_t bytes)
 {
     const reduce_end *e = ctx;
-    char err[1024];
-    if (e->shard || frame_check_end(e->fi, bytes, err, sizeof err) == 0)
+    io_status st;
+    if (e->shard || frame_check_end(e->fi, bytes, &st) == 0)
         return 0;
-    msg_error("%s: %s", e->name, err);
-    return 1;
+    return msg_status(e->name, &st);
 }
 
 /* Chunk size for one input: --chunk, or less when the data is known to be
@@ -105,22 +104,17 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
                              const frame_info *fi, rd_state *st, shard_meta *part,
                              uint64_t *first, uint64_t *limit)
 {
-    char err[1024];
+    io_status why;
     shard_input in;
     size_t sz = dt_size(fi->dtype);
     uint64_t t0, t1;
-    if (shard_input_open(r, fi, &in, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
+    if (shard_input_open(r, fi, &in, &why) < 0)
+        return msg_status(name, &why);
     shard_meta_input(part, name, fi, &in, &o->shard);
     shard_tiles(&o->shard, part->nelem, &t0, &t1);
     uint64_t e0 = t0 * RD_TILE, e1 = t1 * RD_TILE < part->nelem ? t1 * RD_TILE : part->nelem;
-    if (shard_input_seek(r, &in, e0 * sz, (e1 - e0) * sz, t1 * RD_TILE >= part->nelem, err,
-                         sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
+    if (shard_input_seek(r, &in, e0 * sz, (e1 - e0) * sz, t1 * RD_TILE >= part->nelem, &why) < 0)
+        return msg_status(name, &why);
     part->first = t0;
     part->end = t1;
     rd_state_start_at(st, t0);
@@ -133,14 +127,12 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
 static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *in)
 {
     const char *name = in->name;
-    char err[1024] = "";
+    io_status why;
     io_reader *r = NULL;
     int status = 1;
     double t0 = io_seconds();
-    if (input_open(in, &r, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
+    if (input_open(in, &r, &why) < 0)
+        return msg_status(name, &why);
     frame_info fi;
     if (job_frame(r, &o->common, &fi, name))
         goto out_close_reader;
@@ -230,7 +222,7 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
-    char err[256];
+    io_status st;
     cli_common_init(&o->common);
     o->ops = RD_OP_SUM;
     int opt;
@@ -243,8 +235,8 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
             continue;
         switch (opt) {
         case OPT_OP:
-            if (!(o->ops = rd_parse_ops(optarg, err, sizeof err)))
-                return cli_usage_error("reduce", "%s", err);
+            if (!(o->ops = rd_parse_ops(optarg, &st)))
+                return cli_usage_error("reduce", "%s", st.text);
             break;
         case OPT_SKIPNAN:
             o->skipnan = 1;

@@ -103,19 +103,18 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
     return -1;
 }
 
-/* Works out the job for the input's shape and order; -1 and a message when
- * it has no last two axes to swap. */
-static int transpose_plan(const frame_info *fi, transpose_job *j, char *err, size_t errlen)
+/* Works out the job for the input's shape and order; IO_ERR_FORMAT with its
+ * line in *st when it has no last two axes to swap. */
+static int transpose_plan(const frame_info *fi, transpose_job *j, io_status *st)
 {
     memset(j, 0, sizeof *j);
     int n = fi->ndim;
-    if (n < 0) {
-        snprintf(err, errlen, "raw input needs --shape RxC (or BxRxC) to be transposed");
-        return -1;
-    }
+    if (n < 0)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "raw input needs --shape RxC (or BxRxC) to be transposed");
     if (n < 2) {
-        snprintf(err, errlen, "a %d-D array has no two axes to transpose: give (R, C) or (B, R, C)", n);
-        return -1;
+        return io_fail(st, IO_ERR_FORMAT,
+                       "a %d-D array has no two axes to transpose: give (R, C) or (B, R, C)", n);
     }
     const uint64_t *s = fi->shape;
     uint64_t batch = 1;
@@ -135,11 +134,10 @@ static int transpose_plan(const frame_info *fi, transpose_job *j, char *err, siz
             j->nmat = 1, j->rows = s[1], j->cols = s[0];
             return 0;
         }
-        if (batch_axes > 1) {
-            snprintf(err, errlen, "a Fortran-order array with more than one batch axis is not "
-                                  "supported: write it in C order");
-            return -1;
-        }
+        if (batch_axes > 1)
+            return io_fail(st, IO_ERR_FORMAT,
+                           "a Fortran-order array with more than one batch axis is not "
+                           "supported: write it in C order");
         j->nmat = 1, j->rows = s[n - 1] * s[n - 2], j->cols = batch;
     } else {
         j->nmat = batch, j->rows = s[n - 2], j->cols = s[n - 1];
@@ -250,7 +248,7 @@ int cmd_transpose(int argc, char **argv)
     if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
         return 1;
     const char *name = item.name;
-    char err[1024];
+    io_status st;
     int status = 1;
     job jb;
     memset(&jb, 0, sizeof jb);
@@ -259,8 +257,8 @@ int cmd_transpose(int argc, char **argv)
     transpose_job j;
     if (job_frame(r, &t.common, &fi, name))
         goto out_close;
-    if (transpose_plan(&fi, &j, err, sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
+    if (transpose_plan(&fi, &j, &st) < 0) {
+        msg_status(name, &st);
         goto out_close;
     }
     uint64_t data_bytes = fi.data_bytes;

@@ -53,7 +53,7 @@ static size_t input_split(const char *arg, const char **key)
 /* Resolves arg into its inputs (see input.h). */
 int input_begin(input_list *l, const char *arg)
 {
-    char err[512];
+    io_status st;
     const char *key;
     memset(l, 0, sizeof *l);
     l->arg = arg;
@@ -62,10 +62,8 @@ int input_begin(input_list *l, const char *arg)
         return msg_error("out of memory"), 1;
     if (!key && (!strcmp(arg, "-") || !input_is_archive(l->path)))
         return 0;
-    if (npz_open(&l->npz, l->path, err, sizeof err) < 0) {
-        msg_error("%s: %s", l->path, err);
-        return 1;
-    }
+    if (npz_open(&l->npz, l->path, &st) < 0)
+        return msg_status(l->path, &st);
     l->end = npz_count(l->npz);
     if (key) {
         const npz_member *m = npz_find(l->npz, key);
@@ -124,7 +122,7 @@ void input_end(input_list *l)
 /* The one input of a command that reads one, opened (see input.h). */
 int input_one(input_list *l, const char *arg, input_item *it, io_reader **r)
 {
-    char err[1024];
+    io_status st;
     if (input_begin(l, arg))
         goto out_end;
     size_t n = input_count(l);
@@ -135,8 +133,8 @@ int input_one(input_list *l, const char *arg, input_item *it, io_reader **r)
         goto out_end;
     }
     input_next(l, it);
-    if (r && input_open(it, r, err, sizeof err) < 0) {
-        msg_error("%s: %s", it->name, err);
+    if (r && input_open(it, r, &st) < 0) {
+        msg_status(it->name, &st);
         goto out_end;
     }
     return 0;
@@ -146,11 +144,11 @@ out_end:
 }
 
 /* Opens a file or an archive member. */
-int input_open(const input_item *it, io_reader **r, char *err, size_t errlen)
+int input_open(const input_item *it, io_reader **r, io_status *st)
 {
     if (it->member)
-        return io_reader_open_zip_member(r, it->path, it->member, err, errlen);
-    return io_reader_open(r, it->path, err, errlen);
+        return io_reader_open_zip_member(r, it->path, it->member, st);
+    return io_reader_open(r, it->path, st);
 }
 
 /* The file an argument names (see input.h). */

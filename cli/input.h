@@ -52,8 +52,8 @@ void input_end(input_list *l);
 int input_one(input_list *l, const char *arg, input_item *it, io_reader **r);
 
 /* Opens the reader of an input: the file as io_reader_open does, or the
- * archive member. 0, or a negative io_error with the reason in err. */
-int input_open(const input_item *it, io_reader **r, char *err, size_t errlen);
+ * archive member. 0, or a negative io_error with the reason in *st. */
+int input_open(const input_item *it, io_reader **r, io_status *st);
 
 /* The file that arg names (an archive member's archive) in buf, or arg
  * itself when that is the file; for size estimates before opening. */

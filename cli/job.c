@@ -22,11 +22,10 @@ int job_open(job *j, const cli_common *c, double cpu_seconds)
 /* Opens the input's frame (see job.h). */
 int job_frame(io_reader *r, const cli_common *c, frame_info *fi, const char *name)
 {
-    char err[1024];
-    if (frame_open(r, c->dtype, c->dtype_big_endian, c->shape, c->ndim, fi, err, sizeof err) == 0)
+    io_status st;
+    if (frame_open(r, c->dtype, c->dtype_big_endian, c->shape, c->ndim, fi, &st) == 0)
         return 0;
-    msg_error("%s: %s", name, err);
-    return 1;
+    return msg_status(name, &st);
 }
 
 /* Frees the buffers and closes the scheduler made for them. */
@@ -109,12 +108,9 @@ static int job_sched(job *j, const job_input *in)
         spec.member = in->member;
         if (!spec.capacity)
             spec.capacity = j->chunk;
-        char err[2048];
-        if (sched_open(&j->h, &j->be, &spec, &in->hooks, err, sizeof err) < 0) {
-            if (err[0])
-                msg_error("%s", err);
-            return 1;
-        }
+        io_status st;
+        if (sched_open(&j->h, &j->be, &spec, &in->hooks, &st) < 0)
+            return st.text[0] ? msg_status(NULL, &st) : 1;
     }
     if (in->level > 0 && sched_compress(j->h, in->level, gz_writer_offset(in->gz)) < 0)
         return msg_status(in->name, sched_status(j->h));
@@ -151,7 +147,7 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
  * Returns 1 with ring 0's chunk in *c, 0 at the end, or -1 with the
  * error's message in msg, this round's chunks already given back
  * (sched_input.next). */
-static int job_next_planes(void *ctx, pl_chunk *c, char *msg, size_t len)
+static int job_next_planes(void *ctx, pl_chunk *c, io_status *st)
 {
     const sched_input *in = ctx;
     pl_ring *const *pl = in->rings;
@@ -160,18 +156,16 @@ static int job_next_planes(void *ctx, pl_chunk *c, char *msg, size_t len)
         pl_chunk ck;
         int rk = pl_next(pl[k], &ck);
         if (rk < 0) {
-            snprintf(msg, len, "plane %c: %s", "abc"[k], pl_error(pl[k]));
-            rc = -1;
+            rc = io_fail(st, rk, "plane %c: %s", "abc"[k], pl_error(pl[k]));
             break;
         }
         if (k == 0) {
             rc = rk;
             *c = ck;
         } else if (rk != rc || (rk > 0 && (ck.slot != c->slot || ck.bytes != c->bytes))) {
-            snprintf(msg, len, "the coefficient planes differ in length");
+            rc = io_fail(st, IO_ERR_FORMAT, "the coefficient planes differ in length");
             if (rk > 0)
                 pl_release(pl[k], ck.slot);
-            rc = -1;
             break;
         }
         taken += rk > 0;

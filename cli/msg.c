@@ -65,12 +65,12 @@ void msg_error(const char *fmt, ...)
 }
 
 /* A failure's line, named by its input where it has one (see msg.h). */
-int msg_status(const char *name, io_status st)
+int msg_status(const char *name, const io_status *st)
 {
     if (name)
-        msg_error("%s: %s", name, st.text);
+        msg_error("%s: %s", name, st->text);
     else
-        msg_error("%s", st.text);
+        msg_error("%s", st->text);
     return 1;
 }
 

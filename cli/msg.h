@@ -28,7 +28,7 @@ void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A failure from io or the runtime as an error line: "NAME: TEXT", or the
  * text alone where name is NULL (a failure of the machine, not of an
  * input); returns 1, the exit status of a failed command. */
-int msg_status(const char *name, io_status st);
+int msg_status(const char *name, const io_status *st);
 /* "gpubatch: warning: ..." unless quiet. */
 void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "gpubatch: ..." at -v. */

@@ -149,9 +149,9 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         c->backend_given = 1;
         return 1;
     case OPT_DEVICE: {
-        char err[256];
-        if (backend_parse_devices(arg, &c->devices, err, sizeof err) < 0)
-            return cli_usage_error("", "%s", err), -1;
+        io_status st;
+        if (backend_parse_devices(arg, &c->devices, &st) < 0)
+            return cli_usage_error("", "%s", st.text), -1;
         return 1;
     }
     case 'p':

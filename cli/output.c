@@ -94,14 +94,12 @@ static int out_refuse_terminal(out_stream *o, const out_opts *opt)
 /* Opens the sink and the gzip writer. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs)
 {
-    char err[512];
+    io_status st;
     memset(o, 0, sizeof *o);
     const char *path = opt->path ? opt->path : "-";
     o->name = strcmp(path, "-") ? path : "(stdout)";
-    if (io_sink_open(&o->sink, path, opt->force, inputs, ninputs, err, sizeof err) < 0) {
-        msg_error("%s: %s", o->name, err);
-        return 1;
-    }
+    if (io_sink_open(&o->sink, path, opt->force, inputs, ninputs, &st) < 0)
+        return msg_status(o->name, &st);
     if (out_refuse_terminal(o, opt))
         return 1;
     if (gz_writer_open(&o->gz, o->sink, opt->level, opt->threads) < 0) {
@@ -195,14 +193,14 @@ void out_abort(out_stream *o)
 int out_parts_open(out_parts *p, int nparts, const out_opts *opt, const io_file_id *inputs,
                    size_t ninputs)
 {
-    char err[512];
+    io_status st;
     memset(p, 0, sizeof *p);
     p->nparts = nparts;
     if (out_open(&p->main, opt, inputs, ninputs))
         return 1;
     for (int k = 1; k < nparts; k++) {
-        if (io_sink_open_spool(&p->spool[k], p->main.sink, err, sizeof err) < 0) {
-            msg_error("%s", err);
+        if (io_sink_open_spool(&p->spool[k], p->main.sink, &st) < 0) {
+            msg_status(NULL, &st);
             out_parts_abort(p);
             return 1;
         }

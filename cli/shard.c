@@ -81,47 +81,40 @@ void shard_rows(const shard_spec *s, uint64_t rows, uint64_t header_bytes, uint6
 }
 
 /* Finds the data of a sharded input without reading it. */
-int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *err,
-                     size_t errlen)
+int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, io_status *st)
 {
     uint64_t size;
     in->data_start = io_reader_tell(r) - fi->prefix_len;
     in->source_bytes = io_reader_file_size(r);
     int rc = io_reader_data_size(r, &size);
-    if (rc < 0) {
-        snprintf(err, errlen, "%s", io_reader_error(r));
-        return rc;
-    }
+    if (rc < 0)
+        return io_fail(st, rc, "%s", io_reader_error(r));
     uint64_t have = size - in->data_start;
-    if (fi->data_bytes != UINT64_MAX && have < fi->data_bytes) {
-        snprintf(err, errlen, "truncated: expected %llu bytes of data, the input has %llu",
-                 (unsigned long long)fi->data_bytes, (unsigned long long)have);
-        return IO_ERR_FORMAT;
-    }
-    if (fi->data_bytes != UINT64_MAX && have > fi->data_bytes) {
-        snprintf(err, errlen, "the input holds more than the expected %llu bytes of data",
-                 (unsigned long long)fi->data_bytes);
-        return IO_ERR_FORMAT;
-    }
+    if (fi->data_bytes != UINT64_MAX && have < fi->data_bytes)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "truncated: expected %llu bytes of data, the input has %llu",
+                       (unsigned long long)fi->data_bytes, (unsigned long long)have);
+    if (fi->data_bytes != UINT64_MAX && have > fi->data_bytes)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "the input holds more than the expected %llu bytes of data",
+                       (unsigned long long)fi->data_bytes);
     in->data_bytes = have;
-    if ((rc = io_reader_fingerprint(r, &in->check)) < 0) {
-        snprintf(err, errlen, "%s", io_reader_error(r));
-        return rc;
-    }
-    return frame_check_end(fi, have, err, errlen);
+    if ((rc = io_reader_fingerprint(r, &in->check)) < 0)
+        return io_fail(st, rc, "%s", io_reader_error(r));
+    return frame_check_end(fi, have, st);
 }
 
 /* Checks the blocks that this shard answers for, then positions the reader
  * at its bytes. */
-int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len,
-                     int last, char *err, size_t errlen)
+int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len, int last,
+                     io_status *st)
 {
     int rc = io_reader_check_blocks(r, start ? in->data_start + start : 0,
                                      last ? UINT64_MAX : in->data_start + start + len);
     if (rc >= 0)
         rc = io_reader_seek(r, in->data_start + start, last ? UINT64_MAX : len);
     if (rc < 0)
-        snprintf(err, errlen, "%s", io_reader_error(r));
+        io_fail(st, rc, "%s", io_reader_error(r));
     return rc;
 }
 
@@ -255,7 +248,8 @@ static void shard_put_extremum(FILE *f, const char *key, uint64_t k, uint64_t id
 int shard_write_state(const char *path, int force, const io_file_id *input, const shard_meta *m,
                       const rd_state *st)
 {
-    char *text = NULL, err[512];
+    char *text = NULL;
+    io_status why;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
@@ -281,8 +275,8 @@ int shard_write_state(const char *path, int force, const io_file_id *input, cons
     }
     io_sink *sink;
     int status = 1;
-    if (io_sink_open(&sink, path, force, input, input ? 1 : 0, err, sizeof err) < 0) {
-        msg_error("%s: %s", path, err);
+    if (io_sink_open(&sink, path, force, input, input ? 1 : 0, &why) < 0) {
+        msg_status(path, &why);
     } else if (io_sink_write(sink, text, len) < 0) {
         msg_error("%s: %s", path, io_sink_error(sink));
         io_sink_abort(sink);
@@ -321,8 +315,7 @@ typedef struct {
     const char *orig; /* the file's bytes as read (parsing writes over line ends) */
     char *p;     /* next line */
     int line;    /* its number */
-    char *err;
-    size_t errlen;
+    io_status *st; /* the reason a line is refused */
 } shard_text;
 
 /* The value of the next line, which must start with key and a space (or be
@@ -333,14 +326,14 @@ static char *shard_line(shard_text *t, const char *key)
     size_t k = strlen(key);
     t->line++;
     if (!nl) {
-        snprintf(t->err, t->errlen, "line %d: ends before '%s'", t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: ends before '%s'", t->line, key);
         return NULL;
     }
     *nl = 0;
     char *line = t->p;
     t->p = nl + 1;
     if (strncmp(line, key, k) || (line[k] != ' ' && line[k] != 0)) {
-        snprintf(t->err, t->errlen, "line %d: expected '%s'", t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: expected '%s'", t->line, key);
         return NULL;
     }
     return line[k] ? line + k + 1 : line + k;
@@ -355,7 +348,7 @@ static int shard_line_u64(shard_text *t, const char *key, uint64_t *v, int count
     for (int i = 0; i < count; i++) {
         errno = 0;
         if (*s < '0' || *s > '9' || (v[i] = strtoull(s, &end, 10), errno)) {
-            snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+            io_fail(t->st, IO_ERR_FORMAT, "line %d: bad '%s' value", t->line, key);
             return -1;
         }
         s = end;
@@ -363,7 +356,7 @@ static int shard_line_u64(shard_text *t, const char *key, uint64_t *v, int count
             s++;
     }
     if (*s) {
-        snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad '%s' value", t->line, key);
         return -1;
     }
     return 0;
@@ -377,7 +370,7 @@ static int shard_get_common(shard_text *t, shard_meta *m)
     if (shard_line_u64(t, "shard", v, 2) < 0)
         return -1;
     if (v[1] == 0 || v[1] > SHARD_MAX_COUNT || v[0] >= v[1]) {
-        snprintf(t->err, t->errlen, "line %d: bad shard", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad shard", t->line);
         return -1;
     }
     m->spec.index = v[0];
@@ -385,7 +378,7 @@ static int shard_get_common(shard_text *t, shard_meta *m)
     if (!(s = shard_line(t, "input")))
         return -1;
     if (strlen(s) >= sizeof m->input || shard_get_name(s) < 0) {
-        snprintf(t->err, t->errlen, "line %d: bad input name", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad input name", t->line);
         return -1;
     }
     strcpy(m->input, s);
@@ -394,14 +387,14 @@ static int shard_get_common(shard_text *t, shard_meta *m)
     long long sb;
     int used = 0;
     if (sscanf(s, "%lld%n", &sb, &used) != 1 || s[used] || sb < -1) {
-        snprintf(t->err, t->errlen, "line %d: bad source-bytes", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad source-bytes", t->line);
         return -1;
     }
     m->source_bytes = sb;
     if (!(s = shard_line(t, "dtype")))
         return -1;
     if ((m->dtype = dt_from_name(s)) == DT_NONE) {
-        snprintf(t->err, t->errlen, "line %d: unknown dtype '%.40s'", t->line, s);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: unknown dtype '%.40s'", t->line, s);
         return -1;
     }
     if (!(s = shard_line(t, "shape")))
@@ -409,19 +402,19 @@ static int shard_get_common(shard_text *t, shard_meta *m)
     char *end;
     long nd = strtol(s, &end, 10);
     if (end == s || nd < -1 || nd > NPY_MAX_DIMS) {
-        snprintf(t->err, t->errlen, "line %d: bad shape", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad shape", t->line);
         return -1;
     }
     m->ndim = (int)nd;
     for (int d = 0; d < m->ndim; d++) {
         if (*end != ' ' || end[1] < '0' || end[1] > '9') {
-            snprintf(t->err, t->errlen, "line %d: bad shape", t->line);
+            io_fail(t->st, IO_ERR_FORMAT, "line %d: bad shape", t->line);
             return -1;
         }
         m->shape[d] = strtoull(end + 1, &end, 10);
     }
     if (*end) {
-        snprintf(t->err, t->errlen, "line %d: bad shape", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad shape", t->line);
         return -1;
     }
     if (shard_line_u64(t, "fortran-order", v, 1) < 0)
@@ -432,7 +425,7 @@ static int shard_get_common(shard_text *t, shard_meta *m)
     unsigned long long c;
     int got = 0;
     if (strlen(s) != 16 || sscanf(s, "%16llx%n", &c, &got) != 1 || got != 16) {
-        snprintf(t->err, t->errlen, "line %d: bad input-check", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad input-check", t->line);
         return -1;
     }
     m->input_check = c;
@@ -449,8 +442,10 @@ static int shard_get_check(shard_text *t)
     if (!s)
         return -1;
     if (strlen(s) != 8 || sscanf(s, "%8lx%n", &crc, &used) != 1 || used != 8 || crc != want) {
-        snprintf(t->err, t->errlen, "line %d: the check does not match the text: the file is "
-                 "damaged or was edited", t->line);
+        io_fail(t->st, IO_ERR_FORMAT,
+                "line %d: the check does not match the text: the file is "
+                "damaged or was edited",
+                t->line);
         return -1;
     }
     return 0;
@@ -465,7 +460,7 @@ static int shard_get_u128(shard_text *t, const char *key, rd_u128 *out)
     if (!s)
         return -1;
     if (strlen(s) != 32 || sscanf(s, "%16llx%16llx%n", &hi, &lo, &used) != 2 || used != 32) {
-        snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad '%s' value", t->line, key);
         return -1;
     }
     *out = (rd_u128)hi << 64 | lo;
@@ -480,7 +475,7 @@ static int shard_get_extremum(shard_text *t, const char *key, rd_u64 *k, rd_u64 
     if (!s)
         return -1;
     if (sscanf(s, "%16llx %31s", &kv, rest) != 2) {
-        snprintf(t->err, t->errlen, "line %d: bad '%s' value", t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad '%s' value", t->line, key);
         return -1;
     }
     *k = kv;
@@ -492,7 +487,7 @@ static int shard_get_extremum(shard_text *t, const char *key, rd_u64 *k, rd_u64 
     errno = 0;
     *idx = strtoull(rest, &end, 10);
     if (errno || *end || *idx == RD_NO_INDEX) {
-        snprintf(t->err, t->errlen, "line %d: bad '%s' index", t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad '%s' index", t->line, key);
         return -1;
     }
     return 0;
@@ -507,7 +502,7 @@ static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_
     if (shard_line_u64(t, key, &depth, 1) < 0)
         return -1;
     if (depth > 128) {
-        snprintf(t->err, t->errlen, "line %d: too many subtrees", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: too many subtrees", t->line);
         return -1;
     }
     rd_tree_init_at(tree, first);
@@ -527,15 +522,15 @@ static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_
         }
         if (!nl || strcmp(t->p, canon) || level > 62 || start != tree->next ||
             start % (1ull << level) || end < start || end - start < (1ull << level)) {
-            snprintf(t->err, t->errlen, "line %d: bad %s subtree", t->line, key);
+            io_fail(t->st, IO_ERR_FORMAT, "line %d: bad %s subtree", t->line, key);
             return -1;
         }
         t->p = nl + 1;
         rd_tree_push_level(tree, v, level);
     }
     if (depth && tree->next != end) {
-        snprintf(t->err, t->errlen, "line %d: the %s does not cover the shard's tiles",
-                 t->line, key);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: the %s does not cover the shard's tiles", t->line,
+                key);
         return -1;
     }
     return 0;
@@ -590,15 +585,15 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
     m->first = v[0];
     m->end = v[1];
     if (m->end < m->first) {
-        snprintf(t->err, t->errlen, "line %d: bad tiles", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad tiles", t->line);
         return -1;
     }
     if (!(s = shard_line(t, "ops")))
         return -1;
-    char why[256];
-    unsigned ops = rd_parse_ops(s, why, sizeof why);
+    io_status why;
+    unsigned ops = rd_parse_ops(s, &why);
     if (!ops) {
-        snprintf(t->err, t->errlen, "line %d: %s", t->line, why);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: %s", t->line, why.text);
         return -1;
     }
     if (shard_line_u64(t, "skipnan", v, 1) < 0)
@@ -616,11 +611,11 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
         return -1;
     const char *bad = shard_state_why(m, st);
     if (bad) {
-        snprintf(t->err, t->errlen, "the state contradicts itself: %s", bad);
+        io_fail(t->st, IO_ERR_FORMAT, "the state contradicts itself: %s", bad);
         return -1;
     }
     if (*t->p) {
-        snprintf(t->err, t->errlen, "line %d: data after 'end'", t->line + 1);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: data after 'end'", t->line + 1);
         return -1;
     }
     return 0;
@@ -636,13 +631,13 @@ static int shard_get_part(shard_text *t, shard_meta *m, const char *base)
     m->end = v[1];
     m->total = v[2];
     if (m->first > m->end || m->end > m->total) {
-        snprintf(t->err, t->errlen, "line %d: bad byte range", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad byte range", t->line);
         return -1;
     }
     if (shard_line_u64(t, "level", v, 1) < 0)
         return -1;
     if (v[0] > 9) {
-        snprintf(t->err, t->errlen, "line %d: bad level", t->line);
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad level", t->line);
         return -1;
     }
     m->level = (int)v[0];
@@ -653,14 +648,13 @@ static int shard_get_part(shard_text *t, shard_meta *m, const char *base)
 }
 
 /* Reads a state file or a part's header. */
-int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t errlen)
+int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
 {
     memset(m, 0, sizeof *m);
     int fd = !strcmp(path, "-") ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        snprintf(err, errlen, "%s", fd == -1 && !strcmp(path, "-")
-                                        ? "merge reads files, not standard input"
-                                        : strerror(errno));
+        io_fail(why, IO_ERR_OPEN, "%s",
+                !strcmp(path, "-") ? "merge reads files, not standard input" : strerror(errno));
         return -1;
     }
     char *buf = malloc(SHARD_HEADER_MAX + 1);
@@ -672,19 +666,20 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t 
     int read_errno = errno;
     close(fd);
     if (!buf || k < 0) {
-        snprintf(err, errlen, "%s", buf ? strerror(read_errno) : "out of memory");
+        io_fail(why, buf ? IO_ERR_READ : IO_ERR_NOMEM, "%s",
+                buf ? strerror(read_errno) : "out of memory");
         free(buf);
         return -1;
     }
     buf[got] = 0;
     char *orig = malloc((size_t)got + 1);
     if (!orig) {
-        snprintf(err, errlen, "out of memory");
+        io_fail(why, IO_ERR_NOMEM, "out of memory");
         free(buf);
         return -1;
     }
     memcpy(orig, buf, (size_t)got + 1);
-    shard_text t = {buf, orig, buf, 0, err, errlen};
+    shard_text t = {buf, orig, buf, 0, why};
     size_t sl = strlen(SHARD_STATE_MAGIC), pl = strlen(SHARD_PART_MAGIC);
     int rc = -1;
     if (!strncmp(buf, SHARD_STATE_MAGIC "\n", sl + 1)) {
@@ -692,7 +687,7 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t 
         t.p = buf + sl + 1;
         t.line = 1;
         if (memchr(buf, 0, (size_t)got) || got == SHARD_HEADER_MAX)
-            snprintf(err, errlen, "not a gpubatch state file (binary data or too large)");
+            io_fail(why, IO_ERR_FORMAT, "not a gpubatch state file (binary data or too large)");
         else if (shard_get_common(&t, m) == 0)
             rc = shard_get_state(&t, m, st);
     } else if (!strncmp(buf, SHARD_PART_MAGIC "\n", pl + 1)) {
@@ -701,14 +696,14 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t 
         t.line = 1;
         char *data = strstr(buf, "\ndata\n");
         if (!data || memchr(buf, 0, (size_t)(data - buf)))
-            snprintf(err, errlen, "not a gpubatch part file (no 'data' line)");
+            io_fail(why, IO_ERR_FORMAT, "not a gpubatch part file (no 'data' line)");
         else if (shard_get_common(&t, m) == 0)
             rc = shard_get_part(&t, m, buf);
     } else if (!strncmp(buf, "gpubatch ", 9)) {
-        snprintf(err, errlen, "unsupported version of a gpubatch shard file");
+        io_fail(why, IO_ERR_FORMAT, "unsupported version of a gpubatch shard file");
     } else {
-        snprintf(err, errlen,
-                 "not a gpubatch state or part file (written by reduce or quadratic --shard)");
+        io_fail(why, IO_ERR_FORMAT,
+                "not a gpubatch state or part file (written by reduce or quadratic --shard)");
     }
     free(orig);
     free(buf);
@@ -721,25 +716,20 @@ int shard_part_open(io_reader *r, const frame_info *fi, const shard_spec *s, con
                     void *ctx, int level, char *part_head, size_t part_len, uint64_t *records,
                     uint64_t *limit)
 {
-    char err[1024];
+    io_status st;
     shard_input in;
     shard_meta m;
     uint64_t r0, r1;
-    if (shard_input_open(r, fi, &in, err, sizeof err) < 0 ||
+    if (shard_input_open(r, fi, &in, &st) < 0 ||
         (in.data_bytes % record_in &&
-         snprintf(err, sizeof err, "size %llu bytes is not a whole number of %zu-byte records",
-                  (unsigned long long)in.data_bytes, record_in) > 0)) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
+         io_fail(&st, IO_ERR_FORMAT, "size %llu bytes is not a whole number of %zu-byte records",
+                 (unsigned long long)in.data_bytes, record_in) < 0))
+        return msg_status(name, &st);
     *records = in.data_bytes / record_in;
     uint64_t head = header_len(ctx, *records);
     shard_rows(s, *records, head, record_out, GZW_BLOCK_DATA, &r0, &r1);
-    if (shard_input_seek(r, &in, r0 * record_in, (r1 - r0) * record_in, r1 == *records, err,
-                         sizeof err) < 0) {
-        msg_error("%s: %s", name, err);
-        return 1;
-    }
+    if (shard_input_seek(r, &in, r0 * record_in, (r1 - r0) * record_in, r1 == *records, &st) < 0)
+        return msg_status(name, &st);
     shard_meta_input(&m, name, fi, &in, s);
     m.first = s->index ? head + r0 * record_out : 0;
     m.end = head + r1 * record_out;

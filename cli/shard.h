@@ -89,8 +89,7 @@ void shard_rows(const shard_spec *s, uint64_t rows, uint64_t header_bytes, uint6
 /* After frame_open: finds where the data lies and how long it is (without
  * reading it), checks that it is a whole number of elements. 0, or a
  * negative io_error and a reason. */
-int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *err,
-                     size_t errlen);
+int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, io_status *st);
 
 /* Positions r at data bytes [start, start + len); the last shard reads on to
  * the end so that data beyond what the header promises is still an error.
@@ -99,8 +98,8 @@ int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, char *
  * shard; shards that meet share no block) inflates as one whole block, as
  * the walk by the headers that positions every shard assumes, so that a
  * block that lies about its size fails the shard that holds it. */
-int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len,
-                     int last, char *err, size_t errlen);
+int shard_input_seek(io_reader *r, const shard_input *in, uint64_t start, uint64_t len, int last,
+                     io_status *st);
 
 /* Fills the input fields of m from the frame and r. */
 void shard_meta_input(shard_meta *m, const char *name, const frame_info *fi,
@@ -129,6 +128,6 @@ int shard_part_open(io_reader *r, const frame_info *fi, const shard_spec *s, con
 
 /* Reads the header of a state or part file (and for a state, the state).
  * Returns 0, or -1 with a one-line reason. */
-int shard_read(const char *path, shard_meta *m, rd_state *st, char *err, size_t errlen);
+int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why);
 
 #endif

@@ -7,7 +7,7 @@
 #include "bgzf.h"
 
 #include "crc.h"
-#include "errtext.h"
+#include "status.h"
 #include "inflate.h"
 #include "par.h"
 #include "pread.h"
@@ -236,22 +236,20 @@ ssize_t bgzf_read(io_reader *r, uint8_t *buf, size_t n)
 /* The message for a BGZF block at file_off of fd that does not inflate as
  * one: the sequential reader's, or, where that reads it (its deflate data
  * runs past or stops short of the block's BSIZE), that it is not whole. */
-int io_bgzf_member_error(int fd, uint64_t file_off, char *err, size_t errlen)
+int io_bgzf_member_error(int fd, uint64_t file_off, io_status *st)
 {
-    int rc = fd >= 0 ? io_gzip_member_error(fd, file_off, UINT64_MAX, err, errlen) : 0;
-    if (rc == 0) {
-        io_put_msg(err, errlen,
-                   "gzip member at byte %llu: its deflate data does not end where its BGZF "
-                   "block does",
-                   (unsigned long long)file_off);
-        rc = IO_ERR_CORRUPT;
-    }
+    int rc = fd >= 0 ? io_gzip_member_error(fd, file_off, UINT64_MAX, st) : 0;
+    if (rc == 0)
+        rc = io_fail(st, IO_ERR_CORRUPT,
+                     "gzip member at byte %llu: its deflate data does not end where its BGZF "
+                     "block does",
+                     (unsigned long long)file_off);
     return rc;
 }
 
 /* Checks the whole BGZF blocks at the start of p (see bgzf.h). */
 int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
-                  char *err, size_t errlen)
+                  io_status *st)
 {
     static _Thread_local bgzf_job jobs[BGZF_CHECK_JOBS];
     uint8_t *scratch = NULL;
@@ -271,8 +269,7 @@ int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_
         if (njobs == 0)
             break;
         if (!scratch && !(scratch = malloc((size_t)BGZF_CHECK_JOBS * BGZF_MAX_ISIZE))) {
-            io_put_msg(err, errlen, "%s", "out of memory");
-            rc = IO_ERR_NOMEM;
+            rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
             break;
         }
         bgzf_batch batch = {.jobs = jobs, .njobs = njobs};
@@ -290,10 +287,9 @@ int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_
         par_run(bgzf_worker, shares, sizeof shares[0], nt);
         for (size_t i = 0, at = start; i < njobs && rc == 0; i++) {
             if (jobs[i].err == IO_ERR_NOMEM) {
-                io_put_msg(err, errlen, "%s", "out of memory");
-                rc = IO_ERR_NOMEM;
+                rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
             } else if (jobs[i].err) {
-                rc = io_bgzf_member_error(fd, file_off + at, err, errlen);
+                rc = io_bgzf_member_error(fd, file_off + at, st);
             } else {
                 at = (size_t)(jobs[i].in + jobs[i].in_len + 8 - p);
                 *used = at;
@@ -306,28 +302,25 @@ int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_
 
 /* Checks the BGZF blocks in bytes [start, end) of fd, which must be whole
  * blocks end to end; 0, or a negative io_error and a reason. */
-int bgzf_check_file(int fd, uint64_t start, uint64_t end, char *err, size_t errlen)
+int bgzf_check_file(int fd, uint64_t start, uint64_t end, io_status *st)
 {
     uint8_t *buf = NULL;
     int rc = 0;
     while (rc == 0 && start < end) {
         size_t want = end - start < BGZF_CHECK_WINDOW ? (size_t)(end - start) : BGZF_CHECK_WINDOW;
         if (!buf && !(buf = malloc(BGZF_CHECK_WINDOW))) {
-            io_put_msg(err, errlen, "%s", "out of memory");
-            rc = IO_ERR_NOMEM;
+            rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
             break;
         }
         ssize_t k = io_pread_full(fd, buf, want, start);
         size_t used = 0;
         if (k < 0) {
-            io_put_msg(err, errlen, "%s", strerror((int)-k));
-            rc = IO_ERR_READ;
-        } else if ((rc = io_bgzf_check(fd, buf, (size_t)k, start, &used, err, errlen)) == 0 &&
-                   used == 0) {
-            io_put_msg(err, errlen, "gzip member at byte %llu: %s", (unsigned long long)start,
-                       (size_t)k < want ? "unexpected end of compressed data"
-                                        : "not a BGZF block");
-            rc = (size_t)k < want ? IO_ERR_TRUNCATED : IO_ERR_CORRUPT;
+            rc = io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
+        } else if ((rc = io_bgzf_check(fd, buf, (size_t)k, start, &used, st)) == 0 && used == 0) {
+            rc = io_fail(st, (size_t)k < want ? IO_ERR_TRUNCATED : IO_ERR_CORRUPT,
+                         "gzip member at byte %llu: %s", (unsigned long long)start,
+                         (size_t)k < want ? "unexpected end of compressed data"
+                                          : "not a BGZF block");
         }
         start += used;
     }
@@ -340,8 +333,8 @@ int bgzf_check_file(int fd, uint64_t start, uint64_t end, char *err, size_t errl
  * end); *coff and *uoff get that block's file offset and decoded offset (or
  * the end's). Trailing bytes that are not gzip end the data, as they do for
  * a sequential read; a gzip member that is not a BGZF block is an error. */
-int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff,
-              uint64_t *uoff, uint64_t *digest, char *errbuf, size_t errlen)
+int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff, uint64_t *uoff,
+              uint64_t *digest, io_status *st)
 {
     uint64_t c = start, u = 0;
     static _Thread_local uint8_t h[BGZF_HEADER_MAX];
@@ -352,29 +345,22 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
         size_t head = k >= 12 ? io_bgzf_header_size(h) : 0;
         if (k == BGZF_HEADER_LEN && head > BGZF_HEADER_LEN) /* an extra field beside BC */
             k = io_pread_full(fd, h, end - c < head ? (size_t)(end - c) : head, c);
-        if (k < 0) {
-            io_put_msg(errbuf, errlen, "%s", strerror((int)-k));
-            return IO_ERR_READ;
-        }
+        if (k < 0)
+            return io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
         size_t total = io_bgzf_block_size(h, (size_t)k);
         if (total == 0) {
-            if (io_gzip_magic(h, (size_t)k)) {
-                io_put_msg(errbuf, errlen, "%s",
-                           "gzip data that is not blocked (BGZF) cannot be read from an offset: "
-                           "recompress it with `gpubatch` output or bgzip, or decompress it");
-                return IO_ERR_SEEK;
-            }
+            if (io_gzip_magic(h, (size_t)k))
+                return io_fail(
+                    st, IO_ERR_SEEK, "%s",
+                    "gzip data that is not blocked (BGZF) cannot be read from an offset: "
+                    "recompress it with `gpubatch` output or bgzip, or decompress it");
             break;
         }
-        if (total > end - c) {
-            io_put_msg(errbuf, errlen, "%s", "unexpected end of compressed data");
-            return IO_ERR_TRUNCATED;
-        }
+        if (total > end - c)
+            return io_fail(st, IO_ERR_TRUNCATED, "%s", "unexpected end of compressed data");
         k = io_pread_full(fd, t, sizeof t, c + total - 8);
-        if (k != (ssize_t)sizeof t) {
-            io_put_msg(errbuf, errlen, "%s", k < 0 ? strerror((int)-k) : "read error");
-            return IO_ERR_READ;
-        }
+        if (k != (ssize_t)sizeof t)
+            return io_fail(st, IO_ERR_READ, "%s", k < 0 ? strerror((int)-k) : "read error");
         uint32_t isize = source_le32(t + 4);
         for (size_t i = 0; digest && i < sizeof t; i++) /* FNV-1a over the trailers */
             *digest = (*digest ^ t[i]) * 0x100000001b3ull;
@@ -389,12 +375,11 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
 }
 
 /* Decoded size of the BGZF blocks in [start, end) of fd. */
-int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
-                      size_t errlen)
+int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st)
 {
     uint64_t coff;
-    io_put_msg(errbuf, errlen, "%s", "");
-    return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, NULL, errbuf, errlen);
+    io_clear(st);
+    return bgzf_walk(fd, start, end, UINT64_MAX, &coff, size, NULL, st);
 }
 
 /* Passes over the whole BGZF blocks at the head of the input whose data
@@ -421,11 +406,10 @@ int64_t bgzf_skip(io_reader *r, uint64_t n)
         }
         if (span == 0)
             break;
-        char why[256];
-        rc = io_bgzf_check(r->inbuf ? r->fd : -1, r->in_next, span, r->raw_offset, &used, why,
-                           sizeof why);
+        io_status why;
+        rc = io_bgzf_check(r->inbuf ? r->fd : -1, r->in_next, span, r->raw_offset, &used, &why);
         if (rc < 0)
-            return source_error(r, rc, "%s", why);
+            return source_error(r, rc, "%s", why.text);
         source_consume(r, span);
         skipped += data;
     }

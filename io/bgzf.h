@@ -43,18 +43,17 @@ size_t io_bgzf_header_size(const uint8_t *p);
  * member's file offset; fd, when not -1, gives the sequential reader's
  * message for it). */
 int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
-                  char *err, size_t errlen);
+                  io_status *st);
 
 /* The message (and negative io_error) for the BGZF block at file offset
  * file_off of fd (-1: none to read) that does not inflate as one block: the
  * sequential reader's where it refuses the member too, else that its
  * deflate data does not end where the block does. */
-int io_bgzf_member_error(int fd, uint64_t file_off, char *err, size_t errlen);
+int io_bgzf_member_error(int fd, uint64_t file_off, io_status *st);
 
 /* Decoded size of the BGZF blocks in bytes [start, end) of fd, from their
  * headers and ISIZE trailers; 0, or a negative io_error and a reason. */
-int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, char *errbuf,
-                      size_t errlen);
+int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st);
 
 /* For the reader (reader.c; its handle is in source.h). */
 
@@ -74,12 +73,12 @@ int64_t bgzf_skip(io_reader *r, uint64_t n);
  * *coff and *uoff get its file and decoded offsets; digest, when not NULL,
  * takes in every block's CRC-32 and ISIZE (FNV-1a). 0, or a negative
  * io_error and a reason. */
-int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff,
-              uint64_t *uoff, uint64_t *digest, char *errbuf, size_t errlen);
+int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *coff, uint64_t *uoff,
+              uint64_t *digest, io_status *st);
 
 /* Checks the BGZF blocks in bytes [start, end) of fd, which must be whole
  * blocks end to end, as io_bgzf_check does; 0, or a negative io_error and
  * a reason. */
-int bgzf_check_file(int fd, uint64_t start, uint64_t end, char *err, size_t errlen);
+int bgzf_check_file(int fd, uint64_t start, uint64_t end, io_status *st);
 
 #endif

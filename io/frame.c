@@ -23,32 +23,25 @@ static uint64_t frame_shape_elems(const uint64_t *shape, int ndim)
 
 /* Parses an .npy header whose first bytes are in head. */
 static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_info *fi,
-                          char *err, size_t errlen)
+                          io_status *st)
 {
     npy_header h;
-    int rc = npy_parse(head, have, &h, err, errlen);
+    int rc = npy_parse(head, have, &h, st);
     unsigned char *buf = NULL;
     if (rc == NPY_NEED_MORE) {
         size_t need = h.header_len;
         buf = malloc(need);
-        if (!buf) {
-            snprintf(err, errlen, "out of memory reading the .npy header");
-            return IO_ERR_NOMEM;
-        }
+        if (!buf)
+            return io_fail(st, IO_ERR_NOMEM, "out of memory reading the .npy header");
         memcpy(buf, head, have);
         ssize_t got = io_reader_read(r, buf + have, need - have);
-        if (got < 0) {
-            snprintf(err, errlen, "%s", io_reader_error(r));
+        if (got < 0 || (size_t)got < need - have) {
             free(buf);
-            return (int)got;
+            return got < 0 ? io_fail(st, (int)got, "%s", io_reader_error(r))
+                           : io_fail(st, IO_ERR_FORMAT, "truncated .npy header (%zu of %zu bytes)",
+                                     have + (size_t)got, need);
         }
-        if ((size_t)got < need - have) {
-            snprintf(err, errlen, "truncated .npy header (%zu of %zu bytes)", have + (size_t)got,
-                     need);
-            free(buf);
-            return IO_ERR_FORMAT;
-        }
-        rc = npy_parse(buf, need, &h, err, errlen);
+        rc = npy_parse(buf, need, &h, st);
         free(buf);
         have = 0;
     } else if (rc == 0) {
@@ -57,10 +50,8 @@ static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_
     }
     if (rc < 0)
         return rc;
-    if (rc != 0) {
-        snprintf(err, errlen, "malformed .npy header");
-        return IO_ERR_FORMAT;
-    }
+    if (rc != 0)
+        return io_fail(st, IO_ERR_FORMAT, "malformed .npy header");
     fi->is_npy = 1;
     fi->dtype = h.dtype;
     fi->swap = h.big_endian ? dt_swap_unit(h.dtype) : 0;
@@ -76,7 +67,7 @@ static int frame_read_npy(io_reader *r, unsigned char *head, size_t have, frame_
 /* Refuses a size the file cannot hold (a header that promises more data
  * than a regular file has, or than its gzip data can inflate to: deflate
  * expands at most 1032 times), before anything is allocated for it. */
-static int frame_check_room(io_reader *r, const frame_info *fi, char *err, size_t errlen)
+static int frame_check_room(io_reader *r, const frame_info *fi, io_status *st)
 {
     int64_t size = io_reader_file_size(r);
     uint64_t start = io_reader_tell(r) - fi->prefix_len;
@@ -86,17 +77,17 @@ static int frame_check_room(io_reader *r, const frame_info *fi, char *err, size_
         uint64_t have = (uint64_t)size > start ? (uint64_t)size - start : 0;
         if (fi->data_bytes <= have)
             return 0;
-        snprintf(err, errlen, "truncated: expected %llu bytes of data, the input has %llu",
-                 (unsigned long long)fi->data_bytes, (unsigned long long)have);
-        return IO_ERR_TRUNCATED;
+        return io_fail(st, IO_ERR_TRUNCATED,
+                       "truncated: expected %llu bytes of data, the input has %llu",
+                       (unsigned long long)fi->data_bytes, (unsigned long long)have);
     }
     uint64_t most = (uint64_t)size < UINT64_MAX / 1032 ? (uint64_t)size * 1032 : UINT64_MAX;
     if (fi->data_bytes <= most)
         return 0;
-    snprintf(err, errlen,
-             "truncated: expected %llu bytes of data, %lld bytes of gzip inflate to %llu at most",
-             (unsigned long long)fi->data_bytes, (long long)size, (unsigned long long)most);
-    return IO_ERR_TRUNCATED;
+    return io_fail(
+        st, IO_ERR_TRUNCATED,
+        "truncated: expected %llu bytes of data, %lld bytes of gzip inflate to %llu at most",
+        (unsigned long long)fi->data_bytes, (long long)size, (unsigned long long)most);
 }
 
 /* Writes dims as --shape spells them ("3x4"; "()" for none) into buf. */
@@ -148,77 +139,63 @@ static int frame_is_text(const unsigned char *p, size_t n)
 /* The reason for input that is not an .npy array and comes with no
  * --dtype: a compressed format named by its magic, an empty input, text,
  * or none of those. */
-static void frame_not_npy(io_reader *r, const unsigned char *head, size_t n, char *err,
-                          size_t errlen)
+static int frame_not_npy(io_reader *r, const unsigned char *head, size_t n, io_status *st)
 {
     for (size_t i = 0; i < sizeof frame_foreign / sizeof frame_foreign[0]; i++) {
         size_t len = frame_foreign[i].len;
-        if (n >= len && !memcmp(head, frame_foreign[i].magic, len)) {
-            snprintf(err, errlen, "%s: not supported; %s", frame_foreign[i].what,
-                     frame_foreign[i].instead);
-            return;
-        }
+        if (n >= len && !memcmp(head, frame_foreign[i].magic, len))
+            return io_fail(st, IO_ERR_FORMAT, "%s: not supported; %s", frame_foreign[i].what,
+                           frame_foreign[i].instead);
     }
+    const char *why = "not an .npy file (give --dtype to read raw data)";
     if (frame_is_bzip2(head, n))
-        snprintf(err, errlen, "bzip2-compressed data: not supported; decompress with bzip2 -dc");
+        why = "bzip2-compressed data: not supported; decompress with bzip2 -dc";
     else if (n == 0 && io_reader_deflated(r))
-        snprintf(err, errlen, "compressed data that decompresses to nothing: not an .npy file");
+        why = "compressed data that decompresses to nothing: not an .npy file";
     else if (n == 0 && io_reader_file_size(r) == 0)
-        snprintf(err, errlen, "empty file (0 bytes): not an .npy file (give --dtype to read "
-                              "an empty raw array)");
+        why = "empty file (0 bytes): not an .npy file (give --dtype to read an empty raw array)";
     else if (n == 0)
-        snprintf(err, errlen, "empty input (0 bytes): not an .npy file (give --dtype "
-                              "to read an empty raw array)");
+        why = "empty input (0 bytes): not an .npy file (give --dtype to read an empty raw array)";
     else if (frame_is_text(head, n))
-        snprintf(err, errlen, "text, not an .npy file (give --dtype to read raw data)");
-    else
-        snprintf(err, errlen, "not an .npy file (give --dtype to read raw data)");
+        why = "text, not an .npy file (give --dtype to read raw data)";
+    return io_fail(st, IO_ERR_FORMAT, "%s", why);
 }
 
 /* Sniffs the input and describes its framing. */
 int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64_t *raw_shape,
-               int raw_ndim, frame_info *fi, char *err, size_t errlen)
+               int raw_ndim, frame_info *fi, io_status *st)
 {
     memset(fi, 0, sizeof *fi);
     unsigned char head[16];
     ssize_t got = io_reader_read(r, head, sizeof head);
-    if (got < 0) {
-        snprintf(err, errlen, "%s", io_reader_error(r));
-        return (int)got;
-    }
+    if (got < 0)
+        return io_fail(st, (int)got, "%s", io_reader_error(r));
     if (npy_is_magic(head, (size_t)got)) {
-        int rc = frame_read_npy(r, head, (size_t)got, fi, err, errlen);
+        int rc = frame_read_npy(r, head, (size_t)got, fi, st);
         if (rc < 0)
             return rc;
-        if (raw_dtype != DT_NONE && raw_dtype != fi->dtype) {
-            snprintf(err, errlen, "--dtype %s contradicts the .npy header's %s",
-                     dt_name(raw_dtype), dt_name(fi->dtype));
-            return IO_ERR_FORMAT;
-        }
-        if (raw_big_endian && !fi->swap) {
-            snprintf(err, errlen, "--dtype says big-endian, the .npy header little-endian");
-            return IO_ERR_FORMAT;
-        }
+        if (raw_dtype != DT_NONE && raw_dtype != fi->dtype)
+            return io_fail(st, IO_ERR_FORMAT, "--dtype %s contradicts the .npy header's %s",
+                           dt_name(raw_dtype), dt_name(fi->dtype));
+        if (raw_big_endian && !fi->swap)
+            return io_fail(st, IO_ERR_FORMAT,
+                           "--dtype says big-endian, the .npy header little-endian");
         if (raw_ndim >= 0 && (raw_ndim != fi->ndim ||
                               memcmp(raw_shape, fi->shape, (size_t)raw_ndim * sizeof *raw_shape))) {
             char given[256], header[256];
             frame_shape_text(raw_shape, raw_ndim, given, sizeof given);
             frame_shape_text(fi->shape, fi->ndim, header, sizeof header);
-            snprintf(err, errlen, "--shape %s contradicts the .npy header's shape %s", given,
-                     header);
-            return IO_ERR_FORMAT;
+            return io_fail(st, IO_ERR_FORMAT, "--shape %s contradicts the .npy header's shape %s",
+                           given, header);
         }
-        return frame_check_room(r, fi, err, errlen);
+        return frame_check_room(r, fi, st);
     }
-    if (npz_is_magic(head, (size_t)got) && raw_dtype == DT_NONE) {
-        snprintf(err, errlen, "a zip archive (.npz) is read from a regular file only, "
-                              "uncompressed: give its name");
-        return IO_ERR_FORMAT;
-    }
-    if (raw_dtype == DT_NONE) {
-        frame_not_npy(r, head, (size_t)got, err, errlen);
-        return IO_ERR_FORMAT;
-    }
+    if (npz_is_magic(head, (size_t)got) && raw_dtype == DT_NONE)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "a zip archive (.npz) is read from a regular file only, "
+                       "uncompressed: give its name");
+    if (raw_dtype == DT_NONE)
+        return frame_not_npy(r, head, (size_t)got, st);
     fi->dtype = raw_dtype;
     fi->swap = raw_big_endian ? dt_swap_unit(raw_dtype) : 0;
     fi->ndim = raw_ndim;
@@ -226,32 +203,27 @@ int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64
     if (raw_ndim >= 0) {
         uint64_t n = frame_shape_elems(raw_shape, raw_ndim), bytes;
         if (n == UINT64_MAX || __builtin_mul_overflow(n, (uint64_t)dt_size(raw_dtype), &bytes) ||
-            bytes > INT64_MAX) {
-            snprintf(err, errlen, "--shape is too large");
-            return IO_ERR_FORMAT;
-        }
+            bytes > INT64_MAX)
+            return io_fail(st, IO_ERR_FORMAT, "--shape is too large");
         memcpy(fi->shape, raw_shape, (size_t)raw_ndim * sizeof *raw_shape);
         fi->data_bytes = bytes;
     }
     memcpy(fi->prefix, head, (size_t)got);
     fi->prefix_len = (size_t)got;
-    return frame_check_room(r, fi, err, errlen);
+    return frame_check_room(r, fi, st);
 }
 
 /* Verifies the amount of raw data once it is known. */
-int frame_check_end(const frame_info *fi, uint64_t bytes, char *err, size_t errlen)
+int frame_check_end(const frame_info *fi, uint64_t bytes, io_status *st)
 {
     size_t sz = dt_size(fi->dtype);
-    if (bytes % sz) {
-        snprintf(err, errlen, "size %llu bytes is not a multiple of the %s element size (%zu)",
-                 (unsigned long long)bytes, dt_name(fi->dtype), sz);
-        return IO_ERR_FORMAT;
-    }
-    if (fi->data_bytes != UINT64_MAX && bytes != fi->data_bytes) {
-        snprintf(err, errlen, "holds %llu bytes of data, the shape needs %llu",
-                 (unsigned long long)bytes, (unsigned long long)fi->data_bytes);
-        return IO_ERR_FORMAT;
-    }
+    if (bytes % sz)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "size %llu bytes is not a multiple of the %s element size (%zu)",
+                       (unsigned long long)bytes, dt_name(fi->dtype), sz);
+    if (fi->data_bytes != UINT64_MAX && bytes != fi->data_bytes)
+        return io_fail(st, IO_ERR_FORMAT, "holds %llu bytes of data, the shape needs %llu",
+                       (unsigned long long)bytes, (unsigned long long)fi->data_bytes);
     return 0;
 }
 

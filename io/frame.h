@@ -30,11 +30,11 @@ typedef struct {
  * .npy input ignores them unless they contradict its header, which is an
  * error. Returns 0 or a negative io_error with a one-line reason. */
 int frame_open(io_reader *r, dt_type raw_dtype, int raw_big_endian, const uint64_t *raw_shape,
-               int raw_ndim, frame_info *fi, char *err, size_t errlen);
+               int raw_ndim, frame_info *fi, io_status *st);
 
 /* Checks the data size seen at the end against the framing (raw: a whole
  * number of elements matching --shape). Returns 0 or IO_ERR_FORMAT. */
-int frame_check_end(const frame_info *fi, uint64_t bytes, char *err, size_t errlen);
+int frame_check_end(const frame_info *fi, uint64_t bytes, io_status *st);
 
 /* Nonzero when more than one axis has a length above 1 (so C and Fortran
  * order differ). */

@@ -19,21 +19,8 @@ static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 /* Cursor over the header dict text. */
 struct scan {
     const uint8_t *p, *end;
-    char *err;
-    size_t errlen;
+    io_status *st; /* the caller's, or NULL */
 };
-
-/* Formats the reason into err (when given) and returns IO_ERR_FORMAT. */
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return IO_ERR_FORMAT;
-}
 
 /* Nonzero when buf starts with the .npy magic. */
 int npy_is_magic(const uint8_t *buf, size_t len)
@@ -66,20 +53,20 @@ static int parse_string(struct scan *s, char *out, size_t cap, const char *what)
 {
     skip_ws(s);
     if (s->p >= s->end || (*s->p != '\'' && *s->p != '"'))
-        return fail(s->err, s->errlen, "npy header: expected a quoted %s", what);
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: expected a quoted %s", what);
     uint8_t q = *s->p++;
     size_t n = 0;
     while (s->p < s->end && *s->p != q) {
         uint8_t c = *s->p;
         if (c == '\\' || c == '\n' || c < 0x20 || c >= 0x7f)
-            return fail(s->err, s->errlen, "npy header: unsupported character in %s", what);
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: unsupported character in %s", what);
         if (n + 1 >= cap)
-            return fail(s->err, s->errlen, "npy header: %s too long", what);
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: %s too long", what);
         out[n++] = (char)c;
         s->p++;
     }
     if (s->p >= s->end)
-        return fail(s->err, s->errlen, "npy header: unterminated %s", what);
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: unterminated %s", what);
     s->p++;
     out[n] = '\0';
     return 0;
@@ -92,7 +79,7 @@ static int parse_descr(struct scan *s, dt_type *out, int *big_endian)
     char d[32];
     skip_ws(s);
     if (s->p < s->end && *s->p == '[')
-        return fail(s->err, s->errlen, "npy header: structured dtypes are not supported");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: structured dtypes are not supported");
     int rc = parse_string(s, d, sizeof(d), "descr");
     if (rc < 0)
         return rc;
@@ -113,7 +100,7 @@ static int parse_descr(struct scan *s, dt_type *out, int *big_endian)
         }
     }
     if (t == DT_NONE)
-        return fail(s->err, s->errlen, "npy header: unsupported dtype '%s'", d);
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: unsupported dtype '%s'", d);
     /* Byte order means nothing for one-byte types. */
     *big_endian = big && dt_swap_unit(t) > 0;
     *out = t;
@@ -137,7 +124,7 @@ static int parse_bool(struct scan *s, int *out)
     if (v < 0 || (n < left && ((s->p[n] >= 'A' && s->p[n] <= 'Z') ||
                                (s->p[n] >= 'a' && s->p[n] <= 'z') ||
                                (s->p[n] >= '0' && s->p[n] <= '9') || s->p[n] == '_')))
-        return fail(s->err, s->errlen, "npy header: fortran_order must be True or False");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: fortran_order must be True or False");
     s->p += n;
     *out = v;
     return 0;
@@ -148,18 +135,18 @@ static int parse_dim(struct scan *s, uint64_t *out)
 {
     skip_ws(s);
     if (s->p < s->end && *s->p == '-')
-        return fail(s->err, s->errlen, "npy header: negative dimension in shape");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: negative dimension in shape");
     if (s->p >= s->end || *s->p < '0' || *s->p > '9')
-        return fail(s->err, s->errlen, "npy header: shape must be a tuple of integers");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: shape must be a tuple of integers");
     uint64_t v = 0;
     while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
         if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, *s->p - '0', &v))
-            return fail(s->err, s->errlen, "npy header: dimension too large");
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: dimension too large");
         s->p++;
     }
     if (s->p < s->end && (*s->p == '.' || *s->p == 'e' || *s->p == 'E' || *s->p == 'x' ||
                           *s->p == 'X' || *s->p == '_' || *s->p == 'j' || *s->p == 'L'))
-        return fail(s->err, s->errlen, "npy header: shape must be a tuple of integers");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: shape must be a tuple of integers");
     *out = v;
     return 0;
 }
@@ -168,13 +155,14 @@ static int parse_dim(struct scan *s, uint64_t *out)
 static int parse_shape(struct scan *s, npy_header *h)
 {
     if (!accept(s, '('))
-        return fail(s->err, s->errlen, "npy header: shape must be a tuple");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: shape must be a tuple");
     h->ndim = 0;
     if (accept(s, ')'))
         return 0;
     for (;;) {
         if (h->ndim >= NPY_MAX_DIMS)
-            return fail(s->err, s->errlen, "npy header: more than %d dimensions", NPY_MAX_DIMS);
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: more than %d dimensions",
+                           NPY_MAX_DIMS);
         int rc = parse_dim(s, &h->shape[h->ndim]);
         if (rc < 0)
             return rc;
@@ -186,10 +174,10 @@ static int parse_shape(struct scan *s, npy_header *h)
         }
         if (accept(s, ')')) {
             if (h->ndim == 1) /* "(5)" is an int in Python, not a tuple */
-                return fail(s->err, s->errlen, "npy header: shape must be a tuple");
+                return io_fail(s->st, IO_ERR_FORMAT, "npy header: shape must be a tuple");
             return 0;
         }
-        return fail(s->err, s->errlen, "npy header: malformed shape tuple");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: malformed shape tuple");
     }
 }
 
@@ -198,7 +186,7 @@ static int parse_dict(struct scan *s, npy_header *h)
 {
     int have_descr = 0, have_fortran = 0, have_shape = 0;
     if (!accept(s, '{'))
-        return fail(s->err, s->errlen, "npy header: not a dict");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: not a dict");
     for (;;) {
         if (accept(s, '}'))
             break;
@@ -207,7 +195,7 @@ static int parse_dict(struct scan *s, npy_header *h)
         if (rc < 0)
             return rc;
         if (!accept(s, ':'))
-            return fail(s->err, s->errlen, "npy header: expected ':' after '%s'", key);
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: expected ':' after '%s'", key);
         int *seen;
         if (!strcmp(key, "descr"))
             seen = &have_descr;
@@ -216,9 +204,9 @@ static int parse_dict(struct scan *s, npy_header *h)
         else if (!strcmp(key, "shape"))
             seen = &have_shape;
         else
-            return fail(s->err, s->errlen, "npy header: unexpected key '%s'", key);
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: unexpected key '%s'", key);
         if (*seen)
-            return fail(s->err, s->errlen, "npy header: duplicate key '%s'", key);
+            return io_fail(s->st, IO_ERR_FORMAT, "npy header: duplicate key '%s'", key);
         if (seen == &have_descr)
             rc = parse_descr(s, &h->dtype, &h->big_endian);
         else if (seen == &have_fortran)
@@ -232,36 +220,35 @@ static int parse_dict(struct scan *s, npy_header *h)
             continue;
         if (accept(s, '}'))
             break;
-        return fail(s->err, s->errlen, "npy header: malformed dict");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: malformed dict");
     }
     skip_ws(s);
     if (s->p != s->end)
-        return fail(s->err, s->errlen, "npy header: unexpected bytes after the dict");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: unexpected bytes after the dict");
     if (!have_descr)
-        return fail(s->err, s->errlen, "npy header: missing key 'descr'");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: missing key 'descr'");
     if (!have_fortran)
-        return fail(s->err, s->errlen, "npy header: missing key 'fortran_order'");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: missing key 'fortran_order'");
     if (!have_shape)
-        return fail(s->err, s->errlen, "npy header: missing key 'shape'");
+        return io_fail(s->st, IO_ERR_FORMAT, "npy header: missing key 'shape'");
     return 0;
 }
 
 /* Parses the magic, version, length and dict at the start of buf. */
-int npy_parse(const uint8_t *buf, size_t len, npy_header *h, char *err, size_t errlen)
+int npy_parse(const uint8_t *buf, size_t len, npy_header *h, io_status *st)
 {
     memset(h, 0, sizeof(*h));
-    if (err && errlen)
-        err[0] = '\0';
+    io_clear(st);
     size_t m = len < sizeof(npy_magic) ? len : sizeof(npy_magic);
     if (memcmp(buf, npy_magic, m))
-        return fail(err, errlen, "not a .npy file (bad magic)");
+        return io_fail(st, IO_ERR_FORMAT, "not a .npy file (bad magic)");
     if (len < 8) {
         h->header_len = 10;
         return NPY_NEED_MORE;
     }
     uint8_t major = buf[6], minor = buf[7];
     if (major < 1 || major > 3 || minor != 0)
-        return fail(err, errlen, "unsupported .npy version %u.%u", major, minor);
+        return io_fail(st, IO_ERR_FORMAT, "unsupported .npy version %u.%u", major, minor);
     size_t prefix = major == 1 ? 10 : 12;
     if (len < prefix) {
         h->header_len = prefix;
@@ -271,16 +258,16 @@ int npy_parse(const uint8_t *buf, size_t len, npy_header *h, char *err, size_t e
                                    : (uint64_t)buf[8] | (uint64_t)buf[9] << 8 |
                                          (uint64_t)buf[10] << 16 | (uint64_t)buf[11] << 24;
     if (dict_len + prefix > NPY_MAX_HEADER)
-        return fail(err, errlen, "npy header of %llu bytes is over the %u-byte limit",
-                    (unsigned long long)(dict_len + prefix), NPY_MAX_HEADER);
+        return io_fail(st, IO_ERR_FORMAT, "npy header of %llu bytes is over the %u-byte limit",
+                       (unsigned long long)(dict_len + prefix), NPY_MAX_HEADER);
     size_t total = prefix + (size_t)dict_len;
     if (len < total) {
         h->header_len = total;
         return NPY_NEED_MORE;
     }
     if (dict_len == 0 || buf[total - 1] != '\n')
-        return fail(err, errlen, "npy header does not end with a newline");
-    struct scan s = {buf + prefix, buf + total, err, errlen};
+        return io_fail(st, IO_ERR_FORMAT, "npy header does not end with a newline");
+    struct scan s = {buf + prefix, buf + total, st};
     int rc = parse_dict(&s, h);
     if (rc < 0) {
         memset(h, 0, sizeof(*h));
@@ -297,7 +284,7 @@ int npy_parse(const uint8_t *buf, size_t len, npy_header *h, char *err, size_t e
         for (int i = 0; i < h->ndim; i++)
             if (__builtin_mul_overflow(n, h->shape[i], &n)) {
                 memset(h, 0, sizeof(*h));
-                return fail(err, errlen, "npy header: element count overflows 64 bits");
+                return io_fail(st, IO_ERR_FORMAT, "npy header: element count overflows 64 bits");
             }
     }
     uint64_t bytes;
@@ -305,7 +292,7 @@ int npy_parse(const uint8_t *buf, size_t len, npy_header *h, char *err, size_t e
      * as "size unknown" downstream). */
     if (__builtin_mul_overflow(n, (uint64_t)dt_size(h->dtype), &bytes) || bytes > INT64_MAX) {
         memset(h, 0, sizeof(*h));
-        return fail(err, errlen, "npy header: data size overflows a 64-bit file offset");
+        return io_fail(st, IO_ERR_FORMAT, "npy header: data size overflows a 64-bit file offset");
     }
     h->nelem = n;
     h->data_bytes = bytes;

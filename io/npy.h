@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "status.h"
 
 #define NPY_MAX_DIMS 32
 #define NPY_MAX_HEADER (1u << 20) /* total header bytes we accept */
@@ -36,9 +37,9 @@ int npy_is_magic(const uint8_t *buf, size_t len);
 /* Parses the header at the start of buf. Returns 0 and fills *h; or
  * NPY_NEED_MORE with h->header_len set to the total header size when len is
  * shorter than the header (call again with at least that many bytes); or a
- * negative io_error with a one-line reason in err. Shapes whose element
+ * negative io_error with a one-line reason in *st (st may be NULL). Shapes whose element
  * count or byte size overflow 64 bits are rejected here. */
-int npy_parse(const uint8_t *buf, size_t len, npy_header *h, char *err, size_t errlen);
+int npy_parse(const uint8_t *buf, size_t len, npy_header *h, io_status *st);
 
 /* Writes a header for dtype/shape (C order unless fortran_order) into buf;
  * returns its length (a multiple of 64), or a negative io_error when cap is

@@ -62,18 +62,6 @@ static uint64_t get64(const uint8_t *p)
     return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-/* Formats the reason into err and returns code. */
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* A member name made safe to print: control bytes as \xHH, cut after
  * NAME_SHOWN bytes. */
 static const char *shown(const char *name, char *buf, size_t len)
@@ -95,21 +83,20 @@ static const char *shown(const char *name, char *buf, size_t len)
 
 /* Reads n bytes at offset off, which the caller has checked lie in the
  * file; a short read means the file shrank. 0 or a negative io_error. */
-static int npz_read(const npz_archive *a, void *buf, size_t n, uint64_t off, char *err,
-                    size_t errlen)
+static int npz_read(const npz_archive *a, void *buf, size_t n, uint64_t off, io_status *st)
 {
     if (off > a->size || n > a->size - off)
-        return fail(err, errlen, IO_ERR_FORMAT, "offset %llu lies outside the archive",
-                    (unsigned long long)off);
+        return io_fail(st, IO_ERR_FORMAT, "offset %llu lies outside the archive",
+                       (unsigned long long)off);
     if (a->fd < 0) {
         memcpy(buf, a->mem + off, n);
         return 0;
     }
     ssize_t k = io_pread(a->fd, buf, n, off);
     if (k < 0)
-        return fail(err, errlen, IO_ERR_READ, "%s", strerror((int)-k));
+        return io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
     if ((size_t)k < n)
-        return fail(err, errlen, IO_ERR_READ, "the file shrank while being read");
+        return io_fail(st, IO_ERR_READ, "the file shrank while being read");
     return 0;
 }
 
@@ -121,18 +108,17 @@ typedef struct {
 
 /* Finds the end record in the last bytes of the file: the last signature
  * whose comment runs exactly to the end of the file. */
-static int npz_find_end(const npz_archive *a, uint8_t *rec, uint64_t *at, char *err,
-                        size_t errlen)
+static int npz_find_end(const npz_archive *a, uint8_t *rec, uint64_t *at, io_status *st)
 {
     if (a->size < EOCD_LEN)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "not a zip archive (%llu bytes, too short for an end record)",
-                    (unsigned long long)a->size);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "not a zip archive (%llu bytes, too short for an end record)",
+                       (unsigned long long)a->size);
     size_t tail = a->size < EOCD_LEN + MAX_COMMENT ? (size_t)a->size : EOCD_LEN + MAX_COMMENT;
     uint8_t *buf = malloc(tail);
     if (!buf)
-        return fail(err, errlen, IO_ERR_NOMEM, "out of memory");
-    int rc = npz_read(a, buf, tail, a->size - tail, err, errlen);
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
+    int rc = npz_read(a, buf, tail, a->size - tail, st);
     for (size_t p = tail - EOCD_LEN + 1; rc == 0 && p-- > 0;) {
         if (get32(buf + p) == SIG_EOCD && get16(buf + p + 20) == tail - p - EOCD_LEN) {
             memcpy(rec, buf + p, EOCD_LEN);
@@ -143,37 +129,37 @@ static int npz_find_end(const npz_archive *a, uint8_t *rec, uint64_t *at, char *
     }
     free(buf);
     return rc < 0 ? rc
-                  : fail(err, errlen, IO_ERR_FORMAT,
-                         "not a zip archive (no end of central directory record)");
+                  : io_fail(st, IO_ERR_FORMAT,
+                            "not a zip archive (no end of central directory record)");
 }
 
 /* Reads the zip64 end record that the locator before the end record at
  * eocd points at, when there is one; *found says whether there was. */
 static int npz_read_end64(const npz_archive *a, uint64_t eocd, npz_end *e, int *found,
-                          char *err, size_t errlen)
+                          io_status *st)
 {
     uint8_t loc[LOC64_LEN], rec[EOCD64_LEN];
     *found = 0;
     if (eocd < LOC64_LEN)
         return 0;
-    int rc = npz_read(a, loc, sizeof loc, eocd - LOC64_LEN, err, errlen);
+    int rc = npz_read(a, loc, sizeof loc, eocd - LOC64_LEN, st);
     if (rc < 0 || get32(loc) != SIG_LOC64)
         return rc;
     *found = 1;
     uint64_t off = get64(loc + 8), loc_at = eocd - LOC64_LEN;
     if (get32(loc + 4) != 0 || get32(loc + 16) != 1)
-        return fail(err, errlen, IO_ERR_FORMAT, "archives that span several disks are not supported");
+        return io_fail(st, IO_ERR_FORMAT, "archives that span several disks are not supported");
     if (off > loc_at || loc_at - off < EOCD64_LEN)
-        return fail(err, errlen, IO_ERR_FORMAT, "the zip64 locator points outside the archive");
-    if ((rc = npz_read(a, rec, sizeof rec, off, err, errlen)) < 0)
+        return io_fail(st, IO_ERR_FORMAT, "the zip64 locator points outside the archive");
+    if ((rc = npz_read(a, rec, sizeof rec, off, st)) < 0)
         return rc;
     if (get32(rec) != SIG_EOCD64)
-        return fail(err, errlen, IO_ERR_FORMAT, "no zip64 end record where the locator points");
+        return io_fail(st, IO_ERR_FORMAT, "no zip64 end record where the locator points");
     if (get64(rec + 4) != loc_at - off - 12)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "the zip64 end record's length does not reach its locator");
+        return io_fail(st, IO_ERR_FORMAT,
+                       "the zip64 end record's length does not reach its locator");
     if (get32(rec + 16) != 0 || get32(rec + 20) != 0 || get64(rec + 24) != get64(rec + 32))
-        return fail(err, errlen, IO_ERR_FORMAT, "archives that span several disks are not supported");
+        return io_fail(st, IO_ERR_FORMAT, "archives that span several disks are not supported");
     e->entries = get64(rec + 32);
     e->cd_size = get64(rec + 40);
     e->cd_off = get64(rec + 48);
@@ -182,34 +168,33 @@ static int npz_read_end64(const npz_archive *a, uint64_t eocd, npz_end *e, int *
 }
 
 /* Locates the central directory from the end record (and zip64 end record). */
-static int npz_read_end(const npz_archive *a, npz_end *e, char *err, size_t errlen)
+static int npz_read_end(const npz_archive *a, npz_end *e, io_status *st)
 {
     uint8_t rec[EOCD_LEN] = {0};
     uint64_t eocd = 0;
-    int found, rc = npz_find_end(a, rec, &eocd, err, errlen);
-    if (rc < 0 || (rc = npz_read_end64(a, eocd, e, &found, err, errlen)) < 0)
+    int found, rc = npz_find_end(a, rec, &eocd, st);
+    if (rc < 0 || (rc = npz_read_end64(a, eocd, e, &found, st)) < 0)
         return rc;
     if (!found) {
         if (get16(rec + 4) != 0 || get16(rec + 6) != 0 || get16(rec + 8) != get16(rec + 10))
-            return fail(err, errlen, IO_ERR_FORMAT,
-                        "archives that span several disks are not supported");
+            return io_fail(st, IO_ERR_FORMAT, "archives that span several disks are not supported");
         e->entries = get16(rec + 10);
         e->cd_size = get32(rec + 12);
         e->cd_off = get32(rec + 16);
         e->cd_end = eocd;
     }
     if (e->cd_off > e->cd_end || e->cd_end - e->cd_off != e->cd_size)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "the central directory is not where the end record says (bytes before the "
-                    "archive, or a damaged end record)");
+        return io_fail(st, IO_ERR_FORMAT,
+                       "the central directory is not where the end record says (bytes before the "
+                       "archive, or a damaged end record)");
     if (e->cd_size > NPZ_MAX_CENTRAL)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "a central directory of %llu bytes is more than gpubatch reads (%llu)",
-                    (unsigned long long)e->cd_size, (unsigned long long)NPZ_MAX_CENTRAL);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "a central directory of %llu bytes is more than gpubatch reads (%llu)",
+                       (unsigned long long)e->cd_size, (unsigned long long)NPZ_MAX_CENTRAL);
     if (e->entries > e->cd_size / CEN_LEN)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "the end record counts %llu members, more than the central directory holds",
-                    (unsigned long long)e->entries);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "the end record counts %llu members, more than the central directory holds",
+                       (unsigned long long)e->entries);
     return 0;
 }
 
@@ -266,23 +251,22 @@ static const char *npz_method_name(unsigned method)
 /* Fills member m from the central directory entry at e (of `room` bytes
  * left in the directory); *len gets the entry's length. */
 static int npz_parse_entry(const uint8_t *e, size_t room, npz_member *m, size_t *len,
-                           uint64_t index, char *err, size_t errlen)
+                           uint64_t index, io_status *st)
 {
     char nb[NAME_SHOWN * 4 + 8];
     if (room < CEN_LEN || get32(e) != SIG_CEN)
-        return fail(err, errlen, IO_ERR_FORMAT, "central directory entry %llu is damaged",
-                    (unsigned long long)index);
+        return io_fail(st, IO_ERR_FORMAT, "central directory entry %llu is damaged",
+                       (unsigned long long)index);
     size_t nlen = get16(e + 28), xlen = get16(e + 30), clen = get16(e + 32);
     if (room - CEN_LEN < nlen + xlen + clen)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "central directory entry %llu runs past the directory",
-                    (unsigned long long)index);
+        return io_fail(st, IO_ERR_FORMAT, "central directory entry %llu runs past the directory",
+                       (unsigned long long)index);
     *len = CEN_LEN + nlen + xlen + clen;
     if (nlen == 0 || memchr(e + CEN_LEN, 0, nlen))
-        return fail(err, errlen, IO_ERR_FORMAT, "member %llu has an empty name or one with a NUL byte",
-                    (unsigned long long)index);
+        return io_fail(st, IO_ERR_FORMAT, "member %llu has an empty name or one with a NUL byte",
+                       (unsigned long long)index);
     if (!(m->name = malloc(2 * nlen + 2)))
-        return fail(err, errlen, IO_ERR_NOMEM, "out of memory");
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
     memcpy(m->name, e + CEN_LEN, nlen);
     m->name[nlen] = 0;
     m->key = m->name + nlen + 1;
@@ -293,21 +277,21 @@ static int npz_parse_entry(const uint8_t *e, size_t room, npz_member *m, size_t 
     unsigned flags = get16(e + 8), method = get16(e + 10);
     uint64_t size = get32(e + 24), csize = get32(e + 20), hoff = get32(e + 42), disk = get16(e + 34);
     if (npz_zip64_extra(e + CEN_LEN + nlen, xlen, &size, &csize, &hoff, &disk) < 0)
-        return fail(err, errlen, IO_ERR_FORMAT, "member %s: malformed extra field (zip64)", who);
+        return io_fail(st, IO_ERR_FORMAT, "member %s: malformed extra field (zip64)", who);
     if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS))
-        return fail(err, errlen, IO_ERR_FORMAT, "member %s is encrypted", who);
+        return io_fail(st, IO_ERR_FORMAT, "member %s is encrypted", who);
     if (method != IO_ZIP_STORED && method != IO_ZIP_DEFLATED)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s: compression method %u%s is not supported (only stored and "
-                    "deflate, as np.savez and np.savez_compressed write)",
-                    who, method, npz_method_name(method));
+        return io_fail(st, IO_ERR_FORMAT,
+                       "member %s: compression method %u%s is not supported (only stored and "
+                       "deflate, as np.savez and np.savez_compressed write)",
+                       who, method, npz_method_name(method));
     if (disk != 0)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s: archives that span several disks are not supported", who);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "member %s: archives that span several disks are not supported", who);
     if (method == IO_ZIP_STORED && csize != size)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s is stored, but its compressed size %llu is not its size %llu", who,
-                    (unsigned long long)csize, (unsigned long long)size);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "member %s is stored, but its compressed size %llu is not its size %llu",
+                       who, (unsigned long long)csize, (unsigned long long)size);
     m->data = (io_zip_member){.comp_size = csize, .size = size, .crc = get32(e + 16),
                               .method = (int)method};
     m->header_off = hoff;
@@ -318,43 +302,41 @@ static int npz_parse_entry(const uint8_t *e, size_t room, npz_member *m, size_t 
  * directory, and sets where its data starts; the data must end by `limit`
  * (the central directory). name_buf holds 64 KiB. */
 static int npz_read_local(const npz_archive *a, npz_member *m, uint64_t limit, uint8_t *name_buf,
-                          char *err, size_t errlen)
+                          io_status *st)
 {
     char nb[NAME_SHOWN * 4 + 8];
     const char *who = shown(m->name, nb, sizeof nb);
     uint8_t h[LOC_LEN];
     if (m->header_off > limit || limit - m->header_off < LOC_LEN)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s: its local header offset %llu lies outside the archive's data", who,
-                    (unsigned long long)m->header_off);
-    int rc = npz_read(a, h, sizeof h, m->header_off, err, errlen);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "member %s: its local header offset %llu lies outside the archive's data",
+                       who, (unsigned long long)m->header_off);
+    int rc = npz_read(a, h, sizeof h, m->header_off, st);
     if (rc < 0)
         return rc;
     size_t nlen = get16(h + 26), xlen = get16(h + 28);
     if (get32(h) != SIG_LOC)
-        return fail(err, errlen, IO_ERR_FORMAT, "member %s: no local header at byte %llu", who,
-                    (unsigned long long)m->header_off);
+        return io_fail(st, IO_ERR_FORMAT, "member %s: no local header at byte %llu", who,
+                       (unsigned long long)m->header_off);
     if (get16(h + 6) & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION))
-        return fail(err, errlen, IO_ERR_FORMAT, "member %s is encrypted", who);
+        return io_fail(st, IO_ERR_FORMAT, "member %s is encrypted", who);
     if ((int)get16(h + 8) != m->data.method)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s: the local header's method differs from the central directory's",
-                    who);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "member %s: the local header's method differs from the central directory's",
+                       who);
     uint64_t name_at = m->header_off + LOC_LEN;
     if (limit - name_at < nlen + xlen)
-        return fail(err, errlen, IO_ERR_FORMAT, "member %s: its local header runs past the data",
-                    who);
-    if (nlen != strlen(m->name) ||
-        (rc = npz_read(a, name_buf, nlen, name_at, err, errlen)) < 0 ||
+        return io_fail(st, IO_ERR_FORMAT, "member %s: its local header runs past the data", who);
+    if (nlen != strlen(m->name) || (rc = npz_read(a, name_buf, nlen, name_at, st)) < 0 ||
         memcmp(name_buf, m->name, nlen))
         return rc < 0 ? rc
-                      : fail(err, errlen, IO_ERR_FORMAT,
-                             "member %s: the local header names another member", who);
+                      : io_fail(st, IO_ERR_FORMAT,
+                                "member %s: the local header names another member", who);
     m->data.data_off = name_at + nlen + xlen;
     if (m->data.comp_size > limit - m->data.data_off)
-        return fail(err, errlen, IO_ERR_FORMAT,
-                    "member %s: its %llu bytes of data run past the archive's data", who,
-                    (unsigned long long)m->data.comp_size);
+        return io_fail(st, IO_ERR_FORMAT,
+                       "member %s: its %llu bytes of data run past the archive's data", who,
+                       (unsigned long long)m->data.comp_size);
     return 0;
 }
 
@@ -374,54 +356,54 @@ static int npz_by_key(const void *x, const void *y)
 /* Refuses members that overlap (one's header inside another's data, as in
  * archives made to inflate many times their size) and names np.load could
  * not tell apart. */
-static int npz_check_layout(npz_archive *a, char *err, size_t errlen)
+static int npz_check_layout(npz_archive *a, io_status *st)
 {
     if (a->count < 2)
         return 0;
     char n1[NAME_SHOWN * 4 + 8], n2[NAME_SHOWN * 4 + 8];
     const npz_member **v = malloc(a->count * sizeof *v);
     if (!v)
-        return fail(err, errlen, IO_ERR_NOMEM, "out of memory");
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
     int rc = 0;
     for (size_t i = 0; i < a->count; i++)
         v[i] = &a->members[i];
     qsort(v, a->count, sizeof *v, npz_by_offset);
     for (size_t i = 1; i < a->count && rc == 0; i++)
         if (v[i - 1]->data.data_off + v[i - 1]->data.comp_size > v[i]->header_off)
-            rc = fail(err, errlen, IO_ERR_FORMAT, "members %s and %s overlap",
-                      shown(v[i - 1]->name, n1, sizeof n1), shown(v[i]->name, n2, sizeof n2));
+            rc = io_fail(st, IO_ERR_FORMAT, "members %s and %s overlap",
+                         shown(v[i - 1]->name, n1, sizeof n1), shown(v[i]->name, n2, sizeof n2));
     qsort(v, a->count, sizeof *v, npz_by_key);
     for (size_t i = 1; i < a->count && rc == 0; i++)
         if (!strcmp(v[i - 1]->key, v[i]->key))
-            rc = fail(err, errlen, IO_ERR_FORMAT, "two members are named %s",
-                      shown(v[i]->key, n1, sizeof n1));
+            rc = io_fail(st, IO_ERR_FORMAT, "two members are named %s",
+                         shown(v[i]->key, n1, sizeof n1));
     free(v);
     return rc;
 }
 
 /* Reads the central directory and every local header. */
-static int npz_read_directory(npz_archive *a, char *err, size_t errlen)
+static int npz_read_directory(npz_archive *a, io_status *st)
 {
     npz_end e = {0};
-    int rc = npz_read_end(a, &e, err, errlen);
+    int rc = npz_read_end(a, &e, st);
     if (rc < 0)
         return rc;
     uint8_t *cd = malloc(e.cd_size ? (size_t)e.cd_size : 1);
     uint8_t *name_buf = malloc(0x10000);
     a->members = calloc(e.entries ? (size_t)e.entries : 1, sizeof *a->members);
     if (!cd || !name_buf || !a->members) {
-        rc = fail(err, errlen, IO_ERR_NOMEM, "out of memory");
+        rc = io_fail(st, IO_ERR_NOMEM, "out of memory");
         goto out_free;
     }
-    if ((rc = npz_read(a, cd, (size_t)e.cd_size, e.cd_off, err, errlen)) < 0)
+    if ((rc = npz_read(a, cd, (size_t)e.cd_size, e.cd_off, st)) < 0)
         goto out_free;
     size_t pos = 0;
     for (; a->count < e.entries; a->count++) {
         size_t len;
         npz_member *m = &a->members[a->count];
-        rc = npz_parse_entry(cd + pos, (size_t)e.cd_size - pos, m, &len, a->count, err, errlen);
+        rc = npz_parse_entry(cd + pos, (size_t)e.cd_size - pos, m, &len, a->count, st);
         if (rc == 0)
-            rc = npz_read_local(a, m, e.cd_off, name_buf, err, errlen);
+            rc = npz_read_local(a, m, e.cd_off, name_buf, st);
         if (rc < 0) {
             a->count++; /* its name is freed with the rest */
             goto out_free;
@@ -429,11 +411,11 @@ static int npz_read_directory(npz_archive *a, char *err, size_t errlen)
         pos += len;
     }
     if (pos != e.cd_size)
-        rc = fail(err, errlen, IO_ERR_FORMAT,
-                  "the central directory holds more than the %llu members the end record counts",
-                  (unsigned long long)e.entries);
+        rc = io_fail(st, IO_ERR_FORMAT,
+                     "the central directory holds more than the %llu members the end record counts",
+                     (unsigned long long)e.entries);
     else
-        rc = npz_check_layout(a, err, errlen);
+        rc = npz_check_layout(a, st);
 out_free:
     free(name_buf);
     free(cd);
@@ -441,9 +423,9 @@ out_free:
 }
 
 /* Allocates a handle and reads the directory; frees it on failure. */
-static int npz_start(npz_archive **out, npz_archive *a, char *err, size_t errlen)
+static int npz_start(npz_archive **out, npz_archive *a, io_status *st)
 {
-    int rc = npz_read_directory(a, err, errlen);
+    int rc = npz_read_directory(a, st);
     if (rc < 0) {
         npz_close(a);
         return rc;
@@ -460,38 +442,38 @@ int npz_is_magic(const uint8_t *buf, size_t len)
 }
 
 /* Opens the archive file and reads its directory. */
-int npz_open(npz_archive **out, const char *path, char *err, size_t errlen)
+int npz_open(npz_archive **out, const char *path, io_status *st)
 {
-    struct stat st;
+    struct stat sb;
     *out = NULL;
     npz_archive *a = calloc(1, sizeof *a);
     if (!a)
-        return fail(err, errlen, IO_ERR_NOMEM, "out of memory");
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
     a->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     int rc = 0;
-    if (a->fd < 0 || fstat(a->fd, &st) < 0)
-        rc = fail(err, errlen, IO_ERR_OPEN, "%s", strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = fail(err, errlen, IO_ERR_OPEN, "a zip archive is read from a regular file only");
+    if (a->fd < 0 || fstat(a->fd, &sb) < 0)
+        rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        rc = io_fail(st, IO_ERR_OPEN, "a zip archive is read from a regular file only");
     if (rc < 0) {
         npz_close(a);
         return rc;
     }
-    a->size = (uint64_t)st.st_size;
-    return npz_start(out, a, err, errlen);
+    a->size = (uint64_t)sb.st_size;
+    return npz_start(out, a, st);
 }
 
 /* Reads the directory of an archive in memory. */
-int npz_open_mem(npz_archive **out, const void *data, size_t len, char *err, size_t errlen)
+int npz_open_mem(npz_archive **out, const void *data, size_t len, io_status *st)
 {
     *out = NULL;
     npz_archive *a = calloc(1, sizeof *a);
     if (!a)
-        return fail(err, errlen, IO_ERR_NOMEM, "out of memory");
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
     a->fd = -1;
     a->mem = data;
     a->size = len;
-    return npz_start(out, a, err, errlen);
+    return npz_start(out, a, st);
 }
 
 /* Number of members. */

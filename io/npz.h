@@ -40,13 +40,13 @@ int npz_is_magic(const uint8_t *buf, size_t len);
 
 /* Reads the directory of the zip archive at path. Returns 0, or a negative
  * io_error (IO_ERR_FORMAT for a malformed or unsupported archive) with a
- * one-line reason in err (not naming the file: the caller prefixes it).
+ * one-line reason in *st (not naming the file: the caller prefixes it).
  * *out is NULL on failure. */
-int npz_open(npz_archive **out, const char *path, char *err, size_t errlen);
+int npz_open(npz_archive **out, const char *path, io_status *st);
 
 /* The same for an archive in memory (not copied; must outlive the handle).
  * For tests and fuzzing. */
-int npz_open_mem(npz_archive **out, const void *data, size_t len, char *err, size_t errlen);
+int npz_open_mem(npz_archive **out, const void *data, size_t len, io_status *st);
 
 /* Number of members. */
 size_t npz_count(const npz_archive *a);

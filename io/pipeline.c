@@ -58,7 +58,7 @@ struct pl_ring {
     int done;         /* reader finished: no more chunks after the filled ones */
     int stop;         /* consumer asked the reader to stop */
     int err;          /* reader error, reported after the filled chunks */
-    char errmsg[512];
+    io_status why;    /* the reader's failure as it happened (its line: pl_error) */
     uint64_t handed;
 
     /* pl_open_gz only */
@@ -79,10 +79,8 @@ struct pl_ring {
 static long long pl_read_full(pl_ring *p, unsigned char *dst, size_t n)
 {
     ssize_t got = io_reader_read(p->r, dst, n);
-    if (got < 0) {
-        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
-        return got;
-    }
+    if (got < 0)
+        io_fail(&p->why, (int)got, "%s", io_reader_error(p->r));
     return got;
 }
 
@@ -114,7 +112,7 @@ static long long pl_fill_view(pl_ring *p, int b, size_t want)
 {
     ssize_t got = io_reader_view(p->r, want, &p->views[b]);
     if (got < 0)
-        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+        io_fail(&p->why, (int)got, "%s", io_reader_error(p->r));
     return got;
 }
 
@@ -208,10 +206,8 @@ static int pl_gz_members(pl_ring *p, unsigned char *dst, size_t front, pl_gz_chu
         if (step == 0)
             break;
         ssize_t k = io_pread(p->fd, dst + end, step, file + (end - start));
-        if (k < 0) {
-            snprintf(p->errmsg, sizeof p->errmsg, "%s", strerror((int)-k));
-            return IO_ERR_READ;
-        }
+        if (k < 0)
+            return io_fail(&p->why, IO_ERR_READ, "%s", strerror((int)-k));
         if (k == 0)
             break;
         end += (size_t)k;
@@ -248,10 +244,8 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
         long long have = (long long)pl_take_prefix(p, dst, want);
         if ((size_t)have < want) {
             ssize_t k = io_reader_read_member_rest(p->r, dst + have, want - (size_t)have);
-            if (k < 0) {
-                snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
-                return k;
-            }
+            if (k < 0)
+                return io_fail(&p->why, (int)k, "%s", io_reader_error(p->r));
             have += k;
         }
         pl_gz_add_run(g, 0, (size_t)have, 0);
@@ -280,10 +274,8 @@ static long long pl_fill_gz(pl_ring *p, int slot, uint64_t offset, size_t want)
         if (ended) {
             /* the rest of the input through the host's reader */
             rc = io_reader_resume(p->r, p->next_file, p->data_base + dpos);
-            if (rc < 0) {
-                snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
-                return rc;
-            }
+            if (rc < 0)
+                return io_fail(&p->why, rc, "%s", io_reader_error(p->r));
             p->gz_mode = GZ_PLAIN;
         }
     }
@@ -318,9 +310,9 @@ static int pl_gz_verify(pl_ring *p, int slot, uint64_t offset, uint64_t err_at)
         uint64_t start = base + g->members[i].out_off;
         if (err_at != UINT64_MAX && start > err_at)
             break;
-        int rc = io_gzip_member_error(g->fd, g->members[i].file_off,
-                                      err_at == UINT64_MAX ? UINT64_MAX : err_at + 1 - start,
-                                      p->errmsg, sizeof p->errmsg);
+        int rc =
+            io_gzip_member_error(g->fd, g->members[i].file_off,
+                                 err_at == UINT64_MAX ? UINT64_MAX : err_at + 1 - start, &p->why);
         if (rc < 0)
             return rc;
     }
@@ -341,7 +333,7 @@ static int pl_gz_rejoin(pl_ring *p, uint64_t end)
         rc = k < 0 ? (int)k : 0;
     }
     if (rc < 0)
-        snprintf(p->errmsg, sizeof p->errmsg, "%s", io_reader_error(p->r));
+        io_fail(&p->why, rc, "%s", io_reader_error(p->r));
     return rc;
 }
 
@@ -397,10 +389,9 @@ static void *pl_reader_main(void *arg)
             break; /* members with no data (ISIZE 0) are not handed out */
         int end = have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
         if (p->limit != UINT64_MAX && have < want) {
-            err = IO_ERR_FORMAT;
-            snprintf(p->errmsg, sizeof p->errmsg,
-                     "truncated: expected %llu bytes of data, the input has %llu",
-                     (unsigned long long)p->limit, (unsigned long long)(offset + have));
+            err = io_fail(&p->why, IO_ERR_FORMAT,
+                          "truncated: expected %llu bytes of data, the input has %llu",
+                          (unsigned long long)p->limit, (unsigned long long)(offset + have));
             break;
         }
         if (end && p->limit != UINT64_MAX) {
@@ -414,10 +405,9 @@ static void *pl_reader_main(void *arg)
                 break;
             }
             if (more > 0) {
-                err = IO_ERR_FORMAT;
-                snprintf(p->errmsg, sizeof p->errmsg,
-                         "the input holds more than the expected %llu bytes of data",
-                         (unsigned long long)p->limit);
+                err = io_fail(&p->why, IO_ERR_FORMAT,
+                              "the input holds more than the expected %llu bytes of data",
+                              (unsigned long long)p->limit);
                 break;
             }
         }
@@ -438,13 +428,12 @@ static void *pl_reader_main(void *arg)
     }
     if (err) {
         /* a bad member of the chunk that met the error comes first */
-        char why[sizeof p->errmsg];
-        memcpy(why, p->errmsg, sizeof why);
+        io_status why = p->why;
         int first = pl_gz_verify(p, p->next_fill, offset, err_at);
         if (first < 0)
             err = first;
         else
-            memcpy(p->errmsg, why, sizeof why);
+            p->why = why;
     }
     pthread_mutex_lock(&p->mu);
     p->err = err;
@@ -710,7 +699,7 @@ uint64_t pl_bytes(const pl_ring *p)
 /* The reader's error text. */
 const char *pl_error(const pl_ring *p)
 {
-    return p->errmsg;
+    return p->why.text;
 }
 
 /* Stops and joins the reader, then frees. */
@@ -731,9 +720,9 @@ void pl_close(pl_ring *p)
 }
 
 /* The host reader's message for a refused member (see pipeline.h). */
-void pl_gz_member_error(const pl_gz_chunk *c, int i, char *err, size_t errlen)
+void pl_gz_member_error(const pl_gz_chunk *c, int i, io_status *st)
 {
-    io_bgzf_member_error(c->fd, c->members[i].file_off, err, errlen);
+    io_bgzf_member_error(c->fd, c->members[i].file_off, st);
 }
 
 /* One thread's share of a host decode: members [m0, m1). */
@@ -777,7 +766,7 @@ static void *pl_decode_worker(void *arg)
 
 /* Host decode of a compressed chunk (see pipeline.h). */
 int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *stop,
-                 const void **data, char *err, size_t errlen)
+                 const void **data, io_status *st)
 {
     const pl_gz_chunk *g = c->gz;
     unsigned char *sp = span;
@@ -800,8 +789,8 @@ int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *s
             return PL_DECODE_STOPPED;
     for (size_t k = 0; k < nt; k++)
         if (jobs[k].bad >= 0) { /* ranges are in member order: the first bad is the lowest */
-            pl_gz_member_error(g, jobs[k].bad, err, errlen);
-            return IO_ERR_CORRUPT;
+            pl_gz_member_error(g, jobs[k].bad, st);
+            return st->code = IO_ERR_CORRUPT;
         }
     *data = sp + g->skip;
     return 0;

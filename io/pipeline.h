@@ -111,18 +111,18 @@ size_t pl_gz_span_bytes(size_t chunk_bytes);
 
 /* The message for member i of chunk c, which the device or the host
  * refused: the host reader's, from the member's file offset on. */
-void pl_gz_member_error(const pl_gz_chunk *c, int i, char *err, size_t errlen);
+void pl_gz_member_error(const pl_gz_chunk *c, int i, io_status *st);
 
 /* Decodes a pl_open_gz chunk on the host, with its decoder (io/inflate.h) on up to `threads`
  * threads (accepting exactly what the device's decoder does), into span (at least
  * pl_gz_span_bytes(chunk_bytes) bytes); *data gets the chunk's data in it
  * (c->bytes bytes). 0, or IO_ERR_CORRUPT with the message the device stage
  * gives for the first member that does not decode or check (the host
- * reader's, naming the member's offset) in err. Once *stop (if stop is not
+ * reader's, naming the member's offset) in *st. Once *stop (if stop is not
  * NULL) is set, the threads take no more members and the call returns
  * PL_DECODE_STOPPED, the chunk undecoded. */
 int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *stop,
-                 const void **data, char *err, size_t errlen);
+                 const void **data, io_status *st);
 
 /* The next chunk in order: 1 and *c filled, 0 at the end of the data, or a
  * negative io_error (then pl_error() has the reason). */

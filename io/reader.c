@@ -30,7 +30,7 @@
 
 #include "bgzf.h"
 #include "crc.h"
-#include "errtext.h"
+#include "status.h"
 #include "inflate.h"
 #include "par.h"
 #include "pinflate.h"
@@ -58,21 +58,17 @@
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
 
 /* Reads the first bytes and picks the plain or the gzip path. */
-static int detect(io_reader *r, char *errbuf, size_t errlen)
+static int detect(io_reader *r, io_status *st)
 {
     int rc = source_peek(r, 2, DETECT_BYTES);
     if (rc == 0 && io_gzip_magic(r->in_next, r->in_avail))
         rc = source_fill(r, IN_BLOCK); /* the whole first window, as zlib and the decoders expect */
-    if (rc < 0) {
-        io_put_msg(errbuf, errlen, "%s", r->errmsg);
-        return rc;
-    }
+    if (rc < 0)
+        return io_fail(st, rc, "%s", r->st.text);
     if (io_gzip_magic(r->in_next, r->in_avail)) {
         memset(&r->zs, 0, sizeof(r->zs));
-        if (inflateInit2(&r->zs, 15 + 16) != Z_OK) {
-            io_put_msg(errbuf, errlen, "%s", "out of memory");
-            return IO_ERR_NOMEM;
-        }
+        if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+            return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
         r->zinit = 1;
         r->gzip = 1;
         r->state = RD_BETWEEN; /* next_member() starts the first member */
@@ -83,15 +79,15 @@ static int detect(io_reader *r, char *errbuf, size_t errlen)
 }
 
 /* Allocates a reader with every field in its neutral state, for one of the
- * open calls: *out is NULL and errbuf empty until it succeeds, and errbuf
- * says "out of memory" when the allocation fails. */
-static io_reader *reader_new(io_reader **out, char *errbuf, size_t errlen)
+ * open calls: *out is NULL and *st empty until it succeeds, and *st says
+ * "out of memory" when the allocation fails. */
+static io_reader *reader_new(io_reader **out, io_status *st)
 {
     *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
+    io_clear(st);
     io_reader *r = calloc(1, sizeof(*r));
     if (!r) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
+        io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
         return NULL;
     }
     r->fd = -1;
@@ -103,56 +99,46 @@ static io_reader *reader_new(io_reader **out, char *errbuf, size_t errlen)
 
 /* Opens path ("-" is stdin) into r: the descriptor, its size and identity,
  * and the input block. 0, or a negative io_error with the reason. */
-static int open_file(io_reader *r, const char *path, char *errbuf, size_t errlen)
+static int open_file(io_reader *r, const char *path, io_status *st)
 {
-    struct stat st;
+    struct stat sb;
     if (!strcmp(path, "-")) {
         r->fd = STDIN_FILENO;
     } else {
         r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (r->fd < 0) {
-            io_put_msg(errbuf, errlen, "%s", strerror(errno));
-            return IO_ERR_OPEN;
-        }
+        if (r->fd < 0)
+            return io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
         r->close_fd = 1;
-        if (!(r->path = strdup(path))) {
-            io_put_msg(errbuf, errlen, "%s", "out of memory");
-            return IO_ERR_NOMEM;
-        }
+        if (!(r->path = strdup(path)))
+            return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     }
-    if (fstat(r->fd, &st) < 0) {
-        io_put_msg(errbuf, errlen, "%s", strerror(errno));
-        return IO_ERR_OPEN;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        io_put_msg(errbuf, errlen, "%s", strerror(EISDIR));
-        return IO_ERR_OPEN;
-    }
-    if (S_ISREG(st.st_mode))
-        r->file_size = (int64_t)st.st_size;
+    if (fstat(r->fd, &sb) < 0)
+        return io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return io_fail(st, IO_ERR_OPEN, "%s", strerror(EISDIR));
+    if (S_ISREG(sb.st_mode))
+        r->file_size = (int64_t)sb.st_size;
     if (r->close_fd) {
         r->has_id = 1;
-        r->dev = (uint64_t)st.st_dev;
-        r->ino = (uint64_t)st.st_ino;
+        r->dev = (uint64_t)sb.st_dev;
+        r->ino = (uint64_t)sb.st_ino;
     }
     r->inbuf = malloc(IN_BLOCK);
-    if (!r->inbuf) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
-        return IO_ERR_NOMEM;
-    }
+    if (!r->inbuf)
+        return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     r->in_next = r->inbuf;
     return 0;
 }
 
 /* Opens a file or stdin and sniffs for gzip. */
-int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen)
+int io_reader_open(io_reader **out, const char *path, io_status *st)
 {
-    io_reader *r = reader_new(out, errbuf, errlen);
+    io_reader *r = reader_new(out, st);
     if (!r)
         return IO_ERR_NOMEM;
-    int rc = open_file(r, path, errbuf, errlen);
+    int rc = open_file(r, path, st);
     if (rc == 0)
-        rc = detect(r, errbuf, errlen);
+        rc = detect(r, st);
     if (rc < 0) {
         io_reader_close(r);
         return rc;
@@ -162,10 +148,9 @@ int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errle
 }
 
 /* Opens an in-memory byte string; no copy is made. */
-int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errbuf,
-                       size_t errlen)
+int io_reader_open_mem(io_reader **out, const void *data, size_t len, io_status *st)
 {
-    io_reader *r = reader_new(out, errbuf, errlen);
+    io_reader *r = reader_new(out, st);
     if (!r)
         return IO_ERR_NOMEM;
     static const uint8_t empty[1];
@@ -173,7 +158,7 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errb
     r->mem_len = len;
     r->in_next = r->mem;
     r->file_size = (int64_t)len;
-    int rc = detect(r, errbuf, errlen);
+    int rc = detect(r, st);
     if (rc < 0) {
         free(r);
         return rc;
@@ -697,31 +682,23 @@ static ssize_t read_zip_deflate(io_reader *r, uint8_t *buf, size_t n)
  * of the file: stored ones on the plain path, deflated ones through
  * read_zip_deflate. The byte source (a descriptor at the data, or memory)
  * is set by the caller. */
-static int zip_member_start(io_reader *r, const io_zip_member *m, uint64_t total, char *errbuf,
-                            size_t errlen)
+static int zip_member_start(io_reader *r, const io_zip_member *m, uint64_t total, io_status *st)
 {
-    if (m->data_off > total || m->comp_size > total - m->data_off || m->comp_size > INT64_MAX) {
-        io_put_msg(errbuf, errlen, "the member's data (%llu bytes at byte %llu) lies outside the "
-                   "file", (unsigned long long)m->comp_size, (unsigned long long)m->data_off);
-        return IO_ERR_FORMAT;
-    }
-    if (m->method == IO_ZIP_STORED && m->comp_size != m->size) {
-        io_put_msg(errbuf, errlen, "%s", "a stored member's compressed size is not its size");
-        return IO_ERR_FORMAT;
-    }
-    if (m->method != IO_ZIP_STORED && m->method != IO_ZIP_DEFLATED) {
-        io_put_msg(errbuf, errlen, "compression method %d is not supported", m->method);
-        return IO_ERR_FORMAT;
-    }
+    if (m->data_off > total || m->comp_size > total - m->data_off || m->comp_size > INT64_MAX)
+        return io_fail(st, IO_ERR_FORMAT,
+                       "the member's data (%llu bytes at byte %llu) lies outside the file",
+                       (unsigned long long)m->comp_size, (unsigned long long)m->data_off);
+    if (m->method == IO_ZIP_STORED && m->comp_size != m->size)
+        return io_fail(st, IO_ERR_FORMAT, "a stored member's compressed size is not its size");
+    if (m->method != IO_ZIP_STORED && m->method != IO_ZIP_DEFLATED)
+        return io_fail(st, IO_ERR_FORMAT, "compression method %d is not supported", m->method);
     r->zip = *m;
     r->file_size = (int64_t)m->comp_size;
     r->state = RD_PLAIN;
     if (m->method == IO_ZIP_DEFLATED) {
         memset(&r->zs, 0, sizeof r->zs);
-        if (inflateInit2(&r->zs, -15) != Z_OK) {
-            io_put_msg(errbuf, errlen, "%s", "out of memory");
-            return IO_ERR_NOMEM;
-        }
+        if (inflateInit2(&r->zs, -15) != Z_OK)
+            return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
         r->zinit = 1;
         r->zip_deflate = 1;
         r->tail_crc = (uint32_t)crc32(0, Z_NULL, 0);
@@ -732,22 +709,18 @@ static int zip_member_start(io_reader *r, const io_zip_member *m, uint64_t total
 
 /* Opens member m of the zip archive at path (see reader.h). */
 int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_member *m,
-                              char *errbuf, size_t errlen)
+                              io_status *st)
 {
-    io_reader *r = reader_new(out, errbuf, errlen);
+    io_reader *r = reader_new(out, st);
     if (!r)
         return IO_ERR_NOMEM;
-    int rc = open_file(r, path, errbuf, errlen);
-    if (rc == 0 && (r->file_size < 0 || !r->close_fd)) {
-        io_put_msg(errbuf, errlen, "%s", "a zip archive is read from a regular file only");
-        rc = IO_ERR_OPEN;
-    }
+    int rc = open_file(r, path, st);
+    if (rc == 0 && (r->file_size < 0 || !r->close_fd))
+        rc = io_fail(st, IO_ERR_OPEN, "%s", "a zip archive is read from a regular file only");
     if (rc == 0)
-        rc = zip_member_start(r, m, (uint64_t)r->file_size, errbuf, errlen);
-    if (rc == 0 && lseek(r->fd, (off_t)m->data_off, SEEK_SET) < 0) {
-        io_put_msg(errbuf, errlen, "%s", strerror(errno));
-        rc = IO_ERR_READ;
-    }
+        rc = zip_member_start(r, m, (uint64_t)r->file_size, st);
+    if (rc == 0 && lseek(r->fd, (off_t)m->data_off, SEEK_SET) < 0)
+        rc = io_fail(st, IO_ERR_READ, "%s", strerror(errno));
     if (rc < 0) {
         io_reader_close(r);
         return rc;
@@ -760,12 +733,12 @@ int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_me
 
 /* Opens member m of a zip archive in memory (see reader.h). */
 int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
-                                  const io_zip_member *m, char *errbuf, size_t errlen)
+                                  const io_zip_member *m, io_status *st)
 {
-    io_reader *r = reader_new(out, errbuf, errlen);
+    io_reader *r = reader_new(out, st);
     if (!r)
         return IO_ERR_NOMEM;
-    int rc = zip_member_start(r, m, len, errbuf, errlen);
+    int rc = zip_member_start(r, m, len, st);
     if (rc < 0) {
         io_reader_close(r);
         return rc;
@@ -792,8 +765,8 @@ static ssize_t read_some(io_reader *r, uint8_t *buf, size_t n)
 /* Reads up to n bytes; fewer only at the end of the data. */
 ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (n > SSIZE_MAX)
         n = SSIZE_MAX;
     if (n > r->left)
@@ -812,8 +785,8 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n)
 /* Reads up to the end of the gzip member being inflated (see reader.h). */
 ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL && r->state != RD_STREAM))
         return 0;
     r->stop_at_member_end = 1;
@@ -826,7 +799,7 @@ ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
  * in a regular file (see reader.h). */
 int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off)
 {
-    if (r->err || !r->gzip || !r->inbuf || r->file_size < 0 || r->state != RD_BETWEEN)
+    if (r->st.code || !r->gzip || !r->inbuf || r->file_size < 0 || r->state != RD_BETWEEN)
         return 0;
     *fd = r->fd;
     *file_off = r->raw_offset;
@@ -837,8 +810,8 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off)
  * file itself (see reader.h). */
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 {
-    r->err = 0;
-    r->errmsg[0] = 0;
+    r->st.code = 0;
+    r->st.text[0] = 0;
     int rc = source_reposition(r, file_off);
     if (rc < 0)
         return rc;
@@ -872,8 +845,8 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
         pinf_end(r->par);
         r->n_par--;
     }
-    r->err = 0;
-    r->errmsg[0] = 0;
+    r->st.code = 0;
+    r->st.text[0] = 0;
     r->n_device += len > 0;
     if (r->left != UINT64_MAX)
         r->left -= pos - r->pos;
@@ -890,25 +863,24 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
 /* The reader's message for the gzip member at file_off of the regular file
  * open as fd, read from there on as a whole-file read would, up to `upto`
  * decoded bytes (see reader.h). */
-int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen)
+int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st)
 {
-    io_reader *unused, *r = reader_new(&unused, NULL, 0);
+    io_reader *unused, *r = reader_new(&unused, NULL);
     int rc = IO_ERR_NOMEM;
     if (!r || !(r->inbuf = malloc(IN_BLOCK)) || (r->fd = dup(fd)) < 0) {
-        io_put_msg(err, errlen, "%s", r && r->inbuf ? strerror(errno) : "out of memory");
+        io_fail(st, rc, "%s", r && r->inbuf ? strerror(errno) : "out of memory");
         goto out_close;
     }
     r->close_fd = 1;
-    struct stat st;
-    if (fstat(r->fd, &st) < 0 || lseek(r->fd, (off_t)file_off, SEEK_SET) < 0) {
-        io_put_msg(err, errlen, "%s", strerror(errno));
-        rc = IO_ERR_READ;
+    struct stat sb;
+    if (fstat(r->fd, &sb) < 0 || lseek(r->fd, (off_t)file_off, SEEK_SET) < 0) {
+        rc = io_fail(st, IO_ERR_READ, "%s", strerror(errno));
         goto out_close;
     }
-    r->file_size = (int64_t)st.st_size;
+    r->file_size = (int64_t)sb.st_size;
     r->raw_offset = file_off;
     r->in_next = r->inbuf;
-    if ((rc = detect(r, err, errlen)) < 0)
+    if ((rc = detect(r, st)) < 0)
         goto out_close;
     /* the first member alone, read on past its BGZF length as a whole-file
      * read would */
@@ -924,7 +896,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, si
     if (rc >= 0 && k < 0)
         rc = (int)k;
     if (rc < 0)
-        io_put_msg(err, errlen, "%s", r->errmsg);
+        io_fail(st, rc, "%s", r->st.text);
 out_close:
     io_reader_close(r);
     return rc < 0 ? rc : 0;
@@ -939,8 +911,8 @@ uint64_t io_reader_tell(const io_reader *r)
 /* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
 static int seekable(io_reader *r)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (!r->inbuf || r->file_size < 0)
         return source_error(r, IO_ERR_SEEK, "%s",
                             "only a regular file can be read from an offset (not stdin or a pipe)");
@@ -961,11 +933,10 @@ int io_reader_data_size(io_reader *r, uint64_t *size)
         *size = (uint64_t)r->file_size;
         return 0;
     }
-    char why[256];
+    io_status why;
     uint64_t coff;
-    rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, UINT64_MAX, &coff, size, NULL, why,
-                   sizeof why);
-    return rc < 0 ? source_error(r, rc, "%s", why) : 0;
+    rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, UINT64_MAX, &coff, size, NULL, &why);
+    return rc < 0 ? source_error(r, rc, "%s", why.text) : 0;
 }
 
 /* A digest of a seekable input (see reader.h): FNV-1a 64 over its size and
@@ -981,10 +952,10 @@ int io_reader_fingerprint(io_reader *r, uint64_t *digest)
     for (int i = 0; i < 8; i++)
         d = (d ^ (uint8_t)(size >> (8 * i))) * 0x100000001b3ull;
     if (r->gzip) {
-        char why[256];
-        rc = bgzf_walk(r->fd, 0, size, UINT64_MAX, &coff, &u, &d, why, sizeof why);
+        io_status why;
+        rc = bgzf_walk(r->fd, 0, size, UINT64_MAX, &coff, &u, &d, &why);
         if (rc < 0)
-            return source_error(r, rc, "%s", why);
+            return source_error(r, rc, "%s", why.text);
     } else {
         uint8_t piece[FINGERPRINT_PIECE];
         for (uint64_t i = 0; i < FINGERPRINT_SAMPLES && size; i++) {
@@ -1009,11 +980,10 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
         return rc;
     uint64_t coff = offset, uoff = offset;
     if (r->gzip) {
-        char why[256];
-        rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, NULL, why,
-                       sizeof why);
+        io_status why;
+        rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, NULL, &why);
         if (rc < 0)
-            return source_error(r, rc, "%s", why);
+            return source_error(r, rc, "%s", why.text);
         r->state = RD_BETWEEN;
         r->garbage = 0;
     }
@@ -1041,22 +1011,22 @@ int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
     int rc = seekable(r);
     if (rc < 0 || !r->gzip)
         return rc;
-    char why[256];
+    io_status why;
     uint64_t c0 = 0, c1, u = 0;
-    if ((from && (rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, from, &c0, &u, NULL, why,
-                                 sizeof why)) < 0) ||
-        (rc = bgzf_walk(r->fd, c0, (uint64_t)r->file_size, to == UINT64_MAX ? to : to - u, &c1,
-                        &u, NULL, why, sizeof why)) < 0 ||
-        (rc = bgzf_check_file(r->fd, c0, c1, why, sizeof why)) < 0)
-        return source_error(r, rc, "%s", why);
+    if ((from &&
+         (rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, from, &c0, &u, NULL, &why)) < 0) ||
+        (rc = bgzf_walk(r->fd, c0, (uint64_t)r->file_size, to == UINT64_MAX ? to : to - u, &c1, &u,
+                        NULL, &why)) < 0 ||
+        (rc = bgzf_check_file(r->fd, c0, c1, &why)) < 0)
+        return source_error(r, rc, "%s", why.text);
     return 0;
 }
 
 /* Discards the next n decoded bytes (see reader.h). */
 int64_t io_reader_skip(io_reader *r, uint64_t n)
 {
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (n > r->left)
         n = r->left;
     int64_t rc = 0;
@@ -1105,7 +1075,7 @@ void io_reader_limit(io_reader *r, uint64_t n)
  * a file (not stdin) or of a stored zip member, no error so far. */
 static int viewable(const io_reader *r)
 {
-    return !r->err && r->path && r->inbuf && r->file_size >= 0 && r->state == RD_PLAIN &&
+    return !r->st.code && r->path && r->inbuf && r->file_size >= 0 && r->state == RD_PLAIN &&
            !r->zip_deflate;
 }
 
@@ -1142,8 +1112,8 @@ int io_reader_unread(io_reader *r, size_t n)
 ssize_t io_reader_view(io_reader *r, size_t n, io_view *v)
 {
     *v = (io_view){.entry = -1};
-    if (r->err)
-        return r->err;
+    if (r->st.code)
+        return r->st.code;
     if (!viewable(r))
         return source_error(r, IO_ERR_SEEK, "%s", "the input cannot be mapped");
     uint64_t size = (uint64_t)r->file_size, at = r->raw_offset;
@@ -1251,13 +1221,13 @@ int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino)
 /* The sticky error's text, or "". */
 const char *io_reader_error(const io_reader *r)
 {
-    return r->err ? r->errmsg : "";
+    return r->st.code ? r->st.text : "";
 }
 
 /* The sticky error as a value. */
-io_status io_reader_status(const io_reader *r)
+const io_status *io_reader_status(const io_reader *r)
 {
-    return (io_status){r->err, io_reader_error(r)};
+    return &r->st;
 }
 
 /* Releases the zlib state, the buffer and the descriptor. */

@@ -27,12 +27,13 @@
 typedef struct io_reader io_reader;
 
 /* Opens path ("-" is stdin). On failure returns a negative io_error and,
- * when errbuf is not NULL, a one-line reason. *out is NULL on failure. */
-int io_reader_open(io_reader **out, const char *path, char *errbuf, size_t errlen);
+ * when st is not NULL, fills *st with it and a one-line reason. *out is
+ * NULL on failure. */
+int io_reader_open(io_reader **out, const char *path, io_status *st);
 
 /* Opens an in-memory byte string (not copied; must outlive the reader),
  * decoded exactly as a file would be. For tests and fuzzing. */
-int io_reader_open_mem(io_reader **out, const void *data, size_t len, char *errbuf, size_t errlen);
+int io_reader_open_mem(io_reader **out, const void *data, size_t len, io_status *st);
 
 /* A zip archive member's data (.npz, see npz.h): a byte range of the file,
  * stored as it is or deflated (raw deflate, no gzip header), with the
@@ -58,12 +59,12 @@ enum { IO_ZIP_STORED = 0, IO_ZIP_DEFLATED = 8 };
  * member's comp_size bytes; io_reader_compressed() is 0 (no gzip).
  * Returns 0 or a negative io_error with a one-line reason. */
 int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_member *m,
-                              char *errbuf, size_t errlen);
+                              io_status *st);
 
 /* The same for an archive in memory (not copied; must outlive the reader).
  * For tests and fuzzing. */
 int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
-                                  const io_zip_member *m, char *errbuf, size_t errlen);
+                                  const io_zip_member *m, io_status *st);
 
 /* Reads up to n bytes into buf; returns fewer than n only at the end of the
  * data. Returns the count (0 at the end) or a negative io_error. */
@@ -204,14 +205,14 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
  * length), but no more than `upto` decoded bytes (UINT64_MAX: to the
  * member's end, its CRC and length checked). 0 when that much decodes, else
  * its negative io_error with the reader's one-line message (naming
- * file_off) in err. */
-int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, char *err, size_t errlen);
+ * file_off) in *st. */
+int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st);
 
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);
 
 /* The sticky error as a value: its io_error (0: none) and its line. */
-io_status io_reader_status(const io_reader *r);
+const io_status *io_reader_status(const io_reader *r);
 
 /* Closes and frees; accepts NULL. */
 void io_reader_close(io_reader *r);

@@ -9,7 +9,7 @@
 #include "sink.h"
 
 #include "crc.h"
-#include "errtext.h"
+#include "status.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,8 +47,7 @@ struct io_sink {
     uint32_t crc;   /* CRC-32 of the bytes written since */
     uint8_t *mem;
     size_t mem_len, mem_cap;
-    int err;
-    char errmsg[256];
+    io_status st; /* the first failure (sticky) */
 };
 
 /* Temporary files the signal handler removes; a slot is live while its
@@ -58,7 +57,7 @@ static volatile sig_atomic_t temp_live[MAX_TEMPS];
 static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The text of the last failed commit on this thread (the sink is gone). */
-static _Thread_local char commit_msg[256];
+static _Thread_local char commit_msg[IO_STATUS_TEXT];
 
 /* AddressSanitizer reports faults from its own handlers. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -78,7 +77,7 @@ static int set_error(io_sink *s, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = io_sticky_error(&s->err, s->errmsg, sizeof s->errmsg, code, fmt, ap);
+    int rc = io_keepv(&s->st, code, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -248,29 +247,25 @@ static int is_input(const struct stat *st, const io_file_id *inputs, size_t ninp
 
 /* Opens the sink for path as described in sink.h. */
 int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
-                 size_t ninputs, char *errbuf, size_t errlen)
+                 size_t ninputs, io_status *st)
 {
     int rc;
-    struct stat st;
+    struct stat sb;
     *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
+    io_clear(st);
     io_sink *s = calloc(1, sizeof(*s));
-    if (!s) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
-        return IO_ERR_NOMEM;
-    }
+    if (!s)
+        return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     s->fd = -1;
     s->slot = -1;
     s->force = force;
     s->buf = malloc(SINK_BUF);
     if (!s->buf) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
-        rc = IO_ERR_NOMEM;
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
         goto out_free_sink;
     }
     if (!*path) {
-        io_put_msg(errbuf, errlen, "%s", strerror(ENOENT));
-        rc = IO_ERR_OPEN;
+        rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(ENOENT));
         goto out_free_buf;
     }
     if (!strcmp(path, "-")) {
@@ -278,34 +273,29 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         *out = s;
         return 0;
     }
-    int exists = stat(path, &st) == 0;
+    int exists = stat(path, &sb) == 0;
     if (!exists && errno != ENOENT) {
-        io_put_msg(errbuf, errlen, "%s", strerror(errno));
-        rc = IO_ERR_OPEN;
+        rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
         goto out_free_buf;
     }
-    if (exists && S_ISDIR(st.st_mode)) {
-        io_put_msg(errbuf, errlen, "%s", strerror(EISDIR));
-        rc = IO_ERR_OPEN;
+    if (exists && S_ISDIR(sb.st_mode)) {
+        rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(EISDIR));
         goto out_free_buf;
     }
-    if (exists && is_input(&st, inputs, ninputs) && !S_ISCHR(st.st_mode)) {
-        io_put_msg(errbuf, errlen, "%s", "would overwrite an input");
-        rc = IO_ERR_SAME;
+    if (exists && is_input(&sb, inputs, ninputs) && !S_ISCHR(sb.st_mode)) {
+        rc = io_fail(st, IO_ERR_SAME, "%s", "would overwrite an input");
         goto out_free_buf;
     }
-    if (exists && !S_ISREG(st.st_mode)) {
+    if (exists && !S_ISREG(sb.st_mode)) {
         /* Devices, FIFOs and sockets are written in place; a block device
          * (a disk) only with force. */
-        if (S_ISBLK(st.st_mode) && !force) {
-            io_put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
-            rc = IO_ERR_EXISTS;
+        if (S_ISBLK(sb.st_mode) && !force) {
+            rc = io_fail(st, IO_ERR_EXISTS, "%s", "already exists (use -f to overwrite)");
             goto out_free_buf;
         }
         s->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (s->fd < 0) {
-            io_put_msg(errbuf, errlen, "%s", strerror(errno));
-            rc = IO_ERR_OPEN;
+            rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
             goto out_free_buf;
         }
         s->close_fd = 1;
@@ -313,28 +303,26 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         return 0;
     }
     if (exists && !force) {
-        io_put_msg(errbuf, errlen, "%s", "already exists (use -f to overwrite)");
-        rc = IO_ERR_EXISTS;
+        rc = io_fail(st, IO_ERR_EXISTS, "%s", "already exists (use -f to overwrite)");
         goto out_free_buf;
     }
     s->target = strdup(path);
     if (!s->target) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
-        rc = IO_ERR_NOMEM;
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
         goto out_free_buf;
     }
     s->fd = create_temp(path, &s->tmp);
     if (s->fd < 0) {
-        io_put_msg(errbuf, errlen, "cannot create a temporary file: %s", strerror(-s->fd));
-        rc = s->fd == -ENOMEM ? IO_ERR_NOMEM : IO_ERR_OPEN;
+        rc = io_fail(st, s->fd == -ENOMEM ? IO_ERR_NOMEM : IO_ERR_OPEN,
+                     "cannot create a temporary file: %s", strerror(-s->fd));
         goto out_free_target;
     }
     s->close_fd = 1;
     s->slot = temp_register(s->tmp);
-    if (exists && (rc = keep_mode(s->fd, &st)) < 0) {
-        io_put_msg(errbuf, errlen, "cannot set the mode of a temporary file: %s", strerror(-rc));
+    if (exists && (rc = keep_mode(s->fd, &sb)) < 0) {
         io_sink_abort(s);
-        return IO_ERR_OPEN;
+        return io_fail(st, IO_ERR_OPEN, "cannot set the mode of a temporary file: %s",
+                       strerror(-rc));
     }
     *out = s;
     return 0;
@@ -405,8 +393,8 @@ static int flush_buf(io_sink *s)
 /* Buffers small writes; large ones go straight to the descriptor. */
 int io_sink_write(io_sink *s, const void *buf, size_t n)
 {
-    if (s->err)
-        return s->err;
+    if (s->st.code)
+        return s->st.code;
     if (s->crc_on)
         s->crc = crc_update(s->crc, buf, n);
     if (s->fill + n <= SINK_BUF) {
@@ -476,7 +464,7 @@ static int rename_into_place(io_sink *s)
 int io_sink_commit(io_sink *s)
 {
     commit_msg[0] = '\0';
-    int rc = s->err ? s->err : flush_buf(s);
+    int rc = s->st.code ? s->st.code : flush_buf(s);
     if (s->close_fd) {
         if (close(s->fd) < 0 && rc == 0)
             rc = set_error(s, IO_ERR_WRITE, "%s", strerror(errno));
@@ -498,7 +486,7 @@ int io_sink_commit(io_sink *s)
         }
     }
     if (rc < 0)
-        snprintf(commit_msg, sizeof(commit_msg), "%s", s->errmsg);
+        snprintf(commit_msg, sizeof(commit_msg), "%s", s->st.text);
     sink_free(s);
     return rc;
 }
@@ -542,16 +530,15 @@ static void spool_dir(const io_sink *near, char *dir)
 /* Opens an unnamed temporary file in the directory of near's target (see
  * sink.h): O_TMPFILE, or a named file removed at once where the file
  * system lacks it. */
-int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t errlen)
+int io_sink_open_spool(io_sink **out, const io_sink *near, io_status *st)
 {
     char dir[PATH_MAX], path[PATH_MAX + 32];
     *out = NULL;
-    io_put_msg(errbuf, errlen, "%s", "");
+    io_clear(st);
     io_sink *s = calloc(1, sizeof(*s));
     if (!s || !(s->buf = malloc(SINK_BUF))) {
         free(s);
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
-        return IO_ERR_NOMEM;
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
     }
     s->slot = -1;
     s->close_fd = 1;
@@ -564,15 +551,13 @@ int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t 
             unlink(path);
     }
     if (s->fd < 0) {
-        io_put_msg(errbuf, errlen, "cannot create a temporary file in %s: %s", dir,
-                   strerror(errno));
+        io_fail(st, IO_ERR_OPEN, "cannot create a temporary file in %s: %s", dir, strerror(errno));
         sink_free(s);
         return IO_ERR_OPEN;
     }
     if (!(s->spool_dir = strdup(dir))) {
-        io_put_msg(errbuf, errlen, "%s", "out of memory");
         io_sink_abort(s);
-        return IO_ERR_NOMEM;
+        return io_fail(st, IO_ERR_NOMEM, "out of memory");
     }
     *out = s;
     return 0;
@@ -582,7 +567,7 @@ int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t 
  * buffer. */
 int io_sink_spool_copy(io_sink *spool, io_sink *dst)
 {
-    int rc = spool->err ? spool->err : flush_buf(spool);
+    int rc = spool->st.code ? spool->st.code : flush_buf(spool);
     for (off_t off = 0; rc == 0;) {
         ssize_t k = pread(spool->fd, spool->buf, SINK_BUF, off);
         if (k < 0 && errno == EINTR)
@@ -617,7 +602,7 @@ int io_sink_open_mem(io_sink **out)
 /* Flushes a memory sink and hands its bytes over (see sink.h). */
 int io_sink_mem_take(io_sink *s, void **data, size_t *len)
 {
-    int rc = s->err ? s->err : flush_buf(s);
+    int rc = s->st.code ? s->st.code : flush_buf(s);
     *data = rc == 0 ? s->mem : NULL;
     *len = rc == 0 ? s->mem_len : 0;
     if (rc == 0)
@@ -629,5 +614,5 @@ int io_sink_mem_take(io_sink *s, void **data, size_t *len)
 /* The sticky error's text, or "". */
 const char *io_sink_error(const io_sink *s)
 {
-    return s->err ? s->errmsg : "";
+    return s->st.code ? s->st.text : "";
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "status.h"
+
 typedef struct io_sink io_sink;
 
 typedef struct {
@@ -21,7 +23,7 @@ typedef struct {
 /* Opens path ("-" is stdout). inputs/ninputs name files that must not be
  * overwritten. Returns 0 or a negative io_error with a one-line reason. */
 int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
-                 size_t ninputs, char *errbuf, size_t errlen);
+                 size_t ninputs, io_status *st);
 
 /* Writes all n bytes or fails (sticky error). EPIPE gives IO_ERR_PIPE. */
 int io_sink_write(io_sink *s, const void *buf, size_t n);
@@ -51,7 +53,7 @@ void io_sink_abort(io_sink *s);
  * with io_sink_write, append it to another sink with io_sink_spool_copy,
  * free it with io_sink_abort. Returns 0 or a negative io_error with a
  * one-line reason. */
-int io_sink_open_spool(io_sink **out, const io_sink *near, char *errbuf, size_t errlen);
+int io_sink_open_spool(io_sink **out, const io_sink *near, io_status *st);
 
 /* A spool's errors name its directory ("DIR: writing a temporary file:
  * REASON"), not the output it is joined to. */

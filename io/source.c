@@ -4,7 +4,7 @@
  * repositioning, and the check that a file did not shrink while read. */
 #include "source.h"
 
-#include "errtext.h"
+#include "status.h"
 #include "pread.h"
 
 #include <errno.h>
@@ -21,7 +21,7 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = io_sticky_error(&r->err, r->errmsg, sizeof r->errmsg, code, fmt, ap);
+    int rc = io_keepv(&r->st, code, fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -83,8 +83,7 @@ struct io_reader {
     uint64_t src_len;  /* bytes of the source, or UINT64_MAX: to the end of the file */
     int zip_deflate;   /* a deflated member: inflated in order, never positioned */
     io_zip_member zip;
-    int err;
-    char errmsg[256];
+    io_status st; /* the first failure (sticky) */
 };
 
 /* Records the first error of the handle (sticky) and returns the one in force. */

@@ -1,12 +1,15 @@
 /* status.h - the one error type that io, the runtime and cli share: a code
  * from the one list below and one line of text.
  *
- * A failing call returns its negative code; the handle that failed keeps
- * the text (io_reader_error, engine_error, sched_error, gpu_error_text,
- * backend.err), and hands both out together as an io_status where a layer
- * above passes them on. Only cli/ prints them and decides the exit status. */
+ * A failing call returns its negative code and fills the io_status its
+ * caller passed (a call without a handle), or keeps it in the handle that
+ * failed (io_reader_status, engine_status, sched_status, backend_status);
+ * a layer above passes the same value on. Only cli/ prints them and decides
+ * the exit status. */
 #ifndef GPUBATCH_IO_STATUS_H
 #define GPUBATCH_IO_STATUS_H
+
+#include <stdarg.h>
 
 /* Every error code of every layer: the io layer's (io_error) and the
  * driver's and devices' (gpu_error), in ranges of their own. */
@@ -40,11 +43,31 @@ enum gpu_error {
     GPU_ERR_DRIVER = -1009,         /* any other failed driver call (cuInit's included) */
 };
 
-/* A failure as a value: its code (0: none) and its one line, owned by the
- * handle that failed and valid until that handle's next call. */
+/* The longest line a status keeps (longer ones are cut). */
+#define IO_STATUS_TEXT 2048
+
+/* A failure as a value: its code (0: none) and its one line, held in place
+ * so that a call without a handle can fill one, and a layer above can keep
+ * or pass it on whole. */
 typedef struct {
     int code;
-    const char *text;
+    char text[IO_STATUS_TEXT];
 } io_status;
+
+/* Empties *st (code 0, no line) when st is not NULL. */
+void io_clear(io_status *st);
+
+/* Sets *st to code and a formatted line when st is not NULL; returns code. */
+int io_fail(io_status *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* io_fail with a va_list. */
+int io_failv(io_status *st, int code, const char *fmt, va_list ap);
+
+/* Sets *st as io_failv does unless it already holds a failure (a handle's
+ * first failure sticks); returns the code in force. */
+int io_keepv(io_status *st, int code, const char *fmt, va_list ap);
+
+/* Copies *from into *st (st may be NULL, or from itself); returns its code. */
+int io_pass(io_status *st, const io_status *from);
 
 #endif

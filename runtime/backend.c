@@ -68,7 +68,7 @@ int backend_cpu_count(void)
 }
 
 /* Parses "all", "N" or a comma-separated list of distinct ordinals. */
-int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t errlen)
+int backend_parse_devices(const char *s, backend_devices *d, io_status *st)
 {
     memset(d, 0, sizeof *d);
     if (!strcmp(s, "all")) {
@@ -81,18 +81,16 @@ int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t e
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < 0 || v > 0x7fffffff || (*end && *end != ',')) {
-            snprintf(err, errlen, "bad --device '%s' (N, a list like 0,2, or all)", s);
-            return -1;
+            return io_fail(st, IO_ERR_FORMAT, "bad --device '%s' (N, a list like 0,2, or all)", s);
         }
         for (int i = 0; i < d->count; i++)
             if (d->list[i] == (int)v) {
-                snprintf(err, errlen, "bad --device '%s': device %ld given twice", s, v);
-                return -1;
+                return io_fail(st, IO_ERR_FORMAT, "bad --device '%s': device %ld given twice", s,
+                               v);
             }
-        if (d->count == BACKEND_MAX_GPUS) {
-            snprintf(err, errlen, "bad --device '%s': more than %d devices", s, BACKEND_MAX_GPUS);
-            return -1;
-        }
+        if (d->count == BACKEND_MAX_GPUS)
+            return io_fail(st, IO_ERR_FORMAT, "bad --device '%s': more than %d devices", s,
+                           BACKEND_MAX_GPUS);
         d->list[d->count++] = (int)v;
         if (!*end)
             return 0;
@@ -135,7 +133,7 @@ static void *device_open_main(void *arg)
 }
 
 /* Opens the CUDA devices devs names among the driver's n (gpu_device_count()'s
- * answer), or explains why not in be->err. The contexts are made at once,
+ * answer), or explains why not in be->st.text. The contexts are made at once,
  * one thread per device after the first (each takes about 0.1 s in the
  * driver, which makes much of them one after another, and a context made
  * while another device works holds that device's calls up); with a start,
@@ -337,7 +335,7 @@ static int backend_starting(const backend *be)
 }
 
 /* Takes the ended start's devices into be (which keeps its own choices),
- * or its failure into be->err and fallback_reason; frees the start. The
+ * or its failure into be->st.text and fallback_reason; frees the start. The
  * host buffers the start pinned stay pinned when keep_pinned is set (be's
  * owner frees them), else they are unpinned. 0, or -1 when it failed. */
 static int backend_take_start(backend *be, int keep_pinned)
@@ -357,8 +355,8 @@ static int backend_take_start(backend *be, int keep_pinned)
         be->leaving = mine.leaving;
         be->started = st->done_at;
     } else {
-        snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
-        backend_fail(be, st->code, "%s", st->cuda.err);
+        snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.st.text);
+        backend_fail(be, st->code, "%s", st->cuda.st.text);
         be->fallback_told = st->reported;
         be->fallback_code = st->code;
         backend_close(&st->cuda);
@@ -380,7 +378,7 @@ int backend_ready(backend *be)
         if (st->bufs[i].pinned)
             continue;
         if (gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) < 0) {
-            char why[sizeof be->err];
+            char why[sizeof be->st.text];
             snprintf(why, sizeof why, "%s", gpu_error_text(st->cuda.gpu));
             backend_take_start(be, 1);
             be->failed = 1;
@@ -447,7 +445,7 @@ const char *backend_device_failure(backend *be)
     backend_start *st = be->start;
     if (!st || start_state(st) != START_FAILED)
         return NULL;
-    return st->cuda.err;
+    return st->cuda.st.text;
 }
 
 /* When the first device was handed out, in ms from the start's beginning,
@@ -533,7 +531,7 @@ const char *backend_fallback(backend *be)
     pthread_mutex_unlock(&st->mu);
     if (!failed)
         return NULL;
-    snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.err);
+    snprintf(be->fallback_reason, sizeof be->fallback_reason, "%s", st->cuda.st.text);
     return be->fallback_reason;
 }
 
@@ -588,7 +586,7 @@ double backend_gpu_start_ms(const backend *be, double parts[3])
 void backend_settle(backend *be)
 {
     if (backend_starting(be)) {
-        backend_ready(be); /* a failure stays in be->err */
+        backend_ready(be); /* a failure stays in be->st.text */
         return;
     }
     if (!be->start)
@@ -804,16 +802,15 @@ int backend_fail(backend *be, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(be->err, sizeof be->err, fmt, ap);
+    io_failv(&be->st, code, fmt, ap);
     va_end(ap);
-    be->code = code;
     return code;
 }
 
 /* The last failure as a value. */
-io_status backend_status(const backend *be)
+const io_status *backend_status(const backend *be)
 {
-    return (io_status){be->code, be->err};
+    return &be->st;
 }
 
 /* Frees what backend_host_alloc or backend_host_unpinned gave (unpinning

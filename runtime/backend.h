@@ -69,25 +69,24 @@ typedef struct backend {
     int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */
     backend_started started; /* the start's times, once taken (zero without one) */
     int failed;           /* backend_ready() failed: cuda's devices are not to be had */
-    int code;             /* the last failure's gpu_error (backend_status) */
-    char err[2048];       /* its line */
+    io_status st;         /* the last failure: its gpu_error and line (backend_status) */
 } backend;
 
 /* Records a failure on be: its code and its line (printf-style; the
- * arguments must not point into be->err); returns the code. Modules that
+ * arguments must not point into be->st.text); returns the code. Modules that
  * fail on be's behalf (an engine, a staged matrix that cannot open) leave
  * their reason here too, since it outlives them. */
 int backend_fail(backend *be, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The last failure as a value: its code and be->err. */
-io_status backend_status(const backend *be);
+/* The last failure: its code and line. */
+const io_status *backend_status(const backend *be);
 
 /* Parses "auto", "cuda" (or "gpu") and "cpu"; -1 when unknown. */
 int backend_parse(const char *name);
 
 /* Parses a --device value: "N", "N,M,..." (distinct ordinals) or "all".
- * 0, or -1 with a reason in err. */
-int backend_parse_devices(const char *s, backend_devices *d, char *err, size_t errlen);
+ * 0, or IO_ERR_FORMAT with its line in *st. */
+int backend_parse_devices(const char *s, backend_devices *d, io_status *st);
 
 /* Makes the devices devs names the only ones the driver starts (see
  * cu_narrow_devices), unless kind is the CPU or devs is `all`; messages
@@ -98,7 +97,7 @@ int backend_narrow_devices(backend_kind kind, const backend_devices *devs);
 
 /* Opens a backend. auto is the CPU backend with the CUDA devices starting
  * beside it (see above); cuda fails with a negative
- * gpu_error and a message in be->err. threads < 1 means one per core. */
+ * gpu_error and a message in be->st.text. threads < 1 means one per core. */
 int backend_open(backend *be, backend_kind kind, const backend_devices *devs, int threads);
 
 /* Opens the cuda backend with its devices starting on a thread beside the
@@ -106,13 +105,13 @@ int backend_open(backend *be, backend_kind kind, const backend_devices *devs, in
  * driver's device count (its start, before the contexts). Until
  * backend_ready(), only backend_host_alloc/free, backend_want_module,
  * backend_slots, backend_may_use_gpu and backend_close may be used. 0, or
- * a negative gpu_error with a message in be->err. */
+ * a negative gpu_error with a message in be->st.text. */
 int backend_open_beside(backend *be, const backend_devices *devs, int threads);
 
 /* Waits for the devices of backend_open_beside and pins the host buffers
  * made meanwhile that the start has not pinned; be is then the open CUDA
  * backend. Returns at once for any other backend. 0, or a negative
- * gpu_error with the reason in be->err and be->failed set (be is then on
+ * gpu_error with the reason in be->st.text and be->failed set (be is then on
  * the CPU when the devices did not open); a command stops there. */
 int backend_ready(backend *be);
 
@@ -194,7 +193,7 @@ double backend_gpu_start_ms(const struct backend *be, double parts[3]);
 /* Waits for auto's start to finish: be becomes the CUDA backend when it
  * succeeded, else stays on the CPU with the reason in fallback_reason
  * (backend_fallback() hands it out). No host buffer may be allocated.
- * A cuda start beside is backend_ready()'s, its failure left in be->err. */
+ * A cuda start beside is backend_ready()'s, its failure left in be->st.text. */
 void backend_settle(struct backend *be);
 
 /* Whether a backend_close() left an auto start running, or devices open
@@ -234,7 +233,7 @@ void *backend_host_unpinned(backend *be, size_t bytes);
 
 /* Pins a buffer from backend_host_unpinned, on the CUDA backend once its
  * devices are open (elsewhere there is nothing to do). 0, or a negative
- * gpu_error with the reason in be->err. */
+ * gpu_error with the reason in be->st.text. */
 int backend_host_pin(backend *be, void *p, size_t bytes);
 
 /* Number of CPUs this process may run on (its affinity mask; at least 1). */

@@ -41,7 +41,7 @@ struct engine {
     int deflate;          /* results compressed on the device (engine_compress) */
     engine_slot *slots;
     unsigned char *states;
-    char err[2048];
+    io_status st; /* the last failure */
 };
 
 /* The block counts of an operation's input and results. */
@@ -68,8 +68,7 @@ static size_t engine_results_of(const engine *e, size_t bytes)
 /* Keeps device g's text of a failure as the engine's. */
 static int engine_gpu_error(engine *e, gpu *g, int rc)
 {
-    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(g));
-    return rc;
+    return io_fail(&e->st, rc, "%s", gpu_error_text(g));
 }
 
 /* Allocates a slot's device buffer for plain input, its slack zeroed (the
@@ -80,11 +79,9 @@ static int engine_input_buffer(engine *e, engine_slot *s)
     int rc = gpu_mem_alloc(s->g, &s->din, n, e->ops->in_what);
     if (rc == 0 && e->ops->in_slack) {
         CUresult r = cu.MemsetD8Async(s->din, 0, n, s->q.stream);
-        if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "clearing device memory failed: %s",
-                     cu_result_text(r));
-            return GPU_ERR_DRIVER;
-        }
+        if (r != CUDA_SUCCESS)
+            return io_fail(&e->st, GPU_ERR_DRIVER, "clearing device memory failed: %s",
+                           cu_result_text(r));
     }
     return rc < 0 ? engine_gpu_error(e, s->g, rc) : 0;
 }
@@ -117,13 +114,9 @@ static int engine_slot_open(engine *e, engine_slot *s)
         s->host_out = backend_host_pin(be, given, hbytes) == 0 ? given : NULL;
     else
         s->host_out = backend_host_alloc(be, hbytes);
-    if (!s->host_out) {
-        snprintf(e->err, sizeof e->err, "%s", be->err);
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
-    return e->deflate ? gzc_open_late(&s->c, s->g, e->out_bytes, s->host_out, e->err,
-                                      sizeof e->err)
-                      : 0;
+    if (!s->host_out)
+        return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
+    return e->deflate ? gzc_open_late(&s->c, s->g, e->out_bytes, s->host_out, &e->st) : 0;
 }
 
 /* Frees one slot (made or not). */
@@ -169,8 +162,8 @@ int engine_open(engine **out, backend *be, const engine_ops *ops, void *op, int 
     for (int i = 0; rc == 0 && i < (ops->lazy ? 1 : nslots); i++)
         rc = engine_slot_open(e, &e->slots[i]);
     if (rc < 0) {
-        /* the reason outlives the engine in be->err */
-        backend_fail(be, rc, "%s", e->err[0] ? e->err : "out of memory");
+        /* the reason outlives the engine in be->st.text */
+        backend_fail(be, rc, "%s", e->st.text[0] ? e->st.text : "out of memory");
         engine_close(e);
         return rc;
     }
@@ -305,27 +298,27 @@ static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk
     s->out_at = out_at;
     if (bytes == 0)
         return 0;
-    if (bytes > e->capacity) {
-        snprintf(e->err, sizeof e->err, "a chunk of %zu bytes exceeds the engine's buffers",
-                 bytes);
-        return GPU_ERR_DRIVER;
-    }
-    if (e->ops->check && e->ops->check(e->op, bytes, e->err, sizeof e->err) < 0)
-        return GPU_ERR_DRIVER;
+    if (bytes > e->capacity)
+        return io_fail(&e->st, GPU_ERR_DRIVER, "a chunk of %zu bytes exceeds the engine's buffers",
+                       bytes);
+    if (e->ops->check && e->ops->check(e->op, bytes, &e->st) < 0)
+        return e->st.code = GPU_ERR_DRIVER;
     s->bytes = bytes;
     if (e->be->kind != BACKEND_CUDA) {
         engine_cpu_chunk(e, s, host);
         return 0;
     }
-    e->err[0] = 0;
+    e->st.text[0] = 0;
     rc = engine_gpu_chunk(e, s, host, on_device);
     if (rc < 0 && rc > GPU_ERR_NO_DRIVER) { /* a CU_TRY failed: take its recorded call */
         char what[96];
         snprintf(what, sizeof what, "queueing a %s chunk", e->ops->name);
         rc = gpu_fail(s->g, rc, what);
     }
-    if (rc < 0 && !e->err[0])
+    if (rc < 0 && !e->st.text[0])
         engine_gpu_error(e, s->g, rc);
+    if (rc < 0)
+        e->st.code = rc;
     return rc;
 }
 
@@ -340,20 +333,18 @@ int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, 
 int engine_submit_device(engine *e, int slot, CUdeviceptr data, size_t bytes, uint64_t offset,
                          uint64_t out_at)
 {
-    if (e->be->kind != BACKEND_CUDA) {
-        snprintf(e->err, sizeof e->err, "device data given to an engine on the CPU");
-        return GPU_ERR_DRIVER;
-    }
+    if (e->be->kind != BACKEND_CUDA)
+        return io_fail(&e->st, GPU_ERR_DRIVER, "device data given to an engine on the CPU");
     return engine_start(e, slot, NULL, NULL, data, bytes, offset, out_at);
 }
 
 /* Waits until a CUDA slot's chunk is copied from its host buffer. */
-int engine_copied(engine *e, int slot, char *err, size_t errlen)
+int engine_copied(engine *e, int slot, io_status *st)
 {
     engine_slot *s = &e->slots[slot];
     if (e->be->kind != BACKEND_CUDA || s->bytes == 0)
         return 0;
-    return gpu_queue_wait_copied(&s->q, err, errlen);
+    return gpu_queue_wait_copied(&s->q, st);
 }
 
 /* Waits for a slot and collects its results. */
@@ -366,21 +357,22 @@ int engine_collect(engine *e, int slot, const void **out, size_t *bytes)
         return 0;
     if (e->be->kind == BACKEND_CUDA) {
         CUresult r = gpu_queue_wait(&s->q);
-        if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "kernel %s failed: %s", s->kernels,
-                     cu_result_text(r));
-            return GPU_ERR_LAUNCH;
-        }
-        if (s->gz && gzd_check(&s->z, s->gz, e->err, sizeof e->err) < 0)
+        if (r != CUDA_SUCCESS)
+            return io_fail(&e->st, GPU_ERR_LAUNCH, "kernel %s failed: %s", s->kernels,
+                           cu_result_text(r));
+        if (s->gz && gzd_check(&s->z, s->gz, &e->st) < 0)
             return IO_ERR_CORRUPT;
-        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, e->err, sizeof e->err) : 0;
+        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, &e->st) : 0;
         if (rc < 0)
             return rc;
     }
     if (!e->ops->collect)
         return 0;
     engine_chunk c = engine_chunk_of(e, s, NULL, 0);
-    return e->ops->collect(&c, e->err, sizeof e->err);
+    int rc = e->ops->collect(&c, &e->st);
+    if (rc < 0)
+        e->st.code = rc;
+    return rc;
 }
 
 /* Slot i's results on their way out: its deflate stage, device and pinned
@@ -399,7 +391,7 @@ int engine_compress(engine *e, int level)
     if (e->be->kind != BACKEND_CUDA || !e->ops->deflate || e->out_planes != 1 ||
         !gzc_device_level(level))
         return 0;
-    int rc = gzc_open_all(e->nslots, engine_out_buffer, e, e->out_bytes, e->err, sizeof e->err);
+    int rc = gzc_open_all(e->nslots, engine_out_buffer, e, e->out_bytes, &e->st);
     if (rc == 1)
         e->deflate = 1;
     return rc;
@@ -419,8 +411,8 @@ backend *engine_backend(const engine *e)
     return e->be;
 }
 
-/* The last error's text. */
-const char *engine_error(const engine *e)
+/* The last failure. */
+const io_status *engine_status(const engine *e)
 {
-    return e->err;
+    return &e->st;
 }

@@ -15,8 +15,8 @@
  * An operation supplies only what is its own, in an engine_ops table: its
  * buffer sizes, its kernels' launch, its CPU function and, where collecting
  * means more than handing back the result bytes, its collect (reduce folds
- * partials into its state). Errors are negative gpu_error codes with one
- * line in engine_error(). */
+ * partials into its state). Errors are negative gpu_error codes, kept with
+ * their line in engine_status(). */
 #ifndef GPUBATCH_RUNTIME_ENGINE_H
 #define GPUBATCH_RUNTIME_ENGINE_H
 
@@ -81,12 +81,12 @@ typedef struct engine_ops {
     /* CPU: does units [u0, u1) of the chunk on the calling thread, each unit's results
        written only by it. */
     void (*cpu)(const engine_chunk *c, size_t u0, size_t u1);
-    /* Refuses a chunk the operation cannot take (0, or -1 with one line in err) (optional). */
-    int (*check)(const void *op, size_t bytes, char *err, size_t errlen);
-    /* After the chunk's work is done: what collecting it means beyond handing back its
-       result (reduce folds its partials); 0 or a negative error with the text in err
+    /* Refuses a chunk the operation cannot take (0, or negative with its line in *st)
        (optional). */
-    int (*collect)(const engine_chunk *c, char *err, size_t errlen);
+    int (*check)(const void *op, size_t bytes, io_status *st);
+    /* After the chunk's work is done: what collecting it means beyond handing back its
+       result (reduce folds its partials); 0 or a negative error, filled in *st (optional). */
+    int (*collect)(const engine_chunk *c, io_status *st);
 } engine_ops;
 
 /* Prepares nslots slots on be for chunks of at most capacity input bytes of
@@ -97,7 +97,7 @@ typedef struct engine_ops {
  * from backend_host_unpinned(be), whose pages were touched while the
  * devices started: the slots pin and use them (the caller frees them after
  * engine_close). With ops->lazy, slots after the first are made when their
- * first chunk comes. 0, or a negative gpu_error with the reason in be->err. */
+ * first chunk comes. 0, or a negative gpu_error with the reason in be->st.text. */
 int engine_open(engine **out, struct backend *be, const engine_ops *ops, void *op, int nslots,
                 size_t capacity, int compressed, void *const *results);
 
@@ -130,8 +130,8 @@ int engine_submit_device(engine *e, int slot, CUdeviceptr data, size_t bytes, ui
 /* Waits until a slot's chunk no longer needs its host buffer: on CUDA,
  * until its copies to the device are done; on the CPU at once. It may run
  * on another thread than the engine's other calls, between the slot's
- * submit and its collect. 0, or a negative error with one line in err. */
-int engine_copied(engine *e, int slot, char *err, size_t errlen);
+ * submit and its collect. 0, or a negative error filled in *st. */
+int engine_copied(engine *e, int slot, io_status *st);
 
 /* Waits for a slot's chunk and collects it (engine_ops.collect); *out and
  * *bytes get its results on the host (those of result_bytes), valid until
@@ -153,7 +153,7 @@ int engine_span(const engine *e, int slot, const gz_span **span);
 /* The backend the engine runs on. */
 struct backend *engine_backend(const engine *e);
 
-/* One line explaining the last failure. */
-const char *engine_error(const engine *e);
+/* The last failure: the code a call returned and its line. */
+const io_status *engine_status(const engine *e);
 
 #endif

@@ -508,13 +508,13 @@ CUresult gpu_queue_mark_copied(gpu_queue *q)
 }
 
 /* Waits for the copies in (see gpu.h). */
-int gpu_queue_wait_copied(gpu_queue *q, char *err, size_t errlen)
+int gpu_queue_wait_copied(gpu_queue *q, io_status *st)
 {
     CUresult r = cu.EventSynchronize(q->copied);
     if (r == CUDA_SUCCESS)
         return 0;
-    snprintf(err, errlen, "copying a chunk to the device failed: %s", cu_result_text(r));
-    return GPU_ERR_LAUNCH;
+    return io_fail(st, GPU_ERR_LAUNCH, "copying a chunk to the device failed: %s",
+                   cu_result_text(r));
 }
 
 /* Launches a 1-D grid; failures name the kernel. */

@@ -132,8 +132,8 @@ CUresult gpu_queue_wait(gpu_queue *q);
 CUresult gpu_queue_mark_copied(gpu_queue *q);
 
 /* Blocks until the marked copies are done: the host buffers they read may
- * be reused. 0, or GPU_ERR_LAUNCH with one line in err. */
-int gpu_queue_wait_copied(gpu_queue *q, char *err, size_t errlen);
+ * be reused. 0, or GPU_ERR_LAUNCH filled in *st. */
+int gpu_queue_wait_copied(gpu_queue *q, io_status *st);
 
 /* Launches f (1-D grid) on stream s; a failure names the kernel. */
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,

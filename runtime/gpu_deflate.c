@@ -46,7 +46,7 @@ int gzc_host_mapped(gpu *g, void *host)
 
 /* Opens the deflate slots of the output buffers made so far, or none (see
  * gpu_deflate.h). */
-int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, size_t errlen)
+int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, io_status *st)
 {
     gpu *g;
     void *host;
@@ -57,7 +57,7 @@ int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, 
     }
     for (int i = 0; i < n; i++) {
         gzc_slot *z = at(ctx, i, &g, &host);
-        int rc = host ? gzc_open_late(z, g, max_bytes, host, err, errlen) : 0;
+        int rc = host ? gzc_open_late(z, g, max_bytes, host, st) : 0;
         if (rc < 0)
             return rc;
     }
@@ -66,14 +66,12 @@ int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, 
 
 /* Opens the deflate slot of an output buffer made after gzc_open_all (see
  * gpu_deflate.h). */
-int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, char *err, size_t errlen)
+int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, io_status *st)
 {
     if (!gzc_host_mapped(g, host))
         return 0;
     int rc = gzc_open(z, g, max_bytes, host);
-    if (rc < 0)
-        snprintf(err, errlen, "%s", gpu_error_text(g));
-    return rc;
+    return rc < 0 ? io_fail(st, rc, "%s", gpu_error_text(g)) : rc;
 }
 
 /* Head, tail and members at most (see gpu_deflate.h). */
@@ -166,15 +164,14 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
 }
 
 /* Describes the chunk whose work is done (see gpu_deflate.h). */
-int gzc_collect(gzc_slot *z, gz_span *span, char *err, size_t errlen)
+int gzc_collect(gzc_slot *z, gz_span *span, io_status *st)
 {
     size_t members = 0;
     for (size_t b = 0; b < z->nblocks; b++) {
         if (z->sizes_host[b] > DF_OUT_BOUND(GZW_BLOCK_DATA)) {
             /* never from dfk_fast: it stores what would not shrink */
-            snprintf(err, errlen, "device deflate gave block %zu a size of %u bytes", b,
-                     z->sizes_host[b]);
-            return GPU_ERR_LAUNCH;
+            return io_fail(st, GPU_ERR_LAUNCH, "device deflate gave block %zu a size of %u bytes",
+                           b, z->sizes_host[b]);
         }
         members += z->sizes_host[b] + DF_MEMBER_HEADER + DF_MEMBER_TRAILER;
     }

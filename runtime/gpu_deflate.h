@@ -57,17 +57,17 @@ typedef gzc_slot *(*gzc_slot_at)(void *ctx, int i, gpu **g, void **host);
 /* Opens the deflate slots of n output buffers (at(ctx, i, ...)) for chunks
  * of at most max_bytes, all or none: 0, opening none, when a device cannot
  * write into its buffer (gzc_host_mapped; the host compresses then), 1
- * when all are open, or a negative gpu_error with one line in err. A
+ * when all are open, or a negative gpu_error filled in *st. A
  * buffer not made yet (host NULL) is left out: gzc_open_late opens its
  * slot once it is. */
-int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, char *err, size_t errlen);
+int gzc_open_all(int n, gzc_slot_at at, void *ctx, size_t max_bytes, io_status *st);
 
 /* Opens the deflate slot z of an output buffer made after gzc_open_all
  * turned device deflate on, where device g can write into host (else z
  * stays closed, gzc_is_open says so, and that buffer's chunks are
  * compressed on the host, to the same bytes). 0, or a negative gpu_error
- * with one line in err. */
-int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, char *err, size_t errlen);
+ * filled in *st. */
+int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, io_status *st);
 
 /* Whether slot z is open: chunks queued through it come back compressed. */
 static inline int gzc_is_open(const gzc_slot *z)
@@ -86,8 +86,8 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
 
 /* Once the work queued is done: describes the chunk's output in *span,
  * valid until the slot is queued again. 0, or a negative gpu_error with one
- * line in err. */
-int gzc_collect(gzc_slot *z, gz_span *span, char *err, size_t errlen);
+ * line in *st. */
+int gzc_collect(gzc_slot *z, gz_span *span, io_status *st);
 
 /* Frees the slot's buffers; accepts a zeroed slot. */
 void gzc_close(gzc_slot *z);

@@ -92,11 +92,11 @@ int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chu
 }
 
 /* Explains a member the device refused (see gpu_inflate.h). */
-int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, char *err, size_t errlen)
+int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, io_status *st)
 {
     unsigned i = z->g ? *z->bad_host : IF_NO_MEMBER;
     if (i == IF_NO_MEMBER || (int)i >= c->nmembers)
         return 0;
-    pl_gz_member_error(c, (int)i, err, errlen);
-    return -1;
+    pl_gz_member_error(c, (int)i, st);
+    return st->code = IO_ERR_CORRUPT;
 }

@@ -40,10 +40,10 @@ int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chu
  * negative gpu_error (text in g). */
 int gzd_reserve(gzd_slot *z, gpu *g, size_t chunk_bytes);
 
-/* After the stream's work is done: 0, or -1 with the first bad member's
- * message in err, as the host's reader gives it when it reads the member's
+/* After the stream's work is done: 0, or IO_ERR_CORRUPT with the first bad member's
+ * message in *st, as the host's reader gives it when it reads the member's
  * file from that member on (c as given to gzd_stage). */
-int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, char *err, size_t errlen);
+int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, io_status *st);
 
 /* Frees the slot's buffers; accepts a zeroed slot. */
 void gzd_close(gzd_slot *z);

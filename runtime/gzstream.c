@@ -55,7 +55,7 @@ struct gzstream {
     gzstream_point pt;
     unsigned long long batches, rounds, ahead_used;
     double ahead_wait;    /* seconds the inflating thread waited for reads ahead */
-    char err[512];
+    io_status st; /* the last failure */
 };
 
 /* Makes the buffers for batches of cap compressed bytes (the host's
@@ -257,8 +257,8 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
     if (z->stopped)
         return 0;
     if (keep > z->keep_max || keep > z->last_bytes) {
-        snprintf(z->err, sizeof z->err, "%zu bytes to carry over exceed the batch's room", keep);
-        return GPU_ERR_DRIVER;
+        return io_fail(&z->st, GPU_ERR_DRIVER, "%zu bytes to carry over exceed the batch's room",
+                       keep);
     }
     int rc = gpu_bind(z->g);
     if (rc < 0)
@@ -268,11 +268,9 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
     if (keep) {
         CUresult r = cu.MemcpyDtoDAsync(z->out[nxt], z->out[z->cur] + (z->last_bytes - keep), keep,
                                         s);
-        if (r != CUDA_SUCCESS) {
-            snprintf(z->err, sizeof z->err, "copying decoded bytes on the device failed: %s",
-                     cu_result_text(r));
-            return GPU_ERR_DRIVER;
-        }
+        if (r != CUDA_SUCCESS)
+            return io_fail(&z->st, GPU_ERR_DRIVER, "copying decoded bytes on the device failed: %s",
+                           cu_result_text(r));
     }
     for (;;) {
         uint64_t base = z->pos; /* the file offset of the batch's first byte */
@@ -298,10 +296,8 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             rc = gzs_batch(&z->dev, s, in, len, start, last, z->pt.window, z->pt.wlen,
                            z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
-        if (rc < 0) {
-            snprintf(z->err, sizeof z->err, "%s", gpu_error_text(z->g));
-            return rc;
-        }
+        if (rc < 0)
+            return io_fail(&z->st, rc, "%s", gpu_error_text(z->g));
         z->rounds += (unsigned long long)z->dev.rounds;
         uint64_t end = rc == 0 ? base * 8 + r.end : 0;
         int moved = rc == 0 && (r.final || end > z->pos * 8 + z->bit);
@@ -340,8 +336,7 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
 int gzstream_tail(gzstream *z, size_t keep, void *host)
 {
     if (keep > z->last_bytes) {
-        snprintf(z->err, sizeof z->err, "%zu bytes to carry over exceed the batch", keep);
-        return GPU_ERR_DRIVER;
+        return io_fail(&z->st, GPU_ERR_DRIVER, "%zu bytes to carry over exceed the batch", keep);
     }
     if (!keep)
         return 0;
@@ -350,11 +345,9 @@ int gzstream_tail(gzstream *z, size_t keep, void *host)
                                     z->q.stream);
     if (r == CUDA_SUCCESS)
         r = cu.StreamSynchronize(z->q.stream);
-    if (r != CUDA_SUCCESS) {
-        snprintf(z->err, sizeof z->err, "copying decoded bytes from the device failed: %s",
-                 cu_result_text(r));
-        return GPU_ERR_DRIVER;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&z->st, GPU_ERR_DRIVER, "copying decoded bytes from the device failed: %s",
+                       cu_result_text(r));
     return 0;
 }
 
@@ -375,10 +368,10 @@ void gzstream_counts(const gzstream *z, gzstream_stats *st)
     st->ahead_wait = z->ahead_wait;
 }
 
-/* The last failure's text. */
-const char *gzstream_error(const gzstream *z)
+/* The last failure. */
+const io_status *gzstream_status(const gzstream *z)
 {
-    return z->err;
+    return &z->st;
 }
 
 /* Frees everything. */

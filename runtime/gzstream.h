@@ -56,7 +56,7 @@ void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size);
  * followed by the batch's, *bytes their count, valid until the next call.
  * 1 with a batch; 0 when the device stopped (gzstream_where: at the final
  * block's end, or where the host must go on), nothing more decoded; or a
- * negative error (text in gzstream_error: a read error, or the device's). */
+ * negative error (its line in gzstream_status: a read error, or the device's). */
 int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes);
 
 /* Copies the last keep bytes that the last batch gzstream_next gave
@@ -75,8 +75,8 @@ typedef struct {
 } gzstream_stats;
 void gzstream_counts(const gzstream *z, gzstream_stats *st);
 
-/* One line explaining the last failure. */
-const char *gzstream_error(const gzstream *z);
+/* The last failure: its code and line. */
+const io_status *gzstream_status(const gzstream *z);
 
 /* Frees everything; accepts NULL. */
 void gzstream_close(gzstream *z);

@@ -21,7 +21,7 @@ const char *rd_op_name(int bit)
 }
 
 /* Parses a comma-separated op list. */
-unsigned rd_parse_ops(const char *list, char *err, size_t errlen)
+unsigned rd_parse_ops(const char *list, io_status *st)
 {
     unsigned mask = 0;
     const char *p = list;
@@ -32,10 +32,10 @@ unsigned rd_parse_ops(const char *list, char *err, size_t errlen)
             if (strlen(rd_op_names[i]) == len && !strncmp(p, rd_op_names[i], len))
                 found = i;
         if (found < 0) {
-            snprintf(err, errlen,
-                     "unknown operation '%.*s' (expected sum, mean, min, max, argmin, argmax, "
-                     "sumsq, count)",
-                     (int)len, p);
+            io_fail(st, IO_ERR_FORMAT,
+                    "unknown operation '%.*s' (expected sum, mean, min, max, argmin, argmax, "
+                    "sumsq, count)",
+                    (int)len, p);
             return 0;
         }
         mask |= 1u << found;
@@ -44,7 +44,7 @@ unsigned rd_parse_ops(const char *list, char *err, size_t errlen)
             p++;
     }
     if (!mask)
-        snprintf(err, errlen, "no operation given");
+        io_fail(st, IO_ERR_FORMAT, "no operation given");
     return mask;
 }
 
@@ -913,7 +913,7 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
 
 /* Folds a chunk's partials into the array's state, in order
  * (engine_ops.collect). */
-static int rd_collect(const engine_chunk *c, char *err, size_t errlen)
+static int rd_collect(const engine_chunk *c, io_status *st)
 {
     const rd_job *j = c->op;
     rd_chunk k = rd_chunk_of(c);

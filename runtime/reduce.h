@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
+#include "io/status.h"
 #include "ptx/reduce_math.h"
 
 enum rd_op {
@@ -27,8 +28,9 @@ enum rd_op {
 /* Name of op bit i ("sum", "mean", ...), in the order of enum rd_op. */
 const char *rd_op_name(int bit);
 
-/* Parses "sum,min,max" into a mask; 0 and a message on an unknown name. */
-unsigned rd_parse_ops(const char *list, char *err, size_t errlen);
+/* Parses "sum,min,max" into a mask; 0 and IO_ERR_FORMAT with its line in
+ * *st on an unknown name or an empty list. */
+unsigned rd_parse_ops(const char *list, io_status *st);
 
 /* A pairwise tree over a stream of doubles in index order, padded with -0.0
  * to a power of two: push values one by one, then finish. The stack holds

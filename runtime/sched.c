@@ -26,8 +26,7 @@ typedef struct {
     int head, count;
     unsigned char *waiting; /* per slot: queued, its buffer not given back yet */
     int stop;
-    int failed;       /* a copy failed: err has why */
-    char err[1024];
+    io_status st;     /* the first copy that failed (code 0: none) */
 } sched_returns;
 
 /* A device's own engine (per_device): opened on a backend of that device
@@ -83,18 +82,23 @@ struct sched {
                             pinned by the devices' start, the second by gzstream */
     void **results;      /* spec.results: the devices' slots' host result buffers */
     sched_clock clock;
-    int code;            /* the last failure's code (sched_status) */
-    char err[2048];      /* its line */
+    io_status st;        /* the last failure: its code and line (sched_status) */
 };
 
-/* Records a failure: its code and a copy of its line (text may be h->err
- * itself); returns the code. */
+/* Records a failure of the scheduler's own, or a ring's (whose line is all
+ * it hands out): its code and a copy of its line; returns the code. */
 static int sched_fail(sched *h, int code, const char *text)
 {
-    if (text != h->err)
-        snprintf(h->err, sizeof h->err, "%s", text);
-    h->code = code;
-    return code;
+    return io_fail(&h->st, code, "%s", text);
+}
+
+/* Records the failure rc of what keeps its own (an engine, the staged
+ * matrix, the member's inflate, the returns thread, a backend, a reader, or
+ * the scheduler's own as it stood): rc with that line; returns rc. */
+static int sched_take(sched *h, int rc, const io_status *st)
+{
+    io_pass(&h->st, st);
+    return h->st.code = rc;
 }
 
 /* Passes one formatted line to a hook (info or warn). */
@@ -119,7 +123,7 @@ static double sched_elapsed(const sched *h)
 /* Opens an engine of the run on backend be, compressing on the device from
  * the next chunk on where the run's output is compressed (a run without
  * engines only notes the backend). 0, or negative with the reason in
- * be->err. */
+ * be->st.text. */
 static int sched_engine_open(sched *h, backend *be, engine **out)
 {
     const sched_run_spec *s = &h->spec;
@@ -132,7 +136,7 @@ static int sched_engine_open(sched *h, backend *be, engine **out)
     int rc = engine_open(out, be, s->ops, s->op, s->nslots, s->capacity, s->compressed,
                          be->kind == BACKEND_CUDA ? h->results : NULL);
     if (rc == 0 && h->level > 0 && (rc = engine_compress(*out, h->level)) < 0) {
-        backend_fail(be, rc, "%s", engine_error(*out));
+        backend_fail(be, rc, "%s", engine_status(*out)->text);
         engine_close(*out);
     }
     if (rc < 0)
@@ -171,7 +175,7 @@ static void sched_poll_devices(sched *h)
                                 .threads = h->be->threads};
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
-                sched_fail(h, GPU_ERR_DRIVER, v->view.err);
+                sched_take(h, GPU_ERR_DRIVER, &v->view.st);
                 h->dev_failed = h->dev_settled = 1;
                 return;
             }
@@ -224,7 +228,7 @@ static void sched_poll(sched *h)
         return;
     }
     if (sched_engine_open(h, g, &h->gpu) < 0) {
-        sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", g->err);
+        sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", g->st.text);
         sched_cpu_alone(h);
         return;
     }
@@ -236,7 +240,7 @@ static void sched_poll(sched *h)
 }
 
 /* Makes the devices' slots' host result buffers (spec.results), unpinned;
- * 0, or negative with the reason in h->be->err. */
+ * 0, or negative with the reason in h->be->st.text. */
 static int sched_results(sched *h)
 {
     const sched_run_spec *s = &h->spec;
@@ -262,14 +266,12 @@ static void sched_member_staging(sched *h)
 
 /* Opens the first lane's engine. */
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
-               char *err, size_t errlen)
+               io_status *st)
 {
     sched *h = calloc(1, sizeof *h);
     *out = NULL;
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (!h)
+        return io_fail(st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     h->be = be;
     h->spec = *spec;
     h->hooks = *hooks;
@@ -285,21 +287,18 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         !(h->ret.waiting = calloc((size_t)nslots, 1)) ||
         (per_device && !(h->dev = calloc(BACKEND_MAX_GPUS, sizeof *h->dev)))) {
         sched_close(h);
-        snprintf(err, errlen, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
+        return io_fail(st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     }
     if (spec->member)
         sched_member_staging(h);
     if (spec->results && backend_may_use_gpu(be) && sched_results(h) < 0) {
-        snprintf(err, errlen, "%s", be->err);
+        io_fail(st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
         sched_close(h);
         return GPU_ERR_OUT_OF_MEMORY;
     }
     if (hooks->ready && hooks->ready(be, per_device)) {
         sched_close(h);
-        if (errlen)
-            err[0] = 0;
-        return GPU_ERR_NO_DEVICE;
+        return io_fail(st, GPU_ERR_NO_DEVICE, "%s", ""); /* the hook said why */
     }
     int rc = 0;
     if (be->start) {
@@ -318,10 +317,10 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
         backend *first = be->start ? &h->cpu_be : be;
         rc = sched_engine_open(h, first, be->kind == BACKEND_CUDA ? &h->gpu : &h->cpu);
         if (rc < 0)
-            sched_fail(h, rc, first->err);
+            sched_take(h, rc, &first->st);
     }
     if (rc < 0) {
-        snprintf(err, errlen, "%s", h->err);
+        io_fail(st, rc, "%s", h->st.text);
         sched_close(h);
         return rc;
     }
@@ -352,7 +351,7 @@ int sched_compress(sched *h, int level, uint64_t offset)
     for (int i = 0; i < n; i++) {
         int rc = engine_compress(each[i], level);
         if (rc < 0)
-            return sched_fail(h, rc, engine_error(each[i]));
+            return sched_take(h, rc, engine_status(each[i]));
     }
     return 0;
 }
@@ -382,18 +381,16 @@ static int sched_cpu_threads(const sched *h)
 static int sched_decode(sched *h, const pl_chunk *c, const atomic_int *stop, const void **data)
 {
     size_t bytes = pl_gz_span_bytes(h->spec.capacity);
-    if (!h->span && !(h->span = malloc(bytes))) {
-        snprintf(h->err, sizeof h->err, "cannot allocate %zu bytes of host memory", bytes);
-        return sched_fail(h, GPU_ERR_OUT_OF_MEMORY, h->err);
-    }
-    int rc = pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, h->err, sizeof h->err);
-    return rc < 0 ? sched_fail(h, rc, h->err) : rc;
+    if (!h->span && !(h->span = malloc(bytes)))
+        return io_fail(&h->st, GPU_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory",
+                       bytes);
+    return pl_gz_decode(c, h->span, sched_cpu_threads(h), stop, data, &h->st);
 }
 
 /* Keeps the engine's message of a failed call. */
 static int sched_failed(sched *h, const engine *e, int rc)
 {
-    return sched_fail(h, rc, engine_error(e));
+    return sched_take(h, rc, engine_status(e));
 }
 
 /* The estimated CPU seconds of a chunk of `bytes` data bytes. */
@@ -478,7 +475,7 @@ static int sched_submit(sched *h, const pl_chunk *c)
             gz = NULL;
     }
     if (h->dev_failed)
-        return GPU_ERR_DRIVER; /* h->err has why */
+        return GPU_ERR_DRIVER; /* h->st.text has why */
     int on_gpu = h->gpu != NULL;
     engine *e = on_gpu ? h->gpu : h->cpu;
     int lane = on_gpu;
@@ -514,7 +511,7 @@ static void *sched_returns_main(void *arg)
 {
     sched *h = arg;
     sched_returns *t = &h->ret;
-    char err[sizeof t->err];
+    io_status st;
     pthread_mutex_lock(&t->mu);
     for (;;) {
         while (!t->count && !t->stop)
@@ -524,13 +521,11 @@ static void *sched_returns_main(void *arg)
         int slot = t->slot[t->head];
         pl_ring *pl = t->ring[t->head];
         pthread_mutex_unlock(&t->mu);
-        int rc = engine_copied(sched_slot_engine(h, slot), slot, err, sizeof err);
+        int rc = engine_copied(sched_slot_engine(h, slot), slot, &st);
         pl_release_buffer(pl, slot);
         pthread_mutex_lock(&t->mu);
-        if (rc < 0 && !t->failed) {
-            t->failed = rc;
-            snprintf(t->err, sizeof t->err, "%s", err);
-        }
+        if (rc < 0 && !t->st.code)
+            io_fail(&t->st, rc, "%s", st.text);
         t->head = (t->head + 1) % h->spec.nslots;
         t->count--;
         t->waiting[slot] = 0;
@@ -544,9 +539,9 @@ static void *sched_returns_main(void *arg)
 static int sched_returns_failure(sched *h)
 {
     sched_returns *t = &h->ret;
-    if (!t->failed)
+    if (!t->st.code)
         return 0;
-    return sched_fail(h, t->failed, t->err);
+    return sched_take(h, t->st.code, &t->st);
 }
 
 /* Gives the buffer of a submitted chunk back to ring pl once the lane that
@@ -584,7 +579,7 @@ static int sched_release_buffer(sched *h, pl_ring *pl, int slot)
 }
 
 /* Waits until the returns thread has given a slot's buffer back; a failed
- * copy becomes the run's failure (*status, its text in h->err) unless an
+ * copy becomes the run's failure (*status, its text in h->st.text) unless an
  * earlier one is. */
 static void sched_wait_returned(sched *h, int slot, int *status)
 {
@@ -594,7 +589,7 @@ static void sched_wait_returned(sched *h, int slot, int *status)
     pthread_mutex_lock(&t->mu);
     while (t->waiting[slot])
         pthread_cond_wait(&t->cv, &t->mu);
-    if (t->failed && !*status)
+    if (t->st.code && !*status)
         *status = sched_returns_failure(h);
     pthread_mutex_unlock(&t->mu);
 }
@@ -618,7 +613,7 @@ static void sched_clock_mark(sched *h)
 
 /* Collects slot's chunk from engine e (NULL: its submit failed first, the
  * run is over) and writes its results unless the run has failed; *status
- * keeps the first failure in input order, h->err its text. */
+ * keeps the first failure in input order, h->st.text its text. */
 static void sched_finish(sched *h, engine *e, int slot, int *status)
 {
     const void *out = NULL;
@@ -654,24 +649,23 @@ static void sched_retire(sched *h, const sched_input *in, int *status)
 static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
 {
     if (in->next) {
-        int rc = in->next(in->ctx, c, h->err, sizeof h->err);
-        return rc < 0 ? sched_fail(h, rc, h->err) : rc;
+        int rc = in->next(in->ctx, c, &h->st);
+        return rc < 0 ? (h->st.code = rc) : rc;
     }
     int rc = pl_next(in->rings[0], c);
     return rc < 0 ? sched_fail(h, rc, pl_error(in->rings[0])) : rc;
 }
 
 /* After the newest chunk failed as it was submitted (rc, its text in
- * h->err): the chunks before it are collected and written first, so that
+ * h->st.text): the chunks before it are collected and written first, so that
  * their failures come first; returns the run's status. */
 static int sched_submit_failed(sched *h, const sched_input *in, int rc)
 {
-    char why[sizeof h->err];
-    snprintf(why, sizeof why, "%s", h->err);
+    io_status why = h->st;
     int status = 0;
     while (pl_outstanding(in->rings[0]) > 1)
         sched_retire(h, in, &status);
-    return status ? status : sched_fail(h, rc, why);
+    return status ? status : sched_take(h, rc, &why);
 }
 
 /* Submits every chunk, and writes the oldest result once the ring is busy
@@ -681,13 +675,13 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
     int status = 0, rc;
     pl_ring *ring = in->rings[0];
     pl_chunk c;
-    char read_err[sizeof h->err] = "";
+    io_status read_err = {0, ""};
     *bytes_in = 0;
     do {
         double asked = sched_elapsed(h);
         rc = sched_next(h, in, &c);
         if (rc < 0)
-            snprintf(read_err, sizeof read_err, "%s", h->err);
+            read_err = h->st;
         sched_clock_add(h, &h->clock.input, asked);
         if (rc > 0) {
             if (h->hooks.progress)
@@ -708,7 +702,7 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
         while (pl_outstanding(ring) > 0 && (pl_full(ring) || rc <= 0 || status))
             sched_retire(h, in, &status);
         if (rc < 0 && !status)
-            status = sched_fail(h, rc, read_err);
+            status = sched_take(h, rc, &read_err);
     } while (rc > 0 && !status);
     return status;
 }
@@ -753,7 +747,7 @@ typedef struct {
 /* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
  * device, in order, each batch's before the next is inflated, until gzstream
  * stops; then in->tail holds the decoded bytes after the last whole grain.
- * 0; 1 when a write hook failed; or a negative code (h->err). */
+ * 0; 1 when a write hook failed; or a negative code (h->st.text). */
 static int sched_run_stream(sched *h, sched_stream *in)
 {
     engine *e = h->gpu;
@@ -770,7 +764,7 @@ static int sched_run_stream(sched *h, sched_stream *in)
         int rc = gzstream_next(in->z, keep, &data, &bytes);
         sched_clock_add(h, &h->clock.input, asked);
         if (rc < 0)
-            return sched_fail(h, rc, gzstream_error(in->z));
+            return sched_take(h, rc, gzstream_status(in->z));
         if (rc == 0)
             break;
         size_t at = skip < bytes ? (size_t)skip : bytes;
@@ -812,7 +806,7 @@ static int sched_run_stream(sched *h, sched_stream *in)
     in->tail_len = keep;
     int rc = gzstream_tail(in->z, keep, in->tail);
     if (rc < 0)
-        return sched_fail(h, rc, gzstream_error(in->z));
+        return sched_take(h, rc, gzstream_status(in->z));
     return 0;
 }
 
@@ -836,7 +830,7 @@ static backend *sched_whole_backend(sched *h, uint64_t bytes)
 
 /* The data of chunk c for the backend sched_whole_backend() gave: c's own
  * for the GPU or a plain chunk, else c decoded on the host (*gz set to
- * NULL). 0, or a negative code (h->err). */
+ * NULL). 0, or a negative code (h->st.text). */
 static int sched_whole_data(sched *h, const pl_chunk *c, const void **data,
                             const pl_gz_chunk **gz)
 {
@@ -853,13 +847,13 @@ int sched_stage_open(sched *h, size_t chunk)
 {
     backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
     int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
-    return rc < 0 ? sched_fail(h, rc, be->err) : 0;
+    return rc < 0 ? sched_take(h, rc, &be->st) : 0;
 }
 
 /* Keeps the staged matrix's message of a failed call. */
 static int sched_stage_failed(sched *h, int rc)
 {
-    return sched_fail(h, rc, tp_stage_error(h->stage));
+    return sched_take(h, rc, tp_stage_status(h->stage));
 }
 
 /* Gathers chunk c, which may span two matrices, into the staged matrix,
@@ -968,19 +962,19 @@ int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
         pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
     if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
         rc = IO_ERR_TRUNCATED;
-    return rc < 0 ? sched_fail(h, rc, io_reader_error(r)) : 0;
+    return rc < 0 ? sched_take(h, rc, io_reader_status(r)) : 0;
 }
 
 /* The last failure's text. */
 const char *sched_error(const sched *h)
 {
-    return h->err;
+    return h->st.text;
 }
 
 /* The last failure as a value. */
-io_status sched_status(const sched *h)
+const io_status *sched_status(const sched *h)
 {
-    return (io_status){h->code, h->err};
+    return &h->st;
 }
 
 /* -v: when the chunks were done and where the loop waited, then the chunks

@@ -92,10 +92,10 @@ typedef struct sched sched;
  * first device's, once hooks->ready says it is open). With auto and
  * GPUBATCH_GPU_READY_AFTER=N in the environment, the first N chunks go to
  * the CPU and the next waits for the devices' start (a gate for tests:
- * chunks on both lanes whatever the timing). 0, or a negative code with
- * the reason in *err (NULL: hooks->ready has reported it) and *out NULL. */
+ * chunks on both lanes whatever the timing). 0, or a negative code in
+ * *st with its line (empty: hooks->ready has reported it) and *out NULL. */
 int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched_hooks *hooks,
-               char *err, size_t errlen);
+               io_status *st);
 
 /* Sets the CPU's estimated cost from the next chunk on (sched_run_spec.cpu_ns),
  * for a run whose inputs differ. */
@@ -112,9 +112,9 @@ int sched_compress(sched *h, int level, uint64_t offset);
 typedef struct {
     pl_ring *const *rings;
     int nrings;
-    /* The next chunk (1), the end (0) or a failure (-1 with one line in err), as pl_next
-       does (NULL: pl_next of ring 0). */
-    int (*next)(void *ctx, pl_chunk *c, char *err, size_t errlen);
+    /* The next chunk (1), the end (0) or a failure (a negative code, filled in *st with its
+       line), as pl_next does (NULL: pl_next of ring 0). */
+    int (*next)(void *ctx, pl_chunk *c, io_status *st);
     void *ctx;
 } sched_input;
 
@@ -185,7 +185,7 @@ const char *sched_error(const sched *h);
 
 /* The last failure as a value: the code a call returned and its line (valid
  * until the next call on h). */
-io_status sched_status(const sched *h);
+const io_status *sched_status(const sched *h);
 
 /* -v through hooks->info: how many chunks each lane took, and when the
  * first and the last chunk were done and what the loop waited for. */

@@ -36,7 +36,7 @@ struct tp_stage {
     gpu_queue q[2];
     gzc_slot c[2];           /* CUDA: device deflate of the pieces (tp_stage_compress) */
     char *cpu_out;           /* CPU: the transposed matrix */
-    char err[2048];
+    io_status st; /* the last failure */
 };
 
 /* Copies the elements of rows [r0, r1) and columns [c0, c1) of type T,
@@ -327,13 +327,13 @@ static size_t tp_units(const void *op, size_t bytes)
 }
 
 /* Refuses a chunk that is not whole matrices (engine_ops.check). */
-static int tp_check(const void *op, size_t bytes, char *err, size_t errlen)
+static int tp_check(const void *op, size_t bytes, io_status *st)
 {
     size_t matrix = tp_matrix_bytes(op);
     if (bytes % matrix == 0)
         return 0;
-    snprintf(err, errlen, "a chunk of %zu bytes is not whole %zu-byte matrices", bytes, matrix);
-    return -1;
+    return io_fail(st, GPU_ERR_DRIVER, "a chunk of %zu bytes is not whole %zu-byte matrices",
+                   bytes, matrix);
 }
 
 /* Loads the kernel for the shape on a slot's device (engine_ops.slot_open). */
@@ -399,8 +399,7 @@ size_t tp_chunk_for(const tp_job *j, size_t chunk_bytes, int *staged)
 /* Records device g's text of a failure as the stage's error. */
 static int tp_stage_gpu_error(tp_stage *e, int rc)
 {
-    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
-    return rc;
+    return io_fail(&e->st, rc, "%s", gpu_error_text(e->be->gpu));
 }
 
 /* Allocates the whole-matrix buffers: host memory on the CPU; on the
@@ -410,12 +409,10 @@ static int tp_stage_buffers(tp_stage *e)
 {
     backend *be = e->be;
     if (be->kind != BACKEND_CUDA) {
-        if (!(e->cpu_out = malloc(e->matrix_bytes))) {
-            snprintf(e->err, sizeof e->err,
-                     "out of memory: a %zu-byte matrix is transposed whole in host memory",
-                     e->matrix_bytes);
-            return GPU_ERR_OUT_OF_MEMORY;
-        }
+        if (!(e->cpu_out = malloc(e->matrix_bytes)))
+            return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY,
+                           "out of memory: a %zu-byte matrix is transposed whole in host memory",
+                           e->matrix_bytes);
         return 0;
     }
     int rc;
@@ -427,16 +424,13 @@ static int tp_stage_buffers(tp_stage *e)
     for (int i = 0; i < 2; i++) {
         if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0)
             return tp_stage_gpu_error(e, rc);
-        if (!(e->hout[i] = backend_host_alloc(be, gzc_host_bytes(e->chunk)))) {
-            snprintf(e->err, sizeof e->err, "%s", be->err);
-            return GPU_ERR_OUT_OF_MEMORY;
-        }
+        if (!(e->hout[i] = backend_host_alloc(be, gzc_host_bytes(e->chunk))))
+            return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
     }
     CUresult r = cu.MemsetD8Async(e->din + e->matrix_bytes, 0, TP_READ_SLACK, e->q[0].stream);
-    if (r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "clearing device memory failed: %s", cu_result_text(r));
-        return GPU_ERR_DRIVER;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&e->st, GPU_ERR_DRIVER, "clearing device memory failed: %s",
+                       cu_result_text(r));
     return 0;
 }
 
@@ -455,7 +449,7 @@ int tp_stage_open(tp_stage **out, backend *be, const tp_job *j, size_t chunk)
     e->chunk = chunk;
     int rc = tp_stage_buffers(e);
     if (rc < 0) {
-        backend_fail(be, rc, "%s", e->err[0] ? e->err : "out of memory");
+        backend_fail(be, rc, "%s", e->st.text[0] ? e->st.text : "out of memory");
         tp_stage_close(e);
         return rc;
     }
@@ -498,7 +492,7 @@ int tp_stage_compress(tp_stage *e, int level, uint64_t offset)
 {
     if (e->be->kind != BACKEND_CUDA || !gzc_device_level(level))
         return 0;
-    int rc = gzc_open_all(2, tp_stage_out_buffer, e, e->chunk, e->err, sizeof e->err);
+    int rc = gzc_open_all(2, tp_stage_out_buffer, e, e->chunk, &e->st);
     if (rc == 1) {
         e->deflate = 1;
         e->out_offset = offset;
@@ -532,20 +526,18 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
     e->gz = gz;
     if (!gz)
         return 0;
-    e->err[0] = 0;
+    e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
     CUdeviceptr data;
     int rc = gzd_stage(&e->z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
-    if (rc < 0 || r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "inflating a chunk on the device failed: %s",
-                 rc <= GPU_ERR_NO_DRIVER ? gpu_error_text(e->be->gpu)
-                 : rc < 0             ? cu_last_failure()
-                                      : cu_result_text(r));
-        return GPU_ERR_DRIVER;
-    }
-    return gzd_check(&e->z, gz, e->err, sizeof e->err) < 0 ? IO_ERR_CORRUPT : 0;
+    if (rc < 0 || r != CUDA_SUCCESS)
+        return io_fail(&e->st, GPU_ERR_DRIVER, "inflating a chunk on the device failed: %s",
+                       rc <= GPU_ERR_NO_DRIVER ? gpu_error_text(e->be->gpu)
+                       : rc < 0                ? cu_last_failure()
+                                               : cu_result_text(r));
+    return gzd_check(&e->z, gz, &e->st);
 }
 
 /* Staged mode: one piece of the current chunk into the matrix. */
@@ -553,17 +545,15 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
 {
     if (bytes == 0)
         return 0;
-    if (offset + bytes > e->matrix_bytes || offset % e->elem || bytes % e->elem) {
-        snprintf(e->err, sizeof e->err, "piece [%llu, +%zu) outside the %zu-byte matrix",
-                 (unsigned long long)offset, bytes, e->matrix_bytes);
-        return GPU_ERR_DRIVER;
-    }
+    if (offset + bytes > e->matrix_bytes || offset % e->elem || bytes % e->elem)
+        return io_fail(&e->st, GPU_ERR_DRIVER, "piece [%llu, +%zu) outside the %zu-byte matrix",
+                       (unsigned long long)offset, bytes, e->matrix_bytes);
     const char *host = (const char *)e->host + from;
     if (e->be->kind != BACKEND_CUDA) {
         tp_stage_cpu(e, host, offset / e->elem, (offset + bytes) / e->elem);
         return 0;
     }
-    e->err[0] = 0;
+    e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
     CUresult r = e->gz ? cu.MemcpyDtoDAsync(e->din + offset,
@@ -572,11 +562,9 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
                              : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
     if (r == CUDA_SUCCESS)
         r = cu.StreamSynchronize(st);
-    if (r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "copying a matrix piece to the device failed: %s",
-                 cu_result_text(r));
-        return GPU_ERR_DRIVER;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&e->st, GPU_ERR_DRIVER, "copying a matrix piece to the device failed: %s",
+                       cu_result_text(r));
     return 0;
 }
 
@@ -585,16 +573,15 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
  * tp_stage_compress) while piece k is written. */
 static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
 {
-    e->err[0] = 0;
+    e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
     int rc = tp_kernel_launch(&e->kernel, e->be->gpu, e->din, e->dout, 1, e->q[0].stream);
     if (rc < 0)
         return tp_stage_gpu_error(e, rc);
     CUresult r = cu.StreamSynchronize(e->q[0].stream);
-    if (r != CUDA_SUCCESS) {
-        snprintf(e->err, sizeof e->err, "kernel %s failed: %s", e->kernel.name, cu_result_text(r));
-        return GPU_ERR_LAUNCH;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&e->st, GPU_ERR_LAUNCH, "kernel %s failed: %s", e->kernel.name,
+                       cu_result_text(r));
     size_t n = e->matrix_bytes, piece = e->chunk;
     size_t npieces = (n + piece - 1) / piece;
     for (size_t k = 0; k <= npieces; k++) {
@@ -604,7 +591,7 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
             if (e->deflate) {
                 if ((rc = gzc_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
                                     len)) < 0) {
-                    snprintf(e->err, sizeof e->err, "%s", gpu_error_text(e->be->gpu));
+                    io_fail(&e->st, rc, "%s", gpu_error_text(e->be->gpu));
                     if (k > 0)
                         gpu_queue_wait(&e->q[(k - 1) & 1]);
                     return rc;
@@ -619,8 +606,8 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
         if (r == CUDA_SUCCESS && k > 0) /* write piece k - 1 */
             r = gpu_queue_wait(&e->q[(k - 1) & 1]);
         if (r != CUDA_SUCCESS) {
-            snprintf(e->err, sizeof e->err, "copying the transposed matrix from the device failed: %s",
-                     cu_result_text(r));
+            io_fail(&e->st, GPU_ERR_DRIVER,
+                    "copying the transposed matrix from the device failed: %s", cu_result_text(r));
             gpu_queue_wait(&e->q[k & 1]);
             return GPU_ERR_DRIVER;
         }
@@ -628,7 +615,7 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
             size_t off = (k - 1) * piece, len = n - off < piece ? n - off : piece;
             gz_span span;
             if (e->deflate) {
-                rc = gzc_collect(&e->c[(k - 1) & 1], &span, e->err, sizeof e->err);
+                rc = gzc_collect(&e->c[(k - 1) & 1], &span, &e->st);
                 if (rc == 0)
                     rc = write(ctx, &span, NULL, 0);
             } else {
@@ -657,8 +644,8 @@ int tp_stage_emit(tp_stage *e, gz_piece_write write, void *ctx)
     return 0;
 }
 
-/* The last error's text. */
-const char *tp_stage_error(const tp_stage *e)
+/* The last failure. */
+const io_status *tp_stage_status(const tp_stage *e)
 {
-    return e->err;
+    return &e->st;
 }

@@ -10,8 +10,8 @@
  * - staged: a matrix is larger than a chunk; it is gathered whole (on the
  *   device: 2x its size of device memory; on the CPU: its size of host
  *   memory, transposed as it arrives), then streamed out in output order.
- * Errors are negative gpu_error codes with one line in engine_error() or
- * tp_stage_error(). */
+ * Errors are negative gpu_error codes, kept with their line in
+ * engine_status() or tp_stage_status(). */
 #ifndef GPUBATCH_RUNTIME_TRANSPOSE_H
 #define GPUBATCH_RUNTIME_TRANSPOSE_H
 
@@ -51,7 +51,7 @@ typedef struct tp_stage tp_stage;
 /* Prepares the staged mode on be's first device (2x the matrix of device
  * memory) or the CPU (the matrix in host memory, transposed as it arrives)
  * for chunks of chunk bytes (tp_chunk_for). 0, or a negative gpu_error with
- * the reason in be->err. */
+ * the reason in be->st.text. */
 int tp_stage_open(tp_stage **out, struct backend *be, const tp_job *j, size_t chunk);
 void tp_stage_close(tp_stage *t);
 
@@ -76,8 +76,8 @@ int tp_stage_compress(tp_stage *t, int level, uint64_t offset);
  * a nonzero return of write stops and is returned. */
 int tp_stage_emit(tp_stage *t, gz_piece_write write, void *ctx);
 
-/* One line explaining the last error. */
-const char *tp_stage_error(const tp_stage *t);
+/* The last failure: the code a call returned and its line. */
+const io_status *tp_stage_status(const tp_stage *t);
 
 /* Input device buffers must be readable this many bytes past the data (the
  * odd-shape kernel reads whole 16-byte vectors); zero them once. */

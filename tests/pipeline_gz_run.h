@@ -45,7 +45,7 @@ static inline void put(bytes *b, const void *p, size_t n)
 typedef struct {
     bytes data;
     int rc;
-    char msg[512];
+    char msg[IO_STATUS_TEXT];
     int garbage;
     int chunks_gz; /* chunks that held members */
     int broken;    /* a chunk broke the pipeline's own rules (offsets, bounds) */
@@ -90,7 +90,11 @@ static inline int host_inflate(const pl_chunk *c, bytes *out, char *msg, size_t 
     }
     if (bad >= 0) {
         const if_member *m = &g->members[bad];
-        *broken |= io_gzip_member_error(g->fd, m->file_off, UINT64_MAX, msg, msglen) >= 0;
+        io_status st;
+        int rc = io_gzip_member_error(g->fd, m->file_off, UINT64_MAX, &st);
+        *broken |= rc >= 0;
+        if (rc < 0)
+            snprintf(msg, msglen, "%s", st.text);
     } else if (g->skip + c->bytes > g->span) {
         *broken = 1;
     } else {
@@ -110,14 +114,14 @@ static inline void check_host_decode(const pl_chunk *c, size_t chunk, int rc, co
     if (*broken)
         return; /* the chunk broke the pipeline's rules: no decode may trust it */
     void *span = malloc(pl_gz_span_bytes(chunk));
-    char msg2[512] = "";
+    io_status msg2;
     const void *d = NULL;
-    int rc2 = pl_gz_decode(c, span, 3, NULL, &d, msg2, sizeof msg2);
-    if ((rc2 < 0) != (rc < 0) || (rc < 0 && strcmp(msg, msg2)) ||
+    int rc2 = pl_gz_decode(c, span, 3, NULL, &d, &msg2);
+    if ((rc2 < 0) != (rc < 0) || (rc < 0 && strcmp(msg, msg2.text)) ||
         (rc == 0 && c->bytes && memcmp(d, data, c->bytes)))
         *broken = 1;
     atomic_int stop = 1;
-    rc2 = pl_gz_decode(c, span, 3, &stop, &d, msg2, sizeof msg2);
+    rc2 = pl_gz_decode(c, span, 3, &stop, &d, &msg2);
     if (c->gz->nmembers && rc2 != PL_DECODE_STOPPED)
         *broken = 1;
     free(span);
@@ -149,10 +153,10 @@ static inline void run(const char *path, int gz, size_t skip, size_t prefix_len,
 {
     memset(o, 0, sizeof *o);
     io_reader *r;
-    char err[256];
-    if (io_reader_open(&r, path, err, sizeof err) < 0) {
+    io_status err;
+    if (io_reader_open(&r, path, &err) < 0) {
         o->rc = -1;
-        snprintf(o->msg, sizeof o->msg, "%s", err);
+        snprintf(o->msg, sizeof o->msg, "%s", err.text);
         return;
     }
     static unsigned char head[1 << 17];

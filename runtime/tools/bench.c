@@ -187,7 +187,7 @@ static void *bench_alloc(bench_ctx *c, size_t bytes)
 {
     void *p = backend_host_alloc(c->be, bytes);
     if (!p)
-        snprintf(c->err, sizeof c->err, "%s", c->be->err);
+        snprintf(c->err, sizeof c->err, "%s", c->be->st.text);
     return p;
 }
 
@@ -424,7 +424,7 @@ static int run_host_rd_production(bench_ctx *c, const bench_variant *v)
     rd_state_init(&c->rd_st, DT_F32, RD_OP_SUM, 0);
     if (engine_submit(c->rd, 0, c->x, NULL, c->n * sizeof(float), 0, 0) < 0 ||
         engine_collect(c->rd, 0, &out, &bytes) < 0) {
-        snprintf(c->err, sizeof c->err, "%s", engine_error(c->rd));
+        snprintf(c->err, sizeof c->err, "%s", engine_status(c->rd)->text);
         return GPU_ERR_DRIVER;
     }
     rd_state_result(&c->rd_st, &r);
@@ -860,7 +860,7 @@ static int bench_reduce_open(bench_ctx *c)
         rc = engine_open(&c->rd, c->be, &rd_engine_ops, &c->rd_job, 1,
                          (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE, 0, NULL);
         if (rc < 0)
-            snprintf(c->err, sizeof c->err, "%s", c->be->err);
+            snprintf(c->err, sizeof c->err, "%s", c->be->st.text);
         return rc;
     }
     if ((rc = bench_dev_alloc(c, &c->dx, n * sizeof(float), "the reduction input")) < 0 ||
@@ -1564,14 +1564,11 @@ static void bench_gpu_close(bench_ctx *c)
 }
 
 /* Runs the copies, then every configured op and size. */
-int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, char *err,
-              size_t errlen)
+int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, io_status *st)
 {
     bench_ctx *c = calloc(1, sizeof *c);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (!c)
+        return io_fail(st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     c->be = be;
     c->cfg = cfg;
     c->g = be->kind == BACKEND_CUDA ? be->gpu : NULL;
@@ -1590,7 +1587,7 @@ int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ct
         for (int i = 0; (cfg->ops >> op & 1) && i < cfg->nsizes[op] && rc == 0; i++)
             rc = bench_op_size(c, (bench_op)op, cfg->sizes[op][i], &o);
     if (rc < 0)
-        snprintf(err, errlen, "%s", c->err[0] ? c->err : gpu_strerror(rc));
+        io_fail(st, rc, "%s", c->err[0] ? c->err : gpu_strerror(rc));
     bench_op_close(c);
     if (c->g)
         bench_gpu_close(c);

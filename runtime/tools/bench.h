@@ -86,10 +86,9 @@ typedef void (*bench_emit_fn)(void *ctx, const bench_row *row);
 void bench_config_defaults(bench_config *c, int on_gpu);
 
 /* Runs the configured ops on the open backend, calling emit for every row
- * in order (the copy rows first). Returns 0, or a negative gpu_error with a
- * line in err (a driver failure, or memory for the largest size). */
-int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, char *err,
-              size_t errlen);
+ * in order (the copy rows first). Returns 0, or a negative gpu_error filled
+ * in *st with its line (a driver failure, or memory for the largest size). */
+int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ctx, io_status *st);
 
 /* "copy", "reduce", "transpose", "quadratic", "inflate". */
 const char *bench_op_name(bench_op op);

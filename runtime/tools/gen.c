@@ -11,7 +11,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -373,22 +372,6 @@ void gen_spec_defaults(gen_spec *s, gen_dist dist, dt_type dtype, uint64_t seed)
     }
 }
 
-/* Writes a one-line reason into err (when there is room) and returns -1. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* Absolute value by comparison (exact). */
 static double absd(double x)
 {
@@ -396,18 +379,18 @@ static double absd(double x)
 }
 
 /* Checks a specification. */
-int gen_spec_check(const gen_spec *s, char *err, size_t errlen)
+int gen_spec_check(const gen_spec *s, io_status *st)
 {
     struct ilim l;
     const char *ty = dt_name(s->dtype);
     double p1 = s->p1, p2 = s->p2;
 
     if (s->dist != GEN_UNIFORM && s->dist != GEN_NORMAL)
-        return fail(err, errlen, "unknown distribution");
+        return io_fail(st, IO_ERR_FORMAT, "unknown distribution");
     if (dt_size(s->dtype) == 0)
-        return fail(err, errlen, "unknown data type");
+        return io_fail(st, IO_ERR_FORMAT, "unknown data type");
     if (p1 - p1 != 0.0 || p2 - p2 != 0.0) /* NaN or infinite */
-        return fail(err, errlen, "parameters must be finite (got %g and %g)", p1, p2);
+        return io_fail(st, IO_ERR_FORMAT, "parameters must be finite (got %g and %g)", p1, p2);
 
     int is_int = ilim_of(s->dtype, &l) == 0;
     double fmax = float_max(s->dtype);
@@ -415,34 +398,38 @@ int gen_spec_check(const gen_spec *s, char *err, size_t errlen)
     if (s->dist == GEN_UNIFORM) {
         if (is_int) {
             if (!is_whole(p1) || !is_whole(p2))
-                return fail(err, errlen, "bounds %.17g and %.17g must be whole numbers for %s",
-                            p1, p2, ty);
+                return io_fail(st, IO_ERR_FORMAT,
+                               "bounds %.17g and %.17g must be whole numbers for %s", p1, p2, ty);
             if (p1 < l.dlo || p2 > l.dhi)
-                return fail(err, errlen, "range [%.17g, %.17g] does not fit in %s", p1, p2, ty);
+                return io_fail(st, IO_ERR_FORMAT, "range [%.17g, %.17g] does not fit in %s", p1, p2,
+                               ty);
             if (!(p1 <= p2))
-                return fail(err, errlen, "range [%.17g, %.17g] is empty (low > high)", p1, p2);
+                return io_fail(st, IO_ERR_FORMAT, "range [%.17g, %.17g] is empty (low > high)", p1,
+                               p2);
             return 0;
         }
         if (p1 < -fmax || p1 > fmax || p2 < -fmax || p2 > fmax)
-            return fail(err, errlen, "range [%g, %g) exceeds the %s range", p1, p2, ty);
+            return io_fail(st, IO_ERR_FORMAT, "range [%g, %g) exceeds the %s range", p1, p2, ty);
         if (fmax == FLT_MAX) {
             if (!((float)p1 < (float)p2))
-                return fail(err, errlen, "range [%.9g, %.9g) is empty in %s", p1, p2, ty);
+                return io_fail(st, IO_ERR_FORMAT, "range [%.9g, %.9g) is empty in %s", p1, p2, ty);
         } else if (!(p1 < p2)) {
-            return fail(err, errlen, "range [%.17g, %.17g) is empty (needs low < high)", p1, p2);
+            return io_fail(st, IO_ERR_FORMAT, "range [%.17g, %.17g) is empty (needs low < high)",
+                           p1, p2);
         }
         return 0;
     }
 
     if (!(p2 >= 0.0))
-        return fail(err, errlen, "standard deviation %g must be >= 0", p2);
+        return io_fail(st, IO_ERR_FORMAT, "standard deviation %g must be >= 0", p2);
     if (is_int) {
         if (p1 < l.dlo || p1 > l.dhi)
-            return fail(err, errlen, "mean %.17g is outside the %s range", p1, ty);
+            return io_fail(st, IO_ERR_FORMAT, "mean %.17g is outside the %s range", p1, ty);
         return 0;
     }
     if (!(absd(p1) + 9.0 * p2 <= fmax))
-        return fail(err, errlen, "mean %g +- 9 sd (sd %g) exceeds the %s range", p1, p2, ty);
+        return io_fail(st, IO_ERR_FORMAT, "mean %g +- 9 sd (sd %g) exceeds the %s range", p1, p2,
+                       ty);
     return 0;
 }
 

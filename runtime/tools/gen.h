@@ -57,6 +57,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
+#include "io/status.h"
 
 typedef enum { GEN_UNIFORM, GEN_NORMAL } gen_dist;
 
@@ -73,9 +74,9 @@ void gen_spec_defaults(gen_spec *s, gen_dist dist, dt_type dtype, uint64_t seed)
 /* Checks *s (known dist and dtype; finite parameters; uniform: p1 < p2, or
  * p1 <= p2 whole numbers within the type's range for integers; normal:
  * 0 <= sd, and for float types mean +- 9 sd finite in the type; for integers
- * the mean within the type's range). Returns 0, or -1 with a one-line reason
- * in err (when err is not NULL and errlen > 0). */
-int gen_spec_check(const gen_spec *s, char *err, size_t errlen);
+ * the mean within the type's range). Returns 0, or IO_ERR_FORMAT with a
+ * one-line reason in *st (when st is not NULL). */
+int gen_spec_check(const gen_spec *s, io_status *st);
 
 /* Writes elements [first, first + count) of the stream *s to out as
  * little-endian dtype values. Preconditions: gen_spec_check(s) == 0; out

@@ -105,9 +105,9 @@ static void stream_data(io_reader *r, const frame_info *fi)
             require(bytes == fi->data_bytes);
         if (rc < 0)
             require(pl_error(pl)[0] != '\0');
-        char err[256];
+        io_status err;
         if (rc == 0) {
-            int end = frame_check_end(fi, bytes, err, sizeof err);
+            int end = frame_check_end(fi, bytes, &err);
             require(end == 0 || end == IO_ERR_FORMAT);
             if (end == 0)
                 require(frame_nelem(fi, bytes) * dt_size(fi->dtype) == bytes);
@@ -139,13 +139,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size -= 8;
     }
     io_reader *r;
-    char err[256];
-    require(io_reader_open_mem(&r, data, size, err, sizeof err) == 0);
+    io_status err;
+    require(io_reader_open_mem(&r, data, size, &err) == 0);
     frame_info fi;
-    err[0] = '\0';
-    int rc = frame_open(r, raw_dtype, raw_big, raw_shape, raw_ndim, &fi, err, sizeof err);
+    err.text[0] = '\0';
+    int rc = frame_open(r, raw_dtype, raw_big, raw_shape, raw_ndim, &fi, &err);
     if (rc < 0) {
-        require(err[0] != '\0' && memchr(err, '\0', sizeof err));
+        require(err.text[0] != '\0' && memchr(err.text, '\0', sizeof err.text));
         io_reader_close(r);
         return 0;
     }

@@ -45,28 +45,29 @@ static void check_header(const npy_header *h, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     npy_header h;
-    char err[256];
-    err[0] = 'x';
-    int rc = npy_parse(data, size, &h, err, sizeof(err));
+    io_status err;
+    err.text[0] = 'x';
+    int rc = npy_parse(data, size, &h, &err);
     if (rc == NPY_NEED_MORE) {
         require(h.header_len > size && h.header_len <= NPY_MAX_HEADER);
         return 0;
     }
     if (rc < 0) {
-        require(rc == IO_ERR_FORMAT && err[0] != '\0' && memchr(err, '\0', sizeof(err)));
+        require(rc == IO_ERR_FORMAT && err.text[0] != '\0' &&
+                memchr(err.text, '\0', sizeof(err.text)));
         return 0;
     }
     require(rc == 0);
     check_header(&h, size);
     /* One byte short of the header asks for more. */
     npy_header part;
-    require(npy_parse(data, h.header_len - 1, &part, NULL, 0) == NPY_NEED_MORE);
+    require(npy_parse(data, h.header_len - 1, &part, NULL) == NPY_NEED_MORE);
     /* What we write for these fields parses back to them, little-endian. */
     uint8_t buf[4096];
     int n = npy_write_header(buf, sizeof(buf), h.dtype, h.ndim, h.shape, h.fortran_order);
     require(n > 0 && n % 64 == 0);
     npy_header back;
-    rc = npy_parse(buf, (size_t)n, &back, err, sizeof(err));
+    rc = npy_parse(buf, (size_t)n, &back, &err);
     require(rc == 0);
     require(back.dtype == h.dtype && back.ndim == h.ndim && back.fortran_order == h.fortran_order &&
             back.nelem == h.nelem && back.data_bytes == h.data_bytes &&

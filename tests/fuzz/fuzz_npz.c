@@ -52,9 +52,9 @@ static void check_directory(const npz_archive *a, size_t size)
 static void read_member(const uint8_t *data, size_t size, const npz_member *m, unsigned seed)
 {
     io_reader *r;
-    char err[256];
-    if (io_reader_open_zip_member_mem(&r, data, size, &m->data, err, sizeof err) < 0) {
-        require(err[0] != '\0');
+    io_status err;
+    if (io_reader_open_zip_member_mem(&r, data, size, &m->data, &err) < 0) {
+        require(err.text[0] != '\0');
         return;
     }
     uint64_t total = 0;
@@ -83,9 +83,9 @@ static void read_member(const uint8_t *data, size_t size, const npz_member *m, u
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     npz_archive *a;
-    char err[256] = "";
-    if (npz_open_mem(&a, data, size, err, sizeof err) < 0) {
-        require(err[0] != '\0' && memchr(err, '\0', sizeof err));
+    io_status err;
+    if (npz_open_mem(&a, data, size, &err) < 0) {
+        require(err.text[0] != '\0' && memchr(err.text, '\0', sizeof err.text));
         require(a == NULL);
         return 0;
     }

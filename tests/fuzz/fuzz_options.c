@@ -107,11 +107,12 @@ static void check_names(const char *s)
 /* Operation lists: a nonzero set of known ops whose names parse back to it. */
 static void check_ops(const char *s)
 {
-    char err[256];
-    err[0] = '\0';
-    unsigned ops = rd_parse_ops(s, err, sizeof err);
+    io_status err;
+    err.text[0] = '\0';
+    unsigned ops = rd_parse_ops(s, &err);
     if (!ops) {
-        require(err[0] != '\0' && memchr(err, '\0', sizeof err));
+        require(err.code == IO_ERR_FORMAT && err.text[0] != '\0' &&
+                memchr(err.text, '\0', sizeof err.text));
         return;
     }
     require(ops < 1u << RD_OP_NUM);
@@ -121,7 +122,7 @@ static void check_ops(const char *s)
         if (ops & (1u << bit))
             len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", len ? "," : "",
                                     rd_op_name(bit));
-    require(rd_parse_ops(text, err, sizeof err) == ops);
+    require(rd_parse_ops(text, &err) == ops);
 }
 
 /* The common options as a command sees them: a refused value leaves a usage

@@ -38,8 +38,8 @@ static struct result read_all(const uint8_t *data, size_t size, const size_t *si
 {
     struct result res = {0, 0, (uint32_t)crc32(0L, Z_NULL, 0), 0};
     io_reader *r;
-    char err[256];
-    int rc = io_reader_open_mem(&r, data, size, err, sizeof(err));
+    io_status err;
+    int rc = io_reader_open_mem(&r, data, size, &err);
     require(rc == 0);
     int plain = !io_reader_compressed(r);
     for (size_t i = 0;; i++) {

@@ -200,8 +200,8 @@ static void swap_case(size_t n, size_t pre, size_t chunk, size_t unit)
     for (size_t i = 0; i < n; i++)
         data[i] = (unsigned char)(i * 7 + 1);
     io_reader *r;
-    char err[128];
-    CHECK(io_reader_open_mem(&r, data + pre, n - pre, err, sizeof err) == 0);
+    io_status err;
+    CHECK(io_reader_open_mem(&r, data + pre, n - pre, &err) == 0);
     void *bufs[3] = {bufs_mem, bufs_mem + chunk, bufs_mem + 2 * chunk};
     pl_ring *pl;
     CHECK(pl_open(&pl, r, bufs, 3, 3, chunk, data, pre, UINT64_MAX, unit) == 0);
@@ -241,11 +241,11 @@ static void test_swap(void)
         swap_case(4096, 40, 4096, units[u]);
     }
     io_reader *r;
-    char err[128];
+    io_status err;
     static unsigned char bytes[64], mem[3][24];
     void *bufs[3] = {mem[0], mem[1], mem[2]};
     pl_ring *pl = NULL;
-    CHECK(io_reader_open_mem(&r, bytes, sizeof bytes, err, sizeof err) == 0);
+    CHECK(io_reader_open_mem(&r, bytes, sizeof bytes, &err) == 0);
     CHECK(pl_open(&pl, r, bufs, 3, 3, 20, NULL, 0, UINT64_MAX, 8) < 0 && !pl); /* 20 % 8 */
     CHECK(pl_open(&pl, r, bufs, 3, 3, 24, NULL, 0, UINT64_MAX, 3) < 0 && !pl);
     io_reader_close(r);

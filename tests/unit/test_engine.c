@@ -133,19 +133,18 @@ static void fake_cpu(const engine_chunk *c, size_t u0, size_t u1)
 }
 
 /* Refuses the chunk of check call refuse_at (engine_ops.check). */
-static int fake_check(const void *op, size_t bytes, char *err, size_t errlen)
+static int fake_check(const void *op, size_t bytes, io_status *st)
 {
     const fake_op *f = op;
     int n = f->t->checks++;
     if (n != f->refuse_at)
         return 0;
-    snprintf(err, errlen, "fake: refusing chunk %d of %zu bytes", n, bytes);
-    return -1;
+    return io_fail(st, -1, "fake: refusing chunk %d of %zu bytes", n, bytes);
 }
 
 /* Logs the collect, counts it in the slot's state, requires every record's
  * position written, and fails at call fail_collect_at (engine_ops.collect). */
-static int fake_collect(const engine_chunk *c, char *err, size_t errlen)
+static int fake_collect(const engine_chunk *c, io_status *st)
 {
     fake_op *f = c->op;
     fake_tally *t = f->t;
@@ -165,8 +164,7 @@ static int fake_collect(const engine_chunk *c, char *err, size_t errlen)
         }
     if (n != f->fail_collect_at && !(f->fail_collect_on && n > f->fail_collect_at))
         return 0;
-    snprintf(err, errlen, "fake: collect %d failed", n);
-    return IO_ERR_CORRUPT;
+    return io_fail(st, IO_ERR_CORRUPT, "fake: collect %d failed", n);
 }
 
 static const engine_ops fake_ops = {
@@ -277,7 +275,7 @@ static int drive_open(drive *d, const engine_ops *ops, int threads, size_t unit,
     d->out_bytes = engine_result_bytes(0, ops, f, capacity);
     CHECK(d->out_bytes == fake_out_bytes(f, capacity));
     int rc = engine_open(&d->e, be, ops, f, nslots, capacity, 0, NULL);
-    CHECKF(rc == 0, "engine_open: %d %s", rc, be->err);
+    CHECKF(rc == 0, "engine_open: %d %s", rc, be->st.text);
     if (rc < 0) {
         backend_close(be);
         return -1;
@@ -307,7 +305,7 @@ static void drive_finish(drive *d, int s)
     const void *out;
     size_t bytes;
     int rc = engine_collect(d->e, s, &out, &bytes);
-    CHECKF(rc == 0, "collect: %d %s", rc, engine_error(d->e));
+    CHECKF(rc == 0, "collect: %d %s", rc, engine_status(d->e)->text);
     size_t results = fake_result_bytes(d->f, d->want_bytes[s]);
     size_t want = d->ops->result_bytes ? results : 0;
     CHECKF(out == d->out[s] && bytes == want, "slot %d: %zu result bytes, want %zu", s, bytes,
@@ -338,7 +336,7 @@ static void drive_submit(drive *d, int s, size_t bytes, uint64_t offset)
     for (size_t u = 0; u < FAKE_MAX_UNITS; u++)
         atomic_store(&f->t->hits[u], 0);
     int rc = engine_submit(d->e, s, d->host[s], NULL, bytes, offset, 0);
-    CHECKF(rc == 0, "submit of %zu bytes: %d %s", bytes, rc, engine_error(d->e));
+    CHECKF(rc == 0, "submit of %zu bytes: %d %s", bytes, rc, engine_status(d->e)->text);
     size_t units = fake_units(f, bytes), once = 0;
     for (size_t u = 0; u < FAKE_MAX_UNITS; u++)
         once += atomic_load(&f->t->hits[u]) == (u < units);
@@ -492,8 +490,8 @@ static void test_engine_cpu_calls(void)
         CHECK(engine_compress(d.e, 6) == 0);
         CHECK(engine_compress(d.e, 1) == 0);
         drive_submit(&d, 0, 33, 0);
-        char err[64] = "";
-        CHECK(engine_copied(d.e, 0, err, sizeof err) == 0 && !err[0]);
+        io_status st = {0, ""};
+        CHECK(engine_copied(d.e, 0, &st) == 0 && !st.code && !st.text[0]);
         drive_finish(&d, 0);
         const gz_span *span;
         CHECK(engine_span(d.e, 0, &span) == 0);
@@ -502,7 +500,7 @@ static void test_engine_cpu_calls(void)
 }
 
 /* The check hook refusing a chunk: a negative code, the op's text in
- * engine_error(), no work done, and the slot takes the next chunk as
+ * engine_status(), no work done, and the slot takes the next chunk as
  * before. A chunk beyond the capacity is refused likewise. */
 static void test_engine_check_refuses(void)
 {
@@ -519,13 +517,13 @@ static void test_engine_check_refuses(void)
         int rc = engine_submit(d.e, 0, d.host[0], NULL, 17, 41, 0);
         char want[96];
         snprintf(want, sizeof want, "fake: refusing chunk %d of 17 bytes", f->refuse_at);
-        CHECKF(rc < 0 && !strcmp(engine_error(d.e), want), "refused: %d '%s'", rc,
-               engine_error(d.e));
+        CHECKF(rc < 0 && !strcmp(engine_status(d.e)->text, want), "refused: %d '%s'", rc,
+               engine_status(d.e)->text);
         CHECK(atomic_load(&t->cpu_calls) == calls);
         CHECK(all_bytes(d.out[0], d.out_bytes, POISON));
         drive_finish(&d, 1);
         rc = engine_submit(d.e, 1, d.host[1], NULL, 65, 41, 0);
-        CHECK(rc < 0 && strstr(engine_error(d.e), "65 bytes"));
+        CHECK(rc < 0 && strstr(engine_status(d.e)->text, "65 bytes"));
         /* a refused chunk was not taken: collecting its slot gives nothing and
            does not collect it */
         int collects = t->collects;
@@ -679,18 +677,15 @@ static int hook_write(void *ctx, engine *e, int slot, const void *out, size_t by
 /* Takes one chunk of every ring, which must agree with ring 0's (slot,
  * offset, bytes, and the data at its place in the slot's buffer); fails
  * before chunk fail_at (sched_input.next). */
-static int feed_next(void *ctx, pl_chunk *c, char *err, size_t errlen)
+static int feed_next(void *ctx, pl_chunk *c, io_status *st)
 {
     sched_feed *f = ctx;
     if (f->taken == f->fail_at) {
-        snprintf(err, errlen, "fake: no chunk %d", f->taken);
-        return -1;
+        return io_fail(st, -1, "fake: no chunk %d", f->taken);
     }
     int rc = pl_next(f->rings[0], c);
-    if (rc < 0) {
-        snprintf(err, errlen, "%s", pl_error(f->rings[0]));
-        return -1;
-    }
+    if (rc < 0)
+        return io_fail(st, -1, "%s", pl_error(f->rings[0]));
     for (int k = 1; k < f->nrings; k++) {
         pl_chunk ck;
         int rk = pl_next(f->rings[k], &ck);
@@ -698,7 +693,7 @@ static int feed_next(void *ctx, pl_chunk *c, char *err, size_t errlen)
                                     ck.bytes != c->bytes ||
                                     ck.data != (char *)c->data + (size_t)k * f->pitch))) {
             f->bad++;
-            snprintf(err, errlen, "ring %d out of step", k);
+            io_fail(st, -1, "ring %d out of step", k);
             for (int j = 0; rc > 0 && j < k; j++)
                 pl_release(f->rings[j], c->slot);
             if (rk > 0)
@@ -715,7 +710,7 @@ typedef struct {
     int status;
     uint64_t bytes_in;
     sched_sink sink;
-    char err[1024];
+    char err[IO_STATUS_TEXT];
     char pl_err[1024]; /* ring 0's error after the run */
     int report_lines;  /* sched_report's lines after the run */
     int run_lines;     /* info and warn lines before it */
@@ -759,9 +754,8 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
         for (int j = 0; j < k->nrings; j++)
             ring_bufs[j][i] = (char *)bufs[i] + (size_t)j * k->chunk;
     }
-    char err[256];
     for (int j = 0; j < k->nrings; j++) {
-        CHECK(io_reader_open_mem(&r[j], in[j], k->len, err, sizeof err) == 0);
+        CHECK(io_reader_open_mem(&r[j], in[j], k->len, NULL) == 0);
         CHECK(pl_open(&pl[j], r[j], ring_bufs[j], k->nbufs, k->nslots, k->chunk, NULL, 0,
                       k->limit, 0) == 0);
     }
@@ -778,8 +772,11 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
     progress_calls = 0;
     report_name = NULL;
     sched *h;
-    int rc = sched_open(&h, &be, &spec, &hooks, o->err, sizeof o->err);
-    CHECKF(rc == 0, "sched_open: %d %s", rc, o->err);
+    io_status st;
+    int rc = sched_open(&h, &be, &spec, &hooks, &st);
+    CHECKF(rc == 0, "sched_open: %d %s", rc, st.text);
+    if (rc < 0)
+        snprintf(o->err, sizeof o->err, "%s", st.text);
     if (rc == 0) {
         CHECK(ready_calls <= 1);
         if (k->cpu_calls) {
@@ -1051,8 +1048,9 @@ static void test_sched_not_ready(void)
     ready_calls = 0;
     ready_answer = 1;
     sched *h = (sched *)&be;
-    char err[64] = "x";
-    CHECK(sched_open(&h, &be, &spec, &hooks, err, sizeof err) < 0 && !h && !err[0]);
+    io_status st = {0, "x"};
+    CHECK(sched_open(&h, &be, &spec, &hooks, &st) < 0 && !h && !st.text[0] &&
+          st.code == GPU_ERR_NO_DEVICE);
     CHECK(ready_calls == 1);
     ready_answer = 0;
     backend_close(&be);

@@ -145,15 +145,15 @@ static void test_chunks(void)
 /* Defaults are valid and documented; bad specifications are refused. */
 static void test_spec(void)
 {
-    char err[160];
+    io_status err;
     gen_spec s;
 
     for (size_t t = 0; t < NTYPES; t++) {
         for (int d = 0; d < 2; d++) {
             gen_spec_defaults(&s, d ? GEN_NORMAL : GEN_UNIFORM, all_types[t], 1);
-            err[0] = 0;
-            CHECKF(gen_spec_check(&s, err, sizeof err) == 0, "defaults of %s: %s",
-                   dt_name(all_types[t]), err);
+            err.text[0] = 0;
+            CHECKF(gen_spec_check(&s, &err) == 0, "defaults of %s: %s", dt_name(all_types[t]),
+                   err.text);
         }
     }
     gen_spec_defaults(&s, GEN_UNIFORM, DT_F32, 3);
@@ -207,21 +207,20 @@ static void test_spec(void)
         {spec(GEN_NORMAL, DT_I16, -0.5, 2, 0), 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        err[0] = 0;
-        int rc = gen_spec_check(&cases[i].s, err, sizeof err);
-        CHECKF((rc == 0) == cases[i].ok, "case %zu: rc %d (%s)", i, rc, err);
+        err.text[0] = 0;
+        int rc = gen_spec_check(&cases[i].s, &err);
+        CHECKF((rc == 0) == cases[i].ok, "case %zu: rc %d (%s)", i, rc, err.text);
         if (rc != 0)
-            CHECKF(err[0] != 0 && strchr(err, '\n') == NULL, "case %zu: reason '%s'", i, err);
+            CHECKF(rc == IO_ERR_FORMAT && err.code == rc && err.text[0] != 0 &&
+                       strchr(err.text, '\n') == NULL,
+                   "case %zu: reason '%s'", i, err.text);
     }
     s = spec(GEN_UNIFORM, DT_F64, 2, 1, 0);
-    CHECK(gen_spec_check(&s, NULL, 0) == -1);
+    CHECK(gen_spec_check(&s, NULL) == IO_ERR_FORMAT);
     s.dtype = DT_NONE;
-    CHECK(gen_spec_check(&s, err, sizeof err) == -1);
+    CHECK(gen_spec_check(&s, &err) == IO_ERR_FORMAT && strstr(err.text, "data type"));
     s = spec((gen_dist)7, DT_F64, 0, 1, 0);
-    CHECK(gen_spec_check(&s, err, sizeof err) == -1);
-    s = spec(GEN_UNIFORM, DT_F64, 2, 1, 0);
-    char small[8];
-    CHECK(gen_spec_check(&s, small, sizeof small) == -1 && strlen(small) == 7);
+    CHECK(gen_spec_check(&s, &err) == IO_ERR_FORMAT && strstr(err.text, "distribution"));
 }
 
 /* Different seeds give unrelated streams. */

@@ -77,9 +77,9 @@ static uint8_t *compress_pieces(const uint8_t *data, size_t n, int level, int th
     snprintf(path, sizeof(path), "%s/out.gz", tmpdir);
     io_sink *s;
     gz_writer *w;
-    char err[256];
+    io_status err;
     *out_len = 0;
-    if (io_sink_open(&s, path, 1, NULL, 0, err, sizeof(err)) < 0)
+    if (io_sink_open(&s, path, 1, NULL, 0, &err) < 0)
         return NULL;
     if (gz_writer_open(&w, s, level, threads) < 0) {
         io_sink_abort(s);
@@ -120,7 +120,7 @@ static uint8_t *write_gz(const uint8_t *data, size_t n, int level, int threads, 
 static uint8_t *decode(const uint8_t *gz, size_t len, size_t expect, size_t *out_len)
 {
     io_reader *r;
-    if (io_reader_open_mem(&r, gz, len, NULL, 0) < 0)
+    if (io_reader_open_mem(&r, gz, len, NULL) < 0)
         return NULL;
     uint8_t *buf = malloc(expect + 1);
     ssize_t k = io_reader_read(r, buf, expect + 1);
@@ -292,8 +292,8 @@ static void test_sink_error(void)
     for (int t = 1; t <= 8; t *= 2) {
         io_sink *s;
         gz_writer *w;
-        char err[256];
-        CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, err, sizeof(err)) == 0);
+        io_status err;
+        CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, &err) == 0);
         CHECK(gz_writer_open(&w, s, 1, t) == 0);
         int rc = 0;
         for (size_t pos = 0; pos < n && rc == 0; pos += 100000)
@@ -307,13 +307,13 @@ static void test_sink_error(void)
     /* An error seen only at finish. */
     io_sink *s;
     gz_writer *w;
-    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, NULL, 0) == 0);
+    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, NULL) == 0);
     CHECK(gz_writer_open(&w, s, 6, 4) == 0);
     CHECK(gz_writer_write(w, data, 1000) == 0);
     CHECK(gz_writer_finish(w) == 0); /* still in the sink's buffer */
     CHECK(io_sink_commit(s) == IO_ERR_WRITE);
     /* Freeing mid-stream with jobs in flight. */
-    CHECK(io_sink_open(&s, "/dev/null", 0, NULL, 0, NULL, 0) == 0);
+    CHECK(io_sink_open(&s, "/dev/null", 0, NULL, 0, NULL) == 0);
     CHECK(gz_writer_open(&w, s, 9, 4) == 0);
     CHECK(gz_writer_write(w, data, n) == 0);
     gz_writer_free(w);
@@ -335,7 +335,7 @@ static void test_parts(void)
     snprintf(path, sizeof(path), "%s/parts.gz", tmpdir);
     io_sink *s;
     gz_writer *w;
-    CHECK(io_sink_open(&s, path, 1, NULL, 0, NULL, 0) == 0);
+    CHECK(io_sink_open(&s, path, 1, NULL, 0, NULL) == 0);
     CHECK(gz_writer_open(&w, s, 6, 3) == 0);
     CHECK(gz_writer_write(w, data, n1) == 0);
     CHECK(gz_writer_finish_part(w) == 0);
@@ -390,8 +390,8 @@ static void test_spans(void)
     snprintf(path, sizeof(path), "%s/bad.gz", tmpdir);
     io_sink *s;
     gz_writer *w;
-    char err[256];
-    CHECK(io_sink_open(&s, path, 1, NULL, 0, err, sizeof(err)) == 0);
+    io_status err;
+    CHECK(io_sink_open(&s, path, 1, NULL, 0, &err) == 0);
     CHECK(gz_writer_open(&w, s, 1, 2) == 0);
     CHECK(gz_writer_write(w, data, 10) == 0);
     gz_span bad = {NULL, 0, data, 100, 1, NULL, 0};

@@ -39,11 +39,11 @@ static size_t build(uint8_t *buf, int major, const char *dict, int raw)
 }
 
 /* Parses a v1 header around dict and returns the result code. */
-static int parse_dict(const char *dict, npy_header *h, char *err, size_t errlen)
+static int parse_dict(const char *dict, npy_header *h, io_status *st)
 {
     uint8_t buf[4096];
     size_t n = build(buf, 1, dict, 0);
-    return npy_parse(buf, n, h, err, errlen);
+    return npy_parse(buf, n, h, st);
 }
 
 /* Every dtype and a set of shapes survive write then parse. */
@@ -62,9 +62,9 @@ static void test_round_trip(void)
                 CHECK(buf[n - 1] == '\n');
                 CHECK(npy_is_magic(buf, (size_t)n));
                 npy_header h;
-                char err[200];
-                int rc = npy_parse(buf, (size_t)n, &h, err, sizeof(err));
-                CHECKF(rc == 0, "%s: %s", dt_name(t), err);
+                io_status err;
+                int rc = npy_parse(buf, (size_t)n, &h, &err);
+                CHECKF(rc == 0, "%s: %s", dt_name(t), err.text);
                 CHECK(h.dtype == (dt_type)t);
                 CHECK(h.fortran_order == fo);
                 CHECK(h.ndim == ndims[s]);
@@ -120,35 +120,33 @@ static void test_exact_text(void)
     n = npy_write_header(large, sizeof(large), DT_I64, NPY_MAX_DIMS, big, 0);
     CHECK(n > 0 && n % 64 == 0);
     npy_header h;
-    CHECK(npy_parse(large, (size_t)n, &h, NULL, 0) == IO_ERR_FORMAT); /* bytes overflow */
+    CHECK(npy_parse(large, (size_t)n, &h, NULL) == IO_ERR_FORMAT); /* bytes overflow */
     big[0] = 1;
     n = npy_write_header(large, sizeof(large), DT_I64, NPY_MAX_DIMS, big, 0);
-    CHECK(npy_parse(large, (size_t)n, &h, NULL, 0) == 0 && h.ndim == NPY_MAX_DIMS);
+    CHECK(npy_parse(large, (size_t)n, &h, NULL) == 0 && h.ndim == NPY_MAX_DIMS);
 }
 
 /* Spellings numpy and hand-written files use. */
 static void test_accepted(void)
 {
     npy_header h;
-    char err[200];
-    CHECK(parse_dict("{'shape': (3,4,), 'fortran_order': True, 'descr': '<i2'}", &h, err,
-                     sizeof(err)) == 0);
+    io_status err;
+    CHECK(parse_dict("{'shape': (3,4,), 'fortran_order': True, 'descr': '<i2'}", &h, &err) == 0);
     CHECK(h.dtype == DT_I16 && h.fortran_order == 1 && h.ndim == 2 && h.nelem == 12);
-    CHECK(parse_dict("{\"descr\":\"|i1\",\"fortran_order\":False,\"shape\":( 5 , ),}", &h, err,
-                     sizeof(err)) == 0);
+    CHECK(parse_dict("{\"descr\":\"|i1\",\"fortran_order\":False,\"shape\":( 5 , ),}", &h, &err) ==
+          0);
     CHECK(h.dtype == DT_I8 && h.ndim == 1 && h.shape[0] == 5);
     CHECK(parse_dict("  {  'descr' : '=f8' ,\t'fortran_order' :False , 'shape' : ( ) }", &h,
-                     err, sizeof(err)) == 0);
+                     &err) == 0);
     CHECK(h.dtype == DT_F64 && h.ndim == 0 && h.nelem == 1 && h.data_bytes == 8);
-    CHECK(parse_dict("{'descr': 'u4', 'fortran_order': False, 'shape': (0, 7)}", &h, err,
-                     sizeof(err)) == 0);
+    CHECK(parse_dict("{'descr': 'u4', 'fortran_order': False, 'shape': (0, 7)}", &h, &err) == 0);
     CHECK(h.dtype == DT_U32 && h.nelem == 0 && h.data_bytes == 0);
-    CHECK(parse_dict("{'descr': '<i1', 'fortran_order': False, 'shape': (2,)}", &h, err,
-                     sizeof(err)) == 0 && h.dtype == DT_I8);
-    CHECK(parse_dict("{'descr': '>u1', 'fortran_order': False, 'shape': (2,)}", &h, err,
-                     sizeof(err)) == 0 && h.dtype == DT_U8);
-    CHECK(parse_dict("{'descr': '<c8', 'fortran_order': False, 'shape': (2,)}", &h, err,
-                     sizeof(err)) == 0 && h.dtype == DT_C64 && h.data_bytes == 16);
+    CHECK(parse_dict("{'descr': '<i1', 'fortran_order': False, 'shape': (2,)}", &h, &err) == 0 &&
+          h.dtype == DT_I8);
+    CHECK(parse_dict("{'descr': '>u1', 'fortran_order': False, 'shape': (2,)}", &h, &err) == 0 &&
+          h.dtype == DT_U8);
+    CHECK(parse_dict("{'descr': '<c8', 'fortran_order': False, 'shape': (2,)}", &h, &err) == 0 &&
+          h.dtype == DT_C64 && h.data_bytes == 16);
     /* float16, bfloat16 (ml_dtypes' '<V2', a plain 2-byte void, its name)
      * and bool, and big-endian data of every kind */
     static const struct {
@@ -165,28 +163,31 @@ static void test_accepted(void)
         char dict[128];
         snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (3,)}",
                  types[i].descr);
-        int rc = parse_dict(dict, &h, err, sizeof(err));
+        int rc = parse_dict(dict, &h, &err);
         CHECKF(rc == 0 && h.dtype == types[i].t && h.big_endian == types[i].big &&
                    h.data_bytes == 3 * dt_size(types[i].t),
-               "%s: rc %d %s big %d: %s", types[i].descr, rc, dt_name(h.dtype), h.big_endian, err);
+               "%s: rc %d %s big %d: %s", types[i].descr, rc, dt_name(h.dtype), h.big_endian,
+               err.text);
     }
     /* A zero dimension makes the array empty even after huge ones. */
     CHECK(parse_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551615, "
                      "18446744073709551615, 0)}",
-                     &h, err, sizeof(err)) == 0 && h.nelem == 0);
+                     &h, &err) == 0 &&
+          h.nelem == 0);
     /* The largest data size accepted is INT64_MAX bytes (a file offset). */
     CHECK(parse_dict("{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775807,)}",
-                     &h, err, sizeof(err)) == 0 && h.data_bytes == INT64_MAX);
+                     &h, &err) == 0 &&
+          h.data_bytes == INT64_MAX);
 }
 
 /* Each malformed header is refused with a reason containing want. */
 static void expect_reject(const char *dict, const char *want)
 {
     npy_header h;
-    char err[200] = "";
-    int rc = parse_dict(dict, &h, err, sizeof(err));
+    io_status err;
+    int rc = parse_dict(dict, &h, &err);
     CHECKF(rc == IO_ERR_FORMAT, "accepted %s", dict);
-    CHECKF(strstr(err, want) != NULL, "%s: message '%s' lacks '%s'", dict, err, want);
+    CHECKF(strstr(err.text, want) != NULL, "%s: message '%s' lacks '%s'", dict, err.text, want);
 }
 
 /* Hostile and unsupported headers. */
@@ -256,13 +257,13 @@ static void test_rejected(void)
     /* Framing: magic, version, newline, size limit. */
     uint8_t buf[256];
     npy_header h;
-    char err[200];
+    io_status err;
     size_t n = build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 0);
     buf[n - 1] = ' ';
-    CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == IO_ERR_FORMAT && strstr(err, "newline"));
+    CHECK(npy_parse(buf, n, &h, &err) == IO_ERR_FORMAT && strstr(err.text, "newline"));
     n = build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 0);
     buf[0] = 0x92;
-    CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == IO_ERR_FORMAT && strstr(err, "magic"));
+    CHECK(npy_parse(buf, n, &h, &err) == IO_ERR_FORMAT && strstr(err.text, "magic"));
     CHECK(!npy_is_magic(buf, n));
     buf[0] = 0x93;
     CHECK(npy_is_magic(buf, n) && !npy_is_magic(buf, 5));
@@ -270,8 +271,7 @@ static void test_rejected(void)
     for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
         buf[6] = versions[i][0];
         buf[7] = versions[i][1];
-        CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == IO_ERR_FORMAT &&
-              strstr(err, "version"));
+        CHECK(npy_parse(buf, n, &h, &err) == IO_ERR_FORMAT && strstr(err.text, "version"));
     }
     /* A v2 length just over the limit is refused without more bytes. */
     n = build(buf, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 0);
@@ -280,19 +280,19 @@ static void test_rejected(void)
     buf[9] = (uint8_t)(over >> 8);
     buf[10] = (uint8_t)(over >> 16);
     buf[11] = (uint8_t)(over >> 24);
-    CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == IO_ERR_FORMAT && strstr(err, "limit"));
+    CHECK(npy_parse(buf, n, &h, &err) == IO_ERR_FORMAT && strstr(err.text, "limit"));
     buf[11] = 0xff;
-    CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == IO_ERR_FORMAT);
+    CHECK(npy_parse(buf, n, &h, &err) == IO_ERR_FORMAT);
     /* A zero-length dict. */
     memcpy(buf, "\x93NUMPY\x01\x00\x00\x00", 10);
-    CHECK(npy_parse(buf, 10, &h, err, sizeof(err)) == IO_ERR_FORMAT);
+    CHECK(npy_parse(buf, 10, &h, &err) == IO_ERR_FORMAT);
     /* NUL bytes and non-ASCII inside. */
     n = build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 0);
     buf[20] = 0;
-    CHECK(npy_parse(buf, n, &h, NULL, 0) == IO_ERR_FORMAT);
+    CHECK(npy_parse(buf, n, &h, NULL) == IO_ERR_FORMAT);
     n = build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 0);
     buf[n - 2] = 0xff;
-    CHECK(npy_parse(buf, n, &h, NULL, 0) == IO_ERR_FORMAT);
+    CHECK(npy_parse(buf, n, &h, NULL) == IO_ERR_FORMAT);
 }
 
 /* Version 2.0 and 3.0 headers with 32-bit lengths. */
@@ -300,11 +300,11 @@ static void test_versions(void)
 {
     uint8_t buf[1 << 17];
     npy_header h;
-    char err[200];
+    io_status err;
     for (int major = 1; major <= 3; major++) {
         size_t n = build(buf, major, "{'descr': '<u2', 'fortran_order': False, 'shape': (9, 2)}", 0);
         CHECK(n % 64 == 0);
-        CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == 0);
+        CHECK(npy_parse(buf, n, &h, &err) == 0);
         CHECK(h.dtype == DT_U16 && h.nelem == 18 && h.header_len == n);
     }
     /* A v2 header longer than 65535 bytes (whitespace inside the dict). */
@@ -315,7 +315,7 @@ static void test_versions(void)
     strcpy(dict + k + 70000, "'shape': (9, 2)}");
     size_t n = build(buf, 2, dict, 0);
     CHECK(n > 70000 && n % 64 == 0);
-    CHECK(npy_parse(buf, n, &h, err, sizeof(err)) == 0 && h.nelem == 18 && h.header_len == n);
+    CHECK(npy_parse(buf, n, &h, &err) == 0 && h.nelem == 18 && h.header_len == n);
     /* The same in v1 cannot be expressed; the length field wraps. */
 }
 
@@ -326,22 +326,22 @@ static void test_need_more(void)
     uint64_t shape[] = {3, 4};
     int n = npy_write_header(buf, sizeof(buf), DT_F32, 2, shape, 0);
     npy_header h;
-    char err[200];
+    io_status err;
     for (int len = 0; len < n; len++) {
-        int rc = npy_parse(buf, (size_t)len, &h, err, sizeof(err));
+        int rc = npy_parse(buf, (size_t)len, &h, &err);
         CHECKF(rc == NPY_NEED_MORE, "len %d rc %d", len, rc);
         CHECK(h.header_len > (size_t)len && h.header_len <= (size_t)n);
         if (len >= 10)
             CHECK(h.header_len == (size_t)n);
     }
-    CHECK(npy_parse(buf, (size_t)n + 100, &h, err, sizeof(err)) == 0 && h.header_len == (size_t)n);
+    CHECK(npy_parse(buf, (size_t)n + 100, &h, &err) == 0 && h.header_len == (size_t)n);
     /* Bad magic is reported as soon as the first byte differs. */
-    CHECK(npy_parse((const uint8_t *)"X", 1, &h, err, sizeof(err)) == IO_ERR_FORMAT);
-    CHECK(npy_parse((const uint8_t *)"\x93NUMPZ", 6, &h, err, sizeof(err)) == IO_ERR_FORMAT);
+    CHECK(npy_parse((const uint8_t *)"X", 1, &h, &err) == IO_ERR_FORMAT);
+    CHECK(npy_parse((const uint8_t *)"\x93NUMPZ", 6, &h, &err) == IO_ERR_FORMAT);
     /* v2: the prefix is 12 bytes. */
     size_t m = build(buf, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", 0);
-    CHECK(npy_parse(buf, 9, &h, err, sizeof(err)) == NPY_NEED_MORE && h.header_len == 12);
-    CHECK(npy_parse(buf, 12, &h, err, sizeof(err)) == NPY_NEED_MORE && h.header_len == m);
+    CHECK(npy_parse(buf, 9, &h, &err) == NPY_NEED_MORE && h.header_len == 12);
+    CHECK(npy_parse(buf, 12, &h, &err) == NPY_NEED_MORE && h.header_len == m);
 }
 
 /* numpy itself reads our headers and we read numpy's files. */
@@ -397,8 +397,8 @@ static void test_numpy_interop(void)
         if (f)
             fclose(f);
         npy_header h;
-        char err[200];
-        CHECKF(npy_parse(buf, got, &h, err, sizeof(err)) == 0, "%s", err);
+        io_status err;
+        CHECKF(npy_parse(buf, got, &h, &err) == 0, "%s", err.text);
         if (k == 0)
             CHECK(h.dtype == DT_U16 && h.ndim == 3 && h.nelem == 210 && !h.fortran_order);
         else

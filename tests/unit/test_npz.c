@@ -199,14 +199,13 @@ static ssize_t slurp(io_reader *r, uint8_t **out, size_t step)
 static void check_member(const struct bytes *z, const char *path, const npz_member *m,
                          const uint8_t *want, size_t len)
 {
-    char err[256];
+    io_status err;
     for (int src = 0; src < 2; src++) {
         for (size_t step = 1; step <= 1u << 20; step *= 97) {
             io_reader *r;
-            int rc = src ? io_reader_open_zip_member(&r, path, &m->data, err, sizeof err)
-                         : io_reader_open_zip_member_mem(&r, z->p, z->len, &m->data, err,
-                                                          sizeof err);
-            CHECKF(rc == 0, "%s: %s", m->name, err);
+            int rc = src ? io_reader_open_zip_member(&r, path, &m->data, &err)
+                         : io_reader_open_zip_member_mem(&r, z->p, z->len, &m->data, &err);
+            CHECKF(rc == 0, "%s: %s", m->name, err.text);
             if (rc < 0)
                 continue;
             CHECK(!io_reader_compressed(r));
@@ -223,7 +222,7 @@ static void check_member(const struct bytes *z, const char *path, const npz_memb
     }
     io_reader *r;
     uint64_t size = 0;
-    CHECK(io_reader_open_zip_member(&r, path, &m->data, err, sizeof err) == 0);
+    CHECK(io_reader_open_zip_member(&r, path, &m->data, &err) == 0);
     if (m->data.method == IO_ZIP_DEFLATED) {
         CHECK(io_reader_data_size(r, &size) == IO_ERR_SEEK);
         CHECK(strstr(io_reader_error(r), "deflated zip member") != NULL);
@@ -276,10 +275,10 @@ static void test_round_trip(void)
                    .comment = variant == 3 ? 65535 : variant == 4 ? 17 : 0};
         struct bytes z = build_zip(ms, 8, &o);
         const char *path = put_file("a.npz", z.p, z.len);
-        char err[256] = "";
+        io_status err;
         npz_archive *a;
-        int rc = npz_open_mem(&a, z.p, z.len, err, sizeof err);
-        CHECKF(rc == 0, "variant %d: %s", variant, err);
+        int rc = npz_open_mem(&a, z.p, z.len, &err);
+        CHECKF(rc == 0, "variant %d: %s", variant, err.text);
         if (rc == 0) {
             CHECK(npz_count(a) == 8);
             for (size_t i = 0; i < npz_count(a) && i < 8; i++) {
@@ -294,14 +293,14 @@ static void test_round_trip(void)
             CHECK(npz_find(a, "arr_9") == NULL && npz_find(a, "arr") == NULL);
             npz_close(a);
         }
-        CHECKF(npz_open(&a, path, err, sizeof err) == 0 && npz_count(a) == 8, "%s", err);
+        CHECKF(npz_open(&a, path, &err) == 0 && npz_count(a) == 8, "%s", err.text);
         npz_close(a);
         free(z.p);
     }
     /* an archive with no members (np.savez with no arrays) */
     struct bytes z = build_zip(NULL, 0, NULL);
     npz_archive *a;
-    CHECK(npz_open_mem(&a, z.p, z.len, NULL, 0) == 0 && npz_count(a) == 0);
+    CHECK(npz_open_mem(&a, z.p, z.len, NULL) == 0 && npz_count(a) == 0);
     CHECK(npz_is_magic(z.p, z.len));
     npz_close(a);
     free(z.p);
@@ -314,11 +313,11 @@ static void expect_refused(const char *what, const zmember *ms, int n, const zop
                            const char *want)
 {
     struct bytes z = build_zip(ms, n, o);
-    char err[256] = "";
+    io_status err;
     npz_archive *a = NULL;
-    int rc = npz_open_mem(&a, z.p, z.len, err, sizeof err);
-    CHECKF(rc == IO_ERR_FORMAT && a == NULL && strstr(err, want), "%s: rc %d, [%s]", what, rc,
-           err);
+    int rc = npz_open_mem(&a, z.p, z.len, &err);
+    CHECKF(rc == IO_ERR_FORMAT && a == NULL && strstr(err.text, want), "%s: rc %d, [%s]", what, rc,
+           err.text);
     npz_close(a);
     free(z.p);
 }
@@ -364,21 +363,20 @@ static void test_refused(void)
     /* byte-level damage: the end record's comment length, a cut file,
      * bytes before the archive, a zip64 extra field too short */
     struct bytes z = build_zip(two, 2, NULL);
-    char err[256];
+    io_status err;
     npz_archive *a = NULL;
     z.p[z.len - 2] = 1;
-    CHECK(npz_open_mem(&a, z.p, z.len, err, sizeof err) == IO_ERR_FORMAT &&
-          strstr(err, "no end of central directory record"));
+    CHECK(npz_open_mem(&a, z.p, z.len, &err) == IO_ERR_FORMAT &&
+          strstr(err.text, "no end of central directory record"));
     z.p[z.len - 2] = 0;
-    CHECK(npz_open_mem(&a, z.p, z.len - 1, err, sizeof err) == IO_ERR_FORMAT &&
-          strstr(err, "no end of central directory record"));
-    CHECK(npz_open_mem(&a, z.p, 10, err, sizeof err) == IO_ERR_FORMAT &&
-          strstr(err, "too short"));
+    CHECK(npz_open_mem(&a, z.p, z.len - 1, &err) == IO_ERR_FORMAT &&
+          strstr(err.text, "no end of central directory record"));
+    CHECK(npz_open_mem(&a, z.p, 10, &err) == IO_ERR_FORMAT && strstr(err.text, "too short"));
     struct bytes pre = {0};
     append(&pre, "#!/bin/sh\n", 10);
     append(&pre, z.p, z.len);
-    CHECK(npz_open_mem(&a, pre.p, pre.len, err, sizeof err) == IO_ERR_FORMAT &&
-          strstr(err, "bytes before the archive"));
+    CHECK(npz_open_mem(&a, pre.p, pre.len, &err) == IO_ERR_FORMAT &&
+          strstr(err.text, "bytes before the archive"));
     free(pre.p);
     free(z.p);
     memcpy(m, two, sizeof m);
@@ -388,12 +386,12 @@ static void test_refused(void)
     size_t cd = z.len - 22 - (46 + 5 + 28) - (46 + 5);
     CHECK(z.p[cd + 46 + 5 + 2] == 24);
     z.p[cd + 46 + 5 + 2] = 20;
-    CHECK(npz_open_mem(&a, z.p, z.len, err, sizeof err) == IO_ERR_FORMAT &&
-          strstr(err, "member a.npy: malformed extra field"));
+    CHECK(npz_open_mem(&a, z.p, z.len, &err) == IO_ERR_FORMAT &&
+          strstr(err.text, "member a.npy: malformed extra field"));
     free(z.p);
-    CHECK(npz_open(&a, tmpdir, err, sizeof err) == IO_ERR_OPEN && strstr(err, "regular file"));
-    CHECK(npz_open(&a, "/nonexistent/x.npz", err, sizeof err) == IO_ERR_OPEN &&
-          strstr(err, "No such file"));
+    CHECK(npz_open(&a, tmpdir, &err) == IO_ERR_OPEN && strstr(err.text, "regular file"));
+    CHECK(npz_open(&a, "/nonexistent/x.npz", &err) == IO_ERR_OPEN &&
+          strstr(err.text, "No such file"));
     CHECK(!npz_is_magic((const uint8_t *)"PK\1\2", 4) && !npz_is_magic((const uint8_t *)"PK", 2));
 }
 
@@ -404,10 +402,10 @@ static void expect_read(const char *what, const zmember *ms, int code, const cha
 {
     struct bytes z = build_zip(ms, 1, NULL);
     const char *path = put_file("bad.npz", z.p, z.len);
-    char err[256] = "";
+    io_status err;
     npz_archive *a;
-    int rc = npz_open_mem(&a, z.p, z.len, err, sizeof err);
-    CHECKF(rc == 0, "%s: %s", what, err);
+    int rc = npz_open_mem(&a, z.p, z.len, &err);
+    CHECKF(rc == 0, "%s: %s", what, err.text);
     if (rc < 0) {
         free(z.p);
         return;
@@ -415,9 +413,9 @@ static void expect_read(const char *what, const zmember *ms, int code, const cha
     for (int src = 0; src < 2; src++) {
         io_reader *r;
         const io_zip_member *m = &npz_member_at(a, 0)->data;
-        rc = src ? io_reader_open_zip_member(&r, path, m, err, sizeof err)
-                 : io_reader_open_zip_member_mem(&r, z.p, z.len, m, err, sizeof err);
-        CHECKF(rc == 0, "%s: %s", what, err);
+        rc = src ? io_reader_open_zip_member(&r, path, m, &err)
+                 : io_reader_open_zip_member_mem(&r, z.p, z.len, m, &err);
+        CHECKF(rc == 0, "%s: %s", what, err.text);
         if (rc < 0)
             continue;
         uint8_t *got = NULL;
@@ -455,12 +453,12 @@ static void test_member_errors(void)
     /* damaged deflate data */
     struct bytes z = build_zip(&m, 1, NULL);
     npz_archive *a;
-    char err[256];
-    CHECK(npz_open_mem(&a, z.p, z.len, err, sizeof err) == 0);
+    io_status err;
+    CHECK(npz_open_mem(&a, z.p, z.len, &err) == 0);
     io_zip_member dm = npz_member_at(a, 0)->data;
     z.p[dm.data_off] = 0xff; /* a block of reserved type 3 */
     io_reader *r;
-    CHECK(io_reader_open_zip_member_mem(&r, z.p, z.len, &dm, err, sizeof err) == 0);
+    CHECK(io_reader_open_zip_member_mem(&r, z.p, z.len, &dm, &err) == 0);
     uint8_t *got = NULL;
     CHECK(slurp(r, &got, 4096) == IO_ERR_CORRUPT &&
           strstr(io_reader_error(r), "invalid compressed data: invalid block type"));
@@ -469,14 +467,14 @@ static void test_member_errors(void)
     /* a range outside the file, and methods the reader cannot read */
     io_zip_member bad = dm;
     bad.comp_size = z.len;
-    CHECK(io_reader_open_zip_member_mem(&r, z.p, z.len, &bad, err, sizeof err) == IO_ERR_FORMAT &&
-          r == NULL && strstr(err, "lies outside the file"));
+    CHECK(io_reader_open_zip_member_mem(&r, z.p, z.len, &bad, &err) == IO_ERR_FORMAT && r == NULL &&
+          strstr(err.text, "lies outside the file"));
     const char *path = put_file("range.npz", z.p, z.len);
-    CHECK(io_reader_open_zip_member(&r, path, &bad, err, sizeof err) == IO_ERR_FORMAT);
+    CHECK(io_reader_open_zip_member(&r, path, &bad, &err) == IO_ERR_FORMAT);
     bad = dm;
     bad.method = 12;
-    CHECK(io_reader_open_zip_member_mem(&r, z.p, z.len, &bad, err, sizeof err) == IO_ERR_FORMAT);
-    CHECK(io_reader_open_zip_member(&r, "-", &dm, err, sizeof err) == IO_ERR_OPEN);
+    CHECK(io_reader_open_zip_member_mem(&r, z.p, z.len, &bad, &err) == IO_ERR_FORMAT);
+    CHECK(io_reader_open_zip_member(&r, "-", &dm, &err) == IO_ERR_OPEN);
     npz_close(a);
     free(z.p);
     free(d);

@@ -281,9 +281,9 @@ static void test_full_takes_read_chunk(void)
     enum { CHUNK = 4096, SLOTS = 4, N = 10 };
     unsigned char *d = make_data(N * CHUNK, 5);
     io_reader *r;
-    char err[256];
-    if (io_reader_open_mem(&r, d, N * CHUNK, err, sizeof err) < 0) {
-        CHECKF(0, "io_reader_open_mem: %s", err);
+    io_status err;
+    if (io_reader_open_mem(&r, d, N * CHUNK, &err) < 0) {
+        CHECKF(0, "io_reader_open_mem: %s", err.text);
         free(d);
         return;
     }

@@ -123,13 +123,12 @@ static void test_tree_shards(void)
 static const char *put(const char *name, const uint8_t *data, size_t n, int level)
 {
     static char path[256];
-    char err[256];
+    io_status err;
     io_sink *s;
     gz_writer *w;
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    if (io_sink_open(&s, path, 1, NULL, 0, err, sizeof err) < 0 ||
-        gz_writer_open(&w, s, level, 2) < 0 || gz_writer_write(w, data, n) < 0 ||
-        gz_writer_finish(w) < 0 || io_sink_commit(s) < 0)
+    if (io_sink_open(&s, path, 1, NULL, 0, &err) < 0 || gz_writer_open(&w, s, level, 2) < 0 ||
+        gz_writer_write(w, data, n) < 0 || gz_writer_finish(w) < 0 || io_sink_commit(s) < 0)
         fprintf(stderr, "cannot write %s\n", path);
     return path;
 }
@@ -163,8 +162,8 @@ static void test_seek(void)
                 uint64_t len = lim == 0 ? UINT64_MAX : lim == 1 ? 0 : GZW_BLOCK_DATA + 3;
                 io_reader *r;
                 uint64_t size = 0;
-                char err[256];
-                CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+                io_status err;
+                CHECK(io_reader_open(&r, path, &err) == 0);
                 CHECK(io_reader_data_size(r, &size) == 0 && size == n);
                 CHECK(io_reader_seek(r, offs[i], len) == 0);
                 ssize_t got = read_rest(r, out, n + 16);
@@ -200,25 +199,26 @@ static void test_seek_errors(void)
     deflate(&zs, Z_FINISH);
     size_t clen = sizeof comp - zs.avail_out;
     deflateEnd(&zs);
-    char path[256], err[256];
+    char path[256];
+    io_status err;
     snprintf(path, sizeof path, "%s/single.gz", tmpdir);
     FILE *f = fopen(path, "wb");
     fwrite(comp, 1, clen, f);
     fclose(f);
     io_reader *r;
     uint64_t size;
-    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    CHECK(io_reader_open(&r, path, &err) == 0);
     CHECK(io_reader_seek(r, 10, 5) == IO_ERR_SEEK);
     CHECK(strstr(io_reader_error(r), "not blocked") != NULL);
     io_reader_close(r);
 
     const char *bg = put("cut.gz", data, sizeof data, 1);
     CHECK(truncate(bg, 20) == 0);
-    CHECK(io_reader_open(&r, bg, err, sizeof err) == 0);
+    CHECK(io_reader_open(&r, bg, &err) == 0);
     CHECK(io_reader_data_size(r, &size) == IO_ERR_TRUNCATED);
     io_reader_close(r);
 
-    CHECK(io_reader_open_mem(&r, data, sizeof data, err, sizeof err) == 0);
+    CHECK(io_reader_open_mem(&r, data, sizeof data, &err) == 0);
     CHECK(io_reader_seek(r, 0, 1) == IO_ERR_SEEK);
     CHECK(strstr(io_reader_error(r), "regular file") != NULL);
     io_reader_close(r);

@@ -85,8 +85,8 @@ static void test_atomic(void)
     fill(data, n);
     const char *target = in_tmp("out.bin");
     io_sink *s;
-    char err[256];
-    CHECK(io_sink_open(&s, target, 0, NULL, 0, err, sizeof(err)) == 0);
+    io_status err;
+    CHECK(io_sink_open(&s, target, 0, NULL, 0, &err) == 0);
     CHECK(!io_sink_is_tty(s));
     /* Many small writes, then large ones. */
     size_t pos = 0;
@@ -103,7 +103,7 @@ static void test_atomic(void)
     CHECK(file_equals(target, data, n));
     CHECK(count_entries(tmpdir, ".out.bin.") == 0);
     /* Abort removes the temporary file and leaves the target alone. */
-    CHECK(io_sink_open(&s, in_tmp("aborted.bin"), 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, in_tmp("aborted.bin"), 0, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, data, 1000) == 0);
     CHECK(io_sink_write(s, data, n) == 0);
     CHECK(count_entries(tmpdir, ".aborted.bin.") == 1);
@@ -112,7 +112,7 @@ static void test_atomic(void)
     CHECK(count_entries(tmpdir, "aborted.bin") == 0);
     io_sink_abort(NULL);
     /* An empty output is a real (empty) file. */
-    CHECK(io_sink_open(&s, in_tmp("empty.bin"), 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, in_tmp("empty.bin"), 0, NULL, 0, &err) == 0);
     CHECK(io_sink_commit(s) == 0);
     struct stat st;
     CHECK(stat(in_tmp("empty.bin"), &st) == 0 && st.st_size == 0);
@@ -120,7 +120,7 @@ static void test_atomic(void)
     char cwd[4096];
     CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
     CHECK(chdir(tmpdir) == 0);
-    CHECK(io_sink_open(&s, "rel.bin", 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, "rel.bin", 0, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, "abc", 3) == 0);
     CHECK(count_entries(".", ".rel.bin.") == 1);
     CHECK(io_sink_commit(s) == 0);
@@ -138,7 +138,7 @@ static void test_mode(void)
         io_sink *s;
         const char *p = in_tmp("mode.bin");
         unlink(p);
-        CHECK(io_sink_open(&s, p, 0, NULL, 0, NULL, 0) == 0);
+        CHECK(io_sink_open(&s, p, 0, NULL, 0, NULL) == 0);
         CHECK(io_sink_commit(s) == 0);
         struct stat st;
         CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == (0666 & ~masks[i]));
@@ -152,11 +152,11 @@ static void test_refusals(void)
     const char *target = in_tmp("exists.txt");
     make_file(target, "old");
     io_sink *s = (io_sink *)1;
-    char err[256];
-    CHECK(io_sink_open(&s, target, 0, NULL, 0, err, sizeof(err)) == IO_ERR_EXISTS && s == NULL);
-    CHECK(strstr(err, "already exists (use -f to overwrite)") != NULL);
+    io_status err;
+    CHECK(io_sink_open(&s, target, 0, NULL, 0, &err) == IO_ERR_EXISTS && s == NULL);
+    CHECK(strstr(err.text, "already exists (use -f to overwrite)") != NULL);
     CHECK(file_equals(target, (const uint8_t *)"old", 3));
-    CHECK(io_sink_open(&s, target, 1, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, target, 1, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, "new!", 4) == 0);
     CHECK(file_equals(target, (const uint8_t *)"old", 3));
     CHECK(io_sink_commit(s) == 0);
@@ -166,37 +166,37 @@ static void test_refusals(void)
     struct stat st;
     CHECK(stat(target, &st) == 0);
     io_file_id ids[2] = {{12345, 678}, {(uint64_t)st.st_dev, (uint64_t)st.st_ino}};
-    CHECK(io_sink_open(&s, target, 1, ids, 2, err, sizeof(err)) == IO_ERR_SAME);
-    CHECK(strstr(err, "would overwrite an input") != NULL);
+    CHECK(io_sink_open(&s, target, 1, ids, 2, &err) == IO_ERR_SAME);
+    CHECK(strstr(err.text, "would overwrite an input") != NULL);
     CHECK(symlink(target, in_tmp("link.txt")) == 0);
-    CHECK(io_sink_open(&s, in_tmp("link.txt"), 1, ids, 2, err, sizeof(err)) == IO_ERR_SAME);
+    CHECK(io_sink_open(&s, in_tmp("link.txt"), 1, ids, 2, &err) == IO_ERR_SAME);
     CHECK(link(target, in_tmp("hard.txt")) == 0);
-    CHECK(io_sink_open(&s, in_tmp("hard.txt"), 1, ids, 2, err, sizeof(err)) == IO_ERR_SAME);
+    CHECK(io_sink_open(&s, in_tmp("hard.txt"), 1, ids, 2, &err) == IO_ERR_SAME);
     char rel[400];
     snprintf(rel, sizeof(rel), "%s/../%s/./exists.txt", tmpdir, strrchr(tmpdir, '/') + 1);
-    CHECK(io_sink_open(&s, rel, 1, ids, 2, err, sizeof(err)) == IO_ERR_SAME);
+    CHECK(io_sink_open(&s, rel, 1, ids, 2, &err) == IO_ERR_SAME);
     CHECK(file_equals(target, (const uint8_t *)"new!", 4));
     /* The reader's identity is what the sink compares. */
     io_reader *r;
-    CHECK(io_reader_open(&r, target, NULL, 0) == 0);
+    CHECK(io_reader_open(&r, target, NULL) == 0);
     io_file_id rid;
     CHECK(io_reader_identity(r, &rid.dev, &rid.ino) == 0);
     io_reader_close(r);
-    CHECK(io_sink_open(&s, target, 1, &rid, 1, err, sizeof(err)) == IO_ERR_SAME);
+    CHECK(io_sink_open(&s, target, 1, &rid, 1, &err) == IO_ERR_SAME);
     /* Other files are fine even with inputs listed. */
-    CHECK(io_sink_open(&s, in_tmp("other.txt"), 0, ids, 2, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, in_tmp("other.txt"), 0, ids, 2, &err) == 0);
     io_sink_abort(s);
 
     /* An empty name, a directory, a missing directory. */
-    CHECK(io_sink_open(&s, "", 1, NULL, 0, err, sizeof(err)) == IO_ERR_OPEN);
-    CHECK(io_sink_open(&s, tmpdir, 1, NULL, 0, err, sizeof(err)) == IO_ERR_OPEN);
-    CHECKF(strstr(err, "s a directory") != NULL, "%s", err);
-    CHECK(io_sink_open(&s, in_tmp("nodir/x.bin"), 1, NULL, 0, err, sizeof(err)) == IO_ERR_OPEN);
-    CHECK(strstr(err, "No such file") != NULL);
+    CHECK(io_sink_open(&s, "", 1, NULL, 0, &err) == IO_ERR_OPEN);
+    CHECK(io_sink_open(&s, tmpdir, 1, NULL, 0, &err) == IO_ERR_OPEN);
+    CHECKF(strstr(err.text, "s a directory") != NULL, "%s", err.text);
+    CHECK(io_sink_open(&s, in_tmp("nodir/x.bin"), 1, NULL, 0, &err) == IO_ERR_OPEN);
+    CHECK(strstr(err.text, "No such file") != NULL);
 
     /* A target created by someone else after open is not replaced. */
     const char *late = in_tmp("late.bin");
-    CHECK(io_sink_open(&s, late, 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, late, 0, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, "mine", 4) == 0);
     make_file(late, "theirs");
     CHECK(io_sink_commit(s) == IO_ERR_EXISTS);
@@ -213,20 +213,20 @@ static void test_devices(void)
     fill(data, n);
     int before = count_entries("/dev", ".null.");
     io_sink *s;
-    char err[256];
-    CHECK(io_sink_open(&s, "/dev/null", 0, NULL, 0, err, sizeof(err)) == 0);
+    io_status err;
+    CHECK(io_sink_open(&s, "/dev/null", 0, NULL, 0, &err) == 0);
     CHECK(count_entries("/dev", ".null.") == before);
     CHECK(io_sink_write(s, data, 10) == 0);
     CHECK(io_sink_write(s, data, n) == 0);
     CHECK(io_sink_commit(s) == 0);
 
     /* /dev/full: the error comes from a large write or from commit. */
-    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, data, n) == IO_ERR_WRITE);
     CHECK(strstr(io_sink_error(s), "No space left on device") != NULL);
     CHECK(io_sink_write(s, data, 1) == IO_ERR_WRITE); /* sticky */
     io_sink_abort(s);
-    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, "/dev/full", 0, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, data, 100) == 0);
     CHECK(io_sink_commit(s) == IO_ERR_WRITE);
     CHECK(strstr(io_sink_commit_error(), "No space left on device") != NULL);
@@ -246,7 +246,7 @@ static void test_devices(void)
         free(data);
         _exit(total == n ? 0 : 1);
     }
-    CHECK(io_sink_open(&s, fifo, 0, NULL, 0, err, sizeof(err)) == 0);
+    CHECK(io_sink_open(&s, fifo, 0, NULL, 0, &err) == 0);
     CHECK(io_sink_write(s, data, n) == 0);
     CHECK(io_sink_commit(s) == 0);
     int status;
@@ -266,7 +266,7 @@ static void test_stdout_and_pipe(void)
         dup2(fds[1], 1);
         close(fds[1]);
         io_sink *s;
-        if (io_sink_open(&s, "-", 0, NULL, 0, NULL, 0) < 0)
+        if (io_sink_open(&s, "-", 0, NULL, 0, NULL) < 0)
             _exit(2);
         for (int i = 0; i < 1000; i++)
             if (io_sink_write(s, "0123456789", 10) < 0)
@@ -297,7 +297,7 @@ static void test_stdout_and_pipe(void)
         close(fds[1]);
         io_sink_install_signal_cleanup();
         io_sink *s;
-        if (io_sink_open(&s, "-", 0, NULL, 0, NULL, 0) < 0)
+        if (io_sink_open(&s, "-", 0, NULL, 0, NULL) < 0)
             _exit(2);
         static uint8_t big[1 << 20];
         int rc = io_sink_write(s, big, sizeof(big));
@@ -325,12 +325,12 @@ static void test_signals(void)
             signal(sigs[i], SIG_DFL);
             io_sink_install_signal_cleanup();
             io_sink *a, *b;
-            if (io_sink_open(&a, in_tmp("sig_a.bin"), 0, NULL, 0, NULL, 0) < 0 ||
-                io_sink_open(&b, in_tmp("sig_b.bin"), 0, NULL, 0, NULL, 0) < 0)
+            if (io_sink_open(&a, in_tmp("sig_a.bin"), 0, NULL, 0, NULL) < 0 ||
+                io_sink_open(&b, in_tmp("sig_b.bin"), 0, NULL, 0, NULL) < 0)
                 _exit(2);
             io_sink *c;
             /* A committed file must survive the signal. */
-            if (io_sink_open(&c, in_tmp("sig_c.bin"), 1, NULL, 0, NULL, 0) < 0 ||
+            if (io_sink_open(&c, in_tmp("sig_c.bin"), 1, NULL, 0, NULL) < 0 ||
                 io_sink_commit(c) < 0)
                 _exit(3);
             io_sink_write(a, "x", 1);
@@ -373,11 +373,11 @@ static void test_spool(void)
     uint8_t *data = malloc(2 * n);
     fill(data, 2 * n);
     io_sink *out, *sp[2];
-    char err[256];
-    CHECK(io_sink_open(&out, in_tmp("joined.bin"), 1, NULL, 0, err, sizeof err) == 0);
+    io_status err;
+    CHECK(io_sink_open(&out, in_tmp("joined.bin"), 1, NULL, 0, &err) == 0);
     int before = count_entries(tmpdir, "");
     for (int k = 0; k < 2; k++)
-        CHECK(io_sink_open_spool(&sp[k], out, err, sizeof err) == 0);
+        CHECK(io_sink_open_spool(&sp[k], out, &err) == 0);
     CHECK(count_entries(tmpdir, "") == before);
     CHECK(io_sink_write(out, "head", 4) == 0);
     for (size_t i = 0; i < n; i += 1000)
@@ -401,11 +401,11 @@ static void test_spool(void)
     const char *old = getenv("TMPDIR");
     char *saved = old ? strdup(old) : NULL;
     setenv("TMPDIR", sub, 1);
-    CHECK(io_sink_open_spool(&sp[0], NULL, err, sizeof err) == 0);
+    CHECK(io_sink_open_spool(&sp[0], NULL, &err) == 0);
     CHECK(io_sink_write(sp[0], data, 10) == 0);
     io_sink_abort(sp[0]);
     setenv("TMPDIR", in_tmp("missing/dir"), 1);
-    CHECK(io_sink_open_spool(&sp[0], NULL, err, sizeof err) == IO_ERR_OPEN && strstr(err, "missing"));
+    CHECK(io_sink_open_spool(&sp[0], NULL, &err) == IO_ERR_OPEN && strstr(err.text, "missing"));
     if (saved)
         setenv("TMPDIR", saved, 1);
     else

@@ -84,8 +84,8 @@ static void test_reader_views(void)
     const char *path = in_tmp("reader");
     uint8_t *want = make_file(path, n);
     io_reader *r;
-    char err[256];
-    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    io_status err;
+    CHECK(io_reader_open(&r, path, &err) == 0);
     uint8_t head[1000];
     CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
     CHECK(io_reader_view_offset(r, 0) == (int64_t)sizeof head);
@@ -115,8 +115,8 @@ static void test_pipeline_views(void)
     const char *path = in_tmp("ring");
     uint8_t *want = make_file(path, n);
     io_reader *r;
-    char err[256];
-    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    io_status err;
+    CHECK(io_reader_open(&r, path, &err) == 0);
     uint8_t prefix[64];
     CHECK(io_reader_read(r, prefix, 64) == 64);
     pl_ring *p;
@@ -132,7 +132,7 @@ static void test_pipeline_views(void)
     CHECK(ok && seen == n);
     pl_close(p);
     io_reader_close(r);
-    CHECK(io_reader_open(&r, path, err, sizeof err) == 0);
+    CHECK(io_reader_open(&r, path, &err) == 0);
     CHECK(pl_open_view(&p, r, 2, 1u << 20, 0, n + 1) == 0);
     int rc;
     while ((rc = pl_next(p, &c)) == 1)
@@ -161,11 +161,10 @@ static void test_cut_under_view(void)
         io_sink_install_signal_cleanup();
         msg_guard_views();
         io_sink *s;
-        char err[256];
+        io_status err;
         io_reader *r;
-        if (io_sink_open(&s, outpath, 1, NULL, 0, err, sizeof err) < 0 ||
-            io_reader_open(&r, path, err, sizeof err) < 0) {
-            fprintf(stderr, "%s\n", err);
+        if (io_sink_open(&s, outpath, 1, NULL, 0, &err) < 0 || io_reader_open(&r, path, &err) < 0) {
+            fprintf(stderr, "%s\n", err.text);
             _exit(3);
         }
         io_view v;
