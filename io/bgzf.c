@@ -137,20 +137,17 @@ static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_batch *b)
         return 0;
     if (!r->inbuf2 && !(r->inbuf2 = malloc(IN_BLOCK)))
         return 0;
-    off_t off = lseek(r->fd, 0, SEEK_CUR);
-    if (off < 0)
-        return 0;
     b->dst = r->inbuf2;
     b->src = r->in_next + pos;
     b->keep = r->in_avail - pos;
     b->want = IN_BLOCK - b->keep;
     b->fd = r->fd;
-    b->off = off;
+    b->off = (off_t)r->file_pos;
     return 1;
 }
 
 /* After a batch whose blocks all inflated: makes the window it read the
- * current one (the fd's offset moves past those bytes). */
+ * current one (the reader's file offset moves past those bytes). */
 static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_batch *b)
 {
     uint8_t *t = r->inbuf;
@@ -159,8 +156,7 @@ static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_batch *b)
     r->raw_offset += pos;
     r->in_next = r->inbuf;
     r->in_avail = b->keep + (size_t)b->got;
-    if (lseek(r->fd, b->off + (off_t)b->got, SEEK_SET) < 0)
-        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->file_pos = (uint64_t)b->off + (uint64_t)b->got;
     if ((size_t)b->got < b->want) {
         r->in_eof = 1;
         return source_check_shrunk(r);

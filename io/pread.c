@@ -1,7 +1,6 @@
 /* pread.c - reads of a regular file at an offset (see pread.h): on the
  * calling thread, or cut into pieces that the threads of par.h read at once
- * with pread(2), which leaves the descriptor's offset alone (only
- * io_pread_advance moves it, once the whole read is done). */
+ * with pread(2), which leaves the descriptor's offset alone. */
 #include "pread.h"
 
 #include "par.h"
@@ -97,20 +96,6 @@ static ssize_t pread_parallel(int fd, uint8_t *buf, size_t n, uint64_t pos)
         if ((size_t)j->got[i] < pread_piece_len(j, i))
             break;
     }
-    return total;
-}
-
-/* Reads n bytes of a regular file at its current offset (in parallel when
- * worth it), then moves the offset past them; -ENOTSUP when the fd cannot
- * be read that way. */
-ssize_t io_pread_advance(int fd, uint8_t *buf, size_t n)
-{
-    off_t pos = lseek(fd, 0, SEEK_CUR);
-    if (pos < 0)
-        return -ENOTSUP;
-    ssize_t total = pread_parallel(fd, buf, n, (uint64_t)pos);
-    if (total >= 0 && lseek(fd, pos + (off_t)total, SEEK_SET) < 0)
-        return -errno;
     return total;
 }
 

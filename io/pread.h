@@ -20,10 +20,4 @@ ssize_t io_pread(int fd, void *buf, size_t n, uint64_t off);
  * -errno. */
 ssize_t io_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off);
 
-/* Reads n bytes of a regular file at its current offset (in parallel when
- * worth it), then moves the offset past them; the count or -errno, and
- * -ENOTSUP when the fd cannot be read that way (a pipe, or n too small to
- * share): the caller then reads it with read(2). */
-ssize_t io_pread_advance(int fd, uint8_t *buf, size_t n);
-
 #endif

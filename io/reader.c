@@ -116,8 +116,11 @@ static int open_file(io_reader *r, const char *path, io_status *st)
         return io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
     if (S_ISDIR(sb.st_mode))
         return io_fail(st, IO_ERR_OPEN, "%s", strerror(EISDIR));
-    if (S_ISREG(sb.st_mode))
+    if (S_ISREG(sb.st_mode)) {
         r->file_size = (int64_t)sb.st_size;
+        off_t at = lseek(r->fd, 0, SEEK_CUR); /* stdin may be a file read partly already */
+        r->file_pos = at > 0 ? (uint64_t)at : 0;
+    }
     if (r->close_fd) {
         r->has_id = 1;
         r->dev = (uint64_t)sb.st_dev;
@@ -719,14 +722,13 @@ int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_me
         rc = io_fail(st, IO_ERR_OPEN, "%s", "a zip archive is read from a regular file only");
     if (rc == 0)
         rc = zip_member_start(r, m, (uint64_t)r->file_size, st);
-    if (rc == 0 && lseek(r->fd, (off_t)m->data_off, SEEK_SET) < 0)
-        rc = io_fail(st, IO_ERR_READ, "%s", strerror(errno));
     if (rc < 0) {
         io_reader_close(r);
         return rc;
     }
     r->src_off = m->data_off;
     r->src_len = m->comp_size;
+    r->file_pos = m->data_off;
     *out = r;
     return 0;
 }
@@ -862,22 +864,24 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
 
 /* The reader's message for the gzip member at file_off of the regular file
  * open as fd, read from there on as a whole-file read would, up to `upto`
- * decoded bytes (see reader.h). */
+ * decoded bytes (see reader.h). It reads at offsets of its own, so that
+ * another reader of fd (a ring's, on another thread) goes on undisturbed. */
 int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st)
 {
     io_reader *unused, *r = reader_new(&unused, NULL);
     int rc = IO_ERR_NOMEM;
-    if (!r || !(r->inbuf = malloc(IN_BLOCK)) || (r->fd = dup(fd)) < 0) {
-        io_fail(st, rc, "%s", r && r->inbuf ? strerror(errno) : "out of memory");
+    if (!r || !(r->inbuf = malloc(IN_BLOCK))) {
+        io_fail(st, rc, "%s", "out of memory");
         goto out_close;
     }
-    r->close_fd = 1;
+    r->fd = fd; /* not closed with r */
     struct stat sb;
-    if (fstat(r->fd, &sb) < 0 || lseek(r->fd, (off_t)file_off, SEEK_SET) < 0) {
+    if (fstat(r->fd, &sb) < 0) {
         rc = io_fail(st, IO_ERR_READ, "%s", strerror(errno));
         goto out_close;
     }
     r->file_size = (int64_t)sb.st_size;
+    r->file_pos = file_off;
     r->raw_offset = file_off;
     r->in_next = r->inbuf;
     if ((rc = detect(r, st)) < 0)

@@ -46,6 +46,17 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* Reads up to n bytes of a regular file at the reader's offset (file_pos),
+ * on several threads when worth it, and moves that offset past them; the
+ * count (short only at the end of the file) or -errno. */
+static ssize_t source_pread(io_reader *r, uint8_t *buf, size_t n)
+{
+    ssize_t k = io_pread(r->fd, buf, n, r->file_pos);
+    if (k > 0)
+        r->file_pos += (uint64_t)k;
+    return k;
+}
+
 /* At the end of a regular file: a file now shorter than when it was opened
  * was cut while being read (the data that was there is lost, and what was
  * read may end anywhere), which is an error rather than a short input.
@@ -110,8 +121,7 @@ static int source_fill_upto(io_reader *r, size_t need, size_t most)
     r->in_next = r->inbuf;
     while (r->in_avail < need && !r->in_eof) {
         size_t room = source_room(r, (most > need ? most : need) - r->in_avail);
-        ssize_t k = r->file_size >= 0 ? io_pread_advance(r->fd, r->inbuf + r->in_avail, room)
-                                      : -ENOTSUP;
+        ssize_t k = r->file_size >= 0 ? source_pread(r, r->inbuf + r->in_avail, room) : -ENOTSUP;
         if (k == -ENOTSUP) {
             k = read(r->fd, r->inbuf + r->in_avail, room);
             if (k < 0 && errno == EINTR)
@@ -163,9 +173,8 @@ ssize_t source_read_plain(io_reader *r, uint8_t *buf, size_t n)
     if (r->in_eof)
         return (ssize_t)got;
     size_t want = source_room(r, n - got);
-    ssize_t k = r->file_size >= 0 ? io_pread_advance(r->fd, buf + got, want) : -ENOTSUP;
-    if (k == -ENOTSUP)
-        k = read_full(r->fd, buf + got, want);
+    ssize_t k = r->file_size >= 0 ? source_pread(r, buf + got, want)
+                                  : read_full(r->fd, buf + got, want);
     if (k < 0)
         return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
     r->raw_offset += (uint64_t)k;
@@ -190,8 +199,9 @@ int source_reposition(io_reader *r, uint64_t coff)
         r->raw_offset = coff;
         return 0;
     }
-    if (lseek(r->fd, (off_t)(r->src_off + coff), SEEK_SET) < 0)
-        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
+    if (r->file_size < 0)
+        return source_error(r, IO_ERR_READ, "%s", strerror(ESPIPE));
+    r->file_pos = r->src_off + coff;
     r->in_next = r->inbuf;
     r->in_avail = 0;
     r->in_eof = 0;
@@ -208,14 +218,12 @@ int64_t source_skip_plain(io_reader *r, uint64_t n)
     source_consume(r, k);
     if (k == n || r->in_eof)
         return (int64_t)k;
-    off_t pos = lseek(r->fd, 0, SEEK_CUR);
-    if (pos < 0)
-        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
-    int64_t end = (int64_t)r->src_off + r->file_size; /* past a zip member's range */
-    uint64_t left = end > pos ? (uint64_t)(end - pos) : 0;
+    if (r->file_size < 0)
+        return source_error(r, IO_ERR_READ, "%s", strerror(ESPIPE));
+    uint64_t end = r->src_off + (uint64_t)r->file_size; /* past a zip member's range */
+    uint64_t left = end > r->file_pos ? end - r->file_pos : 0;
     uint64_t step = n - k < left ? n - k : left;
-    if (lseek(r->fd, pos + (off_t)step, SEEK_SET) < 0)
-        return source_error(r, IO_ERR_READ, "%s", strerror(errno));
+    r->file_pos += step;
     r->raw_offset += step;
     if (k + step < n)
         r->in_eof = 1;

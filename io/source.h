@@ -6,9 +6,13 @@
  * The byte source is a window of input bytes (in_next, in_avail): read from
  * a file descriptor into inbuf (IN_BLOCK bytes, on several threads for a
  * regular file), or laid onto the caller's memory, and bounded by a zip
- * member's range of the file when there is one (src_off, src_len). Its
- * functions keep raw_offset (input bytes consumed) and record failures in
- * the handle's sticky error. Not for use outside these three files. */
+ * member's range of the file when there is one (src_off, src_len). A
+ * regular file is read with pread(2) at the reader's own offset (file_pos),
+ * never at the descriptor's, which every dup of it shares: a reader of the
+ * same descriptor on another thread (io_gzip_member_error's) must not move
+ * it. Its functions keep raw_offset (input bytes consumed) and record
+ * failures in the handle's sticky error. Not for use outside these three
+ * files. */
 #ifndef GPUBATCH_IO_SOURCE_H
 #define GPUBATCH_IO_SOURCE_H
 
@@ -48,6 +52,7 @@ struct io_reader {
     const uint8_t *in_next; /* unconsumed input */
     size_t in_avail;
     int in_eof;      /* the fd (or memory) has no more bytes */
+    uint64_t file_pos; /* a regular file: the offset its next read starts at */
     int gzip;
     int zinit;
     int garbage;

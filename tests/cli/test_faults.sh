@@ -86,7 +86,7 @@ fi
 
 # An input cut short by another process while it is read: the reader notices
 # at the end of the file that it is shorter than when it was opened. The
-# command is stopped as soon as it has read from the file (its offset moved),
+# command is stopped as soon as it has read from the file (read or mapped it),
 # the file truncated, the command continued; a try where the command had
 # already read the whole file (or ended) before the stop proves nothing and
 # is repeated.
@@ -122,27 +122,40 @@ for attempt in range(5):
     stop()
     # Let it run in short steps until it has read from the file: an open
     # file whose size the command has not taken yet (it does before its
-    # first read) is not cut mid-read.
-    def file_pos():
+    # first read) is not cut mid-read. It reads at offsets of its own
+    # (pread, mmap), so a read shows as bytes read (rchar) after the file
+    # is open, or the file mapped.
+    def victim_open():
         fds = "/proc/%d/fd" % p.pid
         try:
-            for fd in os.listdir(fds):
-                if os.readlink(os.path.join(fds, fd)) == victim:
-                    with open("/proc/%d/fdinfo/%s" % (p.pid, fd)) as f:
-                        return int(dict(l.split(":", 1) for l in f.read().splitlines())["pos"])
+            return any(os.readlink(os.path.join(fds, fd)) == victim for fd in os.listdir(fds))
+        except OSError:
+            return False
+    def mapped():
+        try:
+            with open("/proc/%d/maps" % p.pid) as f:
+                return any(l.rstrip("\n").endswith(" " + victim) for l in f)
+        except OSError:
+            return False
+    def rchar():
+        try:
+            with open("/proc/%d/io" % p.pid) as f:
+                return int(dict(l.split(": ") for l in f.read().splitlines())["rchar"])
         except (OSError, KeyError, ValueError):
-            pass
-        return 0
-    while file_pos() == 0 and p.poll() is None:
+            return -1
+    first = None
+    opened = False
+    while p.poll() is None:
+        if victim_open():
+            if first is None:
+                first = rchar()
+            elif first < 0 or mapped() or rchar() > first:
+                opened = True
+                break
         os.kill(p.pid, signal.SIGCONT)
         time.sleep(0.0002)
         stop()
-    opened = file_pos() > 0
-    try:
-        with open("/proc/%d/io" % p.pid) as f:
-            read = int(dict(l.split(": ") for l in f.read().splitlines())["rchar"])
-    except OSError:  # no I/O accounting here: the open check has to do
-        read = 0
+    read = max(rchar(), 0)  # no I/O accounting here: the open check has to do
     os.truncate(victim, size // 4)
     os.kill(p.pid, signal.SIGCONT)
     err = p.stderr.read().decode()

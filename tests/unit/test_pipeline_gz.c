@@ -5,9 +5,11 @@
  * blocks of many sizes, a header already read (the .npy case), limits,
  * chunk sizes from a few blocks to the whole input, and tails that are not
  * BGZF (a plain gzip member, garbage, a cut block, a bad block). And the
- * ring's rule for a consumer with all slots but one out (pl_full). */
+ * ring's rule for a consumer with all slots but one out (pl_full), and a
+ * member's error read beside the reader that owns the descriptor. */
 #include "check.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -225,22 +227,34 @@ static void test_bgzf_tails(void)
     free(d);
 }
 
+#define ISIZE_DATA ((size_t)600000) /* data bytes of isize_file's file */
+#define ISIZE_AT ((size_t)200000)   /* the data byte where its second run of blocks starts */
+
+/* BGZF blocks of 65280 bytes holding d[0..ISIZE_DATA), a run of them ending
+ * at data byte ISIZE_AT, and the EOF block; *at gets the file offset of the
+ * first block after that run, *isize that of the last byte of its ISIZE. */
+static void isize_file(bytes *b, const unsigned char *d, size_t *at, size_t *isize)
+{
+    const size_t sizes[] = {65280};
+    put_bgzf(b, d, ISIZE_AT, sizes, 1, 1);
+    *at = b->n;
+    put_bgzf(b, d + ISIZE_AT, ISIZE_DATA - ISIZE_AT, sizes, 1, 1);
+    put(b, gz_eof_block, GZW_EOF_LEN);
+    *isize = *at + (size_t)(b->p[*at + 16] | b->p[*at + 17] << 8) + 1 - 4;
+}
+
 /* A wrong ISIZE moves every later member: with the data's size known, the
  * end of the data is then wrong too, but the bad member is what both
  * pipelines report, whatever the chunk size. */
 static void test_bad_isize(void)
 {
-    const size_t n = 600000;
+    const size_t n = ISIZE_DATA;
     unsigned char *d = make_data(n, 4);
-    const size_t sizes[] = {65280};
     bytes b = {0};
-    put_bgzf(&b, d, 200000, sizes, 1, 1);
-    size_t at = b.n;
-    put_bgzf(&b, d + 200000, n - 200000, sizes, 1, 1);
-    put(&b, gz_eof_block, GZW_EOF_LEN);
-    size_t bsize = (size_t)(b.p[at + 16] | b.p[at + 17] << 8) + 1;
+    size_t at, isize;
+    isize_file(&b, d, &at, &isize);
     for (int delta = -1; delta <= 1; delta += 2) {
-        b.p[at + bsize - 4] = (unsigned char)(b.p[at + bsize - 4] + delta);
+        b.p[isize] = (unsigned char)(b.p[isize] + delta);
         const char *path = write_file(&b);
         for (int c = 0; c < 2; c++) {
             outcome a, p;
@@ -253,8 +267,51 @@ static void test_bad_isize(void)
             free(a.data.p);
             free(p.data.p);
         }
-        b.p[at + bsize - 4] = (unsigned char)(b.p[at + bsize - 4] - delta);
+        b.p[isize] = (unsigned char)(b.p[isize] - delta);
     }
+    free(b.p);
+    free(d);
+}
+
+/* io_gzip_member_error reads the file beside the reader that owns the
+ * descriptor (the device stage reports a bad member while the ring's reader
+ * thread reads on): it must not move the descriptor's offset, and that
+ * reader, resumed at a member boundary as pl_open_gz resumes it, must go on
+ * reading its own bytes, however the offset moved meanwhile. */
+static void test_member_error_beside_reader(void)
+{
+    unsigned char *d = make_data(ISIZE_DATA, 4);
+    bytes b = {0};
+    size_t at, isize;
+    isize_file(&b, d, &at, &isize);
+    b.p[isize]++;
+    const char *path = write_file(&b);
+    char want[64];
+    snprintf(want, sizeof want, "gzip member at byte %zu", at);
+
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0 && lseek(fd, 77, SEEK_SET) == 77);
+    io_status st;
+    int rc = io_gzip_member_error(fd, at, UINT64_MAX, &st);
+    CHECKF(rc < 0 && strstr(st.text, want), "member error %d '%s'", rc, st.text);
+    CHECKF(lseek(fd, 0, SEEK_CUR) == 77, "the offset moved to %lld",
+           (long long)lseek(fd, 0, SEEK_CUR));
+    close(fd);
+
+    io_reader *r;
+    CHECK(io_reader_open(&r, path, &st) == 0);
+    uint64_t next;
+    CHECK(io_reader_member_boundary(r, &fd, &next) && next == 0);
+    /* on at the second block, as if the first had been read from the file */
+    CHECK(io_reader_resume(r, (uint64_t)(b.p[16] | b.p[17] << 8) + 1, 65280) == 0);
+    lseek(fd, 0, SEEK_SET); /* as another reader of fd leaves it */
+    rc = io_gzip_member_error(fd, at, UINT64_MAX, &st);
+    CHECKF(rc < 0 && strstr(st.text, want), "member error beside a reader %d '%s'", rc, st.text);
+    unsigned char got[1000];
+    ssize_t k = io_reader_read(r, got, sizeof got);
+    CHECKF(k == 1000 && !memcmp(got, d + 65280, sizeof got), "the reader read %zd bytes: %s", k,
+           k == 1000 ? "not its own" : io_reader_error(r));
+    io_reader_close(r);
     free(b.p);
     free(d);
 }
@@ -329,6 +386,7 @@ int main(void)
     RUN(test_bgzf_chunkings);
     RUN(test_bgzf_tails);
     RUN(test_bad_isize);
+    RUN(test_member_error_beside_reader);
     RUN(test_plain_input);
     RUN(test_full_takes_read_chunk);
     char cmd[300];
