@@ -1245,6 +1245,8 @@ void io_reader_close(io_reader *r)
     free(r->sbuf);
     if (r->close_fd)
         close(r->fd);
+    else if (r->file_size >= 0) /* stdin, a regular file: left past what was read, as read(2) does */
+        lseek(r->fd, (off_t)r->file_pos, SEEK_SET);
     free(r->inbuf);
     free(r->inbuf2);
     free(r->path);

@@ -89,6 +89,12 @@ R --op $ALL "$T/bgzf.npy.gz" | sed 's/  .*//' >"$T/b2.txt"
 check_files_same "BGZF input" "$T/b1.txt" "$T/b2.txt"
 R --op $ALL - <"$T/bgzf.npy.gz" | sed 's/  .*//' >"$T/b3.txt"
 check_files_same "BGZF on stdin" "$T/b1.txt" "$T/b3.txt"
+# A regular file on stdin is left past what was read, as a read(2) loop leaves it.
+left=$({ R --op count - >/dev/null; wc -c; } <"$T/bgzf.npy.gz")
+check_eq "stdin left at its end" 0 "$left"
+"$GB" gen --shape 100000 --seed 3 --no-compress -o "$T/stdin.npy"
+left=$({ R --op count - >/dev/null; wc -c; } <"$T/stdin.npy")
+check_eq "plain stdin left at its end" 0 "$left"
 cp "$T/bgzf.npy.gz" "$T/badblock.gz"
 printf 'ZZZZ' | dd of="$T/badblock.gz" bs=1 seek=600000 conv=notrunc 2>/dev/null
 check_error "corrupt BGZF block" "badblock.gz: " R "$T/badblock.gz"
