@@ -104,6 +104,7 @@ static int open_file(io_reader *r, const char *path, io_status *st)
     struct stat sb;
     if (!strcmp(path, "-")) {
         r->fd = STDIN_FILENO;
+        r->is_stdin = 1;
     } else {
         r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (r->fd < 0)
@@ -1245,7 +1246,8 @@ void io_reader_close(io_reader *r)
     free(r->sbuf);
     if (r->close_fd)
         close(r->fd);
-    else if (r->file_size >= 0) /* stdin, a regular file: left past what was read, as read(2) does */
+    else if (r->is_stdin && r->file_size >= 0) /* a regular file: left past what was read, as
+                                                   read(2) leaves it */
         lseek(r->fd, (off_t)r->file_pos, SEEK_SET);
     free(r->inbuf);
     free(r->inbuf2);

@@ -44,6 +44,7 @@ struct io_reader {
     int fd;          /* -1 for memory */
     char *path;      /* the file's path (the label of its views), NULL for stdin and memory */
     int close_fd;    /* we opened it */
+    int is_stdin;    /* it is standard input ("-") */
     const uint8_t *mem;
     size_t mem_len;
     size_t mem_pos;  /* memory bytes handed out (plain) or moved into the window */
