@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "msg.h"
 #include "stream.h"
@@ -117,28 +118,82 @@ static int job_sched(job *j, const job_input *in)
     return 0;
 }
 
-/* Runs the start of a gzip member on the scheduler's device
- * (sched_run_member) and leaves the input reading on after it; *ran, *done
- * and the tail as job_rings takes them. 0, or 1 after an error. */
+/* Runs a gzip member's data on the scheduler's device (sched_run_member):
+ * from its start, or after the `first` data bytes the host ran before the
+ * reader paused (head: the head_len bytes it decoded after them), then
+ * leaves the input reading on after it. *ran, *done and the tail as
+ * job_rings takes them: where the device could not take a paused member
+ * over, the host reads on from the pause, head as the tail. 0, or 1 after
+ * an error. */
 static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, void *tail,
-                      size_t *tail_len)
+                      size_t *tail_len, uint64_t first, const void *head, size_t head_len)
 {
-    sched_member m = {.skip = in->fi->data_offset, .limit = in->limit, .grain = in->grain,
+    int paused = head != NULL;
+    sched_member m = {.skip = paused ? 0 : in->fi->data_offset, .limit = in->limit,
+                      .grain = in->grain, .first = first, .head = head, .head_len = head_len,
                       .tail = tail};
     int rc = sched_run_member(j->h, in->r, &m, in->name);
-    *ran = m.ran;
+    *ran = m.ran || paused;
     *done = m.data;
     *tail_len = m.tail_len;
+    if (!m.ran && paused) { /* the host reads on from the pause */
+        uint64_t bit, len;
+        const uint8_t *window;
+        size_t wlen;
+        uint32_t crc;
+        io_reader_pause_point(in->r, &bit, &window, &wlen, &crc, &len);
+        memcpy(tail, head, head_len);
+        *tail_len = head_len;
+        rc = io_reader_continue_member(in->r, bit, 0, window, wlen, crc, len, len,
+                                       "the GPU could not go on where the host paused: read on "
+                                       "in order from there");
+        return rc < 0 ? msg_status(in->name, io_reader_status(in->r)) : 0;
+    }
     if (!m.ran)
         return 0;
     if (rc < 0)
         msg_status(in->name, sched_status(j->h));
+    if (paused)
+        msg_info("%s: %llu bytes of data inflated on the host's threads while the GPU started",
+                 in->name, (unsigned long long)(first + head_len));
     msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds; %llu "
              "batches read while the one before was inflated (waited %.3f s for them)",
              in->name, (unsigned long long)m.data, m.st.batches, m.st.rounds, m.st.read_ahead,
              m.st.ahead_wait);
     if (rc == 0 && sched_member_continue(j->h, in->r, &m) < 0) /* the host reads on */
         rc = msg_status(in->name, sched_status(j->h));
+    return rc != 0;
+}
+
+/* Asks the member's reader to pause (sched_input.member_gpu_ready): a
+ * device can take the member over. */
+static void job_pause(void *reader)
+{
+    io_reader_pause(reader);
+}
+
+/* Runs the start of a gzip member on the host while the devices start:
+ * its ring pauses once a device could go on (job_pause). *first gets the
+ * data bytes run, and *head (NULL where the ring read to the end instead)
+ * and *head_len the bytes decoded after them, for the device. 0, or 1
+ * after an error. */
+static int job_member_start(job *j, const job_input *in, pl_ring **pl, uint64_t *first,
+                            const void **head, size_t *head_len)
+{
+    *head = NULL;
+    *head_len = 0;
+    if (pl_open_pausable(&pl[0], in->r, j->bufs, j->nbufs, j->nslots, j->chunk, in->prefix,
+                         in->prefix_len, in->limit, in->fi->swap, in->grain) < 0)
+        return msg_error("%s: cannot start the reader thread", in->name), 1;
+    if (job_sched(j, in))
+        return 1;
+    sched_input input = {.rings = pl, .nrings = 1, .member_gpu_ready = job_pause,
+                         .member_gpu_ctx = in->r};
+    int rc = sched_run(j->h, &input, first);
+    if (rc < 0)
+        msg_status(in->name, sched_status(j->h));
+    if (rc == 0 && !pl_paused(pl[0], head, head_len))
+        *head = NULL;
     return rc != 0;
 }
 
@@ -175,8 +230,8 @@ static int job_next_planes(void *ctx, pl_chunk *c, io_status *st)
     return rc;
 }
 
-/* Runs the rings through the scheduler (a staged matrix opened first) and
- * reports -v's lines; 0, or 1 after an error. */
+/* Runs the rings through the scheduler (a staged matrix opened first); 0,
+ * or 1 after an error. */
 static int job_stream(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes)
 {
     sched_input input = {.rings = pl, .nrings = in->planes ? 3 : 1};
@@ -189,34 +244,64 @@ static int job_stream(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes
         msg_status(NULL, sched_status(j->h));
     else if ((rc = sched_run(j->h, &input, bytes)) < 0)
         msg_status(in->name, sched_status(j->h));
-    sched_report(j->h, in->name);
     return rc != 0;
+}
+
+/* Runs a gzip member whose data run on a device (see job.h): its start on
+ * the host while the devices start (where they are not ready yet and a
+ * pause can fall between whole grains), the device from there, then the
+ * host what the device leaves. *bytes gets the data bytes run. 0, or 1
+ * after an error. */
+static int job_run_member(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes)
+{
+    unsigned char tail[SCHED_MEMBER_KEEP];
+    size_t tail_len = 0, head_len = 0;
+    uint64_t on_device = 0, first = 0;
+    const void *head = NULL;
+    int ran = 0;
+    *bytes = 0;
+    if (!in->planes && j->chunk % in->grain == 0 && stream_member_host_start(&j->be)) {
+        if (job_member_start(j, in, pl, &first, &head, &head_len))
+            return 1;
+        if (!head) { /* the ring read the member to its end */
+            *bytes = first;
+            return 0;
+        }
+    } else if (job_sched(j, in)) {
+        return 1;
+    }
+    if (job_member(j, in, &ran, &on_device, tail, &tail_len, first, head, head_len))
+        return 1;
+    pl_close(pl[0]); /* the paused ring, whose bytes head were */
+    pl[0] = NULL;
+    if (job_rings(j, in, pl, ran, tail, tail_len, first + on_device))
+        return 1;
+    int failed = job_stream(j, in, pl, bytes);
+    *bytes += first + on_device;
+    return failed;
 }
 
 /* Runs one input (see job.h). */
 int job_run(job *j, const job_input *in, uint64_t *bytes)
 {
     pl_ring *pl[3] = {NULL, NULL, NULL};
-    unsigned char tail[SCHED_MEMBER_KEEP];
-    size_t tail_len = 0;
-    uint64_t on_device = 0;
-    int ran = 0, failed = 1;
+    int failed = 1;
     *bytes = 0;
     /* stream_open's choice: the CPU reads a plain file in place */
     int view = !in->planes && !in->member && !in->host &&
                stream_view(&j->be, in->r, in->fi->swap, in->prefix_len);
     if (job_reserve(j, in->chunk * (in->planes ? 3 : 1), !view))
         return 1;
-    /* the rings fill the buffers while cuda's devices start; a member's
-       rings go on where the device stopped */
-    if ((!in->member && job_rings(j, in, pl, 0, NULL, 0, 0)) || job_sched(j, in) ||
-        (in->member && (job_member(j, in, &ran, &on_device, tail, &tail_len) ||
-                        job_rings(j, in, pl, ran, tail, tail_len, on_device))))
-        goto out;
     progress_begin(in->name, io_reader_file_size(in->r));
-    failed = job_stream(j, in, pl, bytes);
-    *bytes += on_device;
+    if (in->member) {
+        failed = job_run_member(j, in, pl, bytes);
+    } else if (!job_rings(j, in, pl, 0, NULL, 0, 0) && !job_sched(j, in)) {
+        /* the rings fill the buffers while cuda's devices start */
+        failed = job_stream(j, in, pl, bytes);
+    }
     progress_end();
+    if (j->h)
+        sched_report(j->h, in->name);
     char line[512]; /* -v: how the input's gzip members were inflated */
     io_reader_describe(in->r, line, sizeof line);
     if (line[0])
@@ -225,7 +310,6 @@ int job_run(job *j, const job_input *in, uint64_t *bytes)
         failed = in->check(in->ctx, *bytes);
     if (!failed && io_reader_trailing_garbage(in->planes ? in->planes[2] : in->r))
         msg_warn("%s: trailing garbage after the compressed data ignored", in->name);
-out:
     for (int k = 0; k < 3; k++)
         pl_close(pl[k]);
     return failed;

@@ -127,3 +127,10 @@ int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
         return 0;
     return env == 0 || stream_device_pays(be, file_size - data_off);
 }
+
+/* Whether the host runs a member's start while the devices start (see
+ * stream.h). */
+int stream_member_host_start(backend *be)
+{
+    return stream_host_inflate() != 0 && !backend_device(be, 0);
+}

@@ -81,4 +81,10 @@ int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes);
  * threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0: always). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
 
+/* Whether the host decodes and runs the start of such a member while the
+ * devices start, a device going on from where it paused: while device 0
+ * cannot take work yet, unless GPUBATCH_HOST_INFLATE=0 (the device from
+ * the member's start, as tests of its inflate want). */
+int stream_member_host_start(backend *be);
+
 #endif

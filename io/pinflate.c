@@ -86,6 +86,10 @@ struct pinf {
     uint64_t len;
     uint64_t out_pos;    /* source bit where the handed-out data ends */
     chunk *stopped;
+    uint8_t out_win[INF_WINDOW]; /* the last out_wlen bytes handed out end it */
+    size_t out_wlen;
+    const atomic_int *pause; /* pinf_pause_on's flag, or NULL */
+    int paused;              /* pinf_read paused at out_pos */
 };
 
 /* Frees a chunk's buffers and the chunk. */
@@ -678,9 +682,29 @@ void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t 
     p->crc = (uint32_t)crc32(0, NULL, 0);
     p->len = 0;
     p->stopped = NULL;
+    p->out_wlen = 0;
+    p->pause = NULL;
+    p->paused = 0;
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
+}
+
+/* Pauses the stream on *flag (see pinflate.h). */
+void pinf_pause_on(pinf *p, const atomic_int *flag)
+{
+    pthread_mutex_lock(&p->lock);
+    p->pause = flag;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Moves the window of handed-out bytes past a chunk's n decoded bytes. */
+static void out_window_advance(pinf *p, const uint8_t *out, size_t n)
+{
+    size_t take = n < INF_WINDOW ? n : INF_WINDOW;
+    memmove(p->out_win, p->out_win + take, INF_WINDOW - take);
+    memcpy(p->out_win + INF_WINDOW - take, out + n - take, take);
+    p->out_wlen = p->out_wlen + take < INF_WINDOW ? p->out_wlen + take : INF_WINDOW;
 }
 
 /* Hands out decoded bytes in order (see pinflate.h). */
@@ -692,6 +716,15 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
         chunk *c = p->head;
         if (!c && p->ended)
             break;
+        /* a pause falls between chunks, before one that has not failed, while
+           the final block is still to be decoded (else the rest is ready) */
+        if (!p->paused && p->pause && !p->ended && atomic_load(p->pause) &&
+            (!c || c->taken == 0) && !(c && c->state == CH_FAILED))
+            p->paused = 1;
+        if (p->paused) {
+            pthread_mutex_unlock(&p->lock);
+            return got ? (ssize_t)got : PINF_PAUSED;
+        }
         if (!c && p->failed) { /* memory ran out where no chunk could fail in its place */
             pthread_mutex_unlock(&p->lock);
             return got ? (ssize_t)got : IO_ERR_NOMEM;
@@ -712,6 +745,7 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
         c->taken += k;
         got += k;
         if (c->taken == c->nout) {
+            out_window_advance(p, c->out, c->nout);
             p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)c->nout);
             p->len += c->nout;
             p->out_pos = c->end;
@@ -754,6 +788,17 @@ void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_
     *bit = c->start;
     *window = c->window + INF_WINDOW - c->wvalid;
     *wlen = c->wvalid;
+    *crc = p->crc;
+    *len = p->len;
+}
+
+/* Where the stream paused (see pinflate.h). */
+void pinf_pause_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                      uint32_t *crc, uint64_t *len)
+{
+    *bit = p->out_pos;
+    *window = p->out_win + INF_WINDOW - p->out_wlen;
+    *wlen = p->out_wlen;
     *crc = p->crc;
     *len = p->len;
 }

@@ -22,11 +22,13 @@
 #ifndef GPUBATCH_IO_PINFLATE_H
 #define GPUBATCH_IO_PINFLATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #define PINF_STOPPED (-100) /* pinf_read: go on sequentially from pinf_stop_point */
+#define PINF_PAUSED (-101)  /* pinf_read: paused as asked (pinf_pause_on), at pinf_pause_point */
 
 typedef struct pinf pinf;
 
@@ -43,9 +45,16 @@ void pinf_destroy(pinf *p);
  * used) or, with fd < 0, the memory mem. Ends the stream before, if any. */
 void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
 
+/* Makes the current stream pause once *flag (set on any thread) is nonzero:
+ * pinf_read hands out no bytes past the next block boundary between two of
+ * its chunks, and returns PINF_PAUSED from then on, unless the stream has
+ * ended first. For a caller that hands the rest of the stream to another
+ * decoder (a device) while this one is busy. */
+void pinf_pause_on(pinf *p, const atomic_int *flag);
+
 /* Copies the next decoded bytes, in order, into buf: the count (at most n),
  * 0 after the final block, PINF_STOPPED where the stream cannot be decoded
- * further here, or IO_ERR_NOMEM. */
+ * further here, PINF_PAUSED (pinf_pause_on), or IO_ERR_NOMEM. */
 ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n);
 
 /* Whether every byte of the stream has been handed out, its final block
@@ -61,6 +70,12 @@ void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len
  * 32 KiB) bytes before it, and the CRC-32 and length of all before it. */
 void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
                      uint32_t *crc, uint64_t *len);
+
+/* After PINF_PAUSED: the bit offset (in the source) of the block boundary
+ * where the stream was paused, its last *wlen (at most 32 KiB) bytes
+ * before it, and the CRC-32 and length of all before it. */
+void pinf_pause_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                      uint32_t *crc, uint64_t *len);
 
 /* The source byte up to which the data handed out so far was compressed. */
 uint64_t pinf_input_pos(const pinf *p);

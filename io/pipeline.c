@@ -60,6 +60,10 @@ struct pl_ring {
     int err;          /* reader error, reported after the filled chunks */
     io_status why;    /* the reader's failure as it happened (its line: pl_error) */
     uint64_t handed;
+    size_t pause_grain;   /* pl_open_pausable: the data after the last whole grain are held */
+    unsigned char *tail_held; /* those bytes when the reader paused (pause_grain bytes of room) */
+    size_t tail_len;
+    int paused;           /* the reader paused: the data end there for now */
 
     /* pl_open_gz only */
     int gz;               /* chunks of whole members where possible */
@@ -352,6 +356,26 @@ static int pl_find_buffer(const pl_ring *p, int slot)
 
 /* Reader thread: fills slots in ring order, each in a free buffer, until
  * the data ends. */
+/* Where the reader paused (io_reader_pause) after a short read of *have
+ * bytes into dst at data offset `offset`: keeps the bytes after the last
+ * whole grain in p->held and drops them from the chunk. 1 when paused. */
+static int pl_hold_paused(pl_ring *p, const unsigned char *dst, size_t *have, uint64_t offset)
+{
+    uint64_t bit, len;
+    const uint8_t *window;
+    size_t wlen;
+    uint32_t crc;
+    if (!io_reader_pause_point(p->r, &bit, &window, &wlen, &crc, &len))
+        return 0;
+    size_t hold = (size_t)((offset + *have) % p->pause_grain);
+    /* chunks are whole grains, so the partial one lies in this chunk */
+    memcpy(p->tail_held, dst + *have - hold, hold);
+    p->tail_len = hold;
+    *have -= hold;
+    p->paused = 1;
+    return 1;
+}
+
 static void *pl_reader_main(void *arg)
 {
     pl_ring *p = arg;
@@ -385,16 +409,18 @@ static void *pl_reader_main(void *arg)
         size_t have = (size_t)got;
         if (p->swap)
             pl_swap_units(dst, have, p->swap);
+        /* paused: the data end here for now, not cut short */
+        int paused = p->pause_grain && have < want && pl_hold_paused(p, dst, &have, offset);
         if (have == 0 && (err = pl_gz_verify(p, slot, offset, UINT64_MAX)) < 0)
             break; /* members with no data (ISIZE 0) are not handed out */
-        int end = have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
-        if (p->limit != UINT64_MAX && have < want) {
+        int end = paused || have < want || (p->limit != UINT64_MAX && offset + have == p->limit);
+        if (p->limit != UINT64_MAX && have < want && !paused) {
             err = io_fail(&p->why, IO_ERR_FORMAT,
                           "truncated: expected %llu bytes of data, the input has %llu",
                           (unsigned long long)p->limit, (unsigned long long)(offset + have));
             break;
         }
-        if (end && p->limit != UINT64_MAX) {
+        if (end && !paused && p->limit != UINT64_MAX) {
             unsigned char extra;
             long long more = pl_gz_rejoin(p, p->limit);
             if (more >= 0)
@@ -464,6 +490,7 @@ static void pl_free(pl_ring *p)
         io_view_unmap(&p->views[b]);
     free(p->views);
     free(p->tab_copy);
+    free(p->tail_held);
     free(p->gzc);
     free(p->prefix);
     free(p->raw_end);
@@ -479,11 +506,13 @@ static void pl_free(pl_ring *p)
 /* Sets up the ring and starts the reader. */
 static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                     size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t first,
-                    uint64_t limit, int gz, size_t swap)
+                    uint64_t limit, int gz, size_t swap, size_t pause_grain)
 {
     *out = NULL;
     if (swap && (gz || (swap != 2 && swap != 4 && swap != 8) || chunk_bytes % swap))
         return IO_ERR_FORMAT; /* chunks must hold whole units, decoded on the host */
+    if (pause_grain && (gz || !bufs || first || chunk_bytes % pause_grain))
+        return IO_ERR_FORMAT; /* a paused chunk must end in its last grain */
     pl_ring *p = calloc(1, sizeof *p);
     if (!p)
         return IO_ERR_NOMEM;
@@ -495,6 +524,9 @@ static int pl_start(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, i
     p->first = first;
     p->limit = limit;
     p->swap = swap;
+    p->pause_grain = pause_grain;
+    if (pause_grain && !(p->tail_held = malloc(pause_grain)))
+        goto out_free;
     if (gz) {
         p->gz = 1;
         p->gz_mode = GZ_HEAD;
@@ -546,7 +578,27 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslot
             size_t swap)
 {
     return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, 0, limit, 0,
-                    swap);
+                    swap, 0);
+}
+
+/* pl_open that ends where the reader pauses (see pipeline.h). */
+int pl_open_pausable(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+                     size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
+                     size_t swap, size_t grain)
+{
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, 0, limit, 0,
+                    swap, grain);
+}
+
+/* Whether the ring ended where its reader paused (see pipeline.h). */
+int pl_paused(const pl_ring *p, const void **held, size_t *held_len)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&p->mu);
+    int paused = p->done && p->paused;
+    pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+    *held = p->tail_held;
+    *held_len = paused ? p->tail_len : 0;
+    return paused;
 }
 
 /* pl_open for data that went on elsewhere up to offset `first`. */
@@ -555,7 +607,7 @@ int pl_open_at(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int ns
                uint64_t limit, size_t swap)
 {
     return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, first, limit, 0,
-                    swap);
+                    swap, 0);
 }
 
 /* pl_open with chunks that are views of the file (see pipeline.h). */
@@ -568,14 +620,15 @@ int pl_open_view(pl_ring **out, io_reader *r, int nslots, size_t chunk_bytes, si
     int rc = io_reader_unread(r, prefix_len);
     if (rc < 0)
         return rc;
-    return pl_start(out, r, NULL, nslots, nslots, chunk_bytes, NULL, 0, 0, limit, 0, 0);
+    return pl_start(out, r, NULL, nslots, nslots, chunk_bytes, NULL, 0, 0, limit, 0, 0, 0);
 }
 
 /* The same, for a consumer that inflates whole BGZF members itself. */
 int pl_open_gz(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
                size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit)
 {
-    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, 0, limit, 1, 0);
+    return pl_start(out, r, bufs, nbufs, nslots, chunk_bytes, prefix, prefix_len, 0, limit, 1, 0,
+                    0);
 }
 
 /* Hands out the next filled buffer in ring order. */

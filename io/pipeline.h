@@ -74,6 +74,19 @@ int pl_open(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslot
             size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
             size_t swap);
 
+/* pl_open whose data end, for now, where the reader pauses (io_reader_pause:
+ * a device goes on from there): the last chunk then stops at a multiple of
+ * grain bytes of data (chunk_bytes must be one), and the bytes after it are
+ * held for the caller (pl_paused). */
+int pl_open_pausable(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, int nslots,
+                     size_t chunk_bytes, const void *prefix, size_t prefix_len, uint64_t limit,
+                     size_t swap, size_t grain);
+
+/* After pl_next returned 0: 1 when a pl_open_pausable ring ended where its
+ * reader paused, with *held and *held_len the data bytes after its last
+ * whole grain (valid until pl_close); else 0. */
+int pl_paused(const pl_ring *p, const void **held, size_t *held_len);
+
 /* pl_open for data whose first `first` bytes were read elsewhere (a
  * device inflated them): the chunks' offsets, and limit, count from the
  * data's start; the reader goes on at data byte `first` (prefix: the bytes

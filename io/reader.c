@@ -223,6 +223,8 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
     pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end, base + start);
+    if (!r->zip_deflate && !r->src_off && r->member_off == 0) /* io_reader_stream_member's */
+        pinf_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
@@ -424,6 +426,23 @@ static int take_over_from_parallel(io_reader *r)
     return rc;
 }
 
+/* Where the parallel decoder paused as asked (io_reader_pause): keeps the
+ * point, stops the decoder's threads and ends the data for now. Returns 0
+ * or an error. */
+static ssize_t pause_parallel(io_reader *r)
+{
+    const uint8_t *window;
+    if (!r->pause_win && !(r->pause_win = malloc(INF_WINDOW)))
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    pinf_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
+                     &r->pause_len);
+    memcpy(r->pause_win, window, r->pause_wlen);
+    r->raw_offset = r->pause_bit / 8;
+    pinf_end(r->par); /* the window is copied: its threads may go */
+    r->state = RD_PAUSED;
+    return 0;
+}
+
 /* Reads from the parallel decoder into buf; at the member's end checks its
  * trailer and moves past it. Returns the bytes read (0 at the member's end,
  * state then RD_BETWEEN) or a negative io_error. */
@@ -434,6 +453,8 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
         int rc = take_over_from_parallel(r);
         return rc < 0 ? rc : 0;
     }
+    if (k == PINF_PAUSED)
+        return pause_parallel(r);
     if (k < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     if (k > 0)
@@ -530,7 +551,8 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 {
     size_t got = 0;
     while (got < n) {
-        if (r->state == RD_END || (r->state == RD_BETWEEN && r->stop_at_member_end))
+        if (r->state == RD_END || r->state == RD_PAUSED ||
+            (r->state == RD_BETWEEN && r->stop_at_member_end))
             break;
         if (r->state == RD_BETWEEN) {
             ssize_t k = bgzf_read(r, buf + got, n - got);
@@ -830,11 +852,32 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size)
 {
     /* the first member only: its decoded bytes are the data's from position 0 */
-    if (r->state != RD_PARALLEL || !r->inbuf || r->src_off || r->file_size < 0 || r->member_off)
+    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED) || !r->inbuf || r->src_off ||
+        r->file_size < 0 || r->member_off)
         return 0;
     *fd = r->fd;
     *data_off = r->member_data;
     *file_size = (uint64_t)r->file_size;
+    return 1;
+}
+
+/* Asks the parallel decoder to pause the first member (see reader.h). */
+void io_reader_pause(io_reader *r)
+{
+    atomic_store(&r->pause_req, 1);
+}
+
+/* Where the first member paused (see reader.h). */
+int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                          uint32_t *crc, uint64_t *len)
+{
+    if (r->state != RD_PAUSED)
+        return 0;
+    *bit = r->pause_bit;
+    *window = r->pause_win;
+    *wlen = r->pause_wlen;
+    *crc = r->pause_crc;
+    *len = r->pause_len;
     return 1;
 }
 
@@ -847,6 +890,9 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
     if (r->state == RD_PARALLEL) { /* its decoder's work so far is the device's */
         pinf_end(r->par);
         r->n_par--;
+    } else if (r->state == RD_PAUSED) { /* the decoder ran the start: said apart */
+        r->n_par--;
+        r->n_paused++;
     }
     r->st.code = 0;
     r->st.text[0] = 0;
@@ -1168,6 +1214,10 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams inflated on the GPU: %llu; ",
                                (unsigned long long)r->n_device);
+    if (r->n_paused && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               "of them begun on %d host threads while the GPU started: %llu; ",
+                               par_cpus(), (unsigned long long)r->n_paused);
     if (r->n_stream && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                "gzip members of a pipe inflated in order by the host's decoder: "
@@ -1244,6 +1294,7 @@ void io_reader_close(io_reader *r)
         inflateEnd(&r->zs);
     pinf_destroy(r->par);
     free(r->sbuf);
+    free(r->pause_win);
     if (r->close_fd)
         close(r->fd);
     else if (r->is_stdin && r->file_size >= 0) /* a regular file: left past what was read, as

@@ -187,6 +187,21 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
  * else 0. */
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size);
 
+/* Asks, from any thread, that the parallel decoder of the member
+ * io_reader_stream_member names pause at the next block boundary between
+ * its chunks: reads then end there (0 bytes) and io_reader_pause_point
+ * says where, so that a device can go on from that point while the host
+ * has decoded the start. A member that ends first ends as it would have. */
+void io_reader_pause(io_reader *r);
+
+/* After a read ended by io_reader_pause: 1, with the file bit offset of the
+ * block boundary where the member paused, the window (the wlen bytes decoded
+ * before it, valid until the reader goes on), and the member's CRC-32 and
+ * length so far; else 0. io_reader_continue_member goes on from a point
+ * after it. */
+int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                          uint32_t *crc, uint64_t *len);
+
 /* Goes on reading the member io_reader_stream_member named where a device
  * stopped inflating it, the decoded position becoming pos: from file bit
  * offset `bit`, a deflate block boundary with the window (the wlen bytes

@@ -22,6 +22,8 @@
 #include <zlib.h>
 
 #include "pinflate.h"
+#include <stdatomic.h>
+
 #include "reader.h"
 
 #define IN_BLOCK (16u << 20)  /* compressed bytes read from the fd at a time */
@@ -35,6 +37,7 @@ enum rd_state {
     RD_BETWEEN, /* a member just ended; look at what follows */
     RD_END,     /* no more data */
     RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
+    RD_PAUSED,  /* the parallel decoder paused in the first member (io_reader_pause) */
 };
 
 /* The reader's handle: the byte source (fd, memory, the input window, a zip
@@ -66,6 +69,13 @@ struct io_reader {
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
     uint64_t n_stream;   /* members of a pipe read in order by the host's decoder */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
+    atomic_int pause_req; /* io_reader_pause: the parallel decoder pauses the first member */
+    uint64_t n_paused;   /* members whose start the host decoded before a device took over */
+    uint64_t pause_bit;  /* RD_PAUSED: where, and the window, CRC-32 and length before it */
+    uint8_t *pause_win;
+    size_t pause_wlen;
+    uint32_t pause_crc;
+    uint64_t pause_len;
     uint8_t *sbuf;       /* RD_STREAM: the window, then the decoded bytes of the last step */
     size_t sfill, spos;  /* the end of those bytes in sbuf, and the next one to hand out */
     unsigned sbit;       /* bits of in_next[0] already decoded */

@@ -171,6 +171,38 @@ void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
     z->pt.crc = (uint32_t)crc32(0, Z_NULL, 0);
 }
 
+/* Starts where another decoder paused (see gzstream.h). */
+void gzstream_begin_at(gzstream *z, int fd, uint64_t file_size, uint64_t bit,
+                       const uint8_t *window, size_t wlen, uint32_t crc, uint64_t len)
+{
+    gzstream_begin(z, fd, bit / 8, file_size);
+    z->bit = (unsigned)(bit % 8);
+    z->pt.crc = crc;
+    z->pt.len = len;
+    z->pt.wlen = (uint32_t)(wlen < IFS_WINDOW ? wlen : IFS_WINDOW);
+    memcpy(z->pt.window + IFS_WINDOW - z->pt.wlen, window + wlen - z->pt.wlen, z->pt.wlen);
+}
+
+/* Puts decoded bytes where the next batch carries them over from (see
+ * gzstream.h). */
+int gzstream_carry_in(gzstream *z, const void *host, size_t n)
+{
+    if (n > z->keep_max)
+        return io_fail(&z->st, GPU_ERR_DRIVER, "%zu bytes to carry over exceed the batch's room",
+                       n);
+    int rc = gpu_bind(z->g);
+    if (rc < 0)
+        return io_fail(&z->st, rc, "%s", gpu_error_text(z->g));
+    CUresult r = n ? cu.MemcpyHtoDAsync(z->out[z->cur], host, n, z->q.stream) : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        r = cu.StreamSynchronize(z->q.stream); /* the host's bytes may go once this returns */
+    if (r != CUDA_SUCCESS)
+        return io_fail(&z->st, GPU_ERR_DRIVER, "copying decoded bytes to the device failed: %s",
+                       cu_result_text(r));
+    z->last_bytes = n;
+    return 0;
+}
+
 /* Where the host goes on when the device stops before the final block. */
 static int gzstream_stop(gzstream *z)
 {

@@ -51,6 +51,17 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2
  * regular file fd (file_size bytes; the fd's offset is not used). */
 void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size);
 
+/* Starts the member of gzstream_begin where another decoder paused: at file
+ * bit offset `bit`, a block boundary, with the window before it (the wlen
+ * bytes decoded last) and the CRC-32 and length of the bytes before it. */
+void gzstream_begin_at(gzstream *z, int fd, uint64_t file_size, uint64_t bit,
+                       const uint8_t *window, size_t wlen, uint32_t crc, uint64_t len);
+
+/* Puts n decoded bytes (host memory, at most the keep_max of
+ * gzstream_open) where the next gzstream_next may carry them over from, as
+ * if a batch had ended with them. 0, or a negative error (gzstream_status). */
+int gzstream_carry_in(gzstream *z, const void *host, size_t n);
+
 /* Inflates the next batch after `keep` bytes carried over from the end of
  * the last one (0 at first): *data gets the device address of those bytes
  * followed by the batch's, *bytes their count, valid until the next call.

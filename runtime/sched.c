@@ -411,6 +411,17 @@ static int sched_cpu_spent(const sched *h, size_t bytes)
            h->cpu_seconds + sched_cpu_share(h, bytes) > h->spec.start_seconds / 2;
 }
 
+/* The device that could inflate a member now (see sched_stream_gpu), or
+ * NULL; waits for nothing. */
+static gpu *sched_member_gpu(sched *h)
+{
+    sched_poll(h);
+    /* one engine over several devices would run the chunks on all of them */
+    if (!h->gpu || (!h->per_device && engine_backend(h->gpu)->ngpu != 1))
+        return NULL;
+    return engine_backend(h->gpu)->gpu;
+}
+
 /* Whether a submit of `bytes` would wait for the devices' start: the loop
  * writes out the CPU's results first, so that their output is made while
  * the start ends. */
@@ -677,7 +688,12 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
     pl_chunk c;
     io_status read_err = {0, ""};
     *bytes_in = 0;
+    int told = !in->member_gpu_ready; /* member_gpu_ready called, or not wanted */
     do {
+        if (!told && sched_member_gpu(h)) {
+            in->member_gpu_ready(in->member_gpu_ctx);
+            told = 1;
+        }
         double asked = sched_elapsed(h);
         rc = sched_next(h, in, &c);
         if (rc < 0)
@@ -716,11 +732,7 @@ static gpu *sched_stream_gpu(sched *h)
         return NULL;
     if (!h->per_device && h->be->start && !h->gpu_off) /* auto: its start is worth waiting for */
         backend_gpu_wait(h->be);
-    sched_poll(h);
-    /* one engine over several devices would run the chunks on all of them */
-    if (!h->gpu || (!h->per_device && engine_backend(h->gpu)->ngpu != 1))
-        return NULL;
-    return engine_backend(h->gpu)->gpu;
+    return sched_member_gpu(h);
 }
 
 /* The per-device entry of the engine e, or NULL. */
@@ -741,7 +753,9 @@ typedef struct {
     size_t grain;
     void *tail;
     size_t tail_len;
-    uint64_t data;
+    uint64_t data;  /* in: the data offset of the first byte the device gives; out: after the
+                       last one run */
+    size_t keep;    /* bytes gzstream_carry_in put before the first batch */
 } sched_stream;
 
 /* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
@@ -753,9 +767,8 @@ static int sched_run_stream(sched *h, sched_stream *in)
     engine *e = h->gpu;
     sched_device *dev = sched_device_of(h, e);
     int nslots = h->spec.nslots, next = 0, busy = 0, status = 0;
-    size_t keep = 0, grain = in->grain, cap = h->spec.capacity / grain * grain;
+    size_t keep = in->keep, grain = in->grain, cap = h->spec.capacity / grain * grain;
     uint64_t skip = in->skip;
-    in->data = 0;
     in->tail_len = 0;
     while (!status && in->data < in->limit) {
         CUdeviceptr data;
@@ -941,14 +954,23 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
                   name, gpu_error_text(g));
         return 0;
     }
-    gzstream_begin(h->z, fd, data_off, file_size);
+    uint64_t bit, len;
+    const uint8_t *window;
+    size_t wlen;
+    uint32_t crc;
+    if (io_reader_pause_point(r, &bit, &window, &wlen, &crc, &len))
+        gzstream_begin_at(h->z, fd, file_size, bit, window, wlen, crc, len);
+    else
+        gzstream_begin(h->z, fd, data_off, file_size);
     m->ran = 1;
+    if (gzstream_carry_in(h->z, m->head, m->head_len) < 0)
+        return sched_take(h, GPU_ERR_DRIVER, gzstream_status(h->z));
     sched_stream in = {.z = h->z, .skip = m->skip, .limit = m->limit, .grain = m->grain,
-                       .tail = m->tail};
+                       .tail = m->tail, .data = m->first, .keep = m->head_len};
     int rc = sched_run_stream(h, &in);
     gzstream_counts(h->z, &m->st);
     m->skip = in.skip;
-    m->data = in.data;
+    m->data = in.data - m->first;
     m->tail_len = in.tail_len;
     return rc;
 }

@@ -116,6 +116,10 @@ typedef struct {
        line), as pl_next does (NULL: pl_next of ring 0). */
     int (*next)(void *ctx, pl_chunk *c, io_status *st);
     void *ctx;
+    /* Called once, as soon as a device could inflate a gzip member
+       (sched_run_member), while the chunks run (NULL: not needed). */
+    void (*member_gpu_ready)(void *ctx);
+    void *member_gpu_ctx;
 } sched_input;
 
 /* Runs the input's chunks through the lanes until its end or the first
@@ -142,18 +146,22 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in);
  * code with one line in sched_error(). */
 int sched_stage_open(sched *h, size_t chunk);
 
-/* A plain gzip member of a regular file whose data run on a device first
- * (sched_run_member): its decoded bytes after `skip` (a header), at most
- * `limit` of them (UINT64_MAX: to its end), cut into chunks of whole
- * `grain` bytes (at most SCHED_MEMBER_KEEP). */
+/* A plain gzip member of a regular file whose data run on a device
+ * (sched_run_member): from its start, or from where its reader paused
+ * (io_reader_pause), the host having run the data before; its decoded bytes
+ * after `skip` (a header), at most `limit` of them (UINT64_MAX: to its end),
+ * cut into chunks of whole `grain` bytes (at most SCHED_MEMBER_KEEP). */
 typedef struct {
     uint64_t skip;   /* in; out: what is left of it (the device stopped first) */
     uint64_t limit;
     size_t grain;
+    uint64_t first;  /* data bytes the host ran before the pause (a multiple of grain) */
+    const void *head; /* the data bytes after those that the host decoded (fewer than grain) */
+    size_t head_len;
     void *tail;      /* host memory for the bytes after the last whole grain (grain bytes; past
                         the limit, the first of those after it) */
     int ran;         /* out: the device ran the member's start */
-    uint64_t data;   /* out: the data bytes run */
+    uint64_t data;   /* out: the data bytes run (after first) */
     size_t tail_len; /* out: the bytes in tail */
     gzstream_stats st; /* out: what the device's batches took, for -v */
 } sched_member;
@@ -165,7 +173,8 @@ typedef struct {
 
 /* Where input r is a plain gzip member of a regular file and a device
  * takes chunks (with cuda the first open device; with auto its device once
- * its start is over, waited for), inflates it there batch after batch
+ * its start is over, waited for), inflates it there, from its start or from
+ * where r paused (then m->head first), batch after batch
  * (runtime/gzstream.h) and runs its data on that device's engine, each
  * batch's chunks before the next is inflated, until the device stops (at
  * the member's end, where the host must go on, or at the limit); then

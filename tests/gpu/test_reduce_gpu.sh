@@ -125,6 +125,19 @@ rm -f "$T/l.npy"
 same_with_gpu_inflate "1 GiB in batches" --op sum,min,argmax,sumsq "$T/l.npy.gz"
 batches=$(sed -n 's/.*inflated on the GPU in \([0-9]*\) batch.*/\1/p' "$T/gv.err")
 [ "${batches:-0}" -ge 3 ] && ok || fail "1 GiB in batches: ${batches:-no} batches: $(grep GPU "$T/gv.err")"
+# By default the host's threads run the stream's start while the device
+# starts, and the device goes on from where they paused.
+for be in cuda auto; do
+    for p in 16 2; do
+        env -u GPUBATCH_HOST_INFLATE "$GB" reduce -v -p $p --backend $be --op sum,min,argmax,sumsq \
+            "$T/l.npy.gz" 2>"$T/gv.err" >"$T/g.txt"
+        grep -q "inflated on the host's threads while the GPU started" "$T/gv.err" &&
+            grep -q "inflated on the GPU in" "$T/gv.err" && ok ||
+            fail "1 GiB, $be -p $p: not begun on the host: $(grep -E 'GPU|host' "$T/gv.err")"
+        "$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/l.npy.gz" >"$T/c.txt"
+        check_files_same "1 GiB begun on the host, $be -p $p" "$T/c.txt" "$T/g.txt"
+    done
+done
 size=$(stat -c %s "$T/l.npy.gz")
 printf '\377' | dd of="$T/l.npy.gz" bs=1 seek=$((size - 1000000)) conv=notrunc 2>/dev/null
 same_message "a damaged byte in the last batch" "$T/l.npy.gz"

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "io/gzwrite.h"
+#include "io/pipeline.h"
 #include "io/reader.h"
 #include "io/sink.h"
 #include "check.h"
@@ -828,6 +829,103 @@ static void test_skip(void)
     free(data);
 }
 
+/* The first member paused between the parallel decoder's chunks
+ * (io_reader_pause) through a ring that holds the bytes after its last
+ * whole grain (pl_open_pausable), then read on in order from the pause
+ * point, as a device would hand back: the data are the member's, in every
+ * position the pause may fall, and a member whose CRC-32 is wrong still
+ * fails at its end with zlib's words. */
+static void test_pause(void)
+{
+    const size_t n = (6u << 20) + 123, chunk = 64u << 10, grain = 4096;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, n, 6, 0);
+    char *good = strdup(put_file("pause.gz", gz.p, gz.len));
+    gz.p[gz.len - 8] ^= 1; /* the CRC-32 */
+    char *bad = strdup(put_file("pause-crc.gz", gz.p, gz.len));
+    enum { NBUF = 3 };
+    void *bufs[NBUF];
+    for (int i = 0; i < NBUF; i++)
+        bufs[i] = malloc(chunk);
+    static const int pause_after[] = {0, 1, 5, 40, 1000};
+    int paused_seen = 0;
+    for (int f = 0; f < 2; f++) {
+        for (size_t pi = 0; pi < sizeof pause_after / sizeof pause_after[0]; pi++) {
+            io_reader *r;
+            CHECK(io_reader_open(&r, f ? bad : good, NULL) == 0);
+            uint8_t *got = malloc(n + chunk);
+            size_t have = 0;
+            pl_ring *pl;
+            CHECK(pl_open_pausable(&pl, r, bufs, NBUF, NBUF, chunk, NULL, 0, UINT64_MAX, 0,
+                                   grain) == 0);
+            pl_chunk c;
+            int k = 0, rc;
+            while ((rc = pl_next(pl, &c)) > 0) {
+                CHECK(c.offset == have);
+                memcpy(got + have, c.data, c.bytes);
+                have += c.bytes;
+                pl_release(pl, c.slot);
+                if (++k == pause_after[pi] || pause_after[pi] == 0)
+                    io_reader_pause(r);
+            }
+            const void *held;
+            size_t held_len;
+            int paused = pl_paused(pl, &held, &held_len);
+            if (!paused) { /* the member ended first: the ring read it whole */
+                CHECKF(rc == (f ? IO_ERR_CRC : 0) && (f || (have == n && !memcmp(got, data, n))),
+                       "pause after %d chunks: rc %d, %zu bytes", pause_after[pi], rc, have);
+                pl_close(pl);
+                io_reader_close(r);
+                free(got);
+                continue;
+            }
+            paused_seen++;
+            CHECKF(rc == 0 && have % grain == 0 && held_len < grain, "rc %d have %zu held %zu", rc,
+                   have, held_len);
+            memcpy(got + have, held, held_len);
+            uint64_t bit, len;
+            const uint8_t *window;
+            size_t wlen;
+            uint32_t crc;
+            CHECK(io_reader_pause_point(r, &bit, &window, &wlen, &crc, &len));
+            CHECKF(len == have + held_len && wlen == (len < 32768 ? len : 32768) &&
+                       !memcmp(window, data + len - wlen, wlen) &&
+                       crc == (uint32_t)crc32(0, data, (uInt)len),
+                   "point after %d chunks: len %llu", pause_after[pi], (unsigned long long)len);
+            size_t total = have;
+            pl_ring *rest;
+            CHECK(io_reader_continue_member(r, bit, 0, window, wlen, crc, len, len, "test") == 0);
+            CHECK(pl_open_at(&rest, r, bufs, NBUF, NBUF, chunk, held, held_len, have, UINT64_MAX,
+                             0) == 0);
+            pl_close(pl); /* held was the paused ring's */
+            while ((rc = pl_next(rest, &c)) > 0) {
+                CHECK(c.offset == total);
+                memcpy(got + total, c.data, c.bytes);
+                total += c.bytes;
+                pl_release(rest, c.slot);
+            }
+            if (f)
+                CHECKF(rc == IO_ERR_CRC && strstr(pl_error(rest), "incorrect data check"),
+                       "rc %d: %s", rc, pl_error(rest));
+            else
+                CHECKF(rc == 0 && total == n && !memcmp(got, data, n),
+                       "pause after %d chunks: %zu bytes", pause_after[pi], total);
+            pl_close(rest);
+            io_reader_close(r);
+            free(got);
+        }
+    }
+    CHECK(paused_seen >= 6); /* the pauses fell inside the member */
+    for (int i = 0; i < NBUF; i++)
+        free(bufs[i]);
+    free(good);
+    free(bad);
+    free(gz.p);
+    free(data);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -847,6 +945,7 @@ int main(void)
     RUN(test_trailing);
     RUN(test_external);
     RUN(test_skip);
+    RUN(test_pause);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
