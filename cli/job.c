@@ -132,6 +132,7 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
     sched_member m = {.skip = paused ? 0 : in->fi->data_offset, .limit = in->limit,
                       .grain = in->grain, .first = first, .head = head, .head_len = head_len,
                       .tail = tail};
+    double at = msg_elapsed();
     int rc = sched_run_member(j->h, in->r, &m, in->name);
     *ran = m.ran || paused;
     *done = m.data;
@@ -154,8 +155,9 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
     if (rc < 0)
         msg_status(in->name, sched_status(j->h));
     if (paused)
-        msg_info("%s: %llu bytes of data inflated on the host's threads while the GPU started",
-                 in->name, (unsigned long long)(first + head_len));
+        msg_info("%s: %llu bytes of data inflated on the host's threads while the GPU started; "
+                 "the GPU went on from there %.3f s after the process started",
+                 in->name, (unsigned long long)(first + head_len), at);
     msg_info("%s: %llu bytes of data inflated on the GPU in %llu batches, %llu rounds; %llu "
              "batches read while the one before was inflated (waited %.3f s for them)",
              in->name, (unsigned long long)m.data, m.st.batches, m.st.rounds, m.st.read_ahead,
@@ -165,11 +167,21 @@ static int job_member(job *j, const job_input *in, int *ran, uint64_t *done, voi
     return rc != 0;
 }
 
-/* Asks the member's reader to pause (sched_input.member_gpu_ready): a
- * device can take the member over. */
-static void job_pause(void *reader)
+/* The member being run on the host while the devices start. */
+typedef struct {
+    io_reader *r;
+    backend *be;
+} job_paused;
+
+/* A device can take the member over (sched_input.member_gpu_ready): asks
+ * its reader to pause, where the device pays for the compressed bytes left. */
+static void job_pause(void *ctx, uint64_t raw_seen)
 {
-    io_reader_pause(reader);
+    const job_paused *m = ctx;
+    int64_t size = io_reader_file_size(m->r);
+    if (size > 0 && (uint64_t)size > raw_seen &&
+        stream_member_rest_pays(m->be, (uint64_t)size - raw_seen))
+        io_reader_pause(m->r);
 }
 
 /* Runs the start of a gzip member on the host while the devices start:
@@ -187,8 +199,9 @@ static int job_member_start(job *j, const job_input *in, pl_ring **pl, uint64_t 
         return msg_error("%s: cannot start the reader thread", in->name), 1;
     if (job_sched(j, in))
         return 1;
+    job_paused pause = {in->r, &j->be};
     sched_input input = {.rings = pl, .nrings = 1, .member_gpu_ready = job_pause,
-                         .member_gpu_ctx = in->r};
+                         .member_gpu_ctx = &pause};
     int rc = sched_run(j->h, &input, first);
     if (rc < 0)
         msg_status(in->name, sched_status(j->h));

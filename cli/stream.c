@@ -105,27 +105,22 @@ int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
     return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
 
-/* Whether the device is expected to end a member of `bytes` compressed
- * bytes sooner than the host's threads: the host starts at once, at
- * STREAM_HOST_GBPS a thread; the device after its start, at
- * STREAM_DEVICE_GBPS (decoded bytes, about as many as compressed ones for
- * the arrays measured: BENCHMARKS.md). */
-static int stream_device_pays(const backend *be, uint64_t bytes)
-{
-    double host = (be->threads > 0 ? be->threads : 1) * STREAM_HOST_GBPS * 1e9;
-    double device = STREAM_DEVICE_GBPS * 1e9;
-    return CLI_GPU_START_SECONDS + bytes / device < bytes / host;
-}
-
 /* Whether input r may be inflated on a device (see stream.h). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi)
 {
-    int fd, env = stream_host_inflate();
+    int fd;
     uint64_t data_off, file_size;
-    if (env == 1 || fi->swap || !backend_may_use_gpu(be) ||
-        !io_reader_stream_member(r, &fd, &data_off, &file_size))
-        return 0;
-    return env == 0 || stream_device_pays(be, file_size - data_off);
+    return stream_host_inflate() != 1 && !fi->swap && backend_may_use_gpu(be) &&
+           io_reader_stream_member(r, &fd, &data_off, &file_size);
+}
+
+/* Whether a device pays for the rest of a member (see stream.h). */
+int stream_member_rest_pays(const backend *be, uint64_t left)
+{
+    if (stream_host_inflate() == 0)
+        return 1;
+    double host = (be->threads > 0 ? be->threads : 1) * STREAM_HOST_GBPS * 1e9;
+    return STREAM_DEVICE_SETUP_SECONDS + left / (STREAM_DEVICE_GBPS * 1e9) < left / host;
 }
 
 /* Whether the host runs a member's start while the devices start (see

@@ -73,13 +73,21 @@ int stream_write(void *ctx, const gz_span *span, const void *out, size_t bytes);
  * stream end to end (measured on an H100 node: BENCHMARKS.md). */
 #define STREAM_HOST_GBPS 0.15
 #define STREAM_DEVICE_GBPS 4.0
+#define STREAM_DEVICE_SETUP_SECONDS 0.05
 
 /* Whether input r (after frame_open gave fi) has its data inflated on a
- * device first (job_input.member, sched_run_member): a plain gzip member
- * of a regular file, where a GPU may take chunks (cuda, or auto's start),
- * little-endian data, where the device's start and speed beat the host's
- * threads for its size (GPUBATCH_HOST_INFLATE=1: never; =0: always). */
+ * device (job_input.member, sched_run_member): a plain gzip member of a
+ * regular file, where a GPU may take chunks (cuda, or auto's start), and
+ * little-endian data (GPUBATCH_HOST_INFLATE=1: never). The host's threads
+ * run its start while the devices start (stream_member_host_start), and a
+ * device goes on only where that pays (stream_member_rest_pays). */
 int stream_device_member(backend *be, const io_reader *r, const frame_info *fi);
+
+/* Whether a device, once open, pays for the `left` compressed bytes of a
+ * member that the host's threads are decoding: its set-up
+ * (STREAM_DEVICE_SETUP_SECONDS) and STREAM_DEVICE_GBPS against
+ * STREAM_HOST_GBPS a thread; always with GPUBATCH_HOST_INFLATE=0. */
+int stream_member_rest_pays(const backend *be, uint64_t left);
 
 /* Whether the host decodes and runs the start of such a member while the
  * devices start, a device going on from where it paused: while device 0

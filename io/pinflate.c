@@ -666,6 +666,15 @@ void pinf_end(pinf *p)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* Ends the current stream without waiting (see pinflate.h). */
+void pinf_abandon(pinf *p)
+{
+    pthread_mutex_lock(&p->lock);
+    drop_all(p);
+    p->active = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* Starts a stream (see pinflate.h). */
 void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
 {

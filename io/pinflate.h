@@ -88,4 +88,9 @@ void pinf_counts(const pinf *p, uint64_t *chunks, uint64_t *redone);
  * returns once none of them reads its source any more. */
 void pinf_end(pinf *p);
 
+/* Ends the current stream as pinf_end does, without waiting: threads in
+ * the middle of a chunk finish it and drop it (the source must stay
+ * readable until the next pinf_begin or pinf_destroy, which wait). */
+void pinf_abandon(pinf *p);
+
 #endif

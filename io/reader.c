@@ -438,7 +438,7 @@ static ssize_t pause_parallel(io_reader *r)
                      &r->pause_len);
     memcpy(r->pause_win, window, r->pause_wlen);
     r->raw_offset = r->pause_bit / 8;
-    pinf_end(r->par); /* the window is copied: its threads may go */
+    pinf_abandon(r->par); /* the window is copied; the threads' last chunks are not waited for */
     r->state = RD_PAUSED;
     return 0;
 }

@@ -689,9 +689,10 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
     io_status read_err = {0, ""};
     *bytes_in = 0;
     int told = !in->member_gpu_ready; /* member_gpu_ready called, or not wanted */
+    uint64_t raw_seen = 0;
     do {
         if (!told && sched_member_gpu(h)) {
-            in->member_gpu_ready(in->member_gpu_ctx);
+            in->member_gpu_ready(in->member_gpu_ctx, raw_seen);
             told = 1;
         }
         double asked = sched_elapsed(h);
@@ -702,6 +703,7 @@ static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
         if (rc > 0) {
             if (h->hooks.progress)
                 h->hooks.progress(c.raw_end);
+            raw_seen = c.raw_end;
             *bytes_in += c.bytes;
             /* the CPU's results go out while the devices' start ends (c is outstanding too) */
             while (pl_outstanding(ring) > 1 && sched_cpu_waits(h, c.bytes))

@@ -117,8 +117,9 @@ typedef struct {
     int (*next)(void *ctx, pl_chunk *c, io_status *st);
     void *ctx;
     /* Called once, as soon as a device could inflate a gzip member
-       (sched_run_member), while the chunks run (NULL: not needed). */
-    void (*member_gpu_ready)(void *ctx);
+       (sched_run_member), while the chunks run, with the input bytes that the
+       chunks taken so far were read from (NULL: not needed). */
+    void (*member_gpu_ready)(void *ctx, uint64_t raw_seen);
     void *member_gpu_ctx;
 } sched_input;
 
