@@ -58,7 +58,7 @@ struct pl_ring {
     int done;         /* reader finished: no more chunks after the filled ones */
     int stop;         /* consumer asked the reader to stop */
     int err;          /* reader error, reported after the filled chunks */
-    io_status why;    /* the reader's failure as it happened (its line: pl_error) */
+    io_status why;    /* the reader's failure as it happened (pl_status) */
     uint64_t handed;
 
     /* pl_open_gz only */
@@ -696,10 +696,10 @@ uint64_t pl_bytes(const pl_ring *p)
     return p->handed;
 }
 
-/* The reader's error text. */
-const char *pl_error(const pl_ring *p)
+/* The reader's failure as a value. */
+const io_status *pl_status(const pl_ring *p)
 {
-    return p->why.text;
+    return &p->why;
 }
 
 /* Stops and joins the reader, then frees. */
