@@ -3,8 +3,8 @@
  *
  * A failing call returns its negative code and fills the io_status its
  * caller passed (a call without a handle), or keeps it in the handle that
- * failed (io_reader_status, pl_status, engine_status, sched_status,
- * backend_status); a layer above passes the same value on.
+ * failed (io_reader_status, pl_status, gpu_status, engine_status,
+ * sched_status, backend_status); a layer above passes the same value on.
  * Only cli/ prints them and decides the exit status. */
 #ifndef GPUBATCH_IO_STATUS_H
 #define GPUBATCH_IO_STATUS_H

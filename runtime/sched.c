@@ -937,7 +937,7 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     if (!h->z &&
         gzstream_open(&h->z, g, SCHED_MEMBER_KEEP, h->staging, gzstream_staging_bytes()) < 0) {
         sched_say(h->hooks.info, "%s: the GPU cannot inflate the gzip member (%s): the host does",
-                  name, gpu_error_text(g));
+                  name, gpu_status(g)->text);
         return 0;
     }
     gzstream_begin(h->z, fd, data_off, file_size);

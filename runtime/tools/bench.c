@@ -149,7 +149,7 @@ static int bench_cu_error(bench_ctx *c, int rc, const char *what)
 /* Copies the GPU layer's error text. */
 static int bench_gpu_error(bench_ctx *c, int rc)
 {
-    snprintf(c->err, sizeof c->err, "%s", gpu_error_text(c->g));
+    snprintf(c->err, sizeof c->err, "%s", gpu_status(c->g)->text);
     return rc;
 }
 
