@@ -245,13 +245,13 @@ static int info_modules(const info_widths *w, int ordinal, int jit, int json)
         if (!st.native && !st.ptx) {
             /* Nothing to load: gpu_module only says why (device or driver). */
             gpu_module(g, m, &mod, NULL);
-            info_module_line(w, json, first, m, NULL, "none", 0, gpu_error_text(g));
+            info_module_line(w, json, first, m, NULL, "none", 0, gpu_status(g)->text);
         } else if (!jit) {
             info_module_line(w, json, first, m, info_variant(&st, variant, sizeof variant),
                              "not loaded", 0, NULL);
         } else if (gpu_module(g, m, &mod, &ms) < 0) {
             info_module_line(w, json, first, m, info_variant(&st, variant, sizeof variant),
-                             "failed", 0, gpu_error_text(g));
+                             "failed", 0, gpu_status(g)->text);
             status = 1;
         } else {
             gpu_module_get_stats(g, m, &st);

@@ -224,7 +224,7 @@ static int job_next_planes(void *ctx, pl_chunk *c, io_status *st)
         pl_chunk ck;
         int rk = pl_next(pl[k], &ck);
         if (rk < 0) {
-            rc = io_fail(st, rk, "plane %c: %s", "abc"[k], pl_error(pl[k]));
+            rc = io_fail(st, rk, "plane %c: %s", "abc"[k], pl_status(pl[k])->text);
             break;
         }
         if (k == 0) {

@@ -58,7 +58,7 @@ struct pl_ring {
     int done;         /* reader finished: no more chunks after the filled ones */
     int stop;         /* consumer asked the reader to stop */
     int err;          /* reader error, reported after the filled chunks */
-    io_status why;    /* the reader's failure as it happened (its line: pl_error) */
+    io_status why;    /* the reader's failure as it happened (pl_status) */
     uint64_t handed;
     size_t pause_grain;   /* pl_open_pausable: the data after the last whole grain are held */
     unsigned char *tail_held; /* those bytes when the reader paused (pause_grain bytes of room) */
@@ -749,10 +749,10 @@ uint64_t pl_bytes(const pl_ring *p)
     return p->handed;
 }
 
-/* The reader's error text. */
-const char *pl_error(const pl_ring *p)
+/* The reader's failure as a value. */
+const io_status *pl_status(const pl_ring *p)
 {
-    return p->why.text;
+    return &p->why;
 }
 
 /* Stops and joins the reader, then frees. */

@@ -138,7 +138,7 @@ int pl_gz_decode(const pl_chunk *c, void *span, int threads, const atomic_int *s
                  const void **data, io_status *st);
 
 /* The next chunk in order: 1 and *c filled, 0 at the end of the data, or a
- * negative io_error (then pl_error() has the reason). */
+ * negative io_error (then pl_status() holds it with its line). */
 int pl_next(pl_ring *p, pl_chunk *c);
 
 /* Gives a chunk's slot back to the reader, and its buffer if it holds it. */
@@ -172,8 +172,8 @@ int pl_oldest(const pl_ring *p);
 /* Data bytes handed out so far. */
 uint64_t pl_bytes(const pl_ring *p);
 
-/* One line for the error pl_next returned. */
-const char *pl_error(const pl_ring *p);
+/* The failure pl_next returned: its code and line. */
+const io_status *pl_status(const pl_ring *p);
 
 /* Stops the reader (if still running) and frees; accepts NULL. */
 void pl_close(pl_ring *p);

@@ -48,3 +48,12 @@ int io_pass(io_status *st, const io_status *from)
         memcpy(st, from, sizeof *st);
     return from->code;
 }
+
+/* Copies a status's line, the code the caller's. */
+int io_pass_as(io_status *st, int code, const io_status *from)
+{
+    io_pass(st, from);
+    if (st)
+        st->code = code;
+    return code;
+}

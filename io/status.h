@@ -3,9 +3,9 @@
  *
  * A failing call returns its negative code and fills the io_status its
  * caller passed (a call without a handle), or keeps it in the handle that
- * failed (io_reader_status, engine_status, sched_status, backend_status);
- * a layer above passes the same value on. Only cli/ prints them and decides
- * the exit status. */
+ * failed (io_reader_status, pl_status, gpu_status, engine_status,
+ * sched_status, backend_status); a layer above passes the same value on.
+ * Only cli/ prints them and decides the exit status. */
 #ifndef GPUBATCH_IO_STATUS_H
 #define GPUBATCH_IO_STATUS_H
 
@@ -69,5 +69,9 @@ int io_keepv(io_status *st, int code, const char *fmt, va_list ap);
 
 /* Copies *from into *st (st may be NULL, or from itself); returns its code. */
 int io_pass(io_status *st, const io_status *from);
+
+/* Copies from's line into *st under code, the caller's own result, which
+ * may differ from from's code (st may be NULL, or from itself); returns code. */
+int io_pass_as(io_status *st, int code, const io_status *from);
 
 #endif

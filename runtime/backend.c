@@ -378,11 +378,11 @@ int backend_ready(backend *be)
         if (st->bufs[i].pinned)
             continue;
         if (gpu_host_register(st->cuda.gpu, st->bufs[i].p, st->bufs[i].bytes) < 0) {
-            char why[sizeof be->st.text];
-            snprintf(why, sizeof why, "%s", gpu_error_text(st->cuda.gpu));
+            io_status why; /* the device goes with the start */
+            io_pass(&why, gpu_status(st->cuda.gpu));
             backend_take_start(be, 1);
             be->failed = 1;
-            return backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "%s", why);
+            return io_pass(&be->st, &why);
         }
         st->bufs[i].pinned = 1;
     }
@@ -759,7 +759,7 @@ void *backend_host_alloc(backend *be, size_t bytes)
         return NULL;
     if (be->kind == BACKEND_CUDA && !be->start) {
         if (gpu_host_register(be->gpu, p, bytes) < 0) {
-            backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "%s", gpu_error_text(be->gpu));
+            io_pass(&be->st, gpu_status(be->gpu));
             free(p);
             return NULL;
         }
@@ -793,7 +793,7 @@ int backend_host_pin(backend *be, void *p, size_t bytes)
     if (be->kind != BACKEND_CUDA || be->start)
         return 0;
     if (gpu_host_register(be->gpu, p, bytes) < 0)
-        return backend_fail(be, GPU_ERR_OUT_OF_MEMORY, "%s", gpu_error_text(be->gpu));
+        return io_pass(&be->st, gpu_status(be->gpu));
     return 0;
 }
 

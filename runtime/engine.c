@@ -68,7 +68,7 @@ static size_t engine_results_of(const engine *e, size_t bytes)
 /* Keeps device g's text of a failure as the engine's. */
 static int engine_gpu_error(engine *e, gpu *g, int rc)
 {
-    return io_fail(&e->st, rc, "%s", gpu_error_text(g));
+    return io_pass_as(&e->st, rc, gpu_status(g));
 }
 
 /* Allocates a slot's device buffer for plain input, its slack zeroed (the

@@ -21,7 +21,7 @@ struct gpu {
         gpu_module_stats stats;
     } modules[GPU_MAX_MODULES];
     int nmodules;
-    char err[10240];
+    io_status st; /* the last failure (gpu_status) */
 };
 
 static char gpu_driver_message[512]; /* why the driver runs none of the modules */
@@ -244,12 +244,11 @@ static int gpu_driver_too_old(gpu *g, const char *module, int b, const char *why
     int v = cu_driver_version(), isa = ptx_blobs[b].isa;
     if (gpu_blob_driver(b))
         cu_driver_text(gpu_blob_driver(b), need, sizeof need);
-    snprintf(g->err, sizeof g->err,
-             "the NVIDIA driver (CUDA %d.%d) cannot load module %s: its PTX ISA %d.%d needs %s "
-             "or newer%s%s; install a newer driver, or use --backend cpu",
-             v / 1000, v % 1000 / 10, module, isa / 10, isa % 10, need,
-             why ? ", and the driver says " : "", why ? why : "");
-    return GPU_ERR_PTX_TOO_NEW;
+    return io_fail(&g->st, GPU_ERR_PTX_TOO_NEW,
+                   "the NVIDIA driver (CUDA %d.%d) cannot load module %s: its PTX ISA %d.%d needs "
+                   "%s or newer%s%s; install a newer driver, or use --backend cpu",
+                   v / 1000, v % 1000 / 10, module, isa / 10, isa % 10, need,
+                   why ? ", and the driver says " : "", why ? why : "");
 }
 
 /* Explains why no embedded blob of module fits: the driver is too old for
@@ -259,10 +258,9 @@ static int gpu_no_blob(gpu *g, const char *module)
     int b = gpu_oldest_driver_blob(module, g->info.cc_major * 10 + g->info.cc_minor);
     if (b >= 0)
         return gpu_driver_too_old(g, module, b, NULL);
-    snprintf(g->err, sizeof g->err,
-             "no embedded PTX or native code of module %s runs on compute capability %d.%d",
-             module, g->info.cc_major, g->info.cc_minor);
-    return GPU_ERR_MODULE;
+    return io_fail(&g->st, GPU_ERR_MODULE,
+                   "no embedded PTX or native code of module %s runs on compute capability %d.%d",
+                   module, g->info.cc_major, g->info.cc_minor);
 }
 
 /* Inflates blob b and hands it to the driver, its error log into log;
@@ -294,10 +292,10 @@ static int gpu_load_failed(gpu *g, const char *module, int b, CUresult r, char *
     for (char *p = log; *p; p++)
         if (*p == '\n')
             *p = ' ';
-    snprintf(g->err, sizeof g->err, "loading module %s (%s_%d) failed: %s; %s log: %s", module,
-             ptx ? "compute" : "sm", ptx_blobs[b].arch, cu_result_text(r), ptx ? "JIT" : "driver",
-             log[0] ? log : "(empty)");
-    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_MODULE;
+    return io_fail(&g->st, r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_MODULE,
+                   "loading module %s (%s_%d) failed: %s; %s log: %s", module,
+                   ptx ? "compute" : "sm", ptx_blobs[b].arch, cu_result_text(r),
+                   ptx ? "JIT" : "driver", log[0] ? log : "(empty)");
 }
 
 /* Loads (once) module: its native code for this device when there is some
@@ -316,10 +314,8 @@ int gpu_module(gpu *g, const char *module, CUmodule *out, double *ms_out)
     int s = gpu_pick_blob(g, module, PTX_BLOB_SASS), p = gpu_pick_blob(g, module, PTX_BLOB_PTX);
     if (s < 0 && p < 0)
         return gpu_no_blob(g, module);
-    if (g->nmodules == GPU_MAX_MODULES) {
-        snprintf(g->err, sizeof g->err, "too many modules loaded");
-        return GPU_ERR_MODULE;
-    }
+    if (g->nmodules == GPU_MAX_MODULES)
+        return io_fail(&g->st, GPU_ERR_MODULE, "too many modules loaded");
     int rc = gpu_bind(g);
     if (rc < 0)
         return gpu_fail(g, rc, "loading a module");
@@ -362,11 +358,9 @@ int gpu_function(gpu *g, const char *module, const char *name, CUfunction *out)
     if (rc < 0)
         return rc;
     CUresult r = cu.ModuleGetFunction(out, mod, name);
-    if (r != CUDA_SUCCESS) {
-        snprintf(g->err, sizeof g->err, "kernel %s not found in module %s: %s", name, module,
-                 cu_result_text(r));
-        return GPU_ERR_MODULE;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&g->st, GPU_ERR_MODULE, "kernel %s not found in module %s: %s", name,
+                       module, cu_result_text(r));
     return 0;
 }
 
@@ -377,8 +371,8 @@ void *gpu_host_alloc(gpu *g, size_t bytes)
     cu.CtxSetCurrent(g->ctx);
     CUresult r = cu.MemHostAlloc(&p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
     if (r != CUDA_SUCCESS) {
-        snprintf(g->err, sizeof g->err, "cannot allocate %zu bytes of pinned host memory: %s",
-                 bytes, cu_result_text(r));
+        io_fail(&g->st, GPU_ERR_OUT_OF_MEMORY,
+                "cannot allocate %zu bytes of pinned host memory: %s", bytes, cu_result_text(r));
         return NULL;
     }
     return p;
@@ -402,11 +396,9 @@ int gpu_host_register(gpu *g, void *p, size_t bytes)
     CUresult r = cu.MemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY)
         r = cu.MemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE); /* pinned, not mapped */
-    if (r != CUDA_SUCCESS) {
-        snprintf(g->err, sizeof g->err, "cannot pin %zu bytes of host memory: %s", bytes,
-                 cu_result_text(r));
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&g->st, GPU_ERR_OUT_OF_MEMORY, "cannot pin %zu bytes of host memory: %s",
+                       bytes, cu_result_text(r));
     return 0;
 }
 
@@ -418,9 +410,8 @@ int gpu_host_device_pointer(gpu *g, void *p, CUdeviceptr *out)
         r = cu.MemHostGetDevicePointer(out, p, 0);
     if (r == CUDA_SUCCESS)
         return 0;
-    snprintf(g->err, sizeof g->err, "cannot map pinned host memory into the device: %s",
-             cu_result_text(r));
-    return GPU_ERR_DRIVER;
+    return io_fail(&g->st, GPU_ERR_DRIVER, "cannot map pinned host memory into the device: %s",
+                   cu_result_text(r));
 }
 
 /* Unpins what gpu_host_register pinned. */
@@ -440,11 +431,10 @@ int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what)
         return 0;
     size_t free_b = 0, total_b = 0;
     cu.MemGetInfo(&free_b, &total_b);
-    snprintf(g->err, sizeof g->err,
-             "out of device memory: %s needs %zu bytes, %zu of %zu free on device %d (%s)", what,
-             bytes, free_b, total_b, g->info.ordinal, cu_result_text(r));
     *out = 0;
-    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+    return io_fail(&g->st, r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER,
+                   "out of device memory: %s needs %zu bytes, %zu of %zu free on device %d (%s)",
+                   what, bytes, free_b, total_b, g->info.ordinal, cu_result_text(r));
 }
 
 /* Frees device memory; accepts 0. */
@@ -468,9 +458,9 @@ int gpu_queue_open(gpu *g, gpu_queue *q)
         r = cu.EventCreate(&q->copied, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
     if (r == CUDA_SUCCESS)
         return 0;
-    snprintf(g->err, sizeof g->err, "cannot create a CUDA stream: %s", cu_result_text(r));
     gpu_queue_close(q);
-    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+    return io_fail(&g->st, r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER,
+                   "cannot create a CUDA stream: %s", cu_result_text(r));
 }
 
 /* Drains and destroys a queue. */
@@ -524,11 +514,9 @@ int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned 
     if (grid == 0)
         return 0;
     CUresult r = cu.LaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
-    if (r != CUDA_SUCCESS) {
-        snprintf(g->err, sizeof g->err, "launching kernel %s (%u blocks of %u) failed: %s", kname,
-                 grid, block, cu_result_text(r));
-        return GPU_ERR_LAUNCH;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&g->st, GPU_ERR_LAUNCH, "launching kernel %s (%u blocks of %u) failed: %s",
+                       kname, grid, block, cu_result_text(r));
     return 0;
 }
 
@@ -539,26 +527,27 @@ int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned
     if (gx == 0 || gy == 0)
         return 0;
     CUresult r = cu.LaunchKernel(f, gx, gy, 1, bx, by, 1, 0, s, params, NULL);
-    if (r != CUDA_SUCCESS) {
-        snprintf(g->err, sizeof g->err, "launching kernel %s (%ux%u blocks of %ux%u) failed: %s",
-                 kname, gx, gy, bx, by, cu_result_text(r));
-        return GPU_ERR_LAUNCH;
-    }
+    if (r != CUDA_SUCCESS)
+        return io_fail(&g->st, GPU_ERR_LAUNCH,
+                       "launching kernel %s (%ux%u blocks of %ux%u) failed: %s", kname, gx, gy,
+                       bx, by, cu_result_text(r));
     return 0;
 }
 
 /* Turns a failed CU_TRY into a gpu_error with the recorded call's text. */
 int gpu_fail(gpu *g, int cu_neg_result, const char *context)
 {
-    snprintf(g->err, sizeof g->err, "%s: %s", context, cu_last_failure());
+    io_fail(&g->st, -cu_neg_result == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY
+                                                                : GPU_ERR_DRIVER,
+            "%s: %s", context, cu_last_failure());
     cu_clear_failure();
-    return -cu_neg_result == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+    return g->st.code;
 }
 
-/* The last error's text. */
-const char *gpu_error_text(const gpu *g)
+/* The last failure as a value. */
+const io_status *gpu_status(const gpu *g)
 {
-    return g->err;
+    return &g->st;
 }
 
 /* Generic text of a gpu_error code. */

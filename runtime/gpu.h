@@ -2,9 +2,9 @@
  * modules (native code or PTX) loaded on demand, pinned host memory and
  * streams.
  *
- * Errors are negative gpu_error codes; gpu_error_text() gives one line that
- * names the failing driver call, or the JIT log for a module that failed to
- * load. Nothing here exits or prints. */
+ * Errors are negative gpu_error codes; the handle keeps the last one with
+ * its line, which names the failing driver call, or holds the JIT log of a
+ * module that failed to load (gpu_status). Nothing here exits or prints. */
 #ifndef GPUBATCH_RUNTIME_GPU_H
 #define GPUBATCH_RUNTIME_GPU_H
 
@@ -87,7 +87,8 @@ typedef struct {
  * (out->loaded 0), what it would try. Reads only g's own state. 0. */
 int gpu_module_get_stats(const gpu *g, const char *module, gpu_module_stats *out);
 
-/* Pinned host memory; NULL on failure (error recorded in g). */
+/* Pinned host memory; NULL on failure (GPU_ERR_OUT_OF_MEMORY recorded in
+ * g). */
 void *gpu_host_alloc(gpu *g, size_t bytes);
 void gpu_host_free(gpu *g, void *p);
 
@@ -144,11 +145,13 @@ int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned 
 int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned gy, unsigned bx,
                   unsigned by, CUstream s, void **params);
 
-/* Converts a failed CU_TRY result into a gpu_error, recording text. */
+/* Converts a failed CU_TRY result into a gpu_error, recorded in g with the
+ * recorded call's text after context. */
 int gpu_fail(gpu *g, int cu_neg_result, const char *context);
 
-/* One line explaining the last error on g. */
-const char *gpu_error_text(const gpu *g);
+/* The last failure on g: its gpu_error and line (code 0: none yet). Each
+ * failing call above replaces it. */
+const io_status *gpu_status(const gpu *g);
 
 /* Text for a gpu_error code when no handle is at hand. */
 const char *gpu_strerror(int code);

@@ -71,7 +71,7 @@ int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, io_status *
     if (!gzc_host_mapped(g, host))
         return 0;
     int rc = gzc_open(z, g, max_bytes, host);
-    return rc < 0 ? io_fail(st, rc, "%s", gpu_error_text(g)) : rc;
+    return rc < 0 ? io_pass_as(st, rc, gpu_status(g)) : rc;
 }
 
 /* Head, tail and members at most (see gpu_deflate.h). */

@@ -329,7 +329,7 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
                            z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
         if (rc < 0)
-            return io_fail(&z->st, rc, "%s", gpu_error_text(z->g));
+            return io_pass_as(&z->st, rc, gpu_status(z->g));
         z->rounds += (unsigned long long)z->dev.rounds;
         uint64_t end = rc == 0 ? base * 8 + r.end : 0;
         int moved = rc == 0 && (r.final || end > z->pos * 8 + z->bit);

@@ -85,20 +85,19 @@ struct sched {
     io_status st;        /* the last failure: its code and line (sched_status) */
 };
 
-/* Records a failure of the scheduler's own, or a ring's (whose line is all
- * it hands out): its code and a copy of its line; returns the code. */
+/* Records a failure of the scheduler's own: its code and a copy of its
+ * line; returns the code. */
 static int sched_fail(sched *h, int code, const char *text)
 {
     return io_fail(&h->st, code, "%s", text);
 }
 
 /* Records the failure rc of what keeps its own (an engine, the staged
- * matrix, the member's inflate, the returns thread, a backend, a reader, or
- * the scheduler's own as it stood): rc with that line; returns rc. */
+ * matrix, the member's inflate, the returns thread, a backend, a reader, a
+ * ring, or the scheduler's own as it stood): rc with that line; returns rc. */
 static int sched_take(sched *h, int rc, const io_status *st)
 {
-    io_pass(&h->st, st);
-    return h->st.code = rc;
+    return io_pass_as(&h->st, rc, st);
 }
 
 /* Passes one formatted line to a hook (info or warn). */
@@ -664,7 +663,7 @@ static int sched_next(sched *h, const sched_input *in, pl_chunk *c)
         return rc < 0 ? (h->st.code = rc) : rc;
     }
     int rc = pl_next(in->rings[0], c);
-    return rc < 0 ? sched_fail(h, rc, pl_error(in->rings[0])) : rc;
+    return rc < 0 ? sched_take(h, rc, pl_status(in->rings[0])) : rc;
 }
 
 /* After the newest chunk failed as it was submitted (rc, its text in
@@ -923,7 +922,7 @@ static int sched_run_whole(sched *h, const sched_input *in, uint64_t *bytes_in)
         if (rc)
             return rc;
     }
-    return rc < 0 ? sched_fail(h, rc, pl_error(pl)) : rc;
+    return rc < 0 ? sched_take(h, rc, pl_status(pl)) : rc;
 }
 
 /* Runs the input through the lanes, the staged matrix or a copy (see
@@ -953,7 +952,7 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     if (!h->z &&
         gzstream_open(&h->z, g, SCHED_MEMBER_KEEP, h->staging, gzstream_staging_bytes()) < 0) {
         sched_say(h->hooks.info, "%s: the GPU cannot inflate the gzip member (%s): the host does",
-                  name, gpu_error_text(g));
+                  name, gpu_status(g)->text);
         return 0;
     }
     uint64_t bit, len;

@@ -399,7 +399,7 @@ size_t tp_chunk_for(const tp_job *j, size_t chunk_bytes, int *staged)
 /* Records device g's text of a failure as the stage's error. */
 static int tp_stage_gpu_error(tp_stage *e, int rc)
 {
-    return io_fail(&e->st, rc, "%s", gpu_error_text(e->be->gpu));
+    return io_pass_as(&e->st, rc, gpu_status(e->be->gpu));
 }
 
 /* Allocates the whole-matrix buffers: host memory on the CPU; on the
@@ -534,7 +534,7 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
     if (rc < 0 || r != CUDA_SUCCESS)
         return io_fail(&e->st, GPU_ERR_DRIVER, "inflating a chunk on the device failed: %s",
-                       rc <= GPU_ERR_NO_DRIVER ? gpu_error_text(e->be->gpu)
+                       rc <= GPU_ERR_NO_DRIVER ? gpu_status(e->be->gpu)->text
                        : rc < 0                ? cu_last_failure()
                                                : cu_result_text(r));
     return gzd_check(&e->z, gz, &e->st);
@@ -591,7 +591,7 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
             if (e->deflate) {
                 if ((rc = gzc_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
                                     len)) < 0) {
-                    io_fail(&e->st, rc, "%s", gpu_error_text(e->be->gpu));
+                    tp_stage_gpu_error(e, rc);
                     if (k > 0)
                         gpu_queue_wait(&e->q[(k - 1) & 1]);
                     return rc;

@@ -203,7 +203,7 @@ static inline void run(const char *path, int gz, size_t skip, size_t prefix_len,
     } while (rc > 0);
     if (rc < 0 && !o->rc) {
         o->rc = rc;
-        snprintf(o->msg, sizeof o->msg, "%s", pl_error(pl));
+        snprintf(o->msg, sizeof o->msg, "%s", pl_status(pl)->text);
     }
     o->garbage = io_reader_trailing_garbage(r);
     pl_close(pl);

@@ -126,7 +126,9 @@ struct bench_ctx {
     int gzs_status;      /* inflate: 0, or why the stream variant's last run failed */
     /* device arrays */
     CUdeviceptr dx, dy, dz, dpart, dcount, dseg, dres;
-    char err[2048];
+    io_status st;        /* the failure in hand, recorded once it has a line (a device's
+                            may have none where a bare driver call failed: that call's is
+                            taken then) */
 };
 
 /* ---- helpers ---- */
@@ -141,16 +143,15 @@ static int bench_cmp_double(const void *a, const void *b)
 /* Records the driver failure a CU_TRY returned, with what was being done. */
 static int bench_cu_error(bench_ctx *c, int rc, const char *what)
 {
-    snprintf(c->err, sizeof c->err, "%s: %s", what, cu_last_failure());
+    io_fail(&c->st, rc < 0 ? rc : GPU_ERR_DRIVER, "%s: %s", what, cu_last_failure());
     cu_clear_failure();
-    return rc < 0 ? rc : GPU_ERR_DRIVER;
+    return c->st.code;
 }
 
-/* Copies the GPU layer's error text. */
+/* Takes the device's line of the failure rc. */
 static int bench_gpu_error(bench_ctx *c, int rc)
 {
-    snprintf(c->err, sizeof c->err, "%s", gpu_error_text(c->g));
-    return rc;
+    return io_pass_as(&c->st, rc, gpu_status(c->g));
 }
 
 typedef struct {
@@ -182,12 +183,12 @@ static void bench_par(bench_ctx *c, int threads, uint64_t count,
     par_run(bench_job_run, jobs, sizeof jobs[0], nt);
 }
 
-/* Host memory, or NULL with the reason in c->err. */
+/* Host memory, or NULL with the reason in c->st. */
 static void *bench_alloc(bench_ctx *c, size_t bytes)
 {
     void *p = backend_host_alloc(c->be, bytes);
     if (!p)
-        snprintf(c->err, sizeof c->err, "%s", c->be->st.text);
+        io_pass_as(&c->st, GPU_ERR_OUT_OF_MEMORY, backend_status(c->be));
     return p;
 }
 
@@ -423,10 +424,8 @@ static int run_host_rd_production(bench_ctx *c, const bench_variant *v)
     size_t bytes;
     rd_state_init(&c->rd_st, DT_F32, RD_OP_SUM, 0);
     if (engine_submit(c->rd, 0, c->x, NULL, c->n * sizeof(float), 0, 0) < 0 ||
-        engine_collect(c->rd, 0, &out, &bytes) < 0) {
-        snprintf(c->err, sizeof c->err, "%s", engine_status(c->rd)->text);
-        return GPU_ERR_DRIVER;
-    }
+        engine_collect(c->rd, 0, &out, &bytes) < 0)
+        return io_pass_as(&c->st, GPU_ERR_DRIVER, engine_status(c->rd));
     rd_state_result(&c->rd_st, &r);
     c->result = r.sum;
     return 0;
@@ -859,9 +858,7 @@ static int bench_reduce_open(bench_ctx *c)
         c->rd_job = (rd_job){.dtype = DT_F32, .ops = RD_OP_SUM, .st = &c->rd_st};
         rc = engine_open(&c->rd, c->be, &rd_engine_ops, &c->rd_job, 1,
                          (n * sizeof(float) + RD_TILE - 1) / RD_TILE * RD_TILE, 0, NULL);
-        if (rc < 0)
-            snprintf(c->err, sizeof c->err, "%s", c->be->st.text);
-        return rc;
+        return rc < 0 ? io_pass_as(&c->st, rc, backend_status(c->be)) : rc;
     }
     if ((rc = bench_dev_alloc(c, &c->dx, n * sizeof(float), "the reduction input")) < 0 ||
         (rc = bench_dev_alloc(c, &c->dpart, part, "partial sums")) < 0 ||
@@ -941,8 +938,8 @@ static int bench_gzip_input(bench_ctx *c)
 out_abort_sink:
     io_sink_abort(sink);
 out_report:
-    snprintf(c->err, sizeof c->err, "compressing the inflate input: %s", io_strerror(rc));
-    return GPU_ERR_OUT_OF_MEMORY;
+    return io_fail(&c->st, GPU_ERR_OUT_OF_MEMORY, "compressing the inflate input: %s",
+                   io_strerror(rc));
 }
 
 /* Deflates pieces [lo, hi) of c->x: each piece's input bytes with the
@@ -1000,9 +997,7 @@ static int bench_stream_input(bench_ctx *c)
     free(c->pieces);
     c->pieces = NULL;
     c->x_crc = crc_update(0, c->x, bytes);
-    if (rc < 0)
-        snprintf(c->err, sizeof c->err, "compressing the single-stream input: out of memory");
-    return rc;
+    return rc < 0 ? io_fail(&c->st, rc, "compressing the single-stream input: out of memory") : 0;
 }
 
 /* Lists the members of c->gz into tab (when not NULL), their outputs laid
@@ -1041,11 +1036,9 @@ static int bench_inflate_open(bench_ctx *c)
     if ((rc = bench_gzip_input(c)) < 0)
         return rc;
     int64_t n = bench_gz_members(c, NULL);
-    if (n <= 0 || !(c->members = malloc((size_t)n * sizeof *c->members))) {
-        snprintf(c->err, sizeof c->err, n <= 0 ? "the inflate input is not blocked gzip"
-                                               : "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (n <= 0 || !(c->members = malloc((size_t)n * sizeof *c->members)))
+        return io_fail(&c->st, GPU_ERR_OUT_OF_MEMORY, "%s",
+                       n <= 0 ? "the inflate input is not blocked gzip" : "out of memory");
     c->nmembers = (unsigned)bench_gz_members(c, c->members);
     if (!c->g)
         return 0;
@@ -1301,22 +1294,20 @@ static int bench_once(bench_ctx *c, const bench_variant *v, double *ms)
     if ((r = cu.EventRecord(c->ev0, c->s)) != CUDA_SUCCESS)
         goto out_driver;
     if ((rc = v->run(c, v)) < 0)
-        return c->err[0] ? rc : bench_cu_error(c, rc, v->kernel);
+        return c->st.text[0] ? rc : bench_cu_error(c, rc, v->kernel);
     if ((r = cu.EventRecord(c->ev1, c->s)) != CUDA_SUCCESS)
         goto out_driver;
-    if ((r = cu.EventSynchronize(c->ev1)) != CUDA_SUCCESS) {
-        snprintf(c->err, sizeof c->err, "kernel %s (%s %s) failed: %s",
-                 v->kernel ? v->kernel : v->name, bench_op_name(v->op), v->name, cu_result_text(r));
-        return GPU_ERR_LAUNCH;
-    }
+    if ((r = cu.EventSynchronize(c->ev1)) != CUDA_SUCCESS)
+        return io_fail(&c->st, GPU_ERR_LAUNCH, "kernel %s (%s %s) failed: %s",
+                       v->kernel ? v->kernel : v->name, bench_op_name(v->op), v->name,
+                       cu_result_text(r));
     if ((r = cu.EventElapsedTime(&t, c->ev0, c->ev1)) != CUDA_SUCCESS)
         goto out_driver;
     *ms = t;
     return 0;
 out_driver:
-    snprintf(c->err, sizeof c->err, "timing %s %s: %s", bench_op_name(v->op), v->name,
-             cu_result_text(r));
-    return GPU_ERR_DRIVER;
+    return io_fail(&c->st, GPU_ERR_DRIVER, "timing %s %s: %s", bench_op_name(v->op), v->name,
+                   cu_result_text(r));
 }
 
 /* Prepares, runs once and checks v; if right, times it (one more warm-up
@@ -1325,7 +1316,7 @@ static int bench_measure_as(bench_ctx *c, const bench_variant *v, bench_row *row
 {
     int ok = 1, rc, reps = c->cfg->reps;
     double first;
-    c->err[0] = 0;
+    io_clear(&c->st);
     c->threads = v->threads ? v->threads : c->be->threads;
     if (v->where == ON_GPU && v->kernel && (rc = gpu_function(c->g, v->module, v->kernel, &c->f)) < 0)
         return bench_gpu_error(c, rc);
@@ -1341,10 +1332,8 @@ static int bench_measure_as(bench_ctx *c, const bench_variant *v, bench_row *row
     else if ((rc = bench_once(c, v, &first)) < 0)
         goto out_fail;
     double *t = malloc((size_t)reps * sizeof *t);
-    if (!t) {
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return GPU_ERR_OUT_OF_MEMORY;
-    }
+    if (!t)
+        return io_fail(&c->st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < reps && rc == 0; i++)
         rc = bench_once(c, v, &t[i]);
     if (rc == 0) {
@@ -1366,7 +1355,7 @@ static int bench_measure_as(bench_ctx *c, const bench_variant *v, bench_row *row
     row->gbps = row->ms > 0 ? row->bytes / row->ms / 1e6 : 0;
     return 0;
 out_fail:
-    if (!c->err[0])
+    if (!c->st.text[0])
         bench_cu_error(c, rc, v->name);
     return rc;
 }
@@ -1574,7 +1563,7 @@ int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ct
     c->g = be->kind == BACKEND_CUDA ? be->gpu : NULL;
     bench_out o = {{0, 0}, 0, emit, ctx};
     int rc = 0;
-    if (c->g && (rc = bench_gpu_open(c)) < 0 && !c->err[0])
+    if (c->g && (rc = bench_gpu_open(c)) < 0 && !c->st.text[0])
         bench_cu_error(c, rc, "creating a stream");
     double largest = 0;
     for (int op = BENCH_REDUCE; op < BENCH_NOPS; op++)
@@ -1586,8 +1575,10 @@ int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ct
     for (int op = BENCH_REDUCE; op < BENCH_NOPS && rc == 0; op++)
         for (int i = 0; (cfg->ops >> op & 1) && i < cfg->nsizes[op] && rc == 0; i++)
             rc = bench_op_size(c, (bench_op)op, cfg->sizes[op][i], &o);
-    if (rc < 0)
-        io_fail(st, rc, "%s", c->err[0] ? c->err : gpu_strerror(rc));
+    if (rc < 0 && c->st.text[0])
+        io_pass_as(st, rc, &c->st);
+    else if (rc < 0)
+        io_fail(st, rc, "%s", gpu_strerror(rc));
     bench_op_close(c);
     if (c->g)
         bench_gpu_close(c);

@@ -104,7 +104,7 @@ static void stream_data(io_reader *r, const frame_info *fi)
         if (rc == 0 && (fi->is_npy || fi->ndim >= 0))
             require(bytes == fi->data_bytes);
         if (rc < 0)
-            require(pl_error(pl)[0] != '\0');
+            require(pl_status(pl)->code == rc && pl_status(pl)->text[0] != '\0');
         io_status err;
         if (rc == 0) {
             int end = frame_check_end(fi, bytes, &err);

@@ -685,7 +685,7 @@ static int feed_next(void *ctx, pl_chunk *c, io_status *st)
     }
     int rc = pl_next(f->rings[0], c);
     if (rc < 0)
-        return io_fail(st, -1, "%s", pl_error(f->rings[0]));
+        return io_pass_as(st, -1, pl_status(f->rings[0]));
     for (int k = 1; k < f->nrings; k++) {
         pl_chunk ck;
         int rk = pl_next(f->rings[k], &ck);
@@ -711,7 +711,7 @@ typedef struct {
     uint64_t bytes_in;
     sched_sink sink;
     char err[IO_STATUS_TEXT];
-    char pl_err[1024]; /* ring 0's error after the run */
+    io_status pl;      /* ring 0's failure after the run */
     int report_lines;  /* sched_report's lines after the run */
     int run_lines;     /* info and warn lines before it */
     int feed_bad;
@@ -792,7 +792,7 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
         }
         o->status = sched_run(h, &input, &o->bytes_in);
         snprintf(o->err, sizeof o->err, "%s", sched_error(h));
-        snprintf(o->pl_err, sizeof o->pl_err, "%s", pl_error(pl[0]));
+        io_pass(&o->pl, pl_status(pl[0]));
         o->feed_bad = feed.bad;
         o->run_lines = info_lines + warn_lines + fallbacks;
         info_lines = 0;
@@ -1009,13 +1009,15 @@ static void test_sched_ring_errors(void)
         char what[64];
         snprintf(what, sizeof what, "truncated, chunk %zu", ch);
         const sched_outcome *o = sched_check(what, &k, (int)(k.len / ch), -1, NULL);
-        CHECKF(strstr(o->err, "truncated") && !strcmp(o->err, o->pl_err), "%s: '%s'", what,
-               o->err);
+        CHECKF(strstr(o->err, "truncated") && !strcmp(o->err, o->pl.text) &&
+                   o->pl.code == IO_ERR_FORMAT,
+               "%s: '%s'", what, o->err);
         k.limit = k.len - 9;
         snprintf(what, sizeof what, "longer than its limit, chunk %zu", ch);
         o = sched_check(what, &k, (int)((k.limit + ch - 1) / ch - 1), -1, NULL);
-        CHECKF(strstr(o->err, "more than") && !strcmp(o->err, o->pl_err), "%s: '%s'", what,
-               o->err);
+        CHECKF(strstr(o->err, "more than") && !strcmp(o->err, o->pl.text) &&
+                   o->pl.code == IO_ERR_FORMAT,
+               "%s: '%s'", what, o->err);
     }
 }
 

@@ -137,7 +137,8 @@ static void test_pipeline_views(void)
     int rc;
     while ((rc = pl_next(p, &c)) == 1)
         pl_release(p, c.slot);
-    CHECK(rc == IO_ERR_FORMAT && strstr(pl_error(p), "truncated: expected"));
+    CHECK(rc == IO_ERR_FORMAT && pl_status(p)->code == rc &&
+          strstr(pl_status(p)->text, "truncated: expected"));
     pl_close(p);
     io_reader_close(r);
     free(want);
