@@ -192,7 +192,7 @@ int gzstream_carry_in(gzstream *z, const void *host, size_t n)
                        n);
     int rc = gpu_bind(z->g);
     if (rc < 0)
-        return io_fail(&z->st, rc, "%s", gpu_error_text(z->g));
+        return io_pass_as(&z->st, rc, gpu_status(z->g));
     CUresult r = n ? cu.MemcpyHtoDAsync(z->out[z->cur], host, n, z->q.stream) : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         r = cu.StreamSynchronize(z->q.stream); /* the host's bytes may go once this returns */

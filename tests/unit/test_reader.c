@@ -907,8 +907,8 @@ static void test_pause(void)
                 pl_release(rest, c.slot);
             }
             if (f)
-                CHECKF(rc == IO_ERR_CRC && strstr(pl_error(rest), "incorrect data check"),
-                       "rc %d: %s", rc, pl_error(rest));
+                CHECKF(rc == IO_ERR_CRC && strstr(pl_status(rest)->text, "incorrect data check"),
+                       "rc %d: %s", rc, pl_status(rest)->text);
             else
                 CHECKF(rc == 0 && total == n && !memcmp(got, data, n),
                        "pause after %d chunks: %zu bytes", pause_after[pi], total);
