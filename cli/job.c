@@ -260,10 +260,21 @@ static int job_stream(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes
     return rc != 0;
 }
 
+/* Runs the input through its rings, opened before the scheduler so that
+ * they fill the buffers while cuda's devices start; 0, or 1 after an
+ * error. */
+static int job_run_rings(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes)
+{
+    if (job_rings(j, in, pl, 0, NULL, 0, 0) || job_sched(j, in))
+        return 1;
+    return job_stream(j, in, pl, bytes);
+}
+
 /* Runs a gzip member whose data run on a device (see job.h): its start on
  * the host while the devices start (where they are not ready yet and a
  * pause can fall between whole grains), the device from there, then the
- * host what the device leaves. *bytes gets the data bytes run. 0, or 1
+ * host what the device leaves; with the devices open already, a member too
+ * small to pay for the device's set-up is read on the host. *bytes gets the data bytes run. 0, or 1
  * after an error. */
 static int job_run_member(job *j, const job_input *in, pl_ring **pl, uint64_t *bytes)
 {
@@ -273,6 +284,7 @@ static int job_run_member(job *j, const job_input *in, pl_ring **pl, uint64_t *b
     const void *head = NULL;
     int ran = 0;
     *bytes = 0;
+    int64_t size = io_reader_file_size(in->r);
     if (!in->planes && j->chunk % in->grain == 0 && stream_member_host_start(&j->be)) {
         if (job_member_start(j, in, pl, &first, &head, &head_len))
             return 1;
@@ -280,6 +292,8 @@ static int job_run_member(job *j, const job_input *in, pl_ring **pl, uint64_t *b
             *bytes = first;
             return 0;
         }
+    } else if (size >= 0 && !stream_member_rest_pays(&j->be, (uint64_t)size)) {
+        return job_run_rings(j, in, pl, bytes); /* the devices are open: too small for them */
     } else if (job_sched(j, in)) {
         return 1;
     }
@@ -306,12 +320,7 @@ int job_run(job *j, const job_input *in, uint64_t *bytes)
     if (job_reserve(j, in->chunk * (in->planes ? 3 : 1), !view))
         return 1;
     progress_begin(in->name, io_reader_file_size(in->r));
-    if (in->member) {
-        failed = job_run_member(j, in, pl, bytes);
-    } else if (!job_rings(j, in, pl, 0, NULL, 0, 0) && !job_sched(j, in)) {
-        /* the rings fill the buffers while cuda's devices start */
-        failed = job_stream(j, in, pl, bytes);
-    }
+    failed = in->member ? job_run_member(j, in, pl, bytes) : job_run_rings(j, in, pl, bytes);
     progress_end();
     if (j->h)
         sched_report(j->h, in->name);
