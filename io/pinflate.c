@@ -754,7 +754,8 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
         c->taken += k;
         got += k;
         if (c->taken == c->nout) {
-            out_window_advance(p, c->out, c->nout);
+            if (p->pause) /* only a stream that may pause needs the window handed out */
+                out_window_advance(p, c->out, c->nout);
             p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)c->nout);
             p->len += c->nout;
             p->out_pos = c->end;

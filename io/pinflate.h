@@ -49,7 +49,8 @@ void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t 
  * pinf_read hands out no bytes past the next block boundary between two of
  * its chunks, and returns PINF_PAUSED from then on, unless the stream has
  * ended first. For a caller that hands the rest of the stream to another
- * decoder (a device) while this one is busy. */
+ * decoder (a device) while this one is busy. Call it before the first
+ * pinf_read of the stream. */
 void pinf_pause_on(pinf *p, const atomic_int *flag);
 
 /* Copies the next decoded bytes, in order, into buf: the count (at most n),

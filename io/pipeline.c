@@ -591,11 +591,11 @@ int pl_open_pausable(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, 
 }
 
 /* Whether the ring ended where its reader paused (see pipeline.h). */
-int pl_paused(const pl_ring *p, const void **held, size_t *held_len)
+int pl_paused(pl_ring *p, const void **held, size_t *held_len)
 {
-    pthread_mutex_lock((pthread_mutex_t *)&p->mu);
+    pthread_mutex_lock(&p->mu);
     int paused = p->done && p->paused;
-    pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+    pthread_mutex_unlock(&p->mu);
     *held = p->tail_held;
     *held_len = paused ? p->tail_len : 0;
     return paused;

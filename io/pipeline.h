@@ -85,7 +85,7 @@ int pl_open_pausable(pl_ring **out, io_reader *r, void *const *bufs, int nbufs, 
 /* After pl_next returned 0: 1 when a pl_open_pausable ring ended where its
  * reader paused, with *held and *held_len the data bytes after its last
  * whole grain (valid until pl_close); else 0. */
-int pl_paused(const pl_ring *p, const void **held, size_t *held_len);
+int pl_paused(pl_ring *p, const void **held, size_t *held_len);
 
 /* pl_open for data whose first `first` bytes were read elsewhere (a
  * device inflated them): the chunks' offsets, and limit, count from the
