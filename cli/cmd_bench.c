@@ -374,7 +374,7 @@ int cmd_bench(int argc, char **argv)
         return rc;
     if (common.devices.all || common.devices.count != 1)
         return cli_usage_error("bench", "bench times one device: give --device N");
-    cli_narrow_devices(&common); /* before any thread */
+    cli_narrow_devices(&common, NULL, 0); /* before any thread */
     backend be;
     rc = backend_open(&be, common.backend, &common.devices, common.threads);
     if (rc < 0)

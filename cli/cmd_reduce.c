@@ -282,11 +282,12 @@ int cmd_reduce(int argc, char **argv)
     int rc = reduce_parse(&o, argc, argv);
     if (rc >= 0)
         return rc;
-    cli_narrow_devices(&o.common); /* before any thread */
-    reduce_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
     static char *const stdin_only[] = {"-"};
     int nfiles = argc - optind;
+    cli_narrow_devices(&o.common, nfiles ? argv + optind : stdin_only,
+                       nfiles ? nfiles : 1); /* before any thread */
+    reduce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
     double cpu_s = cli_cpu_seconds(&o.common, nfiles ? argv + optind : stdin_only,
                                    nfiles ? nfiles : 1, REDUCE_CPU_NS_PLAIN, REDUCE_CPU_NS_GZIP);
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */

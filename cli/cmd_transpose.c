@@ -241,11 +241,12 @@ int cmd_transpose(int argc, char **argv)
     int rc = transpose_parse(&t, argc, argv);
     if (rc >= 0)
         return rc;
-    cli_narrow_devices(&t.common); /* before any thread */
+    char *input_arg = optind < argc ? argv[optind] : "-";
+    cli_narrow_devices(&t.common, &input_arg, 1); /* before any thread */
     input_list inputs;
     input_item item;
     io_reader *r = NULL;
-    if (input_one(&inputs, optind < argc ? argv[optind] : "-", &item, &r))
+    if (input_one(&inputs, input_arg, &item, &r))
         return 1;
     const char *name = item.name;
     io_status st;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "runtime/devplan.h"
 #include "runtime/simd.h"
 #include "io/bgzf.h"
 #include "io/clock.h"
@@ -412,9 +413,73 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
     return cli_cpu_share(c, (double)size * (io_reader_compressed(r) ? ns_gzip : ns_plain));
 }
 
-/* Narrows the devices the driver starts to those of the options (see options.h). */
-void cli_narrow_devices(const cli_common *c)
+/* Input bytes of the files named that several devices can share: plain
+ * data and blocked gzip (a gzip stream that is not blocked is inflated on
+ * one device). -1 when a size is not known (standard input, a pipe). */
+static double cli_shared_bytes(char *const *paths, int n)
 {
+    double bytes = 0;
+    char buf[4096];
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        const char *file = input_file(paths[i], buf, sizeof buf); /* an .npz member's archive */
+        if (!strcmp(file, "-") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+            return -1;
+        uint8_t head[64] = {0};
+        FILE *f = fopen(file, "rb");
+        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        if (!io_gzip_magic(head, got) || io_bgzf_block_size(head, got))
+            bytes += (double)st.st_size;
+    }
+    return bytes;
+}
+
+/* With --device all, narrows the devices the driver starts to those the
+ * input's size pays for (devplan_count): the first ones the driver would
+ * number. Where that is one, the run is on device 0 as if listed (its
+ * set-up then need not wait for the driver's count of devices). 1 when
+ * narrowed, else 0. */
+static int cli_plan_all(cli_common *c, char *const *paths, int n)
+{
+    const char *off = getenv("GPUBATCH_NARROW_DEVICES");
+    if (c->backend == BACKEND_CPU || !c->devices.all || (off && !strcmp(off, "0")))
+        return 0;
+    const char *sysfs = getenv("GPUBATCH_SYSFS");
+    double bytes = cli_shared_bytes(paths, n);
+    double link = devplan_slowest_link(sysfs && *sysfs ? sysfs : "/sys");
+    double rate = devplan_device_rate(link);
+    int k = devplan_count(bytes, rate, DEVPLAN_HOST_BYTES_PER_S, DEVPLAN_START_EACH_SECONDS,
+                          BACKEND_MAX_GPUS);
+    int first[BACKEND_MAX_GPUS];
+    for (int i = 0; i < k; i++)
+        first[i] = i;
+    if (k == BACKEND_MAX_GPUS || !cu_narrow_devices(first, k))
+        return 0;
+    if (k == 1)
+        c->devices = (backend_devices){.all = 0, .count = 1, .list = {0}};
+    char link_text[64] = "not known";
+    if (link > 0)
+        snprintf(link_text, sizeof link_text, "%.3g GB/s", link / 1e9);
+    if (bytes < 0)
+        msg_info("driver: --device all starts at most 1 device (CUDA_VISIBLE_DEVICES=%s): the "
+                 "input's size is not known", cu_narrowed_value());
+    else
+        msg_info("driver: --device all starts at most %d device%s (CUDA_VISIBLE_DEVICES=%s): "
+                 "%.2f GB of input, each further device's start about %.2f s, a device taking "
+                 "%.3g GB/s (PCIe link %s), the host handing over %.3g GB/s",
+                 k, k > 1 ? "s" : "", cu_narrowed_value(), bytes / 1e9,
+                 DEVPLAN_START_EACH_SECONDS, rate / 1e9, link_text, DEVPLAN_HOST_BYTES_PER_S / 1e9);
+    return 1;
+}
+
+/* Narrows the devices the driver starts to those of the options, or with
+ * --device all to those the input pays for (see options.h). */
+void cli_narrow_devices(cli_common *c, char *const *paths, int n)
+{
+    if (cli_plan_all(c, paths, n))
+        return;
     if (backend_narrow_devices(c->backend, &c->devices))
         msg_info("driver: starting only the devices of --device (CUDA_VISIBLE_DEVICES=%s)",
                  cu_narrowed_value());

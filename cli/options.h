@@ -161,9 +161,12 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
                               double ns_gzip);
 
 /* Makes the devices the options name the only ones the driver starts
- * (backend_narrow_devices), saying so with -v. Call once the options are
+ * (backend_narrow_devices), saying so with -v; with --device all, the
+ * first of them that the n input files named in paths pay for
+ * (runtime/devplan.h; one where a size is not known), c->devices then
+ * listing device 0 alone where that is one. Call once the options are
  * parsed, before any thread starts. */
-void cli_narrow_devices(const cli_common *c);
+void cli_narrow_devices(cli_common *c, char *const *paths, int n);
 
 /* Opens the backend the options ask for; reports the CPU fallback of
  * auto (cli_report_fallback). auto starts the GPU only for an estimated cpu_seconds (< 0:

@@ -224,10 +224,10 @@ static void start_hand_out(backend_start *st, int i, gpu *g)
         if (st->pinner == g)
             st->done_at.part_ms[2] += (io_seconds() - t) * 1e3;
     }
-    if (st->pinner == g) {
+    if (st->pinner == g)
         start_pin_all(st, g);
+    if (!st->first_at) /* another device may be handed out before the pinner */
         st->first_at = io_seconds();
-    }
     st->dev[i] = g;
     atomic_store(&st->some_ready, 1);
     pthread_cond_broadcast(&st->done);

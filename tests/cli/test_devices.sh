@@ -11,6 +11,9 @@
 use_fake_driver
 export FAKECUDA_DEVICES=3
 REP="$T/launches"
+# --device all starts only the devices the input pays for (one, for these
+# small files: see the end); with the narrowing off it starts every one.
+EVERY="env GPUBATCH_NARROW_DEVICES=0"
 
 # Runs CMD... with a fresh launch report; checks exit 0 and that the devices
 # got exactly the launch counts listed in EXPECTED ("N N N"; "+" for any
@@ -33,21 +36,21 @@ check_launches() {
 
 "$GB" gen --shape 3000000 --seed 1 -o "$T/a.npy.gz"
 check_launches "reduce --device all" "+ + +" \
-    "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz"
+    $EVERY "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz"
 check_launches "reduce --device all, sums of squares" "+ + +" \
-    "$GB" reduce --backend cuda --device all --chunk 1M --op sum,sumsq,count "$T/a.npy.gz"
+    $EVERY "$GB" reduce --backend cuda --device all --chunk 1M --op sum,sumsq,count "$T/a.npy.gz"
 check_launches "reduce --device 2,0" "+ 0 +" \
     "$GB" reduce --backend cuda --device 2,0 --chunk 1M "$T/a.npy.gz"
 check_launches "reduce --device 1" "0 + 0" \
     "$GB" reduce --backend cuda --device 1 --chunk 1M "$T/a.npy.gz"
 check_launches "reduce of two files on all devices" "+ + +" \
-    "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz" "$T/a.npy.gz"
+    $EVERY "$GB" reduce --backend cuda --device all --chunk 1M "$T/a.npy.gz" "$T/a.npy.gz"
 # 12 chunks over 3 devices that open at once: each open device takes
 # chunks in turn (three launches a chunk: the blocked gzip inflated and
 # checked on the device, then the sum); a device may open a chunk or two
 # after the first, so each takes 2 to 6 chunks, 36 launches in all.
 rm -f "$REP"
-FAKECUDA_REPORT="$REP" "$GB" reduce --backend cuda --device all --chunk 1M --op sum "$T/a.npy.gz" \
+FAKECUDA_REPORT="$REP" $EVERY "$GB" reduce --backend cuda --device all --chunk 1M --op sum "$T/a.npy.gz" \
     >/dev/null 2>&1
 check_eq "chunks split in turn" "fair" "$(awk '{ n += $4; if ($4 < 6 || $4 > 18) bad = 1 }
     END { print (n == 36 && NR == 3 && !bad) ? "fair" : "unfair" }' "$REP")"
@@ -78,22 +81,22 @@ check_launches "quadratic waits for every device" "+ + 0" \
 
 "$GB" gen --quadratic 300000 -o "$T/q.npy.gz"
 check_launches "quadratic rows on all devices" "+ + +" \
-    "$GB" quadratic --backend cuda --device all --chunk 1M "$T/q.npy.gz" -o "$T/q1.npy.gz"
+    $EVERY "$GB" quadratic --backend cuda --device all --chunk 1M "$T/q.npy.gz" -o "$T/q1.npy.gz"
 "$GB" gen --quadratic 300000 --no-compress -o "$T/q.npy"
 $PY "$top/tests/cli/quadref.py" planes "$T/q.npy" "$T/qp.npy" 2>/dev/null &&
     check_launches "quadratic planes in and out on all devices" "+ + +" \
-        "$GB" quadratic --backend cuda --device all --chunk 1M --out-layout planes "$T/qp.npy" \
+        $EVERY "$GB" quadratic --backend cuda --device all --chunk 1M --out-layout planes "$T/qp.npy" \
         -o "$T/q2.npy.gz"
 
 "$GB" gen --shape 64x100x100 -o "$T/b.npy.gz"
 check_launches "batched transpose on all devices" "+ + +" \
-    "$GB" transpose --backend cuda --device all --chunk 128k "$T/b.npy.gz" -o "$T/b1.npy.gz"
+    $EVERY "$GB" transpose --backend cuda --device all --chunk 128k "$T/b.npy.gz" -o "$T/b1.npy.gz"
 "$GB" gen --shape 1000x1000 -o "$T/m.npy.gz"
 check_launches "a staged matrix on the first listed device" "0 0 +" \
     "$GB" transpose --backend cuda --device 2,1 --chunk 128k "$T/m.npy.gz" -o "$T/m1.npy.gz"
 
 check_launches "--shard on all devices" "+ + +" \
-    "$GB" reduce --backend cuda --device all --chunk 1M --shard 0/1 -o "$T/state" \
+    $EVERY "$GB" reduce --backend cuda --device all --chunk 1M --shard 0/1 -o "$T/state" \
     "$(gzip -dc "$T/a.npy.gz" >"$T/a.npy" && echo "$T/a.npy")"
 
 # -v names every device in use.
@@ -248,9 +251,9 @@ check_eq "--device 1,3" "CUDA_VISIBLE_DEVICES=1,3" \
     "$(visible "$GB" reduce --backend cuda --device 1,3 "$T/a.npy")"
 check_eq "--device 3,0 keeps its order" "CUDA_VISIBLE_DEVICES=3,0" \
     "$(visible "$GB" quadratic --backend cuda --device 3,0 -f -o "$T/nq.npy.gz" "$T/q.npy.gz")"
-check_eq "--device all: every device" "CUDA_VISIBLE_DEVICES=unset" \
-    "$(visible "$GB" reduce --backend cuda --device all "$T/a.npy")"
-check_eq "--device all: the user's list as it is" "CUDA_VISIBLE_DEVICES=3,1" \
+check_eq "--device all, GPUBATCH_NARROW_DEVICES=0: every device" "CUDA_VISIBLE_DEVICES=unset" \
+    "$(GPUBATCH_NARROW_DEVICES=0 visible "$GB" reduce --backend cuda --device all "$T/a.npy")"
+check_eq "--device all, the user's list: its first entry for a small input" "CUDA_VISIBLE_DEVICES=3" \
     "$(CUDA_VISIBLE_DEVICES=3,1 visible "$GB" reduce --backend cuda --device all "$T/a.npy")"
 check_eq "the user's list: --device 1 is its second entry" "CUDA_VISIBLE_DEVICES=1" \
     "$(CUDA_VISIBLE_DEVICES=3,1,0 visible "$GB" reduce --backend cuda --device 1 "$T/a.npy")"
@@ -277,6 +280,49 @@ check_error "an empty list hides every device" "no CUDA device: the driver found
     env CUDA_VISIBLE_DEVICES= "$GB" reduce --backend cuda "$T/a.npy"
 check_eq "a list with one entry at two places asked for: as it is" "CUDA_VISIBLE_DEVICES=2,2 (exit 1)" \
     "$(CUDA_VISIBLE_DEVICES=2,2 visible "$GB" reduce --backend cuda --device 1,0 "$T/a.npy")"
+
+# --device all starts the first devices the input pays for
+# (runtime/devplan.h): one for a small input, a pipe, or a gzip stream that
+# is not blocked (one device inflates it), or where the links are not known
+# (a device then takes 40 GB/s, more than the host's 30); where the GPUs'
+# links are slow (a stand-in sysfs: PCIe 2.5 GT/s x1 behind the root port,
+# 0.2 GB/s a device), two for 128 MiB of plain or blocked-gzip input.
+slow="$T/sysfs/devices/pci0000:00/0000:00:01.0/0000:01:00.0"
+mkdir -p "$slow" "$T/sysfs/bus/pci/devices" "$T/nosysfs"
+echo 0x10de >"$slow/vendor"
+echo 0x030200 >"$slow/class"
+echo "2.5 GT/s PCIe" >"$slow/max_link_speed"
+echo 1 >"$slow/max_link_width"
+ln -sf "$slow" "$T/sysfs/bus/pci/devices/0000:01:00.0"
+"$GB" gen --shape 33554432 --dist normal --seed 8 --no-compress -o "$T/big.npy"
+"$GB" gen --shape 33554432 --dist normal --seed 8 -1 -o "$T/big.npy.gz"
+gzip -1 -c "$T/big.npy" >"$T/big-stream.npy.gz"
+check_eq "--device all, a small input: the first device" "CUDA_VISIBLE_DEVICES=0" \
+    "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --backend cuda --device all "$T/a.npy")"
+check_eq "--device all, a pipe: the first device" "CUDA_VISIBLE_DEVICES=0" \
+    "$(GPUBATCH_SYSFS="$T/sysfs" visible sh -c "cat '$T/big.npy' | '$GB' reduce --backend cuda --device all")"
+for f in big.npy big.npy.gz; do
+    check_eq "--device all, slow links, 128 MiB $f: two devices" "CUDA_VISIBLE_DEVICES=0,1" \
+        "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --backend cuda --device all "$T/$f")"
+    check_eq "--device all, links not known, 128 MiB $f: one device" "CUDA_VISIBLE_DEVICES=0" \
+        "$(GPUBATCH_SYSFS="$T/nosysfs" visible "$GB" reduce --backend cuda --device all "$T/$f")"
+done
+check_eq "--device all, slow links, a 128 MiB gzip stream: one device" "CUDA_VISIBLE_DEVICES=0" \
+    "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --backend cuda --device all "$T/big-stream.npy.gz")"
+check_eq "--device all, slow links, auto: two devices" "CUDA_VISIBLE_DEVICES=0,1" \
+    "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --device all "$T/big.npy")"
+check_eq "--device all, slow links, the user's list: its first two entries" "CUDA_VISIBLE_DEVICES=3,1" \
+    "$(CUDA_VISIBLE_DEVICES=3,1,0 GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --backend cuda \
+        --device all "$T/big.npy")"
+check_eq "--device all, slow links, quadratic of a small input: one device" "CUDA_VISIBLE_DEVICES=0" \
+    "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" quadratic --backend cuda --device all -f \
+        -o "$T/nq.npy.gz" "$T/q.npy.gz")"
+GPUBATCH_SYSFS="$T/sysfs" "$GB" reduce -v --backend cuda --device all --op sum "$T/big.npy" \
+    >/dev/null 2>"$T/plan.err"
+grep -q "driver: --device all starts at most 2 devices (CUDA_VISIBLE_DEVICES=0,1): 0.13 GB of input, each further device's start about 0.25 s, a device taking 0.2 GB/s (PCIe link 0.2 GB/s), the host handing over 30 GB/s" "$T/plan.err" &&
+    ok || fail "-v of the plan: $(grep driver: "$T/plan.err")"
+check_eq "--device all on two devices: both take chunks" "2" \
+    "$(grep -c 'backend cuda: device [01] (.*) taking chunks' "$T/plan.err")"
 
 # The devices narrowed to do the work, and every message numbers them as
 # --device does.

@@ -1,10 +1,10 @@
-/* bench_feed.cu FILE - how fast the host can feed compressed chunks to one
- * or two GPUs, each rate counting the file's bytes: pread from the page
- * cache into 8 pinned buffers of 128 MiB on 8 to 32 threads, a chunk at a
+/* bench_feed.cu FILE - how fast the host can feed compressed chunks to one,
+ * two or four GPUs, each rate counting the file's bytes: pread from the page
+ * cache into 8 pinned buffers of 128 MiB on 8 to 64 threads (as many as the host has cores), a chunk at a
  * time (all threads on one chunk, then the next: each thread one fixed part,
  * or pieces of the chunk taken in turn as gpubatch's reader does) and with
  * no wait between chunks; host memcpy; the copies to the devices
- * alone, to one and to two; pread a chunk at a time with each chunk then
+ * alone, to one, two and four; pread a chunk at a time with each chunk then
  * copied to the devices in turn (the whole feed); and pinning the file's
  * own mapping (cuMemHostRegister, read-only) and copying from it. Build on
  * a GPU node:
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
     fsize = (size_t)sb.st_size;
     int ngpu;
     CK(cudaGetDeviceCount(&ngpu));
-    for (int g = 0; g < ngpu && g < 2; g++) {
+    for (int g = 0; g < ngpu && g < 4; g++) {
         CK(cudaSetDevice(g));
         CK(cudaFree(0));
     }
@@ -265,18 +265,20 @@ int main(int argc, char **argv)
     printf("file %.2f GB, %d GPUs, %d cores, %d pinned buffers of 128 MiB\n", fsize / 1e9, ngpu,
            cores, NBUF);
     for (int pieces = 0; pieces < 2; pieces++)
-        for (int t : {8, 16, 24, 32})
-            printf("pread a chunk at a time, %2d threads, %s: %.1f GB/s\n", t,
+        for (int t : {8, 16, 24, 32, 48, 64})
+            if (t <= cores)
+                printf("pread a chunk at a time, %2d threads, %s: %.1f GB/s\n", t,
                    pieces ? "pieces in turn" : "fixed parts", feed(t, 0, pieces));
-    for (int t : {8, 16, 24, 32})
-        printf("pread with no wait between chunks, %2d threads: %.1f GB/s\n", t, stream_read(t));
+    for (int t : {8, 16, 24, 32, 48, 64})
+        if (t <= cores)
+            printf("pread with no wait between chunks, %2d threads: %.1f GB/s\n", t, stream_read(t));
     printf("host memcpy, 16 threads: %.1f GB/s; 32 threads: %.1f GB/s\n", host_copy(16),
            host_copy(32));
-    for (int g = 1; g <= ngpu && g <= 2; g++)
+    for (int g = 1; g <= ngpu && g <= 4; g *= 2)
         printf("copies to %d device(s) alone: %.1f GB/s\n", g, copies_only(g));
-    for (int g = 1; g <= ngpu && g <= 2; g++)
-        for (int t : {16, 32})
-            for (int pieces = 0; pieces < 2; pieces++)
+    for (int g = 1; g <= ngpu && g <= 4; g *= 2)
+        for (int t : {16, 32, 64})
+            for (int pieces = 0; pieces < 2 && t <= cores; pieces++)
                 printf("pread a chunk at a time on %2d threads (%s), then copied to %d device(s): "
                        "%.1f GB/s\n",
                        t, pieces ? "pieces in turn" : "fixed parts", g, feed(t, g, pieces));

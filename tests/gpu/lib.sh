@@ -51,6 +51,7 @@ check() {
 # one's pages, and a file system with writes still going to the disk makes
 # that cost vary from run to run. Needs note(), $work (scratch), $top (the
 # tree, left out of names) and $out (stderr of the runs goes to $out/e2e.err).
+# RACE_SED: a sed expression that shortens the names further.
 race() {
     name=$1
     shift
@@ -69,6 +70,6 @@ race() {
         done
     done
     for v in "$@"; do
-        note "  $(echo "$v" | tr ',' ' ' | sed "s|$work/||g; s|$top/||g; s|^\./||"): $(cat "$work/best.$(echo "$v" | md5sum | cut -c1-8)") s"
+        note "  $(echo "$v" | tr ',' ' ' | sed "s|$work/||g; s|$top/||g; s|^\./||; ${RACE_SED:-}"): $(cat "$work/best.$(echo "$v" | md5sum | cut -c1-8)") s"
     done
 }

@@ -164,7 +164,7 @@ fi
 if part e2e; then
 note "== end to end"
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
-    build/runtime/ptx_blobs.o build/ptx_table.o -l:libz.a -ldl -pthread
+    build/runtime/ptx_blobs.o build/ptx_table.o build/io/status.o build/io/clock.o -l:libz.a -ldl -pthread
 "$work/init_time" >"$out/init.txt" 2>&1
 n=536870912 # 2 GiB of float32
 ./gpubatch gen --shape $n --dist normal --seed 1 -1 -o "$work/e2e.npy.gz" -f
@@ -223,18 +223,19 @@ head -$((ndev + 1)) "$out/topo.txt" | tee -a "$sum"
 sh tests/gpu/test_multi_gpu.sh >"$out/multi_gpu.log" 2>&1
 note "test_multi_gpu: $(tail -1 "$out/multi_gpu.log")"
 grep FAIL "$out/multi_gpu.log" | head -5 | tee -a "$sum"
+every=$(seq -s, 0 $((ndev - 1)))
 ./gpubatch gen --shape 1000003 --seed 3 --no-compress -o "$work/m.npy" -f
 ./gpubatch gen --quadratic 100003 --seed 3 --no-compress -o "$work/mq.npy" -f
 ./gpubatch gen --shape 300x70x90 --seed 3 --no-compress -o "$work/mt.npy" -f
 for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda --device all \
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch reduce -q --backend cuda --device $every \
         --chunk 128k --op sum,min,argmax "$work/m.npy" >"$out/sanitizer-devices-$tool.log" 2>&1
     st=$?
-    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda --device all \
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch quadratic -q --backend cuda --device $every \
         --chunk 128k --no-compress "$work/mq.npy" -o /dev/null >>"$out/sanitizer-devices-$tool.log" 2>&1 || st=$?
-    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch transpose -q --backend cuda --device all \
+    compute-sanitizer --tool $tool --error-exitcode 9 ./gpubatch transpose -q --backend cuda --device $every \
         --chunk 128k --no-compress "$work/mt.npy" -o /dev/null >>"$out/sanitizer-devices-$tool.log" 2>&1 || st=$?
-    note "sanitizer $tool on --device all: exit $st"
+    note "sanitizer $tool on --device $every: exit $st"
 done
 sh tests/gpu/bench_devices.sh "$out/devices" 2>&1 | tee -a "$sum"
 fi

@@ -12,7 +12,10 @@ if [ "$ndev" -lt 2 ]; then
     exit
 fi
 last=$((ndev - 1))
-lists="all 1,0 $last,0"
+every=$(seq -s, 0 $last)
+# `all` starts the devices the input pays for (one, for these inputs);
+# "every" lists each device, so every one takes chunks
+lists="$every all 1,0 $last,0"
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count
 
 for dt in float32 float64 int32 uint8 int64; do
@@ -27,8 +30,8 @@ for dt in float32 float64 int32 uint8 int64; do
         done
     done
     "$GB" reduce -q --backend cpu --op sum,max --skipnan "$f" >"$T/cpu.txt"
-    "$GB" reduce -q --backend cuda --device all --chunk 1M --op sum,max --skipnan "$f" >"$T/gpu.txt"
-    check_files_same "reduce $dt skipnan --device all" "$T/cpu.txt" "$T/gpu.txt"
+    "$GB" reduce -q --backend cuda --device $every --chunk 1M --op sum,max --skipnan "$f" >"$T/gpu.txt"
+    check_files_same "reduce $dt skipnan --device $every" "$T/cpu.txt" "$T/gpu.txt"
 done
 
 "$GB" gen --quadratic 3000017 --seed 3 -o "$T/q.npy.gz"
@@ -51,8 +54,14 @@ for shape in 4096x64x64 1000x33x65 3x1000x1000 2x8191x8193; do
     done
 done
 # The devices listed alone are started, and -v still names them as listed
-# (where the environment lists no devices of its own, whose numbers differ).
+# (where the environment lists no devices of its own, whose numbers differ);
+# --device all on a small input starts the first device alone.
 if [ -z "${CUDA_VISIBLE_DEVICES+set}" ]; then
+    "$GB" reduce -v --backend cuda --device all "$T/r-float32.npy.gz" >/dev/null 2>"$T/gpu.err"
+    grep -q "driver: --device all starts at most 1 device (CUDA_VISIBLE_DEVICES=0)" "$T/gpu.err" && ok ||
+        fail "-v of --device all: $(grep driver: "$T/gpu.err")"
+    check_eq "--device all, a small input: device 0 alone takes chunks" "device 0" \
+        "$(sed -n 's/.*backend cuda: \(device [0-9]*\) (.*taking chunks.*/\1/p' "$T/gpu.err")"
     "$GB" quadratic -v --backend cuda --device $last,0 "$T/q.npy.gz" -o "$T/qgpu.npy.gz" -f \
         2>"$T/gpu.err"
     check_files_same "quadratic --device $last,0, narrowed" "$T/qcpu.npy.gz" "$T/qgpu.npy.gz"

@@ -1,0 +1,168 @@
+/* test_devplan.c - how many devices `--device all` starts: the count that
+ * ends the work soonest against a search over every count, the PCIe link
+ * rates read from sysfs text, and the slowest link found in a sysfs tree
+ * (GPUs behind bridges, other vendors' and other classes' devices). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#define RND_SEED 38
+#include "rnd.h"
+#include "runtime/devplan.h"
+
+/* A uniform double in [0, 1). */
+static double unit(void)
+{
+    return (double)(rnd() >> 11) / 9007199254740992.0;
+}
+
+/* The count a search over every count 1..most gives, the fewest of ties. */
+static int count_by_search(double bytes, double device, double host, double each, int most)
+{
+    int best = 1;
+    double best_s = INFINITY;
+    for (int k = 1; k <= most; k++) {
+        double rate = fmin(k * device, host);
+        double s = (k - 1) * each + bytes / rate;
+        if (s < best_s)
+            best = k, best_s = s;
+    }
+    return best;
+}
+
+/* Fixed cases, then random ones against the search. */
+static void test_count(void)
+{
+    /* a device as fast as the host: one, however much work */
+    CHECK(devplan_count(1e15, 40e9, 30e9, 0.25, 64) == 1);
+    CHECK(devplan_count(1e15, 30e9, 30e9, 0.25, 64) == 1);
+    /* a device at 20 GB/s, the host at 30: two once the work is long */
+    CHECK(devplan_count(10e9, 20e9, 30e9, 0.25, 64) == 1);
+    CHECK(devplan_count(100e9, 20e9, 30e9, 0.25, 64) == 2);
+    /* 5 GB/s devices: six reach the host's 30 */
+    CHECK(devplan_count(100e9, 5e9, 30e9, 0.25, 64) == 6);
+    CHECK(devplan_count(100e9, 5e9, 30e9, 0.25, 3) == 3);
+    /* no work, or no size, or nothing known: one */
+    CHECK(devplan_count(0, 5e9, 30e9, 0.25, 64) == 1);
+    CHECK(devplan_count(-1, 5e9, 30e9, 0.25, 64) == 1);
+    CHECK(devplan_count(1e12, 0, 30e9, 0.25, 64) == 1);
+    CHECK(devplan_count(1e12, 5e9, 30e9, 0.25, 0) == 1);
+    int bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        double bytes = exp2(20 + 30 * unit());
+        double device = exp2(27 + 10 * unit());
+        double host = exp2(30 + 6 * unit());
+        double each = 0.01 + unit();
+        int most = 1 + (int)(rnd() % 64);
+        int got = devplan_count(bytes, device, host, each, most);
+        int want = count_by_search(bytes, device, host, each, most);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "bytes %g device %g host %g each %g most %d: %d, search %d\n", bytes,
+                    device, host, each, most, got, want);
+    }
+    CHECKF(bad == 0, "%d of 20000 random cases differ from the search", bad);
+}
+
+/* sysfs's link speed text to bytes per second. */
+static void test_link_bytes(void)
+{
+    double eff = DEVPLAN_LINK_EFFICIENCY;
+    CHECK(fabs(devplan_link_bytes("32.0 GT/s PCIe", 16) - 32e9 * 16 * 128 / 130 / 8 * eff) < 1);
+    CHECK(fabs(devplan_link_bytes("16.0 GT/s PCIe", 8) - 16e9 * 8 * 128 / 130 / 8 * eff) < 1);
+    CHECK(fabs(devplan_link_bytes("8.0 GT/s PCIe", 16) - 8e9 * 16 * 128 / 130 / 8 * eff) < 1);
+    CHECK(fabs(devplan_link_bytes("5.0 GT/s PCIe", 4) - 5e9 * 4 * 0.8 / 8 * eff) < 1);
+    CHECK(fabs(devplan_link_bytes("2.5 GT/s PCIe", 1) - 2.5e9 * 0.8 / 8 * eff) < 1);
+    CHECK(fabs(devplan_link_bytes("2.5 GT/s", 1) - 2.5e9 * 0.8 / 8 * eff) < 1);
+    CHECK(devplan_link_bytes("Unknown", 16) == 0);
+    CHECK(devplan_link_bytes("", 16) == 0);
+    CHECK(devplan_link_bytes("16.0 GT/s PCIe", 0) == 0);
+    CHECK(devplan_link_bytes("16.0", 16) == 0);
+    CHECK(devplan_link_bytes("-8.0 GT/s PCIe", 16) == 0);
+    /* a device is held back by its link only where the link is slower */
+    CHECK(devplan_device_rate(0) == DEVPLAN_DEVICE_BYTES_PER_S);
+    CHECK(devplan_device_rate(1e9) == 1e9);
+    CHECK(devplan_device_rate(1e12) == DEVPLAN_DEVICE_BYTES_PER_S);
+}
+
+/* Writes text to the file dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* Makes the PCI device `dev` at root/devices/<path> with its vendor,
+ * class and link (speed NULL: no link files), listed in
+ * root/bus/pci/devices. */
+static void pci_device(const char *root, const char *path, const char *vendor, const char *cls,
+                       const char *speed, const char *width)
+{
+    char dir[1024], cmd[2048], link[1024];
+    snprintf(dir, sizeof dir, "%s/devices/%s", root, path);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s/bus/pci/devices'", dir, root);
+    CHECK(system(cmd) == 0);
+    put(dir, "vendor", vendor);
+    put(dir, "class", cls);
+    if (speed) {
+        put(dir, "max_link_speed", speed);
+        put(dir, "max_link_width", width);
+    }
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    snprintf(link, sizeof link, "%s/bus/pci/devices/%s", root, name);
+    symlink(dir, link);
+}
+
+/* Bridge at root/devices/<path> with a link (not a listed device's files). */
+static void pci_bridge(const char *root, const char *path, const char *speed, const char *width)
+{
+    pci_device(root, path, "0x8086", "0x060400", speed, width);
+}
+
+/* The slowest NVIDIA display controller's link in fake sysfs trees. */
+static void test_slowest_link(void)
+{
+    char root[] = "/tmp/devplan-XXXXXX";
+    CHECK(mkdtemp(root) != NULL);
+    CHECK(devplan_slowest_link(root) == 0); /* no bus */
+    double gen5x16 = devplan_link_bytes("32.0 GT/s PCIe", 16);
+    double gen4x8 = devplan_link_bytes("16.0 GT/s PCIe", 8);
+    /* a GPU on a Gen5 x16 root port */
+    pci_bridge(root, "pci0000:00/0000:00:01.0", "32.0 GT/s PCIe", "16");
+    pci_device(root, "pci0000:00/0000:00:01.0/0000:01:00.0", "0x10de", "0x030200",
+               "32.0 GT/s PCIe", "16");
+    CHECK(fabs(devplan_slowest_link(root) - gen5x16) < 1);
+    /* other vendors' devices and NVIDIA's other classes (audio, a switch) do not count */
+    pci_device(root, "pci0000:00/0000:00:02.0", "0x15b3", "0x020000", "2.5 GT/s PCIe", "1");
+    pci_device(root, "pci0000:00/0000:00:01.0/0000:01:00.1", "0x10de", "0x040300",
+               "2.5 GT/s PCIe", "1");
+    pci_device(root, "pci0000:00/0000:00:03.0", "0x10de", "0x068000", "2.5 GT/s PCIe", "1");
+    CHECK(fabs(devplan_slowest_link(root) - gen5x16) < 1);
+    /* a second GPU behind a switch whose upstream link is Gen4 x8: the slowest */
+    pci_bridge(root, "pci0000:80/0000:80:01.0", "16.0 GT/s PCIe", "8");
+    pci_bridge(root, "pci0000:80/0000:80:01.0/0000:81:00.0", "32.0 GT/s PCIe", "16");
+    pci_device(root, "pci0000:80/0000:80:01.0/0000:81:00.0/0000:82:00.0", "0x10de", "0x030000",
+               "32.0 GT/s PCIe", "16");
+    CHECK(fabs(devplan_slowest_link(root) - gen4x8) < 1);
+    /* a GPU with no link files (not PCIe) is passed over */
+    pci_device(root, "pci0000:90/0000:90:00.0", "0x10de", "0x030200", NULL, NULL);
+    CHECK(fabs(devplan_slowest_link(root) - gen4x8) < 1);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+    RUN(test_count);
+    RUN(test_link_bytes);
+    RUN(test_slowest_link);
+    return check_summary();
+}
