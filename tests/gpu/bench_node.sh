@@ -9,8 +9,10 @@
 # tiny and 2 GiB runs as 1, 2 and 4 processes at once, one GPU each, with
 # each process's own driver start. BASE: another source tree, built and
 # raced beside this one. RACE_REPS sets the runs per variant (default 3),
-# ELEMS the float32 elements of each file (default 2^29); FEED=0 leaves out
-# the host's feed ceilings (tests/gpu/bench_feed.cu).
+# ELEMS the float32 elements of each file (default 2^29); SETS the file
+# sets raced (default "one four many"); STUDY=0 leaves out the driver's
+# start and the processes at once; FEED=0 the host's feed ceilings
+# (tests/gpu/bench_feed.cu).
 set -u
 out=${1:-node-results}
 base_src=${2:-}
@@ -25,8 +27,9 @@ all_list=$(seq -s, 0 $last)
 # after another or on a thread each (best of 3 of each).
 cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
     build/runtime/ptx_blobs.o build/ptx_table.o build/io/status.o build/io/clock.o -l:libz.a -ldl -pthread
-note "driver start (best of 3, ms): visible devices, cuInit, contexts serial, contexts on threads"
+[ "${STUDY:-1}" = 0 ] || note "driver start (best of 3, ms): visible devices, cuInit, contexts serial, contexts on threads"
 k=1
+[ "${STUDY:-1}" = 0 ] && k=$((ndev + 1))
 while [ $k -le "$ndev" ]; do
     vis=$(seq -s, 0 $((k - 1)))
     for mode in serial threads; do
@@ -87,7 +90,7 @@ done
 wait
 EOS
 
-for set in one four many; do
+for set in ${SETS:-one four many}; do
     eval "files=\$$set"
     variants="$GB,reduce,--op,sum,--backend,cuda,$files $GB,reduce,--op,sum,--backend,cuda,--device,all,$files $GB,reduce,--op,sum,--backend,cuda,--device,$all_list,$files $GB,reduce,--op,sum,--backend,auto,$files $GB,reduce,--op,sum,--backend,auto,--device,all,$files"
     [ $set = many ] || variants="$variants $GB,reduce,--op,sum,--backend,cpu,$files"
@@ -95,15 +98,18 @@ for set in one four many; do
     [ -n "$OLD" ] && variants="$variants $OLD,reduce,--op,sum,--backend,cuda,--device,all,$files $OLD,reduce,--op,sum,--backend,auto,$files"
     RACE_SED="s|\(f[0-9].npy.gz \)*f[0-9].npy.gz$|$set file(s)|" race "reduce --op sum, $set 2 GiB BGZF file(s)" $variants
 done
+case " ${SETS:-many} " in *" many "*)
 RACE_SED="s|\\(f[0-9].npy.gz \\)*f[0-9].npy.gz$|32 files|" RACE_REPS=1 race "reduce --op sum, 32 2 GiB BGZF files on the CPU" "$GB,reduce,--op,sum,--backend,cpu,$many"
 for v in "" "--device all" "--device $all_list"; do
     $GB reduce -v --op sum --backend cuda $v $(echo "$many" | tr ',' ' ') 2>&1 >/dev/null |
         grep -E "ready|first device|taking chunks|done [0-9.]* s after" | sed "s/^/  32 files, cuda $v: /" | tee -a "$sum"
-done
+done ;;
+esac
 
 # Processes at once, one GPU each: the whole and each one's driver start.
-note "processes at once, one device each: wall s; each one's driver-and-context ms"
+[ "${STUDY:-1}" = 0 ] || note "processes at once, one device each: wall s; each one's driver-and-context ms"
 for size in tiny big; do
+    [ "${STUDY:-1}" = 0 ] && break
     for n in 1 2 4; do
         [ $n -gt "$ndev" ] && continue
         best=9999
