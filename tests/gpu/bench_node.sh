@@ -90,9 +90,13 @@ done
 wait
 EOS
 
+# every.sh ARGS: reduce --op sum on every device listed (race splits its
+# variants at commas, which a device list holds).
+printf '#!/bin/sh\nexec "%s" reduce --op sum --backend cuda --device %s "$@"\n' "$top/gpubatch" "$all_list" \
+    >"$work/every.sh"
 for set in ${SETS:-one four many}; do
     eval "files=\$$set"
-    variants="$GB,reduce,--op,sum,--backend,cuda,$files $GB,reduce,--op,sum,--backend,cuda,--device,all,$files $GB,reduce,--op,sum,--backend,cuda,--device,$all_list,$files $GB,reduce,--op,sum,--backend,auto,$files $GB,reduce,--op,sum,--backend,auto,--device,all,$files"
+    variants="$GB,reduce,--op,sum,--backend,cuda,$files $GB,reduce,--op,sum,--backend,cuda,--device,all,$files sh,$work/every.sh,$files $GB,reduce,--op,sum,--backend,auto,$files $GB,reduce,--op,sum,--backend,auto,--device,all,$files"
     [ $set = many ] || variants="$variants $GB,reduce,--op,sum,--backend,cpu,$files"
     [ $set = four ] && variants="$variants sh,$work/procs.sh,$ndev,big"
     [ -n "$OLD" ] && variants="$variants $OLD,reduce,--op,sum,--backend,cuda,--device,all,$files $OLD,reduce,--op,sum,--backend,auto,$files"
