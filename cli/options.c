@@ -363,16 +363,23 @@ static double cli_cpu_share(const cli_common *c, double ns)
     return ns / threads / 1e9;
 }
 
-/* Whether the regular file at path starts as gzip does. */
-static int cli_file_is_gzip(const char *path)
+/* Reads up to n bytes from the start of the file at path into head; the
+ * bytes read (0 when it cannot be read). */
+static size_t cli_file_head(const char *path, uint8_t *head, size_t n)
 {
-    unsigned char magic[2] = {0, 0};
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
-    size_t got = fread(magic, 1, 2, f);
+    size_t got = fread(head, 1, n, f);
     fclose(f);
-    return io_gzip_magic(magic, got);
+    return got;
+}
+
+/* Whether the regular file at path starts as gzip does. */
+static int cli_file_is_gzip(const char *path)
+{
+    uint8_t magic[2];
+    return io_gzip_magic(magic, cli_file_head(path, magic, sizeof magic));
 }
 
 /* Estimated seconds of CPU work for the files named (see options.h); the
@@ -425,11 +432,8 @@ static double cli_shared_bytes(char *const *paths, int n)
         const char *file = input_file(paths[i], buf, sizeof buf); /* an .npz member's archive */
         if (!strcmp(file, "-") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
             return -1;
-        uint8_t head[64] = {0};
-        FILE *f = fopen(file, "rb");
-        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
-        if (f)
-            fclose(f);
+        uint8_t head[64];
+        size_t got = cli_file_head(file, head, sizeof head);
         if (!io_gzip_magic(head, got) || io_bgzf_block_size(head, got))
             bytes += (double)st.st_size;
     }
@@ -467,7 +471,8 @@ static int cli_plan_all(cli_common *c, char *const *paths, int n)
                  "input's size is not known", cu_narrowed_value());
     else
         msg_info("driver: --device all starts at most %d device%s (CUDA_VISIBLE_DEVICES=%s): "
-                 "%.2f GB of input, each further device's start about %.2f s, a device taking "
+                 "%.2f GB of input that devices can share, each further device's start about %.2f s, "
+                 "a device taking "
                  "%.3g GB/s (PCIe link %s), the host handing over %.3g GB/s",
                  k, k > 1 ? "s" : "", cu_narrowed_value(), bytes / 1e9,
                  DEVPLAN_START_EACH_SECONDS, rate / 1e9, link_text, DEVPLAN_HOST_BYTES_PER_S / 1e9);

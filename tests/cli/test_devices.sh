@@ -319,7 +319,7 @@ check_eq "--device all, slow links, quadratic of a small input: one device" "CUD
         -o "$T/nq.npy.gz" "$T/q.npy.gz")"
 GPUBATCH_SYSFS="$T/sysfs" "$GB" reduce -v --backend cuda --device all --op sum "$T/big.npy" \
     >/dev/null 2>"$T/plan.err"
-grep -q "driver: --device all starts at most 2 devices (CUDA_VISIBLE_DEVICES=0,1): 0.13 GB of input, each further device's start about 0.25 s, a device taking 0.2 GB/s (PCIe link 0.2 GB/s), the host handing over 30 GB/s" "$T/plan.err" &&
+grep -q "driver: --device all starts at most 2 devices (CUDA_VISIBLE_DEVICES=0,1): 0.13 GB of input that devices can share, each further device's start about 0.25 s, a device taking 0.2 GB/s (PCIe link 0.2 GB/s), the host handing over 30 GB/s" "$T/plan.err" &&
     ok || fail "-v of the plan: $(grep driver: "$T/plan.err")"
 check_eq "--device all on two devices: both take chunks" "2" \
     "$(grep -c 'backend cuda: device [01] (.*) taking chunks' "$T/plan.err")"
