@@ -150,21 +150,15 @@ static void sched_cpu_alone(sched *h)
     h->cpu_be.threads = h->be->threads;
 }
 
-/* Opens the engine of each device the start has handed out (per_device,
- * cuda); a device that did not open is an error for the next submit. */
-static void sched_poll_devices(sched *h)
+/* Opens the engine of each device the start has handed out (per_device).
+ * 0; or -1 when a listed device will not be had, or its engine did not open
+ * (h->st says why, and no further device is polled). */
+static int sched_open_devices(sched *h)
 {
     if (h->dev_settled)
-        return;
+        return 0;
     if (!h->ndev)
         h->ndev = backend_devices_known(h->be);
-    if (!h->ndev && backend_start_failed(h->be)) {
-        /* auto's start failed before it knew of any device (no driver): the
-         * CPU goes on alone, on every core, without waiting for it */
-        sched_cpu_alone(h);
-        h->dev_settled = 1;
-        return;
-    }
     int open = 0;
     for (int d = 0; d < h->ndev; d++) {
         sched_device *v = &h->dev[d];
@@ -175,11 +169,20 @@ static void sched_poll_devices(sched *h)
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
                 sched_take(h, GPU_ERR_DRIVER, &v->view.st);
-                h->dev_failed = h->dev_settled = 1;
-                return;
+                h->dev_settled = 1;
+                return -1;
             }
-            if (!h->gpu)
+            if (!h->gpu) {
                 h->gpu = v->engine;
+                if (h->be->kind != BACKEND_CUDA) {
+                    double part[3], ms = backend_first_device_ms(h->be, part);
+                    sched_say(h->hooks.info,
+                              "backend auto: CUDA ready %.0f ms after the start (driver and "
+                              "context %.0f ms, pinning %.0f ms, modules %.0f ms), after %llu "
+                              "chunks on the CPU",
+                              ms, part[0], part[1], part[2], h->chunks[0]);
+                }
+            }
             sched_say(h->hooks.info,
                       "backend cuda: device %d (%s) taking chunks %.3f s after the process "
                       "started, after %llu on other devices",
@@ -191,8 +194,17 @@ static void sched_poll_devices(sched *h)
     h->dev_settled = (h->ndev && open == h->ndev) || why;
     if (why) {
         sched_fail(h, GPU_ERR_DRIVER, why);
-        h->dev_failed = 1;
+        return -1;
     }
+    return 0;
+}
+
+/* cuda's devices (per_device): a device that did not open is an error for
+ * the next submit. */
+static void sched_poll_devices(sched *h)
+{
+    if (sched_open_devices(h) < 0)
+        h->dev_failed = 1;
 }
 
 /* Whether the devices take work now. */
@@ -201,15 +213,50 @@ static int sched_gpu_ready(const sched *h)
     return h->gpu || h->gpu_be;
 }
 
-/* Opens the engine of the devices once their start is done (auto); after
- * a failed start, or an engine that cannot open, the CPU goes on alone. */
+/* auto's start failed: the CPU goes on alone once its reason is told (here,
+ * or before the run). */
+static void sched_start_failed(sched *h)
+{
+    const char *why = backend_fallback(h->be);
+    if (why && h->hooks.fallback)
+        h->hooks.fallback(h->be, why);
+    if (why || backend_start_failed(h->be))
+        sched_cpu_alone(h);
+}
+
+/* auto with an engine per device: each device takes chunks as soon as it
+ * opens; where none opens the CPU goes on alone, and a device that fails
+ * while others are open is left with a warning. */
+static void sched_poll_auto_devices(sched *h)
+{
+    if (sched_open_devices(h) == 0) {
+        if (!h->gpu && !h->ndev && backend_start_failed(h->be))
+            sched_start_failed(h); /* it failed before it knew of any device */
+        return;
+    }
+    if (h->gpu) {
+        sched_say(h->hooks.warn, "cannot use every CUDA device: %s; going on with those open",
+                  h->st.text);
+        backend_fallback(h->be); /* told */
+    } else if (backend_start_failed(h->be)) {
+        sched_start_failed(h);
+    } else { /* the device opened, its engine did not */
+        sched_say(h->hooks.warn, "cannot use the GPU: %s; going on with the CPU", h->st.text);
+        sched_cpu_alone(h);
+    }
+    io_clear(&h->st); /* not the run's failure */
+}
+
+/* Opens the engines of the devices once they are open (auto: the whole
+ * start, or each device with per_device); after a failed start, or an
+ * engine that cannot open, the CPU goes on alone. */
 static void sched_poll(sched *h)
 {
-    if (h->per_device) {
+    if (h->per_device && h->be->kind == BACKEND_CUDA) {
         sched_poll_devices(h);
         return;
     }
-    if (sched_gpu_ready(h) || h->gpu_off || !h->be->start)
+    if (h->gpu_off || !h->be->start || (h->per_device ? h->dev_settled : sched_gpu_ready(h)))
         return;
     if (h->gate >= 0) {
         if (h->chunks[0] < (unsigned long long)h->gate)
@@ -217,13 +264,13 @@ static void sched_poll(sched *h)
         backend_gpu_wait(h->be);
         h->gate = -1;
     }
+    if (h->per_device) {
+        sched_poll_auto_devices(h);
+        return;
+    }
     backend *g = backend_gpu(h->be);
     if (!g) {
-        const char *why = backend_fallback(h->be);
-        if (why && h->hooks.fallback)
-            h->hooks.fallback(h->be, why);
-        if (why || backend_start_failed(h->be)) /* its reason told here or before the run */
-            sched_cpu_alone(h);
+        sched_start_failed(h);
         return;
     }
     if (sched_engine_open(h, g, &h->gpu) < 0) {
@@ -277,8 +324,8 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
     h->opened = io_seconds();
     const char *gate = getenv("GPUBATCH_GPU_READY_AFTER");
     h->gate = gate && *gate ? strtoll(gate, NULL, 10) : -1;
-    /* auto keeps one engine over every device, opened once all are open */
-    int per_device = h->per_device = spec->per_device && be->kind == BACKEND_CUDA;
+    /* with auto, where the devices start beside the CPU */
+    int per_device = h->per_device = spec->per_device && (be->kind == BACKEND_CUDA || be->start);
     int nslots = spec->nslots;
     if (!(h->lane = calloc((size_t)nslots, 1)) ||
         !(h->ret.slot = calloc((size_t)nslots, sizeof *h->ret.slot)) ||
@@ -308,7 +355,7 @@ int sched_open(sched **out, backend *be, const sched_run_spec *spec, const sched
            (BENCHMARKS.md) */
         h->cpu_be.threads = be->threads > 1 ? be->threads / 2 : 1;
     }
-    if (per_device) {
+    if (per_device && be->kind == BACKEND_CUDA) {
         sched_poll_devices(h);
         if (!h->gpu)
             rc = GPU_ERR_DRIVER;
@@ -731,7 +778,7 @@ static gpu *sched_stream_gpu(sched *h)
 {
     if (!h->spec.ops)
         return NULL;
-    if (!h->per_device && h->be->start && !h->gpu_off) /* auto: its start is worth waiting for */
+    if (h->be->kind != BACKEND_CUDA && h->be->start && !h->gpu_off) /* auto: worth waiting for */
         backend_gpu_wait(h->be);
     return sched_member_gpu(h);
 }

@@ -7,7 +7,8 @@
  * handed out (backend_device) and the devices take chunks in turn. With
  * auto the chunks run on the CPU while the devices start beside it
  * (runtime/backend.h), and on the devices from the first chunk after they
- * are ready; a compressed chunk (pl_gz_chunk) that the CPU takes is decoded
+ * are ready (with per_device, each device from the first chunk after it
+ * opens, as with cuda); a compressed chunk (pl_gz_chunk) that the CPU takes is decoded
  * on the host first. Results come back in input order and every engine
  * gives the same bits, so nothing depends on which lane took a chunk.
  *
@@ -78,9 +79,10 @@ typedef struct {
                                   estimated work fits in half the devices' usual start, the
                                   next waiting for the start (up to 3 of those) */
     double start_seconds;      /* the devices' usual start */
-    int per_device;            /* with cuda, an engine per device (on a backend of that device
-                                  alone), each taking chunks as soon as its device is open;
-                                  else one engine over every device, opened once all are */
+    int per_device;            /* an engine per device (on a backend of that device alone), each
+                                  taking chunks as soon as its device is open (cuda, and auto
+                                  where its devices start beside the CPU); else one engine over
+                                  every device, opened once all are */
     int member;                /* a gzip member may run on a device first (sched_run_member):
                                   its pinned staging buffer is made now, while the devices
                                   start */

@@ -74,6 +74,27 @@ for d in 0 1; do
         env FAKECUDA_CTX_ERROR_DEVICE=$d FAKECUDA_CTX_DELAY_MS=20,40 FAKECUDA_COPY_MS=10 \
         "$GB" reduce -q --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
 done
+# auto drives each device the same way: every device takes chunks from the
+# one after it opens (the CPU those before the first), and one that cannot
+# be opened while others are open is left with a warning, the run going on
+# with those (exit 0); where none opens, the CPU does it all.
+check_launches "auto: devices that open during the run" "+ + +" \
+    env GPUBATCH_GPU_START=always FAKECUDA_CTX_DELAY_MS=0,40,80 FAKECUDA_COPY_MS=30 \
+    "$GB" reduce -v --device 0,1,2 --chunk 1M "$T/a.npy.gz"
+check_eq "auto: -v says when the first device was ready, then each device" "1 3" \
+    "$(grep -c 'backend auto: CUDA ready' "$T/dev.err") $(grep -c 'taking chunks' "$T/dev.err")"
+check_launches "auto: a device that does not open, others open" "+ 0 +" \
+    env GPUBATCH_GPU_START=always FAKECUDA_CTX_ERROR_DEVICE=1 FAKECUDA_CTX_DELAY_MS=0,50,0 \
+    FAKECUDA_COPY_MS=30 "$GB" reduce --device 0,1,2 --chunk 1M "$T/a.npy.gz"
+grep -q "warning: cannot use every CUDA device: cannot open CUDA device 1: .*; going on with those open" \
+    "$T/dev.err" && ok || fail "auto, device 1 fails: $(cat "$T/dev.err")"
+"$GB" reduce --backend cpu --op sum "$T/a.npy.gz" >"$T/cpu.txt"
+GPUBATCH_GPU_START=always FAKECUDA_CTX_ERROR_DEVICE=0 "$GB" reduce --device 0 --op sum \
+    "$T/a.npy.gz" >"$T/auto.txt" 2>"$T/auto.err"
+check_eq "auto: its only device does not open: exit" "0" "$?"
+check_files_same "auto: its only device does not open: the CPU's result" "$T/cpu.txt" "$T/auto.txt"
+grep -q "warning: cannot open CUDA device 0: .*; using the CPU backend" "$T/auto.err" && ok ||
+    fail "auto, no device opens: $(cat "$T/auto.err")"
 "$GB" gen --quadratic 300000 -o "$T/qj.npy.gz"
 check_launches "quadratic waits for every device" "+ + 0" \
     env FAKECUDA_CTX_DELAY_MS=0,100 "$GB" quadratic --backend cuda --device 0,1 --chunk 1M \
@@ -168,9 +189,17 @@ done
 
 # A slow driver start: the reader fills the buffers meanwhile, and the
 # devices get the same work (the stand-in's kernels compute nothing; the
-# GPU tests compare results).
-for cmd in "reduce --op sum,max $T/a.npy.gz" "quadratic -f -o $T/slow.gz $T/q.npy.gz" \
-    "transpose -f -o $T/slow.gz $T/b.npy.gz"; do
+# GPU tests compare results). reduce's devices each take chunks from when
+# they open, so only its total is fixed; quadratic and transpose wait for
+# every device, so each device's count is.
+launch_total() {
+    launches "$@" >/dev/null
+    awk '{ n += $4 } END { print n }' "$REP"
+}
+set -- "$GB" reduce --op sum,max --backend cuda --device 2,0 --chunk 1M "$T/a.npy.gz"
+check_eq "reduce after a slow driver start" "$(launch_total "$@")" \
+    "$(FAKECUDA_INIT_DELAY_MS=200 launch_total "$@")"
+for cmd in "quadratic -f -o $T/slow.gz $T/q.npy.gz" "transpose -f -o $T/slow.gz $T/b.npy.gz"; do
     set -- "$GB" ${cmd%% *} --backend cuda --device 2,0 --chunk 1M ${cmd#* }
     check_eq "${cmd%% *} after a slow driver start" "$(launches "$@")" \
         "$(FAKECUDA_INIT_DELAY_MS=200 launches "$@")"

@@ -25,7 +25,19 @@ check_files_same "--chunk 1G on a 512 MiB device, --backend auto: the CPU's resu
 grep -v "cannot use the GPU: out of device memory: a chunk buffer.*going on with the CPU" \
     "$T/auto.err" >"$T/auto.other"
 check_eq "--chunk 1G on a 512 MiB device, --backend auto: no other message" "" "$(cat "$T/auto.other")"
-rm -f "$T/auto.out" "$T/auto.err" "$T/auto.other" "$T/cpu.out"
+# a device too small for the chunk buffers, the GPU always tried (it counts
+# as ready once the CPU has taken a chunk): the warning says why, and the
+# CPU does the rest
+"$GB" gen --shape 3000000 --seed 1 -o "$T/b.npy.gz"
+"$GB" reduce --backend cpu "$T/b.npy.gz" >"$T/cpu.out"
+FAKECUDA_MEM_BYTES=3000000 GPUBATCH_GPU_START=always GPUBATCH_GPU_READY_AFTER=1 "$GB" reduce \
+    --backend auto --chunk 1M "$T/b.npy.gz" >"$T/auto.out" 2>"$T/auto.err"
+check_eq "auto, the device's memory too small: status" 0 $?
+check_files_same "auto, the device's memory too small: the CPU's result" "$T/cpu.out" "$T/auto.out"
+check_eq "auto, the device's memory too small: the warning" "1" \
+    "$(grep -c "warning: cannot use the GPU: out of device memory: a compressed chunk buffer.*going on with the CPU" \
+        "$T/auto.err")"
+rm -f "$T/auto.out" "$T/auto.err" "$T/auto.other" "$T/cpu.out" "$T/b.npy.gz"
 "$GB" gen --quadratic 100000 -o "$T/q.npy.gz"
 "$GB" gen --quadratic 100000 --raw -o "$T/q.raw.gz"
 check_error "quadratic --chunk 1G on a 512 MiB device" \
