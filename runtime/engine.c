@@ -65,9 +65,11 @@ static size_t engine_results_of(const engine *e, size_t bytes)
     return e->ops->result_bytes ? e->ops->result_bytes(e->op, bytes) : 0;
 }
 
-/* Keeps device g's text of a failure as the engine's. */
+/* Keeps device g's text of a failure as the engine's (a failed driver
+ * call's own, where rc is one). */
 static int engine_gpu_error(engine *e, gpu *g, int rc)
 {
+    rc = gpu_settle(g, rc, "a device call");
     return io_pass_as(&e->st, rc, gpu_status(g));
 }
 
@@ -310,10 +312,14 @@ static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk
     }
     e->st.text[0] = 0;
     rc = engine_gpu_chunk(e, s, host, on_device);
-    if (rc < 0 && rc > GPU_ERR_NO_DRIVER) { /* a CU_TRY failed: take its recorded call */
+    if (rc < 0) {
+        /* what was queued before the failure ends, and the slot has nothing to collect (its
+           device results, such as a member's check, were never made) */
+        (void)cu.StreamSynchronize(s->q.stream);
+        s->bytes = 0;
         char what[96];
         snprintf(what, sizeof what, "queueing a %s chunk", e->ops->name);
-        rc = gpu_fail(s->g, rc, what);
+        rc = gpu_settle(s->g, rc, what);
     }
     if (rc < 0 && !e->st.text[0])
         engine_gpu_error(e, s->g, rc);

@@ -544,6 +544,12 @@ int gpu_fail(gpu *g, int cu_neg_result, const char *context)
     return g->st.code;
 }
 
+/* A failed CU_TRY's result as a gpu_error; others unchanged. */
+int gpu_settle(gpu *g, int rc, const char *context)
+{
+    return rc < 0 && rc > GPU_ERR_NO_DRIVER ? gpu_fail(g, rc, context) : rc;
+}
+
 /* The last failure as a value. */
 const io_status *gpu_status(const gpu *g)
 {

@@ -149,6 +149,11 @@ int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned
  * recorded call's text after context. */
 int gpu_fail(gpu *g, int cu_neg_result, const char *context);
 
+/* rc as a gpu_error: a failed CU_TRY's result (between GPU_ERR_NO_DRIVER
+ * and 0) becomes gpu_fail's with context; any other value is returned as
+ * it is. For callers that get either kind from one call. */
+int gpu_settle(gpu *g, int rc, const char *context);
+
 /* The last failure on g: its gpu_error and line (code 0: none yet). Each
  * failing call above replaces it. */
 const io_status *gpu_status(const gpu *g);

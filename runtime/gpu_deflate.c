@@ -70,7 +70,7 @@ int gzc_open_late(gzc_slot *z, gpu *g, size_t max_bytes, void *host, io_status *
 {
     if (!gzc_host_mapped(g, host))
         return 0;
-    int rc = gzc_open(z, g, max_bytes, host);
+    int rc = gpu_settle(g, gzc_open(z, g, max_bytes, host), "preparing the device's deflate");
     return rc < 0 ? io_pass_as(st, rc, gpu_status(g)) : rc;
 }
 

@@ -328,8 +328,10 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             rc = gzs_batch(&z->dev, s, in, len, start, last, z->pt.window, z->pt.wlen,
                            z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
-        if (rc < 0)
+        if (rc < 0) {
+            rc = gpu_settle(z->g, rc, "inflating a gzip stream on the device");
             return io_pass_as(&z->st, rc, gpu_status(z->g));
+        }
         z->rounds += (unsigned long long)z->dev.rounds;
         uint64_t end = rc == 0 ? base * 8 + r.end : 0;
         int moved = rc == 0 && (r.final || end > z->pos * 8 + z->bit);

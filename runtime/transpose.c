@@ -399,6 +399,7 @@ size_t tp_chunk_for(const tp_job *j, size_t chunk_bytes, int *staged)
 /* Records device g's text of a failure as the stage's error. */
 static int tp_stage_gpu_error(tp_stage *e, int rc)
 {
+    rc = gpu_settle(e->be->gpu, rc, "staging a matrix on the device");
     return io_pass_as(&e->st, rc, gpu_status(e->be->gpu));
 }
 

@@ -43,6 +43,7 @@
  *   FAKECUDA_MEM_BYTES    memory size of each device; a cuMemAlloc beyond
  *                         what is left fails with CUDA_ERROR_OUT_OF_MEMORY
  *   FAKECUDA_LAUNCH_ERROR a CUresult every cuLaunchKernel returns
+ *   FAKECUDA_COPY_ERROR   a CUresult every cuMemcpyHtoDAsync returns
  *   FAKECUDA_REPORT       a file that holds one line "device D launches N"
  *                         per device, rewritten at each launch
  *   FAKECUDA_INIT_DELAY_MS  milliseconds cuInit takes (a slow driver start)
@@ -651,6 +652,9 @@ static void fake_copy_in(CUstream s)
 /* Copies host to device, at once (ending later for FAKECUDA_COPY_MS). */
 static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
+    const char *e = getenv("FAKECUDA_COPY_ERROR");
+    if (e && *e)
+        return (CUresult)atoi(e);
     if (fake_same_device(s, dst) != CUDA_SUCCESS)
         return FAKE_INVALID_CONTEXT;
     memcpy((void *)(uintptr_t)dst, src, n);

@@ -70,5 +70,29 @@ export FAKECUDA_LAUNCH_ERROR=700
 check_error "illegal address" "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)" \
     "$GB" reduce --dtype float32 "$T/a.raw.gz"
 unset FAKECUDA_LAUNCH_ERROR
+
+# A failing copy to the device: the error names the driver call and its
+# text, whatever stage it failed in (a gzip stream inflated on the device,
+# a blocked-gzip chunk, a plain chunk, a matrix), status 1, no output file;
+# a chunk whose copy failed is never collected (its member check was never
+# made on the device: reading it crashed, now and then, before).
+export FAKECUDA_COPY_ERROR=700
+illegal="cuMemcpyHtoDAsync at runtime/[a-z_]*\.c:[0-9]*: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"
+gzip -dc "$T/a.raw.gz" | gzip -1 >"$T/a-stream.raw.gz"
+check_error "a copy fails, a gzip stream on the device" \
+    "a-stream.raw.gz: inflating a gzip stream on the device: $illegal" \
+    env GPUBATCH_HOST_INFLATE=0 "$GB" reduce --backend cuda --dtype float32 "$T/a-stream.raw.gz"
+check_error "a copy fails, blocked gzip" "a.raw.gz: queueing a reduction chunk: $illegal" \
+    "$GB" reduce --backend cuda --dtype float32 "$T/a.raw.gz"
+check_error "a copy fails, plain data" "a.raw: queueing a reduction chunk: $illegal" \
+    "$GB" reduce --backend cuda --dtype float32 "$T/a.raw"
+for i in 1 2 3 4 5 6 7 8; do
+    check_error "a copy fails, quadratic of blocked gzip (run $i)" \
+        "q.npy.gz: queueing a quadratic chunk: $illegal" \
+        "$GB" quadratic --backend cuda --chunk 256k "$T/q.npy.gz" -o "$T/r3.npy.gz"
+    [ -e "$T/r3.npy.gz" ] && fail "a failed copy left an output" || ok
+done
+unset FAKECUDA_COPY_ERROR
+rm -f "$T/a-stream.raw.gz"
 check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^a\.raw\.gz$' -e '^a\.raw$' -e '^q\.npy$' -e '^q\.npy\.gz$' -e '^q\.raw\.gz$' -e '^info$' -e '^err\.')"
 summary
