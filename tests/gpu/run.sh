@@ -7,7 +7,8 @@
 #   perf     the benchmarks: kernels, then end to end and codec scaling
 #   kernels  the kernel benchmarks, `gpubatch bench all` and compare.sh
 #   e2e      end to end and codec scaling
-#   devices  several GPUs: tests, compute-sanitizer and scaling
+#   devices  several GPUs: tests, compute-sanitizer, scaling and the node's
+#            table (bench_node.sh)
 # Full logs go to OUTDIR; a short table is printed last.
 set -u
 out=${1:-gpu-results}
@@ -238,6 +239,8 @@ for tool in memcheck racecheck; do
     note "sanitizer $tool on --device $every: exit $st"
 done
 sh tests/gpu/bench_devices.sh "$out/devices" 2>&1 | tee -a "$sum"
+note "== the node: --device all, auto and cpu over 1, 4 and 32 files; the driver's start; processes at once"
+sh tests/gpu/bench_node.sh "$out/node" 2>&1 | grep -v "^  32 files" | tee -a "$sum"
 fi
 
 # Everything but the summary in one archive, so a caller gets two files.
