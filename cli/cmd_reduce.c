@@ -284,12 +284,13 @@ int cmd_reduce(int argc, char **argv)
         return rc;
     static char *const stdin_only[] = {"-"};
     int nfiles = argc - optind;
-    cli_narrow_devices(&o.common, nfiles ? argv + optind : stdin_only,
-                       nfiles ? nfiles : 1); /* before any thread */
+    char *const *inputs = nfiles ? argv + optind : stdin_only;
+    int ninputs = nfiles ? nfiles : 1;
+    cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    double cpu_s = cli_cpu_seconds(&o.common, nfiles ? argv + optind : stdin_only,
-                                   nfiles ? nfiles : 1, REDUCE_CPU_NS_PLAIN, REDUCE_CPU_NS_GZIP);
+    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, REDUCE_CPU_NS_PLAIN,
+                                   REDUCE_CPU_NS_GZIP);
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
     int status = job_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {

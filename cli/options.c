@@ -447,8 +447,7 @@ static double cli_shared_bytes(char *const *paths, int n)
  * narrowed, else 0. */
 static int cli_plan_all(cli_common *c, char *const *paths, int n)
 {
-    const char *off = getenv("GPUBATCH_NARROW_DEVICES");
-    if (c->backend == BACKEND_CPU || !c->devices.all || (off && !strcmp(off, "0")))
+    if (c->backend == BACKEND_CPU || !c->devices.all)
         return 0;
     const char *sysfs = getenv("GPUBATCH_SYSFS");
     double bytes = cli_shared_bytes(paths, n);
@@ -459,7 +458,7 @@ static int cli_plan_all(cli_common *c, char *const *paths, int n)
     int first[BACKEND_MAX_GPUS];
     for (int i = 0; i < k; i++)
         first[i] = i;
-    if (k == BACKEND_MAX_GPUS || !cu_narrow_devices(first, k))
+    if (k == BACKEND_MAX_GPUS || !cu_narrow_devices(first, k)) /* GPUBATCH_NARROW_DEVICES=0 */
         return 0;
     if (k == 1)
         c->devices = (backend_devices){.all = 0, .count = 1, .list = {0}};

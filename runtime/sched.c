@@ -150,6 +150,15 @@ static void sched_cpu_alone(sched *h)
     h->cpu_be.threads = h->be->threads;
 }
 
+/* -v: auto's devices ready ms after their start began, and its parts. */
+static void sched_say_ready(const sched *h, double ms, const double part[3])
+{
+    sched_say(h->hooks.info,
+              "backend auto: CUDA ready %.0f ms after the start (driver and contexts %.0f ms, "
+              "pinning %.0f ms, modules %.0f ms), after %llu chunks on the CPU",
+              ms, part[0], part[1], part[2], h->chunks[0]);
+}
+
 /* Opens the engine of each device the start has handed out (per_device).
  * 0; or -1 when a listed device will not be had, or its engine did not open
  * (h->st says why, and no further device is polled). */
@@ -176,11 +185,7 @@ static int sched_open_devices(sched *h)
                 h->gpu = v->engine;
                 if (h->be->kind != BACKEND_CUDA) {
                     double part[3], ms = backend_first_device_ms(h->be, part);
-                    sched_say(h->hooks.info,
-                              "backend auto: CUDA ready %.0f ms after the start (driver and "
-                              "context %.0f ms, pinning %.0f ms, modules %.0f ms), after %llu "
-                              "chunks on the CPU",
-                              ms, part[0], part[1], part[2], h->chunks[0]);
+                    sched_say_ready(h, ms, part);
                 }
             }
             sched_say(h->hooks.info,
@@ -279,10 +284,7 @@ static void sched_poll(sched *h)
         return;
     }
     double part[3], ms = backend_gpu_start_ms(h->be, part);
-    sched_say(h->hooks.info,
-              "backend auto: CUDA ready %.0f ms after the start (driver and contexts %.0f ms, "
-              "pinning %.0f ms, modules %.0f ms), after %llu chunks on the CPU",
-              ms, part[0], part[1], part[2], h->chunks[0]);
+    sched_say_ready(h, ms, part);
 }
 
 /* Makes the devices' slots' host result buffers (spec.results), unpinned;
