@@ -268,26 +268,47 @@ IF_HD int ifs_decode(const if_u8 *in, if_u32 len, if_u64 start, if_u64 stop, if_
     }
 }
 
+/* A speculative start whose blocks end in a final block more than this
+ * many bytes before the input's end is most likely false: bits that are
+ * not a block boundary decode as complete codes until one of their
+ * "blocks" happens to be final, where a true final block is followed only
+ * by the gzip trailer. */
+#define IFS_TAIL_BYTES 64u
+
 /* Decodes segment s: from its start when exact, else from the first
  * findable block at or after it, moving on to the next one wherever a
- * speculative start does not decode. On the GPU every lane of a warp calls
- * it, and the results are lane 0's. */
+ * speculative start does not decode, or ends in a final block early (see
+ * IFS_TAIL_BYTES): such a start is taken only where no later one decodes.
+ * On the GPU every lane of a warp calls it, and the results are lane 0's. */
 IF_HD void ifs_segment(const if_u8 *in, if_u32 len, ifs_seg *s, if_u16 *syms, if_tables *t)
 {
-    if_u64 start = s->start, end = start;
+    if_u64 start = s->start, end = start, early_final = IFS_NONE;
     if_u32 nout = 0;
     int st = IFS_NOSTART;
     for (;;) {
-        if (!s->exact && (start = ifs_find(in, len, start, s->search_end, t)) == IFS_NONE) {
-            st = IFS_NOSTART;
-            break;
+        int fallback = 0; /* decoding the early final start again: no other one decodes */
+        if (!s->exact) {
+            if_u64 at = ifs_find(in, len, start, s->search_end, t);
+            if (at == IFS_NONE && early_final == IFS_NONE) {
+                st = IFS_NOSTART;
+                break;
+            }
+            fallback = at == IFS_NONE;
+            start = fallback ? early_final : at;
         }
         if (IFS_LANE0)
             st = ifs_decode(in, len, start, s->stop, syms + s->sym_off, s->cap, t, &end, &nout);
         st = IFS_FROM_LANE0(st);
         nout = IFS_FROM_LANE0(nout);
-        if (s->exact || (st != IFS_BAD && !(st == IFS_INPUT && nout == 0)))
+        end = IFS_FROM_LANE0(end);
+        if (s->exact || fallback)
             break;
+        if (st == IFS_FINAL && end + IFS_TAIL_BYTES * 8u < (if_u64)len * 8u) {
+            if (early_final == IFS_NONE)
+                early_final = start;
+        } else if (st != IFS_BAD && !(st == IFS_INPUT && nout == 0)) {
+            break;
+        }
         start++;
     }
     s->start = start;

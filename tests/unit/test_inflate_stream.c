@@ -3,7 +3,8 @@
  * io/stream_plan.c, as the GPU runs it, against zlib: data kinds, levels
  * and strategies, sync-flushed pieces, stored and fixed blocks, segments
  * down to a few hundred bytes, batches that end inside the stream, rooms
- * too small (split segments), the block finder against the host's, and
+ * too small (split segments), the block finder against the host's, false
+ * final blocks passed over, a final block that other bytes follow, and
  * random corruptions (the plan gives up or the bytes are zlib's). */
 #include <stdint.h>
 #include <stdio.h>
@@ -121,6 +122,76 @@ static void test_finder(void)
     }
 }
 
+/* A segment whose search meets, before the true block boundary, bits that
+ * decode as complete codes until a "block" of them is final (far from the
+ * input's end, so not the stream's true final block) passes over them and
+ * begins at the boundary that the decode from the stream's start reaches:
+ * for the first such start in level-1 floats. */
+static void test_false_final(void)
+{
+    size_t n = 4u << 20;
+    uint8_t *src = malloc(n), *comp;
+    if_u32 cap = 1u << 20;
+    uint16_t *syms = malloc((size_t)cap * sizeof *syms);
+    fill(src, n, 0);
+    size_t clen = deflate_raw(src, n, 1, Z_DEFAULT_STRATEGY, 0, &comp);
+    static if_tables t;
+    uint64_t at = IFS_NONE, step = 65536 * 8, end;
+    if_u32 nout;
+    for (uint64_t from = 0;;) {
+        uint64_t c = ifs_find(comp, (if_u32)clen, from, (uint64_t)clen * 8, &t);
+        if (c == IFS_NONE)
+            break;
+        int st = ifs_decode(comp, (if_u32)clen, c, c + step, syms, cap, &t, &end, &nout);
+        if (st == IFS_FINAL && end + IFS_TAIL_BYTES * 8 < (uint64_t)clen * 8) {
+            at = c;
+            break;
+        }
+        from = c + 1;
+    }
+    CHECKF(at != IFS_NONE, "no start in %zu bytes of level-1 floats ends in a final block", clen);
+    if (at != IFS_NONE) {
+        /* the true boundary: the first findable one at or past `at` */
+        uint64_t truth = IFS_NONE;
+        for (uint64_t from = 0; truth == IFS_NONE || truth < at; from = truth) {
+            int st = ifs_decode(comp, (if_u32)clen, from, at, syms, cap, &t, &truth, &nout);
+            if (st != IFS_STOP && st != IFS_FULL)
+                break;
+        }
+        ifs_seg sg = {.start = at, .search_end = at + step, .stop = at + step, .cap = cap};
+        ifs_segment(comp, (if_u32)clen, &sg, syms, &t);
+        CHECKF(sg.start == truth && sg.status == IFS_STOP,
+               "false final start at bit %llu: the segment began at %llu (status %u), the "
+               "stream's boundary is %llu", (unsigned long long)at,
+               (unsigned long long)sg.start, sg.status, (unsigned long long)truth);
+    }
+    free(src);
+    free(comp);
+    free(syms);
+}
+
+/* A stream whose final block lies far from the input's end (other bytes
+ * follow it, as another gzip member would): the segment that holds it
+ * passes over it, finds no later start, and takes it after all. */
+static void test_final_then_more(void)
+{
+    for (int kind = 0; kind < 5; kind++) {
+        size_t n = 300000, junk = 100000;
+        uint8_t *src = malloc(n), *comp, *out = malloc(n + 64);
+        fill(src, n, kind);
+        size_t clen = deflate_raw(src, n, 6, Z_DEFAULT_STRATEGY, 0, &comp);
+        comp = realloc(comp, clen + junk);
+        fill(comp + clen, junk, 3);
+        ish_opts o = {16384 * 8, 16384 * 8, 0, 0};
+        long got = ish_decode(comp, clen + junk, out, n + 64, &o);
+        CHECKF(got == (long)n && memcmp(out, src, n) == 0, "kind %d, final block then %zu bytes: got %ld",
+               kind, junk, got);
+        free(src);
+        free(comp);
+        free(out);
+    }
+}
+
 /* Corrupted streams: the plan gives up, or the output is zlib's. */
 static void test_corrupt(void)
 {
@@ -188,6 +259,8 @@ int main(void)
     CHECKF(ish_redone > 0 && ish_roomier > 0 && ish_pieced > 0,
            "%d of %d batches redone, %d with more room, %d segments redone in pieces", ish_redone,
            ish_batches, ish_roomier, ish_pieced);
+    test_false_final();
+    test_final_then_more();
     test_corrupt();
     return check_summary();
 }
