@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-#include "io/stream_plan.h"
 
 #define GZS_MODULE "inflate"
 #define GZS_TILE 4096u   /* symbols per block of gzs_replace (ptx/inflate.cu) */
@@ -59,7 +58,8 @@ void gzs_close(gzs_dev *z)
     memset(z, 0, sizeof *z);
 }
 
-/* One round: the listed segments decoded, the plan's copy brought back. */
+/* Queues one round: the listed segments decoded, the plan's copy brought
+ * back (in z->hsegs once s is synchronized). */
 static int gzs_round(gzs_dev *z, CUstream s, const sp_plan *p, size_t len)
 {
     CUfunction fd;
@@ -74,7 +74,6 @@ static int gzs_round(gzs_dev *z, CUstream s, const sp_plan *p, size_t len)
     if ((rc = gpu_launch(z->g, fd, "gzs_decode", ntodo, 32, s, ad)) < 0)
         return rc;
     CU_TRY(cu.MemcpyDtoHAsync(z->hsegs, z->segs, segs_bytes, s));
-    CU_TRY(cu.StreamSynchronize(s));
     return 0;
 }
 
@@ -163,26 +162,44 @@ void gzs_swap(gzs_dev *z)
     z->spare = t;
 }
 
+/* Cuts a batch into segments and queues its first round (see
+ * gpu_inflate_stream.h). */
+int gzs_batch_begin(gzs_dev *z, CUstream s, size_t len, uint64_t start)
+{
+    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD)
+        return 1;
+    sp_init(&z->plan, z->hsegs, z->htodo, z->max_segs, len, start, z->step, z->seg_cap,
+            z->sym_cap);
+    return gzs_round(z, s, &z->plan, len);
+}
+
+/* Finishes the batch gzs_batch_begin queued (see gpu_inflate_stream.h). */
+int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
+                  const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
+                  uint8_t *win_out, gzs_result *r)
+{
+    sp_plan *p = &z->plan;
+    int rc, res;
+    for (;;) {
+        CU_TRY(cu.StreamSynchronize(s));
+        if ((res = sp_check(p, in, len, last)) != SP_ROUND)
+            break;
+        if ((rc = gzs_round(z, s, p, len)) < 0)
+            return rc;
+    }
+    z->rounds = p->rounds;
+    z->segments = p->n;
+    /* the CRC kernel counts bytes in 32 bits */
+    if (res == SP_GIVE_UP || p->nout > out_cap || p->nout > UINT32_MAX)
+        return 1;
+    return gzs_finish(z, s, p, window, valid, out, win_out, r);
+}
+
 /* Inflates one batch (see gpu_inflate_stream.h). */
 int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
               const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
               uint8_t *win_out, gzs_result *r)
 {
-    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD)
-        return 1;
-    int rc;
-    sp_plan p;
-    sp_init(&p, z->hsegs, z->htodo, z->max_segs, len, start, z->step, z->seg_cap, z->sym_cap);
-    int res = SP_ROUND;
-    while (res == SP_ROUND) {
-        if ((rc = gzs_round(z, s, &p, len)) < 0)
-            return rc;
-        res = sp_check(&p, in, len, last);
-    }
-    z->rounds = p.rounds;
-    z->segments = p.n;
-    /* the CRC kernel counts bytes in 32 bits */
-    if (res == SP_GIVE_UP || p.nout > out_cap || p.nout > UINT32_MAX)
-        return 1;
-    return gzs_finish(z, s, &p, window, valid, out, win_out, r);
+    int rc = gzs_batch_begin(z, s, len, start);
+    return rc ? rc : gzs_batch_end(z, s, in, len, last, window, valid, out, out_cap, win_out, r);
 }

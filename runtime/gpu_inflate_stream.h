@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "gpu.h"
+#include "io/stream_plan.h"
 #include "ptx/inflate_stream.h"
 
 /* One device's buffers for batches of at most comp_cap compressed bytes. */
@@ -31,6 +32,7 @@ typedef struct {
     ifs_seg *hsegs;      /* pinned: the plan's segments */
     int *htodo;          /* pinned: the segments of a round */
     unsigned *hflags;    /* pinned: bad, CRC terms */
+    sp_plan plan;        /* the batch being inflated */
     int rounds, segments; /* the last batch's rounds and segments (-v, bench) */
 } gzs_dev;
 
@@ -73,6 +75,16 @@ void gzs_swap(gzs_dev *z);
 int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
               const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
               uint8_t *win_out, gzs_result *r);
+
+/* gzs_batch in two halves, so that the caller can do other work while the
+ * first round runs: gzs_batch_begin cuts the batch into segments and
+ * queues its first round (0, 1 when the batch is longer than the buffers,
+ * or a negative gpu_error); gzs_batch_end waits for it and goes on as
+ * gzs_batch does. */
+int gzs_batch_begin(gzs_dev *z, CUstream s, size_t len, uint64_t start);
+int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
+                  const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
+                  uint8_t *win_out, gzs_result *r);
 
 /* Frees the buffers; accepts a zeroed one. */
 void gzs_close(gzs_dev *z);

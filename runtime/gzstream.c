@@ -323,10 +323,14 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         uint64_t start = (z->pos - base) * 8 + z->bit;
         gzs_result r;
         rc = ahead ? 0 : gzs_upload(&z->dev, s, in, len);
+        if (rc == 0)
+            rc = gzs_batch_begin(&z->dev, s, len, start);
         if (rc == 0) {
+            /* after the first round is queued: the first read ahead pins
+               its buffer, which holds the driver's other calls up */
             gzstream_ahead_start(z, base + len);
-            rc = gzs_batch(&z->dev, s, in, len, start, last, z->pt.window, z->pt.wlen,
-                           z->out[nxt] + keep, z->out_cap, z->win, &r);
+            rc = gzs_batch_end(&z->dev, s, in, len, last, z->pt.window, z->pt.wlen,
+                               z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
         if (rc < 0) {
             rc = gpu_settle(z->g, rc, "inflating a gzip stream on the device");
