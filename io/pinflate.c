@@ -26,6 +26,7 @@
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
+#define EARLY_FINAL_BYTES 64               /* see decode_spec */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -278,7 +279,12 @@ static int decode_guess(chunk *c, span *s, uint64_t bit)
     return r;
 }
 
-/* Finds chunk c's first block start from which its decode succeeds. */
+/* Finds chunk c's first block start from which its decode succeeds. A
+ * start whose blocks end in a final block more than EARLY_FINAL_BYTES
+ * before the source's end is passed over, and taken only where no later
+ * one decodes: it is most likely false (bits that are not a block boundary
+ * decode as complete codes until one of their "blocks" happens to be
+ * final), where a true final block is followed only by the gzip trailer. */
 static void decode_spec(pinf *p, chunk *c)
 {
     span s;
@@ -286,14 +292,20 @@ static void decode_spec(pinf *p, chunk *c)
     c->status = INF_ERROR;
     if (span_open(&s, p, c->from, c->to) < 0)
         return;
-    uint64_t base = s.off * 8;
+    uint64_t base = s.off * 8, early_final = NONE;
     for (uint64_t from = c->from - base;;) {
         uint64_t bit = inf_find_block(s.data, s.len, from, c->to - base);
-        if (bit == NONE)
+        int fallback = bit == NONE; /* the early final start again: no other one decodes */
+        if (fallback && early_final == NONE)
             break;
+        if (fallback)
+            bit = early_final;
         c->nsym = c->nout = 0;
         int r = decode_guess(c, &s, bit);
-        if (r == INF_STOP || r == INF_END) {
+        int early = r == INF_END && !fallback && c->end + EARLY_FINAL_BYTES * 8 < p->src_len * 8;
+        if (early && early_final == NONE)
+            early_final = bit;
+        if ((r == INF_STOP || r == INF_END) && !early) {
             c->start = bit + base;
             c->status = r;
             c->out = c->buf;
@@ -311,6 +323,8 @@ static void decode_spec(pinf *p, chunk *c)
         }
         free(c->buf);
         c->buf = NULL;
+        if (fallback)
+            break;
         from = bit + 1;
     }
     free(s.owned);

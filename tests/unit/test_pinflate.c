@@ -4,7 +4,8 @@
  * data, decoded whole, block by block with stops, speculatively with
  * markers, and in parallel with chunks down to a few KiB on 1 to 4
  * threads; then damaged streams, where both must hand out exactly the bytes
- * zlib gives before its error and never accept what zlib refuses. */
+ * zlib gives before its error and never accept what zlib refuses; and a
+ * false start that ends in a final block, passed over. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "io/inflate.h"
 #include "io/pinflate.h"
+#include "ptx/inflate_stream.h"
 #include "tests/zlib_raw.h"
 #include "check.h"
 #define RND_SEED 0x2545f4914f6cdd1dull
@@ -356,11 +358,64 @@ static void test_damage(void)
     CHECK(agree == total && refused > 100);
 }
 
+/* A chunk whose search meets, before the true block boundary, bits that
+ * decode as complete codes until a "block" of them is final (far from the
+ * stream's end) passes over them: no chunk is decoded again in order. The
+ * first such start in level-1 floats that a search from a byte boundary
+ * meets first is made chunk 1's (chunks of that many bytes). */
+static void test_false_final(void)
+{
+    size_t n = 4u << 20, clen;
+    uint8_t *data = malloc(n), *out = malloc(n + 1024);
+    for (size_t i = 0; i < n; i += 4) { /* float32 of 6 decimals in [-1, 1] */
+        float f = (float)((double)(rnd() % 2000001) / 1000000.0 - 1.0);
+        memcpy(data + i, &f, 4);
+    }
+    uint8_t *c = deflate_raw(data, n, 1, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+    c = realloc(c, clen + 8);
+    memset(c + clen, 0x5a, 8); /* a gzip member's trailer */
+    if_u32 cap = 1u << 20;
+    uint16_t *syms = malloc((size_t)cap * sizeof *syms);
+    static if_tables t;
+    uint64_t chunk = 0;
+    for (uint64_t from = clen * 8 / 1000; !chunk;) {
+        uint64_t at = inf_find_block(c, clen, from, (uint64_t)clen * 8), end;
+        if_u32 nout;
+        if (at == UINT64_MAX)
+            break;
+        int st = ifs_decode(c, (if_u32)clen, at, at + (1u << 20), syms, cap, &t, &end, &nout);
+        if (st == IFS_FINAL && end + 64 * 8 < (uint64_t)clen * 8 &&
+            inf_find_block(c, clen, at / 8 * 8, (uint64_t)clen * 8) == at)
+            chunk = at / 8;
+        from = at + 1;
+    }
+    CHECKF(chunk != 0, "no start in %zu bytes of level-1 floats ends in a final block", clen);
+    if (chunk) {
+        pinf *p;
+        CHECK(pinf_create(&p, 4, chunk) == 0);
+        size_t got;
+        uint64_t end, chunks, redone;
+        uint32_t crc;
+        int r = par_inflate(p, c, clen + 8, out, n + 1024, &got, &end, &crc);
+        pinf_counts(p, &chunks, &redone);
+        CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && redone == 0,
+               "chunks of %llu bytes: r %d, %zu bytes, %llu of %llu chunks decoded again",
+               (unsigned long long)chunk, r, got, (unsigned long long)redone,
+               (unsigned long long)chunks);
+        pinf_destroy(p);
+    }
+    free(data);
+    free(out);
+    free(c);
+    free(syms);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
     RUN(test_markers);
     RUN(test_finder);
     RUN(test_damage);
+    RUN(test_false_final);
     return check_summary();
 }
