@@ -1,9 +1,6 @@
-/* view.c - read-only mappings of a file's byte ranges, faulted in ahead of
- * their use, and the table of live views a SIGBUS handler searches (see
- * view.h). */
+/* view.c - read-only mappings of a file's byte ranges, and the table of
+ * live views a SIGBUS handler searches (see view.h). */
 #include "view.h"
-
-#include "par.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -11,12 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14 */
-#endif
-
 #define VIEW_ALIGN ((uint64_t)2 << 20) /* huge-page size: file offset and address agree modulo it */
-#define VIEW_PART ((size_t)8 << 20)    /* a parallel fault-in gives each thread >= this */
 #define VIEW_ROWS 1024                 /* live views at once, every ring together */
 
 /* The table of live views: a row is in use while `used` is set, and
@@ -73,59 +65,9 @@ int io_view_owner(const void *addr, io_view_fault *f)
     return 0;
 }
 
-/* One thread's share of a fault-in: [p, p + n), and its result. */
-typedef struct {
-    char *p;
-    size_t n;
-    int err; /* 0 or errno */
-} view_part;
-
-/* Thread body: populates the page tables of one part, as reads would
- * (reading the file where it is not cached); EINVAL where the kernel
- * lacks MADV_POPULATE_READ. */
-static void *view_fault_main(void *arg)
-{
-    view_part *t = arg;
-    t->err = 0;
-    while (madvise(t->p, t->n, MADV_POPULATE_READ) < 0) {
-        if (errno != EINTR && errno != EAGAIN) {
-            t->err = errno;
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* Faults in a mapping's pages [p, p + n) on up to par_cpus() threads, in
- * parts of whole huge pages; 0 or -errno (-EFAULT: past the file's end). */
-static int view_fault_in(char *p, size_t n)
-{
-    size_t nt = n / VIEW_PART, cpus = (size_t)par_cpus();
-    if (nt > cpus)
-        nt = cpus;
-    if (nt > PAR_MAX)
-        nt = PAR_MAX;
-    if (nt < 1)
-        nt = 1;
-    size_t step = (n / nt + VIEW_ALIGN - 1) / VIEW_ALIGN * VIEW_ALIGN;
-    view_part parts[PAR_MAX];
-    size_t k = 0;
-    for (size_t at = 0; at < n && k < nt; at += step, k++)
-        parts[k] = (view_part){p + at, n - at < step ? n - at : step, 0};
-    par_run(view_fault_main, parts, sizeof parts[0], k);
-    for (size_t i = 0; i < k; i++)
-        if (parts[i].err == EINVAL) { /* an older kernel: a read of each page */
-            for (size_t at = 0; at < parts[i].n; at += 4096)
-                (void)*(volatile const char *)(parts[i].p + at);
-        } else if (parts[i].err) {
-            return -parts[i].err;
-        }
-    return 0;
-}
-
-/* Maps and faults in a byte range of fd (see view.h): the mapping starts
- * at a huge-page boundary of the file, at an address on the same boundary,
- * so that the kernel may map the page cache's large folios whole. */
+/* Maps a byte range of fd (see view.h): the mapping starts at a huge-page
+ * boundary of the file, at an address on the same boundary, so that the
+ * kernel may map the page cache's large folios whole. */
 int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
 {
     *v = (io_view){.entry = -1};
@@ -152,8 +94,10 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
     if (at > room)
         munmap(room, (size_t)(at - room));
     munmap(at + mlen, (size_t)(room + VIEW_ALIGN - at)); /* the slack after it (never empty) */
-    /* advice only: larger read-ahead where not cached, into huge folios
-     * where the kernel can (later maps of them take one fault each) */
+    /* advice only: the pages not cached read now, in the background, and
+     * larger read-ahead, into huge folios where the kernel can (later maps
+     * of them take one fault each) */
+    madvise(base, mlen, MADV_WILLNEED);
     madvise(base, mlen, MADV_SEQUENTIAL);
 #ifdef MADV_HUGEPAGE
     madvise(base, mlen, MADV_HUGEPAGE);
@@ -163,10 +107,11 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
     v->data = (const uint8_t *)base + (off - moff);
     v->len = len;
     v->entry = view_register(base, mlen, label, fd, (uint64_t)st.st_size);
-    int rc = v->entry < 0 ? -ENOSPC : view_fault_in(base, mlen);
-    if (rc < 0)
+    if (v->entry < 0) {
         io_view_unmap(v);
-    return rc;
+        return -ENOSPC;
+    }
+    return 0;
 }
 
 /* Unmaps a view (see view.h). */

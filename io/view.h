@@ -4,9 +4,12 @@
  * handler needs to tell a fault in a view (the file was cut under it) from
  * any other.
  *
- * A view's pages are faulted in by io_view_map() (on the threads of par.h
- * when it is large), so that a file already shorter than the view is an
- * error there (-EFAULT), not a fault later. A file cut while a view is
+ * A view's pages are mapped by its consumer's first reads (each fault maps
+ * the cached pages around it: faster than faulting them in ahead, with
+ * MADV_POPULATE_READ or a read of each page on other threads, on a 2 GiB
+ * file in the page cache; BENCHMARKS.md). A file already shorter than the
+ * view is an error of io_view_map() (-EFAULT: the size is checked before
+ * the mapping), not a fault later. A file cut while a view is
  * mapped makes a later read of the cut pages raise SIGBUS: io_view_owner()
  * says whose view the address is in. Live views are kept in a fixed table
  * that a signal handler can search without locks or allocation. */
