@@ -223,7 +223,7 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
     pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end, base + start);
-    if (!r->zip_deflate && !r->src_off && r->member_off == 0) /* io_reader_stream_member's */
+    if (r->zip_deflate || (!r->src_off && r->member_off == 0)) /* io_reader_stream_member's */
         pinf_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
     r->n_par++;
@@ -437,7 +437,7 @@ static ssize_t pause_parallel(io_reader *r)
     pinf_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
                      &r->pause_len);
     memcpy(r->pause_win, window, r->pause_wlen);
-    r->raw_offset = r->pause_bit / 8;
+    r->raw_offset = r->pause_bit / 8 - parallel_base(r);
     pinf_abandon(r->par); /* the window is copied; the threads' last chunks are not waited for */
     r->state = RD_PAUSED;
     return 0;
@@ -852,12 +852,12 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size)
 {
     /* the first member only: its decoded bytes are the data's from position 0 */
-    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED) || !r->inbuf || r->src_off ||
-        r->file_size < 0 || r->member_off)
+    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED) || !r->inbuf ||
+        (r->src_off && !r->zip_deflate) || r->file_size < 0 || r->member_off)
         return 0;
     *fd = r->fd;
-    *data_off = r->member_data;
-    *file_size = (uint64_t)r->file_size;
+    *data_off = parallel_base(r) + r->member_data;
+    *file_size = parallel_base(r) + (uint64_t)r->file_size;
     return 1;
 }
 
@@ -900,11 +900,16 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
     if (r->left != UINT64_MAX)
         r->left -= pos - r->pos;
     r->pos = pos;
-    int rc = source_reposition(r, final ? (bit + 7) / 8 : bit / 8);
+    int rc = source_reposition(r, (final ? (bit + 7) / 8 : bit / 8) - parallel_base(r));
     if (rc < 0)
         return rc;
     if (!final)
         return zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len, why);
+    if (r->zip_deflate) { /* the central directory's CRC-32 and length, and its end */
+        r->tail_crc = crc;
+        r->tail_len = len;
+        return zip_deflate_end(r);
+    }
     r->state = RD_BETWEEN;
     return check_trailer(r, crc, len);
 }

@@ -181,10 +181,11 @@ int io_reader_member_boundary(const io_reader *r, int *fd, uint64_t *file_off);
 int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
 
 /* Whether a device may inflate the member being read instead: 1 for a
- * plain (not BGZF) gzip member of a regular file (not a zip member), the
- * file's first, that the parallel decoder has begun, with the file's descriptor (not moved),
- * the file offset of the member's first deflate byte and the file's size;
- * else 0. */
+ * plain (not BGZF) gzip member of a regular file, the file's first, or a
+ * deflated zip member, that the parallel decoder has begun, with the
+ * file's descriptor (not moved), the file offset of the member's first
+ * deflate byte and the file offset where its compressed bytes end (the
+ * file's size for gzip); else 0. */
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size);
 
 /* Asks, from any thread, that the parallel decoder of the member
@@ -208,8 +209,9 @@ int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **win
  * decoded before it), the member's CRC-32 and length so far carried on,
  * inflated in order by zlib (why: what -v says), so that data and errors
  * are a sequential read's; or with final, past the member's final block,
- * whose trailer is checked against crc and len. 0 or a negative io_error
- * with the reader's message. */
+ * whose trailer (a zip member's: the central directory's CRC-32 and length,
+ * and the end of its compressed bytes) is checked against crc and len. 0
+ * or a negative io_error with the reader's message. */
 int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8_t *window,
                               size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
                               const char *why);

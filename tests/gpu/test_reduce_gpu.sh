@@ -103,6 +103,16 @@ if command -v pigz >/dev/null; then
 fi
 $PY -c "import gzip,sys; open(sys.argv[2],'wb').write(gzip.compress(open(sys.argv[1],'rb').read()))" \
     "$T/s.npy" "$T/spy.npy.gz" && same_with_gpu_inflate "Python gzip" --op $ALL "$T/spy.npy.gz"
+# Deflated .npz members (np.savez_compressed): the same path, each member's
+# end checked against the central directory; a damaged one: the CPU's
+# message and status.
+$PY -c "import numpy as np, sys; a = np.load(sys.argv[1]); np.savez_compressed(sys.argv[2], x=a, y=a[::3])" \
+    "$T/s.npy" "$T/s.npz"
+same_with_gpu_inflate "np.savez_compressed, two members" --op $ALL "$T/s.npz"
+same_with_gpu_inflate "np.savez_compressed, one member named" --op $ALL "$T/s.npz:y"
+cp "$T/s.npz" "$T/bad.npz"
+printf '\377' | dd of="$T/bad.npz" bs=1 seek=$(($(stat -c %s "$T/s.npz") / 4)) conv=notrunc 2>/dev/null
+same_message "a damaged byte in an .npz member" "$T/bad.npz"
 tail -c +129 "$T/s.npy" >"$T/s.raw"
 head -c 40000000 "$T/s.raw" | gzip -1 >"$T/m.raw.gz"
 tail -c +40000001 "$T/s.raw" | gzip -6 >>"$T/m.raw.gz"

@@ -829,12 +829,46 @@ static void test_skip(void)
     free(data);
 }
 
+/* Raw deflate of data at level 6 into *b. */
+static void raw_deflate(struct bytes *b, const uint8_t *data, size_t n)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+    size_t cap = deflateBound(&zs, (uLong)n) + 64;
+    uint8_t *out = malloc(cap);
+    zs.next_in = (Bytef *)(uintptr_t)data;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+    append(b, out, cap - zs.avail_out);
+    deflateEnd(&zs);
+    free(out);
+}
+
+/* The inputs of test_pause: a gzip member, or a deflated zip member with
+ * bytes before and after it (a local header, a central directory), good or
+ * with a wrong CRC-32. */
+typedef struct {
+    const char *path;
+    io_zip_member zm; /* method IO_ZIP_DEFLATED: a zip member */
+} pause_input;
+
+/* Opens a test_pause input. */
+static int pause_open(io_reader **r, const pause_input *in)
+{
+    return in->zm.method == IO_ZIP_DEFLATED ? io_reader_open_zip_member(r, in->path, &in->zm, NULL)
+                                            : io_reader_open(r, in->path, NULL);
+}
+
 /* The first member paused between the parallel decoder's chunks
  * (io_reader_pause) through a ring that holds the bytes after its last
  * whole grain (pl_open_pausable), then read on in order from the pause
  * point, as a device would hand back: the data are the member's, in every
  * position the pause may fall, and a member whose CRC-32 is wrong still
- * fails at its end with zlib's words. */
+ * fails at its end with zlib's words; for a gzip member and a deflated
+ * zip member alike, whose deflate data io_reader_stream_member names. */
 static void test_pause(void)
 {
     const size_t n = (6u << 20) + 123, chunk = 64u << 10, grain = 4096;
@@ -842,19 +876,44 @@ static void test_pause(void)
     fill(data, n);
     struct bytes gz = {0};
     gzip_member(&gz, data, n, 6, 0);
-    char *good = strdup(put_file("pause.gz", gz.p, gz.len));
+    pause_input in[4];
+    memset(in, 0, sizeof in);
+    in[0].path = strdup(put_file("pause.gz", gz.p, gz.len));
     gz.p[gz.len - 8] ^= 1; /* the CRC-32 */
-    char *bad = strdup(put_file("pause-crc.gz", gz.p, gz.len));
+    in[1].path = strdup(put_file("pause-crc.gz", gz.p, gz.len));
+    struct bytes zip = {0};
+    uint8_t around[100];
+    memset(around, 'Z', sizeof around);
+    append(&zip, around, sizeof around);
+    raw_deflate(&zip, data, n);
+    uint64_t comp = zip.len - sizeof around;
+    append(&zip, around, 50);
+    in[2].path = strdup(put_file("pause.zip", zip.p, zip.len));
+    in[2].zm = (io_zip_member){.data_off = sizeof around, .comp_size = comp, .size = n,
+                               .crc = (uint32_t)crc32(0, data, (uInt)n), .method = IO_ZIP_DEFLATED};
+    in[3] = in[2]; /* the same file, the central directory's CRC-32 wrong */
+    in[3].zm.crc ^= 1;
+    io_reader *r;
+    CHECK(pause_open(&r, &in[2]) == 0);
+    uint8_t head[16];
+    int fd;
+    uint64_t off, end;
+    CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
+    CHECKF(io_reader_stream_member(r, &fd, &off, &end) && off == sizeof around &&
+               end == sizeof around + comp,
+           "zip member's deflate data: %llu to %llu", (unsigned long long)off,
+           (unsigned long long)end);
+    io_reader_close(r);
     enum { NBUF = 3 };
     void *bufs[NBUF];
     for (int i = 0; i < NBUF; i++)
         bufs[i] = malloc(chunk);
     static const int pause_after[] = {0, 1, 5, 40, 1000};
     int paused_seen = 0;
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 4; f++) {
+        int bad = f % 2;
         for (size_t pi = 0; pi < sizeof pause_after / sizeof pause_after[0]; pi++) {
-            io_reader *r;
-            CHECK(io_reader_open(&r, f ? bad : good, NULL) == 0);
+            CHECK(pause_open(&r, &in[f]) == 0);
             uint8_t *got = malloc(n + chunk);
             size_t have = 0;
             pl_ring *pl;
@@ -874,8 +933,9 @@ static void test_pause(void)
             size_t held_len;
             int paused = pl_paused(pl, &held, &held_len);
             if (!paused) { /* the member ended first: the ring read it whole */
-                CHECKF(rc == (f ? IO_ERR_CRC : 0) && (f || (have == n && !memcmp(got, data, n))),
-                       "pause after %d chunks: rc %d, %zu bytes", pause_after[pi], rc, have);
+                CHECKF(rc == (bad ? IO_ERR_CRC : 0) && (bad || (have == n && !memcmp(got, data, n))),
+                       "%s, pause after %d chunks: rc %d, %zu bytes", in[f].path, pause_after[pi],
+                       rc, have);
                 pl_close(pl);
                 io_reader_close(r);
                 free(got);
@@ -906,23 +966,88 @@ static void test_pause(void)
                 total += c.bytes;
                 pl_release(rest, c.slot);
             }
-            if (f)
+            if (bad)
                 CHECKF(rc == IO_ERR_CRC && strstr(pl_status(rest)->text, "incorrect data check"),
                        "rc %d: %s", rc, pl_status(rest)->text);
             else
                 CHECKF(rc == 0 && total == n && !memcmp(got, data, n),
-                       "pause after %d chunks: %zu bytes", pause_after[pi], total);
+                       "%s, pause after %d chunks: %zu bytes", in[f].path, pause_after[pi], total);
             pl_close(rest);
             io_reader_close(r);
             free(got);
         }
     }
-    CHECK(paused_seen >= 6); /* the pauses fell inside the member */
+    CHECK(paused_seen >= 12); /* the pauses fell inside the members */
     for (int i = 0; i < NBUF; i++)
         free(bufs[i]);
-    free(good);
-    free(bad);
+    for (int f = 0; f < 3; f++) /* in[3] is in[2]'s file */
+        free((char *)in[f].path);
     free(gz.p);
+    free(zip.p);
+    free(data);
+}
+
+/* A device that ends a deflated zip member's final block hands it back
+ * past it (io_reader_continue_member with final): the reader checks the
+ * central directory's CRC-32 and length, and that the stream ends where the
+ * member's compressed bytes do, with the words of a read in order. */
+static void test_zip_member_final(void)
+{
+    const size_t n = 300000;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes zip = {0};
+    uint8_t around[64];
+    memset(around, 'Z', sizeof around);
+    append(&zip, around, sizeof around);
+    raw_deflate(&zip, data, n);
+    uint64_t comp = zip.len - sizeof around;
+    append(&zip, around, sizeof around);
+    const char *path = put_file("final.zip", zip.p, zip.len);
+    io_zip_member good = {.data_off = sizeof around, .comp_size = comp, .size = n,
+                          .crc = (uint32_t)crc32(0, data, (uInt)n), .method = IO_ZIP_DEFLATED};
+    /* the stream's end: where zlib stops, as a bit offset of the file */
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    inflateInit2(&zs, -15);
+    uint8_t *out = malloc(n);
+    zs.next_in = zip.p + sizeof around;
+    zs.avail_in = (uInt)comp;
+    zs.next_out = out;
+    zs.avail_out = (uInt)n;
+    CHECK(inflate(&zs, Z_FINISH) == Z_STREAM_END);
+    uint64_t end_bit = (sizeof around + comp - zs.avail_in) * 8 - (uint64_t)(zs.data_type & 7);
+    inflateEnd(&zs);
+    struct {
+        io_zip_member m;
+        uint32_t crc;
+        uint64_t len;
+        int rc;
+        const char *words;
+    } cases[] = {
+        {good, good.crc, n, 0, NULL},
+        {good, good.crc ^ 1, n, IO_ERR_CRC, "incorrect data check"},
+        {good, good.crc, n - 1, IO_ERR_CRC, "incorrect length check"},
+        {good, good.crc, n, IO_ERR_CORRUPT, "ends 1 bytes before the member's data"},
+    };
+    cases[3].m.comp_size = comp + 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        io_reader *r;
+        CHECK(io_reader_open_zip_member(&r, path, &cases[i].m, NULL) == 0);
+        uint8_t head[16];
+        CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
+        int rc = io_reader_continue_member(r, end_bit, 1, out + n - 32768, 32768, cases[i].crc,
+                                           cases[i].len, n, "test");
+        uint8_t more[8];
+        if (rc == 0)
+            CHECK(io_reader_read(r, more, sizeof more) == 0);
+        CHECKF(rc == cases[i].rc &&
+                   (!cases[i].words || strstr(io_reader_status(r)->text, cases[i].words)),
+               "case %zu: rc %d: %s", i, rc, io_reader_status(r)->text);
+        io_reader_close(r);
+    }
+    free(out);
+    free(zip.p);
     free(data);
 }
 
@@ -946,6 +1071,7 @@ int main(void)
     RUN(test_external);
     RUN(test_skip);
     RUN(test_pause);
+    RUN(test_zip_member_final);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
