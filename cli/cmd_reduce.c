@@ -169,7 +169,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         .grain = (size_t)RD_TILE * dt_size(fi.dtype),
         .spec = {.ops = &rd_engine_ops, .op = &ctx->job,
                  .compressed = stream_device_inflate(be, r, fi.swap, chunk),
-                 .cpu_ns = io_reader_compressed(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN,
+                 .cpu_ns = io_reader_deflated(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN,
                  .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1},
         .hooks = stream_hooks(NULL, NULL), .check = reduce_check, .ctx = &end};
     uint64_t bytes;

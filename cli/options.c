@@ -14,6 +14,7 @@
 #include "runtime/simd.h"
 #include "io/bgzf.h"
 #include "io/clock.h"
+#include "io/npz.h"
 #include "format.h"
 #include "msg.h"
 
@@ -375,11 +376,36 @@ static size_t cli_file_head(const char *path, uint8_t *head, size_t n)
     return got;
 }
 
-/* Whether the regular file at path starts as gzip does. */
-static int cli_file_is_gzip(const char *path)
+/* A file's bytes by how they are read: as they lie (plain data, stored
+ * .npz members), as blocked gzip, or as single deflate streams (other gzip,
+ * deflated .npz members). */
+typedef struct {
+    double plain, blocked, stream;
+} cli_file_bytes;
+
+/* The cli_file_bytes of the regular file at path (size bytes); an .npz
+ * whose directory cannot be read counts as plain. */
+static cli_file_bytes cli_file_kinds(const char *path, double size)
 {
-    uint8_t magic[2];
-    return io_gzip_magic(magic, cli_file_head(path, magic, sizeof magic));
+    cli_file_bytes b = {size, 0, 0};
+    uint8_t head[64];
+    size_t got = cli_file_head(path, head, sizeof head);
+    npz_archive *z;
+    io_status st;
+    if (io_gzip_magic(head, got)) {
+        b.plain = 0;
+        *(io_bgzf_block_size(head, got) ? &b.blocked : &b.stream) = size;
+    } else if (npz_is_magic(head, got) && npz_open(&z, path, &st) == 0) {
+        for (size_t i = 0; i < npz_count(z); i++) {
+            const io_zip_member *m = &npz_member_at(z, i)->data;
+            if (m->method == IO_ZIP_DEFLATED) {
+                b.stream += (double)m->comp_size;
+                b.plain -= (double)m->comp_size;
+            }
+        }
+        npz_close(z);
+    }
+    return b;
 }
 
 /* Estimated seconds of CPU work for the files named (see options.h); the
@@ -405,7 +431,8 @@ double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns
         const char *file = input_file(paths[i], buf, sizeof buf);
         if (stat(file, &st) != 0)
             return -1;
-        ns += (double)st.st_size * (cli_file_is_gzip(file) ? ns_gzip : ns_plain);
+        cli_file_bytes k = cli_file_kinds(file, (double)st.st_size);
+        ns += k.plain * ns_plain + (k.blocked + k.stream) * ns_gzip;
     }
     return cli_cpu_share(c, ns);
 }
@@ -417,12 +444,13 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
     int64_t size = io_reader_file_size(r);
     if (size < 0)
         return -1;
-    return cli_cpu_share(c, (double)size * (io_reader_compressed(r) ? ns_gzip : ns_plain));
+    return cli_cpu_share(c, (double)size * (io_reader_deflated(r) ? ns_gzip : ns_plain));
 }
 
 /* Input bytes of the files named that several devices can share: plain
- * data and blocked gzip (a gzip stream that is not blocked is inflated on
- * one device). -1 when a size is not known (standard input, a pipe). */
+ * data and blocked gzip (a deflate stream, gzip that is not blocked or a
+ * deflated .npz member, is inflated on one device). -1 when a size is not
+ * known (standard input, a pipe). */
 static double cli_shared_bytes(char *const *paths, int n)
 {
     double bytes = 0;
@@ -432,10 +460,8 @@ static double cli_shared_bytes(char *const *paths, int n)
         const char *file = input_file(paths[i], buf, sizeof buf); /* an .npz member's archive */
         if (!strcmp(file, "-") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
             return -1;
-        uint8_t head[64];
-        size_t got = cli_file_head(file, head, sizeof head);
-        if (!io_gzip_magic(head, got) || io_bgzf_block_size(head, got))
-            bytes += (double)st.st_size;
+        cli_file_bytes k = cli_file_kinds(file, (double)st.st_size);
+        bytes += k.plain + k.blocked;
     }
     return bytes;
 }

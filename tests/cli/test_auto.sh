@@ -157,4 +157,17 @@ env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
 check_files_same "small job: the CPU's result" "$T/cpu.out" "$T/auto.out"
 grep -q "too little to start the GPU" "$T/auto.err" && ok ||
     fail "small job: the GPU was started [$(cat "$T/auto.err")]"
+# The estimate counts a deflated .npz member at gzip's cost (about 40 MB of
+# it is work enough for one thread to start the driver), a stored one of
+# the same size at plain data's.
+"$GB" gen --shape 11000000 --dist normal --seed 3 --no-compress -f -o "$T/big.npy"
+for how in ZIP_DEFLATED ZIP_STORED; do
+    $PY -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w', zipfile.$how, compresslevel=1).write(sys.argv[2], 'x.npy')" \
+        "$T/$how.npz" "$T/big.npy"
+    env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
+        "$GB" reduce -v -p 1 --op count "$T/$how.npz" >"$T/auto.out" 2>"$T/auto.err"
+    check_eq "$how .npz: the count" "count 11000000  $T/$how.npz:x" "$(cat "$T/auto.out")"
+    started=$(grep -c "the CUDA devices starting beside them" "$T/auto.err")
+    check_eq "$how .npz, 40 MB: the driver started" "$([ $how = ZIP_DEFLATED ] && echo 1 || echo 0)" "$started"
+done
 summary

@@ -312,7 +312,8 @@ check_eq "a list with one entry at two places asked for: as it is" "CUDA_VISIBLE
 
 # --device all starts the first devices the input pays for
 # (runtime/devplan.h): one for a small input, a pipe, or a gzip stream that
-# is not blocked (one device inflates it), or where the links are not known
+# is not blocked or a deflated .npz member (one device inflates it), or
+# where the links are not known
 # (a device then takes 40 GB/s, more than the host's 30); where the GPUs'
 # links are slow (a stand-in sysfs: PCIe 2.5 GT/s x1 behind the root port,
 # 0.2 GB/s a device), two for 128 MiB of plain or blocked-gzip input.
@@ -338,6 +339,13 @@ for f in big.npy big.npy.gz; do
 done
 check_eq "--device all, slow links, a 128 MiB gzip stream: one device" "CUDA_VISIBLE_DEVICES=0" \
     "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --backend cuda --device all "$T/big-stream.npy.gz")"
+# An .npz: a deflated member is one stream, a stored one plain data.
+for how in ZIP_DEFLATED:0 ZIP_STORED:0,1; do
+    $PY -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w', zipfile.${how%:*}, compresslevel=1).write(sys.argv[2], 'x.npy')" \
+        "$T/big.npz" "$T/big.npy"
+    check_eq "--device all, slow links, a 128 MiB ${how%:*} .npz" "CUDA_VISIBLE_DEVICES=${how#*:}" \
+        "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --backend cuda --device all "$T/big.npz")"
+done
 check_eq "--device all, slow links, auto: two devices" "CUDA_VISIBLE_DEVICES=0,1" \
     "$(GPUBATCH_SYSFS="$T/sysfs" visible "$GB" reduce --device all "$T/big.npy")"
 check_eq "--device all, slow links, the user's list: its first two entries" "CUDA_VISIBLE_DEVICES=3,1" \
