@@ -30,26 +30,16 @@ static void fill(uint8_t *buf, size_t n)
     }
 }
 
-/* Appends one gzip member of data made by zlib, with optional header
- * fields (name, comment, extra, header CRC). */
-static void gzip_member(struct bytes *b, const uint8_t *data, size_t n, int level, int fields)
+/* Appends data deflated by zlib at level with window bits wbits (-15: raw
+ * deflate; 31: a gzip member, with header h where not NULL). */
+static void deflate_append(struct bytes *b, const uint8_t *data, size_t n, int level, int wbits,
+                           gz_header *h)
 {
     z_stream zs;
     memset(&zs, 0, sizeof(zs));
-    deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    gz_header h;
-    static unsigned char extra[] = {'X', 'Y', 3, 0, 1, 2, 3};
-    if (fields) {
-        memset(&h, 0, sizeof(h));
-        h.name = (Bytef *)"data.bin";
-        h.comment = (Bytef *)"a comment";
-        h.extra = extra;
-        h.extra_len = sizeof(extra);
-        h.hcrc = 1;
-        h.time = 1234567;
-        h.os = 3;
-        deflateSetHeader(&zs, &h);
-    }
+    deflateInit2(&zs, level, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY);
+    if (h)
+        deflateSetHeader(&zs, h);
     size_t cap = deflateBound(&zs, (uLong)n) + 256;
     uint8_t *out = malloc(cap);
     zs.next_in = (Bytef *)(uintptr_t)data;
@@ -61,6 +51,25 @@ static void gzip_member(struct bytes *b, const uint8_t *data, size_t n, int leve
     append(b, out, cap - zs.avail_out);
     deflateEnd(&zs);
     free(out);
+}
+
+/* Appends one gzip member of data made by zlib, with optional header
+ * fields (name, comment, extra, header CRC). */
+static void gzip_member(struct bytes *b, const uint8_t *data, size_t n, int level, int fields)
+{
+    gz_header h;
+    static unsigned char extra[] = {'X', 'Y', 3, 0, 1, 2, 3};
+    if (fields) {
+        memset(&h, 0, sizeof(h));
+        h.name = (Bytef *)"data.bin";
+        h.comment = (Bytef *)"a comment";
+        h.extra = extra;
+        h.extra_len = sizeof(extra);
+        h.hcrc = 1;
+        h.time = 1234567;
+        h.os = 3;
+    }
+    deflate_append(b, data, n, level, 15 + 16, fields ? &h : NULL);
 }
 
 /* Blocked gzip of data through gz_writer into a file; returns its bytes. */
@@ -829,24 +838,6 @@ static void test_skip(void)
     free(data);
 }
 
-/* Raw deflate of data at level 6 into *b. */
-static void raw_deflate(struct bytes *b, const uint8_t *data, size_t n)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof(zs));
-    deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
-    size_t cap = deflateBound(&zs, (uLong)n) + 64;
-    uint8_t *out = malloc(cap);
-    zs.next_in = (Bytef *)(uintptr_t)data;
-    zs.avail_in = (uInt)n;
-    zs.next_out = out;
-    zs.avail_out = (uInt)cap;
-    CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
-    append(b, out, cap - zs.avail_out);
-    deflateEnd(&zs);
-    free(out);
-}
-
 /* The inputs of test_pause: a gzip member, or a deflated zip member with
  * bytes before and after it (a local header, a central directory), good or
  * with a wrong CRC-32. */
@@ -885,7 +876,7 @@ static void test_pause(void)
     uint8_t around[100];
     memset(around, 'Z', sizeof around);
     append(&zip, around, sizeof around);
-    raw_deflate(&zip, data, n);
+    deflate_append(&zip, data, n, 6, -15, NULL);
     uint64_t comp = zip.len - sizeof around;
     append(&zip, around, 50);
     in[2].path = strdup(put_file("pause.zip", zip.p, zip.len));
@@ -1000,7 +991,7 @@ static void test_zip_member_final(void)
     uint8_t around[64];
     memset(around, 'Z', sizeof around);
     append(&zip, around, sizeof around);
-    raw_deflate(&zip, data, n);
+    deflate_append(&zip, data, n, 6, -15, NULL);
     uint64_t comp = zip.len - sizeof around;
     append(&zip, around, sizeof around);
     const char *path = put_file("final.zip", zip.p, zip.len);
