@@ -838,6 +838,21 @@ static void test_skip(void)
     free(data);
 }
 
+/* A deflated zip member's bytes as they lie in an archive: `before` bytes
+ * (a local header's place), data deflated raw, `after` bytes (a central
+ * directory's place) into *zip; returns the compressed size. */
+static uint64_t zip_bytes(struct bytes *zip, const uint8_t *data, size_t n, size_t before,
+                          size_t after)
+{
+    uint8_t pad[256];
+    memset(pad, 'Z', sizeof pad);
+    append(zip, pad, before);
+    deflate_append(zip, data, n, 6, -15, NULL);
+    uint64_t comp = zip->len - before;
+    append(zip, pad, after);
+    return comp;
+}
+
 /* The inputs of test_pause: a gzip member, or a deflated zip member with
  * bytes before and after it (a local header, a central directory), good or
  * with a wrong CRC-32. */
@@ -873,14 +888,9 @@ static void test_pause(void)
     gz.p[gz.len - 8] ^= 1; /* the CRC-32 */
     in[1].path = strdup(put_file("pause-crc.gz", gz.p, gz.len));
     struct bytes zip = {0};
-    uint8_t around[100];
-    memset(around, 'Z', sizeof around);
-    append(&zip, around, sizeof around);
-    deflate_append(&zip, data, n, 6, -15, NULL);
-    uint64_t comp = zip.len - sizeof around;
-    append(&zip, around, 50);
+    uint64_t comp = zip_bytes(&zip, data, n, 100, 50);
     in[2].path = strdup(put_file("pause.zip", zip.p, zip.len));
-    in[2].zm = (io_zip_member){.data_off = sizeof around, .comp_size = comp, .size = n,
+    in[2].zm = (io_zip_member){.data_off = 100, .comp_size = comp, .size = n,
                                .crc = (uint32_t)crc32(0, data, (uInt)n), .method = IO_ZIP_DEFLATED};
     in[3] = in[2]; /* the same file, the central directory's CRC-32 wrong */
     in[3].zm.crc ^= 1;
@@ -890,8 +900,7 @@ static void test_pause(void)
     int fd;
     uint64_t off, end;
     CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
-    CHECKF(io_reader_stream_member(r, &fd, &off, &end) && off == sizeof around &&
-               end == sizeof around + comp,
+    CHECKF(io_reader_stream_member(r, &fd, &off, &end) && off == 100 && end == 100 + comp,
            "zip member's deflate data: %llu to %llu", (unsigned long long)off,
            (unsigned long long)end);
     io_reader_close(r);
@@ -988,26 +997,22 @@ static void test_zip_member_final(void)
     uint8_t *data = malloc(n);
     fill(data, n);
     struct bytes zip = {0};
-    uint8_t around[64];
-    memset(around, 'Z', sizeof around);
-    append(&zip, around, sizeof around);
-    deflate_append(&zip, data, n, 6, -15, NULL);
-    uint64_t comp = zip.len - sizeof around;
-    append(&zip, around, sizeof around);
+    const size_t around = 64;
+    uint64_t comp = zip_bytes(&zip, data, n, around, around);
     const char *path = put_file("final.zip", zip.p, zip.len);
-    io_zip_member good = {.data_off = sizeof around, .comp_size = comp, .size = n,
+    io_zip_member good = {.data_off = around, .comp_size = comp, .size = n,
                           .crc = (uint32_t)crc32(0, data, (uInt)n), .method = IO_ZIP_DEFLATED};
     /* the stream's end: where zlib stops, as a bit offset of the file */
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     inflateInit2(&zs, -15);
     uint8_t *out = malloc(n);
-    zs.next_in = zip.p + sizeof around;
+    zs.next_in = zip.p + around;
     zs.avail_in = (uInt)comp;
     zs.next_out = out;
     zs.avail_out = (uInt)n;
     CHECK(inflate(&zs, Z_FINISH) == Z_STREAM_END);
-    uint64_t end_bit = (sizeof around + comp - zs.avail_in) * 8 - (uint64_t)(zs.data_type & 7);
+    uint64_t end_bit = (around + comp - zs.avail_in) * 8 - (uint64_t)(zs.data_type & 7);
     inflateEnd(&zs);
     struct {
         io_zip_member m;
