@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-
 #define GZS_MODULE "inflate"
 #define GZS_TILE 4096u   /* symbols per block of gzs_replace (ptx/inflate.cu) */
 #define GZS_PIECE 65536u /* bytes per warp of gzs_crc */
