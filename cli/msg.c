@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,16 +286,22 @@ static void msg_put_name(char *line, size_t cap, size_t *at, const char *name)
 
 /* SIGBUS: a read of a view of an input (io/view.h) past the end of a file
  * that was cut while it was read ends the run as a read error does: one
- * line naming the file, no temporary output left, exit status 1. Any other
- * SIGBUS gets the action it had. */
+ * line naming the file, no temporary output left, exit status 1. The
+ * threads that read the cut pages at once fault together: the first one
+ * reports, the others wait for its exit. Any other SIGBUS gets the action
+ * it had. */
 static void msg_bus(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
+    static atomic_int reporting;
     io_view_fault f;
     if (!io_view_owner(si->si_addr, &f)) {
         sigaction(sig, &msg_bus_old, NULL); /* the fault comes again, to that action */
         return;
     }
+    if (atomic_exchange(&reporting, 1))
+        for (;;)
+            pause();
     struct stat st;
     uint64_t now = fstat(f.fd, &st) == 0 ? (uint64_t)st.st_size : 0;
     char line[4096];

@@ -3,6 +3,7 @@
  * a file cut under a view (SIGBUS) as one error line and exit status 1. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,9 +145,26 @@ static void test_pipeline_views(void)
     free(want);
 }
 
+/* What the threads of test_cut_under_view read. */
+static const uint8_t *cut_data;
+static size_t cut_len;
+static pthread_barrier_t cut_start;
+
+/* Reads a byte of every page of the cut view, once the others are ready. */
+static void *cut_reader(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&cut_start);
+    volatile uint8_t sum = 0;
+    for (size_t i = 0; i < cut_len; i += 4096)
+        sum += cut_data[i];
+    return NULL;
+}
+
 /* A file cut under a live view: reading the cut pages raises SIGBUS,
- * which the guard turns into one line naming the file, the temporary
- * output removed, and exit status 1. Run in a child process. */
+ * which the guard turns into one line naming the file (one, though four
+ * threads read the cut pages at once), the temporary output removed, and
+ * exit status 1. Run in a child process. */
 static void test_cut_under_view(void)
 {
     size_t n = 4u << 20;
@@ -172,21 +190,31 @@ static void test_cut_under_view(void)
         if (io_reader_view(r, n, &v) != (ssize_t)n)
             _exit(4);
         truncate(path, 4096);
-        volatile uint8_t sum = 0;
-        for (size_t i = 0; i < n; i += 4096)
-            sum += v.data[i];
-        _exit(5); /* the read past the cut did not fault */
+        cut_data = v.data;
+        cut_len = n;
+        enum { READERS = 4 };
+        pthread_t t[READERS];
+        pthread_barrier_init(&cut_start, NULL, READERS);
+        for (int i = 0; i < READERS; i++)
+            pthread_create(&t[i], NULL, cut_reader, NULL);
+        for (int i = 0; i < READERS; i++)
+            pthread_join(t[i], NULL);
+        _exit(5); /* the reads past the cut did not fault */
     }
     int st;
     CHECK(waitpid(pid, &st, 0) == pid);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
-    char line[512] = "", expect[512];
+    char line[512] = "", more[512], expect[512];
+    int lines = 0;
     FILE *f = fopen(errpath, "r");
     if (f) {
-        if (!fgets(line, sizeof line, f))
-            line[0] = 0;
+        if (fgets(line, sizeof line, f))
+            lines++;
+        while (fgets(more, sizeof more, f))
+            lines++;
         fclose(f);
     }
+    CHECKF(lines == 1, "%d lines", lines);
     snprintf(expect, sizeof expect,
              "gpubatch: error: %s: the file shrank from %zu to 4096 bytes while being read\n",
              path, n);
