@@ -17,6 +17,7 @@
 #include "crc.h"
 #include "inflate.h"
 #include "reader.h"
+#include "ptx/inflate_stream.h"
 
 #define NONE UINT64_MAX
 #define FIRST_CHUNK ((uint64_t)1 << 20)    /* compressed bytes per chunk before a ratio is known */
@@ -26,7 +27,6 @@
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
-#define EARLY_FINAL_BYTES 64               /* see decode_spec */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -280,11 +280,10 @@ static int decode_guess(chunk *c, span *s, uint64_t bit)
 }
 
 /* Finds chunk c's first block start from which its decode succeeds. A
- * start whose blocks end in a final block more than EARLY_FINAL_BYTES
- * before the source's end is passed over, and taken only where no later
- * one decodes: it is most likely false (bits that are not a block boundary
- * decode as complete codes until one of their "blocks" happens to be
- * final), where a true final block is followed only by the gzip trailer. */
+ * start whose blocks end in a final block is passed over, and taken only
+ * where no later one decodes, unless the source ends just after that block
+ * or its trailer is followed by another member (ifs_final_trusted): such a
+ * start is most likely false. */
 static void decode_spec(pinf *p, chunk *c)
 {
     span s;
@@ -302,7 +301,8 @@ static void decode_spec(pinf *p, chunk *c)
             bit = early_final;
         c->nsym = c->nout = 0;
         int r = decode_guess(c, &s, bit);
-        int early = r == INF_END && !fallback && c->end + EARLY_FINAL_BYTES * 8 < p->src_len * 8;
+        int early = r == INF_END && !fallback && c->end + IFS_TAIL_BYTES * 8 < p->src_len * 8 &&
+                    !ifs_final_trusted(s.data, s.len, c->end - base);
         if (early && early_final == NONE)
             early_final = bit;
         if ((r == INF_STOP || r == INF_END) && !early) {

@@ -268,17 +268,28 @@ IF_HD int ifs_decode(const if_u8 *in, if_u32 len, if_u64 start, if_u64 stop, if_
     }
 }
 
-/* A speculative start whose blocks end in a final block more than this
- * many bytes before the input's end is most likely false: bits that are
- * not a block boundary decode as complete codes until one of their
- * "blocks" happens to be final, where a true final block is followed only
- * by the gzip trailer. */
+/* Bytes after a final block within which the input may end: its gzip
+ * trailer, and slack. */
 #define IFS_TAIL_BYTES 64u
+
+/* Whether a final block that ends at bit `end` of in[0..len) is taken at
+ * once where a speculative start decoded to it: the input ends within
+ * IFS_TAIL_BYTES after it, or its gzip trailer is followed by another
+ * member's magic. Any other is most likely false: bits that are not a
+ * block boundary decode as complete codes until one of their "blocks"
+ * happens to be final. */
+IF_HD int ifs_final_trusted(const if_u8 *in, if_u64 len, if_u64 end)
+{
+    if_u64 after = (end + 7u) / 8u + 8u; /* the byte after the trailer */
+    return end + IFS_TAIL_BYTES * 8u >= len * 8u ||
+           (after + 2u <= len && in[after] == 0x1fu && in[after + 1u] == 0x8bu);
+}
 
 /* Decodes segment s: from its start when exact, else from the first
  * findable block at or after it, moving on to the next one wherever a
- * speculative start does not decode, or ends in a final block early (see
- * IFS_TAIL_BYTES): such a start is taken only where no later one decodes.
+ * speculative start does not decode, or ends in a final block that
+ * ifs_final_trusted does not take: such a start is taken only where no
+ * later one decodes.
  * On the GPU every lane of a warp calls it, and the results are lane 0's. */
 IF_HD void ifs_segment(const if_u8 *in, if_u32 len, ifs_seg *s, if_u16 *syms, if_tables *t)
 {
@@ -303,7 +314,7 @@ IF_HD void ifs_segment(const if_u8 *in, if_u32 len, ifs_seg *s, if_u16 *syms, if
         end = IFS_FROM_LANE0(end);
         if (s->exact || fallback)
             break;
-        if (st == IFS_FINAL && end + IFS_TAIL_BYTES * 8u < (if_u64)len * 8u) {
+        if (st == IFS_FINAL && !ifs_final_trusted(in, len, end)) {
             if (early_final == IFS_NONE)
                 early_final = start;
         } else if (st != IFS_BAD && !(st == IFS_INPUT && nout == 0)) {

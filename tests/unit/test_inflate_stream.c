@@ -4,7 +4,8 @@
  * and strategies, sync-flushed pieces, stored and fixed blocks, segments
  * down to a few hundred bytes, batches that end inside the stream, rooms
  * too small (split segments), the block finder against the host's, false
- * final blocks passed over, a final block that other bytes follow, and
+ * final blocks passed over, a final block that other bytes or another
+ * gzip member follow, and
  * random corruptions (the plan gives up or the bytes are zlib's). */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,7 +58,8 @@ static void fill(uint8_t *buf, size_t n, int k)
 }
 
 /* Raw deflate of src at level/strategy, with a sync flush every `flush`
- * bytes (0: none); returns the length written to *out (malloc'd). */
+ * bytes (0: none; n: all of it, then an empty final block); returns the
+ * length written to *out (malloc'd). */
 static size_t deflate_raw(const uint8_t *src, size_t n, int level, int strategy, size_t flush,
                           uint8_t **out)
 {
@@ -74,8 +76,10 @@ static size_t deflate_raw(const uint8_t *src, size_t n, int level, int strategy,
         zs.next_in = (Bytef *)(uintptr_t)(src + done);
         zs.avail_in = (uInt)k;
         done += k;
-        deflate(&zs, done == n ? Z_FINISH : Z_SYNC_FLUSH);
+        deflate(&zs, done == n && flush != n ? Z_FINISH : Z_SYNC_FLUSH);
     } while (done < n);
+    if (flush == n) /* everything sync-flushed: an empty final block */
+        deflate(&zs, Z_FINISH);
     size_t len = zs.total_out;
     deflateEnd(&zs);
     return len;
@@ -170,25 +174,68 @@ static void test_false_final(void)
     free(syms);
 }
 
-/* A stream whose final block lies far from the input's end (other bytes
- * follow it, as another gzip member would): the segment that holds it
- * passes over it, finds no later start, and takes it after all. */
+/* ifs_final_trusted: a final block at the input's end (a trailer after
+ * it), or whose trailer another member's magic follows; not one that other
+ * bytes follow. */
+static void test_final_trusted(void)
+{
+    uint8_t in[200];
+    memset(in, 0x5a, sizeof in);
+    CHECK(ifs_final_trusted(in, sizeof in, (sizeof in - 8) * 8 - 3));  /* then its trailer */
+    CHECK(ifs_final_trusted(in, sizeof in, (sizeof in - 64) * 8));     /* 64 bytes of slack */
+    CHECK(!ifs_final_trusted(in, sizeof in, (sizeof in - 65) * 8));
+    in[51 + 8] = 0x1f;
+    in[51 + 9] = 0x8b;
+    CHECK(ifs_final_trusted(in, sizeof in, 50 * 8 + 3));  /* ends in byte 50: member at 59 */
+    CHECK(!ifs_final_trusted(in, sizeof in, 51 * 8 + 3)); /* the magic one byte off */
+    in[51 + 9] = 0x8c;
+    CHECK(!ifs_final_trusted(in, sizeof in, 50 * 8 + 3));
+}
+
+/* A stream whose final block lies far from the input's end, followed by
+ * random bytes (the segment that holds it passes over it, finds no later
+ * start and takes it after all), or by its trailer and another gzip member
+ * after an empty final block (ifs_final_trusted takes it at once): the
+ * stream's bytes either way, in segments of 8 to 40 KiB. */
 static void test_final_then_more(void)
 {
-    for (int kind = 0; kind < 5; kind++) {
-        size_t n = 300000, junk = 100000;
-        uint8_t *src = malloc(n), *comp, *out = malloc(n + 64);
-        fill(src, n, kind);
-        size_t clen = deflate_raw(src, n, 6, Z_DEFAULT_STRATEGY, 0, &comp);
-        comp = realloc(comp, clen + junk);
-        fill(comp + clen, junk, 3);
-        ish_opts o = {16384 * 8, 16384 * 8, 0, 0};
-        long got = ish_decode(comp, clen + junk, out, n + 64, &o);
-        CHECKF(got == (long)n && memcmp(out, src, n) == 0, "kind %d, final block then %zu bytes: got %ld",
-               kind, junk, got);
-        free(src);
-        free(comp);
-        free(out);
+    for (int next_member = 0; next_member < 2; next_member++) {
+        for (int kind = 0; kind < 5; kind++) {
+            size_t n = 300000, more = 100000;
+            uint8_t *src = malloc(n), *comp, *out = malloc(n + 64), *text = malloc(more), *m2;
+            fill(src, n, kind);
+            /* before another member, an empty final block after a sync flush: the
+               segment that decodes into it can also reach the next member */
+            size_t clen = next_member ? deflate_raw(src, n, 6, Z_DEFAULT_STRATEGY, n, &comp)
+                                      : deflate_raw(src, n, 6, Z_DEFAULT_STRATEGY, 0, &comp),
+                   len = clen;
+            if (next_member) { /* a trailer, then a gzip header and member 2's deflate data */
+                fill(text, more, 1);
+                size_t m2len = deflate_raw(text, more, 6, Z_DEFAULT_STRATEGY, 0, &m2);
+                static const uint8_t head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+                comp = realloc(comp, clen + 8 + sizeof head + m2len);
+                memset(comp + clen, 0, 8);
+                memcpy(comp + clen + 8, head, sizeof head);
+                memcpy(comp + clen + 8 + sizeof head, m2, m2len);
+                len = clen + 8 + sizeof head + m2len;
+                free(m2);
+            } else {
+                comp = realloc(comp, clen + more);
+                fill(comp + clen, more, 3);
+                len = clen + more;
+            }
+            for (uint64_t step = 8192 * 8; step <= 40960 * 8; step += 16384 * 8) {
+                ish_opts o = {step, (uint32_t)(step * 8), 0, 0};
+                long got = ish_decode(comp, len, out, n + 64, &o);
+                CHECKF(got == (long)n && memcmp(out, src, n) == 0,
+                       "kind %d, step %llu, final block then %s: got %ld", kind,
+                       (unsigned long long)step, next_member ? "a gzip member" : "random bytes", got);
+            }
+            free(src);
+            free(comp);
+            free(out);
+            free(text);
+        }
     }
 }
 
@@ -260,6 +307,7 @@ int main(void)
            "%d of %d batches redone, %d with more room, %d segments redone in pieces", ish_redone,
            ish_batches, ish_roomier, ish_pieced);
     test_false_final();
+    test_final_trusted();
     test_final_then_more();
     test_corrupt();
     return check_summary();
