@@ -1229,7 +1229,8 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                "%llu; ",
                                (unsigned long long)r->n_stream);
     if (r->n_seq && at < len)
-        at += (size_t)snprintf(buf + at, len - at, "gzip members inflated in order: %llu (%s); ",
+        at += (size_t)snprintf(buf + at, len - at, "%s inflated in order: %llu (%s); ",
+                               r->zip_deflate ? "deflated zip members" : "gzip members",
                                (unsigned long long)r->n_seq, r->seq_why);
     if (at >= 2 && at < len)
         buf[at - 2] = 0;
