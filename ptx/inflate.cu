@@ -60,19 +60,23 @@ gzk_crc(const if_member *__restrict__ members, unsigned n, const unsigned char *
 //   segment's start (unless exact) 32 bit offsets at a time, and lane 0
 //   decodes its blocks into 16-bit symbols with its tables in shared memory
 //   (a warp of its own: no other segment's decode diverges from it).
-// gzs_tails: a block per segment: where the last 32 KiB of its symbols hold
-//   no marker, they are the window after it (wins[i + 1]), and clean[i] = 1.
-// gzs_windows: one block walks the segments in order and writes the window
-//   after each of the others from the one before it (wins[0]: the window
-//   before the batch, `valid` bytes of it real).
+// gzs_group_maps: a block per group of `group` segments (all but the last):
+//   the window after the group as a map of the window before it
+//   (ifs_tail, ifs_compose), segment after segment, into maps[g].
+// gzs_group_windows: one block: the window before each group from the one
+//   before it and its map, group after group (wins[g * group]; wins[0]:
+//   the window before the batch).
+// gzs_windows: a block per group: the windows within it, segment after
+//   segment (wins[i + 1] from wins[i] and segment i's last symbols).
 // gzs_replace: the symbols of every segment as bytes, in their places of the
 //   batch's output; a block per GZS_TILE symbols of a segment.
 // gzs_crc: the CRC-32 terms of the batch's output, a warp per GZS_PIECE
 //   bytes, xor-ed into *acc (if_crc32_finish gives the CRC).
-// A marker into window bytes that do not exist sets *bad.
+// A marker into window bytes that do not exist sets *bad (gzs_replace).
 #include "inflate_stream.h"
 
 #define GZS_WINDOW_THREADS 1024
+#define GZS_PER (IFS_WINDOW / GZS_WINDOW_THREADS) // window positions per thread
 #define GZS_TILE 4096u   // symbols per block of gzs_replace
 #define GZS_PIECE 65536u // bytes per warp of gzs_crc
 
@@ -90,79 +94,71 @@ gzs_decode(const unsigned char *__restrict__ in, unsigned len, ifs_seg *segs,
         segs[todo[k]] = s;
 }
 
-extern "C" __global__ void __launch_bounds__(256)
-gzs_tails(const ifs_seg *__restrict__ segs, const unsigned short *__restrict__ syms,
-          unsigned char *wins, unsigned char *clean)
+extern "C" __global__ void __launch_bounds__(GZS_WINDOW_THREADS)
+gzs_group_maps(const ifs_seg *__restrict__ segs, unsigned n, unsigned group,
+               const unsigned short *__restrict__ syms, unsigned short *maps)
 {
-    unsigned i = blockIdx.x, nout = segs[i].nout;
-    const unsigned short *tail = syms + segs[i].sym_off + nout - IFS_WINDOW;
-    int marker = nout < IFS_WINDOW;
-    for (unsigned p = threadIdx.x; !marker && p < IFS_WINDOW; p += 256)
-        marker = tail[p] >= 256u;
-    marker = __syncthreads_or(marker);
-    if (threadIdx.x == 0)
-        clean[i] = !marker;
-    if (marker)
-        return;
-    unsigned char *next = wins + (unsigned long long)(i + 1) * IFS_WINDOW;
-    for (unsigned p = threadIdx.x; p < IFS_WINDOW; p += 256)
-        next[p] = (unsigned char)tail[p];
-}
-
-// Writes positions threadIdx.x + k * GZS_WINDOW_THREADS of the window after
-// a segment of nout symbols (sym) from the window before it (w, `valid`
-// bytes of it real): every symbol is loaded before any is resolved, so the
-// loads overlap. Positions before the segment's first symbol copy w
-// (marked by bit 16); a marker into bytes that do not exist sets *err.
-__device__ __forceinline__ void gzs_window_step(const unsigned short *__restrict__ sym,
-                                                unsigned nout, const unsigned char *w,
-                                                unsigned valid, unsigned char *next, int *err)
-{
-    const unsigned per = IFS_WINDOW / GZS_WINDOW_THREADS;
-    unsigned v[per];
+    unsigned first = blockIdx.x * group, last = first + group < n ? first + group : n;
+    unsigned short *map = maps + (unsigned long long)blockIdx.x * IFS_WINDOW;
+    for (unsigned i = first; i < last; i++) {
+        const unsigned short *sym = syms + segs[i].sym_off;
+        unsigned nout = segs[i].nout, v[GZS_PER];
 #pragma unroll
-    for (unsigned k = 0; k < per; k++) {
-        long long q = (long long)nout - IFS_WINDOW + threadIdx.x + k * GZS_WINDOW_THREADS;
-        v[k] = q >= 0 ? sym[q] : 0x10000u | (IFS_MARKER + (unsigned)(IFS_WINDOW + q));
+        for (unsigned k = 0; k < GZS_PER; k++)
+            v[k] = ifs_tail(sym, nout, threadIdx.x + k * GZS_WINDOW_THREADS);
+        if (i > first) {
+            __syncthreads(); // the map's last entries are written
+#pragma unroll
+            for (unsigned k = 0; k < GZS_PER; k++)
+                v[k] = ifs_compose(v[k], map);
+            __syncthreads(); // and read, before they are overwritten
+        }
+#pragma unroll
+        for (unsigned k = 0; k < GZS_PER; k++)
+            map[threadIdx.x + k * GZS_WINDOW_THREADS] = (unsigned short)v[k];
     }
-    unsigned char b[per];
-#pragma unroll
-    for (unsigned k = 0; k < per; k++) {
-        unsigned i = (v[k] & 0xffffu) - IFS_MARKER;
-        if (v[k] >= 256u && !(v[k] & 0x10000u) && i < IFS_WINDOW - valid)
-            *err = 1;
-        b[k] = v[k] < 256u ? (unsigned char)v[k] : w[i & (IFS_WINDOW - 1u)];
-    }
-#pragma unroll
-    for (unsigned k = 0; k < per; k++)
-        next[threadIdx.x + k * GZS_WINDOW_THREADS] = b[k];
 }
 
 extern "C" __global__ void __launch_bounds__(GZS_WINDOW_THREADS)
-gzs_windows(const ifs_seg *__restrict__ segs, unsigned n, const unsigned short *__restrict__ syms,
-            unsigned char *wins, const unsigned char *__restrict__ clean, unsigned valid,
-            unsigned *bad)
+gzs_group_windows(const unsigned short *__restrict__ maps, unsigned ngroups, unsigned group,
+                  unsigned char *wins)
 {
-    __shared__ unsigned char done[GZS_WINDOW_THREADS];
-    int err = 0;
-    for (unsigned base = 0; base < n; base += GZS_WINDOW_THREADS) {
+    for (unsigned g = 1; g < ngroups; g++) {
+        const unsigned char *w = wins + (unsigned long long)(g - 1) * group * IFS_WINDOW;
+        unsigned char *next = wins + (unsigned long long)g * group * IFS_WINDOW;
+        const unsigned short *map = maps + (unsigned long long)(g - 1) * IFS_WINDOW;
+        unsigned char b[GZS_PER];
+#pragma unroll
+        for (unsigned k = 0; k < GZS_PER; k++)
+            b[k] = ifs_apply(map[threadIdx.x + k * GZS_WINDOW_THREADS], w);
+#pragma unroll
+        for (unsigned k = 0; k < GZS_PER; k++)
+            next[threadIdx.x + k * GZS_WINDOW_THREADS] = b[k];
         __syncthreads();
-        if (base + threadIdx.x < n)
-            done[threadIdx.x] = clean[base + threadIdx.x];
-        __syncthreads();
-        for (unsigned i = base; i < n && i < base + GZS_WINDOW_THREADS; i++) {
-            unsigned nout = segs[i].nout;
-            if (!done[i - base]) {
-                gzs_window_step(syms + segs[i].sym_off, nout,
-                                wins + (unsigned long long)i * IFS_WINDOW, valid,
-                                wins + (unsigned long long)(i + 1) * IFS_WINDOW, &err);
-                __syncthreads();
-            }
-            valid = valid + nout > IFS_WINDOW ? IFS_WINDOW : valid + nout;
-        }
     }
-    if (err)
-        atomicOr(bad, 1u);
+}
+
+extern "C" __global__ void __launch_bounds__(GZS_WINDOW_THREADS)
+gzs_windows(const ifs_seg *__restrict__ segs, unsigned n, unsigned group,
+            const unsigned short *__restrict__ syms, unsigned char *wins)
+{
+    unsigned first = blockIdx.x * group, last = first + group < n ? first + group : n;
+    /* the window after a group that another follows is gzs_group_windows' */
+    unsigned end = last < n ? last - 1 : last;
+    for (unsigned i = first; i < end; i++) {
+        const unsigned short *sym = syms + segs[i].sym_off;
+        unsigned nout = segs[i].nout;
+        const unsigned char *w = wins + (unsigned long long)i * IFS_WINDOW;
+        unsigned char b[GZS_PER];
+#pragma unroll
+        for (unsigned k = 0; k < GZS_PER; k++)
+            b[k] = ifs_apply(ifs_tail(sym, nout, threadIdx.x + k * GZS_WINDOW_THREADS), w);
+#pragma unroll
+        for (unsigned k = 0; k < GZS_PER; k++)
+            wins[(unsigned long long)(i + 1) * IFS_WINDOW + threadIdx.x + k * GZS_WINDOW_THREADS] =
+                b[k];
+        __syncthreads();
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256)

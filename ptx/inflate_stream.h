@@ -341,4 +341,42 @@ IF_HD if_u8 ifs_resolve(if_u32 v, const if_u8 *w, if_u32 valid, int *bad)
     return w[i & (IFS_WINDOW - 1u)];
 }
 
+/* Entry p of the window after a segment of nout symbols sym, as a map of
+ * the window before the segment: a byte (below 256), or IFS_MARKER + i for
+ * byte i of the window before (which positions before the segment's first
+ * symbol are). */
+IF_HD if_u32 ifs_tail(const if_u16 *sym, if_u32 nout, if_u32 p)
+{
+    if_u32 back = IFS_WINDOW - p; /* symbols from the segment's end */
+    return nout >= back ? sym[nout - back] : IFS_MARKER + p + nout;
+}
+
+/* A map entry v (a byte, or IFS_MARKER + i) of the window before `map`
+ * (itself a map of an earlier window) as an entry of that earlier window. */
+IF_HD if_u32 ifs_compose(if_u32 v, const if_u16 *map)
+{
+    return v < 256u ? v : map[v - IFS_MARKER];
+}
+
+/* A map entry v as a byte, from the window w it maps. No check: a marker
+ * into bytes that do not exist is found where a segment's own symbols are
+ * resolved (ifs_resolve), since every byte of a window is one of them. */
+IF_HD if_u8 ifs_apply(if_u32 v, const if_u8 *w)
+{
+    return v < 256u ? (if_u8)v : w[(v - IFS_MARKER) & (IFS_WINDOW - 1u)];
+}
+
+/* The windows of a batch's n segments are passed along in groups of this
+ * many: each group's last window as a map of the window before it (all
+ * groups at once), then the windows before the groups (one after the
+ * other), then the windows within each group (all groups at once). About
+ * the square root of n / 2 balances the walks. */
+IF_HD if_u32 ifs_group_size(if_u32 n)
+{
+    if_u32 g = 1;
+    while (2u * g * g < n)
+        g++;
+    return g;
+}
+
 #endif

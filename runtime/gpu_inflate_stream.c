@@ -7,6 +7,7 @@
 #define GZS_MODULE "inflate"
 #define GZS_TILE 4096u   /* symbols per block of gzs_replace (ptx/inflate.cu) */
 #define GZS_PIECE 65536u /* bytes per warp of gzs_crc */
+#define GZS_WINDOW_THREADS 1024 /* threads of the window kernels */
 
 /* Allocates the buffers (see gpu_inflate_stream.h). */
 int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int spare)
@@ -21,13 +22,16 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
     uint64_t planned = (comp_cap + seg_bytes - 1) / seg_bytes + 1;
     z->max_segs = (int)(planned * 2);
     z->sym_cap = planned * seg_cap + planned * seg_cap / 2;
+    /* groups of ifs_group_size(n) segments number at most sqrt(2 n) + 1 */
+    z->max_groups = 2 * (int)ifs_group_size((if_u32)z->max_segs) + 2;
     int rc;
     if ((rc = gpu_mem_alloc(g, &z->comp, comp_cap + IF_IN_PAD, "a compressed batch")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->syms, z->sym_cap * sizeof(uint16_t), "the batch's symbols")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->segs, (size_t)z->max_segs * sizeof(ifs_seg), "segments")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->todo, (size_t)z->max_segs * sizeof(int), "segments")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->wins, ((size_t)z->max_segs + 1) * IFS_WINDOW, "windows")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->clean, (size_t)z->max_segs, "segments")) < 0 ||
+        (rc = gpu_mem_alloc(g, &z->maps, (size_t)z->max_groups * IFS_WINDOW * sizeof(uint16_t),
+                            "windows")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->flags, 2 * sizeof(unsigned), "inflate status")) < 0 ||
         (spare && (rc = gpu_mem_alloc(g, &z->spare, comp_cap + IF_IN_PAD, "a compressed batch")) < 0))
         return rc;
@@ -48,7 +52,7 @@ void gzs_close(gzs_dev *z)
     gpu_mem_free(z->g, z->segs);
     gpu_mem_free(z->g, z->todo);
     gpu_mem_free(z->g, z->wins);
-    gpu_mem_free(z->g, z->clean);
+    gpu_mem_free(z->g, z->maps);
     gpu_mem_free(z->g, z->flags);
     gpu_mem_free(z->g, z->spare);
     gpu_host_free(z->g, z->hsegs);
@@ -82,9 +86,10 @@ static int gzs_round(gzs_dev *z, CUstream s, const sp_plan *p, size_t len)
 static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *window,
                       uint32_t valid, CUdeviceptr out, uint8_t *win_out, gzs_result *r)
 {
-    CUfunction ft, fw, fr, fc;
+    CUfunction fm, fg, fw, fr, fc;
     int rc;
-    if ((rc = gpu_function(z->g, GZS_MODULE, "gzs_tails", &ft)) < 0 ||
+    if ((rc = gpu_function(z->g, GZS_MODULE, "gzs_group_maps", &fm)) < 0 ||
+        (rc = gpu_function(z->g, GZS_MODULE, "gzs_group_windows", &fg)) < 0 ||
         (rc = gpu_function(z->g, GZS_MODULE, "gzs_windows", &fw)) < 0 ||
         (rc = gpu_function(z->g, GZS_MODULE, "gzs_replace", &fr)) < 0 ||
         (rc = gpu_function(z->g, GZS_MODULE, "gzs_crc", &fc)) < 0)
@@ -93,12 +98,18 @@ static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *w
     if (valid)
         CU_TRY(cu.MemcpyHtoDAsync(z->wins, window, IFS_WINDOW, s));
     CU_TRY(cu.MemsetD8Async(z->flags, 0, 2 * sizeof(unsigned), s));
-    unsigned n = (unsigned)p->n;
+    unsigned n = (unsigned)p->n, group = ifs_group_size(n), ngroups = (n + group - 1) / group;
     CUdeviceptr bad = z->flags, acc = z->flags + sizeof(unsigned);
-    void *at[] = {&z->segs, &z->syms, &z->wins, &z->clean};
-    void *aw[] = {&z->segs, &n, &z->syms, &z->wins, &z->clean, &valid, &bad};
-    if ((rc = gpu_launch(z->g, ft, "gzs_tails", n, 256, s, at)) < 0 ||
-        (rc = gpu_launch(z->g, fw, "gzs_windows", 1, 1024, s, aw)) < 0)
+    void *am[] = {&z->segs, &n, &group, &z->syms, &z->maps};
+    void *ag[] = {&z->maps, &ngroups, &group, &z->wins};
+    void *aw[] = {&z->segs, &n, &group, &z->syms, &z->wins};
+    if (ngroups > (unsigned)z->max_groups)
+        return 1;
+    if (ngroups > 1 &&
+        ((rc = gpu_launch(z->g, fm, "gzs_group_maps", ngroups - 1, GZS_WINDOW_THREADS, s, am)) < 0 ||
+         (rc = gpu_launch(z->g, fg, "gzs_group_windows", 1, GZS_WINDOW_THREADS, s, ag)) < 0))
+        return rc;
+    if ((rc = gpu_launch(z->g, fw, "gzs_windows", ngroups, GZS_WINDOW_THREADS, s, aw)) < 0)
         return rc;
     uint32_t most = 0;
     for (int i = 0; i < p->n; i++)

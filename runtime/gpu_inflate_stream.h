@@ -25,9 +25,10 @@ typedef struct {
     size_t comp_cap;     /* compressed bytes per batch */
     uint64_t sym_cap;    /* symbols in the pool */
     int max_segs;        /* segments per batch, splits included */
+    int max_groups;      /* groups of segments whose windows are passed along at once */
     uint64_t step;       /* nominal segment length in bits */
     uint32_t seg_cap;    /* symbols of room per segment */
-    CUdeviceptr comp, syms, segs, todo, wins, clean, flags;
+    CUdeviceptr comp, syms, segs, todo, wins, maps, flags;
     CUdeviceptr spare;   /* a second compressed buffer, for the next batch (or 0) */
     ifs_seg *hsegs;      /* pinned: the plan's segments */
     int *htodo;          /* pinned: the segments of a round */

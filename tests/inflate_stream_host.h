@@ -13,27 +13,61 @@
 #include "io/stream_plan.h"
 #include "ptx/inflate_stream.h"
 
-/* The windows and the markers, as the GPU replaces them: each segment's
- * window is the 32 KiB before it, from the window before the batch and the
- * segments before it. Writes the batch's bytes to dst; -1 for a marker
- * into bytes that do not exist. */
+/* The windows and the markers, as the GPU's kernels pass and replace them
+ * (ptx/inflate.cu): in groups of ifs_group_size(n) segments, each group's
+ * last window as a map of the window before it, then the windows before
+ * the groups in order, then the windows within each group; each segment's
+ * symbols resolved from the window before it. Writes the batch's bytes to
+ * dst and the window after it to window; -1 for a marker into bytes that
+ * do not exist. */
 static int ish_replace(const sp_plan *p, const uint16_t *syms, uint8_t *window, uint32_t *valid,
                        uint8_t *dst)
 {
-    int bad = 0;
-    for (int i = 0; i < p->n; i++) {
-        const ifs_seg *s = &p->segs[i];
-        for (uint32_t k = 0; k < s->nout; k++)
-            dst[s->out_pos + k] = ifs_resolve(syms[s->sym_off + k], window, *valid, &bad);
-        /* the next window: the last IFS_WINDOW bytes of window + output */
-        uint8_t next[IFS_WINDOW];
-        for (uint32_t q = 0; q < IFS_WINDOW; q++) {
-            int64_t from = (int64_t)s->nout - IFS_WINDOW + q;
-            next[q] = from >= 0 ? dst[s->out_pos + (uint64_t)from] : window[IFS_WINDOW + from];
+    uint32_t n = (uint32_t)p->n, group = ifs_group_size(n), ngroups = (n + group - 1) / group;
+    uint8_t *wins = malloc(((size_t)n + 1) * IFS_WINDOW);
+    uint16_t *maps = malloc((size_t)ngroups * IFS_WINDOW * sizeof *maps);
+    uint16_t *next = malloc(IFS_WINDOW * sizeof *next);
+    if (!wins || !maps || !next)
+        abort();
+    memcpy(wins, window, IFS_WINDOW);
+    for (uint32_t g = 0; g + 1 < ngroups; g++) {
+        uint16_t *map = maps + (size_t)g * IFS_WINDOW;
+        for (uint32_t i = g * group; i < (g + 1) * group; i++) {
+            const ifs_seg *s = &p->segs[i];
+            for (uint32_t q = 0; q < IFS_WINDOW; q++) {
+                if_u32 v = ifs_tail(syms + s->sym_off, s->nout, q);
+                next[q] = (uint16_t)(i > g * group ? ifs_compose(v, map) : v);
+            }
+            memcpy(map, next, IFS_WINDOW * sizeof *next);
         }
-        memcpy(window, next, IFS_WINDOW);
-        *valid = *valid + s->nout > IFS_WINDOW ? IFS_WINDOW : *valid + s->nout;
     }
+    for (uint32_t g = 1; g < ngroups; g++)
+        for (uint32_t q = 0; q < IFS_WINDOW; q++)
+            wins[(size_t)g * group * IFS_WINDOW + q] =
+                ifs_apply(maps[(size_t)(g - 1) * IFS_WINDOW + q],
+                          wins + (size_t)(g - 1) * group * IFS_WINDOW);
+    for (uint32_t i = 0; i < n; i++) {
+        if ((i + 1) % group == 0 && i + 1 < n)
+            continue; /* the window before the next group: done above */
+        const ifs_seg *s = &p->segs[i];
+        for (uint32_t q = 0; q < IFS_WINDOW; q++)
+            wins[(size_t)(i + 1) * IFS_WINDOW + q] =
+                ifs_apply(ifs_tail(syms + s->sym_off, s->nout, q), wins + (size_t)i * IFS_WINDOW);
+    }
+    int bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const ifs_seg *s = &p->segs[i];
+        uint64_t before = *valid + s->out_pos;
+        uint32_t v = before > IFS_WINDOW ? IFS_WINDOW : (uint32_t)before;
+        for (uint32_t k = 0; k < s->nout; k++)
+            dst[s->out_pos + k] =
+                ifs_resolve(syms[s->sym_off + k], wins + (size_t)i * IFS_WINDOW, v, &bad);
+    }
+    memcpy(window, wins + (size_t)n * IFS_WINDOW, IFS_WINDOW);
+    *valid = *valid + p->nout > IFS_WINDOW ? IFS_WINDOW : *valid + (uint32_t)p->nout;
+    free(wins);
+    free(maps);
+    free(next);
     return bad ? -1 : 0;
 }
 
