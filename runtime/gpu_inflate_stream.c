@@ -95,8 +95,12 @@ static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *w
         (rc = gpu_function(z->g, GZS_MODULE, "gzs_crc", &fc)) < 0)
         return rc;
     CU_TRY(cu.MemcpyHtoDAsync(z->segs, z->hsegs, (size_t)p->n * sizeof(ifs_seg), s));
+    /* the window before the batch; at the stream's start, zeros that no
+     * valid stream refers to but that the window kernels pass along */
     if (valid)
         CU_TRY(cu.MemcpyHtoDAsync(z->wins, window, IFS_WINDOW, s));
+    else
+        CU_TRY(cu.MemsetD8Async(z->wins, 0, IFS_WINDOW, s));
     CU_TRY(cu.MemsetD8Async(z->flags, 0, 2 * sizeof(unsigned), s));
     unsigned n = (unsigned)p->n, group = ifs_group_size(n), ngroups = (n + group - 1) / group;
     CUdeviceptr bad = z->flags, acc = z->flags + sizeof(unsigned);
