@@ -20,11 +20,13 @@ static struct {
     _Atomic(const char *) label;
     atomic_int fd;
     _Atomic(uint64_t) size;
+    _Atomic(uint64_t) off; /* the file offset of lo */
 } view_rows[VIEW_ROWS];
 
-/* Takes a free row for [lo, lo + len) of the file fd of `size` bytes,
- * with label; its index, or -1 when full. */
-static int view_register(const void *lo, size_t len, const char *label, int fd, uint64_t size)
+/* Takes a free row for [lo, lo + len), bytes from `off` on of the file fd
+ * of `size` bytes, with label; its index, or -1 when full. */
+static int view_register(const void *lo, size_t len, uint64_t off, const char *label, int fd,
+                         uint64_t size)
 {
     for (int i = 0; i < VIEW_ROWS; i++) {
         int free_row = 0;
@@ -33,6 +35,7 @@ static int view_register(const void *lo, size_t len, const char *label, int fd, 
         atomic_store(&view_rows[i].label, label);
         atomic_store(&view_rows[i].fd, fd);
         atomic_store(&view_rows[i].size, size);
+        atomic_store(&view_rows[i].off, off);
         atomic_store(&view_rows[i].lo, (uintptr_t)lo);
         atomic_store(&view_rows[i].hi, (uintptr_t)lo + len);
         return i;
@@ -55,14 +58,26 @@ int io_view_owner(const void *addr, io_view_fault *f)
     uintptr_t a = (uintptr_t)addr;
     for (int i = 0; i < VIEW_ROWS; i++) {
         uintptr_t hi = atomic_load(&view_rows[i].hi);
-        if (hi && a >= atomic_load(&view_rows[i].lo) && a < hi) {
+        uintptr_t lo = atomic_load(&view_rows[i].lo);
+        if (hi && a >= lo && a < hi) {
             f->label = atomic_load(&view_rows[i].label);
             f->fd = atomic_load(&view_rows[i].fd);
             f->size = atomic_load(&view_rows[i].size);
+            f->off = atomic_load(&view_rows[i].off) + (a - lo);
+            f->left = hi - a;
             return 1;
         }
     }
     return 0;
+}
+
+/* Whether the first and last pages of the mapping [base, base + len) are
+ * in the page cache. */
+static int view_cached(void *base, size_t len)
+{
+    unsigned char first = 0, last = 0;
+    return mincore(base, 4096, &first) == 0 && (first & 1) &&
+           mincore((char *)base + len - 4096, 4096, &last) == 0 && (last & 1);
 }
 
 /* Maps a byte range of fd (see view.h): the mapping starts at a huge-page
@@ -94,10 +109,13 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
     if (at > room)
         munmap(room, (size_t)(at - room));
     munmap(at + mlen, (size_t)(room + VIEW_ALIGN - at)); /* the slack after it (never empty) */
-    /* advice only: the pages not cached read now, in the background, and
+    /* advice only: the pages not cached read now, in the background (not
+     * asked where the range's first and last pages are cached: the kernel
+     * would walk every page of it to find the others cached too), and
      * larger read-ahead, into huge folios where the kernel can (later maps
      * of them take one fault each) */
-    madvise(base, mlen, MADV_WILLNEED);
+    if (!view_cached(base, mlen))
+        madvise(base, mlen, MADV_WILLNEED);
     madvise(base, mlen, MADV_SEQUENTIAL);
 #ifdef MADV_HUGEPAGE
     madvise(base, mlen, MADV_HUGEPAGE);
@@ -106,7 +124,7 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
     v->map_len = mlen;
     v->data = (const uint8_t *)base + (off - moff);
     v->len = len;
-    v->entry = view_register(base, mlen, label, fd, (uint64_t)st.st_size);
+    v->entry = view_register(base, mlen, moff, label, fd, (uint64_t)st.st_size);
     if (v->entry < 0) {
         io_view_unmap(v);
         return -ENOSPC;
@@ -122,4 +140,19 @@ void io_view_unmap(io_view *v)
     view_unregister(v->entry);
     munmap(v->base, v->map_len);
     *v = (io_view){.entry = -1};
+}
+
+/* Copies bytes of a view with pread (see view.h). */
+int io_view_read(const void *addr, void *buf, size_t len)
+{
+    io_view_fault f;
+    if (!io_view_owner(addr, &f) || len > f.left)
+        return -1;
+    for (size_t done = 0; done < len;) {
+        ssize_t got = pread(f.fd, (char *)buf + done, len - done, (off_t)(f.off + done));
+        if (got <= 0 && !(got < 0 && errno == EINTR))
+            return -1;
+        done += got > 0 ? (size_t)got : 0;
+    }
+    return 0;
 }

@@ -7,7 +7,8 @@
  * A view's pages are mapped by its consumer's first reads (each fault maps
  * the cached pages around it: faster than faulting them in ahead, with
  * MADV_POPULATE_READ or a read of each page on other threads, on a 2 GiB
- * file in the page cache; BENCHMARKS.md). A file already shorter than the
+ * file in the page cache; BENCHMARKS.md), or never, where the consumer
+ * copies the bytes with io_view_read. A file already shorter than the
  * view is an error of io_view_map() (-EFAULT: the size is checked before
  * the mapping), not a fault later. A file cut while a view is
  * mapped makes a later read of the cut pages raise SIGBUS: io_view_owner()
@@ -37,15 +38,27 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
 void io_view_unmap(io_view *v);
 
 /* What a fault in a view is about: the view's label, its file's
- * descriptor and the file's size when it was mapped. */
+ * descriptor and the file's size when it was mapped; and where the address
+ * is: its file offset, and the view's bytes from it on. */
 typedef struct {
     const char *label;
     int fd;
     uint64_t size;
+    uint64_t off;
+    size_t left;
 } io_view_fault;
 
 /* Whether addr is in a live view, and if so *f says whose;
  * async-signal-safe. */
 int io_view_owner(const void *addr, io_view_fault *f);
+
+/* Copies len bytes of a live view from addr on into buf with pread from
+ * its file, not through the mapping: for a consumer that reads each byte
+ * once, a copy from the page cache into a buffer that stays in its cache
+ * costs less than mapping the pages (their faults, and their unmapping),
+ * and the mapping's pages stay unmapped. 0, or -1 where addr is not in a
+ * view or the file no longer holds the bytes (the caller then reads the
+ * view, and a cut file faults as it would). */
+int io_view_read(const void *addr, void *buf, size_t len);
 
 #endif

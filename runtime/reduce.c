@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "engine.h"
 #include "simd.h"
+#include "io/view.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -900,15 +901,39 @@ static int rd_launch(engine_chunk *c)
     return rc;
 }
 
-/* The partials of tiles [t0, t1) on the calling thread (engine_ops.cpu). */
+/* Bytes of a chunk that is a view of a plain file that rd_cpu reads at a
+ * time (whole tiles), into a buffer on its thread's stack. */
+#define RD_CPU_PIECE ((size_t)256 << 10)
+
+/* The partials of tiles [t0, t1) on the calling thread (engine_ops.cpu).
+ * A chunk that is a view of a plain file is read in pieces with pread
+ * (io_view_read): the view's pages are never mapped, and each piece is
+ * summed from the cache; a piece that cannot be read so is read from the
+ * view. */
 static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
 {
     const rd_job *j = c->op;
     rd_chunk k = rd_chunk_of(c);
     char *out = c->host_out;
-    rd_cpu_tiles(c->host_in, k.nelem, k.first, j->dtype, k.skipnan, k.want_sq, t0, t1,
-                 k.use_m ? (rd_moments *)out : NULL,
-                 k.use_e ? (rd_extrema *)(out + k.extrema_at) : NULL);
+    rd_moments *m = k.use_m ? (rd_moments *)out : NULL;
+    rd_extrema *e = k.use_e ? (rd_extrema *)(out + k.extrema_at) : NULL;
+    size_t sz = dt_size(j->dtype), tile_bytes = RD_TILE * sz;
+    io_view_fault f;
+    if (t0 >= t1 || tile_bytes > RD_CPU_PIECE || !io_view_owner(c->host_in, &f)) {
+        rd_cpu_tiles(c->host_in, k.nelem, k.first, j->dtype, k.skipnan, k.want_sq, t0, t1, m, e);
+        return;
+    }
+    _Alignas(64) unsigned char piece[RD_CPU_PIECE];
+    size_t per = RD_CPU_PIECE / tile_bytes;
+    for (size_t a = t0; a < t1; a += per) {
+        size_t b = a + per < t1 ? a + per : t1, first = a * RD_TILE;
+        size_t last = b * RD_TILE < k.nelem ? b * RD_TILE : k.nelem;
+        const void *src = (const char *)c->host_in + first * sz;
+        if (io_view_read(src, piece, (last - first) * sz) == 0)
+            src = piece;
+        rd_cpu_tiles(src, k.nelem - first, k.first + first, j->dtype, k.skipnan, k.want_sq, 0,
+                     b - a, m ? m + a : NULL, e ? e + a : NULL);
+    }
 }
 
 /* Folds a chunk's partials into the array's state, in order

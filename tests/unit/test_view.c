@@ -64,13 +64,40 @@ static void test_view_ranges(void)
                    "off %llu len %zu rc %d", (unsigned long long)offs[i], lens[j], rc);
             io_view_fault f;
             CHECK(io_view_owner(v.data + lens[j] - 1, &f) && f.label == path && f.fd == fd &&
-                  f.size == n);
+                  f.size == n && f.off == offs[i] + lens[j] - 1);
+            /* the same bytes with pread, from any address of the view on */
+            size_t skip = lens[j] / 3, len = lens[j] - skip;
+            uint8_t *copy = malloc(len);
+            memset(copy, 0xa5, len);
+            CHECKF(io_view_read(v.data + skip, copy, len) == 0 &&
+                       !memcmp(copy, want + offs[i] + skip, len),
+                   "io_view_read: off %llu len %zu from %zu", (unsigned long long)offs[i], lens[j],
+                   skip);
+            free(copy);
             const uint8_t *last = v.data + lens[j] - 1;
             io_view_unmap(&v);
             CHECK(!io_view_owner(last, &f));
+            uint8_t byte;
+            CHECK(io_view_read(last, &byte, 1) == -1); /* no longer a view */
             io_view_unmap(&v); /* twice: nothing */
         }
     io_view v;
+    /* a file cut under a view: io_view_read refuses the bytes it lost */
+    CHECK(io_view_map(&v, fd, 4096, 3u << 20, path) == 0);
+    const char *cut = in_tmp("ranges-cut");
+    uint8_t *cut_want = make_file(cut, n);
+    int cfd = open(cut, O_RDWR);
+    io_view cv;
+    CHECK(io_view_map(&cv, cfd, 4096, 3u << 20, cut) == 0 && ftruncate(cfd, 2u << 20) == 0);
+    uint8_t *got = malloc(1u << 20);
+    CHECK(io_view_read(cv.data, got, 1u << 20) == 0 && !memcmp(got, cut_want + 4096, 1u << 20));
+    CHECK(io_view_read(cv.data + (2u << 20) - 4096 - 10, got, 100) == -1);
+    CHECK(io_view_read(cv.data, got, (3u << 20) + 1) == -1); /* past the view */
+    free(got);
+    io_view_unmap(&cv);
+    close(cfd);
+    free(cut_want);
+    io_view_unmap(&v);
     CHECK(io_view_map(&v, fd, n - 10, 11, path) == -EFAULT && v.base == NULL);
     CHECK(io_view_map(&v, fd, n, 0, path) == 0 && v.base == NULL);
     close(fd);
