@@ -902,7 +902,7 @@ static int rd_launch(engine_chunk *c)
 }
 
 /* Bytes of a chunk that is a view of a plain file that rd_cpu reads at a
- * time (whole tiles), into a buffer on its thread's stack. */
+ * time (whole tiles), into a buffer of its thread's. */
 #define RD_CPU_PIECE ((size_t)256 << 10)
 
 /* The partials of tiles [t0, t1) on the calling thread (engine_ops.cpu).
@@ -919,11 +919,12 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
     rd_extrema *e = k.use_e ? (rd_extrema *)(out + k.extrema_at) : NULL;
     size_t sz = dt_size(j->dtype), tile_bytes = RD_TILE * sz;
     io_view_fault f;
-    if (t0 >= t1 || tile_bytes > RD_CPU_PIECE || !io_view_owner(c->host_in, &f)) {
+    unsigned char *piece = NULL;
+    if (t0 >= t1 || tile_bytes > RD_CPU_PIECE || !io_view_owner(c->host_in, &f) ||
+        !(piece = aligned_alloc(64, RD_CPU_PIECE))) {
         rd_cpu_tiles(c->host_in, k.nelem, k.first, j->dtype, k.skipnan, k.want_sq, t0, t1, m, e);
         return;
     }
-    _Alignas(64) unsigned char piece[RD_CPU_PIECE];
     size_t per = RD_CPU_PIECE / tile_bytes;
     for (size_t a = t0; a < t1; a += per) {
         size_t b = a + per < t1 ? a + per : t1, first = a * RD_TILE;
@@ -934,6 +935,7 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
         rd_cpu_tiles(src, k.nelem - first, k.first + first, j->dtype, k.skipnan, k.want_sq, 0,
                      b - a, m ? m + a : NULL, e ? e + a : NULL);
     }
+    free(piece);
 }
 
 /* Folds a chunk's partials into the array's state, in order

@@ -3,7 +3,9 @@
  * for the baseline, AVX2 (with FMA) and AVX-512, and one variant is chosen
  * once per process: the widest this CPU runs, at most the one the
  * environment's GPUBATCH_CPU_SIMD names (baseline, avx2, avx512). Every
- * variant gives the same bytes; the choice is only speed. */
+ * variant gives the same bytes; the choice is only speed. Off x86-64 only
+ * the baseline is built (on aarch64, vectorized for Advanced SIMD, which
+ * every such processor has). */
 #ifndef GPUBATCH_RUNTIME_SIMD_H
 #define GPUBATCH_RUNTIME_SIMD_H
 
