@@ -143,13 +143,13 @@ void io_view_unmap(io_view *v)
 }
 
 /* Copies bytes of a view with pread (see view.h). */
-int io_view_read(const void *addr, void *buf, size_t len)
+int io_view_read(const io_view_fault *at, size_t skip, void *buf, size_t len)
 {
-    io_view_fault f;
-    if (!io_view_owner(addr, &f) || len > f.left)
+    if (skip > at->left || len > at->left - skip)
         return -1;
     for (size_t done = 0; done < len;) {
-        ssize_t got = pread(f.fd, (char *)buf + done, len - done, (off_t)(f.off + done));
+        ssize_t got =
+            pread(at->fd, (char *)buf + done, len - done, (off_t)(at->off + skip + done));
         if (got <= 0 && !(got < 0 && errno == EINTR))
             return -1;
         done += got > 0 ? (size_t)got : 0;

@@ -39,7 +39,8 @@ void io_view_unmap(io_view *v);
 
 /* What a fault in a view is about: the view's label, its file's
  * descriptor and the file's size when it was mapped; and where the address
- * is: its file offset, and the view's bytes from it on. */
+ * is: its file offset, and the mapping's bytes from it on (to the end of
+ * the view's last page). */
 typedef struct {
     const char *label;
     int fd;
@@ -52,13 +53,14 @@ typedef struct {
  * async-signal-safe. */
 int io_view_owner(const void *addr, io_view_fault *f);
 
-/* Copies len bytes of a live view from addr on into buf with pread from
- * its file, not through the mapping: for a consumer that reads each byte
- * once, a copy from the page cache into a buffer that stays in its cache
- * costs less than mapping the pages (their faults, and their unmapping),
- * and the mapping's pages stay unmapped. 0, or -1 where addr is not in a
- * view or the file no longer holds the bytes (the caller then reads the
- * view, and a cut file faults as it would). */
-int io_view_read(const void *addr, void *buf, size_t len);
+/* Copies len bytes of the view that io_view_owner() found `at`, from skip
+ * bytes after that address on, into buf with pread from its file, not
+ * through the mapping: for a consumer that reads each byte once, a copy
+ * from the page cache into a buffer that stays in its cache costs less
+ * than mapping the pages (their faults, and their unmapping), and the
+ * mapping's pages stay unmapped. 0, or -1 where the bytes lie past the
+ * view or the file no longer holds them (the caller then reads the view,
+ * and a cut file faults as it would). */
+int io_view_read(const io_view_fault *at, size_t skip, void *buf, size_t len);
 
 #endif

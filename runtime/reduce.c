@@ -930,7 +930,7 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
         size_t b = a + per < t1 ? a + per : t1, first = a * RD_TILE;
         size_t last = b * RD_TILE < k.nelem ? b * RD_TILE : k.nelem;
         const void *src = (const char *)c->host_in + first * sz;
-        if (io_view_read(src, piece, (last - first) * sz) == 0)
+        if (io_view_read(&f, first * sz, piece, (last - first) * sz) == 0)
             src = piece;
         rd_cpu_tiles(src, k.nelem - first, k.first + first, j->dtype, k.skipnan, k.want_sq, 0,
                      b - a, m ? m + a : NULL, e ? e + a : NULL);
