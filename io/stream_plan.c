@@ -8,18 +8,19 @@
 #define SP_REDO_PIECES 8 /* a segment decoded again is cut into this many pieces at most */
 #define SP_PIECE_MIN 1024u /* bits of a piece at the least */
 
-/* Segment i of the plan, nominally from bit `from` for `bits` bits. */
+/* Segment i of the plan, nominally from bit `from` for `bits` bits (the
+ * last one stops where the batch does). */
 static void sp_segment(sp_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap, int last_one)
 {
     ifs_seg *s = &p->segs[i];
     s->start = from;
     s->search_end = from + bits;
-    s->stop = last_one ? IFS_NONE : from + bits;
+    s->stop = last_one ? p->stop : from + bits;
     s->sym_off = p->sym_used;
     s->out_pos = 0;
     s->end = from;
     s->cap = cap;
-    s->exact = i == 0;
+    s->exact = 0;
     s->nout = 0;
     s->status = IFS_NOSTART;
     p->sym_used += cap;
@@ -28,7 +29,7 @@ static void sp_segment(sp_plan *p, int i, uint64_t from, uint64_t bits, uint32_t
 
 /* Cuts the batch into segments (see stream_plan.h). */
 void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
-             uint64_t step, uint32_t cap, uint64_t sym_cap)
+             int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap)
 {
     p->segs = segs;
     p->todo = todo;
@@ -40,12 +41,15 @@ void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t
     p->sym_used = 0;
     p->sym_cap = sym_cap;
     p->end = start;
+    p->stop = stop;
+    p->begin = exact ? start : IFS_NONE;
     p->nout = 0;
     p->pieced = 0;
     p->piece = step / SP_REDO_PIECES > SP_PIECE_MIN ? step / SP_REDO_PIECES : SP_PIECE_MIN;
     if (cap > sym_cap)
         cap = (uint32_t)sym_cap; /* a segment's room lies within the buffer */
-    uint64_t bits = (uint64_t)len * 8 > start ? (uint64_t)len * 8 - start : 1;
+    uint64_t until = stop != IFS_NONE && stop < (uint64_t)len * 8 ? stop : (uint64_t)len * 8;
+    uint64_t bits = until > start ? until - start : 1;
     /* a quarter of the segments' room is kept for the rest of full ones */
     uint64_t n = (bits + step - 1) / step, room = cap ? sym_cap / cap * 3 / 4 : 1;
     if (room < 1)
@@ -58,6 +62,21 @@ void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t
     p->n = (int)n;
     for (int i = 0; i < p->n; i++)
         sp_segment(p, i, start + (uint64_t)i * step, step, cap, i == p->n - 1);
+    p->segs[0].exact = exact;
+}
+
+/* Where a batch's plan stops (see stream_plan.h). */
+uint64_t sp_batch_stop(uint64_t base, size_t len, uint64_t end, size_t margin)
+{
+    return base + len < end && margin && len >= 2 * margin ? (uint64_t)(len - margin) * 8
+                                                           : IFS_NONE;
+}
+
+/* Says where a plan whose start was searched for must begin (see
+ * stream_plan.h). */
+void sp_begin_at(sp_plan *p, uint64_t bit)
+{
+    p->begin = bit;
 }
 
 /* Puts a new segment after good segment i for the rest of its part (i
@@ -174,8 +193,8 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
             trusted = s->status == IFS_STOP;
             continue;
         }
-        if (i > 0) {
-            uint64_t want = p->segs[i - 1].end;
+        if (i > 0 || p->begin != IFS_NONE) {
+            uint64_t want = i > 0 ? p->segs[i - 1].end : p->begin;
             int begun_right = s->status != IFS_NOSTART &&
                               (s->start == want || inf_same_start(in, len, want, s->start));
             if (!begun_right && s->stop != IFS_NONE && want >= s->stop) {
@@ -200,8 +219,8 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
         }
         switch (s->status) {
         case IFS_STOP:
-            if (i == p->n - 1)
-                return SP_GIVE_UP; /* the last segment has no stop */
+            if (i == p->n - 1) /* the batch's own stop, or none: then it cannot stop */
+                return p->stop == IFS_NONE ? SP_GIVE_UP : sp_finish(p, i + 1, 0);
             p->good = i + 1;
             break;
         case IFS_FINAL:

@@ -9,14 +9,32 @@
 #define GZS_PIECE 65536u /* bytes per warp of gzs_crc */
 #define GZS_WINDOW_THREADS 1024 /* threads of the window kernels */
 
+/* Allocates set k's buffers; 0 or a negative gpu_error. */
+static int gzs_set_open(gzs_dev *z, int k)
+{
+    gzs_set *t = &z->set[k];
+    gpu *g = z->g;
+    int rc;
+    if ((rc = gpu_mem_alloc(g, &t->comp, z->comp_cap + IF_IN_PAD, "a compressed batch")) < 0 ||
+        (rc = gpu_mem_alloc(g, &t->syms, z->sym_cap * sizeof(uint16_t), "the batch's symbols")) < 0 ||
+        (rc = gpu_mem_alloc(g, &t->segs, (size_t)z->max_segs * sizeof(ifs_seg), "segments")) < 0 ||
+        (rc = gpu_mem_alloc(g, &t->todo, (size_t)z->max_segs * sizeof(int), "segments")) < 0)
+        return rc;
+    if (!(t->hsegs = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(ifs_seg))) ||
+        !(t->htodo = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(int))))
+        return GPU_ERR_OUT_OF_MEMORY;
+    return 0;
+}
+
 /* Allocates the buffers (see gpu_inflate_stream.h). */
-int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int spare)
+int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets)
 {
     memset(z, 0, sizeof *z);
     z->g = g;
     z->comp_cap = comp_cap;
     z->step = (uint64_t)seg_bytes * 8;
     z->seg_cap = seg_cap;
+    z->nsets = sets > 1 ? 2 : 1;
     /* half the segments for the plan, half for splits; the symbol pool
      * holds every planned segment's room and half as much again */
     uint64_t planned = (comp_cap + seg_bytes - 1) / seg_bytes + 1;
@@ -24,20 +42,16 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
     z->sym_cap = planned * seg_cap + planned * seg_cap / 2;
     /* groups of ifs_group_size(n) segments number at most sqrt(2 n) + 1 */
     z->max_groups = 2 * (int)ifs_group_size((if_u32)z->max_segs) + 2;
-    int rc;
-    if ((rc = gpu_mem_alloc(g, &z->comp, comp_cap + IF_IN_PAD, "a compressed batch")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->syms, z->sym_cap * sizeof(uint16_t), "the batch's symbols")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->segs, (size_t)z->max_segs * sizeof(ifs_seg), "segments")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->todo, (size_t)z->max_segs * sizeof(int), "segments")) < 0 ||
+    int rc = gpu_function(g, GZS_MODULE, "gzs_decode", &z->decode);
+    for (int k = 0; rc == 0 && k < z->nsets; k++)
+        rc = gzs_set_open(z, k);
+    if (rc < 0 ||
         (rc = gpu_mem_alloc(g, &z->wins, ((size_t)z->max_segs + 1) * IFS_WINDOW, "windows")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->maps, (size_t)z->max_groups * IFS_WINDOW * sizeof(uint16_t),
                             "windows")) < 0 ||
-        (rc = gpu_mem_alloc(g, &z->flags, 2 * sizeof(unsigned), "inflate status")) < 0 ||
-        (spare && (rc = gpu_mem_alloc(g, &z->spare, comp_cap + IF_IN_PAD, "a compressed batch")) < 0))
+        (rc = gpu_mem_alloc(g, &z->flags, 2 * sizeof(unsigned), "inflate status")) < 0)
         return rc;
-    if (!(z->hsegs = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(ifs_seg))) ||
-        !(z->htodo = gpu_host_alloc(g, (size_t)z->max_segs * sizeof(int))) ||
-        !(z->hflags = gpu_host_alloc(g, 2 * sizeof(unsigned))))
+    if (!(z->hflags = gpu_host_alloc(g, 2 * sizeof(unsigned))))
         return GPU_ERR_OUT_OF_MEMORY;
     return 0;
 }
@@ -47,45 +61,46 @@ void gzs_close(gzs_dev *z)
 {
     if (!z->g)
         return;
-    gpu_mem_free(z->g, z->comp);
-    gpu_mem_free(z->g, z->syms);
-    gpu_mem_free(z->g, z->segs);
-    gpu_mem_free(z->g, z->todo);
+    for (int k = 0; k < 2; k++) {
+        gzs_set *t = &z->set[k];
+        gpu_mem_free(z->g, t->comp);
+        gpu_mem_free(z->g, t->syms);
+        gpu_mem_free(z->g, t->segs);
+        gpu_mem_free(z->g, t->todo);
+        gpu_host_free(z->g, t->hsegs);
+        gpu_host_free(z->g, t->htodo);
+    }
     gpu_mem_free(z->g, z->wins);
     gpu_mem_free(z->g, z->maps);
     gpu_mem_free(z->g, z->flags);
-    gpu_mem_free(z->g, z->spare);
-    gpu_host_free(z->g, z->hsegs);
-    gpu_host_free(z->g, z->htodo);
     gpu_host_free(z->g, z->hflags);
     memset(z, 0, sizeof *z);
 }
 
-/* Queues one round: the listed segments decoded, the plan's copy brought
- * back (in z->hsegs once s is synchronized). */
-static int gzs_round(gzs_dev *z, CUstream s, const sp_plan *p, size_t len)
+/* Queues one round of set t's plan: the listed segments decoded, the
+ * plan's copy brought back (in t->hsegs once s is synchronized). Driver
+ * calls only, so that any thread may queue it. */
+static int gzs_round(gzs_dev *z, gzs_set *t, CUstream s, size_t len)
 {
-    CUfunction fd;
-    int rc = gpu_function(z->g, GZS_MODULE, "gzs_decode", &fd);
-    if (rc < 0)
-        return rc;
+    const sp_plan *p = &t->plan;
     size_t segs_bytes = (size_t)p->n * sizeof(ifs_seg);
-    CU_TRY(cu.MemcpyHtoDAsync(z->segs, z->hsegs, segs_bytes, s));
-    CU_TRY(cu.MemcpyHtoDAsync(z->todo, z->htodo, (size_t)p->ntodo * sizeof(int), s));
+    CU_TRY(cu.MemcpyHtoDAsync(t->segs, t->hsegs, segs_bytes, s));
+    CU_TRY(cu.MemcpyHtoDAsync(t->todo, t->htodo, (size_t)p->ntodo * sizeof(int), s));
     unsigned ulen = (unsigned)len, ntodo = (unsigned)p->ntodo;
-    void *ad[] = {&z->comp, &ulen, &z->segs, &z->todo, &ntodo, &z->syms};
-    if ((rc = gpu_launch(z->g, fd, "gzs_decode", ntodo, 32, s, ad)) < 0)
-        return rc;
-    CU_TRY(cu.MemcpyDtoHAsync(z->hsegs, z->segs, segs_bytes, s));
+    void *ad[] = {&t->comp, &ulen, &t->segs, &t->todo, &ntodo, &t->syms};
+    if (ntodo)
+        CU_TRY(cu.LaunchKernel(z->decode, ntodo, 1, 1, 32, 1, 1, 0, s, ad, NULL));
+    CU_TRY(cu.MemcpyDtoHAsync(t->hsegs, t->segs, segs_bytes, s));
     return 0;
 }
 
 /* Passes the windows along, replaces the markers and checksums the output
  * of a finished plan; 0, 1 for a marker into bytes that do not exist, or a
  * negative gpu_error. */
-static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *window,
+static int gzs_finish(gzs_dev *z, CUstream s, gzs_set *t, const uint8_t *window,
                       uint32_t valid, CUdeviceptr out, uint8_t *win_out, gzs_result *r)
 {
+    const sp_plan *p = &t->plan;
     CUfunction fm, fg, fw, fr, fc;
     int rc;
     if ((rc = gpu_function(z->g, GZS_MODULE, "gzs_group_maps", &fm)) < 0 ||
@@ -94,7 +109,7 @@ static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *w
         (rc = gpu_function(z->g, GZS_MODULE, "gzs_replace", &fr)) < 0 ||
         (rc = gpu_function(z->g, GZS_MODULE, "gzs_crc", &fc)) < 0)
         return rc;
-    CU_TRY(cu.MemcpyHtoDAsync(z->segs, z->hsegs, (size_t)p->n * sizeof(ifs_seg), s));
+    CU_TRY(cu.MemcpyHtoDAsync(t->segs, t->hsegs, (size_t)p->n * sizeof(ifs_seg), s));
     /* the window before the batch; at the stream's start, zeros that no
      * valid stream refers to but that the window kernels pass along */
     if (valid)
@@ -104,9 +119,9 @@ static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *w
     CU_TRY(cu.MemsetD8Async(z->flags, 0, 2 * sizeof(unsigned), s));
     unsigned n = (unsigned)p->n, group = ifs_group_size(n), ngroups = (n + group - 1) / group;
     CUdeviceptr bad = z->flags, acc = z->flags + sizeof(unsigned);
-    void *am[] = {&z->segs, &n, &group, &z->syms, &z->maps};
+    void *am[] = {&t->segs, &n, &group, &t->syms, &z->maps};
     void *ag[] = {&z->maps, &ngroups, &group, &z->wins};
-    void *aw[] = {&z->segs, &n, &group, &z->syms, &z->wins};
+    void *aw[] = {&t->segs, &n, &group, &t->syms, &z->wins};
     if (ngroups > (unsigned)z->max_groups)
         return 1;
     if (ngroups > 1 &&
@@ -119,7 +134,7 @@ static int gzs_finish(gzs_dev *z, CUstream s, const sp_plan *p, const uint8_t *w
     for (int i = 0; i < p->n; i++)
         most = p->segs[i].nout > most ? p->segs[i].nout : most;
     if (most) {
-        void *ar[] = {&z->segs, &z->syms, &z->wins, &valid, &out, &bad};
+        void *ar[] = {&t->segs, &t->syms, &z->wins, &valid, &out, &bad};
         if ((rc = gpu_launch_2d(z->g, fr, "gzs_replace", (most + GZS_TILE - 1) / GZS_TILE, n, 256,
                                 1, s, ar)) < 0)
             return rc;
@@ -159,46 +174,50 @@ static int gzs_copy_in(gzs_dev *z, CUdeviceptr to, CUstream s, const uint8_t *in
 /* Queues the copy of a batch's compressed bytes (see gpu_inflate_stream.h). */
 int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
 {
-    return gzs_copy_in(z, z->comp, s, in, len);
+    return gzs_copy_in(z, z->set[z->cur].comp, s, in, len);
 }
 
 /* Queues the copy of the next batch's bytes (see gpu_inflate_stream.h). */
 int gzs_upload_spare(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
 {
-    return z->spare ? gzs_copy_in(z, z->spare, s, in, len) : 1;
+    return z->nsets > 1 ? gzs_copy_in(z, z->set[z->cur ^ 1].comp, s, in, len) : 1;
 }
 
-/* Swaps the compressed buffers (see gpu_inflate_stream.h). */
+/* Swaps the sets (see gpu_inflate_stream.h). */
 void gzs_swap(gzs_dev *z)
 {
-    CUdeviceptr t = z->comp;
-    z->comp = z->spare;
-    z->spare = t;
+    if (z->nsets > 1)
+        z->cur ^= 1;
 }
 
 /* Cuts a batch into segments and queues its first round (see
  * gpu_inflate_stream.h). */
-int gzs_batch_begin(gzs_dev *z, CUstream s, size_t len, uint64_t start)
+int gzs_batch_begin(gzs_dev *z, CUstream s, int spare, size_t len, uint64_t start, int exact,
+                    uint64_t stop)
 {
-    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD)
+    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD || (spare && z->nsets < 2))
         return 1;
-    sp_init(&z->plan, z->hsegs, z->htodo, z->max_segs, len, start, z->step, z->seg_cap,
-            z->sym_cap);
-    return gzs_round(z, s, &z->plan, len);
+    gzs_set *t = &z->set[z->cur ^ (spare != 0)];
+    sp_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
+            z->seg_cap, z->sym_cap);
+    return gzs_round(z, t, s, len);
 }
 
 /* Finishes the batch gzs_batch_begin queued (see gpu_inflate_stream.h). */
 int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
-                  uint8_t *win_out, gzs_result *r)
+                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
+                  size_t out_cap, uint8_t *win_out, gzs_result *r)
 {
-    sp_plan *p = &z->plan;
+    gzs_set *t = &z->set[z->cur];
+    sp_plan *p = &t->plan;
     int rc, res;
+    if (begin != IFS_NONE)
+        sp_begin_at(p, begin);
     for (;;) {
         CU_TRY(cu.StreamSynchronize(s));
         if ((res = sp_check(p, in, len, last)) != SP_ROUND)
             break;
-        if ((rc = gzs_round(z, s, p, len)) < 0)
+        if ((rc = gzs_round(z, t, s, len)) < 0)
             return rc;
     }
     z->rounds = p->rounds;
@@ -206,7 +225,7 @@ int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int las
     /* the CRC kernel counts bytes in 32 bits */
     if (res == SP_GIVE_UP || p->nout > out_cap || p->nout > UINT32_MAX)
         return 1;
-    return gzs_finish(z, s, p, window, valid, out, win_out, r);
+    return gzs_finish(z, s, t, window, valid, out, win_out, r);
 }
 
 /* Inflates one batch (see gpu_inflate_stream.h). */
@@ -214,6 +233,8 @@ int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t st
               const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
               uint8_t *win_out, gzs_result *r)
 {
-    int rc = gzs_batch_begin(z, s, len, start);
-    return rc ? rc : gzs_batch_end(z, s, in, len, last, window, valid, out, out_cap, win_out, r);
+    int rc = gzs_batch_begin(z, s, 0, len, start, 1, IFS_NONE);
+    return rc ? rc
+              : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
+                              r);
 }

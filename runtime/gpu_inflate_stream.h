@@ -19,21 +19,31 @@
 #include "io/stream_plan.h"
 #include "ptx/inflate_stream.h"
 
-/* One device's buffers for batches of at most comp_cap compressed bytes. */
+/* One batch's buffers on the device, and its plan. */
+typedef struct {
+    CUdeviceptr comp;    /* the compressed bytes, then zeroed padding */
+    CUdeviceptr syms, segs, todo;
+    ifs_seg *hsegs;      /* pinned: the plan's segments */
+    int *htodo;          /* pinned: the segments of a round */
+    sp_plan plan;
+} gzs_set;
+
+/* One device's buffers for batches of at most comp_cap compressed bytes:
+ * one set, or two so that the next batch's first round runs while one is
+ * finished (the current set and the spare). */
 typedef struct {
     gpu *g;
     size_t comp_cap;     /* compressed bytes per batch */
-    uint64_t sym_cap;    /* symbols in the pool */
+    uint64_t sym_cap;    /* symbols in each set's pool */
     int max_segs;        /* segments per batch, splits included */
     int max_groups;      /* groups of segments whose windows are passed along at once */
     uint64_t step;       /* nominal segment length in bits */
     uint32_t seg_cap;    /* symbols of room per segment */
-    CUdeviceptr comp, syms, segs, todo, wins, maps, flags;
-    CUdeviceptr spare;   /* a second compressed buffer, for the next batch (or 0) */
-    ifs_seg *hsegs;      /* pinned: the plan's segments */
-    int *htodo;          /* pinned: the segments of a round */
+    CUfunction decode;   /* gzs_decode */
+    gzs_set set[2];
+    int nsets, cur;      /* set[cur] holds the batch being inflated */
+    CUdeviceptr wins, maps, flags;
     unsigned *hflags;    /* pinned: bad, CRC terms */
-    sp_plan plan;        /* the batch being inflated */
     int rounds, segments; /* the last batch's rounds and segments (-v, bench) */
 } gzs_dev;
 
@@ -47,22 +57,20 @@ typedef struct {
 
 /* Allocates the buffers on g for batches of comp_cap bytes cut into
  * segments of seg_bytes compressed bytes, each with room for seg_cap
- * symbols to start with; with `spare`, a second compressed buffer into
- * which the next batch can be copied while one is inflated. 0 or a
- * negative gpu_error (text in g). */
-int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int spare);
+ * symbols to start with; `sets` (1 or 2) sets of them. 0 or a negative
+ * gpu_error (text in g). */
+int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets);
 
 /* Queues the copy of a batch's compressed bytes in[0..len) (host memory,
- * pinned for speed) to the device on stream s: 0, 1 when more than the
- * buffers were made for, or a negative gpu_error. */
+ * pinned for speed) to the current set on stream s: 0, 1 when more than
+ * the buffers were made for, or a negative gpu_error. */
 int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len);
 
-/* gzs_upload into the spare buffer (gzs_open's `spare`): the batch after
- * the one being inflated, on a stream of its own. */
+/* gzs_upload into the spare set: the batch after the one being inflated,
+ * on a stream of its own. */
 int gzs_upload_spare(gzs_dev *z, CUstream s, const uint8_t *in, size_t len);
 
-/* Makes the spare buffer the one the next gzs_batch reads, and the other
- * the spare. */
+/* Makes the spare set the current one, and the other the spare. */
 void gzs_swap(gzs_dev *z);
 
 /* Inflates the batch gzs_upload copied on stream s: in[0..len) (the same
@@ -78,14 +86,20 @@ int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t st
               uint8_t *win_out, gzs_result *r);
 
 /* gzs_batch in two halves, so that the caller can do other work while the
- * first round runs: gzs_batch_begin cuts the batch into segments and
- * queues its first round (0, 1 when the batch is longer than the buffers,
- * or a negative gpu_error); gzs_batch_end waits for it and goes on as
- * gzs_batch does. */
-int gzs_batch_begin(gzs_dev *z, CUstream s, size_t len, uint64_t start);
+ * first round runs. gzs_batch_begin cuts the batch of the current set (the
+ * spare with `spare`) into segments (sp_init: from `start`, a block
+ * boundary when exact, to `stop`) and queues its first round on s (0, 1
+ * when the batch is longer than the buffers, or a negative result of a
+ * failed driver call, which CU_TRY recorded on the calling thread). It
+ * touches nothing of g's, so it may run on another thread than the rest.
+ * gzs_batch_end waits for the current set's rounds on s and goes on as
+ * gzs_batch does; `begin` is where a batch whose start was not exact must
+ * begin (sp_begin_at), else IFS_NONE. */
+int gzs_batch_begin(gzs_dev *z, CUstream s, int spare, size_t len, uint64_t start, int exact,
+                    uint64_t stop);
 int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
-                  uint8_t *win_out, gzs_result *r);
+                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
+                  size_t out_cap, uint8_t *win_out, gzs_result *r);
 
 /* Frees the buffers; accepts a zeroed one. */
 void gzs_close(gzs_dev *z);

@@ -14,18 +14,24 @@
 
 #define GZSTREAM_BATCH_MAX ((size_t)384 << 20) /* compressed bytes per batch at most */
 #define GZSTREAM_BATCH_MIN ((size_t)4 << 20)   /* a batch declined this small goes to the host */
+/* A member's first batch at most: read and copied in a few milliseconds, so
+ * that the device starts decoding soon, while the next batch is read. */
+#define GZSTREAM_FIRST ((size_t)96 << 20)
 #define GZSTREAM_SEG ((size_t)128 << 10)       /* compressed bytes per segment */
 #define GZSTREAM_ROOM 3 /* symbols of room per compressed byte of a segment, to start with */
-/* The batch after the one being inflated is read from this many bytes
- * before the end of its input: a batch ends at the last block boundary its
- * bytes hold, which lies closer to their end than this in any stream seen
- * (a deflate block's compressed size); where it does not, the next batch
- * is read again from its start. */
+/* A batch that is not the stream's last ends at the first block boundary
+ * at or past this many bytes before the end of its input, where the next
+ * batch's search for its first block begins: that boundary lies within
+ * this distance in any stream seen (a deflate block's compressed size);
+ * where it does not, the next batch is read again from where this one
+ * ended. */
 #define GZSTREAM_MARGIN ((size_t)4 << 20)
 
 struct gzstream {
     gpu *g;
-    gpu_queue q;
+    gpu_queue q[2];       /* q[in]: the current set's copy and first round (gzs_dev), q[in ^ 1]
+                             the spare's, queued while the current batch is finished */
+    gpu_queue fin;        /* the rest of a batch's work, and the copies of decoded bytes */
     gzs_dev dev;
     int fd;
     uint64_t file_size;
@@ -33,17 +39,17 @@ struct gzstream {
     unsigned bit;         /* bits of it already decoded */
     size_t cap;           /* compressed bytes the buffers hold */
     size_t batch;         /* compressed bytes per batch now */
+    size_t first;         /* the member's first batch at most (0: batch) */
     uint8_t *host[2];     /* pinned: a batch's compressed bytes, then zeroed padding */
     int own_host[2];      /* host[i] is gzstream's own (else the caller's) */
     int pin_host1;        /* host[1] is the caller's, to be pinned by gzstream */
     int pinned_host1;     /* gzstream pinned it */
     int in;               /* host[in] holds the batch being inflated, host[in ^ 1] the next */
-    /* the next batch, read and copied to the device's spare buffer on a
-       thread of its own while one is inflated */
-    gpu_queue ahead_q;
+    /* the next batch, read, copied to the device's spare set and its first
+       round queued on a thread of its own while one is inflated */
     pthread_t ahead_thread;
     int ahead_running;    /* ahead_thread is to be joined */
-    int ahead_ok;         /* after the join: the bytes are on the device */
+    int ahead_ok;         /* after the join: its first round is queued on q[in ^ 1] */
     uint64_t ahead_pos;   /* the file offset of its first byte */
     size_t ahead_len;
     uint8_t *win;         /* pinned: the window after a batch */
@@ -65,7 +71,7 @@ static int gzstream_buffers(gzstream *z, size_t cap)
     int rc;
     z->cap = z->batch = cap;
     if ((rc = gzs_open(&z->dev, z->g, cap, GZSTREAM_SEG,
-                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), 1)) < 0)
+                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), 2)) < 0)
         return rc;
     /* every symbol is one decoded byte: the pool bounds a batch's output */
     z->out_cap = (size_t)z->dev.sym_cap;
@@ -132,10 +138,10 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2
     }
     z->pin_host1 = staging[1] != NULL;
     int rc = gpu_bind(g);
+    for (int i = 0; rc == 0 && i < 2; i++)
+        rc = gpu_queue_open(g, &z->q[i]);
     if (rc == 0)
-        rc = gpu_queue_open(g, &z->q);
-    if (rc == 0)
-        rc = gpu_queue_open(g, &z->ahead_q);
+        rc = gpu_queue_open(g, &z->fin);
     size_t cap = GZSTREAM_BATCH_MAX;
     if ((staging[0] || staging[1]) && staging_bytes - IF_IN_PAD < cap)
         cap = staging_bytes - IF_IN_PAD;
@@ -163,6 +169,7 @@ void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
     z->pos = data_off;
     z->bit = 0;
     z->batch = z->cap;
+    z->first = GZSTREAM_FIRST;
     z->last_bytes = 0;
     z->stopped = 0;
     z->batches = z->rounds = z->ahead_used = 0;
@@ -193,9 +200,10 @@ int gzstream_carry_in(gzstream *z, const void *host, size_t n)
     int rc = gpu_bind(z->g);
     if (rc < 0)
         return io_pass_as(&z->st, rc, gpu_status(z->g));
-    CUresult r = n ? cu.MemcpyHtoDAsync(z->out[z->cur], host, n, z->q.stream) : CUDA_SUCCESS;
+    CUstream s = z->fin.stream;
+    CUresult r = n ? cu.MemcpyHtoDAsync(z->out[z->cur], host, n, s) : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
-        r = cu.StreamSynchronize(z->q.stream); /* the host's bytes may go once this returns */
+        r = cu.StreamSynchronize(s); /* the host's bytes may go once this returns */
     if (r != CUDA_SUCCESS)
         return io_fail(&z->st, GPU_ERR_DRIVER, "copying decoded bytes to the device failed: %s",
                        cu_result_text(r));
@@ -221,17 +229,26 @@ static void gzstream_account(gzstream *z, const gzs_result *r)
     memcpy(z->pt.window, z->win, IFS_WINDOW);
 }
 
+/* Where the plan of the batch of len bytes at file offset base stops. */
+static uint64_t gzstream_batch_stop(const gzstream *z, uint64_t base, size_t len)
+{
+    return sp_batch_stop(base, len, z->file_size, GZSTREAM_MARGIN);
+}
+
 /* The read ahead's thread: the bytes into host[in ^ 1] (made pinned the
- * first time), then onto the device's spare buffer. A failure only leaves
- * ahead_ok 0: the batch is then read as the first one was, and a lasting
- * error is reported there. */
+ * first time), then onto the device's spare set, and its first round
+ * queued (its first block searched for from its first byte). A failure
+ * only leaves ahead_ok 0: the batch is then read as the first one was, and
+ * a lasting error is reported there. */
 static void *gzstream_ahead_main(void *arg)
 {
     gzstream *z = arg;
     int to = z->in ^ 1;
+    CUstream s = z->q[to].stream;
     /* the driver directly: a failure here must not replace the text of one
-       on the inflating thread */
-    if (gpu_bind(z->g) < 0)
+       on the inflating thread; a batch read ahead and not taken may still
+       be decoding into the spare set */
+    if (gpu_bind(z->g) < 0 || cu.StreamSynchronize(s) != CUDA_SUCCESS)
         return NULL;
     if (!z->host[to] && cu.MemHostAlloc((void **)&z->host[to], z->cap + IF_IN_PAD,
                                         CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
@@ -247,19 +264,18 @@ static void *gzstream_ahead_main(void *arg)
     if (io_pread(z->fd, z->host[to], z->ahead_len, z->ahead_pos) != (ssize_t)z->ahead_len)
         return NULL;
     memset(z->host[to] + z->ahead_len, 0, IF_IN_PAD);
-    if (gzs_upload_spare(&z->dev, z->ahead_q.stream, z->host[to], z->ahead_len) == 0 &&
-        cu.StreamSynchronize(z->ahead_q.stream) == CUDA_SUCCESS)
+    if (gzs_upload_spare(&z->dev, s, z->host[to], z->ahead_len) == 0 &&
+        gzs_batch_begin(&z->dev, s, 1, z->ahead_len, 0, 0,
+                        gzstream_batch_stop(z, z->ahead_pos, z->ahead_len)) == 0)
         z->ahead_ok = 1;
     return NULL;
 }
 
-/* Starts reading the batch after one whose bytes end at file offset `end`
- * while that one is inflated (nothing where the file ends there). */
-static void gzstream_ahead_start(gzstream *z, uint64_t end)
+/* Starts reading the batch whose search begins at file offset `from`
+ * while the one before it is inflated. */
+static void gzstream_ahead_start(gzstream *z, uint64_t from)
 {
-    if (end >= z->file_size || end - z->pos < 2 * GZSTREAM_MARGIN)
-        return;
-    z->ahead_pos = end - GZSTREAM_MARGIN;
+    z->ahead_pos = from;
     uint64_t left = z->file_size - z->ahead_pos;
     z->ahead_len = left < z->cap ? (size_t)left : z->cap;
     z->ahead_ok = 0;
@@ -283,6 +299,13 @@ static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
     return 1;
 }
 
+/* Waits for the work queued on s: 0, or a failed CU_TRY's result. */
+static int gzstream_wait(CUstream s)
+{
+    CU_TRY(cu.StreamSynchronize(s));
+    return 0;
+}
+
 /* Inflates the next batch (see gzstream.h). */
 int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
 {
@@ -296,10 +319,12 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
     if (rc < 0)
         return rc;
     int nxt = z->cur ^ 1;
-    CUstream s = z->q.stream;
     if (keep) {
+        CUstream s = z->fin.stream;
         CUresult r = cu.MemcpyDtoDAsync(z->out[nxt], z->out[z->cur] + (z->last_bytes - keep), keep,
                                         s);
+        if (r == CUDA_SUCCESS)
+            r = cu.StreamSynchronize(s);
         if (r != CUDA_SUCCESS)
             return io_fail(&z->st, GPU_ERR_DRIVER, "copying decoded bytes on the device failed: %s",
                            cu_result_text(r));
@@ -309,9 +334,12 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         size_t len;
         int ahead = gzstream_ahead_take(z, &base, &len);
         uint8_t *in = z->host[z->in];
+        CUstream s = z->q[z->in].stream;
         if (!ahead) {
             uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
             len = left < z->batch ? (size_t)left : z->batch;
+            if (z->first && len > z->first)
+                len = z->first;
             if (len == 0)
                 return gzstream_stop(z); /* cut short: the host says so in its words */
             ssize_t got = io_pread(z->fd, in, len, z->pos);
@@ -320,18 +348,26 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             memset(in + len, 0, IF_IN_PAD);
         }
         int last = base + len == z->file_size;
-        uint64_t start = (z->pos - base) * 8 + z->bit;
+        uint64_t start = (z->pos - base) * 8 + z->bit, stop = gzstream_batch_stop(z, base, len);
         gzs_result r;
-        rc = ahead ? 0 : gzs_upload(&z->dev, s, in, len);
-        if (rc == 0)
-            rc = gzs_batch_begin(&z->dev, s, len, start);
+        rc = 0;
+        if (!ahead && (rc = gzs_upload(&z->dev, s, in, len)) == 0)
+            rc = gzs_batch_begin(&z->dev, s, 0, len, start, 1, stop);
         if (rc == 0) {
             /* after the first round is queued: the first read ahead pins
                its buffer, which holds the driver's other calls up */
-            gzstream_ahead_start(z, base + len);
-            rc = gzs_batch_end(&z->dev, s, in, len, last, z->pt.window, z->pt.wlen,
-                               z->out[nxt] + keep, z->out_cap, z->win, &r);
+            if (stop != IFS_NONE)
+                gzstream_ahead_start(z, base + stop / 8);
+            /* the first round on the set's queue, the rest on fin; a batch
+               read ahead searched for its first block: it must begin where
+               this stream is */
+            rc = gzstream_wait(s);
+            if (rc == 0)
+                rc = gzs_batch_end(&z->dev, z->fin.stream, in, len, last,
+                                   ahead ? start : IFS_NONE, z->pt.window, z->pt.wlen,
+                                   z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
+        z->first = 0;
         if (rc < 0) {
             rc = gpu_settle(z->g, rc, "inflating a gzip stream on the device");
             return io_pass_as(&z->st, rc, gpu_status(z->g));
@@ -379,10 +415,10 @@ int gzstream_tail(gzstream *z, size_t keep, void *host)
     if (!keep)
         return 0;
     gpu_bind(z->g);
-    CUresult r = cu.MemcpyDtoHAsync(host, z->out[z->cur] + (z->last_bytes - keep), keep,
-                                    z->q.stream);
+    CUstream s = z->fin.stream;
+    CUresult r = cu.MemcpyDtoHAsync(host, z->out[z->cur] + (z->last_bytes - keep), keep, s);
     if (r == CUDA_SUCCESS)
-        r = cu.StreamSynchronize(z->q.stream);
+        r = cu.StreamSynchronize(s);
     if (r != CUDA_SUCCESS)
         return io_fail(&z->st, GPU_ERR_DRIVER, "copying decoded bytes from the device failed: %s",
                        cu_result_text(r));
@@ -421,8 +457,9 @@ void gzstream_close(gzstream *z)
     gzstream_ahead_join(z);
     if (z->pinned_host1)
         cu.MemHostUnregister(z->host[1]);
-    gpu_queue_close(&z->ahead_q);
-    gpu_queue_close(&z->q);
+    for (int i = 0; i < 2; i++)
+        gpu_queue_close(&z->q[i]);
+    gpu_queue_close(&z->fin);
     gzstream_free_buffers(z);
     free(z);
 }

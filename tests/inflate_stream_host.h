@@ -76,14 +76,21 @@ typedef struct {
     uint32_t cap;     /* room per segment in symbols */
     size_t batch;     /* compressed bytes per batch (0: the whole stream) */
     int gave_up;      /* out: batches the plan gave up */
+    size_t margin;    /* sp_batch_stop's margin (0: each batch starts where the one before ended) */
 } ish_opts;
 
-/* batches decoded again, given more room, and segments decoded again in pieces */
-static int ish_redone, ish_roomier, ish_batches, ish_pieced;
+/* batches decoded again, given more room, segments decoded again in
+ * pieces, batches whose first block was searched for (read ahead), and
+ * those read ahead but decoded again from where the batch before ended
+ * (it ended before their search began, or they could not go on from it) */
+static int ish_redone, ish_roomier, ish_batches, ish_pieced, ish_ahead, ish_ahead_missed;
 
 /* Decodes the stream in[0..len) the GPU's way into out (room out_cap), in
- * batches of o->batch compressed bytes; returns its length, or -1 where
- * the plan gave up or the stream is cut. */
+ * batches of o->batch compressed bytes, as runtime/gzstream.c does: a
+ * batch that stops o->margin bytes before its end (sp_batch_stop) has the
+ * next one searched for from there; where that one cannot go on from
+ * where this one ended, it is decoded again from there. Returns the
+ * stream's length, or -1 where the plan gave up or the stream is cut. */
 static long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_cap, ish_opts *o)
 {
     enum { MAX_SEGS = 4096 };
@@ -92,21 +99,27 @@ static long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_c
     static if_tables t;
     static uint8_t window[IFS_WINDOW];
     uint32_t valid = 0;
-    uint64_t bit = 0, total = 0;
+    uint64_t bit = 0, total = 0, ahead = IFS_NONE; /* ahead: the byte the next search begins at */
     for (;;) {
-        size_t first = (size_t)(bit / 8);
-        size_t blen = o->batch && len - first > o->batch ? (size_t)(bit / 8 - first) + o->batch
-                                                         : len - first;
+        int searched = ahead != IFS_NONE && ahead <= bit / 8;
+        ish_ahead_missed += ahead != IFS_NONE && !searched;
+        size_t first = searched ? (size_t)ahead : (size_t)(bit / 8);
+        ahead = IFS_NONE;
+        size_t blen = o->batch && len - first > o->batch ? o->batch : len - first;
         int last = first + blen == len;
         const uint8_t *bin = in + first;
-        uint64_t bstart = bit - (uint64_t)first * 8;
-        uint64_t nseg = (blen * 8 - bstart + o->step - 1) / o->step + 1;
+        uint64_t begin = bit - (uint64_t)first * 8;
+        uint64_t stop = sp_batch_stop(first, blen, len, o->margin);
+        uint64_t nseg = (blen * 8 - (searched ? 0 : begin) + o->step - 1) / o->step + 1;
         uint64_t sym_cap = (nseg * 2 + 8) * o->cap + (4u << 20);
         uint16_t *syms = malloc(sym_cap * sizeof *syms);
         if (!syms)
             abort();
         sp_plan p;
-        sp_init(&p, segs, todo, MAX_SEGS, blen, bstart, o->step, o->cap, sym_cap);
+        sp_init(&p, segs, todo, MAX_SEGS, blen, searched ? 0 : begin, !searched, stop, o->step,
+                o->cap, sym_cap);
+        if (searched)
+            sp_begin_at(&p, begin);
         int r;
         for (;;) {
             for (int k = 0; k < p.ntodo; k++)
@@ -116,9 +129,15 @@ static long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_c
                 break;
         }
         ish_batches++;
+        ish_ahead += searched;
         ish_redone += p.rounds > 1;
         ish_pieced += p.pieced;
         ish_roomier += p.sym_used > (uint64_t)p.n * o->cap;
+        if (searched && (r == SP_GIVE_UP || (!p.final && first * 8 + p.end <= bit))) {
+            free(syms); /* decoded again from where the batch before ended */
+            ish_ahead_missed++;
+            continue;
+        }
         if (r == SP_GIVE_UP || total + p.nout > out_cap) {
             free(syms);
             o->gave_up++;
@@ -136,6 +155,8 @@ static long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_c
             return (long)total;
         if (last)
             return -1;
+        if (stop != IFS_NONE)
+            ahead = first + stop / 8;
     }
 }
 

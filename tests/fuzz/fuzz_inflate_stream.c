@@ -5,7 +5,8 @@
  *
  * The first byte picks the segment length (8 bytes up to 2 KiB of
  * compressed data, so that every input crosses many segment boundaries),
- * the room per segment and the batch size; the rest is a raw deflate
+ * the room per segment, the batch size and whether each batch is searched
+ * for from a margin before the end of the one before; the rest is a raw deflate
  * stream. The plan may give up on any input (the caller then inflates on
  * the host); where it does not, zlib must decode the stream to its end and
  * give the same bytes. */
@@ -31,8 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     unsigned pick = data[0];
-    ish_opts o = {(uint64_t)(8u << (pick & 7u)) * 8u, 64u << ((pick >> 3) & 7u),
-                  pick & 0x40u ? 64u + (size_t)(pick & 0x38u) * 16u : 0, 0};
+    size_t batch = pick & 0x40u ? 64u + (size_t)(pick & 0x38u) * 16u : 0;
+    ish_opts o = {(uint64_t)(8u << (pick & 7u)) * 8u, 64u << ((pick >> 3) & 7u), batch, 0,
+                  pick & 0x80u ? batch / 4 : 0};
     long got = ish_decode(data + 1, size - 1, ours, CAP, &o);
     if (got < 0)
         return 0;

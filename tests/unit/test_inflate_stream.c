@@ -87,18 +87,19 @@ static size_t deflate_raw(const uint8_t *src, size_t n, int level, int strategy,
 
 /* One round trip: data kind, writer settings and plan options. */
 static void round_trip(size_t n, int kind, int level, int strategy, size_t flush, uint64_t step,
-                       uint32_t cap, size_t batch)
+                       uint32_t cap, size_t batch, size_t margin)
 {
     uint8_t *src = malloc(n + 1), *comp;
     fill(src, n, kind);
     size_t clen = deflate_raw(src, n, level, strategy, flush, &comp);
     uint8_t *out = malloc(n + 64);
     memset(out, 0xa5, n + 64);
-    ish_opts o = {step, cap, batch, 0};
+    ish_opts o = {step, cap, batch, 0, margin};
     long got = ish_decode(comp, clen, out, n + 64, &o);
     CHECKF(got == (long)n && memcmp(out, src, n) == 0,
-           "n %zu kind %d level %d strategy %d flush %zu step %llu cap %u batch %zu: got %ld",
-           n, kind, level, strategy, flush, (unsigned long long)step, cap, batch, got);
+           "n %zu kind %d level %d strategy %d flush %zu step %llu cap %u batch %zu margin %zu: "
+           "got %ld",
+           n, kind, level, strategy, flush, (unsigned long long)step, cap, batch, margin, got);
     free(src);
     free(comp);
     free(out);
@@ -225,7 +226,7 @@ static void test_final_then_more(void)
                 len = clen + more;
             }
             for (uint64_t step = 8192 * 8; step <= 40960 * 8; step += 16384 * 8) {
-                ish_opts o = {step, (uint32_t)(step * 8), 0, 0};
+                ish_opts o = {step, (uint32_t)(step * 8), 0, 0, 0};
                 long got = ish_decode(comp, len, out, n + 64, &o);
                 CHECKF(got == (long)n && memcmp(out, src, n) == 0,
                        "kind %d, step %llu, final block then %s: got %ld", kind,
@@ -237,6 +238,29 @@ static void test_final_then_more(void)
             free(text);
         }
     }
+}
+
+/* Batches whose first block is searched for from where the batch before
+ * stops (as the GPU decodes the next batch while one is finished): every
+ * kind of data and writer, margins longer and shorter than a block; those
+ * that cannot go on from where the batch before ended (a fixed-Huffman
+ * block, a block longer than the margin) are decoded again from there. */
+static void test_batches_searched(void)
+{
+    int ahead = ish_ahead, missed = ish_ahead_missed;
+    for (int kind = 0; kind < 5; kind++)
+        for (int level = 1; level <= 9; level += 4)
+            for (size_t margin = 4096; margin <= 65536; margin *= 4)
+                round_trip(900000 + rnd() % 100000, kind, level, Z_DEFAULT_STRATEGY, 0, 32768,
+                           60000, 3 * margin + rnd() % 100000, margin);
+    round_trip(600000, 4, 6, Z_FIXED, 0, 32768, 100000, 40000, 8000);
+    round_trip(600000, 3, 0, Z_DEFAULT_STRATEGY, 0, 32768, 100000, 200000, 8000);
+    round_trip(900000, 0, 9, Z_DEFAULT_STRATEGY, 50000, 65536, 100000, 70000, 9000);
+    round_trip(900000, 2, 9, Z_DEFAULT_STRATEGY, 0, 65536, 3000, 70000, 9000);
+    round_trip(900000, 1, 6, Z_DEFAULT_STRATEGY, 0, 16384, 60000, 40000, 3000);
+    CHECKF(ish_ahead - ahead > 50 && ish_ahead_missed - missed > 0,
+           "%d batches searched for, %d of them decoded again", ish_ahead - ahead,
+           ish_ahead_missed - missed);
 }
 
 /* Corrupted streams: the plan gives up, or the output is zlib's. */
@@ -252,7 +276,9 @@ static void test_corrupt(void)
         for (int k = 0; k < 1 + t % 3; k++)
             bad[rnd() % clen] ^= (uint8_t)(1u << (rnd() % 8));
         size_t blen = t % 5 == 0 ? clen - 1 - rnd() % 100 : clen;
-        ish_opts o = {4096 + rnd() % 60000, 20000, 0, 0};
+        /* the whole stream as one batch, or batches searched for */
+        ish_opts o = {4096 + rnd() % 60000, 20000, t % 2 ? 20000 + rnd() % 20000 : 0, 0,
+                      t % 2 ? 2000 + rnd() % 6000 : 0};
         long got = ish_decode(bad, blen, out, 4 * n, &o);
         z_stream zs;
         memset(&zs, 0, sizeof zs);
@@ -285,27 +311,28 @@ int main(void)
         for (int level = 1; level <= 9; level += 4)
             for (uint64_t step = 16384; step <= 524288; step *= 4)
                 round_trip(400000 + rnd() % 100000, kind, level, Z_DEFAULT_STRATEGY, 0, step,
-                           (uint32_t)(step / 8 * 6), 0);
+                           (uint32_t)(step / 8 * 6), 0, 0);
     /* fixed Huffman only, runs, Huffman only, stored, sync-flushed pieces */
-    round_trip(300000, 4, 6, Z_FIXED, 0, 32768, 100000, 0);
-    round_trip(300000, 2, 6, Z_RLE, 0, 32768, 100000, 0);
-    round_trip(300000, 0, 6, Z_HUFFMAN_ONLY, 0, 16384, 100000, 0);
-    round_trip(300000, 3, 0, Z_DEFAULT_STRATEGY, 0, 65536, 100000, 0);
-    round_trip(600000, 0, 9, Z_DEFAULT_STRATEGY, 50000, 65536, 100000, 0);
-    round_trip(600000, 4, 1, Z_DEFAULT_STRATEGY, 1000, 8192, 100000, 0);
+    round_trip(300000, 4, 6, Z_FIXED, 0, 32768, 100000, 0, 0);
+    round_trip(300000, 2, 6, Z_RLE, 0, 32768, 100000, 0, 0);
+    round_trip(300000, 0, 6, Z_HUFFMAN_ONLY, 0, 16384, 100000, 0, 0);
+    round_trip(300000, 3, 0, Z_DEFAULT_STRATEGY, 0, 65536, 100000, 0, 0);
+    round_trip(600000, 0, 9, Z_DEFAULT_STRATEGY, 50000, 65536, 100000, 0, 0);
+    round_trip(600000, 4, 1, Z_DEFAULT_STRATEGY, 1000, 8192, 100000, 0, 0);
     /* small rooms: segments split again and again */
-    round_trip(300000, 2, 9, Z_DEFAULT_STRATEGY, 0, 65536, 3000, 0);
-    round_trip(300000, 1, 9, Z_DEFAULT_STRATEGY, 0, 32768, 5000, 0);
+    round_trip(300000, 2, 9, Z_DEFAULT_STRATEGY, 0, 65536, 3000, 0, 0);
+    round_trip(300000, 1, 9, Z_DEFAULT_STRATEGY, 0, 32768, 5000, 0, 0);
     /* batches that end inside the stream */
-    round_trip(800000, 4, 6, Z_DEFAULT_STRATEGY, 0, 32768, 60000, 50000);
-    round_trip(800000, 0, 1, Z_DEFAULT_STRATEGY, 0, 65536, 60000, 120000);
+    round_trip(800000, 4, 6, Z_DEFAULT_STRATEGY, 0, 32768, 60000, 50000, 0);
+    round_trip(800000, 0, 1, Z_DEFAULT_STRATEGY, 0, 65536, 60000, 120000, 0);
     /* tiny streams, one segment */
-    round_trip(1, 3, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0);
-    round_trip(100, 1, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0);
+    round_trip(1, 3, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0, 0);
+    round_trip(100, 1, 6, Z_DEFAULT_STRATEGY, 0, 4096, 1000, 0, 0);
     /* the round trips went through redone segments, pieces of them and extra room */
     CHECKF(ish_redone > 0 && ish_roomier > 0 && ish_pieced > 0,
            "%d of %d batches redone, %d with more room, %d segments redone in pieces", ish_redone,
            ish_batches, ish_roomier, ish_pieced);
+    test_batches_searched();
     test_false_final();
     test_final_trusted();
     test_final_then_more();
