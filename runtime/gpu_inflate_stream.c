@@ -16,7 +16,8 @@ static int gzs_set_open(gzs_dev *z, int k)
     gpu *g = z->g;
     int rc;
     if ((rc = gpu_mem_alloc(g, &t->comp, z->comp_cap + IF_IN_PAD, "a compressed batch")) < 0 ||
-        (rc = gpu_mem_alloc(g, &t->syms, z->sym_cap * sizeof(uint16_t), "the batch's symbols")) < 0 ||
+        (rc = gpu_mem_alloc(g, &t->syms, z->sym_cap * sizeof(uint16_t), "the batch's symbols")) <
+            0 ||
         (rc = gpu_mem_alloc(g, &t->segs, (size_t)z->max_segs * sizeof(ifs_seg), "segments")) < 0 ||
         (rc = gpu_mem_alloc(g, &t->todo, (size_t)z->max_segs * sizeof(int), "segments")) < 0)
         return rc;
@@ -42,7 +43,14 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
     z->sym_cap = planned * seg_cap + planned * seg_cap / 2;
     /* groups of ifs_group_size(n) segments number at most sqrt(2 n) + 1 */
     z->max_groups = 2 * (int)ifs_group_size((if_u32)z->max_segs) + 2;
-    int rc = gpu_function(g, GZS_MODULE, "gzs_decode", &z->decode);
+    int rc;
+    if ((rc = gpu_function(g, GZS_MODULE, "gzs_decode", &z->decode)) < 0 ||
+        (rc = gpu_function(g, GZS_MODULE, "gzs_group_maps", &z->group_maps)) < 0 ||
+        (rc = gpu_function(g, GZS_MODULE, "gzs_group_windows", &z->group_windows)) < 0 ||
+        (rc = gpu_function(g, GZS_MODULE, "gzs_windows", &z->windows)) < 0 ||
+        (rc = gpu_function(g, GZS_MODULE, "gzs_replace", &z->replace)) < 0 ||
+        (rc = gpu_function(g, GZS_MODULE, "gzs_crc", &z->crc)) < 0)
+        return rc;
     for (int k = 0; rc == 0 && k < z->nsets; k++)
         rc = gzs_set_open(z, k);
     if (rc < 0 ||
@@ -101,14 +109,7 @@ static int gzs_finish(gzs_dev *z, CUstream s, gzs_set *t, const uint8_t *window,
                       uint32_t valid, CUdeviceptr out, uint8_t *win_out, gzs_result *r)
 {
     const sp_plan *p = &t->plan;
-    CUfunction fm, fg, fw, fr, fc;
     int rc;
-    if ((rc = gpu_function(z->g, GZS_MODULE, "gzs_group_maps", &fm)) < 0 ||
-        (rc = gpu_function(z->g, GZS_MODULE, "gzs_group_windows", &fg)) < 0 ||
-        (rc = gpu_function(z->g, GZS_MODULE, "gzs_windows", &fw)) < 0 ||
-        (rc = gpu_function(z->g, GZS_MODULE, "gzs_replace", &fr)) < 0 ||
-        (rc = gpu_function(z->g, GZS_MODULE, "gzs_crc", &fc)) < 0)
-        return rc;
     CU_TRY(cu.MemcpyHtoDAsync(t->segs, t->hsegs, (size_t)p->n * sizeof(ifs_seg), s));
     /* the window before the batch; at the stream's start, zeros that no
      * valid stream refers to but that the window kernels pass along */
@@ -125,25 +126,28 @@ static int gzs_finish(gzs_dev *z, CUstream s, gzs_set *t, const uint8_t *window,
     if (ngroups > (unsigned)z->max_groups)
         return 1;
     if (ngroups > 1 &&
-        ((rc = gpu_launch(z->g, fm, "gzs_group_maps", ngroups - 1, GZS_WINDOW_THREADS, s, am)) < 0 ||
-         (rc = gpu_launch(z->g, fg, "gzs_group_windows", 1, GZS_WINDOW_THREADS, s, ag)) < 0))
+        ((rc = gpu_launch(z->g, z->group_maps, "gzs_group_maps", ngroups - 1,
+                          GZS_WINDOW_THREADS, s, am)) < 0 ||
+         (rc = gpu_launch(z->g, z->group_windows, "gzs_group_windows", 1, GZS_WINDOW_THREADS, s,
+                          ag)) < 0))
         return rc;
-    if ((rc = gpu_launch(z->g, fw, "gzs_windows", ngroups, GZS_WINDOW_THREADS, s, aw)) < 0)
+    rc = gpu_launch(z->g, z->windows, "gzs_windows", ngroups, GZS_WINDOW_THREADS, s, aw);
+    if (rc < 0)
         return rc;
     uint32_t most = 0;
     for (int i = 0; i < p->n; i++)
         most = p->segs[i].nout > most ? p->segs[i].nout : most;
     if (most) {
         void *ar[] = {&t->segs, &t->syms, &z->wins, &valid, &out, &bad};
-        if ((rc = gpu_launch_2d(z->g, fr, "gzs_replace", (most + GZS_TILE - 1) / GZS_TILE, n, 256,
-                                1, s, ar)) < 0)
+        if ((rc = gpu_launch_2d(z->g, z->replace, "gzs_replace", (most + GZS_TILE - 1) / GZS_TILE,
+                                n, 256, 1, s, ar)) < 0)
             return rc;
     }
     unsigned long long total = p->nout;
     if (total) {
         void *ac[] = {&out, &total, &acc};
-        if ((rc = gpu_launch(z->g, fc, "gzs_crc", (unsigned)((total + GZS_PIECE - 1) / GZS_PIECE),
-                             32, s, ac)) < 0)
+        unsigned pieces = (unsigned)((total + GZS_PIECE - 1) / GZS_PIECE);
+        if ((rc = gpu_launch(z->g, z->crc, "gzs_crc", pieces, 32, s, ac)) < 0)
             return rc;
     }
     CU_TRY(cu.MemcpyDtoHAsync(z->hflags, z->flags, 2 * sizeof(unsigned), s));

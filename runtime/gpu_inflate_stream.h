@@ -39,7 +39,7 @@ typedef struct {
     int max_groups;      /* groups of segments whose windows are passed along at once */
     uint64_t step;       /* nominal segment length in bits */
     uint32_t seg_cap;    /* symbols of room per segment */
-    CUfunction decode;   /* gzs_decode */
+    CUfunction decode, group_maps, group_windows, windows, replace, crc; /* the gzs_ kernels */
     gzs_set set[2];
     int nsets, cur;      /* set[cur] holds the batch being inflated */
     CUdeviceptr wins, maps, flags;

@@ -29,8 +29,8 @@
 
 struct gzstream {
     gpu *g;
-    gpu_queue q[2];       /* q[in]: the current set's copy and first round (gzs_dev), q[in ^ 1]
-                             the spare's, queued while the current batch is finished */
+    gpu_queue q[2];       /* q[k]: the copy and first round of dev.set[k] (dev.cur: the batch
+                             being inflated; the other, the next, queued while it is finished) */
     gpu_queue fin;        /* the rest of a batch's work, and the copies of decoded bytes */
     gzs_dev dev;
     int fd;
@@ -40,16 +40,15 @@ struct gzstream {
     size_t cap;           /* compressed bytes the buffers hold */
     size_t batch;         /* compressed bytes per batch now */
     size_t first;         /* the member's first batch at most (0: batch) */
-    uint8_t *host[2];     /* pinned: a batch's compressed bytes, then zeroed padding */
+    uint8_t *host[2];     /* pinned: dev.set[k]'s compressed bytes, then zeroed padding */
     int own_host[2];      /* host[i] is gzstream's own (else the caller's) */
     int pin_host1;        /* host[1] is the caller's, to be pinned by gzstream */
     int pinned_host1;     /* gzstream pinned it */
-    int in;               /* host[in] holds the batch being inflated, host[in ^ 1] the next */
     /* the next batch, read, copied to the device's spare set and its first
        round queued on a thread of its own while one is inflated */
     pthread_t ahead_thread;
     int ahead_running;    /* ahead_thread is to be joined */
-    int ahead_ok;         /* after the join: its first round is queued on q[in ^ 1] */
+    int ahead_ok;         /* after the join: its first round is queued in the spare set */
     uint64_t ahead_pos;   /* the file offset of its first byte */
     size_t ahead_len;
     uint8_t *win;         /* pinned: the window after a batch */
@@ -235,15 +234,15 @@ static uint64_t gzstream_batch_stop(const gzstream *z, uint64_t base, size_t len
     return sp_batch_stop(base, len, z->file_size, GZSTREAM_MARGIN);
 }
 
-/* The read ahead's thread: the bytes into host[in ^ 1] (made pinned the
- * first time), then onto the device's spare set, and its first round
- * queued (its first block searched for from its first byte). A failure
- * only leaves ahead_ok 0: the batch is then read as the first one was, and
- * a lasting error is reported there. */
+/* The read ahead's thread: the bytes into the spare set's host buffer
+ * (made pinned the first time), then onto the device's spare set, and its
+ * first round queued (its first block searched for from its first byte).
+ * A failure only leaves ahead_ok 0: the batch is then read as the first
+ * one was, and a lasting error is reported there. */
 static void *gzstream_ahead_main(void *arg)
 {
     gzstream *z = arg;
-    int to = z->in ^ 1;
+    int to = z->dev.cur ^ 1;
     CUstream s = z->q[to].stream;
     /* the driver directly: a failure here must not replace the text of one
        on the inflating thread; a batch read ahead and not taken may still
@@ -291,7 +290,6 @@ static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
     z->ahead_ok = 0;
     if (z->batch != z->cap || z->ahead_pos > z->pos || z->pos >= z->ahead_pos + z->ahead_len)
         return 0;
-    z->in ^= 1;
     gzs_swap(&z->dev);
     z->ahead_used++;
     *base = z->ahead_pos;
@@ -333,8 +331,8 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         uint64_t base = z->pos; /* the file offset of the batch's first byte */
         size_t len;
         int ahead = gzstream_ahead_take(z, &base, &len);
-        uint8_t *in = z->host[z->in];
-        CUstream s = z->q[z->in].stream;
+        uint8_t *in = z->host[z->dev.cur];
+        CUstream s = z->q[z->dev.cur].stream;
         if (!ahead) {
             uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
             len = left < z->batch ? (size_t)left : z->batch;
