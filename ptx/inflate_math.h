@@ -18,8 +18,9 @@
  * Huffman decoding: a code of at most IF_LIT_BITS (literal/length) or
  * IF_DIST_BITS (distance) bits is found with one lookup in a primary table
  * of (symbol << 4 | length) entries indexed by the next bits; longer codes
- * (0 in the table) are decoded canonically, one bit at a time, from the
- * count of codes of each length. */
+ * (IF_LONG_CODE in the table: length 0, and above every literal's entry)
+ * are decoded canonically, one bit at a time, from the count of codes of
+ * each length. */
 #ifndef GPUBATCH_PTX_INFLATE_MATH_H
 #define GPUBATCH_PTX_INFLATE_MATH_H
 
@@ -46,6 +47,7 @@ typedef uint64_t if_u64;
 #define IF_DIST_BITS 6  /* primary distance table: 2^6 entries */
 #endif
 #define IF_MAX_BITS 15  /* longest code the format allows */
+#define IF_LONG_CODE 0xfff0u /* primary entry of bits that begin a longer code */
 #define IF_MAX_OUT 65536u /* largest member output (BGZF) */
 #define IF_IN_PAD 8u    /* readable bytes the GPU's loads need past a member */
 #ifndef IF_GPU_THREADS
@@ -147,6 +149,36 @@ IF_HD void if_refill(if_bits *b)
     }
 }
 
+/* The 8 input bytes at in[pos..pos+7] as a little-endian word; the caller
+ * checked pos + 8 <= len. The GPU reads three aligned words (up to 3 bytes
+ * past the 8, within IF_IN_PAD). */
+IF_HD if_u64 if_load64(const if_u8 *in, if_u32 pos)
+{
+#ifdef __CUDACC__
+    const if_u8 *p = in + pos;
+    const if_u32 *w = (const if_u32 *)((unsigned long long)p & ~3ull);
+    if_u32 sh = (if_u32)((unsigned long long)p & 3u) * 8u;
+    if_u32 w0 = __ldg(w), w1 = __ldg(w + 1), w2 = __ldg(w + 2);
+    return (if_u64)__funnelshift_r(w0, w1, sh) | (if_u64)__funnelshift_r(w1, w2, sh) << 32;
+#else
+    if_u64 v = 0;
+    for (if_u32 k = 0; k < 8; k++)
+        v |= (if_u64)in[pos + k] << (8 * k);
+    return v;
+#endif
+}
+
+/* Fills the buffer to at least 56 bits from whole bytes, with no branch;
+ * the caller checked pos + 8 <= len. The buffer's bits above n are then the
+ * input's next bits rather than zeros, which the other refills keep true:
+ * they OR in the same bits. */
+IF_HD void if_refill56(if_bits *b)
+{
+    b->bits |= if_load64(b->in, b->pos) << b->n;
+    b->pos += (63u - b->n) >> 3;
+    b->n |= 56u;
+}
+
 /* Takes k (<= 32) bits; the caller refilled enough. */
 IF_HD if_u32 if_take(if_bits *b, if_u32 k)
 {
@@ -203,7 +235,7 @@ IF_HD int if_build(const if_u8 *lens, if_u32 n, if_u16 *table, if_u32 bits, if_u
     if (left > 0 && !(allow_single && max == 1) && !(allow_empty && max == 0))
         return IF_ERR_CODE_SET; /* incomplete */
     for (if_u32 i = 0; i < (1u << bits); i++)
-        table[i] = 0;
+        table[i] = (if_u16)IF_LONG_CODE;
     for (if_u32 l = 0; l <= IF_MAX_BITS; l++)
         c->next[l] = c->first[l];
     for (if_u32 s = 0; s < n; s++) {

@@ -51,44 +51,42 @@ typedef struct {
     if_u32 status;     /* out: an ifs_status */
 } ifs_seg;
 
-/* Reads the 32 bits at bit offset `bit` (zeros past len). */
+/* Reads the 57 or more bits at bit offset `bit` (zeros past len). */
 IF_HD if_u64 ifs_peek(const if_u8 *in, if_u32 len, if_u64 bit)
 {
     if_u32 byte = (if_u32)(bit >> 3);
-    if_u64 w = (if_u64)if_load32(in, len, byte) | (if_u64)if_load32(in, len, byte + 4) << 32;
+    if_u64 w = byte <= len && len - byte >= 8u
+                   ? if_load64(in, byte)
+                   : (if_u64)if_load32(in, len, byte) | (if_u64)if_load32(in, len, byte + 4) << 32;
     return w >> (bit & 7u);
 }
 
 /* The cheap half of ifs_block_ok, which needs no tables: 2 where a
  * dynamic block's header passes (the code-length code complete), 1 where a
- * stored block's LEN and NLEN agree, else 0. */
+ * stored block's LEN and NLEN agree, else 0. Both tests are computed
+ * whatever the block type, with no branch or table, since on the GPU 32
+ * lanes run it side by side for 32 bit offsets. */
 IF_HD int ifs_precheck(const if_u8 *in, if_u32 len, if_u64 bit)
 {
     if (bit + 3 > (if_u64)len * 8u)
         return 0;
     if_u64 w = ifs_peek(in, len, bit);
     if_u32 head = (if_u32)(w & 7u);
-    if (head == 4u) { /* BFINAL 0, BTYPE 2 */
-        if (((w >> 3) & 31u) > 29u || ((w >> 8) & 31u) > 29u)
-            return 0;
-        /* the code-length code must be complete before anything is built */
-        if_u32 ncode = (if_u32)((w >> 13) & 15u) + 4u, count[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if_u64 lens = ifs_peek(in, len, bit + 17);
-        for (if_u32 i = 0; i < ncode; i++)
-            count[(lens >> (3 * i)) & 7u]++;
-        int left = 1;
-        for (if_u32 l = 1; l < 8; l++)
-            left = left * 2 - (int)count[l]; /* stays negative once over-subscribed */
-        return left == 0 ? 2 : 0;
-    }
-    if (head == 0u) { /* BFINAL 0, BTYPE 0 */
-        if_u64 at = (bit + 3u + 7u) & ~(if_u64)7u;
-        if (at + 32u > (if_u64)len * 8u)
-            return 0;
-        if_u32 v = (if_u32)ifs_peek(in, len, at);
-        return (v & 0xffffu) == (~v >> 16) ? 1 : 0;
-    }
-    return 0;
+    /* BFINAL 0, BTYPE 2: HLIT and HDIST in range, and the code-length code
+     * complete: the sum of 2^(7 - length) over its HCLEN + 4 lengths (0 for
+     * length 0) is 2^7 */
+    if_u32 ncode = (if_u32)((w >> 13) & 15u) + 4u;
+    if_u64 lens = ifs_peek(in, len, bit + 17) & ((1ull << (3u * ncode)) - 1u);
+    if_u32 kraft = 0;
+    for (if_u32 i = 0; i < 19; i++)
+        kraft += (0x80u >> ((if_u32)(lens >> (3u * i)) & 7u)) & 0x7fu;
+    int dynamic = head == 4u && ((w >> 3) & 31u) <= 29u && ((w >> 8) & 31u) <= 29u &&
+                  kraft == 128u;
+    /* BFINAL 0, BTYPE 0: LEN and NLEN, at the next byte boundary, agree */
+    if_u64 at = (bit + 3u + 7u) & ~(if_u64)7u;
+    if_u32 v = (if_u32)ifs_peek(in, len, at);
+    int stored = head == 0u && at + 32u <= (if_u64)len * 8u && (v & 0xffffu) == (~v >> 16);
+    return dynamic ? 2 : stored ? 1 : 0;
 }
 
 /* Whether a non-final dynamic block with valid, complete codes or a
@@ -159,30 +157,47 @@ IF_HD void ifs_copy_match(if_u16 *out, if_u32 op, if_u32 dist, if_u32 len)
     }
 }
 
+/* Literals ifs_codes takes from one 56-bit refill: six codes of at most
+ * IF_LIT_BITS bits, which leaves the 9 bits of every lookup within the 64
+ * the refill loaded. */
+#define IFS_GROUP 6u
+
 /* The symbols of one Huffman block, up to its end-of-block code, with
- * markers for bytes before the segment. */
+ * markers for bytes before the segment. Where at least 8 input bytes and
+ * IFS_GROUP symbols of room are left, a refill of whole bytes is followed by
+ * up to IFS_GROUP literals of the primary table with no check between them;
+ * anything else (a length, the end of the block, a longer code, the last
+ * bytes of the input or of the room) is decoded one symbol at a time. */
 IF_HD int ifs_codes(if_bits *b, const if_tables *t, if_u16 *out, if_u32 cap, if_u32 *opp)
 {
+    const if_u32 mask = (1u << IF_LIT_BITS) - 1u, literal_end = 256u << 4;
     if_u32 op = *opp;
     int rc = IF_OK;
     for (;;) {
-        if_refill(b);
-        /* up to three literals of the primary table from one refill */
-        if_u32 e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
-        if ((e & 15u) && e < (256u << 4)) {
-            int k = 0;
-            do {
-                b->bits >>= e & 15u;
-                b->n -= e & 15u;
-                if (op >= cap) {
-                    rc = IF_ERR_OVERFLOW;
-                    goto out;
+        if (b->pos + 8u <= b->len && cap - op >= IFS_GROUP) {
+            if_refill56(b);
+            if_u32 e = t->lit[b->bits & mask];
+            /* a primary entry below literal_end is a literal */
+            if (e < literal_end) {
+                if_u16 *o = out + op;
+                if_u32 k = 0;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+                for (if_u32 i = 0; i < IFS_GROUP; i++) {
+                    b->bits >>= e & 15u;
+                    b->n -= e & 15u;
+                    o[i] = (if_u16)(e >> 4);
+                    k = i + 1u;
+                    e = t->lit[b->bits & mask];
+                    if (e >= literal_end)
+                        break;
                 }
-                out[op++] = (if_u16)(e >> 4);
-                e = t->lit[b->bits & ((1u << IF_LIT_BITS) - 1u)];
-            } while (++k < 3 && (e & 15u) && e < (256u << 4));
-            continue;
+                op += k;
+                continue;
+            }
         }
+        if_refill(b);
         if_u32 sym = if_decode(b, t->lit, IF_LIT_BITS, t->lit_sorted, &t->lit_c);
         if (sym < 256) {
             if (op >= cap) {
