@@ -1,15 +1,16 @@
 #!/bin/sh
 # bench_gzip.sh [OUTDIR [BASE_SRC]] - gzip that is not blocked, end to end:
 # `reduce --op sum` of one float32 array (ELEMS elements, default 2^29 =
-# 2 GiB) written as one `gzip -1` member, as pigz -9 output (one member of
-# many blocks), as `np.savez_compressed` (when python3 has numpy) and as BGZF
+# 2 GiB) written as one `gzip -1` member, as one `gzip -9` member, as pigz -9
+# output (one member of many blocks), as `np.savez_compressed` (when python3
+# has numpy) and as BGZF
 # (`gpubatch gen -1`), with --backend auto, cuda and cpu, best of 3, each
 # gzip file beside one `gzip -dc` of it; results checked equal
 # across backends and against the uncompressed file. BASE_SRC (another
 # source tree) is built and raced beside this one, best of BASE_REPS
 # (default 3; 1 for a tree that reads single members on one thread). Needs gzip, and pigz or
 # python3 (tests/gpu/pigz_like.py writes the same kind of member). KINDS
-# (default "g1 p9 z b1": gzip -1, pigz -9, .npz, BGZF) picks the files;
+# (default "g1 g9 p9 z b1": gzip -1, gzip -9, pigz -9, .npz, BGZF) picks the files;
 # DC_REPS (default 1; 0: none) the runs of `gzip -dc`. Full
 # logs go to OUTDIR; a short table is printed last.
 set -u
@@ -18,13 +19,14 @@ base_src=${2:-}
 work_name=gpubatch-gzip
 . "$(dirname "$0")/lib.sh"
 ELEMS=${ELEMS:-536870912}
-KINDS=${KINDS:-g1 p9 z b1}
+KINDS=${KINDS:-g1 g9 p9 z b1}
 # want KIND: KINDS has it.
 want() { case " $KINDS " in *" $1 "*) return 0 ;; esac; return 1; }
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) cores: $(nproc)"
 x="$work/x.npy"
 [ -s "$x" ] || "$GB" gen --shape "$ELEMS" --dist normal --seed 5 --no-compress -f -o "$x"
 ! want g1 || [ -s "$work/g1.npy.gz" ] || gzip -1 -c "$x" >"$work/g1.npy.gz" &
+! want g9 || [ -s "$work/g9.npy.gz" ] || gzip -9 -c "$x" >"$work/g9.npy.gz" &
 if ! want p9 || [ -s "$work/p9.npy.gz" ]; then :
 elif command -v pigz >/dev/null; then
     pigz -9 -c -p "$(($(nproc) - 2))" "$x" >"$work/p9.npy.gz"
