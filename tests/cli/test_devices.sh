@@ -121,7 +121,10 @@ check_launches "--shard on all devices" "+ + +" \
     "$(gzip -dc "$T/a.npy.gz" >"$T/a.npy" && echo "$T/a.npy")"
 
 # -v names every device in use (in the order they open: compared sorted).
-"$GB" reduce -v --backend cuda --device 0,2 "$T/a.npy.gz" 2>"$T/v.err" >/dev/null
+# Chunks that each take a while to copy leave the second device time to open
+# before the input ends, however busy the machine.
+FAKECUDA_COPY_MS=20 "$GB" reduce -v --backend cuda --device 0,2 --chunk 1M "$T/a.npy.gz" \
+    2>"$T/v.err" >/dev/null
 check_eq "-v names the devices" "device 0|device 2" \
     "$(sed -n 's/.*backend cuda: \(device [0-9]*\).*/\1/p' "$T/v.err" | sort | tr '\n' '|' | sed 's/|$//')"
 
