@@ -62,6 +62,9 @@ typedef struct {
 
 static inf_tables fixed_tables;
 static uint32_t litlen_entries[NUM_LITLEN], dist_entries[NUM_DIST];
+/* The Kraft sum, in 128ths, of four 3-bit code-length-code lengths packed
+ * as a dynamic header holds them: 128 for a complete code. */
+static uint16_t clen_kraft4[1u << 12];
 static pthread_once_t fixed_once = PTHREAD_ONCE_INIT;
 
 /* The entry (without its length) of literal/length symbol s. */
@@ -226,6 +229,12 @@ static void build_fixed(void)
     build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0);
     memset(lens, 5, NUM_DIST);
     build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entries, 0);
+    for (unsigned v = 0; v < (1u << 12); v++) {
+        unsigned sum = 0;
+        for (unsigned k = 0; k < 12; k += 3)
+            sum += (0x80u >> ((v >> k) & 7)) & 0x7fu;
+        clen_kraft4[v] = (uint16_t)sum;
+    }
 }
 
 /* Bit reader over a span: bits come out least significant first. Past the
@@ -699,35 +708,79 @@ int inf_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *wind
     return bad ? -1 : 0;
 }
 
-/* The first candidate block start in [from, to) (see inflate.h). */
+/* Whether the dynamic header at bit `bit` of in[0..len), whose first 17
+ * bits w holds, has a complete code-length code, the first thing zlib
+ * checks that most offsets fail; 1 where the header's 74 bits are not all
+ * in the span (read_dynamic decides). */
+static inline int clen_code_complete(const uint8_t *in, size_t len, uint64_t bit, uint64_t w)
+{
+    uint64_t at = bit + 17;
+    if (at / 8 + 8 > len)
+        return 1;
+    unsigned nclen = (unsigned)((w >> 13) & 15) + 4;
+    uint64_t v = (load64(in + at / 8) >> (at % 8)) & ((1ull << (3 * nclen)) - 1);
+    unsigned sum = clen_kraft4[v & 0xfff] + clen_kraft4[(v >> 12) & 0xfff] +
+                   clen_kraft4[(v >> 24) & 0xfff] + clen_kraft4[(v >> 36) & 0xfff] +
+                   clen_kraft4[v >> 48];
+    return sum == 128;
+}
+
+/* Whether a non-final block that zlib would take could start at bit `bit`
+ * of in[0..len), whose next bits (at least 17, zeros past the span) w holds
+ * from its low end: a dynamic header with valid, complete codes, or a stored
+ * block with matching LEN/NLEN. */
+static int block_starts_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t w,
+                           inf_tables *scratch)
+{
+    unsigned head = (unsigned)(w & 7);
+    if (head == 4) { /* BFINAL 0, BTYPE 2: dynamic */
+        unsigned nlit = (w >> 3) & 31, ndist = (w >> 8) & 31;
+        if (nlit > 29 || ndist > 29 || !clen_code_complete(in, len, bit, w))
+            return 0;
+        bits_t b = {.start = in, .end = in + len};
+        bits_seek(&b, bit + 3);
+        return read_dynamic(&b, scratch) == 0;
+    }
+    if (head == 0) { /* BFINAL 0, BTYPE 0: stored */
+        uint64_t lenbyte = (bit + 3 + 7) / 8;
+        if (lenbyte + 4 > len)
+            return 0;
+        const uint8_t *q = in + lenbyte;
+        return (q[0] ^ q[2]) == 0xff && (q[1] ^ q[3]) == 0xff;
+    }
+    return 0;
+}
+
+/* The first candidate block start in [from, to) (see inflate.h). Where 8
+ * bytes are left, the 8 offsets of a byte are tested from one load, only
+ * those whose first two bits are zero (BFINAL 0, BTYPE 0 or 2). */
 uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to)
 {
     pthread_once(&fixed_once, build_fixed);
     uint64_t limit = (uint64_t)len * 8;
     inf_tables scratch;
-    for (uint64_t bit = from; bit < to && bit + 3 <= limit; bit++) {
+    uint64_t bit = from;
+    if (to > limit)
+        to = limit;
+    while (bit < to && bit / 8 + 8 <= len) {
+        size_t byte = (size_t)(bit / 8);
+        uint64_t w = load64(in + byte);
+        unsigned cand = (unsigned)(~w & ~w >> 1) & (0xffu << (bit % 8));
+        if (to - byte * 8 < 8)
+            cand &= (1u << (to - byte * 8)) - 1;
+        for (; cand; cand &= cand - 1) {
+            unsigned k = (unsigned)__builtin_ctz(cand);
+            if (block_starts_at(in, len, byte * 8 + k, w >> k, &scratch))
+                return byte * 8 + k;
+        }
+        bit = (uint64_t)(byte + 1) * 8;
+    }
+    for (; bit < to && bit + 3 <= limit; bit++) {
         size_t byte = (size_t)(bit / 8);
         uint64_t w = 0;
-        size_t have = len - byte < 8 ? len - byte : 8;
-        memcpy(&w, in + byte, have);
-        w >>= bit % 8;
-        unsigned head = (unsigned)(w & 7);
-        if (head == 4) { /* BFINAL 0, BTYPE 2: dynamic */
-            unsigned nlit = (w >> 3) & 31, ndist = (w >> 8) & 31;
-            if (nlit > 29 || ndist > 29)
-                continue;
-            bits_t b = {.start = in, .end = in + len};
-            bits_seek(&b, bit + 3);
-            if (read_dynamic(&b, &scratch) == 0)
-                return bit;
-        } else if (head == 0) { /* BFINAL 0, BTYPE 0: stored */
-            uint64_t lenbyte = (bit + 3 + 7) / 8;
-            if (lenbyte + 4 > len)
-                continue;
-            const uint8_t *q = in + lenbyte;
-            if ((q[0] ^ q[2]) == 0xff && (q[1] ^ q[3]) == 0xff)
-                return bit;
-        }
+        memcpy(&w, in + byte, len - byte);
+        if (block_starts_at(in, len, bit, w >> bit % 8, &scratch))
+            return bit;
     }
     return UINT64_MAX;
 }
