@@ -69,7 +69,8 @@ struct pinf {
     int active;
     int fd;
     const uint8_t *mem;
-    uint64_t src_len;
+    spool *spool;        /* a pipe's, or NULL */
+    uint64_t src_len;    /* SPOOL_UNKNOWN for a spool (src_size) */
     chunk *head, *tail; /* in stream order, head handed out first */
     size_t nchunks;
     uint64_t next_from;  /* where the next chunk's range starts */
@@ -103,12 +104,40 @@ static void chunk_free(chunk *c)
     free(c);
 }
 
+/* The source's size in bytes: SPOOL_UNKNOWN for a pipe whose end has not
+ * been read yet. */
+static uint64_t src_size(const pinf *p)
+{
+    return p->spool ? spool_size(p->spool) : p->src_len;
+}
+
+/* Whether the source has a byte at offset off (a pipe: read as far). */
+static int src_has(const pinf *p, uint64_t off)
+{
+    return p->spool ? spool_has(p->spool, off) : off < p->src_len;
+}
+
+/* A pipe's bytes [off, off + *len) into a new buffer (*owned): short at
+ * its end, or where a read failed (the reader meets that failure itself
+ * when it reads on from there). */
+static const uint8_t *read_spool(const pinf *p, uint64_t off, size_t *len, uint8_t **owned)
+{
+    uint8_t *b = *owned = malloc(*len ? *len : 1);
+    if (!b)
+        return NULL;
+    ssize_t k = spool_pread(p->spool, b, *len, off);
+    *len = k > 0 ? (size_t)k : 0;
+    return b;
+}
+
 /* Compressed bytes [off, off + len) of the source, clipped to its end: a
  * pointer into memory, or a buffer read with pread (*owned set) on the
  * calling thread (not io_pread, which fans out: the workers already do). */
 static const uint8_t *read_span(const pinf *p, uint64_t off, size_t *len, uint8_t **owned)
 {
     *owned = NULL;
+    if (p->spool)
+        return read_spool(p, off, len, owned);
     if (off > p->src_len)
         off = p->src_len;
     if (*len > p->src_len - off)
@@ -175,7 +204,7 @@ static int span_open(span *s, const pinf *p, uint64_t from, uint64_t to)
 static int span_widen(span *s)
 {
     size_t len = s->len * 2;
-    if (s->off + s->len >= s->p->src_len || len > GROW_MAX)
+    if (s->off + s->len >= src_size(s->p) || len > GROW_MAX)
         return -1;
     uint8_t *owned;
     const uint8_t *d = read_span(s->p, s->off, &len, &owned);
@@ -301,7 +330,7 @@ static void decode_spec(pinf *p, chunk *c)
             bit = early_final;
         c->nsym = c->nout = 0;
         int r = decode_guess(c, &s, bit);
-        int early = r == INF_END && !fallback && c->end + IFS_TAIL_BYTES * 8 < p->src_len * 8 &&
+        int early = r == INF_END && !fallback && src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
                     !ifs_final_trusted(s.data, s.len, c->end - base);
         if (early && early_final == NONE)
             early_final = bit;
@@ -409,6 +438,19 @@ static chunk *insert_known(pinf *p, chunk *c, uint64_t from, uint64_t to)
     return k;
 }
 
+/* A pipe: lets the spool drop the bytes no chunk reads again, those before
+ * the accepted position (less a few: a stored block's start is compared
+ * there) and before the range of the chunk after it, which the accepted
+ * chunk's end may have passed (lock held). */
+static void release_read(pinf *p)
+{
+    uint64_t keep = p->pos / 8 > 8 ? p->pos / 8 - 8 : 0;
+    const chunk *n = p->accepted->next;
+    if (n && n->from / 8 < keep)
+        keep = n->from / 8;
+    spool_release(p->spool, keep);
+}
+
 /* Accepts decoded chunks in stream order while it can (lock held). */
 static void advance(pinf *p)
 {
@@ -475,6 +517,8 @@ static void advance(pinf *p)
         p->in_done += c->end - c->start;
         p->out_done += c->nout;
         p->pos = c->end;
+        if (p->spool)
+            release_read(p);
         if (c->status == INF_END) {
             p->ended = 1;
             p->end_bit = c->end;
@@ -506,7 +550,7 @@ static chunk *new_chunk(pinf *p)
 {
     if (!p->active || p->ended || p->failed || p->nchunks >= (size_t)p->nthreads + 2)
         return NULL;
-    uint64_t end = p->src_len * 8, size = chunk_bytes(p) * 8;
+    uint64_t end = src_size(p) * 8, size = chunk_bytes(p) * 8;
     chunk *c;
     if (!p->tail || p->tail == p->accepted) {
         uint64_t from = p->pos > p->next_from ? p->pos : p->next_from;
@@ -689,13 +733,15 @@ void pinf_abandon(pinf *p)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Starts a stream (see pinflate.h). */
-void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
+/* Starts a stream over fd, mem or spool (see pinflate.h). */
+static void begin(pinf *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_len,
+                  uint64_t start)
 {
     pinf_end(p);
     pthread_mutex_lock(&p->lock);
     p->fd = fd;
     p->mem = mem;
+    p->spool = sp;
     p->src_len = src_len;
     p->pos = p->next_from = p->out_pos = start * 8;
     p->ended = p->failed = 0;
@@ -711,6 +757,18 @@ void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t 
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
+}
+
+/* Starts a stream of a file or memory (see pinflate.h). */
+void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
+{
+    begin(p, fd, mem, NULL, src_len, start);
+}
+
+/* Starts a stream of a pipe (see pinflate.h). */
+void pinf_begin_spool(pinf *p, spool *s, uint64_t start)
+{
+    begin(p, -1, NULL, s, SPOOL_UNKNOWN, start);
 }
 
 /* Pauses the stream on *flag (see pinflate.h). */

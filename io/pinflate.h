@@ -17,6 +17,8 @@
  * so that a sequential decoder can take over there and report the problem in
  * its own words.
  *
+ * The source is a regular file, memory, or a pipe read through a spool.
+ *
  * Threads: pinf_create starts them; they serve one stream at a time
  * (pinf_begin .. pinf_end); pinf_read is called from one thread. */
 #ifndef GPUBATCH_IO_PINFLATE_H
@@ -26,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "spool.h"
 
 #define PINF_STOPPED (-100) /* pinf_read: go on sequentially from pinf_stop_point */
 #define PINF_PAUSED (-101)  /* pinf_read: paused as asked (pinf_pause_on), at pinf_pause_point */
@@ -44,6 +48,11 @@ void pinf_destroy(pinf *p);
  * the regular file open as fd (read with pread; the fd's offset is not
  * used) or, with fd < 0, the memory mem. Ends the stream before, if any. */
 void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
+
+/* pinf_begin for a pipe read through spool s, whose size is known only
+ * once its end is read; the bytes before the block boundary the stream
+ * has been accepted to are released as it goes. */
+void pinf_begin_spool(pinf *p, spool *s, uint64_t start);
 
 /* Makes the current stream pause once *flag (set on any thread) is nonzero:
  * pinf_read hands out no bytes past the next block boundary between two of

@@ -4,11 +4,11 @@
  * bytes read from the file descriptor, or a window onto the caller's
  * memory), passed through as it is on the plain path (source_read_plain).
  * Blocked gzip at a member boundary goes to bgzf.c first (bgzf_read), which
- * inflates whole blocks on all cores. Any other member of a regular file or
- * of memory goes to the parallel decoder of one stream (pinflate.h), which
- * reads the file itself; its header is parsed here (plain_gzip_header) and
+ * inflates whole blocks on all cores. Any other member goes to the parallel
+ * decoder of one stream (pinflate.h), which reads the file (or a pipe's
+ * spool, spool.h) itself; its header is parsed here (plain_gzip_header) and
  * its trailer checked here (check_trailer), in zlib's words. zlib inflates
- * what is left: pipes, small members, headers with a CRC, and the rest of a
+ * what is left: small members, headers with a CRC, and the rest of a
  * member from the block boundary where the parallel decoder met invalid or
  * cut data (take_over_from_parallel), so that errors are zlib's. Between
  * members we look at the next bytes the way `gzip -d` does: another gzip
@@ -52,8 +52,6 @@
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
-#define STREAM_STEP ((size_t)4 << 20) /* decoded bytes a step of RD_STREAM aims at */
-#define STREAM_ROOM ((size_t)16 << 20) /* the most one step may decode (a longer block: zlib) */
 
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
 
@@ -121,6 +119,8 @@ static int open_file(io_reader *r, const char *path, io_status *st)
         r->file_size = (int64_t)sb.st_size;
         off_t at = lseek(r->fd, 0, SEEK_CUR); /* stdin may be a file read partly already */
         r->file_pos = at > 0 ? (uint64_t)at : 0;
+    } else if (spool_create(&r->spool, r->fd) < 0) {
+        return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     }
     if (r->close_fd) {
         r->has_id = 1;
@@ -222,34 +222,19 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
     if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
-    pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end, base + start);
-    if (r->zip_deflate || (!r->src_off && r->member_off == 0)) /* io_reader_stream_member's */
-        pinf_pause_on(r->par, &r->pause_req);
+    if (r->spool)
+        pinf_begin_spool(r->par, r->spool, start);
+    else
+        pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
+                   base + start);
+    if (!r->spool && (r->zip_deflate || (!r->src_off && r->member_off == 0)))
+        pinf_pause_on(r->par, &r->pause_req); /* io_reader_stream_member's */
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
 }
 
 static int check_trailer(io_reader *r, uint32_t crc, uint64_t len);
-
-/* A member of a pipe, its header (hlen bytes) buffered: the host's decoder
- * inflates it in order (a pipe cannot be read at offsets). Returns 1, or
- * an error. */
-static int stream_begin(io_reader *r, size_t hlen)
-{
-    if (!r->sbuf && !(r->sbuf = malloc(INF_WINDOW + STREAM_ROOM)))
-        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-    source_consume(r, hlen);
-    r->sfill = r->spos = INF_WINDOW;
-    r->sbit = 0;
-    r->sended = 0;
-    r->tail_crc = (uint32_t)crc32(0, Z_NULL, 0);
-    r->tail_len = 0;
-    r->state = RD_STREAM;
-    r->n_seq--;
-    r->n_stream++;
-    return 1;
-}
 
 /* zlib goes on with the member from the input's current byte, of which
  * `bits` are already decoded, as raw deflate with the window (wlen bytes)
@@ -281,88 +266,23 @@ static int zlib_resume(io_reader *r, const uint8_t *window, size_t wlen, unsigne
     return 0;
 }
 
-/* Where the host's decoder cannot go on in a pipe's member (invalid, cut
- * or oversized data): zlib goes on from the block boundary it reached, as
- * raw deflate with the window (the last hist bytes before sbuf's data). */
-static int stream_take_over(io_reader *r, size_t hist)
-{
-    r->n_stream--;
-    return zlib_resume(r, r->sbuf + INF_WINDOW - hist, hist, r->sbit, r->tail_crc, r->tail_len,
-                       "invalid, cut or oversized data in a pipe: read on in order from the "
-                       "last good block");
-}
-
-/* Decodes the next whole blocks of a pipe's member into sbuf, after the
- * last INF_WINDOW bytes before them. Returns 0 (state RD_MEMBER when zlib
- * took over), or an error. */
-static int stream_step(io_reader *r)
-{
-    /* the stream's last bytes end sbuf's data, the window before them */
-    size_t hist = r->tail_len < INF_WINDOW ? (size_t)r->tail_len : INF_WINDOW;
-    memmove(r->sbuf + INF_WINDOW - hist, r->sbuf + r->sfill - hist, hist);
-    r->sfill = r->spos = INF_WINDOW;
-    for (;;) {
-        inf_job j = {.in = r->in_next, .in_len = r->in_avail, .bit = r->sbit,
-                     .stop_bit = UINT64_MAX, .out_limit = STREAM_STEP,
-                     .out = r->sbuf + INF_WINDOW, .out_cap = STREAM_ROOM, .history = hist};
-        int res = inf_decode_bytes(&j);
-        if (j.blocks > 0) {
-            source_consume(r, (size_t)(j.bit / 8));
-            r->sbit = (unsigned)(j.bit % 8);
-            r->sfill = INF_WINDOW + j.out_len;
-            r->tail_crc = crc_update(r->tail_crc, r->sbuf + INF_WINDOW, j.out_len);
-            r->tail_len += j.out_len;
-            r->sended = res == INF_END;
-            return 0;
-        }
-        if (res == INF_NEED_INPUT && !r->in_eof && r->in_avail < IN_BLOCK) {
-            int rc = source_fill(r, r->in_avail + (IN_BLOCK - r->in_avail) / 2 + 1);
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        return stream_take_over(r, hist);
-    }
-}
-
-/* Hands out a pipe's member decoded by stream_step; in the read that hands
- * out its last byte, checks its trailer (as zlib does in the call that
- * writes it). Returns the bytes (0 once zlib took over or the member
- * ended: state RD_MEMBER or RD_BETWEEN), or an error. */
-static ssize_t read_stream_member(io_reader *r, uint8_t *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n && r->state == RD_STREAM) {
-        if (r->spos == r->sfill && !r->sended) {
-            int rc = stream_step(r);
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        size_t k = r->sfill - r->spos < n - got ? r->sfill - r->spos : n - got;
-        memcpy(buf + got, r->sbuf + r->spos, k);
-        r->spos += k;
-        got += k;
-        if (r->spos == r->sfill && r->sended) {
-            if (r->sbit) {
-                source_consume(r, 1);
-                r->sbit = 0;
-            }
-            int rc = check_trailer(r, r->tail_crc, r->tail_len);
-            if (rc < 0)
-                return rc;
-            r->state = RD_BETWEEN;
-        }
-    }
-    return (ssize_t)got;
-}
-
 static int zip_deflate_end(io_reader *r);
 
-/* At the start of a member of a regular file or of memory, with its first
- * bytes buffered: hands it to the parallel decoder when it takes it and
- * enough follows. Returns 1 when it did, 0 when zlib inflates it, or an
- * error. */
+/* Whether at least PAR_MIN input bytes follow byte `start`: a file's size
+ * says, a pipe is read that far into the window. 1, 0, or an error. */
+static int enough_follows(io_reader *r, uint64_t start)
+{
+    if (!r->spool)
+        return (uint64_t)r->file_size >= start + PAR_MIN;
+    int rc = source_fill(r, (size_t)(start - r->raw_offset + PAR_MIN));
+    if (rc < 0)
+        return rc;
+    return r->raw_offset + r->in_avail >= start + PAR_MIN;
+}
+
+/* At the start of a member, with its first bytes buffered: hands it to the
+ * parallel decoder when it takes it and enough follows. Returns 1 when it
+ * did, 0 when zlib inflates it, or an error. */
 static int start_parallel(io_reader *r)
 {
     r->n_seq++;
@@ -373,15 +293,13 @@ static int start_parallel(io_reader *r)
     if (rc < 0)
         return rc;
     size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
-    if (r->file_size < 0 && hlen)
-        return stream_begin(r, hlen);
     uint64_t start = r->member_data = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
         return 0;
     r->seq_why = "less than 64 KiB of compressed data";
-    if ((uint64_t)r->file_size < start + PAR_MIN)
-        return 0;
+    if ((rc = enough_follows(r, start)) <= 0)
+        return rc;
     r->n_seq--;
     return parallel_begin(r, start, (uint64_t)r->file_size);
 }
@@ -567,9 +485,8 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
                 return rc;
             continue;
         }
-        if (r->state == RD_PARALLEL || r->state == RD_STREAM) {
-            ssize_t k = r->state == RD_PARALLEL ? read_parallel_member(r, buf + got, n - got)
-                                                : read_stream_member(r, buf + got, n - got);
+        if (r->state == RD_PARALLEL) {
+            ssize_t k = read_parallel_member(r, buf + got, n - got);
             if (k < 0)
                 return k;
             got += (size_t)k;
@@ -812,7 +729,7 @@ ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
     if (r->st.code)
         return r->st.code;
-    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL && r->state != RD_STREAM))
+    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL))
         return 0;
     r->stop_at_member_end = 1;
     ssize_t got = io_reader_read(r, buf, n);
@@ -945,7 +862,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st
     uint8_t scratch[1 << 16];
     ssize_t k = 0;
     while (rc >= 0 &&
-           (r->state == RD_MEMBER || r->state == RD_PARALLEL || r->state == RD_STREAM) &&
+           (r->state == RD_MEMBER || r->state == RD_PARALLEL) &&
            upto > 0 &&
            (k = io_reader_read(r, scratch, upto < sizeof scratch ? (size_t)upto : sizeof scratch)) > 0)
         upto -= (uint64_t)k;
@@ -1223,11 +1140,6 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at,
                                "of them begun on %d host threads while the GPU started: %llu; ",
                                par_cpus(), (unsigned long long)r->n_paused);
-    if (r->n_stream && at < len)
-        at += (size_t)snprintf(buf + at, len - at,
-                               "gzip members of a pipe inflated in order by the host's decoder: "
-                               "%llu; ",
-                               (unsigned long long)r->n_stream);
     if (r->n_seq && at < len)
         at += (size_t)snprintf(buf + at, len - at, "%s inflated in order: %llu (%s); ",
                                r->zip_deflate ? "deflated zip members" : "gzip members",
@@ -1299,7 +1211,7 @@ void io_reader_close(io_reader *r)
     if (r->zinit)
         inflateEnd(&r->zs);
     pinf_destroy(r->par);
-    free(r->sbuf);
+    spool_destroy(r->spool);
     free(r->pause_win);
     if (r->close_fd)
         close(r->fd);

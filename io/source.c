@@ -1,7 +1,8 @@
 /* source.c - the reader's byte source (see source.h): the window of input
  * bytes over a file descriptor or the caller's memory, its refills (a
- * regular file on several threads, pread.h), the plain pass-through path,
- * repositioning, and the check that a file did not shrink while read. */
+ * regular file on several threads, pread.h; a pipe through its spool), the
+ * plain pass-through path, repositioning, and the check that a file did not
+ * shrink while read. */
 #include "source.h"
 
 #include "status.h"
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #define MEM_WINDOW (1u << 30) /* bytes of memory handed to zlib at a time (uInt) */
-#define READ_STEP ((size_t)1 << 30) /* largest read(2) request */
 
 /* Records the first error of the handle (sticky) and returns the one in force. */
 int source_error(io_reader *r, int code, const char *fmt, ...)
@@ -24,26 +24,6 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
     int rc = io_keepv(&r->st, code, fmt, ap);
     va_end(ap);
     return rc;
-}
-
-/* Reads up to n bytes from fd, retrying on EINTR and short reads until n
- * bytes arrive or the end of the file; returns the count or -errno. */
-static ssize_t read_full(int fd, uint8_t *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        size_t want = n - got < READ_STEP ? n - got : READ_STEP;
-        ssize_t k = read(fd, buf + got, want);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
 }
 
 /* Reads up to n bytes of a regular file at the reader's offset (file_pos),
@@ -121,14 +101,10 @@ static int source_fill_upto(io_reader *r, size_t need, size_t most)
     r->in_next = r->inbuf;
     while (r->in_avail < need && !r->in_eof) {
         size_t room = source_room(r, (most > need ? most : need) - r->in_avail);
-        ssize_t k = r->file_size >= 0 ? source_pread(r, r->inbuf + r->in_avail, room) : -ENOTSUP;
-        if (k == -ENOTSUP) {
-            k = read(r->fd, r->inbuf + r->in_avail, room);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0)
-                k = -errno;
-        }
+        ssize_t k = r->spool ? spool_read(r->spool, r->inbuf + r->in_avail, room, r->file_pos)
+                             : source_pread(r, r->inbuf + r->in_avail, room);
+        if (r->spool && k > 0)
+            r->file_pos += (uint64_t)k;
         if (k < 0)
             return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
         if (k == 0) {
@@ -142,12 +118,14 @@ static int source_fill_upto(io_reader *r, size_t need, size_t most)
     return 0;
 }
 
-/* Drops n bytes of unconsumed input. */
+/* Drops n bytes of unconsumed input (a pipe's spool lets them go). */
 void source_consume(io_reader *r, size_t n)
 {
     r->in_next += n;
     r->in_avail -= n;
     r->raw_offset += n;
+    if (r->spool)
+        spool_release(r->spool, r->raw_offset);
 }
 
 /* Plain path: hands out buffered input first, then reads straight into buf. */
@@ -173,8 +151,10 @@ ssize_t source_read_plain(io_reader *r, uint8_t *buf, size_t n)
     if (r->in_eof)
         return (ssize_t)got;
     size_t want = source_room(r, n - got);
-    ssize_t k = r->file_size >= 0 ? source_pread(r, buf + got, want)
-                                  : read_full(r->fd, buf + got, want);
+    ssize_t k = r->spool ? spool_take(r->spool, buf + got, want, r->file_pos)
+                         : source_pread(r, buf + got, want);
+    if (r->spool && k > 0)
+        r->file_pos += (uint64_t)k;
     if (k < 0)
         return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
     r->raw_offset += (uint64_t)k;
@@ -199,7 +179,7 @@ int source_reposition(io_reader *r, uint64_t coff)
         r->raw_offset = coff;
         return 0;
     }
-    if (r->file_size < 0)
+    if (r->file_size < 0 && !r->spool)
         return source_error(r, IO_ERR_READ, "%s", strerror(ESPIPE));
     r->file_pos = r->src_off + coff;
     r->in_next = r->inbuf;

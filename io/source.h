@@ -10,7 +10,9 @@
  * regular file is read with pread(2) at the reader's own offset (file_pos),
  * never at the descriptor's, which every dup of it shares: a reader of the
  * same descriptor on another thread (io_gzip_member_error's) must not move
- * it. Its functions keep raw_offset (input bytes consumed) and record
+ * it. A pipe is read through a spool (spool.h) at file_pos too, so that the
+ * parallel decoder can read a member's bytes at offsets as it reads a
+ * file's, and the reader go on past the member's end afterwards. Its functions keep raw_offset (input bytes consumed) and record
  * failures in the handle's sticky error. Not for use outside these three
  * files. */
 #ifndef GPUBATCH_IO_SOURCE_H
@@ -22,6 +24,7 @@
 #include <zlib.h>
 
 #include "pinflate.h"
+#include "spool.h"
 #include <stdatomic.h>
 
 #include "reader.h"
@@ -33,7 +36,6 @@ enum rd_state {
     RD_PLAIN,   /* pass-through */
     RD_MEMBER,  /* inside a gzip member, inflated by zlib */
     RD_PARALLEL, /* inside a gzip member, inflated by the parallel decoder */
-    RD_STREAM,  /* inside a gzip member of a pipe, inflated in order by the host's decoder */
     RD_BETWEEN, /* a member just ended; look at what follows */
     RD_END,     /* no more data */
     RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
@@ -56,7 +58,8 @@ struct io_reader {
     const uint8_t *in_next; /* unconsumed input */
     size_t in_avail;
     int in_eof;      /* the fd (or memory) has no more bytes */
-    uint64_t file_pos; /* a regular file: the offset its next read starts at */
+    uint64_t file_pos; /* a regular file or a spooled pipe: the offset its next read starts at */
+    spool *spool;    /* a descriptor that cannot seek: read through it, at offsets */
     int gzip;
     int zinit;
     int garbage;
@@ -67,7 +70,6 @@ struct io_reader {
     uint64_t member_data; /* RD_PARALLEL: the file offset of its first deflate byte */
     pinf *par;           /* the parallel decoder, started by the first member it takes */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
-    uint64_t n_stream;   /* members of a pipe read in order by the host's decoder */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
     atomic_int pause_req; /* io_reader_pause: the parallel decoder pauses the first member */
     uint64_t n_paused;   /* members whose start the host decoded before a device took over */
@@ -76,14 +78,10 @@ struct io_reader {
     size_t pause_wlen;
     uint32_t pause_crc;
     uint64_t pause_len;
-    uint8_t *sbuf;       /* RD_STREAM: the window, then the decoded bytes of the last step */
-    size_t sfill, spos;  /* the end of those bytes in sbuf, and the next one to hand out */
-    unsigned sbit;       /* bits of in_next[0] already decoded */
-    int sended;          /* the final block is decoded */
     const char *seq_why; /* why the last sequential member was not read in parallel */
     int raw_tail;        /* zlib inflates raw deflate, taken over from the host's decoder */
     /* CRC-32 and length of the member's data so far, where this reader
-     * checks them rather than zlib: raw_tail, RD_STREAM, a deflated zip member */
+     * checks them rather than zlib: raw_tail, a deflated zip member */
     uint32_t tail_crc;
     uint64_t tail_len;
     int stop_at_member_end; /* read_gzip returns at the end of the member */

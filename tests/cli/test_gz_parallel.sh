@@ -3,10 +3,10 @@
 # through the parallel decoder of one stream: every writer's output (gzip
 # -1/-9, pigz with and without -i, Python's gzip, zlib's strategies, several
 # members, a deflated .npz member) gives the plain file's results; damaged
-# files (bits flipped, bytes overwritten, cut) give exactly the status and
-# message of the same bytes read in order from a pipe (block by block, zlib
-# taking over at the first block the host's decoder refuses, where the
-# parallel decoder stops at a chunk's start instead).
+# files (bits flipped, bytes overwritten, cut) give exactly zlib's verdict
+# (Python's zlib reading the same bytes in order: the status, and its reason
+# in the message), and the same status and message read from a pipe, which
+# the parallel decoder reads through its spool.
 . "$(dirname "$0")/lib.sh"
 need_python
 
@@ -50,7 +50,26 @@ for f in g1 g9 pz pzi py fixed rle huff filtered stored sync two; do
     check_eq "$f: results of the plain file" "$want_f" "$got"
     how=$("$GB" reduce -v --backend cpu --op count "$T/$f.gz" 2>&1 | grep -c 'in parallel')
     check_eq "$f: -v says it was read in parallel" 1 "$how"
+    # from a pipe, fed slowly at times: the same results, in parallel too
+    got=$({ head -c 100000 "$T/$f.gz"; sleep 0.2; tail -c +100001 "$T/$f.gz"; } |
+        "$GB" reduce -v --backend cpu --op sum,min,argmax,sumsq - 2>"$T/pipe.err" | cut -d' ' -f1-2)
+    check_eq "$f from a pipe: results of the plain file" "$want_f" "$got"
+    check_eq "$f from a pipe: -v says it was read in parallel" 1 "$(grep -c 'in parallel' "$T/pipe.err")"
 done
+# Two members of raw floats from a pipe, then bytes that are not gzip: the
+# file's results, and the file's status and message for those bytes.
+tail -c +129 "$T/f.npy" | gzip -1 >"$T/twice.gz"
+tail -c +129 "$T/f.npy" | gzip -9 >>"$T/twice.gz"
+file_twice=$("$GB" reduce --backend cpu --dtype float32 --op sum,count "$T/twice.gz" 2>&1; echo "exit $?")
+pipe_twice=$(cat "$T/twice.gz" | "$GB" reduce --backend cpu --dtype float32 --op sum,count - 2>&1; echo "exit $?")
+check_eq "two members from a pipe: the file's results" \
+    "$(echo "$file_twice" | sed "s|$T/twice.gz|NAME|")" "$(echo "$pipe_twice" | sed "s|  -$|  NAME|")"
+check_eq "two members: twice the count" "count 2000000" "$(echo "$file_twice" | grep count | cut -d' ' -f1-2)"
+printf 'trailing garbage' >>"$T/twice.gz"
+file_twice=$("$GB" reduce --backend cpu --dtype float32 --op sum "$T/twice.gz" 2>&1; echo "exit $?")
+pipe_twice=$(cat "$T/twice.gz" | "$GB" reduce --backend cpu --dtype float32 --op sum - 2>&1; echo "exit $?")
+check_eq "two members and garbage from a pipe: the file's status and message" \
+    "$(echo "$file_twice" | sed "s|$T/twice.gz|NAME|")" "$(echo "$pipe_twice" | sed "s|-:|NAME:|; s|  -$|  NAME|")"
 got=$("$GB" reduce --backend cpu --op sum,max,count "$T/gi.gz" | cut -d' ' -f1-2)
 check_eq "int32 gzip -6: results of the plain file" "$want_i" "$got"
 # taskset to one core: the decoder works alone, in order
@@ -104,21 +123,24 @@ count 314572693  $T/huge.gz" "$got"
     check_eq "one 300 MiB block: read on in order" 1 "$(grep -c 'inflated in order: 1' "$T/huge.err")"
 fi
 
-# damage SRC N: N damaged copies of SRC, each read from the file (in
-# parallel) and from a pipe (in order): the same status and message (the
-# name aside).
+# damage SRC N: N damaged copies of SRC, each read from the file and from a
+# pipe: the same status and message (the name aside), and where the damage
+# lies past the first 64 KiB (so that the .npy header decodes) and leaves
+# the data's length as it was (else the .npy layer says so first), zlib's
+# verdict on them.
 damage() {
     src=$1
     n=$2
     size=$(wc -c <"$src")
     i=0
     while [ $i -lt "$n" ]; do
-        "$PY" - "$src" "$T/bad.gz" "$i" <<'PYEOF'
-import random, sys
+        verdict=$("$PY" - "$src" "$T/bad.gz" "$i" <<'PYEOF'
+import random, sys, zlib
 src, dst, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 b = bytearray(open(src, "rb").read())
 r = random.Random(seed)
 how = seed % 4
+at = len(b) - 8
 if how == 0:                       # one bit flipped past the header
     at = r.randrange(20, len(b) - 8)
     b[at] ^= 1 << r.randrange(8)
@@ -127,24 +149,52 @@ elif how == 1:                     # a run of bytes overwritten
     for k in range(r.randrange(1, 40)):
         b[at + k] = r.randrange(256)
 elif how == 2:                     # cut
-    b = b[:r.randrange(20, len(b) - 1)]
+    at = r.randrange(20, len(b) - 1)
+    b = b[:at]
 else:                              # trailer: CRC or length
     b[len(b) - 1 - r.randrange(8)] ^= 0x10
 open(dst, "wb").write(bytes(b))
+raw = zlib.decompressobj(-15)  # the data itself, unchecked: its length
+body = 10 if not b[3] & 8 else b.index(0, 10) + 1  # past the name gzip stores
+try:
+    size = len(raw.decompress(bytes(b[body:])))
+except zlib.error:
+    size = None
+want = len(zlib.decompress(open(src, "rb").read(), 31))
+# a wrong length is the .npy layer's error, told before the trailer's
+if at >= 65536 and not (raw.eof and size != want):
+    d = zlib.decompressobj(31)
+    try:
+        d.decompress(bytes(b))
+        print("ok" if d.eof else "unexpected end of compressed data")
+    except zlib.error as e:
+        print(str(e).split(": ", 1)[1])
 PYEOF
+)
         file_out=$({ "$GB" reduce --backend cpu --op sum "$T/bad.gz" 2>&1; echo "exit $?"; } |
             sed "s|$T/bad.gz|NAME|g")
         pipe_out=$({ cat "$T/bad.gz" | "$GB" reduce --backend cpu --op sum - 2>&1; echo "exit $?"; } |
             sed "s|^gpubatch: error: -:|gpubatch: error: NAME:|; s|  -$|  NAME|")
-        check_eq "$(basename "$src") damage $i ($size bytes)" "$pipe_out" "$file_out"
+        check_eq "$(basename "$src") damage $i ($size bytes): file and pipe" "$pipe_out" "$file_out"
+        case "$verdict" in
+        "") ;;
+        ok) check_eq "$(basename "$src") damage $i: zlib takes it" "exit 0" \
+                "$(echo "$file_out" | tail -1)" ;;
+        *) check_eq "$(basename "$src") damage $i: zlib's verdict" \
+               "gpubatch: error: NAME: gzip member at byte 0: $verdict
+exit 1" "$file_out" ;;
+        esac
+        [ -n "$verdict" ] && judged=$((judged + 1))
         case "$file_out" in *"exit 1") refused=$((refused + 1)) ;; esac
         i=$((i + 1))
     done
 }
 refused=0
+judged=0
 damage "$T/g1.gz" "$(pick 40 8)"
 damage "$T/g9.gz" "$(pick 20 4)"
 damage "$T/fixed.gz" "$(pick 12 4)"
 # most damage is refused (a flipped bit can still decode, and then the CRC-32 refuses it)
 check_eq "damaged files refused" 1 "$([ "$refused" -ge "$(pick 60 12)" ] && echo 1 || echo "$refused")"
+check_eq "damaged files judged by zlib" 1 "$([ "$judged" -ge "$(pick 40 8)" ] && echo 1 || echo "$judged")"
 summary

@@ -3,17 +3,23 @@
  * every zlib level and strategy, window size, flush pattern and kind of
  * data, decoded whole, block by block with stops, speculatively with
  * markers, and in parallel with chunks down to a few KiB on 1 to 4
- * threads; then damaged streams, where both must hand out exactly the bytes
+ * threads, from memory and from a pipe fed in pieces of every size; then
+ * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; and a
  * false start that ends in a final block, passed over. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "io/inflate.h"
 #include "io/pinflate.h"
+#include "io/spool.h"
 #include "ptx/inflate_stream.h"
 #include "tests/zlib_raw.h"
 #include "check.h"
@@ -115,13 +121,55 @@ static int host_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
     return r;
 }
 
-/* Decodes in parallel (chunk bytes per chunk, `threads` threads). Returns
- * 0 after the final block, 1 when it stopped early (the stop point in
- * *stop_bit), -1 on a failure of its own; the bytes handed out in out. */
-static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
-                       size_t *out_len, uint64_t *end_or_stop, uint32_t *crc)
+/* A pipe fed by a thread: the bytes go in pieces of every size. */
+typedef struct {
+    int fd[2];
+    const uint8_t *data;
+    size_t len;
+    uint64_t seed;
+    pthread_t thread;
+} feeder;
+
+/* Writes the feeder's bytes into the pipe in random pieces, sometimes
+ * pausing, then closes it; stops where the reading end went away. */
+static void *feed(void *arg)
 {
-    pinf_begin(p, -1, in, len, 0);
+    feeder *f = arg;
+    uint64_t x = f->seed;
+    for (size_t at = 0; at < f->len;) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t piece = 1 + x % (x & 1 ? 300 : 200000);
+        if (piece > f->len - at)
+            piece = f->len - at;
+        ssize_t k = write(f->fd[1], f->data + at, piece);
+        if (k <= 0)
+            break;
+        at += (size_t)k;
+        if (x % 64 == 0)
+            usleep(200);
+    }
+    close(f->fd[1]);
+    return NULL;
+}
+
+/* Decodes in parallel (chunk bytes per chunk, `threads` threads), from
+ * memory or (pipe) through a pipe's spool. Returns 0 after the final block,
+ * 1 when it stopped early (the stop point in *stop_bit), -1 on a failure of
+ * its own; the bytes handed out in out. */
+static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
+                       size_t *out_len, uint64_t *end_or_stop, uint32_t *crc, int pipe)
+{
+    feeder f = {.data = in, .len = len, .seed = rnd() | 1};
+    spool *sp = NULL;
+    if (!pipe) {
+        pinf_begin(p, -1, in, len, 0);
+    } else if (pipe2(f.fd, O_CLOEXEC) < 0 || spool_create(&sp, f.fd[0]) < 0 ||
+               pthread_create(&f.thread, NULL, feed, &f) != 0) {
+        fprintf(stderr, "cannot set up a pipe\n");
+        exit(1);
+    } else {
+        pinf_begin_spool(p, sp, 0);
+    }
     size_t got = 0;
     int rc = -1;
     for (;;) {
@@ -156,6 +204,11 @@ static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, siz
         break;
     }
     pinf_end(p);
+    if (pipe) { /* the feeder stops at the closed end, if it has not finished */
+        close(f.fd[0]);
+        pthread_join(f.thread, NULL);
+        spool_destroy(sp);
+    }
     *out_len = got;
     return rc;
 }
@@ -208,11 +261,12 @@ static void test_round_trips(void)
                 pinf *p = par[rnd() % 4];
                 memset(out, 0xa5, cap);
                 uint32_t crc;
-                r = par_inflate(p, c, clen + 8, out, cap, &got, &end, &crc);
+                int pipe = variant & 1;
+                r = par_inflate(p, c, clen + 8, out, cap, &got, &end, &crc, pipe);
                 CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && end == clen &&
                            crc == (uint32_t)crc32(0, data, (uInt)n),
-                       "parallel: n %zu kind %d level %d strategy %d flush %zu: r %d got %zu", n,
-                       kind, level, strategy, flush, r, got);
+                       "parallel%s: n %zu kind %d level %d strategy %d flush %zu: r %d got %zu",
+                       pipe ? " from a pipe" : "", n, kind, level, strategy, flush, r, got);
                 cases++;
                 free(out);
                 free(c);
@@ -334,7 +388,8 @@ static void test_damage(void)
         uint32_t crc;
         int zok = zlib_raw_inflate(c, clen, zout, cap, &zgot);
         int hr = host_inflate(c, clen, hout, cap, &hgot, 0, &end);
-        int pr = par_inflate(round & 1 ? p3 : p1, c, clen, pout, cap, &pgot, &end, &crc);
+        int pr = par_inflate(round & 1 ? p3 : p1, c, clen, pout, cap, &pgot, &end, &crc,
+                             round % 3 == 2);
         int ok;
         if (zok)
             ok = hr == INF_END && hgot == zgot && memcmp(hout, zout, zgot) == 0 && pr == 0 &&
@@ -396,7 +451,7 @@ static void test_false_final(void)
         size_t got;
         uint64_t end, chunks, redone;
         uint32_t crc;
-        int r = par_inflate(p, c, clen + 8, out, n + 1024, &got, &end, &crc);
+        int r = par_inflate(p, c, clen + 8, out, n + 1024, &got, &end, &crc, 0);
         pinf_counts(p, &chunks, &redone);
         CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && redone == 0,
                "chunks of %llu bytes: r %d, %zu bytes, %llu of %llu chunks decoded again",
@@ -412,6 +467,7 @@ static void test_false_final(void)
 
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN); /* a feeder whose reader stopped early */
     RUN(test_round_trips);
     RUN(test_markers);
     RUN(test_finder);

@@ -1,0 +1,219 @@
+/* spool.c - a pipe read at offsets (see spool.h).
+ *
+ * The bytes held are buf[0 .. end - base), offsets base .. end. One thread
+ * at a time reads (reading set): it makes room first, with the lock held,
+ * then reads into the room past end with the lock dropped, so that other
+ * threads copy what is held meanwhile; only the reading thread moves or
+ * grows the buffer, and only while nobody copies (they copy under the
+ * lock). Released bytes are dropped when room is made and they are at least
+ * half of what is held, so each byte is moved at most about once. */
+#include "spool.h"
+
+#include "status.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_ROOM ((size_t)1 << 20) /* room made past the held bytes for one read(2) */
+
+struct spool {
+    pthread_mutex_t lock;
+    pthread_cond_t more; /* a read(2) ended */
+    int fd;
+    uint8_t *buf;
+    size_t cap;
+    uint64_t base;  /* offset of buf[0] */
+    uint64_t end;   /* offset past the last byte read */
+    uint64_t keep;  /* bytes before this offset may be dropped */
+    int reading;    /* a thread is in read(2), into buf past end */
+    int eof;        /* the descriptor's end was read */
+    int err;        /* errno of a failed read, or 0 */
+};
+
+/* A spool over fd (see spool.h). */
+int spool_create(spool **out, int fd)
+{
+    spool *s = calloc(1, sizeof *s);
+    *out = s;
+    if (!s)
+        return IO_ERR_NOMEM;
+    s->fd = fd;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->more, NULL);
+    return 0;
+}
+
+/* Frees the spool (see spool.h). */
+void spool_destroy(spool *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->more);
+    free(s->buf);
+    free(s);
+}
+
+/* Makes READ_ROOM bytes of room past the held bytes (lock held, nobody
+ * reading): drops the released bytes where they are half of those held,
+ * else grows the buffer. 0, or -ENOMEM. */
+static int make_room(spool *s)
+{
+    size_t held = (size_t)(s->end - s->base);
+    if (s->cap - held >= READ_ROOM)
+        return 0;
+    uint64_t keep = s->keep < s->end ? s->keep : s->end;
+    size_t drop = keep > s->base ? (size_t)(keep - s->base) : 0;
+    if (drop && drop >= held / 2) {
+        memmove(s->buf, s->buf + drop, held - drop);
+        s->base += drop;
+        held -= drop;
+        if (s->cap - held >= READ_ROOM)
+            return 0;
+    }
+    size_t cap = s->cap ? s->cap * 2 : 4 * READ_ROOM;
+    while (cap - held < READ_ROOM)
+        cap *= 2;
+    uint8_t *b = realloc(s->buf, cap);
+    if (!b)
+        return -ENOMEM;
+    s->buf = b;
+    s->cap = cap;
+    return 0;
+}
+
+/* One read(2) into dst (lock held on entry and on return, dropped during
+ * the read, reading set meanwhile): the count, 0 at the end, or -errno. */
+static ssize_t read_unlocked(spool *s, void *dst, size_t n)
+{
+    s->reading = 1;
+    pthread_mutex_unlock(&s->lock);
+    ssize_t k;
+    do
+        k = read(s->fd, dst, n);
+    while (k < 0 && errno == EINTR);
+    int e = errno;
+    pthread_mutex_lock(&s->lock);
+    s->reading = 0;
+    pthread_cond_broadcast(&s->more);
+    return k < 0 ? -e : k;
+}
+
+/* Notes a read's outcome k (read_unlocked) past the held bytes. */
+static void note_read(spool *s, ssize_t k)
+{
+    if (k > 0)
+        s->end += (uint64_t)k;
+    else if (k == 0)
+        s->eof = 1;
+    else
+        s->err = (int)-k;
+}
+
+/* Reads until bytes up to offset `want` are held, or the descriptor ends
+ * or fails (lock held); another thread's read is waited for instead. */
+static void wait_for(spool *s, uint64_t want)
+{
+    while (s->end < want && !s->eof && !s->err) {
+        if (s->reading) {
+            pthread_cond_wait(&s->more, &s->lock);
+            continue;
+        }
+        int rc = make_room(s);
+        if (rc < 0) {
+            s->err = -rc;
+            break;
+        }
+        size_t held = (size_t)(s->end - s->base);
+        note_read(s, read_unlocked(s, s->buf + held, s->cap - held));
+    }
+}
+
+/* Copies held bytes [off, off + n) after waiting for the first `least`
+ * of them (lock held). */
+static ssize_t copy_out(spool *s, void *buf, size_t n, size_t least, uint64_t off)
+{
+    wait_for(s, off + least);
+    if (off < s->base)
+        return -EINVAL;
+    if (off + n > s->end && s->err)
+        return -s->err;
+    size_t k = off >= s->end ? 0 : s->end - off < n ? (size_t)(s->end - off) : n;
+    memcpy(buf, s->buf + (off - s->base), k);
+    return (ssize_t)k;
+}
+
+/* Copies bytes [off, off + n) (see spool.h). */
+ssize_t spool_pread(spool *s, void *buf, size_t n, uint64_t off)
+{
+    pthread_mutex_lock(&s->lock);
+    ssize_t k = copy_out(s, buf, n, n, off);
+    pthread_mutex_unlock(&s->lock);
+    return k;
+}
+
+/* Copies what is held or comes next (see spool.h). */
+ssize_t spool_read(spool *s, void *buf, size_t n, uint64_t off)
+{
+    pthread_mutex_lock(&s->lock);
+    ssize_t k = copy_out(s, buf, n, n ? 1 : 0, off);
+    pthread_mutex_unlock(&s->lock);
+    return k;
+}
+
+/* Hands out bytes nobody will ask for again (see spool.h). */
+ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off)
+{
+    pthread_mutex_lock(&s->lock);
+    ssize_t got;
+    if (off == s->end && s->keep >= off && !s->reading) {
+        /* nothing held is wanted: straight from the descriptor */
+        got = 0;
+        while ((size_t)got < n && !s->eof && !s->err) {
+            ssize_t k = read_unlocked(s, (uint8_t *)buf + got, n - (size_t)got);
+            note_read(s, k);
+            if (k > 0)
+                got += k;
+        }
+        s->base = s->keep = s->end;
+        if ((size_t)got < n && s->err)
+            got = -s->err;
+    } else {
+        got = copy_out(s, buf, n, n, off);
+        if (got > 0 && off + (uint64_t)got > s->keep)
+            s->keep = off + (uint64_t)got;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return got;
+}
+
+/* Releases the bytes before off (see spool.h). */
+void spool_release(spool *s, uint64_t off)
+{
+    pthread_mutex_lock(&s->lock);
+    if (off > s->keep)
+        s->keep = off;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The descriptor's size, once known (see spool.h). */
+uint64_t spool_size(spool *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t size = s->eof ? s->end : SPOOL_UNKNOWN;
+    pthread_mutex_unlock(&s->lock);
+    return size;
+}
+
+/* Whether the descriptor has a byte at off (see spool.h). */
+int spool_has(spool *s, uint64_t off)
+{
+    pthread_mutex_lock(&s->lock);
+    wait_for(s, off + 1);
+    int has = s->end > off;
+    pthread_mutex_unlock(&s->lock);
+    return has;
+}
