@@ -1,34 +1,40 @@
 /* spool.c - a pipe read at offsets (see spool.h).
  *
  * The bytes held are buf[0 .. end - base), offsets base .. end. One thread
- * at a time reads (reading set): it makes room first, with the lock held,
- * then reads into the room past end with the lock dropped, so that other
- * threads copy what is held meanwhile; only the reading thread moves or
- * grows the buffer, and only while nobody copies (they copy under the
- * lock). Released bytes are dropped when room is made and they are at least
- * half of what is held, so each byte is moved at most about once. */
+ * at a time reads (reading set): it makes room first, then reads into the
+ * room past end with the lock dropped. Other threads copy held bytes out
+ * with the lock dropped too (counted in copying), so neither a read nor a
+ * long copy holds up the others; only the reading thread moves or grows the
+ * buffer, after the copies under way have ended, and no copy starts while
+ * it does (moving). Released bytes are dropped when room is made and they
+ * are at least half of what is held, so each byte is moved at most about
+ * once. */
 #include "spool.h"
 
 #include "status.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define READ_ROOM ((size_t)1 << 20) /* room made past the held bytes for one read(2) */
+#define PIPE_BYTES (1 << 20)        /* the pipe's buffer asked for */
 
 struct spool {
     pthread_mutex_t lock;
-    pthread_cond_t more; /* a read(2) ended */
+    pthread_cond_t more; /* a read(2), a copy or a move ended */
     int fd;
     uint8_t *buf;
     size_t cap;
     uint64_t base;  /* offset of buf[0] */
     uint64_t end;   /* offset past the last byte read */
     uint64_t keep;  /* bytes before this offset may be dropped */
-    int reading;    /* a thread is in read(2), into buf past end */
+    int reading;    /* a thread reads (or makes room to), into buf past end */
+    int copying;    /* copies out of buf under way, with the lock dropped */
+    int moving;     /* the reading thread waits to move or grow buf: no copy starts */
     int eof;        /* the descriptor's end was read */
     int err;        /* errno of a failed read, or 0 */
 };
@@ -41,6 +47,10 @@ int spool_create(spool **out, int fd)
     if (!s)
         return IO_ERR_NOMEM;
     s->fd = fd;
+    /* a pipe of 1 MiB rather than 64 KiB: fewer, larger reads here and
+       writes at the other end (refused, harmlessly, by what is not a pipe
+       and above the system's limit for pipes) */
+    fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->more, NULL);
     return 0;
@@ -57,14 +67,19 @@ void spool_destroy(spool *s)
     free(s);
 }
 
-/* Makes READ_ROOM bytes of room past the held bytes (lock held, nobody
- * reading): drops the released bytes where they are half of those held,
- * else grows the buffer. 0, or -ENOMEM. */
+/* Makes READ_ROOM bytes of room past the held bytes (lock held, by the
+ * reading thread): drops the released bytes where they are half of those
+ * held, else grows the buffer, once no copy is under way. 0, or -ENOMEM. */
 static int make_room(spool *s)
 {
-    size_t held = (size_t)(s->end - s->base);
-    if (s->cap - held >= READ_ROOM)
+    if (s->cap - (size_t)(s->end - s->base) >= READ_ROOM)
         return 0;
+    s->moving = 1;
+    while (s->copying)
+        pthread_cond_wait(&s->more, &s->lock);
+    s->moving = 0;
+    pthread_cond_broadcast(&s->more);
+    size_t held = (size_t)(s->end - s->base);
     uint64_t keep = s->keep < s->end ? s->keep : s->end;
     size_t drop = keep > s->base ? (size_t)(keep - s->base) : 0;
     if (drop && drop >= held / 2) {
@@ -85,11 +100,10 @@ static int make_room(spool *s)
     return 0;
 }
 
-/* One read(2) into dst (lock held on entry and on return, dropped during
- * the read, reading set meanwhile): the count, 0 at the end, or -errno. */
+/* One read(2) into dst by the reading thread (lock held on entry and on
+ * return, dropped during the read): the count, 0 at the end, or -errno. */
 static ssize_t read_unlocked(spool *s, void *dst, size_t n)
 {
-    s->reading = 1;
     pthread_mutex_unlock(&s->lock);
     ssize_t k;
     do
@@ -97,9 +111,14 @@ static ssize_t read_unlocked(spool *s, void *dst, size_t n)
     while (k < 0 && errno == EINTR);
     int e = errno;
     pthread_mutex_lock(&s->lock);
+    return k < 0 ? -e : k;
+}
+
+/* The reading thread is done (lock held): another may read. */
+static void reading_done(spool *s)
+{
     s->reading = 0;
     pthread_cond_broadcast(&s->more);
-    return k < 0 ? -e : k;
 }
 
 /* Notes a read's outcome k (read_unlocked) past the held bytes. */
@@ -122,13 +141,11 @@ static void wait_for(spool *s, uint64_t want)
             pthread_cond_wait(&s->more, &s->lock);
             continue;
         }
+        s->reading = 1; /* this thread reads: others wait, even while it makes room */
         int rc = make_room(s);
-        if (rc < 0) {
-            s->err = -rc;
-            break;
-        }
         size_t held = (size_t)(s->end - s->base);
-        note_read(s, read_unlocked(s, s->buf + held, s->cap - held));
+        note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held));
+        reading_done(s);
     }
 }
 
@@ -137,12 +154,20 @@ static void wait_for(spool *s, uint64_t want)
 static ssize_t copy_out(spool *s, void *buf, size_t n, size_t least, uint64_t off)
 {
     wait_for(s, off + least);
+    while (s->moving)
+        pthread_cond_wait(&s->more, &s->lock);
     if (off < s->base)
         return -EINVAL;
     if (off + n > s->end && s->err)
         return -s->err;
     size_t k = off >= s->end ? 0 : s->end - off < n ? (size_t)(s->end - off) : n;
-    memcpy(buf, s->buf + (off - s->base), k);
+    const uint8_t *src = s->buf + (off - s->base);
+    s->copying++;
+    pthread_mutex_unlock(&s->lock);
+    memcpy(buf, src, k);
+    pthread_mutex_lock(&s->lock);
+    if (--s->copying == 0 && s->moving)
+        pthread_cond_broadcast(&s->more);
     return (ssize_t)k;
 }
 
@@ -169,9 +194,10 @@ ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off)
 {
     pthread_mutex_lock(&s->lock);
     ssize_t got;
-    if (off == s->end && s->keep >= off && !s->reading) {
+    if (off == s->end && s->keep >= off && !s->reading && !s->copying) {
         /* nothing held is wanted: straight from the descriptor */
         got = 0;
+        s->reading = 1;
         while ((size_t)got < n && !s->eof && !s->err) {
             ssize_t k = read_unlocked(s, (uint8_t *)buf + got, n - (size_t)got);
             note_read(s, k);
@@ -179,6 +205,7 @@ ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off)
                 got += k;
         }
         s->base = s->keep = s->end;
+        reading_done(s);
         if ((size_t)got < n && s->err)
             got = -s->err;
     } else {
