@@ -6,21 +6,17 @@
  * size (tens of bytes up to a few KiB, so that every input crosses many
  * chunk boundaries) and the host decoder's stop step, whose low bit also
  * has the parallel decoder read the stream through a pipe's spool, written
- * in small pieces; the rest is a raw deflate stream. Where zlib decodes the stream to its end, both must give
+ * in pieces of every size; the rest is a raw deflate stream. Where zlib decodes the stream to its end, both must give
  * its bytes; where zlib refuses it, both must refuse it and hand out only a
  * prefix of what zlib gave before its error. */
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "io/inflate.h"
 #include "io/pinflate.h"
-#include "io/spool.h"
+#include "tests/pipe_feeder.h"
 #include "tests/zlib_raw.h"
 
 #define CAP ((size_t)1 << 20) /* output beyond this is not compared */
@@ -32,55 +28,25 @@ static void require(int cond)
         abort();
 }
 
-/* A pipe written by a thread in pieces of `piece` bytes. */
-typedef struct {
-    int fd[2];
-    const uint8_t *data;
-    size_t len, piece;
-    pthread_t thread;
-} feeder;
-
-/* Writes the feeder's bytes, then closes the pipe; stops where the reading
- * end went away. */
-static void *feed(void *arg)
-{
-    feeder *f = arg;
-    for (size_t at = 0; at < f->len;) {
-        ssize_t k = write(f->fd[1], f->data + at, f->len - at < f->piece ? f->len - at : f->piece);
-        if (k <= 0)
-            break;
-        at += (size_t)k;
-    }
-    close(f->fd[1]);
-    return NULL;
-}
-
 /* The parallel decoder's bytes, from memory or through a pipe: 1 at the
  * stream's end, 0 when it stopped. */
 static int parallel_decode(pinf *p, const uint8_t *in, size_t len, int pipe, uint8_t *out,
                            size_t *got)
 {
-    feeder f = {.data = in, .len = len, .piece = 1 + len / 7};
+    pipe_feeder f;
     spool *sp = NULL;
-    if (pipe) {
-        signal(SIGPIPE, SIG_IGN); /* a feeder whose reader stopped early */
-        require(pipe2(f.fd, O_CLOEXEC) == 0 && spool_create(&sp, f.fd[0]) == 0 &&
-                pthread_create(&f.thread, NULL, feed, &f) == 0);
-        pinf_begin_spool(p, sp, 0);
-    } else {
+    if (pipe)
+        pinf_begin_spool(p, sp = pipe_feeder_start(&f, in, len, 1 + len / 4, len), 0);
+    else
         pinf_begin(p, -1, in, len, 0);
-    }
     size_t n = 0;
     ssize_t k;
     while (n < CAP && (k = pinf_read(p, out + n, CAP - n > 7777 ? 7777 : CAP - n)) > 0)
         n += (size_t)k;
     require(n == CAP || k == 0 || k == PINF_STOPPED);
     pinf_end(p);
-    if (pipe) {
-        close(f.fd[0]);
-        pthread_join(f.thread, NULL);
-        spool_destroy(sp);
-    }
+    if (pipe)
+        pipe_feeder_end(&f, sp);
     *got = n;
     return n < CAP && k == 0;
 }

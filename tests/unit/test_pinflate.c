@@ -7,20 +7,16 @@
  * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; and a
  * false start that ends in a final block, passed over. */
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "io/inflate.h"
 #include "io/pinflate.h"
-#include "io/spool.h"
 #include "ptx/inflate_stream.h"
+#include "tests/pipe_feeder.h"
 #include "tests/zlib_raw.h"
 #include "check.h"
 #define RND_SEED 0x2545f4914f6cdd1dull
@@ -121,37 +117,6 @@ static int host_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
     return r;
 }
 
-/* A pipe fed by a thread: the bytes go in pieces of every size. */
-typedef struct {
-    int fd[2];
-    const uint8_t *data;
-    size_t len;
-    uint64_t seed;
-    pthread_t thread;
-} feeder;
-
-/* Writes the feeder's bytes into the pipe in random pieces, sometimes
- * pausing, then closes it; stops where the reading end went away. */
-static void *feed(void *arg)
-{
-    feeder *f = arg;
-    uint64_t x = f->seed;
-    for (size_t at = 0; at < f->len;) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        size_t piece = 1 + x % (x & 1 ? 300 : 200000);
-        if (piece > f->len - at)
-            piece = f->len - at;
-        ssize_t k = write(f->fd[1], f->data + at, piece);
-        if (k <= 0)
-            break;
-        at += (size_t)k;
-        if (x % 64 == 0)
-            usleep(200);
-    }
-    close(f->fd[1]);
-    return NULL;
-}
-
 /* Decodes in parallel (chunk bytes per chunk, `threads` threads), from
  * memory or (pipe) through a pipe's spool. Returns 0 after the final block,
  * 1 when it stopped early (the stop point in *stop_bit), -1 on a failure of
@@ -159,17 +124,12 @@ static void *feed(void *arg)
 static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
                        size_t *out_len, uint64_t *end_or_stop, uint32_t *crc, int pipe)
 {
-    feeder f = {.data = in, .len = len, .seed = rnd() | 1};
+    pipe_feeder f;
     spool *sp = NULL;
-    if (!pipe) {
+    if (pipe)
+        pinf_begin_spool(p, sp = pipe_feeder_start(&f, in, len, 200000, rnd()), 0);
+    else
         pinf_begin(p, -1, in, len, 0);
-    } else if (pipe2(f.fd, O_CLOEXEC) < 0 || spool_create(&sp, f.fd[0]) < 0 ||
-               pthread_create(&f.thread, NULL, feed, &f) != 0) {
-        fprintf(stderr, "cannot set up a pipe\n");
-        exit(1);
-    } else {
-        pinf_begin_spool(p, sp, 0);
-    }
     size_t got = 0;
     int rc = -1;
     for (;;) {
@@ -204,11 +164,8 @@ static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, siz
         break;
     }
     pinf_end(p);
-    if (pipe) { /* the feeder stops at the closed end, if it has not finished */
-        close(f.fd[0]);
-        pthread_join(f.thread, NULL);
-        spool_destroy(sp);
-    }
+    if (pipe) /* the feeder stops at the closed end, if it has not finished */
+        pipe_feeder_end(&f, sp);
     *out_len = got;
     return rc;
 }
@@ -467,7 +424,6 @@ static void test_false_final(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN); /* a feeder whose reader stopped early */
     RUN(test_round_trips);
     RUN(test_markers);
     RUN(test_finder);

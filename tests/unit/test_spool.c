@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,60 +16,9 @@
 
 #include "check.h"
 #include "io/spool.h"
+#include "tests/pipe_feeder.h"
 #define RND_SEED 0x9e3779b97f4a7c15ull
 #include "rnd.h"
-
-/* A pipe fed by a thread with data's bytes, in random pieces. */
-typedef struct {
-    int fd[2];
-    const uint8_t *data;
-    size_t len;
-    uint64_t seed;
-    pthread_t thread;
-} feeder;
-
-/* Writes the bytes in pieces of 1 byte to 256 KiB, sometimes pausing, then
- * closes the pipe; stops where the reading end went away. */
-static void *feed(void *arg)
-{
-    feeder *f = arg;
-    uint64_t x = f->seed;
-    for (size_t at = 0; at < f->len;) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        size_t piece = 1 + x % (x & 1 ? 100 : 256 << 10);
-        if (piece > f->len - at)
-            piece = f->len - at;
-        ssize_t k = write(f->fd[1], f->data + at, piece);
-        if (k <= 0)
-            break;
-        at += (size_t)k;
-        if (x % 32 == 0)
-            usleep(100);
-    }
-    close(f->fd[1]);
-    return NULL;
-}
-
-/* Starts a feeder of data[0..len) and a spool over its pipe. */
-static spool *feed_start(feeder *f, const uint8_t *data, size_t len)
-{
-    *f = (feeder){.data = data, .len = len, .seed = rnd() | 1};
-    spool *s = NULL;
-    if (pipe2(f->fd, O_CLOEXEC) < 0 || spool_create(&s, f->fd[0]) < 0 ||
-        pthread_create(&f->thread, NULL, feed, f) != 0) {
-        fprintf(stderr, "cannot set up a pipe\n");
-        exit(1);
-    }
-    return s;
-}
-
-/* Closes the reading end, waits for the feeder and frees the spool. */
-static void feed_end(feeder *f, spool *s)
-{
-    close(f->fd[0]);
-    pthread_join(f->thread, NULL);
-    spool_destroy(s);
-}
 
 /* Shared by the reading threads of test_threads. */
 typedef struct {
@@ -128,8 +76,9 @@ static void test_threads(void)
         uint8_t *data = malloc(len + 1);
         for (size_t i = 0; i < len; i++)
             data[i] = (uint8_t)(rnd() >> 32);
-        feeder f;
-        readers r = {.s = feed_start(&f, data, len), .data = data, .len = len, .seed = rnd()};
+        pipe_feeder f;
+        readers r = {.s = pipe_feeder_start(&f, data, len, 256 << 10, rnd()), .data = data,
+                     .len = len, .seed = rnd()};
         pthread_rwlock_init(&r.lock, NULL);
         pthread_t t[4];
         for (int i = 0; i < 4; i++)
@@ -142,7 +91,7 @@ static void test_threads(void)
         CHECK(spool_has(r.s, len) == 0);
         CHECK(len == 0 || spool_has(r.s, len - 1) == 1);
         CHECK(spool_size(r.s) == len);
-        feed_end(&f, r.s);
+        pipe_feeder_end(&f, r.s);
         pthread_rwlock_destroy(&r.lock);
         free(data);
     }
@@ -155,8 +104,8 @@ static void test_end(void)
     uint8_t *data = malloc(len), *buf = malloc(len + 100);
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 40);
-    feeder f;
-    spool *s = feed_start(&f, data, len);
+    pipe_feeder f;
+    spool *s = pipe_feeder_start(&f, data, len, 256 << 10, rnd());
     CHECK(spool_size(s) == SPOOL_UNKNOWN || spool_size(s) == len);
     CHECK(spool_pread(s, buf, 100, len - 40) == 40 && memcmp(buf, data + len - 40, 40) == 0);
     CHECK(spool_size(s) == len);
@@ -164,7 +113,7 @@ static void test_end(void)
     CHECK(spool_read(s, buf, 100, len) == 0);
     /* everything is still held: nothing was released */
     CHECK(spool_pread(s, buf, len, 0) == (ssize_t)len && memcmp(buf, data, len) == 0);
-    feed_end(&f, s);
+    pipe_feeder_end(&f, s);
     free(data);
     free(buf);
 }
@@ -176,8 +125,8 @@ static void test_released(void)
     uint8_t *data = malloc(len), *buf = malloc(1 << 20);
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 24);
-    feeder f;
-    spool *s = feed_start(&f, data, len);
+    pipe_feeder f;
+    spool *s = pipe_feeder_start(&f, data, len, 256 << 10, rnd());
     int ok = 1;
     for (uint64_t off = 0; off + (1 << 20) <= len; off += 1 << 20) {
         ok &= spool_pread(s, buf, 1 << 20, off) == 1 << 20 && !memcmp(buf, data + off, 1 << 20);
@@ -186,7 +135,7 @@ static void test_released(void)
     CHECK(ok);
     CHECK(spool_pread(s, buf, 16, 0) == -EINVAL);
     CHECK(spool_pread(s, buf, 16, len - 16) == 16 && !memcmp(buf, data + len - 16, 16));
-    feed_end(&f, s);
+    pipe_feeder_end(&f, s);
     free(data);
     free(buf);
 }
@@ -199,8 +148,8 @@ static void test_take(void)
     uint8_t *data = malloc(len), *buf = malloc(len), *peek = malloc(1 << 16);
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 16);
-    feeder f;
-    spool *s = feed_start(&f, data, len);
+    pipe_feeder f;
+    spool *s = pipe_feeder_start(&f, data, len, 256 << 10, rnd());
     size_t at = 0;
     int ok = 1;
     while (at < len) {
@@ -219,7 +168,7 @@ static void test_take(void)
     }
     CHECK(ok && at == len && memcmp(buf, data, len) == 0);
     CHECK(spool_take(s, buf, 10, len) == 0);
-    feed_end(&f, s);
+    pipe_feeder_end(&f, s);
     free(data);
     free(buf);
     free(peek);
@@ -243,7 +192,6 @@ static void test_read_error(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN); /* a feeder whose reader has gone */
     RUN(test_threads);
     RUN(test_end);
     RUN(test_released);

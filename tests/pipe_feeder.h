@@ -1,0 +1,73 @@
+/* pipe_feeder.h - a pipe that a thread fills with given bytes, in pieces of
+ * every size from one byte up (sometimes pausing), for the tests of what
+ * reads a pipe through a spool. Header only, for tests/unit/test_spool.c,
+ * tests/unit/test_pinflate.c and tests/fuzz/fuzz_pinflate.c. */
+#ifndef GPUBATCH_TESTS_PIPE_FEEDER_H
+#define GPUBATCH_TESTS_PIPE_FEEDER_H
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "io/spool.h"
+
+typedef struct {
+    int fd[2];
+    const uint8_t *data;
+    size_t len;
+    size_t most;   /* the largest piece */
+    uint64_t seed; /* the pieces' sizes and pauses */
+    pthread_t thread;
+} pipe_feeder;
+
+/* Writes the bytes in random pieces, then closes the writing end; stops
+ * where the reading end went away. */
+static void *pipe_feed(void *arg)
+{
+    pipe_feeder *f = arg;
+    uint64_t x = f->seed | 1;
+    for (size_t at = 0; at < f->len;) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t piece = 1 + x % (x & 1 ? 100 : f->most);
+        if (piece > f->len - at)
+            piece = f->len - at;
+        ssize_t k = write(f->fd[1], f->data + at, piece);
+        if (k <= 0)
+            break;
+        at += (size_t)k;
+        if (x % 64 == 0)
+            usleep(100);
+    }
+    close(f->fd[1]);
+    return NULL;
+}
+
+/* Starts a feeder of data[0..len) (pieces of up to `most` bytes) and
+ * returns a spool over its pipe; exits where the system refuses. */
+static spool *pipe_feeder_start(pipe_feeder *f, const uint8_t *data, size_t len, size_t most,
+                                uint64_t seed)
+{
+    signal(SIGPIPE, SIG_IGN); /* the feeder of a reader that stopped early */
+    *f = (pipe_feeder){.data = data, .len = len, .most = most, .seed = seed};
+    spool *s = NULL;
+    if (pipe2(f->fd, O_CLOEXEC) < 0 || spool_create(&s, f->fd[0]) < 0 ||
+        pthread_create(&f->thread, NULL, pipe_feed, f) != 0) {
+        fprintf(stderr, "cannot set up a pipe\n");
+        exit(1);
+    }
+    return s;
+}
+
+/* Closes the reading end, waits for the feeder and frees the spool. */
+static void pipe_feeder_end(pipe_feeder *f, spool *s)
+{
+    close(f->fd[0]);
+    pthread_join(f->thread, NULL);
+    spool_destroy(s);
+}
+
+#endif
