@@ -220,7 +220,12 @@ static void test_code_lengths(void)
     check_lengths(freq, DF_DIST_SYMS, DF_MAX_BITS, "one symbol");
     for (int round = 0; round < 200; round++) {
         for (int i = 0; i < 286; i++)
-            freq[i] = (rnd() % 4) ? (df_u32)(rnd() % (1u << (rnd() % 17))) : 0;
+            if (rnd() % 4) {
+                unsigned bits = (unsigned)(rnd() % 17);
+                freq[i] = (df_u32)(rnd() % (1u << bits));
+            } else {
+                freq[i] = 0;
+            }
         check_lengths(freq, 286, DF_MAX_BITS, "random");
         check_lengths(freq, DF_CLEN_SYMS, DF_MAX_CLEN_BITS, "random clen");
     }

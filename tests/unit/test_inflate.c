@@ -399,7 +399,9 @@ static void fill(uint8_t *buf, size_t n, int kind)
 {
     static const char *const words[] = {"the ", "of ", "gpu ", "batch ", "reduce ",
                                         "matrix ", "42 ", "\n", "0.125, ", "and "};
-    uint8_t p3[3] = {(uint8_t)rnd(), (uint8_t)rnd(), (uint8_t)rnd()};
+    uint8_t p3[3];
+    for (int k = 0; k < 3; k++)
+        p3[k] = (uint8_t)rnd();
     size_t i = 0;
     while (i < n) {
         uint64_t r = rnd();
@@ -1126,7 +1128,8 @@ static void test_corruptions(int count)
             for (int k = (int)(rnd() % 3); k >= 0; k--)
                 packed[len++] = (uint8_t)rnd();
         } else if (how == 3) { /* an overwritten byte */
-            packed[rnd() % len] = (uint8_t)rnd();
+            size_t at = rnd() % len;
+            packed[at] = (uint8_t)rnd();
         }
         if (how >= 4) { /* a wrong ISIZE */
             uint32_t d = (uint32_t)(rnd() % 3);

@@ -273,8 +273,10 @@ static void test_corrupt(void)
     for (int t = 0; t < 60; t++) {
         uint8_t *bad = malloc(clen);
         memcpy(bad, comp, clen);
-        for (int k = 0; k < 1 + t % 3; k++)
-            bad[rnd() % clen] ^= (uint8_t)(1u << (rnd() % 8));
+        for (int k = 0; k < 1 + t % 3; k++) {
+            size_t at = rnd() % clen;
+            bad[at] ^= (uint8_t)(1u << (rnd() % 8));
+        }
         size_t blen = t % 5 == 0 ? clen - 1 - rnd() % 100 : clen;
         /* the whole stream as one batch, or batches searched for */
         ish_opts o = {4096 + rnd() % 60000, 20000, t % 2 ? 20000 + rnd() % 20000 : 0, 0,
