@@ -26,12 +26,16 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
     return rc;
 }
 
-/* Reads up to n bytes of a regular file at the reader's offset (file_pos),
- * on several threads when worth it, and moves that offset past them; the
- * count (short only at the end of the file) or -errno. */
-static ssize_t source_pread(io_reader *r, uint8_t *buf, size_t n)
+/* Reads up to n bytes at the reader's offset (file_pos) and moves it past
+ * them: a regular file with pread(2), on several threads when worth it; a
+ * pipe through its spool, either what is held or one read(2) brings (some)
+ * or all n, handed over for good. The count (short only at the end of the
+ * input) or -errno. */
+static ssize_t source_read_at(io_reader *r, uint8_t *buf, size_t n, int some)
 {
-    ssize_t k = io_pread(r->fd, buf, n, r->file_pos);
+    ssize_t k = !r->spool ? io_pread(r->fd, buf, n, r->file_pos)
+                : some    ? spool_read(r->spool, buf, n, r->file_pos)
+                          : spool_take(r->spool, buf, n, r->file_pos);
     if (k > 0)
         r->file_pos += (uint64_t)k;
     return k;
@@ -101,10 +105,7 @@ static int source_fill_upto(io_reader *r, size_t need, size_t most)
     r->in_next = r->inbuf;
     while (r->in_avail < need && !r->in_eof) {
         size_t room = source_room(r, (most > need ? most : need) - r->in_avail);
-        ssize_t k = r->spool ? spool_read(r->spool, r->inbuf + r->in_avail, room, r->file_pos)
-                             : source_pread(r, r->inbuf + r->in_avail, room);
-        if (r->spool && k > 0)
-            r->file_pos += (uint64_t)k;
+        ssize_t k = source_read_at(r, r->inbuf + r->in_avail, room, 1);
         if (k < 0)
             return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
         if (k == 0) {
@@ -151,10 +152,7 @@ ssize_t source_read_plain(io_reader *r, uint8_t *buf, size_t n)
     if (r->in_eof)
         return (ssize_t)got;
     size_t want = source_room(r, n - got);
-    ssize_t k = r->spool ? spool_take(r->spool, buf + got, want, r->file_pos)
-                         : source_pread(r, buf + got, want);
-    if (r->spool && k > 0)
-        r->file_pos += (uint64_t)k;
+    ssize_t k = source_read_at(r, buf + got, want, 0);
     if (k < 0)
         return source_error(r, IO_ERR_READ, "%s", strerror((int)-k));
     r->raw_offset += (uint64_t)k;

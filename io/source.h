@@ -12,8 +12,9 @@
  * same descriptor on another thread (io_gzip_member_error's) must not move
  * it. A pipe is read through a spool (spool.h) at file_pos too, so that the
  * parallel decoder can read a member's bytes at offsets as it reads a
- * file's, and the reader go on past the member's end afterwards. Its functions keep raw_offset (input bytes consumed) and record
- * failures in the handle's sticky error. Not for use outside these three
+ * file's, and the reader go on past the member's end afterwards. Its
+ * functions keep raw_offset (input bytes consumed) and record failures in
+ * the handle's sticky error. Not for use outside these three
  * files. */
 #ifndef GPUBATCH_IO_SOURCE_H
 #define GPUBATCH_IO_SOURCE_H
