@@ -1,7 +1,8 @@
 /* pipe_feeder.h - a pipe that a thread fills with given bytes, in pieces of
  * every size from one byte up (sometimes pausing), for the tests of what
- * reads a pipe through a spool. Header only, for tests/unit/test_spool.c,
- * tests/unit/test_pinflate.c and tests/fuzz/fuzz_pinflate.c. */
+ * reads a pipe, through a spool or by name. Header only, for
+ * tests/unit/test_spool.c, tests/unit/test_pinflate.c,
+ * tests/fuzz/fuzz_pinflate.c and tests/fuzz/fuzz_reader.c. */
 #ifndef GPUBATCH_TESTS_PIPE_FEEDER_H
 #define GPUBATCH_TESTS_PIPE_FEEDER_H
 
@@ -47,23 +48,34 @@ static void *pipe_feed(void *arg)
 }
 
 /* Starts a feeder of data[0..len) (pieces of up to `most` bytes) and
- * returns a spool over its pipe; exits where the system refuses. */
-static spool *pipe_feeder_start(pipe_feeder *f, const uint8_t *data, size_t len, size_t most,
-                                uint64_t seed)
+ * returns its pipe's reading end; exits where the system refuses. */
+static inline int pipe_feeder_start(pipe_feeder *f, const uint8_t *data, size_t len,
+                                    size_t most, uint64_t seed)
 {
     signal(SIGPIPE, SIG_IGN); /* the feeder of a reader that stopped early */
     *f = (pipe_feeder){.data = data, .len = len, .most = most, .seed = seed};
-    spool *s = NULL;
-    if (pipe2(f->fd, O_CLOEXEC) < 0 || spool_create(&s, f->fd[0]) < 0 ||
-        pthread_create(&f->thread, NULL, pipe_feed, f) != 0) {
+    if (pipe2(f->fd, O_CLOEXEC) < 0 || pthread_create(&f->thread, NULL, pipe_feed, f) != 0) {
         fprintf(stderr, "cannot set up a pipe\n");
+        exit(1);
+    }
+    return f->fd[0];
+}
+
+/* A spool over a new feeder's pipe (see pipe_feeder_start). */
+static inline spool *pipe_feeder_spool(pipe_feeder *f, const uint8_t *data, size_t len,
+                                       size_t most, uint64_t seed)
+{
+    spool *s = NULL;
+    if (spool_create(&s, pipe_feeder_start(f, data, len, most, seed)) < 0) {
+        fprintf(stderr, "out of memory\n");
         exit(1);
     }
     return s;
 }
 
-/* Closes the reading end, waits for the feeder and frees the spool. */
-static void pipe_feeder_end(pipe_feeder *f, spool *s)
+/* Closes the reading end and waits for the feeder (which stops there if it
+ * has not finished); frees the spool s, if any. */
+static inline void pipe_feeder_end(pipe_feeder *f, spool *s)
 {
     close(f->fd[0]);
     pthread_join(f->thread, NULL);

@@ -36,7 +36,7 @@ static int parallel_decode(pinf *p, const uint8_t *in, size_t len, int pipe, uin
     pipe_feeder f;
     spool *sp = NULL;
     if (pipe)
-        pinf_begin_spool(p, sp = pipe_feeder_start(&f, in, len, 1 + len / 4, len), 0);
+        pinf_begin_spool(p, sp = pipe_feeder_spool(&f, in, len, 1 + len / 4, len), 0);
     else
         pinf_begin(p, -1, in, len, 0);
     size_t n = 0;

@@ -4,13 +4,17 @@
  * bounded buffer, stopping after OUT_CAP bytes so that highly compressed
  * inputs stay fast. Plain input must come back unchanged; the status, and
  * on success the bytes, must not depend on the piece sizes; errors must be
- * sticky. */
+ * sticky. The same bytes read from a pipe (written in pieces of every size
+ * by a thread, read through the reader's spool) give the same status, and
+ * on success the same bytes. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "io/reader.h"
+#include "tests/pipe_feeder.h"
 
 #define OUT_CAP ((uint64_t)64 << 20)
 #define PIECE_MAX 65536
@@ -31,15 +35,24 @@ struct result {
     int garbage;
 };
 
-/* Reads everything in pieces cycling through sizes; when plain, compares
- * with the input. */
+/* Reads everything in pieces cycling through sizes, from memory or (pipe)
+ * from a pipe; when plain, compares with the input. */
 static struct result read_all(const uint8_t *data, size_t size, const size_t *sizes,
-                              size_t nsizes)
+                              size_t nsizes, int pipe)
 {
     struct result res = {0, 0, (uint32_t)crc32(0L, Z_NULL, 0), 0};
     io_reader *r;
     io_status err;
-    int rc = io_reader_open_mem(&r, data, size, &err);
+    pipe_feeder f;
+    int rc;
+    if (pipe) { /* the reader opens the pipe by name and makes its own spool */
+        char name[32];
+        int fd = pipe_feeder_start(&f, data, size, 1 + size / 3, size);
+        snprintf(name, sizeof name, "/dev/fd/%d", fd);
+        rc = io_reader_open(&r, name, &err);
+    } else {
+        rc = io_reader_open_mem(&r, data, size, &err);
+    }
     require(rc == 0);
     int plain = !io_reader_compressed(r);
     for (size_t i = 0;; i++) {
@@ -72,6 +85,8 @@ static struct result read_all(const uint8_t *data, size_t size, const size_t *si
     require(io_reader_raw_offset(r) <= size);
     res.garbage = io_reader_trailing_garbage(r);
     io_reader_close(r);
+    if (pipe)
+        pipe_feeder_end(&f, NULL);
     return res;
 }
 
@@ -80,13 +95,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const size_t odd[] = {1, 3, 4097, 7, PIECE_MAX, 2};
     static const size_t whole[] = {PIECE_MAX};
-    struct result a = read_all(data, size, odd, sizeof(odd) / sizeof(odd[0]));
+    struct result a = read_all(data, size, odd, sizeof(odd) / sizeof(odd[0]), 0);
     if (a.status == 1 || a.len > ((uint64_t)1 << 20))
         return 0;
-    struct result b = read_all(data, size, whole, 1);
-    require(a.status == b.status);
+    struct result b = read_all(data, size, whole, 1, 0);
+    struct result c = read_all(data, size, whole, 1, 1);
+    require(a.status == b.status && c.status == b.status);
     /* Bytes handed out before an error depend on the piece sizes. */
     if (a.status == 0)
         require(a.len == b.len && a.crc == b.crc && a.garbage == b.garbage);
+    if (c.status == 0)
+        require(c.len == b.len && c.crc == b.crc && c.garbage == b.garbage);
     return 0;
 }

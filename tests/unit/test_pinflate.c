@@ -127,7 +127,7 @@ static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, siz
     pipe_feeder f;
     spool *sp = NULL;
     if (pipe)
-        pinf_begin_spool(p, sp = pipe_feeder_start(&f, in, len, 200000, rnd()), 0);
+        pinf_begin_spool(p, sp = pipe_feeder_spool(&f, in, len, 200000, rnd()), 0);
     else
         pinf_begin(p, -1, in, len, 0);
     size_t got = 0;

@@ -77,7 +77,7 @@ static void test_threads(void)
         for (size_t i = 0; i < len; i++)
             data[i] = (uint8_t)(rnd() >> 32);
         pipe_feeder f;
-        readers r = {.s = pipe_feeder_start(&f, data, len, 256 << 10, rnd()), .data = data,
+        readers r = {.s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd()), .data = data,
                      .len = len, .seed = rnd()};
         pthread_rwlock_init(&r.lock, NULL);
         pthread_t t[4];
@@ -105,7 +105,7 @@ static void test_end(void)
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 40);
     pipe_feeder f;
-    spool *s = pipe_feeder_start(&f, data, len, 256 << 10, rnd());
+    spool *s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd());
     CHECK(spool_size(s) == SPOOL_UNKNOWN || spool_size(s) == len);
     CHECK(spool_pread(s, buf, 100, len - 40) == 40 && memcmp(buf, data + len - 40, 40) == 0);
     CHECK(spool_size(s) == len);
@@ -126,7 +126,7 @@ static void test_released(void)
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 24);
     pipe_feeder f;
-    spool *s = pipe_feeder_start(&f, data, len, 256 << 10, rnd());
+    spool *s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd());
     int ok = 1;
     for (uint64_t off = 0; off + (1 << 20) <= len; off += 1 << 20) {
         ok &= spool_pread(s, buf, 1 << 20, off) == 1 << 20 && !memcmp(buf, data + off, 1 << 20);
@@ -149,7 +149,7 @@ static void test_take(void)
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 16);
     pipe_feeder f;
-    spool *s = pipe_feeder_start(&f, data, len, 256 << 10, rnd());
+    spool *s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd());
     size_t at = 0;
     int ok = 1;
     while (at < len) {
