@@ -32,6 +32,28 @@ int io_gzip_magic(const void *p, size_t n)
     return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
 }
 
+/* The length of a plain gzip member header at p (see bgzf.h). */
+size_t io_gzip_plain_header(const uint8_t *p, size_t n)
+{
+    if (n < 10 || p[2] != 8 || (p[3] & 0xe2) || io_bgzf_block_size(p, n))
+        return 0;
+    size_t len = 10;
+    if (p[3] & 4) { /* FEXTRA */
+        if (n < len + 2)
+            return 0;
+        len += 2 + (size_t)(p[len] | p[len + 1] << 8);
+    }
+    for (int flag = 8; flag <= 16; flag += 8) { /* FNAME, FCOMMENT: zero-terminated */
+        if (!(p[3] & flag))
+            continue;
+        const uint8_t *z = len < n ? memchr(p + len, 0, n - len) : NULL;
+        if (!z)
+            return 0;
+        len = (size_t)(z - p) + 1;
+    }
+    return len < n ? len : 0;
+}
+
 /* Total size of the BGZF block that starts at p (n bytes available), or 0
  * when p does not start one: a gzip header with FEXTRA alone whose extra
  * field is made of subfields exactly, one of them BC with its 2-byte BSIZE

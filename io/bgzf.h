@@ -23,6 +23,12 @@
  * gzip member and every BGZF block does. */
 int io_gzip_magic(const void *p, size_t n);
 
+/* Length of the gzip member header at p (n bytes there) when it is one
+ * the parallel decoder takes: deflate, no reserved flags, no header CRC,
+ * whole within the n bytes, and not a BGZF block (read in parallel by whole
+ * blocks instead). 0 otherwise: zlib then parses it and says what is wrong. */
+size_t io_gzip_plain_header(const uint8_t *p, size_t n);
+
 /* Total size of the BGZF block that starts at p (n bytes available, the
  * whole gzip header among them), or 0 when p does not start a BGZF block:
  * FEXTRA alone, an extra field made of subfields exactly, the BC subfield

@@ -398,9 +398,10 @@ static int read_dynamic(bits_t *b, inf_tables *t)
 enum { BODY_EOB = 0, BODY_BAD = -1, BODY_INPUT = 1, BODY_OUTPUT = 2 };
 
 /* The body of a Huffman block: symbols until end-of-block, into bytes
- * (wide 0: back-references reach `lo` at the least) or 16-bit symbols (wide
- * 1: back-references before out[0] become markers). *pos is the output
- * position in elements. */
+ * (wide 0) or 16-bit symbols (wide 1: back-references before out[0] become
+ * markers), back-references reaching at most `history` elements before
+ * out[0] (a wrapped negative count: after out[-history], a member's start).
+ * *pos is the output position in elements. */
 static inline __attribute__((always_inline)) int
 huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, size_t history,
           const int wide)
@@ -470,6 +471,10 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 goto out;
             }
             size_t dist = E_VAL(d) + take(b, E_EXTRA(d));
+            if (dist > p + history) {
+                r = BODY_BAD;
+                goto out;
+            }
             if (wide) {
                 uint16_t *dst = o16 + p;
                 if (dist <= p) {
@@ -489,10 +494,6 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                     }
                 }
             } else {
-                if (dist > p + history) {
-                    r = BODY_BAD;
-                    goto out;
-                }
                 uint8_t *dst = o8 + p;
                 const uint8_t *src = dst - dist;
                 if (dist >= 8) {
@@ -532,7 +533,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 goto out;
             }
             dist = E_VAL(d) + take(b, E_EXTRA(d));
-            if (!wide && dist > p + history) {
+            if (dist > p + history) {
                 r = BODY_BAD;
                 goto out;
             }
@@ -624,6 +625,29 @@ static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, 
     return huff_body(b, t, out, pos, cap, history, 1);
 }
 
+/* After a final block that ends at j->bit: where the member's trailer and
+ * a header that j->member_header accepts follow, whole in the span, records
+ * the member's end, places the reader at the next member's first block and
+ * returns the history its back-references may reach (none before its
+ * start); else returns 0 with nothing changed. */
+static int next_member(inf_job *j, bits_t *b, size_t *history)
+{
+    if (!j->member_header || j->nends >= j->ends_cap)
+        return 0;
+    uint64_t at = (j->bit + 7) / 8 + 8; /* past the trailer */
+    size_t hlen = at < j->in_len ? j->member_header(j->in + at, j->in_len - (size_t)at) : 0;
+    if (!hlen)
+        return 0;
+    inf_member_end *e = &j->ends[j->nends++];
+    e->end_bit = j->bit;
+    e->next_bit = (at + hlen) * 8;
+    e->out = j->out_len;
+    j->bit = e->next_bit;
+    bits_seek(b, j->bit);
+    *history = (size_t)0 - j->out_len;
+    return 1;
+}
+
 /* The block loop shared by both decoders. */
 static int decode(inf_job *j, int wide)
 {
@@ -632,6 +656,11 @@ static int decode(inf_job *j, int wide)
     bits_t b = {.start = j->in, .end = j->in + j->in_len};
     bits_seek(&b, j->bit);
     j->blocks = 0;
+    /* how far back the symbols may reach: markers for the unknown window,
+       the known history, or none before the last member's start */
+    size_t history = wide ? INF_WINDOW : j->history;
+    if (j->nends)
+        history = (size_t)0 - j->ends[j->nends - 1].out;
     for (;;) {
         /* At a block boundary: j->bit and j->out_len describe it. */
         if (j->bit >= j->stop_bit || j->out_len >= j->out_limit)
@@ -656,8 +685,8 @@ static int decode(inf_job *j, int wide)
                 }
                 t = &dyn;
             }
-            r = wide ? body_symbols(&b, t, j->out, &pos, j->out_cap, 0)
-                     : body_bytes(&b, t, j->out, &pos, j->out_cap, j->history);
+            r = wide ? body_symbols(&b, t, j->out, &pos, j->out_cap, history)
+                     : body_bytes(&b, t, j->out, &pos, j->out_cap, history);
         }
     done:
         /* Whatever a block read past the span's end met there is not the
@@ -673,7 +702,7 @@ static int decode(inf_job *j, int wide)
         j->out_len = pos;
         j->bit = bit_pos(&b);
         j->blocks++;
-        if (final)
+        if (final && !next_member(j, &b, &history))
             return INF_END;
     }
 }

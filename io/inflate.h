@@ -34,6 +34,14 @@ enum inf_result {
     INF_CLEAN = 4,       /* symbols only: the last INF_WINDOW symbols hold no marker */
 };
 
+/* Where a gzip member ended inside a decode that went on with the next
+ * member (inf_job.member_header). */
+typedef struct {
+    uint64_t end_bit;  /* just past the member's final block */
+    uint64_t next_bit; /* the next member's first block, past its trailer and header */
+    size_t out;        /* elements written before the next member's */
+} inf_member_end;
+
 /* One decode: the caller fills the fields marked "in", the decoder updates
  * those marked "in/out". */
 typedef struct {
@@ -49,6 +57,15 @@ typedef struct {
     uint64_t marker_free; /* in/out, symbols only: out[marker_free..out_len) holds no marker */
     uint64_t scanned;    /* in/out, symbols only: out[0..scanned) already checked for markers */
     int blocks;          /* out: blocks decoded by this call */
+    /* in: where a final block is followed by an 8-byte gzip trailer and a
+     * header that member_header accepts (its length, else 0), all in the
+     * span, the decode goes on with the next member, whose back-references
+     * may not reach before its start, and records the member's end in
+     * ends[nends++] while ends_cap allows; NULL: it ends at a final block */
+    size_t (*member_header)(const uint8_t *p, size_t n);
+    inf_member_end *ends; /* in: room for ends_cap member ends */
+    size_t ends_cap;
+    size_t nends;         /* in/out: member ends recorded */
 } inf_job;
 
 /* Decodes blocks into bytes (see inf_job): out[-history..0) is the stream's

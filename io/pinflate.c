@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bgzf.h"
 #include "crc.h"
 #include "inflate.h"
 #include "reader.h"
@@ -27,6 +28,7 @@
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
+#define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -52,7 +54,11 @@ typedef struct chunk {
     size_t nout, cap;
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
     size_t nsym;
-    uint32_t crc;
+    uint32_t crc;      /* CRC-32 of its bytes after its last member end */
+    inf_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinf_members_on) */
+    size_t nends;
+    size_t ends_taken;                /* of them handed out */
+    uint32_t seg_crc[MEMBER_ENDS];    /* CRC-32 of the bytes up to each end, from the one before */
     size_t taken;      /* bytes handed out */
     size_t wvalid;
     uint8_t window[INF_WINDOW]; /* the stream's bytes before it (the last wvalid exist) */
@@ -91,6 +97,10 @@ struct pinf {
     uint8_t out_win[INF_WINDOW]; /* the last out_wlen bytes handed out end it */
     size_t out_wlen;
     const atomic_int *pause; /* pinf_pause_on's flag, or NULL */
+    int members;             /* decode on across gzip members (pinf_members_on) */
+    int member_end;          /* pinf_read stopped at a member's end, more decoded after it */
+    uint64_t member_end_bit; /* then: where that member's final block ends */
+    uint64_t next_member;    /* and where the next member's first block starts */
     int paused;              /* pinf_read paused at out_pos */
 };
 
@@ -241,6 +251,39 @@ static int run_bytes(chunk *c, span *s, inf_job *j, size_t out_off)
     }
 }
 
+/* Lets job j go on across gzip members where the stream is a member's
+ * (pinf_members_on), their ends into chunk c's room left. */
+static void members_on(const pinf *p, inf_job *j, chunk *c)
+{
+    if (!p->members)
+        return;
+    j->member_header = io_gzip_plain_header;
+    j->ends = c->ends + c->nends;
+    j->ends_cap = MEMBER_ENDS - c->nends;
+}
+
+/* Takes the member ends job j met (its output at c's out + out_off, its
+ * bits from the span's base) into c's, in c's output and source bits. */
+static void members_found(chunk *c, const inf_job *j, size_t out_off, uint64_t base)
+{
+    for (size_t k = 0; k < j->nends; k++) {
+        inf_member_end *e = &c->ends[c->nends++];
+        e->end_bit += base;
+        e->next_bit += base;
+        e->out += out_off;
+    }
+}
+
+/* The history a decode going on at output index `at` of chunk c may reach:
+ * `most`, or less after the start of a member. */
+static size_t history_at(const chunk *c, size_t at, size_t most)
+{
+    if (!c->nends)
+        return most;
+    size_t since = at - c->ends[c->nends - 1].out;
+    return since < most ? since : most;
+}
+
 /* Decodes chunk c from its known start with its window into bytes. */
 static void decode_known(pinf *p, chunk *c)
 {
@@ -258,10 +301,12 @@ static void decode_known(pinf *p, chunk *c)
     uint64_t stop = c->to > c->start ? c->to : c->start + 1;
     inf_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = OUT_LIMIT,
                  .history = c->wvalid};
+    members_on(p, &j, c);
     c->status = run_bytes(c, &s, &j, INF_WINDOW);
     c->out = c->buf + INF_WINDOW;
     c->nout = j.out_len;
     c->end = j.bit + base;
+    members_found(c, &j, 0, base);
 out:
     free(s.owned);
 }
@@ -269,13 +314,14 @@ out:
 /* Decodes chunk c speculatively from a block start found at `bit` of span
  * s: symbols with markers until the window is no longer needed, then bytes.
  * Returns the inflate result. */
-static int decode_guess(chunk *c, span *s, uint64_t bit)
+static int decode_guess(const pinf *p, chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
     size_t cap = 0;
     if (grow((void **)&c->sym, &cap, 1, 2) < 0)
         return INF_ERROR;
     inf_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
+    members_on(p, &j, c);
     int r;
     for (;;) {
         j.in = s->data;
@@ -291,6 +337,7 @@ static int decode_guess(chunk *c, span *s, uint64_t bit)
     }
     c->nsym = j.out_len;
     c->end = j.bit + base;
+    members_found(c, &j, 0, base);
     if (r != INF_CLEAN)
         return r == INF_NEED_OUTPUT ? INF_ERROR : r;
     /* The last INF_WINDOW symbols are bytes: they are the history of the
@@ -301,10 +348,12 @@ static int decode_guess(chunk *c, span *s, uint64_t bit)
     for (size_t i = c->nsym - INF_WINDOW; i < c->nsym; i++)
         c->buf[i] = (uint8_t)c->sym[i];
     inf_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = OUT_LIMIT - c->nsym,
-                 .history = INF_WINDOW};
+                 .history = history_at(c, c->nsym, INF_WINDOW)};
+    members_on(p, &b, c);
     r = run_bytes(c, s, &b, c->nsym);
     c->end = b.bit + base;
     c->nout = c->nsym + b.out_len;
+    members_found(c, &b, c->nsym, base);
     return r;
 }
 
@@ -328,8 +377,8 @@ static void decode_spec(pinf *p, chunk *c)
             break;
         if (fallback)
             bit = early_final;
-        c->nsym = c->nout = 0;
-        int r = decode_guess(c, &s, bit);
+        c->nsym = c->nout = c->nends = 0;
+        int r = decode_guess(p, c, &s, bit);
         int early = r == INF_END && !fallback && src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
                     !ifs_final_trusted(s.data, s.len, c->end - base);
         if (early && early_final == NONE)
@@ -374,6 +423,7 @@ static int window_advance(pinf *p, const chunk *c)
     memmove(p->win, p->win + n, INF_WINDOW - n);
     memcpy(p->win + INF_WINDOW - n, tail, n);
     p->win_valid = p->win_valid + n < INF_WINDOW ? p->win_valid + n : INF_WINDOW;
+    p->win_valid = history_at(c, c->nout, p->win_valid); /* none before a member's start */
     return bad;
 }
 
@@ -438,16 +488,19 @@ static chunk *insert_known(pinf *p, chunk *c, uint64_t from, uint64_t to)
     return k;
 }
 
-/* A pipe: lets the spool drop the bytes no chunk reads again, those before
+/* A pipe: lets the spool drop the bytes nothing reads again, those before
  * the accepted position (less a few: a stored block's start is compared
- * there) and before the range of the chunk after it, which the accepted
- * chunk's end may have passed (lock held). */
+ * there), before the range of the chunk after it, which the accepted
+ * chunk's end may have passed, and before the data handed out, whose
+ * member's trailer the caller reads (lock held). */
 static void release_read(pinf *p)
 {
     uint64_t keep = p->pos / 8 > 8 ? p->pos / 8 - 8 : 0;
     const chunk *n = p->accepted->next;
     if (n && n->from / 8 < keep)
         keep = n->from / 8;
+    if (p->out_pos / 8 < keep)
+        keep = p->out_pos / 8;
     spool_release(p->spool, keep);
 }
 
@@ -482,7 +535,7 @@ static void advance(pinf *p)
                 free(c->sym);
                 c->buf = NULL;
                 c->sym = NULL;
-                c->nsym = c->nout = 0;
+                c->nsym = c->nout = c->nends = 0;
                 c->known = 1;
                 c->start = p->pos;
                 p->n_redone++;
@@ -586,7 +639,12 @@ static int resolve(chunk *c)
         free(c->sym);
         c->sym = NULL;
     }
-    c->crc = crc_update(0, c->out, c->nout);
+    size_t from = 0;
+    for (size_t k = 0; k < c->nends; k++) {
+        c->seg_crc[k] = crc_update(0, c->out + from, c->ends[k].out - from);
+        from = c->ends[k].out;
+    }
+    c->crc = crc_update(0, c->out + from, c->nout - from);
     return rc;
 }
 
@@ -754,6 +812,7 @@ static void begin(pinf *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_l
     p->out_wlen = 0;
     p->pause = NULL;
     p->paused = 0;
+    p->member_end = 0;
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
@@ -769,6 +828,41 @@ void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t 
 void pinf_begin_spool(pinf *p, spool *s, uint64_t start)
 {
     begin(p, -1, NULL, s, SPOOL_UNKNOWN, start);
+}
+
+/* Whether the streams begun next go on across gzip members (see
+ * pinflate.h). */
+void pinf_members(pinf *p, int on)
+{
+    pthread_mutex_lock(&p->lock);
+    p->members = on;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Goes on with the next member where the stream stopped at a member's end
+ * (see pinflate.h). */
+int pinf_continue(pinf *p, uint64_t start)
+{
+    pthread_mutex_lock(&p->lock);
+    int on = p->member_end && p->next_member == start * 8;
+    if (on) {
+        p->member_end = 0;
+        p->crc = (uint32_t)crc32(0, NULL, 0);
+        p->len = 0;
+        p->out_pos = start * 8;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return on;
+}
+
+/* Whether pinf_read stopped at a member's end with more decoded after it
+ * (see pinflate.h). */
+int pinf_member_end(pinf *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int at = p->member_end;
+    pthread_mutex_unlock(&p->lock);
+    return at;
 }
 
 /* Pauses the stream on *flag (see pinflate.h). */
@@ -795,7 +889,7 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
     pthread_mutex_lock(&p->lock);
     while (got < n) {
         chunk *c = p->head;
-        if (!c && p->ended)
+        if ((!c && p->ended) || p->member_end)
             break;
         /* a pause falls between chunks, before one that has not failed, while
            the final block is still to be decoded (else the rest is ready) */
@@ -819,17 +913,31 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
             pthread_mutex_unlock(&p->lock);
             return got ? (ssize_t)got : PINF_STOPPED;
         }
-        size_t k = c->nout - c->taken < n - got ? c->nout - c->taken : n - got;
+        /* up to the next member end in it, else to its end */
+        size_t seg = c->ends_taken ? c->ends[c->ends_taken - 1].out : 0;
+        size_t limit = c->ends_taken < c->nends ? c->ends[c->ends_taken].out : c->nout;
+        size_t k = limit - c->taken < n - got ? limit - c->taken : n - got;
         pthread_mutex_unlock(&p->lock);
         memcpy(buf + got, c->out + c->taken, k);
         pthread_mutex_lock(&p->lock);
         c->taken += k;
         got += k;
+        if (c->taken == limit && c->ends_taken < c->nends) { /* a member ends: stop there */
+            const inf_member_end *e = &c->ends[c->ends_taken];
+            p->crc = (uint32_t)crc32_combine(p->crc, c->seg_crc[c->ends_taken], (z_off_t)(limit - seg));
+            p->len += limit - seg;
+            p->member_end_bit = e->end_bit;
+            p->next_member = e->next_bit;
+            p->out_pos = e->end_bit;
+            c->ends_taken++;
+            p->member_end = 1;
+            break;
+        }
         if (c->taken == c->nout) {
             if (p->pause) /* only a stream that may pause needs the window handed out */
                 out_window_advance(p, c->out, c->nout);
-            p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)c->nout);
-            p->len += c->nout;
+            p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)(c->nout - seg));
+            p->len += c->nout - seg;
             p->out_pos = c->end;
             p->head = c->next;
             if (p->tail == c)
@@ -849,7 +957,7 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
 int pinf_finished(pinf *p)
 {
     pthread_mutex_lock(&p->lock);
-    int done = p->ended && !p->head;
+    int done = (p->ended && !p->head) || p->member_end;
     pthread_mutex_unlock(&p->lock);
     return done;
 }
@@ -857,7 +965,7 @@ int pinf_finished(pinf *p)
 /* The stream's end, CRC-32 and length (see pinflate.h). */
 void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len)
 {
-    *end_byte = (p->end_bit + 7) / 8;
+    *end_byte = ((p->member_end ? p->member_end_bit : p->end_bit) + 7) / 8;
     *crc = p->crc;
     *len = p->len;
 }

@@ -54,6 +54,25 @@ void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t 
  * has been accepted to are released as it goes. */
 void pinf_begin_spool(pinf *p, spool *s, uint64_t start);
 
+/* Whether the streams begun from now on (pinf_begin, pinf_begin_spool) are
+ * gzip members that go on across the members that follow them: where a
+ * final block is followed by the member's 8-byte trailer and a plain gzip
+ * header (io_gzip_plain_header), the next member is decoded too, in the
+ * same chunks. pinf_read then stops at each member's end (pinf_finished,
+ * pinf_result: that member's), for the caller to check its trailer and
+ * header and go on with pinf_continue. Not with pinf_pause_on. */
+void pinf_members(pinf *p, int on);
+
+/* After pinf_read stopped at a member's end: goes on with the next member
+ * when its first block starts at byte `start` of the source as the decoder
+ * found (then 1: pinf_read hands out its bytes, with their own CRC-32 and
+ * length); else 0, and the caller begins a new stream. */
+int pinf_continue(pinf *p, uint64_t start);
+
+/* Whether pinf_read stopped at a member's end with more decoded after it
+ * (pinf_continue takes it from there; pinf_begin and pinf_end drop it). */
+int pinf_member_end(pinf *p);
+
 /* Makes the current stream pause once *flag (set on any thread) is nonzero:
  * pinf_read hands out no bytes past the next block boundary between two of
  * its chunks, and returns PINF_PAUSED from then on, unless the stream has

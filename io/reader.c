@@ -6,7 +6,7 @@
  * Blocked gzip at a member boundary goes to bgzf.c first (bgzf_read), which
  * inflates whole blocks on all cores. Any other member goes to the parallel
  * decoder of one stream (pinflate.h), which reads the file (or a pipe's
- * spool, spool.h) itself; its header is parsed here (plain_gzip_header) and
+ * spool, spool.h) itself; its header is parsed here (io_gzip_plain_header) and
  * its trailer checked here (check_trailer), in zlib's words. zlib inflates
  * what is left: small members, headers with a CRC, and the rest of a
  * member from the block boundary where the parallel decoder met invalid or
@@ -171,31 +171,6 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, io_status 
     return 0;
 }
 
-/* Length of the gzip member header at p (n bytes there) when it is one
- * the parallel decoder takes: deflate, no reserved flags, no header CRC,
- * whole within the n bytes, and not a BGZF block (read in parallel by whole
- * blocks instead). 0 otherwise: zlib then parses it and says what is wrong. */
-static size_t plain_gzip_header(const uint8_t *p, size_t n)
-{
-    if (n < 10 || p[2] != 8 || (p[3] & 0xe2) || io_bgzf_block_size(p, n))
-        return 0;
-    size_t len = 10;
-    if (p[3] & 4) { /* FEXTRA */
-        if (n < len + 2)
-            return 0;
-        len += 2 + (size_t)(p[len] | p[len + 1] << 8);
-    }
-    for (int flag = 8; flag <= 16; flag += 8) { /* FNAME, FCOMMENT: zero-terminated */
-        if (!(p[3] & flag))
-            continue;
-        const uint8_t *z = len < n ? memchr(p + len, 0, n - len) : NULL;
-        if (!z)
-            return 0;
-        len = (size_t)(z - p) + 1;
-    }
-    return len < n ? len : 0;
-}
-
 /* Where the parallel decoder's source offsets start in the reader's: a zip
  * member's data in a file (the decoder reads the file), else 0. */
 static uint64_t parallel_base(const io_reader *r)
@@ -222,13 +197,17 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
     if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
+    /* the first member of a file may pause for a device (io_reader_stream_member's);
+       the others, and a pipe's, go on across the members after them */
+    int may_pause = !r->spool && (r->zip_deflate || (!r->src_off && r->member_off == 0));
+    pinf_members(r->par, !r->zip_deflate && !may_pause);
     if (r->spool)
         pinf_begin_spool(r->par, r->spool, start);
     else
         pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
                    base + start);
-    if (!r->spool && (r->zip_deflate || (!r->src_off && r->member_off == 0)))
-        pinf_pause_on(r->par, &r->pause_req); /* io_reader_stream_member's */
+    if (may_pause)
+        pinf_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
@@ -292,11 +271,18 @@ static int start_parallel(io_reader *r)
     int rc = source_fill(r, 4096);
     if (rc < 0)
         return rc;
-    size_t hlen = plain_gzip_header(r->in_next, r->in_avail);
+    size_t hlen = io_gzip_plain_header(r->in_next, r->in_avail);
     uint64_t start = r->member_data = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
         return 0;
+    if (r->par && pinf_continue(r->par, parallel_base(r) + start)) {
+        /* the decoder went on into this member from the one before */
+        r->n_seq--;
+        r->state = RD_PARALLEL;
+        r->n_par++;
+        return 1;
+    }
     r->seq_why = "less than 64 KiB of compressed data";
     if ((rc = enough_follows(r, start)) <= 0)
         return rc;
@@ -384,7 +370,8 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
     uint64_t end, len;
     uint32_t crc;
     pinf_result(r->par, &end, &crc, &len);
-    pinf_end(r->par);
+    if (!pinf_member_end(r->par)) /* else it goes on with the next member */
+        pinf_end(r->par);
     int rc = source_reposition(r, end - parallel_base(r));
     if (rc == 0 && r->zip_deflate) {
         r->tail_crc = crc;

@@ -42,9 +42,19 @@ open(t + "/sync.gz", "wb").write(out + c.flush())
 # two members: the first ends inside the array
 half = 1 << 20
 open(t + "/two.gz", "wb").write(gzip.compress(data[:half], 1) + gzip.compress(data[half:], 6))
+# many members of 0 to 200 KB, at every level
+import random
+r, at, out, n = random.Random(5), 0, b"", 0
+while at < len(data):
+    size = r.choice((0, r.randrange(1, 3000), r.randrange(20000, 200000)))
+    c = zlib.compressobj(r.randrange(10), zlib.DEFLATED, 31)
+    out += c.compress(data[at:at + size]) + c.flush()
+    at, n = at + size, n + 1
+open(t + "/many.gz", "wb").write(out)
+open(t + "/many.n", "w").write("%d\n" % n)
 PYEOF
 
-for f in g1 g9 pz pzi py fixed rle huff filtered stored sync two; do
+for f in g1 g9 pz pzi py fixed rle huff filtered stored sync two many; do
     [ -f "$T/$f.gz" ] || continue
     got=$("$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/$f.gz" | cut -d' ' -f1-2)
     check_eq "$f: results of the plain file" "$want_f" "$got"
@@ -70,6 +80,10 @@ file_twice=$("$GB" reduce --backend cpu --dtype float32 --op sum "$T/twice.gz" 2
 pipe_twice=$(cat "$T/twice.gz" | "$GB" reduce --backend cpu --dtype float32 --op sum - 2>&1; echo "exit $?")
 check_eq "two members and garbage from a pipe: the file's status and message" \
     "$(echo "$file_twice" | sed "s|$T/twice.gz|NAME|")" "$(echo "$pipe_twice" | sed "s|-:|NAME:|; s|  -$|  NAME|")"
+# every member of many in parallel, each one's decoder going on into the next
+check_eq "many members: -v counts them all in parallel" 1 \
+    "$("$GB" reduce -v --backend cpu --op count "$T/many.gz" 2>&1 |
+        grep -c "single deflate streams: $(cat "$T/many.n"),")"
 got=$("$GB" reduce --backend cpu --op sum,max,count "$T/gi.gz" | cut -d' ' -f1-2)
 check_eq "int32 gzip -6: results of the plain file" "$want_i" "$got"
 # taskset to one core: the decoder works alone, in order
@@ -154,21 +168,39 @@ elif how == 2:                     # cut
 else:                              # trailer: CRC or length
     b[len(b) - 1 - r.randrange(8)] ^= 0x10
 open(dst, "wb").write(bytes(b))
-raw = zlib.decompressobj(-15)  # the data itself, unchecked: its length
-body = 10 if not b[3] & 8 else b.index(0, 10) + 1  # past the name gzip stores
-try:
-    size = len(raw.decompress(bytes(b[body:])))
-except zlib.error:
-    size = None
-want = len(zlib.decompress(open(src, "rb").read(), 31))
-# a wrong length is the .npy layer's error, told before the trailer's
-if at >= 65536 and not (raw.eof and size != want):
-    d = zlib.decompressobj(31)
-    try:
-        d.decompress(bytes(b))
-        print("ok" if d.eof else "unexpected end of compressed data")
-    except zlib.error as e:
-        print(str(e).split(": ", 1)[1])
+
+def lengths(g):  # each member's data length, read unchecked, while they decode
+    out, rest = [], bytes(g)
+    while rest[:2] == b"\x1f\x8b":
+        body = 10 if not rest[3] & 8 else rest.index(0, 10) + 1  # past the name gzip stores
+        raw = zlib.decompressobj(-15)
+        try:
+            out.append(len(raw.decompress(rest[body:])))
+        except zlib.error:
+            break
+        if not raw.eof:
+            break
+        rest = raw.unused_data[8:]
+    return out
+
+def verdict(g):  # zlib's, member by member: "ok", or where and why it stops
+    rest = bytes(g)
+    while True:
+        at, d = len(g) - len(rest), zlib.decompressobj(31)
+        try:
+            d.decompress(rest)
+        except zlib.error as e:
+            return "%d: %s" % (at, str(e).split(": ", 1)[1])
+        if not d.eof:
+            return "%d: unexpected end of compressed data" % at
+        rest = d.unused_data
+        if rest[:2] != b"\x1f\x8b":
+            return "ok"
+
+# a member of another length is the .npy layer's error, told before the trailer's
+was, now = lengths(open(src, "rb").read()), lengths(b)
+if at >= 65536 and all(x == y for x, y in zip(was, now)):
+    print(verdict(b))
 PYEOF
 )
         file_out=$({ "$GB" reduce --backend cpu --op sum "$T/bad.gz" 2>&1; echo "exit $?"; } |
@@ -181,7 +213,7 @@ PYEOF
         ok) check_eq "$(basename "$src") damage $i: zlib takes it" "exit 0" \
                 "$(echo "$file_out" | tail -1)" ;;
         *) check_eq "$(basename "$src") damage $i: zlib's verdict" \
-               "gpubatch: error: NAME: gzip member at byte 0: $verdict
+               "gpubatch: error: NAME: gzip member at byte $verdict
 exit 1" "$file_out" ;;
         esac
         [ -n "$verdict" ] && judged=$((judged + 1))
@@ -194,6 +226,7 @@ judged=0
 damage "$T/g1.gz" "$(pick 40 8)"
 damage "$T/g9.gz" "$(pick 20 4)"
 damage "$T/fixed.gz" "$(pick 12 4)"
+damage "$T/many.gz" "$(pick 30 6)"
 # most damage is refused (a flipped bit can still decode, and then the CRC-32 refuses it)
 check_eq "damaged files refused" 1 "$([ "$refused" -ge "$(pick 60 12)" ] && echo 1 || echo "$refused")"
 check_eq "damaged files judged by zlib" 1 "$([ "$judged" -ge "$(pick 40 8)" ] && echo 1 || echo "$judged")"

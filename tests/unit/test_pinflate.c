@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "io/bgzf.h"
 #include "io/inflate.h"
 #include "io/pinflate.h"
 #include "ptx/inflate_stream.h"
@@ -425,6 +426,109 @@ static void test_false_final(void)
     free(syms);
 }
 
+/* Appends to *buf (at *len) one gzip member of data[0..n): a 10-byte
+ * header, or one with a file name (FNAME), raw deflate, CRC-32 and ISIZE. */
+static void append_member(uint8_t **buf, size_t *len, const uint8_t *data, size_t n, int level,
+                          int named)
+{
+    size_t clen;
+    uint8_t *c = deflate_raw(data, n, level, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+    *buf = realloc(*buf, *len + 16 + clen + 8);
+    uint8_t *o = *buf + *len;
+    static const uint8_t head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    memcpy(o, head, 10);
+    size_t at = 10;
+    if (named) {
+        o[3] = 8;
+        memcpy(o + at, "x.npy", 6);
+        at += 6;
+    }
+    memcpy(o + at, c, clen);
+    at += clen;
+    uint32_t crc = (uint32_t)crc32(0, data, (uInt)n), size = (uint32_t)n;
+    for (int k = 0; k < 4; k++) {
+        o[at + k] = (uint8_t)(crc >> (8 * k));
+        o[at + 4 + k] = (uint8_t)(size >> (8 * k));
+    }
+    *len += at + 8;
+    free(c);
+}
+
+/* Gzip members one after another, of every size from empty to a few
+ * chunks, read from memory and from a pipe with the decoder going on
+ * across them: each member's bytes, CRC-32, length and end; the decoder
+ * goes on at each next member's first block, and only there. */
+static void test_members(void)
+{
+    pinf *p;
+    CHECK(pinf_create(&p, 3, 20000) == 0);
+    for (int round = 0; round < 24; round++) {
+        int nm = 1 + (int)(rnd() % 40);
+        size_t *sizes = malloc(nm * sizeof *sizes), total = 0, glen = 0;
+        for (int m = 0; m < nm; m++) {
+            uint64_t x = rnd() % 8;
+            sizes[m] = x == 0 ? 0 : x < 4 ? rnd() % 3000 : rnd() % 200000;
+            total += sizes[m];
+        }
+        uint8_t *data = malloc(total + 1), *g = NULL, *out = malloc(total + 1);
+        fill(data, total, (int)(rnd() % K_KINDS));
+        size_t *starts = malloc(nm * sizeof *starts), off = 0;
+        for (int m = 0; m < nm; m++) {
+            starts[m] = glen;
+            append_member(&g, &glen, data + off, sizes[m], (int)(rnd() % 10), (int)(rnd() & 1));
+            off += sizes[m];
+        }
+        int pipe = round & 1, ok = 1, went_on = 0;
+        pipe_feeder f;
+        spool *sp = NULL;
+        pinf_members(p, 1);
+        size_t hlen = io_gzip_plain_header(g, glen);
+        if (pipe)
+            pinf_begin_spool(p, sp = pipe_feeder_spool(&f, g, glen, 50000, rnd()), hlen);
+        else
+            pinf_begin(p, -1, g, glen, hlen);
+        off = 0;
+        for (int m = 0; m < nm && ok; m++) {
+            if (m > 0) { /* where the member before ended: its trailer, then this header */
+                size_t start = starts[m] + io_gzip_plain_header(g + starts[m], glen - starts[m]);
+                CHECK(pinf_continue(p, start + 1) == 0);
+                if (pinf_continue(p, start))
+                    went_on++;
+                else if (pipe)
+                    pinf_begin_spool(p, sp, start); /* the spool still holds it */
+                else
+                    pinf_begin(p, -1, g, glen, start);
+            }
+            size_t got = 0;
+            ssize_t k;
+            while ((k = pinf_read(p, out + got, 1 + rnd() % 70000)) > 0)
+                got += (size_t)k;
+            uint64_t end, len;
+            uint32_t crc;
+            pinf_result(p, &end, &crc, &len);
+            ok = k == 0 && got == sizes[m] && memcmp(out, data + off, got) == 0 && len == got &&
+                 crc == (uint32_t)crc32(0, data + off, (uInt)got) &&
+                 end + 8 == (m + 1 < nm ? starts[m + 1] : glen) &&
+                 (m + 1 < nm || !pinf_member_end(p)); /* the last one ends the data */
+            CHECKF(ok, "round %d%s: member %d of %d (%zu bytes): read %zd, %zu bytes, end %llu",
+                   round, pipe ? " from a pipe" : "", m, nm, sizes[m], k, got,
+                   (unsigned long long)end);
+            off += sizes[m];
+        }
+        pinf_end(p);
+        if (pipe)
+            pipe_feeder_end(&f, sp);
+        CHECKF(nm < 4 || went_on > 0, "round %d: %d members, never went on", round, nm);
+        free(sizes);
+        free(starts);
+        free(data);
+        free(g);
+        free(out);
+    }
+    pinf_members(p, 0);
+    pinf_destroy(p);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -432,5 +536,6 @@ int main(void)
     RUN(test_finder);
     RUN(test_damage);
     RUN(test_false_final);
+    RUN(test_members);
     return check_summary();
 }
