@@ -55,7 +55,7 @@ typedef struct chunk {
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
     size_t nsym;
     uint32_t crc;      /* CRC-32 of its bytes after its last member end */
-    inf_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinf_members_on) */
+    inf_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinf_members) */
     size_t nends;
     size_t ends_taken;                /* of them handed out */
     uint32_t seg_crc[MEMBER_ENDS];    /* CRC-32 of the bytes up to each end, from the one before */
@@ -97,7 +97,8 @@ struct pinf {
     uint8_t out_win[INF_WINDOW]; /* the last out_wlen bytes handed out end it */
     size_t out_wlen;
     const atomic_int *pause; /* pinf_pause_on's flag, or NULL */
-    int members;             /* decode on across gzip members (pinf_members_on) */
+    int members;             /* decode on across gzip members (the stream's pinf_members) */
+    int members_next;        /* pinf_members: for the streams begun next */
     int member_end;          /* pinf_read stopped at a member's end, more decoded after it */
     uint64_t member_end_bit; /* then: where that member's final block ends */
     uint64_t next_member;    /* and where the next member's first block starts */
@@ -252,7 +253,7 @@ static int run_bytes(chunk *c, span *s, inf_job *j, size_t out_off)
 }
 
 /* Lets job j go on across gzip members where the stream is a member's
- * (pinf_members_on), their ends into chunk c's room left. */
+ * (pinf_members), their ends into chunk c's room left. */
 static void members_on(const pinf *p, inf_job *j, chunk *c)
 {
     if (!p->members)
@@ -813,6 +814,7 @@ static void begin(pinf *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_l
     p->pause = NULL;
     p->paused = 0;
     p->member_end = 0;
+    p->members = p->members_next; /* no worker decodes meanwhile: pinf_end above */
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
@@ -835,7 +837,7 @@ void pinf_begin_spool(pinf *p, spool *s, uint64_t start)
 void pinf_members(pinf *p, int on)
 {
     pthread_mutex_lock(&p->lock);
-    p->members = on;
+    p->members_next = on;
     pthread_mutex_unlock(&p->lock);
 }
 

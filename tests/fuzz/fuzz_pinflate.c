@@ -6,14 +6,18 @@
  * size (tens of bytes up to a few KiB, so that every input crosses many
  * chunk boundaries) and the host decoder's stop step, whose low bit also
  * has the parallel decoder read the stream through a pipe's spool, written
- * in pieces of every size; the rest is a raw deflate stream. Where zlib decodes the stream to its end, both must give
- * its bytes; where zlib refuses it, both must refuse it and hand out only a
- * prefix of what zlib gave before its error. */
+ * in pieces of every size; the rest is a raw deflate stream. Where zlib
+ * decodes the stream to its end, both must give its bytes; where zlib
+ * refuses it, both must refuse it and hand out only a prefix of what zlib
+ * gave before its error. Where the rest starts with a plain gzip header, it
+ * is also read as gzip members with the parallel decoder going on across
+ * them (pinf_members): member by member, zlib's bytes, ends and CRC-32s. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "io/bgzf.h"
 #include "io/inflate.h"
 #include "io/pinflate.h"
 #include "tests/pipe_feeder.h"
@@ -51,6 +55,90 @@ static int parallel_decode(pinf *p, const uint8_t *in, size_t len, int pipe, uin
     return n < CAP && k == 0;
 }
 
+/* zlib's inflate of the gzip member at in[0..len) into out (CAP bytes):
+ * *got its bytes, *used the input it took; zlib's result, and in *checks
+ * whether a refusal was only the trailer's CRC-32 or length. */
+static int zlib_member(const uint8_t *in, size_t len, uint8_t *out, size_t *got, size_t *used,
+                       int *checks)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    require(inflateInit2(&zs, 31) == Z_OK);
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)CAP;
+    int zr = inflate(&zs, Z_FINISH);
+    *got = CAP - zs.avail_out;
+    *used = len - zs.avail_in;
+    *checks = zr == Z_DATA_ERROR && zs.msg &&
+              (!strcmp(zs.msg, "incorrect data check") || !strcmp(zs.msg, "incorrect length check"));
+    inflateEnd(&zs);
+    return zr;
+}
+
+/* Whether zlib takes every member from `at` on, while plain gzip headers
+ * follow: the decoder, which goes on across them, then never stops in them
+ * (0 where one's trailer is wrong, or one is too long to compare). */
+static int members_decode(const uint8_t *in, size_t len, size_t at, uint8_t *scratch)
+{
+    for (int m = 0; m < 64 && at < len; m++) {
+        size_t zgot, used;
+        int checks, zr = zlib_member(in + at, len - at, scratch, &zgot, &used, &checks);
+        if (zgot >= CAP || zr != Z_STREAM_END) /* refused, or too long to tell */
+            return 0;
+        at += used;
+        if (!io_gzip_plain_header(in + at, len - at))
+            return 1;
+    }
+    return 1;
+}
+
+/* The input as gzip members, read by the parallel decoder going on across
+ * them, against zlib member by member: a prefix of zlib's bytes, and all of
+ * them, the member's end and CRC-32 where it takes the member to its end,
+ * which it does where zlib decodes every member from there on. */
+static void members_check(pinf *p, const uint8_t *in, size_t len, uint8_t *want, uint8_t *got)
+{
+    size_t h = io_gzip_plain_header(in, len);
+    if (!h)
+        return;
+    pinf_members(p, 1);
+    pinf_begin(p, -1, in, len, h);
+    for (size_t at = 0, m = 0; m < 64; m++) {
+        int clean = members_decode(in, len, at, got);
+        size_t zgot, used, n = 0;
+        int checks, zr = zlib_member(in + at, len - at, want, &zgot, &used, &checks);
+        ssize_t k;
+        while (n < CAP && (k = pinf_read(p, got + n, CAP - n > 7777 ? 7777 : CAP - n)) > 0)
+            n += (size_t)k;
+        if (n >= CAP || zgot >= CAP)
+            break;
+        require(n <= zgot && memcmp(got, want, n) == 0);
+        require(k == 0 || k == PINF_STOPPED);
+        require(k == 0 || !clean);
+        if (k == PINF_STOPPED)
+            break;
+        uint64_t end, total;
+        uint32_t crc;
+        require((zr == Z_STREAM_END || checks) && n == zgot);
+        pinf_result(p, &end, &crc, &total);
+        require(total == n && crc == (uint32_t)crc32(0, want, (uInt)n));
+        if (zr != Z_STREAM_END)
+            break;
+        require(end + 8 == at + used);
+        if ((at += used) >= len)
+            break;
+        size_t next = io_gzip_plain_header(in + at, len - at);
+        if (!next)
+            break;
+        if (!pinf_continue(p, at + next))
+            pinf_begin(p, -1, in, len, at + next);
+    }
+    pinf_end(p);
+    pinf_members(p, 0);
+}
+
 /* Decodes with zlib, the host decoder and the parallel decoder, and aborts
  * on any disagreement. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -83,6 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (zok)
             require(hgot == zgot && pgot == zgot);
     }
+    members_check(*p, in, len, want, par_out);
     free(want);
     free(host);
     free(par_out);
