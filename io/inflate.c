@@ -627,9 +627,9 @@ static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, 
 
 /* After a final block that ends at j->bit: where the member's trailer and
  * a header that j->member_header accepts follow, whole in the span, records
- * the member's end, places the reader at the next member's first block and
- * returns the history its back-references may reach (none before its
- * start); else returns 0 with nothing changed. */
+ * the member's end, places the reader at the next member's first block,
+ * sets *history so that no back-reference reaches before that member's
+ * start, and returns 1; else returns 0 with nothing changed. */
 static int next_member(inf_job *j, bits_t *b, size_t *history)
 {
     if (!j->member_header || j->nends >= j->ends_cap)

@@ -50,8 +50,8 @@ void pinf_destroy(pinf *p);
 void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
 
 /* pinf_begin for a pipe read through spool s, whose size is known only
- * once its end is read; the bytes before the block boundary the stream
- * has been accepted to are released as it goes. */
+ * once its end is read; the bytes that neither a chunk nor the caller (a
+ * handed-out member's trailer) reads again are released as it goes. */
 void pinf_begin_spool(pinf *p, spool *s, uint64_t start);
 
 /* Whether the streams begun from now on (pinf_begin, pinf_begin_spool) are
