@@ -35,7 +35,7 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
     z->comp_cap = comp_cap;
     z->step = (uint64_t)seg_bytes * 8;
     z->seg_cap = seg_cap;
-    z->nsets = sets > 1 ? 2 : 1;
+    z->nsets = sets < 1 ? 1 : sets > GZS_SETS_MAX ? GZS_SETS_MAX : sets;
     /* half the segments for the plan, half for splits; the symbol pool
      * holds every planned segment's room and half as much again */
     uint64_t planned = (comp_cap + seg_bytes - 1) / seg_bytes + 1;
@@ -69,7 +69,7 @@ void gzs_close(gzs_dev *z)
 {
     if (!z->g)
         return;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < GZS_SETS_MAX; k++) {
         gzs_set *t = &z->set[k];
         gpu_mem_free(z->g, t->comp);
         gpu_mem_free(z->g, t->syms);
@@ -164,44 +164,47 @@ static int gzs_finish(gzs_dev *z, CUstream s, gzs_set *t, const uint8_t *window,
     return 0;
 }
 
-/* Queues the copy of in[0..len) into the compressed buffer to, zeros after
- * it: 0, 1 when it is too long, or a negative gpu_error. */
-static int gzs_copy_in(gzs_dev *z, CUdeviceptr to, CUstream s, const uint8_t *in, size_t len)
+/* Queues the copy of in[off..off+n) into set k's compressed bytes (see
+ * gpu_inflate_stream.h). */
+int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n)
 {
-    if (len > z->comp_cap)
+    if (k >= z->nsets || off > z->comp_cap || n > z->comp_cap - off)
         return 1;
-    CU_TRY(cu.MemcpyHtoDAsync(to, in, len, s));
-    CU_TRY(cu.MemsetD8Async(to + len, 0, IF_IN_PAD, s));
+    CU_TRY(cu.MemcpyHtoDAsync(z->set[k].comp + off, in + off, n, s));
     return 0;
 }
 
-/* Queues the copy of a batch's compressed bytes (see gpu_inflate_stream.h). */
-int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
+/* Queues the zeros after set k's len compressed bytes (see
+ * gpu_inflate_stream.h). */
+int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len)
 {
-    return gzs_copy_in(z, z->set[z->cur].comp, s, in, len);
+    if (k >= z->nsets || len > z->comp_cap)
+        return 1;
+    CU_TRY(cu.MemsetD8Async(z->set[k].comp + len, 0, IF_IN_PAD, s));
+    return 0;
 }
 
-/* Queues the copy of the next batch's bytes (see gpu_inflate_stream.h). */
-int gzs_upload_spare(gzs_dev *z, CUstream s, const uint8_t *in, size_t len)
+/* Queues the copy of a whole batch (see gpu_inflate_stream.h). */
+int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
 {
-    return z->nsets > 1 ? gzs_copy_in(z, z->set[z->cur ^ 1].comp, s, in, len) : 1;
+    int rc = gzs_upload_part(z, k, s, in, 0, len);
+    return rc ? rc : gzs_upload_end(z, k, s, len);
 }
 
-/* Swaps the sets (see gpu_inflate_stream.h). */
-void gzs_swap(gzs_dev *z)
+/* Makes the next set the current one (see gpu_inflate_stream.h). */
+void gzs_advance(gzs_dev *z)
 {
-    if (z->nsets > 1)
-        z->cur ^= 1;
+    z->cur = (z->cur + 1) % z->nsets;
 }
 
 /* Cuts a batch into segments and queues its first round (see
  * gpu_inflate_stream.h). */
-int gzs_batch_begin(gzs_dev *z, CUstream s, int spare, size_t len, uint64_t start, int exact,
+int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
                     uint64_t stop)
 {
-    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD || (spare && z->nsets < 2))
+    if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD || k >= z->nsets)
         return 1;
-    gzs_set *t = &z->set[z->cur ^ (spare != 0)];
+    gzs_set *t = &z->set[k];
     sp_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
             z->seg_cap, z->sym_cap);
     return gzs_round(z, t, s, len);
@@ -237,7 +240,7 @@ int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t st
               const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
               uint8_t *win_out, gzs_result *r)
 {
-    int rc = gzs_batch_begin(z, s, 0, len, start, 1, IFS_NONE);
+    int rc = gzs_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
     return rc ? rc
               : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
                               r);

@@ -28,9 +28,12 @@ typedef struct {
     sp_plan plan;
 } gzs_set;
 
+#define GZS_SETS_MAX 3 /* sets of batch buffers on one device at most */
+
 /* One device's buffers for batches of at most comp_cap compressed bytes:
- * one set, or two so that the next batch's first round runs while one is
- * finished (the current set and the spare). */
+ * one set, or several so that the next batches' first rounds run while one
+ * is finished (the current set, then the others in the order they are
+ * taken: set[(cur + 1) % nsets] next). */
 typedef struct {
     gpu *g;
     size_t comp_cap;     /* compressed bytes per batch */
@@ -40,7 +43,7 @@ typedef struct {
     uint64_t step;       /* nominal segment length in bits */
     uint32_t seg_cap;    /* symbols of room per segment */
     CUfunction decode, group_maps, group_windows, windows, replace, crc; /* the gzs_ kernels */
-    gzs_set set[2];
+    gzs_set set[GZS_SETS_MAX];
     int nsets, cur;      /* set[cur] holds the batch being inflated */
     CUdeviceptr wins, maps, flags;
     unsigned *hflags;    /* pinned: bad, CRC terms */
@@ -57,27 +60,33 @@ typedef struct {
 
 /* Allocates the buffers on g for batches of comp_cap bytes cut into
  * segments of seg_bytes compressed bytes, each with room for seg_cap
- * symbols to start with; `sets` (1 or 2) sets of them. 0 or a negative
+ * symbols to start with; `sets` (1 to GZS_SETS_MAX) sets of them. 0 or a negative
  * gpu_error (text in g). */
 int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets);
 
-/* Queues the copy of a batch's compressed bytes in[0..len) (host memory,
- * pinned for speed) to the current set on stream s: 0, 1 when more than
- * the buffers were made for, or a negative gpu_error. */
-int gzs_upload(gzs_dev *z, CUstream s, const uint8_t *in, size_t len);
+/* Queues on stream s the copy of in[off..off+n) (host memory, pinned for
+ * speed, that holds a batch's compressed bytes from in[0]) to the same
+ * place in set k's buffer: 0, 1 when beyond what the buffers were made
+ * for (or no set k), or a negative gpu_error. A batch may be copied in
+ * parts, each from its own pinned range, as its bytes are read. */
+int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n);
 
-/* gzs_upload into the spare set: the batch after the one being inflated,
- * on a stream of its own. */
-int gzs_upload_spare(gzs_dev *z, CUstream s, const uint8_t *in, size_t len);
+/* Queues the zeroed padding after set k's len compressed bytes, which the
+ * decoder may read past a batch's end: as gzs_upload_part. */
+int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len);
 
-/* Makes the spare set the current one, and the other the spare. */
-void gzs_swap(gzs_dev *z);
+/* gzs_upload_part of in[0..len), then gzs_upload_end. */
+int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len);
 
-/* Inflates the batch gzs_upload copied on stream s: in[0..len) (the same
- * bytes, which the plan reads; the batch begins where `start`, a bit offset
- * in it, is a block boundary), with window (the IFS_WINDOW bytes before it, the last `valid`
- * of them real; NULL when valid is 0) into out (device memory, room for
- * out_cap bytes). last: the stream's data ends with the batch. On return
+/* Makes the next set (cur + 1, modulo nsets) the current one. */
+void gzs_advance(gzs_dev *z);
+
+/* Inflates the batch gzs_upload copied into the current set on stream s:
+ * in[0..len) (the same bytes, which the plan reads; the batch begins where
+ * `start`, a bit offset in it, is a block boundary), with window (the
+ * IFS_WINDOW bytes before it, the last `valid` of them real; NULL when
+ * valid is 0) into out (device memory, room for out_cap bytes). last: the
+ * stream's data ends with the batch. On return
  * win_out (host, IFS_WINDOW bytes, may be NULL) holds the window after the
  * batch. Returns 0, 1 when the batch is declined (see above), or a negative
  * gpu_error. */
@@ -86,16 +95,17 @@ int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t st
               uint8_t *win_out, gzs_result *r);
 
 /* gzs_batch in two halves, so that the caller can do other work while the
- * first round runs. gzs_batch_begin cuts the batch of the current set (the
- * spare with `spare`) into segments (sp_init: from `start`, a block
+ * first round runs. gzs_batch_begin cuts the batch of set k (the current
+ * one, or a later one) into segments (sp_init: from `start`, a block
  * boundary when exact, to `stop`) and queues its first round on s (0, 1
  * when the batch is longer than the buffers, or a negative result of a
  * failed driver call, which CU_TRY recorded on the calling thread). It
- * touches nothing of g's, so it may run on another thread than the rest.
+ * touches nothing of g's nor the other sets', and reads not which set is
+ * current, so it may run on another thread than the rest.
  * gzs_batch_end waits for the current set's rounds on s and goes on as
  * gzs_batch does; `begin` is where a batch whose start was not exact must
  * begin (sp_begin_at), else IFS_NONE. */
-int gzs_batch_begin(gzs_dev *z, CUstream s, int spare, size_t len, uint64_t start, int exact,
+int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
                     uint64_t stop);
 int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
                   uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,

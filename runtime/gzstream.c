@@ -14,23 +14,45 @@
 
 #define GZSTREAM_BATCH_MAX ((size_t)384 << 20) /* compressed bytes per batch at most */
 #define GZSTREAM_BATCH_MIN ((size_t)4 << 20)   /* a batch declined this small goes to the host */
-/* A member's first batch at most: read and copied in a few milliseconds, so
- * that the device starts decoding soon, while the next batch is read. */
-#define GZSTREAM_FIRST ((size_t)96 << 20)
+/* A member's first batch is at most 1/GZSTREAM_FIRST of a batch (96 MiB):
+ * read and copied in a few milliseconds, so that the device starts decoding
+ * soon, while the next batch is read. */
+#define GZSTREAM_FIRST 4
 #define GZSTREAM_SEG ((size_t)128 << 10)       /* compressed bytes per segment */
 #define GZSTREAM_ROOM 3 /* symbols of room per compressed byte of a segment, to start with */
 /* A batch that is not the stream's last ends at the first block boundary
- * at or past this many bytes before the end of its input, where the next
- * batch's search for its first block begins: that boundary lies within
- * this distance in any stream seen (a deflate block's compressed size);
- * where it does not, the next batch is read again from where this one
- * ended. */
+ * at or past this many bytes (at most a quarter of the batch) before the
+ * end of its input, where the next batch's search for its first block
+ * begins: that boundary lies within this distance in any stream seen (a
+ * deflate block's compressed size); where it does not, the next batch is
+ * read again from where this one ended. */
 #define GZSTREAM_MARGIN ((size_t)4 << 20)
+/* A batch is read (and, the first time, pinned) in this many pieces (32 MiB
+ * each), each piece's copy to the device queued once it is read, so that
+ * the copies run while the rest is read. */
+#define GZSTREAM_PIECES 12
+
+_Static_assert(GZSTREAM_SETS >= 2 && GZSTREAM_SETS <= GZS_SETS_MAX, "sets of batch buffers");
+
+/* A batch read into one set of buffers, copied to the device and its first
+ * round queued, on a thread of its own, while the batches before it are
+ * inflated. */
+typedef struct {
+    gzstream *z;
+    int set;          /* the set of buffers it fills (z->dev.set[set], z->host[set]) */
+    pthread_t thread;
+    int running;      /* thread is to be joined */
+    int pending;      /* started, and not taken nor dropped since */
+    int ok;           /* after the join: its first round is queued */
+    uint64_t pos;     /* the file offset of its first byte */
+    size_t len;
+    uint64_t next;    /* where the batch after it begins (its plan's stop), or UINT64_MAX */
+} gzstream_ahead;
 
 struct gzstream {
     gpu *g;
-    gpu_queue q[2];       /* q[k]: the copy and first round of dev.set[k] (dev.cur: the batch
-                             being inflated; the other, the next, queued while it is finished) */
+    gpu_queue q[GZSTREAM_SETS]; /* q[k]: the copy and first round of dev.set[k] (dev.cur: the
+                                   batch being inflated; the next ones queued meanwhile) */
     gpu_queue fin;        /* the rest of a batch's work, and the copies of decoded bytes */
     gzs_dev dev;
     int fd;
@@ -38,19 +60,20 @@ struct gzstream {
     uint64_t pos;         /* file byte where the next batch begins */
     unsigned bit;         /* bits of it already decoded */
     size_t cap;           /* compressed bytes the buffers hold */
+    size_t piece;         /* bytes of a piece (GZSTREAM_PIECES): reads and pins */
     size_t batch;         /* compressed bytes per batch now */
     size_t first;         /* the member's first batch at most (0: batch) */
-    uint8_t *host[2];     /* pinned: dev.set[k]'s compressed bytes, then zeroed padding */
-    int own_host[2];      /* host[i] is gzstream's own (else the caller's) */
-    int pin_host1;        /* host[1] is the caller's, to be pinned by gzstream */
-    int pinned_host1;     /* gzstream pinned it */
-    /* the next batch, read, copied to the device's spare set and its first
-       round queued on a thread of its own while one is inflated */
-    pthread_t ahead_thread;
-    int ahead_running;    /* ahead_thread is to be joined */
-    int ahead_ok;         /* after the join: its first round is queued in the spare set */
-    uint64_t ahead_pos;   /* the file offset of its first byte */
-    size_t ahead_len;
+    /* host[k]: dev.set[k]'s compressed bytes, then zeroed padding; pinned
+       by the caller (host[0]), or the caller's and pinned by gzstream a piece
+       at a time as batches first read them, or
+       gzstream's own, pinned when made */
+    uint8_t *host[GZSTREAM_SETS];
+    int own_host[GZSTREAM_SETS];
+    int pin_host[GZSTREAM_SETS];     /* host[k] is still to be pinned */
+    size_t pinned[GZSTREAM_SETS];    /* pieces of host[k] gzstream pinned */
+    /* ahead[k]: the batch read into set k while those before it are
+       inflated, each where the one before it will stop */
+    gzstream_ahead ahead[GZSTREAM_SETS];
     uint8_t *win;         /* pinned: the window after a batch */
     CUdeviceptr out[2];   /* decoded bytes: the last batch's, and the next one's */
     size_t out_cap, keep_max;
@@ -69,8 +92,10 @@ static int gzstream_buffers(gzstream *z, size_t cap)
 {
     int rc;
     z->cap = z->batch = cap;
+    z->piece = (cap + GZSTREAM_PIECES - 1) / GZSTREAM_PIECES; /* in whole pages */
+    z->piece = (z->piece + 4095) / 4096 * 4096;
     if ((rc = gzs_open(&z->dev, z->g, cap, GZSTREAM_SEG,
-                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), 2)) < 0)
+                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), GZSTREAM_SETS)) < 0)
         return rc;
     /* every symbol is one decoded byte: the pool bounds a batch's output */
     z->out_cap = (size_t)z->dev.sym_cap;
@@ -84,27 +109,36 @@ static int gzstream_buffers(gzstream *z, size_t cap)
     return 0;
 }
 
-/* Waits for the read ahead, if one runs; nonzero when it succeeded. */
-static int gzstream_ahead_join(gzstream *z)
+/* Waits for a read ahead's thread, if it runs; nonzero when it succeeded. */
+static int gzstream_ahead_join(gzstream_ahead *a)
 {
-    if (z->ahead_running) {
-        double t = io_seconds();
-        pthread_join(z->ahead_thread, NULL);
-        z->ahead_wait += io_seconds() - t;
-        z->ahead_running = 0;
+    if (a->running) {
+        pthread_join(a->thread, NULL);
+        a->running = 0;
     }
-    return z->ahead_ok;
+    return a->ok;
+}
+
+/* Waits for the reads ahead and forgets them (a set is free once its
+ * queue is synchronized). */
+static void gzstream_ahead_drop(gzstream *z)
+{
+    for (int k = 0; k < GZSTREAM_SETS; k++) {
+        gzstream_ahead_join(&z->ahead[k]);
+        z->ahead[k].ok = z->ahead[k].pending = 0;
+    }
 }
 
 /* Frees the buffers gzstream_buffers made. */
 static void gzstream_free_buffers(gzstream *z)
 {
-    gzstream_ahead_join(z);
-    z->ahead_ok = 0;
+    gzstream_ahead_drop(z);
     gzs_close(&z->dev);
     for (int i = 0; i < 2; i++) {
         gpu_mem_free(z->g, z->out[i]);
         z->out[i] = 0;
+    }
+    for (int i = 0; i < GZSTREAM_SETS; i++) {
         if (z->own_host[i]) {
             gpu_host_free(z->g, z->host[i]);
             z->host[i] = NULL;
@@ -122,8 +156,8 @@ size_t gzstream_staging_bytes(void)
 
 /* Prepares the device (see gzstream.h): the largest batch that fits, from
  * GZSTREAM_BATCH_MAX (or the staging buffer's size) down. */
-int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2],
-                  size_t staging_bytes)
+int gzstream_open(gzstream **out, gpu *g, size_t keep_max,
+                  void *const staging[GZSTREAM_SETS], size_t staging_bytes)
 {
     *out = NULL;
     gzstream *z = calloc(1, sizeof *z);
@@ -131,18 +165,21 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2
         return GPU_ERR_OUT_OF_MEMORY;
     z->g = g;
     z->keep_max = keep_max;
-    for (int i = 0; i < 2; i++) {
+    int given = 0;
+    for (int i = 0; i < GZSTREAM_SETS; i++) {
         z->host[i] = staging[i];
-        z->own_host[i] = staging[i] == NULL; /* host[1]: made by the first read ahead */
+        /* host[k > 0] of gzstream's own: made by the first read ahead into set k */
+        z->own_host[i] = staging[i] == NULL;
+        z->pin_host[i] = i > 0 && staging[i] != NULL;
+        given |= staging[i] != NULL;
     }
-    z->pin_host1 = staging[1] != NULL;
     int rc = gpu_bind(g);
-    for (int i = 0; rc == 0 && i < 2; i++)
+    for (int i = 0; rc == 0 && i < GZSTREAM_SETS; i++)
         rc = gpu_queue_open(g, &z->q[i]);
     if (rc == 0)
         rc = gpu_queue_open(g, &z->fin);
     size_t cap = GZSTREAM_BATCH_MAX;
-    if ((staging[0] || staging[1]) && staging_bytes - IF_IN_PAD < cap)
+    if (given && staging_bytes - IF_IN_PAD < cap)
         cap = staging_bytes - IF_IN_PAD;
     while (rc == 0 && (rc = gzstream_buffers(z, cap)) == GPU_ERR_OUT_OF_MEMORY &&
            cap > GZSTREAM_BATCH_MIN) {
@@ -161,14 +198,13 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2
 /* Starts a member (see gzstream.h). */
 void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
 {
-    gzstream_ahead_join(z);
-    z->ahead_ok = 0;
+    gzstream_ahead_drop(z);
     z->fd = fd;
     z->file_size = file_size;
     z->pos = data_off;
     z->bit = 0;
     z->batch = z->cap;
-    z->first = GZSTREAM_FIRST;
+    z->first = z->cap / GZSTREAM_FIRST;
     z->last_bytes = 0;
     z->stopped = 0;
     z->batches = z->rounds = z->ahead_used = 0;
@@ -231,69 +267,129 @@ static void gzstream_account(gzstream *z, const gzs_result *r)
 /* Where the plan of the batch of len bytes at file offset base stops. */
 static uint64_t gzstream_batch_stop(const gzstream *z, uint64_t base, size_t len)
 {
-    return sp_batch_stop(base, len, z->file_size, GZSTREAM_MARGIN);
+    size_t margin = z->cap / 4 < GZSTREAM_MARGIN ? z->cap / 4 : GZSTREAM_MARGIN;
+    return sp_batch_stop(base, len, z->file_size, margin);
 }
 
-/* The read ahead's thread: the bytes into the spare set's host buffer
- * (made pinned the first time), then onto the device's spare set, and its
- * first round queued (its first block searched for from its first byte).
- * A failure only leaves ahead_ok 0: the batch is then read as the first
- * one was, and a lasting error is reported there. */
+/* Pins host[k] up to piece i where gzstream is to pin it (a batch reads
+ * pieces in order, and the first batches in a set pin them as they go,
+ * off the start of the run); a failure leaves the rest unpinned, which
+ * only slows their copies. */
+static void gzstream_pin_piece(gzstream *z, int k, size_t i)
+{
+    size_t whole = z->cap + IF_IN_PAD;
+    while (z->pin_host[k] && z->pinned[k] <= i && z->pinned[k] * z->piece < whole) {
+        size_t at = z->pinned[k] * z->piece;
+        size_t n = whole - at < z->piece ? whole - at : z->piece;
+        if (cu.MemHostRegister(z->host[k] + at, n, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS)
+            z->pin_host[k] = 0;
+        else
+            z->pinned[k]++;
+    }
+}
+
+/* Reads the len bytes at file offset pos into set k's host buffer and
+ * queues their copy to the device's set k on s, a piece at a time, so that
+ * the copies run while the rest is read: 0, 1 when the read failed or came
+ * short (the host then reads on and says why), or a negative gpu_error. */
+static int gzstream_load(gzstream *z, int k, CUstream s, uint64_t pos, size_t len)
+{
+    uint8_t *in = z->host[k];
+    for (size_t off = 0; off < len; off += z->piece) {
+        size_t n = len - off < z->piece ? len - off : z->piece;
+        gzstream_pin_piece(z, k, off / z->piece);
+        if (io_pread(z->fd, in + off, n, pos + off) != (ssize_t)n)
+            return 1;
+        int rc = gzs_upload_part(&z->dev, k, s, in, off, n);
+        if (rc)
+            return rc;
+    }
+    memset(in + len, 0, IF_IN_PAD);
+    return gzs_upload_end(&z->dev, k, s, len);
+}
+
+/* A read ahead's thread: its batch into its set's host buffer (made
+ * pinned the first time), onto the device, and its first round queued
+ * (its first block searched for from its first byte). A failure only
+ * leaves ok 0: the batch is then read as the first one was, and a lasting
+ * error is reported there. */
 static void *gzstream_ahead_main(void *arg)
 {
-    gzstream *z = arg;
-    int to = z->dev.cur ^ 1;
-    CUstream s = z->q[to].stream;
+    gzstream_ahead *a = arg;
+    gzstream *z = a->z;
+    int k = a->set;
+    CUstream s = z->q[k].stream;
     /* the driver directly: a failure here must not replace the text of one
        on the inflating thread; a batch read ahead and not taken may still
-       be decoding into the spare set */
+       be decoding into the set */
     if (gpu_bind(z->g) < 0 || cu.StreamSynchronize(s) != CUDA_SUCCESS)
         return NULL;
-    if (!z->host[to] && cu.MemHostAlloc((void **)&z->host[to], z->cap + IF_IN_PAD,
-                                        CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
-        z->host[to] = NULL;
+    if (!z->host[k] && cu.MemHostAlloc((void **)&z->host[k], z->cap + IF_IN_PAD,
+                                       CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+        z->host[k] = NULL;
         return NULL;
     }
-    if (z->pin_host1 && !z->pinned_host1) {
-        if (cu.MemHostRegister(z->host[1], z->cap + IF_IN_PAD, CU_MEMHOSTREGISTER_PORTABLE) !=
-            CUDA_SUCCESS)
-            return NULL;
-        z->pinned_host1 = 1;
-    }
-    if (io_pread(z->fd, z->host[to], z->ahead_len, z->ahead_pos) != (ssize_t)z->ahead_len)
-        return NULL;
-    memset(z->host[to] + z->ahead_len, 0, IF_IN_PAD);
-    if (gzs_upload_spare(&z->dev, s, z->host[to], z->ahead_len) == 0 &&
-        gzs_batch_begin(&z->dev, s, 1, z->ahead_len, 0, 0,
-                        gzstream_batch_stop(z, z->ahead_pos, z->ahead_len)) == 0)
-        z->ahead_ok = 1;
+    if (gzstream_load(z, k, s, a->pos, a->len) == 0 &&
+        gzs_batch_begin(&z->dev, s, k, a->len, 0, 0, gzstream_batch_stop(z, a->pos, a->len)) == 0)
+        a->ok = 1;
     return NULL;
 }
 
-/* Starts reading the batch whose search begins at file offset `from`
- * while the one before it is inflated. */
-static void gzstream_ahead_start(gzstream *z, uint64_t from)
+/* Starts reading into set k the batch whose search begins at file offset
+ * `from`, while the batches before it are inflated. */
+static void gzstream_ahead_start(gzstream *z, int k, uint64_t from)
 {
-    z->ahead_pos = from;
-    uint64_t left = z->file_size - z->ahead_pos;
-    z->ahead_len = left < z->cap ? (size_t)left : z->cap;
-    z->ahead_ok = 0;
-    z->ahead_running = pthread_create(&z->ahead_thread, NULL, gzstream_ahead_main, z) == 0;
+    gzstream_ahead *a = &z->ahead[k];
+    if (from >= z->file_size)
+        return;
+    uint64_t left = z->file_size - from;
+    a->z = z;
+    a->set = k;
+    a->pos = from;
+    a->len = left < z->cap ? (size_t)left : z->cap;
+    uint64_t stop = gzstream_batch_stop(z, a->pos, a->len);
+    a->next = stop == IFS_NONE ? UINT64_MAX : a->pos + stop / 8;
+    a->ok = 0;
+    a->pending = 1;
+    a->running = pthread_create(&a->thread, NULL, gzstream_ahead_main, a) == 0;
 }
 
-/* Takes the bytes read ahead as the next batch's where they hold its start
- * (then *base and *len say where they lie in the file); else 0. */
+/* Keeps the sets after set k (in the order their batches are taken), and
+ * set k too where `with_k` (its batch done), filled with the batches that
+ * follow set k's, each beginning where the plan of the one before it stops
+ * (set k's: at file offset `from`), up to the file's last batch. */
+static void gzstream_ahead_fill(gzstream *z, int k, uint64_t from, int with_k)
+{
+    int n = z->dev.nsets;
+    for (int j = 1; j < n + with_k && from != UINT64_MAX; j++) {
+        int set = (k + j) % n;
+        gzstream_ahead *a = &z->ahead[set];
+        if (!a->pending)
+            gzstream_ahead_start(z, set, from);
+        if (!a->pending || a->pos != from)
+            return;
+        from = a->next;
+    }
+}
+
+/* Takes the batch read ahead into the next set as the next one where it
+ * holds the next one's start (then *base and *len say where it lies in the
+ * file, and that set is the current one); else 0. */
 static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
 {
-    if (!gzstream_ahead_join(z))
+    gzstream_ahead *a = &z->ahead[(z->dev.cur + 1) % z->dev.nsets];
+    if (!a->pending)
         return 0;
-    z->ahead_ok = 0;
-    if (z->batch != z->cap || z->ahead_pos > z->pos || z->pos >= z->ahead_pos + z->ahead_len)
+    double t = io_seconds();
+    int ok = gzstream_ahead_join(a);
+    z->ahead_wait += io_seconds() - t;
+    a->pending = 0;
+    if (!ok || z->batch != z->cap || a->pos > z->pos || z->pos >= a->pos + a->len)
         return 0;
-    gzs_swap(&z->dev);
+    gzs_advance(&z->dev);
     z->ahead_used++;
-    *base = z->ahead_pos;
-    *len = z->ahead_len;
+    *base = a->pos;
+    *len = a->len;
     return 1;
 }
 
@@ -331,31 +427,38 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         uint64_t base = z->pos; /* the file offset of the batch's first byte */
         size_t len;
         int ahead = gzstream_ahead_take(z, &base, &len);
-        uint8_t *in = z->host[z->dev.cur];
-        CUstream s = z->q[z->dev.cur].stream;
+        int k = z->dev.cur;
+        uint8_t *in = z->host[k];
+        CUstream s = z->q[k].stream;
+        int cut_first = 0; /* the member's first batch, cut shorter than a batch */
+        rc = 0;
         if (!ahead) {
+            /* the batches read ahead do not follow this one: dropped, and
+               their copies from this set's host buffer waited for */
+            gzstream_ahead_drop(z);
             uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
             len = left < z->batch ? (size_t)left : z->batch;
-            if (z->first && len > z->first)
+            if (z->first && len > z->first) {
                 len = z->first;
+                cut_first = 1;
+            }
             if (len == 0)
                 return gzstream_stop(z); /* cut short: the host says so in its words */
-            ssize_t got = io_pread(z->fd, in, len, z->pos);
-            if (got != (ssize_t)len)
+            if ((rc = gzstream_wait(s)) == 0 && (rc = gzstream_load(z, k, s, z->pos, len)) == 1)
                 return gzstream_stop(z); /* a read error or a file cut short: likewise */
-            memset(in + len, 0, IF_IN_PAD);
         }
         int last = base + len == z->file_size;
         uint64_t start = (z->pos - base) * 8 + z->bit, stop = gzstream_batch_stop(z, base, len);
         gzs_result r;
-        rc = 0;
-        if (!ahead && (rc = gzs_upload(&z->dev, s, in, len)) == 0)
-            rc = gzs_batch_begin(&z->dev, s, 0, len, start, 1, stop);
+        if (!ahead && rc == 0)
+            rc = gzs_batch_begin(&z->dev, s, k, len, start, 1, stop);
         if (rc == 0) {
-            /* after the first round is queued: the first read ahead pins
-               its buffer, which holds the driver's other calls up */
-            if (stop != IFS_NONE)
-                gzstream_ahead_start(z, base + stop / 8);
+            /* after the first round is queued (the first batches read
+               into a set pin its buffer, which holds the driver's other
+               calls up): the next batch, unless it is read already */
+            int next = (k + 1) % z->dev.nsets;
+            if (stop != IFS_NONE && next != k && !z->ahead[next].pending)
+                gzstream_ahead_start(z, next, base + stop / 8);
             /* the first round on the set's queue, the rest on fin; a batch
                read ahead searched for its first block: it must begin where
                this stream is */
@@ -380,6 +483,8 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
                 z->batch = len / 2;
                 continue;
             }
+            if (cut_first)
+                continue; /* a whole batch next */
             if (rc == 0 && z->batch < z->cap && !last) {
                 z->batch = z->batch * 2 < z->cap ? z->batch * 2 : z->cap;
                 continue;
@@ -396,6 +501,9 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             z->stopped = 1;
         }
         z->batch = z->cap;
+        /* this batch's set is free: the batches after it fill the sets */
+        if (!r.final && stop != IFS_NONE)
+            gzstream_ahead_fill(z, k, base + stop / 8, 1);
         z->cur = nxt;
         z->last_bytes = keep + r.nout;
         *data = z->out[nxt];
@@ -452,11 +560,12 @@ void gzstream_close(gzstream *z)
     if (!z)
         return;
     gpu_bind(z->g);
-    gzstream_ahead_join(z);
-    if (z->pinned_host1)
-        cu.MemHostUnregister(z->host[1]);
-    for (int i = 0; i < 2; i++)
-        gpu_queue_close(&z->q[i]);
+    gzstream_ahead_drop(z);
+    for (int k = 0; k < GZSTREAM_SETS; k++) {
+        for (size_t i = 0; i < z->pinned[k]; i++)
+            cu.MemHostUnregister(z->host[k] + i * z->piece);
+        gpu_queue_close(&z->q[k]);
+    }
     gpu_queue_close(&z->fin);
     gzstream_free_buffers(z);
     free(z);

@@ -32,6 +32,13 @@ typedef struct {
 
 typedef struct gzstream gzstream;
 
+/* Sets of batch buffers, each with its staging buffer: while one batch is
+ * finished, the next one's first round runs, and once it is done the one
+ * after the next is read into its set. A third set, whose round would also
+ * be queued, made runs slower: a batch's finish then waits for
+ * multiprocessors that two batches' decodes hold. */
+#define GZSTREAM_SETS 2
+
 /* Bytes of a staging buffer for gzstream_open: host memory made by the
  * caller while the devices start, so that making it is not on the run's
  * path. */
@@ -39,12 +46,13 @@ size_t gzstream_staging_bytes(void);
 
 /* Prepares device g for members inflated in batches as large as the
  * device's memory allows, with room to carry keep_max bytes from one batch
- * to the next; the batches' compressed bytes are read into staging[0]
- * (pinned) and, while one is inflated, the next into staging[1] (faulted
- * in: gzstream pins it, and unpins it when closed), each of staging_bytes;
- * into buffers of gzstream's own where they are NULL. 0, or a negative
+ * to the next; the batches' compressed bytes are read into the staging
+ * buffers in turn, each of staging_bytes: staging[0] pinned, the others
+ * faulted in and not pinned (gzstream pins each piece as a batch first
+ * reads it, off the start of the run, and unpins them when closed); into
+ * buffers of gzstream's own where they are NULL. 0, or a negative
  * gpu_error (text in g). */
-int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[2],
+int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[GZSTREAM_SETS],
                   size_t staging_bytes);
 
 /* Starts the member whose deflate data begin at file offset data_off of the

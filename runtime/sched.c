@@ -78,8 +78,9 @@ struct sched {
     tp_stage *stage;     /* spec.whole: the matrix staged on one lane (sched_stage_open) */
     gzstream *z;         /* sched_run_member: the device's inflate of a member, kept from one
                             input to the next */
-    void *staging[2];    /* its staging buffers (spec.member, or its first use): the first
-                            pinned by the devices' start, the second by gzstream */
+    void *staging[GZSTREAM_SETS]; /* its staging buffers (spec.member, or its first use):
+                                     the first pinned by the devices' start, the others
+                                     by gzstream */
     void **results;      /* spec.results: the devices' slots' host result buffers */
     sched_clock clock;
     io_status st;        /* the last failure: its code and line (sched_status) */
@@ -302,14 +303,16 @@ static int sched_results(sched *h)
 }
 
 /* Makes the member's staging buffers, once: the first pinned by the devices'
- * start (pinned now once they are open), the second only faulted in, since
- * pinning it would lengthen the start; without them gzstream makes its own. */
+ * start (pinned now once they are open), the others only faulted in, since
+ * pinning them would lengthen the start (gzstream pins them a piece at a
+ * time as it first reads into them); without them gzstream makes its own. */
 static void sched_member_staging(sched *h)
 {
     if (!h->staging[0])
         h->staging[0] = backend_host_alloc(h->be, gzstream_staging_bytes());
-    if (!h->staging[1])
-        h->staging[1] = backend_host_unpinned(h->be, gzstream_staging_bytes());
+    for (int i = 1; i < GZSTREAM_SETS; i++)
+        if (!h->staging[i])
+            h->staging[i] = backend_host_unpinned(h->be, gzstream_staging_bytes());
 }
 
 /* Opens the first lane's engine. */
@@ -1102,7 +1105,7 @@ void sched_close(sched *h)
         tp_stage_close(h->stage); /* else the driver frees it at exit */
     if (!h->be->leaving) /* else the driver frees it at exit */
         gzstream_close(h->z);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < GZSTREAM_SETS; i++)
         backend_host_free(h->be, h->staging[i]);
     if (!h->be->leaving) { /* else the driver frees it all at exit */
         for (int d = 0; h->dev && d < BACKEND_MAX_GPUS; d++)

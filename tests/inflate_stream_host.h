@@ -91,7 +91,7 @@ static int ish_redone, ish_roomier, ish_batches, ish_pieced, ish_ahead, ish_ahea
  * next one searched for from there; where that one cannot go on from
  * where this one ended, it is decoded again from there. Returns the
  * stream's length, or -1 where the plan gave up or the stream is cut. */
-static long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_cap, ish_opts *o)
+static inline long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_t out_cap, ish_opts *o)
 {
     enum { MAX_SEGS = 4096 };
     static ifs_seg segs[MAX_SEGS];

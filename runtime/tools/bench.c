@@ -1055,7 +1055,7 @@ static int bench_inflate_open(bench_ctx *c)
     if ((rc = bench_stream_input(c)) < 0)
         return rc;
     if ((rc = gzs_open(&c->gzd, c->g, c->gzs_bytes, BENCH_GZS_SEG, 4 * BENCH_GZS_SEG, 0)) < 0 ||
-        (rc = gzs_upload(&c->gzd, c->s, c->gzs, c->gzs_bytes)) < 0)
+        (rc = gzs_upload(&c->gzd, c->gzd.cur, c->s, c->gzs, c->gzs_bytes)) < 0)
         return bench_gpu_error(c, rc);
     return bench_upload(c, c->dx, c->gz, c->gz_bytes);
 }

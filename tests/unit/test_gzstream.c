@@ -1,0 +1,565 @@
+/* test_gzstream.c - a gzip member inflated in batches by runtime/gzstream.c
+ * (the batches' reads, copies and reads ahead, the sets of buffers in turn,
+ * the first batch, the stop where the device cannot go on), over the
+ * stand-in driver (tests/cli/fakecuda.c, whose device memory is host
+ * memory) and a stand-in for the device's kernels (the gzs_ layer of
+ * runtime/gpu_inflate_stream.h, below): the same plan (io/stream_plan.c)
+ * and segment decoder (ptx/inflate_stream.h) on the host, as
+ * tests/inflate_stream_host.h runs them. Every member's bytes, CRC-32 and
+ * length must be zlib's, from its start and from a block boundary in its
+ * middle, with bytes carried from batch to batch; a member cut short or
+ * damaged must stop the device at a block boundary before the damage, with
+ * every byte before it right. */
+#include "check.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../inflate_stream_host.h"
+#include "io/crc.h"
+#include "runtime/cu.h"
+#include "runtime/gpu.h"
+#include "runtime/gpu_inflate_stream.h"
+#include "runtime/gzstream.h"
+
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#include "rnd.h"
+
+/* ---- the stand-in for the device's kernels ---- */
+
+#define STEP_BYTES 2048 /* compressed bytes per segment: many segments in a small batch */
+#define SEG_ROOM 4      /* symbols of room per compressed byte of a segment */
+
+static atomic_int rounds_run; /* rounds decoded, on any thread */
+
+/* Allocates a set's buffers (device memory is host memory here). */
+int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets)
+{
+    (void)seg_bytes, (void)seg_cap;
+    memset(z, 0, sizeof *z);
+    z->g = g;
+    z->comp_cap = comp_cap;
+    z->step = (uint64_t)STEP_BYTES * 8;
+    z->seg_cap = SEG_ROOM * STEP_BYTES;
+    z->nsets = sets < 1 ? 1 : sets > GZS_SETS_MAX ? GZS_SETS_MAX : sets;
+    uint64_t planned = (comp_cap + STEP_BYTES - 1) / STEP_BYTES + 1;
+    z->max_segs = (int)(planned * 2);
+    z->sym_cap = planned * z->seg_cap * 2;
+    for (int k = 0; k < z->nsets; k++) {
+        gzs_set *t = &z->set[k];
+        int rc;
+        if ((rc = gpu_mem_alloc(g, &t->comp, comp_cap + IF_IN_PAD, "comp")) < 0 ||
+            (rc = gpu_mem_alloc(g, &t->syms, z->sym_cap * sizeof(uint16_t), "syms")) < 0)
+            return rc;
+        if (!(t->hsegs = malloc((size_t)z->max_segs * sizeof *t->hsegs)) ||
+            !(t->htodo = malloc((size_t)z->max_segs * sizeof *t->htodo)))
+            return GPU_ERR_OUT_OF_MEMORY;
+    }
+    return 0;
+}
+
+/* Frees the buffers. */
+void gzs_close(gzs_dev *z)
+{
+    for (int k = 0; k < GZS_SETS_MAX; k++) {
+        gpu_mem_free(z->g, z->set[k].comp);
+        gpu_mem_free(z->g, z->set[k].syms);
+        free(z->set[k].hsegs);
+        free(z->set[k].htodo);
+    }
+    memset(z, 0, sizeof *z);
+}
+
+/* Copies part of a batch to set k through the driver. */
+int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n)
+{
+    if (k >= z->nsets || off > z->comp_cap || n > z->comp_cap - off)
+        return 1;
+    return cu.MemcpyHtoDAsync(z->set[k].comp + off, in + off, n, s) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* Zeroes set k's padding through the driver. */
+int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len)
+{
+    if (k >= z->nsets || len > z->comp_cap)
+        return 1;
+    return cu.MemsetD8Async(z->set[k].comp + len, 0, IF_IN_PAD, s) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* A whole batch. */
+int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
+{
+    int rc = gzs_upload_part(z, k, s, in, 0, len);
+    return rc ? rc : gzs_upload_end(z, k, s, len);
+}
+
+/* The next set. */
+void gzs_advance(gzs_dev *z)
+{
+    z->cur = (z->cur + 1) % z->nsets;
+}
+
+/* Decodes the segments a round lists, from the set's copy of the batch. */
+static void gzs_host_round(gzs_dev *z, gzs_set *t, size_t len)
+{
+    if_tables *tables = malloc(sizeof *tables);
+    if (!tables)
+        abort();
+    const uint8_t *comp = (const uint8_t *)(uintptr_t)t->comp;
+    uint16_t *syms = (uint16_t *)(uintptr_t)t->syms;
+    for (int i = 0; i < t->plan.ntodo; i++)
+        ifs_segment(comp, (if_u32)len, &t->plan.segs[t->plan.todo[i]], syms, tables);
+    free(tables);
+    (void)z;
+    atomic_fetch_add(&rounds_run, 1);
+}
+
+/* Cuts set k's batch into segments and decodes its first round. */
+int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
+                    uint64_t stop)
+{
+    (void)s;
+    if (len > z->comp_cap || k >= z->nsets)
+        return 1;
+    gzs_set *t = &z->set[k];
+    sp_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
+            z->seg_cap, z->sym_cap);
+    gzs_host_round(z, t, len);
+    return 0;
+}
+
+/* Finishes the current set's batch: further rounds, the windows and markers
+ * (ish_replace), the CRC-32. */
+int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
+                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
+                  size_t out_cap, uint8_t *win_out, gzs_result *r)
+{
+    (void)s;
+    gzs_set *t = &z->set[z->cur];
+    sp_plan *p = &t->plan;
+    if (begin != IFS_NONE)
+        sp_begin_at(p, begin);
+    int res;
+    while ((res = sp_check(p, in, len, last)) == SP_ROUND)
+        gzs_host_round(z, t, len);
+    z->rounds = p->rounds;
+    z->segments = p->n;
+    if (res == SP_GIVE_UP || p->nout > out_cap)
+        return 1;
+    uint8_t win[IFS_WINDOW];
+    if (window)
+        memcpy(win, window, IFS_WINDOW);
+    else
+        memset(win, 0, sizeof win);
+    uint8_t *dst = (uint8_t *)(uintptr_t)out;
+    if (ish_replace(p, (const uint16_t *)(uintptr_t)t->syms, win, &valid, dst))
+        return 1;
+    if (win_out)
+        memcpy(win_out, win, IFS_WINDOW);
+    r->nout = p->nout;
+    r->end = p->end;
+    r->final = p->final;
+    r->crc = (uint32_t)crc32(0, dst, (uInt)p->nout);
+    return 0;
+}
+
+/* One batch whole. */
+int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
+              const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
+              uint8_t *win_out, gzs_result *r)
+{
+    int rc = gzs_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
+    return rc ? rc
+              : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
+                              r);
+}
+
+/* ---- members ---- */
+
+/* Data of n bytes, compressible in every way deflate has: runs, repeats
+ * near and far, text-like bytes and noise. */
+static uint8_t *member_data(size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    if (!d)
+        abort();
+    size_t i = 0;
+    while (i < n) {
+        size_t run = 1 + rnd() % 3000;
+        if (run > n - i)
+            run = n - i;
+        switch (rnd() % 4) {
+        case 0: /* noise */
+            for (size_t k = 0; k < run; k++)
+                d[i + k] = (uint8_t)rnd();
+            break;
+        case 1: /* a repeat of earlier bytes */
+            for (size_t k = 0; k < run; k++) {
+                size_t back = 1 + rnd() % 40000;
+                d[i + k] = i + k >= back ? d[i + k - back] : 'x';
+            }
+            break;
+        case 2: /* text-like */
+            for (size_t k = 0; k < run; k++)
+                d[i + k] = (uint8_t)("etaoin shrdlu"[rnd() % 13]);
+            break;
+        default: /* a short run (long ones make more bytes than a segment has room for) */
+            run = run > 200 ? 200 : run;
+            memset(d + i, (int)(rnd() % 256), run);
+        }
+        i += run;
+    }
+    return d;
+}
+
+/* A gzip member of data[0..n) at `level` with `strategy`, its blocks cut
+ * every `flush_every` input bytes (0: zlib's own) as pigz does; *out_len
+ * its length, *data_off the deflate data's offset. */
+static uint8_t *member_make(const uint8_t *data, size_t n, int level, int strategy,
+                            size_t flush_every, size_t *out_len, size_t *data_off)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, strategy) != Z_OK)
+        abort();
+    size_t cap = deflateBound(&zs, n) + n / 16 + 4096;
+    uint8_t *out = malloc(cap);
+    if (!out)
+        abort();
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    size_t at = 0;
+    int rc;
+    do {
+        size_t piece = flush_every && n - at > flush_every ? flush_every : n - at;
+        zs.next_in = (Bytef *)(uintptr_t)(data + at);
+        zs.avail_in = (uInt)piece;
+        at += piece;
+        rc = deflate(&zs, at == n ? Z_FINISH : Z_FULL_FLUSH);
+    } while (at < n && rc == Z_OK);
+    if (rc != Z_STREAM_END)
+        abort();
+    *out_len = zs.total_out;
+    deflateEnd(&zs);
+    *data_off = 10; /* no name, no extra field */
+    return out;
+}
+
+/* A file holding bytes[0..n): its descriptor (the file is unlinked). */
+static int member_file(const uint8_t *bytes, size_t n)
+{
+    char path[] = "/tmp/gpubatch-test-gzstream-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        abort();
+    unlink(path);
+    if (write(fd, bytes, n) != (ssize_t)n)
+        abort();
+    return fd;
+}
+
+/* ---- runs ---- */
+
+/* What a run of gzstream over a member gave. */
+typedef struct {
+    uint8_t *out;      /* the bytes the batches gave, in order */
+    size_t len;
+    int batches;
+    const gzstream_point *pt;
+} run_result;
+
+/* Runs z over the member in fd from its data offset (or from the point
+ * `at` with its window, CRC-32 and length) to where the device stops,
+ * carrying `keep` bytes from each batch to the next and checking that
+ * they come first in the next; the bytes go to rr. 0, or -1 after an error. */
+static int run_member(gzstream *z, int fd, size_t data_off, size_t file_size, size_t keep,
+                      const gzstream_point *at, run_result *rr, size_t cap)
+{
+    rr->out = malloc(cap ? cap : 1);
+    rr->len = 0;
+    rr->batches = 0;
+    if (!rr->out)
+        abort();
+    if (at)
+        gzstream_begin_at(z, fd, file_size, at->bit, at->window + IFS_WINDOW - at->wlen, at->wlen,
+                          at->crc, at->len);
+    else
+        gzstream_begin(z, fd, data_off, file_size);
+    size_t carried = 0;
+    for (;;) {
+        CUdeviceptr data;
+        size_t bytes;
+        int rc = gzstream_next(z, carried, &data, &bytes);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            break;
+        const uint8_t *got = (const uint8_t *)(uintptr_t)data;
+        CHECKF(bytes >= carried && (carried == 0 || !memcmp(got, rr->out + rr->len - carried, carried)),
+               "batch %d: the %zu bytes carried over do not come first", rr->batches, carried);
+        if (rr->len + bytes - carried > cap)
+            return -1;
+        memcpy(rr->out + rr->len, got + carried, bytes - carried);
+        rr->len += bytes - carried;
+        rr->batches++;
+        carried = keep < bytes ? keep : bytes;
+    }
+    rr->pt = gzstream_where(z);
+    return 0;
+}
+
+/* The bytes, CRC-32 and length zlib reads from gz[0..n) up to bit offset
+ * `bit` of its deflate data (from data_off): whether out[0..len) are them
+ * and pt's CRC-32 and length theirs. */
+static int prefix_is_zlibs(const uint8_t *data, size_t data_len, const uint8_t *out, size_t len,
+                           const gzstream_point *pt)
+{
+    return len <= data_len && !memcmp(out, data, len) && pt->len == len &&
+           pt->crc == (uint32_t)crc32(0, data, (uInt)len);
+}
+
+/* Members at every level and strategy, cut into batches of several sizes
+ * (from a fraction of a block to many blocks), with bytes carried over:
+ * the whole member, its CRC-32 and length, and a final stop. */
+static void test_members(gpu *g)
+{
+    static const struct {
+        int level, strategy;
+        size_t flush;
+    } kinds[] = {{1, Z_DEFAULT_STRATEGY, 0},    {6, Z_DEFAULT_STRATEGY, 0},
+                 {9, Z_DEFAULT_STRATEGY, 0},    {9, Z_DEFAULT_STRATEGY, 131072},
+                 {6, Z_FIXED, 0},               {6, Z_HUFFMAN_ONLY, 0},
+                 {6, Z_RLE, 0},                 {0, Z_DEFAULT_STRATEGY, 0},
+                 {4, Z_DEFAULT_STRATEGY, 4096}, {9, Z_DEFAULT_STRATEGY, 6000}};
+    /* a batch must hold a whole block (zlib's hold up to 16384 symbols, or
+       64 KiB stored): 24 KiB only for the small blocks of frequent flushes */
+    static const size_t stagings[] = {24 << 10, 100 << 10, 200 << 10, 1 << 20};
+    static const size_t keeps[] = {0, 1, 4096};
+    for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+        size_t n = 300000 + (size_t)(rnd() % 900000);
+        uint8_t *data = member_data(n);
+        size_t glen, off;
+        uint8_t *gz = member_make(data, n, kinds[ki].level, kinds[ki].strategy, kinds[ki].flush,
+                                  &glen, &off);
+        int fd = member_file(gz, glen);
+        for (size_t si = 0; si < sizeof stagings / sizeof stagings[0]; si++) {
+            size_t bytes = stagings[si];
+            if (bytes < (64 << 10) && !(kinds[ki].flush && kinds[ki].flush <= 8192))
+                continue;
+            void *staging[GZSTREAM_SETS];
+            for (int i = 0; i < GZSTREAM_SETS; i++)
+                staging[i] = malloc(bytes);
+            gzstream *z;
+            CHECK(gzstream_open(&z, g, 8192, staging, bytes) == 0);
+            size_t keep = keeps[(ki + si) % 3];
+            run_result rr;
+            int rc = run_member(z, fd, off, glen, keep, NULL, &rr, n + 1);
+            gzstream_stats st;
+            gzstream_counts(z, &st);
+            CHECKF(rc == 0 && rr.pt->final && rr.len == n && prefix_is_zlibs(data, n, rr.out,
+                                                                              rr.len, rr.pt),
+                   "level %d strategy %d, %zu-byte batches: rc %d, final %d, %zu of %zu bytes",
+                   kinds[ki].level, kinds[ki].strategy, bytes, rc, rr.pt ? rr.pt->final : -1,
+                   rr.len, n);
+            /* the member's final block ends where its trailer begins */
+            CHECK(rc != 0 || (rr.pt->bit + 7) / 8 == glen - 8);
+            /* the batches after the first are read ahead, each where the plan
+               of the one before it stops, unless a block runs past that
+               (stored blocks of 64 KiB past a quarter of a 100 KiB batch) */
+            if (kinds[ki].level > 0 && st.batches >= 4)
+                CHECKF(st.read_ahead * 2 >= st.batches, "level %d, %zu-byte batches: %llu of %llu "
+                       "batches read ahead", kinds[ki].level, bytes, st.read_ahead, st.batches);
+            free(rr.out);
+            gzstream_close(z);
+            for (int i = 0; i < GZSTREAM_SETS; i++)
+                free(staging[i]);
+        }
+        close(fd);
+        free(gz);
+        free(data);
+    }
+}
+
+/* A block boundary in the middle of a member, with the window, CRC-32 and
+ * length there, as zlib finds it (Z_BLOCK); 0 where none lies past `from`. */
+static int zlib_boundary(const uint8_t *gz, size_t glen, size_t off, size_t from,
+                         gzstream_point *pt)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, -15) != Z_OK)
+        abort();
+    size_t cap = 64 << 20;
+    uint8_t *out = malloc(cap);
+    zs.next_in = (Bytef *)(uintptr_t)(gz + off);
+    zs.avail_in = (uInt)(glen - off);
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    int found = 0;
+    for (;;) {
+        int rc = inflate(&zs, Z_BLOCK);
+        if (rc != Z_OK)
+            break;
+        /* at a block's end, not the last one's, past `from` */
+        if ((zs.data_type & 128) && !(zs.data_type & 64) && zs.total_in >= from) {
+            size_t len = zs.total_out;
+            pt->bit = (uint64_t)(off + zs.total_in) * 8 - (uint64_t)(zs.data_type & 7);
+            pt->len = len;
+            pt->crc = (uint32_t)crc32(0, out, (uInt)len);
+            pt->wlen = len < IFS_WINDOW ? (uint32_t)len : IFS_WINDOW;
+            memcpy(pt->window + IFS_WINDOW - pt->wlen, out + len - pt->wlen, pt->wlen);
+            found = 1;
+            break;
+        }
+    }
+    inflateEnd(&zs);
+    free(out);
+    return found;
+}
+
+/* The member taken up at a block boundary in its middle (where the host's
+ * decoder pauses for the device): the rest, and the CRC-32 and length of
+ * the whole member. */
+static void test_begin_at(gpu *g)
+{
+    for (int round = 0; round < 6; round++) {
+        size_t n = 400000 + (size_t)(rnd() % 600000);
+        uint8_t *data = member_data(n);
+        size_t glen, off;
+        uint8_t *gz = member_make(data, n, 1 + round % 9, Z_DEFAULT_STRATEGY,
+                                  round % 2 ? 0 : 65536, &glen, &off);
+        int fd = member_file(gz, glen);
+        gzstream_point at;
+        if (!zlib_boundary(gz, glen, off, (glen - off) / 3 + (size_t)(rnd() % ((glen - off) / 3)),
+                           &at)) {
+            CHECKF(0, "round %d: no block boundary found", round);
+            continue;
+        }
+        size_t bytes = (100 << 10) + (size_t)(rnd() % (200 << 10));
+        void *staging[GZSTREAM_SETS];
+        for (int i = 0; i < GZSTREAM_SETS; i++)
+            staging[i] = malloc(bytes);
+        gzstream *z;
+        CHECK(gzstream_open(&z, g, 8192, staging, bytes) == 0);
+        run_result rr;
+        int rc = run_member(z, fd, off, glen, 100, &at, &rr, n + 1);
+        CHECKF(rc == 0 && rr.pt->final && at.len + rr.len == n &&
+                   !memcmp(rr.out, data + at.len, rr.len) && rr.pt->len == n &&
+                   rr.pt->crc == (uint32_t)crc32(0, data, (uInt)n),
+               "round %d: from bit %llu: rc %d, %zu + %zu of %zu bytes", round,
+               (unsigned long long)at.bit, rc, (size_t)at.len, rr.len, n);
+        free(rr.out);
+        gzstream_close(z);
+        for (int i = 0; i < GZSTREAM_SETS; i++)
+            free(staging[i]);
+        close(fd);
+        free(gz);
+        free(data);
+    }
+}
+
+/* The bytes zlib decodes from the first `upto` bytes of the deflate data
+ * at gz + off (those whose codes lie before byte upto). */
+static size_t zlib_out_before(const uint8_t *gz, size_t off, size_t upto)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, -15) != Z_OK)
+        abort();
+    size_t cap = 64 << 20;
+    uint8_t *out = malloc(cap);
+    zs.next_in = (Bytef *)(uintptr_t)(gz + off);
+    zs.avail_in = (uInt)(upto - off);
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    inflate(&zs, Z_SYNC_FLUSH);
+    size_t n = zs.total_out;
+    inflateEnd(&zs);
+    free(out);
+    return n;
+}
+
+/* A member cut short, or with bytes changed in its middle: the device
+ * stops at a block boundary (no final block), every byte before it the
+ * member's, its CRC-32 and length theirs, and the stop before the damage
+ * (where the host reads on and says what is wrong). */
+static void test_damage(gpu *g)
+{
+    for (int round = 0; round < 24; round++) {
+        size_t n = 300000 + (size_t)(rnd() % 700000);
+        uint8_t *data = member_data(n);
+        size_t glen, off;
+        uint8_t *gz = member_make(data, n, 1 + round % 9, Z_DEFAULT_STRATEGY,
+                                  round % 3 ? 0 : 32768, &glen, &off);
+        size_t where = off + (glen - off) / 4 + (size_t)(rnd() % ((glen - off) / 2));
+        size_t sound = zlib_out_before(gz, off, where); /* bytes before the damage */
+        size_t flen = glen;
+        const char *how;
+        if (round % 2) {
+            flen = where; /* cut short there */
+            how = "cut";
+        } else {
+            for (int k = 0; k < 4; k++) /* a few bytes changed */
+                gz[where + (size_t)k * 7] ^= (uint8_t)(1 + rnd() % 255);
+            how = "changed";
+        }
+        int fd = member_file(gz, flen);
+        size_t bytes = (100 << 10) + (size_t)(rnd() % (120 << 10));
+        void *staging[GZSTREAM_SETS];
+        for (int i = 0; i < GZSTREAM_SETS; i++)
+            staging[i] = malloc(bytes);
+        gzstream *z;
+        CHECK(gzstream_open(&z, g, 8192, staging, bytes) == 0);
+        run_result rr;
+        int rc = run_member(z, fd, off, flen, 0, NULL, &rr, 2 * n + (64 << 20));
+        /* its own account of what it gave, and the member's bytes before
+           the damage (a change may leave valid data that decodes to other
+           bytes, which the trailer's check then refuses) */
+        size_t right = rc == 0 ? (rr.len < sound ? rr.len : sound) : 0;
+        CHECKF(rc == 0 && rr.pt->len == rr.len && rr.pt->crc == (uint32_t)crc32(0, rr.out, (uInt)rr.len) &&
+                   !memcmp(rr.out, data, right),
+               "round %d (%s at byte %zu of %zu): rc %d, %zu bytes, the first %zu of them right",
+               round, how, where, glen, rc, rc == 0 ? rr.len : 0, right);
+        /* cut short: no final block, a stop before the cut, every byte right */
+        if (round % 2)
+            CHECKF(rc == 0 && !rr.pt->final && rr.pt->bit <= (uint64_t)flen * 8 &&
+                       prefix_is_zlibs(data, n, rr.out, rr.len, rr.pt),
+                   "round %d (cut at byte %zu of %zu): final %d, stop at bit %llu, %zu bytes",
+                   round, where, glen, rc == 0 ? rr.pt->final : -1,
+                   rc == 0 ? (unsigned long long)rr.pt->bit : 0ull, rr.len);
+        free(rr.out);
+        gzstream_close(z);
+        for (int i = 0; i < GZSTREAM_SETS; i++)
+            free(staging[i]);
+        close(fd);
+        free(gz);
+        free(data);
+    }
+}
+
+int main(void)
+{
+    char lib[4096];
+    const char *build = getenv("BUILD");
+    snprintf(lib, sizeof lib, "%s/tests/libfakecuda.so", build && *build ? build : "build");
+    if (access(lib, R_OK) != 0) {
+        fprintf(stderr, "test_gzstream: %s not found (make tests)\n", lib);
+        return 1;
+    }
+    setenv("GPUBATCH_LIBCUDA", lib, 1);
+    gpu *g = NULL;
+    if (gpu_open(&g, 0) < 0) {
+        fprintf(stderr, "test_gzstream: cannot open the stand-in driver's device\n");
+        return 1;
+    }
+    RUN(test_members, g);
+    RUN(test_begin_at, g);
+    RUN(test_damage, g);
+    gpu_close(g);
+    return check_summary();
+}
