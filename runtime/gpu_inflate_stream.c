@@ -234,14 +234,3 @@ int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int las
         return 1;
     return gzs_finish(z, s, t, window, valid, out, win_out, r);
 }
-
-/* Inflates one batch (see gpu_inflate_stream.h). */
-int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
-              const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
-              uint8_t *win_out, gzs_result *r)
-{
-    int rc = gzs_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
-    return rc ? rc
-              : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
-                              r);
-}

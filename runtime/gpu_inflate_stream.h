@@ -81,20 +81,7 @@ int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len);
 /* Makes the next set (cur + 1, modulo nsets) the current one. */
 void gzs_advance(gzs_dev *z);
 
-/* Inflates the batch gzs_upload copied into the current set on stream s:
- * in[0..len) (the same bytes, which the plan reads; the batch begins where
- * `start`, a bit offset in it, is a block boundary), with window (the
- * IFS_WINDOW bytes before it, the last `valid` of them real; NULL when
- * valid is 0) into out (device memory, room for out_cap bytes). last: the
- * stream's data ends with the batch. On return
- * win_out (host, IFS_WINDOW bytes, may be NULL) holds the window after the
- * batch. Returns 0, 1 when the batch is declined (see above), or a negative
- * gpu_error. */
-int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
-              const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
-              uint8_t *win_out, gzs_result *r);
-
-/* gzs_batch in two halves, so that the caller can do other work while the
+/* gzs_batch (below) in two halves, so that the caller can do other work while the
  * first round runs. gzs_batch_begin cuts the batch of set k (the current
  * one, or a later one) into segments (sp_init: from `start`, a block
  * boundary when exact, to `stop`) and queues its first round on s (0, 1
@@ -110,6 +97,25 @@ int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, i
 int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
                   uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
                   size_t out_cap, uint8_t *win_out, gzs_result *r);
+
+/* Inflates the batch gzs_upload copied into the current set on stream s:
+ * in[0..len) (the same bytes, which the plan reads; the batch begins where
+ * `start`, a bit offset in it, is a block boundary), with window (the
+ * IFS_WINDOW bytes before it, the last `valid` of them real; NULL when
+ * valid is 0) into out (device memory, room for out_cap bytes). last: the
+ * stream's data ends with the batch. On return win_out (host, IFS_WINDOW
+ * bytes, may be NULL) holds the window after the batch. Returns 0, 1 when
+ * the batch is declined (see the top of this file), or a negative
+ * gpu_error. */
+static inline int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len,
+                            uint64_t start, int last, const uint8_t *window, uint32_t valid,
+                            CUdeviceptr out, size_t out_cap, uint8_t *win_out, gzs_result *r)
+{
+    int rc = gzs_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
+    return rc ? rc
+              : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
+                              r);
+}
 
 /* Frees the buffers; accepts a zeroed one. */
 void gzs_close(gzs_dev *z);

@@ -168,17 +168,6 @@ int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int las
     return 0;
 }
 
-/* One batch whole. */
-int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, uint64_t start, int last,
-              const uint8_t *window, uint32_t valid, CUdeviceptr out, size_t out_cap,
-              uint8_t *win_out, gzs_result *r)
-{
-    int rc = gzs_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
-    return rc ? rc
-              : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
-                              r);
-}
-
 /* ---- members ---- */
 
 /* Data of n bytes, compressible in every way deflate has: runs, repeats
@@ -263,7 +252,63 @@ static int member_file(const uint8_t *bytes, size_t n)
     return fd;
 }
 
+/* A member: its data, its gzip bytes and, once saved, a file of them. */
+typedef struct {
+    uint8_t *data, *gz;
+    size_t n, glen, off; /* data bytes; gzip bytes, and where its deflate data begin */
+    int fd;
+} member;
+
+/* A member of base to base + spread - 1 bytes of member_data, written at
+ * `level` with `strategy`, flushed every `flush` bytes (0: never). */
+static void member_new(member *m, size_t base, size_t spread, int level, int strategy,
+                       size_t flush)
+{
+    m->n = base + (size_t)(rnd() % spread);
+    m->data = member_data(m->n);
+    m->gz = member_make(m->data, m->n, level, strategy, flush, &m->glen, &m->off);
+    m->fd = -1;
+}
+
+/* Writes the member's first `len` gzip bytes to its file. */
+static void member_save(member *m, size_t len)
+{
+    m->fd = member_file(m->gz, len);
+}
+
+/* Frees the member and closes its file. */
+static void member_free(member *m)
+{
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m->gz);
+    free(m->data);
+}
+
 /* ---- runs ---- */
+
+/* A gzstream over staging buffers of its own. */
+typedef struct {
+    gzstream *z;
+    void *staging[GZSTREAM_SETS];
+} rig;
+
+/* Opens r on g with staging buffers of `bytes` bytes each: 0, or -1. */
+static int rig_open(rig *r, gpu *g, size_t bytes)
+{
+    for (int i = 0; i < GZSTREAM_SETS; i++)
+        if (!(r->staging[i] = malloc(bytes)))
+            abort();
+    return gzstream_open(&r->z, g, 8192, r->staging, bytes) == 0 ? 0 : -1;
+}
+
+/* Closes r. */
+static void rig_close(rig *r)
+{
+    gzstream_close(r->z);
+    for (int i = 0; i < GZSTREAM_SETS; i++)
+        free(r->staging[i]);
+}
 
 /* What a run of gzstream over a member gave. */
 typedef struct {
@@ -341,33 +386,27 @@ static void test_members(gpu *g)
     static const size_t stagings[] = {24 << 10, 100 << 10, 200 << 10, 1 << 20};
     static const size_t keeps[] = {0, 1, 4096};
     for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
-        size_t n = 300000 + (size_t)(rnd() % 900000);
-        uint8_t *data = member_data(n);
-        size_t glen, off;
-        uint8_t *gz = member_make(data, n, kinds[ki].level, kinds[ki].strategy, kinds[ki].flush,
-                                  &glen, &off);
-        int fd = member_file(gz, glen);
+        member m;
+        member_new(&m, 300000, 900000, kinds[ki].level, kinds[ki].strategy, kinds[ki].flush);
+        member_save(&m, m.glen);
         for (size_t si = 0; si < sizeof stagings / sizeof stagings[0]; si++) {
             size_t bytes = stagings[si];
             if (bytes < (64 << 10) && !(kinds[ki].flush && kinds[ki].flush <= 8192))
                 continue;
-            void *staging[GZSTREAM_SETS];
-            for (int i = 0; i < GZSTREAM_SETS; i++)
-                staging[i] = malloc(bytes);
-            gzstream *z;
-            CHECK(gzstream_open(&z, g, 8192, staging, bytes) == 0);
+            rig r;
+            CHECK(rig_open(&r, g, bytes) == 0);
             size_t keep = keeps[(ki + si) % 3];
             run_result rr;
-            int rc = run_member(z, fd, off, glen, keep, NULL, &rr, n + 1);
+            int rc = run_member(r.z, m.fd, m.off, m.glen, keep, NULL, &rr, m.n + 1);
             gzstream_stats st;
-            gzstream_counts(z, &st);
-            CHECKF(rc == 0 && rr.pt->final && rr.len == n && prefix_is_zlibs(data, n, rr.out,
-                                                                              rr.len, rr.pt),
+            gzstream_counts(r.z, &st);
+            CHECKF(rc == 0 && rr.pt->final && rr.len == m.n &&
+                       prefix_is_zlibs(m.data, m.n, rr.out, rr.len, rr.pt),
                    "level %d strategy %d, %zu-byte batches: rc %d, final %d, %zu of %zu bytes",
                    kinds[ki].level, kinds[ki].strategy, bytes, rc, rr.pt ? rr.pt->final : -1,
-                   rr.len, n);
+                   rr.len, m.n);
             /* the member's final block ends where its trailer begins */
-            CHECK(rc != 0 || (rr.pt->bit + 7) / 8 == glen - 8);
+            CHECK(rc != 0 || (rr.pt->bit + 7) / 8 == m.glen - 8);
             /* the batches after the first are read ahead, each where the plan
                of the one before it stops, unless a block runs past that
                (stored blocks of 64 KiB past a quarter of a 100 KiB batch) */
@@ -375,20 +414,19 @@ static void test_members(gpu *g)
                 CHECKF(st.read_ahead * 2 >= st.batches, "level %d, %zu-byte batches: %llu of %llu "
                        "batches read ahead", kinds[ki].level, bytes, st.read_ahead, st.batches);
             free(rr.out);
-            gzstream_close(z);
-            for (int i = 0; i < GZSTREAM_SETS; i++)
-                free(staging[i]);
+            rig_close(&r);
         }
-        close(fd);
-        free(gz);
-        free(data);
+        member_free(&m);
     }
 }
 
-/* A block boundary in the middle of a member, with the window, CRC-32 and
- * length there, as zlib finds it (Z_BLOCK); 0 where none lies past `from`. */
-static int zlib_boundary(const uint8_t *gz, size_t glen, size_t off, size_t from,
-                         gzstream_point *pt)
+/* Inflates the raw deflate data gz[off..upto) with zlib, a block at a time:
+ * the bytes it decodes from them. With pt it stops instead at the first
+ * block end (not the final block's) at or past byte `from` of the data and
+ * puts the bit offset, window, CRC-32 and length there in pt (*found 1;
+ * else 0). */
+static size_t zlib_walk(const uint8_t *gz, size_t off, size_t upto, size_t from,
+                        gzstream_point *pt, int *found)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -396,30 +434,30 @@ static int zlib_boundary(const uint8_t *gz, size_t glen, size_t off, size_t from
         abort();
     size_t cap = 64 << 20;
     uint8_t *out = malloc(cap);
+    if (!out)
+        abort();
     zs.next_in = (Bytef *)(uintptr_t)(gz + off);
-    zs.avail_in = (uInt)(glen - off);
+    zs.avail_in = (uInt)(upto - off);
     zs.next_out = out;
     zs.avail_out = (uInt)cap;
-    int found = 0;
-    for (;;) {
-        int rc = inflate(&zs, Z_BLOCK);
-        if (rc != Z_OK)
-            break;
-        /* at a block's end, not the last one's, past `from` */
-        if ((zs.data_type & 128) && !(zs.data_type & 64) && zs.total_in >= from) {
+    if (found)
+        *found = 0;
+    while (inflate(&zs, Z_BLOCK) == Z_OK) {
+        if (pt && (zs.data_type & 128) && !(zs.data_type & 64) && zs.total_in >= from) {
             size_t len = zs.total_out;
             pt->bit = (uint64_t)(off + zs.total_in) * 8 - (uint64_t)(zs.data_type & 7);
             pt->len = len;
             pt->crc = (uint32_t)crc32(0, out, (uInt)len);
             pt->wlen = len < IFS_WINDOW ? (uint32_t)len : IFS_WINDOW;
             memcpy(pt->window + IFS_WINDOW - pt->wlen, out + len - pt->wlen, pt->wlen);
-            found = 1;
+            *found = 1;
             break;
         }
     }
+    size_t n = zs.total_out;
     inflateEnd(&zs);
     free(out);
-    return found;
+    return n;
 }
 
 /* The member taken up at a block boundary in its middle (where the host's
@@ -428,60 +466,31 @@ static int zlib_boundary(const uint8_t *gz, size_t glen, size_t off, size_t from
 static void test_begin_at(gpu *g)
 {
     for (int round = 0; round < 6; round++) {
-        size_t n = 400000 + (size_t)(rnd() % 600000);
-        uint8_t *data = member_data(n);
-        size_t glen, off;
-        uint8_t *gz = member_make(data, n, 1 + round % 9, Z_DEFAULT_STRATEGY,
-                                  round % 2 ? 0 : 65536, &glen, &off);
-        int fd = member_file(gz, glen);
+        member m;
+        member_new(&m, 400000, 600000, 1 + round % 9, Z_DEFAULT_STRATEGY, round % 2 ? 0 : 65536);
+        member_save(&m, m.glen);
         gzstream_point at;
-        if (!zlib_boundary(gz, glen, off, (glen - off) / 3 + (size_t)(rnd() % ((glen - off) / 3)),
-                           &at)) {
-            CHECKF(0, "round %d: no block boundary found", round);
+        size_t third = (m.glen - m.off) / 3;
+        int found;
+        rig r;
+        zlib_walk(m.gz, m.off, m.glen, third + (size_t)(rnd() % third), &at, &found);
+        if (!found ||
+            rig_open(&r, g, (100 << 10) + (size_t)(rnd() % (200 << 10))) < 0) {
+            CHECKF(0, "round %d: no block boundary found, or no gzstream", round);
+            member_free(&m);
             continue;
         }
-        size_t bytes = (100 << 10) + (size_t)(rnd() % (200 << 10));
-        void *staging[GZSTREAM_SETS];
-        for (int i = 0; i < GZSTREAM_SETS; i++)
-            staging[i] = malloc(bytes);
-        gzstream *z;
-        CHECK(gzstream_open(&z, g, 8192, staging, bytes) == 0);
         run_result rr;
-        int rc = run_member(z, fd, off, glen, 100, &at, &rr, n + 1);
-        CHECKF(rc == 0 && rr.pt->final && at.len + rr.len == n &&
-                   !memcmp(rr.out, data + at.len, rr.len) && rr.pt->len == n &&
-                   rr.pt->crc == (uint32_t)crc32(0, data, (uInt)n),
+        int rc = run_member(r.z, m.fd, m.off, m.glen, 100, &at, &rr, m.n + 1);
+        CHECKF(rc == 0 && rr.pt->final && at.len + rr.len == m.n &&
+                   !memcmp(rr.out, m.data + at.len, rr.len) && rr.pt->len == m.n &&
+                   rr.pt->crc == (uint32_t)crc32(0, m.data, (uInt)m.n),
                "round %d: from bit %llu: rc %d, %zu + %zu of %zu bytes", round,
-               (unsigned long long)at.bit, rc, (size_t)at.len, rr.len, n);
+               (unsigned long long)at.bit, rc, (size_t)at.len, rr.len, m.n);
         free(rr.out);
-        gzstream_close(z);
-        for (int i = 0; i < GZSTREAM_SETS; i++)
-            free(staging[i]);
-        close(fd);
-        free(gz);
-        free(data);
+        rig_close(&r);
+        member_free(&m);
     }
-}
-
-/* The bytes zlib decodes from the first `upto` bytes of the deflate data
- * at gz + off (those whose codes lie before byte upto). */
-static size_t zlib_out_before(const uint8_t *gz, size_t off, size_t upto)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, -15) != Z_OK)
-        abort();
-    size_t cap = 64 << 20;
-    uint8_t *out = malloc(cap);
-    zs.next_in = (Bytef *)(uintptr_t)(gz + off);
-    zs.avail_in = (uInt)(upto - off);
-    zs.next_out = out;
-    zs.avail_out = (uInt)cap;
-    inflate(&zs, Z_SYNC_FLUSH);
-    size_t n = zs.total_out;
-    inflateEnd(&zs);
-    free(out);
-    return n;
 }
 
 /* A member cut short, or with bytes changed in its middle: the device
@@ -491,54 +500,44 @@ static size_t zlib_out_before(const uint8_t *gz, size_t off, size_t upto)
 static void test_damage(gpu *g)
 {
     for (int round = 0; round < 24; round++) {
-        size_t n = 300000 + (size_t)(rnd() % 700000);
-        uint8_t *data = member_data(n);
-        size_t glen, off;
-        uint8_t *gz = member_make(data, n, 1 + round % 9, Z_DEFAULT_STRATEGY,
-                                  round % 3 ? 0 : 32768, &glen, &off);
-        size_t where = off + (glen - off) / 4 + (size_t)(rnd() % ((glen - off) / 2));
-        size_t sound = zlib_out_before(gz, off, where); /* bytes before the damage */
-        size_t flen = glen;
+        member m;
+        member_new(&m, 300000, 700000, 1 + round % 9, Z_DEFAULT_STRATEGY, round % 3 ? 0 : 32768);
+        size_t where = m.off + (m.glen - m.off) / 4 + (size_t)(rnd() % ((m.glen - m.off) / 2));
+        size_t sound = zlib_walk(m.gz, m.off, where, 0, NULL, NULL); /* bytes before the damage */
+        size_t flen = m.glen;
         const char *how;
         if (round % 2) {
             flen = where; /* cut short there */
             how = "cut";
         } else {
             for (int k = 0; k < 4; k++) /* a few bytes changed */
-                gz[where + (size_t)k * 7] ^= (uint8_t)(1 + rnd() % 255);
+                m.gz[where + (size_t)k * 7] ^= (uint8_t)(1 + rnd() % 255);
             how = "changed";
         }
-        int fd = member_file(gz, flen);
-        size_t bytes = (100 << 10) + (size_t)(rnd() % (120 << 10));
-        void *staging[GZSTREAM_SETS];
-        for (int i = 0; i < GZSTREAM_SETS; i++)
-            staging[i] = malloc(bytes);
-        gzstream *z;
-        CHECK(gzstream_open(&z, g, 8192, staging, bytes) == 0);
+        member_save(&m, flen);
+        rig r;
+        CHECK(rig_open(&r, g, (100 << 10) + (size_t)(rnd() % (120 << 10))) == 0);
         run_result rr;
-        int rc = run_member(z, fd, off, flen, 0, NULL, &rr, 2 * n + (64 << 20));
+        int rc = run_member(r.z, m.fd, m.off, flen, 0, NULL, &rr, 2 * m.n + (64 << 20));
         /* its own account of what it gave, and the member's bytes before
            the damage (a change may leave valid data that decodes to other
            bytes, which the trailer's check then refuses) */
         size_t right = rc == 0 ? (rr.len < sound ? rr.len : sound) : 0;
-        CHECKF(rc == 0 && rr.pt->len == rr.len && rr.pt->crc == (uint32_t)crc32(0, rr.out, (uInt)rr.len) &&
-                   !memcmp(rr.out, data, right),
+        CHECKF(rc == 0 && rr.pt->len == rr.len &&
+                   rr.pt->crc == (uint32_t)crc32(0, rr.out, (uInt)rr.len) &&
+                   !memcmp(rr.out, m.data, right),
                "round %d (%s at byte %zu of %zu): rc %d, %zu bytes, the first %zu of them right",
-               round, how, where, glen, rc, rc == 0 ? rr.len : 0, right);
+               round, how, where, m.glen, rc, rc == 0 ? rr.len : 0, right);
         /* cut short: no final block, a stop before the cut, every byte right */
         if (round % 2)
             CHECKF(rc == 0 && !rr.pt->final && rr.pt->bit <= (uint64_t)flen * 8 &&
-                       prefix_is_zlibs(data, n, rr.out, rr.len, rr.pt),
+                       prefix_is_zlibs(m.data, m.n, rr.out, rr.len, rr.pt),
                    "round %d (cut at byte %zu of %zu): final %d, stop at bit %llu, %zu bytes",
-                   round, where, glen, rc == 0 ? rr.pt->final : -1,
+                   round, where, m.glen, rc == 0 ? rr.pt->final : -1,
                    rc == 0 ? (unsigned long long)rr.pt->bit : 0ull, rr.len);
         free(rr.out);
-        gzstream_close(z);
-        for (int i = 0; i < GZSTREAM_SETS; i++)
-            free(staging[i]);
-        close(fd);
-        free(gz);
-        free(data);
+        rig_close(&r);
+        member_free(&m);
     }
 }
 
