@@ -2,8 +2,8 @@
  * as gzip, pigz and Python write them) inflated on one CUDA device in
  * batches of compressed bytes (runtime/gpu_inflate_stream.h), its decoded
  * bytes handed out in device memory for an engine's kernels: only the
- * compressed bytes cross the link. While one batch is inflated, a thread
- * of gzstream's own reads the next one and copies it to the device.
+ * compressed bytes cross the link. While one batch is inflated, threads
+ * of gzstream's own read the next ones and copy them to the device.
  *
  * The device never judges invalid data: where a batch is declined even at
  * the smallest size (invalid, cut or unusual data), or once the member's
@@ -34,9 +34,9 @@ typedef struct gzstream gzstream;
 
 /* Sets of batch buffers, each with its staging buffer: while one batch is
  * finished, the next one's first round runs, and once it is done the one
- * after the next is read into its set. A third set, whose round would also
- * be queued, made runs slower: a batch's finish then waits for
- * multiprocessors that two batches' decodes hold. */
+ * after the next is read into its set. Not three: with a third batch's
+ * round queued too, a batch's finish waits for multiprocessors that two
+ * batches' decodes hold. */
 #define GZSTREAM_SETS 2
 
 /* Bytes of a staging buffer for gzstream_open: host memory made by the
