@@ -184,19 +184,6 @@ int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len)
     return 0;
 }
 
-/* Queues the copy of a whole batch (see gpu_inflate_stream.h). */
-int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
-{
-    int rc = gzs_upload_part(z, k, s, in, 0, len);
-    return rc ? rc : gzs_upload_end(z, k, s, len);
-}
-
-/* Makes the next set the current one (see gpu_inflate_stream.h). */
-void gzs_advance(gzs_dev *z)
-{
-    z->cur = (z->cur + 1) % z->nsets;
-}
-
 /* Cuts a batch into segments and queues its first round (see
  * gpu_inflate_stream.h). */
 int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,

@@ -76,10 +76,17 @@ int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off
 int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len);
 
 /* gzs_upload_part of in[0..len), then gzs_upload_end. */
-int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len);
+static inline int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
+{
+    int rc = gzs_upload_part(z, k, s, in, 0, len);
+    return rc ? rc : gzs_upload_end(z, k, s, len);
+}
 
 /* Makes the next set (cur + 1, modulo nsets) the current one. */
-void gzs_advance(gzs_dev *z);
+static inline void gzs_advance(gzs_dev *z)
+{
+    z->cur = (z->cur + 1) % z->nsets;
+}
 
 /* gzs_batch (below) in two halves, so that the caller can do other work while the
  * first round runs. gzs_batch_begin cuts the batch of set k (the current

@@ -63,10 +63,10 @@ struct gzstream {
     size_t piece;         /* bytes of a piece (GZSTREAM_PIECES): reads and pins */
     size_t batch;         /* compressed bytes per batch now */
     size_t first;         /* the member's first batch at most (0: batch) */
-    /* host[k]: dev.set[k]'s compressed bytes, then zeroed padding; pinned
-       by the caller (host[0]), or the caller's and pinned by gzstream a piece
-       at a time as batches first read them, or
-       gzstream's own, pinned when made */
+    /* host[k]: dev.set[k]'s compressed bytes, then zeroed padding: pinned
+       by the caller (host[0]), the caller's and pinned by gzstream a piece
+       at a time as batches first read them, or gzstream's own, pinned when
+       made */
     uint8_t *host[GZSTREAM_SETS];
     int own_host[GZSTREAM_SETS];
     int pin_host[GZSTREAM_SETS];     /* host[k] is still to be pinned */
@@ -167,6 +167,7 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max,
     z->keep_max = keep_max;
     int given = 0;
     for (int i = 0; i < GZSTREAM_SETS; i++) {
+        z->ahead[i] = (gzstream_ahead){.z = z, .set = i};
         z->host[i] = staging[i];
         /* host[k > 0] of gzstream's own: made by the first read ahead into set k */
         z->own_host[i] = staging[i] == NULL;
@@ -343,8 +344,6 @@ static void gzstream_ahead_start(gzstream *z, int k, uint64_t from)
     if (from >= z->file_size)
         return;
     uint64_t left = z->file_size - from;
-    a->z = z;
-    a->set = k;
     a->pos = from;
     a->len = left < z->cap ? (size_t)left : z->cap;
     uint64_t stop = gzstream_batch_stop(z, a->pos, a->len);
@@ -455,10 +454,9 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         if (rc == 0) {
             /* after the first round is queued (the first batches read
                into a set pin its buffer, which holds the driver's other
-               calls up): the next batch, unless it is read already */
-            int next = (k + 1) % z->dev.nsets;
-            if (stop != IFS_NONE && next != k && !z->ahead[next].pending)
-                gzstream_ahead_start(z, next, base + stop / 8);
+               calls up): the batches after it, unless read already */
+            if (stop != IFS_NONE)
+                gzstream_ahead_fill(z, k, base + stop / 8, 0);
             /* the first round on the set's queue, the rest on fin; a batch
                read ahead searched for its first block: it must begin where
                this stream is */

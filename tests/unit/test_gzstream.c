@@ -91,19 +91,6 @@ int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len)
     return cu.MemsetD8Async(z->set[k].comp + len, 0, IF_IN_PAD, s) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* A whole batch. */
-int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
-{
-    int rc = gzs_upload_part(z, k, s, in, 0, len);
-    return rc ? rc : gzs_upload_end(z, k, s, len);
-}
-
-/* The next set. */
-void gzs_advance(gzs_dev *z)
-{
-    z->cur = (z->cur + 1) % z->nsets;
-}
-
 /* Decodes the segments a round lists, from the set's copy of the batch. */
 static void gzs_host_round(gzs_dev *z, gzs_set *t, size_t len)
 {
