@@ -87,7 +87,6 @@ REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 
 LIB_SRC := $(wildcard runtime/*.c runtime/tools/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/ptx_table.o
-HDRS := $(wildcard runtime/*.h runtime/tools/*.h io/*.h cli/*.h ptx/*.h)
 IMAGES := $(sort $(wildcard ptx/images/*.img))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 # The quadratic accuracy tests need MPFR's headers (libmpfr-dev); without them
@@ -111,10 +110,14 @@ gpubatch: $(BUILD)/cli/main.o $(LIB_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/%.o: %.c $(HDRS) Makefile
+# Each object depends on the headers it includes: the compiler lists them
+# in BUILD/*.d (-MMD), each header also a target of its own (-MP) so that a
+# header removed does not stop the build; after a fresh clone there are no
+# lists yet and every object is built anyway.
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The embedded images: one table entry per module's PTX or cubin in
 # ptx/images/*.img, each pointing at its zlib stream inside the image.
@@ -182,7 +185,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/unit/bytes.
 		tests/pipeline_gz_run.h tests/zlib_raw.h tests/inflate_stream_host.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -MF $@.d -o $@ $< $(TEST_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
 TEST_OBJ = $(LIB_OBJ)
 
 # test_gzstream brings its own stand-in for the device's inflate kernels.
@@ -196,7 +199,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeli
 		tests/zlib_raw.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -MF $@.d -o $@ tests/fuzz/replay_main.c $< $(LIB_OBJ) $(LDLIBS_ALL)
 
 # A stand-in driver library for the tests of the GPU error paths.
 $(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h ptx/cubin.h
@@ -309,6 +312,8 @@ dist:
 	$(Q)gzip -9n < $(BUILD)/dist.tar > gpubatch-$(VERSION).tar.gz.tmp
 	$(Q)mv gpubatch-$(VERSION).tar.gz.tmp gpubatch-$(VERSION).tar.gz
 	$(Q)rm -f $(BUILD)/dist.tar $(BUILD)/dist-files
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 
 ## clean: remove build outputs (never the committed images)
 clean:

@@ -689,9 +689,6 @@ static void sched_finish(sched *h, engine *e, int slot, int *status)
     else if (rc == 0 && !*status && e && h->hooks.write_out)
         *status = h->hooks.write_out(h->hooks.ctx, engine_span(e, slot, &span) ? span : NULL,
                                      out, bytes) != 0;
-    else if (rc == 0 && !*status && e && h->hooks.write &&
-             h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
-        *status = 1;
     sched_clock_add(h, &h->clock.writing, at);
     sched_clock_mark(h);
 }

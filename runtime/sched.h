@@ -37,7 +37,7 @@
 /* What the caller does for the scheduler: wait for the devices, report,
  * and write results. */
 typedef struct {
-    void *ctx; /* passed to write */
+    void *ctx; /* passed to write_out */
     /* Waits for cuda's devices: for one at least (first) or all of them; 0, or 1 once the
        caller has reported why they are not to be had. */
     int (*ready)(backend *be, int first);
@@ -48,13 +48,9 @@ typedef struct {
     void (*warn)(const char *line);
     /* The input's raw position after a chunk, for a progress display (optional). */
     void (*progress)(uint64_t raw_offset);
-    /* Writes a collected slot's results (engine_span tells whether they are compressed);
-       0, or nonzero once the caller has reported the failure. NULL: results are not
-       written (a reduction folds them as it collects). */
-    int (*write)(void *ctx, engine *e, int slot, const void *out, size_t bytes);
-    /* Writes results as a span compressed on the device or plain bytes, with ctx: a slot's
-       (in place of write), a copy's chunks, a staged matrix's pieces; 0, or nonzero once
-       the caller has reported the failure (optional). */
+    /* Writes results as a span compressed on the device or plain bytes, with ctx: a slot's,
+       a copy's chunks, a staged matrix's pieces; 0, or nonzero once the caller has reported
+       the failure. NULL: results are not written (a reduction folds them as it collects). */
     gz_piece_write write_out;
     double started; /* io_seconds() when the process started, for -v's times */
 } sched_hooks;
@@ -128,7 +124,7 @@ typedef struct {
 /* Runs the input's chunks through the lanes until its end or the first
  * failure: each chunk to the lane that takes it (its buffer given back as
  * soon as that lane has copied it, with one ring), the results passed to
- * hooks->write_out (or hooks->write) in input order. A staged matrix's
+ * hooks->write_out in input order. A staged matrix's
  * chunks (sched_stage_open) are gathered into it, each matrix written out
  * once whole; a copy's chunks are written as they come. *bytes_in gets the
  * data bytes seen. 0; 1 when a write hook failed; or a negative code with
