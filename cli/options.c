@@ -622,3 +622,71 @@ void cli_close_backend(backend *be)
     cli_report_fallback(be, backend_fallback(be));
     backend_close(be);
 }
+
+/* Opens the backend and the run (see options.h). */
+int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds)
+{
+    cr->opened = 1;
+    if (cli_open_backend(c, &cr->be, cpu_seconds))
+        return 1;
+    run_plan plan = {.chunk = c->chunk, .chunk_given = c->chunk_given, .streams = c->streams,
+                     .streams_given = c->streams_given};
+    if (run_open(&cr->run, &cr->be, &plan) < 0)
+        return msg_error("out of memory"), 1;
+    return 0;
+}
+
+/* The one cleanup path of a command's run (see options.h). */
+void cli_run_close(cli_run *cr)
+{
+    if (!cr->opened)
+        return;
+    backend_leave(&cr->be); /* nothing runs on the devices after this */
+    run_close(cr->run);
+    cr->run = NULL;
+    cli_close_backend(&cr->be);
+}
+
+/* Opens the input's frame (see options.h). */
+int cli_frame(io_reader *r, const cli_common *c, frame_info *fi, const char *name)
+{
+    io_status st;
+    if (frame_open(r, c->dtype, c->dtype_big_endian, c->shape, c->ndim, fi, &st) == 0)
+        return 0;
+    return msg_status(name, &st);
+}
+
+/* Waits for cuda's devices (run_msgs.ready). */
+static int cli_sink_ready(backend *be, int first)
+{
+    return first ? cli_backend_first(be) : cli_backend_ready(be);
+}
+
+/* Passes a run's -v line on (run_msgs.info). */
+static void cli_sink_info(const char *line)
+{
+    msg_info("%s", line);
+}
+
+/* Passes a run's warning on (run_msgs.warn). */
+static void cli_sink_warn(const char *line)
+{
+    msg_warn("%s", line);
+}
+
+/* Passes a run's error on (run_msgs.error). */
+static void cli_sink_error(const char *name, const io_status *st)
+{
+    msg_status(name, st);
+}
+
+/* A run's sink (see options.h). */
+run_sink cli_sink(gz_piece_write write, void *ctx)
+{
+    static run_msgs msgs = {.ready = cli_sink_ready, .fallback = cli_report_fallback,
+                            .info = cli_sink_info, .warn = cli_sink_warn,
+                            .error = cli_sink_error, .progress_begin = progress_begin,
+                            .progress = progress_update, .progress_end = progress_end};
+    msgs.started = io_seconds() - msg_elapsed();
+    return (run_sink){.write = write, .ctx = ctx, .msgs = &msgs};
+}
