@@ -251,13 +251,6 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
  * chunk comes, so the extra slots cost the start nothing. */
 #define QUADRATIC_INFLATE_STREAMS 3
 
-/* One core's nanoseconds per input byte on 16-core GPU nodes: solving
- * (plain or blocked gzip input), plus the output's deflate when compressed. */
-static double quadratic_cpu_ns(int level, int gzip_in)
-{
-    return (gzip_in ? 13.0 : 4.0) + 29.0 * !!level;
-}
-
 /* Where a run's roots go: the output parts and the roots' layout. */
 typedef struct {
     out_parts *o;
@@ -393,8 +386,8 @@ int cmd_quadratic(int argc, char **argv)
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     if (in.planes_in_memory && quadratic_open_planes(pr, &item, r, &fi, in.rows * sz) < 0)
         goto out_close;
-    double cpu_s = cli_reader_cpu_seconds(&q.common, r, quadratic_cpu_ns(q.out.level, 0),
-                                          quadratic_cpu_ns(q.out.level, 1));
+    double cpu_s = cli_reader_cpu_seconds(&q.common, r, cost_quadratic_ns(0, q.out.level),
+                                          cost_quadratic_ns(1, q.out.level));
     if (cli_run_open(&jb, &q.common, cpu_s))
         goto out_close;
     size_t max_rows = run_chunk(jb.run, r, fi.swap) / row_bytes;
@@ -426,7 +419,7 @@ int cmd_quadratic(int argc, char **argv)
         .part = q.shard.count != 0};
     /* rows of a gzip member the devices can inflate run on a device first, in whole rows */
     run_op op = {.ops = &qd_engine_ops, .ctx = &solve, .grain = row_bytes,
-                 .cpu_ns = quadratic_cpu_ns(q.out.level, 0), .results = 1,
+                 .cpu_ns = cost_quadratic_ns(0, q.out.level), .results = 1,
                  .inflate_streams = QUADRATIC_INFLATE_STREAMS, .check = quadratic_check,
                  .check_ctx = &end};
     run_sink out = cli_sink(quadratic_write_slot, &sink);

@@ -45,11 +45,6 @@ typedef struct {
     int force;
 } reduce_opts;
 
-/* One core's nanoseconds per file byte, measured on 16-core GPU nodes:
- * .npy from the page cache, blocked gzip of float32. */
-#define REDUCE_CPU_NS_PLAIN 1.6
-#define REDUCE_CPU_NS_GZIP 10.0
-
 /* Shared state for all files of one invocation, and the file in progress. */
 typedef struct {
     cli_run j;  /* the backend and the run every file shares */
@@ -164,7 +159,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
        batches of a gzip member end; one engine per device, every one on the same buffers */
     run_op op = {.ops = &rd_engine_ops, .ctx = &ctx->job,
                  .grain = (size_t)RD_TILE * dt_size(fi.dtype),
-                 .cpu_ns = io_reader_deflated(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN,
+                 .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);
     uint64_t bytes;
@@ -284,8 +279,8 @@ int cmd_reduce(int argc, char **argv)
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, REDUCE_CPU_NS_PLAIN,
-                                   REDUCE_CPU_NS_GZIP);
+    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
+                                   COST_REDUCE_NS_GZIP);
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
     int status = cli_run_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {

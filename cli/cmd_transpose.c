@@ -190,13 +190,6 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
                            t->out.level, part_head, part_len, &matrices, limit);
 }
 
-/* One core's nanoseconds per input byte on 16-core GPU nodes: the
- * transpose (plain or blocked gzip input), plus the output's deflate. */
-static double transpose_cpu_ns(const transpose_opts *t, int gzip_in)
-{
-    return (gzip_in ? 14.0 : 11.0) + 22.0 * !!t->out.level;
-}
-
 /* Writes results to the output: the span the device compressed, or the
  * bytes (run_sink.write). */
 static int transpose_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
@@ -228,7 +221,7 @@ static int transpose_run(const transpose_opts *t, run *rn, io_reader *r, const f
        cuda still needs its devices; a buffer a chunk in flight */
     run_op op = {.ops = j->copy || staged ? NULL : &tp_engine_ops,
                  .whole = staged ? &matrix : NULL, .ctx = &matrix,
-                 .cpu_ns = transpose_cpu_ns(t, 0), .slot_per_buffer = 1};
+                 .cpu_ns = cost_transpose_ns(0, t->out.level), .slot_per_buffer = 1};
     run_sink sink = cli_sink(transpose_write, o);
     sink.level = t->out.level;
     sink.gz = o->gz;
@@ -278,8 +271,8 @@ int cmd_transpose(int argc, char **argv)
             goto out_close;
         prefix = NULL, prefix_len = 0;
     }
-    double cpu_s = cli_reader_cpu_seconds(&t.common, r, transpose_cpu_ns(&t, 0),
-                                          transpose_cpu_ns(&t, 1));
+    double cpu_s = cli_reader_cpu_seconds(&t.common, r, cost_transpose_ns(0, t.out.level),
+                                          cost_transpose_ns(1, t.out.level));
     if (cli_run_open(&jb, &t.common, cpu_s))
         goto out_close;
     io_file_id in_id;

@@ -14,6 +14,7 @@
 #include "io/npy.h"
 #include "io/reader.h"
 #include "runtime/backend.h"
+#include "runtime/cost.h"
 #include "runtime/run.h"
 
 #define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
@@ -128,17 +129,11 @@ int cli_parse_int(const char *s, int *out);
 /* Parses "3x4", "3,4" or "5" into dims; returns ndim or -1. */
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
-/* auto does not start the GPU for less CPU work than this, about the
- * driver's start on the GPU nodes measured (BENCHMARKS.md): a process
- * cannot exit while the driver is starting without waiting for it, and
- * work that the CPU ends sooner would only be slowed down by it. */
-#define CLI_GPU_START_SECONDS RUN_GPU_START_SECONDS
-
 /* Estimated seconds the CPU backend takes for the files in paths (with
  * auto; -1 for other backends), on the option's thread count: ns_plain
  * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
  * file (an upper bound, with the larger cost, when that is already under
- * CLI_GPU_START_SECONDS); -1 when an input is standard input or not a
+ * COST_GPU_START_SECONDS); -1 when an input is standard input or not a
  * regular file (its size is unknown). */
 double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
                        double ns_gzip);
@@ -150,14 +145,14 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
 /* Makes the devices the options name the only ones the driver starts
  * (backend_narrow_devices), saying so with -v; with --device all, the
  * first of them that the n input files named in paths pay for
- * (runtime/devplan.h; one where a size is not known), c->devices then
+ * (runtime/cost.h; one where a size is not known), c->devices then
  * listing device 0 alone where that is one. Call once the options are
  * parsed, before any thread starts. */
 void cli_narrow_devices(cli_common *c, char *const *paths, int n);
 
 /* Opens the backend the options ask for; reports the CPU fallback of
  * auto (cli_report_fallback). auto starts the GPU only for an estimated cpu_seconds (< 0:
- * unknown) of CLI_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
+ * unknown) of COST_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
  * "always" or "wait"; cuda starts its devices beside the caller
  * (cli_backend_ready()). Refuses buffers (--chunk times --streams, per
  * device) larger than the machine's memory. Returns 0, or 1 after printing

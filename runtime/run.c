@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "io/clock.h"
 #include "io/pipeline.h"
 #include "sched.h"
@@ -132,15 +133,11 @@ static int run_device_member(backend *be, const io_reader *r, const frame_info *
 }
 
 /* Whether a device, once open, pays for the `left` compressed bytes of a
- * member that the host's threads are decoding: its set-up and
- * RUN_DEVICE_GBPS against RUN_HOST_GBPS a thread; always with
- * GPUBATCH_HOST_INFLATE=0. */
+ * member that the host's threads are decoding (cost_member_rest_pays);
+ * always with GPUBATCH_HOST_INFLATE=0. */
 static int run_member_rest_pays(const backend *be, uint64_t left)
 {
-    if (run_host_inflate() == 0)
-        return 1;
-    double host = (be->threads > 0 ? be->threads : 1) * RUN_HOST_GBPS * 1e9;
-    return RUN_DEVICE_SETUP_SECONDS + left / (RUN_DEVICE_GBPS * 1e9) < left / host;
+    return run_host_inflate() == 0 || cost_member_rest_pays(be->threads, left);
 }
 
 /* Whether the host decodes and runs the start of such a member while the
@@ -539,7 +536,7 @@ static void run_plan_input(run *rn, run_job *in)
     in->spec = (sched_run_spec){
         .ops = op->ops, .whole = op->whole, .op = op->ctx,
         .compressed = !in->host && !s->planes && run_device_inflate(be, s->r, s->fi->swap, s->chunk),
-        .results = op->results, .cpu_ns = op->cpu_ns, .start_seconds = RUN_GPU_START_SECONDS,
+        .results = op->results, .cpu_ns = op->cpu_ns, .start_seconds = COST_GPU_START_SECONDS,
         .per_device = op->per_device, .member = in->member};
     in->hooks = (sched_hooks){.ctx = k->ctx, .ready = in->m->ready, .fallback = in->m->fallback,
                               .info = in->m->info, .warn = in->m->warn,

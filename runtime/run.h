@@ -32,19 +32,6 @@
  * last, which nothing overlaps, grow with it (sizes raced in BENCHMARKS.md). */
 #define RUN_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
 
-/* The devices' usual start: auto does not start the GPU for less CPU work
- * than this (about the driver's start on the GPU nodes measured,
- * BENCHMARKS.md), and the CPU takes chunks meanwhile only as long as they
- * fit in half of it. */
-#define RUN_GPU_START_SECONDS 0.3
-
-/* Decoded GB/s of one host thread, and of a device, inflating one deflate
- * stream end to end (measured on an H100 node: BENCHMARKS.md), and a
- * device's set-up for one: what the hand-over of a gzip member weighs. */
-#define RUN_HOST_GBPS 0.15
-#define RUN_DEVICE_GBPS 4.0
-#define RUN_DEVICE_SETUP_SECONDS 0.05
-
 /* A view's data must start at a multiple of this many bytes of the file
  * (the alignment the operations' CPU code may assume of a buffer). */
 #define RUN_VIEW_ALIGN 64

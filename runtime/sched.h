@@ -132,15 +132,9 @@ typedef struct {
  * first). */
 int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in);
 
-/* Work of at least this many bytes that one lane must do whole waits for
- * the GPU's start: a matrix of twice this size ended sooner on the GPU,
- * its start included, than on every core of the GPU nodes measured (the
- * 16384x16384 float32 transposes in BENCHMARKS.md). */
-#define SCHED_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
-
 /* Opens the staged matrix of a run with spec.whole, for chunks of `chunk`
  * bytes (tp_chunk_for), on one lane: the devices' if ready now, or once
- * their start is over for a matrix of SCHED_WHOLE_GPU_BYTES or more; else
+ * their start is over for a matrix of COST_WHOLE_GPU_BYTES (runtime/cost.h) or more; else
  * the CPU's. sched_run then gathers the chunks into it. 0, or a negative
  * code with one line in sched_error(). */
 int sched_stage_open(sched *h, size_t chunk);

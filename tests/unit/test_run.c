@@ -202,6 +202,18 @@ static void reduce_one(run *rn, const char *path, const unsigned char *data, siz
     io_reader_close(r);
 }
 
+/* Opens a CPU backend of `threads` threads and a run over it with chunks
+ * of `chunk` bytes and `streams` buffers. */
+static run *cpu_run(backend *be, int threads, size_t chunk, int streams)
+{
+    memset(be, 0, sizeof *be);
+    CHECK(backend_open(be, BACKEND_CPU, NULL, threads) == 0);
+    run *rn = NULL;
+    run_plan plan = {.chunk = chunk, .streams = streams};
+    CHECK(run_open(&rn, be, &plan) == 0);
+    return rn;
+}
+
 /* Chunks: reductions of plain and gzip files of many sizes through one
  * run per backend shape, inputs after each other sharing its buffers. */
 static void test_run_chunks(void)
@@ -215,11 +227,7 @@ static void test_run_chunks(void)
         for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
             for (size_t s = 0; s < sizeof streams / sizeof *streams; s++) {
                 backend be;
-                memset(&be, 0, sizeof be);
-                CHECK(backend_open(&be, BACKEND_CPU, NULL, threads[t]) == 0);
-                run *rn;
-                run_plan plan = {.chunk = chunks[1], .streams = streams[s]};
-                CHECK(run_open(&rn, &be, &plan) == 0);
+                run *rn = cpu_run(&be, threads[t], chunks[1], streams[s]);
                 for (int gz = 0; gz < 2; gz++)
                     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
                         for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
@@ -261,11 +269,8 @@ static int run_collect(run *rn, const char *path, dt_type dtype, const run_op *o
 static void test_run_stream(void)
 {
     backend be;
-    memset(&be, 0, sizeof be);
-    CHECK(backend_open(&be, BACKEND_CPU, NULL, 2) == 0);
-    run *rn;
-    run_plan plan = {.chunk = (size_t)64 << 10, .streams = 3};
-    CHECK(run_open(&rn, &be, &plan) == 0);
+    size_t chunk = (size_t)64 << 10;
+    run *rn = cpu_run(&be, 2, chunk, 3);
     static const size_t sizes[] = {1, 4096, (size_t)1 << 20, ((size_t)3 << 20) + 5};
     for (int gz = 0; gz < 2; gz++)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
@@ -274,11 +279,11 @@ static void test_run_stream(void)
             temp_file(path, data, sizes[i], gz);
             run_op copy = {.cpu_ns = 1.0, .slot_per_buffer = 1};
             collected out;
-            int rc = run_collect(rn, path, DT_U8, &copy, plan.chunk, &out);
+            int rc = run_collect(rn, path, DT_U8, &copy, chunk, &out);
             CHECKF(rc == 0 && errors == 0, "%s", last_error);
             CHECKF(out.len == sizes[i] && !memcmp(out.p, data, sizes[i]),
                    "copy of %zu bytes (gzip %d): %zu bytes back", sizes[i], gz, out.len);
-            CHECK(out.writes >= (int)((sizes[i] + plan.chunk - 1) / plan.chunk));
+            CHECK(out.writes >= (int)((sizes[i] + chunk - 1) / chunk));
             free(out.p);
             unlink(path);
             free(data);
@@ -327,17 +332,14 @@ static void test_run_whole(void)
     for (int gz = 0; gz < 2; gz++)
         for (int k = 0; k < 3; k++) {
             backend be;
-            memset(&be, 0, sizeof be);
-            CHECK(backend_open(&be, BACKEND_CPU, NULL, 2) == 0);
-            run *rn;
-            run_plan plan = {.chunk = (size_t)16 << 10, .streams = 2};
-            CHECK(run_open(&rn, &be, &plan) == 0);
+            size_t chunk = (size_t)16 << 10;
+            run *rn = cpu_run(&be, 2, chunk, 2);
             if (k == 0)
-                transpose_case(rn, 1, 300, 257, plan.chunk, gz); /* staged, 300 KB */
+                transpose_case(rn, 1, 300, 257, chunk, gz); /* staged, 300 KB */
             else if (k == 1)
-                transpose_case(rn, 1, 1, 100000, plan.chunk, gz); /* a row, staged */
+                transpose_case(rn, 1, 1, 100000, chunk, gz); /* a row, staged */
             else
-                transpose_case(rn, 50, 17, 31, plan.chunk, gz); /* a batch through the engine */
+                transpose_case(rn, 50, 17, 31, chunk, gz); /* a batch through the engine */
             run_close(rn);
             backend_close(&be);
         }
