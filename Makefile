@@ -182,14 +182,15 @@ ptx-unpack: $(BUILD)/ptx-image
 	$(Q)mkdir -p $(PTX_WORK) && for f in $(IMAGES); do $(BUILD)/ptx-image unpack $$f $(PTX_WORK) || exit 1; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/unit/bytes.h \
-		tests/pipeline_gz_run.h tests/zlib_raw.h tests/inflate_stream_host.h
+		tests/pipeline_gz_run.h tests/zlib_raw.h tests/inflate_stream_host.h tests/gzs_standin.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -MF $@.d -o $@ $< $(TEST_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
 TEST_OBJ = $(LIB_OBJ)
 
-# test_gzstream brings its own stand-in for the device's inflate kernels.
-$(BUILD)/tests/test_gzstream: TEST_OBJ = $(filter-out $(BUILD)/runtime/gpu_inflate_stream.o,$(LIB_OBJ))
+# test_gzstream and test_run bring their own stand-in for the device's inflate
+# kernels (tests/gzs_standin.h).
+$(BUILD)/tests/test_gzstream $(BUILD)/tests/test_run: TEST_OBJ = $(filter-out $(BUILD)/runtime/gpu_inflate_stream.o,$(LIB_OBJ))
 
 # The quadratic tests check roots against MPFR (libmpfr-dev).
 $(BUILD)/tests/test_quadratic: TEST_LIBS = -lmpfr -lgmp

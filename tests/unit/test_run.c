@@ -9,11 +9,15 @@
  * computed here, its check called once with the data's bytes. A stream:
  * a copy's chunks reach the sink in order, byte for byte. A whole matrix:
  * one matrix larger than a chunk, staged and transposed, and a batch of
- * small ones through the engine, against a transpose done here. A device
- * failing: a copy to the device and a kernel's launch failing each make
+ * small ones through the engine, against a transpose done here. A gzip
+ * member handed from the host to a device (the device's inflate is the
+ * stand-in of tests/gzs_standin.h) and back: each state of the hand-over
+ * told once, every byte counted once. A device failing: a copy to the device and a kernel's launch failing each make
  * run_input fail with one error line naming the input and the driver's
  * error, and no check of the data after it. */
 #include "check.h"
+
+#include "../gzs_standin.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,9 +53,16 @@ static void hook_fallback(const backend *be, const char *why)
     warns++;
 }
 
-/* Drops -v lines (run_msgs.info). */
+/* -v lines that tell a gzip member's hand-over, by its states: the host
+ * ran the start, the device went on, the device could not go on. */
+static int told_host, told_device, told_back;
+
+/* Counts the -v lines of a member's hand-over (run_msgs.info). */
 static void hook_info(const char *line)
 {
+    told_host += strstr(line, "inflated on the host's threads while the GPU started") != NULL;
+    told_device += strstr(line, "inflated on the GPU in") != NULL;
+    told_back += strstr(line, "could not go on where the host paused") != NULL;
 }
 
 /* Counts warnings (run_msgs.warn). */
@@ -160,6 +171,7 @@ static io_reader *open_input(const char *path, dt_type dtype, frame_info *fi)
 static void hooks_reset(void)
 {
     errors = warns = begins = ends = checks = 0;
+    told_host = told_device = told_back = 0;
     checked_bytes = UINT64_MAX;
     last_error[0] = 0;
 }
@@ -345,6 +357,44 @@ static void test_run_whole(void)
         }
 }
 
+/* Opens a backend of kind and a run over it, sums the file at path (uint8)
+ * through it as reduce does, and closes both; run_input's answer, *bytes
+ * the data bytes it counted (the hooks keep what they saw). The stand-in
+ * device's kernels do nothing, so the sum itself is not looked at. */
+static int reduce_on(backend_kind kind, const char *path, uint64_t *bytes)
+{
+    backend be;
+    memset(&be, 0, sizeof be);
+    *bytes = 0;
+    int rc = backend_open(&be, kind, NULL, 1);
+    CHECKF(rc == 0, "%s", be.st.text);
+    if (rc != 0)
+        return rc;
+    run *rn;
+    run_plan plan = {.chunk = (size_t)1 << 20, .streams = 2};
+    CHECK(run_open(&rn, &be, &plan) == 0);
+    frame_info fi;
+    io_reader *r = open_input(path, DT_U8, &fi);
+    rd_state st;
+    rd_state_init(&st, DT_U8, RD_OP_SUM, 0);
+    rd_job job = {.dtype = DT_U8, .ops = RD_OP_SUM, .st = &st};
+    char modules[2][64];
+    for (int i = rd_modules(DT_U8, RD_OP_SUM, 0, modules); i-- > 0;)
+        run_want_module(rn, modules[i]);
+    run_source src = {.name = path, .r = r, .fi = &fi, .chunk = plan.chunk,
+                      .limit = fi.data_bytes, .prefix = fi.prefix, .prefix_len = fi.prefix_len};
+    run_op op = {.ops = &rd_engine_ops, .ctx = &job, .grain = RD_TILE, .cpu_ns = 1.0,
+                 .per_device = 1, .shared_buffers = 1, .check = hook_check};
+    run_sink sink = {.msgs = &msgs};
+    hooks_reset();
+    rc = run_input(rn, &src, &op, &sink, bytes);
+    io_reader_close(r);
+    backend_leave(&be);
+    run_close(rn);
+    backend_close(&be);
+    return rc;
+}
+
 /* Runs a reduction on the stand-in driver's device with the variable var
  * set to value (a failing stage) and expects the run to fail with one
  * error line naming the input and the driver's error, after a successful
@@ -358,34 +408,8 @@ static void device_fails(const char *var, const char *value, const char *want)
     for (int fail = 0; fail < 2; fail++) {
         if (fail)
             setenv(var, value, 1);
-        backend be;
-        memset(&be, 0, sizeof be);
-        int rc = backend_open(&be, BACKEND_CUDA, NULL, 2);
-        CHECKF(rc == 0, "%s", be.st.text);
-        if (rc != 0) {
-            unsetenv(var);
-            break;
-        }
-        run *rn;
-        run_plan plan = {.chunk = (size_t)1 << 20, .streams = 2};
-        CHECK(run_open(&rn, &be, &plan) == 0);
-        frame_info fi;
-        io_reader *r = open_input(path, DT_U8, &fi);
-        rd_state st;
-        rd_state_init(&st, DT_U8, RD_OP_SUM, 0);
-        rd_job job = {.dtype = DT_U8, .ops = RD_OP_SUM, .st = &st};
-        char modules[2][64];
-        for (int i = rd_modules(DT_U8, RD_OP_SUM, 0, modules); i-- > 0;)
-            run_want_module(rn, modules[i]);
-        run_source src = {.name = path, .r = r, .fi = &fi, .chunk = plan.chunk,
-                          .limit = fi.data_bytes, .prefix = fi.prefix,
-                          .prefix_len = fi.prefix_len};
-        run_op op = {.ops = &rd_engine_ops, .ctx = &job, .grain = RD_TILE, .cpu_ns = 1.0,
-                     .per_device = 1, .shared_buffers = 1, .check = hook_check};
-        run_sink sink = {.msgs = &msgs};
-        hooks_reset();
-        uint64_t bytes = 0;
-        rc = run_input(rn, &src, &op, &sink, &bytes);
+        uint64_t bytes;
+        int rc = reduce_on(BACKEND_CUDA, path, &bytes);
         if (!fail) {
             CHECKF(rc == 0 && errors == 0 && checks == 1 && bytes == n, "%s", last_error);
         } else {
@@ -395,14 +419,52 @@ static void device_fails(const char *var, const char *value, const char *want)
                    "%s=%s: %s", var, value, last_error);
         }
         CHECK(begins == 1 && ends == 1);
-        io_reader_close(r);
-        backend_leave(&be);
-        run_close(rn);
-        backend_close(&be);
         unsetenv(var);
     }
     unlink(path);
     free(data);
+}
+
+/* Sums a gzip member of n bytes (4 random bits each) on backend kind, its
+ * device opening after the run starts (auto holding it back for
+ * GPUBATCH_GPU_READY_AFTER chunks); every byte must be counted once. */
+static void member_case(backend_kind kind, size_t n)
+{
+    unsigned char *data = random_bytes(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] &= 0x0f;
+    char path[64];
+    temp_file(path, data, n, 1);
+    setenv("GPUBATCH_GPU_READY_AFTER", "1", 1);
+    setenv("FAKECUDA_INIT_DELAY_MS", "300", 1);
+    uint64_t bytes;
+    int rc = reduce_on(kind, path, &bytes);
+    CHECKF(rc == 0 && errors == 0, "%s", last_error);
+    CHECKF(bytes == n && checks == 1 && checked_bytes == n, "%llu of %zu bytes counted",
+           (unsigned long long)bytes, n);
+    unsetenv("GPUBATCH_GPU_READY_AFTER");
+    unsetenv("FAKECUDA_INIT_DELAY_MS");
+    unlink(path);
+    free(data);
+}
+
+/* A gzip member handed between the host and a device: with auto, the
+ * host's threads run its start while the device opens, pause where the
+ * rest pays for the device, and the device goes on from the pause; with
+ * cuda (GPUBATCH_HOST_INFLATE=0) the device takes the member from its
+ * start. The stand-in's decoder stops early on these members, so the host
+ * reads on in order from where the device stopped: every byte must be
+ * counted once, whichever side ran it. */
+static void test_run_member(void)
+{
+    member_case(BACKEND_AUTO, (size_t)40 << 20);
+    CHECKF(told_host == 1 && told_device == 1, "auto: host %d, device %d", told_host,
+           told_device);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    member_case(BACKEND_CUDA, (size_t)4 << 20);
+    CHECKF(told_host == 0 && told_device == 1, "cuda: host %d, device %d", told_host,
+           told_device);
+    unsetenv("GPUBATCH_HOST_INFLATE");
 }
 
 /* A device failing in each stage: the copy in, the kernel. */
@@ -427,6 +489,7 @@ int main(void)
     RUN(test_run_chunks);
     RUN(test_run_stream);
     RUN(test_run_whole);
+    RUN(test_run_member);
     RUN(test_run_device_fails);
     return check_summary();
 }
