@@ -423,8 +423,8 @@ void cli_narrow_devices(cli_common *c, char *const *paths, int n)
  * started). */
 static void cli_report_devices(const backend *be, double open_at)
 {
-    for (int i = 0; i < be->ngpu; i++) {
-        const gpu_device_info *di = gpu_info(be->gpus[i]);
+    for (int i = 0; i < backend_gpu_count(be); i++) {
+        const gpu_device_info *di = gpu_info(backend_gpu_at(be, i));
         msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
     }
     msg_info("backend cuda: devices open %.3f s after the process started", open_at);
@@ -433,7 +433,7 @@ static void cli_report_devices(const backend *be, double open_at)
 /* Waits for cuda's first device (see options.h). */
 int cli_backend_first(backend *be)
 {
-    if (be->kind != BACKEND_CUDA || !be->start)
+    if (!backend_is_cuda(be) || !backend_beside(be))
         return cli_backend_ready(be);
     double waited = msg_elapsed();
     if (backend_wait_first(be) < 0)
@@ -453,13 +453,13 @@ int cli_backend_first(backend *be)
 /* Waits for cuda's devices starting beside (see options.h). */
 int cli_backend_ready(backend *be)
 {
-    if (be->kind != BACKEND_CUDA || !be->start)
+    if (!backend_is_cuda(be) || !backend_beside(be))
         return 0;
     double waited = msg_elapsed();
     if (backend_ready(be) < 0)
         return msg_status(NULL, backend_status(be));
     double part[3], ms = backend_gpu_start_ms(be, part);
-    cli_report_devices(be, msg_elapsed() - (io_seconds() - be->started.at));
+    cli_report_devices(be, msg_elapsed() - (io_seconds() - backend_started_at(be)));
     msg_info("backend cuda: ready %.0f ms after the start (driver and contexts %.0f ms, pinning "
              "%.0f ms, modules %.0f ms); the set-up waited for it from %.3f s on",
              ms, part[0], part[1], part[2], waited);
@@ -485,22 +485,22 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         return 1;
     }
     cli_report_fallback(be, backend_fallback(be));
-    if (be->kind == BACKEND_CUDA && !be->start)
+    if (backend_is_cuda(be) && !backend_beside(be))
         cli_report_devices(be, msg_elapsed());
-    if (be->kind == BACKEND_CUDA && be->start)
+    if (backend_is_cuda(be) && backend_beside(be))
         msg_info("backend cuda: the CUDA devices starting beside the input's set-up (%.3f s "
                  "after the process started)",
                  msg_elapsed());
-    else if (be->start)
+    else if (backend_beside(be))
         msg_info("backend auto: %d CPU threads now, the CUDA devices starting beside them "
                  "(%.3f s after the process started)",
-                 be->threads, msg_elapsed());
+                 backend_threads(be), msg_elapsed());
     else if (no_start)
         msg_info("backend auto: %d CPU threads; about %.3f s of work for them, too little to "
                  "start the GPU",
-                 be->threads, cpu_seconds);
-    else if (be->kind != BACKEND_CUDA)
-        msg_info("backend cpu: %d threads, %s", be->threads, simd_name(simd_variant()));
+                 backend_threads(be), cpu_seconds);
+    else if (!backend_is_cuda(be))
+        msg_info("backend cpu: %d threads, %s", backend_threads(be), simd_name(simd_variant()));
     return 0;
 }
 
@@ -510,7 +510,7 @@ void cli_report_fallback(const backend *be, const char *why)
 {
     if (!why)
         return;
-    if (be->fallback_code == GPU_ERR_NO_DRIVER)
+    if (backend_fallback_code(be) == GPU_ERR_NO_DRIVER)
         msg_info("%s; using the CPU backend", why);
     else
         msg_warn("%s; using the CPU backend", why);
