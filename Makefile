@@ -87,7 +87,6 @@ REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 
 LIB_SRC := $(wildcard runtime/*.c runtime/tools/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/ptx_table.o
-HDRS := $(wildcard runtime/*.h runtime/tools/*.h io/*.h cli/*.h ptx/*.h)
 IMAGES := $(sort $(wildcard ptx/images/*.img))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 # The quadratic accuracy tests need MPFR's headers (libmpfr-dev); without them
@@ -111,10 +110,14 @@ gpubatch: $(BUILD)/cli/main.o $(LIB_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/%.o: %.c $(HDRS) Makefile
+# Each object depends on the headers it includes: the compiler lists them
+# in BUILD/*.d (-MMD), each header also a target of its own (-MP) so that a
+# header removed does not stop the build; after a fresh clone there are no
+# lists yet and every object is built anyway.
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The embedded images: one table entry per module's PTX or cubin in
 # ptx/images/*.img, each pointing at its zlib stream inside the image.
@@ -179,14 +182,15 @@ ptx-unpack: $(BUILD)/ptx-image
 	$(Q)mkdir -p $(PTX_WORK) && for f in $(IMAGES); do $(BUILD)/ptx-image unpack $$f $(PTX_WORK) || exit 1; done
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) tests/unit/check.h tests/unit/bytes.h \
-		tests/pipeline_gz_run.h tests/zlib_raw.h tests/inflate_stream_host.h
+		tests/pipeline_gz_run.h tests/zlib_raw.h tests/inflate_stream_host.h tests/gzs_standin.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -MF $@.d -o $@ $< $(TEST_OBJ) $(LDLIBS_ALL) $(TEST_LIBS)
 TEST_OBJ = $(LIB_OBJ)
 
-# test_gzstream brings its own stand-in for the device's inflate kernels.
-$(BUILD)/tests/test_gzstream: TEST_OBJ = $(filter-out $(BUILD)/runtime/gpu_inflate_stream.o,$(LIB_OBJ))
+# test_gzstream and test_run bring their own stand-in for the device's inflate
+# kernels (tests/gzs_standin.h).
+$(BUILD)/tests/test_gzstream $(BUILD)/tests/test_run: TEST_OBJ = $(filter-out $(BUILD)/runtime/gpu_inflate_stream.o,$(LIB_OBJ))
 
 # The quadratic tests check roots against MPFR (libmpfr-dev).
 $(BUILD)/tests/test_quadratic: TEST_LIBS = -lmpfr -lgmp
@@ -196,7 +200,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB_OBJ) tests/pipeli
 		tests/zlib_raw.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB_OBJ) $(LDLIBS_ALL)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -MF $@.d -o $@ tests/fuzz/replay_main.c $< $(LIB_OBJ) $(LDLIBS_ALL)
 
 # A stand-in driver library for the tests of the GPU error paths.
 $(BUILD)/tests/libfakecuda.so: tests/cli/fakecuda.c runtime/cu.h ptx/cubin.h
@@ -309,6 +313,8 @@ dist:
 	$(Q)gzip -9n < $(BUILD)/dist.tar > gpubatch-$(VERSION).tar.gz.tmp
 	$(Q)mv gpubatch-$(VERSION).tar.gz.tmp gpubatch-$(VERSION).tar.gz
 	$(Q)rm -f $(BUILD)/dist.tar $(BUILD)/dist-files
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 
 ## clean: remove build outputs (never the committed images)
 clean:

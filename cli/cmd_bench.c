@@ -188,15 +188,15 @@ static void bench_print_sweep(const bench_row *rows, size_t from, size_t to)
 /* The whole table, one group per op and size. */
 static void bench_print_table(const backend *be, const bench_config *cfg, const bench_rows *r)
 {
-    if (be->kind == BACKEND_CUDA) {
-        const gpu_device_info *di = gpu_info(be->gpu);
+    if (backend_is_cuda(be)) {
+        const gpu_device_info *di = gpu_info(backend_gpu_at(be, 0));
         int v = cu_driver_version();
         printf("gpubatch bench: %s, compute capability %d.%d, %d SMs, L2 %d KiB, %.1f GiB; driver "
                "CUDA %d.%d\n",
                di->name, di->cc_major, di->cc_minor, di->sm_count, di->l2_bytes >> 10,
                di->total_mem / 1073741824.0, v / 1000, v % 1000 / 10);
     } else {
-        printf("gpubatch bench: CPU backend, %d threads\n", be->threads);
+        printf("gpubatch bench: CPU backend, %d threads\n", backend_threads(be));
     }
     printf("median of %d runs after warm-up (3 runs when one takes over 200 ms); bytes = bytes "
            "read + bytes written\n(inflate: bytes decoded); GB/s = 1e9 bytes/s; 'of copy' = GB/s "
@@ -251,8 +251,8 @@ static void bench_json_str(const char *key, const char *s)
 static void bench_print_json(const backend *be, const bench_config *cfg, const bench_rows *r)
 {
     printf("{\"backend\": \"%s\"", backend_name(be));
-    if (be->kind == BACKEND_CUDA) {
-        const gpu_device_info *di = gpu_info(be->gpu);
+    if (backend_is_cuda(be)) {
+        const gpu_device_info *di = gpu_info(backend_gpu_at(be, 0));
         int v = cu_driver_version();
         printf(", \"device\": {\"name\": ");
         fmt_json_string(stdout, di->name);
@@ -263,7 +263,7 @@ static void bench_print_json(const backend *be, const bench_config *cfg, const b
     } else {
         printf(", \"device\": null");
     }
-    printf(", \"cpu_threads\": %d, \"reps\": %d, \"seed\": %llu", be->threads, cfg->reps,
+    printf(", \"cpu_threads\": %d, \"reps\": %d, \"seed\": %llu", backend_threads(be), cfg->reps,
            (unsigned long long)cfg->seed);
     bench_json_str("bytes", "bytes read + bytes written of the data arrays (inflate: bytes decoded)");
     printf(",\n \"rows\": [");
@@ -380,13 +380,13 @@ int cmd_bench(int argc, char **argv)
     if (rc < 0)
         return msg_status("bench", backend_status(&be));
     backend_settle(&be); /* bench times one side: auto's, once it is known */
-    if (be.fallback_reason[0]) {
+    if (backend_fallback_reason(&be)[0]) {
         msg_error("bench: no usable GPU (%s); 'gpubatch bench --backend cpu' times the CPU backend",
-                  be.fallback_reason);
+                  backend_fallback_reason(&be));
         backend_close(&be);
         return 1;
     }
-    bench_config_defaults(&cfg, be.kind == BACKEND_CUDA);
+    bench_config_defaults(&cfg, backend_is_cuda(&be));
     if (ops)
         cfg.ops = ops;
     if (reps > 0)

@@ -7,10 +7,8 @@
 #include "commands.h"
 #include "io/frame.h"
 #include "io/pipeline.h"
-#include "job.h"
 #include "input.h"
 #include "msg.h"
-#include "stream.h"
 #include "options.h"
 #include "output.h"
 #include "runtime/quadratic.h"
@@ -243,12 +241,15 @@ static int quadratic_write_roots(out_parts *o, qd_layout out_layout, const void 
     return 0;
 }
 
-/* One core's nanoseconds per input byte on 16-core GPU nodes: solving
- * (plain or blocked gzip input), plus the output's deflate when compressed. */
-static double quadratic_cpu_ns(int level, int gzip_in)
-{
-    return (gzip_in ? 13.0 : 4.0) + 29.0 * !!level;
-}
+/* Host buffers per device where (N, 3) rows are inflated on the GPU and
+ * --streams is not given: its engine keeps twice as many chunks on each
+ * device as there are host buffers, so 3 make 6 chunks in flight. A
+ * chunk's inflate (one thread per member) takes as long however few chunks
+ * run, and with blocked gzip output the device is the bound: more chunks
+ * keep it busy meanwhile, and a fourth buffer gained nothing more (2, 3
+ * and 4 raced in BENCHMARKS.md). A slot's buffers are made when its first
+ * chunk comes, so the extra slots cost the start nothing. */
+#define QUADRATIC_INFLATE_STREAMS 3
 
 /* Where a run's roots go: the output parts and the roots' layout. */
 typedef struct {
@@ -259,7 +260,7 @@ typedef struct {
 } quadratic_sink;
 
 /* Writes one collected slot's roots: as the span the device compressed, or
- * as quadratic_write_roots does (sched_hooks.write). */
+ * as quadratic_write_roots does (run_sink.write). */
 static int quadratic_write_slot(void *ctx, const gz_span *span, const void *roots, size_t bytes)
 {
     const quadratic_sink *k = ctx;
@@ -317,7 +318,7 @@ typedef struct {
     size_t chunk_row_bytes, row_bytes;
 } quadratic_end;
 
-/* Checks that the data are whole rows (job_input.check). */
+/* Checks that the data are whole rows (run_op.check). */
 static int quadratic_check(void *ctx, uint64_t bytes)
 {
     const quadratic_end *e = ctx;
@@ -347,13 +348,13 @@ int cmd_quadratic(int argc, char **argv)
     io_status st;
     int status = 1;
     io_reader *pr[3] = {NULL, NULL, NULL};
-    job jb;
+    cli_run jb;
     memset(&jb, 0, sizeof jb);
     out_parts o;
     memset(&o, 0, sizeof o);
     frame_info fi;
     quad_input in;
-    if (job_frame(r, &q.common, &fi, name))
+    if (cli_frame(r, &q.common, &fi, name))
         goto out_close;
     if ((!qd_coef_type(fi.dtype) &&
          io_fail(&st, IO_ERR_FORMAT,
@@ -385,25 +386,15 @@ int cmd_quadratic(int argc, char **argv)
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     if (in.planes_in_memory && quadratic_open_planes(pr, &item, r, &fi, in.rows * sz) < 0)
         goto out_close;
-    double cpu_s = cli_reader_cpu_seconds(&q.common, r, quadratic_cpu_ns(q.out.level, 0),
-                                          quadratic_cpu_ns(q.out.level, 1));
-    if (job_open(&jb, &q.common, cpu_s))
+    double cpu_s = cli_reader_cpu_seconds(&q.common, r, cost_quadratic_ns(0, q.out.level),
+                                          cost_quadratic_ns(1, q.out.level));
+    if (cli_run_open(&jb, &q.common, cpu_s))
         goto out_close;
-    backend *be = &jb.be;
-    size_t max_rows = stream_chunk(&q.common, be, r, fi.swap) / row_bytes;
+    size_t max_rows = run_chunk(jb.run, r, fi.swap) / row_bytes;
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
-    /* rows are read into nbufs buffers, each given back once its chunk is
-     * copied, for more chunks in flight; planes are read in place */
-    int streams = q.common.streams;
-    int compressed = !in.planes_in_memory &&
-                     stream_device_inflate(be, r, fi.swap, max_rows * row_bytes);
-    if (compressed && !q.common.streams_given)
-        streams = CLI_DEVICE_INFLATE_STREAMS;
-    jb.nbufs = backend_slots(be, streams);
-    jb.nslots = in.planes_in_memory ? jb.nbufs : stream_slots(be, jb.nbufs);
     qd_job solve = {fi.dtype, in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
-    backend_want_module(be, qd_module(fi.dtype));
+    run_want_module(jb.run, qd_module(fi.dtype));
     io_file_id in_id;
     int have_id = out_input_id(r, &in_id);
     if (out_parts_open(&o, q.out_layout == QD_PLANES ? 4 : 1, &q.out, have_id ? &in_id : NULL,
@@ -420,28 +411,29 @@ int cmd_quadratic(int argc, char **argv)
         limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
     quadratic_sink sink = {&o, q.out_layout, max_rows, root};
     quadratic_end end = {name, in.planes_in_memory ? sz : row_bytes, row_bytes};
-    /* rows of a gzip member the devices can inflate: run on the device first */
-    job_input run = {
+    run_source src = {
         .name = name, .r = r, .planes = in.planes_in_memory ? pr : NULL, .fi = &fi,
         .chunk = in.planes_in_memory ? max_rows * sz : max_rows * row_bytes,
         .limit = in.planes_in_memory ? in.rows * sz : limit,
         .prefix = q.shard.count ? NULL : fi.prefix, .prefix_len = q.shard.count ? 0 : fi.prefix_len,
-        .member = !in.planes_in_memory && !q.shard.count && stream_device_member(be, r, &fi),
-        .grain = row_bytes,
-        .spec = {.ops = &qd_engine_ops, .op = &solve, .capacity = max_rows * row_bytes,
-                 .compressed = compressed, .cpu_ns = quadratic_cpu_ns(q.out.level, 0),
-                 .start_seconds = CLI_GPU_START_SECONDS, .results = 1},
-        .hooks = stream_hooks(quadratic_write_slot, &sink), .level = q.out.level,
-        .gz = o.main.gz, .check = quadratic_check, .ctx = &end};
+        .part = q.shard.count != 0};
+    /* rows of a gzip member the devices can inflate run on a device first, in whole rows */
+    run_op op = {.ops = &qd_engine_ops, .ctx = &solve, .grain = row_bytes,
+                 .cpu_ns = cost_quadratic_ns(0, q.out.level), .results = 1,
+                 .inflate_streams = QUADRATIC_INFLATE_STREAMS, .check = quadratic_check,
+                 .check_ctx = &end};
+    run_sink out = cli_sink(quadratic_write_slot, &sink);
+    out.level = q.out.level;
+    out.gz = o.main.gz;
     uint64_t bytes_in;
-    if (job_run(&jb, &run, &bytes_in))
+    if (run_input(jb.run, &src, &op, &out, &bytes_in))
         goto out_abort;
     status = out_parts_close(&o);
     goto out_close;
 out_abort:
     out_parts_abort(&o);
 out_close:
-    job_close(&jb);
+    cli_run_close(&jb);
     for (int k = 0; k < 3; k++)
         io_reader_close(pr[k]);
     io_reader_close(r);

@@ -10,8 +10,6 @@
 #include "msg.h"
 #include "output.h"
 #include "input.h"
-#include "job.h"
-#include "stream.h"
 #include "options.h"
 #include "result.h"
 #include "runtime/reduce.h"
@@ -47,14 +45,9 @@ typedef struct {
     int force;
 } reduce_opts;
 
-/* One core's nanoseconds per file byte, measured on 16-core GPU nodes:
- * .npy from the page cache, blocked gzip of float32. */
-#define REDUCE_CPU_NS_PLAIN 1.6
-#define REDUCE_CPU_NS_GZIP 10.0
-
 /* Shared state for all files of one invocation, and the file in progress. */
 typedef struct {
-    job j;     /* the backend, buffers and scheduler every file shares */
+    cli_run j;  /* the backend and the run every file shares */
     rd_job job; /* the file's reduction, as the engines run it */
 } reduce_ctx;
 
@@ -73,7 +66,7 @@ typedef struct {
     int shard;
 } reduce_end;
 
-/* Checks the data's length against the frame (job_input.check). */
+/* Checks the data's length against the frame (run_op.check). */
 static int reduce_check(void *ctx, uint64_t bytes)
 {
     const reduce_end *e = ctx;
@@ -85,13 +78,12 @@ static int reduce_check(void *ctx, uint64_t bytes)
 
 /* Chunk size for one input: --chunk, or less when the data is known to be
  * smaller (always a whole number of tiles of any element type). */
-static size_t reduce_chunk_for(const reduce_opts *o, backend *be, const frame_info *fi,
-                               const io_reader *r)
+static size_t reduce_chunk_for(run *rn, const frame_info *fi, const io_reader *r)
 {
     uint64_t known = fi->data_bytes;
     if (known == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
         known = (uint64_t)io_reader_file_size(r);
-    size_t chunk = stream_chunk(&o->common, be, r, fi->swap);
+    size_t chunk = run_chunk(rn, r, fi->swap);
     if (known != UINT64_MAX && known < chunk)
         chunk = (size_t)((known + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN);
     return chunk ? chunk : CLI_CHUNK_ALIGN;
@@ -134,7 +126,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     if (input_open(in, &r, &why) < 0)
         return msg_status(name, &why);
     frame_info fi;
-    if (job_frame(r, &o->common, &fi, name))
+    if (cli_frame(r, &o->common, &fi, name))
         goto out_close_reader;
     if (fi.fortran_order && frame_is_multidim(&fi) && (o->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
         /* every other op is independent of the memory order; flat indices are not */
@@ -151,29 +143,27 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
         goto out_close_reader;
-    backend *be = &ctx->j.be;
+    run *rn = ctx->j.run;
     char modules[2][64];
     for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
-        backend_want_module(be, modules[i]);
-    size_t chunk = reduce_chunk_for(o, be, &fi, r);
+        run_want_module(rn, modules[i]);
+    size_t chunk = reduce_chunk_for(rn, &fi, r);
     ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
     reduce_end end = {&fi, name, o->shard.count != 0};
-    /* a gzip member the devices can inflate: its data run on the device first */
-    job_input run = {
-        .name = name, .r = r, .fi = &fi, .chunk = chunk, .limit = limit,
-        .prefix = o->shard.count ? NULL : fi.prefix, .prefix_len = o->shard.count ? 0 : fi.prefix_len,
-        .member = !o->shard.count && stream_device_member(be, r, &fi),
-        /* whole tiles, as the host's chunks are: a sum's bits do not depend on where the
-           device's batches end */
-        .grain = (size_t)RD_TILE * dt_size(fi.dtype),
-        .spec = {.ops = &rd_engine_ops, .op = &ctx->job,
-                 .compressed = stream_device_inflate(be, r, fi.swap, chunk),
-                 .cpu_ns = io_reader_deflated(r) ? REDUCE_CPU_NS_GZIP : REDUCE_CPU_NS_PLAIN,
-                 .start_seconds = CLI_GPU_START_SECONDS, .per_device = 1},
-        .hooks = stream_hooks(NULL, NULL), .check = reduce_check, .ctx = &end};
+    run_source src = {.name = name, .r = r, .fi = &fi, .chunk = chunk, .limit = limit,
+                      .prefix = o->shard.count ? NULL : fi.prefix,
+                      .prefix_len = o->shard.count ? 0 : fi.prefix_len,
+                      .part = o->shard.count != 0};
+    /* whole tiles, as the host's chunks are: a sum's bits do not depend on where a device's
+       batches of a gzip member end; one engine per device, every one on the same buffers */
+    run_op op = {.ops = &rd_engine_ops, .ctx = &ctx->job,
+                 .grain = (size_t)RD_TILE * dt_size(fi.dtype),
+                 .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
+                 .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
+    run_sink sink = cli_sink(NULL, NULL);
     uint64_t bytes;
-    if (job_run(&ctx->j, &run, &bytes))
+    if (run_input(rn, &src, &op, &sink, &bytes))
         goto out_close_reader;
     double dt = io_seconds() - t0;
     msg_info("%s: %llu bytes in %.3f s (%.2f GB/s of data)", name, (unsigned long long)bytes, dt,
@@ -203,7 +193,7 @@ static int reduce_arg(reduce_ctx *ctx, const reduce_opts *o, const char *arg)
     else if (input_begin(&l, arg))
         status = 1;
     else
-        while (!ctx->j.be.failed && input_next(&l, &in)) /* no devices: no more arrays */
+        while (!run_failed(ctx->j.run) && input_next(&l, &in)) /* no devices: no more arrays */
             status |= reduce_file(ctx, o, &in);
     input_end(&l);
     return status;
@@ -289,16 +279,16 @@ int cmd_reduce(int argc, char **argv)
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, REDUCE_CPU_NS_PLAIN,
-                                   REDUCE_CPU_NS_GZIP);
+    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
+                                   COST_REDUCE_NS_GZIP);
     o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
-    int status = job_open(&ctx.j, &o.common, cpu_s);
+    int status = cli_run_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {
         if (optind >= argc)
             status |= reduce_arg(&ctx, &o, "-");
-        for (int i = optind; i < argc && !ctx.j.be.failed; i++) /* no devices: no more files */
+        for (int i = optind; i < argc && !run_failed(ctx.j.run); i++) /* no devices: no more files */
             status |= reduce_arg(&ctx, &o, argv[i]);
     }
-    job_close(&ctx.j);
+    cli_run_close(&ctx.j);
     return status;
 }

@@ -8,13 +8,11 @@
 #include "commands.h"
 #include "io/frame.h"
 #include "input.h"
-#include "job.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
 #include "runtime/transpose.h"
 #include "shard.h"
-#include "stream.h"
 
 static const char transpose_usage[] =
     "Usage: gpubatch transpose [OPTIONS] [FILE] [-o OUT]\n"
@@ -192,45 +190,43 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
                            t->out.level, part_head, part_len, &matrices, limit);
 }
 
-/* One core's nanoseconds per input byte on 16-core GPU nodes: the
- * transpose (plain or blocked gzip input), plus the output's deflate. */
-static double transpose_cpu_ns(const transpose_opts *t, int gzip_in)
+/* Writes results to the output: the span the device compressed, or the
+ * bytes (run_sink.write). */
+static int transpose_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
 {
-    return (gzip_in ? 14.0 : 11.0) + 22.0 * !!t->out.level;
+    return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
 
 /* Plans the run of the data through the engine, the staged matrix or a
  * copy (its transpose has the same bytes) into the output, and runs it;
  * 0, or 1 after an error. */
-static int transpose_run(const transpose_opts *t, job *jb, io_reader *r, const frame_info *fi,
+static int transpose_run(const transpose_opts *t, run *rn, io_reader *r, const frame_info *fi,
                          const transpose_job *j, const void *prefix, size_t prefix_len,
                          uint64_t data_bytes, out_stream *o, const char *name)
 {
-    backend *be = &jb->be;
     size_t elem = dt_size(fi->dtype);
     int staged = 0;
     tp_job matrix = {elem, j->rows, j->cols};
-    size_t chunk = j->copy ? t->common.chunk : stream_chunk(&t->common, be, r, fi->swap);
-    int compressed = !j->copy && stream_device_inflate(be, r, fi->swap, chunk);
+    size_t chunk = j->copy ? t->common.chunk : run_chunk(rn, r, fi->swap);
     if (!j->copy) {
-        backend_want_module(be, "transpose");
+        run_want_module(rn, "transpose");
         /* the engine's chunk (whole matrices, or the staged piece) for either side */
         chunk = tp_chunk_for(&matrix, chunk, &staged);
     }
-    /* a copy has no kernel (its chunks decoded on the host), but cuda still needs its
-       devices */
-    job_input run = {
-        .name = name, .r = r, .fi = fi, .chunk = chunk, .limit = data_bytes, .prefix = prefix,
-        .prefix_len = prefix_len, .host = j->copy,
-        .spec = {.ops = j->copy || staged ? NULL : &tp_engine_ops,
-                 .whole = staged ? &matrix : NULL, .op = &matrix, .capacity = chunk,
-                 .compressed = compressed, .cpu_ns = transpose_cpu_ns(t, 0),
-                 .start_seconds = CLI_GPU_START_SECONDS},
-        .hooks = stream_hooks(stream_write, o), .level = t->out.level, .gz = o->gz};
     if (data_bytes < chunk) /* buffers and result buffers sized by the data, not --chunk */
-        run.chunk = run.spec.capacity = data_bytes ? (size_t)data_bytes : elem;
+        chunk = data_bytes ? (size_t)data_bytes : elem;
+    run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = data_bytes,
+                      .prefix = prefix, .prefix_len = prefix_len};
+    /* a copy has neither a kernel nor a staged matrix (its chunks decoded on the host), but
+       cuda still needs its devices; a buffer a chunk in flight */
+    run_op op = {.ops = j->copy || staged ? NULL : &tp_engine_ops,
+                 .whole = staged ? &matrix : NULL, .ctx = &matrix,
+                 .cpu_ns = cost_transpose_ns(0, t->out.level), .slot_per_buffer = 1};
+    run_sink sink = cli_sink(transpose_write, o);
+    sink.level = t->out.level;
+    sink.gz = o->gz;
     uint64_t bytes_in;
-    return job_run(jb, &run, &bytes_in);
+    return run_input(rn, &src, &op, &sink, &bytes_in);
 }
 
 /* Entry point of `gpubatch transpose`. */
@@ -251,12 +247,12 @@ int cmd_transpose(int argc, char **argv)
     const char *name = item.name;
     io_status st;
     int status = 1;
-    job jb;
+    cli_run jb;
     memset(&jb, 0, sizeof jb);
     out_stream o = {0};
     frame_info fi;
     transpose_job j;
-    if (job_frame(r, &t.common, &fi, name))
+    if (cli_frame(r, &t.common, &fi, name))
         goto out_close;
     if (transpose_plan(&fi, &j, &st) < 0) {
         msg_status(name, &st);
@@ -275,11 +271,10 @@ int cmd_transpose(int argc, char **argv)
             goto out_close;
         prefix = NULL, prefix_len = 0;
     }
-    double cpu_s = cli_reader_cpu_seconds(&t.common, r, transpose_cpu_ns(&t, 0),
-                                          transpose_cpu_ns(&t, 1));
-    if (job_open(&jb, &t.common, cpu_s))
+    double cpu_s = cli_reader_cpu_seconds(&t.common, r, cost_transpose_ns(0, t.out.level),
+                                          cost_transpose_ns(1, t.out.level));
+    if (cli_run_open(&jb, &t.common, cpu_s))
         goto out_close;
-    jb.nslots = jb.nbufs; /* a buffer a chunk in flight */
     io_file_id in_id;
     int have_id = out_input_id(r, &in_id);
     if (out_open(&o, &t.out, have_id ? &in_id : NULL, have_id ? 1 : 0))
@@ -291,14 +286,14 @@ int cmd_transpose(int argc, char **argv)
     if (!t.raw_out && fi.is_npy && t.shard.index == 0 &&
         (head_len < 0 || out_write(&o, head, (size_t)head_len)))
         goto out_abort;
-    if (transpose_run(&t, &jb, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))
+    if (transpose_run(&t, jb.run, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))
         goto out_abort;
     status = out_close(&o);
     goto out_close;
 out_abort:
     out_abort(&o);
 out_close:
-    job_close(&jb);
+    cli_run_close(&jb);
     io_reader_close(r);
     input_end(&inputs);
     return status;

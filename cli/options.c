@@ -6,15 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "input.h"
-#include "runtime/devplan.h"
+#include "runtime/cost.h"
 #include "runtime/simd.h"
-#include "io/bgzf.h"
 #include "io/clock.h"
-#include "io/npz.h"
 #include "format.h"
 #include "msg.h"
 
@@ -356,118 +353,25 @@ static int cli_gpu_start_mode(const char *want)
     return s && !strcmp(s, want);
 }
 
-/* One core's nanoseconds for a file of `size` bytes, spread over the
- * option's threads, in seconds. */
-static double cli_cpu_share(const cli_common *c, double ns)
-{
-    int threads = c->threads >= 1 ? c->threads : backend_cpu_count();
-    return ns / threads / 1e9;
-}
-
-/* Reads up to n bytes from the start of the file at path into head; the
- * bytes read (0 when it cannot be read). */
-static size_t cli_file_head(const char *path, uint8_t *head, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t got = fread(head, 1, n, f);
-    fclose(f);
-    return got;
-}
-
-/* A file's bytes by how they are read: as they lie (plain data, stored
- * .npz members), as blocked gzip, or as single deflate streams (other gzip,
- * deflated .npz members). */
-typedef struct {
-    double plain, blocked, stream;
-} cli_file_bytes;
-
-/* The cli_file_bytes of the regular file at path (size bytes); an .npz
- * whose directory cannot be read counts as plain. */
-static cli_file_bytes cli_file_kinds(const char *path, double size)
-{
-    cli_file_bytes b = {size, 0, 0};
-    uint8_t head[64];
-    size_t got = cli_file_head(path, head, sizeof head);
-    npz_archive *z;
-    io_status st;
-    if (io_gzip_magic(head, got)) {
-        b.plain = 0;
-        *(io_bgzf_block_size(head, got) ? &b.blocked : &b.stream) = size;
-    } else if (npz_is_magic(head, got) && npz_open(&z, path, &st) == 0) {
-        for (size_t i = 0; i < npz_count(z); i++) {
-            const io_zip_member *m = &npz_member_at(z, i)->data;
-            if (m->method == IO_ZIP_DEFLATED) {
-                b.stream += (double)m->comp_size;
-                b.plain -= (double)m->comp_size;
-            }
-        }
-        npz_close(z);
-    }
-    return b;
-}
-
-/* Estimated seconds of CPU work for the files named (see options.h); the
- * files are opened only when their sizes alone leave the answer open. */
+/* Estimated seconds of CPU work for the files named (see options.h). */
 double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
                        double ns_gzip)
 {
-    double bytes = 0, ns = 0, ns_max = ns_plain > ns_gzip ? ns_plain : ns_gzip;
-    char buf[4096];
     if (c->backend != BACKEND_AUTO)
         return -1;
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        const char *file = input_file(paths[i], buf, sizeof buf); /* an .npz member's archive */
-        if (!strcmp(file, "-") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
-            return -1;
-        bytes += (double)st.st_size;
-    }
-    if (cli_cpu_share(c, bytes * ns_max) < CLI_GPU_START_SECONDS)
-        return cli_cpu_share(c, bytes * ns_max);
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        const char *file = input_file(paths[i], buf, sizeof buf);
-        if (stat(file, &st) != 0)
-            return -1;
-        cli_file_bytes k = cli_file_kinds(file, (double)st.st_size);
-        ns += k.plain * ns_plain + (k.blocked + k.stream) * ns_gzip;
-    }
-    return cli_cpu_share(c, ns);
+    return cost_cpu_seconds(paths, n, input_file, c->threads, ns_plain, ns_gzip);
 }
 
 /* Estimated seconds of CPU work for an open input (see options.h). */
 double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
                               double ns_gzip)
 {
-    int64_t size = io_reader_file_size(r);
-    if (size < 0)
-        return -1;
-    return cli_cpu_share(c, (double)size * (io_reader_deflated(r) ? ns_gzip : ns_plain));
-}
-
-/* Input bytes of the files named that several devices can share: plain
- * data and blocked gzip (a deflate stream, gzip that is not blocked or a
- * deflated .npz member, is inflated on one device). -1 when a size is not
- * known (standard input, a pipe). */
-static double cli_shared_bytes(char *const *paths, int n)
-{
-    double bytes = 0;
-    char buf[4096];
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        const char *file = input_file(paths[i], buf, sizeof buf); /* an .npz member's archive */
-        if (!strcmp(file, "-") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
-            return -1;
-        cli_file_bytes k = cli_file_kinds(file, (double)st.st_size);
-        bytes += k.plain + k.blocked;
-    }
-    return bytes;
+    return cost_input_seconds(io_reader_file_size(r), io_reader_deflated(r), c->threads,
+                              ns_plain, ns_gzip);
 }
 
 /* With --device all, narrows the devices the driver starts to those the
- * input's size pays for (devplan_count): the first ones the driver would
+ * input's size pays for (cost_count): the first ones the driver would
  * number. Where that is one, the run is on device 0 as if listed (its
  * set-up then need not wait for the driver's count of devices). 1 when
  * narrowed, else 0. */
@@ -476,10 +380,10 @@ static int cli_plan_all(cli_common *c, char *const *paths, int n)
     if (c->backend == BACKEND_CPU || !c->devices.all)
         return 0;
     const char *sysfs = getenv("GPUBATCH_SYSFS");
-    double bytes = cli_shared_bytes(paths, n);
-    double link = devplan_slowest_link(sysfs && *sysfs ? sysfs : "/sys");
-    double rate = devplan_device_rate(link);
-    int k = devplan_count(bytes, rate, DEVPLAN_HOST_BYTES_PER_S, DEVPLAN_START_EACH_SECONDS,
+    double bytes = cost_shared_bytes(paths, n, input_file);
+    double link = cost_slowest_link(sysfs && *sysfs ? sysfs : "/sys");
+    double rate = cost_device_rate(link);
+    int k = cost_count(bytes, rate, COST_HOST_BYTES_PER_S, COST_START_EACH_SECONDS,
                           BACKEND_MAX_GPUS);
     int first[BACKEND_MAX_GPUS];
     for (int i = 0; i < k; i++)
@@ -500,7 +404,7 @@ static int cli_plan_all(cli_common *c, char *const *paths, int n)
                  "a device taking "
                  "%.3g GB/s (PCIe link %s), the host handing over %.3g GB/s",
                  k, k > 1 ? "s" : "", cu_narrowed_value(), bytes / 1e9,
-                 DEVPLAN_START_EACH_SECONDS, rate / 1e9, link_text, DEVPLAN_HOST_BYTES_PER_S / 1e9);
+                 COST_START_EACH_SECONDS, rate / 1e9, link_text, COST_HOST_BYTES_PER_S / 1e9);
     return 1;
 }
 
@@ -519,8 +423,8 @@ void cli_narrow_devices(cli_common *c, char *const *paths, int n)
  * started). */
 static void cli_report_devices(const backend *be, double open_at)
 {
-    for (int i = 0; i < be->ngpu; i++) {
-        const gpu_device_info *di = gpu_info(be->gpus[i]);
+    for (int i = 0; i < backend_gpu_count(be); i++) {
+        const gpu_device_info *di = gpu_info(backend_gpu_at(be, i));
         msg_info("backend cuda: device %d, %s", di->ordinal, di->name);
     }
     msg_info("backend cuda: devices open %.3f s after the process started", open_at);
@@ -529,7 +433,7 @@ static void cli_report_devices(const backend *be, double open_at)
 /* Waits for cuda's first device (see options.h). */
 int cli_backend_first(backend *be)
 {
-    if (be->kind != BACKEND_CUDA || !be->start)
+    if (!backend_is_cuda(be) || !backend_beside(be))
         return cli_backend_ready(be);
     double waited = msg_elapsed();
     if (backend_wait_first(be) < 0)
@@ -549,13 +453,13 @@ int cli_backend_first(backend *be)
 /* Waits for cuda's devices starting beside (see options.h). */
 int cli_backend_ready(backend *be)
 {
-    if (be->kind != BACKEND_CUDA || !be->start)
+    if (!backend_is_cuda(be) || !backend_beside(be))
         return 0;
     double waited = msg_elapsed();
     if (backend_ready(be) < 0)
         return msg_status(NULL, backend_status(be));
     double part[3], ms = backend_gpu_start_ms(be, part);
-    cli_report_devices(be, msg_elapsed() - (io_seconds() - be->started.at));
+    cli_report_devices(be, msg_elapsed() - (io_seconds() - backend_started_at(be)));
     msg_info("backend cuda: ready %.0f ms after the start (driver and contexts %.0f ms, pinning "
              "%.0f ms, modules %.0f ms); the set-up waited for it from %.3f s on",
              ms, part[0], part[1], part[2], waited);
@@ -570,7 +474,7 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
     backend_kind kind = c->backend;
     int start_anyway = cli_gpu_start_mode("always") || cli_gpu_start_mode("wait");
     int no_start = kind == BACKEND_AUTO && !start_anyway && cpu_seconds >= 0 &&
-                   cpu_seconds < CLI_GPU_START_SECONDS;
+                   cpu_seconds < COST_GPU_START_SECONDS;
     int rc = kind == BACKEND_CUDA
                  ? backend_open_beside(be, &c->devices, c->threads)
                  : backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
@@ -581,22 +485,22 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
         return 1;
     }
     cli_report_fallback(be, backend_fallback(be));
-    if (be->kind == BACKEND_CUDA && !be->start)
+    if (backend_is_cuda(be) && !backend_beside(be))
         cli_report_devices(be, msg_elapsed());
-    if (be->kind == BACKEND_CUDA && be->start)
+    if (backend_is_cuda(be) && backend_beside(be))
         msg_info("backend cuda: the CUDA devices starting beside the input's set-up (%.3f s "
                  "after the process started)",
                  msg_elapsed());
-    else if (be->start)
+    else if (backend_beside(be))
         msg_info("backend auto: %d CPU threads now, the CUDA devices starting beside them "
                  "(%.3f s after the process started)",
-                 be->threads, msg_elapsed());
+                 backend_threads(be), msg_elapsed());
     else if (no_start)
         msg_info("backend auto: %d CPU threads; about %.3f s of work for them, too little to "
                  "start the GPU",
-                 be->threads, cpu_seconds);
-    else if (be->kind != BACKEND_CUDA)
-        msg_info("backend cpu: %d threads, %s", be->threads, simd_name(simd_variant()));
+                 backend_threads(be), cpu_seconds);
+    else if (!backend_is_cuda(be))
+        msg_info("backend cpu: %d threads, %s", backend_threads(be), simd_name(simd_variant()));
     return 0;
 }
 
@@ -606,7 +510,7 @@ void cli_report_fallback(const backend *be, const char *why)
 {
     if (!why)
         return;
-    if (be->fallback_code == GPU_ERR_NO_DRIVER)
+    if (backend_fallback_code(be) == GPU_ERR_NO_DRIVER)
         msg_info("%s; using the CPU backend", why);
     else
         msg_warn("%s; using the CPU backend", why);
@@ -621,4 +525,72 @@ void cli_close_backend(backend *be)
         backend_settle(be);
     cli_report_fallback(be, backend_fallback(be));
     backend_close(be);
+}
+
+/* Opens the backend and the run (see options.h). */
+int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds)
+{
+    cr->opened = 1;
+    if (cli_open_backend(c, &cr->be, cpu_seconds))
+        return 1;
+    run_plan plan = {.chunk = c->chunk, .chunk_given = c->chunk_given, .streams = c->streams,
+                     .streams_given = c->streams_given};
+    if (run_open(&cr->run, &cr->be, &plan) < 0)
+        return msg_error("out of memory"), 1;
+    return 0;
+}
+
+/* The one cleanup path of a command's run (see options.h). */
+void cli_run_close(cli_run *cr)
+{
+    if (!cr->opened)
+        return;
+    backend_leave(&cr->be); /* nothing runs on the devices after this */
+    run_close(cr->run);
+    cr->run = NULL;
+    cli_close_backend(&cr->be);
+}
+
+/* Opens the input's frame (see options.h). */
+int cli_frame(io_reader *r, const cli_common *c, frame_info *fi, const char *name)
+{
+    io_status st;
+    if (frame_open(r, c->dtype, c->dtype_big_endian, c->shape, c->ndim, fi, &st) == 0)
+        return 0;
+    return msg_status(name, &st);
+}
+
+/* Waits for cuda's devices (run_msgs.ready). */
+static int cli_sink_ready(backend *be, int first)
+{
+    return first ? cli_backend_first(be) : cli_backend_ready(be);
+}
+
+/* Passes a run's -v line on (run_msgs.info). */
+static void cli_sink_info(const char *line)
+{
+    msg_info("%s", line);
+}
+
+/* Passes a run's warning on (run_msgs.warn). */
+static void cli_sink_warn(const char *line)
+{
+    msg_warn("%s", line);
+}
+
+/* Passes a run's error on (run_msgs.error). */
+static void cli_sink_error(const char *name, const io_status *st)
+{
+    msg_status(name, st);
+}
+
+/* A run's sink (see options.h). */
+run_sink cli_sink(gz_piece_write write, void *ctx)
+{
+    static run_msgs msgs = {.ready = cli_sink_ready, .fallback = cli_report_fallback,
+                            .info = cli_sink_info, .warn = cli_sink_warn,
+                            .error = cli_sink_error, .progress_begin = progress_begin,
+                            .progress = progress_update, .progress_end = progress_end};
+    msgs.started = io_seconds() - msg_elapsed();
+    return (run_sink){.write = write, .ctx = ctx, .msgs = &msgs};
 }

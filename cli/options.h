@@ -14,25 +14,13 @@
 #include "io/npy.h"
 #include "io/reader.h"
 #include "runtime/backend.h"
+#include "runtime/cost.h"
+#include "runtime/run.h"
 
 #define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
 #define CLI_DEFAULT_STREAMS 4
 #define CLI_CHUNK_ALIGN ((size_t)128 << 10) /* a whole number of tiles of any type */
 #define CLI_MAX_CHUNK ((size_t)1 << 40)     /* --chunk above 1 TiB is a usage error */
-/* The default chunk when blocked gzip is inflated on the GPU: a chunk's
- * members are inflated one per GPU thread, so a larger chunk keeps more of
- * the GPU busy, while the read of the first chunk and the work on the
- * last, which nothing overlaps, grow with it (sizes raced in BENCHMARKS.md). */
-#define CLI_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
-/* The default --streams of quadratic's (N, 3) rows inflated on the GPU: its
- * engine keeps twice as many chunks on each device as there are host
- * buffers, so 3 make 6 chunks in flight. A chunk's inflate (one thread per
- * member) takes as long however few chunks run, and with blocked gzip
- * output the device is the bound: more chunks keep it busy meanwhile,
- * and a fourth buffer gained nothing more (2, 3 and 4 raced in
- * BENCHMARKS.md). A slot's buffers are made when its first chunk comes, so
- * the extra slots cost the start nothing. */
-#define CLI_DEVICE_INFLATE_STREAMS 3
 
 typedef struct {
     backend_kind backend;
@@ -141,17 +129,11 @@ int cli_parse_int(const char *s, int *out);
 /* Parses "3x4", "3,4" or "5" into dims; returns ndim or -1. */
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
-/* auto does not start the GPU for less CPU work than this, about the
- * driver's start on the GPU nodes measured (BENCHMARKS.md): a process
- * cannot exit while the driver is starting without waiting for it, and
- * work that the CPU ends sooner would only be slowed down by it. */
-#define CLI_GPU_START_SECONDS 0.3
-
 /* Estimated seconds the CPU backend takes for the files in paths (with
  * auto; -1 for other backends), on the option's thread count: ns_plain
  * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
  * file (an upper bound, with the larger cost, when that is already under
- * CLI_GPU_START_SECONDS); -1 when an input is standard input or not a
+ * COST_GPU_START_SECONDS); -1 when an input is standard input or not a
  * regular file (its size is unknown). */
 double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
                        double ns_gzip);
@@ -163,14 +145,14 @@ double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns
 /* Makes the devices the options name the only ones the driver starts
  * (backend_narrow_devices), saying so with -v; with --device all, the
  * first of them that the n input files named in paths pay for
- * (runtime/devplan.h; one where a size is not known), c->devices then
+ * (runtime/cost.h; one where a size is not known), c->devices then
  * listing device 0 alone where that is one. Call once the options are
  * parsed, before any thread starts. */
 void cli_narrow_devices(cli_common *c, char *const *paths, int n);
 
 /* Opens the backend the options ask for; reports the CPU fallback of
  * auto (cli_report_fallback). auto starts the GPU only for an estimated cpu_seconds (< 0:
- * unknown) of CLI_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
+ * unknown) of COST_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
  * "always" or "wait"; cuda starts its devices beside the caller
  * (cli_backend_ready()). Refuses buffers (--chunk times --streams, per
  * device) larger than the machine's memory. Returns 0, or 1 after printing
@@ -201,6 +183,31 @@ void cli_close_backend(backend *be);
 /* Pipeline slots (buffers in flight) of an open backend: --streams per
  * device, or --streams in all with shared_buffers. */
 int cli_slots(const cli_common *c, const backend *be);
+
+/* A command's run: its backend and the run over it (runtime/run.h).
+ * Zero it before cli_run_open. */
+typedef struct {
+    backend be;
+    run *run;
+    int opened; /* cli_run_open ran: cli_run_close closes the backend */
+} cli_run;
+
+/* Opens the backend (cli_open_backend) and the run over it, sized by the
+ * options. 0, or 1 after printing an error. */
+int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds);
+
+/* Leaves the devices to the exit, closes the run and then the backend
+ * (cli_close_backend); accepts a zeroed cli_run. */
+void cli_run_close(cli_run *cr);
+
+/* Opens input r's frame (frame_open with --dtype and --shape) into fi; 0,
+ * or 1 after printing an error prefixed with name. */
+int cli_frame(io_reader *r, const cli_common *c, frame_info *fi, const char *name);
+
+/* The sink of a run whose results write takes with ctx (NULL: none), its
+ * messages through msg and the progress line, the devices awaited as
+ * cli_backend_ready()/cli_backend_first() do. */
+run_sink cli_sink(gz_piece_write write, void *ctx);
 
 /* Names the running command ("reduce") for usage errors. */
 void cli_set_command(const char *name);

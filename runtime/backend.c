@@ -843,3 +843,51 @@ void backend_host_free(backend *be, void *p)
     if (!(pinned && be->leaving))
         free(p);
 }
+
+/* Whether it runs on CUDA devices now (see backend.h). */
+int backend_is_cuda(const backend *be)
+{
+    return be->kind == BACKEND_CUDA;
+}
+
+/* Whether a start is under way beside the caller (see backend.h). */
+int backend_beside(const backend *be)
+{
+    return be->start != NULL;
+}
+
+/* Its CPU threads (see backend.h). */
+int backend_threads(const backend *be)
+{
+    return be->threads;
+}
+
+/* Its open devices (see backend.h). */
+int backend_gpu_count(const backend *be)
+{
+    return be->ngpu;
+}
+
+/* Open device i in --device order (see backend.h). */
+gpu *backend_gpu_at(const backend *be, int i)
+{
+    return i >= 0 && i < be->ngpu ? be->gpus[i] : NULL;
+}
+
+/* Why auto chose the CPU (see backend.h). */
+const char *backend_fallback_reason(const backend *be)
+{
+    return be->fallback_reason;
+}
+
+/* That failure's gpu_error (see backend.h). */
+int backend_fallback_code(const backend *be)
+{
+    return be->fallback_code;
+}
+
+/* When a start beside ended (see backend.h). */
+double backend_started_at(const backend *be)
+{
+    return be->started.at;
+}

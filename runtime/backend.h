@@ -212,6 +212,21 @@ int backend_slots(const backend *be, int streams);
 /* The device that runs pipeline slot i (CUDA backend only). */
 gpu *backend_slot_gpu(const backend *be, int slot);
 
+/* What a backend is, for callers above the runtime, which read none of its
+ * fields: whether it runs on CUDA devices now, whether a start is under way
+ * beside the caller (auto's devices, or cuda's set-up), its CPU threads,
+ * its open devices (count and each, in --device order), why auto chose the
+ * CPU ("" otherwise) and that failure's gpu_error (0 if none), and when a
+ * start beside ended (io_seconds(); 0 without one). */
+int backend_is_cuda(const backend *be);
+int backend_beside(const backend *be);
+int backend_threads(const backend *be);
+int backend_gpu_count(const backend *be);
+gpu *backend_gpu_at(const backend *be, int i);
+const char *backend_fallback_reason(const backend *be);
+int backend_fallback_code(const backend *be);
+double backend_started_at(const backend *be);
+
 /* Releases the devices; accepts a zeroed backend. An auto start still
  * running is left behind. */
 void backend_close(backend *be);

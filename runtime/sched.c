@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cost.h"
 #include "io/clock.h"
 
 #define SCHED_UNTAKEN 255 /* sched.lane of a slot whose chunk no engine took */
@@ -689,9 +690,6 @@ static void sched_finish(sched *h, engine *e, int slot, int *status)
     else if (rc == 0 && !*status && e && h->hooks.write_out)
         *status = h->hooks.write_out(h->hooks.ctx, engine_span(e, slot, &span) ? span : NULL,
                                      out, bytes) != 0;
-    else if (rc == 0 && !*status && e && h->hooks.write &&
-             h->hooks.write(h->hooks.ctx, e, slot, out, bytes))
-        *status = 1;
     sched_clock_add(h, &h->clock.writing, at);
     sched_clock_mark(h);
 }
@@ -878,10 +876,10 @@ static int sched_run_stream(sched *h, sched_stream *in)
 
 /* The backend for work of `bytes` bytes that one lane must do whole: the
  * devices' if ready now, or once their start is over for work of
- * SCHED_WHOLE_GPU_BYTES or more; else the CPU's. */
+ * COST_WHOLE_GPU_BYTES or more; else the CPU's. */
 static backend *sched_whole_backend(sched *h, uint64_t bytes)
 {
-    if (bytes >= SCHED_WHOLE_GPU_BYTES && h->be->start && !h->gpu_off)
+    if (bytes >= COST_WHOLE_GPU_BYTES && h->be->start && !h->gpu_off)
         backend_gpu_wait(h->be);
     sched_poll(h);
     h->whole_on_gpu = sched_gpu_ready(h);

@@ -37,7 +37,7 @@
 /* What the caller does for the scheduler: wait for the devices, report,
  * and write results. */
 typedef struct {
-    void *ctx; /* passed to write */
+    void *ctx; /* passed to write_out */
     /* Waits for cuda's devices: for one at least (first) or all of them; 0, or 1 once the
        caller has reported why they are not to be had. */
     int (*ready)(backend *be, int first);
@@ -48,13 +48,9 @@ typedef struct {
     void (*warn)(const char *line);
     /* The input's raw position after a chunk, for a progress display (optional). */
     void (*progress)(uint64_t raw_offset);
-    /* Writes a collected slot's results (engine_span tells whether they are compressed);
-       0, or nonzero once the caller has reported the failure. NULL: results are not
-       written (a reduction folds them as it collects). */
-    int (*write)(void *ctx, engine *e, int slot, const void *out, size_t bytes);
-    /* Writes results as a span compressed on the device or plain bytes, with ctx: a slot's
-       (in place of write), a copy's chunks, a staged matrix's pieces; 0, or nonzero once
-       the caller has reported the failure (optional). */
+    /* Writes results as a span compressed on the device or plain bytes, with ctx: a slot's,
+       a copy's chunks, a staged matrix's pieces; 0, or nonzero once the caller has reported
+       the failure. NULL: results are not written (a reduction folds them as it collects). */
     gz_piece_write write_out;
     double started; /* io_seconds() when the process started, for -v's times */
 } sched_hooks;
@@ -128,7 +124,7 @@ typedef struct {
 /* Runs the input's chunks through the lanes until its end or the first
  * failure: each chunk to the lane that takes it (its buffer given back as
  * soon as that lane has copied it, with one ring), the results passed to
- * hooks->write_out (or hooks->write) in input order. A staged matrix's
+ * hooks->write_out in input order. A staged matrix's
  * chunks (sched_stage_open) are gathered into it, each matrix written out
  * once whole; a copy's chunks are written as they come. *bytes_in gets the
  * data bytes seen. 0; 1 when a write hook failed; or a negative code with
@@ -136,15 +132,9 @@ typedef struct {
  * first). */
 int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in);
 
-/* Work of at least this many bytes that one lane must do whole waits for
- * the GPU's start: a matrix of twice this size ended sooner on the GPU,
- * its start included, than on every core of the GPU nodes measured (the
- * 16384x16384 float32 transposes in BENCHMARKS.md). */
-#define SCHED_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
-
 /* Opens the staged matrix of a run with spec.whole, for chunks of `chunk`
  * bytes (tp_chunk_for), on one lane: the devices' if ready now, or once
- * their start is over for a matrix of SCHED_WHOLE_GPU_BYTES or more; else
+ * their start is over for a matrix of COST_WHOLE_GPU_BYTES (runtime/cost.h) or more; else
  * the CPU's. sched_run then gathers the chunks into it. 0, or a negative
  * code with one line in sched_error(). */
 int sched_stage_open(sched *h, size_t chunk);

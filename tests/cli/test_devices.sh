@@ -314,7 +314,7 @@ check_eq "a list with one entry at two places asked for: as it is" "CUDA_VISIBLE
     "$(CUDA_VISIBLE_DEVICES=2,2 visible "$GB" reduce --backend cuda --device 1,0 "$T/a.npy")"
 
 # --device all starts the first devices the input pays for
-# (runtime/devplan.h): one for a small input, a pipe, or a gzip stream that
+# (runtime/cost.h): one for a small input, a pipe, or a gzip stream that
 # is not blocked or a deflated .npz member (one device inflates it), or
 # where the links are not known
 # (a device then takes 40 GB/s, more than the host's 30); where the GPUs'

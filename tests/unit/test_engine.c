@@ -589,7 +589,7 @@ typedef struct {
     int writes, late;   /* calls; calls after the failing one */
     size_t at;          /* result bytes written */
     int wrong;          /* calls whose results were not the next chunk's */
-    int bad;            /* calls with a wrong engine or slot, or compressed results */
+    int bad;            /* calls with compressed results, or not whole result blocks */
 } sched_sink;
 
 /* The next callback's state: one chunk of each ring, in step. */
@@ -648,16 +648,14 @@ static void hook_progress(uint64_t raw)
 
 /* Requires a chunk's results, each result block after the last, to be the
  * next chunk's; fails at call fail_at. */
-static int hook_write(void *ctx, engine *e, int slot, const void *out, size_t bytes)
+static int hook_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
 {
     sched_sink *s = ctx;
     if (s->failed) {
         s->late++;
         return 1;
     }
-    const gz_span *span;
-    s->bad += !e || slot < 0 || slot >= s->nslots || engine_backend(e) != s->be ||
-              engine_span(e, slot, &span) || bytes % (size_t)s->f->out_planes;
+    s->bad += span != NULL || bytes % (size_t)s->f->out_planes;
     const sched_want *w = s->want;
     int n = s->writes;
     size_t block = bytes / (size_t)s->f->out_planes;
@@ -764,7 +762,7 @@ static void sched_go(const sched_case *k, unsigned char *const *in, const sched_
                            .want = want, .fail_at = k->fail_write_at};
     sched_hooks hooks = {.ctx = &o->sink, .ready = hook_ready, .fallback = hook_fallback,
                          .info = hook_info, .warn = hook_warn, .progress = hook_progress,
-                         .write = hook_write, .started = io_seconds()};
+                         .write_out = hook_write, .started = io_seconds()};
     sched_run_spec spec = {.ops = &ops, .op = &f, .nslots = k->nslots, .capacity = capacity,
                            .cpu_ns = 2.0, .start_seconds = 0.25};
     info_lines = lane_lines = warn_lines = hook_bad = fallbacks = ready_calls = 0;

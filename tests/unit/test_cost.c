@@ -1,4 +1,4 @@
-/* test_devplan.c - how many devices `--device all` starts: the count that
+/* test_cost.c - how many devices `--device all` starts: the count that
  * ends the work soonest against a search over every count, the PCIe link
  * rates read from sysfs text, and the slowest link found in a sysfs tree
  * (GPUs behind bridges, other vendors' and other classes' devices). */
@@ -11,7 +11,7 @@
 #include "check.h"
 #define RND_SEED 38
 #include "rnd.h"
-#include "runtime/devplan.h"
+#include "runtime/cost.h"
 
 /* A uniform double in [0, 1). */
 static double unit(void)
@@ -37,19 +37,19 @@ static int count_by_search(double bytes, double device, double host, double each
 static void test_count(void)
 {
     /* a device as fast as the host: one, however much work */
-    CHECK(devplan_count(1e15, 40e9, 30e9, 0.25, 64) == 1);
-    CHECK(devplan_count(1e15, 30e9, 30e9, 0.25, 64) == 1);
+    CHECK(cost_count(1e15, 40e9, 30e9, 0.25, 64) == 1);
+    CHECK(cost_count(1e15, 30e9, 30e9, 0.25, 64) == 1);
     /* a device at 20 GB/s, the host at 30: two once the work is long */
-    CHECK(devplan_count(10e9, 20e9, 30e9, 0.25, 64) == 1);
-    CHECK(devplan_count(100e9, 20e9, 30e9, 0.25, 64) == 2);
+    CHECK(cost_count(10e9, 20e9, 30e9, 0.25, 64) == 1);
+    CHECK(cost_count(100e9, 20e9, 30e9, 0.25, 64) == 2);
     /* 5 GB/s devices: six reach the host's 30 */
-    CHECK(devplan_count(100e9, 5e9, 30e9, 0.25, 64) == 6);
-    CHECK(devplan_count(100e9, 5e9, 30e9, 0.25, 3) == 3);
+    CHECK(cost_count(100e9, 5e9, 30e9, 0.25, 64) == 6);
+    CHECK(cost_count(100e9, 5e9, 30e9, 0.25, 3) == 3);
     /* no work, or no size, or nothing known: one */
-    CHECK(devplan_count(0, 5e9, 30e9, 0.25, 64) == 1);
-    CHECK(devplan_count(-1, 5e9, 30e9, 0.25, 64) == 1);
-    CHECK(devplan_count(1e12, 0, 30e9, 0.25, 64) == 1);
-    CHECK(devplan_count(1e12, 5e9, 30e9, 0.25, 0) == 1);
+    CHECK(cost_count(0, 5e9, 30e9, 0.25, 64) == 1);
+    CHECK(cost_count(-1, 5e9, 30e9, 0.25, 64) == 1);
+    CHECK(cost_count(1e12, 0, 30e9, 0.25, 64) == 1);
+    CHECK(cost_count(1e12, 5e9, 30e9, 0.25, 0) == 1);
     int bad = 0;
     for (int i = 0; i < 20000; i++) {
         double bytes = exp2(20 + 30 * unit());
@@ -57,7 +57,7 @@ static void test_count(void)
         double host = exp2(30 + 6 * unit());
         double each = 0.01 + unit();
         int most = 1 + (int)(rnd() % 64);
-        int got = devplan_count(bytes, device, host, each, most);
+        int got = cost_count(bytes, device, host, each, most);
         int want = count_by_search(bytes, device, host, each, most);
         if (got != want && bad++ < 5)
             fprintf(stderr, "bytes %g device %g host %g each %g most %d: %d, search %d\n", bytes,
@@ -69,22 +69,22 @@ static void test_count(void)
 /* sysfs's link speed text to bytes per second. */
 static void test_link_bytes(void)
 {
-    double eff = DEVPLAN_LINK_EFFICIENCY;
-    CHECK(fabs(devplan_link_bytes("32.0 GT/s PCIe", 16) - 32e9 * 16 * 128 / 130 / 8 * eff) < 1);
-    CHECK(fabs(devplan_link_bytes("16.0 GT/s PCIe", 8) - 16e9 * 8 * 128 / 130 / 8 * eff) < 1);
-    CHECK(fabs(devplan_link_bytes("8.0 GT/s PCIe", 16) - 8e9 * 16 * 128 / 130 / 8 * eff) < 1);
-    CHECK(fabs(devplan_link_bytes("5.0 GT/s PCIe", 4) - 5e9 * 4 * 0.8 / 8 * eff) < 1);
-    CHECK(fabs(devplan_link_bytes("2.5 GT/s PCIe", 1) - 2.5e9 * 0.8 / 8 * eff) < 1);
-    CHECK(fabs(devplan_link_bytes("2.5 GT/s", 1) - 2.5e9 * 0.8 / 8 * eff) < 1);
-    CHECK(devplan_link_bytes("Unknown", 16) == 0);
-    CHECK(devplan_link_bytes("", 16) == 0);
-    CHECK(devplan_link_bytes("16.0 GT/s PCIe", 0) == 0);
-    CHECK(devplan_link_bytes("16.0", 16) == 0);
-    CHECK(devplan_link_bytes("-8.0 GT/s PCIe", 16) == 0);
+    double eff = COST_LINK_EFFICIENCY;
+    CHECK(fabs(cost_link_bytes("32.0 GT/s PCIe", 16) - 32e9 * 16 * 128 / 130 / 8 * eff) < 1);
+    CHECK(fabs(cost_link_bytes("16.0 GT/s PCIe", 8) - 16e9 * 8 * 128 / 130 / 8 * eff) < 1);
+    CHECK(fabs(cost_link_bytes("8.0 GT/s PCIe", 16) - 8e9 * 16 * 128 / 130 / 8 * eff) < 1);
+    CHECK(fabs(cost_link_bytes("5.0 GT/s PCIe", 4) - 5e9 * 4 * 0.8 / 8 * eff) < 1);
+    CHECK(fabs(cost_link_bytes("2.5 GT/s PCIe", 1) - 2.5e9 * 0.8 / 8 * eff) < 1);
+    CHECK(fabs(cost_link_bytes("2.5 GT/s", 1) - 2.5e9 * 0.8 / 8 * eff) < 1);
+    CHECK(cost_link_bytes("Unknown", 16) == 0);
+    CHECK(cost_link_bytes("", 16) == 0);
+    CHECK(cost_link_bytes("16.0 GT/s PCIe", 0) == 0);
+    CHECK(cost_link_bytes("16.0", 16) == 0);
+    CHECK(cost_link_bytes("-8.0 GT/s PCIe", 16) == 0);
     /* a device is held back by its link only where the link is slower */
-    CHECK(devplan_device_rate(0) == DEVPLAN_DEVICE_BYTES_PER_S);
-    CHECK(devplan_device_rate(1e9) == 1e9);
-    CHECK(devplan_device_rate(1e12) == DEVPLAN_DEVICE_BYTES_PER_S);
+    CHECK(cost_device_rate(0) == COST_DEVICE_BYTES_PER_S);
+    CHECK(cost_device_rate(1e9) == 1e9);
+    CHECK(cost_device_rate(1e12) == COST_DEVICE_BYTES_PER_S);
 }
 
 /* Writes text to the file dir/name. */
@@ -129,31 +129,31 @@ static void pci_bridge(const char *root, const char *path, const char *speed, co
 /* The slowest NVIDIA display controller's link in fake sysfs trees. */
 static void test_slowest_link(void)
 {
-    char root[] = "/tmp/devplan-XXXXXX";
+    char root[] = "/tmp/cost-XXXXXX";
     CHECK(mkdtemp(root) != NULL);
-    CHECK(devplan_slowest_link(root) == 0); /* no bus */
-    double gen5x16 = devplan_link_bytes("32.0 GT/s PCIe", 16);
-    double gen4x8 = devplan_link_bytes("16.0 GT/s PCIe", 8);
+    CHECK(cost_slowest_link(root) == 0); /* no bus */
+    double gen5x16 = cost_link_bytes("32.0 GT/s PCIe", 16);
+    double gen4x8 = cost_link_bytes("16.0 GT/s PCIe", 8);
     /* a GPU on a Gen5 x16 root port */
     pci_bridge(root, "pci0000:00/0000:00:01.0", "32.0 GT/s PCIe", "16");
     pci_device(root, "pci0000:00/0000:00:01.0/0000:01:00.0", "0x10de", "0x030200",
                "32.0 GT/s PCIe", "16");
-    CHECK(fabs(devplan_slowest_link(root) - gen5x16) < 1);
+    CHECK(fabs(cost_slowest_link(root) - gen5x16) < 1);
     /* other vendors' devices and NVIDIA's other classes (audio, a switch) do not count */
     pci_device(root, "pci0000:00/0000:00:02.0", "0x15b3", "0x020000", "2.5 GT/s PCIe", "1");
     pci_device(root, "pci0000:00/0000:00:01.0/0000:01:00.1", "0x10de", "0x040300",
                "2.5 GT/s PCIe", "1");
     pci_device(root, "pci0000:00/0000:00:03.0", "0x10de", "0x068000", "2.5 GT/s PCIe", "1");
-    CHECK(fabs(devplan_slowest_link(root) - gen5x16) < 1);
+    CHECK(fabs(cost_slowest_link(root) - gen5x16) < 1);
     /* a second GPU behind a switch whose upstream link is Gen4 x8: the slowest */
     pci_bridge(root, "pci0000:80/0000:80:01.0", "16.0 GT/s PCIe", "8");
     pci_bridge(root, "pci0000:80/0000:80:01.0/0000:81:00.0", "32.0 GT/s PCIe", "16");
     pci_device(root, "pci0000:80/0000:80:01.0/0000:81:00.0/0000:82:00.0", "0x10de", "0x030000",
                "32.0 GT/s PCIe", "16");
-    CHECK(fabs(devplan_slowest_link(root) - gen4x8) < 1);
+    CHECK(fabs(cost_slowest_link(root) - gen4x8) < 1);
     /* a GPU with no link files (not PCIe) is passed over */
     pci_device(root, "pci0000:90/0000:90:00.0", "0x10de", "0x030200", NULL, NULL);
-    CHECK(fabs(devplan_slowest_link(root) - gen4x8) < 1);
+    CHECK(fabs(cost_slowest_link(root) - gen4x8) < 1);
     char cmd[1100];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK(system(cmd) == 0);

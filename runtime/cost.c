@@ -1,0 +1,259 @@
+/* cost.c - the cost model: the CPU's work, the devices' start, a gzip
+ * member's hand-over, and how many devices `--device all` is worth
+ * starting (see cost.h). */
+#include "cost.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "io/bgzf.h"
+#include "io/npz.h"
+
+#define COST_NVIDIA_VENDOR 0x10de
+#define COST_DISPLAY_CLASS 0x03 /* PCI base class of display controllers (VGA, 3D) */
+
+/* The devices that end the work soonest (see cost.h). */
+int cost_count(double bytes, double device_rate, double host_rate, double start_each, int most)
+{
+    if (most < 1 || bytes <= 0 || device_rate <= 0 || host_rate <= 0)
+        return 1;
+    int best = 1;
+    double best_s = bytes / (device_rate < host_rate ? device_rate : host_rate);
+    for (int k = 2; k <= most; k++) {
+        double rate = k * device_rate < host_rate ? k * device_rate : host_rate;
+        double s = (k - 1) * start_each + bytes / rate;
+        if (s < best_s)
+            best = k, best_s = s;
+        if (k * device_rate >= host_rate)
+            break; /* the host is the limit: more devices only add start */
+    }
+    return best;
+}
+
+/* A link's bytes per second (see cost.h). */
+double cost_link_bytes(const char *speed, int width)
+{
+    char *end;
+    double gt = strtod(speed, &end);
+    if (end == speed || gt <= 0 || width < 1 || strncmp(end, " GT/s", 5) != 0)
+        return 0;
+    /* 2.5 and 5 GT/s carry 8 bits in 10; from 8 GT/s on, 128 in 130 */
+    double encoding = gt < 8 ? 8.0 / 10 : 128.0 / 130;
+    return gt * 1e9 * width * encoding / 8 * COST_LINK_EFFICIENCY;
+}
+
+/* The first line of the file dir/name into buf; 0, or -1 when unreadable. */
+static int cost_read(const char *dir, const char *name, char *buf, size_t len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    buf[strcspn(buf, "\n")] = 0;
+    return 0;
+}
+
+/* Whether name is a PCI address, dddd:bb:dd.f. */
+static int cost_pci_name(const char *name)
+{
+    unsigned dom, bus, dev, fn;
+    char extra;
+    return sscanf(name, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &extra) == 4;
+}
+
+/* The rate of the links from the PCI device at path (its resolved sysfs
+ * directory) up to its root port: the least of their widest, fastest
+ * settings (max_link_speed and max_link_width of the device and of each
+ * bridge above it; current_link_speed falls while a GPU idles), or 0. */
+static double cost_path_link(char *path)
+{
+    double least = 0;
+    for (;;) {
+        char *slash = strrchr(path, '/');
+        if (!slash || !cost_pci_name(slash + 1))
+            return least;
+        char speed[64], width[32];
+        if (!cost_read(path, "max_link_speed", speed, sizeof speed) &&
+            !cost_read(path, "max_link_width", width, sizeof width)) {
+            double rate = cost_link_bytes(speed, atoi(width));
+            if (rate > 0 && (least == 0 || rate < least))
+                least = rate;
+        }
+        *slash = 0;
+    }
+}
+
+/* The slowest NVIDIA display controller's link (see cost.h). */
+double cost_slowest_link(const char *root)
+{
+    char bus[512];
+    snprintf(bus, sizeof bus, "%s/bus/pci/devices", root);
+    DIR *d = opendir(bus);
+    if (!d)
+        return 0;
+    double slowest = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char dev[1024], vendor[32], cls[32], real[PATH_MAX];
+        snprintf(dev, sizeof dev, "%s/%s", bus, e->d_name);
+        if (cost_read(dev, "vendor", vendor, sizeof vendor) ||
+            strtol(vendor, NULL, 16) != COST_NVIDIA_VENDOR ||
+            cost_read(dev, "class", cls, sizeof cls) ||
+            (strtol(cls, NULL, 16) >> 16) != COST_DISPLAY_CLASS || !realpath(dev, real))
+            continue;
+        double rate = cost_path_link(real);
+        if (rate > 0 && (slowest == 0 || rate < slowest))
+            slowest = rate;
+    }
+    closedir(d);
+    return slowest;
+}
+
+/* One device's rate, bounded by its link (see cost.h). */
+double cost_device_rate(double link_rate)
+{
+    return link_rate > 0 && link_rate < COST_DEVICE_BYTES_PER_S ? link_rate
+                                                                   : COST_DEVICE_BYTES_PER_S;
+}
+
+/* The quadratic solver's CPU cost (see cost.h). */
+double cost_quadratic_ns(int gzip_in, int level)
+{
+    return (gzip_in ? 13.0 : 4.0) + 29.0 * !!level;
+}
+
+/* The transpose's CPU cost (see cost.h). */
+double cost_transpose_ns(int gzip_in, int level)
+{
+    return (gzip_in ? 14.0 : 11.0) + 22.0 * !!level;
+}
+
+/* Whether a device pays for the rest of a member (see cost.h). */
+int cost_member_rest_pays(int threads, uint64_t left)
+{
+    double host = (threads > 0 ? threads : 1) * COST_HOST_GBPS * 1e9;
+    return COST_DEVICE_SETUP_SECONDS + left / (COST_DEVICE_GBPS * 1e9) < left / host;
+}
+
+/* One core's nanoseconds spread over `threads` threads (< 1: one per
+ * core), in seconds. */
+static double cost_cpu_share(int threads, double ns)
+{
+    return ns / (threads >= 1 ? threads : backend_cpu_count()) / 1e9;
+}
+
+/* Reads up to n bytes from the start of the file at path into head; the
+ * bytes read (0 when it cannot be read). */
+static size_t cost_file_head(const char *path, uint8_t *head, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t got = fread(head, 1, n, f);
+    fclose(f);
+    return got;
+}
+
+/* A file's bytes by how they are read: as they lie (plain data, stored
+ * .npz members), as blocked gzip, or as single deflate streams (other gzip,
+ * deflated .npz members). */
+typedef struct {
+    double plain, blocked, stream;
+} cost_file_bytes;
+
+/* The cost_file_bytes of the regular file at path (size bytes); an .npz
+ * whose directory cannot be read counts as plain. */
+static cost_file_bytes cost_file_kinds(const char *path, double size)
+{
+    cost_file_bytes b = {size, 0, 0};
+    uint8_t head[64];
+    size_t got = cost_file_head(path, head, sizeof head);
+    npz_archive *z;
+    io_status st;
+    if (io_gzip_magic(head, got)) {
+        b.plain = 0;
+        *(io_bgzf_block_size(head, got) ? &b.blocked : &b.stream) = size;
+    } else if (npz_is_magic(head, got) && npz_open(&z, path, &st) == 0) {
+        for (size_t i = 0; i < npz_count(z); i++) {
+            const io_zip_member *m = &npz_member_at(z, i)->data;
+            if (m->method == IO_ZIP_DEFLATED) {
+                b.stream += (double)m->comp_size;
+                b.plain -= (double)m->comp_size;
+            }
+        }
+        npz_close(z);
+    }
+    return b;
+}
+
+/* The size of the regular file a FILE argument reads, its name in *name
+ * (held in buf); -1 for standard input or anything else. */
+static double cost_file_size(const char *arg, cost_file_of file, char *buf, size_t len,
+                             const char **name)
+{
+    struct stat st;
+    *name = file(arg, buf, len); /* an .npz member's archive */
+    if (!strcmp(*name, "-") || stat(*name, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    return (double)st.st_size;
+}
+
+/* The files' bytes weighed by how they are read (plain, blocked gzip, a
+ * deflate stream), or without `kinds` all as plain by their sizes alone
+ * (no file opened); -1 when a size is not known. */
+static double cost_weighed(char *const *args, int n, cost_file_of file, int kinds, double plain,
+                           double blocked, double stream)
+{
+    double sum = 0;
+    char buf[4096];
+    const char *name;
+    for (int i = 0; i < n; i++) {
+        double size = cost_file_size(args[i], file, buf, sizeof buf, &name);
+        if (size < 0)
+            return -1;
+        cost_file_bytes k = kinds ? cost_file_kinds(name, size) : (cost_file_bytes){size, 0, 0};
+        sum += k.plain * plain + k.blocked * blocked + k.stream * stream;
+    }
+    return sum;
+}
+
+/* Estimated seconds of CPU work for the files named (see cost.h). */
+double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
+                        double ns_plain, double ns_gzip)
+{
+    double ns_max = ns_plain > ns_gzip ? ns_plain : ns_gzip;
+    double bytes = cost_weighed(args, n, file, 0, 1, 0, 0);
+    if (bytes < 0)
+        return -1;
+    if (cost_cpu_share(threads, bytes * ns_max) < COST_GPU_START_SECONDS)
+        return cost_cpu_share(threads, bytes * ns_max);
+    double ns = cost_weighed(args, n, file, 1, ns_plain, ns_gzip, ns_gzip);
+    return ns < 0 ? -1 : cost_cpu_share(threads, ns);
+}
+
+/* Estimated seconds of CPU work for an open input (see cost.h). */
+double cost_input_seconds(int64_t size, int deflated, int threads, double ns_plain,
+                          double ns_gzip)
+{
+    if (size < 0)
+        return -1;
+    return cost_cpu_share(threads, (double)size * (deflated ? ns_gzip : ns_plain));
+}
+
+/* Input bytes that several devices can share (see cost.h). */
+double cost_shared_bytes(char *const *args, int n, cost_file_of file)
+{
+    return cost_weighed(args, n, file, 1, 1, 1, 0);
+}

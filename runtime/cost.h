@@ -1,0 +1,114 @@
+/* cost.h - the cost model, in one place: what a byte of input costs on
+ * the CPU for each operation, what the devices' start costs and when work
+ * pays for it, when a gzip member is worth handing to a device, and how
+ * many devices `--device all` is worth starting. Every number here was
+ * measured on the GPU nodes of BENCHMARKS.md.
+ *
+ * Devices: every device the driver can see lengthens its start: cuInit and
+ * each context take about 0.12 s more per device, and contexts made on
+ * threads of their own do not overlap. A further device shortens a run only
+ * where one device takes the input slower than the host reads it into the
+ * pinned buffers; then the run's work must outweigh the further start. The
+ * estimate is made before the driver starts, from the input's size and the
+ * devices' PCIe links as the kernel reports them (BENCHMARKS.md, "Several
+ * GPUs of one node"). */
+#ifndef GPUBATCH_RUNTIME_COST_H
+#define GPUBATCH_RUNTIME_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* auto does not start the GPU for less CPU work than this, about the
+ * driver's start on the GPU nodes measured: a process cannot exit while the
+ * driver is starting without waiting for it, and work that the CPU ends
+ * sooner would only be slowed down by it. The scheduler's CPU lane takes
+ * chunks meanwhile only while their work fits in half of it. */
+#define COST_GPU_START_SECONDS 0.3
+
+/* Work of at least this many bytes that one lane must do whole waits for
+ * the GPU's start: a matrix of twice this size ended sooner on the GPU,
+ * its start included, than on every core of the GPU nodes measured (the
+ * 16384x16384 float32 transposes). */
+#define COST_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
+
+/* One core's nanoseconds per file byte of a reduction: .npy from the page
+ * cache, and blocked gzip of float32. */
+#define COST_REDUCE_NS_PLAIN 1.6
+#define COST_REDUCE_NS_GZIP 10.0
+
+/* One core's nanoseconds per input byte of the quadratic solver (plain or
+ * blocked gzip input, gzip_in), plus the output's deflate where level is
+ * nonzero. */
+double cost_quadratic_ns(int gzip_in, int level);
+
+/* The same for the transpose. */
+double cost_transpose_ns(int gzip_in, int level);
+
+/* Decoded GB/s of one host thread, and of a device, inflating one deflate
+ * stream end to end, and a device's set-up for one. */
+#define COST_HOST_GBPS 0.15
+#define COST_DEVICE_GBPS 4.0
+#define COST_DEVICE_SETUP_SECONDS 0.05
+
+/* Whether a device, once open, pays for the `left` compressed bytes of a
+ * gzip member that `threads` host threads are decoding: its set-up and
+ * COST_DEVICE_GBPS against COST_HOST_GBPS a thread. */
+int cost_member_rest_pays(int threads, uint64_t left);
+
+/* The file a FILE argument reads (an .npz member's archive), its text in
+ * buf or arg itself (cli's input_file). */
+typedef const char *(*cost_file_of)(const char *arg, char *buf, size_t len);
+
+/* Estimated seconds of CPU work for the n FILE arguments in args (file
+ * names each), on `threads` threads (< 1: one per core): ns_plain
+ * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
+ * file; an upper bound, with the larger cost, when that is already under
+ * COST_GPU_START_SECONDS. -1 when an input is standard input or not a
+ * regular file (its size is unknown). The files are opened only when
+ * their sizes alone leave the answer open. */
+double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
+                        double ns_plain, double ns_gzip);
+
+/* The same for an input of `size` bytes (negative: unknown), deflated or
+ * not. */
+double cost_input_seconds(int64_t size, int deflated, int threads, double ns_plain,
+                          double ns_gzip);
+
+/* Input bytes of the n FILE arguments that several devices can share:
+ * plain data and blocked gzip (a deflate stream is inflated on one
+ * device). -1 when a size is not known (standard input, a pipe). */
+double cost_shared_bytes(char *const *args, int n, cost_file_of file);
+
+/* Seconds each further device adds to the driver's start. */
+#define COST_START_EACH_SECONDS 0.25
+/* Input bytes per second the host reads and hands to the devices at most. */
+#define COST_HOST_BYTES_PER_S 30e9
+/* Input bytes per second one device takes where its link does not hold it
+ * back (blocked-gzip inflate and the reductions on an H100 or H200). */
+#define COST_DEVICE_BYTES_PER_S 40e9
+/* The share of a PCIe link's signalling rate that host-to-device copies reach. */
+#define COST_LINK_EFFICIENCY 0.8
+
+/* The number of devices, from 1 to most, that ends work of `bytes` input
+ * bytes soonest when each device takes device_rate bytes per second, the
+ * host hands over host_rate at most, and each device after the first adds
+ * start_each seconds; the fewest where several tie. */
+int cost_count(double bytes, double device_rate, double host_rate, double start_each, int most);
+
+/* Bytes per second of a PCIe link from sysfs's max_link_speed text
+ * ("16.0 GT/s PCIe") and width, after line encoding and
+ * COST_LINK_EFFICIENCY; 0 when the text is not a speed. */
+double cost_link_bytes(const char *speed, int width);
+
+/* The slowest link of the NVIDIA display controllers under
+ * root/bus/pci/devices (root: normally "/sys"), each the least of the
+ * links from the device up to its root port at their widest and fastest
+ * (max_link_speed, max_link_width), in bytes per second; 0 when none is
+ * found. */
+double cost_slowest_link(const char *root);
+
+/* Bytes per second one device takes: COST_DEVICE_BYTES_PER_S, or its
+ * link's rate where that is lower (link_rate 0: unknown). */
+double cost_device_rate(double link_rate);
+
+#endif

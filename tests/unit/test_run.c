@@ -1,0 +1,495 @@
+/* test_run.c - the run as one object (runtime/run.c): inputs handed to
+ * run_input as a command hands them, on the CPU backend and on the
+ * stand-in driver's devices (tests/cli/fakecuda.c).
+ *
+ * Chunks: a reduction of random bytes, plain (read in place and through
+ * the buffers) and gzip, over several chunk sizes, buffer counts and
+ * threads, each input after others through the same run (buffers kept,
+ * grown for a larger chunk), must give the exact sum, extrema and count
+ * computed here, its check called once with the data's bytes. A stream:
+ * a copy's chunks reach the sink in order, byte for byte. A whole matrix:
+ * one matrix larger than a chunk, staged and transposed, and a batch of
+ * small ones through the engine, against a transpose done here. A gzip
+ * member handed from the host to a device (the device's inflate is the
+ * stand-in of tests/gzs_standin.h) and back: each state of the hand-over
+ * told once, every byte counted once. A device failing: a copy to the device and a kernel's launch failing each make
+ * run_input fail with one error line naming the input and the driver's
+ * error, and no check of the data after it. */
+#include "check.h"
+
+#include "../gzs_standin.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "io/clock.h"
+#include "io/frame.h"
+#include "io/reader.h"
+#include "runtime/backend.h"
+#include "runtime/reduce.h"
+#include "runtime/run.h"
+#include "runtime/transpose.h"
+
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#include "rnd.h"
+
+/* What the message hooks saw. */
+static int errors, warns, begins, ends, checks;
+static char last_error[IO_STATUS_TEXT + 256];
+static uint64_t checked_bytes;
+
+/* Waits for cuda's devices (run_msgs.ready). */
+static int hook_ready(backend *be, int first)
+{
+    return backend_ready(be) < 0;
+}
+
+/* Counts auto's fallbacks: none is expected (run_msgs.fallback). */
+static void hook_fallback(const backend *be, const char *why)
+{
+    warns++;
+}
+
+/* -v lines that tell a gzip member's hand-over, by its states: the host
+ * ran the start, the device went on, the device could not go on. */
+static int told_host, told_device, told_back;
+
+/* Counts the -v lines of a member's hand-over (run_msgs.info). */
+static void hook_info(const char *line)
+{
+    told_host += strstr(line, "inflated on the host's threads while the GPU started") != NULL;
+    told_device += strstr(line, "inflated on the GPU in") != NULL;
+    told_back += strstr(line, "could not go on where the host paused") != NULL;
+}
+
+/* Counts warnings (run_msgs.warn). */
+static void hook_warn(const char *line)
+{
+    warns++;
+}
+
+/* Counts errors and keeps the last one's line (run_msgs.error). */
+static void hook_error(const char *name, const io_status *st)
+{
+    errors++;
+    snprintf(last_error, sizeof last_error, "%s: %s", name ? name : "(none)", st->text);
+}
+
+/* Counts the progress display's starts (run_msgs.progress_begin). */
+static void hook_begin(const char *name, int64_t total)
+{
+    begins++;
+}
+
+/* Ignores the progress (run_msgs.progress). */
+static void hook_progress(uint64_t raw)
+{
+}
+
+/* Counts the progress display's ends (run_msgs.progress_end). */
+static void hook_end(void)
+{
+    ends++;
+}
+
+static run_msgs msgs = {.ready = hook_ready, .fallback = hook_fallback, .info = hook_info,
+                        .warn = hook_warn, .error = hook_error, .progress_begin = hook_begin,
+                        .progress = hook_progress, .progress_end = hook_end};
+
+/* Records the data's bytes a run read (run_op.check). */
+static int hook_check(void *ctx, uint64_t bytes)
+{
+    checks++;
+    checked_bytes = bytes;
+    return 0;
+}
+
+/* The results a sink collected, in order. */
+typedef struct {
+    unsigned char *p;
+    size_t len, cap;
+    int writes;
+} collected;
+
+/* Appends plain results (run_sink.write); compressed spans are not asked for. */
+static int hook_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
+{
+    collected *c = ctx;
+    if (span)
+        return 1;
+    if (c->len + bytes > c->cap) {
+        c->cap = (c->len + bytes) * 2;
+        c->p = realloc(c->p, c->cap);
+    }
+    memcpy(c->p + c->len, out, bytes);
+    c->len += bytes;
+    c->writes++;
+    return 0;
+}
+
+/* Writes n bytes to a new temporary file, gzip-compressed when gz is set;
+ * its path goes to path. */
+static void temp_file(char path[64], const unsigned char *data, size_t n, int gz)
+{
+    snprintf(path, 64, "/tmp/test_run.XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (gz) {
+        gzFile f = gzdopen(fd, "wb1");
+        CHECK(f != NULL);
+        CHECK(n == 0 || gzwrite(f, data, (unsigned)n) == (int)n);
+        CHECK(gzclose(f) == Z_OK);
+    } else {
+        CHECK(write(fd, data, n) == (ssize_t)n);
+        close(fd);
+    }
+}
+
+/* Random bytes. */
+static unsigned char *random_bytes(size_t n)
+{
+    unsigned char *p = malloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)rnd();
+    return p;
+}
+
+/* One input of a case: opens the file at path as raw bytes of dtype. */
+static io_reader *open_input(const char *path, dt_type dtype, frame_info *fi)
+{
+    io_reader *r = NULL;
+    io_status st;
+    CHECKF(io_reader_open(&r, path, &st) == 0, "%s", st.text);
+    CHECKF(frame_open(r, dtype, 0, NULL, -1, fi, &st) == 0, "%s", st.text);
+    return r;
+}
+
+/* Clears what the hooks saw. */
+static void hooks_reset(void)
+{
+    errors = warns = begins = ends = checks = 0;
+    told_host = told_device = told_back = 0;
+    checked_bytes = UINT64_MAX;
+    last_error[0] = 0;
+}
+
+/* Reduces the file at path (n random bytes as uint8) through rn and checks
+ * the sum, extrema and count against data, and the hooks' calls. */
+static void reduce_one(run *rn, const char *path, const unsigned char *data, size_t n,
+                       size_t chunk)
+{
+    frame_info fi;
+    io_reader *r = open_input(path, DT_U8, &fi);
+    if (!r)
+        return;
+    rd_state st;
+    rd_state_init(&st, DT_U8, RD_OP_SUM | RD_OP_MIN | RD_OP_MAX | RD_OP_COUNT, 0);
+    rd_job job = {.dtype = DT_U8, .ops = st.ops, .st = &st};
+    run_source src = {.name = path, .r = r, .fi = &fi, .chunk = chunk, .limit = fi.data_bytes,
+                      .prefix = fi.prefix, .prefix_len = fi.prefix_len};
+    run_op op = {.ops = &rd_engine_ops, .ctx = &job, .grain = RD_TILE, .cpu_ns = 1.0,
+                 .per_device = 1, .shared_buffers = 1, .check = hook_check};
+    run_sink sink = {.msgs = &msgs};
+    hooks_reset();
+    uint64_t bytes = 0;
+    int rc = run_input(rn, &src, &op, &sink, &bytes);
+    CHECKF(rc == 0 && errors == 0, "%s (%zu bytes, chunk %zu, MAP %s)", last_error, n, chunk, getenv("GPUBATCH_MAP"));
+    CHECK(bytes == n && checks == 1 && checked_bytes == n);
+    CHECK(begins == 1 && ends == 1 && warns == 0);
+    rd_result res;
+    rd_state_result(&st, &res);
+    uint64_t sum = 0;
+    unsigned lo = 255, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += data[i];
+        lo = data[i] < lo ? data[i] : lo;
+        hi = data[i] > hi ? data[i] : hi;
+    }
+    CHECKF(res.isum == (__int128)sum && res.count == n, "%s: %zu bytes, chunk %zu", path, n,
+           chunk);
+    CHECK(n == 0 || (res.have_extrema && res.umin == lo && res.umax == hi));
+    io_reader_close(r);
+}
+
+/* Opens a CPU backend of `threads` threads and a run over it with chunks
+ * of `chunk` bytes and `streams` buffers. */
+static run *cpu_run(backend *be, int threads, size_t chunk, int streams)
+{
+    memset(be, 0, sizeof *be);
+    CHECK(backend_open(be, BACKEND_CPU, NULL, threads) == 0);
+    run *rn = NULL;
+    run_plan plan = {.chunk = chunk, .streams = streams};
+    CHECK(run_open(&rn, be, &plan) == 0);
+    return rn;
+}
+
+/* Chunks: reductions of plain and gzip files of many sizes through one
+ * run per backend shape, inputs after each other sharing its buffers. */
+static void test_run_chunks(void)
+{
+    static const size_t sizes[] = {1, 999, RD_TILE, 3 * RD_TILE + 17, (size_t)5 << 20};
+    static const size_t chunks[] = {(size_t)128 << 10, (size_t)1 << 20};
+    static const int streams[] = {2, 3, 5};
+    static const int threads[] = {1, 3};
+    for (int map = 0; map < 2; map++) {
+        setenv("GPUBATCH_MAP", map ? "1" : "0", 1);
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+            for (size_t s = 0; s < sizeof streams / sizeof *streams; s++) {
+                backend be;
+                run *rn = cpu_run(&be, threads[t], chunks[1], streams[s]);
+                for (int gz = 0; gz < 2; gz++)
+                    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+                        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+                            unsigned char *data = random_bytes(sizes[i]);
+                            char path[64];
+                            temp_file(path, data, sizes[i], gz);
+                            reduce_one(rn, path, data, sizes[i], chunks[c]);
+                            unlink(path);
+                            free(data);
+                        }
+                run_close(rn);
+                backend_close(&be);
+            }
+    }
+    unsetenv("GPUBATCH_MAP");
+}
+
+/* Runs the file at path through op into a collecting sink with chunks of
+ * `chunk` bytes; returns run_input's answer, the results in *out. */
+static int run_collect(run *rn, const char *path, dt_type dtype, const run_op *op, size_t chunk,
+                       collected *out)
+{
+    frame_info fi;
+    io_reader *r = open_input(path, dtype, &fi);
+    if (!r)
+        return -1;
+    memset(out, 0, sizeof *out);
+    run_source src = {.name = path, .r = r, .fi = &fi, .chunk = chunk, .limit = fi.data_bytes,
+                      .prefix = fi.prefix, .prefix_len = fi.prefix_len};
+    run_sink sink = {.write = hook_write, .ctx = out, .msgs = &msgs};
+    hooks_reset();
+    uint64_t bytes = 0;
+    int rc = run_input(rn, &src, op, &sink, &bytes);
+    io_reader_close(r);
+    return rc;
+}
+
+/* A stream: a copy's chunks, plain and gzip, reach the sink in order. */
+static void test_run_stream(void)
+{
+    backend be;
+    size_t chunk = (size_t)64 << 10;
+    run *rn = cpu_run(&be, 2, chunk, 3);
+    static const size_t sizes[] = {1, 4096, (size_t)1 << 20, ((size_t)3 << 20) + 5};
+    for (int gz = 0; gz < 2; gz++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            unsigned char *data = random_bytes(sizes[i]);
+            char path[64];
+            temp_file(path, data, sizes[i], gz);
+            run_op copy = {.cpu_ns = 1.0, .slot_per_buffer = 1};
+            collected out;
+            int rc = run_collect(rn, path, DT_U8, &copy, chunk, &out);
+            CHECKF(rc == 0 && errors == 0, "%s", last_error);
+            CHECKF(out.len == sizes[i] && !memcmp(out.p, data, sizes[i]),
+                   "copy of %zu bytes (gzip %d): %zu bytes back", sizes[i], gz, out.len);
+            CHECK(out.writes >= (int)((sizes[i] + chunk - 1) / chunk));
+            free(out.p);
+            unlink(path);
+            free(data);
+        }
+    run_close(rn);
+    backend_close(&be);
+}
+
+/* Transposes `count` rows x cols matrices of 4-byte elements through the
+ * run, staged whole where one is larger than the chunk, and compares with
+ * the transpose done here. */
+static void transpose_case(run *rn, uint64_t count, uint64_t rows, uint64_t cols, size_t chunk,
+                           int gz)
+{
+    size_t n = (size_t)(count * rows * cols * 4);
+    unsigned char *data = random_bytes(n);
+    char path[64];
+    temp_file(path, data, n, gz);
+    tp_job matrix = {4, rows, cols};
+    int staged = 0;
+    chunk = tp_chunk_for(&matrix, chunk, &staged);
+    CHECK(staged == (rows * cols * 4 > chunk));
+    run_op op = {.ops = staged ? NULL : &tp_engine_ops, .whole = staged ? &matrix : NULL,
+                 .ctx = &matrix, .cpu_ns = 1.0, .slot_per_buffer = 1};
+    collected out;
+    int rc = run_collect(rn, path, DT_F32, &op, chunk, &out);
+    CHECKF(rc == 0 && errors == 0, "%s", last_error);
+    int wrong = out.len != n;
+    for (uint64_t b = 0; b < count && !wrong; b++)
+        for (uint64_t i = 0; i < rows && !wrong; i++)
+            for (uint64_t j = 0; j < cols && !wrong; j++)
+                wrong = memcmp(out.p + ((b * cols + j) * rows + i) * 4,
+                               data + ((b * rows + i) * cols + j) * 4, 4) != 0;
+    CHECKF(!wrong, "%llu matrices %llux%llu, chunk %zu (staged %d, gzip %d): %zu bytes back",
+           (unsigned long long)count, (unsigned long long)rows, (unsigned long long)cols, chunk,
+           staged, gz, out.len);
+    free(out.p);
+    unlink(path);
+    free(data);
+}
+
+/* A whole matrix staged on the CPU, and a batch of small ones through the
+ * engine, each in a run of its own (a command's single input). */
+static void test_run_whole(void)
+{
+    for (int gz = 0; gz < 2; gz++)
+        for (int k = 0; k < 3; k++) {
+            backend be;
+            size_t chunk = (size_t)16 << 10;
+            run *rn = cpu_run(&be, 2, chunk, 2);
+            if (k == 0)
+                transpose_case(rn, 1, 300, 257, chunk, gz); /* staged, 300 KB */
+            else if (k == 1)
+                transpose_case(rn, 1, 1, 100000, chunk, gz); /* a row, staged */
+            else
+                transpose_case(rn, 50, 17, 31, chunk, gz); /* a batch through the engine */
+            run_close(rn);
+            backend_close(&be);
+        }
+}
+
+/* Opens a backend of kind and a run over it, sums the file at path (uint8)
+ * through it as reduce does, and closes both; run_input's answer, *bytes
+ * the data bytes it counted (the hooks keep what they saw). The stand-in
+ * device's kernels do nothing, so the sum itself is not looked at. */
+static int reduce_on(backend_kind kind, const char *path, uint64_t *bytes)
+{
+    backend be;
+    memset(&be, 0, sizeof be);
+    *bytes = 0;
+    int rc = backend_open(&be, kind, NULL, 1);
+    CHECKF(rc == 0, "%s", be.st.text);
+    if (rc != 0)
+        return rc;
+    run *rn;
+    run_plan plan = {.chunk = (size_t)1 << 20, .streams = 2};
+    CHECK(run_open(&rn, &be, &plan) == 0);
+    frame_info fi;
+    io_reader *r = open_input(path, DT_U8, &fi);
+    rd_state st;
+    rd_state_init(&st, DT_U8, RD_OP_SUM, 0);
+    rd_job job = {.dtype = DT_U8, .ops = RD_OP_SUM, .st = &st};
+    char modules[2][64];
+    for (int i = rd_modules(DT_U8, RD_OP_SUM, 0, modules); i-- > 0;)
+        run_want_module(rn, modules[i]);
+    run_source src = {.name = path, .r = r, .fi = &fi, .chunk = plan.chunk,
+                      .limit = fi.data_bytes, .prefix = fi.prefix, .prefix_len = fi.prefix_len};
+    run_op op = {.ops = &rd_engine_ops, .ctx = &job, .grain = RD_TILE, .cpu_ns = 1.0,
+                 .per_device = 1, .shared_buffers = 1, .check = hook_check};
+    run_sink sink = {.msgs = &msgs};
+    hooks_reset();
+    rc = run_input(rn, &src, &op, &sink, bytes);
+    io_reader_close(r);
+    backend_leave(&be);
+    run_close(rn);
+    backend_close(&be);
+    return rc;
+}
+
+/* Runs a reduction on the stand-in driver's device with the variable var
+ * set to value (a failing stage) and expects the run to fail with one
+ * error line naming the input and the driver's error, after a successful
+ * run of the same input on a healthy device. */
+static void device_fails(const char *var, const char *value, const char *want)
+{
+    size_t n = (size_t)3 << 20;
+    unsigned char *data = random_bytes(n);
+    char path[64];
+    temp_file(path, data, n, 0);
+    for (int fail = 0; fail < 2; fail++) {
+        if (fail)
+            setenv(var, value, 1);
+        uint64_t bytes;
+        int rc = reduce_on(BACKEND_CUDA, path, &bytes);
+        if (!fail) {
+            CHECKF(rc == 0 && errors == 0 && checks == 1 && bytes == n, "%s", last_error);
+        } else {
+            CHECKF(rc != 0 && errors == 1 && checks == 0, "%s=%s: rc %d, %d errors", var,
+                   value, rc, errors);
+            CHECKF(strncmp(last_error, path, strlen(path)) == 0 && strstr(last_error, want),
+                   "%s=%s: %s", var, value, last_error);
+        }
+        CHECK(begins == 1 && ends == 1);
+        unsetenv(var);
+    }
+    unlink(path);
+    free(data);
+}
+
+/* Sums a gzip member of n bytes (4 random bits each) on backend kind, its
+ * device opening after the run starts (auto holding it back for
+ * GPUBATCH_GPU_READY_AFTER chunks); every byte must be counted once. */
+static void member_case(backend_kind kind, size_t n)
+{
+    unsigned char *data = random_bytes(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] &= 0x0f;
+    char path[64];
+    temp_file(path, data, n, 1);
+    setenv("GPUBATCH_GPU_READY_AFTER", "1", 1);
+    setenv("FAKECUDA_INIT_DELAY_MS", "300", 1);
+    uint64_t bytes;
+    int rc = reduce_on(kind, path, &bytes);
+    CHECKF(rc == 0 && errors == 0, "%s", last_error);
+    CHECKF(bytes == n && checks == 1 && checked_bytes == n, "%llu of %zu bytes counted",
+           (unsigned long long)bytes, n);
+    unsetenv("GPUBATCH_GPU_READY_AFTER");
+    unsetenv("FAKECUDA_INIT_DELAY_MS");
+    unlink(path);
+    free(data);
+}
+
+/* A gzip member handed between the host and a device: with auto, the
+ * host's threads run its start while the device opens, pause where the
+ * rest pays for the device, and the device goes on from the pause; with
+ * cuda (GPUBATCH_HOST_INFLATE=0) the device takes the member from its
+ * start. The stand-in's decoder stops early on these members, so the host
+ * reads on in order from where the device stopped: every byte must be
+ * counted once, whichever side ran it. */
+static void test_run_member(void)
+{
+    member_case(BACKEND_AUTO, (size_t)40 << 20);
+    CHECKF(told_host == 1 && told_device == 1, "auto: host %d, device %d", told_host,
+           told_device);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    member_case(BACKEND_CUDA, (size_t)4 << 20);
+    CHECKF(told_host == 0 && told_device == 1, "cuda: host %d, device %d", told_host,
+           told_device);
+    unsetenv("GPUBATCH_HOST_INFLATE");
+}
+
+/* A device failing in each stage: the copy in, the kernel. */
+static void test_run_device_fails(void)
+{
+    device_fails("FAKECUDA_COPY_ERROR", "700", "CUDA_ERROR_ILLEGAL_ADDRESS");
+    device_fails("FAKECUDA_LAUNCH_ERROR", "719", "CUDA_ERROR_LAUNCH_FAILED");
+}
+
+int main(void)
+{
+    char lib[4096];
+    const char *build = getenv("BUILD");
+    snprintf(lib, sizeof lib, "%s/tests/libfakecuda.so", build && *build ? build : "build");
+    if (access(lib, R_OK) != 0) {
+        fprintf(stderr, "test_run: %s not found (make tests)\n", lib);
+        return 1;
+    }
+    setenv("GPUBATCH_LIBCUDA", lib, 1);
+    unsetenv("GPUBATCH_HOST_INFLATE");
+    msgs.started = io_seconds();
+    RUN(test_run_chunks);
+    RUN(test_run_stream);
+    RUN(test_run_whole);
+    RUN(test_run_member);
+    RUN(test_run_device_fails);
+    return check_summary();
+}
