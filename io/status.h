@@ -12,7 +12,13 @@
 #include <stdarg.h>
 
 /* Every error code of every layer: the io layer's (io_error) and the
- * driver's and devices' (gpu_error), in ranges of their own. */
+ * driver's and devices' (gpu_error), in ranges of their own that never
+ * overlap. A driver call's CUresult never travels as a code: where the
+ * driver is called (CU_TRY and its siblings, runtime/cu.h) it becomes one
+ * of these (cu_error), the driver's number and name kept in the line. A
+ * state that cannot happen or a bad argument is GPU_ERR_INTERNAL, never a
+ * driver failure. A code says what failed; no code is read for where it
+ * came from. */
 enum io_error {
     IO_OK = 0,
     IO_ERR_OPEN = -1,      /* missing, unreadable, a directory */
@@ -41,6 +47,8 @@ enum gpu_error {
     GPU_ERR_OUT_OF_MEMORY = -1007,
     GPU_ERR_LAUNCH = -1008,         /* a kernel failed; the text names it */
     GPU_ERR_DRIVER = -1009,         /* any other failed driver call (cuInit's included) */
+    GPU_ERR_INTERNAL = -1010,       /* a state that cannot happen, or a bad argument: a defect
+                                       of the caller, not of the driver or the input */
 };
 
 /* The longest line a status keeps (longer ones are cut). */

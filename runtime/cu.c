@@ -436,3 +436,11 @@ void cu_clear_failure(void)
     cu_failure_result = CUDA_SUCCESS;
     cu_failure_text[0] = 0;
 }
+
+/* The project's code for a driver result (see cu.h). */
+int cu_error(CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        return 0;
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+}

@@ -9,8 +9,8 @@
  * symbol names of CUDA 11.0's cuda.h (cuMemAlloc_v2, ...) on older drivers
  * that have no cuGetProcAddress. Types and enum values are the driver's
  * documented ABI. CU_TRY() wraps every call: it records the call, file and
- * line of the first failure (cu_last_failure) and returns a negative cu
- * error; it never exits. */
+ * line of the first failure (cu_last_failure) and returns the project's
+ * code for it (cu_error); it never exits. */
 #ifndef GPUBATCH_RUNTIME_CU_H
 #define GPUBATCH_RUNTIME_CU_H
 
@@ -226,14 +226,19 @@ CUresult cu_last_result(void);
 /* Forgets the recorded failure. */
 void cu_clear_failure(void);
 
-/* Evaluates a driver call; on failure records it and returns -(result) from
- * the enclosing function (which must return int). */
+/* A failed driver result as the project's code (io/status.h): GPU_ERR_OUT_OF_MEMORY
+ * for CUDA_ERROR_OUT_OF_MEMORY, GPU_ERR_DRIVER for any other (0 for
+ * CUDA_SUCCESS); the number and name stay in the recorded line. */
+int cu_error(CUresult r);
+
+/* Evaluates a driver call; on failure records it and returns cu_error(result)
+ * from the enclosing function (which must return int). */
 #define CU_TRY(call)                                                     \
     do {                                                                 \
         CUresult cu_try_r_ = (call);                                     \
         if (cu_try_r_ != CUDA_SUCCESS) {                                 \
             cu_record_failure(cu_try_r_, #call, __FILE__, __LINE__);     \
-            return -(int)cu_try_r_;                                      \
+            return cu_error(cu_try_r_);                                      \
         }                                                                \
     } while (0)
 
@@ -243,7 +248,7 @@ void cu_clear_failure(void);
         CUresult cu_try_r_ = (call);                                     \
         if (cu_try_r_ != CUDA_SUCCESS) {                                 \
             cu_record_failure(cu_try_r_, #call, __FILE__, __LINE__);     \
-            (err) = -(int)cu_try_r_;                                     \
+            (err) = cu_error(cu_try_r_);                                     \
             goto label;                                                  \
         }                                                                \
     } while (0)

@@ -301,10 +301,10 @@ static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk
     if (bytes == 0)
         return 0;
     if (bytes > e->capacity)
-        return io_fail(&e->st, GPU_ERR_DRIVER, "a chunk of %zu bytes exceeds the engine's buffers",
+        return io_fail(&e->st, GPU_ERR_INTERNAL, "a chunk of %zu bytes exceeds the engine's buffers",
                        bytes);
     if (e->ops->check && e->ops->check(e->op, bytes, &e->st) < 0)
-        return e->st.code = GPU_ERR_DRIVER;
+        return e->st.code;
     s->bytes = bytes;
     if (e->be->kind != BACKEND_CUDA) {
         engine_cpu_chunk(e, s, host);
@@ -340,7 +340,7 @@ int engine_submit_device(engine *e, int slot, CUdeviceptr data, size_t bytes, ui
                          uint64_t out_at)
 {
     if (e->be->kind != BACKEND_CUDA)
-        return io_fail(&e->st, GPU_ERR_DRIVER, "device data given to an engine on the CPU");
+        return io_fail(&e->st, GPU_ERR_INTERNAL, "device data given to an engine on the CPU");
     return engine_start(e, slot, NULL, NULL, data, bytes, offset, out_at);
 }
 

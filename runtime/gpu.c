@@ -144,7 +144,7 @@ int gpu_open(gpu **out, int device)
     if (r == CUDA_SUCCESS)
         r = (int)cu.DevicePrimaryCtxRetain(&g->ctx, g->dev);
     if (r != CUDA_SUCCESS) {
-        rc = r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER;
+        rc = cu_error(r);
         goto out_free;
     }
     if (cu.CtxSetCurrent(g->ctx) != CUDA_SUCCESS) {
@@ -432,7 +432,7 @@ int gpu_mem_alloc(gpu *g, CUdeviceptr *out, size_t bytes, const char *what)
     size_t free_b = 0, total_b = 0;
     cu.MemGetInfo(&free_b, &total_b);
     *out = 0;
-    return io_fail(&g->st, r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER,
+    return io_fail(&g->st, cu_error(r),
                    "out of device memory: %s needs %zu bytes, %zu of %zu free on device %d (%s)",
                    what, bytes, free_b, total_b, g->info.ordinal, cu_result_text(r));
 }
@@ -459,7 +459,7 @@ int gpu_queue_open(gpu *g, gpu_queue *q)
     if (r == CUDA_SUCCESS)
         return 0;
     gpu_queue_close(q);
-    return io_fail(&g->st, r == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY : GPU_ERR_DRIVER,
+    return io_fail(&g->st, cu_error(r),
                    "cannot create a CUDA stream: %s", cu_result_text(r));
 }
 
@@ -534,20 +534,19 @@ int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned
     return 0;
 }
 
-/* Turns a failed CU_TRY into a gpu_error with the recorded call's text. */
-int gpu_fail(gpu *g, int cu_neg_result, const char *context)
+/* Keeps a failed CU_TRY's code with the recorded call's text. */
+int gpu_fail(gpu *g, int code, const char *context)
 {
-    io_fail(&g->st, -cu_neg_result == CUDA_ERROR_OUT_OF_MEMORY ? GPU_ERR_OUT_OF_MEMORY
-                                                                : GPU_ERR_DRIVER,
-            "%s: %s", context, cu_last_failure());
+    io_fail(&g->st, code, "%s: %s", context, cu_last_failure());
     cu_clear_failure();
-    return g->st.code;
+    return code;
 }
 
-/* A failed CU_TRY's result as a gpu_error; others unchanged. */
+/* Gives a driver failure recorded on this thread its line in g; any other
+ * failure already has its line. */
 int gpu_settle(gpu *g, int rc, const char *context)
 {
-    return rc < 0 && rc > GPU_ERR_NO_DRIVER ? gpu_fail(g, rc, context) : rc;
+    return rc < 0 && cu_last_result() != CUDA_SUCCESS ? gpu_fail(g, rc, context) : rc;
 }
 
 /* The last failure as a value. */
@@ -576,6 +575,8 @@ const char *gpu_strerror(int code)
         return "out of device memory";
     case GPU_ERR_LAUNCH:
         return "kernel launch failed";
+    case GPU_ERR_INTERNAL:
+        return "internal error";
     default:
         return "CUDA driver call failed";
     }

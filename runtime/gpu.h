@@ -145,13 +145,14 @@ int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned 
 int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned gy, unsigned bx,
                   unsigned by, CUstream s, void **params);
 
-/* Converts a failed CU_TRY result into a gpu_error, recorded in g with the
- * recorded call's text after context. */
-int gpu_fail(gpu *g, int cu_neg_result, const char *context);
+/* Records a failed CU_TRY's code (cu_error's) in g, its line the recorded
+ * call's text after context, and forgets the recorded call; returns code. */
+int gpu_fail(gpu *g, int code, const char *context);
 
-/* rc as a gpu_error: a failed CU_TRY's result (between GPU_ERR_NO_DRIVER
- * and 0) becomes gpu_fail's with context; any other value is returned as
- * it is. For callers that get either kind from one call. */
+/* rc as a failure with its line in g: where a driver call failed on this
+ * thread (CU_TRY recorded it, cu_last_result), gpu_fail's with context;
+ * otherwise (0, or a failure whose line is already kept) rc as it is. For
+ * callers that get either kind from one call. */
 int gpu_settle(gpu *g, int rc, const char *context);
 
 /* The last failure on g: its gpu_error and line (code 0: none yet). Each

@@ -135,7 +135,7 @@ int gzc_queue(gzc_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t
     int rc;
     gz_block_split(offset, bytes, &z->head, &z->nblocks);
     if (z->nblocks > z->max_blocks)
-        return GPU_ERR_DRIVER;
+        return GPU_ERR_INTERNAL;
     size_t body = z->head + z->nblocks * GZW_BLOCK_DATA;
     z->tail = bytes - body;
     if (z->head)

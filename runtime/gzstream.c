@@ -231,7 +231,7 @@ void gzstream_begin_at(gzstream *z, int fd, uint64_t file_size, uint64_t bit,
 int gzstream_carry_in(gzstream *z, const void *host, size_t n)
 {
     if (n > z->keep_max)
-        return io_fail(&z->st, GPU_ERR_DRIVER, "%zu bytes to carry over exceed the batch's room",
+        return io_fail(&z->st, GPU_ERR_INTERNAL, "%zu bytes to carry over exceed the batch's room",
                        n);
     int rc = gpu_bind(z->g);
     if (rc < 0)
@@ -405,7 +405,7 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
     if (z->stopped)
         return 0;
     if (keep > z->keep_max || keep > z->last_bytes) {
-        return io_fail(&z->st, GPU_ERR_DRIVER, "%zu bytes to carry over exceed the batch's room",
+        return io_fail(&z->st, GPU_ERR_INTERNAL, "%zu bytes to carry over exceed the batch's room",
                        keep);
     }
     int rc = gpu_bind(z->g);
@@ -514,7 +514,7 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
 int gzstream_tail(gzstream *z, size_t keep, void *host)
 {
     if (keep > z->last_bytes) {
-        return io_fail(&z->st, GPU_ERR_DRIVER, "%zu bytes to carry over exceed the batch", keep);
+        return io_fail(&z->st, GPU_ERR_INTERNAL, "%zu bytes to carry over exceed the batch", keep);
     }
     if (!keep)
         return 0;

@@ -179,7 +179,7 @@ static int sched_open_devices(sched *h)
                                 .threads = h->be->threads};
             v->view.gpus[0] = g;
             if (sched_engine_open(h, &v->view, &v->engine) < 0) {
-                sched_take(h, GPU_ERR_DRIVER, &v->view.st);
+                sched_take(h, v->view.st.code ? v->view.st.code : GPU_ERR_DRIVER, &v->view.st);
                 h->dev_settled = 1;
                 return -1;
             }
@@ -982,7 +982,7 @@ int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
     if (h->spec.ops)
         return sched_run_chunks(h, in, bytes_in);
     if (h->spec.whole && !h->stage) {
-        return sched_fail(h, GPU_ERR_DRIVER, "the staged matrix is not open");
+        return sched_fail(h, GPU_ERR_INTERNAL, "the staged matrix is not open");
     }
     return sched_run_whole(h, in, bytes_in);
 }
@@ -1015,7 +1015,7 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
         gzstream_begin(h->z, fd, data_off, file_size);
     m->ran = 1;
     if (gzstream_carry_in(h->z, m->head, m->head_len) < 0)
-        return sched_take(h, GPU_ERR_DRIVER, gzstream_status(h->z));
+        return sched_take(h, gzstream_status(h->z)->code, gzstream_status(h->z));
     sched_stream in = {.z = h->z, .skip = m->skip, .limit = m->limit, .grain = m->grain,
                        .tail = m->tail, .data = m->first, .keep = m->head_len};
     int rc = sched_run_stream(h, &in);

@@ -332,7 +332,7 @@ static int tp_check(const void *op, size_t bytes, io_status *st)
     size_t matrix = tp_matrix_bytes(op);
     if (bytes % matrix == 0)
         return 0;
-    return io_fail(st, GPU_ERR_DRIVER, "a chunk of %zu bytes is not whole %zu-byte matrices",
+    return io_fail(st, GPU_ERR_INTERNAL, "a chunk of %zu bytes is not whole %zu-byte matrices",
                    bytes, matrix);
 }
 
@@ -533,11 +533,17 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
     CUdeviceptr data;
     int rc = gzd_stage(&e->z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
-    if (rc < 0 || r != CUDA_SUCCESS)
-        return io_fail(&e->st, GPU_ERR_DRIVER, "inflating a chunk on the device failed: %s",
-                       rc <= GPU_ERR_NO_DRIVER ? gpu_status(e->be->gpu)->text
-                       : rc < 0                ? cu_last_failure()
-                                               : cu_result_text(r));
+    if (rc < 0 || r != CUDA_SUCCESS) {
+        /* a driver call that failed inside the stage recorded its line; other failures left
+           theirs in the device's status */
+        int driver = rc < 0 && cu_last_result() != CUDA_SUCCESS;
+        io_fail(&e->st, rc < 0 ? rc : cu_error(r), "inflating a chunk on the device failed: %s",
+                driver   ? cu_last_failure()
+                : rc < 0 ? gpu_status(e->be->gpu)->text
+                         : cu_result_text(r));
+        cu_clear_failure();
+        return e->st.code;
+    }
     return gzd_check(&e->z, gz, &e->st);
 }
 
@@ -547,7 +553,7 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
     if (bytes == 0)
         return 0;
     if (offset + bytes > e->matrix_bytes || offset % e->elem || bytes % e->elem)
-        return io_fail(&e->st, GPU_ERR_DRIVER, "piece [%llu, +%zu) outside the %zu-byte matrix",
+        return io_fail(&e->st, GPU_ERR_INTERNAL, "piece [%llu, +%zu) outside the %zu-byte matrix",
                        (unsigned long long)offset, bytes, e->matrix_bytes);
     const char *host = (const char *)e->host + from;
     if (e->be->kind != BACKEND_CUDA) {

@@ -97,11 +97,70 @@ static void test_blobs(void)
     CHECK(n > 0 && modules > 0 && next_sass == 7);
 }
 
+/* A driver call that returns r. */
+static CUresult failing_call(CUresult r)
+{
+    return r;
+}
+
+/* A function that makes one driver call through CU_TRY. */
+static int tried(CUresult r)
+{
+    CU_TRY(failing_call(r));
+    return 0;
+}
+
+/* The same through CU_TRY_GOTO. */
+static int tried_goto(CUresult r)
+{
+    int err = 0;
+    CU_TRY_GOTO(failing_call(r), err, out);
+out:
+    return err;
+}
+
+/* CU_TRY hands back the project's codes, never a driver number (whose range
+ * would overlap io_error's: CUDA_ERROR_DEINITIALIZED is 4, IO_ERR_CORRUPT
+ * -4), and keeps the driver's number and name in the recorded line. */
+static void test_try_maps_results(void)
+{
+    static const struct {
+        CUresult r;
+        int code;
+    } cases[] = {
+        {CUDA_SUCCESS, 0},
+        {CUDA_ERROR_INVALID_VALUE, GPU_ERR_DRIVER},
+        {CUDA_ERROR_OUT_OF_MEMORY, GPU_ERR_OUT_OF_MEMORY},
+        {4, GPU_ERR_DRIVER},
+        {12, GPU_ERR_DRIVER},
+        {CUDA_ERROR_NO_DEVICE, GPU_ERR_DRIVER},
+        {CUDA_ERROR_ILLEGAL_ADDRESS, GPU_ERR_DRIVER},
+        {CUDA_ERROR_LAUNCH_FAILED, GPU_ERR_DRIVER},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cu_clear_failure();
+        int rc = tried(cases[i].r);
+        CHECKF(rc == cases[i].code, "CU_TRY of %d: %d, expected %d", cases[i].r, rc,
+               cases[i].code);
+        CHECK(cu_error(cases[i].r) == cases[i].code);
+        CHECK(cu_last_result() == cases[i].r);
+        char want[64];
+        snprintf(want, sizeof want, "CUDA error %d", cases[i].r);
+        CHECKF(!cases[i].r || (strstr(cu_last_failure(), "failing_call at ") &&
+                               strstr(cu_last_failure(), want)),
+               "recorded: '%s'", cu_last_failure());
+        cu_clear_failure();
+        CHECK(tried_goto(cases[i].r) == cases[i].code);
+    }
+    cu_clear_failure();
+}
+
 int main(void)
 {
     RUN(test_isa_driver);
     RUN(test_driver_text);
     RUN(test_abi_driver);
     RUN(test_blobs);
+    RUN(test_try_maps_results);
     return check_summary();
 }

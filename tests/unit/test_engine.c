@@ -139,7 +139,7 @@ static int fake_check(const void *op, size_t bytes, io_status *st)
     int n = f->t->checks++;
     if (n != f->refuse_at)
         return 0;
-    return io_fail(st, -1, "fake: refusing chunk %d of %zu bytes", n, bytes);
+    return io_fail(st, IO_ERR_FORMAT, "fake: refusing chunk %d of %zu bytes", n, bytes);
 }
 
 /* Logs the collect, counts it in the slot's state, requires every record's
@@ -499,9 +499,11 @@ static void test_engine_cpu_calls(void)
     }
 }
 
-/* The check hook refusing a chunk: a negative code, the op's text in
+/* The check hook refusing a chunk: its own code and text in
  * engine_status(), no work done, and the slot takes the next chunk as
- * before. A chunk beyond the capacity is refused likewise. */
+ * before. A chunk beyond the capacity, and device data handed to an engine
+ * on the CPU, are refused likewise as the caller's defects
+ * (GPU_ERR_INTERNAL), not a driver's failure. */
 static void test_engine_check_refuses(void)
 {
     static drive d;
@@ -517,13 +519,18 @@ static void test_engine_check_refuses(void)
         int rc = engine_submit(d.e, 0, d.host[0], NULL, 17, 41, 0);
         char want[96];
         snprintf(want, sizeof want, "fake: refusing chunk %d of 17 bytes", f->refuse_at);
-        CHECKF(rc < 0 && !strcmp(engine_status(d.e)->text, want), "refused: %d '%s'", rc,
-               engine_status(d.e)->text);
+        CHECKF(rc == IO_ERR_FORMAT && engine_status(d.e)->code == IO_ERR_FORMAT &&
+                   !strcmp(engine_status(d.e)->text, want),
+               "refused: %d '%s'", rc, engine_status(d.e)->text);
         CHECK(atomic_load(&t->cpu_calls) == calls);
         CHECK(all_bytes(d.out[0], d.out_bytes, POISON));
         drive_finish(&d, 1);
         rc = engine_submit(d.e, 1, d.host[1], NULL, 65, 41, 0);
-        CHECK(rc < 0 && strstr(engine_status(d.e)->text, "65 bytes"));
+        CHECKF(rc == GPU_ERR_INTERNAL && strstr(engine_status(d.e)->text, "65 bytes"),
+               "beyond the capacity: %d '%s'", rc, engine_status(d.e)->text);
+        rc = engine_submit_device(d.e, 1, 0, 16, 41, 0);
+        CHECKF(rc == GPU_ERR_INTERNAL && strstr(engine_status(d.e)->text, "on the CPU"),
+               "device data on the CPU: %d '%s'", rc, engine_status(d.e)->text);
         /* a refused chunk was not taken: collecting its slot gives nothing and
            does not collect it */
         int collects = t->collects;
