@@ -281,7 +281,6 @@ int cmd_reduce(int argc, char **argv)
     memset(&ctx, 0, sizeof ctx);
     double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
                                    COST_REDUCE_NS_GZIP);
-    o.common.shared_buffers = 1; /* one engine per device, every one on the same buffers */
     int status = cli_run_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {
         if (optind >= argc)

@@ -320,32 +320,6 @@ int cli_version(void)
     return msg_flush_stdout();
 }
 
-/* Refuses a ring of host buffers larger than the physical memory, which
- * would fail late (or wake the OOM killer) instead of early and clearly.
- * Returns 0, or 1 after printing an error. */
-static int cli_check_ring_memory(const cli_common *c, int slots)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return 0;
-    unsigned long long ram = (unsigned long long)pages * (unsigned long long)page;
-    unsigned long long ring = (unsigned long long)c->chunk * (unsigned long long)slots;
-    if (ring <= ram)
-        return 0;
-    msg_error("--chunk %llu MiB times %d buffers (--streams %d%s) needs %llu MiB of buffers, "
-              "more than this machine's %llu MiB of memory: lower --chunk or --streams",
-              (unsigned long long)c->chunk >> 20, slots, c->streams,
-              slots != c->streams ? " per device" : "", ring >> 20, ram >> 20);
-    return 1;
-}
-
-/* Buffers in flight: --streams per device, or in all where the devices
- * share them. */
-int cli_slots(const cli_common *c, const backend *be)
-{
-    return c->shared_buffers ? c->streams : backend_slots(be, c->streams);
-}
-
 /* GPUBATCH_GPU_START: "always", "wait", or the estimate (anything else). */
 static int cli_gpu_start_mode(const char *want)
 {
@@ -469,8 +443,6 @@ int cli_backend_ready(backend *be)
 /* Opens the backend and reports the choice. */
 int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
 {
-    if (cli_check_ring_memory(c, c->streams))
-        return 1;
     backend_kind kind = c->backend;
     int start_anyway = cli_gpu_start_mode("always") || cli_gpu_start_mode("wait");
     int no_start = kind == BACKEND_AUTO && !start_anyway && cpu_seconds >= 0 &&
@@ -480,10 +452,6 @@ int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
                  : backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
     if (rc < 0)
         return msg_status(NULL, backend_status(be));
-    if (cli_check_ring_memory(c, cli_slots(c, be))) {
-        backend_close(be);
-        return 1;
-    }
     cli_report_fallback(be, backend_fallback(be));
     if (backend_is_cuda(be) && !backend_beside(be))
         cli_report_devices(be, msg_elapsed());
@@ -530,11 +498,14 @@ void cli_close_backend(backend *be)
 /* Opens the backend and the run (see options.h). */
 int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds)
 {
+    run_plan plan = {.chunk = c->chunk, .chunk_given = c->chunk_given, .streams = c->streams,
+                     .streams_given = c->streams_given};
+    io_status st;
+    if (run_plan_check(&plan, &st))
+        return msg_status(NULL, &st);
     cr->opened = 1;
     if (cli_open_backend(c, &cr->be, cpu_seconds))
         return 1;
-    run_plan plan = {.chunk = c->chunk, .chunk_given = c->chunk_given, .streams = c->streams,
-                     .streams_given = c->streams_given};
     if (run_open(&cr->run, &cr->be, &plan) < 0)
         return msg_error("out of memory"), 1;
     return 0;

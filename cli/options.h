@@ -30,7 +30,6 @@ typedef struct {
     int chunk_given;    /* --chunk was on the command line */
     int streams;        /* buffers (and CUDA streams) in flight, per device */
     int streams_given;  /* --streams was on the command line */
-    int shared_buffers; /* the command's devices share its --streams buffers (reduce) */
     dt_type dtype;      /* raw input */
     int dtype_big_endian; /* raw input is big-endian (--dtype '>f4') */
     int ndim;           /* raw --shape, -1 when absent */
@@ -154,9 +153,7 @@ void cli_narrow_devices(cli_common *c, char *const *paths, int n);
  * auto (cli_report_fallback). auto starts the GPU only for an estimated cpu_seconds (< 0:
  * unknown) of COST_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
  * "always" or "wait"; cuda starts its devices beside the caller
- * (cli_backend_ready()). Refuses buffers (--chunk times --streams, per
- * device) larger than the machine's memory. Returns 0, or 1 after printing
- * an error. */
+ * (cli_backend_ready()). Returns 0, or 1 after printing an error. */
 int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds);
 
 /* With cuda, whose devices start beside the input's set-up
@@ -180,10 +177,6 @@ void cli_report_fallback(const backend *be, const char *why);
 /* Reports a failed start that no chunk noticed (auto), then closes be. */
 void cli_close_backend(backend *be);
 
-/* Pipeline slots (buffers in flight) of an open backend: --streams per
- * device, or --streams in all with shared_buffers. */
-int cli_slots(const cli_common *c, const backend *be);
-
 /* A command's run: its backend and the run over it (runtime/run.h).
  * Zero it before cli_run_open. */
 typedef struct {
@@ -193,7 +186,8 @@ typedef struct {
 } cli_run;
 
 /* Opens the backend (cli_open_backend) and the run over it, sized by the
- * options. 0, or 1 after printing an error. */
+ * options, once the runtime found their buffers fit in memory
+ * (run_plan_check). 0, or 1 after printing an error. */
 int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds);
 
 /* Leaves the devices to the exit, closes the run and then the backend

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "io/clock.h"
@@ -176,14 +177,45 @@ int run_failed(const run *rn)
     return rn->be->failed;
 }
 
+/* Refuses a ring of `slots` buffers of the plan's chunk larger than the
+ * physical memory, which would fail late (or wake the OOM killer) instead
+ * of early and clearly: 0, or IO_ERR_NOMEM with its line in *st. */
+static int run_ring_fits(const run_plan *plan, int slots, io_status *st)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    unsigned long long ram = (unsigned long long)pages * (unsigned long long)page;
+    unsigned long long ring = (unsigned long long)plan->chunk * (unsigned long long)slots;
+    if (ring <= ram)
+        return 0;
+    return io_fail(st, IO_ERR_NOMEM,
+                   "--chunk %llu MiB times %d buffers (--streams %d%s) needs %llu MiB of "
+                   "buffers, more than this machine's %llu MiB of memory: lower --chunk or "
+                   "--streams",
+                   (unsigned long long)plan->chunk >> 20, slots, plan->streams,
+                   slots != plan->streams ? " per device" : "", ring >> 20, ram >> 20);
+}
+
+/* Whether the plan's --streams buffers fit in memory (see run.h). */
+int run_plan_check(const run_plan *plan, io_status *st)
+{
+    return run_ring_fits(plan, plan->streams, st);
+}
+
 /* Sizes the buffers and slots for the first input's operation: --streams
  * per device (in all where they share the buffers; the operation's own
  * count where its chunks are inflated on a device and --streams was not
  * given), and twice as many chunks in flight where a GPU may take them,
- * but one a buffer for planes and where the operation asks so. */
-static void run_size(run *rn, const run_job *in)
+ * but one a buffer for planes and where the operation asks so. Refuses,
+ * through the error hook, --streams buffers per device as the run opened
+ * (in all where they are shared) that the memory cannot hold. 0, or 1. */
+static int run_size(run *rn, const run_job *in)
 {
     const run_op *op = in->op;
+    io_status st;
+    if (run_ring_fits(&rn->plan, op->shared_buffers ? rn->plan.streams : rn->nbufs, &st))
+        return run_error(in, NULL, &st);
     int streams = rn->plan.streams;
     if (op->inflate_streams && in->spec.compressed && !rn->plan.streams_given)
         streams = op->inflate_streams;
@@ -195,6 +227,7 @@ static void run_size(run *rn, const run_job *in)
     rn->nslots = rn->gpu_slots && n <= BACKEND_MAX_SLOTS ? n : rn->nbufs;
     if (op->slot_per_buffer || in->src->planes)
         rn->nslots = rn->nbufs;
+    return 0;
 }
 
 /* Frees the buffers and closes the scheduler made for them. */
@@ -553,8 +586,8 @@ int run_input(run *rn, const run_source *src, const run_op *op, const run_sink *
     int failed = 1;
     *bytes = 0;
     run_plan_input(rn, &in);
-    if (!rn->nslots)
-        run_size(rn, &in);
+    if (!rn->nslots && run_size(rn, &in))
+        return 1;
     /* the CPU reads a plain file in place where run_open_ring would */
     int view = !src->planes && !in.member && !in.host &&
                run_view(rn->be, src->r, src->fi->swap, src->prefix_len);

@@ -113,6 +113,12 @@ typedef struct {
 
 typedef struct run run;
 
+/* Refuses a plan whose --streams buffers of a chunk the physical memory
+ * cannot hold, before anything starts: 0, or IO_ERR_NOMEM with its line in
+ * *st. run_input refuses likewise the buffers per device its first input
+ * asks for. */
+int run_plan_check(const run_plan *plan, io_status *st);
+
 /* Opens a run over the open backend be (which it borrows: the caller
  * closes it after run_close) as plan sizes it. 0, or IO_ERR_NOMEM. */
 int run_open(run **out, backend *be, const run_plan *plan);

@@ -257,6 +257,63 @@ static void test_run_chunks(void)
     unsetenv("GPUBATCH_MAP");
 }
 
+/* Buffers the memory cannot hold: run_plan_check refuses --streams of them
+ * before anything starts, with the line the user sees, and a run opened
+ * over them refuses its first input through the error hook before it
+ * allocates or reads. */
+static void test_run_ring_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return;
+    unsigned long long ram = (unsigned long long)pages * (unsigned long long)page;
+    size_t half = (size_t)(ram / 2 + ((size_t)1 << 20)); /* two of them exceed the memory */
+    run_plan plan = {.chunk = half, .streams = 2};
+    io_status st;
+    io_clear(&st);
+    char want[512];
+    snprintf(want, sizeof want,
+             "--chunk %llu MiB times 2 buffers (--streams 2) needs %llu MiB of buffers, more "
+             "than this machine's %llu MiB of memory: lower --chunk or --streams",
+             (unsigned long long)half >> 20, (2ull * half) >> 20, ram >> 20);
+    CHECK(run_plan_check(&plan, &st) == IO_ERR_NOMEM && st.code == IO_ERR_NOMEM);
+    CHECKF(!strcmp(st.text, want), "'%s'", st.text);
+    plan.streams = 1;
+    io_clear(&st);
+    CHECK(run_plan_check(&plan, &st) == 0 && st.code == 0);
+    plan.streams = 2;
+    backend be;
+    memset(&be, 0, sizeof be);
+    CHECK(backend_open(&be, BACKEND_CPU, NULL, 1) == 0);
+    run *rn = NULL;
+    CHECK(run_open(&rn, &be, &plan) == 0);
+    unsigned char *data = random_bytes(999);
+    char path[64];
+    temp_file(path, data, 999, 0);
+    frame_info fi;
+    io_reader *r = open_input(path, DT_U8, &fi);
+    if (r) {
+        rd_state rs;
+        rd_state_init(&rs, DT_U8, RD_OP_SUM, 0);
+        rd_job job = {.dtype = DT_U8, .ops = rs.ops, .st = &rs};
+        run_source src = {.name = path, .r = r, .fi = &fi, .chunk = 4096,
+                          .limit = fi.data_bytes};
+        run_op op = {.ops = &rd_engine_ops, .ctx = &job, .grain = RD_TILE, .cpu_ns = 1.0,
+                     .per_device = 1, .shared_buffers = 1, .check = hook_check};
+        run_sink sink = {.msgs = &msgs};
+        hooks_reset();
+        uint64_t bytes = 0;
+        CHECK(run_input(rn, &src, &op, &sink, &bytes) == 1);
+        CHECKF(errors == 1 && strstr(last_error, want), "%d '%s'", errors, last_error);
+        CHECK(bytes == 0 && begins == 0 && checks == 0);
+        io_reader_close(r);
+    }
+    run_close(rn);
+    backend_close(&be);
+    unlink(path);
+    free(data);
+}
+
 /* Runs the file at path through op into a collecting sink with chunks of
  * `chunk` bytes; returns run_input's answer, the results in *out. */
 static int run_collect(run *rn, const char *path, dt_type dtype, const run_op *op, size_t chunk,
@@ -486,6 +543,7 @@ int main(void)
     setenv("GPUBATCH_LIBCUDA", lib, 1);
     unsetenv("GPUBATCH_HOST_INFLATE");
     msgs.started = io_seconds();
+    RUN(test_run_ring_memory);
     RUN(test_run_chunks);
     RUN(test_run_stream);
     RUN(test_run_whole);
