@@ -375,18 +375,24 @@ int cmd_bench(int argc, char **argv)
     if (common.devices.all || common.devices.count != 1)
         return cli_usage_error("bench", "bench times one device: give --device N");
     cli_narrow_devices(&common, NULL, 0); /* before any thread */
-    backend be;
-    rc = backend_open(&be, common.backend, &common.devices, common.threads);
-    if (rc < 0)
-        return msg_status("bench", backend_status(&be));
-    backend_settle(&be); /* bench times one side: auto's, once it is known */
-    if (backend_fallback_reason(&be)[0]) {
-        msg_error("bench: no usable GPU (%s); 'gpubatch bench --backend cpu' times the CPU backend",
-                  backend_fallback_reason(&be));
-        backend_close(&be);
+    backend *be = backend_new();
+    if (!be)
+        return msg_error("bench: out of memory"), 1;
+    rc = backend_open(be, common.backend, &common.devices, common.threads);
+    if (rc < 0) {
+        msg_status("bench", backend_status(be));
+        backend_free(be);
         return 1;
     }
-    bench_config_defaults(&cfg, backend_is_cuda(&be));
+    backend_settle(be); /* bench times one side: auto's, once it is known */
+    if (backend_fallback_reason(be)[0]) {
+        msg_error("bench: no usable GPU (%s); 'gpubatch bench --backend cpu' times the CPU backend",
+                  backend_fallback_reason(be));
+        backend_close(be);
+        backend_free(be);
+        return 1;
+    }
+    bench_config_defaults(&cfg, backend_is_cuda(be));
     if (ops)
         cfg.ops = ops;
     if (reps > 0)
@@ -396,7 +402,7 @@ int cmd_bench(int argc, char **argv)
         bench_parse_sizes(&cfg, sizes, cfg.ops); /* checked above */
     bench_rows rows = {0};
     io_status st;
-    rc = bench_run(&be, &cfg, bench_collect, &rows, &st);
+    rc = bench_run(be, &cfg, bench_collect, &rows, &st);
     int status = 0;
     if (rc < 0) {
         status = msg_status("bench", &st);
@@ -404,12 +410,13 @@ int cmd_bench(int argc, char **argv)
         msg_error("bench: out of memory");
         status = 1;
     } else if (json) {
-        bench_print_json(&be, &cfg, &rows);
+        bench_print_json(be, &cfg, &rows);
     } else {
-        bench_print_table(&be, &cfg, &rows);
+        bench_print_table(be, &cfg, &rows);
     }
     free(rows.rows);
-    backend_close(&be);
+    backend_close(be);
+    backend_free(be);
     if (status == 0)
         status = msg_flush_stdout();
     return status;

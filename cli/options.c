@@ -504,9 +504,11 @@ int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds)
     if (run_plan_check(&plan, &st))
         return msg_status(NULL, &st);
     cr->opened = 1;
-    if (cli_open_backend(c, &cr->be, cpu_seconds))
+    if (!(cr->be = backend_new()))
+        return msg_error("out of memory"), 1;
+    if (cli_open_backend(c, cr->be, cpu_seconds))
         return 1;
-    if (run_open(&cr->run, &cr->be, &plan) < 0)
+    if (run_open(&cr->run, cr->be, &plan) < 0)
         return msg_error("out of memory"), 1;
     return 0;
 }
@@ -516,10 +518,14 @@ void cli_run_close(cli_run *cr)
 {
     if (!cr->opened)
         return;
-    backend_leave(&cr->be); /* nothing runs on the devices after this */
+    if (!cr->be)
+        return;
+    backend_leave(cr->be); /* nothing runs on the devices after this */
     run_close(cr->run);
     cr->run = NULL;
-    cli_close_backend(&cr->be);
+    cli_close_backend(cr->be);
+    backend_free(cr->be);
+    cr->be = NULL;
 }
 
 /* Opens the input's frame (see options.h). */

@@ -180,7 +180,7 @@ void cli_close_backend(backend *be);
 /* A command's run: its backend and the run over it (runtime/run.h).
  * Zero it before cli_run_open. */
 typedef struct {
-    backend be;
+    backend *be; /* backend_new's */
     run *run;
     int opened; /* cli_run_open ran: cli_run_close closes the backend */
 } cli_run;

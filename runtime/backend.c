@@ -1,5 +1,6 @@
 /* backend.c - choosing and holding the CUDA device or the CPU. */
 #include "backend.h"
+#include "backend_state.h"
 
 #include "io/clock.h"
 #include "io/par.h"
@@ -890,4 +891,16 @@ int backend_fallback_code(const backend *be)
 double backend_started_at(const backend *be)
 {
     return be->started.at;
+}
+
+/* A zeroed backend (see backend.h). */
+backend *backend_new(void)
+{
+    return calloc(1, sizeof(backend));
+}
+
+/* Frees a closed backend (see backend.h). */
+void backend_free(backend *be)
+{
+    free(be);
 }

@@ -55,22 +55,18 @@ typedef struct {
     double at, ms, part_ms[3];
 } backend_started;
 
-typedef struct backend {
-    backend_kind kind; /* BACKEND_CUDA or BACKEND_CPU once open */
-    gpu *gpu;          /* the first device (single-device work); NULL on the CPU */
-    gpu *gpus[BACKEND_MAX_GPUS]; /* every device in use, in --device order */
-    int ngpu;          /* 0 on the CPU */
-    int threads;       /* worker threads for CPU work (>= 1) */
-    char fallback_reason[2048]; /* why auto chose the CPU ("" otherwise) */
-    int fallback_told;          /* backend_fallback() handed it out */
-    int fallback_code;          /* its gpu_error (GPU_ERR_NO_DRIVER: no driver), 0 if none */
-    int leaving;                /* backend_leave(): device resources are left to the exit */
-    backend_start *start; /* the devices' start beside the CPU (auto) or the set-up (cuda) */
-    int may_use_gpu;      /* backend_may_use_gpu()'s answer once asked: 1 or -1; 0 before */
-    backend_started started; /* the start's times, once taken (zero without one) */
-    int failed;           /* backend_ready() failed: cuda's devices are not to be had */
-    io_status st;         /* the last failure: its gpu_error and line (backend_status) */
-} backend;
+/* A backend: what it is stays inside the runtime (runtime/backend_state.h);
+ * callers above it hold a pointer from backend_new and ask through the
+ * functions below. */
+typedef struct backend backend;
+
+/* A zeroed backend to open (backend_open, backend_open_beside), or NULL
+ * when out of memory. */
+backend *backend_new(void);
+
+/* Frees a backend from backend_new once backend_close closed it (or it
+ * never opened); accepts NULL. */
+void backend_free(backend *be);
 
 /* Records a failure on be: its code and its line (printf-style; the
  * arguments must not point into be->st.text); returns the code. Modules that

@@ -1,5 +1,6 @@
 /* engine.c - the slot lifecycle of streamed operations (see engine.h). */
 #include "engine.h"
+#include "backend_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* run.c - the run as one object: buffers, rings, the device-inflate
  * decision, the scheduler and the gzip member hand-over (see run.h). */
 #include "run.h"
+#include "backend_state.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* sched.c - chunks to the CPU until the devices are ready, then to them;
  * results in input order (see sched.h). */
 #include "sched.h"
+#include "backend_state.h"
 
 #include <pthread.h>
 #include <stdarg.h>

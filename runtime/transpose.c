@@ -1,6 +1,7 @@
 /* transpose.c - running matrix transposes on either backend, in batch or
  * staged mode (see transpose.h). */
 #include "transpose.h"
+#include "backend_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

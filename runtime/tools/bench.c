@@ -1,6 +1,7 @@
 /* bench.c - the article ladders and the production kernels, timed and
  * checked on the GPU or the CPU (see bench.h). */
 #include "bench.h"
+#include "runtime/backend_state.h"
 
 #include <math.h>
 #include <stdio.h>

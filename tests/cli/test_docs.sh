@@ -92,6 +92,14 @@ for v in $env_vars CUDA_VISIBLE_DEVICES CUDA_CACHE_PATH CUDA_CACHE_DISABLE CUDA_
     if printf '%s\n' "$env_sec" | grep -qx "\.B $v"; then ok; else fail "ENVIRONMENT does not describe $v"; fi
 done
 
+# The backend is opaque above the runtime: its fields live in a runtime-private
+# header that no file of cli/ or io/ includes (docs/architecture.md).
+if grep -q '^struct backend {' runtime/backend_state.h 2>/dev/null &&
+    ! grep -q '^typedef struct backend {\|^struct backend {' runtime/backend.h; then ok
+else fail "struct backend is defined outside runtime/backend_state.h"; fi
+check_eq "no file above the runtime includes runtime/backend_state.h" "" \
+    "$(grep -l 'backend_state\.h' cli/*.c cli/*.h io/*.c io/*.h 2>/dev/null)"
+
 # --- rendering ---------------------------------------------------------------
 if command -v groff >/dev/null 2>&1; then
     out=$(groff -man -ww -z "$MAN" 2>&1)

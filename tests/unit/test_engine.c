@@ -23,6 +23,7 @@
 #include "io/pipeline.h"
 #include "io/reader.h"
 #include "runtime/backend.h"
+#include "runtime/backend_state.h"
 #include "runtime/engine.h"
 #include "runtime/sched.h"
 

@@ -29,6 +29,7 @@
 #include "io/frame.h"
 #include "io/reader.h"
 #include "runtime/backend.h"
+#include "runtime/backend_state.h"
 #include "runtime/reduce.h"
 #include "runtime/run.h"
 #include "runtime/transpose.h"
