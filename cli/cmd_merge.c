@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "io/bgzf.h"
 #include "io/gzwrite.h"
+#include "input.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -452,6 +453,8 @@ int cmd_merge(int argc, char **argv)
                                               "part files; reduce states print");
             goto out_free;
         }
+        if (input_stdout_guard((const char *const *)argv + optind, n))
+            goto out_free;
         status = merge_states(byset, count, json);
     } else {
         status = merge_parts(byset, count, &oo);

@@ -286,6 +286,8 @@ int cmd_reduce(int argc, char **argv)
     int nfiles = argc - optind;
     char *const *inputs = nfiles ? argv + optind : stdin_only;
     int ninputs = nfiles ? nfiles : 1;
+    if (!o.shard.count && input_stdout_guard((const char *const *)inputs, ninputs))
+        return 1;
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);

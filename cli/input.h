@@ -59,4 +59,9 @@ int input_open(const input_item *it, io_reader **r, io_status *st);
  * itself when that is the file; for size estimates before opening. */
 const char *input_file(const char *arg, char *buf, size_t len);
 
+/* For a command that prints to standard output: refuses (1, after an error
+ * line) where standard output is a regular file or disk that one of the n
+ * args names, as a named output is refused; else 0. */
+int input_stdout_guard(const char *const *args, int n);
+
 #endif
