@@ -133,6 +133,10 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     double t0 = io_seconds();
     if (input_open(in, &r, &why) < 0)
         return msg_status(name, &why);
+    if (!o->shard.count && input_check(in)) {
+        io_reader_close(r);
+        return 1;
+    }
     frame_info fi;
     if (job_frame(r, &o->common, &fi, name))
         goto out_close_reader;

@@ -153,6 +153,16 @@ int input_open(const input_item *it, io_reader **r, io_status *st)
     return io_reader_open(r, it->path, st);
 }
 
+/* Checks a stored archive member's CRC-32 before a whole read (see
+ * input.h): 0, or 1 after the error. */
+int input_check(const input_item *it)
+{
+    io_status st;
+    if (it->member && npz_check_stored(it->path, it->member, &st) < 0)
+        return msg_status(it->name, &st);
+    return 0;
+}
+
 /* The file an argument names (see input.h). */
 const char *input_file(const char *arg, char *buf, size_t len)
 {
