@@ -144,7 +144,7 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     fi.fortran_order = m0->fortran_order;
     memcpy(fi.shape, m0->shape, sizeof fi.shape);
     msg_info("%s: merged %llu shard states", m0->input, (unsigned long long)count);
-    return result_print(m0->input, &fi, &all, json);
+    return result_print(m0->input, &fi, &all, 0, NULL, json);
 }
 
 /* How merge_scan treats the bytes of a part: checks its blocks, copies the

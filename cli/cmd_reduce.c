@@ -140,27 +140,33 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     frame_info fi;
     if (job_frame(r, &o->common, &fi, name))
         goto out_close_reader;
-    if (fi.fortran_order && frame_is_multidim(&fi) && (o->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
-        /* every other op is independent of the memory order; flat indices are not */
-        msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
-        goto out_close_reader;
+    unsigned ops = o->ops, refused = 0;
+    if (fi.fortran_order && frame_is_multidim(&fi) && (ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
+        /* every other op is independent of the memory order; flat indices are
+         * not: the others are run and printed, these reported after them */
+        refused = ops & (RD_OP_ARGMIN | RD_OP_ARGMAX);
+        ops &= ~refused;
+        if (!ops || o->shard.count) {
+            msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
+            goto out_close_reader;
+        }
     }
     if (fi.dtype == DT_C64 || fi.dtype == DT_C128) {
         msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
         goto out_close_reader;
     }
     rd_state st;
-    rd_state_init(&st, fi.dtype, o->ops, o->skipnan);
+    rd_state_init(&st, fi.dtype, ops, o->skipnan);
     shard_meta part;
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
         goto out_close_reader;
     backend *be = &ctx->j.be;
     char modules[2][64];
-    for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
+    for (int i = rd_modules(fi.dtype, ops, o->skipnan, modules); i-- > 0;)
         backend_want_module(be, modules[i]);
     size_t chunk = reduce_chunk_for(o, be, &fi, r);
-    ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
+    ctx->job = (rd_job){.dtype = fi.dtype, .ops = ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
     reduce_end end = {&fi, name, o->shard.count != 0};
     /* a gzip member the devices can inflate: its data run on the device first */
@@ -187,7 +193,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         int have_id = out_input_id(r, &in_id);
         status = shard_write_state(o->state_path, o->force, have_id ? &in_id : NULL, &part, &st);
     } else {
-        status = result_print(name, &fi, &st, o->json);
+        status = result_print(name, &fi, &st, refused, "not supported for a Fortran-order array",
+                              o->json);
     }
 out_close_reader:
     io_reader_close(r);
