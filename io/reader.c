@@ -126,6 +126,8 @@ static int open_file(io_reader *r, const char *path, io_status *st)
         r->has_id = 1;
         r->dev = (uint64_t)sb.st_dev;
         r->ino = (uint64_t)sb.st_ino;
+        r->mtime_s = (int64_t)sb.st_mtim.tv_sec;
+        r->mtime_ns = (uint32_t)sb.st_mtim.tv_nsec;
     }
     r->inbuf = malloc(IN_BLOCK);
     if (!r->inbuf)
@@ -1175,6 +1177,16 @@ int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino)
     }
     *dev = r->dev;
     *ino = r->ino;
+    return 0;
+}
+
+/* The file's modification time when it was opened (see reader.h). */
+int io_reader_mtime(const io_reader *r, int64_t *sec, uint32_t *nsec)
+{
+    if (!r->has_id)
+        return -1;
+    *sec = r->mtime_s;
+    *nsec = r->mtime_ns;
     return 0;
 }
 

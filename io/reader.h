@@ -129,6 +129,10 @@ uint64_t io_reader_raw_offset(const io_reader *r);
 /* Device and inode of the file (to refuse writing over an input); 0 when stdin. */
 int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino);
 
+/* The file's modification time when it was opened, to the nanosecond (a
+ * rewrite's evidence for shards); -1 when stdin. */
+int io_reader_mtime(const io_reader *r, int64_t *sec, uint32_t *nsec);
+
 /* Decoded bytes handed out so far (by io_reader_read, counted from the
  * start of the data even after io_reader_seek). */
 uint64_t io_reader_tell(const io_reader *r);

@@ -310,6 +310,13 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
         goto out_free_buf;
     }
+    struct stat lsb;
+    if (!exists && !force && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        /* the commit would replace the link (as mv does), only with force */
+        rc = io_fail(st, IO_ERR_EXISTS, "%s",
+                     "is a symbolic link to a missing file (use -f to replace the link)");
+        goto out_free_buf;
+    }
     if (exists && S_ISDIR(sb.st_mode)) {
         rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(EISDIR));
         goto out_free_buf;

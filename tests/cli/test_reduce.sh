@@ -162,6 +162,13 @@ check_error "complex data" "reduce does not support complex64" R --dtype complex
 check_eq "unknown dtype is a usage error" 2 $?
 "$GB" reduce --op median "$f" >/dev/null 2>&1
 check_eq "unknown op is a usage error" 2 $?
+for ops in sum, sum,,min ,sum sum,min,sum; do
+    "$GB" reduce --op $ops "$f" >"$T/ops.out" 2>"$T/ops.err"
+    check_eq "--op $ops is a usage error" "2 $(case $ops in sum,min,sum) echo "operation 'sum' given twice" ;;
+        sum,) echo "a comma ends the list" ;; *) echo "unknown operation ''" ;; esac)" \
+        "$? $(head -n 1 "$T/ops.err" | sed -e 's/^gpubatch reduce: //' -e 's/: no operation after it//' \
+            -e 's/ (expected.*//')"
+done
 
 # Fortran order: layout-independent ops work, flat indices are refused.
 $PY -c "import struct,sys; h=\"{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }\"; h+=' '*((64-(11+len(h))%64)%64)+'\\n'; sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00'+struct.pack('<H',len(h))+h.encode()+struct.pack('<6i',5,-1,7,2,9,0))" >"$T/fortran.npy"
