@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -261,6 +262,18 @@ static int is_input(const struct stat *st, const io_file_id *inputs, size_t ninp
     for (size_t i = 0; i < ninputs; i++)
         if (inputs[i].dev == (uint64_t)st->st_dev && inputs[i].ino == (uint64_t)st->st_ino)
             return 1;
+    return 0;
+}
+
+/* The bytes still free to the sink's file (see sink.h). */
+int io_sink_free_space(const io_sink *s, uint64_t *bytes)
+{
+    struct stat sb;
+    struct statvfs vb;
+    if (s->in_mem || s->fd < 0 || fstat(s->fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+        fstatvfs(s->fd, &vb) < 0)
+        return -1;
+    *bytes = (uint64_t)vb.f_bavail * (uint64_t)vb.f_frsize;
     return 0;
 }
 

@@ -20,6 +20,11 @@ typedef struct {
     uint64_t dev, ino;
 } io_file_id;
 
+/* The bytes its file system still has free for an unprivileged user,
+ * where the sink writes a regular file (a temporary one, or standard
+ * output redirected to one): 0 and *bytes, else -1. */
+int io_sink_free_space(const io_sink *s, uint64_t *bytes);
+
 /* Whether standard output is a regular file or block device that is one of
  * the inputs (writing there would destroy it). */
 int io_stdout_is_input(const io_file_id *inputs, size_t ninputs);

@@ -167,6 +167,18 @@ check_eq "ulimit -f: status 1" 1 $?
 check_eq "ulimit -f: the error" "gpubatch: error: $T/sig/limited.npy: File too large" "$(cat "$T/fs.err")"
 check_eq "ulimit -f leaves no file" "" "$(ls -A "$T/sig")"
 
+# An output that cannot fit the free space is refused before writing:
+# plain (its exact size), compressed (estimated from a sample), and
+# standard output redirected to a file; nothing is left.
+check_error "gen of 40 TB" "huge.npy: the output needs 40000000000000 bytes and its file system has [0-9]* bytes free" \
+    "$GB" gen --shape 10000000000000 -o "$T/sig/huge.npy"
+check_error "gen of 40 TB compressed" "huge.npy.gz: the output needs about [0-9]* bytes and its file system has" \
+    "$GB" gen --shape 10000000000000 -o "$T/sig/huge.npy.gz"
+check_error "gen of 40 TB to a redirected stdout" "(stdout): the output needs 40000000000000 bytes" \
+    sh -c '"$1" gen --shape 10000000000000 >"$2"' sh "$GB" "$T/sig/huge.out"
+rm -f "$T/sig/huge.out"
+check_eq "gen refused for room leaves no file" "" "$(ls -A "$T/sig")"
+
 # -f over an existing file keeps its mode (and group), never widening it.
 "$GB" gen --shape 10 --no-compress -o "$T/m.npy"
 for mode in 600 640 444 604; do
