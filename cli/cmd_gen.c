@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "io/npy.h"
+#include "io/par.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -186,6 +187,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         case 'p':
             if (cli_parse_int(optarg, &g->out.threads) < 0 || g->out.threads < 1)
                 return cli_usage_error("gen", "bad --threads '%s'", optarg);
+            par_limit(g->out.threads);
             break;
         case 'h':
         case OPT_HELP:
