@@ -228,6 +228,23 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
  * file_off) in *st. */
 int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st);
 
+/* Fills *st with "the input holds more than the expected LIMIT bytes of
+ * data", the one line for data past what a header promises; returns its
+ * code (IO_ERR_FORMAT). */
+int io_fail_more_data(io_status *st, uint64_t limit);
+
+/* The verdict of a host read in order on the input of r (its file, or its
+ * zip member, from the start, on a reader of its own), as a whole-file read
+ * with data of `limit` bytes at decoded offset data_start would give it:
+ * the first failure in the data or the byte after it (the member's own
+ * checks included), else "more than the expected" when a byte follows the
+ * data. 0 when the read finds nothing wrong (or r has no file to read
+ * again), else the negative code with its line in *st. A device that
+ * inflated the member and met a failure takes this line instead of its
+ * own, so that every backend says the same. */
+int io_reader_member_verdict(const io_reader *r, uint64_t data_start, uint64_t limit,
+                             io_status *st);
+
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);
 
