@@ -51,8 +51,9 @@ enum { IO_ZIP_STORED = 0, IO_ZIP_DEFLATED = 8 };
 /* Opens the member m of the zip archive at path: the reader's data is the
  * member's decoded bytes and nothing past them. A stored member reads like
  * a plain file of comp_size bytes (io_reader_seek and io_reader_data_size
- * work on it; its CRC-32 is checked apart, by npz_check_stored). A deflated member is inflated in order and checked at its end like a
- * gzip trailer (IO_ERR_CRC: "incorrect data check" or "incorrect length
+ * work on it; its CRC-32 is checked apart, by npz_check_stored). A
+ * deflated member is inflated in order and checked at its end like a gzip
+ * trailer (IO_ERR_CRC: "incorrect data check" or "incorrect length
  * check"; IO_ERR_CORRUPT; IO_ERR_TRUNCATED), and cannot be positioned
  * (IO_ERR_SEEK). io_reader_file_size() and io_reader_raw_offset() count the
  * member's comp_size bytes; io_reader_compressed() is 0 (no gzip).
