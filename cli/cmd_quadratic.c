@@ -344,6 +344,11 @@ int cmd_quadratic(int argc, char **argv)
     io_reader *r = NULL;
     if (input_one(&inputs, input_arg, &item, &r))
         return 1;
+    if (!q.shard.count && input_check(&item)) {
+        io_reader_close(r);
+        input_end(&inputs);
+        return 1;
+    }
     const char *name = item.name;
     io_status st;
     int status = 1;

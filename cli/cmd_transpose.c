@@ -244,6 +244,11 @@ int cmd_transpose(int argc, char **argv)
     io_reader *r = NULL;
     if (input_one(&inputs, input_arg, &item, &r))
         return 1;
+    if (!t.shard.count && input_check(&item)) {
+        io_reader_close(r);
+        input_end(&inputs);
+        return 1;
+    }
     const char *name = item.name;
     io_status st;
     int status = 1;

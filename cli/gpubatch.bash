@@ -153,8 +153,8 @@ _gpubatch()
         shorts="-p -q -v -h"
         ;;
     merge)
-        longs="--json --output --stdout --force --compress --no-compress --quiet --verbose
-               --help --version"
+        longs="--json --ignore-time --output --stdout --force --compress --no-compress --quiet
+               --verbose --help --version"
         shorts="-o -c -f -q -v -h -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     *)

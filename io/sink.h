@@ -20,7 +20,16 @@ typedef struct {
     uint64_t dev, ino;
 } io_file_id;
 
-/* Opens path ("-" is stdout). inputs/ninputs name files that must not be
+/* The bytes its file system still has free for an unprivileged user,
+ * where the sink writes a regular file (a temporary one, or standard
+ * output redirected to one): 0 and *bytes, else -1. */
+int io_sink_free_space(const io_sink *s, uint64_t *bytes);
+
+/* Whether standard output is a regular file or block device that is one of
+ * the inputs (writing there would destroy it). */
+int io_stdout_is_input(const io_file_id *inputs, size_t ninputs);
+
+/* Opens path ("-" is stdout, refused where it is one of the inputs). inputs/ninputs name files that must not be
  * overwritten. Returns 0 or a negative io_error with a one-line reason. */
 int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
                  size_t ninputs, io_status *st);

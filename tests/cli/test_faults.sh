@@ -191,4 +191,20 @@ check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^shrink' -e '^v
 ln -s "$T/q.npy" "$T/q-link.npy"
 check_error "-o is a link to the input" "would overwrite an input" \
     "$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/q-link.npy"
+
+# -o naming a symbolic link to a missing file: refused as such without -f;
+# with -f the link is replaced (as mv does), and a link to an existing
+# file likewise, its target untouched.
+mkdir "$T/links"
+ln -s "$T/links/nowhere" "$T/links/dangling"
+check_error "-o a dangling link" "dangling: is a symbolic link to a missing file (use -f to replace the link)" \
+    "$GB" quadratic --backend cpu "$T/q.npy" -o "$T/links/dangling"
+"$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/links/dangling"
+check_eq "-f replaces a dangling link" "file absent" \
+    "$([ -f "$T/links/dangling" ] && [ ! -L "$T/links/dangling" ] && echo file) $([ -e "$T/links/nowhere" ] || echo absent)"
+echo keep >"$T/links/target"
+ln -s "$T/links/target" "$T/links/live"
+"$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/links/live"
+check_eq "-f replaces a link, not its target" "file keep" \
+    "$([ ! -L "$T/links/live" ] && echo file) $(cat "$T/links/target")"
 summary

@@ -3,7 +3,7 @@
 # back (Python's repr() for doubles, numpy's shortest digits for float32,
 # with Python's choice of plain or scientific notation), through the
 # formatter on random values and through `reduce` on files; integers beyond
-# 2^53 as JSON strings.
+# 2^53 as JSON numbers of their exact digits.
 . "$(dirname "$0")/lib.sh"
 need_python
 NP=$(numpy_python) # float32 references: numpy's shortest digits
@@ -120,8 +120,8 @@ else
     echo "note: python3-numpy missing: float32 extrema not compared with numpy"
 fi
 
-# JSON: integers up to 2^53 are numbers, beyond are strings of the exact
-# digits; floats stay numbers at any size.
+# JSON: integers are numbers of their exact digits at any size (Python and
+# jq 1.7 keep them exact); floats stay numbers at any size.
 "$PY" -c '
 import struct, sys
 open(sys.argv[1], "wb").write(struct.pack("<3q", 2**62, 2**62, 5))
@@ -142,14 +142,16 @@ print(repr((b["sum"], b["min"], b["max"])))
 print(repr((c["sum"], c["max"])))
 print(repr((d["sum"], d["max"])))
 ' "$T/j1" "$T/j2" "$T/j3" "$T/j4" 2>&1)
-check_eq "JSON integers" "('9223372036854775813', 5, '4611686018427387904', 3, 'float', 'float')
-('18446744073709551618', 3, '18446744073709551615')
+check_eq "JSON integers" "(9223372036854775813, 5, 4611686018427387904, 3, 'float', 'float')
+(18446744073709551618, 3, 18446744073709551615)
 (9007199254740992, 4503599627370496)
 (2e+300, 1e+300)" "$out"
-if command -v jq >/dev/null 2>&1; then
-    check_eq "jq reads the exact digits" "9223372036854775813" "$(jq -r .sum "$T/j1")"
+if command -v jq >/dev/null 2>&1 && [ "$(echo 9223372036854775813 | jq .)" = 9223372036854775813 ]; then
+    check_eq "jq reads the exact digits" "9223372036854775813" "$(jq .sum "$T/j1")"
+    check_eq "jq adds to a large sum" "18446744073709551619" "$(jq '.sum+1' "$T/j2")"
 else
-    echo "note: jq missing: its reading of the JSON not checked"
+    echo "note: jq 1.7 or later missing: its exact reading of the JSON not checked"
 fi
+check_eq "jq reads a large sum as a number" "number" "$(jq -r '.sum|type' "$T/j2" 2>&1)"
 
 summary

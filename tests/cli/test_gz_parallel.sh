@@ -102,6 +102,18 @@ if command -v taskset >/dev/null; then
     check_eq "one core: results of the plain file" "$want_f" "$got"
 fi
 
+# -p bounds the parallel decoder as every other thread of the run: the same
+# results, decoded on at most that many threads (-v says how many).
+for p in 1 2; do
+    how=$("$GB" reduce -v -p $p --backend cpu --op sum,min,argmax,sumsq "$T/g9.gz" 2>&1)
+    check_eq "-p $p: results of the plain file" "$want_f" "$(echo "$how" | grep -v '^gpubatch' | cut -d' ' -f1-2)"
+    check_eq "-p $p: the decoder's threads" "each on $p threads" \
+        "$(echo "$how" | sed -n 's/.*single deflate streams: 1, \(each on [0-9]* threads\).*/\1/p')"
+done
+"$GB" gen --shape 1000000 --seed 11 -o "$T/pb.npy.gz"
+check_eq "-p 1: BGZF blocks on one thread" "on 1 threads" \
+    "$("$GB" reduce -v -p 1 --backend cpu "$T/pb.npy.gz" 2>&1 | sed -n 's/.*BGZF blocks: [0-9]* \(on [0-9]* threads\).*/\1/p')"
+
 # A deflated .npz member large enough for the parallel decoder.
 if "$PY" -c 'import numpy' 2>/dev/null; then
     "$PY" -c 'import numpy as np, sys; np.savez_compressed(sys.argv[2], f=np.load(sys.argv[1]))' \

@@ -114,6 +114,24 @@ check_eq "empty sum,count" "sum 0  $T/empty.npy
 count 0  $T/empty.npy" "$(R --op sum,count "$T/empty.npy")"
 check_error "empty mean" "empty.npy: mean: the array is empty" R --op mean "$T/empty.npy"
 check_error "empty argmax" "argmax: the array is empty" R --op argmax "$T/empty.npy"
+# An op without a value hides no other: those are printed, it is reported
+# alone (null in JSON), status 1.
+# check_partial WHAT STDOUT STDERR CMD...: status 1 and exactly these outputs.
+check_partial() {
+    what=$1 want_out=$2 want_err=$3
+    shift 3
+    "$@" >"$T/part.out" 2>"$T/part.err"
+    check_eq "$what: status" 1 $?
+    check_eq "$what: stdout" "$want_out" "$(cat "$T/part.out")"
+    check_eq "$what: stderr" "$want_err" "$(cat "$T/part.err")"
+}
+check_partial "empty sum,count,min" "sum 0  $T/empty.npy
+count 0  $T/empty.npy" "gpubatch: error: $T/empty.npy: min: the array is empty" \
+    R --op sum,count,min "$T/empty.npy"
+check_partial "empty sum,count,min,mean --json" \
+    "{\"file\": \"$T/empty.npy\", \"dtype\": \"float32\", \"shape\": [0], \"sum\": 0, \"mean\": null, \"min\": null, \"count\": 0}" \
+    "gpubatch: error: $T/empty.npy: mean, min: the array is empty" \
+    R --json --op sum,count,min,mean "$T/empty.npy"
 : >"$T/empty.raw"
 check_eq "empty raw" "sum 0  $T/empty.raw" "$(R --dtype int16 "$T/empty.raw")"
 
@@ -144,12 +162,26 @@ check_error "complex data" "reduce does not support complex64" R --dtype complex
 check_eq "unknown dtype is a usage error" 2 $?
 "$GB" reduce --op median "$f" >/dev/null 2>&1
 check_eq "unknown op is a usage error" 2 $?
+for ops in sum, sum,,min ,sum sum,min,sum; do
+    "$GB" reduce --op $ops "$f" >"$T/ops.out" 2>"$T/ops.err"
+    check_eq "--op $ops is a usage error" "2 $(case $ops in sum,min,sum) echo "operation 'sum' given twice" ;;
+        sum,) echo "a comma ends the list" ;; *) echo "unknown operation ''" ;; esac)" \
+        "$? $(head -n 1 "$T/ops.err" | sed -e 's/^gpubatch reduce: //' -e 's/: no operation after it//' \
+            -e 's/ (expected.*//')"
+done
 
 # Fortran order: layout-independent ops work, flat indices are refused.
 $PY -c "import struct,sys; h=\"{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }\"; h+=' '*((64-(11+len(h))%64)%64)+'\\n'; sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00'+struct.pack('<H',len(h))+h.encode()+struct.pack('<6i',5,-1,7,2,9,0))" >"$T/fortran.npy"
 check_eq "fortran sum,min" "sum 22  $T/fortran.npy
 min -1  $T/fortran.npy" "$(R --op sum,min "$T/fortran.npy")"
 check_error "fortran argmax" "fortran.npy: argmin/argmax of a Fortran-order array" R --op argmax "$T/fortran.npy"
+check_partial "fortran sum,argmin,max" "sum 22  $T/fortran.npy
+max 9  $T/fortran.npy" "gpubatch: error: $T/fortran.npy: argmin: not supported for a Fortran-order array" \
+    R --op sum,argmin,max "$T/fortran.npy"
+check_partial "fortran sum,argmax --json" \
+    "{\"file\": \"$T/fortran.npy\", \"dtype\": \"int32\", \"shape\": [2, 3], \"sum\": 22, \"argmax\": null}" \
+    "gpubatch: error: $T/fortran.npy: argmax: not supported for a Fortran-order array" \
+    R --json --op sum,argmax "$T/fortran.npy"
 
 # A bad file among good ones: the good ones are reported, the status is 1.
 R --op count "$T/small.npy" "$T/trunc.gz" "$T/small.npy" >"$T/mixed.out" 2>"$T/mixed.err"
