@@ -199,6 +199,30 @@ static double transpose_cpu_ns(const transpose_opts *t, int gzip_in)
     return (gzip_in ? 14.0 : 11.0) + 22.0 * !!t->out.level;
 }
 
+/* A staged matrix's output, written only once all of its input is read:
+ * its first piece turns the progress line from the input to the output. */
+typedef struct {
+    out_stream *o;
+    uint64_t total;   /* the output's data bytes */
+    uint64_t start;   /* the writer's offset before the first piece */
+    int writing;      /* the line follows the output */
+} transpose_staged_out;
+
+/* Writes a staged matrix's piece (a sched_hooks.write_out) and draws the
+ * progress of the output written so far. */
+static int transpose_staged_write(void *ctx, const gz_span *span, const void *buf, size_t n)
+{
+    transpose_staged_out *s = ctx;
+    if (!s->writing) {
+        s->writing = 1;
+        s->start = gz_writer_offset(s->o->gz);
+        progress_begin(s->o->name, (int64_t)s->total);
+    }
+    int rc = stream_write(s->o, span, buf, n);
+    progress_update(gz_writer_offset(s->o->gz) - s->start);
+    return rc;
+}
+
 /* Plans the run of the data through the engine, the staged matrix or a
  * copy (its transpose has the same bytes) into the output, and runs it;
  * 0, or 1 after an error. */
@@ -227,6 +251,9 @@ static int transpose_run(const transpose_opts *t, job *jb, io_reader *r, const f
                  .compressed = compressed, .cpu_ns = transpose_cpu_ns(t, 0),
                  .start_seconds = CLI_GPU_START_SECONDS},
         .hooks = stream_hooks(stream_write, o), .level = t->out.level, .gz = o->gz};
+    transpose_staged_out staged_out = {.o = o, .total = data_bytes};
+    if (staged)
+        run.hooks = stream_hooks(transpose_staged_write, &staged_out);
     if (data_bytes < chunk) /* buffers and result buffers sized by the data, not --chunk */
         run.chunk = run.spec.capacity = data_bytes ? (size_t)data_bytes : elem;
     uint64_t bytes_in;
