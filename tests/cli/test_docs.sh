@@ -554,8 +554,8 @@ elif command -v git >/dev/null 2>&1 &&
         st=$?
         check_eq "make in the unpacked dist without nvcc ($(tail -3 "$T/distmake.log"))" 0 $st
         check_eq "dist-built binary runs" "$("$GB" --version | head -1)" "$("$src/gpubatch" --version 2>&1 | head -1)"
-        "$GB" info --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.ours"
-        "$src/gpubatch" info --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.dist"
+        "$GB" info -v --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.ours"
+        "$src/gpubatch" info -v --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.dist"
         check_files_same "dist-built binary embeds what ours does" "$T/emb.ours" "$T/emb.dist"
     fi
 else

@@ -77,7 +77,7 @@ if command -v cuobjdump >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/cuobjdump ];
             fail "cuobjdump finds no sm_$a code in transpose.sm_$a.cubin"
     done
 fi
-"$GB" info --no-jit >"$T/info"
+"$GB" info -v --no-jit >"$T/info"
 check_eq "every PTX is embedded" "$n_modules" \
     "$(sed -n '/^embedded PTX:/,/^embedded native code:/p' "$T/info" | grep -c ' compute_75 ')"
 sass_list=$(echo " $SASS" | sed 's/ / sm_/g')
