@@ -95,7 +95,7 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
         return 2;
     if (argc - optind > 1)
         return cli_usage_error("transpose", "one input file at a time");
-    if (out_resolve(&t->out))
+    if (out_resolve(&t->out) || out_npz_check(&t->out, t->raw_out, t->shard.count))
         return 2;
     if (t->shard.count && (!t->out.path || !strcmp(t->out.path, "-") || argc - optind != 1))
         return cli_usage_error("transpose", "--shard needs one FILE and -o PART");
@@ -315,7 +315,7 @@ int cmd_transpose(int argc, char **argv)
         goto out_abort;
     unsigned char head[4096];
     int head_len = transpose_header(head, sizeof head, fi.dtype, &j);
-    if (!t.raw_out && fi.is_npy && t.shard.index == 0 &&
+    if (!t.raw_out && (fi.is_npy || t.out.npz) && t.shard.index == 0 &&
         (head_len < 0 || out_write(&o, head, (size_t)head_len)))
         goto out_abort;
     if (transpose_run(&t, &jb, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))
