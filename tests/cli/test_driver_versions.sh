@@ -113,7 +113,7 @@ import json, sys; j = json.load(open(sys.argv[1])); print(j["driver"]["usable"],
 check_eq "info --json --no-jit: modules not loaded" "not loaded" "$("$PY" -c '
 import json, sys; print(" ".join(sorted(set(m["state"] for m in json.load(open(sys.argv[1]))["devices"][0]["modules"]))))' "$T/info.json" 2>&1)"
 else
-    echo "note: no python3: the JSON of info --json not parsed"
+    missing "no python3: the JSON of info --json not parsed"
 fi
 
 # Older than CUDA 11.0: a clear error naming the version needed; auto uses the CPU.
