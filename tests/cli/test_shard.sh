@@ -167,7 +167,7 @@ done
 [ -e "$T/qm3.npy" ] || [ -e "$T/qm3.npy.gz" ] && fail "a refused merge left an output" || ok
 
 # Errors of reduce --shard: one line, status 1, no state file left behind.
-f="$T/float32-81927.npy"
+f="$T/float32-$(pick random adversarial)-81927.npy" # written above
 cat "$f" | check_error "stdin" "only a regular file" E --shard 0/2 -o "$T/e.st" -
 gzip -c "$f" >"$T/single.gz"
 check_error "single-member gzip" "not blocked" E --shard 0/2 -o "$T/e.st" "$T/single.gz"
@@ -200,7 +200,7 @@ R --op sum,min --skipnan --shard 1/3 -f -o "$T/b-1" "$f"
 check_error "other NaN policy" "skipnan differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 R --op sum,min --shard 1/4 -f -o "$T/b-1" "$f"
 check_error "other shard count" "number of shards differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
-R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-200001.npy"
+R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-$(pick random adversarial)-200001.npy"
 check_error "other input" "differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 check_error "not a state" "not a gpubatch state" "$GB" merge "$T/a-0" "$f" "$T/a-2"
 check_error "missing file" "No such file" "$GB" merge "$T/a-0" "$T/nope" "$T/a-2"
