@@ -238,14 +238,19 @@ test-run: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 	$(Q)BUILD=$(BUILD) GPUBATCH_TEST_CASE="$(CASE)" GPUBATCH_TEST_NO_MPFR=$(if $(filter 1,$(HAVE_MPFR)),,1) \
 	  $(if $(JOBS),GPUBATCH_TEST_JOBS=$(JOBS)) sh tests/run.sh $(T)
 
-# The fast tier for the edit loop (make check): every unit test program and
-# fuzz replay (seconds each), and the command-line tests of each command's
-# main paths, errors and output formats, with GPUBATCH_TEST_QUICK's shorter
-# lists; the long sweeps (every instruction-set variant, shards, documents,
-# driver faults, hostile and damaged inputs, valgrind) are left to make test.
-CHECK_TESTS := $(notdir $(UNIT_BIN)) $(addprefix fuzz_,$(patsubst tests/fuzz/corpus/%,%,$(wildcard tests/fuzz/corpus/*))) \
-	test_reduce test_quadratic test_transpose test_guards test_format test_gzip_out \
-	test_npz_out test_progress test_faults test_driver_versions
+# The fast tier for the edit loop (make check): the unit test programs and
+# fuzz replays (seconds each) but the three longest codec sweeps (a deflate
+# stream's segments, the reader's pause points, a member's device batches),
+# and the command-line tests of each command's main paths, errors and
+# output formats, with GPUBATCH_TEST_QUICK's shorter lists; the long sweeps
+# (those three, every instruction-set variant, shards, documents, driver
+# faults, hostile and damaged inputs, valgrind) are left to make test.
+CHECK_SLOW := test_inflate_stream test_reader test_gzstream
+CHECK_TESTS := $(addprefix unit/,$(filter-out $(CHECK_SLOW),$(notdir $(UNIT_BIN)))) \
+	$(addprefix fuzz_,$(patsubst tests/fuzz/corpus/%,%,$(wildcard tests/fuzz/corpus/*))) \
+	cli/test_reduce.sh cli/test_quadratic.sh cli/test_transpose.sh cli/test_guards.sh \
+	cli/test_format.sh cli/test_gzip_out.sh cli/test_npz_out.sh cli/test_progress.sh \
+	cli/test_faults.sh cli/test_driver_versions.sh
 ## check: the fast tier for the edit loop (under 2 minutes on 2 cores): unit tests, fuzz replays and the main command-line tests, shorter lists; T=NAME as for test
 check:
 	$(Q)GPUBATCH_TEST_QUICK=1 $(MAKE) --no-print-directory test-run T="$(if $(T),$(T),$(CHECK_TESTS))"
