@@ -202,7 +202,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
-    if (out_resolve(&g->out))
+    if (out_resolve(&g->out) || out_npz_check(&g->out, g->raw, 0))
         return 2;
     const char *conflict = gen_conflict(g);
     if (conflict)

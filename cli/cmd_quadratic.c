@@ -117,7 +117,7 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         return 2;
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
-    if (out_resolve(&q->out))
+    if (out_resolve(&q->out) || out_npz_check(&q->out, q->raw_out, q->shard.count))
         return 2;
     if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))
         return cli_usage_error("quadratic", "--shard needs one FILE and -o PART");

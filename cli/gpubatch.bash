@@ -144,8 +144,8 @@ _gpubatch()
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     info)
-        longs="--device --no-jit --json --help --version"
-        shorts="-h"
+        longs="--device --no-jit --verbose --json --help --version"
+        shorts="-v -h"
         ;;
     bench)
         longs="--sizes --reps --seed --json --backend --device --threads --quiet

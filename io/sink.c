@@ -46,6 +46,7 @@ struct io_sink {
     int in_mem;     /* a memory sink: bytes go to mem, not fd */
     int crc_on;     /* io_sink_crc_start was called */
     uint32_t crc;   /* CRC-32 of the bytes written since */
+    uint64_t crc_len; /* and their number */
     uint8_t *mem;
     size_t mem_len, mem_cap;
     io_status st; /* the first failure (sticky) */
@@ -447,8 +448,10 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
 {
     if (s->st.code)
         return s->st.code;
-    if (s->crc_on)
+    if (s->crc_on) {
         s->crc = crc_update(s->crc, buf, n);
+        s->crc_len += n;
+    }
     if (s->fill + n <= SINK_BUF) {
         memcpy(s->buf + s->fill, buf, n);
         s->fill += n;
@@ -469,6 +472,13 @@ void io_sink_crc_start(io_sink *s)
 {
     s->crc_on = 1;
     s->crc = 0;
+    s->crc_len = 0;
+}
+
+/* The number of bytes written since io_sink_crc_start. */
+uint64_t io_sink_crc_len(const io_sink *s)
+{
+    return s->crc_len;
 }
 
 /* The CRC-32 of the bytes written since io_sink_crc_start. */

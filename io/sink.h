@@ -38,9 +38,11 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
 int io_sink_write(io_sink *s, const void *buf, size_t n);
 
 /* Starts a CRC-32 of every byte io_sink_write takes from here on;
- * io_sink_crc gives it (0 before the first byte). */
+ * io_sink_crc gives it (0 before the first byte), io_sink_crc_len the
+ * number of those bytes. */
 void io_sink_crc_start(io_sink *s);
 uint32_t io_sink_crc(const io_sink *s);
+uint64_t io_sink_crc_len(const io_sink *s);
 
 /* Nonzero when the sink is a terminal (compressed output is refused there). */
 int io_sink_is_tty(const io_sink *s);

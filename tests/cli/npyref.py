@@ -9,6 +9,8 @@ a float32's bits, a bool is one byte (any nonzero byte true).
 
   npyref.py write DTYPE SHAPE KIND SEED OUT [big]   KIND: random, adversarial, ints-extreme
   npyref.py check FILE OPS SKIPNAN JSONFILE   exit 0 when every value agrees
+  npyref.py batch    one command a line on stdin, "ID write|check ARGS...";
+                     prints "ID STATUS TEXT" for each (one process for many)
 
 "big" writes the data big-endian, with a '>' descriptor.
 """
@@ -281,19 +283,22 @@ def same(op, want, got, dtype):
     return got == want
 
 
-def main():
+def main(argv):
     """Command dispatch."""
-    if sys.argv[1] == "write":
-        dtype, shape, kind, seed, out = sys.argv[2:7]
-        big = sys.argv[7:8] == ["big"]
+    if argv[1] == "batch":
+        import pybatch
+        return pybatch.run(main, argv[0])
+    if argv[1] == "write":
+        dtype, shape, kind, seed, out = argv[2:7]
+        big = argv[7:8] == ["big"]
         dims = [int(d) for d in shape.split("x")] if shape else []
         n = 1
         for d in dims:
             n *= d
         write_npy(out, dtype, dims, values(dtype, n, kind, random.Random(int(seed))), big)
         return 0
-    if sys.argv[1] == "check":
-        path, ops, skipnan, jpath = sys.argv[2:6]
+    if argv[1] == "check":
+        path, ops, skipnan, jpath = argv[2:6]
         dtype, vals = read_npy(path)
         ref = reference(dtype, vals, skipnan == "1")
         got = json.load(open(jpath))
@@ -314,4 +319,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

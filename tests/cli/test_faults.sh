@@ -55,8 +55,15 @@ check_error "quadratic --backend cuda without a driver" "no NVIDIA driver" \
     "$GB" quadratic --backend cuda "$T/q.npy" -o "$T/r.npy.gz"
 [ -e "$T/r.npy.gz" ] && fail "failed quadratic left an output" || ok
 "$GB" info >"$T/info" 2>&1
+cp "$T/info" "$T/info.short"
 grep -q "^driver: not usable: no NVIDIA driver" "$T/info" && ok || fail "info without a driver: $(head -2 "$T/info")"
 grep -q "^cpu backend: available" "$T/info" && ok || fail "info lists no CPU backend"
+check_eq "info without a driver: version, driver, kernels and CPU lines" \
+    "gpubatch|driver|kernels|cpu backend" "$(sed 's/[ :].*//; s/^cpu$/cpu backend/' "$T/info" | tr '\n' '|' | sed 's/|$//')"
+"$GB" info -v >"$T/info" 2>&1
+check_eq "info -v without a driver: every embedded module" \
+    "$(grep -c '^  [a-z0-9_]* *compute_' "$T/info")" \
+    "$(sed -n 's/^kernels: \([0-9]*\) modules embedded: .*/\1/p' "$T/info.short")"
 unset GPUBATCH_LIBCUDA
 
 # Inputs that cannot be read: missing, a directory, a read(2) that fails
@@ -185,7 +192,7 @@ check_shrunk_gzip "quadratic input shrinks" \
         | sed 's/ from .*//')"
 [ -e "$T/shrunk.npy.gz" ] && fail "quadratic on a shrinking input left an output" || ok
 check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^shrink' -e '^victim$' -e '\.npy$' \
-    -e '^perm$' -e '^q\.npy$' -e '^out$' -e '^err' -e '^info$' -e '^sig\.out$' -e '^pipe\.')"
+    -e '^perm$' -e '^q\.npy$' -e '^out$' -e '^err' -e '^info$' -e '^info\.short$' -e '^sig\.out$' -e '^pipe\.')"
 
 # -o naming an input through another path (a symbolic link), even with -f.
 ln -s "$T/q.npy" "$T/q-link.npy"

@@ -42,19 +42,27 @@ single_reduce() {
     R "$@" --json "$file" >"$T/s.json" 2>&1
 }
 
-# Every dtype, size and shard count; floats with NaN, Inf, subnormals.
-for spec in $(pick "float32:adversarial float64:adversarial float32:random int8:ints-extreme \
+# Every dtype, size and shard count; floats with NaN, Inf, subnormals. The
+# shard counts are spread over the rounds (make soak: every one each round).
+round=0
+specs=$(pick "float32:adversarial float64:adversarial float32:random int8:ints-extreme \
     int64:ints-extreme uint64:ints-extreme uint16:random int32:random" \
-    "float32:adversarial float64:adversarial int8:ints-extreme uint64:ints-extreme"); do
+    "float32:adversarial float64:adversarial int8:ints-extreme uint64:ints-extreme")
+sizes=$(pick "1 16383 16385 81927 200001" "1 16385 81927 200001")
+# every file written by one process (the reference's start costs more than a file)
+for spec in $specs; do
+    for n in $sizes; do echo "- write ${spec%%:*} $n ${spec#*:} $n $T/${spec%%:*}-${spec#*:}-$n.npy"; done
+done | $PY "$REF" batch | grep -v '^- 0 $' | sed 's/^/npyref.py write: /' >&2
+for spec in $specs; do
     dt=${spec%%:*}
     kind=${spec#*:}
-    for n in $(pick "1 16383 16385 81927 200001" "1 16385 81927 200001"); do
-        f="$T/$dt-$n.npy"
-        $PY "$REF" write $dt $n $kind $n "$f"
+    for n in $sizes; do
+        f="$T/$dt-$kind-$n.npy"
         for skip in "" --skipnan; do
             case $dt in float*) ;; *) [ -n "$skip" ] && continue ;; esac
             single_reduce "$f" --op $ALL $skip
-            for shards in $(pick "1 3 7 16" "3 7"); do
+            round=$((round + 1))
+            for shards in $(spread "$(pick "1 3 7 16" "3 7")" $round); do
                 shard_reduce $shards "$f" --op $ALL $skip
                 check_files_same "$dt n=$n $skip $shards shards (text)" "$T/s.txt" "$T/m.txt"
                 check_files_same "$dt n=$n $skip $shards shards (json)" "$T/s.json" "$T/m.json"
@@ -103,7 +111,9 @@ grep -q "every element is NaN" "$T/m.txt" && ok || fail "all-NaN merge message"
 
 # Quadratic parts: the merged file equals one run's output byte for byte,
 # each written as its name says (blocked gzip for .gz, else plain); parts of
-# blocked gzip merged under a plain name give the run's bytes inflated.
+# blocked gzip merged under a plain name give the run's bytes inflated. The
+# shard counts are spread over the rounds (make soak: every one each round).
+round=0
 for dt in float32 float64; do
     for rows in $(pick "0 1 2040 4071 4072 4073 30001" "0 1 4072 4073"); do
         "$GB" gen --quadratic $rows --dtype $dt --seed $rows -f -o "$T/q.npy.gz" 2>/dev/null
@@ -117,7 +127,8 @@ for dt in float32 float64; do
             esac
             "$GB" quadratic --backend cpu $mode -f -o "$T/q1.out$sfx" "$T/q.npy.gz"
             [ -n "$sfx" ] && gzip -dc "$T/q1.out$sfx" >"$T/q1.dec"
-            for shards in $(pick "1 2 5 9" "2 5"); do
+            round=$((round + 1))
+            for shards in $(spread "$(pick "1 2 5 9" "2 5")" $round); do
                 rm -f "$T"/qp-*
                 i=0
                 while [ $i -lt $shards ]; do
@@ -156,7 +167,7 @@ done
 [ -e "$T/qm3.npy" ] || [ -e "$T/qm3.npy.gz" ] && fail "a refused merge left an output" || ok
 
 # Errors of reduce --shard: one line, status 1, no state file left behind.
-f="$T/float32-81927.npy"
+f="$T/float32-$(pick random adversarial)-81927.npy" # written above
 cat "$f" | check_error "stdin" "only a regular file" E --shard 0/2 -o "$T/e.st" -
 gzip -c "$f" >"$T/single.gz"
 check_error "single-member gzip" "not blocked" E --shard 0/2 -o "$T/e.st" "$T/single.gz"
@@ -189,7 +200,7 @@ R --op sum,min --skipnan --shard 1/3 -f -o "$T/b-1" "$f"
 check_error "other NaN policy" "skipnan differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 R --op sum,min --shard 1/4 -f -o "$T/b-1" "$f"
 check_error "other shard count" "number of shards differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
-R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-200001.npy"
+R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-$(pick random adversarial)-200001.npy"
 check_error "other input" "differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 check_error "not a state" "not a gpubatch state" "$GB" merge "$T/a-0" "$f" "$T/a-2"
 check_error "missing file" "No such file" "$GB" merge "$T/a-0" "$T/nope" "$T/a-2"
