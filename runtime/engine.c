@@ -215,7 +215,7 @@ static int engine_copy_blocks(engine_slot *s, int to_device, CUdeviceptr dev, co
  * device, or copied; none when it is on the device already), the
  * operation's kernels, its results compressed on
  * the device or copied back. 0, a negative gpu_error (text in the device)
- * or a failed driver call's negative CUresult (recorded by CU_TRY). */
+ * or a failed driver call's code (cu_error's; CU_TRY recorded its line). */
 static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdeviceptr on_device)
 {
     gpu *g = s->g;
