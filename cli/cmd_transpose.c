@@ -192,7 +192,7 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
 
 /* Writes results to the output: the span the device compressed, or the
  * bytes (run_sink.write). */
-static int transpose_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
+static int transpose_write(void *ctx, const gz_writer_span *span, const void *out, size_t bytes)
 {
     return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }

@@ -6,7 +6,7 @@
  * Blocked gzip at a member boundary goes to bgzf.c first (bgzf_read), which
  * inflates whole blocks on all cores. Any other member goes to the parallel
  * decoder of one stream (pinflate.h), which reads the file (or a pipe's
- * spool, spool.h) itself; its header is parsed here (io_gzip_plain_header) and
+ * spool, spool.h) itself; its header is parsed here (gzip_header_plain) and
  * its trailer checked here (check_trailer), in zlib's words. zlib inflates
  * what is left: small members, headers with a CRC, and the rest of a
  * member from the block boundary where the parallel decoder met invalid or
@@ -28,12 +28,12 @@
  * io_reader_check_blocks checks a range of blocks (bgzf_check_file). */
 #include "reader.h"
 
-#include "bgzf.h"
+#include "io/gzip/bgzf.h"
 #include "crc.h"
 #include "status.h"
-#include "inflate.h"
+#include "io/gzip/inflate.h"
 #include "par.h"
-#include "pinflate.h"
+#include "io/gzip/pinflate.h"
 #include "pread.h"
 #include "source.h"
 #include "view.h"
@@ -59,11 +59,11 @@
 static int detect(io_reader *r, io_status *st)
 {
     int rc = source_peek(r, 2, DETECT_BYTES);
-    if (rc == 0 && io_gzip_magic(r->in_next, r->in_avail))
+    if (rc == 0 && gzip_header_magic(r->in_next, r->in_avail))
         rc = source_fill(r, IN_BLOCK); /* the whole first window, as zlib and the decoders expect */
     if (rc < 0)
         return io_fail(st, rc, "%s", r->st.text);
-    if (io_gzip_magic(r->in_next, r->in_avail)) {
+    if (gzip_header_magic(r->in_next, r->in_avail)) {
         memset(&r->zs, 0, sizeof(r->zs));
         if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
             return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
@@ -194,20 +194,20 @@ static uint64_t member_at(const io_reader *r)
  * parallel decoder (started on first use). Returns 1, or an error. */
 static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
 {
-    if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
+    if (!r->par && pinflate_create(&r->par, par_cpus(), 0) < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
     /* the first member of a file may pause for a device (io_reader_stream_member's);
        the others, and a pipe's, go on across the members after them */
     int may_pause = !r->spool && (r->zip_deflate || (!r->src_off && r->member_off == 0));
-    pinf_members(r->par, !r->zip_deflate && !may_pause);
+    pinflate_members(r->par, !r->zip_deflate && !may_pause);
     if (r->spool)
-        pinf_begin_spool(r->par, r->spool, start);
+        pinflate_begin_spool(r->par, r->spool, start);
     else
-        pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
+        pinflate_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
                    base + start);
     if (may_pause)
-        pinf_pause_on(r->par, &r->pause_req);
+        pinflate_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
@@ -271,12 +271,12 @@ static int start_parallel(io_reader *r)
     int rc = source_fill(r, 4096);
     if (rc < 0)
         return rc;
-    size_t hlen = io_gzip_plain_header(r->in_next, r->in_avail);
+    size_t hlen = gzip_header_plain(r->in_next, r->in_avail);
     uint64_t start = r->member_data = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
         return 0;
-    if (r->par && pinf_continue(r->par, parallel_base(r) + start)) {
+    if (r->par && pinflate_continue(r->par, parallel_base(r) + start)) {
         /* the decoder went on into this member from the one before */
         r->n_seq--;
         r->state = RD_PARALLEL;
@@ -320,13 +320,13 @@ static int take_over_from_parallel(io_reader *r)
     uint32_t crc;
     const uint8_t *window;
     size_t wlen;
-    pinf_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
+    pinflate_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
     int rc = source_reposition(r, bit / 8 - parallel_base(r));
     if (rc == 0)
         rc = zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len,
                          "the parallel decoder stopped at invalid, cut or oversized data: read "
                          "on in order from there");
-    pinf_end(r->par); /* the window was the decoder's */
+    pinflate_end(r->par); /* the window was the decoder's */
     return rc;
 }
 
@@ -336,13 +336,13 @@ static int take_over_from_parallel(io_reader *r)
 static ssize_t pause_parallel(io_reader *r)
 {
     const uint8_t *window;
-    if (!r->pause_win && !(r->pause_win = malloc(INF_WINDOW)))
+    if (!r->pause_win && !(r->pause_win = malloc(INFLATE_WINDOW)))
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-    pinf_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
+    pinflate_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
                      &r->pause_len);
     memcpy(r->pause_win, window, r->pause_wlen);
     r->raw_offset = r->pause_bit / 8 - parallel_base(r);
-    pinf_abandon(r->par); /* the window is copied; the threads' last chunks are not waited for */
+    pinflate_abandon(r->par); /* the window is copied; the threads' last chunks are not waited for */
     r->state = RD_PAUSED;
     return 0;
 }
@@ -352,26 +352,26 @@ static ssize_t pause_parallel(io_reader *r)
  * state then RD_BETWEEN) or a negative io_error. */
 static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
 {
-    ssize_t k = pinf_read(r->par, buf, n);
-    if (k == PINF_STOPPED) {
+    ssize_t k = pinflate_read(r->par, buf, n);
+    if (k == PINFLATE_STOPPED) {
         int rc = take_over_from_parallel(r);
         return rc < 0 ? rc : 0;
     }
-    if (k == PINF_PAUSED)
+    if (k == PINFLATE_PAUSED)
         return pause_parallel(r);
     if (k < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     if (k > 0)
-        r->raw_offset = pinf_input_pos(r->par) - parallel_base(r);
+        r->raw_offset = pinflate_input_pos(r->par) - parallel_base(r);
     /* The stream's end is checked in the read that hands out its last byte,
      * as zlib checks it in the call that writes that byte. */
-    if (k > 0 && !pinf_finished(r->par))
+    if (k > 0 && !pinflate_finished(r->par))
         return k;
     uint64_t end, len;
     uint32_t crc;
-    pinf_result(r->par, &end, &crc, &len);
-    if (!pinf_member_end(r->par)) /* else it goes on with the next member */
-        pinf_end(r->par);
+    pinflate_result(r->par, &end, &crc, &len);
+    if (!pinflate_member_end(r->par)) /* else it goes on with the next member */
+        pinflate_end(r->par);
     int rc = source_reposition(r, end - parallel_base(r));
     if (rc == 0 && r->zip_deflate) {
         r->tail_crc = crc;
@@ -398,7 +398,7 @@ static int next_member(io_reader *r)
         r->state = RD_END;
         return 0;
     }
-    if (io_gzip_magic(r->in_next, r->in_avail)) {
+    if (gzip_header_magic(r->in_next, r->in_avail)) {
         if (inflateReset2(&r->zs, 15 + 16) != Z_OK)
             return source_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
         r->raw_tail = 0;
@@ -792,7 +792,7 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
                               const char *why)
 {
     if (r->state == RD_PARALLEL) { /* its decoder's work so far is the device's */
-        pinf_end(r->par);
+        pinflate_end(r->par);
         r->n_par--;
     } else if (r->state == RD_PAUSED) { /* the decoder ran the start: said apart */
         r->n_par--;
@@ -1112,7 +1112,7 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                (unsigned long long)r->n_bgzf, par_cpus());
     if (r->n_par && at < len) {
         uint64_t chunks, redone;
-        pinf_counts(r->par, &chunks, &redone);
+        pinflate_counts(r->par, &chunks, &redone);
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams: %llu, each on %d threads in parallel (%llu "
                                "chunks, %llu decoded again in order); ",
@@ -1197,7 +1197,7 @@ void io_reader_close(io_reader *r)
         return;
     if (r->zinit)
         inflateEnd(&r->zs);
-    pinf_destroy(r->par);
+    pinflate_destroy(r->par);
     spool_destroy(r->spool);
     free(r->pause_win);
     if (r->close_fd)

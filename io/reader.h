@@ -72,7 +72,7 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n);
 
 /* Discards the next n decoded bytes: a seek on a plain regular file; on
  * blocked gzip (BGZF) whole blocks are passed over by their headers, each
- * checked to inflate as one whole block (as io_bgzf_check), since their
+ * checked to inflate as one whole block (as bgzf_check), since their
  * decoded size is taken from them; anything else is read and dropped. Returns
  * the bytes discarded (fewer than n only at the end of the data) or a
  * negative io_error. */
@@ -156,7 +156,7 @@ int io_reader_fingerprint(io_reader *r, uint64_t *digest);
 int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length);
 
 /* Checks the BGZF blocks that hold decoded bytes [from, to) of a seekable
- * input, as io_bgzf_check does: from the first block when from is 0, up to
+ * input, as bgzf_check does: from the first block when from is 0, up to
  * the end of the blocks when to is UINT64_MAX; the blocks are found by
  * their headers as io_reader_seek finds them, so that ranges that meet
  * check every block once. Nothing to check for an uncompressed file. 0, or

@@ -1,4 +1,4 @@
-/* source.h - inside the reader (io/reader.c, io/bgzf.c, io/source.c): the
+/* source.h - inside the reader (io/reader.c, io/gzip/bgzf.c, io/source.c): the
  * reader's handle, and the functions of its byte source (source.c) that the
  * gzip path (reader.c) and the BGZF path (bgzf.c) both use, so that neither
  * of those calls into the other for its input.
@@ -24,7 +24,7 @@
 #include <sys/types.h>
 #include <zlib.h>
 
-#include "pinflate.h"
+#include "io/gzip/pinflate.h"
 #include "spool.h"
 #include <stdatomic.h>
 
@@ -69,7 +69,7 @@ struct io_reader {
     uint64_t raw_offset;
     uint64_t member_off; /* where the member being inflated starts (for messages) */
     uint64_t member_data; /* RD_PARALLEL: the file offset of its first deflate byte */
-    pinf *par;           /* the parallel decoder, started by the first member it takes */
+    pinflate *par;           /* the parallel decoder, started by the first member it takes */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
     atomic_int pause_req; /* io_reader_pause: the parallel decoder pauses the first member */

@@ -6,12 +6,12 @@
  * position or check it without inflating. */
 #include "bgzf.h"
 
-#include "crc.h"
-#include "status.h"
+#include "io/crc.h"
+#include "io/status.h"
 #include "inflate.h"
-#include "par.h"
-#include "pread.h"
-#include "source.h"
+#include "io/par.h"
+#include "io/pread.h"
+#include "io/source.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -26,16 +26,16 @@
 #define BGZF_MAX_JOBS 1024            /* blocks inflated in one parallel batch */
 
 /* Whether p starts with the gzip magic (see bgzf.h). */
-int io_gzip_magic(const void *p, size_t n)
+int gzip_header_magic(const void *p, size_t n)
 {
     const uint8_t *b = p;
     return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
 }
 
 /* The length of a plain gzip member header at p (see bgzf.h). */
-size_t io_gzip_plain_header(const uint8_t *p, size_t n)
+size_t gzip_header_plain(const uint8_t *p, size_t n)
 {
-    if (n < 10 || p[2] != 8 || (p[3] & 0xe2) || io_bgzf_block_size(p, n))
+    if (n < 10 || p[2] != 8 || (p[3] & 0xe2) || bgzf_block_size(p, n))
         return 0;
     size_t len = 10;
     if (p[3] & 4) { /* FEXTRA */
@@ -58,9 +58,9 @@ size_t io_gzip_plain_header(const uint8_t *p, size_t n)
  * when p does not start one: a gzip header with FEXTRA alone whose extra
  * field is made of subfields exactly, one of them BC with its 2-byte BSIZE
  * (other subfields may stand beside it). */
-size_t io_bgzf_block_size(const uint8_t *p, size_t n)
+size_t bgzf_block_size(const uint8_t *p, size_t n)
 {
-    if (n < 12 || !io_gzip_magic(p, n) || p[2] != 8 || p[3] != 4)
+    if (n < 12 || !gzip_header_magic(p, n) || p[2] != 8 || p[3] != 4)
         return 0;
     size_t xend = 12 + (size_t)(p[10] | p[11] << 8), total = 0, i = 12;
     if (n < xend)
@@ -77,8 +77,8 @@ size_t io_bgzf_block_size(const uint8_t *p, size_t n)
 }
 
 /* Bytes of the gzip header of the BGZF block at p: where its deflate data
- * starts (io_bgzf_block_size(p) must be nonzero). */
-size_t io_bgzf_header_size(const uint8_t *p)
+ * starts (bgzf_block_size(p) must be nonzero). */
+size_t bgzf_header_size(const uint8_t *p)
 {
     return 12 + (size_t)(p[10] | p[11] << 8);
 }
@@ -135,12 +135,12 @@ static void *bgzf_worker(void *arg)
         if (i >= b->njobs)
             break;
         bgzf_job *j = &b->jobs[i];
-        inf_job d = {.in = j->in, .in_len = j->in_len, .stop_bit = UINT64_MAX,
+        inflate_job d = {.in = j->in, .in_len = j->in_len, .stop_bit = UINT64_MAX,
                      .out_limit = SIZE_MAX, .out = j->out, .out_cap = j->isize};
-        int r = inf_decode_bytes(&d);
-        if (r == INF_NEED_OUTPUT)
+        int r = inflate_decode_bytes(&d);
+        if (r == INFLATE_NEED_OUTPUT)
             j->err = IO_ERR_CRC; /* more data than the ISIZE trailer says */
-        else if (r != INF_END || (d.bit + 7) / 8 != j->in_len)
+        else if (r != INFLATE_END || (d.bit + 7) / 8 != j->in_len)
             j->err = IO_ERR_CORRUPT;
         else if (d.out_len != j->isize)
             j->err = IO_ERR_CRC; /* the ISIZE trailer disagrees */
@@ -202,13 +202,13 @@ ssize_t bgzf_read(io_reader *r, uint8_t *buf, size_t n)
     while (njobs < BGZF_MAX_JOBS) {
         const uint8_t *p = r->in_next + pos;
         size_t avail = r->in_avail - pos;
-        size_t total = io_bgzf_block_size(p, avail);
+        size_t total = bgzf_block_size(p, avail);
         if (total == 0 || total > avail)
             break;
         uint32_t isize = source_le32(p + total - 4);
         if (isize > n - off)
             break;
-        size_t head = io_bgzf_header_size(p);
+        size_t head = bgzf_header_size(p);
         jobs[njobs++] = (bgzf_job){p + head, total - head - 8, buf + off, isize,
                                    source_le32(p + total - 8), 0};
         pos += total;
@@ -254,7 +254,7 @@ ssize_t bgzf_read(io_reader *r, uint8_t *buf, size_t n)
 /* The message for a BGZF block at file_off of fd that does not inflate as
  * one: the sequential reader's, or, where that reads it (its deflate data
  * runs past or stops short of the block's BSIZE), that it is not whole. */
-int io_bgzf_member_error(int fd, uint64_t file_off, io_status *st)
+int bgzf_member_error(int fd, uint64_t file_off, io_status *st)
 {
     int rc = fd >= 0 ? io_gzip_member_error(fd, file_off, UINT64_MAX, st) : 0;
     if (rc == 0)
@@ -266,7 +266,7 @@ int io_bgzf_member_error(int fd, uint64_t file_off, io_status *st)
 }
 
 /* Checks the whole BGZF blocks at the start of p (see bgzf.h). */
-int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
+int bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
                   io_status *st)
 {
     static _Thread_local bgzf_job jobs[BGZF_CHECK_JOBS];
@@ -277,9 +277,9 @@ int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_
     while (rc == 0) {
         size_t njobs = 0, start = pos;
         for (size_t total; njobs < BGZF_CHECK_JOBS &&
-                           (total = io_bgzf_block_size(p + pos, len - pos)) && total <= len - pos;
+                           (total = bgzf_block_size(p + pos, len - pos)) && total <= len - pos;
              pos += total) {
-            size_t head = io_bgzf_header_size(p + pos);
+            size_t head = bgzf_header_size(p + pos);
             jobs[njobs++] = (bgzf_job){p + pos + head, total - head - 8, NULL,
                                        source_le32(p + pos + total - 4),
                                        source_le32(p + pos + total - 8), 0};
@@ -307,7 +307,7 @@ int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_
             if (jobs[i].err == IO_ERR_NOMEM) {
                 rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
             } else if (jobs[i].err) {
-                rc = io_bgzf_member_error(fd, file_off + at, st);
+                rc = bgzf_member_error(fd, file_off + at, st);
             } else {
                 at = (size_t)(jobs[i].in + jobs[i].in_len + 8 - p);
                 *used = at;
@@ -334,7 +334,7 @@ int bgzf_check_file(int fd, uint64_t start, uint64_t end, io_status *st)
         size_t used = 0;
         if (k < 0) {
             rc = io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
-        } else if ((rc = io_bgzf_check(fd, buf, (size_t)k, start, &used, st)) == 0 && used == 0) {
+        } else if ((rc = bgzf_check(fd, buf, (size_t)k, start, &used, st)) == 0 && used == 0) {
             rc = io_fail(st, (size_t)k < want ? IO_ERR_TRUNCATED : IO_ERR_CORRUPT,
                          "gzip member at byte %llu: %s", (unsigned long long)start,
                          (size_t)k < want ? "unexpected end of compressed data"
@@ -360,14 +360,14 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
         uint8_t t[8];
         size_t want = end - c < BGZF_HEADER_LEN ? (size_t)(end - c) : BGZF_HEADER_LEN;
         ssize_t k = io_pread_full(fd, h, want, c);
-        size_t head = k >= 12 ? io_bgzf_header_size(h) : 0;
+        size_t head = k >= 12 ? bgzf_header_size(h) : 0;
         if (k == BGZF_HEADER_LEN && head > BGZF_HEADER_LEN) /* an extra field beside BC */
             k = io_pread_full(fd, h, end - c < head ? (size_t)(end - c) : head, c);
         if (k < 0)
             return io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
-        size_t total = io_bgzf_block_size(h, (size_t)k);
+        size_t total = bgzf_block_size(h, (size_t)k);
         if (total == 0) {
-            if (io_gzip_magic(h, (size_t)k))
+            if (gzip_header_magic(h, (size_t)k))
                 return io_fail(
                     st, IO_ERR_SEEK, "%s",
                     "gzip data that is not blocked (BGZF) cannot be read from an offset: "
@@ -393,7 +393,7 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
 }
 
 /* Decoded size of the BGZF blocks in [start, end) of fd. */
-int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st)
+int bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st)
 {
     uint64_t coff;
     io_clear(st);
@@ -414,7 +414,7 @@ int64_t bgzf_skip(io_reader *r, uint64_t n)
             return rc;
         size_t span = 0, total, used;
         uint64_t data = 0;
-        for (; (total = io_bgzf_block_size(r->in_next + span, r->in_avail - span)) &&
+        for (; (total = bgzf_block_size(r->in_next + span, r->in_avail - span)) &&
                total <= r->in_avail - span;
              span += total) {
             uint32_t isize = source_le32(r->in_next + span + total - 4);
@@ -425,7 +425,7 @@ int64_t bgzf_skip(io_reader *r, uint64_t n)
         if (span == 0)
             break;
         io_status why;
-        rc = io_bgzf_check(r->inbuf ? r->fd : -1, r->in_next, span, r->raw_offset, &used, &why);
+        rc = bgzf_check(r->inbuf ? r->fd : -1, r->in_next, span, r->raw_offset, &used, &why);
         if (rc < 0)
             return source_error(r, rc, "%s", why.text);
         source_consume(r, span);

@@ -17,27 +17,27 @@
 #include <sys/types.h>
 
 #include "ptx/bgzf_format.h"
-#include "reader.h"
+#include "io/reader.h"
 
 /* Nonzero when the n bytes at p start with the gzip magic (1f 8b), as every
  * gzip member and every BGZF block does. */
-int io_gzip_magic(const void *p, size_t n);
+int gzip_header_magic(const void *p, size_t n);
 
 /* Length of the gzip member header at p (n bytes there) when it is one
  * the parallel decoder takes: deflate, no reserved flags, no header CRC,
  * whole within the n bytes, and not a BGZF block (read in parallel by whole
  * blocks instead). 0 otherwise: zlib then parses it and says what is wrong. */
-size_t io_gzip_plain_header(const uint8_t *p, size_t n);
+size_t gzip_header_plain(const uint8_t *p, size_t n);
 
 /* Total size of the BGZF block that starts at p (n bytes available, the
  * whole gzip header among them), or 0 when p does not start a BGZF block:
  * FEXTRA alone, an extra field made of subfields exactly, the BC subfield
  * among them. */
-size_t io_bgzf_block_size(const uint8_t *p, size_t n);
+size_t bgzf_block_size(const uint8_t *p, size_t n);
 
 /* Bytes of the gzip header of the BGZF block at p, where its deflate data
  * starts (12 + XLEN; 18 with the BC subfield alone). */
-size_t io_bgzf_header_size(const uint8_t *p);
+size_t bgzf_header_size(const uint8_t *p);
 
 /* Checks the whole BGZF blocks at the start of p (len bytes, found at file
  * offset file_off of fd): each must inflate to exactly its BSIZE + 1 bytes,
@@ -48,18 +48,18 @@ size_t io_bgzf_header_size(const uint8_t *p);
  * whole block). 0, or a negative io_error with the reason (naming the
  * member's file offset; fd, when not -1, gives the sequential reader's
  * message for it). */
-int io_bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
+int bgzf_check(int fd, const uint8_t *p, size_t len, uint64_t file_off, size_t *used,
                   io_status *st);
 
 /* The message (and negative io_error) for the BGZF block at file offset
  * file_off of fd (-1: none to read) that does not inflate as one block: the
  * sequential reader's where it refuses the member too, else that its
  * deflate data does not end where the block does. */
-int io_bgzf_member_error(int fd, uint64_t file_off, io_status *st);
+int bgzf_member_error(int fd, uint64_t file_off, io_status *st);
 
 /* Decoded size of the BGZF blocks in bytes [start, end) of fd, from their
  * headers and ISIZE trailers; 0, or a negative io_error and a reason. */
-int io_bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st);
+int bgzf_data_size(int fd, uint64_t start, uint64_t end, uint64_t *size, io_status *st);
 
 /* For the reader (reader.c; its handle is in source.h). */
 
@@ -71,7 +71,7 @@ ssize_t bgzf_read(io_reader *r, uint8_t *buf, size_t n);
 
 /* At a member boundary: passes over the whole BGZF blocks at the input
  * whose data lies within the next n decoded bytes, each checked as
- * io_bgzf_check does; the decoded bytes passed over or a negative io_error. */
+ * bgzf_check does; the decoded bytes passed over or a negative io_error. */
 int64_t bgzf_skip(io_reader *r, uint64_t n);
 
 /* Walks the BGZF blocks in bytes [start, end) of fd by their headers, up to
@@ -83,7 +83,7 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
               uint64_t *digest, io_status *st);
 
 /* Checks the BGZF blocks in bytes [start, end) of fd, which must be whole
- * blocks end to end, as io_bgzf_check does; 0, or a negative io_error and
+ * blocks end to end, as bgzf_check does; 0, or a negative io_error and
  * a reason. */
 int bgzf_check_file(int fd, uint64_t start, uint64_t end, io_status *st);
 

@@ -2,7 +2,7 @@
  *
  * The stream's compressed bytes are cut into chunks. The first chunk is
  * decoded from the stream's start; each later one from the first place in
- * it where a block could start (inf_find_block), with the 32 KiB window
+ * it where a block could start (inflate_find_block), with the 32 KiB window
  * before it unknown (markers, see inflate.h), while the chunks before it are
  * still being decoded. In stream order, a chunk is accepted when it began
  * exactly where the one before ended; otherwise (a false start, or a block
@@ -19,8 +19,8 @@
  *
  * The source is a regular file, memory, or a pipe read through a spool.
  *
- * Threads: pinf_create starts them; they serve one stream at a time
- * (pinf_begin .. pinf_end); pinf_read is called from one thread. */
+ * Threads: pinflate_create starts them; they serve one stream at a time
+ * (pinflate_begin .. pinflate_end); pinflate_read is called from one thread. */
 #ifndef GPUBATCH_IO_PINFLATE_H
 #define GPUBATCH_IO_PINFLATE_H
 
@@ -29,97 +29,97 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "spool.h"
+#include "io/spool.h"
 
-#define PINF_STOPPED (-100) /* pinf_read: go on sequentially from pinf_stop_point */
-#define PINF_PAUSED (-101)  /* pinf_read: paused as asked (pinf_pause_on), at pinf_pause_point */
+#define PINFLATE_STOPPED (-100) /* pinflate_read: go on sequentially from pinflate_stop_point */
+#define PINFLATE_PAUSED (-101)  /* pinflate_read: paused as asked (pinflate_pause_on), at pinflate_pause_point */
 
-typedef struct pinf pinf;
+typedef struct pinflate pinflate;
 
 /* Starts `threads` decoding threads (at least one). chunk_bytes: the
  * compressed bytes per chunk, or 0 to size chunks by the compression ratio
  * seen (a few MiB of output each). 0, or IO_ERR_NOMEM. */
-int pinf_create(pinf **out, int threads, uint64_t chunk_bytes);
+int pinflate_create(pinflate **out, int threads, uint64_t chunk_bytes);
 
 /* Stops the threads and frees everything; accepts NULL. */
-void pinf_destroy(pinf *p);
+void pinflate_destroy(pinflate *p);
 
 /* Starts the deflate stream at byte `start` of a source of src_len bytes:
  * the regular file open as fd (read with pread; the fd's offset is not
  * used) or, with fd < 0, the memory mem. Ends the stream before, if any. */
-void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
+void pinflate_begin(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
 
-/* pinf_begin for a pipe read through spool s, whose size is known only
+/* pinflate_begin for a pipe read through spool s, whose size is known only
  * once its end is read; the bytes that neither a chunk nor the caller (a
  * handed-out member's trailer) reads again are released as it goes. */
-void pinf_begin_spool(pinf *p, spool *s, uint64_t start);
+void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start);
 
-/* Whether the streams begun from now on (pinf_begin, pinf_begin_spool) are
+/* Whether the streams begun from now on (pinflate_begin, pinflate_begin_spool) are
  * gzip members that go on across the members that follow them: where a
  * final block is followed by the member's 8-byte trailer and a plain gzip
- * header (io_gzip_plain_header), the next member is decoded too, in the
- * same chunks. pinf_read then stops at each member's end (pinf_finished,
- * pinf_result: that member's), for the caller to check its trailer and
- * header and go on with pinf_continue. Not with pinf_pause_on. */
-void pinf_members(pinf *p, int on);
+ * header (gzip_header_plain), the next member is decoded too, in the
+ * same chunks. pinflate_read then stops at each member's end (pinflate_finished,
+ * pinflate_result: that member's), for the caller to check its trailer and
+ * header and go on with pinflate_continue. Not with pinflate_pause_on. */
+void pinflate_members(pinflate *p, int on);
 
-/* After pinf_read stopped at a member's end: goes on with the next member
+/* After pinflate_read stopped at a member's end: goes on with the next member
  * when its first block starts at byte `start` of the source as the decoder
- * found (then 1: pinf_read hands out its bytes, with their own CRC-32 and
+ * found (then 1: pinflate_read hands out its bytes, with their own CRC-32 and
  * length); else 0, and the caller begins a new stream. */
-int pinf_continue(pinf *p, uint64_t start);
+int pinflate_continue(pinflate *p, uint64_t start);
 
-/* Whether pinf_read stopped at a member's end with more decoded after it
- * (pinf_continue takes it from there; pinf_begin and pinf_end drop it). */
-int pinf_member_end(pinf *p);
+/* Whether pinflate_read stopped at a member's end with more decoded after it
+ * (pinflate_continue takes it from there; pinflate_begin and pinflate_end drop it). */
+int pinflate_member_end(pinflate *p);
 
 /* Makes the current stream pause once *flag (set on any thread) is nonzero:
- * pinf_read hands out no bytes past the next block boundary between two of
- * its chunks, and returns PINF_PAUSED from then on, unless the stream has
+ * pinflate_read hands out no bytes past the next block boundary between two of
+ * its chunks, and returns PINFLATE_PAUSED from then on, unless the stream has
  * ended first. For a caller that hands the rest of the stream to another
  * decoder (a device) while this one is busy. Call it before the first
- * pinf_read of the stream. */
-void pinf_pause_on(pinf *p, const atomic_int *flag);
+ * pinflate_read of the stream. */
+void pinflate_pause_on(pinflate *p, const atomic_int *flag);
 
 /* Copies the next decoded bytes, in order, into buf: the count (at most n),
- * 0 after the final block, PINF_STOPPED where the stream cannot be decoded
- * further here, PINF_PAUSED (pinf_pause_on), or IO_ERR_NOMEM. */
-ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n);
+ * 0 after the final block, PINFLATE_STOPPED where the stream cannot be decoded
+ * further here, PINFLATE_PAUSED (pinflate_pause_on), or IO_ERR_NOMEM. */
+ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n);
 
 /* Whether every byte of the stream has been handed out, its final block
- * included: pinf_result then holds. */
-int pinf_finished(pinf *p);
+ * included: pinflate_result then holds. */
+int pinflate_finished(pinflate *p);
 
-/* After pinf_read returned 0 or pinf_finished: the byte just past the final block, and the
+/* After pinflate_read returned 0 or pinflate_finished: the byte just past the final block, and the
  * CRC-32 and length of the whole stream. */
-void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len);
+void pinflate_result(const pinflate *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len);
 
-/* After PINF_STOPPED: the bit offset (in the source) of the block boundary
+/* After PINFLATE_STOPPED: the bit offset (in the source) of the block boundary
  * where a sequential decoder must go on, the stream's last *wlen (at most
  * 32 KiB) bytes before it, and the CRC-32 and length of all before it. */
-void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+void pinflate_stop_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
                      uint32_t *crc, uint64_t *len);
 
-/* After PINF_PAUSED: the bit offset (in the source) of the block boundary
+/* After PINFLATE_PAUSED: the bit offset (in the source) of the block boundary
  * where the stream was paused, its last *wlen (at most 32 KiB) bytes
  * before it, and the CRC-32 and length of all before it. */
-void pinf_pause_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+void pinflate_pause_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
                       uint32_t *crc, uint64_t *len);
 
 /* The source byte up to which the data handed out so far was compressed. */
-uint64_t pinf_input_pos(const pinf *p);
+uint64_t pinflate_input_pos(const pinflate *p);
 
 /* Chunks accepted so far over every stream, and how many of them were
  * decoded again in order (a false or missed block start). */
-void pinf_counts(const pinf *p, uint64_t *chunks, uint64_t *redone);
+void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone);
 
 /* Ends the current stream: the threads drop what they were doing for it;
  * returns once none of them reads its source any more. */
-void pinf_end(pinf *p);
+void pinflate_end(pinflate *p);
 
-/* Ends the current stream as pinf_end does, without waiting: threads in
+/* Ends the current stream as pinflate_end does, without waiting: threads in
  * the middle of a chunk finish it and drop it (the source must stay
- * readable until the next pinf_begin or pinf_destroy, which wait). */
-void pinf_abandon(pinf *p);
+ * readable until the next pinflate_begin or pinflate_destroy, which wait). */
+void pinflate_abandon(pinflate *p);
 
 #endif
