@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "io/gzip/bgzf.h"
 #include "io/gzip/gz_writer.h"
+#include "io/reader.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -206,7 +207,7 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
             return 1;
         }
         if (mode == SCAN_CHECK) {
-            if (bgzf_check(fd, buf, (size_t)k, from, &used, &st) < 0)
+            if (bgzf_check(fd, io_gzip_member_error, buf, (size_t)k, from, &used, &st) < 0)
                 return msg_status(it->path, &st);
             for (size_t pos = 0, total; pos < used; pos += total) {
                 total = bgzf_block_size(buf + pos, used - pos);

@@ -775,7 +775,7 @@ void pl_close(pl_ring *p)
 /* The host reader's message for a refused member (see pipeline.h). */
 void pl_gz_member_error(const pl_gz_chunk *c, int i, io_status *st)
 {
-    bgzf_member_error(c->fd, c->members[i].file_off, st);
+    bgzf_member_error(c->fd, io_gzip_member_error, c->members[i].file_off, st);
 }
 
 /* One thread's share of a host decode: members [m0, m1). */

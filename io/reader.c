@@ -3,14 +3,15 @@
  * The input is the byte source of source.c: one input block (IN_BLOCK
  * bytes read from the file descriptor, or a window onto the caller's
  * memory), passed through as it is on the plain path (source_read_plain).
- * Blocked gzip at a member boundary goes to bgzf.c first (bgzf_read), which
- * inflates whole blocks on all cores. Any other member goes to the parallel
- * decoder of one stream (pinflate.h), which reads the file (or a pipe's
- * spool, spool.h) itself; its header is parsed here (gzip_header_plain) and
- * its trailer checked here (check_trailer), in zlib's words. zlib inflates
- * what is left: small members, headers with a CRC, and the rest of a
- * member from the block boundary where the parallel decoder met invalid or
- * cut data (take_over_from_parallel), so that errors are zlib's. Between
+ * Blocked gzip at a member boundary goes to read_bgzf first, which inflates
+ * whole blocks on all cores (bgzf_inflate, gzip/bgzf.h). Any other member
+ * goes to the parallel decoder of one stream (gzip/pinflate.h), which reads
+ * the file (or a pipe's spool, spool.h) itself; its header is parsed here
+ * (pinflate_header) and its trailer checked here (check_trailer), in zlib's
+ * words. zlib inflates what is left: small members, headers with a CRC, and
+ * the rest of a member from the block boundary where the parallel decoder
+ * met invalid or cut data (take_over_from_parallel), so that errors are
+ * zlib's. Between
  * members we look at the next bytes the way `gzip -d` does: another gzip
  * magic starts a new member, zero bytes are ignored, anything else ends the
  * data and is remembered as trailing garbage.
@@ -28,15 +29,16 @@
  * io_reader_check_blocks checks a range of blocks (bgzf_check_file). */
 #include "reader.h"
 
-#include "io/gzip/bgzf.h"
 #include "crc.h"
-#include "status.h"
-#include "io/gzip/inflate.h"
 #include "par.h"
-#include "io/gzip/pinflate.h"
 #include "pread.h"
 #include "source.h"
+#include "status.h"
 #include "view.h"
+#include "io/gzip/bgzf.h"
+#include "io/gzip/gzip_header.h"
+#include "io/gzip/inflate.h"
+#include "io/gzip/pinflate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +56,7 @@
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
 
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
+#define BGZF_MAX_JOBS 1024 /* BGZF blocks inflated in one parallel batch */
 
 /* Reads the first bytes and picks the plain or the gzip path. */
 static int detect(io_reader *r, io_status *st)
@@ -271,7 +274,7 @@ static int start_parallel(io_reader *r)
     int rc = source_fill(r, 4096);
     if (rc < 0)
         return rc;
-    size_t hlen = gzip_header_plain(r->in_next, r->in_avail);
+    size_t hlen = pinflate_header(r->in_next, r->in_avail);
     uint64_t start = r->member_data = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
@@ -451,6 +454,131 @@ static int zlib_step(io_reader *r, uint8_t *out, size_t n, size_t *made, int *zr
     return 0;
 }
 
+/* Sets up the read of the next window while a batch of BGZF blocks
+ * inflates, when the input is a regular file with more to read: into
+ * inbuf2 (allocated here), starting with the window's bytes from pos on.
+ * Returns whether it will be read. */
+static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_window *w)
+{
+    if (!r->inbuf || r->file_size < 0 || r->in_eof)
+        return 0;
+    if (!r->inbuf2 && !(r->inbuf2 = malloc(IN_BLOCK)))
+        return 0;
+    *w = (bgzf_window){.dst = r->inbuf2, .src = r->in_next + pos, .keep = r->in_avail - pos,
+                       .want = IN_BLOCK - (r->in_avail - pos), .fd = r->fd,
+                       .off = (off_t)r->file_pos};
+    return 1;
+}
+
+/* After a batch whose blocks all inflated: makes the window it read the
+ * current one (the reader's file offset moves past those bytes). */
+static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_window *w)
+{
+    uint8_t *t = r->inbuf;
+    r->inbuf = r->inbuf2;
+    r->inbuf2 = t;
+    r->raw_offset += pos;
+    r->in_next = r->inbuf;
+    r->in_avail = w->keep + (size_t)w->got;
+    r->file_pos = (uint64_t)w->off + (uint64_t)w->got;
+    if ((size_t)w->got < w->want) {
+        r->in_eof = 1;
+        return source_check_shrunk(r);
+    }
+    return 0;
+}
+
+/* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
+ * are in the input window and fit in buf in parallel, each straight to its
+ * place in buf (the ISIZE trailers give the offsets), while one thread reads
+ * the next window. Returns the bytes written, 0 when the next member is not
+ * a complete BGZF block that fits or does not inflate as one (the caller
+ * then inflates it as a stream), or a negative io_error. */
+static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
+{
+    int rc = source_fill(r, IN_BLOCK);
+    if (rc < 0)
+        return rc;
+    static _Thread_local bgzf_job jobs[BGZF_MAX_JOBS];
+    size_t njobs = 0, pos = 0, off = 0;
+    while (njobs < BGZF_MAX_JOBS) {
+        const uint8_t *p = r->in_next + pos;
+        size_t avail = r->in_avail - pos;
+        size_t total = bgzf_block_size(p, avail);
+        if (total == 0 || total > avail)
+            break;
+        uint32_t isize = source_le32(p + total - 4);
+        if (isize > n - off)
+            break;
+        size_t head = bgzf_header_size(p);
+        jobs[njobs++] = (bgzf_job){p + head, total - head - 8, buf + off, isize,
+                                   source_le32(p + total - 8), 0};
+        pos += total;
+        off += isize;
+    }
+    if (njobs < 2) /* one block is no faster in parallel */
+        return 0;
+    bgzf_window next;
+    int prefetch = bgzf_plan_prefetch(r, pos, &next);
+    bgzf_inflate(jobs, njobs, prefetch ? &next : NULL);
+    /* The blocks before the first failing one are good and kept; that one
+     * goes through the sequential inflater instead, which reads it as
+     * `gzip -d` does (a wrong BGZF length field does not bound the member
+     * there), so the data, or the error and the bytes before it, never
+     * depend on how the input was cut into reads. The window read meanwhile
+     * is then dropped: the fd's offset never moved. */
+    for (size_t i = 0; i < njobs; i++) {
+        if (jobs[i].err) {
+            pos = i ? (size_t)(jobs[i - 1].in + jobs[i - 1].in_len + 8 - r->in_next) : 0;
+            off = (size_t)(jobs[i].out - buf);
+            prefetch = 0;
+            break;
+        }
+    }
+    r->n_bgzf += njobs;
+    if (prefetch && next.got >= 0) {
+        int rc2 = bgzf_take_prefetch(r, pos, &next);
+        return rc2 < 0 ? rc2 : (ssize_t)off;
+    }
+    source_consume(r, pos);
+    return (ssize_t)off;
+}
+
+/* Passes over the whole BGZF blocks at the head of the input whose data
+ * lies within the next n decoded bytes, by their headers, checking that
+ * each inflates as one whole block (what the skip assumes; nothing else
+ * reads them); returns the decoded bytes passed over or a negative
+ * io_error. */
+static int64_t skip_bgzf(io_reader *r, uint64_t n)
+{
+    uint64_t skipped = 0;
+    for (;;) {
+        int rc = source_fill(r, IN_BLOCK);
+        if (rc < 0)
+            return rc;
+        size_t span = 0, total, used;
+        uint64_t data = 0;
+        for (; (total = bgzf_block_size(r->in_next + span, r->in_avail - span)) &&
+               total <= r->in_avail - span;
+             span += total) {
+            uint32_t isize = source_le32(r->in_next + span + total - 4);
+            if (isize > n - skipped - data)
+                break;
+            data += isize;
+        }
+        if (span == 0)
+            break;
+        io_status why;
+        rc = bgzf_check(r->inbuf ? r->fd : -1, io_gzip_member_error, r->in_next, span,
+                        r->raw_offset, &used, &why);
+        if (rc < 0)
+            return source_error(r, rc, "%s", why.text);
+        source_consume(r, span);
+        skipped += data;
+    }
+    return (int64_t)skipped;
+}
+
 /* Gzip path: inflates straight into buf until it is full or the data ends. */
 static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 {
@@ -460,7 +588,7 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
             (r->state == RD_BETWEEN && r->stop_at_member_end))
             break;
         if (r->state == RD_BETWEEN) {
-            ssize_t k = bgzf_read(r, buf + got, n - got);
+            ssize_t k = read_bgzf(r, buf + got, n - got);
             if (k < 0)
                 return k;
             if (k > 0) {
@@ -977,7 +1105,7 @@ int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
          (rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, from, &c0, &u, NULL, &why)) < 0) ||
         (rc = bgzf_walk(r->fd, c0, (uint64_t)r->file_size, to == UINT64_MAX ? to : to - u, &c1, &u,
                         NULL, &why)) < 0 ||
-        (rc = bgzf_check_file(r->fd, c0, c1, &why)) < 0)
+        (rc = bgzf_check_file(r->fd, io_gzip_member_error, c0, c1, &why)) < 0)
         return source_error(r, rc, "%s", why.text);
     return 0;
 }
@@ -999,7 +1127,7 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
     }
     while (rc >= 0 && done < n) {
         if (r->state == RD_BETWEEN) {
-            rc = bgzf_skip(r, n - done);
+            rc = skip_bgzf(r, n - done);
             if (rc < 0)
                 break;
             done += (uint64_t)rc;

@@ -23,6 +23,7 @@
 
 #include "status.h"
 #include "view.h"
+#include "zip_member.h"
 
 typedef struct io_reader io_reader;
 
@@ -34,19 +35,6 @@ int io_reader_open(io_reader **out, const char *path, io_status *st);
 /* Opens an in-memory byte string (not copied; must outlive the reader),
  * decoded exactly as a file would be. For tests and fuzzing. */
 int io_reader_open_mem(io_reader **out, const void *data, size_t len, io_status *st);
-
-/* A zip archive member's data (.npz, see npz.h): a byte range of the file,
- * stored as it is or deflated (raw deflate, no gzip header), with the
- * CRC-32 and length its decoded bytes must have. */
-typedef struct {
-    uint64_t data_off;  /* file offset of the first data byte */
-    uint64_t comp_size; /* bytes of data in the file */
-    uint64_t size;      /* decoded bytes */
-    uint32_t crc;       /* CRC-32 of the decoded bytes */
-    int method;         /* IO_ZIP_STORED or IO_ZIP_DEFLATED */
-} io_zip_member;
-
-enum { IO_ZIP_STORED = 0, IO_ZIP_DEFLATED = 8 };
 
 /* Opens the member m of the zip archive at path: the reader's data is the
  * member's decoded bytes and nothing past them. A stored member reads like

@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "io/gzip/bgzf.h"
+#include "io/gzip/gzip_header.h"
 #include "io/npz.h"
 
 #define COST_NVIDIA_VENDOR 0x10de

@@ -15,9 +15,10 @@
 #include <zlib.h>
 
 #include "bgzf.h"
-#include "io/crc.h"
+#include "gzip_header.h"
 #include "inflate.h"
-#include "io/reader.h"
+#include "io/crc.h"
+#include "io/status.h"
 #include "ptx/inflate_stream.h"
 
 #define NONE UINT64_MAX
@@ -252,13 +253,19 @@ static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
     }
 }
 
+/* The header of a member this decoder takes (see pinflate.h). */
+size_t pinflate_header(const uint8_t *p, size_t n)
+{
+    return bgzf_block_size(p, n) ? 0 : gzip_header_size(p, n);
+}
+
 /* Lets job j go on across gzip members where the stream is a member's
  * (pinflate_members), their ends into chunk c's room left. */
 static void members_on(const pinflate *p, inflate_job *j, chunk *c)
 {
     if (!p->members)
         return;
-    j->member_header = gzip_header_plain;
+    j->member_header = pinflate_header;
     j->ends = c->ends + c->nends;
     j->ends_cap = MEMBER_ENDS - c->nends;
 }

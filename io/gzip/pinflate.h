@@ -54,10 +54,16 @@ void pinflate_begin(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len, u
  * handed-out member's trailer) reads again are released as it goes. */
 void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start);
 
+/* Length of the gzip member header at p (n bytes there, the magic first)
+ * when it is one this decoder takes: gzip_header_size's (io/gzip/gzip_header.h),
+ * and not a BGZF block (read in parallel by whole blocks instead). 0
+ * otherwise: zlib then parses it and says what is wrong. */
+size_t pinflate_header(const uint8_t *p, size_t n);
+
 /* Whether the streams begun from now on (pinflate_begin, pinflate_begin_spool) are
  * gzip members that go on across the members that follow them: where a
- * final block is followed by the member's 8-byte trailer and a plain gzip
- * header (gzip_header_plain), the next member is decoded too, in the
+ * final block is followed by the member's 8-byte trailer and a gzip header
+ * it takes (pinflate_header), the next member is decoded too, in the
  * same chunks. pinflate_read then stops at each member's end (pinflate_finished,
  * pinflate_result: that member's), for the caller to check its trailer and
  * header and go on with pinflate_continue. Not with pinflate_pause_on. */

@@ -88,7 +88,7 @@ static int members_decode(const uint8_t *in, size_t len, size_t at, uint8_t *scr
         if (zgot >= CAP || zr != Z_STREAM_END) /* refused, or too long to tell */
             return 0;
         at += used;
-        if (!gzip_header_plain(in + at, len - at))
+        if (!pinflate_header(in + at, len - at))
             return 1;
     }
     return 1;
@@ -100,7 +100,7 @@ static int members_decode(const uint8_t *in, size_t len, size_t at, uint8_t *scr
  * which it does where zlib decodes every member from there on. */
 static void members_check(pinflate *p, const uint8_t *in, size_t len, uint8_t *want, uint8_t *got)
 {
-    size_t h = gzip_header_plain(in, len);
+    size_t h = pinflate_header(in, len);
     if (!h)
         return;
     pinflate_members(p, 1);
@@ -129,7 +129,7 @@ static void members_check(pinflate *p, const uint8_t *in, size_t len, uint8_t *w
         require(end + 8 == at + used);
         if ((at += used) >= len)
             break;
-        size_t next = gzip_header_plain(in + at, len - at);
+        size_t next = pinflate_header(in + at, len - at);
         if (!next)
             break;
         if (!pinflate_continue(p, at + next))
