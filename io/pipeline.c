@@ -796,7 +796,8 @@ static int pl_inflate_member(const unsigned char *in, const if_member *m, unsign
 {
     inflate_job d = {.in = in + m->in_off, .in_len = m->in_len, .stop_bit = UINT64_MAX,
                  .out_limit = SIZE_MAX, .out = out, .out_cap = m->isize};
-    if (inflate_decode_bytes(&d) != INFLATE_END || (d.bit + 7) / 8 != m->in_len || d.out_len != m->isize)
+    if (inflate_decode_bytes(&d) != INFLATE_END || (d.bit + 7) / 8 != m->in_len ||
+        d.out_len != m->isize)
         return -1;
     return crc_update(0, out, m->isize) == m->crc ? 0 : -1;
 }

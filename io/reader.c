@@ -208,7 +208,7 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
         pinflate_begin_spool(r->par, r->spool, start);
     else
         pinflate_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
-                   base + start);
+                       base + start);
     if (may_pause)
         pinflate_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
@@ -342,10 +342,11 @@ static ssize_t pause_parallel(io_reader *r)
     if (!r->pause_win && !(r->pause_win = malloc(INFLATE_WINDOW)))
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     pinflate_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
-                     &r->pause_len);
+                         &r->pause_len);
     memcpy(r->pause_win, window, r->pause_wlen);
     r->raw_offset = r->pause_bit / 8 - parallel_base(r);
-    pinflate_abandon(r->par); /* the window is copied; the threads' last chunks are not waited for */
+    /* the window is copied; the threads' last chunks are not waited for */
+    pinflate_abandon(r->par);
     r->state = RD_PAUSED;
     return 0;
 }

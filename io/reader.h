@@ -13,7 +13,7 @@
  * (not the file: the caller prefixes the name).
  *
  * What blocked gzip alone has (finding, checking and sizing BGZF blocks) is
- * in bgzf.h; reads of a file at an offset are in pread.h. */
+ * in gzip/bgzf.h; reads of a file at an offset are in pread.h. */
 #ifndef GPUBATCH_IO_READER_H
 #define GPUBATCH_IO_READER_H
 

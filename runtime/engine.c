@@ -225,7 +225,8 @@ static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdevic
     if (on_device) {
         CU_TRY(gpu_queue_mark_copied(&s->q)); /* nothing to copy */
     } else if (s->gz) {
-        if ((rc = block_inflate_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied, &in)) < 0)
+        if ((rc = block_inflate_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied,
+                                      &in)) < 0)
             return rc;
     } else {
         if (!s->din && (rc = engine_input_buffer(e, s)) < 0)

@@ -591,7 +591,7 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_writer_piece_write write, void *ctx
             gpu_queue *q = &e->q[k & 1];
             if (e->deflate) {
                 if ((rc = block_deflate_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
-                                    len)) < 0) {
+                                              len)) < 0) {
                     tp_stage_gpu_error(e, rc);
                     if (k > 0)
                         gpu_queue_wait(&e->q[(k - 1) & 1]);

@@ -3,7 +3,7 @@
  * (io/gzip/stream_plan.c) and segment decoder (ptx/inflate_stream.h) on the
  * host, as tests/inflate_stream_host.h runs them, over the stand-in
  * driver's device memory (tests/cli/fakecuda.c: host memory). A test
- * program that includes it is linked without runtime/gpu_inflate_stream.o
+ * program that includes it is linked without runtime/gzip/stream_inflate.o
  * (the Makefile's TEST_OBJ); rounds_run counts the rounds it decoded. */
 #ifndef GPUBATCH_TESTS_GZS_STANDIN_H
 #define GPUBATCH_TESTS_GZS_STANDIN_H
@@ -25,7 +25,8 @@
 static atomic_int rounds_run; /* rounds decoded, on any thread */
 
 /* Allocates a set's buffers (device memory is host memory here). */
-int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets)
+int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes,
+                        uint32_t seg_cap, int sets)
 {
     (void)seg_bytes, (void)seg_cap;
     memset(z, 0, sizeof *z);
@@ -63,7 +64,8 @@ void stream_inflate_close(stream_inflate_dev *z)
 }
 
 /* Copies part of a batch to set k through the driver. */
-int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n)
+int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                               size_t off, size_t n)
 {
     if (k >= z->nsets || off > z->comp_cap || n > z->comp_cap - off)
         return 1;
@@ -94,24 +96,25 @@ static void stream_inflate_host_round(stream_inflate_dev *z, stream_inflate_set 
 }
 
 /* Cuts set k's batch into segments and decodes its first round. */
-int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
-                    uint64_t stop)
+int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start,
+                               int exact, uint64_t stop)
 {
     (void)s;
     if (len > z->comp_cap || k >= z->nsets)
         return 1;
     stream_inflate_set *t = &z->set[k];
     stream_plan_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
-            z->seg_cap, z->sym_cap);
+                     z->seg_cap, z->sym_cap);
     stream_inflate_host_round(z, t, len);
     return 0;
 }
 
 /* Finishes the current set's batch: further rounds, the windows and markers
  * (ish_replace), the CRC-32. */
-int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
-                  size_t out_cap, uint8_t *win_out, stream_inflate_result *r)
+int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len,
+                             int last, uint64_t begin, const uint8_t *window, uint32_t valid,
+                             CUdeviceptr out, size_t out_cap, uint8_t *win_out,
+                             stream_inflate_result *r)
 {
     (void)s;
     stream_inflate_set *t = &z->set[z->cur];

@@ -76,7 +76,8 @@ typedef struct {
     uint32_t cap;     /* room per segment in symbols */
     size_t batch;     /* compressed bytes per batch (0: the whole stream) */
     int gave_up;      /* out: batches the plan gave up */
-    size_t margin;    /* stream_plan_batch_stop's margin (0: each batch starts where the one before ended) */
+    size_t margin; /* stream_plan_batch_stop's margin (0: each batch starts where the one before
+                      ended) */
 } ish_opts;
 
 /* batches decoded again, given more room, segments decoded again in
@@ -116,8 +117,8 @@ static inline long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_
         if (!syms)
             abort();
         stream_plan p;
-        stream_plan_init(&p, segs, todo, MAX_SEGS, blen, searched ? 0 : begin, !searched, stop, o->step,
-                o->cap, sym_cap);
+        stream_plan_init(&p, segs, todo, MAX_SEGS, blen, searched ? 0 : begin, !searched, stop,
+                         o->step, o->cap, sym_cap);
         if (searched)
             stream_plan_begin_at(&p, begin);
         int r;

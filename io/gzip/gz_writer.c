@@ -1,4 +1,4 @@
-/* gzwrite.c - blocked gzip output, compressed by a pool of threads.
+/* gz_writer.c - blocked gzip output, compressed by a pool of threads.
  *
  * This file owns the output threading. The calling thread fills fixed-size
  * blocks in a ring of jobs; worker threads (each with its own encoder
@@ -31,7 +31,8 @@
 #include "ptx/deflate_math.h"
 #include "io/reader.h"
 
-_Static_assert(DF_MEMBER_BOUND(GZ_WRITER_BLOCK_DATA) <= BGZF_BLOCK_MAX, "a block's member fits 64 KiB");
+_Static_assert(DF_MEMBER_BOUND(GZ_WRITER_BLOCK_DATA) <= BGZF_BLOCK_MAX,
+               "a block's member fits 64 KiB");
 _Static_assert(GZ_WRITER_BLOCK_DATA <= DF_BLOCK_MAX, "a block fits the encoder");
 
 const unsigned char gz_eof_block[GZ_WRITER_EOF_LEN] = {BGZF_EOF_BYTES};
@@ -341,10 +342,11 @@ uint64_t gz_writer_offset(const gz_writer *w)
     return w->offset;
 }
 
-/* Cuts data at stream position offset at block boundaries (see gzwrite.h). */
+/* Cuts data at stream position offset at block boundaries (see gz_writer.h). */
 void gz_writer_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks)
 {
-    size_t to_boundary = (size_t)((GZ_WRITER_BLOCK_DATA - offset % GZ_WRITER_BLOCK_DATA) % GZ_WRITER_BLOCK_DATA);
+    size_t to_boundary =
+        (size_t)((GZ_WRITER_BLOCK_DATA - offset % GZ_WRITER_BLOCK_DATA) % GZ_WRITER_BLOCK_DATA);
     *head = to_boundary < bytes ? to_boundary : bytes;
     *nblocks = (bytes - *head) / GZ_WRITER_BLOCK_DATA;
 }

@@ -1,4 +1,4 @@
-/* gzwrite.h - blocked gzip (BGZF-compatible) output with deterministic bytes.
+/* gz_writer.h - blocked gzip (BGZF-compatible) output with deterministic bytes.
  *
  * Data is cut into blocks of at most GZ_WRITER_BLOCK_DATA uncompressed bytes; each
  * becomes one gzip member with the BGZF "BC" extra field, MTIME 0, OS 255
@@ -62,7 +62,8 @@ int gz_writer_write_span(gz_writer *w, const gz_writer_span *s);
 /* Where a producer hands its output: a span compressed elsewhere (span not
  * NULL), or n plain bytes at buf; 0, or nonzero once the failure has been
  * reported (it stops the producer, which returns it). */
-typedef int (*gz_writer_piece_write)(void *ctx, const gz_writer_span *span, const void *buf, size_t n);
+typedef int (*gz_writer_piece_write)(void *ctx, const gz_writer_span *span, const void *buf,
+                                     size_t n);
 
 /* Compresses what is buffered, writes the end-of-file block and frees the
  * writer (not the sink). Returns 0 or a negative io_error. */

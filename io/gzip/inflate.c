@@ -42,17 +42,19 @@
 #define E_VAL(e) ((e) >> 16)
 #define E_PAIR(e) ((e) & 0xf00u) /* nonzero in a literal entry: two literals */
 
-static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                      15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                      67, 83, 99, 115, 131, 163, 195, 227, 258};
 static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                       2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                       33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
-                                       1025, 1537, 2049, 3073, 4097, 6145,  8193,  12289, 16385, 24577};
+static const uint16_t dist_base[30] = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 /* The order in which a dynamic header lists the code-length code's lengths. */
-static const uint8_t clen_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+static const uint8_t clen_order[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                       11, 4,  12, 3, 13, 2, 14, 1, 15};
 
 /* Decoding tables of one block. */
 typedef struct {
@@ -554,7 +556,8 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                     o8[p] = (uint8_t)E_VAL(e);
             } else if (wide) {
                 size_t from = p - dist + INFLATE_WINDOW;
-                o16[p] = from < INFLATE_WINDOW ? (uint16_t)(INFLATE_MARKER + from) : o16[from - INFLATE_WINDOW];
+                o16[p] = from < INFLATE_WINDOW ? (uint16_t)(INFLATE_MARKER + from)
+                                               : o16[from - INFLATE_WINDOW];
             } else {
                 o8[p] = o8[(ptrdiff_t)p - (ptrdiff_t)dist];
             }
@@ -720,7 +723,8 @@ int inflate_decode_symbols(inflate_job *j)
 }
 
 /* Replaces markers by the window's bytes (see inflate.h). */
-int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window, size_t valid)
+int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
+                    size_t valid)
 {
     size_t first_valid = INFLATE_WINDOW - valid;
     int bad = 0;
@@ -822,7 +826,8 @@ int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t sta
         return 1;
     if (end / 8 >= len || start / 8 >= len)
         return 0;
-    unsigned head_end = (unsigned)(in[end / 8] >> (end % 8)), head_start = (unsigned)(in[start / 8] >> (start % 8));
+    unsigned head_end = (unsigned)(in[end / 8] >> (end % 8)),
+             head_start = (unsigned)(in[start / 8] >> (start % 8));
     if (end % 8 > 5)
         head_end |= (unsigned)(end / 8 + 1 < len ? in[end / 8 + 1] : 0) << (8 - end % 8);
     if (start % 8 > 5)

@@ -80,7 +80,8 @@ int inflate_decode_symbols(inflate_job *j);
 /* Writes n symbols as bytes: markers take their byte from window (the
  * INFLATE_WINDOW bytes before the symbols' start, of which only the last
  * `valid` exist). Returns 0, or -1 when a marker points before them. */
-int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window, size_t valid);
+int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
+                    size_t valid);
 
 /* The first bit offset in [from, to) of in[0..len) where a non-final
  * dynamic-Huffman block with valid, complete codes or a non-final stored

@@ -301,7 +301,8 @@ static void decode_known(pinflate *p, chunk *c)
         return;
     size_t est = (size_t)((c->to - c->start) / 8) * 2 + INFLATE_WINDOW;
     c->cap = 0;
-    if (grow((void **)&c->buf, &c->cap, INFLATE_WINDOW + (est < OUT_LIMIT ? est : OUT_LIMIT), 1) < 0)
+    if (grow((void **)&c->buf, &c->cap, INFLATE_WINDOW + (est < OUT_LIMIT ? est : OUT_LIMIT), 1) <
+        0)
         goto out;
     memcpy(c->buf + INFLATE_WINDOW - c->wvalid, c->window + INFLATE_WINDOW - c->wvalid, c->wvalid);
     uint64_t base = s.off * 8;
@@ -387,7 +388,8 @@ static void decode_spec(pinflate *p, chunk *c)
             bit = early_final;
         c->nsym = c->nout = c->nends = 0;
         int r = decode_guess(p, c, &s, bit);
-        int early = r == INFLATE_END && !fallback && src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
+        int early = r == INFLATE_END && !fallback &&
+                    src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
                     !ifs_final_trusted(s.data, s.len, c->end - base);
         if (early && early_final == NONE)
             early_final = bit;
@@ -933,7 +935,8 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
         got += k;
         if (c->taken == limit && c->ends_taken < c->nends) { /* a member ends: stop there */
             const inflate_member_end *e = &c->ends[c->ends_taken];
-            p->crc = (uint32_t)crc32_combine(p->crc, c->seg_crc[c->ends_taken], (z_off_t)(limit - seg));
+            p->crc =
+                (uint32_t)crc32_combine(p->crc, c->seg_crc[c->ends_taken], (z_off_t)(limit - seg));
             p->len += limit - seg;
             p->member_end_bit = e->end_bit;
             p->next_member = e->next_bit;
@@ -981,7 +984,7 @@ void pinflate_result(const pinflate *p, uint64_t *end_byte, uint32_t *crc, uint6
 
 /* Where a sequential decoder goes on (see pinflate.h). */
 void pinflate_stop_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
-                     uint32_t *crc, uint64_t *len)
+                         uint32_t *crc, uint64_t *len)
 {
     const chunk *c = p->stopped;
     *bit = c->start;
@@ -993,7 +996,7 @@ void pinflate_stop_point(const pinflate *p, uint64_t *bit, const uint8_t **windo
 
 /* Where the stream paused (see pinflate.h). */
 void pinflate_pause_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
-                      uint32_t *crc, uint64_t *len)
+                          uint32_t *crc, uint64_t *len)
 {
     *bit = p->out_pos;
     *window = p->out_win + INFLATE_WINDOW - p->out_wlen;

@@ -31,8 +31,10 @@
 
 #include "io/spool.h"
 
-#define PINFLATE_STOPPED (-100) /* pinflate_read: go on sequentially from pinflate_stop_point */
-#define PINFLATE_PAUSED (-101)  /* pinflate_read: paused as asked (pinflate_pause_on), at pinflate_pause_point */
+/* pinflate_read: go on sequentially from pinflate_stop_point */
+#define PINFLATE_STOPPED (-100)
+/* pinflate_read: paused as asked (pinflate_pause_on), at pinflate_pause_point */
+#define PINFLATE_PAUSED (-101)
 
 typedef struct pinflate pinflate;
 
@@ -104,13 +106,13 @@ void pinflate_result(const pinflate *p, uint64_t *end_byte, uint32_t *crc, uint6
  * where a sequential decoder must go on, the stream's last *wlen (at most
  * 32 KiB) bytes before it, and the CRC-32 and length of all before it. */
 void pinflate_stop_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
-                     uint32_t *crc, uint64_t *len);
+                         uint32_t *crc, uint64_t *len);
 
 /* After PINFLATE_PAUSED: the bit offset (in the source) of the block boundary
  * where the stream was paused, its last *wlen (at most 32 KiB) bytes
  * before it, and the CRC-32 and length of all before it. */
 void pinflate_pause_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
-                      uint32_t *crc, uint64_t *len);
+                          uint32_t *crc, uint64_t *len);
 
 /* The source byte up to which the data handed out so far was compressed. */
 uint64_t pinflate_input_pos(const pinflate *p);

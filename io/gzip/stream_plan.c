@@ -10,7 +10,8 @@
 
 /* Segment i of the plan, nominally from bit `from` for `bits` bits (the
  * last one stops where the batch does). */
-static void sp_segment(stream_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap, int last_one)
+static void sp_segment(stream_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap,
+                       int last_one)
 {
     ifs_seg *s = &p->segs[i];
     s->start = from;
@@ -29,7 +30,7 @@ static void sp_segment(stream_plan *p, int i, uint64_t from, uint64_t bits, uint
 
 /* Cuts the batch into segments (see stream_plan.h). */
 void stream_plan_init(stream_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
-             int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap)
+                      int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap)
 {
     p->segs = segs;
     p->todo = todo;

@@ -57,7 +57,7 @@ typedef struct {
  * room for `cap` symbols in a buffer of sym_cap symbols, and lists them all
  * for the first round. */
 void stream_plan_init(stream_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
-             int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap);
+                      int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap);
 
 /* For a plan whose start was not exact: the bit where the batch must begin
  * (where the batch before it ended), before the first stream_plan_check. A first

@@ -1,4 +1,4 @@
-/* gpu_deflate.c - blocked gzip members compressed on the device. */
+/* block_deflate.c - blocked gzip members compressed on the device. */
 #include "block_deflate.h"
 
 #include <stdio.h>
@@ -37,7 +37,7 @@ static size_t block_deflate_max_blocks(size_t max_bytes)
     return max_bytes / GZ_WRITER_BLOCK_DATA + 1;
 }
 
-/* Whether g reaches host (see gpu_deflate.h). */
+/* Whether g reaches host (see block_deflate.h). */
 int block_deflate_host_mapped(gpu *g, void *host)
 {
     CUdeviceptr d;
@@ -45,8 +45,9 @@ int block_deflate_host_mapped(gpu *g, void *host)
 }
 
 /* Opens the deflate slots of the output buffers made so far, or none (see
- * gpu_deflate.h). */
-int block_deflate_open_all(int n, block_deflate_slot_at at, void *ctx, size_t max_bytes, io_status *st)
+ * block_deflate.h). */
+int block_deflate_open_all(int n, block_deflate_slot_at at, void *ctx, size_t max_bytes,
+                           io_status *st)
 {
     gpu *g;
     void *host;
@@ -65,22 +66,25 @@ int block_deflate_open_all(int n, block_deflate_slot_at at, void *ctx, size_t ma
 }
 
 /* Opens the deflate slot of an output buffer made after block_deflate_open_all (see
- * gpu_deflate.h). */
-int block_deflate_open_late(block_deflate_slot *z, gpu *g, size_t max_bytes, void *host, io_status *st)
+ * block_deflate.h). */
+int block_deflate_open_late(block_deflate_slot *z, gpu *g, size_t max_bytes, void *host,
+                            io_status *st)
 {
     if (!block_deflate_host_mapped(g, host))
         return 0;
-    int rc = gpu_settle(g, block_deflate_open(z, g, max_bytes, host), "preparing the device's deflate");
+    int rc =
+        gpu_settle(g, block_deflate_open(z, g, max_bytes, host), "preparing the device's deflate");
     return rc < 0 ? io_pass_as(st, rc, gpu_status(g)) : rc;
 }
 
-/* Head, tail and members at most (see gpu_deflate.h). */
+/* Head, tail and members at most (see block_deflate.h). */
 size_t block_deflate_host_bytes(size_t max_bytes)
 {
-    return 2 * GZ_WRITER_BLOCK_DATA + block_deflate_max_blocks(max_bytes) * DF_MEMBER_BOUND(GZ_WRITER_BLOCK_DATA);
+    return 2 * GZ_WRITER_BLOCK_DATA +
+           block_deflate_max_blocks(max_bytes) * DF_MEMBER_BOUND(GZ_WRITER_BLOCK_DATA);
 }
 
-/* Allocates the slot (see gpu_deflate.h). */
+/* Allocates the slot (see block_deflate.h). */
 int block_deflate_open(block_deflate_slot *z, gpu *g, size_t max_bytes, void *host)
 {
     int rc = gpu_bind(g);
@@ -129,8 +133,9 @@ void block_deflate_close(block_deflate_slot *z)
     memset(z, 0, sizeof *z);
 }
 
-/* Queues the raw copies and the kernels of one chunk (see gpu_deflate.h). */
-int block_deflate_queue(block_deflate_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t bytes)
+/* Queues the raw copies and the kernels of one chunk (see block_deflate.h). */
+int block_deflate_queue(block_deflate_slot *z, CUstream s, CUdeviceptr data, uint64_t offset,
+                        size_t bytes)
 {
     int rc;
     gz_writer_block_split(offset, bytes, &z->head, &z->nblocks);
@@ -163,7 +168,7 @@ int block_deflate_queue(block_deflate_slot *z, CUstream s, CUdeviceptr data, uin
     return 0;
 }
 
-/* Describes the chunk whose work is done (see gpu_deflate.h). */
+/* Describes the chunk whose work is done (see block_deflate.h). */
 int block_deflate_collect(block_deflate_slot *z, gz_writer_span *span, io_status *st)
 {
     size_t members = 0;

@@ -1,4 +1,4 @@
-/* gpu_deflate.h - the device stage of blocked gzip output: a command's
+/* block_deflate.h - the device stage of blocked gzip output: a command's
  * result chunk, still in device memory, compressed there by the kernels of
  * ptx/deflate.cu into the BGZF members that the host's writer would make of
  * the same bytes (io/gzip/gz_writer.h), so that only compressed bytes come back.
@@ -60,14 +60,16 @@ typedef block_deflate_slot *(*block_deflate_slot_at)(void *ctx, int i, gpu **g, 
  * when all are open, or a negative gpu_error filled in *st. A
  * buffer not made yet (host NULL) is left out: block_deflate_open_late opens its
  * slot once it is. */
-int block_deflate_open_all(int n, block_deflate_slot_at at, void *ctx, size_t max_bytes, io_status *st);
+int block_deflate_open_all(int n, block_deflate_slot_at at, void *ctx, size_t max_bytes,
+                           io_status *st);
 
 /* Opens the deflate slot z of an output buffer made after block_deflate_open_all
  * turned device deflate on, where device g can write into host (else z
  * stays closed, block_deflate_is_open says so, and that buffer's chunks are
  * compressed on the host, to the same bytes). 0, or a negative gpu_error
  * filled in *st. */
-int block_deflate_open_late(block_deflate_slot *z, gpu *g, size_t max_bytes, void *host, io_status *st);
+int block_deflate_open_late(block_deflate_slot *z, gpu *g, size_t max_bytes, void *host,
+                            io_status *st);
 
 /* Whether slot z is open: chunks queued through it come back compressed. */
 static inline int block_deflate_is_open(const block_deflate_slot *z)
@@ -82,7 +84,8 @@ static inline int block_deflate_is_open(const block_deflate_slot *z)
  * buffer (no copy to queue behind other streams' work once the chunk is
  * done), and their sizes copied back. 0 or a negative gpu_error (text in
  * the slot's gpu). */
-int block_deflate_queue(block_deflate_slot *z, CUstream s, CUdeviceptr data, uint64_t offset, size_t bytes);
+int block_deflate_queue(block_deflate_slot *z, CUstream s, CUdeviceptr data, uint64_t offset,
+                        size_t bytes);
 
 /* Once the work queued is done: describes the chunk's output in *span,
  * valid until the slot is queued again. 0, or a negative gpu_error with one

@@ -1,4 +1,4 @@
-/* gpu_inflate.c - blocked gzip members inflated on the device. */
+/* block_inflate.c - blocked gzip members inflated on the device. */
 #include "block_inflate.h"
 
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include "io/reader.h"
 
 #define BLOCK_INFLATE_MODULE "inflate"
-#define BLOCK_INFLATE_ALIGN 256 /* alignment of a chunk's decoded data (the kernels' vector loads) */
+#define BLOCK_INFLATE_ALIGN 256 /* a chunk's decoded data: the kernels' vector loads */
 
 /* Allocates the slot's device buffers for chunks of chunk_bytes. */
 static int block_inflate_alloc(block_inflate_slot *z, gpu *g, size_t chunk_bytes)
@@ -26,7 +26,7 @@ static int block_inflate_alloc(block_inflate_slot *z, gpu *g, size_t chunk_bytes
     return 0;
 }
 
-/* Allocates the slot's buffers ahead of its first chunk (see gpu_inflate.h). */
+/* Allocates the slot's buffers ahead of its first chunk (see block_inflate.h). */
 int block_inflate_reserve(block_inflate_slot *z, gpu *g, size_t chunk_bytes)
 {
     if (z->g == g && z->chunk_bytes >= chunk_bytes)
@@ -50,9 +50,9 @@ void block_inflate_close(block_inflate_slot *z)
     memset(z, 0, sizeof *z);
 }
 
-/* Queues a chunk's copies and kernels (see gpu_inflate.h). */
-int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
-              size_t chunk_bytes, CUevent copied, CUdeviceptr *data)
+/* Queues a chunk's copies and kernels (see block_inflate.h). */
+int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *host,
+                        const pl_gz_chunk *c, size_t chunk_bytes, CUevent copied, CUdeviceptr *data)
 {
     int rc = block_inflate_reserve(z, g, chunk_bytes);
     if (rc < 0)
@@ -62,7 +62,8 @@ int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *h
     unsigned n = (unsigned)c->nmembers;
     CU_TRY(cu.MemcpyHtoDAsync(z->comp, h, c->in_bytes, s));
     /* the span starts where the chunk's data comes out BLOCK_INFLATE_ALIGN-aligned */
-    CUdeviceptr span = z->dec + (BLOCK_INFLATE_ALIGN - c->skip % BLOCK_INFLATE_ALIGN) % BLOCK_INFLATE_ALIGN;
+    CUdeviceptr span =
+        z->dec + (BLOCK_INFLATE_ALIGN - c->skip % BLOCK_INFLATE_ALIGN) % BLOCK_INFLATE_ALIGN;
     for (int i = 0; i < c->nruns; i++)
         CU_TRY(cu.MemcpyHtoDAsync(span + c->runs[i].out_off, h + c->runs[i].in_off,
                                   c->runs[i].len, s));
@@ -91,7 +92,7 @@ int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *h
     return 0;
 }
 
-/* Explains a member the device refused (see gpu_inflate.h). */
+/* Explains a member the device refused (see block_inflate.h). */
 int block_inflate_check(const block_inflate_slot *z, const pl_gz_chunk *c, io_status *st)
 {
     unsigned i = z->g ? *z->bad_host : IF_NO_MEMBER;

@@ -1,4 +1,4 @@
-/* gpu_inflate.h - the device stage of blocked gzip input: a chunk of whole
+/* block_inflate.h - the device stage of blocked gzip input: a chunk of whole
  * BGZF members (io/pipeline.h, pl_gz_chunk) copied to the GPU as it lies in
  * the pinned buffer, inflated there by the kernels of ptx/inflate.cu into a
  * decoded buffer, and checked (CRC-32, ISIZE) there too; the command's own
@@ -31,8 +31,9 @@ typedef struct {
  * not NULL) after the copies from host, before the kernels; *data gets the
  * device address of the chunk's data. 0 or a negative gpu_error (text in
  * g). */
-int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
-              size_t chunk_bytes, CUevent copied, CUdeviceptr *data);
+int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *host,
+                        const pl_gz_chunk *c, size_t chunk_bytes, CUevent copied,
+                        CUdeviceptr *data);
 
 /* Allocates the slot's buffers on device g for chunks of at most
  * chunk_bytes data bytes, unless it has them: done by block_inflate_stage otherwise,

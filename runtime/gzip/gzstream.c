@@ -32,7 +32,8 @@
  * the copies run while the rest is read. */
 #define GZSTREAM_PIECES 12
 
-_Static_assert(GZSTREAM_SETS >= 2 && GZSTREAM_SETS <= STREAM_INFLATE_SETS_MAX, "sets of batch buffers");
+_Static_assert(GZSTREAM_SETS >= 2 && GZSTREAM_SETS <= STREAM_INFLATE_SETS_MAX,
+               "sets of batch buffers");
 
 /* A batch read into one set of buffers, copied to the device and its first
  * round queued, on a thread of its own, while the batches before it are
@@ -95,7 +96,7 @@ static int gzstream_buffers(gzstream *z, size_t cap)
     z->piece = (cap + GZSTREAM_PIECES - 1) / GZSTREAM_PIECES; /* in whole pages */
     z->piece = (z->piece + 4095) / 4096 * 4096;
     if ((rc = stream_inflate_open(&z->dev, z->g, cap, GZSTREAM_SEG,
-                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), GZSTREAM_SETS)) < 0)
+                                  (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), GZSTREAM_SETS)) < 0)
         return rc;
     /* every symbol is one decoded byte: the pool bounds a batch's output */
     z->out_cap = (size_t)z->dev.sym_cap;
@@ -331,7 +332,8 @@ static void *gzstream_ahead_main(void *arg)
         return NULL;
     }
     if (gzstream_load(z, k, s, a->pos, a->len) == 0 &&
-        stream_inflate_batch_begin(&z->dev, s, k, a->len, 0, 0, gzstream_batch_stop(z, a->pos, a->len)) == 0)
+        stream_inflate_batch_begin(&z->dev, s, k, a->len, 0, 0,
+                                   gzstream_batch_stop(z, a->pos, a->len)) == 0)
         a->ok = 1;
     return NULL;
 }
@@ -463,8 +465,8 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             rc = gzstream_wait(s);
             if (rc == 0)
                 rc = stream_inflate_batch_end(&z->dev, z->fin.stream, in, len, last,
-                                   ahead ? start : IFS_NONE, z->pt.window, z->pt.wlen,
-                                   z->out[nxt] + keep, z->out_cap, z->win, &r);
+                                              ahead ? start : IFS_NONE, z->pt.window, z->pt.wlen,
+                                              z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
         z->first = 0;
         if (rc < 0) {

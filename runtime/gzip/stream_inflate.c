@@ -1,5 +1,5 @@
-/* gpu_inflate_stream.c - one deflate stream inflated on the device in
- * segments (see gpu_inflate_stream.h). */
+/* stream_inflate.c - one deflate stream inflated on the device in
+ * segments (see stream_inflate.h). */
 #include "stream_inflate.h"
 
 #include <string.h>
@@ -27,8 +27,9 @@ static int stream_inflate_set_open(stream_inflate_dev *z, int k)
     return 0;
 }
 
-/* Allocates the buffers (see gpu_inflate_stream.h). */
-int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets)
+/* Allocates the buffers (see stream_inflate.h). */
+int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes,
+                        uint32_t seg_cap, int sets)
 {
     memset(z, 0, sizeof *z);
     z->g = g;
@@ -88,7 +89,8 @@ void stream_inflate_close(stream_inflate_dev *z)
 /* Queues one round of set t's plan: the listed segments decoded, the
  * plan's copy brought back (in t->hsegs once s is synchronized). Driver
  * calls only, so that any thread may queue it. */
-static int stream_inflate_round(stream_inflate_dev *z, stream_inflate_set *t, CUstream s, size_t len)
+static int stream_inflate_round(stream_inflate_dev *z, stream_inflate_set *t, CUstream s,
+                                size_t len)
 {
     const stream_plan *p = &t->plan;
     size_t segs_bytes = (size_t)p->n * sizeof(ifs_seg);
@@ -105,8 +107,9 @@ static int stream_inflate_round(stream_inflate_dev *z, stream_inflate_set *t, CU
 /* Passes the windows along, replaces the markers and checksums the output
  * of a finished plan; 0, 1 for a marker into bytes that do not exist, or a
  * negative gpu_error. */
-static int stream_inflate_finish(stream_inflate_dev *z, CUstream s, stream_inflate_set *t, const uint8_t *window,
-                      uint32_t valid, CUdeviceptr out, uint8_t *win_out, stream_inflate_result *r)
+static int stream_inflate_finish(stream_inflate_dev *z, CUstream s, stream_inflate_set *t,
+                                 const uint8_t *window, uint32_t valid, CUdeviceptr out,
+                                 uint8_t *win_out, stream_inflate_result *r)
 {
     const stream_plan *p = &t->plan;
     int rc;
@@ -165,8 +168,9 @@ static int stream_inflate_finish(stream_inflate_dev *z, CUstream s, stream_infla
 }
 
 /* Queues the copy of in[off..off+n) into set k's compressed bytes (see
- * gpu_inflate_stream.h). */
-int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n)
+ * stream_inflate.h). */
+int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                               size_t off, size_t n)
 {
     if (k >= z->nsets || off > z->comp_cap || n > z->comp_cap - off)
         return 1;
@@ -175,7 +179,7 @@ int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const u
 }
 
 /* Queues the zeros after set k's len compressed bytes (see
- * gpu_inflate_stream.h). */
+ * stream_inflate.h). */
 int stream_inflate_upload_end(stream_inflate_dev *z, int k, CUstream s, size_t len)
 {
     if (k >= z->nsets || len > z->comp_cap)
@@ -185,22 +189,23 @@ int stream_inflate_upload_end(stream_inflate_dev *z, int k, CUstream s, size_t l
 }
 
 /* Cuts a batch into segments and queues its first round (see
- * gpu_inflate_stream.h). */
-int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
-                    uint64_t stop)
+ * stream_inflate.h). */
+int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start,
+                               int exact, uint64_t stop)
 {
     if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD || k >= z->nsets)
         return 1;
     stream_inflate_set *t = &z->set[k];
     stream_plan_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
-            z->seg_cap, z->sym_cap);
+                     z->seg_cap, z->sym_cap);
     return stream_inflate_round(z, t, s, len);
 }
 
-/* Finishes the batch stream_inflate_batch_begin queued (see gpu_inflate_stream.h). */
-int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
-                  size_t out_cap, uint8_t *win_out, stream_inflate_result *r)
+/* Finishes the batch stream_inflate_batch_begin queued (see stream_inflate.h). */
+int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len,
+                             int last, uint64_t begin, const uint8_t *window, uint32_t valid,
+                             CUdeviceptr out, size_t out_cap, uint8_t *win_out,
+                             stream_inflate_result *r)
 {
     stream_inflate_set *t = &z->set[z->cur];
     stream_plan *p = &t->plan;

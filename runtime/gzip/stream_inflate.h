@@ -1,4 +1,4 @@
-/* gpu_inflate_stream.h - one deflate stream (a gzip member that is not
+/* stream_inflate.h - one deflate stream (a gzip member that is not
  * BGZF) inflated on the GPU in batches of compressed bytes: each batch is
  * cut into segments that the kernels of ptx/inflate.cu decode at once
  * (ptx/inflate_stream.h), in rounds that io/gzip/stream_plan.c plans; then the
@@ -62,21 +62,24 @@ typedef struct {
  * segments of seg_bytes compressed bytes, each with room for seg_cap
  * symbols to start with; `sets` (1 to STREAM_INFLATE_SETS_MAX) sets of them. 0 or a negative
  * gpu_error (text in g). */
-int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets);
+int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes,
+                        uint32_t seg_cap, int sets);
 
 /* Queues on stream s the copy of in[off..off+n) (host memory, pinned for
  * speed, that holds a batch's compressed bytes from in[0]) to the same
  * place in set k's buffer: 0, 1 when beyond what the buffers were made
  * for (or no set k), or a negative gpu_error. A batch may be copied in
  * parts, each from its own pinned range, as its bytes are read. */
-int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n);
+int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                               size_t off, size_t n);
 
 /* Queues the zeroed padding after set k's len compressed bytes, which the
  * decoder may read past a batch's end: as stream_inflate_upload_part. */
 int stream_inflate_upload_end(stream_inflate_dev *z, int k, CUstream s, size_t len);
 
 /* stream_inflate_upload_part of in[0..len), then stream_inflate_upload_end. */
-static inline int stream_inflate_upload(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
+static inline int stream_inflate_upload(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                                        size_t len)
 {
     int rc = stream_inflate_upload_part(z, k, s, in, 0, len);
     return rc ? rc : stream_inflate_upload_end(z, k, s, len);
@@ -99,11 +102,12 @@ static inline void stream_inflate_advance(stream_inflate_dev *z)
  * stream_inflate_batch_end waits for the current set's rounds on s and goes on as
  * stream_inflate_batch does; `begin` is where a batch whose start was not exact must
  * begin (stream_plan_begin_at), else IFS_NONE. */
-int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
-                    uint64_t stop);
-int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
-                  size_t out_cap, uint8_t *win_out, stream_inflate_result *r);
+int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start,
+                               int exact, uint64_t stop);
+int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len,
+                             int last, uint64_t begin, const uint8_t *window, uint32_t valid,
+                             CUdeviceptr out, size_t out_cap, uint8_t *win_out,
+                             stream_inflate_result *r);
 
 /* Inflates the batch stream_inflate_upload copied into the current set on stream s:
  * in[0..len) (the same bytes, which the plan reads; the batch begins where
@@ -114,14 +118,15 @@ int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *i
  * bytes, may be NULL) holds the window after the batch. Returns 0, 1 when
  * the batch is declined (see the top of this file), or a negative
  * gpu_error. */
-static inline int stream_inflate_batch(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len,
-                            uint64_t start, int last, const uint8_t *window, uint32_t valid,
-                            CUdeviceptr out, size_t out_cap, uint8_t *win_out, stream_inflate_result *r)
+static inline int stream_inflate_batch(stream_inflate_dev *z, CUstream s, const uint8_t *in,
+                                       size_t len, uint64_t start, int last, const uint8_t *window,
+                                       uint32_t valid, CUdeviceptr out, size_t out_cap,
+                                       uint8_t *win_out, stream_inflate_result *r)
 {
     int rc = stream_inflate_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
     return rc ? rc
-              : stream_inflate_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
-                              r);
+              : stream_inflate_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap,
+                                         win_out, r);
 }
 
 /* Frees the buffers; accepts a zeroed one. */

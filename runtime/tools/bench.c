@@ -339,7 +339,8 @@ static int run_gz_stream(bench_ctx *c, const bench_variant *v)
     (void)v;
     stream_inflate_result r;
     size_t bytes = c->n * sizeof(float);
-    int rc = stream_inflate_batch(&c->gzd, c->s, c->gzs, c->gzs_bytes, 0, 1, NULL, 0, c->dy, bytes, NULL, &r);
+    int rc = stream_inflate_batch(&c->gzd, c->s, c->gzs, c->gzs_bytes, 0, 1, NULL, 0, c->dy, bytes,
+                                  NULL, &r);
     if (rc < 0)
         return bench_gpu_error(c, rc);
     c->gzs_status = rc ? 1 : r.nout != bytes || !r.final ? 2 : r.crc != c->x_crc ? 3 : 0;
@@ -1014,9 +1015,13 @@ static int64_t bench_gz_members(const bench_ctx *c, if_member *tab)
             return -1;
         const unsigned char *trailer = c->gz + off + total - 8;
         if (tab)
-            tab[k] = (if_member){off, (uint32_t)(off + bgzf_header_size(c->gz + off)),
-                                 (uint32_t)(total - bgzf_header_size(c->gz + off) - 8), (uint32_t)out,
-                                 bench_le32(trailer + 4), bench_le32(trailer), 0};
+            tab[k] = (if_member){off,
+                                 (uint32_t)(off + bgzf_header_size(c->gz + off)),
+                                 (uint32_t)(total - bgzf_header_size(c->gz + off) - 8),
+                                 (uint32_t)out,
+                                 bench_le32(trailer + 4),
+                                 bench_le32(trailer),
+                                 0};
         out += bench_le32(trailer + 4);
         off += total;
         k++;
@@ -1054,7 +1059,8 @@ static int bench_inflate_open(bench_ctx *c)
         return rc;
     if ((rc = bench_stream_input(c)) < 0)
         return rc;
-    if ((rc = stream_inflate_open(&c->gzd, c->g, c->gzs_bytes, BENCH_GZS_SEG, 4 * BENCH_GZS_SEG, 0)) < 0 ||
+    if ((rc = stream_inflate_open(&c->gzd, c->g, c->gzs_bytes, BENCH_GZS_SEG, 4 * BENCH_GZS_SEG,
+                                  0)) < 0 ||
         (rc = stream_inflate_upload(&c->gzd, c->gzd.cur, c->s, c->gzs, c->gzs_bytes)) < 0)
         return bench_gpu_error(c, rc);
     return bench_upload(c, c->dx, c->gz, c->gz_bytes);

@@ -194,7 +194,11 @@ static void check_external(const char *tool, const uint8_t *gz, size_t len, cons
  * counts and write splits. */
 static void test_round_trips(void)
 {
-    static const size_t sizes[] = {0, 1, GZ_WRITER_BLOCK_DATA - 1, GZ_WRITER_BLOCK_DATA, GZ_WRITER_BLOCK_DATA + 1,
+    static const size_t sizes[] = {0,
+                                   1,
+                                   GZ_WRITER_BLOCK_DATA - 1,
+                                   GZ_WRITER_BLOCK_DATA,
+                                   GZ_WRITER_BLOCK_DATA + 1,
                                    (1u << 20) + 3};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         size_t n = sizes[si];

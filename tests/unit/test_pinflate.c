@@ -249,7 +249,8 @@ static void test_markers(void)
     uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
     /* block boundaries: where a stepped decode stops */
     uint8_t *out = malloc(n);
-    inflate_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out, .out_cap = n};
+    inflate_job j = {
+        .in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out, .out_cap = n};
     int found = 0;
     while (inflate_decode_bytes(&j) == INFLATE_STOP) {
         if (j.out_len >= INFLATE_WINDOW && found < 4) {
@@ -261,7 +262,8 @@ static void test_markers(void)
             for (size_t i = 0; i < s.out_len; i++)
                 markers += sym[i] >= INFLATE_MARKER;
             uint8_t *res = malloc(s.out_len + 1);
-            int rr = inflate_resolve(res, sym, s.out_len, out + j.out_len - INFLATE_WINDOW, INFLATE_WINDOW);
+            int rr = inflate_resolve(res, sym, s.out_len, out + j.out_len - INFLATE_WINDOW,
+                                     INFLATE_WINDOW);
             CHECKF((r == INFLATE_END || r == INFLATE_CLEAN) && markers > 0 && rr == 0 &&
                        memcmp(res, data + j.out_len, s.out_len) == 0,
                    "markers from bit %llu: r %d markers %d", (unsigned long long)j.bit, r, markers);

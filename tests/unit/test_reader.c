@@ -348,7 +348,11 @@ static void test_stream_member(void)
 /* BGZF streams from gz_writer read fully, in any piece size. */
 static void test_bgzf(void)
 {
-    static const size_t sizes[] = {0, 1, GZ_WRITER_BLOCK_DATA - 1, GZ_WRITER_BLOCK_DATA, GZ_WRITER_BLOCK_DATA + 1,
+    static const size_t sizes[] = {0,
+                                   1,
+                                   GZ_WRITER_BLOCK_DATA - 1,
+                                   GZ_WRITER_BLOCK_DATA,
+                                   GZ_WRITER_BLOCK_DATA + 1,
                                    (1u << 20) + 3};
     static const size_t steps[] = {1, 3, 4097, 1u << 20};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
@@ -494,7 +498,8 @@ static void test_bgzf_windows(void)
             g.p[starts[k + 1] - 8] ^= 0x55;
             CHECKF(decode_file(path, steps[st], &out, &garbage) == IO_ERR_CRC,
                    "bad block %zu, step %zu", k, steps[st]);
-            CHECKF(out.len <= k * GZ_WRITER_BLOCK_DATA + GZ_WRITER_BLOCK_DATA && out.len + steps[st] >= k * GZ_WRITER_BLOCK_DATA &&
+            CHECKF(out.len <= k * GZ_WRITER_BLOCK_DATA + GZ_WRITER_BLOCK_DATA &&
+                       out.len + steps[st] >= k * GZ_WRITER_BLOCK_DATA &&
                        !memcmp(out.p, data, out.len),
                    "bad block %zu, step %zu: %zu bytes", k, steps[st], out.len);
         }
@@ -809,9 +814,16 @@ static void test_skip(void)
     gzip_member(&enc[2], data, 70000, 1, 1);
     gzip_member(&enc[2], data + 70000, n - 70000, 9, 0);
     bgzf(&enc[3], data, n, 2);
-    static const size_t offs[] = {0, 1, GZ_WRITER_BLOCK_DATA - 1, GZ_WRITER_BLOCK_DATA, GZ_WRITER_BLOCK_DATA + 1,
-                                  70000, 2 * GZ_WRITER_BLOCK_DATA + 7, 3 * GZ_WRITER_BLOCK_DATA + 12344,
-                                  3 * GZ_WRITER_BLOCK_DATA + 12345, 3 * GZ_WRITER_BLOCK_DATA + 20000};
+    static const size_t offs[] = {0,
+                                  1,
+                                  GZ_WRITER_BLOCK_DATA - 1,
+                                  GZ_WRITER_BLOCK_DATA,
+                                  GZ_WRITER_BLOCK_DATA + 1,
+                                  70000,
+                                  2 * GZ_WRITER_BLOCK_DATA + 7,
+                                  3 * GZ_WRITER_BLOCK_DATA + 12344,
+                                  3 * GZ_WRITER_BLOCK_DATA + 12345,
+                                  3 * GZ_WRITER_BLOCK_DATA + 20000};
     static const size_t limits[] = {SIZE_MAX, 0, 1, GZ_WRITER_BLOCK_DATA + 3};
     for (int e = 0; e < 4; e++) {
         const char *path = put_file("skip.bin", enc[e].p, enc[e].len);

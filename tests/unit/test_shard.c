@@ -155,8 +155,15 @@ static void test_seek(void)
         data[i] = (uint8_t)(rnd() % 7 ? i * 31 : rnd());
     for (int level = 0; level <= 6; level += 6) {
         const char *path = put(level ? "d.gz" : "d.raw", data, n, level);
-        uint64_t offs[] = {0, 1, GZ_WRITER_BLOCK_DATA - 1, GZ_WRITER_BLOCK_DATA, GZ_WRITER_BLOCK_DATA + 1,
-                           3 * GZ_WRITER_BLOCK_DATA + 17, n - 1, n, n + 5};
+        uint64_t offs[] = {0,
+                           1,
+                           GZ_WRITER_BLOCK_DATA - 1,
+                           GZ_WRITER_BLOCK_DATA,
+                           GZ_WRITER_BLOCK_DATA + 1,
+                           3 * GZ_WRITER_BLOCK_DATA + 17,
+                           n - 1,
+                           n,
+                           n + 5};
         for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
             for (int lim = 0; lim < 3; lim++) {
                 uint64_t len = lim == 0 ? UINT64_MAX : lim == 1 ? 0 : GZ_WRITER_BLOCK_DATA + 3;
