@@ -1,5 +1,5 @@
 /* gzs_standin.h - a stand-in for the device's kernels of one deflate
- * stream (the gzs_ layer of runtime/gzip/stream_inflate.h): the same plan
+ * stream (the stream_inflate_ functions of runtime/gzip/stream_inflate.h): the same plan
  * (io/gzip/stream_plan.c) and segment decoder (ptx/inflate_stream.h) on the
  * host, as tests/inflate_stream_host.h runs them, over the stand-in
  * driver's device memory (tests/cli/fakecuda.c: host memory). A test
