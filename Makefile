@@ -20,6 +20,10 @@
 #   T, CASE    `make test T=NAME`: only the test program NAME (test_reduce,
 #              test_npz, fuzz_npy, ...; several, space-separated);
 #              CASE=TEXT: only the cases whose names hold TEXT
+#   JOBS       test programs `make test` and `make check` run at once
+#              (default: the number of cores, at least 2)
+#   CI         CI=true: a missing test tool fails the test instead of
+#              skipping it
 #
 # `make` needs only a C compiler, GNU Make and zlib's static library: the
 # kernels come from the images committed in ptx/images/ (PTX and native
@@ -237,13 +241,34 @@ test: $(if $(filter deps,$(MAKECMDGOALS)),| deps)
 
 test-run: gpubatch $(UNIT_BIN) $(FUZZ_BIN) $(BUILD)/tests/libfakecuda.so
 	$(Q)[ "$(HAVE_MPFR)" = 1 ] || echo "note: no MPFR headers (libmpfr-dev; make deps): test_quadratic not built"
-	$(Q)BUILD=$(BUILD) GPUBATCH_TEST_CASE="$(CASE)" sh tests/run.sh $(T)
+	$(Q)BUILD=$(BUILD) GPUBATCH_TEST_CASE="$(CASE)" GPUBATCH_TEST_NO_MPFR=$(if $(filter 1,$(HAVE_MPFR)),,1) \
+	  $(if $(JOBS),GPUBATCH_TEST_JOBS=$(JOBS)) sh tests/run.sh $(T)
 
-check: test
+# The fast tier for the edit loop (make check): the unit test programs and
+# fuzz replays (seconds each) but the three longest codec sweeps (a deflate
+# stream's segments, the reader's pause points, a member's device batches),
+# and the command-line tests of each command's main paths, errors and
+# output formats, with GPUBATCH_TEST_QUICK's shorter lists; the long sweeps
+# (those three, every instruction-set variant, shards, documents, driver
+# faults, hostile and damaged inputs, valgrind) are left to make test.
+CHECK_SLOW := test_inflate_stream test_reader test_gzstream
+CHECK_TESTS := $(addprefix unit/,$(filter-out $(CHECK_SLOW),$(notdir $(UNIT_BIN)))) \
+	$(addprefix fuzz_,$(patsubst tests/fuzz/corpus/%,%,$(wildcard tests/fuzz/corpus/*))) \
+	cli/test_reduce.sh cli/test_quadratic.sh cli/test_transpose.sh cli/test_guards.sh \
+	cli/test_format.sh cli/test_gzip_out.sh cli/test_npz_out.sh cli/test_progress.sh \
+	cli/test_faults.sh cli/test_driver_versions.sh
+## check: the fast tier for the edit loop (under 2 minutes on 2 cores): unit tests, fuzz replays and the main command-line tests, shorter lists; T=NAME as for test
+check:
+	$(Q)GPUBATCH_TEST_QUICK=1 $(MAKE) --no-print-directory test-run T="$(if $(T),$(T),$(CHECK_TESTS))"
 
 # The sanitizer runs link their own ./gpubatch (the command-line tests run
 # that path); it is removed before and after, so that neither a plain nor a
 # sanitized binary is mistaken for the other.
+## soak: run the test suite with the full products of the longest command-line loops (shard counts by every dtype and size), which make test spreads over its rounds
+.PHONY: soak
+soak:
+	$(Q)GPUBATCH_TEST_SOAK=1 $(MAKE) --no-print-directory test
+
 ## asan: run the test suite under AddressSanitizer
 asan:
 	$(Q)rm -f gpubatch; $(MAKE) --no-print-directory BUILD=build/asan SAN_FLAGS="-fsanitize=address -fno-omit-frame-pointer" test; \

@@ -2,9 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "commands.h"
 #include "io/npy.h"
+#include "io/par.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -185,6 +187,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
         case 'p':
             if (cli_parse_int(optarg, &g->out.threads) < 0 || g->out.threads < 1)
                 return cli_usage_error("gen", "bad --threads '%s'", optarg);
+            par_limit(g->out.threads);
             break;
         case 'h':
         case OPT_HELP:
@@ -199,7 +202,7 @@ static int gen_parse(gen_opts *g, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
-    if (out_resolve(&g->out))
+    if (out_resolve(&g->out) || out_npz_check(&g->out, g->raw, 0))
         return 2;
     const char *conflict = gen_conflict(g);
     if (conflict)
@@ -255,6 +258,58 @@ static int gen_write(const gen_opts *g, const gen_spec *spec, uint64_t nelem, ou
     return 0;
 }
 
+/* The output's size: exact when plain; when compressed, estimated from a
+ * sample of the first elements compressed at the level, halved, as the
+ * sample may compress worse than the rest. 0, or 1 when out of memory. */
+static int gen_estimate(const gen_opts *g, const gen_spec *spec, uint64_t bytes, int level,
+                        uint64_t *estimate)
+{
+    enum { SAMPLE = 1 << 16 };
+    *estimate = bytes;
+    if (level <= 0 || bytes == 0)
+        return 0;
+    size_t sz = dt_size(g->dtype), unit = sz * (g->quadratic ? 3 : 1);
+    uint64_t units = bytes / unit;
+    size_t n = units < SAMPLE / 3 ? (size_t)units : SAMPLE / 3;
+    uLongf room = compressBound((uLong)(n * unit));
+    unsigned char *raw = malloc(n * unit), *packed = malloc(room);
+    if (!raw || !packed) {
+        free(raw);
+        free(packed);
+        return 1;
+    }
+    if (g->quadratic)
+        gen_quadratic_fill(g->seed, g->dtype, 0, n, raw);
+    else
+        gen_fill(spec, 0, n, raw);
+    if (compress2(packed, &room, raw, (uLong)(n * unit), level) == Z_OK)
+        *estimate = (uint64_t)((double)bytes * ((double)room / (double)(n * unit)) / 2);
+    free(raw);
+    free(packed);
+    return 0;
+}
+
+/* Refuses an output that cannot fit the room left on its file system, before
+ * anything is written: 0, or 1 after the error (the output dropped). */
+static int gen_check_room(const gen_opts *g, const gen_spec *spec, uint64_t bytes, out_stream *o)
+{
+    uint64_t room, need;
+    if (io_sink_free_space(o->sink, &room) < 0)
+        return 0;
+    if (gen_estimate(g, spec, bytes, g->out.level, &need)) {
+        msg_error("out of memory");
+        out_abort(o);
+        return 1;
+    }
+    if (need <= room)
+        return 0;
+    msg_error("%s: the output needs %s%llu bytes and its file system has %llu bytes free",
+              o->name, g->out.level > 0 ? "about " : "", (unsigned long long)need,
+              (unsigned long long)room);
+    out_abort(o);
+    return 1;
+}
+
 /* Entry point of `gpubatch gen`. */
 int cmd_gen(int argc, char **argv)
 {
@@ -280,6 +335,8 @@ int cmd_gen(int argc, char **argv)
         return cli_usage_error("gen", "shape too large");
     out_stream o;
     if (out_open(&o, &g.out, NULL, 0))
+        return 1;
+    if (gen_check_room(&g, &spec, bytes, &o))
         return 1;
     if (gen_write(&g, &spec, nelem, &o)) {
         out_abort(&o);

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "commands.h"
+#include "input.h"
 #include "io/gzip/bgzf.h"
 #include "io/gzip/gz_writer.h"
 #include "io/reader.h"
@@ -30,6 +32,8 @@ static const char merge_usage[] =
     "  -o, --output FILE  write the merged parts to FILE (atomically)\n"
     "  -c, --stdout       write the merged parts to standard output (the default)\n"
     "  -f, --force        overwrite an existing FILE (or write to a terminal)\n"
+    "  --ignore-time      merge shards whose input files have different modification\n"
+    "                     times (copies known to hold the same bytes)\n"
     "  A FILE named *.gz is blocked gzip, any other name and standard output plain:\n"
     "  the parts' bytes are copied where they hold that (blocked gzip at their level\n"
     "  unless -1 .. -9 names another), else inflated or compressed on the way.\n"
@@ -41,7 +45,7 @@ static const char merge_usage[] =
     "  -v, --verbose      report what was merged on stderr\n"
     "  -h, --help         this help\n";
 
-enum { OPT_JSON = OPT_FIRST_COMMAND_OPTION };
+enum { OPT_JSON = OPT_FIRST_COMMAND_OPTION, OPT_IGNORE_TIME };
 
 /* One file given to merge. */
 typedef struct {
@@ -50,8 +54,30 @@ typedef struct {
     rd_state st;
 } merge_item;
 
+/* Whether two shards' input files have the same modification time: to the
+ * nanosecond, or to the second where one file system keeps no fraction;
+ * a file of format 2 records none and agrees with any. */
+static int merge_same_time(const shard_meta *a, const shard_meta *b)
+{
+    if (!a->has_time || !b->has_time)
+        return 1;
+    return a->time_s == b->time_s &&
+           (a->time_ns == b->time_ns || a->time_ns == 0 || b->time_ns == 0);
+}
+
+/* Writes a shard's input time as UTC text, to the nanosecond. */
+static void merge_time_text(char *buf, size_t len, const shard_meta *m)
+{
+    struct tm tm;
+    time_t t = (time_t)m->time_s;
+    if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+        snprintf(buf, len, "%lld", (long long)m->time_s);
+    size_t n = strlen(buf);
+    snprintf(buf + n, len - n, ".%09u UTC", (unsigned)m->time_ns);
+}
+
 /* Names the first field in which two shard files of one input differ, or
- * NULL when they agree. */
+ * NULL when they agree (times are compared apart). */
 static const char *merge_mismatch(const merge_item *a, const merge_item *b)
 {
     if (a->m.kind != b->m.kind)
@@ -84,7 +110,7 @@ static const char *merge_mismatch(const merge_item *a, const merge_item *b)
 
 /* Reads every file and orders them by shard index in byset[]; 0, or 1
  * after an error (missing, duplicate or mismatched shards). */
-static int merge_collect(merge_item *items, int n, merge_item **byset)
+static int merge_collect(merge_item *items, int n, merge_item **byset, int ignore_time)
 {
     io_status why;
     for (int i = 0; i < n; i++) {
@@ -94,6 +120,15 @@ static int merge_collect(merge_item *items, int n, merge_item **byset)
         if (diff) {
             msg_error("%s: not a shard of the same input and run as %s (%s differs)",
                       items[i].path, items[0].path, diff);
+            return 1;
+        }
+        if (!ignore_time && !merge_same_time(&items[0].m, &items[i].m)) {
+            char t0[64], t1[64];
+            merge_time_text(t0, sizeof t0, &items[0].m);
+            merge_time_text(t1, sizeof t1, &items[i].m);
+            msg_error("%s: its input was modified at %s, %s's at %s: the input changed between "
+                      "the shard runs (--ignore-time merges copies known to be the same)",
+                      items[i].path, t1, items[0].path, t0);
             return 1;
         }
         merge_item **slot = &byset[items[i].m.spec.index];
@@ -144,7 +179,7 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     fi.fortran_order = m0->fortran_order;
     memcpy(fi.shape, m0->shape, sizeof fi.shape);
     msg_info("%s: merged %llu shard states", m0->input, (unsigned long long)count);
-    return result_print(m0->input, &fi, &all, json);
+    return result_print(m0->input, &fi, &all, 0, NULL, json);
 }
 
 /* How merge_scan treats the bytes of a part: checks its blocks, copies the
@@ -245,6 +280,25 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
     return 0;
 }
 
+/* Reports a part whose last line is not its 'part-end' line: bytes
+ * appended after one found in its last 64 KiB, else cut short. Returns 1. */
+static int merge_no_end(const merge_item *it, int fd, uint64_t size)
+{
+    static char tail[65536 + 1];
+    uint64_t from = size > sizeof tail - 1 ? size - (sizeof tail - 1) : 0;
+    from = from > it->m.data_offset ? from : it->m.data_offset;
+    ssize_t k = size > from ? pread(fd, tail, (size_t)(size - from), (off_t)from) : 0;
+    uint32_t crc;
+    for (ssize_t i = k - SHARD_PART_END_LEN; i >= 0; i--)
+        if (tail[i] == 'p' && shard_part_end_parse(tail + i, &crc) == 0) {
+            msg_error("%s: %llu bytes follow its 'part-end' line: bytes were appended to the part",
+                      it->path, (unsigned long long)(k - i - SHARD_PART_END_LEN));
+            return 1;
+        }
+    msg_error("%s: truncated part (no 'part-end' line)", it->path);
+    return 1;
+}
+
 /* Checks a part before anything is copied: its last line, the CRC-32 of its
  * bytes against it, its end-of-file block when compressed, every block, and
  * that it holds exactly the data its header says; *copy_end gets the end of
@@ -263,10 +317,8 @@ static int merge_check_part(const merge_item *it, int fd, uint64_t *copy_end, ui
     uint32_t sum = 0, data_crc;
     if (size < it->m.data_offset + SHARD_PART_END_LEN + eof ||
         pread(fd, line, SHARD_PART_END_LEN, (off_t)end) != SHARD_PART_END_LEN ||
-        shard_part_end_parse(line, &data_crc) < 0) {
-        msg_error("%s: truncated part (no 'part-end' line)", it->path);
-        return 1;
-    }
+        shard_part_end_parse(line, &data_crc) < 0)
+        return merge_no_end(it, fd, size);
     *copy_end = end - eof;
     if (eof && (pread(fd, tail, sizeof tail, (off_t)*copy_end) != (ssize_t)sizeof tail ||
                 memcmp(tail, gz_eof_block, sizeof tail))) {
@@ -393,6 +445,7 @@ int cmd_merge(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", no_argument, 0, OPT_JSON},
+        {"ignore-time", no_argument, 0, OPT_IGNORE_TIME},
         CLI_OUTPUT_LONGOPTS,
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},
@@ -402,7 +455,7 @@ int cmd_merge(int argc, char **argv)
     };
     static const char shortopts[] = ":qvh" CLI_OUTPUT_SHORTOPTS;
     out_opts oo;
-    int json = 0, opt, handled;
+    int json = 0, ignore_time = 0, opt, handled;
     memset(&oo, 0, sizeof oo);
     cli_set_command("merge");
     cli_common common; /* for -q and -v alone: merge takes no input options */
@@ -415,6 +468,9 @@ int cmd_merge(int argc, char **argv)
         switch (opt) {
         case OPT_JSON:
             json = 1;
+            break;
+        case OPT_IGNORE_TIME:
+            ignore_time = 1;
             break;
         case 'h':
         case OPT_HELP:
@@ -440,7 +496,7 @@ int cmd_merge(int argc, char **argv)
     }
     for (int i = 0; i < n; i++)
         items[i].path = argv[optind + i];
-    if (merge_collect(items, n, byset))
+    if (merge_collect(items, n, byset, ignore_time))
         goto out_free;
     uint64_t count = items[0].m.spec.count;
     if (items[0].m.kind == SHARD_KIND_STATE) {
@@ -453,6 +509,8 @@ int cmd_merge(int argc, char **argv)
                                               "part files; reduce states print");
             goto out_free;
         }
+        if (input_stdout_guard((const char *const *)argv + optind, n))
+            goto out_free;
         status = merge_states(byset, count, json);
     } else {
         status = merge_parts(byset, count, &oo);

@@ -117,7 +117,7 @@ static int quadratic_parse(quad_opts *q, int argc, char **argv)
         return 2;
     if (argc - optind > 1)
         return cli_usage_error("quadratic", "one input file at a time");
-    if (out_resolve(&q->out))
+    if (out_resolve(&q->out) || out_npz_check(&q->out, q->raw_out, q->shard.count))
         return 2;
     if (q->shard.count && (!q->out.path || !strcmp(q->out.path, "-") || argc - optind != 1))
         return cli_usage_error("quadratic", "--shard needs one FILE and -o PART");
@@ -345,6 +345,11 @@ int cmd_quadratic(int argc, char **argv)
     io_reader *r = NULL;
     if (input_one(&inputs, input_arg, &item, &r))
         return 1;
+    if (!q.shard.count && input_check(&item)) {
+        io_reader_close(r);
+        input_end(&inputs);
+        return 1;
+    }
     const char *name = item.name;
     io_status st;
     int status = 1;

@@ -125,30 +125,40 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     double t0 = io_seconds();
     if (input_open(in, &r, &why) < 0)
         return msg_status(name, &why);
+    if (!o->shard.count && input_check(in)) {
+        io_reader_close(r);
+        return 1;
+    }
     frame_info fi;
     if (cli_frame(r, &o->common, &fi, name))
         goto out_close_reader;
-    if (fi.fortran_order && frame_is_multidim(&fi) && (o->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
-        /* every other op is independent of the memory order; flat indices are not */
-        msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
-        goto out_close_reader;
+    unsigned ops = o->ops, refused = 0;
+    if (fi.fortran_order && frame_is_multidim(&fi) && (ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
+        /* every other op is independent of the memory order; flat indices are
+         * not: the others are run and printed, these reported after them */
+        refused = ops & (RD_OP_ARGMIN | RD_OP_ARGMAX);
+        ops &= ~refused;
+        if (!ops || o->shard.count) {
+            msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
+            goto out_close_reader;
+        }
     }
     if (fi.dtype == DT_C64 || fi.dtype == DT_C128) {
         msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
         goto out_close_reader;
     }
     rd_state st;
-    rd_state_init(&st, fi.dtype, o->ops, o->skipnan);
+    rd_state_init(&st, fi.dtype, ops, o->skipnan);
     shard_meta part;
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
         goto out_close_reader;
     run *rn = ctx->j.run;
     char modules[2][64];
-    for (int i = rd_modules(fi.dtype, o->ops, o->skipnan, modules); i-- > 0;)
+    for (int i = rd_modules(fi.dtype, ops, o->skipnan, modules); i-- > 0;)
         run_want_module(rn, modules[i]);
     size_t chunk = reduce_chunk_for(rn, &fi, r);
-    ctx->job = (rd_job){.dtype = fi.dtype, .ops = o->ops, .skipnan = o->skipnan, .first = first,
+    ctx->job = (rd_job){.dtype = fi.dtype, .ops = ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
     reduce_end end = {&fi, name, o->shard.count != 0};
     run_source src = {.name = name, .r = r, .fi = &fi, .chunk = chunk, .limit = limit,
@@ -173,7 +183,8 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         int have_id = out_input_id(r, &in_id);
         status = shard_write_state(o->state_path, o->force, have_id ? &in_id : NULL, &part, &st);
     } else {
-        status = result_print(name, &fi, &st, o->json);
+        status = result_print(name, &fi, &st, refused, "not supported for a Fortran-order array",
+                              o->json);
     }
 out_close_reader:
     io_reader_close(r);
@@ -276,6 +287,8 @@ int cmd_reduce(int argc, char **argv)
     int nfiles = argc - optind;
     char *const *inputs = nfiles ? argv + optind : stdin_only;
     int ninputs = nfiles ? nfiles : 1;
+    if (!o.shard.count && input_stdout_guard((const char *const *)inputs, ninputs))
+        return 1;
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);

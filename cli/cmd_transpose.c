@@ -93,7 +93,7 @@ static int transpose_parse(transpose_opts *t, int argc, char **argv)
         return 2;
     if (argc - optind > 1)
         return cli_usage_error("transpose", "one input file at a time");
-    if (out_resolve(&t->out))
+    if (out_resolve(&t->out) || out_npz_check(&t->out, t->raw_out, t->shard.count))
         return 2;
     if (t->shard.count && (!t->out.path || !strcmp(t->out.path, "-") || argc - optind != 1))
         return cli_usage_error("transpose", "--shard needs one FILE and -o PART");
@@ -197,6 +197,31 @@ static int transpose_write(void *ctx, const gz_writer_span *span, const void *ou
     return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
 
+/* A staged matrix's output, written only once all of its input is read:
+ * its first piece turns the progress line from the input to the output. */
+typedef struct {
+    out_stream *o;
+    uint64_t total;   /* the output's data bytes */
+    uint64_t start;   /* the writer's offset before the first piece */
+    int writing;      /* the line follows the output */
+} transpose_staged_out;
+
+/* Writes a staged matrix's piece (a run_sink.write) and draws the
+ * progress of the output written so far. */
+static int transpose_staged_write(void *ctx, const gz_writer_span *span, const void *buf,
+                                  size_t n)
+{
+    transpose_staged_out *s = ctx;
+    if (!s->writing) {
+        s->writing = 1;
+        s->start = gz_writer_offset(s->o->gz);
+        progress_begin(s->o->name, (int64_t)s->total);
+    }
+    int rc = transpose_write(s->o, span, buf, n);
+    progress_update(gz_writer_offset(s->o->gz) - s->start);
+    return rc;
+}
+
 /* Plans the run of the data through the engine, the staged matrix or a
  * copy (its transpose has the same bytes) into the output, and runs it;
  * 0, or 1 after an error. */
@@ -222,7 +247,8 @@ static int transpose_run(const transpose_opts *t, run *rn, io_reader *r, const f
     run_op op = {.ops = j->copy || staged ? NULL : &tp_engine_ops,
                  .whole = staged ? &matrix : NULL, .ctx = &matrix,
                  .cpu_ns = cost_transpose_ns(0, t->out.level), .slot_per_buffer = 1};
-    run_sink sink = cli_sink(transpose_write, o);
+    transpose_staged_out staged_out = {.o = o, .total = data_bytes};
+    run_sink sink = staged ? cli_sink(transpose_staged_write, &staged_out) : cli_sink(transpose_write, o);
     sink.level = t->out.level;
     sink.gz = o->gz;
     uint64_t bytes_in;
@@ -244,6 +270,11 @@ int cmd_transpose(int argc, char **argv)
     io_reader *r = NULL;
     if (input_one(&inputs, input_arg, &item, &r))
         return 1;
+    if (!t.shard.count && input_check(&item)) {
+        io_reader_close(r);
+        input_end(&inputs);
+        return 1;
+    }
     const char *name = item.name;
     io_status st;
     int status = 1;
@@ -283,7 +314,7 @@ int cmd_transpose(int argc, char **argv)
         goto out_abort;
     unsigned char head[4096];
     int head_len = transpose_header(head, sizeof head, fi.dtype, &j);
-    if (!t.raw_out && fi.is_npy && t.shard.index == 0 &&
+    if (!t.raw_out && (fi.is_npy || t.out.npz) && t.shard.index == 0 &&
         (head_len < 0 || out_write(&o, head, (size_t)head_len)))
         goto out_abort;
     if (transpose_run(&t, jb.run, r, &fi, &j, prefix, prefix_len, data_bytes, &o, name))

@@ -278,18 +278,6 @@ void fmt_json_number(FILE *f, const char *text)
         fputs(text, f);
 }
 
-/* JSON number for integers up to 2^53 in magnitude, else a string. */
-void fmt_json_integer(FILE *f, const char *text)
-{
-    static const char limit[] = "9007199254740992"; /* 2^53 */
-    const char *digits = text + (*text == '-');
-    size_t n = strlen(digits), m = sizeof limit - 1;
-    if (n < m || (n == m && strcmp(digits, limit) <= 0))
-        fputs(text, f);
-    else
-        fprintf(f, "\"%s\"", text);
-}
-
 /* True when a name holds a backslash or newline. */
 int fmt_name_needs_escape(const char *name)
 {

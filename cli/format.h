@@ -43,14 +43,9 @@ void fmt_escape_text(FILE *f, const char *s);
 void fmt_json_string(FILE *f, const char *s);
 
 /* Writes a JSON number, or for NaN/Inf the strings "NaN", "Infinity",
- * "-Infinity" (JSON has no such numbers). text is fmt_double's output. */
+ * "-Infinity" (JSON has no such numbers). text is fmt_double's output or
+ * a decimal integer, written with all its digits whatever its size. */
 void fmt_json_number(FILE *f, const char *text);
-
-/* Writes a JSON value for the decimal integer text: a number when its
- * magnitude is at most 2^53 (every such integer is exact in a double, as
- * jq and JavaScript hold numbers), else a string of the same digits, so
- * that no reader rounds it. */
-void fmt_json_integer(FILE *f, const char *text);
 
 /* Writes a file name as sha256sum does: backslash and newline escaped.
  * Returns nonzero when it escaped anything (the line then starts with '\'). */

@@ -144,8 +144,8 @@ _gpubatch()
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     info)
-        longs="--device --no-jit --json --help --version"
-        shorts="-h"
+        longs="--device --no-jit --verbose --json --help --version"
+        shorts="-v -h"
         ;;
     bench)
         longs="--sizes --reps --seed --json --backend --device --threads --quiet
@@ -153,8 +153,8 @@ _gpubatch()
         shorts="-p -q -v -h"
         ;;
     merge)
-        longs="--json --output --stdout --force --compress --no-compress --quiet --verbose
-               --help --version"
+        longs="--json --ignore-time --output --stdout --force --compress --no-compress --quiet
+               --verbose --help --version"
         shorts="-o -c -f -q -v -h -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     *)

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "io/sink.h"
 #include "msg.h"
 
 /* Whether path is a regular file holding a zip archive: by its first
@@ -151,6 +153,16 @@ int input_open(const input_item *it, io_reader **r, io_status *st)
     return io_reader_open(r, it->path, st);
 }
 
+/* Checks a stored archive member's CRC-32 before a whole read (see
+ * input.h): 0, or 1 after the error. */
+int input_check(const input_item *it)
+{
+    io_status st;
+    if (it->member && npz_check_stored(it->path, it->member, &st) < 0)
+        return msg_status(it->name, &st);
+    return 0;
+}
+
 /* The file an argument names (see input.h). */
 const char *input_file(const char *arg, char *buf, size_t len)
 {
@@ -161,4 +173,23 @@ const char *input_file(const char *arg, char *buf, size_t len)
     memcpy(buf, arg, n);
     buf[n] = 0;
     return buf;
+}
+
+/* Refuses a run whose standard output is the file one of args names (see
+ * input.h): 0, or 1 after the error. */
+int input_stdout_guard(const char *const *args, int n)
+{
+    char buf[4096];
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        const char *file = input_file(args[i], buf, sizeof buf);
+        if (strcmp(file, "-") ? stat(file, &st) != 0 : fstat(STDIN_FILENO, &st) != 0)
+            continue;
+        io_file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+        if (io_stdout_is_input(&id, 1)) {
+            msg_error("(stdout): would overwrite an input (%s)", args[i]);
+            return 1;
+        }
+    }
+    return 0;
 }

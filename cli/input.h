@@ -55,8 +55,19 @@ int input_one(input_list *l, const char *arg, input_item *it, io_reader **r);
  * archive member. 0, or a negative io_error with the reason in *st. */
 int input_open(const input_item *it, io_reader **r, io_status *st);
 
+/* For a command that reads the whole of an input: checks a stored archive
+ * member's CRC-32 (a deflated one is checked as it is inflated, a plain
+ * file has none) before anything is written. 0, or 1 after an error line
+ * naming the input (a part of an input, --shard, cannot be checked so). */
+int input_check(const input_item *it);
+
 /* The file that arg names (an archive member's archive) in buf, or arg
  * itself when that is the file; for size estimates before opening. */
 const char *input_file(const char *arg, char *buf, size_t len);
+
+/* For a command that prints to standard output: refuses (1, after an error
+ * line) where standard output is a regular file or disk that one of the n
+ * args names, as a named output is refused; else 0. */
+int input_stdout_guard(const char *const *args, int n);
 
 #endif

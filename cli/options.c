@@ -12,6 +12,8 @@
 #include "runtime/cost.h"
 #include "runtime/simd.h"
 #include "io/clock.h"
+#include "io/npz.h"
+#include "io/par.h"
 #include "format.h"
 #include "msg.h"
 
@@ -156,6 +158,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     case 'p':
         if (cli_parse_int(arg, &c->threads) < 0 || c->threads < 1)
             return cli_usage_error("", "bad --threads '%s'", arg), -1;
+        par_limit(c->threads); /* every thread of the run, the parallel readers' too */
         return 1;
     case OPT_CHUNK:
         if (cli_parse_size(arg, &c->chunk) < 0 || c->chunk == 0 || c->chunk > CLI_MAX_CHUNK)

@@ -1,10 +1,12 @@
 /* output.c - opening, writing and committing a command's output. */
 #include "output.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/npzwrite.h"
 #include "msg.h"
 #include "options.h"
 #include "shard.h"
@@ -44,12 +46,31 @@ int out_name_is_gz(const char *path)
     return n > 3 && !strcmp(path + n - 3, ".gz");
 }
 
+/* Whether path ends in suffix (and is more than that). */
+static int out_name_ends(const char *path, const char *suffix)
+{
+    size_t n = path ? strlen(path) : 0, k = strlen(suffix);
+    return n > k && !strcmp(path + n - k, suffix);
+}
+
 /* Checks the output options together and sets the level (see output.h). */
 int out_resolve(out_opts *o)
 {
     int to_file = o->path && strcmp(o->path, "-");
     if (o->to_stdout && to_file)
         return cli_usage_error("", "-c (standard output) and -o %s do not go together", o->path);
+    o->npz = to_file && out_name_ends(o->path, ".npz");
+    if (to_file && out_name_ends(o->path, ".npz.gz"))
+        return cli_usage_error("", "'%s': an .npz archive is not gzip-compressed: name it "
+                               "%.*s.npz or %.*s.npy.gz", o->path, (int)strlen(o->path) - 7,
+                               o->path, (int)strlen(o->path) - 7, o->path);
+    if (o->npz && (o->level_given || (o->compress & OUT_COMPRESS))) {
+        char what[16];
+        snprintf(what, sizeof what, o->level_given ? "-%d" : "--compress", o->level_given);
+        return cli_usage_error("", "%s asks for blocked gzip, but '%s' is an .npz archive of one "
+                               "stored member (as np.savez writes): drop %s, or name it %.*s.npy.gz",
+                               what, o->path, what, (int)strlen(o->path) - 4, o->path);
+    }
     if (o->to_stdout)
         o->path = "-";
     if (o->compress == (OUT_COMPRESS | OUT_PLAIN))
@@ -63,6 +84,19 @@ int out_resolve(out_opts *o)
     int compressed = o->compress ? o->compress == OUT_COMPRESS
                                  : o->level_given || (to_file && out_name_is_gz(o->path));
     o->level = !compressed ? 0 : o->level_given ? o->level_given : CLI_DEFAULT_LEVEL;
+    return 0;
+}
+
+/* The usage errors of an .npz archive with --raw or --shard (see output.h). */
+int out_npz_check(const out_opts *o, int raw, int shard)
+{
+    if (o->npz && raw)
+        return cli_usage_error("", "--raw writes no .npy header, and the member of the .npz "
+                               "archive '%s' is an .npy array: drop --raw, or name the output "
+                               "otherwise", o->path);
+    if (o->npz && shard)
+        return cli_usage_error("", "--shard writes a part file, not an .npz archive: name '%s' "
+                               "otherwise (merge -o FILE.npz joins the parts into one)", o->path);
     return 0;
 }
 
@@ -91,6 +125,18 @@ static int out_refuse_terminal(out_stream *o, const out_opts *opt)
     return 1;
 }
 
+/* Reports a failed write's rc (nothing for a closed pipe); 0 or 1. */
+static int out_written(out_stream *o, int rc)
+{
+    if (rc == 0)
+        return 0;
+    if (rc == IO_ERR_FORMAT)
+        msg_error("%s: compressed blocks out of place in the output stream", o->name);
+    else if (rc != IO_ERR_PIPE)
+        msg_error("%s: %s", o->name, io_sink_error(o->sink));
+    return 1;
+}
+
 /* Opens the sink and the gzip writer. */
 int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_t ninputs)
 {
@@ -107,7 +153,30 @@ int out_open(out_stream *o, const out_opts *opt, const io_file_id *inputs, size_
         out_abort(o);
         return 1;
     }
+    if (opt->npz) {
+        unsigned char head[NPZW_HEAD_MAX];
+        o->npz = 1;
+        if (out_written(o, io_sink_write(o->sink, head, npzw_head(head)))) {
+            out_abort(o);
+            return 1;
+        }
+        io_sink_crc_start(o->sink);
+    }
     return 0;
+}
+
+/* Ends an .npz archive after its member's bytes: the member must be an
+ * .npy array; 0, or 1 after an error. */
+static int out_npz_end(out_stream *o)
+{
+    unsigned char tail[NPZW_TAIL_MAX];
+    if (o->magic_len < sizeof o->magic || memcmp(o->magic, "\x93NUMPY", sizeof o->magic)) {
+        msg_error("%s: the data has no .npy header (raw input), and an .npz archive's member "
+                  "must be an .npy array: name the output otherwise", o->name);
+        return 1;
+    }
+    size_t n = npzw_tail(tail, io_sink_crc(o->sink), io_sink_crc_len(o->sink));
+    return out_written(o, io_sink_write(o->sink, tail, n));
 }
 
 /* Writes a part's header and starts its data's CRC. */
@@ -122,21 +191,14 @@ int out_begin_part(out_stream *o, const char *head)
     return 0;
 }
 
-/* Reports a failed write's rc (nothing for a closed pipe); 0 or 1. */
-static int out_written(out_stream *o, int rc)
-{
-    if (rc == 0)
-        return 0;
-    if (rc == IO_ERR_FORMAT)
-        msg_error("%s: compressed blocks out of place in the output stream", o->name);
-    else if (rc != IO_ERR_PIPE)
-        msg_error("%s: %s", o->name, io_sink_error(o->sink));
-    return 1;
-}
-
 /* Writes through the compressor. */
 int out_write(out_stream *o, const void *buf, size_t n)
 {
+    size_t k = sizeof o->magic - o->magic_len;
+    if (o->npz && k) {
+        memcpy(o->magic + o->magic_len, buf, k < n ? k : n);
+        o->magic_len += k < n ? k : n;
+    }
     return out_written(o, gz_writer_write(o->gz, buf, n));
 }
 
@@ -166,6 +228,10 @@ int out_close(out_stream *o)
     char end[SHARD_PART_END_LEN + 1];
     int rc = gz_writer_finish(o->gz);
     o->gz = NULL;
+    if (rc == 0 && o->npz && out_npz_end(o)) {
+        out_abort(o);
+        return 1;
+    }
     if (rc == 0 && o->part) {
         shard_part_end(end, io_sink_crc(o->sink));
         rc = io_sink_write(o->sink, end, SHARD_PART_END_LEN);
@@ -259,6 +325,10 @@ int out_parts_close(out_parts *p)
     for (int k = 1; k < p->nparts; k++) {
         io_sink_abort(p->spool[k]);
         p->spool[k] = NULL;
+    }
+    if (p->main.npz && out_npz_end(&p->main)) {
+        out_abort(&p->main);
+        return 1;
     }
     return out_commit(&p->main);
 }

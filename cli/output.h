@@ -3,7 +3,8 @@
  *
  * Options shared by every command that writes an array: -o FILE, -c
  * (stdout), -f, -1..-9, --compress, --no-compress. The output's name says
- * what it holds: a name ending in .gz gets blocked gzip, any other name (and
+ * what it holds: a name ending in .gz gets blocked gzip, one ending in .npz
+ * an archive of one stored member (np.savez's), any other name (and
  * standard output) plain bytes, unless --compress or a level, or
  * --no-compress, says so outright. Output to a terminal is refused unless
  * forced (-f). */
@@ -29,6 +30,7 @@ typedef struct {
     int level_given;  /* -1..-9 on the command line; 0 when none */
     int compress;     /* OUT_BY_NAME, or the OUT_COMPRESS / OUT_PLAIN bits given */
     int to_stdout;    /* -c was given */
+    int npz;          /* set by out_resolve: the name ends in .npz (see io/npzwrite.h) */
 } out_opts;
 
 typedef struct {
@@ -36,6 +38,9 @@ typedef struct {
     gz_writer *gz;
     const char *name; /* for messages */
     int part;         /* a shard's part file: out_close ends it with its CRC line */
+    int npz;          /* an .npz archive: the bytes written are its member's */
+    unsigned char magic[6]; /* the member's first bytes, which must be .npy's */
+    size_t magic_len;
 } out_stream;
 
 /* Help text for the output options. */
@@ -44,8 +49,9 @@ typedef struct {
     "  -o, --output FILE  write FILE (atomically: a temporary file renamed at the end)\n" \
     "  -c, --stdout       write to standard output (the default without -o)\n"          \
     "  -f, --force        overwrite an existing FILE (or write to a terminal)\n"        \
-    "  A FILE named *.gz is blocked gzip (BGZF), any other name and standard output\n"  \
-    "  plain, unless one of these says otherwise:\n"                                    \
+    "  A FILE named *.gz is blocked gzip (BGZF), *.npz an archive of one stored\n"     \
+    "  .npy member, arr_0.npy (as np.savez writes), any other name and standard\n"    \
+    "  output plain, unless one of these says otherwise:\n"                             \
     "  --compress         write blocked gzip (level 1) whatever the name\n"            \
     "  -1 .. -9           write blocked gzip at this level (a FILE must end in .gz,\n"  \
     "                     or add --compress)\n"                                         \
@@ -75,6 +81,11 @@ int out_resolve(out_opts *o);
 /* Nonzero when path names a file that the name alone makes compressed (it
  * ends in .gz). */
 int out_name_is_gz(const char *path);
+
+/* After out_resolve: a usage error (2) when the output is an .npz archive
+ * and raw (--raw: its member needs the .npy header) or shard (--shard: a
+ * part file) is set; else 0. */
+int out_npz_check(const out_opts *o, int raw, int shard);
 
 /* The identity of the file an input reader reads, for out_open's inputs:
  * the named file, or whatever standard input is (a command's reader

@@ -67,35 +67,33 @@ static int result_value(const rd_state *st, const rd_result *r, int bit, char *b
     return 0;
 }
 
-/* Whether an op's value is an exact integer (for JSON: see fmt_json_integer). */
-static int result_is_integer(const rd_state *st, const rd_result *r, int bit)
+/* Reports the ops of mask that have no value for the one reason why, in
+ * one error line: "NAME: min, max: why". */
+static void result_report(const char *name, unsigned mask, const char *why)
 {
-    unsigned op = 1u << bit;
-    if (op & (RD_OP_COUNT | RD_OP_ARGMIN | RD_OP_ARGMAX))
-        return 1;
-    if (op == RD_OP_MEAN)
-        return 0;
-    if (op == RD_OP_SUMSQ)
-        return !r->sumsq_is_float;
-    return !dt_is_float(st->dtype);
+    char ops[128] = "";
+    size_t n = 0;
+    for (int bit = 0; bit < RD_OP_NUM; bit++)
+        if (mask & (1u << bit))
+            n += (size_t)snprintf(ops + n, n < sizeof ops ? sizeof ops - n : 0, "%s%s",
+                                  n ? ", " : "", rd_op_name(bit));
+    msg_error("%s: %s: %s", name, ops, why);
 }
 
-/* Prints one array's results (the ops of st) as text lines or one JSON
- * object; returns 1 (after an error message, printing nothing) when an op
- * has no value. */
-int result_print(const char *name, const frame_info *fi, const rd_state *st, int json)
+/* Prints one array's results (see result.h): the ops of st and refused
+ * that have a value, then one error line for those that have none. */
+int result_print(const char *name, const frame_info *fi, const rd_state *st, unsigned refused,
+                 const char *refused_why, int json)
 {
     rd_result r;
     rd_state_result(st, &r);
     char vals[RD_OP_NUM][64];
-    for (int bit = 0; bit < RD_OP_NUM; bit++) {
-        const char *why = NULL;
+    unsigned ops = st->ops | refused, missing = 0;
+    const char *why = NULL;
+    for (int bit = 0; bit < RD_OP_NUM; bit++)
         if ((st->ops & (1u << bit)) &&
-            result_value(st, &r, bit, vals[bit], sizeof vals[bit], &why) < 0) {
-            msg_error("%s: %s: %s", name, rd_op_name(bit), why);
-            return 1;
-        }
-    }
+            result_value(st, &r, bit, vals[bit], sizeof vals[bit], &why) < 0)
+            missing |= 1u << bit;
     if (json) {
         fputs("{\"file\": ", stdout);
         fmt_json_string(stdout, name);
@@ -106,10 +104,10 @@ int result_print(const char *name, const frame_info *fi, const rd_state *st, int
             printf("%s%llu", d ? ", " : "", (unsigned long long)fi->shape[d]);
         putchar(']');
         for (int bit = 0; bit < RD_OP_NUM; bit++)
-            if (st->ops & (1u << bit)) {
+            if (ops & (1u << bit)) {
                 printf(", \"%s\": ", rd_op_name(bit));
-                if (result_is_integer(st, &r, bit))
-                    fmt_json_integer(stdout, vals[bit]);
+                if ((missing | refused) & (1u << bit))
+                    fputs("null", stdout);
                 else
                     fmt_json_number(stdout, vals[bit]);
             }
@@ -117,11 +115,16 @@ int result_print(const char *name, const frame_info *fi, const rd_state *st, int
     } else {
         int esc = fmt_name_needs_escape(name);
         for (int bit = 0; bit < RD_OP_NUM; bit++)
-            if (st->ops & (1u << bit)) {
+            if ((st->ops & ~missing) & (1u << bit)) {
                 printf("%s%s %s  ", esc ? "\\" : "", rd_op_name(bit), vals[bit]);
                 fmt_name(stdout, name);
                 putchar('\n');
             }
     }
-    return msg_flush_stdout();
+    int status = msg_flush_stdout();
+    if (missing)
+        result_report(name, missing, why);
+    if (refused)
+        result_report(name, refused, refused_why);
+    return status || missing || refused;
 }

@@ -16,8 +16,9 @@
 #include "io/gzip/gz_writer.h"
 #include "msg.h"
 
-#define SHARD_STATE_MAGIC "gpubatch reduce-state 2"
-#define SHARD_PART_MAGIC "gpubatch array-part 2"
+#define SHARD_STATE_MAGIC "gpubatch reduce-state 3"
+#define SHARD_PART_MAGIC "gpubatch array-part 3"
+#define SHARD_VERSION_NOTIME '2' /* the format before input-time, still read */
 #define SHARD_HEADER_MAX 65536 /* a state file, or a part's header, is smaller */
 
 /* Parses "I/N". */
@@ -101,6 +102,7 @@ int shard_input_open(io_reader *r, const frame_info *fi, shard_input *in, io_sta
     in->data_bytes = have;
     if ((rc = io_reader_fingerprint(r, &in->check)) < 0)
         return io_fail(st, rc, "%s", io_reader_error(r));
+    in->has_time = io_reader_mtime(r, &in->time_s, &in->time_ns) == 0;
     return frame_check_end(fi, have, st);
 }
 
@@ -132,6 +134,9 @@ void shard_meta_input(shard_meta *m, const char *name, const frame_info *fi,
     m->fortran_order = fi->fortran_order;
     m->nelem = in->data_bytes / dt_size(fi->dtype);
     m->input_check = in->check;
+    m->has_time = in->has_time;
+    m->time_s = in->time_s;
+    m->time_ns = in->time_ns;
 }
 
 /* Writes a name with backslash, control bytes and DEL escaped. */
@@ -184,6 +189,10 @@ static void shard_put_common(FILE *f, const char *magic, const shard_meta *m)
         fprintf(f, " %" PRIu64, m->shape[d]);
     fprintf(f, "\nfortran-order %d\nelements %" PRIu64 "\ninput-check %016" PRIx64 "\n",
             m->fortran_order, m->nelem, m->input_check);
+    if (m->has_time)
+        fprintf(f, "input-time %" PRId64 ".%09" PRIu32 "\n", m->time_s, m->time_ns);
+    else
+        fputs("input-time none\n", f);
 }
 
 /* Ends a text with its check line: the CRC-32 of everything before it. */
@@ -362,8 +371,30 @@ static int shard_line_u64(shard_text *t, const char *key, uint64_t *v, int count
     return 0;
 }
 
-/* Parses the lines shared by states and parts. */
-static int shard_get_common(shard_text *t, shard_meta *m)
+/* Parses the input-time line: "SECONDS.NANOSECONDS" or "none". */
+static int shard_get_time(shard_text *t, shard_meta *m)
+{
+    char *s = shard_line(t, "input-time");
+    long long sec;
+    unsigned ns;
+    int used = 0;
+    if (!s)
+        return -1;
+    if (!strcmp(s, "none"))
+        return 0;
+    if (sscanf(s, "%lld.%9u%n", &sec, &ns, &used) != 2 || s[used] || used < 11 ||
+        strlen(strchr(s, '.')) != 10 || ns > 999999999u) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad input-time", t->line);
+        return -1;
+    }
+    m->has_time = 1;
+    m->time_s = sec;
+    m->time_ns = ns;
+    return 0;
+}
+
+/* Parses the lines shared by states and parts (format 2 has no input-time). */
+static int shard_get_common(shard_text *t, shard_meta *m, int with_time)
 {
     uint64_t v[2];
     char *s;
@@ -429,7 +460,7 @@ static int shard_get_common(shard_text *t, shard_meta *m)
         return -1;
     }
     m->input_check = c;
-    return 0;
+    return with_time ? shard_get_time(t, m) : 0;
 }
 
 /* Parses the check line: the CRC-32 of every byte before it. */
@@ -647,6 +678,18 @@ static int shard_get_part(shard_text *t, shard_meta *m, const char *base)
     return 0;
 }
 
+/* Whether buf starts with magic and a newline: 1 (the current format), 0
+ * (format 2, without input-time), or -1 (neither). */
+static int shard_magic(const char *buf, const char *magic)
+{
+    size_t n = strlen(magic);
+    if (!strncmp(buf, magic, n) && buf[n] == '\n')
+        return 1;
+    if (!strncmp(buf, magic, n - 1) && buf[n - 1] == SHARD_VERSION_NOTIME && buf[n] == '\n')
+        return 0;
+    return -1;
+}
+
 /* Reads a state file or a part's header. */
 int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
 {
@@ -680,25 +723,28 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
     }
     memcpy(orig, buf, (size_t)got + 1);
     shard_text t = {buf, orig, buf, 0, why};
-    size_t sl = strlen(SHARD_STATE_MAGIC), pl = strlen(SHARD_PART_MAGIC);
-    int rc = -1;
-    if (!strncmp(buf, SHARD_STATE_MAGIC "\n", sl + 1)) {
+    int rc = -1, timed;
+    if ((timed = shard_magic(buf, SHARD_STATE_MAGIC)) >= 0) {
         m->kind = SHARD_KIND_STATE;
-        t.p = buf + sl + 1;
+        t.p = buf + strlen(SHARD_STATE_MAGIC) + 1;
         t.line = 1;
         if (memchr(buf, 0, (size_t)got) || got == SHARD_HEADER_MAX)
             io_fail(why, IO_ERR_FORMAT, "not a gpubatch state file (binary data or too large)");
-        else if (shard_get_common(&t, m) == 0)
+        else if (shard_get_common(&t, m, timed) == 0)
             rc = shard_get_state(&t, m, st);
-    } else if (!strncmp(buf, SHARD_PART_MAGIC "\n", pl + 1)) {
+    } else if ((timed = shard_magic(buf, SHARD_PART_MAGIC)) >= 0) {
         m->kind = SHARD_KIND_PART;
-        t.p = buf + pl + 1;
+        t.p = buf + strlen(SHARD_PART_MAGIC) + 1;
         t.line = 1;
         char *data = strstr(buf, "\ndata\n");
         if (!data || memchr(buf, 0, (size_t)(data - buf)))
             io_fail(why, IO_ERR_FORMAT, "not a gpubatch part file (no 'data' line)");
-        else if (shard_get_common(&t, m) == 0)
+        else if (shard_get_common(&t, m, timed) == 0)
             rc = shard_get_part(&t, m, buf);
+    } else if (!strncmp(buf, "gpubatch ", 9) && strchr(buf, '\n') &&
+               strchr(buf, '\n')[-1] == '\r') {
+        io_fail(why, IO_ERR_FORMAT, "its lines end in CR LF, not LF as gpubatch writes them: "
+                                    "the file was converted (dos2unix restores it)");
     } else if (!strncmp(buf, "gpubatch ", 9)) {
         io_fail(why, IO_ERR_FORMAT, "unsupported version of a gpubatch shard file");
     } else {

@@ -15,8 +15,11 @@
  * end-of-file block, or plain), so merging is concatenation, and a line
  * "part-end CRC" (SHARD_PART_END_LEN bytes) with the CRC-32 of those bytes.
  *
- * Both kinds of file name their input and carry its size, dtype, shape and
- * io_reader_fingerprint ("input-check"), which merge compares, and a line
+ * Both kinds of file name their input and carry its size, dtype, shape,
+ * io_reader_fingerprint ("input-check") and, from format 3 on, its
+ * modification time to the nanosecond ("input-time"), which merge compares
+ * (a rewrite in place between shard runs keeps the size and may keep the
+ * sampled pieces, not the time), and a line
  * "check CRC" with the CRC-32 of the text before it: merge treats them as
  * hostile input, checking every field it can against the others. */
 #ifndef GPUBATCH_CLI_SHARD_H
@@ -42,6 +45,9 @@ typedef struct {
     uint64_t data_bytes; /* data bytes of the whole array */
     int64_t source_bytes; /* size of the file as stored (its identity, with the shape) */
     uint64_t check;       /* io_reader_fingerprint of the file: the same for every shard */
+    int has_time;         /* the file's modification time is known: */
+    int64_t time_s;       /* seconds and nanoseconds, a rewrite's evidence */
+    uint32_t time_ns;
 } shard_input;
 
 /* What a state file or a part file says about itself and its input. */
@@ -56,6 +62,9 @@ typedef struct {
     int fortran_order;
     uint64_t nelem;      /* elements of the whole array */
     uint64_t input_check; /* shard_input.check */
+    int has_time;        /* input-time given (format 3; format 2 has none) */
+    int64_t time_s;      /* shard_input's modification time */
+    uint32_t time_ns;
     uint64_t first, end; /* reduce: tile range; parts: output byte range */
     uint64_t total;      /* parts: output bytes of the whole array */
     int level;           /* parts: gzip level, 0 for plain */

@@ -99,6 +99,9 @@ static int parse_descr(struct scan *s, dt_type *out, int *big_endian)
             break;
         }
     }
+    if (t == DT_NONE && !strcmp(body, "O"))
+        return io_fail(s->st, IO_ERR_FORMAT,
+                       "npy header: object (pickled) arrays are not supported ('%s')", d);
     if (t == DT_NONE)
         return io_fail(s->st, IO_ERR_FORMAT, "npy header: unsupported dtype '%s'", d);
     /* Byte order means nothing for one-byte types. */

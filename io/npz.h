@@ -60,4 +60,10 @@ const npz_member *npz_find(const npz_archive *a, const char *name);
 /* Frees; accepts NULL. */
 void npz_close(npz_archive *a);
 
+/* Checks that the bytes of stored member m of the archive at path have the
+ * directory's CRC-32, read on every core at once (a deflated member is
+ * checked as it is inflated: 0). 0, or a negative io_error with the reason
+ * in *st (IO_ERR_CRC: "stored data at byte N: incorrect data check"). */
+int npz_check_stored(const char *path, const io_zip_member *m, io_status *st);
+
 #endif

@@ -74,6 +74,7 @@ static void *par_worker(void *arg)
 }
 
 static int par_ncpus;
+static int par_cap; /* par_limit's bound, 0 for none */
 static pthread_once_t par_cpus_once = PTHREAD_ONCE_INIT;
 
 /* Counts the CPUs in the affinity mask, else the online CPUs, into par_ncpus. */
@@ -88,12 +89,18 @@ static void par_count_cpus(void)
     par_ncpus = n < 1 ? 1 : n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
+/* Bounds the count par_cpus gives (see par.h). */
+void par_limit(int n)
+{
+    par_cap = n;
+}
+
 /* CPUs this process may run on, counted once: the parallel readers ask on
  * every read, and the pool is sized by the same count. */
 int par_cpus(void)
 {
     pthread_once(&par_cpus_once, par_count_cpus);
-    return par_ncpus;
+    return par_cap > 0 && par_cap < par_ncpus ? par_cap : par_ncpus;
 }
 
 /* Starts one worker per usable CPU (fewer if some cannot be created; none

@@ -20,6 +20,11 @@
  * parallel readers. */
 int par_cpus(void);
 
+/* Bounds par_cpus() (and so the pool and every parallel reader) to n
+ * threads, for a user's thread limit (--threads); before the first
+ * par_run() call, which starts the pool. */
+void par_limit(int n);
+
 /* Runs fn(items + i * item_size) for i < n (n <= PAR_MAX). */
 void par_run(void *(*fn)(void *), void *items, size_t item_size, size_t n);
 

@@ -431,9 +431,7 @@ static void *pl_reader_main(void *arg)
                 break;
             }
             if (more > 0) {
-                err = io_fail(&p->why, IO_ERR_FORMAT,
-                              "the input holds more than the expected %llu bytes of data",
-                              (unsigned long long)p->limit);
+                err = io_fail_more_data(&p->why, p->limit);
                 break;
             }
         }

@@ -129,6 +129,8 @@ static int open_file(io_reader *r, const char *path, io_status *st)
         r->has_id = 1;
         r->dev = (uint64_t)sb.st_dev;
         r->ino = (uint64_t)sb.st_ino;
+        r->mtime_s = (int64_t)sb.st_mtim.tv_sec;
+        r->mtime_ns = (uint32_t)sb.st_mtim.tv_nsec;
     }
     r->inbuf = malloc(IN_BLOCK);
     if (!r->inbuf)
@@ -947,6 +949,45 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
     return check_trailer(r, crc, len);
 }
 
+/* The line of data past what the header promises (see reader.h). */
+int io_fail_more_data(io_status *st, uint64_t limit)
+{
+    return io_fail(st, IO_ERR_FORMAT, "the input holds more than the expected %llu bytes of data",
+                   (unsigned long long)limit);
+}
+
+/* What a read of r's input in order says of its member (see reader.h): a
+ * reader of its own, from the start, up to the byte after the data. */
+int io_reader_member_verdict(const io_reader *r, uint64_t data_start, uint64_t limit,
+                             io_status *st)
+{
+    io_reader *v;
+    io_clear(st);
+    if (!r->path)
+        return 0;
+    int rc = r->zip_deflate ? io_reader_open_zip_member(&v, r->path, &r->zip, st)
+                            : io_reader_open(&v, r->path, st);
+    if (rc < 0)
+        return rc;
+    uint64_t end = limit == UINT64_MAX || data_start > UINT64_MAX - limit - 1
+                       ? UINT64_MAX : data_start + limit + 1, got = 0;
+    size_t room = 1 << 20;
+    uint8_t *buf = malloc(room);
+    ssize_t k = buf ? 1 : io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    while (k > 0 && got < end) {
+        size_t want = end - got < room ? (size_t)(end - got) : room;
+        if ((k = io_reader_read(v, buf, want)) > 0)
+            got += (uint64_t)k;
+    }
+    if (k < 0 && buf)
+        io_pass(st, io_reader_status(v));
+    else if (got == end && end != UINT64_MAX)
+        io_fail_more_data(st, limit);
+    free(buf);
+    io_reader_close(v);
+    return st->code;
+}
+
 /* The reader's message for the gzip member at file_off of the regular file
  * open as fd, read from there on as a whole-file read would, up to `upto`
  * decoded bytes (see reader.h). It reads at offsets of its own, so that
@@ -1304,6 +1345,16 @@ int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino)
     }
     *dev = r->dev;
     *ino = r->ino;
+    return 0;
+}
+
+/* The file's modification time when it was opened (see reader.h). */
+int io_reader_mtime(const io_reader *r, int64_t *sec, uint32_t *nsec)
+{
+    if (!r->has_id)
+        return -1;
+    *sec = r->mtime_s;
+    *nsec = r->mtime_ns;
     return 0;
 }
 

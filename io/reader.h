@@ -39,9 +39,9 @@ int io_reader_open_mem(io_reader **out, const void *data, size_t len, io_status 
 /* Opens the member m of the zip archive at path: the reader's data is the
  * member's decoded bytes and nothing past them. A stored member reads like
  * a plain file of comp_size bytes (io_reader_seek and io_reader_data_size
- * work on it; its CRC-32 is not checked, as no checksum of a plain file
- * is). A deflated member is inflated in order and checked at its end like a
- * gzip trailer (IO_ERR_CRC: "incorrect data check" or "incorrect length
+ * work on it; its CRC-32 is checked apart, by npz_check_stored). A
+ * deflated member is inflated in order and checked at its end like a gzip
+ * trailer (IO_ERR_CRC: "incorrect data check" or "incorrect length
  * check"; IO_ERR_CORRUPT; IO_ERR_TRUNCATED), and cannot be positioned
  * (IO_ERR_SEEK). io_reader_file_size() and io_reader_raw_offset() count the
  * member's comp_size bytes; io_reader_compressed() is 0 (no gzip).
@@ -117,6 +117,10 @@ uint64_t io_reader_raw_offset(const io_reader *r);
 
 /* Device and inode of the file (to refuse writing over an input); 0 when stdin. */
 int io_reader_identity(const io_reader *r, uint64_t *dev, uint64_t *ino);
+
+/* The file's modification time when it was opened, to the nanosecond (a
+ * rewrite's evidence for shards); -1 when stdin. */
+int io_reader_mtime(const io_reader *r, int64_t *sec, uint32_t *nsec);
 
 /* Decoded bytes handed out so far (by io_reader_read, counted from the
  * start of the data even after io_reader_seek). */
@@ -212,6 +216,23 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
  * its negative io_error with the reader's one-line message (naming
  * file_off) in *st. */
 int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st);
+
+/* Fills *st with "the input holds more than the expected LIMIT bytes of
+ * data", the one line for data past what a header promises; returns its
+ * code (IO_ERR_FORMAT). */
+int io_fail_more_data(io_status *st, uint64_t limit);
+
+/* The verdict of a host read in order on the input of r (its file, or its
+ * zip member, from the start, on a reader of its own), as a whole-file read
+ * with data of `limit` bytes at decoded offset data_start would give it:
+ * the first failure in the data or the byte after it (the member's own
+ * checks included), else "more than the expected" when a byte follows the
+ * data. 0 when the read finds nothing wrong (or r has no file to read
+ * again), else the negative code with its line in *st. A device that
+ * inflated the member and met a failure takes this line instead of its
+ * own, so that every backend says the same. */
+int io_reader_member_verdict(const io_reader *r, uint64_t data_start, uint64_t limit,
+                             io_status *st);
 
 /* The one-line reason of the sticky error, or "" when none. */
 const char *io_reader_error(const io_reader *r);

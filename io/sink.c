@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -45,6 +46,7 @@ struct io_sink {
     int in_mem;     /* a memory sink: bytes go to mem, not fd */
     int crc_on;     /* io_sink_crc_start was called */
     uint32_t crc;   /* CRC-32 of the bytes written since */
+    uint64_t crc_len; /* and their number */
     uint8_t *mem;
     size_t mem_len, mem_cap;
     io_status st; /* the first failure (sticky) */
@@ -177,8 +179,24 @@ void io_sink_install_signal_cleanup(void)
     sigaction(SIGXFSZ, &sa, NULL);
 }
 
-/* Creates ".BASE.XXXXXX" next to target with O_EXCL; returns the fd and
- * sets *tmp_out, or returns -errno. */
+/* The longest file name the directory of target takes (NAME_MAX where the
+ * file system does not say). */
+static size_t name_max_of(const char *target, size_t dirlen)
+{
+    char dir[PATH_MAX];
+    if (dirlen >= sizeof(dir))
+        return NAME_MAX;
+    if (dirlen)
+        snprintf(dir, sizeof(dir), "%.*s", (int)dirlen, target);
+    else
+        snprintf(dir, sizeof(dir), ".");
+    long m = pathconf(dir, _PC_NAME_MAX);
+    return m > 8 ? (size_t)m : NAME_MAX;
+}
+
+/* Creates ".BASE.XXXXXX" next to target with O_EXCL, BASE cut so that the
+ * name fits the file system's limit; returns the fd and sets *tmp_out, or
+ * returns -errno. */
 static int create_temp(const char *target, char **tmp_out)
 {
     static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -186,7 +204,10 @@ static int create_temp(const char *target, char **tmp_out)
     const char *slash = strrchr(target, '/');
     size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
     const char *base = target + dirlen;
-    size_t len = dirlen + 1 + strlen(base) + 8;
+    size_t baselen = strlen(base), name_max = name_max_of(target, dirlen);
+    if (baselen + 8 > name_max)
+        baselen = name_max - 8;
+    size_t len = dirlen + 1 + baselen + 8;
     char *tmp = malloc(len);
     if (!tmp)
         return -ENOMEM;
@@ -204,7 +225,7 @@ static int create_temp(const char *target, char **tmp_out)
             suffix[i] = digits[seed % (sizeof(digits) - 1)];
         }
         suffix[6] = '\0';
-        snprintf(tmp, len, "%.*s.%s.%s", (int)dirlen, target, base, suffix);
+        snprintf(tmp, len, "%.*s.%.*s.%s", (int)dirlen, target, (int)baselen, base, suffix);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
         if (fd >= 0) {
             *tmp_out = tmp;
@@ -245,6 +266,27 @@ static int is_input(const struct stat *st, const io_file_id *inputs, size_t ninp
     return 0;
 }
 
+/* The bytes still free to the sink's file (see sink.h). */
+int io_sink_free_space(const io_sink *s, uint64_t *bytes)
+{
+    struct stat sb;
+    struct statvfs vb;
+    if (s->in_mem || s->fd < 0 || fstat(s->fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+        fstatvfs(s->fd, &vb) < 0)
+        return -1;
+    *bytes = (uint64_t)vb.f_bavail * (uint64_t)vb.f_frsize;
+    return 0;
+}
+
+/* Whether standard output is one of the inputs (see sink.h). */
+int io_stdout_is_input(const io_file_id *inputs, size_t ninputs)
+{
+    struct stat sb;
+    if (fstat(STDOUT_FILENO, &sb) < 0 || !(S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode)))
+        return 0;
+    return is_input(&sb, inputs, ninputs);
+}
+
 /* Opens the sink for path as described in sink.h. */
 int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
                  size_t ninputs, io_status *st)
@@ -269,6 +311,10 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
         goto out_free_buf;
     }
     if (!strcmp(path, "-")) {
+        if (io_stdout_is_input(inputs, ninputs)) {
+            rc = io_fail(st, IO_ERR_SAME, "%s", "would overwrite an input");
+            goto out_free_buf;
+        }
         s->fd = STDOUT_FILENO;
         *out = s;
         return 0;
@@ -276,6 +322,13 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
     int exists = stat(path, &sb) == 0;
     if (!exists && errno != ENOENT) {
         rc = io_fail(st, IO_ERR_OPEN, "%s", strerror(errno));
+        goto out_free_buf;
+    }
+    struct stat lsb;
+    if (!exists && !force && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        /* the commit would replace the link (as mv does), only with force */
+        rc = io_fail(st, IO_ERR_EXISTS, "%s",
+                     "is a symbolic link to a missing file (use -f to replace the link)");
         goto out_free_buf;
     }
     if (exists && S_ISDIR(sb.st_mode)) {
@@ -395,8 +448,10 @@ int io_sink_write(io_sink *s, const void *buf, size_t n)
 {
     if (s->st.code)
         return s->st.code;
-    if (s->crc_on)
+    if (s->crc_on) {
         s->crc = crc_update(s->crc, buf, n);
+        s->crc_len += n;
+    }
     if (s->fill + n <= SINK_BUF) {
         memcpy(s->buf + s->fill, buf, n);
         s->fill += n;
@@ -417,6 +472,13 @@ void io_sink_crc_start(io_sink *s)
 {
     s->crc_on = 1;
     s->crc = 0;
+    s->crc_len = 0;
+}
+
+/* The number of bytes written since io_sink_crc_start. */
+uint64_t io_sink_crc_len(const io_sink *s)
+{
+    return s->crc_len;
 }
 
 /* The CRC-32 of the bytes written since io_sink_crc_start. */

@@ -20,7 +20,16 @@ typedef struct {
     uint64_t dev, ino;
 } io_file_id;
 
-/* Opens path ("-" is stdout). inputs/ninputs name files that must not be
+/* The bytes its file system still has free for an unprivileged user,
+ * where the sink writes a regular file (a temporary one, or standard
+ * output redirected to one): 0 and *bytes, else -1. */
+int io_sink_free_space(const io_sink *s, uint64_t *bytes);
+
+/* Whether standard output is a regular file or block device that is one of
+ * the inputs (writing there would destroy it). */
+int io_stdout_is_input(const io_file_id *inputs, size_t ninputs);
+
+/* Opens path ("-" is stdout, refused where it is one of the inputs). inputs/ninputs name files that must not be
  * overwritten. Returns 0 or a negative io_error with a one-line reason. */
 int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *inputs,
                  size_t ninputs, io_status *st);
@@ -29,9 +38,11 @@ int io_sink_open(io_sink **out, const char *path, int force, const io_file_id *i
 int io_sink_write(io_sink *s, const void *buf, size_t n);
 
 /* Starts a CRC-32 of every byte io_sink_write takes from here on;
- * io_sink_crc gives it (0 before the first byte). */
+ * io_sink_crc gives it (0 before the first byte), io_sink_crc_len the
+ * number of those bytes. */
 void io_sink_crc_start(io_sink *s);
 uint32_t io_sink_crc(const io_sink *s);
+uint64_t io_sink_crc_len(const io_sink *s);
 
 /* Nonzero when the sink is a terminal (compressed output is refused there). */
 int io_sink_is_tty(const io_sink *s);

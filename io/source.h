@@ -92,6 +92,8 @@ struct io_reader {
     uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
     int64_t file_size;
     int has_id;
+    int64_t mtime_s;  /* the file's modification time when opened (with has_id) */
+    uint32_t mtime_ns;
     uint64_t dev, ino;
     /* A zip member (io_reader_open_zip_member) is the byte source: its
      * range of the file, read as a file of its own, and for a deflated one

@@ -39,10 +39,16 @@ unsigned rd_parse_ops(const char *list, io_status *st)
                     (int)len, p);
             return 0;
         }
+        if (mask & (1u << found)) {
+            io_fail(st, IO_ERR_FORMAT, "operation '%s' given twice", rd_op_names[found]);
+            return 0;
+        }
         mask |= 1u << found;
         p += len;
-        if (*p == ',')
-            p++;
+        if (*p == ',' && !*++p) {
+            io_fail(st, IO_ERR_FORMAT, "a comma ends the list: no operation after it");
+            return 0;
+        }
     }
     if (!mask)
         io_fail(st, IO_ERR_FORMAT, "no operation given");

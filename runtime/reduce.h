@@ -29,7 +29,8 @@ enum rd_op {
 const char *rd_op_name(int bit);
 
 /* Parses "sum,min,max" into a mask; 0 and IO_ERR_FORMAT with its line in
- * *st on an unknown name or an empty list. */
+ * *st on an unknown name, a name given twice, an empty name (a comma
+ * first, last or twice) or an empty list. */
 unsigned rd_parse_ops(const char *list, io_status *st);
 
 /* A pairwise tree over a stream of doubles in index order, padded with -0.0

@@ -1009,10 +1009,13 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     const uint8_t *window;
     size_t wlen;
     uint32_t crc;
-    if (io_reader_pause_point(r, &bit, &window, &wlen, &crc, &len))
+    m->data_start = m->skip;
+    if (io_reader_pause_point(r, &bit, &window, &wlen, &crc, &len)) {
         gzstream_begin_at(h->z, fd, file_size, bit, window, wlen, crc, len);
-    else
+        m->data_start = len - m->first - m->head_len;
+    } else {
         gzstream_begin(h->z, fd, data_off, file_size);
+    }
     m->ran = 1;
     if (gzstream_carry_in(h->z, m->head, m->head_len) < 0)
         return sched_take(h, GPU_ERR_DRIVER, gzstream_status(h->z));
@@ -1026,7 +1029,10 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     return rc;
 }
 
-/* Leaves the reader going on where the device stopped (see sched.h). */
+/* Leaves the reader going on where the device stopped (see sched.h); a
+ * failure there (the member's end checked after the device decoded it) is
+ * told in the words of a host read in order, which may meet the data's end
+ * first, so that the first line is the same on every backend. */
 int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
 {
     const gzstream_point *pt = gzstream_where(h->z);
@@ -1035,7 +1041,11 @@ int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
         pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
     if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
         rc = IO_ERR_TRUNCATED;
-    return rc < 0 ? sched_take(h, rc, io_reader_status(r)) : 0;
+    if (rc == 0)
+        return 0;
+    io_status in_order;
+    int verdict = io_reader_member_verdict(r, m->data_start, m->limit, &in_order);
+    return verdict < 0 ? sched_take(h, verdict, &in_order) : sched_take(h, rc, io_reader_status(r));
 }
 
 /* The last failure's text. */

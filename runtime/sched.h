@@ -156,6 +156,7 @@ typedef struct {
     int ran;         /* out: the device ran the member's start */
     uint64_t data;   /* out: the data bytes run (after first) */
     size_t tail_len; /* out: the bytes in tail */
+    uint64_t data_start; /* out: the decoded offset of the data's first byte */
     gzstream_stats st; /* out: what the device's batches took, for -v */
 } sched_member;
 

@@ -18,6 +18,19 @@ pick() {
     if [ -n "${GPUBATCH_TEST_QUICK:-}" ]; then echo "$2"; else echo "$1"; fi
 }
 
+# spread LIST K: for a loop nested in others whose product is long: the one
+# item of LIST at K (the count of the outer loops' rounds so far) modulo its
+# length, so that the rounds meet every item in turn and every outer value
+# meets several; the whole LIST with GPUBATCH_TEST_SOAK=1 (make soak, the
+# full product).
+spread() {
+    if [ -n "${GPUBATCH_TEST_SOAK:-}" ]; then
+        echo "$1"
+    else
+        echo "$1" | awk -v k="$2" '{ print $(k % NF + 1) }'
+    fi
+}
+
 # auto starts the GPU for every run, and waits for the start at the end of
 # it, so that its warning (no driver, no such device) does not depend on
 # timing or on the size of the input; test_auto.sh tests the other modes.
@@ -107,9 +120,26 @@ numpy_python() {
     done
 }
 
+# missing TEXT: a test tool is missing, so the part of the script that needs
+# it is not run: a note, or under CI=true (where `make deps` installed every
+# tool, and a check left out must not pass unseen) a failure.
+missing() {
+    if [ "${CI:-}" = true ]; then
+        fail "CI=true, and a test tool is missing: $*"
+    else
+        echo "note: $*"
+    fi
+}
+
 # Ends the script as skipped, with the reason and what installs it: a
-# missing optional tool is never a failure (`make deps` installs them all).
+# missing optional tool is no failure (`make deps` installs them all),
+# except under CI=true.
 skip_all() {
+    if [ "${CI:-}" = true ]; then
+        fail "CI=true, and a test tool is missing: $*"
+        summary
+        exit 1
+    fi
     echo "skip: $*"
     summary
     exit 0

@@ -14,6 +14,7 @@
 import io
 import os
 import struct
+import zlib
 import sys
 import zipfile
 
@@ -123,9 +124,22 @@ def corrupt(d):
     with zipfile.ZipFile(os.path.join(d, "notnpy.npz"), "w") as z:
         z.writestr("x.npy", b"hello, not an array")
     cases.append(("notnpy.npz", "not an .npy file"))
+    sdata = 30 + len("x.npy") + struct.unpack_from("<H", stored, 28)[0]
+    scen = stored.rfind(b"PK\x01\x02")
+    ssize = struct.unpack_from("<I", stored, scen + 20)[0]
+
+    def stored_crc(b):  # the member's CRC-32 made right again in both headers
+        crc = zlib.crc32(bytes(b[sdata:sdata + ssize]))
+        struct.pack_into("<I", b, 14, crc)
+        struct.pack_into("<I", b, scen + 16, crc)
+
     b = bytearray(stored)
-    b[30 + len("x.npy") + struct.unpack_from("<H", stored, 28)[0] + 12] ^= 0x20  # 'descr'
+    b[sdata + 12] ^= 0x20  # 'descr'
+    stored_crc(b)
     put("badheader.npz", b, "'Descr'")
+    b = bytearray(stored)
+    b[sdata + ssize // 2] ^= 0x10  # a data byte, the CRC-32 left as it was
+    put("storedcrc.npz", b, "stored data at byte %d: incorrect data check" % sdata)
     with open(os.path.join(d, "cases"), "w") as f:
         for name, phrase in cases:
             f.write("%s %s\n" % (name, phrase))

@@ -101,7 +101,7 @@ if command -v groff >/dev/null 2>&1; then
         check_eq "groff -man -ww -Tutf8 at $w columns is silent" "" "$out"
     done
 else
-    echo "note: no groff: rendering of gpubatch.1 not checked"
+    missing "no groff: rendering of gpubatch.1 not checked"
 fi
 if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
     MANWIDTH=80 MANPAGER=cat PAGER=cat man -l "$MAN" >"$T/man.txt" 2>"$T/man.err"
@@ -111,7 +111,7 @@ if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
         fail "man -l gpubatch.1 output lacks NAME/EXAMPLES: $(head -c 200 "$T/man.txt")"
     fi
 else
-    echo "note: no man/groff: 'man ./gpubatch.1' not checked"
+    missing "no man/groff: 'man ./gpubatch.1' not checked"
 fi
 
 # --- every example of README.md and gpubatch.1 runs --------------------------
@@ -169,7 +169,7 @@ EOF
             gpu) [ $have_gpu = 1 ] || { echo "note: no GPU: not run: $where"; continue; } ;;
             esac
             if grep -q 'jq ' "$d/cmd.sh" && ! command -v jq >/dev/null 2>&1; then
-                echo "note: no jq: not run: $where"
+                missing "no jq: not run: $where"
                 continue
             fi
             (cd "$dir" && PATH="$T/bin:$PATH" sh -e "$d/cmd.sh" >"$d/out" 2>"$d/err")
@@ -202,7 +202,7 @@ EOF
         if [ -s "$M/$f" ]; then ok; else fail "the manual's examples did not write $f"; fi
     done
 else
-    echo "note: no python3: the examples of README.md and gpubatch.1 not run"
+    missing "no python3: the examples of README.md and gpubatch.1 not run"
 fi
 
 # --- the plot script ---------------------------------------------------------
@@ -238,7 +238,7 @@ EOF
         check_files_same "$f drawn again by docs/plots.sh" "$f" "$T/img/${f##*/}"
     done
 else
-    echo "note: no python3: docs/plot.py not checked"
+    missing "no python3: docs/plot.py not checked"
 fi
 
 # --- the links between the documents -------------------------------------------
@@ -383,7 +383,7 @@ EOF
     done
     check_eq "no completion for a --shape value" "" "$(complete_words gpubatch gen --shape "")"
 else
-    echo "note: no bash: completion not checked"
+    missing "no bash: completion not checked"
 fi
 
 # --- zsh and fish completion: the bash completion's candidates -----------------
@@ -420,7 +420,7 @@ if command -v bash >/dev/null 2>&1 && command -v zsh >/dev/null 2>&1; then
         check_eq "zsh completion of [$line]" "$(bash_candidates "$line")" "$got"
     done
 else
-    echo "note: zsh is not installed: its completion not checked (Debian: apt-get install zsh)"
+    missing "zsh is not installed: its completion not checked (Debian: apt-get install zsh)"
 fi
 if command -v bash >/dev/null 2>&1 && command -v fish >/dev/null 2>&1; then
     [ -f "$top/cli/gpubatch.fish" ] && ok || fail "cli/gpubatch.fish is missing"
@@ -431,7 +431,7 @@ if command -v bash >/dev/null 2>&1 && command -v fish >/dev/null 2>&1; then
         check_eq "fish completion of [$line]" "$(bash_candidates "$line")" "$got"
     done
 else
-    echo "note: fish is not installed: its completion not checked (Debian: apt-get install fish)"
+    missing "fish is not installed: its completion not checked (Debian: apt-get install fish)"
 fi
 
 # --- make install / uninstall ------------------------------------------------
@@ -495,7 +495,7 @@ print(".symtab" in sections(sys.argv[1]), ".symtab" in sections(sys.argv[2]))
 ' "$GB" "$stage/usr/bin/gpubatch" >"$T/symtab" 2>&1
 check_eq "install-strip strips the binary (symbol table: built, installed)" "True False" "$(cat "$T/symtab")"
 else
-    echo "note: no python3: the symbol tables of install-strip not read"
+    missing "no python3: the symbol tables of install-strip not read"
 fi
 make -s uninstall DESTDIR="$stage" PREFIX=/usr >"$T/uninstall.log" 2>&1
 check_eq "make uninstall after install-strip" 0 $?
@@ -554,8 +554,8 @@ elif command -v git >/dev/null 2>&1 &&
         st=$?
         check_eq "make in the unpacked dist without nvcc ($(tail -3 "$T/distmake.log"))" 0 $st
         check_eq "dist-built binary runs" "$("$GB" --version | head -1)" "$("$src/gpubatch" --version 2>&1 | head -1)"
-        "$GB" info --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.ours"
-        "$src/gpubatch" info --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.dist"
+        "$GB" info -v --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.ours"
+        "$src/gpubatch" info -v --no-jit 2>/dev/null | sed -n '/^embedded PTX:/,/^cpu backend/p' >"$T/emb.dist"
         check_files_same "dist-built binary embeds what ours does" "$T/emb.ours" "$T/emb.dist"
     fi
 else

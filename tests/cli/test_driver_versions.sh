@@ -26,13 +26,17 @@ for row in "11000 11.0 versioned symbols" "11040 11.4 cuGetProcAddress" \
     shift 2
     source=$*
     export FAKECUDA_DRIVER_VERSION=$version
-    "$GB" info >"$T/info" 2>&1
+    "$GB" info -v >"$T/info" 2>&1
     check_eq "CUDA $shown: info exit status" "0" "$?"
     check_eq "CUDA $shown: driver line" "driver: CUDA $shown (entry points: $source), 1 device" \
         "$(sed -n 2p "$T/info")"
     check_eq "CUDA $shown: modules loaded" "$n_modules" "$(grep -c ' loaded in ' "$T/info")"
     if [ "$version" -ge 13000 ]; then how="sm_90 native code"; else how="compute_75 PTX (JIT)"; fi
     check_eq "CUDA $shown: modules loaded as $how" "$n_modules" "$(grep -c " $how loaded in " "$T/info")"
+    "$GB" info >"$T/info.short" 2>&1
+    check_eq "CUDA $shown: info without -v, the device's kernels in its line" \
+        "; kernels: $n_modules $how, loaded in" \
+        "$(sed -n 's/^device 0: Fake GPU, .*\(; kernels: .*, loaded in\) [0-9.]* ms$/\1/p' "$T/info.short")"
     rm -f "$REP"
     if FAKECUDA_REPORT="$REP" "$GB" reduce --backend cuda "$T/a.npy.gz" >"$T/o" 2>"$T/e" &&
         grep -q "^device 0 launches [1-9]" "$REP"; then ok; else
@@ -42,7 +46,7 @@ done
 unset FAKECUDA_DRIVER_VERSION
 
 # info lists each embedded PTX with the PTX ISA version its .version declares.
-"$GB" info --no-jit >"$T/info"
+"$GB" info -v --no-jit >"$T/info"
 make -s -C "$top" ptx-unpack BUILD="$T/build" PTX_WORK="$T/unpacked" >/dev/null 2>&1
 awk '$2 == "ptx" { print $1, $3 }' "$T/table" >"$T/ptx_list"
 while read -r module arch; do
@@ -63,9 +67,15 @@ cols=$(awk '/^embedded PTX:/ { t = "ptx"; next } /^embedded native code:/ { t = 
     t == "ptx" { print t, index($0, "compute_"), index($0, " bytes") }
     t == "sass" { print t, index($0, " sm_"), index($0, " bytes") }' "$T/info" | sort -u | awk '{ print $1 }' | tr '\n' ' ')
 check_eq "info: columns aligned" "ptx sass " "$cols"
-"$GB" info >"$T/info" 2>&1
+"$GB" info -v >"$T/info" 2>&1
 check_eq "info: device modules aligned" 1 \
     "$(sed -n 's/^    \([a-z0-9_]* *\)sm_90 native code loaded in.*/\1/p' "$T/info" | awk '{ print length($0) }' | sort -u | wc -l)"
+
+# Without -v, one line a device: twelve lines for eight devices.
+FAKECUDA_DEVICES=8 "$GB" info >"$T/info8" 2>&1
+check_eq "info, eight devices: exit status" 0 "$?"
+check_eq "info, eight devices: twelve lines, one a device" "12 8" \
+    "$(wc -l <"$T/info8") $(grep -c '^device [0-7]: Fake GPU, .*; kernels: [0-9]* sm_90 native code, loaded in' "$T/info8")"
 
 # --json: the same report as one object, for scripts.
 "$GB" info --json >"$T/info.json" 2>"$T/info.err"
@@ -103,7 +113,7 @@ import json, sys; j = json.load(open(sys.argv[1])); print(j["driver"]["usable"],
 check_eq "info --json --no-jit: modules not loaded" "not loaded" "$("$PY" -c '
 import json, sys; print(" ".join(sorted(set(m["state"] for m in json.load(open(sys.argv[1]))["devices"][0]["modules"]))))' "$T/info.json" 2>&1)"
 else
-    echo "note: no python3: the JSON of info --json not parsed"
+    missing "no python3: the JSON of info --json not parsed"
 fi
 
 # Older than CUDA 11.0: a clear error naming the version needed; auto uses the CPU.
@@ -125,7 +135,11 @@ isa=$(sed -n 's/^\.version //p' "$T/unpacked/reduce_f32_moments.compute_75.ptx")
 check_error "PTX refused" \
     "a.npy.gz: the NVIDIA driver (CUDA 11\.0) cannot load module [a-z0-9_]*: its PTX ISA $isa needs CUDA [0-9.]* (driver R[0-9]*) or newer, and the driver says CUDA_ERROR_UNSUPPORTED_PTX_VERSION" \
     "$GB" reduce --backend cuda "$T/a.npy.gz"
-"$GB" info >"$T/info" 2>&1
+"$GB" info -v >"$T/info" 2>&1
 check_eq "PTX refused: info exit status" "1" "$?"
 check_eq "PTX refused: every module fails in info" "$n_modules" "$(grep -c ' FAILED: .*cannot load module' "$T/info")"
+"$GB" info >"$T/info" 2>&1
+check_eq "PTX refused: info without -v, exit status" "1" "$?"
+grep -q "^device 0: .*; kernels: $n_modules FAILED (first: [a-z0-9_]*: .*cannot load module .*PTX_VERSION .*)\$" "$T/info" &&
+    ok || fail "PTX refused: info without -v: $(grep '^device 0' "$T/info")"
 summary

@@ -55,8 +55,15 @@ check_error "quadratic --backend cuda without a driver" "no NVIDIA driver" \
     "$GB" quadratic --backend cuda "$T/q.npy" -o "$T/r.npy.gz"
 [ -e "$T/r.npy.gz" ] && fail "failed quadratic left an output" || ok
 "$GB" info >"$T/info" 2>&1
+cp "$T/info" "$T/info.short"
 grep -q "^driver: not usable: no NVIDIA driver" "$T/info" && ok || fail "info without a driver: $(head -2 "$T/info")"
 grep -q "^cpu backend: available" "$T/info" && ok || fail "info lists no CPU backend"
+check_eq "info without a driver: version, driver, kernels and CPU lines" \
+    "gpubatch|driver|kernels|cpu backend" "$(sed 's/[ :].*//; s/^cpu$/cpu backend/' "$T/info" | tr '\n' '|' | sed 's/|$//')"
+"$GB" info -v >"$T/info" 2>&1
+check_eq "info -v without a driver: every embedded module" \
+    "$(grep -c '^  [a-z0-9_]* *compute_' "$T/info")" \
+    "$(sed -n 's/^kernels: \([0-9]*\) modules embedded: .*/\1/p' "$T/info.short")"
 unset GPUBATCH_LIBCUDA
 
 # Inputs that cannot be read: missing, a directory, a read(2) that fails
@@ -185,10 +192,26 @@ check_shrunk_gzip "quadratic input shrinks" \
         | sed 's/ from .*//')"
 [ -e "$T/shrunk.npy.gz" ] && fail "quadratic on a shrinking input left an output" || ok
 check_eq "no temporary file left" "" "$(ls -A "$T" | grep -v -e '^shrink' -e '^victim$' -e '\.npy$' \
-    -e '^perm$' -e '^q\.npy$' -e '^out$' -e '^err' -e '^info$' -e '^sig\.out$' -e '^pipe\.')"
+    -e '^perm$' -e '^q\.npy$' -e '^out$' -e '^err' -e '^info$' -e '^info\.short$' -e '^sig\.out$' -e '^pipe\.')"
 
 # -o naming an input through another path (a symbolic link), even with -f.
 ln -s "$T/q.npy" "$T/q-link.npy"
 check_error "-o is a link to the input" "would overwrite an input" \
     "$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/q-link.npy"
+
+# -o naming a symbolic link to a missing file: refused as such without -f;
+# with -f the link is replaced (as mv does), and a link to an existing
+# file likewise, its target untouched.
+mkdir "$T/links"
+ln -s "$T/links/nowhere" "$T/links/dangling"
+check_error "-o a dangling link" "dangling: is a symbolic link to a missing file (use -f to replace the link)" \
+    "$GB" quadratic --backend cpu "$T/q.npy" -o "$T/links/dangling"
+"$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/links/dangling"
+check_eq "-f replaces a dangling link" "file absent" \
+    "$([ -f "$T/links/dangling" ] && [ ! -L "$T/links/dangling" ] && echo file) $([ -e "$T/links/nowhere" ] || echo absent)"
+echo keep >"$T/links/target"
+ln -s "$T/links/target" "$T/links/live"
+"$GB" quadratic -f --backend cpu "$T/q.npy" -o "$T/links/live"
+check_eq "-f replaces a link, not its target" "file keep" \
+    "$([ ! -L "$T/links/live" ] && echo file) $(cat "$T/links/target")"
 summary

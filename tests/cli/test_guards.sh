@@ -167,6 +167,18 @@ check_eq "ulimit -f: status 1" 1 $?
 check_eq "ulimit -f: the error" "gpubatch: error: $T/sig/limited.npy: File too large" "$(cat "$T/fs.err")"
 check_eq "ulimit -f leaves no file" "" "$(ls -A "$T/sig")"
 
+# An output that cannot fit the free space is refused before writing:
+# plain (its exact size), compressed (estimated from a sample), and
+# standard output redirected to a file; nothing is left.
+check_error "gen of 40 TB" "huge.npy: the output needs 40000000000000 bytes and its file system has [0-9]* bytes free" \
+    "$GB" gen --shape 10000000000000 -o "$T/sig/huge.npy"
+check_error "gen of 40 TB compressed" "huge.npy.gz: the output needs about [0-9]* bytes and its file system has" \
+    "$GB" gen --shape 10000000000000 -o "$T/sig/huge.npy.gz"
+check_error "gen of 40 TB to a redirected stdout" "(stdout): the output needs 40000000000000 bytes" \
+    sh -c '"$1" gen --shape 10000000000000 >"$2"' sh "$GB" "$T/sig/huge.out"
+rm -f "$T/sig/huge.out"
+check_eq "gen refused for room leaves no file" "" "$(ls -A "$T/sig")"
+
 # -f over an existing file keeps its mode (and group), never widening it.
 "$GB" gen --shape 10 --no-compress -o "$T/m.npy"
 for mode in 600 640 444 604; do
@@ -191,6 +203,32 @@ cp "$T/q.npy.gz" "$T/q.copy"
 check_error "quadratic -f -o the stdin input" "would overwrite an input" \
     sh -c '"$1" quadratic --backend cpu -f -o "$2" <"$2"' sh "$GB" "$T/q.npy.gz"
 check_files_same "the quadratic stdin input is intact" "$T/q.npy.gz" "$T/q.copy"
+
+# Standard output that is an input (-c, -o -, the default, appending, a
+# descriptor open read-write, standard input's file) is refused before the
+# first byte, as a named output is: status 1, the input intact.
+"$GB" gen --shape 30x20 --no-compress -o "$T/so.npy"
+"$GB" gen --quadratic 3000000 --no-compress -o "$T/soq.npy"
+"$GB" reduce --backend cpu --shard 0/2 -o "$T/sop0.state" "$T/so.npy"
+"$GB" reduce --backend cpu --shard 1/2 -o "$T/sop1.state" "$T/so.npy"
+"$GB" quadratic --backend cpu --shard 0/2 -o "$T/sop0" "$T/soq.npy"
+"$GB" quadratic --backend cpu --shard 1/2 -o "$T/sop1" "$T/soq.npy"
+for f in so.npy soq.npy sop0.state sop0; do cp "$T/$f" "$T/$f.copy"; done
+for c in 'transpose "$1/so.npy" -c 1<>"$1/so.npy"' 'transpose "$1/so.npy" -o - 1<>"$1/so.npy"' \
+    'transpose "$1/so.npy" >>"$1/so.npy"' 'transpose - 1<>"$1/so.npy" <"$1/so.npy"' \
+    'reduce "$1/so.npy" >>"$1/so.npy"' 'reduce "$1/sop1.state" "$1/so.npy" >>"$1/so.npy"' \
+    'quadratic - 1<>"$1/soq.npy" <"$1/soq.npy"' \
+    'quadratic --chunk 1M "$1/soq.npy" -c 1<>"$1/soq.npy"' \
+    'merge "$1/sop0.state" "$1/sop1.state" >>"$1/sop0.state"' \
+    'merge "$1/sop0" "$1/sop1" 1<>"$1/sop0"' 'merge "$1/sop0" "$1/sop1" -o - >>"$1/sop0"'; do
+    check_error "stdout is an input: $c" "(stdout): would overwrite an input" \
+        sh -c "GPUBATCH_BACKEND=cpu \"\$0\" $c" "$GB" "$T"
+done
+for f in so.npy soq.npy sop0.state sop0; do
+    check_files_same "stdout is an input: $f intact" "$T/$f" "$T/$f.copy"
+done
+"$GB" transpose --backend cpu "$T/so.npy" >/dev/null
+check_eq "stdout on /dev/null is no input" 0 $?
 
 # stdout on a full disk: one error line and status 1, for every command.
 "$GB" reduce --backend cpu --shard 0/1 -o "$T/s.state" "$T/in.npy.gz"

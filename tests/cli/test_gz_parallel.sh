@@ -102,14 +102,29 @@ if command -v taskset >/dev/null; then
     check_eq "one core: results of the plain file" "$want_f" "$got"
 fi
 
+# -p bounds the parallel decoder as every other thread of the run: the same
+# results, decoded on at most that many threads (-v says how many).
+for p in 1 2; do
+    how=$("$GB" reduce -v -p $p --backend cpu --op sum,min,argmax,sumsq "$T/g9.gz" 2>&1)
+    check_eq "-p $p: results of the plain file" "$want_f" "$(echo "$how" | grep -v '^gpubatch' | cut -d' ' -f1-2)"
+    check_eq "-p $p: the decoder's threads" "each on $p threads" \
+        "$(echo "$how" | sed -n 's/.*single deflate streams: 1, \(each on [0-9]* threads\).*/\1/p')"
+done
+"$GB" gen --shape 1000000 --seed 11 -o "$T/pb.npy.gz"
+check_eq "-p 1: BGZF blocks on one thread" "on 1 threads" \
+    "$("$GB" reduce -v -p 1 --backend cpu "$T/pb.npy.gz" 2>&1 | sed -n 's/.*BGZF blocks: [0-9]* \(on [0-9]* threads\).*/\1/p')"
+
 # A deflated .npz member large enough for the parallel decoder.
-if "$PY" -c 'import numpy' 2>/dev/null; then
-    "$PY" -c 'import numpy as np, sys; np.savez_compressed(sys.argv[2], f=np.load(sys.argv[1]))' \
+NP=$(numpy_python)
+if [ -n "$NP" ]; then
+    "$NP" -c 'import numpy as np, sys; np.savez_compressed(sys.argv[2], f=np.load(sys.argv[1]))' \
         "$T/f.npy" "$T/z.npz"
     got=$("$GB" reduce --backend cpu --op sum,min,argmax,sumsq "$T/z.npz" | cut -d' ' -f1-2)
     check_eq ".npz member: results of the plain file" "$want_f" "$got"
     how=$("$GB" reduce -v --backend cpu --op count "$T/z.npz" 2>&1 | grep -c 'in parallel')
     check_eq ".npz member: -v says it was read in parallel" 1 "$how"
+else
+    missing "python3-numpy missing: the deflated .npz member not read"
 fi
 
 # One block of 300 MiB (fixed Huffman, matches of 258 zeros): the parallel
@@ -156,28 +171,10 @@ damage() {
     src=$1
     n=$2
     size=$(wc -c <"$src")
-    i=0
-    while [ $i -lt "$n" ]; do
-        verdict=$("$PY" - "$src" "$T/bad.gz" "$i" <<'PYEOF'
+    # every copy made, and zlib's verdict on each taken, in one process
+    "$PY" - "$src" "$T/bad" "$n" >"$T/verdicts" <<'PYEOF'
 import random, sys, zlib
-src, dst, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-b = bytearray(open(src, "rb").read())
-r = random.Random(seed)
-how = seed % 4
-at = len(b) - 8
-if how == 0:                       # one bit flipped past the header
-    at = r.randrange(20, len(b) - 8)
-    b[at] ^= 1 << r.randrange(8)
-elif how == 1:                     # a run of bytes overwritten
-    at = r.randrange(20, len(b) - 100)
-    for k in range(r.randrange(1, 40)):
-        b[at + k] = r.randrange(256)
-elif how == 2:                     # cut
-    at = r.randrange(20, len(b) - 1)
-    b = b[:at]
-else:                              # trailer: CRC or length
-    b[len(b) - 1 - r.randrange(8)] ^= 0x10
-open(dst, "wb").write(bytes(b))
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
 def lengths(g):  # each member's data length, read unchecked, while they decode
     out, rest = [], bytes(g)
@@ -207,12 +204,34 @@ def verdict(g):  # zlib's, member by member: "ok", or where and why it stops
         if rest[:2] != b"\x1f\x8b":
             return "ok"
 
-# a member of another length is the .npy layer's error, told before the trailer's
-was, now = lengths(open(src, "rb").read()), lengths(b)
-if at >= 65536 and all(x == y for x, y in zip(was, now)):
-    print(verdict(b))
+orig = open(src, "rb").read()
+was = lengths(orig)
+for seed in range(n):
+    b = bytearray(orig)
+    r = random.Random(seed)
+    how = seed % 4
+    at = len(b) - 8
+    if how == 0:                       # one bit flipped past the header
+        at = r.randrange(20, len(b) - 8)
+        b[at] ^= 1 << r.randrange(8)
+    elif how == 1:                     # a run of bytes overwritten
+        at = r.randrange(20, len(b) - 100)
+        for k in range(r.randrange(1, 40)):
+            b[at + k] = r.randrange(256)
+    elif how == 2:                     # cut
+        at = r.randrange(20, len(b) - 1)
+        b = b[:at]
+    else:                              # trailer: CRC or length
+        b[len(b) - 1 - r.randrange(8)] ^= 0x10
+    open("%s-%d.gz" % (dst, seed), "wb").write(bytes(b))
+    # a member of another length is the .npy layer's error, told before the trailer's
+    now = lengths(b)
+    print(verdict(b) if at >= 65536 and all(x == y for x, y in zip(was, now)) else "")
 PYEOF
-)
+    i=0
+    while [ $i -lt "$n" ]; do
+        verdict=$(sed -n "$((i + 1))p" "$T/verdicts")
+        mv "$T/bad-$i.gz" "$T/bad.gz"
         file_out=$({ "$GB" reduce --backend cpu --op sum "$T/bad.gz" 2>&1; echo "exit $?"; } |
             sed "s|$T/bad.gz|NAME|g")
         pipe_out=$({ cat "$T/bad.gz" | "$GB" reduce --backend cpu --op sum - 2>&1; echo "exit $?"; } |

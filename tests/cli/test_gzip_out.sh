@@ -18,7 +18,7 @@ export GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1
 check_readers() {
     for tool in gzip pigz bgzip; do
         if ! command -v "$tool" >/dev/null 2>&1; then
-            echo "note: $tool not installed, check skipped" >&2
+            missing "$tool not installed, check skipped"
             continue
         fi
         "$tool" -dc <"$2" >"$T/back" 2>"$T/tool.err" || fail "$1: $tool -dc failed"

@@ -16,7 +16,7 @@ n_modules=$(wc -l <"$T/modules")
 
 # info_loads WHAT HOW: `info` loads every module as HOW; a reduction runs.
 info_loads() {
-    "$GB" info >"$T/info" 2>&1
+    "$GB" info -v >"$T/info" 2>&1
     check_eq "$1: info exit status" 0 $?
     check_eq "$1: every module loaded as $2" "$n_modules" "$(grep -cF " $2 loaded in " "$T/info")"
     rm -f "$REP"
@@ -35,15 +35,22 @@ done
 # No native code of that major version: the PTX, which runs on every GPU.
 export FAKECUDA_CC=11.0
 info_loads "compute capability 11.0" "compute_75 PTX (JIT)"
-FAKECUDA_CC=7.0 "$GB" info >"$T/info" 2>&1
+FAKECUDA_CC=7.0 "$GB" info -v >"$T/info" 2>&1
 check_eq "compute capability 7.0: nothing runs" "$n_modules" \
     "$(grep -c ' no variant runs here: no embedded PTX or native code of module [a-z0-9_]* runs on compute capability 7\.0' "$T/info")"
 
 # --no-jit says what would be tried, loading nothing.
-FAKECUDA_CC=8.6 "$GB" info --no-jit >"$T/info" 2>&1
+FAKECUDA_CC=8.6 "$GB" info -v --no-jit >"$T/info" 2>&1
 check_eq "--no-jit: native code first" "$n_modules" \
     "$(grep -cF ' sm_86 native code (else compute_75 PTX, JIT)' "$T/info")"
 check_eq "--no-jit: nothing loaded" 0 "$(grep -c ' loaded in ' "$T/info")"
+FAKECUDA_CC=8.6 "$GB" info --no-jit >"$T/info" 2>&1
+check_eq "--no-jit without -v: the device's line" \
+    "device 0: Fake GPU, compute capability 8.6, $n_modules sm_86 native code (else compute_75 PTX, JIT), not loaded" \
+    "$(sed -n 's/^\(device 0: Fake GPU, compute capability 8\.6\), .*; kernels: /\1, /p' "$T/info")"
+FAKECUDA_CC=7.0 "$GB" info >"$T/info" 2>&1
+grep -q "^device 0: .*; kernels: $n_modules with no variant that runs here (first: [a-z0-9_]*: no embedded PTX or native code of module [a-z0-9_]* runs on compute capability 7\.0)\$" "$T/info" &&
+    ok || fail "compute capability 7.0, info without -v: $(grep '^device 0' "$T/info")"
 
 # A driver that refuses the native code: the PTX, and info says why.
 export FAKECUDA_CC=9.0 FAKECUDA_CUBIN_ERROR=200

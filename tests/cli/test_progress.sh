@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_progress.sh - the progress line: drawn on a terminal's stderr (a
-# pseudo-terminal here) for reduce, quadratic and gen, with the size, the
+# pseudo-terminal here) for reduce, quadratic, transpose and gen, with the size, the
 # percentage and the time left when the input size is known; erased at the
 # end and before an error line; never written when stderr is a file or a
 # pipe, with -q, or for work shorter than the delay.
@@ -73,6 +73,22 @@ grep -q "q.npy.gz: .* left" "$T/err" && ok || fail "quadratic on a tty: [$(cat -
 st=$(ptyrun "$T/out" "$T/err" "$GB" gen --shape 3000000 -o "$T/g.npy.gz")
 check_eq "gen on a tty: status" 0 "$st"
 grep -q "g.npy.gz: .* of 12.00 MB" "$T/err" && ok || fail "gen on a tty: [$(cat -v "$T/err" | head -c 200)]"
+
+# transpose: a batch follows its input; a matrix larger than --chunk, staged
+# whole and written only after its input is read, follows its output then.
+"$GB" gen --shape 1500,1000 --seed 6 --no-compress -o "$T/m.npy"
+"$GB" transpose --backend cpu --chunk 256k "$T/m.npy" -o "$T/tw.npy"
+st=$(ptyrun "$T/out" "$T/err" "$GB" transpose --backend cpu --chunk 256k "$T/m.npy" -o "$T/tp.npy")
+check_eq "transpose of a staged matrix on a tty: status" 0 "$st"
+check_files_same "transpose of a staged matrix on a tty: output" "$T/tw.npy" "$T/tp.npy"
+grep -q "$CR$T/tp.npy: [0-9.]* [kMG]*B of 6.00 MB ([0-9]*%), .* left" "$T/err" && ok \
+    || fail "transpose of a staged matrix on a tty: no line for the output: [$(cat -v "$T/err" | head -c 300)]"
+case $(cat "$T/err") in *"$CR$ESC[K") ok ;; *) fail "transpose on a tty: line not erased at the end" ;; esac
+"$GB" gen --shape 100,150,100 --seed 6 --no-compress -o "$T/b.npy"
+st=$(ptyrun "$T/out" "$T/err" "$GB" transpose --backend cpu --chunk 256k "$T/b.npy" -o "$T/tb.npy")
+check_eq "transpose of a batch on a tty: status" 0 "$st"
+grep -q "$CR$T/b.npy: .* of 6.00 MB (" "$T/err" && ok \
+    || fail "transpose of a batch on a tty: [$(cat -v "$T/err" | head -c 300)]"
 
 # An error: the line is erased first, so the message starts its own line.
 head -c 2000000 "$T/a.npy.gz" >"$T/cut.npy.gz"

@@ -41,10 +41,23 @@ if command -v "$NVCC" >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         fail "make ptx failed: $(tail -3 "$T/ptx.log")"
     fi
     # the GPU scripts' programs that compile the shared headers for the host
-    # and the device at once (the images compile them for the device alone)
+    # and the device at once (the images compile them for the device alone);
+    # a program that compiled before from the same bytes (its own, every
+    # source of ptx/, header of runtime/, io/ and tests/gpu/, the nvcc) is not
+    # compiled again: its digest is kept in $BUILD/tests/cu-ok
     if [ -z "${GPUBATCH_TEST_QUICK:-}" ]; then
+        seen="$top/${BUILD:-build}/tests/cu-ok"
+        mkdir -p "$seen"
         for f in $(grep -l '#include "ptx/' tests/gpu/*.cu); do
-            if "$NVCC" -std=c++17 -I. -arch=sm_90 -c -o "$T/cu.o" "$f" >"$T/cu.log" 2>&1; then ok; else
+            sum=$({ "$NVCC" --version; cat "$f" ptx/*.h ptx/*.cu runtime/*.h io/*.h tests/gpu/*.h; } |
+                cksum | tr ' ' -)
+            if [ -f "$seen/${f##*/}.$sum" ]; then
+                ok
+            elif "$NVCC" -std=c++17 -I. -arch=sm_90 -c -o "$T/cu.o" "$f" >"$T/cu.log" 2>&1; then
+                ok
+                rm -f "$seen/${f##*/}".*
+                : >"$seen/${f##*/}.$sum"
+            else
                 fail "$f does not compile: $(grep -m1 error "$T/cu.log")"
             fi
         done
@@ -77,7 +90,7 @@ if command -v cuobjdump >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/cuobjdump ];
             fail "cuobjdump finds no sm_$a code in transpose.sm_$a.cubin"
     done
 fi
-"$GB" info --no-jit >"$T/info"
+"$GB" info -v --no-jit >"$T/info"
 check_eq "every PTX is embedded" "$n_modules" \
     "$(sed -n '/^embedded PTX:/,/^embedded native code:/p' "$T/info" | grep -c ' compute_75 ')"
 sass_list=$(echo " $SASS" | sed 's/ / sm_/g')

@@ -24,17 +24,18 @@ done
 
 # numpy reads the output (plain for a name without .gz, and on standard
 # output) and agrees on shape and dtype; the .gz output holds the same bytes.
-if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+NP=$(numpy_python)
+if [ -n "$NP" ]; then
     Q "$T/q-float64.npy" -o "$T/r.npy"
-    out=$(/usr/bin/python3 -c "import numpy as n; a=n.load('$T/r.npy'); print(a.shape, a.dtype)")
+    out=$("$NP" -c "import numpy as n; a=n.load('$T/r.npy'); print(a.shape, a.dtype)")
     check_eq "numpy loads the roots" "(30011, 2) complex128" "$out"
-    out=$(Q "$T/q-float64.npy" -c | /usr/bin/python3 -c "import io, sys, numpy as n
+    out=$(Q "$T/q-float64.npy" -c | "$NP" -c "import io, sys, numpy as n
 a = n.load(io.BytesIO(sys.stdin.buffer.read())); print(a.shape, a.dtype)")
     check_eq "numpy loads the roots from standard output" "(30011, 2) complex128" "$out"
     gzip -dc "$T/r-float64.npy.gz" >"$T/r-dec.npy"
     check_files_same "the .gz output decompresses to the plain output" "$T/r.npy" "$T/r-dec.npy"
 else
-    echo "note: python3-numpy missing: numpy check skipped"
+    missing "python3-numpy missing: numpy check skipped"
 fi
 
 # The documented conventions, exactly (re1 im1 re2 im2 per row).

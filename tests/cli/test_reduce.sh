@@ -10,6 +10,9 @@ R() { "$GB" reduce --backend cpu -q "$@"; }
 
 # Values against the reference, for every dtype and several kinds and sizes.
 # Big-endian data (a '>' descriptor) is swapped as it is read: same checks.
+# The reference writes every file, then checks every result, in one process
+# each (npyref.py batch): a process for each would cost most of the test.
+# cases: "FILE ID" for each dtype, order, size and kind; the .npy files.
 for dt in $(pick "float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 bool" \
     "float32 float64 int8 int64 uint16 uint64 float16 bfloat16 bool") \
     $(pick "float16-big float32-big float64-big int16-big int64-big uint32-big bfloat16-big" \
@@ -24,24 +27,34 @@ for dt in $(pick "float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uin
             *) [ $kind = adversarial ] && continue ;;
             esac
             f="$T/$dt-$n-$kind$order.npy"
-            $PY "$REF" write $dt $n $kind $n "$f" $order
-            for skip in 0 1; do
-                flag=""
-                [ $skip = 1 ] && flag=--skipnan
-                if R --json --op $ALL $flag "$f" >"$T/out.json" 2>"$T/out.err"; then
-                    if $PY "$REF" check "$f" $ALL $skip "$T/out.json" >"$T/chk" 2>&1; then ok; else
-                        fail "$dt$order n=$n $kind skipnan=$skip: $(cat "$T/chk")"
-                    fi
-                else
-                    # all-NaN arrays legitimately refuse mean/min/...; check the count alone
-                    if grep -q "every element is NaN" "$T/out.err"; then ok; else
-                        fail "$dt$order n=$n $kind skipnan=$skip: $(cat "$T/out.err")"
-                    fi
-                fi
-            done
+            echo "$f $dt$order:n=$n:$kind" >>"$T/cases"
+            echo "- write $dt $n $kind $n $f $order" >>"$T/writes"
         done
     done
 done
+$PY "$REF" batch <"$T/writes" | grep -v '^- 0 $' | sed 's/^/write: /' >&2
+: >"$T/checks"
+while read -r f id; do
+    for skip in 0 1; do
+        flag=""
+        [ $skip = 1 ] && flag=--skipnan
+        out="${f%.npy}-$skip.json"
+        if R --json --op $ALL $flag "$f" >"$out" 2>"$T/out.err"; then
+            echo "$id:skipnan=$skip check $f $ALL $skip $out" >>"$T/checks"
+        else
+            # all-NaN arrays legitimately refuse mean/min/...; check the count alone
+            if grep -q "every element is NaN" "$T/out.err"; then ok; else
+                fail "$id skipnan=$skip: $(cat "$T/out.err")"
+            fi
+        fi
+    done
+done <"$T/cases"
+$PY "$REF" batch <"$T/checks" >"$T/checked"
+check_eq "every result checked" "$(wc -l <"$T/checks")" "$(wc -l <"$T/checked")"
+while read -r id st text; do
+    check_name=$id
+    if [ "$st" = 0 ]; then ok; else fail "$id: $text"; fi
+done <"$T/checked"
 
 # Bit-identity: chunk sizes, threads and streams give the same text.
 f="$T/big.npy"
@@ -114,6 +127,24 @@ check_eq "empty sum,count" "sum 0  $T/empty.npy
 count 0  $T/empty.npy" "$(R --op sum,count "$T/empty.npy")"
 check_error "empty mean" "empty.npy: mean: the array is empty" R --op mean "$T/empty.npy"
 check_error "empty argmax" "argmax: the array is empty" R --op argmax "$T/empty.npy"
+# An op without a value hides no other: those are printed, it is reported
+# alone (null in JSON), status 1.
+# check_partial WHAT STDOUT STDERR CMD...: status 1 and exactly these outputs.
+check_partial() {
+    what=$1 want_out=$2 want_err=$3
+    shift 3
+    "$@" >"$T/part.out" 2>"$T/part.err"
+    check_eq "$what: status" 1 $?
+    check_eq "$what: stdout" "$want_out" "$(cat "$T/part.out")"
+    check_eq "$what: stderr" "$want_err" "$(cat "$T/part.err")"
+}
+check_partial "empty sum,count,min" "sum 0  $T/empty.npy
+count 0  $T/empty.npy" "gpubatch: error: $T/empty.npy: min: the array is empty" \
+    R --op sum,count,min "$T/empty.npy"
+check_partial "empty sum,count,min,mean --json" \
+    "{\"file\": \"$T/empty.npy\", \"dtype\": \"float32\", \"shape\": [0], \"sum\": 0, \"mean\": null, \"min\": null, \"count\": 0}" \
+    "gpubatch: error: $T/empty.npy: mean, min: the array is empty" \
+    R --json --op sum,count,min,mean "$T/empty.npy"
 : >"$T/empty.raw"
 check_eq "empty raw" "sum 0  $T/empty.raw" "$(R --dtype int16 "$T/empty.raw")"
 
@@ -144,12 +175,26 @@ check_error "complex data" "reduce does not support complex64" R --dtype complex
 check_eq "unknown dtype is a usage error" 2 $?
 "$GB" reduce --op median "$f" >/dev/null 2>&1
 check_eq "unknown op is a usage error" 2 $?
+for ops in sum, sum,,min ,sum sum,min,sum; do
+    "$GB" reduce --op $ops "$f" >"$T/ops.out" 2>"$T/ops.err"
+    check_eq "--op $ops is a usage error" "2 $(case $ops in sum,min,sum) echo "operation 'sum' given twice" ;;
+        sum,) echo "a comma ends the list" ;; *) echo "unknown operation ''" ;; esac)" \
+        "$? $(head -n 1 "$T/ops.err" | sed -e 's/^gpubatch reduce: //' -e 's/: no operation after it//' \
+            -e 's/ (expected.*//')"
+done
 
 # Fortran order: layout-independent ops work, flat indices are refused.
 $PY -c "import struct,sys; h=\"{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }\"; h+=' '*((64-(11+len(h))%64)%64)+'\\n'; sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00'+struct.pack('<H',len(h))+h.encode()+struct.pack('<6i',5,-1,7,2,9,0))" >"$T/fortran.npy"
 check_eq "fortran sum,min" "sum 22  $T/fortran.npy
 min -1  $T/fortran.npy" "$(R --op sum,min "$T/fortran.npy")"
 check_error "fortran argmax" "fortran.npy: argmin/argmax of a Fortran-order array" R --op argmax "$T/fortran.npy"
+check_partial "fortran sum,argmin,max" "sum 22  $T/fortran.npy
+max 9  $T/fortran.npy" "gpubatch: error: $T/fortran.npy: argmin: not supported for a Fortran-order array" \
+    R --op sum,argmin,max "$T/fortran.npy"
+check_partial "fortran sum,argmax --json" \
+    "{\"file\": \"$T/fortran.npy\", \"dtype\": \"int32\", \"shape\": [2, 3], \"sum\": 22, \"argmax\": null}" \
+    "gpubatch: error: $T/fortran.npy: argmax: not supported for a Fortran-order array" \
+    R --json --op sum,argmax "$T/fortran.npy"
 
 # A bad file among good ones: the good ones are reported, the status is 1.
 R --op count "$T/small.npy" "$T/trunc.gz" "$T/small.npy" >"$T/mixed.out" 2>"$T/mixed.err"

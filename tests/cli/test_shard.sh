@@ -42,19 +42,27 @@ single_reduce() {
     R "$@" --json "$file" >"$T/s.json" 2>&1
 }
 
-# Every dtype, size and shard count; floats with NaN, Inf, subnormals.
-for spec in $(pick "float32:adversarial float64:adversarial float32:random int8:ints-extreme \
+# Every dtype, size and shard count; floats with NaN, Inf, subnormals. The
+# shard counts are spread over the rounds (make soak: every one each round).
+round=0
+specs=$(pick "float32:adversarial float64:adversarial float32:random int8:ints-extreme \
     int64:ints-extreme uint64:ints-extreme uint16:random int32:random" \
-    "float32:adversarial float64:adversarial int8:ints-extreme uint64:ints-extreme"); do
+    "float32:adversarial float64:adversarial int8:ints-extreme uint64:ints-extreme")
+sizes=$(pick "1 16383 16385 81927 200001" "1 16385 81927 200001")
+# every file written by one process (the reference's start costs more than a file)
+for spec in $specs; do
+    for n in $sizes; do echo "- write ${spec%%:*} $n ${spec#*:} $n $T/${spec%%:*}-${spec#*:}-$n.npy"; done
+done | $PY "$REF" batch | grep -v '^- 0 $' | sed 's/^/npyref.py write: /' >&2
+for spec in $specs; do
     dt=${spec%%:*}
     kind=${spec#*:}
-    for n in $(pick "1 16383 16385 81927 200001" "1 16385 81927 200001"); do
-        f="$T/$dt-$n.npy"
-        $PY "$REF" write $dt $n $kind $n "$f"
+    for n in $sizes; do
+        f="$T/$dt-$kind-$n.npy"
         for skip in "" --skipnan; do
             case $dt in float*) ;; *) [ -n "$skip" ] && continue ;; esac
             single_reduce "$f" --op $ALL $skip
-            for shards in $(pick "1 3 7 16" "3 7"); do
+            round=$((round + 1))
+            for shards in $(spread "$(pick "1 3 7 16" "3 7")" $round); do
                 shard_reduce $shards "$f" --op $ALL $skip
                 check_files_same "$dt n=$n $skip $shards shards (text)" "$T/s.txt" "$T/m.txt"
                 check_files_same "$dt n=$n $skip $shards shards (json)" "$T/s.json" "$T/m.json"
@@ -103,7 +111,9 @@ grep -q "every element is NaN" "$T/m.txt" && ok || fail "all-NaN merge message"
 
 # Quadratic parts: the merged file equals one run's output byte for byte,
 # each written as its name says (blocked gzip for .gz, else plain); parts of
-# blocked gzip merged under a plain name give the run's bytes inflated.
+# blocked gzip merged under a plain name give the run's bytes inflated. The
+# shard counts are spread over the rounds (make soak: every one each round).
+round=0
 for dt in float32 float64; do
     for rows in $(pick "0 1 2040 4071 4072 4073 30001" "0 1 4072 4073"); do
         "$GB" gen --quadratic $rows --dtype $dt --seed $rows -f -o "$T/q.npy.gz" 2>/dev/null
@@ -117,7 +127,8 @@ for dt in float32 float64; do
             esac
             "$GB" quadratic --backend cpu $mode -f -o "$T/q1.out$sfx" "$T/q.npy.gz"
             [ -n "$sfx" ] && gzip -dc "$T/q1.out$sfx" >"$T/q1.dec"
-            for shards in $(pick "1 2 5 9" "2 5"); do
+            round=$((round + 1))
+            for shards in $(spread "$(pick "1 2 5 9" "2 5")" $round); do
                 rm -f "$T"/qp-*
                 i=0
                 while [ $i -lt $shards ]; do
@@ -156,7 +167,7 @@ done
 [ -e "$T/qm3.npy" ] || [ -e "$T/qm3.npy.gz" ] && fail "a refused merge left an output" || ok
 
 # Errors of reduce --shard: one line, status 1, no state file left behind.
-f="$T/float32-81927.npy"
+f="$T/float32-$(pick random adversarial)-81927.npy" # written above
 cat "$f" | check_error "stdin" "only a regular file" E --shard 0/2 -o "$T/e.st" -
 gzip -c "$f" >"$T/single.gz"
 check_error "single-member gzip" "not blocked" E --shard 0/2 -o "$T/e.st" "$T/single.gz"
@@ -189,7 +200,7 @@ R --op sum,min --skipnan --shard 1/3 -f -o "$T/b-1" "$f"
 check_error "other NaN policy" "skipnan differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 R --op sum,min --shard 1/4 -f -o "$T/b-1" "$f"
 check_error "other shard count" "number of shards differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
-R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-200001.npy"
+R --op sum,min --shard 1/3 -f -o "$T/b-1" "$T/float32-$(pick random adversarial)-200001.npy"
 check_error "other input" "differs" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 check_error "not a state" "not a gpubatch state" "$GB" merge "$T/a-0" "$f" "$T/a-2"
 check_error "missing file" "No such file" "$GB" merge "$T/a-0" "$T/nope" "$T/a-2"
@@ -202,8 +213,60 @@ $PY "$top/tests/cli/shardfile.py" reseal "$T/b-1"
 check_error "wrong element count" "does not match shard 1/3" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 sed 's/^sum-tree 1$/sum-tree 2/' "$T/a-1" >"$T/b-1"
 check_error "bad subtree" "sum-tree" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
-sed 's/^gpubatch reduce-state 2$/gpubatch reduce-state 9/' "$T/a-1" >"$T/b-1"
+sed 's/^gpubatch reduce-state 3$/gpubatch reduce-state 9/' "$T/a-1" >"$T/b-1"
 check_error "future version" "unsupported version" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+sed 's/$/\r/' "$T/a-1" >"$T/b-1"
+check_error "CRLF line ends" "b-1: its lines end in CR LF, not LF" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
+# Format 2 (no input-time line) is still read, and merges with format 3.
+$PY - "$T/a-1" "$T/b-1" <<'PY'
+import sys, zlib
+b = open(sys.argv[1], "rb").read().replace(b"reduce-state 3\n", b"reduce-state 2\n", 1)
+lines = [l for l in b.split(b"\n") if not l.startswith(b"input-time ")]
+b = b"\n".join(lines)
+i = b.rindex(b"check ")
+open(sys.argv[2], "wb").write(b[:i] + b"check %08x\n" % zlib.crc32(b[:i]))
+PY
+check_eq "format 2 state merges" "$("$GB" merge "$T/a-0" "$T/a-1" "$T/a-2" | sed 's/a-1/b-1/')" \
+    "$("$GB" merge "$T/a-0" "$T/b-1" "$T/a-2" 2>&1)"
+
+# An input rewritten in place between shard runs (same size, the sampled
+# pieces unchanged) is refused by its modification time, for states and
+# parts; a copy made with its time kept merges; --ignore-time merges copies
+# the user knows to be the same.
+cat >"$T/rw.py" <<'PY'
+import struct, sys
+n = 1 << 20
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % n
+h += " " * (117 - len(h)) + "\n"
+x = [1.0] * n
+if sys.argv[2] == "1":
+    x[3000] = x[-3000] = 1e6
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode()
+                              + struct.pack("<%df" % n, *x))
+PY
+$PY - "$T/rw.npy" 0 <"$T/rw.py"
+R --op sum --shard 0/2 -o "$T/rw-0" "$T/rw.npy"
+cp -p "$T/rw.npy" "$T/rw-copy.npy"
+R --op sum --shard 1/2 -o "$T/rw-1c" "$T/rw-copy.npy"
+check_eq "a copy with its time kept merges" "sum 1048576  $T/rw.npy" \
+    "$("$GB" merge "$T/rw-0" "$T/rw-1c" 2>&1)"
+"$GB" quadratic --backend cpu --shard 0/2 -o "$T/rwq-0" "$T/q.npy"
+cp "$T/q.npy" "$T/q-orig.npy"
+sleep 0.01
+$PY - "$T/rw.npy" 1 <"$T/rw.py"
+R --op sum --shard 1/2 -o "$T/rw-1" "$T/rw.npy"
+check_error "state of a rewritten input" \
+    "rw-1: its input was modified at .* UTC, .*rw-0's at .* UTC: the input changed between the shard runs" \
+    "$GB" merge "$T/rw-0" "$T/rw-1"
+check_eq "--ignore-time merges it" "sum 2048575  $T/rw.npy" \
+    "$("$GB" merge --ignore-time "$T/rw-0" "$T/rw-1" 2>&1)"
+cp "$T/q-orig.npy" "$T/q.npy" # the same bytes, a new time
+"$GB" quadratic --backend cpu --shard 1/2 -o "$T/rwq-1" "$T/q.npy"
+check_error "part of a rewritten input" "rwq-1: its input was modified at .*the input changed" \
+    "$GB" merge -o "$T/rwq.npy" "$T/rwq-0" "$T/rwq-1"
+"$GB" merge --ignore-time -o "$T/rwq.npy" "$T/rwq-0" "$T/rwq-1"
+"$GB" quadratic --backend cpu -o "$T/rwq-want.npy" "$T/q.npy"
+check_files_same "--ignore-time merges parts" "$T/rwq-want.npy" "$T/rwq.npy"
 "$GB" merge >/dev/null 2>&1
 check_eq "usage: merge without files" 2 $?
 "$GB" merge -o "$T/x" "$T/a-0" "$T/a-1" "$T/a-2" >/dev/null 2>&1
@@ -213,6 +276,9 @@ check_error "state and part mixed" "kind of file differs" "$GB" merge -o "$T/x" 
 check_error "missing part" "shard 2/3 is missing" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1.gz"
 head -c -10 "$T/p-1.gz" >"$T/p-1b"
 check_error "truncated part" "truncated part" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1b" "$T/p-2.gz"
+{ cat "$T/p-1.gz"; printf 'appended'; } >"$T/p-1b"
+check_error "part with bytes appended" "p-1b: 8 bytes follow its 'part-end' line: bytes were appended" \
+    "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1b" "$T/p-2.gz"
 "$GB" quadratic --backend cpu -3 --shard 1/3 -o "$T/p-1c.gz" "$T/q.npy"
 check_error "other level" "compression level differs" "$GB" merge -o "$T/x" "$T/p-0.gz" "$T/p-1c.gz" "$T/p-2.gz"
 "$GB" quadratic --backend cpu --no-compress --shard 1/3 -o "$T/p-1d" "$T/q.npy"

@@ -9,20 +9,37 @@ need_numpy
 REF="$top/tests/cli/tpref.py"
 TP() { "$GB" transpose --backend cpu -q "$@"; }
 
-# check_case DTYPE SHAPE ORDER [OPTIONS]: transpose a random array, compare.
+# check_case DTYPE SHAPE ORDER [OPTIONS]: transpose a random array, compare;
+# queued, and run by run_cases: the reference makes every input, then checks
+# every output, in one process each (tpref.py batch).
 n=0
+: >"$T/cases"
 check_case() {
     n=$((n + 1))
-    dt=$1 shape=$2 order=$3
-    shift 3
-    $NP "$REF" make "$dt" "$shape" "$order" "$n" "$T/in.npy"
-    if ! TP "$@" "$T/in.npy" -o "$T/out.npy.gz" -f; then
-        fail "$dt $shape $order $*: exit status $?"
-        return
-    fi
-    if $NP "$REF" check "$T/in.npy" "$T/out.npy.gz" >"$T/chk" 2>&1; then ok; else
-        fail "$dt $shape $order $*: $(cat "$T/chk")"
-    fi
+    echo "$n $*" >>"$T/cases"
+}
+
+# Runs the queued cases.
+run_cases() {
+    awk '{ print $1, "make", $2, $3, $4, $1, T "/in-" $1 ".npy" }' T="$T" "$T/cases" |
+        $NP "$REF" batch | grep -v '^[0-9]* 0 $' | sed 's/^/tpref.py make: /' >&2
+    : >"$T/checks"
+    while read -r k dt shape order opts; do
+        # shellcheck disable=SC2086
+        if TP $opts "$T/in-$k.npy" -o "$T/out-$k.npy.gz" -f; then
+            echo "$k check $T/in-$k.npy $T/out-$k.npy.gz" >>"$T/checks"
+        else
+            fail "$dt $shape $order $opts: exit status $?"
+        fi
+    done <"$T/cases"
+    $NP "$REF" batch <"$T/checks" >"$T/checked"
+    check_eq "every transpose checked" "$(wc -l <"$T/checks")" "$(wc -l <"$T/checked")"
+    while read -r k st text; do
+        set -- $(sed -n "s/^$k //p" "$T/cases")
+        check_name="$*"
+        if [ "$st" = 0 ]; then ok; else fail "$*: $text"; fi
+    done <"$T/checked"
+    rm -f "$T"/in-*.npy "$T"/out-*.npy.gz
 }
 
 # Every element size, on square, odd, prime, thin and degenerate shapes;
@@ -49,6 +66,7 @@ check_case complex128 300x16 C --chunk 128k --streams 2
 check_case ">f8" 509x263 F --chunk 128k
 check_case ">i2" 3x61x67 C --chunk 128k
 check_case ">u8" 40x1 C
+run_cases
 
 # Identical bytes for any chunk size, thread count and stream count.
 $NP "$REF" make float64 9x211x307 C 99 "$T/b.npy"

@@ -5,6 +5,8 @@
   tpref.py check IN OUT                       OUT (.npy, .npy.gz) == IN with its last
                                               two axes swapped, in C order, byte for byte
   tpref.py check-raw IN OUT                   the same for raw OUT (no header)
+  tpref.py batch     one command a line on stdin, "ID make|check ARGS..."; prints
+                     "ID STATUS TEXT" for each (one process for many)
 Random bytes make every bit pattern appear: NaN payloads, infinities, subnormals.
 DTYPE is a numpy dtype: "float16", "bool", "V2" (bfloat16's bytes), ">f4" (big-endian
 input, whose output is little-endian), ...
@@ -35,6 +37,9 @@ def expected(path):
 
 def main(argv):
     cmd = argv[1]
+    if cmd == "batch":
+        import pybatch
+        return pybatch.run(main, argv[0])
     if cmd == "make":
         dtype, shape, order, seed, out = argv[2:7]
         dims = tuple(int(d) for d in shape.split("x"))

@@ -127,6 +127,52 @@ for at in $((size / 3)) $((size - 12)) $((size - 3)); do
     printf '\377' | dd of="$T/bad.npy.gz" bs=1 seek=$at conv=notrunc 2>/dev/null
     same_message "a damaged byte at $at" "$T/bad.npy.gz"
 done
+# Damaged single streams sent to the device from their start (gzip and
+# .npz members: spans zeroed or made random, CRC-32 and length lies, cut
+# short): the first line of the message and the status are the CPU's.
+"$GB" gen --shape 2000003 --dist normal --seed 21 --no-compress -o "$T/d.npy"
+$PY - "$T/d.npy" "$T/dmg" <<'PY'
+import gzip, io, os, random, struct, sys, zipfile, zlib
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+data = open(src, "rb").read()
+gz = gzip.compress(data, 6)
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("x.npy", data)
+npz = buf.getvalue()
+rng = random.Random(7)
+def put(name, b):
+    open(os.path.join(out, name), "wb").write(bytes(b))
+for kind, good, lo, hi, ext in (("gz", gz, 10, len(gz) - 8, "npy.gz"),
+                                ("npz", npz, 40, len(npz) - 200, "npz")):
+    for k in range(8):
+        at, n = rng.randrange(lo, hi - 64), rng.randint(1, 64)
+        b = bytearray(good)
+        b[at:at + n] = bytes(n)
+        put("%s-zero%d.%s" % (kind, k, ext), b)
+        b = bytearray(good)
+        b[at:at + n] = bytes(rng.randrange(256) for _ in range(n))
+        put("%s-rand%d.%s" % (kind, k, ext), b)
+b = bytearray(gz); b[-8] ^= 1; put("gz-crc.npy.gz", b)
+b = bytearray(gz); struct.pack_into("<I", b, len(b) - 4, len(data) + 4); put("gz-long.npy.gz", b)
+b = bytearray(gz); struct.pack_into("<I", b, len(b) - 4, len(data) - 4); put("gz-short.npy.gz", b)
+put("gz-cut.npy.gz", gz[:len(gz) // 2])
+put("gz-cuttrailer.npy.gz", gz[:-3])
+cen = npz.rfind(b"PK\x01\x02")
+b = bytearray(npz); b[cen + 16] ^= 1; put("npz-crc.npz", b)
+b = bytearray(npz); struct.pack_into("<I", b, cen + 24, len(data) + 4); put("npz-long.npz", b)
+b = bytearray(npz); struct.pack_into("<I", b, cen + 24, len(data) - 4); put("npz-short.npz", b)
+PY
+for f in "$T"/dmg/*; do
+    "$GB" reduce -q --backend cpu --op sum "$f" >/dev/null 2>"$T/c.err"
+    c="exit $? $(head -n 1 "$T/c.err")"
+    "$GB" reduce -q --backend cuda --op sum "$f" >/dev/null 2>"$T/g.err"
+    g="exit $? $(head -n 1 "$T/g.err")"
+    check_eq "damaged single stream $(basename "$f"): the CPU's first line and status" "$c" "$g"
+done
+rm -rf "$T/dmg" "$T/d.npy"
+
 # A stream of several batches, each read and copied over while the one
 # before it is inflated; and one damaged in its last batch.
 "$GB" gen --shape 268435456 --dist normal --seed 13 --no-compress -o "$T/l.npy"

@@ -202,7 +202,7 @@ static void test_rejected(void)
                   "unsupported dtype");
     expect_reject("{'descr': [('', '<V2')], 'fortran_order': False, 'shape': (3,)}",
                   "structured");
-    expect_reject("{'descr': '|O', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
+    expect_reject("{'descr': '|O', 'fortran_order': False, 'shape': (3,)}", "object (pickled) arrays are not supported ('|O')");
     expect_reject("{'descr': '<U5', 'fortran_order': False, 'shape': (3,)}", "unsupported dtype");
     expect_reject("{'descr': '<f4', 'shape': (3,)}", "missing key 'fortran_order'");
     expect_reject("{'fortran_order': False, 'shape': (3,)}", "missing key 'descr'");

@@ -273,6 +273,49 @@ static void test_single_member(void)
     }
 }
 
+/* The verdict of a read in order on a damaged member, for data of 300,000
+ * bytes after a 16-byte header, is a whole-file read's: data past the end
+ * is told before a CRC-32 or length lie that follows it (unless the
+ * trailer comes with the byte after the data), a lie at the end of data of
+ * the right length by the trailer, and nothing for an intact member. */
+static void test_member_verdict(void)
+{
+    enum { HEAD = 16, N = 300000 };
+    static const struct {
+        size_t n;    /* decoded bytes of the member */
+        int trailer; /* 0: right; 1: CRC-32 lie; 2: ISIZE lie */
+        const char *want; /* NULL: no failure */
+    } cases[] = {
+        {HEAD + N, 0, NULL},
+        {HEAD + N + 1000, 0, "the input holds more than the expected 300000 bytes of data"},
+        {HEAD + N + 1000, 1, "the input holds more than the expected 300000 bytes of data"},
+        {HEAD + N + 1000, 2, "the input holds more than the expected 300000 bytes of data"},
+        {HEAD + N + 1, 1, "incorrect data check"}, /* the trailer read with the extra byte */
+        {HEAD + N, 1, "incorrect data check"},
+        {HEAD + N, 2, "incorrect length check"},
+        {HEAD + N - 5, 1, "incorrect data check"},
+    };
+    uint8_t *data = malloc(HEAD + N + 1000);
+    fill(data, HEAD + N + 1000);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct bytes gz = {0};
+        gzip_member(&gz, data, cases[i].n, 6, 0);
+        if (cases[i].trailer)
+            gz.p[gz.len - (cases[i].trailer == 1 ? 8 : 4)] ^= 1;
+        io_reader *r;
+        io_status st;
+        CHECK(io_reader_open(&r, put_file("verdict.gz", gz.p, gz.len), NULL) == 0);
+        int rc = io_reader_member_verdict(r, HEAD, N, &st);
+        if (!cases[i].want)
+            CHECKF(rc == 0, "case %zu: %s", i, st.text);
+        else
+            CHECKF(rc < 0 && strstr(st.text, cases[i].want), "case %zu: [%s]", i, st.text);
+        io_reader_close(r);
+        free(gz.p);
+    }
+    free(data);
+}
+
 /* Concatenated members, empty ones included, read as one stream. */
 static void test_multi_member(void)
 {
@@ -1085,6 +1128,7 @@ int main(void)
     RUN(test_skip);
     RUN(test_pause);
     RUN(test_zip_member_final);
+    RUN(test_member_verdict);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);

@@ -129,6 +129,37 @@ static void test_atomic(void)
     free(data);
 }
 
+/* A target whose name is near the file system's limit still gets a
+ * temporary name that fits, relative or in a directory. */
+static void test_long_name(void)
+{
+    char name[256];
+    for (size_t len = 247; len <= 255; len += 4) {
+        memset(name, 'n', len);
+        name[len] = '\0';
+        io_sink *s;
+        io_status err;
+        char path[600];
+        snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+        CHECK(io_sink_open(&s, path, 0, NULL, 0, &err) == 0);
+        CHECK(io_sink_write(s, "xyz", 3) == 0);
+        CHECK(count_entries(tmpdir, ".nnnn") == 1);
+        CHECK(io_sink_commit(s) == 0);
+        CHECK(file_equals(path, (const uint8_t *)"xyz", 3));
+        CHECK(count_entries(tmpdir, ".nnnn") == 0);
+        CHECK(unlink(path) == 0);
+    }
+    char cwd[4096];
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    CHECK(chdir(tmpdir) == 0);
+    io_sink *s;
+    io_status err;
+    CHECK(io_sink_open(&s, name, 0, NULL, 0, &err) == 0);
+    CHECK(io_sink_commit(s) == 0);
+    CHECK(access(name, F_OK) == 0 && unlink(name) == 0);
+    CHECK(chdir(cwd) == 0);
+}
+
 /* New files get 0666 minus the umask. */
 static void test_mode(void)
 {
@@ -454,6 +485,7 @@ int main(void)
     }
     fflush(stdout);
     RUN(test_atomic);
+    RUN(test_long_name);
     RUN(test_mode);
     RUN(test_refusals);
     RUN(test_devices);
