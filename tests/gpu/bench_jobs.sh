@@ -8,7 +8,8 @@
 # each variant interleaved with the others, best of RACE_REPS (default 3).
 # Every job's output (printed values, or the output file's bytes) is checked
 # equal across backends and against the base tree's. Full logs go to OUTDIR;
-# a short table (seconds; base/this ratios) is printed last.
+# a short table (seconds; this/base ratios) is printed last. JOBS (default
+# "reduce quadratic transpose") picks the commands raced.
 set -u
 out=${1:-gpu-jobs}
 base_src=${2:-}
@@ -17,14 +18,23 @@ other=auto
 . "$(dirname "$0")/lib.sh"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores"
 
+JOBS=${JOBS:-reduce quadratic transpose}
+# want JOB: JOBS has it.
+want() { case " $JOBS " in *" $1 "*) return 0 ;; esac; return 1; }
 n=$((1 << 29))
-"$GB" gen --shape $n --dist normal --seed 1 --no-compress -f -o "$work/r.npy"
-"$GB" gen --shape $n --dist normal --seed 1 -1 -f -o "$work/r.bgzf.npy.gz"
-gzip -1 -c "$work/r.npy" >"$work/r.gz1.npy.gz" &
-"$GB" gen --quadratic $((1 << 26)) --seed 2 --no-compress -f -o "$work/q.npy"
-"$GB" gen --quadratic $((1 << 26)) --seed 2 -1 -f -o "$work/q.npy.gz"
-"$GB" gen --shape 16384x16384 --seed 3 --no-compress -f -o "$work/t.npy"
-"$GB" gen --shape 16384x16384 --seed 3 -1 -f -o "$work/t.npy.gz"
+if want reduce; then
+    [ -s "$work/r.npy" ] || "$GB" gen --shape $n --dist normal --seed 1 --no-compress -f -o "$work/r.npy"
+    [ -s "$work/r.bgzf.npy.gz" ] || "$GB" gen --shape $n --dist normal --seed 1 -1 -f -o "$work/r.bgzf.npy.gz"
+    [ -s "$work/r.gz1.npy.gz" ] || gzip -1 -c "$work/r.npy" >"$work/r.gz1.npy.gz" &
+fi
+if want quadratic; then
+    "$GB" gen --quadratic $((1 << 26)) --seed 2 --no-compress -f -o "$work/q.npy"
+    "$GB" gen --quadratic $((1 << 26)) --seed 2 -1 -f -o "$work/q.npy.gz"
+fi
+if want transpose; then
+    "$GB" gen --shape 16384x16384 --seed 3 --no-compress -f -o "$work/t.npy"
+    "$GB" gen --shape 16384x16384 --seed 3 -1 -f -o "$work/t.npy.gz"
+fi
 wait
 ls -l "$work" >>"$out/files.txt"
 table="$out/table.txt"
@@ -69,16 +79,16 @@ same() {
     done
 }
 
-for f in r.npy r.bgzf.npy.gz r.gz1.npy.gz; do
+want reduce && for f in r.npy r.bgzf.npy.gz r.gz1.npy.gz; do
     same "reduce $f" - reduce --op sum,min,max,argmax "$work/$f"
     timed "reduce sum,min,max $f" reduce --op sum,min,max "$work/$f"
 done
-for f in q.npy q.npy.gz; do
+want quadratic && for f in q.npy q.npy.gz; do
     same "quadratic $f" "$work/o.npy.gz" quadratic -f -o "$work/o.npy.gz" "$work/$f"
     timed "quadratic $f to .npy" quadratic -f -o "$work/o.npy" "$work/$f"
     timed "quadratic $f to BGZF" quadratic -f -o "$work/o.npy.gz" "$work/$f"
 done
-for f in t.npy t.npy.gz; do
+want transpose && for f in t.npy t.npy.gz; do
     same "transpose $f" "$work/o.npy.gz" transpose -f -o "$work/o.npy.gz" "$work/$f"
     timed "transpose $f to .npy" transpose -f -o "$work/o.npy" "$work/$f"
     timed "transpose $f to BGZF" transpose -f -o "$work/o.npy.gz" "$work/$f"

@@ -164,12 +164,12 @@ b = bytearray(npz); b[cen + 16] ^= 1; put("npz-crc.npz", b)
 b = bytearray(npz); struct.pack_into("<I", b, cen + 24, len(data) + 4); put("npz-long.npz", b)
 b = bytearray(npz); struct.pack_into("<I", b, cen + 24, len(data) - 4); put("npz-short.npz", b)
 PY
-for f in "$T"/dmg/*; do
-    "$GB" reduce -q --backend cpu --op sum "$f" >/dev/null 2>"$T/c.err"
+for d in "$T"/dmg/*; do
+    "$GB" reduce -q --backend cpu --op sum "$d" >/dev/null 2>"$T/c.err"
     c="exit $? $(head -n 1 "$T/c.err")"
-    "$GB" reduce -q --backend cuda --op sum "$f" >/dev/null 2>"$T/g.err"
+    "$GB" reduce -q --backend cuda --op sum "$d" >/dev/null 2>"$T/g.err"
     g="exit $? $(head -n 1 "$T/g.err")"
-    check_eq "damaged single stream $(basename "$f"): the CPU's first line and status" "$c" "$g"
+    check_eq "damaged single stream $(basename "$d"): the CPU's first line and status" "$c" "$g"
 done
 rm -rf "$T/dmg" "$T/d.npy"
 
