@@ -89,7 +89,8 @@ QUADRATIC_DTYPES := f32 f64 f16 bf16
 REDUCE_KERNELS := moments moments_sq extrema
 REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
 
-LIB_SRC := $(wildcard runtime/*.c runtime/tools/*.c io/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c))
+LIB_SRC := $(wildcard runtime/*.c runtime/gzip/*.c runtime/tools/*.c io/*.c io/gzip/*.c) \
+	$(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/ptx_table.o
 IMAGES := $(sort $(wildcard ptx/images/*.img))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -194,7 +195,8 @@ TEST_OBJ = $(LIB_OBJ)
 
 # test_gzstream and test_run bring their own stand-in for the device's inflate
 # kernels (tests/gzs_standin.h).
-$(BUILD)/tests/test_gzstream $(BUILD)/tests/test_run: TEST_OBJ = $(filter-out $(BUILD)/runtime/gpu_inflate_stream.o,$(LIB_OBJ))
+$(BUILD)/tests/test_gzstream $(BUILD)/tests/test_run: \
+	TEST_OBJ = $(filter-out $(BUILD)/runtime/gzip/stream_inflate.o,$(LIB_OBJ))
 
 # The quadratic tests check roots against MPFR (libmpfr-dev).
 $(BUILD)/tests/test_quadratic: TEST_LIBS = -lmpfr -lgmp

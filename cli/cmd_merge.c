@@ -11,9 +11,10 @@
 #include <zlib.h>
 
 #include "commands.h"
-#include "io/bgzf.h"
-#include "io/gzwrite.h"
 #include "input.h"
+#include "io/gzip/bgzf.h"
+#include "io/gzip/gz_writer.h"
+#include "io/reader.h"
 #include "msg.h"
 #include "options.h"
 #include "output.h"
@@ -198,7 +199,7 @@ static int merge_inflate_block(const merge_item *it, const unsigned char *blk, s
                                out_stream *out)
 {
     static unsigned char data[1 << 16]; /* a block's ISIZE is at most 64 KiB */
-    size_t head = io_bgzf_header_size(blk);
+    size_t head = bgzf_header_size(blk);
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, -15) != Z_OK) {
@@ -241,10 +242,10 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
             return 1;
         }
         if (mode == SCAN_CHECK) {
-            if (io_bgzf_check(fd, buf, (size_t)k, from, &used, &st) < 0)
+            if (bgzf_check(fd, io_gzip_member_error, buf, (size_t)k, from, &used, &st) < 0)
                 return msg_status(it->path, &st);
             for (size_t pos = 0, total; pos < used; pos += total) {
-                total = io_bgzf_block_size(buf + pos, used - pos);
+                total = bgzf_block_size(buf + pos, used - pos);
                 if (memcmp(buf + pos, gz_eof_block, 16)) {
                     msg_error("%s: gzip member at byte %llu: not a block as gpubatch writes it",
                               it->path, (unsigned long long)(from + pos));
@@ -258,7 +259,7 @@ static int merge_scan(const merge_item *it, int fd, uint64_t from, uint64_t to, 
                 return 1;
             }
         } else if (mode == SCAN_INFLATE) {
-            for (size_t total; (total = io_bgzf_block_size(buf + used, (size_t)k - used)) &&
+            for (size_t total; (total = bgzf_block_size(buf + used, (size_t)k - used)) &&
                                total <= (size_t)k - used;
                  used += total)
                 if (merge_inflate_block(it, buf + used, total, out))
@@ -306,13 +307,13 @@ static int merge_check_part(const merge_item *it, int fd, uint64_t *copy_end, ui
 {
     struct stat st;
     char line[SHARD_PART_END_LEN + 1] = "";
-    unsigned char tail[GZW_EOF_LEN];
+    unsigned char tail[GZ_WRITER_EOF_LEN];
     if (fstat(fd, &st) < 0) {
         msg_error("%s: %s", it->path, strerror(errno));
         return 1;
     }
     uint64_t size = (uint64_t)st.st_size, want = it->m.end - it->m.first, have = 0;
-    uint64_t end = size - SHARD_PART_END_LEN, eof = it->m.level > 0 ? GZW_EOF_LEN : 0;
+    uint64_t end = size - SHARD_PART_END_LEN, eof = it->m.level > 0 ? GZ_WRITER_EOF_LEN : 0;
     uint32_t sum = 0, data_crc;
     if (size < it->m.data_offset + SHARD_PART_END_LEN + eof ||
         pread(fd, line, SHARD_PART_END_LEN, (off_t)end) != SHARD_PART_END_LEN ||
@@ -405,13 +406,13 @@ static int merge_parts(merge_item **byset, uint64_t count, const out_opts *oo)
                        &out))
             goto out_abort;
         if (level_in > 0)
-            crc = (uint32_t)crc32(crc, gz_eof_block, GZW_EOF_LEN);
+            crc = (uint32_t)crc32(crc, gz_eof_block, GZ_WRITER_EOF_LEN);
         if (crc != crcs[i]) {
             msg_error("%s: the part changed while being merged", byset[i]->path);
             goto out_abort;
         }
     }
-    if (copy && level_out > 0 && out_write(&out, gz_eof_block, GZW_EOF_LEN))
+    if (copy && level_out > 0 && out_write(&out, gz_eof_block, GZ_WRITER_EOF_LEN))
         goto out_abort;
     const char *name = out.name;
     if (out_close(&out))

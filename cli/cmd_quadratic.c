@@ -261,7 +261,8 @@ typedef struct {
 
 /* Writes one collected slot's roots: as the span the device compressed, or
  * as quadratic_write_roots does (run_sink.write). */
-static int quadratic_write_slot(void *ctx, const gz_span *span, const void *roots, size_t bytes)
+static int quadratic_write_slot(void *ctx, const gz_writer_span *span, const void *roots,
+                                size_t bytes)
 {
     const quadratic_sink *k = ctx;
     if (span)

@@ -192,7 +192,7 @@ static int transpose_shard_open(const transpose_opts *t, const char *name, io_re
 
 /* Writes results to the output: the span the device compressed, or the
  * bytes (run_sink.write). */
-static int transpose_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
+static int transpose_write(void *ctx, const gz_writer_span *span, const void *out, size_t bytes)
 {
     return span ? out_write_span(ctx, span) : out_write(ctx, out, bytes);
 }
@@ -208,7 +208,8 @@ typedef struct {
 
 /* Writes a staged matrix's piece (a run_sink.write) and draws the
  * progress of the output written so far. */
-static int transpose_staged_write(void *ctx, const gz_span *span, const void *buf, size_t n)
+static int transpose_staged_write(void *ctx, const gz_writer_span *span, const void *buf,
+                                  size_t n)
 {
     transpose_staged_out *s = ctx;
     if (!s->writing) {

@@ -565,7 +565,7 @@ static void cli_sink_error(const char *name, const io_status *st)
 }
 
 /* A run's sink (see options.h). */
-run_sink cli_sink(gz_piece_write write, void *ctx)
+run_sink cli_sink(gz_writer_piece_write write, void *ctx)
 {
     static run_msgs msgs = {.ready = cli_sink_ready, .fallback = cli_report_fallback,
                             .info = cli_sink_info, .warn = cli_sink_warn,

@@ -201,7 +201,7 @@ int cli_frame(io_reader *r, const cli_common *c, frame_info *fi, const char *nam
 /* The sink of a run whose results write takes with ctx (NULL: none), its
  * messages through msg and the progress line, the devices awaited as
  * cli_backend_ready()/cli_backend_first() do. */
-run_sink cli_sink(gz_piece_write write, void *ctx);
+run_sink cli_sink(gz_writer_piece_write write, void *ctx);
 
 /* Names the running command ("reduce") for usage errors. */
 void cli_set_command(const char *name);

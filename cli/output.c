@@ -203,7 +203,7 @@ int out_write(out_stream *o, const void *buf, size_t n)
 }
 
 /* Writes a span through the compressor. */
-int out_write_span(out_stream *o, const gz_span *s)
+int out_write_span(out_stream *o, const gz_writer_span *s)
 {
     return out_written(o, gz_writer_write_span(o->gz, s));
 }

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/reader.h"
 #include "io/sink.h"
 
@@ -107,7 +107,7 @@ int out_write(out_stream *o, const void *buf, size_t n);
 
 /* Appends a span of blocks compressed elsewhere (gz_writer_write_span);
  * 0 or 1 after printing an error. */
-int out_write_span(out_stream *o, const gz_span *s);
+int out_write_span(out_stream *o, const gz_writer_span *s);
 
 /* Finishes compression and commits the file; 0 or 1 after an error. */
 int out_close(out_stream *o);

@@ -13,7 +13,7 @@
 
 #include <zlib.h>
 
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "msg.h"
 
 #define SHARD_STATE_MAGIC "gpubatch reduce-state 3"
@@ -773,7 +773,7 @@ int shard_part_open(io_reader *r, const frame_info *fi, const shard_spec *s, con
         return msg_status(name, &st);
     *records = in.data_bytes / record_in;
     uint64_t head = header_len(ctx, *records);
-    shard_rows(s, *records, head, record_out, GZW_BLOCK_DATA, &r0, &r1);
+    shard_rows(s, *records, head, record_out, GZ_WRITER_BLOCK_DATA, &r0, &r1);
     if (shard_input_seek(r, &in, r0 * record_in, (r1 - r0) * record_in, r1 == *records, &st) < 0)
         return msg_status(name, &st);
     shard_meta_input(&m, name, fi, &in, s);

@@ -8,9 +8,9 @@
 #include <sys/types.h>
 #include <zlib.h>
 
-#include "bgzf.h"
+#include "io/gzip/bgzf.h"
 #include "crc.h"
-#include "inflate.h"
+#include "io/gzip/inflate.h"
 #include "par.h"
 #include "pread.h"
 
@@ -182,7 +182,7 @@ static int pl_gz_members(pl_ring *p, unsigned char *dst, size_t front, pl_gz_chu
     *dpos = p->next_data;
     *end_of_members = 0;
     while (*dpos < goal) {
-        size_t total = io_bgzf_block_size(dst + *ppos, end - *ppos);
+        size_t total = bgzf_block_size(dst + *ppos, end - *ppos);
         if (total && total <= end - *ppos) {
             uint32_t isize = pl_le32(dst + *ppos + total - 4);
             uint64_t used_to = *dpos + isize < goal ? *dpos + isize : goal;
@@ -190,7 +190,7 @@ static int pl_gz_members(pl_ring *p, unsigned char *dst, size_t front, pl_gz_chu
             if ((size_t)g->nmembers == p->max_members || isize > IF_MAX_OUT ||
                 *ppos + total + (goal - used_to) > front)
                 break;
-            size_t head = io_bgzf_header_size(dst + *ppos);
+            size_t head = bgzf_header_size(dst + *ppos);
             tab[g->nmembers++] = (if_member){file + (*ppos - start), (uint32_t)(*ppos + head),
                                              (uint32_t)(total - head - 8), (uint32_t)(*dpos - base),
                                              isize, pl_le32(dst + *ppos + total - 8), 0};
@@ -773,7 +773,7 @@ void pl_close(pl_ring *p)
 /* The host reader's message for a refused member (see pipeline.h). */
 void pl_gz_member_error(const pl_gz_chunk *c, int i, io_status *st)
 {
-    io_bgzf_member_error(c->fd, c->members[i].file_off, st);
+    bgzf_member_error(c->fd, io_gzip_member_error, c->members[i].file_off, st);
 }
 
 /* One thread's share of a host decode: members [m0, m1). */
@@ -792,9 +792,10 @@ typedef struct {
  * device's decoder accept). 0 or -1. */
 static int pl_inflate_member(const unsigned char *in, const if_member *m, unsigned char *out)
 {
-    inf_job d = {.in = in + m->in_off, .in_len = m->in_len, .stop_bit = UINT64_MAX,
+    inflate_job d = {.in = in + m->in_off, .in_len = m->in_len, .stop_bit = UINT64_MAX,
                  .out_limit = SIZE_MAX, .out = out, .out_cap = m->isize};
-    if (inf_decode_bytes(&d) != INF_END || (d.bit + 7) / 8 != m->in_len || d.out_len != m->isize)
+    if (inflate_decode_bytes(&d) != INFLATE_END || (d.bit + 7) / 8 != m->in_len ||
+        d.out_len != m->isize)
         return -1;
     return crc_update(0, out, m->isize) == m->crc ? 0 : -1;
 }

@@ -126,7 +126,7 @@ size_t pl_gz_span_bytes(size_t chunk_bytes);
  * refused: the host reader's, from the member's file offset on. */
 void pl_gz_member_error(const pl_gz_chunk *c, int i, io_status *st);
 
-/* Decodes a pl_open_gz chunk on the host, with its decoder (io/inflate.h) on up to `threads`
+/* Decodes a pl_open_gz chunk on the host, with its decoder (io/gzip/inflate.h) on up to `threads`
  * threads (accepting exactly what the device's decoder does), into span (at least
  * pl_gz_span_bytes(chunk_bytes) bytes); *data gets the chunk's data in it
  * (c->bytes bytes). 0, or IO_ERR_CORRUPT with the message the device stage

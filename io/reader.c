@@ -3,14 +3,15 @@
  * The input is the byte source of source.c: one input block (IN_BLOCK
  * bytes read from the file descriptor, or a window onto the caller's
  * memory), passed through as it is on the plain path (source_read_plain).
- * Blocked gzip at a member boundary goes to bgzf.c first (bgzf_read), which
- * inflates whole blocks on all cores. Any other member goes to the parallel
- * decoder of one stream (pinflate.h), which reads the file (or a pipe's
- * spool, spool.h) itself; its header is parsed here (io_gzip_plain_header) and
- * its trailer checked here (check_trailer), in zlib's words. zlib inflates
- * what is left: small members, headers with a CRC, and the rest of a
- * member from the block boundary where the parallel decoder met invalid or
- * cut data (take_over_from_parallel), so that errors are zlib's. Between
+ * Blocked gzip at a member boundary goes to read_bgzf first, which inflates
+ * whole blocks on all cores (bgzf_inflate, gzip/bgzf.h). Any other member
+ * goes to the parallel decoder of one stream (gzip/pinflate.h), which reads
+ * the file (or a pipe's spool, spool.h) itself; its header is parsed here
+ * (pinflate_header) and its trailer checked here (check_trailer), in zlib's
+ * words. zlib inflates what is left: small members, headers with a CRC, and
+ * the rest of a member from the block boundary where the parallel decoder
+ * met invalid or cut data (take_over_from_parallel), so that errors are
+ * zlib's. Between
  * members we look at the next bytes the way `gzip -d` does: another gzip
  * magic starts a new member, zero bytes are ignored, anything else ends the
  * data and is remembered as trailing garbage.
@@ -28,15 +29,16 @@
  * io_reader_check_blocks checks a range of blocks (bgzf_check_file). */
 #include "reader.h"
 
-#include "bgzf.h"
 #include "crc.h"
-#include "status.h"
-#include "inflate.h"
 #include "par.h"
-#include "pinflate.h"
 #include "pread.h"
 #include "source.h"
+#include "status.h"
 #include "view.h"
+#include "io/gzip/bgzf.h"
+#include "io/gzip/gzip_header.h"
+#include "io/gzip/inflate.h"
+#include "io/gzip/pinflate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,16 +56,17 @@
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
 
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
+#define BGZF_MAX_JOBS 1024 /* BGZF blocks inflated in one parallel batch */
 
 /* Reads the first bytes and picks the plain or the gzip path. */
 static int detect(io_reader *r, io_status *st)
 {
     int rc = source_peek(r, 2, DETECT_BYTES);
-    if (rc == 0 && io_gzip_magic(r->in_next, r->in_avail))
+    if (rc == 0 && gzip_header_magic(r->in_next, r->in_avail))
         rc = source_fill(r, IN_BLOCK); /* the whole first window, as zlib and the decoders expect */
     if (rc < 0)
         return io_fail(st, rc, "%s", r->st.text);
-    if (io_gzip_magic(r->in_next, r->in_avail)) {
+    if (gzip_header_magic(r->in_next, r->in_avail)) {
         memset(&r->zs, 0, sizeof(r->zs));
         if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
             return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
@@ -196,20 +199,20 @@ static uint64_t member_at(const io_reader *r)
  * parallel decoder (started on first use). Returns 1, or an error. */
 static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
 {
-    if (!r->par && pinf_create(&r->par, par_cpus(), 0) < 0)
+    if (!r->par && pinflate_create(&r->par, par_cpus(), 0) < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
     /* the first member of a file may pause for a device (io_reader_stream_member's);
        the others, and a pipe's, go on across the members after them */
     int may_pause = !r->spool && (r->zip_deflate || (!r->src_off && r->member_off == 0));
-    pinf_members(r->par, !r->zip_deflate && !may_pause);
+    pinflate_members(r->par, !r->zip_deflate && !may_pause);
     if (r->spool)
-        pinf_begin_spool(r->par, r->spool, start);
+        pinflate_begin_spool(r->par, r->spool, start);
     else
-        pinf_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
-                   base + start);
+        pinflate_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
+                       base + start);
     if (may_pause)
-        pinf_pause_on(r->par, &r->pause_req);
+        pinflate_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
@@ -273,12 +276,12 @@ static int start_parallel(io_reader *r)
     int rc = source_fill(r, 4096);
     if (rc < 0)
         return rc;
-    size_t hlen = io_gzip_plain_header(r->in_next, r->in_avail);
+    size_t hlen = pinflate_header(r->in_next, r->in_avail);
     uint64_t start = r->member_data = r->raw_offset + hlen;
     r->seq_why = "a BGZF block alone, or a header with a CRC, unknown flags or long fields";
     if (!hlen)
         return 0;
-    if (r->par && pinf_continue(r->par, parallel_base(r) + start)) {
+    if (r->par && pinflate_continue(r->par, parallel_base(r) + start)) {
         /* the decoder went on into this member from the one before */
         r->n_seq--;
         r->state = RD_PARALLEL;
@@ -322,13 +325,13 @@ static int take_over_from_parallel(io_reader *r)
     uint32_t crc;
     const uint8_t *window;
     size_t wlen;
-    pinf_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
+    pinflate_stop_point(r->par, &bit, &window, &wlen, &crc, &len);
     int rc = source_reposition(r, bit / 8 - parallel_base(r));
     if (rc == 0)
         rc = zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len,
                          "the parallel decoder stopped at invalid, cut or oversized data: read "
                          "on in order from there");
-    pinf_end(r->par); /* the window was the decoder's */
+    pinflate_end(r->par); /* the window was the decoder's */
     return rc;
 }
 
@@ -338,13 +341,14 @@ static int take_over_from_parallel(io_reader *r)
 static ssize_t pause_parallel(io_reader *r)
 {
     const uint8_t *window;
-    if (!r->pause_win && !(r->pause_win = malloc(INF_WINDOW)))
+    if (!r->pause_win && !(r->pause_win = malloc(INFLATE_WINDOW)))
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
-    pinf_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
-                     &r->pause_len);
+    pinflate_pause_point(r->par, &r->pause_bit, &window, &r->pause_wlen, &r->pause_crc,
+                         &r->pause_len);
     memcpy(r->pause_win, window, r->pause_wlen);
     r->raw_offset = r->pause_bit / 8 - parallel_base(r);
-    pinf_abandon(r->par); /* the window is copied; the threads' last chunks are not waited for */
+    /* the window is copied; the threads' last chunks are not waited for */
+    pinflate_abandon(r->par);
     r->state = RD_PAUSED;
     return 0;
 }
@@ -354,26 +358,26 @@ static ssize_t pause_parallel(io_reader *r)
  * state then RD_BETWEEN) or a negative io_error. */
 static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
 {
-    ssize_t k = pinf_read(r->par, buf, n);
-    if (k == PINF_STOPPED) {
+    ssize_t k = pinflate_read(r->par, buf, n);
+    if (k == PINFLATE_STOPPED) {
         int rc = take_over_from_parallel(r);
         return rc < 0 ? rc : 0;
     }
-    if (k == PINF_PAUSED)
+    if (k == PINFLATE_PAUSED)
         return pause_parallel(r);
     if (k < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     if (k > 0)
-        r->raw_offset = pinf_input_pos(r->par) - parallel_base(r);
+        r->raw_offset = pinflate_input_pos(r->par) - parallel_base(r);
     /* The stream's end is checked in the read that hands out its last byte,
      * as zlib checks it in the call that writes that byte. */
-    if (k > 0 && !pinf_finished(r->par))
+    if (k > 0 && !pinflate_finished(r->par))
         return k;
     uint64_t end, len;
     uint32_t crc;
-    pinf_result(r->par, &end, &crc, &len);
-    if (!pinf_member_end(r->par)) /* else it goes on with the next member */
-        pinf_end(r->par);
+    pinflate_result(r->par, &end, &crc, &len);
+    if (!pinflate_member_end(r->par)) /* else it goes on with the next member */
+        pinflate_end(r->par);
     int rc = source_reposition(r, end - parallel_base(r));
     if (rc == 0 && r->zip_deflate) {
         r->tail_crc = crc;
@@ -400,7 +404,7 @@ static int next_member(io_reader *r)
         r->state = RD_END;
         return 0;
     }
-    if (io_gzip_magic(r->in_next, r->in_avail)) {
+    if (gzip_header_magic(r->in_next, r->in_avail)) {
         if (inflateReset2(&r->zs, 15 + 16) != Z_OK)
             return source_error(r, IO_ERR_CORRUPT, "%s", "inflate reset failed");
         r->raw_tail = 0;
@@ -453,6 +457,131 @@ static int zlib_step(io_reader *r, uint8_t *out, size_t n, size_t *made, int *zr
     return 0;
 }
 
+/* Sets up the read of the next window while a batch of BGZF blocks
+ * inflates, when the input is a regular file with more to read: into
+ * inbuf2 (allocated here), starting with the window's bytes from pos on.
+ * Returns whether it will be read. */
+static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_window *w)
+{
+    if (!r->inbuf || r->file_size < 0 || r->in_eof)
+        return 0;
+    if (!r->inbuf2 && !(r->inbuf2 = malloc(IN_BLOCK)))
+        return 0;
+    *w = (bgzf_window){.dst = r->inbuf2, .src = r->in_next + pos, .keep = r->in_avail - pos,
+                       .want = IN_BLOCK - (r->in_avail - pos), .fd = r->fd,
+                       .off = (off_t)r->file_pos};
+    return 1;
+}
+
+/* After a batch whose blocks all inflated: makes the window it read the
+ * current one (the reader's file offset moves past those bytes). */
+static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_window *w)
+{
+    uint8_t *t = r->inbuf;
+    r->inbuf = r->inbuf2;
+    r->inbuf2 = t;
+    r->raw_offset += pos;
+    r->in_next = r->inbuf;
+    r->in_avail = w->keep + (size_t)w->got;
+    r->file_pos = (uint64_t)w->off + (uint64_t)w->got;
+    if ((size_t)w->got < w->want) {
+        r->in_eof = 1;
+        return source_check_shrunk(r);
+    }
+    return 0;
+}
+
+/* Blocked gzip (BGZF) at a member boundary: inflates the whole blocks that
+ * are in the input window and fit in buf in parallel, each straight to its
+ * place in buf (the ISIZE trailers give the offsets), while one thread reads
+ * the next window. Returns the bytes written, 0 when the next member is not
+ * a complete BGZF block that fits or does not inflate as one (the caller
+ * then inflates it as a stream), or a negative io_error. */
+static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
+{
+    int rc = source_fill(r, IN_BLOCK);
+    if (rc < 0)
+        return rc;
+    static _Thread_local bgzf_job jobs[BGZF_MAX_JOBS];
+    size_t njobs = 0, pos = 0, off = 0;
+    while (njobs < BGZF_MAX_JOBS) {
+        const uint8_t *p = r->in_next + pos;
+        size_t avail = r->in_avail - pos;
+        size_t total = bgzf_block_size(p, avail);
+        if (total == 0 || total > avail)
+            break;
+        uint32_t isize = source_le32(p + total - 4);
+        if (isize > n - off)
+            break;
+        size_t head = bgzf_header_size(p);
+        jobs[njobs++] = (bgzf_job){p + head, total - head - 8, buf + off, isize,
+                                   source_le32(p + total - 8), 0};
+        pos += total;
+        off += isize;
+    }
+    if (njobs < 2) /* one block is no faster in parallel */
+        return 0;
+    bgzf_window next;
+    int prefetch = bgzf_plan_prefetch(r, pos, &next);
+    bgzf_inflate(jobs, njobs, prefetch ? &next : NULL);
+    /* The blocks before the first failing one are good and kept; that one
+     * goes through the sequential inflater instead, which reads it as
+     * `gzip -d` does (a wrong BGZF length field does not bound the member
+     * there), so the data, or the error and the bytes before it, never
+     * depend on how the input was cut into reads. The window read meanwhile
+     * is then dropped: the fd's offset never moved. */
+    for (size_t i = 0; i < njobs; i++) {
+        if (jobs[i].err) {
+            pos = i ? (size_t)(jobs[i - 1].in + jobs[i - 1].in_len + 8 - r->in_next) : 0;
+            off = (size_t)(jobs[i].out - buf);
+            prefetch = 0;
+            break;
+        }
+    }
+    r->n_bgzf += njobs;
+    if (prefetch && next.got >= 0) {
+        int rc2 = bgzf_take_prefetch(r, pos, &next);
+        return rc2 < 0 ? rc2 : (ssize_t)off;
+    }
+    source_consume(r, pos);
+    return (ssize_t)off;
+}
+
+/* Passes over the whole BGZF blocks at the head of the input whose data
+ * lies within the next n decoded bytes, by their headers, checking that
+ * each inflates as one whole block (what the skip assumes; nothing else
+ * reads them); returns the decoded bytes passed over or a negative
+ * io_error. */
+static int64_t skip_bgzf(io_reader *r, uint64_t n)
+{
+    uint64_t skipped = 0;
+    for (;;) {
+        int rc = source_fill(r, IN_BLOCK);
+        if (rc < 0)
+            return rc;
+        size_t span = 0, total, used;
+        uint64_t data = 0;
+        for (; (total = bgzf_block_size(r->in_next + span, r->in_avail - span)) &&
+               total <= r->in_avail - span;
+             span += total) {
+            uint32_t isize = source_le32(r->in_next + span + total - 4);
+            if (isize > n - skipped - data)
+                break;
+            data += isize;
+        }
+        if (span == 0)
+            break;
+        io_status why;
+        rc = bgzf_check(r->inbuf ? r->fd : -1, io_gzip_member_error, r->in_next, span,
+                        r->raw_offset, &used, &why);
+        if (rc < 0)
+            return source_error(r, rc, "%s", why.text);
+        source_consume(r, span);
+        skipped += data;
+    }
+    return (int64_t)skipped;
+}
+
 /* Gzip path: inflates straight into buf until it is full or the data ends. */
 static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
 {
@@ -462,7 +591,7 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
             (r->state == RD_BETWEEN && r->stop_at_member_end))
             break;
         if (r->state == RD_BETWEEN) {
-            ssize_t k = bgzf_read(r, buf + got, n - got);
+            ssize_t k = read_bgzf(r, buf + got, n - got);
             if (k < 0)
                 return k;
             if (k > 0) {
@@ -794,7 +923,7 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
                               const char *why)
 {
     if (r->state == RD_PARALLEL) { /* its decoder's work so far is the device's */
-        pinf_end(r->par);
+        pinflate_end(r->par);
         r->n_par--;
     } else if (r->state == RD_PAUSED) { /* the decoder ran the start: said apart */
         r->n_par--;
@@ -1018,7 +1147,7 @@ int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
          (rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, from, &c0, &u, NULL, &why)) < 0) ||
         (rc = bgzf_walk(r->fd, c0, (uint64_t)r->file_size, to == UINT64_MAX ? to : to - u, &c1, &u,
                         NULL, &why)) < 0 ||
-        (rc = bgzf_check_file(r->fd, c0, c1, &why)) < 0)
+        (rc = bgzf_check_file(r->fd, io_gzip_member_error, c0, c1, &why)) < 0)
         return source_error(r, rc, "%s", why.text);
     return 0;
 }
@@ -1040,7 +1169,7 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
     }
     while (rc >= 0 && done < n) {
         if (r->state == RD_BETWEEN) {
-            rc = bgzf_skip(r, n - done);
+            rc = skip_bgzf(r, n - done);
             if (rc < 0)
                 break;
             done += (uint64_t)rc;
@@ -1153,7 +1282,7 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                (unsigned long long)r->n_bgzf, par_cpus());
     if (r->n_par && at < len) {
         uint64_t chunks, redone;
-        pinf_counts(r->par, &chunks, &redone);
+        pinflate_counts(r->par, &chunks, &redone);
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams: %llu, each on %d threads in parallel (%llu "
                                "chunks, %llu decoded again in order); ",
@@ -1248,7 +1377,7 @@ void io_reader_close(io_reader *r)
         return;
     if (r->zinit)
         inflateEnd(&r->zs);
-    pinf_destroy(r->par);
+    pinflate_destroy(r->par);
     spool_destroy(r->spool);
     free(r->pause_win);
     if (r->close_fd)

@@ -13,7 +13,7 @@
  * (not the file: the caller prefixes the name).
  *
  * What blocked gzip alone has (finding, checking and sizing BGZF blocks) is
- * in bgzf.h; reads of a file at an offset are in pread.h. */
+ * in gzip/bgzf.h; reads of a file at an offset are in pread.h. */
 #ifndef GPUBATCH_IO_READER_H
 #define GPUBATCH_IO_READER_H
 
@@ -23,6 +23,7 @@
 
 #include "status.h"
 #include "view.h"
+#include "zip_member.h"
 
 typedef struct io_reader io_reader;
 
@@ -34,19 +35,6 @@ int io_reader_open(io_reader **out, const char *path, io_status *st);
 /* Opens an in-memory byte string (not copied; must outlive the reader),
  * decoded exactly as a file would be. For tests and fuzzing. */
 int io_reader_open_mem(io_reader **out, const void *data, size_t len, io_status *st);
-
-/* A zip archive member's data (.npz, see npz.h): a byte range of the file,
- * stored as it is or deflated (raw deflate, no gzip header), with the
- * CRC-32 and length its decoded bytes must have. */
-typedef struct {
-    uint64_t data_off;  /* file offset of the first data byte */
-    uint64_t comp_size; /* bytes of data in the file */
-    uint64_t size;      /* decoded bytes */
-    uint32_t crc;       /* CRC-32 of the decoded bytes */
-    int method;         /* IO_ZIP_STORED or IO_ZIP_DEFLATED */
-} io_zip_member;
-
-enum { IO_ZIP_STORED = 0, IO_ZIP_DEFLATED = 8 };
 
 /* Opens the member m of the zip archive at path: the reader's data is the
  * member's decoded bytes and nothing past them. A stored member reads like
@@ -72,7 +60,7 @@ ssize_t io_reader_read(io_reader *r, void *buf, size_t n);
 
 /* Discards the next n decoded bytes: a seek on a plain regular file; on
  * blocked gzip (BGZF) whole blocks are passed over by their headers, each
- * checked to inflate as one whole block (as io_bgzf_check), since their
+ * checked to inflate as one whole block (as bgzf_check), since their
  * decoded size is taken from them; anything else is read and dropped. Returns
  * the bytes discarded (fewer than n only at the end of the data) or a
  * negative io_error. */
@@ -160,7 +148,7 @@ int io_reader_fingerprint(io_reader *r, uint64_t *digest);
 int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length);
 
 /* Checks the BGZF blocks that hold decoded bytes [from, to) of a seekable
- * input, as io_bgzf_check does: from the first block when from is 0, up to
+ * input, as bgzf_check does: from the first block when from is 0, up to
  * the end of the blocks when to is UINT64_MAX; the blocks are found by
  * their headers as io_reader_seek finds them, so that ranges that meet
  * check every block once. Nothing to check for an uncompressed file. 0, or

@@ -73,7 +73,7 @@ static int source_fill_upto(io_reader *r, size_t need, size_t most);
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. A regular file fills
  * the window on several threads (blocked gzip mostly finds it filled: each
- * parallel batch of bgzf_read reads the next window). */
+ * parallel batch of read_bgzf reads the next window). */
 int source_fill(io_reader *r, size_t need)
 {
     return source_fill_upto(r, need, IN_BLOCK);

@@ -1,7 +1,6 @@
-/* source.h - inside the reader (io/reader.c, io/bgzf.c, io/source.c): the
- * reader's handle, and the functions of its byte source (source.c) that the
- * gzip path (reader.c) and the BGZF path (bgzf.c) both use, so that neither
- * of those calls into the other for its input.
+/* source.h - inside the reader (io/reader.c, io/source.c): the reader's
+ * handle, and the functions of its byte source (source.c) that the reader's
+ * plain, gzip and BGZF paths use.
  *
  * The byte source is a window of input bytes (in_next, in_avail): read from
  * a file descriptor into inbuf (IN_BLOCK bytes, on several threads for a
@@ -14,8 +13,7 @@
  * parallel decoder can read a member's bytes at offsets as it reads a
  * file's, and the reader go on past the member's end afterwards. Its
  * functions keep raw_offset (input bytes consumed) and record failures in
- * the handle's sticky error. Not for use outside these three
- * files. */
+ * the handle's sticky error. Not for use outside these two files. */
 #ifndef GPUBATCH_IO_SOURCE_H
 #define GPUBATCH_IO_SOURCE_H
 
@@ -24,11 +22,15 @@
 #include <sys/types.h>
 #include <zlib.h>
 
-#include "pinflate.h"
-#include "spool.h"
 #include <stdatomic.h>
 
-#include "reader.h"
+#include "spool.h"
+#include "status.h"
+#include "view.h"
+#include "zip_member.h"
+#include "io/gzip/pinflate.h"
+
+typedef struct io_reader io_reader; /* the handle of reader.h, defined here */
 
 #define IN_BLOCK (16u << 20)  /* compressed bytes read from the fd at a time */
 
@@ -69,7 +71,7 @@ struct io_reader {
     uint64_t raw_offset;
     uint64_t member_off; /* where the member being inflated starts (for messages) */
     uint64_t member_data; /* RD_PARALLEL: the file offset of its first deflate byte */
-    pinf *par;           /* the parallel decoder, started by the first member it takes */
+    pinflate *par;           /* the parallel decoder, started by the first member it takes */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
     atomic_int pause_req; /* io_reader_pause: the parallel decoder pauses the first member */

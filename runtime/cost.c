@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 
 #include "backend.h"
-#include "io/bgzf.h"
+#include "io/gzip/bgzf.h"
+#include "io/gzip/gzip_header.h"
 #include "io/npz.h"
 
 #define COST_NVIDIA_VENDOR 0x10de
@@ -182,9 +183,9 @@ static cost_file_bytes cost_file_kinds(const char *path, double size)
     size_t got = cost_file_head(path, head, sizeof head);
     npz_archive *z;
     io_status st;
-    if (io_gzip_magic(head, got)) {
+    if (gzip_header_magic(head, got)) {
         b.plain = 0;
-        *(io_bgzf_block_size(head, got) ? &b.blocked : &b.stream) = size;
+        *(bgzf_block_size(head, got) ? &b.blocked : &b.stream) = size;
     } else if (npz_is_magic(head, got) && npz_open(&z, path, &st) == 0) {
         for (size_t i = 0; i < npz_count(z); i++) {
             const io_zip_member *m = &npz_member_at(z, i)->data;

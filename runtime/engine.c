@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "backend.h"
-#include "gpu_deflate.h"
-#include "gpu_inflate.h"
+#include "runtime/gzip/block_deflate.h"
+#include "runtime/gzip/block_inflate.h"
 #include "io/par.h"
 
 typedef struct {
@@ -16,15 +16,15 @@ typedef struct {
     gpu_queue q;
     CUdeviceptr din;      /* plain input (made on the first plain chunk when compressed) */
     CUdeviceptr dout;     /* the results */
-    gzd_slot z;           /* device inflate of compressed chunks */
+    block_inflate_slot z;           /* device inflate of compressed chunks */
     const pl_gz_chunk *gz; /* the chunk's members, when compressed */
-    gzc_slot c;           /* device deflate of the results (engine_compress) */
+    block_deflate_slot c;           /* device deflate of the results (engine_compress) */
     void *host_out;       /* the results on the host (pinned with CUDA) */
     void *state;          /* the operation's own */
     size_t bytes;         /* the chunk's input bytes */
     uint64_t offset;      /* its stream offset */
     uint64_t out_at;      /* output stream position of its results */
-    gz_span span;         /* the collected results, compressed */
+    gz_writer_span span;         /* the collected results, compressed */
     int made;             /* engine_slot_open ran */
     char kernels[ENGINE_KERNELS_LEN];
 } engine_slot;
@@ -57,7 +57,7 @@ static void engine_planes(const engine_ops *ops, const void *op, int *in, int *o
 size_t engine_result_bytes(int cuda, const engine_ops *ops, const void *op, size_t capacity)
 {
     size_t bytes = ops->out_bytes(op, capacity);
-    return cuda && ops->deflate ? gzc_host_bytes(bytes) : bytes;
+    return cuda && ops->deflate ? block_deflate_host_bytes(bytes) : bytes;
 }
 
 /* Result bytes of a chunk of `bytes` input bytes. */
@@ -104,7 +104,7 @@ static int engine_slot_open(engine *e, engine_slot *s)
         int rc;
         if ((ops->slot_open && (rc = ops->slot_open(e->op, g, s->state)) < 0) ||
             (rc = gpu_queue_open(g, &s->q)) < 0 ||
-            (e->compressed && (rc = gzd_reserve(&s->z, g, e->capacity)) < 0))
+            (e->compressed && (rc = block_inflate_reserve(&s->z, g, e->capacity)) < 0))
             return engine_gpu_error(e, g, rc);
         if (!e->compressed && (rc = engine_input_buffer(e, s)) < 0)
             return rc;
@@ -119,7 +119,7 @@ static int engine_slot_open(engine *e, engine_slot *s)
         s->host_out = backend_host_alloc(be, hbytes);
     if (!s->host_out)
         return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
-    return e->deflate ? gzc_open_late(&s->c, s->g, e->out_bytes, s->host_out, &e->st) : 0;
+    return e->deflate ? block_deflate_open_late(&s->c, s->g, e->out_bytes, s->host_out, &e->st) : 0;
 }
 
 /* Frees one slot (made or not). */
@@ -129,8 +129,8 @@ static void engine_slot_close(engine *e, engine_slot *s)
     if (be->kind == BACKEND_CUDA && s->g) {
         gpu_bind(s->g);
         gpu_queue_close(&s->q);
-        gzd_close(&s->z);
-        gzc_close(&s->c);
+        block_inflate_close(&s->z);
+        block_deflate_close(&s->c);
         gpu_mem_free(s->g, s->din);
         gpu_mem_free(s->g, s->dout);
     }
@@ -226,7 +226,8 @@ static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdevic
     if (on_device) {
         CU_TRY(gpu_queue_mark_copied(&s->q)); /* nothing to copy */
     } else if (s->gz) {
-        if ((rc = gzd_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied, &in)) < 0)
+        if ((rc = block_inflate_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied,
+                                      &in)) < 0)
             return rc;
     } else {
         if (!s->din && (rc = engine_input_buffer(e, s)) < 0)
@@ -242,8 +243,8 @@ static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdevic
     if ((rc = e->ops->launch(&c)) < 0)
         return rc;
     size_t results = engine_results_of(e, s->bytes);
-    if (gzc_is_open(&s->c) && results)
-        rc = gzc_queue(&s->c, s->q.stream, s->dout, s->out_at, results);
+    if (block_deflate_is_open(&s->c) && results)
+        rc = block_deflate_queue(&s->c, s->q.stream, s->dout, s->out_at, results);
     else if (results)
         rc = engine_copy_blocks(s, 0, s->dout, s->host_out, e->out_planes,
                                 results / (size_t)e->out_planes,
@@ -367,9 +368,9 @@ int engine_collect(engine *e, int slot, const void **out, size_t *bytes)
         if (r != CUDA_SUCCESS)
             return io_fail(&e->st, GPU_ERR_LAUNCH, "kernel %s failed: %s", s->kernels,
                            cu_result_text(r));
-        if (s->gz && gzd_check(&s->z, s->gz, &e->st) < 0)
+        if (s->gz && block_inflate_check(&s->z, s->gz, &e->st) < 0)
             return IO_ERR_CORRUPT;
-        int rc = gzc_is_open(&s->c) ? gzc_collect(&s->c, &s->span, &e->st) : 0;
+        int rc = block_deflate_is_open(&s->c) ? block_deflate_collect(&s->c, &s->span, &e->st) : 0;
         if (rc < 0)
             return rc;
     }
@@ -383,8 +384,8 @@ int engine_collect(engine *e, int slot, const void **out, size_t *bytes)
 }
 
 /* Slot i's results on their way out: its deflate stage, device and pinned
- * buffer (gzc_slot_at). */
-static gzc_slot *engine_out_buffer(void *ctx, int i, gpu **g, void **host)
+ * buffer (block_deflate_slot_at). */
+static block_deflate_slot *engine_out_buffer(void *ctx, int i, gpu **g, void **host)
 {
     engine_slot *s = &((engine *)ctx)->slots[i];
     *g = s->g;
@@ -396,20 +397,20 @@ static gzc_slot *engine_out_buffer(void *ctx, int i, gpu **g, void **host)
 int engine_compress(engine *e, int level)
 {
     if (e->be->kind != BACKEND_CUDA || !e->ops->deflate || e->out_planes != 1 ||
-        !gzc_device_level(level))
+        !block_deflate_level(level))
         return 0;
-    int rc = gzc_open_all(e->nslots, engine_out_buffer, e, e->out_bytes, &e->st);
+    int rc = block_deflate_open_all(e->nslots, engine_out_buffer, e, e->out_bytes, &e->st);
     if (rc == 1)
         e->deflate = 1;
     return rc;
 }
 
 /* The compressed results of a collected slot, when it has them. */
-int engine_span(const engine *e, int slot, const gz_span **span)
+int engine_span(const engine *e, int slot, const gz_writer_span **span)
 {
     const engine_slot *s = &e->slots[slot];
     *span = &s->span;
-    return s->bytes && gzc_is_open(&s->c);
+    return s->bytes && block_deflate_is_open(&s->c);
 }
 
 /* The engine's backend. */

@@ -3,10 +3,10 @@
  *
  * An engine has nslots slots, one per chunk in flight. On CUDA a slot owns a
  * stream on its device (backend_slot_gpu), a device input buffer (or, for
- * compressed chunks, the device inflate's buffers: runtime/gpu_inflate.h), a
+ * compressed chunks, the device inflate's buffers: runtime/gzip/block_inflate.h), a
  * device result buffer, a pinned host result buffer and, once
  * engine_compress() turns it on, the device deflate of its results
- * (runtime/gpu_deflate.h). A chunk goes: its input staged on the device
+ * (runtime/gzip/block_deflate.h). A chunk goes: its input staged on the device
  * (copied, or inflated there) -> the operation's kernels -> its results
  * compressed on the device or copied back -> collected, in input order, by
  * the caller. On the CPU the operation's function runs over the chunk's
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "gpu.h"
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
 
 struct backend;
@@ -122,7 +122,7 @@ int engine_submit(engine *e, int slot, const void *host, const pl_gz_chunk *gz, 
                   uint64_t offset, uint64_t out_at);
 
 /* Like engine_submit, for a chunk whose data lies in device memory of the
- * slot's device already (decoded there, runtime/gzstream.h), left untouched
+ * slot's device already (decoded there, runtime/gzip/gzstream.h), left untouched
  * until engine_collect returns. CUDA only. */
 int engine_submit_device(engine *e, int slot, CUdeviceptr data, size_t bytes, uint64_t offset,
                          uint64_t out_at);
@@ -141,14 +141,14 @@ int engine_collect(engine *e, int slot, const void **out, size_t *bytes);
 /* Compresses the results on the device from the next chunk on, as blocked
  * gzip at level (each chunk's at the output position engine_submit gives):
  * on CUDA, for an operation that deflates, at the levels the device
- * does (gzc_device_level) and where the devices write into the pinned host
- * buffers (gzc_host_mapped). 1 when on, 0 when it does not apply, or a
+ * does (block_deflate_level) and where the devices write into the pinned host
+ * buffers (block_deflate_host_mapped). 1 when on, 0 when it does not apply, or a
  * negative gpu_error. */
 int engine_compress(engine *e, int level);
 
 /* After engine_collect: 1 with the slot's results as a span of blocked gzip
  * (valid until the slot is submitted again), 0 when they are plain. */
-int engine_span(const engine *e, int slot, const gz_span **span);
+int engine_span(const engine *e, int slot, const gz_writer_span **span);
 
 /* The backend the engine runs on. */
 struct backend *engine_backend(const engine *e);

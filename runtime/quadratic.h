@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "io/dtype.h"
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
 #include "engine.h"
 #include "ptx/quadratic_tiles.h" /* launch geometry: QD_TILE, QD_TILE_ROWS */

@@ -21,7 +21,7 @@
 #include "backend.h"
 #include "engine.h"
 #include "io/frame.h"
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/reader.h"
 #include "io/status.h"
 #include "transpose.h"
@@ -67,7 +67,7 @@ typedef struct {
 
 /* Where an input's results go. */
 typedef struct {
-    gz_piece_write write;  /* results in input order (NULL: the operation folds them) */
+    gz_writer_piece_write write;  /* results in input order (NULL: the operation folds them) */
     void *ctx;             /* write's */
     int level;             /* results compressed on the devices at level (0: not) ... */
     const gz_writer *gz;   /* ... from this writer's position */

@@ -685,7 +685,7 @@ static void sched_finish(sched *h, engine *e, int slot, int *status)
     double at = sched_elapsed(h);
     int rc = e ? engine_collect(e, slot, &out, &bytes) : 0; /* the slot goes idle either way */
     at = sched_clock_add(h, &h->clock.results, at);
-    const gz_span *span;
+    const gz_writer_span *span;
     if (rc < 0 && !*status)
         *status = sched_failed(h, e, rc);
     else if (rc == 0 && !*status && e && h->hooks.write_out)

@@ -28,8 +28,8 @@
 
 #include "backend.h"
 #include "engine.h"
-#include "gzstream.h"
-#include "io/gzwrite.h"
+#include "runtime/gzip/gzstream.h"
+#include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
 #include "io/reader.h"
 #include "transpose.h"
@@ -51,7 +51,7 @@ typedef struct {
     /* Writes results as a span compressed on the device or plain bytes, with ctx: a slot's,
        a copy's chunks, a staged matrix's pieces; 0, or nonzero once the caller has reported
        the failure. NULL: results are not written (a reduction folds them as it collects). */
-    gz_piece_write write_out;
+    gz_writer_piece_write write_out;
     double started; /* io_seconds() when the process started, for -v's times */
 } sched_hooks;
 
@@ -169,7 +169,7 @@ typedef struct {
  * takes chunks (with cuda the first open device; with auto its device once
  * its start is over, waited for), inflates it there, from its start or from
  * where r paused (then m->head first), batch after batch
- * (runtime/gzstream.h) and runs its data on that device's engine, each
+ * (runtime/gzip/gzstream.h) and runs its data on that device's engine, each
  * batch's chunks before the next is inflated, until the device stops (at
  * the member's end, where the host must go on, or at the limit); then
  * m->tail holds the decoded bytes after the last whole grain.

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "gpu_deflate.h"
+#include "runtime/gzip/block_deflate.h"
 #include "engine.h"
-#include "gpu_inflate.h"
+#include "runtime/gzip/block_inflate.h"
 #include "io/par.h"
 #include "simd.h"
 #include "ptx/transpose_tiles.h"
@@ -30,12 +30,12 @@ struct tp_stage {
     uint64_t out_offset;     /* output stream position of the next piece */
     tp_kernel kernel;        /* CUDA */
     CUdeviceptr din, dout;   /* CUDA */
-    gzd_slot z;              /* CUDA: device inflate of compressed chunks */
+    block_inflate_slot z;              /* CUDA: device inflate of compressed chunks */
     const void *host;        /* the current chunk's buffer */
     const pl_gz_chunk *gz;   /* its members (inflated into z), or NULL */
     void *hout[2];           /* CUDA: pinned pieces going out */
     gpu_queue q[2];
-    gzc_slot c[2];           /* CUDA: device deflate of the pieces (tp_stage_compress) */
+    block_deflate_slot c[2];           /* CUDA: device deflate of the pieces (tp_stage_compress) */
     char *cpu_out;           /* CPU: the transposed matrix */
     io_status st; /* the last failure */
 };
@@ -426,7 +426,7 @@ static int tp_stage_buffers(tp_stage *e)
     for (int i = 0; i < 2; i++) {
         if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0)
             return tp_stage_gpu_error(e, rc);
-        if (!(e->hout[i] = backend_host_alloc(be, gzc_host_bytes(e->chunk))))
+        if (!(e->hout[i] = backend_host_alloc(be, block_deflate_host_bytes(e->chunk))))
             return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
     }
     CUresult r = cu.MemsetD8Async(e->din + e->matrix_bytes, 0, TP_READ_SLACK, e->q[0].stream);
@@ -468,10 +468,10 @@ void tp_stage_close(tp_stage *e)
         gpu_bind(e->be->gpu);
         for (int i = 0; i < 2; i++) {
             gpu_queue_close(&e->q[i]);
-            gzc_close(&e->c[i]);
+            block_deflate_close(&e->c[i]);
             backend_host_free(e->be, e->hout[i]);
         }
-        gzd_close(&e->z);
+        block_inflate_close(&e->z);
         gpu_mem_free(e->be->gpu, e->din);
         gpu_mem_free(e->be->gpu, e->dout);
     }
@@ -480,8 +480,8 @@ void tp_stage_close(tp_stage *e)
 }
 
 /* One of the two pieces going out: its deflate stage, device and pinned
- * buffer (gzc_slot_at). */
-static gzc_slot *tp_stage_out_buffer(void *ctx, int i, gpu **g, void **host)
+ * buffer (block_deflate_slot_at). */
+static block_deflate_slot *tp_stage_out_buffer(void *ctx, int i, gpu **g, void **host)
 {
     tp_stage *e = ctx;
     *g = e->be->gpu;
@@ -492,9 +492,9 @@ static gzc_slot *tp_stage_out_buffer(void *ctx, int i, gpu **g, void **host)
 /* Turns on device deflate of the pieces where it applies (see transpose.h). */
 int tp_stage_compress(tp_stage *e, int level, uint64_t offset)
 {
-    if (e->be->kind != BACKEND_CUDA || !gzc_device_level(level))
+    if (e->be->kind != BACKEND_CUDA || !block_deflate_level(level))
         return 0;
-    int rc = gzc_open_all(2, tp_stage_out_buffer, e, e->chunk, &e->st);
+    int rc = block_deflate_open_all(2, tp_stage_out_buffer, e, e->chunk, &e->st);
     if (rc == 1) {
         e->deflate = 1;
         e->out_offset = offset;
@@ -532,7 +532,7 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
     gpu_bind(e->be->gpu);
     CUstream st = e->q[0].stream;
     CUdeviceptr data;
-    int rc = gzd_stage(&e->z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
+    int rc = block_inflate_stage(&e->z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
     if (rc < 0 || r != CUDA_SUCCESS) {
         /* a driver call that failed inside the stage recorded its line; other failures left
@@ -545,7 +545,7 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
         cu_clear_failure();
         return e->st.code;
     }
-    return gzd_check(&e->z, gz, &e->st);
+    return block_inflate_check(&e->z, gz, &e->st);
 }
 
 /* Staged mode: one piece of the current chunk into the matrix. */
@@ -579,7 +579,7 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
 /* Transposes the staged matrix on the device and streams it out through two
  * pinned buffers: piece k+1 is copied back (or compressed into its buffer,
  * tp_stage_compress) while piece k is written. */
-static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
+static int tp_stage_emit_gpu(tp_stage *e, gz_writer_piece_write write, void *ctx)
 {
     e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
@@ -597,8 +597,8 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
             size_t off = k * piece, len = n - off < piece ? n - off : piece;
             gpu_queue *q = &e->q[k & 1];
             if (e->deflate) {
-                if ((rc = gzc_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
-                                    len)) < 0) {
+                if ((rc = block_deflate_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
+                                              len)) < 0) {
                     tp_stage_gpu_error(e, rc);
                     if (k > 0)
                         gpu_queue_wait(&e->q[(k - 1) & 1]);
@@ -621,9 +621,9 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
         }
         if (k > 0) {
             size_t off = (k - 1) * piece, len = n - off < piece ? n - off : piece;
-            gz_span span;
+            gz_writer_span span;
             if (e->deflate) {
-                rc = gzc_collect(&e->c[(k - 1) & 1], &span, &e->st);
+                rc = block_deflate_collect(&e->c[(k - 1) & 1], &span, &e->st);
                 if (rc == 0)
                     rc = write(ctx, &span, NULL, 0);
             } else {
@@ -639,7 +639,7 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_piece_write write, void *ctx)
 }
 
 /* Streams the transposed matrix out in pieces. */
-int tp_stage_emit(tp_stage *e, gz_piece_write write, void *ctx)
+int tp_stage_emit(tp_stage *e, gz_writer_piece_write write, void *ctx)
 {
     if (e->be->kind == BACKEND_CUDA)
         return tp_stage_emit_gpu(e, write, ctx);

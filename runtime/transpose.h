@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
 
 #include "engine.h"
@@ -66,15 +66,15 @@ int tp_stage_put(tp_stage *t, size_t from, uint64_t offset, size_t bytes);
 
 /* Compresses the pieces on the device from now on, for blocked gzip at
  * level whose data start at output stream position offset: on CUDA, at the
- * levels the device does (gzc_device_level) and where it writes into the
- * pinned host buffers (gzc_host_mapped); tp_stage_emit then passes spans.
+ * levels the device does (block_deflate_level) and where it writes into the
+ * pinned host buffers (block_deflate_host_mapped); tp_stage_emit then passes spans.
  * 1 when on, 0 when it does not apply, or a negative gpu_error. */
 int tp_stage_compress(tp_stage *t, int level, uint64_t offset);
 
 /* Once the matrix is complete, passes its transpose in order, in pieces, to
  * write(), as plain bytes or compressed on the device (tp_stage_compress);
  * a nonzero return of write stops and is returned. */
-int tp_stage_emit(tp_stage *t, gz_piece_write write, void *ctx);
+int tp_stage_emit(tp_stage *t, gz_writer_piece_write write, void *ctx);
 
 /* The last failure: the code a call returned and its line. */
 const io_status *tp_stage_status(const tp_stage *t);

@@ -1,5 +1,5 @@
 /* inflate_stream_host.h - one deflate stream decoded the GPU's way on the
- * host: the plan of io/stream_plan.c, each round's segments decoded by
+ * host: the plan of io/gzip/stream_plan.c, each round's segments decoded by
  * ptx/inflate_stream.h compiled for the host, then the windows passed along
  * and the markers replaced as the kernels do. Header only, for
  * tests/unit/test_inflate_stream.c and tests/fuzz/fuzz_inflate_stream.c. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/stream_plan.h"
+#include "io/gzip/stream_plan.h"
 #include "ptx/inflate_stream.h"
 
 /* The windows and the markers, as the GPU's kernels pass and replace them
@@ -20,7 +20,7 @@
  * symbols resolved from the window before it. Writes the batch's bytes to
  * dst and the window after it to window; -1 for a marker into bytes that
  * do not exist. */
-static int ish_replace(const sp_plan *p, const uint16_t *syms, uint8_t *window, uint32_t *valid,
+static int ish_replace(const stream_plan *p, const uint16_t *syms, uint8_t *window, uint32_t *valid,
                        uint8_t *dst)
 {
     uint32_t n = (uint32_t)p->n, group = ifs_group_size(n), ngroups = (n + group - 1) / group;
@@ -76,7 +76,8 @@ typedef struct {
     uint32_t cap;     /* room per segment in symbols */
     size_t batch;     /* compressed bytes per batch (0: the whole stream) */
     int gave_up;      /* out: batches the plan gave up */
-    size_t margin;    /* sp_batch_stop's margin (0: each batch starts where the one before ended) */
+    size_t margin; /* stream_plan_batch_stop's margin (0: each batch starts where the one before
+                      ended) */
 } ish_opts;
 
 /* batches decoded again, given more room, segments decoded again in
@@ -86,8 +87,8 @@ typedef struct {
 static int ish_redone, ish_roomier, ish_batches, ish_pieced, ish_ahead, ish_ahead_missed;
 
 /* Decodes the stream in[0..len) the GPU's way into out (room out_cap), in
- * batches of o->batch compressed bytes, as runtime/gzstream.c does: a
- * batch that stops o->margin bytes before its end (sp_batch_stop) has the
+ * batches of o->batch compressed bytes, as runtime/gzip/gzstream.c does: a
+ * batch that stops o->margin bytes before its end (stream_plan_batch_stop) has the
  * next one searched for from there; where that one cannot go on from
  * where this one ended, it is decoded again from there. Returns the
  * stream's length, or -1 where the plan gave up or the stream is cut. */
@@ -109,23 +110,23 @@ static inline long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_
         int last = first + blen == len;
         const uint8_t *bin = in + first;
         uint64_t begin = bit - (uint64_t)first * 8;
-        uint64_t stop = sp_batch_stop(first, blen, len, o->margin);
+        uint64_t stop = stream_plan_batch_stop(first, blen, len, o->margin);
         uint64_t nseg = (blen * 8 - (searched ? 0 : begin) + o->step - 1) / o->step + 1;
         uint64_t sym_cap = (nseg * 2 + 8) * o->cap + (4u << 20);
         uint16_t *syms = malloc(sym_cap * sizeof *syms);
         if (!syms)
             abort();
-        sp_plan p;
-        sp_init(&p, segs, todo, MAX_SEGS, blen, searched ? 0 : begin, !searched, stop, o->step,
-                o->cap, sym_cap);
+        stream_plan p;
+        stream_plan_init(&p, segs, todo, MAX_SEGS, blen, searched ? 0 : begin, !searched, stop,
+                         o->step, o->cap, sym_cap);
         if (searched)
-            sp_begin_at(&p, begin);
+            stream_plan_begin_at(&p, begin);
         int r;
         for (;;) {
             for (int k = 0; k < p.ntodo; k++)
                 ifs_segment(bin, (if_u32)blen, &p.segs[p.todo[k]], syms, &t);
-            r = sp_check(&p, bin, blen, last);
-            if (r != SP_ROUND)
+            r = stream_plan_check(&p, bin, blen, last);
+            if (r != STREAM_PLAN_ROUND)
                 break;
         }
         ish_batches++;
@@ -133,12 +134,12 @@ static inline long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_
         ish_redone += p.rounds > 1;
         ish_pieced += p.pieced;
         ish_roomier += p.sym_used > (uint64_t)p.n * o->cap;
-        if (searched && (r == SP_GIVE_UP || (!p.final && first * 8 + p.end <= bit))) {
+        if (searched && (r == STREAM_PLAN_GIVE_UP || (!p.final && first * 8 + p.end <= bit))) {
             free(syms); /* decoded again from where the batch before ended */
             ish_ahead_missed++;
             continue;
         }
-        if (r == SP_GIVE_UP || total + p.nout > out_cap) {
+        if (r == STREAM_PLAN_GIVE_UP || total + p.nout > out_cap) {
             free(syms);
             o->gave_up++;
             return -1;

@@ -10,15 +10,15 @@
 #include <zlib.h>
 
 #include "gen.h"
-#include "io/bgzf.h"
+#include "io/gzip/bgzf.h"
 #include "io/crc.h"
 #include "io/clock.h"
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/par.h"
 #include "io/reader.h"
 #include "ptx/inflate_math.h"
 #include "ptx/ladder_math.h"
-#include "runtime/gpu_inflate_stream.h"
+#include "runtime/gzip/stream_inflate.h"
 #include "runtime/quadratic.h"
 #include "runtime/reduce.h"
 #include "runtime/simd.h"
@@ -123,7 +123,7 @@ struct bench_ctx {
     size_t gzs_bytes;
     uint32_t x_crc;      /* inflate: CRC-32 of x's bytes */
     bench_piece *pieces; /* inflate: the pieces of the stream being built */
-    gzs_dev gzd;         /* inflate: the stream kernels' buffers */
+    stream_inflate_dev gzd;         /* inflate: the stream kernels' buffers */
     int gzs_status;      /* inflate: 0, or why the stream variant's last run failed */
     /* device arrays */
     CUdeviceptr dx, dy, dz, dpart, dcount, dseg, dres;
@@ -338,9 +338,10 @@ static int run_gz_production(bench_ctx *c, const bench_variant *v)
 static int run_gz_stream(bench_ctx *c, const bench_variant *v)
 {
     (void)v;
-    gzs_result r;
+    stream_inflate_result r;
     size_t bytes = c->n * sizeof(float);
-    int rc = gzs_batch(&c->gzd, c->s, c->gzs, c->gzs_bytes, 0, 1, NULL, 0, c->dy, bytes, NULL, &r);
+    int rc = stream_inflate_batch(&c->gzd, c->s, c->gzs, c->gzs_bytes, 0, 1, NULL, 0, c->dy, bytes,
+                                  NULL, &r);
     if (rc < 0)
         return bench_gpu_error(c, rc);
     c->gzs_status = rc ? 1 : r.nout != bytes || !r.final ? 2 : r.crc != c->x_crc ? 3 : 0;
@@ -836,7 +837,7 @@ static void bench_op_close(bench_ctx *c)
     c->x = c->y = c->soa = c->roots = c->ref_naive = c->ref_acc = NULL;
     c->rd = NULL;
     free(c->gzs);
-    gzs_close(&c->gzd);
+    stream_inflate_close(&c->gzd);
     c->gz = c->gzs = NULL;
     c->gzs_bytes = 0;
     c->members = NULL;
@@ -1010,14 +1011,18 @@ static int64_t bench_gz_members(const bench_ctx *c, if_member *tab)
     uint64_t out = 0;
     int64_t k = 0;
     while (off < c->gz_bytes) {
-        size_t total = io_bgzf_block_size(c->gz + off, c->gz_bytes - off);
+        size_t total = bgzf_block_size(c->gz + off, c->gz_bytes - off);
         if (!total || total > c->gz_bytes - off || off + total > UINT32_MAX || out > UINT32_MAX)
             return -1;
         const unsigned char *trailer = c->gz + off + total - 8;
         if (tab)
-            tab[k] = (if_member){off, (uint32_t)(off + io_bgzf_header_size(c->gz + off)),
-                                 (uint32_t)(total - io_bgzf_header_size(c->gz + off) - 8), (uint32_t)out,
-                                 bench_le32(trailer + 4), bench_le32(trailer), 0};
+            tab[k] = (if_member){off,
+                                 (uint32_t)(off + bgzf_header_size(c->gz + off)),
+                                 (uint32_t)(total - bgzf_header_size(c->gz + off) - 8),
+                                 (uint32_t)out,
+                                 bench_le32(trailer + 4),
+                                 bench_le32(trailer),
+                                 0};
         out += bench_le32(trailer + 4);
         off += total;
         k++;
@@ -1055,8 +1060,9 @@ static int bench_inflate_open(bench_ctx *c)
         return rc;
     if ((rc = bench_stream_input(c)) < 0)
         return rc;
-    if ((rc = gzs_open(&c->gzd, c->g, c->gzs_bytes, BENCH_GZS_SEG, 4 * BENCH_GZS_SEG, 0)) < 0 ||
-        (rc = gzs_upload(&c->gzd, c->gzd.cur, c->s, c->gzs, c->gzs_bytes)) < 0)
+    if ((rc = stream_inflate_open(&c->gzd, c->g, c->gzs_bytes, BENCH_GZS_SEG, 4 * BENCH_GZS_SEG,
+                                  0)) < 0 ||
+        (rc = stream_inflate_upload(&c->gzd, c->gzd.cur, c->s, c->gzs, c->gzs_bytes)) < 0)
         return bench_gpu_error(c, rc);
     return bench_upload(c, c->dx, c->gz, c->gz_bytes);
 }

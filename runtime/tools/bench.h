@@ -21,7 +21,7 @@
  * (NaN matches any NaN).
  *
  * The inflate input is n normal float32 compressed as blocked gzip at level
- * 1 by the project's writer (io/gzwrite.h); its rows count only the decoded
+ * 1 by the project's writer (io/gzip/gz_writer.h); its rows count only the decoded
  * bytes (4n, what a copy of the data moves each way), must reproduce the
  * input exactly and report no member failing its inflate or CRC-32. */
 #ifndef GPUBATCH_RUNTIME_TOOLS_BENCH_H

@@ -86,7 +86,7 @@ for cmd in $commands; do
 done
 
 # Every variable the program reads is in ENVIRONMENT.
-env_vars=$(cat runtime/*.c runtime/tools/*.c io/*.c cli/*.c | grep -o 'getenv("[A-Za-z_0-9]*")' | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+env_vars=$(cat runtime/*.c runtime/gzip/*.c runtime/tools/*.c io/*.c io/gzip/*.c cli/*.c | grep -o 'getenv("[A-Za-z_0-9]*")' | sed 's/getenv("\(.*\)")/\1/' | sort -u)
 env_sec=$(awk '/^\.SH/ { on = ($0 == ".SH ENVIRONMENT"); next } on' "$MAN")
 for v in $env_vars CUDA_VISIBLE_DEVICES CUDA_CACHE_PATH CUDA_CACHE_DISABLE CUDA_CACHE_MAXSIZE; do
     if printf '%s\n' "$env_sec" | grep -qx "\.B $v"; then ok; else fail "ENVIRONMENT does not describe $v"; fi

@@ -77,7 +77,7 @@ unset FAKECUDA_LAUNCH_ERROR
 # a chunk whose copy failed is never collected (its member check was never
 # made on the device: reading it crashed, now and then, before).
 export FAKECUDA_COPY_ERROR=700
-illegal="cuMemcpyHtoDAsync at runtime/[a-z_]*\.c:[0-9]*: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"
+illegal="cuMemcpyHtoDAsync at runtime/[a-z_/]*\.c:[0-9]*: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"
 gzip -dc "$T/a.raw.gz" | gzip -1 >"$T/a-stream.raw.gz"
 check_error "a copy fails, a gzip stream on the device" \
     "a-stream.raw.gz: inflating a gzip stream on the device: $illegal" \

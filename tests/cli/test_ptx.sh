@@ -49,8 +49,8 @@ if command -v "$NVCC" >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
         seen="$top/${BUILD:-build}/tests/cu-ok"
         mkdir -p "$seen"
         for f in $(grep -l '#include "ptx/' tests/gpu/*.cu); do
-            sum=$({ "$NVCC" --version; cat "$f" ptx/*.h ptx/*.cu runtime/*.h io/*.h tests/gpu/*.h; } |
-                cksum | tr ' ' -)
+            sum=$({ "$NVCC" --version; cat "$f" ptx/*.h ptx/*.cu runtime/*.h runtime/gzip/*.h \
+                io/*.h io/gzip/*.h tests/gpu/*.h; } | cksum | tr ' ' -)
             if [ -f "$seen/${f##*/}.$sum" ]; then
                 ok
             elif "$NVCC" -std=c++17 -I. -arch=sm_90 -c -o "$T/cu.o" "$f" >"$T/cu.log" 2>&1; then

@@ -1,5 +1,5 @@
 /* fuzz_inflate_stream.c - differential fuzz harness for one deflate stream
- * decoded the GPU's way (the plan of io/stream_plan.c over the decoder of
+ * decoded the GPU's way (the plan of io/gzip/stream_plan.c over the decoder of
  * ptx/inflate_stream.h, compiled for the host: tests/inflate_stream_host.h)
  * against zlib.
  *

@@ -1,5 +1,5 @@
 /* fuzz_pinflate.c - differential fuzz harness for the host deflate decoder
- * (io/inflate.c) and the parallel decoder of one stream (io/pinflate.c)
+ * (io/gzip/inflate.c) and the parallel decoder of one stream (io/gzip/pinflate.c)
  * against zlib.
  *
  * The first byte picks the parallel decoder's threads (1 to 4) and chunk
@@ -11,15 +11,15 @@
  * refuses it, both must refuse it and hand out only a prefix of what zlib
  * gave before its error. Where the rest starts with a plain gzip header, it
  * is also read as gzip members with the parallel decoder going on across
- * them (pinf_members): member by member, zlib's bytes, ends and CRC-32s. */
+ * them (pinflate_members): member by member, zlib's bytes, ends and CRC-32s. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "io/bgzf.h"
-#include "io/inflate.h"
-#include "io/pinflate.h"
+#include "io/gzip/bgzf.h"
+#include "io/gzip/inflate.h"
+#include "io/gzip/pinflate.h"
 #include "tests/pipe_feeder.h"
 #include "tests/zlib_raw.h"
 
@@ -34,21 +34,21 @@ static void require(int cond)
 
 /* The parallel decoder's bytes, from memory or through a pipe: 1 at the
  * stream's end, 0 when it stopped. */
-static int parallel_decode(pinf *p, const uint8_t *in, size_t len, int pipe, uint8_t *out,
+static int parallel_decode(pinflate *p, const uint8_t *in, size_t len, int pipe, uint8_t *out,
                            size_t *got)
 {
     pipe_feeder f;
     spool *sp = NULL;
     if (pipe)
-        pinf_begin_spool(p, sp = pipe_feeder_spool(&f, in, len, 1 + len / 4, len), 0);
+        pinflate_begin_spool(p, sp = pipe_feeder_spool(&f, in, len, 1 + len / 4, len), 0);
     else
-        pinf_begin(p, -1, in, len, 0);
+        pinflate_begin(p, -1, in, len, 0);
     size_t n = 0;
     ssize_t k;
-    while (n < CAP && (k = pinf_read(p, out + n, CAP - n > 7777 ? 7777 : CAP - n)) > 0)
+    while (n < CAP && (k = pinflate_read(p, out + n, CAP - n > 7777 ? 7777 : CAP - n)) > 0)
         n += (size_t)k;
-    require(n == CAP || k == 0 || k == PINF_STOPPED);
-    pinf_end(p);
+    require(n == CAP || k == 0 || k == PINFLATE_STOPPED);
+    pinflate_end(p);
     if (pipe)
         pipe_feeder_end(&f, sp);
     *got = n;
@@ -88,7 +88,7 @@ static int members_decode(const uint8_t *in, size_t len, size_t at, uint8_t *scr
         if (zgot >= CAP || zr != Z_STREAM_END) /* refused, or too long to tell */
             return 0;
         at += used;
-        if (!io_gzip_plain_header(in + at, len - at))
+        if (!pinflate_header(in + at, len - at))
             return 1;
     }
     return 1;
@@ -98,74 +98,74 @@ static int members_decode(const uint8_t *in, size_t len, size_t at, uint8_t *scr
  * them, against zlib member by member: a prefix of zlib's bytes, and all of
  * them, the member's end and CRC-32 where it takes the member to its end,
  * which it does where zlib decodes every member from there on. */
-static void members_check(pinf *p, const uint8_t *in, size_t len, uint8_t *want, uint8_t *got)
+static void members_check(pinflate *p, const uint8_t *in, size_t len, uint8_t *want, uint8_t *got)
 {
-    size_t h = io_gzip_plain_header(in, len);
+    size_t h = pinflate_header(in, len);
     if (!h)
         return;
-    pinf_members(p, 1);
-    pinf_begin(p, -1, in, len, h);
+    pinflate_members(p, 1);
+    pinflate_begin(p, -1, in, len, h);
     for (size_t at = 0, m = 0; m < 64; m++) {
         int clean = members_decode(in, len, at, got);
         size_t zgot, used, n = 0;
         int checks, zr = zlib_member(in + at, len - at, want, &zgot, &used, &checks);
         ssize_t k;
-        while (n < CAP && (k = pinf_read(p, got + n, CAP - n > 7777 ? 7777 : CAP - n)) > 0)
+        while (n < CAP && (k = pinflate_read(p, got + n, CAP - n > 7777 ? 7777 : CAP - n)) > 0)
             n += (size_t)k;
         if (n >= CAP || zgot >= CAP)
             break;
         require(n <= zgot && memcmp(got, want, n) == 0);
-        require(k == 0 || k == PINF_STOPPED);
+        require(k == 0 || k == PINFLATE_STOPPED);
         require(k == 0 || !clean);
-        if (k == PINF_STOPPED)
+        if (k == PINFLATE_STOPPED)
             break;
         uint64_t end, total;
         uint32_t crc;
         require((zr == Z_STREAM_END || checks) && n == zgot);
-        pinf_result(p, &end, &crc, &total);
+        pinflate_result(p, &end, &crc, &total);
         require(total == n && crc == (uint32_t)crc32(0, want, (uInt)n));
         if (zr != Z_STREAM_END)
             break;
         require(end + 8 == at + used);
         if ((at += used) >= len)
             break;
-        size_t next = io_gzip_plain_header(in + at, len - at);
+        size_t next = pinflate_header(in + at, len - at);
         if (!next)
             break;
-        if (!pinf_continue(p, at + next))
-            pinf_begin(p, -1, in, len, at + next);
+        if (!pinflate_continue(p, at + next))
+            pinflate_begin(p, -1, in, len, at + next);
     }
-    pinf_end(p);
-    pinf_members(p, 0);
+    pinflate_end(p);
+    pinflate_members(p, 0);
 }
 
 /* Decodes with zlib, the host decoder and the parallel decoder, and aborts
  * on any disagreement. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static pinf *par[4][4];
+    static pinflate *par[4][4];
     static const uint64_t chunk[4] = {37, 300, 2048, 9000};
     if (size < 1)
         return 0;
     unsigned cfg = data[0];
-    pinf **p = &par[cfg & 3][(cfg >> 2) & 3];
+    pinflate **p = &par[cfg & 3][(cfg >> 2) & 3];
     if (!*p)
-        require(pinf_create(p, (int)(cfg & 3) + 1, chunk[(cfg >> 2) & 3]) == 0);
+        require(pinflate_create(p, (int)(cfg & 3) + 1, chunk[(cfg >> 2) & 3]) == 0);
     const uint8_t *in = data + 1;
     size_t len = size - 1;
     uint8_t *want = malloc(CAP), *host = malloc(CAP), *par_out = malloc(CAP);
     require(want && host && par_out);
     size_t zgot, hgot, pgot;
     int zok = zlib_raw_inflate(in, len, want, CAP, &zgot);
-    inf_job j = {.in = in, .in_len = len, .stop_bit = (cfg >> 4) ? 1 : UINT64_MAX,
+    inflate_job j = {.in = in, .in_len = len, .stop_bit = (cfg >> 4) ? 1 : UINT64_MAX,
                  .out_limit = SIZE_MAX, .out = host, .out_cap = CAP};
     int r;
-    while ((r = inf_decode_bytes(&j)) == INF_STOP)
+    while ((r = inflate_decode_bytes(&j)) == INFLATE_STOP)
         j.stop_bit = j.bit + (cfg >> 4) * 97;
     hgot = j.out_len;
     int pok = parallel_decode(*p, in, len, (cfg >> 4) & 1, par_out, &pgot);
     if (zgot < CAP) {
-        require((r == INF_END) == zok && (pok == zok));
+        require((r == INFLATE_END) == zok && (pok == zok));
         require(hgot <= zgot && memcmp(host, want, hgot) == 0);
         require(pgot <= zgot && memcmp(par_out, want, pgot) == 0);
         if (zok)

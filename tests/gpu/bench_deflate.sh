@@ -23,8 +23,8 @@ cc -std=c11 -D_GNU_SOURCE -O2 -I"$top" -o "$OUT/bench_deflate" "$top/tests/gpu/b
 "$GB" gen -q -f --shape "$ELEMS" --dtype int32 --seed 1 --no-compress -o "$OUT/int32-full.npy"
 "$GB" gen -q -f --quadratic "$((ELEMS / 3))" --seed 1 --no-compress -o "$OUT/coefficients.npy"
 "$GB" quadratic -q -f --backend cpu --no-compress -o "$OUT/roots.npy" "$OUT/coefficients.npy"
-cat "$top/gpubatch.1" "$top"/cli/*.c "$top"/io/*.c "$top"/runtime/*.c "$top"/runtime/tools/*.c \
-    "$top"/ptx/*.h "$top/README.md" >"$OUT/text"
+cat "$top/gpubatch.1" "$top"/cli/*.c "$top"/io/*.c "$top"/io/gzip/*.c "$top"/runtime/*.c \
+    "$top"/runtime/gzip/*.c "$top"/runtime/tools/*.c "$top"/ptx/*.h "$top/README.md" >"$OUT/text"
 echo "deflate, one thread, $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m); size and speed: ours / zlib"
 "$OUT/bench_deflate" "$OUT/float32-normal.npy" "$OUT/int32-small.npy" "$OUT/int32-full.npy" \
     "$OUT/roots.npy" "$OUT/text"

@@ -83,7 +83,7 @@ static void dev_open(dev &d, size_t cap)
     int per_sm, smem, reserved;
     BENCH_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
     BENCH_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, 0));
-    // dfk_fast's CTAs and shared memory carve-out, as runtime/gpu_deflate.c sets them
+    // dfk_fast's CTAs and shared memory carve-out, as runtime/gzip/block_deflate.c sets them
     BENCH_CHECK(cudaFuncSetAttribute(dfk_fast, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      (int)dw_carveout(smem, reserved)));
     BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dfk_fast, DW_T, 0));

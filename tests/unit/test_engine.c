@@ -494,7 +494,7 @@ static void test_engine_cpu_calls(void)
         io_status st = {0, ""};
         CHECK(engine_copied(d.e, 0, &st) == 0 && !st.code && !st.text[0]);
         drive_finish(&d, 0);
-        const gz_span *span;
+        const gz_writer_span *span;
         CHECK(engine_span(d.e, 0, &span) == 0);
         drive_close(&d);
     }
@@ -656,7 +656,7 @@ static void hook_progress(uint64_t raw)
 
 /* Requires a chunk's results, each result block after the last, to be the
  * next chunk's; fails at call fail_at. */
-static int hook_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
+static int hook_write(void *ctx, const gz_writer_span *span, const void *out, size_t bytes)
 {
     sched_sink *s = ctx;
     if (s->failed) {

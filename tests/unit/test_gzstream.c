@@ -1,9 +1,9 @@
-/* test_gzstream.c - a gzip member inflated in batches by runtime/gzstream.c
+/* test_gzstream.c - a gzip member inflated in batches by runtime/gzip/gzstream.c
  * (the batches' reads, copies and reads ahead, the sets of buffers in turn,
  * the first batch, the stop where the device cannot go on), over the
  * stand-in driver (tests/cli/fakecuda.c, whose device memory is host
  * memory) and a stand-in for the device's kernels (the gzs_ layer of
- * runtime/gpu_inflate_stream.h, below): the same plan (io/stream_plan.c)
+ * runtime/gzip/stream_inflate.h, below): the same plan (io/gzip/stream_plan.c)
  * and segment decoder (ptx/inflate_stream.h) on the host, as
  * tests/inflate_stream_host.h runs them. Every member's bytes, CRC-32 and
  * length must be zlib's, from its start and from a block boundary in its
@@ -24,8 +24,8 @@
 #include "io/crc.h"
 #include "runtime/cu.h"
 #include "runtime/gpu.h"
-#include "runtime/gpu_inflate_stream.h"
-#include "runtime/gzstream.h"
+#include "runtime/gzip/stream_inflate.h"
+#include "runtime/gzip/gzstream.h"
 
 #define RND_SEED 0x9e3779b97f4a7c15ull
 #include "rnd.h"

@@ -8,7 +8,7 @@
 
 #include <zlib.h>
 
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/reader.h"
 #include "io/sink.h"
 #include "ptx/deflate_math.h"
@@ -52,16 +52,16 @@ static int write_span(gz_writer *w, const uint8_t *data, size_t k, int level)
     static df_near nr;
     static df_far fr;
     size_t head, nblocks;
-    gz_block_split(gz_writer_offset(w), k, &head, &nblocks);
-    uint8_t *members = malloc(nblocks * DF_MEMBER_BOUND(GZW_BLOCK_DATA) + 1);
+    gz_writer_block_split(gz_writer_offset(w), k, &head, &nblocks);
+    uint8_t *members = malloc(nblocks * DF_MEMBER_BOUND(GZ_WRITER_BLOCK_DATA) + 1);
     size_t len = 0;
     for (size_t b = 0; b < nblocks; b++) {
-        const uint8_t *p = data + head + b * GZW_BLOCK_DATA;
-        uint32_t crc = (uint32_t)crc32(0L, p, GZW_BLOCK_DATA);
-        len += df_bgzf_member(&nr, &fr, p, GZW_BLOCK_DATA, level, crc, members + len);
+        const uint8_t *p = data + head + b * GZ_WRITER_BLOCK_DATA;
+        uint32_t crc = (uint32_t)crc32(0L, p, GZ_WRITER_BLOCK_DATA);
+        len += df_bgzf_member(&nr, &fr, p, GZ_WRITER_BLOCK_DATA, level, crc, members + len);
     }
-    size_t body = head + nblocks * GZW_BLOCK_DATA;
-    gz_span sp = {data, head, members, len, nblocks, data + body, k - body};
+    size_t body = head + nblocks * GZ_WRITER_BLOCK_DATA;
+    gz_writer_span sp = {data, head, members, len, nblocks, data + body, k - body};
     int rc = gz_writer_write_span(w, &sp);
     free(members);
     return rc;
@@ -135,7 +135,7 @@ static uint8_t *decode(const uint8_t *gz, size_t len, size_t expect, size_t *out
 }
 
 /* Walks the members: each has the BGZF header and BSIZE, at most
- * GZW_BLOCK_DATA bytes of data, and the stream ends with the EOF block. */
+ * GZ_WRITER_BLOCK_DATA bytes of data, and the stream ends with the EOF block. */
 static int check_structure(const uint8_t *gz, size_t len, size_t data_len)
 {
     static const uint8_t eof[28] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
@@ -151,7 +151,7 @@ static int check_structure(const uint8_t *gz, size_t len, size_t data_len)
             return 0;
         const uint8_t *t = gz + pos + mlen - 4;
         size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
-        if (isize > GZW_BLOCK_DATA)
+        if (isize > GZ_WRITER_BLOCK_DATA)
             return 0;
         total += isize;
         members++;
@@ -161,7 +161,7 @@ static int check_structure(const uint8_t *gz, size_t len, size_t data_len)
     }
     if (len < 28 || memcmp(gz + len - 28, eof, 28))
         return 0;
-    size_t blocks = (data_len + GZW_BLOCK_DATA - 1) / GZW_BLOCK_DATA;
+    size_t blocks = (data_len + GZ_WRITER_BLOCK_DATA - 1) / GZ_WRITER_BLOCK_DATA;
     return pos == len && total == data_len && members == blocks + 1;
 }
 
@@ -194,7 +194,11 @@ static void check_external(const char *tool, const uint8_t *gz, size_t len, cons
  * counts and write splits. */
 static void test_round_trips(void)
 {
-    static const size_t sizes[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
+    static const size_t sizes[] = {0,
+                                   1,
+                                   GZ_WRITER_BLOCK_DATA - 1,
+                                   GZ_WRITER_BLOCK_DATA,
+                                   GZ_WRITER_BLOCK_DATA + 1,
                                    (1u << 20) + 3};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         size_t n = sizes[si];
@@ -326,7 +330,7 @@ static void test_sink_error(void)
  * finished normally, decode to the joined data. */
 static void test_parts(void)
 {
-    size_t n1 = GZW_BLOCK_DATA + 5, n2 = 3000;
+    size_t n1 = GZ_WRITER_BLOCK_DATA + 5, n2 = 3000;
     uint8_t *data = malloc(n1 + n2);
     fill(data, n1 + n2, 0);
     size_t full_len, joined_len, out_len;
@@ -359,11 +363,11 @@ static void test_parts(void)
  * without blocks, heads and tails), give the bytes of all-raw writes. */
 static void test_spans(void)
 {
-    size_t n = 9 * GZW_BLOCK_DATA + 12345;
+    size_t n = 9 * GZ_WRITER_BLOCK_DATA + 12345;
     uint8_t *data = malloc(n);
     fill(data, n, 0);
-    fill(data + 3 * GZW_BLOCK_DATA, GZW_BLOCK_DATA + 7, 1);
-    static const size_t splits[] = {1000, 70000, 3 * GZW_BLOCK_DATA + 1, 1};
+    fill(data + 3 * GZ_WRITER_BLOCK_DATA, GZ_WRITER_BLOCK_DATA + 7, 1);
+    static const size_t splits[] = {1000, 70000, 3 * GZ_WRITER_BLOCK_DATA + 1, 1};
     static const int levels[] = {1, 6};
     static const int threads[] = {1, 4};
     for (int li = 0; li < 2; li++) {
@@ -371,7 +375,7 @@ static void test_spans(void)
         uint8_t *ref = write_gz(data, n, levels[li], 1, 0, &ref_len);
         for (int ti = 0; ti < 2; ti++) {
             for (int sp = 0; sp < 4; sp++) {
-                size_t len, m = sp == 3 ? 3 * GZW_BLOCK_DATA : n; /* 1: byte by byte */
+                size_t len, m = sp == 3 ? 3 * GZ_WRITER_BLOCK_DATA : n; /* 1: byte by byte */
                 size_t want_len = ref_len;
                 uint8_t *want = m == n ? ref : write_gz(data, m, levels[li], 1, 0, &want_len);
                 uint8_t *gz = compress_pieces(data, m, levels[li], threads[ti], splits[sp], 1, &len);
@@ -394,7 +398,7 @@ static void test_spans(void)
     CHECK(io_sink_open(&s, path, 1, NULL, 0, &err) == 0);
     CHECK(gz_writer_open(&w, s, 1, 2) == 0);
     CHECK(gz_writer_write(w, data, 10) == 0);
-    gz_span bad = {NULL, 0, data, 100, 1, NULL, 0};
+    gz_writer_span bad = {NULL, 0, data, 100, 1, NULL, 0};
     CHECK(gz_writer_write_span(w, &bad) == IO_ERR_FORMAT);
     CHECK(gz_writer_offset(w) == 10);
     gz_writer_free(w);

@@ -36,7 +36,7 @@ static uint8_t zout[MAX_OUT + 1];
 static uint8_t oout[MAX_OUT + GUARD];
 static if_tables tables;
 
-/* Inflates the raw stream in[0..len) with zlib as io/bgzf.c's bgzf_worker
+/* Inflates the raw stream in[0..len) with zlib as io/gzip/bgzf.c's bgzf_worker
  * does (CRC aside): Z_FINISH into exactly size bytes (one spare byte when
  * size is 0); accepted when it ends with Z_STREAM_END, no input left and
  * exactly size bytes out. */

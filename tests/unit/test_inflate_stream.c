@@ -1,6 +1,6 @@
 /* test_inflate_stream.c - one deflate stream decoded in segments
  * (ptx/inflate_stream.h, compiled for the host) under the plan of
- * io/stream_plan.c, as the GPU runs it, against zlib: data kinds, levels
+ * io/gzip/stream_plan.c, as the GPU runs it, against zlib: data kinds, levels
  * and strategies, sync-flushed pieces, stored and fixed blocks, segments
  * down to a few hundred bytes, batches that end inside the stream, rooms
  * too small (split segments), the block finder against the host's, false
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "io/inflate.h"
+#include "io/gzip/inflate.h"
 #include "tests/inflate_stream_host.h"
 #include "check.h"
 #define RND_SEED 0x2545f4914f6cdd1dull
@@ -105,7 +105,7 @@ static void round_trip(size_t n, int kind, int level, int strategy, size_t flush
     free(out);
 }
 
-/* ifs_find finds what the host's inf_find_block finds. */
+/* ifs_find finds what the host's inflate_find_block finds. */
 static void test_finder(void)
 {
     for (int kind = 0; kind < 5; kind++) {
@@ -118,7 +118,7 @@ static void test_finder(void)
         for (int k = 0; k < 40; k++) {
             uint64_t from = rnd() % (clen * 8), to = from + rnd() % 200000;
             uint64_t a = ifs_find(comp, (if_u32)clen, from, to, &t);
-            uint64_t b = inf_find_block(comp, clen, from, to);
+            uint64_t b = inflate_find_block(comp, clen, from, to);
             CHECKF(a == (b == UINT64_MAX ? IFS_NONE : b), "kind %d from %llu: %llu vs %llu",
                    kind, (unsigned long long)from, (unsigned long long)a, (unsigned long long)b);
         }

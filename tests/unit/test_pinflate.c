@@ -1,5 +1,5 @@
-/* test_pinflate.c - the host deflate decoder (io/inflate.c) and the
- * parallel decoder of one stream (io/pinflate.c) against zlib: streams of
+/* test_pinflate.c - the host deflate decoder (io/gzip/inflate.c) and the
+ * parallel decoder of one stream (io/gzip/pinflate.c) against zlib: streams of
  * every zlib level and strategy, window size, flush pattern and kind of
  * data, decoded whole, block by block with stops, speculatively with
  * markers, and in parallel with chunks down to a few KiB on 1 to 4
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "io/bgzf.h"
-#include "io/inflate.h"
-#include "io/pinflate.h"
+#include "io/gzip/bgzf.h"
+#include "io/gzip/inflate.h"
+#include "io/gzip/pinflate.h"
 #include "ptx/inflate_stream.h"
 #include "tests/pipe_feeder.h"
 #include "tests/zlib_raw.h"
@@ -102,16 +102,16 @@ static uint8_t *deflate_raw(const uint8_t *data, size_t n, int level, int strate
     return out;
 }
 
-/* Decodes the whole stream with inf_decode_bytes, stopping at every block
+/* Decodes the whole stream with inflate_decode_bytes, stopping at every block
  * boundary past each `step` bits when step is nonzero. Returns the result
- * (INF_END on success), the bytes in out and the end bit. */
+ * (INFLATE_END on success), the bytes in out and the end bit. */
 static int host_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap, size_t *out_len,
                         uint64_t step, uint64_t *end_bit)
 {
-    inf_job j = {.in = in, .in_len = len, .stop_bit = step ? step : UINT64_MAX,
+    inflate_job j = {.in = in, .in_len = len, .stop_bit = step ? step : UINT64_MAX,
                  .out_limit = SIZE_MAX, .out = out, .out_cap = cap};
     int r;
-    while ((r = inf_decode_bytes(&j)) == INF_STOP)
+    while ((r = inflate_decode_bytes(&j)) == INFLATE_STOP)
         j.stop_bit = j.bit + step;
     *out_len = j.out_len;
     *end_bit = j.bit;
@@ -122,22 +122,22 @@ static int host_inflate(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
  * memory or (pipe) through a pipe's spool. Returns 0 after the final block,
  * 1 when it stopped early (the stop point in *stop_bit), -1 on a failure of
  * its own; the bytes handed out in out. */
-static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
+static int par_inflate(pinflate *p, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
                        size_t *out_len, uint64_t *end_or_stop, uint32_t *crc, int pipe)
 {
     pipe_feeder f;
     spool *sp = NULL;
     if (pipe)
-        pinf_begin_spool(p, sp = pipe_feeder_spool(&f, in, len, 200000, rnd()), 0);
+        pinflate_begin_spool(p, sp = pipe_feeder_spool(&f, in, len, 200000, rnd()), 0);
     else
-        pinf_begin(p, -1, in, len, 0);
+        pinflate_begin(p, -1, in, len, 0);
     size_t got = 0;
     int rc = -1;
     for (;;) {
         size_t want = 1 + rnd() % 100000; /* reads of every size */
         if (want > cap - got)
             want = cap - got;
-        ssize_t k = pinf_read(p, out + got, want);
+        ssize_t k = pinflate_read(p, out + got, want);
         if (k > 0) {
             got += (size_t)k;
             if (got == cap) { /* more than zlib gave: wrong */
@@ -148,23 +148,23 @@ static int par_inflate(pinf *p, const uint8_t *in, size_t len, uint8_t *out, siz
         }
         if (k == 0) {
             uint64_t end, n;
-            pinf_result(p, &end, crc, &n);
+            pinflate_result(p, &end, crc, &n);
             *end_or_stop = end;
             rc = n == got ? 0 : -1;
-        } else if (k == PINF_STOPPED) {
+        } else if (k == PINFLATE_STOPPED) {
             const uint8_t *w;
             size_t wlen;
             uint64_t n;
-            pinf_stop_point(p, end_or_stop, &w, &wlen, crc, &n);
+            pinflate_stop_point(p, end_or_stop, &w, &wlen, crc, &n);
             /* the window is the last bytes handed out */
-            rc = n == got && wlen == (got < INF_WINDOW ? got : INF_WINDOW) &&
+            rc = n == got && wlen == (got < INFLATE_WINDOW ? got : INFLATE_WINDOW) &&
                          memcmp(w, out + got - wlen, wlen) == 0
                      ? 1
                      : -1;
         }
         break;
     }
-    pinf_end(p);
+    pinflate_end(p);
     if (pipe) /* the feeder stops at the closed end, if it has not finished */
         pipe_feeder_end(&f, sp);
     *out_len = got;
@@ -177,10 +177,10 @@ static void test_round_trips(void)
 {
     static const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
     static const size_t sizes[] = {0, 1, 100, 40000, 300000, 1500000};
-    pinf *par[4];
+    pinflate *par[4];
     static const uint64_t chunks[4] = {4096, 16384, 3000, 65536};
     for (int t = 0; t < 4; t++)
-        CHECK(pinf_create(&par[t], t + 1, chunks[t]) == 0);
+        CHECK(pinflate_create(&par[t], t + 1, chunks[t]) == 0);
     int cases = 0;
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         for (int kind = 0; kind < K_KINDS; kind++) {
@@ -208,15 +208,15 @@ static void test_round_trips(void)
                 int guard = 1;
                 for (size_t i = n; i < cap; i++)
                     guard &= out[i] == 0xa5;
-                CHECKF(r == INF_END && got == n && memcmp(out, data, n) == 0 && guard &&
+                CHECKF(r == INFLATE_END && got == n && memcmp(out, data, n) == 0 && guard &&
                            (end + 7) / 8 == clen,
                        "whole: n %zu kind %d level %d strategy %d wbits %d flush %zu: r %d got %zu",
                        n, kind, level, strategy, wbits, flush, r, got);
                 memset(out, 0xa5, cap);
                 r = host_inflate(c, clen + 8, out, cap, &got, 1 + rnd() % 20000, &end);
-                CHECKF(r == INF_END && got == n && memcmp(out, data, n) == 0,
+                CHECKF(r == INFLATE_END && got == n && memcmp(out, data, n) == 0,
                        "stepped: n %zu kind %d level %d", n, kind, level);
-                pinf *p = par[rnd() % 4];
+                pinflate *p = par[rnd() % 4];
                 memset(out, 0xa5, cap);
                 uint32_t crc;
                 int pipe = variant & 1;
@@ -233,7 +233,7 @@ static void test_round_trips(void)
         }
     }
     for (int t = 0; t < 4; t++)
-        pinf_destroy(par[t]);
+        pinflate_destroy(par[t]);
     CHECK(cases == 6 * K_KINDS * 6);
 }
 
@@ -249,24 +249,26 @@ static void test_markers(void)
     uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
     /* block boundaries: where a stepped decode stops */
     uint8_t *out = malloc(n);
-    inf_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out, .out_cap = n};
+    inflate_job j = {
+        .in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out, .out_cap = n};
     int found = 0;
-    while (inf_decode_bytes(&j) == INF_STOP) {
-        if (j.out_len >= INF_WINDOW && found < 4) {
+    while (inflate_decode_bytes(&j) == INFLATE_STOP) {
+        if (j.out_len >= INFLATE_WINDOW && found < 4) {
             uint16_t *sym = malloc((n) * 2);
-            inf_job s = {.in = c, .in_len = clen, .bit = j.bit, .stop_bit = UINT64_MAX,
+            inflate_job s = {.in = c, .in_len = clen, .bit = j.bit, .stop_bit = UINT64_MAX,
                          .out_limit = SIZE_MAX, .out = sym, .out_cap = n};
-            int r = inf_decode_symbols(&s);
+            int r = inflate_decode_symbols(&s);
             int markers = 0;
             for (size_t i = 0; i < s.out_len; i++)
-                markers += sym[i] >= INF_MARKER;
+                markers += sym[i] >= INFLATE_MARKER;
             uint8_t *res = malloc(s.out_len + 1);
-            int rr = inf_resolve(res, sym, s.out_len, out + j.out_len - INF_WINDOW, INF_WINDOW);
-            CHECKF((r == INF_END || r == INF_CLEAN) && markers > 0 && rr == 0 &&
+            int rr = inflate_resolve(res, sym, s.out_len, out + j.out_len - INFLATE_WINDOW,
+                                     INFLATE_WINDOW);
+            CHECKF((r == INFLATE_END || r == INFLATE_CLEAN) && markers > 0 && rr == 0 &&
                        memcmp(res, data + j.out_len, s.out_len) == 0,
                    "markers from bit %llu: r %d markers %d", (unsigned long long)j.bit, r, markers);
             /* a window shorter than the markers need is refused */
-            CHECK(inf_resolve(res, sym, s.out_len, out + j.out_len - INF_WINDOW, 0) == -1);
+            CHECK(inflate_resolve(res, sym, s.out_len, out + j.out_len - INFLATE_WINDOW, 0) == -1);
             free(res);
             free(sym);
             found++;
@@ -290,15 +292,15 @@ static void test_finder(void)
         size_t clen;
         uint8_t *c = deflate_raw(data, n, level, Z_DEFAULT_STRATEGY, 15, 7000, 0, &clen);
         uint8_t *out = malloc(n);
-        inf_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out,
+        inflate_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out,
                      .out_cap = n};
         int missed = 0, looked = 0;
-        while (inf_decode_bytes(&j) == INF_STOP) {
+        while (inflate_decode_bytes(&j) == INFLATE_STOP) {
             unsigned head = (unsigned)((c[j.bit / 8] | (j.bit / 8 + 1 < clen ? c[j.bit / 8 + 1] : 0) << 8) >>
                                        (j.bit % 8)) & 7;
             if (head == 4 || head == 0) { /* dynamic or stored, not final */
                 looked++;
-                missed += inf_find_block(c, clen, j.bit, j.bit + 1) != j.bit;
+                missed += inflate_find_block(c, clen, j.bit, j.bit + 1) != j.bit;
             }
             j.stop_bit = j.bit + 1;
         }
@@ -314,9 +316,9 @@ static void test_finder(void)
  * zlib's; what zlib accepts they decode the same. */
 static void test_damage(void)
 {
-    pinf *p3, *p1;
-    CHECK(pinf_create(&p3, 3, 2048) == 0);
-    CHECK(pinf_create(&p1, 1, 5000) == 0);
+    pinflate *p3, *p1;
+    CHECK(pinflate_create(&p3, 3, 2048) == 0);
+    CHECK(pinflate_create(&p1, 1, 5000) == 0);
     int agree = 0, total = 0, refused = 0;
     for (int round = 0; round < 300; round++) {
         size_t n = 1000 + rnd() % 200000;
@@ -352,10 +354,10 @@ static void test_damage(void)
                              round % 3 == 2);
         int ok;
         if (zok)
-            ok = hr == INF_END && hgot == zgot && memcmp(hout, zout, zgot) == 0 && pr == 0 &&
+            ok = hr == INFLATE_END && hgot == zgot && memcmp(hout, zout, zgot) == 0 && pr == 0 &&
                  pgot == zgot && memcmp(pout, zout, zgot) == 0;
         else
-            ok = hr != INF_END && hgot <= zgot && memcmp(hout, zout, hgot) == 0 && pr == 1 &&
+            ok = hr != INFLATE_END && hgot <= zgot && memcmp(hout, zout, hgot) == 0 && pr == 1 &&
                  pgot <= zgot && memcmp(pout, zout, pgot) == 0;
         CHECKF(ok, "round %d how %d: zlib %d (%zu bytes), host %d (%zu), parallel %d (%zu)", round,
                how, zok, zgot, hr, hgot, pr, pgot);
@@ -368,8 +370,8 @@ static void test_damage(void)
         free(c);
         free(data);
     }
-    pinf_destroy(p3);
-    pinf_destroy(p1);
+    pinflate_destroy(p3);
+    pinflate_destroy(p1);
     CHECK(agree == total && refused > 100);
 }
 
@@ -395,30 +397,30 @@ static void test_false_final(void)
     static if_tables t;
     uint64_t chunk = 0;
     for (uint64_t from = clen * 8 / 1000; !chunk;) {
-        uint64_t at = inf_find_block(c, clen, from, (uint64_t)clen * 8), end;
+        uint64_t at = inflate_find_block(c, clen, from, (uint64_t)clen * 8), end;
         if_u32 nout;
         if (at == UINT64_MAX)
             break;
         int st = ifs_decode(c, (if_u32)clen, at, at + (1u << 20), syms, cap, &t, &end, &nout);
         if (st == IFS_FINAL && !ifs_final_trusted(c, clen, end) &&
-            inf_find_block(c, clen, at / 8 * 8, (uint64_t)clen * 8) == at)
+            inflate_find_block(c, clen, at / 8 * 8, (uint64_t)clen * 8) == at)
             chunk = at / 8;
         from = at + 1;
     }
     CHECKF(chunk != 0, "no start in %zu bytes of level-1 floats ends in a final block", clen);
     if (chunk) {
-        pinf *p;
-        CHECK(pinf_create(&p, 4, chunk) == 0);
+        pinflate *p;
+        CHECK(pinflate_create(&p, 4, chunk) == 0);
         size_t got;
         uint64_t end, chunks, redone;
         uint32_t crc;
         int r = par_inflate(p, c, clen + 8, out, n + 1024, &got, &end, &crc, 0);
-        pinf_counts(p, &chunks, &redone);
+        pinflate_counts(p, &chunks, &redone);
         CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && redone == 0,
                "chunks of %llu bytes: r %d, %zu bytes, %llu of %llu chunks decoded again",
                (unsigned long long)chunk, r, got, (unsigned long long)redone,
                (unsigned long long)chunks);
-        pinf_destroy(p);
+        pinflate_destroy(p);
     }
     free(data);
     free(out);
@@ -460,8 +462,8 @@ static void append_member(uint8_t **buf, size_t *len, const uint8_t *data, size_
  * goes on at each next member's first block, and only there. */
 static void test_members(void)
 {
-    pinf *p;
-    CHECK(pinf_create(&p, 3, 20000) == 0);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 3, 20000) == 0);
     for (int round = 0; round < 24; round++) {
         int nm = 1 + (int)(rnd() % 40);
         size_t *sizes = malloc(nm * sizeof *sizes), total = 0, glen = 0;
@@ -481,41 +483,41 @@ static void test_members(void)
         int pipe = round & 1, ok = 1, went_on = 0;
         pipe_feeder f;
         spool *sp = NULL;
-        pinf_members(p, 1);
-        size_t hlen = io_gzip_plain_header(g, glen);
+        pinflate_members(p, 1);
+        size_t hlen = pinflate_header(g, glen);
         if (pipe)
-            pinf_begin_spool(p, sp = pipe_feeder_spool(&f, g, glen, 50000, rnd()), hlen);
+            pinflate_begin_spool(p, sp = pipe_feeder_spool(&f, g, glen, 50000, rnd()), hlen);
         else
-            pinf_begin(p, -1, g, glen, hlen);
+            pinflate_begin(p, -1, g, glen, hlen);
         off = 0;
         for (int m = 0; m < nm && ok; m++) {
             if (m > 0) { /* where the member before ended: its trailer, then this header */
-                size_t start = starts[m] + io_gzip_plain_header(g + starts[m], glen - starts[m]);
-                CHECK(pinf_continue(p, start + 1) == 0);
-                if (pinf_continue(p, start))
+                size_t start = starts[m] + pinflate_header(g + starts[m], glen - starts[m]);
+                CHECK(pinflate_continue(p, start + 1) == 0);
+                if (pinflate_continue(p, start))
                     went_on++;
                 else if (pipe)
-                    pinf_begin_spool(p, sp, start); /* the spool still holds it */
+                    pinflate_begin_spool(p, sp, start); /* the spool still holds it */
                 else
-                    pinf_begin(p, -1, g, glen, start);
+                    pinflate_begin(p, -1, g, glen, start);
             }
             size_t got = 0;
             ssize_t k;
-            while ((k = pinf_read(p, out + got, 1 + rnd() % 70000)) > 0)
+            while ((k = pinflate_read(p, out + got, 1 + rnd() % 70000)) > 0)
                 got += (size_t)k;
             uint64_t end, len;
             uint32_t crc;
-            pinf_result(p, &end, &crc, &len);
+            pinflate_result(p, &end, &crc, &len);
             ok = k == 0 && got == sizes[m] && memcmp(out, data + off, got) == 0 && len == got &&
                  crc == (uint32_t)crc32(0, data + off, (uInt)got) &&
                  end + 8 == (m + 1 < nm ? starts[m + 1] : glen) &&
-                 (m + 1 < nm || !pinf_member_end(p)); /* the last one ends the data */
+                 (m + 1 < nm || !pinflate_member_end(p)); /* the last one ends the data */
             CHECKF(ok, "round %d%s: member %d of %d (%zu bytes): read %zd, %zu bytes, end %llu",
                    round, pipe ? " from a pipe" : "", m, nm, sizes[m], k, got,
                    (unsigned long long)end);
             off += sizes[m];
         }
-        pinf_end(p);
+        pinflate_end(p);
         if (pipe)
             pipe_feeder_end(&f, sp);
         CHECKF(nm < 4 || went_on > 0, "round %d: %d members, never went on", round, nm);
@@ -525,8 +527,8 @@ static void test_members(void)
         free(g);
         free(out);
     }
-    pinf_members(p, 0);
-    pinf_destroy(p);
+    pinflate_members(p, 0);
+    pinflate_destroy(p);
 }
 
 int main(void)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
 #include "tests/pipeline_gz_run.h"
 
@@ -127,7 +127,7 @@ static void test_bgzf_chunkings(void)
     for (int s = 0; s < 2; s++) {
         bytes b = {0};
         put_bgzf(&b, d, n, sets[s], nsets[s], 1);
-        put(&b, gz_eof_block, GZW_EOF_LEN);
+        put(&b, gz_eof_block, GZ_WRITER_EOF_LEN);
         const char *path = write_file(&b);
         const size_t chunks[] = {128 << 10, 256 << 10, 384 << 10, 1 << 20, 2 << 20};
         for (int c = 0; c < 5; c++) {
@@ -194,7 +194,7 @@ static void test_bgzf_tails(void)
             put_bgzf(&b, d + 360000, 100000, sizes, 1, 1);
             break;
         default: /* the EOF block, then more blocks */
-            put(&b, gz_eof_block, GZW_EOF_LEN);
+            put(&b, gz_eof_block, GZ_WRITER_EOF_LEN);
             put_bgzf(&b, d + 300000, 200000, sizes, 1, 1);
             break;
         }
@@ -239,7 +239,7 @@ static void isize_file(bytes *b, const unsigned char *d, size_t *at, size_t *isi
     put_bgzf(b, d, ISIZE_AT, sizes, 1, 1);
     *at = b->n;
     put_bgzf(b, d + ISIZE_AT, ISIZE_DATA - ISIZE_AT, sizes, 1, 1);
-    put(b, gz_eof_block, GZW_EOF_LEN);
+    put(b, gz_eof_block, GZ_WRITER_EOF_LEN);
     *isize = *at + (size_t)(b->p[*at + 16] | b->p[*at + 17] << 8) + 1 - 4;
 }
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
 #include "io/reader.h"
 #include "io/sink.h"
@@ -391,7 +391,11 @@ static void test_stream_member(void)
 /* BGZF streams from gz_writer read fully, in any piece size. */
 static void test_bgzf(void)
 {
-    static const size_t sizes[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
+    static const size_t sizes[] = {0,
+                                   1,
+                                   GZ_WRITER_BLOCK_DATA - 1,
+                                   GZ_WRITER_BLOCK_DATA,
+                                   GZ_WRITER_BLOCK_DATA + 1,
                                    (1u << 20) + 3};
     static const size_t steps[] = {1, 3, 4097, 1u << 20};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
@@ -450,7 +454,7 @@ static uint8_t *bgzf_random(size_t n, int threads, struct bytes *g, size_t *star
 static void test_bgzf_bad_block(void)
 {
     static const size_t steps[] = {3, 4097, 1u << 20, 1u << 24};
-    size_t n = 10 * GZW_BLOCK_DATA, starts[16], nm;
+    size_t n = 10 * GZ_WRITER_BLOCK_DATA, starts[16], nm;
     struct bytes g = {0};
     uint8_t *data = bgzf_random(n, 1, &g, starts, &nm);
     CHECK(nm == 11);
@@ -468,13 +472,13 @@ static void test_bgzf_bad_block(void)
     for (size_t st = 0; st < sizeof(steps) / sizeof(steps[0]); st++) {
         struct bytes out = {0};
         CHECKF(decode_mem(bad, g.len, steps[st], &out, NULL) == IO_ERR_CRC, "step %zu", steps[st]);
-        CHECKF(out.len <= 6 * GZW_BLOCK_DATA && (!out.len || !memcmp(out.p, data, out.len)),
+        CHECKF(out.len <= 6 * GZ_WRITER_BLOCK_DATA && (!out.len || !memcmp(out.p, data, out.len)),
                "step %zu", steps[st]);
         int garbage = 0;
         out.len = 0;
         CHECKF(decode_mem(padded.p, padded.len, steps[st], &out, &garbage) == 0,
                "padded block, step %zu", steps[st]);
-        CHECKF(out.len == 4 * GZW_BLOCK_DATA && !memcmp(out.p, data, out.len) && garbage == 1,
+        CHECKF(out.len == 4 * GZ_WRITER_BLOCK_DATA && !memcmp(out.p, data, out.len) && garbage == 1,
                "padded block, step %zu: %zu bytes", steps[st], out.len);
         free(out.p);
     }
@@ -537,7 +541,8 @@ static void test_bgzf_windows(void)
             g.p[starts[k + 1] - 8] ^= 0x55;
             CHECKF(decode_file(path, steps[st], &out, &garbage) == IO_ERR_CRC,
                    "bad block %zu, step %zu", k, steps[st]);
-            CHECKF(out.len <= k * GZW_BLOCK_DATA + GZW_BLOCK_DATA && out.len + steps[st] >= k * GZW_BLOCK_DATA &&
+            CHECKF(out.len <= k * GZ_WRITER_BLOCK_DATA + GZ_WRITER_BLOCK_DATA &&
+                       out.len + steps[st] >= k * GZ_WRITER_BLOCK_DATA &&
                        !memcmp(out.p, data, out.len),
                    "bad block %zu, step %zu: %zu bytes", k, steps[st], out.len);
         }
@@ -582,7 +587,7 @@ static void test_truncated(void)
     CHECKF(bad == 0, "%d bad cut results", bad);
 
     /* BGZF: cuts everywhere in a 3-block stream. */
-    size_t m = 3 * GZW_BLOCK_DATA, starts[16], nm;
+    size_t m = 3 * GZ_WRITER_BLOCK_DATA, starts[16], nm;
     struct bytes bg = {0};
     uint8_t *big = bgzf_random(m, 2, &bg, starts, &nm);
     CHECK(nm == 4);
@@ -618,7 +623,7 @@ static void test_truncated(void)
     for (size_t i = 1; i < nm; i++) {
         struct bytes out = {0};
         CHECK(decode_mem(bg.p, starts[i], 4097, &out, NULL) == 0);
-        CHECK(out.len == i * GZW_BLOCK_DATA && !memcmp(out.p, big, out.len));
+        CHECK(out.len == i * GZ_WRITER_BLOCK_DATA && !memcmp(out.p, big, out.len));
         free(out.p);
     }
     free(bg.p);
@@ -843,7 +848,7 @@ static void check_skip(const uint8_t *enc, size_t len, const char *path, const u
  * skipping whole BGZF blocks does not inflate them. */
 static void test_skip(void)
 {
-    size_t n = 3 * GZW_BLOCK_DATA + 12345;
+    size_t n = 3 * GZ_WRITER_BLOCK_DATA + 12345;
     uint8_t *data = malloc(n);
     fill(data, n);
     struct bytes enc[4] = {{0}};
@@ -852,10 +857,17 @@ static void test_skip(void)
     gzip_member(&enc[2], data, 70000, 1, 1);
     gzip_member(&enc[2], data + 70000, n - 70000, 9, 0);
     bgzf(&enc[3], data, n, 2);
-    static const size_t offs[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
-                                  70000, 2 * GZW_BLOCK_DATA + 7, 3 * GZW_BLOCK_DATA + 12344,
-                                  3 * GZW_BLOCK_DATA + 12345, 3 * GZW_BLOCK_DATA + 20000};
-    static const size_t limits[] = {SIZE_MAX, 0, 1, GZW_BLOCK_DATA + 3};
+    static const size_t offs[] = {0,
+                                  1,
+                                  GZ_WRITER_BLOCK_DATA - 1,
+                                  GZ_WRITER_BLOCK_DATA,
+                                  GZ_WRITER_BLOCK_DATA + 1,
+                                  70000,
+                                  2 * GZ_WRITER_BLOCK_DATA + 7,
+                                  3 * GZ_WRITER_BLOCK_DATA + 12344,
+                                  3 * GZ_WRITER_BLOCK_DATA + 12345,
+                                  3 * GZ_WRITER_BLOCK_DATA + 20000};
+    static const size_t limits[] = {SIZE_MAX, 0, 1, GZ_WRITER_BLOCK_DATA + 3};
     for (int e = 0; e < 4; e++) {
         const char *path = put_file("skip.bin", enc[e].p, enc[e].len);
         for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
@@ -870,11 +882,11 @@ static void test_skip(void)
     enc[3].p[18 + 40] ^= 0x55;
     io_reader *r;
     CHECK(io_reader_open_mem(&r, enc[3].p, enc[3].len, NULL) == 0);
-    CHECK(io_reader_skip(r, GZW_BLOCK_DATA) < 0 &&
+    CHECK(io_reader_skip(r, GZ_WRITER_BLOCK_DATA) < 0 &&
           strstr(io_reader_error(r), "gzip member at byte 0"));
     io_reader_close(r);
     CHECK(io_reader_open_mem(&r, enc[3].p, enc[3].len, NULL) == 0);
-    CHECK(io_reader_skip(r, GZW_BLOCK_DATA - 1) < 0 && io_reader_error(r)[0]);
+    CHECK(io_reader_skip(r, GZ_WRITER_BLOCK_DATA - 1) < 0 && io_reader_error(r)[0]);
     io_reader_close(r);
     for (int e = 0; e < 4; e++)
         free(enc[e].p);

@@ -116,7 +116,7 @@ typedef struct {
 } collected;
 
 /* Appends plain results (run_sink.write); compressed spans are not asked for. */
-static int hook_write(void *ctx, const gz_span *span, const void *out, size_t bytes)
+static int hook_write(void *ctx, const gz_writer_span *span, const void *out, size_t bytes)
 {
     collected *c = ctx;
     if (span)

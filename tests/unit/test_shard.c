@@ -10,7 +10,7 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "io/gzwrite.h"
+#include "io/gzip/gz_writer.h"
 #include "io/reader.h"
 #include "io/sink.h"
 #include "runtime/reduce.h"
@@ -149,17 +149,24 @@ static ssize_t read_rest(io_reader *r, uint8_t *out, size_t cap)
  * bytes as the data; the decoded size is known without inflating. */
 static void test_seek(void)
 {
-    size_t n = 5 * GZW_BLOCK_DATA + 1234;
+    size_t n = 5 * GZ_WRITER_BLOCK_DATA + 1234;
     uint8_t *data = malloc(n), *out = malloc(n + 16);
     for (size_t i = 0; i < n; i++)
         data[i] = (uint8_t)(rnd() % 7 ? i * 31 : rnd());
     for (int level = 0; level <= 6; level += 6) {
         const char *path = put(level ? "d.gz" : "d.raw", data, n, level);
-        uint64_t offs[] = {0, 1, GZW_BLOCK_DATA - 1, GZW_BLOCK_DATA, GZW_BLOCK_DATA + 1,
-                           3 * GZW_BLOCK_DATA + 17, n - 1, n, n + 5};
+        uint64_t offs[] = {0,
+                           1,
+                           GZ_WRITER_BLOCK_DATA - 1,
+                           GZ_WRITER_BLOCK_DATA,
+                           GZ_WRITER_BLOCK_DATA + 1,
+                           3 * GZ_WRITER_BLOCK_DATA + 17,
+                           n - 1,
+                           n,
+                           n + 5};
         for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
             for (int lim = 0; lim < 3; lim++) {
-                uint64_t len = lim == 0 ? UINT64_MAX : lim == 1 ? 0 : GZW_BLOCK_DATA + 3;
+                uint64_t len = lim == 0 ? UINT64_MAX : lim == 1 ? 0 : GZ_WRITER_BLOCK_DATA + 3;
                 io_reader *r;
                 uint64_t size = 0;
                 io_status err;

@@ -32,7 +32,8 @@
  * the copies run while the rest is read. */
 #define GZSTREAM_PIECES 12
 
-_Static_assert(GZSTREAM_SETS >= 2 && GZSTREAM_SETS <= GZS_SETS_MAX, "sets of batch buffers");
+_Static_assert(GZSTREAM_SETS >= 2 && GZSTREAM_SETS <= STREAM_INFLATE_SETS_MAX,
+               "sets of batch buffers");
 
 /* A batch read into one set of buffers, copied to the device and its first
  * round queued, on a thread of its own, while the batches before it are
@@ -54,7 +55,7 @@ struct gzstream {
     gpu_queue q[GZSTREAM_SETS]; /* q[k]: the copy and first round of dev.set[k] (dev.cur: the
                                    batch being inflated; the next ones queued meanwhile) */
     gpu_queue fin;        /* the rest of a batch's work, and the copies of decoded bytes */
-    gzs_dev dev;
+    stream_inflate_dev dev;
     int fd;
     uint64_t file_size;
     uint64_t pos;         /* file byte where the next batch begins */
@@ -94,8 +95,8 @@ static int gzstream_buffers(gzstream *z, size_t cap)
     z->cap = z->batch = cap;
     z->piece = (cap + GZSTREAM_PIECES - 1) / GZSTREAM_PIECES; /* in whole pages */
     z->piece = (z->piece + 4095) / 4096 * 4096;
-    if ((rc = gzs_open(&z->dev, z->g, cap, GZSTREAM_SEG,
-                       (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), GZSTREAM_SETS)) < 0)
+    if ((rc = stream_inflate_open(&z->dev, z->g, cap, GZSTREAM_SEG,
+                                  (uint32_t)(GZSTREAM_ROOM * GZSTREAM_SEG), GZSTREAM_SETS)) < 0)
         return rc;
     /* every symbol is one decoded byte: the pool bounds a batch's output */
     z->out_cap = (size_t)z->dev.sym_cap;
@@ -133,7 +134,7 @@ static void gzstream_ahead_drop(gzstream *z)
 static void gzstream_free_buffers(gzstream *z)
 {
     gzstream_ahead_drop(z);
-    gzs_close(&z->dev);
+    stream_inflate_close(&z->dev);
     for (int i = 0; i < 2; i++) {
         gpu_mem_free(z->g, z->out[i]);
         z->out[i] = 0;
@@ -257,7 +258,7 @@ static int gzstream_stop(gzstream *z)
 }
 
 /* Records the window, CRC-32 and length after a batch of nout bytes. */
-static void gzstream_account(gzstream *z, const gzs_result *r)
+static void gzstream_account(gzstream *z, const stream_inflate_result *r)
 {
     z->pt.crc = (uint32_t)crc32_combine(z->pt.crc, r->crc, (z_off_t)r->nout);
     z->pt.len += r->nout;
@@ -269,7 +270,7 @@ static void gzstream_account(gzstream *z, const gzs_result *r)
 static uint64_t gzstream_batch_stop(const gzstream *z, uint64_t base, size_t len)
 {
     size_t margin = z->cap / 4 < GZSTREAM_MARGIN ? z->cap / 4 : GZSTREAM_MARGIN;
-    return sp_batch_stop(base, len, z->file_size, margin);
+    return stream_plan_batch_stop(base, len, z->file_size, margin);
 }
 
 /* Pins host[k] up to piece i where gzstream is to pin it (a batch reads
@@ -301,12 +302,12 @@ static int gzstream_load(gzstream *z, int k, CUstream s, uint64_t pos, size_t le
         gzstream_pin_piece(z, k, off / z->piece);
         if (io_pread(z->fd, in + off, n, pos + off) != (ssize_t)n)
             return 1;
-        int rc = gzs_upload_part(&z->dev, k, s, in, off, n);
+        int rc = stream_inflate_upload_part(&z->dev, k, s, in, off, n);
         if (rc)
             return rc;
     }
     memset(in + len, 0, IF_IN_PAD);
-    return gzs_upload_end(&z->dev, k, s, len);
+    return stream_inflate_upload_end(&z->dev, k, s, len);
 }
 
 /* A read ahead's thread: its batch into its set's host buffer (made
@@ -331,7 +332,8 @@ static void *gzstream_ahead_main(void *arg)
         return NULL;
     }
     if (gzstream_load(z, k, s, a->pos, a->len) == 0 &&
-        gzs_batch_begin(&z->dev, s, k, a->len, 0, 0, gzstream_batch_stop(z, a->pos, a->len)) == 0)
+        stream_inflate_batch_begin(&z->dev, s, k, a->len, 0, 0,
+                                   gzstream_batch_stop(z, a->pos, a->len)) == 0)
         a->ok = 1;
     return NULL;
 }
@@ -385,7 +387,7 @@ static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
     a->pending = 0;
     if (!ok || z->batch != z->cap || a->pos > z->pos || z->pos >= a->pos + a->len)
         return 0;
-    gzs_advance(&z->dev);
+    stream_inflate_advance(&z->dev);
     z->ahead_used++;
     *base = a->pos;
     *len = a->len;
@@ -448,9 +450,9 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         }
         int last = base + len == z->file_size;
         uint64_t start = (z->pos - base) * 8 + z->bit, stop = gzstream_batch_stop(z, base, len);
-        gzs_result r;
+        stream_inflate_result r;
         if (!ahead && rc == 0)
-            rc = gzs_batch_begin(&z->dev, s, k, len, start, 1, stop);
+            rc = stream_inflate_batch_begin(&z->dev, s, k, len, start, 1, stop);
         if (rc == 0) {
             /* after the first round is queued (the first batches read
                into a set pin its buffer, which holds the driver's other
@@ -462,9 +464,9 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
                this stream is */
             rc = gzstream_wait(s);
             if (rc == 0)
-                rc = gzs_batch_end(&z->dev, z->fin.stream, in, len, last,
-                                   ahead ? start : IFS_NONE, z->pt.window, z->pt.wlen,
-                                   z->out[nxt] + keep, z->out_cap, z->win, &r);
+                rc = stream_inflate_batch_end(&z->dev, z->fin.stream, in, len, last,
+                                              ahead ? start : IFS_NONE, z->pt.window, z->pt.wlen,
+                                              z->out[nxt] + keep, z->out_cap, z->win, &r);
         }
         z->first = 0;
         if (rc < 0) {

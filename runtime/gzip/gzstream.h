@@ -1,6 +1,6 @@
 /* gzstream.h - a plain gzip member of a regular file (one deflate stream,
  * as gzip, pigz and Python write them) inflated on one CUDA device in
- * batches of compressed bytes (runtime/gpu_inflate_stream.h), its decoded
+ * batches of compressed bytes (runtime/gzip/stream_inflate.h), its decoded
  * bytes handed out in device memory for an engine's kernels: only the
  * compressed bytes cross the link. While one batch is inflated, threads
  * of gzstream's own read the next ones and copy them to the device.
@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu.h"
-#include "gpu_inflate_stream.h"
+#include "runtime/gpu.h"
+#include "stream_inflate.h"
 
 /* Where the device stopped in the member. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* gzwrite.c - blocked gzip output, compressed by a pool of threads.
+/* gz_writer.c - blocked gzip output, compressed by a pool of threads.
  *
  * This file owns the output threading. The calling thread fills fixed-size
  * blocks in a ring of jobs; worker threads (each with its own encoder
@@ -19,7 +19,7 @@
  * worker before freeing; queued jobs are abandoned on free. If a worker
  * cannot be started the writer runs with the ones it has (the output is
  * the same), and with none compresses on the calling thread. */
-#include "gzwrite.h"
+#include "gz_writer.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -27,14 +27,15 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "crc.h"
+#include "io/crc.h"
 #include "ptx/deflate_math.h"
-#include "reader.h"
+#include "io/reader.h"
 
-_Static_assert(DF_MEMBER_BOUND(GZW_BLOCK_DATA) <= BGZF_BLOCK_MAX, "a block's member fits 64 KiB");
-_Static_assert(GZW_BLOCK_DATA <= DF_BLOCK_MAX, "a block fits the encoder");
+_Static_assert(DF_MEMBER_BOUND(GZ_WRITER_BLOCK_DATA) <= BGZF_BLOCK_MAX,
+               "a block's member fits 64 KiB");
+_Static_assert(GZ_WRITER_BLOCK_DATA <= DF_BLOCK_MAX, "a block fits the encoder");
 
-const unsigned char gz_eof_block[GZW_EOF_LEN] = {BGZF_EOF_BYTES};
+const unsigned char gz_eof_block[GZ_WRITER_EOF_LEN] = {BGZF_EOF_BYTES};
 
 enum job_state { JOB_FREE, JOB_QUEUED, JOB_BUSY, JOB_DONE };
 
@@ -83,7 +84,7 @@ struct gz_writer {
     pthread_cond_t work_cv, done_cv;
 };
 
-/* Compresses one block (at most GZW_BLOCK_DATA bytes) into a complete BGZF
+/* Compresses one block (at most GZ_WRITER_BLOCK_DATA bytes) into a complete BGZF
  * member in out (BGZF_BLOCK_MAX bytes); returns the member's size. The encoder
  * stores data that would not shrink, so this cannot fail. */
 static size_t compress_block(struct gz_codec *c, int level, const uint8_t *in, size_t len,
@@ -212,7 +213,7 @@ static void writer_destroy(gz_writer *w)
 /* Sets up the calling-thread compressor. */
 static int setup_sync(gz_writer *w)
 {
-    w->in = malloc(GZW_BLOCK_DATA);
+    w->in = malloc(GZ_WRITER_BLOCK_DATA);
     w->out = malloc(BGZF_BLOCK_MAX);
     w->codec = malloc(sizeof(*w->codec));
     if (!w->in || !w->out || !w->codec) {
@@ -249,7 +250,7 @@ static int setup_pool(gz_writer *w, int threads)
     if (!w->jobs || !w->workers)
         return IO_ERR_NOMEM;
     for (size_t i = 0; i < w->njobs; i++) {
-        w->jobs[i].in = malloc(GZW_BLOCK_DATA);
+        w->jobs[i].in = malloc(GZ_WRITER_BLOCK_DATA);
         w->jobs[i].out = malloc(BGZF_BLOCK_MAX);
         if (!w->jobs[i].in || !w->jobs[i].out)
             return IO_ERR_NOMEM;
@@ -312,9 +313,9 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n)
     if (w->level == 0)
         return sink_out(w, buf, n);
     while (n) {
-        size_t room = GZW_BLOCK_DATA - w->in_len;
+        size_t room = GZ_WRITER_BLOCK_DATA - w->in_len;
         size_t k = n < room ? n : room;
-        if (!w->nworkers && w->in_len == 0 && k == GZW_BLOCK_DATA) {
+        if (!w->nworkers && w->in_len == 0 && k == GZ_WRITER_BLOCK_DATA) {
             /* A whole block straight from the caller's bytes. */
             size_t m = compress_block(w->codec, w->level, p, k, w->out);
             int rc = sink_out(w, w->out, m);
@@ -323,7 +324,7 @@ int gz_writer_write(gz_writer *w, const void *buf, size_t n)
         } else {
             memcpy(w->in + w->in_len, p, k);
             w->in_len += k;
-            if (w->in_len == GZW_BLOCK_DATA) {
+            if (w->in_len == GZ_WRITER_BLOCK_DATA) {
                 int rc = submit(w);
                 if (rc < 0)
                     return rc;
@@ -341,17 +342,18 @@ uint64_t gz_writer_offset(const gz_writer *w)
     return w->offset;
 }
 
-/* Cuts data at stream position offset at block boundaries (see gzwrite.h). */
-void gz_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks)
+/* Cuts data at stream position offset at block boundaries (see gz_writer.h). */
+void gz_writer_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks)
 {
-    size_t to_boundary = (size_t)((GZW_BLOCK_DATA - offset % GZW_BLOCK_DATA) % GZW_BLOCK_DATA);
+    size_t to_boundary =
+        (size_t)((GZ_WRITER_BLOCK_DATA - offset % GZ_WRITER_BLOCK_DATA) % GZ_WRITER_BLOCK_DATA);
     *head = to_boundary < bytes ? to_boundary : bytes;
-    *nblocks = (bytes - *head) / GZW_BLOCK_DATA;
+    *nblocks = (bytes - *head) / GZ_WRITER_BLOCK_DATA;
 }
 
 /* Writes a span's head, its members after every block before them, then
  * its tail. */
-int gz_writer_write_span(gz_writer *w, const gz_span *s)
+int gz_writer_write_span(gz_writer *w, const gz_writer_span *s)
 {
     int rc = gz_writer_write(w, s->head, s->head_len);
     if (rc < 0 || s->nblocks == 0)
@@ -367,7 +369,7 @@ int gz_writer_write_span(gz_writer *w, const gz_span *s)
     }
     if ((rc = sink_out(w, s->members, s->members_len)) < 0)
         return rc;
-    w->offset += (uint64_t)s->nblocks * GZW_BLOCK_DATA;
+    w->offset += (uint64_t)s->nblocks * GZ_WRITER_BLOCK_DATA;
     return gz_writer_write(w, s->tail, s->tail_len);
 }
 

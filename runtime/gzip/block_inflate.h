@@ -1,4 +1,4 @@
-/* gpu_inflate.h - the device stage of blocked gzip input: a chunk of whole
+/* block_inflate.h - the device stage of blocked gzip input: a chunk of whole
  * BGZF members (io/pipeline.h, pl_gz_chunk) copied to the GPU as it lies in
  * the pinned buffer, inflated there by the kernels of ptx/inflate.cu into a
  * decoded buffer, and checked (CRC-32, ISIZE) there too; the command's own
@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "gpu.h"
+#include "runtime/gpu.h"
 #include "io/pipeline.h"
 
 /* One pipeline slot's device buffers; zero it before first use. */
@@ -23,7 +23,7 @@ typedef struct {
     CUdeviceptr data;   /* the last staged chunk's data in it */
     CUdeviceptr bad;    /* lowest failing member index, or IF_NO_MEMBER */
     unsigned *bad_host; /* pinned copy of bad */
-} gzd_slot;
+} block_inflate_slot;
 
 /* Queues the copies and kernels that decode chunk c (its pinned buffer at
  * host, chunks of at most chunk_bytes data bytes) on stream s of device g,
@@ -31,21 +31,22 @@ typedef struct {
  * not NULL) after the copies from host, before the kernels; *data gets the
  * device address of the chunk's data. 0 or a negative gpu_error (text in
  * g). */
-int gzd_stage(gzd_slot *z, gpu *g, CUstream s, const void *host, const pl_gz_chunk *c,
-              size_t chunk_bytes, CUevent copied, CUdeviceptr *data);
+int block_inflate_stage(block_inflate_slot *z, gpu *g, CUstream s, const void *host,
+                        const pl_gz_chunk *c, size_t chunk_bytes, CUevent copied,
+                        CUdeviceptr *data);
 
 /* Allocates the slot's buffers on device g for chunks of at most
- * chunk_bytes data bytes, unless it has them: done by gzd_stage otherwise,
+ * chunk_bytes data bytes, unless it has them: done by block_inflate_stage otherwise,
  * this lets an engine find out at its start whether they fit. 0 or a
  * negative gpu_error (text in g). */
-int gzd_reserve(gzd_slot *z, gpu *g, size_t chunk_bytes);
+int block_inflate_reserve(block_inflate_slot *z, gpu *g, size_t chunk_bytes);
 
 /* After the stream's work is done: 0, or IO_ERR_CORRUPT with the first bad member's
  * message in *st, as the host's reader gives it when it reads the member's
- * file from that member on (c as given to gzd_stage). */
-int gzd_check(const gzd_slot *z, const pl_gz_chunk *c, io_status *st);
+ * file from that member on (c as given to block_inflate_stage). */
+int block_inflate_check(const block_inflate_slot *z, const pl_gz_chunk *c, io_status *st);
 
 /* Frees the slot's buffers; accepts a zeroed slot. */
-void gzd_close(gzd_slot *z);
+void block_inflate_close(block_inflate_slot *z);
 
 #endif

@@ -42,17 +42,19 @@
 #define E_VAL(e) ((e) >> 16)
 #define E_PAIR(e) ((e) & 0xf00u) /* nonzero in a literal entry: two literals */
 
-static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                      15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                      67, 83, 99, 115, 131, 163, 195, 227, 258};
 static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                       2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                       33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
-                                       1025, 1537, 2049, 3073, 4097, 6145,  8193,  12289, 16385, 24577};
+static const uint16_t dist_base[30] = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 /* The order in which a dynamic header lists the code-length code's lengths. */
-static const uint8_t clen_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+static const uint8_t clen_order[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                       11, 4,  12, 3, 13, 2, 14, 1, 15};
 
 /* Decoding tables of one block. */
 typedef struct {
@@ -488,9 +490,9 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                     }
                 } else {
                     for (unsigned i = 0; i < len; i++) {
-                        size_t from = p + i - dist + INF_WINDOW; /* in window coordinates */
-                        dst[i] = from < INF_WINDOW ? (uint16_t)(INF_MARKER + from)
-                                                   : o16[from - INF_WINDOW];
+                        size_t from = p + i - dist + INFLATE_WINDOW; /* in window coordinates */
+                        dst[i] = from < INFLATE_WINDOW ? (uint16_t)(INFLATE_MARKER + from)
+                                                   : o16[from - INFLATE_WINDOW];
                     }
                 }
             } else {
@@ -553,8 +555,9 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 else
                     o8[p] = (uint8_t)E_VAL(e);
             } else if (wide) {
-                size_t from = p - dist + INF_WINDOW;
-                o16[p] = from < INF_WINDOW ? (uint16_t)(INF_MARKER + from) : o16[from - INF_WINDOW];
+                size_t from = p - dist + INFLATE_WINDOW;
+                o16[p] = from < INFLATE_WINDOW ? (uint16_t)(INFLATE_MARKER + from)
+                                               : o16[from - INFLATE_WINDOW];
             } else {
                 o8[p] = o8[(ptrdiff_t)p - (ptrdiff_t)dist];
             }
@@ -600,15 +603,15 @@ static int stored_body(bits_t *b, void *out, size_t *pos, size_t cap, int wide)
 }
 
 /* Scans the symbols written since the last scan for markers and says
- * whether the last INF_WINDOW symbols hold none. */
-static int symbols_clean(inf_job *j)
+ * whether the last INFLATE_WINDOW symbols hold none. */
+static int symbols_clean(inflate_job *j)
 {
     const uint16_t *s = j->out;
     for (uint64_t i = j->scanned; i < j->out_len; i++)
-        if (s[i] >= INF_MARKER)
+        if (s[i] >= INFLATE_MARKER)
             j->marker_free = i + 1;
     j->scanned = j->out_len;
-    return j->out_len - j->marker_free >= INF_WINDOW;
+    return j->out_len - j->marker_free >= INFLATE_WINDOW;
 }
 
 /* Byte Huffman body, compiled for bytes. */
@@ -630,7 +633,7 @@ static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, 
  * the member's end, places the reader at the next member's first block,
  * sets *history so that no back-reference reaches before that member's
  * start, and returns 1; else returns 0 with nothing changed. */
-static int next_member(inf_job *j, bits_t *b, size_t *history)
+static int next_member(inflate_job *j, bits_t *b, size_t *history)
 {
     if (!j->member_header || j->nends >= j->ends_cap)
         return 0;
@@ -638,7 +641,7 @@ static int next_member(inf_job *j, bits_t *b, size_t *history)
     size_t hlen = at < j->in_len ? j->member_header(j->in + at, j->in_len - (size_t)at) : 0;
     if (!hlen)
         return 0;
-    inf_member_end *e = &j->ends[j->nends++];
+    inflate_member_end *e = &j->ends[j->nends++];
     e->end_bit = j->bit;
     e->next_bit = (at + hlen) * 8;
     e->out = j->out_len;
@@ -649,7 +652,7 @@ static int next_member(inf_job *j, bits_t *b, size_t *history)
 }
 
 /* The block loop shared by both decoders. */
-static int decode(inf_job *j, int wide)
+static int decode(inflate_job *j, int wide)
 {
     pthread_once(&fixed_once, build_fixed);
     inf_tables dyn;
@@ -658,15 +661,15 @@ static int decode(inf_job *j, int wide)
     j->blocks = 0;
     /* how far back the symbols may reach: markers for the unknown window,
        the known history, or none before the last member's start */
-    size_t history = wide ? INF_WINDOW : j->history;
+    size_t history = wide ? INFLATE_WINDOW : j->history;
     if (j->nends)
         history = (size_t)0 - j->ends[j->nends - 1].out;
     for (;;) {
         /* At a block boundary: j->bit and j->out_len describe it. */
         if (j->bit >= j->stop_bit || j->out_len >= j->out_limit)
-            return INF_STOP;
+            return INFLATE_STOP;
         if (wide && symbols_clean(j))
-            return INF_CLEAN;
+            return INFLATE_CLEAN;
         refill(&b);
         unsigned final = take(&b, 1), type = take(&b, 2);
         size_t pos = j->out_len;
@@ -694,44 +697,45 @@ static int decode(inf_job *j, int wide)
         if (r != BODY_OUTPUT && past_end(&b))
             r = BODY_INPUT;
         if (r == BODY_BAD)
-            return INF_ERROR;
+            return INFLATE_ERROR;
         if (r == BODY_INPUT)
-            return INF_NEED_INPUT;
+            return INFLATE_NEED_INPUT;
         if (r == BODY_OUTPUT)
-            return INF_NEED_OUTPUT;
+            return INFLATE_NEED_OUTPUT;
         j->out_len = pos;
         j->bit = bit_pos(&b);
         j->blocks++;
         if (final && !next_member(j, &b, &history))
-            return INF_END;
+            return INFLATE_END;
     }
 }
 
 /* Decodes blocks into bytes (see inflate.h). */
-int inf_decode_bytes(inf_job *j)
+int inflate_decode_bytes(inflate_job *j)
 {
     return decode(j, 0);
 }
 
 /* Decodes blocks into symbols with the window unknown (see inflate.h). */
-int inf_decode_symbols(inf_job *j)
+int inflate_decode_symbols(inflate_job *j)
 {
     return decode(j, 1);
 }
 
 /* Replaces markers by the window's bytes (see inflate.h). */
-int inf_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window, size_t valid)
+int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
+                    size_t valid)
 {
-    size_t first_valid = INF_WINDOW - valid;
+    size_t first_valid = INFLATE_WINDOW - valid;
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned s = sym[i];
         if (s < 256) {
             dst[i] = (uint8_t)s;
         } else {
-            unsigned w = s - INF_MARKER;
+            unsigned w = s - INFLATE_MARKER;
             bad |= w < first_valid;
-            dst[i] = window[w & (INF_WINDOW - 1)];
+            dst[i] = window[w & (INFLATE_WINDOW - 1)];
         }
     }
     return bad ? -1 : 0;
@@ -783,7 +787,7 @@ static int block_starts_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t
 /* The first candidate block start in [from, to) (see inflate.h). Where 8
  * bytes are left, the 8 offsets of a byte are tested from one load, only
  * those whose first two bits are zero (BFINAL 0, BTYPE 0 or 2). */
-uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to)
+uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to)
 {
     pthread_once(&fixed_once, build_fixed);
     uint64_t limit = (uint64_t)len * 8;
@@ -816,13 +820,14 @@ uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t t
 
 /* Whether a decode ending at `end` continues as one starting at `start`
  * (see inflate.h). */
-int inf_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start)
+int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start)
 {
     if (end == start)
         return 1;
     if (end / 8 >= len || start / 8 >= len)
         return 0;
-    unsigned head_end = (unsigned)(in[end / 8] >> (end % 8)), head_start = (unsigned)(in[start / 8] >> (start % 8));
+    unsigned head_end = (unsigned)(in[end / 8] >> (end % 8)),
+             head_start = (unsigned)(in[start / 8] >> (start % 8));
     if (end % 8 > 5)
         head_end |= (unsigned)(end / 8 + 1 < len ? in[end / 8 + 1] : 0) << (8 - end % 8);
     if (start % 8 > 5)

@@ -10,7 +10,8 @@
 
 /* Segment i of the plan, nominally from bit `from` for `bits` bits (the
  * last one stops where the batch does). */
-static void sp_segment(sp_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap, int last_one)
+static void sp_segment(stream_plan *p, int i, uint64_t from, uint64_t bits, uint32_t cap,
+                       int last_one)
 {
     ifs_seg *s = &p->segs[i];
     s->start = from;
@@ -28,8 +29,8 @@ static void sp_segment(sp_plan *p, int i, uint64_t from, uint64_t bits, uint32_t
 }
 
 /* Cuts the batch into segments (see stream_plan.h). */
-void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
-             int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap)
+void stream_plan_init(stream_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t start,
+                      int exact, uint64_t stop, uint64_t step, uint32_t cap, uint64_t sym_cap)
 {
     p->segs = segs;
     p->todo = todo;
@@ -66,7 +67,7 @@ void sp_init(sp_plan *p, ifs_seg *segs, int *todo, int max, size_t len, uint64_t
 }
 
 /* Where a batch's plan stops (see stream_plan.h). */
-uint64_t sp_batch_stop(uint64_t base, size_t len, uint64_t end, size_t margin)
+uint64_t stream_plan_batch_stop(uint64_t base, size_t len, uint64_t end, size_t margin)
 {
     return base + len < end && margin && len >= 2 * margin ? (uint64_t)(len - margin) * 8
                                                            : IFS_NONE;
@@ -74,14 +75,14 @@ uint64_t sp_batch_stop(uint64_t base, size_t len, uint64_t end, size_t margin)
 
 /* Says where a plan whose start was searched for must begin (see
  * stream_plan.h). */
-void sp_begin_at(sp_plan *p, uint64_t bit)
+void stream_plan_begin_at(stream_plan *p, uint64_t bit)
 {
     p->begin = bit;
 }
 
 /* Puts a new segment after good segment i for the rest of its part (i
  * filled its room); 0, or -1 when there is no room for one. */
-static int sp_split(sp_plan *p, int i)
+static int sp_split(stream_plan *p, int i)
 {
     if (p->n >= p->max || p->sym_used >= p->sym_cap)
         return -1;
@@ -106,7 +107,7 @@ static int sp_split(sp_plan *p, int i)
  * a plan's segments do, each with its share of i's room; a piece that
  * begins wrong is cut again in the next round. Returns the number of
  * segments i became. */
-static int sp_redo(sp_plan *p, int i, uint64_t want)
+static int sp_redo(stream_plan *p, int i, uint64_t want)
 {
     ifs_seg *s = &p->segs[i];
     uint64_t bits = s->stop != IFS_NONE && s->stop > want ? s->stop - want : 0;
@@ -145,7 +146,7 @@ static int sp_redo(sp_plan *p, int i, uint64_t want)
 
 /* Gives segment i (whose first block did not fit) more room, from what is
  * left of the symbol buffer, and lists it again; -1 when there is none. */
-static int sp_grow(sp_plan *p, int i)
+static int sp_grow(stream_plan *p, int i)
 {
     ifs_seg *s = &p->segs[i];
     uint64_t left = p->sym_cap - p->sym_used, want = (uint64_t)s->cap * 8;
@@ -161,7 +162,7 @@ static int sp_grow(sp_plan *p, int i)
 }
 
 /* Sets each good segment's place in the batch's output, and the totals. */
-static int sp_finish(sp_plan *p, int n, int final)
+static int sp_finish(stream_plan *p, int n, int final)
 {
     uint64_t pos = 0;
     for (int i = 0; i < n; i++) {
@@ -173,18 +174,18 @@ static int sp_finish(sp_plan *p, int n, int final)
     p->final = final;
     p->nout = pos;
     p->end = p->segs[n - 1].end;
-    return SP_DONE;
+    return STREAM_PLAN_DONE;
 }
 
 /* Checks the chain after a round (see stream_plan.h). Segments past the
  * first one not yet good are checked too, against the ends their
  * predecessors reached so far, so that one round decodes again every
  * segment that did not begin where the one before it ended. */
-int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
+int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
 {
     p->ntodo = 0;
     if (++p->rounds > SP_MAX_ROUNDS)
-        return SP_GIVE_UP;
+        return STREAM_PLAN_GIVE_UP;
     int trusted = 1; /* the end of the segment before can be compared with */
     for (int i = p->good; i < p->n; i++) {
         ifs_seg *s = &p->segs[i];
@@ -196,7 +197,7 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
         if (i > 0 || p->begin != IFS_NONE) {
             uint64_t want = i > 0 ? p->segs[i - 1].end : p->begin;
             int begun_right = s->status != IFS_NOSTART &&
-                              (s->start == want || inf_same_start(in, len, want, s->start));
+                              (s->start == want || inflate_same_start(in, len, want, s->start));
             if (!begun_right && s->stop != IFS_NONE && want >= s->stop) {
                 /* its part lies inside the block before: empty, and it
                  * stops where that one did (a findable block follows) */
@@ -207,7 +208,7 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
             }
             if (!begun_right) {
                 if (s->exact && s->start == want)
-                    return SP_GIVE_UP; /* decoded from that start already */
+                    return STREAM_PLAN_GIVE_UP; /* decoded from that start already */
                 i += sp_redo(p, i, want) - 1;
                 trusted = 0;
                 continue;
@@ -220,26 +221,26 @@ int sp_check(sp_plan *p, const uint8_t *in, size_t len, int last)
         switch (s->status) {
         case IFS_STOP:
             if (i == p->n - 1) /* the batch's own stop, or none: then it cannot stop */
-                return p->stop == IFS_NONE ? SP_GIVE_UP : sp_finish(p, i + 1, 0);
+                return p->stop == IFS_NONE ? STREAM_PLAN_GIVE_UP : sp_finish(p, i + 1, 0);
             p->good = i + 1;
             break;
         case IFS_FINAL:
             return sp_finish(p, i + 1, 1);
         case IFS_FULL:
             if (s->nout == 0)
-                return sp_grow(p, i) < 0 ? SP_GIVE_UP : SP_ROUND;
+                return sp_grow(p, i) < 0 ? STREAM_PLAN_GIVE_UP : STREAM_PLAN_ROUND;
             if (sp_split(p, i) < 0)
-                return SP_GIVE_UP;
+                return STREAM_PLAN_GIVE_UP;
             p->good = i + 1;
-            return SP_ROUND;
+            return STREAM_PLAN_ROUND;
         case IFS_INPUT:
             /* the batch ends inside the next block: it goes to the next batch */
             if (last || (i == 0 && s->nout == 0))
-                return SP_GIVE_UP; /* cut data, or a block larger than the batch */
+                return STREAM_PLAN_GIVE_UP; /* cut data, or a block larger than the batch */
             return sp_finish(p, s->nout ? i + 1 : i, 0);
         default:
-            return SP_GIVE_UP; /* invalid data from a true block boundary */
+            return STREAM_PLAN_GIVE_UP; /* invalid data from a true block boundary */
         }
     }
-    return p->ntodo ? SP_ROUND : SP_GIVE_UP;
+    return p->ntodo ? STREAM_PLAN_ROUND : STREAM_PLAN_GIVE_UP;
 }

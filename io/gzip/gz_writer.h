@@ -1,6 +1,6 @@
-/* gzwrite.h - blocked gzip (BGZF-compatible) output with deterministic bytes.
+/* gz_writer.h - blocked gzip (BGZF-compatible) output with deterministic bytes.
  *
- * Data is cut into blocks of at most GZW_BLOCK_DATA uncompressed bytes; each
+ * Data is cut into blocks of at most GZ_WRITER_BLOCK_DATA uncompressed bytes; each
  * becomes one gzip member with the BGZF "BC" extra field, MTIME 0, OS 255
  * and no file name, and the stream ends with the standard 28-byte empty
  * block. The output depends only on the bytes written and the level, never
@@ -13,13 +13,13 @@
 #include <stdint.h>
 
 #include "bgzf.h"
-#include "sink.h"
+#include "io/sink.h"
 
-#define GZW_BLOCK_DATA 0xff00
-#define GZW_EOF_LEN BGZF_EOF_LEN
+#define GZ_WRITER_BLOCK_DATA 0xff00
+#define GZ_WRITER_EOF_LEN BGZF_EOF_LEN
 
 /* The empty block that ends every blocked gzip stream (BGZF_EOF_BYTES). */
-extern const unsigned char gz_eof_block[GZW_EOF_LEN];
+extern const unsigned char gz_eof_block[GZ_WRITER_EOF_LEN];
 
 typedef struct gz_writer gz_writer;
 
@@ -36,14 +36,14 @@ uint64_t gz_writer_offset(const gz_writer *w);
 /* Splits bytes of data that start at stream position offset at the block
  * boundaries of the stream: *head bytes complete the block in progress (or
  * are all of the data when no boundary follows), then *nblocks whole
- * blocks of GZW_BLOCK_DATA bytes; the rest starts the next block. */
-void gz_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks);
+ * blocks of GZ_WRITER_BLOCK_DATA bytes; the rest starts the next block. */
+void gz_writer_block_split(uint64_t offset, size_t bytes, size_t *head, size_t *nblocks);
 
 /* A piece of the stream whose whole blocks were compressed elsewhere by the
  * same encoder (ptx/deflate_math.h) at the writer's level: head raw bytes
- * completing the block in progress, nblocks BGZF members of GZW_BLOCK_DATA
+ * completing the block in progress, nblocks BGZF members of GZ_WRITER_BLOCK_DATA
  * bytes each (members_len bytes end to end, as df_bgzf_member lays them
- * out), then tail raw bytes (gz_block_split's geometry). */
+ * out), then tail raw bytes (gz_writer_block_split's geometry). */
 typedef struct {
     const void *head;
     size_t head_len;
@@ -52,17 +52,18 @@ typedef struct {
     size_t nblocks;
     const void *tail;
     size_t tail_len;
-} gz_span;
+} gz_writer_span;
 
 /* Appends a span: the bytes written are those that writing its raw data
  * with gz_writer_write would give. The head must end at a block boundary
  * when nblocks > 0, and the level must not be 0; else IO_ERR_FORMAT. */
-int gz_writer_write_span(gz_writer *w, const gz_span *s);
+int gz_writer_write_span(gz_writer *w, const gz_writer_span *s);
 
 /* Where a producer hands its output: a span compressed elsewhere (span not
  * NULL), or n plain bytes at buf; 0, or nonzero once the failure has been
  * reported (it stops the producer, which returns it). */
-typedef int (*gz_piece_write)(void *ctx, const gz_span *span, const void *buf, size_t n);
+typedef int (*gz_writer_piece_write)(void *ctx, const gz_writer_span *span, const void *buf,
+                                     size_t n);
 
 /* Compresses what is buffered, writes the end-of-file block and frees the
  * writer (not the sink). Returns 0 or a negative io_error. */

@@ -15,9 +15,10 @@
 #include <zlib.h>
 
 #include "bgzf.h"
-#include "crc.h"
+#include "gzip_header.h"
 #include "inflate.h"
-#include "reader.h"
+#include "io/crc.h"
+#include "io/status.h"
 #include "ptx/inflate_stream.h"
 
 #define NONE UINT64_MAX
@@ -48,23 +49,23 @@ typedef struct chunk {
     int dropped;       /* no longer in the list: freed by its worker */
     uint64_t from, to; /* where its start is searched; it ends at the first boundary >= to */
     uint64_t start, end;
-    int status;        /* INF_STOP or INF_END when decoded, else the failure */
+    int status;        /* INFLATE_STOP or INFLATE_END when decoded, else the failure */
     uint8_t *buf;      /* the allocation holding out */
     uint8_t *out;      /* decoded bytes: out[0..nsym) once markers are replaced */
     size_t nout, cap;
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
     size_t nsym;
     uint32_t crc;      /* CRC-32 of its bytes after its last member end */
-    inf_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinf_members) */
+    inflate_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinflate_members) */
     size_t nends;
     size_t ends_taken;                /* of them handed out */
     uint32_t seg_crc[MEMBER_ENDS];    /* CRC-32 of the bytes up to each end, from the one before */
     size_t taken;      /* bytes handed out */
     size_t wvalid;
-    uint8_t window[INF_WINDOW]; /* the stream's bytes before it (the last wvalid exist) */
+    uint8_t window[INFLATE_WINDOW]; /* the stream's bytes before it (the last wvalid exist) */
 } chunk;
 
-struct pinf {
+struct pinflate {
     pthread_mutex_t lock;
     pthread_cond_t work, done;
     pthread_t *threads;
@@ -87,22 +88,22 @@ struct pinf {
     uint64_t end_bit;
     uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
     uint64_t n_accepted, n_redone; /* chunks, over every stream */
-    uint8_t win[INF_WINDOW];    /* the window at pos */
+    uint8_t win[INFLATE_WINDOW];    /* the window at pos */
     size_t win_valid;
     /* handed out */
     uint32_t crc;
     uint64_t len;
     uint64_t out_pos;    /* source bit where the handed-out data ends */
     chunk *stopped;
-    uint8_t out_win[INF_WINDOW]; /* the last out_wlen bytes handed out end it */
+    uint8_t out_win[INFLATE_WINDOW]; /* the last out_wlen bytes handed out end it */
     size_t out_wlen;
-    const atomic_int *pause; /* pinf_pause_on's flag, or NULL */
-    int members;             /* decode on across gzip members (the stream's pinf_members) */
-    int members_next;        /* pinf_members: for the streams begun next */
-    int member_end;          /* pinf_read stopped at a member's end, more decoded after it */
+    const atomic_int *pause; /* pinflate_pause_on's flag, or NULL */
+    int members;             /* decode on across gzip members (the stream's pinflate_members) */
+    int members_next;        /* pinflate_members: for the streams begun next */
+    int member_end;          /* pinflate_read stopped at a member's end, more decoded after it */
     uint64_t member_end_bit; /* then: where that member's final block ends */
     uint64_t next_member;    /* and where the next member's first block starts */
-    int paused;              /* pinf_read paused at out_pos */
+    int paused;              /* pinflate_read paused at out_pos */
 };
 
 /* Frees a chunk's buffers and the chunk. */
@@ -117,13 +118,13 @@ static void chunk_free(chunk *c)
 
 /* The source's size in bytes: SPOOL_UNKNOWN for a pipe whose end has not
  * been read yet. */
-static uint64_t src_size(const pinf *p)
+static uint64_t src_size(const pinflate *p)
 {
     return p->spool ? spool_size(p->spool) : p->src_len;
 }
 
 /* Whether the source has a byte at offset off (a pipe: read as far). */
-static int src_has(const pinf *p, uint64_t off)
+static int src_has(const pinflate *p, uint64_t off)
 {
     return p->spool ? spool_has(p->spool, off) : off < p->src_len;
 }
@@ -131,7 +132,7 @@ static int src_has(const pinf *p, uint64_t off)
 /* A pipe's bytes [off, off + *len) into a new buffer (*owned): short at
  * its end, or where a read failed (the reader meets that failure itself
  * when it reads on from there). */
-static const uint8_t *read_spool(const pinf *p, uint64_t off, size_t *len, uint8_t **owned)
+static const uint8_t *read_spool(const pinflate *p, uint64_t off, size_t *len, uint8_t **owned)
 {
     uint8_t *b = *owned = malloc(*len ? *len : 1);
     if (!b)
@@ -144,7 +145,7 @@ static const uint8_t *read_spool(const pinf *p, uint64_t off, size_t *len, uint8
 /* Compressed bytes [off, off + len) of the source, clipped to its end: a
  * pointer into memory, or a buffer read with pread (*owned set) on the
  * calling thread (not io_pread, which fans out: the workers already do). */
-static const uint8_t *read_span(const pinf *p, uint64_t off, size_t *len, uint8_t **owned)
+static const uint8_t *read_span(const pinflate *p, uint64_t off, size_t *len, uint8_t **owned)
 {
     *owned = NULL;
     if (p->spool)
@@ -193,7 +194,7 @@ static int grow(void **buf, size_t *cap, size_t need, size_t size)
 /* A compressed span for decoding from bit `from` to past bit `to`, which
  * can be widened (span_widen) when a block runs past its end. */
 typedef struct {
-    const pinf *p;
+    const pinflate *p;
     uint64_t off;
     const uint8_t *data;
     size_t len;
@@ -201,7 +202,7 @@ typedef struct {
 } span;
 
 /* Reads the span from the byte holding `from` to OVERSHOOT past `to`. */
-static int span_open(span *s, const pinf *p, uint64_t from, uint64_t to)
+static int span_open(span *s, const pinflate *p, uint64_t from, uint64_t to)
 {
     s->p = p;
     s->off = from / 8;
@@ -233,42 +234,48 @@ static int span_widen(span *s)
 /* Decodes bytes with j (its out inside c->buf at out_off) until it stops at
  * a boundary, growing c's buffer and the span as needed. Returns the
  * inflate result. */
-static int run_bytes(chunk *c, span *s, inf_job *j, size_t out_off)
+static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
 {
     for (;;) {
         j->in = s->data;
         j->in_len = s->len;
         j->out = c->buf + out_off;
         j->out_cap = c->cap - out_off;
-        int r = inf_decode_bytes(j);
-        if (r == INF_NEED_OUTPUT) {
+        int r = inflate_decode_bytes(j);
+        if (r == INFLATE_NEED_OUTPUT) {
             if (grow((void **)&c->buf, &c->cap, c->cap + 1, 1) < 0)
-                return INF_ERROR;
+                return INFLATE_ERROR;
             continue;
         }
-        if (r == INF_NEED_INPUT && span_widen(s) == 0)
+        if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
             continue;
         return r;
     }
 }
 
+/* The header of a member this decoder takes (see pinflate.h). */
+size_t pinflate_header(const uint8_t *p, size_t n)
+{
+    return bgzf_block_size(p, n) ? 0 : gzip_header_size(p, n);
+}
+
 /* Lets job j go on across gzip members where the stream is a member's
- * (pinf_members), their ends into chunk c's room left. */
-static void members_on(const pinf *p, inf_job *j, chunk *c)
+ * (pinflate_members), their ends into chunk c's room left. */
+static void members_on(const pinflate *p, inflate_job *j, chunk *c)
 {
     if (!p->members)
         return;
-    j->member_header = io_gzip_plain_header;
+    j->member_header = pinflate_header;
     j->ends = c->ends + c->nends;
     j->ends_cap = MEMBER_ENDS - c->nends;
 }
 
 /* Takes the member ends job j met (its output at c's out + out_off, its
  * bits from the span's base) into c's, in c's output and source bits. */
-static void members_found(chunk *c, const inf_job *j, size_t out_off, uint64_t base)
+static void members_found(chunk *c, const inflate_job *j, size_t out_off, uint64_t base)
 {
     for (size_t k = 0; k < j->nends; k++) {
-        inf_member_end *e = &c->ends[c->nends++];
+        inflate_member_end *e = &c->ends[c->nends++];
         e->end_bit += base;
         e->next_bit += base;
         e->out += out_off;
@@ -286,25 +293,26 @@ static size_t history_at(const chunk *c, size_t at, size_t most)
 }
 
 /* Decodes chunk c from its known start with its window into bytes. */
-static void decode_known(pinf *p, chunk *c)
+static void decode_known(pinflate *p, chunk *c)
 {
     span s;
-    c->status = INF_ERROR;
+    c->status = INFLATE_ERROR;
     if (span_open(&s, p, c->start, c->to) < 0)
         return;
-    size_t est = (size_t)((c->to - c->start) / 8) * 2 + INF_WINDOW;
+    size_t est = (size_t)((c->to - c->start) / 8) * 2 + INFLATE_WINDOW;
     c->cap = 0;
-    if (grow((void **)&c->buf, &c->cap, INF_WINDOW + (est < OUT_LIMIT ? est : OUT_LIMIT), 1) < 0)
+    if (grow((void **)&c->buf, &c->cap, INFLATE_WINDOW + (est < OUT_LIMIT ? est : OUT_LIMIT), 1) <
+        0)
         goto out;
-    memcpy(c->buf + INF_WINDOW - c->wvalid, c->window + INF_WINDOW - c->wvalid, c->wvalid);
+    memcpy(c->buf + INFLATE_WINDOW - c->wvalid, c->window + INFLATE_WINDOW - c->wvalid, c->wvalid);
     uint64_t base = s.off * 8;
     /* At least one block, even where the range is already passed. */
     uint64_t stop = c->to > c->start ? c->to : c->start + 1;
-    inf_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = OUT_LIMIT,
+    inflate_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = OUT_LIMIT,
                  .history = c->wvalid};
     members_on(p, &j, c);
-    c->status = run_bytes(c, &s, &j, INF_WINDOW);
-    c->out = c->buf + INF_WINDOW;
+    c->status = run_bytes(c, &s, &j, INFLATE_WINDOW);
+    c->out = c->buf + INFLATE_WINDOW;
     c->nout = j.out_len;
     c->end = j.bit + base;
     members_found(c, &j, 0, base);
@@ -315,13 +323,13 @@ out:
 /* Decodes chunk c speculatively from a block start found at `bit` of span
  * s: symbols with markers until the window is no longer needed, then bytes.
  * Returns the inflate result. */
-static int decode_guess(const pinf *p, chunk *c, span *s, uint64_t bit)
+static int decode_guess(const pinflate *p, chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
     size_t cap = 0;
     if (grow((void **)&c->sym, &cap, 1, 2) < 0)
-        return INF_ERROR;
-    inf_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
+        return INFLATE_ERROR;
+    inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
     members_on(p, &j, c);
     int r;
     for (;;) {
@@ -329,27 +337,27 @@ static int decode_guess(const pinf *p, chunk *c, span *s, uint64_t bit)
         j.in_len = s->len;
         j.out = c->sym;
         j.out_cap = cap;
-        r = inf_decode_symbols(&j);
-        if (r == INF_NEED_OUTPUT && grow((void **)&c->sym, &cap, cap + 1, 2) == 0)
+        r = inflate_decode_symbols(&j);
+        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &cap, cap + 1, 2) == 0)
             continue;
-        if (r == INF_NEED_INPUT && span_widen(s) == 0)
+        if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
             continue;
         break;
     }
     c->nsym = j.out_len;
     c->end = j.bit + base;
     members_found(c, &j, 0, base);
-    if (r != INF_CLEAN)
-        return r == INF_NEED_OUTPUT ? INF_ERROR : r;
-    /* The last INF_WINDOW symbols are bytes: they are the history of the
+    if (r != INFLATE_CLEAN)
+        return r == INFLATE_NEED_OUTPUT ? INFLATE_ERROR : r;
+    /* The last INFLATE_WINDOW symbols are bytes: they are the history of the
      * byte decoder that takes over. */
     c->cap = 0;
     if (grow((void **)&c->buf, &c->cap, c->nsym * 2, 1) < 0)
-        return INF_ERROR;
-    for (size_t i = c->nsym - INF_WINDOW; i < c->nsym; i++)
+        return INFLATE_ERROR;
+    for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
         c->buf[i] = (uint8_t)c->sym[i];
-    inf_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = OUT_LIMIT - c->nsym,
-                 .history = history_at(c, c->nsym, INF_WINDOW)};
+    inflate_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = OUT_LIMIT - c->nsym,
+                 .history = history_at(c, c->nsym, INFLATE_WINDOW)};
     members_on(p, &b, c);
     r = run_bytes(c, s, &b, c->nsym);
     c->end = b.bit + base;
@@ -363,16 +371,16 @@ static int decode_guess(const pinf *p, chunk *c, span *s, uint64_t bit)
  * where no later one decodes, unless the source ends just after that block
  * or its trailer is followed by another member (ifs_final_trusted): such a
  * start is most likely false. */
-static void decode_spec(pinf *p, chunk *c)
+static void decode_spec(pinflate *p, chunk *c)
 {
     span s;
     c->start = NONE;
-    c->status = INF_ERROR;
+    c->status = INFLATE_ERROR;
     if (span_open(&s, p, c->from, c->to) < 0)
         return;
     uint64_t base = s.off * 8, early_final = NONE;
     for (uint64_t from = c->from - base;;) {
-        uint64_t bit = inf_find_block(s.data, s.len, from, c->to - base);
+        uint64_t bit = inflate_find_block(s.data, s.len, from, c->to - base);
         int fallback = bit == NONE; /* the early final start again: no other one decodes */
         if (fallback && early_final == NONE)
             break;
@@ -380,11 +388,12 @@ static void decode_spec(pinf *p, chunk *c)
             bit = early_final;
         c->nsym = c->nout = c->nends = 0;
         int r = decode_guess(p, c, &s, bit);
-        int early = r == INF_END && !fallback && src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
+        int early = r == INFLATE_END && !fallback &&
+                    src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
                     !ifs_final_trusted(s.data, s.len, c->end - base);
         if (early && early_final == NONE)
             early_final = bit;
-        if ((r == INF_STOP || r == INF_END) && !early) {
+        if ((r == INFLATE_STOP || r == INFLATE_END) && !early) {
             c->start = bit + base;
             c->status = r;
             c->out = c->buf;
@@ -392,7 +401,7 @@ static void decode_spec(pinf *p, chunk *c)
                 c->cap = 0;
                 if (grow((void **)&c->buf, &c->cap, c->nsym, 1) < 0) {
                     c->start = NONE;
-                    c->status = INF_ERROR;
+                    c->status = INFLATE_ERROR;
                     break;
                 }
                 c->out = c->buf;
@@ -411,26 +420,26 @@ static void decode_spec(pinf *p, chunk *c)
 
 /* Moves the window past chunk c's bytes (markers taken from the window),
  * in place. Returns -1 when a marker points before the stream's start. */
-static int window_advance(pinf *p, const chunk *c)
+static int window_advance(pinflate *p, const chunk *c)
 {
-    uint8_t tail[INF_WINDOW];
-    size_t n = c->nout < INF_WINDOW ? c->nout : INF_WINDOW;
+    uint8_t tail[INFLATE_WINDOW];
+    size_t n = c->nout < INFLATE_WINDOW ? c->nout : INFLATE_WINDOW;
     size_t first = c->nout - n;
     int bad = 0;
     if (first < c->nsym)
-        bad = inf_resolve(tail, c->sym + first, c->nsym - first, p->win, p->win_valid);
+        bad = inflate_resolve(tail, c->sym + first, c->nsym - first, p->win, p->win_valid);
     size_t from_bytes = first < c->nsym ? c->nsym : first;
     memcpy(tail + (from_bytes - first), c->out + from_bytes, c->nout - from_bytes);
-    memmove(p->win, p->win + n, INF_WINDOW - n);
-    memcpy(p->win + INF_WINDOW - n, tail, n);
-    p->win_valid = p->win_valid + n < INF_WINDOW ? p->win_valid + n : INF_WINDOW;
+    memmove(p->win, p->win + n, INFLATE_WINDOW - n);
+    memcpy(p->win + INFLATE_WINDOW - n, tail, n);
+    p->win_valid = p->win_valid + n < INFLATE_WINDOW ? p->win_valid + n : INFLATE_WINDOW;
     p->win_valid = history_at(c, c->nout, p->win_valid); /* none before a member's start */
     return bad;
 }
 
 /* Whether the stream, at bit `end`, goes on as a decode from `start` did
- * (inf_same_start over the source's bytes there). */
-static int starts_match(const pinf *p, uint64_t end, uint64_t start)
+ * (inflate_same_start over the source's bytes there). */
+static int starts_match(const pinflate *p, uint64_t end, uint64_t start)
 {
     if (end == start)
         return 1;
@@ -440,13 +449,13 @@ static int starts_match(const pinf *p, uint64_t end, uint64_t start)
     size_t len = 8;
     uint8_t *owned;
     const uint8_t *d = read_span(p, lo, &len, &owned);
-    int same = d && inf_same_start(d, len, end - lo * 8, start - lo * 8);
+    int same = d && inflate_same_start(d, len, end - lo * 8, start - lo * 8);
     free(owned);
     return same;
 }
 
 /* Unlinks every chunk after c (freeing those no worker holds). */
-static void drop_after(pinf *p, chunk *c)
+static void drop_after(pinflate *p, chunk *c)
 {
     chunk *d = c->next;
     c->next = NULL;
@@ -464,7 +473,7 @@ static void drop_after(pinf *p, chunk *c)
 
 /* Chunk after c that decodes [from, to) from the known position `from`
  * with the current window, linked in after c (c NULL: at the head). */
-static chunk *insert_known(pinf *p, chunk *c, uint64_t from, uint64_t to)
+static chunk *insert_known(pinflate *p, chunk *c, uint64_t from, uint64_t to)
 {
     chunk *k = calloc(1, sizeof *k);
     if (!k)
@@ -473,7 +482,7 @@ static chunk *insert_known(pinf *p, chunk *c, uint64_t from, uint64_t to)
     k->from = k->start = from;
     k->to = to;
     k->wvalid = p->win_valid;
-    memcpy(k->window, p->win, INF_WINDOW);
+    memcpy(k->window, p->win, INFLATE_WINDOW);
     if (c) {
         k->next = c->next;
         c->next = k;
@@ -494,7 +503,7 @@ static chunk *insert_known(pinf *p, chunk *c, uint64_t from, uint64_t to)
  * there), before the range of the chunk after it, which the accepted
  * chunk's end may have passed, and before the data handed out, whose
  * member's trailer the caller reads (lock held). */
-static void release_read(pinf *p)
+static void release_read(pinflate *p)
 {
     uint64_t keep = p->pos / 8 > 8 ? p->pos / 8 - 8 : 0;
     const chunk *n = p->accepted->next;
@@ -506,7 +515,7 @@ static void release_read(pinf *p)
 }
 
 /* Accepts decoded chunks in stream order while it can (lock held). */
-static void advance(pinf *p)
+static void advance(pinflate *p)
 {
     chunk *c = p->accepted ? p->accepted->next : p->head;
     while (c && !p->ended) {
@@ -528,7 +537,7 @@ static void advance(pinf *p)
             }
             if (c->state != CH_DECODED)
                 return;
-            if (c->start == NONE || !(c->status == INF_STOP || c->status == INF_END) ||
+            if (c->start == NONE || !(c->status == INFLATE_STOP || c->status == INFLATE_END) ||
                 !starts_match(p, p->pos, c->start)) {
                 /* A false start, or none: decode it again from where the
                  * stream really is. */
@@ -541,7 +550,7 @@ static void advance(pinf *p)
                 c->start = p->pos;
                 p->n_redone++;
                 c->wvalid = p->win_valid;
-                memcpy(c->window, p->win, INF_WINDOW);
+                memcpy(c->window, p->win, INFLATE_WINDOW);
                 c->state = CH_WAIT;
                 pthread_cond_broadcast(&p->work);
                 return;
@@ -549,7 +558,7 @@ static void advance(pinf *p)
         } else if (c->state != CH_DECODED) {
             return;
         }
-        if (!(c->status == INF_STOP || c->status == INF_END)) {
+        if (!(c->status == INFLATE_STOP || c->status == INFLATE_END)) {
             c->state = CH_FAILED;
             p->failed = 1;
             pthread_cond_broadcast(&p->done);
@@ -558,7 +567,7 @@ static void advance(pinf *p)
         /* c continues the stream. */
         c->wvalid = p->win_valid;
         if (c->nsym)
-            memcpy(c->window, p->win, INF_WINDOW);
+            memcpy(c->window, p->win, INFLATE_WINDOW);
         if (window_advance(p, c) < 0) {
             c->state = CH_FAILED;
             p->failed = 1;
@@ -573,7 +582,7 @@ static void advance(pinf *p)
         p->pos = c->end;
         if (p->spool)
             release_read(p);
-        if (c->status == INF_END) {
+        if (c->status == INFLATE_END) {
             p->ended = 1;
             p->end_bit = c->end;
             drop_after(p, c);
@@ -587,7 +596,7 @@ static void advance(pinf *p)
 }
 
 /* Compressed bytes for the next chunk, from the ratio seen so far. */
-static uint64_t chunk_bytes(const pinf *p)
+static uint64_t chunk_bytes(const pinflate *p)
 {
     if (p->fixed_chunk)
         return p->fixed_chunk;
@@ -600,7 +609,7 @@ static uint64_t chunk_bytes(const pinf *p)
 /* Appends the next chunk when fewer than a few per thread are in flight:
  * decoded from the known position when everything before it is accepted,
  * else speculatively. NULL when none is due (lock held). */
-static chunk *new_chunk(pinf *p)
+static chunk *new_chunk(pinflate *p)
 {
     if (!p->active || p->ended || p->failed || p->nchunks >= (size_t)p->nthreads + 2)
         return NULL;
@@ -636,7 +645,7 @@ static int resolve(chunk *c)
 {
     int rc = 0;
     if (c->nsym) {
-        rc = inf_resolve(c->out, c->sym, c->nsym, c->window, c->wvalid);
+        rc = inflate_resolve(c->out, c->sym, c->nsym, c->window, c->wvalid);
         free(c->sym);
         c->sym = NULL;
     }
@@ -651,7 +660,7 @@ static int resolve(chunk *c)
 
 /* The next task for a worker (lock held): a chunk to resolve, then one to
  * decode, oldest first, then a new chunk. NULL when there is none. */
-static chunk *pick(pinf *p)
+static chunk *pick(pinflate *p)
 {
     if (!p->active)
         return NULL;
@@ -667,10 +676,10 @@ static chunk *pick(pinf *p)
     return new_chunk(p);
 }
 
-/* Thread body: runs tasks until pinf_destroy. */
+/* Thread body: runs tasks until pinflate_destroy. */
 static void *worker(void *arg)
 {
-    pinf *p = arg;
+    pinflate *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->quit) {
         chunk *c = pick(p);
@@ -712,10 +721,10 @@ static void *worker(void *arg)
 }
 
 /* Starts the threads (see pinflate.h). */
-int pinf_create(pinf **out, int threads, uint64_t chunk_bytes)
+int pinflate_create(pinflate **out, int threads, uint64_t chunk_bytes)
 {
     *out = NULL;
-    pinf *p = calloc(1, sizeof *p);
+    pinflate *p = calloc(1, sizeof *p);
     if (!p)
         return IO_ERR_NOMEM;
     if (threads < 1)
@@ -735,7 +744,7 @@ int pinf_create(pinf **out, int threads, uint64_t chunk_bytes)
         p->nthreads++;
     }
     if (p->nthreads == 0) {
-        pinf_destroy(p);
+        pinflate_destroy(p);
         return IO_ERR_NOMEM;
     }
     *out = p;
@@ -743,7 +752,7 @@ int pinf_create(pinf **out, int threads, uint64_t chunk_bytes)
 }
 
 /* Unlinks every chunk of the stream (lock held). */
-static void drop_all(pinf *p)
+static void drop_all(pinflate *p)
 {
     if (!p->head)
         return;
@@ -754,7 +763,7 @@ static void drop_all(pinf *p)
 }
 
 /* Stops the threads and frees everything (see pinflate.h). */
-void pinf_destroy(pinf *p)
+void pinflate_destroy(pinflate *p)
 {
     if (!p)
         return;
@@ -773,7 +782,7 @@ void pinf_destroy(pinf *p)
 }
 
 /* Ends the current stream (see pinflate.h). */
-void pinf_end(pinf *p)
+void pinflate_end(pinflate *p)
 {
     pthread_mutex_lock(&p->lock);
     drop_all(p);
@@ -784,7 +793,7 @@ void pinf_end(pinf *p)
 }
 
 /* Ends the current stream without waiting (see pinflate.h). */
-void pinf_abandon(pinf *p)
+void pinflate_abandon(pinflate *p)
 {
     pthread_mutex_lock(&p->lock);
     drop_all(p);
@@ -793,10 +802,10 @@ void pinf_abandon(pinf *p)
 }
 
 /* Starts a stream over fd, mem or spool (see pinflate.h). */
-static void begin(pinf *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_len,
+static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_len,
                   uint64_t start)
 {
-    pinf_end(p);
+    pinflate_end(p);
     pthread_mutex_lock(&p->lock);
     p->fd = fd;
     p->mem = mem;
@@ -814,27 +823,27 @@ static void begin(pinf *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_l
     p->pause = NULL;
     p->paused = 0;
     p->member_end = 0;
-    p->members = p->members_next; /* no worker decodes meanwhile: pinf_end above */
+    p->members = p->members_next; /* no worker decodes meanwhile: pinflate_end above */
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
 }
 
 /* Starts a stream of a file or memory (see pinflate.h). */
-void pinf_begin(pinf *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
+void pinflate_begin(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
 {
     begin(p, fd, mem, NULL, src_len, start);
 }
 
 /* Starts a stream of a pipe (see pinflate.h). */
-void pinf_begin_spool(pinf *p, spool *s, uint64_t start)
+void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start)
 {
     begin(p, -1, NULL, s, SPOOL_UNKNOWN, start);
 }
 
 /* Whether the streams begun next go on across gzip members (see
  * pinflate.h). */
-void pinf_members(pinf *p, int on)
+void pinflate_members(pinflate *p, int on)
 {
     pthread_mutex_lock(&p->lock);
     p->members_next = on;
@@ -843,7 +852,7 @@ void pinf_members(pinf *p, int on)
 
 /* Goes on with the next member where the stream stopped at a member's end
  * (see pinflate.h). */
-int pinf_continue(pinf *p, uint64_t start)
+int pinflate_continue(pinflate *p, uint64_t start)
 {
     pthread_mutex_lock(&p->lock);
     int on = p->member_end && p->next_member == start * 8;
@@ -857,9 +866,9 @@ int pinf_continue(pinf *p, uint64_t start)
     return on;
 }
 
-/* Whether pinf_read stopped at a member's end with more decoded after it
+/* Whether pinflate_read stopped at a member's end with more decoded after it
  * (see pinflate.h). */
-int pinf_member_end(pinf *p)
+int pinflate_member_end(pinflate *p)
 {
     pthread_mutex_lock(&p->lock);
     int at = p->member_end;
@@ -868,7 +877,7 @@ int pinf_member_end(pinf *p)
 }
 
 /* Pauses the stream on *flag (see pinflate.h). */
-void pinf_pause_on(pinf *p, const atomic_int *flag)
+void pinflate_pause_on(pinflate *p, const atomic_int *flag)
 {
     pthread_mutex_lock(&p->lock);
     p->pause = flag;
@@ -876,16 +885,16 @@ void pinf_pause_on(pinf *p, const atomic_int *flag)
 }
 
 /* Moves the window of handed-out bytes past a chunk's n decoded bytes. */
-static void out_window_advance(pinf *p, const uint8_t *out, size_t n)
+static void out_window_advance(pinflate *p, const uint8_t *out, size_t n)
 {
-    size_t take = n < INF_WINDOW ? n : INF_WINDOW;
-    memmove(p->out_win, p->out_win + take, INF_WINDOW - take);
-    memcpy(p->out_win + INF_WINDOW - take, out + n - take, take);
-    p->out_wlen = p->out_wlen + take < INF_WINDOW ? p->out_wlen + take : INF_WINDOW;
+    size_t take = n < INFLATE_WINDOW ? n : INFLATE_WINDOW;
+    memmove(p->out_win, p->out_win + take, INFLATE_WINDOW - take);
+    memcpy(p->out_win + INFLATE_WINDOW - take, out + n - take, take);
+    p->out_wlen = p->out_wlen + take < INFLATE_WINDOW ? p->out_wlen + take : INFLATE_WINDOW;
 }
 
 /* Hands out decoded bytes in order (see pinflate.h). */
-ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
+ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
 {
     size_t got = 0;
     pthread_mutex_lock(&p->lock);
@@ -900,7 +909,7 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
             p->paused = 1;
         if (p->paused) {
             pthread_mutex_unlock(&p->lock);
-            return got ? (ssize_t)got : PINF_PAUSED;
+            return got ? (ssize_t)got : PINFLATE_PAUSED;
         }
         if (!c && p->failed) { /* memory ran out where no chunk could fail in its place */
             pthread_mutex_unlock(&p->lock);
@@ -913,7 +922,7 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
         if (c->state == CH_FAILED) {
             p->stopped = c;
             pthread_mutex_unlock(&p->lock);
-            return got ? (ssize_t)got : PINF_STOPPED;
+            return got ? (ssize_t)got : PINFLATE_STOPPED;
         }
         /* up to the next member end in it, else to its end */
         size_t seg = c->ends_taken ? c->ends[c->ends_taken - 1].out : 0;
@@ -925,8 +934,9 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
         c->taken += k;
         got += k;
         if (c->taken == limit && c->ends_taken < c->nends) { /* a member ends: stop there */
-            const inf_member_end *e = &c->ends[c->ends_taken];
-            p->crc = (uint32_t)crc32_combine(p->crc, c->seg_crc[c->ends_taken], (z_off_t)(limit - seg));
+            const inflate_member_end *e = &c->ends[c->ends_taken];
+            p->crc =
+                (uint32_t)crc32_combine(p->crc, c->seg_crc[c->ends_taken], (z_off_t)(limit - seg));
             p->len += limit - seg;
             p->member_end_bit = e->end_bit;
             p->next_member = e->next_bit;
@@ -956,7 +966,7 @@ ssize_t pinf_read(pinf *p, uint8_t *buf, size_t n)
 }
 
 /* Whether the whole stream has been handed out (see pinflate.h). */
-int pinf_finished(pinf *p)
+int pinflate_finished(pinflate *p)
 {
     pthread_mutex_lock(&p->lock);
     int done = (p->ended && !p->head) || p->member_end;
@@ -965,7 +975,7 @@ int pinf_finished(pinf *p)
 }
 
 /* The stream's end, CRC-32 and length (see pinflate.h). */
-void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len)
+void pinflate_result(const pinflate *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len)
 {
     *end_byte = ((p->member_end ? p->member_end_bit : p->end_bit) + 7) / 8;
     *crc = p->crc;
@@ -973,36 +983,36 @@ void pinf_result(const pinf *p, uint64_t *end_byte, uint32_t *crc, uint64_t *len
 }
 
 /* Where a sequential decoder goes on (see pinflate.h). */
-void pinf_stop_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
-                     uint32_t *crc, uint64_t *len)
+void pinflate_stop_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                         uint32_t *crc, uint64_t *len)
 {
     const chunk *c = p->stopped;
     *bit = c->start;
-    *window = c->window + INF_WINDOW - c->wvalid;
+    *window = c->window + INFLATE_WINDOW - c->wvalid;
     *wlen = c->wvalid;
     *crc = p->crc;
     *len = p->len;
 }
 
 /* Where the stream paused (see pinflate.h). */
-void pinf_pause_point(const pinf *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
-                      uint32_t *crc, uint64_t *len)
+void pinflate_pause_point(const pinflate *p, uint64_t *bit, const uint8_t **window, size_t *wlen,
+                          uint32_t *crc, uint64_t *len)
 {
     *bit = p->out_pos;
-    *window = p->out_win + INF_WINDOW - p->out_wlen;
+    *window = p->out_win + INFLATE_WINDOW - p->out_wlen;
     *wlen = p->out_wlen;
     *crc = p->crc;
     *len = p->len;
 }
 
 /* The source byte the handed-out data reaches (see pinflate.h). */
-uint64_t pinf_input_pos(const pinf *p)
+uint64_t pinflate_input_pos(const pinflate *p)
 {
     return p->out_pos / 8;
 }
 
 /* Chunks accepted and decoded again (see pinflate.h). */
-void pinf_counts(const pinf *p, uint64_t *chunks, uint64_t *redone)
+void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone)
 {
     *chunks = p->n_accepted;
     *redone = p->n_redone;

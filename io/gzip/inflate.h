@@ -4,13 +4,13 @@
  * One call decodes blocks from a bit position of an input span until a stop
  * condition is met at a block boundary, so a caller can cut one deflate
  * stream into pieces and decode them on several threads:
- *  - into bytes (inf_decode_bytes), where the history the stream refers back
+ *  - into bytes (inflate_decode_bytes), where the history the stream refers back
  *    to is known and lies in memory just before the output;
- *  - into 16-bit symbols (inf_decode_symbols) where that history is not
+ *  - into 16-bit symbols (inflate_decode_symbols) where that history is not
  *    known: a byte the stream copies from the 32 KiB before the output is
- *    written as a marker (INF_MARKER + its index in that window) to be
- *    replaced once the window is known (inf_resolve).
- * inf_find_block finds the next bit offset where a deflate block could
+ *    written as a marker (INFLATE_MARKER + its index in that window) to be
+ *    replaced once the window is known (inflate_resolve).
+ * inflate_find_block finds the next bit offset where a deflate block could
  * start. Both decoders refuse everything zlib's inflate refuses, and only
  * that; they stop, not fail, where the input span or the output buffer ends
  * inside a block, with the state of the last block boundary, so the caller
@@ -21,26 +21,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INF_WINDOW 32768u     /* the farthest a deflate stream refers back */
-#define INF_MARKER 0x8000u    /* symbol INF_MARKER + i: byte i of the unknown window */
+#define INFLATE_WINDOW 32768u     /* the farthest a deflate stream refers back */
+#define INFLATE_MARKER 0x8000u    /* symbol INFLATE_MARKER + i: byte i of the unknown window */
 
-/* Why a decode stopped. Every state but INF_ERROR is at a block boundary. */
-enum inf_result {
-    INF_ERROR = -1,      /* invalid deflate data */
-    INF_STOP = 0,        /* at a block boundary at or past stop_bit or out_limit */
-    INF_END = 1,         /* after the final block (bit: just past it) */
-    INF_NEED_INPUT = 2,  /* the input span ends inside the next block */
-    INF_NEED_OUTPUT = 3, /* the next block does not fit in out_cap */
-    INF_CLEAN = 4,       /* symbols only: the last INF_WINDOW symbols hold no marker */
+/* Why a decode stopped. Every state but INFLATE_ERROR is at a block boundary. */
+enum inflate_result {
+    INFLATE_ERROR = -1,      /* invalid deflate data */
+    INFLATE_STOP = 0,        /* at a block boundary at or past stop_bit or out_limit */
+    INFLATE_END = 1,         /* after the final block (bit: just past it) */
+    INFLATE_NEED_INPUT = 2,  /* the input span ends inside the next block */
+    INFLATE_NEED_OUTPUT = 3, /* the next block does not fit in out_cap */
+    INFLATE_CLEAN = 4,       /* symbols only: the last INFLATE_WINDOW symbols hold no marker */
 };
 
 /* Where a gzip member ended inside a decode that went on with the next
- * member (inf_job.member_header). */
+ * member (inflate_job.member_header). */
 typedef struct {
     uint64_t end_bit;  /* just past the member's final block */
     uint64_t next_bit; /* the next member's first block, past its trailer and header */
     size_t out;        /* elements written before the next member's */
-} inf_member_end;
+} inflate_member_end;
 
 /* One decode: the caller fills the fields marked "in", the decoder updates
  * those marked "in/out". */
@@ -63,33 +63,34 @@ typedef struct {
      * may not reach before its start, and records the member's end in
      * ends[nends++] while ends_cap allows; NULL: it ends at a final block */
     size_t (*member_header)(const uint8_t *p, size_t n);
-    inf_member_end *ends; /* in: room for ends_cap member ends */
+    inflate_member_end *ends; /* in: room for ends_cap member ends */
     size_t ends_cap;
     size_t nends;         /* in/out: member ends recorded */
-} inf_job;
+} inflate_job;
 
-/* Decodes blocks into bytes (see inf_job): out[-history..0) is the stream's
+/* Decodes blocks into bytes (see inflate_job): out[-history..0) is the stream's
  * known history. */
-int inf_decode_bytes(inf_job *j);
+int inflate_decode_bytes(inflate_job *j);
 
-/* Decodes blocks into symbols (see inf_job) with the window unknown; stops
- * also (INF_CLEAN) at the first boundary where the last INF_WINDOW symbols
- * are all bytes, at least INF_WINDOW symbols into the output. */
-int inf_decode_symbols(inf_job *j);
+/* Decodes blocks into symbols (see inflate_job) with the window unknown; stops
+ * also (INFLATE_CLEAN) at the first boundary where the last INFLATE_WINDOW symbols
+ * are all bytes, at least INFLATE_WINDOW symbols into the output. */
+int inflate_decode_symbols(inflate_job *j);
 
 /* Writes n symbols as bytes: markers take their byte from window (the
- * INF_WINDOW bytes before the symbols' start, of which only the last
+ * INFLATE_WINDOW bytes before the symbols' start, of which only the last
  * `valid` exist). Returns 0, or -1 when a marker points before them. */
-int inf_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window, size_t valid);
+int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
+                    size_t valid);
 
 /* The first bit offset in [from, to) of in[0..len) where a non-final
  * dynamic-Huffman block with valid, complete codes or a non-final stored
  * block with matching LEN/NLEN starts; UINT64_MAX if none. */
-uint64_t inf_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to);
+uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to);
 
 /* Whether a decode that ends at bit `end` continues exactly as one started
  * at `start`: the same offset, or the same stored block whose 3 header bits
  * were placed differently before its byte-aligned length. */
-int inf_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start);
+int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start);
 
 #endif

@@ -1,7 +1,7 @@
-/* gpu_inflate_stream.h - one deflate stream (a gzip member that is not
+/* stream_inflate.h - one deflate stream (a gzip member that is not
  * BGZF) inflated on the GPU in batches of compressed bytes: each batch is
  * cut into segments that the kernels of ptx/inflate.cu decode at once
- * (ptx/inflate_stream.h), in rounds that io/stream_plan.c plans; then the
+ * (ptx/inflate_stream.h), in rounds that io/gzip/stream_plan.c plans; then the
  * windows are passed along, the markers replaced and the CRC-32 computed on
  * the device, so that only compressed bytes cross the link.
  *
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu.h"
-#include "io/stream_plan.h"
+#include "runtime/gpu.h"
+#include "io/gzip/stream_plan.h"
 #include "ptx/inflate_stream.h"
 
 /* One batch's buffers on the device, and its plan. */
@@ -25,10 +25,10 @@ typedef struct {
     CUdeviceptr syms, segs, todo;
     ifs_seg *hsegs;      /* pinned: the plan's segments */
     int *htodo;          /* pinned: the segments of a round */
-    sp_plan plan;
-} gzs_set;
+    stream_plan plan;
+} stream_inflate_set;
 
-#define GZS_SETS_MAX 3 /* sets of batch buffers on one device at most */
+#define STREAM_INFLATE_SETS_MAX 3 /* sets of batch buffers on one device at most */
 
 /* One device's buffers for batches of at most comp_cap compressed bytes:
  * one set, or several so that the next batches' first rounds run while one
@@ -43,12 +43,12 @@ typedef struct {
     uint64_t step;       /* nominal segment length in bits */
     uint32_t seg_cap;    /* symbols of room per segment */
     CUfunction decode, group_maps, group_windows, windows, replace, crc; /* the gzs_ kernels */
-    gzs_set set[GZS_SETS_MAX];
+    stream_inflate_set set[STREAM_INFLATE_SETS_MAX];
     int nsets, cur;      /* set[cur] holds the batch being inflated */
     CUdeviceptr wins, maps, flags;
     unsigned *hflags;    /* pinned: bad, CRC terms */
     int rounds, segments; /* the last batch's rounds and segments (-v, bench) */
-} gzs_dev;
+} stream_inflate_dev;
 
 /* What one batch decoded to. */
 typedef struct {
@@ -56,56 +56,60 @@ typedef struct {
     uint64_t end;    /* bit after the last block decoded, from the batch's first byte */
     int final;       /* the stream's final block was in the batch */
     uint32_t crc;    /* CRC-32 of the bytes written */
-} gzs_result;
+} stream_inflate_result;
 
 /* Allocates the buffers on g for batches of comp_cap bytes cut into
  * segments of seg_bytes compressed bytes, each with room for seg_cap
- * symbols to start with; `sets` (1 to GZS_SETS_MAX) sets of them. 0 or a negative
+ * symbols to start with; `sets` (1 to STREAM_INFLATE_SETS_MAX) sets of them. 0 or a negative
  * gpu_error (text in g). */
-int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets);
+int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes,
+                        uint32_t seg_cap, int sets);
 
 /* Queues on stream s the copy of in[off..off+n) (host memory, pinned for
  * speed, that holds a batch's compressed bytes from in[0]) to the same
  * place in set k's buffer: 0, 1 when beyond what the buffers were made
  * for (or no set k), or a negative gpu_error. A batch may be copied in
  * parts, each from its own pinned range, as its bytes are read. */
-int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n);
+int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                               size_t off, size_t n);
 
 /* Queues the zeroed padding after set k's len compressed bytes, which the
- * decoder may read past a batch's end: as gzs_upload_part. */
-int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len);
+ * decoder may read past a batch's end: as stream_inflate_upload_part. */
+int stream_inflate_upload_end(stream_inflate_dev *z, int k, CUstream s, size_t len);
 
-/* gzs_upload_part of in[0..len), then gzs_upload_end. */
-static inline int gzs_upload(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t len)
+/* stream_inflate_upload_part of in[0..len), then stream_inflate_upload_end. */
+static inline int stream_inflate_upload(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                                        size_t len)
 {
-    int rc = gzs_upload_part(z, k, s, in, 0, len);
-    return rc ? rc : gzs_upload_end(z, k, s, len);
+    int rc = stream_inflate_upload_part(z, k, s, in, 0, len);
+    return rc ? rc : stream_inflate_upload_end(z, k, s, len);
 }
 
 /* Makes the next set (cur + 1, modulo nsets) the current one. */
-static inline void gzs_advance(gzs_dev *z)
+static inline void stream_inflate_advance(stream_inflate_dev *z)
 {
     z->cur = (z->cur + 1) % z->nsets;
 }
 
-/* gzs_batch (below) in two halves, so that the caller can do other work while the
- * first round runs. gzs_batch_begin cuts the batch of set k (the current
- * one, or a later one) into segments (sp_init: from `start`, a block
+/* stream_inflate_batch (below) in two halves, so that the caller can do other work while the
+ * first round runs. stream_inflate_batch_begin cuts the batch of set k (the current
+ * one, or a later one) into segments (stream_plan_init: from `start`, a block
  * boundary when exact, to `stop`) and queues its first round on s (0, 1
  * when the batch is longer than the buffers, or a negative result of a
  * failed driver call, which CU_TRY recorded on the calling thread). It
  * touches nothing of g's nor the other sets', and reads not which set is
  * current, so it may run on another thread than the rest.
- * gzs_batch_end waits for the current set's rounds on s and goes on as
- * gzs_batch does; `begin` is where a batch whose start was not exact must
- * begin (sp_begin_at), else IFS_NONE. */
-int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
-                    uint64_t stop);
-int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
-                  size_t out_cap, uint8_t *win_out, gzs_result *r);
+ * stream_inflate_batch_end waits for the current set's rounds on s and goes on as
+ * stream_inflate_batch does; `begin` is where a batch whose start was not exact must
+ * begin (stream_plan_begin_at), else IFS_NONE. */
+int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start,
+                               int exact, uint64_t stop);
+int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len,
+                             int last, uint64_t begin, const uint8_t *window, uint32_t valid,
+                             CUdeviceptr out, size_t out_cap, uint8_t *win_out,
+                             stream_inflate_result *r);
 
-/* Inflates the batch gzs_upload copied into the current set on stream s:
+/* Inflates the batch stream_inflate_upload copied into the current set on stream s:
  * in[0..len) (the same bytes, which the plan reads; the batch begins where
  * `start`, a bit offset in it, is a block boundary), with window (the
  * IFS_WINDOW bytes before it, the last `valid` of them real; NULL when
@@ -114,17 +118,18 @@ int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int las
  * bytes, may be NULL) holds the window after the batch. Returns 0, 1 when
  * the batch is declined (see the top of this file), or a negative
  * gpu_error. */
-static inline int gzs_batch(gzs_dev *z, CUstream s, const uint8_t *in, size_t len,
-                            uint64_t start, int last, const uint8_t *window, uint32_t valid,
-                            CUdeviceptr out, size_t out_cap, uint8_t *win_out, gzs_result *r)
+static inline int stream_inflate_batch(stream_inflate_dev *z, CUstream s, const uint8_t *in,
+                                       size_t len, uint64_t start, int last, const uint8_t *window,
+                                       uint32_t valid, CUdeviceptr out, size_t out_cap,
+                                       uint8_t *win_out, stream_inflate_result *r)
 {
-    int rc = gzs_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
+    int rc = stream_inflate_batch_begin(z, s, z->cur, len, start, 1, IFS_NONE);
     return rc ? rc
-              : gzs_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap, win_out,
-                              r);
+              : stream_inflate_batch_end(z, s, in, len, last, IFS_NONE, window, valid, out, out_cap,
+                                         win_out, r);
 }
 
 /* Frees the buffers; accepts a zeroed one. */
-void gzs_close(gzs_dev *z);
+void stream_inflate_close(stream_inflate_dev *z);
 
 #endif

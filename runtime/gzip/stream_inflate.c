@@ -1,18 +1,18 @@
-/* gpu_inflate_stream.c - one deflate stream inflated on the device in
- * segments (see gpu_inflate_stream.h). */
-#include "gpu_inflate_stream.h"
+/* stream_inflate.c - one deflate stream inflated on the device in
+ * segments (see stream_inflate.h). */
+#include "stream_inflate.h"
 
 #include <string.h>
 
-#define GZS_MODULE "inflate"
+#define STREAM_INFLATE_MODULE "inflate"
 #define GZS_TILE 4096u   /* symbols per block of gzs_replace (ptx/inflate.cu) */
 #define GZS_PIECE 65536u /* bytes per warp of gzs_crc */
 #define GZS_WINDOW_THREADS 1024 /* threads of the window kernels */
 
 /* Allocates set k's buffers; 0 or a negative gpu_error. */
-static int gzs_set_open(gzs_dev *z, int k)
+static int stream_inflate_set_open(stream_inflate_dev *z, int k)
 {
-    gzs_set *t = &z->set[k];
+    stream_inflate_set *t = &z->set[k];
     gpu *g = z->g;
     int rc;
     if ((rc = gpu_mem_alloc(g, &t->comp, z->comp_cap + IF_IN_PAD, "a compressed batch")) < 0 ||
@@ -27,15 +27,16 @@ static int gzs_set_open(gzs_dev *z, int k)
     return 0;
 }
 
-/* Allocates the buffers (see gpu_inflate_stream.h). */
-int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg_cap, int sets)
+/* Allocates the buffers (see stream_inflate.h). */
+int stream_inflate_open(stream_inflate_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes,
+                        uint32_t seg_cap, int sets)
 {
     memset(z, 0, sizeof *z);
     z->g = g;
     z->comp_cap = comp_cap;
     z->step = (uint64_t)seg_bytes * 8;
     z->seg_cap = seg_cap;
-    z->nsets = sets < 1 ? 1 : sets > GZS_SETS_MAX ? GZS_SETS_MAX : sets;
+    z->nsets = sets < 1 ? 1 : sets > STREAM_INFLATE_SETS_MAX ? STREAM_INFLATE_SETS_MAX : sets;
     /* half the segments for the plan, half for splits; the symbol pool
      * holds every planned segment's room and half as much again */
     uint64_t planned = (comp_cap + seg_bytes - 1) / seg_bytes + 1;
@@ -44,15 +45,15 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
     /* groups of ifs_group_size(n) segments number at most sqrt(2 n) + 1 */
     z->max_groups = 2 * (int)ifs_group_size((if_u32)z->max_segs) + 2;
     int rc;
-    if ((rc = gpu_function(g, GZS_MODULE, "gzs_decode", &z->decode)) < 0 ||
-        (rc = gpu_function(g, GZS_MODULE, "gzs_group_maps", &z->group_maps)) < 0 ||
-        (rc = gpu_function(g, GZS_MODULE, "gzs_group_windows", &z->group_windows)) < 0 ||
-        (rc = gpu_function(g, GZS_MODULE, "gzs_windows", &z->windows)) < 0 ||
-        (rc = gpu_function(g, GZS_MODULE, "gzs_replace", &z->replace)) < 0 ||
-        (rc = gpu_function(g, GZS_MODULE, "gzs_crc", &z->crc)) < 0)
+    if ((rc = gpu_function(g, STREAM_INFLATE_MODULE, "gzs_decode", &z->decode)) < 0 ||
+        (rc = gpu_function(g, STREAM_INFLATE_MODULE, "gzs_group_maps", &z->group_maps)) < 0 ||
+        (rc = gpu_function(g, STREAM_INFLATE_MODULE, "gzs_group_windows", &z->group_windows)) < 0 ||
+        (rc = gpu_function(g, STREAM_INFLATE_MODULE, "gzs_windows", &z->windows)) < 0 ||
+        (rc = gpu_function(g, STREAM_INFLATE_MODULE, "gzs_replace", &z->replace)) < 0 ||
+        (rc = gpu_function(g, STREAM_INFLATE_MODULE, "gzs_crc", &z->crc)) < 0)
         return rc;
     for (int k = 0; rc == 0 && k < z->nsets; k++)
-        rc = gzs_set_open(z, k);
+        rc = stream_inflate_set_open(z, k);
     if (rc < 0 ||
         (rc = gpu_mem_alloc(g, &z->wins, ((size_t)z->max_segs + 1) * IFS_WINDOW, "windows")) < 0 ||
         (rc = gpu_mem_alloc(g, &z->maps, (size_t)z->max_groups * IFS_WINDOW * sizeof(uint16_t),
@@ -65,12 +66,12 @@ int gzs_open(gzs_dev *z, gpu *g, size_t comp_cap, size_t seg_bytes, uint32_t seg
 }
 
 /* Frees the buffers. */
-void gzs_close(gzs_dev *z)
+void stream_inflate_close(stream_inflate_dev *z)
 {
     if (!z->g)
         return;
-    for (int k = 0; k < GZS_SETS_MAX; k++) {
-        gzs_set *t = &z->set[k];
+    for (int k = 0; k < STREAM_INFLATE_SETS_MAX; k++) {
+        stream_inflate_set *t = &z->set[k];
         gpu_mem_free(z->g, t->comp);
         gpu_mem_free(z->g, t->syms);
         gpu_mem_free(z->g, t->segs);
@@ -88,9 +89,10 @@ void gzs_close(gzs_dev *z)
 /* Queues one round of set t's plan: the listed segments decoded, the
  * plan's copy brought back (in t->hsegs once s is synchronized). Driver
  * calls only, so that any thread may queue it. */
-static int gzs_round(gzs_dev *z, gzs_set *t, CUstream s, size_t len)
+static int stream_inflate_round(stream_inflate_dev *z, stream_inflate_set *t, CUstream s,
+                                size_t len)
 {
-    const sp_plan *p = &t->plan;
+    const stream_plan *p = &t->plan;
     size_t segs_bytes = (size_t)p->n * sizeof(ifs_seg);
     CU_TRY(cu.MemcpyHtoDAsync(t->segs, t->hsegs, segs_bytes, s));
     CU_TRY(cu.MemcpyHtoDAsync(t->todo, t->htodo, (size_t)p->ntodo * sizeof(int), s));
@@ -105,10 +107,11 @@ static int gzs_round(gzs_dev *z, gzs_set *t, CUstream s, size_t len)
 /* Passes the windows along, replaces the markers and checksums the output
  * of a finished plan; 0, 1 for a marker into bytes that do not exist, or a
  * negative gpu_error. */
-static int gzs_finish(gzs_dev *z, CUstream s, gzs_set *t, const uint8_t *window,
-                      uint32_t valid, CUdeviceptr out, uint8_t *win_out, gzs_result *r)
+static int stream_inflate_finish(stream_inflate_dev *z, CUstream s, stream_inflate_set *t,
+                                 const uint8_t *window, uint32_t valid, CUdeviceptr out,
+                                 uint8_t *win_out, stream_inflate_result *r)
 {
-    const sp_plan *p = &t->plan;
+    const stream_plan *p = &t->plan;
     int rc;
     CU_TRY(cu.MemcpyHtoDAsync(t->segs, t->hsegs, (size_t)p->n * sizeof(ifs_seg), s));
     /* the window before the batch; at the stream's start, zeros that no
@@ -165,8 +168,9 @@ static int gzs_finish(gzs_dev *z, CUstream s, gzs_set *t, const uint8_t *window,
 }
 
 /* Queues the copy of in[off..off+n) into set k's compressed bytes (see
- * gpu_inflate_stream.h). */
-int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off, size_t n)
+ * stream_inflate.h). */
+int stream_inflate_upload_part(stream_inflate_dev *z, int k, CUstream s, const uint8_t *in,
+                               size_t off, size_t n)
 {
     if (k >= z->nsets || off > z->comp_cap || n > z->comp_cap - off)
         return 1;
@@ -175,8 +179,8 @@ int gzs_upload_part(gzs_dev *z, int k, CUstream s, const uint8_t *in, size_t off
 }
 
 /* Queues the zeros after set k's len compressed bytes (see
- * gpu_inflate_stream.h). */
-int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len)
+ * stream_inflate.h). */
+int stream_inflate_upload_end(stream_inflate_dev *z, int k, CUstream s, size_t len)
 {
     if (k >= z->nsets || len > z->comp_cap)
         return 1;
@@ -185,39 +189,40 @@ int gzs_upload_end(gzs_dev *z, int k, CUstream s, size_t len)
 }
 
 /* Cuts a batch into segments and queues its first round (see
- * gpu_inflate_stream.h). */
-int gzs_batch_begin(gzs_dev *z, CUstream s, int k, size_t len, uint64_t start, int exact,
-                    uint64_t stop)
+ * stream_inflate.h). */
+int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t len, uint64_t start,
+                               int exact, uint64_t stop)
 {
     if (len > z->comp_cap || len > UINT32_MAX - IF_IN_PAD || k >= z->nsets)
         return 1;
-    gzs_set *t = &z->set[k];
-    sp_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
-            z->seg_cap, z->sym_cap);
-    return gzs_round(z, t, s, len);
+    stream_inflate_set *t = &z->set[k];
+    stream_plan_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
+                     z->seg_cap, z->sym_cap);
+    return stream_inflate_round(z, t, s, len);
 }
 
-/* Finishes the batch gzs_batch_begin queued (see gpu_inflate_stream.h). */
-int gzs_batch_end(gzs_dev *z, CUstream s, const uint8_t *in, size_t len, int last,
-                  uint64_t begin, const uint8_t *window, uint32_t valid, CUdeviceptr out,
-                  size_t out_cap, uint8_t *win_out, gzs_result *r)
+/* Finishes the batch stream_inflate_batch_begin queued (see stream_inflate.h). */
+int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *in, size_t len,
+                             int last, uint64_t begin, const uint8_t *window, uint32_t valid,
+                             CUdeviceptr out, size_t out_cap, uint8_t *win_out,
+                             stream_inflate_result *r)
 {
-    gzs_set *t = &z->set[z->cur];
-    sp_plan *p = &t->plan;
+    stream_inflate_set *t = &z->set[z->cur];
+    stream_plan *p = &t->plan;
     int rc, res;
     if (begin != IFS_NONE)
-        sp_begin_at(p, begin);
+        stream_plan_begin_at(p, begin);
     for (;;) {
         CU_TRY(cu.StreamSynchronize(s));
-        if ((res = sp_check(p, in, len, last)) != SP_ROUND)
+        if ((res = stream_plan_check(p, in, len, last)) != STREAM_PLAN_ROUND)
             break;
-        if ((rc = gzs_round(z, t, s, len)) < 0)
+        if ((rc = stream_inflate_round(z, t, s, len)) < 0)
             return rc;
     }
     z->rounds = p->rounds;
     z->segments = p->n;
     /* the CRC kernel counts bytes in 32 bits */
-    if (res == SP_GIVE_UP || p->nout > out_cap || p->nout > UINT32_MAX)
+    if (res == STREAM_PLAN_GIVE_UP || p->nout > out_cap || p->nout > UINT32_MAX)
         return 1;
-    return gzs_finish(z, s, t, window, valid, out, win_out, r);
+    return stream_inflate_finish(z, s, t, window, valid, out, win_out, r);
 }

@@ -1,0 +1,20 @@
+/* gzip_header.h - the gzip member header (RFC 1952), as the readers of
+ * gzip and of BGZF both look at it: its magic, and the length of a header
+ * simple enough to be passed over without zlib. */
+#ifndef GPUBATCH_IO_GZIP_HEADER_H
+#define GPUBATCH_IO_GZIP_HEADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Nonzero when the n bytes at p start with the gzip magic (1f 8b), as every
+ * gzip member and every BGZF block does. */
+int gzip_header_magic(const void *p, size_t n);
+
+/* Length of the gzip member header at p (n bytes there, the magic first)
+ * when it is deflate, with no reserved flags and no header CRC, whole
+ * within the n bytes with at least one byte after it; 0 otherwise (zlib then
+ * parses it and says what is wrong). */
+size_t gzip_header_size(const uint8_t *p, size_t n);
+
+#endif
