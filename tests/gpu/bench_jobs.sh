@@ -2,13 +2,13 @@
 # bench_jobs.sh [OUTDIR [BASE_TREE]] - whole-process times of the three
 # commands' large jobs with --backend auto, cuda and cpu: reduce of a 2 GiB
 # float32 array as .npy, as BGZF and as one `gzip -1` member; quadratic of
-# 2^26 float32 rows from .npy and from BGZF, to .npy and to BGZF; transpose
-# of a 16384x16384 float32 matrix from .npy and from BGZF, to .npy and to
-# BGZF. BASE_TREE (another source tree) is built and raced beside this one,
+# 2^26 float32 rows and transpose of a 16384x16384 float32 matrix, each
+# from .npy to .npy and from BGZF to BGZF. BASE_TREE (another source tree) is built and raced beside this one,
 # each variant interleaved with the others, best of RACE_REPS (default 3).
 # Every job's output (printed values, or the output file's bytes) is checked
 # equal across backends and against the base tree's. Full logs go to OUTDIR;
-# a short table (seconds; this/base ratios) is printed last. JOBS (default
+# a short table (seconds; this/base ratios) is printed last. (race(), from
+# lib.sh, uses the variable f: the loops here name theirs in_file.) JOBS (default
 # "reduce quadratic transpose") picks the commands raced.
 set -u
 out=${1:-gpu-jobs}
@@ -48,11 +48,14 @@ timed() {
     shift
     a=$(echo "$*" | tr ' ' ',')
     set --
-    for b in auto cuda cpu; do
+    for b in auto cuda; do
         set -- "$@" "$GB,$a,--backend,$b"
         [ -z "$OLD" ] || set -- "$@" "$OLD,$a,--backend,$b"
     done
+    # the GPU's runs apart from cpu's: a run right after one that kept every
+    # core busy for seconds can be slower
     RACE_CLEAN="$work/o.*" race "$name" "$@"
+    RACE_CLEAN="$work/o.*" race "$name, cpu" "$GB,$a,--backend,cpu" ${OLD:+"$OLD,$a,--backend,cpu"}
     for b in auto cuda cpu; do
         row="$name|$b|$(cat "$work/best.$(echo "$GB,$a,--backend,$b" | md5sum | cut -c1-8)")"
         [ -z "$OLD" ] || row="$row|$(cat "$work/best.$(echo "$OLD,$a,--backend,$b" | md5sum | cut -c1-8)")"
@@ -79,19 +82,19 @@ same() {
     done
 }
 
-want reduce && for f in r.npy r.bgzf.npy.gz r.gz1.npy.gz; do
-    same "reduce $f" - reduce --op sum,min,max,argmax "$work/$f"
-    timed "reduce sum,min,max $f" reduce --op sum,min,max "$work/$f"
+want reduce && for in_file in r.npy r.bgzf.npy.gz r.gz1.npy.gz; do
+    same "reduce $in_file" - reduce --op sum,min,max,argmax "$work/$in_file"
+    timed "reduce sum,min,max $in_file" reduce --op sum,min,max "$work/$in_file"
 done
-want quadratic && for f in q.npy q.npy.gz; do
-    same "quadratic $f" "$work/o.npy.gz" quadratic -f -o "$work/o.npy.gz" "$work/$f"
-    timed "quadratic $f to .npy" quadratic -f -o "$work/o.npy" "$work/$f"
-    timed "quadratic $f to BGZF" quadratic -f -o "$work/o.npy.gz" "$work/$f"
+want quadratic && for in_file in q.npy q.npy.gz; do
+    same "quadratic $in_file" "$work/o.npy.gz" quadratic -f -o "$work/o.npy.gz" "$work/$in_file"
+    case $in_file in *.gz) o=o.npy.gz ;; *) o=o.npy ;; esac
+    timed "quadratic $in_file to $o" quadratic -f -o "$work/$o" "$work/$in_file"
 done
-want transpose && for f in t.npy t.npy.gz; do
-    same "transpose $f" "$work/o.npy.gz" transpose -f -o "$work/o.npy.gz" "$work/$f"
-    timed "transpose $f to .npy" transpose -f -o "$work/o.npy" "$work/$f"
-    timed "transpose $f to BGZF" transpose -f -o "$work/o.npy.gz" "$work/$f"
+want transpose && for in_file in t.npy t.npy.gz; do
+    same "transpose $in_file" "$work/o.npy.gz" transpose -f -o "$work/o.npy.gz" "$work/$in_file"
+    case $in_file in *.gz) o=o.npy.gz ;; *) o=o.npy ;; esac
+    timed "transpose $in_file to $o" transpose -f -o "$work/$o" "$work/$in_file"
 done
 note "outputs equal: $pass passed, $fail failed"
 note "job | backend | this tree (s)${OLD:+ | base (s) | this/base}"
