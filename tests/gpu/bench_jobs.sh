@@ -44,7 +44,7 @@ table="$out/table.txt"
 # and the base tree interleaved; the outputs (stdout, or -o FILE's bytes)
 # of every run compared with this tree's cpu run.
 timed() {
-    name=$1
+    job=$1 # race() sets name
     shift
     a=$(echo "$*" | tr ' ' ',')
     set --
@@ -54,10 +54,10 @@ timed() {
     done
     # the GPU's runs apart from cpu's: a run right after one that kept every
     # core busy for seconds can be slower
-    RACE_CLEAN="$work/o.*" race "$name" "$@"
-    RACE_CLEAN="$work/o.*" race "$name, cpu" "$GB,$a,--backend,cpu" ${OLD:+"$OLD,$a,--backend,cpu"}
+    RACE_CLEAN="$work/o.*" race "$job" "$@"
+    RACE_CLEAN="$work/o.*" race "$job, cpu" "$GB,$a,--backend,cpu" ${OLD:+"$OLD,$a,--backend,cpu"}
     for b in auto cuda cpu; do
-        row="$name|$b|$(cat "$work/best.$(echo "$GB,$a,--backend,$b" | md5sum | cut -c1-8)")"
+        row="$job|$b|$(cat "$work/best.$(echo "$GB,$a,--backend,$b" | md5sum | cut -c1-8)")"
         [ -z "$OLD" ] || row="$row|$(cat "$work/best.$(echo "$OLD,$a,--backend,$b" | md5sum | cut -c1-8)")"
         echo "$row" >>"$table"
     done
