@@ -7,7 +7,8 @@ CHECK is one of:
            folder, or a path from the top of the tree to another folder's
   layers   a file includes nothing of a layer above its own (cli, runtime,
            io, ptx, top down); ptx/ includes nothing outside ptx/
-  cycles   no two modules (NAME.c and NAME.h together) include each other,
+  cycles   no two modules (NAME.c and NAME.h together, with NAME_state.h, the
+           module's fields for its own layer alone) include each other,
            directly or around a loop
 """
 import os
@@ -50,6 +51,13 @@ def target(top, path, name):
     return name if os.path.isfile(os.path.join(top, name)) else None
 
 
+def module_of(path):
+    """The module a file belongs to: its name without the extension, and
+    NAME_state.h (a module's private fields) to NAME."""
+    name = os.path.splitext(path)[0]
+    return name[:-len('_state')] if path.endswith('_state.h') else name
+
+
 def layer(path):
     """The index of a file's layer in LAYERS (0: the top one)."""
     return LAYERS.index(path.split('/')[0])
@@ -60,7 +68,7 @@ def main():
     files = sources(top)
     edges = {}
     for path in files:
-        module = os.path.splitext(path)[0]
+        module = module_of(path)
         edges.setdefault(module, set())
         for n, name in includes(top, path):
             to = target(top, path, name)
@@ -71,7 +79,7 @@ def main():
             if check == 'layers' and to.split('/')[0] in LAYERS:
                 if layer(to) < layer(path) or (path.startswith('ptx/') and not to.startswith('ptx/')):
                     print('%s:%d: includes %s, of a layer above' % (path, n, to))
-            other = os.path.splitext(to)[0]
+            other = module_of(to)
             if other != module:
                 edges[module].add(other)
     if check == 'cycles':
