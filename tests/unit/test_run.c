@@ -447,7 +447,6 @@ static int reduce_on(backend_kind kind, const char *path, uint64_t *bytes)
     hooks_reset();
     rc = run_input(rn, &src, &op, &sink, bytes);
     io_reader_close(r);
-    backend_leave(&be);
     run_close(rn);
     backend_close(&be);
     return rc;
