@@ -42,11 +42,16 @@ check() {
 
 # race NAME VAR... : runs each variant (its words joined by commas; leading
 # NAME=VALUE words go to the environment) RACE_REPS times (default 3) in turn, page cache
-# warm, and notes each one's best wall time. Each run starts after the GPU
-# has been left alone for RACE_GAP seconds (default 0.5): the devices of a
-# run that has just ended may still be being released, and a start while
-# they are is faster (the driver need not set the GPU up again) than a run
-# on its own would be. The files RACE_CLEAN names (a glob) are removed before
+# warm, and notes each one's best wall time. Each run starts in the same
+# state of the GPU: after a start of the devices by another process
+# (RACE_PRIME, a command; by default `$GB info`, which opens each device;
+# empty: none) and RACE_GAP seconds (default 0.5) with the GPU left alone.
+# The driver's start is faster soon after another process's (it need not set
+# the GPU up again) than after a run that did not touch the GPU: without the
+# primer, a variant raced after a run that stayed on the CPU paid for a cold
+# start that the next variant, raced after it, did not (quadratic of 2^26
+# rows with --backend cuda on an H200: the driver and contexts 0.27-0.35 s
+# against 0.19-0.22 s, either tree first). The files RACE_CLEAN names (a glob) are removed before
 # each run, outside its time: a run that replaces a file also frees the old
 # one's pages, and a file system with writes still going to the disk makes
 # that cost vary from run to run. Needs note(), $work (scratch), $top (the
@@ -56,11 +61,13 @@ race() {
     name=$1
     shift
     note "$name"
+    prime=${RACE_PRIME-$GB info}
     for v in "$@"; do echo 9999 >"$work/best.$(echo "$v" | md5sum | cut -c1-8)"; done
     for i in $(seq "${RACE_REPS:-3}"); do
         for v in "$@"; do
             f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
             [ -z "${RACE_CLEAN:-}" ] || rm -f $RACE_CLEAN
+            [ -z "$prime" ] || $prime >/dev/null 2>&1
             sleep "${RACE_GAP:-0.5}"
             s=$(date +%s.%N)
             env $(echo "$v" | tr ',' ' ') >/dev/null 2>>"$out/e2e.err"
