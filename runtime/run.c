@@ -402,11 +402,45 @@ static int run_member_host(run *rn, const run_job *in, pl_ring **pl, run_member 
     return 0;
 }
 
+/* Where the host reads a member on from after the device: a deflate block
+ * boundary, with the window and the member's CRC-32 and length so far. */
+typedef struct {
+    uint64_t bit;
+    int final;            /* past the member's final block: its trailer is checked */
+    const uint8_t *window;
+    size_t wlen;
+    uint32_t crc;
+    uint64_t len;         /* decoded bytes so far, and where the host's read goes on */
+    uint64_t skip;        /* decoded bytes then skipped (a header the device did not reach) */
+    const char *why;      /* what -v says of it */
+} run_resume;
+
+/* Leaves the member's reader going on from p, in order on the host; a
+ * failure there is told, where data_start is not UINT64_MAX, in the words
+ * of a host read in order from that decoded offset (which may meet the
+ * data's end first), so that the first line is the same on every backend.
+ * 0, or 1 after the error hook told it. */
+static int run_member_resume(const run_job *in, const run_resume *p, uint64_t data_start)
+{
+    const run_source *s = in->src;
+    int rc = io_reader_continue_member(s->r, p->bit, p->final, p->window, p->wlen, p->crc, p->len,
+                                       p->len, p->why);
+    if (rc == 0 && p->skip && io_reader_skip(s->r, p->skip) != (int64_t)p->skip)
+        rc = IO_ERR_TRUNCATED;
+    if (rc == 0)
+        return 0;
+    io_status in_order;
+    if (data_start != UINT64_MAX &&
+        io_reader_member_verdict(s->r, data_start, s->limit, &in_order) < 0)
+        return run_error(in, s->name, &in_order);
+    return run_error(in, s->name, io_reader_status(s->r));
+}
+
 /* DEVICE: runs the member's data on the scheduler's device
- * (sched_run_member), from its start or after the host's pause, and leaves
- * the input reading on after it; where the device could not take a paused
- * member over, the host reads on from the pause, its head as the tail.
- * 0, or 1 after an error. */
+ * (sched_run_member), from its start or after the host's pause, and hands
+ * the member back to the host (run_member_resume) where the device
+ * stopped; where the device could not take a paused member over, the host
+ * reads on from the pause, its head as the tail. 0, or 1 after an error. */
 static int run_member_device(run *rn, const run_job *in, run_member *m)
 {
     const run_source *s = in->src;
@@ -421,17 +455,12 @@ static int run_member_device(run *rn, const run_job *in, run_member *m)
     m->tail_len = sm.tail_len;
     m->state = MEMBER_REST;
     if (!sm.ran && paused) { /* the host reads on from the pause */
-        uint64_t bit, len;
-        const uint8_t *window;
-        size_t wlen;
-        uint32_t crc;
-        io_reader_pause_point(s->r, &bit, &window, &wlen, &crc, &len);
+        run_resume p = {.why = "the GPU could not go on where the host paused: read on in order "
+                               "from there"};
+        io_reader_pause_point(s->r, &p.bit, &p.window, &p.wlen, &p.crc, &p.len);
         memcpy(m->tail, m->head, m->head_len);
         m->tail_len = m->head_len;
-        rc = io_reader_continue_member(s->r, bit, 0, window, wlen, crc, len, len,
-                                       "the GPU could not go on where the host paused: read on "
-                                       "in order from there");
-        return rc < 0 ? run_error(in, s->name, io_reader_status(s->r)) : 0;
+        return run_member_resume(in, &p, UINT64_MAX);
     }
     if (!sm.ran)
         return 0;
@@ -447,9 +476,15 @@ static int run_member_device(run *rn, const run_job *in, run_member *m)
              "batches read while the one before was inflated (waited %.3f s for them)",
              s->name, (unsigned long long)sm.data, sm.st.batches, sm.st.rounds, sm.st.read_ahead,
              sm.st.ahead_wait);
-    if (rc == 0 && sched_member_continue(rn->h, s->r, &sm) < 0) /* the host reads on */
-        rc = run_sched_error(rn, in);
-    return rc != 0;
+    if (rc != 0)
+        return 1;
+    const gzstream_point *pt = sm.stop; /* the host reads on */
+    run_resume p = {.bit = pt->bit, .final = pt->final,
+                    .window = pt->window + IFS_WINDOW - pt->wlen, .wlen = pt->wlen,
+                    .crc = pt->crc, .len = pt->len, .skip = sm.skip,
+                    .why = "the GPU stopped at invalid, cut or unusual data: read on in order "
+                           "from there"};
+    return run_member_resume(in, &p, sm.data_start);
 }
 
 /* Takes the next chunk of every plane's ring (the sched_input ctx; they
@@ -494,11 +529,9 @@ static int run_stream(run *rn, const run_job *in, pl_ring **pl, uint64_t *bytes)
         input.next = run_next_planes;
         input.ctx = &input;
     }
-    int rc;
-    if (in->spec.whole && sched_stage_open(rn->h, rn->chunk) < 0)
-        return run_error(in, NULL, sched_status(rn->h));
-    if ((rc = sched_run(rn->h, &input, bytes)) < 0)
-        return run_sched_error(rn, in);
+    int rc = sched_run(rn->h, &input, bytes);
+    if (rc < 0) /* the staged matrix not opened is the machine's failure */
+        return run_error(in, input.machine ? NULL : in->src->name, sched_status(rn->h));
     return rc != 0;
 }
 

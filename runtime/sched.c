@@ -729,52 +729,6 @@ static int sched_submit_failed(sched *h, const sched_input *in, int rc)
     return status ? status : sched_take(h, rc, &why);
 }
 
-/* Submits every chunk, and writes the oldest result once the ring is busy
- * or the input has ended; after a failure, only lets every slot go idle. */
-static int sched_run_chunks(sched *h, const sched_input *in, uint64_t *bytes_in)
-{
-    int status = 0, rc;
-    pl_ring *ring = in->rings[0];
-    pl_chunk c;
-    io_status read_err = {0, ""};
-    *bytes_in = 0;
-    int told = !in->member_gpu_ready; /* member_gpu_ready called, or not wanted */
-    uint64_t raw_seen = 0;
-    do {
-        if (!told && sched_member_gpu(h)) {
-            in->member_gpu_ready(in->member_gpu_ctx, raw_seen);
-            told = 1;
-        }
-        double asked = sched_elapsed(h);
-        rc = sched_next(h, in, &c);
-        if (rc < 0)
-            read_err = h->st;
-        sched_clock_add(h, &h->clock.input, asked);
-        if (rc > 0) {
-            if (h->hooks.progress)
-                h->hooks.progress(c.raw_end);
-            raw_seen = c.raw_end;
-            *bytes_in += c.bytes;
-            /* the CPU's results go out while the devices' start ends (c is outstanding too) */
-            while (pl_outstanding(ring) > 1 && sched_cpu_waits(h, c.bytes))
-                sched_retire(h, in, &status);
-            if (!status) {
-                int sr = sched_submit(h, &c);
-                if (sr == 0 && in->nrings == 1)
-                    sr = sched_release_buffer(h, ring, c.slot);
-                if (sr < 0)
-                    status = sched_submit_failed(h, in, sr);
-            }
-        }
-        /* chunks before a read error are collected first: their errors come first */
-        while (pl_outstanding(ring) > 0 && (pl_full(ring) || rc <= 0 || status))
-            sched_retire(h, in, &status);
-        if (rc < 0 && !status)
-            status = sched_take(h, rc, &read_err);
-    } while (rc > 0 && !status);
-    return status;
-}
-
 /* The device that inflates a member for sched_run_member: with cuda the
  * first open device; with auto, once its start is over (waited for), its
  * device where it has one; else NULL (the member is read on the host). */
@@ -794,85 +748,6 @@ static sched_device *sched_device_of(sched *h, const engine *e)
         if (h->dev[d].engine == e)
             return &h->dev[d];
     return NULL;
-}
-
-/* A gzip member inflated on a device as the input: sched_member's fields,
- * and skip going out as what is left of it (the device stopped first). */
-typedef struct {
-    gzstream *z;
-    uint64_t skip;
-    uint64_t limit;
-    size_t grain;
-    void *tail;
-    size_t tail_len;
-    uint64_t data;  /* in: the data offset of the first byte the device gives; out: after the
-                       last one run */
-    size_t keep;    /* bytes gzstream_carry_in put before the first batch */
-} sched_stream;
-
-/* Runs the chunks of in->z's member on the engine of sched_stream_gpu's
- * device, in order, each batch's before the next is inflated, until gzstream
- * stops; then in->tail holds the decoded bytes after the last whole grain.
- * 0; 1 when a write hook failed; or a negative code (h->st.text). */
-static int sched_run_stream(sched *h, sched_stream *in)
-{
-    engine *e = h->gpu;
-    sched_device *dev = sched_device_of(h, e);
-    int nslots = h->spec.nslots, next = 0, busy = 0, status = 0;
-    size_t keep = in->keep, grain = in->grain, cap = h->spec.capacity / grain * grain;
-    uint64_t skip = in->skip;
-    in->tail_len = 0;
-    while (!status && in->data < in->limit) {
-        CUdeviceptr data;
-        size_t bytes;
-        double asked = sched_elapsed(h);
-        int rc = gzstream_next(in->z, keep, &data, &bytes);
-        sched_clock_add(h, &h->clock.input, asked);
-        if (rc < 0)
-            return sched_take(h, rc, gzstream_status(in->z));
-        if (rc == 0)
-            break;
-        size_t at = skip < bytes ? (size_t)skip : bytes;
-        skip -= at;
-        uint64_t want = in->limit - in->data;
-        size_t avail = bytes - at < want ? bytes - at : (size_t)want;
-        while (!status && avail >= grain) {
-            size_t n = avail < cap ? avail - avail % grain : cap;
-            if (busy == nslots) { /* the oldest goes out first */
-                sched_finish(h, e, (next + nslots - busy) % nslots, &status);
-                busy--;
-            }
-            rc = engine_submit_device(e, next, data + at, n, in->data, sched_place(h, n));
-            if (rc < 0) {
-                status = sched_failed(h, e, rc);
-                break;
-            }
-            h->chunks[1]++;
-            if (dev)
-                dev->chunks++;
-            next = (next + 1) % nslots;
-            busy++;
-            at += n;
-            avail -= n;
-            in->data += n;
-        }
-        /* the next batch is inflated where these chunks read */
-        for (; busy > 0; busy--)
-            sched_finish(h, e, (next + nslots - busy) % nslots, &status);
-        keep = bytes - at;
-        if (in->data >= in->limit && keep > grain)
-            keep = grain; /* data past the limit: some of it is enough to tell */
-    }
-    for (; busy > 0; busy--)
-        sched_finish(h, e, (next + nslots - busy) % nslots, &status);
-    if (status)
-        return status;
-    in->skip = skip;
-    in->tail_len = keep;
-    int rc = gzstream_tail(in->z, keep, in->tail);
-    if (rc < 0)
-        return sched_take(h, rc, gzstream_status(in->z));
-    return 0;
 }
 
 /* The backend for work of `bytes` bytes that one lane must do whole: the
@@ -907,11 +782,23 @@ static int sched_whole_data(sched *h, const pl_chunk *c, const void **data,
     return sched_decode(h, c, NULL, data);
 }
 
-/* Opens the staged matrix on the lane that takes it (see sched.h). */
-int sched_stage_open(sched *h, size_t chunk)
+/* Closes the staged matrix, unless the process is leaving with it on a
+ * device (the driver frees it at exit). */
+static void sched_stage_close(sched *h)
 {
+    if (h->stage && !(h->be->leaving && h->whole_on_gpu))
+        tp_stage_close(h->stage);
+    h->stage = NULL;
+}
+
+/* Opens the input's staged matrix (spec.whole), for chunks of the run's
+ * capacity, on the lane that takes it (sched_whole_backend); one input's
+ * matrix replaces the last. 0, or a negative code with one line in h->st. */
+static int sched_stage_open(sched *h)
+{
+    sched_stage_close(h);
     backend *be = sched_whole_backend(h, tp_matrix_bytes(h->spec.whole));
-    int rc = tp_stage_open(&h->stage, be, h->spec.whole, chunk);
+    int rc = tp_stage_open(&h->stage, be, h->spec.whole, h->spec.capacity);
     return rc < 0 ? sched_take(h, rc, &be->st) : 0;
 }
 
@@ -947,48 +834,220 @@ static int sched_stage_chunk(sched *h, const pl_chunk *c)
     return 0;
 }
 
-/* Runs a copy's or a staged matrix's chunks in order, one at a time, on
- * the calling thread: each written as it is (a copy) or gathered into the
- * matrix (sched_stage_chunk). */
-static int sched_run_whole(sched *h, const sched_input *in, uint64_t *bytes_in)
+/* A gzip member inflated on a device as the input: sched_member's fields,
+ * and skip going out as what is left of it (the device stopped first). */
+typedef struct {
+    gzstream *z;
+    uint64_t skip;
+    uint64_t limit;
+    size_t grain;
+    void *tail;
+    size_t tail_len;
+    uint64_t data;  /* in: the data offset of the first byte the device gives; out: after the
+                       last one run */
+    size_t keep;    /* bytes carried into the next batch (at first: those gzstream_carry_in
+                       put before it) */
+} sched_stream;
+
+/* What the loop does with each chunk: runs it on the lanes (the
+ * operation's engines), gathers it into the staged matrix, or writes it as
+ * it is (a copy). */
+typedef enum { SCHED_LANES, SCHED_STAGE, SCHED_COPY } sched_case;
+
+/* The loop's input and its state: the rings of a sched_input, or a
+ * member's batches decoded on a device (z), each batch's chunks run on
+ * that device's engine before the next batch is inflated where they read. */
+typedef struct {
+    sched_case what;
+    sched_input *in;       /* the rings (NULL: the member's batches) */
+    int told;              /* in->member_gpu_ready called, or not wanted */
+    uint64_t raw_seen;     /* the input bytes that the rings' chunks so far were read from */
+    sched_stream *z;       /* the member's batches: */
+    engine *e;             /* the device's engine, */
+    sched_device *dev;     /* its per-device entry (NULL: none) */
+    CUdeviceptr data;      /* the batch in device memory, its bytes, */
+    size_t bytes, at;      /* where its next chunk starts, */
+    size_t avail;          /* and its data bytes left to run */
+    int batch;             /* a batch is being run */
+    int next, busy;        /* the next slot, and the chunks in flight */
+} sched_feed;
+
+/* The member's next chunk: whole grains of the batch, at most the run's
+ * capacity; once a batch is run, what is left of it is carried into the
+ * next, inflated now. 1 with c and *dev filled, 0 at the member's end or
+ * the limit, or a negative code (h->st). */
+static int sched_stream_next(sched *h, sched_feed *f, pl_chunk *c, CUdeviceptr *dev)
 {
-    pl_ring *pl = in->rings[0];
+    sched_stream *z = f->z;
+    size_t grain = z->grain;
+    while (f->avail < grain) {
+        if (f->batch) {
+            f->batch = 0;
+            z->keep = f->bytes - f->at;
+            if (z->data >= z->limit && z->keep > grain)
+                z->keep = grain; /* data past the limit: some of it is enough to tell */
+        }
+        if (z->data >= z->limit)
+            return 0;
+        int rc = gzstream_next(z->z, z->keep, &f->data, &f->bytes);
+        if (rc <= 0)
+            return rc < 0 ? sched_take(h, rc, gzstream_status(z->z)) : 0;
+        f->batch = 1;
+        f->at = z->skip < f->bytes ? (size_t)z->skip : f->bytes;
+        z->skip -= f->at;
+        uint64_t want = z->limit - z->data;
+        f->avail = f->bytes - f->at < want ? f->bytes - f->at : (size_t)want;
+    }
+    size_t cap = h->spec.capacity / grain * grain;
+    size_t n = f->avail < cap ? f->avail - f->avail % grain : cap;
+    *c = (pl_chunk){.bytes = n, .offset = z->data, .slot = f->next};
+    *dev = f->data + f->at;
+    f->at += n;
+    f->avail -= n;
+    z->data += n;
+    return 1;
+}
+
+/* The loop's next chunk, from the rings (with the progress hook) or the
+ * member's batches; as sched_next returns. */
+static int sched_feed_next(sched *h, sched_feed *f, pl_chunk *c, CUdeviceptr *dev)
+{
+    double asked = sched_elapsed(h);
+    int rc = f->in ? sched_next(h, f->in, c) : sched_stream_next(h, f, c, dev);
+    sched_clock_add(h, &h->clock.input, asked);
+    if (rc > 0 && f->in) {
+        if (h->hooks.progress)
+            h->hooks.progress(c->raw_end);
+        f->raw_seen = c->raw_end;
+    }
+    return rc;
+}
+
+/* Chunks taken and not collected yet. */
+static int sched_feed_outstanding(const sched_feed *f)
+{
+    return f->in ? pl_outstanding(f->in->rings[0]) : f->busy;
+}
+
+/* Whether the oldest chunk is collected before the next is taken: every
+ * slot is busy, or the member's batch is run (the next one is inflated
+ * where its chunks read). */
+static int sched_feed_full(const sched *h, const sched_feed *f)
+{
+    if (f->in)
+        return pl_full(f->in->rings[0]);
+    return f->busy == h->spec.nslots || f->avail < f->z->grain;
+}
+
+/* Collects the oldest chunk and writes its results (none after a failure,
+ * which *status keeps). */
+static void sched_feed_retire(sched *h, sched_feed *f, int *status)
+{
+    if (f->in) {
+        sched_retire(h, f->in, status);
+        return;
+    }
+    sched_finish(h, f->e, (f->next + h->spec.nslots - f->busy) % h->spec.nslots, status);
+    f->busy--;
+}
+
+/* Runs chunk c (data at dev for the member's batches) as the loop's case
+ * says: on a lane, where the CPU's results go out first while the devices'
+ * start ends; into the staged matrix; or written out. Returns the run's
+ * status: 0, 1 (a write failed) or a negative code (h->st). */
+static int sched_feed_take(sched *h, sched_feed *f, const pl_chunk *c, CUdeviceptr dev)
+{
+    int status = 0, rc;
+    if (!f->in) { /* a member's batch: on its device's engine */
+        rc = engine_submit_device(f->e, c->slot, dev, c->bytes, c->offset,
+                                  sched_place(h, c->bytes));
+        if (rc < 0)
+            return sched_failed(h, f->e, rc);
+        h->chunks[1]++;
+        if (f->dev)
+            f->dev->chunks++;
+        f->next = (f->next + 1) % h->spec.nslots;
+        f->busy++;
+        return 0;
+    }
+    pl_ring *ring = f->in->rings[0];
+    switch (f->what) {
+    case SCHED_COPY:
+        rc = h->hooks.write_out(h->hooks.ctx, NULL, c->data, c->bytes) != 0;
+        pl_release(ring, c->slot);
+        return rc;
+    case SCHED_STAGE:
+        rc = sched_stage_chunk(h, c);
+        pl_release(ring, c->slot);
+        return rc;
+    case SCHED_LANES:
+        break;
+    }
+    /* the CPU's results go out while the devices' start ends (c is outstanding too) */
+    while (pl_outstanding(ring) > 1 && sched_cpu_waits(h, c->bytes))
+        sched_retire(h, f->in, &status);
+    if (status)
+        return status;
+    rc = sched_submit(h, c);
+    if (rc == 0 && f->in->nrings == 1)
+        rc = sched_release_buffer(h, ring, c->slot);
+    return rc < 0 ? sched_submit_failed(h, f->in, rc) : 0;
+}
+
+/* The one loop of every run: takes each chunk of the feed, runs it as its
+ * case says, and collects the oldest once the slots are full or the input
+ * has ended, results in input order; after a failure, only lets every slot
+ * go idle. *bytes_in gets the data bytes taken. Returns the run's status. */
+static int sched_loop(sched *h, sched_feed *f, uint64_t *bytes_in)
+{
+    int status = 0, rc;
     pl_chunk c;
+    CUdeviceptr dev = 0;
+    io_status read_err = {0, ""};
+    *bytes_in = 0;
+    do {
+        if (!f->told && sched_member_gpu(h)) {
+            f->in->member_gpu_ready(f->in->member_gpu_ctx, f->raw_seen);
+            f->told = 1;
+        }
+        rc = sched_feed_next(h, f, &c, &dev);
+        if (rc < 0)
+            read_err = h->st;
+        if (rc > 0) {
+            *bytes_in += c.bytes;
+            status = sched_feed_take(h, f, &c, dev);
+        }
+        /* chunks before a read error are collected first: their errors come first */
+        while (sched_feed_outstanding(f) > 0 && (sched_feed_full(h, f) || rc <= 0 || status))
+            sched_feed_retire(h, f, &status);
+        if (rc < 0 && !status)
+            status = sched_take(h, rc, &read_err);
+    } while (rc > 0 && !status);
+    return status;
+}
+
+/* Runs the input's chunks through the loop (see sched.h): on the lanes,
+ * into the staged matrix (opened first), or written as they come. */
+int sched_run(sched *h, sched_input *in, uint64_t *bytes_in)
+{
+    sched_feed f = {.what = h->spec.ops ? SCHED_LANES : h->spec.whole ? SCHED_STAGE : SCHED_COPY,
+                    .in = in, .told = !in->member_gpu_ready};
     int rc;
     *bytes_in = 0;
-    if (h->stage && h->level > 0 && (rc = tp_stage_compress(h->stage, h->level, h->out_next)) < 0)
-        return sched_stage_failed(h, rc);
-    while ((rc = pl_next(pl, &c)) > 0) {
-        if (h->hooks.progress)
-            h->hooks.progress(c.raw_end);
-        if (h->stage) {
-            rc = sched_stage_chunk(h, &c);
-            if (rc == 0)
-                *bytes_in += c.bytes;
-        } else {
-            rc = h->hooks.write_out(h->hooks.ctx, NULL, c.data, c.bytes) != 0;
-            *bytes_in += c.bytes;
-        }
-        pl_release(pl, c.slot);
-        if (rc)
+    in->machine = 0;
+    if (f.what == SCHED_STAGE) {
+        if ((rc = sched_stage_open(h)) < 0) {
+            in->machine = 1;
             return rc;
+        }
+        if (h->level > 0 && (rc = tp_stage_compress(h->stage, h->level, h->out_next)) < 0)
+            return sched_stage_failed(h, rc);
     }
-    return rc < 0 ? sched_take(h, rc, pl_status(pl)) : rc;
+    return sched_loop(h, &f, bytes_in);
 }
 
-/* Runs the input through the lanes, the staged matrix or a copy (see
- * sched.h). */
-int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in)
-{
-    if (h->spec.ops)
-        return sched_run_chunks(h, in, bytes_in);
-    if (h->spec.whole && !h->stage) {
-        return sched_fail(h, GPU_ERR_INTERNAL, "the staged matrix is not open");
-    }
-    return sched_run_whole(h, in, bytes_in);
-}
-
-/* Runs the start of a gzip member on a device (see sched.h). */
+/* Runs the start of a gzip member on a device (see sched.h): its batches
+ * are the loop's feed, on that device's engine. */
 int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
 {
     int fd;
@@ -997,6 +1056,7 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     m->ran = 0;
     m->data = 0;
     m->tail_len = 0;
+    m->stop = NULL;
     if (!io_reader_stream_member(r, &fd, &data_off, &file_size) || !(g = sched_stream_gpu(h)))
         return 0;
     sched_member_staging(h);
@@ -1022,31 +1082,20 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
         return sched_take(h, gzstream_status(h->z)->code, gzstream_status(h->z));
     sched_stream in = {.z = h->z, .skip = m->skip, .limit = m->limit, .grain = m->grain,
                        .tail = m->tail, .data = m->first, .keep = m->head_len};
-    int rc = sched_run_stream(h, &in);
+    sched_feed f = {.what = SCHED_LANES, .told = 1, .z = &in, .e = h->gpu,
+                    .dev = sched_device_of(h, h->gpu)};
+    uint64_t run;
+    int rc = sched_loop(h, &f, &run);
+    if (rc == 0 && (rc = gzstream_tail(h->z, in.keep, in.tail)) < 0)
+        rc = sched_take(h, rc, gzstream_status(h->z));
     gzstream_counts(h->z, &m->st);
-    m->skip = in.skip;
     m->data = in.data - m->first;
-    m->tail_len = in.tail_len;
+    if (rc == 0) {
+        m->skip = in.skip;
+        m->tail_len = in.keep;
+        m->stop = gzstream_where(h->z);
+    }
     return rc;
-}
-
-/* Leaves the reader going on where the device stopped (see sched.h); a
- * failure there (the member's end checked after the device decoded it) is
- * told in the words of a host read in order, which may meet the data's end
- * first, so that the first line is the same on every backend. */
-int sched_member_continue(sched *h, io_reader *r, const sched_member *m)
-{
-    const gzstream_point *pt = gzstream_where(h->z);
-    int rc = io_reader_continue_member(
-        r, pt->bit, pt->final, pt->window + IFS_WINDOW - pt->wlen, pt->wlen, pt->crc, pt->len,
-        pt->len, "the GPU stopped at invalid, cut or unusual data: read on in order from there");
-    if (rc == 0 && m->skip && io_reader_skip(r, m->skip) != (int64_t)m->skip)
-        rc = IO_ERR_TRUNCATED;
-    if (rc == 0)
-        return 0;
-    io_status in_order;
-    int verdict = io_reader_member_verdict(r, m->data_start, m->limit, &in_order);
-    return verdict < 0 ? sched_take(h, verdict, &in_order) : sched_take(h, rc, io_reader_status(r));
 }
 
 /* The last failure's text. */
@@ -1110,8 +1159,7 @@ void sched_close(sched *h)
     free(t->ring);
     free(t->waiting);
     engine_close(h->cpu);
-    if (h->stage && !(h->be->leaving && h->whole_on_gpu))
-        tp_stage_close(h->stage); /* else the driver frees it at exit */
+    sched_stage_close(h);
     if (!h->be->leaving) /* else the driver frees it at exit */
         gzstream_close(h->z);
     for (int i = 0; i < GZSTREAM_SETS; i++)

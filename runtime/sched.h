@@ -61,7 +61,7 @@ typedef struct {
 typedef struct {
     const engine_ops *ops;
     const tp_job *whole;       /* without ops: the matrix transposed whole on one lane
-                                  (sched_stage_open) */
+                                  (sched_run) */
     void *op;                  /* the operation's context, shared by every engine */
     int nslots;                /* chunks in flight */
     size_t capacity;           /* a chunk's data bytes at most */
@@ -119,25 +119,24 @@ typedef struct {
        chunks taken so far were read from (NULL: not needed). */
     void (*member_gpu_ready)(void *ctx, uint64_t raw_seen);
     void *member_gpu_ctx;
+    int machine;  /* out: the failure was not the input's but the machine's (the staged
+                     matrix could not be opened) */
 } sched_input;
 
-/* Runs the input's chunks through the lanes until its end or the first
- * failure: each chunk to the lane that takes it (its buffer given back as
- * soon as that lane has copied it, with one ring), the results passed to
- * hooks->write_out in input order. A staged matrix's
- * chunks (sched_stage_open) are gathered into it, each matrix written out
- * once whole; a copy's chunks are written as they come. *bytes_in gets the
- * data bytes seen. 0; 1 when a write hook failed; or a negative code with
- * one line in sched_error() (the chunks before a failure are written
- * first). */
-int sched_run(sched *h, const sched_input *in, uint64_t *bytes_in);
-
-/* Opens the staged matrix of a run with spec.whole, for chunks of `chunk`
- * bytes (tp_chunk_for), on one lane: the devices' if ready now, or once
- * their start is over for a matrix of COST_WHOLE_GPU_BYTES (runtime/cost.h) or more; else
- * the CPU's. sched_run then gathers the chunks into it. 0, or a negative
- * code with one line in sched_error(). */
-int sched_stage_open(sched *h, size_t chunk);
+/* Runs the input's chunks through the scheduler's one loop until the
+ * input's end or the first failure. The loop's case is the run's: with
+ * ops, each chunk goes to the lane that takes it (its buffer given back as
+ * soon as that lane has copied it, with one ring) and the results are
+ * passed to hooks->write_out in input order; with spec.whole, the input's
+ * staged matrix is opened first on one lane (the devices' if ready now, or
+ * once their start is over for a matrix of COST_WHOLE_GPU_BYTES
+ * (runtime/cost.h) or more; else the CPU's), the chunks are gathered into
+ * it and each matrix is written out once whole; with neither, the chunks
+ * are written as they come (a copy). *bytes_in gets the data bytes seen.
+ * 0; 1 when a write hook failed; or a negative code with one line in
+ * sched_error() (the chunks before a failure are written first), in->machine
+ * set where the staged matrix could not be opened. */
+int sched_run(sched *h, sched_input *in, uint64_t *bytes_in);
 
 /* A plain gzip member of a regular file whose data run on a device
  * (sched_run_member): from its start, or from where its reader paused
@@ -157,6 +156,8 @@ typedef struct {
     uint64_t data;   /* out: the data bytes run (after first) */
     size_t tail_len; /* out: the bytes in tail */
     uint64_t data_start; /* out: the decoded offset of the data's first byte */
+    const gzstream_point *stop; /* out, after a run that succeeded: where the device stopped,
+                                   where the host goes on (after `skip` more bytes) */
     gzstream_stats st; /* out: what the device's batches took, for -v */
 } sched_member;
 
@@ -169,19 +170,15 @@ typedef struct {
  * takes chunks (with cuda the first open device; with auto its device once
  * its start is over, waited for), inflates it there, from its start or from
  * where r paused (then m->head first), batch after batch
- * (runtime/gzip/gzstream.h) and runs its data on that device's engine, each
- * batch's chunks before the next is inflated, until the device stops (at
- * the member's end, where the host must go on, or at the limit); then
- * m->tail holds the decoded bytes after the last whole grain.
+ * (runtime/gzip/gzstream.h), the batches the feed of the same loop as
+ * sched_run's, its chunks on that device's engine, each batch's before the
+ * next is inflated, until the device stops (at the member's end, where the
+ * host must go on, or at the limit); then m->tail holds the decoded bytes
+ * after the last whole grain and m->stop where the host goes on.
  * m->ran says whether it ran (0: no device to be had, said through
  * hooks->info prefixed with name; r is as it was). 0; 1 when a write hook
  * failed; or a negative code with one line in sched_error(). */
 int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name);
-
-/* After a sched_run_member that ran and succeeded: leaves r reading on
- * where the device stopped, after the bytes in m->tail (the data the host
- * reads next). 0, or a negative code with one line in sched_error(). */
-int sched_member_continue(sched *h, io_reader *r, const sched_member *m);
 
 /* One line explaining the last failure. */
 const char *sched_error(const sched *h);
