@@ -164,7 +164,7 @@ fi
 
 if part e2e; then
 note "== end to end"
-cc -std=c11 -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
+cc -std=c11 -D_GNU_SOURCE -O2 -I. -o "$work/init_time" tests/gpu/init_time.c build/runtime/gpu.o build/runtime/cu.o \
     build/runtime/ptx_blobs.o build/ptx_table.o build/io/status.o build/io/clock.o -l:libz.a -ldl -pthread
 "$work/init_time" >"$out/init.txt" 2>&1
 n=536870912 # 2 GiB of float32
