@@ -841,12 +841,11 @@ typedef struct {
     uint64_t skip;
     uint64_t limit;
     size_t grain;
-    void *tail;
-    size_t tail_len;
+    void *tail;     /* the bytes after the last whole grain, once the device stopped */
     uint64_t data;  /* in: the data offset of the first byte the device gives; out: after the
                        last one run */
     size_t keep;    /* bytes carried into the next batch (at first: those gzstream_carry_in
-                       put before it) */
+                       put before it); at the end, those of tail */
 } sched_stream;
 
 /* What the loop does with each chunk: runs it on the lanes (the
