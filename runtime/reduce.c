@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const rd_op_names[RD_OP_NUM] = {"sum",    "mean",   "min",   "max",   "argmin",
-                                                   "argmax", "sumsq", "count", "var",   "std"};
+static const char *const rd_op_names[RD_OP_NUM] = {"sum",    "mean",   "min",   "max",
+                                                   "argmin", "argmax", "sumsq", "count",
+                                                   "var",    "std"};
 
 /* Name of op bit i. */
 const char *rd_op_name(int bit)
