@@ -22,7 +22,7 @@
 #include "axis_args.h"
 
 #define AX_THREADS (RD_WARPS * 32)
-#define AX_FOLD_MAX 8 // levels of an entry's tree, plus one (runtime/axis.h: AX_FOLD_LEVELS 6)
+#define AX_FOLD_MAX 7 // levels of an entry's tree, plus one (runtime/axis.h: AX_FOLD_LEVELS 6)
 
 // Reads one element through the read-only path.
 __device__ __forceinline__ elem_t ax_load(const elem_t *p)
@@ -106,95 +106,9 @@ __device__ __forceinline__ bool ax_aligned(const elem_t *x)
     return ((unsigned long long)x & 15u) == 0;
 }
 
-// A short run (T <= RD_LANES * RD_V: one row of one sub-tile, every element
-// alone in its lane's accumulator) by one thread, with the tile's bits:
-// accumulator k of lane l is -0.0 + x[l*V + k] (that element itself) or
-// -0.0, the lanes' pairwise folds and the halving tree over the lanes run as
-// in a tile, and every -0.0 or empty partial they meet leaves the other
-// operand unchanged, so only the lanes that hold elements are visited.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void short_run(const elem_t *__restrict__ p, unsigned T,
-                                          const ax_gpu_args &a, rd_u64 i)
-{
-    const unsigned nl = (T + RD_V - 1) / RD_V;
-    if (KIND == 1) {
-        rd_extrema e = rd_extrema_empty();
-        for (unsigned o = 0; o < T; o++)
-            lane_extrema<SKIPNAN>(e, ax_load(p + o), o);
-        ((rd_extrema *)a.extrema)[i] = e;
-        return;
-    }
-    double fs[RD_LANES], fq[RD_LANES];
-    rd_var pv[KIND == 2 ? RD_LANES : 1];
-    rd_u128 is = 0, iq = 0;
-    unsigned cnt = 0;
-    for (unsigned l = 0; l < nl; l++) {
-        double s[RD_V], q[RD_V];
-        rd_var v[KIND == 2 ? RD_V : 1];
-#pragma unroll
-        for (unsigned k = 0; k < RD_V; k++) {
-            const unsigned o = l * RD_V + k;
-            bool have = o < T;
-            const elem_t e = have ? ax_load(p + o) : elem_t(0);
-            if (SKIPNAN && have && elem_isnan(e))
-                have = false;
-            double d = 0.0;
-            if (have) {
-#if RD_FLOAT
-                d = elem_double(e);
-#else
-                const elem_t w = elem_int(e);
-                d = (double)w;
-#if RD_SIGNED
-                is += (rd_u128)(__int128)(rd_i64)w;
-#if !RD_WIDE_INT
-                iq += (rd_u128)(rd_u64)((rd_i64)w * (rd_i64)w);
-#endif
-#else
-                is += (rd_u128)(rd_u64)w;
-#if !RD_WIDE_INT
-                iq += (rd_u128)((rd_u64)w * (rd_u64)w);
-#endif
-#endif
-#endif
-            }
-            s[k] = have ? rd_add(-0.0, d) : -0.0;
-            q[k] = have ? rd_add(-0.0, d * d) : -0.0;
-            cnt += have;
-            if (KIND == 2) {
-                rd_var_acc acc = rd_var_acc_empty();
-                if (have)
-                    rd_var_step(&acc, d);
-                v[KIND == 2 ? k : 0] = rd_var_of_acc(acc);
-            }
-        }
-        if (KIND == 0) {
-            fs[l] = rd_lane_fold<RD_V>(s);
-            fq[l] = rd_lane_fold<RD_V>(q);
-        } else {
-            rd_var_lane_tree(v, RD_V);
-            pv[l] = v[0];
-        }
-    }
-    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
-        for (unsigned l = 0; l < h && l + h < nl; l++) {
-            if (KIND == 0) {
-                fs[l] = rd_add(fs[l], fs[l + h]);
-                fq[l] = rd_add(fq[l], fq[l + h]);
-            } else {
-                pv[l] = rd_var_merge(pv[l], pv[l + h]);
-            }
-        }
-    if (KIND == 0)
-        ((rd_moments *)a.moments)[i] = moments_record<SUMSQ>(fs[0], fq[0], is, iq, cnt);
-    else
-        ((rd_var *)a.var)[i] = pv[0];
-}
-
-// Tile units of the kind KIND (0 moments, 1 extrema, 2 variance): a thread
-// per unit when T <= RD_LANES * RD_V, a warp per unit when T <= RD_SUBTILE,
-// else a block per unit whose warps take a sub-tile each and whose thread 0
-// combines them with the tile's trees.
+// Tile units of the kind KIND (0 moments, 1 extrema, 2 variance): a warp
+// per unit when T <= RD_SUBTILE, else a block per unit whose warps take a
+// sub-tile each and whose thread 0 combines them with the tile's trees.
 template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
@@ -204,12 +118,6 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
     __shared__ rd_extrema ext_w[RD_WARPS];
     __shared__ rd_var var_w[RD_WARPS];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (a.T <= RD_LANES * RD_V) { // a thread per run (a run is one tile: tiles_per_run 1)
-        const rd_u64 t = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
-        if (t < a.nunits)
-            short_run<KIND, SKIPNAN, SUMSQ>(x + ((a.u0 + t) * a.T - a.e0), (unsigned)a.T, a, t);
-        return;
-    }
     const bool per_warp = a.T <= RD_SUBTILE;
     const rd_u64 i = per_warp ? (rd_u64)blockIdx.x * RD_WARPS + warp : blockIdx.x;
     if (i >= a.nunits)
@@ -278,31 +186,47 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
         ((rd_var *)a.var)[i] = v;
 }
 
-// The float sums of a fold: a binary counter over an entry's units, the
-// pairwise tree of rd_add (left, right) over its 2^level leaves.
+// The float sums and variance partials of a fold: a binary counter over an
+// entry's units, the pairwise tree (left, right) over its 2^level leaves.
+// Slot l holds the pending subtree of 2^l leaves; every index is a constant
+// of an unrolled loop, so the slots stay in registers.
 struct fold_sums {
     double fs[AX_FOLD_MAX], fq[AX_FOLD_MAX];
     rd_var v[AX_FOLD_MAX];
-    int top;
 };
 
-// Pushes leaf k's sums (and partial) into the fold, merging completed pairs.
+// Pushes leaf k's sums (and partial, where v) into the fold.
 __device__ __forceinline__ void fold_push(fold_sums &f, rd_u64 k, double fs, double fq,
                                           const rd_var *v)
 {
     rd_var pv = v ? *v : rd_var_empty();
-    for (rd_u64 c = k; c & 1; c >>= 1) {
-        f.top--;
-        fs = rd_add(f.fs[f.top], fs);
-        fq = rd_add(f.fq[f.top], fq);
+#pragma unroll
+    for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
+        if (!((k >> l) & 1)) {
+            f.fs[l] = fs;
+            f.fq[l] = fq;
+            if (v)
+                f.v[l] = pv;
+            break;
+        }
+        fs = rd_add(f.fs[l], fs);
+        fq = rd_add(f.fq[l], fq);
         if (v)
-            pv = rd_var_merge(f.v[f.top], pv);
+            pv = rd_var_merge(f.v[l], pv);
     }
-    f.fs[f.top] = fs;
-    f.fq[f.top] = fq;
-    if (v)
-        f.v[f.top] = pv;
-    f.top++;
+}
+
+// The root of a fold of 2^level leaves: slot `level`.
+__device__ __forceinline__ void fold_root(const fold_sums &f, unsigned level, double &fs,
+                                          double &fq, rd_var &v)
+{
+#pragma unroll
+    for (unsigned l = 0; l < AX_FOLD_MAX; l++)
+        if (l == level) {
+            fs = f.fs[l];
+            fq = f.fq[l];
+            v = f.v[l];
+        }
 }
 
 // Block entries: thread (i, c) adds column c of the 2^level block units of
@@ -320,7 +244,6 @@ __device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, cons
     const rd_u64 i = g / a.C, c = g - i * a.C;
     const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
     fold_sums f;
-    f.top = 0;
     rd_u128 is = 0, iq = 0;
     rd_u64 cnt = 0;
     rd_extrema e = rd_extrema_empty();
@@ -332,8 +255,15 @@ __device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, cons
         const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
         double fs = -0.0, fq = -0.0;
         rd_var_acc acc = rd_var_acc_empty();
-        for (unsigned r = 0; r < rows; r++) {
-            const elem_t v = ax_load(p + r * a.C);
+        elem_t buf[RD_AXIS_BLOCK]; // every load of the block in flight before the first add
+#pragma unroll
+        for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
+            buf[r] = r < rows ? ax_load(p + r * a.C) : elem_t(0);
+#pragma unroll
+        for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
+            if (r >= rows)
+                break;
+            const elem_t v = buf[r];
             if (a.extrema)
                 lane_extrema<SKIPNAN>(e, v, j0 + r);
             if (SKIPNAN && elem_isnan(v))
@@ -369,13 +299,16 @@ __device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, cons
         fold_push(f, k, fs, fq, a.var ? &pv : nullptr);
     }
     const rd_u64 o = i * a.C + c;
+    double fs, fq;
+    rd_var rv;
+    fold_root(f, en.level, fs, fq, rv);
     if (a.moments)
-        ((rd_moments *)a.moments)[o] = want_sq ? moments_record<true>(f.fs[0], f.fq[0], is, iq, cnt)
-                                               : moments_record<false>(f.fs[0], f.fq[0], is, iq, cnt);
+        ((rd_moments *)a.moments)[o] = want_sq ? moments_record<true>(fs, fq, is, iq, cnt)
+                                               : moments_record<false>(fs, fq, is, iq, cnt);
     if (a.extrema)
         ((rd_extrema *)a.extrema)[o] = e;
     if (a.var)
-        ((rd_var *)a.var)[o] = f.v[0];
+        ((rd_var *)a.var)[o] = rv;
 }
 
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
@@ -390,7 +323,6 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd
         return;
     const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
     fold_sums f;
-    f.top = 0;
     rd_u128 is = 0, iq = 0;
     rd_u64 cnt = 0;
     rd_extrema e = rd_extrema_empty();
@@ -409,13 +341,16 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd
             rd_extrema_merge(&e, &se[t]);
         fold_push(f, k, fs, fq, a.var ? &sv[t] : nullptr);
     }
+    double rs, rq;
+    rd_var rv;
+    fold_root(f, en.level, rs, rq, rv);
     if (a.moments)
-        ((rd_moments *)a.moments)[i] = want_sq ? moments_record<true>(f.fs[0], f.fq[0], is, iq, cnt)
-                                               : moments_record<false>(f.fs[0], f.fq[0], is, iq, cnt);
+        ((rd_moments *)a.moments)[i] = want_sq ? moments_record<true>(rs, rq, is, iq, cnt)
+                                               : moments_record<false>(rs, rq, is, iq, cnt);
     if (a.extrema)
         ((rd_extrema *)a.extrema)[i] = e;
     if (a.var)
-        ((rd_var *)a.var)[i] = f.v[0];
+        ((rd_var *)a.var)[i] = rv;
 }
 
 #define AX_TILE_KERNEL(name, kind, skipnan, sumsq)                                         \

@@ -43,15 +43,13 @@ static int ax_copy_back(engine_chunk *c, size_t at, size_t bytes)
 }
 
 /* The kernels of a chunk's tile units, one per kind of part wanted, into
- * the arrays that a names: a thread, a warp or a block per unit, as the
- * kernels take them by the run's length. */
+ * the arrays that a names: a warp or a block per unit, as the kernels take
+ * them by the run's length. */
 static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, const ax_layout *l,
                            CUdeviceptr *x, ax_gpu_args *a)
 {
     const char *nan = p->skipnan ? "_skipnan" : "";
-    uint64_t per_block = p->T <= RD_LANES * RD_VEC(dt_size(p->dtype)) ? RD_WARPS * 32
-                         : p->T <= RD_SUBTILE                         ? RD_WARPS
-                                                                      : 1;
+    uint64_t per_block = p->T <= RD_SUBTILE ? RD_WARPS : 1;
     unsigned grid = (unsigned)((a->nunits + per_block - 1) / per_block);
     char name[64];
     void *params[] = {x, a};

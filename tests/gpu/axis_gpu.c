@@ -363,8 +363,8 @@ static void bench(rig *r)
                 ax_layout l = ax_layout_for(&p, cap);
                 CUdeviceptr out;
                 need(gpu_mem_alloc(r->g, &out, l.total, "parts") == 0, "parts", r->g);
-                unsigned char *host = malloc(l.total); /* the entry lists go through it */
-                need(host != NULL, "host buffer", NULL);
+                unsigned char *host = gpu_host_alloc(r->g, l.total); /* entry lists, pinned */
+                need(host != NULL, "host buffer", r->g);
                 char kernels[ENGINE_KERNELS_LEN] = "";
                 ax_job job = {.plan = &p, .first = 0, .st = NULL};
                 engine_chunk c = {.op = &job, .g = r->g, .stream = r->q.stream, .in = r->din,
@@ -378,7 +378,7 @@ static void bench(rig *r)
                        (unsigned long long)shape[1], bw / 1e9, bw / copy_bw,
                        (double)h.nentries * p.width * sizeof(rd_moments) / 1e6, kernels);
                 gpu_mem_free(r->g, out);
-                free(host);
+                gpu_host_free(r->g, host);
             }
         }
     gpu_mem_free(r->g, copy);
