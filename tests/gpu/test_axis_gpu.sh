@@ -37,10 +37,10 @@ same_files() {
     rm -f "$T/cpu.npz" "$T/gpu.npz"
 }
 ALL=sum,mean,min,max,argmin,argmax,sumsq,count,var,std
-for dt in float32 float64 float16 bfloat16 int32 uint8 int64; do
+for dt in $(pick "float32 float64 float16 bfloat16 int32 uint8 int64" "float32 bfloat16 int64"); do
     case $dt in float* | bfloat16) kinds="adversarial uniform" ;; *) kinds=ints-extreme ;; esac
     for kind in $kinds; do
-        for shape in 1000x3 64x1000 3x100000 100000x3 2049x9 5x40000 30x7x11; do
+        for shape in $(pick "1000x3 64x1000 3x100000 100000x3 2049x9 5x40000 30x7x11" "64x1000 100000x3 5x40000 30x7x11"); do
             f="$T/$dt-$shape.npy"
             $PY "$REF" write $dt $shape $kind 7 "$f" || { fail "npyref $dt $shape"; continue; }
             for axes in 0 -1 0,-1; do
