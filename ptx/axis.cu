@@ -229,6 +229,24 @@ __device__ __forceinline__ void fold_root(const fold_sums &f, unsigned level, do
         }
 }
 
+// Writes an entry's parts at index o of the arrays a asks for: the fold's
+// root, the order-free sums, count and extrema.
+__device__ __forceinline__ void store_entry(const ax_gpu_args &a, rd_u64 o, const fold_sums &f,
+                                            unsigned level, rd_u128 is, rd_u128 iq, rd_u64 cnt,
+                                            const rd_extrema &e, bool want_sq)
+{
+    double fs, fq;
+    rd_var rv;
+    fold_root(f, level, fs, fq, rv);
+    if (a.moments)
+        ((rd_moments *)a.moments)[o] = want_sq ? moments_record<true>(fs, fq, is, iq, cnt)
+                                               : moments_record<false>(fs, fq, is, iq, cnt);
+    if (a.extrema)
+        ((rd_extrema *)a.extrema)[o] = e;
+    if (a.var)
+        ((rd_var *)a.var)[o] = rv;
+}
+
 // Block entries: thread (i, c) adds column c of the 2^level block units of
 // entry i, each block's rows in row order from -0.0 (variance by the
 // element step from the empty partial), and folds the blocks' sums and
@@ -298,17 +316,7 @@ __device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, cons
         const rd_var pv = rd_var_of_acc(acc);
         fold_push(f, k, fs, fq, a.var ? &pv : nullptr);
     }
-    const rd_u64 o = i * a.C + c;
-    double fs, fq;
-    rd_var rv;
-    fold_root(f, en.level, fs, fq, rv);
-    if (a.moments)
-        ((rd_moments *)a.moments)[o] = want_sq ? moments_record<true>(fs, fq, is, iq, cnt)
-                                               : moments_record<false>(fs, fq, is, iq, cnt);
-    if (a.extrema)
-        ((rd_extrema *)a.extrema)[o] = e;
-    if (a.var)
-        ((rd_var *)a.var)[o] = rv;
+    store_entry(a, i * a.C + c, f, en.level, is, iq, cnt, e, want_sq);
 }
 
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
@@ -341,16 +349,7 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd
             rd_extrema_merge(&e, &se[t]);
         fold_push(f, k, fs, fq, a.var ? &sv[t] : nullptr);
     }
-    double rs, rq;
-    rd_var rv;
-    fold_root(f, en.level, rs, rq, rv);
-    if (a.moments)
-        ((rd_moments *)a.moments)[i] = want_sq ? moments_record<true>(rs, rq, is, iq, cnt)
-                                               : moments_record<false>(rs, rq, is, iq, cnt);
-    if (a.extrema)
-        ((rd_extrema *)a.extrema)[i] = e;
-    if (a.var)
-        ((rd_var *)a.var)[i] = rv;
+    store_entry(a, i, f, en.level, is, iq, cnt, e, want_sq);
 }
 
 #define AX_TILE_KERNEL(name, kind, skipnan, sumsq)                                         \
