@@ -67,6 +67,7 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 # Virtual architectures per kernel family: compute_75 runs on every GPU CUDA 13
 # supports; add 90 for a family only when a Hopper-specific variant pays.
 REDUCE_ARCHS := 75
+AXIS_ARCHS := 75
 QUADRATIC_ARCHS := 75
 TRANSPOSE_ARCHS := 75
 INFLATE_ARCHS := 75
@@ -86,8 +87,8 @@ PTX_WORK ?= $(BUILD)/ptx
 PTX_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 bool
 QUADRATIC_DTYPES := f32 f64 f16 bf16
-REDUCE_KERNELS := moments moments_sq extrema
-REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
+REDUCE_KERNELS := moments moments_sq extrema var
+REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan var_skipnan
 
 LIB_SRC := $(wildcard runtime/*.c runtime/gzip/*.c runtime/tools/*.c io/*.c io/gzip/*.c) \
 	$(filter-out cli/main.c,$(wildcard cli/*.c))
@@ -152,6 +153,7 @@ ptx: $(BUILD)/ptx-image
 	    ks="$(REDUCE_KERNELS)"; case $$d in f*|bf*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
 	    for k in $$ks; do echo "reduce_$${d}_$$k $$a reduce -DGB_DT_$$d -DRD_KERNEL_$$k"; done; \
 	  done; done; \
+	  for a in $(AXIS_ARCHS); do for d in $(PTX_DTYPES); do echo "axis_$$d $$a axis -DGB_DT_$$d"; done; done; \
 	  for a in $(QUADRATIC_ARCHS); do for d in $(QUADRATIC_DTYPES); do echo "quadratic_$$d $$a quadratic -DGB_DT_$$d"; done; done; \
 	  for a in $(TRANSPOSE_ARCHS); do echo "transpose $$a transpose"; done; \
 	  for a in $(INFLATE_ARCHS); do echo "inflate $$a inflate"; done; \
