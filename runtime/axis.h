@@ -1,0 +1,184 @@
+/* axis.h - reductions along axes (`reduce --axis`): the canonical groups of
+ * an array's axes, the order of every output element's sums, the chunk
+ * contract that the CPU and the GPU (runtime/axis_gpu.c) both meet byte for
+ * byte, and the streaming state that folds chunks into the outputs.
+ *
+ * The order (docs/numerics.md states it for users):
+ *  - memory order: a Fortran-order array is the C-order array of its
+ *    reversed shape (the axes mapped likewise); length-1 axes are dropped and
+ *    neighbouring axes of the same kind (reduced / kept) merged, so the
+ *    groups alternate;
+ *  - stage 1: when the last group is reduced (length T), every run of T
+ *    consecutive elements is reduced in today's whole-array order, tiles of
+ *    RD_TILE counted from the run's start, the tile sums by the pairwise tree
+ *    over tile indices; when it is kept, T = 1 and a run is its element;
+ *  - stage 2: an output element's run partials p_0 .. p_{J-1} (C order of
+ *    the other reduced groups) are cut into blocks of RD_AXIS_BLOCK; a
+ *    block's sum is sequential from -0.0, the blocks' sums go through the
+ *    pairwise tree over block indices (rd_tree's).
+ *
+ * The chunk contract. A chunk is elements [e0, e1) of the stream (whole
+ * elements). Its work is cut into units (ax_plan.unit):
+ *  - AX_UNIT_TILE (T > 1): unit u is tile (u % tiles_per_run) of run
+ *    (u / tiles_per_run): elements [run*T + tile*RD_TILE, run*T +
+ *    min((tile+1)*RD_TILE, T)). One part per unit (width 1): the tile's
+ *    moments, extrema and variance partial exactly as rd_cpu_tiles and the
+ *    whole-array kernels give them for a tile of that length, with extrema
+ *    indices counted from the run's first element.
+ *  - AX_UNIT_BLOCK (T == 1): unit u is block (u % blocks_per_sweep) of sweep
+ *    (u / blocks_per_sweep): rows [16*block, min(16*block + 16, L)) of the
+ *    innermost reduced group (length L), each row C consecutive elements (C
+ *    the length of the kept group after it), starting at element
+ *    sweep*L*C + 16*block*C. C parts per unit (width C), one per column:
+ *    the column's block of the stage 2, its rows added in row order from
+ *    -0.0 (sums, squares), its variance partial by the element step
+ *    (rd_var_step) from the empty partial, extrema indices the row within
+ *    the block (0..15).
+ *  - AX_UNIT_NONE: no units; the whole chunk goes to the host as raw bytes.
+ * The complete units inside a chunk are [u0, u1) (ax_chunk_of); the
+ * elements before unit u0 (the head) and after unit u1 - 1 (the tail) are
+ * copied raw. The result buffer of a chunk (ax_out_bytes for the capacity)
+ * holds, at the byte offsets of ax_layout_for(capacity):
+ *    0           ax_chunk_hdr (u0, u1, head and tail element counts)
+ *    moments_at  rd_moments of the parts, where the ops need sums or counts
+ *    extrema_at  rd_extrema of the parts, where they need min/max/argmin/argmax
+ *    var_at      rd_var of the parts, where they need var/std
+ *    raw_at      the head's raw element bytes (as read: little-endian), then
+ *                at once the tail's
+ * each array (u1 - u0) * width parts long, unit by unit, column by column.
+ * Where an array is not needed its offset equals the next one's. Fields
+ * the ops do not need (sq_* without sumsq) are zero; so is every byte the
+ * layout does not name. ax_cpu_chunk writes the buffer on the CPU; the
+ * GPU's must be the same bytes. The host then folds head, parts and tail,
+ * in that order, into the output's state (ax_state_add_chunk). */
+#ifndef GPUBATCH_RUNTIME_AXIS_H
+#define GPUBATCH_RUNTIME_AXIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/dtype.h"
+#include "io/status.h"
+#include "ptx/reduce_math.h"
+#include "reduce.h"
+
+#define AX_MAX_DIMS 32
+
+enum { AX_UNIT_NONE = 0, AX_UNIT_TILE = 1, AX_UNIT_BLOCK = 2 };
+
+/* The geometry of one reduction along axes. */
+typedef struct {
+    dt_type dtype;
+    unsigned ops;
+    int skipnan;
+    /* the user's array and request */
+    int ndim;
+    uint64_t shape[AX_MAX_DIMS];
+    unsigned axes;     /* bit a: axis a (of the user's shape) is reduced */
+    int fortran;       /* the data is in Fortran order */
+    int keepdims;
+    /* canonical groups, memory order, alternating kinds */
+    int ngroups;
+    uint64_t glen[AX_MAX_DIMS];
+    int greduced[AX_MAX_DIMS];
+    uint64_t nelem;    /* elements of the array */
+    uint64_t T;        /* stage-1 run length (1: the last group is kept) */
+    uint64_t nruns;    /* nelem / T (0 for an empty array) */
+    uint64_t J;        /* run partials per output element */
+    uint64_t nout;     /* output elements */
+    uint64_t nblocks;  /* stage-2 blocks per output element: ceil(J / RD_AXIS_BLOCK) */
+    /* units of a chunk's work */
+    int unit;          /* AX_UNIT_* */
+    uint64_t tiles_per_run;               /* AX_UNIT_TILE */
+    uint64_t L, C, blocks_per_sweep;      /* AX_UNIT_BLOCK */
+    size_t width;      /* parts per unit */
+} ax_plan;
+
+/* Parses an --axis LIST ("0", "-1", "0,2") against ndim axes into a mask;
+ * 0 with its line in *st on a malformed list, an axis out of range or one
+ * given twice (negative axes count from the end, as numpy's). */
+int ax_parse_axes(const char *list, int ndim, unsigned *mask, io_status *st);
+
+/* Makes the plan of reducing the axes in mask of an array (shape in C
+ * order as the header gives it, fortran its memory order). 0, or
+ * IO_ERR_FORMAT with its line. */
+int ax_plan_init(ax_plan *p, dt_type dtype, unsigned ops, int skipnan, int ndim,
+                 const uint64_t *shape, int fortran, unsigned axes, int keepdims,
+                 io_status *st);
+
+/* The shape of the result as the user sees it (C order of the user's kept
+ * axes, length 1 for the reduced ones with keepdims); returns its ndim. */
+int ax_result_shape(const ax_plan *p, uint64_t *shape);
+
+/* The start of every chunk's result buffer. */
+typedef struct {
+    uint64_t u0, u1;       /* the complete units inside the chunk */
+    uint64_t head, tail;   /* raw elements before u0 and after u1 - 1 */
+} ax_chunk_hdr;
+
+/* Where the pieces of a chunk's result buffer lie (bytes), and which
+ * partials the ops need. */
+typedef struct {
+    int use_m, use_e, use_v;
+    size_t max_parts; /* parts of a chunk at most */
+    size_t moments_at, extrema_at, var_at, raw_at, total;
+} ax_layout;
+
+/* The units and raw ends of the chunk of elements [e0, e1). */
+ax_chunk_hdr ax_chunk_of(const ax_plan *p, uint64_t e0, uint64_t e1);
+
+/* The layout of a result buffer for chunks of at most capacity bytes. */
+ax_layout ax_layout_for(const ax_plan *p, size_t capacity);
+
+/* Bytes of a result buffer for chunks of at most capacity bytes. */
+size_t ax_out_bytes(const ax_plan *p, size_t capacity);
+
+/* The first element of unit u and its element count. */
+void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n);
+
+/* The chunk's whole result buffer on the CPU: x holds elements [e0, e1),
+ * out has ax_out_bytes(p, capacity) bytes. */
+void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
+                  void *out);
+
+/* The parts of units [ua, ub) of a chunk whose first element is e0 (x its
+ * data), into the arrays of layout l of the buffer out whose first part is
+ * unit u0's: the CPU's units of work, run on any thread. */
+void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                  uint64_t u0, uint64_t ua, uint64_t ub, void *out);
+
+/* The streaming state of the outputs: per output element the running
+ * stage-2 block and the block tree, the exact sums and the extrema; one
+ * run's carry of a cut tile. Opaque. */
+typedef struct ax_state ax_state;
+
+/* A new state for plan p (kept by pointer); NULL when out of memory. */
+ax_state *ax_state_new(const ax_plan *p);
+void ax_state_free(ax_state *s);
+
+/* Folds a chunk's result buffer (its capacity's layout) into the state, in
+ * stream order. 0, or IO_ERR_FORMAT (an integer sum beyond 128 bits). */
+int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity);
+
+/* The final values of op bit `op` (one of rd_op) for every output element,
+ * in the result's memory order (C order, or Fortran order for a
+ * Fortran-order input), into a buffer of ax_result_type's elements; ddof for
+ * var/std. 0; or 1 when the op has no value for some element (min of an
+ * empty axis), and then nothing is written. */
+int ax_state_result(const ax_state *s, int op, int ddof, void *out);
+
+/* The element type of op's result: int64/uint64 exact integer sums and
+ * counts, int64 indices, the input's type for min/max, else float64. */
+dt_type ax_result_type(const ax_plan *p, int op);
+
+/* The engine operation (runtime/engine.h); its context is an ax_job. */
+typedef struct {
+    const ax_plan *plan;
+    uint64_t first;  /* element index at stream offset 0 */
+    ax_state *st;
+} ax_job;
+
+struct engine_ops;
+extern const struct engine_ops ax_engine_ops;
+
+#endif
