@@ -160,11 +160,15 @@ void ax_state_free(ax_state *s);
  * stream order. 0, or IO_ERR_FORMAT (an integer sum beyond 128 bits). */
 int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity);
 
+/* What ax_state_result found: some element had nothing to reduce (min of
+ * an empty axis: no value; mean or var: NaN, numpy's warning), or an exact
+ * sum beyond its result type. */
+enum { AX_RESULT_EMPTY = 1, AX_RESULT_RANGE = 2 };
+
 /* The final values of op bit `op` (one of rd_op) for every output element,
  * in the result's memory order (C order, or Fortran order for a
- * Fortran-order input), into a buffer of ax_result_type's elements; ddof for
- * var/std. 0; or 1 when the op has no value for some element (min of an
- * empty axis), and then nothing is written. */
+ * Fortran-order input), into a buffer of nout ax_result_type elements;
+ * ddof for var/std. Returns the AX_RESULT_* flags found. */
 int ax_state_result(const ax_state *s, int op, int ddof, void *out);
 
 /* The element type of op's result: int64/uint64 exact integer sums and

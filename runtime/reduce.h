@@ -21,6 +21,8 @@ enum rd_op {
     RD_OP_ARGMAX = 1 << 5,
     RD_OP_SUMSQ = 1 << 6,
     RD_OP_COUNT = 1 << 7,
+    RD_OP_VAR = 1 << 8,
+    RD_OP_STD = 1 << 9,
 };
 #define RD_OP_EXTREMA (RD_OP_MIN | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_ARGMAX)
 #define RD_OP_NUM 8

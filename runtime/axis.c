@@ -1,0 +1,1178 @@
+/* axis.c - reductions along axes: the plan of an array's groups, the CPU
+ * units of a chunk's work, and the streaming state of the outputs (see
+ * axis.h for the order and the chunk contract). */
+#include "axis.h"
+
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the plan ---- */
+
+/* Parses an --axis list into a mask of the user's axes. */
+int ax_parse_axes(const char *list, int ndim, unsigned *mask, io_status *st)
+{
+    unsigned m = 0;
+    const char *p = list;
+    if (!*p)
+        return io_fail(st, IO_ERR_FORMAT, "empty --axis list");
+    for (;;) {
+        char *end;
+        long a = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || *p == ' ' || *p == '+')
+            return io_fail(st, IO_ERR_FORMAT, "bad --axis '%s' (comma-separated integers)", list);
+        if (a < -(long)ndim || a >= ndim)
+            return io_fail(st, IO_ERR_FORMAT, "axis %ld is out of bounds for an array of %d "
+                           "dimension%s", a, ndim, ndim == 1 ? "" : "s");
+        int ax = (int)(a < 0 ? a + ndim : a);
+        if (m & (1u << ax))
+            return io_fail(st, IO_ERR_FORMAT, "axis %d given twice in --axis '%s'", ax, list);
+        m |= 1u << ax;
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    *mask = m;
+    return 0;
+}
+
+/* The ops whose values need the moments, the extrema, the variance. */
+static void ax_needs(unsigned ops, int *use_m, int *use_e, int *use_v)
+{
+    *use_m = (ops & (RD_OP_SUM | RD_OP_MEAN | RD_OP_SUMSQ | RD_OP_COUNT)) != 0;
+    *use_e = (ops & RD_OP_EXTREMA) != 0;
+    *use_v = (ops & (RD_OP_VAR | RD_OP_STD)) != 0;
+}
+
+/* Builds the canonical groups and the geometry of the units. */
+int ax_plan_init(ax_plan *p, dt_type dtype, unsigned ops, int skipnan, int ndim,
+                 const uint64_t *shape, int fortran, unsigned axes, int keepdims,
+                 io_status *st)
+{
+    memset(p, 0, sizeof *p);
+    if (ndim > AX_MAX_DIMS)
+        return io_fail(st, IO_ERR_FORMAT, "too many dimensions (%d)", ndim);
+    p->dtype = dtype;
+    p->ops = ops;
+    p->skipnan = skipnan && dt_is_float(dtype);
+    p->ndim = ndim;
+    p->axes = axes;
+    p->fortran = fortran && ndim > 1;
+    p->keepdims = keepdims;
+    p->nelem = 1;
+    p->J = 1;
+    p->nout = 1;
+    for (int a = 0; a < ndim; a++) {
+        p->shape[a] = shape[a];
+        p->nelem *= shape[a];
+        if (axes & (1u << a))
+            p->J *= shape[a];
+        else
+            p->nout *= shape[a];
+    }
+    for (int i = 0; i < ndim; i++) {
+        int a = p->fortran ? ndim - 1 - i : i;
+        int red = (axes >> a) & 1;
+        if (shape[a] == 1)
+            continue;
+        if (p->ngroups && p->greduced[p->ngroups - 1] == red) {
+            p->glen[p->ngroups - 1] *= shape[a];
+        } else {
+            p->glen[p->ngroups] = shape[a];
+            p->greduced[p->ngroups] = red;
+            p->ngroups++;
+        }
+    }
+    p->T = 1;
+    if (p->nelem && p->ngroups && p->greduced[p->ngroups - 1])
+        p->T = p->glen[p->ngroups - 1];
+    p->nruns = p->nelem / p->T;
+    p->nblocks = (p->J + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
+    p->width = 1;
+    if (!p->nelem) {
+        p->unit = AX_UNIT_NONE;
+    } else if (p->T > 1) {
+        p->unit = AX_UNIT_TILE;
+        p->tiles_per_run = (p->T + RD_TILE - 1) / RD_TILE;
+    } else if (p->ngroups >= 2) {
+        /* the last group kept (C), the one before reduced (L); its 16-row blocks are the
+           stage-2 blocks when it is the only reduced group or whole blocks fill it */
+        p->C = p->glen[p->ngroups - 1];
+        p->L = p->glen[p->ngroups - 2];
+        int only = p->ngroups < 4;
+        if (only || p->L % RD_AXIS_BLOCK == 0) {
+            p->unit = AX_UNIT_BLOCK;
+            p->blocks_per_sweep = (p->L + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
+            p->width = (size_t)p->C;
+        }
+    }
+    return 0;
+}
+
+/* The user's result shape. */
+int ax_result_shape(const ax_plan *p, uint64_t *shape)
+{
+    int n = 0;
+    for (int a = 0; a < p->ndim; a++)
+        if (!(p->axes & (1u << a)))
+            shape[n++] = p->shape[a];
+        else if (p->keepdims)
+            shape[n++] = 1;
+    return n;
+}
+
+/* ---- the chunk contract ---- */
+
+/* First element and length of unit u. */
+void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n)
+{
+    if (p->unit == AX_UNIT_TILE) {
+        uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run;
+        uint64_t off = tile * RD_TILE;
+        *start = run * p->T + off;
+        *n = p->T - off < RD_TILE ? p->T - off : RD_TILE;
+    } else {
+        uint64_t sweep = u / p->blocks_per_sweep, blk = u % p->blocks_per_sweep;
+        uint64_t row = blk * RD_AXIS_BLOCK;
+        uint64_t rows = p->L - row < RD_AXIS_BLOCK ? p->L - row : RD_AXIS_BLOCK;
+        *start = (sweep * p->L + row) * p->C;
+        *n = rows * p->C;
+    }
+}
+
+/* The unit that element e lies in (a plan with units). */
+static uint64_t ax_unit_at(const ax_plan *p, uint64_t e)
+{
+    if (p->unit == AX_UNIT_TILE)
+        return e / p->T * p->tiles_per_run + e % p->T / RD_TILE;
+    uint64_t row = e / p->C;
+    return row / p->L * p->blocks_per_sweep + row % p->L / RD_AXIS_BLOCK;
+}
+
+/* The complete units of elements [e0, e1) and the raw ends. */
+ax_chunk_hdr ax_chunk_of(const ax_plan *p, uint64_t e0, uint64_t e1)
+{
+    ax_chunk_hdr h = {0, 0, e1 - e0, 0};
+    if (p->unit == AX_UNIT_NONE || e1 <= e0)
+        return h;
+    uint64_t u = ax_unit_at(p, e0), s, n;
+    ax_unit_span(p, u, &s, &n);
+    if (s < e0)
+        ax_unit_span(p, ++u, &s, &n);
+    uint64_t v = ax_unit_at(p, e1 - 1), vs, vn;
+    ax_unit_span(p, v, &vs, &vn);
+    uint64_t end = vs + vn <= e1 ? v + 1 : v;
+    if (s >= e1 || end <= u)
+        return h;
+    ax_unit_span(p, end - 1, &vs, &vn);
+    h.u0 = u;
+    h.u1 = end;
+    h.head = s - e0;
+    h.tail = e1 - (vs + vn);
+    return h;
+}
+
+/* Rounds up to a multiple of 64 bytes. */
+static size_t ax_align(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* The buffer layout for chunks of at most capacity bytes. */
+ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
+{
+    ax_layout l;
+    memset(&l, 0, sizeof l);
+    ax_needs(p->ops, &l.use_m, &l.use_e, &l.use_v);
+    uint64_t nel = capacity / dt_size(p->dtype), units = 0;
+    if (p->unit == AX_UNIT_TILE)
+        units = (nel / p->T + 2) * p->tiles_per_run;
+    else if (p->unit == AX_UNIT_BLOCK)
+        units = (nel / (p->L * p->C) + 2) * p->blocks_per_sweep;
+    if (units > nel + 1)
+        units = nel + 1;
+    l.max_parts = (size_t)units * p->width;
+    if (p->unit == AX_UNIT_BLOCK && l.max_parts > nel / p->C * p->C + 2 * p->C)
+        l.max_parts = (size_t)(nel / p->C * p->C + 2 * p->C);
+    size_t at = ax_align(sizeof(ax_chunk_hdr));
+    l.moments_at = at;
+    at += l.use_m ? ax_align(l.max_parts * sizeof(rd_moments)) : 0;
+    l.extrema_at = at;
+    at += l.use_e ? ax_align(l.max_parts * sizeof(rd_extrema)) : 0;
+    l.var_at = at;
+    at += l.use_v ? ax_align(l.max_parts * sizeof(rd_var)) : 0;
+    l.raw_at = at;
+    l.total = at + ax_align(capacity);
+    return l;
+}
+
+/* Bytes of a chunk's result buffer. */
+size_t ax_out_bytes(const ax_plan *p, size_t capacity)
+{
+    return ax_layout_for(p, capacity).total;
+}
+
+/* ---- elements ---- */
+
+/* Element i of x as a double (integers and halves exactly, 64-bit integers
+ * rounded). */
+static double ax_value(dt_type t, const void *x, size_t i)
+{
+    switch (t) {
+    case DT_F32: return ((const float *)x)[i];
+    case DT_F64: return ((const double *)x)[i];
+    case DT_F16: return hf_f16_to_f32(((const uint16_t *)x)[i]);
+    case DT_BF16: return hf_bf16_to_f32(((const uint16_t *)x)[i]);
+    case DT_I8: return ((const int8_t *)x)[i];
+    case DT_I16: return ((const int16_t *)x)[i];
+    case DT_I32: return ((const int32_t *)x)[i];
+    case DT_I64: return (double)((const int64_t *)x)[i];
+    case DT_U8: return ((const uint8_t *)x)[i];
+    case DT_U16: return ((const uint16_t *)x)[i];
+    case DT_U32: return ((const uint32_t *)x)[i];
+    case DT_U64: return (double)((const uint64_t *)x)[i];
+    case DT_BOOL: return ((const uint8_t *)x)[i] != 0;
+    default: return 0;
+    }
+}
+
+/* Element i of an integer array, exactly. */
+static __int128 ax_int(dt_type t, const void *x, size_t i)
+{
+    switch (t) {
+    case DT_I8: return ((const int8_t *)x)[i];
+    case DT_I16: return ((const int16_t *)x)[i];
+    case DT_I32: return ((const int32_t *)x)[i];
+    case DT_I64: return ((const int64_t *)x)[i];
+    case DT_U8: return ((const uint8_t *)x)[i];
+    case DT_U16: return ((const uint16_t *)x)[i];
+    case DT_U32: return ((const uint32_t *)x)[i];
+    case DT_U64: return ((const uint64_t *)x)[i];
+    case DT_BOOL: return ((const uint8_t *)x)[i] != 0;
+    default: return 0;
+    }
+}
+
+/* Whether element i is a NaN. */
+static int ax_isnan(dt_type t, const void *x, size_t i)
+{
+    switch (t) {
+    case DT_F32: return isnan(((const float *)x)[i]);
+    case DT_F64: return isnan(((const double *)x)[i]);
+    case DT_F16: return hf_f16_isnan(((const uint16_t *)x)[i]);
+    case DT_BF16: return hf_bf16_isnan(((const uint16_t *)x)[i]);
+    default: return 0;
+    }
+}
+
+/* Order key of a non-NaN element i (rd_key_*). */
+static rd_u64 ax_key(dt_type t, const void *x, size_t i)
+{
+    switch (t) {
+    case DT_F32: {
+        uint32_t u;
+        memcpy(&u, (const char *)x + 4 * i, 4);
+        return rd_key_f32(u);
+    }
+    case DT_F64: {
+        uint64_t u;
+        memcpy(&u, (const char *)x + 8 * i, 8);
+        return rd_key_f64(u);
+    }
+    case DT_F16:
+    case DT_BF16: return rd_key_h16(((const uint16_t *)x)[i]);
+    case DT_I8:
+    case DT_I16:
+    case DT_I32:
+    case DT_I64: return rd_key_signed((rd_i64)ax_int(t, x, i));
+    default: return (rd_u64)ax_int(t, x, i);
+    }
+}
+
+/* True when sums of squares of this type are doubles. */
+static int ax_sq_is_float(dt_type t)
+{
+    return dt_is_float(t) || dt_size(t) == 8;
+}
+
+/* ---- the CPU units ---- */
+
+/* Columns a block unit adds at a time, in registers or L1. */
+#define AX_COLS 256
+
+/* Float block: every column's sums over the rows, each from -0.0 in row
+ * order (loops across columns that the compiler vectorizes). */
+#define AX_FLOAT_BLOCK(NAME, T, TO_DOUBLE, ISNAN)                                           \
+    static void NAME(const T *x, size_t rows, size_t C, int skipnan, int want_sq,            \
+                     rd_moments *m)                                                         \
+    {                                                                                       \
+        for (size_t c0 = 0; c0 < C; c0 += AX_COLS) {                                        \
+            size_t nc = C - c0 < AX_COLS ? C - c0 : AX_COLS;                                \
+            double s[AX_COLS], q[AX_COLS];                                                  \
+            uint64_t k[AX_COLS];                                                            \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                s[c] = q[c] = -0.0;                                                         \
+                k[c] = 0;                                                                   \
+            }                                                                               \
+            for (size_t r = 0; r < rows; r++) {                                             \
+                const T *e = x + r * C + c0;                                                \
+                if (!skipnan && !want_sq)                                                   \
+                    for (size_t c = 0; c < nc; c++)                                         \
+                        s[c] = rd_add(s[c], TO_DOUBLE(e[c]));                               \
+                else if (!skipnan)                                                          \
+                    for (size_t c = 0; c < nc; c++) {                                       \
+                        double d = TO_DOUBLE(e[c]);                                         \
+                        s[c] = rd_add(s[c], d);                                             \
+                        q[c] = rd_add(q[c], d * d);                                         \
+                    }                                                                       \
+                else                                                                        \
+                    for (size_t c = 0; c < nc; c++) {                                       \
+                        int keep = !ISNAN(e[c]);                                            \
+                        double d = TO_DOUBLE(e[c]);                                         \
+                        s[c] = rd_add(s[c], keep ? d : -0.0);                               \
+                        q[c] = rd_add(q[c], keep ? d * d : -0.0);                           \
+                        k[c] += (uint64_t)keep;                                             \
+                    }                                                                       \
+            }                                                                               \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                rd_moments *o = &m[c0 + c];                                                 \
+                memset(o, 0, sizeof *o);                                                    \
+                memcpy(&o->sum_lo, &s[c], sizeof s[c]);                                     \
+                if (want_sq)                                                                \
+                    memcpy(&o->sq_lo, &q[c], sizeof q[c]);                                  \
+                o->count = skipnan ? k[c] : rows;                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+#define AX_DOUBLE(v) ((double)(v))
+#define AX_F16_DOUBLE(v) ((double)hf_f16_to_f32(v))
+#define AX_BF16_DOUBLE(v) ((double)hf_bf16_to_f32(v))
+#define AX_ISNAN_F(v) ((v) != (v))
+
+AX_FLOAT_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
+AX_FLOAT_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
+AX_FLOAT_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
+AX_FLOAT_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
+
+/* Integer block: exact sums (and exact squares up to 32 bits; 64-bit
+ * squares as doubles from -0.0 in row order). */
+static void ax_block_int(const ax_plan *p, const void *x, size_t rows, int want_sq,
+                         rd_moments *m)
+{
+    size_t C = (size_t)p->C;
+    int wide = dt_size(p->dtype) == 8;
+    for (size_t c = 0; c < C; c++) {
+        rd_u128 s = 0, q = 0;
+        double dq = -0.0;
+        for (size_t r = 0; r < rows; r++) {
+            __int128 v = ax_int(p->dtype, x, r * C + c);
+            s += (rd_u128)v;
+            if (want_sq && wide) {
+                double d = (double)v;
+                dq = rd_add(dq, d * d);
+            } else if (want_sq) {
+                q += (rd_u128)(v * v);
+            }
+        }
+        rd_moments *o = &m[c];
+        memset(o, 0, sizeof *o);
+        o->sum_lo = (rd_u64)s;
+        o->sum_hi = (rd_u64)(s >> 64);
+        if (want_sq && wide) {
+            memcpy(&o->sq_lo, &dq, sizeof dq);
+        } else if (want_sq) {
+            o->sq_lo = (rd_u64)q;
+            o->sq_hi = (rd_u64)(q >> 64);
+        }
+        o->count = rows;
+    }
+}
+
+/* Extrema of n elements of x (stride apart) whose first has index g. */
+static rd_extrema ax_extrema(const ax_plan *p, const void *x, size_t n, size_t stride,
+                             uint64_t g)
+{
+    rd_extrema r = rd_extrema_empty();
+    for (size_t o = 0; o < n; o++) {
+        size_t i = o * stride;
+        if (ax_isnan(p->dtype, x, i)) {
+            if (!p->skipnan) {
+                rd_min_update(&r.min_key, &r.min_idx, RD_NAN_MIN_KEY, g + o);
+                rd_max_update(&r.max_key, &r.max_idx, RD_NAN_MAX_KEY, g + o);
+            }
+            continue;
+        }
+        rd_u64 k = ax_key(p->dtype, x, i);
+        rd_min_update(&r.min_key, &r.min_idx, k, g + o);
+        rd_max_update(&r.max_key, &r.max_idx, k, g + o);
+    }
+    return r;
+}
+
+/* The variance partial of n elements of x (stride apart) by the element
+ * step, from the empty partial. */
+static rd_var ax_var_elems(const ax_plan *p, const void *x, size_t n, size_t stride)
+{
+    rd_var v = rd_var_empty();
+    for (size_t o = 0; o < n; o++) {
+        size_t i = o * stride;
+        if (p->skipnan && ax_isnan(p->dtype, x, i))
+            continue;
+        rd_var_step(&v, ax_value(p->dtype, x, i));
+    }
+    return v;
+}
+
+/* The parts of one block unit: C columns of `rows` rows at x. */
+static void ax_cpu_block(const ax_plan *p, const ax_layout *l, const void *x, size_t rows,
+                         rd_moments *m, rd_extrema *e, rd_var *v)
+{
+    size_t C = (size_t)p->C;
+    int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    if (m) {
+        switch (p->dtype) {
+        case DT_F32: ax_block_f32(x, rows, C, p->skipnan, want_sq, m); break;
+        case DT_F64: ax_block_f64(x, rows, C, p->skipnan, want_sq, m); break;
+        case DT_F16: ax_block_f16(x, rows, C, p->skipnan, want_sq, m); break;
+        case DT_BF16: ax_block_bf16(x, rows, C, p->skipnan, want_sq, m); break;
+        default: ax_block_int(p, x, rows, want_sq, m); break;
+        }
+    }
+    size_t sz = dt_size(p->dtype);
+    for (size_t c = 0; e && c < C; c++)
+        e[c] = ax_extrema(p, (const char *)x + c * sz, rows, C, 0);
+    for (size_t c = 0; v && c < C; c++)
+        v[c] = ax_var_elems(p, (const char *)x + c * sz, rows, C);
+    (void)l;
+}
+
+/* The part of one tile unit: n elements at x, the first at offset off of
+ * its run. */
+static void ax_cpu_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
+                        rd_moments *m, rd_extrema *e, rd_var *v)
+{
+    int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    if (m || e) {
+        rd_moments mm;
+        rd_extrema ee;
+        rd_cpu_tiles(x, n, off, p->dtype, p->skipnan, want_sq, 0, 1, m ? &mm : NULL,
+                     e ? &ee : NULL);
+        if (m) {
+            if (!want_sq)
+                mm.sq_lo = mm.sq_hi = 0;
+            *m = mm;
+        }
+        if (e)
+            *e = ee;
+    }
+    if (v)
+        *v = rd_cpu_var_tile(x, n, p->dtype, p->skipnan);
+}
+
+/* Pointers to part i of each array of a buffer (NULL where not needed). */
+static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m, rd_extrema **e,
+                        rd_var **v)
+{
+    char *b = out;
+    *m = l->use_m ? (rd_moments *)(b + l->moments_at) + i : NULL;
+    *e = l->use_e ? (rd_extrema *)(b + l->extrema_at) + i : NULL;
+    *v = l->use_v ? (rd_var *)(b + l->var_at) + i : NULL;
+}
+
+/* The parts of units [ua, ub) of a chunk. */
+void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                  uint64_t u0, uint64_t ua, uint64_t ub, void *out)
+{
+    size_t sz = dt_size(p->dtype);
+    for (uint64_t u = ua; u < ub; u++) {
+        uint64_t s, n;
+        ax_unit_span(p, u, &s, &n);
+        rd_moments *m;
+        rd_extrema *e;
+        rd_var *v;
+        ax_parts_at(l, out, (size_t)(u - u0) * p->width, &m, &e, &v);
+        const char *px = (const char *)x + (s - e0) * sz;
+        if (p->unit == AX_UNIT_TILE)
+            ax_cpu_tile(p, px, (size_t)n, s % p->T, m, e, v);
+        else
+            ax_cpu_block(p, l, px, (size_t)(n / p->C), m, e, v);
+    }
+}
+
+/* Writes a chunk's header and raw ends (the part of its buffer that is not
+ * units). */
+static void ax_chunk_ends(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                          uint64_t e1, void *out)
+{
+    ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
+    size_t sz = dt_size(p->dtype);
+    char *b = out;
+    memcpy(b, &h, sizeof h);
+    memcpy(b + l->raw_at, x, (size_t)h.head * sz);
+    memcpy(b + l->raw_at + h.head * sz, (const char *)x + (e1 - e0 - h.tail) * sz,
+           (size_t)h.tail * sz);
+}
+
+/* The whole result buffer of a chunk on the CPU. */
+void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
+                  void *out)
+{
+    ax_layout l = ax_layout_for(p, capacity);
+    ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
+    memset(out, 0, l.total);
+    ax_chunk_ends(p, &l, x, e0, e1, out);
+    ax_cpu_units(p, &l, x, e0, h.u0, h.u0, h.u1, out);
+}
+
+/* ---- the streaming state ---- */
+
+/* A pairwise tree of variance partials, as rd_tree is of doubles. */
+typedef struct {
+    rd_var value[64];
+    unsigned char level[64];
+    int depth;
+    uint64_t next;
+} ax_vtree;
+
+/* Pushes a leaf into a tree of variance partials. */
+static void ax_vtree_push(ax_vtree *t, rd_var v)
+{
+    uint64_t idx = t->next++;
+    unsigned level = 0;
+    while (t->depth > 0 && t->level[t->depth - 1] == level && (idx & 1)) {
+        rd_var a = t->value[t->depth - 1];
+        rd_var_merge(&a, &v);
+        v = a;
+        t->depth--;
+        level++;
+        idx >>= 1;
+    }
+    t->value[t->depth] = v;
+    t->level[t->depth] = (unsigned char)level;
+    t->depth++;
+}
+
+/* The root of a tree of variance partials (the empty partial if none). */
+static rd_var ax_vtree_finish(const ax_vtree *t)
+{
+    if (t->depth == 0)
+        return rd_var_empty();
+    rd_var acc = t->value[t->depth - 1];
+    for (int i = t->depth - 2; i >= 0; i--) {
+        rd_var a = t->value[i];
+        rd_var_merge(&a, &acc);
+        acc = a;
+    }
+    return acc;
+}
+
+/* One partial as the state folds it: a tile, a run or an element's. */
+typedef struct {
+    double sum, sq;     /* float sums (and 64-bit integer squares) */
+    rd_u128 isum, isq;  /* exact integer sums */
+    uint64_t count;
+    rd_extrema ext;     /* indices relative to the partial's first element */
+    rd_var var;
+} ax_item;
+
+struct ax_state {
+    const ax_plan *p;
+    int use_m, use_e, use_v, fl, sqf;
+    uint64_t pos;                       /* elements folded so far */
+    /* remaining groups after stage 1, for run index -> (output, j) */
+    int nrem;
+    uint64_t rlen[AX_MAX_DIMS], rstride[AX_MAX_DIMS];
+    int rred[AX_MAX_DIMS];
+    /* per output element */
+    int D;                              /* block-tree stack entries */
+    double *bsum, *bsq, *tsum, *tsq;
+    rd_var *bvar, *tvar;
+    uint64_t *nb;                       /* blocks pushed */
+    rd_u128 *isum, *isq;
+    uint64_t *count;
+    rd_extrema *ext;
+    /* stage 1: the run in progress and a cut tile's carry */
+    rd_tree rsum, rsq;
+    ax_vtree rvar;
+    ax_item run;
+    unsigned char *carry;
+};
+
+/* Frees the state; accepts NULL. */
+void ax_state_free(ax_state *s)
+{
+    if (!s)
+        return;
+    free(s->bsum);
+    free(s->bsq);
+    free(s->tsum);
+    free(s->tsq);
+    free(s->bvar);
+    free(s->tvar);
+    free(s->nb);
+    free(s->isum);
+    free(s->isq);
+    free(s->count);
+    free(s->ext);
+    free(s->carry);
+    free(s);
+}
+
+/* calloc of n elements of size bytes, or NULL when not wanted. */
+static void *ax_calloc(int want, uint64_t n, size_t size, int *fail)
+{
+    if (!want)
+        return NULL;
+    void *q = calloc(n ? (size_t)n : 1, size);
+    if (!q)
+        *fail = 1;
+    return q;
+}
+
+/* A new state for plan p. */
+ax_state *ax_state_new(const ax_plan *p)
+{
+    ax_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->p = p;
+    ax_needs(p->ops, &s->use_m, &s->use_e, &s->use_v);
+    s->fl = dt_is_float(p->dtype);
+    s->sqf = ax_sq_is_float(p->dtype);
+    s->nrem = p->ngroups - (p->T > 1);
+    uint64_t so = 1, sj = 1;
+    for (int g = s->nrem - 1; g >= 0; g--) {
+        s->rlen[g] = p->glen[g];
+        s->rred[g] = p->greduced[g];
+        s->rstride[g] = s->rred[g] ? sj : so;
+        if (s->rred[g])
+            sj *= p->glen[g];
+        else
+            so *= p->glen[g];
+    }
+    s->D = 1;
+    while (((uint64_t)1 << s->D) <= p->nblocks && s->D < 64)
+        s->D++;
+    uint64_t n = p->nout, nd = p->nout * (uint64_t)s->D;
+    int fail = 0, sums = s->use_m && s->fl, sq = s->use_m && (p->ops & RD_OP_SUMSQ) && s->sqf;
+    s->bsum = ax_calloc(sums, n, sizeof(double), &fail);
+    s->tsum = ax_calloc(sums, nd, sizeof(double), &fail);
+    s->bsq = ax_calloc(sq, n, sizeof(double), &fail);
+    s->tsq = ax_calloc(sq, nd, sizeof(double), &fail);
+    s->bvar = ax_calloc(s->use_v, n, sizeof(rd_var), &fail);
+    s->tvar = ax_calloc(s->use_v, nd, sizeof(rd_var), &fail);
+    s->nb = ax_calloc(1, n, sizeof(uint64_t), &fail);
+    s->isum = ax_calloc(s->use_m && !s->fl, n, sizeof(rd_u128), &fail);
+    s->isq = ax_calloc(s->use_m && !s->sqf, n, sizeof(rd_u128), &fail);
+    s->count = ax_calloc(s->use_m, n, sizeof(uint64_t), &fail);
+    s->ext = ax_calloc(s->use_e, n, sizeof(rd_extrema), &fail);
+    s->carry = ax_calloc(p->unit == AX_UNIT_TILE, RD_TILE, dt_size(p->dtype), &fail);
+    if (fail) {
+        ax_state_free(s);
+        return NULL;
+    }
+    for (uint64_t o = 0; s->ext && o < n; o++)
+        s->ext[o] = rd_extrema_empty();
+    return s;
+}
+
+/* The output element and stage-2 index of run r, and how many runs from r
+ * on share j with consecutive outputs (the rest of the innermost kept
+ * group). */
+static void ax_locate(const ax_state *s, uint64_t r, uint64_t *o, uint64_t *j, uint64_t *span)
+{
+    uint64_t oo = 0, jj = 0;
+    *span = 1;
+    for (int g = s->nrem - 1; g >= 0; g--) {
+        uint64_t d = r % s->rlen[g];
+        r /= s->rlen[g];
+        if (g == s->nrem - 1 && !s->rred[g])
+            *span = s->rlen[g] - d;
+        if (s->rred[g])
+            jj += d * s->rstride[g];
+        else
+            oo += d * s->rstride[g];
+    }
+    *o = oo;
+    *j = jj;
+}
+
+/* Pushes a complete block (sum, square sum, variance) into output o's tree. */
+static void ax_push_block(ax_state *s, uint64_t o, double sum, double sq, const rd_var *v)
+{
+    uint64_t idx = s->nb[o]++;
+    int depth = __builtin_popcountll(idx);
+    size_t at = (size_t)(o * (uint64_t)s->D);
+    for (; idx & 1; idx >>= 1) {
+        depth--;
+        if (s->tsum)
+            sum = rd_add(s->tsum[at + depth], sum);
+        if (s->tsq)
+            sq = rd_add(s->tsq[at + depth], sq);
+        if (s->tvar) {
+            rd_var a = s->tvar[at + depth];
+            rd_var_merge(&a, v);
+            s->tvar[at + depth] = a;
+            v = &s->tvar[at + depth];
+        }
+    }
+    if (s->tsum)
+        s->tsum[at + depth] = sum;
+    if (s->tsq)
+        s->tsq[at + depth] = sq;
+    if (s->tvar)
+        s->tvar[at + depth] = *v;
+}
+
+/* Adds the order-free parts of an item (exact sums, counts, extrema whose
+ * indices start at flat index g of the reduced axes) to output o. */
+static void ax_add_free(ax_state *s, uint64_t o, const ax_item *it, uint64_t g)
+{
+    if (s->isum)
+        s->isum[o] += it->isum;
+    if (s->isq)
+        s->isq[o] += it->isq;
+    if (s->count)
+        s->count[o] += it->count;
+    if (s->ext) {
+        rd_extrema e = it->ext;
+        if (e.min_idx != RD_NO_INDEX)
+            e.min_idx += g;
+        if (e.max_idx != RD_NO_INDEX)
+            e.max_idx += g;
+        rd_extrema_merge(&s->ext[o], &e);
+    }
+}
+
+/* Folds one stage-2 partial (a run's, or an element's with elem set) at
+ * index j of output o. */
+static void ax_fold(ax_state *s, uint64_t o, uint64_t j, const ax_item *it, int elem,
+                    double x)
+{
+    const ax_plan *p = s->p;
+    uint64_t b = j % RD_AXIS_BLOCK;
+    if (s->bsum)
+        s->bsum[o] = rd_add(b ? s->bsum[o] : -0.0, it->sum);
+    if (s->bsq)
+        s->bsq[o] = rd_add(b ? s->bsq[o] : -0.0, it->sq);
+    if (s->bvar) {
+        if (!b)
+            s->bvar[o] = rd_var_empty();
+        if (elem)
+            rd_var_step(&s->bvar[o], x);
+        else
+            rd_var_merge(&s->bvar[o], &it->var);
+    }
+    ax_add_free(s, o, it, j * p->T);
+    if (b == RD_AXIS_BLOCK - 1 || j == p->J - 1)
+        ax_push_block(s, o, s->bsum ? s->bsum[o] : 0, s->bsq ? s->bsq[o] : 0,
+                      s->bvar ? &s->bvar[o] : NULL);
+}
+
+/* Folds n raw elements at x, the first at stream index e, straight into
+ * stage 2 (plans with T == 1). */
+static void ax_fold_raw(ax_state *s, const void *x, uint64_t e, uint64_t n)
+{
+    const ax_plan *p = s->p;
+    uint64_t i = 0;
+    while (i < n) {
+        uint64_t o, j, span;
+        ax_locate(s, e + i, &o, &j, &span);
+        for (uint64_t k = 0; k < span && i < n; k++, i++, o++) {
+            ax_item it;
+            memset(&it, 0, sizeof it);
+            it.ext = rd_extrema_empty();
+            int nan = ax_isnan(p->dtype, x, (size_t)i);
+            int skip = nan && p->skipnan;
+            double d = ax_value(p->dtype, x, (size_t)i);
+            it.sum = skip ? -0.0 : d;
+            it.sq = skip ? -0.0 : d * d;
+            if (!s->fl) {
+                __int128 v = ax_int(p->dtype, x, (size_t)i);
+                it.isum = (rd_u128)v;
+                it.isq = (rd_u128)(v * v);
+            }
+            it.count = !skip;
+            if (s->ext && !skip) {
+                rd_u64 kmin = nan ? RD_NAN_MIN_KEY : ax_key(p->dtype, x, (size_t)i);
+                rd_u64 kmax = nan ? RD_NAN_MAX_KEY : kmin;
+                rd_min_update(&it.ext.min_key, &it.ext.min_idx, kmin, 0);
+                rd_max_update(&it.ext.max_key, &it.ext.max_idx, kmax, 0);
+            }
+            if (skip)
+                it.var = rd_var_empty();
+            ax_fold(s, o, j, &it, !skip, d);
+        }
+    }
+}
+
+/* Reads a tile unit's part i of a buffer into an item. */
+static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extrema *e,
+                          const rd_var *v)
+{
+    ax_item it;
+    memset(&it, 0, sizeof it);
+    it.ext = e ? *e : rd_extrema_empty();
+    it.var = v ? *v : rd_var_empty();
+    if (m) {
+        if (s->fl)
+            memcpy(&it.sum, &m->sum_lo, sizeof it.sum);
+        else
+            it.isum = ((rd_u128)m->sum_hi << 64) | m->sum_lo;
+        if (s->sqf)
+            memcpy(&it.sq, &m->sq_lo, sizeof it.sq);
+        else
+            it.isq = ((rd_u128)m->sq_hi << 64) | m->sq_lo;
+        it.count = m->count;
+    }
+    return it;
+}
+
+/* Folds tile u's item into the run in progress; at the run's last tile the
+ * run's partial goes to stage 2. */
+static void ax_fold_tile(ax_state *s, uint64_t u, const ax_item *it)
+{
+    const ax_plan *p = s->p;
+    uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run;
+    if (tile == 0) {
+        rd_tree_init(&s->rsum);
+        rd_tree_init(&s->rsq);
+        memset(&s->rvar, 0, sizeof s->rvar);
+        memset(&s->run, 0, sizeof s->run);
+        s->run.ext = rd_extrema_empty();
+    }
+    rd_tree_push(&s->rsum, it->sum);
+    rd_tree_push(&s->rsq, it->sq);
+    if (s->use_v)
+        ax_vtree_push(&s->rvar, it->var);
+    s->run.isum += it->isum;
+    s->run.isq += it->isq;
+    s->run.count += it->count;
+    rd_extrema_merge(&s->run.ext, &it->ext);
+    if (tile + 1 < p->tiles_per_run)
+        return;
+    s->run.sum = rd_tree_finish(&s->rsum);
+    s->run.sq = rd_tree_finish(&s->rsq);
+    if (s->use_v)
+        s->run.var = ax_vtree_finish(&s->rvar);
+    uint64_t o, j, span;
+    ax_locate(s, run, &o, &j, &span);
+    ax_fold(s, o, j, &s->run, 0, 0);
+}
+
+/* Folds a block unit's C parts (whole stage-2 blocks) into their outputs. */
+static void ax_fold_block(ax_state *s, uint64_t u, const rd_moments *m, const rd_extrema *e,
+                          const rd_var *v)
+{
+    const ax_plan *p = s->p;
+    uint64_t start, n, o, j, span;
+    ax_unit_span(p, u, &start, &n);
+    ax_locate(s, start, &o, &j, &span);
+    for (uint64_t c = 0; c < p->C; c++) {
+        ax_item it = ax_item_of(s, m ? m + c : NULL, e ? e + c : NULL, v ? v + c : NULL);
+        ax_add_free(s, o + c, &it, j);
+        ax_push_block(s, o + c, it.sum, it.sq, v ? &it.var : NULL);
+    }
+}
+
+/* Folds raw elements of a tile plan through the carry of the cut tile. */
+static void ax_fold_carry(ax_state *s, const unsigned char *x, uint64_t n)
+{
+    const ax_plan *p = s->p;
+    size_t sz = dt_size(p->dtype);
+    while (n > 0) {
+        uint64_t u = ax_unit_at(p, s->pos), us, un;
+        ax_unit_span(p, u, &us, &un);
+        uint64_t have = s->pos - us, take = un - have < n ? un - have : n;
+        memcpy(s->carry + have * sz, x, (size_t)(take * sz));
+        x += take * sz;
+        n -= take;
+        s->pos += take;
+        if (have + take == un) {
+            rd_moments m;
+            rd_extrema e;
+            rd_var v;
+            ax_cpu_tile(p, s->carry, (size_t)un, us % p->T, s->use_m ? &m : NULL,
+                        s->use_e ? &e : NULL, s->use_v ? &v : NULL);
+            ax_item it = ax_item_of(s, s->use_m ? &m : NULL, s->use_e ? &e : NULL,
+                                    s->use_v ? &v : NULL);
+            ax_fold_tile(s, u, &it);
+        }
+    }
+}
+
+/* Folds n raw elements that follow what the state has seen. */
+static void ax_fold_elems(ax_state *s, const unsigned char *x, uint64_t n)
+{
+    if (s->p->unit == AX_UNIT_TILE) {
+        ax_fold_carry(s, x, n);
+    } else {
+        ax_fold_raw(s, x, s->pos, n);
+        s->pos += n;
+    }
+}
+
+/* Folds a chunk's result buffer. */
+int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
+{
+    const ax_plan *p = s->p;
+    ax_layout l = ax_layout_for(p, capacity);
+    ax_chunk_hdr h;
+    memcpy(&h, out, sizeof h);
+    const unsigned char *raw = (const unsigned char *)out + l.raw_at;
+    size_t sz = dt_size(p->dtype);
+    ax_fold_elems(s, raw, h.head);
+    for (uint64_t u = h.u0; u < h.u1; u++) {
+        rd_moments *m;
+        rd_extrema *e;
+        rd_var *v;
+        ax_parts_at(&l, (void *)out, (size_t)(u - h.u0) * p->width, &m, &e, &v);
+        if (p->unit == AX_UNIT_TILE) {
+            ax_item it = ax_item_of(s, m, e, v);
+            ax_fold_tile(s, u, &it);
+        } else {
+            ax_fold_block(s, u, m, e, v);
+        }
+    }
+    if (h.u1 > h.u0) {
+        uint64_t ls, ln;
+        ax_unit_span(p, h.u1 - 1, &ls, &ln);
+        s->pos = ls + ln;
+    }
+    ax_fold_elems(s, raw + h.head * sz, h.tail);
+    return 0;
+}
+
+/* ---- results ---- */
+
+/* The element type of op's result. */
+dt_type ax_result_type(const ax_plan *p, int op)
+{
+    switch (op) {
+    case RD_OP_SUM:
+        if (dt_is_float(p->dtype))
+            return DT_F64;
+        return dt_is_signed_int(p->dtype) || p->dtype == DT_BOOL ? DT_I64 : DT_U64;
+    case RD_OP_SUMSQ: return ax_sq_is_float(p->dtype) ? DT_F64 : DT_U64;
+    case RD_OP_COUNT:
+    case RD_OP_ARGMIN:
+    case RD_OP_ARGMAX: return DT_I64;
+    case RD_OP_MIN:
+    case RD_OP_MAX: return p->dtype;
+    default: return DT_F64;
+    }
+}
+
+/* Root of output o's block tree of doubles t (-0.0 when empty). */
+static double ax_tree_root(const ax_state *s, const double *t, uint64_t o)
+{
+    int depth = __builtin_popcountll(s->nb[o]);
+    const double *v = t + o * (uint64_t)s->D;
+    if (!depth)
+        return -0.0;
+    double acc = v[depth - 1];
+    for (int i = depth - 2; i >= 0; i--)
+        acc = rd_add(v[i], acc);
+    return acc;
+}
+
+/* Root of output o's tree of variance partials. */
+static rd_var ax_var_root(const ax_state *s, uint64_t o)
+{
+    int depth = __builtin_popcountll(s->nb[o]);
+    const rd_var *v = s->tvar + o * (uint64_t)s->D;
+    if (!depth)
+        return rd_var_empty();
+    rd_var acc = v[depth - 1];
+    for (int i = depth - 2; i >= 0; i--) {
+        rd_var a = v[i];
+        rd_var_merge(&a, &acc);
+        acc = a;
+    }
+    return acc;
+}
+
+/* A flat index over the reduced axes in memory order, as the user's C-order
+ * flat index over them (they differ for a Fortran-order array). */
+static uint64_t ax_user_index(const ax_plan *p, uint64_t idx)
+{
+    if (!p->fortran)
+        return idx;
+    uint64_t digit[AX_MAX_DIMS];
+    for (int a = 0; a < p->ndim; a++) /* memory order is the reversed axes: a = 0 fastest */
+        if (p->axes & (1u << a)) {
+            digit[a] = idx % p->shape[a];
+            idx /= p->shape[a];
+        }
+    uint64_t u = 0;
+    for (int a = 0; a < p->ndim; a++)
+        if (p->axes & (1u << a))
+            u = u * p->shape[a] + digit[a];
+    return u;
+}
+
+/* Writes the value of key in the input's type at out. */
+static void ax_unkey(dt_type t, rd_u64 key, void *out)
+{
+    int nan = key == RD_NAN_MIN_KEY || key == RD_NAN_MAX_KEY;
+    switch (t) {
+    case DT_F32: {
+        uint32_t b = nan ? 0x7fc00000u : rd_unkey_f32(key);
+        memcpy(out, &b, 4);
+        break;
+    }
+    case DT_F64: {
+        uint64_t b = nan ? 0x7ff8000000000000ull : rd_unkey_f64(key);
+        memcpy(out, &b, 8);
+        break;
+    }
+    case DT_F16:
+    case DT_BF16: {
+        uint16_t b = (uint16_t)(nan ? (t == DT_F16 ? 0x7e00u : 0x7fc0u) : rd_unkey_h16(key));
+        memcpy(out, &b, 2);
+        break;
+    }
+    default: {
+        uint64_t v = dt_is_signed_int(t) ? key ^ ((rd_u64)1 << 63) : key;
+        memcpy(out, &v, dt_size(t)); /* little-endian: the low bytes */
+        break;
+    }
+    }
+}
+
+/* Mean of an exact integer sum: quotient plus the remainder's fraction. */
+static double ax_int_mean(__int128 sum, uint64_t count)
+{
+    __int128 q = sum / (__int128)count, r = sum % (__int128)count;
+    return (double)q + (double)r / (double)count;
+}
+
+/* The final values of one op. */
+int ax_state_result(const ax_state *s, int op, int ddof, void *out)
+{
+    const ax_plan *p = s->p;
+    dt_type rt = ax_result_type(p, op);
+    size_t rsz = dt_size(rt);
+    int flags = 0;
+    for (uint64_t o = 0; o < p->nout; o++) {
+        char *dst = (char *)out + o * rsz;
+        uint64_t cnt = s->count ? s->count[o] : 0;
+        double d = 0;
+        switch (op) {
+        case RD_OP_SUM:
+        case RD_OP_SUMSQ:
+        case RD_OP_MEAN: {
+            int sq = op == RD_OP_SUMSQ;
+            if (sq ? s->sqf : s->fl) {
+                d = cnt ? ax_tree_root(s, sq ? s->tsq : s->tsum, o) : 0.0;
+                if (op == RD_OP_MEAN)
+                    d = d / (double)cnt;
+            } else if (op == RD_OP_MEAN) {
+                d = cnt ? ax_int_mean((__int128)s->isum[o], cnt) : NAN;
+            } else {
+                rd_u128 v = sq ? s->isq[o] : s->isum[o];
+                int64_t i64 = (int64_t)(uint64_t)v;
+                if (rt == DT_I64 && (__int128)v != (__int128)i64)
+                    flags |= AX_RESULT_RANGE;
+                if (rt == DT_U64 && (v >> 64))
+                    flags |= AX_RESULT_RANGE;
+                uint64_t lo = (uint64_t)v;
+                memcpy(dst, &lo, 8);
+                break;
+            }
+            if (op == RD_OP_MEAN && !cnt)
+                flags |= AX_RESULT_EMPTY;
+            memcpy(dst, &d, 8);
+            break;
+        }
+        case RD_OP_COUNT: {
+            int64_t c = (int64_t)cnt;
+            memcpy(dst, &c, 8);
+            break;
+        }
+        case RD_OP_VAR:
+        case RD_OP_STD: {
+            rd_var v = ax_var_root(s, o);
+            d = rd_var_value(&v, (double)ddof);
+            if (op == RD_OP_STD)
+                d = rd_var_std(&v, (double)ddof);
+            if ((double)v.n - ddof <= 0)
+                flags |= AX_RESULT_EMPTY;
+            memcpy(dst, &d, 8);
+            break;
+        }
+        default: { /* extrema */
+            const rd_extrema *e = &s->ext[o];
+            int mx = op == RD_OP_MAX || op == RD_OP_ARGMAX;
+            rd_u64 idx = mx ? e->max_idx : e->min_idx, key = mx ? e->max_key : e->min_key;
+            if (idx == RD_NO_INDEX) {
+                flags |= AX_RESULT_EMPTY;
+                memset(dst, 0, rsz);
+            } else if (op == RD_OP_MIN || op == RD_OP_MAX) {
+                ax_unkey(p->dtype, key, dst);
+            } else {
+                int64_t i = (int64_t)ax_user_index(p, idx);
+                memcpy(dst, &i, 8);
+            }
+        }
+        }
+    }
+    return flags;
+}
+
+/* ---- the operation on the engine ---- */
+
+/* Bytes of a chunk's input a CPU unit of work covers (a piece of its units). */
+#define AX_PIECE ((size_t)256 << 10)
+
+/* Result buffer bytes (engine_ops.out_bytes). */
+static size_t ax_op_out_bytes(const void *op, size_t capacity)
+{
+    const ax_job *j = op;
+    return ax_out_bytes(j->plan, capacity);
+}
+
+/* Units of CPU work: pieces of the chunk (engine_ops.units). */
+static size_t ax_op_units(const void *op, size_t bytes)
+{
+    (void)op;
+    return bytes / AX_PIECE + 1;
+}
+
+/* Pieces [a, b) of a chunk on the calling thread; piece 0 writes the
+ * header and the raw ends too (engine_ops.cpu). */
+static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
+{
+    const ax_job *j = c->op;
+    const ax_plan *p = j->plan;
+    size_t sz = dt_size(p->dtype), pieces = ax_op_units(j, c->bytes);
+    uint64_t e0 = j->first + c->offset / sz, e1 = e0 + c->bytes / sz;
+    ax_layout l = ax_layout_for(p, c->capacity);
+    ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
+    if (a == 0)
+        ax_chunk_ends(p, &l, c->host_in, e0, e1, c->host_out);
+    uint64_t n = h.u1 - h.u0;
+    ax_cpu_units(p, &l, c->host_in, e0, h.u0, h.u0 + n * a / pieces, h.u0 + n * b / pieces,
+                 c->host_out);
+}
+
+/* Folds a chunk's results into the state, in order (engine_ops.collect). */
+static int ax_op_collect(const engine_chunk *c, io_status *st)
+{
+    const ax_job *j = c->op;
+    (void)st;
+    return ax_state_add_chunk(j->st, c->host_out, c->capacity);
+}
+
+const engine_ops ax_engine_ops = {
+    .name = "reduction along axes",
+    .in_what = "a chunk buffer (--chunk)",
+    .out_what = "partials along axes",
+    .out_bytes = ax_op_out_bytes,
+    .units = ax_op_units,
+    .cpu = ax_op_cpu,
+    .collect = ax_op_collect,
+};
