@@ -34,6 +34,8 @@
 typedef unsigned long long rd_u64;
 typedef long long rd_i64;
 #else
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #define GB_HD static inline
 typedef uint64_t rd_u64;
@@ -208,5 +210,251 @@ GB_HD void rd_warps_tree(double *s)
         for (unsigned l = 0; l < RD_WARPS; l += 2 * h)
             s[l] = rd_add(s[l], s[l + h]);
 }
+
+/* ---- Variance (var, std): one partial type, the same arithmetic on every
+ * backend and at every level of every tree.
+ *
+ * A partial is (n, K, S1, S2): n elements, K the shift (the first element
+ * of the partial's first accumulator), S1 = sum(x - K) and
+ * S2 = sum((x - K)^2) as double-doubles (hi + lo with hi = fl(hi + lo)).
+ * Inside an accumulator (a lane's accumulator k of a sub-tile, a block of
+ * RD_AXIS_BLOCK elements along a kept last axis) the sums are plain
+ * doubles (rd_var_step); every combination above it is rd_var_merge, in
+ * the positions and order of the sums' additions. Elements are converted
+ * to double first, exactly as for the sums. A non-finite element makes
+ * the sums NaN, so var and std are NaN, as numpy's. */
+
+#define RD_AXIS_BLOCK 16u /* partials a stage-2 block adds in sequence */
+
+/* A double-double: the unevaluated sum hi + lo, |lo| <= ulp(hi) / 2. */
+typedef struct {
+    double hi, lo;
+} rd_dd;
+
+/* A variance partial (48 bytes; the layout of kernel outputs too). */
+typedef struct {
+    rd_u64 n;     /* elements */
+    double k;     /* the shift: the first element */
+    rd_dd s1, s2; /* sum(x - k) and sum((x - k)^2) */
+} rd_var;
+
+/* An accumulator of plain doubles, before it becomes a partial. */
+typedef struct {
+    rd_u64 n;
+    double k, s1, s2;
+} rd_var_acc;
+
+/* a + b exactly (Knuth's TwoSum). */
+GB_HD rd_dd rd_two_sum(double a, double b)
+{
+    rd_dd r;
+    double s = a + b, bb = s - a;
+    r.hi = s;
+    r.lo = (a - (s - bb)) + (b - bb);
+    return r;
+}
+
+/* a + b exactly where |a| >= |b| or a == 0 (Dekker's FastTwoSum). */
+GB_HD rd_dd rd_fast_two_sum(double a, double b)
+{
+    rd_dd r;
+    double s = a + b;
+    r.hi = s;
+    r.lo = b - (s - a);
+    return r;
+}
+
+/* a * b exactly, the error by an explicit fma (never a contraction). */
+GB_HD rd_dd rd_two_prod(double a, double b)
+{
+    rd_dd r;
+    double p = a * b;
+    r.hi = p;
+    r.lo = fma(a, b, -p);
+    return r;
+}
+
+/* x + y in double-double (the accurate sum: both parts' errors kept). */
+GB_HD rd_dd rd_dd_add(rd_dd x, rd_dd y)
+{
+    rd_dd s = rd_two_sum(x.hi, y.hi), t = rd_two_sum(x.lo, y.lo);
+    s = rd_fast_two_sum(s.hi, s.lo + t.hi);
+    return rd_fast_two_sum(s.hi, s.lo + t.lo);
+}
+
+/* x * y in double-double. */
+GB_HD rd_dd rd_dd_mul(rd_dd x, rd_dd y)
+{
+    rd_dd p = rd_two_prod(x.hi, y.hi);
+    return rd_fast_two_sum(p.hi, p.lo + (x.hi * y.lo + x.lo * y.hi));
+}
+
+/* x * y in double-double, y a double. */
+GB_HD rd_dd rd_dd_mul_d(rd_dd x, double y)
+{
+    rd_dd p = rd_two_prod(x.hi, y);
+    return rd_fast_two_sum(p.hi, p.lo + x.lo * y);
+}
+
+/* x / y in double-double, y a double: a quotient and one correction from
+ * the exact remainder. */
+GB_HD rd_dd rd_dd_div_d(rd_dd x, double y)
+{
+    double q1 = x.hi / y;
+    rd_dd p = rd_two_prod(q1, y);
+    rd_dd r = rd_two_sum(x.hi, -p.hi);
+    double q2 = (r.hi + ((r.lo - p.lo) + x.lo)) / y;
+    return rd_fast_two_sum(q1, q2);
+}
+
+/* The empty accumulator. */
+GB_HD rd_var_acc rd_var_acc_empty(void)
+{
+    rd_var_acc a;
+    a.n = 0;
+    a.k = 0.0;
+    a.s1 = 0.0;
+    a.s2 = 0.0;
+    return a;
+}
+
+/* Adds element x to an accumulator: the first sets the shift. */
+GB_HD void rd_var_step(rd_var_acc *a, double x)
+{
+    if (a->n == 0)
+        a->k = x;
+    double d = x - a->k;
+    a->s1 = rd_add(a->s1, d);
+    a->s2 = rd_add(a->s2, d * d);
+    a->n++;
+}
+
+/* The partial an accumulator ends as. */
+GB_HD rd_var rd_var_of_acc(rd_var_acc a)
+{
+    rd_var v;
+    v.n = a.n;
+    v.k = a.k;
+    v.s1.hi = a.s1;
+    v.s1.lo = 0.0;
+    v.s2.hi = a.s2;
+    v.s2.lo = 0.0;
+    return v;
+}
+
+/* The empty partial (an identity of rd_var_merge on either side). */
+GB_HD rd_var rd_var_empty(void)
+{
+    return rd_var_of_acc(rd_var_acc_empty());
+}
+
+/* The partial of a's elements followed by b's: it keeps a's shift and
+ * moves b's sums to it with D = K_b - K_a held exactly:
+ * S1 = S1_a + (S1_b + n_b*D), S2 = S2_a + ((S2_b + 2*D*S1_b) + (n_b*D)*D). */
+GB_HD rd_var rd_var_merge(rd_var a, rd_var b)
+{
+    if (b.n == 0)
+        return a;
+    if (a.n == 0)
+        return b;
+    rd_dd d = rd_two_sum(b.k, -a.k);
+    rd_dd nd = rd_dd_mul_d(d, (double)b.n);
+    rd_dd t = rd_dd_mul(d, b.s1);
+    t.hi *= 2.0;
+    t.lo *= 2.0;
+    rd_var r;
+    r.n = a.n + b.n;
+    r.k = a.k;
+    r.s1 = rd_dd_add(a.s1, rd_dd_add(b.s1, nd));
+    r.s2 = rd_dd_add(a.s2, rd_dd_add(rd_dd_add(b.s2, t), rd_dd_mul(nd, d)));
+    return r;
+}
+
+/* var (want_std 0) or std (1) of a final partial with ddof: the numerator
+ * S2 - S1*S1/n in double-double (+0 where rounding makes it negative),
+ * divided by n - ddof and rounded once; std is the square root of that
+ * double-double with one Newton correction (the correctly rounded root of
+ * the double-double but in rare near-ties). NaN where n - ddof <= 0,
+ * n == 0, or a sum is NaN (a NaN or infinite element). */
+GB_HD double rd_var_value(rd_var p, double ddof, int want_std)
+{
+    double n = (double)p.n, den = n - ddof;
+    if (p.n == 0 || !(den > 0.0) || p.s1.hi != p.s1.hi || p.s2.hi != p.s2.hi)
+        return 0.0 * (1.0 / 0.0); /* NaN */
+    rd_dd q = rd_dd_div_d(rd_dd_mul(p.s1, p.s1), n);
+    q.hi = -q.hi;
+    q.lo = -q.lo;
+    rd_dd num = rd_dd_add(p.s2, q);
+    if (num.hi != num.hi)
+        return num.hi;
+    if (!(num.hi > 0.0))
+        return 0.0;
+    rd_dd v = rd_dd_div_d(num, den);
+    if (!want_std || v.hi == 1.0 / 0.0)
+        return v.hi;
+    double s = sqrt(v.hi);
+    double r = fma(-s, s, v.hi) + v.lo;
+    return s + r / (2.0 * s);
+}
+
+/* The pairwise tree over a lane's n variance partials (n a power of two),
+ * in place, as rd_lane_tree; the result is acc[0]. */
+GB_HD void rd_var_lane_tree(rd_var *acc, unsigned n)
+{
+    for (unsigned h = 1; h < n; h *= 2)
+        for (unsigned k = 0; k < n; k += 2 * h)
+            acc[k] = rd_var_merge(acc[k], acc[k + h]);
+}
+
+/* The tree over one sub-tile's RD_LANES lane partials, in place, as
+ * rd_subtile_tree (the GPU's shuffles merge (own, partner), which for the
+ * lanes that reach lane 0 is (v[l], v[l + h])); the result is v[0]. */
+GB_HD void rd_var_subtile_tree(rd_var *v)
+{
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
+        for (unsigned l = 0; l < h; l++)
+            v[l] = rd_var_merge(v[l], v[l + h]);
+}
+
+/* The pairwise tree over a tile's RD_WARPS sub-tile partials, in place, as
+ * rd_warps_tree; the result is s[0]. */
+GB_HD void rd_var_warps_tree(rd_var *s)
+{
+    for (unsigned h = 1; h < RD_WARPS; h *= 2)
+        for (unsigned l = 0; l < RD_WARPS; l += 2 * h)
+            s[l] = rd_var_merge(s[l], s[l + h]);
+}
+
+#ifndef __CUDACC__
+/* The variance partial of one tile of n <= RD_TILE elements, their values
+ * (converted to double) in x, v of them to a 16-byte vector, element by
+ * element in the kernels' order: the reference that the kernels and the
+ * vectorized CPU code must match bit for bit. */
+static inline rd_var rd_var_tile(const double *x, size_t n, unsigned v, int skipnan)
+{
+    rd_var sub[RD_WARPS];
+    for (unsigned w = 0; w < RD_WARPS; w++) {
+        rd_var lanes[RD_LANES];
+        for (unsigned l = 0; l < RD_LANES; l++) {
+            rd_var acc[16];
+            for (unsigned k = 0; k < v; k++) {
+                rd_var_acc a = rd_var_acc_empty();
+                size_t end = (size_t)(w + 1) * RD_SUBTILE < n ? (size_t)(w + 1) * RD_SUBTILE : n;
+                for (size_t o = (size_t)w * RD_SUBTILE + (size_t)l * v + k; o < end;
+                     o += (size_t)RD_LANES * v)
+                    if (!(skipnan && x[o] != x[o]))
+                        rd_var_step(&a, x[o]);
+                acc[k] = rd_var_of_acc(a);
+            }
+            rd_var_lane_tree(acc, v);
+            lanes[l] = acc[0];
+        }
+        rd_var_subtile_tree(lanes);
+        sub[w] = lanes[0];
+    }
+    rd_var_warps_tree(sub);
+    return sub[0];
+}
+#endif
 
 #endif

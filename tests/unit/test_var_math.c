@@ -1,0 +1,296 @@
+/* test_var_math.c - the variance arithmetic of ptx/reduce_math.h (the
+ * element step, rd_var_merge over the kernels' trees, rd_var_value)
+ * against exact values: data on a lattice K + a*2^e with small integers a,
+ * whose variance is the rational (n*sum(a^2) - sum(a)^2) / (n*(n - ddof))
+ * times 2^(2e), rounded here correctly with integer arithmetic. Hard cases:
+ * large offsets with tiny spreads, an outlier first element, constant
+ * arrays (exactly 0), float32/float16-valued data, about 10^9 elements,
+ * NaN and infinities, n - ddof <= 0. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx/reduce_math.h"
+#include "check.h"
+#define RND_SEED 0x5eed0f7a2ull
+#include "rnd.h"
+
+typedef unsigned __int128 u128;
+
+/* p / q (q > 0) correctly rounded to double (round half to even). */
+static double ratio_round(u128 p, u128 q)
+{
+    if (p == 0)
+        return 0.0;
+    u128 m = p / q, r = p % q;
+    int e = 0, sticky;
+    while (m < ((u128)1 << 55)) {
+        r <<= 1;
+        m <<= 1;
+        if (r >= q) {
+            m |= 1;
+            r -= q;
+        }
+        e--;
+    }
+    sticky = r != 0;
+    while (m >= ((u128)1 << 55)) {
+        sticky |= (int)(m & 1);
+        m >>= 1;
+        e++;
+    }
+    unsigned low = (unsigned)(m & 3);
+    m >>= 2;
+    e += 2;
+    if (low > 2 || (low == 2 && (sticky || (m & 1))))
+        m++;
+    return ldexp((double)(uint64_t)m, e);
+}
+
+/* The exact variance of k + a[i]*2^e (i < n) with ddof, correctly rounded. */
+static double exact_var(const int64_t *a, size_t n, int64_t ddof, int e)
+{
+    __int128 s = 0, q = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += a[i];
+        q += (__int128)a[i] * a[i];
+    }
+    __int128 num = (__int128)n * q - s * s;
+    return ldexp(ratio_round((u128)num, (u128)((__int128)n * ((__int128)n - ddof))), 2 * e);
+}
+
+/* Distance in units in the last place of want between two doubles. */
+static double ulps(double got, double want)
+{
+    if (got == want)
+        return 0;
+    double u = want == 0 ? 0x1p-1074 : nextafter(fabs(want), INFINITY) - fabs(want);
+    return fabs(got - want) / u;
+}
+
+/* The partial of n values as the whole-array reduction makes it: one
+ * rd_var_tile per tile of RD_TILE, tiles merged by the pairwise tree over
+ * tile indices (empty partials pad it, which merge leaves unchanged). */
+static rd_var var_of(const double *x, size_t n, unsigned v, int skipnan)
+{
+    size_t nt = (n + RD_TILE - 1) / RD_TILE, cap = 1;
+    while (cap < nt)
+        cap *= 2;
+    rd_var *t = malloc(cap * sizeof *t);
+    for (size_t i = 0; i < cap; i++)
+        t[i] = i < nt ? rd_var_tile(x + i * RD_TILE, n - i * RD_TILE < RD_TILE ? n - i * RD_TILE
+                                                                                : RD_TILE,
+                                    v, skipnan)
+                      : rd_var_empty();
+    for (size_t h = 1; h < cap; h *= 2)
+        for (size_t i = 0; i < cap; i += 2 * h)
+            t[i] = rd_var_merge(t[i], t[i + h]);
+    rd_var r = t[0];
+    free(t);
+    return r;
+}
+
+static double worst_var, worst_std;
+
+/* Checks var and std (ddof 0 and 1) of k + a*2^e against the exact values:
+ * var within tol ulp, std within tol/2 + 1 (of the root of the rounded var);
+ * n - ddof <= 0 must give NaN. */
+static void check_lattice(const char *what, const int64_t *a, size_t n, double k, int e,
+                          unsigned v, double tol)
+{
+    double *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = k + ldexp((double)a[i], e);
+        if (x[i] - k != ldexp((double)a[i], e)) {
+            fprintf(stderr, "%s: element %zu is not on the lattice\n", what, i);
+            abort();
+        }
+    }
+    rd_var p = var_of(x, n, v, 0);
+    CHECK(p.n == n);
+    for (int ddof = 0; ddof <= 1; ddof++) {
+        if ((int64_t)n - ddof <= 0) {
+            CHECK(isnan(rd_var_value(p, ddof, 0)) && isnan(rd_var_value(p, ddof, 1)));
+            continue;
+        }
+        double want = exact_var(a, n, ddof, e), got = rd_var_value(p, ddof, 0);
+        double sd = rd_var_value(p, ddof, 1), uv = ulps(got, want), us = ulps(sd, sqrt(want));
+        worst_var = uv > worst_var ? uv : worst_var;
+        worst_std = us > worst_std ? us : worst_std;
+        CHECKF(uv <= tol, "%s ddof %d: var %.17g, exact %.17g (%.1f ulp)", what, ddof, got, want,
+               uv);
+        CHECKF(us <= tol / 2 + 1, "%s ddof %d: std %.17g, exact root %.17g (%.1f ulp)", what, ddof, sd,
+               sqrt(want), us);
+    }
+    free(x);
+}
+
+/* Random integers in [-r, r]. */
+static void fill(int64_t *a, size_t n, int64_t r)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = (int64_t)(rnd() % (uint64_t)(2 * r + 1)) - r;
+}
+
+/* Large offsets with tiny spreads, for every vector width and odd sizes. */
+static void test_offsets(void)
+{
+    static const size_t sizes[] = {1, 2, 3, 31, 2049, RD_TILE, RD_TILE + 1, 3 * RD_TILE + 777};
+    static int64_t a[3 * RD_TILE + 777];
+    for (unsigned v = 2; v <= 16; v *= 2)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t n = sizes[s];
+            fill(a, n, 1000);
+            check_lattice("2^30 + a*2^-20", a, n, 0x1p30, -20, v, 1.0);
+            fill(a, n, 1 << 20);
+            check_lattice("1e8 + a*2^-26", a, n, 1e8, -26, v, 1.0);
+            fill(a, n, 3);
+            check_lattice("-2^40 + a*2^-12", a, n, -0x1p40, -12, v, 1.0);
+        }
+}
+
+/* An element far from the rest: inside an accumulator, and as the shift
+ * of one (a poor center). */
+static void test_outlier_first(void)
+{
+    static int64_t a[2 * RD_TILE + 5];
+    size_t n = sizeof a / sizeof a[0];
+    fill(a, n, 10);
+    a[192] = (int64_t)1 << 30; /* lane 0, accumulator 0, its fourth element */
+    check_lattice("outlier inside an accumulator", a, n, 1e6, -20, 2, 1.0);
+    a[192] = 0;
+    /* An accumulator's shift (its first element) 10^5 standard deviations
+     * from the mean: that accumulator holds squares 10^10 times the variance in plain doubles, so
+     * the result is within about n_acc * eps * (mean - K)^2 / var. */
+    a[0] = (int64_t)1 << 30;
+    check_lattice("outlier first", a, n, 1e6, -20, 2, 16.0);
+    a[0] = -((int64_t)1 << 30);
+    a[n - 1] = (int64_t)1 << 31;
+    check_lattice("outliers at both ends", a, n, 0.0, -30, 4, 16.0);
+}
+
+/* float32- and float16-valued data (exact in their types). */
+static void test_narrow_types(void)
+{
+    static int64_t a[RD_TILE + 999];
+    size_t n = sizeof a / sizeof a[0];
+    fill(a, n, 1000);
+    check_lattice("float32 1024 + a*2^-13", a, n, 1024.0, -13, 4, 1.0); /* float32 ulp at 1024 */
+    fill(a, n, 500);
+    check_lattice("float16 1500 + a*0.5", a, n, 1500.0, -1, 8, 1.0); /* float16 ulp at 1024 */
+    fill(a, n, 60);
+    check_lattice("bfloat16 2^20 + a*2^13", a, n, 0x1p20, 13, 8, 1.0);
+}
+
+/* Constant arrays: var and std exactly +0.0, whatever the value. */
+static void test_constant(void)
+{
+    static double x[3 * RD_TILE + 3];
+    static const double values[] = {0.1, -3e300, 1e-310, 0.0, -0.0, 7.0};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        for (size_t j = 0; j < sizeof x / sizeof x[0]; j++)
+            x[j] = values[i];
+        rd_var p = var_of(x, sizeof x / sizeof x[0], 2, 0);
+        for (int ddof = 0; ddof <= 1; ddof++) {
+            double v = rd_var_value(p, ddof, 0), s = rd_var_value(p, ddof, 1);
+            CHECKF(v == 0 && !signbit(v), "constant %g: var %g", values[i], v);
+            CHECKF(s == 0 && !signbit(s), "constant %g: std %g", values[i], s);
+        }
+    }
+}
+
+/* About 10^9 elements: one tile's pattern repeated, its partial merged
+ * over 61036 tiles by the pairwise tree, against the pattern's exact var. */
+static void test_billion(void)
+{
+    static int64_t a[RD_TILE];
+    static double x[RD_TILE];
+    fill(a, RD_TILE, 100);
+    for (size_t i = 0; i < RD_TILE; i++)
+        x[i] = 1e6 + ldexp((double)a[i], -10);
+    rd_var t = rd_var_tile(x, RD_TILE, 2, 0);
+    const size_t tiles = 61036;
+    rd_var stack[64];
+    unsigned level[64];
+    int depth = 0;
+    for (size_t i = 0; i < tiles; i++) { /* binary counter: the pairwise tree */
+        rd_var v = t;
+        unsigned l = 0;
+        size_t idx = i;
+        while (depth > 0 && level[depth - 1] == l && (idx & 1)) {
+            v = rd_var_merge(stack[--depth], v);
+            l++;
+            idx >>= 1;
+        }
+        stack[depth] = v;
+        level[depth++] = l;
+    }
+    rd_var p = stack[depth - 1];
+    for (int i = depth - 2; i >= 0; i--)
+        p = rd_var_merge(stack[i], p);
+    CHECK(p.n == (rd_u64)tiles * RD_TILE);
+    double want = exact_var(a, RD_TILE, 0, -10), got = rd_var_value(p, 0, 0);
+    CHECKF(ulps(got, want) <= 2.0, "1e9 elements: var %.17g, exact %.17g (%.1f ulp)", got, want,
+           ulps(got, want));
+    worst_var = ulps(got, want) > worst_var ? ulps(got, want) : worst_var;
+}
+
+/* NaN skipped or propagated, infinities, and n - ddof <= 0. */
+static void test_special(void)
+{
+    static double x[RD_TILE + 100];
+    static int64_t a[RD_TILE + 100];
+    size_t n = sizeof x / sizeof x[0], kept = 0;
+    fill(a, n, 1000);
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 97 == 5 ? NAN : 1e5 + ldexp((double)a[i], -20);
+    for (size_t i = 0; i < n; i++)
+        if (i % 97 != 5)
+            a[kept++] = a[i];
+    rd_var p = var_of(x, n, 2, 1);
+    CHECK(p.n == kept);
+    double want = exact_var(a, kept, 0, -20), got = rd_var_value(p, 0, 0);
+    CHECKF(ulps(got, want) <= 1.0, "skipnan: var %.17g, exact %.17g", got, want);
+    CHECK(isnan(rd_var_value(var_of(x, n, 2, 0), 0, 0)));
+    x[0] = NAN; /* a NaN first element: the shift itself */
+    CHECK(isnan(rd_var_value(var_of(x, n, 2, 0), 0, 1)));
+    for (size_t i = 0; i < n; i++)
+        x[i] = 1.0;
+    x[n / 2] = INFINITY;
+    CHECK(isnan(rd_var_value(var_of(x, n, 2, 0), 0, 0)));
+    x[0] = -INFINITY;
+    CHECK(isnan(rd_var_value(var_of(x, n, 2, 0), 0, 0)));
+    rd_var one = var_of(x + 1, 1, 2, 0);
+    CHECK(rd_var_value(one, 0, 0) == 0.0);
+    CHECK(isnan(rd_var_value(one, 1, 0)));
+    CHECK(isnan(rd_var_value(rd_var_empty(), 0, 0)));
+    CHECK(isnan(rd_var_value(var_of(x + 1, 3, 2, 0), 3, 1)));
+    CHECK(isnan(rd_var_value(var_of(x + 1, 3, 2, 0), 4, 0)));
+}
+
+/* The empty partial is an identity on both sides, bit for bit. */
+static void test_identity(void)
+{
+    double x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = (double)(rnd() >> 11) * 0x1p-40 - 3.0;
+    rd_var p = var_of(x, 100, 4, 0), e = rd_var_empty();
+    rd_var l = rd_var_merge(e, p), r = rd_var_merge(p, e);
+    CHECK(!memcmp(&l, &p, sizeof p));
+    CHECK(!memcmp(&r, &p, sizeof p));
+}
+
+int main(void)
+{
+    RUN(test_offsets);
+    RUN(test_outlier_first);
+    RUN(test_narrow_types);
+    RUN(test_constant);
+    RUN(test_billion);
+    RUN(test_special);
+    RUN(test_identity);
+    printf("largest error: var %.2f ulp, std %.2f ulp\n", worst_var, worst_std);
+    return check_summary();
+}
