@@ -12,6 +12,7 @@
 #include "input.h"
 #include "options.h"
 #include "result.h"
+#include "runtime/axis.h"
 #include "runtime/reduce.h"
 #include "shard.h"
 
@@ -23,9 +24,17 @@ static const char reduce_usage[] =
     "\n"
     "Operations:\n"
     "  --op LIST          comma-separated: sum mean min max argmin argmax sumsq count\n"
-    "                     (default sum)\n"
+    "                     var std (default sum)\n"
     "  --skipnan          ignore NaN elements (like numpy's nan* functions)\n"
+    "  --ddof N           var and std divide by count - N (default 0, as numpy)\n"
     "  --json             one JSON object per file instead of text lines\n"
+    "Along axes:\n"
+    "  --axis LIST        reduce along these axes only (comma-separated, negative\n"
+    "                     from the end, as numpy's axis=): each op gives an array\n"
+    "  --keepdims         keep the reduced axes as length 1\n"
+    "  -o, --output FILE  write the result: one op to FILE.npy (FILE.npy.gz: BGZF),\n"
+    "                     several to FILE.npz, a member per op (sum.npy, ...); without\n"
+    "                     -o, small results print as nested lists\n"
     "Many nodes:\n"
     "  --shard I/N        reduce only the I-th of N parts of FILE (I from 0) and write\n"
     "                     its partial state to -o STATE; 'gpubatch merge' prints the\n"
@@ -33,7 +42,15 @@ static const char reduce_usage[] =
     "  -o, --output STATE the state file to write (with --shard)\n"
     "  -f, --force        overwrite an existing STATE\n";
 
-enum { OPT_OP = OPT_FIRST_COMMAND_OPTION, OPT_SKIPNAN, OPT_JSON, OPT_SHARD };
+enum {
+    OPT_OP = OPT_FIRST_COMMAND_OPTION,
+    OPT_SKIPNAN,
+    OPT_JSON,
+    OPT_SHARD,
+    OPT_AXIS,
+    OPT_KEEPDIMS,
+    OPT_DDOF
+};
 
 typedef struct {
     cli_common common;
@@ -41,8 +58,11 @@ typedef struct {
     int skipnan;
     int json;
     shard_spec shard; /* count 0: the whole input */
-    const char *state_path;
+    const char *state_path; /* -o: the state (--shard) or the result (--axis) */
     int force;
+    const char *axis;       /* --axis LIST, or NULL */
+    int keepdims;
+    int ddof;
 } reduce_opts;
 
 /* Shared state for all files of one invocation, and the file in progress. */
@@ -115,6 +135,83 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
     return 0;
 }
 
+/* The chunk for a reduction along axes: reduce's, halved while the
+ * partials of a chunk would take far more memory than its data (short
+ * runs: a partial per few elements). */
+static size_t reduce_axis_chunk(const ax_plan *p, size_t chunk)
+{
+    while (chunk > CLI_CHUNK_ALIGN && ax_out_bytes(p, chunk) > 2 * chunk + ((size_t)64 << 20))
+        chunk = (chunk / 2 + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN;
+    return chunk;
+}
+
+/* Reduces one framed input along the axes o asks for (every axis for var
+ * and std of the whole array) and prints or writes the result; returns 0 or
+ * 1 (error printed). */
+static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name, io_reader *r,
+                        const frame_info *fi, double t0)
+{
+    io_status why;
+    uint64_t shape[NPY_MAX_DIMS];
+    int ndim = fi->ndim;
+    memcpy(shape, fi->shape, sizeof shape);
+    if (ndim < 0) {
+        if (fi->data_bytes == UINT64_MAX && io_reader_file_size(r) < 0) {
+            msg_error("%s: --axis needs the array's length: give --shape for raw input whose size "
+                      "is unknown", name);
+            return 1;
+        }
+        uint64_t bytes = fi->data_bytes != UINT64_MAX ? fi->data_bytes
+                                                       : (uint64_t)io_reader_file_size(r);
+        ndim = 1;
+        shape[0] = bytes / dt_size(fi->dtype);
+    }
+    unsigned axes = ndim >= 32 ? ~0u : (1u << ndim) - 1;
+    if (o->axis && ax_parse_axes(o->axis, ndim, &axes, &why) < 0)
+        return msg_status(name, &why);
+    ax_plan plan;
+    if (ax_plan_init(&plan, fi->dtype, o->ops, o->skipnan, ndim, shape, fi->fortran_order, axes,
+                     o->keepdims, &why) < 0)
+        return msg_status(name, &why);
+    ax_state *st = ax_state_new(&plan);
+    if (!st) {
+        msg_error("%s: out of memory for the state of %llu outputs", name,
+                  (unsigned long long)plan.nout);
+        return 1;
+    }
+    run *rn = ctx->j.run;
+    size_t chunk = reduce_axis_chunk(&plan, reduce_chunk_for(rn, fi, r));
+    ax_job job = {.plan = &plan, .first = 0, .st = st};
+    reduce_end end = {fi, name, 0};
+    run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = fi->data_bytes,
+                      .prefix = fi->prefix, .prefix_len = fi->prefix_len};
+    run_op op = {.ops = &ax_engine_ops, .ctx = &job, .grain = 0,
+                 .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
+                 .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
+    run_sink sink = cli_sink(NULL, NULL);
+    uint64_t bytes;
+    int status = 1;
+    if (run_input(rn, &src, &op, &sink, &bytes) == 0) {
+        double dt = io_seconds() - t0;
+        msg_info("%s: %llu bytes in %.3f s (%.2f GB/s of data)", name, (unsigned long long)bytes,
+                 dt, dt > 0 ? bytes / dt / 1e9 : 0.0);
+        io_file_id in_id;
+        int have_id = out_input_id(r, &in_id);
+        out_opts out;
+        memset(&out, 0, sizeof out);
+        out.path = o->state_path;
+        out.force = o->force;
+        out.threads = 1;
+        out.npz = o->state_path && strlen(o->state_path) >= 4 &&
+                  !strcmp(o->state_path + strlen(o->state_path) - 4, ".npz");
+        if (o->state_path && out_name_is_gz(o->state_path))
+            out.level = CLI_DEFAULT_LEVEL;
+        status = result_axis(name, &plan, st, o->ddof, &out, have_id ? &in_id : NULL, o->json);
+    }
+    ax_state_free(st);
+    return status;
+}
+
 /* Streams one input through the engine; returns 0 or 1 (error printed). */
 static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *in)
 {
@@ -132,6 +229,14 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     frame_info fi;
     if (cli_frame(r, &o->common, &fi, name))
         goto out_close_reader;
+    if (fi.dtype == DT_C64 || fi.dtype == DT_C128) {
+        msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
+        goto out_close_reader;
+    }
+    if (o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD))) {
+        status = reduce_along(ctx, o, name, r, &fi, t0);
+        goto out_close_reader;
+    }
     unsigned ops = o->ops, refused = 0;
     if (fi.fortran_order && frame_is_multidim(&fi) && (ops & (RD_OP_ARGMIN | RD_OP_ARGMAX))) {
         /* every other op is independent of the memory order; flat indices are
@@ -142,10 +247,6 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
             msg_error("%s: argmin/argmax of a Fortran-order array are not supported", name);
             goto out_close_reader;
         }
-    }
-    if (fi.dtype == DT_C64 || fi.dtype == DT_C128) {
-        msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
-        goto out_close_reader;
     }
     rd_state st;
     rd_state_init(&st, fi.dtype, ops, o->skipnan);
@@ -220,6 +321,9 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         {"shard", required_argument, 0, OPT_SHARD},
         {"output", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},
+        {"axis", required_argument, 0, OPT_AXIS},
+        {"keepdims", no_argument, 0, OPT_KEEPDIMS},
+        {"ddof", required_argument, 0, OPT_DDOF},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -255,6 +359,22 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         case 'f':
             o->force = 1;
             break;
+        case OPT_AXIS:
+            if (ax_parse_axes(optarg, AX_MAX_DIMS, &(unsigned){0}, &st) < 0)
+                return cli_usage_error("reduce", "%s", st.text);
+            o->axis = optarg;
+            break;
+        case OPT_KEEPDIMS:
+            o->keepdims = 1;
+            break;
+        case OPT_DDOF: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 1000000000L)
+                return cli_usage_error("reduce", "bad --ddof '%s' (an integer >= 0)", optarg);
+            o->ddof = (int)v;
+            break;
+        }
         case 'h':
         case OPT_HELP:
             reduce_help();
@@ -269,8 +389,23 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         return 2;
     if (o->shard.count && (!o->state_path || argc - optind != 1))
         return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
-    if (!o->shard.count && o->state_path)
-        return cli_usage_error("reduce", "-o STATE goes with --shard");
+    if ((o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD))) && o->common.backend == BACKEND_CUDA)
+        return cli_usage_error("reduce", "--axis, var and std run on the CPU backend for now "
+                               "(--backend cpu or auto)");
+    if (o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD)))
+        o->common.backend = BACKEND_CPU;
+    if (o->keepdims && !o->axis)
+        return cli_usage_error("reduce", "--keepdims goes with --axis");
+    if (!o->shard.count && o->state_path && !o->axis)
+        return cli_usage_error("reduce", "-o goes with --shard (the state) or --axis (the result)");
+    if (o->shard.count && (o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD))))
+        return cli_usage_error("reduce", "--shard does not go with --axis, var or std");
+    if (o->state_path && o->axis && argc - optind > 1)
+        return cli_usage_error("reduce", "-o FILE takes the result of one FILE: give one input");
+    if (o->state_path && o->axis && __builtin_popcount(o->ops) > 1 &&
+        !(strlen(o->state_path) >= 4 && !strcmp(o->state_path + strlen(o->state_path) - 4, ".npz")))
+        return cli_usage_error("reduce", "several operations go to an .npz archive, a member each: "
+                               "name the output FILE.npz");
     return -1;
 }
 

@@ -26,4 +26,17 @@ size_t npzw_head(unsigned char *buf);
  * (NPZW_TAIL_MAX bytes); returns its length. */
 size_t npzw_tail(unsigned char *buf, uint32_t crc, uint64_t size);
 
+/* One member of an archive built whole in memory. */
+typedef struct {
+    const char *name; /* "sum.npy" */
+    const void *data; /* the member's bytes (an .npy file) */
+    size_t size;
+} npzw_member;
+
+/* The bytes of a whole archive of n stored members (zip records as
+ * np.savez writes them, time stamps fixed) into a new buffer *out (freed by
+ * the caller) of *len bytes. 0, or -1 when out of memory or when the
+ * archive would reach 4 GiB (it has no zip64 fields). */
+int npzw_archive(const npzw_member *m, int n, unsigned char **out, size_t *len);
+
 #endif

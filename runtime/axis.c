@@ -416,14 +416,14 @@ static rd_extrema ax_extrema(const ax_plan *p, const void *x, size_t n, size_t s
  * step, from the empty partial. */
 static rd_var ax_var_elems(const ax_plan *p, const void *x, size_t n, size_t stride)
 {
-    rd_var v = rd_var_empty();
+    rd_var_acc a = rd_var_acc_empty();
     for (size_t o = 0; o < n; o++) {
         size_t i = o * stride;
         if (p->skipnan && ax_isnan(p->dtype, x, i))
             continue;
-        rd_var_step(&v, ax_value(p->dtype, x, i));
+        rd_var_step(&a, ax_value(p->dtype, x, i));
     }
-    return v;
+    return rd_var_of_acc(a);
 }
 
 /* The parts of one block unit: C columns of `rows` rows at x. */
@@ -468,8 +468,13 @@ static void ax_cpu_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
         if (e)
             *e = ee;
     }
-    if (v)
-        *v = rd_cpu_var_tile(x, n, p->dtype, p->skipnan);
+    if (v) {
+        double *d = malloc(n * sizeof *d);
+        for (size_t i = 0; d && i < n; i++)
+            d[i] = ax_value(p->dtype, x, i);
+        *v = d ? rd_var_tile(d, n, RD_VEC(dt_size(p->dtype)), p->skipnan) : rd_var_empty();
+        free(d);
+    }
 }
 
 /* Pointers to part i of each array of a buffer (NULL where not needed). */
@@ -543,9 +548,7 @@ static void ax_vtree_push(ax_vtree *t, rd_var v)
     uint64_t idx = t->next++;
     unsigned level = 0;
     while (t->depth > 0 && t->level[t->depth - 1] == level && (idx & 1)) {
-        rd_var a = t->value[t->depth - 1];
-        rd_var_merge(&a, &v);
-        v = a;
+        v = rd_var_merge(t->value[t->depth - 1], v);
         t->depth--;
         level++;
         idx >>= 1;
@@ -561,11 +564,8 @@ static rd_var ax_vtree_finish(const ax_vtree *t)
     if (t->depth == 0)
         return rd_var_empty();
     rd_var acc = t->value[t->depth - 1];
-    for (int i = t->depth - 2; i >= 0; i--) {
-        rd_var a = t->value[i];
-        rd_var_merge(&a, &acc);
-        acc = a;
-    }
+    for (int i = t->depth - 2; i >= 0; i--)
+        acc = rd_var_merge(t->value[i], acc);
     return acc;
 }
 
@@ -590,6 +590,7 @@ struct ax_state {
     int D;                              /* block-tree stack entries */
     double *bsum, *bsq, *tsum, *tsq;
     rd_var *bvar, *tvar;
+    rd_var_acc *bvacc;                  /* T == 1: a block's accumulator of elements */
     uint64_t *nb;                       /* blocks pushed */
     rd_u128 *isum, *isq;
     uint64_t *count;
@@ -611,6 +612,7 @@ void ax_state_free(ax_state *s)
     free(s->tsum);
     free(s->tsq);
     free(s->bvar);
+    free(s->bvacc);
     free(s->tvar);
     free(s->nb);
     free(s->isum);
@@ -664,6 +666,7 @@ ax_state *ax_state_new(const ax_plan *p)
     s->tsq = ax_calloc(sq, nd, sizeof(double), &fail);
     s->bvar = ax_calloc(s->use_v, n, sizeof(rd_var), &fail);
     s->tvar = ax_calloc(s->use_v, nd, sizeof(rd_var), &fail);
+    s->bvacc = ax_calloc(s->use_v && p->T == 1, n, sizeof(rd_var_acc), &fail);
     s->nb = ax_calloc(1, n, sizeof(uint64_t), &fail);
     s->isum = ax_calloc(s->use_m && !s->fl, n, sizeof(rd_u128), &fail);
     s->isq = ax_calloc(s->use_m && !s->sqf, n, sizeof(rd_u128), &fail);
@@ -713,9 +716,7 @@ static void ax_push_block(ax_state *s, uint64_t o, double sum, double sq, const 
         if (s->tsq)
             sq = rd_add(s->tsq[at + depth], sq);
         if (s->tvar) {
-            rd_var a = s->tvar[at + depth];
-            rd_var_merge(&a, v);
-            s->tvar[at + depth] = a;
+            s->tvar[at + depth] = rd_var_merge(s->tvar[at + depth], *v);
             v = &s->tvar[at + depth];
         }
     }
@@ -758,13 +759,14 @@ static void ax_fold(ax_state *s, uint64_t o, uint64_t j, const ax_item *it, int 
         s->bsum[o] = rd_add(b ? s->bsum[o] : -0.0, it->sum);
     if (s->bsq)
         s->bsq[o] = rd_add(b ? s->bsq[o] : -0.0, it->sq);
-    if (s->bvar) {
+    if (s->bvacc) {
         if (!b)
-            s->bvar[o] = rd_var_empty();
+            s->bvacc[o] = rd_var_acc_empty();
         if (elem)
-            rd_var_step(&s->bvar[o], x);
-        else
-            rd_var_merge(&s->bvar[o], &it->var);
+            rd_var_step(&s->bvacc[o], x);
+        s->bvar[o] = rd_var_of_acc(s->bvacc[o]);
+    } else if (s->bvar) {
+        s->bvar[o] = rd_var_merge(b ? s->bvar[o] : rd_var_empty(), it->var);
     }
     ax_add_free(s, o, it, j * p->T);
     if (b == RD_AXIS_BLOCK - 1 || j == p->J - 1)
@@ -987,11 +989,8 @@ static rd_var ax_var_root(const ax_state *s, uint64_t o)
     if (!depth)
         return rd_var_empty();
     rd_var acc = v[depth - 1];
-    for (int i = depth - 2; i >= 0; i--) {
-        rd_var a = v[i];
-        rd_var_merge(&a, &acc);
-        acc = a;
-    }
+    for (int i = depth - 2; i >= 0; i--)
+        acc = rd_var_merge(v[i], acc);
     return acc;
 }
 
@@ -1096,9 +1095,7 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
         case RD_OP_VAR:
         case RD_OP_STD: {
             rd_var v = ax_var_root(s, o);
-            d = rd_var_value(&v, (double)ddof);
-            if (op == RD_OP_STD)
-                d = rd_var_std(&v, (double)ddof);
+            d = rd_var_value(v, (double)ddof, op == RD_OP_STD);
             if ((double)v.n - ddof <= 0)
                 flags |= AX_RESULT_EMPTY;
             memcpy(dst, &d, 8);

@@ -13,7 +13,8 @@
 #include <string.h>
 
 static const char *const rd_op_names[RD_OP_NUM] = {"sum",    "mean",   "min",   "max",
-                                                   "argmin", "argmax", "sumsq", "count"};
+                                                   "argmin", "argmax", "sumsq", "count",
+                                                   "var",    "std"};
 
 /* Name of op bit i. */
 const char *rd_op_name(int bit)
@@ -35,7 +36,7 @@ unsigned rd_parse_ops(const char *list, io_status *st)
         if (found < 0) {
             io_fail(st, IO_ERR_FORMAT,
                     "unknown operation '%.*s' (expected sum, mean, min, max, argmin, argmax, "
-                    "sumsq, count)",
+                    "sumsq, count, var, std)",
                     (int)len, p);
             return 0;
         }

@@ -25,7 +25,7 @@ enum rd_op {
     RD_OP_STD = 1 << 9,
 };
 #define RD_OP_EXTREMA (RD_OP_MIN | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_ARGMAX)
-#define RD_OP_NUM 8
+#define RD_OP_NUM 10
 
 /* Name of op bit i ("sum", "mean", ...), in the order of enum rd_op. */
 const char *rd_op_name(int bit);
