@@ -89,6 +89,7 @@ int ax_plan_init(ax_plan *p, dt_type dtype, unsigned ops, int skipnan, int ndim,
     if (p->nelem && p->ngroups && p->greduced[p->ngroups - 1])
         p->T = p->glen[p->ngroups - 1];
     p->nruns = p->nelem / p->T;
+    p->J /= p->T; /* the runs along the reduced axes: elements reduced / T */
     p->nblocks = (p->J + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
     p->width = 1;
     if (!p->nelem) {
