@@ -298,15 +298,15 @@ def check(path, axes_s, keepdims, ops, skipnan, ddof, result, limit):
                     w = math.nan
                 else:
                     w = exact_var(row, ddof)
+                big = math.isinf(w)
                 if op == "std" and not math.isnan(w):
-                    e = exact_var(row, ddof)
                     fr = [Fraction(x) for x in row]
                     m = sum(fr) / len(fr)
                     q = sum((f - m) ** 2 for f in fr) / (len(fr) - ddof)
-                    w = math.sqrt(q) if q else 0.0
-                    # correctly rounded root of the exact quotient, within an ulp of sqrt
-                    del e
-                if math.isinf(w) and math.isnan(float(g[i])):
+                    k = 1200  # sqrt(q) to far more bits than a double's
+                    w = float(Fraction(math.isqrt(q.numerator * q.denominator * 4 ** k),
+                                       q.denominator * 2 ** k))
+                if big and math.isnan(float(g[i])):
                     continue  # squares beyond the double range: NaN (numpy: inf)
                 if ulps(float(g[i]), w) > limit:
                     return "%s[%d]: %r, want %r (%s ulp)" % (op, i, g[i], w, ulps(float(g[i]), w))
