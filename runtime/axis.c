@@ -4,6 +4,8 @@
 #include "axis.h"
 
 #include "engine.h"
+#include "simd.h"
+#include "io/view.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -300,52 +302,66 @@ static int ax_sq_is_float(dt_type t)
 
 /* ---- the CPU units ---- */
 
-/* Columns a block unit adds at a time, in registers or L1. */
-#define AX_COLS 256
+/* The CPU unit code is inlined into each instruction-set variant of
+ * ax_cpu_units, so that its loops vectorize for that variant's registers. */
+#define AX_INLINE static inline __attribute__((always_inline))
+
+/* Columns a block unit adds at a time, their accumulators in registers. */
+#define AX_COLS 16
 
 /* Float block: every column's sums over the rows, each from -0.0 in row
- * order (loops across columns that the compiler vectorizes). */
+ * order; AX_COLS columns at a time down the rows (loops of a constant trip
+ * count, which the compiler vectorizes), the last columns one by one. */
 #define AX_FLOAT_BLOCK(NAME, T, TO_DOUBLE, ISNAN)                                           \
-    static void NAME(const T *x, size_t rows, size_t C, int skipnan, int want_sq,            \
-                     rd_moments *m)                                                         \
+    AX_INLINE void NAME##_cols(const T *x, size_t rows, size_t C, size_t nc, int skipnan,    \
+                               int want_sq, rd_moments *m)                                  \
     {                                                                                       \
-        for (size_t c0 = 0; c0 < C; c0 += AX_COLS) {                                        \
-            size_t nc = C - c0 < AX_COLS ? C - c0 : AX_COLS;                                \
-            double s[AX_COLS], q[AX_COLS];                                                  \
-            uint64_t k[AX_COLS];                                                            \
-            for (size_t c = 0; c < nc; c++) {                                               \
-                s[c] = q[c] = -0.0;                                                         \
-                k[c] = 0;                                                                   \
-            }                                                                               \
-            for (size_t r = 0; r < rows; r++) {                                             \
-                const T *e = x + r * C + c0;                                                \
-                if (!skipnan && !want_sq)                                                   \
-                    for (size_t c = 0; c < nc; c++)                                         \
-                        s[c] = rd_add(s[c], TO_DOUBLE(e[c]));                               \
-                else if (!skipnan)                                                          \
-                    for (size_t c = 0; c < nc; c++) {                                       \
-                        double d = TO_DOUBLE(e[c]);                                         \
-                        s[c] = rd_add(s[c], d);                                             \
-                        q[c] = rd_add(q[c], d * d);                                         \
-                    }                                                                       \
-                else                                                                        \
-                    for (size_t c = 0; c < nc; c++) {                                       \
-                        int keep = !ISNAN(e[c]);                                            \
-                        double d = TO_DOUBLE(e[c]);                                         \
-                        s[c] = rd_add(s[c], keep ? d : -0.0);                               \
-                        q[c] = rd_add(q[c], keep ? d * d : -0.0);                           \
-                        k[c] += (uint64_t)keep;                                             \
-                    }                                                                       \
-            }                                                                               \
-            for (size_t c = 0; c < nc; c++) {                                               \
-                rd_moments *o = &m[c0 + c];                                                 \
-                memset(o, 0, sizeof *o);                                                    \
-                memcpy(&o->sum_lo, &s[c], sizeof s[c]);                                     \
-                if (want_sq)                                                                \
-                    memcpy(&o->sq_lo, &q[c], sizeof q[c]);                                  \
-                o->count = skipnan ? k[c] : rows;                                           \
-            }                                                                               \
+        double sa[AX_COLS], sq[AX_COLS];                                                    \
+        uint64_t k[AX_COLS];                                                                \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            sa[c] = sq[c] = -0.0;                                                           \
+            k[c] = 0;                                                                       \
         }                                                                                   \
+        const T *e = x;                                                                     \
+        if (!skipnan && !want_sq)                                                           \
+            for (size_t r = 0; r < rows; r++, e += C)                                       \
+                for (size_t c = 0; c < nc; c++)                                             \
+                    sa[c] = rd_add(sa[c], TO_DOUBLE(e[c]));                                 \
+        else if (!skipnan)                                                                  \
+            for (size_t r = 0; r < rows; r++, e += C)                                       \
+                for (size_t c = 0; c < nc; c++) {                                           \
+                    double d = TO_DOUBLE(e[c]);                                             \
+                    sa[c] = rd_add(sa[c], d);                                               \
+                    sq[c] = rd_add(sq[c], d * d);                                           \
+                }                                                                           \
+        else                                                                                \
+            for (size_t r = 0; r < rows; r++, e += C)                                       \
+                for (size_t c = 0; c < nc; c++) {                                           \
+                    int keep = !ISNAN(e[c]);                                                \
+                    double d = TO_DOUBLE(e[c]);                                             \
+                    sa[c] = rd_add(sa[c], keep ? d : -0.0);                                 \
+                    sq[c] = rd_add(sq[c], keep ? d * d : -0.0);                             \
+                    k[c] += (uint64_t)keep;                                                 \
+                }                                                                           \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            memcpy(&m[c].sum_lo, &sa[c], sizeof sa[c]);                                     \
+            m[c].sum_hi = 0;                                                                \
+            if (want_sq)                                                                    \
+                memcpy(&m[c].sq_lo, &sq[c], sizeof sq[c]);                                  \
+            else                                                                            \
+                m[c].sq_lo = 0;                                                             \
+            m[c].sq_hi = 0;                                                                 \
+            m[c].count = skipnan ? k[c] : rows;                                             \
+        }                                                                                   \
+    }                                                                                       \
+    AX_INLINE void NAME(const T *x, size_t rows, size_t C, int skipnan, int want_sq,         \
+                        rd_moments *m)                                                      \
+    {                                                                                       \
+        size_t c0 = 0;                                                                      \
+        for (; c0 + AX_COLS <= C; c0 += AX_COLS)                                            \
+            NAME##_cols(x + c0, rows, C, AX_COLS, skipnan, want_sq, m + c0);                \
+        if (c0 < C)                                                                         \
+            NAME##_cols(x + c0, rows, C, C - c0, skipnan, want_sq, m + c0);                 \
     }
 
 #define AX_DOUBLE(v) ((double)(v))
@@ -360,7 +376,7 @@ AX_FLOAT_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
 
 /* Integer block: exact sums (and exact squares up to 32 bits; 64-bit
  * squares as doubles from -0.0 in row order). */
-static void ax_block_int(const ax_plan *p, const void *x, size_t rows, int want_sq,
+AX_INLINE void ax_block_int(const ax_plan *p, const void *x, size_t rows, int want_sq,
                          rd_moments *m)
 {
     size_t C = (size_t)p->C;
@@ -428,7 +444,7 @@ static rd_var ax_var_elems(const ax_plan *p, const void *x, size_t n, size_t str
 }
 
 /* The parts of one block unit: C columns of `rows` rows at x. */
-static void ax_cpu_block(const ax_plan *p, const ax_layout *l, const void *x, size_t rows,
+AX_INLINE void ax_cpu_block(const ax_plan *p, const ax_layout *l, const void *x, size_t rows,
                          rd_moments *m, rd_extrema *e, rd_var *v)
 {
     size_t C = (size_t)p->C;
@@ -488,9 +504,9 @@ static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m,
     *v = l->use_v ? (rd_var *)(b + l->var_at) + i : NULL;
 }
 
-/* The parts of units [ua, ub) of a chunk. */
-void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                  uint64_t u0, uint64_t ua, uint64_t ub, void *out)
+/* The parts of units [ua, ub) of a chunk (every variant inlines it). */
+AX_INLINE void ax_cpu_units_all(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                                uint64_t u0, uint64_t ua, uint64_t ub, void *out)
 {
     size_t sz = dt_size(p->dtype);
     for (uint64_t u = ua; u < ub; u++) {
@@ -506,6 +522,36 @@ void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t 
         else
             ax_cpu_block(p, l, px, (size_t)(n / p->C), m, e, v);
     }
+}
+
+typedef void (*ax_units_fn)(const ax_plan *, const ax_layout *, const void *, uint64_t, uint64_t,
+                            uint64_t, uint64_t, void *);
+
+/* Defines variant NAME of the unit code, compiled with ATTRS. */
+#define AX_VARIANT(NAME, ATTRS)                                                             \
+    ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
+                           uint64_t u0, uint64_t ua, uint64_t ub, void *out)                \
+    {                                                                                       \
+        ax_cpu_units_all(p, l, x, e0, u0, ua, ub, out);                                     \
+    }
+
+AX_VARIANT(ax_cpu_units_baseline, )
+#if SIMD_MULTI
+AX_VARIANT(ax_cpu_units_avx2, SIMD_ATTR_AVX2)
+AX_VARIANT(ax_cpu_units_avx512, SIMD_ATTR_AVX512)
+#endif
+
+/* The parts of units [ua, ub) of a chunk, on this CPU's variant. */
+void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                  uint64_t u0, uint64_t ua, uint64_t ub, void *out)
+{
+    static const ax_units_fn variants[] = {
+        ax_cpu_units_baseline,
+#if SIMD_MULTI
+        ax_cpu_units_avx2, ax_cpu_units_avx512,
+#endif
+    };
+    variants[simd_variant()](p, l, x, e0, u0, ua, ub, out);
 }
 
 /* Writes a chunk's header and raw ends (the part of its buffer that is not
@@ -704,29 +750,31 @@ static void ax_locate(const ax_state *s, uint64_t r, uint64_t *o, uint64_t *j, u
     *j = jj;
 }
 
-/* Pushes a complete block (sum, square sum, variance) into output o's tree. */
+/* Pushes a complete block (sum, square sum, variance) into output o's tree (its
+ * stack entry d of every output lies at d * nout + o). */
 static void ax_push_block(ax_state *s, uint64_t o, double sum, double sq, const rd_var *v)
 {
-    uint64_t idx = s->nb[o]++;
+    uint64_t idx = s->nb[o]++, nout = s->p->nout;
     int depth = __builtin_popcountll(idx);
-    size_t at = (size_t)(o * (uint64_t)s->D);
     for (; idx & 1; idx >>= 1) {
         depth--;
+        size_t at = (size_t)(depth * nout + o);
         if (s->tsum)
-            sum = rd_add(s->tsum[at + depth], sum);
+            sum = rd_add(s->tsum[at], sum);
         if (s->tsq)
-            sq = rd_add(s->tsq[at + depth], sq);
+            sq = rd_add(s->tsq[at], sq);
         if (s->tvar) {
-            s->tvar[at + depth] = rd_var_merge(s->tvar[at + depth], *v);
-            v = &s->tvar[at + depth];
+            s->tvar[at] = rd_var_merge(s->tvar[at], *v);
+            v = &s->tvar[at];
         }
     }
+    size_t at = (size_t)(depth * nout + o);
     if (s->tsum)
-        s->tsum[at + depth] = sum;
+        s->tsum[at] = sum;
     if (s->tsq)
-        s->tsq[at + depth] = sq;
+        s->tsq[at] = sq;
     if (s->tvar)
-        s->tvar[at + depth] = *v;
+        s->tvar[at] = *v;
 }
 
 /* Adds the order-free parts of an item (exact sums, counts, extrema whose
@@ -866,18 +914,57 @@ static void ax_fold_tile(ax_state *s, uint64_t u, const ax_item *it)
     ax_fold(s, o, j, &s->run, 0, 0);
 }
 
-/* Folds a block unit's C parts (whole stage-2 blocks) into their outputs. */
+/* Folds a block unit's C parts (whole stage-2 blocks) into their outputs:
+ * every column has pushed as many blocks, so they merge alike. */
 static void ax_fold_block(ax_state *s, uint64_t u, const rd_moments *m, const rd_extrema *e,
                           const rd_var *v)
 {
     const ax_plan *p = s->p;
-    uint64_t start, n, o, j, span;
+    uint64_t start, n, o, j, span, nout = p->nout, C = p->C;
     ax_unit_span(p, u, &start, &n);
     ax_locate(s, start, &o, &j, &span);
-    for (uint64_t c = 0; c < p->C; c++) {
-        ax_item it = ax_item_of(s, m ? m + c : NULL, e ? e + c : NULL, v ? v + c : NULL);
-        ax_add_free(s, o + c, &it, j);
-        ax_push_block(s, o + c, it.sum, it.sq, v ? &it.var : NULL);
+    uint64_t idx = s->nb[o];
+    int depth = __builtin_popcountll(idx), merges = 0;
+    for (uint64_t i = idx; i & 1; i >>= 1)
+        merges++;
+    int top = depth - merges; /* the stack entry the merged block lands in */
+    for (uint64_t c = 0; c < C; c++) {
+        s->nb[o + c]++;
+        if (m && s->tsum) {
+            double x;
+            memcpy(&x, &m[c].sum_lo, sizeof x);
+            for (int d = depth - 1; d >= top; d--)
+                x = rd_add(s->tsum[d * nout + o + c], x);
+            s->tsum[top * nout + o + c] = x;
+        }
+        if (m && s->tsq) {
+            double x;
+            memcpy(&x, &m[c].sq_lo, sizeof x);
+            for (int d = depth - 1; d >= top; d--)
+                x = rd_add(s->tsq[d * nout + o + c], x);
+            s->tsq[top * nout + o + c] = x;
+        }
+        if (v) {
+            rd_var x = v[c];
+            for (int d = depth - 1; d >= top; d--)
+                x = rd_var_merge(s->tvar[d * nout + o + c], x);
+            s->tvar[top * nout + o + c] = x;
+        }
+        if (m) {
+            if (s->isum)
+                s->isum[o + c] += ((rd_u128)m[c].sum_hi << 64) | m[c].sum_lo;
+            if (s->isq)
+                s->isq[o + c] += ((rd_u128)m[c].sq_hi << 64) | m[c].sq_lo;
+            s->count[o + c] += m[c].count;
+        }
+        if (e) {
+            rd_extrema x = e[c];
+            if (x.min_idx != RD_NO_INDEX)
+                x.min_idx += j;
+            if (x.max_idx != RD_NO_INDEX)
+                x.max_idx += j;
+            rd_extrema_merge(&s->ext[o + c], &x);
+        }
     }
 }
 
@@ -973,12 +1060,12 @@ dt_type ax_result_type(const ax_plan *p, int op)
 static double ax_tree_root(const ax_state *s, const double *t, uint64_t o)
 {
     int depth = __builtin_popcountll(s->nb[o]);
-    const double *v = t + o * (uint64_t)s->D;
+    uint64_t n = s->p->nout;
     if (!depth)
         return -0.0;
-    double acc = v[depth - 1];
+    double acc = t[(depth - 1) * n + o];
     for (int i = depth - 2; i >= 0; i--)
-        acc = rd_add(v[i], acc);
+        acc = rd_add(t[i * n + o], acc);
     return acc;
 }
 
@@ -986,12 +1073,12 @@ static double ax_tree_root(const ax_state *s, const double *t, uint64_t o)
 static rd_var ax_var_root(const ax_state *s, uint64_t o)
 {
     int depth = __builtin_popcountll(s->nb[o]);
-    const rd_var *v = s->tvar + o * (uint64_t)s->D;
+    uint64_t n = s->p->nout;
     if (!depth)
         return rd_var_empty();
-    rd_var acc = v[depth - 1];
+    rd_var acc = s->tvar[(depth - 1) * n + o];
     for (int i = depth - 2; i >= 0; i--)
-        acc = rd_var_merge(v[i], acc);
+        acc = rd_var_merge(s->tvar[i * n + o], acc);
     return acc;
 }
 
@@ -1152,9 +1239,35 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
     if (a == 0)
         ax_chunk_ends(p, &l, c->host_in, e0, e1, c->host_out);
-    uint64_t n = h.u1 - h.u0;
-    ax_cpu_units(p, &l, c->host_in, e0, h.u0, h.u0 + n * a / pieces, h.u0 + n * b / pieces,
-                 c->host_out);
+    uint64_t n = h.u1 - h.u0, ua = h.u0 + n * a / pieces, ub = h.u0 + n * b / pieces;
+    io_view_fault f;
+    unsigned char *piece = NULL;
+    if (ua >= ub || !io_view_owner(c->host_in, &f) || !(piece = aligned_alloc(64, AX_PIECE))) {
+        ax_cpu_units(p, &l, c->host_in, e0, h.u0, ua, ub, c->host_out);
+        return;
+    }
+    /* a view of a plain file: its units read in pieces with pread (io_view_read) into a
+       buffer of this thread's, as the whole-array reduction reads, so that the view's pages
+       are never mapped; a unit larger than a piece, or a piece that cannot be read so, is
+       read from the view */
+    for (uint64_t u = ua; u < ub;) {
+        uint64_t s0, n0, s1, n1, v = u;
+        ax_unit_span(p, u, &s0, &n0);
+        do {
+            ax_unit_span(p, v, &s1, &n1);
+            if (v > u && (s1 + n1 - s0) * sz > AX_PIECE)
+                break;
+            v++;
+        } while (v < ub);
+        ax_unit_span(p, v - 1, &s1, &n1);
+        size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - e0) * sz;
+        if (len <= AX_PIECE && io_view_read(&f, skip, piece, len) == 0)
+            ax_cpu_units(p, &l, piece, s0, h.u0, u, v, c->host_out);
+        else
+            ax_cpu_units(p, &l, c->host_in, e0, h.u0, u, v, c->host_out);
+        u = v;
+    }
+    free(piece);
 }
 
 /* Folds a chunk's results into the state, in order (engine_ops.collect). */
