@@ -86,8 +86,8 @@ PTX_WORK ?= $(BUILD)/ptx
 PTX_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 PTX_DTYPES := f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 bool
 QUADRATIC_DTYPES := f32 f64 f16 bf16
-REDUCE_KERNELS := moments moments_sq extrema
-REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan
+REDUCE_KERNELS := moments moments_sq extrema var
+REDUCE_FLOAT_KERNELS := moments_skipnan moments_sq_skipnan extrema_skipnan var_skipnan
 
 LIB_SRC := $(wildcard runtime/*.c runtime/gzip/*.c runtime/tools/*.c io/*.c io/gzip/*.c) \
 	$(filter-out cli/main.c,$(wildcard cli/*.c))

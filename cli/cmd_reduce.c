@@ -255,7 +255,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
         goto out_close_reader;
     run *rn = ctx->j.run;
-    char modules[2][64];
+    char modules[RD_MAX_MODULES][64];
     for (int i = rd_modules(fi.dtype, ops, o->skipnan, modules); i-- > 0;)
         run_want_module(rn, modules[i]);
     size_t chunk = reduce_chunk_for(rn, &fi, r);

@@ -4,7 +4,7 @@
 // JIT-compiles only the kernels it launches.
 //
 // One block of RD_LANES threads reduces one tile of RD_TILE elements and
-// writes one rd_moments or rd_extrema record; the host (or rdk_fold_sums)
+// writes one rd_moments, rd_extrema or rd_var record; the host (or rdk_fold_sums)
 // combines the records. The arithmetic order is the one reduce_math.h
 // defines, so results do not depend on the grid and equal the CPU backend's.
 #include "reduce_math.h"
@@ -491,6 +491,82 @@ __device__ __forceinline__ void extrema_tile(const elem_t *__restrict__ x, rd_u6
     }
 }
 
+
+// Adds one element, at position k of its vector, to a lane's variance
+// accumulators (NaN skipped with SKIPNAN).
+template <bool SKIPNAN>
+__device__ __forceinline__ void lane_var(rd_var_acc *acc, elem_t x, unsigned k)
+{
+    if (SKIPNAN && elem_isnan(x))
+        return;
+#if RD_FLOAT
+    rd_var_step(&acc[k], elem_double(x));
+#else
+    rd_var_step(&acc[k], (double)elem_int(x));
+#endif
+}
+
+// A variance partial from lane l + h of the warp (xor shuffle of every field).
+__device__ __forceinline__ rd_var shfl_var(const rd_var &v, unsigned h)
+{
+    rd_var o;
+    o.n = __shfl_xor_sync(RD_FULL_MASK, v.n, h);
+    o.k = __shfl_xor_sync(RD_FULL_MASK, v.k, h);
+    o.s1.hi = __shfl_xor_sync(RD_FULL_MASK, v.s1.hi, h);
+    o.s1.lo = __shfl_xor_sync(RD_FULL_MASK, v.s1.lo, h);
+    o.s2.hi = __shfl_xor_sync(RD_FULL_MASK, v.s2.hi, h);
+    o.s2.lo = __shfl_xor_sync(RD_FULL_MASK, v.s2.lo, h);
+    return o;
+}
+
+// rd_var_subtile_tree() over the warp's lane partials with xor shuffles:
+// each lane merges (own, partner), which for the lanes that reach lane 0 is
+// (v[l], v[l + h]); lane 0 gets the root.
+__device__ __forceinline__ rd_var warp_var_tree(rd_var v)
+{
+#pragma unroll
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2)
+        v = rd_var_merge(v, shfl_var(v, h));
+    return v;
+}
+
+// The variance partial of tile blockIdx.x of x[0..n) into out[blockIdx.x]:
+// the lanes' RD_V accumulators, rd_var_lane_tree, the warp tree, then
+// rd_var_warps_tree over the sub-tiles by thread 0.
+template <bool SKIPNAN>
+__device__ __forceinline__ void var_tile(const elem_t *__restrict__ x, rd_u64 n,
+                                         rd_var *__restrict__ out)
+{
+    __shared__ rd_var vs[RD_WARPS];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    rd_u64 base;
+    const rd_u64 avail = subtile_avail(n, &base);
+    rd_var_acc acc[RD_V];
+#pragma unroll
+    for (unsigned k = 0; k < RD_V; k++)
+        acc[k] = rd_var_acc_empty();
+    if (avail)
+        tile_visit(x, base, avail, lane,
+                   [&](elem_t v, unsigned, unsigned k) { lane_var<SKIPNAN>(acc, v, k); });
+    rd_var p[RD_V];
+#pragma unroll
+    for (unsigned k = 0; k < RD_V; k++)
+        p[k] = rd_var_of_acc(acc[k]);
+#pragma unroll
+    for (unsigned h = 1; h < RD_V; h *= 2)
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k += 2 * h)
+            p[k] = rd_var_merge(p[k], p[k + h]);
+    rd_var v = warp_var_tree(p[0]);
+    if (lane == 0)
+        vs[warp] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        rd_var_warps_tree(vs);
+        out[blockIdx.x] = vs[0];
+    }
+}
+
 #define RD_MOMENTS_KERNEL(name, skipnan, sumsq)                                              \
     extern "C" __global__ void RD_BOUNDS                    \
         name(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_moments *__restrict__ out, \
@@ -519,6 +595,19 @@ extern "C" __global__ void RD_BOUNDS
                        rd_extrema *__restrict__ out)
 {
     extrema_tile<true>(x, n, first, out);
+}
+#elif defined(RD_KERNEL_var)
+extern "C" __global__ void RD_BOUNDS
+    rdk_var(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first, rd_var *__restrict__ out)
+{
+    var_tile<false>(x, n, out);
+}
+#elif defined(RD_KERNEL_var_skipnan) && RD_FLOAT
+extern "C" __global__ void RD_BOUNDS
+    rdk_var_skipnan(const elem_t *__restrict__ x, rd_u64 n, rd_u64 first,
+                    rd_var *__restrict__ out)
+{
+    var_tile<true>(x, n, out);
 }
 #else
 #error "compile with -DRD_KERNEL_<name> (a skipnan kernel only for float types)"

@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const rd_op_names[RD_OP_NUM] = {"sum",    "mean",   "min",   "max",
-                                                   "argmin", "argmax", "sumsq", "count",
-                                                   "var",    "std"};
+static const char *const rd_op_names[RD_OP_NUM] = {"sum",    "mean",   "min",   "max",   "argmin",
+                                                   "argmax", "sumsq", "count", "var",   "std"};
 
 /* Name of op bit i. */
 const char *rd_op_name(int bit)
@@ -75,19 +74,27 @@ void rd_tree_push(rd_tree *t, double v)
     rd_tree_push_level(t, v, 0);
 }
 
-/* Adds the next complete subtree: while it is a right child whose left
- * sibling tops the stack, the two merge (a binary counter when the tree
- * starts at leaf 0). */
+/* How many entries on top of a tree's stack (levels lv[0..depth)) a new
+ * subtree of 2^level leaves at leaf `next` merges with: while it is a right
+ * child whose left sibling tops the stack, the two merge (a binary counter
+ * when the tree starts at leaf 0). */
+static int rd_tree_merges(const unsigned char *lv, int depth, uint64_t next, unsigned level)
+{
+    int m = 0;
+    for (uint64_t idx = next >> level; depth - m > 0 && lv[depth - m - 1] == level && (idx & 1);
+         idx >>= 1, level++)
+        m++;
+    return m;
+}
+
+/* Adds the next complete subtree, merging it with its completed left
+ * siblings. */
 void rd_tree_push_level(rd_tree *t, double v, unsigned level)
 {
-    uint64_t idx = t->next >> level;
+    int m = rd_tree_merges(t->level, t->depth, t->next, level);
     t->next += (uint64_t)1 << level;
-    while (t->depth > 0 && t->level[t->depth - 1] == level && (idx & 1)) {
-        v = rd_add(t->value[t->depth - 1], v);
-        t->depth--;
-        level++;
-        idx >>= 1;
-    }
+    for (; m > 0; m--, level++)
+        v = rd_add(t->value[--t->depth], v);
     t->value[t->depth] = v;
     t->level[t->depth] = (unsigned char)level;
     t->depth++;
@@ -104,6 +111,42 @@ double rd_tree_finish(const rd_tree *t)
     return acc;
 }
 
+/* Empties the variance tree and sets its first leaf's index. */
+void rd_vtree_init_at(rd_vtree *t, uint64_t first)
+{
+    t->depth = 0;
+    t->next = first;
+}
+
+/* Adds the next partial. */
+void rd_vtree_push(rd_vtree *t, rd_var v)
+{
+    rd_vtree_push_level(t, v, 0);
+}
+
+/* Adds the next complete subtree, as rd_tree_push_level. */
+void rd_vtree_push_level(rd_vtree *t, rd_var v, unsigned level)
+{
+    int m = rd_tree_merges(t->level, t->depth, t->next, level);
+    t->next += (uint64_t)1 << level;
+    for (; m > 0; m--, level++)
+        v = rd_var_merge(t->value[--t->depth], v);
+    t->value[t->depth] = v;
+    t->level[t->depth] = (unsigned char)level;
+    t->depth++;
+}
+
+/* Folds the pending subtrees, smallest first, as rd_tree_finish. */
+rd_var rd_vtree_finish(const rd_vtree *t)
+{
+    if (t->depth == 0)
+        return rd_var_empty();
+    rd_var acc = t->value[t->depth - 1];
+    for (int i = t->depth - 2; i >= 0; i--)
+        acc = rd_var_merge(t->value[i], acc);
+    return acc;
+}
+
 /* Starts an empty reduction. */
 void rd_state_init(rd_state *s, dt_type dtype, unsigned ops, int skipnan)
 {
@@ -113,6 +156,7 @@ void rd_state_init(rd_state *s, dt_type dtype, unsigned ops, int skipnan)
     s->skipnan = skipnan && dt_is_float(dtype);
     rd_tree_init(&s->sum_tree);
     rd_tree_init(&s->sq_tree);
+    rd_vtree_init_at(&s->var_tree, 0);
     s->ext = rd_extrema_empty();
 }
 
@@ -121,6 +165,7 @@ void rd_state_start_at(rd_state *s, uint64_t first_tile)
 {
     rd_tree_init_at(&s->sum_tree, first_tile);
     rd_tree_init_at(&s->sq_tree, first_tile);
+    rd_vtree_init_at(&s->var_tree, first_tile);
 }
 
 /* Pushes every pending subtree of b into a, in index order. */
@@ -135,6 +180,8 @@ void rd_state_merge(rd_state *s, const rd_state *b)
 {
     rd_tree_append(&s->sum_tree, &b->sum_tree);
     rd_tree_append(&s->sq_tree, &b->sq_tree);
+    for (int i = 0; i < b->var_tree.depth; i++)
+        rd_vtree_push_level(&s->var_tree, b->var_tree.value[i], b->var_tree.level[i]);
     s->isum += b->isum;
     s->isq += b->isq;
     s->count += b->count;
@@ -149,8 +196,8 @@ static int rd_sq_is_float(dt_type t)
 }
 
 /* Adds consecutive tiles' partials in index order. */
-void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, size_t ntiles,
-                  uint64_t nelem)
+void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, const rd_var *var,
+                  size_t ntiles, uint64_t nelem)
 {
     int fl = dt_is_float(s->dtype), sqf = rd_sq_is_float(s->dtype);
     for (size_t i = 0; m && i < ntiles; i++) {
@@ -176,6 +223,8 @@ void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, size_t 
         s->count += nelem;
     for (size_t i = 0; e && i < ntiles; i++)
         rd_extrema_merge(&s->ext, &e[i]);
+    for (size_t i = 0; var && i < ntiles; i++)
+        rd_vtree_push(&s->var_tree, var[i]);
     s->nelem += nelem;
 }
 
@@ -240,6 +289,9 @@ void rd_state_result(const rd_state *s, rd_result *r)
         r->sumsq = s->count ? rd_tree_finish(&s->sq_tree) : 0.0;
     else
         r->isumsq = s->isq;
+    rd_var v = rd_vtree_finish(&s->var_tree);
+    r->var = rd_var_value(v, s->ddof, 0);
+    r->std = rd_var_value(v, s->ddof, 1);
     r->have_extrema = s->ext.min_idx != RD_NO_INDEX;
     if (r->have_extrema) {
         rd_unkey(s, s->ext.min_key, &r->fmin, &r->imin, &r->umin);
@@ -775,6 +827,162 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
     variants[simd_variant()](x, nelem, first, dtype, skipnan, want_sq, t0, t1, m, e);
 }
 
+/* ---- CPU variance tiles: rd_var_tile's order, vectorized ---- */
+
+/* Defines NAME, the variance partial of a tile of n elements of type T
+ * (TO_DOUBLE the exact value, ISNAN the NaN test), sub-tile by sub-tile: a
+ * sub-tile's row of RD_LANES vectors puts element j into accumulator j
+ * (lane j / V, position j % V), so its accumulators are columns. A full
+ * sub-tile without skipnan takes its first row as the shifts and then adds
+ * every row (d = x - k, from the first row on, as rd_var_step does); with
+ * skipnan each element is selected without branches (a skipped one adds
+ * +0.0, which leaves the +0.0-started sums as they are); the rest of a
+ * partial sub-tile goes element by element. Then the lanes' trees, the
+ * sub-tile tree and the warps tree of reduce_math.h. */
+#define RD_CPU_VAR_TILE(NAME, T, TO_DOUBLE, ISNAN)                                          \
+    RD_CPU_INLINE rd_var NAME##_sub(const T *p, size_t m, int skipnan)                     \
+    {                                                                                       \
+        enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)) };                \
+        double k[ROW], s1[ROW], s2[ROW];                                                    \
+        uint64_t cnt[ROW];                                                                  \
+        for (size_t j = 0; j < ROW; j++) {                                                  \
+            k[j] = s1[j] = s2[j] = 0.0;                                                     \
+            cnt[j] = 0;                                                                     \
+        }                                                                                   \
+        size_t rows = m / ROW, o = 0;                                                       \
+        if (rows && !skipnan) {                                                             \
+            for (size_t j = 0; j < ROW; j++)                                                \
+                k[j] = TO_DOUBLE(p[j]);                                                     \
+            for (size_t r = 0; r < rows; r++)                                               \
+                for (size_t j = 0; j < ROW; j++) {                                          \
+                    double d = TO_DOUBLE(p[r * ROW + j]) - k[j];                            \
+                    s1[j] = rd_add(s1[j], d);                                               \
+                    s2[j] = rd_add(s2[j], d * d);                                           \
+                }                                                                           \
+            for (size_t j = 0; j < ROW; j++)                                                \
+                cnt[j] = rows;                                                              \
+            o = rows * ROW;                                                                 \
+        } else if (rows) {                                                                  \
+            for (size_t r = 0; r < rows; r++)                                               \
+                for (size_t j = 0; j < ROW; j++) {                                          \
+                    T e = p[r * ROW + j];                                                   \
+                    double x = TO_DOUBLE(e);                                                \
+                    int keep = !ISNAN(e);                                                   \
+                    k[j] = keep && cnt[j] == 0 ? x : k[j];                                  \
+                    double d = keep ? x - k[j] : 0.0;                                       \
+                    s1[j] = rd_add(s1[j], d);                                               \
+                    s2[j] = rd_add(s2[j], d * d);                                           \
+                    cnt[j] += (uint64_t)keep;                                               \
+                }                                                                           \
+            o = rows * ROW;                                                                 \
+        }                                                                                   \
+        for (; o < m; o++) {                                                                \
+            if (skipnan && ISNAN(p[o]))                                                     \
+                continue;                                                                   \
+            size_t j = o % ROW;                                                             \
+            rd_var_acc a = {cnt[j], k[j], s1[j], s2[j]};                                    \
+            rd_var_step(&a, TO_DOUBLE(p[o]));                                               \
+            cnt[j] = a.n, k[j] = a.k, s1[j] = a.s1, s2[j] = a.s2;                           \
+        }                                                                                   \
+        rd_var lanes[RD_LANES];                                                             \
+        for (unsigned l = 0; l < RD_LANES; l++) {                                           \
+            rd_var acc[V];                                                                  \
+            for (unsigned q = 0; q < V; q++) {                                              \
+                rd_var_acc a = {cnt[l * V + q], k[l * V + q], s1[l * V + q], s2[l * V + q]}; \
+                acc[q] = rd_var_of_acc(a);                                                  \
+            }                                                                               \
+            rd_var_lane_tree(acc, V);                                                       \
+            lanes[l] = acc[0];                                                              \
+        }                                                                                   \
+        rd_var_subtile_tree(lanes);                                                         \
+        return lanes[0];                                                                    \
+    }                                                                                       \
+    RD_CPU_INLINE rd_var NAME(const T *x, size_t n, int skipnan)                            \
+    {                                                                                       \
+        rd_var sub[RD_WARPS];                                                               \
+        for (unsigned w = 0; w < RD_WARPS; w++) {                                           \
+            size_t b = (size_t)w * RD_SUBTILE;                                              \
+            sub[w] = b < n ? NAME##_sub(x + b, n - b < RD_SUBTILE ? n - b : RD_SUBTILE, skipnan) \
+                           : rd_var_empty();                                                \
+        }                                                                                   \
+        rd_var_warps_tree(sub);                                                             \
+        return sub[0];                                                                      \
+    }
+
+#define RD_INT_DOUBLE(v) ((double)(v))
+#define RD_BOOL_DOUBLE(v) ((double)((v) != 0))
+
+RD_CPU_VAR_TILE(rd_cpu_var_f32, float, RD_DOUBLE, RD_ISNAN_F)
+RD_CPU_VAR_TILE(rd_cpu_var_f64, double, RD_DOUBLE, RD_ISNAN_F)
+RD_CPU_VAR_TILE(rd_cpu_var_f16, uint16_t, RD_F16_DOUBLE, hf_f16_isnan)
+RD_CPU_VAR_TILE(rd_cpu_var_bf16, uint16_t, RD_BF16_DOUBLE, hf_bf16_isnan)
+RD_CPU_VAR_TILE(rd_cpu_var_i8, int8_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_i16, int16_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_i32, int32_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_i64, int64_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_u8, uint8_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_u16, uint16_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_u32, uint32_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_u64, uint64_t, RD_INT_DOUBLE, RD_ISNAN_NO)
+RD_CPU_VAR_TILE(rd_cpu_var_bool, uint8_t, RD_BOOL_DOUBLE, RD_ISNAN_NO)
+
+/* Variance partials of tiles [t0, t1) (every variant inlines it). */
+RD_CPU_INLINE void rd_cpu_var_all(const void *x, size_t nelem, dt_type dtype, int skipnan,
+                                  size_t t0, size_t t1, rd_var *v)
+{
+    size_t sz = dt_size(dtype);
+    skipnan = skipnan && dt_is_float(dtype);
+    for (size_t t = t0; t < t1; t++) {
+        size_t base = t * RD_TILE, n = nelem - base < RD_TILE ? nelem - base : RD_TILE;
+        const void *p = (const char *)x + base * sz;
+        switch (dtype) {
+        case DT_F32: v[t] = rd_cpu_var_f32(p, n, skipnan); break;
+        case DT_F64: v[t] = rd_cpu_var_f64(p, n, skipnan); break;
+        case DT_F16: v[t] = rd_cpu_var_f16(p, n, skipnan); break;
+        case DT_BF16: v[t] = rd_cpu_var_bf16(p, n, skipnan); break;
+        case DT_I8: v[t] = rd_cpu_var_i8(p, n, 0); break;
+        case DT_I16: v[t] = rd_cpu_var_i16(p, n, 0); break;
+        case DT_I32: v[t] = rd_cpu_var_i32(p, n, 0); break;
+        case DT_I64: v[t] = rd_cpu_var_i64(p, n, 0); break;
+        case DT_U8: v[t] = rd_cpu_var_u8(p, n, 0); break;
+        case DT_U16: v[t] = rd_cpu_var_u16(p, n, 0); break;
+        case DT_U32: v[t] = rd_cpu_var_u32(p, n, 0); break;
+        case DT_U64: v[t] = rd_cpu_var_u64(p, n, 0); break;
+        case DT_BOOL: v[t] = rd_cpu_var_bool(p, n, 0); break;
+        default: v[t] = rd_var_empty(); break;
+        }
+    }
+}
+
+typedef void (*rd_var_fn)(const void *, size_t, dt_type, int, size_t, size_t, rd_var *);
+
+/* Defines variant NAME of the variance tile code, compiled with ATTRS. */
+#define RD_CPU_VAR_VARIANT(NAME, ATTRS)                                                    \
+    ATTRS static void NAME(const void *x, size_t nelem, dt_type dtype, int skipnan,        \
+                           size_t t0, size_t t1, rd_var *v)                                \
+    {                                                                                      \
+        rd_cpu_var_all(x, nelem, dtype, skipnan, t0, t1, v);                               \
+    }
+
+RD_CPU_VAR_VARIANT(rd_cpu_var_baseline, )
+#if SIMD_MULTI
+RD_CPU_VAR_VARIANT(rd_cpu_var_avx2, SIMD_ATTR_AVX2)
+RD_CPU_VAR_VARIANT(rd_cpu_var_avx512, SIMD_ATTR_AVX512)
+#endif
+
+/* Variance partials of tiles [t0, t1) on this CPU's variant. */
+void rd_cpu_var_tiles(const void *x, size_t nelem, dt_type dtype, int skipnan, size_t t0,
+                      size_t t1, rd_var *v)
+{
+    static const rd_var_fn variants[] = {
+        rd_cpu_var_baseline,
+#if SIMD_MULTI
+        rd_cpu_var_avx2, rd_cpu_var_avx512,
+#endif
+    };
+    variants[simd_variant()](x, nelem, dtype, skipnan, t0, t1, v);
+}
+
 /* ---- the operation on the engine ---- */
 
 /* Name of the embedded module holding one kernel group for one type, e.g.
@@ -791,44 +999,51 @@ static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
     snprintf(buf, len, "reduce_%s_%s", tags[t] ? tags[t] : "none", group);
 }
 
-/* Whether ops need the moments kernel (sums, counts without NaN) and the
- * extrema kernel. */
-static void rd_kernels_for(unsigned ops, int skipnan, int *use_m, int *use_e)
+/* Whether ops need the moments kernel (sums, counts without NaN), the
+ * extrema kernel and the variance kernel. */
+static void rd_kernels_for(unsigned ops, int skipnan, int *use_m, int *use_e, int *use_v)
 {
     *use_m = (ops & (RD_OP_SUM | RD_OP_MEAN | RD_OP_SUMSQ)) || (skipnan && (ops & RD_OP_COUNT));
     *use_e = (ops & RD_OP_EXTREMA) != 0;
+    *use_v = (ops & (RD_OP_VAR | RD_OP_STD)) != 0;
 }
 
-/* Kernel names: "rdk_moments[_sq][_skipnan]" and "rdk_extrema[_skipnan]". */
-static void rd_kernel_names(int want_sq, int skipnan, char *moments, char *extrema, size_t len)
+/* Kernel names: "rdk_moments[_sq][_skipnan]", "rdk_extrema[_skipnan]" and
+ * "rdk_var[_skipnan]". */
+static void rd_kernel_names(int want_sq, int skipnan, char *moments, char *extrema, char *var,
+                            size_t len)
 {
     snprintf(moments, len, "rdk_moments%s%s", want_sq ? "_sq" : "", skipnan ? "_skipnan" : "");
     snprintf(extrema, len, "rdk_extrema%s", skipnan ? "_skipnan" : "");
+    snprintf(var, len, "rdk_var%s", skipnan ? "_skipnan" : "");
 }
 
 /* The embedded modules a reduction launches. */
-int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64])
+int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[RD_MAX_MODULES][64])
 {
-    int use_m, use_e, n = 0;
-    char m[32], e[32];
+    int use_m, use_e, use_v, n = 0;
+    char m[32], e[32], v[32];
     skipnan = skipnan && dt_is_float(dtype);
-    rd_kernels_for(ops, skipnan, &use_m, &use_e);
-    rd_kernel_names((ops & RD_OP_SUMSQ) != 0, skipnan, m, e, sizeof m);
+    rd_kernels_for(ops, skipnan, &use_m, &use_e, &use_v);
+    rd_kernel_names((ops & RD_OP_SUMSQ) != 0, skipnan, m, e, v, sizeof m);
     if (use_m)
         rd_module_name(names[n++], 64, dtype, m + 4);
     if (use_e)
         rd_module_name(names[n++], 64, dtype, e + 4);
+    if (use_v)
+        rd_module_name(names[n++], 64, dtype, v + 4);
     return n;
 }
 
 /* What one chunk of a reduction is: its elements, their first global
  * index, the kernels it needs, and where its partials lie in the slot's
- * result buffer (moments first, then extrema). */
+ * result buffer (moments first, then extrema, then variance partials). */
 typedef struct {
     size_t nelem, ntiles;
     uint64_t first;
-    int skipnan, want_sq, use_m, use_e;
+    int skipnan, want_sq, use_m, use_e, use_v;
     size_t extrema_at; /* byte offset of the extrema in the result buffer */
+    size_t var_at;     /* byte offset of the variance partials */
 } rd_chunk;
 
 /* Tiles a chunk of `capacity` bytes may hold, at most. */
@@ -848,15 +1063,21 @@ static rd_chunk rd_chunk_of(const engine_chunk *c)
     k.first = j->first + c->offset / sz;
     k.skipnan = j->skipnan && dt_is_float(j->dtype);
     k.want_sq = (j->ops & RD_OP_SUMSQ) != 0;
-    rd_kernels_for(j->ops, k.skipnan, &k.use_m, &k.use_e);
+    rd_kernels_for(j->ops, k.skipnan, &k.use_m, &k.use_e, &k.use_v);
     k.extrema_at = rd_max_tiles(c->capacity) * sizeof(rd_moments);
+    k.var_at = k.extrema_at + rd_max_tiles(c->capacity) * sizeof(rd_extrema);
     return k;
 }
 
-/* Result buffer bytes: every tile's moments and extrema (engine_ops.out_bytes). */
+/* Result buffer bytes: every tile's moments, extrema and, where var or std
+ * is wanted, variance partial (engine_ops.out_bytes). */
 static size_t rd_out_bytes(const void *op, size_t capacity)
 {
-    return rd_max_tiles(capacity) * (sizeof(rd_moments) + sizeof(rd_extrema));
+    const rd_job *j = op;
+    size_t each = sizeof(rd_moments) + sizeof(rd_extrema);
+    if (j->ops & (RD_OP_VAR | RD_OP_STD))
+        each += sizeof(rd_var);
+    return rd_max_tiles(capacity) * each;
 }
 
 /* Units of CPU work: tiles (engine_ops.units). */
@@ -891,9 +1112,9 @@ static int rd_launch(engine_chunk *c)
     const rd_job *j = c->op;
     rd_chunk k = rd_chunk_of(c);
     unsigned long long n64 = k.nelem, first64 = k.first;
-    CUdeviceptr x = c->in, dm = c->out, de = c->out + k.extrema_at;
-    char name[64], ext_name[64];
-    rd_kernel_names(k.want_sq, k.skipnan, name, ext_name, sizeof name);
+    CUdeviceptr x = c->in, dm = c->out, de = c->out + k.extrema_at, dv = c->out + k.var_at;
+    char name[64], ext_name[64], var_name[64];
+    rd_kernel_names(k.want_sq, k.skipnan, name, ext_name, var_name, sizeof name);
     int rc = 0;
     if (k.use_m) {
         rd_fold_ctl no_fold = {0, 0, 0, 0}; /* partials are folded on the host */
@@ -904,6 +1125,10 @@ static int rd_launch(engine_chunk *c)
         void *params[] = {&x, &n64, &first64, &de};
         rc = rd_launch_one(c, j->dtype, ext_name, params, k.ntiles, sizeof(rd_extrema),
                            k.extrema_at);
+    }
+    if (rc == 0 && k.use_v) {
+        void *params[] = {&x, &n64, &first64, &dv};
+        rc = rd_launch_one(c, j->dtype, var_name, params, k.ntiles, sizeof(rd_var), k.var_at);
     }
     return rc;
 }
@@ -924,12 +1149,15 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
     char *out = c->host_out;
     rd_moments *m = k.use_m ? (rd_moments *)out : NULL;
     rd_extrema *e = k.use_e ? (rd_extrema *)(out + k.extrema_at) : NULL;
+    rd_var *v = k.use_v ? (rd_var *)(out + k.var_at) : NULL;
     size_t sz = dt_size(j->dtype), tile_bytes = RD_TILE * sz;
     io_view_fault f;
     unsigned char *piece = NULL;
     if (t0 >= t1 || tile_bytes > RD_CPU_PIECE || !io_view_owner(c->host_in, &f) ||
         !(piece = aligned_alloc(64, RD_CPU_PIECE))) {
         rd_cpu_tiles(c->host_in, k.nelem, k.first, j->dtype, k.skipnan, k.want_sq, t0, t1, m, e);
+        if (v)
+            rd_cpu_var_tiles(c->host_in, k.nelem, j->dtype, k.skipnan, t0, t1, v);
         return;
     }
     size_t per = RD_CPU_PIECE / tile_bytes;
@@ -941,6 +1169,8 @@ static void rd_cpu(const engine_chunk *c, size_t t0, size_t t1)
             src = piece;
         rd_cpu_tiles(src, k.nelem - first, k.first + first, j->dtype, k.skipnan, k.want_sq, 0,
                      b - a, m ? m + a : NULL, e ? e + a : NULL);
+        if (v)
+            rd_cpu_var_tiles(src, k.nelem - first, j->dtype, k.skipnan, 0, b - a, v + a);
     }
     free(piece);
 }
@@ -953,7 +1183,8 @@ static int rd_collect(const engine_chunk *c, io_status *st)
     rd_chunk k = rd_chunk_of(c);
     const char *out = c->host_out;
     rd_state_add(j->st, k.use_m ? (const rd_moments *)out : NULL,
-                 k.use_e ? (const rd_extrema *)(out + k.extrema_at) : NULL, k.ntiles, k.nelem);
+                 k.use_e ? (const rd_extrema *)(out + k.extrema_at) : NULL,
+                 k.use_v ? (const rd_var *)(out + k.var_at) : NULL, k.ntiles, k.nelem);
     return 0;
 }
 

@@ -60,12 +60,31 @@ void rd_tree_push_level(rd_tree *t, double v, unsigned level);
 /* Root of the tree; -0.0 when nothing was pushed. */
 double rd_tree_finish(const rd_tree *t);
 
+/* The same tree over variance partials (rd_var_merge for the additions,
+ * the empty partial for the padding), with rd_tree's stack and semantics. */
+typedef struct {
+    rd_var value[128];
+    unsigned char level[128];
+    int depth;
+    uint64_t next; /* index of the next leaf */
+} rd_vtree;
+
+/* An empty tree whose first leaf will have index `first`. */
+void rd_vtree_init_at(rd_vtree *t, uint64_t first);
+void rd_vtree_push(rd_vtree *t, rd_var v);
+/* Pushes a complete subtree of 2^level leaves with root v at leaf t->next. */
+void rd_vtree_push_level(rd_vtree *t, rd_var v, unsigned level);
+/* Root of the tree; the empty partial when nothing was pushed. */
+rd_var rd_vtree_finish(const rd_vtree *t);
+
 /* The running state of one array's reduction. */
 typedef struct {
     dt_type dtype;
     unsigned ops;
     int skipnan;
     rd_tree sum_tree, sq_tree; /* float sums (and 64-bit integer squares) */
+    rd_vtree var_tree;         /* variance partials of the tiles (var, std) */
+    double ddof;               /* var and std divide by count - ddof (0 after init) */
     rd_u128 isum, isq;         /* exact integer sums */
     uint64_t count;            /* elements counted (NaN excluded with skipnan) */
     uint64_t nelem;            /* elements seen */
@@ -82,9 +101,9 @@ void rd_state_start_at(rd_state *s, uint64_t first_tile);
 void rd_state_merge(rd_state *s, const rd_state *b);
 
 /* Adds the partials of ntiles consecutive tiles (the next ones in index
- * order); m or e may be NULL when their ops are not wanted. */
-void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, size_t ntiles,
-                  uint64_t nelem);
+ * order); m, e or v may be NULL when their ops are not wanted. */
+void rd_state_add(rd_state *s, const rd_moments *m, const rd_extrema *e, const rd_var *v,
+                  size_t ntiles, uint64_t nelem);
 
 /* Final values. Float results are doubles; integer sums are exact. */
 typedef struct {
@@ -99,6 +118,7 @@ typedef struct {
     int64_t imin, imax; /* signed integer arrays */
     uint64_t umin, umax;/* unsigned integer arrays */
     uint64_t argmin, argmax;
+    double var, std;    /* with the state's ddof; NaN where count - ddof <= 0 */
 } rd_result;
 
 void rd_state_result(const rd_state *s, rd_result *r);
@@ -118,9 +138,12 @@ typedef struct {
 struct engine_ops;
 extern const struct engine_ops rd_engine_ops;
 
+/* The most embedded modules one reduction launches. */
+#define RD_MAX_MODULES 3
+
 /* The names of the embedded modules a reduction of ops over dtype
- * launches (at most 2, into names); returns how many. */
-int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64]);
+ * launches (at most RD_MAX_MODULES, into names); returns how many. */
+int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[RD_MAX_MODULES][64]);
 
 /* Computes the partials of tiles [t0, t1) of a chunk on the CPU with the
  * operation order of the GPU kernels, with the widest instruction set this
@@ -128,6 +151,11 @@ int rd_modules(dt_type dtype, unsigned ops, int skipnan, char names[2][64]);
  * NULL. */
 void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, int skipnan,
                   int want_sq, size_t t0, size_t t1, rd_moments *m, rd_extrema *e);
+
+/* The variance partials of tiles [t0, t1) of a chunk of nelem elements
+ * into v[t0..t1): rd_var_tile's bits, vectorized like rd_cpu_tiles. */
+void rd_cpu_var_tiles(const void *x, size_t nelem, dt_type dtype, int skipnan, size_t t0,
+                      size_t t1, rd_var *v);
 
 
 

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
         rd_cpu_tiles(elems, n, 0, dtype, 0, 0, 0, ntiles, parts.data(), NULL);
         rd_state st;
         rd_state_init(&st, dtype, RD_OP_SUM, 0);
-        rd_state_add(&st, parts.data(), NULL, ntiles, n);
+        rd_state_add(&st, parts.data(), NULL, NULL, ntiles, n);
         rd_result r;
         rd_state_result(&st, &r);
         int same = memcmp(&gpu_sum, &r.sum, 8) == 0;

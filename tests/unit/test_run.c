@@ -436,7 +436,7 @@ static int reduce_on(backend_kind kind, const char *path, uint64_t *bytes)
     rd_state st;
     rd_state_init(&st, DT_U8, RD_OP_SUM, 0);
     rd_job job = {.dtype = DT_U8, .ops = RD_OP_SUM, .st = &st};
-    char modules[2][64];
+    char modules[RD_MAX_MODULES][64];
     for (int i = rd_modules(DT_U8, RD_OP_SUM, 0, modules); i-- > 0;)
         run_want_module(rn, modules[i]);
     run_source src = {.name = path, .r = r, .fi = &fi, .chunk = plan.chunk,

@@ -5,7 +5,9 @@
  * times 2^(2e), rounded here correctly with integer arithmetic. Hard cases:
  * large offsets with tiny spreads, an outlier first element, constant
  * arrays (exactly 0), float32/float16-valued data, about 10^9 elements,
- * NaN and infinities, n - ddof <= 0. */
+ * NaN and infinities, n - ddof <= 0. Then the CPU tile code
+ * (rd_cpu_var_tiles) against rd_var_tile bit for bit for every type, and
+ * the state's tree of tile partials over chunks and shards. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "ptx/reduce_math.h"
+#include "runtime/reduce.h"
 #include "check.h"
 #define RND_SEED 0x5eed0f7a2ull
 #include "rnd.h"
@@ -282,6 +285,176 @@ static void test_identity(void)
     CHECK(!memcmp(&r, &p, sizeof p));
 }
 
+/* Random bits of one element of a dtype, with specials mixed in: NaN,
+ * infinities, signed zeros, extremes, and runs of one value. */
+static void random_elem(dt_type t, unsigned char *p, size_t i)
+{
+    uint64_t r = rnd(), sel = r % 16;
+    size_t sz = dt_size(t);
+    if (sel == 0 && i > 0) { /* a repeat of the previous element */
+        memcpy(p, p - sz, sz);
+        return;
+    }
+    if (t == DT_F32) {
+        float f = sel == 1 ? NAN : sel == 2 ? INFINITY : sel == 3 ? -0.0f
+                : sel == 4 ? 3e38f : (float)((int64_t)(r >> 40) - (1 << 23)) * 0x1p-10f + 1e4f;
+        memcpy(p, &f, sz);
+    } else if (t == DT_F64) {
+        double d = sel == 1 ? NAN : sel == 2 ? -INFINITY : sel == 3 ? -0.0
+                 : sel == 4 ? 1e300 : (double)((int64_t)(r >> 11) - (1ll << 52)) * 0x1p-40 - 1e9;
+        memcpy(p, &d, sz);
+    } else if (t == DT_F16 || t == DT_BF16) {
+        uint16_t h = (uint16_t)(r >> 20);
+        if (sel == 1)
+            h = t == DT_F16 ? 0x7e01 : 0x7fc1;
+        memcpy(p, &h, sz);
+    } else {
+        memcpy(p, &r, sz); /* any bits (a bool's byte too) */
+    }
+}
+
+/* An element's value as the tile code converts it. */
+static double elem_value(dt_type t, const unsigned char *p)
+{
+    union {
+        float f;
+        double d;
+        uint16_t h;
+        int8_t i8;
+        int16_t i16;
+        int32_t i32;
+        int64_t i64;
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        uint64_t u64;
+    } u;
+    memcpy(&u, p, dt_size(t));
+    switch (t) {
+    case DT_F32: return u.f;
+    case DT_F64: return u.d;
+    case DT_F16: return hf_f16_to_f32(u.h);
+    case DT_BF16: return hf_bf16_to_f32(u.h);
+    case DT_I8: return u.i8;
+    case DT_I16: return u.i16;
+    case DT_I32: return u.i32;
+    case DT_I64: return (double)u.i64;
+    case DT_U8: return u.u8;
+    case DT_U16: return u.u16;
+    case DT_U32: return u.u32;
+    case DT_U64: return (double)u.u64;
+    case DT_BOOL: return u.u8 != 0;
+    default: return 0;
+    }
+}
+
+/* Whether two doubles have the same bits, any NaN matching any NaN (the
+ * payload a NaN gets is the hardware's and the compiler's choice). */
+static int same_double(double a, double b)
+{
+    return (a != a && b != b) || !memcmp(&a, &b, sizeof a);
+}
+
+/* Whether two partials are the same bit for bit, up to NaN payloads. */
+static int same_var(const rd_var *a, const rd_var *b)
+{
+    return a->n == b->n && same_double(a->k, b->k) && same_double(a->s1.hi, b->s1.hi) &&
+           same_double(a->s1.lo, b->s1.lo) && same_double(a->s2.hi, b->s2.hi) &&
+           same_double(a->s2.lo, b->s2.lo);
+}
+
+/* rd_cpu_var_tiles against rd_var_tile, bit for bit (up to NaN payloads), for every type, odd
+ * lengths (partial sub-tiles and tiles), skipnan on and off, and data
+ * with and without specials. */
+static void test_cpu_tiles(void)
+{
+    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8,  DT_I16, DT_I32,
+                                    DT_I64, DT_U8,  DT_U16, DT_U32, DT_U64, DT_BOOL};
+    static const size_t sizes[] = {1, 7, 128, 129, 2048, 2049, 5000, RD_TILE, 2 * RD_TILE + 333};
+    static unsigned char x[(2 * RD_TILE + 333) * 8];
+    static double d[2 * RD_TILE + 333];
+    rd_var got[3];
+    int bad = 0;
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int mode = 0; mode < 4; mode++) {
+                dt_type t = types[ti];
+                size_t n = sizes[si], sz = dt_size(t), nt = (n + RD_TILE - 1) / RD_TILE;
+                int skipnan = mode & 1, plain = mode & 2;
+                for (size_t i = 0; i < n; i++) {
+                    random_elem(t, x + i * sz, i);
+                    if (plain && dt_is_float(t) && elem_value(t, x + i * sz) !=
+                                                       elem_value(t, x + i * sz))
+                        memset(x + i * sz, 0, sz); /* no NaN this time */
+                    d[i] = elem_value(t, x + i * sz);
+                }
+                rd_cpu_var_tiles(x, n, t, skipnan, 0, nt, got);
+                for (size_t k = 0; k < nt; k++) {
+                    size_t m = n - k * RD_TILE < RD_TILE ? n - k * RD_TILE : RD_TILE;
+                    rd_var want = rd_var_tile(d + k * RD_TILE, m, RD_VEC(sz),
+                                              skipnan && dt_is_float(t));
+                    int same = same_var(&want, &got[k]);
+                    bad += !same;
+                    CHECKF(same, "%s n %zu skipnan %d mode %d tile %zu: n %llu/%llu var %.17g/%.17g",
+                           dt_name(t), n, skipnan, mode, k, (unsigned long long)got[k].n,
+                           (unsigned long long)want.n, rd_var_value(got[k], 0, 0),
+                           rd_var_value(want, 0, 0));
+                }
+            }
+    (void)bad;
+}
+
+/* The state's variance over chunks, and over shards merged in order, has
+ * the bits of one state over every tile; var and std land in rd_result
+ * with the state's ddof. */
+static void test_state_shards(void)
+{
+    enum { NT = 37 };
+    static double x[NT * RD_TILE];
+    static int64_t a[NT * RD_TILE];
+    fill(a, NT * RD_TILE, 5000);
+    for (size_t i = 0; i < NT * RD_TILE; i++)
+        x[i] = 3e5 + ldexp((double)a[i], -16);
+    static rd_var parts[NT];
+    rd_cpu_var_tiles(x, NT * RD_TILE, DT_F64, 0, 0, NT, parts);
+    rd_state one;
+    rd_state_init(&one, DT_F64, RD_OP_VAR | RD_OP_STD, 0);
+    one.ddof = 1;
+    rd_state_add(&one, NULL, NULL, parts, NT, (uint64_t)NT * RD_TILE);
+    rd_result r1;
+    rd_state_result(&one, &r1);
+    double want = exact_var(a, NT * RD_TILE, 1, -16);
+    CHECKF(ulps(r1.var, want) <= 1.0, "state var %.17g, exact %.17g", r1.var, want);
+    CHECKF(ulps(r1.std, sqrt(want)) <= 1.5, "state std %.17g, exact root %.17g", r1.std,
+           sqrt(want));
+    static const size_t cuts[][3] = {{1, 2, 3}, {5, 16, 17}, {8, 9, 32}, {0, 36, 36}};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        size_t b[5] = {0, cuts[c][0], cuts[c][1], cuts[c][2], NT};
+        rd_state all;
+        rd_state_init(&all, DT_F64, RD_OP_VAR | RD_OP_STD, 0);
+        all.ddof = 1;
+        for (int s = 0; s < 4; s++) {
+            rd_state part;
+            rd_state_init(&part, DT_F64, RD_OP_VAR | RD_OP_STD, 0);
+            rd_state_start_at(&part, b[s]);
+            rd_state_add(&part, NULL, NULL, parts + b[s], b[s + 1] - b[s],
+                         (uint64_t)(b[s + 1] - b[s]) * RD_TILE);
+            rd_state_merge(&all, &part);
+        }
+        rd_result r;
+        rd_state_result(&all, &r);
+        CHECKF(!memcmp(&r.var, &r1.var, sizeof r.var) && !memcmp(&r.std, &r1.std, sizeof r.std),
+               "shards %zu: var %.17g, one state %.17g", c, r.var, r1.var);
+        rd_var p = rd_vtree_finish(&all.var_tree), q = rd_vtree_finish(&one.var_tree);
+        CHECK(!memcmp(&p, &q, sizeof p));
+    }
+    rd_state empty;
+    rd_state_init(&empty, DT_F32, RD_OP_VAR, 0);
+    rd_result re;
+    rd_state_result(&empty, &re);
+    CHECK(isnan(re.var) && isnan(re.std));
+}
+
 int main(void)
 {
     RUN(test_offsets);
@@ -291,6 +464,8 @@ int main(void)
     RUN(test_billion);
     RUN(test_special);
     RUN(test_identity);
+    RUN(test_cpu_tiles);
+    RUN(test_state_shards);
     printf("largest error: var %.2f ulp, std %.2f ulp\n", worst_var, worst_std);
     return check_summary();
 }
