@@ -145,9 +145,8 @@ static size_t reduce_axis_chunk(const ax_plan *p, size_t chunk)
     return chunk;
 }
 
-/* Reduces one framed input along the axes o asks for (every axis for var
- * and std of the whole array) and prints or writes the result; returns 0 or
- * 1 (error printed). */
+/* Reduces one framed input along the axes o asks for and prints or writes
+ * the result; returns 0 or 1 (error printed). */
 static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name, io_reader *r,
                         const frame_info *fi, double t0)
 {
@@ -166,8 +165,8 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
         ndim = 1;
         shape[0] = bytes / dt_size(fi->dtype);
     }
-    unsigned axes = ndim >= 32 ? ~0u : (1u << ndim) - 1;
-    if (o->axis && ax_parse_axes(o->axis, ndim, &axes, &why) < 0)
+    unsigned axes;
+    if (ax_parse_axes(o->axis, ndim, &axes, &why) < 0)
         return msg_status(name, &why);
     ax_plan plan;
     if (ax_plan_init(&plan, fi->dtype, o->ops, o->skipnan, ndim, shape, fi->fortran_order, axes,
@@ -233,7 +232,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
         msg_error("%s: reduce does not support %s data", name, dt_name(fi.dtype));
         goto out_close_reader;
     }
-    if (o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD))) {
+    if (o->axis) {
         status = reduce_along(ctx, o, name, r, &fi, t0);
         goto out_close_reader;
     }
@@ -250,6 +249,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     }
     rd_state st;
     rd_state_init(&st, fi.dtype, ops, o->skipnan);
+    st.ddof = o->ddof;
     shard_meta part;
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
     if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
@@ -389,10 +389,10 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         return 2;
     if (o->shard.count && (!o->state_path || argc - optind != 1))
         return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
-    if ((o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD))) && o->common.backend == BACKEND_CUDA)
-        return cli_usage_error("reduce", "--axis, var and std run on the CPU backend for now "
-                               "(--backend cpu or auto)");
-    if (o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD)))
+    if (o->axis && o->common.backend == BACKEND_CUDA)
+        return cli_usage_error("reduce", "--axis runs on the CPU backend for now (--backend cpu "
+                               "or auto)");
+    if (o->axis)
         o->common.backend = BACKEND_CPU;
     if (o->keepdims && !o->axis)
         return cli_usage_error("reduce", "--keepdims goes with --axis");

@@ -39,6 +39,12 @@ static int result_value(const rd_state *st, const rd_result *r, int bit, char *b
     case RD_OP_MEAN:
         fmt_double(buf, len, r->mean);
         break;
+    case RD_OP_VAR:
+        fmt_double(buf, len, r->var);
+        break;
+    case RD_OP_STD:
+        fmt_double(buf, len, r->std);
+        break;
     case RD_OP_COUNT:
         snprintf(buf, len, "%llu", (unsigned long long)r->count);
         break;
@@ -94,6 +100,9 @@ int result_print(const char *name, const frame_info *fi, const rd_state *st, uns
     rd_state_result(st, &r);
     char vals[RD_OP_NUM][64];
     unsigned ops = st->ops | refused, missing = 0;
+    if ((st->ops & (RD_OP_VAR | RD_OP_STD)) && r.var != r.var)
+        msg_warn("%s: var, std: too few elements (count - ddof <= 0) or a NaN or infinity gives "
+                 "NaN, as numpy's", name);
     const char *why = NULL;
     for (int bit = 0; bit < RD_OP_NUM; bit++)
         if ((st->ops & (1u << bit)) &&

@@ -485,13 +485,8 @@ static void ax_cpu_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
         if (e)
             *e = ee;
     }
-    if (v) {
-        double *d = malloc(n * sizeof *d);
-        for (size_t i = 0; d && i < n; i++)
-            d[i] = ax_value(p->dtype, x, i);
-        *v = d ? rd_var_tile(d, n, RD_VEC(dt_size(p->dtype)), p->skipnan) : rd_var_empty();
-        free(d);
-    }
+    if (v)
+        rd_cpu_var_tiles(x, n, p->dtype, p->skipnan, 0, 1, v);
 }
 
 /* Pointers to part i of each array of a buffer (NULL where not needed). */
@@ -581,41 +576,6 @@ void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, siz
 
 /* ---- the streaming state ---- */
 
-/* A pairwise tree of variance partials, as rd_tree is of doubles. */
-typedef struct {
-    rd_var value[64];
-    unsigned char level[64];
-    int depth;
-    uint64_t next;
-} ax_vtree;
-
-/* Pushes a leaf into a tree of variance partials. */
-static void ax_vtree_push(ax_vtree *t, rd_var v)
-{
-    uint64_t idx = t->next++;
-    unsigned level = 0;
-    while (t->depth > 0 && t->level[t->depth - 1] == level && (idx & 1)) {
-        v = rd_var_merge(t->value[t->depth - 1], v);
-        t->depth--;
-        level++;
-        idx >>= 1;
-    }
-    t->value[t->depth] = v;
-    t->level[t->depth] = (unsigned char)level;
-    t->depth++;
-}
-
-/* The root of a tree of variance partials (the empty partial if none). */
-static rd_var ax_vtree_finish(const ax_vtree *t)
-{
-    if (t->depth == 0)
-        return rd_var_empty();
-    rd_var acc = t->value[t->depth - 1];
-    for (int i = t->depth - 2; i >= 0; i--)
-        acc = rd_var_merge(t->value[i], acc);
-    return acc;
-}
-
 /* One partial as the state folds it: a tile, a run or an element's. */
 typedef struct {
     double sum, sq;     /* float sums (and 64-bit integer squares) */
@@ -644,7 +604,7 @@ struct ax_state {
     rd_extrema *ext;
     /* stage 1: the run in progress and a cut tile's carry */
     rd_tree rsum, rsq;
-    ax_vtree rvar;
+    rd_vtree rvar;
     ax_item run;
     unsigned char *carry;
 };
@@ -891,14 +851,14 @@ static void ax_fold_tile(ax_state *s, uint64_t u, const ax_item *it)
     if (tile == 0) {
         rd_tree_init(&s->rsum);
         rd_tree_init(&s->rsq);
-        memset(&s->rvar, 0, sizeof s->rvar);
+        rd_vtree_init_at(&s->rvar, 0);
         memset(&s->run, 0, sizeof s->run);
         s->run.ext = rd_extrema_empty();
     }
     rd_tree_push(&s->rsum, it->sum);
     rd_tree_push(&s->rsq, it->sq);
     if (s->use_v)
-        ax_vtree_push(&s->rvar, it->var);
+        rd_vtree_push(&s->rvar, it->var);
     s->run.isum += it->isum;
     s->run.isq += it->isq;
     s->run.count += it->count;
@@ -908,7 +868,7 @@ static void ax_fold_tile(ax_state *s, uint64_t u, const ax_item *it)
     s->run.sum = rd_tree_finish(&s->rsum);
     s->run.sq = rd_tree_finish(&s->rsq);
     if (s->use_v)
-        s->run.var = ax_vtree_finish(&s->rvar);
+        s->run.var = rd_vtree_finish(&s->rvar);
     uint64_t o, j, span;
     ax_locate(s, run, &o, &j, &span);
     ax_fold(s, o, j, &s->run, 0, 0);
@@ -1137,6 +1097,17 @@ static double ax_int_mean(__int128 sum, uint64_t count)
     return (double)q + (double)r / (double)count;
 }
 
+/* Stores a double result; every NaN as the one quiet NaN, so that files
+ * from every backend compare equal (a NaN's sign and payload are not kept). */
+static void ax_put_double(void *dst, double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    if (d != d)
+        b = 0x7ff8000000000000ull;
+    memcpy(dst, &b, 8);
+}
+
 /* The final values of one op. */
 int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 {
@@ -1172,7 +1143,7 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
             }
             if (op == RD_OP_MEAN && !cnt)
                 flags |= AX_RESULT_EMPTY;
-            memcpy(dst, &d, 8);
+            ax_put_double(dst, d);
             break;
         }
         case RD_OP_COUNT: {
@@ -1186,7 +1157,7 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
             d = rd_var_value(v, (double)ddof, op == RD_OP_STD);
             if ((double)v.n - ddof <= 0)
                 flags |= AX_RESULT_EMPTY;
-            memcpy(dst, &d, 8);
+            ax_put_double(dst, d);
             break;
         }
         default: { /* extrema */

@@ -169,15 +169,20 @@ def isnan(a, dtype):
 
 
 def exact_var(vals, ddof):
-    """var of finite doubles exactly, rounded once."""
+    """var of finite doubles as an exact Fraction (None where it is NaN):
+    every value an integer over one power of two, the sums exact integers."""
     n = len(vals)
-    if n - ddof <= 0 or n == 0:
-        return math.nan
-    if any(not math.isfinite(v) for v in vals):
-        return math.nan
-    fr = [Fraction(v) for v in vals]
-    m = sum(fr) / n
-    q = sum((f - m) ** 2 for f in fr) / (n - ddof)
+    if n - ddof <= 0 or n == 0 or any(not math.isfinite(v) for v in vals):
+        return None
+    ratios = [v.as_integer_ratio() for v in vals]
+    den = max(d for _, d in ratios)
+    ints = [p * (den // d) for p, d in ratios]
+    s, q = sum(ints), sum(i * i for i in ints)
+    return Fraction(n * q - s * s, n * (n - ddof) * den * den)
+
+
+def as_double(q):
+    """A Fraction rounded to a double (inf beyond the range)."""
     return float(q) if q < Fraction(2) ** 1024 else math.inf
 
 
@@ -271,12 +276,10 @@ def check(path, axes_s, keepdims, ops, skipnan, ddof, result, limit):
                 gb = g.view(np.uint8).reshape(len(g), -1)
                 wb = np.ascontiguousarray(w).view(np.uint8).reshape(len(w), -1)
                 wn = fnan[np.arange(len(idx)), idx]
-                for i in range(len(idx)):
-                    if wn[i]:
-                        if not isnan(g[i:i + 1], dtype)[0]:
-                            return "%s[%d]: %r, want NaN" % (op, i, g[i])
-                    elif not np.array_equal(gb[i], wb[i]):
-                        return "%s[%d]: %r, want %r" % (op, i, g[i], w[i])
+                bad = np.where(wn, ~isnan(g, dtype), (gb != wb).any(axis=1))
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    return "%s[%d]: %r, want %r" % (op, i, g[i], w[i])
         elif op == "mean":
             if isint:
                 ints = np.transpose(a, kept + axes).reshape(flat.shape).astype(object)
@@ -292,17 +295,15 @@ def check(path, axes_s, keepdims, ops, skipnan, ddof, result, limit):
                 if not np.array_equal(w, g, equal_nan=True):
                     return "mean: %s, want %s" % (g[:4], w[:4])
         elif op in ("var", "std"):
-            for i in range(flat.shape[0]):
+            # exact fractions are slow: up to 48 outputs, spread over the result
+            for i in sorted(set(np.linspace(0, flat.shape[0] - 1, 48).astype(int))) \
+                    if flat.shape[0] else []:
                 row = [float(x) for x, m in zip(flat[i], fnan[i]) if not (skipnan and m)]
-                if not skipnan and any(math.isnan(x) for x in row):
-                    w = math.nan
-                else:
-                    w = exact_var(row, ddof)
+                q = None if not skipnan and any(math.isnan(x) for x in row) \
+                    else exact_var(row, ddof)
+                w = math.nan if q is None else as_double(q)
                 big = math.isinf(w)
-                if op == "std" and not math.isnan(w):
-                    fr = [Fraction(x) for x in row]
-                    m = sum(fr) / len(fr)
-                    q = sum((f - m) ** 2 for f in fr) / (len(fr) - ddof)
+                if op == "std" and q is not None:
                     k = 1200  # sqrt(q) to far more bits than a double's
                     w = float(Fraction(math.isqrt(q.numerator * q.denominator * 4 ** k),
                                        q.denominator * 2 ** k))
