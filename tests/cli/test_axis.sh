@@ -50,6 +50,8 @@ f32-4dn float32 2,3,4,5 C random -1,-3
 f32-4dall float32 2,3,4,5 C adversarial all
 f64-mid float64 3,20,5,7 C adversarial 1,3
 f32-none float32 20,3,18,5 C adversarial 0,2
+f32-noner float32 40,3,18,5 C random 0,2
+f64-midr float64 3,40,5,7 C random 1,3
 f32-blk float32 20,3,32,5 C random 0,2
 f64-F float64 7,5,3 F adversarial 1
 f64-F2 float64 7,5,3 F adversarial 0,2
