@@ -26,7 +26,7 @@ _gpubatch_words()
 # Completes a comma-separated --op list: the part after the last comma.
 _gpubatch_ops()
 {
-    local cur=$1 ops="sum mean min max argmin argmax sumsq count"
+    local cur=$1 ops="sum mean min max argmin argmax sumsq count var std"
     local head="" last=$cur
     if [[ $cur == *,* ]]; then
         head=${cur%,*},
@@ -80,7 +80,7 @@ _gpubatch_value()
             _gpubatch_files "$cur"
         return 0
         ;;
-    --shard)
+    --shard | --axis | --ddof)
         return 0
         ;;
     --shape | --device | --threads | -p | --chunk | --streams | --low | --high | \
@@ -121,8 +121,9 @@ _gpubatch()
     local cmd=${COMP_WORDS[1]} longs shorts
     case $cmd in
     reduce)
-        longs="--op --skipnan --json --dtype --shape --backend --device --threads
-               --chunk --streams --quiet --verbose --help --version --shard --output --force"
+        longs="--op --skipnan --ddof --axis --keepdims --json --dtype --shape --backend --device
+               --threads --chunk --streams --quiet --verbose --help --version --shard --output
+               --force"
         shorts="-p -q -v -h -o -f"
         ;;
     quadratic)

@@ -365,7 +365,7 @@ EOF
         "$GB" gen --shape 2 --dist "$d" --no-compress -c >/dev/null 2>&1
         check_eq "gen accepts completed --dist $d" 0 $?
     done
-    ops="sum mean min max argmin argmax sumsq count"
+    ops="sum mean min max argmin argmax sumsq count var std"
     got=$(complete_words gpubatch reduce --op "")
     check_eq "reduce --op completion" "$ops" "$(echo $got)"
     for o in $got; do
