@@ -128,6 +128,31 @@ int ax_result_shape(const ax_plan *p, uint64_t *shape)
 
 /* ---- the chunk contract ---- */
 
+/* The output element and stage-2 index of run r, and how many runs from r
+ * on share j with consecutive outputs (the rest of the innermost kept
+ * group). */
+static void ax_locate(const ax_plan *p, uint64_t r, uint64_t *o, uint64_t *j, uint64_t *span)
+{
+    uint64_t oo = 0, jj = 0, so = 1, sj = 1;
+    int nrem = p->ngroups - (p->T > 1);
+    *span = 1;
+    for (int g = nrem - 1; g >= 0; g--) {
+        uint64_t len = p->glen[g], d = r % len;
+        r /= len;
+        if (g == nrem - 1 && !p->greduced[g])
+            *span = len - d;
+        if (p->greduced[g]) {
+            jj += d * sj;
+            sj *= len;
+        } else {
+            oo += d * so;
+            so *= len;
+        }
+    }
+    *o = oo;
+    *j = jj;
+}
+
 /* First element and length of unit u. */
 void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n)
 {
@@ -157,7 +182,7 @@ static uint64_t ax_unit_at(const ax_plan *p, uint64_t e)
 /* The complete units of elements [e0, e1) and the raw ends. */
 ax_chunk_hdr ax_chunk_of(const ax_plan *p, uint64_t e0, uint64_t e1)
 {
-    ax_chunk_hdr h = {0, 0, e1 - e0, 0};
+    ax_chunk_hdr h = {0, 0, e1 - e0, 0, 0};
     if (p->unit == AX_UNIT_NONE || e1 <= e0)
         return h;
     uint64_t u = ax_unit_at(p, e0), s, n;
@@ -174,7 +199,40 @@ ax_chunk_hdr ax_chunk_of(const ax_plan *p, uint64_t e0, uint64_t e1)
     h.u1 = end;
     h.head = s - e0;
     h.tail = e1 - (vs + vn);
+    h.nentries = ax_chunk_entries(p, u, end, NULL);
     return h;
+}
+
+/* The leaf index of unit u in its segment's tree. */
+uint64_t ax_unit_leaf(const ax_plan *p, uint64_t u)
+{
+    if (p->unit == AX_UNIT_TILE)
+        return u % p->tiles_per_run;
+    uint64_t start, n, o, j, span;
+    ax_unit_span(p, u, &start, &n);
+    ax_locate(p, start, &o, &j, &span);
+    return j / RD_AXIS_BLOCK;
+}
+
+/* The entries of complete units [u0, u1): per segment, maximal aligned
+ * subtrees of at most 2^AX_FOLD_LEVELS leaves. */
+size_t ax_chunk_entries(const ax_plan *p, uint64_t u0, uint64_t u1, ax_entry *out)
+{
+    size_t n = 0;
+    uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
+    for (uint64_t u = u0; u < u1;) {
+        uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
+        if (end > u1)
+            end = u1;
+        unsigned k = AX_FOLD_LEVELS;
+        while (k && ((leaf & (((uint64_t)1 << k) - 1)) || u + ((uint64_t)1 << k) > end))
+            k--;
+        if (out)
+            out[n] = (ax_entry){u, (uint64_t)1 << k, k};
+        n++;
+        u += (uint64_t)1 << k;
+    }
+    return n;
 }
 
 /* Rounds up to a multiple of 64 bytes. */
@@ -303,15 +361,16 @@ static int ax_sq_is_float(dt_type t)
 /* ---- the CPU units ---- */
 
 /* The CPU unit code is inlined into each instruction-set variant of
- * ax_cpu_units, so that its loops vectorize for that variant's registers. */
+ * ax_cpu_entries, so that its loops vectorize for that variant's registers. */
 #define AX_INLINE static inline __attribute__((always_inline))
 
 /* Columns a block unit adds at a time, their accumulators in registers. */
 #define AX_COLS 16
 
-/* Float block: every column's sums over the rows, each from -0.0 in row
- * order; AX_COLS columns at a time down the rows (loops of a constant trip
- * count, which the compiler vectorizes), the last columns one by one. */
+/* Float block: the sums of nc columns over the rows, each from -0.0 in row
+ * order, down the rows with the columns' accumulators in registers (with
+ * nc = AX_COLS a loop of a constant trip count, which the compiler
+ * vectorizes). */
 #define AX_FLOAT_BLOCK(NAME, T, TO_DOUBLE, ISNAN)                                           \
     AX_INLINE void NAME##_cols(const T *x, size_t rows, size_t C, size_t nc, int skipnan,    \
                                int want_sq, rd_moments *m)                                  \
@@ -353,15 +412,6 @@ static int ax_sq_is_float(dt_type t)
             m[c].sq_hi = 0;                                                                 \
             m[c].count = skipnan ? k[c] : rows;                                             \
         }                                                                                   \
-    }                                                                                       \
-    AX_INLINE void NAME(const T *x, size_t rows, size_t C, int skipnan, int want_sq,         \
-                        rd_moments *m)                                                      \
-    {                                                                                       \
-        size_t c0 = 0;                                                                      \
-        for (; c0 + AX_COLS <= C; c0 += AX_COLS)                                            \
-            NAME##_cols(x + c0, rows, C, AX_COLS, skipnan, want_sq, m + c0);                \
-        if (c0 < C)                                                                         \
-            NAME##_cols(x + c0, rows, C, C - c0, skipnan, want_sq, m + c0);                 \
     }
 
 #define AX_DOUBLE(v) ((double)(v))
@@ -376,12 +426,12 @@ AX_FLOAT_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
 
 /* Integer block: exact sums (and exact squares up to 32 bits; 64-bit
  * squares as doubles from -0.0 in row order). */
-AX_INLINE void ax_block_int(const ax_plan *p, const void *x, size_t rows, int want_sq,
-                         rd_moments *m)
+AX_INLINE void ax_block_int(const ax_plan *p, const void *x, size_t rows, size_t nc,
+                            int want_sq, rd_moments *m)
 {
     size_t C = (size_t)p->C;
     int wide = dt_size(p->dtype) == 8;
-    for (size_t c = 0; c < C; c++) {
+    for (size_t c = 0; c < nc; c++) {
         rd_u128 s = 0, q = 0;
         double dq = -0.0;
         for (size_t r = 0; r < rows; r++) {
@@ -443,27 +493,27 @@ static rd_var ax_var_elems(const ax_plan *p, const void *x, size_t n, size_t str
     return rd_var_of_acc(a);
 }
 
-/* The parts of one block unit: C columns of `rows` rows at x. */
-AX_INLINE void ax_cpu_block(const ax_plan *p, const ax_layout *l, const void *x, size_t rows,
-                         rd_moments *m, rd_extrema *e, rd_var *v)
+/* The parts of columns [c0, c0 + nc) of one block unit of `rows` rows at
+ * x (row stride C), extrema indices from j0. */
+AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t c0, size_t nc,
+                            uint64_t j0, rd_moments *m, rd_extrema *e, rd_var *v)
 {
-    size_t C = (size_t)p->C;
+    size_t C = (size_t)p->C, sz = dt_size(p->dtype);
     int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    const char *xc = (const char *)x + c0 * sz;
     if (m) {
         switch (p->dtype) {
-        case DT_F32: ax_block_f32(x, rows, C, p->skipnan, want_sq, m); break;
-        case DT_F64: ax_block_f64(x, rows, C, p->skipnan, want_sq, m); break;
-        case DT_F16: ax_block_f16(x, rows, C, p->skipnan, want_sq, m); break;
-        case DT_BF16: ax_block_bf16(x, rows, C, p->skipnan, want_sq, m); break;
-        default: ax_block_int(p, x, rows, want_sq, m); break;
+        case DT_F32: ax_block_f32_cols((const float *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
+        case DT_F64: ax_block_f64_cols((const double *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
+        case DT_F16: ax_block_f16_cols((const uint16_t *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
+        case DT_BF16: ax_block_bf16_cols((const uint16_t *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
+        default: ax_block_int(p, xc, rows, nc, want_sq, m); break;
         }
     }
-    size_t sz = dt_size(p->dtype);
-    for (size_t c = 0; e && c < C; c++)
-        e[c] = ax_extrema(p, (const char *)x + c * sz, rows, C, 0);
-    for (size_t c = 0; v && c < C; c++)
-        v[c] = ax_var_elems(p, (const char *)x + c * sz, rows, C);
-    (void)l;
+    for (size_t c = 0; e && c < nc; c++)
+        e[c] = ax_extrema(p, xc + c * sz, rows, C, j0);
+    for (size_t c = 0; v && c < nc; c++)
+        v[c] = ax_var_elems(p, xc + c * sz, rows, C);
 }
 
 /* The part of one tile unit: n elements at x, the first at offset off of
@@ -499,54 +549,136 @@ static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m,
     *v = l->use_v ? (rd_var *)(b + l->var_at) + i : NULL;
 }
 
-/* The parts of units [ua, ub) of a chunk (every variant inlines it). */
-AX_INLINE void ax_cpu_units_all(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                                uint64_t u0, uint64_t ua, uint64_t ub, void *out)
+/* Merges n parts (right) with the parts before them (left), into the
+ * right ones: sums rd_add(left, right), counts and exact sums added,
+ * extrema merged, variance partials rd_var_merge(left, right). */
+static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
+                           const rd_extrema *el, const rd_var *vl, rd_moments *mr,
+                           rd_extrema *er, rd_var *vr)
 {
-    size_t sz = dt_size(p->dtype);
-    for (uint64_t u = ua; u < ub; u++) {
-        uint64_t s, n;
-        ax_unit_span(p, u, &s, &n);
-        rd_moments *m;
-        rd_extrema *e;
-        rd_var *v;
-        ax_parts_at(l, out, (size_t)(u - u0) * p->width, &m, &e, &v);
-        const char *px = (const char *)x + (s - e0) * sz;
-        if (p->unit == AX_UNIT_TILE)
-            ax_cpu_tile(p, px, (size_t)n, s % p->T, m, e, v);
-        else
-            ax_cpu_block(p, l, px, (size_t)(n / p->C), m, e, v);
+    int fl = dt_is_float(p->dtype), sqf = ax_sq_is_float(p->dtype);
+    for (size_t i = 0; i < n; i++) {
+        if (mr) {
+            if (fl) {
+                double a, b;
+                memcpy(&a, &ml[i].sum_lo, 8);
+                memcpy(&b, &mr[i].sum_lo, 8);
+                b = rd_add(a, b);
+                memcpy(&mr[i].sum_lo, &b, 8);
+            } else {
+                rd_u128 v = (((rd_u128)ml[i].sum_hi << 64) | ml[i].sum_lo) +
+                            (((rd_u128)mr[i].sum_hi << 64) | mr[i].sum_lo);
+                mr[i].sum_lo = (rd_u64)v;
+                mr[i].sum_hi = (rd_u64)(v >> 64);
+            }
+            if (sqf) {
+                double a, b;
+                memcpy(&a, &ml[i].sq_lo, 8);
+                memcpy(&b, &mr[i].sq_lo, 8);
+                b = rd_add(a, b);
+                memcpy(&mr[i].sq_lo, &b, 8);
+            } else {
+                rd_u128 v = (((rd_u128)ml[i].sq_hi << 64) | ml[i].sq_lo) +
+                            (((rd_u128)mr[i].sq_hi << 64) | mr[i].sq_lo);
+                mr[i].sq_lo = (rd_u64)v;
+                mr[i].sq_hi = (rd_u64)(v >> 64);
+            }
+            mr[i].count += ml[i].count;
+        }
+        if (er)
+            rd_extrema_merge(&er[i], &el[i]);
+        if (vr)
+            vr[i] = rd_var_merge(vl[i], vr[i]);
     }
 }
 
-typedef void (*ax_units_fn)(const ax_plan *, const ax_layout *, const void *, uint64_t, uint64_t,
-                            uint64_t, uint64_t, void *);
+/* The parts of entries [ea, eb) of a chunk (every variant inlines it): each
+ * entry's units, AX_COLS columns at a time, folded by a binary counter (the
+ * pairwise tree over its 2^level units). */
+AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const void *x,
+                                  uint64_t e0, const ax_entry *ent, size_t ea, size_t eb,
+                                  void *out)
+{
+    size_t sz = dt_size(p->dtype), W = p->width;
+    size_t cols = p->unit == AX_UNIT_TILE ? 1 : AX_COLS;
+    rd_moments sm[AX_FOLD_LEVELS + 1][AX_COLS], tm[AX_COLS];
+    rd_extrema se[AX_FOLD_LEVELS + 1][AX_COLS], te[AX_COLS];
+    rd_var sv[AX_FOLD_LEVELS + 1][AX_COLS], tv[AX_COLS];
+    rd_moments *m = l->use_m ? tm : NULL;
+    rd_extrema *e = l->use_e ? te : NULL;
+    rd_var *v = l->use_v ? tv : NULL;
+    for (size_t i = ea; i < eb; i++) {
+        const ax_entry *en = &ent[i];
+        uint64_t leaf0 = p->unit == AX_UNIT_BLOCK ? ax_unit_leaf(p, en->u) : 0;
+        for (size_t c0 = 0; c0 < W; c0 += cols) {
+            size_t nc = W - c0 < cols ? W - c0 : cols;
+            int top = 0;
+            for (uint64_t k = 0; k < en->n; k++) {
+                uint64_t us, un;
+                ax_unit_span(p, en->u + k, &us, &un);
+                const char *px = (const char *)x + (us - e0) * sz;
+                if (p->unit == AX_UNIT_TILE)
+                    ax_cpu_tile(p, px, (size_t)un, us % p->T, m, e, v);
+                else if (nc == AX_COLS)
+                    ax_cpu_block(p, px, (size_t)(un / p->C), c0, AX_COLS,
+                                 (leaf0 + k) * RD_AXIS_BLOCK, m, e, v);
+                else
+                    ax_cpu_block(p, px, (size_t)(un / p->C), c0, nc, (leaf0 + k) * RD_AXIS_BLOCK,
+                                 m, e, v);
+                for (uint64_t c = k; c & 1; c >>= 1) {
+                    top--;
+                    ax_merge_parts(p, nc, sm[top], se[top], sv[top], m, e, v);
+                }
+                if (m)
+                    memcpy(sm[top], m, nc * sizeof *m);
+                if (e)
+                    memcpy(se[top], e, nc * sizeof *e);
+                if (v)
+                    memcpy(sv[top], v, nc * sizeof *v);
+                top++;
+            }
+            rd_moments *om;
+            rd_extrema *oe;
+            rd_var *ov;
+            ax_parts_at(l, out, i * W + c0, &om, &oe, &ov);
+            if (om)
+                memcpy(om, sm[0], nc * sizeof *om);
+            if (oe)
+                memcpy(oe, se[0], nc * sizeof *oe);
+            if (ov)
+                memcpy(ov, sv[0], nc * sizeof *ov);
+        }
+    }
+}
 
-/* Defines variant NAME of the unit code, compiled with ATTRS. */
+typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, uint64_t,
+                              const ax_entry *, size_t, size_t, void *);
+
+/* Defines variant NAME of the entry code, compiled with ATTRS. */
 #define AX_VARIANT(NAME, ATTRS)                                                             \
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
-                           uint64_t u0, uint64_t ua, uint64_t ub, void *out)                \
+                           const ax_entry *ent, size_t ea, size_t eb, void *out)            \
     {                                                                                       \
-        ax_cpu_units_all(p, l, x, e0, u0, ua, ub, out);                                     \
+        ax_cpu_entries_all(p, l, x, e0, ent, ea, eb, out);                                  \
     }
 
-AX_VARIANT(ax_cpu_units_baseline, )
+AX_VARIANT(ax_cpu_entries_baseline, )
 #if SIMD_MULTI
-AX_VARIANT(ax_cpu_units_avx2, SIMD_ATTR_AVX2)
-AX_VARIANT(ax_cpu_units_avx512, SIMD_ATTR_AVX512)
+AX_VARIANT(ax_cpu_entries_avx2, SIMD_ATTR_AVX2)
+AX_VARIANT(ax_cpu_entries_avx512, SIMD_ATTR_AVX512)
 #endif
 
-/* The parts of units [ua, ub) of a chunk, on this CPU's variant. */
-void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                  uint64_t u0, uint64_t ua, uint64_t ub, void *out)
+/* The parts of entries [ea, eb) of a chunk, on this CPU's variant. */
+void ax_cpu_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                    const ax_entry *ent, size_t ea, size_t eb, void *out)
 {
-    static const ax_units_fn variants[] = {
-        ax_cpu_units_baseline,
+    static const ax_entries_fn variants[] = {
+        ax_cpu_entries_baseline,
 #if SIMD_MULTI
-        ax_cpu_units_avx2, ax_cpu_units_avx512,
+        ax_cpu_entries_avx2, ax_cpu_entries_avx512,
 #endif
     };
-    variants[simd_variant()](p, l, x, e0, u0, ua, ub, out);
+    variants[simd_variant()](p, l, x, e0, ent, ea, eb, out);
 }
 
 /* Writes a chunk's header and raw ends (the part of its buffer that is not
@@ -571,7 +703,12 @@ void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, siz
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
     memset(out, 0, l.total);
     ax_chunk_ends(p, &l, x, e0, e1, out);
-    ax_cpu_units(p, &l, x, e0, h.u0, h.u0, h.u1, out);
+    ax_entry *ent = malloc((h.nentries ? h.nentries : 1) * sizeof *ent);
+    if (!ent)
+        return;
+    ax_chunk_entries(p, h.u0, h.u1, ent);
+    ax_cpu_entries(p, &l, x, e0, ent, 0, h.nentries, out);
+    free(ent);
 }
 
 /* ---- the streaming state ---- */
@@ -589,10 +726,6 @@ struct ax_state {
     const ax_plan *p;
     int use_m, use_e, use_v, fl, sqf;
     uint64_t pos;                       /* elements folded so far */
-    /* remaining groups after stage 1, for run index -> (output, j) */
-    int nrem;
-    uint64_t rlen[AX_MAX_DIMS], rstride[AX_MAX_DIMS];
-    int rred[AX_MAX_DIMS];
     /* per output element */
     int D;                              /* block-tree stack entries */
     double *bsum, *bsq, *tsum, *tsq;
@@ -651,17 +784,6 @@ ax_state *ax_state_new(const ax_plan *p)
     ax_needs(p->ops, &s->use_m, &s->use_e, &s->use_v);
     s->fl = dt_is_float(p->dtype);
     s->sqf = ax_sq_is_float(p->dtype);
-    s->nrem = p->ngroups - (p->T > 1);
-    uint64_t so = 1, sj = 1;
-    for (int g = s->nrem - 1; g >= 0; g--) {
-        s->rlen[g] = p->glen[g];
-        s->rred[g] = p->greduced[g];
-        s->rstride[g] = s->rred[g] ? sj : so;
-        if (s->rred[g])
-            sj *= p->glen[g];
-        else
-            so *= p->glen[g];
-    }
     s->D = 1;
     while (((uint64_t)1 << s->D) <= p->nblocks && s->D < 64)
         s->D++;
@@ -687,27 +809,6 @@ ax_state *ax_state_new(const ax_plan *p)
     for (uint64_t o = 0; s->ext && o < n; o++)
         s->ext[o] = rd_extrema_empty();
     return s;
-}
-
-/* The output element and stage-2 index of run r, and how many runs from r
- * on share j with consecutive outputs (the rest of the innermost kept
- * group). */
-static void ax_locate(const ax_state *s, uint64_t r, uint64_t *o, uint64_t *j, uint64_t *span)
-{
-    uint64_t oo = 0, jj = 0;
-    *span = 1;
-    for (int g = s->nrem - 1; g >= 0; g--) {
-        uint64_t d = r % s->rlen[g];
-        r /= s->rlen[g];
-        if (g == s->nrem - 1 && !s->rred[g])
-            *span = s->rlen[g] - d;
-        if (s->rred[g])
-            jj += d * s->rstride[g];
-        else
-            oo += d * s->rstride[g];
-    }
-    *o = oo;
-    *j = jj;
 }
 
 /* Pushes a complete block (sum, square sum, variance) into output o's tree (its
@@ -791,7 +892,7 @@ static void ax_fold_raw(ax_state *s, const void *x, uint64_t e, uint64_t n)
     uint64_t i = 0;
     while (i < n) {
         uint64_t o, j, span;
-        ax_locate(s, e + i, &o, &j, &span);
+        ax_locate(s->p, e + i, &o, &j, &span);
         for (uint64_t k = 0; k < span && i < n; k++, i++, o++) {
             ax_item it;
             memset(&it, 0, sizeof it);
@@ -842,9 +943,9 @@ static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extre
     return it;
 }
 
-/* Folds tile u's item into the run in progress; at the run's last tile the
- * run's partial goes to stage 2. */
-static void ax_fold_tile(ax_state *s, uint64_t u, const ax_item *it)
+/* Folds an item of n = 2^level tiles of a run from tile u on into the run
+ * in progress; at the run's last tile the run's partial goes to stage 2. */
+static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, const ax_item *it)
 {
     const ax_plan *p = s->p;
     uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run;
@@ -855,41 +956,42 @@ static void ax_fold_tile(ax_state *s, uint64_t u, const ax_item *it)
         memset(&s->run, 0, sizeof s->run);
         s->run.ext = rd_extrema_empty();
     }
-    rd_tree_push(&s->rsum, it->sum);
-    rd_tree_push(&s->rsq, it->sq);
+    rd_tree_push_level(&s->rsum, it->sum, level);
+    rd_tree_push_level(&s->rsq, it->sq, level);
     if (s->use_v)
-        rd_vtree_push(&s->rvar, it->var);
+        rd_vtree_push_level(&s->rvar, it->var, level);
     s->run.isum += it->isum;
     s->run.isq += it->isq;
     s->run.count += it->count;
     rd_extrema_merge(&s->run.ext, &it->ext);
-    if (tile + 1 < p->tiles_per_run)
+    if (tile + n < p->tiles_per_run)
         return;
     s->run.sum = rd_tree_finish(&s->rsum);
     s->run.sq = rd_tree_finish(&s->rsq);
     if (s->use_v)
         s->run.var = rd_vtree_finish(&s->rvar);
     uint64_t o, j, span;
-    ax_locate(s, run, &o, &j, &span);
+    ax_locate(p, run, &o, &j, &span);
     ax_fold(s, o, j, &s->run, 0, 0);
 }
 
-/* Folds a block unit's C parts (whole stage-2 blocks) into their outputs:
- * every column has pushed as many blocks, so they merge alike. */
-static void ax_fold_block(ax_state *s, uint64_t u, const rd_moments *m, const rd_extrema *e,
-                          const rd_var *v)
+/* Folds a block entry's C parts (subtrees of 2^level whole stage-2 blocks,
+ * extrema indexed by j) into their outputs: every column has pushed as many
+ * blocks, so they merge alike. */
+static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
+                          const rd_extrema *e, const rd_var *v)
 {
     const ax_plan *p = s->p;
     uint64_t start, n, o, j, span, nout = p->nout, C = p->C;
-    ax_unit_span(p, u, &start, &n);
-    ax_locate(s, start, &o, &j, &span);
+    ax_unit_span(p, en->u, &start, &n);
+    ax_locate(p, start, &o, &j, &span);
     uint64_t idx = s->nb[o];
     int depth = __builtin_popcountll(idx), merges = 0;
-    for (uint64_t i = idx; i & 1; i >>= 1)
+    for (uint64_t i = idx >> en->level; i & 1; i >>= 1)
         merges++;
-    int top = depth - merges; /* the stack entry the merged block lands in */
+    int top = depth - merges; /* the stack entry the merged subtree lands in */
     for (uint64_t c = 0; c < C; c++) {
-        s->nb[o + c]++;
+        s->nb[o + c] += en->n;
         if (m && s->tsum) {
             double x;
             memcpy(&x, &m[c].sum_lo, sizeof x);
@@ -917,14 +1019,8 @@ static void ax_fold_block(ax_state *s, uint64_t u, const rd_moments *m, const rd
                 s->isq[o + c] += ((rd_u128)m[c].sq_hi << 64) | m[c].sq_lo;
             s->count[o + c] += m[c].count;
         }
-        if (e) {
-            rd_extrema x = e[c];
-            if (x.min_idx != RD_NO_INDEX)
-                x.min_idx += j;
-            if (x.max_idx != RD_NO_INDEX)
-                x.max_idx += j;
-            rd_extrema_merge(&s->ext[o + c], &x);
-        }
+        if (e)
+            rd_extrema_merge(&s->ext[o + c], &e[c]);
     }
 }
 
@@ -949,7 +1045,7 @@ static void ax_fold_carry(ax_state *s, const unsigned char *x, uint64_t n)
                         s->use_e ? &e : NULL, s->use_v ? &v : NULL);
             ax_item it = ax_item_of(s, s->use_m ? &m : NULL, s->use_e ? &e : NULL,
                                     s->use_v ? &v : NULL);
-            ax_fold_tile(s, u, &it);
+            ax_fold_tile(s, u, 1, 0, &it);
         }
     }
 }
@@ -975,18 +1071,23 @@ int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
     const unsigned char *raw = (const unsigned char *)out + l.raw_at;
     size_t sz = dt_size(p->dtype);
     ax_fold_elems(s, raw, h.head);
-    for (uint64_t u = h.u0; u < h.u1; u++) {
+    ax_entry *ent = NULL;
+    if (h.nentries && !(ent = malloc((size_t)h.nentries * sizeof *ent)))
+        return IO_ERR_NOMEM;
+    ax_chunk_entries(p, h.u0, h.u1, ent);
+    for (uint64_t i = 0; i < h.nentries; i++) {
         rd_moments *m;
         rd_extrema *e;
         rd_var *v;
-        ax_parts_at(&l, (void *)out, (size_t)(u - h.u0) * p->width, &m, &e, &v);
+        ax_parts_at(&l, (void *)out, (size_t)i * p->width, &m, &e, &v);
         if (p->unit == AX_UNIT_TILE) {
             ax_item it = ax_item_of(s, m, e, v);
-            ax_fold_tile(s, u, &it);
+            ax_fold_tile(s, ent[i].u, ent[i].n, ent[i].level, &it);
         } else {
-            ax_fold_block(s, u, m, e, v);
+            ax_fold_block(s, &ent[i], m, e, v);
         }
     }
+    free(ent);
     if (h.u1 > h.u0) {
         uint64_t ls, ln;
         ax_unit_span(p, h.u1 - 1, &ls, &ln);
@@ -1198,8 +1299,13 @@ static size_t ax_op_units(const void *op, size_t bytes)
     return bytes / AX_PIECE + 1;
 }
 
-/* Pieces [a, b) of a chunk on the calling thread; piece 0 writes the
- * header and the raw ends too (engine_ops.cpu). */
+/* Pieces [a, b) of a chunk on the calling thread: their share of the
+ * chunk's entries; piece 0 writes the header and the raw ends too
+ * (engine_ops.cpu). A chunk that is a view of a plain file has its entries
+ * read in pieces with pread (io_view_read) into a buffer of this thread's, as
+ * the whole-array reduction reads, so that the view's pages are never
+ * mapped; an entry larger than a piece, or a piece that cannot be read so,
+ * is read from the view. */
 static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
 {
     const ax_job *j = c->op;
@@ -1210,35 +1316,38 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
     if (a == 0)
         ax_chunk_ends(p, &l, c->host_in, e0, e1, c->host_out);
-    uint64_t n = h.u1 - h.u0, ua = h.u0 + n * a / pieces, ub = h.u0 + n * b / pieces;
+    size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
+    ax_entry *ent = ea < eb ? malloc(ne * sizeof *ent) : NULL;
+    if (!ent)
+        return; /* nothing to do here (no memory: the collect fails) */
+    ax_chunk_entries(p, h.u0, h.u1, ent);
     io_view_fault f;
     unsigned char *piece = NULL;
-    if (ua >= ub || !io_view_owner(c->host_in, &f) || !(piece = aligned_alloc(64, AX_PIECE))) {
-        ax_cpu_units(p, &l, c->host_in, e0, h.u0, ua, ub, c->host_out);
+    if (!io_view_owner(c->host_in, &f) || !(piece = aligned_alloc(64, AX_PIECE))) {
+        ax_cpu_entries(p, &l, c->host_in, e0, ent, ea, eb, c->host_out);
+        free(ent);
         return;
     }
-    /* a view of a plain file: its units read in pieces with pread (io_view_read) into a
-       buffer of this thread's, as the whole-array reduction reads, so that the view's pages
-       are never mapped; a unit larger than a piece, or a piece that cannot be read so, is
-       read from the view */
-    for (uint64_t u = ua; u < ub;) {
-        uint64_t s0, n0, s1, n1, v = u;
-        ax_unit_span(p, u, &s0, &n0);
+    for (size_t i = ea; i < eb;) {
+        uint64_t s0, n0, s1, n1;
+        ax_unit_span(p, ent[i].u, &s0, &n0);
+        size_t k = i;
         do {
-            ax_unit_span(p, v, &s1, &n1);
-            if (v > u && (s1 + n1 - s0) * sz > AX_PIECE)
+            ax_unit_span(p, ent[k].u + ent[k].n - 1, &s1, &n1);
+            if (k > i && (s1 + n1 - s0) * sz > AX_PIECE)
                 break;
-            v++;
-        } while (v < ub);
-        ax_unit_span(p, v - 1, &s1, &n1);
+            k++;
+        } while (k < eb);
+        ax_unit_span(p, ent[k - 1].u + ent[k - 1].n - 1, &s1, &n1);
         size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - e0) * sz;
         if (len <= AX_PIECE && io_view_read(&f, skip, piece, len) == 0)
-            ax_cpu_units(p, &l, piece, s0, h.u0, u, v, c->host_out);
+            ax_cpu_entries(p, &l, piece, s0, ent, i, k, c->host_out);
         else
-            ax_cpu_units(p, &l, c->host_in, e0, h.u0, u, v, c->host_out);
-        u = v;
+            ax_cpu_entries(p, &l, c->host_in, e0, ent, i, k, c->host_out);
+        i = k;
     }
     free(piece);
+    free(ent);
 }
 
 /* Folds a chunk's results into the state, in order (engine_ops.collect). */

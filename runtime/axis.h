@@ -37,15 +37,24 @@
  *  - AX_UNIT_NONE: no units; the whole chunk goes to the host as raw bytes.
  * The complete units inside a chunk are [u0, u1) (ax_chunk_of); the
  * elements before unit u0 (the head) and after unit u1 - 1 (the tail) are
- * copied raw. The result buffer of a chunk (ax_out_bytes for the capacity)
- * holds, at the byte offsets of ax_layout_for(capacity):
- *    0           ax_chunk_hdr (u0, u1, head and tail element counts)
+ * copied raw. The complete units of each segment (a run's tiles, a sweep's
+ * blocks) are folded in the chunk: they are cut into entries, the maximal
+ * aligned subtrees of the segment's tree of at most 2^AX_FOLD_LEVELS leaves
+ * (the leaf of a unit: its tile's index in the run, or j / RD_AXIS_BLOCK of
+ * its block's first row; ax_chunk_entries lists them), and an entry's part
+ * is the root of the pairwise tree over its units' parts: sums by rd_add
+ * (left + right), variance partials by rd_var_merge (left, right), counts
+ * and exact sums added, extrema merged. Extrema indices of a block entry are
+ * the stage-2 index j of the row. The result buffer of a chunk
+ * (ax_out_bytes for the capacity) holds, at the byte offsets of
+ * ax_layout_for(capacity):
+ *    0           ax_chunk_hdr (u0, u1, head and tail element counts, entries)
  *    moments_at  rd_moments of the parts, where the ops need sums or counts
  *    extrema_at  rd_extrema of the parts, where they need min/max/argmin/argmax
  *    var_at      rd_var of the parts, where they need var/std
  *    raw_at      the head's raw element bytes (as read: little-endian), then
  *                at once the tail's
- * each array (u1 - u0) * width parts long, unit by unit, column by column.
+ * each array nentries * width parts long, entry by entry, column by column.
  * Where an array is not needed its offset equals the next one's. Fields
  * the ops do not need (sq_* without sumsq) are zero; so is every byte the
  * layout does not name. ax_cpu_chunk writes the buffer on the CPU; the
@@ -65,6 +74,9 @@
 #define AX_MAX_DIMS 32
 
 enum { AX_UNIT_NONE = 0, AX_UNIT_TILE = 1, AX_UNIT_BLOCK = 2 };
+
+/* An entry of a chunk's parts folds at most 2^AX_FOLD_LEVELS units. */
+#define AX_FOLD_LEVELS 6
 
 /* The geometry of one reduction along axes. */
 typedef struct {
@@ -114,7 +126,21 @@ int ax_result_shape(const ax_plan *p, uint64_t *shape);
 typedef struct {
     uint64_t u0, u1;       /* the complete units inside the chunk */
     uint64_t head, tail;   /* raw elements before u0 and after u1 - 1 */
+    uint64_t nentries;     /* entries of the parts (ax_chunk_entries) */
 } ax_chunk_hdr;
+
+/* One entry: units [u, u + n) of one segment, n = 2^level, aligned. */
+typedef struct {
+    uint64_t u, n;
+    unsigned level;
+} ax_entry;
+
+/* The entries of complete units [u0, u1) into out (NULL: counted only);
+ * returns how many (at most u1 - u0). */
+size_t ax_chunk_entries(const ax_plan *p, uint64_t u0, uint64_t u1, ax_entry *out);
+
+/* The leaf index of unit u in its segment's tree. */
+uint64_t ax_unit_leaf(const ax_plan *p, uint64_t u);
 
 /* Where the pieces of a chunk's result buffer lie (bytes), and which
  * partials the ops need. */
@@ -141,11 +167,11 @@ void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n);
 void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
                   void *out);
 
-/* The parts of units [ua, ub) of a chunk whose first element is e0 (x its
- * data), into the arrays of layout l of the buffer out whose first part is
- * unit u0's: the CPU's units of work, run on any thread. */
-void ax_cpu_units(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                  uint64_t u0, uint64_t ua, uint64_t ub, void *out);
+/* The parts of entries [ea, eb) of the list ent of a chunk whose first
+ * element is e0 (x its data), into the arrays of layout l of the buffer out:
+ * the CPU's work, run on any thread. */
+void ax_cpu_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                    const ax_entry *ent, size_t ea, size_t eb, void *out);
 
 /* The streaming state of the outputs: per output element the running
  * stage-2 block and the block tree, the exact sums and the extrema; one
