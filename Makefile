@@ -67,6 +67,7 @@ NVCC_FLAGS := -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -
 # Virtual architectures per kernel family: compute_75 runs on every GPU CUDA 13
 # supports; add 90 for a family only when a Hopper-specific variant pays.
 REDUCE_ARCHS := 75
+AXIS_ARCHS := 75
 QUADRATIC_ARCHS := 75
 TRANSPOSE_ARCHS := 75
 INFLATE_ARCHS := 75
@@ -152,6 +153,7 @@ ptx: $(BUILD)/ptx-image
 	    ks="$(REDUCE_KERNELS)"; case $$d in f*|bf*) ks="$$ks $(REDUCE_FLOAT_KERNELS)";; esac; \
 	    for k in $$ks; do echo "reduce_$${d}_$$k $$a reduce -DGB_DT_$$d -DRD_KERNEL_$$k"; done; \
 	  done; done; \
+	  for a in $(AXIS_ARCHS); do for d in $(PTX_DTYPES); do echo "axis_$$d $$a axis -DGB_DT_$$d"; done; done; \
 	  for a in $(QUADRATIC_ARCHS); do for d in $(QUADRATIC_DTYPES); do echo "quadratic_$$d $$a quadratic -DGB_DT_$$d"; done; done; \
 	  for a in $(TRANSPOSE_ARCHS); do echo "transpose $$a transpose"; done; \
 	  for a in $(INFLATE_ARCHS); do echo "inflate $$a inflate"; done; \

@@ -985,10 +985,8 @@ void rd_cpu_var_tiles(const void *x, size_t nelem, dt_type dtype, int skipnan, s
 
 /* ---- the operation on the engine ---- */
 
-/* Name of the embedded module holding one kernel group for one type, e.g.
- * "reduce_f32_extrema": modules are small so a run JIT-compiles only what it
- * launches. */
-static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
+/* The short name of a type in module names ("f32", "bf16", ...). */
+const char *rd_dtype_tag(dt_type t)
 {
     static const char *const tags[DT_COUNT] = {
         [DT_F32] = "f32", [DT_F64] = "f64", [DT_I8] = "i8",   [DT_I16] = "i16",
@@ -996,7 +994,15 @@ static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
         [DT_U32] = "u32", [DT_U64] = "u64", [DT_F16] = "f16", [DT_BF16] = "bf16",
         [DT_BOOL] = "bool",
     };
-    snprintf(buf, len, "reduce_%s_%s", tags[t] ? tags[t] : "none", group);
+    return (unsigned)t < DT_COUNT && tags[t] ? tags[t] : "none";
+}
+
+/* Name of the embedded module holding one kernel group for one type, e.g.
+ * "reduce_f32_extrema": modules are small so a run JIT-compiles only what it
+ * launches. */
+static void rd_module_name(char *buf, size_t len, dt_type t, const char *group)
+{
+    snprintf(buf, len, "reduce_%s_%s", rd_dtype_tag(t), group);
 }
 
 /* Whether ops need the moments kernel (sums, counts without NaN), the

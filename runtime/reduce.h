@@ -138,6 +138,9 @@ typedef struct {
 struct engine_ops;
 extern const struct engine_ops rd_engine_ops;
 
+/* The short name of a type in kernel module names ("f32", "bf16", ...). */
+const char *rd_dtype_tag(dt_type t);
+
 /* The most embedded modules one reduction launches. */
 #define RD_MAX_MODULES 3
 

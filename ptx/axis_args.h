@@ -1,0 +1,20 @@
+/* axis_args.h - the argument block of the kernels of reductions along axes
+ * (axis.cu), one layout for the host's C (runtime/axis_gpu.c) and CUDA.
+ * Device pointers are 64-bit integers on both sides. */
+#ifndef GPUBATCH_PTX_AXIS_ARGS_H
+#define GPUBATCH_PTX_AXIS_ARGS_H
+
+#include "reduce_math.h"
+
+/* One chunk's units: [u0, u0 + nunits) of a plan (runtime/axis.h), whose
+ * elements start at element e0 of the array (the chunk's x[0]). */
+typedef struct {
+    rd_u64 e0;
+    rd_u64 u0, nunits;
+    rd_u64 T, tiles_per_run;      /* tile units: run length and tiles per run */
+    rd_u64 L, C, blocks_per_sweep; /* block units: rows, columns, blocks per sweep */
+    rd_u64 moments, extrema, var;  /* the part arrays (0: not wanted); part i of unit
+                                      u0 + k, column c, is at k * width + c */
+} ax_gpu_args;
+
+#endif

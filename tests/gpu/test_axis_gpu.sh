@@ -1,0 +1,58 @@
+#!/bin/sh
+# test_axis_gpu.sh - on a machine with a CUDA GPU: the kernels of reductions
+# along axes and the whole-array variance give the CPU's partials bit for bit
+# (tests/gpu/axis_gpu.c), and `reduce --axis` and var/std on --backend cuda
+# write the files --backend cpu writes, byte for byte.
+. "$(dirname "$0")/../cli/lib.sh"
+REF="$top/tests/cli/npyref.py"
+cd "$top" || exit 1
+objs=$(ls build/runtime/*.o build/runtime/*/*.o build/io/*.o build/io/*/*.o build/ptx_table.o)
+if ${CC:-cc} -std=c11 -O2 -ffp-contract=off -I. -o "$T/axis_gpu" tests/gpu/axis_gpu.c $objs \
+    -l:libz.a -ldl -lm -pthread 2>"$T/build.err"; then
+    ok
+else
+    fail "axis_gpu.c does not build: $(head -3 "$T/build.err")"
+fi
+if "$T/axis_gpu" >"$T/kernels.out" 2>"$T/kernels.err"; then
+    ok
+else
+    fail "kernels differ from the CPU: $(tail -1 "$T/kernels.out"); $(head -5 "$T/kernels.err")"
+fi
+
+# The whole command on both backends: the same bytes in each output file.
+same_files() {
+    what=$1
+    shift
+    "$GB" reduce -q --backend cpu "$@" -o "$T/cpu.npz" >"$T/cpu.txt" 2>"$T/cpu.err"
+    s1=$?
+    "$GB" reduce -q --backend cuda "$@" -o "$T/gpu.npz" >"$T/gpu.txt" 2>"$T/gpu.err"
+    s2=$?
+    if [ $s1 -ne $s2 ]; then
+        fail "$what: status cpu $s1 cuda $s2: $(head -2 "$T/gpu.err")"
+    elif cmp -s "$T/cpu.npz" "$T/gpu.npz" && cmp -s "$T/cpu.txt" "$T/gpu.txt"; then
+        ok
+    else
+        fail "$what: cuda's output differs from cpu's"
+    fi
+    rm -f "$T/cpu.npz" "$T/gpu.npz"
+}
+ALL=sum,mean,min,max,argmin,argmax,sumsq,count,var,std
+for dt in float32 float64 float16 bfloat16 int32 uint8 int64; do
+    case $dt in float* | bfloat16) kinds="adversarial uniform" ;; *) kinds=ints-extreme ;; esac
+    for kind in $kinds; do
+        for shape in 1000x3 64x1000 3x100000 100000x3 2049x9 5x40000 30x7x11; do
+            f="$T/$dt-$shape.npy"
+            $PY "$REF" write $dt $shape $kind 7 "$f" || { fail "npyref $dt $shape"; continue; }
+            for axes in 0 -1 0,-1; do
+                same_files "$dt $kind $shape axis $axes" --axis $axes --op $ALL --chunk 64k "$f"
+            done
+            case $dt in float* | bfloat16)
+                same_files "$dt $kind $shape axis 0 skipnan" --axis 0 --op $ALL --skipnan "$f" ;;
+            esac
+            "$GB" reduce -q --backend cpu --op var,std,sum --ddof 1 "$f" >"$T/c.txt" 2>&1
+            "$GB" reduce -q --backend cuda --op var,std,sum --ddof 1 "$f" >"$T/g.txt" 2>&1
+            check_files_same "$dt $kind $shape whole-array var/std" "$T/c.txt" "$T/g.txt"
+        done
+    done
+done
+summary
