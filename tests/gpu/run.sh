@@ -110,6 +110,25 @@ else
     tail -5 "$out/bench_build.log"
 fi
 
+note "== reductions along axes (arrays in device memory; kernels vs the CPU's parts, then the rows)"
+objs_all=$(ls build/runtime/*.o build/runtime/*/*.o build/io/*.o build/io/*/*.o build/ptx_table.o)
+if ${CC:-cc} -std=c11 -O2 -ffp-contract=off -I. -o "$work/axis_gpu" tests/gpu/axis_gpu.c $objs_all \
+    -l:libz.a -ldl -lm -pthread >"$out/axis_build.log" 2>&1; then
+    "$work/axis_gpu" >"$out/axis_kernels.txt" 2>&1
+    note "axis kernels vs CPU: $(tail -1 "$out/axis_kernels.txt")"
+    "$work/axis_gpu" bench 2>&1 | tee "$out/bench_axis.txt" | tee -a "$sum"
+else
+    note "axis_gpu build FAILED"
+    tail -5 "$out/axis_build.log"
+fi
+if $NVCC -O2 -std=c++17 -arch=sm_90 -I. -o "$work/bench_segreduce" tests/gpu/bench_segreduce.cu \
+    >"$out/bench_segreduce_build.log" 2>&1; then
+    "$work/bench_segreduce" 2>&1 | tee "$out/bench_segreduce.txt" | tee -a "$sum"
+else
+    note "bench_segreduce build FAILED"
+    tail -5 "$out/bench_segreduce_build.log"
+fi
+
 note "== quadratic kernel (coefficients in device memory)"
 if $NVCC -O2 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -o "$work/bench_quadratic" \
     tests/gpu/bench_quadratic.cu -lcuda >"$out/bench_quadratic_build.log" 2>&1; then
