@@ -4,6 +4,7 @@
 #include "ptx/axis_args.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The plan's module. */
@@ -41,13 +42,17 @@ static int ax_copy_back(engine_chunk *c, size_t at, size_t bytes)
     return 0;
 }
 
-/* The kernels of a chunk's tile units: one per kind of part wanted. */
+/* The kernels of a chunk's tile units, one per kind of part wanted, into
+ * the arrays that a names: a thread, a warp or a block per unit, as the
+ * kernels take them by the run's length. */
 static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, const ax_layout *l,
                            CUdeviceptr *x, ax_gpu_args *a)
 {
     const char *nan = p->skipnan ? "_skipnan" : "";
-    unsigned grid = (unsigned)(p->T <= RD_SUBTILE ? (a->nunits + RD_WARPS - 1) / RD_WARPS
-                                                  : a->nunits);
+    uint64_t per_block = p->T <= RD_LANES * RD_VEC(dt_size(p->dtype)) ? RD_WARPS * 32
+                         : p->T <= RD_SUBTILE                         ? RD_WARPS
+                                                                      : 1;
+    unsigned grid = (unsigned)((a->nunits + per_block - 1) / per_block);
     char name[64];
     void *params[] = {x, a};
     int rc = 0;
@@ -67,9 +72,80 @@ static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, const ax_layout *l
     return rc;
 }
 
-/* The kernels of a chunk's units (nothing without units), with the
- * chunk's header in *h. */
-static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h)
+/* Rounds up to a multiple of 8 bytes. */
+static size_t ax_round8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Where a chunk's scratch lies in the raw region of its result buffers (on
+ * the host: the entry list before its copy in; on the device: the list,
+ * then per tile unit its moments, extrema and variance partial), and
+ * whether it fits. */
+typedef struct {
+    size_t list_at, list_bytes, tiles_at, tile_bytes, end;
+    int fits;
+} ax_scratch;
+
+/* The scratch of a chunk with header h. */
+static ax_scratch ax_scratch_of(const ax_plan *p, const ax_layout *l, const ax_chunk_hdr *h,
+                                size_t capacity)
+{
+    ax_scratch s;
+    size_t units = (size_t)(h->u1 - h->u0);
+    s.list_at = l->raw_at + ax_round8((size_t)(h->head + h->tail) * dt_size(p->dtype));
+    s.list_bytes = (size_t)h->nentries * sizeof(ax_gpu_entry);
+    s.tiles_at = s.list_at + ax_round8(s.list_bytes);
+    s.tile_bytes = p->unit == AX_UNIT_TILE && p->tiles_per_run > 1
+                       ? units * (sizeof(rd_moments) + sizeof(rd_extrema) + sizeof(rd_var))
+                       : 0;
+    s.end = s.tiles_at + s.tile_bytes;
+    s.fits = s.end <= l->raw_at + capacity;
+    return s;
+}
+
+/* Writes the chunk's entry list into the host's scratch and queues its
+ * copy to the device's. */
+static int ax_put_entries(engine_chunk *c, const ax_plan *p, const ax_chunk_hdr *h,
+                          const ax_scratch *s)
+{
+    ax_entry *ent = malloc((size_t)h->nentries * sizeof *ent);
+    if (!ent)
+        return gpu_fail(c->g, GPU_ERR_OUT_OF_MEMORY, "the entries of a chunk");
+    ax_chunk_entries(p, h->u0, h->u1, ent);
+    ax_gpu_entry *out = (ax_gpu_entry *)((char *)c->host_out + s->list_at);
+    for (size_t i = 0; i < h->nentries; i++) {
+        out[i].u = ent[i].u;
+        out[i].leaf = ax_unit_leaf(p, ent[i].u);
+        out[i].level = ent[i].level;
+        out[i].pad = 0;
+    }
+    free(ent);
+    CU_TRY(cu.MemcpyHtoDAsync(c->out + s->list_at, out, s->list_bytes, c->stream));
+    return 0;
+}
+
+/* The whole result buffer on the host from the chunk's input copied back,
+ * for a chunk whose entry list has no room in the raw region (blocks of a
+ * few bytes): the CPU's own reference, in order with the stream. */
+static int ax_on_host(engine_chunk *c, const ax_plan *p, uint64_t e0)
+{
+    void *x = malloc(c->bytes ? c->bytes : 1);
+    if (!x)
+        return gpu_fail(c->g, GPU_ERR_OUT_OF_MEMORY, "a chunk's input on the host");
+    CUresult r = cu.MemcpyDtoHAsync(x, c->in, c->bytes, c->stream);
+    if (r == CUDA_SUCCESS)
+        r = cu.StreamSynchronize(c->stream);
+    if (r == CUDA_SUCCESS)
+        ax_cpu_chunk(p, x, e0, e0 + c->bytes / dt_size(p->dtype), c->capacity, c->host_out);
+    free(x);
+    CU_TRY(r);
+    return 0;
+}
+
+/* The kernels of a chunk's units and entries (nothing without units), with
+ * the chunk's header in *h; *host is set where the CPU made the buffer. */
+static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
 {
     const ax_job *j = c->op;
     const ax_plan *p = j->plan;
@@ -77,8 +153,15 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h)
     uint64_t e0 = j->first + c->offset / sz, e1 = e0 + c->bytes / sz;
     ax_layout l = ax_layout_for(p, c->capacity);
     *h = ax_chunk_of(p, e0, e1);
+    *host = 0;
     if (h->u1 <= h->u0)
         return 0;
+    ax_scratch s = ax_scratch_of(p, &l, h, c->capacity);
+    int fold = p->unit == AX_UNIT_BLOCK || p->tiles_per_run > 1;
+    if (fold && !s.fits) {
+        *host = 1;
+        return ax_on_host(c, p, e0);
+    }
     ax_gpu_args a = {
         .e0 = e0,
         .u0 = h->u0,
@@ -91,22 +174,43 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h)
         .moments = l.use_m ? c->out + l.moments_at : 0,
         .extrema = l.use_e ? c->out + l.extrema_at : 0,
         .var = l.use_v ? c->out + l.var_at : 0,
+        .entries = c->out + s.list_at,
+        .nentries = h->nentries,
     };
+    int rc = fold ? ax_put_entries(c, p, h, &s) : 0;
+    if (rc < 0)
+        return rc;
     CUdeviceptr x = c->in;
-    if (p->unit == AX_UNIT_TILE)
-        return ax_launch_tiles(c, p, &l, &x, &a);
     int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
-    void *params[] = {&x, &a, &want_sq};
-    uint64_t threads = a.nunits * p->C;
-    return ax_launch_one(c, p, p->skipnan ? "axk_block_skipnan" : "axk_block",
-                         (unsigned)((threads + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
+    if (p->unit == AX_UNIT_BLOCK) {
+        void *params[] = {&x, &a, &want_sq};
+        uint64_t threads = a.nentries * p->C;
+        return ax_launch_one(c, p, p->skipnan ? "axk_block_skipnan" : "axk_block",
+                             (unsigned)((threads + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
+    }
+    if (!fold)
+        return ax_launch_tiles(c, p, &l, &x, &a);
+    /* the tiles' parts into the scratch, then folded into the entries */
+    ax_gpu_args t = a;
+    size_t units = (size_t)a.nunits;
+    CUdeviceptr sm = c->out + s.tiles_at, se = sm + units * sizeof(rd_moments),
+                sv = se + units * sizeof(rd_extrema);
+    t.moments = l.use_m ? sm : 0;
+    t.extrema = l.use_e ? se : 0;
+    t.var = l.use_v ? sv : 0;
+    if ((rc = ax_launch_tiles(c, p, &l, &x, &t)) < 0)
+        return rc;
+    void *params[] = {&a, &sm, &se, &sv, &want_sq};
+    return ax_launch_one(c, p, "axk_fold_tiles",
+                         (unsigned)((a.nentries + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
 }
 
 /* Queues only a chunk's kernels (for benchmarks). */
 int ax_gpu_kernels(engine_chunk *c)
 {
     ax_chunk_hdr h;
-    return ax_kernels(c, &h);
+    int host;
+    return ax_kernels(c, &h, &host);
 }
 
 /* Queues a chunk's kernels and copies (see axis_gpu.h). */
@@ -117,8 +221,8 @@ int ax_gpu_launch(engine_chunk *c)
     size_t sz = dt_size(p->dtype);
     ax_layout l = ax_layout_for(p, c->capacity);
     ax_chunk_hdr h;
-    int rc = ax_kernels(c, &h);
-    if (rc < 0)
+    int host, rc = ax_kernels(c, &h, &host);
+    if (rc < 0 || host)
         return rc;
     memcpy(c->host_out, &h, sizeof h);
     if (h.head)
@@ -126,7 +230,7 @@ int ax_gpu_launch(engine_chunk *c)
     if (h.tail)
         CU_TRY(cu.MemcpyDtoHAsync((char *)c->host_out + l.raw_at + h.head * sz,
                                   c->in + c->bytes - h.tail * sz, h.tail * sz, c->stream));
-    size_t parts = (size_t)(h.u1 - h.u0) * p->width;
+    size_t parts = (size_t)h.nentries * p->width;
     if (rc == 0 && l.use_m)
         rc = ax_copy_back(c, l.moments_at, parts * sizeof(rd_moments));
     if (rc == 0 && l.use_e)

@@ -153,7 +153,7 @@ static void check_chunk(rig *r, const ax_plan *p, const unsigned char *x, uint64
     need(cu.StreamSynchronize(r->q.stream) == CUDA_SUCCESS, "kernels", r->g);
     ax_chunk_hdr h;
     memcpy(&h, r->cout, sizeof h);
-    size_t parts = (size_t)(h.u1 - h.u0) * p->width, at = 0;
+    size_t parts = (size_t)h.nentries * p->width, at = 0;
     int ok = !memcmp(r->cout, r->hout, sizeof h);
     unsigned fl = dt_is_float(p->dtype) ? 1u : 0u, sqf = fl || sz == 8 ? 4u : 0u;
     if (ok && l.use_m)
@@ -228,8 +228,13 @@ static void check_all(rig *r)
         {1, {100003}, 1u << 0, 40000},       {3, {6, 50, 7}, (1u << 0) | (1u << 2), 333},
         {3, {5, 33, 20}, 1u << 1, 400},      {3, {4, 3, 5000}, (1u << 0) | (1u << 2), 9000},
         {3, {17, 2, 9}, (1u << 0) | (1u << 1), 100},
+        {2, {3, 70000}, 1u << 1, 90000},     {2, {2, 1100000}, 1u << 1, 400000},
+        {3, {50, 3, 2}, 1u << 1, 77},        {2, {3000, 5}, 1u << 0, 15000},
+        {3, {4, 32, 6}, (1u << 0) | (1u << 1), 200},
+        {2, {50, 129}, 1u << 1, 2000},       {2, {1000, 2}, 1u << 1, 333},
+        {2, {100, 512}, 1u << 1, 9000},      {2, {100, 513}, 1u << 1, 9000},
     };
-    size_t maxel = 400000;
+    size_t maxel = 2200000;
     unsigned char *x = malloc(maxel * 8);
     need(x != NULL, "data", NULL);
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
@@ -358,19 +363,22 @@ static void bench(rig *r)
                 ax_layout l = ax_layout_for(&p, cap);
                 CUdeviceptr out;
                 need(gpu_mem_alloc(r->g, &out, l.total, "parts") == 0, "parts", r->g);
+                unsigned char *host = malloc(l.total); /* the entry lists go through it */
+                need(host != NULL, "host buffer", NULL);
                 char kernels[ENGINE_KERNELS_LEN] = "";
                 ax_job job = {.plan = &p, .first = 0, .st = NULL};
                 engine_chunk c = {.op = &job, .g = r->g, .stream = r->q.stream, .in = r->din,
-                                  .out = out, .host_out = NULL, .bytes = cap, .capacity = cap,
+                                  .out = out, .host_out = host, .bytes = cap, .capacity = cap,
                                   .offset = 0, .kernels = kernels};
                 double ms = time_chunk(r, &c, 5);
                 double bw = (double)cap / (ms * 1e-3);
                 ax_chunk_hdr h = ax_chunk_of(&p, 0, used);
-                printf("%-8s %-6s %10llu %10llu %10.0f %8.2f   parts %.0f MB (%s)\n", dt_name(t),
+                printf("%-8s %-6s %10llu %10llu %10.0f %8.2f   parts %.1f MB (%s)\n", dt_name(t),
                        lead ? "0" : "1", (unsigned long long)shape[0],
                        (unsigned long long)shape[1], bw / 1e9, bw / copy_bw,
-                       (double)(h.u1 - h.u0) * p.width * sizeof(rd_moments) / 1e6, kernels);
+                       (double)h.nentries * p.width * sizeof(rd_moments) / 1e6, kernels);
                 gpu_mem_free(r->g, out);
+                free(host);
             }
         }
     gpu_mem_free(r->g, copy);
