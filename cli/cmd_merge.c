@@ -101,6 +101,8 @@ static const char *merge_mismatch(const merge_item *a, const merge_item *b)
         return "operations";
     if (a->m.kind == SHARD_KIND_STATE && a->st.skipnan != b->st.skipnan)
         return "--skipnan";
+    if (a->m.kind == SHARD_KIND_STATE && a->st.ddof != b->st.ddof)
+        return "--ddof";
     if (a->m.kind == SHARD_KIND_PART && a->m.total != b->m.total)
         return "output size";
     if (a->m.kind == SHARD_KIND_PART && a->m.level != b->m.level)
@@ -155,6 +157,7 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     const shard_meta *m0 = &byset[0]->m;
     rd_state all;
     rd_state_init(&all, m0->dtype, byset[0]->st.ops, byset[0]->st.skipnan);
+    all.ddof = byset[0]->st.ddof;
     for (uint64_t i = 0; i < count; i++) {
         const merge_item *it = byset[i];
         uint64_t t0, t1;

@@ -13,6 +13,7 @@
 #include "options.h"
 #include "result.h"
 #include "runtime/axis.h"
+#include "runtime/axis_gpu.h"
 #include "runtime/reduce.h"
 #include "shard.h"
 
@@ -179,12 +180,17 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
         return 1;
     }
     run *rn = ctx->j.run;
+    char module[1][64];
+    if (ax_gpu_modules(&plan, module))
+        run_want_module(rn, module[0]);
     size_t chunk = reduce_axis_chunk(&plan, reduce_chunk_for(rn, fi, r));
     ax_job job = {.plan = &plan, .first = 0, .st = st};
     reduce_end end = {fi, name, 0};
     run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = fi->data_bytes,
                       .prefix = fi->prefix, .prefix_len = fi->prefix_len};
-    run_op op = {.ops = &ax_engine_ops, .ctx = &job, .grain = 0,
+    engine_ops ops = ax_engine_ops; /* the CPU's side, with the GPU's launch */
+    ops.launch = ax_gpu_launch;
+    run_op op = {.ops = &ops, .ctx = &job, .grain = 0,
                  .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);
@@ -389,17 +395,12 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         return 2;
     if (o->shard.count && (!o->state_path || argc - optind != 1))
         return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
-    if (o->axis && o->common.backend == BACKEND_CUDA)
-        return cli_usage_error("reduce", "--axis runs on the CPU backend for now (--backend cpu "
-                               "or auto)");
-    if (o->axis)
-        o->common.backend = BACKEND_CPU;
     if (o->keepdims && !o->axis)
         return cli_usage_error("reduce", "--keepdims goes with --axis");
     if (!o->shard.count && o->state_path && !o->axis)
         return cli_usage_error("reduce", "-o goes with --shard (the state) or --axis (the result)");
-    if (o->shard.count && (o->axis || (o->ops & (RD_OP_VAR | RD_OP_STD))))
-        return cli_usage_error("reduce", "--shard does not go with --axis, var or std");
+    if (o->shard.count && o->axis)
+        return cli_usage_error("reduce", "--shard does not go with --axis");
     if (o->state_path && o->axis && argc - optind > 1)
         return cli_usage_error("reduce", "-o FILE takes the result of one FILE: give one input");
     if (o->state_path && o->axis && __builtin_popcount(o->ops) > 1 &&

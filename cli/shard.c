@@ -16,9 +16,10 @@
 #include "io/gzip/gz_writer.h"
 #include "msg.h"
 
-#define SHARD_STATE_MAGIC "gpubatch reduce-state 3"
+#define SHARD_STATE_MAGIC "gpubatch reduce-state 4"
 #define SHARD_PART_MAGIC "gpubatch array-part 3"
 #define SHARD_VERSION_NOTIME '2' /* the format before input-time, still read */
+#define SHARD_VERSION_NOVAR '3'  /* a state before var and std, still read */
 #define SHARD_HEADER_MAX 65536 /* a state file, or a part's header, is smaller */
 
 /* Parses "I/N". */
@@ -238,6 +239,27 @@ static void shard_put_tree(FILE *f, const char *key, const rd_tree *t)
     }
 }
 
+/* Writes the variance tree's pending subtrees: level, first leaf, then the
+ * partial's count, shift and double-double sums as hex bits. */
+static void shard_put_vtree(FILE *f, const rd_vtree *t)
+{
+    uint64_t start[128], end = t->next;
+    for (int i = t->depth - 1; i >= 0; i--) {
+        end -= (uint64_t)1 << t->level[i];
+        start[i] = end;
+    }
+    fprintf(f, "var-tree %d\n", t->depth);
+    for (int i = 0; i < t->depth; i++) {
+        const rd_var *v = &t->value[i];
+        double d[5] = {v->k, v->s1.hi, v->s1.lo, v->s2.hi, v->s2.lo};
+        uint64_t b[5];
+        memcpy(b, d, sizeof b);
+        fprintf(f, "%u %" PRIu64 " %" PRIu64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64
+                   " %016" PRIx64 " %016" PRIx64 "\n",
+                t->level[i], start[i], (uint64_t)v->n, b[0], b[1], b[2], b[3], b[4]);
+    }
+}
+
 /* Writes a 128-bit value as 32 hex digits. */
 static void shard_put_u128(FILE *f, const char *key, rd_u128 v)
 {
@@ -268,14 +290,15 @@ int shard_write_state(const char *path, int force, const io_file_id *input, cons
     for (int bit = 0, n = 0; bit < RD_OP_NUM; bit++)
         if (st->ops & (1u << bit))
             fprintf(f, "%s%s", n++ ? "," : "", rd_op_name(bit));
-    fprintf(f, "\nskipnan %d\nshard-elements %" PRIu64 "\ncount %" PRIu64 "\n", st->skipnan,
-            st->nelem, st->count);
+    fprintf(f, "\nskipnan %d\nddof %.0f\nshard-elements %" PRIu64 "\ncount %" PRIu64 "\n",
+            st->skipnan, st->ddof, st->nelem, st->count);
     shard_put_u128(f, "isum", st->isum);
     shard_put_u128(f, "isumsq", st->isq);
     shard_put_extremum(f, "min", st->ext.min_key, st->ext.min_idx);
     shard_put_extremum(f, "max", st->ext.max_key, st->ext.max_idx);
     shard_put_tree(f, "sum-tree", &st->sum_tree);
     shard_put_tree(f, "sumsq-tree", &st->sq_tree);
+    shard_put_vtree(f, &st->var_tree);
     fputs("end\n", f);
     shard_put_check(f, &text, &len);
     if (fclose(f) != 0) {
@@ -524,6 +547,55 @@ static int shard_get_extremum(shard_text *t, const char *key, rd_u64 *k, rd_u64 
     return 0;
 }
 
+/* Whether a subtree of 2^level leaves from leaf start may follow a tree
+ * whose next leaf is next, within a shard ending at leaf end. */
+static int shard_subtree_ok(unsigned level, uint64_t start, uint64_t next, uint64_t end)
+{
+    return level <= 62 && start == next && start % (1ull << level) == 0 && end >= start &&
+           end - start >= (1ull << level);
+}
+
+/* Parses the variance tree (format 4), as shard_get_tree a tree of doubles. */
+static int shard_get_vtree(shard_text *t, rd_vtree *tree, uint64_t first, uint64_t end)
+{
+    uint64_t depth;
+    if (shard_line_u64(t, "var-tree", &depth, 1) < 0)
+        return -1;
+    if (depth > 128) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: too many subtrees", t->line);
+        return -1;
+    }
+    rd_vtree_init_at(tree, first);
+    for (uint64_t i = 0; i < depth; i++) {
+        char *nl = strchr(t->p, '\n');
+        unsigned level = 0;
+        unsigned long long start = 0, n = 0, b[5];
+        char canon[192] = "";
+        t->line++;
+        if (nl && (*nl = 0, sscanf(t->p, "%u %llu %llu %16llx %16llx %16llx %16llx %16llx", &level,
+                                   &start, &n, &b[0], &b[1], &b[2], &b[3], &b[4]) == 8))
+            snprintf(canon, sizeof canon, "%u %llu %llu %016llx %016llx %016llx %016llx %016llx",
+                     level, start, n, b[0], b[1], b[2], b[3], b[4]);
+        if (!nl || strcmp(t->p, canon) || !shard_subtree_ok(level, start, tree->next, end) ||
+            n > ((end - start) << 14)) {
+            io_fail(t->st, IO_ERR_FORMAT, "line %d: bad var-tree subtree", t->line);
+            return -1;
+        }
+        t->p = nl + 1;
+        double d[5];
+        uint64_t u[5] = {b[0], b[1], b[2], b[3], b[4]};
+        memcpy(d, u, sizeof d);
+        rd_var v = {n, d[0], {d[1], d[2]}, {d[3], d[4]}};
+        rd_vtree_push_level(tree, v, level);
+    }
+    if (depth && tree->next != end) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: the var-tree does not cover the shard's tiles",
+                t->line);
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses a tree: its subtrees must be aligned, contiguous from tile first
  * and end at tile end (or be absent). */
 static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_t first,
@@ -551,8 +623,7 @@ static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_
              * value beside them must agree */
             snprintf(canon, sizeof canon, "%u %llu %016llx %a", level, start, bits, v);
         }
-        if (!nl || strcmp(t->p, canon) || level > 62 || start != tree->next ||
-            start % (1ull << level) || end < start || end - start < (1ull << level)) {
+        if (!nl || strcmp(t->p, canon) || !shard_subtree_ok(level, start, tree->next, end)) {
             io_fail(t->st, IO_ERR_FORMAT, "line %d: bad %s subtree", t->line, key);
             return -1;
         }
@@ -579,6 +650,8 @@ static const char *shard_state_why(const shard_meta *m, const rd_state *st)
         return "the sum tree does not cover the shard's tiles";
     if ((st->sq_tree.depth != 0) != (tiles && sq && sqf))
         return "the sumsq tree does not cover the shard's tiles";
+    if ((st->var_tree.depth != 0) != (tiles && (st->ops & (RD_OP_VAR | RD_OP_STD)) != 0))
+        return "the var tree does not cover the shard's tiles";
     if (st->count > st->nelem || (!st->skipnan && st->count != st->nelem))
         return "count and shard-elements disagree";
     if ((st->ops & RD_OP_EXTREMA) &&
@@ -606,8 +679,8 @@ static const char *shard_state_why(const shard_meta *m, const rd_state *st)
     return NULL;
 }
 
-/* Parses the rest of a state file. */
-static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
+/* Parses the rest of a state file of format version (its digit). */
+static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st, int version)
 {
     uint64_t v[2];
     char *s;
@@ -630,13 +703,26 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st)
     if (shard_line_u64(t, "skipnan", v, 1) < 0)
         return -1;
     rd_state_init(st, m->dtype, ops, v[0] != 0);
+    int var = version > SHARD_VERSION_NOVAR;
+    if (var && shard_line_u64(t, "ddof", v, 1) < 0)
+        return -1;
+    if (var && v[0] > 1000000000) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad ddof", t->line);
+        return -1;
+    }
+    st->ddof = var ? (double)v[0] : 0;
+    if (!var && (ops & (RD_OP_VAR | RD_OP_STD))) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: var or std in a format 3 state", t->line);
+        return -1;
+    }
     if (shard_line_u64(t, "shard-elements", &st->nelem, 1) < 0 ||
         shard_line_u64(t, "count", &st->count, 1) < 0 || shard_get_u128(t, "isum", &st->isum) < 0 ||
         shard_get_u128(t, "isumsq", &st->isq) < 0 ||
         shard_get_extremum(t, "min", &st->ext.min_key, &st->ext.min_idx) < 0 ||
         shard_get_extremum(t, "max", &st->ext.max_key, &st->ext.max_idx) < 0 ||
         shard_get_tree(t, "sum-tree", &st->sum_tree, m->first, m->end) < 0 ||
-        shard_get_tree(t, "sumsq-tree", &st->sq_tree, m->first, m->end) < 0)
+        shard_get_tree(t, "sumsq-tree", &st->sq_tree, m->first, m->end) < 0 ||
+        (var && shard_get_vtree(t, &st->var_tree, m->first, m->end) < 0))
         return -1;
     if (!shard_line(t, "end") || shard_get_check(t) < 0)
         return -1;
@@ -678,15 +764,18 @@ static int shard_get_part(shard_text *t, shard_meta *m, const char *base)
     return 0;
 }
 
-/* Whether buf starts with magic and a newline: 1 (the current format), 0
- * (format 2, without input-time), or -1 (neither). */
+/* The format version digit of the file buf starts with when it is magic's
+ * (the current one) or an older one still read (2, and 3 for a state), or
+ * -1 for neither. */
 static int shard_magic(const char *buf, const char *magic)
 {
     size_t n = strlen(magic);
-    if (!strncmp(buf, magic, n) && buf[n] == '\n')
-        return 1;
-    if (!strncmp(buf, magic, n - 1) && buf[n - 1] == SHARD_VERSION_NOTIME && buf[n] == '\n')
-        return 0;
+    char v = buf[n - 1];
+    if (strncmp(buf, magic, n - 1) || buf[n] != '\n')
+        return -1;
+    if (v == magic[n - 1] || v == SHARD_VERSION_NOTIME ||
+        (v == SHARD_VERSION_NOVAR && magic[n - 1] > SHARD_VERSION_NOVAR))
+        return v;
     return -1;
 }
 
@@ -723,23 +812,23 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
     }
     memcpy(orig, buf, (size_t)got + 1);
     shard_text t = {buf, orig, buf, 0, why};
-    int rc = -1, timed;
-    if ((timed = shard_magic(buf, SHARD_STATE_MAGIC)) >= 0) {
+    int rc = -1, version;
+    if ((version = shard_magic(buf, SHARD_STATE_MAGIC)) >= 0) {
         m->kind = SHARD_KIND_STATE;
         t.p = buf + strlen(SHARD_STATE_MAGIC) + 1;
         t.line = 1;
         if (memchr(buf, 0, (size_t)got) || got == SHARD_HEADER_MAX)
             io_fail(why, IO_ERR_FORMAT, "not a gpubatch state file (binary data or too large)");
-        else if (shard_get_common(&t, m, timed) == 0)
-            rc = shard_get_state(&t, m, st);
-    } else if ((timed = shard_magic(buf, SHARD_PART_MAGIC)) >= 0) {
+        else if (shard_get_common(&t, m, version > SHARD_VERSION_NOTIME) == 0)
+            rc = shard_get_state(&t, m, st, version);
+    } else if ((version = shard_magic(buf, SHARD_PART_MAGIC)) >= 0) {
         m->kind = SHARD_KIND_PART;
         t.p = buf + strlen(SHARD_PART_MAGIC) + 1;
         t.line = 1;
         char *data = strstr(buf, "\ndata\n");
         if (!data || memchr(buf, 0, (size_t)(data - buf)))
             io_fail(why, IO_ERR_FORMAT, "not a gpubatch part file (no 'data' line)");
-        else if (shard_get_common(&t, m, timed) == 0)
+        else if (shard_get_common(&t, m, version > SHARD_VERSION_NOTIME) == 0)
             rc = shard_get_part(&t, m, buf);
     } else if (!strncmp(buf, "gpubatch ", 9) && strchr(buf, '\n') &&
                strchr(buf, '\n')[-1] == '\r') {

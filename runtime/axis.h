@@ -208,6 +208,9 @@ typedef struct {
     ax_state *st;
 } ax_job;
 
+/* The operation's CPU side; its launch is NULL: a caller sets a copy's to
+ * the GPU's, ax_gpu_launch (runtime/axis_gpu.h), which depends on this
+ * module, not the other way. */
 struct engine_ops;
 extern const struct engine_ops ax_engine_ops;
 

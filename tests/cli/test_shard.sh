@@ -213,15 +213,15 @@ $PY "$top/tests/cli/shardfile.py" reseal "$T/b-1"
 check_error "wrong element count" "does not match shard 1/3" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 sed 's/^sum-tree 1$/sum-tree 2/' "$T/a-1" >"$T/b-1"
 check_error "bad subtree" "sum-tree" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
-sed 's/^gpubatch reduce-state 3$/gpubatch reduce-state 9/' "$T/a-1" >"$T/b-1"
+sed 's/^gpubatch reduce-state 4$/gpubatch reduce-state 9/' "$T/a-1" >"$T/b-1"
 check_error "future version" "unsupported version" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 sed 's/$/\r/' "$T/a-1" >"$T/b-1"
 check_error "CRLF line ends" "b-1: its lines end in CR LF, not LF" "$GB" merge "$T/a-0" "$T/b-1" "$T/a-2"
 # Format 2 (no input-time line) is still read, and merges with format 3.
 $PY - "$T/a-1" "$T/b-1" <<'PY'
 import sys, zlib
-b = open(sys.argv[1], "rb").read().replace(b"reduce-state 3\n", b"reduce-state 2\n", 1)
-lines = [l for l in b.split(b"\n") if not l.startswith(b"input-time ")]
+b = open(sys.argv[1], "rb").read().replace(b"reduce-state 4\n", b"reduce-state 2\n", 1)
+lines = [l for l in b.split(b"\n") if not l.startswith((b"input-time ", b"ddof ", b"var-tree "))]
 b = b"\n".join(lines)
 i = b.rindex(b"check ")
 open(sys.argv[2], "wb").write(b[:i] + b"check %08x\n" % zlib.crc32(b[:i]))
@@ -320,4 +320,21 @@ for m in "$T"/mut-pt-*; do
         if [ $st -le 1 ]; then ok; else fail "damaged part $m into $out: status $st"; fi
     done
 done
+# var and std (state format 4: ddof and the variance tree): shards merged
+# have one run's bits, a format 3 state is still read, a --ddof mismatch and
+# a damaged variance line are refused.
+"$(numpy_python)" -c "import numpy as np; np.save('$T/var.npy', (1e6 + np.random.default_rng(3).standard_normal(100000)).astype(np.float32))"
+for i in 0 1 2; do R --shard $i/3 --op sum,var,std --ddof 1 -o "$T/var-$i" "$T/var.npy"; done
+check_eq "var and std shards merged" "$(R --op sum,var,std --ddof 1 "$T/var.npy" | sed 's/  .*//')" \
+    "$("$GB" merge "$T/var-0" "$T/var-1" "$T/var-2" | sed 's/  .*//')"
+R --shard 1/3 --op sum,var,std --ddof 0 -o "$T/var-d0" "$T/var.npy"
+check_error "ddof mismatch" "(--ddof differs)" "$GB" merge "$T/var-0" "$T/var-d0" "$T/var-2"
+sed 's/^1 2 32768 /1 2 32768x /' "$T/var-1" >"$T/var-bad"
+check_error "damaged var-tree" "bad var-tree subtree" "$GB" merge "$T/var-0" "$T/var-bad" "$T/var-2"
+R --shard 0/2 --op sum,min -o "$T/f4-0" "$T/var.npy"
+R --shard 1/2 --op sum,min -o "$T/f4-1" "$T/var.npy"
+sed -e '1s/ 4$/ 3/' "$T/f4-1" | grep -v '^ddof \|^var-tree ' >"$T/f3-1"
+$PY "$top/tests/cli/shardfile.py" reseal "$T/f3-1"
+check_eq "a format 3 state is still read" "$(R --op sum,min "$T/var.npy" | sed 's/  .*//')" \
+    "$("$GB" merge "$T/f4-0" "$T/f3-1" 2>&1 | sed 's/  .*//')"
 summary
