@@ -214,23 +214,30 @@ uint64_t ax_unit_leaf(const ax_plan *p, uint64_t u)
     return j / RD_AXIS_BLOCK;
 }
 
-/* The entries of complete units [u0, u1): per segment, maximal aligned
- * subtrees of at most 2^AX_FOLD_LEVELS leaves. */
+/* The entry that starts at unit u of complete units up to u1: the largest
+ * aligned subtree of its segment's tree, of at most 2^AX_FOLD_LEVELS
+ * leaves, that u starts. */
+static ax_entry ax_entry_at(const ax_plan *p, uint64_t u, uint64_t u1)
+{
+    uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
+    uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
+    if (end > u1)
+        end = u1;
+    unsigned k = AX_FOLD_LEVELS;
+    while (k && ((leaf & (((uint64_t)1 << k) - 1)) || u + ((uint64_t)1 << k) > end))
+        k--;
+    return (ax_entry){u, (uint64_t)1 << k, k};
+}
+
+/* The entries of complete units [u0, u1), one after the other. */
 size_t ax_chunk_entries(const ax_plan *p, uint64_t u0, uint64_t u1, ax_entry *out)
 {
     size_t n = 0;
-    uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
-    for (uint64_t u = u0; u < u1;) {
-        uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
-        if (end > u1)
-            end = u1;
-        unsigned k = AX_FOLD_LEVELS;
-        while (k && ((leaf & (((uint64_t)1 << k) - 1)) || u + ((uint64_t)1 << k) > end))
-            k--;
+    for (uint64_t u = u0; u < u1; n++) {
+        ax_entry e = ax_entry_at(p, u, u1);
         if (out)
-            out[n] = (ax_entry){u, (uint64_t)1 << k, k};
-        n++;
-        u += (uint64_t)1 << k;
+            out[n] = e;
+        u += e.n;
     }
     return n;
 }
@@ -549,6 +556,23 @@ static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m,
     *v = l->use_v ? (rd_var *)(b + l->var_at) + i : NULL;
 }
 
+/* Adds a sum (left) to the one after it (right), in place: a double's bits
+ * in lo (dbl) by rd_add(left, right), else an exact 128-bit integer. */
+static void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *rlo, rd_u64 *rhi)
+{
+    if (dbl) {
+        double a, b;
+        memcpy(&a, llo, 8);
+        memcpy(&b, rlo, 8);
+        b = rd_add(a, b);
+        memcpy(rlo, &b, 8);
+    } else {
+        rd_u128 v = (((rd_u128)*lhi << 64) | *llo) + (((rd_u128)*rhi << 64) | *rlo);
+        *rlo = (rd_u64)v;
+        *rhi = (rd_u64)(v >> 64);
+    }
+}
+
 /* Merges n parts (right) with the parts before them (left), into the
  * right ones: sums rd_add(left, right), counts and exact sums added,
  * extrema merged, variance partials rd_var_merge(left, right). */
@@ -559,30 +583,8 @@ static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
     int fl = dt_is_float(p->dtype), sqf = ax_sq_is_float(p->dtype);
     for (size_t i = 0; i < n; i++) {
         if (mr) {
-            if (fl) {
-                double a, b;
-                memcpy(&a, &ml[i].sum_lo, 8);
-                memcpy(&b, &mr[i].sum_lo, 8);
-                b = rd_add(a, b);
-                memcpy(&mr[i].sum_lo, &b, 8);
-            } else {
-                rd_u128 v = (((rd_u128)ml[i].sum_hi << 64) | ml[i].sum_lo) +
-                            (((rd_u128)mr[i].sum_hi << 64) | mr[i].sum_lo);
-                mr[i].sum_lo = (rd_u64)v;
-                mr[i].sum_hi = (rd_u64)(v >> 64);
-            }
-            if (sqf) {
-                double a, b;
-                memcpy(&a, &ml[i].sq_lo, 8);
-                memcpy(&b, &mr[i].sq_lo, 8);
-                b = rd_add(a, b);
-                memcpy(&mr[i].sq_lo, &b, 8);
-            } else {
-                rd_u128 v = (((rd_u128)ml[i].sq_hi << 64) | ml[i].sq_lo) +
-                            (((rd_u128)mr[i].sq_hi << 64) | mr[i].sq_lo);
-                mr[i].sq_lo = (rd_u64)v;
-                mr[i].sq_hi = (rd_u64)(v >> 64);
-            }
+            ax_merge_sum(fl, &ml[i].sum_lo, &ml[i].sum_hi, &mr[i].sum_lo, &mr[i].sum_hi);
+            ax_merge_sum(sqf, &ml[i].sq_lo, &ml[i].sq_hi, &mr[i].sq_lo, &mr[i].sq_hi);
             mr[i].count += ml[i].count;
         }
         if (er)
@@ -592,11 +594,12 @@ static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
     }
 }
 
-/* The parts of entries [ea, eb) of a chunk (every variant inlines it): each
- * entry's units, AX_COLS columns at a time, folded by a binary counter (the
- * pairwise tree over its 2^level units). */
+/* The parts of entries ent[0 .. n) of a chunk, the chunk's entries at .. at
+ * + n (every variant inlines it): each entry's units, AX_COLS columns at a
+ * time, folded by a binary counter (the pairwise tree over its 2^level
+ * units). */
 AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const void *x,
-                                  uint64_t e0, const ax_entry *ent, size_t ea, size_t eb,
+                                  uint64_t e0, const ax_entry *ent, size_t n, size_t at,
                                   void *out)
 {
     size_t sz = dt_size(p->dtype), W = p->width;
@@ -607,7 +610,7 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
     rd_moments *m = l->use_m ? tm : NULL;
     rd_extrema *e = l->use_e ? te : NULL;
     rd_var *v = l->use_v ? tv : NULL;
-    for (size_t i = ea; i < eb; i++) {
+    for (size_t i = 0; i < n; i++) {
         const ax_entry *en = &ent[i];
         uint64_t leaf0 = p->unit == AX_UNIT_BLOCK ? ax_unit_leaf(p, en->u) : 0;
         for (size_t c0 = 0; c0 < W; c0 += cols) {
@@ -640,7 +643,7 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
             rd_moments *om;
             rd_extrema *oe;
             rd_var *ov;
-            ax_parts_at(l, out, i * W + c0, &om, &oe, &ov);
+            ax_parts_at(l, out, (at + i) * W + c0, &om, &oe, &ov);
             if (om)
                 memcpy(om, sm[0], nc * sizeof *om);
             if (oe)
@@ -657,9 +660,9 @@ typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, 
 /* Defines variant NAME of the entry code, compiled with ATTRS. */
 #define AX_VARIANT(NAME, ATTRS)                                                             \
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
-                           const ax_entry *ent, size_t ea, size_t eb, void *out)            \
+                           const ax_entry *ent, size_t n, size_t at, void *out)             \
     {                                                                                       \
-        ax_cpu_entries_all(p, l, x, e0, ent, ea, eb, out);                                  \
+        ax_cpu_entries_all(p, l, x, e0, ent, n, at, out);                                   \
     }
 
 AX_VARIANT(ax_cpu_entries_baseline, )
@@ -668,9 +671,10 @@ AX_VARIANT(ax_cpu_entries_avx2, SIMD_ATTR_AVX2)
 AX_VARIANT(ax_cpu_entries_avx512, SIMD_ATTR_AVX512)
 #endif
 
-/* The parts of entries [ea, eb) of a chunk, on this CPU's variant. */
+/* The parts of entries ent[0 .. n), the chunk's at .. at + n, on this CPU's
+ * variant. */
 void ax_cpu_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                    const ax_entry *ent, size_t ea, size_t eb, void *out)
+                    const ax_entry *ent, size_t n, size_t at, void *out)
 {
     static const ax_entries_fn variants[] = {
         ax_cpu_entries_baseline,
@@ -678,7 +682,7 @@ void ax_cpu_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_
         ax_cpu_entries_avx2, ax_cpu_entries_avx512,
 #endif
     };
-    variants[simd_variant()](p, l, x, e0, ent, ea, eb, out);
+    variants[simd_variant()](p, l, x, e0, ent, n, at, out);
 }
 
 /* Writes a chunk's header and raw ends (the part of its buffer that is not
@@ -707,7 +711,7 @@ void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, siz
     if (!ent)
         return;
     ax_chunk_entries(p, h.u0, h.u1, ent);
-    ax_cpu_entries(p, &l, x, e0, ent, 0, h.nentries, out);
+    ax_cpu_entries(p, &l, x, e0, ent, (size_t)h.nentries, 0, out);
     free(ent);
 }
 
@@ -1071,23 +1075,21 @@ int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
     const unsigned char *raw = (const unsigned char *)out + l.raw_at;
     size_t sz = dt_size(p->dtype);
     ax_fold_elems(s, raw, h.head);
-    ax_entry *ent = NULL;
-    if (h.nentries && !(ent = malloc((size_t)h.nentries * sizeof *ent)))
-        return IO_ERR_NOMEM;
-    ax_chunk_entries(p, h.u0, h.u1, ent);
+    uint64_t u = h.u0;
     for (uint64_t i = 0; i < h.nentries; i++) {
+        ax_entry en = ax_entry_at(p, u, h.u1);
         rd_moments *m;
         rd_extrema *e;
         rd_var *v;
         ax_parts_at(&l, (void *)out, (size_t)i * p->width, &m, &e, &v);
         if (p->unit == AX_UNIT_TILE) {
             ax_item it = ax_item_of(s, m, e, v);
-            ax_fold_tile(s, ent[i].u, ent[i].n, ent[i].level, &it);
+            ax_fold_tile(s, en.u, en.n, en.level, &it);
         } else {
-            ax_fold_block(s, &ent[i], m, e, v);
+            ax_fold_block(s, &en, m, e, v);
         }
+        u += en.n;
     }
-    free(ent);
     if (h.u1 > h.u0) {
         uint64_t ls, ln;
         ax_unit_span(p, h.u1 - 1, &ls, &ln);
@@ -1317,37 +1319,39 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
     if (a == 0)
         ax_chunk_ends(p, &l, c->host_in, e0, e1, c->host_out);
     size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
-    ax_entry *ent = ea < eb ? malloc(ne * sizeof *ent) : NULL;
-    if (!ent)
-        return; /* nothing to do here (no memory: the collect fails) */
-    ax_chunk_entries(p, h.u0, h.u1, ent);
     io_view_fault f;
-    unsigned char *piece = NULL;
-    if (!io_view_owner(c->host_in, &f) || !(piece = aligned_alloc(64, AX_PIECE))) {
-        ax_cpu_entries(p, &l, c->host_in, e0, ent, ea, eb, c->host_out);
-        free(ent);
-        return;
-    }
-    for (size_t i = ea; i < eb;) {
-        uint64_t s0, n0, s1, n1;
-        ax_unit_span(p, ent[i].u, &s0, &n0);
-        size_t k = i;
-        do {
-            ax_unit_span(p, ent[k].u + ent[k].n - 1, &s1, &n1);
-            if (k > i && (s1 + n1 - s0) * sz > AX_PIECE)
-                break;
-            k++;
-        } while (k < eb);
-        ax_unit_span(p, ent[k - 1].u + ent[k - 1].n - 1, &s1, &n1);
+    int view = ea < eb && io_view_owner(c->host_in, &f);
+    unsigned char *piece = view ? aligned_alloc(64, AX_PIECE) : NULL;
+    /* the entries of this share, a run of them at a time that one piece holds (one, when
+       an entry is larger than a piece or the data is read from the view) */
+    ax_entry run[64];
+    uint64_t u = h.u0;
+    for (size_t i = 0; i < eb;) {
+        int n = 0;
+        uint64_t s0 = 0, s1, n1;
+        while (i < eb && n < 64) {
+            ax_entry e = ax_entry_at(p, u, h.u1);
+            if (i >= ea) {
+                ax_unit_span(p, e.u + e.n - 1, &s1, &n1);
+                if (n == 0)
+                    ax_unit_span(p, e.u, &s0, &n1);
+                else if (!piece || (s1 + n1 - s0) * sz > AX_PIECE)
+                    break;
+                run[n++] = e;
+            }
+            u += e.n;
+            i++;
+        }
+        if (!n)
+            continue;
+        ax_unit_span(p, run[n - 1].u + run[n - 1].n - 1, &s1, &n1);
         size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - e0) * sz;
-        if (len <= AX_PIECE && io_view_read(&f, skip, piece, len) == 0)
-            ax_cpu_entries(p, &l, piece, s0, ent, i, k, c->host_out);
+        if (piece && len <= AX_PIECE && io_view_read(&f, skip, piece, len) == 0)
+            ax_cpu_entries(p, &l, piece, s0, run, n, i - n, c->host_out);
         else
-            ax_cpu_entries(p, &l, c->host_in, e0, ent, i, k, c->host_out);
-        i = k;
+            ax_cpu_entries(p, &l, c->host_in, e0, run, n, i - n, c->host_out);
     }
     free(piece);
-    free(ent);
 }
 
 /* Folds a chunk's results into the state, in order (engine_ops.collect). */

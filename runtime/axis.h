@@ -167,11 +167,11 @@ void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n);
 void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
                   void *out);
 
-/* The parts of entries [ea, eb) of the list ent of a chunk whose first
- * element is e0 (x its data), into the arrays of layout l of the buffer out:
- * the CPU's work, run on any thread. */
+/* The parts of entries ent[0 .. n), the chunk's entries at .. at + n, of a
+ * chunk whose element e0 lies at x (x its data), into the arrays of layout
+ * l of the buffer out: the CPU's work, run on any thread. */
 void ax_cpu_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                    const ax_entry *ent, size_t ea, size_t eb, void *out);
+                    const ax_entry *ent, size_t n, size_t at, void *out);
 
 /* The streaming state of the outputs: per output element the running
  * stage-2 block and the block tree, the exact sums and the extrema; one

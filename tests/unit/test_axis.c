@@ -1,0 +1,201 @@
+/* test_axis.c - the plan and the chunk contract of reductions along axes
+ * (runtime/axis.h): the canonical groups of shapes and axes, the --axis
+ * parser, a chunk's head, units, entries and tail covering it exactly, and
+ * the folded outputs the same bytes whatever the chunk cuts (the property
+ * the GPU's buffers rely on), on random data with NaN and signed zeros. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/axis.h"
+#include "check.h"
+#define RND_SEED 0x5eedaa15c0ffee11ull
+#include "rnd.h"
+
+/* A plan for shape (up to 4 axes, 0-terminated... n given) and axes. */
+static ax_plan plan_of(dt_type t, unsigned ops, int n, const uint64_t *shape, int fortran,
+                       unsigned axes)
+{
+    ax_plan p;
+    io_status st;
+    CHECK(ax_plan_init(&p, t, ops, 0, n, shape, fortran, axes, 0, &st) == 0);
+    return p;
+}
+
+/* Canonical groups, run length, runs per output and the unit kind. */
+static void test_groups(void)
+{
+    uint64_t s1[] = {7, 1, 5};
+    ax_plan p = plan_of(DT_F32, RD_OP_SUM, 3, s1, 0, 1u << 2);
+    CHECK(p.ngroups == 2 && p.glen[0] == 7 && !p.greduced[0] && p.glen[1] == 5);
+    CHECK(p.T == 5 && p.J == 1 && p.nout == 7 && p.unit == AX_UNIT_TILE);
+    p = plan_of(DT_F32, RD_OP_SUM, 3, s1, 0, 1u << 0);
+    CHECK(p.T == 1 && p.J == 7 && p.nout == 5 && p.unit == AX_UNIT_BLOCK && p.C == 5 && p.L == 7);
+    uint64_t s2[] = {2, 3, 4, 5};
+    p = plan_of(DT_F64, RD_OP_SUM, 4, s2, 0, (1u << 1) | (1u << 2)); /* merged: 12 */
+    CHECK(p.ngroups == 3 && p.glen[1] == 12 && p.greduced[1] && p.T == 1 && p.J == 12);
+    p = plan_of(DT_F64, RD_OP_SUM, 4, s2, 0, (1u << 0) | (1u << 2)); /* R K R K, L = 4 */
+    CHECK(p.ngroups == 4 && p.unit == AX_UNIT_NONE && p.J == 8 && p.nout == 15);
+    p = plan_of(DT_F64, RD_OP_SUM, 4, s2, 1, 1u << 3); /* Fortran: axis 3 outermost */
+    CHECK(p.T == 1 && p.glen[0] == 5 && p.greduced[0] && p.J == 5 && p.nout == 24);
+    p = plan_of(DT_F64, RD_OP_SUM, 4, s2, 1, 1u << 0); /* Fortran: axis 0 contiguous */
+    CHECK(p.T == 2 && p.unit == AX_UNIT_TILE && p.J == 1);
+    uint64_t s3[] = {4, 0, 3};
+    p = plan_of(DT_F32, RD_OP_SUM, 3, s3, 0, 1u << 1);
+    CHECK(p.nelem == 0 && p.J == 0 && p.nout == 12 && p.unit == AX_UNIT_NONE);
+    uint64_t shape[AX_MAX_DIMS];
+    p.keepdims = 1;
+    CHECK(ax_result_shape(&p, shape) == 3 && shape[1] == 1 && shape[2] == 3);
+}
+
+/* The --axis parser: numpy's meaning, and every malformed list refused. */
+static void test_parse(void)
+{
+    unsigned m;
+    io_status st;
+    CHECK(ax_parse_axes("0", 2, &m, &st) == 0 && m == 1);
+    CHECK(ax_parse_axes("-1,0", 3, &m, &st) == 0 && m == 5);
+    CHECK(ax_parse_axes("2", 2, &m, &st) < 0 && strstr(st.text, "out of bounds"));
+    CHECK(ax_parse_axes("-3", 2, &m, &st) < 0);
+    CHECK(ax_parse_axes("1,-1", 2, &m, &st) < 0 && strstr(st.text, "twice"));
+    const char *bad[] = {"", ",", "0,", ",0", "0,,1", "a", "1a", " 1", "+1", "0x1", "-"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECKF(ax_parse_axes(bad[i], 4, &m, &st) < 0, "'%s' accepted", bad[i]);
+}
+
+/* A chunk's head, entries (aligned, at most 64 units, inside one segment,
+ * back to back) and tail cover it exactly. */
+static void check_cover(const ax_plan *p, uint64_t e0, uint64_t e1)
+{
+    ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
+    uint64_t at = e0 + h.head;
+    ax_entry ent[4096];
+    size_t n = h.nentries < 4096 ? ax_chunk_entries(p, h.u0, h.u1, ent) : 0;
+    CHECK(n == h.nentries);
+    uint64_t u = h.u0, per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(ent[i].u == u && ent[i].n == (uint64_t)1 << ent[i].level);
+        CHECK(ent[i].level <= AX_FOLD_LEVELS && ax_unit_leaf(p, u) % ent[i].n == 0);
+        CHECK((u + ent[i].n - 1) / per == u / per);
+        for (uint64_t k = 0; k < ent[i].n; k++) {
+            uint64_t s, len;
+            ax_unit_span(p, u + k, &s, &len);
+            CHECKF(s == at, "unit %llu at %llu, expected %llu", (unsigned long long)(u + k),
+                   (unsigned long long)s, (unsigned long long)at);
+            at = s + len;
+        }
+        u += ent[i].n;
+    }
+    CHECK(u == h.u1 || h.u0 == h.u1);
+    CHECK(at + h.tail == e1 || (h.u0 == h.u1 && h.head == e1 - e0 && h.tail == 0));
+}
+
+/* Random chunk cuts of several plans. */
+static void test_cover(void)
+{
+    uint64_t shapes[][3] = {{300, 67, 1}, {3, 40000, 1}, {70000, 3, 1}, {5, 33000, 2}};
+    unsigned axes[] = {1, 2, 1, 2};
+    for (int k = 0; k < 4; k++) {
+        ax_plan p = plan_of(DT_F32, RD_OP_SUM, 3, shapes[k], 0, axes[k]);
+        for (int i = 0; i < 200; i++) {
+            uint64_t a = rnd() % (p.nelem + 1), b = rnd() % (p.nelem + 1);
+            check_cover(&p, a < b ? a : b, a < b ? b : a);
+        }
+        check_cover(&p, 0, p.nelem);
+    }
+}
+
+/* Folds x (n elements) cut at the given element boundaries into a new
+ * state, every chunk's buffer from ax_cpu_chunk. */
+static ax_state *fold_cut(const ax_plan *p, const void *x, const uint64_t *cut, int ncut)
+{
+    size_t sz = dt_size(p->dtype), cap = 0;
+    for (int i = 0; i + 1 < ncut; i++)
+        if ((cut[i + 1] - cut[i]) * sz > cap)
+            cap = (size_t)(cut[i + 1] - cut[i]) * sz;
+    cap = cap ? cap : sz;
+    void *out = malloc(ax_out_bytes(p, cap));
+    ax_state *s = ax_state_new(p);
+    for (int i = 0; out && s && i + 1 < ncut; i++) {
+        ax_cpu_chunk(p, (const char *)x + cut[i] * sz, cut[i], cut[i + 1], cap, out);
+        CHECK(ax_state_add_chunk(s, out, cap) == 0);
+    }
+    free(out);
+    return s;
+}
+
+/* Every op's result bytes of two states equal. */
+static int same_results(const ax_plan *p, const ax_state *a, const ax_state *b)
+{
+    int same = 1;
+    for (int bit = 0; bit < RD_OP_NUM; bit++) {
+        size_t bytes = (size_t)p->nout * dt_size(ax_result_type(p, 1 << bit));
+        unsigned char *ra = calloc(1, bytes + 1), *rb = calloc(1, bytes + 1);
+        if (!ra || !rb)
+            return 0;
+        int fa = ax_state_result(a, 1 << bit, 1, ra), fb = ax_state_result(b, 1 << bit, 1, rb);
+        same &= fa == fb && !memcmp(ra, rb, bytes);
+        free(ra);
+        free(rb);
+    }
+    return same;
+}
+
+/* The outputs' bytes do not depend on where the chunks are cut. */
+static void test_cuts(void)
+{
+    uint64_t shapes[][3] = {{300, 67, 1}, {3, 40000, 1}, {20, 3, 18}, {40, 5, 48}, {7, 1, 9}};
+    unsigned axes[] = {1, 2, 5, 5, 3};
+    for (int k = 0; k < 5; k++) {
+        for (int d = 0; d < 2; d++) {
+            dt_type t = d ? DT_F64 : DT_F32;
+            ax_plan p = plan_of(t, ~0u & ((1u << RD_OP_NUM) - 1), 3, shapes[k], k == 4, axes[k]);
+            size_t sz = dt_size(t);
+            unsigned char *x = malloc(p.nelem * sz);
+            for (uint64_t i = 0; i < p.nelem; i++) {
+                double v = (double)(int64_t)(rnd() % 2001 - 1000) / 8;
+                if (rnd() % 97 == 0)
+                    v = rnd() % 2 ? -0.0 : NAN;
+                if (d)
+                    memcpy(x + i * 8, &v, 8);
+                else {
+                    float f = (float)v;
+                    memcpy(x + i * 4, &f, 4);
+                }
+            }
+            uint64_t whole[2] = {0, p.nelem};
+            ax_state *ref = fold_cut(&p, x, whole, 2);
+            for (int r = 0; r < 6; r++) {
+                uint64_t cut[10];
+                int n = 0;
+                cut[n++] = 0;
+                for (int i = 0; i < 8; i++)
+                    cut[n++] = rnd() % (p.nelem + 1);
+                cut[n++] = p.nelem;
+                for (int i = 1; i < n; i++) /* sort */
+                    for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+                        uint64_t tmp = cut[j];
+                        cut[j] = cut[j - 1];
+                        cut[j - 1] = tmp;
+                    }
+                ax_state *alt = fold_cut(&p, x, cut, n);
+                CHECKF(ref && alt && same_results(&p, ref, alt), "shape %d dtype %d cut %d", k,
+                       d, r);
+                ax_state_free(alt);
+            }
+            ax_state_free(ref);
+            free(x);
+        }
+    }
+}
+
+int main(void)
+{
+    RUN(test_groups);
+    RUN(test_parse);
+    RUN(test_cover);
+    RUN(test_cuts);
+    return check_summary();
+}
