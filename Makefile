@@ -266,7 +266,7 @@ check:
 # The sanitizer runs link their own ./gpubatch (the command-line tests run
 # that path); it is removed before and after, so that neither a plain nor a
 # sanitized binary is mistaken for the other.
-## soak: run the test suite with the full products of the longest command-line loops (shard counts by every dtype and size), which make test spreads over its rounds
+## soak: run the test suite with the full products of the longest command-line loops (shard counts by every dtype and size, spread by make test over its rounds) and twice the damaged gzip copies
 .PHONY: soak
 soak:
 	$(Q)GPUBATCH_TEST_SOAK=1 $(MAKE) --no-print-directory test

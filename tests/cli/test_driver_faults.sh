@@ -10,12 +10,14 @@ use_fake_driver
 grep -q "^device 0: Fake GPU" "$T/info" && ok || fail "the stand-in driver is not used: $(head -3 "$T/info")"
 
 # Out of device memory: 1 GiB chunks on a 512 MiB device. Raw gzip input has
-# no known size, so the chunk is not shrunk to the input.
+# no known size, so the chunk is not shrunk to the input. Two streams, not
+# the default four: the pages of each stream's 1 GiB host buffer are
+# faulted in before the device refuses, seconds of system time a buffer.
 "$GB" gen --shape 300000 --raw -o "$T/a.raw.gz"
 export FAKECUDA_MEM_BYTES=536870912
 check_error "--chunk 1G on a 512 MiB device, --backend cuda" \
     "out of device memory: a chunk buffer (--chunk) needs 1073741824 bytes, 536870912 of 536870912 free on device 0 (CUDA_ERROR_OUT_OF_MEMORY (out of memory))" \
-    "$GB" reduce --backend cuda --dtype float32 --chunk 1G "$T/a.raw.gz"
+    "$GB" reduce --backend cuda --dtype float32 --chunk 1G --streams 2 "$T/a.raw.gz"
 # auto goes on with the CPU (warning if the GPU was ready in time to be tried)
 "$GB" reduce --backend auto --dtype float32 --chunk 1G "$T/a.raw.gz" >"$T/auto.out" 2>"$T/auto.err"
 check_eq "--chunk 1G on a 512 MiB device, --backend auto: status" 0 $?
@@ -42,7 +44,8 @@ rm -f "$T/auto.out" "$T/auto.err" "$T/auto.other" "$T/cpu.out" "$T/b.npy.gz"
 "$GB" gen --quadratic 100000 --raw -o "$T/q.raw.gz"
 check_error "quadratic --chunk 1G on a 512 MiB device" \
     "out of device memory: a compressed chunk buffer (--chunk) needs" \
-    "$GB" quadratic --backend cuda --chunk 1G --dtype float32 --raw "$T/q.raw.gz" -o "$T/r1.gz"
+    "$GB" quadratic --backend cuda --chunk 1G --streams 2 --dtype float32 --raw "$T/q.raw.gz" \
+    -o "$T/r1.gz"
 [ -e "$T/r1.gz" ] && fail "quadratic out of device memory left an output" || ok
 check_error "the same with a --chunk that fits is not out of memory" "launching kernel" \
     env FAKECUDA_LAUNCH_ERROR=719 "$GB" reduce --backend cuda --dtype float32 --chunk 16M "$T/a.raw.gz"
