@@ -757,15 +757,12 @@ int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *
 {
     size_t first_valid = INFLATE_WINDOW - valid;
     int bad = 0;
+    /* without branches: bytes and markers alternate unpredictably */
     for (size_t i = 0; i < n; i++) {
-        unsigned s = sym[i];
-        if (s < 256) {
-            dst[i] = (uint8_t)s;
-        } else {
-            unsigned w = s - INFLATE_MARKER;
-            bad |= w < first_valid;
-            dst[i] = window[w & (INFLATE_WINDOW - 1)];
-        }
+        unsigned s = sym[i], w = s & (INFLATE_WINDOW - 1);
+        uint8_t m = window[w];
+        bad |= (s >= INFLATE_MARKER) & (w < first_valid);
+        dst[i] = s < 256 ? (uint8_t)s : m;
     }
     return bad ? -1 : 0;
 }

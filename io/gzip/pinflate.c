@@ -572,6 +572,16 @@ static void release_read(pinflate *p)
     spool_release(p->spool, keep);
 }
 
+/* The cost of speculative chunk c against an in-order one: its symbols
+ * past the first window (which every speculative chunk has), so that a
+ * small chunk measures as a large one would, cost three times a byte. */
+static unsigned spec_cost(const chunk *c)
+{
+    uint64_t sym = c->nsym > INFLATE_WINDOW ? c->nsym - INFLATE_WINDOW : 0,
+             out = c->nout > INFLATE_WINDOW ? c->nout - INFLATE_WINDOW : 1;
+    return COST_ONE + (unsigned)(2 * COST_ONE * (sym < out ? sym : out) / out);
+}
+
 /* Takes the cost of one speculative chunk into the plan's mean (lock held). */
 static void plan_sample(pinflate *p, unsigned cost)
 {
@@ -650,8 +660,7 @@ static void advance(pinflate *p)
            in-order decode and, for its symbols, their wider writes and
            their resolving: about twice as much again. */
         if (!c->known)
-            plan_sample(p, COST_ONE + (unsigned)(2 * COST_ONE * (uint64_t)c->nsym /
-                                                 (c->nout ? c->nout : 1)));
+            plan_sample(p, spec_cost(c));
         c->wvalid = p->win_valid;
         if (c->nsym)
             memcpy(c->window, p->win, INFLATE_WINDOW);
