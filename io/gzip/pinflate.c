@@ -604,6 +604,19 @@ static int speculate(const pinflate *p)
     return (uint64_t)p->nthreads * COST_ONE * 4 > (uint64_t)p->spec_cost * 5;
 }
 
+/* Whether, decoding in order, a speculative chunk far enough ahead still
+ * adds the idle threads' work (lock held): under AUTO, one at a time per
+ * thread but the one in order. */
+static int mixing(const pinflate *p)
+{
+    if (p->plan != PINFLATE_AUTO || p->nthreads < 2)
+        return 0;
+    int in_flight = 0;
+    for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
+        in_flight += !c->known;
+    return in_flight < p->nthreads - 1;
+}
+
 /* Accepts decoded chunks in stream order while it can (lock held). */
 static void advance(pinflate *p)
 {
@@ -626,6 +639,8 @@ static void advance(pinflate *p)
                 continue;
             }
             if (c->state != CH_DECODED)
+                return;
+            if (c->from > p->pos && !p->failed) /* mixing: new_chunk fills the gap first */
                 return;
             if (c->start == NONE || !(c->status == INFLATE_STOP || c->status == INFLATE_END) ||
                 !starts_match(p, p->pos, c->start)) {
@@ -710,19 +725,35 @@ static chunk *new_chunk(pinflate *p)
     if (!p->active || p->ended || p->failed || p->nchunks >= (size_t)p->nthreads + 2)
         return NULL;
     uint64_t end = src_size(p) * 8, size = chunk_bytes(p) * 8;
-    chunk *c;
+    chunk *c, *n = p->accepted ? p->accepted->next : p->head;
+    if (n && !n->known && n->from > p->pos) {
+        /* in order up to a speculative chunk ahead (mixing): a chunk's
+           worth, or the whole gap where less than one and a half are left */
+        c = insert_known(p, p->accepted, p->pos, p->pos + size + size / 2 < n->from ? p->pos + size : n->from);
+        if (!c)
+            p->failed = 1;
+        p->known_run++;
+        return c;
+    }
     if (!p->tail || p->tail == p->accepted) {
         uint64_t from = p->pos > p->next_from ? p->pos : p->next_from;
         uint64_t to = from + size < end ? from + size : end;
         c = insert_known(p, p->tail, p->pos, to > p->pos ? to : p->pos);
         p->known_run++;
     } else {
-        if (p->next_from >= end || !speculate(p))
+        int mix = !speculate(p);
+        if (p->next_from >= end || (mix && !mixing(p)))
+            return NULL;
+        /* mixing: as far ahead as the order goes while it is decoded */
+        uint64_t from = p->next_from, ahead = p->pos + (p->spec_cost / COST_ONE + 1) * size;
+        if (mix && ahead > from)
+            from = ahead;
+        if (from >= end)
             return NULL;
         p->known_run = 0;
         c = calloc(1, sizeof *c);
         if (c) {
-            c->from = p->next_from;
+            c->from = from;
             c->to = c->from + size < end ? c->from + size : end;
             p->tail->next = c;
             p->tail = c;
