@@ -55,8 +55,10 @@ enum pinflate_plan {
  * order: a speculative chunk whose output is held as 16-bit symbols (the
  * back-references into the unknown window go on being copied) costs up to
  * about three in-order ones. It speculates while the threads' number pays
- * for that, else decodes in order with one probe every 64 chunks. With
- * chunk_bytes set (pinflate_create), the plan starts as PARALLEL. */
+ * for that, else decodes in order on one thread while each other one
+ * decodes a chunk speculatively as many chunks ahead as that costs, and
+ * probes once every 64 chunks. With chunk_bytes set (pinflate_create), the
+ * plan starts as PARALLEL. */
 void pinflate_plan(pinflate *p, enum pinflate_plan plan);
 
 /* Stops the threads and frees everything; accepts NULL. */
