@@ -302,6 +302,45 @@ static inline int past_end(const bits_t *b)
     return bit_pos(b) > (uint64_t)(b->end - b->start) * 8;
 }
 
+/* Stores the 8 bytes of v at p. */
+static inline void store64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+/* Copies a match of len bytes from dist bytes back to dst, writing up to 15
+ * bytes past its end (the fast loop's slack): 16 bytes a step for dist >= 16, 8 for dist >= 8; a
+ * byte repeated for dist 1; for dist 2..7 words stepping by dist, each of
+ * whose first dist bytes repeats the pattern (the rest is overwritten by the
+ * next word, or lies in the slack). */
+static inline void copy_match(uint8_t *dst, size_t dist, unsigned len)
+{
+    const uint8_t *src = dst - dist;
+    uint8_t *end = dst + len;
+    if (dist >= 16) {
+        do {
+            uint64_t a = load64(src), b = load64(src + 8);
+            store64(dst, a);
+            store64(dst + 8, b);
+            dst += 16;
+            src += 16;
+        } while (dst < end);
+    } else if (dist >= 8) {
+        do {
+            store64(dst, load64(src));
+            dst += 8;
+            src += 8;
+        } while (dst < end);
+    } else if (dist == 1) {
+        uint64_t v = 0x0101010101010101ull * *src;
+        for (; dst < end; dst += 8)
+            store64(dst, v);
+    } else {
+        for (; dst < end; dst += dist)
+            store64(dst, load64(dst - dist));
+    }
+}
+
 /* Places the reader at bit `bit` of its span. */
 static void bits_seek(bits_t *b, uint64_t bit)
 {
@@ -436,7 +475,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
          * (plus the copies' slack) in the output. After literals the next
          * symbol's primary entry is already looked up (ahead): a refill
          * only adds bits above those it was found with. */
-        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 8 && cap - p >= 258 + 8 + 4;) {
+        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 8 && cap - p >= 258 + 16 + 4;) {
             refill(b);
             if (!ahead)
                 e = lt[b->buf & LIT_MASK];
@@ -496,17 +535,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                     }
                 }
             } else {
-                uint8_t *dst = o8 + p;
-                const uint8_t *src = dst - dist;
-                if (dist >= 8) {
-                    for (unsigned i = 0; i < len; i += 8)
-                        memcpy(dst + i, src + i, 8);
-                } else if (dist == 1) {
-                    memset(dst, *src, len);
-                } else {
-                    for (unsigned i = 0; i < len; i++)
-                        dst[i] = src[i];
-                }
+                copy_match(o8 + p, dist, len);
             }
             p += len;
         }
@@ -728,15 +757,12 @@ int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *
 {
     size_t first_valid = INFLATE_WINDOW - valid;
     int bad = 0;
+    /* without branches: bytes and markers alternate unpredictably */
     for (size_t i = 0; i < n; i++) {
-        unsigned s = sym[i];
-        if (s < 256) {
-            dst[i] = (uint8_t)s;
-        } else {
-            unsigned w = s - INFLATE_MARKER;
-            bad |= w < first_valid;
-            dst[i] = window[w & (INFLATE_WINDOW - 1)];
-        }
+        unsigned s = sym[i], w = s & (INFLATE_WINDOW - 1);
+        uint8_t m = window[w];
+        bad |= (s >= INFLATE_MARKER) & (w < first_valid);
+        dst[i] = s < 256 ? (uint8_t)s : m;
     }
     return bad ? -1 : 0;
 }

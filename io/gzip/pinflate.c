@@ -22,7 +22,7 @@
 #include "ptx/inflate_stream.h"
 
 #define NONE UINT64_MAX
-#define FIRST_CHUNK ((uint64_t)1 << 20)    /* compressed bytes per chunk before a ratio is known */
+#define FIRST_CHUNK ((uint64_t)256 << 10)  /* compressed bytes per chunk before a ratio is known */
 #define MIN_CHUNK ((uint64_t)64 << 10)
 #define MAX_CHUNK ((uint64_t)16 << 20)
 #define TARGET_OUT ((uint64_t)4 << 20)     /* decoded bytes a chunk aims at */
@@ -30,6 +30,10 @@
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
+#define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
+#define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
+#define SPARES 6                           /* freed output buffers kept for reuse */
+#define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -54,7 +58,7 @@ typedef struct chunk {
     uint8_t *out;      /* decoded bytes: out[0..nsym) once markers are replaced */
     size_t nout, cap;
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
-    size_t nsym;
+    size_t nsym, sym_cap;
     uint32_t crc;      /* CRC-32 of its bytes after its last member end */
     inflate_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinflate_members) */
     size_t nends;
@@ -88,6 +92,13 @@ struct pinflate {
     uint64_t end_bit;
     uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
     uint64_t n_accepted, n_redone; /* chunks, over every stream */
+    uint64_t n_spec;               /* of them decoded speculatively */
+    /* the plan: the cost of a speculative chunk against an in-order one
+       (COST_ONE), a running mean over the stream's speculative chunks */
+    enum pinflate_plan plan, plan_next;
+    unsigned spec_cost;
+    int spec_samples;
+    uint64_t known_run;  /* chunks created in order since the last speculative one */
     uint8_t win[INFLATE_WINDOW];    /* the window at pos */
     size_t win_valid;
     /* handed out */
@@ -104,15 +115,30 @@ struct pinflate {
     uint64_t member_end_bit; /* then: where that member's final block ends */
     uint64_t next_member;    /* and where the next member's first block starts */
     int paused;              /* pinflate_read paused at out_pos */
+    /* freed output buffers, reused so that their pages are not faulted in anew */
+    struct { void *ptr; size_t bytes; } spare[SPARES];
+    int nspare;
 };
 
-/* Frees a chunk's buffers and the chunk. */
-static void chunk_free(chunk *c)
+/* Keeps a freed output buffer of `bytes` for reuse, or frees it (lock
+ * held). */
+static void spare_put(pinflate *p, void *ptr, size_t bytes)
+{
+    if (ptr && p->nspare < SPARES && bytes <= SPARE_MAX) {
+        p->spare[p->nspare].ptr = ptr;
+        p->spare[p->nspare++].bytes = bytes;
+    } else {
+        free(ptr);
+    }
+}
+
+/* Frees a chunk, its buffers kept as spares (lock held). */
+static void chunk_free(pinflate *p, chunk *c)
 {
     if (!c)
         return;
-    free(c->buf);
-    free(c->sym);
+    spare_put(p, c->buf, c->cap);
+    spare_put(p, c->sym, c->sym_cap * 2);
     free(c);
 }
 
@@ -189,6 +215,27 @@ static int grow(void **buf, size_t *cap, size_t need, size_t size)
     *buf = n;
     *cap = c;
     return 0;
+}
+
+/* Room for `need` elements of `size` bytes in *buf (*cap elements): where
+ * *buf is NULL, the smallest spare that holds them, else grow's. */
+static int room(pinflate *p, void **buf, size_t *cap, size_t need, size_t size)
+{
+    int best = -1;
+    if (*buf)
+        return grow(buf, cap, need, size);
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nspare; i++)
+        if (p->spare[i].bytes >= need * size &&
+            (best < 0 || p->spare[i].bytes < p->spare[best].bytes))
+            best = i;
+    if (best >= 0) {
+        *buf = p->spare[best].ptr;
+        *cap = p->spare[best].bytes / size;
+        p->spare[best] = p->spare[--p->nspare];
+    }
+    pthread_mutex_unlock(&p->lock);
+    return best >= 0 ? 0 : grow(buf, cap, need, size);
 }
 
 /* A compressed span for decoding from bit `from` to past bit `to`, which
@@ -292,6 +339,19 @@ static size_t history_at(const chunk *c, size_t at, size_t most)
     return since < most ? since : most;
 }
 
+/* The room to give the bytes that `bits` compressed bits decode to: the
+ * ratio seen so far and an eighth more (4 to 1 before one is known), at
+ * most OUT_LIMIT and a block's worth past it, so that the buffer seldom
+ * grows (each growth copies it). Read without the lock: a stale ratio
+ * only makes the guess worse. */
+static size_t out_estimate(const pinflate *p, uint64_t bits)
+{
+    uint64_t in = p->in_done, out = p->out_done;
+    uint64_t est = in >= 8 * MIN_CHUNK && out ? (uint64_t)((double)bits * out / in) : bits / 2;
+    est += est / 8 + INFLATE_WINDOW;
+    return est < OUT_LIMIT + OVERSHOOT ? (size_t)est : OUT_LIMIT + OVERSHOOT;
+}
+
 /* Decodes chunk c from its known start with its window into bytes. */
 static void decode_known(pinflate *p, chunk *c)
 {
@@ -299,10 +359,9 @@ static void decode_known(pinflate *p, chunk *c)
     c->status = INFLATE_ERROR;
     if (span_open(&s, p, c->start, c->to) < 0)
         return;
-    size_t est = (size_t)((c->to - c->start) / 8) * 2 + INFLATE_WINDOW;
+    size_t est = out_estimate(p, c->to > c->start ? c->to - c->start : 0);
     c->cap = 0;
-    if (grow((void **)&c->buf, &c->cap, INFLATE_WINDOW + (est < OUT_LIMIT ? est : OUT_LIMIT), 1) <
-        0)
+    if (room(p, (void **)&c->buf, &c->cap, INFLATE_WINDOW + est, 1) < 0)
         goto out;
     memcpy(c->buf + INFLATE_WINDOW - c->wvalid, c->window + INFLATE_WINDOW - c->wvalid, c->wvalid);
     uint64_t base = s.off * 8;
@@ -323,11 +382,10 @@ out:
 /* Decodes chunk c speculatively from a block start found at `bit` of span
  * s: symbols with markers until the window is no longer needed, then bytes.
  * Returns the inflate result. */
-static int decode_guess(const pinflate *p, chunk *c, span *s, uint64_t bit)
+static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
-    size_t cap = 0;
-    if (grow((void **)&c->sym, &cap, 1, 2) < 0)
+    if (room(p, (void **)&c->sym, &c->sym_cap, out_estimate(p, c->to - c->from), 2) < 0)
         return INFLATE_ERROR;
     inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
     members_on(p, &j, c);
@@ -336,9 +394,9 @@ static int decode_guess(const pinflate *p, chunk *c, span *s, uint64_t bit)
         j.in = s->data;
         j.in_len = s->len;
         j.out = c->sym;
-        j.out_cap = cap;
+        j.out_cap = c->sym_cap;
         r = inflate_decode_symbols(&j);
-        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &cap, cap + 1, 2) == 0)
+        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &c->sym_cap, c->sym_cap + 1, 2) == 0)
             continue;
         if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
             continue;
@@ -352,7 +410,7 @@ static int decode_guess(const pinflate *p, chunk *c, span *s, uint64_t bit)
     /* The last INFLATE_WINDOW symbols are bytes: they are the history of the
      * byte decoder that takes over. */
     c->cap = 0;
-    if (grow((void **)&c->buf, &c->cap, c->nsym * 2, 1) < 0)
+    if (room(p, (void **)&c->buf, &c->cap, c->nsym * 2, 1) < 0)
         return INFLATE_ERROR;
     for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
         c->buf[i] = (uint8_t)c->sym[i];
@@ -399,7 +457,7 @@ static void decode_spec(pinflate *p, chunk *c)
             c->out = c->buf;
             if (!c->buf) { /* all symbols: bytes come when they are replaced */
                 c->cap = 0;
-                if (grow((void **)&c->buf, &c->cap, c->nsym, 1) < 0) {
+                if (room(p, (void **)&c->buf, &c->cap, c->nsym, 1) < 0) {
                     c->start = NONE;
                     c->status = INFLATE_ERROR;
                     break;
@@ -466,7 +524,7 @@ static void drop_after(pinflate *p, chunk *c)
         if (d->state == CH_RUN || d->state == CH_RESOLVE)
             d->dropped = 1;
         else
-            chunk_free(d);
+            chunk_free(p, d);
         d = n;
     }
 }
@@ -514,6 +572,51 @@ static void release_read(pinflate *p)
     spool_release(p->spool, keep);
 }
 
+/* The cost of speculative chunk c against an in-order one: its symbols
+ * past the first window (which every speculative chunk has), so that a
+ * small chunk measures as a large one would, cost three times a byte. */
+static unsigned spec_cost(const chunk *c)
+{
+    uint64_t sym = c->nsym > INFLATE_WINDOW ? c->nsym - INFLATE_WINDOW : 0,
+             out = c->nout > INFLATE_WINDOW ? c->nout - INFLATE_WINDOW : 1;
+    return COST_ONE + (unsigned)(2 * COST_ONE * (sym < out ? sym : out) / out);
+}
+
+/* Takes the cost of one speculative chunk into the plan's mean (lock held). */
+static void plan_sample(pinflate *p, unsigned cost)
+{
+    p->spec_cost = p->spec_samples++ ? (p->spec_cost + cost) / 2 : cost;
+    p->n_spec++;
+}
+
+/* Whether the next chunk that cannot be decoded in order yet is decoded
+ * speculatively (lock held): under AUTO, when the stream has no measure
+ * yet, for a probe every PROBE_EVERY chunks, and while n threads at the
+ * measured cost beat one in order by a quarter. */
+static int speculate(const pinflate *p)
+{
+    if (p->plan == PINFLATE_PARALLEL)
+        return 1;
+    if (p->plan == PINFLATE_ORDER || p->nthreads < 2)
+        return 0;
+    if (p->spec_samples == 0 || p->known_run >= PROBE_EVERY)
+        return 1;
+    return (uint64_t)p->nthreads * COST_ONE * 4 > (uint64_t)p->spec_cost * 5;
+}
+
+/* Whether, decoding in order, a speculative chunk far enough ahead still
+ * adds the idle threads' work (lock held): under AUTO, one at a time per
+ * thread but the one in order. */
+static int mixing(const pinflate *p)
+{
+    if (p->plan != PINFLATE_AUTO || p->nthreads < 2)
+        return 0;
+    int in_flight = 0;
+    for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
+        in_flight += !c->known;
+    return in_flight < p->nthreads - 1;
+}
+
 /* Accepts decoded chunks in stream order while it can (lock held). */
 static void advance(pinflate *p)
 {
@@ -531,24 +634,28 @@ static void advance(pinflate *p)
                 if (p->tail == c)
                     p->tail = p->accepted;
                 p->nchunks--;
-                chunk_free(c);
+                chunk_free(p, c);
                 c = n;
                 continue;
             }
             if (c->state != CH_DECODED)
                 return;
+            if (c->from > p->pos && !p->failed) /* mixing: new_chunk fills the gap first */
+                return;
             if (c->start == NONE || !(c->status == INFLATE_STOP || c->status == INFLATE_END) ||
                 !starts_match(p, p->pos, c->start)) {
                 /* A false start, or none: decode it again from where the
                  * stream really is. */
-                free(c->buf);
-                free(c->sym);
+                spare_put(p, c->buf, c->cap);
+                spare_put(p, c->sym, c->sym_cap * 2);
                 c->buf = NULL;
                 c->sym = NULL;
+                c->cap = c->sym_cap = 0;
                 c->nsym = c->nout = c->nends = 0;
                 c->known = 1;
                 c->start = p->pos;
                 p->n_redone++;
+                plan_sample(p, 4 * COST_ONE); /* the speculation was wasted */
                 c->wvalid = p->win_valid;
                 memcpy(c->window, p->win, INFLATE_WINDOW);
                 c->state = CH_WAIT;
@@ -564,7 +671,11 @@ static void advance(pinflate *p)
             pthread_cond_broadcast(&p->done);
             return;
         }
-        /* c continues the stream. */
+        /* c continues the stream. Decoded speculatively, it cost the
+           in-order decode and, for its symbols, their wider writes and
+           their resolving: about twice as much again. */
+        if (!c->known)
+            plan_sample(p, spec_cost(c));
         c->wvalid = p->win_valid;
         if (c->nsym)
             memcpy(c->window, p->win, INFLATE_WINDOW);
@@ -614,17 +725,35 @@ static chunk *new_chunk(pinflate *p)
     if (!p->active || p->ended || p->failed || p->nchunks >= (size_t)p->nthreads + 2)
         return NULL;
     uint64_t end = src_size(p) * 8, size = chunk_bytes(p) * 8;
-    chunk *c;
+    chunk *c, *n = p->accepted ? p->accepted->next : p->head;
+    if (n && !n->known && n->from > p->pos) {
+        /* in order up to a speculative chunk ahead (mixing): a chunk's
+           worth, or the whole gap where less than one and a half are left */
+        c = insert_known(p, p->accepted, p->pos, p->pos + size + size / 2 < n->from ? p->pos + size : n->from);
+        if (!c)
+            p->failed = 1;
+        p->known_run++;
+        return c;
+    }
     if (!p->tail || p->tail == p->accepted) {
         uint64_t from = p->pos > p->next_from ? p->pos : p->next_from;
         uint64_t to = from + size < end ? from + size : end;
         c = insert_known(p, p->tail, p->pos, to > p->pos ? to : p->pos);
+        p->known_run++;
     } else {
-        if (p->next_from >= end)
+        int mix = !speculate(p);
+        if (p->next_from >= end || (mix && !mixing(p)))
             return NULL;
+        /* mixing: as far ahead as the order goes while it is decoded */
+        uint64_t from = p->next_from, ahead = p->pos + (p->spec_cost / COST_ONE + 1) * size;
+        if (mix && ahead > from)
+            from = ahead;
+        if (from >= end)
+            return NULL;
+        p->known_run = 0;
         c = calloc(1, sizeof *c);
         if (c) {
-            c->from = p->next_from;
+            c->from = from;
             c->to = c->from + size < end ? c->from + size : end;
             p->tail->next = c;
             p->tail = c;
@@ -641,13 +770,16 @@ static chunk *new_chunk(pinflate *p)
 
 /* Replaces chunk c's markers and computes its CRC-32. 0, or -1 when a
  * marker points before the stream's start. */
-static int resolve(chunk *c)
+static int resolve(pinflate *p, chunk *c)
 {
     int rc = 0;
     if (c->nsym) {
         rc = inflate_resolve(c->out, c->sym, c->nsym, c->window, c->wvalid);
-        free(c->sym);
+        pthread_mutex_lock(&p->lock);
+        spare_put(p, c->sym, c->sym_cap * 2);
+        pthread_mutex_unlock(&p->lock);
         c->sym = NULL;
+        c->sym_cap = 0;
     }
     size_t from = 0;
     for (size_t k = 0; k < c->nends; k++) {
@@ -693,7 +825,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->lock);
         int rc = 0;
         if (resolving)
-            rc = resolve(c);
+            rc = resolve(p, c);
         else if (c->known)
             decode_known(p, c);
         else
@@ -701,7 +833,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->lock);
         p->busy--;
         if (c->dropped) {
-            chunk_free(c);
+            chunk_free(p, c);
             pthread_cond_broadcast(&p->done);
             continue;
         }
@@ -735,6 +867,7 @@ int pinflate_create(pinflate **out, int threads, uint64_t chunk_bytes)
         return IO_ERR_NOMEM;
     }
     p->fixed_chunk = chunk_bytes;
+    p->plan_next = chunk_bytes ? PINFLATE_PARALLEL : PINFLATE_AUTO;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -777,6 +910,8 @@ void pinflate_destroy(pinflate *p)
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
+    while (p->nspare)
+        free(p->spare[--p->nspare].ptr);
     free(p->threads);
     free(p);
 }
@@ -824,8 +959,20 @@ static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t s
     p->paused = 0;
     p->member_end = 0;
     p->members = p->members_next; /* no worker decodes meanwhile: pinflate_end above */
+    p->plan = p->plan_next;
+    p->spec_cost = 0;
+    p->spec_samples = 0;
+    p->known_run = 0;
     p->active = 1;
     pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Sets the plan of the streams begun next (see pinflate.h). */
+void pinflate_plan(pinflate *p, enum pinflate_plan plan)
+{
+    pthread_mutex_lock(&p->lock);
+    p->plan_next = plan;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -957,7 +1104,7 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
             if (p->accepted == c)
                 p->accepted = NULL;
             p->nchunks--;
-            chunk_free(c);
+            chunk_free(p, c);
             pthread_cond_broadcast(&p->work);
         }
     }
@@ -1016,4 +1163,10 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone)
 {
     *chunks = p->n_accepted;
     *redone = p->n_redone;
+}
+
+/* Chunks decoded speculatively (see pinflate.h). */
+uint64_t pinflate_speculated(const pinflate *p)
+{
+    return p->n_spec;
 }

@@ -43,6 +43,24 @@ typedef struct pinflate pinflate;
  * seen (a few MiB of output each). 0, or IO_ERR_NOMEM. */
 int pinflate_create(pinflate **out, int threads, uint64_t chunk_bytes);
 
+/* How chunks after the first are decoded (pinflate_plan). */
+enum pinflate_plan {
+    PINFLATE_AUTO,     /* by the cost of speculation seen so far (the default) */
+    PINFLATE_PARALLEL, /* every chunk not yet reachable in order, speculatively */
+    PINFLATE_ORDER,    /* in order, the other threads replacing markers and checksumming */
+};
+
+/* Sets the plan for the streams begun from now on. AUTO speculates on the
+ * stream's first chunks and measures what that costs against decoding in
+ * order: a speculative chunk whose output is held as 16-bit symbols (the
+ * back-references into the unknown window go on being copied) costs up to
+ * about three in-order ones. It speculates while the threads' number pays
+ * for that, else decodes in order on one thread while each other one
+ * decodes a chunk speculatively as many chunks ahead as that costs, and
+ * probes once every 64 chunks. With chunk_bytes set (pinflate_create), the
+ * plan starts as PARALLEL. */
+void pinflate_plan(pinflate *p, enum pinflate_plan plan);
+
 /* Stops the threads and frees everything; accepts NULL. */
 void pinflate_destroy(pinflate *p);
 
@@ -120,6 +138,10 @@ uint64_t pinflate_input_pos(const pinflate *p);
 /* Chunks accepted so far over every stream, and how many of them were
  * decoded again in order (a false or missed block start). */
 void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone);
+
+/* Of the chunks counted by pinflate_counts, how many were decoded
+ * speculatively (accepted or redone). */
+uint64_t pinflate_speculated(const pinflate *p);
 
 /* Ends the current stream: the threads drop what they were doing for it;
  * returns once none of them reads its source any more. */

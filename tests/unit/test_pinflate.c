@@ -237,6 +237,183 @@ static void test_round_trips(void)
     CHECK(cases == 6 * K_KINDS * 6);
 }
 
+/* A fixed-Huffman deflate writer for test_copies: bits LSB first, codes
+ * MSB first (RFC 1951 3.1.1), and the bytes the stream stands for. */
+typedef struct {
+    uint8_t *buf;
+    uint64_t nbits;
+    uint8_t *out;
+    size_t nout;
+} fixw;
+
+/* Appends the low n bits of v, LSB first. */
+static void fw_bits(fixw *w, uint32_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++, w->nbits++)
+        if (v >> i & 1)
+            w->buf[w->nbits / 8] |= (uint8_t)(1u << (w->nbits % 8));
+}
+
+/* Appends the n-bit Huffman code c, its first bit first. */
+static void fw_code(fixw *w, uint32_t c, unsigned n)
+{
+    for (unsigned i = n; i-- > 0;)
+        fw_bits(w, c >> i & 1, 1);
+}
+
+/* Appends fixed literal/length symbol s. */
+static void fw_sym(fixw *w, unsigned s)
+{
+    if (s < 144)
+        fw_code(w, 0x30 + s, 8);
+    else if (s < 256)
+        fw_code(w, 0x190 + s - 144, 9);
+    else if (s < 280)
+        fw_code(w, s - 256, 7);
+    else
+        fw_code(w, 0xc0 + s - 280, 8);
+}
+
+/* Appends literal byte b. */
+static void fw_lit(fixw *w, uint8_t b)
+{
+    fw_sym(w, b);
+    w->out[w->nout++] = b;
+}
+
+/* Appends a match of len (3..258) at distance dist (1..32768), with its
+ * bytes copied one at a time as the format defines an overlapping copy. */
+static void fw_match(fixw *w, unsigned len, unsigned dist)
+{
+    static const uint16_t lbase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+    static const uint16_t dbase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                       33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                       1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+    unsigned l = 28, d = 29;
+    while (lbase[l] > len)
+        l--;
+    while (dbase[d] > dist)
+        d--;
+    unsigned lx = l < 8 || l == 28 ? 0 : (l - 4) / 4, dx = d < 4 ? 0 : (d - 2) / 2;
+    fw_sym(w, 257 + l);
+    fw_bits(w, len - lbase[l], lx);
+    fw_code(w, d, 5);
+    fw_bits(w, dist - dbase[d], dx);
+    for (unsigned i = 0; i < len; i++, w->nout++)
+        w->out[w->nout] = w->out[w->nout - dist];
+}
+
+/* Overlapping and short-distance copies: matches at every distance 1..300
+ * and 32700..32768, each at lengths around the copies' word steps (3..10,
+ * 15..17, 23..25, 31..33) and the longest, after a block of 32 KiB of
+ * random literals. Decoded whole into exactly its room (nothing written past
+ * it), block by block, as symbols from the second block with the window
+ * unknown then resolved, and in parallel: every way gives the bytes. */
+static void test_copies(void)
+{
+    static const unsigned lens[] = {3,  4,  5,  6,  7,  8,  9,  10, 15, 16, 17,
+                                    23, 24, 25, 31, 32, 33, 64, 100, 257, 258};
+    size_t ncase = 0;
+    fixw w = {.buf = calloc(1, 4u << 20), .out = malloc(8u << 20)};
+    fw_bits(&w, 0, 1); /* a non-final fixed block of literals */
+    fw_bits(&w, 1, 2);
+    for (unsigned i = 0; i < INFLATE_WINDOW; i++)
+        fw_lit(&w, (uint8_t)rnd());
+    fw_sym(&w, 256);
+    uint64_t second = w.nbits;
+    fw_bits(&w, 1, 1); /* the final fixed block of matches */
+    fw_bits(&w, 1, 2);
+    for (unsigned dist = 1; dist <= 32768; dist = dist == 300 ? 32700 : dist + 1) {
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++, ncase++) {
+            fw_lit(&w, (uint8_t)rnd());
+            fw_match(&w, lens[k], dist);
+        }
+    }
+    fw_sym(&w, 256);
+    size_t clen = (size_t)((w.nbits + 7) / 8) + 8, n = w.nout;
+    uint8_t *out = malloc(n + 64);
+    size_t got;
+    uint64_t end;
+    memset(out, 0xa5, n + 64);
+    int r = host_inflate(w.buf, clen, out, n, &got, 0, &end);
+    int guard = 1;
+    for (size_t i = n; i < n + 64; i++)
+        guard &= out[i] == 0xa5;
+    CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0 && guard,
+           "copies, whole: r %d got %zu of %zu, guard %d", r, got, n, guard);
+    r = host_inflate(w.buf, clen, out, n, &got, 1, &end);
+    CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0, "copies, stepped: r %d", r);
+    /* the second block alone: its copies from the first are markers */
+    uint16_t *sym = malloc((n + 64) * 2);
+    inflate_job s = {.in = w.buf, .in_len = clen, .bit = second, .stop_bit = UINT64_MAX,
+                     .out_limit = SIZE_MAX, .out = sym, .out_cap = n - INFLATE_WINDOW};
+    r = inflate_decode_symbols(&s);
+    int rr = r == INFLATE_CLEAN || r == INFLATE_END
+                 ? inflate_resolve(out, sym, s.out_len, w.out, INFLATE_WINDOW)
+                 : -1;
+    CHECKF(rr == 0 && memcmp(out, w.out + INFLATE_WINDOW, s.out_len) == 0 && s.out_len > 0,
+           "copies, as symbols: r %d, %zu symbols", r, s.out_len);
+    for (int threads = 1; threads <= 3; threads++) {
+        pinflate *p;
+        CHECK(pinflate_create(&p, threads, 3000 * (size_t)threads) == 0);
+        uint32_t crc;
+        memset(out, 0xa5, n + 64);
+        r = par_inflate(p, w.buf, clen, out, n + 64, &got, &end, &crc, threads == 2);
+        CHECKF(r == 0 && got == n && memcmp(out, w.out, n) == 0, "copies, %d threads: r %d",
+               threads, r);
+        pinflate_destroy(p);
+    }
+    CHECK(ncase == 369 * 21);
+    free(sym);
+    free(out);
+    free(w.buf);
+    free(w.out);
+}
+
+/* The plan: on text, whose back-references into the unknown window go on
+ * being copied (most symbols stay markers), AUTO on 2 threads stops
+ * speculating on every chunk after its first measures: it decodes in order,
+ * with one speculative chunk at a time ahead. ORDER never speculates.
+ * Every plan gives the bytes, on text and on floats. */
+static void test_plan(void)
+{
+    size_t n = 6u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    static const enum pinflate_plan plans[3] = {PINFLATE_AUTO, PINFLATE_ORDER, PINFLATE_PARALLEL};
+    for (int kind = K_TEXT; kind <= K_FLOATS; kind++) {
+        fill(data, n, kind);
+        size_t clen;
+        uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+        c = realloc(c, clen + 8);
+        memset(c + clen, 0x5a, 8);
+        for (int k = 0; k < 3; k++) {
+            pinflate *p;
+            CHECK(pinflate_create(&p, 2, clen / 60) == 0);
+            pinflate_plan(p, plans[k]);
+            size_t got;
+            uint64_t end, chunks, redone;
+            uint32_t crc;
+            int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
+            pinflate_counts(p, &chunks, &redone);
+            uint64_t spec = pinflate_speculated(p);
+            CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0, "plan %d, kind %d: r %d", k,
+                   kind, r);
+            /* how many are speculative depends on the threads' timing
+               but for these bounds */
+            int want = plans[k] == PINFLATE_ORDER                        ? spec == 0
+                       : plans[k] == PINFLATE_AUTO && kind == K_TEXT ? spec <= chunks / 2
+                                                                         : spec <= chunks;
+            CHECKF(want, "plan %d, kind %d: %llu of %llu chunks speculative", k, kind,
+                   (unsigned long long)spec, (unsigned long long)chunks);
+            pinflate_destroy(p);
+        }
+        free(c);
+    }
+    free(out);
+    free(data);
+}
+
 /* Markers: a stream decoded from a block start in its middle with the
  * window unknown gives, once the markers are replaced by the real window,
  * the bytes zlib gives from there. */
@@ -535,6 +712,8 @@ int main(void)
 {
     RUN(test_round_trips);
     RUN(test_markers);
+    RUN(test_copies);
+    RUN(test_plan);
     RUN(test_finder);
     RUN(test_damage);
     RUN(test_false_final);
