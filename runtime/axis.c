@@ -1735,3 +1735,201 @@ int ax_state_merge(ax_state *a, const ax_state *b)
     a->pos = h->e1;
     return 0;
 }
+
+/* ---- a shard state's bytes ---- */
+
+/* The number of stage-2 indices j of output o whose run lies before run R:
+ * the first j of o at or after R in the stream (J when none). */
+static uint64_t ax_runs_before(const ax_plan *p, uint64_t o, uint64_t R)
+{
+    int nrem = p->ngroups - (p->T > 1);
+    uint64_t rd[AX_MAX_DIMS], od[AX_MAX_DIMS], P = 0, rest = p->J;
+    if (R >= p->nruns)
+        return p->J;
+    for (int g = nrem - 1; g >= 0; g--) {
+        rd[g] = R % p->glen[g];
+        R /= p->glen[g];
+        if (!p->greduced[g]) {
+            od[g] = o % p->glen[g];
+            o /= p->glen[g];
+        }
+    }
+    for (int g = 0; g < nrem; g++) {
+        if (p->greduced[g]) {
+            rest /= p->glen[g];
+            P = P * p->glen[g] + rd[g];
+        } else if (od[g] != rd[g]) {
+            return (od[g] > rd[g] ? P : P + 1) * rest;
+        }
+    }
+    return P;
+}
+
+/* One piece of a state's bytes. */
+typedef struct {
+    void *at;
+    size_t bytes;
+} ax_piece;
+
+/* The pieces of shard state s in their order; returns how many. */
+static int ax_pieces(ax_state *s, ax_piece *pc)
+{
+    struct ax_shard *h = s->sh;
+    uint64_t n = s->p->nout, nd = n * (uint64_t)s->D, nl = n * RD_AXIS_BLOCK;
+    int k = 0;
+#define AX_PIECE_OF(ptr, count)                                                          \
+    do {                                                                                 \
+        if (ptr)                                                                         \
+            pc[k++] = (ax_piece){(ptr), (size_t)(count) * sizeof *(ptr)};               \
+    } while (0)
+    AX_PIECE_OF(&h->lead_run, 1);
+    AX_PIECE_OF(&h->lead_tile, 1);
+    AX_PIECE_OF(&h->lead_done, 1);
+    AX_PIECE_OF(&h->lsum, 1);
+    AX_PIECE_OF(&h->lsq, 1);
+    AX_PIECE_OF(&h->lvar, 1);
+    AX_PIECE_OF(&h->lrun, 1);
+    AX_PIECE_OF(&s->rsum, 1);
+    AX_PIECE_OF(&s->rsq, 1);
+    AX_PIECE_OF(&s->rvar, 1);
+    AX_PIECE_OF(&s->run, 1);
+    AX_PIECE_OF(h->j0, n);
+    AX_PIECE_OF(h->jend, n);
+    AX_PIECE_OF(s->nb, n);
+    AX_PIECE_OF(s->bsum, n);
+    AX_PIECE_OF(s->bsq, n);
+    AX_PIECE_OF(s->bvar, n);
+    AX_PIECE_OF(s->bvacc, n);
+    AX_PIECE_OF(s->tsum, nd);
+    AX_PIECE_OF(s->tsq, nd);
+    AX_PIECE_OF(s->tvar, nd);
+    AX_PIECE_OF(s->isum, n);
+    AX_PIECE_OF(s->isq, n);
+    AX_PIECE_OF(s->count, n);
+    AX_PIECE_OF(s->ext, n);
+    AX_PIECE_OF(h->ls, nl);
+    AX_PIECE_OF(h->lq, nl);
+    AX_PIECE_OF(h->lv, nl);
+    AX_PIECE_OF(h->lx, nl);
+    AX_PIECE_OF(h->le, nl);
+#undef AX_PIECE_OF
+    return k;
+}
+
+/* Bytes of shard state s as ax_state_save writes them. */
+size_t ax_state_bytes(const ax_state *s)
+{
+    ax_piece pc[32];
+    size_t total = 0;
+    for (int i = 0, n = ax_pieces((ax_state *)s, pc); i < n; i++)
+        total += pc[i].bytes;
+    return total;
+}
+
+/* Writes shard state s's bytes into buf (ax_state_bytes long). */
+void ax_state_save(const ax_state *s, unsigned char *buf)
+{
+    ax_piece pc[32];
+    for (int i = 0, n = ax_pieces((ax_state *)s, pc); i < n; i++) {
+        memcpy(buf, pc[i].at, pc[i].bytes);
+        buf += pc[i].bytes;
+    }
+}
+
+/* Whether a tree's stack is that of leaves [first, next) with next <= end. */
+static int ax_tree_ok(const unsigned char *level, int depth, uint64_t next, uint64_t first,
+                      uint64_t end)
+{
+    unsigned char lv[130];
+    if (depth < 0 || depth > 128 || next < first || next > end)
+        return 0;
+    return ax_span_levels(first, next, lv) == depth && !memcmp(lv, level, (size_t)depth);
+}
+
+/* The run trees of a loaded state against its shard's geometry. */
+static int ax_runs_ok(const ax_state *s)
+{
+    const ax_plan *p = s->p;
+    const struct ax_shard *h = s->sh;
+    uint64_t tpr = p->tiles_per_run, lt = h->lead_tile;
+    if (p->unit != AX_UNIT_TILE)
+        return 1;
+    /* the trees in progress are the lead run's unless a run starts after it */
+    int lead = h->lead_run != AX_NONE && (h->e0 / p->T + 1) * p->T >= h->e1;
+    uint64_t first = lead ? lt : 0, end = h->e1 % p->T ? h->e1 % p->T / RD_TILE : tpr;
+    if (h->e0 < h->e1 && (s->rsum.next != end || s->rsq.next != end ||
+                          (s->use_v && s->rvar.next != end)))
+        return 0;
+    if (!ax_tree_ok(s->rsum.level, s->rsum.depth, s->rsum.next, first, tpr) ||
+        !ax_tree_ok(s->rsq.level, s->rsq.depth, s->rsq.next, first, tpr) ||
+        (s->use_v && !ax_tree_ok(s->rvar.level, s->rvar.depth, s->rvar.next, first, tpr)))
+        return 0;
+    if (!h->lead_done)
+        return 1;
+    return ax_tree_ok(h->lsum.level, h->lsum.depth, h->lsum.next, lt, tpr) &&
+           h->lsum.next == tpr &&
+           ax_tree_ok(h->lsq.level, h->lsq.depth, h->lsq.next, lt, tpr) && h->lsq.next == tpr &&
+           (!s->use_v || (ax_tree_ok(h->lvar.level, h->lvar.depth, h->lvar.next, lt, tpr) &&
+                          h->lvar.next == tpr));
+}
+
+/* Output o's stage-2 range and block count of a loaded state against its
+ * shard's runs [r0, r1). */
+static int ax_output_ok(const ax_state *s, uint64_t o, uint64_t r0, uint64_t r1)
+{
+    const ax_plan *p = s->p;
+    const struct ax_shard *h = s->sh;
+    uint64_t j0 = ax_runs_before(p, o, r0), j1 = ax_runs_before(p, o, r1);
+    if (j0 == j1)
+        return h->j0[o] == AX_NONE && h->jend[o] == 0 && s->nb[o] == 0;
+    if (h->j0[o] != j0 || h->jend[o] != j1)
+        return 0;
+    uint64_t b0 = ax_shard_b0(h, o), nb = j1 == p->J ? p->nblocks : j1 / RD_AXIS_BLOCK;
+    return s->nb[o] == (nb > b0 ? nb : b0);
+}
+
+/* A shard state of elements [e0, e1) of plan p from ax_state_save's len
+ * bytes at buf, checked against the geometry; NULL with the reason in *st. */
+ax_state *ax_state_load(const ax_plan *p, uint64_t e0, uint64_t e1, const unsigned char *buf,
+                        size_t len, io_status *st)
+{
+    if (e0 > e1 || e1 > p->nelem || ax_shard_cut(p, e0) != e0 || ax_shard_cut(p, e1) != e1) {
+        io_fail(st, IO_ERR_FORMAT, "elements %llu..%llu are not a shard's",
+                (unsigned long long)e0, (unsigned long long)e1);
+        return NULL;
+    }
+    ax_state *s = ax_state_new_shard(p, e0, e1);
+    if (!s) {
+        io_fail(st, IO_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    struct ax_shard *h = s->sh;
+    uint64_t lead_run = h->lead_run, lead_tile = h->lead_tile;
+    if (len != ax_state_bytes(s)) {
+        io_fail(st, IO_ERR_FORMAT, "%zu bytes of state where the geometry has %zu", len,
+                ax_state_bytes(s));
+        goto out_free;
+    }
+    ax_piece pc[32];
+    for (int i = 0, n = ax_pieces(s, pc); i < n; i++) {
+        memcpy(pc[i].at, buf, pc[i].bytes);
+        buf += pc[i].bytes;
+    }
+    if (h->lead_run != lead_run || h->lead_tile != lead_tile || h->lead_done > 1 ||
+        (h->lead_done && lead_run == AX_NONE) || !ax_runs_ok(s)) {
+        io_fail(st, IO_ERR_FORMAT, "the cut runs do not match the shard's elements");
+        goto out_free;
+    }
+    /* the runs that start and end in the shard */
+    uint64_t r0 = (e0 + p->T - 1) / p->T, r1 = e1 / p->T;
+    for (uint64_t o = 0; o < p->nout; o++)
+        if (!ax_output_ok(s, o, r0, r1 > r0 ? r1 : r0)) {
+            io_fail(st, IO_ERR_FORMAT, "output element %llu's blocks do not match the "
+                    "shard's elements", (unsigned long long)o);
+            goto out_free;
+        }
+    return s;
+out_free:
+    ax_state_free(s);
+    return NULL;
+}

@@ -221,6 +221,20 @@ ax_state *ax_state_new_shard(const ax_plan *p, uint64_t e0, uint64_t e1);
  * when b is not a shard state that starts where a ends. */
 int ax_state_merge(ax_state *a, const ax_state *b);
 
+/* Bytes of shard state s's accumulators (host byte order), bounded by a
+ * constant times the output's element count. */
+size_t ax_state_bytes(const ax_state *s);
+
+/* Writes shard state s's accumulators into buf (ax_state_bytes long). */
+void ax_state_save(const ax_state *s, unsigned char *buf);
+
+/* The shard state of elements [e0, e1) of plan p from ax_state_save's len
+ * bytes at buf, checked against the geometry (stacks, cut runs, every
+ * output's stage-2 range) so that merging it stays in bounds; NULL with
+ * the reason in *st. */
+ax_state *ax_state_load(const ax_plan *p, uint64_t e0, uint64_t e1, const unsigned char *buf,
+                        size_t len, io_status *st);
+
 /* The engine operation (runtime/engine.h); its context is an ax_job. */
 typedef struct {
     const ax_plan *plan;
