@@ -212,16 +212,16 @@ static int merge_axis(merge_item **byset, uint64_t count, const out_opts *oo, in
                   (unsigned long long)m0->nelem);
         return 1;
     }
-    if (__builtin_popcount(o0->ops) > 1 && out_path &&
-        !(strlen(out_path) >= 4 && !strcmp(out_path + strlen(out_path) - 4, ".npz")))
-        return cli_usage_error("merge", "several operations go to an .npz archive, a member "
-                                        "each: name the output FILE.npz");
     struct stat so, si;
     for (uint64_t i = 0; out_path && i < count && stat(out_path, &so) == 0; i++)
         if (stat(byset[i]->path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
             msg_error("%s: is one of the state files: not overwritten", out_path);
             return 1;
         }
+    if (__builtin_popcount(o0->ops) > 1 && out_path &&
+        !(strlen(out_path) >= 4 && !strcmp(out_path + strlen(out_path) - 4, ".npz")))
+        return msg_error("%s: several operations go to an .npz archive, a member each: name "
+                         "the output FILE.npz", out_path), 1;
     ax_state *all = ax_state_new(&plan);
     int status = 1;
     if (!all)

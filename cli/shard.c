@@ -365,9 +365,16 @@ int shard_write_axis_state(const char *path, int force, const io_file_id *input,
     fprintf(f, "\nkeepdims %d\n", m->keepdims);
     shard_put_ops(f, st->ops);
     fprintf(f, "skipnan %d\nddof %.0f\nstate-bytes %zu\n", st->skipnan, st->ddof, len);
-    for (size_t i = 0; i < len; i++)
-        fprintf(f, "%02x%s", blob[i], (i % SHARD_HEX_LINE == SHARD_HEX_LINE - 1 || i == len - 1)
-                                          ? "\n" : "");
+    for (size_t at = 0; at < len; at += SHARD_HEX_LINE) {
+        char line[2 * SHARD_HEX_LINE + 1];
+        size_t n = len - at < SHARD_HEX_LINE ? len - at : SHARD_HEX_LINE;
+        for (size_t i = 0; i < n; i++) {
+            line[2 * i] = "0123456789abcdef"[blob[at + i] >> 4];
+            line[2 * i + 1] = "0123456789abcdef"[blob[at + i] & 15];
+        }
+        line[2 * n] = '\n';
+        fwrite(line, 1, 2 * n + 1, f);
+    }
     fputs("end\n", f);
     return shard_commit(path, force, input, f, &text, &tlen);
 }
