@@ -292,16 +292,27 @@ static void shard_put_ops(FILE *f, unsigned ops)
 static int shard_commit(const char *path, int force, const io_file_id *input, FILE *f,
                         char **textp, size_t *lenp);
 
+/* A memory stream for a state file's text (*text, *len), its first lines
+ * written; NULL when out of memory. */
+static FILE *shard_begin(const char *magic, const shard_meta *m, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = open_memstream(text, len);
+    if (f)
+        shard_put_common(f, magic, m);
+    return f;
+}
+
 /* Writes a reduce shard's state file. */
 int shard_write_state(const char *path, int force, const io_file_id *input, const shard_meta *m,
                       const rd_state *st)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
+    char *text;
+    size_t len;
+    FILE *f = shard_begin(SHARD_STATE_MAGIC, m, &text, &len);
     if (!f)
         return msg_error("out of memory"), 1;
-    shard_put_common(f, SHARD_STATE_MAGIC, m);
     fprintf(f, "tiles %" PRIu64 " %" PRIu64 "\n", m->first, m->end);
     shard_put_ops(f, st->ops);
     fprintf(f, "skipnan %d\nddof %.0f\nshard-elements %" PRIu64 "\ncount %" PRIu64 "\n",
@@ -352,12 +363,11 @@ int shard_write_axis_state(const char *path, int force, const io_file_id *input,
                            const shard_meta *m, const rd_state *st, const unsigned char *blob,
                            size_t len)
 {
-    char *text = NULL;
-    size_t tlen = 0;
-    FILE *f = open_memstream(&text, &tlen);
+    char *text;
+    size_t tlen;
+    FILE *f = shard_begin(SHARD_AXIS_MAGIC, m, &text, &tlen);
     if (!f)
         return msg_error("out of memory"), 1;
-    shard_put_common(f, SHARD_AXIS_MAGIC, m);
     fprintf(f, "range %" PRIu64 " %" PRIu64 "\naxes", m->first, m->end);
     for (int a = 0, n = 0; a < 32; a++)
         if (m->axes & (1u << a))

@@ -997,6 +997,21 @@ static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, co
     ax_fold(s, o, j, &s->run, 0, 0);
 }
 
+/* Adds a block entry's order-free part of output o (exact sums, count,
+ * extrema indexed by j); m or e NULL when not wanted. */
+static void ax_block_free(ax_state *s, uint64_t o, const rd_moments *m, const rd_extrema *e)
+{
+    if (m) {
+        if (s->isum)
+            s->isum[o] += ((rd_u128)m->sum_hi << 64) | m->sum_lo;
+        if (s->isq)
+            s->isq[o] += ((rd_u128)m->sq_hi << 64) | m->sq_lo;
+        s->count[o] += m->count;
+    }
+    if (e)
+        rd_extrema_merge(&s->ext[o], e);
+}
+
 /* Folds a block entry's C parts (subtrees of 2^level whole stage-2 blocks,
  * extrema indexed by j) into their outputs: every column has pushed as many
  * blocks, so they merge alike. */
@@ -1020,7 +1035,8 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
             if (m && s->tsq)
                 memcpy(&y, &m[c].sq_lo, sizeof y);
             ax_shard_block(s, o + c, j, en, x, y, v ? &v[c] : NULL);
-            goto free_parts;
+            ax_block_free(s, o + c, m ? &m[c] : NULL, e ? &e[c] : NULL);
+            continue;
         }
         s->nb[o + c] += en->n;
         if (m && s->tsum) {
@@ -1043,16 +1059,7 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
                 x = rd_var_merge(s->tvar[d * nout + o + c], x);
             s->tvar[top * nout + o + c] = x;
         }
-    free_parts:
-        if (m) {
-            if (s->isum)
-                s->isum[o + c] += ((rd_u128)m[c].sum_hi << 64) | m[c].sum_lo;
-            if (s->isq)
-                s->isq[o + c] += ((rd_u128)m[c].sq_hi << 64) | m[c].sq_lo;
-            s->count[o + c] += m[c].count;
-        }
-        if (e)
-            rd_extrema_merge(&s->ext[o + c], &e[c]);
+        ax_block_free(s, o + c, m ? &m[c] : NULL, e ? &e[c] : NULL);
     }
 }
 
