@@ -25,7 +25,8 @@ static const char merge_usage[] =
     "Usage: gpubatch merge [OPTIONS] FILE...\n"
     "Combine the state files (from reduce) or part files (from quadratic and\n"
     "transpose) that the N shards of one input wrote, given in any order. States:\n"
-    "print the result of the whole array exactly as reduce prints it. Parts: write\n"
+    "print the result of the whole array exactly as reduce prints it (along axes:\n"
+    "print it, or write it to -o FILE.npy or FILE.npz as reduce does). Parts: write\n"
     "the whole output, the bytes one run would have written.\n"
     "\n"
     "  --json             print reduce results as JSON (as reduce --json)\n"
@@ -103,6 +104,10 @@ static const char *merge_mismatch(const merge_item *a, const merge_item *b)
         return "--skipnan";
     if (a->m.kind == SHARD_KIND_STATE && a->st.ddof != b->st.ddof)
         return "--ddof";
+    if (a->m.axis != b->m.axis || a->m.axes != b->m.axes)
+        return "--axis";
+    if (a->m.keepdims != b->m.keepdims)
+        return "--keepdims";
     if (a->m.kind == SHARD_KIND_PART && a->m.total != b->m.total)
         return "output size";
     if (a->m.kind == SHARD_KIND_PART && a->m.level != b->m.level)
@@ -183,6 +188,83 @@ static int merge_states(merge_item **byset, uint64_t count, int json)
     memcpy(fi.shape, m0->shape, sizeof fi.shape);
     msg_info("%s: merged %llu shard states", m0->input, (unsigned long long)count);
     return result_print(m0->input, &fi, &all, 0, NULL, json);
+}
+
+/* Merges the states of a reduction along axes in shard order and prints or
+ * writes the whole array's result as reduce --axis does. */
+static int merge_axis(merge_item **byset, uint64_t count, const out_opts *oo, int json)
+{
+    const shard_meta *m0 = &byset[0]->m;
+    const rd_state *o0 = &byset[0]->st;
+    const char *out_path = oo->path && strcmp(oo->path, "-") ? oo->path : NULL;
+    uint64_t shape[NPY_MAX_DIMS];
+    int ndim = m0->ndim < 0 ? 1 : m0->ndim;
+    memcpy(shape, m0->shape, sizeof shape);
+    if (m0->ndim < 0)
+        shape[0] = m0->nelem;
+    io_status why;
+    ax_plan plan;
+    if (ax_plan_init(&plan, m0->dtype, o0->ops, o0->skipnan, ndim, shape, m0->fortran_order,
+                     m0->axes, m0->keepdims, &why) < 0)
+        return msg_status(byset[0]->path, &why);
+    if (plan.nelem != m0->nelem) {
+        msg_error("%s: the shape does not hold the state's %llu elements", byset[0]->path,
+                  (unsigned long long)m0->nelem);
+        return 1;
+    }
+    struct stat so, si;
+    for (uint64_t i = 0; out_path && i < count && stat(out_path, &so) == 0; i++)
+        if (stat(byset[i]->path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+            msg_error("%s: is one of the state files: not overwritten", out_path);
+            return 1;
+        }
+    if (__builtin_popcount(o0->ops) > 1 && out_path &&
+        !(strlen(out_path) >= 4 && !strcmp(out_path + strlen(out_path) - 4, ".npz")))
+        return msg_error("%s: several operations go to an .npz archive, a member each: name "
+                         "the output FILE.npz", out_path), 1;
+    ax_state *all = ax_state_new(&plan);
+    int status = 1;
+    if (!all)
+        return msg_error("out of memory for the state of %llu outputs",
+                         (unsigned long long)plan.nout), 1;
+    for (uint64_t i = 0; i < count; i++) {
+        const merge_item *it = byset[i];
+        uint64_t t0, t1;
+        shard_tiles(&it->m.spec, plan.nelem, &t0, &t1);
+        uint64_t e0 = ax_shard_cut(&plan, t0 * RD_TILE), e1 = ax_shard_cut(&plan, t1 * RD_TILE);
+        if (it->m.first != e0 || it->m.end != e1) {
+            msg_error("%s: the state does not match shard %llu/%llu of %llu elements", it->path,
+                      (unsigned long long)i, (unsigned long long)count,
+                      (unsigned long long)plan.nelem);
+            goto out_free;
+        }
+        ax_state *sh = ax_state_load(&plan, e0, e1, it->m.blob, it->m.blob_len, &why);
+        if (!sh) {
+            msg_error("%s: the state does not match shard %llu/%llu: %s", it->path,
+                      (unsigned long long)i, (unsigned long long)count, why.text);
+            goto out_free;
+        }
+        int rc = ax_state_merge(all, sh);
+        ax_state_free(sh);
+        if (rc < 0) {
+            msg_error("%s: the state does not follow shard %llu's", it->path,
+                      (unsigned long long)(i ? i - 1 : 0));
+            goto out_free;
+        }
+    }
+    msg_info("%s: merged %llu shard states", m0->input, (unsigned long long)count);
+    out_opts out;
+    memset(&out, 0, sizeof out);
+    out.path = out_path;
+    out.force = oo->force;
+    out.threads = 1;
+    out.npz = out.path && strlen(out.path) >= 4 && !strcmp(out.path + strlen(out.path) - 4, ".npz");
+    if (out.path && out_name_is_gz(out.path))
+        out.level = CLI_DEFAULT_LEVEL;
+    status = result_axis(m0->input, &plan, all, (int)o0->ddof, &out, NULL, json);
+out_free:
+    ax_state_free(all);
+    return status;
 }
 
 /* How merge_scan treats the bytes of a part: checks its blocks, copies the
@@ -503,7 +585,7 @@ int cmd_merge(int argc, char **argv)
         goto out_free;
     uint64_t count = items[0].m.spec.count;
     if (items[0].m.kind == SHARD_KIND_STATE) {
-        if (oo.path && strcmp(oo.path, "-")) {
+        if (oo.path && strcmp(oo.path, "-") && !items[0].m.axis) {
             status = cli_usage_error("merge", "-o FILE goes with part files; reduce states print");
             goto out_free;
         }
@@ -514,11 +596,14 @@ int cmd_merge(int argc, char **argv)
         }
         if (input_stdout_guard((const char *const *)argv + optind, n))
             goto out_free;
-        status = merge_states(byset, count, json);
+        status = items[0].m.axis ? merge_axis(byset, count, &oo, json)
+                                 : merge_states(byset, count, json);
     } else {
         status = merge_parts(byset, count, &oo);
     }
 out_free:
+    for (int i = 0; items && i < n; i++)
+        free(items[i].m.blob);
     free(byset);
     free(items);
     return status;

@@ -38,8 +38,8 @@ static const char reduce_usage[] =
     "                     -o, small results print as nested lists\n"
     "Many nodes:\n"
     "  --shard I/N        reduce only the I-th of N parts of FILE (I from 0) and write\n"
-    "                     its partial state to -o STATE; 'gpubatch merge' prints the\n"
-    "                     result of the whole array from the N states\n"
+    "                     its partial state to -o STATE (with --axis too); 'gpubatch\n"
+    "                     merge' gives the result of the whole array from the N states\n"
     "  -o, --output STATE the state file to write (with --shard)\n"
     "  -f, --force        overwrite an existing STATE\n";
 
@@ -110,12 +110,13 @@ static size_t reduce_chunk_for(run *rn, const frame_info *fi, const io_reader *r
     return chunk ? chunk : CLI_CHUNK_ALIGN;
 }
 
-/* Positions r at the tiles of the shard that o names and starts st there;
- * *first gets the shard's first element, *limit its data bytes. 0, or 1
+/* Positions r at the tiles of the shard that o names (a reduction along
+ * axes: moved back to the start of plan's units that hold their ends);
+ * *first and *end get the shard's elements, *limit its data bytes. 0, or 1
  * after an error. */
 static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *r,
-                             const frame_info *fi, rd_state *st, shard_meta *part,
-                             uint64_t *first, uint64_t *limit)
+                             const frame_info *fi, const ax_plan *plan, shard_meta *part,
+                             uint64_t *first, uint64_t *end, uint64_t *limit)
 {
     io_status why;
     shard_input in;
@@ -126,12 +127,16 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
     shard_meta_input(part, name, fi, &in, &o->shard);
     shard_tiles(&o->shard, part->nelem, &t0, &t1);
     uint64_t e0 = t0 * RD_TILE, e1 = t1 * RD_TILE < part->nelem ? t1 * RD_TILE : part->nelem;
-    if (shard_input_seek(r, &in, e0 * sz, (e1 - e0) * sz, t1 * RD_TILE >= part->nelem, &why) < 0)
+    if (plan) {
+        e0 = ax_shard_cut(plan, e0);
+        e1 = ax_shard_cut(plan, e1);
+    }
+    if (shard_input_seek(r, &in, e0 * sz, (e1 - e0) * sz, e1 >= part->nelem, &why) < 0)
         return msg_status(name, &why);
-    part->first = t0;
-    part->end = t1;
-    rd_state_start_at(st, t0);
+    part->first = plan ? e0 : t0;
+    part->end = plan ? e1 : t1;
     *first = e0;
+    *end = e1;
     *limit = (e1 - e0) * sz;
     return 0;
 }
@@ -144,6 +149,27 @@ static size_t reduce_axis_chunk(const ax_plan *p, size_t chunk)
     while (chunk > CLI_CHUNK_ALIGN && ax_out_bytes(p, chunk) > 2 * chunk + ((size_t)64 << 20))
         chunk = (chunk / 2 + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN;
     return chunk;
+}
+
+/* Writes the state file of a shard of a reduction along axes; 0, or 1
+ * after an error. */
+static int reduce_axis_state(const reduce_opts *o, const ax_plan *plan, const ax_state *st,
+                             shard_meta *part, const io_file_id *input)
+{
+    rd_state opts; /* the ops and options the file records */
+    rd_state_init(&opts, plan->dtype, o->ops, o->skipnan);
+    opts.ddof = o->ddof;
+    part->axis = 1;
+    part->axes = plan->axes;
+    part->keepdims = o->keepdims;
+    size_t len = ax_state_bytes(st);
+    unsigned char *blob = malloc(len ? len : 1);
+    if (!blob)
+        return msg_error("out of memory for a state of %zu bytes", len), 1;
+    ax_state_save(st, blob);
+    int status = shard_write_axis_state(o->state_path, o->force, input, part, &opts, blob, len);
+    free(blob);
+    return status;
 }
 
 /* Reduces one framed input along the axes o asks for and prints or writes
@@ -173,7 +199,11 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
     if (ax_plan_init(&plan, fi->dtype, o->ops, o->skipnan, ndim, shape, fi->fortran_order, axes,
                      o->keepdims, &why) < 0)
         return msg_status(name, &why);
-    ax_state *st = ax_state_new(&plan);
+    shard_meta part;
+    uint64_t e0 = 0, e1 = plan.nelem, limit = fi->data_bytes;
+    if (o->shard.count && reduce_shard_open(o, name, r, fi, &plan, &part, &e0, &e1, &limit))
+        return 1;
+    ax_state *st = o->shard.count ? ax_state_new_shard(&plan, e0, e1) : ax_state_new(&plan);
     if (!st) {
         msg_error("%s: out of memory for the state of %llu outputs", name,
                   (unsigned long long)plan.nout);
@@ -184,10 +214,12 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
     if (ax_gpu_modules(&plan, module))
         run_want_module(rn, module[0]);
     size_t chunk = reduce_axis_chunk(&plan, reduce_chunk_for(rn, fi, r));
-    ax_job job = {.plan = &plan, .first = 0, .st = st};
-    reduce_end end = {fi, name, 0};
-    run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = fi->data_bytes,
-                      .prefix = fi->prefix, .prefix_len = fi->prefix_len};
+    ax_job job = {.plan = &plan, .first = e0, .st = st};
+    reduce_end end = {fi, name, o->shard.count != 0};
+    run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = limit,
+                      .prefix = o->shard.count ? NULL : fi->prefix,
+                      .prefix_len = o->shard.count ? 0 : fi->prefix_len,
+                      .part = o->shard.count != 0};
     engine_ops ops = ax_engine_ops; /* the CPU's side, with the GPU's launch */
     ops.launch = ax_gpu_launch;
     run_op op = {.ops = &ops, .ctx = &job, .grain = 0,
@@ -202,6 +234,10 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
                  dt, dt > 0 ? bytes / dt / 1e9 : 0.0);
         io_file_id in_id;
         int have_id = out_input_id(r, &in_id);
+        if (o->shard.count) {
+            status = reduce_axis_state(o, &plan, st, &part, have_id ? &in_id : NULL);
+            goto out_free_state;
+        }
         out_opts out;
         memset(&out, 0, sizeof out);
         out.path = o->state_path;
@@ -213,6 +249,7 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
             out.level = CLI_DEFAULT_LEVEL;
         status = result_axis(name, &plan, st, o->ddof, &out, have_id ? &in_id : NULL, o->json);
     }
+out_free_state:
     ax_state_free(st);
     return status;
 }
@@ -258,8 +295,12 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     st.ddof = o->ddof;
     shard_meta part;
     uint64_t first = 0, limit = fi.data_bytes; /* elements before the data read; its bytes */
-    if (o->shard.count && reduce_shard_open(o, name, r, &fi, &st, &part, &first, &limit))
+    uint64_t shard_end;
+    if (o->shard.count &&
+        reduce_shard_open(o, name, r, &fi, NULL, &part, &first, &shard_end, &limit))
         goto out_close_reader;
+    if (o->shard.count)
+        rd_state_start_at(&st, part.first);
     run *rn = ctx->j.run;
     char modules[RD_MAX_MODULES][64];
     for (int i = rd_modules(fi.dtype, ops, o->skipnan, modules); i-- > 0;)
@@ -399,11 +440,9 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         return cli_usage_error("reduce", "--keepdims goes with --axis");
     if (!o->shard.count && o->state_path && !o->axis)
         return cli_usage_error("reduce", "-o goes with --shard (the state) or --axis (the result)");
-    if (o->shard.count && o->axis)
-        return cli_usage_error("reduce", "--shard does not go with --axis");
     if (o->state_path && o->axis && argc - optind > 1)
         return cli_usage_error("reduce", "-o FILE takes the result of one FILE: give one input");
-    if (o->state_path && o->axis && __builtin_popcount(o->ops) > 1 &&
+    if (o->state_path && o->axis && !o->shard.count && __builtin_popcount(o->ops) > 1 &&
         !(strlen(o->state_path) >= 4 && !strcmp(o->state_path + strlen(o->state_path) - 4, ".npz")))
         return cli_usage_error("reduce", "several operations go to an .npz archive, a member each: "
                                "name the output FILE.npz");

@@ -15,12 +15,16 @@
 
 #include "io/gzip/gz_writer.h"
 #include "msg.h"
+#include "runtime/axis.h"
 
 #define SHARD_STATE_MAGIC "gpubatch reduce-state 4"
 #define SHARD_PART_MAGIC "gpubatch array-part 3"
 #define SHARD_VERSION_NOTIME '2' /* the format before input-time, still read */
 #define SHARD_VERSION_NOVAR '3'  /* a state before var and std, still read */
 #define SHARD_HEADER_MAX 65536 /* a state file, or a part's header, is smaller */
+#define SHARD_AXIS_MAGIC "gpubatch reduce-state 5" /* reduce --axis */
+#define SHARD_AXIS_MAX ((size_t)1 << 31) /* an axis state file is smaller */
+#define SHARD_HEX_LINE 64 /* bytes of an axis state per hex line */
 
 /* Parses "I/N". */
 int shard_parse(const char *arg, shard_spec *s)
@@ -275,22 +279,43 @@ static void shard_put_extremum(FILE *f, const char *key, uint64_t k, uint64_t id
         fprintf(f, "%s %016" PRIx64 " %" PRIu64 "\n", key, k, idx);
 }
 
+/* Writes the ops line: the names of the op bits in order. */
+static void shard_put_ops(FILE *f, unsigned ops)
+{
+    fputs("ops ", f);
+    for (int bit = 0, n = 0; bit < RD_OP_NUM; bit++)
+        if (ops & (1u << bit))
+            fprintf(f, "%s%s", n++ ? "," : "", rd_op_name(bit));
+    fputc('\n', f);
+}
+
+static int shard_commit(const char *path, int force, const io_file_id *input, FILE *f,
+                        char **textp, size_t *lenp);
+
+/* A memory stream for a state file's text (*text, *len), its first lines
+ * written; NULL when out of memory. */
+static FILE *shard_begin(const char *magic, const shard_meta *m, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = open_memstream(text, len);
+    if (f)
+        shard_put_common(f, magic, m);
+    return f;
+}
+
 /* Writes a reduce shard's state file. */
 int shard_write_state(const char *path, int force, const io_file_id *input, const shard_meta *m,
                       const rd_state *st)
 {
-    char *text = NULL;
-    io_status why;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
+    char *text;
+    size_t len;
+    FILE *f = shard_begin(SHARD_STATE_MAGIC, m, &text, &len);
     if (!f)
         return msg_error("out of memory"), 1;
-    shard_put_common(f, SHARD_STATE_MAGIC, m);
-    fprintf(f, "tiles %" PRIu64 " %" PRIu64 "\nops ", m->first, m->end);
-    for (int bit = 0, n = 0; bit < RD_OP_NUM; bit++)
-        if (st->ops & (1u << bit))
-            fprintf(f, "%s%s", n++ ? "," : "", rd_op_name(bit));
-    fprintf(f, "\nskipnan %d\nddof %.0f\nshard-elements %" PRIu64 "\ncount %" PRIu64 "\n",
+    fprintf(f, "tiles %" PRIu64 " %" PRIu64 "\n", m->first, m->end);
+    shard_put_ops(f, st->ops);
+    fprintf(f, "skipnan %d\nddof %.0f\nshard-elements %" PRIu64 "\ncount %" PRIu64 "\n",
             st->skipnan, st->ddof, st->nelem, st->count);
     shard_put_u128(f, "isum", st->isum);
     shard_put_u128(f, "isumsq", st->isq);
@@ -300,8 +325,20 @@ int shard_write_state(const char *path, int force, const io_file_id *input, cons
     shard_put_tree(f, "sumsq-tree", &st->sq_tree);
     shard_put_vtree(f, &st->var_tree);
     fputs("end\n", f);
-    shard_put_check(f, &text, &len);
-    if (fclose(f) != 0) {
+    return shard_commit(path, force, input, f, &text, &len);
+}
+
+/* Ends the text of memory stream f with its check line and writes it to
+ * path atomically; frees the text. 0, or 1 after an error. */
+static int shard_commit(const char *path, int force, const io_file_id *input, FILE *f,
+                        char **textp, size_t *lenp)
+{
+    io_status why;
+    shard_put_check(f, textp, lenp);
+    int closed = fclose(f);
+    char *text = *textp;
+    size_t len = *lenp;
+    if (closed != 0) {
         free(text);
         return msg_error("out of memory"), 1;
     }
@@ -319,6 +356,37 @@ int shard_write_state(const char *path, int force, const io_file_id *input, cons
     }
     free(text);
     return status;
+}
+
+/* Writes a reduce --axis shard's state file. */
+int shard_write_axis_state(const char *path, int force, const io_file_id *input,
+                           const shard_meta *m, const rd_state *st, const unsigned char *blob,
+                           size_t len)
+{
+    char *text;
+    size_t tlen;
+    FILE *f = shard_begin(SHARD_AXIS_MAGIC, m, &text, &tlen);
+    if (!f)
+        return msg_error("out of memory"), 1;
+    fprintf(f, "range %" PRIu64 " %" PRIu64 "\naxes", m->first, m->end);
+    for (int a = 0, n = 0; a < 32; a++)
+        if (m->axes & (1u << a))
+            fprintf(f, "%c%d", n++ ? ',' : ' ', a);
+    fprintf(f, "\nkeepdims %d\n", m->keepdims);
+    shard_put_ops(f, st->ops);
+    fprintf(f, "skipnan %d\nddof %.0f\nstate-bytes %zu\n", st->skipnan, st->ddof, len);
+    for (size_t at = 0; at < len; at += SHARD_HEX_LINE) {
+        char line[2 * SHARD_HEX_LINE + 1];
+        size_t n = len - at < SHARD_HEX_LINE ? len - at : SHARD_HEX_LINE;
+        for (size_t i = 0; i < n; i++) {
+            line[2 * i] = "0123456789abcdef"[blob[at + i] >> 4];
+            line[2 * i + 1] = "0123456789abcdef"[blob[at + i] & 15];
+        }
+        line[2 * n] = '\n';
+        fwrite(line, 1, 2 * n + 1, f);
+    }
+    fputs("end\n", f);
+    return shard_commit(path, force, input, f, &text, &tlen);
 }
 
 /* Text of a part file's header. */
@@ -679,19 +747,11 @@ static const char *shard_state_why(const shard_meta *m, const rd_state *st)
     return NULL;
 }
 
-/* Parses the rest of a state file of format version (its digit). */
-static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st, int version)
+/* Parses the lines ops, skipnan and (var: format 4 on) ddof into a new st. */
+static int shard_get_opts(shard_text *t, const shard_meta *m, rd_state *st, int var)
 {
-    uint64_t v[2];
+    uint64_t v[1];
     char *s;
-    if (shard_line_u64(t, "tiles", v, 2) < 0)
-        return -1;
-    m->first = v[0];
-    m->end = v[1];
-    if (m->end < m->first) {
-        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad tiles", t->line);
-        return -1;
-    }
     if (!(s = shard_line(t, "ops")))
         return -1;
     io_status why;
@@ -703,7 +763,6 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st, int versi
     if (shard_line_u64(t, "skipnan", v, 1) < 0)
         return -1;
     rd_state_init(st, m->dtype, ops, v[0] != 0);
-    int var = version > SHARD_VERSION_NOVAR;
     if (var && shard_line_u64(t, "ddof", v, 1) < 0)
         return -1;
     if (var && v[0] > 1000000000) {
@@ -715,6 +774,93 @@ static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st, int versi
         io_fail(t->st, IO_ERR_FORMAT, "line %d: var or std in a format 3 state", t->line);
         return -1;
     }
+    return 0;
+}
+
+/* The value of hex digit c, or -1. */
+static int shard_nibble(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Parses the rest of an axis state (format 5): its range, axes, options
+ * and the accumulators' hex lines into m->blob. */
+static int shard_get_axis(shard_text *t, shard_meta *m, rd_state *st)
+{
+    uint64_t v[2];
+    char *s;
+    io_status why;
+    if (shard_line_u64(t, "range", v, 2) < 0)
+        return -1;
+    m->first = v[0];
+    m->end = v[1];
+    if (m->end < m->first || m->end > m->nelem) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad range", t->line);
+        return -1;
+    }
+    if (!(s = shard_line(t, "axes")))
+        return -1;
+    if (ax_parse_axes(s, m->ndim < 0 ? 1 : m->ndim, &m->axes, &why) < 0) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: %s", t->line, why.text);
+        return -1;
+    }
+    m->axis = 1;
+    if (shard_line_u64(t, "keepdims", v, 1) < 0)
+        return -1;
+    m->keepdims = v[0] != 0;
+    if (shard_get_opts(t, m, st, 1) < 0 || shard_line_u64(t, "state-bytes", v, 1) < 0)
+        return -1;
+    if (v[0] > SHARD_AXIS_MAX || !(m->blob = malloc(v[0] ? (size_t)v[0] : 1))) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad state-bytes", t->line);
+        return -1;
+    }
+    m->blob_len = (size_t)v[0];
+    for (size_t at = 0; at < m->blob_len; at += SHARD_HEX_LINE) {
+        size_t n = m->blob_len - at < SHARD_HEX_LINE ? m->blob_len - at : SHARD_HEX_LINE;
+        char *nl = strchr(t->p, '\n');
+        t->line++;
+        if (!nl || (size_t)(nl - t->p) != 2 * n) {
+            io_fail(t->st, IO_ERR_FORMAT, "line %d: bad state line", t->line);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int hi = shard_nibble(t->p[2 * i]), lo = shard_nibble(t->p[2 * i + 1]);
+            if (hi < 0 || lo < 0) {
+                io_fail(t->st, IO_ERR_FORMAT, "line %d: bad state line", t->line);
+                return -1;
+            }
+            m->blob[at + i] = (unsigned char)(hi << 4 | lo);
+        }
+        t->p = nl + 1;
+    }
+    if (!shard_line(t, "end") || shard_get_check(t) < 0)
+        return -1;
+    if (*t->p) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: data after 'end'", t->line + 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses the rest of a state file of format version (its digit). */
+static int shard_get_state(shard_text *t, shard_meta *m, rd_state *st, int version)
+{
+    uint64_t v[2];
+    if (shard_line_u64(t, "tiles", v, 2) < 0)
+        return -1;
+    m->first = v[0];
+    m->end = v[1];
+    if (m->end < m->first) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: bad tiles", t->line);
+        return -1;
+    }
+    int var = version > SHARD_VERSION_NOVAR;
+    if (shard_get_opts(t, m, st, var) < 0)
+        return -1;
     if (shard_line_u64(t, "shard-elements", &st->nelem, 1) < 0 ||
         shard_line_u64(t, "count", &st->count, 1) < 0 || shard_get_u128(t, "isum", &st->isum) < 0 ||
         shard_get_u128(t, "isumsq", &st->isq) < 0 ||
@@ -795,6 +941,19 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
            ((k = read(fd, buf + got, SHARD_HEADER_MAX - (size_t)got)) > 0 ||
             (k < 0 && errno == EINTR)))
         got += k > 0 ? k : 0;
+    /* an axis state holds its accumulators: read on to its end */
+    size_t cap = SHARD_HEADER_MAX;
+    int axis = buf && !strncmp(buf, SHARD_AXIS_MAGIC "\n", strlen(SHARD_AXIS_MAGIC) + 1);
+    while (axis && k > 0 && (size_t)got == cap && cap < SHARD_AXIS_MAX) {
+        char *more = realloc(buf, 2 * cap + 1);
+        if (!more)
+            break;
+        buf = more;
+        cap *= 2;
+        while ((size_t)got < cap && ((k = read(fd, buf + got, cap - (size_t)got)) > 0 ||
+                                     (k < 0 && errno == EINTR)))
+            got += k > 0 ? k : 0;
+    }
     int read_errno = errno;
     close(fd);
     if (!buf || k < 0) {
@@ -813,7 +972,15 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
     memcpy(orig, buf, (size_t)got + 1);
     shard_text t = {buf, orig, buf, 0, why};
     int rc = -1, version;
-    if ((version = shard_magic(buf, SHARD_STATE_MAGIC)) >= 0) {
+    if (axis) {
+        m->kind = SHARD_KIND_STATE;
+        t.p = buf + strlen(SHARD_AXIS_MAGIC) + 1;
+        t.line = 1;
+        if (memchr(buf, 0, (size_t)got) || (size_t)got == cap)
+            io_fail(why, IO_ERR_FORMAT, "not a gpubatch state file (binary data or too large)");
+        else if (shard_get_common(&t, m, 1) == 0)
+            rc = shard_get_axis(&t, m, st);
+    } else if ((version = shard_magic(buf, SHARD_STATE_MAGIC)) >= 0) {
         m->kind = SHARD_KIND_STATE;
         t.p = buf + strlen(SHARD_STATE_MAGIC) + 1;
         t.line = 1;
@@ -842,6 +1009,10 @@ int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why)
     }
     free(orig);
     free(buf);
+    if (rc < 0) {
+        free(m->blob);
+        m->blob = NULL;
+    }
     return rc;
 }
 

@@ -69,6 +69,12 @@ typedef struct {
     uint64_t total;      /* parts: output bytes of the whole array */
     int level;           /* parts: gzip level, 0 for plain */
     uint64_t data_offset; /* parts: file offset of the data */
+    /* a reduction along axes (state format 5): first and end are elements */
+    int axis;            /* 1: the state is of reduce --axis */
+    unsigned axes;       /* the reduced axes (bit a: axis a) */
+    int keepdims;
+    unsigned char *blob; /* the accumulators (ax_state_save's bytes); free() it */
+    size_t blob_len;
 } shard_meta;
 
 enum { SHARD_KIND_STATE = 1, SHARD_KIND_PART = 2 };
@@ -119,6 +125,14 @@ void shard_meta_input(shard_meta *m, const char *name, const frame_info *fi,
 int shard_write_state(const char *path, int force, const io_file_id *input, const shard_meta *m,
                       const rd_state *st);
 
+/* Writes a reduce --axis shard's state file (format 5) atomically: m's
+ * axes, keepdims, first and end (the shard's elements), st's ops, skipnan
+ * and ddof, and the accumulators' len bytes at blob. Returns 0, or 1 after
+ * printing an error. */
+int shard_write_axis_state(const char *path, int force, const io_file_id *input,
+                           const shard_meta *m, const rd_state *st, const unsigned char *blob,
+                           size_t len);
+
 /* Text of a part file's header (ending in the "data" line) into buf;
  * returns its length, or -1 when it does not fit. */
 int shard_part_header(char *buf, size_t len, const shard_meta *m);
@@ -135,8 +149,9 @@ int shard_part_open(io_reader *r, const frame_info *fi, const shard_spec *s, con
                     void *ctx, int level, char *part_head, size_t part_len, uint64_t *records,
                     uint64_t *limit);
 
-/* Reads the header of a state or part file (and for a state, the state).
- * Returns 0, or -1 with a one-line reason. */
+/* Reads the header of a state or part file (and for a state, the state;
+ * for an axis state, ops, skipnan and ddof in st, the accumulators in
+ * m->blob). Returns 0, or -1 with a one-line reason. */
 int shard_read(const char *path, shard_meta *m, rd_state *st, io_status *why);
 
 #endif

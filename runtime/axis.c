@@ -744,7 +744,18 @@ struct ax_state {
     rd_vtree rvar;
     ax_item run;
     unsigned char *carry;
+    struct ax_shard *sh;                /* a shard's state: what it holds of cut runs, blocks */
 };
+
+struct ax_shard;
+static void ax_shard_free(struct ax_shard *h);
+static int ax_shard_lead(ax_state *s, uint64_t o, uint64_t j, const ax_item *it, int elem,
+                         double x);
+static void ax_shard_push(ax_state *s, uint64_t o, double sum, double sq, const rd_var *v,
+                          unsigned level);
+static void ax_shard_block(ax_state *s, uint64_t o, uint64_t j, const ax_entry *en, double sum,
+                           double sq, const rd_var *v);
+static int ax_shard_run_end(ax_state *s, uint64_t run);
 
 /* Frees the state; accepts NULL. */
 void ax_state_free(ax_state *s)
@@ -764,6 +775,7 @@ void ax_state_free(ax_state *s)
     free(s->count);
     free(s->ext);
     free(s->carry);
+    ax_shard_free(s->sh);
     free(s);
 }
 
@@ -819,6 +831,10 @@ ax_state *ax_state_new(const ax_plan *p)
  * stack entry d of every output lies at d * nout + o). */
 static void ax_push_block(ax_state *s, uint64_t o, double sum, double sq, const rd_var *v)
 {
+    if (s->sh) {
+        ax_shard_push(s, o, sum, sq, v, 0);
+        return;
+    }
     uint64_t idx = s->nb[o]++, nout = s->p->nout;
     int depth = __builtin_popcountll(idx);
     for (; idx & 1; idx >>= 1) {
@@ -868,6 +884,8 @@ static void ax_fold(ax_state *s, uint64_t o, uint64_t j, const ax_item *it, int 
                     double x)
 {
     const ax_plan *p = s->p;
+    if (s->sh && ax_shard_lead(s, o, j, it, elem, x))
+        return;
     uint64_t b = j % RD_AXIS_BLOCK;
     if (s->bsum)
         s->bsum[o] = rd_add(b ? s->bsum[o] : -0.0, it->sum);
@@ -968,7 +986,7 @@ static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, co
     s->run.isq += it->isq;
     s->run.count += it->count;
     rd_extrema_merge(&s->run.ext, &it->ext);
-    if (tile + n < p->tiles_per_run)
+    if (tile + n < p->tiles_per_run || (s->sh && ax_shard_run_end(s, run)))
         return;
     s->run.sum = rd_tree_finish(&s->rsum);
     s->run.sq = rd_tree_finish(&s->rsq);
@@ -977,6 +995,21 @@ static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, co
     uint64_t o, j, span;
     ax_locate(p, run, &o, &j, &span);
     ax_fold(s, o, j, &s->run, 0, 0);
+}
+
+/* Adds a block entry's order-free part of output o (exact sums, count,
+ * extrema indexed by j); m or e NULL when not wanted. */
+static void ax_block_free(ax_state *s, uint64_t o, const rd_moments *m, const rd_extrema *e)
+{
+    if (m) {
+        if (s->isum)
+            s->isum[o] += ((rd_u128)m->sum_hi << 64) | m->sum_lo;
+        if (s->isq)
+            s->isq[o] += ((rd_u128)m->sq_hi << 64) | m->sq_lo;
+        s->count[o] += m->count;
+    }
+    if (e)
+        rd_extrema_merge(&s->ext[o], e);
 }
 
 /* Folds a block entry's C parts (subtrees of 2^level whole stage-2 blocks,
@@ -995,6 +1028,16 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
         merges++;
     int top = depth - merges; /* the stack entry the merged subtree lands in */
     for (uint64_t c = 0; c < C; c++) {
+        if (s->sh) {
+            double x = 0, y = 0;
+            if (m && s->tsum)
+                memcpy(&x, &m[c].sum_lo, sizeof x);
+            if (m && s->tsq)
+                memcpy(&y, &m[c].sq_lo, sizeof y);
+            ax_shard_block(s, o + c, j, en, x, y, v ? &v[c] : NULL);
+            ax_block_free(s, o + c, m ? &m[c] : NULL, e ? &e[c] : NULL);
+            continue;
+        }
         s->nb[o + c] += en->n;
         if (m && s->tsum) {
             double x;
@@ -1016,15 +1059,7 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
                 x = rd_var_merge(s->tvar[d * nout + o + c], x);
             s->tvar[top * nout + o + c] = x;
         }
-        if (m) {
-            if (s->isum)
-                s->isum[o + c] += ((rd_u128)m[c].sum_hi << 64) | m[c].sum_lo;
-            if (s->isq)
-                s->isq[o + c] += ((rd_u128)m[c].sq_hi << 64) | m[c].sq_lo;
-            s->count[o + c] += m[c].count;
-        }
-        if (e)
-            rd_extrema_merge(&s->ext[o + c], &e[c]);
+        ax_block_free(s, o + c, m ? &m[c] : NULL, e ? &e[c] : NULL);
     }
 }
 
@@ -1371,3 +1406,537 @@ const engine_ops ax_engine_ops = {
     .cpu = ax_op_cpu,
     .collect = ax_op_collect,
 };
+
+/* ---- shards: a state of one part of the stream, merged in order ---- */
+
+#define AX_NONE UINT64_MAX
+
+/* What a shard's state holds beyond a whole-stream state's: the run it
+ * starts inside (its tiles' trees from the shard's first tile), and per
+ * output element its first and end stage-2 index and the partials of the
+ * stage-2 block it starts inside, which only the shards before can open. */
+struct ax_shard {
+    uint64_t e0, e1;          /* the shard's elements */
+    uint64_t lead_run;        /* the run it starts inside (not at its first tile), or AX_NONE */
+    uint64_t lead_tile;       /* that run's first tile in this shard */
+    uint64_t lead_done;       /* that run ended in the shard: its partial is below */
+    rd_tree lsum, lsq;
+    rd_vtree lvar;
+    ax_item lrun;
+    uint64_t *j0, *jend;      /* per output element: stage-2 indices [j0, jend), j0 AX_NONE: none */
+    double *ls, *lq, *lx;     /* the lead block's sums, squares, element values */
+    rd_var *lv;               /* its variance partials */
+    unsigned char *le;        /* an element counted (T == 1) */
+};
+
+/* Frees a shard's part of a state; accepts NULL. */
+static void ax_shard_free(struct ax_shard *h)
+{
+    if (!h)
+        return;
+    free(h->j0);
+    free(h->jend);
+    free(h->ls);
+    free(h->lq);
+    free(h->lx);
+    free(h->lv);
+    free(h->le);
+    free(h);
+}
+
+/* The start of the unit that holds element e (e itself without tiles): a
+ * shard boundary, so that no tile is cut. */
+uint64_t ax_shard_cut(const ax_plan *p, uint64_t e)
+{
+    if (p->unit != AX_UNIT_TILE || e >= p->nelem)
+        return e < p->nelem ? e : p->nelem;
+    uint64_t start, n;
+    ax_unit_span(p, ax_unit_at(p, e), &start, &n);
+    return start;
+}
+
+/* The levels of the maximal aligned subtrees of leaves [a, b) into lv
+ * (rd_tree's stack after pushing them); returns how many. */
+static int ax_span_levels(uint64_t a, uint64_t b, unsigned char *lv)
+{
+    int d = 0;
+    while (a < b) {
+        unsigned k = a ? (unsigned)__builtin_ctzll(a) : 63;
+        while (k && b - a < ((uint64_t)1 << k))
+            k--;
+        lv[d++] = (unsigned char)k;
+        a += (uint64_t)1 << k;
+    }
+    return d;
+}
+
+/* The first block leaf of output o's own tree in the shard. */
+static uint64_t ax_shard_b0(const struct ax_shard *h, uint64_t o)
+{
+    return (h->j0[o] + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
+}
+
+/* The end of output o's lead block in the shard (j0 when it starts on a block). */
+static uint64_t ax_shard_lead_end(const ax_plan *p, const struct ax_shard *h, uint64_t o)
+{
+    uint64_t end = ax_shard_b0(h, o) * RD_AXIS_BLOCK;
+    return end < p->J ? end : p->J;
+}
+
+/* Notes that stage-2 index j of output o is folded (its first: the tree
+ * starts at the next block boundary). */
+static void ax_shard_seen(ax_state *s, uint64_t o, uint64_t j, uint64_t end)
+{
+    struct ax_shard *h = s->sh;
+    if (h->j0[o] == AX_NONE) {
+        h->j0[o] = j;
+        s->nb[o] = ax_shard_b0(h, o);
+    }
+    h->jend[o] = end;
+}
+
+/* Keeps a stage-2 partial of the block that output o's part starts inside
+ * (its order-free parts counted at once); 1 when it was one. */
+static int ax_shard_lead(ax_state *s, uint64_t o, uint64_t j, const ax_item *it, int elem,
+                         double x)
+{
+    struct ax_shard *h = s->sh;
+    ax_shard_seen(s, o, j, j + 1);
+    if (j >= ax_shard_lead_end(s->p, h, o))
+        return 0;
+    size_t at = (size_t)(o * RD_AXIS_BLOCK + j % RD_AXIS_BLOCK);
+    if (h->ls)
+        h->ls[at] = it->sum;
+    if (h->lq)
+        h->lq[at] = it->sq;
+    if (h->lv)
+        h->lv[at] = it->var;
+    if (h->lx) {
+        h->lx[at] = x;
+        h->le[at] = (unsigned char)elem;
+    }
+    ax_add_free(s, o, it, j * s->p->T);
+    return 1;
+}
+
+/* Pushes a subtree of 2^level blocks onto output o's stack, which holds the
+ * maximal aligned subtrees of the blocks since its first (rd_tree's order),
+ * entry d at d * nout + o. */
+static void ax_push_level(ax_state *s, uint64_t o, uint64_t first, double sum, double sq,
+                          const rd_var *v, unsigned level)
+{
+    unsigned char lv[130];
+    uint64_t nout = s->p->nout, idx = s->nb[o];
+    int depth = ax_span_levels(first, idx, lv), m = 0;
+    for (uint64_t i = idx >> level; depth - m > 0 && lv[depth - m - 1] == level + m && (i & 1);
+         i >>= 1)
+        m++;
+    s->nb[o] += (uint64_t)1 << level;
+    rd_var w = v ? *v : rd_var_empty();
+    for (; m > 0; m--) {
+        size_t at = (size_t)(--depth * nout + o);
+        if (s->tsum)
+            sum = rd_add(s->tsum[at], sum);
+        if (s->tsq)
+            sq = rd_add(s->tsq[at], sq);
+        if (s->tvar)
+            w = rd_var_merge(s->tvar[at], w);
+    }
+    size_t at = (size_t)(depth * nout + o);
+    if (s->tsum)
+        s->tsum[at] = sum;
+    if (s->tsq)
+        s->tsq[at] = sq;
+    if (s->tvar)
+        s->tvar[at] = w;
+}
+
+/* A shard's block push: its stack starts at its first block leaf. */
+static void ax_shard_push(ax_state *s, uint64_t o, double sum, double sq, const rd_var *v,
+                          unsigned level)
+{
+    ax_push_level(s, o, ax_shard_b0(s->sh, o), sum, sq, v, level);
+}
+
+/* A chunk's block entry (2^level whole blocks from index j) for output o. */
+static void ax_shard_block(ax_state *s, uint64_t o, uint64_t j, const ax_entry *en, double sum,
+                           double sq, const rd_var *v)
+{
+    uint64_t end = j + en->n * RD_AXIS_BLOCK;
+    ax_shard_seen(s, o, j, end < s->p->J ? end : s->p->J);
+    ax_shard_push(s, o, sum, sq, v, en->level);
+}
+
+/* At the end of the run the shard starts inside: keeps its partial (the
+ * tiles' trees from the shard's first tile) for the merge; 1 when it was it. */
+static int ax_shard_run_end(ax_state *s, uint64_t run)
+{
+    struct ax_shard *h = s->sh;
+    if (run != h->lead_run || h->lead_done)
+        return 0;
+    h->lsum = s->rsum;
+    h->lsq = s->rsq;
+    h->lvar = s->rvar;
+    h->lrun = s->run;
+    h->lead_done = 1;
+    return 1;
+}
+
+/* A new state for the elements [e0, e1) of plan p's stream (e0 and e1 from
+ * ax_shard_cut); NULL when out of memory. */
+ax_state *ax_state_new_shard(const ax_plan *p, uint64_t e0, uint64_t e1)
+{
+    ax_state *s = ax_state_new(p);
+    if (!s)
+        return NULL;
+    struct ax_shard *h = calloc(1, sizeof *h);
+    s->sh = h;
+    if (!h)
+        goto out_free;
+    /* a stack from any leaf holds up to twice a binary counter's entries */
+    uint64_t nd = p->nout * (uint64_t)s->D * 2, n = p->nout, nl = n * RD_AXIS_BLOCK;
+    int fail = 0;
+    double **trees[2] = {&s->tsum, &s->tsq};
+    for (int i = 0; i < 2; i++)
+        if (*trees[i]) {
+            free(*trees[i]);
+            *trees[i] = ax_calloc(1, nd, sizeof(double), &fail);
+        }
+    if (s->tvar) {
+        free(s->tvar);
+        s->tvar = ax_calloc(1, nd, sizeof(rd_var), &fail);
+    }
+    s->D *= 2;
+    h->j0 = ax_calloc(1, n, sizeof(uint64_t), &fail);
+    h->jend = ax_calloc(1, n, sizeof(uint64_t), &fail);
+    h->ls = ax_calloc(s->bsum != NULL, nl, sizeof(double), &fail);
+    h->lq = ax_calloc(s->bsq != NULL, nl, sizeof(double), &fail);
+    h->lv = ax_calloc(s->bvar && !s->bvacc, nl, sizeof(rd_var), &fail);
+    h->lx = ax_calloc(s->bvacc != NULL, nl, sizeof(double), &fail);
+    h->le = ax_calloc(s->bvacc != NULL, nl, 1, &fail);
+    if (fail)
+        goto out_free;
+    for (uint64_t o = 0; o < n; o++)
+        h->j0[o] = AX_NONE;
+    h->e0 = e0;
+    h->e1 = e1;
+    h->lead_run = AX_NONE;
+    s->pos = e0;
+    if (p->unit == AX_UNIT_TILE && e0 < e1 && (e0 % p->T) != 0) {
+        uint64_t u = ax_unit_at(p, e0);
+        h->lead_run = u / p->tiles_per_run;
+        h->lead_tile = u % p->tiles_per_run;
+        rd_tree_init_at(&s->rsum, h->lead_tile);
+        rd_tree_init_at(&s->rsq, h->lead_tile);
+        rd_vtree_init_at(&s->rvar, h->lead_tile);
+        memset(&s->run, 0, sizeof s->run);
+        s->run.ext = rd_extrema_empty();
+    }
+    return s;
+out_free:
+    ax_state_free(s);
+    return NULL;
+}
+
+/* Appends the run partial r (trees from the shard's first tile) to a's run
+ * in progress. */
+static void ax_run_append(ax_state *a, const rd_tree *ts, const rd_tree *tq, const rd_vtree *tv,
+                          const ax_item *r)
+{
+    for (int i = 0; i < ts->depth; i++)
+        rd_tree_push_level(&a->rsum, ts->value[i], ts->level[i]);
+    for (int i = 0; i < tq->depth; i++)
+        rd_tree_push_level(&a->rsq, tq->value[i], tq->level[i]);
+    for (int i = 0; a->use_v && i < tv->depth; i++)
+        rd_vtree_push_level(&a->rvar, tv->value[i], tv->level[i]);
+    a->run.isum += r->isum;
+    a->run.isq += r->isq;
+    a->run.count += r->count;
+    rd_extrema_merge(&a->run.ext, &r->ext);
+}
+
+/* Stage 1 of a merge: the run b starts inside goes on a's, and a takes b's
+ * run in progress. */
+static void ax_merge_runs(ax_state *a, const ax_state *b)
+{
+    const ax_plan *p = a->p;
+    const struct ax_shard *h = b->sh;
+    if (p->unit != AX_UNIT_TILE)
+        return;
+    if (h->lead_run != AX_NONE) {
+        int done = h->lead_done != 0;
+        ax_run_append(a, done ? &h->lsum : &b->rsum, done ? &h->lsq : &b->rsq,
+                      done ? &h->lvar : &b->rvar, done ? &h->lrun : &b->run);
+        if (!done)
+            return;
+        a->run.sum = rd_tree_finish(&a->rsum);
+        a->run.sq = rd_tree_finish(&a->rsq);
+        if (a->use_v)
+            a->run.var = rd_vtree_finish(&a->rvar);
+        uint64_t o, j, span;
+        ax_locate(p, h->lead_run, &o, &j, &span);
+        ax_fold(a, o, j, &a->run, 0, 0);
+    }
+    a->rsum = b->rsum;
+    a->rsq = b->rsq;
+    a->rvar = b->rvar;
+    a->run = b->run;
+}
+
+/* Stage 2 of a merge for output o: b's lead block's partials, its subtrees
+ * of blocks, its open block and its order-free parts go on a's. */
+static void ax_merge_output(ax_state *a, const ax_state *b, uint64_t o)
+{
+    const ax_plan *p = a->p;
+    const struct ax_shard *h = b->sh;
+    uint64_t j0 = h->j0[o], lend = ax_shard_lead_end(p, h, o), nout = p->nout;
+    for (uint64_t j = j0; j < lend && j < h->jend[o]; j++) {
+        size_t at = (size_t)(o * RD_AXIS_BLOCK + j % RD_AXIS_BLOCK);
+        ax_item it;
+        memset(&it, 0, sizeof it);
+        it.ext = rd_extrema_empty();
+        it.sum = h->ls ? h->ls[at] : 0;
+        it.sq = h->lq ? h->lq[at] : 0;
+        it.var = h->lv ? h->lv[at] : rd_var_empty();
+        ax_fold(a, o, j, &it, h->le ? h->le[at] : 0, h->lx ? h->lx[at] : 0);
+    }
+    unsigned char lv[130];
+    int depth = ax_span_levels(ax_shard_b0(h, o), b->nb[o], lv);
+    for (int d = 0; d < depth; d++) {
+        size_t at = (size_t)(d * nout + o);
+        ax_push_level(a, o, 0, b->tsum ? b->tsum[at] : 0, b->tsq ? b->tsq[at] : 0,
+                      b->tvar ? &b->tvar[at] : NULL, lv[d]);
+    }
+    if (h->jend[o] > lend) {
+        if (a->bsum)
+            a->bsum[o] = b->bsum[o];
+        if (a->bsq)
+            a->bsq[o] = b->bsq[o];
+        if (a->bvar)
+            a->bvar[o] = b->bvar[o];
+        if (a->bvacc)
+            a->bvacc[o] = b->bvacc[o];
+    }
+    if (a->isum)
+        a->isum[o] += b->isum[o];
+    if (a->isq)
+        a->isq[o] += b->isq[o];
+    if (a->count)
+        a->count[o] += b->count[o];
+    if (a->ext)
+        rd_extrema_merge(&a->ext[o], &b->ext[o]);
+}
+
+/* Appends shard state b to a, the state of every element before b's. */
+int ax_state_merge(ax_state *a, const ax_state *b)
+{
+    const struct ax_shard *h = b->sh;
+    if (!h || a->sh || h->e0 != a->pos)
+        return IO_ERR_FORMAT;
+    if (h->e0 == h->e1)
+        return 0;
+    ax_merge_runs(a, b);
+    for (uint64_t o = 0; o < a->p->nout; o++)
+        if (h->j0[o] != AX_NONE)
+            ax_merge_output(a, b, o);
+    a->pos = h->e1;
+    return 0;
+}
+
+/* ---- a shard state's bytes ---- */
+
+/* The number of stage-2 indices j of output o whose run lies before run R:
+ * the first j of o at or after R in the stream (J when none). */
+static uint64_t ax_runs_before(const ax_plan *p, uint64_t o, uint64_t R)
+{
+    int nrem = p->ngroups - (p->T > 1);
+    uint64_t rd[AX_MAX_DIMS], od[AX_MAX_DIMS], P = 0, rest = p->J;
+    if (R >= p->nruns)
+        return p->J;
+    for (int g = nrem - 1; g >= 0; g--) {
+        rd[g] = R % p->glen[g];
+        R /= p->glen[g];
+        if (!p->greduced[g]) {
+            od[g] = o % p->glen[g];
+            o /= p->glen[g];
+        }
+    }
+    for (int g = 0; g < nrem; g++) {
+        if (p->greduced[g]) {
+            rest /= p->glen[g];
+            P = P * p->glen[g] + rd[g];
+        } else if (od[g] != rd[g]) {
+            return (od[g] > rd[g] ? P : P + 1) * rest;
+        }
+    }
+    return P;
+}
+
+/* One piece of a state's bytes. */
+typedef struct {
+    void *at;
+    size_t bytes;
+} ax_piece;
+
+/* The pieces of shard state s in their order; returns how many. */
+static int ax_pieces(ax_state *s, ax_piece *pc)
+{
+    struct ax_shard *h = s->sh;
+    uint64_t n = s->p->nout, nd = n * (uint64_t)s->D, nl = n * RD_AXIS_BLOCK;
+    int k = 0;
+#define AX_PIECE_OF(ptr, count)                                                          \
+    do {                                                                                 \
+        if (ptr)                                                                         \
+            pc[k++] = (ax_piece){(ptr), (size_t)(count) * sizeof *(ptr)};               \
+    } while (0)
+    AX_PIECE_OF(&h->lead_run, 1);
+    AX_PIECE_OF(&h->lead_tile, 1);
+    AX_PIECE_OF(&h->lead_done, 1);
+    AX_PIECE_OF(&h->lsum, 1);
+    AX_PIECE_OF(&h->lsq, 1);
+    AX_PIECE_OF(&h->lvar, 1);
+    AX_PIECE_OF(&h->lrun, 1);
+    AX_PIECE_OF(&s->rsum, 1);
+    AX_PIECE_OF(&s->rsq, 1);
+    AX_PIECE_OF(&s->rvar, 1);
+    AX_PIECE_OF(&s->run, 1);
+    AX_PIECE_OF(h->j0, n);
+    AX_PIECE_OF(h->jend, n);
+    AX_PIECE_OF(s->nb, n);
+    AX_PIECE_OF(s->bsum, n);
+    AX_PIECE_OF(s->bsq, n);
+    AX_PIECE_OF(s->bvar, n);
+    AX_PIECE_OF(s->bvacc, n);
+    AX_PIECE_OF(s->tsum, nd);
+    AX_PIECE_OF(s->tsq, nd);
+    AX_PIECE_OF(s->tvar, nd);
+    AX_PIECE_OF(s->isum, n);
+    AX_PIECE_OF(s->isq, n);
+    AX_PIECE_OF(s->count, n);
+    AX_PIECE_OF(s->ext, n);
+    AX_PIECE_OF(h->ls, nl);
+    AX_PIECE_OF(h->lq, nl);
+    AX_PIECE_OF(h->lv, nl);
+    AX_PIECE_OF(h->lx, nl);
+    AX_PIECE_OF(h->le, nl);
+#undef AX_PIECE_OF
+    return k;
+}
+
+/* Bytes of shard state s as ax_state_save writes them. */
+size_t ax_state_bytes(const ax_state *s)
+{
+    ax_piece pc[32];
+    size_t total = 0;
+    for (int i = 0, n = ax_pieces((ax_state *)s, pc); i < n; i++)
+        total += pc[i].bytes;
+    return total;
+}
+
+/* Writes shard state s's bytes into buf (ax_state_bytes long). */
+void ax_state_save(const ax_state *s, unsigned char *buf)
+{
+    ax_piece pc[32];
+    for (int i = 0, n = ax_pieces((ax_state *)s, pc); i < n; i++) {
+        memcpy(buf, pc[i].at, pc[i].bytes);
+        buf += pc[i].bytes;
+    }
+}
+
+/* Whether a tree's stack is that of leaves [first, next) with next <= end. */
+static int ax_tree_ok(const unsigned char *level, int depth, uint64_t next, uint64_t first,
+                      uint64_t end)
+{
+    unsigned char lv[130];
+    if (depth < 0 || depth > 128 || next < first || next > end)
+        return 0;
+    return ax_span_levels(first, next, lv) == depth && !memcmp(lv, level, (size_t)depth);
+}
+
+/* The run trees of a loaded state against its shard's geometry. */
+static int ax_runs_ok(const ax_state *s)
+{
+    const ax_plan *p = s->p;
+    const struct ax_shard *h = s->sh;
+    uint64_t tpr = p->tiles_per_run, lt = h->lead_tile;
+    if (p->unit != AX_UNIT_TILE)
+        return 1;
+    /* the trees in progress are the lead run's unless a run starts after it */
+    int lead = h->lead_run != AX_NONE && (h->e0 / p->T + 1) * p->T >= h->e1;
+    uint64_t first = lead ? lt : 0, end = h->e1 % p->T ? h->e1 % p->T / RD_TILE : tpr;
+    if (h->e0 < h->e1 && (s->rsum.next != end || s->rsq.next != end ||
+                          (s->use_v && s->rvar.next != end)))
+        return 0;
+    if (!ax_tree_ok(s->rsum.level, s->rsum.depth, s->rsum.next, first, tpr) ||
+        !ax_tree_ok(s->rsq.level, s->rsq.depth, s->rsq.next, first, tpr) ||
+        (s->use_v && !ax_tree_ok(s->rvar.level, s->rvar.depth, s->rvar.next, first, tpr)))
+        return 0;
+    if (!h->lead_done)
+        return 1;
+    return ax_tree_ok(h->lsum.level, h->lsum.depth, h->lsum.next, lt, tpr) &&
+           h->lsum.next == tpr &&
+           ax_tree_ok(h->lsq.level, h->lsq.depth, h->lsq.next, lt, tpr) && h->lsq.next == tpr &&
+           (!s->use_v || (ax_tree_ok(h->lvar.level, h->lvar.depth, h->lvar.next, lt, tpr) &&
+                          h->lvar.next == tpr));
+}
+
+/* Output o's stage-2 range and block count of a loaded state against its
+ * shard's runs [r0, r1). */
+static int ax_output_ok(const ax_state *s, uint64_t o, uint64_t r0, uint64_t r1)
+{
+    const ax_plan *p = s->p;
+    const struct ax_shard *h = s->sh;
+    uint64_t j0 = ax_runs_before(p, o, r0), j1 = ax_runs_before(p, o, r1);
+    if (j0 == j1)
+        return h->j0[o] == AX_NONE && h->jend[o] == 0 && s->nb[o] == 0;
+    if (h->j0[o] != j0 || h->jend[o] != j1)
+        return 0;
+    uint64_t b0 = ax_shard_b0(h, o), nb = j1 == p->J ? p->nblocks : j1 / RD_AXIS_BLOCK;
+    return s->nb[o] == (nb > b0 ? nb : b0);
+}
+
+/* A shard state of elements [e0, e1) of plan p from ax_state_save's len
+ * bytes at buf, checked against the geometry; NULL with the reason in *st. */
+ax_state *ax_state_load(const ax_plan *p, uint64_t e0, uint64_t e1, const unsigned char *buf,
+                        size_t len, io_status *st)
+{
+    if (e0 > e1 || e1 > p->nelem || ax_shard_cut(p, e0) != e0 || ax_shard_cut(p, e1) != e1) {
+        io_fail(st, IO_ERR_FORMAT, "elements %llu..%llu are not a shard's",
+                (unsigned long long)e0, (unsigned long long)e1);
+        return NULL;
+    }
+    ax_state *s = ax_state_new_shard(p, e0, e1);
+    if (!s) {
+        io_fail(st, IO_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    struct ax_shard *h = s->sh;
+    uint64_t lead_run = h->lead_run, lead_tile = h->lead_tile;
+    if (len != ax_state_bytes(s)) {
+        io_fail(st, IO_ERR_FORMAT, "%zu bytes of state where the geometry has %zu", len,
+                ax_state_bytes(s));
+        goto out_free;
+    }
+    ax_piece pc[32];
+    for (int i = 0, n = ax_pieces(s, pc); i < n; i++) {
+        memcpy(pc[i].at, buf, pc[i].bytes);
+        buf += pc[i].bytes;
+    }
+    if (h->lead_run != lead_run || h->lead_tile != lead_tile || h->lead_done > 1 ||
+        (h->lead_done && lead_run == AX_NONE) || !ax_runs_ok(s)) {
+        io_fail(st, IO_ERR_FORMAT, "the cut runs do not match the shard's elements");
+        goto out_free;
+    }
+    /* the runs that start and end in the shard */
+    uint64_t r0 = (e0 + p->T - 1) / p->T, r1 = e1 / p->T;
+    for (uint64_t o = 0; o < p->nout; o++)
+        if (!ax_output_ok(s, o, r0, r1 > r0 ? r1 : r0)) {
+            io_fail(st, IO_ERR_FORMAT, "output element %llu's blocks do not match the "
+                    "shard's elements", (unsigned long long)o);
+            goto out_free;
+        }
+    return s;
+out_free:
+    ax_state_free(s);
+    return NULL;
+}

@@ -201,6 +201,40 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out);
  * counts, int64 indices, the input's type for min/max, else float64. */
 dt_type ax_result_type(const ax_plan *p, int op);
 
+/* Shards (`reduce --shard I/N --axis`). A shard is elements [e0, e1) of
+ * the stream, its ends from ax_shard_cut (no tile is cut; runs, rows and
+ * stage-2 blocks are cut anywhere). Its state holds, beyond a whole
+ * stream's, the trees of the run it starts inside from its first tile on,
+ * and per output element the stage-2 partials of the block it starts inside
+ * (at most RD_AXIS_BLOCK - 1) and its block tree from its first own block
+ * (rd_tree's stack from any leaf). */
+
+/* The start of the unit that holds element e (nelem for e >= nelem). */
+uint64_t ax_shard_cut(const ax_plan *p, uint64_t e);
+
+/* A new state for elements [e0, e1) of plan p's stream, which chunks from
+ * element e0 on fold into (ax_state_add_chunk); NULL when out of memory. */
+ax_state *ax_state_new_shard(const ax_plan *p, uint64_t e0, uint64_t e1);
+
+/* Appends shard state b to a, a whole-stream state of every element before
+ * b's: the result has the bits of one state over both. 0, or IO_ERR_FORMAT
+ * when b is not a shard state that starts where a ends. */
+int ax_state_merge(ax_state *a, const ax_state *b);
+
+/* Bytes of shard state s's accumulators (host byte order), bounded by a
+ * constant times the output's element count. */
+size_t ax_state_bytes(const ax_state *s);
+
+/* Writes shard state s's accumulators into buf (ax_state_bytes long). */
+void ax_state_save(const ax_state *s, unsigned char *buf);
+
+/* The shard state of elements [e0, e1) of plan p from ax_state_save's len
+ * bytes at buf, checked against the geometry (stacks, cut runs, every
+ * output's stage-2 range) so that merging it stays in bounds; NULL with
+ * the reason in *st. */
+ax_state *ax_state_load(const ax_plan *p, uint64_t e0, uint64_t e1, const unsigned char *buf,
+                        size_t len, io_status *st);
+
 /* The engine operation (runtime/engine.h); its context is an ax_job. */
 typedef struct {
     const ax_plan *plan;

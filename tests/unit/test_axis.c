@@ -107,9 +107,10 @@ static void test_cover(void)
     }
 }
 
-/* Folds x (n elements) cut at the given element boundaries into a new
- * state, every chunk's buffer from ax_cpu_chunk. */
-static ax_state *fold_cut(const ax_plan *p, const void *x, const uint64_t *cut, int ncut)
+/* Folds x cut at the given element boundaries into state s (NULL: none),
+ * every chunk's buffer from ax_cpu_chunk. */
+static ax_state *fold_into(const ax_plan *p, ax_state *s, const void *x, const uint64_t *cut,
+                           int ncut)
 {
     size_t sz = dt_size(p->dtype), cap = 0;
     for (int i = 0; i + 1 < ncut; i++)
@@ -117,13 +118,19 @@ static ax_state *fold_cut(const ax_plan *p, const void *x, const uint64_t *cut, 
             cap = (size_t)(cut[i + 1] - cut[i]) * sz;
     cap = cap ? cap : sz;
     void *out = malloc(ax_out_bytes(p, cap));
-    ax_state *s = ax_state_new(p);
     for (int i = 0; out && s && i + 1 < ncut; i++) {
         ax_cpu_chunk(p, (const char *)x + cut[i] * sz, cut[i], cut[i + 1], cap, out);
         CHECK(ax_state_add_chunk(s, out, cap) == 0);
     }
     free(out);
     return s;
+}
+
+/* Folds x (n elements) cut at the given element boundaries into a new
+ * state. */
+static ax_state *fold_cut(const ax_plan *p, const void *x, const uint64_t *cut, int ncut)
+{
+    return fold_into(p, ax_state_new(p), x, cut, ncut);
 }
 
 /* Every op's result bytes of two states equal. */
@@ -191,11 +198,110 @@ static void test_cuts(void)
     }
 }
 
+/* n random element boundaries of [lo, hi) in order, lo and hi included;
+ * returns how many (n + 2). */
+static int random_cuts(uint64_t lo, uint64_t hi, int n, uint64_t *cut)
+{
+    int k = 0;
+    cut[k++] = lo;
+    for (int i = 0; i < n; i++)
+        cut[k++] = lo + rnd() % (hi - lo + 1);
+    cut[k++] = hi;
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+            uint64_t tmp = cut[j];
+            cut[j] = cut[j - 1];
+            cut[j - 1] = tmp;
+        }
+    return k;
+}
+
+/* Saves shard state s of elements [e0, e1) and loads it back; a copy
+ * shortened by one byte and one said to end later are refused. */
+static ax_state *reload(const ax_plan *p, const ax_state *s, uint64_t e0, uint64_t e1)
+{
+    size_t n = ax_state_bytes(s);
+    unsigned char *buf = malloc(n + 1);
+    io_status st;
+    if (!buf)
+        return NULL;
+    ax_state_save(s, buf);
+    ax_state *back = ax_state_load(p, e0, e1, buf, n, &st), *bad;
+    CHECK((bad = ax_state_load(p, e0, e1, buf, n - 1, &st)) == NULL);
+    ax_state_free(bad);
+    if (e1 < p->nelem && ax_shard_cut(p, e1 + 1) != e1) {
+        CHECK((bad = ax_state_load(p, e0, ax_shard_cut(p, e1 + 1), buf, n, &st)) == NULL);
+        ax_state_free(bad);
+    }
+    free(buf);
+    return back;
+}
+
+/* Shards cut anywhere (at ax_shard_cut), each folded in chunks of its own,
+ * merged in order, give the bytes of one state; a shard merged out of
+ * order is refused. */
+static void test_shards(void)
+{
+    uint64_t shapes[][3] = {{300, 67, 1}, {3, 40000, 1}, {300, 4, 30}, {40, 5, 48},
+                            {2000, 3, 1}, {1, 1, 9}, {9, 1, 1}, {5, 3, 17000}};
+    unsigned axes[] = {1, 2, 5, 5, 1, 4, 1, 5};
+    dt_type types[] = {DT_F32, DT_F64, DT_I32};
+    for (int k = 0; k < 8; k++) {
+        for (int d = 0; d < 3; d++) {
+            dt_type t = types[d];
+            ax_plan p = plan_of(t, ~0u & ((1u << RD_OP_NUM) - 1), 3, shapes[k], k == 3, axes[k]);
+            size_t sz = dt_size(t);
+            unsigned char *x = malloc(p.nelem * sz);
+            for (uint64_t i = 0; i < p.nelem; i++) {
+                double v = (double)(int64_t)(rnd() % 2001 - 1000) / (t == DT_I32 ? 1 : 8);
+                if (t != DT_I32 && rnd() % 97 == 0)
+                    v = rnd() % 3 == 0 ? -0.0 : rnd() % 2 ? INFINITY : NAN;
+                if (t == DT_F64) {
+                    memcpy(x + i * 8, &v, 8);
+                } else if (t == DT_F32) {
+                    float f = (float)v;
+                    memcpy(x + i * 4, &f, 4);
+                } else {
+                    int32_t n = (int32_t)v;
+                    memcpy(x + i * 4, &n, 4);
+                }
+            }
+            uint64_t whole[2] = {0, p.nelem};
+            ax_state *ref = fold_cut(&p, x, whole, 2);
+            for (int r = 0; r < 5; r++) {
+                uint64_t sc[12], cc[8];
+                int ns = random_cuts(0, p.nelem, r == 0 ? 0 : 1 + (int)(rnd() % 9), sc);
+                for (int i = 0; i < ns; i++)
+                    sc[i] = ax_shard_cut(&p, sc[i]);
+                ax_state *all = ax_state_new(&p);
+                int ok = all != NULL;
+                for (int i = 0; ok && i + 1 < ns; i++) {
+                    ax_state *sh = ax_state_new_shard(&p, sc[i], sc[i + 1]);
+                    int nc = random_cuts(sc[i], sc[i + 1], (int)(rnd() % 4), cc);
+                    ok = sh && fold_into(&p, sh, x, cc, nc);
+                    ax_state *back = ok ? reload(&p, sh, sc[i], sc[i + 1]) : NULL;
+                    ok = back && ax_state_merge(all, back) == 0;
+                    if (ok && sc[i] < sc[i + 1])
+                        CHECK(ax_state_merge(all, back) != 0); /* not where all ends */
+                    ax_state_free(sh);
+                    ax_state_free(back);
+                }
+                CHECKF(ok && ref && same_results(&p, ref, all), "shape %d dtype %d shards %d",
+                       k, d, r);
+                ax_state_free(all);
+            }
+            ax_state_free(ref);
+            free(x);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_groups);
     RUN(test_parse);
     RUN(test_cover);
     RUN(test_cuts);
+    RUN(test_shards);
     return check_summary();
 }
