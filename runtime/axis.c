@@ -500,26 +500,338 @@ static rd_var ax_var_elems(const ax_plan *p, const void *x, size_t n, size_t str
     return rd_var_of_acc(a);
 }
 
+/* ---- block units, the columns as SIMD lanes ---- */
+
+/* Order of a sign-and-magnitude float's bits among its type's values
+ * (rd_key_f32 and rd_key_h16 in 32 bits; SIGN its sign bit). */
+#define AX_FKEY32(u, SIGN) (((u) & (SIGN)) ? ~(uint32_t)(u) & ((SIGN) | ((SIGN) - 1)) : (uint32_t)(u) | (SIGN))
+
+#define AX_KEY_F32(v) AX_FKEY32(ax_bits32(v), 0x80000000u)
+#define AX_KEY_H16(v) AX_FKEY32((uint32_t)(v), 0x8000u)
+#define AX_KEY_S32(v) ((uint32_t)(int32_t)(v) ^ 0x80000000u)
+#define AX_KEY_U32(v) ((uint32_t)(v))
+#define AX_KEY_BOOL(v) ((uint32_t)((v) != 0))
+#define AX_KEY_F64(v) rd_key_f64(ax_bits64(v))
+#define AX_KEY_S64(v) rd_key_signed((rd_i64)(v))
+#define AX_KEY_U64(v) ((rd_u64)(v))
+#define AX_NONAN(v) 0
+#define AX_BOOL_DOUBLE(v) ((double)((v) != 0))
+
+/* The bits of a float32. */
+AX_INLINE uint32_t ax_bits32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* The bits of a float64. */
+AX_INLINE uint64_t ax_bits64(double f)
+{
+    uint64_t u;
+    memcpy(&u, &f, 8);
+    return u;
+}
+
+/* The extrema of a column whose smallest and largest elements (NaN first)
+ * lie at rows rmin and rmax (RD_NO_INDEX: none), keys as ax_key gives them,
+ * indices from j0. */
+static rd_extrema ax_ext_at(const ax_plan *p, const void *xc, size_t C, uint64_t rmin,
+                            uint64_t rmax, uint64_t j0)
+{
+    rd_extrema r = rd_extrema_empty();
+    if (rmin != RD_NO_INDEX) {
+        size_t i = (size_t)rmin * C;
+        r.min_key = ax_isnan(p->dtype, xc, i) ? RD_NAN_MIN_KEY : ax_key(p->dtype, xc, i);
+        r.min_idx = j0 + rmin;
+    }
+    if (rmax != RD_NO_INDEX) {
+        size_t i = (size_t)rmax * C;
+        r.max_key = ax_isnan(p->dtype, xc, i) ? RD_NAN_MAX_KEY : ax_key(p->dtype, xc, i);
+        r.max_idx = j0 + rmax;
+    }
+    return r;
+}
+
+/* Block extrema of types whose order fits 32 bits: per column the minimum
+ * of (key << 32 | row) and the maximum of (key << 32 | ~row), so that ties
+ * go to the lowest row; a NaN has the smallest key for the minimum and the
+ * largest for the maximum, and with skipnan none (~0 and 0, which no
+ * element's pair equals). */
+#define AX_EXT32_BLOCK(NAME, T, KEY, ISNAN)                                                  \
+    AX_INLINE void NAME##_ext(const T *x, const ax_plan *p, size_t rows, size_t C, size_t nc, \
+                              int skipnan, uint64_t j0, rd_extrema *out)                    \
+    {                                                                                       \
+        uint64_t lo[AX_COLS], hi[AX_COLS];                                                  \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            lo[c] = ~(uint64_t)0;                                                           \
+            hi[c] = 0;                                                                      \
+        }                                                                                   \
+        const T *e = x;                                                                     \
+        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                int nan = ISNAN(e[c]);                                                      \
+                uint64_t k = KEY(e[c]);                                                     \
+                uint64_t a = ((nan ? 0 : k) << 32) | r;                                     \
+                uint64_t b = ((nan ? 0xffffffffu : k) << 32) | (r ^ 0xffffffffu);           \
+                a = nan && skipnan ? ~(uint64_t)0 : a;                                      \
+                b = nan && skipnan ? 0 : b;                                                 \
+                lo[c] = a < lo[c] ? a : lo[c];                                              \
+                hi[c] = b > hi[c] ? b : hi[c];                                              \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++)                                                     \
+            out[c] = ax_ext_at(p, x + c, C,                                                 \
+                               lo[c] == ~(uint64_t)0 ? RD_NO_INDEX : (lo[c] & 0xffffffffu), \
+                               hi[c] == 0 ? RD_NO_INDEX : (~hi[c] & 0xffffffffu), j0);      \
+    }
+
+/* Block extrema of 64-bit types: per column the running key and row of the
+ * minimum and the maximum, replaced only by a strictly better key (the rows
+ * come in order, so ties keep the lowest). */
+#define AX_EXT64_BLOCK(NAME, T, KEY, ISNAN)                                                  \
+    AX_INLINE void NAME##_ext(const T *x, const ax_plan *p, size_t rows, size_t C, size_t nc, \
+                              int skipnan, uint64_t j0, rd_extrema *out)                    \
+    {                                                                                       \
+        uint64_t kl[AX_COLS], kh[AX_COLS], rl[AX_COLS], rh[AX_COLS];                        \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            kl[c] = kh[c] = 0;                                                              \
+            rl[c] = rh[c] = RD_NO_INDEX;                                                    \
+        }                                                                                   \
+        const T *e = x;                                                                     \
+        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                int nan = ISNAN(e[c]), ok = !(nan && skipnan);                              \
+                uint64_t k = KEY(e[c]);                                                     \
+                uint64_t a = nan ? RD_NAN_MIN_KEY : k, b = nan ? RD_NAN_MAX_KEY : k;        \
+                int tl = ok && (rl[c] == RD_NO_INDEX || a < kl[c]);                         \
+                int th = ok && (rh[c] == RD_NO_INDEX || b > kh[c]);                         \
+                kl[c] = tl ? a : kl[c];                                                     \
+                rl[c] = tl ? r : rl[c];                                                     \
+                kh[c] = th ? b : kh[c];                                                     \
+                rh[c] = th ? r : rh[c];                                                     \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++)                                                     \
+            out[c] = ax_ext_at(p, x + c, C, rl[c], rh[c], j0);                              \
+    }
+
+/* Block variance partials: per column the element step (rd_var_step) from
+ * the empty accumulator, lane by lane; with skipnan a NaN leaves its
+ * column's accumulator as it is. */
+#define AX_VAR_BLOCK(NAME, T, TO_DOUBLE, ISNAN)                                              \
+    AX_INLINE void NAME##_var_rows(const T *x, size_t rows, size_t C, size_t nc, int skip,   \
+                                   rd_var *out)                                             \
+    {                                                                                       \
+        double k[AX_COLS], s1[AX_COLS], s2[AX_COLS];                                        \
+        uint64_t n[AX_COLS];                                                                \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_var_acc a = rd_var_acc_empty();                                              \
+            n[c] = a.n;                                                                     \
+            k[c] = a.k;                                                                     \
+            s1[c] = a.s1;                                                                   \
+            s2[c] = a.s2;                                                                   \
+        }                                                                                   \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                double v = TO_DOUBLE(e[c]);                                                 \
+                int ok = !(skip && ISNAN(e[c]));                                            \
+                k[c] = ok && n[c] == 0 ? v : k[c];                                          \
+                double d = v - k[c];                                                        \
+                double t1 = rd_add(s1[c], d), t2 = rd_add(s2[c], d * d);                    \
+                s1[c] = ok ? t1 : s1[c];                                                    \
+                s2[c] = ok ? t2 : s2[c];                                                    \
+                n[c] += (uint64_t)ok;                                                       \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_var_acc a = {n[c], k[c], s1[c], s2[c]};                                      \
+            out[c] = rd_var_of_acc(a);                                                      \
+        }                                                                                   \
+    }                                                                                       \
+    AX_INLINE void NAME##_var(const T *x, size_t rows, size_t C, size_t nc, int skipnan,     \
+                              rd_var *out)                                                  \
+    {                                                                                       \
+        if (skipnan)                                                                        \
+            NAME##_var_rows(x, rows, C, nc, 1, out);                                        \
+        else                                                                                \
+            NAME##_var_rows(x, rows, C, nc, 0, out);                                        \
+    }
+
+AX_EXT32_BLOCK(ax_block_f32, float, AX_KEY_F32, AX_ISNAN_F)
+AX_EXT32_BLOCK(ax_block_f16, uint16_t, AX_KEY_H16, hf_f16_isnan)
+AX_EXT32_BLOCK(ax_block_bf16, uint16_t, AX_KEY_H16, hf_bf16_isnan)
+AX_EXT32_BLOCK(ax_block_i8, int8_t, AX_KEY_S32, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_i16, int16_t, AX_KEY_S32, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_i32, int32_t, AX_KEY_S32, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u8, uint8_t, AX_KEY_U32, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u16, uint16_t, AX_KEY_U32, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u32, uint32_t, AX_KEY_U32, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_bool, uint8_t, AX_KEY_BOOL, AX_NONAN)
+AX_EXT64_BLOCK(ax_block_f64, double, AX_KEY_F64, AX_ISNAN_F)
+AX_EXT64_BLOCK(ax_block_i64, int64_t, AX_KEY_S64, AX_NONAN)
+AX_EXT64_BLOCK(ax_block_u64, uint64_t, AX_KEY_U64, AX_NONAN)
+
+AX_VAR_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
+AX_VAR_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
+AX_VAR_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
+AX_VAR_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
+AX_VAR_BLOCK(ax_block_i8, int8_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_i16, int16_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_i32, int32_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_i64, int64_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u8, uint8_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u16, uint16_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u32, uint32_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u64, uint64_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_bool, uint8_t, AX_BOOL_DOUBLE, AX_NONAN)
+
+/* Exact block sums of integers of at most 32 bits: per column a 64-bit sum
+ * (16 rows cannot overflow it) and squares in two 64-bit words with a
+ * carry, both sign-extended to 128 bits at the end. */
+#define AX_INT32_BLOCK(NAME, T, WIDE)                                                        \
+    AX_INLINE void NAME##_isum(const T *x, size_t rows, size_t C, size_t nc, int want_sq,    \
+                               rd_moments *m)                                               \
+    {                                                                                       \
+        int64_t s[AX_COLS];                                                                 \
+        uint64_t ql[AX_COLS], qh[AX_COLS];                                                  \
+        for (size_t c = 0; c < nc; c++)                                                     \
+            s[c] = 0, ql[c] = qh[c] = 0;                                                    \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                int64_t v = (int64_t)WIDE(e[c]);                                            \
+                uint64_t q = (uint64_t)v * (uint64_t)v;                                     \
+                s[c] += v;                                                                  \
+                ql[c] += q;                                                                 \
+                qh[c] += ql[c] < q;                                                         \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_moments *o = &m[c];                                                          \
+            memset(o, 0, sizeof *o);                                                        \
+            o->sum_lo = (rd_u64)s[c];                                                       \
+            o->sum_hi = s[c] < 0 ? ~(rd_u64)0 : 0;                                          \
+            if (want_sq) {                                                                  \
+                o->sq_lo = ql[c];                                                           \
+                o->sq_hi = qh[c];                                                           \
+            }                                                                               \
+            o->count = rows;                                                                \
+        }                                                                                   \
+    }
+
+#define AX_WIDE(v) (v)
+#define AX_WIDE_BOOL(v) ((v) != 0)
+
+AX_INT32_BLOCK(ax_block_i8, int8_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_i16, int16_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_i32, int32_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_u8, uint8_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_u16, uint16_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_u32, uint32_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_bool, uint8_t, AX_WIDE_BOOL)
+
+/* Exact block sums of 64-bit integers: per column a 128-bit sum in two
+ * words with a carry (SIGNED: the high word takes the sign extension), the
+ * squares as doubles from -0.0 in row order. */
+#define AX_INT64_BLOCK(NAME, T, SIGNED)                                                      \
+    AX_INLINE void NAME##_isum(const T *x, size_t rows, size_t C, size_t nc, int want_sq,    \
+                               rd_moments *m)                                               \
+    {                                                                                       \
+        uint64_t sl[AX_COLS], sh[AX_COLS];                                                  \
+        double dq[AX_COLS];                                                                 \
+        for (size_t c = 0; c < nc; c++)                                                     \
+            sl[c] = sh[c] = 0, dq[c] = -0.0;                                                \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                uint64_t v = (uint64_t)e[c];                                                \
+                sl[c] += v;                                                                 \
+                sh[c] += (SIGNED ? (uint64_t)((int64_t)v >> 63) : 0) + (sl[c] < v);         \
+                if (want_sq) {                                                              \
+                    double d = (double)e[c];                                                \
+                    dq[c] = rd_add(dq[c], d * d);                                           \
+                }                                                                           \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_moments *o = &m[c];                                                          \
+            memset(o, 0, sizeof *o);                                                        \
+            o->sum_lo = sl[c];                                                              \
+            o->sum_hi = sh[c];                                                              \
+            if (want_sq)                                                                    \
+                memcpy(&o->sq_lo, &dq[c], sizeof dq[c]);                                    \
+            o->count = rows;                                                                \
+        }                                                                                   \
+    }
+
+AX_INT64_BLOCK(ax_block_i64, int64_t, 1)
+AX_INT64_BLOCK(ax_block_u64, uint64_t, 0)
+
+/* Calls NAME_FN(xc as the element type, ARGS...) of dtype D's block code;
+ * DONE is 0 where D has none (the scalar code then runs). */
+#define AX_BY_TYPE(D, FN, DONE, ...)                                                        \
+    switch (D) {                                                                            \
+    case DT_F32: ax_block_f32_##FN((const float *)xc, __VA_ARGS__); break;                  \
+    case DT_F64: ax_block_f64_##FN((const double *)xc, __VA_ARGS__); break;                 \
+    case DT_F16: ax_block_f16_##FN((const uint16_t *)xc, __VA_ARGS__); break;               \
+    case DT_BF16: ax_block_bf16_##FN((const uint16_t *)xc, __VA_ARGS__); break;             \
+    default: DONE = 0; break;                                                               \
+    }
+
+/* As AX_BY_TYPE for the integer types. */
+#define AX_BY_INT(D, FN, DONE, ...)                                                         \
+    switch (D) {                                                                            \
+    case DT_I8: ax_block_i8_##FN((const int8_t *)xc, __VA_ARGS__); break;                   \
+    case DT_I16: ax_block_i16_##FN((const int16_t *)xc, __VA_ARGS__); break;                \
+    case DT_I32: ax_block_i32_##FN((const int32_t *)xc, __VA_ARGS__); break;                \
+    case DT_I64: ax_block_i64_##FN((const int64_t *)xc, __VA_ARGS__); break;                \
+    case DT_U8: ax_block_u8_##FN((const uint8_t *)xc, __VA_ARGS__); break;                  \
+    case DT_U16: ax_block_u16_##FN((const uint16_t *)xc, __VA_ARGS__); break;               \
+    case DT_U32: ax_block_u32_##FN((const uint32_t *)xc, __VA_ARGS__); break;               \
+    case DT_U64: ax_block_u64_##FN((const uint64_t *)xc, __VA_ARGS__); break;               \
+    case DT_BOOL: ax_block_bool_##FN((const uint8_t *)xc, __VA_ARGS__); break;              \
+    default: DONE = 0; break;                                                               \
+    }
+
 /* The parts of columns [c0, c0 + nc) of one block unit of `rows` rows at
- * x (row stride C), extrema indices from j0. */
+ * x (row stride C), extrema indices from j0: lane-wise over the columns, or
+ * one element at a time (scalar, the reference). */
 AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t c0, size_t nc,
-                            uint64_t j0, rd_moments *m, rd_extrema *e, rd_var *v)
+                            uint64_t j0, int scalar, rd_moments *m, rd_extrema *e, rd_var *v)
 {
     size_t C = (size_t)p->C, sz = dt_size(p->dtype);
-    int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    int want_sq = (p->ops & RD_OP_SUMSQ) != 0, sk = p->skipnan, done = 1;
     const char *xc = (const char *)x + c0 * sz;
     if (m) {
         switch (p->dtype) {
-        case DT_F32: ax_block_f32_cols((const float *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        case DT_F64: ax_block_f64_cols((const double *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        case DT_F16: ax_block_f16_cols((const uint16_t *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        case DT_BF16: ax_block_bf16_cols((const uint16_t *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        default: ax_block_int(p, xc, rows, nc, want_sq, m); break;
+        case DT_F32: ax_block_f32_cols((const float *)xc, rows, C, nc, sk, want_sq, m); break;
+        case DT_F64: ax_block_f64_cols((const double *)xc, rows, C, nc, sk, want_sq, m); break;
+        case DT_F16: ax_block_f16_cols((const uint16_t *)xc, rows, C, nc, sk, want_sq, m); break;
+        case DT_BF16: ax_block_bf16_cols((const uint16_t *)xc, rows, C, nc, sk, want_sq, m); break;
+        default:
+            if (scalar)
+                ax_block_int(p, xc, rows, nc, want_sq, m);
+            else
+                AX_BY_INT(p->dtype, isum, done, rows, C, nc, want_sq, m)
+            break;
         }
     }
-    for (size_t c = 0; e && c < nc; c++)
+    done = 1;
+    if (e && !scalar) {
+        AX_BY_TYPE(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
+        if (!done) {
+            done = 1;
+            AX_BY_INT(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
+        }
+    }
+    for (size_t c = 0; e && (scalar || !done) && c < nc; c++)
         e[c] = ax_extrema(p, xc + c * sz, rows, C, j0);
-    for (size_t c = 0; v && c < nc; c++)
+    done = 1;
+    if (v && !scalar) {
+        AX_BY_TYPE(p->dtype, var, done, rows, C, nc, sk, v)
+        if (!done) {
+            done = 1;
+            AX_BY_INT(p->dtype, var, done, rows, C, nc, sk, v)
+        }
+    }
+    for (size_t c = 0; v && (scalar || !done) && c < nc; c++)
         v[c] = ax_var_elems(p, xc + c * sz, rows, C);
 }
 
@@ -600,7 +912,7 @@ static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
  * units). */
 AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const void *x,
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,
-                                  void *out)
+                                  int scalar, void *out)
 {
     size_t sz = dt_size(p->dtype), W = p->width;
     size_t cols = p->unit == AX_UNIT_TILE ? 1 : AX_COLS;
@@ -624,10 +936,10 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                     ax_cpu_tile(p, px, (size_t)un, us % p->T, m, e, v);
                 else if (nc == AX_COLS)
                     ax_cpu_block(p, px, (size_t)(un / p->C), c0, AX_COLS,
-                                 (leaf0 + k) * RD_AXIS_BLOCK, m, e, v);
+                                 (leaf0 + k) * RD_AXIS_BLOCK, scalar, m, e, v);
                 else
                     ax_cpu_block(p, px, (size_t)(un / p->C), c0, nc, (leaf0 + k) * RD_AXIS_BLOCK,
-                                 m, e, v);
+                                 scalar, m, e, v);
                 for (uint64_t c = k; c & 1; c >>= 1) {
                     top--;
                     ax_merge_parts(p, nc, sm[top], se[top], sv[top], m, e, v);
@@ -662,7 +974,7 @@ typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, 
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
                            const ax_entry *ent, size_t n, size_t at, void *out)             \
     {                                                                                       \
-        ax_cpu_entries_all(p, l, x, e0, ent, n, at, out);                                   \
+        ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                                \
     }
 
 AX_VARIANT(ax_cpu_entries_baseline, )
@@ -699,9 +1011,18 @@ static void ax_chunk_ends(const ax_plan *p, const ax_layout *l, const void *x, u
            (size_t)h.tail * sz);
 }
 
-/* The whole result buffer of a chunk on the CPU. */
-void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
-                  void *out)
+/* The entry code one element at a time: the reference of the lane-wise
+ * code. */
+static void ax_cpu_entries_scalar(const ax_plan *p, const ax_layout *l, const void *x,
+                                  uint64_t e0, const ax_entry *ent, size_t n, size_t at,
+                                  void *out)
+{
+    ax_cpu_entries_all(p, l, x, e0, ent, n, at, 1, out);
+}
+
+/* The whole result buffer of a chunk on the CPU, its entries' parts by fn. */
+static void ax_cpu_chunk_by(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1,
+                            size_t capacity, void *out, ax_entries_fn fn)
 {
     ax_layout l = ax_layout_for(p, capacity);
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
@@ -711,8 +1032,22 @@ void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, siz
     if (!ent)
         return;
     ax_chunk_entries(p, h.u0, h.u1, ent);
-    ax_cpu_entries(p, &l, x, e0, ent, (size_t)h.nentries, 0, out);
+    fn(p, &l, x, e0, ent, (size_t)h.nentries, 0, out);
     free(ent);
+}
+
+/* The whole result buffer of a chunk on the CPU. */
+void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
+                  void *out)
+{
+    ax_cpu_chunk_by(p, x, e0, e1, capacity, out, ax_cpu_entries);
+}
+
+/* The same buffer from the scalar reference code. */
+void ax_cpu_chunk_scalar(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1,
+                         size_t capacity, void *out)
+{
+    ax_cpu_chunk_by(p, x, e0, e1, capacity, out, ax_cpu_entries_scalar);
 }
 
 /* ---- the streaming state ---- */
