@@ -533,32 +533,12 @@ AX_INLINE uint64_t ax_bits64(double f)
     return u;
 }
 
-/* The extrema of a column whose smallest and largest elements (NaN first)
- * lie at rows rmin and rmax (RD_NO_INDEX: none), keys as ax_key gives them,
- * indices from j0. */
-static rd_extrema ax_ext_at(const ax_plan *p, const void *xc, size_t C, uint64_t rmin,
-                            uint64_t rmax, uint64_t j0)
-{
-    rd_extrema r = rd_extrema_empty();
-    if (rmin != RD_NO_INDEX) {
-        size_t i = (size_t)rmin * C;
-        r.min_key = ax_isnan(p->dtype, xc, i) ? RD_NAN_MIN_KEY : ax_key(p->dtype, xc, i);
-        r.min_idx = j0 + rmin;
-    }
-    if (rmax != RD_NO_INDEX) {
-        size_t i = (size_t)rmax * C;
-        r.max_key = ax_isnan(p->dtype, xc, i) ? RD_NAN_MAX_KEY : ax_key(p->dtype, xc, i);
-        r.max_idx = j0 + rmax;
-    }
-    return r;
-}
-
 /* Block extrema of types whose order fits 32 bits: per column the minimum
  * of (key << 32 | row) and the maximum of (key << 32 | ~row), so that ties
  * go to the lowest row; a NaN has the smallest key for the minimum and the
  * largest for the maximum, and with skipnan none (~0 and 0, which no
  * element's pair equals). */
-#define AX_EXT32_BLOCK(NAME, T, KEY, ISNAN)                                                  \
+#define AX_EXT32_BLOCK(NAME, T, KEY, KEY64, ISNAN)                                           \
     AX_INLINE void NAME##_ext(const T *x, const ax_plan *p, size_t rows, size_t C, size_t nc, \
                               int skipnan, uint64_t j0, rd_extrema *out)                    \
     {                                                                                       \
@@ -579,10 +559,20 @@ static rd_extrema ax_ext_at(const ax_plan *p, const void *xc, size_t C, uint64_t
                 lo[c] = a < lo[c] ? a : lo[c];                                              \
                 hi[c] = b > hi[c] ? b : hi[c];                                              \
             }                                                                               \
-        for (size_t c = 0; c < nc; c++)                                                     \
-            out[c] = ax_ext_at(p, x + c, C,                                                 \
-                               lo[c] == ~(uint64_t)0 ? RD_NO_INDEX : (lo[c] & 0xffffffffu), \
-                               hi[c] == 0 ? RD_NO_INDEX : (~hi[c] & 0xffffffffu), j0);      \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_extrema o = rd_extrema_empty();                                              \
+            if (lo[c] != ~(uint64_t)0) {                                                    \
+                T v = x[(lo[c] & 0xffffffffu) * C + c];                                     \
+                o.min_key = ISNAN(v) ? RD_NAN_MIN_KEY : KEY64(v);                           \
+                o.min_idx = j0 + (lo[c] & 0xffffffffu);                                     \
+            }                                                                               \
+            if (hi[c] != 0) {                                                               \
+                T v = x[(~hi[c] & 0xffffffffu) * C + c];                                    \
+                o.max_key = ISNAN(v) ? RD_NAN_MAX_KEY : KEY64(v);                           \
+                o.max_idx = j0 + (~hi[c] & 0xffffffffu);                                    \
+            }                                                                               \
+            out[c] = o;                                                                     \
+        }                                                                                   \
     }
 
 /* Block extrema of 64-bit types: per column the running key and row of the
@@ -610,8 +600,11 @@ static rd_extrema ax_ext_at(const ax_plan *p, const void *xc, size_t C, uint64_t
                 kh[c] = th ? b : kh[c];                                                     \
                 rh[c] = th ? r : rh[c];                                                     \
             }                                                                               \
-        for (size_t c = 0; c < nc; c++)                                                     \
-            out[c] = ax_ext_at(p, x + c, C, rl[c], rh[c], j0);                              \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_extrema o = {kl[c], rl[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rl[c], kh[c],    \
+                            rh[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rh[c]};               \
+            out[c] = o;                                                                     \
+        }                                                                                   \
     }
 
 /* Block variance partials: per column the element step (rd_var_step) from
@@ -656,16 +649,16 @@ static rd_extrema ax_ext_at(const ax_plan *p, const void *xc, size_t C, uint64_t
             NAME##_var_rows(x, rows, C, nc, 0, out);                                        \
     }
 
-AX_EXT32_BLOCK(ax_block_f32, float, AX_KEY_F32, AX_ISNAN_F)
-AX_EXT32_BLOCK(ax_block_f16, uint16_t, AX_KEY_H16, hf_f16_isnan)
-AX_EXT32_BLOCK(ax_block_bf16, uint16_t, AX_KEY_H16, hf_bf16_isnan)
-AX_EXT32_BLOCK(ax_block_i8, int8_t, AX_KEY_S32, AX_NONAN)
-AX_EXT32_BLOCK(ax_block_i16, int16_t, AX_KEY_S32, AX_NONAN)
-AX_EXT32_BLOCK(ax_block_i32, int32_t, AX_KEY_S32, AX_NONAN)
-AX_EXT32_BLOCK(ax_block_u8, uint8_t, AX_KEY_U32, AX_NONAN)
-AX_EXT32_BLOCK(ax_block_u16, uint16_t, AX_KEY_U32, AX_NONAN)
-AX_EXT32_BLOCK(ax_block_u32, uint32_t, AX_KEY_U32, AX_NONAN)
-AX_EXT32_BLOCK(ax_block_bool, uint8_t, AX_KEY_BOOL, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_f32, float, AX_KEY_F32, AX_KEY_F32, AX_ISNAN_F)
+AX_EXT32_BLOCK(ax_block_f16, uint16_t, AX_KEY_H16, AX_KEY_H16, hf_f16_isnan)
+AX_EXT32_BLOCK(ax_block_bf16, uint16_t, AX_KEY_H16, AX_KEY_H16, hf_bf16_isnan)
+AX_EXT32_BLOCK(ax_block_i8, int8_t, AX_KEY_S32, AX_KEY_S64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_i16, int16_t, AX_KEY_S32, AX_KEY_S64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_i32, int32_t, AX_KEY_S32, AX_KEY_S64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u8, uint8_t, AX_KEY_U32, AX_KEY_U64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u16, uint16_t, AX_KEY_U32, AX_KEY_U64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u32, uint32_t, AX_KEY_U32, AX_KEY_U64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_bool, uint8_t, AX_KEY_BOOL, AX_KEY_BOOL, AX_NONAN)
 AX_EXT64_BLOCK(ax_block_f64, double, AX_KEY_F64, AX_ISNAN_F)
 AX_EXT64_BLOCK(ax_block_i64, int64_t, AX_KEY_S64, AX_NONAN)
 AX_EXT64_BLOCK(ax_block_u64, uint64_t, AX_KEY_U64, AX_NONAN)
@@ -870,7 +863,8 @@ static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m,
 
 /* Adds a sum (left) to the one after it (right), in place: a double's bits
  * in lo (dbl) by rd_add(left, right), else an exact 128-bit integer. */
-static void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *rlo, rd_u64 *rhi)
+AX_INLINE void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *rlo,
+                            rd_u64 *rhi)
 {
     if (dbl) {
         double a, b;
@@ -885,25 +879,115 @@ static void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *
     }
 }
 
+/* rd_var_merge(a, b) without branches (its arithmetic done always, the
+ * empty sides chosen after), so that a loop over columns vectorizes. */
+AX_INLINE rd_var ax_var_merge_lane(rd_var a, rd_var b)
+{
+    rd_dd d = rd_two_sum(b.k, -a.k);
+    rd_dd nd = rd_dd_mul_d(d, (double)b.n);
+    rd_dd t = rd_dd_mul(d, b.s1);
+    t.hi *= 2.0;
+    t.lo *= 2.0;
+    rd_dd s1 = rd_dd_add(a.s1, rd_dd_add(b.s1, nd));
+    rd_dd s2 = rd_dd_add(a.s2, rd_dd_add(rd_dd_add(b.s2, t), rd_dd_mul(nd, d)));
+    int only_a = b.n == 0, only_b = !only_a && a.n == 0;
+    rd_var r;
+    r.n = a.n + b.n;
+    r.k = only_b ? b.k : a.k;
+    r.s1.hi = only_a ? a.s1.hi : only_b ? b.s1.hi : s1.hi;
+    r.s1.lo = only_a ? a.s1.lo : only_b ? b.s1.lo : s1.lo;
+    r.s2.hi = only_a ? a.s2.hi : only_b ? b.s2.hi : s2.hi;
+    r.s2.lo = only_a ? a.s2.lo : only_b ? b.s2.lo : s2.lo;
+    return r;
+}
+
+/* Merges n <= AX_COLS variance partials l into r (r = rd_var_merge(l, r))
+ * lane-wise: the parts copied into one array per field, merged by
+ * ax_var_merge_lane over all AX_COLS lanes, the n results copied back. */
+AX_INLINE void ax_var_merge_cols(const rd_var *l, rd_var *r, size_t n)
+{
+    rd_var a[AX_COLS], b[AX_COLS];
+    uint64_t an[AX_COLS], bn[AX_COLS];
+    double f[10][AX_COLS];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    memcpy(a, l, n * sizeof *l);
+    memcpy(b, r, n * sizeof *r);
+    for (size_t c = 0; c < AX_COLS; c++) {
+        an[c] = a[c].n, bn[c] = b[c].n;
+        f[0][c] = a[c].k, f[1][c] = a[c].s1.hi, f[2][c] = a[c].s1.lo, f[3][c] = a[c].s2.hi;
+        f[4][c] = a[c].s2.lo, f[5][c] = b[c].k, f[6][c] = b[c].s1.hi, f[7][c] = b[c].s1.lo;
+        f[8][c] = b[c].s2.hi, f[9][c] = b[c].s2.lo;
+    }
+    for (size_t c = 0; c < AX_COLS; c++) {
+        rd_var x = {an[c], f[0][c], {f[1][c], f[2][c]}, {f[3][c], f[4][c]}};
+        rd_var y = {bn[c], f[5][c], {f[6][c], f[7][c]}, {f[8][c], f[9][c]}};
+        rd_var z = ax_var_merge_lane(x, y);
+        an[c] = z.n, f[0][c] = z.k, f[1][c] = z.s1.hi, f[2][c] = z.s1.lo;
+        f[3][c] = z.s2.hi, f[4][c] = z.s2.lo;
+    }
+    for (size_t c = 0; c < n; c++) {
+        r[c].n = an[c], r[c].k = f[0][c], r[c].s1.hi = f[1][c], r[c].s1.lo = f[2][c];
+        r[c].s2.hi = f[3][c], r[c].s2.lo = f[4][c];
+    }
+}
+
+/* rd_min_update (want_max 0) or rd_max_update (1) of (*mk, *mi) by (k, i)
+ * without branches. */
+AX_INLINE void ax_ext_update_lane(rd_u64 *mk, rd_u64 *mi, rd_u64 k, rd_u64 i, int want_max)
+{
+    int better = want_max ? k > *mk : k < *mk;
+    int take = i != RD_NO_INDEX && (*mi == RD_NO_INDEX || better || (k == *mk && i < *mi));
+    *mk = take ? k : *mk;
+    *mi = take ? i : *mi;
+}
+
+/* Merges n <= AX_COLS extrema l into r (rd_extrema_merge(r, l)) lane-wise,
+ * through one array per field as ax_var_merge_cols. */
+AX_INLINE void ax_ext_merge_cols(const rd_extrema *l, rd_extrema *r, size_t n)
+{
+    rd_u64 f[8][AX_COLS];
+    memset(f, 0, sizeof f);
+    for (size_t c = 0; c < n; c++) {
+        f[0][c] = r[c].min_key, f[1][c] = r[c].min_idx, f[2][c] = r[c].max_key;
+        f[3][c] = r[c].max_idx, f[4][c] = l[c].min_key, f[5][c] = l[c].min_idx;
+        f[6][c] = l[c].max_key, f[7][c] = l[c].max_idx;
+    }
+    for (size_t c = 0; c < AX_COLS; c++) {
+        ax_ext_update_lane(&f[0][c], &f[1][c], f[4][c], f[5][c], 0);
+        ax_ext_update_lane(&f[2][c], &f[3][c], f[6][c], f[7][c], 1);
+    }
+    for (size_t c = 0; c < n; c++) {
+        r[c].min_key = f[0][c], r[c].min_idx = f[1][c];
+        r[c].max_key = f[2][c], r[c].max_idx = f[3][c];
+    }
+}
+
 /* Merges n parts (right) with the parts before them (left), into the
  * right ones: sums rd_add(left, right), counts and exact sums added,
- * extrema merged, variance partials rd_var_merge(left, right). */
-static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
-                           const rd_extrema *el, const rd_var *vl, rd_moments *mr,
-                           rd_extrema *er, rd_var *vr)
+ * extrema merged, variance partials rd_var_merge(left, right) (lane-wise
+ * but for the scalar reference). */
+AX_INLINE void ax_merge_parts(const ax_plan *p, size_t n, int scalar, const rd_moments *ml,
+                              const rd_extrema *el, const rd_var *vl, rd_moments *mr,
+                              rd_extrema *er, rd_var *vr)
 {
     int fl = dt_is_float(p->dtype), sqf = ax_sq_is_float(p->dtype);
-    for (size_t i = 0; i < n; i++) {
-        if (mr) {
-            ax_merge_sum(fl, &ml[i].sum_lo, &ml[i].sum_hi, &mr[i].sum_lo, &mr[i].sum_hi);
-            ax_merge_sum(sqf, &ml[i].sq_lo, &ml[i].sq_hi, &mr[i].sq_lo, &mr[i].sq_hi);
-            mr[i].count += ml[i].count;
-        }
-        if (er)
-            rd_extrema_merge(&er[i], &el[i]);
-        if (vr)
-            vr[i] = rd_var_merge(vl[i], vr[i]);
+    for (size_t i = 0; mr && i < n; i++) {
+        ax_merge_sum(fl, &ml[i].sum_lo, &ml[i].sum_hi, &mr[i].sum_lo, &mr[i].sum_hi);
+        ax_merge_sum(sqf, &ml[i].sq_lo, &ml[i].sq_hi, &mr[i].sq_lo, &mr[i].sq_hi);
+        mr[i].count += ml[i].count;
     }
+    if (!scalar && n <= AX_COLS) {
+        if (er)
+            ax_ext_merge_cols(el, er, n);
+        if (vr)
+            ax_var_merge_cols(vl, vr, n);
+        return;
+    }
+    for (size_t i = 0; er && i < n; i++)
+        rd_extrema_merge(&er[i], &el[i]);
+    for (size_t i = 0; vr && i < n; i++)
+        vr[i] = rd_var_merge(vl[i], vr[i]);
 }
 
 /* The parts of entries ent[0 .. n) of a chunk, the chunk's entries at .. at
@@ -942,7 +1026,10 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                                  scalar, m, e, v);
                 for (uint64_t c = k; c & 1; c >>= 1) {
                     top--;
-                    ax_merge_parts(p, nc, sm[top], se[top], sv[top], m, e, v);
+                    if (nc == AX_COLS)
+                        ax_merge_parts(p, AX_COLS, scalar, sm[top], se[top], sv[top], m, e, v);
+                    else
+                        ax_merge_parts(p, nc, scalar, sm[top], se[top], sv[top], m, e, v);
                 }
                 if (m)
                     memcpy(sm[top], m, nc * sizeof *m);
