@@ -828,6 +828,79 @@ AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t
         v[c] = ax_var_elems(p, xc + c * sz, rows, C);
 }
 
+/* The sum of one sub-tile's accumulators (RD_LANES lanes of v) with the
+ * tile's other sub-tiles empty: rd_cpu_tiles' fold for a tile of at most
+ * RD_SUBTILE elements. */
+AX_INLINE double ax_short_fold(double *acc, unsigned v)
+{
+    double lanes[RD_LANES], sub[RD_WARPS];
+    for (unsigned l = 0; l < RD_LANES; l++) {
+        rd_lane_tree(acc + l * v, v);
+        lanes[l] = acc[l * v];
+    }
+    rd_subtile_tree(lanes);
+    sub[0] = lanes[0];
+    for (unsigned w = 1; w < RD_WARPS; w++)
+        sub[w] = -0.0;
+    rd_warps_tree(sub);
+    return sub[0];
+}
+
+/* Float tile of at most RD_SUBTILE elements: sums and squares as
+ * rd_cpu_tiles gives them (element o into accumulator o % (RD_LANES * V)
+ * from -0.0 in order, then ax_short_fold), without its whole-tile set-up;
+ * extrema by the block code over one column (a tile's extrema do not depend
+ * on the order). */
+#define AX_SHORT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                             \
+    AX_INLINE void NAME##_short(const ax_plan *p, const T *x, size_t n, uint64_t off,       \
+                                rd_moments *m, rd_extrema *e)                               \
+    {                                                                                       \
+        enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)) };                \
+        int want_sq = (p->ops & RD_OP_SUMSQ) != 0, sk = p->skipnan;                         \
+        if (m) {                                                                            \
+            double sa[ROW], sq[ROW];                                                        \
+            uint64_t cnt = 0;                                                               \
+            for (size_t j = 0; j < ROW; j++)                                                \
+                sa[j] = sq[j] = -0.0;                                                       \
+            for (size_t o = 0; o < n; o++) {                                                \
+                int keep = !(sk && ISNAN(x[o]));                                            \
+                double d = TO_DOUBLE(x[o]);                                                 \
+                sa[o % ROW] = rd_add(sa[o % ROW], keep ? d : -0.0);                         \
+                sq[o % ROW] = rd_add(sq[o % ROW], keep ? d * d : -0.0);                     \
+                cnt += (uint64_t)keep;                                                      \
+            }                                                                               \
+            double sum = ax_short_fold(sa, V), q = want_sq ? ax_short_fold(sq, V) : 0.0;    \
+            memset(m, 0, sizeof *m);                                                        \
+            memcpy(&m->sum_lo, &sum, sizeof sum);                                           \
+            if (want_sq)                                                                    \
+                memcpy(&m->sq_lo, &q, sizeof q);                                            \
+            m->count = cnt;                                                                 \
+        }                                                                                   \
+        if (e)                                                                              \
+            NAME##_ext(x, p, n, 1, 1, sk, off, e);                                          \
+    }
+
+AX_SHORT_TILE(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
+AX_SHORT_TILE(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
+AX_SHORT_TILE(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
+AX_SHORT_TILE(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
+
+/* The part of a tile unit of n <= RD_SUBTILE float elements without the
+ * variance (the short-tile code); 0 where it does not apply. */
+AX_INLINE int ax_cpu_short_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
+                                rd_moments *m, rd_extrema *e, rd_var *v)
+{
+    if (v || n > RD_SUBTILE)
+        return 0;
+    switch (p->dtype) {
+    case DT_F32: ax_block_f32_short(p, x, n, off, m, e); return 1;
+    case DT_F64: ax_block_f64_short(p, x, n, off, m, e); return 1;
+    case DT_F16: ax_block_f16_short(p, x, n, off, m, e); return 1;
+    case DT_BF16: ax_block_bf16_short(p, x, n, off, m, e); return 1;
+    default: return 0;
+    }
+}
+
 /* The part of one tile unit: n elements at x, the first at offset off of
  * its run. */
 static void ax_cpu_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
@@ -1016,8 +1089,10 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                 uint64_t us, un;
                 ax_unit_span(p, en->u + k, &us, &un);
                 const char *px = (const char *)x + (us - e0) * sz;
-                if (p->unit == AX_UNIT_TILE)
-                    ax_cpu_tile(p, px, (size_t)un, us % p->T, m, e, v);
+                if (p->unit == AX_UNIT_TILE) {
+                    if (scalar || !ax_cpu_short_tile(p, px, (size_t)un, us % p->T, m, e, v))
+                        ax_cpu_tile(p, px, (size_t)un, us % p->T, m, e, v);
+                }
                 else if (nc == AX_COLS)
                     ax_cpu_block(p, px, (size_t)(un / p->C), c0, AX_COLS,
                                  (leaf0 + k) * RD_AXIS_BLOCK, scalar, m, e, v);
