@@ -500,27 +500,405 @@ static rd_var ax_var_elems(const ax_plan *p, const void *x, size_t n, size_t str
     return rd_var_of_acc(a);
 }
 
+/* ---- block units, the columns as SIMD lanes ---- */
+
+/* Order of a sign-and-magnitude float's bits among its type's values
+ * (rd_key_f32 and rd_key_h16 in 32 bits; SIGN its sign bit). */
+#define AX_FKEY32(u, SIGN) (((u) & (SIGN)) ? ~(uint32_t)(u) & ((SIGN) | ((SIGN) - 1)) : (uint32_t)(u) | (SIGN))
+
+#define AX_KEY_F32(v) AX_FKEY32(ax_bits32(v), 0x80000000u)
+#define AX_KEY_H16(v) AX_FKEY32((uint32_t)(v), 0x8000u)
+#define AX_KEY_S32(v) ((uint32_t)(int32_t)(v) ^ 0x80000000u)
+#define AX_KEY_U32(v) ((uint32_t)(v))
+#define AX_KEY_BOOL(v) ((uint32_t)((v) != 0))
+#define AX_KEY_F64(v) rd_key_f64(ax_bits64(v))
+#define AX_KEY_S64(v) rd_key_signed((rd_i64)(v))
+#define AX_KEY_U64(v) ((rd_u64)(v))
+#define AX_NONAN(v) 0
+#define AX_BOOL_DOUBLE(v) ((double)((v) != 0))
+
+/* The bits of a float32. */
+AX_INLINE uint32_t ax_bits32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* The bits of a float64. */
+AX_INLINE uint64_t ax_bits64(double f)
+{
+    uint64_t u;
+    memcpy(&u, &f, 8);
+    return u;
+}
+
+/* Block extrema of types whose order fits 32 bits: per column the minimum
+ * of (key << 32 | row) and the maximum of (key << 32 | ~row), so that ties
+ * go to the lowest row; a NaN has the smallest key for the minimum and the
+ * largest for the maximum, and with skipnan none (~0 and 0, which no
+ * element's pair equals). */
+#define AX_EXT32_BLOCK(NAME, T, KEY, KEY64, ISNAN)                                           \
+    AX_INLINE void NAME##_ext(const T *x, const ax_plan *p, size_t rows, size_t C, size_t nc, \
+                              int skipnan, uint64_t j0, rd_extrema *out)                    \
+    {                                                                                       \
+        uint64_t lo[AX_COLS], hi[AX_COLS];                                                  \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            lo[c] = ~(uint64_t)0;                                                           \
+            hi[c] = 0;                                                                      \
+        }                                                                                   \
+        const T *e = x;                                                                     \
+        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                int nan = ISNAN(e[c]);                                                      \
+                uint64_t k = KEY(e[c]);                                                     \
+                uint64_t a = ((nan ? 0 : k) << 32) | r;                                     \
+                uint64_t b = ((nan ? 0xffffffffu : k) << 32) | (r ^ 0xffffffffu);           \
+                a = nan && skipnan ? ~(uint64_t)0 : a;                                      \
+                b = nan && skipnan ? 0 : b;                                                 \
+                lo[c] = a < lo[c] ? a : lo[c];                                              \
+                hi[c] = b > hi[c] ? b : hi[c];                                              \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_extrema o = rd_extrema_empty();                                              \
+            if (lo[c] != ~(uint64_t)0) {                                                    \
+                T v = x[(lo[c] & 0xffffffffu) * C + c];                                     \
+                o.min_key = ISNAN(v) ? RD_NAN_MIN_KEY : KEY64(v);                           \
+                o.min_idx = j0 + (lo[c] & 0xffffffffu);                                     \
+            }                                                                               \
+            if (hi[c] != 0) {                                                               \
+                T v = x[(~hi[c] & 0xffffffffu) * C + c];                                    \
+                o.max_key = ISNAN(v) ? RD_NAN_MAX_KEY : KEY64(v);                           \
+                o.max_idx = j0 + (~hi[c] & 0xffffffffu);                                    \
+            }                                                                               \
+            out[c] = o;                                                                     \
+        }                                                                                   \
+    }
+
+/* Block extrema of 64-bit types: per column the running key and row of the
+ * minimum and the maximum, replaced only by a strictly better key (the rows
+ * come in order, so ties keep the lowest). */
+#define AX_EXT64_BLOCK(NAME, T, KEY, ISNAN)                                                  \
+    AX_INLINE void NAME##_ext(const T *x, const ax_plan *p, size_t rows, size_t C, size_t nc, \
+                              int skipnan, uint64_t j0, rd_extrema *out)                    \
+    {                                                                                       \
+        uint64_t kl[AX_COLS], kh[AX_COLS], rl[AX_COLS], rh[AX_COLS];                        \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            kl[c] = kh[c] = 0;                                                              \
+            rl[c] = rh[c] = RD_NO_INDEX;                                                    \
+        }                                                                                   \
+        const T *e = x;                                                                     \
+        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                int nan = ISNAN(e[c]), ok = !(nan && skipnan);                              \
+                uint64_t k = KEY(e[c]);                                                     \
+                uint64_t a = nan ? RD_NAN_MIN_KEY : k, b = nan ? RD_NAN_MAX_KEY : k;        \
+                int tl = ok && (rl[c] == RD_NO_INDEX || a < kl[c]);                         \
+                int th = ok && (rh[c] == RD_NO_INDEX || b > kh[c]);                         \
+                kl[c] = tl ? a : kl[c];                                                     \
+                rl[c] = tl ? r : rl[c];                                                     \
+                kh[c] = th ? b : kh[c];                                                     \
+                rh[c] = th ? r : rh[c];                                                     \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_extrema o = {kl[c], rl[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rl[c], kh[c],    \
+                            rh[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rh[c]};               \
+            out[c] = o;                                                                     \
+        }                                                                                   \
+    }
+
+/* Block variance partials: per column the element step (rd_var_step) from
+ * the empty accumulator, lane by lane; with skipnan a NaN leaves its
+ * column's accumulator as it is. */
+#define AX_VAR_BLOCK(NAME, T, TO_DOUBLE, ISNAN)                                              \
+    AX_INLINE void NAME##_var_rows(const T *x, size_t rows, size_t C, size_t nc, int skip,   \
+                                   rd_var *out)                                             \
+    {                                                                                       \
+        double k[AX_COLS], s1[AX_COLS], s2[AX_COLS];                                        \
+        uint64_t n[AX_COLS];                                                                \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_var_acc a = rd_var_acc_empty();                                              \
+            n[c] = a.n;                                                                     \
+            k[c] = a.k;                                                                     \
+            s1[c] = a.s1;                                                                   \
+            s2[c] = a.s2;                                                                   \
+        }                                                                                   \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                double v = TO_DOUBLE(e[c]);                                                 \
+                int ok = !(skip && ISNAN(e[c]));                                            \
+                k[c] = ok && n[c] == 0 ? v : k[c];                                          \
+                double d = v - k[c];                                                        \
+                double t1 = rd_add(s1[c], d), t2 = rd_add(s2[c], d * d);                    \
+                s1[c] = ok ? t1 : s1[c];                                                    \
+                s2[c] = ok ? t2 : s2[c];                                                    \
+                n[c] += (uint64_t)ok;                                                       \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_var_acc a = {n[c], k[c], s1[c], s2[c]};                                      \
+            out[c] = rd_var_of_acc(a);                                                      \
+        }                                                                                   \
+    }                                                                                       \
+    AX_INLINE void NAME##_var(const T *x, size_t rows, size_t C, size_t nc, int skipnan,     \
+                              rd_var *out)                                                  \
+    {                                                                                       \
+        if (skipnan)                                                                        \
+            NAME##_var_rows(x, rows, C, nc, 1, out);                                        \
+        else                                                                                \
+            NAME##_var_rows(x, rows, C, nc, 0, out);                                        \
+    }
+
+AX_EXT32_BLOCK(ax_block_f32, float, AX_KEY_F32, AX_KEY_F32, AX_ISNAN_F)
+AX_EXT32_BLOCK(ax_block_f16, uint16_t, AX_KEY_H16, AX_KEY_H16, hf_f16_isnan)
+AX_EXT32_BLOCK(ax_block_bf16, uint16_t, AX_KEY_H16, AX_KEY_H16, hf_bf16_isnan)
+AX_EXT32_BLOCK(ax_block_i8, int8_t, AX_KEY_S32, AX_KEY_S64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_i16, int16_t, AX_KEY_S32, AX_KEY_S64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_i32, int32_t, AX_KEY_S32, AX_KEY_S64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u8, uint8_t, AX_KEY_U32, AX_KEY_U64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u16, uint16_t, AX_KEY_U32, AX_KEY_U64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_u32, uint32_t, AX_KEY_U32, AX_KEY_U64, AX_NONAN)
+AX_EXT32_BLOCK(ax_block_bool, uint8_t, AX_KEY_BOOL, AX_KEY_BOOL, AX_NONAN)
+AX_EXT64_BLOCK(ax_block_f64, double, AX_KEY_F64, AX_ISNAN_F)
+AX_EXT64_BLOCK(ax_block_i64, int64_t, AX_KEY_S64, AX_NONAN)
+AX_EXT64_BLOCK(ax_block_u64, uint64_t, AX_KEY_U64, AX_NONAN)
+
+AX_VAR_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
+AX_VAR_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
+AX_VAR_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
+AX_VAR_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
+AX_VAR_BLOCK(ax_block_i8, int8_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_i16, int16_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_i32, int32_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_i64, int64_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u8, uint8_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u16, uint16_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u32, uint32_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_u64, uint64_t, AX_DOUBLE, AX_NONAN)
+AX_VAR_BLOCK(ax_block_bool, uint8_t, AX_BOOL_DOUBLE, AX_NONAN)
+
+/* Exact block sums of integers of at most 32 bits: per column a 64-bit sum
+ * (16 rows cannot overflow it) and squares in two 64-bit words with a
+ * carry, both sign-extended to 128 bits at the end. */
+#define AX_INT32_BLOCK(NAME, T, WIDE)                                                        \
+    AX_INLINE void NAME##_isum(const T *x, size_t rows, size_t C, size_t nc, int want_sq,    \
+                               rd_moments *m)                                               \
+    {                                                                                       \
+        int64_t s[AX_COLS];                                                                 \
+        uint64_t ql[AX_COLS], qh[AX_COLS];                                                  \
+        for (size_t c = 0; c < nc; c++)                                                     \
+            s[c] = 0, ql[c] = qh[c] = 0;                                                    \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                int64_t v = (int64_t)WIDE(e[c]);                                            \
+                uint64_t q = (uint64_t)v * (uint64_t)v;                                     \
+                s[c] += v;                                                                  \
+                ql[c] += q;                                                                 \
+                qh[c] += ql[c] < q;                                                         \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_moments *o = &m[c];                                                          \
+            memset(o, 0, sizeof *o);                                                        \
+            o->sum_lo = (rd_u64)s[c];                                                       \
+            o->sum_hi = s[c] < 0 ? ~(rd_u64)0 : 0;                                          \
+            if (want_sq) {                                                                  \
+                o->sq_lo = ql[c];                                                           \
+                o->sq_hi = qh[c];                                                           \
+            }                                                                               \
+            o->count = rows;                                                                \
+        }                                                                                   \
+    }
+
+#define AX_WIDE(v) (v)
+#define AX_WIDE_BOOL(v) ((v) != 0)
+
+AX_INT32_BLOCK(ax_block_i8, int8_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_i16, int16_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_i32, int32_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_u8, uint8_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_u16, uint16_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_u32, uint32_t, AX_WIDE)
+AX_INT32_BLOCK(ax_block_bool, uint8_t, AX_WIDE_BOOL)
+
+/* Exact block sums of 64-bit integers: per column a 128-bit sum in two
+ * words with a carry (SIGNED: the high word takes the sign extension), the
+ * squares as doubles from -0.0 in row order. */
+#define AX_INT64_BLOCK(NAME, T, SIGNED)                                                      \
+    AX_INLINE void NAME##_isum(const T *x, size_t rows, size_t C, size_t nc, int want_sq,    \
+                               rd_moments *m)                                               \
+    {                                                                                       \
+        uint64_t sl[AX_COLS], sh[AX_COLS];                                                  \
+        double dq[AX_COLS];                                                                 \
+        for (size_t c = 0; c < nc; c++)                                                     \
+            sl[c] = sh[c] = 0, dq[c] = -0.0;                                                \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < nc; c++) {                                               \
+                uint64_t v = (uint64_t)e[c];                                                \
+                sl[c] += v;                                                                 \
+                sh[c] += (SIGNED ? (uint64_t)((int64_t)v >> 63) : 0) + (sl[c] < v);         \
+                if (want_sq) {                                                              \
+                    double d = (double)e[c];                                                \
+                    dq[c] = rd_add(dq[c], d * d);                                           \
+                }                                                                           \
+            }                                                                               \
+        for (size_t c = 0; c < nc; c++) {                                                   \
+            rd_moments *o = &m[c];                                                          \
+            memset(o, 0, sizeof *o);                                                        \
+            o->sum_lo = sl[c];                                                              \
+            o->sum_hi = sh[c];                                                              \
+            if (want_sq)                                                                    \
+                memcpy(&o->sq_lo, &dq[c], sizeof dq[c]);                                    \
+            o->count = rows;                                                                \
+        }                                                                                   \
+    }
+
+AX_INT64_BLOCK(ax_block_i64, int64_t, 1)
+AX_INT64_BLOCK(ax_block_u64, uint64_t, 0)
+
+/* Calls NAME_FN(xc as the element type, ARGS...) of dtype D's block code;
+ * DONE is 0 where D has none (the scalar code then runs). */
+#define AX_BY_TYPE(D, FN, DONE, ...)                                                        \
+    switch (D) {                                                                            \
+    case DT_F32: ax_block_f32_##FN((const float *)xc, __VA_ARGS__); break;                  \
+    case DT_F64: ax_block_f64_##FN((const double *)xc, __VA_ARGS__); break;                 \
+    case DT_F16: ax_block_f16_##FN((const uint16_t *)xc, __VA_ARGS__); break;               \
+    case DT_BF16: ax_block_bf16_##FN((const uint16_t *)xc, __VA_ARGS__); break;             \
+    default: DONE = 0; break;                                                               \
+    }
+
+/* As AX_BY_TYPE for the integer types. */
+#define AX_BY_INT(D, FN, DONE, ...)                                                         \
+    switch (D) {                                                                            \
+    case DT_I8: ax_block_i8_##FN((const int8_t *)xc, __VA_ARGS__); break;                   \
+    case DT_I16: ax_block_i16_##FN((const int16_t *)xc, __VA_ARGS__); break;                \
+    case DT_I32: ax_block_i32_##FN((const int32_t *)xc, __VA_ARGS__); break;                \
+    case DT_I64: ax_block_i64_##FN((const int64_t *)xc, __VA_ARGS__); break;                \
+    case DT_U8: ax_block_u8_##FN((const uint8_t *)xc, __VA_ARGS__); break;                  \
+    case DT_U16: ax_block_u16_##FN((const uint16_t *)xc, __VA_ARGS__); break;               \
+    case DT_U32: ax_block_u32_##FN((const uint32_t *)xc, __VA_ARGS__); break;               \
+    case DT_U64: ax_block_u64_##FN((const uint64_t *)xc, __VA_ARGS__); break;               \
+    case DT_BOOL: ax_block_bool_##FN((const uint8_t *)xc, __VA_ARGS__); break;              \
+    default: DONE = 0; break;                                                               \
+    }
+
 /* The parts of columns [c0, c0 + nc) of one block unit of `rows` rows at
- * x (row stride C), extrema indices from j0. */
+ * x (row stride C), extrema indices from j0: lane-wise over the columns, or
+ * one element at a time (scalar, the reference). */
 AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t c0, size_t nc,
-                            uint64_t j0, rd_moments *m, rd_extrema *e, rd_var *v)
+                            uint64_t j0, int scalar, rd_moments *m, rd_extrema *e, rd_var *v)
 {
     size_t C = (size_t)p->C, sz = dt_size(p->dtype);
-    int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    int want_sq = (p->ops & RD_OP_SUMSQ) != 0, sk = p->skipnan, done = 1;
     const char *xc = (const char *)x + c0 * sz;
     if (m) {
         switch (p->dtype) {
-        case DT_F32: ax_block_f32_cols((const float *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        case DT_F64: ax_block_f64_cols((const double *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        case DT_F16: ax_block_f16_cols((const uint16_t *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        case DT_BF16: ax_block_bf16_cols((const uint16_t *)xc, rows, C, nc, p->skipnan, want_sq, m); break;
-        default: ax_block_int(p, xc, rows, nc, want_sq, m); break;
+        case DT_F32: ax_block_f32_cols((const float *)xc, rows, C, nc, sk, want_sq, m); break;
+        case DT_F64: ax_block_f64_cols((const double *)xc, rows, C, nc, sk, want_sq, m); break;
+        case DT_F16: ax_block_f16_cols((const uint16_t *)xc, rows, C, nc, sk, want_sq, m); break;
+        case DT_BF16: ax_block_bf16_cols((const uint16_t *)xc, rows, C, nc, sk, want_sq, m); break;
+        default:
+            if (scalar)
+                ax_block_int(p, xc, rows, nc, want_sq, m);
+            else
+                AX_BY_INT(p->dtype, isum, done, rows, C, nc, want_sq, m)
+            break;
         }
     }
-    for (size_t c = 0; e && c < nc; c++)
+    done = 1;
+    if (e && !scalar) {
+        AX_BY_TYPE(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
+        if (!done) {
+            done = 1;
+            AX_BY_INT(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
+        }
+    }
+    for (size_t c = 0; e && (scalar || !done) && c < nc; c++)
         e[c] = ax_extrema(p, xc + c * sz, rows, C, j0);
-    for (size_t c = 0; v && c < nc; c++)
+    done = 1;
+    if (v && !scalar) {
+        AX_BY_TYPE(p->dtype, var, done, rows, C, nc, sk, v)
+        if (!done) {
+            done = 1;
+            AX_BY_INT(p->dtype, var, done, rows, C, nc, sk, v)
+        }
+    }
+    for (size_t c = 0; v && (scalar || !done) && c < nc; c++)
         v[c] = ax_var_elems(p, xc + c * sz, rows, C);
+}
+
+/* The sum of one sub-tile's accumulators (RD_LANES lanes of v) with the
+ * tile's other sub-tiles empty: rd_cpu_tiles' fold for a tile of at most
+ * RD_SUBTILE elements. */
+AX_INLINE double ax_short_fold(double *acc, unsigned v)
+{
+    double lanes[RD_LANES], sub[RD_WARPS];
+    for (unsigned l = 0; l < RD_LANES; l++) {
+        rd_lane_tree(acc + l * v, v);
+        lanes[l] = acc[l * v];
+    }
+    rd_subtile_tree(lanes);
+    sub[0] = lanes[0];
+    for (unsigned w = 1; w < RD_WARPS; w++)
+        sub[w] = -0.0;
+    rd_warps_tree(sub);
+    return sub[0];
+}
+
+/* Float tile of at most RD_SUBTILE elements: sums and squares as
+ * rd_cpu_tiles gives them (element o into accumulator o % (RD_LANES * V)
+ * from -0.0 in order, then ax_short_fold), without its whole-tile set-up;
+ * extrema by the block code over one column (a tile's extrema do not depend
+ * on the order). */
+#define AX_SHORT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                             \
+    AX_INLINE void NAME##_short(const ax_plan *p, const T *x, size_t n, uint64_t off,       \
+                                rd_moments *m, rd_extrema *e)                               \
+    {                                                                                       \
+        enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)) };                \
+        int want_sq = (p->ops & RD_OP_SUMSQ) != 0, sk = p->skipnan;                         \
+        if (m) {                                                                            \
+            double sa[ROW], sq[ROW];                                                        \
+            uint64_t cnt = 0;                                                               \
+            for (size_t j = 0; j < ROW; j++)                                                \
+                sa[j] = sq[j] = -0.0;                                                       \
+            for (size_t o = 0; o < n; o++) {                                                \
+                int keep = !(sk && ISNAN(x[o]));                                            \
+                double d = TO_DOUBLE(x[o]);                                                 \
+                sa[o % ROW] = rd_add(sa[o % ROW], keep ? d : -0.0);                         \
+                sq[o % ROW] = rd_add(sq[o % ROW], keep ? d * d : -0.0);                     \
+                cnt += (uint64_t)keep;                                                      \
+            }                                                                               \
+            double sum = ax_short_fold(sa, V), q = want_sq ? ax_short_fold(sq, V) : 0.0;    \
+            memset(m, 0, sizeof *m);                                                        \
+            memcpy(&m->sum_lo, &sum, sizeof sum);                                           \
+            if (want_sq)                                                                    \
+                memcpy(&m->sq_lo, &q, sizeof q);                                            \
+            m->count = cnt;                                                                 \
+        }                                                                                   \
+        if (e)                                                                              \
+            NAME##_ext(x, p, n, 1, 1, sk, off, e);                                          \
+    }
+
+AX_SHORT_TILE(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
+AX_SHORT_TILE(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
+AX_SHORT_TILE(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
+AX_SHORT_TILE(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
+
+/* The part of a tile unit of n <= RD_SUBTILE float elements without the
+ * variance (the short-tile code); 0 where it does not apply. */
+AX_INLINE int ax_cpu_short_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
+                                rd_moments *m, rd_extrema *e, rd_var *v)
+{
+    if (v || n > RD_SUBTILE)
+        return 0;
+    switch (p->dtype) {
+    case DT_F32: ax_block_f32_short(p, x, n, off, m, e); return 1;
+    case DT_F64: ax_block_f64_short(p, x, n, off, m, e); return 1;
+    case DT_F16: ax_block_f16_short(p, x, n, off, m, e); return 1;
+    case DT_BF16: ax_block_bf16_short(p, x, n, off, m, e); return 1;
+    default: return 0;
+    }
 }
 
 /* The part of one tile unit: n elements at x, the first at offset off of
@@ -558,7 +936,8 @@ static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m,
 
 /* Adds a sum (left) to the one after it (right), in place: a double's bits
  * in lo (dbl) by rd_add(left, right), else an exact 128-bit integer. */
-static void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *rlo, rd_u64 *rhi)
+AX_INLINE void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *rlo,
+                            rd_u64 *rhi)
 {
     if (dbl) {
         double a, b;
@@ -573,25 +952,115 @@ static void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u64 *
     }
 }
 
+/* rd_var_merge(a, b) without branches (its arithmetic done always, the
+ * empty sides chosen after), so that a loop over columns vectorizes. */
+AX_INLINE rd_var ax_var_merge_lane(rd_var a, rd_var b)
+{
+    rd_dd d = rd_two_sum(b.k, -a.k);
+    rd_dd nd = rd_dd_mul_d(d, (double)b.n);
+    rd_dd t = rd_dd_mul(d, b.s1);
+    t.hi *= 2.0;
+    t.lo *= 2.0;
+    rd_dd s1 = rd_dd_add(a.s1, rd_dd_add(b.s1, nd));
+    rd_dd s2 = rd_dd_add(a.s2, rd_dd_add(rd_dd_add(b.s2, t), rd_dd_mul(nd, d)));
+    int only_a = b.n == 0, only_b = !only_a && a.n == 0;
+    rd_var r;
+    r.n = a.n + b.n;
+    r.k = only_b ? b.k : a.k;
+    r.s1.hi = only_a ? a.s1.hi : only_b ? b.s1.hi : s1.hi;
+    r.s1.lo = only_a ? a.s1.lo : only_b ? b.s1.lo : s1.lo;
+    r.s2.hi = only_a ? a.s2.hi : only_b ? b.s2.hi : s2.hi;
+    r.s2.lo = only_a ? a.s2.lo : only_b ? b.s2.lo : s2.lo;
+    return r;
+}
+
+/* Merges n <= AX_COLS variance partials l into r (r = rd_var_merge(l, r))
+ * lane-wise: the parts copied into one array per field, merged by
+ * ax_var_merge_lane over all AX_COLS lanes, the n results copied back. */
+AX_INLINE void ax_var_merge_cols(const rd_var *l, rd_var *r, size_t n)
+{
+    rd_var a[AX_COLS], b[AX_COLS];
+    uint64_t an[AX_COLS], bn[AX_COLS];
+    double f[10][AX_COLS];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    memcpy(a, l, n * sizeof *l);
+    memcpy(b, r, n * sizeof *r);
+    for (size_t c = 0; c < AX_COLS; c++) {
+        an[c] = a[c].n, bn[c] = b[c].n;
+        f[0][c] = a[c].k, f[1][c] = a[c].s1.hi, f[2][c] = a[c].s1.lo, f[3][c] = a[c].s2.hi;
+        f[4][c] = a[c].s2.lo, f[5][c] = b[c].k, f[6][c] = b[c].s1.hi, f[7][c] = b[c].s1.lo;
+        f[8][c] = b[c].s2.hi, f[9][c] = b[c].s2.lo;
+    }
+    for (size_t c = 0; c < AX_COLS; c++) {
+        rd_var x = {an[c], f[0][c], {f[1][c], f[2][c]}, {f[3][c], f[4][c]}};
+        rd_var y = {bn[c], f[5][c], {f[6][c], f[7][c]}, {f[8][c], f[9][c]}};
+        rd_var z = ax_var_merge_lane(x, y);
+        an[c] = z.n, f[0][c] = z.k, f[1][c] = z.s1.hi, f[2][c] = z.s1.lo;
+        f[3][c] = z.s2.hi, f[4][c] = z.s2.lo;
+    }
+    for (size_t c = 0; c < n; c++) {
+        r[c].n = an[c], r[c].k = f[0][c], r[c].s1.hi = f[1][c], r[c].s1.lo = f[2][c];
+        r[c].s2.hi = f[3][c], r[c].s2.lo = f[4][c];
+    }
+}
+
+/* rd_min_update (want_max 0) or rd_max_update (1) of (*mk, *mi) by (k, i)
+ * without branches. */
+AX_INLINE void ax_ext_update_lane(rd_u64 *mk, rd_u64 *mi, rd_u64 k, rd_u64 i, int want_max)
+{
+    int better = want_max ? k > *mk : k < *mk;
+    int take = i != RD_NO_INDEX && (*mi == RD_NO_INDEX || better || (k == *mk && i < *mi));
+    *mk = take ? k : *mk;
+    *mi = take ? i : *mi;
+}
+
+/* Merges n <= AX_COLS extrema l into r (rd_extrema_merge(r, l)) lane-wise,
+ * through one array per field as ax_var_merge_cols. */
+AX_INLINE void ax_ext_merge_cols(const rd_extrema *l, rd_extrema *r, size_t n)
+{
+    rd_u64 f[8][AX_COLS];
+    memset(f, 0, sizeof f);
+    for (size_t c = 0; c < n; c++) {
+        f[0][c] = r[c].min_key, f[1][c] = r[c].min_idx, f[2][c] = r[c].max_key;
+        f[3][c] = r[c].max_idx, f[4][c] = l[c].min_key, f[5][c] = l[c].min_idx;
+        f[6][c] = l[c].max_key, f[7][c] = l[c].max_idx;
+    }
+    for (size_t c = 0; c < AX_COLS; c++) {
+        ax_ext_update_lane(&f[0][c], &f[1][c], f[4][c], f[5][c], 0);
+        ax_ext_update_lane(&f[2][c], &f[3][c], f[6][c], f[7][c], 1);
+    }
+    for (size_t c = 0; c < n; c++) {
+        r[c].min_key = f[0][c], r[c].min_idx = f[1][c];
+        r[c].max_key = f[2][c], r[c].max_idx = f[3][c];
+    }
+}
+
 /* Merges n parts (right) with the parts before them (left), into the
  * right ones: sums rd_add(left, right), counts and exact sums added,
- * extrema merged, variance partials rd_var_merge(left, right). */
-static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
-                           const rd_extrema *el, const rd_var *vl, rd_moments *mr,
-                           rd_extrema *er, rd_var *vr)
+ * extrema merged, variance partials rd_var_merge(left, right) (lane-wise
+ * but for the scalar reference). */
+AX_INLINE void ax_merge_parts(const ax_plan *p, size_t n, int scalar, const rd_moments *ml,
+                              const rd_extrema *el, const rd_var *vl, rd_moments *mr,
+                              rd_extrema *er, rd_var *vr)
 {
     int fl = dt_is_float(p->dtype), sqf = ax_sq_is_float(p->dtype);
-    for (size_t i = 0; i < n; i++) {
-        if (mr) {
-            ax_merge_sum(fl, &ml[i].sum_lo, &ml[i].sum_hi, &mr[i].sum_lo, &mr[i].sum_hi);
-            ax_merge_sum(sqf, &ml[i].sq_lo, &ml[i].sq_hi, &mr[i].sq_lo, &mr[i].sq_hi);
-            mr[i].count += ml[i].count;
-        }
-        if (er)
-            rd_extrema_merge(&er[i], &el[i]);
-        if (vr)
-            vr[i] = rd_var_merge(vl[i], vr[i]);
+    for (size_t i = 0; mr && i < n; i++) {
+        ax_merge_sum(fl, &ml[i].sum_lo, &ml[i].sum_hi, &mr[i].sum_lo, &mr[i].sum_hi);
+        ax_merge_sum(sqf, &ml[i].sq_lo, &ml[i].sq_hi, &mr[i].sq_lo, &mr[i].sq_hi);
+        mr[i].count += ml[i].count;
     }
+    if (!scalar && n <= AX_COLS) {
+        if (er)
+            ax_ext_merge_cols(el, er, n);
+        if (vr)
+            ax_var_merge_cols(vl, vr, n);
+        return;
+    }
+    for (size_t i = 0; er && i < n; i++)
+        rd_extrema_merge(&er[i], &el[i]);
+    for (size_t i = 0; vr && i < n; i++)
+        vr[i] = rd_var_merge(vl[i], vr[i]);
 }
 
 /* The parts of entries ent[0 .. n) of a chunk, the chunk's entries at .. at
@@ -600,7 +1069,7 @@ static void ax_merge_parts(const ax_plan *p, size_t n, const rd_moments *ml,
  * units). */
 AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const void *x,
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,
-                                  void *out)
+                                  int scalar, void *out)
 {
     size_t sz = dt_size(p->dtype), W = p->width;
     size_t cols = p->unit == AX_UNIT_TILE ? 1 : AX_COLS;
@@ -620,17 +1089,22 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                 uint64_t us, un;
                 ax_unit_span(p, en->u + k, &us, &un);
                 const char *px = (const char *)x + (us - e0) * sz;
-                if (p->unit == AX_UNIT_TILE)
-                    ax_cpu_tile(p, px, (size_t)un, us % p->T, m, e, v);
+                if (p->unit == AX_UNIT_TILE) {
+                    if (scalar || !ax_cpu_short_tile(p, px, (size_t)un, us % p->T, m, e, v))
+                        ax_cpu_tile(p, px, (size_t)un, us % p->T, m, e, v);
+                }
                 else if (nc == AX_COLS)
                     ax_cpu_block(p, px, (size_t)(un / p->C), c0, AX_COLS,
-                                 (leaf0 + k) * RD_AXIS_BLOCK, m, e, v);
+                                 (leaf0 + k) * RD_AXIS_BLOCK, scalar, m, e, v);
                 else
                     ax_cpu_block(p, px, (size_t)(un / p->C), c0, nc, (leaf0 + k) * RD_AXIS_BLOCK,
-                                 m, e, v);
+                                 scalar, m, e, v);
                 for (uint64_t c = k; c & 1; c >>= 1) {
                     top--;
-                    ax_merge_parts(p, nc, sm[top], se[top], sv[top], m, e, v);
+                    if (nc == AX_COLS)
+                        ax_merge_parts(p, AX_COLS, scalar, sm[top], se[top], sv[top], m, e, v);
+                    else
+                        ax_merge_parts(p, nc, scalar, sm[top], se[top], sv[top], m, e, v);
                 }
                 if (m)
                     memcpy(sm[top], m, nc * sizeof *m);
@@ -662,7 +1136,7 @@ typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, 
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
                            const ax_entry *ent, size_t n, size_t at, void *out)             \
     {                                                                                       \
-        ax_cpu_entries_all(p, l, x, e0, ent, n, at, out);                                   \
+        ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                                \
     }
 
 AX_VARIANT(ax_cpu_entries_baseline, )
@@ -699,9 +1173,18 @@ static void ax_chunk_ends(const ax_plan *p, const ax_layout *l, const void *x, u
            (size_t)h.tail * sz);
 }
 
-/* The whole result buffer of a chunk on the CPU. */
-void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
-                  void *out)
+/* The entry code one element at a time: the reference of the lane-wise
+ * code. */
+static void ax_cpu_entries_scalar(const ax_plan *p, const ax_layout *l, const void *x,
+                                  uint64_t e0, const ax_entry *ent, size_t n, size_t at,
+                                  void *out)
+{
+    ax_cpu_entries_all(p, l, x, e0, ent, n, at, 1, out);
+}
+
+/* The whole result buffer of a chunk on the CPU, its entries' parts by fn. */
+static void ax_cpu_chunk_by(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1,
+                            size_t capacity, void *out, ax_entries_fn fn)
 {
     ax_layout l = ax_layout_for(p, capacity);
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
@@ -711,8 +1194,22 @@ void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, siz
     if (!ent)
         return;
     ax_chunk_entries(p, h.u0, h.u1, ent);
-    ax_cpu_entries(p, &l, x, e0, ent, (size_t)h.nentries, 0, out);
+    fn(p, &l, x, e0, ent, (size_t)h.nentries, 0, out);
     free(ent);
+}
+
+/* The whole result buffer of a chunk on the CPU. */
+void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
+                  void *out)
+{
+    ax_cpu_chunk_by(p, x, e0, e1, capacity, out, ax_cpu_entries);
+}
+
+/* The same buffer from the scalar reference code. */
+void ax_cpu_chunk_scalar(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1,
+                         size_t capacity, void *out)
+{
+    ax_cpu_chunk_by(p, x, e0, e1, capacity, out, ax_cpu_entries_scalar);
 }
 
 /* ---- the streaming state ---- */

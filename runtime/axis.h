@@ -167,6 +167,11 @@ void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n);
 void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,
                   void *out);
 
+/* ax_cpu_chunk's buffer from the reference code, which takes the elements
+ * one at a time (for tests: the lane-wise code must give the same bytes). */
+void ax_cpu_chunk_scalar(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1,
+                         size_t capacity, void *out);
+
 /* The parts of entries ent[0 .. n), the chunk's entries at .. at + n, of a
  * chunk whose element e0 lies at x (x its data), into the arrays of layout
  * l of the buffer out: the CPU's work, run on any thread. */

@@ -1,0 +1,190 @@
+/* test_axis_cpu.c - the CPU units of reductions along axes
+ * (runtime/axis.h): the lane-wise code of every instruction-set variant
+ * gives the bytes of the scalar reference (ax_cpu_chunk_scalar), for block
+ * units (a kept last axis) and tile units (a reduced last axis), on random
+ * and adversarial data: NaN of both signs, signed zeros, infinities, ties,
+ * all-NaN columns with and without skipnan, integers at their limits. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/axis.h"
+#include "runtime/simd.h"
+#include "check.h"
+#define RND_SEED 0xa1c9b0d5e7f30217ull
+#include "rnd.h"
+
+/* Writes element i of type t: from a few values (ties), the type's
+ * limits, NaN, signed zeros and infinities, or random bits; column nan_col
+ * of every row NaN (C columns a row); with clean, the even rows finite
+ * floats of full mantissas only (so that a run's sums show their order). */
+static void put(dt_type t, unsigned char *x, uint64_t i, uint64_t C, uint64_t nan_col, int clean)
+{
+    size_t sz = dt_size(t);
+    uint64_t r = rnd(), bits = rnd(), kind = r % 16;
+    if (clean && i / C % 2 == 0 && dt_is_float(t))
+        kind = 14;
+    int nan = dt_is_float(t) && kind != 14 && (i % C == nan_col || kind == 0);
+    double v = (double)(int64_t)(r >> 40) / 4 - 1000000.0;
+    if (kind < 5)
+        v = (double)(int)(r >> 60) - 3; /* ties */
+    if (dt_is_float(t)) {
+        static const double special[] = {INFINITY, -INFINITY, 0.0, -0.0};
+        if (kind >= 5 && kind < 9)
+            v = special[kind - 5];
+        if (kind >= 13) /* a full mantissa, so that the order of the sums shows */
+            v = ldexp((double)(bits >> 11), (int)(r % 61) - 83) * (r & 2 ? -1 : 1);
+        if (nan)
+            v = r & 1 ? NAN : -NAN;
+        if (t == DT_F32) {
+            float f = (float)v;
+            memcpy(x + i * 4, &f, 4);
+        } else if (t == DT_F64) {
+            memcpy(x + i * 8, &v, 8);
+        } else { /* a half's bits: its value's or random ones */
+            uint16_t h = (uint16_t)(kind == 15 ? bits : (uint64_t)(int)v * 0x111u);
+            if (nan)
+                h = r & 1 ? 0x7e01 : 0xffc1;
+            if (kind >= 5 && kind < 9)
+                h = (uint16_t)(kind == 5 ? (t == DT_F16 ? 0x7c00 : 0x7f80)
+                               : kind == 6 ? (t == DT_F16 ? 0xfc00 : 0xff80) : kind == 7 ? 0 : 0x8000);
+            memcpy(x + i * 2, &h, 2);
+        }
+        return;
+    }
+    uint64_t u = kind == 15 ? bits : (uint64_t)(int64_t)v;
+    if (kind >= 9 && kind < 13) { /* the limits: 0, all ones, the sign bit alone and below */
+        uint64_t sign = 1ull << (8 * sz - 1), lim[] = {0, ~0ull, sign, sign - 1};
+        u = lim[kind - 9];
+    }
+    if (t == DT_BOOL)
+        u = kind < 8 ? 0 : (uint8_t)bits;
+    memcpy(x + i * sz, &u, sz); /* little-endian: the low bytes */
+}
+
+/* Two doubles' bits equal, or both NaN (a NaN's sign and payload are not
+ * part of the contract: the sums' own variants differ in them). */
+static int same_double(const void *a, const void *b)
+{
+    double x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return !memcmp(a, b, 8) || (isnan(x) && isnan(y));
+}
+
+/* Parts buffers a and b (layout l, n parts) agree: extrema, counts and
+ * exact sums to the bit, float sums and variance sums but for NaN bits. */
+static int same_parts(const ax_plan *p, const ax_layout *l, const unsigned char *a,
+                      const unsigned char *b, size_t n)
+{
+    int fl = dt_is_float(p->dtype), sqf = fl || dt_size(p->dtype) == 8, same = 1;
+    for (size_t i = 0; l->use_m && i < n; i++) {
+        const rd_moments *x = (const rd_moments *)(a + l->moments_at) + i;
+        const rd_moments *y = (const rd_moments *)(b + l->moments_at) + i;
+        same &= fl ? same_double(&x->sum_lo, &y->sum_lo) && x->sum_hi == y->sum_hi
+                   : x->sum_lo == y->sum_lo && x->sum_hi == y->sum_hi;
+        same &= sqf ? same_double(&x->sq_lo, &y->sq_lo) && x->sq_hi == y->sq_hi
+                    : x->sq_lo == y->sq_lo && x->sq_hi == y->sq_hi;
+        same &= x->count == y->count;
+    }
+    for (size_t i = 0; l->use_v && i < n; i++) {
+        const rd_var *x = (const rd_var *)(a + l->var_at) + i;
+        const rd_var *y = (const rd_var *)(b + l->var_at) + i;
+        same &= x->n == y->n && same_double(&x->k, &y->k) && same_double(&x->s1.hi, &y->s1.hi) &&
+                same_double(&x->s1.lo, &y->s1.lo) && same_double(&x->s2.hi, &y->s2.hi) &&
+                same_double(&x->s2.lo, &y->s2.lo);
+    }
+    if (l->use_e)
+        same &= !memcmp(a + l->extrema_at, b + l->extrema_at, n * sizeof(rd_extrema));
+    return same;
+}
+
+/* The buffers of both codes for elements [e0, e1) of x agree: header and
+ * raw ends to the byte, the parts by same_parts. */
+static int same_chunk(const ax_plan *p, const unsigned char *x, uint64_t e0, uint64_t e1)
+{
+    size_t sz = dt_size(p->dtype), cap = (size_t)(e1 - e0) * sz + sz;
+    size_t bytes = ax_out_bytes(p, cap);
+    ax_layout l = ax_layout_for(p, cap);
+    unsigned char *a = malloc(bytes), *b = malloc(bytes);
+    int same = a && b;
+    if (same) {
+        ax_cpu_chunk(p, x + e0 * sz, e0, e1, cap, a);
+        ax_cpu_chunk_scalar(p, x + e0 * sz, e0, e1, cap, b);
+        ax_chunk_hdr h;
+        memcpy(&h, a, sizeof h);
+        same = !memcmp(a, b, l.moments_at) && !memcmp(a + l.raw_at, b + l.raw_at, bytes - l.raw_at) &&
+               same_parts(p, &l, a, b, (size_t)h.nentries * p->width);
+    }
+    free(a);
+    free(b);
+    return same;
+}
+
+/* Every dtype, op set, skipnan and variant, on plans of (R, C) reduced
+ * over `axes`: the whole array and random chunks. */
+static void check_shapes(const uint64_t (*shapes)[2], int nshapes, unsigned axes, int clean)
+{
+    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8, DT_I16, DT_I32,
+                                    DT_I64, DT_U8, DT_U16, DT_U32, DT_U64, DT_BOOL};
+    static const unsigned opsets[] = {RD_OP_SUM, RD_OP_MIN | RD_OP_ARGMAX,
+                                      (1u << RD_OP_NUM) - 1};
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
+        for (int k = 0; k < nshapes; k++)
+            for (int sk = 0; sk < 2; sk++)
+                for (size_t oi = 0; oi < sizeof opsets / sizeof *opsets; oi++) {
+                    dt_type t = types[ti];
+                    ax_plan p;
+                    io_status st;
+                    if (sk && !dt_is_float(t))
+                        continue;
+                    if (ax_plan_init(&p, t, opsets[oi], sk, 2, shapes[k], 0, axes, 0, &st)) {
+                        CHECKF(0, "plan: %s", st.text);
+                        continue;
+                    }
+                    size_t sz = dt_size(t);
+                    unsigned char *x = malloc(p.nelem * sz + 1);
+                    for (uint64_t i = 0; i < p.nelem; i++)
+                        put(t, x, i, shapes[k][1], shapes[k][1] / 2, clean);
+                    for (int v = 0; v < SIMD_COUNT; v++) {
+                        if (!simd_runs(v))
+                            continue;
+                        simd_force(v);
+                        CHECKF(same_chunk(&p, x, 0, p.nelem), "%s dtype %d shape %d ops %zu skipnan %d",
+                               simd_name(v), (int)t, k, oi, sk);
+                        for (int r = 0; r < 3; r++) {
+                            uint64_t a = rnd() % (p.nelem + 1), b = rnd() % (p.nelem + 1);
+                            CHECKF(same_chunk(&p, x, a < b ? a : b, a < b ? b : a),
+                                   "%s dtype %d shape %d ops %zu skipnan %d cut %d",
+                                   simd_name(v), (int)t, k, oi, sk, r);
+                        }
+                    }
+                    simd_force(-1);
+                    free(x);
+                }
+}
+
+/* Block units: the columns of (R, C) over axis 0, C below, at and above
+ * the columns the code adds at a time, R not a multiple of a block. */
+static void test_blocks(void)
+{
+    static const uint64_t shapes[][2] = {{37, 1}, {50, 5}, {33, 16}, {70, 17}, {40, 64}, {19, 100}};
+    check_shapes(shapes, 6, 1u << 0, 0);
+}
+
+/* Tile units: runs of (R, T) over axis 1, short runs and one beyond a
+ * tile. */
+static void test_tiles(void)
+{
+    static const uint64_t shapes[][2] = {{40, 2}, {30, 7}, {20, 64}, {9, 129}, {5, 700}, {3, 17000}};
+    check_shapes(shapes, 6, 1u << 1, 1);
+}
+
+int main(void)
+{
+    RUN(test_blocks);
+    RUN(test_tiles);
+    return check_summary();
+}
