@@ -623,16 +623,24 @@ static int shard_subtree_ok(unsigned level, uint64_t start, uint64_t next, uint6
            end - start >= (1ull << level);
 }
 
+/* Parses a tree's first line, KEY and its count of subtrees (at most 128). */
+static int shard_get_depth(shard_text *t, const char *key, uint64_t *depth)
+{
+    if (shard_line_u64(t, key, depth, 1) < 0)
+        return -1;
+    if (*depth > 128) {
+        io_fail(t->st, IO_ERR_FORMAT, "line %d: too many subtrees", t->line);
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses the variance tree (format 4), as shard_get_tree a tree of doubles. */
 static int shard_get_vtree(shard_text *t, rd_vtree *tree, uint64_t first, uint64_t end)
 {
     uint64_t depth;
-    if (shard_line_u64(t, "var-tree", &depth, 1) < 0)
+    if (shard_get_depth(t, "var-tree", &depth) < 0)
         return -1;
-    if (depth > 128) {
-        io_fail(t->st, IO_ERR_FORMAT, "line %d: too many subtrees", t->line);
-        return -1;
-    }
     rd_vtree_init_at(tree, first);
     for (uint64_t i = 0; i < depth; i++) {
         char *nl = strchr(t->p, '\n');
@@ -670,12 +678,8 @@ static int shard_get_tree(shard_text *t, const char *key, rd_tree *tree, uint64_
                           uint64_t end)
 {
     uint64_t depth;
-    if (shard_line_u64(t, key, &depth, 1) < 0)
+    if (shard_get_depth(t, key, &depth) < 0)
         return -1;
-    if (depth > 128) {
-        io_fail(t->st, IO_ERR_FORMAT, "line %d: too many subtrees", t->line);
-        return -1;
-    }
     rd_tree_init_at(tree, first);
     for (uint64_t i = 0; i < depth; i++) {
         char *nl = strchr(t->p, '\n');
