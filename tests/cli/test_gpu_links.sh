@@ -47,7 +47,8 @@ check_eq "init_time.c compiles with run.sh's flags" "" "$(grep -E 'error|warning
 closed init_time "$T/init_time.o" $iobjs
 check_name="init_time links"
 # shellcheck disable=SC2086
-if ${CC:-cc} -o "$T/init_time" "$T/init_time.o" $iobjs -l:libz.a -ldl -pthread 2>"$T/link.err"; then
+# (a sanitized build's objects link with its SAN_FLAGS, which make passes down)
+if ${CC:-cc} ${SAN_FLAGS:-} -o "$T/init_time" "$T/init_time.o" $iobjs -l:libz.a -ldl -pthread 2>"$T/link.err"; then
     ok
 else
     fail "$check_name: $(head -3 "$T/link.err")"
