@@ -7,19 +7,14 @@
 #include <string.h>
 
 #include "backend.h"
-#include "runtime/gzip/block_deflate.h"
-#include "runtime/gzip/block_inflate.h"
 #include "io/par.h"
 
 typedef struct {
-    gpu *g;               /* CUDA: the slot's device */
-    gpu_queue q;
+    engine_lane l;        /* CUDA: the slot's device, stream, inflate and deflate; its host
+                             buffer on every backend */
     CUdeviceptr din;      /* plain input (made on the first plain chunk when compressed) */
     CUdeviceptr dout;     /* the results */
-    block_inflate_slot z;           /* device inflate of compressed chunks */
     const pl_gz_chunk *gz; /* the chunk's members, when compressed */
-    block_deflate_slot c;           /* device deflate of the results (engine_compress) */
-    void *host_out;       /* the results on the host (pinned with CUDA) */
     void *state;          /* the operation's own */
     size_t bytes;         /* the chunk's input bytes */
     uint64_t offset;      /* its stream offset */
@@ -79,14 +74,37 @@ static int engine_gpu_error(engine *e, gpu *g, int rc)
 static int engine_input_buffer(engine *e, engine_slot *s)
 {
     size_t n = e->capacity + e->ops->in_slack;
-    int rc = gpu_mem_alloc(s->g, &s->din, n, e->ops->in_what);
+    int rc = gpu_mem_alloc(s->l.g, &s->din, n, e->ops->in_what);
     if (rc == 0 && e->ops->in_slack) {
-        CUresult r = cu.MemsetD8Async(s->din, 0, n, s->q.stream);
+        CUresult r = cu.MemsetD8Async(s->din, 0, n, s->l.q.stream);
         if (r != CUDA_SUCCESS)
             return io_fail(&e->st, GPU_ERR_DRIVER, "clearing device memory failed: %s",
                            cu_result_text(r));
     }
-    return rc < 0 ? engine_gpu_error(e, s->g, rc) : 0;
+    return rc < 0 ? engine_gpu_error(e, s->l.g, rc) : 0;
+}
+
+/* Opens a lane's stream and inflate buffers (see engine.h). */
+int engine_lane_open(engine_lane *l, gpu *g, size_t inflate_capacity)
+{
+    int rc = gpu_queue_open(g, &l->q);
+    if (rc == 0 && inflate_capacity)
+        rc = block_inflate_reserve(&l->z, g, inflate_capacity);
+    return rc;
+}
+
+/* Frees a lane (see engine.h). */
+void engine_lane_close(engine_lane *l, backend *be, int own_host)
+{
+    if (be->kind == BACKEND_CUDA && l->g) {
+        gpu_bind(l->g);
+        gpu_queue_close(&l->q);
+        block_inflate_close(&l->z);
+        block_deflate_close(&l->c);
+    }
+    if (own_host)
+        backend_host_free(be, l->host);
+    l->host = NULL;
 }
 
 /* Makes one slot: with CUDA the operation's state, the input buffers (the
@@ -100,11 +118,10 @@ static int engine_slot_open(engine *e, engine_slot *s)
     const engine_ops *ops = e->ops;
     s->made = 1;
     if (be->kind == BACKEND_CUDA) {
-        gpu *g = s->g;
+        gpu *g = s->l.g;
         int rc;
         if ((ops->slot_open && (rc = ops->slot_open(e->op, g, s->state)) < 0) ||
-            (rc = gpu_queue_open(g, &s->q)) < 0 ||
-            (e->compressed && (rc = block_inflate_reserve(&s->z, g, e->capacity)) < 0))
+            (rc = engine_lane_open(&s->l, g, e->compressed ? e->capacity : 0)) < 0)
             return engine_gpu_error(e, g, rc);
         if (!e->compressed && (rc = engine_input_buffer(e, s)) < 0)
             return rc;
@@ -114,28 +131,24 @@ static int engine_slot_open(engine *e, engine_slot *s)
     size_t hbytes = engine_result_bytes(be->kind == BACKEND_CUDA, ops, e->op, e->capacity);
     void *given = e->results && be->kind == BACKEND_CUDA ? e->results[s - e->slots] : NULL;
     if (given) /* the caller's, pinned now */
-        s->host_out = backend_host_pin(be, given, hbytes) == 0 ? given : NULL;
+        s->l.host = backend_host_pin(be, given, hbytes) == 0 ? given : NULL;
     else
-        s->host_out = backend_host_alloc(be, hbytes);
-    if (!s->host_out)
+        s->l.host = backend_host_alloc(be, hbytes);
+    if (!s->l.host)
         return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
-    return e->deflate ? block_deflate_open_late(&s->c, s->g, e->out_bytes, s->host_out, &e->st) : 0;
+    return e->deflate ? block_deflate_open_late(&s->l.c, s->l.g, e->out_bytes, s->l.host, &e->st) : 0;
 }
 
 /* Frees one slot (made or not). */
 static void engine_slot_close(engine *e, engine_slot *s)
 {
     backend *be = e->be;
-    if (be->kind == BACKEND_CUDA && s->g) {
-        gpu_bind(s->g);
-        gpu_queue_close(&s->q);
-        block_inflate_close(&s->z);
-        block_deflate_close(&s->c);
-        gpu_mem_free(s->g, s->din);
-        gpu_mem_free(s->g, s->dout);
+    gpu *g = s->l.g;
+    engine_lane_close(&s->l, be, !(e->results && be->kind == BACKEND_CUDA));
+    if (be->kind == BACKEND_CUDA && g) {
+        gpu_mem_free(g, s->din);
+        gpu_mem_free(g, s->dout);
     }
-    if (!(e->results && be->kind == BACKEND_CUDA))
-        backend_host_free(be, s->host_out);
 }
 
 /* Prepares the slots: all of them, or the first one with ops->lazy. */
@@ -159,7 +172,7 @@ int engine_open(engine **out, backend *be, const engine_ops *ops, void *op, int 
     e->states = calloc((size_t)nslots, ops->slot_state ? ops->slot_state : 1);
     int rc = e->slots && e->states ? 0 : GPU_ERR_OUT_OF_MEMORY;
     for (int i = 0; rc == 0 && i < nslots; i++) {
-        e->slots[i].g = backend_slot_gpu(be, i);
+        e->slots[i].l.g = backend_slot_gpu(be, i);
         e->slots[i].state = e->states + (size_t)i * ops->slot_state;
     }
     for (int i = 0; rc == 0 && i < (ops->lazy ? 1 : nslots); i++)
@@ -189,8 +202,8 @@ void engine_close(engine *e)
 /* The hooks' view of a slot's chunk. */
 static engine_chunk engine_chunk_of(engine *e, engine_slot *s, const void *host, CUdeviceptr in)
 {
-    return (engine_chunk){.op = e->op, .state = s->state, .g = s->g, .stream = s->q.stream,
-                          .in = in, .out = s->dout, .host_in = host, .host_out = s->host_out,
+    return (engine_chunk){.op = e->op, .state = s->state, .g = s->l.g, .stream = s->l.q.stream,
+                          .in = in, .out = s->dout, .host_in = host, .host_out = s->l.host,
                           .bytes = s->bytes, .capacity = e->capacity, .offset = s->offset,
                           .kernels = s->kernels};
 }
@@ -204,9 +217,9 @@ static int engine_copy_blocks(engine_slot *s, int to_device, CUdeviceptr dev, co
         CUdeviceptr d = dev + k * pitch;
         char *h = (char *)host + k * pitch;
         if (to_device)
-            CU_TRY(cu.MemcpyHtoDAsync(d, h, bytes, s->q.stream));
+            CU_TRY(cu.MemcpyHtoDAsync(d, h, bytes, s->l.q.stream));
         else
-            CU_TRY(cu.MemcpyDtoHAsync(h, d, bytes, s->q.stream));
+            CU_TRY(cu.MemcpyDtoHAsync(h, d, bytes, s->l.q.stream));
     }
     return 0;
 }
@@ -218,15 +231,15 @@ static int engine_copy_blocks(engine_slot *s, int to_device, CUdeviceptr dev, co
  * or a failed driver call's code (cu_error's; CU_TRY recorded its line). */
 static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdeviceptr on_device)
 {
-    gpu *g = s->g;
+    gpu *g = s->l.g;
     int rc = gpu_bind(g);
     if (rc < 0)
         return rc;
     CUdeviceptr in = on_device;
     if (on_device) {
-        CU_TRY(gpu_queue_mark_copied(&s->q)); /* nothing to copy */
+        CU_TRY(gpu_queue_mark_copied(&s->l.q)); /* nothing to copy */
     } else if (s->gz) {
-        if ((rc = block_inflate_stage(&s->z, g, s->q.stream, host, s->gz, e->capacity, s->q.copied,
+        if ((rc = block_inflate_stage(&s->l.z, g, s->l.q.stream, host, s->gz, e->capacity, s->l.q.copied,
                                       &in)) < 0)
             return rc;
     } else {
@@ -236,22 +249,22 @@ static int engine_gpu_chunk(engine *e, engine_slot *s, const void *host, CUdevic
         if ((rc = engine_copy_blocks(s, 1, s->din, host, e->in_planes, s->bytes,
                                      e->capacity / (size_t)e->in_planes)) < 0)
             return rc;
-        CU_TRY(gpu_queue_mark_copied(&s->q));
+        CU_TRY(gpu_queue_mark_copied(&s->l.q));
     }
     engine_chunk c = engine_chunk_of(e, s, host, in);
     s->kernels[0] = 0;
     if ((rc = e->ops->launch(&c)) < 0)
         return rc;
     size_t results = engine_results_of(e, s->bytes);
-    if (block_deflate_is_open(&s->c) && results)
-        rc = block_deflate_queue(&s->c, s->q.stream, s->dout, s->out_at, results);
+    if (block_deflate_is_open(&s->l.c) && results)
+        rc = block_deflate_queue(&s->l.c, s->l.q.stream, s->dout, s->out_at, results);
     else if (results)
-        rc = engine_copy_blocks(s, 0, s->dout, s->host_out, e->out_planes,
+        rc = engine_copy_blocks(s, 0, s->dout, s->l.host, e->out_planes,
                                 results / (size_t)e->out_planes,
                                 e->out_bytes / (size_t)e->out_planes);
     if (rc < 0)
         return rc;
-    CU_TRY(gpu_queue_mark(&s->q));
+    CU_TRY(gpu_queue_mark(&s->l.q));
     return 0;
 }
 
@@ -317,14 +330,14 @@ static int engine_start(engine *e, int slot, const void *host, const pl_gz_chunk
     if (rc < 0) {
         /* what was queued before the failure ends, and the slot has nothing to collect (its
            device results, such as a member's check, were never made) */
-        (void)cu.StreamSynchronize(s->q.stream);
+        (void)cu.StreamSynchronize(s->l.q.stream);
         s->bytes = 0;
         char what[96];
         snprintf(what, sizeof what, "queueing a %s chunk", e->ops->name);
-        rc = gpu_settle(s->g, rc, what);
+        rc = gpu_settle(s->l.g, rc, what);
     }
     if (rc < 0 && !e->st.text[0])
-        engine_gpu_error(e, s->g, rc);
+        engine_gpu_error(e, s->l.g, rc);
     if (rc < 0)
         e->st.code = rc;
     return rc;
@@ -352,25 +365,25 @@ int engine_copied(engine *e, int slot, io_status *st)
     engine_slot *s = &e->slots[slot];
     if (e->be->kind != BACKEND_CUDA || s->bytes == 0)
         return 0;
-    return gpu_queue_wait_copied(&s->q, st);
+    return gpu_queue_wait_copied(&s->l.q, st);
 }
 
 /* Waits for a slot and collects its results. */
 int engine_collect(engine *e, int slot, const void **out, size_t *bytes)
 {
     engine_slot *s = &e->slots[slot];
-    *out = s->host_out;
+    *out = s->l.host;
     *bytes = engine_results_of(e, s->bytes);
     if (s->bytes == 0)
         return 0;
     if (e->be->kind == BACKEND_CUDA) {
-        CUresult r = gpu_queue_wait(&s->q);
+        CUresult r = gpu_queue_wait(&s->l.q);
         if (r != CUDA_SUCCESS)
             return io_fail(&e->st, GPU_ERR_LAUNCH, "kernel %s failed: %s", s->kernels,
                            cu_result_text(r));
-        if (s->gz && block_inflate_check(&s->z, s->gz, &e->st) < 0)
+        if (s->gz && block_inflate_check(&s->l.z, s->gz, &e->st) < 0)
             return IO_ERR_CORRUPT;
-        int rc = block_deflate_is_open(&s->c) ? block_deflate_collect(&s->c, &s->span, &e->st) : 0;
+        int rc = block_deflate_is_open(&s->l.c) ? block_deflate_collect(&s->l.c, &s->span, &e->st) : 0;
         if (rc < 0)
             return rc;
     }
@@ -388,9 +401,9 @@ int engine_collect(engine *e, int slot, const void **out, size_t *bytes)
 static block_deflate_slot *engine_out_buffer(void *ctx, int i, gpu **g, void **host)
 {
     engine_slot *s = &((engine *)ctx)->slots[i];
-    *g = s->g;
-    *host = s->host_out;
-    return &s->c;
+    *g = s->l.g;
+    *host = s->l.host;
+    return &s->l.c;
 }
 
 /* Turns on device deflate of the results where it applies (see engine.h). */
@@ -410,7 +423,7 @@ int engine_span(const engine *e, int slot, const gz_writer_span **span)
 {
     const engine_slot *s = &e->slots[slot];
     *span = &s->span;
-    return s->bytes && block_deflate_is_open(&s->c);
+    return s->bytes && block_deflate_is_open(&s->l.c);
 }
 
 /* The engine's backend. */

@@ -26,9 +26,33 @@
 #include "gpu.h"
 #include "io/gzip/gz_writer.h"
 #include "io/pipeline.h"
+#include "runtime/gzip/block_deflate.h"
+#include "runtime/gzip/block_inflate.h"
 
 struct backend;
 typedef struct engine engine;
+
+/* A lane of a CUDA device: a stream, the device inflate of the compressed
+ * input it stages, the device deflate of the results it sends out, and the
+ * pinned host buffer those results land in. An engine slot runs on one; a
+ * matrix staged whole (runtime/transpose.c) streams its pieces out through
+ * two. */
+typedef struct {
+    gpu *g;
+    gpu_queue q;
+    block_inflate_slot z; /* device inflate of compressed input */
+    block_deflate_slot c; /* device deflate of the results (engine_compress) */
+    void *host;           /* the results on the host (pinned with CUDA) */
+} engine_lane;
+
+/* Opens lane l's stream on device g and, for inflate_capacity > 0, the
+ * device inflate's buffers for chunks of that many bytes: 0, or a negative
+ * gpu_error with its text in g. */
+int engine_lane_open(engine_lane *l, gpu *g, size_t inflate_capacity);
+
+/* Frees what a lane of be holds (opened or not; its host buffer only with
+ * own_host). */
+void engine_lane_close(engine_lane *l, struct backend *be, int own_host);
 
 /* One chunk as the operation's hooks see it. */
 typedef struct {

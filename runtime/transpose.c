@@ -30,12 +30,11 @@ struct tp_stage {
     uint64_t out_offset;     /* output stream position of the next piece */
     tp_kernel kernel;        /* CUDA */
     CUdeviceptr din, dout;   /* CUDA */
-    block_inflate_slot z;              /* CUDA: device inflate of compressed chunks */
     const void *host;        /* the current chunk's buffer */
-    const pl_gz_chunk *gz;   /* its members (inflated into z), or NULL */
-    void *hout[2];           /* CUDA: pinned pieces going out */
-    gpu_queue q[2];
-    block_deflate_slot c[2];           /* CUDA: device deflate of the pieces (tp_stage_compress) */
+    const pl_gz_chunk *gz;   /* its members (inflated by lane 0), or NULL */
+    engine_lane lane[2];     /* CUDA: the pieces going out, through two pinned buffers (and
+                                device deflate, tp_stage_compress); lane 0 also inflates the
+                                compressed pieces coming in */
     char *cpu_out;           /* CPU: the transposed matrix */
     io_status st; /* the last failure */
 };
@@ -424,12 +423,13 @@ static int tp_stage_buffers(tp_stage *e)
         (rc = gpu_mem_alloc(be->gpu, &e->dout, e->matrix_bytes, what)) < 0)
         return tp_stage_gpu_error(e, rc);
     for (int i = 0; i < 2; i++) {
-        if ((rc = gpu_queue_open(be->gpu, &e->q[i])) < 0)
+        e->lane[i].g = be->gpu;
+        if ((rc = engine_lane_open(&e->lane[i], be->gpu, 0)) < 0)
             return tp_stage_gpu_error(e, rc);
-        if (!(e->hout[i] = backend_host_alloc(be, block_deflate_host_bytes(e->chunk))))
+        if (!(e->lane[i].host = backend_host_alloc(be, block_deflate_host_bytes(e->chunk))))
             return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY, "%s", be->st.text);
     }
-    CUresult r = cu.MemsetD8Async(e->din + e->matrix_bytes, 0, TP_READ_SLACK, e->q[0].stream);
+    CUresult r = cu.MemsetD8Async(e->din + e->matrix_bytes, 0, TP_READ_SLACK, e->lane[0].q.stream);
     if (r != CUDA_SUCCESS)
         return io_fail(&e->st, GPU_ERR_DRIVER, "clearing device memory failed: %s",
                        cu_result_text(r));
@@ -464,14 +464,9 @@ void tp_stage_close(tp_stage *e)
 {
     if (!e)
         return;
+    for (int i = 0; i < 2; i++)
+        engine_lane_close(&e->lane[i], e->be, 1);
     if (e->be->kind == BACKEND_CUDA) {
-        gpu_bind(e->be->gpu);
-        for (int i = 0; i < 2; i++) {
-            gpu_queue_close(&e->q[i]);
-            block_deflate_close(&e->c[i]);
-            backend_host_free(e->be, e->hout[i]);
-        }
-        block_inflate_close(&e->z);
         gpu_mem_free(e->be->gpu, e->din);
         gpu_mem_free(e->be->gpu, e->dout);
     }
@@ -485,8 +480,8 @@ static block_deflate_slot *tp_stage_out_buffer(void *ctx, int i, gpu **g, void *
 {
     tp_stage *e = ctx;
     *g = e->be->gpu;
-    *host = e->hout[i];
-    return &e->c[i];
+    *host = e->lane[i].host;
+    return &e->lane[i].c;
 }
 
 /* Turns on device deflate of the pieces where it applies (see transpose.h). */
@@ -530,9 +525,9 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
         return 0;
     e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
-    CUstream st = e->q[0].stream;
+    CUstream st = e->lane[0].q.stream;
     CUdeviceptr data;
-    int rc = block_inflate_stage(&e->z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
+    int rc = block_inflate_stage(&e->lane[0].z, e->be->gpu, st, host, gz, e->chunk, NULL, &data);
     CUresult r = rc < 0 ? CUDA_SUCCESS : cu.StreamSynchronize(st);
     if (rc < 0 || r != CUDA_SUCCESS) {
         /* a driver call that failed inside the stage recorded its line; other failures left
@@ -545,7 +540,7 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
         cu_clear_failure();
         return e->st.code;
     }
-    return block_inflate_check(&e->z, gz, &e->st);
+    return block_inflate_check(&e->lane[0].z, gz, &e->st);
 }
 
 /* Staged mode: one piece of the current chunk into the matrix. */
@@ -563,9 +558,9 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
     }
     e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
-    CUstream st = e->q[0].stream;
+    CUstream st = e->lane[0].q.stream;
     CUresult r = e->gz ? cu.MemcpyDtoDAsync(e->din + offset,
-                                                  e->z.data + from,
+                                                  e->lane[0].z.data + from,
                                                   bytes, st)
                              : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
     if (r == CUDA_SUCCESS)
@@ -583,10 +578,10 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_writer_piece_write write, void *ctx
 {
     e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
-    int rc = tp_kernel_launch(&e->kernel, e->be->gpu, e->din, e->dout, 1, e->q[0].stream);
+    int rc = tp_kernel_launch(&e->kernel, e->be->gpu, e->din, e->dout, 1, e->lane[0].q.stream);
     if (rc < 0)
         return tp_stage_gpu_error(e, rc);
-    CUresult r = cu.StreamSynchronize(e->q[0].stream);
+    CUresult r = cu.StreamSynchronize(e->lane[0].q.stream);
     if (r != CUDA_SUCCESS)
         return io_fail(&e->st, GPU_ERR_LAUNCH, "kernel %s failed: %s", e->kernel.name,
                        cu_result_text(r));
@@ -595,42 +590,42 @@ static int tp_stage_emit_gpu(tp_stage *e, gz_writer_piece_write write, void *ctx
     for (size_t k = 0; k <= npieces; k++) {
         if (k < npieces) { /* queue piece k: compressed on the device, or copied back */
             size_t off = k * piece, len = n - off < piece ? n - off : piece;
-            gpu_queue *q = &e->q[k & 1];
+            gpu_queue *q = &e->lane[k & 1].q;
             if (e->deflate) {
-                if ((rc = block_deflate_queue(&e->c[k & 1], q->stream, e->dout + off, e->out_offset,
+                if ((rc = block_deflate_queue(&e->lane[k & 1].c, q->stream, e->dout + off, e->out_offset,
                                               len)) < 0) {
                     tp_stage_gpu_error(e, rc);
                     if (k > 0)
-                        gpu_queue_wait(&e->q[(k - 1) & 1]);
+                        gpu_queue_wait(&e->lane[(k - 1) & 1].q);
                     return rc;
                 }
                 e->out_offset += len;
             } else {
-                r = cu.MemcpyDtoHAsync(e->hout[k & 1], e->dout + off, len, q->stream);
+                r = cu.MemcpyDtoHAsync(e->lane[k & 1].host, e->dout + off, len, q->stream);
             }
             if (r == CUDA_SUCCESS)
                 r = gpu_queue_mark(q);
         }
         if (r == CUDA_SUCCESS && k > 0) /* write piece k - 1 */
-            r = gpu_queue_wait(&e->q[(k - 1) & 1]);
+            r = gpu_queue_wait(&e->lane[(k - 1) & 1].q);
         if (r != CUDA_SUCCESS) {
             io_fail(&e->st, GPU_ERR_DRIVER,
                     "copying the transposed matrix from the device failed: %s", cu_result_text(r));
-            gpu_queue_wait(&e->q[k & 1]);
+            gpu_queue_wait(&e->lane[k & 1].q);
             return GPU_ERR_DRIVER;
         }
         if (k > 0) {
             size_t off = (k - 1) * piece, len = n - off < piece ? n - off : piece;
             gz_writer_span span;
             if (e->deflate) {
-                rc = block_deflate_collect(&e->c[(k - 1) & 1], &span, &e->st);
+                rc = block_deflate_collect(&e->lane[(k - 1) & 1].c, &span, &e->st);
                 if (rc == 0)
                     rc = write(ctx, &span, NULL, 0);
             } else {
-                rc = write(ctx, NULL, e->hout[(k - 1) & 1], len);
+                rc = write(ctx, NULL, e->lane[(k - 1) & 1].host, len);
             }
             if (rc != 0) {
-                gpu_queue_wait(&e->q[k & 1]);
+                gpu_queue_wait(&e->lane[k & 1].q);
                 return rc;
             }
         }
