@@ -79,11 +79,11 @@ job() {
 }
 "$GB" gen --shape 10 -f --no-compress -o "$work/ten.npy"
 job "reduce sum, 10 elements" reduce --op sum "$work/ten.npy"
-job "reduce 5 ops, 10 elements" reduce --op sum,mean,min,max,argmax "$work/ten.npy"
+job "reduce 5 ops, 10 elements" reduce --op sum@mean@min@max@argmax "$work/ten.npy"
 race "reduce 5 ops, 10 elements, empty JIT cache" \
-    "CUDA_CACHE_DISABLE=1,$GB,reduce,--op,sum,mean,min,max,argmax,--backend,cuda,$work/ten.npy" \
-    "$GB,reduce,--op,sum,mean,min,max,argmax,--backend,cuda,$work/ten.npy" \
-    "CUDA_CACHE_DISABLE=1,$GB,reduce,--op,sum,mean,min,max,argmax,--backend,auto,$work/ten.npy"
+    "CUDA_CACHE_DISABLE=1,$GB,reduce,--op,sum@mean@min@max@argmax,--backend,cuda,$work/ten.npy" \
+    "$GB,reduce,--op,sum@mean@min@max@argmax,--backend,cuda,$work/ten.npy" \
+    "CUDA_CACHE_DISABLE=1,$GB,reduce,--op,sum@mean@min@max@argmax,--backend,auto,$work/ten.npy"
 "$GB" gen --shape $((1 << 29)) --dist normal --seed 1 -1 -f -o "$work/big.npy.gz"
 gzip -dc "$work/big.npy.gz" >"$work/big.npy"
 cat "$work/big.npy.gz" "$work/big.npy" >/dev/null

@@ -84,7 +84,7 @@ same() {
 
 want reduce && for in_file in r.npy r.bgzf.npy.gz r.gz1.npy.gz; do
     same "reduce $in_file" - reduce --op sum,min,max,argmax "$work/$in_file"
-    timed "reduce sum,min,max $in_file" reduce --op sum,min,max "$work/$in_file"
+    timed "reduce sum,min,max $in_file" reduce --op sum@min@max "$work/$in_file"
 done
 want quadratic && for in_file in q.npy q.npy.gz; do
     same "quadratic $in_file" "$work/o.npy.gz" quadratic -f -o "$work/o.npy.gz" "$work/$in_file"

@@ -56,13 +56,18 @@ check() {
 # one's pages, and a file system with writes still going to the disk makes
 # that cost vary from run to run. Needs note(), $work (scratch), $top (the
 # tree, left out of names) and $out (stderr of the runs goes to $out/e2e.err).
-# RACE_SED: a sed expression that shortens the names further.
+# RACE_SED: a sed expression that shortens the names further. A comma
+# inside one argument is written @ (--op sum@min@max). A run that exits
+# nonzero is reported as FAILED in its row.
 race() {
     name=$1
     shift
     note "$name"
     prime=${RACE_PRIME-$GB info}
-    for v in "$@"; do echo 9999 >"$work/best.$(echo "$v" | md5sum | cut -c1-8)"; done
+    for v in "$@"; do
+        echo 9999 >"$work/best.$(echo "$v" | md5sum | cut -c1-8)"
+        rm -f "$work/best.$(echo "$v" | md5sum | cut -c1-8).failed"
+    done
     for i in $(seq "${RACE_REPS:-3}"); do
         for v in "$@"; do
             f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
@@ -70,13 +75,15 @@ race() {
             [ -z "$prime" ] || $prime >/dev/null 2>&1
             sleep "${RACE_GAP:-0.5}"
             s=$(date +%s.%N)
-            env $(echo "$v" | tr ',' ' ') >/dev/null 2>>"$out/e2e.err"
+            env $(echo "$v" | tr ',' ' ' | tr '@' ',') >/dev/null 2>>"$out/e2e.err" ||
+                touch "$f.failed"
             e=$(date +%s.%N)
             awk -v a="$s" -v b="$e" -v f="$(cat "$f")" 'BEGIN { d = b - a; printf "%.3f\n", d < f ? d : f }' >"$f.new"
             mv "$f.new" "$f"
         done
     done
     for v in "$@"; do
-        note "  $(echo "$v" | tr ',' ' ' | sed "s|$work/||g; s|$top/||g; s|^\./||; ${RACE_SED:-}"): $(cat "$work/best.$(echo "$v" | md5sum | cut -c1-8)") s"
+        f="$work/best.$(echo "$v" | md5sum | cut -c1-8)"
+        note "  $(echo "$v" | tr ',' ' ' | tr '@' ',' | sed "s|$work/||g; s|$top/||g; s|^\./||; ${RACE_SED:-}"): $(cat "$f") s$([ ! -e "$f.failed" ] || echo ' FAILED')"
     done
 }
