@@ -64,8 +64,10 @@ check_launches "reduce: a device that opens after the run" "+ 0 0" \
 check_launches "reduce: a device that opens during the run" "+ + 0" \
     env FAKECUDA_CTX_DELAY_MS=0,100 FAKECUDA_COPY_MS=10 \
     "$GB" reduce --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
+# (device 1 opens 300 ms in, with 12 chunks of 50 ms to go round: device 0
+# has taken chunks by then even on a loaded machine, and some are left)
 check_launches "-v: device 1 joins late" "+ + 0" \
-    env FAKECUDA_CTX_DELAY_MS=0,100 FAKECUDA_COPY_MS=10 \
+    env FAKECUDA_CTX_DELAY_MS=0,300 FAKECUDA_COPY_MS=50 \
     "$GB" reduce -v --backend cuda --device 0,1 --chunk 1M "$T/a.npy.gz"
 grep -q "device 1 (Fake GPU) taking chunks .* after [1-9][0-9]* on other devices" "$T/dev.err" &&
     ok || fail "-v: device 1 joins late: $(grep 'taking chunks' "$T/dev.err")"
@@ -383,7 +385,7 @@ check_eq "-v names the devices as the user's list numbers them" "device 0|device
 "$GB" reduce --device 3 --op sum "$T/a.npy.gz" >/dev/null 2>"$T/auto2.err"
 check_eq "auto on --device 3, narrowed: no fallback" "" "$(grep 'CPU backend' "$T/auto2.err")"
 check_launches "a late device, narrowed, in -v" "0 + 0 +" \
-    env FAKECUDA_CTX_DELAY_MS=0,0,0,100 FAKECUDA_COPY_MS=10 \
+    env FAKECUDA_CTX_DELAY_MS=0,0,0,300 FAKECUDA_COPY_MS=50 \
     "$GB" reduce -v --backend cuda --device 1,3 --chunk 1M "$T/a.npy.gz"
 grep -q "device 3 (Fake GPU) taking chunks .* after [1-9][0-9]* on other devices" "$T/dev.err" &&
     ok || fail "-v: device 3 joins late: $(grep 'taking chunks' "$T/dev.err")"
