@@ -269,6 +269,14 @@ static int enough_follows(io_reader *r, uint64_t start)
  * did, 0 when zlib inflates it, or an error. */
 static int start_parallel(io_reader *r)
 {
+    if (r->index && r->member_off == 0) { /* decoded from the seek index's points */
+        r->state = RD_INDEXED;
+        return 1;
+    }
+    if (r->index_done)
+        return source_error(r, IO_ERR_FORMAT,
+                            "another gzip member follows the one the seek index %s covers",
+                            r->index->path);
     r->n_seq++;
     r->seq_why = "gzip inside a stored zip member";
     if (r->src_off) /* the decoder reads whole files, not a zip member's */
@@ -389,6 +397,47 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
         rc = check_trailer(r, crc, len);
     if (rc < 0)
         return rc;
+    r->state = RD_BETWEEN;
+    return k;
+}
+
+/* Reads the first member through its seek index into buf; at its end checks
+ * its trailer (its CRC-32 where the read began at its start) and moves past
+ * it. Returns the bytes read (0 at the member's end, state then RD_BETWEEN)
+ * or a negative io_error. */
+static ssize_t read_indexed(io_reader *r, uint8_t *buf, size_t n)
+{
+    io_status why;
+    ssize_t k = gzindex_stream_read(r->ixs, buf, n, &why);
+    if (k < 0)
+        return source_error(r, (int)k, "%s", why.text);
+    uint64_t end_bit, len;
+    uint32_t crc;
+    int whole;
+    if (!gzindex_stream_end(r->ixs, &end_bit, &whole, &crc, &len)) {
+        if (k == 0) /* past the last chunk a part asked for */
+            r->state = RD_END;
+        return k;
+    }
+    int rc = source_reposition(r, (end_bit + 7) / 8);
+    if (rc == 0 && !whole) { /* a part's chunks were checked one by one */
+        rc = source_fill(r, 8);
+        if (rc == 0 && r->in_avail < 8)
+            rc = source_error(r, IO_ERR_TRUNCATED, "%s", "gzip member at byte 0: unexpected end "
+                                                         "of compressed data");
+        if (rc == 0)
+            source_consume(r, 8);
+    } else if (rc == 0 && (rc = check_trailer(r, crc, len)) < 0 && rc == IO_ERR_CRC &&
+               !r->index->checked) {
+        char line[IO_STATUS_TEXT];
+        snprintf(line, sizeof line, "%.1000s (decoded from the access points of the seek index %.800s, "
+                 "whose windows have no CRC-32: read without --index to tell)", r->st.text,
+                 r->index->path);
+        snprintf(r->st.text, sizeof r->st.text, "%s", line);
+    }
+    if (rc < 0)
+        return rc;
+    r->index_done = 1;
     r->state = RD_BETWEEN;
     return k;
 }
@@ -601,6 +650,15 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
             int rc = next_member(r);
             if (rc < 0)
                 return rc;
+            continue;
+        }
+        if (r->state == RD_INDEXED) {
+            ssize_t k = read_indexed(r, buf + got, n - got);
+            if (k < 0)
+                return k;
+            got += (size_t)k;
+            if (r->state == RD_BETWEEN && r->stop_at_member_end)
+                return (ssize_t)got;
             continue;
         }
         if (r->state == RD_PARALLEL) {
@@ -1038,6 +1096,26 @@ uint64_t io_reader_tell(const io_reader *r)
     return r->pos;
 }
 
+/* Reads the first gzip member through a seek index (see reader.h). */
+int io_reader_set_index(io_reader *r, gzindex *x, io_status *st)
+{
+    int rc = 0;
+    if (!r->gzip || !r->inbuf || r->file_size < 0 || !r->close_fd || r->src_off || r->spool)
+        rc = io_fail(st, IO_ERR_FORMAT, "a seek index (%s) is for a gzip file, not %s", x->path,
+                     r->gzip ? "standard input or a pipe" : "data that is not gzip");
+    else if (r->state != RD_BETWEEN || r->raw_offset != 0)
+        rc = io_fail(st, IO_ERR_FORMAT, "%s", "a seek index is set before the first read");
+    else if ((rc = gzindex_check(x, r->fd, (uint64_t)r->file_size, st)) == 0 &&
+             gzindex_stream_open(&r->ixs, x, r->fd, (uint64_t)r->file_size) < 0)
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    if (rc < 0) {
+        gzindex_free(x);
+        return rc;
+    }
+    r->index = x;
+    return 0;
+}
+
 /* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
 static int seekable(io_reader *r)
 {
@@ -1059,8 +1137,8 @@ int io_reader_data_size(io_reader *r, uint64_t *size)
     int rc = seekable(r);
     if (rc < 0)
         return rc;
-    if (!r->gzip) {
-        *size = (uint64_t)r->file_size;
+    if (!r->gzip || r->index) {
+        *size = r->index ? r->index->usize : (uint64_t)r->file_size;
         return 0;
     }
     io_status why;
@@ -1081,7 +1159,7 @@ int io_reader_fingerprint(io_reader *r, uint64_t *digest)
     uint64_t d = 0xcbf29ce484222325ull, size = (uint64_t)r->file_size, coff, u;
     for (int i = 0; i < 8; i++)
         d = (d ^ (uint8_t)(size >> (8 * i))) * 0x100000001b3ull;
-    if (r->gzip) {
+    if (r->gzip && !r->index) { /* indexed gzip is sampled as a plain file is */
         io_status why;
         rc = bgzf_walk(r->fd, 0, size, UINT64_MAX, &coff, &u, &d, &why);
         if (rc < 0)
@@ -1109,6 +1187,15 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
     if (rc < 0)
         return rc;
     uint64_t coff = offset, uoff = offset;
+    if (r->index) { /* from the access point before offset, no further than the range */
+        gzindex_stream_seek(r->ixs, offset, length == UINT64_MAX || length > UINT64_MAX - offset
+                                                ? UINT64_MAX : offset + length);
+        r->state = RD_INDEXED;
+        r->garbage = 0;
+        r->pos = offset;
+        r->left = length;
+        return 0;
+    }
     if (r->gzip) {
         io_status why;
         rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, NULL, &why);
@@ -1139,7 +1226,7 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
 int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
 {
     int rc = seekable(r);
-    if (rc < 0 || !r->gzip)
+    if (rc < 0 || !r->gzip || r->index) /* indexed chunks are checked as they are read */
         return rc;
     io_status why;
     uint64_t c0 = 0, c1, u = 0;
@@ -1290,6 +1377,11 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                (unsigned long long)pinflate_speculated(r->par),
                                (unsigned long long)redone);
     }
+    if (r->ixs && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               "a gzip member from the access points of the seek index %s: %llu "
+                               "chunks on %d threads; ", r->index->path,
+                               (unsigned long long)gzindex_stream_chunks(r->ixs), par_cpus());
     if (r->n_device && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams inflated on the GPU: %llu; ",
@@ -1379,6 +1471,8 @@ void io_reader_close(io_reader *r)
     if (r->zinit)
         inflateEnd(&r->zs);
     pinflate_destroy(r->par);
+    gzindex_stream_close(r->ixs);
+    gzindex_free(r->index);
     spool_destroy(r->spool);
     free(r->pause_win);
     if (r->close_fd)
