@@ -59,7 +59,7 @@ static int index_file(const char *path, const char *out, int force)
     uint8_t *idx = NULL;
     size_t len = 0, points = 0;
     double t0 = io_seconds();
-    int rc = gzindex_build(fd, (uint64_t)sb.st_size, io_gzip_member_error, &idx, &len, &points,
+    int rc = gzindex_build(fd, (uint64_t)sb.st_size, NULL, io_gzip_member_error, &idx, &len, &points,
                            &st);
     close(fd);
     if (rc < 0) {

@@ -520,6 +520,7 @@ typedef struct {
     build_point *pt;
     size_t n, cap;
     uint64_t index_bytes; /* the points' bytes so far */
+    gzindex_spacing sp;
 } builder;
 
 /* pinflate's boundary hook: notes the boundary for after the read. */
@@ -551,7 +552,7 @@ static int add_point(builder *b, uint64_t bit, uint64_t out, const uint8_t *win,
         uLongf zl = compressBound((uLong)wlen);
         if (!(p->zwin = malloc(zl)))
             return IO_ERR_NOMEM;
-        if (compress2(p->zwin, &zl, win, (uLong)wlen, 9) != Z_OK) {
+        if (compress2(p->zwin, &zl, win, (uLong)wlen, 6) != Z_OK) {
             free(p->zwin);
             return IO_ERR_NOMEM;
         }
@@ -562,14 +563,24 @@ static int add_point(builder *b, uint64_t bit, uint64_t out, const uint8_t *win,
     return 0;
 }
 
-/* Whether a boundary at (bit, out) is far enough from the last point kept:
- * SPACING_OUT bytes of output, and SPACING_RATIO times a point's size (the
- * fixed fields, its CRC and a window that does not compress) of input. */
-static int far_enough(const builder *b, uint64_t bit, uint64_t out)
+/* Whether a boundary at (bit, out) may be a point: sp.min_out bytes of
+ * output after the last point kept. */
+static int far_enough(const builder *b, uint64_t out)
 {
-    const build_point *l = &b->pt[b->n - 1];
-    return out - l->out >= SPACING_OUT &&
-           (bit - l->bit) / 8 >= (uint64_t)SPACING_RATIO * (POINT_LEN + 4 + INFLATE_WINDOW + 64);
+    return out - b->pt[b->n - 1].out >= b->sp.min_out;
+}
+
+/* Keeps the point just added (the last of b) when the compressed bytes since
+ * the one before are at least sp.ratio times its size (its fixed fields, its
+ * CRC-32 and its compressed window); else drops it. */
+static void keep_if_paid(builder *b)
+{
+    build_point *p = &b->pt[b->n - 1], *l = &b->pt[b->n - 2];
+    uint64_t size = POINT_LEN + 4 + p->zlen;
+    if ((p->bit - l->bit) / 8 >= b->sp.ratio * size)
+        return;
+    free(p->zwin);
+    b->n--;
 }
 
 /* Writes the index of b's points (see the file comment) into *out. */
@@ -633,15 +644,19 @@ static int build_pass(pinflate *p, builder *b, uint64_t *end_byte, uint32_t *crc
         }
         for (size_t i = 0; i < b->npend && rc == 0; i++) {
             uint64_t bit = b->pend_bit[i], out = b->pend_len[i];
-            if (!far_enough(b, bit, out))
+            if (!far_enough(b, out))
                 continue;
             const uint8_t *at = buf + INFLATE_WINDOW + (out - base);
             size_t wlen = out < INFLATE_WINDOW ? (size_t)out : INFLATE_WINDOW;
+            if ((rc = add_point(b, bit, out, at - wlen, wlen)) < 0)
+                break;
+            keep_if_paid(b);
+            if (b->pt[b->n - 1].bit != bit)
+                continue;
             ccrc = crc_update(ccrc, buf + INFLATE_WINDOW + (crc_at - base), (size_t)(out - crc_at));
-            b->pt[b->n - 1].crc = ccrc;
+            b->pt[b->n - 2].crc = ccrc;
             ccrc = 0;
             crc_at = out;
-            rc = add_point(b, bit, out, at - wlen, wlen);
         }
         if (rc)
             break;
@@ -686,8 +701,9 @@ static int refusal(int fd, uint64_t file_len, uint64_t end_byte, int stopped,
 }
 
 /* Builds an index (see gzindex.h). */
-int gzindex_build(int fd, uint64_t file_len, int (*member_error)(int, uint64_t, uint64_t, io_status *),
-                  uint8_t **out, size_t *len, size_t *points, io_status *st)
+int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
+                  int (*member_error)(int, uint64_t, uint64_t, io_status *), uint8_t **out,
+                  size_t *len, size_t *points, io_status *st)
 {
     uint8_t head[GZINDEX_HEAD_BYTES], tail[8] = {0};
     size_t hn = file_len < sizeof head ? (size_t)file_len : sizeof head;
@@ -707,9 +723,10 @@ int gzindex_build(int fd, uint64_t file_len, int (*member_error)(int, uint64_t, 
     if (!hlen)
         return refusal(fd, file_len, 0, 1, member_error, st);
     pinflate *p;
-    if (pinflate_create(&p, par_cpus(), 0) < 0)
+    static const gzindex_spacing usual = {0, SPACING_OUT, SPACING_RATIO};
+    if (pinflate_create(&p, par_cpus(), (sp ? sp : &usual)->chunk_bytes) < 0)
         return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
-    builder b = {0};
+    builder b = {.sp = *(sp ? sp : &usual)};
     pinflate_on_boundary(p, on_boundary, &b);
     pinflate_begin(p, fd, NULL, file_len, hlen);
     uint64_t end_byte = 0, usize = 0;

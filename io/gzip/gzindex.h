@@ -76,18 +76,29 @@ int gzindex_window(const gzindex *x, size_t i, uint8_t *win, size_t *wlen, io_st
 /* Frees x; accepts NULL. */
 void gzindex_free(gzindex *x);
 
+/* Where gzindex_build puts points: chunk_bytes, the parallel decoder's
+ * compressed bytes per chunk (0: a few MiB of output each, as it sizes
+ * them); a point at a boundary between chunks at least min_out bytes of
+ * output after the last, where the compressed bytes since the last are at
+ * least ratio times the new point's size (fixed fields, CRC-32 and
+ * compressed window). */
+typedef struct {
+    uint64_t chunk_bytes;
+    uint64_t min_out;
+    uint64_t ratio;
+} gzindex_spacing;
+
 /* Builds the index of the single-member gzip file open as fd (file_len
- * bytes) in one pass of the parallel decoder: an access point at the
- * member's first block, then at boundaries between the decoder's chunks
- * at least 1 MiB of output apart where the compressed bytes since the last
- * point are at least 100 times the new point's size (so the index stays
- * under 1% of the file). *out (malloc'd, *len bytes) holds the gztool
- * fields and the check record, *points the points' count. 0, or a
- * negative io_error with a line in *st: for damaged data, member_error's
- * (io_gzip_member_error, reader.h: the reader's words for the member at a
- * file offset). */
-int gzindex_build(int fd, uint64_t file_len, int (*member_error)(int, uint64_t, uint64_t, io_status *),
-                  uint8_t **out, size_t *len, size_t *points, io_status *st);
+ * bytes) in one pass of the parallel decoder: a point at the member's
+ * first block, then as sp says (NULL: the usual spacing, 1 MiB of output
+ * and 100 times a point's size of input, so that the index stays under 1%
+ * of the file). *out (malloc'd, *len bytes) holds the gztool fields and
+ * the check record, *points the points' count. 0, or a negative io_error
+ * with a line in *st: for damaged data, member_error's (io_gzip_member_error,
+ * reader.h: the reader's words for the member at a file offset). */
+int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
+                  int (*member_error)(int, uint64_t, uint64_t, io_status *), uint8_t **out,
+                  size_t *len, size_t *points, io_status *st);
 
 /* Reads the decoded bytes of the member from an index's points, the chunks
  * between them decoded on every core a batch at a time. */
