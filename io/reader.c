@@ -1187,6 +1187,11 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
     if (rc < 0)
         return rc;
     uint64_t coff = offset, uoff = offset;
+    if (r->index && !r->index->checked && (offset || length != UINT64_MAX))
+        return source_error(r, IO_ERR_SEEK,
+                            "the seek index %s has no CRC-32 of its chunks (gpubatch index "
+                            "writes them), and a part of the file read from it could not be "
+                            "checked: make one with `gpubatch index`", r->index->path);
     if (r->index) { /* from the access point before offset, no further than the range */
         gzindex_stream_seek(r->ixs, offset, length == UINT64_MAX || length > UINT64_MAX - offset
                                                 ? UINT64_MAX : offset + length);
