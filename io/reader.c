@@ -270,6 +270,11 @@ static int enough_follows(io_reader *r, uint64_t start)
 static int start_parallel(io_reader *r)
 {
     if (r->index && r->member_off == 0) { /* decoded from the seek index's points */
+        int rc = source_fill(r, 4096);
+        if (rc < 0)
+            return rc;
+        r->member_data = pinflate_header(r->in_next, r->in_avail);
+        gzindex_stream_pause_on(r->ixs, &r->pause_req);
         r->state = RD_INDEXED;
         return 1;
     }
@@ -411,6 +416,19 @@ static ssize_t read_indexed(io_reader *r, uint8_t *buf, size_t n)
     ssize_t k = gzindex_stream_read(r->ixs, buf, n, &why);
     if (k < 0)
         return source_error(r, (int)k, "%s", why.text);
+    if (k == 0 && !r->pause_win && !(r->pause_win = malloc(INFLATE_WINDOW)))
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    int paused = k == 0 ? gzindex_stream_paused(r->ixs, &r->pause_bit, r->pause_win,
+                                                &r->pause_wlen, &r->pause_crc, &r->pause_len, &why)
+                        : 0;
+    if (paused < 0)
+        return source_error(r, paused, "%s", why.text);
+    if (paused) { /* io_reader_pause: a device goes on from this point */
+        r->raw_offset = r->pause_bit / 8;
+        r->index_paused = 1;
+        r->state = RD_PAUSED;
+        return 0;
+    }
     uint64_t end_bit, len;
     uint32_t crc;
     int whole;
@@ -945,8 +963,9 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size)
 {
     /* the first member only: its decoded bytes are the data's from position 0 */
-    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED) || !r->inbuf ||
-        (r->src_off && !r->zip_deflate) || r->file_size < 0 || r->member_off)
+    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED &&
+         !(r->state == RD_INDEXED && !r->index_seek)) ||
+        !r->inbuf || (r->src_off && !r->zip_deflate) || r->file_size < 0 || r->member_off)
         return 0;
     *fd = r->fd;
     *data_off = parallel_base(r) + r->member_data;
@@ -980,11 +999,13 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
                               size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
                               const char *why)
 {
+    if (r->index) /* the device took the indexed member over */
+        r->index_done = 1;
     if (r->state == RD_PARALLEL) { /* its decoder's work so far is the device's */
         pinflate_end(r->par);
         r->n_par--;
     } else if (r->state == RD_PAUSED) { /* the decoder ran the start: said apart */
-        r->n_par--;
+        r->n_par -= !r->index_paused;
         r->n_paused++;
     }
     r->st.code = 0;
@@ -1195,6 +1216,7 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
     if (r->index) { /* from the access point before offset, no further than the range */
         gzindex_stream_seek(r->ixs, offset, length == UINT64_MAX || length > UINT64_MAX - offset
                                                 ? UINT64_MAX : offset + length);
+        r->index_seek = 1; /* a part: read on the host (no device takes it over) */
         r->state = RD_INDEXED;
         r->garbage = 0;
         r->pos = offset;

@@ -107,6 +107,8 @@ struct io_reader {
     gzindex *index;        /* io_reader_set_index: the first member's seek index (owned) */
     gzindex_stream *ixs;   /* its read */
     int index_done;        /* the indexed member has ended: no member may follow */
+    int index_seek;        /* io_reader_seek positioned the indexed read */
+    int index_paused;      /* RD_PAUSED: the indexed read paused (not the parallel decoder) */
     io_status st; /* the first failure (sticky) */
 };
 

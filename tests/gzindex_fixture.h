@@ -17,7 +17,7 @@
 
 /* Fills buf with n bytes of kind 0 (float32-like noise), 1 (small int32s)
  * or 2 (text with long repeats), from seed. */
-static void fixture_data(uint8_t *buf, size_t n, int kind, uint64_t seed)
+__attribute__((unused)) static void fixture_data(uint8_t *buf, size_t n, int kind, uint64_t seed)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
     for (size_t i = 0; i < n; i++) {
@@ -36,7 +36,7 @@ static void fixture_data(uint8_t *buf, size_t n, int kind, uint64_t seed)
 
 /* Deflates data into a gzip member (zlib, level and strategy) in *gz
  * (malloc'd, *gzlen bytes). 0 or -1. */
-static int fixture_gzip(const uint8_t *data, size_t n, int level, int strategy, uint8_t **gz,
+__attribute__((unused)) static int fixture_gzip(const uint8_t *data, size_t n, int level, int strategy, uint8_t **gz,
                         size_t *gzlen)
 {
     z_stream zs;
@@ -57,7 +57,7 @@ static int fixture_gzip(const uint8_t *data, size_t n, int level, int strategy, 
 
 /* Writes n bytes to a new temporary file whose path goes into path (room
  * for 64 bytes). 0 or -1. */
-static int fixture_file(const void *bytes, size_t n, char *path)
+__attribute__((unused)) static int fixture_file(const void *bytes, size_t n, char *path)
 {
     snprintf(path, 64, "/tmp/gzindex-fixture-XXXXXX");
     int fd = mkstemp(path);
@@ -71,7 +71,7 @@ static int fixture_file(const void *bytes, size_t n, char *path)
 /* Builds the index of the gzip file at path with a point at every chunk
  * boundary of chunk_bytes compressed bytes: *idx (malloc'd, *len bytes). 0
  * or the negative io_error. */
-static int fixture_index(const char *path, uint64_t chunk_bytes, uint8_t **idx, size_t *len)
+__attribute__((unused)) static int fixture_index(const char *path, uint64_t chunk_bytes, uint8_t **idx, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -89,7 +89,7 @@ static int fixture_index(const char *path, uint64_t chunk_bytes, uint8_t **idx, 
 /* Reads the file at path through the index bytes idx[0..len): 0 with every
  * decoded byte in out (cap bytes, *got of them), else the negative
  * io_error of the index's load, its attachment or the read. */
-static int fixture_read(const char *path, const uint8_t *idx, size_t len, uint64_t from,
+__attribute__((unused)) static int fixture_read(const char *path, const uint8_t *idx, size_t len, uint64_t from,
                         uint64_t count, uint8_t *out, size_t cap, size_t *got)
 {
     gzindex *x;

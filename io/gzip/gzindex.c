@@ -293,6 +293,8 @@ struct gzindex_stream {
     int ended;
     uint64_t end_bit, len, chunks;
     uint32_t crc;
+    const atomic_int *pause; /* gzindex_stream_pause_on's flag, or NULL */
+    int paused;          /* stopped before chunk `next` (the batch dropped) */
 };
 
 /* Makes room for `need` bytes in *buf (capacity *cap). 0 or -1. */
@@ -405,6 +407,7 @@ void gzindex_stream_seek(gzindex_stream *s, uint64_t from, uint64_t upto)
     s->whole = from == 0;
     s->njobs = s->cur = s->taken = 0;
     s->ended = 0;
+    s->paused = 0;
     s->crc = 0;
     s->len = 0;
 }
@@ -437,7 +440,14 @@ static int run_batch(gzindex_stream *s, io_status *st)
 ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status *st)
 {
     size_t got = 0;
-    while (got < n) {
+    while (got < n && !s->paused) {
+        if (s->pause && s->whole && !s->ended && s->taken == 0 && atomic_load(s->pause) &&
+            (s->cur < s->njobs || s->next <= s->last)) {
+            s->next -= s->njobs - s->cur; /* the chunks of the batch not handed out */
+            s->njobs = s->cur = 0;
+            s->paused = 1;
+            break;
+        }
         if (s->cur == s->njobs) {
             if (s->ended || s->next > s->last)
                 break;
@@ -477,6 +487,32 @@ int gzindex_stream_end(const gzindex_stream *s, uint64_t *end_bit, int *whole, u
         return 0;
     *end_bit = s->end_bit;
     *whole = s->whole;
+    *crc = s->crc;
+    *len = s->len;
+    return 1;
+}
+
+/* Pauses a read at a boundary between chunks (see gzindex.h). */
+void gzindex_stream_pause_on(gzindex_stream *s, const atomic_int *flag)
+{
+    s->pause = flag;
+}
+
+/* Where a read paused (see gzindex.h). */
+int gzindex_stream_paused(const gzindex_stream *s, uint64_t *bit, uint8_t *win, size_t *wlen,
+                          uint32_t *crc, uint64_t *len, io_status *st)
+{
+    if (!s->paused)
+        return 0;
+    int rc = gzindex_window(s->x, s->next, win, wlen, st);
+    if (rc < 0)
+        return rc;
+    uint64_t out = s->x->pt[s->next].out;
+    if (*wlen > out) { /* the member's bytes before the point are fewer */
+        memmove(win, win + *wlen - out, (size_t)out);
+        *wlen = (size_t)out;
+    }
+    *bit = s->x->pt[s->next].bit;
     *crc = s->crc;
     *len = s->len;
     return 1;

@@ -23,6 +23,7 @@
 #ifndef GPUBATCH_IO_GZINDEX_H
 #define GPUBATCH_IO_GZINDEX_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -123,6 +124,20 @@ ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status
  * member's CRC-32 and length; else 0. */
 int gzindex_stream_end(const gzindex_stream *s, uint64_t *end_bit, int *whole, uint32_t *crc,
                        uint64_t *len);
+
+/* Makes a read that began at the member's start stop at the next
+ * boundary between chunks once *flag (set on any thread) is nonzero:
+ * gzindex_stream_read then returns 0 there and gzindex_stream_paused says
+ * where, for a device to go on from that point. NULL: never. */
+void gzindex_stream_pause_on(gzindex_stream *s, const atomic_int *flag);
+
+/* After a read stopped as pinflate_stream_pause_on asked: 1, with the bit
+ * offset of the point where it stopped, its window inflated into win
+ * (INFLATE_WINDOW bytes of room, *wlen of them), and the CRC-32 and length
+ * of the member before it; else 0 (or a negative io_error with its line in
+ * *st where the window does not inflate). */
+int gzindex_stream_paused(const gzindex_stream *s, uint64_t *bit, uint8_t *win, size_t *wlen,
+                          uint32_t *crc, uint64_t *len, io_status *st);
 
 /* Chunks decoded so far. */
 uint64_t gzindex_stream_chunks(const gzindex_stream *s);

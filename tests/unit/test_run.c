@@ -28,6 +28,7 @@
 #include "io/clock.h"
 #include "io/frame.h"
 #include "io/reader.h"
+#include "tests/gzindex_fixture.h"
 #include "runtime/backend.h"
 #include "runtime/backend_state.h"
 #include "runtime/reduce.h"
@@ -158,12 +159,25 @@ static unsigned char *random_bytes(size_t n)
     return p;
 }
 
-/* One input of a case: opens the file at path as raw bytes of dtype. */
+/* Whether open_input reads gzip through a seek index built for it. */
+static int with_index;
+
+/* One input of a case: opens the file at path as raw bytes of dtype (with
+ * with_index, through its seek index, a point every 256 KiB of input). */
 static io_reader *open_input(const char *path, dt_type dtype, frame_info *fi)
 {
     io_reader *r = NULL;
     io_status st;
     CHECKF(io_reader_open(&r, path, &st) == 0, "%s", st.text);
+    if (with_index) {
+        uint8_t *idx;
+        size_t len;
+        gzindex *x;
+        CHECK(fixture_index(path, (uint64_t)256 << 10, &idx, &len) == 0);
+        CHECK(gzindex_parse(&x, "test.gzidx", idx, len, &st) == 0);
+        CHECKF(io_reader_set_index(r, x, &st) == 0, "%s", st.text);
+        free(idx);
+    }
     CHECKF(frame_open(r, dtype, 0, NULL, -1, fi, &st) == 0, "%s", st.text);
     return r;
 }
@@ -524,6 +538,23 @@ static void test_run_member(void)
     unsetenv("GPUBATCH_HOST_INFLATE");
 }
 
+/* The same hand-over of a member read through its seek index: the host's
+ * chunks from the index's points pause at a point, the device goes on
+ * from there with the point's window; every byte counted once. */
+static void test_run_member_indexed(void)
+{
+    with_index = 1;
+    member_case(BACKEND_AUTO, (size_t)40 << 20);
+    CHECKF(told_host == 1 && told_device == 1, "auto: host %d, device %d", told_host,
+           told_device);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    member_case(BACKEND_CUDA, (size_t)4 << 20);
+    CHECKF(told_host == 0 && told_device == 1, "cuda: host %d, device %d", told_host,
+           told_device);
+    unsetenv("GPUBATCH_HOST_INFLATE");
+    with_index = 0;
+}
+
 /* A device failing in each stage: the copy in, the kernel. */
 static void test_run_device_fails(void)
 {
@@ -548,6 +579,7 @@ int main(void)
     RUN(test_run_stream);
     RUN(test_run_whole);
     RUN(test_run_member);
+    RUN(test_run_member_indexed);
     RUN(test_run_device_fails);
     return check_summary();
 }
