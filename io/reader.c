@@ -264,20 +264,27 @@ static int enough_follows(io_reader *r, uint64_t start)
     return r->raw_offset + r->in_avail >= start + PAR_MIN;
 }
 
+/* At the start of the first member of a file with a seek index: its read
+ * goes through the index's points. Returns 1, or an error. */
+static int index_begin(io_reader *r)
+{
+    int rc = source_fill(r, 4096);
+    if (rc < 0)
+        return rc;
+    r->member_off = 0;
+    r->member_data = pinflate_header(r->in_next, r->in_avail);
+    gzindex_stream_pause_on(r->ixs, &r->pause_req);
+    r->state = RD_INDEXED;
+    return 1;
+}
+
 /* At the start of a member, with its first bytes buffered: hands it to the
  * parallel decoder when it takes it and enough follows. Returns 1 when it
  * did, 0 when zlib inflates it, or an error. */
 static int start_parallel(io_reader *r)
 {
-    if (r->index && r->member_off == 0) { /* decoded from the seek index's points */
-        int rc = source_fill(r, 4096);
-        if (rc < 0)
-            return rc;
-        r->member_data = pinflate_header(r->in_next, r->in_avail);
-        gzindex_stream_pause_on(r->ixs, &r->pause_req);
-        r->state = RD_INDEXED;
-        return 1;
-    }
+    if (r->index && r->member_off == 0) /* decoded from the seek index's points */
+        return index_begin(r);
     if (r->index_done)
         return source_error(r, IO_ERR_FORMAT,
                             "another gzip member follows the one the seek index %s covers",
@@ -449,7 +456,7 @@ static ssize_t read_indexed(io_reader *r, uint8_t *buf, size_t n)
                !r->index->checked) {
         char line[IO_STATUS_TEXT];
         snprintf(line, sizeof line, "%.1000s (decoded from the access points of the seek index %.800s, "
-                 "whose windows have no CRC-32: read without --index to tell)", r->st.text,
+                 "whose windows have no CRC-32: read without the index to tell)", r->st.text,
                  r->index->path);
         snprintf(r->st.text, sizeof r->st.text, "%s", line);
     }
@@ -1276,6 +1283,17 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
     int64_t rc = 0;
     uint64_t done = 0;
     uint8_t *scratch = NULL;
+    if (r->index && r->index->checked && !r->index_done &&
+        (r->state == RD_INDEXED || (r->state == RD_BETWEEN && r->raw_offset == 0))) {
+        /* from the access point before the target; its chunks are checked one by one */
+        if (r->state == RD_BETWEEN && (rc = index_begin(r)) < 0)
+            return rc;
+        uint64_t to = r->index->usize - r->pos < n ? r->index->usize : r->pos + n;
+        gzindex_stream_seek(r->ixs, to, UINT64_MAX);
+        r->index_seek = 1;
+        done = to - r->pos;
+        n = done;
+    }
     if (r->state == RD_PLAIN && r->inbuf && r->file_size >= 0) {
         rc = source_skip_plain(r, n);
         done = rc > 0 ? (uint64_t)rc : 0;

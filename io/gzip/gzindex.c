@@ -351,7 +351,7 @@ static void *chunk_run(void *arg)
         c->rc = io_fail(&c->st, IO_ERR_CORRUPT,
                         "the data from access point %zu (byte %llu) of the seek index %s does not "
                         "decode %s: the index is damaged or not this file's, or the data is "
-                        "corrupt (read without --index to tell)",
+                        "corrupt (read without the index to tell)",
                         c->i, (unsigned long long)c0, x->path,
                         last ? "to the member's end" : "to the next point");
         return NULL;

@@ -65,6 +65,14 @@ check_files_same "quadratic through the index" "$T/qa.npy.gz" "$T/qb.npy.gz"
 "$GB" transpose --backend cpu -q -o "$T/tb.npy" "$T/tp.npy.gz"
 check_files_same "transpose through the index" "$T/ta.npy" "$T/tb.npy"
 
+# (3, N) planes: each plane's reader starts at the point before it
+"$NP" -c "import numpy as np; np.save('$T/pl.npy', np.random.default_rng(5).standard_normal((3, 700000)))"
+gzip -6 -c "$T/pl.npy" >"$T/pl.npy.gz"
+"$GB" index -o "$T/pl.idx" "$T/pl.npy.gz"
+"$GB" quadratic --backend cpu -q --no-index -o "$T/pa.npy" "$T/pl.npy.gz"
+"$GB" quadratic --backend cpu -q --index "$T/pl.idx" -o "$T/pb.npy" "$T/pl.npy.gz"
+check_files_same "quadratic of planes through the index" "$T/pa.npy" "$T/pb.npy"
+
 # shards of indexed gzip merge to one run: reduce, reduce --axis, quadratic, transpose
 for f in f32 i32; do
     R --op $ALL --json --no-index "$T/$f.npy.gz" >"$T/want.txt"
