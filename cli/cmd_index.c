@@ -22,7 +22,7 @@ static const char index_usage[] =
     "Write a seek index of the gzip file FILE (one member, not blocked gzip) in\n"
     "gztool's format, which rapidgzip imports: access points every few MiB of\n"
     "output, with their 32 KiB windows. reduce, quadratic and transpose then\n"
-    "decode FILE from its points on every core, and --shard reads only its part.\n"
+    "decode FILE from its points on every core, and a shard reads only its part.\n"
     "\n"
     "  -o, --output IDX   write the index to IDX (default FILE" GZINDEX_SUFFIX ", where the\n"
     "                     commands find it; - is standard output)\n"

@@ -180,6 +180,9 @@ static int input_attach_index(const input_item *it, io_reader *r, io_status *st)
 /* Opens a file or an archive member. */
 int input_open(const input_item *it, io_reader **r, io_status *st)
 {
+    if (it->member && input_index_path)
+        return io_fail(st, IO_ERR_FORMAT, "the seek index %s is for a gzip file, and this is a "
+                       "zip archive's member", input_index_path);
     if (it->member)
         return io_reader_open_zip_member(r, it->path, it->member, st);
     int rc = io_reader_open(r, it->path, st);

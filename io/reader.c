@@ -1129,8 +1129,8 @@ int io_reader_set_index(io_reader *r, gzindex *x, io_status *st)
 {
     int rc = 0;
     if (!r->gzip || !r->inbuf || r->file_size < 0 || !r->close_fd || r->src_off || r->spool)
-        rc = io_fail(st, IO_ERR_FORMAT, "a seek index (%s) is for a gzip file, not %s", x->path,
-                     r->gzip ? "standard input or a pipe" : "data that is not gzip");
+        rc = io_fail(st, IO_ERR_FORMAT, "the seek index %s is for a gzip file, and this is %s",
+                     x->path, r->gzip ? "standard input or a pipe" : "not gzip");
     else if (r->state != RD_BETWEEN || r->raw_offset != 0)
         rc = io_fail(st, IO_ERR_FORMAT, "%s", "a seek index is set before the first read");
     else if ((rc = gzindex_check(x, r->fd, (uint64_t)r->file_size, st)) == 0 &&

@@ -13,10 +13,10 @@
 #include "io/crc.h"
 #include "io/par.h"
 #include "io/pread.h"
-#include "io/gzip/bgzf.h"
-#include "io/gzip/gzip_header.h"
-#include "io/gzip/inflate.h"
-#include "io/gzip/pinflate.h"
+#include "bgzf.h"
+#include "gzip_header.h"
+#include "inflate.h"
+#include "pinflate.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -161,8 +161,11 @@ cp "$T/i32.npy.gz.gzidx" "$T/cut.npy.gz.gzidx"
 check_error "a cut file" "length differs" R --op sum "$T/cut.npy.gz"
 check_error "not an index" "not a seek index" R --op sum --index "$T/f32.npy" "$T/i32.npy.gz"
 check_error "a missing index" "nothing.idx" R --op sum --index "$T/nothing.idx" "$T/i32.npy.gz"
-check_error "an index of plain data" "not data that is not gzip\|for a gzip file" \
+check_error "an index of plain data" "i32.npy: the seek index .* is for a gzip file, and this is not gzip" \
     R --op sum --index "$T/i32.npy.gz.gzidx" "$T/i32.npy"
+"$NP" -c "import numpy as np; np.savez('$T/a.npz', x=np.arange(10))"
+check_error "an index of an archive member" "for a gzip file, and this is a zip archive's member" \
+    R --op sum --index "$T/i32.npy.gz.gzidx" "$T/a.npz:x"
 "$GB" reduce --op sum --index "$T/i32.idx" "$T/i32.npy.gz" "$T/f32.npy.gz" >/dev/null 2>&1
 check_eq "usage: --index with two files" 2 $?
 
