@@ -430,6 +430,8 @@ static ssize_t read_indexed(io_reader *r, uint8_t *buf, size_t n)
                         : 0;
     if (paused < 0)
         return source_error(r, paused, "%s", why.text);
+    if (k > 0)
+        r->raw_offset = gzindex_stream_input_pos(r->ixs);
     if (paused) { /* io_reader_pause: a device goes on from this point */
         r->raw_offset = r->pause_bit / 8;
         r->index_paused = 1;

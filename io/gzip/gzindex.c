@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -286,15 +287,19 @@ struct gzindex_stream {
     int fd;
     uint64_t file_len;
     size_t next, last;   /* chunks still to decode: [next, last] */
-    chunk_job *jobs;     /* a batch */
-    size_t batch, njobs, cur, taken;
+    chunk_job *jobs;     /* the batch being handed out */
+    chunk_job *ahead;    /* the next batch, decoded meanwhile on a thread of its own */
+    size_t batch, njobs, nahead, cur, taken;
+    pthread_t bg;
+    int bg_on;           /* bg decodes `ahead` */
     uint64_t skip;       /* decoded bytes to drop before the first handed out */
     int whole;           /* the read began at the member's start */
     int ended;
     uint64_t end_bit, len, chunks;
+    uint64_t in_pos;     /* the file byte where the bytes handed out were compressed */
     uint32_t crc;
     const atomic_int *pause; /* gzindex_stream_pause_on's flag, or NULL */
-    int paused;          /* stopped before chunk `next` (the batch dropped) */
+    int paused;          /* stopped before chunk `next` (the batches dropped) */
 };
 
 /* Makes room for `need` bytes in *buf (capacity *cap). 0 or -1. */
@@ -373,7 +378,10 @@ int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t
     gzindex_stream *s = calloc(1, sizeof *s);
     size_t batch = (size_t)par_cpus();
     batch = batch > PAR_MAX ? PAR_MAX : batch;
-    if (!s || !(s->jobs = calloc(batch, sizeof *s->jobs))) {
+    if (!s || !(s->jobs = calloc(batch, sizeof *s->jobs)) ||
+        !(s->ahead = calloc(batch, sizeof *s->ahead))) {
+        if (s)
+            free(s->jobs);
         free(s);
         return IO_ERR_NOMEM;
     }
@@ -384,6 +392,16 @@ int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t
     gzindex_stream_seek(s, 0, UINT64_MAX);
     *out = s;
     return 0;
+}
+
+/* Waits for the batch decoded ahead, if any; 1 when there was one. */
+static int join_ahead(gzindex_stream *s)
+{
+    if (!s->bg_on)
+        return 0;
+    pthread_join(s->bg, NULL);
+    s->bg_on = 0;
+    return 1;
 }
 
 /* Positions a read through an index (see gzindex.h). */
@@ -401,38 +419,68 @@ void gzindex_stream_seek(gzindex_stream *s, uint64_t from, uint64_t upto)
     size_t last = lo;
     while (last + 1 < x->n && x->pt[last + 1].out < upto)
         last++;
+    join_ahead(s);
     s->next = lo;
     s->last = last;
     s->skip = from - x->pt[lo].out;
     s->whole = from == 0;
-    s->njobs = s->cur = s->taken = 0;
+    s->njobs = s->nahead = s->cur = s->taken = 0;
     s->ended = 0;
     s->paused = 0;
     s->crc = 0;
     s->len = 0;
 }
 
-/* Decodes the next batch of chunks on every core. 0 or the first failure. */
-static int run_batch(gzindex_stream *s, io_status *st)
+/* Decodes the batch s->ahead (a thread's body). */
+static void *decode_ahead(void *arg)
 {
-    size_t k = s->last + 1 - s->next < s->batch ? s->last + 1 - s->next : s->batch;
+    gzindex_stream *s = arg;
+    par_run(chunk_run, s->ahead, sizeof *s->ahead, s->nahead);
+    return NULL;
+}
+
+/* Starts the decode of the next batch of chunks (up to one per core) into
+ * s->ahead, on a thread of its own where one starts, else here. */
+static void start_ahead(gzindex_stream *s)
+{
+    size_t k = s->next > s->last ? 0 : s->last + 1 - s->next;
+    k = k < s->batch ? k : s->batch;
     for (size_t i = 0; i < k; i++) {
-        chunk_job *c = &s->jobs[i];
+        chunk_job *c = &s->ahead[i];
         c->x = s->x;
         c->fd = s->fd;
         c->file_len = s->file_len;
         c->i = s->next + i;
     }
-    par_run(chunk_run, s->jobs, sizeof *s->jobs, k);
-    for (size_t i = 0; i < k; i++)
+    s->next += k;
+    s->nahead = k;
+    if (k && pthread_create(&s->bg, NULL, decode_ahead, s) == 0)
+        s->bg_on = 1;
+    else
+        decode_ahead(s);
+}
+
+/* Makes the batch decoded ahead the one handed out, and starts the next
+ * one. 0 or the batch's first failure (in chunk order). */
+static int next_batch(gzindex_stream *s, io_status *st)
+{
+    if (!s->bg_on && !s->nahead)
+        start_ahead(s);
+    join_ahead(s);
+    chunk_job *t = s->jobs;
+    s->jobs = s->ahead;
+    s->ahead = t;
+    s->njobs = s->nahead;
+    s->nahead = 0;
+    s->cur = s->taken = 0;
+    s->chunks += s->njobs;
+    for (size_t i = 0; i < s->njobs; i++)
         if (s->jobs[i].rc < 0) {
             *st = s->jobs[i].st;
             return s->jobs[i].rc;
         }
-    s->next += k;
-    s->njobs = k;
-    s->cur = s->taken = 0;
-    s->chunks += k;
+    if (s->next <= s->last)
+        start_ahead(s);
     return 0;
 }
 
@@ -442,20 +490,22 @@ ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status
     size_t got = 0;
     while (got < n && !s->paused) {
         if (s->pause && s->whole && !s->ended && s->taken == 0 && atomic_load(s->pause) &&
-            (s->cur < s->njobs || s->next <= s->last)) {
-            s->next -= s->njobs - s->cur; /* the chunks of the batch not handed out */
-            s->njobs = s->cur = 0;
+            (s->cur < s->njobs || s->nahead || s->next <= s->last)) {
+            join_ahead(s); /* the chunks not handed out are dropped */
+            s->next -= s->njobs - s->cur + s->nahead;
+            s->njobs = s->nahead = s->cur = 0;
             s->paused = 1;
             break;
         }
         if (s->cur == s->njobs) {
-            if (s->ended || s->next > s->last)
+            if (s->ended || (s->next > s->last && !s->nahead))
                 break;
-            int rc = run_batch(s, st);
+            int rc = next_batch(s, st);
             if (rc < 0)
                 return rc;
         }
         chunk_job *c = &s->jobs[s->cur];
+        s->in_pos = s->x->pt[c->i].bit / 8;
         if (s->skip) {
             size_t d = c->n - s->taken < s->skip ? c->n - s->taken : (size_t)s->skip;
             s->taken += d;
@@ -472,6 +522,7 @@ ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status
                 s->ended = 1;
                 s->end_bit = c->end_bit;
             }
+            s->in_pos = c->end_bit / 8;
             s->cur++;
             s->taken = 0;
         }
@@ -518,6 +569,12 @@ int gzindex_stream_paused(const gzindex_stream *s, uint64_t *bit, uint8_t *win, 
     return 1;
 }
 
+/* Where the bytes handed out were compressed. */
+uint64_t gzindex_stream_input_pos(const gzindex_stream *s)
+{
+    return s->in_pos;
+}
+
 /* Chunks decoded so far. */
 uint64_t gzindex_stream_chunks(const gzindex_stream *s)
 {
@@ -529,11 +586,15 @@ void gzindex_stream_close(gzindex_stream *s)
 {
     if (!s)
         return;
+    join_ahead(s);
     for (size_t i = 0; i < s->batch; i++) {
         free(s->jobs[i].buf);
         free(s->jobs[i].src);
+        free(s->ahead[i].buf);
+        free(s->ahead[i].src);
     }
     free(s->jobs);
+    free(s->ahead);
     free(s);
 }
 

@@ -102,7 +102,8 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
                   size_t *len, size_t *points, io_status *st);
 
 /* Reads the decoded bytes of the member from an index's points, the chunks
- * between them decoded on every core a batch at a time. */
+ * between them decoded on every core a batch (a chunk per core) at a time,
+ * the next batch decoding on a thread of its own while one is handed out. */
 typedef struct gzindex_stream gzindex_stream;
 
 /* Opens a read of the member in the gzip file open as fd (file_len bytes,
@@ -138,6 +139,10 @@ void gzindex_stream_pause_on(gzindex_stream *s, const atomic_int *flag);
  * *st where the window does not inflate). */
 int gzindex_stream_paused(const gzindex_stream *s, uint64_t *bit, uint8_t *win, size_t *wlen,
                           uint32_t *crc, uint64_t *len, io_status *st);
+
+/* The file byte up to which the bytes handed out so far were compressed
+ * (to the start of the chunk being handed out). */
+uint64_t gzindex_stream_input_pos(const gzindex_stream *s);
 
 /* Chunks decoded so far. */
 uint64_t gzindex_stream_chunks(const gzindex_stream *s);
