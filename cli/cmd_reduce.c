@@ -436,6 +436,9 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
         return 2;
     if (o->shard.count && (!o->state_path || argc - optind != 1))
         return cli_usage_error("reduce", "--shard needs one FILE and -o STATE");
+    if (o->common.index && argc - optind != 1)
+        return cli_usage_error("reduce", "--index IDX goes with one FILE (several find theirs "
+                               "beside them, as FILE%s)", GZINDEX_SUFFIX);
     if (o->keepdims && !o->axis)
         return cli_usage_error("reduce", "--keepdims goes with --axis");
     if (!o->shard.count && o->state_path && !o->axis)

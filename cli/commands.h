@@ -10,5 +10,6 @@ int cmd_quadratic(int argc, char **argv);
 int cmd_transpose(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 
 #endif

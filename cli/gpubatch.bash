@@ -76,8 +76,12 @@ _gpubatch_value()
         return 0
         ;;
     -o | --output)
-        [[ $cmd == gen || $cmd == quadratic || $cmd == transpose || $cmd == reduce || $cmd == merge ]] &&
-            _gpubatch_files "$cur"
+        [[ $cmd == gen || $cmd == quadratic || $cmd == transpose || $cmd == reduce || $cmd == merge ||
+            $cmd == index ]] && _gpubatch_files "$cur"
+        return 0
+        ;;
+    --index)
+        _gpubatch_files "$cur"
         return 0
         ;;
     --shard | --axis | --ddof)
@@ -97,7 +101,7 @@ _gpubatch()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="reduce quadratic transpose gen info bench merge"
+    local commands="reduce quadratic transpose gen info bench merge index"
     COMPREPLY=()
 
     # --opt=value: bash splits at '=' (COMP_WORDBREAKS), or not; handle both.
@@ -123,19 +127,19 @@ _gpubatch()
     reduce)
         longs="--op --skipnan --ddof --axis --keepdims --json --dtype --shape --backend --device
                --threads --chunk --streams --quiet --verbose --help --version --shard --output
-               --force"
+               --force --index --no-index"
         shorts="-p -q -v -h -o -f"
         ;;
     quadratic)
         longs="--layout --out-layout --raw --dtype --shape --backend --device --threads --chunk
                --streams --quiet --verbose --help --version --output --stdout --force
-               --compress --no-compress --shard"
+               --compress --no-compress --shard --index --no-index"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     transpose)
         longs="--raw --shard --dtype --shape --backend --device --threads --chunk --streams
                --quiet --verbose --help --version --output --stdout --force --compress
-               --no-compress"
+               --no-compress --index --no-index"
         shorts="-p -q -v -h -o -c -f -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
     gen)
@@ -158,6 +162,10 @@ _gpubatch()
                --verbose --help --version"
         shorts="-o -c -f -q -v -h -1 -2 -3 -4 -5 -6 -7 -8 -9"
         ;;
+    index)
+        longs="--output --force --threads --quiet --verbose --help --version"
+        shorts="-o -f -p -q -v -h"
+        ;;
     *)
         return 0
         ;;
@@ -173,14 +181,14 @@ _gpubatch()
     local i
     for ((i = 2; i < COMP_CWORD; i++)); do
         if [[ ${COMP_WORDS[i]} == -- ]]; then
-            [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge ]] && _gpubatch_files "$cur"
+            [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge || $cmd == index ]] && _gpubatch_files "$cur"
             return 0
         fi
     done
 
     if [[ $cur == -* ]]; then
         _gpubatch_words "$longs $shorts" "$cur"
-    elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge ]]; then
+    elif [[ $cmd == reduce || $cmd == quadratic || $cmd == transpose || $cmd == merge || $cmd == index ]]; then
         _gpubatch_files "$cur"
     elif [[ $cmd == bench ]]; then
         _gpubatch_words "reduce transpose quadratic inflate all" "$cur"

@@ -145,12 +145,52 @@ out_end:
     return 1;
 }
 
+/* The seek index --index names (NULL: the one found beside a gzip file),
+ * and whether --no-index turned the finding off. */
+static const char *input_index_path;
+static int input_index_off;
+
+/* Sets the seek index of the inputs (see input.h). */
+void input_set_index(const char *path, int off)
+{
+    input_index_path = path;
+    input_index_off = off;
+}
+
+/* Reads a gzip file through its seek index: the one --index names, else
+ * FILE.gzidx beside it when there is one. 0 or a negative io_error. */
+static int input_attach_index(const input_item *it, io_reader *r, io_status *st)
+{
+    char beside[4096];
+    const char *path = input_index_path;
+    struct stat sb;
+    if (!path) {
+        if (input_index_off || !io_reader_compressed(r) || !strcmp(it->path, "-") ||
+            (size_t)snprintf(beside, sizeof beside, "%s%s", it->path, GZINDEX_SUFFIX) >=
+                sizeof beside ||
+            stat(beside, &sb) != 0)
+            return 0;
+        path = beside;
+    }
+    gzindex *x;
+    int rc = gzindex_load(&x, path, st);
+    return rc < 0 ? rc : io_reader_set_index(r, x, st);
+}
+
 /* Opens a file or an archive member. */
 int input_open(const input_item *it, io_reader **r, io_status *st)
 {
+    if (it->member && input_index_path)
+        return io_fail(st, IO_ERR_FORMAT, "the seek index %s is for a gzip file, and this is a "
+                       "zip archive's member", input_index_path);
     if (it->member)
         return io_reader_open_zip_member(r, it->path, it->member, st);
-    return io_reader_open(r, it->path, st);
+    int rc = io_reader_open(r, it->path, st);
+    if (rc == 0 && (rc = input_attach_index(it, *r, st)) < 0) {
+        io_reader_close(*r);
+        *r = NULL;
+    }
+    return rc;
 }
 
 /* Checks a stored archive member's CRC-32 before a whole read (see

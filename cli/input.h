@@ -51,8 +51,15 @@ void input_end(input_list *l);
  * 0, or 1 after printing an error (l is then ended: nothing to free). */
 int input_one(input_list *l, const char *arg, input_item *it, io_reader **r);
 
-/* Opens the reader of an input: the file as io_reader_open does, or the
- * archive member. 0, or a negative io_error with the reason in *st. */
+/* Sets the seek index (io/gzip/gzindex.h) that input_open reads the next
+ * gzip files through: the file at path (--index), or with path NULL the
+ * file FILE.gzidx found beside a gzip FILE, unless off (--no-index). */
+void input_set_index(const char *path, int off);
+
+/* Opens the reader of an input: the file as io_reader_open does, through
+ * its seek index where input_set_index finds one, or the archive member.
+ * 0, or a negative io_error with the reason in *st (a stale or foreign
+ * index is one, its line naming the index). */
 int input_open(const input_item *it, io_reader **r, io_status *st);
 
 /* For a command that reads the whole of an input: checks a stored archive

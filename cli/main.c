@@ -25,6 +25,7 @@ static const char main_usage[] =
     "  info       driver, devices, embedded kernels and the CPU backend\n"
     "  bench      the articles' kernel ladders beside ours, timed and checked\n"
     "  merge      combine the outputs of --shard runs into the whole result\n"
+    "  index      write a seek index of a gzip file, for --index and --shard\n"
     "\n"
     "Run 'gpubatch COMMAND --help' for a command's options.\n"
     "Options: -h/--help, --version\n";
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
         {"info", cmd_info},
         {"bench", cmd_bench},
         {"merge", cmd_merge},
+        {"index", cmd_index},
     };
     msg_start_clock();
     cu_set_defaults(); /* before any thread */

@@ -179,6 +179,14 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         if ((c->ndim = cli_parse_shape(arg, c->shape, NPY_MAX_DIMS)) < 0)
             return cli_usage_error("", "bad --shape '%s' (e.g. 1000x3)", arg), -1;
         return 1;
+    case OPT_INDEX:
+        c->index = arg;
+        input_set_index(c->index, c->no_index);
+        return 1;
+    case OPT_NO_INDEX:
+        c->no_index = 1;
+        input_set_index(c->index, c->no_index);
+        return 1;
     case 'q':
     case 'v':
         return cli_verbosity_option(c, opt);

@@ -37,6 +37,8 @@ typedef struct {
     int force;
     int backend_given;  /* --backend was on the command line */
     int verbosity_given; /* 'q' or 'v' when -q or -v was given (they exclude each other) */
+    const char *index;  /* --index IDX, or NULL */
+    int no_index;       /* --no-index */
 } cli_common;
 
 enum {
@@ -48,6 +50,8 @@ enum {
     OPT_SHAPE,
     OPT_HELP,
     OPT_VERSION,
+    OPT_INDEX,
+    OPT_NO_INDEX,
     OPT_FIRST_COMMAND_OPTION = 1100,
 };
 
@@ -59,6 +63,8 @@ enum {
         {"streams", required_argument, 0, OPT_STREAMS},                 \
         {"dtype", required_argument, 0, OPT_DTYPE},                     \
         {"shape", required_argument, 0, OPT_SHAPE},                     \
+        {"index", required_argument, 0, OPT_INDEX},                     \
+        {"no-index", no_argument, 0, OPT_NO_INDEX},                     \
         {"quiet", no_argument, 0, 'q'}, {"verbose", no_argument, 0, 'v'}, \
         {"help", no_argument, 0, OPT_HELP}, {"version", no_argument, 0, OPT_VERSION}
 
@@ -73,6 +79,9 @@ enum {
     "                     int64 uint8 uint16 uint32 uint64 float16 bfloat16 bool, or\n"  \
     "                     an .npy code: '>f4' is big-endian (.npy input is detected)\n"  \
     "  --shape DIMS       shape of raw input, e.g. 1000x3 (default: 1-D)\n"              \
+    "  --index IDX        read one gzip FILE from the seek index IDX (gpubatch index);\n" \
+    "                     without it FILE.gzidx beside a gzip FILE is used\n"          \
+    "  --no-index         use no seek index found beside a FILE\n"                      \
     "Execution:\n"                                                                       \
     "  --backend KIND     auto (default: CUDA if usable, else CPU), cuda (alias gpu),\n" \
     "                     cpu; default $GPUBATCH_BACKEND, else auto\n"                   \

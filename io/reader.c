@@ -264,11 +264,31 @@ static int enough_follows(io_reader *r, uint64_t start)
     return r->raw_offset + r->in_avail >= start + PAR_MIN;
 }
 
+/* At the start of the first member of a file with a seek index: its read
+ * goes through the index's points. Returns 1, or an error. */
+static int index_begin(io_reader *r)
+{
+    int rc = source_fill(r, 4096);
+    if (rc < 0)
+        return rc;
+    r->member_off = 0;
+    r->member_data = pinflate_header(r->in_next, r->in_avail);
+    gzindex_stream_pause_on(r->ixs, &r->pause_req);
+    r->state = RD_INDEXED;
+    return 1;
+}
+
 /* At the start of a member, with its first bytes buffered: hands it to the
  * parallel decoder when it takes it and enough follows. Returns 1 when it
  * did, 0 when zlib inflates it, or an error. */
 static int start_parallel(io_reader *r)
 {
+    if (r->index && r->member_off == 0) /* decoded from the seek index's points */
+        return index_begin(r);
+    if (r->index_done)
+        return source_error(r, IO_ERR_FORMAT,
+                            "another gzip member follows the one the seek index %s covers",
+                            r->index->path);
     r->n_seq++;
     r->seq_why = "gzip inside a stored zip member";
     if (r->src_off) /* the decoder reads whole files, not a zip member's */
@@ -389,6 +409,62 @@ static ssize_t read_parallel_member(io_reader *r, uint8_t *buf, size_t n)
         rc = check_trailer(r, crc, len);
     if (rc < 0)
         return rc;
+    r->state = RD_BETWEEN;
+    return k;
+}
+
+/* Reads the first member through its seek index into buf; at its end checks
+ * its trailer (its CRC-32 where the read began at its start) and moves past
+ * it. Returns the bytes read (0 at the member's end, state then RD_BETWEEN)
+ * or a negative io_error. */
+static ssize_t read_indexed(io_reader *r, uint8_t *buf, size_t n)
+{
+    io_status why;
+    ssize_t k = gzindex_stream_read(r->ixs, buf, n, &why);
+    if (k < 0)
+        return source_error(r, (int)k, "%s", why.text);
+    if (k == 0 && !r->pause_win && !(r->pause_win = malloc(INFLATE_WINDOW)))
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    int paused = k == 0 ? gzindex_stream_paused(r->ixs, &r->pause_bit, r->pause_win,
+                                                &r->pause_wlen, &r->pause_crc, &r->pause_len, &why)
+                        : 0;
+    if (paused < 0)
+        return source_error(r, paused, "%s", why.text);
+    if (k > 0)
+        r->raw_offset = gzindex_stream_input_pos(r->ixs);
+    if (paused) { /* io_reader_pause: a device goes on from this point */
+        r->raw_offset = r->pause_bit / 8;
+        r->index_paused = 1;
+        r->state = RD_PAUSED;
+        return 0;
+    }
+    uint64_t end_bit, len;
+    uint32_t crc;
+    int whole;
+    if (!gzindex_stream_end(r->ixs, &end_bit, &whole, &crc, &len)) {
+        if (k == 0) /* past the last chunk a part asked for */
+            r->state = RD_END;
+        return k;
+    }
+    int rc = source_reposition(r, (end_bit + 7) / 8);
+    if (rc == 0 && !whole) { /* a part's chunks were checked one by one */
+        rc = source_fill(r, 8);
+        if (rc == 0 && r->in_avail < 8)
+            rc = source_error(r, IO_ERR_TRUNCATED, "%s", "gzip member at byte 0: unexpected end "
+                                                         "of compressed data");
+        if (rc == 0)
+            source_consume(r, 8);
+    } else if (rc == 0 && (rc = check_trailer(r, crc, len)) < 0 && rc == IO_ERR_CRC &&
+               !r->index->checked) {
+        char line[IO_STATUS_TEXT];
+        snprintf(line, sizeof line, "%.1000s (decoded from the access points of the seek index %.800s, "
+                 "whose windows have no CRC-32: read without the index to tell)", r->st.text,
+                 r->index->path);
+        snprintf(r->st.text, sizeof r->st.text, "%s", line);
+    }
+    if (rc < 0)
+        return rc;
+    r->index_done = 1;
     r->state = RD_BETWEEN;
     return k;
 }
@@ -601,6 +677,15 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
             int rc = next_member(r);
             if (rc < 0)
                 return rc;
+            continue;
+        }
+        if (r->state == RD_INDEXED) {
+            ssize_t k = read_indexed(r, buf + got, n - got);
+            if (k < 0)
+                return k;
+            got += (size_t)k;
+            if (r->state == RD_BETWEEN && r->stop_at_member_end)
+                return (ssize_t)got;
             continue;
         }
         if (r->state == RD_PARALLEL) {
@@ -887,8 +972,9 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos)
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size)
 {
     /* the first member only: its decoded bytes are the data's from position 0 */
-    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED) || !r->inbuf ||
-        (r->src_off && !r->zip_deflate) || r->file_size < 0 || r->member_off)
+    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED &&
+         !(r->state == RD_INDEXED && !r->index_seek)) ||
+        !r->inbuf || (r->src_off && !r->zip_deflate) || r->file_size < 0 || r->member_off)
         return 0;
     *fd = r->fd;
     *data_off = parallel_base(r) + r->member_data;
@@ -922,11 +1008,13 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
                               size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
                               const char *why)
 {
+    if (r->index) /* the device took the indexed member over */
+        r->index_done = 1;
     if (r->state == RD_PARALLEL) { /* its decoder's work so far is the device's */
         pinflate_end(r->par);
         r->n_par--;
     } else if (r->state == RD_PAUSED) { /* the decoder ran the start: said apart */
-        r->n_par--;
+        r->n_par -= !r->index_paused;
         r->n_paused++;
     }
     r->st.code = 0;
@@ -1038,6 +1126,26 @@ uint64_t io_reader_tell(const io_reader *r)
     return r->pos;
 }
 
+/* Reads the first gzip member through a seek index (see reader.h). */
+int io_reader_set_index(io_reader *r, gzindex *x, io_status *st)
+{
+    int rc = 0;
+    if (!r->gzip || !r->inbuf || r->file_size < 0 || !r->close_fd || r->src_off || r->spool)
+        rc = io_fail(st, IO_ERR_FORMAT, "the seek index %s is for a gzip file, and this is %s",
+                     x->path, r->gzip ? "standard input or a pipe" : "not gzip");
+    else if (r->state != RD_BETWEEN || r->raw_offset != 0)
+        rc = io_fail(st, IO_ERR_FORMAT, "%s", "a seek index is set before the first read");
+    else if ((rc = gzindex_check(x, r->fd, (uint64_t)r->file_size, st)) == 0 &&
+             gzindex_stream_open(&r->ixs, x, r->fd, (uint64_t)r->file_size) < 0)
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    if (rc < 0) {
+        gzindex_free(x);
+        return rc;
+    }
+    r->index = x;
+    return 0;
+}
+
 /* Refuses inputs that cannot be positioned: 0, or IO_ERR_SEEK (sticky). */
 static int seekable(io_reader *r)
 {
@@ -1059,8 +1167,8 @@ int io_reader_data_size(io_reader *r, uint64_t *size)
     int rc = seekable(r);
     if (rc < 0)
         return rc;
-    if (!r->gzip) {
-        *size = (uint64_t)r->file_size;
+    if (!r->gzip || r->index) {
+        *size = r->index ? r->index->usize : (uint64_t)r->file_size;
         return 0;
     }
     io_status why;
@@ -1081,7 +1189,7 @@ int io_reader_fingerprint(io_reader *r, uint64_t *digest)
     uint64_t d = 0xcbf29ce484222325ull, size = (uint64_t)r->file_size, coff, u;
     for (int i = 0; i < 8; i++)
         d = (d ^ (uint8_t)(size >> (8 * i))) * 0x100000001b3ull;
-    if (r->gzip) {
+    if (r->gzip && !r->index) { /* indexed gzip is sampled as a plain file is */
         io_status why;
         rc = bgzf_walk(r->fd, 0, size, UINT64_MAX, &coff, &u, &d, &why);
         if (rc < 0)
@@ -1109,6 +1217,21 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
     if (rc < 0)
         return rc;
     uint64_t coff = offset, uoff = offset;
+    if (r->index && !r->index->checked && (offset || length != UINT64_MAX))
+        return source_error(r, IO_ERR_SEEK,
+                            "the seek index %s has no CRC-32 of its chunks (gpubatch index "
+                            "writes them), and a part of the file read from it could not be "
+                            "checked: make one with `gpubatch index`", r->index->path);
+    if (r->index) { /* from the access point before offset, no further than the range */
+        gzindex_stream_seek(r->ixs, offset, length == UINT64_MAX || length > UINT64_MAX - offset
+                                                ? UINT64_MAX : offset + length);
+        r->index_seek = 1; /* a part: read on the host (no device takes it over) */
+        r->state = RD_INDEXED;
+        r->garbage = 0;
+        r->pos = offset;
+        r->left = length;
+        return 0;
+    }
     if (r->gzip) {
         io_status why;
         rc = bgzf_walk(r->fd, 0, (uint64_t)r->file_size, offset, &coff, &uoff, NULL, &why);
@@ -1139,7 +1262,7 @@ int io_reader_seek(io_reader *r, uint64_t offset, uint64_t length)
 int io_reader_check_blocks(io_reader *r, uint64_t from, uint64_t to)
 {
     int rc = seekable(r);
-    if (rc < 0 || !r->gzip)
+    if (rc < 0 || !r->gzip || r->index) /* indexed chunks are checked as they are read */
         return rc;
     io_status why;
     uint64_t c0 = 0, c1, u = 0;
@@ -1162,6 +1285,17 @@ int64_t io_reader_skip(io_reader *r, uint64_t n)
     int64_t rc = 0;
     uint64_t done = 0;
     uint8_t *scratch = NULL;
+    if (r->index && r->index->checked && !r->index_done &&
+        (r->state == RD_INDEXED || (r->state == RD_BETWEEN && r->raw_offset == 0))) {
+        /* from the access point before the target; its chunks are checked one by one */
+        if (r->state == RD_BETWEEN && (rc = index_begin(r)) < 0)
+            return rc;
+        uint64_t to = r->index->usize - r->pos < n ? r->index->usize : r->pos + n;
+        gzindex_stream_seek(r->ixs, to, UINT64_MAX);
+        r->index_seek = 1;
+        done = to - r->pos;
+        n = done;
+    }
     if (r->state == RD_PLAIN && r->inbuf && r->file_size >= 0) {
         rc = source_skip_plain(r, n);
         done = rc > 0 ? (uint64_t)rc : 0;
@@ -1290,6 +1424,11 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
                                (unsigned long long)pinflate_speculated(r->par),
                                (unsigned long long)redone);
     }
+    if (r->ixs && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               "a gzip member from the access points of the seek index %s: %llu "
+                               "chunks on %d threads; ", r->index->path,
+                               (unsigned long long)gzindex_stream_chunks(r->ixs), par_cpus());
     if (r->n_device && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams inflated on the GPU: %llu; ",
@@ -1379,6 +1518,8 @@ void io_reader_close(io_reader *r)
     if (r->zinit)
         inflateEnd(&r->zs);
     pinflate_destroy(r->par);
+    gzindex_stream_close(r->ixs);
+    gzindex_free(r->index);
     spool_destroy(r->spool);
     free(r->pause_win);
     if (r->close_fd)

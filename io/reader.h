@@ -23,6 +23,7 @@
 
 #include "status.h"
 #include "view.h"
+#include "io/gzip/gzindex.h"
 #include "zip_member.h"
 
 typedef struct io_reader io_reader;
@@ -53,6 +54,17 @@ int io_reader_open_zip_member(io_reader **out, const char *path, const io_zip_me
  * For tests and fuzzing. */
 int io_reader_open_zip_member_mem(io_reader **out, const void *data, size_t len,
                                   const io_zip_member *m, io_status *st);
+
+/* Reads the first gzip member of r (a regular file, not blocked gzip,
+ * before its first read) through the seek index x (gzip/gzindex.h, taken
+ * over: freed with r, or here on failure), after checking that x is the
+ * file's (gzindex_check): its chunks decode on every core from their access
+ * points, and io_reader_seek, io_reader_data_size, io_reader_fingerprint
+ * (the file sampled as a plain one) and io_reader_check_blocks (nothing:
+ * the chunks are checked as read) work as on blocked gzip. A member after
+ * it is an error. 0, or a negative io_error with a line naming the index
+ * in *st. */
+int io_reader_set_index(io_reader *r, gzindex *x, io_status *st);
 
 /* Reads up to n bytes into buf; returns fewer than n only at the end of the
  * data. Returns the count (0 at the end) or a negative io_error. */

@@ -28,6 +28,7 @@
 #include "status.h"
 #include "view.h"
 #include "zip_member.h"
+#include "io/gzip/gzindex.h"
 #include "io/gzip/pinflate.h"
 
 typedef struct io_reader io_reader; /* the handle of reader.h, defined here */
@@ -43,6 +44,7 @@ enum rd_state {
     RD_END,     /* no more data */
     RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
     RD_PAUSED,  /* the parallel decoder paused in the first member (io_reader_pause) */
+    RD_INDEXED, /* inside the first gzip member, decoded from a seek index's points */
 };
 
 /* The reader's handle: the byte source (fd, memory, the input window, a zip
@@ -102,6 +104,11 @@ struct io_reader {
     uint64_t src_len;  /* bytes of the source, or UINT64_MAX: to the end of the file */
     int zip_deflate;   /* a deflated member: inflated in order, never positioned */
     io_zip_member zip;
+    gzindex *index;        /* io_reader_set_index: the first member's seek index (owned) */
+    gzindex_stream *ixs;   /* its read */
+    int index_done;        /* the indexed member has ended: no member may follow */
+    int index_seek;        /* io_reader_seek positioned the indexed read */
+    int index_paused;      /* RD_PAUSED: the indexed read paused (not the parallel decoder) */
     io_status st; /* the first failure (sticky) */
 };
 

@@ -94,7 +94,7 @@ cli/test_gzip_out.sh 7 cli/test_integrity.sh 7 cli/test_npz_out.sh 7 cli/test_or
 cli/test_lib.sh 6 cli/test_driver_versions.sh 5 cli/test_progress.sh 5 cli/test_quadratic.sh 5
 unit/test_gzwrite 5 cli/test_bench.sh 4 cli/test_faults.sh 4 unit/test_quadratic 4
 cli/test_gz_corrupt.sh 3 cli/test_hostile.sh 3 cli/test_slurm.sh 3 cli/test_sniff.sh 3
-cli/test_includes.sh 2 cli/test_native.sh 2"
+cli/test_includes.sh 2 cli/test_native.sh 2 cli/test_gzindex.sh 25 unit/test_gzindex 7"
 i=0
 while [ $i -lt $n ]; do
     s=$({ echo "$known" | xargs -n 2; cat "$times" 2>/dev/null; } |

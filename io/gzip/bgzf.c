@@ -236,7 +236,8 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
                 return io_fail(
                     st, IO_ERR_SEEK, "%s",
                     "gzip data that is not blocked (BGZF) cannot be read from an offset: "
-                    "recompress it with `gpubatch` output or bgzip, or decompress it");
+                    "make a seek index with `gpubatch index FILE`, recompress it with "
+                    "`gpubatch` output or bgzip, or decompress it");
             break;
         }
         if (total > end - c)

@@ -115,6 +115,8 @@ struct pinflate {
     uint64_t member_end_bit; /* then: where that member's final block ends */
     uint64_t next_member;    /* and where the next member's first block starts */
     int paused;              /* pinflate_read paused at out_pos */
+    void (*on_boundary)(void *ctx, uint64_t bit, uint64_t len); /* pinflate_on_boundary */
+    void *boundary_ctx;
     /* freed output buffers, reused so that their pages are not faulted in anew */
     struct { void *ptr; size_t bytes; } spare[SPARES];
     int nspare;
@@ -1040,6 +1042,15 @@ static void out_window_advance(pinflate *p, const uint8_t *out, size_t n)
     p->out_wlen = p->out_wlen + take < INFLATE_WINDOW ? p->out_wlen + take : INFLATE_WINDOW;
 }
 
+/* Sets the hook called at each boundary between chunks handed out (see pinflate.h). */
+void pinflate_on_boundary(pinflate *p, void (*fn)(void *ctx, uint64_t bit, uint64_t len), void *ctx)
+{
+    pthread_mutex_lock(&p->lock);
+    p->on_boundary = fn;
+    p->boundary_ctx = ctx;
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* Hands out decoded bytes in order (see pinflate.h). */
 ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
 {
@@ -1098,6 +1109,8 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
             p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)(c->nout - seg));
             p->len += c->nout - seg;
             p->out_pos = c->end;
+            if (p->on_boundary && c->status != INFLATE_END)
+                p->on_boundary(p->boundary_ctx, c->end, p->len);
             p->head = c->next;
             if (p->tail == c)
                 p->tail = NULL;

@@ -28,6 +28,7 @@
 #include "io/clock.h"
 #include "io/frame.h"
 #include "io/reader.h"
+#include "tests/gzindex_fixture.h"
 #include "runtime/backend.h"
 #include "runtime/backend_state.h"
 #include "runtime/reduce.h"
@@ -158,12 +159,24 @@ static unsigned char *random_bytes(size_t n)
     return p;
 }
 
-/* One input of a case: opens the file at path as raw bytes of dtype. */
+/* Whether member_case reads gzip through a seek index, and the index it
+ * built (before the backend opens) for open_input. */
+static int with_index;
+static uint8_t *index_bytes;
+static size_t index_len;
+
+/* One input of a case: opens the file at path as raw bytes of dtype
+ * (through index_bytes where set). */
 static io_reader *open_input(const char *path, dt_type dtype, frame_info *fi)
 {
     io_reader *r = NULL;
     io_status st;
     CHECKF(io_reader_open(&r, path, &st) == 0, "%s", st.text);
+    if (index_bytes) {
+        gzindex *x;
+        CHECK(gzindex_parse(&x, "test.gzidx", index_bytes, index_len, &st) == 0);
+        CHECKF(io_reader_set_index(r, x, &st) == 0, "%s", st.text);
+    }
     CHECKF(frame_open(r, dtype, 0, NULL, -1, fi, &st) == 0, "%s", st.text);
     return r;
 }
@@ -485,7 +498,7 @@ static void device_fails(const char *var, const char *value, const char *want)
 /* Sums a gzip member of n bytes (4 random bits each) on backend kind, its
  * device opening after the run starts (auto holding it back for
  * GPUBATCH_GPU_READY_AFTER chunks); every byte must be counted once. */
-static void member_case(backend_kind kind, size_t n)
+static void member_case(backend_kind kind, size_t n, const char *delay_ms)
 {
     unsigned char *data = random_bytes(n);
     for (size_t i = 0; i < n; i++)
@@ -493,9 +506,13 @@ static void member_case(backend_kind kind, size_t n)
     char path[64];
     temp_file(path, data, n, 1);
     setenv("GPUBATCH_GPU_READY_AFTER", "1", 1);
-    setenv("FAKECUDA_INIT_DELAY_MS", "300", 1);
+    setenv("FAKECUDA_INIT_DELAY_MS", delay_ms, 1);
+    if (with_index) /* a point every 256 KiB of input */
+        CHECK(fixture_index(path, (uint64_t)256 << 10, &index_bytes, &index_len) == 0);
     uint64_t bytes;
     int rc = reduce_on(kind, path, &bytes);
+    free(index_bytes);
+    index_bytes = NULL;
     CHECKF(rc == 0 && errors == 0, "%s", last_error);
     CHECKF(bytes == n && checks == 1 && checked_bytes == n, "%llu of %zu bytes counted",
            (unsigned long long)bytes, n);
@@ -514,14 +531,31 @@ static void member_case(backend_kind kind, size_t n)
  * counted once, whichever side ran it. */
 static void test_run_member(void)
 {
-    member_case(BACKEND_AUTO, (size_t)40 << 20);
+    member_case(BACKEND_AUTO, (size_t)40 << 20, "300");
     CHECKF(told_host == 1 && told_device == 1, "auto: host %d, device %d", told_host,
            told_device);
     setenv("GPUBATCH_HOST_INFLATE", "0", 1);
-    member_case(BACKEND_CUDA, (size_t)4 << 20);
+    member_case(BACKEND_CUDA, (size_t)4 << 20, "300");
     CHECKF(told_host == 0 && told_device == 1, "cuda: host %d, device %d", told_host,
            told_device);
     unsetenv("GPUBATCH_HOST_INFLATE");
+}
+
+/* The same hand-over of a member read through its seek index: the host's
+ * chunks from the index's points pause at a point, the device goes on
+ * from there with the point's window; every byte counted once. */
+static void test_run_member_indexed(void)
+{
+    with_index = 1;
+    member_case(BACKEND_AUTO, (size_t)96 << 20, "300"); /* no speculation: a longer member */
+    CHECKF(told_host == 1 && told_device == 1, "auto: host %d, device %d", told_host,
+           told_device);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    member_case(BACKEND_CUDA, (size_t)4 << 20, "300");
+    CHECKF(told_host == 0 && told_device == 1, "cuda: host %d, device %d", told_host,
+           told_device);
+    unsetenv("GPUBATCH_HOST_INFLATE");
+    with_index = 0;
 }
 
 /* A device failing in each stage: the copy in, the kernel. */
@@ -548,6 +582,7 @@ int main(void)
     RUN(test_run_stream);
     RUN(test_run_whole);
     RUN(test_run_member);
+    RUN(test_run_member_indexed);
     RUN(test_run_device_fails);
     return check_summary();
 }

@@ -1,0 +1,854 @@
+/* gzindex.c - seek indexes of a single-member gzip file (see gzindex.h).
+ *
+ * The file: 8 zero bytes, "gzipindx", the point count twice (uint64), then
+ * per point its decoded offset (uint64), the byte `in` after its bit
+ * offset (uint64), the `bits` of the byte before `in` that belong to the
+ * point (uint32: bit offset = 8 * in - bits), the compressed window's
+ * length (uint32) and the window; then the member's decoded size (uint64).
+ * Every number is big-endian. gpubatch's check record follows: "GPBXCHK1",
+ * the gzip file's length (uint64), the CRC-32 of its first 64 KiB, its
+ * last 8 bytes, one CRC-32 per chunk, and a CRC-32 of every byte before it. */
+#include "gzindex.h"
+
+#include "io/crc.h"
+#include "io/par.h"
+#include "io/pread.h"
+#include "bgzf.h"
+#include "gzip_header.h"
+#include "inflate.h"
+#include "pinflate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define HEAD_LEN 32           /* zeros, magic, the count twice */
+#define POINT_LEN 24          /* a point's fixed fields */
+#define CHECK_MAGIC "GPBXCHK1"
+#define CHECK_FIXED 32        /* the check record's magic, length, head CRC, trailer */
+#define MAX_INDEX ((uint64_t)1 << 32) /* an index file larger is refused */
+#define SPACING_OUT ((uint64_t)1 << 20) /* the least output between two points */
+#define SPACING_RATIO 100     /* compressed bytes between points per byte of a point */
+#define READ_STEP ((size_t)8 << 20)  /* decoded bytes read at a time while building */
+
+/* Big-endian 64-bit value at p. */
+static uint64_t be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Big-endian 32-bit value at p. */
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Writes v big-endian in `bytes` bytes at p. */
+static void put_be(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* Reads the optional check record at d[at..len) into x: 1 when present and
+ * whole, 0 when absent, or a negative error. */
+static int parse_check(gzindex *x, const uint8_t *d, size_t at, size_t len, io_status *st)
+{
+    if (at == len)
+        return 0;
+    size_t need = CHECK_FIXED + 4 * x->n + 4;
+    if (len - at < 8 || memcmp(d + at, CHECK_MAGIC, 8))
+        return io_fail(st, IO_ERR_FORMAT, "%s: not a seek index: unknown bytes after its end",
+                       x->path);
+    if (len - at != need)
+        return io_fail(st, IO_ERR_FORMAT, "%s: damaged seek index: its check record is %s",
+                       x->path, len - at < need ? "cut short" : "followed by other bytes");
+    if (crc_update(0, d, len - 4) != be32(d + len - 4))
+        return io_fail(st, IO_ERR_FORMAT,
+                       "%s: damaged seek index: its bytes do not match their CRC-32", x->path);
+    x->file_len = be64(d + at + 8);
+    x->head_crc = be32(d + at + 16);
+    memcpy(x->trailer, d + at + 20, 8);
+    for (size_t i = 0; i < x->n; i++)
+        x->pt[i].crc = be32(d + at + CHECK_FIXED + 4 * i);
+    return 1;
+}
+
+/* Parses an index (see gzindex.h). */
+int gzindex_parse(gzindex **out, const char *path, const void *data, size_t len, io_status *st)
+{
+    *out = NULL;
+    gzindex *x = calloc(1, sizeof *x);
+    if (!x || !(x->path = strdup(path)) || !(x->data = malloc(len ? len : 1))) {
+        gzindex_free(x);
+        return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    }
+    memcpy(x->data, data, len);
+    x->len = len;
+    const uint8_t *d = x->data;
+    static const uint8_t zero[8];
+    int rc = IO_ERR_FORMAT;
+    if (len >= 5 && !memcmp(d, "GZIDX", 5)) {
+        io_fail(st, rc, "%s: an indexed_gzip index (GZIDX) is not read: export it with "
+                        "--index-format gztool", path);
+        goto out_free;
+    }
+    if (len < HEAD_LEN || memcmp(d, zero, 8) || memcmp(d + 8, "gzipind", 7) ||
+        (d[15] != 'x' && d[15] != 'X')) {
+        io_fail(st, rc, "%s: not a seek index (gztool's format, \"gzipindx\", is read)", path);
+        goto out_free;
+    }
+    if (d[15] == 'X') {
+        io_fail(st, rc, "%s: a gztool index with line numbers (\"gzipindX\") is not read: "
+                        "export it with --index-format gztool", path);
+        goto out_free;
+    }
+    uint64_t n = be64(d + 16);
+    if (n == 0 || n != be64(d + 24) || n > (len - HEAD_LEN) / POINT_LEN) {
+        io_fail(st, rc, "%s: %s seek index: it holds %llu of %llu access points", path,
+                n == 0 ? "an empty" : "an incomplete or damaged", (unsigned long long)n,
+                (unsigned long long)be64(d + 24));
+        goto out_free;
+    }
+    if (!(x->pt = calloc((size_t)n, sizeof *x->pt))) {
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+        goto out_free;
+    }
+    x->n = (size_t)n;
+    size_t at = HEAD_LEN;
+    for (size_t i = 0; i < x->n; i++) {
+        if (len - at < POINT_LEN + 8) {
+            io_fail(st, rc, "%s: damaged seek index: cut short in access point %zu", path, i);
+            goto out_free;
+        }
+        gzindex_point *p = &x->pt[i];
+        uint64_t in = be64(d + at + 8);
+        uint32_t bits = be32(d + at + 16);
+        p->out = be64(d + at);
+        p->zlen = be32(d + at + 20);
+        if (bits > 7 || in > UINT64_MAX / 8 || (bits && !in) || p->zlen > len - at - POINT_LEN - 8 ||
+            (i == 0 && p->out) ||
+            (i && (p->out < x->pt[i - 1].out || in * 8 - bits <= x->pt[i - 1].bit))) {
+            io_fail(st, rc, "%s: damaged seek index: access point %zu is out of order or out of "
+                            "range", path, i);
+            goto out_free;
+        }
+        p->bit = in * 8 - bits;
+        p->zwin = p->zlen ? d + at + POINT_LEN : NULL;
+        at += POINT_LEN + p->zlen;
+    }
+    x->usize = be64(d + at);
+    at += 8;
+    if (x->usize < x->pt[x->n - 1].out) {
+        io_fail(st, rc, "%s: damaged seek index: its size is below its last access point", path);
+        goto out_free;
+    }
+    int c = parse_check(x, d, at, len, st);
+    if (c < 0) {
+        rc = c;
+        goto out_free;
+    }
+    x->checked = c;
+    *out = x;
+    return 0;
+out_free:
+    gzindex_free(x);
+    return rc;
+}
+
+/* Reads and parses an index file (see gzindex.h). */
+int gzindex_load(gzindex **out, const char *path, io_status *st)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        int e = fd < 0 ? errno : EISDIR;
+        if (fd >= 0)
+            close(fd);
+        return io_fail(st, IO_ERR_OPEN, "%s: %s", path,
+                       fd >= 0 && !S_ISREG(sb.st_mode) ? "not a regular file" : strerror(e));
+    }
+    if ((uint64_t)sb.st_size > MAX_INDEX) {
+        close(fd);
+        return io_fail(st, IO_ERR_FORMAT, "%s: not a seek index (over 4 GiB)", path);
+    }
+    uint8_t *buf = malloc((size_t)sb.st_size + 1);
+    ssize_t k = buf ? io_pread_full(fd, buf, (size_t)sb.st_size, 0) : 0;
+    close(fd);
+    int rc;
+    if (!buf)
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    else if (k != (ssize_t)sb.st_size)
+        rc = io_fail(st, IO_ERR_READ, "%s: %s", path,
+                     k < 0 ? strerror((int)-k) : "the file shrank while read");
+    else
+        rc = gzindex_parse(out, path, buf, (size_t)k, st);
+    free(buf);
+    return rc;
+}
+
+/* Fails with a line saying why x is not the index of the gzip file. */
+static int not_its_index(const gzindex *x, io_status *st, const char *why)
+{
+    return io_fail(st, IO_ERR_FORMAT,
+                   "the seek index %s is not this file's (%s): make a new one with `gpubatch "
+                   "index`", x->path, why);
+}
+
+/* Checks x against the gzip file (see gzindex.h). */
+int gzindex_check(const gzindex *x, int fd, uint64_t file_len, io_status *st)
+{
+    uint8_t head[GZINDEX_HEAD_BYTES], tail[8];
+    size_t hn = file_len < sizeof head ? (size_t)file_len : sizeof head;
+    ssize_t k = io_pread_full(fd, head, hn, 0);
+    if (k == (ssize_t)hn && file_len >= 8)
+        k = io_pread_full(fd, tail, 8, file_len - 8) == 8 ? k : -EIO;
+    if (k != (ssize_t)hn || file_len < 18)
+        return k < 0 ? io_fail(st, IO_ERR_READ, "%s", strerror((int)-k))
+                     : not_its_index(x, st, "the file is too short for gzip");
+    if (bgzf_block_size(head, hn))
+        return io_fail(st, IO_ERR_FORMAT,
+                       "blocked gzip (BGZF) needs no seek index: leave out %s", x->path);
+    if (x->checked) {
+        if (x->file_len != file_len)
+            return not_its_index(x, st, "the file's length differs");
+        if (x->head_crc != crc_update(0, head, hn))
+            return not_its_index(x, st, "the file's first bytes differ");
+        if (memcmp(x->trailer, tail, 8))
+            return not_its_index(x, st, "the file's gzip trailer differs");
+    }
+    uint32_t isize = (uint32_t)tail[4] | (uint32_t)tail[5] << 8 | (uint32_t)tail[6] << 16 |
+                     (uint32_t)tail[7] << 24;
+    if ((uint32_t)x->usize != isize)
+        return not_its_index(x, st, "its size is not the ISIZE of the file's gzip trailer");
+    if (x->pt[x->n - 1].bit / 8 + 8 >= file_len || x->pt[0].bit / 8 < 10)
+        return not_its_index(x, st, "an access point lies outside the file's deflate data");
+    return 0;
+}
+
+/* Inflates a point's window (see gzindex.h). */
+int gzindex_window(const gzindex *x, size_t i, uint8_t *win, size_t *wlen, io_status *st)
+{
+    uLongf n = INFLATE_WINDOW;
+    *wlen = 0;
+    if (!x->pt[i].zlen)
+        return 0;
+    int z = uncompress(win, &n, x->pt[i].zwin, x->pt[i].zlen);
+    if (z != Z_OK)
+        return io_fail(st, IO_ERR_FORMAT, "%s: damaged seek index: the window of access point "
+                                          "%zu %s", x->path, i,
+                       z == Z_BUF_ERROR ? "is over 32 KiB or cut short" : "does not inflate");
+    *wlen = n;
+    return 0;
+}
+
+/* Frees an index. */
+void gzindex_free(gzindex *x)
+{
+    if (!x)
+        return;
+    free(x->path);
+    free(x->data);
+    free(x->pt);
+    free(x);
+}
+
+/* --- reading through an index --- */
+
+/* One chunk, from point i to the next (or to the member's end), decoded by
+ * one job of a batch. */
+typedef struct {
+    const gzindex *x;
+    int fd;
+    uint64_t file_len;
+    size_t i;
+    uint8_t *buf;   /* INFLATE_WINDOW bytes of history, then the chunk's bytes */
+    size_t cap;     /* its allocation, kept between batches */
+    uint8_t *src;   /* the chunk's compressed bytes */
+    size_t src_cap;
+    size_t n;       /* the chunk's decoded bytes */
+    uint32_t crc;
+    uint64_t end_bit; /* the last chunk: just past the final block */
+    int rc;
+    io_status st;
+} chunk_job;
+
+struct gzindex_stream {
+    const gzindex *x;
+    int fd;
+    uint64_t file_len;
+    size_t next, last;   /* chunks still to decode: [next, last] */
+    chunk_job *jobs;     /* the batch being handed out */
+    chunk_job *ahead;    /* the next batch, decoded meanwhile on a thread of its own */
+    size_t batch, njobs, nahead, cur, taken;
+    pthread_t bg;
+    int bg_on;           /* bg decodes `ahead` */
+    uint64_t skip;       /* decoded bytes to drop before the first handed out */
+    int whole;           /* the read began at the member's start */
+    int ended;
+    uint64_t end_bit, len, chunks;
+    uint64_t in_pos;     /* the file byte where the bytes handed out were compressed */
+    uint32_t crc;
+    const atomic_int *pause; /* gzindex_stream_pause_on's flag, or NULL */
+    int paused;          /* stopped before chunk `next` (the batches dropped) */
+};
+
+/* Makes room for `need` bytes in *buf (capacity *cap). 0 or -1. */
+static int reserve(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    uint8_t *b = realloc(*buf, need);
+    if (!b)
+        return -1;
+    *buf = b;
+    *cap = need;
+    return 0;
+}
+
+/* Decodes one chunk (a par_run job): from its point with the point's window,
+ * to the next point exactly (or the member's final block), checked against
+ * the chunk's CRC-32 when the index has one. */
+static void *chunk_run(void *arg)
+{
+    chunk_job *c = arg;
+    const gzindex *x = c->x;
+    const gzindex_point *p = &x->pt[c->i];
+    int last = c->i + 1 == x->n;
+    uint64_t c0 = p->bit / 8;
+    uint64_t c1 = last ? c->file_len : x->pt[c->i + 1].bit / 8 + 64;
+    c1 = c1 > c->file_len ? c->file_len : c1;
+    uint64_t olen = (last ? x->usize : x->pt[c->i + 1].out) - p->out;
+    c->rc = 0;
+    c->n = 0;
+    if (olen > SIZE_MAX - INFLATE_WINDOW || c1 - c0 > SIZE_MAX || c0 >= c1 ||
+        reserve(&c->buf, &c->cap, INFLATE_WINDOW + (size_t)olen) < 0 ||
+        reserve(&c->src, &c->src_cap, (size_t)(c1 - c0)) < 0) {
+        c->rc = io_fail(&c->st, IO_ERR_NOMEM, "%s", "out of memory");
+        return NULL;
+    }
+    ssize_t k = io_pread_full(c->fd, c->src, (size_t)(c1 - c0), c0);
+    if (k != (ssize_t)(c1 - c0)) {
+        c->rc = io_fail(&c->st, IO_ERR_READ, "%s", k < 0 ? strerror((int)-k) : "the file shrank");
+        return NULL;
+    }
+    size_t wlen;
+    if ((c->rc = gzindex_window(x, c->i, c->buf, &wlen, &c->st)) < 0)
+        return NULL;
+    size_t hist = wlen < p->out ? wlen : (size_t)p->out;
+    memmove(c->buf + INFLATE_WINDOW - hist, c->buf + wlen - hist, hist);
+    inflate_job j = {.in = c->src, .in_len = (size_t)(c1 - c0), .bit = p->bit % 8,
+                     .stop_bit = last ? UINT64_MAX : x->pt[c->i + 1].bit - c0 * 8,
+                     .out_limit = SIZE_MAX, .out = c->buf + INFLATE_WINDOW,
+                     .out_cap = (size_t)olen, .history = hist};
+    int r = inflate_decode_bytes(&j);
+    int ok = last ? r == INFLATE_END : r == INFLATE_STOP && j.bit == j.stop_bit;
+    if (!ok || j.out_len != olen) {
+        c->rc = io_fail(&c->st, IO_ERR_CORRUPT,
+                        "the data from access point %zu (byte %llu) of the seek index %s does not "
+                        "decode %s: the index is damaged or not this file's, or the data is "
+                        "corrupt (read without the index to tell)",
+                        c->i, (unsigned long long)c0, x->path,
+                        last ? "to the member's end" : "to the next point");
+        return NULL;
+    }
+    c->n = (size_t)olen;
+    c->crc = crc_update(0, c->buf + INFLATE_WINDOW, c->n);
+    c->end_bit = c0 * 8 + j.bit;
+    if (x->checked && c->crc != p->crc)
+        c->rc = io_fail(&c->st, IO_ERR_CRC,
+                        "the data from access point %zu (byte %llu) of the seek index %s does not "
+                        "match its CRC-32: the index is damaged or not this file's, or the data "
+                        "is corrupt", c->i, (unsigned long long)c0, x->path);
+    return NULL;
+}
+
+/* Opens a read through an index (see gzindex.h). */
+int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len)
+{
+    gzindex_stream *s = calloc(1, sizeof *s);
+    size_t batch = (size_t)par_cpus();
+    batch = batch > PAR_MAX ? PAR_MAX : batch;
+    if (!s || !(s->jobs = calloc(batch, sizeof *s->jobs)) ||
+        !(s->ahead = calloc(batch, sizeof *s->ahead))) {
+        if (s)
+            free(s->jobs);
+        free(s);
+        return IO_ERR_NOMEM;
+    }
+    s->x = x;
+    s->fd = fd;
+    s->file_len = file_len;
+    s->batch = batch;
+    gzindex_stream_seek(s, 0, UINT64_MAX);
+    *out = s;
+    return 0;
+}
+
+/* Waits for the batch decoded ahead, if any; 1 when there was one. */
+static int join_ahead(gzindex_stream *s)
+{
+    if (!s->bg_on)
+        return 0;
+    pthread_join(s->bg, NULL);
+    s->bg_on = 0;
+    return 1;
+}
+
+/* Positions a read through an index (see gzindex.h). */
+void gzindex_stream_seek(gzindex_stream *s, uint64_t from, uint64_t upto)
+{
+    const gzindex *x = s->x;
+    size_t lo = 0, hi = x->n; /* the last point at or before `from` */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->pt[mid].out <= from)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    size_t last = lo;
+    while (last + 1 < x->n && x->pt[last + 1].out < upto)
+        last++;
+    join_ahead(s);
+    s->next = lo;
+    s->last = last;
+    s->skip = from - x->pt[lo].out;
+    s->whole = from == 0;
+    s->njobs = s->nahead = s->cur = s->taken = 0;
+    s->ended = 0;
+    s->paused = 0;
+    s->crc = 0;
+    s->len = 0;
+}
+
+/* Decodes the batch s->ahead (a thread's body). */
+static void *decode_ahead(void *arg)
+{
+    gzindex_stream *s = arg;
+    par_run(chunk_run, s->ahead, sizeof *s->ahead, s->nahead);
+    return NULL;
+}
+
+/* Starts the decode of the next batch of chunks (up to one per core) into
+ * s->ahead, on a thread of its own where one starts, else here. */
+static void start_ahead(gzindex_stream *s)
+{
+    size_t k = s->next > s->last ? 0 : s->last + 1 - s->next;
+    k = k < s->batch ? k : s->batch;
+    for (size_t i = 0; i < k; i++) {
+        chunk_job *c = &s->ahead[i];
+        c->x = s->x;
+        c->fd = s->fd;
+        c->file_len = s->file_len;
+        c->i = s->next + i;
+    }
+    s->next += k;
+    s->nahead = k;
+    if (k && pthread_create(&s->bg, NULL, decode_ahead, s) == 0)
+        s->bg_on = 1;
+    else
+        decode_ahead(s);
+}
+
+/* Makes the batch decoded ahead the one handed out, and starts the next
+ * one. 0 or the batch's first failure (in chunk order). */
+static int next_batch(gzindex_stream *s, io_status *st)
+{
+    if (!s->bg_on && !s->nahead)
+        start_ahead(s);
+    join_ahead(s);
+    chunk_job *t = s->jobs;
+    s->jobs = s->ahead;
+    s->ahead = t;
+    s->njobs = s->nahead;
+    s->nahead = 0;
+    s->cur = s->taken = 0;
+    s->chunks += s->njobs;
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i].rc < 0) {
+            *st = s->jobs[i].st;
+            return s->jobs[i].rc;
+        }
+    if (s->next <= s->last)
+        start_ahead(s);
+    return 0;
+}
+
+/* Hands out decoded bytes in order (see gzindex.h). */
+ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status *st)
+{
+    size_t got = 0;
+    while (got < n && !s->paused) {
+        if (s->pause && s->whole && !s->ended && s->taken == 0 && atomic_load(s->pause) &&
+            (s->cur < s->njobs || s->nahead || s->next <= s->last)) {
+            join_ahead(s); /* the chunks not handed out are dropped */
+            s->next -= s->njobs - s->cur + s->nahead;
+            s->njobs = s->nahead = s->cur = 0;
+            s->paused = 1;
+            break;
+        }
+        if (s->cur == s->njobs) {
+            if (s->ended || (s->next > s->last && !s->nahead))
+                break;
+            int rc = next_batch(s, st);
+            if (rc < 0)
+                return rc;
+        }
+        chunk_job *c = &s->jobs[s->cur];
+        s->in_pos = s->x->pt[c->i].bit / 8;
+        if (s->skip) {
+            size_t d = c->n - s->taken < s->skip ? c->n - s->taken : (size_t)s->skip;
+            s->taken += d;
+            s->skip -= d;
+        }
+        size_t k = c->n - s->taken < n - got ? c->n - s->taken : n - got;
+        memcpy(buf + got, c->buf + INFLATE_WINDOW + s->taken, k);
+        s->taken += k;
+        got += k;
+        if (s->taken == c->n) {
+            s->crc = (uint32_t)crc32_combine(s->crc, c->crc, (z_off_t)c->n);
+            s->len += c->n;
+            if (c->i + 1 == s->x->n) {
+                s->ended = 1;
+                s->end_bit = c->end_bit;
+            }
+            s->in_pos = c->end_bit / 8;
+            s->cur++;
+            s->taken = 0;
+        }
+    }
+    return (ssize_t)got;
+}
+
+/* Where the member ended (see gzindex.h). */
+int gzindex_stream_end(const gzindex_stream *s, uint64_t *end_bit, int *whole, uint32_t *crc,
+                       uint64_t *len)
+{
+    if (!s->ended)
+        return 0;
+    *end_bit = s->end_bit;
+    *whole = s->whole;
+    *crc = s->crc;
+    *len = s->len;
+    return 1;
+}
+
+/* Pauses a read at a boundary between chunks (see gzindex.h). */
+void gzindex_stream_pause_on(gzindex_stream *s, const atomic_int *flag)
+{
+    s->pause = flag;
+}
+
+/* Where a read paused (see gzindex.h). */
+int gzindex_stream_paused(const gzindex_stream *s, uint64_t *bit, uint8_t *win, size_t *wlen,
+                          uint32_t *crc, uint64_t *len, io_status *st)
+{
+    if (!s->paused)
+        return 0;
+    int rc = gzindex_window(s->x, s->next, win, wlen, st);
+    if (rc < 0)
+        return rc;
+    uint64_t out = s->x->pt[s->next].out;
+    if (*wlen > out) { /* the member's bytes before the point are fewer */
+        memmove(win, win + *wlen - out, (size_t)out);
+        *wlen = (size_t)out;
+    }
+    *bit = s->x->pt[s->next].bit;
+    *crc = s->crc;
+    *len = s->len;
+    return 1;
+}
+
+/* Where the bytes handed out were compressed. */
+uint64_t gzindex_stream_input_pos(const gzindex_stream *s)
+{
+    return s->in_pos;
+}
+
+/* Chunks decoded so far. */
+uint64_t gzindex_stream_chunks(const gzindex_stream *s)
+{
+    return s->chunks;
+}
+
+/* Frees a read through an index. */
+void gzindex_stream_close(gzindex_stream *s)
+{
+    if (!s)
+        return;
+    join_ahead(s);
+    for (size_t i = 0; i < s->batch; i++) {
+        free(s->jobs[i].buf);
+        free(s->jobs[i].src);
+        free(s->ahead[i].buf);
+        free(s->ahead[i].src);
+    }
+    free(s->jobs);
+    free(s->ahead);
+    free(s);
+}
+
+/* --- building an index --- */
+
+/* A point kept while building: its offsets, its compressed window, the
+ * CRC-32 of the bytes from it to the next. */
+typedef struct {
+    uint64_t bit, out;
+    uint8_t *zwin;
+    uint32_t zlen, crc;
+} build_point;
+
+/* What the builder collects: the boundaries the decoder reported in the
+ * last read, and the points kept. */
+typedef struct {
+    uint64_t pend_bit[64], pend_len[64];
+    size_t npend;
+    int overflow;     /* more boundaries in one read than pend holds: the rest are left out */
+    build_point *pt;
+    size_t n, cap;
+    uint64_t index_bytes; /* the points' bytes so far */
+    gzindex_spacing sp;
+} builder;
+
+/* pinflate's boundary hook: notes the boundary for after the read. */
+static void on_boundary(void *ctx, uint64_t bit, uint64_t len)
+{
+    builder *b = ctx;
+    if (b->npend == sizeof b->pend_bit / sizeof b->pend_bit[0]) {
+        b->overflow = 1;
+        return;
+    }
+    b->pend_bit[b->npend] = bit;
+    b->pend_len[b->npend++] = len;
+}
+
+/* Adds a point to b with the window `win` (wlen bytes). 0 or IO_ERR_NOMEM. */
+static int add_point(builder *b, uint64_t bit, uint64_t out, const uint8_t *win, size_t wlen)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        build_point *p = realloc(b->pt, cap * sizeof *p);
+        if (!p)
+            return IO_ERR_NOMEM;
+        b->pt = p;
+        b->cap = cap;
+    }
+    build_point *p = &b->pt[b->n];
+    *p = (build_point){.bit = bit, .out = out};
+    if (wlen) {
+        uLongf zl = compressBound((uLong)wlen);
+        if (!(p->zwin = malloc(zl)))
+            return IO_ERR_NOMEM;
+        if (compress2(p->zwin, &zl, win, (uLong)wlen, 6) != Z_OK) {
+            free(p->zwin);
+            return IO_ERR_NOMEM;
+        }
+        p->zlen = (uint32_t)zl;
+    }
+    b->index_bytes += POINT_LEN + 4 + p->zlen;
+    b->n++;
+    return 0;
+}
+
+/* Whether a boundary at (bit, out) may be a point: sp.min_out bytes of
+ * output after the last point kept. */
+static int far_enough(const builder *b, uint64_t out)
+{
+    return out - b->pt[b->n - 1].out >= b->sp.min_out;
+}
+
+/* Keeps the point just added (the last of b) when the compressed bytes since
+ * the one before are at least sp.ratio times its size (its fixed fields, its
+ * CRC-32 and its compressed window); else drops it. */
+static void keep_if_paid(builder *b)
+{
+    build_point *p = &b->pt[b->n - 1], *l = &b->pt[b->n - 2];
+    uint64_t size = POINT_LEN + 4 + p->zlen;
+    if ((p->bit - l->bit) / 8 >= b->sp.ratio * size)
+        return;
+    free(p->zwin);
+    b->n--;
+}
+
+/* Writes the index of b's points (see the file comment) into *out. */
+static int serialize(const builder *b, uint64_t usize, uint64_t file_len, uint32_t head_crc,
+                     const uint8_t *trailer, uint8_t **out, size_t *len)
+{
+    size_t total = HEAD_LEN + 8 + CHECK_FIXED + 4 * b->n + 4;
+    for (size_t i = 0; i < b->n; i++)
+        total += POINT_LEN + b->pt[i].zlen;
+    uint8_t *d = malloc(total), *w = d;
+    if (!d)
+        return IO_ERR_NOMEM;
+    memset(w, 0, 8);
+    memcpy(w + 8, "gzipindx", 8);
+    put_be(w + 16, b->n, 8);
+    put_be(w + 24, b->n, 8);
+    w += HEAD_LEN;
+    for (size_t i = 0; i < b->n; i++) {
+        const build_point *p = &b->pt[i];
+        put_be(w, p->out, 8);
+        put_be(w + 8, (p->bit + 7) / 8, 8);
+        put_be(w + 16, (8 - p->bit % 8) % 8, 4);
+        put_be(w + 20, p->zlen, 4);
+        if (p->zlen)
+            memcpy(w + POINT_LEN, p->zwin, p->zlen);
+        w += POINT_LEN + p->zlen;
+    }
+    put_be(w, usize, 8);
+    w += 8;
+    memcpy(w, CHECK_MAGIC, 8);
+    put_be(w + 8, file_len, 8);
+    put_be(w + 16, head_crc, 4);
+    memcpy(w + 20, trailer, 8);
+    w += CHECK_FIXED;
+    for (size_t i = 0; i < b->n; i++, w += 4)
+        put_be(w, b->pt[i].crc, 4);
+    put_be(w, crc_update(0, d, (size_t)(w - d)), 4);
+    *out = d;
+    *len = total;
+    return 0;
+}
+
+/* Reads the member through the parallel decoder, keeping points at the
+ * boundaries it reports. The CRC-32 and length of the whole member in *crc
+ * and *len, its end in *end_byte. 0, 1 where the decoder stopped at
+ * damaged data, or IO_ERR_NOMEM. */
+static int build_pass(pinflate *p, builder *b, uint64_t *end_byte, uint32_t *crc, uint64_t *len)
+{
+    uint8_t *buf = malloc(INFLATE_WINDOW + READ_STEP);
+    if (!buf)
+        return IO_ERR_NOMEM;
+    uint64_t base = 0, crc_at = 0; /* stream offset of buf + INFLATE_WINDOW; chunk CRC so far */
+    uint32_t ccrc = 0;
+    int rc = 0;
+    for (;;) {
+        b->npend = 0;
+        ssize_t k = pinflate_read(p, buf + INFLATE_WINDOW, READ_STEP);
+        if (k < 0) {
+            rc = k == IO_ERR_NOMEM ? IO_ERR_NOMEM : 1;
+            break;
+        }
+        for (size_t i = 0; i < b->npend && rc == 0; i++) {
+            uint64_t bit = b->pend_bit[i], out = b->pend_len[i];
+            if (!far_enough(b, out))
+                continue;
+            const uint8_t *at = buf + INFLATE_WINDOW + (out - base);
+            size_t wlen = out < INFLATE_WINDOW ? (size_t)out : INFLATE_WINDOW;
+            if ((rc = add_point(b, bit, out, at - wlen, wlen)) < 0)
+                break;
+            keep_if_paid(b);
+            if (b->pt[b->n - 1].bit != bit)
+                continue;
+            ccrc = crc_update(ccrc, buf + INFLATE_WINDOW + (crc_at - base), (size_t)(out - crc_at));
+            b->pt[b->n - 2].crc = ccrc;
+            ccrc = 0;
+            crc_at = out;
+        }
+        if (rc)
+            break;
+        ccrc = crc_update(ccrc, buf + INFLATE_WINDOW + (crc_at - base),
+                          (size_t)(base + (uint64_t)k - crc_at));
+        crc_at = base + (uint64_t)k;
+        if (k == 0)
+            break;
+        /* keep the last 32 KiB before the next read's bytes */
+        if ((size_t)k >= INFLATE_WINDOW) {
+            memmove(buf, buf + k, INFLATE_WINDOW);
+        } else {
+            memmove(buf, buf + k, INFLATE_WINDOW - (size_t)k);
+            memmove(buf + INFLATE_WINDOW - k, buf + INFLATE_WINDOW, (size_t)k);
+        }
+        base += (uint64_t)k;
+    }
+    free(buf);
+    if (rc == 0) {
+        b->pt[b->n - 1].crc = ccrc;
+        pinflate_result(p, end_byte, crc, len);
+    }
+    return rc;
+}
+
+/* Why the member at the start of the file open as fd cannot be indexed,
+ * after the decoder stopped or ended elsewhere than the file's last 8
+ * bytes: the reader's own line for damaged data (member_error), else that
+ * more follows the member. Returns the negative code. */
+static int refusal(int fd, uint64_t file_len, uint64_t end_byte, int stopped,
+                   int (*member_error)(int, uint64_t, uint64_t, io_status *), io_status *st)
+{
+    int rc = member_error(fd, 0, UINT64_MAX, st);
+    if (rc < 0)
+        return rc;
+    if (stopped || end_byte + 8 > file_len)
+        return io_fail(st, IO_ERR_FORMAT, "%s",
+                       "a gzip header with a header CRC or unusual fields: not indexed");
+    return io_fail(st, IO_ERR_FORMAT, "%s",
+                   "more follows the first gzip member: a seek index covers a file of one "
+                   "member (concatenate no members, or write blocked gzip)");
+}
+
+/* Builds an index (see gzindex.h). */
+int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
+                  int (*member_error)(int, uint64_t, uint64_t, io_status *), uint8_t **out,
+                  size_t *len, size_t *points, io_status *st)
+{
+    uint8_t head[GZINDEX_HEAD_BYTES], tail[8] = {0};
+    size_t hn = file_len < sizeof head ? (size_t)file_len : sizeof head;
+    ssize_t k = io_pread_full(fd, head, hn, 0);
+    *points = 0;
+    io_clear(st);
+    if (k >= 0 && k == (ssize_t)hn && file_len >= 8)
+        k = io_pread_full(fd, tail, 8, file_len - 8) == 8 ? k : -EIO;
+    if (k < 0)
+        return io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
+    if (!gzip_header_magic(head, hn))
+        return io_fail(st, IO_ERR_FORMAT, "%s", "not gzip: only gzip files take a seek index");
+    if (bgzf_block_size(head, hn))
+        return io_fail(st, IO_ERR_FORMAT, "%s",
+                       "blocked gzip (BGZF) needs no seek index: it is read from any block");
+    size_t hlen = pinflate_header(head, hn);
+    if (!hlen)
+        return refusal(fd, file_len, 0, 1, member_error, st);
+    pinflate *p;
+    static const gzindex_spacing usual = {0, SPACING_OUT, SPACING_RATIO};
+    if (pinflate_create(&p, par_cpus(), (sp ? sp : &usual)->chunk_bytes) < 0)
+        return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    builder b = {.sp = *(sp ? sp : &usual)};
+    pinflate_on_boundary(p, on_boundary, &b);
+    pinflate_begin(p, fd, NULL, file_len, hlen);
+    uint64_t end_byte = 0, usize = 0;
+    uint32_t crc = 0;
+    int rc = add_point(&b, (uint64_t)hlen * 8, 0, NULL, 0);
+    if (rc == 0)
+        rc = build_pass(p, &b, &end_byte, &crc, &usize);
+    pinflate_end(p);
+    pinflate_destroy(p);
+    uint8_t want[8];
+    for (int i = 0; i < 4; i++) {
+        want[i] = (uint8_t)(crc >> (8 * i));
+        want[4 + i] = (uint8_t)(usize >> (8 * i));
+    }
+    if (rc == 1 || (rc == 0 && (end_byte + 8 != file_len || memcmp(tail, want, 8))))
+        rc = refusal(fd, file_len, end_byte, rc == 1, member_error, st);
+    else if (rc == 0 && b.overflow)
+        rc = io_fail(st, IO_ERR_NOMEM, "%s", "too many chunk boundaries in one read");
+    else if (rc == 0)
+        rc = serialize(&b, usize, file_len, crc_update(0, head, hn), tail, out, len);
+    if (rc == IO_ERR_NOMEM && !st->code)
+        io_fail(st, rc, "%s", "out of memory");
+    *points = b.n;
+    for (size_t i = 0; i < b.n; i++)
+        free(b.pt[i].zwin);
+    free(b.pt);
+    return rc;
+}
