@@ -92,11 +92,14 @@ static int run_device_inflate(backend *be, const io_reader *r, size_t swap, size
            io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK && run_host_inflate() != 1;
 }
 
-/* --chunk, or device inflate's default (see run.h). */
+/* --chunk, or device or host inflate's default (see run.h). */
 size_t run_chunk(run *rn, const io_reader *r, size_t swap)
 {
     if (!rn->plan.chunk_given && run_device_inflate(rn->be, r, swap, RUN_DEVICE_INFLATE_CHUNK))
         return RUN_DEVICE_INFLATE_CHUNK;
+    if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
+        rn->plan.chunk > RUN_HOST_INFLATE_CHUNK)
+        return RUN_HOST_INFLATE_CHUNK;
     return rn->plan.chunk;
 }
 
