@@ -92,15 +92,23 @@ static int run_device_inflate(backend *be, const io_reader *r, size_t swap, size
            io_reader_file_size(r) >= 0 && chunk_bytes < PL_GZ_MAX_CHUNK && run_host_inflate() != 1;
 }
 
-/* --chunk, or device or host inflate's default (see run.h). */
+/* --chunk, or device inflate's default (see run.h). */
 size_t run_chunk(run *rn, const io_reader *r, size_t swap)
 {
     if (!rn->plan.chunk_given && run_device_inflate(rn->be, r, swap, RUN_DEVICE_INFLATE_CHUNK))
         return RUN_DEVICE_INFLATE_CHUNK;
-    if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
-        rn->plan.chunk > RUN_HOST_INFLATE_CHUNK)
-        return RUN_HOST_INFLATE_CHUNK;
     return rn->plan.chunk;
+}
+
+/* run_chunk, at most RUN_HOST_INFLATE_CHUNK by default where only the
+ * host inflates r (see run.h). */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap)
+{
+    size_t chunk = run_chunk(rn, r, swap);
+    if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
+        chunk > RUN_HOST_INFLATE_CHUNK)
+        return RUN_HOST_INFLATE_CHUNK;
+    return chunk;
 }
 
 /* Bytes of each host buffer for chunks of chunk_bytes (room for compressed

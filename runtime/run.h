@@ -130,9 +130,13 @@ int run_plan_check(const run_plan *plan, io_status *st);
 int run_open(run **out, backend *be, const run_plan *plan);
 
 /* The chunk size for input r (swap as frame_info.swap): --chunk, or
- * without it the larger default of device inflate where that applies, or
- * at most RUN_HOST_INFLATE_CHUNK where only the host inflates it. */
+ * without it the larger default of device inflate where that applies. */
 size_t run_chunk(run *rn, const io_reader *r, size_t swap);
+
+/* run_chunk for an operation whose results do not depend on the chunk
+ * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK where
+ * only the host inflates r. */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap);
 
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */

@@ -258,9 +258,9 @@ static void test_run_chunks(void)
     unsetenv("GPUBATCH_MAP");
 }
 
-/* The default chunk of gzip inflated on the host's cores alone is at most
- * RUN_HOST_INFLATE_CHUNK (a small ring, reused); plain input and a chunk
- * given on the command line keep the plan's. */
+/* The default chunk of a reduction of gzip inflated on the host's cores
+ * alone is at most RUN_HOST_INFLATE_CHUNK (a small ring, reused); plain
+ * input, a chunk given on the command line and run_chunk keep the plan's. */
 static void test_run_host_inflate_chunk(void)
 {
     unsigned char *data = random_bytes(999);
@@ -278,9 +278,11 @@ static void test_run_host_inflate_chunk(void)
         io_reader *rp = open_input(plain, DT_U8, &fi_plain), *rg = open_input(gz, DT_U8, &fi_gz);
         CHECK(rp && rg);
         if (rp && rg) {
-            CHECKF(run_chunk(rn, rp, 0) == plan.chunk, "%zu", run_chunk(rn, rp, 0));
+            CHECKF(run_stream_chunk(rn, rp, 0) == plan.chunk, "%zu", run_stream_chunk(rn, rp, 0));
             size_t want = given ? plan.chunk : RUN_HOST_INFLATE_CHUNK;
-            CHECKF(run_chunk(rn, rg, 0) == want, "given %d: %zu", given, run_chunk(rn, rg, 0));
+            CHECKF(run_stream_chunk(rn, rg, 0) == want, "given %d: %zu", given,
+                   run_stream_chunk(rn, rg, 0));
+            CHECK(run_chunk(rn, rg, 0) == plan.chunk);
         }
         io_reader_close(rp);
         io_reader_close(rg);
