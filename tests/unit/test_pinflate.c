@@ -7,6 +7,7 @@
  * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; and a
  * false start that ends in a final block, passed over. */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +491,51 @@ static void test_plan(void)
     free(data);
 }
 
+/* The order taking over: on text, AUTO on 2 threads decodes in order with
+ * one speculative chunk ahead, whose speculation costs about three
+ * in-order chunks. With both threads on one CPU the speculative chunk is
+ * often not done when the order reaches it, and the order decodes that
+ * range itself, dropping the speculation (how often depends on the
+ * scheduler): the bytes are the data's, over several streams. */
+static void test_plan_late(void)
+{
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0)
+        return;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    size_t n = 12u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill(data, n, K_TEXT);
+    size_t clen;
+    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+    c = realloc(c, clen + 8);
+    memset(c + clen, 0x5a, 8);
+    for (int k = 0; k < 4; k++) {
+        pinflate *p;
+        CHECK(pinflate_create(&p, 2, clen / 100) == 0);
+        pinflate_plan(p, PINFLATE_AUTO);
+        size_t got;
+        uint64_t end;
+        uint32_t crc;
+        memset(out, 0xa5, n + 64);
+        int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, k & 1);
+        CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 &&
+                   crc == (uint32_t)crc32(0, data, (uInt)n),
+               "late %d: r %d", k, r);
+        pinflate_destroy(p);
+    }
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* Markers: a stream decoded from a block start in its middle with the
  * window unknown gives, once the markers are replaced by the real window,
  * the bytes zlib gives from there. */
@@ -790,6 +836,7 @@ int main(void)
     RUN(test_markers);
     RUN(test_copies);
     RUN(test_plan);
+    RUN(test_plan_late);
     RUN(test_finder);
     RUN(test_damage);
     RUN(test_false_final);
