@@ -27,15 +27,17 @@
 #define LIT_TABLE_SIZE ((1u << LIT_BITS) + 1024u)
 #define DIST_TABLE_SIZE ((1u << DIST_BITS) + 512u)
 
-/* A table entry: bits 0-7 the code's length (in a subtable pointer: the
- * subtable's index bits), 8-11 the extra bits after it, flags at 12-15 and
- * the literal, length base, distance base or subtable offset at 16-31.
+/* A table entry: bits 0-7 the code's length and its extra bits' (in a
+ * subtable pointer: the subtable's index bits), 8-11 the extra bits, flags
+ * at 12-15 and the literal, length base, distance base or subtable offset
+ * at 16-31. So one shift takes a length or a distance whole, and its extra
+ * bits come from the bits before it, off the bit buffer's chain.
  * A primary literal entry may hold two literals whose codes fit in LIT_BITS
  * together (E_PAIR): the first at 16-23, the second at 24-31, bits 0-7 the
  * two codes' length and 8-11 the first code's length. Or a literal and the
  * length code after it (E_LIT | E_EOB, never met otherwise): the literal at
  * 16-23, the length symbol's index at 24-28 and its extra bits at 29-31,
- * bits 0-7 the two codes' length and 8-11 the literal's. */
+ * bits 0-7 the two codes' length and the extra bits', 8-11 the literal's. */
 #define E_BAD (1u << 12)
 #define E_LIT (1u << 13)
 #define E_EOB (1u << 14)
@@ -162,7 +164,7 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
             for (; filled < primary; filled *= 2)
                 memcpy(table + filled, table, filled * sizeof *table);
         for (unsigned c = 0; c < count[len]; c++, k++) {
-            uint32_t e = entry[sorted[k]] | len;
+            uint32_t e = entry[sorted[k]] + len + E_EXTRA(entry[sorted[k]]);
             if (len <= bits) {
                 table[rev] = e;
             } else {
@@ -214,14 +216,14 @@ static void pair_literals(uint32_t *table)
 {
     for (unsigned i = 1u << LIT_BITS; i-- > 0;) {
         uint32_t e = table[i], first = E_LEN(e), f = table[i >> first];
-        uint32_t both = first << 8 | (first + E_LEN(f));
-        if (!(e & E_LIT) || first + E_LEN(f) > LIT_BITS)
+        uint32_t code = E_LEN(f) - E_EXTRA(f); /* the follower's code alone */
+        if (!(e & E_LIT) || first + code > LIT_BITS)
             continue;
         if (f & E_LIT)
-            table[i] = E_LIT | (e & 0xff0000u) | (f >> 16) << 24 | both;
+            table[i] = E_LIT | (e & 0xff0000u) | (f >> 16) << 24 | first << 8 | (first + code);
         else if (!(f & (E_BAD | E_EOB | E_SUB)))
             table[i] = E_LITLEN | (e & 0xff0000u) | (uint32_t)len_index[E_VAL(f)] << 24 |
-                       E_EXTRA(f) << 29 | both;
+                       E_EXTRA(f) << 29 | first << 8 | (first + E_LEN(f));
     }
 }
 
@@ -312,6 +314,16 @@ static inline unsigned take(bits_t *b, unsigned n)
     unsigned v = (unsigned)(b->buf & ((1ull << n) - 1));
     drop(b, n);
     return v;
+}
+
+/* Takes a code of `total` bits whose last `extra` are extra bits, and
+ * returns those (total <= b->n): one shift of the buffer, the extra bits
+ * read from its bits before. */
+static inline unsigned extra_bits(bits_t *b, unsigned total, unsigned extra)
+{
+    uint64_t before = b->buf;
+    drop(b, total);
+    return (unsigned)((before >> (total - extra)) & ((1u << extra) - 1));
 }
 
 /* The bit offset of the reader in its span. */
@@ -525,8 +537,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 else
                     o8[p] = (uint8_t)(e >> 16);
                 p++;
-                drop(b, E_LEN(e));
-                len = len_base[(e >> 24) & 31] + take(b, e >> 29);
+                len = len_base[(e >> 24) & 31] + extra_bits(b, E_LEN(e), e >> 29);
             } else {
                 if (e & E_SUB)
                     e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
@@ -534,12 +545,12 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                     PUT_LITERAL(e);
                     continue;
                 }
-                drop(b, E_LEN(e));
                 if (e & (E_EOB | E_BAD)) {
+                    drop(b, E_LEN(e));
                     r = e & E_BAD ? BODY_BAD : BODY_EOB;
                     goto out;
                 }
-                len = E_VAL(e) + take(b, E_EXTRA(e));
+                len = E_VAL(e) + extra_bits(b, E_LEN(e), E_EXTRA(e));
             }
             /* At most 20 of the 56 bits are taken: the distance code is
              * looked up before a refill that adds the bits for its extra
@@ -547,12 +558,12 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
              * looked up before the copy. */
             uint32_t d = lookup(dt, DIST_BITS, b->buf);
             refill_fast(b);
-            drop(b, E_LEN(d));
             if (d & E_BAD) {
+                drop(b, E_LEN(d));
                 r = BODY_BAD;
                 goto out;
             }
-            size_t dist = E_VAL(d) + take(b, E_EXTRA(d));
+            size_t dist = E_VAL(d) + extra_bits(b, E_LEN(d), E_EXTRA(d));
             if (dist > p + history) {
                 r = BODY_BAD;
                 goto out;
@@ -591,7 +602,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
         uint32_t e = lookup(lt, LIT_BITS, b->buf);
         if ((e & E_LIT) && E_PAIR(e)) /* one symbol at a time: the first */
             e = (e & 0xff0000u) | E_LIT | E_EXTRA(e);
-        drop(b, E_LEN(e));
+        drop(b, E_LEN(e) - E_EXTRA(e));
         if (e & (E_EOB | E_BAD)) {
             r = e & E_BAD ? BODY_BAD : BODY_EOB;
             goto out;
@@ -601,7 +612,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
         if (!(e & E_LIT)) {
             len = E_VAL(e) + take(b, E_EXTRA(e));
             uint32_t d = lookup(dt, DIST_BITS, b->buf);
-            drop(b, E_LEN(d));
+            drop(b, E_LEN(d) - E_EXTRA(d));
             if (d & E_BAD) {
                 r = BODY_BAD;
                 goto out;
