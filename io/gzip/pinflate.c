@@ -25,7 +25,7 @@
 #define FIRST_CHUNK ((uint64_t)256 << 10)  /* compressed bytes per chunk before a ratio is known */
 #define MIN_CHUNK ((uint64_t)64 << 10)
 #define MAX_CHUNK ((uint64_t)16 << 20)
-#define TARGET_OUT ((uint64_t)4 << 20)     /* decoded bytes a chunk aims at */
+#define TARGET_OUT ((uint64_t)1 << 20)     /* decoded bytes a chunk aims at */
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
