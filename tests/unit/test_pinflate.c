@@ -448,6 +448,16 @@ static void test_copies(void)
     CHECK(ncase == 2 * 369 * 21);
 }
 
+/* data[0..n) deflated at level 6 (*clen bytes), followed by the 8 bytes
+ * of a gzip trailer's place that the decoders may read past the end. */
+static uint8_t *level6_padded(const uint8_t *data, size_t n, size_t *clen)
+{
+    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, clen);
+    c = realloc(c, *clen + 8);
+    memset(c + *clen, 0x5a, 8);
+    return c;
+}
+
 /* The plan: on text, whose back-references into the unknown window go on
  * being copied (most symbols stay markers), AUTO on 2 threads stops
  * speculating on every chunk after its first measures: it decodes in order,
@@ -461,9 +471,7 @@ static void test_plan(void)
     for (int kind = K_TEXT; kind <= K_FLOATS; kind++) {
         fill(data, n, kind);
         size_t clen;
-        uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
-        c = realloc(c, clen + 8);
-        memset(c + clen, 0x5a, 8);
+        uint8_t *c = level6_padded(data, n, &clen);
         for (int k = 0; k < 3; k++) {
             pinflate *p;
             CHECK(pinflate_create(&p, 2, clen / 60) == 0);
@@ -513,9 +521,7 @@ static void test_plan_late(void)
     uint8_t *data = malloc(n), *out = malloc(n + 64);
     fill(data, n, K_TEXT);
     size_t clen;
-    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
-    c = realloc(c, clen + 8);
-    memset(c + clen, 0x5a, 8);
+    uint8_t *c = level6_padded(data, n, &clen);
     for (int k = 0; k < 4; k++) {
         pinflate *p;
         CHECK(pinflate_create(&p, 2, clen / 100) == 0);
