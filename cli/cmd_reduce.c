@@ -104,7 +104,7 @@ static size_t reduce_chunk_for(run *rn, const frame_info *fi, const io_reader *r
     uint64_t known = fi->data_bytes;
     if (known == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
         known = (uint64_t)io_reader_file_size(r);
-    size_t chunk = run_chunk(rn, r, fi->swap);
+    size_t chunk = run_stream_chunk(rn, r, fi->swap);
     if (known != UINT64_MAX && known < chunk)
         chunk = (size_t)((known + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN);
     return chunk ? chunk : CLI_CHUNK_ALIGN;

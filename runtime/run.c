@@ -100,6 +100,17 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap)
     return rn->plan.chunk;
 }
 
+/* run_chunk, at most RUN_HOST_INFLATE_CHUNK by default where only the
+ * host inflates r (see run.h). */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap)
+{
+    size_t chunk = run_chunk(rn, r, swap);
+    if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
+        chunk > RUN_HOST_INFLATE_CHUNK)
+        return RUN_HOST_INFLATE_CHUNK;
+    return chunk;
+}
+
 /* Bytes of each host buffer for chunks of chunk_bytes (room for compressed
  * chunks where a GPU may take them). */
 static size_t run_buffer_bytes(backend *be, size_t chunk_bytes)

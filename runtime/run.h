@@ -32,6 +32,12 @@
  * last, which nothing overlaps, grow with it (sizes raced in BENCHMARKS.md). */
 #define RUN_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
 
+/* The largest default chunk of deflate data inflated on the host's cores
+ * where no GPU takes chunks: the ring's buffers are then few pages, reused,
+ * instead of fresh memory (each page zeroed on first touch) for every byte
+ * of a large input; a chunk's bits do not depend on its size. */
+#define RUN_HOST_INFLATE_CHUNK ((size_t)4 << 20)
+
 /* A view's data must start at a multiple of this many bytes of the file
  * (the alignment the operations' CPU code may assume of a buffer). */
 #define RUN_VIEW_ALIGN 64
@@ -126,6 +132,11 @@ int run_open(run **out, backend *be, const run_plan *plan);
 /* The chunk size for input r (swap as frame_info.swap): --chunk, or
  * without it the larger default of device inflate where that applies. */
 size_t run_chunk(run *rn, const io_reader *r, size_t swap);
+
+/* run_chunk for an operation whose results do not depend on the chunk
+ * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK where
+ * only the host inflates r. */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap);
 
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */

@@ -27,12 +27,17 @@
 #define LIT_TABLE_SIZE ((1u << LIT_BITS) + 1024u)
 #define DIST_TABLE_SIZE ((1u << DIST_BITS) + 512u)
 
-/* A table entry: bits 0-7 the code's length (in a subtable pointer: the
- * subtable's index bits), 8-11 the extra bits after it, flags at 12-15 and
- * the literal, length base, distance base or subtable offset at 16-31.
+/* A table entry: bits 0-7 the code's length and its extra bits' (in a
+ * subtable pointer: the subtable's index bits), 8-11 the extra bits, flags
+ * at 12-15 and the literal, length base, distance base or subtable offset
+ * at 16-31. So one shift takes a length or a distance whole, and its extra
+ * bits come from the bits before it, off the bit buffer's chain.
  * A primary literal entry may hold two literals whose codes fit in LIT_BITS
  * together (E_PAIR): the first at 16-23, the second at 24-31, bits 0-7 the
- * two codes' length and 8-11 the first code's length. */
+ * two codes' length and 8-11 the first code's length. Or a literal and the
+ * length code after it (E_LIT | E_EOB, never met otherwise): the literal at
+ * 16-23, the length symbol's index at 24-28 and its extra bits at 29-31,
+ * bits 0-7 the two codes' length and the extra bits', 8-11 the literal's. */
 #define E_BAD (1u << 12)
 #define E_LIT (1u << 13)
 #define E_EOB (1u << 14)
@@ -41,6 +46,8 @@
 #define E_EXTRA(e) (((e) >> 8) & 0xfu)
 #define E_VAL(e) ((e) >> 16)
 #define E_PAIR(e) ((e) & 0xf00u) /* nonzero in a literal entry: two literals */
+#define E_LITLEN (E_LIT | E_EOB)  /* a literal and a length */
+#define IS_LITS(e) (((e) & E_LITLEN) == E_LIT) /* one or two literals only */
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
                                       15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
@@ -64,6 +71,8 @@ typedef struct {
 
 static inf_tables fixed_tables;
 static uint32_t litlen_entries[NUM_LITLEN], dist_entries[NUM_DIST];
+/* The length symbol's index (0..28) of each length base. */
+static uint8_t len_index[259];
 /* The Kraft sum, in 128ths, of four 3-bit code-length-code lengths packed
  * as a dynamic header holds them: 128 for a complete code. */
 static uint16_t clen_kraft4[1u << 12];
@@ -155,7 +164,7 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
             for (; filled < primary; filled *= 2)
                 memcpy(table + filled, table, filled * sizeof *table);
         for (unsigned c = 0; c < count[len]; c++, k++) {
-            uint32_t e = entry[sorted[k]] | len;
+            uint32_t e = entry[sorted[k]] + len + E_EXTRA(entry[sorted[k]]);
             if (len <= bits) {
                 table[rev] = e;
             } else {
@@ -197,16 +206,24 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
 }
 
 /* Turns every primary literal entry whose code leaves room for a whole
- * second literal code within LIT_BITS into a two-literal entry, so that the
- * decoder takes both with one lookup. The entries are visited from the top:
- * the follower's index (the bits after the first code) is always lower, so
- * it is read before it is itself paired. */
+ * second literal or length code within LIT_BITS into a two-literal or a
+ * literal-and-length entry, so that the decoder takes both with one lookup
+ * (and data whose literals and matches alternate takes one path). The
+ * entries are visited from the top: the follower's index (the bits after
+ * the first code) is always lower, so it is read before it is itself
+ * paired. */
 static void pair_literals(uint32_t *table)
 {
     for (unsigned i = 1u << LIT_BITS; i-- > 0;) {
         uint32_t e = table[i], first = E_LEN(e), f = table[i >> first];
-        uint32_t pair = E_LIT | (e & 0xff0000u) | (f >> 16) << 24 | first << 8 | (first + E_LEN(f));
-        table[i] = (e & f & E_LIT) && first + E_LEN(f) <= LIT_BITS ? pair : e;
+        uint32_t code = E_LEN(f) - E_EXTRA(f); /* the follower's code alone */
+        if (!(e & E_LIT) || first + code > LIT_BITS)
+            continue;
+        if (f & E_LIT)
+            table[i] = E_LIT | (e & 0xff0000u) | (f >> 16) << 24 | first << 8 | (first + code);
+        else if (!(f & (E_BAD | E_EOB | E_SUB)))
+            table[i] = E_LITLEN | (e & 0xff0000u) | (uint32_t)len_index[E_VAL(f)] << 24 |
+                       E_EXTRA(f) << 29 | first << 8 | (first + E_LEN(f));
     }
 }
 
@@ -226,6 +243,8 @@ static void build_fixed(void)
         lens[s] = 8;
     for (unsigned i = 0; i < NUM_LITLEN; i++)
         litlen_entries[i] = litlen_entry(i);
+    for (unsigned i = 0; i < 29; i++)
+        len_index[len_base[i]] = (uint8_t)i;
     for (unsigned i = 0; i < NUM_DIST; i++)
         dist_entries[i] = dist_entry(i);
     build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0);
@@ -257,13 +276,20 @@ static inline uint64_t load64(const uint8_t *p)
     return v;
 }
 
+/* Fills the buffer to at least 56 bits from 8 bytes that are known to be
+ * left in the span: one load, the bits above those held. */
+static inline void refill_fast(bits_t *b)
+{
+    b->buf |= load64(b->p) << b->n;
+    b->p += (63 - b->n) >> 3;
+    b->n |= 56;
+}
+
 /* Fills the buffer to at least 56 bits. */
 static inline void refill(bits_t *b)
 {
     if (b->end - b->p >= 8) {
-        b->buf |= load64(b->p) << b->n;
-        b->p += (63 - b->n) >> 3;
-        b->n |= 56;
+        refill_fast(b);
         return;
     }
     while (b->n <= 56) {
@@ -288,6 +314,16 @@ static inline unsigned take(bits_t *b, unsigned n)
     unsigned v = (unsigned)(b->buf & ((1ull << n) - 1));
     drop(b, n);
     return v;
+}
+
+/* Takes a code of `total` bits whose last `extra` are extra bits, and
+ * returns those (total <= b->n): one shift of the buffer, the extra bits
+ * read from its bits before. */
+static inline unsigned extra_bits(bits_t *b, unsigned total, unsigned extra)
+{
+    uint64_t before = b->buf;
+    drop(b, total);
+    return (unsigned)((before >> (total - extra)) & ((1u << extra) - 1));
 }
 
 /* The bit offset of the reader in its span. */
@@ -475,47 +511,65 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
          * (plus the copies' slack) in the output. After literals the next
          * symbol's primary entry is already looked up (ahead): a refill
          * only adds bits above those it was found with. */
-        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 8 && cap - p >= 258 + 16 + 4;) {
-            refill(b);
+        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 16 && cap - p >= 258 + 16 + 4;) {
+            refill_fast(b);
             if (!ahead)
                 e = lt[b->buf & LIT_MASK];
             ahead = 0;
             /* Literal entries (one or two literals each) come straight from
              * the primary table, LITS_PER_REFILL of them per refill, which
-             * leaves at least LIT_BITS of the 56 bits for the next lookup. */
-            if (e & E_LIT) {
+             * leaves at least LIT_BITS of the 56 bits for the next lookup;
+             * a literal-and-length entry waits for the next refill. */
+            unsigned len;
+            if (IS_LITS(e)) {
                 PUT_LITERAL(e);
                 e = lt[b->buf & LIT_MASK];
                 ahead = 1;
-                for (int k = 1; k < LITS_PER_REFILL && (e & E_LIT); k++) {
+                for (int k = 1; k < LITS_PER_REFILL && IS_LITS(e); k++) {
                     PUT_LITERAL(e);
                     e = lt[b->buf & LIT_MASK];
                 }
                 continue;
             }
-            if (e & E_SUB)
-                e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
-            if (e & E_LIT) {
-                PUT_LITERAL(e);
-                continue;
+            if (e & E_LIT) { /* a literal and a length */
+                if (wide)
+                    o16[p] = (uint16_t)((e >> 16) & 0xffu);
+                else
+                    o8[p] = (uint8_t)(e >> 16);
+                p++;
+                len = len_base[(e >> 24) & 31] + extra_bits(b, E_LEN(e), e >> 29);
+            } else {
+                if (e & E_SUB)
+                    e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
+                if (e & E_LIT) {
+                    PUT_LITERAL(e);
+                    continue;
+                }
+                if (e & (E_EOB | E_BAD)) {
+                    drop(b, E_LEN(e));
+                    r = e & E_BAD ? BODY_BAD : BODY_EOB;
+                    goto out;
+                }
+                len = E_VAL(e) + extra_bits(b, E_LEN(e), E_EXTRA(e));
             }
-            drop(b, E_LEN(e));
-            if (e & (E_EOB | E_BAD)) {
-                r = e & E_BAD ? BODY_BAD : BODY_EOB;
-                goto out;
-            }
-            unsigned len = E_VAL(e) + take(b, E_EXTRA(e));
+            /* At most 20 of the 56 bits are taken: the distance code is
+             * looked up before a refill that adds the bits for its extra
+             * bits, after which 28 are left for the next symbol's entry,
+             * looked up before the copy. */
             uint32_t d = lookup(dt, DIST_BITS, b->buf);
-            drop(b, E_LEN(d));
+            refill_fast(b);
             if (d & E_BAD) {
+                drop(b, E_LEN(d));
                 r = BODY_BAD;
                 goto out;
             }
-            size_t dist = E_VAL(d) + take(b, E_EXTRA(d));
+            size_t dist = E_VAL(d) + extra_bits(b, E_LEN(d), E_EXTRA(d));
             if (dist > p + history) {
                 r = BODY_BAD;
                 goto out;
             }
+            e = lt[b->buf & LIT_MASK];
+            ahead = 1;
             if (wide) {
                 uint16_t *dst = o16 + p;
                 if (dist <= p) {
@@ -548,7 +602,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
         uint32_t e = lookup(lt, LIT_BITS, b->buf);
         if ((e & E_LIT) && E_PAIR(e)) /* one symbol at a time: the first */
             e = (e & 0xff0000u) | E_LIT | E_EXTRA(e);
-        drop(b, E_LEN(e));
+        drop(b, E_LEN(e) - E_EXTRA(e));
         if (e & (E_EOB | E_BAD)) {
             r = e & E_BAD ? BODY_BAD : BODY_EOB;
             goto out;
@@ -558,7 +612,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
         if (!(e & E_LIT)) {
             len = E_VAL(e) + take(b, E_EXTRA(e));
             uint32_t d = lookup(dt, DIST_BITS, b->buf);
-            drop(b, E_LEN(d));
+            drop(b, E_LEN(d) - E_EXTRA(d));
             if (d & E_BAD) {
                 r = BODY_BAD;
                 goto out;

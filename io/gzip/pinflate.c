@@ -25,7 +25,7 @@
 #define FIRST_CHUNK ((uint64_t)256 << 10)  /* compressed bytes per chunk before a ratio is known */
 #define MIN_CHUNK ((uint64_t)64 << 10)
 #define MAX_CHUNK ((uint64_t)16 << 20)
-#define TARGET_OUT ((uint64_t)4 << 20)     /* decoded bytes a chunk aims at */
+#define TARGET_OUT ((uint64_t)1 << 20)     /* decoded bytes a chunk aims at */
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
@@ -619,6 +619,44 @@ static int mixing(const pinflate *p)
     return in_flight < p->nthreads - 1;
 }
 
+/* Whether the order, decoding in order under AUTO (mixing), has reached
+ * speculative chunk n, the next after the accepted part, before n was
+ * decoded: a thread is free, and decoding n in order costs less than
+ * waiting for its speculation, which costs up to three times that (lock
+ * held). */
+static int take_over(const pinflate *p, const chunk *n)
+{
+    return p->plan == PINFLATE_AUTO && !n->known && n->from <= p->pos && !p->failed &&
+           (n->state == CH_RUN || n->state == CH_WAIT) && !speculate(p);
+}
+
+/* Replaces speculative chunk n, the next after the accepted part, by a
+ * chunk decoded in order from the accepted position over its range (a
+ * running n is dropped: its worker frees it), its speculation counted as
+ * wasted (lock held). The new chunk, or NULL when out of memory. */
+static chunk *order_instead(pinflate *p, chunk *n)
+{
+    if (p->accepted)
+        p->accepted->next = n->next;
+    else
+        p->head = n->next;
+    if (p->tail == n)
+        p->tail = p->accepted;
+    p->nchunks--;
+    uint64_t to = n->to > p->pos ? n->to : p->pos;
+    if (n->state == CH_RUN)
+        n->dropped = 1;
+    else
+        chunk_free(p, n);
+    p->n_redone++;
+    plan_sample(p, 4 * COST_ONE);
+    chunk *c = insert_known(p, p->accepted, p->pos, to);
+    if (!c)
+        p->failed = 1;
+    p->known_run++;
+    return c;
+}
+
 /* Accepts decoded chunks in stream order while it can (lock held). */
 static void advance(pinflate *p)
 {
@@ -801,6 +839,9 @@ static chunk *pick(pinflate *p)
     for (chunk *c = p->head; c; c = c->next)
         if (c->state == CH_ACCEPTED)
             return c;
+    chunk *n = p->accepted ? p->accepted->next : p->head;
+    if (n && take_over(p, n))
+        return order_instead(p, n);
     for (chunk *c = p->head; c; c = c->next)
         if (c->state == CH_WAIT && c->known)
             return c;

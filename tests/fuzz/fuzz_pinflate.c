@@ -6,9 +6,10 @@
  * size (tens of bytes up to a few KiB, so that every input crosses many
  * chunk boundaries) and the host decoder's stop step, whose low bit also
  * has the parallel decoder read the stream through a pipe's spool, written
- * in pieces of every size, and its bit 5 the plan (AUTO: speculating or in
- * order with speculative chunks ahead, by the measured cost; else
- * PARALLEL); the rest is a raw deflate stream. Where zlib
+ * in pieces of every size, and its bits 5 and 6 the plan (bit 5: AUTO,
+ * speculating or in order with speculative chunks ahead, by the measured
+ * cost, the order taking over those not done when it reaches them; else
+ * bit 6: ORDER; else PARALLEL); the rest is a raw deflate stream. Where zlib
  * decodes the stream to its end, both must give its bytes; where zlib
  * refuses it, both must refuse it and hand out only a prefix of what zlib
  * gave before its error. Where the rest starts with a plain gzip header, it
@@ -153,7 +154,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pinflate **p = &par[cfg & 3][(cfg >> 2) & 3];
     if (!*p)
         require(pinflate_create(p, (int)(cfg & 3) + 1, chunk[(cfg >> 2) & 3]) == 0);
-    pinflate_plan(*p, cfg & 0x20 ? PINFLATE_AUTO : PINFLATE_PARALLEL);
+    pinflate_plan(*p, cfg & 0x20   ? PINFLATE_AUTO
+                      : cfg & 0x40 ? PINFLATE_ORDER
+                                   : PINFLATE_PARALLEL);
     const uint8_t *in = data + 1;
     size_t len = size - 1;
     uint8_t *want = malloc(CAP), *host = malloc(CAP), *par_out = malloc(CAP);

@@ -7,6 +7,7 @@
  * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; and a
  * false start that ends in a final block, passed over. */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,13 +238,17 @@ static void test_round_trips(void)
     CHECK(cases == 6 * K_KINDS * 6);
 }
 
-/* A fixed-Huffman deflate writer for test_copies: bits LSB first, codes
- * MSB first (RFC 1951 3.1.1), and the bytes the stream stands for. */
+/* A deflate writer for test_copies: bits LSB first, codes MSB first (RFC
+ * 1951 3.1.1), and the bytes the stream stands for; the fixed Huffman
+ * codes, or the dynamic ones set by fw_dynamic. */
 typedef struct {
     uint8_t *buf;
     uint64_t nbits;
     uint8_t *out;
     size_t nout;
+    int dynamic;
+    uint8_t llen[286], dlen[30];
+    uint16_t lcode[286], dcode[30];
 } fixw;
 
 /* Appends the low n bits of v, LSB first. */
@@ -261,10 +266,12 @@ static void fw_code(fixw *w, uint32_t c, unsigned n)
         fw_bits(w, c >> i & 1, 1);
 }
 
-/* Appends fixed literal/length symbol s. */
+/* Appends literal/length symbol s (fixed, or the dynamic code). */
 static void fw_sym(fixw *w, unsigned s)
 {
-    if (s < 144)
+    if (w->dynamic)
+        fw_code(w, w->lcode[s], w->llen[s]);
+    else if (s < 144)
         fw_code(w, 0x30 + s, 8);
     else if (s < 256)
         fw_code(w, 0x190 + s - 144, 9);
@@ -298,77 +305,157 @@ static void fw_match(fixw *w, unsigned len, unsigned dist)
     unsigned lx = l < 8 || l == 28 ? 0 : (l - 4) / 4, dx = d < 4 ? 0 : (d - 2) / 2;
     fw_sym(w, 257 + l);
     fw_bits(w, len - lbase[l], lx);
-    fw_code(w, d, 5);
+    if (w->dynamic)
+        fw_code(w, w->dcode[d], w->dlen[d]);
+    else
+        fw_code(w, d, 5);
     fw_bits(w, dist - dbase[d], dx);
     for (unsigned i = 0; i < len; i++, w->nout++)
         w->out[w->nout] = w->out[w->nout - dist];
 }
 
+/* The canonical codes of lens[0..n) (RFC 1951 3.2.2) into code. */
+static void fw_canonical(const uint8_t *lens, unsigned n, uint16_t *code)
+{
+    unsigned next = 0;
+    for (unsigned len = 1; len <= 15; len++, next <<= 1)
+        for (unsigned s = 0; s < n; s++)
+            if (lens[s] == len)
+                code[s] = (uint16_t)next++;
+}
+
+/* Starts a dynamic block (final or not) whose literal/length code gives
+ * the 16 literals 'a'..'p' 5 bits and end-of-block and every length 6, so
+ * that a literal and a length, or two literals, fit in one lookup of the
+ * decoder; 16 other literals take 12 bits and the rest 13 (past its
+ * primary table). Distances take 4 or 5 bits. The code lengths are sent
+ * one by one with a code-length code of 4 and 5 bits. */
+static void fw_dynamic(fixw *w, int final)
+{
+    for (unsigned s = 0; s < 256; s++)
+        w->llen[s] = s >= 'a' && s <= 'p' ? 5 : s < 16 ? 12 : 13;
+    for (unsigned s = 256; s < 286; s++)
+        w->llen[s] = 6;
+    for (unsigned d = 0; d < 30; d++)
+        w->dlen[d] = d < 2 ? 4 : 5;
+    fw_canonical(w->llen, 286, w->lcode);
+    fw_canonical(w->dlen, 30, w->dcode);
+    static const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    uint8_t clen[19];
+    uint16_t ccode[19];
+    for (unsigned s = 0; s < 19; s++)
+        clen[s] = s < 13 ? 4 : 5; /* 13/16 + 6/32: complete */
+    fw_canonical(clen, 19, ccode);
+    fw_bits(w, (uint32_t)final, 1);
+    fw_bits(w, 2, 2);
+    fw_bits(w, 286 - 257, 5);
+    fw_bits(w, 30 - 1, 5);
+    fw_bits(w, 19 - 4, 4);
+    for (unsigned i = 0; i < 19; i++)
+        fw_bits(w, clen[order[i]], 3);
+    for (unsigned s = 0; s < 286; s++)
+        fw_code(w, ccode[w->llen[s]], clen[w->llen[s]]);
+    for (unsigned d = 0; d < 30; d++)
+        fw_code(w, ccode[w->dlen[d]], clen[w->dlen[d]]);
+    w->dynamic = 1;
+}
+
 /* Overlapping and short-distance copies: matches at every distance 1..300
  * and 32700..32768, each at lengths around the copies' word steps (3..10,
  * 15..17, 23..25, 31..33) and the longest, after a block of 32 KiB of
- * random literals. Decoded whole into exactly its room (nothing written past
- * it), block by block, as symbols from the second block with the window
- * unknown then resolved, and in parallel: every way gives the bytes. */
+ * random literals; the matches in a fixed block, and in a dynamic one
+ * (fw_dynamic) where each follows one or two literals of short codes, whose
+ * lookups take a literal and the length, or a literal of a long code.
+ * Decoded whole into exactly its room (nothing written past it), block by
+ * block, as symbols from the second block with the window unknown then
+ * resolved, and in parallel: every way gives the bytes. */
 static void test_copies(void)
 {
     static const unsigned lens[] = {3,  4,  5,  6,  7,  8,  9,  10, 15, 16, 17,
                                     23, 24, 25, 31, 32, 33, 64, 100, 257, 258};
     size_t ncase = 0;
-    fixw w = {.buf = calloc(1, 4u << 20), .out = malloc(8u << 20)};
-    fw_bits(&w, 0, 1); /* a non-final fixed block of literals */
-    fw_bits(&w, 1, 2);
-    for (unsigned i = 0; i < INFLATE_WINDOW; i++)
-        fw_lit(&w, (uint8_t)rnd());
-    fw_sym(&w, 256);
-    uint64_t second = w.nbits;
-    fw_bits(&w, 1, 1); /* the final fixed block of matches */
-    fw_bits(&w, 1, 2);
-    for (unsigned dist = 1; dist <= 32768; dist = dist == 300 ? 32700 : dist + 1) {
-        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++, ncase++) {
+    for (int dyn = 0; dyn < 2; dyn++) {
+        fixw w = {.buf = calloc(1, 4u << 20), .out = malloc(8u << 20)};
+        fw_bits(&w, 0, 1); /* a non-final fixed block of literals */
+        fw_bits(&w, 1, 2);
+        for (unsigned i = 0; i < INFLATE_WINDOW; i++)
             fw_lit(&w, (uint8_t)rnd());
-            fw_match(&w, lens[k], dist);
+        fw_sym(&w, 256);
+        uint64_t second = w.nbits;
+        if (dyn) {
+            fw_dynamic(&w, 1); /* the final block of matches */
+        } else {
+            fw_bits(&w, 1, 1); /* the final fixed block of matches */
+            fw_bits(&w, 1, 2);
         }
-    }
-    fw_sym(&w, 256);
-    size_t clen = (size_t)((w.nbits + 7) / 8) + 8, n = w.nout;
-    uint8_t *out = malloc(n + 64);
-    size_t got;
-    uint64_t end;
-    memset(out, 0xa5, n + 64);
-    int r = host_inflate(w.buf, clen, out, n, &got, 0, &end);
-    int guard = 1;
-    for (size_t i = n; i < n + 64; i++)
-        guard &= out[i] == 0xa5;
-    CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0 && guard,
-           "copies, whole: r %d got %zu of %zu, guard %d", r, got, n, guard);
-    r = host_inflate(w.buf, clen, out, n, &got, 1, &end);
-    CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0, "copies, stepped: r %d", r);
-    /* the second block alone: its copies from the first are markers */
-    uint16_t *sym = malloc((n + 64) * 2);
-    inflate_job s = {.in = w.buf, .in_len = clen, .bit = second, .stop_bit = UINT64_MAX,
-                     .out_limit = SIZE_MAX, .out = sym, .out_cap = n - INFLATE_WINDOW};
-    r = inflate_decode_symbols(&s);
-    int rr = r == INFLATE_CLEAN || r == INFLATE_END
-                 ? inflate_resolve(out, sym, s.out_len, w.out, INFLATE_WINDOW)
-                 : -1;
-    CHECKF(rr == 0 && memcmp(out, w.out + INFLATE_WINDOW, s.out_len) == 0 && s.out_len > 0,
-           "copies, as symbols: r %d, %zu symbols", r, s.out_len);
-    for (int threads = 1; threads <= 3; threads++) {
-        pinflate *p;
-        CHECK(pinflate_create(&p, threads, 3000 * (size_t)threads) == 0);
-        uint32_t crc;
+        for (unsigned dist = 1; dist <= 32768; dist = dist == 300 ? 32700 : dist + 1) {
+            for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++, ncase++) {
+                unsigned pick = (unsigned)rnd() % 4;
+                if (dyn && pick == 0)
+                    fw_lit(&w, (uint8_t)rnd()); /* a long code, or a short one */
+                else if (dyn)
+                    for (unsigned i = 0; i < 1 + (pick == 1); i++)
+                        fw_lit(&w, (uint8_t)('a' + rnd() % 16));
+                else
+                    fw_lit(&w, (uint8_t)rnd());
+                fw_match(&w, lens[k], dist);
+            }
+        }
+        fw_sym(&w, 256);
+        size_t clen = (size_t)((w.nbits + 7) / 8) + 8, n = w.nout;
+        uint8_t *out = malloc(n + 64);
+        size_t got;
+        uint64_t end;
         memset(out, 0xa5, n + 64);
-        r = par_inflate(p, w.buf, clen, out, n + 64, &got, &end, &crc, threads == 2);
-        CHECKF(r == 0 && got == n && memcmp(out, w.out, n) == 0, "copies, %d threads: r %d",
-               threads, r);
-        pinflate_destroy(p);
+        int r = host_inflate(w.buf, clen, out, n, &got, 0, &end);
+        int guard = 1;
+        for (size_t i = n; i < n + 64; i++)
+            guard &= out[i] == 0xa5;
+        CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0 && guard,
+               "copies %d, whole: r %d got %zu of %zu, guard %d", dyn, r, got, n, guard);
+        r = host_inflate(w.buf, clen, out, n, &got, 1, &end);
+        CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0,
+               "copies %d, stepped: r %d", dyn, r);
+        /* zlib agrees that the stream is what the writer says */
+        CHECKF(zlib_raw_inflate(w.buf, clen, out, n, &got) == 1 && got == n &&
+                   memcmp(out, w.out, n) == 0,
+               "copies %d: zlib", dyn);
+        /* the second block alone: its copies from the first are markers */
+        uint16_t *sym = malloc((n + 64) * 2);
+        inflate_job s = {.in = w.buf, .in_len = clen, .bit = second, .stop_bit = UINT64_MAX,
+                         .out_limit = SIZE_MAX, .out = sym, .out_cap = n - INFLATE_WINDOW};
+        r = inflate_decode_symbols(&s);
+        int rr = r == INFLATE_CLEAN || r == INFLATE_END
+                     ? inflate_resolve(out, sym, s.out_len, w.out, INFLATE_WINDOW)
+                     : -1;
+        CHECKF(rr == 0 && memcmp(out, w.out + INFLATE_WINDOW, s.out_len) == 0 && s.out_len > 0,
+               "copies %d, as symbols: r %d, %zu symbols", dyn, r, s.out_len);
+        for (int threads = 1; threads <= 3; threads++) {
+            pinflate *p;
+            CHECK(pinflate_create(&p, threads, 3000 * (size_t)threads) == 0);
+            uint32_t crc;
+            memset(out, 0xa5, n + 64);
+            r = par_inflate(p, w.buf, clen, out, n + 64, &got, &end, &crc, threads == 2);
+            CHECKF(r == 0 && got == n && memcmp(out, w.out, n) == 0,
+                   "copies %d, %d threads: r %d", dyn, threads, r);
+            pinflate_destroy(p);
+        }
+        free(sym);
+        free(out);
+        free(w.buf);
+        free(w.out);
     }
-    CHECK(ncase == 369 * 21);
-    free(sym);
-    free(out);
-    free(w.buf);
-    free(w.out);
+    CHECK(ncase == 2 * 369 * 21);
+}
+
+/* data[0..n) deflated at level 6 (*clen bytes), followed by the 8 bytes
+ * of a gzip trailer's place that the decoders may read past the end. */
+static uint8_t *level6_padded(const uint8_t *data, size_t n, size_t *clen)
+{
+    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, clen);
+    c = realloc(c, *clen + 8);
+    memset(c + *clen, 0x5a, 8);
+    return c;
 }
 
 /* The plan: on text, whose back-references into the unknown window go on
@@ -384,9 +471,7 @@ static void test_plan(void)
     for (int kind = K_TEXT; kind <= K_FLOATS; kind++) {
         fill(data, n, kind);
         size_t clen;
-        uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
-        c = realloc(c, clen + 8);
-        memset(c + clen, 0x5a, 8);
+        uint8_t *c = level6_padded(data, n, &clen);
         for (int k = 0; k < 3; k++) {
             pinflate *p;
             CHECK(pinflate_create(&p, 2, clen / 60) == 0);
@@ -410,6 +495,49 @@ static void test_plan(void)
         }
         free(c);
     }
+    free(out);
+    free(data);
+}
+
+/* The order taking over: on text, AUTO on 2 threads decodes in order with
+ * one speculative chunk ahead, whose speculation costs about three
+ * in-order chunks. With both threads on one CPU the speculative chunk is
+ * often not done when the order reaches it, and the order decodes that
+ * range itself, dropping the speculation (how often depends on the
+ * scheduler): the bytes are the data's, over several streams. */
+static void test_plan_late(void)
+{
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0)
+        return;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    size_t n = 12u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill(data, n, K_TEXT);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    for (int k = 0; k < 4; k++) {
+        pinflate *p;
+        CHECK(pinflate_create(&p, 2, clen / 100) == 0);
+        pinflate_plan(p, PINFLATE_AUTO);
+        size_t got;
+        uint64_t end;
+        uint32_t crc;
+        memset(out, 0xa5, n + 64);
+        int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, k & 1);
+        CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 &&
+                   crc == (uint32_t)crc32(0, data, (uInt)n),
+               "late %d: r %d", k, r);
+        pinflate_destroy(p);
+    }
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+    free(c);
     free(out);
     free(data);
 }
@@ -714,6 +842,7 @@ int main(void)
     RUN(test_markers);
     RUN(test_copies);
     RUN(test_plan);
+    RUN(test_plan_late);
     RUN(test_finder);
     RUN(test_damage);
     RUN(test_false_final);

@@ -271,6 +271,42 @@ static void test_run_chunks(void)
     unsetenv("GPUBATCH_MAP");
 }
 
+/* The default chunk of a reduction of gzip inflated on the host's cores
+ * alone is at most RUN_HOST_INFLATE_CHUNK (a small ring, reused); plain
+ * input, a chunk given on the command line and run_chunk keep the plan's. */
+static void test_run_host_inflate_chunk(void)
+{
+    unsigned char *data = random_bytes(999);
+    char plain[64], gz[64];
+    temp_file(plain, data, 999, 0);
+    temp_file(gz, data, 999, 1);
+    for (int given = 0; given < 2; given++) {
+        backend be;
+        memset(&be, 0, sizeof be);
+        CHECK(backend_open(&be, BACKEND_CPU, NULL, 2) == 0);
+        run_plan plan = {.chunk = (size_t)32 << 20, .chunk_given = given, .streams = 4};
+        run *rn = NULL;
+        CHECK(run_open(&rn, &be, &plan) == 0);
+        frame_info fi_plain, fi_gz;
+        io_reader *rp = open_input(plain, DT_U8, &fi_plain), *rg = open_input(gz, DT_U8, &fi_gz);
+        CHECK(rp && rg);
+        if (rp && rg) {
+            CHECKF(run_stream_chunk(rn, rp, 0) == plan.chunk, "%zu", run_stream_chunk(rn, rp, 0));
+            size_t want = given ? plan.chunk : RUN_HOST_INFLATE_CHUNK;
+            CHECKF(run_stream_chunk(rn, rg, 0) == want, "given %d: %zu", given,
+                   run_stream_chunk(rn, rg, 0));
+            CHECK(run_chunk(rn, rg, 0) == plan.chunk);
+        }
+        io_reader_close(rp);
+        io_reader_close(rg);
+        run_close(rn);
+        backend_close(&be);
+    }
+    unlink(plain);
+    unlink(gz);
+    free(data);
+}
+
 /* Buffers the memory cannot hold: run_plan_check refuses --streams of them
  * before anything starts, with the line the user sees, and a run opened
  * over them refuses its first input through the error hook before it
@@ -579,6 +615,7 @@ int main(void)
     msgs.started = io_seconds();
     RUN(test_run_ring_memory);
     RUN(test_run_chunks);
+    RUN(test_run_host_inflate_chunk);
     RUN(test_run_stream);
     RUN(test_run_whole);
     RUN(test_run_member);
