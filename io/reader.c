@@ -679,17 +679,9 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
                 return rc;
             continue;
         }
-        if (r->state == RD_INDEXED) {
-            ssize_t k = read_indexed(r, buf + got, n - got);
-            if (k < 0)
-                return k;
-            got += (size_t)k;
-            if (r->state == RD_BETWEEN && r->stop_at_member_end)
-                return (ssize_t)got;
-            continue;
-        }
-        if (r->state == RD_PARALLEL) {
-            ssize_t k = read_parallel_member(r, buf + got, n - got);
+        if (r->state == RD_PARALLEL || r->state == RD_INDEXED) {
+            ssize_t k = r->state == RD_INDEXED ? read_indexed(r, buf + got, n - got)
+                                               : read_parallel_member(r, buf + got, n - got);
             if (k < 0)
                 return k;
             got += (size_t)k;

@@ -101,22 +101,20 @@ for ax in 0 1; do
         check_files_same "reduce --axis $ax $n shards" "$T/ax.npz" "$T/axm.npz"
     done
 done
+# parts CMD SRC N OUT: N shards of CMD over SRC merged into OUT
+parts() {
+    rm -f "$T"/part-*
+    i=0
+    while [ $i -lt "$3" ]; do
+        "$GB" "$1" --backend cpu -q --shard $i/"$3" -o "$T/part-$i${4##*.npy}" "$2"
+        i=$((i + 1))
+    done
+    "$GB" merge -q -f -o "$4" $(ls "$T"/part-*)
+}
 for n in 2 3; do
-    rm -f "$T"/qp-*
-    i=0
-    while [ $i -lt $n ]; do
-        "$GB" quadratic --backend cpu -q --shard $i/$n -o "$T/qp-$i.gz" "$T/q.npy.gz"
-        i=$((i + 1))
-    done
-    "$GB" merge -q -f -o "$T/qm.npy.gz" $(ls "$T"/qp-*)
+    parts quadratic "$T/q.npy.gz" $n "$T/qm.npy.gz"
     check_files_same "quadratic $n shards" "$T/qa.npy.gz" "$T/qm.npy.gz"
-    rm -f "$T"/tp-*
-    i=0
-    while [ $i -lt $n ]; do
-        "$GB" transpose --backend cpu -q --shard $i/$n -o "$T/tp-$i" "$T/tp.npy.gz"
-        i=$((i + 1))
-    done
-    "$GB" merge -q -f -o "$T/tm.npy" $(ls "$T"/tp-*)
+    parts transpose "$T/tp.npy.gz" $n "$T/tm.npy"
     check_files_same "transpose $n shards" "$T/ta.npy" "$T/tm.npy"
 done
 
