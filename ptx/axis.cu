@@ -59,34 +59,59 @@ __device__ __forceinline__ void warp_moments(const elem_t *__restrict__ x, rd_u6
     count = warp_count(m.count);
 }
 
-// The moments record of a tile as the axis contract has it: the sums'
-// bits, squares only where wanted (else zero), the count.
-template <bool SUMSQ>
-__device__ __forceinline__ rd_moments moments_record(double fs, double fq, rd_u128 is,
-                                                     rd_u128 iq, rd_u64 count)
+// Writes a part's moments at index o of the arrays a names (runtime/axis.h):
+// the sum (a double, or 128 exact bits), the square sum, the count.
+__device__ __forceinline__ void store_moments(const ax_gpu_args &a, rd_u64 o, double fs,
+                                              double fq, rd_u128 is, rd_u128 iq, rd_u64 count)
 {
-    rd_moments r;
-    r.sum_hi = r.sq_hi = r.sq_lo = 0;
 #if RD_FLOAT
-    r.sum_lo = (rd_u64)__double_as_longlong(fs);
+    if (a.sum)
+        ((double *)a.sum)[o] = fs;
     (void)is;
 #else
-    r.sum_lo = (rd_u64)is;
-    r.sum_hi = (rd_u64)(is >> 64);
+    if (a.sum) {
+        ((rd_u64 *)a.sum)[2 * o] = (rd_u64)is;
+        ((rd_u64 *)a.sum)[2 * o + 1] = (rd_u64)(is >> 64);
+    }
     (void)fs;
 #endif
-    if (SUMSQ) {
 #if RD_FLOAT || RD_WIDE_INT
-        r.sq_lo = (rd_u64)__double_as_longlong(fq);
-        (void)iq;
+    if (a.sq)
+        ((double *)a.sq)[o] = fq;
+    (void)iq;
 #else
-        r.sq_lo = (rd_u64)iq;
-        r.sq_hi = (rd_u64)(iq >> 64);
-        (void)fq;
-#endif
+    if (a.sq) {
+        ((rd_u64 *)a.sq)[2 * o] = (rd_u64)iq;
+        ((rd_u64 *)a.sq)[2 * o + 1] = (rd_u64)(iq >> 64);
     }
-    r.count = count;
-    return r;
+    (void)fq;
+#endif
+    if (a.count)
+        ((rd_u64 *)a.count)[o] = count;
+}
+
+// A part's moments at index o of the arrays a names (-0.0 and 0 where not
+// held): the inverse of store_moments.
+__device__ __forceinline__ void load_moments(const ax_gpu_args &a, rd_u64 o, double &fs,
+                                             double &fq, rd_u128 &is, rd_u128 &iq, rd_u64 &count)
+{
+    fs = fq = -0.0;
+    is = iq = 0;
+#if RD_FLOAT
+    if (a.sum)
+        fs = ((const double *)a.sum)[o];
+#else
+    if (a.sum)
+        is = ((rd_u128)((const rd_u64 *)a.sum)[2 * o + 1] << 64) | ((const rd_u64 *)a.sum)[2 * o];
+#endif
+#if RD_FLOAT || RD_WIDE_INT
+    if (a.sq)
+        fq = ((const double *)a.sq)[o];
+#else
+    if (a.sq)
+        iq = ((rd_u128)((const rd_u64 *)a.sq)[2 * o + 1] << 64) | ((const rd_u64 *)a.sq)[2 * o];
+#endif
+    count = a.count ? ((const rd_u64 *)a.count)[o] : 0;
 }
 
 // Where tile unit u0 + i starts in the chunk (x[0] is element e0), its
@@ -179,7 +204,7 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
         return;
     }
     if (KIND == 0)
-        ((rd_moments *)a.moments)[i] = moments_record<SUMSQ>(fs, fq, is, iq, cnt);
+        store_moments(a, i, fs, fq, is, iq, cnt);
     else if (KIND == 1)
         ((rd_extrema *)a.extrema)[i] = e;
     else
@@ -233,14 +258,12 @@ __device__ __forceinline__ void fold_root(const fold_sums &f, unsigned level, do
 // root, the order-free sums, count and extrema.
 __device__ __forceinline__ void store_entry(const ax_gpu_args &a, rd_u64 o, const fold_sums &f,
                                             unsigned level, rd_u128 is, rd_u128 iq, rd_u64 cnt,
-                                            const rd_extrema &e, bool want_sq)
+                                            const rd_extrema &e)
 {
     double fs, fq;
     rd_var rv;
     fold_root(f, level, fs, fq, rv);
-    if (a.moments)
-        ((rd_moments *)a.moments)[o] = want_sq ? moments_record<true>(fs, fq, is, iq, cnt)
-                                               : moments_record<false>(fs, fq, is, iq, cnt);
+    store_moments(a, o, fs, fq, is, iq, cnt);
     if (a.extrema)
         ((rd_extrema *)a.extrema)[o] = e;
     if (a.var)
@@ -316,15 +339,13 @@ __device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, cons
         const rd_var pv = rd_var_of_acc(acc);
         fold_push(f, k, fs, fq, a.var ? &pv : nullptr);
     }
-    store_entry(a, i * a.C + c, f, en.level, is, iq, cnt, e, want_sq);
+    store_entry(a, i * a.C + c, f, en.level, is, iq, cnt, e);
 }
 
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
-// parts of entry i (written by the tile kernels into src, one per unit from
-// u0) by the pairwise tree into entry i's part in a's arrays.
-__device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd_moments *sm,
-                                                  const rd_extrema *se, const rd_var *sv,
-                                                  bool want_sq)
+// parts of entry i (written by the tile kernels into t's arrays, one per
+// unit from u0) by the pairwise tree into entry i's part in a's arrays.
+__device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax_gpu_args &t)
 {
     const rd_u64 i = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
     if (i >= a.nentries)
@@ -335,21 +356,19 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd
     rd_u64 cnt = 0;
     rd_extrema e = rd_extrema_empty();
     for (rd_u64 k = 0; k < ((rd_u64)1 << en.level); k++) {
-        const rd_u64 t = en.u + k - a.u0;
-        double fs = -0.0, fq = -0.0;
-        if (a.moments) {
-            const rd_moments m = sm[t];
-            fs = __longlong_as_double((long long)m.sum_lo);
-            fq = __longlong_as_double((long long)m.sq_lo);
-            is += ((rd_u128)m.sum_hi << 64) | m.sum_lo;
-            iq += ((rd_u128)m.sq_hi << 64) | m.sq_lo;
-            cnt += m.count;
-        }
+        const rd_u64 u = en.u + k - a.u0;
+        double fs, fq;
+        rd_u128 ts, tq;
+        rd_u64 tc;
+        load_moments(t, u, fs, fq, ts, tq, tc);
+        is += ts;
+        iq += tq;
+        cnt += tc;
         if (a.extrema)
-            rd_extrema_merge(&e, &se[t]);
-        fold_push(f, k, fs, fq, a.var ? &sv[t] : nullptr);
+            rd_extrema_merge(&e, &((const rd_extrema *)t.extrema)[u]);
+        fold_push(f, k, fs, fq, a.var ? &((const rd_var *)t.var)[u] : nullptr);
     }
-    store_entry(a, i, f, en.level, is, iq, cnt, e, want_sq);
+    store_entry(a, i, f, en.level, is, iq, cnt, e);
 }
 
 #define AX_TILE_KERNEL(name, kind, skipnan, sumsq)                                         \
@@ -370,13 +389,12 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
     block_entries<false>(x, a, want_sq != 0);
 }
 
-// Tile entries folded from the tile parts at sm, se, sv (see
-// fold_tile_entries); want_sq asks for the squares.
+// Tile entries folded from the tile parts in t's arrays (see
+// fold_tile_entries).
 extern "C" __global__ void __launch_bounds__(AX_THREADS)
-    axk_fold_tiles(ax_gpu_args a, const rd_moments *sm, const rd_extrema *se, const rd_var *sv,
-                   int want_sq)
+    axk_fold_tiles(ax_gpu_args a, ax_gpu_args t)
 {
-    fold_tile_entries(a, sm, se, sv, want_sq != 0);
+    fold_tile_entries(a, t);
 }
 
 #if RD_FLOAT

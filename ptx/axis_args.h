@@ -13,8 +13,10 @@ typedef struct {
     rd_u64 u0, nunits;
     rd_u64 T, tiles_per_run;      /* tile units: run length and tiles per run */
     rd_u64 L, C, blocks_per_sweep; /* block units: rows, columns, blocks per sweep */
-    rd_u64 moments, extrema, var;  /* the part arrays (0: not wanted); the part of entry
-                                      (or unit) k, column c, is at k * width + c */
+    rd_u64 sum, sq, count;         /* the moments' part arrays (runtime/axis.h: a double
+                                      or 128 exact bits each; counts uint64) */
+    rd_u64 extrema, var;           /* the other part arrays (0: not wanted); the part of
+                                      entry (or unit) k, column c, is at k * width + c */
     rd_u64 entries, nentries;      /* the chunk's entry list (ax_gpu_entry), where the
                                       kernel folds units into entries */
 } ax_gpu_args;

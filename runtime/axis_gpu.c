@@ -54,7 +54,7 @@ static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, const ax_layout *l
     char name[64];
     void *params[] = {x, a};
     int rc = 0;
-    if (l->use_m) {
+    if (a->sum || a->sq || a->count) {
         snprintf(name, sizeof name, "axk_tile_moments%s%s", (p->ops & RD_OP_SUMSQ) ? "_sq" : "",
                  nan);
         rc = ax_launch_one(c, p, name, grid, params);
@@ -95,7 +95,8 @@ static ax_scratch ax_scratch_of(const ax_plan *p, const ax_layout *l, const ax_c
     s.list_bytes = (size_t)h->nentries * sizeof(ax_gpu_entry);
     s.tiles_at = s.list_at + ax_round8(s.list_bytes);
     s.tile_bytes = p->unit == AX_UNIT_TILE && p->tiles_per_run > 1
-                       ? units * (sizeof(rd_moments) + sizeof(rd_extrema) + sizeof(rd_var))
+                       ? units * (l->sum_size + l->sq_size + sizeof(uint64_t) +
+                                  sizeof(rd_extrema) + sizeof(rd_var))
                        : 0;
     s.end = s.tiles_at + s.tile_bytes;
     s.fits = s.end <= l->raw_at + capacity;
@@ -169,7 +170,9 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
         .L = p->L,
         .C = p->C,
         .blocks_per_sweep = p->blocks_per_sweep,
-        .moments = l.use_m ? c->out + l.moments_at : 0,
+        .sum = l.use_sum ? c->out + l.sum_at : 0,
+        .sq = l.use_sq ? c->out + l.sq_at : 0,
+        .count = l.use_cnt ? c->out + l.count_at : 0,
         .extrema = l.use_e ? c->out + l.extrema_at : 0,
         .var = l.use_v ? c->out + l.var_at : 0,
         .entries = c->out + s.list_at,
@@ -191,14 +194,19 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
     /* the tiles' parts into the scratch, then folded into the entries */
     ax_gpu_args t = a;
     size_t units = (size_t)a.nunits;
-    CUdeviceptr sm = c->out + s.tiles_at, se = sm + units * sizeof(rd_moments),
-                sv = se + units * sizeof(rd_extrema);
-    t.moments = l.use_m ? sm : 0;
-    t.extrema = l.use_e ? se : 0;
-    t.var = l.use_v ? sv : 0;
+    CUdeviceptr at = c->out + s.tiles_at;
+    t.sum = a.sum ? at : 0;
+    at += units * l.sum_size;
+    t.sq = a.sq ? at : 0;
+    at += units * l.sq_size;
+    t.count = a.count ? at : 0;
+    at += units * sizeof(uint64_t);
+    t.extrema = a.extrema ? at : 0;
+    at += units * sizeof(rd_extrema);
+    t.var = a.var ? at : 0;
     if ((rc = ax_launch_tiles(c, p, &l, &x, &t)) < 0)
         return rc;
-    void *params[] = {&a, &sm, &se, &sv, &want_sq};
+    void *params[] = {&a, &t};
     return ax_launch_one(c, p, "axk_fold_tiles",
                          (unsigned)((a.nentries + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
 }
@@ -229,8 +237,12 @@ int ax_gpu_launch(engine_chunk *c)
         CU_TRY(cu.MemcpyDtoHAsync((char *)c->host_out + l.raw_at + h.head * sz,
                                   c->in + c->bytes - h.tail * sz, h.tail * sz, c->stream));
     size_t parts = (size_t)h.nentries * p->width;
-    if (rc == 0 && l.use_m)
-        rc = ax_copy_back(c, l.moments_at, parts * sizeof(rd_moments));
+    if (rc == 0 && l.use_sum)
+        rc = ax_copy_back(c, l.sum_at, parts * l.sum_size);
+    if (rc == 0 && l.use_sq)
+        rc = ax_copy_back(c, l.sq_at, parts * l.sq_size);
+    if (rc == 0 && l.use_cnt)
+        rc = ax_copy_back(c, l.count_at, parts * sizeof(uint64_t));
     if (rc == 0 && l.use_e)
         rc = ax_copy_back(c, l.extrema_at, parts * sizeof(rd_extrema));
     if (rc == 0 && l.use_v)
