@@ -4,13 +4,14 @@
 //
 // Tile units (a run of T > 1 consecutive elements, cut into tiles of
 // RD_TILE from the run's start) reduce each tile in the whole-array order
-// of reduce_math.h: a run of at most RD_SUBTILE elements is one warp's
-// sub-tile (the tile's other sub-tiles are empty, which the trees pass
-// through unchanged), so a warp reduces a whole unit; a longer tile takes a
-// block of RD_WARPS warps, one sub-tile each. Loads are 16-byte vectors
-// where a sub-tile is full and aligned, else element by element, in the same
-// order either way. One kernel per kind of part (moments, extrema,
-// variance), so that each holds only its accumulators.
+// of reduce_math.h: a run of at most RD_SUBTILE elements is one sub-tile
+// (the tile's other sub-tiles are empty, which the trees pass through
+// unchanged), reduced by a group of lanes from shared memory, several runs
+// per warp (rows_units); a longer tile takes a block of RD_WARPS warps, one
+// sub-tile each. Loads are 16-byte vectors where a sub-tile is full and
+// aligned, else element by element, in the same order either way. One
+// kernel per kind of part (moments, extrema, variance), so that each holds
+// only its accumulators, and writes only the arrays the ops need.
 //
 // Block units (T == 1: RD_AXIS_BLOCK rows of C kept columns) take one
 // thread per column of an entry (up to 2^6 consecutive blocks of a sweep):
@@ -131,9 +132,10 @@ __device__ __forceinline__ bool ax_aligned(const elem_t *x)
     return ((unsigned long long)x & 15u) == 0;
 }
 
-// Tile units of the kind KIND (0 moments, 1 extrema, 2 variance): a warp
-// per unit when T <= RD_SUBTILE, else a block per unit whose warps take a
-// sub-tile each and whose thread 0 combines them with the tile's trees.
+// Tile units of runs longer than RD_SUBTILE, of the kind KIND (0 moments,
+// 1 extrema, 2 variance): a block per unit whose warps take a sub-tile each
+// and whose thread 0 combines them with the tile's trees (shorter runs take
+// the short-run kernels).
 template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
@@ -143,13 +145,12 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
     __shared__ rd_extrema ext_w[RD_WARPS];
     __shared__ rd_var var_w[RD_WARPS];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const bool per_warp = a.T <= RD_SUBTILE;
-    const rd_u64 i = per_warp ? (rd_u64)blockIdx.x * RD_WARPS + warp : blockIdx.x;
+    const rd_u64 i = blockIdx.x;
     if (i >= a.nunits)
-        return; // per_warp: the whole warp; else the whole block
+        return;
     rd_u64 n, off;
     const elem_t *p = x + tile_unit(a, i, &n, &off);
-    const rd_u64 sub = per_warp ? 0 : (rd_u64)warp * RD_SUBTILE;
+    const rd_u64 sub = (rd_u64)warp * RD_SUBTILE;
     const rd_u64 avail = sub < n ? (n - sub < RD_SUBTILE ? n - sub : RD_SUBTILE) : 0;
     const bool aligned = ax_aligned(p + sub);
     double fs, fq;
@@ -163,7 +164,7 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
         e = warp_extrema<SKIPNAN>(p + sub, 0, avail, lane, off + sub, aligned);
     else
         v = warp_variance<SKIPNAN>(p + sub, 0, avail, lane, aligned);
-    if (!per_warp) {
+    {
         if (lane == 0) {
             if (KIND == 0) {
                 fs_w[warp] = fs;
@@ -200,8 +201,6 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
             rd_var_warps_tree(var_w);
             v = var_w[0];
         }
-    } else if (lane != 0) {
-        return;
     }
     if (KIND == 0)
         store_moments(a, i, fs, fq, is, iq, cnt);
@@ -209,6 +208,188 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
         ((rd_extrema *)a.extrema)[i] = e;
     else
         ((rd_var *)a.var)[i] = v;
+}
+
+// Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
+// sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
+// (T * size) whole runs in shared memory with 16-byte loads, then a group
+// of P lanes reduces each run (P the power of two >= its vectors, at most
+// 32; several runs per warp): lane l of the group owns the run's vectors l,
+// l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
+// sub-tile tree's levels below P (the levels above add the empty lanes'
+// -0.0, empty partials and extrema, which change nothing).
+
+// Runs a block of the short-run kernels takes (the host sizes the grid alike).
+__device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
+{
+    return (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+}
+
+// Copies elements [0, n) at x into the shared buffer sm at the same offset
+// from a 16-byte boundary (returned, in bytes), by threads t of nt: whole
+// aligned 16-byte vectors by 16-byte loads, AX_STAGE_BATCH in flight per
+// thread, the partial ones at either end element by element (nothing
+// outside [x, x + n) is read). The caller waits for the copy (a barrier).
+#define AX_STAGE_BATCH 4
+__device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd_u64 n,
+                                                unsigned char *sm, unsigned t, unsigned nt)
+{
+    const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
+    const unsigned long long a0 = a & ~15ull;
+    const unsigned nv = (unsigned)((b - a0 + 15) >> 4);
+    const uint4 *src = reinterpret_cast<const uint4 *>(a0);
+    for (unsigned v0 = t; v0 < nv; v0 += nt * AX_STAGE_BATCH) {
+        uint4 buf[AX_STAGE_BATCH];
+#pragma unroll
+        for (unsigned j = 0; j < AX_STAGE_BATCH; j++) {
+            const unsigned v = v0 + j * nt;
+            const unsigned long long va = a0 + 16ull * v;
+            if (v < nv && va >= a && va + 16 <= b)
+                buf[j] = __ldg(src + v);
+        }
+#pragma unroll
+        for (unsigned j = 0; j < AX_STAGE_BATCH; j++) {
+            const unsigned v = v0 + j * nt;
+            const unsigned long long va = a0 + 16ull * v;
+            if (v >= nv)
+                break;
+            if (va >= a && va + 16 <= b) {
+                reinterpret_cast<uint4 *>(sm)[v] = buf[j];
+            } else {
+                for (unsigned k = 0; k < RD_V; k++) {
+                    const unsigned long long ea = va + k * sizeof(elem_t);
+                    if (ea >= a && ea < b)
+                        reinterpret_cast<elem_t *>(sm)[v * RD_V + k] =
+                            __ldg(reinterpret_cast<const elem_t *>(ea));
+                }
+            }
+        }
+    }
+    return (unsigned)(a - a0);
+}
+
+// Calls visit(element, index in the run, position in its vector) for the
+// elements lane l of a P-lane group owns of the T-element run at s (shared
+// memory), in the sub-tile order: vectors l, l + 32, ..., each in order.
+template <class Visit>
+__device__ __forceinline__ void rows_visit(const elem_t *s, unsigned T, unsigned P, unsigned l,
+                                           bool valid, Visit visit)
+{
+    if (!valid)
+        return;
+    for (unsigned i0 = l * RD_V; i0 < T; i0 += P * RD_V) {
+        if (i0 + RD_V <= T && ((unsigned long long)(s + i0) & 15) == 0) {
+            elem_vec w;
+            w.raw = *reinterpret_cast<const uint4 *>(s + i0);
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                visit(w.e[k], i0 + k, k);
+        } else {
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                if (i0 + k < T)
+                    visit(s[i0 + k], i0 + k, k);
+        }
+    }
+}
+
+// The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
+// partials of the block's runs, written at their unit indices.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
+    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
+    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
+    if (i0 >= a.nunits)
+        return;
+    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
+    const unsigned off =
+        stage_elems(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x, AX_THREADS);
+    __syncthreads();
+    const elem_t *rows = reinterpret_cast<const elem_t *>(sm + off);
+    const unsigned nvec = (T + RD_V - 1) / RD_V;
+    unsigned P = 1;
+    while (P < nvec && P < 32)
+        P *= 2;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = 32 / P;
+    const unsigned l = lane & (P - 1);
+    for (unsigned base = warp * G; base < nr; base += RD_WARPS * G) {
+        const unsigned r = base + lane / P;
+        const bool valid = r < nr;
+        const elem_t *s = rows + (rd_u64)(valid ? r : 0) * T;
+        const rd_u64 out = i0 + r;
+        if (KIND == 0) {
+            lane_moments m = lane_moments_empty();
+            rows_visit(s, T, P, l, valid,
+                       [&](elem_t v, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, v, k); });
+            double fs = -0.0, fq = -0.0;
+            rd_u128 is = 0, iq = 0;
+            unsigned cnt = m.count;
+#if RD_FLOAT || RD_WIDE_INT
+            if (SUMSQ)
+                fq = rd_lane_fold<RD_FACC>(m.fsq);
+#endif
+#if RD_FLOAT
+            fs = rd_lane_fold<RD_FACC>(m.fsum);
+#else
+            is = m.isum;
+#if !RD_WIDE_INT
+            iq = m.isq;
+#endif
+#endif
+            for (unsigned h = P / 2; h >= 1; h /= 2) {
+                fs = rd_add(fs, __shfl_xor_sync(RD_FULL_MASK, fs, h));
+                if (SUMSQ)
+                    fq = rd_add(fq, __shfl_xor_sync(RD_FULL_MASK, fq, h));
+#if !RD_FLOAT
+                is += ((rd_u128)__shfl_xor_sync(RD_FULL_MASK, (rd_u64)(is >> 64), h) << 64) |
+                      __shfl_xor_sync(RD_FULL_MASK, (rd_u64)is, h);
+                if (SUMSQ)
+                    iq += ((rd_u128)__shfl_xor_sync(RD_FULL_MASK, (rd_u64)(iq >> 64), h) << 64) |
+                          __shfl_xor_sync(RD_FULL_MASK, (rd_u64)iq, h);
+#endif
+                cnt += __shfl_xor_sync(RD_FULL_MASK, cnt, h);
+            }
+            if (valid && l == 0)
+                store_moments(a, out, fs, fq, is, iq, cnt);
+        } else if (KIND == 1) {
+            rd_extrema e = rd_extrema_empty();
+            rows_visit(s, T, P, l, valid,
+                       [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
+            for (unsigned h = P / 2; h >= 1; h /= 2) {
+                rd_extrema o;
+                o.min_key = __shfl_xor_sync(RD_FULL_MASK, e.min_key, h);
+                o.min_idx = __shfl_xor_sync(RD_FULL_MASK, e.min_idx, h);
+                o.max_key = __shfl_xor_sync(RD_FULL_MASK, e.max_key, h);
+                o.max_idx = __shfl_xor_sync(RD_FULL_MASK, e.max_idx, h);
+                rd_extrema_merge(&e, &o);
+            }
+            if (valid && l == 0)
+                ((rd_extrema *)a.extrema)[out] = e;
+        } else {
+            rd_var_acc acc[RD_V];
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                acc[k] = rd_var_acc_empty();
+            rows_visit(s, T, P, l, valid,
+                       [&](elem_t v, unsigned, unsigned k) { lane_var<SKIPNAN>(acc, v, k); });
+            rd_var p[RD_V];
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                p[k] = rd_var_of_acc(acc[k]);
+#pragma unroll
+            for (unsigned h = 1; h < RD_V; h *= 2)
+#pragma unroll
+                for (unsigned k = 0; k < RD_V; k += 2 * h)
+                    p[k] = rd_var_merge(p[k], p[k + h]);
+            rd_var v = p[0];
+            for (unsigned h = P / 2; h >= 1; h /= 2)
+                v = rd_var_merge(v, shfl_var(v, h));
+            if (valid && l == 0)
+                ((rd_var *)a.var)[out] = v;
+        }
+    }
 }
 
 // The float sums and variance partials of a fold: a binary counter over an
@@ -225,19 +406,22 @@ __device__ __forceinline__ void fold_push(fold_sums &f, rd_u64 k, double fs, dou
                                           const rd_var *v)
 {
     rd_var pv = v ? *v : rd_var_empty();
+    bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
 #pragma unroll
     for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
-        if (!((k >> l) & 1)) {
+        const bool right = (k >> l) & 1;
+        if (!done && !right) {
             f.fs[l] = fs;
             f.fq[l] = fq;
             if (v)
                 f.v[l] = pv;
-            break;
+        } else if (!done) {
+            fs = rd_add(f.fs[l], fs);
+            fq = rd_add(f.fq[l], fq);
+            if (v)
+                pv = rd_var_merge(f.v[l], pv);
         }
-        fs = rd_add(f.fs[l], fs);
-        fq = rd_add(f.fq[l], fq);
-        if (v)
-            pv = rd_var_merge(f.v[l], pv);
+        done = done || !right;
     }
 }
 
@@ -270,76 +454,283 @@ __device__ __forceinline__ void store_entry(const ax_gpu_args &a, rd_u64 o, cons
         ((rd_var *)a.var)[o] = rv;
 }
 
-// Block entries: thread (i, c) adds column c of the 2^level block units of
-// entry i, each block's rows in row order from -0.0 (variance by the
-// element step from the empty partial), and folds the blocks' sums and
-// partials by the pairwise tree; counts, exact sums and extrema (indices:
-// the stage-2 index j of the row) are order-free.
-template <bool SKIPNAN>
-__device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, const ax_gpu_args &a,
-                                              bool want_sq)
+// One block's part of one column (the fields of kind KIND: 0 moments, 1
+// extrema, 2 variance partial).
+struct blk_part {
+    double fs, fq;
+    rd_u128 is, iq;
+    rd_u64 cnt;
+    rd_extrema e;
+    rd_var v;
+};
+
+// The part of one column of one block: its rows elements at p, stride
+// apart (global memory where GLOBAL, else shared), added in row order from
+// -0.0 (squares too), the variance by the element step from the empty
+// partial, extrema indexed from j0 (the stage-2 index of the first row).
+template <int KIND, bool SKIPNAN, bool SUMSQ, bool GLOBAL>
+__device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, unsigned rows,
+                                               rd_u64 j0)
+{
+    elem_t buf[RD_AXIS_BLOCK]; // every load of the block in flight before the first add
+#pragma unroll
+    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
+        buf[r] = r < rows ? (GLOBAL ? ax_load(p + r * stride) : p[r * stride]) : elem_t(0);
+    blk_part b;
+    b.fs = b.fq = -0.0;
+    b.is = b.iq = 0;
+    b.cnt = 0;
+    b.e = rd_extrema_empty();
+    rd_var_acc acc = rd_var_acc_empty();
+#pragma unroll
+    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
+        if (r >= rows)
+            break;
+        const elem_t v = buf[r];
+        if (KIND == 1) {
+            lane_extrema<SKIPNAN>(b.e, v, j0 + r);
+            continue;
+        }
+        if (SKIPNAN && elem_isnan(v))
+            continue;
+#if RD_FLOAT
+        const double d = elem_double(v);
+        if (KIND == 0) {
+            b.fs = rd_add(b.fs, d);
+            if (SUMSQ)
+                b.fq = rd_add(b.fq, d * d);
+        }
+#else
+        const elem_t w = elem_int(v);
+        const double d = (double)w;
+        if (KIND == 0) {
+#if RD_SIGNED
+            b.is += (rd_u128)(__int128)(rd_i64)w;
+#else
+            b.is += (rd_u128)(rd_u64)w;
+#endif
+            if (SUMSQ) {
+#if RD_WIDE_INT
+                b.fq = rd_add(b.fq, d * d);
+#elif RD_SIGNED
+                b.iq += (rd_u128)(rd_u64)((rd_i64)w * (rd_i64)w);
+#else
+                b.iq += (rd_u128)((rd_u64)w * (rd_u64)w);
+#endif
+            }
+        }
+#endif
+        b.cnt++;
+        if (KIND == 2)
+            rd_var_step(&acc, d);
+    }
+    b.v = rd_var_of_acc(acc);
+    return b;
+}
+
+// An entry's fold of its blocks' parts, block k after block k - 1: float
+// sums and variance partials by a binary counter (slot l: the pending
+// subtree of 2^l blocks; the pairwise tree over the 2^level blocks),
+// counts and exact sums added, extrema merged. Every slot index is a
+// constant of an unrolled loop, so the slots stay in registers.
+template <int KIND, bool SUMSQ>
+struct blk_fold {
+    double fs[AX_FOLD_MAX], fq[AX_FOLD_MAX];
+    rd_var v[AX_FOLD_MAX];
+    rd_u128 is, iq;
+    rd_u64 cnt;
+    rd_extrema e;
+
+    __device__ __forceinline__ blk_fold() : is(0), iq(0), cnt(0), e(rd_extrema_empty()) {}
+
+    // Adds block k's part.
+    __device__ __forceinline__ void push(rd_u64 k, const blk_part &b)
+    {
+        if (KIND == 1) {
+            rd_extrema_merge(&e, &b.e);
+            return;
+        }
+        if (KIND == 0) {
+            is += b.is;
+            iq += b.iq;
+            cnt += b.cnt;
+        }
+        double s = b.fs, q = b.fq;
+        rd_var pv = b.v;
+        bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
+#pragma unroll
+        for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
+            const bool right = (k >> l) & 1;
+            if (!done && !right) {
+                if (KIND == 0) {
+                    fs[l] = s;
+                    if (SUMSQ)
+                        fq[l] = q;
+                } else {
+                    v[l] = pv;
+                }
+            } else if (!done) {
+                if (KIND == 0) {
+                    s = rd_add(fs[l], s);
+                    if (SUMSQ)
+                        q = rd_add(fq[l], q);
+                } else {
+                    pv = rd_var_merge(v[l], pv);
+                }
+            }
+            done = done || !right;
+        }
+    }
+
+    // Writes the root of the fold of 2^level blocks as part o of a's arrays.
+    __device__ __forceinline__ void store(const ax_gpu_args &a, rd_u64 o, unsigned level) const
+    {
+        if (KIND == 1) {
+            ((rd_extrema *)a.extrema)[o] = e;
+            return;
+        }
+        double s = -0.0, q = -0.0;
+        rd_var pv = rd_var_empty();
+#pragma unroll
+        for (unsigned l = 0; l < AX_FOLD_MAX; l++)
+            if (l == level) {
+                if (KIND == 0) {
+                    s = fs[l];
+                    if (SUMSQ)
+                        q = fq[l];
+                } else {
+                    pv = v[l];
+                }
+            }
+        if (KIND == 0)
+            store_moments(a, o, s, q, is, iq, cnt);
+        else
+            ((rd_var *)a.var)[o] = pv;
+    }
+};
+
+// Where block unit u starts (element offset in the chunk) and its rows.
+__device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, unsigned *rows)
+{
+    const rd_u64 sweep = u / a.blocks_per_sweep;
+    const rd_u64 row0 = (u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    *rows = (unsigned)(a.L - row0 < RD_AXIS_BLOCK ? a.L - row0 : RD_AXIS_BLOCK);
+    return (sweep * a.L + row0) * a.C - a.e0;
+}
+
+// Block entries of many columns (C > 32): thread (i, c) adds column c of
+// the 2^level blocks of entry i, neighbouring threads reading neighbouring
+// columns of a row (coalesced).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
     const rd_u64 g = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
     if (g >= a.nentries * a.C)
         return;
     const rd_u64 i = g / a.C, c = g - i * a.C;
     const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
-    fold_sums f;
-    rd_u128 is = 0, iq = 0;
-    rd_u64 cnt = 0;
-    rd_extrema e = rd_extrema_empty();
+    blk_fold<KIND, SUMSQ> f;
     for (rd_u64 k = 0; k < ((rd_u64)1 << en.level); k++) {
-        const rd_u64 u = en.u + k, sweep = u / a.blocks_per_sweep;
-        const rd_u64 row0 = (u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
-        const unsigned rows = (unsigned)(a.L - row0 < RD_AXIS_BLOCK ? a.L - row0 : RD_AXIS_BLOCK);
-        const elem_t *p = x + ((sweep * a.L + row0) * a.C + c - a.e0);
-        const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
-        double fs = -0.0, fq = -0.0;
-        rd_var_acc acc = rd_var_acc_empty();
-        elem_t buf[RD_AXIS_BLOCK]; // every load of the block in flight before the first add
-#pragma unroll
-        for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
-            buf[r] = r < rows ? ax_load(p + r * a.C) : elem_t(0);
-#pragma unroll
-        for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
-            if (r >= rows)
-                break;
-            const elem_t v = buf[r];
-            if (a.extrema)
-                lane_extrema<SKIPNAN>(e, v, j0 + r);
-            if (SKIPNAN && elem_isnan(v))
-                continue;
-#if RD_FLOAT
-            const double d = elem_double(v);
-            fs = rd_add(fs, d);
-            if (want_sq)
-                fq = rd_add(fq, d * d);
-#else
-            const elem_t w = elem_int(v);
-            const double d = (double)w;
-#if RD_SIGNED
-            is += (rd_u128)(__int128)(rd_i64)w;
-#else
-            is += (rd_u128)(rd_u64)w;
-#endif
-            if (want_sq) {
-#if RD_WIDE_INT
-                fq = rd_add(fq, d * d);
-#elif RD_SIGNED
-                iq += (rd_u128)(rd_u64)((rd_i64)w * (rd_i64)w);
-#else
-                iq += (rd_u128)((rd_u64)w * (rd_u64)w);
-#endif
-            }
-#endif
-            cnt++;
-            if (a.var)
-                rd_var_step(&acc, d);
-        }
-        const rd_var pv = rd_var_of_acc(acc);
-        fold_push(f, k, fs, fq, a.var ? &pv : nullptr);
+        unsigned rows;
+        const rd_u64 at = block_unit(a, en.u + k, &rows);
+        f.push(k, block_part<KIND, SKIPNAN, SUMSQ, true>(x + at + c, a.C, rows,
+                                                         (en.leaf + k) * RD_AXIS_BLOCK));
     }
-    store_entry(a, i * a.C + c, f, en.level, is, iq, cnt, e);
+    f.store(a, i * a.C + c, en.level);
+}
+
+// A block part from lane src of the warp (the fields of kind KIND).
+template <int KIND, bool SUMSQ>
+__device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
+{
+    blk_part o = b;
+    if (KIND == 0) {
+#if RD_FLOAT
+        o.fs = __shfl_sync(RD_FULL_MASK, b.fs, src);
+#else
+        o.is = ((rd_u128)__shfl_sync(RD_FULL_MASK, (rd_u64)(b.is >> 64), src) << 64) |
+               __shfl_sync(RD_FULL_MASK, (rd_u64)b.is, src);
+#endif
+        if (SUMSQ) {
+#if RD_FLOAT || RD_WIDE_INT
+            o.fq = __shfl_sync(RD_FULL_MASK, b.fq, src);
+#else
+            o.iq = ((rd_u128)__shfl_sync(RD_FULL_MASK, (rd_u64)(b.iq >> 64), src) << 64) |
+                   __shfl_sync(RD_FULL_MASK, (rd_u64)b.iq, src);
+#endif
+        }
+        o.cnt = __shfl_sync(RD_FULL_MASK, b.cnt, src);
+    } else if (KIND == 1) {
+        o.e.min_key = __shfl_sync(RD_FULL_MASK, b.e.min_key, src);
+        o.e.min_idx = __shfl_sync(RD_FULL_MASK, b.e.min_idx, src);
+        o.e.max_key = __shfl_sync(RD_FULL_MASK, b.e.max_key, src);
+        o.e.max_idx = __shfl_sync(RD_FULL_MASK, b.e.max_idx, src);
+    } else {
+        o.v.n = __shfl_sync(RD_FULL_MASK, b.v.n, src);
+        o.v.k = __shfl_sync(RD_FULL_MASK, b.v.k, src);
+        o.v.s1.hi = __shfl_sync(RD_FULL_MASK, b.v.s1.hi, src);
+        o.v.s1.lo = __shfl_sync(RD_FULL_MASK, b.v.s1.lo, src);
+        o.v.s2.hi = __shfl_sync(RD_FULL_MASK, b.v.s2.hi, src);
+        o.v.s2.lo = __shfl_sync(RD_FULL_MASK, b.v.s2.lo, src);
+    }
+    return o;
+}
+
+// Bytes of an entry's rows a warp of the few-column kernels stages at a
+// time (32 column-blocks at the most: a block of 16 rows of 32 float64 is
+// 4 KiB).
+#define AX_COLS_STAGE 4096u
+
+// Block entries of few columns (C <= 32): a warp per entry stages the rows
+// of 32 / C of its blocks at a time in shared memory (their bytes are
+// contiguous: 16-byte loads), lane q adds column q % C of block q / C, and
+// lane c folds its column's blocks in order, taking each part from the lane
+// that made it.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 32];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
+    if (i >= a.nentries)
+        return; // the whole warp
+    const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
+    const unsigned C = (unsigned)a.C, n = 1u << en.level, pb = 32 / C;
+    unsigned rows0; // the first block's rows (nrows below counts the entry's)
+    const rd_u64 at = block_unit(a, en.u, &rows0);
+    (void)rows0;
+    const rd_u64 row_first = (en.u % a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    const rd_u64 row_end = row_first + (rd_u64)n * RD_AXIS_BLOCK < a.L
+                               ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
+    const unsigned nrows = (unsigned)(row_end - row_first);
+    blk_fold<KIND, SUMSQ> f;
+    for (unsigned k0 = 0; k0 < n; k0 += pb) {
+        const unsigned nb = n - k0 < pb ? n - k0 : pb;
+        const unsigned r0 = k0 * RD_AXIS_BLOCK;
+        const unsigned rr = nrows - r0 < nb * RD_AXIS_BLOCK ? nrows - r0 : nb * RD_AXIS_BLOCK;
+        __syncwarp();
+        const unsigned off =
+            stage_elems(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
+        __syncwarp();
+        const elem_t *s = reinterpret_cast<const elem_t *>(sm[warp] + off);
+        blk_part b;
+        const unsigned kb = lane / C, c = lane - kb * C;
+        if (kb < nb) {
+            const unsigned rk = rr - kb * RD_AXIS_BLOCK;
+            b = block_part<KIND, SKIPNAN, SUMSQ, false>(
+                s + (rd_u64)kb * RD_AXIS_BLOCK * C + c, C,
+                rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK, (en.leaf + k0 + kb) * RD_AXIS_BLOCK);
+        } else {
+            b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
+        }
+        for (unsigned kk = 0; kk < nb; kk++) {
+            const blk_part o = shfl_part<KIND, SUMSQ>(b, (kk * C + lane) & 31);
+            if (lane < C)
+                f.push(k0 + kk, o);
+        }
+    }
+    if (lane < C)
+        f.store(a, i * C + lane, en.level);
 }
 
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
@@ -377,17 +768,40 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
+#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq)                                         \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS)                                \
+        name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
+    {                                                                                       \
+        rows_units<kind, skipnan, sumsq>(x, a);                                             \
+    }
+
+AX_ROWS_KERNEL(axk_rows_moments, 0, false, false)
+AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true)
+AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false)
+AX_ROWS_KERNEL(axk_rows_var, 2, false, false)
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
 AX_TILE_KERNEL(axk_tile_var, 2, false, false)
 
-// Block entries; want_sq asks for the squares.
-extern "C" __global__ void __launch_bounds__(AX_THREADS)
-    axk_block(const elem_t *__restrict__ x, ax_gpu_args a, int want_sq)
-{
-    block_entries<false>(x, a, want_sq != 0);
-}
+// The block-entry kernels of one kind; minb: resident blocks per SM wanted
+// (a bound on the registers: the variance's slots need more of them).
+#define AX_BLOCK_KERNELS(suffix, kind, skipnan, sumsq, minb)                               \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
+        axk_cols_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
+    {                                                                                       \
+        block_cols<kind, skipnan, sumsq>(x, a);                                             \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
+        axk_few_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                       \
+    {                                                                                       \
+        block_few<kind, skipnan, sumsq>(x, a);                                              \
+    }
+
+AX_BLOCK_KERNELS(moments, 0, false, false, 3)
+AX_BLOCK_KERNELS(moments_sq, 0, false, true, 3)
+AX_BLOCK_KERNELS(extrema, 1, false, false, 3)
+AX_BLOCK_KERNELS(var, 2, false, false, 1)
 
 // Tile entries folded from the tile parts in t's arrays (see
 // fold_tile_entries).
@@ -398,15 +812,17 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false)
+AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false)
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)
 AX_TILE_KERNEL(axk_tile_var_skipnan, 2, true, false)
 
-// Block entries with NaN skipped.
-extern "C" __global__ void __launch_bounds__(AX_THREADS)
-    axk_block_skipnan(const elem_t *__restrict__ x, ax_gpu_args a, int want_sq)
-{
-    block_entries<true>(x, a, want_sq != 0);
-}
+AX_BLOCK_KERNELS(moments_skipnan, 0, true, false, 3)
+AX_BLOCK_KERNELS(moments_sq_skipnan, 0, true, true, 3)
+AX_BLOCK_KERNELS(extrema_skipnan, 1, true, false, 3)
+AX_BLOCK_KERNELS(var_skipnan, 2, true, false, 1)
 #endif

@@ -21,6 +21,10 @@ typedef struct {
                                       kernel folds units into entries */
 } ax_gpu_args;
 
+/* Bytes of whole short runs (T <= RD_SUBTILE) one block of the short-run
+ * kernels stages in shared memory: AX_ROWS_BYTES / (T * size) runs. */
+#define AX_ROWS_BYTES 16384u
+
 /* One entry of a chunk's parts (runtime/axis.h): units [u, u + 2^level) of
  * one segment, the first a leaf `leaf` of the segment's tree. */
 typedef struct {

@@ -42,32 +42,49 @@ static int ax_copy_back(engine_chunk *c, size_t at, size_t bytes)
     return 0;
 }
 
-/* The kernels of a chunk's tile units, one per kind of part wanted, into
- * the arrays that a names: a warp or a block per unit, as the kernels take
- * them by the run's length. */
-static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, const ax_layout *l,
+/* The kernels axk_FAMILY_{moments,extrema,var} of the kinds of part that
+ * a's arrays ask for, on `grid` blocks. */
+static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family, unsigned grid,
                            CUdeviceptr *x, ax_gpu_args *a)
 {
     const char *nan = p->skipnan ? "_skipnan" : "";
-    uint64_t per_block = p->T <= RD_SUBTILE ? RD_WARPS : 1;
-    unsigned grid = (unsigned)((a->nunits + per_block - 1) / per_block);
     char name[64];
     void *params[] = {x, a};
     int rc = 0;
     if (a->sum || a->sq || a->count) {
-        snprintf(name, sizeof name, "axk_tile_moments%s%s", (p->ops & RD_OP_SUMSQ) ? "_sq" : "",
-                 nan);
+        snprintf(name, sizeof name, "axk_%s_moments%s%s", family,
+                 (p->ops & RD_OP_SUMSQ) ? "_sq" : "", nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
-    if (rc == 0 && l->use_e) {
-        snprintf(name, sizeof name, "axk_tile_extrema%s", nan);
+    if (rc == 0 && a->extrema) {
+        snprintf(name, sizeof name, "axk_%s_extrema%s", family, nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
-    if (rc == 0 && l->use_v) {
-        snprintf(name, sizeof name, "axk_tile_var%s", nan);
+    if (rc == 0 && a->var) {
+        snprintf(name, sizeof name, "axk_%s_var%s", family, nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
     return rc;
+}
+
+/* The kernels of a chunk's tile units into the arrays that a names: the
+ * whole runs of AX_ROWS_BYTES a block for short runs (axk_rows_*), else a
+ * block a tile (axk_tile_*). */
+static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
+{
+    int rows = p->T <= RD_SUBTILE;
+    uint64_t per = rows ? AX_ROWS_BYTES / (p->T * dt_size(p->dtype)) : 1;
+    return ax_launch_kinds(c, p, rows ? "rows" : "tile", (unsigned)((a->nunits + per - 1) / per),
+                           x, a);
+}
+
+/* The kernels of a chunk's block entries: a warp per entry for few columns
+ * (axk_few_*, C <= 32), else a thread per entry and column (axk_cols_*). */
+static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
+{
+    int few = p->C <= 32;
+    uint64_t n = few ? a->nentries : a->nentries * p->C, per = few ? RD_WARPS : RD_WARPS * 32;
+    return ax_launch_kinds(c, p, few ? "few" : "cols", (unsigned)((n + per - 1) / per), x, a);
 }
 
 /* Rounds up to a multiple of 8 bytes. */
@@ -182,15 +199,10 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
     if (rc < 0)
         return rc;
     CUdeviceptr x = c->in;
-    int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
-    if (p->unit == AX_UNIT_BLOCK) {
-        void *params[] = {&x, &a, &want_sq};
-        uint64_t threads = a.nentries * p->C;
-        return ax_launch_one(c, p, p->skipnan ? "axk_block_skipnan" : "axk_block",
-                             (unsigned)((threads + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
-    }
+    if (p->unit == AX_UNIT_BLOCK)
+        return ax_launch_blocks(c, p, &x, &a);
     if (!fold)
-        return ax_launch_tiles(c, p, &l, &x, &a);
+        return ax_launch_tiles(c, p, &x, &a);
     /* the tiles' parts into the scratch, then folded into the entries */
     ax_gpu_args t = a;
     size_t units = (size_t)a.nunits;
@@ -204,7 +216,7 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
     t.extrema = a.extrema ? at : 0;
     at += units * sizeof(rd_extrema);
     t.var = a.var ? at : 0;
-    if ((rc = ax_launch_tiles(c, p, &l, &x, &t)) < 0)
+    if ((rc = ax_launch_tiles(c, p, &x, &t)) < 0)
         return rc;
     void *params[] = {&a, &t};
     return ax_launch_one(c, p, "axk_fold_tiles",
