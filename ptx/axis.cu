@@ -23,7 +23,7 @@
 #include "axis_args.h"
 
 #define AX_THREADS (RD_WARPS * 32)
-#define AX_FOLD_MAX 7 // levels of an entry's tree, plus one (runtime/axis.h: AX_FOLD_LEVELS 6)
+#define AX_FOLD_MAX (AX_FOLD_LEVELS + 1) // levels of an entry's tree, plus one
 
 // Reads one element through the read-only path.
 __device__ __forceinline__ elem_t ax_load(const elem_t *p)
@@ -609,6 +609,65 @@ struct blk_fold {
     }
 };
 
+// The first leaf and the level of piece i of the cut of leaves [la, lb)
+// into maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves (the
+// host's ax_chunk_entries in one segment): the rising pieces up to a
+// multiple of 2^AX_FOLD_LEVELS (the set bits of the distance, lowest
+// first), the whole ones, the falling ones (highest bit first).
+__device__ __forceinline__ rd_u64 piece_of(rd_u64 i, rd_u64 la, rd_u64 lb, unsigned *level)
+{
+    const rd_u64 cap = 1ull << AX_FOLD_LEVELS;
+    const rd_u64 A = (la + cap - 1) & ~(cap - 1), B = lb & ~(cap - 1);
+    if (A > B) { // inside one window: the greedy cut, at most 2 * AX_FOLD_LEVELS pieces
+        rd_u64 at = la;
+        for (;;) {
+            unsigned k = AX_FOLD_LEVELS;
+            while (k && ((at & ((1ull << k) - 1)) || at + (1ull << k) > lb))
+                k--;
+            if (i-- == 0) {
+                *level = k;
+                return at;
+            }
+            at += 1ull << k;
+        }
+    }
+    const rd_u64 d = A - la;
+    const unsigned nh = (unsigned)__popcll(d);
+    if (i < nh) {
+        rd_u64 m = d;
+        for (rd_u64 t = 0; t < i; t++)
+            m &= m - 1; // the i lowest set bits dropped
+        *level = (unsigned)(__ffsll((long long)m) - 1);
+        return la + (d - m);
+    }
+    i -= nh;
+    if (i < (B - A) / cap) {
+        *level = AX_FOLD_LEVELS;
+        return A + i * cap;
+    }
+    i -= (B - A) / cap;
+    rd_u64 m = lb - B, at = B;
+    for (rd_u64 t = 0; t < i; t++) {
+        const rd_u64 hb = 1ull << (63 - __clzll((long long)m));
+        at += hb;
+        m -= hb;
+    }
+    *level = (unsigned)(63 - __clzll((long long)m));
+    return at;
+}
+
+// Entry i of the chunk: from the list, or cut from one segment's leaves.
+__device__ __forceinline__ ax_gpu_entry entry_at(const ax_gpu_args &a, rd_u64 i)
+{
+    if (a.entries)
+        return ((const ax_gpu_entry *)a.entries)[i];
+    ax_gpu_entry e;
+    e.leaf = piece_of(i, a.leaf0, a.leaf0 + a.nunits, &e.level);
+    e.u = a.u0 + (e.leaf - a.leaf0);
+    e.pad = 0;
+    return e;
+}
+
 // Where block unit u starts (element offset in the chunk) and its rows.
 __device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, unsigned *rows)
 {
@@ -628,7 +687,7 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
     if (g >= a.nentries * a.C)
         return;
     const rd_u64 i = g / a.C, c = g - i * a.C;
-    const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
+    const ax_gpu_entry en = entry_at(a, i);
     blk_fold<KIND, SUMSQ> f;
     for (rd_u64 k = 0; k < ((rd_u64)1 << en.level); k++) {
         unsigned rows;
@@ -694,7 +753,7 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
     const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
     if (i >= a.nentries)
         return; // the whole warp
-    const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
+    const ax_gpu_entry en = entry_at(a, i);
     const unsigned C = (unsigned)a.C, n = 1u << en.level, pb = 32 / C;
     unsigned rows0; // the first block's rows (nrows below counts the entry's)
     const rd_u64 at = block_unit(a, en.u, &rows0);
@@ -741,7 +800,7 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
     const rd_u64 i = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
     if (i >= a.nentries)
         return;
-    const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
+    const ax_gpu_entry en = entry_at(a, i);
     fold_sums f;
     rd_u128 is = 0, iq = 0;
     rd_u64 cnt = 0;

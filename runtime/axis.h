@@ -77,6 +77,7 @@
 
 #include "io/dtype.h"
 #include "io/status.h"
+#include "ptx/axis_args.h"
 #include "ptx/reduce_math.h"
 #include "reduce.h"
 
@@ -84,8 +85,8 @@
 
 enum { AX_UNIT_NONE = 0, AX_UNIT_TILE = 1, AX_UNIT_BLOCK = 2 };
 
-/* An entry of a chunk's parts folds at most 2^AX_FOLD_LEVELS units. */
-#define AX_FOLD_LEVELS 6
+/* AX_FOLD_LEVELS (an entry of a chunk's parts folds at most 2^AX_FOLD_LEVELS
+ * units) is in ptx/axis_args.h, which the kernels share. */
 
 /* The geometry of one reduction along axes. */
 typedef struct {

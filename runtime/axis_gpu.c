@@ -102,14 +102,14 @@ typedef struct {
     int fits;
 } ax_scratch;
 
-/* The scratch of a chunk with header h. */
+/* The scratch of a chunk with header h (list: with an entry list). */
 static ax_scratch ax_scratch_of(const ax_plan *p, const ax_layout *l, const ax_chunk_hdr *h,
-                                size_t capacity)
+                                size_t capacity, int list)
 {
     ax_scratch s;
     size_t units = (size_t)(h->u1 - h->u0);
     s.list_at = l->raw_at + ax_round8((size_t)(h->head + h->tail) * dt_size(p->dtype));
-    s.list_bytes = (size_t)h->nentries * sizeof(ax_gpu_entry);
+    s.list_bytes = list ? (size_t)h->nentries * sizeof(ax_gpu_entry) : 0;
     s.tiles_at = s.list_at + ax_round8(s.list_bytes);
     s.tile_bytes = p->unit == AX_UNIT_TILE && p->tiles_per_run > 1
                        ? units * (l->sum_size + l->sq_size + sizeof(uint64_t) +
@@ -172,8 +172,12 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
     *host = 0;
     if (h->u1 <= h->u0)
         return 0;
-    ax_scratch s = ax_scratch_of(p, &l, h, c->capacity);
     int fold = p->unit == AX_UNIT_BLOCK || p->tiles_per_run > 1;
+    /* the entries of units of one segment are computed by the kernels (leaf0 on): a list only
+       for chunks of several segments */
+    uint64_t per = p->unit == AX_UNIT_BLOCK ? p->blocks_per_sweep : p->tiles_per_run;
+    int list = fold && h->u0 / per != (h->u1 - 1) / per;
+    ax_scratch s = ax_scratch_of(p, &l, h, c->capacity, list);
     if (fold && !s.fits) {
         *host = 1;
         return ax_on_host(c, p, e0);
@@ -192,10 +196,11 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
         .count = l.use_cnt ? c->out + l.count_at : 0,
         .extrema = l.use_e ? c->out + l.extrema_at : 0,
         .var = l.use_v ? c->out + l.var_at : 0,
-        .entries = c->out + s.list_at,
+        .entries = list ? c->out + s.list_at : 0,
         .nentries = h->nentries,
+        .leaf0 = fold ? ax_unit_leaf(p, h->u0) : 0,
     };
-    int rc = fold ? ax_put_entries(c, p, h, &s) : 0;
+    int rc = list ? ax_put_entries(c, p, h, &s) : 0;
     if (rc < 0)
         return rc;
     CUdeviceptr x = c->in;
