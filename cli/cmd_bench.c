@@ -24,7 +24,7 @@ static const char bench_usage[] =
     "and with zlib on every host thread (GB/s of decoded bytes; the host row is\n"
     "its baseline). axis (GPU only) sums float32 and float64 (N, C) over axis 0 and\n"
     "(R, N) over axis 1 (C in 1, 3, 64, 1000, 1e5; N in 3, 64, 1000, 1e6) with\n"
-    "reduce --axis's kernels, one 1 GiB array by default. Default sizes: the\n"
+    "reduce's kernels along an axis, one 1 GiB array by default. Default sizes: the\n"
     "articles' and, on the GPU, sizes far beyond the L2 cache. Without a GPU,\n"
     "--backend cpu times the CPU backend.\n"
     "\n"
