@@ -129,34 +129,7 @@ else
     tail -5 "$out/bench_segreduce_build.log"
 fi
 
-python3 - <<'PYEOF' 2>&1 | tee "$out/bench_torch_axis.txt" | tee -a "$sum"
-# torch.sum(dim=...) on the shapes of the along-axis rows: GB/s of input and
-# the ratio to the device copy (read + write) of the same bytes
-try:
-    import torch
-except ImportError:
-    print("pytorch: not installed")
-    raise SystemExit
-def ms(fn, reps=10):
-    fn(); fn(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
-    return sorted(ts)[len(ts) // 2]
-nbytes = 1 << 30
-src = torch.full((nbytes // 4,), 0.25, device="cuda")
-dst = torch.empty_like(src)
-copy = 2 * nbytes / (ms(lambda: dst.copy_(src)) * 1e-3)
-print(f"torch device copy: {copy / 1e9:.0f} GB/s (read + write)")
-for dt, name in ((torch.float32, "float32"), (torch.float64, "float64")):
-    n = nbytes // (4 if dt == torch.float32 else 8)
-    x = torch.full((n,), 0.25, dtype=dt, device="cuda")
-    for axis, inner in [(0, c) for c in (1, 3, 64, 1000, 100000)] + [(1, m) for m in (3, 64, 1000, 1000000)]:
-        v = x[: n // inner * inner].view(n // inner, inner)
-        bw = v.numel() * v.element_size() / (ms(lambda: v.sum(dim=axis)) * 1e-3)
-        print(f"torch {name:8s} axis {axis} {v.shape[0]:10d} {v.shape[1]:10d} {bw / 1e9:10.0f} {bw / copy:8.2f}")
-PYEOF
+python3 tests/gpu/bench_torch_axis.py 2>&1 | tee "$out/bench_torch_axis.txt" | tee -a "$sum"
 
 note "== quadratic kernel (coefficients in device memory)"
 if $NVCC -O2 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -o "$work/bench_quadratic" \
