@@ -227,10 +227,10 @@ __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
 
 // Copies elements [0, n) at x into the shared buffer sm at the same offset
 // from a 16-byte boundary (returned, in bytes), by threads t of nt: whole
-// aligned 16-byte vectors by 16-byte loads, AX_STAGE_BATCH in flight per
-// thread, the partial ones at either end element by element (nothing
-// outside [x, x + n) is read). The caller waits for the copy (a barrier).
-#define AX_STAGE_BATCH 4
+// aligned 16-byte vectors by 16-byte loads, BATCH in flight per thread, the
+// partial ones at either end element by element (nothing outside [x, x + n)
+// is read). The caller waits for the copy (a barrier).
+template <unsigned BATCH>
 __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd_u64 n,
                                                 unsigned char *sm, unsigned t, unsigned nt)
 {
@@ -238,17 +238,17 @@ __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd
     const unsigned long long a0 = a & ~15ull;
     const unsigned nv = (unsigned)((b - a0 + 15) >> 4);
     const uint4 *src = reinterpret_cast<const uint4 *>(a0);
-    for (unsigned v0 = t; v0 < nv; v0 += nt * AX_STAGE_BATCH) {
-        uint4 buf[AX_STAGE_BATCH];
+    for (unsigned v0 = t; v0 < nv; v0 += nt * BATCH) {
+        uint4 buf[BATCH];
 #pragma unroll
-        for (unsigned j = 0; j < AX_STAGE_BATCH; j++) {
+        for (unsigned j = 0; j < BATCH; j++) {
             const unsigned v = v0 + j * nt;
             const unsigned long long va = a0 + 16ull * v;
             if (v < nv && va >= a && va + 16 <= b)
                 buf[j] = __ldg(src + v);
         }
 #pragma unroll
-        for (unsigned j = 0; j < AX_STAGE_BATCH; j++) {
+        for (unsigned j = 0; j < BATCH; j++) {
             const unsigned v = v0 + j * nt;
             const unsigned long long va = a0 + 16ull * v;
             if (v >= nv)
@@ -305,7 +305,8 @@ __device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const a
         return;
     const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
     const unsigned off =
-        stage_elems(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x, AX_THREADS);
+        stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x,
+                       AX_THREADS);
     __syncthreads();
     const elem_t *rows = reinterpret_cast<const elem_t *>(sm + off);
     const unsigned nvec = (T + RD_V - 1) / RD_V;
@@ -464,18 +465,26 @@ struct blk_part {
     rd_var v;
 };
 
-// The part of one column of one block: its rows elements at p, stride
-// apart (global memory where GLOBAL, else shared), added in row order from
-// -0.0 (squares too), the variance by the element step from the empty
-// partial, extrema indexed from j0 (the stage-2 index of the first row).
-template <int KIND, bool SKIPNAN, bool SUMSQ, bool GLOBAL>
-__device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, unsigned rows,
-                                               rd_u64 j0)
+// Loads the rows elements of one column of one block at p, stride apart
+// (global memory where GLOBAL, else shared), every load in flight before
+// the first is used.
+template <bool GLOBAL>
+__device__ __forceinline__ void block_load(const elem_t *p, rd_u64 stride, unsigned rows,
+                                           elem_t (&buf)[RD_AXIS_BLOCK])
 {
-    elem_t buf[RD_AXIS_BLOCK]; // every load of the block in flight before the first add
 #pragma unroll
     for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
         buf[r] = r < rows ? (GLOBAL ? ax_load(p + r * stride) : p[r * stride]) : elem_t(0);
+}
+
+// The part of one column of one block from its rows elements in buf: added
+// in row order from -0.0 (squares too), the variance by the element step
+// from the empty partial, extrema indexed from j0 (the stage-2 index of the
+// first row).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ blk_part block_sum(const elem_t (&buf)[RD_AXIS_BLOCK], unsigned rows,
+                                              rd_u64 j0)
+{
     blk_part b;
     b.fs = b.fq = -0.0;
     b.is = b.iq = 0;
@@ -528,6 +537,17 @@ __device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, u
     return b;
 }
 
+// The part of one column of one block: its rows elements at p, stride apart
+// (block_load, then block_sum).
+template <int KIND, bool SKIPNAN, bool SUMSQ, bool GLOBAL>
+__device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, unsigned rows,
+                                               rd_u64 j0)
+{
+    elem_t buf[RD_AXIS_BLOCK];
+    block_load<GLOBAL>(p, stride, rows, buf);
+    return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
+}
+
 // An entry's fold of its blocks' parts, block k after block k - 1: float
 // sums and variance partials by a binary counter (slot l: the pending
 // subtree of 2^l blocks; the pairwise tree over the 2^level blocks),
@@ -543,8 +563,9 @@ struct blk_fold {
 
     __device__ __forceinline__ blk_fold() : is(0), iq(0), cnt(0), e(rd_extrema_empty()) {}
 
-    // Adds block k's part.
-    __device__ __forceinline__ void push(rd_u64 k, const blk_part &b)
+    // Adds the part of blocks [k, k + 2^lev) (a subtree: k a multiple of
+    // 2^lev; lev 0: block k's part).
+    __device__ __forceinline__ void push(rd_u64 k, const blk_part &b, unsigned lev = 0)
     {
         if (KIND == 1) {
             rd_extrema_merge(&e, &b.e);
@@ -560,6 +581,8 @@ struct blk_fold {
         bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
 #pragma unroll
         for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
+            if (l < lev)
+                continue; // k's bits below lev are 0: no slots of smaller subtrees
             const bool right = (k >> l) & 1;
             if (!done && !right) {
                 if (KIND == 0) {
@@ -608,6 +631,26 @@ struct blk_fold {
             ((rd_var *)a.var)[o] = pv;
     }
 };
+
+// The part of blocks l's followed by r's (a node of the pairwise tree).
+template <int KIND, bool SUMSQ>
+__device__ __forceinline__ blk_part blk_combine(const blk_part &l, const blk_part &r)
+{
+    blk_part o = l;
+    if (KIND == 0) {
+        o.fs = rd_add(l.fs, r.fs);
+        if (SUMSQ)
+            o.fq = rd_add(l.fq, r.fq);
+        o.is = l.is + r.is;
+        o.iq = l.iq + r.iq;
+        o.cnt = l.cnt + r.cnt;
+    } else if (KIND == 1) {
+        rd_extrema_merge(&o.e, &r.e);
+    } else {
+        o.v = rd_var_merge(l.v, r.v);
+    }
+    return o;
+}
 
 // The first leaf and the level of piece i of the cut of leaves [la, lb)
 // into maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves (the
@@ -677,6 +720,9 @@ __device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, uns
     return (sweep * a.L + row0) * a.C - a.e0;
 }
 
+// Blocks whose loads a thread of the many-column kernels has in flight.
+#define AX_COLS_PAIR (sizeof(elem_t) < 8 ? 2 : 1)
+
 // Block entries of many columns (C > 32): thread (i, c) adds column c of
 // the 2^level blocks of entry i, neighbouring threads reading neighbouring
 // columns of a row (coalesced).
@@ -689,11 +735,19 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
     const rd_u64 i = g / a.C, c = g - i * a.C;
     const ax_gpu_entry en = entry_at(a, i);
     blk_fold<KIND, SUMSQ> f;
-    for (rd_u64 k = 0; k < ((rd_u64)1 << en.level); k++) {
-        unsigned rows;
-        const rd_u64 at = block_unit(a, en.u + k, &rows);
-        f.push(k, block_part<KIND, SKIPNAN, SUMSQ, true>(x + at + c, a.C, rows,
-                                                         (en.leaf + k) * RD_AXIS_BLOCK));
+    const rd_u64 n = (rd_u64)1 << en.level;
+    for (rd_u64 k = 0; k < n; k += AX_COLS_PAIR) {
+        // two blocks' loads in flight for elements under 8 bytes, then their parts in order
+        elem_t b0[RD_AXIS_BLOCK], b1[RD_AXIS_BLOCK];
+        unsigned r0, r1 = 0;
+        const bool two = AX_COLS_PAIR == 2 && k + 1 < n;
+        block_load<true>(x + block_unit(a, en.u + k, &r0) + c, a.C, r0, b0);
+        if (two)
+            block_load<true>(x + block_unit(a, en.u + k + 1, &r1) + c, a.C, r1, b1);
+        f.push(k, block_sum<KIND, SKIPNAN, SUMSQ>(b0, r0, (en.leaf + k) * RD_AXIS_BLOCK));
+        if (two)
+            f.push(k + 1,
+                   block_sum<KIND, SKIPNAN, SUMSQ>(b1, r1, (en.leaf + k + 1) * RD_AXIS_BLOCK));
     }
     f.store(a, i * a.C + c, en.level);
 }
@@ -741,10 +795,12 @@ __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
 #define AX_COLS_STAGE 4096u
 
 // Block entries of few columns (C <= 32): a warp per entry stages the rows
-// of 32 / C of its blocks at a time in shared memory (their bytes are
-// contiguous: 16-byte loads), lane q adds column q % C of block q / C, and
-// lane c folds its column's blocks in order, taking each part from the lane
-// that made it.
+// of as many of its blocks as AX_COLS_STAGE bytes hold in shared memory
+// (their bytes are contiguous: 16-byte loads, 8 in flight per lane), then
+// in rounds of pb blocks (the largest power of two <= 32 / C, aligned) lane
+// q adds column q % C of block q / C, the round's blocks of a column are
+// combined by the pairwise tree over shuffles, and lane c pushes the
+// round's subtree into its column's fold.
 template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
@@ -754,7 +810,10 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
     if (i >= a.nentries)
         return; // the whole warp
     const ax_gpu_entry en = entry_at(a, i);
-    const unsigned C = (unsigned)a.C, n = 1u << en.level, pb = 32 / C;
+    const unsigned C = (unsigned)a.C, n = 1u << en.level;
+    unsigned pb = 1; // blocks a round adds: the largest power of two <= 32 / C
+    while (2 * pb * C <= 32)
+        pb *= 2;
     unsigned rows0; // the first block's rows (nrows below counts the entry's)
     const rd_u64 at = block_unit(a, en.u, &rows0);
     (void)rows0;
@@ -763,29 +822,39 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
                                ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
     const unsigned nrows = (unsigned)(row_end - row_first);
     blk_fold<KIND, SUMSQ> f;
-    for (unsigned k0 = 0; k0 < n; k0 += pb) {
-        const unsigned nb = n - k0 < pb ? n - k0 : pb;
-        const unsigned r0 = k0 * RD_AXIS_BLOCK;
-        const unsigned rr = nrows - r0 < nb * RD_AXIS_BLOCK ? nrows - r0 : nb * RD_AXIS_BLOCK;
+    // a stage holds whole rounds of pb blocks, as many as AX_COLS_STAGE bytes take
+    const unsigned sb = AX_COLS_STAGE / (RD_AXIS_BLOCK * C * (unsigned)sizeof(elem_t)) / pb * pb;
+    const unsigned kb = lane / C, c = lane - kb * C;
+    for (unsigned s0 = 0; s0 < n; s0 += sb) {
+        const unsigned ns = n - s0 < sb ? n - s0 : sb;
+        const unsigned r0 = s0 * RD_AXIS_BLOCK;
+        const unsigned rr = nrows - r0 < ns * RD_AXIS_BLOCK ? nrows - r0 : ns * RD_AXIS_BLOCK;
         __syncwarp();
         const unsigned off =
-            stage_elems(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
+            stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
         __syncwarp();
         const elem_t *s = reinterpret_cast<const elem_t *>(sm[warp] + off);
-        blk_part b;
-        const unsigned kb = lane / C, c = lane - kb * C;
-        if (kb < nb) {
-            const unsigned rk = rr - kb * RD_AXIS_BLOCK;
-            b = block_part<KIND, SKIPNAN, SUMSQ, false>(
-                s + (rd_u64)kb * RD_AXIS_BLOCK * C + c, C,
-                rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK, (en.leaf + k0 + kb) * RD_AXIS_BLOCK);
-        } else {
-            b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
-        }
-        for (unsigned kk = 0; kk < nb; kk++) {
-            const blk_part o = shfl_part<KIND, SUMSQ>(b, (kk * C + lane) & 31);
+        for (unsigned k0 = 0; k0 < ns; k0 += pb) { // a round: lane q adds block k0 + q / C
+            const unsigned nb = ns - k0 < pb ? ns - k0 : pb; // a power of two
+            blk_part b;
+            if (kb < nb) {
+                const unsigned rk = rr - (k0 + kb) * RD_AXIS_BLOCK;
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(
+                    s + (rd_u64)(k0 + kb) * RD_AXIS_BLOCK * C + c, C,
+                    rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK,
+                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
+            } else {
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
+            }
+            // the round's pairwise tree: block kb takes the subtree from kb + h
+            unsigned lev = 0;
+            for (unsigned h = 1; h < nb; h *= 2, lev++) {
+                const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
+                if (kb % (2 * h) == 0)
+                    b = blk_combine<KIND, SUMSQ>(b, o);
+            }
             if (lane < C)
-                f.push(k0 + kk, o);
+                f.push(s0 + k0, b, lev);
         }
     }
     if (lane < C)
@@ -844,14 +913,16 @@ AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
 AX_TILE_KERNEL(axk_tile_var, 2, false, false)
 
 // The block-entry kernels of one kind; minb: resident blocks per SM wanted
-// (a bound on the registers: the variance's slots need more of them).
+// (a bound on the registers: the variance's slots need more of them; the
+// few-column kernels at most 2, for their 8 staged vectors per lane).
+#define AX_FEW_MINB(minb) ((minb) < 2 ? (minb) : 2)
 #define AX_BLOCK_KERNELS(suffix, kind, skipnan, sumsq, minb)                               \
     extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
         axk_cols_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
     {                                                                                       \
         block_cols<kind, skipnan, sumsq>(x, a);                                             \
     }                                                                                       \
-    extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS, AX_FEW_MINB(minb))             \
         axk_few_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                       \
     {                                                                                       \
         block_few<kind, skipnan, sumsq>(x, a);                                              \
