@@ -4,13 +4,14 @@
 //
 // Tile units (a run of T > 1 consecutive elements, cut into tiles of
 // RD_TILE from the run's start) reduce each tile in the whole-array order
-// of reduce_math.h: a run of at most RD_SUBTILE elements is one warp's
-// sub-tile (the tile's other sub-tiles are empty, which the trees pass
-// through unchanged), so a warp reduces a whole unit; a longer tile takes a
-// block of RD_WARPS warps, one sub-tile each. Loads are 16-byte vectors
-// where a sub-tile is full and aligned, else element by element, in the same
-// order either way. One kernel per kind of part (moments, extrema,
-// variance), so that each holds only its accumulators.
+// of reduce_math.h: a run of at most RD_SUBTILE elements is one sub-tile
+// (the tile's other sub-tiles are empty, which the trees pass through
+// unchanged), reduced by a group of lanes from shared memory, several runs
+// per warp (rows_units); a longer tile takes a block of RD_WARPS warps, one
+// sub-tile each. Loads are 16-byte vectors where a sub-tile is full and
+// aligned, else element by element, in the same order either way. One
+// kernel per kind of part (moments, extrema, variance), so that each holds
+// only its accumulators, and writes only the arrays the ops need.
 //
 // Block units (T == 1: RD_AXIS_BLOCK rows of C kept columns) take one
 // thread per column of an entry (up to 2^6 consecutive blocks of a sweep):
@@ -22,7 +23,7 @@
 #include "axis_args.h"
 
 #define AX_THREADS (RD_WARPS * 32)
-#define AX_FOLD_MAX 7 // levels of an entry's tree, plus one (runtime/axis.h: AX_FOLD_LEVELS 6)
+#define AX_FOLD_MAX (AX_FOLD_LEVELS + 1) // levels of an entry's tree, plus one
 
 // Reads one element through the read-only path.
 __device__ __forceinline__ elem_t ax_load(const elem_t *p)
@@ -59,34 +60,59 @@ __device__ __forceinline__ void warp_moments(const elem_t *__restrict__ x, rd_u6
     count = warp_count(m.count);
 }
 
-// The moments record of a tile as the axis contract has it: the sums'
-// bits, squares only where wanted (else zero), the count.
-template <bool SUMSQ>
-__device__ __forceinline__ rd_moments moments_record(double fs, double fq, rd_u128 is,
-                                                     rd_u128 iq, rd_u64 count)
+// Writes a part's moments at index o of the arrays a names (runtime/axis.h):
+// the sum (a double, or 128 exact bits), the square sum, the count.
+__device__ __forceinline__ void store_moments(const ax_gpu_args &a, rd_u64 o, double fs,
+                                              double fq, rd_u128 is, rd_u128 iq, rd_u64 count)
 {
-    rd_moments r;
-    r.sum_hi = r.sq_hi = r.sq_lo = 0;
 #if RD_FLOAT
-    r.sum_lo = (rd_u64)__double_as_longlong(fs);
+    if (a.sum)
+        ((double *)a.sum)[o] = fs;
     (void)is;
 #else
-    r.sum_lo = (rd_u64)is;
-    r.sum_hi = (rd_u64)(is >> 64);
+    if (a.sum) {
+        ((rd_u64 *)a.sum)[2 * o] = (rd_u64)is;
+        ((rd_u64 *)a.sum)[2 * o + 1] = (rd_u64)(is >> 64);
+    }
     (void)fs;
 #endif
-    if (SUMSQ) {
 #if RD_FLOAT || RD_WIDE_INT
-        r.sq_lo = (rd_u64)__double_as_longlong(fq);
-        (void)iq;
+    if (a.sq)
+        ((double *)a.sq)[o] = fq;
+    (void)iq;
 #else
-        r.sq_lo = (rd_u64)iq;
-        r.sq_hi = (rd_u64)(iq >> 64);
-        (void)fq;
-#endif
+    if (a.sq) {
+        ((rd_u64 *)a.sq)[2 * o] = (rd_u64)iq;
+        ((rd_u64 *)a.sq)[2 * o + 1] = (rd_u64)(iq >> 64);
     }
-    r.count = count;
-    return r;
+    (void)fq;
+#endif
+    if (a.count)
+        ((rd_u64 *)a.count)[o] = count;
+}
+
+// A part's moments at index o of the arrays a names (-0.0 and 0 where not
+// held): the inverse of store_moments.
+__device__ __forceinline__ void load_moments(const ax_gpu_args &a, rd_u64 o, double &fs,
+                                             double &fq, rd_u128 &is, rd_u128 &iq, rd_u64 &count)
+{
+    fs = fq = -0.0;
+    is = iq = 0;
+#if RD_FLOAT
+    if (a.sum)
+        fs = ((const double *)a.sum)[o];
+#else
+    if (a.sum)
+        is = ((rd_u128)((const rd_u64 *)a.sum)[2 * o + 1] << 64) | ((const rd_u64 *)a.sum)[2 * o];
+#endif
+#if RD_FLOAT || RD_WIDE_INT
+    if (a.sq)
+        fq = ((const double *)a.sq)[o];
+#else
+    if (a.sq)
+        iq = ((rd_u128)((const rd_u64 *)a.sq)[2 * o + 1] << 64) | ((const rd_u64 *)a.sq)[2 * o];
+#endif
+    count = a.count ? ((const rd_u64 *)a.count)[o] : 0;
 }
 
 // Where tile unit u0 + i starts in the chunk (x[0] is element e0), its
@@ -106,9 +132,10 @@ __device__ __forceinline__ bool ax_aligned(const elem_t *x)
     return ((unsigned long long)x & 15u) == 0;
 }
 
-// Tile units of the kind KIND (0 moments, 1 extrema, 2 variance): a warp
-// per unit when T <= RD_SUBTILE, else a block per unit whose warps take a
-// sub-tile each and whose thread 0 combines them with the tile's trees.
+// Tile units of runs longer than RD_SUBTILE, of the kind KIND (0 moments,
+// 1 extrema, 2 variance): a block per unit whose warps take a sub-tile each
+// and whose thread 0 combines them with the tile's trees (shorter runs take
+// the short-run kernels).
 template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
@@ -118,13 +145,12 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
     __shared__ rd_extrema ext_w[RD_WARPS];
     __shared__ rd_var var_w[RD_WARPS];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const bool per_warp = a.T <= RD_SUBTILE;
-    const rd_u64 i = per_warp ? (rd_u64)blockIdx.x * RD_WARPS + warp : blockIdx.x;
+    const rd_u64 i = blockIdx.x;
     if (i >= a.nunits)
-        return; // per_warp: the whole warp; else the whole block
+        return;
     rd_u64 n, off;
     const elem_t *p = x + tile_unit(a, i, &n, &off);
-    const rd_u64 sub = per_warp ? 0 : (rd_u64)warp * RD_SUBTILE;
+    const rd_u64 sub = (rd_u64)warp * RD_SUBTILE;
     const rd_u64 avail = sub < n ? (n - sub < RD_SUBTILE ? n - sub : RD_SUBTILE) : 0;
     const bool aligned = ax_aligned(p + sub);
     double fs, fq;
@@ -138,7 +164,7 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
         e = warp_extrema<SKIPNAN>(p + sub, 0, avail, lane, off + sub, aligned);
     else
         v = warp_variance<SKIPNAN>(p + sub, 0, avail, lane, aligned);
-    if (!per_warp) {
+    {
         if (lane == 0) {
             if (KIND == 0) {
                 fs_w[warp] = fs;
@@ -175,15 +201,196 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
             rd_var_warps_tree(var_w);
             v = var_w[0];
         }
-    } else if (lane != 0) {
-        return;
     }
     if (KIND == 0)
-        ((rd_moments *)a.moments)[i] = moments_record<SUMSQ>(fs, fq, is, iq, cnt);
+        store_moments(a, i, fs, fq, is, iq, cnt);
     else if (KIND == 1)
         ((rd_extrema *)a.extrema)[i] = e;
     else
         ((rd_var *)a.var)[i] = v;
+}
+
+// Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
+// sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
+// (T * size) whole runs in shared memory with 16-byte loads, then a group
+// of P lanes reduces each run (P the power of two >= its vectors, at most
+// 32; several runs per warp): lane l of the group owns the run's vectors l,
+// l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
+// sub-tile tree's levels below P (the levels above add the empty lanes'
+// -0.0, empty partials and extrema, which change nothing).
+
+// Runs a block of the short-run kernels takes (the host sizes the grid alike).
+__device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
+{
+    return (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+}
+
+// Copies elements [0, n) at x into the shared buffer sm at the same offset
+// from a 16-byte boundary (returned, in bytes), by threads t of nt: whole
+// aligned 16-byte vectors by 16-byte loads, BATCH in flight per thread, the
+// partial ones at either end element by element (nothing outside [x, x + n)
+// is read). The caller waits for the copy (a barrier).
+template <unsigned BATCH>
+__device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd_u64 n,
+                                                unsigned char *sm, unsigned t, unsigned nt)
+{
+    const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
+    const unsigned long long a0 = a & ~15ull;
+    const unsigned nv = (unsigned)((b - a0 + 15) >> 4);
+    const uint4 *src = reinterpret_cast<const uint4 *>(a0);
+    for (unsigned v0 = t; v0 < nv; v0 += nt * BATCH) {
+        uint4 buf[BATCH];
+#pragma unroll
+        for (unsigned j = 0; j < BATCH; j++) {
+            const unsigned v = v0 + j * nt;
+            const unsigned long long va = a0 + 16ull * v;
+            if (v < nv && va >= a && va + 16 <= b)
+                buf[j] = __ldg(src + v);
+        }
+#pragma unroll
+        for (unsigned j = 0; j < BATCH; j++) {
+            const unsigned v = v0 + j * nt;
+            const unsigned long long va = a0 + 16ull * v;
+            if (v >= nv)
+                break;
+            if (va >= a && va + 16 <= b) {
+                reinterpret_cast<uint4 *>(sm)[v] = buf[j];
+            } else {
+                for (unsigned k = 0; k < RD_V; k++) {
+                    const unsigned long long ea = va + k * sizeof(elem_t);
+                    if (ea >= a && ea < b)
+                        reinterpret_cast<elem_t *>(sm)[v * RD_V + k] =
+                            __ldg(reinterpret_cast<const elem_t *>(ea));
+                }
+            }
+        }
+    }
+    return (unsigned)(a - a0);
+}
+
+// Calls visit(element, index in the run, position in its vector) for the
+// elements lane l of a P-lane group owns of the T-element run at s (shared
+// memory), in the sub-tile order: vectors l, l + 32, ..., each in order.
+template <class Visit>
+__device__ __forceinline__ void rows_visit(const elem_t *s, unsigned T, unsigned P, unsigned l,
+                                           bool valid, Visit visit)
+{
+    if (!valid)
+        return;
+    for (unsigned i0 = l * RD_V; i0 < T; i0 += P * RD_V) {
+        if (i0 + RD_V <= T && ((unsigned long long)(s + i0) & 15) == 0) {
+            elem_vec w;
+            w.raw = *reinterpret_cast<const uint4 *>(s + i0);
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                visit(w.e[k], i0 + k, k);
+        } else {
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                if (i0 + k < T)
+                    visit(s[i0 + k], i0 + k, k);
+        }
+    }
+}
+
+// The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
+// partials of the block's runs, written at their unit indices.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
+    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
+    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
+    if (i0 >= a.nunits)
+        return;
+    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
+    const unsigned off =
+        stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x,
+                       AX_THREADS);
+    __syncthreads();
+    const elem_t *rows = reinterpret_cast<const elem_t *>(sm + off);
+    const unsigned nvec = (T + RD_V - 1) / RD_V;
+    unsigned P = 1;
+    while (P < nvec && P < 32)
+        P *= 2;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = 32 / P;
+    const unsigned l = lane & (P - 1);
+    for (unsigned base = warp * G; base < nr; base += RD_WARPS * G) {
+        const unsigned r = base + lane / P;
+        const bool valid = r < nr;
+        const elem_t *s = rows + (rd_u64)(valid ? r : 0) * T;
+        const rd_u64 out = i0 + r;
+        if (KIND == 0) {
+            lane_moments m = lane_moments_empty();
+            rows_visit(s, T, P, l, valid,
+                       [&](elem_t v, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, v, k); });
+            double fs = -0.0, fq = -0.0;
+            rd_u128 is = 0, iq = 0;
+            unsigned cnt = m.count;
+#if RD_FLOAT || RD_WIDE_INT
+            if (SUMSQ)
+                fq = rd_lane_fold<RD_FACC>(m.fsq);
+#endif
+#if RD_FLOAT
+            fs = rd_lane_fold<RD_FACC>(m.fsum);
+#else
+            is = m.isum;
+#if !RD_WIDE_INT
+            iq = m.isq;
+#endif
+#endif
+            for (unsigned h = P / 2; h >= 1; h /= 2) {
+                fs = rd_add(fs, __shfl_xor_sync(RD_FULL_MASK, fs, h));
+                if (SUMSQ)
+                    fq = rd_add(fq, __shfl_xor_sync(RD_FULL_MASK, fq, h));
+#if !RD_FLOAT
+                is += ((rd_u128)__shfl_xor_sync(RD_FULL_MASK, (rd_u64)(is >> 64), h) << 64) |
+                      __shfl_xor_sync(RD_FULL_MASK, (rd_u64)is, h);
+                if (SUMSQ)
+                    iq += ((rd_u128)__shfl_xor_sync(RD_FULL_MASK, (rd_u64)(iq >> 64), h) << 64) |
+                          __shfl_xor_sync(RD_FULL_MASK, (rd_u64)iq, h);
+#endif
+                cnt += __shfl_xor_sync(RD_FULL_MASK, cnt, h);
+            }
+            if (valid && l == 0)
+                store_moments(a, out, fs, fq, is, iq, cnt);
+        } else if (KIND == 1) {
+            rd_extrema e = rd_extrema_empty();
+            rows_visit(s, T, P, l, valid,
+                       [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
+            for (unsigned h = P / 2; h >= 1; h /= 2) {
+                rd_extrema o;
+                o.min_key = __shfl_xor_sync(RD_FULL_MASK, e.min_key, h);
+                o.min_idx = __shfl_xor_sync(RD_FULL_MASK, e.min_idx, h);
+                o.max_key = __shfl_xor_sync(RD_FULL_MASK, e.max_key, h);
+                o.max_idx = __shfl_xor_sync(RD_FULL_MASK, e.max_idx, h);
+                rd_extrema_merge(&e, &o);
+            }
+            if (valid && l == 0)
+                ((rd_extrema *)a.extrema)[out] = e;
+        } else {
+            rd_var_acc acc[RD_V];
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                acc[k] = rd_var_acc_empty();
+            rows_visit(s, T, P, l, valid,
+                       [&](elem_t v, unsigned, unsigned k) { lane_var<SKIPNAN>(acc, v, k); });
+            rd_var p[RD_V];
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                p[k] = rd_var_of_acc(acc[k]);
+#pragma unroll
+            for (unsigned h = 1; h < RD_V; h *= 2)
+#pragma unroll
+                for (unsigned k = 0; k < RD_V; k += 2 * h)
+                    p[k] = rd_var_merge(p[k], p[k + h]);
+            rd_var v = p[0];
+            for (unsigned h = P / 2; h >= 1; h /= 2)
+                v = rd_var_merge(v, shfl_var(v, h));
+            if (valid && l == 0)
+                ((rd_var *)a.var)[out] = v;
+        }
+    }
 }
 
 // The float sums and variance partials of a fold: a binary counter over an
@@ -200,19 +407,22 @@ __device__ __forceinline__ void fold_push(fold_sums &f, rd_u64 k, double fs, dou
                                           const rd_var *v)
 {
     rd_var pv = v ? *v : rd_var_empty();
+    bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
 #pragma unroll
     for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
-        if (!((k >> l) & 1)) {
+        const bool right = (k >> l) & 1;
+        if (!done && !right) {
             f.fs[l] = fs;
             f.fq[l] = fq;
             if (v)
                 f.v[l] = pv;
-            break;
+        } else if (!done) {
+            fs = rd_add(f.fs[l], fs);
+            fq = rd_add(f.fq[l], fq);
+            if (v)
+                pv = rd_var_merge(f.v[l], pv);
         }
-        fs = rd_add(f.fs[l], fs);
-        fq = rd_add(f.fq[l], fq);
-        if (v)
-            pv = rd_var_merge(f.v[l], pv);
+        done = done || !right;
     }
 }
 
@@ -233,123 +443,451 @@ __device__ __forceinline__ void fold_root(const fold_sums &f, unsigned level, do
 // root, the order-free sums, count and extrema.
 __device__ __forceinline__ void store_entry(const ax_gpu_args &a, rd_u64 o, const fold_sums &f,
                                             unsigned level, rd_u128 is, rd_u128 iq, rd_u64 cnt,
-                                            const rd_extrema &e, bool want_sq)
+                                            const rd_extrema &e)
 {
     double fs, fq;
     rd_var rv;
     fold_root(f, level, fs, fq, rv);
-    if (a.moments)
-        ((rd_moments *)a.moments)[o] = want_sq ? moments_record<true>(fs, fq, is, iq, cnt)
-                                               : moments_record<false>(fs, fq, is, iq, cnt);
+    store_moments(a, o, fs, fq, is, iq, cnt);
     if (a.extrema)
         ((rd_extrema *)a.extrema)[o] = e;
     if (a.var)
         ((rd_var *)a.var)[o] = rv;
 }
 
-// Block entries: thread (i, c) adds column c of the 2^level block units of
-// entry i, each block's rows in row order from -0.0 (variance by the
-// element step from the empty partial), and folds the blocks' sums and
-// partials by the pairwise tree; counts, exact sums and extrema (indices:
-// the stage-2 index j of the row) are order-free.
-template <bool SKIPNAN>
-__device__ __forceinline__ void block_entries(const elem_t *__restrict__ x, const ax_gpu_args &a,
-                                              bool want_sq)
+// One block's part of one column (the fields of kind KIND: 0 moments, 1
+// extrema, 2 variance partial).
+struct blk_part {
+    double fs, fq;
+    rd_u128 is, iq;
+    rd_u64 cnt;
+    rd_extrema e;
+    rd_var v;
+};
+
+// Loads the rows elements of one column of one block at p, stride apart
+// (global memory where GLOBAL, else shared), every load in flight before
+// the first is used.
+template <bool GLOBAL>
+__device__ __forceinline__ void block_load(const elem_t *p, rd_u64 stride, unsigned rows,
+                                           elem_t (&buf)[RD_AXIS_BLOCK])
+{
+#pragma unroll
+    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
+        buf[r] = r < rows ? (GLOBAL ? ax_load(p + r * stride) : p[r * stride]) : elem_t(0);
+}
+
+// The part of one column of one block from its rows elements in buf: added
+// in row order from -0.0 (squares too), the variance by the element step
+// from the empty partial, extrema indexed from j0 (the stage-2 index of the
+// first row).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ blk_part block_sum(const elem_t (&buf)[RD_AXIS_BLOCK], unsigned rows,
+                                              rd_u64 j0)
+{
+    blk_part b;
+    b.fs = b.fq = -0.0;
+    b.is = b.iq = 0;
+    b.cnt = 0;
+    b.e = rd_extrema_empty();
+    rd_var_acc acc = rd_var_acc_empty();
+#pragma unroll
+    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
+        if (r >= rows)
+            break;
+        const elem_t v = buf[r];
+        if (KIND == 1) {
+            lane_extrema<SKIPNAN>(b.e, v, j0 + r);
+            continue;
+        }
+        if (SKIPNAN && elem_isnan(v))
+            continue;
+#if RD_FLOAT
+        const double d = elem_double(v);
+        if (KIND == 0) {
+            b.fs = rd_add(b.fs, d);
+            if (SUMSQ)
+                b.fq = rd_add(b.fq, d * d);
+        }
+#else
+        const elem_t w = elem_int(v);
+        const double d = (double)w;
+        if (KIND == 0) {
+#if RD_SIGNED
+            b.is += (rd_u128)(__int128)(rd_i64)w;
+#else
+            b.is += (rd_u128)(rd_u64)w;
+#endif
+            if (SUMSQ) {
+#if RD_WIDE_INT
+                b.fq = rd_add(b.fq, d * d);
+#elif RD_SIGNED
+                b.iq += (rd_u128)(rd_u64)((rd_i64)w * (rd_i64)w);
+#else
+                b.iq += (rd_u128)((rd_u64)w * (rd_u64)w);
+#endif
+            }
+        }
+#endif
+        b.cnt++;
+        if (KIND == 2)
+            rd_var_step(&acc, d);
+    }
+    b.v = rd_var_of_acc(acc);
+    return b;
+}
+
+// The part of one column of one block: its rows elements at p, stride apart
+// (block_load, then block_sum).
+template <int KIND, bool SKIPNAN, bool SUMSQ, bool GLOBAL>
+__device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, unsigned rows,
+                                               rd_u64 j0)
+{
+    elem_t buf[RD_AXIS_BLOCK];
+    block_load<GLOBAL>(p, stride, rows, buf);
+    return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
+}
+
+// An entry's fold of its blocks' parts, block k after block k - 1: float
+// sums and variance partials by a binary counter (slot l: the pending
+// subtree of 2^l blocks; the pairwise tree over the 2^level blocks),
+// counts and exact sums added, extrema merged. Every slot index is a
+// constant of an unrolled loop, so the slots stay in registers.
+template <int KIND, bool SUMSQ>
+struct blk_fold {
+    double fs[AX_FOLD_MAX], fq[AX_FOLD_MAX];
+    rd_var v[AX_FOLD_MAX];
+    rd_u128 is, iq;
+    rd_u64 cnt;
+    rd_extrema e;
+
+    __device__ __forceinline__ blk_fold() : is(0), iq(0), cnt(0), e(rd_extrema_empty()) {}
+
+    // Adds the part of blocks [k, k + 2^lev) (a subtree: k a multiple of
+    // 2^lev; lev 0: block k's part).
+    __device__ __forceinline__ void push(rd_u64 k, const blk_part &b, unsigned lev = 0)
+    {
+        if (KIND == 1) {
+            rd_extrema_merge(&e, &b.e);
+            return;
+        }
+        if (KIND == 0) {
+            is += b.is;
+            iq += b.iq;
+            cnt += b.cnt;
+        }
+        double s = b.fs, q = b.fq;
+        rd_var pv = b.v;
+        bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
+#pragma unroll
+        for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
+            if (l < lev)
+                continue; // k's bits below lev are 0: no slots of smaller subtrees
+            const bool right = (k >> l) & 1;
+            if (!done && !right) {
+                if (KIND == 0) {
+                    fs[l] = s;
+                    if (SUMSQ)
+                        fq[l] = q;
+                } else {
+                    v[l] = pv;
+                }
+            } else if (!done) {
+                if (KIND == 0) {
+                    s = rd_add(fs[l], s);
+                    if (SUMSQ)
+                        q = rd_add(fq[l], q);
+                } else {
+                    pv = rd_var_merge(v[l], pv);
+                }
+            }
+            done = done || !right;
+        }
+    }
+
+    // Writes the root of the fold of 2^level blocks as part o of a's arrays.
+    __device__ __forceinline__ void store(const ax_gpu_args &a, rd_u64 o, unsigned level) const
+    {
+        if (KIND == 1) {
+            ((rd_extrema *)a.extrema)[o] = e;
+            return;
+        }
+        double s = -0.0, q = -0.0;
+        rd_var pv = rd_var_empty();
+#pragma unroll
+        for (unsigned l = 0; l < AX_FOLD_MAX; l++)
+            if (l == level) {
+                if (KIND == 0) {
+                    s = fs[l];
+                    if (SUMSQ)
+                        q = fq[l];
+                } else {
+                    pv = v[l];
+                }
+            }
+        if (KIND == 0)
+            store_moments(a, o, s, q, is, iq, cnt);
+        else
+            ((rd_var *)a.var)[o] = pv;
+    }
+};
+
+// The part of blocks l's followed by r's (a node of the pairwise tree).
+template <int KIND, bool SUMSQ>
+__device__ __forceinline__ blk_part blk_combine(const blk_part &l, const blk_part &r)
+{
+    blk_part o = l;
+    if (KIND == 0) {
+        o.fs = rd_add(l.fs, r.fs);
+        if (SUMSQ)
+            o.fq = rd_add(l.fq, r.fq);
+        o.is = l.is + r.is;
+        o.iq = l.iq + r.iq;
+        o.cnt = l.cnt + r.cnt;
+    } else if (KIND == 1) {
+        rd_extrema_merge(&o.e, &r.e);
+    } else {
+        o.v = rd_var_merge(l.v, r.v);
+    }
+    return o;
+}
+
+// The first leaf and the level of piece i of the cut of leaves [la, lb)
+// into maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves (the
+// host's ax_chunk_entries in one segment): the rising pieces up to a
+// multiple of 2^AX_FOLD_LEVELS (the set bits of the distance, lowest
+// first), the whole ones, the falling ones (highest bit first).
+__device__ __forceinline__ rd_u64 piece_of(rd_u64 i, rd_u64 la, rd_u64 lb, unsigned *level)
+{
+    const rd_u64 cap = 1ull << AX_FOLD_LEVELS;
+    const rd_u64 A = (la + cap - 1) & ~(cap - 1), B = lb & ~(cap - 1);
+    if (A > B) { // inside one window: the greedy cut, at most 2 * AX_FOLD_LEVELS pieces
+        rd_u64 at = la;
+        for (;;) {
+            unsigned k = AX_FOLD_LEVELS;
+            while (k && ((at & ((1ull << k) - 1)) || at + (1ull << k) > lb))
+                k--;
+            if (i-- == 0) {
+                *level = k;
+                return at;
+            }
+            at += 1ull << k;
+        }
+    }
+    const rd_u64 d = A - la;
+    const unsigned nh = (unsigned)__popcll(d);
+    if (i < nh) {
+        rd_u64 m = d;
+        for (rd_u64 t = 0; t < i; t++)
+            m &= m - 1; // the i lowest set bits dropped
+        *level = (unsigned)(__ffsll((long long)m) - 1);
+        return la + (d - m);
+    }
+    i -= nh;
+    if (i < (B - A) / cap) {
+        *level = AX_FOLD_LEVELS;
+        return A + i * cap;
+    }
+    i -= (B - A) / cap;
+    rd_u64 m = lb - B, at = B;
+    for (rd_u64 t = 0; t < i; t++) {
+        const rd_u64 hb = 1ull << (63 - __clzll((long long)m));
+        at += hb;
+        m -= hb;
+    }
+    *level = (unsigned)(63 - __clzll((long long)m));
+    return at;
+}
+
+// Entry i of the chunk: from the list, or cut from one segment's leaves.
+__device__ __forceinline__ ax_gpu_entry entry_at(const ax_gpu_args &a, rd_u64 i)
+{
+    if (a.entries)
+        return ((const ax_gpu_entry *)a.entries)[i];
+    ax_gpu_entry e;
+    e.leaf = piece_of(i, a.leaf0, a.leaf0 + a.nunits, &e.level);
+    e.u = a.u0 + (e.leaf - a.leaf0);
+    e.pad = 0;
+    return e;
+}
+
+// Where block unit u starts (element offset in the chunk) and its rows.
+__device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, unsigned *rows)
+{
+    const rd_u64 sweep = u / a.blocks_per_sweep;
+    const rd_u64 row0 = (u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    *rows = (unsigned)(a.L - row0 < RD_AXIS_BLOCK ? a.L - row0 : RD_AXIS_BLOCK);
+    return (sweep * a.L + row0) * a.C - a.e0;
+}
+
+// Blocks whose loads a thread of the many-column kernels has in flight.
+#define AX_COLS_PAIR (sizeof(elem_t) < 8 ? 2 : 1)
+
+// Block entries of many columns (C > 32): thread (i, c) adds column c of
+// the 2^level blocks of entry i, neighbouring threads reading neighbouring
+// columns of a row (coalesced).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
     const rd_u64 g = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
     if (g >= a.nentries * a.C)
         return;
     const rd_u64 i = g / a.C, c = g - i * a.C;
-    const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
-    fold_sums f;
-    rd_u128 is = 0, iq = 0;
-    rd_u64 cnt = 0;
-    rd_extrema e = rd_extrema_empty();
-    for (rd_u64 k = 0; k < ((rd_u64)1 << en.level); k++) {
-        const rd_u64 u = en.u + k, sweep = u / a.blocks_per_sweep;
-        const rd_u64 row0 = (u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
-        const unsigned rows = (unsigned)(a.L - row0 < RD_AXIS_BLOCK ? a.L - row0 : RD_AXIS_BLOCK);
-        const elem_t *p = x + ((sweep * a.L + row0) * a.C + c - a.e0);
-        const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
-        double fs = -0.0, fq = -0.0;
-        rd_var_acc acc = rd_var_acc_empty();
-        elem_t buf[RD_AXIS_BLOCK]; // every load of the block in flight before the first add
-#pragma unroll
-        for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
-            buf[r] = r < rows ? ax_load(p + r * a.C) : elem_t(0);
-#pragma unroll
-        for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
-            if (r >= rows)
-                break;
-            const elem_t v = buf[r];
-            if (a.extrema)
-                lane_extrema<SKIPNAN>(e, v, j0 + r);
-            if (SKIPNAN && elem_isnan(v))
-                continue;
-#if RD_FLOAT
-            const double d = elem_double(v);
-            fs = rd_add(fs, d);
-            if (want_sq)
-                fq = rd_add(fq, d * d);
-#else
-            const elem_t w = elem_int(v);
-            const double d = (double)w;
-#if RD_SIGNED
-            is += (rd_u128)(__int128)(rd_i64)w;
-#else
-            is += (rd_u128)(rd_u64)w;
-#endif
-            if (want_sq) {
-#if RD_WIDE_INT
-                fq = rd_add(fq, d * d);
-#elif RD_SIGNED
-                iq += (rd_u128)(rd_u64)((rd_i64)w * (rd_i64)w);
-#else
-                iq += (rd_u128)((rd_u64)w * (rd_u64)w);
-#endif
-            }
-#endif
-            cnt++;
-            if (a.var)
-                rd_var_step(&acc, d);
-        }
-        const rd_var pv = rd_var_of_acc(acc);
-        fold_push(f, k, fs, fq, a.var ? &pv : nullptr);
+    const ax_gpu_entry en = entry_at(a, i);
+    blk_fold<KIND, SUMSQ> f;
+    const rd_u64 n = (rd_u64)1 << en.level;
+    for (rd_u64 k = 0; k < n; k += AX_COLS_PAIR) {
+        // two blocks' loads in flight for elements under 8 bytes, then their parts in order
+        elem_t b0[RD_AXIS_BLOCK], b1[RD_AXIS_BLOCK];
+        unsigned r0, r1 = 0;
+        const bool two = AX_COLS_PAIR == 2 && k + 1 < n;
+        block_load<true>(x + block_unit(a, en.u + k, &r0) + c, a.C, r0, b0);
+        if (two)
+            block_load<true>(x + block_unit(a, en.u + k + 1, &r1) + c, a.C, r1, b1);
+        f.push(k, block_sum<KIND, SKIPNAN, SUMSQ>(b0, r0, (en.leaf + k) * RD_AXIS_BLOCK));
+        if (two)
+            f.push(k + 1,
+                   block_sum<KIND, SKIPNAN, SUMSQ>(b1, r1, (en.leaf + k + 1) * RD_AXIS_BLOCK));
     }
-    store_entry(a, i * a.C + c, f, en.level, is, iq, cnt, e, want_sq);
+    f.store(a, i * a.C + c, en.level);
+}
+
+// A block part from lane src of the warp (the fields of kind KIND).
+template <int KIND, bool SUMSQ>
+__device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
+{
+    blk_part o = b;
+    if (KIND == 0) {
+#if RD_FLOAT
+        o.fs = __shfl_sync(RD_FULL_MASK, b.fs, src);
+#else
+        o.is = ((rd_u128)__shfl_sync(RD_FULL_MASK, (rd_u64)(b.is >> 64), src) << 64) |
+               __shfl_sync(RD_FULL_MASK, (rd_u64)b.is, src);
+#endif
+        if (SUMSQ) {
+#if RD_FLOAT || RD_WIDE_INT
+            o.fq = __shfl_sync(RD_FULL_MASK, b.fq, src);
+#else
+            o.iq = ((rd_u128)__shfl_sync(RD_FULL_MASK, (rd_u64)(b.iq >> 64), src) << 64) |
+                   __shfl_sync(RD_FULL_MASK, (rd_u64)b.iq, src);
+#endif
+        }
+        o.cnt = __shfl_sync(RD_FULL_MASK, b.cnt, src);
+    } else if (KIND == 1) {
+        o.e.min_key = __shfl_sync(RD_FULL_MASK, b.e.min_key, src);
+        o.e.min_idx = __shfl_sync(RD_FULL_MASK, b.e.min_idx, src);
+        o.e.max_key = __shfl_sync(RD_FULL_MASK, b.e.max_key, src);
+        o.e.max_idx = __shfl_sync(RD_FULL_MASK, b.e.max_idx, src);
+    } else {
+        o.v.n = __shfl_sync(RD_FULL_MASK, b.v.n, src);
+        o.v.k = __shfl_sync(RD_FULL_MASK, b.v.k, src);
+        o.v.s1.hi = __shfl_sync(RD_FULL_MASK, b.v.s1.hi, src);
+        o.v.s1.lo = __shfl_sync(RD_FULL_MASK, b.v.s1.lo, src);
+        o.v.s2.hi = __shfl_sync(RD_FULL_MASK, b.v.s2.hi, src);
+        o.v.s2.lo = __shfl_sync(RD_FULL_MASK, b.v.s2.lo, src);
+    }
+    return o;
+}
+
+// Bytes of an entry's rows a warp of the few-column kernels stages at a
+// time (32 column-blocks at the most: a block of 16 rows of 32 float64 is
+// 4 KiB).
+#define AX_COLS_STAGE 4096u
+
+// Block entries of few columns (C <= 32): a warp per entry stages the rows
+// of as many of its blocks as AX_COLS_STAGE bytes hold in shared memory
+// (their bytes are contiguous: 16-byte loads, 8 in flight per lane), then
+// in rounds of pb blocks (the largest power of two <= 32 / C, aligned) lane
+// q adds column q % C of block q / C, the round's blocks of a column are
+// combined by the pairwise tree over shuffles, and lane c pushes the
+// round's subtree into its column's fold.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 32];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
+    if (i >= a.nentries)
+        return; // the whole warp
+    const ax_gpu_entry en = entry_at(a, i);
+    const unsigned C = (unsigned)a.C, n = 1u << en.level;
+    unsigned pb = 1; // blocks a round adds: the largest power of two <= 32 / C
+    while (2 * pb * C <= 32)
+        pb *= 2;
+    unsigned rows0; // the first block's rows (nrows below counts the entry's)
+    const rd_u64 at = block_unit(a, en.u, &rows0);
+    (void)rows0;
+    const rd_u64 row_first = (en.u % a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    const rd_u64 row_end = row_first + (rd_u64)n * RD_AXIS_BLOCK < a.L
+                               ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
+    const unsigned nrows = (unsigned)(row_end - row_first);
+    blk_fold<KIND, SUMSQ> f;
+    // a stage holds whole rounds of pb blocks, as many as AX_COLS_STAGE bytes take
+    const unsigned sb = AX_COLS_STAGE / (RD_AXIS_BLOCK * C * (unsigned)sizeof(elem_t)) / pb * pb;
+    const unsigned kb = lane / C, c = lane - kb * C;
+    for (unsigned s0 = 0; s0 < n; s0 += sb) {
+        const unsigned ns = n - s0 < sb ? n - s0 : sb;
+        const unsigned r0 = s0 * RD_AXIS_BLOCK;
+        const unsigned rr = nrows - r0 < ns * RD_AXIS_BLOCK ? nrows - r0 : ns * RD_AXIS_BLOCK;
+        __syncwarp();
+        const unsigned off =
+            stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
+        __syncwarp();
+        const elem_t *s = reinterpret_cast<const elem_t *>(sm[warp] + off);
+        for (unsigned k0 = 0; k0 < ns; k0 += pb) { // a round: lane q adds block k0 + q / C
+            const unsigned nb = ns - k0 < pb ? ns - k0 : pb; // a power of two
+            blk_part b;
+            if (kb < nb) {
+                const unsigned rk = rr - (k0 + kb) * RD_AXIS_BLOCK;
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(
+                    s + (rd_u64)(k0 + kb) * RD_AXIS_BLOCK * C + c, C,
+                    rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK,
+                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
+            } else {
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
+            }
+            // the round's pairwise tree: block kb takes the subtree from kb + h
+            unsigned lev = 0;
+            for (unsigned h = 1; h < nb; h *= 2, lev++) {
+                const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
+                if (kb % (2 * h) == 0)
+                    b = blk_combine<KIND, SUMSQ>(b, o);
+            }
+            if (lane < C)
+                f.push(s0 + k0, b, lev);
+        }
+    }
+    if (lane < C)
+        f.store(a, i * C + lane, en.level);
 }
 
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
-// parts of entry i (written by the tile kernels into src, one per unit from
-// u0) by the pairwise tree into entry i's part in a's arrays.
-__device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd_moments *sm,
-                                                  const rd_extrema *se, const rd_var *sv,
-                                                  bool want_sq)
+// parts of entry i (written by the tile kernels into t's arrays, one per
+// unit from u0) by the pairwise tree into entry i's part in a's arrays.
+__device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax_gpu_args &t)
 {
     const rd_u64 i = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
     if (i >= a.nentries)
         return;
-    const ax_gpu_entry en = ((const ax_gpu_entry *)a.entries)[i];
+    const ax_gpu_entry en = entry_at(a, i);
     fold_sums f;
     rd_u128 is = 0, iq = 0;
     rd_u64 cnt = 0;
     rd_extrema e = rd_extrema_empty();
     for (rd_u64 k = 0; k < ((rd_u64)1 << en.level); k++) {
-        const rd_u64 t = en.u + k - a.u0;
-        double fs = -0.0, fq = -0.0;
-        if (a.moments) {
-            const rd_moments m = sm[t];
-            fs = __longlong_as_double((long long)m.sum_lo);
-            fq = __longlong_as_double((long long)m.sq_lo);
-            is += ((rd_u128)m.sum_hi << 64) | m.sum_lo;
-            iq += ((rd_u128)m.sq_hi << 64) | m.sq_lo;
-            cnt += m.count;
-        }
+        const rd_u64 u = en.u + k - a.u0;
+        double fs, fq;
+        rd_u128 ts, tq;
+        rd_u64 tc;
+        load_moments(t, u, fs, fq, ts, tq, tc);
+        is += ts;
+        iq += tq;
+        cnt += tc;
         if (a.extrema)
-            rd_extrema_merge(&e, &se[t]);
-        fold_push(f, k, fs, fq, a.var ? &sv[t] : nullptr);
+            rd_extrema_merge(&e, &((const rd_extrema *)t.extrema)[u]);
+        fold_push(f, k, fs, fq, a.var ? &((const rd_var *)t.var)[u] : nullptr);
     }
-    store_entry(a, i, f, en.level, is, iq, cnt, e, want_sq);
+    store_entry(a, i, f, en.level, is, iq, cnt, e);
 }
 
 #define AX_TILE_KERNEL(name, kind, skipnan, sumsq)                                         \
@@ -358,37 +896,63 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const rd
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
+#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq)                                         \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS)                                \
+        name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
+    {                                                                                       \
+        rows_units<kind, skipnan, sumsq>(x, a);                                             \
+    }
+
+AX_ROWS_KERNEL(axk_rows_moments, 0, false, false)
+AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true)
+AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false)
+AX_ROWS_KERNEL(axk_rows_var, 2, false, false)
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
 AX_TILE_KERNEL(axk_tile_var, 2, false, false)
 
-// Block entries; want_sq asks for the squares.
-extern "C" __global__ void __launch_bounds__(AX_THREADS)
-    axk_block(const elem_t *__restrict__ x, ax_gpu_args a, int want_sq)
-{
-    block_entries<false>(x, a, want_sq != 0);
-}
+// The block-entry kernels of one kind; minb: resident blocks per SM wanted
+// (a bound on the registers: the variance's slots need more of them; the
+// few-column kernels at most 2, for their 8 staged vectors per lane).
+#define AX_FEW_MINB(minb) ((minb) < 2 ? (minb) : 2)
+#define AX_BLOCK_KERNELS(suffix, kind, skipnan, sumsq, minb)                               \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
+        axk_cols_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
+    {                                                                                       \
+        block_cols<kind, skipnan, sumsq>(x, a);                                             \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS, AX_FEW_MINB(minb))             \
+        axk_few_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                       \
+    {                                                                                       \
+        block_few<kind, skipnan, sumsq>(x, a);                                              \
+    }
 
-// Tile entries folded from the tile parts at sm, se, sv (see
-// fold_tile_entries); want_sq asks for the squares.
+AX_BLOCK_KERNELS(moments, 0, false, false, 3)
+AX_BLOCK_KERNELS(moments_sq, 0, false, true, 3)
+AX_BLOCK_KERNELS(extrema, 1, false, false, 3)
+AX_BLOCK_KERNELS(var, 2, false, false, 1)
+
+// Tile entries folded from the tile parts in t's arrays (see
+// fold_tile_entries).
 extern "C" __global__ void __launch_bounds__(AX_THREADS)
-    axk_fold_tiles(ax_gpu_args a, const rd_moments *sm, const rd_extrema *se, const rd_var *sv,
-                   int want_sq)
+    axk_fold_tiles(ax_gpu_args a, ax_gpu_args t)
 {
-    fold_tile_entries(a, sm, se, sv, want_sq != 0);
+    fold_tile_entries(a, t);
 }
 
 #if RD_FLOAT
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false)
+AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false)
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)
 AX_TILE_KERNEL(axk_tile_var_skipnan, 2, true, false)
 
-// Block entries with NaN skipped.
-extern "C" __global__ void __launch_bounds__(AX_THREADS)
-    axk_block_skipnan(const elem_t *__restrict__ x, ax_gpu_args a, int want_sq)
-{
-    block_entries<true>(x, a, want_sq != 0);
-}
+AX_BLOCK_KERNELS(moments_skipnan, 0, true, false, 3)
+AX_BLOCK_KERNELS(moments_sq_skipnan, 0, true, true, 3)
+AX_BLOCK_KERNELS(extrema_skipnan, 1, true, false, 3)
+AX_BLOCK_KERNELS(var_skipnan, 2, true, false, 1)
 #endif

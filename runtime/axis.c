@@ -229,17 +229,60 @@ static ax_entry ax_entry_at(const ax_plan *p, uint64_t u, uint64_t u1)
     return (ax_entry){u, (uint64_t)1 << k, k};
 }
 
+/* The number of maximal aligned pieces of at most 2^AX_FOLD_LEVELS leaves
+ * that leaves [a, b) are cut into (ax_entry_at's, counted without a walk). */
+static uint64_t ax_pieces_of(uint64_t a, uint64_t b)
+{
+    const uint64_t cap = (uint64_t)1 << AX_FOLD_LEVELS;
+    uint64_t A = (a + cap - 1) & ~(cap - 1), B = b & ~(cap - 1), n = 0;
+    if (A <= B) /* the rising head, the whole subtrees, the falling tail */
+        return (uint64_t)__builtin_popcountll(A - a) + (B - A) / cap +
+               (uint64_t)__builtin_popcountll(b - B);
+    while (a < b) {
+        unsigned k = AX_FOLD_LEVELS;
+        while (k && ((a & (((uint64_t)1 << k) - 1)) || a + ((uint64_t)1 << k) > b))
+            k--;
+        a += (uint64_t)1 << k;
+        n++;
+    }
+    return n;
+}
+
+/* The number of entries of complete units [u0, u1): one per unit where a
+ * segment is one unit, else each segment's pieces of its leaves. */
+static size_t ax_count_entries(const ax_plan *p, uint64_t u0, uint64_t u1)
+{
+    uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep, n = 0;
+    if (per == 1)
+        return (size_t)(u1 - u0);
+    for (uint64_t u = u0; u < u1;) {
+        uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
+        if (end > u1)
+            end = u1;
+        n += ax_pieces_of(leaf, leaf + (end - u));
+        u = end;
+    }
+    return (size_t)n;
+}
+
 /* The entries of complete units [u0, u1), one after the other. */
 size_t ax_chunk_entries(const ax_plan *p, uint64_t u0, uint64_t u1, ax_entry *out)
 {
     size_t n = 0;
+    if (!out)
+        return ax_count_entries(p, u0, u1);
     for (uint64_t u = u0; u < u1; n++) {
         ax_entry e = ax_entry_at(p, u, u1);
-        if (out)
-            out[n] = e;
+        out[n] = e;
         u += e.n;
     }
     return n;
+}
+
+/* True when sums of squares of this type are doubles. */
+static int ax_sq_is_float(dt_type t)
+{
+    return dt_is_float(t) || dt_size(t) == 8;
 }
 
 /* Rounds up to a multiple of 64 bytes. */
@@ -264,9 +307,18 @@ ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
     l.max_parts = (size_t)units * p->width;
     if (p->unit == AX_UNIT_BLOCK && l.max_parts > nel / p->C * p->C + 2 * p->C)
         l.max_parts = (size_t)(nel / p->C * p->C + 2 * p->C);
+    l.use_sum = (p->ops & (RD_OP_SUM | RD_OP_MEAN)) != 0;
+    l.use_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    l.use_cnt = l.use_m && p->skipnan;
+    l.sum_size = dt_is_float(p->dtype) ? 8 : 16;
+    l.sq_size = ax_sq_is_float(p->dtype) ? 8 : 16;
     size_t at = ax_align(sizeof(ax_chunk_hdr));
-    l.moments_at = at;
-    at += l.use_m ? ax_align(l.max_parts * sizeof(rd_moments)) : 0;
+    l.sum_at = at;
+    at += l.use_sum ? ax_align(l.max_parts * l.sum_size) : 0;
+    l.sq_at = at;
+    at += l.use_sq ? ax_align(l.max_parts * l.sq_size) : 0;
+    l.count_at = at;
+    at += l.use_cnt ? ax_align(l.max_parts * sizeof(uint64_t)) : 0;
     l.extrema_at = at;
     at += l.use_e ? ax_align(l.max_parts * sizeof(rd_extrema)) : 0;
     l.var_at = at;
@@ -357,12 +409,6 @@ static rd_u64 ax_key(dt_type t, const void *x, size_t i)
     case DT_I64: return rd_key_signed((rd_i64)ax_int(t, x, i));
     default: return (rd_u64)ax_int(t, x, i);
     }
-}
-
-/* True when sums of squares of this type are doubles. */
-static int ax_sq_is_float(dt_type t)
-{
-    return dt_is_float(t) || dt_size(t) == 8;
 }
 
 /* ---- the CPU units ---- */
@@ -924,14 +970,58 @@ static void ax_cpu_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
         rd_cpu_var_tiles(x, n, p->dtype, p->skipnan, 0, 1, v);
 }
 
-/* Pointers to part i of each array of a buffer (NULL where not needed). */
-static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_moments **m, rd_extrema **e,
-                        rd_var **v)
+/* Pointers to part i of a buffer's extrema and variance arrays (NULL where
+ * not needed). */
+static void ax_parts_at(const ax_layout *l, void *out, size_t i, rd_extrema **e, rd_var **v)
 {
     char *b = out;
-    *m = l->use_m ? (rd_moments *)(b + l->moments_at) + i : NULL;
     *e = l->use_e ? (rd_extrema *)(b + l->extrema_at) + i : NULL;
     *v = l->use_v ? (rd_var *)(b + l->var_at) + i : NULL;
+}
+
+/* Stores n moments records as parts i .. i + n of the buffer's sum, square
+ * and count arrays (only the fields the layout holds). */
+static void ax_put_moments(const ax_layout *l, void *out, size_t i, const rd_moments *m,
+                           size_t n)
+{
+    char *b = out;
+    for (size_t k = 0; k < n; k++) {
+        if (l->use_sum) /* sum_lo then sum_hi: a double's bits, or 128 bits low word first */
+            memcpy(b + l->sum_at + (i + k) * l->sum_size, &m[k].sum_lo, l->sum_size);
+        if (l->use_sq)
+            memcpy(b + l->sq_at + (i + k) * l->sq_size, &m[k].sq_lo, l->sq_size);
+        if (l->use_cnt)
+            memcpy(b + l->count_at + (i + k) * sizeof(uint64_t), &m[k].count, sizeof(uint64_t));
+    }
+}
+
+/* Part i's moments from the buffer's arrays (zero where not held); its
+ * count is cnt where the buffer holds none. */
+static rd_moments ax_get_moments(const ax_layout *l, const void *out, size_t i, uint64_t cnt)
+{
+    const char *b = out;
+    rd_moments m;
+    memset(&m, 0, sizeof m);
+    if (l->use_sum)
+        memcpy(&m.sum_lo, b + l->sum_at + i * l->sum_size, l->sum_size);
+    if (l->use_sq)
+        memcpy(&m.sq_lo, b + l->sq_at + i * l->sq_size, l->sq_size);
+    m.count = cnt;
+    if (l->use_cnt)
+        memcpy(&m.count, b + l->count_at + i * sizeof(uint64_t), sizeof(uint64_t));
+    return m;
+}
+
+/* The elements of entry en (per column for blocks). */
+static uint64_t ax_entry_elems(const ax_plan *p, const ax_entry *en)
+{
+    if (p->unit == AX_UNIT_TILE) {
+        uint64_t first = en->u % p->tiles_per_run * RD_TILE, end = first + en->n * RD_TILE;
+        return (end < p->T ? end : p->T) - first;
+    }
+    uint64_t first = en->u % p->blocks_per_sweep * RD_AXIS_BLOCK;
+    uint64_t end = first + en->n * RD_AXIS_BLOCK;
+    return (end < p->L ? end : p->L) - first;
 }
 
 /* Adds a sum (left) to the one after it (right), in place: a double's bits
@@ -1114,12 +1204,11 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                     memcpy(sv[top], v, nc * sizeof *v);
                 top++;
             }
-            rd_moments *om;
             rd_extrema *oe;
             rd_var *ov;
-            ax_parts_at(l, out, (at + i) * W + c0, &om, &oe, &ov);
-            if (om)
-                memcpy(om, sm[0], nc * sizeof *om);
+            ax_parts_at(l, out, (at + i) * W + c0, &oe, &ov);
+            if (m)
+                ax_put_moments(l, out, (at + i) * W + c0, sm[0], nc);
             if (oe)
                 memcpy(oe, se[0], nc * sizeof *oe);
             if (ov)
@@ -1467,7 +1556,17 @@ static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extre
 static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, const ax_item *it)
 {
     const ax_plan *p = s->p;
-    uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run;
+    uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run, o, j, span;
+    if (p->tiles_per_run == 1 && !s->sh) {
+        /* the item is its run's partial (the tree of one leaf); with J == 1 it is output
+           element `run` finished, stored by ax_fold with nothing else to add */
+        if (p->J == 1)
+            o = run, j = 0;
+        else
+            ax_locate(p, run, &o, &j, &span);
+        ax_fold(s, o, j, it, 0, 0);
+        return;
+    }
     if (tile == 0) {
         rd_tree_init(&s->rsum);
         rd_tree_init(&s->rsq);
@@ -1489,7 +1588,6 @@ static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, co
     s->run.sq = rd_tree_finish(&s->rsq);
     if (s->use_v)
         s->run.var = rd_vtree_finish(&s->rvar);
-    uint64_t o, j, span;
     ax_locate(p, run, &o, &j, &span);
     ax_fold(s, o, j, &s->run, 0, 0);
 }
@@ -1511,9 +1609,10 @@ static void ax_block_free(ax_state *s, uint64_t o, const rd_moments *m, const rd
 
 /* Folds a block entry's C parts (subtrees of 2^level whole stage-2 blocks,
  * extrema indexed by j) into their outputs: every column has pushed as many
- * blocks, so they merge alike. */
-static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
-                          const rd_extrema *e, const rd_var *v)
+ * blocks, so they merge alike. The moments are parts i0 .. i0 + C of the
+ * buffer out (cnt elements each where it holds no counts). */
+static void ax_fold_block(ax_state *s, const ax_entry *en, const ax_layout *l, const void *out,
+                          size_t i0, uint64_t cnt, const rd_extrema *e, const rd_var *v)
 {
     const ax_plan *p = s->p;
     uint64_t start, n, o, j, span, nout = p->nout, C = p->C;
@@ -1525,27 +1624,33 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
         merges++;
     int top = depth - merges; /* the stack entry the merged subtree lands in */
     for (uint64_t c = 0; c < C; c++) {
+        rd_moments mc;
+        const rd_moments *m = NULL;
+        if (s->use_m) {
+            mc = ax_get_moments(l, out, i0 + (size_t)c, cnt);
+            m = &mc;
+        }
         if (s->sh) {
             double x = 0, y = 0;
             if (m && s->tsum)
-                memcpy(&x, &m[c].sum_lo, sizeof x);
+                memcpy(&x, &m->sum_lo, sizeof x);
             if (m && s->tsq)
-                memcpy(&y, &m[c].sq_lo, sizeof y);
+                memcpy(&y, &m->sq_lo, sizeof y);
             ax_shard_block(s, o + c, j, en, x, y, v ? &v[c] : NULL);
-            ax_block_free(s, o + c, m ? &m[c] : NULL, e ? &e[c] : NULL);
+            ax_block_free(s, o + c, m, e ? &e[c] : NULL);
             continue;
         }
         s->nb[o + c] += en->n;
         if (m && s->tsum) {
             double x;
-            memcpy(&x, &m[c].sum_lo, sizeof x);
+            memcpy(&x, &m->sum_lo, sizeof x);
             for (int d = depth - 1; d >= top; d--)
                 x = rd_add(s->tsum[d * nout + o + c], x);
             s->tsum[top * nout + o + c] = x;
         }
         if (m && s->tsq) {
             double x;
-            memcpy(&x, &m[c].sq_lo, sizeof x);
+            memcpy(&x, &m->sq_lo, sizeof x);
             for (int d = depth - 1; d >= top; d--)
                 x = rd_add(s->tsq[d * nout + o + c], x);
             s->tsq[top * nout + o + c] = x;
@@ -1556,7 +1661,7 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const rd_moments *m,
                 x = rd_var_merge(s->tvar[d * nout + o + c], x);
             s->tvar[top * nout + o + c] = x;
         }
-        ax_block_free(s, o + c, m ? &m[c] : NULL, e ? &e[c] : NULL);
+        ax_block_free(s, o + c, m, e ? &e[c] : NULL);
     }
 }
 
@@ -1610,15 +1715,17 @@ int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
     uint64_t u = h.u0;
     for (uint64_t i = 0; i < h.nentries; i++) {
         ax_entry en = ax_entry_at(p, u, h.u1);
-        rd_moments *m;
         rd_extrema *e;
         rd_var *v;
-        ax_parts_at(&l, (void *)out, (size_t)i * p->width, &m, &e, &v);
+        size_t at = (size_t)i * p->width;
+        uint64_t cnt = ax_entry_elems(p, &en);
+        ax_parts_at(&l, (void *)out, at, &e, &v);
         if (p->unit == AX_UNIT_TILE) {
-            ax_item it = ax_item_of(s, m, e, v);
+            rd_moments m = ax_get_moments(&l, out, at, cnt);
+            ax_item it = ax_item_of(s, s->use_m ? &m : NULL, e, v);
             ax_fold_tile(s, en.u, en.n, en.level, &it);
         } else {
-            ax_fold_block(s, &en, m, e, v);
+            ax_fold_block(s, &en, &l, out, at, cnt, e, v);
         }
         u += en.n;
     }

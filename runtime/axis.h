@@ -32,8 +32,8 @@
  *    sweep*L*C + 16*block*C. C parts per unit (width C), one per column:
  *    the column's block of the stage 2, its rows added in row order from
  *    -0.0 (sums, squares), its variance partial by the element step
- *    (rd_var_step) from the empty partial, extrema indices the row within
- *    the block (0..15).
+ *    (rd_var_step) from the empty partial, extrema indices the stage-2
+ *    index j of the row.
  *  - AX_UNIT_NONE: no units; the whole chunk goes to the host as raw bytes.
  * The complete units inside a chunk are [u0, u1) (ax_chunk_of); the
  * elements before unit u0 (the head) and after unit u1 - 1 (the tail) are
@@ -49,17 +49,26 @@
  * (ax_out_bytes for the capacity) holds, at the byte offsets of
  * ax_layout_for(capacity):
  *    0           ax_chunk_hdr (u0, u1, head and tail element counts, entries)
- *    moments_at  rd_moments of the parts, where the ops need sums or counts
+ *    sum_at      the parts' sums, where the ops need sum or mean: a double
+ *                for float types, else the exact sum as 128 bits (low
+ *                64-bit word first); sum_size bytes each
+ *    sq_at       the parts' sums of squares, where they need sumsq: a double
+ *                for float and 64-bit integer types, else 128 exact bits
+ *    count_at    the parts' element counts (uint64), only with skipnan where
+ *                they need sum, mean, sumsq or count (without skipnan a
+ *                part's count is its elements: the host knows it)
  *    extrema_at  rd_extrema of the parts, where they need min/max/argmin/argmax
  *    var_at      rd_var of the parts, where they need var/std
  *    raw_at      the head's raw element bytes (as read: little-endian), then
  *                at once the tail's
  * each array nentries * width parts long, entry by entry, column by column.
- * Where an array is not needed its offset equals the next one's. Fields
- * the ops do not need (sq_* without sumsq) are zero; so is every byte the
- * layout does not name. ax_cpu_chunk writes the buffer on the CPU; the
- * GPU's must be the same bytes. The host then folds head, parts and tail,
- * in that order, into the output's state (ax_state_add_chunk). */
+ * Where an array is not needed its offset equals the next one's; every
+ * byte the layout does not name is zero. An entry that is a whole run of
+ * one tile of a plan with J == 1 (a short row wholly inside the chunk) is
+ * its output element finished: the host stores it as it is. ax_cpu_chunk
+ * writes the buffer on the CPU; the GPU's must be the same bytes. The host
+ * then folds head, parts and tail, in that order, into the output's state
+ * (ax_state_add_chunk). */
 #ifndef GPUBATCH_RUNTIME_AXIS_H
 #define GPUBATCH_RUNTIME_AXIS_H
 
@@ -68,6 +77,7 @@
 
 #include "io/dtype.h"
 #include "io/status.h"
+#include "ptx/axis_args.h"
 #include "ptx/reduce_math.h"
 #include "reduce.h"
 
@@ -75,8 +85,8 @@
 
 enum { AX_UNIT_NONE = 0, AX_UNIT_TILE = 1, AX_UNIT_BLOCK = 2 };
 
-/* An entry of a chunk's parts folds at most 2^AX_FOLD_LEVELS units. */
-#define AX_FOLD_LEVELS 6
+/* AX_FOLD_LEVELS (an entry of a chunk's parts folds at most 2^AX_FOLD_LEVELS
+ * units) is in ptx/axis_args.h, which the kernels share. */
 
 /* The geometry of one reduction along axes. */
 typedef struct {
@@ -145,9 +155,11 @@ uint64_t ax_unit_leaf(const ax_plan *p, uint64_t u);
 /* Where the pieces of a chunk's result buffer lie (bytes), and which
  * partials the ops need. */
 typedef struct {
-    int use_m, use_e, use_v;
+    int use_m, use_e, use_v;   /* the ops need moments, extrema, variance */
+    int use_sum, use_sq, use_cnt; /* the moments' arrays the buffer holds */
+    size_t sum_size, sq_size;  /* bytes of one sum, one square sum (8 or 16) */
     size_t max_parts; /* parts of a chunk at most */
-    size_t moments_at, extrema_at, var_at, raw_at, total;
+    size_t sum_at, sq_at, count_at, extrema_at, var_at, raw_at, total;
 } ax_layout;
 
 /* The units and raw ends of the chunk of elements [e0, e1). */

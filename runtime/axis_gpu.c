@@ -42,32 +42,49 @@ static int ax_copy_back(engine_chunk *c, size_t at, size_t bytes)
     return 0;
 }
 
-/* The kernels of a chunk's tile units, one per kind of part wanted, into
- * the arrays that a names: a warp or a block per unit, as the kernels take
- * them by the run's length. */
-static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, const ax_layout *l,
+/* The kernels axk_FAMILY_{moments,extrema,var} of the kinds of part that
+ * a's arrays ask for, on `grid` blocks. */
+static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family, unsigned grid,
                            CUdeviceptr *x, ax_gpu_args *a)
 {
     const char *nan = p->skipnan ? "_skipnan" : "";
-    uint64_t per_block = p->T <= RD_SUBTILE ? RD_WARPS : 1;
-    unsigned grid = (unsigned)((a->nunits + per_block - 1) / per_block);
     char name[64];
     void *params[] = {x, a};
     int rc = 0;
-    if (l->use_m) {
-        snprintf(name, sizeof name, "axk_tile_moments%s%s", (p->ops & RD_OP_SUMSQ) ? "_sq" : "",
-                 nan);
+    if (a->sum || a->sq || a->count) {
+        snprintf(name, sizeof name, "axk_%s_moments%s%s", family,
+                 (p->ops & RD_OP_SUMSQ) ? "_sq" : "", nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
-    if (rc == 0 && l->use_e) {
-        snprintf(name, sizeof name, "axk_tile_extrema%s", nan);
+    if (rc == 0 && a->extrema) {
+        snprintf(name, sizeof name, "axk_%s_extrema%s", family, nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
-    if (rc == 0 && l->use_v) {
-        snprintf(name, sizeof name, "axk_tile_var%s", nan);
+    if (rc == 0 && a->var) {
+        snprintf(name, sizeof name, "axk_%s_var%s", family, nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
     return rc;
+}
+
+/* The kernels of a chunk's tile units into the arrays that a names: the
+ * whole runs of AX_ROWS_BYTES a block for short runs (axk_rows_*), else a
+ * block a tile (axk_tile_*). */
+static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
+{
+    int rows = p->T <= RD_SUBTILE;
+    uint64_t per = rows ? AX_ROWS_BYTES / (p->T * dt_size(p->dtype)) : 1;
+    return ax_launch_kinds(c, p, rows ? "rows" : "tile", (unsigned)((a->nunits + per - 1) / per),
+                           x, a);
+}
+
+/* The kernels of a chunk's block entries: a warp per entry for few columns
+ * (axk_few_*, C <= 32), else a thread per entry and column (axk_cols_*). */
+static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
+{
+    int few = p->C <= 32;
+    uint64_t n = few ? a->nentries : a->nentries * p->C, per = few ? RD_WARPS : RD_WARPS * 32;
+    return ax_launch_kinds(c, p, few ? "few" : "cols", (unsigned)((n + per - 1) / per), x, a);
 }
 
 /* Rounds up to a multiple of 8 bytes. */
@@ -85,17 +102,18 @@ typedef struct {
     int fits;
 } ax_scratch;
 
-/* The scratch of a chunk with header h. */
+/* The scratch of a chunk with header h (list: with an entry list). */
 static ax_scratch ax_scratch_of(const ax_plan *p, const ax_layout *l, const ax_chunk_hdr *h,
-                                size_t capacity)
+                                size_t capacity, int list)
 {
     ax_scratch s;
     size_t units = (size_t)(h->u1 - h->u0);
     s.list_at = l->raw_at + ax_round8((size_t)(h->head + h->tail) * dt_size(p->dtype));
-    s.list_bytes = (size_t)h->nentries * sizeof(ax_gpu_entry);
+    s.list_bytes = list ? (size_t)h->nentries * sizeof(ax_gpu_entry) : 0;
     s.tiles_at = s.list_at + ax_round8(s.list_bytes);
     s.tile_bytes = p->unit == AX_UNIT_TILE && p->tiles_per_run > 1
-                       ? units * (sizeof(rd_moments) + sizeof(rd_extrema) + sizeof(rd_var))
+                       ? units * (l->sum_size + l->sq_size + sizeof(uint64_t) +
+                                  sizeof(rd_extrema) + sizeof(rd_var))
                        : 0;
     s.end = s.tiles_at + s.tile_bytes;
     s.fits = s.end <= l->raw_at + capacity;
@@ -154,8 +172,12 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
     *host = 0;
     if (h->u1 <= h->u0)
         return 0;
-    ax_scratch s = ax_scratch_of(p, &l, h, c->capacity);
     int fold = p->unit == AX_UNIT_BLOCK || p->tiles_per_run > 1;
+    /* the entries of units of one segment are computed by the kernels (leaf0 on): a list only
+       for chunks of several segments */
+    uint64_t per = p->unit == AX_UNIT_BLOCK ? p->blocks_per_sweep : p->tiles_per_run;
+    int list = fold && h->u0 / per != (h->u1 - 1) / per;
+    ax_scratch s = ax_scratch_of(p, &l, h, c->capacity, list);
     if (fold && !s.fits) {
         *host = 1;
         return ax_on_host(c, p, e0);
@@ -169,36 +191,39 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
         .L = p->L,
         .C = p->C,
         .blocks_per_sweep = p->blocks_per_sweep,
-        .moments = l.use_m ? c->out + l.moments_at : 0,
+        .sum = l.use_sum ? c->out + l.sum_at : 0,
+        .sq = l.use_sq ? c->out + l.sq_at : 0,
+        .count = l.use_cnt ? c->out + l.count_at : 0,
         .extrema = l.use_e ? c->out + l.extrema_at : 0,
         .var = l.use_v ? c->out + l.var_at : 0,
-        .entries = c->out + s.list_at,
+        .entries = list ? c->out + s.list_at : 0,
         .nentries = h->nentries,
+        .leaf0 = fold ? ax_unit_leaf(p, h->u0) : 0,
     };
-    int rc = fold ? ax_put_entries(c, p, h, &s) : 0;
+    int rc = list ? ax_put_entries(c, p, h, &s) : 0;
     if (rc < 0)
         return rc;
     CUdeviceptr x = c->in;
-    int want_sq = (p->ops & RD_OP_SUMSQ) != 0;
-    if (p->unit == AX_UNIT_BLOCK) {
-        void *params[] = {&x, &a, &want_sq};
-        uint64_t threads = a.nentries * p->C;
-        return ax_launch_one(c, p, p->skipnan ? "axk_block_skipnan" : "axk_block",
-                             (unsigned)((threads + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
-    }
+    if (p->unit == AX_UNIT_BLOCK)
+        return ax_launch_blocks(c, p, &x, &a);
     if (!fold)
-        return ax_launch_tiles(c, p, &l, &x, &a);
+        return ax_launch_tiles(c, p, &x, &a);
     /* the tiles' parts into the scratch, then folded into the entries */
     ax_gpu_args t = a;
     size_t units = (size_t)a.nunits;
-    CUdeviceptr sm = c->out + s.tiles_at, se = sm + units * sizeof(rd_moments),
-                sv = se + units * sizeof(rd_extrema);
-    t.moments = l.use_m ? sm : 0;
-    t.extrema = l.use_e ? se : 0;
-    t.var = l.use_v ? sv : 0;
-    if ((rc = ax_launch_tiles(c, p, &l, &x, &t)) < 0)
+    CUdeviceptr at = c->out + s.tiles_at;
+    t.sum = a.sum ? at : 0;
+    at += units * l.sum_size;
+    t.sq = a.sq ? at : 0;
+    at += units * l.sq_size;
+    t.count = a.count ? at : 0;
+    at += units * sizeof(uint64_t);
+    t.extrema = a.extrema ? at : 0;
+    at += units * sizeof(rd_extrema);
+    t.var = a.var ? at : 0;
+    if ((rc = ax_launch_tiles(c, p, &x, &t)) < 0)
         return rc;
-    void *params[] = {&a, &sm, &se, &sv, &want_sq};
+    void *params[] = {&a, &t};
     return ax_launch_one(c, p, "axk_fold_tiles",
                          (unsigned)((a.nentries + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
 }
@@ -229,8 +254,12 @@ int ax_gpu_launch(engine_chunk *c)
         CU_TRY(cu.MemcpyDtoHAsync((char *)c->host_out + l.raw_at + h.head * sz,
                                   c->in + c->bytes - h.tail * sz, h.tail * sz, c->stream));
     size_t parts = (size_t)h.nentries * p->width;
-    if (rc == 0 && l.use_m)
-        rc = ax_copy_back(c, l.moments_at, parts * sizeof(rd_moments));
+    if (rc == 0 && l.use_sum)
+        rc = ax_copy_back(c, l.sum_at, parts * l.sum_size);
+    if (rc == 0 && l.use_sq)
+        rc = ax_copy_back(c, l.sq_at, parts * l.sq_size);
+    if (rc == 0 && l.use_cnt)
+        rc = ax_copy_back(c, l.count_at, parts * sizeof(uint64_t));
     if (rc == 0 && l.use_e)
         rc = ax_copy_back(c, l.extrema_at, parts * sizeof(rd_extrema));
     if (rc == 0 && l.use_v)

@@ -23,6 +23,8 @@
 #include "runtime/reduce.h"
 #include "runtime/simd.h"
 #include "runtime/transpose.h"
+#include "runtime/axis.h"
+#include "runtime/axis_gpu.h"
 
 #define BENCH_SLOW_MS 200.0 /* a first run this long: 3 timed runs at most */
 #define BENCH_SLOW_REPS 3
@@ -55,6 +57,7 @@ enum {
     L_BYTES,      /* inflate: blocked gzip in, the decoded bytes out */
     L_STREAM,     /* inflate: one deflate stream in, the decoded bytes out */
     L_COPY,
+    L_AXIS,       /* axis: parts of sums along an axis */
 };
 
 typedef struct bench_ctx bench_ctx;
@@ -85,6 +88,14 @@ struct bench_variant {
     int simd;            /* CPU code: 1 + the instruction-set variant it runs
                           * (runtime/simd.h); 0: the process's */
 };
+
+/* One row of the axis op: float64 or float32, the reduced axis (0: (N, C),
+ * 1: (R, N)), the length of the last axis (C or N). */
+typedef struct {
+    const char *name, *idea;
+    int f64, axis;
+    uint64_t inner;
+} bench_ax_shape;
 
 struct bench_ctx {
     backend *be;
@@ -127,6 +138,16 @@ struct bench_ctx {
     int gzs_status;      /* inflate: 0, or why the stream variant's last run failed */
     /* device arrays */
     CUdeviceptr dx, dy, dz, dpart, dcount, dseg, dres;
+    /* the axis rows: the input of each type on the device (dx float32, dy float64), the
+       variant's plan, job, result buffers and chunk */
+    const bench_ax_shape *ax_shape;
+    ax_plan ax;
+    ax_job ax_job;
+    ax_layout axl;
+    CUdeviceptr dax;
+    unsigned char *ax_host;
+    engine_chunk ax_chunk;
+    char ax_kernels[ENGINE_KERNELS_LEN];
     io_status st;        /* the failure in hand, recorded once it has a line (a device's
                             may have none where a bare driver call failed: that call's is
                             taken then) */
@@ -393,6 +414,16 @@ static int run_dev_copy(bench_ctx *c, const bench_variant *v)
     return 0;
 }
 
+/* The along-axis kernels of the variant's plan over the whole array, one
+ * chunk (ax_gpu_kernels: the parts stay on the device). */
+static int run_ax_production(bench_ctx *c, const bench_variant *v)
+{
+    (void)v;
+    c->ax_kernels[0] = 0;
+    int rc = ax_gpu_kernels(&c->ax_chunk);
+    return rc < 0 ? bench_gpu_error(c, rc) : 0;
+}
+
 /* ---- host runners ---- */
 
 /* One range of the host copy. */
@@ -648,12 +679,29 @@ static const bench_variant bench_variants[] = {
     {BENCH_INFLATE, "stream", "one deflate stream (pigz's kind) in segments: gzs_decode (a thread "
      "per segment), windows, markers, CRC-32", "", ON_GPU, 0, "inflate", "gzs_decode",
      run_gz_stream, L_STREAM, 0, 0, 0},
+    /* axis: sums along an axis of size bytes, one row per bench_ax_shapes entry */
+    {BENCH_AXIS, "axis", "", "", ON_GPU, 0, NULL, NULL, run_ax_production, L_AXIS, 0, 0, 0},
 };
+
+#define AX_SHAPE(name, f64, axis, inner)                                                        \
+    {name, axis ? "reduce --axis 1 --op sum of (R, N), N = " #inner                              \
+                : "reduce --axis 0 --op sum of (N, C), C = " #inner, f64, axis, inner}
+static const bench_ax_shape bench_ax_shapes[] = {
+    AX_SHAPE("f32 C=1", 0, 0, 1), AX_SHAPE("f32 C=3", 0, 0, 3), AX_SHAPE("f32 C=64", 0, 0, 64),
+    AX_SHAPE("f32 C=1000", 0, 0, 1000), AX_SHAPE("f32 C=1e5", 0, 0, 100000),
+    AX_SHAPE("f32 N=3", 0, 1, 3), AX_SHAPE("f32 N=64", 0, 1, 64),
+    AX_SHAPE("f32 N=1000", 0, 1, 1000), AX_SHAPE("f32 N=1e6", 0, 1, 1000000),
+    AX_SHAPE("f64 C=1", 1, 0, 1), AX_SHAPE("f64 C=3", 1, 0, 3), AX_SHAPE("f64 C=64", 1, 0, 64),
+    AX_SHAPE("f64 C=1000", 1, 0, 1000), AX_SHAPE("f64 C=1e5", 1, 0, 100000),
+    AX_SHAPE("f64 N=3", 1, 1, 3), AX_SHAPE("f64 N=64", 1, 1, 64),
+    AX_SHAPE("f64 N=1000", 1, 1, 1000), AX_SHAPE("f64 N=1e6", 1, 1, 1000000),
+};
+#undef AX_SHAPE
 
 /* ---- public helpers ---- */
 
 static const char *const bench_op_names[BENCH_NOPS] = {"copy", "reduce", "transpose", "quadratic",
-                                                       "inflate"};
+                                                       "inflate", "axis"};
 
 /* Name of an op. */
 const char *bench_op_name(bench_op op)
@@ -681,6 +729,7 @@ uint64_t bench_size_limit(bench_op op)
     case BENCH_TRANSPOSE: return 32768;
     case BENCH_QUADRATIC: return (uint64_t)1 << 31;
     case BENCH_INFLATE: return (uint64_t)1 << 29;
+    case BENCH_AXIS: return (uint64_t)1 << 34;
     default: return 0;
     }
 }
@@ -694,7 +743,7 @@ double bench_op_bytes(bench_op op, uint64_t size)
     case BENCH_INFLATE: return 4.0 * (double)size;
     case BENCH_TRANSPOSE: return 8.0 * (double)size * (double)size;
     case BENCH_QUADRATIC: return 28.0 * (double)size;
-    default: return (double)size;
+    default: return (double)size; /* copy, axis: the input's bytes (axis rows add their parts) */
     }
 }
 
@@ -706,6 +755,7 @@ const char *bench_op_unit(bench_op op)
     case BENCH_TRANSPOSE: return "N x N float32 matrix";
     case BENCH_QUADRATIC: return "n float32 equations";
     case BENCH_INFLATE: return "n normal float32 in blocked gzip, level 1";
+    case BENCH_AXIS: return "sums along an axis of an array of n bytes; bytes: in + parts out";
     default: return "bytes";
     }
 }
@@ -719,13 +769,15 @@ void bench_config_defaults(bench_config *c, int on_gpu)
     c->reps = 20;
     c->seed = 1;
     /* inflate: 16 MiB decoded (257 members); 1 GiB (16449 members) on the GPU */
+    /* axis (GPU only): a 1 GiB array */
     static const uint64_t article[BENCH_NOPS] = {0, (uint64_t)4 << 20, 1024, 10000000,
-                                                 (uint64_t)4 << 20};
+                                                 (uint64_t)4 << 20, 0};
     static const uint64_t large[BENCH_NOPS] = {0, (uint64_t)1 << 28, 16384, (uint64_t)1 << 26,
-                                               (uint64_t)1 << 28};
+                                               (uint64_t)1 << 28, (uint64_t)1 << 30};
     for (int op = BENCH_REDUCE; op < BENCH_NOPS; op++) {
-        c->sizes[op][c->nsizes[op]++] = article[op];
-        if (on_gpu)
+        if (article[op])
+            c->sizes[op][c->nsizes[op]++] = article[op];
+        if (on_gpu || !article[op])
             c->sizes[op][c->nsizes[op]++] = large[op];
     }
 }
@@ -810,6 +862,32 @@ static void gen_quadratic_range(bench_ctx *c, uint64_t lo, uint64_t hi)
     qd_cpu_solve(c->x + 3 * lo, c->ref_acc + 4 * lo, hi - lo, DT_F32, &st);
 }
 
+/* The multiplier k of element i of the axis input: |k| <= 1000 (splitmix64
+ * of the seed and i). */
+static int64_t bench_ax_k(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed * 0x9e3779b97f4a7c15ull + i + 0x632be59bd9b4e019ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (int64_t)(z % 2001) - 1000;
+}
+
+/* Axis input elements [lo, hi) as float32 into c->x. */
+static void gen_ax_f32_range(bench_ctx *c, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t i = lo; i < hi; i++)
+        c->x[i] = (float)bench_ax_k(c->cfg->seed, i) * (float)BENCH_UNIT;
+}
+
+/* Axis input elements [lo, hi) as float64 into c->x. */
+static void gen_ax_f64_range(bench_ctx *c, uint64_t lo, uint64_t hi)
+{
+    double *d = (double *)(void *)c->x;
+    for (uint64_t i = lo; i < hi; i++)
+        d[i] = (double)bench_ax_k(c->cfg->seed, i) * BENCH_UNIT;
+}
+
 /* ---- per-op buffers ---- */
 
 /* Frees the op's buffers; safe on a partly set up context. */
@@ -844,6 +922,111 @@ static void bench_op_close(bench_ctx *c)
     c->gz_bytes = 0;
     c->nmembers = 0;
     c->dx = c->dy = c->dz = c->dpart = c->dcount = c->dseg = c->dres = 0;
+    if (c->g)
+        gpu_mem_free(c->g, c->dax);
+    free(c->ax_host);
+    c->dax = 0;
+    c->ax_host = NULL;
+}
+
+/* The axis rows' inputs of c->n bytes on the device: float32 in dx,
+ * float64 in dy (nothing without a GPU: the rows are the GPU's). */
+static int bench_axis_open(bench_ctx *c)
+{
+    size_t bytes = (size_t)c->n;
+    int rc;
+    if (!c->g)
+        return 0;
+    if (!(c->x = bench_alloc(c, bytes)))
+        return GPU_ERR_OUT_OF_MEMORY;
+    if ((rc = bench_dev_alloc(c, &c->dx, bytes, "the float32 input")) < 0 ||
+        (rc = bench_dev_alloc(c, &c->dy, bytes, "the float64 input")) < 0)
+        return rc;
+    bench_par(c, c->be->threads, bytes / 4, gen_ax_f32_range);
+    if ((rc = bench_upload(c, c->dx, c->x, bytes / 4 * 4)) < 0)
+        return rc;
+    bench_par(c, c->be->threads, bytes / 8, gen_ax_f64_range);
+    return bench_upload(c, c->dy, c->x, bytes / 8 * 8);
+}
+
+/* The plan, result buffers and chunk of the axis row c->ax_shape: the whole array of
+ * c->n bytes as one chunk, its parts region poisoned. */
+static int bench_axis_prepare(bench_ctx *c)
+{
+    const bench_ax_shape *v = c->ax_shape;
+    dt_type t = v->f64 ? DT_F64 : DT_F32;
+    size_t sz = dt_size(t);
+    uint64_t nel = c->n / sz, inner = v->inner < nel ? v->inner : nel;
+    uint64_t shape[2] = {nel / (inner ? inner : 1), inner};
+    int rc;
+    if (!nel)
+        return io_fail(&c->st, GPU_ERR_INTERNAL, "axis size %llu is below one element",
+                       (unsigned long long)c->n);
+    if ((rc = ax_plan_init(&c->ax, t, RD_OP_SUM, 0, 2, shape, 0, v->axis ? 2u : 1u, 0,
+                           &c->st)) < 0)
+        return rc;
+    size_t cap = (size_t)(shape[0] * shape[1]) * sz;
+    c->axl = ax_layout_for(&c->ax, cap);
+    gpu_mem_free(c->g, c->dax);
+    free(c->ax_host);
+    c->dax = 0;
+    if (!(c->ax_host = malloc(c->axl.total)))
+        return io_fail(&c->st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
+    if ((rc = bench_dev_alloc(c, &c->dax, c->axl.total, "the parts along an axis")) < 0 ||
+        (rc = bench_poison(c, c->dax, c->axl.raw_at)) < 0)
+        return rc;
+    c->ax_job = (ax_job){.plan = &c->ax, .first = 0, .st = NULL};
+    c->ax_chunk = (engine_chunk){.op = &c->ax_job, .g = c->g, .stream = c->s,
+                                 .in = v->f64 ? c->dy : c->dx, .out = c->dax,
+                                 .host_out = c->ax_host, .bytes = cap, .capacity = cap,
+                                 .kernels = c->ax_kernels};
+    return 0;
+}
+
+/* The axis row's check: the parts copied back and folded into the outputs
+ * on the host (ax_state_add_chunk), 64 outputs spread over them against
+ * their exact sums. */
+static int bench_axis_check(bench_ctx *c, int *ok, char *note, size_t len)
+{
+    const ax_plan *p = &c->ax;
+    const ax_layout *l = &c->axl;
+    size_t cap = c->ax_chunk.capacity;
+    ax_chunk_hdr h = ax_chunk_of(p, 0, p->nelem);
+    memcpy(c->ax_host, &h, sizeof h);
+    int rc = bench_download(c, c->ax_host + l->sum_at, c->dax + l->sum_at,
+                            (size_t)h.nentries * p->width * l->sum_size);
+    if (rc < 0)
+        return bench_cu_error(c, rc, "the parts along an axis");
+    ax_state *st = ax_state_new(p);
+    double *out = malloc((size_t)p->nout * sizeof *out);
+    if (!st || !out) {
+        ax_state_free(st);
+        free(out);
+        return io_fail(&c->st, GPU_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    *ok = ax_state_add_chunk(st, c->ax_host, cap) == 0;
+    ax_state_result(st, RD_OP_SUM, 0, out);
+    uint64_t rows = p->nout == p->shape[0] ? p->shape[1] : p->shape[0], bad = UINT64_MAX;
+    for (uint64_t s = 0; *ok && s < 64; s++) {
+        uint64_t o = p->nout * s / 64 + (s == 63 ? p->nout - 1 - p->nout * 63 / 64 : 0);
+        int64_t k = 0;
+        for (uint64_t r = 0; r < rows; r++)
+            k += bench_ax_k(c->cfg->seed, p->nout == p->shape[0] ? o * rows + r
+                                                                : r * p->nout + o);
+        if (out[o] != (double)k * BENCH_UNIT) {
+            *ok = 0;
+            bad = o;
+        }
+    }
+    ax_state_free(st);
+    free(out);
+    if (*ok)
+        snprintf(note, len, "sums exact; parts %.1f MB (%s)",
+                 (double)h.nentries * p->width * l->sum_size / 1e6, c->ax_kernels);
+    else
+        snprintf(note, len, "output %llu: sum differs from the exact one",
+                 (unsigned long long)bad);
+    return 0;
 }
 
 /* Allocates and fills the reduction's arrays for c->n elements. */
@@ -1108,6 +1291,8 @@ static int bench_prepare(bench_ctx *c, const bench_variant *v)
         if ((rc = bench_poison(c, c->dz, 4 * n * f)) < 0)
             return rc;
         return bench_upload(c, c->dy, c->x, 3 * n * f);
+    case L_AXIS:
+        return bench_axis_prepare(c);
     case L_STREAM:
         c->gzs_status = -1;
         memset(c->y, 0xff, n * f);
@@ -1270,6 +1455,8 @@ static int bench_check(bench_ctx *c, const bench_variant *v, int *ok, char *note
         return bench_check_inflate(c, gpu_side, ok, note, len);
     case L_STREAM:
         return bench_check_stream(c, ok, note, len);
+    case L_AXIS:
+        return bench_axis_check(c, ok, note, len);
     default:
         snprintf(note, len, "%s", v->idea);
         return 0;
@@ -1505,6 +1692,32 @@ static int bench_sweep(bench_ctx *c, const bench_variant *v, bench_out *o)
     return 0;
 }
 
+/* The axis op's rows, one per shape of bench_ax_shapes, from its variant
+ * v; a row's bytes are the input read (the whole shape) and the parts
+ * written. */
+static int bench_axis_rows(bench_ctx *c, const bench_variant *v, bench_out *o)
+{
+    int rc = 0;
+    for (size_t i = 0; i < sizeof bench_ax_shapes / sizeof bench_ax_shapes[0] && rc == 0; i++) {
+        bench_variant row_v = *v;
+        bench_row row;
+        c->ax_shape = &bench_ax_shapes[i];
+        row_v.name = c->ax_shape->name;
+        row_v.idea = c->ax_shape->idea;
+        bench_row_init(&row, c, &row_v, c->n);
+        if ((rc = bench_measure(c, &row_v, &row)) < 0)
+            break;
+        if (row.status == BENCH_OK) {
+            ax_chunk_hdr h = ax_chunk_of(&c->ax, 0, c->ax.nelem);
+            row.bytes = (double)c->ax_chunk.capacity +
+                        (double)h.nentries * c->ax.width * c->axl.sum_size;
+            row.gbps = row.bytes / row.ms / 1e6;
+        }
+        bench_emit(o, &row);
+    }
+    return rc;
+}
+
 /* Every variant of op at size n. */
 static int bench_op_size(bench_ctx *c, bench_op op, uint64_t n, bench_out *o)
 {
@@ -1515,6 +1728,7 @@ static int bench_op_size(bench_ctx *c, bench_op op, uint64_t n, bench_out *o)
     case BENCH_REDUCE: rc = bench_reduce_open(c); break;
     case BENCH_TRANSPOSE: rc = bench_transpose_open(c); break;
     case BENCH_INFLATE: rc = bench_inflate_open(c); break;
+    case BENCH_AXIS: rc = bench_axis_open(c); break;
     default: rc = bench_quadratic_open(c); break;
     }
     for (size_t i = 0; i < sizeof bench_variants / sizeof bench_variants[0] && rc == 0; i++) {
@@ -1525,6 +1739,10 @@ static int bench_op_size(bench_ctx *c, bench_op op, uint64_t n, bench_out *o)
             rc = bench_sweep(c, v, o);
             continue;
         }
+        if (v->op == BENCH_AXIS) {
+            rc = bench_axis_rows(c, v, o);
+            continue;
+        }
         bench_row row;
         bench_row_init(&row, c, v, n);
         if ((rc = bench_measure(c, v, &row)) == 0)
@@ -1532,6 +1750,15 @@ static int bench_op_size(bench_ctx *c, bench_op op, uint64_t n, bench_out *o)
     }
     bench_op_close(c);
     return rc;
+}
+
+/* Whether some variant of op runs on this backend. */
+static int bench_op_here(const bench_ctx *c, bench_op op)
+{
+    for (size_t i = 0; i < sizeof bench_variants / sizeof bench_variants[0]; i++)
+        if (bench_variants[i].op == op && bench_runs_here(c, &bench_variants[i]))
+            return 1;
+    return 0;
 }
 
 /* Opens the stream and timing events of the CUDA backend. */
@@ -1573,14 +1800,18 @@ int bench_run(backend *be, const bench_config *cfg, bench_emit_fn emit, void *ct
     if (c->g && (rc = bench_gpu_open(c)) < 0 && !c->st.text[0])
         bench_cu_error(c, rc, "creating a stream");
     double largest = 0;
+    unsigned ops = 0; /* the ops asked for that have rows here */
     for (int op = BENCH_REDUCE; op < BENCH_NOPS; op++)
-        for (int i = 0; (cfg->ops >> op & 1) && i < cfg->nsizes[op]; i++)
+        if ((cfg->ops >> op & 1) && bench_op_here(c, (bench_op)op))
+            ops |= 1u << op;
+    for (int op = BENCH_REDUCE; op < BENCH_NOPS; op++)
+        for (int i = 0; (ops >> op & 1) && i < cfg->nsizes[op]; i++)
             if (bench_op_bytes(op, cfg->sizes[op][i]) > largest)
                 largest = bench_op_bytes(op, cfg->sizes[op][i]);
-    if (rc == 0)
+    if (rc == 0 && ops)
         rc = bench_copies_run(c, &o, (size_t)largest);
     for (int op = BENCH_REDUCE; op < BENCH_NOPS && rc == 0; op++)
-        for (int i = 0; (cfg->ops >> op & 1) && i < cfg->nsizes[op] && rc == 0; i++)
+        for (int i = 0; (ops >> op & 1) && i < cfg->nsizes[op] && rc == 0; i++)
             rc = bench_op_size(c, (bench_op)op, cfg->sizes[op][i], &o);
     if (rc < 0 && c->st.text[0])
         io_pass_as(st, rc, &c->st);

@@ -23,7 +23,15 @@
  * The inflate input is n normal float32 compressed as blocked gzip at level
  * 1 by the project's writer (io/gzip/gz_writer.h); its rows count only the decoded
  * bytes (4n, what a copy of the data moves each way), must reproduce the
- * input exactly and report no member failing its inflate or CRC-32. */
+ * input exactly and report no member failing its inflate or CRC-32.
+ *
+ * The axis rows (GPU only) sum float32 and float64 arrays of `size` bytes
+ * along an axis with reduce --axis's kernels (runtime/axis_gpu.h): (N, C)
+ * over axis 0 and (R, N) over axis 1, one chunk of the whole array; their
+ * bytes are the input's plus the parts written. Elements are k 2^-10 with
+ * |k| <= 1000, so every sum in any order is exact in float64: the parts,
+ * folded on the host into the outputs, must give sampled outputs' exact
+ * sums. */
 #ifndef GPUBATCH_RUNTIME_TOOLS_BENCH_H
 #define GPUBATCH_RUNTIME_TOOLS_BENCH_H
 
@@ -38,6 +46,7 @@ typedef enum {
     BENCH_TRANSPOSE,
     BENCH_QUADRATIC,
     BENCH_INFLATE,
+    BENCH_AXIS,
     BENCH_NOPS
 } bench_op;
 

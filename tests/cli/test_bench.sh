@@ -199,4 +199,20 @@ check_eq "inflate rows on the stand-in driver" \
 rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "inflate"]
 print(" | ".join("%s %s %s %s" % (r["variant"], r["where"], r["status"],
       "baseline" if r["baseline"] else r["check"]) for r in rows))' "$T/f.json")"
+
+# The axis rows (GPU only): a row per shape, each launching reduce --axis's
+# kernels; on the stand-in driver the parts stay poisoned and every row's
+# check (the outputs folded on the host against exact sums) fails it.
+FAKECUDA_REPORT="$T/launches" "$GB" bench --backend cuda --reps 2 --json --sizes axis:1M \
+    axis >"$T/x.json" 2>"$T/x.err"
+check_eq "bench axis on the stand-in driver exit status ($(cat "$T/x.err"))" 0 $?
+check_eq "axis rows on the stand-in driver" \
+    "18 rows: f32 C=1 f32 C=3 f32 C=64 f32 C=1000 f32 C=1e5 f32 N=3 f32 N=64 f32 N=1000 f32 N=1e6 f64 C=1 f64 C=3 f64 C=64 f64 C=1000 f64 C=1e5 f64 N=3 f64 N=64 f64 N=1000 f64 N=1e6; wrong: 18" \
+    "$($PY -c 'import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "axis"]
+print("%d rows: %s; wrong: %d" % (len(rows), " ".join(r["variant"] for r in rows),
+      sum(r["status"] == "wrong" and "sum differs" in r["check"] for r in rows)))' "$T/x.json")"
+"$GB" bench --backend cpu --reps 1 --sizes 1M axis >"$T/xc.txt" 2>&1
+check_eq "bench axis on the CPU backend: no rows" "" \
+    "$(sed -n 's/^\([a-z]*\) (.*/\1/p; s/^copy of the largest.*/copy/p' "$T/xc.txt" | tr '\n' ' ' | sed 's/ $//')"
 summary

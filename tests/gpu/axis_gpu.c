@@ -155,10 +155,13 @@ static void check_chunk(rig *r, const ax_plan *p, const unsigned char *x, uint64
     memcpy(&h, r->cout, sizeof h);
     size_t parts = (size_t)h.nentries * p->width, at = 0;
     int ok = !memcmp(r->cout, r->hout, sizeof h);
-    unsigned fl = dt_is_float(p->dtype) ? 1u : 0u, sqf = fl || sz == 8 ? 4u : 0u;
-    if (ok && l.use_m)
-        ok = same_records(r->cout + l.moments_at, r->hout + l.moments_at, parts,
-                          sizeof(rd_moments), fl | sqf, &at);
+    unsigned fl = dt_is_float(p->dtype) ? 1u : 0u, sqf = l.sq_size == 8 ? 1u : 0u;
+    if (ok && l.use_sum)
+        ok = same_records(r->cout + l.sum_at, r->hout + l.sum_at, parts, l.sum_size, fl, &at);
+    if (ok && l.use_sq)
+        ok = same_records(r->cout + l.sq_at, r->hout + l.sq_at, parts, l.sq_size, sqf, &at);
+    if (ok && l.use_cnt)
+        ok = same_records(r->cout + l.count_at, r->hout + l.count_at, parts, 8, 0, &at);
     if (ok && l.use_e)
         ok = same_records(r->cout + l.extrema_at, r->hout + l.extrema_at, parts,
                           sizeof(rd_extrema), 0, &at);
@@ -212,7 +215,7 @@ static void check_all(rig *r)
                                     DT_I64, DT_U8,  DT_U16, DT_U32, DT_U64, DT_BOOL};
     static const unsigned opsets[] = {
         RD_OP_SUM | RD_OP_COUNT, RD_OP_SUMSQ | RD_OP_MEAN, RD_OP_MIN | RD_OP_ARGMAX,
-        RD_OP_VAR, RD_OP_SUM | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_STD | RD_OP_SUMSQ};
+        RD_OP_VAR, RD_OP_SUM | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_STD | RD_OP_SUMSQ, RD_OP_COUNT};
     static const struct {
         int ndim;
         uint64_t shape[3];
@@ -376,7 +379,7 @@ static void bench(rig *r)
                 printf("%-8s %-6s %10llu %10llu %10.0f %8.2f   parts %.1f MB (%s)\n", dt_name(t),
                        lead ? "0" : "1", (unsigned long long)shape[0],
                        (unsigned long long)shape[1], bw / 1e9, bw / copy_bw,
-                       (double)h.nentries * p.width * sizeof(rd_moments) / 1e6, kernels);
+                       (double)h.nentries * p.width * l.sum_size / 1e6, kernels);
                 gpu_mem_free(r->g, out);
                 gpu_host_free(r->g, host);
             }

@@ -129,6 +129,8 @@ else
     tail -5 "$out/bench_segreduce_build.log"
 fi
 
+python3 tests/gpu/bench_torch_axis.py 2>&1 | tee "$out/bench_torch_axis.txt" | tee -a "$sum"
+
 note "== quadratic kernel (coefficients in device memory)"
 if $NVCC -O2 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -I. -o "$work/bench_quadratic" \
     tests/gpu/bench_quadratic.cu -lcuda >"$out/bench_quadratic_build.log" 2>&1; then
@@ -152,17 +154,13 @@ try:
 except ImportError:
     print("pytorch: not installed")
     raise SystemExit
+import sys
+sys.path.insert(0, "tests/gpu")
+from bench_torch_axis import ms
 x = torch.rand(8192, 8192, device="cuda")
 y = torch.empty_like(x)
-def ms(fn, reps=20):
-    fn(); fn(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
-    return sorted(ts)[len(ts) // 2]
-tc = ms(lambda: y.copy_(x))
-tt = ms(lambda: x.t().contiguous())
+tc = ms(lambda: y.copy_(x), 20)
+tt = ms(lambda: x.t().contiguous(), 20)
 print(f"pytorch 8192x8192 float32: copy {tc:.3f} ms, .t().contiguous() {tt:.3f} ms = {tc / tt:.3f} of copy")
 PYEOF
 note "== gpubatch bench all (the articles' ladders beside the production kernels)"

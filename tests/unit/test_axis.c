@@ -107,6 +107,66 @@ static void test_cover(void)
     }
 }
 
+/* The entry count of ax_chunk_of equals the entries listed, on plans whose
+ * segments are one unit, many units, and sweeps whose leaves start
+ * unaligned (two reduced groups: a sweep's first leaf is r * L / 16). */
+static void test_entry_count(void)
+{
+    uint64_t s1[] = {9, 3, 320, 2}, s2[] = {3, 50000}, s3[] = {100000, 3}, s4[] = {1000, 5};
+    ax_plan plans[] = {plan_of(DT_F32, RD_OP_SUM, 4, s1, 0, (1u << 0) | (1u << 2)),
+                       plan_of(DT_F32, RD_OP_SUM, 2, s2, 0, 1u << 1),
+                       plan_of(DT_F64, RD_OP_SUM, 2, s3, 0, 1u << 0),
+                       plan_of(DT_F64, RD_OP_SUM, 2, s4, 0, 1u << 1)};
+    CHECK(plans[0].unit == AX_UNIT_BLOCK && plans[0].blocks_per_sweep == 20);
+    ax_entry *ent = malloc(200000 * sizeof *ent);
+    for (int k = 0; ent && k < 4; k++)
+        for (int i = 0; i < 300; i++) {
+            const ax_plan *p = &plans[k];
+            uint64_t a = rnd() % (p->nelem + 1), b = rnd() % (p->nelem + 1);
+            ax_chunk_hdr h = ax_chunk_of(p, a < b ? a : b, a < b ? b : a);
+            size_t n = ax_chunk_entries(p, h.u0, h.u1, ent);
+            CHECKF(n == h.nentries, "plan %d: %zu entries listed, %llu counted", k, n,
+                   (unsigned long long)h.nentries);
+        }
+    free(ent);
+}
+
+/* The buffer holds only the moments the ops need: a double sum per part of
+ * a float sum (its row's exact sum here), no squares, no counts without
+ * skipnan; counts with it; 128-bit sums of integers. */
+static void test_lean_parts(void)
+{
+    uint64_t shape[] = {40, 3};
+    ax_plan p = plan_of(DT_F32, RD_OP_SUM, 2, shape, 0, 1u << 1);
+    ax_layout l = ax_layout_for(&p, 120 * 4);
+    CHECK(l.use_sum && !l.use_sq && !l.use_cnt && !l.use_e && !l.use_v && l.sum_size == 8);
+    CHECK(l.sq_at == l.sum_at + ((l.max_parts * 8 + 63) & ~(size_t)63) && l.raw_at == l.sq_at);
+    float x[120];
+    for (int i = 0; i < 120; i++)
+        x[i] = (float)(i % 7) - 2.5f;
+    unsigned char *out = calloc(1, l.total);
+    ax_cpu_chunk(&p, x, 0, 120, 120 * 4, out);
+    ax_chunk_hdr h;
+    memcpy(&h, out, sizeof h);
+    CHECK(h.nentries == 40);
+    for (int r = 0; out && r < 40; r++) {
+        double got, want = (double)x[3 * r] + (double)x[3 * r + 1] + (double)x[3 * r + 2];
+        memcpy(&got, out + l.sum_at + (size_t)r * 8, 8);
+        CHECKF(got == want, "row %d: %g, expected %g", r, got, want);
+    }
+    free(out);
+    p = plan_of(DT_F32, RD_OP_MEAN | RD_OP_SUMSQ, 2, shape, 0, 1u << 0);
+    p.skipnan = 1;
+    l = ax_layout_for(&p, 120 * 4);
+    CHECK(l.use_sum && l.use_sq && l.use_cnt && l.count_at > l.sq_at && l.extrema_at > l.count_at);
+    p = plan_of(DT_I16, RD_OP_COUNT, 2, shape, 0, 1u << 0);
+    l = ax_layout_for(&p, 120 * 2);
+    CHECK(!l.use_sum && !l.use_sq && !l.use_cnt && l.raw_at == l.sum_at);
+    p = plan_of(DT_I16, RD_OP_SUM | RD_OP_SUMSQ, 2, shape, 0, 1u << 0);
+    l = ax_layout_for(&p, 120 * 2);
+    CHECK(l.sum_size == 16 && l.sq_size == 16);
+}
+
 /* Folds x cut at the given element boundaries into state s (NULL: none),
  * every chunk's buffer from ax_cpu_chunk. */
 static ax_state *fold_into(const ax_plan *p, ax_state *s, const void *x, const uint64_t *cut,
@@ -301,6 +361,8 @@ int main(void)
     RUN(test_groups);
     RUN(test_parse);
     RUN(test_cover);
+    RUN(test_entry_count);
+    RUN(test_lean_parts);
     RUN(test_cuts);
     RUN(test_shards);
     return check_summary();

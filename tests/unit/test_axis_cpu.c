@@ -80,15 +80,18 @@ static int same_parts(const ax_plan *p, const ax_layout *l, const unsigned char 
                       const unsigned char *b, size_t n)
 {
     int fl = dt_is_float(p->dtype), sqf = fl || dt_size(p->dtype) == 8, same = 1;
-    for (size_t i = 0; l->use_m && i < n; i++) {
-        const rd_moments *x = (const rd_moments *)(a + l->moments_at) + i;
-        const rd_moments *y = (const rd_moments *)(b + l->moments_at) + i;
-        same &= fl ? same_double(&x->sum_lo, &y->sum_lo) && x->sum_hi == y->sum_hi
-                   : x->sum_lo == y->sum_lo && x->sum_hi == y->sum_hi;
-        same &= sqf ? same_double(&x->sq_lo, &y->sq_lo) && x->sq_hi == y->sq_hi
-                    : x->sq_lo == y->sq_lo && x->sq_hi == y->sq_hi;
-        same &= x->count == y->count;
+    for (size_t i = 0; l->use_sum && i < n; i++) {
+        const unsigned char *x = a + l->sum_at + i * l->sum_size;
+        const unsigned char *y = b + l->sum_at + i * l->sum_size;
+        same &= fl ? same_double(x, y) : !memcmp(x, y, l->sum_size);
     }
+    for (size_t i = 0; l->use_sq && i < n; i++) {
+        const unsigned char *x = a + l->sq_at + i * l->sq_size;
+        const unsigned char *y = b + l->sq_at + i * l->sq_size;
+        same &= sqf ? same_double(x, y) : !memcmp(x, y, l->sq_size);
+    }
+    if (l->use_cnt)
+        same &= !memcmp(a + l->count_at, b + l->count_at, n * sizeof(uint64_t));
     for (size_t i = 0; l->use_v && i < n; i++) {
         const rd_var *x = (const rd_var *)(a + l->var_at) + i;
         const rd_var *y = (const rd_var *)(b + l->var_at) + i;
@@ -115,7 +118,7 @@ static int same_chunk(const ax_plan *p, const unsigned char *x, uint64_t e0, uin
         ax_cpu_chunk_scalar(p, x + e0 * sz, e0, e1, cap, b);
         ax_chunk_hdr h;
         memcpy(&h, a, sizeof h);
-        same = !memcmp(a, b, l.moments_at) && !memcmp(a + l.raw_at, b + l.raw_at, bytes - l.raw_at) &&
+        same = !memcmp(a, b, l.sum_at) && !memcmp(a + l.raw_at, b + l.raw_at, bytes - l.raw_at) &&
                same_parts(p, &l, a, b, (size_t)h.nentries * p->width);
     }
     free(a);
