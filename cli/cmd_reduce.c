@@ -141,6 +141,13 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
     return 0;
 }
 
+/* One core's nanoseconds per file byte of plan's reduction (cost_axis_ns). */
+static double reduce_axis_ns(const ax_plan *p, int deflated)
+{
+    return cost_axis_ns(p->ops, p->T, p->unit == AX_UNIT_BLOCK ? p->C : 1, dt_size(p->dtype),
+                        deflated);
+}
+
 /* The chunk for a reduction along axes: reduce's, halved while the
  * partials of a chunk would take far more memory than its data (short
  * runs: a partial per few elements). */
@@ -223,7 +230,7 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
     engine_ops ops = ax_engine_ops; /* the CPU's side, with the GPU's launch */
     ops.launch = ax_gpu_launch;
     run_op op = {.ops = &ops, .ctx = &job, .grain = 0,
-                 .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
+                 .cpu_ns = reduce_axis_ns(&plan, io_reader_deflated(r)),
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);
     uint64_t bytes;
@@ -449,6 +456,39 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
     return -1;
 }
 
+/* The CPU's seconds of a reduction along axes of the n FILE arguments, on
+ * the cost of each one's shape (cost_axis_ns): its header read quietly
+ * (errors are the run's to report); the least cost of the ops where a
+ * header cannot be read so (standard input, an archive, a bad file). -1
+ * where a size is not known. */
+static double reduce_axis_seconds(const reduce_opts *o, char *const *args, int n)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        char *const one[1] = {args[i]};
+        double least = cli_cpu_seconds(&o->common, one, 1, cost_axis_least_ns(o->ops, 0),
+                                       cost_axis_least_ns(o->ops, 1)), s = least;
+        io_reader *r = NULL;
+        io_status st;
+        frame_info fi;
+        unsigned axes;
+        ax_plan p;
+        if (least >= 0 && strcmp(args[i], "-") && io_reader_open(&r, args[i], &st) == 0 &&
+            frame_open(r, o->common.dtype, o->common.dtype_big_endian, o->common.shape,
+                       o->common.ndim, &fi, &st) == 0 &&
+            fi.ndim >= 0 && ax_parse_axes(o->axis, fi.ndim, &axes, &st) == 0 &&
+            ax_plan_init(&p, fi.dtype, o->ops, o->skipnan, fi.ndim, fi.shape, fi.fortran_order,
+                         axes, o->keepdims, &st) == 0)
+            s = cost_input_seconds(io_reader_file_size(r), io_reader_deflated(r), o->common.threads,
+                                   reduce_axis_ns(&p, 0), reduce_axis_ns(&p, 1));
+        io_reader_close(r);
+        if (s < 0)
+            return -1;
+        total += s;
+    }
+    return total;
+}
+
 /* Entry point of `gpubatch reduce`. */
 int cmd_reduce(int argc, char **argv)
 {
@@ -467,8 +507,9 @@ int cmd_reduce(int argc, char **argv)
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
-                                   COST_REDUCE_NS_GZIP);
+    double cpu_s = o.axis ? reduce_axis_seconds(&o, inputs, ninputs)
+                          : cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
+                                            COST_REDUCE_NS_GZIP);
     int status = cli_run_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {
         if (optind >= argc)

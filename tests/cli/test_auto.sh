@@ -170,4 +170,22 @@ for how in ZIP_DEFLATED ZIP_STORED; do
     started=$(grep -c "the CUDA devices starting beside them" "$T/auto.err")
     check_eq "$how .npz, 40 MB: the driver started" "$([ $how = ZIP_DEFLATED ] && echo 1 || echo 0)" "$started"
 done
+
+# Along axes the estimate is the axis run's own (cost_axis_ns, the shape
+# from the header): a row of 3 elements with var costs the CPU about a
+# thousand times a whole-array byte, so 1.2 MB of such rows start the
+# driver and go to the device; the whole array and the cheap axis 0 of the
+# same file do not start it.
+"$GB" gen --shape 100000x3 --seed 2 --no-compress -o "$T/r3.npy"
+for job in "axis1 --axis 1 --op mean,std" "whole --op sum,min,max" "axis0 --axis 0 --op sum"; do
+    set -- $job
+    what=$1
+    shift
+    env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE "$GB" reduce -v -p 1 "$@" "$T/r3.npy" \
+        >/dev/null 2>"$T/auto.err"
+    check_eq "r3 $what: chunks on the GPU" "$([ $what = axis1 ] && echo 1 || echo 0)" \
+        "$(grep -c '0 chunks on the CPU, 1 on the GPU' "$T/auto.err")"
+    check_eq "r3 $what: too little to start" "$([ $what = axis1 ] && echo 0 || echo 1)" \
+        "$(grep -c 'too little to start the GPU' "$T/auto.err")"
+done
 summary
