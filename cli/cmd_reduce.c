@@ -229,7 +229,9 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
                       .part = o->shard.count != 0};
     engine_ops ops = ax_engine_ops; /* the CPU's side, with the GPU's launch */
     ops.launch = ax_gpu_launch;
-    run_op op = {.ops = &ops, .ctx = &job, .grain = 0,
+    /* a chunk may end at any element (its head and tail go to the host raw), so a gzip
+       member's data may be inflated on a device and run there in batches of whole elements */
+    run_op op = {.ops = &ops, .ctx = &job, .grain = dt_size(fi->dtype),
                  .cpu_ns = reduce_axis_ns(&plan, io_reader_deflated(r)),
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);

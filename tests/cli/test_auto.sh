@@ -188,4 +188,12 @@ for job in "axis1 --axis 1 --op mean,std" "whole --op sum,min,max" "axis0 --axis
     check_eq "r3 $what: too little to start" "$([ $what = axis1 ] && echo 0 || echo 1)" \
         "$(grep -c 'too little to start the GPU' "$T/auto.err")"
 done
+# A gzip member's data along axes is inflated on the device (as the whole
+# array's is): the stand-in's decoder does nothing, so the device stops at
+# once and the host reads on from there.
+gzip -1 -c "$T/r3.npy" >"$T/r3.npy.gz"
+GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v --axis 0 \
+    --op mean,std,min,max "$T/r3.npy.gz" >/dev/null 2>"$T/auto.err"
+check_eq "gzip member along axes: inflated on the device" 1 \
+    "$(grep -c 'bytes of data inflated on the GPU in' "$T/auto.err")"
 summary
