@@ -3,10 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
 
 #include "commands.h"
 #include "io/clock.h"
 #include "io/frame.h"
+#include "io/npy.h"
 #include "msg.h"
 #include "output.h"
 #include "input.h"
@@ -458,32 +461,64 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
     return -1;
 }
 
+/* The .npy header of the regular file at path, plain or gzip (the start
+ * of its first member inflated here), and whether it is gzip: read without
+ * a reader (no thread, no scan of the file's blocks); 0, or -1 where the
+ * file does not start with one. */
+static int reduce_peek_npy(const char *path, npy_header *h, int *deflated)
+{
+    unsigned char raw[16384], plain[8192];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(raw, 1, sizeof raw, f);
+    fclose(f);
+    const unsigned char *head = raw;
+    *deflated = n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b;
+    if (*deflated) {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+            return -1;
+        z.next_in = raw;
+        z.avail_in = (uInt)n;
+        z.next_out = plain;
+        z.avail_out = sizeof plain;
+        int rc = inflate(&z, Z_SYNC_FLUSH);
+        n = sizeof plain - z.avail_out;
+        inflateEnd(&z);
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+            return -1;
+        head = plain;
+    }
+    return npy_parse(head, n, h, NULL) == 0 ? 0 : -1;
+}
+
 /* The CPU's seconds of a reduction along axes of the n FILE arguments, on
- * the cost of each one's shape (cost_axis_ns): its header read quietly
- * (errors are the run's to report); the least cost of the ops where a
- * header cannot be read so (standard input, an archive, a bad file). -1
- * where a size is not known. */
+ * the cost of each one's shape (cost_axis_ns) from its .npy header, read
+ * quietly (errors are the run's to report); the least cost of the ops
+ * where there is none to read so (raw data, standard input, an archive, a
+ * bad file). -1 where a size is not known. */
 static double reduce_axis_seconds(const reduce_opts *o, char *const *args, int n)
 {
     double total = 0;
     for (int i = 0; i < n; i++) {
         char *const one[1] = {args[i]};
-        double least = cli_cpu_seconds(&o->common, one, 1, cost_axis_least_ns(o->ops, 0),
-                                       cost_axis_least_ns(o->ops, 1)), s = least;
-        io_reader *r = NULL;
-        io_status st;
-        frame_info fi;
+        double s = cli_cpu_seconds(&o->common, one, 1, cost_axis_least_ns(o->ops, 0),
+                                   cost_axis_least_ns(o->ops, 1));
+        struct stat sb;
+        npy_header h;
+        int deflated;
         unsigned axes;
         ax_plan p;
-        if (least >= 0 && strcmp(args[i], "-") && io_reader_open(&r, args[i], &st) == 0 &&
-            frame_open(r, o->common.dtype, o->common.dtype_big_endian, o->common.shape,
-                       o->common.ndim, &fi, &st) == 0 &&
-            fi.ndim >= 0 && ax_parse_axes(o->axis, fi.ndim, &axes, &st) == 0 &&
-            ax_plan_init(&p, fi.dtype, o->ops, o->skipnan, fi.ndim, fi.shape, fi.fortran_order,
-                         axes, o->keepdims, &st) == 0)
-            s = cost_input_seconds(io_reader_file_size(r), io_reader_deflated(r), o->common.threads,
+        io_status st;
+        if (s >= 0 && o->common.dtype == DT_NONE && stat(args[i], &sb) == 0 &&
+            S_ISREG(sb.st_mode) && reduce_peek_npy(args[i], &h, &deflated) == 0 &&
+            ax_parse_axes(o->axis, h.ndim, &axes, &st) == 0 &&
+            ax_plan_init(&p, h.dtype, o->ops, o->skipnan, h.ndim, h.shape, h.fortran_order, axes,
+                         o->keepdims, &st) == 0)
+            s = cost_input_seconds((int64_t)sb.st_size, deflated, o->common.threads,
                                    reduce_axis_ns(&p, 0), reduce_axis_ns(&p, 1));
-        io_reader_close(r);
         if (s < 0)
             return -1;
         total += s;

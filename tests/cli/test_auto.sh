@@ -177,16 +177,19 @@ done
 # driver and go to the device; the whole array and the cheap axis 0 of the
 # same file do not start it.
 "$GB" gen --shape 100000x3 --seed 2 --no-compress -o "$T/r3.npy"
-for job in "axis1 --axis 1 --op mean,std" "whole --op sum,min,max" "axis0 --axis 0 --op sum"; do
-    set -- $job
-    what=$1
-    shift
-    env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE "$GB" reduce -v -p 1 "$@" "$T/r3.npy" \
-        >/dev/null 2>"$T/auto.err"
-    check_eq "r3 $what: chunks on the GPU" "$([ $what = axis1 ] && echo 1 || echo 0)" \
-        "$(grep -c '0 chunks on the CPU, 1 on the GPU' "$T/auto.err")"
-    check_eq "r3 $what: too little to start" "$([ $what = axis1 ] && echo 0 || echo 1)" \
-        "$(grep -c 'too little to start the GPU' "$T/auto.err")"
+"$GB" gen --shape 100000x3 --seed 2 -o "$T/r3b.npy.gz"
+for f in r3.npy r3b.npy.gz; do
+    for job in "axis1 --axis 1 --op mean,std" "whole --op sum,min,max" "axis0 --axis 0 --op sum"; do
+        set -- $job
+        what=$1
+        shift
+        env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE "$GB" reduce -v -p 1 "$@" "$T/$f" \
+            >/dev/null 2>"$T/auto.err"
+        check_eq "$f $what: chunks on the GPU" "$([ $what = axis1 ] && echo 1 || echo 0)" \
+            "$(grep -c '0 chunks on the CPU, 1 on the GPU' "$T/auto.err")"
+        check_eq "$f $what: too little to start" "$([ $what = axis1 ] && echo 0 || echo 1)" \
+            "$(grep -c 'too little to start the GPU' "$T/auto.err")"
+    done
 done
 # A gzip member's data along axes is inflated on the device (as the whole
 # array's is): the stand-in's decoder does nothing, so the device stops at
