@@ -127,10 +127,7 @@ static void cleanup(void)
 static void setup(void)
 {
     char cwd[4096];
-    snprintf(dir, sizeof dir, "/tmp/fuzz_axis_state.XXXXXX");
-    /* made there: the states name their input relatively, as in the seeds */
-    require(getcwd(cwd, sizeof cwd) && mkdtemp(dir) != NULL && chdir(dir) == 0);
-    msg_set_level(MSG_QUIET);
+    enter_fresh_dir("fuzz_axis_state", cwd, sizeof cwd);
     for (int k = 0; k < NSETS; k++)
         make_set(k);
     require(chdir(cwd) == 0);
@@ -154,11 +151,7 @@ static void fix_check(char *text, size_t len)
 /* Replaces one state file of a set with the input and merges. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int ready;
-    if (!ready) {
-        setup();
-        ready = 1;
-    }
+    setup_once(setup);
     if (size < 1)
         return 0;
     int k = data[0] % NSETS, which = data[0] / NSETS % 3, alone = data[0] / 12 % 2;
@@ -167,18 +160,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(text != NULL);
     memcpy(text, data + 1, len);
     fix_check(text, len);
-    require(mkdtemp(strcpy(dir, "/tmp/fuzz_axis_state.XXXXXX")) != NULL);
+    fresh_dir("fuzz_axis_state");
     for (int i = 0; i < 3; i++)
         spill(state_name(k, i), i == which ? text : state[k][i],
               i == which ? len : state_len[k][i]);
     int same = len == state_len[k][which] && !memcmp(text, state[k][which], len);
-    if (merge_set(k, alone ? which : -1) == 0 && same && !alone) {
-        char *got;
-        size_t got_len;
-        slurp(at("out.txt"), &got, &got_len);
-        require(got && got_len == ref_len[k] && !memcmp(got, ref_text[k], got_len));
-        free(got);
-    }
+    if (merge_set(k, alone ? which : -1) == 0 && same && !alone)
+        require_file(at("out.txt"), ref_text[k], ref_len[k]);
     free(text);
     cleanup();
     return 0;

@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "cli/msg.h"
 
 static char dir[64]; /* the harness's temporary directory */
 
@@ -29,6 +32,24 @@ static void require(int cond)
         abort();
 }
 
+/* Makes a new temporary directory /tmp/prefix.XXXXXX, its name in dir. */
+static void fresh_dir(const char *prefix)
+{
+    snprintf(dir, sizeof dir, "/tmp/%s.XXXXXX", prefix);
+    require(mkdtemp(dir) != NULL);
+}
+
+/* Makes a fresh directory and works there (cwd keeps where the process
+ * was, cwd_len bytes), messages off: the commands that set a harness up
+ * name their files relatively, as the seeds do. */
+static void enter_fresh_dir(const char *prefix, char *cwd, size_t cwd_len)
+{
+    require(getcwd(cwd, cwd_len) != NULL);
+    fresh_dir(prefix);
+    require(chdir(dir) == 0);
+    msg_set_level(MSG_QUIET);
+}
+
 /* Reads a whole file into *out (NULL when missing). */
 static void slurp(const char *path, char **out, size_t *len)
 {
@@ -44,6 +65,26 @@ static void slurp(const char *path, char **out, size_t *len)
     require(*out && fread(*out, 1, (size_t)n, f) == (size_t)n);
     *len = (size_t)n;
     fclose(f);
+}
+
+/* Runs a harness's set-up on its first input only. */
+static void setup_once(void (*setup)(void))
+{
+    static int ready;
+    if (!ready) {
+        setup();
+        ready = 1;
+    }
+}
+
+/* Requires the file at path to hold exactly want_len bytes want. */
+static void require_file(const char *path, const char *want, size_t want_len)
+{
+    char *got;
+    size_t got_len;
+    slurp(path, &got, &got_len);
+    require(got && got_len == want_len && !memcmp(got, want, want_len));
+    free(got);
 }
 
 /* Writes len bytes to path. */

@@ -50,10 +50,7 @@ static void cleanup(void)
 static void setup(void)
 {
     char cwd[4096];
-    snprintf(dir, sizeof dir, "/tmp/fuzz_merge.XXXXXX");
-    /* made there: the files name their input relatively, as in the seeds */
-    require(getcwd(cwd, sizeof cwd) && mkdtemp(dir) != NULL && chdir(dir) == 0);
-    msg_set_level(MSG_QUIET);
+    enter_fresh_dir("fuzz_merge", cwd, sizeof cwd);
     char *gen[] = {"gen", "--shape", "70000", "--dist", "normal", "--seed", "5", "-o", "in.npy.gz", NULL};
     char *genq[] = {"gen", "--quadratic", "10000", "--seed", "5", "-o", "q.npy.gz", NULL};
     require(run(cmd_gen, 9, gen) == 0 && run(cmd_gen, 7, genq) == 0);
@@ -82,27 +79,17 @@ static void setup(void)
 /* Replaces one shard file with the input and merges the set. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int ready;
-    if (!ready) {
-        setup();
-        ready = 1;
-    }
+    setup_once(setup);
     if (size < 1)
         return 0;
     int which = data[0] % NFILES, parts = which >= 3;
-    require(mkdtemp(strcpy(dir, "/tmp/fuzz_merge.XXXXXX")) != NULL);
+    fresh_dir("fuzz_merge");
     for (int i = 0; i < NFILES; i++)
         spill(at(shard_name[i]), i == which ? data + 1 : (const uint8_t *)shard[i],
               i == which ? size - 1 : shard_len[i]);
-    if (merge_set(parts) == 0) {
-        char *got;
-        size_t got_len;
-        slurp(at(parts ? "merged.npy.gz" : "out.txt"), &got, &got_len);
-        const char *want = parts ? ref_part : ref_text;
-        size_t want_len = parts ? ref_part_len : ref_text_len;
-        require(got && got_len == want_len && !memcmp(got, want, want_len));
-        free(got);
-    }
+    if (merge_set(parts) == 0)
+        require_file(at(parts ? "merged.npy.gz" : "out.txt"), parts ? ref_part : ref_text,
+                     parts ? ref_part_len : ref_text_len);
     cleanup();
     return 0;
 }
