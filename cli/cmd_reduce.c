@@ -3,10 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
 
 #include "commands.h"
 #include "io/clock.h"
 #include "io/frame.h"
+#include "io/npy.h"
 #include "msg.h"
 #include "output.h"
 #include "input.h"
@@ -141,6 +144,13 @@ static int reduce_shard_open(const reduce_opts *o, const char *name, io_reader *
     return 0;
 }
 
+/* One core's nanoseconds per file byte of plan's reduction (cost_axis_ns). */
+static double reduce_axis_ns(const ax_plan *p, int deflated)
+{
+    return cost_axis_ns(p->ops, p->T, p->unit == AX_UNIT_BLOCK ? p->C : 1, dt_size(p->dtype),
+                        deflated);
+}
+
 /* The chunk for a reduction along axes: reduce's, halved while the
  * partials of a chunk would take far more memory than its data (short
  * runs: a partial per few elements). */
@@ -222,8 +232,10 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
                       .part = o->shard.count != 0};
     engine_ops ops = ax_engine_ops; /* the CPU's side, with the GPU's launch */
     ops.launch = ax_gpu_launch;
-    run_op op = {.ops = &ops, .ctx = &job, .grain = 0,
-                 .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
+    /* a chunk may end at any element (its head and tail go to the host raw), so a gzip
+       member's data may be inflated on a device and run there in batches of whole elements */
+    run_op op = {.ops = &ops, .ctx = &job, .grain = dt_size(fi->dtype),
+                 .cpu_ns = reduce_axis_ns(&plan, io_reader_deflated(r)),
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);
     uint64_t bytes;
@@ -452,6 +464,71 @@ static int reduce_parse(reduce_opts *o, int argc, char **argv)
     return -1;
 }
 
+/* The .npy header of the regular file at path, plain or gzip (the start
+ * of its first member inflated here), and whether it is gzip: read without
+ * a reader (no thread, no scan of the file's blocks); 0, or -1 where the
+ * file does not start with one. */
+static int reduce_peek_npy(const char *path, npy_header *h, int *deflated)
+{
+    unsigned char raw[16384], plain[8192];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(raw, 1, sizeof raw, f);
+    fclose(f);
+    const unsigned char *head = raw;
+    *deflated = n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b;
+    if (*deflated) {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+            return -1;
+        z.next_in = raw;
+        z.avail_in = (uInt)n;
+        z.next_out = plain;
+        z.avail_out = sizeof plain;
+        int rc = inflate(&z, Z_SYNC_FLUSH);
+        n = sizeof plain - z.avail_out;
+        inflateEnd(&z);
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+            return -1;
+        head = plain;
+    }
+    return npy_parse(head, n, h, NULL) == 0 ? 0 : -1;
+}
+
+/* The CPU's seconds of a reduction along axes of the n FILE arguments, on
+ * the cost of each one's shape (cost_axis_ns) from its .npy header, read
+ * quietly (errors are the run's to report); the least cost of the ops
+ * where there is none to read so (raw data, standard input, an archive, a
+ * bad file). -1 where a size is not known. */
+static double reduce_axis_seconds(const reduce_opts *o, char *const *args, int n)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        char *const one[1] = {args[i]};
+        double s = cli_cpu_seconds(&o->common, one, 1, cost_axis_least_ns(o->ops, 0),
+                                   cost_axis_least_ns(o->ops, 1));
+        struct stat sb;
+        npy_header h;
+        int deflated;
+        unsigned axes;
+        ax_plan p;
+        io_status st;
+        if (s >= 0 && o->common.dtype == DT_NONE && stat(args[i], &sb) == 0 &&
+            S_ISREG(sb.st_mode) && reduce_peek_npy(args[i], &h, &deflated) == 0 &&
+            ax_parse_axes(o->axis, h.ndim, &axes, &st) == 0 &&
+            ax_plan_init(&p, h.dtype, o->ops, o->skipnan, h.ndim, h.shape, h.fortran_order, axes,
+                         o->keepdims, &st) == 0)
+            s = cost_input_seconds((int64_t)sb.st_size, deflated, o->common.threads,
+                                   reduce_axis_ns(&p, 0), reduce_axis_ns(&p, 1));
+        if (s < 0)
+            return -1;
+        total += s;
+    }
+    return total;
+}
+
 /* Entry point of `gpubatch reduce`. */
 int cmd_reduce(int argc, char **argv)
 {
@@ -470,8 +547,9 @@ int cmd_reduce(int argc, char **argv)
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    double cpu_s = cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
-                                   COST_REDUCE_NS_GZIP);
+    double cpu_s = o.axis ? reduce_axis_seconds(&o, inputs, ninputs)
+                          : cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
+                                            COST_REDUCE_NS_GZIP);
     int status = cli_run_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {
         if (optind >= argc)

@@ -14,6 +14,7 @@
 #include "io/gzip/bgzf.h"
 #include "io/gzip/gzip_header.h"
 #include "io/npz.h"
+#include "reduce.h"
 
 #define COST_NVIDIA_VENDOR 0x10de
 #define COST_DISPLAY_CLASS 0x03 /* PCI base class of display controllers (VGA, 3D) */
@@ -127,6 +128,39 @@ double cost_device_rate(double link_rate)
 {
     return link_rate > 0 && link_rate < COST_DEVICE_BYTES_PER_S ? link_rate
                                                                    : COST_DEVICE_BYTES_PER_S;
+}
+
+/* The measurements behind cost_axis_ns: one core's nanoseconds per element
+ * of the whole-array reduce (sum, min, max of float32 from the page cache),
+ * and of an axis run: a base per element and a fixed cost per run (T > 1,
+ * per tile of runs longer than a tile) or per 16-row block of a column
+ * (T == 1, spread over C columns), for sums and counts, plus what extrema
+ * and variance partials add to each. */
+#define COST_AXIS_WHOLE_NS_PER_BYTE 0.37
+static const struct {
+    double elem, fixed;
+} cost_axis_runs[3] = {{3.0, 420}, {0.3, 100}, {0.5, 6400}},
+  cost_axis_rows[3] = {{1.5, 6}, {1.0, 6}, {1.5, 12}};
+
+/* One core's nanoseconds per byte of a reduction along axes (see cost.h). */
+double cost_axis_ns(unsigned ops, uint64_t T, uint64_t C, size_t elem, int deflated)
+{
+    int need[3] = {1, !!(ops & (RD_OP_MIN | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_ARGMAX)),
+                   !!(ops & (RD_OP_VAR | RD_OP_STD))};
+    double per = (double)(T > 1 ? (T < RD_TILE ? T : RD_TILE) : C ? C : 1), ns = 0;
+    for (int k = 0; k < 3; k++)
+        if (need[k])
+            ns += T > 1 ? cost_axis_runs[k].elem + cost_axis_runs[k].fixed / per
+                        : cost_axis_rows[k].elem + cost_axis_rows[k].fixed / per;
+    double whole = COST_AXIS_WHOLE_NS_PER_BYTE * (double)(elem ? elem : 1);
+    double excess = ns > whole ? ns / whole - 1 : 0;
+    return (deflated ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN) + COST_REDUCE_NS_PLAIN * excess;
+}
+
+/* The least axis cost over the shapes of float32 data (see cost.h). */
+double cost_axis_least_ns(unsigned ops, int deflated)
+{
+    return cost_axis_ns(ops, 1, UINT64_MAX, 4, deflated);
 }
 
 /* The quadratic solver's CPU cost (see cost.h). */

@@ -36,6 +36,22 @@
 #define COST_REDUCE_NS_PLAIN 1.6
 #define COST_REDUCE_NS_GZIP 10.0
 
+/* One core's nanoseconds per file byte of a reduction along axes
+ * (`reduce --axis`) of ops (rd_op bits) over elements of elem bytes: runs of
+ * T elements reduced (T > 1), or with T == 1 rows of C columns reduced row
+ * by row; deflated for gzip input. It is the whole-array cost above plus
+ * COST_REDUCE_NS_PLAIN times the axis run's excess over the whole-array
+ * reduce on the same CPU: its units (a fixed cost per run or per 16-row
+ * block of a column, on top of every element's) measured on one core of a
+ * development machine with the vectorised units, float32 of 8 to 128 MiB,
+ * against that core's whole-array reduce of the same files. Short runs
+ * with var or std cost a thousand times the whole array's per byte. */
+double cost_axis_ns(unsigned ops, uint64_t T, uint64_t C, size_t elem, int deflated);
+
+/* The least of cost_axis_ns over every shape of float32 data (rows of many
+ * columns), for an estimate made before the inputs' headers are read. */
+double cost_axis_least_ns(unsigned ops, int deflated);
+
 /* One core's nanoseconds per input byte of the quadratic solver (plain or
  * blocked gzip input, gzip_in), plus the output's deflate where level is
  * nonzero. */

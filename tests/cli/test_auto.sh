@@ -170,4 +170,41 @@ for how in ZIP_DEFLATED ZIP_STORED; do
     started=$(grep -c "the CUDA devices starting beside them" "$T/auto.err")
     check_eq "$how .npz, 40 MB: the driver started" "$([ $how = ZIP_DEFLATED ] && echo 1 || echo 0)" "$started"
 done
+
+# Along axes the estimate is the axis run's own (cost_axis_ns, the shape
+# from the header): a row of 3 elements with var costs the CPU about a
+# thousand times a whole-array byte, so 1.2 MB of such rows start the
+# driver and go to the device; the whole array and the cheap axis 0 of the
+# same file do not start it.
+"$GB" gen --shape 100000x3 --seed 2 --no-compress -o "$T/r3.npy"
+"$GB" gen --shape 100000x3 --seed 2 -o "$T/r3b.npy.gz"
+for f in r3.npy r3b.npy.gz; do
+    for job in "axis1 --axis 1 --op mean,std" "whole --op sum,min,max" "axis0 --axis 0 --op sum"; do
+        set -- $job
+        what=$1
+        shift
+        env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE "$GB" reduce -v -p 1 "$@" "$T/$f" \
+            >/dev/null 2>"$T/auto.err"
+        check_eq "$f $what: chunks on the GPU" "$([ $what = axis1 ] && echo 1 || echo 0)" \
+            "$(grep -c '0 chunks on the CPU, 1 on the GPU' "$T/auto.err")"
+        check_eq "$f $what: too little to start" "$([ $what = axis1 ] && echo 0 || echo 1)" \
+            "$(grep -c 'too little to start the GPU' "$T/auto.err")"
+    done
+done
+# A gzip member's data along axes is inflated on the device (as the whole
+# array's is): the stand-in's decoder does nothing, so the device stops at
+# once and the host reads on from there.
+gzip -1 -c "$T/r3.npy" >"$T/r3.npy.gz"
+GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v --axis 0 \
+    --op mean,std,min,max "$T/r3.npy.gz" >/dev/null 2>"$T/auto.err"
+check_eq "gzip member along axes: inflated on the device" 1 \
+    "$(grep -c 'bytes of data inflated on the GPU in' "$T/auto.err")"
+# With auto, the host's threads run a 40 MB member's start while the
+# devices start (chunks of 1 MiB: the host does not end it first), and the
+# device goes on from where they paused.
+gzip -1 -c "$T/big.npy" >"$T/bigm.npy.gz"
+GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=300 "$GB" reduce --backend auto -v -p 2 --chunk 1M --axis 0 \
+    --op sum "$T/bigm.npy.gz" >/dev/null 2>"$T/auto.err"
+check_eq "gzip member along axes, auto: handed to the device" 1 \
+    "$(grep -c "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
 summary

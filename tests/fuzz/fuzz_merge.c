@@ -11,89 +11,21 @@
  * It must not crash, and where it exits 0 its result (the printed text, or
  * the written file) must equal the untampered one: a damaged file is
  * refused or changes nothing. */
-#include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/msg.h"
+#include "fuzz_cli.h"
 
 #define NFILES 6 /* states 0..2, then parts 0..2 */
 
-static char dir[64];
 static char *ref_text, *ref_part; /* the untampered merges */
 static size_t ref_text_len, ref_part_len;
 static char *shard[NFILES];        /* the untampered shard files */
 static size_t shard_len[NFILES];
 static const char *const shard_name[NFILES] = {"s-0", "s-1", "s-2", "p-0", "p-1", "p-2"};
-
-/* dir/name, in one of a few static buffers (enough for one argv). */
-static char *at(const char *name)
-{
-    static char bufs[12][96];
-    static int next;
-    char *b = bufs[next++ % 12];
-    snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
-    return b;
-}
-
-/* Stops the run on a broken invariant (a crash the fuzzer records). */
-static void require(int cond)
-{
-    if (!cond)
-        abort();
-}
-
-/* Reads a whole file into *out (NULL when missing). */
-static void slurp(const char *path, char **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    *out = NULL;
-    *len = 0;
-    if (!f)
-        return;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *out = malloc((size_t)n + 1);
-    require(*out && fread(*out, 1, (size_t)n, f) == (size_t)n);
-    *len = (size_t)n;
-    fclose(f);
-}
-
-/* Writes len bytes to path. */
-static void spill(const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    require(f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
-}
-
-/* Runs a command's entry point with stdout in out.txt and stderr silenced;
- * returns its status. */
-static int run(int (*cmd)(int, char **), int argc, char **argv)
-{
-    fflush(stdout);
-    fflush(stderr);
-    int keep_out = dup(1), keep_err = dup(2);
-    int out = open(at("out.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644), null = open("/dev/null", O_WRONLY);
-    dup2(out, 1);
-    dup2(null, 2);
-    close(out);
-    close(null);
-    optind = 0; /* a fresh getopt scan */
-    int status = cmd(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(keep_out, 1);
-    dup2(keep_err, 2);
-    close(keep_out);
-    close(keep_err);
-    return status;
-}
 
 /* Merges the current files: states (printing) or parts (to merged.npy.gz). */
 static int merge_set(int parts)
@@ -118,10 +50,7 @@ static void cleanup(void)
 static void setup(void)
 {
     char cwd[4096];
-    snprintf(dir, sizeof dir, "/tmp/fuzz_merge.XXXXXX");
-    /* made there: the files name their input relatively, as in the seeds */
-    require(getcwd(cwd, sizeof cwd) && mkdtemp(dir) != NULL && chdir(dir) == 0);
-    msg_set_level(MSG_QUIET);
+    enter_fresh_dir("fuzz_merge", cwd, sizeof cwd);
     char *gen[] = {"gen", "--shape", "70000", "--dist", "normal", "--seed", "5", "-o", "in.npy.gz", NULL};
     char *genq[] = {"gen", "--quadratic", "10000", "--seed", "5", "-o", "q.npy.gz", NULL};
     require(run(cmd_gen, 9, gen) == 0 && run(cmd_gen, 7, genq) == 0);
@@ -150,27 +79,17 @@ static void setup(void)
 /* Replaces one shard file with the input and merges the set. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int ready;
-    if (!ready) {
-        setup();
-        ready = 1;
-    }
+    setup_once(setup);
     if (size < 1)
         return 0;
     int which = data[0] % NFILES, parts = which >= 3;
-    require(mkdtemp(strcpy(dir, "/tmp/fuzz_merge.XXXXXX")) != NULL);
+    fresh_dir("fuzz_merge");
     for (int i = 0; i < NFILES; i++)
         spill(at(shard_name[i]), i == which ? data + 1 : (const uint8_t *)shard[i],
               i == which ? size - 1 : shard_len[i]);
-    if (merge_set(parts) == 0) {
-        char *got;
-        size_t got_len;
-        slurp(at(parts ? "merged.npy.gz" : "out.txt"), &got, &got_len);
-        const char *want = parts ? ref_part : ref_text;
-        size_t want_len = parts ? ref_part_len : ref_text_len;
-        require(got && got_len == want_len && !memcmp(got, want, want_len));
-        free(got);
-    }
+    if (merge_set(parts) == 0)
+        require_file(at(parts ? "merged.npy.gz" : "out.txt"), parts ? ref_part : ref_text,
+                     parts ? ref_part_len : ref_text_len);
     cleanup();
     return 0;
 }

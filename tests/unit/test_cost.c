@@ -12,6 +12,7 @@
 #define RND_SEED 38
 #include "rnd.h"
 #include "runtime/cost.h"
+#include "runtime/reduce.h"
 
 /* A uniform double in [0, 1). */
 static double unit(void)
@@ -64,6 +65,37 @@ static void test_count(void)
                     device, host, each, most, got, want);
     }
     CHECKF(bad == 0, "%d of 20000 random cases differ from the search", bad);
+}
+
+/* An axis run's cost: never below the whole array's, the least over shapes
+ * below every shape's, falling with longer runs and wider rows, higher
+ * with var than without, and gzip's extra added, not multiplied. */
+static void test_axis_ns(void)
+{
+    unsigned sets[] = {RD_OP_SUM, RD_OP_MIN | RD_OP_MAX, RD_OP_MEAN | RD_OP_STD,
+                       RD_OP_MEAN | RD_OP_STD | RD_OP_MIN | RD_OP_MAX};
+    uint64_t lens[] = {2, 3, 64, 1000, 16384, 1 << 20};
+    for (int k = 0; k < 4; k++) {
+        for (int d = 0; d < 2; d++) {
+            double least = cost_axis_least_ns(sets[k], d);
+            double whole = d ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN;
+            CHECKF(least >= whole, "ops %x: least %g", sets[k], least);
+            for (int i = 0; i < 6; i++) {
+                double run = cost_axis_ns(sets[k], lens[i], 1, 4, d);
+                double rows = cost_axis_ns(sets[k], 1, lens[i], 4, d);
+                CHECKF(run >= least && rows >= least, "ops %x len %llu", sets[k],
+                       (unsigned long long)lens[i]);
+                if (i)
+                    CHECK(run <= cost_axis_ns(sets[k], lens[i - 1], 1, 4, d) &&
+                          rows <= cost_axis_ns(sets[k], 1, lens[i - 1], 4, d));
+                CHECK(fabs(cost_axis_ns(sets[k], lens[i], 1, 4, 1) - cost_axis_ns(sets[k], lens[i], 1, 4, 0) -
+                           (COST_REDUCE_NS_GZIP - COST_REDUCE_NS_PLAIN)) < 1e-9);
+            }
+        }
+    }
+    /* short rows with var cost the CPU about a thousand whole-array bytes each */
+    CHECK(cost_axis_ns(RD_OP_STD, 3, 1, 4, 0) > 500 * COST_REDUCE_NS_PLAIN);
+    CHECK(cost_axis_ns(RD_OP_STD, 3, 1, 4, 0) > cost_axis_ns(RD_OP_SUM, 3, 1, 4, 0));
 }
 
 /* sysfs's link speed text to bytes per second. */
@@ -163,6 +195,7 @@ int main(void)
 {
     RUN(test_count);
     RUN(test_link_bytes);
+    RUN(test_axis_ns);
     RUN(test_slowest_link);
     return check_summary();
 }

@@ -12,7 +12,10 @@
  * small ones through the engine, against a transpose done here. A gzip
  * member handed from the host to a device (the device's inflate is the
  * stand-in of tests/gzs_standin.h) and back: each state of the hand-over
- * told once, every byte counted once. A device failing: a copy to the device and a kernel's launch failing each make
+ * told once, every byte counted once. Along axes on a device (the CPU's
+ * chunk code as the launch, over the stand-in's device memory): plain data
+ * copied in and a gzip member inflated there give the CPU backend's result
+ * bytes. A device failing: a copy to the device and a kernel's launch failing each make
  * run_input fail with one error line naming the input and the driver's
  * error, and no check of the data after it. */
 #include "check.h"
@@ -30,7 +33,9 @@
 #include "io/reader.h"
 #include "tests/gzindex_fixture.h"
 #include "runtime/backend.h"
+#include "runtime/axis.h"
 #include "runtime/backend_state.h"
+#include "runtime/engine.h"
 #include "runtime/reduce.h"
 #include "runtime/run.h"
 #include "runtime/transpose.h"
@@ -598,6 +603,99 @@ static void test_run_member_indexed(void)
     with_index = 0;
 }
 
+/* The axis op's launch on the stand-in's devices, whose memory is the
+ * host's: the chunk's result buffer made by the CPU's code from the
+ * chunk's input in device memory, as the kernels must make it. */
+static int axis_launch(engine_chunk *c)
+{
+    const ax_job *j = c->op;
+    size_t sz = dt_size(j->plan->dtype);
+    uint64_t e0 = j->first + c->offset / sz;
+    ax_cpu_chunk(j->plan, (const void *)(uintptr_t)c->in, e0, e0 + c->bytes / sz, c->capacity,
+                 c->host_out);
+    return 0;
+}
+
+/* Reduces the raw float32 (rows, cols) file at path along axis 0 on
+ * backend kind (the device's launch axis_launch), a chunk's data in whole
+ * elements as reduce --axis cuts a gzip member; returns every op's result
+ * bytes one after the other (NULL after a failed run), *len their length. */
+static unsigned char *axis_on(backend_kind kind, const char *path, uint64_t rows, uint64_t cols,
+                              size_t *len)
+{
+    backend be;
+    memset(&be, 0, sizeof be);
+    CHECKF(backend_open(&be, kind, NULL, 2) == 0, "%s", be.st.text);
+    run *rn;
+    run_plan plan = {.chunk = (size_t)1 << 20, .streams = 2};
+    CHECK(run_open(&rn, &be, &plan) == 0);
+    frame_info fi;
+    io_reader *r = open_input(path, DT_F32, &fi);
+    unsigned ops = RD_OP_MEAN | RD_OP_STD | RD_OP_MIN | RD_OP_ARGMAX;
+    uint64_t shape[2] = {rows, cols};
+    ax_plan p;
+    io_status st;
+    CHECK(ax_plan_init(&p, DT_F32, ops, 0, 2, shape, 0, 1, 0, &st) == 0);
+    ax_state *state = ax_state_new(&p);
+    ax_job job = {.plan = &p, .st = state};
+    engine_ops eops = ax_engine_ops;
+    eops.launch = axis_launch;
+    run_source src = {.name = path, .r = r, .fi = &fi, .chunk = plan.chunk,
+                      .limit = fi.data_bytes, .prefix = fi.prefix, .prefix_len = fi.prefix_len};
+    run_op op = {.ops = &eops, .ctx = &job, .grain = sizeof(float), .cpu_ns = 1.0,
+                 .per_device = 1, .shared_buffers = 1, .check = hook_check};
+    run_sink sink = {.msgs = &msgs};
+    hooks_reset();
+    uint64_t bytes = 0;
+    int rc = run_input(rn, &src, &op, &sink, &bytes);
+    CHECKF(rc == 0 && errors == 0 && bytes == rows * cols * 4, "%s", last_error);
+    unsigned char *out = NULL;
+    *len = 0;
+    for (int bit = 0; rc == 0 && bit < RD_OP_NUM; bit++) {
+        if (!(ops & (1u << bit)))
+            continue;
+        size_t n = (size_t)p.nout * dt_size(ax_result_type(&p, 1 << bit));
+        out = realloc(out, *len + n);
+        ax_state_result(state, 1 << bit, 0, out + *len);
+        *len += n;
+    }
+    ax_state_free(state);
+    io_reader_close(r);
+    run_close(rn);
+    backend_close(&be);
+    return out;
+}
+
+/* Along axes on a device: plain data copied in and a gzip member inflated
+ * there (the stand-in's decoder) give the CPU backend's result bytes, the
+ * member's data run on the device in batches of whole elements. */
+static void test_run_axis_device(void)
+{
+    uint64_t rows = 150001, cols = 7;
+    size_t n = rows * cols * sizeof(float);
+    float *x = malloc(n);
+    for (size_t i = 0; i < rows * cols; i++)
+        x[i] = (float)((int)(rnd() % 2001) - 1000) / 8 + (rnd() % 50 == 0 ? 1e6f : 0);
+    char plain[64], gz[64];
+    temp_file(plain, (const unsigned char *)x, n, 0);
+    temp_file(gz, (const unsigned char *)x, n, 1);
+    size_t want_len, got_len;
+    unsigned char *want = axis_on(BACKEND_CPU, plain, rows, cols, &want_len);
+    unsigned char *got = axis_on(BACKEND_CUDA, plain, rows, cols, &got_len);
+    CHECK(want && got && got_len == want_len && !memcmp(got, want, want_len));
+    free(got);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    got = axis_on(BACKEND_CUDA, gz, rows, cols, &got_len);
+    CHECKF(told_device == 1, "member along axes: device %d", told_device);
+    CHECK(want && got && got_len == want_len && !memcmp(got, want, want_len));
+    unsetenv("GPUBATCH_HOST_INFLATE");
+    free(got);
+    free(want);
+    unlink(plain);
+    unlink(gz);
+    free(x);
+}
+
 /* A device failing in each stage: the copy in, the kernel. */
 static void test_run_device_fails(void)
 {
@@ -624,6 +722,8 @@ int main(void)
     RUN(test_run_whole);
     RUN(test_run_member);
     RUN(test_run_member_indexed);
+
+    RUN(test_run_axis_device);
     RUN(test_run_device_fails);
     return check_summary();
 }
