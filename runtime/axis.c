@@ -304,6 +304,17 @@ ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
         units = (nel / (p->L * p->C) + 2) * p->blocks_per_sweep;
     if (units > nel + 1)
         units = nel + 1;
+    if (p->unit != AX_UNIT_NONE) {
+        /* parts are per entry: each segment (run or sweep) a chunk touches is cut into at most
+           2 * AX_FOLD_LEVELS + 1 aligned pieces besides its whole subtrees of
+           2^AX_FOLD_LEVELS units */
+        uint64_t seg = p->unit == AX_UNIT_TILE ? p->T : p->L * p->C;
+        uint64_t unit = p->unit == AX_UNIT_TILE ? RD_TILE : (uint64_t)RD_AXIS_BLOCK * p->C;
+        uint64_t segs = nel / seg + 2, whole = nel / unit + 2 * segs;
+        uint64_t entries = segs * (2 * AX_FOLD_LEVELS + 1) + (whole >> AX_FOLD_LEVELS);
+        if (entries < units)
+            units = entries;
+    }
     l.max_parts = (size_t)units * p->width;
     if (p->unit == AX_UNIT_BLOCK && l.max_parts > nel / p->C * p->C + 2 * p->C)
         l.max_parts = (size_t)(nel / p->C * p->C + 2 * p->C);

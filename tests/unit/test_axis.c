@@ -131,6 +131,40 @@ static void test_entry_count(void)
     free(ent);
 }
 
+/* A chunk's result buffer holds its parts: on random shapes, axes and cuts,
+ * a chunk's entries never exceed the layout's bound for chunks of its size
+ * (which is far below a part per unit where the units fold). */
+static void test_parts_bound(void)
+{
+    int folded = 0;
+    for (int i = 0; i < 20000; i++) {
+        int n = 1 + (int)(rnd() % 4);
+        uint64_t shape[4], nel = 1;
+        for (int d = 0; d < n; d++) {
+            uint64_t r = rnd() % 8;
+            shape[d] = r < 3 ? 1 + rnd() % 4 : r < 6 ? 1 + rnd() % 300 : 1 + rnd() % 20000;
+            nel *= shape[d];
+        }
+        unsigned axes = 1 + (unsigned)(rnd() % ((1u << n) - 1));
+        if (nel > ((uint64_t)1 << 26))
+            continue;
+        ax_plan p = plan_of(DT_F32, RD_OP_SUM | RD_OP_STD, n, shape, 0, axes);
+        if (p.unit == AX_UNIT_NONE)
+            continue;
+        uint64_t a = rnd() % (nel + 1), b = rnd() % (nel + 1), lo = a < b ? a : b;
+        uint64_t len = (a < b ? b : a) - lo;
+        if (len == 0)
+            continue;
+        ax_chunk_hdr h = ax_chunk_of(&p, lo, lo + len);
+        ax_layout l = ax_layout_for(&p, (size_t)len * 4);
+        CHECKF(h.nentries * p.width <= l.max_parts,
+               "shape %d dims, axes %u: %llu entries of width %llu, room for %zu parts", n, axes,
+               (unsigned long long)h.nentries, (unsigned long long)p.width, l.max_parts);
+        folded += h.u1 - h.u0 > 2 * h.nentries;
+    }
+    CHECKF(folded > 100, "only %d chunks folded", folded);
+}
+
 /* The buffer holds only the moments the ops need: a double sum per part of
  * a float sum (its row's exact sum here), no squares, no counts without
  * skipnan; counts with it; 128-bit sums of integers. */
@@ -362,6 +396,7 @@ int main(void)
     RUN(test_parse);
     RUN(test_cover);
     RUN(test_entry_count);
+    RUN(test_parts_bound);
     RUN(test_lean_parts);
     RUN(test_cuts);
     RUN(test_shards);
