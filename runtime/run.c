@@ -100,14 +100,21 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap)
     return rn->plan.chunk;
 }
 
-/* run_chunk, at most RUN_HOST_INFLATE_CHUNK by default where only the
+/* The host-inflate cap of run_stream_chunk for backend be (see run.h). */
+size_t run_host_inflate_chunk(const backend *be)
+{
+    int threads = backend_threads(be);
+    return RUN_HOST_INFLATE_CHUNK * (size_t)(threads > 2 ? threads : 2);
+}
+
+/* run_chunk, at most run_host_inflate_chunk by default where only the
  * host inflates r (see run.h). */
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap)
 {
-    size_t chunk = run_chunk(rn, r, swap);
+    size_t chunk = run_chunk(rn, r, swap), cap = run_host_inflate_chunk(rn->be);
     if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
-        chunk > RUN_HOST_INFLATE_CHUNK)
-        return RUN_HOST_INFLATE_CHUNK;
+        chunk > cap)
+        return cap;
     return chunk;
 }
 

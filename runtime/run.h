@@ -33,10 +33,12 @@
 #define RUN_DEVICE_INFLATE_CHUNK ((size_t)128 << 20)
 
 /* The largest default chunk of deflate data inflated on the host's cores
- * where no GPU takes chunks: the ring's buffers are then few pages, reused,
- * instead of fresh memory (each page zeroed on first touch) for every byte
- * of a large input; a chunk's bits do not depend on its size. */
-#define RUN_HOST_INFLATE_CHUNK ((size_t)4 << 20)
+ * where no GPU takes chunks, per thread (at least two threads' worth): on a
+ * few cores the ring's buffers are then few pages, reused, instead of
+ * fresh memory (each page zeroed on first touch) for every byte of a large
+ * input; on many, chunks as large as usual keep every thread busy. A
+ * chunk's bits do not depend on its size. */
+#define RUN_HOST_INFLATE_CHUNK ((size_t)2 << 20)
 
 /* A view's data must start at a multiple of this many bytes of the file
  * (the alignment the operations' CPU code may assume of a buffer). */
@@ -134,9 +136,12 @@ int run_open(run **out, backend *be, const run_plan *plan);
 size_t run_chunk(run *rn, const io_reader *r, size_t swap);
 
 /* run_chunk for an operation whose results do not depend on the chunk
- * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK where
+ * size (reduce): without --chunk, at most run_host_inflate_chunk where
  * only the host inflates r. */
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap);
+
+/* RUN_HOST_INFLATE_CHUNK per thread of be, at least two threads' worth. */
+size_t run_host_inflate_chunk(const backend *be);
 
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */

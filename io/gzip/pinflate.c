@@ -25,7 +25,13 @@
 #define FIRST_CHUNK ((uint64_t)256 << 10)  /* compressed bytes per chunk before a ratio is known */
 #define MIN_CHUNK ((uint64_t)64 << 10)
 #define MAX_CHUNK ((uint64_t)16 << 20)
-#define TARGET_OUT ((uint64_t)1 << 20)     /* decoded bytes a chunk aims at */
+/* Decoded bytes a chunk aims at, per decoding thread, within [1, 4] MiB: on
+ * a few cores small chunks keep the working set (faulted in fresh) small;
+ * on many, larger ones keep the threads' per-chunk work (markers, the
+ * window search) a small share. */
+#define TARGET_OUT_PER_THREAD ((uint64_t)512 << 10)
+#define TARGET_OUT_MIN ((uint64_t)1 << 20)
+#define TARGET_OUT_MAX ((uint64_t)4 << 20)
 #define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
@@ -753,7 +759,9 @@ static uint64_t chunk_bytes(const pinflate *p)
         return p->fixed_chunk;
     if (p->out_done == 0 || p->in_done < 8 * MIN_CHUNK)
         return FIRST_CHUNK;
-    uint64_t bytes = TARGET_OUT * (p->in_done / 8) / p->out_done;
+    uint64_t target = TARGET_OUT_PER_THREAD * (uint64_t)p->nthreads;
+    target = target < TARGET_OUT_MIN ? TARGET_OUT_MIN : target > TARGET_OUT_MAX ? TARGET_OUT_MAX : target;
+    uint64_t bytes = target * (p->in_done / 8) / p->out_done;
     return bytes < MIN_CHUNK ? MIN_CHUNK : bytes > MAX_CHUNK ? MAX_CHUNK : bytes;
 }
 
