@@ -87,6 +87,7 @@ static int engine_input_buffer(engine *e, engine_slot *s)
 /* Opens a lane's stream and inflate buffers (see engine.h). */
 int engine_lane_open(engine_lane *l, gpu *g, size_t inflate_capacity)
 {
+    l->g = g;
     int rc = gpu_queue_open(g, &l->q);
     if (rc == 0 && inflate_capacity)
         rc = block_inflate_reserve(&l->z, g, inflate_capacity);

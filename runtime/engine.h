@@ -45,9 +45,9 @@ typedef struct {
     void *host;           /* the results on the host (pinned with CUDA) */
 } engine_lane;
 
-/* Opens lane l's stream on device g and, for inflate_capacity > 0, the
- * device inflate's buffers for chunks of that many bytes: 0, or a negative
- * gpu_error with its text in g. */
+/* Opens lane l on device g (kept in l->g): its stream and, for
+ * inflate_capacity > 0, the device inflate's buffers for chunks of that
+ * many bytes. 0, or a negative gpu_error with its text in g. */
 int engine_lane_open(engine_lane *l, gpu *g, size_t inflate_capacity);
 
 /* Frees what a lane of be holds (opened or not; its host buffer only with

@@ -101,7 +101,7 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap)
 }
 
 /* The host-inflate cap of run_stream_chunk for backend be (see run.h). */
-size_t run_host_inflate_chunk(const backend *be)
+static size_t run_host_inflate_chunk(const backend *be)
 {
     int threads = backend_threads(be);
     return RUN_HOST_INFLATE_CHUNK * (size_t)(threads > 2 ? threads : 2);

@@ -136,12 +136,9 @@ int run_open(run **out, backend *be, const run_plan *plan);
 size_t run_chunk(run *rn, const io_reader *r, size_t swap);
 
 /* run_chunk for an operation whose results do not depend on the chunk
- * size (reduce): without --chunk, at most run_host_inflate_chunk where
- * only the host inflates r. */
+ * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK per
+ * thread (at least two threads' worth) where only the host inflates r. */
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap);
-
-/* RUN_HOST_INFLATE_CHUNK per thread of be, at least two threads' worth. */
-size_t run_host_inflate_chunk(const backend *be);
 
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */

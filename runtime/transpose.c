@@ -423,7 +423,6 @@ static int tp_stage_buffers(tp_stage *e)
         (rc = gpu_mem_alloc(be->gpu, &e->dout, e->matrix_bytes, what)) < 0)
         return tp_stage_gpu_error(e, rc);
     for (int i = 0; i < 2; i++) {
-        e->lane[i].g = be->gpu;
         if ((rc = engine_lane_open(&e->lane[i], be->gpu, 0)) < 0)
             return tp_stage_gpu_error(e, rc);
         if (!(e->lane[i].host = backend_host_alloc(be, block_deflate_host_bytes(e->chunk))))

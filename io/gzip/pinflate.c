@@ -752,6 +752,13 @@ static void advance(pinflate *p)
     }
 }
 
+/* Decoded bytes a chunk aims at with p's threads (TARGET_OUT_PER_THREAD). */
+static uint64_t target_out(const pinflate *p)
+{
+    uint64_t t = TARGET_OUT_PER_THREAD * (uint64_t)p->nthreads;
+    return t < TARGET_OUT_MIN ? TARGET_OUT_MIN : t > TARGET_OUT_MAX ? TARGET_OUT_MAX : t;
+}
+
 /* Compressed bytes for the next chunk, from the ratio seen so far. */
 static uint64_t chunk_bytes(const pinflate *p)
 {
@@ -759,9 +766,7 @@ static uint64_t chunk_bytes(const pinflate *p)
         return p->fixed_chunk;
     if (p->out_done == 0 || p->in_done < 8 * MIN_CHUNK)
         return FIRST_CHUNK;
-    uint64_t target = TARGET_OUT_PER_THREAD * (uint64_t)p->nthreads;
-    target = target < TARGET_OUT_MIN ? TARGET_OUT_MIN : target > TARGET_OUT_MAX ? TARGET_OUT_MAX : target;
-    uint64_t bytes = target * (p->in_done / 8) / p->out_done;
+    uint64_t bytes = target_out(p) * (p->in_done / 8) / p->out_done;
     return bytes < MIN_CHUNK ? MIN_CHUNK : bytes > MAX_CHUNK ? MAX_CHUNK : bytes;
 }
 
