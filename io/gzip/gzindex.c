@@ -286,12 +286,19 @@ struct gzindex_stream {
     const gzindex *x;
     int fd;
     uint64_t file_len;
-    size_t next, last;   /* chunks still to decode: [next, last] */
-    chunk_job *jobs;     /* the batch being handed out */
-    chunk_job *ahead;    /* the next batch, decoded meanwhile on a thread of its own */
-    size_t batch, njobs, nahead, cur, taken;
-    pthread_t bg;
-    int bg_on;           /* bg decodes `ahead` */
+    chunk_job *slot;     /* chunk i decodes into slot[i % nslot] */
+    unsigned char *done; /* per slot: its chunk is decoded */
+    size_t nslot, nworker;
+    pthread_t *worker;
+    size_t started;      /* workers running */
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* a chunk was handed out in full, or the workers must stop */
+    pthread_cond_t ready; /* a chunk was decoded */
+    int stop;            /* the workers leave */
+    size_t next, last;   /* chunks still to hand to a worker: [next, last] */
+    size_t cur;          /* the chunk being handed out */
+    size_t end;          /* one past the last chunk asked for */
+    size_t taken;        /* its bytes handed out */
     uint64_t skip;       /* decoded bytes to drop before the first handed out */
     int whole;           /* the read began at the member's start */
     int ended;
@@ -299,7 +306,7 @@ struct gzindex_stream {
     uint64_t in_pos;     /* the file byte where the bytes handed out were compressed */
     uint32_t crc;
     const atomic_int *pause; /* gzindex_stream_pause_on's flag, or NULL */
-    int paused;          /* stopped before chunk `next` (the batches dropped) */
+    int paused;          /* stopped before chunk `cur` */
 };
 
 /* Makes room for `need` bytes in *buf (capacity *cap). 0 or -1. */
@@ -315,7 +322,7 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
-/* Decodes one chunk (a par_run job): from its point with the point's window,
+/* Decodes one chunk (a worker's job): from its point with the point's window,
  * to the next point exactly (or the member's final block), checked against
  * the chunk's CRC-32 when the index has one. */
 static void *chunk_run(void *arg)
@@ -372,36 +379,85 @@ static void *chunk_run(void *arg)
     return NULL;
 }
 
+/* A worker: decodes the next chunk into its slot once the chunk a ring
+ * ago has been handed out, until told to stop. */
+static void *chunk_worker(void *arg)
+{
+    gzindex_stream *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->stop && (s->next > s->last || s->next >= s->cur + s->nslot))
+            pthread_cond_wait(&s->wake, &s->mu);
+        if (s->stop)
+            break;
+        size_t i = s->next++;
+        chunk_job *c = &s->slot[i % s->nslot];
+        c->i = i;
+        pthread_mutex_unlock(&s->mu);
+        chunk_run(c);
+        pthread_mutex_lock(&s->mu);
+        s->done[i % s->nslot] = 1;
+        pthread_cond_broadcast(&s->ready);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Stops the workers and drops the chunks they decoded and were not handed
+ * out: the next chunk to decode is then `cur`. */
+static void stop_workers(gzindex_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t k = 0; k < s->started; k++)
+        pthread_join(s->worker[k], NULL);
+    s->started = 0;
+    s->stop = 0;
+    s->next = s->cur;
+    memset(s->done, 0, s->nslot);
+}
+
+/* Starts the workers (at least one; none when none can be created, and the
+ * reading thread then decodes each chunk itself). */
+static void start_workers(gzindex_stream *s)
+{
+    while (s->started < s->nworker &&
+           pthread_create(&s->worker[s->started], NULL, chunk_worker, s) == 0)
+        s->started++;
+}
+
 /* Opens a read through an index (see gzindex.h). */
 int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len)
 {
     gzindex_stream *s = calloc(1, sizeof *s);
-    size_t batch = (size_t)par_cpus();
-    batch = batch > PAR_MAX ? PAR_MAX : batch;
-    if (!s || !(s->jobs = calloc(batch, sizeof *s->jobs)) ||
-        !(s->ahead = calloc(batch, sizeof *s->ahead))) {
-        if (s)
-            free(s->jobs);
+    size_t workers = (size_t)par_cpus();
+    if (!s)
+        return IO_ERR_NOMEM;
+    s->nworker = workers;
+    s->nslot = 2 * workers;
+    if (!(s->slot = calloc(s->nslot, sizeof *s->slot)) || !(s->done = calloc(s->nslot, 1)) ||
+        !(s->worker = calloc(workers, sizeof *s->worker))) {
+        free(s->slot);
+        free(s->done);
         free(s);
         return IO_ERR_NOMEM;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    pthread_cond_init(&s->ready, NULL);
+    for (size_t k = 0; k < s->nslot; k++) {
+        s->slot[k].x = x;
+        s->slot[k].fd = fd;
+        s->slot[k].file_len = file_len;
     }
     s->x = x;
     s->fd = fd;
     s->file_len = file_len;
-    s->batch = batch;
     gzindex_stream_seek(s, 0, UINT64_MAX);
     *out = s;
     return 0;
-}
-
-/* Waits for the batch decoded ahead, if any; 1 when there was one. */
-static int join_ahead(gzindex_stream *s)
-{
-    if (!s->bg_on)
-        return 0;
-    pthread_join(s->bg, NULL);
-    s->bg_on = 0;
-    return 1;
 }
 
 /* Positions a read through an index (see gzindex.h). */
@@ -419,92 +475,79 @@ void gzindex_stream_seek(gzindex_stream *s, uint64_t from, uint64_t upto)
     size_t last = lo;
     while (last + 1 < x->n && x->pt[last + 1].out < upto)
         last++;
-    join_ahead(s);
-    s->next = lo;
+    stop_workers(s);
+    s->cur = s->next = lo;
     s->last = last;
+    s->end = last + 1;
     s->skip = from - x->pt[lo].out;
     s->whole = from == 0;
-    s->njobs = s->nahead = s->cur = s->taken = 0;
+    s->taken = 0;
     s->ended = 0;
     s->paused = 0;
     s->crc = 0;
     s->len = 0;
 }
 
-/* Decodes the batch s->ahead (a thread's body). */
-static void *decode_ahead(void *arg)
+/* The chunk being handed out, decoded: waits for its worker (or decodes it
+ * here where no worker runs). NULL after its failure, with the line in *st
+ * and the error in *rc. */
+static chunk_job *current_chunk(gzindex_stream *s, int *rc, io_status *st)
 {
-    gzindex_stream *s = arg;
-    par_run(chunk_run, s->ahead, sizeof *s->ahead, s->nahead);
-    return NULL;
-}
-
-/* Starts the decode of the next batch of chunks (up to one per core) into
- * s->ahead, on a thread of its own where one starts, else here. */
-static void start_ahead(gzindex_stream *s)
-{
-    size_t k = s->next > s->last ? 0 : s->last + 1 - s->next;
-    k = k < s->batch ? k : s->batch;
-    for (size_t i = 0; i < k; i++) {
-        chunk_job *c = &s->ahead[i];
-        c->x = s->x;
-        c->fd = s->fd;
-        c->file_len = s->file_len;
-        c->i = s->next + i;
+    chunk_job *c = &s->slot[s->cur % s->nslot];
+    if (!s->started)
+        start_workers(s);
+    pthread_mutex_lock(&s->mu);
+    if (!s->started && !s->done[s->cur % s->nslot]) {
+        s->next = s->cur + 1;
+        c->i = s->cur;
+        chunk_run(c);
+        s->done[s->cur % s->nslot] = 1;
     }
-    s->next += k;
-    s->nahead = k;
-    if (k && pthread_create(&s->bg, NULL, decode_ahead, s) == 0)
-        s->bg_on = 1;
-    else
-        decode_ahead(s);
+    while (!s->done[s->cur % s->nslot])
+        pthread_cond_wait(&s->ready, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    if (c->rc < 0) {
+        *st = c->st;
+        *rc = c->rc;
+        return NULL;
+    }
+    return c;
 }
 
-/* Makes the batch decoded ahead the one handed out, and starts the next
- * one. 0 or the batch's first failure (in chunk order). */
-static int next_batch(gzindex_stream *s, io_status *st)
+/* Marks the chunk being handed out as taken in full: its slot goes to the
+ * chunk a ring later. */
+static void chunk_taken(gzindex_stream *s, const chunk_job *c)
 {
-    if (!s->bg_on && !s->nahead)
-        start_ahead(s);
-    join_ahead(s);
-    chunk_job *t = s->jobs;
-    s->jobs = s->ahead;
-    s->ahead = t;
-    s->njobs = s->nahead;
-    s->nahead = 0;
-    s->cur = s->taken = 0;
-    s->chunks += s->njobs;
-    for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i].rc < 0) {
-            *st = s->jobs[i].st;
-            return s->jobs[i].rc;
-        }
-    if (s->next <= s->last)
-        start_ahead(s);
-    return 0;
+    s->crc = (uint32_t)crc32_combine(s->crc, c->crc, (z_off_t)c->n);
+    s->len += c->n;
+    s->chunks++;
+    if (c->i + 1 == s->x->n) {
+        s->ended = 1;
+        s->end_bit = c->end_bit;
+    }
+    s->in_pos = c->end_bit / 8;
+    s->taken = 0;
+    pthread_mutex_lock(&s->mu);
+    s->done[s->cur % s->nslot] = 0;
+    s->cur++;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* Hands out decoded bytes in order (see gzindex.h). */
 ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status *st)
 {
     size_t got = 0;
-    while (got < n && !s->paused) {
-        if (s->pause && s->whole && !s->ended && s->taken == 0 && atomic_load(s->pause) &&
-            (s->cur < s->njobs || s->nahead || s->next <= s->last)) {
-            join_ahead(s); /* the chunks not handed out are dropped */
-            s->next -= s->njobs - s->cur + s->nahead;
-            s->njobs = s->nahead = s->cur = 0;
+    while (got < n && !s->paused && !s->ended && s->cur < s->end) {
+        if (s->pause && s->whole && s->taken == 0 && atomic_load(s->pause)) {
+            stop_workers(s); /* the chunks not handed out are dropped */
             s->paused = 1;
             break;
         }
-        if (s->cur == s->njobs) {
-            if (s->ended || (s->next > s->last && !s->nahead))
-                break;
-            int rc = next_batch(s, st);
-            if (rc < 0)
-                return rc;
-        }
-        chunk_job *c = &s->jobs[s->cur];
+        int rc;
+        chunk_job *c = current_chunk(s, &rc, st);
+        if (!c)
+            return rc;
         s->in_pos = s->x->pt[c->i].bit / 8;
         if (s->skip) {
             size_t d = c->n - s->taken < s->skip ? c->n - s->taken : (size_t)s->skip;
@@ -515,17 +558,8 @@ ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status
         memcpy(buf + got, c->buf + INFLATE_WINDOW + s->taken, k);
         s->taken += k;
         got += k;
-        if (s->taken == c->n) {
-            s->crc = (uint32_t)crc32_combine(s->crc, c->crc, (z_off_t)c->n);
-            s->len += c->n;
-            if (c->i + 1 == s->x->n) {
-                s->ended = 1;
-                s->end_bit = c->end_bit;
-            }
-            s->in_pos = c->end_bit / 8;
-            s->cur++;
-            s->taken = 0;
-        }
+        if (s->taken == c->n)
+            chunk_taken(s, c);
     }
     return (ssize_t)got;
 }
@@ -555,15 +589,15 @@ int gzindex_stream_paused(const gzindex_stream *s, uint64_t *bit, uint8_t *win, 
 {
     if (!s->paused)
         return 0;
-    int rc = gzindex_window(s->x, s->next, win, wlen, st);
+    int rc = gzindex_window(s->x, s->cur, win, wlen, st);
     if (rc < 0)
         return rc;
-    uint64_t out = s->x->pt[s->next].out;
+    uint64_t out = s->x->pt[s->cur].out;
     if (*wlen > out) { /* the member's bytes before the point are fewer */
         memmove(win, win + *wlen - out, (size_t)out);
         *wlen = (size_t)out;
     }
-    *bit = s->x->pt[s->next].bit;
+    *bit = s->x->pt[s->cur].bit;
     *crc = s->crc;
     *len = s->len;
     return 1;
@@ -586,15 +620,17 @@ void gzindex_stream_close(gzindex_stream *s)
 {
     if (!s)
         return;
-    join_ahead(s);
-    for (size_t i = 0; i < s->batch; i++) {
-        free(s->jobs[i].buf);
-        free(s->jobs[i].src);
-        free(s->ahead[i].buf);
-        free(s->ahead[i].src);
+    stop_workers(s);
+    for (size_t i = 0; i < s->nslot; i++) {
+        free(s->slot[i].buf);
+        free(s->slot[i].src);
     }
-    free(s->jobs);
-    free(s->ahead);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->wake);
+    pthread_cond_destroy(&s->ready);
+    free(s->slot);
+    free(s->done);
+    free(s->worker);
     free(s);
 }
 

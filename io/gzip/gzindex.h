@@ -101,9 +101,10 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
                   int (*member_error)(int, uint64_t, uint64_t, io_status *), uint8_t **out,
                   size_t *len, size_t *points, io_status *st);
 
-/* Reads the decoded bytes of the member from an index's points, the chunks
- * between them decoded on every core a batch (a chunk per core) at a time,
- * the next batch decoding on a thread of its own while one is handed out. */
+/* Reads the decoded bytes of the member from an index's points: a worker
+ * per core decodes the chunks between them in turn into a ring of two
+ * slots per worker, and the reading thread hands them out in order, each
+ * slot going to the chunk a ring later once its chunk is handed out. */
 typedef struct gzindex_stream gzindex_stream;
 
 /* Opens a read of the member in the gzip file open as fd (file_len bytes,
