@@ -100,19 +100,6 @@ static int reduce_check(void *ctx, uint64_t bytes)
     return msg_status(e->name, &st);
 }
 
-/* Chunk size for one input: --chunk, or less when the data is known to be
- * smaller (always a whole number of tiles of any element type). */
-static size_t reduce_chunk_for(run *rn, const frame_info *fi, const io_reader *r)
-{
-    uint64_t known = fi->data_bytes;
-    if (known == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
-        known = (uint64_t)io_reader_file_size(r);
-    size_t chunk = run_stream_chunk(rn, r, fi->swap);
-    if (known != UINT64_MAX && known < chunk)
-        chunk = (size_t)((known + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN);
-    return chunk ? chunk : CLI_CHUNK_ALIGN;
-}
-
 /* Positions r at the tiles of the shard that o names (a reduction along
  * axes: moved back to the start of plan's units that hold their ends);
  * *first and *end get the shard's elements, *limit its data bytes. 0, or 1
@@ -149,16 +136,6 @@ static double reduce_axis_ns(const ax_plan *p, int deflated)
 {
     return cost_axis_ns(p->ops, p->T, p->unit == AX_UNIT_BLOCK ? p->C : 1, dt_size(p->dtype),
                         deflated);
-}
-
-/* The chunk for a reduction along axes: reduce's, halved while the
- * partials of a chunk would take far more memory than its data (short
- * runs: a partial per few elements). */
-static size_t reduce_axis_chunk(const ax_plan *p, size_t chunk)
-{
-    while (chunk > CLI_CHUNK_ALIGN && ax_out_bytes(p, chunk) > 2 * chunk + ((size_t)64 << 20))
-        chunk = (chunk / 2 + CLI_CHUNK_ALIGN - 1) / CLI_CHUNK_ALIGN * CLI_CHUNK_ALIGN;
-    return chunk;
 }
 
 /* Writes the state file of a shard of a reduction along axes; 0, or 1
@@ -223,7 +200,7 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
     char module[1][64];
     if (ax_gpu_modules(&plan, module))
         run_want_module(rn, module[0]);
-    size_t chunk = reduce_axis_chunk(&plan, reduce_chunk_for(rn, fi, r));
+    size_t chunk = ax_chunk_for(&plan, run_stream_chunk(rn, r, fi->swap, fi->data_bytes), RUN_CHUNK_ALIGN);
     ax_job job = {.plan = &plan, .first = e0, .st = st};
     reduce_end end = {fi, name, o->shard.count != 0};
     run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = limit,
@@ -317,7 +294,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     char modules[RD_MAX_MODULES][64];
     for (int i = rd_modules(fi.dtype, ops, o->skipnan, modules); i-- > 0;)
         run_want_module(rn, modules[i]);
-    size_t chunk = reduce_chunk_for(rn, &fi, r);
+    size_t chunk = run_stream_chunk(rn, r, fi.swap, fi.data_bytes);
     ctx->job = (rd_job){.dtype = fi.dtype, .ops = ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
     reduce_end end = {&fi, name, o->shard.count != 0};

@@ -19,7 +19,7 @@
 
 #define CLI_DEFAULT_CHUNK ((size_t)32 << 20)
 #define CLI_DEFAULT_STREAMS 4
-#define CLI_CHUNK_ALIGN ((size_t)128 << 10) /* a whole number of tiles of any type */
+#define CLI_CHUNK_ALIGN RUN_CHUNK_ALIGN /* --chunk is rounded up to whole chunks */
 #define CLI_MAX_CHUNK ((size_t)1 << 40)     /* --chunk above 1 TiB is a usage error */
 
 typedef struct {

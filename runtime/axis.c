@@ -345,6 +345,14 @@ size_t ax_out_bytes(const ax_plan *p, size_t capacity)
     return ax_layout_for(p, capacity).total;
 }
 
+/* The chunk for a run of p (see axis.h). */
+size_t ax_chunk_for(const ax_plan *p, size_t chunk, size_t align)
+{
+    while (chunk > align && ax_out_bytes(p, chunk) > 2 * chunk + ((size_t)64 << 20))
+        chunk = (chunk / 2 + align - 1) / align * align;
+    return chunk;
+}
+
 /* ---- elements ---- */
 
 /* Element i of x as a double (integers and halves exactly, 64-bit integers

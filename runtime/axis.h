@@ -171,6 +171,11 @@ ax_layout ax_layout_for(const ax_plan *p, size_t capacity);
 /* Bytes of a result buffer for chunks of at most capacity bytes. */
 size_t ax_out_bytes(const ax_plan *p, size_t capacity);
 
+/* The chunk for a run of p: chunk (a multiple of align), halved to whole
+ * multiples of align while a chunk's results would take far more memory
+ * than its data (short runs: a part per few elements). */
+size_t ax_chunk_for(const ax_plan *p, size_t chunk, size_t align);
+
 /* The first element of unit u and its element count. */
 void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n);
 

@@ -108,14 +108,18 @@ static size_t run_host_inflate_chunk(const backend *be)
 }
 
 /* run_chunk, at most run_host_inflate_chunk by default where only the
- * host inflates r (see run.h). */
-size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap)
+ * host inflates r, and at most the input's data (see run.h). */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_bytes)
 {
     size_t chunk = run_chunk(rn, r, swap), cap = run_host_inflate_chunk(rn->be);
     if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
         chunk > cap)
-        return cap;
-    return chunk;
+        chunk = cap;
+    if (data_bytes == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
+        data_bytes = (uint64_t)io_reader_file_size(r);
+    if (data_bytes != UINT64_MAX && data_bytes < chunk)
+        chunk = (size_t)((data_bytes + RUN_CHUNK_ALIGN - 1) / RUN_CHUNK_ALIGN * RUN_CHUNK_ALIGN);
+    return chunk ? chunk : RUN_CHUNK_ALIGN;
 }
 
 /* Bytes of each host buffer for chunks of chunk_bytes (room for compressed

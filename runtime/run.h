@@ -44,6 +44,9 @@
  * (the alignment the operations' CPU code may assume of a buffer). */
 #define RUN_VIEW_ALIGN 64
 
+/* Chunks are whole multiples of this: a whole number of tiles of any type. */
+#define RUN_CHUNK_ALIGN ((size_t)128 << 10)
+
 /* How a command wants its runs sized (its options). */
 typedef struct {
     size_t chunk;       /* --chunk: a chunk's bytes */
@@ -137,8 +140,10 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap);
 
 /* run_chunk for an operation whose results do not depend on the chunk
  * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK per
- * thread (at least two threads' worth) where only the host inflates r. */
-size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap);
+ * thread (at least two threads' worth) where only the host inflates r;
+ * never more than the input's data_bytes (UINT64_MAX: unknown; a plain
+ * file's size then bounds it) rounded up to RUN_CHUNK_ALIGN. */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_bytes);
 
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */

@@ -390,6 +390,23 @@ static void test_shards(void)
     }
 }
 
+/* The chunk of a run: whole multiples of the alignment, kept where the
+ * results fit beside the data, halved only while they would not. */
+static void test_chunk_for(void)
+{
+    size_t align = (size_t)128 << 10, big = (size_t)256 << 20;
+    uint64_t wide[] = {(uint64_t)1 << 24, 64}, rows[] = {(uint64_t)1 << 26, 3};
+    ax_plan cols = plan_of(DT_F32, RD_OP_SUM, 2, wide, 0, 1u << 0);
+    CHECK(ax_chunk_for(&cols, big, align) == big);
+    unsigned every = RD_OP_SUM | RD_OP_MIN | RD_OP_MAX | RD_OP_VAR;
+    ax_plan shorts = plan_of(DT_F32, every, 2, rows, 0, 1u << 1);
+    size_t c = ax_chunk_for(&shorts, big, align);
+    CHECKF(c % align == 0 && c >= align && c <= big, "%zu", c);
+    CHECKF(c == align || ax_out_bytes(&shorts, c) <= 2 * c + ((size_t)64 << 20), "%zu", c);
+    CHECKF(c == big || ax_out_bytes(&shorts, 2 * c) > 4 * c + ((size_t)64 << 20), "%zu", c);
+    CHECK(ax_chunk_for(&shorts, align, align) == align);
+}
+
 int main(void)
 {
     RUN(test_groups);
@@ -400,5 +417,6 @@ int main(void)
     RUN(test_lean_parts);
     RUN(test_cuts);
     RUN(test_shards);
+    RUN(test_chunk_for);
     return check_summary();
 }

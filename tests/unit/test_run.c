@@ -298,10 +298,18 @@ static void test_run_host_inflate_chunk(void)
         io_reader *rp = open_input(plain, DT_U8, &fi_plain), *rg = open_input(gz, DT_U8, &fi_gz);
         CHECK(rp && rg);
         if (rp && rg) {
-            CHECKF(run_stream_chunk(rn, rp, 0) == plan.chunk, "%zu", run_stream_chunk(rn, rp, 0));
+            uint64_t big = (uint64_t)1 << 40; /* data larger than any chunk */
+            CHECKF(run_stream_chunk(rn, rp, 0, big) == plan.chunk, "%zu",
+                   run_stream_chunk(rn, rp, 0, big));
             size_t want = given || threads == 16 ? plan.chunk : 2 * RUN_HOST_INFLATE_CHUNK;
-            CHECKF(run_stream_chunk(rn, rg, 0) == want, "given %d, %d threads: %zu", given,
-                   threads, run_stream_chunk(rn, rg, 0));
+            CHECKF(run_stream_chunk(rn, rg, 0, big) == want, "given %d, %d threads: %zu", given,
+                   threads, run_stream_chunk(rn, rg, 0, big));
+            /* known data, or a plain file's size, bound the chunk to whole aligned units;
+               a gzip file's size says nothing of its data */
+            CHECK(run_stream_chunk(rn, rp, 0, RUN_CHUNK_ALIGN + 1) == 2 * RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rp, 0, 0) == RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rp, 0, UINT64_MAX) == RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rg, 0, UINT64_MAX) == want);
             CHECK(run_chunk(rn, rg, 0) == plan.chunk);
         }
         io_reader_close(rp);
