@@ -292,6 +292,35 @@ static size_t ax_align(size_t n)
 }
 
 /* The buffer layout for chunks of at most capacity bytes. */
+/* Bytes after raw_at for chunks of at most capacity bytes: the head and
+ * the tail (units tile the elements, so they are each shorter than a unit,
+ * and a chunk with no complete unit is shorter than two), then the GPU's
+ * scratch: an entry list and, for runs of several tiles, the tiles' parts
+ * (at most all_units);
+ * the whole capacity where that is less, or where there are no units. */
+static size_t ax_raw_room(const ax_plan *p, const ax_layout *l, size_t capacity,
+                          uint64_t all_units)
+{
+    size_t sz = dt_size(p->dtype), whole = ax_align(capacity);
+    if (p->unit == AX_UNIT_NONE)
+        return whole;
+    uint64_t span = p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
+                                            : (uint64_t)RD_AXIS_BLOCK * p->C;
+    uint64_t part = (uint64_t)(l->sum_size + l->sq_size + sizeof(uint64_t) +
+                               sizeof(rd_extrema) + sizeof(rd_var));
+    uint64_t nel = capacity / sz, tiles = 0;
+    if (p->unit == AX_UNIT_TILE && p->tiles_per_run > 1) {
+        /* whole tiles, and at most one short last tile per run the chunk touches */
+        tiles = nel / RD_TILE + nel / p->T + 2;
+        tiles = tiles < all_units ? tiles : all_units;
+    }
+    double room = (double)ax_align((size_t)(2 * span * sz + 8)) +
+                  (double)ax_align(l->max_parts / (p->width ? p->width : 1) *
+                                   sizeof(ax_gpu_entry) + 8) +
+                  (double)tiles * part + 64;
+    return room < (double)whole ? ax_align((size_t)room) : whole;
+}
+
 ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
 {
     ax_layout l;
@@ -304,6 +333,7 @@ ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
         units = (nel / (p->L * p->C) + 2) * p->blocks_per_sweep;
     if (units > nel + 1)
         units = nel + 1;
+    uint64_t all_units = units;
     if (p->unit != AX_UNIT_NONE) {
         /* parts are per entry: each segment (run or sweep) a chunk touches is cut into at most
            2 * AX_FOLD_LEVELS + 1 aligned pieces besides its whole subtrees of
@@ -335,7 +365,7 @@ ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
     l.var_at = at;
     at += l.use_v ? ax_align(l.max_parts * sizeof(rd_var)) : 0;
     l.raw_at = at;
-    l.total = at + ax_align(capacity);
+    l.total = at + ax_raw_room(p, &l, capacity, all_units);
     return l;
 }
 

@@ -136,7 +136,7 @@ static void test_entry_count(void)
  * (which is far below a part per unit where the units fold). */
 static void test_parts_bound(void)
 {
-    int folded = 0;
+    int folded = 0, small = 0;
     for (int i = 0; i < 20000; i++) {
         int n = 1 + (int)(rnd() % 4);
         uint64_t shape[4], nel = 1;
@@ -160,9 +160,21 @@ static void test_parts_bound(void)
         CHECKF(h.nentries * p.width <= l.max_parts,
                "shape %d dims, axes %u: %llu entries of width %llu, room for %zu parts", n, axes,
                (unsigned long long)h.nentries, (unsigned long long)p.width, l.max_parts);
+        /* after raw_at: the head and tail, the GPU's entry list and its tiles' parts */
+        uint64_t units = h.u1 - h.u0, part = l.sum_size + l.sq_size + sizeof(uint64_t) +
+                                              sizeof(rd_extrema) + sizeof(rd_var);
+        uint64_t raw = (h.head + h.tail) * 4 + 8 + h.nentries * sizeof(ax_gpu_entry) + 8 +
+                       (p.unit == AX_UNIT_TILE && p.tiles_per_run > 1 ? units * part : 0);
+        /* (the room never exceeds the chunk's capacity: more scratch than that, and the
+           chunk's parts are made on the host) */
+        CHECKF(l.raw_at + raw <= l.total || l.total - l.raw_at >= (size_t)len * 4,
+               "shape %d dims, axes %u: %llu bytes after raw_at, room for %zu", n, axes,
+               (unsigned long long)raw, l.total - l.raw_at);
+        small += l.total - l.raw_at < (size_t)len * 4 / 4;
         folded += h.u1 - h.u0 > 2 * h.nentries;
     }
     CHECKF(folded > 100, "only %d chunks folded", folded);
+    CHECKF(small > 100, "only %d chunks with raw room under a quarter of their bytes", small);
 }
 
 /* The buffer holds only the moments the ops need: a double sum per part of
