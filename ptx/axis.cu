@@ -225,88 +225,47 @@ __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
     return (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
 }
 
-// The 16-byte vectors that hold elements [0, n) at x: the aligned address
-// of the first and their count.
-__device__ __forceinline__ unsigned stage_vectors(const elem_t *x, rd_u64 n,
-                                                  unsigned long long *a0)
-{
-    const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
-    *a0 = a & ~15ull;
-    return (unsigned)((b - *a0 + 15) >> 4);
-}
-
-// Loads vectors first + t + j * nt (j < BATCH) of elements [0, n) at x into
-// buf, every load in flight before the first is used: whole aligned vectors
-// by 16-byte loads, the partial ones at either end element by element
-// (nothing outside [x, x + n) is read; their other slots are zero).
-template <unsigned BATCH>
-__device__ __forceinline__ void stage_fetch(const elem_t *__restrict__ x, rd_u64 n,
-                                            unsigned first, unsigned t, unsigned nt,
-                                            elem_vec (&buf)[BATCH])
-{
-    const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
-    unsigned long long a0;
-    const unsigned nv = stage_vectors(x, n, &a0);
-    const uint4 *src = reinterpret_cast<const uint4 *>(a0);
-#pragma unroll
-    for (unsigned j = 0; j < BATCH; j++) {
-        const unsigned v = first + t + j * nt;
-        const unsigned long long va = a0 + 16ull * v;
-        if (v < nv && va >= a && va + 16 <= b) {
-            buf[j].raw = __ldg(src + v);
-        } else {
-            buf[j].raw = make_uint4(0, 0, 0, 0);
-            if (v < nv)
-                for (unsigned k = 0; k < RD_V; k++) {
-                    const unsigned long long ea = va + k * sizeof(elem_t);
-                    if (ea >= a && ea < b)
-                        buf[j].e[k] = __ldg(reinterpret_cast<const elem_t *>(ea));
-                }
-        }
-    }
-}
-
-// Stores the vectors stage_fetch loaded into the shared buffer sm, each at
-// its offset from x's 16-byte boundary; with REST, copies too the vectors
-// past them, first + BATCH * nt on, one at a time. Returns x's offset
-// (bytes).
-template <unsigned BATCH, bool REST>
-__device__ __forceinline__ unsigned stage_put(const elem_t *__restrict__ x, rd_u64 n,
-                                              unsigned first, unsigned t, unsigned nt,
-                                              const elem_vec (&buf)[BATCH], unsigned char *sm)
-{
-    unsigned long long a0;
-    const unsigned nv = stage_vectors(x, n, &a0);
-#pragma unroll
-    for (unsigned j = 0; j < BATCH; j++) {
-        const unsigned v = first + t + j * nt;
-        if (v < nv)
-            reinterpret_cast<uint4 *>(sm)[v] = buf[j].raw;
-    }
-    if (REST)
-        for (unsigned v = first + BATCH * nt; v < nv; v += nt) {
-            elem_vec one[1];
-            stage_fetch<1>(x, n, v, t, nt, one);
-            stage_put<1, false>(x, n, v, t, nt, one, sm);
-        }
-    return (unsigned)((unsigned long long)x - a0);
-}
-
 // Copies elements [0, n) at x into the shared buffer sm at the same offset
-// from a 16-byte boundary (returned, in bytes), by threads t of nt, BATCH
-// vectors in flight per thread. The caller waits for the copy (a barrier).
+// from a 16-byte boundary (returned, in bytes), by threads t of nt: whole
+// aligned 16-byte vectors by 16-byte loads, BATCH in flight per thread, the
+// partial ones at either end element by element (nothing outside [x, x + n)
+// is read). The caller waits for the copy (a barrier).
 template <unsigned BATCH>
 __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd_u64 n,
                                                 unsigned char *sm, unsigned t, unsigned nt)
 {
-    unsigned long long a0;
-    const unsigned nv = stage_vectors(x, n, &a0);
-    for (unsigned v0 = 0; v0 < nv; v0 += nt * BATCH) {
-        elem_vec buf[BATCH];
-        stage_fetch<BATCH>(x, n, v0, t, nt, buf);
-        stage_put<BATCH, false>(x, n, v0, t, nt, buf, sm);
+    const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
+    const unsigned long long a0 = a & ~15ull;
+    const unsigned nv = (unsigned)((b - a0 + 15) >> 4);
+    const uint4 *src = reinterpret_cast<const uint4 *>(a0);
+    for (unsigned v0 = t; v0 < nv; v0 += nt * BATCH) {
+        uint4 buf[BATCH];
+#pragma unroll
+        for (unsigned j = 0; j < BATCH; j++) {
+            const unsigned v = v0 + j * nt;
+            const unsigned long long va = a0 + 16ull * v;
+            if (v < nv && va >= a && va + 16 <= b)
+                buf[j] = __ldg(src + v);
+        }
+#pragma unroll
+        for (unsigned j = 0; j < BATCH; j++) {
+            const unsigned v = v0 + j * nt;
+            const unsigned long long va = a0 + 16ull * v;
+            if (v >= nv)
+                break;
+            if (va >= a && va + 16 <= b) {
+                reinterpret_cast<uint4 *>(sm)[v] = buf[j];
+            } else {
+                for (unsigned k = 0; k < RD_V; k++) {
+                    const unsigned long long ea = va + k * sizeof(elem_t);
+                    if (ea >= a && ea < b)
+                        reinterpret_cast<elem_t *>(sm)[v * RD_V + k] =
+                            __ldg(reinterpret_cast<const elem_t *>(ea));
+                }
+            }
+        }
     }
-    return (unsigned)((unsigned long long)x - a0);
+    return (unsigned)(a - a0);
 }
 
 // Calls visit(element, index in the run, position in its vector) for the
@@ -334,14 +293,28 @@ __device__ __forceinline__ void rows_visit(const elem_t *s, unsigned T, unsigned
     }
 }
 
-// Reduces one stage of the short-run kernels: its nr runs of T elements at
-// rows (shared memory), run r of it unit i0 + r; a group of P lanes per run,
-// G = 32 / P runs per warp at a time.
+// The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
+// partials of the block's runs, written at their unit indices.
 template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_stage(const elem_t *rows, const ax_gpu_args &a, unsigned T,
-                                           unsigned P, unsigned G, unsigned l, unsigned lane,
-                                           unsigned warp, rd_u64 i0, unsigned nr)
+__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
+    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
+    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
+    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
+    if (i0 >= a.nunits)
+        return;
+    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
+    const unsigned off =
+        stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x,
+                       AX_THREADS);
+    __syncthreads();
+    const elem_t *rows = reinterpret_cast<const elem_t *>(sm + off);
+    const unsigned nvec = (T + RD_V - 1) / RD_V;
+    unsigned P = 1;
+    while (P < nvec && P < 32)
+        P *= 2;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = 32 / P;
+    const unsigned l = lane & (P - 1);
     for (unsigned base = warp * G; base < nr; base += RD_WARPS * G) {
         const unsigned r = base + lane / P;
         const bool valid = r < nr;
@@ -420,54 +393,6 @@ __device__ __forceinline__ void rows_stage(const elem_t *rows, const ax_gpu_args
     }
 }
 
-
-// Vectors of a stage of the short-run kernels each thread prefetches (a
-// stage spans at most AX_ROWS_BYTES + 15 bytes from a 16-byte boundary: its
-// last vector, where there is one more, is copied when the stage is put).
-#define AX_ROWS_VECS (AX_ROWS_BYTES / 16 / AX_THREADS)
-
-// The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
-// partials of the runs, written at their unit indices. A block takes the
-// stages (rb runs each) blockIdx.x, blockIdx.x + gridDim.x, ...: while it
-// reduces one stage from shared memory, the next one's loads are in flight
-// in its registers.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
-{
-    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
-    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
-    const rd_u64 nst = (a.nunits + rb - 1) / rb;
-    rd_u64 st = blockIdx.x;
-    if (st >= nst)
-        return;
-    const unsigned nvec = (T + RD_V - 1) / RD_V;
-    unsigned P = 1;
-    while (P < nvec && P < 32)
-        P *= 2;
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = 32 / P;
-    const unsigned l = lane & (P - 1);
-    elem_vec buf[AX_ROWS_VECS];
-    const elem_t *src = x + ((a.u0 + st * rb) * a.T - a.e0);
-    unsigned nr = (unsigned)(a.nunits - st * rb < rb ? a.nunits - st * rb : rb);
-    stage_fetch<AX_ROWS_VECS>(src, (rd_u64)nr * T, 0, threadIdx.x, AX_THREADS, buf);
-    for (; st < nst; st += gridDim.x) {
-        const rd_u64 i0 = st * rb;
-        __syncthreads(); // the previous stage is reduced
-        const unsigned off =
-            stage_put<AX_ROWS_VECS, true>(src, (rd_u64)nr * T, 0, threadIdx.x, AX_THREADS, buf, sm);
-        __syncthreads();
-        const unsigned nrs = nr;
-        if (st + gridDim.x < nst) { // the next stage's loads, in flight while this one is reduced
-            const rd_u64 j0 = (st + gridDim.x) * rb;
-            src = x + ((a.u0 + j0) * a.T - a.e0);
-            nr = (unsigned)(a.nunits - j0 < rb ? a.nunits - j0 : rb);
-            stage_fetch<AX_ROWS_VECS>(src, (rd_u64)nr * T, 0, threadIdx.x, AX_THREADS, buf);
-        }
-        rows_stage<KIND, SKIPNAN, SUMSQ>(reinterpret_cast<const elem_t *>(sm + off), a, T, P, G,
-                                         l, lane, warp, i0, nrs);
-    }
-}
-
 // The float sums and variance partials of a fold: a binary counter over an
 // entry's units, the pairwise tree (left, right) over its 2^level leaves.
 // Slot l holds the pending subtree of 2^l leaves; every index is a constant
@@ -540,54 +465,37 @@ struct blk_part {
     rd_var v;
 };
 
-// The part of no block.
-__device__ __forceinline__ blk_part blk_empty()
+// Loads the rows elements of one column of one block at p, stride apart
+// (global memory where GLOBAL, else shared), every load in flight before
+// the first is used.
+template <bool GLOBAL>
+__device__ __forceinline__ void block_load(const elem_t *p, rd_u64 stride, unsigned rows,
+                                           elem_t (&buf)[RD_AXIS_BLOCK])
+{
+#pragma unroll
+    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
+        buf[r] = r < rows ? (GLOBAL ? ax_load(p + r * stride) : p[r * stride]) : elem_t(0);
+}
+
+// The part of one column of one block from its rows elements in buf: added
+// in row order from -0.0 (squares too), the variance by the element step
+// from the empty partial, extrema indexed from j0 (the stage-2 index of the
+// first row).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ blk_part block_sum(const elem_t (&buf)[RD_AXIS_BLOCK], unsigned rows,
+                                              rd_u64 j0)
 {
     blk_part b;
     b.fs = b.fq = -0.0;
     b.is = b.iq = 0;
     b.cnt = 0;
     b.e = rd_extrema_empty();
-    b.v = rd_var_empty();
-    return b;
-}
-
-// Writes the fields of kind KIND of part b as part o of a's arrays.
-template <int KIND>
-__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
-{
-    if (KIND == 0)
-        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
-    else if (KIND == 1)
-        ((rd_extrema *)a.extrema)[o] = b.e;
-    else
-        ((rd_var *)a.var)[o] = b.v;
-}
-
-// Loads the rows elements of one column of one block at p (global
-// memory), stride apart, every load in flight before the first is used.
-__device__ __forceinline__ void block_load(const elem_t *p, rd_u64 stride, unsigned rows,
-                                           elem_t (&buf)[RD_AXIS_BLOCK])
-{
-#pragma unroll
-    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
-        buf[r] = r < rows ? ax_load(p + r * stride) : elem_t(0);
-}
-
-// The part of one column of one block from its rows elements (row r's:
-// at(r)): added in row order from -0.0 (squares too), the variance by the
-// element step from the empty partial, extrema indexed from j0 (the
-// stage-2 index of the first row).
-template <int KIND, bool SKIPNAN, bool SUMSQ, class At>
-__device__ __forceinline__ blk_part block_sum(At at, unsigned rows, rd_u64 j0)
-{
-    blk_part b = blk_empty();
     rd_var_acc acc = rd_var_acc_empty();
 #pragma unroll
     for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
         if (r >= rows)
             break;
-        const elem_t v = at(r);
+        const elem_t v = buf[r];
         if (KIND == 1) {
             lane_extrema<SKIPNAN>(b.e, v, j0 + r);
             continue;
@@ -629,21 +537,15 @@ __device__ __forceinline__ blk_part block_sum(At at, unsigned rows, rd_u64 j0)
     return b;
 }
 
-// The part of one column of one block from its rows elements loaded in buf.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ blk_part block_sum_buf(const elem_t (&buf)[RD_AXIS_BLOCK],
-                                                  unsigned rows, rd_u64 j0)
-{
-    return block_sum<KIND, SKIPNAN, SUMSQ>([&](unsigned r) { return buf[r]; }, rows, j0);
-}
-
-// The part of one column of one block: its rows elements at p (shared
-// memory), stride apart.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ blk_part block_part(const elem_t *p, unsigned stride, unsigned rows,
+// The part of one column of one block: its rows elements at p, stride apart
+// (block_load, then block_sum).
+template <int KIND, bool SKIPNAN, bool SUMSQ, bool GLOBAL>
+__device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, unsigned rows,
                                                rd_u64 j0)
 {
-    return block_sum<KIND, SKIPNAN, SUMSQ>([&](unsigned r) { return p[r * stride]; }, rows, j0);
+    elem_t buf[RD_AXIS_BLOCK];
+    block_load<GLOBAL>(p, stride, rows, buf);
+    return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
 }
 
 // An entry's fold of its blocks' parts, block k after block k - 1: float
@@ -703,32 +605,30 @@ struct blk_fold {
         }
     }
 
-    // The root of the fold of 2^level blocks.
-    __device__ __forceinline__ blk_part root(unsigned level) const
+    // Writes the root of the fold of 2^level blocks as part o of a's arrays.
+    __device__ __forceinline__ void store(const ax_gpu_args &a, rd_u64 o, unsigned level) const
     {
-        blk_part b = blk_empty();
-        b.is = is;
-        b.iq = iq;
-        b.cnt = cnt;
-        b.e = e;
+        if (KIND == 1) {
+            ((rd_extrema *)a.extrema)[o] = e;
+            return;
+        }
+        double s = -0.0, q = -0.0;
+        rd_var pv = rd_var_empty();
 #pragma unroll
         for (unsigned l = 0; l < AX_FOLD_MAX; l++)
             if (l == level) {
                 if (KIND == 0) {
-                    b.fs = fs[l];
+                    s = fs[l];
                     if (SUMSQ)
-                        b.fq = fq[l];
-                } else if (KIND == 2) {
-                    b.v = v[l];
+                        q = fq[l];
+                } else {
+                    pv = v[l];
                 }
             }
-        return b;
-    }
-
-    // Writes the root of the fold of 2^level blocks as part o of a's arrays.
-    __device__ __forceinline__ void store(const ax_gpu_args &a, rd_u64 o, unsigned level) const
-    {
-        store_part<KIND>(a, o, root(level));
+        if (KIND == 0)
+            store_moments(a, o, s, q, is, iq, cnt);
+        else
+            ((rd_var *)a.var)[o] = pv;
     }
 };
 
@@ -823,6 +723,35 @@ __device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, uns
 // Blocks whose loads a thread of the many-column kernels has in flight.
 #define AX_COLS_PAIR (sizeof(elem_t) < 8 ? 2 : 1)
 
+// Block entries of many columns (C > 32): thread (i, c) adds column c of
+// the 2^level blocks of entry i, neighbouring threads reading neighbouring
+// columns of a row (coalesced).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    const rd_u64 g = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
+    if (g >= a.nentries * a.C)
+        return;
+    const rd_u64 i = g / a.C, c = g - i * a.C;
+    const ax_gpu_entry en = entry_at(a, i);
+    blk_fold<KIND, SUMSQ> f;
+    const rd_u64 n = (rd_u64)1 << en.level;
+    for (rd_u64 k = 0; k < n; k += AX_COLS_PAIR) {
+        // two blocks' loads in flight for elements under 8 bytes, then their parts in order
+        elem_t b0[RD_AXIS_BLOCK], b1[RD_AXIS_BLOCK];
+        unsigned r0, r1 = 0;
+        const bool two = AX_COLS_PAIR == 2 && k + 1 < n;
+        block_load<true>(x + block_unit(a, en.u + k, &r0) + c, a.C, r0, b0);
+        if (two)
+            block_load<true>(x + block_unit(a, en.u + k + 1, &r1) + c, a.C, r1, b1);
+        f.push(k, block_sum<KIND, SKIPNAN, SUMSQ>(b0, r0, (en.leaf + k) * RD_AXIS_BLOCK));
+        if (two)
+            f.push(k + 1,
+                   block_sum<KIND, SKIPNAN, SUMSQ>(b1, r1, (en.leaf + k + 1) * RD_AXIS_BLOCK));
+    }
+    f.store(a, i * a.C + c, en.level);
+}
+
 // A block part from lane src of the warp (the fields of kind KIND).
 template <int KIND, bool SUMSQ>
 __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
@@ -860,97 +789,10 @@ __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
     return o;
 }
 
-// Block entries of many columns (C > 32): AX_COLS_SPLIT neighbouring lanes
-// share column c of entry i, each folding an aligned share of its 2^level
-// blocks (the subtrees under the top levels of its pairwise tree), and
-// combine their shares by those levels over shuffles; neighbouring lane
-// groups read neighbouring columns of a row (coalesced).
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const ax_gpu_args &a)
-{
-    const unsigned lane = threadIdx.x & 31, sub = threadIdx.x % AX_COLS_SPLIT;
-    const rd_u64 g = ((rd_u64)blockIdx.x * AX_THREADS + threadIdx.x) / AX_COLS_SPLIT;
-    const bool live = g < a.nentries * a.C;
-    rd_u64 i = 0, c = 0;
-    unsigned ls = 0; // log2 of the shares of the entry
-    blk_part b = blk_empty();
-    if (live) {
-        i = g / a.C;
-        c = g - i * a.C;
-        const ax_gpu_entry en = entry_at(a, i);
-        ls = en.level < AX_COLS_SPLIT_LEVELS ? en.level : AX_COLS_SPLIT_LEVELS;
-        const unsigned lq = en.level - ls; // levels of a share's subtree
-        if (sub < (1u << ls)) {
-            blk_fold<KIND, SUMSQ> f;
-            const rd_u64 n = (rd_u64)1 << lq, k0 = (rd_u64)sub << lq;
-            for (rd_u64 k = 0; k < n; k += AX_COLS_PAIR) {
-                // two blocks' loads in flight for elements under 8 bytes, then their parts in order
-                elem_t b0[RD_AXIS_BLOCK], b1[RD_AXIS_BLOCK];
-                unsigned r0, r1 = 0;
-                const bool two = AX_COLS_PAIR == 2 && k + 1 < n;
-                block_load(x + block_unit(a, en.u + k0 + k, &r0) + c, a.C, r0, b0);
-                if (two)
-                    block_load(x + block_unit(a, en.u + k0 + k + 1, &r1) + c, a.C, r1, b1);
-                f.push(k, block_sum_buf<KIND, SKIPNAN, SUMSQ>(b0, r0,
-                                                          (en.leaf + k0 + k) * RD_AXIS_BLOCK));
-                if (two)
-                    f.push(k + 1, block_sum_buf<KIND, SKIPNAN, SUMSQ>(
-                                      b1, r1, (en.leaf + k0 + k + 1) * RD_AXIS_BLOCK));
-            }
-            b = f.root(lq);
-        }
-    }
-    // the top levels of the entry's tree: share s takes share s + h's subtree
-    for (unsigned h = 1; h < AX_COLS_SPLIT; h *= 2) {
-        const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h) & 31);
-        if (sub % (2 * h) == 0 && sub + h < (1u << ls))
-            b = blk_combine<KIND, SUMSQ>(b, o);
-    }
-    if (live && sub == 0)
-        store_part<KIND>(a, i * a.C + c, b);
-}
-
 // Bytes of an entry's rows a warp of the few-column kernels stages at a
 // time (32 column-blocks at the most: a block of 16 rows of 32 float64 is
 // 4 KiB).
 #define AX_COLS_STAGE 4096u
-
-// The largest power of two of blocks (at most 32 / C) that a round of the
-// few-column kernels adds.
-__device__ __forceinline__ unsigned few_round_blocks(unsigned C)
-{
-    unsigned pb = 1;
-    while (2 * pb * C <= 32)
-        pb *= 2;
-    return pb;
-}
-
-// One round of the few-column kernels over staged blocks: of the ns blocks
-// whose rr rows of C columns are at s (shared memory; the first of leaf
-// leaf0), the round of blocks [k0, k0 + nb), nb = min(pb, ns - k0) (a power
-// of two): lane q adds column q % C of block k0 + q / C, and the blocks of
-// a column are combined by the pairwise tree over shuffles. Lane c < C ends
-// with the round's subtree of column c, of *lev levels.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ blk_part few_round(const elem_t *s, unsigned C, unsigned rr,
-                                              unsigned k0, unsigned ns, unsigned pb,
-                                              rd_u64 leaf0, unsigned lane, unsigned *lev)
-{
-    const unsigned kb = lane / C, c = lane - kb * C;
-    const unsigned nb = ns - k0 < pb ? ns - k0 : pb; // a power of two
-    const unsigned rk = kb < nb ? rr - (k0 + kb) * RD_AXIS_BLOCK : 0; // rows of lane's block
-    blk_part b = block_part<KIND, SKIPNAN, SUMSQ>(
-        s + (kb < nb ? (rd_u64)(k0 + kb) * RD_AXIS_BLOCK * C + c : 0), C,
-        rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK, (leaf0 + k0 + kb) * RD_AXIS_BLOCK);
-    // the round's pairwise tree: block kb takes the subtree from kb + h
-    *lev = 0;
-    for (unsigned h = 1; h < nb; h *= 2, ++*lev) {
-        const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
-        if (kb % (2 * h) == 0)
-            b = blk_combine<KIND, SUMSQ>(b, o);
-    }
-    return b;
-}
 
 // Block entries of few columns (C <= 32): a warp per entry stages the rows
 // of as many of its blocks as AX_COLS_STAGE bytes hold in shared memory
@@ -969,7 +811,9 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
         return; // the whole warp
     const ax_gpu_entry en = entry_at(a, i);
     const unsigned C = (unsigned)a.C, n = 1u << en.level;
-    const unsigned pb = few_round_blocks(C); // blocks a round adds
+    unsigned pb = 1; // blocks a round adds: the largest power of two <= 32 / C
+    while (2 * pb * C <= 32)
+        pb *= 2;
     unsigned rows0; // the first block's rows (nrows below counts the entry's)
     const rd_u64 at = block_unit(a, en.u, &rows0);
     (void)rows0;
@@ -980,6 +824,7 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
     blk_fold<KIND, SUMSQ> f;
     // a stage holds whole rounds of pb blocks, as many as AX_COLS_STAGE bytes take
     const unsigned sb = AX_COLS_STAGE / (RD_AXIS_BLOCK * C * (unsigned)sizeof(elem_t)) / pb * pb;
+    const unsigned kb = lane / C, c = lane - kb * C;
     for (unsigned s0 = 0; s0 < n; s0 += sb) {
         const unsigned ns = n - s0 < sb ? n - s0 : sb;
         const unsigned r0 = s0 * RD_AXIS_BLOCK;
@@ -990,165 +835,30 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
         __syncwarp();
         const elem_t *s = reinterpret_cast<const elem_t *>(sm[warp] + off);
         for (unsigned k0 = 0; k0 < ns; k0 += pb) { // a round: lane q adds block k0 + q / C
-            unsigned lev;
-            const blk_part b = few_round<KIND, SKIPNAN, SUMSQ>(s, C, rr, k0, ns, pb,
-                                                               en.leaf + s0, lane, &lev);
+            const unsigned nb = ns - k0 < pb ? ns - k0 : pb; // a power of two
+            blk_part b;
+            if (kb < nb) {
+                const unsigned rk = rr - (k0 + kb) * RD_AXIS_BLOCK;
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(
+                    s + (rd_u64)(k0 + kb) * RD_AXIS_BLOCK * C + c, C,
+                    rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK,
+                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
+            } else {
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
+            }
+            // the round's pairwise tree: block kb takes the subtree from kb + h
+            unsigned lev = 0;
+            for (unsigned h = 1; h < nb; h *= 2, lev++) {
+                const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
+                if (kb % (2 * h) == 0)
+                    b = blk_combine<KIND, SUMSQ>(b, o);
+            }
             if (lane < C)
                 f.push(s0 + k0, b, lev);
         }
     }
     if (lane < C)
         f.store(a, i * C + lane, en.level);
-}
-
-// The round subtrees of one stage of the flat few-column kernels in shared
-// memory, slot r * C + c for round r, column c (the fields of kind KIND).
-#define AX_FLAT_SLOTS 256u
-template <int KIND>
-struct flat_slots {
-    union {
-        struct {
-            double fs[AX_FLAT_SLOTS], fq[AX_FLAT_SLOTS];
-            rd_u128 is[AX_FLAT_SLOTS], iq[AX_FLAT_SLOTS];
-            rd_u64 cnt[AX_FLAT_SLOTS];
-        } m;
-        rd_extrema e[AX_FLAT_SLOTS];
-        rd_var v[AX_FLAT_SLOTS];
-    };
-
-    // Keeps part b in slot k.
-    __device__ __forceinline__ void put(unsigned k, const blk_part &b)
-    {
-        if (KIND == 0) {
-            m.fs[k] = b.fs;
-            m.fq[k] = b.fq;
-            m.is[k] = b.is;
-            m.iq[k] = b.iq;
-            m.cnt[k] = b.cnt;
-        } else if (KIND == 1) {
-            e[k] = b.e;
-        } else {
-            v[k] = b.v;
-        }
-    }
-
-    // The part in slot k.
-    __device__ __forceinline__ blk_part get(unsigned k) const
-    {
-        blk_part b = blk_empty();
-        if (KIND == 0) {
-            b.fs = m.fs[k];
-            b.fq = m.fq[k];
-            b.is = m.is[k];
-            b.iq = m.iq[k];
-            b.cnt = m.cnt[k];
-        } else if (KIND == 1) {
-            b.e = e[k];
-        } else {
-            b.v = v[k];
-        }
-        return b;
-    }
-};
-
-// Blocks one stage of the flat kernels holds: the largest power of two (at
-// most 2^AX_FOLD_LEVELS) whose rows fit AX_ROWS_BYTES and whose rounds'
-// subtrees fit the slots.
-__device__ __forceinline__ unsigned flat_stage_blocks(unsigned C, unsigned pb)
-{
-    unsigned sb = 1;
-    while (2 * sb <= (1u << AX_FOLD_LEVELS) &&
-           2 * sb * RD_AXIS_BLOCK * C * (unsigned)sizeof(elem_t) <= AX_ROWS_BYTES &&
-           (2 * sb + pb - 1) / pb * C <= AX_FLAT_SLOTS)
-        sb *= 2;
-    return sb;
-}
-
-// Where stage s of entry i of the flat kernels lies: its first element (an
-// offset in the chunk), its rows and blocks (*ns), the entry's stages
-// (*nst) and the entry itself (*en).
-__device__ __forceinline__ rd_u64 flat_stage(const ax_gpu_args &a, rd_u64 i, unsigned s,
-                                             unsigned sb, ax_gpu_entry *en, unsigned *rows,
-                                             unsigned *ns, unsigned *nst)
-{
-    *en = entry_at(a, i);
-    const unsigned n = 1u << en->level;
-    *ns = n < sb ? n : sb;
-    *nst = n / *ns;
-    unsigned r0;
-    const rd_u64 at = block_unit(a, en->u + (rd_u64)s * *ns, &r0);
-    const rd_u64 row = (en->u % a.blocks_per_sweep + (rd_u64)s * *ns) * RD_AXIS_BLOCK;
-    const rd_u64 left = a.L - row, want = (rd_u64)*ns * RD_AXIS_BLOCK;
-    *rows = (unsigned)(left < want ? left : want);
-    return at;
-}
-
-// Block entries of few columns (C <= 32) as a flat stream, for chunks of
-// long entries: a block takes entries blockIdx.x, blockIdx.x + gridDim.x,
-// ..., each in stages of sb blocks (their rows contiguous) staged in shared
-// memory; while it reduces one stage, the next one's loads are in flight in
-// its registers. The warps take the stage's rounds (as the warp-per-entry
-// kernels do), keep their subtrees in slots, and warp 0's lane c pushes
-// them in order into its column's fold.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void block_flat(const elem_t *__restrict__ x, const ax_gpu_args &a)
-{
-    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
-    __shared__ flat_slots<KIND> slots;
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    rd_u64 i = blockIdx.x;
-    if (i >= a.nentries)
-        return;
-    const unsigned C = (unsigned)a.C, pb = few_round_blocks(C), sb = flat_stage_blocks(C, pb);
-    ax_gpu_entry en, nen;
-    unsigned rows, ns, nst, s = 0;
-    const elem_t *src = x + flat_stage(a, i, 0, sb, &en, &rows, &ns, &nst);
-    elem_vec buf[AX_ROWS_VECS];
-    stage_fetch<AX_ROWS_VECS>(src, (rd_u64)rows * C, 0, threadIdx.x, AX_THREADS, buf);
-    blk_fold<KIND, SUMSQ> f;
-    for (;;) {
-        __syncthreads(); // the previous stage is reduced and its slots folded
-        const unsigned off = stage_put<AX_ROWS_VECS, true>(src, (rd_u64)rows * C, 0, threadIdx.x,
-                                                           AX_THREADS, buf, sm);
-        __syncthreads();
-        // the next stage: of this entry, or the first of the block's next entry
-        const rd_u64 ni = s + 1 < nst ? i : i + gridDim.x;
-        const unsigned nsi = s + 1 < nst ? s + 1 : 0;
-        const unsigned srows = rows, sns = ns;
-        const bool more = ni < a.nentries;
-        unsigned nns = 0, nnst = 0;
-        if (more) {
-            src = x + flat_stage(a, ni, nsi, sb, &nen, &rows, &nns, &nnst);
-            stage_fetch<AX_ROWS_VECS>(src, (rd_u64)rows * C, 0, threadIdx.x, AX_THREADS, buf);
-        }
-        const elem_t *st = reinterpret_cast<const elem_t *>(sm + off);
-        const unsigned nr = (sns + pb - 1) / pb; // rounds
-        unsigned lev = 0;
-        for (unsigned r = warp; r < nr; r += RD_WARPS) {
-            const blk_part b = few_round<KIND, SKIPNAN, SUMSQ>(
-                st, C, srows, r * pb, sns, pb, en.leaf + (rd_u64)s * sns, lane, &lev);
-            if (lane < C)
-                slots.put(r * C + lane, b);
-        }
-        __syncthreads();
-        if (warp == 0 && lane < C) {
-            const unsigned rl = sns < pb ? en.level : 31 - __clz(pb); // a round's levels
-            for (unsigned r = 0; r < nr; r++)
-                f.push((rd_u64)s * sns + r * pb, slots.get(r * C + lane), rl);
-            if (s + 1 == nst) {
-                f.store(a, i * C + lane, en.level);
-                f = blk_fold<KIND, SUMSQ>();
-            }
-        }
-        if (!more)
-            return;
-        if (ni != i)
-            en = nen;
-        i = ni;
-        s = nsi;
-        ns = nns;
-        nst = nnst;
-    }
 }
 
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
@@ -1186,18 +896,17 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-// minb: resident blocks per SM wanted (3 where the registers would spill).
-#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq, minb)                                   \
-    extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                           \
+#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq)                                         \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS)                                \
         name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
     {                                                                                       \
         rows_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-AX_ROWS_KERNEL(axk_rows_moments, 0, false, false, 4)
-AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true, 3)
-AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false, 4)
-AX_ROWS_KERNEL(axk_rows_var, 2, false, false, 3)
+AX_ROWS_KERNEL(axk_rows_moments, 0, false, false)
+AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true)
+AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false)
+AX_ROWS_KERNEL(axk_rows_var, 2, false, false)
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
@@ -1205,10 +914,9 @@ AX_TILE_KERNEL(axk_tile_var, 2, false, false)
 
 // The block-entry kernels of one kind; minb: resident blocks per SM wanted
 // (a bound on the registers: the variance's slots need more of them; the
-// few-column kernels at most 2, for their 8 staged vectors per lane), fminb
-// the flat kernels' (where the registers do not spill).
+// few-column kernels at most 2, for their 8 staged vectors per lane).
 #define AX_FEW_MINB(minb) ((minb) < 2 ? (minb) : 2)
-#define AX_BLOCK_KERNELS(suffix, kind, skipnan, sumsq, minb, fminb)                        \
+#define AX_BLOCK_KERNELS(suffix, kind, skipnan, sumsq, minb)                               \
     extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
         axk_cols_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
     {                                                                                       \
@@ -1218,17 +926,12 @@ AX_TILE_KERNEL(axk_tile_var, 2, false, false)
         axk_few_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                       \
     {                                                                                       \
         block_few<kind, skipnan, sumsq>(x, a);                                              \
-    }                                                                                       \
-    extern "C" __global__ void __launch_bounds__(AX_THREADS, fminb)                         \
-        axk_flat_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
-    {                                                                                       \
-        block_flat<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-AX_BLOCK_KERNELS(moments, 0, false, false, 3, 3)
-AX_BLOCK_KERNELS(moments_sq, 0, false, true, 3, 2)
-AX_BLOCK_KERNELS(extrema, 1, false, false, 3, 4)
-AX_BLOCK_KERNELS(var, 2, false, false, 1, 1)
+AX_BLOCK_KERNELS(moments, 0, false, false, 3)
+AX_BLOCK_KERNELS(moments_sq, 0, false, true, 3)
+AX_BLOCK_KERNELS(extrema, 1, false, false, 3)
+AX_BLOCK_KERNELS(var, 2, false, false, 1)
 
 // Tile entries folded from the tile parts in t's arrays (see
 // fold_tile_entries).
@@ -1239,17 +942,17 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
-AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false, 4)
-AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true, 3)
-AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false, 4)
-AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false, 3)
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false)
+AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false)
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)
 AX_TILE_KERNEL(axk_tile_var_skipnan, 2, true, false)
 
-AX_BLOCK_KERNELS(moments_skipnan, 0, true, false, 3, 3)
-AX_BLOCK_KERNELS(moments_sq_skipnan, 0, true, true, 3, 2)
-AX_BLOCK_KERNELS(extrema_skipnan, 1, true, false, 3, 4)
-AX_BLOCK_KERNELS(var_skipnan, 2, true, false, 1, 1)
+AX_BLOCK_KERNELS(moments_skipnan, 0, true, false, 3)
+AX_BLOCK_KERNELS(moments_sq_skipnan, 0, true, true, 3)
+AX_BLOCK_KERNELS(extrema_skipnan, 1, true, false, 3)
+AX_BLOCK_KERNELS(var_skipnan, 2, true, false, 1)
 #endif

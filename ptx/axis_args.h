@@ -32,19 +32,6 @@ typedef struct {
  * kernels stages in shared memory: AX_ROWS_BYTES / (T * size) runs. */
 #define AX_ROWS_BYTES 16384u
 
-/* Stages of AX_ROWS_BYTES a block of the short-run kernels takes, at most
- * (the host sizes the grid by it; the blocks stride over the stages). */
-#define AX_ROWS_STAGES 8u
-
-/* Lanes of the many-column kernels that share one column of an entry
- * (2^AX_COLS_SPLIT_LEVELS; the host sizes the grid by it). */
-#define AX_COLS_SPLIT_LEVELS 2u
-#define AX_COLS_SPLIT (1u << AX_COLS_SPLIT_LEVELS)
-
-/* Entries a block of the flat few-column kernels takes, at most (the host
- * sizes the grid by it; the blocks stride over the entries). */
-#define AX_FLAT_ENTRIES 8u
-
 /* One entry of a chunk's parts (runtime/axis.h): units [u, u + 2^level) of
  * one segment, the first a leaf `leaf` of the segment's tree. */
 typedef struct {

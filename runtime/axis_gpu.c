@@ -67,30 +67,24 @@ static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family
     return rc;
 }
 
-/* The kernels of a chunk's tile units into the arrays that a names: for
- * short runs (axk_rows_*) stages of whole runs of AX_ROWS_BYTES,
- * AX_ROWS_STAGES a block, else a block a tile (axk_tile_*). */
+/* The kernels of a chunk's tile units into the arrays that a names: the
+ * whole runs of AX_ROWS_BYTES a block for short runs (axk_rows_*), else a
+ * block a tile (axk_tile_*). */
 static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
 {
     int rows = p->T <= RD_SUBTILE;
     uint64_t per = rows ? AX_ROWS_BYTES / (p->T * dt_size(p->dtype)) : 1;
-    uint64_t grid = (a->nunits + per - 1) / per;
-    if (rows)
-        grid = (grid + AX_ROWS_STAGES - 1) / AX_ROWS_STAGES;
-    return ax_launch_kinds(c, p, rows ? "rows" : "tile", (unsigned)grid, x, a);
+    return ax_launch_kinds(c, p, rows ? "rows" : "tile", (unsigned)((a->nunits + per - 1) / per),
+                           x, a);
 }
 
-/* The kernels of a chunk's block entries: for few columns (C <= 32) a
- * block per entry as a stream where the entries are long (16 blocks or
- * more on average: axk_flat_*), else a warp per entry (axk_few_*); for more
- * columns AX_COLS_SPLIT threads per entry and column (axk_cols_*). */
+/* The kernels of a chunk's block entries: a warp per entry for few columns
+ * (axk_few_*, C <= 32), else a thread per entry and column (axk_cols_*). */
 static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
 {
-    int few = p->C <= 32, flat = few && a->nunits >= 16 * a->nentries;
-    uint64_t n = few ? a->nentries : a->nentries * p->C;
-    uint64_t per = flat ? AX_FLAT_ENTRIES : few ? RD_WARPS : RD_WARPS * 32 / AX_COLS_SPLIT;
-    return ax_launch_kinds(c, p, flat ? "flat" : few ? "few" : "cols",
-                           (unsigned)((n + per - 1) / per), x, a);
+    int few = p->C <= 32;
+    uint64_t n = few ? a->nentries : a->nentries * p->C, per = few ? RD_WARPS : RD_WARPS * 32;
+    return ax_launch_kinds(c, p, few ? "few" : "cols", (unsigned)((n + per - 1) / per), x, a);
 }
 
 /* Rounds up to a multiple of 8 bytes. */
