@@ -2,9 +2,11 @@
 // (axk_rows_moments of ptx/axis.cu: runs staged in shared memory) beside a
 // variant that reads each run straight from global memory in the same
 // order (rows_visit on the run itself, U groups of runs a warp in flight),
-// on 1 GiB (R, T) arrays reduced over axis 1, sum only: GB/s of input, the
-// ratio to the device copy (read + write), and whether the variant's sums
-// have the bits of the kernel's.
+// on 1 GiB (R, T) arrays reduced over axis 1; and the block-entry kernels
+// (axk_few_moments, axk_cols_moments) of (N, C) arrays over axis 0 beside
+// the same code compiled for more resident blocks per SM. Sum only: GB/s of
+// input, the ratio to the device copy (read + write), and whether each
+// variant's sums have the bits of the kernel's.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -DGB_DT_f32 tests/gpu/bench_axis_rows.cu
 // (or -DGB_DT_f64).
@@ -51,6 +53,84 @@ __global__ void __launch_bounds__(AX_THREADS) rows_direct(const elem_t *__restri
     }
 }
 
+// The kernels' code compiled for minb resident blocks per SM.
+template <int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) rows_minb(const elem_t *__restrict__ x,
+                                                              ax_gpu_args a)
+{
+    rows_units<0, false, false>(x, a);
+}
+template <int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) few_minb(const elem_t *__restrict__ x,
+                                                             ax_gpu_args a)
+{
+    block_few<0, false, false>(x, a);
+}
+template <int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) cols_minb(const elem_t *__restrict__ x,
+                                                              ax_gpu_args a)
+{
+    block_cols<0, false, false>(x, a);
+}
+
+// Times launch() (writing n doubles at got) and prints its row: GB/s of
+// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
+template <class F>
+static void row(const char *shape, const char *name, double in, double copy_bw, F launch,
+                const double *want, double *got, size_t n)
+{
+    BENCH_CHECK(cudaMemset(got, 0, n * 8));
+    float t = bench_median_ms(launch, 5);
+    BENCH_CHECK(cudaDeviceSynchronize());
+    std::vector<double> hw(n), hg(n);
+    BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
+    printf("%-16s %-24s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
+           in / (t * 1e-3) / copy_bw, memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
+    fflush(stdout);
+}
+
+// The block-entry rows: (N, C) over axis 0, one chunk of one sweep.
+static void block_rows(const elem_t *x, size_t bytes, double copy_bw, double *want, double *got)
+{
+    static const unsigned Cs[] = {3, 8, 64, 1000};
+    for (unsigned C : Cs) {
+        ax_gpu_args a;
+        memset(&a, 0, sizeof a);
+        const rd_u64 N = bytes / sizeof(elem_t) / C;
+        a.T = 1;
+        a.L = N;
+        a.C = C;
+        a.nunits = a.blocks_per_sweep = (N + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
+        a.nentries = (a.nunits >> AX_FOLD_LEVELS) +
+                     __builtin_popcountll(a.nunits & ((1u << AX_FOLD_LEVELS) - 1));
+        const size_t n = (size_t)(a.nentries * C);
+        double in = (double)N * C * sizeof(elem_t);
+        char shape[32];
+        snprintf(shape, sizeof shape, "(%llu, %u) ax0", (unsigned long long)N, C);
+        ax_gpu_args b = a;
+        b.sum = (rd_u64)got;
+        a.sum = (rd_u64)want;
+        if (C <= 32) {
+            unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
+            row(shape, "axk_few_moments", in, copy_bw,
+                [&] { axk_few_moments<<<g, AX_THREADS>>>(x, a); }, want, want, n);
+            row(shape, "few minb 3", in, copy_bw, [&] { few_minb<3><<<g, AX_THREADS>>>(x, b); },
+                want, got, n);
+            row(shape, "few minb 4", in, copy_bw, [&] { few_minb<4><<<g, AX_THREADS>>>(x, b); },
+                want, got, n);
+        } else {
+            unsigned g = (unsigned)((a.nentries * C + AX_THREADS - 1) / AX_THREADS);
+            row(shape, "axk_cols_moments", in, copy_bw,
+                [&] { axk_cols_moments<<<g, AX_THREADS>>>(x, a); }, want, want, n);
+            row(shape, "cols minb 4", in, copy_bw, [&] { cols_minb<4><<<g, AX_THREADS>>>(x, b); },
+                want, got, n);
+            row(shape, "cols minb 2", in, copy_bw, [&] { cols_minb<2><<<g, AX_THREADS>>>(x, b); },
+                want, got, n);
+        }
+    }
+}
+
 int main()
 {
     const size_t bytes = (size_t)1 << 30;
@@ -81,7 +161,7 @@ int main()
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
     printf("%s, device copy %.0f GB/s (read + write), %d SMs\n", sizeof(elem_t) == 4 ? "float32" : "float64",
            copy_bw / 1e9, sms);
-    printf("%8s %12s %-22s %8s %8s %s\n", "T", "R", "kernel", "GB/s", "of copy", "same bits");
+    printf("%-16s %-24s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
     static const unsigned Ts[] = {3, 8, 64, 100, 1000};
     for (unsigned T : Ts) {
         ax_gpu_args a;
@@ -96,32 +176,31 @@ int main()
         BENCH_CHECK(cudaMemset(want, 0, out_bytes));
         float ms = bench_median_ms([&] { axk_rows_moments<<<grid, AX_THREADS>>>(x, a); }, 5);
         BENCH_CHECK(cudaDeviceSynchronize());
-        printf("%8u %12llu %-22s %8.0f %8.2f\n", T, (unsigned long long)a.nunits, "axk_rows_moments",
-               in / (ms * 1e-3) / 1e9, in / (ms * 1e-3) / copy_bw);
-        std::vector<double> hw(a.nunits), hg(a.nunits);
-        BENCH_CHECK(cudaMemcpy(hw.data(), want, a.nunits * 8, cudaMemcpyDeviceToHost));
+        printf("T %-14u %-24s %8.0f %8.2f\n", T, "axk_rows_moments", in / (ms * 1e-3) / 1e9,
+               in / (ms * 1e-3) / copy_bw);
         for (int v = 0; v < 4; v++) {
             const unsigned per_sm[] = {4, 8, 16, 8};
             const unsigned U = v == 3 ? 8 : 4;
             ax_gpu_args b = a;
             b.sum = (rd_u64)got;
             unsigned g = (unsigned)sms * per_sm[v];
-            BENCH_CHECK(cudaMemset(got, 0, out_bytes));
-            float t = bench_median_ms([&] {
+            char name[32], shape[32];
+            snprintf(name, sizeof name, "direct U=%u %u/SM", U, per_sm[v]);
+            snprintf(shape, sizeof shape, "T %u ax1", T);
+            row(shape, name, in, copy_bw, [&] {
                 if (U == 8)
                     rows_direct<8><<<g, AX_THREADS>>>(x, b);
                 else
                     rows_direct<4><<<g, AX_THREADS>>>(x, b);
-            }, 5);
-            BENCH_CHECK(cudaDeviceSynchronize());
-            BENCH_CHECK(cudaMemcpy(hg.data(), got, a.nunits * 8, cudaMemcpyDeviceToHost));
-            char name[32];
-            snprintf(name, sizeof name, "direct U=%u %u/SM", U, per_sm[v]);
-            printf("%8u %12llu %-22s %8.0f %8.2f %s\n", T, (unsigned long long)a.nunits, name,
-                   in / (t * 1e-3) / 1e9, in / (t * 1e-3) / copy_bw,
-                   memcmp(hw.data(), hg.data(), a.nunits * 8) ? "NO" : "yes");
+            }, want, got, (size_t)a.nunits);
         }
-        fflush(stdout);
+        ax_gpu_args b = a;
+        b.sum = (rd_u64)got;
+        row("", "rows minb 6", in, copy_bw, [&] { rows_minb<6><<<grid, AX_THREADS>>>(x, b); },
+            want, got, (size_t)a.nunits);
+        row("", "rows minb 8", in, copy_bw, [&] { rows_minb<8><<<grid, AX_THREADS>>>(x, b); },
+            want, got, (size_t)a.nunits);
     }
+    block_rows(x, bytes, copy_bw, want, got);
     return 0;
 }
