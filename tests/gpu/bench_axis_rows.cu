@@ -9,7 +9,10 @@
 // variant's sums have the bits of the kernel's.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -DGB_DT_f32 tests/gpu/bench_axis_rows.cu
-// (or -DGB_DT_f64).
+// (or -DGB_DT_f64; float32 when neither is given).
+#if !defined(GB_DT_f32) && !defined(GB_DT_f64)
+#define GB_DT_f32
+#endif
 #include "ptx/axis.cu"
 
 #include "bench_common.h"
