@@ -114,23 +114,19 @@ static void block_rows(const elem_t *x, size_t bytes, double copy_bw, double *wa
         ax_gpu_args b = a;
         b.sum = (rd_u64)got;
         a.sum = (rd_u64)want;
-        if (C <= 32) {
-            unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
-            row(shape, "axk_few_moments", in, copy_bw,
-                [&] { axk_few_moments<<<g, AX_THREADS>>>(x, a); }, want, want, n);
-            row(shape, "few minb 3", in, copy_bw, [&] { few_minb<3><<<g, AX_THREADS>>>(x, b); },
-                want, got, n);
-            row(shape, "few minb 4", in, copy_bw, [&] { few_minb<4><<<g, AX_THREADS>>>(x, b); },
-                want, got, n);
-        } else {
-            unsigned g = (unsigned)((a.nentries * C + AX_THREADS - 1) / AX_THREADS);
-            row(shape, "axk_cols_moments", in, copy_bw,
-                [&] { axk_cols_moments<<<g, AX_THREADS>>>(x, a); }, want, want, n);
-            row(shape, "cols minb 4", in, copy_bw, [&] { cols_minb<4><<<g, AX_THREADS>>>(x, b); },
-                want, got, n);
-            row(shape, "cols minb 2", in, copy_bw, [&] { cols_minb<2><<<g, AX_THREADS>>>(x, b); },
-                want, got, n);
-        }
+        // the kernel (its sums in want), then its code at other resident blocks per SM
+        typedef void (*kernel)(const elem_t *, ax_gpu_args);
+        const bool few = C <= 32;
+        const kernel ks[3] = {few ? axk_few_moments : axk_cols_moments,
+                              few ? few_minb<3> : cols_minb<4>, few ? few_minb<4> : cols_minb<2>};
+        const char *names[3] = {few ? "axk_few_moments" : "axk_cols_moments",
+                                few ? "few minb 3" : "cols minb 4",
+                                few ? "few minb 4" : "cols minb 2"};
+        const unsigned g = few ? (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS)
+                               : (unsigned)((a.nentries * C + AX_THREADS - 1) / AX_THREADS);
+        for (int k = 0; k < 3; k++)
+            row(shape, names[k], in, copy_bw,
+                [&] { ks[k]<<<g, AX_THREADS>>>(x, k ? b : a); }, want, k ? got : want, n);
     }
 }
 
