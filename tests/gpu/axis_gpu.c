@@ -236,6 +236,13 @@ static void check_all(rig *r)
         {3, {4, 32, 6}, (1u << 0) | (1u << 1), 200},
         {2, {50, 129}, 1u << 1, 2000},       {2, {1000, 2}, 1u << 1, 333},
         {2, {100, 512}, 1u << 1, 9000},      {2, {100, 513}, 1u << 1, 9000},
+        /* short runs over many stages a block; long entries of few columns (the flat
+           kernels: one sweep, several, stages of an entry, a short last block); long
+           entries of many columns (shared by several threads) */
+        {2, {120000, 3}, 1u << 1, 300000},   {2, {8000, 64}, 1u << 1, 200001},
+        {2, {20001, 3}, 1u << 0, 50000},     {2, {5001, 32}, 1u << 0, 70001},
+        {3, {2, 3001, 7}, 1u << 1, 30001},   {2, {3000, 17}, 1u << 0, 51001},
+        {2, {3000, 40}, 1u << 0, 100000},    {2, {1100, 33}, 1u << 0, 9000},
     };
     size_t maxel = 2200000;
     unsigned char *x = malloc(maxel * 8);
