@@ -34,7 +34,8 @@
 #define TARGET_OUT_MIN ((uint64_t)1 << 20)
 #define TARGET_OUT_MAX ((uint64_t)4 << 20)
 #define OUT_LIMIT ((uint64_t)16 << 20)     /* a chunk stops at the first boundary past this at most */
-#define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
+#define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first, at most */
+#define OVERSHOOT_MIN ((size_t)16 << 10)
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
@@ -337,11 +338,23 @@ static int span_read(span *s, size_t len)
     return 0;
 }
 
-/* Reads the span from the byte holding `from` to OVERSHOOT past `to`. */
+/* Bytes read past a chunk's range at first, for the block it ends in: one
+ * and a half mean blocks, within [OVERSHOOT_MIN, OVERSHOOT] (OVERSHOOT
+ * before a block is seen); a longer block widens the span. */
+static size_t overshoot(const pinflate *p)
+{
+    uint64_t blocks = p->blocks_done;
+    if (!blocks)
+        return OVERSHOOT;
+    uint64_t b = p->in_done / 8 / blocks * 3 / 2;
+    return b < OVERSHOOT_MIN ? OVERSHOOT_MIN : b > OVERSHOOT ? OVERSHOOT : (size_t)b;
+}
+
+/* Reads the span from the byte holding `from` to overshoot() past `to`. */
 static int span_open(span *s, pinflate *p, uint64_t from, uint64_t to)
 {
     *s = (span){.p = p, .off = from / 8};
-    return span_read(s, (size_t)(to / 8 - s->off) + OVERSHOOT);
+    return span_read(s, (size_t)(to / 8 - s->off) + overshoot(p));
 }
 
 /* Doubles the span's length; 0, or -1 when it already reaches the end or
