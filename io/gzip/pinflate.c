@@ -134,16 +134,29 @@ struct pinflate {
     int nspare, spares; /* held, room for */
 };
 
-/* Keeps a freed output buffer of `bytes` for reuse, or frees it (lock
- * held). */
+/* Keeps a freed buffer of `bytes` for reuse (where all spares are held,
+ * in place of the smallest, when larger), or frees it (lock held). */
 static void spare_put(pinflate *p, void *ptr, size_t bytes)
 {
-    if (ptr && p->nspare < p->spares && bytes <= SPARE_MAX) {
-        p->spare[p->nspare].ptr = ptr;
-        p->spare[p->nspare++].bytes = bytes;
-    } else {
+    if (!ptr || bytes > SPARE_MAX) {
         free(ptr);
+        return;
     }
+    int at = p->nspare;
+    if (at == p->spares) { /* full: the smallest goes, if smaller than this one */
+        at = 0;
+        for (int i = 1; i < p->nspare; i++)
+            at = p->spare[i].bytes < p->spare[at].bytes ? i : at;
+        if (p->spare[at].bytes >= bytes) {
+            free(ptr);
+            return;
+        }
+        free(p->spare[at].ptr);
+    } else {
+        p->nspare++;
+    }
+    p->spare[at].ptr = ptr;
+    p->spare[at].bytes = bytes;
 }
 
 /* spare_put without the lock held. */
@@ -267,7 +280,8 @@ static int grow(void **buf, size_t *cap, size_t need, size_t size)
 }
 
 /* Room for `need` elements of `size` bytes in *buf (*cap elements): where
- * *buf is NULL, the smallest spare that holds them, else grow's. */
+ * *buf is NULL, the smallest spare that holds them and is not over four
+ * times as large (a span does not take a chunk's buffer), else grow's. */
 static int room(pinflate *p, void **buf, size_t *cap, size_t need, size_t size)
 {
     int best = -1;
@@ -275,7 +289,7 @@ static int room(pinflate *p, void **buf, size_t *cap, size_t need, size_t size)
         return grow(buf, cap, need, size);
     pthread_mutex_lock(&p->lock);
     for (int i = 0; i < p->nspare; i++)
-        if (p->spare[i].bytes >= need * size &&
+        if (p->spare[i].bytes >= need * size && p->spare[i].bytes / 4 <= need * size &&
             (best < 0 || p->spare[i].bytes < p->spare[best].bytes))
             best = i;
     if (best >= 0) {
@@ -376,8 +390,8 @@ static void span_close(span *s)
 
 /* Decodes bytes with j (its out inside c->buf at out_off) until it stops at
  * a boundary, widening the span as needed; where the next block does not
- * fit, it stops there (INFLATE_STOP), or grows c's buffer when it holds no
- * block of j's yet. Returns the inflate result. */
+ * fit, it stops there (INFLATE_STOP) once j has half its output limit, else
+ * grows c's buffer. Returns the inflate result. */
 static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
 {
     for (;;) {
@@ -387,7 +401,7 @@ static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
         j->out_cap = c->cap - out_off;
         int r = inflate_decode_bytes(j);
         c->blocks += j->blocks;
-        if (r == INFLATE_NEED_OUTPUT && j->out_len)
+        if (r == INFLATE_NEED_OUTPUT && j->out_len >= j->out_limit / 2)
             return INFLATE_STOP; /* the chunk ends: the rest of its range comes after it */
         if (r == INFLATE_NEED_OUTPUT) {
             if (grow((void **)&c->buf, &c->cap, c->cap + 1, 1) < 0)
@@ -439,18 +453,18 @@ static size_t history_at(const chunk *c, size_t at, size_t most)
     return since < most ? since : most;
 }
 
-/* The room to give the bytes that `bits` compressed bits decode to: the
- * ratio seen so far and an eighth more (4 to 1 before one is known), at
- * most out_limit and a block's worth past it, so that the buffer seldom
- * grows (each growth copies it). Read without the lock: a stale ratio
- * only makes the guess worse. */
+/* The room to give the bytes that `bits` compressed bits decode to: once
+ * the ratio is known, out_limit and a block's worth past it, one size for
+ * every chunk of the stream, so that a spare buffer fits any of them and
+ * seldom grows (each growth copies it); before, 4 to 1 and an eighth more,
+ * at most that. Read without the lock. */
 static size_t out_estimate(const pinflate *p, uint64_t bits)
 {
-    uint64_t in = p->in_done, out = p->out_done;
-    uint64_t est = in >= 8 * MIN_CHUNK && out ? (uint64_t)((double)bits * out / in) : bits / 2;
+    uint64_t most = out_limit(p) + OVERSHOOT, est = bits / 2;
     est += est / 8 + INFLATE_WINDOW;
-    uint64_t most = out_limit(p) + OVERSHOOT;
-    return est < most ? (size_t)est : (size_t)most;
+    return p->in_done >= 8 * MIN_CHUNK && p->out_done ? (size_t)most
+           : est < most                              ? (size_t)est
+                                                     : (size_t)most;
 }
 
 /* Decodes chunk c from its known start with its window into bytes. */
@@ -499,7 +513,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
         j.out_cap = c->sym_cap;
         r = inflate_decode_symbols(&j);
         c->blocks += j.blocks;
-        if (r == INFLATE_NEED_OUTPUT && j.out_len) {
+        if (r == INFLATE_NEED_OUTPUT && j.out_len >= j.out_limit / 2) {
             r = INFLATE_STOP; /* as run_bytes does */
             break;
         }
@@ -517,7 +531,8 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     /* The last INFLATE_WINDOW symbols are bytes: they are the history of the
      * byte decoder that takes over. */
     c->cap = 0;
-    if (room(p, (void **)&c->buf, &c->cap, c->nsym * 2, 1) < 0)
+    size_t est = out_estimate(p, c->to - c->from);
+    if (room(p, (void **)&c->buf, &c->cap, est > c->nsym * 2 ? est : c->nsym * 2, 1) < 0)
         return INFLATE_ERROR;
     for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
         c->buf[i] = (uint8_t)c->sym[i];
@@ -569,8 +584,9 @@ static void decode_spec(pinflate *p, chunk *c)
             }
             break;
         }
-        free(c->buf);
+        spare_give(p, c->buf, c->cap); /* a false start: its buffer serves the next */
         c->buf = NULL;
+        c->cap = 0;
         if (fallback)
             break;
         from = bit + 1;
