@@ -35,7 +35,7 @@
 #define TARGET_OUT_MAX ((uint64_t)4 << 20)
 #define OUT_LIMIT ((uint64_t)16 << 20)     /* a chunk stops at the first boundary past this at most */
 #define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first, at most */
-#define OVERSHOOT_MIN ((size_t)16 << 10)
+#define OVERSHOOT_MIN ((size_t)16 << 10)   /* and at least */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
@@ -334,8 +334,9 @@ typedef struct {
     size_t cap;
 } span;
 
-/* Reads the span's bytes [off, off + len) into a buffer kept for reuse
- * (not in memory: a pointer into it); 0, or -1 out of memory. */
+/* Reads the span's bytes [off, off + len): a file's or a pipe's into a
+ * buffer kept for reuse, memory's as a pointer into it; 0, or -1 out of
+ * memory. */
 static int span_read(span *s, size_t len)
 {
     const pinflate *p = s->p;
@@ -1077,10 +1078,8 @@ void pinflate_destroy(pinflate *p)
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
-    while (p->nspare) {
-        p->nspare--;
-        free(p->spare[p->nspare].ptr);
-    }
+    while (p->nspare)
+        free(p->spare[--p->nspare].ptr);
     free(p->spare);
     free(p->threads);
     free(p);
