@@ -344,8 +344,17 @@ static inline void store64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
-/* Copies a match of len bytes from dist bytes back to dst, writing up to 15
- * bytes past its end (the fast loop's slack): 16 bytes a step for dist >= 16, 8 for dist >= 8; a
+/* Copies 16 bytes from src to dst, which lies at least 16 bytes after it. */
+static inline void copy16(uint8_t *dst, const uint8_t *src)
+{
+    uint8_t t[16];
+    memcpy(t, src, 16);
+    memcpy(dst, t, 16);
+}
+
+/* Copies a match of len bytes from dist bytes back to dst, writing up to 31
+ * bytes past its end (the fast loop's slack): 16 bytes, then 32 a step for
+ * dist >= 32 or 16 for dist >= 16; 8 a step for dist >= 8; a
  * byte repeated for dist 1; for dist 2..7 words stepping by dist, each of
  * whose first dist bytes repeats the pattern (the rest is overwritten by the
  * next word, or lies in the slack). */
@@ -354,13 +363,17 @@ static inline void copy_match(uint8_t *dst, size_t dist, unsigned len)
     const uint8_t *src = dst - dist;
     uint8_t *end = dst + len;
     if (dist >= 16) {
-        do {
-            uint64_t a = load64(src), b = load64(src + 8);
-            store64(dst, a);
-            store64(dst + 8, b);
-            dst += 16;
-            src += 16;
-        } while (dst < end);
+        copy16(dst, src);
+        dst += 16;
+        src += 16;
+        if (dist >= 32) /* a long match: 32 bytes a step */
+            for (; dst < end; dst += 32, src += 32) {
+                copy16(dst, src);
+                copy16(dst + 16, src + 16);
+            }
+        else
+            for (; dst < end; dst += 16, src += 16)
+                copy16(dst, src);
     } else if (dist >= 8) {
         do {
             store64(dst, load64(src));
@@ -511,7 +524,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
          * (plus the copies' slack) in the output. After literals the next
          * symbol's primary entry is already looked up (ahead): a refill
          * only adds bits above those it was found with. */
-        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 16 && cap - p >= 258 + 16 + 4;) {
+        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 16 && cap - p >= 258 + 32 + 4;) {
             refill_fast(b);
             if (!ahead)
                 e = lt[b->buf & LIT_MASK];

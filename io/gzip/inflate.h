@@ -79,7 +79,9 @@ int inflate_decode_symbols(inflate_job *j);
 
 /* Writes n symbols as bytes: markers take their byte from window (the
  * INFLATE_WINDOW bytes before the symbols' start, of which only the last
- * `valid` exist). Returns 0, or -1 when a marker points before them. */
+ * `valid` exist). dst may be the symbols' own memory ((uint8_t *)sym): each
+ * byte is written after its symbol is read. Returns 0, or -1 when a marker
+ * points before them. */
 int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
                     size_t valid);
 

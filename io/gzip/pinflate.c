@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,14 +33,16 @@
 #define TARGET_OUT_PER_THREAD ((uint64_t)512 << 10)
 #define TARGET_OUT_MIN ((uint64_t)1 << 20)
 #define TARGET_OUT_MAX ((uint64_t)4 << 20)
-#define OUT_LIMIT ((size_t)16 << 20)       /* a chunk stops at the first boundary past this */
-#define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first */
+#define OUT_LIMIT ((uint64_t)16 << 20)     /* a chunk stops at the first boundary past this at most */
+#define OVERSHOOT ((size_t)256 << 10)      /* bytes read past a chunk's range at first, at most */
+#define OVERSHOOT_MIN ((size_t)16 << 10)   /* and at least */
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
-#define SPARES 6                           /* freed output buffers kept for reuse */
+#define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
+#define HUGE_PAGE ((size_t)2 << 20)        /* a transparent huge page */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -60,8 +63,10 @@ typedef struct chunk {
     uint64_t from, to; /* where its start is searched; it ends at the first boundary >= to */
     uint64_t start, end;
     int status;        /* INFLATE_STOP or INFLATE_END when decoded, else the failure */
+    int blocks;        /* deflate blocks it decoded */
     uint8_t *buf;      /* the allocation holding out */
-    uint8_t *out;      /* decoded bytes: out[0..nsym) once markers are replaced */
+    uint8_t *out;      /* decoded bytes: out[0..nsym) once markers are replaced
+                          (in sym's own memory where the chunk is all symbols) */
     size_t nout, cap;
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
     size_t nsym, sym_cap;
@@ -97,6 +102,7 @@ struct pinflate {
     int failed;          /* a chunk failed: no new ones */
     uint64_t end_bit;
     uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
+    uint64_t blocks_done;       /* blocks accepted: their mean compressed size */
     uint64_t n_accepted, n_redone; /* chunks, over every stream */
     uint64_t n_spec;               /* of them decoded speculatively */
     /* the plan: the cost of a speculative chunk against an in-order one
@@ -124,20 +130,43 @@ struct pinflate {
     void (*on_boundary)(void *ctx, uint64_t bit, uint64_t len); /* pinflate_on_boundary */
     void *boundary_ctx;
     /* freed output buffers, reused so that their pages are not faulted in anew */
-    struct { void *ptr; size_t bytes; } spare[SPARES];
-    int nspare;
+    struct spare { void *ptr; size_t bytes; } *spare;
+    int nspare, spares; /* held, room for */
 };
 
-/* Keeps a freed output buffer of `bytes` for reuse, or frees it (lock
- * held). */
+/* Keeps a freed buffer of `bytes` for reuse (where all spares are held,
+ * in place of the smallest, when larger), or frees it (lock held). */
 static void spare_put(pinflate *p, void *ptr, size_t bytes)
 {
-    if (ptr && p->nspare < SPARES && bytes <= SPARE_MAX) {
-        p->spare[p->nspare].ptr = ptr;
-        p->spare[p->nspare++].bytes = bytes;
-    } else {
+    if (!ptr || bytes > SPARE_MAX) {
         free(ptr);
+        return;
     }
+    int at = p->nspare;
+    if (at == p->spares) { /* full: the smallest goes, if smaller than this one */
+        at = 0;
+        for (int i = 1; i < p->nspare; i++)
+            at = p->spare[i].bytes < p->spare[at].bytes ? i : at;
+        if (p->spare[at].bytes >= bytes) {
+            free(ptr);
+            return;
+        }
+        free(p->spare[at].ptr);
+    } else {
+        p->nspare++;
+    }
+    p->spare[at].ptr = ptr;
+    p->spare[at].bytes = bytes;
+}
+
+/* spare_put without the lock held. */
+static void spare_give(pinflate *p, void *ptr, size_t bytes)
+{
+    if (!ptr)
+        return;
+    pthread_mutex_lock(&p->lock);
+    spare_put(p, ptr, bytes);
+    pthread_mutex_unlock(&p->lock);
 }
 
 /* Frees a chunk, its buffers kept as spares (lock held). */
@@ -166,33 +195,27 @@ static int src_has(const pinflate *p, uint64_t off)
 /* A pipe's bytes [off, off + *len) into a new buffer (*owned): short at
  * its end, or where a read failed (the reader meets that failure itself
  * when it reads on from there). */
-static const uint8_t *read_spool(const pinflate *p, uint64_t off, size_t *len, uint8_t **owned)
+static const uint8_t *read_spool(const pinflate *p, uint64_t off, size_t *len, uint8_t *b)
 {
-    uint8_t *b = *owned = malloc(*len ? *len : 1);
-    if (!b)
-        return NULL;
     ssize_t k = spool_pread(p->spool, b, *len, off);
     *len = k > 0 ? (size_t)k : 0;
     return b;
 }
 
 /* Compressed bytes [off, off + len) of the source, clipped to its end: a
- * pointer into memory, or a buffer read with pread (*owned set) on the
- * calling thread (not io_pread, which fans out: the workers already do). */
-static const uint8_t *read_span(const pinflate *p, uint64_t off, size_t *len, uint8_t **owned)
+ * pointer into memory, or read into b (room for *len bytes; a file with
+ * pread on the calling thread, not io_pread, which fans out: the workers
+ * already do). */
+static const uint8_t *read_into(const pinflate *p, uint64_t off, size_t *len, uint8_t *b)
 {
-    *owned = NULL;
     if (p->spool)
-        return read_spool(p, off, len, owned);
+        return read_spool(p, off, len, b);
     if (off > p->src_len)
         off = p->src_len;
     if (*len > p->src_len - off)
         *len = (size_t)(p->src_len - off);
     if (p->fd < 0)
         return p->mem + off;
-    uint8_t *b = malloc(*len ? *len : 1);
-    if (!b)
-        return NULL;
     size_t got = 0;
     while (got < *len) {
         ssize_t k = pread(p->fd, b + got, *len - got, (off_t)(off + got));
@@ -203,8 +226,33 @@ static const uint8_t *read_span(const pinflate *p, uint64_t off, size_t *len, ui
         got += (size_t)k;
     }
     *len = got; /* a read error or a shrunk file ends the span early */
-    *owned = b;
     return b;
+}
+
+/* read_into a new buffer (*owned, NULL for memory), or NULL out of memory. */
+static const uint8_t *read_span(const pinflate *p, uint64_t off, size_t *len, uint8_t **owned)
+{
+    *owned = p->fd >= 0 || p->spool ? malloc(*len ? *len : 1) : NULL;
+    if (!*owned && (p->fd >= 0 || p->spool))
+        return NULL;
+    return read_into(p, off, len, *owned);
+}
+
+/* Memory for a buffer of `bytes` (a power of two from 64 KiB): from
+ * HUGE_PAGE on, aligned to it and advised into transparent huge pages, so
+ * that it is faulted in 2 MiB at a time: a fresh 4 KiB page costs tens of
+ * microseconds on some VMs, more than decoding it. Freed with free(). */
+static void *buf_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes < HUGE_PAGE)
+        return malloc(bytes);
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: small pages where refused */
+#endif
+    return p;
 }
 
 /* Makes room for `need` output elements of `size` bytes in *buf (*cap
@@ -217,16 +265,23 @@ static int grow(void **buf, size_t *cap, size_t need, size_t size)
         c *= 2;
     if (c * size > GROW_MAX)
         return -1;
-    void *n = realloc(*buf, c * size);
+    if (*buf && c == *cap)
+        return 0;
+    void *n = buf_alloc(c * size);
     if (!n)
         return -1;
+    if (*buf) {
+        memcpy(n, *buf, *cap * size);
+        free(*buf);
+    }
     *buf = n;
     *cap = c;
     return 0;
 }
 
 /* Room for `need` elements of `size` bytes in *buf (*cap elements): where
- * *buf is NULL, the smallest spare that holds them, else grow's. */
+ * *buf is NULL, the smallest spare that holds them and is not over four
+ * times as large (a span does not take a chunk's buffer), else grow's. */
 static int room(pinflate *p, void **buf, size_t *cap, size_t need, size_t size)
 {
     int best = -1;
@@ -234,7 +289,7 @@ static int room(pinflate *p, void **buf, size_t *cap, size_t need, size_t size)
         return grow(buf, cap, need, size);
     pthread_mutex_lock(&p->lock);
     for (int i = 0; i < p->nspare; i++)
-        if (p->spare[i].bytes >= need * size &&
+        if (p->spare[i].bytes >= need * size && p->spare[i].bytes / 4 <= need * size &&
             (best < 0 || p->spare[i].bytes < p->spare[best].bytes))
             best = i;
     if (best >= 0) {
@@ -246,49 +301,98 @@ static int room(pinflate *p, void **buf, size_t *cap, size_t need, size_t size)
     return best >= 0 ? 0 : grow(buf, cap, need, size);
 }
 
+/* Decoded bytes a chunk aims at with p's threads (TARGET_OUT_PER_THREAD). */
+static uint64_t target_out(const pinflate *p)
+{
+    uint64_t t = TARGET_OUT_PER_THREAD * (uint64_t)p->nthreads;
+    return t < TARGET_OUT_MIN ? TARGET_OUT_MIN : t > TARGET_OUT_MAX ? TARGET_OUT_MAX : t;
+}
+
+/* The output past which a chunk's decode stops at the next block boundary:
+ * half as much again as its target, or the blocks' mean output, at most
+ * OUT_LIMIT. A chunk whose compressed range decodes to far more (the
+ * stream's first, sized before the ratio is known; one of long blocks) is
+ * cut short, the rest of its range decoded in order after it, so that the
+ * chunks in flight hold little memory: fresh pages are dear. Read without
+ * the lock: a stale mean only moves the limit. */
+static size_t out_limit(const pinflate *p)
+{
+    uint64_t t = target_out(p) * 3 / 2, blocks = p->blocks_done;
+    if (blocks && p->out_done / blocks > t)
+        t = p->out_done / blocks;
+    return (size_t)(t < OUT_LIMIT ? t : OUT_LIMIT);
+}
+
 /* A compressed span for decoding from bit `from` to past bit `to`, which
  * can be widened (span_widen) when a block runs past its end. */
 typedef struct {
-    const pinflate *p;
+    pinflate *p;
     uint64_t off;
     const uint8_t *data;
     size_t len;
-    uint8_t *owned;
+    uint8_t *owned; /* a spare buffer of `cap` bytes holding data, or NULL (memory) */
+    size_t cap;
 } span;
 
-/* Reads the span from the byte holding `from` to OVERSHOOT past `to`. */
-static int span_open(span *s, const pinflate *p, uint64_t from, uint64_t to)
+/* Reads the span's bytes [off, off + len): a file's or a pipe's into a
+ * buffer kept for reuse, memory's as a pointer into it; 0, or -1 out of
+ * memory. */
+static int span_read(span *s, size_t len)
 {
-    s->p = p;
-    s->off = from / 8;
-    s->len = (size_t)(to / 8 - s->off) + OVERSHOOT;
-    s->data = read_span(p, s->off, &s->len, &s->owned);
-    return s->data ? 0 : -1;
+    const pinflate *p = s->p;
+    uint8_t *b = NULL;
+    size_t cap = 0;
+    if ((p->fd >= 0 || p->spool) && room(s->p, (void **)&b, &cap, len ? len : 1, 1) < 0)
+        return -1;
+    const uint8_t *d = read_into(p, s->off, &len, b);
+    spare_give(s->p, s->owned, s->cap);
+    s->data = d;
+    s->len = len;
+    s->owned = b;
+    s->cap = cap;
+    return 0;
+}
+
+/* Bytes read past a chunk's range at first, for the block it ends in: one
+ * and a half mean blocks, within [OVERSHOOT_MIN, OVERSHOOT] (OVERSHOOT
+ * before a block is seen); a longer block widens the span. */
+static size_t overshoot(const pinflate *p)
+{
+    uint64_t blocks = p->blocks_done;
+    if (!blocks)
+        return OVERSHOOT;
+    uint64_t b = p->in_done / 8 / blocks * 3 / 2;
+    return b < OVERSHOOT_MIN ? OVERSHOOT_MIN : b > OVERSHOOT ? OVERSHOOT : (size_t)b;
+}
+
+/* Reads the span from the byte holding `from` to overshoot() past `to`. */
+static int span_open(span *s, pinflate *p, uint64_t from, uint64_t to)
+{
+    *s = (span){.p = p, .off = from / 8};
+    return span_read(s, (size_t)(to / 8 - s->off) + overshoot(p));
 }
 
 /* Doubles the span's length; 0, or -1 when it already reaches the end or
  * GROW_MAX bytes (a block that long is left to zlib). */
 static int span_widen(span *s)
 {
-    size_t len = s->len * 2;
-    if (s->off + s->len >= src_size(s->p) || len > GROW_MAX)
+    size_t len = s->len * 2, was = s->len;
+    if (s->off + s->len >= src_size(s->p) || len > GROW_MAX || span_read(s, len) < 0)
         return -1;
-    uint8_t *owned;
-    const uint8_t *d = read_span(s->p, s->off, &len, &owned);
-    if (!d || len <= s->len) {
-        free(owned);
-        return -1;
-    }
-    free(s->owned);
-    s->data = d;
-    s->len = len;
-    s->owned = owned;
-    return 0;
+    return s->len > was ? 0 : -1;
+}
+
+/* Gives the span's buffer back for reuse. */
+static void span_close(span *s)
+{
+    spare_give(s->p, s->owned, s->cap);
+    s->owned = NULL;
 }
 
 /* Decodes bytes with j (its out inside c->buf at out_off) until it stops at
- * a boundary, growing c's buffer and the span as needed. Returns the
- * inflate result. */
+ * a boundary, widening the span as needed; where the next block does not
+ * fit, it stops there (INFLATE_STOP) once j has half its output limit, else
+ * grows c's buffer. Returns the inflate result. */
 static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
 {
     for (;;) {
@@ -297,6 +401,9 @@ static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
         j->out = c->buf + out_off;
         j->out_cap = c->cap - out_off;
         int r = inflate_decode_bytes(j);
+        c->blocks += j->blocks;
+        if (r == INFLATE_NEED_OUTPUT && j->out_len >= j->out_limit / 2)
+            return INFLATE_STOP; /* the chunk ends: the rest of its range comes after it */
         if (r == INFLATE_NEED_OUTPUT) {
             if (grow((void **)&c->buf, &c->cap, c->cap + 1, 1) < 0)
                 return INFLATE_ERROR;
@@ -347,17 +454,18 @@ static size_t history_at(const chunk *c, size_t at, size_t most)
     return since < most ? since : most;
 }
 
-/* The room to give the bytes that `bits` compressed bits decode to: the
- * ratio seen so far and an eighth more (4 to 1 before one is known), at
- * most OUT_LIMIT and a block's worth past it, so that the buffer seldom
- * grows (each growth copies it). Read without the lock: a stale ratio
- * only makes the guess worse. */
+/* The room to give the bytes that `bits` compressed bits decode to: once
+ * the ratio is known, out_limit and a block's worth past it, one size for
+ * every chunk of the stream, so that a spare buffer fits any of them and
+ * seldom grows (each growth copies it); before, 4 to 1 and an eighth more,
+ * at most that. Read without the lock. */
 static size_t out_estimate(const pinflate *p, uint64_t bits)
 {
-    uint64_t in = p->in_done, out = p->out_done;
-    uint64_t est = in >= 8 * MIN_CHUNK && out ? (uint64_t)((double)bits * out / in) : bits / 2;
+    uint64_t most = out_limit(p) + OVERSHOOT, est = bits / 2;
     est += est / 8 + INFLATE_WINDOW;
-    return est < OUT_LIMIT + OVERSHOOT ? (size_t)est : OUT_LIMIT + OVERSHOOT;
+    return p->in_done >= 8 * MIN_CHUNK && p->out_done ? (size_t)most
+           : est < most                              ? (size_t)est
+                                                     : (size_t)most;
 }
 
 /* Decodes chunk c from its known start with its window into bytes. */
@@ -375,8 +483,9 @@ static void decode_known(pinflate *p, chunk *c)
     uint64_t base = s.off * 8;
     /* At least one block, even where the range is already passed. */
     uint64_t stop = c->to > c->start ? c->to : c->start + 1;
-    inflate_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = OUT_LIMIT,
+    inflate_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = out_limit(p),
                  .history = c->wvalid};
+    c->blocks = 0;
     members_on(p, &j, c);
     c->status = run_bytes(c, &s, &j, INFLATE_WINDOW);
     c->out = c->buf + INFLATE_WINDOW;
@@ -384,7 +493,7 @@ static void decode_known(pinflate *p, chunk *c)
     c->end = j.bit + base;
     members_found(c, &j, 0, base);
 out:
-    free(s.owned);
+    span_close(&s);
 }
 
 /* Decodes chunk c speculatively from a block start found at `bit` of span
@@ -395,7 +504,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     uint64_t base = s->off * 8;
     if (room(p, (void **)&c->sym, &c->sym_cap, out_estimate(p, c->to - c->from), 2) < 0)
         return INFLATE_ERROR;
-    inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = OUT_LIMIT};
+    inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = out_limit(p)};
     members_on(p, &j, c);
     int r;
     for (;;) {
@@ -404,6 +513,11 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
         j.out = c->sym;
         j.out_cap = c->sym_cap;
         r = inflate_decode_symbols(&j);
+        c->blocks += j.blocks;
+        if (r == INFLATE_NEED_OUTPUT && j.out_len >= j.out_limit / 2) {
+            r = INFLATE_STOP; /* as run_bytes does */
+            break;
+        }
         if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &c->sym_cap, c->sym_cap + 1, 2) == 0)
             continue;
         if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
@@ -418,11 +532,12 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     /* The last INFLATE_WINDOW symbols are bytes: they are the history of the
      * byte decoder that takes over. */
     c->cap = 0;
-    if (room(p, (void **)&c->buf, &c->cap, c->nsym * 2, 1) < 0)
+    size_t est = out_estimate(p, c->to - c->from);
+    if (room(p, (void **)&c->buf, &c->cap, est > c->nsym * 2 ? est : c->nsym * 2, 1) < 0)
         return INFLATE_ERROR;
     for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
         c->buf[i] = (uint8_t)c->sym[i];
-    inflate_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = OUT_LIMIT - c->nsym,
+    inflate_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = j.out_limit - c->nsym,
                  .history = history_at(c, c->nsym, INFLATE_WINDOW)};
     members_on(p, &b, c);
     r = run_bytes(c, s, &b, c->nsym);
@@ -453,6 +568,7 @@ static void decode_spec(pinflate *p, chunk *c)
         if (fallback)
             bit = early_final;
         c->nsym = c->nout = c->nends = 0;
+        c->blocks = 0;
         int r = decode_guess(p, c, &s, bit);
         int early = r == INFLATE_END && !fallback &&
                     src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
@@ -463,25 +579,20 @@ static void decode_spec(pinflate *p, chunk *c)
             c->start = bit + base;
             c->status = r;
             c->out = c->buf;
-            if (!c->buf) { /* all symbols: bytes come when they are replaced */
-                c->cap = 0;
-                if (room(p, (void **)&c->buf, &c->cap, c->nsym, 1) < 0) {
-                    c->start = NONE;
-                    c->status = INFLATE_ERROR;
-                    break;
-                }
-                c->out = c->buf;
+            if (!c->buf) { /* all symbols: replaced by their bytes in place */
+                c->out = (uint8_t *)c->sym;
                 c->nout = c->nsym;
             }
             break;
         }
-        free(c->buf);
+        spare_give(p, c->buf, c->cap); /* a false start: its buffer serves the next */
         c->buf = NULL;
+        c->cap = 0;
         if (fallback)
             break;
         from = bit + 1;
     }
-    free(s.owned);
+    span_close(&s);
 }
 
 /* Moves the window past chunk c's bytes (markers taken from the window),
@@ -698,6 +809,7 @@ static void advance(pinflate *p)
                 c->sym = NULL;
                 c->cap = c->sym_cap = 0;
                 c->nsym = c->nout = c->nends = 0;
+                c->blocks = 0;
                 c->known = 1;
                 c->start = p->pos;
                 p->n_redone++;
@@ -736,6 +848,7 @@ static void advance(pinflate *p)
         p->n_accepted++;
         p->in_done += c->end - c->start;
         p->out_done += c->nout;
+        p->blocks_done += (uint64_t)c->blocks;
         p->pos = c->end;
         if (p->spool)
             release_read(p);
@@ -752,13 +865,6 @@ static void advance(pinflate *p)
     }
 }
 
-/* Decoded bytes a chunk aims at with p's threads (TARGET_OUT_PER_THREAD). */
-static uint64_t target_out(const pinflate *p)
-{
-    uint64_t t = TARGET_OUT_PER_THREAD * (uint64_t)p->nthreads;
-    return t < TARGET_OUT_MIN ? TARGET_OUT_MIN : t > TARGET_OUT_MAX ? TARGET_OUT_MAX : t;
-}
-
 /* Compressed bytes for the next chunk, from the ratio seen so far. */
 static uint64_t chunk_bytes(const pinflate *p)
 {
@@ -767,6 +873,8 @@ static uint64_t chunk_bytes(const pinflate *p)
     if (p->out_done == 0 || p->in_done < 8 * MIN_CHUNK)
         return FIRST_CHUNK;
     uint64_t bytes = target_out(p) * (p->in_done / 8) / p->out_done;
+    if (p->blocks_done && bytes < p->in_done / 8 / p->blocks_done * 2)
+        bytes = p->in_done / 8 / p->blocks_done * 2; /* two blocks: a start to find */
     return bytes < MIN_CHUNK ? MIN_CHUNK : bytes > MAX_CHUNK ? MAX_CHUNK : bytes;
 }
 
@@ -828,11 +936,11 @@ static int resolve(pinflate *p, chunk *c)
     int rc = 0;
     if (c->nsym) {
         rc = inflate_resolve(c->out, c->sym, c->nsym, c->window, c->wvalid);
-        pthread_mutex_lock(&p->lock);
-        spare_put(p, c->sym, c->sym_cap * 2);
-        pthread_mutex_unlock(&p->lock);
-        c->sym = NULL;
-        c->sym_cap = 0;
+        if (c->out != (uint8_t *)c->sym) { /* else the bytes are in it */
+            spare_give(p, c->sym, c->sym_cap * 2);
+            c->sym = NULL;
+            c->sym_cap = 0;
+        }
     }
     size_t from = 0;
     for (size_t k = 0; k < c->nends; k++) {
@@ -918,7 +1026,11 @@ int pinflate_create(pinflate **out, int threads, uint64_t chunk_bytes)
     if (threads < 1)
         threads = 1;
     p->threads = calloc((size_t)threads, sizeof *p->threads);
-    if (!p->threads) {
+    p->spares = SPARES_PER_THREAD * threads + 6; /* every chunk's two buffers and span */
+    p->spare = calloc((size_t)p->spares, sizeof *p->spare);
+    if (!p->threads || !p->spare) {
+        free(p->threads);
+        free(p->spare);
         free(p);
         return IO_ERR_NOMEM;
     }
@@ -968,6 +1080,7 @@ void pinflate_destroy(pinflate *p)
     pthread_cond_destroy(&p->done);
     while (p->nspare)
         free(p->spare[--p->nspare].ptr);
+    free(p->spare);
     free(p->threads);
     free(p);
 }
@@ -1005,7 +1118,7 @@ static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t s
     p->pos = p->next_from = p->out_pos = start * 8;
     p->ended = p->failed = 0;
     p->end_bit = 0;
-    p->in_done = p->out_done = 0;
+    p->in_done = p->out_done = p->blocks_done = 0;
     p->win_valid = 0;
     p->crc = (uint32_t)crc32(0, NULL, 0);
     p->len = 0;

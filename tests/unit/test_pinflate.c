@@ -499,6 +499,67 @@ static void test_plan(void)
     free(data);
 }
 
+/* Boundaries between the chunks handed out: their source bits and lengths. */
+typedef struct {
+    uint64_t len[4096];
+    size_t n;
+} bounds;
+
+/* pinflate_on_boundary's hook: records the length before the boundary. */
+static void bound_seen(void *ctx, uint64_t bit, uint64_t len)
+{
+    bounds *b = ctx;
+    (void)bit;
+    if (b->n < 4096)
+        b->len[b->n++] = len;
+}
+
+/* Chunk sizes on data that compresses 50 to 1: no chunk, the first (sized
+ * before the ratio is known) included, decodes to more than its limit
+ * (1.5 MiB on 2 threads, or the blocks' mean output) and a block, so the
+ * chunks in flight hold little memory. */
+static void test_chunk_bounds(void)
+{
+    size_t n = 32u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill(data, n, K_RUNS);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    /* the longest block's output, from a decode stopped at every boundary */
+    inflate_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out,
+                     .out_cap = n};
+    size_t block_max = 0, last = 0;
+    while (inflate_decode_bytes(&j) == INFLATE_STOP) {
+        block_max = j.out_len - last > block_max ? j.out_len - last : block_max;
+        last = j.out_len;
+        j.stop_bit = j.bit + 1;
+    }
+    block_max = n - last > block_max ? n - last : block_max;
+    for (int plan = 0; plan < 3; plan++) {
+        pinflate *p;
+        CHECK(pinflate_create(&p, 2, 0) == 0);
+        pinflate_plan(p, (enum pinflate_plan)plan);
+        bounds b = {.n = 0};
+        pinflate_on_boundary(p, bound_seen, &b);
+        size_t got;
+        uint64_t end;
+        uint32_t crc;
+        int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
+        CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0, "plan %d: r %d", plan, r);
+        uint64_t most = 0;
+        for (size_t i = 0; i < b.n; i++)
+            if (b.len[i] - (i ? b.len[i - 1] : 0) > most)
+                most = b.len[i] - (i ? b.len[i - 1] : 0);
+        CHECKF(b.n > 8 && most <= (3u << 19) + 2 * block_max,
+               "plan %d: %zu chunks, the largest %llu bytes (blocks up to %zu)", plan, b.n,
+               (unsigned long long)most, block_max);
+        pinflate_destroy(p);
+    }
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* The order taking over: on text, AUTO on 2 threads decodes in order with
  * one speculative chunk ahead, whose speculation costs about three
  * in-order chunks. With both threads on one CPU the speculative chunk is
@@ -574,6 +635,10 @@ static void test_markers(void)
                    "markers from bit %llu: r %d markers %d", (unsigned long long)j.bit, r, markers);
             /* a window shorter than the markers need is refused */
             CHECK(inflate_resolve(res, sym, s.out_len, out + j.out_len - INFLATE_WINDOW, 0) == -1);
+            /* in place, over the symbols' own memory: the same bytes */
+            CHECK(inflate_resolve((uint8_t *)sym, sym, s.out_len, out + j.out_len - INFLATE_WINDOW,
+                                  INFLATE_WINDOW) == 0 &&
+                  memcmp(sym, data + j.out_len, s.out_len) == 0);
             free(res);
             free(sym);
             found++;
@@ -843,6 +908,7 @@ int main(void)
     RUN(test_copies);
     RUN(test_plan);
     RUN(test_plan_late);
+    RUN(test_chunk_bounds);
     RUN(test_finder);
     RUN(test_damage);
     RUN(test_false_final);
