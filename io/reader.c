@@ -30,6 +30,7 @@
 #include "reader.h"
 
 #include "crc.h"
+#include "hugemem.h"
 #include "par.h"
 #include "pread.h"
 #include "source.h"
@@ -132,7 +133,7 @@ static int open_file(io_reader *r, const char *path, io_status *st)
         r->mtime_s = (int64_t)sb.st_mtim.tv_sec;
         r->mtime_ns = (uint32_t)sb.st_mtim.tv_nsec;
     }
-    r->inbuf = malloc(IN_BLOCK);
+    r->inbuf = hugemem_alloc(IN_BLOCK);
     if (!r->inbuf)
         return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     r->in_next = r->inbuf;
@@ -541,7 +542,7 @@ static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_window *w)
 {
     if (!r->inbuf || r->file_size < 0 || r->in_eof)
         return 0;
-    if (!r->inbuf2 && !(r->inbuf2 = malloc(IN_BLOCK)))
+    if (!r->inbuf2 && !(r->inbuf2 = hugemem_alloc(IN_BLOCK)))
         return 0;
     *w = (bgzf_window){.dst = r->inbuf2, .src = r->in_next + pos, .keep = r->in_avail - pos,
                        .want = IN_BLOCK - (r->in_avail - pos), .fd = r->fd,
@@ -1076,7 +1077,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st
 {
     io_reader *unused, *r = reader_new(&unused, NULL);
     int rc = IO_ERR_NOMEM;
-    if (!r || !(r->inbuf = malloc(IN_BLOCK))) {
+    if (!r || !(r->inbuf = hugemem_alloc(IN_BLOCK))) {
         io_fail(st, rc, "%s", "out of memory");
         goto out_close;
     }

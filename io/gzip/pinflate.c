@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -19,6 +18,7 @@
 #include "gzip_header.h"
 #include "inflate.h"
 #include "io/crc.h"
+#include "io/hugemem.h"
 #include "io/status.h"
 #include "ptx/inflate_stream.h"
 
@@ -42,7 +42,6 @@
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
-#define HUGE_PAGE ((size_t)2 << 20)        /* a transparent huge page */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -238,23 +237,6 @@ static const uint8_t *read_span(const pinflate *p, uint64_t off, size_t *len, ui
     return read_into(p, off, len, *owned);
 }
 
-/* Memory for a buffer of `bytes` (a power of two from 64 KiB): from
- * HUGE_PAGE on, aligned to it and advised into transparent huge pages, so
- * that it is faulted in 2 MiB at a time: a fresh 4 KiB page costs tens of
- * microseconds on some VMs, more than decoding it. Freed with free(). */
-static void *buf_alloc(size_t bytes)
-{
-    void *p = NULL;
-    if (bytes < HUGE_PAGE)
-        return malloc(bytes);
-    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: small pages where refused */
-#endif
-    return p;
-}
-
 /* Makes room for `need` output elements of `size` bytes in *buf (*cap
  * elements now). Refuses past GROW_MAX bytes: a block that decodes to more
  * (no encoder we know writes one) is left to zlib, whose memory is bounded. */
@@ -267,7 +249,7 @@ static int grow(void **buf, size_t *cap, size_t need, size_t size)
         return -1;
     if (*buf && c == *cap)
         return 0;
-    void *n = buf_alloc(c * size);
+    void *n = hugemem_alloc(c * size);
     if (!n)
         return -1;
     if (*buf) {

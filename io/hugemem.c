@@ -1,0 +1,20 @@
+/* hugemem.c - large buffers in transparent huge pages (see hugemem.h). */
+#define _DEFAULT_SOURCE
+#include "hugemem.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+/* Memory for a buffer, in huge pages where it is large (see hugemem.h). */
+void *hugemem_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes < HUGEMEM_PAGE)
+        return malloc(bytes);
+    if (posix_memalign(&p, HUGEMEM_PAGE, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only */
+#endif
+    return p;
+}
