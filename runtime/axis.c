@@ -1213,14 +1213,16 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
 /* Defines NAME_fused: the parts of AX_COLS columns of one block unit of
  * `rows` rows at x (row stride C), extrema indices from j0, in one pass
  * down the rows with every accumulator in registers: sums and squares from
- * -0.0 in row order (a skipped NaN adds -0.0), extrema as AX_EXT32_BLOCK
- * (EXT 32: keys of 32 bits with the row packed below them, so a NaN's
- * packed key is 0 for the minimum and 0xffffffff for the maximum) or
- * AX_EXT64_BLOCK (EXT 64), the variance by the element step from the
- * empty accumulator (without skipnan the first row sets the shifts). */
+ * -0.0 in row order (a skipped NaN adds -0.0); extrema of EXT 32 (keys of
+ * 32 bits) as AX_EXT32_BLOCK, the row packed below the key (a NaN's key 0
+ * for the minimum and 0xffffffff for the maximum, which no other element's
+ * reaches, so the key is known without the element), of EXT 64 as
+ * AX_EXT64_BLOCK; the variance by
+ * the element step from the empty accumulator (without skipnan the first
+ * row sets the shifts). WE, WV, SKIP: constants where it is inlined. */
 #define AX_FUSED_BLOCK(NAME, T, TO_DOUBLE, ISNAN, KEY, EXT)                                  \
-    AX_INLINE void NAME##_fused(const T *x, size_t rows, size_t C, uint64_t j0, int wm,     \
-                                int we, int wv, int skip, ax_lanes *o)                      \
+    AX_INLINE void NAME##_fused(const T *x, size_t rows, size_t C, uint64_t j0, int we,     \
+                                int wv, int skip, ax_lanes *o)                              \
     {                                                                                       \
         double sa[AX_COLS], sq[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];             \
         uint64_t kept[AX_COLS], vn[AX_COLS], lo[AX_COLS], hi[AX_COLS], rl[AX_COLS],         \
@@ -1242,11 +1244,10 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
                 T v = e[c];                                                                 \
                 double d = TO_DOUBLE(v);                                                    \
                 int nan = ISNAN(v), keep = !(skip && nan);                                  \
-                if (wm) {                                                                   \
-                    sa[c] = rd_add(sa[c], keep ? d : -0.0);                                 \
-                    sq[c] = rd_add(sq[c], keep ? d * d : -0.0);                             \
+                sa[c] = rd_add(sa[c], keep ? d : -0.0);                                     \
+                sq[c] = rd_add(sq[c], keep ? d * d : -0.0);                                 \
+                if (skip)                                                                   \
                     kept[c] += (uint64_t)keep;                                              \
-                }                                                                           \
                 if (we && EXT == 32) {                                                      \
                     uint64_t k = KEY(v);                                                    \
                     uint64_t a = ((nan ? 0 : k) << 32) | r;                                 \
@@ -1278,10 +1279,10 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
                     vn[c] += (uint64_t)keep;                                                \
                 }                                                                           \
             }                                                                               \
-        for (size_t c = 0; wm && c < AX_COLS; c++) {                                        \
+        for (size_t c = 0; c < AX_COLS; c++) {                                              \
             o->sum[c] = sa[c];                                                              \
             o->sq[c] = sq[c];                                                               \
-            o->cnt[c] = kept[c];                                                            \
+            o->cnt[c] = skip ? kept[c] : rows;                                              \
         }                                                                                   \
         for (size_t c = 0; we && EXT == 32 && c < AX_COLS; c++) {                           \
             int has_lo = lo[c] != ~(uint64_t)0, has_hi = hi[c] != 0;                        \
@@ -1370,8 +1371,8 @@ static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lan
                         px = pad;                                                           \
                         stride = AX_COLS;                                                   \
                     }                                                                       \
-                    NAME##_fused(px, rows, stride, (leaf0 + k) * RD_AXIS_BLOCK, wm, we, wv, \
-                                 skip, &st[top]);                                           \
+                    NAME##_fused(px, rows, stride, (leaf0 + k) * RD_AXIS_BLOCK, we, wv, skip,   \
+                                 &st[top]);                                                 \
                     for (uint64_t c = k; c & 1; c >>= 1) {                                  \
                         top--;                                                              \
                         ax_lanes_merge(&st[top], &st[top + 1], wm, we, wv);                 \
@@ -1388,25 +1389,19 @@ AX_FLOAT_ENTRIES(ax_block_f16, uint16_t)
 AX_FLOAT_ENTRIES(ax_block_bf16, uint16_t)
 AX_FLOAT_ENTRIES(ax_block_f64, double)
 
-/* Calls FN with the flags wm, we, wv, skip as constants (each combination
- * its own copy of the loops, no tests inside them). */
+/* Calls FN with the flags we, wv, skip as constants (each combination its
+ * own copy of the loops, no tests inside them; the sums and squares are
+ * always computed, wm says whether they are merged and stored). */
 #define AX_WITH_FLAGS(FN, wm, we, wv, skip, ...)                                             \
-    switch ((wm) | (we) << 1 | (wv) << 2 | (skip) << 3) {                                   \
-    case 1: FN(__VA_ARGS__, 1, 0, 0, 0, out); break;                                        \
-    case 2: FN(__VA_ARGS__, 0, 1, 0, 0, out); break;                                        \
-    case 3: FN(__VA_ARGS__, 1, 1, 0, 0, out); break;                                        \
-    case 4: FN(__VA_ARGS__, 0, 0, 1, 0, out); break;                                        \
-    case 5: FN(__VA_ARGS__, 1, 0, 1, 0, out); break;                                        \
-    case 6: FN(__VA_ARGS__, 0, 1, 1, 0, out); break;                                        \
-    case 7: FN(__VA_ARGS__, 1, 1, 1, 0, out); break;                                        \
-    case 9: FN(__VA_ARGS__, 1, 0, 0, 1, out); break;                                        \
-    case 10: FN(__VA_ARGS__, 0, 1, 0, 1, out); break;                                       \
-    case 11: FN(__VA_ARGS__, 1, 1, 0, 1, out); break;                                       \
-    case 12: FN(__VA_ARGS__, 0, 0, 1, 1, out); break;                                       \
-    case 13: FN(__VA_ARGS__, 1, 0, 1, 1, out); break;                                       \
-    case 14: FN(__VA_ARGS__, 0, 1, 1, 1, out); break;                                       \
-    case 15: FN(__VA_ARGS__, 1, 1, 1, 1, out); break;                                       \
-    default: break;                                                                         \
+    switch ((we) | (wv) << 1 | (skip) << 2) {                                               \
+    case 0: FN(__VA_ARGS__, wm, 0, 0, 0, out); break;                                   \
+    case 1: FN(__VA_ARGS__, wm, 1, 0, 0, out); break;                                   \
+    case 2: FN(__VA_ARGS__, wm, 0, 1, 0, out); break;                                   \
+    case 3: FN(__VA_ARGS__, wm, 1, 1, 0, out); break;                                   \
+    case 4: FN(__VA_ARGS__, wm, 0, 0, 1, out); break;                                   \
+    case 5: FN(__VA_ARGS__, wm, 1, 0, 1, out); break;                                   \
+    case 6: FN(__VA_ARGS__, wm, 0, 1, 1, out); break;                                   \
+    default: FN(__VA_ARGS__, wm, 1, 1, 1, out); break;                                  \
     }
 
 /* The block entries of a float plan by the one-pass lane code; 0 where the
@@ -1418,10 +1413,18 @@ AX_INLINE int ax_float_entries(const ax_plan *p, const ax_layout *l, const void 
         return 0;
     int wm = l->use_m, we = l->use_e, wv = l->use_v, sk = p->skipnan;
     switch (p->dtype) {
-    case DT_F32: AX_WITH_FLAGS(ax_block_f32_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at) return 1;
-    case DT_F64: AX_WITH_FLAGS(ax_block_f64_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at) return 1;
-    case DT_F16: AX_WITH_FLAGS(ax_block_f16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at) return 1;
-    case DT_BF16: AX_WITH_FLAGS(ax_block_bf16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at) return 1;
+    case DT_F32:
+        AX_WITH_FLAGS(ax_block_f32_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    case DT_F64:
+        AX_WITH_FLAGS(ax_block_f64_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    case DT_F16:
+        AX_WITH_FLAGS(ax_block_f16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    case DT_BF16:
+        AX_WITH_FLAGS(ax_block_bf16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
     default: return 0;
     }
 }
