@@ -878,7 +878,8 @@ RD_CPU_INLINE rd_var rd_cpu_var_warps(vl_ref s)
  * sub-tile's row of RD_LANES vectors puts element j into accumulator j
  * (lane j / V, position j % V), so its accumulators are columns. A full
  * sub-tile without skipnan takes its first row as the shifts and then adds
- * every row (d = x - k, from the first row on, as rd_var_step does); with
+ * every row (d = x - k, from the first row on, as rd_var_step does), 64
+ * bytes of columns at a time with their sums in registers; with
  * skipnan each element is selected without branches (a skipped one adds
  * +0.0, which leaves the +0.0-started sums as they are); the rest of a
  * partial sub-tile goes element by element. Then the lanes' trees, the
@@ -887,24 +888,35 @@ RD_CPU_INLINE rd_var rd_cpu_var_warps(vl_ref s)
     RD_CPU_INLINE rd_var NAME##_sub(const T *p, size_t m, int skipnan)                     \
     {                                                                                       \
         enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)) };                \
+        enum { COLS = RD_CPU_COLS(sizeof(T)) };                                             \
         double k[ROW], s1[ROW], s2[ROW];                                                    \
         uint64_t cnt[ROW];                                                                  \
-        for (size_t j = 0; j < ROW; j++) {                                                  \
-            k[j] = s1[j] = s2[j] = 0.0;                                                     \
-            cnt[j] = 0;                                                                     \
-        }                                                                                   \
         size_t rows = m / ROW, o = 0;                                                       \
+        if (!rows || skipnan)                                                               \
+            for (size_t j = 0; j < ROW; j++) {                                              \
+                k[j] = s1[j] = s2[j] = 0.0;                                                 \
+                cnt[j] = 0;                                                                 \
+            }                                                                               \
         if (rows && !skipnan) {                                                             \
-            for (size_t j = 0; j < ROW; j++)                                                \
-                k[j] = TO_DOUBLE(p[j]);                                                     \
-            for (size_t r = 0; r < rows; r++)                                               \
-                for (size_t j = 0; j < ROW; j++) {                                          \
-                    double d = TO_DOUBLE(p[r * ROW + j]) - k[j];                            \
-                    s1[j] = rd_add(s1[j], d);                                               \
-                    s2[j] = rd_add(s2[j], d * d);                                           \
+            for (size_t c0 = 0; c0 < ROW; c0 += COLS) {                                     \
+                double kc[COLS], a1[COLS], a2[COLS];                                        \
+                for (size_t j = 0; j < COLS; j++) {                                         \
+                    kc[j] = TO_DOUBLE(p[c0 + j]);                                           \
+                    a1[j] = a2[j] = 0.0;                                                    \
                 }                                                                           \
-            for (size_t j = 0; j < ROW; j++)                                                \
-                cnt[j] = rows;                                                              \
+                for (size_t r = 0; r < rows; r++)                                           \
+                    for (size_t j = 0; j < COLS; j++) {                                     \
+                        double d = TO_DOUBLE(p[r * ROW + c0 + j]) - kc[j];                  \
+                        a1[j] = rd_add(a1[j], d);                                           \
+                        a2[j] = rd_add(a2[j], d * d);                                       \
+                    }                                                                       \
+                for (size_t j = 0; j < COLS; j++) {                                         \
+                    k[c0 + j] = kc[j];                                                      \
+                    s1[c0 + j] = a1[j];                                                     \
+                    s2[c0 + j] = a2[j];                                                     \
+                    cnt[c0 + j] = rows;                                                     \
+                }                                                                           \
+            }                                                                               \
             o = rows * ROW;                                                                 \
         } else if (rows) {                                                                  \
             for (size_t r = 0; r < rows; r++)                                               \

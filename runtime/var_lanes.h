@@ -117,11 +117,17 @@ VL_INLINE void vl_merge_lane(uint64_t *an, double *ak, double *as1h, double *as1
 /* a[ia + i] = rd_var_merge(a[ia + i], b[ib + i]) for i < m (m a constant
  * where it is inlined; the two ranges disjoint or the same arrays apart):
  * VL_W lanes at a time through local copies, so that the loops have a
- * constant trip count and no stores alias their loads. */
+ * constant trip count and no stores alias their loads; lanes whose b
+ * partials are all empty are left as they are. */
 VL_INLINE void vl_merge(vl_ref a, size_t ia, vl_ref b, size_t ib, size_t m)
 {
     for (size_t o = 0; o < m; o += VL_W) {
         size_t w = m - o < VL_W ? m - o : VL_W;
+        uint64_t any = 0; /* b's partials all empty: a stays, as rd_var_merge returns it */
+        for (size_t i = 0; i < w; i++)
+            any |= b.n[ib + o + i];
+        if (!any)
+            continue;
         uint64_t an[VL_W], bn[VL_W];
         double ak[VL_W], a1h[VL_W], a1l[VL_W], a2h[VL_W], a2l[VL_W];
         double bk[VL_W], b1h[VL_W], b1l[VL_W], b2h[VL_W], b2l[VL_W];
