@@ -943,20 +943,24 @@ AX_SHORT_TILE(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
 AX_SHORT_TILE(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
 AX_SHORT_TILE(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
 
-/* The part of a tile unit of n <= RD_SUBTILE float elements without the
- * variance (the short-tile code); 0 where it does not apply. */
+/* The part of a tile unit of n <= RD_SUBTILE float elements: moments and
+ * extrema by the short-tile code, the variance by the tile code's; 0 where
+ * it does not apply. */
 AX_INLINE int ax_cpu_short_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
                                 rd_moments *m, rd_extrema *e, rd_var *v)
 {
-    if (v || n > RD_SUBTILE)
+    if (n > RD_SUBTILE)
         return 0;
     switch (p->dtype) {
-    case DT_F32: ax_block_f32_short(p, x, n, off, m, e); return 1;
-    case DT_F64: ax_block_f64_short(p, x, n, off, m, e); return 1;
-    case DT_F16: ax_block_f16_short(p, x, n, off, m, e); return 1;
-    case DT_BF16: ax_block_bf16_short(p, x, n, off, m, e); return 1;
+    case DT_F32: ax_block_f32_short(p, x, n, off, m, e); break;
+    case DT_F64: ax_block_f64_short(p, x, n, off, m, e); break;
+    case DT_F16: ax_block_f16_short(p, x, n, off, m, e); break;
+    case DT_BF16: ax_block_bf16_short(p, x, n, off, m, e); break;
     default: return 0;
     }
+    if (v)
+        rd_cpu_var_tiles(x, n, p->dtype, p->skipnan, 0, 1, v);
+    return 1;
 }
 
 /* The part of one tile unit: n elements at x, the first at offset off of
