@@ -5,6 +5,7 @@
 
 #include "engine.h"
 #include "simd.h"
+#include "var_lanes.h"
 #include "io/view.h"
 
 #include <math.h>
@@ -980,20 +981,24 @@ AX_SHORT_TILE(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
 AX_SHORT_TILE(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
 AX_SHORT_TILE(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
 
-/* The part of a tile unit of n <= RD_SUBTILE float elements without the
- * variance (the short-tile code); 0 where it does not apply. */
+/* The part of a tile unit of n <= RD_SUBTILE float elements: moments and
+ * extrema by the short-tile code, the variance by the tile code's; 0 where
+ * it does not apply. */
 AX_INLINE int ax_cpu_short_tile(const ax_plan *p, const void *x, size_t n, uint64_t off,
                                 rd_moments *m, rd_extrema *e, rd_var *v)
 {
-    if (v || n > RD_SUBTILE)
+    if (n > RD_SUBTILE)
         return 0;
     switch (p->dtype) {
-    case DT_F32: ax_block_f32_short(p, x, n, off, m, e); return 1;
-    case DT_F64: ax_block_f64_short(p, x, n, off, m, e); return 1;
-    case DT_F16: ax_block_f16_short(p, x, n, off, m, e); return 1;
-    case DT_BF16: ax_block_bf16_short(p, x, n, off, m, e); return 1;
+    case DT_F32: ax_block_f32_short(p, x, n, off, m, e); break;
+    case DT_F64: ax_block_f64_short(p, x, n, off, m, e); break;
+    case DT_F16: ax_block_f16_short(p, x, n, off, m, e); break;
+    case DT_BF16: ax_block_bf16_short(p, x, n, off, m, e); break;
     default: return 0;
     }
+    if (v)
+        rd_cpu_var_tiles(x, n, p->dtype, p->skipnan, 0, 1, v);
+    return 1;
 }
 
 /* The part of one tile unit: n elements at x, the first at offset off of
@@ -1202,6 +1207,270 @@ AX_INLINE void ax_merge_parts(const ax_plan *p, size_t n, int scalar, const rd_m
         vr[i] = rd_var_merge(vl[i], vr[i]);
 }
 
+/* ---- float block entries in one pass, the parts one array per field ---- */
+
+/* The parts of AX_COLS columns (lanes) of a block entry as its fold holds
+ * them: sums and squares (doubles), counts, extrema keys and stage-2
+ * indices, variance partials (vl_ref's fields). */
+typedef struct {
+    double sum[AX_COLS], sq[AX_COLS];
+    uint64_t cnt[AX_COLS];
+    uint64_t mink[AX_COLS], mini[AX_COLS], maxk[AX_COLS], maxi[AX_COLS];
+    uint64_t vn[AX_COLS];
+    double vk[AX_COLS], v1h[AX_COLS], v1l[AX_COLS], v2h[AX_COLS], v2l[AX_COLS];
+} ax_lanes;
+
+/* The variance partials of a as a vl_ref. */
+AX_INLINE vl_ref ax_lanes_var(ax_lanes *a)
+{
+    vl_ref r = {a->vn, a->vk, a->v1h, a->v1l, a->v2h, a->v2l};
+    return r;
+}
+
+/* Merges the parts of b (right) into those of a (left) lane by lane, as
+ * ax_merge_parts: a = rd_add(a, b) for the sums, counts added, extrema
+ * merged (symmetric: ties go to the lower index), variance partials
+ * rd_var_merge(a, b). WM, WE, WV: the ops need moments, extrema, variance. */
+AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
+{
+    for (size_t c = 0; wm && c < AX_COLS; c++) {
+        a->sum[c] = rd_add(a->sum[c], b->sum[c]);
+        a->sq[c] = rd_add(a->sq[c], b->sq[c]);
+        a->cnt[c] += b->cnt[c];
+    }
+    for (size_t c = 0; we && c < AX_COLS; c++) {
+        uint64_t lk = a->mink[c], li = a->mini[c], rk = b->mink[c], ri = b->mini[c];
+        int t = ri != RD_NO_INDEX && (li == RD_NO_INDEX || rk < lk || (rk == lk && ri < li));
+        a->mink[c] = t ? rk : lk;
+        a->mini[c] = t ? ri : li;
+        lk = a->maxk[c], li = a->maxi[c], rk = b->maxk[c], ri = b->maxi[c];
+        t = ri != RD_NO_INDEX && (li == RD_NO_INDEX || rk > lk || (rk == lk && ri < li));
+        a->maxk[c] = t ? rk : lk;
+        a->maxi[c] = t ? ri : li;
+    }
+    if (wv)
+        vl_merge(ax_lanes_var(a), 0, ax_lanes_var(b), 0, AX_COLS);
+}
+
+/* Defines NAME_fused: the parts of AX_COLS columns of one block unit of
+ * `rows` rows at x (row stride C), extrema indices from j0, in one pass
+ * down the rows with every accumulator in registers: sums and squares from
+ * -0.0 in row order (a skipped NaN adds -0.0); extrema of EXT 32 (keys of
+ * 32 bits) as AX_EXT32_BLOCK, the row packed below the key (a NaN's key 0
+ * for the minimum and 0xffffffff for the maximum, which no other element's
+ * reaches, so the key is known without the element), of EXT 64 as
+ * AX_EXT64_BLOCK; the variance by
+ * the element step from the empty accumulator (without skipnan the first
+ * row sets the shifts). WE, WV, SKIP: constants where it is inlined. */
+#define AX_FUSED_BLOCK(NAME, T, TO_DOUBLE, ISNAN, KEY, EXT)                                  \
+    AX_INLINE void NAME##_fused(const T *x, size_t rows, size_t C, uint64_t j0, int we,     \
+                                int wv, int skip, ax_lanes *o)                              \
+    {                                                                                       \
+        double sa[AX_COLS], sq[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];             \
+        uint64_t kept[AX_COLS], vn[AX_COLS], lo[AX_COLS], hi[AX_COLS], rl[AX_COLS],         \
+            rh[AX_COLS];                                                                    \
+        for (size_t c = 0; c < AX_COLS; c++) {                                              \
+            sa[c] = sq[c] = -0.0;                                                           \
+            vk[c] = s1[c] = s2[c] = 0.0;                                                    \
+            kept[c] = vn[c] = 0;                                                            \
+            lo[c] = EXT == 32 ? ~(uint64_t)0 : 0;                                           \
+            hi[c] = 0;                                                                      \
+            rl[c] = rh[c] = RD_NO_INDEX;                                                    \
+        }                                                                                   \
+        if (wv && !skip && rows)                                                            \
+            for (size_t c = 0; c < AX_COLS; c++)                                            \
+                vk[c] = TO_DOUBLE(x[c]);                                                    \
+        const T *e = x;                                                                     \
+        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+            for (size_t c = 0; c < AX_COLS; c++) {                                          \
+                T v = e[c];                                                                 \
+                double d = TO_DOUBLE(v);                                                    \
+                int nan = ISNAN(v), keep = !(skip && nan);                                  \
+                sa[c] = rd_add(sa[c], keep ? d : -0.0);                                     \
+                sq[c] = rd_add(sq[c], keep ? d * d : -0.0);                                 \
+                if (skip)                                                                   \
+                    kept[c] += (uint64_t)keep;                                              \
+                if (we && EXT == 32) {                                                      \
+                    uint64_t k = KEY(v);                                                    \
+                    uint64_t a = ((nan ? 0 : k) << 32) | r;                                 \
+                    uint64_t b = ((nan ? 0xffffffffu : k) << 32) | (r ^ 0xffffffffu);       \
+                    a = keep ? a : ~(uint64_t)0;                                            \
+                    b = keep ? b : 0;                                                       \
+                    lo[c] = a < lo[c] ? a : lo[c];                                          \
+                    hi[c] = b > hi[c] ? b : hi[c];                                          \
+                } else if (we) {                                                            \
+                    uint64_t k = KEY(v);                                                    \
+                    uint64_t a = nan ? RD_NAN_MIN_KEY : k, b = nan ? RD_NAN_MAX_KEY : k;    \
+                    int tl = keep && (rl[c] == RD_NO_INDEX || a < lo[c]);                   \
+                    int th = keep && (rh[c] == RD_NO_INDEX || b > hi[c]);                   \
+                    lo[c] = tl ? a : lo[c];                                                 \
+                    rl[c] = tl ? r : rl[c];                                                 \
+                    hi[c] = th ? b : hi[c];                                                 \
+                    rh[c] = th ? r : rh[c];                                                 \
+                }                                                                           \
+                if (wv && !skip) {                                                          \
+                    double dv = d - vk[c];                                                  \
+                    s1[c] = rd_add(s1[c], dv);                                              \
+                    s2[c] = rd_add(s2[c], dv * dv);                                         \
+                } else if (wv) {                                                            \
+                    vk[c] = keep && vn[c] == 0 ? d : vk[c];                                 \
+                    double dv = d - vk[c];                                                  \
+                    double t1 = rd_add(s1[c], dv), t2 = rd_add(s2[c], dv * dv);             \
+                    s1[c] = keep ? t1 : s1[c];                                              \
+                    s2[c] = keep ? t2 : s2[c];                                              \
+                    vn[c] += (uint64_t)keep;                                                \
+                }                                                                           \
+            }                                                                               \
+        for (size_t c = 0; c < AX_COLS; c++) {                                              \
+            o->sum[c] = sa[c];                                                              \
+            o->sq[c] = sq[c];                                                               \
+            o->cnt[c] = skip ? kept[c] : rows;                                              \
+        }                                                                                   \
+        for (size_t c = 0; we && EXT == 32 && c < AX_COLS; c++) {                           \
+            int has_lo = lo[c] != ~(uint64_t)0, has_hi = hi[c] != 0;                        \
+            uint64_t kh = hi[c] >> 32;                                                      \
+            o->mink[c] = has_lo ? lo[c] >> 32 : 0;                                          \
+            o->mini[c] = has_lo ? j0 + (lo[c] & 0xffffffffu) : RD_NO_INDEX;                 \
+            o->maxk[c] = !has_hi ? 0 : kh == 0xffffffffu ? RD_NAN_MAX_KEY : kh;             \
+            o->maxi[c] = has_hi ? j0 + (~hi[c] & 0xffffffffu) : RD_NO_INDEX;                \
+        }                                                                                   \
+        for (size_t c = 0; we && EXT == 64 && c < AX_COLS; c++) {                           \
+            o->mink[c] = lo[c];                                                             \
+            o->mini[c] = rl[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rl[c];                   \
+            o->maxk[c] = hi[c];                                                             \
+            o->maxi[c] = rh[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rh[c];                   \
+        }                                                                                   \
+        for (size_t c = 0; wv && c < AX_COLS; c++) {                                        \
+            o->vn[c] = skip ? vn[c] : rows;                                                 \
+            o->vk[c] = vk[c];                                                               \
+            o->v1h[c] = s1[c];                                                              \
+            o->v2h[c] = s2[c];                                                              \
+            o->v1l[c] = o->v2l[c] = 0.0;                                                    \
+        }                                                                                   \
+    }
+
+AX_FUSED_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY_F32, 32)
+AX_FUSED_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan, AX_KEY_H16, 32)
+AX_FUSED_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, 32)
+AX_FUSED_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY_F64, 64)
+
+/* Stores lanes [0, nc) of a as parts i .. i + nc of the buffer's arrays
+ * (those the layout holds; float sums are doubles, their high words 0). */
+static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lanes *a,
+                           size_t nc)
+{
+    char *b = out;
+    rd_extrema *oe;
+    rd_var *ov;
+    ax_parts_at(l, out, i, &oe, &ov);
+    for (size_t c = 0; c < nc; c++) {
+        if (l->use_sum)
+            memcpy(b + l->sum_at + (i + c) * 8, &a->sum[c], 8);
+        if (l->use_sq)
+            memcpy(b + l->sq_at + (i + c) * 8, &a->sq[c], 8);
+        if (l->use_cnt)
+            memcpy(b + l->count_at + (i + c) * 8, &a->cnt[c], 8);
+        if (oe) {
+            rd_extrema x = {a->mink[c], a->mini[c], a->maxk[c], a->maxi[c]};
+            oe[c] = x;
+        }
+        if (ov) {
+            rd_var v = {a->vn[c], a->vk[c], {a->v1h[c], a->v1l[c]}, {a->v2h[c], a->v2l[c]}};
+            ov[c] = v;
+        }
+    }
+}
+
+/* Defines NAME_entries: the parts of block entries ent[0 .. n) of a float
+ * type T (the chunk's entries at .. at + n), AX_COLS columns at a time, each
+ * unit by NAME_fused into the binary counter's next level and merged down
+ * it (the pairwise tree over the entry's units) with no copies; a last
+ * group of fewer columns goes through a copy of its rows padded to AX_COLS
+ * lanes. */
+#define AX_FLOAT_ENTRIES(NAME, T)                                                            \
+    AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
+                                  uint64_t e0, const ax_entry *ent, size_t n, size_t at,    \
+                                  int wm, int we, int wv, int skip, void *out)              \
+    {                                                                                       \
+        size_t W = p->width, C = (size_t)p->C;                                              \
+        ax_lanes st[AX_FOLD_LEVELS + 1];                                                    \
+        T pad[RD_AXIS_BLOCK * AX_COLS];                                                     \
+        for (size_t i = 0; i < n; i++) {                                                    \
+            const ax_entry *en = &ent[i];                                                   \
+            uint64_t leaf0 = ax_unit_leaf(p, en->u);                                        \
+            for (size_t c0 = 0; c0 < W; c0 += AX_COLS) {                                    \
+                size_t nc = W - c0 < AX_COLS ? W - c0 : AX_COLS;                            \
+                int top = 0;                                                                \
+                for (uint64_t k = 0; k < en->n; k++) {                                      \
+                    uint64_t us, un;                                                        \
+                    ax_unit_span(p, en->u + k, &us, &un);                                   \
+                    size_t rows = (size_t)(un / C), stride = C;                             \
+                    const T *px = x + (us - e0) + c0;                                       \
+                    if (nc < AX_COLS) {                                                     \
+                        memset(pad, 0, sizeof pad);                                         \
+                        for (size_t r = 0; r < rows; r++)                                   \
+                            memcpy(pad + r * AX_COLS, px + r * C, nc * sizeof(T));          \
+                        px = pad;                                                           \
+                        stride = AX_COLS;                                                   \
+                    }                                                                       \
+                    NAME##_fused(px, rows, stride, (leaf0 + k) * RD_AXIS_BLOCK, we, wv, skip,   \
+                                 &st[top]);                                                 \
+                    for (uint64_t c = k; c & 1; c >>= 1) {                                  \
+                        top--;                                                              \
+                        ax_lanes_merge(&st[top], &st[top + 1], wm, we, wv);                 \
+                    }                                                                       \
+                    top++;                                                                  \
+                }                                                                           \
+                ax_lanes_store(l, out, (at + i) * W + c0, &st[0], nc);                      \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+AX_FLOAT_ENTRIES(ax_block_f32, float)
+AX_FLOAT_ENTRIES(ax_block_f16, uint16_t)
+AX_FLOAT_ENTRIES(ax_block_bf16, uint16_t)
+AX_FLOAT_ENTRIES(ax_block_f64, double)
+
+/* Calls FN with the flags we, wv, skip as constants (each combination its
+ * own copy of the loops, no tests inside them; the sums and squares are
+ * always computed, wm says whether they are merged and stored). */
+#define AX_WITH_FLAGS(FN, wm, we, wv, skip, ...)                                             \
+    switch ((we) | (wv) << 1 | (skip) << 2) {                                               \
+    case 0: FN(__VA_ARGS__, wm, 0, 0, 0, out); break;                                   \
+    case 1: FN(__VA_ARGS__, wm, 1, 0, 0, out); break;                                   \
+    case 2: FN(__VA_ARGS__, wm, 0, 1, 0, out); break;                                   \
+    case 3: FN(__VA_ARGS__, wm, 1, 1, 0, out); break;                                   \
+    case 4: FN(__VA_ARGS__, wm, 0, 0, 1, out); break;                                   \
+    case 5: FN(__VA_ARGS__, wm, 1, 0, 1, out); break;                                   \
+    case 6: FN(__VA_ARGS__, wm, 0, 1, 1, out); break;                                   \
+    default: FN(__VA_ARGS__, wm, 1, 1, 1, out); break;                                  \
+    }
+
+/* The block entries of a float plan by the one-pass lane code; 0 where the
+ * plan is not one (other types, tile units). */
+AX_INLINE int ax_float_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                               const ax_entry *ent, size_t n, size_t at, void *out)
+{
+    if (p->unit != AX_UNIT_BLOCK)
+        return 0;
+    int wm = l->use_m, we = l->use_e, wv = l->use_v, sk = p->skipnan;
+    switch (p->dtype) {
+    case DT_F32:
+        AX_WITH_FLAGS(ax_block_f32_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    case DT_F64:
+        AX_WITH_FLAGS(ax_block_f64_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    case DT_F16:
+        AX_WITH_FLAGS(ax_block_f16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    case DT_BF16:
+        AX_WITH_FLAGS(ax_block_bf16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
+        return 1;
+    default: return 0;
+    }
+}
+
 /* The parts of entries ent[0 .. n) of a chunk, the chunk's entries at .. at
  * + n (every variant inlines it): each entry's units, AX_COLS columns at a
  * time, folded by a binary counter (the pairwise tree over its 2^level
@@ -1210,6 +1479,8 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,
                                   int scalar, void *out)
 {
+    if (!scalar && ax_float_entries(p, l, x, e0, ent, n, at, out))
+        return;
     size_t sz = dt_size(p->dtype), W = p->width;
     size_t cols = p->unit == AX_UNIT_TILE ? 1 : AX_COLS;
     rd_moments sm[AX_FOLD_LEVELS + 1][AX_COLS], tm[AX_COLS];
@@ -1656,6 +1927,9 @@ static void ax_block_free(ax_state *s, uint64_t o, const rd_moments *m, const rd
         rd_extrema_merge(&s->ext[o], e);
 }
 
+static void ax_fold_vars(rd_var *tv, size_t nout, size_t o, int depth, int top, const rd_var *v,
+                         size_t C);
+
 /* Folds a block entry's C parts (subtrees of 2^level whole stage-2 blocks,
  * extrema indexed by j) into their outputs: every column has pushed as many
  * blocks, so they merge alike. The moments are parts i0 .. i0 + C of the
@@ -1672,6 +1946,9 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const ax_layout *l, c
     for (uint64_t i = idx >> en->level; i & 1; i >>= 1)
         merges++;
     int top = depth - merges; /* the stack entry the merged subtree lands in */
+    /* the lane code's counts must stay below 2^52 (vl_count): an output's
+       elements bound them */
+    int lanes = !s->sh && p->nelem / (p->nout ? p->nout : 1) < ((uint64_t)1 << 52);
     for (uint64_t c = 0; c < C; c++) {
         rd_moments mc;
         const rd_moments *m = NULL;
@@ -1704,7 +1981,7 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const ax_layout *l, c
                 x = rd_add(s->tsq[d * nout + o + c], x);
             s->tsq[top * nout + o + c] = x;
         }
-        if (v) {
+        if (v && !lanes) {
             rd_var x = v[c];
             for (int d = depth - 1; d >= top; d--)
                 x = rd_var_merge(s->tvar[d * nout + o + c], x);
@@ -1712,6 +1989,66 @@ static void ax_fold_block(ax_state *s, const ax_entry *en, const ax_layout *l, c
         }
         ax_block_free(s, o + c, m, e ? &e[c] : NULL);
     }
+    if (v && lanes)
+        ax_fold_vars(s->tvar, (size_t)nout, (size_t)o, depth, top, v, (size_t)C);
+}
+
+/* The variance parts v[0 .. C) of a block entry folded into the block trees
+ * of outputs o .. o + C (output o + c's partial at depth d is
+ * tv[d * nout + o + c]): per column x = v[c], x = rd_var_merge(tv[d], x)
+ * for d from depth - 1 down to top, x stored at top; VL_W columns at a time
+ * (the trees of all columns have one shape), every variant inlining it. */
+AX_INLINE void ax_fold_vars_all(rd_var *tv, size_t nout, size_t o, int depth, int top,
+                                const rd_var *v, size_t C)
+{
+    for (size_t c0 = 0; c0 < C; c0 += VL_W) {
+        size_t w = C - c0 < VL_W ? C - c0 : VL_W;
+        uint64_t xn[VL_W], an[VL_W];
+        double xk[VL_W], x1h[VL_W], x1l[VL_W], x2h[VL_W], x2l[VL_W];
+        double ak[VL_W], a1h[VL_W], a1l[VL_W], a2h[VL_W], a2l[VL_W];
+        vl_ref x = {xn, xk, x1h, x1l, x2h, x2l}, a = {an, ak, a1h, a1l, a2h, a2l};
+        for (size_t i = 0; i < VL_W; i++)
+            vl_put(x, i, v[c0 + (i < w ? i : 0)]);
+        for (int d = depth - 1; d >= top; d--) {
+            const rd_var *t = tv + (size_t)d * nout + o + c0;
+            for (size_t i = 0; i < VL_W; i++)
+                vl_put(a, i, t[i < w ? i : 0]);
+            vl_merge(a, 0, x, 0, VL_W);
+            for (size_t i = 0; i < VL_W; i++)
+                vl_put(x, i, vl_get(a, i));
+        }
+        for (size_t i = 0; i < w; i++)
+            tv[(size_t)top * nout + o + c0 + i] = vl_get(x, i);
+    }
+}
+
+typedef void (*ax_fold_vars_fn)(rd_var *, size_t, size_t, int, int, const rd_var *, size_t);
+
+/* Defines variant NAME of ax_fold_vars_all, compiled with ATTRS. */
+#define AX_FOLD_VARIANT(NAME, ATTRS)                                                        \
+    ATTRS static void NAME(rd_var *tv, size_t nout, size_t o, int depth, int top,           \
+                           const rd_var *v, size_t C)                                       \
+    {                                                                                       \
+        ax_fold_vars_all(tv, nout, o, depth, top, v, C);                                    \
+    }
+
+AX_FOLD_VARIANT(ax_fold_vars_baseline, )
+#if SIMD_MULTI
+AX_FOLD_VARIANT(ax_fold_vars_avx2, SIMD_ATTR_AVX2)
+AX_FOLD_VARIANT(ax_fold_vars_avx512, SIMD_ATTR_AVX512)
+#endif
+
+/* ax_fold_vars_all on this CPU's variant. */
+static void ax_fold_vars(rd_var *tv, size_t nout, size_t o, int depth, int top, const rd_var *v,
+                         size_t C)
+{
+    static const ax_fold_vars_fn variants[] = {
+        ax_fold_vars_baseline,
+#if SIMD_MULTI
+        ax_fold_vars_avx2, ax_fold_vars_avx512,
+#endif
+    };
+    variants[simd_variant()](tv, nout, o, depth, top, v, C);
 }
 
 /* Folds raw elements of a tile plan through the carry of the cut tile. */

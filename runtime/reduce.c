@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "engine.h"
 #include "simd.h"
+#include "var_lanes.h"
 #include "io/view.h"
 
 #include <math.h>
@@ -830,12 +831,55 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
 
 /* ---- CPU variance tiles: rd_var_tile's order, vectorized ---- */
 
+/* The partial of a sub-tile from its RD_LANES * v accumulators (accumulator
+ * l * v + q: lane l, position q), as rd_var_lane_tree over each lane's and
+ * rd_var_subtile_tree over the lanes' give it: the partials laid out
+ * position by position, so that every level of both trees merges
+ * neighbouring runs of lanes at once (vl_merge). */
+RD_CPU_INLINE rd_var rd_cpu_var_fold(const uint64_t *cnt, const double *k, const double *s1,
+                                     const double *s2, unsigned v)
+{
+    enum { MAX = RD_LANES * 16 };
+    _Static_assert(RD_LANES == 32, "the sub-tile tree below has five levels");
+    uint64_t n[MAX];
+    double pk[MAX], p1h[MAX], p1l[MAX], p2h[MAX], p2l[MAX];
+    vl_ref r = {n, pk, p1h, p1l, p2h, p2l};
+    for (unsigned q = 0; q < v; q++)
+        for (unsigned l = 0; l < RD_LANES; l++) {
+            size_t i = q * RD_LANES + l, j = l * v + q;
+            n[i] = cnt[j], pk[i] = k[j], p1h[i] = s1[j], p2h[i] = s2[j];
+            p1l[i] = p2l[i] = 0.0;
+        }
+    for (unsigned h = 1; h < v; h *= 2)
+        for (unsigned q = 0; q < v; q += 2 * h)
+            vl_merge(r, q * RD_LANES, r, (q + h) * RD_LANES, RD_LANES);
+    vl_merge(r, 0, r, 16, 16);
+    vl_merge(r, 0, r, 8, 8);
+    vl_merge(r, 0, r, 4, 4);
+    vl_merge(r, 0, r, 2, 2);
+    vl_merge(r, 0, r, 1, 1);
+    return vl_get(r, 0);
+}
+
+/* rd_var_warps_tree over a tile's RD_WARPS sub-tile partials, each merge
+ * by the lane code (whose fma is an instruction in every variant but the
+ * baseline); the result is the tile's partial. */
+RD_CPU_INLINE rd_var rd_cpu_var_warps(vl_ref s)
+{
+    _Static_assert(RD_WARPS == 8, "the warps tree below has three levels");
+    for (unsigned h = 1; h < RD_WARPS; h *= 2)
+        for (unsigned l = 0; l < RD_WARPS; l += 2 * h)
+            vl_merge(s, l, s, l + h, 1);
+    return vl_get(s, 0);
+}
+
 /* Defines NAME, the variance partial of a tile of n elements of type T
  * (TO_DOUBLE the exact value, ISNAN the NaN test), sub-tile by sub-tile: a
  * sub-tile's row of RD_LANES vectors puts element j into accumulator j
  * (lane j / V, position j % V), so its accumulators are columns. A full
  * sub-tile without skipnan takes its first row as the shifts and then adds
- * every row (d = x - k, from the first row on, as rd_var_step does); with
+ * every row (d = x - k, from the first row on, as rd_var_step does), 64
+ * bytes of columns at a time with their sums in registers; with
  * skipnan each element is selected without branches (a skipped one adds
  * +0.0, which leaves the +0.0-started sums as they are); the rest of a
  * partial sub-tile goes element by element. Then the lanes' trees, the
@@ -844,24 +888,35 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
     RD_CPU_INLINE rd_var NAME##_sub(const T *p, size_t m, int skipnan)                     \
     {                                                                                       \
         enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)) };                \
+        enum { COLS = RD_CPU_COLS(sizeof(T)) };                                             \
         double k[ROW], s1[ROW], s2[ROW];                                                    \
         uint64_t cnt[ROW];                                                                  \
-        for (size_t j = 0; j < ROW; j++) {                                                  \
-            k[j] = s1[j] = s2[j] = 0.0;                                                     \
-            cnt[j] = 0;                                                                     \
-        }                                                                                   \
         size_t rows = m / ROW, o = 0;                                                       \
+        if (!rows || skipnan)                                                               \
+            for (size_t j = 0; j < ROW; j++) {                                              \
+                k[j] = s1[j] = s2[j] = 0.0;                                                 \
+                cnt[j] = 0;                                                                 \
+            }                                                                               \
         if (rows && !skipnan) {                                                             \
-            for (size_t j = 0; j < ROW; j++)                                                \
-                k[j] = TO_DOUBLE(p[j]);                                                     \
-            for (size_t r = 0; r < rows; r++)                                               \
-                for (size_t j = 0; j < ROW; j++) {                                          \
-                    double d = TO_DOUBLE(p[r * ROW + j]) - k[j];                            \
-                    s1[j] = rd_add(s1[j], d);                                               \
-                    s2[j] = rd_add(s2[j], d * d);                                           \
+            for (size_t c0 = 0; c0 < ROW; c0 += COLS) {                                     \
+                double kc[COLS], a1[COLS], a2[COLS];                                        \
+                for (size_t j = 0; j < COLS; j++) {                                         \
+                    kc[j] = TO_DOUBLE(p[c0 + j]);                                           \
+                    a1[j] = a2[j] = 0.0;                                                    \
                 }                                                                           \
-            for (size_t j = 0; j < ROW; j++)                                                \
-                cnt[j] = rows;                                                              \
+                for (size_t r = 0; r < rows; r++)                                           \
+                    for (size_t j = 0; j < COLS; j++) {                                     \
+                        double d = TO_DOUBLE(p[r * ROW + c0 + j]) - kc[j];                  \
+                        a1[j] = rd_add(a1[j], d);                                           \
+                        a2[j] = rd_add(a2[j], d * d);                                       \
+                    }                                                                       \
+                for (size_t j = 0; j < COLS; j++) {                                         \
+                    k[c0 + j] = kc[j];                                                      \
+                    s1[c0 + j] = a1[j];                                                     \
+                    s2[c0 + j] = a2[j];                                                     \
+                    cnt[c0 + j] = rows;                                                     \
+                }                                                                           \
+            }                                                                               \
             o = rows * ROW;                                                                 \
         } else if (rows) {                                                                  \
             for (size_t r = 0; r < rows; r++)                                               \
@@ -885,29 +940,20 @@ void rd_cpu_tiles(const void *x, size_t nelem, uint64_t first, dt_type dtype, in
             rd_var_step(&a, TO_DOUBLE(p[o]));                                               \
             cnt[j] = a.n, k[j] = a.k, s1[j] = a.s1, s2[j] = a.s2;                           \
         }                                                                                   \
-        rd_var lanes[RD_LANES];                                                             \
-        for (unsigned l = 0; l < RD_LANES; l++) {                                           \
-            rd_var acc[V];                                                                  \
-            for (unsigned q = 0; q < V; q++) {                                              \
-                rd_var_acc a = {cnt[l * V + q], k[l * V + q], s1[l * V + q], s2[l * V + q]}; \
-                acc[q] = rd_var_of_acc(a);                                                  \
-            }                                                                               \
-            rd_var_lane_tree(acc, V);                                                       \
-            lanes[l] = acc[0];                                                              \
-        }                                                                                   \
-        rd_var_subtile_tree(lanes);                                                         \
-        return lanes[0];                                                                    \
+        return rd_cpu_var_fold(cnt, k, s1, s2, V);                                          \
     }                                                                                       \
     RD_CPU_INLINE rd_var NAME(const T *x, size_t n, int skipnan)                            \
     {                                                                                       \
-        rd_var sub[RD_WARPS];                                                               \
+        uint64_t sn[RD_WARPS];                                                              \
+        double sk[RD_WARPS], s1h[RD_WARPS], s1l[RD_WARPS], s2h[RD_WARPS], s2l[RD_WARPS];    \
+        vl_ref sub = {sn, sk, s1h, s1l, s2h, s2l};                                          \
         for (unsigned w = 0; w < RD_WARPS; w++) {                                           \
             size_t b = (size_t)w * RD_SUBTILE;                                              \
-            sub[w] = b < n ? NAME##_sub(x + b, n - b < RD_SUBTILE ? n - b : RD_SUBTILE, skipnan) \
-                           : rd_var_empty();                                                \
+            vl_put(sub, w, b < n ? NAME##_sub(x + b, n - b < RD_SUBTILE ? n - b : RD_SUBTILE, \
+                                              skipnan)                                      \
+                                 : rd_var_empty());                                         \
         }                                                                                   \
-        rd_var_warps_tree(sub);                                                             \
-        return sub[0];                                                                      \
+        return rd_cpu_var_warps(sub);                                                       \
     }
 
 #define RD_INT_DOUBLE(v) ((double)(v))

@@ -126,18 +126,17 @@ static int same_chunk(const ax_plan *p, const unsigned char *x, uint64_t e0, uin
     return same;
 }
 
-/* Every dtype, op set, skipnan and variant, on plans of (R, C) reduced
- * over `axes`: the whole array and random chunks. */
-static void check_shapes(const uint64_t (*shapes)[2], int nshapes, unsigned axes, int clean)
+/* Every dtype of types (ntypes), op set of opsets (nops), skipnan and
+ * variant, on plans of (R, C) reduced over `axes`: the whole array and
+ * random chunks. */
+static void check_shapes_of(const uint64_t (*shapes)[2], int nshapes, unsigned axes, int clean,
+                            const dt_type *types, size_t ntypes, const unsigned *opsets,
+                            size_t nops)
 {
-    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8, DT_I16, DT_I32,
-                                    DT_I64, DT_U8, DT_U16, DT_U32, DT_U64, DT_BOOL};
-    static const unsigned opsets[] = {RD_OP_SUM, RD_OP_MIN | RD_OP_ARGMAX,
-                                      (1u << RD_OP_NUM) - 1};
-    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
+    for (size_t ti = 0; ti < ntypes; ti++)
         for (int k = 0; k < nshapes; k++)
             for (int sk = 0; sk < 2; sk++)
-                for (size_t oi = 0; oi < sizeof opsets / sizeof *opsets; oi++) {
+                for (size_t oi = 0; oi < nops; oi++) {
                     dt_type t = types[ti];
                     ax_plan p;
                     io_status st;
@@ -169,6 +168,46 @@ static void check_shapes(const uint64_t (*shapes)[2], int nshapes, unsigned axes
                 }
 }
 
+/* check_shapes_of with every dtype and the op sets sum, min with argmax,
+ * and all of them. */
+static void check_shapes(const uint64_t (*shapes)[2], int nshapes, unsigned axes, int clean)
+{
+    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8, DT_I16, DT_I32,
+                                    DT_I64, DT_U8, DT_U16, DT_U32, DT_U64, DT_BOOL};
+    static const unsigned opsets[] = {RD_OP_SUM, RD_OP_MIN | RD_OP_ARGMAX,
+                                      (1u << RD_OP_NUM) - 1};
+    check_shapes_of(shapes, nshapes, axes, clean, types, sizeof types / sizeof *types, opsets,
+                    sizeof opsets / sizeof *opsets);
+}
+
+/* The float block code's lanes: columns 1 to 33, 63, 64, 65 and 1000 (every
+ * lane count of a last group of columns, one and several groups), rows not
+ * a multiple of a block and enough of them for entries of several levels,
+ * with op sets that need each combination of moments, extrema and
+ * variance. */
+static void test_block_lanes(void)
+{
+    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16};
+    static const unsigned opsets[] = {
+        RD_OP_VAR, RD_OP_MEAN | RD_OP_STD, RD_OP_MIN | RD_OP_VAR, RD_OP_ARGMAX,
+        RD_OP_MEAN | RD_OP_STD | RD_OP_MIN | RD_OP_MAX, RD_OP_SUMSQ | RD_OP_COUNT | RD_OP_ARGMIN};
+    uint64_t shapes[37][2];
+    int n = 0;
+    for (uint64_t c = 1; c <= 33; c++)
+        shapes[n][1] = c, n++;
+    shapes[n++][1] = 63;
+    shapes[n++][1] = 64;
+    shapes[n++][1] = 65;
+    shapes[n++][1] = 1000;
+    for (int k = 0; k < n; k++) { /* rows: 16 * 70 + 5 down to 16 * 3 + 7 as columns grow */
+        uint64_t c = shapes[k][1], rows = 6000 / c;
+        rows = rows > 16 * 70 + 5 ? 16 * 70 + 5 : rows < 16 * 3 + 7 ? 16 * 3 + 7 : rows;
+        shapes[k][0] = rows % 16 ? rows : rows + 9;
+    }
+    check_shapes_of((const uint64_t(*)[2])shapes, n, 1u << 0, 0, types,
+                    sizeof types / sizeof *types, opsets, sizeof opsets / sizeof *opsets);
+}
+
 /* Block units: the columns of (R, C) over axis 0, C below, at and above
  * the columns the code adds at a time, R not a multiple of a block. */
 static void test_blocks(void)
@@ -188,6 +227,7 @@ static void test_tiles(void)
 int main(void)
 {
     RUN(test_blocks);
+    RUN(test_block_lanes);
     RUN(test_tiles);
     return check_summary();
 }

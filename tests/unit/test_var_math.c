@@ -16,6 +16,7 @@
 
 #include "ptx/reduce_math.h"
 #include "runtime/reduce.h"
+#include "runtime/simd.h"
 #include "check.h"
 #define RND_SEED 0x5eed0f7a2ull
 #include "rnd.h"
@@ -363,9 +364,30 @@ static int same_var(const rd_var *a, const rd_var *b)
            same_double(a->s2.lo, b->s2.lo);
 }
 
-/* rd_cpu_var_tiles against rd_var_tile, bit for bit (up to NaN payloads), for every type, odd
- * lengths (partial sub-tiles and tiles), skipnan on and off, and data
- * with and without specials. */
+/* rd_cpu_var_tiles of n elements x (values d) of type t on variant v
+ * against rd_var_tile, tile by tile, bit for bit (up to NaN payloads). */
+static void check_cpu_tiles(int v, dt_type t, const unsigned char *x, const double *d, size_t n,
+                            int skipnan, int mode)
+{
+    size_t sz = dt_size(t), nt = (n + RD_TILE - 1) / RD_TILE;
+    rd_var got[3];
+    simd_force(v);
+    rd_cpu_var_tiles(x, n, t, skipnan, 0, nt, got);
+    simd_force(-1);
+    for (size_t k = 0; k < nt; k++) {
+        size_t m = n - k * RD_TILE < RD_TILE ? n - k * RD_TILE : RD_TILE;
+        rd_var want = rd_var_tile(d + k * RD_TILE, m, RD_VEC(sz), skipnan && dt_is_float(t));
+        CHECKF(same_var(&want, &got[k]),
+               "%s %s n %zu skipnan %d mode %d tile %zu: n %llu/%llu var %.17g/%.17g",
+               simd_name(v), dt_name(t), n, skipnan, mode, k, (unsigned long long)got[k].n,
+               (unsigned long long)want.n, rd_var_value(got[k], 0, 0),
+               rd_var_value(want, 0, 0));
+    }
+}
+
+/* rd_cpu_var_tiles on every instruction-set variant this CPU runs, for
+ * every type, odd lengths (partial sub-tiles and tiles), skipnan on and
+ * off, and data with and without specials. */
 static void test_cpu_tiles(void)
 {
     static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8,  DT_I16, DT_I32,
@@ -373,13 +395,11 @@ static void test_cpu_tiles(void)
     static const size_t sizes[] = {1, 7, 128, 129, 2048, 2049, 5000, RD_TILE, 2 * RD_TILE + 333};
     static unsigned char x[(2 * RD_TILE + 333) * 8];
     static double d[2 * RD_TILE + 333];
-    rd_var got[3];
-    int bad = 0;
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
             for (int mode = 0; mode < 4; mode++) {
                 dt_type t = types[ti];
-                size_t n = sizes[si], sz = dt_size(t), nt = (n + RD_TILE - 1) / RD_TILE;
+                size_t n = sizes[si], sz = dt_size(t);
                 int skipnan = mode & 1, plain = mode & 2;
                 for (size_t i = 0; i < n; i++) {
                     random_elem(t, x + i * sz, i);
@@ -388,20 +408,10 @@ static void test_cpu_tiles(void)
                         memset(x + i * sz, 0, sz); /* no NaN this time */
                     d[i] = elem_value(t, x + i * sz);
                 }
-                rd_cpu_var_tiles(x, n, t, skipnan, 0, nt, got);
-                for (size_t k = 0; k < nt; k++) {
-                    size_t m = n - k * RD_TILE < RD_TILE ? n - k * RD_TILE : RD_TILE;
-                    rd_var want = rd_var_tile(d + k * RD_TILE, m, RD_VEC(sz),
-                                              skipnan && dt_is_float(t));
-                    int same = same_var(&want, &got[k]);
-                    bad += !same;
-                    CHECKF(same, "%s n %zu skipnan %d mode %d tile %zu: n %llu/%llu var %.17g/%.17g",
-                           dt_name(t), n, skipnan, mode, k, (unsigned long long)got[k].n,
-                           (unsigned long long)want.n, rd_var_value(got[k], 0, 0),
-                           rd_var_value(want, 0, 0));
-                }
+                for (int v = 0; v < SIMD_COUNT; v++)
+                    if (simd_runs(v))
+                        check_cpu_tiles(v, t, x, d, n, skipnan, mode);
             }
-    (void)bad;
 }
 
 /* The state's variance over chunks, and over shards merged in order, has
