@@ -85,6 +85,7 @@ typedef struct {
  * those read ahead but decoded again from where the batch before ended
  * (it ended before their search began, or they could not go on from it) */
 static int ish_redone, ish_roomier, ish_batches, ish_pieced, ish_ahead, ish_ahead_missed;
+static int ish_max_rounds; /* the most rounds one batch took */
 
 /* Decodes the stream in[0..len) the GPU's way into out (room out_cap), in
  * batches of o->batch compressed bytes, as runtime/gzip/gzstream.c does: a
@@ -130,6 +131,7 @@ static inline long ish_decode(const uint8_t *in, size_t len, uint8_t *out, size_
                 break;
         }
         ish_batches++;
+        ish_max_rounds = p.rounds > ish_max_rounds ? p.rounds : ish_max_rounds;
         ish_ahead += searched;
         ish_redone += p.rounds > 1;
         ish_pieced += p.pieced;

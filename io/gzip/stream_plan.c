@@ -144,6 +144,20 @@ static int sp_redo(stream_plan *p, int i, uint64_t want)
     return k;
 }
 
+/* Where segment i filled its room after some blocks: a new segment after
+ * it for the rest of its part (sp_split), and i then stops where that one
+ * begins. 1 when split, 0 when i is not such a segment, -1 when there is no
+ * room for another. */
+static int sp_split_full(stream_plan *p, int i)
+{
+    if (p->segs[i].status != IFS_FULL || p->segs[i].nout == 0)
+        return 0;
+    if (sp_split(p, i) < 0)
+        return -1;
+    p->segs[i].status = IFS_STOP;
+    return 1;
+}
+
 /* Gives segment i (whose first block did not fit) more room, from what is
  * left of the symbol buffer, and lists it again; -1 when there is none. */
 static int sp_grow(stream_plan *p, int i)
@@ -191,7 +205,11 @@ int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
         ifs_seg *s = &p->segs[i];
         int frontier = i == p->good;
         if (i > 0 && !trusted) {
-            trusted = s->status == IFS_STOP;
+            /* a full one goes on at once, as if it began right: the remainders of every
+               full segment are decoded in one round, not one round each */
+            int split = sp_split_full(p, i) == 1;
+            trusted = !split && s->status == IFS_STOP;
+            i += split;
             continue;
         }
         if (i > 0 || p->begin != IFS_NONE) {
@@ -215,6 +233,11 @@ int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
             }
         }
         if (!frontier) {
+            if (sp_split_full(p, i) == 1) {
+                i++;
+                trusted = 0;
+                continue;
+            }
             trusted = s->status == IFS_STOP;
             continue;
         }
@@ -229,10 +252,12 @@ int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
         case IFS_FULL:
             if (s->nout == 0)
                 return sp_grow(p, i) < 0 ? STREAM_PLAN_GIVE_UP : STREAM_PLAN_ROUND;
-            if (sp_split(p, i) < 0)
+            if (sp_split_full(p, i) != 1)
                 return STREAM_PLAN_GIVE_UP;
             p->good = i + 1;
-            return STREAM_PLAN_ROUND;
+            i++; /* its remainder, listed for the next round */
+            trusted = 0;
+            break;
         case IFS_INPUT:
             /* the batch ends inside the next block: it goes to the next batch */
             if (last || (i == 0 && s->nout == 0))

@@ -305,6 +305,32 @@ static void test_corrupt(void)
     free(zout);
 }
 
+/* Compressible data (int32 in 0..199) whose every segment fills its room:
+ * the remainders of all the full segments are decoded in the same round,
+ * so the batch takes a few rounds, not one per segment. */
+static void test_full_segments(void)
+{
+    size_t n = (size_t)12 << 20;
+    uint8_t *src = malloc(n), *comp, *out = malloc(n + 64);
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t v = (uint32_t)(rnd() % 200);
+        memcpy(src + i, &v, 4);
+    }
+    size_t clen = deflate_raw(src, n, 6, Z_DEFAULT_STRATEGY, 0, &comp);
+    uint64_t step = (uint64_t)64 << 13; /* 64 KiB of compressed bytes a segment */
+    ish_opts o = {step, (uint32_t)(step / 8 * 2), 0, 0, 0}; /* room for a ratio of 2 */
+    ish_max_rounds = 0;
+    memset(out, 0xa5, n + 64);
+    long got = ish_decode(comp, clen, out, n + 64, &o);
+    CHECKF(got == (long)n && memcmp(out, src, n) == 0, "ratio %.2f: got %ld", (double)n / clen,
+           got);
+    CHECKF(ish_max_rounds >= 2 && ish_max_rounds <= 4, "%d rounds for %zu segments",
+           ish_max_rounds, clen * 8 / step);
+    free(src);
+    free(comp);
+    free(out);
+}
+
 int main(void)
 {
     test_finder();
@@ -339,5 +365,6 @@ int main(void)
     test_final_trusted();
     test_final_then_more();
     test_corrupt();
+    test_full_segments();
     return check_summary();
 }
