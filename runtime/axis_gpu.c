@@ -104,7 +104,7 @@ typedef struct {
 
 /* The scratch of a chunk with header h (list: with an entry list). */
 static ax_scratch ax_scratch_of(const ax_plan *p, const ax_layout *l, const ax_chunk_hdr *h,
-                                size_t capacity, int list)
+                                int list)
 {
     ax_scratch s;
     size_t units = (size_t)(h->u1 - h->u0);
@@ -117,7 +117,6 @@ static ax_scratch ax_scratch_of(const ax_plan *p, const ax_layout *l, const ax_c
                        : 0;
     s.end = s.tiles_at + s.tile_bytes;
     s.fits = s.end <= l->total;
-    (void)capacity;
     return s;
 }
 
@@ -178,7 +177,7 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
        for chunks of several segments */
     uint64_t per = p->unit == AX_UNIT_BLOCK ? p->blocks_per_sweep : p->tiles_per_run;
     int list = fold && h->u0 / per != (h->u1 - 1) / per;
-    ax_scratch s = ax_scratch_of(p, &l, h, c->capacity, list);
+    ax_scratch s = ax_scratch_of(p, &l, h, list);
     if (fold && !s.fits) {
         *host = 1;
         return ax_on_host(c, p, e0);
