@@ -225,14 +225,24 @@ __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
     return (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
 }
 
+// Byte b of a staged buffer as it lies in shared memory: its 16-byte vector
+// moved inside its 128-byte group by the XOR of bits sh.. of b where msk is
+// 0x70 (sh > 4, so the map is one to one), unmoved where msk is 0.
+__device__ __forceinline__ unsigned stage_swz(unsigned b, unsigned sh, unsigned msk)
+{
+    return b ^ (((b >> sh) << 4) & msk);
+}
+
 // Copies elements [0, n) at x into the shared buffer sm at the same offset
-// from a 16-byte boundary (returned, in bytes), by threads t of nt: whole
-// aligned 16-byte vectors by 16-byte loads, BATCH in flight per thread, the
-// partial ones at either end element by element (nothing outside [x, x + n)
-// is read). The caller waits for the copy (a barrier).
+// from a 16-byte boundary (returned, in bytes; byte b of the copy lies at
+// stage_swz(b, sh, msk)), by threads t of nt: whole aligned 16-byte vectors
+// by 16-byte loads, BATCH in flight per thread, the partial ones at either
+// end element by element (nothing outside [x, x + n) is read). The caller
+// waits for the copy (a barrier).
 template <unsigned BATCH>
 __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd_u64 n,
-                                                unsigned char *sm, unsigned t, unsigned nt)
+                                                unsigned char *sm, unsigned t, unsigned nt,
+                                                unsigned sh = 5, unsigned msk = 0)
 {
     const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
     const unsigned long long a0 = a & ~15ull;
@@ -254,12 +264,13 @@ __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd
             if (v >= nv)
                 break;
             if (va >= a && va + 16 <= b) {
-                reinterpret_cast<uint4 *>(sm)[v] = buf[j];
+                *reinterpret_cast<uint4 *>(sm + stage_swz(16 * v, sh, msk)) = buf[j];
             } else {
                 for (unsigned k = 0; k < RD_V; k++) {
                     const unsigned long long ea = va + k * sizeof(elem_t);
                     if (ea >= a && ea < b)
-                        reinterpret_cast<elem_t *>(sm)[v * RD_V + k] =
+                        *reinterpret_cast<elem_t *>(
+                            sm + stage_swz(16 * v + k * (unsigned)sizeof(elem_t), sh, msk)) =
                             __ldg(reinterpret_cast<const elem_t *>(ea));
                 }
             }
@@ -391,6 +402,168 @@ __device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const a
                 ((rd_var *)a.var)[out] = v;
         }
     }
+}
+
+// Runs of at most 32 vectors (T <= 32 * RD_V) take a thread each: the
+// thread computes the whole sub-tile order of its run in registers. Lane l
+// of the order holds the run's vector l (or nothing past the run's end, the
+// identity of every tree), so the halving tree over the lanes below P (the
+// power of two >= the run's vectors; the levels above add identities) is the
+// pairwise tree over the vectors taken in the bit-reversed order of their
+// log2(P)-bit indices, which a binary counter folds with no shuffle.
+
+// Calls visit(element, index in the run, position in its vector) for the
+// elements of vector j of the run whose byte 0 is byte b0 of the stage (see
+// stage_swz for sh, msk): one 16-byte read where the vector is whole and
+// aligned, else element by element, in order either way.
+template <class Visit>
+__device__ __forceinline__ void lane_vec_visit(const unsigned char *sm, unsigned b0, unsigned T,
+                                               unsigned j, unsigned sh, unsigned msk,
+                                               Visit visit)
+{
+    const unsigned e0 = j * RD_V;
+    if (e0 >= T)
+        return;
+    const unsigned b = b0 + e0 * (unsigned)sizeof(elem_t);
+    if (e0 + RD_V <= T && (b & 15) == 0) {
+        elem_vec w;
+        w.raw = *reinterpret_cast<const uint4 *>(sm + stage_swz(b, sh, msk));
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k++)
+            visit(w.e[k], e0 + k, k);
+    } else {
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k++)
+            if (e0 + k < T)
+                visit(*reinterpret_cast<const elem_t *>(
+                          sm + stage_swz(b + k * (unsigned)sizeof(elem_t), sh, msk)),
+                      e0 + k, k);
+    }
+}
+
+// The part of kind KIND of one run of T <= 32 * RD_V elements staged at byte
+// b0 of sm, computed by one thread and written as unit `out`.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, unsigned T,
+                                         unsigned sh, unsigned msk, const ax_gpu_args &a,
+                                         rd_u64 out)
+{
+    if (KIND == 1) { // extrema are associative: the elements in index order
+        rd_extrema e = rd_extrema_empty();
+        const unsigned nvec = (T + RD_V - 1) / RD_V;
+        for (unsigned j = 0; j < nvec; j++)
+            lane_vec_visit(sm, b0, T, j, sh, msk,
+                           [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
+        ((rd_extrema *)a.extrema)[out] = e;
+        return;
+    }
+    const unsigned nvec = (T + RD_V - 1) / RD_V;
+    const unsigned lg = nvec > 1 ? 32 - __clz(nvec - 1) : 0; // P = 2^lg
+    lane_moments m = lane_moments_empty(); // the order-free sums and the count
+    double sfs[5], sfq[5], fs = -0.0, fq = -0.0;
+    rd_var sv[5], v = rd_var_empty();
+#pragma unroll
+    for (unsigned i = 0; i < 32; i++) { // leaf i: the lane of vector j, bits reversed
+        if (i >> lg)
+            break;
+        const unsigned j = lg ? __brev(i) >> (32 - lg) : 0;
+        double lfs = -0.0, lfq = -0.0;
+        rd_var lv;
+        if (KIND == 0) {
+#pragma unroll
+            for (unsigned k = 0; k < RD_FACC; k++)
+                m.fsum[k] = m.fsq[k] = -0.0;
+            lane_vec_visit(sm, b0, T, j, sh, msk,
+                           [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
+#if RD_FLOAT
+            lfs = rd_lane_fold<RD_FACC>(m.fsum);
+#endif
+#if RD_FLOAT || RD_WIDE_INT
+            if (SUMSQ)
+                lfq = rd_lane_fold<RD_FACC>(m.fsq);
+#endif
+        } else {
+            rd_var_acc acc[RD_V];
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                acc[k] = rd_var_acc_empty();
+            lane_vec_visit(sm, b0, T, j, sh, msk,
+                           [&](elem_t x, unsigned, unsigned k) { lane_var<SKIPNAN>(acc, x, k); });
+            rd_var p[RD_V];
+#pragma unroll
+            for (unsigned k = 0; k < RD_V; k++)
+                p[k] = rd_var_of_acc(acc[k]);
+#pragma unroll
+            for (unsigned h = 1; h < RD_V; h *= 2)
+#pragma unroll
+                for (unsigned k = 0; k < RD_V; k += 2 * h)
+                    p[k] = rd_var_merge(p[k], p[k + h]);
+            lv = p[0];
+        }
+        // the binary counter: slot l holds the pending subtree of 2^l leaves
+#pragma unroll
+        for (unsigned l = 0; l < 5; l++) {
+            if (!((i >> l) & 1)) {
+                if (KIND == 0) {
+                    sfs[l] = lfs;
+                    sfq[l] = lfq;
+                } else {
+                    sv[l] = lv;
+                }
+                break;
+            }
+            if (KIND == 0) {
+                lfs = rd_add(sfs[l], lfs);
+                if (SUMSQ)
+                    lfq = rd_add(sfq[l], lfq);
+            } else {
+                lv = rd_var_merge(sv[l], lv);
+            }
+        }
+        fs = lfs;
+        fq = lfq;
+        if (KIND == 2)
+            v = lv;
+    }
+    if (KIND == 0) {
+#if RD_FLOAT
+        store_moments(a, out, fs, fq, 0, 0, m.count);
+#elif RD_WIDE_INT
+        store_moments(a, out, fs, fq, m.isum, 0, m.count);
+#else
+        store_moments(a, out, fs, fq, m.isum, m.isq, m.count);
+#endif
+    } else {
+        ((rd_var *)a.var)[out] = v;
+    }
+}
+
+// The short-run kernels' body for runs of at most 32 vectors: the block
+// stages AX_ROWS_BYTES / (T * size) whole runs as rows_units does, with the
+// 16-byte vectors of each 128-byte group permuted (stage_swz, by the bits
+// of the vector index above the run length's power of two) where a run is a
+// whole even number of vectors, so that the threads' reads of neighbouring
+// runs fall in distinct banks; then thread r reduces run r (lane_run).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_BYTES + 128];
+    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
+    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
+    if (i0 >= a.nunits)
+        return;
+    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
+    const unsigned rowb = T * (unsigned)sizeof(elem_t);
+    unsigned sh = 5, msk = 0;
+    if (rowb % 32 == 0) { // an even number of vectors: XOR by the bits above its lowest set bit
+        sh = 4 + (__ffs(rowb >> 4) - 1);
+        msk = 0x70;
+    }
+    const unsigned off = stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm,
+                                        threadIdx.x, AX_THREADS, sh, msk);
+    __syncthreads();
+    for (unsigned r = threadIdx.x; r < nr; r += AX_THREADS)
+        lane_run<KIND, SKIPNAN, SUMSQ>(sm, off + r * rowb, T, sh, msk, a, i0 + r);
 }
 
 // The float sums and variance partials of a fold: a binary counter over an
@@ -794,6 +967,23 @@ __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
 // 4 KiB).
 #define AX_COLS_STAGE 4096u
 
+// The swizzle of block_few's stage by element size (1, 2, 4, 8 bytes) and
+// columns C (stage_swz's sh; 0: none): the one of fewest bank conflicts
+// when the lanes of a round read a row of their blocks (a model of the
+// banks: 32 words, 16 lanes a phase for 8-byte reads).
+__constant__ unsigned char ax_few_swz_tab[4][17] = {
+    {0, 0, 5, 0, 6, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 6, 6},
+    {0, 5, 6, 5, 7, 0, 5, 0, 7, 0, 0, 0, 7, 0, 0, 0, 7},
+    {0, 6, 7, 6, 8, 5, 6, 9, 8, 0, 7, 0, 6, 0, 8, 0, 8},
+    {0, 7, 8, 7, 8, 6, 8, 8, 8, 0, 7, 0, 8, 0, 11, 0, 0}};
+
+// block_few's swizzle for C columns of this element type.
+__device__ __forceinline__ unsigned few_swz(unsigned C)
+{
+    const unsigned z = sizeof(elem_t) == 1 ? 0 : sizeof(elem_t) == 2 ? 1 : sizeof(elem_t) == 4 ? 2 : 3;
+    return C < 17 ? ax_few_swz_tab[z][C] : 0;
+}
+
 // Block entries of few columns (C <= 32): a warp per entry stages the rows
 // of as many of its blocks as AX_COLS_STAGE bytes hold in shared memory
 // (their bytes are contiguous: 16-byte loads, 8 in flight per lane), then
@@ -801,10 +991,10 @@ __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
 // q adds column q % C of block q / C, the round's blocks of a column are
 // combined by the pairwise tree over shuffles, and lane c pushes the
 // round's subtree into its column's fold.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
+template <int KIND, bool SKIPNAN, bool SUMSQ, bool SWZ = true>
 __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
-    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 32];
+    __shared__ __align__(128) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 128];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
     if (i >= a.nentries)
@@ -825,26 +1015,34 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
     // a stage holds whole rounds of pb blocks, as many as AX_COLS_STAGE bytes take
     const unsigned sb = AX_COLS_STAGE / (RD_AXIS_BLOCK * C * (unsigned)sizeof(elem_t)) / pb * pb;
     const unsigned kb = lane / C, c = lane - kb * C;
+    // the stage's vectors permuted so that the lanes' reads of a row hit distinct banks
+    const unsigned sh = SWZ ? few_swz(C) : 0, msk = sh ? 0x70 : 0;
     for (unsigned s0 = 0; s0 < n; s0 += sb) {
         const unsigned ns = n - s0 < sb ? n - s0 : sb;
         const unsigned r0 = s0 * RD_AXIS_BLOCK;
         const unsigned rr = nrows - r0 < ns * RD_AXIS_BLOCK ? nrows - r0 : ns * RD_AXIS_BLOCK;
         __syncwarp();
-        const unsigned off =
-            stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
+        const unsigned off = stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp],
+                                            lane, 32, sh, msk);
         __syncwarp();
-        const elem_t *s = reinterpret_cast<const elem_t *>(sm[warp] + off);
         for (unsigned k0 = 0; k0 < ns; k0 += pb) { // a round: lane q adds block k0 + q / C
             const unsigned nb = ns - k0 < pb ? ns - k0 : pb; // a power of two
             blk_part b;
             if (kb < nb) {
                 const unsigned rk = rr - (k0 + kb) * RD_AXIS_BLOCK;
-                b = block_part<KIND, SKIPNAN, SUMSQ, false>(
-                    s + (rd_u64)(k0 + kb) * RD_AXIS_BLOCK * C + c, C,
-                    rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK,
-                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
+                const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
+                elem_t buf[RD_AXIS_BLOCK];
+                const unsigned b0 = off + ((k0 + kb) * RD_AXIS_BLOCK * C + c) * (unsigned)sizeof(elem_t);
+#pragma unroll
+                for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
+                    buf[r] = r < rows ? *reinterpret_cast<const elem_t *>(
+                                            sm[warp] + stage_swz(b0 + r * C * (unsigned)sizeof(elem_t), sh, msk))
+                                      : elem_t(0);
+                b = block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows,
+                                                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
             } else {
-                b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
+                elem_t buf[RD_AXIS_BLOCK];
+                b = block_sum<KIND, SKIPNAN, SUMSQ>(buf, 0, 0);
             }
             // the round's pairwise tree: block kb takes the subtree from kb + h
             unsigned lev = 0;
