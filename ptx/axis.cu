@@ -6,9 +6,10 @@
 // RD_TILE from the run's start) reduce each tile in the whole-array order
 // of reduce_math.h: a run of at most RD_SUBTILE elements is one sub-tile
 // (the tile's other sub-tiles are empty, which the trees pass through
-// unchanged), reduced by a group of lanes from shared memory, several runs
-// per warp (rows_units); a longer tile takes a block of RD_WARPS warps, one
-// sub-tile each. Loads are 16-byte vectors where a sub-tile is full and
+// unchanged), staged in shared memory and reduced by one thread where it is
+// at most 32 vectors of a float type (rows_lane), else by a group of lanes
+// (rows_units); a longer tile
+// takes a block of RD_WARPS warps, one sub-tile each. Loads are 16-byte vectors where a sub-tile is full and
 // aligned, else element by element, in the same order either way. One
 // kernel per kind of part (moments, extrema, variance), so that each holds
 // only its accumulators, and writes only the arrays the ops need.
@@ -17,7 +18,8 @@
 // thread per column of an entry (up to 2^6 consecutive blocks of a sweep):
 // neighbouring threads read neighbouring columns of a row (coalesced), each
 // adds its column's rows in row order and folds the entry's blocks by the
-// pairwise tree. Tile units of runs longer than a tile are folded into
+// pairwise tree; few columns (C <= 32) take a warp per entry, a lane per
+// block and column of a round (block_few). Tile units of runs longer than a tile are folded into
 // their entries by a second kernel.
 #include "reduce_tile.h"
 #include "axis_args.h"
@@ -212,12 +214,18 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
 
 // Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
 // sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
-// (T * size) whole runs in shared memory with 16-byte loads, then a group
-// of P lanes reduces each run (P the power of two >= its vectors, at most
-// 32; several runs per warp): lane l of the group owns the run's vectors l,
-// l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
-// sub-tile tree's levels below P (the levels above add the empty lanes'
-// -0.0, empty partials and extrema, which change nothing).
+// (T * size) whole runs in shared memory with 16-byte loads, then (in
+// rows_units, which the kernels use for integers and for runs of more than
+// 32 vectors; rows_lane below takes the others) a group of P lanes reduces
+// each run (P the power of two >= its vectors, at most 32; several runs per
+// warp): lane l of the group owns the run's vectors l, l + 32, ... as in
+// the sub-tile order, and the group's xor shuffles are the sub-tile tree's
+// levels below P (the levels above add the empty lanes' -0.0, empty
+// partials and extrema, which change nothing).
+
+// The stage of the short-run kernels: AX_ROWS_BYTES, the 16 before the
+// first run's byte 0, and the rest of the last 128-byte group (stage_swz).
+#define AX_ROWS_STAGE (AX_ROWS_BYTES + 128)
 
 // Runs a block of the short-run kernels takes (the host sizes the grid alike).
 __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
@@ -307,9 +315,9 @@ __device__ __forceinline__ void rows_visit(const elem_t *s, unsigned T, unsigned
 // The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
 // partials of the block's runs, written at their unit indices.
 template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
+__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                           unsigned char *sm)
 {
-    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
     const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
     const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
     if (i0 >= a.nunits)
@@ -443,7 +451,7 @@ __device__ __forceinline__ void lane_vec_visit(const unsigned char *sm, unsigned
 
 // The part of kind KIND of one run of T <= 32 * RD_V elements staged at byte
 // b0 of sm, computed by one thread and written as unit `out`.
-template <int KIND, bool SKIPNAN, bool SUMSQ>
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U>
 __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, unsigned T,
                                          unsigned sh, unsigned msk, const ax_gpu_args &a,
                                          rd_u64 out)
@@ -462,7 +470,7 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
     lane_moments m = lane_moments_empty(); // the order-free sums and the count
     double sfs[5], sfq[5], fs = -0.0, fq = -0.0;
     rd_var sv[5], v = rd_var_empty();
-#pragma unroll
+#pragma unroll(U)
     for (unsigned i = 0; i < 32; i++) { // leaf i: the lane of vector j, bits reversed
         if (i >> lg)
             break;
@@ -500,25 +508,29 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
                     p[k] = rd_var_merge(p[k], p[k + h]);
             lv = p[0];
         }
-        // the binary counter: slot l holds the pending subtree of 2^l leaves
+        // the binary counter: slot l holds the pending subtree of 2^l leaves (no
+        // early exit: the loop unrolls whole, the slots stay registers)
+        bool done = false;
 #pragma unroll
         for (unsigned l = 0; l < 5; l++) {
-            if (!((i >> l) & 1)) {
+            const bool right = (i >> l) & 1;
+            if (!done && !right) {
                 if (KIND == 0) {
                     sfs[l] = lfs;
                     sfq[l] = lfq;
                 } else {
                     sv[l] = lv;
                 }
-                break;
+            } else if (!done) {
+                if (KIND == 0) {
+                    lfs = rd_add(sfs[l], lfs);
+                    if (SUMSQ)
+                        lfq = rd_add(sfq[l], lfq);
+                } else {
+                    lv = rd_var_merge(sv[l], lv);
+                }
             }
-            if (KIND == 0) {
-                lfs = rd_add(sfs[l], lfs);
-                if (SUMSQ)
-                    lfq = rd_add(sfq[l], lfq);
-            } else {
-                lv = rd_var_merge(sv[l], lv);
-            }
+            done = done || !right;
         }
         fs = lfs;
         fq = lfq;
@@ -544,10 +556,10 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
 // of the vector index above the run length's power of two) where a run is a
 // whole even number of vectors, so that the threads' reads of neighbouring
 // runs fall in distinct banks; then thread r reduces run r (lane_run).
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax_gpu_args &a)
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U = 1>
+__device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                          unsigned char *sm)
 {
-    __shared__ __align__(128) unsigned char sm[AX_ROWS_BYTES + 128];
     const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
     const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
     if (i0 >= a.nunits)
@@ -563,7 +575,7 @@ __device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax
                                         threadIdx.x, AX_THREADS, sh, msk);
     __syncthreads();
     for (unsigned r = threadIdx.x; r < nr; r += AX_THREADS)
-        lane_run<KIND, SKIPNAN, SUMSQ>(sm, off + r * rowb, T, sh, msk, a, i0 + r);
+        lane_run<KIND, SKIPNAN, SUMSQ, U>(sm, off + r * rowb, T, sh, msk, a, i0 + r);
 }
 
 // The float sums and variance partials of a fold: a binary counter over an
@@ -1098,7 +1110,11 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
     extern "C" __global__ void __launch_bounds__(AX_THREADS)                                \
         name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
     {                                                                                       \
-        rows_units<kind, skipnan, sumsq>(x, a);                                             \
+        __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];                          \
+        if (RD_FLOAT && a.T <= 32 * RD_V)                                                   \
+            rows_lane<kind, skipnan, sumsq>(x, a, sm);                                      \
+        else                                                                                \
+            rows_units<kind, skipnan, sumsq>(x, a, sm);                                     \
     }
 
 AX_ROWS_KERNEL(axk_rows_moments, 0, false, false)

@@ -7,7 +7,8 @@
 // device copy (read + write), and whether the variant's sums have the
 // kernel's bits.
 //  - rows: rows_units (a group of P lanes a run, xor shuffles) against
-//    rows_lane (a thread a run, its sub-tile order in registers);
+//    rows_lane (a thread a run, its sub-tile order in registers), its loop
+//    over the vectors unrolled 1 (the kernels'), 4 or 32 times;
 //  - few: block_few as it stages (SWZ false) against its swizzled stage.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
@@ -27,13 +28,15 @@ template <int K, bool N, bool Q, int minb>
 __global__ void __launch_bounds__(AX_THREADS, minb) rows_old(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
 {
-    rows_units<K, N, Q>(x, a);
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
+    rows_units<K, N, Q>(x, a, sm);
 }
-template <int K, bool N, bool Q, int minb>
+template <int K, bool N, bool Q, int minb, unsigned U = 1>
 __global__ void __launch_bounds__(AX_THREADS, minb) rows_new(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
 {
-    rows_lane<K, N, Q>(x, a);
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
+    rows_lane<K, N, Q, U>(x, a, sm);
 }
 template <int K, bool N, bool Q, bool SWZ>
 __global__ void __launch_bounds__(AX_THREADS, 2) few_k(const elem_t *__restrict__ x,
@@ -276,14 +279,16 @@ int main()
         a.sum = (rd_u64)want;
         b.sum = (rd_u64)got;
         const size_t n = (size_t)a.nunits;
-        row(shape, "axk_rows_moments", in, copy_bw,
-            [&] { axk_rows_moments<<<g, AX_THREADS>>>(x, a); }, want, want, n);
+        row(shape, "rows_units (main's)", in, copy_bw,
+            [&] { rows_old<0, false, false, 1><<<g, AX_THREADS>>>(x, a); }, want, want, n);
         row(shape, "lane", in, copy_bw, [&] { rows_new<0, false, false, 1><<<g, AX_THREADS>>>(x, b); },
             want, got, n);
+        row(shape, "lane unroll 4", in, copy_bw,
+            [&] { rows_new<0, false, false, 1, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "lane unroll 32", in, copy_bw,
+            [&] { rows_new<0, false, false, 1, 32><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "lane minb 6", in, copy_bw,
             [&] { rows_new<0, false, false, 6><<<g, AX_THREADS>>>(x, b); }, want, got, n);
-        row(shape, "lane minb 8", in, copy_bw,
-            [&] { rows_new<0, false, false, 8><<<g, AX_THREADS>>>(x, b); }, want, got, n);
     }
     static const unsigned Cs[] = {2, 3, 4, 8, 16, 32};
     for (unsigned C : Cs) {
