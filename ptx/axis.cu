@@ -7,19 +7,19 @@
 // of reduce_math.h: a run of at most RD_SUBTILE elements is one sub-tile
 // (the tile's other sub-tiles are empty, which the trees pass through
 // unchanged), staged in shared memory and reduced by one thread where it is
-// at most 32 vectors of a float type (rows_lane), else by a group of lanes
-// (rows_units); a longer tile
-// takes a block of RD_WARPS warps, one sub-tile each. Loads are 16-byte vectors where a sub-tile is full and
-// aligned, else element by element, in the same order either way. One
-// kernel per kind of part (moments, extrema, variance), so that each holds
-// only its accumulators, and writes only the arrays the ops need.
+// at most 32 vectors of float32 or float64 (rows_lane: moments, extrema),
+// else by a group of lanes (rows_units); a longer tile takes a block of
+// RD_WARPS warps, one sub-tile each. Loads are 16-byte vectors where a
+// sub-tile is full and aligned, else element by element, in the same order
+// either way. One kernel per kind of part (moments, extrema, variance), so
+// that each holds only its accumulators, and writes only the arrays the ops
+// need.
 //
 // Block units (T == 1: RD_AXIS_BLOCK rows of C kept columns) take one
 // thread per column of an entry (up to 2^6 consecutive blocks of a sweep):
 // neighbouring threads read neighbouring columns of a row (coalesced), each
 // adds its column's rows in row order and folds the entry's blocks by the
-// pairwise tree; few columns (C <= 32) take a warp per entry, a lane per
-// block and column of a round (block_few). Tile units of runs longer than a tile are folded into
+// pairwise tree. Tile units of runs longer than a tile are folded into
 // their entries by a second kernel.
 #include "reduce_tile.h"
 #include "axis_args.h"
@@ -215,13 +215,12 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
 // Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
 // sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
 // (T * size) whole runs in shared memory with 16-byte loads, then (in
-// rows_units, which the kernels use for integers and for runs of more than
-// 32 vectors; rows_lane below takes the others) a group of P lanes reduces
-// each run (P the power of two >= its vectors, at most 32; several runs per
-// warp): lane l of the group owns the run's vectors l, l + 32, ... as in
-// the sub-tile order, and the group's xor shuffles are the sub-tile tree's
-// levels below P (the levels above add the empty lanes' -0.0, empty
-// partials and extrema, which change nothing).
+// rows_units; rows_lane below for the runs rows_body gives it) a group of P
+// lanes reduces each run (P the power of two >= its vectors, at most 32;
+// several runs per warp): lane l of the group owns the run's vectors l,
+// l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
+// sub-tile tree's levels below P (the levels above add the empty lanes'
+// -0.0, empty partials and extrema, which change nothing).
 
 // The stage of the short-run kernels: AX_ROWS_BYTES, the 16 before the
 // first run's byte 0, and the rest of the last 128-byte group (stage_swz).
@@ -449,114 +448,81 @@ __device__ __forceinline__ void lane_vec_visit(const unsigned char *sm, unsigned
     }
 }
 
-// The part of kind KIND of one run of T <= 32 * RD_V elements staged at byte
-// b0 of sm, computed by one thread and written as unit `out`.
+// The part of kind KIND (0 moments, 1 extrema) of one run of T <= 32 * RD_V
+// elements staged at byte b0 of sm, computed by one thread and written as
+// unit `out`; the loop over the vectors unrolled U times.
 template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U>
 __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, unsigned T,
                                          unsigned sh, unsigned msk, const ax_gpu_args &a,
                                          rd_u64 out)
 {
+    static_assert(KIND == 0 || KIND == 1, "moments or extrema");
+    const unsigned nvec = (T + RD_V - 1) / RD_V;
     if (KIND == 1) { // extrema are associative: the elements in index order
         rd_extrema e = rd_extrema_empty();
-        const unsigned nvec = (T + RD_V - 1) / RD_V;
         for (unsigned j = 0; j < nvec; j++)
             lane_vec_visit(sm, b0, T, j, sh, msk,
                            [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
         ((rd_extrema *)a.extrema)[out] = e;
         return;
     }
-    const unsigned nvec = (T + RD_V - 1) / RD_V;
     const unsigned lg = nvec > 1 ? 32 - __clz(nvec - 1) : 0; // P = 2^lg
     lane_moments m = lane_moments_empty(); // the order-free sums and the count
     double sfs[5], sfq[5], fs = -0.0, fq = -0.0;
-    rd_var sv[5], v = rd_var_empty();
 #pragma unroll(U)
     for (unsigned i = 0; i < 32; i++) { // leaf i: the lane of vector j, bits reversed
         if (i >> lg)
             break;
         const unsigned j = lg ? __brev(i) >> (32 - lg) : 0;
-        double lfs = -0.0, lfq = -0.0;
-        rd_var lv;
-        if (KIND == 0) {
 #pragma unroll
-            for (unsigned k = 0; k < RD_FACC; k++)
-                m.fsum[k] = m.fsq[k] = -0.0;
-            lane_vec_visit(sm, b0, T, j, sh, msk,
-                           [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
+        for (unsigned k = 0; k < RD_FACC; k++)
+            m.fsum[k] = m.fsq[k] = -0.0;
+        lane_vec_visit(sm, b0, T, j, sh, msk,
+                       [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
+        double lfs = -0.0, lfq = -0.0;
 #if RD_FLOAT
-            lfs = rd_lane_fold<RD_FACC>(m.fsum);
+        lfs = rd_lane_fold<RD_FACC>(m.fsum);
 #endif
 #if RD_FLOAT || RD_WIDE_INT
-            if (SUMSQ)
-                lfq = rd_lane_fold<RD_FACC>(m.fsq);
+        if (SUMSQ)
+            lfq = rd_lane_fold<RD_FACC>(m.fsq);
 #endif
-        } else {
-            rd_var_acc acc[RD_V];
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                acc[k] = rd_var_acc_empty();
-            lane_vec_visit(sm, b0, T, j, sh, msk,
-                           [&](elem_t x, unsigned, unsigned k) { lane_var<SKIPNAN>(acc, x, k); });
-            rd_var p[RD_V];
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                p[k] = rd_var_of_acc(acc[k]);
-#pragma unroll
-            for (unsigned h = 1; h < RD_V; h *= 2)
-#pragma unroll
-                for (unsigned k = 0; k < RD_V; k += 2 * h)
-                    p[k] = rd_var_merge(p[k], p[k + h]);
-            lv = p[0];
-        }
         // the binary counter: slot l holds the pending subtree of 2^l leaves (no
-        // early exit: the loop unrolls whole, the slots stay registers)
+        // early exit: an unrolled loop keeps the slots in registers)
         bool done = false;
 #pragma unroll
         for (unsigned l = 0; l < 5; l++) {
             const bool right = (i >> l) & 1;
             if (!done && !right) {
-                if (KIND == 0) {
-                    sfs[l] = lfs;
-                    sfq[l] = lfq;
-                } else {
-                    sv[l] = lv;
-                }
+                sfs[l] = lfs;
+                sfq[l] = lfq;
             } else if (!done) {
-                if (KIND == 0) {
-                    lfs = rd_add(sfs[l], lfs);
-                    if (SUMSQ)
-                        lfq = rd_add(sfq[l], lfq);
-                } else {
-                    lv = rd_var_merge(sv[l], lv);
-                }
+                lfs = rd_add(sfs[l], lfs);
+                if (SUMSQ)
+                    lfq = rd_add(sfq[l], lfq);
             }
             done = done || !right;
         }
         fs = lfs;
         fq = lfq;
-        if (KIND == 2)
-            v = lv;
     }
-    if (KIND == 0) {
 #if RD_FLOAT
-        store_moments(a, out, fs, fq, 0, 0, m.count);
+    store_moments(a, out, fs, fq, 0, 0, m.count);
 #elif RD_WIDE_INT
-        store_moments(a, out, fs, fq, m.isum, 0, m.count);
+    store_moments(a, out, fs, fq, m.isum, 0, m.count);
 #else
-        store_moments(a, out, fs, fq, m.isum, m.isq, m.count);
+    store_moments(a, out, fs, fq, m.isum, m.isq, m.count);
 #endif
-    } else {
-        ((rd_var *)a.var)[out] = v;
-    }
 }
 
-// The short-run kernels' body for runs of at most 32 vectors: the block
-// stages AX_ROWS_BYTES / (T * size) whole runs as rows_units does, with the
-// 16-byte vectors of each 128-byte group permuted (stage_swz, by the bits
-// of the vector index above the run length's power of two) where a run is a
-// whole even number of vectors, so that the threads' reads of neighbouring
-// runs fall in distinct banks; then thread r reduces run r (lane_run).
-template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U = 1>
+// The moments or extrema of runs of at most 32 vectors: the block stages
+// AX_ROWS_BYTES / (T * size) whole runs as rows_units does, with the 16-byte
+// vectors of each 128-byte group permuted (stage_swz, by the bits of the
+// vector index above the run length's lowest set bit) where a run is a whole
+// even number of vectors, so that the threads' reads of neighbouring runs
+// fall in distinct banks; then thread r reduces run r (lane_run, its loop
+// unrolled U times).
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U = 32>
 __device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax_gpu_args &a,
                                           unsigned char *sm)
 {
@@ -979,23 +945,6 @@ __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
 // 4 KiB).
 #define AX_COLS_STAGE 4096u
 
-// The swizzle of block_few's stage by element size (1, 2, 4, 8 bytes) and
-// columns C (stage_swz's sh; 0: none): the one of fewest bank conflicts
-// when the lanes of a round read a row of their blocks (a model of the
-// banks: 32 words, 16 lanes a phase for 8-byte reads).
-__constant__ unsigned char ax_few_swz_tab[4][17] = {
-    {0, 0, 5, 0, 6, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 6, 6},
-    {0, 5, 6, 5, 7, 0, 5, 0, 7, 0, 0, 0, 7, 0, 0, 0, 7},
-    {0, 6, 7, 6, 8, 5, 6, 9, 8, 0, 7, 0, 6, 0, 8, 0, 8},
-    {0, 7, 8, 7, 8, 6, 8, 8, 8, 0, 7, 0, 8, 0, 11, 0, 0}};
-
-// block_few's swizzle for C columns of this element type.
-__device__ __forceinline__ unsigned few_swz(unsigned C)
-{
-    const unsigned z = sizeof(elem_t) == 1 ? 0 : sizeof(elem_t) == 2 ? 1 : sizeof(elem_t) == 4 ? 2 : 3;
-    return C < 17 ? ax_few_swz_tab[z][C] : 0;
-}
-
 // Block entries of few columns (C <= 32): a warp per entry stages the rows
 // of as many of its blocks as AX_COLS_STAGE bytes hold in shared memory
 // (their bytes are contiguous: 16-byte loads, 8 in flight per lane), then
@@ -1003,10 +952,10 @@ __device__ __forceinline__ unsigned few_swz(unsigned C)
 // q adds column q % C of block q / C, the round's blocks of a column are
 // combined by the pairwise tree over shuffles, and lane c pushes the
 // round's subtree into its column's fold.
-template <int KIND, bool SKIPNAN, bool SUMSQ, bool SWZ = true>
+template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
-    __shared__ __align__(128) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 128];
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 32];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
     if (i >= a.nentries)
@@ -1027,34 +976,26 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
     // a stage holds whole rounds of pb blocks, as many as AX_COLS_STAGE bytes take
     const unsigned sb = AX_COLS_STAGE / (RD_AXIS_BLOCK * C * (unsigned)sizeof(elem_t)) / pb * pb;
     const unsigned kb = lane / C, c = lane - kb * C;
-    // the stage's vectors permuted so that the lanes' reads of a row hit distinct banks
-    const unsigned sh = SWZ ? few_swz(C) : 0, msk = sh ? 0x70 : 0;
     for (unsigned s0 = 0; s0 < n; s0 += sb) {
         const unsigned ns = n - s0 < sb ? n - s0 : sb;
         const unsigned r0 = s0 * RD_AXIS_BLOCK;
         const unsigned rr = nrows - r0 < ns * RD_AXIS_BLOCK ? nrows - r0 : ns * RD_AXIS_BLOCK;
         __syncwarp();
-        const unsigned off = stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp],
-                                            lane, 32, sh, msk);
+        const unsigned off =
+            stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
         __syncwarp();
+        const elem_t *s = reinterpret_cast<const elem_t *>(sm[warp] + off);
         for (unsigned k0 = 0; k0 < ns; k0 += pb) { // a round: lane q adds block k0 + q / C
             const unsigned nb = ns - k0 < pb ? ns - k0 : pb; // a power of two
             blk_part b;
             if (kb < nb) {
                 const unsigned rk = rr - (k0 + kb) * RD_AXIS_BLOCK;
-                const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
-                elem_t buf[RD_AXIS_BLOCK];
-                const unsigned b0 = off + ((k0 + kb) * RD_AXIS_BLOCK * C + c) * (unsigned)sizeof(elem_t);
-#pragma unroll
-                for (unsigned r = 0; r < RD_AXIS_BLOCK; r++)
-                    buf[r] = r < rows ? *reinterpret_cast<const elem_t *>(
-                                            sm[warp] + stage_swz(b0 + r * C * (unsigned)sizeof(elem_t), sh, msk))
-                                      : elem_t(0);
-                b = block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows,
-                                                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(
+                    s + (rd_u64)(k0 + kb) * RD_AXIS_BLOCK * C + c, C,
+                    rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK,
+                    (en.leaf + s0 + k0 + kb) * RD_AXIS_BLOCK);
             } else {
-                elem_t buf[RD_AXIS_BLOCK];
-                b = block_sum<KIND, SKIPNAN, SUMSQ>(buf, 0, 0);
+                b = block_part<KIND, SKIPNAN, SUMSQ, false>(s, C, 0, 0);
             }
             // the round's pairwise tree: block kb takes the subtree from kb + h
             unsigned lev = 0;
@@ -1106,21 +1047,49 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq)                                         \
-    extern "C" __global__ void __launch_bounds__(AX_THREADS)                                \
-        name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
+// Whether the short-run kernels of this element type take rows_lane, and
+// their launch bounds: float32 and float64 (measured) at 6 resident blocks
+// of AX_THREADS an SM (rows_lane measured at 1, 6 and 8: 6 the fastest by
+// far; a bound by registers alone, __maxnreg__(40), spills more; on a GPU
+// of 1024 threads an SM ptxas ignores the 6, warning); the other types'
+// registers would not hold rows_lane's accumulators at that bound.
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+#define AX_LANE_TYPE 1
+#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS, 6)
+#else
+#define AX_LANE_TYPE 0
+#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS)
+#endif
+
+// The short-run kernels' body: a thread a run for the moments and extrema
+// of runs of at most 32 vectors of AX_LANE_TYPE (rows_lane), else lanes a run
+// (rows_units).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void rows_body(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                          unsigned char *sm)
+{
+    if constexpr (AX_LANE_TYPE && KIND != 2) {
+        if (a.T <= 32 * RD_V) {
+            rows_lane<KIND, SKIPNAN, SUMSQ>(x, a, sm);
+            return;
+        }
+    }
+    rows_units<KIND, SKIPNAN, SUMSQ>(x, a, sm);
+}
+
+// A short-run kernel; bounds: its launch bounds (the variance keeps
+// rows_units and its registers).
+#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq, bounds)                                 \
+    extern "C" __global__ void bounds name(const elem_t *__restrict__ x, ax_gpu_args a)    \
     {                                                                                       \
         __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];                          \
-        if (RD_FLOAT && a.T <= 32 * RD_V)                                                   \
-            rows_lane<kind, skipnan, sumsq>(x, a, sm);                                      \
-        else                                                                                \
-            rows_units<kind, skipnan, sumsq>(x, a, sm);                                     \
+        rows_body<kind, skipnan, sumsq>(x, a, sm);                                          \
     }
 
-AX_ROWS_KERNEL(axk_rows_moments, 0, false, false)
-AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true)
-AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false)
-AX_ROWS_KERNEL(axk_rows_var, 2, false, false)
+AX_ROWS_KERNEL(axk_rows_moments, 0, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_var, 2, false, false, __launch_bounds__(AX_THREADS))
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
@@ -1156,10 +1125,10 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
-AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false)
-AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true)
-AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false)
-AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false)
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false, __launch_bounds__(AX_THREADS))
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)

@@ -1,15 +1,13 @@
-// bench_axis_rows.cu - variants of the short-run and few-column kernels of
-// reductions along axes (ptx/axis.cu) beside the kernels they would replace:
-// first the bits of every kind (moments, with squares and skipnan, extrema,
-// variance) on random data with NaN, infinities, zeros of either sign and
-// subnormals, for T = 2 .. 200 and C = 2 .. 32 at three alignments; then
-// (float32 and float64 only) GB/s of input on 1 GiB arrays, the ratio to the
-// device copy (read + write), and whether the variant's sums have the
-// kernel's bits.
-//  - rows: rows_units (a group of P lanes a run, xor shuffles) against
-//    rows_lane (a thread a run, its sub-tile order in registers), its loop
-//    over the vectors unrolled 1 (the kernels'), 4 or 32 times;
-//  - few: block_few as it stages (SWZ false) against its swizzled stage.
+// bench_axis_rows.cu - the short-run kernels of reductions along axes
+// (ptx/axis.cu) against main's body, rows_units (a group of P lanes a run,
+// xor shuffles), for runs of at most 32 vectors: rows_lane (a thread a run,
+// its sub-tile order in registers). First the bits of the moments (with
+// squares and skipnan) and the extrema on random data with NaN, infinities,
+// zeros of either sign and subnormals, for T = 2 .. 200 at three
+// alignments; then (float32 and float64 only) GB/s of input on 1 GiB
+// arrays, the ratio to the device copy (read + write), and whether the
+// sums have main's bits: the kernels (rows_lane unrolled 32 times, 6
+// resident blocks), the loop unrolled 1 and 4 times; the extrema's time.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_rows.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -23,7 +21,7 @@
 
 #include <cstring>
 
-// The two short-run bodies and the two stages of the few-column one, per kind.
+// The two short-run bodies, per kind.
 template <int K, bool N, bool Q, int minb>
 __global__ void __launch_bounds__(AX_THREADS, minb) rows_old(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
@@ -31,35 +29,31 @@ __global__ void __launch_bounds__(AX_THREADS, minb) rows_old(const elem_t *__res
     __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
     rows_units<K, N, Q>(x, a, sm);
 }
-template <int K, bool N, bool Q, int minb, unsigned U = 1>
+template <int K, bool N, bool Q, int minb, unsigned U = 32>
 __global__ void __launch_bounds__(AX_THREADS, minb) rows_new(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
 {
     __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
     rows_lane<K, N, Q, U>(x, a, sm);
 }
-template <int K, bool N, bool Q, bool SWZ>
-__global__ void __launch_bounds__(AX_THREADS, 2) few_k(const elem_t *__restrict__ x,
-                                                       ax_gpu_args a)
-{
-    block_few<K, N, Q, SWZ>(x, a);
-}
 
 typedef void (*kernel)(const elem_t *, ax_gpu_args);
 
-// The kernel kinds checked: kind, skipnan, squares.
+// The kernel kinds checked: kind, skipnan, squares, main's body and the kernel.
 struct kind_row {
     int kind;
     bool skipnan, sq;
-    kernel rows_a, rows_b, few_a, few_b;
+    kernel rows_a, rows_b;
     const char *name;
 };
-#define KR(k, n, q, name) {k, n, q, rows_old<k, n, q, 1>, rows_new<k, n, q, 1>, few_k<k, n, q, false>, few_k<k, n, q, true>, name}
+#define KR(k, n, q, kernel) {k, n, q, rows_old<k, n, q, 1>, kernel, #kernel}
 static const kind_row kinds[] = {
-    KR(0, false, false, "moments"), KR(0, false, true, "moments_sq"),
-    KR(1, false, false, "extrema"), KR(2, false, false, "var"),
-    KR(0, true, false, "moments_skipnan"), KR(0, true, true, "moments_sq_skipnan"),
-    KR(1, true, false, "extrema_skipnan"), KR(2, true, false, "var_skipnan"),
+    KR(0, false, false, axk_rows_moments), KR(0, false, true, axk_rows_moments_sq),
+    KR(1, false, false, axk_rows_extrema),
+#if RD_FLOAT
+    KR(0, true, false, axk_rows_moments_skipnan), KR(0, true, true, axk_rows_moments_sq_skipnan),
+    KR(1, true, false, axk_rows_extrema_skipnan),
+#endif
 };
 
 static unsigned long long rs = 0x9e3779b97f4a7c15ull;
@@ -194,20 +188,6 @@ static void check_bits()
                 compare("rows T", T, shift, k, k.rows_a, k.rows_b, g, a, x + shift, oa, ob,
                         (size_t)a.nunits);
         }
-        for (unsigned C = 2; C <= 32; C++) {
-            ax_gpu_args a;
-            memset(&a, 0, sizeof a);
-            a.T = 1;
-            a.C = C;
-            a.L = (n - 8) / C - 5 * C; // a partial last block
-            a.nunits = a.blocks_per_sweep = (a.L + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
-            a.nentries = (a.nunits >> AX_FOLD_LEVELS) +
-                         __builtin_popcountll(a.nunits & ((1u << AX_FOLD_LEVELS) - 1));
-            const unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
-            for (const kind_row &k : kinds)
-                compare("few C", C, shift, k, k.few_a, k.few_b, g, a, x + shift, oa, ob,
-                        (size_t)(a.nentries * C));
-        }
     }
     printf("bits: %d checks, %d differ\n", checks, fails);
     fflush(stdout);
@@ -241,7 +221,7 @@ int main()
     char *copy;
     BENCH_CHECK(cudaMalloc(&x, bytes));
     BENCH_CHECK(cudaMalloc(&copy, bytes));
-    const size_t out_bytes = bytes / sizeof(elem_t) / 2 * sizeof(double);
+    const size_t out_bytes = bytes / sizeof(elem_t) / 3 * sizeof(rd_extrema); // the most parts
     BENCH_CHECK(cudaMalloc(&want, out_bytes));
     BENCH_CHECK(cudaMalloc(&got, out_bytes));
     {   // random finite elements, so that the order of the sums shows in their bits
@@ -281,38 +261,19 @@ int main()
         const size_t n = (size_t)a.nunits;
         row(shape, "rows_units (main's)", in, copy_bw,
             [&] { rows_old<0, false, false, 1><<<g, AX_THREADS>>>(x, a); }, want, want, n);
-        row(shape, "lane", in, copy_bw, [&] { rows_new<0, false, false, 1><<<g, AX_THREADS>>>(x, b); },
-            want, got, n);
+        row(shape, "axk_rows_moments", in, copy_bw,
+            [&] { axk_rows_moments<<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "lane unroll 1", in, copy_bw,
+            [&] { rows_new<0, false, false, 6, 1><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "lane unroll 4", in, copy_bw,
-            [&] { rows_new<0, false, false, 1, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
-        row(shape, "lane unroll 32", in, copy_bw,
-            [&] { rows_new<0, false, false, 1, 32><<<g, AX_THREADS>>>(x, b); }, want, got, n);
-        row(shape, "lane minb 6", in, copy_bw,
-            [&] { rows_new<0, false, false, 6><<<g, AX_THREADS>>>(x, b); }, want, got, n);
-    }
-    static const unsigned Cs[] = {2, 3, 4, 8, 16, 32};
-    for (unsigned C : Cs) {
-        ax_gpu_args a;
-        memset(&a, 0, sizeof a);
-        const rd_u64 N = bytes / sizeof(elem_t) / C;
-        a.T = 1;
-        a.L = N;
-        a.C = C;
-        a.nunits = a.blocks_per_sweep = (N + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
-        a.nentries = (a.nunits >> AX_FOLD_LEVELS) +
-                     __builtin_popcountll(a.nunits & ((1u << AX_FOLD_LEVELS) - 1));
-        const size_t n = (size_t)(a.nentries * C);
-        const double in = (double)N * C * sizeof(elem_t);
-        char shape[32];
-        snprintf(shape, sizeof shape, "(%llu, %u) ax0", (unsigned long long)N, C);
-        ax_gpu_args b = a;
-        a.sum = (rd_u64)want;
-        b.sum = (rd_u64)got;
-        const unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
-        row(shape, "few (main's stage)", in, copy_bw,
-            [&] { few_k<0, false, false, false><<<g, AX_THREADS>>>(x, a); }, want, want, n);
-        row(shape, "few swizzled", in, copy_bw,
-            [&] { few_k<0, false, false, true><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+            [&] { rows_new<0, false, false, 6, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        ax_gpu_args e = a;
+        e.sum = 0;
+        e.extrema = (rd_u64)want;
+        const float me = bench_median_ms([&] { rows_old<1, false, false, 1><<<g, AX_THREADS>>>(x, e); }, 7),
+                    ne = bench_median_ms([&] { axk_rows_extrema<<<g, AX_THREADS>>>(x, e); }, 7);
+        printf("%-18s %-22s %8.2f %8.2f (of copy: main's, the kernel's)\n", shape, "extrema",
+               in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
     }
 #endif
     return 0;
