@@ -287,6 +287,35 @@ __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd
 }
 
 // Calls visit(element, index in the run, position in its vector) for the
+// elements of vector j of the T-element run whose byte 0 is byte b0 of the
+// stage at sm (16-byte aligned; see stage_swz for sh, msk): one 16-byte
+// read where the vector is whole and aligned, else element by element, in
+// order either way.
+template <class Visit>
+__device__ __forceinline__ void vec_visit(const unsigned char *sm, unsigned b0, unsigned T,
+                                          unsigned j, unsigned sh, unsigned msk, Visit visit)
+{
+    const unsigned e0 = j * RD_V;
+    if (e0 >= T)
+        return;
+    const unsigned b = b0 + e0 * (unsigned)sizeof(elem_t);
+    if (e0 + RD_V <= T && ((unsigned long long)(sm + b) & 15) == 0) {
+        elem_vec w;
+        w.raw = *reinterpret_cast<const uint4 *>(sm + stage_swz(b, sh, msk));
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k++)
+            visit(w.e[k], e0 + k, k);
+    } else {
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k++)
+            if (e0 + k < T)
+                visit(*reinterpret_cast<const elem_t *>(
+                          sm + stage_swz(b + k * (unsigned)sizeof(elem_t), sh, msk)),
+                      e0 + k, k);
+    }
+}
+
+// Calls visit(element, index in the run, position in its vector) for the
 // elements lane l of a P-lane group owns of the T-element run at s (shared
 // memory), in the sub-tile order: vectors l, l + 32, ..., each in order.
 template <class Visit>
@@ -295,20 +324,34 @@ __device__ __forceinline__ void rows_visit(const elem_t *s, unsigned T, unsigned
 {
     if (!valid)
         return;
-    for (unsigned i0 = l * RD_V; i0 < T; i0 += P * RD_V) {
-        if (i0 + RD_V <= T && ((unsigned long long)(s + i0) & 15) == 0) {
-            elem_vec w;
-            w.raw = *reinterpret_cast<const uint4 *>(s + i0);
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                visit(w.e[k], i0 + k, k);
-        } else {
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                if (i0 + k < T)
-                    visit(s[i0 + k], i0 + k, k);
-        }
-    }
+    for (unsigned j = l; j * RD_V < T; j += P)
+        vec_visit(reinterpret_cast<const unsigned char *>(s), 0, T, j, 5, 0, visit);
+}
+
+// Stages the runs of this block of a short-run kernel in sm: false where
+// the block has none, else their first unit index in *i0 and their count in
+// *nr, the offset of the first run's byte 0 in *off, and stage_elems's
+// swizzle in *sh, *msk (where swz and a run is an even number of vectors:
+// the XOR by the vector index's bits above the run length's lowest set bit,
+// so that threads reading neighbouring runs hit distinct banks; else none).
+__device__ __forceinline__ bool rows_stage(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                           unsigned char *sm, bool swz, rd_u64 *i0,
+                                           unsigned *nr, unsigned *off, unsigned *sh,
+                                           unsigned *msk)
+{
+    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
+    *i0 = (rd_u64)blockIdx.x * rb;
+    if (*i0 >= a.nunits)
+        return false;
+    *nr = (unsigned)(a.nunits - *i0 < rb ? a.nunits - *i0 : rb);
+    const unsigned rowb = T * (unsigned)sizeof(elem_t);
+    const bool even = swz && rowb % 32 == 0;
+    *sh = even ? 4 + (__ffs(rowb >> 4) - 1) : 5;
+    *msk = even ? 0x70 : 0;
+    *off = stage_elems<4>(x + ((a.u0 + *i0) * a.T - a.e0), (rd_u64)*nr * T, sm, threadIdx.x,
+                          AX_THREADS, *sh, *msk);
+    __syncthreads();
+    return true;
 }
 
 // The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
@@ -317,15 +360,11 @@ template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a,
                                            unsigned char *sm)
 {
-    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
-    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
-    if (i0 >= a.nunits)
+    const unsigned T = (unsigned)a.T;
+    rd_u64 i0;
+    unsigned nr, off, sh, msk;
+    if (!rows_stage(x, a, sm, false, &i0, &nr, &off, &sh, &msk))
         return;
-    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
-    const unsigned off =
-        stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x,
-                       AX_THREADS);
-    __syncthreads();
     const elem_t *rows = reinterpret_cast<const elem_t *>(sm + off);
     const unsigned nvec = (T + RD_V - 1) / RD_V;
     unsigned P = 1;
@@ -419,35 +458,6 @@ __device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const a
 // pairwise tree over the vectors taken in the bit-reversed order of their
 // log2(P)-bit indices, which a binary counter folds with no shuffle.
 
-// Calls visit(element, index in the run, position in its vector) for the
-// elements of vector j of the run whose byte 0 is byte b0 of the stage (see
-// stage_swz for sh, msk): one 16-byte read where the vector is whole and
-// aligned, else element by element, in order either way.
-template <class Visit>
-__device__ __forceinline__ void lane_vec_visit(const unsigned char *sm, unsigned b0, unsigned T,
-                                               unsigned j, unsigned sh, unsigned msk,
-                                               Visit visit)
-{
-    const unsigned e0 = j * RD_V;
-    if (e0 >= T)
-        return;
-    const unsigned b = b0 + e0 * (unsigned)sizeof(elem_t);
-    if (e0 + RD_V <= T && (b & 15) == 0) {
-        elem_vec w;
-        w.raw = *reinterpret_cast<const uint4 *>(sm + stage_swz(b, sh, msk));
-#pragma unroll
-        for (unsigned k = 0; k < RD_V; k++)
-            visit(w.e[k], e0 + k, k);
-    } else {
-#pragma unroll
-        for (unsigned k = 0; k < RD_V; k++)
-            if (e0 + k < T)
-                visit(*reinterpret_cast<const elem_t *>(
-                          sm + stage_swz(b + k * (unsigned)sizeof(elem_t), sh, msk)),
-                      e0 + k, k);
-    }
-}
-
 // The part of kind KIND (0 moments, 1 extrema) of one run of T <= 32 * RD_V
 // elements staged at byte b0 of sm, computed by one thread and written as
 // unit `out`; the loop over the vectors unrolled U times.
@@ -461,7 +471,7 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
     if (KIND == 1) { // extrema are associative: the elements in index order
         rd_extrema e = rd_extrema_empty();
         for (unsigned j = 0; j < nvec; j++)
-            lane_vec_visit(sm, b0, T, j, sh, msk,
+            vec_visit(sm, b0, T, j, sh, msk,
                            [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
         ((rd_extrema *)a.extrema)[out] = e;
         return;
@@ -477,7 +487,7 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
 #pragma unroll
         for (unsigned k = 0; k < RD_FACC; k++)
             m.fsum[k] = m.fsq[k] = -0.0;
-        lane_vec_visit(sm, b0, T, j, sh, msk,
+        vec_visit(sm, b0, T, j, sh, msk,
                        [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
         double lfs = -0.0, lfq = -0.0;
 #if RD_FLOAT
@@ -516,30 +526,18 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
 }
 
 // The moments or extrema of runs of at most 32 vectors: the block stages
-// AX_ROWS_BYTES / (T * size) whole runs as rows_units does, with the 16-byte
-// vectors of each 128-byte group permuted (stage_swz, by the bits of the
-// vector index above the run length's lowest set bit) where a run is a whole
-// even number of vectors, so that the threads' reads of neighbouring runs
-// fall in distinct banks; then thread r reduces run r (lane_run, its loop
-// unrolled U times).
+// AX_ROWS_BYTES / (T * size) whole runs as rows_units does, permuted
+// (rows_stage), then thread r reduces run r (lane_run, its loop unrolled U
+// times).
 template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U = 32>
 __device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax_gpu_args &a,
                                           unsigned char *sm)
 {
-    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
-    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
-    if (i0 >= a.nunits)
+    const unsigned T = (unsigned)a.T, rowb = T * (unsigned)sizeof(elem_t);
+    rd_u64 i0;
+    unsigned nr, off, sh, msk;
+    if (!rows_stage(x, a, sm, true, &i0, &nr, &off, &sh, &msk))
         return;
-    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
-    const unsigned rowb = T * (unsigned)sizeof(elem_t);
-    unsigned sh = 5, msk = 0;
-    if (rowb % 32 == 0) { // an even number of vectors: XOR by the bits above its lowest set bit
-        sh = 4 + (__ffs(rowb >> 4) - 1);
-        msk = 0x70;
-    }
-    const unsigned off = stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm,
-                                        threadIdx.x, AX_THREADS, sh, msk);
-    __syncthreads();
     for (unsigned r = threadIdx.x; r < nr; r += AX_THREADS)
         lane_run<KIND, SKIPNAN, SUMSQ, U>(sm, off + r * rowb, T, sh, msk, a, i0 + r);
 }
