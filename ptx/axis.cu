@@ -6,12 +6,14 @@
 // RD_TILE from the run's start) reduce each tile in the whole-array order
 // of reduce_math.h: a run of at most RD_SUBTILE elements is one sub-tile
 // (the tile's other sub-tiles are empty, which the trees pass through
-// unchanged), reduced by a group of lanes from shared memory, several runs
-// per warp (rows_units); a longer tile takes a block of RD_WARPS warps, one
-// sub-tile each. Loads are 16-byte vectors where a sub-tile is full and
-// aligned, else element by element, in the same order either way. One
-// kernel per kind of part (moments, extrema, variance), so that each holds
-// only its accumulators, and writes only the arrays the ops need.
+// unchanged), staged in shared memory and reduced by one thread where it is
+// at most 32 vectors of float32 or float64 (rows_lane: moments, extrema),
+// else by a group of lanes (rows_units); a longer tile takes a block of
+// RD_WARPS warps, one sub-tile each. Loads are 16-byte vectors where a
+// sub-tile is full and aligned, else element by element, in the same order
+// either way. One kernel per kind of part (moments, extrema, variance), so
+// that each holds only its accumulators, and writes only the arrays the ops
+// need.
 //
 // Block units (T == 1: RD_AXIS_BLOCK rows of C kept columns) take one
 // thread per column of an entry (up to 2^6 consecutive blocks of a sweep):
@@ -212,12 +214,17 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
 
 // Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
 // sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
-// (T * size) whole runs in shared memory with 16-byte loads, then a group
-// of P lanes reduces each run (P the power of two >= its vectors, at most
-// 32; several runs per warp): lane l of the group owns the run's vectors l,
+// (T * size) whole runs in shared memory with 16-byte loads, then (in
+// rows_units; rows_lane below for the runs rows_body gives it) a group of P
+// lanes reduces each run (P the power of two >= its vectors, at most 32;
+// several runs per warp): lane l of the group owns the run's vectors l,
 // l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
 // sub-tile tree's levels below P (the levels above add the empty lanes'
 // -0.0, empty partials and extrema, which change nothing).
+
+// The stage of the short-run kernels: AX_ROWS_BYTES, the 16 before the
+// first run's byte 0, and the rest of the last 128-byte group (stage_swz).
+#define AX_ROWS_STAGE (AX_ROWS_BYTES + 128)
 
 // Runs a block of the short-run kernels takes (the host sizes the grid alike).
 __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
@@ -225,14 +232,24 @@ __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
     return (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
 }
 
+// Byte b of a staged buffer as it lies in shared memory: its 16-byte vector
+// moved inside its 128-byte group by the XOR of bits sh.. of b where msk is
+// 0x70 (sh > 4, so the map is one to one), unmoved where msk is 0.
+__device__ __forceinline__ unsigned stage_swz(unsigned b, unsigned sh, unsigned msk)
+{
+    return b ^ (((b >> sh) << 4) & msk);
+}
+
 // Copies elements [0, n) at x into the shared buffer sm at the same offset
-// from a 16-byte boundary (returned, in bytes), by threads t of nt: whole
-// aligned 16-byte vectors by 16-byte loads, BATCH in flight per thread, the
-// partial ones at either end element by element (nothing outside [x, x + n)
-// is read). The caller waits for the copy (a barrier).
+// from a 16-byte boundary (returned, in bytes; byte b of the copy lies at
+// stage_swz(b, sh, msk)), by threads t of nt: whole aligned 16-byte vectors
+// by 16-byte loads, BATCH in flight per thread, the partial ones at either
+// end element by element (nothing outside [x, x + n) is read). The caller
+// waits for the copy (a barrier).
 template <unsigned BATCH>
 __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd_u64 n,
-                                                unsigned char *sm, unsigned t, unsigned nt)
+                                                unsigned char *sm, unsigned t, unsigned nt,
+                                                unsigned sh = 5, unsigned msk = 0)
 {
     const unsigned long long a = (unsigned long long)x, b = a + n * sizeof(elem_t);
     const unsigned long long a0 = a & ~15ull;
@@ -254,18 +271,48 @@ __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd
             if (v >= nv)
                 break;
             if (va >= a && va + 16 <= b) {
-                reinterpret_cast<uint4 *>(sm)[v] = buf[j];
+                *reinterpret_cast<uint4 *>(sm + stage_swz(16 * v, sh, msk)) = buf[j];
             } else {
                 for (unsigned k = 0; k < RD_V; k++) {
                     const unsigned long long ea = va + k * sizeof(elem_t);
                     if (ea >= a && ea < b)
-                        reinterpret_cast<elem_t *>(sm)[v * RD_V + k] =
+                        *reinterpret_cast<elem_t *>(
+                            sm + stage_swz(16 * v + k * (unsigned)sizeof(elem_t), sh, msk)) =
                             __ldg(reinterpret_cast<const elem_t *>(ea));
                 }
             }
         }
     }
     return (unsigned)(a - a0);
+}
+
+// Calls visit(element, index in the run, position in its vector) for the
+// elements of vector j of the T-element run whose byte 0 is byte b0 of the
+// stage at sm (16-byte aligned; see stage_swz for sh, msk): one 16-byte
+// read where the vector is whole and aligned, else element by element, in
+// order either way.
+template <class Visit>
+__device__ __forceinline__ void vec_visit(const unsigned char *sm, unsigned b0, unsigned T,
+                                          unsigned j, unsigned sh, unsigned msk, Visit visit)
+{
+    const unsigned e0 = j * RD_V;
+    if (e0 >= T)
+        return;
+    const unsigned b = b0 + e0 * (unsigned)sizeof(elem_t);
+    if (e0 + RD_V <= T && ((unsigned long long)(sm + b) & 15) == 0) {
+        elem_vec w;
+        w.raw = *reinterpret_cast<const uint4 *>(sm + stage_swz(b, sh, msk));
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k++)
+            visit(w.e[k], e0 + k, k);
+    } else {
+#pragma unroll
+        for (unsigned k = 0; k < RD_V; k++)
+            if (e0 + k < T)
+                visit(*reinterpret_cast<const elem_t *>(
+                          sm + stage_swz(b + k * (unsigned)sizeof(elem_t), sh, msk)),
+                      e0 + k, k);
+    }
 }
 
 // Calls visit(element, index in the run, position in its vector) for the
@@ -277,37 +324,47 @@ __device__ __forceinline__ void rows_visit(const elem_t *s, unsigned T, unsigned
 {
     if (!valid)
         return;
-    for (unsigned i0 = l * RD_V; i0 < T; i0 += P * RD_V) {
-        if (i0 + RD_V <= T && ((unsigned long long)(s + i0) & 15) == 0) {
-            elem_vec w;
-            w.raw = *reinterpret_cast<const uint4 *>(s + i0);
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                visit(w.e[k], i0 + k, k);
-        } else {
-#pragma unroll
-            for (unsigned k = 0; k < RD_V; k++)
-                if (i0 + k < T)
-                    visit(s[i0 + k], i0 + k, k);
-        }
-    }
+    for (unsigned j = l; j * RD_V < T; j += P)
+        vec_visit(reinterpret_cast<const unsigned char *>(s), 0, T, j, 5, 0, visit);
+}
+
+// Stages the runs of this block of a short-run kernel in sm: false where
+// the block has none, else their first unit index in *i0 and their count in
+// *nr, the offset of the first run's byte 0 in *off, and stage_elems's
+// swizzle in *sh, *msk (where swz and a run is an even number of vectors:
+// the XOR by the vector index's bits above the run length's lowest set bit,
+// so that threads reading neighbouring runs hit distinct banks; else none).
+__device__ __forceinline__ bool rows_stage(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                           unsigned char *sm, bool swz, rd_u64 *i0,
+                                           unsigned *nr, unsigned *off, unsigned *sh,
+                                           unsigned *msk)
+{
+    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
+    *i0 = (rd_u64)blockIdx.x * rb;
+    if (*i0 >= a.nunits)
+        return false;
+    *nr = (unsigned)(a.nunits - *i0 < rb ? a.nunits - *i0 : rb);
+    const unsigned rowb = T * (unsigned)sizeof(elem_t);
+    const bool even = swz && rowb % 32 == 0;
+    *sh = even ? 4 + (__ffs(rowb >> 4) - 1) : 5;
+    *msk = even ? 0x70 : 0;
+    *off = stage_elems<4>(x + ((a.u0 + *i0) * a.T - a.e0), (rd_u64)*nr * T, sm, threadIdx.x,
+                          AX_THREADS, *sh, *msk);
+    __syncthreads();
+    return true;
 }
 
 // The short-run kernels' body: KIND 0 moments, 1 extrema, 2 variance
 // partials of the block's runs, written at their unit indices.
 template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a)
+__device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                           unsigned char *sm)
 {
-    __shared__ __align__(16) unsigned char sm[AX_ROWS_BYTES + 32];
-    const unsigned T = (unsigned)a.T, rb = rows_per_block(a.T);
-    const rd_u64 i0 = (rd_u64)blockIdx.x * rb;
-    if (i0 >= a.nunits)
+    const unsigned T = (unsigned)a.T;
+    rd_u64 i0;
+    unsigned nr, off, sh, msk;
+    if (!rows_stage(x, a, sm, false, &i0, &nr, &off, &sh, &msk))
         return;
-    const unsigned nr = (unsigned)(a.nunits - i0 < rb ? a.nunits - i0 : rb);
-    const unsigned off =
-        stage_elems<4>(x + ((a.u0 + i0) * a.T - a.e0), (rd_u64)nr * T, sm, threadIdx.x,
-                       AX_THREADS);
-    __syncthreads();
     const elem_t *rows = reinterpret_cast<const elem_t *>(sm + off);
     const unsigned nvec = (T + RD_V - 1) / RD_V;
     unsigned P = 1;
@@ -391,6 +448,98 @@ __device__ __forceinline__ void rows_units(const elem_t *__restrict__ x, const a
                 ((rd_var *)a.var)[out] = v;
         }
     }
+}
+
+// Runs of at most 32 vectors (T <= 32 * RD_V) take a thread each: the
+// thread computes the whole sub-tile order of its run in registers. Lane l
+// of the order holds the run's vector l (or nothing past the run's end, the
+// identity of every tree), so the halving tree over the lanes below P (the
+// power of two >= the run's vectors; the levels above add identities) is the
+// pairwise tree over the vectors taken in the bit-reversed order of their
+// log2(P)-bit indices, which a binary counter folds with no shuffle.
+
+// The part of kind KIND (0 moments, 1 extrema) of one run of T <= 32 * RD_V
+// elements staged at byte b0 of sm, computed by one thread and written as
+// unit `out`; the loop over the vectors unrolled U times.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U>
+__device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, unsigned T,
+                                         unsigned sh, unsigned msk, const ax_gpu_args &a,
+                                         rd_u64 out)
+{
+    static_assert(KIND == 0 || KIND == 1, "moments or extrema");
+    const unsigned nvec = (T + RD_V - 1) / RD_V;
+    if (KIND == 1) { // extrema are associative: the elements in index order
+        rd_extrema e = rd_extrema_empty();
+        for (unsigned j = 0; j < nvec; j++)
+            vec_visit(sm, b0, T, j, sh, msk,
+                           [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
+        ((rd_extrema *)a.extrema)[out] = e;
+        return;
+    }
+    const unsigned lg = nvec > 1 ? 32 - __clz(nvec - 1) : 0; // P = 2^lg
+    lane_moments m = lane_moments_empty(); // the order-free sums and the count
+    double sfs[5], sfq[5], fs = -0.0, fq = -0.0;
+#pragma unroll(U)
+    for (unsigned i = 0; i < 32; i++) { // leaf i: the lane of vector j, bits reversed
+        if (i >> lg)
+            break;
+        const unsigned j = lg ? __brev(i) >> (32 - lg) : 0;
+#pragma unroll
+        for (unsigned k = 0; k < RD_FACC; k++)
+            m.fsum[k] = m.fsq[k] = -0.0;
+        vec_visit(sm, b0, T, j, sh, msk,
+                       [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
+        double lfs = -0.0, lfq = -0.0;
+#if RD_FLOAT
+        lfs = rd_lane_fold<RD_FACC>(m.fsum);
+#endif
+#if RD_FLOAT || RD_WIDE_INT
+        if (SUMSQ)
+            lfq = rd_lane_fold<RD_FACC>(m.fsq);
+#endif
+        // the binary counter: slot l holds the pending subtree of 2^l leaves (no
+        // early exit: an unrolled loop keeps the slots in registers)
+        bool done = false;
+#pragma unroll
+        for (unsigned l = 0; l < 5; l++) {
+            const bool right = (i >> l) & 1;
+            if (!done && !right) {
+                sfs[l] = lfs;
+                sfq[l] = lfq;
+            } else if (!done) {
+                lfs = rd_add(sfs[l], lfs);
+                if (SUMSQ)
+                    lfq = rd_add(sfq[l], lfq);
+            }
+            done = done || !right;
+        }
+        fs = lfs;
+        fq = lfq;
+    }
+#if RD_FLOAT
+    store_moments(a, out, fs, fq, 0, 0, m.count);
+#elif RD_WIDE_INT
+    store_moments(a, out, fs, fq, m.isum, 0, m.count);
+#else
+    store_moments(a, out, fs, fq, m.isum, m.isq, m.count);
+#endif
+}
+
+// The moments or extrema of runs of at most 32 vectors: the block stages
+// AX_ROWS_BYTES / (T * size) whole runs as rows_units does, permuted
+// (rows_stage), then thread r reduces run r (lane_run, its loop unrolled U
+// times).
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U = 32>
+__device__ __forceinline__ void rows_lane(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                          unsigned char *sm)
+{
+    const unsigned T = (unsigned)a.T, rowb = T * (unsigned)sizeof(elem_t);
+    rd_u64 i0;
+    unsigned nr, off, sh, msk;
+    if (!rows_stage(x, a, sm, true, &i0, &nr, &off, &sh, &msk))
+        return;
+    for (unsigned r = threadIdx.x; r < nr; r += AX_THREADS)
+        lane_run<KIND, SKIPNAN, SUMSQ, U>(sm, off + r * rowb, T, sh, msk, a, i0 + r);
 }
 
 // The float sums and variance partials of a fold: a binary counter over an
@@ -896,17 +1045,49 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq)                                         \
-    extern "C" __global__ void __launch_bounds__(AX_THREADS)                                \
-        name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
+// Whether the short-run kernels of this element type take rows_lane, and
+// their launch bounds: float32 and float64 (measured) at 6 resident blocks
+// of AX_THREADS an SM (rows_lane measured at 1, 6 and 8: 6 the fastest by
+// far; a bound by registers alone, __maxnreg__(40), spills more; on a GPU
+// of 1024 threads an SM ptxas ignores the 6, warning); the other types'
+// registers would not hold rows_lane's accumulators at that bound.
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+#define AX_LANE_TYPE 1
+#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS, 6)
+#else
+#define AX_LANE_TYPE 0
+#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS)
+#endif
+
+// The short-run kernels' body: a thread a run for the moments and extrema
+// of runs of at most 32 vectors of AX_LANE_TYPE (rows_lane), else lanes a run
+// (rows_units).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void rows_body(const elem_t *__restrict__ x, const ax_gpu_args &a,
+                                          unsigned char *sm)
+{
+    if constexpr (AX_LANE_TYPE && KIND != 2) {
+        if (a.T <= 32 * RD_V) {
+            rows_lane<KIND, SKIPNAN, SUMSQ>(x, a, sm);
+            return;
+        }
+    }
+    rows_units<KIND, SKIPNAN, SUMSQ>(x, a, sm);
+}
+
+// A short-run kernel; bounds: its launch bounds (the variance keeps
+// rows_units and its registers).
+#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq, bounds)                                 \
+    extern "C" __global__ void bounds name(const elem_t *__restrict__ x, ax_gpu_args a)    \
     {                                                                                       \
-        rows_units<kind, skipnan, sumsq>(x, a);                                             \
+        __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];                          \
+        rows_body<kind, skipnan, sumsq>(x, a, sm);                                          \
     }
 
-AX_ROWS_KERNEL(axk_rows_moments, 0, false, false)
-AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true)
-AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false)
-AX_ROWS_KERNEL(axk_rows_var, 2, false, false)
+AX_ROWS_KERNEL(axk_rows_moments, 0, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_var, 2, false, false, __launch_bounds__(AX_THREADS))
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
@@ -942,10 +1123,10 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
-AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false)
-AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true)
-AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false)
-AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false)
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false, __launch_bounds__(AX_THREADS))
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)

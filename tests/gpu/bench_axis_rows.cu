@@ -1,16 +1,18 @@
 // bench_axis_rows.cu - the short-run kernels of reductions along axes
-// (axk_rows_moments of ptx/axis.cu: runs staged in shared memory) beside a
-// variant that reads each run straight from global memory in the same
-// order (rows_visit on the run itself, U groups of runs a warp in flight),
-// on 1 GiB (R, T) arrays reduced over axis 1; and the block-entry kernels
-// (axk_few_moments, axk_cols_moments) of (N, C) arrays over axis 0 beside
-// the same code compiled for more resident blocks per SM. Sum only: GB/s of
-// input, the ratio to the device copy (read + write), and whether each
-// variant's sums have the bits of the kernel's.
+// (ptx/axis.cu) against main's body, rows_units (a group of P lanes a run,
+// xor shuffles), for runs of at most 32 vectors: rows_lane (a thread a run,
+// its sub-tile order in registers). First the bits of the moments (with
+// squares and skipnan) and the extrema on random data with NaN, infinities,
+// zeros of either sign and subnormals, for T = 2 .. 200 at three
+// alignments; then (float32 and float64 only) GB/s of input on 1 GiB
+// arrays, the ratio to the device copy (read + write), and whether the
+// sums have main's bits: the kernels (rows_lane unrolled 32 times, 6
+// resident blocks), the loop unrolled 1 and 4 times; the extrema's time.
 //
-// Build: nvcc -O3 -std=c++17 -fmad=false -I. -DGB_DT_f32 tests/gpu/bench_axis_rows.cu
-// (or -DGB_DT_f64; float32 when neither is given).
-#if !defined(GB_DT_f32) && !defined(GB_DT_f64)
+// Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
+// tests/gpu/bench_axis_rows.cu (any -DGB_DT_<type>; timing for f32, f64).
+#if !defined(GB_DT_f32) && !defined(GB_DT_f64) && !defined(GB_DT_u8) && \
+    !defined(GB_DT_i64) && !defined(GB_DT_f16) && !defined(GB_DT_i32)
 #define GB_DT_f32
 #endif
 #include "ptx/axis.cu"
@@ -19,61 +21,177 @@
 
 #include <cstring>
 
-// The sums of the runs of units [u0, u0 + nunits), each read from global
-// memory by a group of P lanes as rows_units reads it from shared memory;
-// the warps stride over groups of U * (32 / P) runs, U runs a lane in
-// flight before the first is added.
-template <unsigned U>
-__global__ void __launch_bounds__(AX_THREADS) rows_direct(const elem_t *__restrict__ x,
-                                                          ax_gpu_args a)
+// The two short-run bodies, per kind.
+template <int K, bool N, bool Q, int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) rows_old(const elem_t *__restrict__ x,
+                                                             ax_gpu_args a)
 {
-    const unsigned T = (unsigned)a.T, nvec = (T + RD_V - 1) / RD_V;
-    unsigned P = 1;
-    while (P < nvec && P < 32)
-        P *= 2;
-    const unsigned lane = threadIdx.x & 31, G = 32 / P, l = lane & (P - 1);
-    const rd_u64 gw = ((rd_u64)blockIdx.x * AX_THREADS + threadIdx.x) / 32;
-    const rd_u64 nw = (rd_u64)gridDim.x * RD_WARPS;
-    for (rd_u64 base = gw * G * U; base < a.nunits; base += nw * G * U) {
-        lane_moments m[U];
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            const rd_u64 r = base + u * G + lane / P;
-            const bool valid = r < a.nunits;
-            m[u] = lane_moments_empty();
-            rows_visit(x + ((a.u0 + (valid ? r : 0)) * a.T - a.e0), T, P, l, valid,
-                       [&](elem_t v, unsigned, unsigned k) { lane_add<false, false>(m[u], v, k); });
-        }
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            const rd_u64 r = base + u * G + lane / P;
-            double fs = rd_lane_fold<RD_FACC>(m[u].fsum);
-            for (unsigned h = P / 2; h >= 1; h /= 2)
-                fs = rd_add(fs, __shfl_xor_sync(RD_FULL_MASK, fs, h));
-            if (r < a.nunits && l == 0)
-                ((double *)a.sum)[r] = fs;
-        }
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
+    rows_units<K, N, Q>(x, a, sm);
+}
+template <int K, bool N, bool Q, int minb, unsigned U = 32>
+__global__ void __launch_bounds__(AX_THREADS, minb) rows_new(const elem_t *__restrict__ x,
+                                                             ax_gpu_args a)
+{
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
+    rows_lane<K, N, Q, U>(x, a, sm);
+}
+
+typedef void (*kernel)(const elem_t *, ax_gpu_args);
+
+// The kernel kinds checked: kind, skipnan, squares, main's body and the kernel.
+struct kind_row {
+    int kind;
+    bool skipnan, sq;
+    kernel rows_a, rows_b;
+    const char *name;
+};
+#define KR(k, n, q, kernel) {k, n, q, rows_old<k, n, q, 1>, kernel, #kernel}
+static const kind_row kinds[] = {
+    KR(0, false, false, axk_rows_moments), KR(0, false, true, axk_rows_moments_sq),
+    KR(1, false, false, axk_rows_extrema),
+#if RD_FLOAT
+    KR(0, true, false, axk_rows_moments_skipnan), KR(0, true, true, axk_rows_moments_sq_skipnan),
+    KR(1, true, false, axk_rows_extrema_skipnan),
+#endif
+};
+
+static unsigned long long rs = 0x9e3779b97f4a7c15ull;
+// The next 64 pseudo-random bits.
+static unsigned long long rnd()
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+
+// A random element: mostly moderate values, now and then a special one.
+static elem_t rnd_elem()
+{
+    unsigned long long r = rnd();
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+    switch (r % 97) {
+    case 0: return (elem_t)NAN;
+    case 1: return (elem_t)INFINITY;
+    case 2: return (elem_t)-INFINITY;
+    case 3: return (elem_t)-0.0;
+    case 4: return (elem_t)0.0;
+    case 5: return sizeof(elem_t) == 4 ? (elem_t)1e-40 : (elem_t)4e-320;
+    case 6: return (elem_t)((double)(long long)(r >> 20) * 0x1p+60);
+    default: return (elem_t)((double)(long long)(r >> 11) * 0x1p-40);
+    }
+#else
+    elem_t e;
+    memcpy(&e, &r, sizeof e);
+    return e;
+#endif
+}
+
+// Counts into *bad the 8-byte words of a and b (n of them) that differ, two
+// NaNs alike (the GPU's NaNs are canonical either way).
+__global__ void diff_words(const double *a, const double *b, size_t n, unsigned *bad)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const double x = a[i], y = b[i];
+        if (__double_as_longlong(x) != __double_as_longlong(y) && !(x != x && y != y))
+            atomicAdd(bad, 1u);
     }
 }
 
-// The kernels' code compiled for minb resident blocks per SM.
-template <int minb>
-__global__ void __launch_bounds__(AX_THREADS, minb) rows_minb(const elem_t *__restrict__ x,
-                                                              ax_gpu_args a)
+// The output arrays of one launch (n parts).
+struct outs {
+    unsigned char *sum, *sq, *count, *ext, *var;
+    void alloc(size_t n)
+    {
+        BENCH_CHECK(cudaMalloc(&sum, n * 16));
+        BENCH_CHECK(cudaMalloc(&sq, n * 16));
+        BENCH_CHECK(cudaMalloc(&count, n * 8));
+        BENCH_CHECK(cudaMalloc(&ext, n * sizeof(rd_extrema)));
+        BENCH_CHECK(cudaMalloc(&var, n * sizeof(rd_var)));
+    }
+    // The arrays kind k writes into args a, their first m parts zeroed.
+    void set(ax_gpu_args &a, const kind_row &k, size_t m) const
+    {
+        a.sum = a.sq = a.count = a.extrema = a.var = 0;
+        if (k.kind == 0) {
+            a.sum = (rd_u64)sum;
+            a.sq = k.sq ? (rd_u64)sq : 0;
+            a.count = k.skipnan ? (rd_u64)count : 0;
+        } else if (k.kind == 1) {
+            a.extrema = (rd_u64)ext;
+        } else {
+            a.var = (rd_u64)var;
+        }
+        BENCH_CHECK(cudaMemset(sum, 0, m * 16));
+        BENCH_CHECK(cudaMemset(sq, 0, m * 16));
+        BENCH_CHECK(cudaMemset(count, 0, m * 8));
+        BENCH_CHECK(cudaMemset(ext, 0, m * sizeof(rd_extrema)));
+        BENCH_CHECK(cudaMemset(var, 0, m * sizeof(rd_var)));
+    }
+};
+
+static int checks, fails;
+static unsigned *bad;
+
+// Runs kernels ka and kb on grid g with args a (arrays from oa, ob) and
+// compares their m parts of every array.
+static void compare(const char *what, unsigned p1, unsigned p2, const kind_row &k, kernel ka,
+                    kernel kb, unsigned g, ax_gpu_args a, const elem_t *x, outs &oa, outs &ob,
+                    size_t m)
 {
-    rows_units<0, false, false>(x, a);
+    ax_gpu_args b = a;
+    oa.set(a, k, m);
+    ob.set(b, k, m);
+    BENCH_CHECK(cudaMemset(bad, 0, 4));
+    ka<<<g, AX_THREADS>>>(x, a);
+    kb<<<g, AX_THREADS>>>(x, b);
+    diff_words<<<256, 256>>>((const double *)oa.sum, (const double *)ob.sum, m * 2, bad);
+    diff_words<<<256, 256>>>((const double *)oa.sq, (const double *)ob.sq, m * 2, bad);
+    diff_words<<<256, 256>>>((const double *)oa.count, (const double *)ob.count, m, bad);
+    diff_words<<<256, 256>>>((const double *)oa.ext, (const double *)ob.ext, m * 4, bad);
+    diff_words<<<256, 256>>>((const double *)oa.var, (const double *)ob.var, m * 6, bad);
+    unsigned nb = 0;
+    BENCH_CHECK(cudaMemcpy(&nb, bad, 4, cudaMemcpyDeviceToHost));
+    checks++;
+    if (nb && fails++ < 20)
+        printf("DIFFER %s %u shift %u %s: %u words\n", what, p1, p2, k.name, nb);
 }
-template <int minb>
-__global__ void __launch_bounds__(AX_THREADS, minb) few_minb(const elem_t *__restrict__ x,
-                                                             ax_gpu_args a)
+
+// The bits of the variants against the kernels on n random elements.
+static void check_bits()
 {
-    block_few<0, false, false>(x, a);
-}
-template <int minb>
-__global__ void __launch_bounds__(AX_THREADS, minb) cols_minb(const elem_t *__restrict__ x,
-                                                              ax_gpu_args a)
-{
-    block_cols<0, false, false>(x, a);
+    const size_t n = 1u << 17;
+    std::vector<elem_t> h(n + 8);
+    for (auto &e : h)
+        e = rnd_elem();
+    elem_t *x;
+    BENCH_CHECK(cudaMalloc(&x, (n + 8) * sizeof(elem_t)));
+    BENCH_CHECK(cudaMemcpy(x, h.data(), (n + 8) * sizeof(elem_t), cudaMemcpyHostToDevice));
+    outs oa, ob;
+    BENCH_CHECK(cudaMalloc(&bad, 4));
+    oa.alloc(n);
+    ob.alloc(n);
+    const unsigned tmax = 32 * RD_V < 200 ? 32 * RD_V : 200;
+    for (unsigned sh = 0; sh < 3; sh++) {
+        const unsigned shift = sh == 0 ? 0 : sh == 1 ? 1 : 3;
+        for (unsigned T = 2; T <= tmax; T++) {
+            ax_gpu_args a;
+            memset(&a, 0, sizeof a);
+            a.T = T;
+            a.tiles_per_run = 1;
+            a.nunits = (n - 8) / T - (T & 1); // not always a whole last block
+            const unsigned rb = (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+            const unsigned g = (unsigned)((a.nunits + rb - 1) / rb);
+            for (const kind_row &k : kinds)
+                compare("rows T", T, shift, k, k.rows_a, k.rows_b, g, a, x + shift, oa, ob,
+                        (size_t)a.nunits);
+        }
+    }
+    printf("bits: %d checks, %d differ\n", checks, fails);
+    fflush(stdout);
+    cudaFree(x);
 }
 
 // Times launch() (writing n doubles at got) and prints its row: GB/s of
@@ -83,63 +201,27 @@ static void row(const char *shape, const char *name, double in, double copy_bw, 
                 const double *want, double *got, size_t n)
 {
     BENCH_CHECK(cudaMemset(got, 0, n * 8));
-    float t = bench_median_ms(launch, 5);
+    float t = bench_median_ms(launch, 7);
     BENCH_CHECK(cudaDeviceSynchronize());
     std::vector<double> hw(n), hg(n);
     BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
     BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
-    printf("%-16s %-24s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
+    printf("%-18s %-22s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
            in / (t * 1e-3) / copy_bw, memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
     fflush(stdout);
 }
 
-// The block-entry rows: (N, C) over axis 0, one chunk of one sweep.
-static void block_rows(const elem_t *x, size_t bytes, double copy_bw, double *want, double *got)
-{
-    static const unsigned Cs[] = {3, 8, 64, 1000};
-    for (unsigned C : Cs) {
-        ax_gpu_args a;
-        memset(&a, 0, sizeof a);
-        const rd_u64 N = bytes / sizeof(elem_t) / C;
-        a.T = 1;
-        a.L = N;
-        a.C = C;
-        a.nunits = a.blocks_per_sweep = (N + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
-        a.nentries = (a.nunits >> AX_FOLD_LEVELS) +
-                     __builtin_popcountll(a.nunits & ((1u << AX_FOLD_LEVELS) - 1));
-        const size_t n = (size_t)(a.nentries * C);
-        double in = (double)N * C * sizeof(elem_t);
-        char shape[32];
-        snprintf(shape, sizeof shape, "(%llu, %u) ax0", (unsigned long long)N, C);
-        ax_gpu_args b = a;
-        b.sum = (rd_u64)got;
-        a.sum = (rd_u64)want;
-        // the kernel (its sums in want), then its code at other resident blocks per SM
-        typedef void (*kernel)(const elem_t *, ax_gpu_args);
-        const bool few = C <= 32;
-        const kernel ks[3] = {few ? axk_few_moments : axk_cols_moments,
-                              few ? few_minb<3> : cols_minb<4>, few ? few_minb<4> : cols_minb<2>};
-        const char *names[3] = {few ? "axk_few_moments" : "axk_cols_moments",
-                                few ? "few minb 3" : "cols minb 4",
-                                few ? "few minb 4" : "cols minb 2"};
-        const unsigned g = few ? (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS)
-                               : (unsigned)((a.nentries * C + AX_THREADS - 1) / AX_THREADS);
-        for (int k = 0; k < 3; k++)
-            row(shape, names[k], in, copy_bw,
-                [&] { ks[k]<<<g, AX_THREADS>>>(x, k ? b : a); }, want, k ? got : want, n);
-    }
-}
-
 int main()
 {
+    check_bits();
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
     const size_t bytes = (size_t)1 << 30;
     elem_t *x;
     double *want, *got;
     char *copy;
     BENCH_CHECK(cudaMalloc(&x, bytes));
     BENCH_CHECK(cudaMalloc(&copy, bytes));
-    // the sums of the most runs (T = 3): want (the kernel's) and got (the variant's)
-    const size_t out_bytes = bytes / sizeof(elem_t) / 3 * sizeof(double);
+    const size_t out_bytes = bytes / sizeof(elem_t) / 3 * sizeof(rd_extrema); // the most parts
     BENCH_CHECK(cudaMalloc(&want, out_bytes));
     BENCH_CHECK(cudaMalloc(&got, out_bytes));
     {   // random finite elements, so that the order of the sums shows in their bits
@@ -156,50 +238,43 @@ int main()
     }
     float cms = bench_median_ms([&] { cudaMemcpyAsync(copy, x, bytes, cudaMemcpyDeviceToDevice); }, 5);
     double copy_bw = 2.0 * bytes / (cms * 1e-3);
-    int sms = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    printf("%s, device copy %.0f GB/s (read + write), %d SMs\n", sizeof(elem_t) == 4 ? "float32" : "float64",
-           copy_bw / 1e9, sms);
-    printf("%-16s %-24s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
-    static const unsigned Ts[] = {3, 8, 64, 100, 1000};
+    printf("%s, device copy %.0f GB/s (read + write)\n", sizeof(elem_t) == 4 ? "float32" : "float64",
+           copy_bw / 1e9);
+    printf("%-18s %-22s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
+    static const unsigned Ts[] = {3, 8, 16, 32, 48, 64, 100, 128};
     for (unsigned T : Ts) {
+        if (T > 32 * RD_V)
+            continue;
         ax_gpu_args a;
         memset(&a, 0, sizeof a);
         a.nunits = bytes / sizeof(elem_t) / T;
         a.T = T;
         a.tiles_per_run = 1;
-        a.sum = (rd_u64)want;
-        unsigned rb = (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
-        unsigned grid = (unsigned)((a.nunits + rb - 1) / rb);
-        double in = (double)a.nunits * T * sizeof(elem_t);
-        BENCH_CHECK(cudaMemset(want, 0, out_bytes));
-        float ms = bench_median_ms([&] { axk_rows_moments<<<grid, AX_THREADS>>>(x, a); }, 5);
-        BENCH_CHECK(cudaDeviceSynchronize());
-        printf("T %-14u %-24s %8.0f %8.2f\n", T, "axk_rows_moments", in / (ms * 1e-3) / 1e9,
-               in / (ms * 1e-3) / copy_bw);
-        for (int v = 0; v < 4; v++) {
-            const unsigned per_sm[] = {4, 8, 16, 8};
-            const unsigned U = v == 3 ? 8 : 4;
-            ax_gpu_args b = a;
-            b.sum = (rd_u64)got;
-            unsigned g = (unsigned)sms * per_sm[v];
-            char name[32], shape[32];
-            snprintf(name, sizeof name, "direct U=%u %u/SM", U, per_sm[v]);
-            snprintf(shape, sizeof shape, "T %u ax1", T);
-            row(shape, name, in, copy_bw, [&] {
-                if (U == 8)
-                    rows_direct<8><<<g, AX_THREADS>>>(x, b);
-                else
-                    rows_direct<4><<<g, AX_THREADS>>>(x, b);
-            }, want, got, (size_t)a.nunits);
-        }
+        const unsigned rb = (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+        const unsigned g = (unsigned)((a.nunits + rb - 1) / rb);
+        const double in = (double)a.nunits * T * sizeof(elem_t);
+        char shape[32];
+        snprintf(shape, sizeof shape, "T %u ax1", T);
         ax_gpu_args b = a;
+        a.sum = (rd_u64)want;
         b.sum = (rd_u64)got;
-        row("", "rows minb 6", in, copy_bw, [&] { rows_minb<6><<<grid, AX_THREADS>>>(x, b); },
-            want, got, (size_t)a.nunits);
-        row("", "rows minb 8", in, copy_bw, [&] { rows_minb<8><<<grid, AX_THREADS>>>(x, b); },
-            want, got, (size_t)a.nunits);
+        const size_t n = (size_t)a.nunits;
+        row(shape, "rows_units (main's)", in, copy_bw,
+            [&] { rows_old<0, false, false, 1><<<g, AX_THREADS>>>(x, a); }, want, want, n);
+        row(shape, "axk_rows_moments", in, copy_bw,
+            [&] { axk_rows_moments<<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "lane unroll 1", in, copy_bw,
+            [&] { rows_new<0, false, false, 6, 1><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "lane unroll 4", in, copy_bw,
+            [&] { rows_new<0, false, false, 6, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        ax_gpu_args e = a;
+        e.sum = 0;
+        e.extrema = (rd_u64)want;
+        const float me = bench_median_ms([&] { rows_old<1, false, false, 1><<<g, AX_THREADS>>>(x, e); }, 7),
+                    ne = bench_median_ms([&] { axk_rows_extrema<<<g, AX_THREADS>>>(x, e); }, 7);
+        printf("%-18s %-22s %8.2f %8.2f (of copy: main's, the kernel's)\n", shape, "extrema",
+               in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
     }
-    block_rows(x, bytes, copy_bw, want, got);
+#endif
     return 0;
 }
