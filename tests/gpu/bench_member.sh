@@ -4,12 +4,14 @@
 # (pigz -6, about 2.6 bytes to a compressed one), text log lines (pigz -6,
 # about 20) and float32 (gzip -1, about 1.1), with --backend cpu, cuda and
 # auto; `transpose` of a float32 matrix from the plain .npy and from
-# `gzip -1`. Best of RACE_REPS (default 3) runs, BASE_SRC (another source
+# `gzip -1` (the text: 8 MiB of lines repeated, far beyond deflate's
+# window, so fast to make). Best of RACE_REPS (default 3) runs, BASE_SRC (another source
 # tree) built and raced beside this one; sums and counts checked equal
 # across backends and trees, the transposes' bytes against the plain
 # file's. Sizes: I32 elements (default 2^28), TEXT bytes (default 512 MiB),
 # F32 elements (default 2^27), SIDE of the square matrix (default 8192).
-# PIGZ names pigz (default: the one on PATH; else tests/gpu/pigz_like.py).
+# PIGZ_BIN names pigz (default: the one on PATH; else tests/gpu/pigz_like.py;
+# not PIGZ, which pigz reads as its options).
 # PARTS (default "reduce transpose") picks the parts, TBE (default "cuda
 # auto") the transpose's backends.
 set -u
@@ -21,7 +23,7 @@ I32=${I32:-268435456}
 TEXT=${TEXT:-536870912}
 F32=${F32:-134217728}
 SIDE=${SIDE:-8192}
-PIGZ=${PIGZ:-pigz}
+PIGZ_BIN=${PIGZ_BIN:-pigz}
 PARTS=${PARTS:-reduce transpose}
 TBE=${TBE:-cuda auto}
 # part NAME: PARTS has it.
@@ -29,7 +31,7 @@ part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) cores: $(nproc)"
 # pz LEVEL IN OUT: one member of many blocks, as pigz writes it.
 pz() {
-    if command -v "$PIGZ" >/dev/null; then "$PIGZ" -"$1" -c "$2" >"$3"
+    if command -v "$PIGZ_BIN" >/dev/null; then "$PIGZ_BIN" -"$1" -c "$2" >"$3"
     else python3 tests/gpu/pigz_like.py "$2" "$3" "$1"; fi
 }
 part reduce && (
@@ -42,7 +44,11 @@ part reduce && (
         split("INFO [net] request served|INFO [net] request served|INFO [disk] flushed pages|DEBUG [cache] cache hit|INFO [net] connection opened|WARN [sched] queue long", ms, "|");
         for (;;) { s = (s * 69069 + 1) % 4294967296; r = int(s / 65536); if (r % 8 == 0) u++;
             if (u == 1000) { u = 0; t++ }
-            printf "%d.%03d %s\n", t, u, ms[1 + int(r / 8) % 6]; } }' | head -c "$TEXT" >"$work/text.u8"
+            printf "%d.%03d %s\n", t, u, ms[1 + int(r / 8) % 6]; } }' | head -c 8388608 >"$work/t8"
+    : >"$work/text.u8"
+    i=0
+    while [ $((i * 8388608)) -lt "$TEXT" ]; do cat "$work/t8"; i=$((i + 1)); done | head -c "$TEXT" >"$work/text.u8"
+    rm -f "$work/t8"
     pz 6 "$work/text.u8" "$work/text.u8.gz"
     rm -f "$work/text.u8"
 ) &
