@@ -157,14 +157,14 @@ static int run_device_member(backend *be, const io_reader *r, const frame_info *
            io_reader_stream_member(r, &fd, &data_off, &file_size);
 }
 
-/* The data bytes a member of `size` compressed bytes holds, as its
- * trailer suggests (gzstream_ratio_hint; as many where it says less or
- * nothing). */
+/* The data bytes a member of `size` compressed bytes holds, as a gzip
+ * file's trailer suggests (gzstream_ratio_hint; as many where it says less
+ * or nothing, or for a zip member, which has no trailer). */
 static uint64_t run_member_data_hint(const io_reader *r, uint64_t size)
 {
     int fd;
     uint64_t data_off, file_size;
-    double ratio = io_reader_stream_member(r, &fd, &data_off, &file_size)
+    double ratio = io_reader_compressed(r) && io_reader_stream_member(r, &fd, &data_off, &file_size)
                        ? gzstream_ratio_hint(fd, data_off, file_size)
                        : 0;
     return ratio > 1 ? (uint64_t)((double)size * ratio) : size;
