@@ -995,8 +995,33 @@ int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **win
     return 1;
 }
 
-/* Reads on in order where a device stopped inflating the member (see
- * reader.h). */
+/* The parallel decoder goes on with the member from file bit `bit`, a
+ * block boundary, with the window before it and the CRC-32 and length so
+ * far, where it would read the member from its start: a file's (not a
+ * pipe's, nor a gzip member inside a stored zip member), with at least
+ * PAR_MIN bytes after the point. Returns 1 when it did, 0 when zlib goes on,
+ * or an error. */
+static int parallel_resume(io_reader *r, uint64_t bit, const uint8_t *window, size_t wlen,
+                           uint32_t crc, uint64_t len)
+{
+    if (r->spool || (r->src_off && !r->zip_deflate))
+        return 0;
+    int rc = enough_follows(r, bit / 8 - parallel_base(r));
+    if (rc <= 0)
+        return rc;
+    if (!r->par && pinflate_create(&r->par, par_cpus(), 0) < 0)
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
+    pinflate_members(r->par, 0); /* the reader checks the trailer and what follows */
+    pinflate_point at = {.bit = bit, .window = window, .wlen = wlen, .crc = crc, .len = len};
+    pinflate_begin_at(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem,
+                      parallel_base(r) + (uint64_t)r->file_size, &at);
+    r->state = RD_PARALLEL;
+    r->n_par++;
+    return 1;
+}
+
+/* Reads on where a device stopped inflating the member, in parallel where
+ * enough follows, else in order (see reader.h). */
 int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8_t *window,
                               size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
                               const char *why)
@@ -1019,6 +1044,8 @@ int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8
     int rc = source_reposition(r, (final ? (bit + 7) / 8 : bit / 8) - parallel_base(r));
     if (rc < 0)
         return rc;
+    if (!final && (rc = parallel_resume(r, bit, window, wlen, crc, len)) != 0)
+        return rc < 0 ? rc : 0;
     if (!final)
         return zlib_resume(r, window, wlen, (unsigned)(bit % 8), crc, len, why);
     if (r->zip_deflate) { /* the central directory's CRC-32 and length, and its end */

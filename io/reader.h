@@ -211,8 +211,10 @@ int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **win
  * stopped inflating it, the decoded position becoming pos: from file bit
  * offset `bit`, a deflate block boundary with the window (the wlen bytes
  * decoded before it), the member's CRC-32 and length so far carried on,
- * inflated in order by zlib (why: what -v says), so that data and errors
- * are a sequential read's; or with final, past the member's final block,
+ * inflated by the parallel decoder where a file's member has at least 64
+ * KiB after it, else in order by zlib (why: what -v says then), data and
+ * errors a sequential read's either way (the parallel decoder hands
+ * invalid data to zlib at the block boundary before it); or with final, past the member's final block,
  * whose trailer (a zip member's: the central directory's CRC-32 and length,
  * and the end of its compressed bytes) is checked against crc and len. 0
  * or a negative io_error with the reader's message. */

@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "io/clock.h"
 #include "io/pipeline.h"
+#include "runtime/gzip/gzstream.h"
 #include "sched.h"
 
 struct run {
@@ -156,9 +157,22 @@ static int run_device_member(backend *be, const io_reader *r, const frame_info *
            io_reader_stream_member(r, &fd, &data_off, &file_size);
 }
 
-/* Whether a device, once open, pays for the `left` compressed bytes of a
- * member that the host's threads are decoding (cost_member_rest_pays);
- * always with GPUBATCH_HOST_INFLATE=0. */
+/* The data bytes a member of `size` compressed bytes holds, as a gzip
+ * file's trailer suggests (gzstream_ratio_hint; as many where it says less
+ * or nothing, or for a zip member, which has no trailer). */
+static uint64_t run_member_data_hint(const io_reader *r, uint64_t size)
+{
+    int fd;
+    uint64_t data_off, file_size;
+    double ratio = io_reader_compressed(r) && io_reader_stream_member(r, &fd, &data_off, &file_size)
+                       ? gzstream_ratio_hint(fd, data_off, file_size)
+                       : 0;
+    return ratio > 1 ? (uint64_t)((double)size * ratio) : size;
+}
+
+/* Whether a device, once open, pays for the `left` bytes (of data where
+ * known, else compressed) of a member that the host's threads are decoding
+ * (cost_member_rest_pays); always with GPUBATCH_HOST_INFLATE=0. */
 static int run_member_rest_pays(const backend *be, uint64_t left)
 {
     return run_host_inflate() == 0 || cost_member_rest_pays(be->threads, left);
@@ -391,13 +405,24 @@ typedef struct {
 } run_paused;
 
 /* A device can take the member over (sched_input.member_gpu_ready): asks
- * its reader to pause, where the device pays for the compressed bytes left. */
-static void run_pause(void *ctx, uint64_t raw_seen)
+ * its reader to pause, where the device pays for the data left: the
+ * compressed bytes left times the ratio of the data decoded so far to the
+ * bytes they came from (the trailer's where that is not known or more than
+ * deflate gives; 1 at least), as both sides' rates are of decoded bytes:
+ * text, many bytes to a compressed one, pays from few of them. */
+static void run_pause(void *ctx, uint64_t raw_seen, uint64_t data_seen)
 {
     const run_paused *p = ctx;
     int64_t size = io_reader_file_size(p->r);
-    if (size > 0 && (uint64_t)size > raw_seen &&
-        run_member_rest_pays(p->be, (uint64_t)size - raw_seen))
+    if (size <= 0 || (uint64_t)size <= raw_seen)
+        return;
+    uint64_t left = (uint64_t)size - raw_seen;
+    double ratio = raw_seen ? (double)data_seen / (double)raw_seen : 0;
+    if (ratio > 1 && ratio <= GZSTREAM_RATIO_MAX)
+        left = (uint64_t)((double)left * ratio);
+    else if (ratio <= 0 || ratio > GZSTREAM_RATIO_MAX) /* none yet, or the input's count lags */
+        left = run_member_data_hint(p->r, left);
+    if (run_member_rest_pays(p->be, left))
         io_reader_pause(p->r);
 }
 
@@ -581,7 +606,7 @@ static int run_member_through(run *rn, const run_job *in, pl_ring **pl, uint64_t
     int64_t size = io_reader_file_size(s->r);
     if (rn->chunk % in->op->grain == 0 && run_member_host_start(rn->be))
         m.state = MEMBER_HOST;
-    else if (size >= 0 && !run_member_rest_pays(rn->be, (uint64_t)size))
+    else if (size >= 0 && !run_member_rest_pays(rn->be, run_member_data_hint(s->r, (uint64_t)size)))
         return run_rings_through(rn, in, pl, bytes); /* the devices are open: too small */
     else if (run_sched(rn, in))
         return 1;

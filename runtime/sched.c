@@ -861,6 +861,7 @@ typedef struct {
     sched_input *in;       /* the rings (NULL: the member's batches) */
     int told;              /* in->member_gpu_ready called, or not wanted */
     uint64_t raw_seen;     /* the input bytes that the rings' chunks so far were read from */
+    uint64_t data_seen;    /* and the data bytes they hold */
     sched_stream *z;       /* the member's batches: */
     engine *e;             /* the device's engine, */
     sched_device *dev;     /* its per-device entry (NULL: none) */
@@ -918,6 +919,7 @@ static int sched_feed_next(sched *h, sched_feed *f, pl_chunk *c, CUdeviceptr *de
         if (h->hooks.progress)
             h->hooks.progress(c->raw_end);
         f->raw_seen = c->raw_end;
+        f->data_seen = c->offset + c->bytes;
     }
     return rc;
 }
@@ -1006,7 +1008,7 @@ static int sched_loop(sched *h, sched_feed *f, uint64_t *bytes_in)
     *bytes_in = 0;
     do {
         if (!f->told && sched_member_gpu(h)) {
-            f->in->member_gpu_ready(f->in->member_gpu_ctx, f->raw_seen);
+            f->in->member_gpu_ready(f->in->member_gpu_ctx, f->raw_seen, f->data_seen);
             f->told = 1;
         }
         rc = sched_feed_next(h, f, &c, &dev);

@@ -116,8 +116,9 @@ typedef struct {
     void *ctx;
     /* Called once, as soon as a device could inflate a gzip member
        (sched_run_member), while the chunks run, with the input bytes that the
-       chunks taken so far were read from (NULL: not needed). */
-    void (*member_gpu_ready)(void *ctx, uint64_t raw_seen);
+       chunks taken so far were read from and the data bytes they hold (NULL:
+       not needed). */
+    void (*member_gpu_ready)(void *ctx, uint64_t raw_seen, uint64_t data_seen);
     void *member_gpu_ctx;
     int machine;  /* out: the failure was not the input's but the machine's (the staged
                      matrix could not be opened) */

@@ -104,7 +104,7 @@ int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t 
         return 1;
     stream_inflate_set *t = &z->set[k];
     stream_plan_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
-                     z->seg_cap, z->sym_cap);
+                     stream_inflate_seg_cap(z, k), z->sym_cap);
     stream_inflate_host_round(z, t, len);
     return 0;
 }
@@ -126,6 +126,8 @@ int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *i
         stream_inflate_host_round(z, t, len);
     z->rounds = p->rounds;
     z->segments = p->n;
+    if (res != STREAM_PLAN_GIVE_UP && p->nout > out_cap)
+        p->why = STREAM_PLAN_NO_ROOM; /* a shorter batch fits */
     if (res == STREAM_PLAN_GIVE_UP || p->nout > out_cap)
         return 1;
     uint8_t win[IFS_WINDOW];

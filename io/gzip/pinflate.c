@@ -1087,9 +1087,9 @@ void pinflate_abandon(pinflate *p)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Starts a stream over fd, mem or spool (see pinflate.h). */
+/* Starts a stream over fd, mem or spool at the point `at` (see pinflate.h). */
 static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t src_len,
-                  uint64_t start)
+                  const pinflate_point *at)
 {
     pinflate_end(p);
     pthread_mutex_lock(&p->lock);
@@ -1097,13 +1097,16 @@ static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t s
     p->mem = mem;
     p->spool = sp;
     p->src_len = src_len;
-    p->pos = p->next_from = p->out_pos = start * 8;
+    p->pos = p->next_from = p->out_pos = at->bit;
     p->ended = p->failed = 0;
     p->end_bit = 0;
     p->in_done = p->out_done = p->blocks_done = 0;
-    p->win_valid = 0;
-    p->crc = (uint32_t)crc32(0, NULL, 0);
-    p->len = 0;
+    p->win_valid = at->wlen < INFLATE_WINDOW ? at->wlen : INFLATE_WINDOW;
+    if (p->win_valid)
+        memcpy(p->win + INFLATE_WINDOW - p->win_valid, at->window + at->wlen - p->win_valid,
+               p->win_valid);
+    p->crc = at->crc;
+    p->len = at->len;
     p->stopped = NULL;
     p->out_wlen = 0;
     p->pause = NULL;
@@ -1130,13 +1133,22 @@ void pinflate_plan(pinflate *p, enum pinflate_plan plan)
 /* Starts a stream of a file or memory (see pinflate.h). */
 void pinflate_begin(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start)
 {
-    begin(p, fd, mem, NULL, src_len, start);
+    pinflate_point at = {.bit = start * 8, .crc = (uint32_t)crc32(0, NULL, 0)};
+    begin(p, fd, mem, NULL, src_len, &at);
+}
+
+/* Goes on with a stream another decoder stopped in (see pinflate.h). */
+void pinflate_begin_at(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len,
+                       const pinflate_point *at)
+{
+    begin(p, fd, mem, NULL, src_len, at);
 }
 
 /* Starts a stream of a pipe (see pinflate.h). */
 void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start)
 {
-    begin(p, -1, NULL, s, SPOOL_UNKNOWN, start);
+    pinflate_point at = {.bit = start * 8, .crc = (uint32_t)crc32(0, NULL, 0)};
+    begin(p, -1, NULL, s, SPOOL_UNKNOWN, &at);
 }
 
 /* Whether the streams begun next go on across gzip members (see

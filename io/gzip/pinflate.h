@@ -69,6 +69,23 @@ void pinflate_destroy(pinflate *p);
  * used) or, with fd < 0, the memory mem. Ends the stream before, if any. */
 void pinflate_begin(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len, uint64_t start);
 
+/* A block boundary inside a deflate stream where another decoder stopped:
+ * its source bit, the window before it (the last wlen bytes decoded; at
+ * most 32 KiB of them are used), and the CRC-32 and length of the bytes
+ * before it. */
+typedef struct {
+    uint64_t bit;
+    const uint8_t *window;
+    size_t wlen;
+    uint32_t crc;
+    uint64_t len;
+} pinflate_point;
+
+/* pinflate_begin from the point `at` (a device's stop) rather than a
+ * stream's start: the CRC-32 and length go on from at's. */
+void pinflate_begin_at(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len,
+                       const pinflate_point *at);
+
 /* pinflate_begin for a pipe read through spool s, whose size is known only
  * once its end is read; the bytes that neither a chunk nor the caller (a
  * handed-out member's trailer) reads again are released as it goes. */

@@ -46,6 +46,7 @@ void stream_plan_init(stream_plan *p, ifs_seg *segs, int *todo, int max, size_t 
     p->begin = exact ? start : IFS_NONE;
     p->nout = 0;
     p->pieced = 0;
+    p->why = 0;
     p->piece = step / SP_REDO_PIECES > SP_PIECE_MIN ? step / SP_REDO_PIECES : SP_PIECE_MIN;
     if (cap > sym_cap)
         cap = (uint32_t)sym_cap; /* a segment's room lies within the buffer */
@@ -66,6 +67,22 @@ void stream_plan_init(stream_plan *p, ifs_seg *segs, int *todo, int max, size_t 
     p->segs[0].exact = exact;
 }
 
+/* Room per compressed byte for a ratio (see stream_plan.h). */
+uint32_t stream_plan_room(double ratio)
+{
+    double room = ratio * 1.1;
+    if (!(room > STREAM_PLAN_ROOM_MIN)) /* NaN too */
+        return STREAM_PLAN_ROOM_MIN;
+    return room >= STREAM_PLAN_ROOM_MAX ? STREAM_PLAN_ROOM_MAX : (uint32_t)room + 1;
+}
+
+/* A batch's compressed bytes for a room (see stream_plan.h). */
+size_t stream_plan_span(uint64_t sym_cap, uint32_t room, size_t least, size_t most)
+{
+    uint64_t span = sym_cap / 4 * 3 / (room ? room : 1);
+    return span < least ? least : span > most ? most : (size_t)span;
+}
+
 /* Where a batch's plan stops (see stream_plan.h). */
 uint64_t stream_plan_batch_stop(uint64_t base, size_t len, uint64_t end, size_t margin)
 {
@@ -80,8 +97,21 @@ void stream_plan_begin_at(stream_plan *p, uint64_t bit)
     p->begin = bit;
 }
 
+/* Room for the rest of segment `done`, which filled its room: its own
+ * room, or more where the ratio it decoded at says the rest needs more (a
+ * tenth more than that), so that text, many bytes to a compressed one,
+ * takes one more round rather than one per room's worth. */
+static uint64_t sp_rest_room(const ifs_seg *done)
+{
+    uint64_t bits = done->end > done->start ? done->end - done->start : 0;
+    uint64_t rest = done->search_end > done->end ? done->search_end - done->end : 0;
+    double want = bits ? (double)done->nout * (double)rest / (double)bits * 1.1 : 0;
+    return want > done->cap ? (want < (double)UINT32_MAX ? (uint64_t)want : UINT32_MAX) : done->cap;
+}
+
 /* Puts a new segment after good segment i for the rest of its part (i
- * filled its room); 0, or -1 when there is no room for one. */
+ * filled its room), with the room sp_rest_room asks for as far as the
+ * pool has it; 0, or -1 when there is no room for one. */
 static int sp_split(stream_plan *p, int i)
 {
     if (p->n >= p->max || p->sym_used >= p->sym_cap)
@@ -90,8 +120,8 @@ static int sp_split(stream_plan *p, int i)
     for (int k = p->n; k > i + 1; k--)
         p->segs[k] = p->segs[k - 1];
     p->n++;
-    uint64_t left = p->sym_cap - p->sym_used;
-    uint32_t cap = left < done.cap ? (uint32_t)left : done.cap;
+    uint64_t left = p->sym_cap - p->sym_used, want = sp_rest_room(&done);
+    uint32_t cap = (uint32_t)(left < want ? left : want);
     uint64_t bits = done.search_end - done.end;
     sp_segment(p, i + 1, done.end, bits, cap, done.stop == IFS_NONE);
     p->segs[i + 1].exact = 1;
@@ -191,6 +221,13 @@ static int sp_finish(stream_plan *p, int n, int final)
     return STREAM_PLAN_DONE;
 }
 
+/* Gives up for reason `why` (stream_plan_why). */
+static int sp_give_up(stream_plan *p, int why)
+{
+    p->why = why;
+    return STREAM_PLAN_GIVE_UP;
+}
+
 /* Checks the chain after a round (see stream_plan.h). Segments past the
  * first one not yet good are checked too, against the ends their
  * predecessors reached so far, so that one round decodes again every
@@ -199,7 +236,7 @@ int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
 {
     p->ntodo = 0;
     if (++p->rounds > SP_MAX_ROUNDS)
-        return STREAM_PLAN_GIVE_UP;
+        return sp_give_up(p, STREAM_PLAN_UNSOUND);
     int trusted = 1; /* the end of the segment before can be compared with */
     for (int i = p->good; i < p->n; i++) {
         ifs_seg *s = &p->segs[i];
@@ -226,7 +263,7 @@ int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
             }
             if (!begun_right) {
                 if (s->exact && s->start == want)
-                    return STREAM_PLAN_GIVE_UP; /* decoded from that start already */
+                    return sp_give_up(p, STREAM_PLAN_UNSOUND); /* decoded from there already */
                 i += sp_redo(p, i, want) - 1;
                 trusted = 0;
                 continue;
@@ -244,28 +281,31 @@ int stream_plan_check(stream_plan *p, const uint8_t *in, size_t len, int last)
         switch (s->status) {
         case IFS_STOP:
             if (i == p->n - 1) /* the batch's own stop, or none: then it cannot stop */
-                return p->stop == IFS_NONE ? STREAM_PLAN_GIVE_UP : sp_finish(p, i + 1, 0);
+                return p->stop == IFS_NONE ? sp_give_up(p, STREAM_PLAN_UNSOUND)
+                                           : sp_finish(p, i + 1, 0);
             p->good = i + 1;
             break;
         case IFS_FINAL:
             return sp_finish(p, i + 1, 1);
         case IFS_FULL:
             if (s->nout == 0)
-                return sp_grow(p, i) < 0 ? STREAM_PLAN_GIVE_UP : STREAM_PLAN_ROUND;
+                return sp_grow(p, i) < 0 ? sp_give_up(p, STREAM_PLAN_NO_ROOM) : STREAM_PLAN_ROUND;
             if (sp_split_full(p, i) != 1)
-                return STREAM_PLAN_GIVE_UP;
+                return sp_give_up(p, STREAM_PLAN_NO_ROOM);
             p->good = i + 1;
             i++; /* its remainder, listed for the next round */
             trusted = 0;
             break;
         case IFS_INPUT:
             /* the batch ends inside the next block: it goes to the next batch */
-            if (last || (i == 0 && s->nout == 0))
-                return STREAM_PLAN_GIVE_UP; /* cut data, or a block larger than the batch */
+            if (last) /* cut data */
+                return sp_give_up(p, STREAM_PLAN_UNSOUND);
+            if (i == 0 && s->nout == 0) /* a block longer than the batch */
+                return sp_give_up(p, STREAM_PLAN_LONG_BLOCK);
             return sp_finish(p, s->nout ? i + 1 : i, 0);
         default:
-            return STREAM_PLAN_GIVE_UP; /* invalid data from a true block boundary */
+            return sp_give_up(p, STREAM_PLAN_UNSOUND); /* invalid from a true boundary */
         }
     }
-    return p->ntodo ? STREAM_PLAN_ROUND : STREAM_PLAN_GIVE_UP;
+    return p->ntodo ? STREAM_PLAN_ROUND : sp_give_up(p, STREAM_PLAN_UNSOUND);
 }

@@ -34,6 +34,14 @@ enum stream_plan_result {
     STREAM_PLAN_GIVE_UP = 2, /* invalid, cut or unusual data: decode the batch on the host */
 };
 
+/* Why a plan gave up (stream_plan.why): a shorter batch with more room per
+ * byte, or a longer one, may go on where the data are sound. */
+enum stream_plan_why {
+    STREAM_PLAN_NO_ROOM = 1,   /* its symbols outgrew the pool (or the output's room) */
+    STREAM_PLAN_LONG_BLOCK,    /* its first block runs past the end of a batch not the last */
+    STREAM_PLAN_UNSOUND,       /* anything else: invalid or unusual data */
+};
+
 typedef struct {
     ifs_seg *segs;   /* the segments in stream order (room for max) */
     int n, max;
@@ -49,6 +57,7 @@ typedef struct {
     uint64_t nout;   /* STREAM_PLAN_DONE: bytes the batch decodes to */
     uint64_t piece;  /* bits of a piece of a segment decoded again, at the least */
     int pieced;      /* segments decoded again in pieces so far */
+    int why;         /* STREAM_PLAN_GIVE_UP: a stream_plan_why */
 } stream_plan;
 
 /* Cuts in[0..len) from bit `start` (a block boundary when exact, else
@@ -63,6 +72,22 @@ void stream_plan_init(stream_plan *p, ifs_seg *segs, int *todo, int max, size_t 
  * (where the batch before it ended), before the first stream_plan_check. A first
  * segment that began elsewhere is decoded again from there. */
 void stream_plan_begin_at(stream_plan *p, uint64_t bit);
+
+/* Symbols of room per compressed byte for the segments of a batch whose
+ * stream decodes to `ratio` bytes per compressed byte (measured so far, or
+ * a hint): a tenth more than the ratio, STREAM_PLAN_ROOM_MIN at least
+ * (compressible numbers fit it in one round), STREAM_PLAN_ROOM_MAX at
+ * most (deflate's own bound, 258 bytes from one 1-bit code, with room to
+ * spare). */
+#define STREAM_PLAN_ROOM_MIN 3u
+#define STREAM_PLAN_ROOM_MAX 2100u
+uint32_t stream_plan_room(double ratio);
+
+/* Compressed bytes of a batch whose segments get `room` symbols per byte
+ * from a pool of sym_cap symbols: as many as leave a quarter of the pool
+ * for segments that fill their room (stream_plan_init's reserve), within
+ * [least, most]. */
+size_t stream_plan_span(uint64_t sym_cap, uint32_t room, size_t least, size_t most);
 
 /* Where the plan of a batch of len bytes at byte `base` of a stream whose
  * compressed bytes end at byte `end` stops (stream_plan_init's stop, from the

@@ -13,13 +13,16 @@
 #include "io/pread.h"
 
 #define GZSTREAM_BATCH_MAX ((size_t)384 << 20) /* compressed bytes per batch at most */
-#define GZSTREAM_BATCH_MIN ((size_t)4 << 20)   /* a batch declined this small goes to the host */
+/* A batch declined this small goes to the host: 4 MiB, or a 64th of the
+ * buffers where they are smaller. */
+#define GZSTREAM_BATCH_MIN ((size_t)4 << 20)
 /* A member's first batch is at most 1/GZSTREAM_FIRST of a batch (96 MiB):
  * read and copied in a few milliseconds, so that the device starts decoding
  * soon, while the next batch is read. */
 #define GZSTREAM_FIRST 4
 #define GZSTREAM_SEG ((size_t)128 << 10)       /* compressed bytes per segment */
-#define GZSTREAM_ROOM 3 /* symbols of room per compressed byte of a segment, to start with */
+#define GZSTREAM_ROOM STREAM_PLAN_ROOM_MIN /* symbols of room per compressed byte the pool is
+                                              made for (a batch of GZSTREAM_BATCH_MAX) */
 /* A batch that is not the stream's last ends at the first block boundary
  * at or past this many bytes (at most a quarter of the batch) before the
  * end of its input, where the next batch's search for its first block
@@ -48,6 +51,7 @@ typedef struct {
     uint64_t pos;     /* the file offset of its first byte */
     size_t len;
     uint64_t next;    /* where the batch after it begins (its plan's stop), or UINT64_MAX */
+    uint32_t room;    /* its segments' room per compressed byte */
 } gzstream_ahead;
 
 struct gzstream {
@@ -64,6 +68,15 @@ struct gzstream {
     size_t piece;         /* bytes of a piece (GZSTREAM_PIECES): reads and pins */
     size_t batch;         /* compressed bytes per batch now */
     size_t first;         /* the member's first batch at most (0: batch) */
+    /* decoded bytes per compressed byte: the trailer's hint, then the last batch's; the room
+       per byte of the segments that follows from it, and the batch's bytes that leave room
+       for them in the pool (a shorter batch where the data are more compressed) */
+    double ratio;
+    uint32_t room;
+    size_t span;
+    size_t least;         /* the shortest batch (GZSTREAM_BATCH_MIN) */
+    int retry;            /* the batch is tried again, shorter and roomier, or longer */
+    size_t ceiling;       /* a retry is no longer than this (shorter ones having failed) */
     /* host[k]: dev.set[k]'s compressed bytes, then zeroed padding: pinned
        by the caller (host[0]), the caller's and pinned by gzstream a piece
        at a time as batches first read them, or gzstream's own, pinned when
@@ -92,7 +105,8 @@ struct gzstream {
 static int gzstream_buffers(gzstream *z, size_t cap)
 {
     int rc;
-    z->cap = z->batch = cap;
+    z->cap = z->batch = z->span = cap;
+    z->least = cap / 64 < GZSTREAM_BATCH_MIN ? cap / 64 : GZSTREAM_BATCH_MIN;
     z->piece = (cap + GZSTREAM_PIECES - 1) / GZSTREAM_PIECES; /* in whole pages */
     z->piece = (z->piece + 4095) / 4096 * 4096;
     if ((rc = stream_inflate_open(&z->dev, z->g, cap, GZSTREAM_SEG,
@@ -197,6 +211,28 @@ int gzstream_open(gzstream **out, gpu *g, size_t keep_max,
     return 0;
 }
 
+/* Takes `ratio` decoded bytes per compressed byte as the next batches'
+ * (stream_plan_room, stream_plan_span): the memory stays the pool made at
+ * open, a more compressed stream gets shorter batches. */
+static void gzstream_ratio(gzstream *z, double ratio)
+{
+    z->ratio = ratio;
+    z->room = stream_plan_room(ratio);
+    z->span = stream_plan_span(z->dev.sym_cap, z->room, z->least, z->cap);
+}
+
+/* The ratio the trailer suggests (see gzstream.h). */
+double gzstream_ratio_hint(int fd, uint64_t data_off, uint64_t file_size)
+{
+    uint8_t t[4];
+    if (file_size < data_off + 8 || io_pread(fd, t, 4, file_size - 4) != 4)
+        return 0;
+    uint32_t isize = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+                     (uint32_t)t[3] << 24;
+    double ratio = (double)isize / (double)(file_size - data_off);
+    return ratio <= GZSTREAM_RATIO_MAX ? ratio : 0;
+}
+
 /* Starts a member (see gzstream.h). */
 void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
 {
@@ -205,7 +241,10 @@ void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
     z->file_size = file_size;
     z->pos = data_off;
     z->bit = 0;
-    z->batch = z->cap;
+    gzstream_ratio(z, gzstream_ratio_hint(fd, data_off, file_size));
+    z->batch = z->span;
+    z->retry = 0;
+    z->ceiling = z->cap;
     z->first = z->cap / GZSTREAM_FIRST;
     z->last_bytes = 0;
     z->stopped = 0;
@@ -331,6 +370,7 @@ static void *gzstream_ahead_main(void *arg)
         z->host[k] = NULL;
         return NULL;
     }
+    z->dev.set[k].room = a->room;
     if (gzstream_load(z, k, s, a->pos, a->len) == 0 &&
         stream_inflate_batch_begin(&z->dev, s, k, a->len, 0, 0,
                                    gzstream_batch_stop(z, a->pos, a->len)) == 0)
@@ -347,7 +387,8 @@ static void gzstream_ahead_start(gzstream *z, int k, uint64_t from)
         return;
     uint64_t left = z->file_size - from;
     a->pos = from;
-    a->len = left < z->cap ? (size_t)left : z->cap;
+    a->len = left < z->span ? (size_t)left : z->span;
+    a->room = z->room;
     uint64_t stop = gzstream_batch_stop(z, a->pos, a->len);
     a->next = stop == IFS_NONE ? UINT64_MAX : a->pos + stop / 8;
     a->ok = 0;
@@ -385,7 +426,7 @@ static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
     int ok = gzstream_ahead_join(a);
     z->ahead_wait += io_seconds() - t;
     a->pending = 0;
-    if (!ok || z->batch != z->cap || a->pos > z->pos || z->pos >= a->pos + a->len)
+    if (!ok || z->retry || a->pos > z->pos || z->pos >= a->pos + a->len)
         return 0;
     stream_inflate_advance(&z->dev);
     z->ahead_used++;
@@ -451,8 +492,10 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         int last = base + len == z->file_size;
         uint64_t start = (z->pos - base) * 8 + z->bit, stop = gzstream_batch_stop(z, base, len);
         stream_inflate_result r;
-        if (!ahead && rc == 0)
+        if (!ahead && rc == 0) {
+            z->dev.set[k].room = z->room;
             rc = stream_inflate_batch_begin(&z->dev, s, k, len, start, 1, stop);
+        }
         if (rc == 0) {
             /* after the first round is queued (the first batches read
                into a set pin its buffer, which holds the driver's other
@@ -477,22 +520,35 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         uint64_t end = rc == 0 ? base * 8 + r.end : 0;
         int moved = rc == 0 && (r.final || end > z->pos * 8 + z->bit);
         if (!moved) {
-            /* declined, or no whole block in it: a smaller batch first (less output than the
-               room), then a larger one (a block longer than the batch), then the host */
-            if (rc == 1 && len > GZSTREAM_BATCH_MIN) {
-                z->batch = len / 2;
+            /* declined, or no whole block in it: more output than the room gets a shorter
+               batch with twice the room per byte, other declines a shorter batch (the
+               data before damage), down to the shortest; a block longer than the batch
+               a whole or a longer one; then the host */
+            int why = rc == 1 ? z->dev.set[k].plan.why : STREAM_PLAN_LONG_BLOCK;
+            if (why != STREAM_PLAN_LONG_BLOCK && len > z->least) {
+                if (why == STREAM_PLAN_NO_ROOM)
+                    gzstream_ratio(z, (z->ratio > GZSTREAM_ROOM ? z->ratio : GZSTREAM_ROOM) * 2);
+                z->batch = len / 2 < z->span ? len / 2 : z->span;
+                z->ceiling = z->batch;
+                z->retry = 1;
                 continue;
             }
             if (cut_first)
                 continue; /* a whole batch next */
-            if (rc == 0 && z->batch < z->cap && !last) {
-                z->batch = z->batch * 2 < z->cap ? z->batch * 2 : z->cap;
+            if (why == STREAM_PLAN_LONG_BLOCK && z->batch < z->ceiling && !last) {
+                z->batch = z->batch * 2 < z->ceiling ? z->batch * 2 : z->ceiling;
+                z->retry = 1;
                 continue;
             }
             return gzstream_stop(z);
         }
         gzstream_account(z, &r);
         z->batches++;
+        /* the ratio measured over the batch sizes the next ones */
+        uint64_t from = z->pos * 8 + z->bit;
+        gzstream_ratio(z, (double)r.nout * 8 / (double)(end > from + 8 ? end - from : 8));
+        z->retry = 0;
+        z->ceiling = z->cap;
         z->pos = end / 8;
         z->bit = (unsigned)(end % 8);
         if (r.final) {
@@ -500,7 +556,7 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             z->pt.final = 1;
             z->stopped = 1;
         }
-        z->batch = z->cap;
+        z->batch = z->span;
         /* this batch's set is free: the batches after it fill the sets */
         if (!r.final && stop != IFS_NONE)
             gzstream_ahead_fill(z, k, base + stop / 8, 1);

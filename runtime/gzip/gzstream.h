@@ -20,6 +20,14 @@
 #include "runtime/gpu.h"
 #include "stream_inflate.h"
 
+/* The ratio of decoded to compressed bytes a plain gzip member's trailer
+ * suggests: ISIZE (the length modulo 2^32) over the compressed bytes from
+ * data_off to file_size; 0 where it cannot be read or is more than
+ * deflate can give (GZSTREAM_RATIO_MAX). Only a hint: past 4 GiB it is too
+ * low, and an archive's member ends with no trailer. */
+#define GZSTREAM_RATIO_MAX 1032.0
+double gzstream_ratio_hint(int fd, uint64_t data_off, uint64_t file_size);
+
 /* Where the device stopped in the member. */
 typedef struct {
     uint64_t bit;      /* file bit offset: a block boundary, or the final block's end */

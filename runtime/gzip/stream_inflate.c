@@ -197,7 +197,7 @@ int stream_inflate_batch_begin(stream_inflate_dev *z, CUstream s, int k, size_t 
         return 1;
     stream_inflate_set *t = &z->set[k];
     stream_plan_init(&t->plan, t->hsegs, t->htodo, z->max_segs, len, start, exact, stop, z->step,
-                     z->seg_cap, z->sym_cap);
+                     stream_inflate_seg_cap(z, k), z->sym_cap);
     return stream_inflate_round(z, t, s, len);
 }
 
@@ -222,6 +222,8 @@ int stream_inflate_batch_end(stream_inflate_dev *z, CUstream s, const uint8_t *i
     z->rounds = p->rounds;
     z->segments = p->n;
     /* the CRC kernel counts bytes in 32 bits */
+    if (res != STREAM_PLAN_GIVE_UP && (p->nout > out_cap || p->nout > UINT32_MAX))
+        p->why = STREAM_PLAN_NO_ROOM; /* a shorter batch fits */
     if (res == STREAM_PLAN_GIVE_UP || p->nout > out_cap || p->nout > UINT32_MAX)
         return 1;
     return stream_inflate_finish(z, s, t, window, valid, out, win_out, r);

@@ -25,6 +25,8 @@ typedef struct {
     CUdeviceptr syms, segs, todo;
     ifs_seg *hsegs;      /* pinned: the plan's segments */
     int *htodo;          /* pinned: the segments of a round */
+    uint32_t room;       /* symbols of room per compressed byte of the next batch's
+                            segments (stream_plan_room), or 0: the device's seg_cap */
     stream_plan plan;
 } stream_inflate_set;
 
@@ -83,6 +85,16 @@ static inline int stream_inflate_upload(stream_inflate_dev *z, int k, CUstream s
 {
     int rc = stream_inflate_upload_part(z, k, s, in, 0, len);
     return rc ? rc : stream_inflate_upload_end(z, k, s, len);
+}
+
+/* Room for each segment of set k's next batch: its room per byte times a
+ * segment's bytes, an eighth of the pool at most (a batch of few
+ * segments then has them cut shorter by stream_plan_init). */
+static inline uint32_t stream_inflate_seg_cap(const stream_inflate_dev *z, int k)
+{
+    uint64_t cap = z->set[k].room ? (uint64_t)z->set[k].room * (z->step / 8) : z->seg_cap;
+    uint64_t most = z->sym_cap / 8 < UINT32_MAX ? z->sym_cap / 8 : UINT32_MAX;
+    return (uint32_t)(cap < most ? cap : most > z->seg_cap ? most : z->seg_cap);
 }
 
 /* Makes the next set (cur + 1, modulo nsets) the current one. */

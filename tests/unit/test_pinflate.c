@@ -745,6 +745,80 @@ static void test_damage(void)
     CHECK(agree == total && refused > 100);
 }
 
+/* A stream taken up at a block boundary in its middle (where a device
+ * stops), with the window, CRC-32 and length before it: the rest and the
+ * whole stream's CRC-32 and length are zlib's; damaged after the point,
+ * the decoder stops at a block boundary at or past it with zlib's bytes
+ * before it, for zlib to go on from there. */
+static void test_begin_at(void)
+{
+    pinflate *p;
+    CHECK(pinflate_create(&p, 3, 4096) == 0);
+    int whole = 0, refused = 0;
+    for (int round = 0; round < 60; round++) {
+        size_t n = 100000 + rnd() % 500000, clen, zgot;
+        uint8_t *data = malloc(n);
+        fill(data, n, (int)(rnd() % K_KINDS));
+        uint8_t *c = deflate_raw(data, n, 1 + (int)(rnd() % 9), Z_DEFAULT_STRATEGY, 15,
+                                 rnd() % 2 ? 0 : 20000, 0, &clen);
+        size_t cap = n + 100000;
+        uint8_t *out = malloc(cap), *zout = malloc(cap);
+        /* the first block boundary past a random bit of the first half */
+        inflate_job j = {.in = c, .in_len = clen, .stop_bit = rnd() % (clen * 4 + 1),
+                         .out_limit = SIZE_MAX, .out = out, .out_cap = cap};
+        if (inflate_decode_bytes(&j) != INFLATE_STOP) { /* one block: nothing in its middle */
+            free(c), free(data), free(out), free(zout);
+            continue;
+        }
+        size_t wlen = j.out_len < INFLATE_WINDOW ? j.out_len : INFLATE_WINDOW;
+        pinflate_point at = {.bit = j.bit, .window = data + j.out_len - wlen, .wlen = wlen,
+                             .crc = (uint32_t)crc32(0, data, (uInt)j.out_len), .len = j.out_len};
+        int damaged = round % 2;
+        if (damaged) { /* a run of bytes replaced after the point, or the stream cut there */
+            size_t from = j.bit / 8 + 1 + rnd() % (clen - j.bit / 8 - 1);
+            for (size_t i = from; round % 4 == 1 && i < from + 64 && i < clen; i++)
+                c[i] = (uint8_t)rnd();
+            if (round % 4 == 3)
+                clen = from;
+        }
+        int zok = zlib_raw_inflate(c, clen, zout, cap, &zgot);
+        pinflate_begin_at(p, -1, c, clen, &at);
+        size_t got = 0;
+        ssize_t k;
+        while ((k = pinflate_read(p, out + got, cap - got < 70000 ? cap - got : 70000)) > 0)
+            got += (size_t)k;
+        uint64_t end, len;
+        uint32_t crc;
+        if (k == 0)
+            pinflate_result(p, &end, &crc, &len);
+        else if (k == PINFLATE_STOPPED) {
+            const uint8_t *w;
+            size_t wl;
+            pinflate_stop_point(p, &end, &w, &wl, &crc, &len);
+        }
+        /* what zlib decoded after the point, and no more */
+        size_t after = zgot > at.len ? zgot - at.len : 0;
+        if (zok) /* valid (a damaged one may still be: raw deflate has no check) */
+            CHECKF(k == 0 && got == zgot - at.len && !memcmp(out, zout + at.len, got) &&
+                       len == zgot && crc == (uint32_t)crc32(0, zout, (uInt)zgot) &&
+                       (damaged || (zgot == n && !memcmp(zout, data, n) && end == clen)),
+                   "round %d from bit %llu: rc %zd, %zu of %zu bytes", round,
+                   (unsigned long long)at.bit, k, got, zgot - at.len);
+        whole += zok && !damaged;
+        refused += !zok;
+        if (!zok)
+            CHECKF(k == PINFLATE_STOPPED && end >= at.bit && got <= after &&
+                       !memcmp(out, zout + at.len, got) && len == at.len + got &&
+                       crc == (uint32_t)crc32(0, zout, (uInt)len),
+                   "round %d (damaged) from bit %llu: rc %zd, stop at %llu, %zu bytes", round,
+                   (unsigned long long)at.bit, k, (unsigned long long)end, got);
+        pinflate_end(p);
+        free(c), free(data), free(out), free(zout);
+    }
+    pinflate_destroy(p);
+    CHECKF(whole > 15 && refused > 10, "%d whole, %d refused", whole, refused);
+}
+
 /* A chunk whose search meets, before the true block boundary, bits that
  * decode as complete codes until a "block" of them is final (far from the
  * stream's end) passes over them: no chunk is decoded again in order. The
@@ -911,6 +985,7 @@ int main(void)
     RUN(test_chunk_bounds);
     RUN(test_finder);
     RUN(test_damage);
+    RUN(test_begin_at);
     RUN(test_false_final);
     RUN(test_members);
     return check_summary();

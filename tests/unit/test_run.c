@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -602,6 +603,39 @@ static void test_run_member(void)
     member_both((size_t)40 << 20);
 }
 
+/* Text, many bytes to a compressed one: too few compressed bytes to pay
+ * for the device counted as they are, many decoded ones counted as data
+ * (the ratio decoded so far): with auto the host's threads run its start
+ * while the device opens, then the device goes on from the pause. */
+static void test_run_member_text(void)
+{
+    static const char *const lines[] = {"INFO [net] request served", "INFO [disk] flushed pages",
+                                       "DEBUG [cache] cache hit", "WARN [sched] queue long"};
+    size_t n = (size_t)48 << 20, at = 0;
+    char *data = malloc(n + 64);
+    unsigned long u = 0;
+    while (at < n) {
+        u += rnd() % 8 == 0;
+        at += (size_t)sprintf(data + at, "%lu.%03lu %s\n", 1700000000 + u / 1000, u % 1000,
+                              lines[rnd() % 4]);
+    }
+    char path[64];
+    temp_file(path, (const unsigned char *)data, n, 1);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && (uint64_t)sb.st_size * 8 < n); /* a high ratio */
+    setenv("GPUBATCH_GPU_READY_AFTER", "1", 1);
+    setenv("FAKECUDA_CTX_DELAY_MS", "100", 1); /* the driver is started already */
+    uint64_t bytes;
+    int rc = reduce_on(BACKEND_AUTO, path, &bytes);
+    CHECKF(rc == 0 && errors == 0 && bytes == n && checked_bytes == n, "%s", last_error);
+    CHECKF(told_host == 1 && told_device == 1, "text member, %lld compressed bytes: host %d, "
+           "device %d", (long long)sb.st_size, told_host, told_device);
+    unsetenv("GPUBATCH_GPU_READY_AFTER");
+    unsetenv("FAKECUDA_CTX_DELAY_MS");
+    unlink(path);
+    free(data);
+}
+
 /* The same hand-over of a member read through its seek index: the host's
  * chunks from the index's points pause at a point, the device goes on
  * from there with the point's window; every byte counted once. With no
@@ -731,6 +765,7 @@ int main(void)
     RUN(test_run_stream);
     RUN(test_run_whole);
     RUN(test_run_member);
+    RUN(test_run_member_text);
     RUN(test_run_member_indexed);
 
     RUN(test_run_axis_device);
