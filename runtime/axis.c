@@ -1207,106 +1207,75 @@ AX_INLINE void ax_merge_parts(const ax_plan *p, size_t n, int scalar, const rd_m
         vr[i] = rd_var_merge(vl[i], vr[i]);
 }
 
-/* ---- float block entries in one pass, the parts one array per field ---- */
+/* ---- float block entries: one pass down each unit, merges in place ---- */
 
-/* The parts of AX_COLS columns (lanes) of a block entry as its fold holds
- * them: sums and squares (doubles), counts, extrema keys and stage-2
- * indices, variance partials (vl_ref's fields). */
+/* One level of a block entry's binary counter for AX_COLS columns (lanes):
+ * the unit tree's sums, squares and variance partials (vl_ref's fields). */
 typedef struct {
     double sum[AX_COLS], sq[AX_COLS];
-    uint64_t cnt[AX_COLS];
-    uint64_t mink[AX_COLS], mini[AX_COLS], maxk[AX_COLS], maxi[AX_COLS];
     uint64_t vn[AX_COLS];
     double vk[AX_COLS], v1h[AX_COLS], v1l[AX_COLS], v2h[AX_COLS], v2l[AX_COLS];
-} ax_lanes;
+} ax_level;
 
-/* The variance partials of a as a vl_ref. */
-AX_INLINE vl_ref ax_lanes_var(ax_lanes *a)
-{
-    vl_ref r = {a->vn, a->vk, a->v1h, a->v1l, a->v2h, a->v2l};
-    return r;
-}
+/* An entry's extrema and counts are order-free: one running value per
+ * lane over all its rows, rows counted from its first; AX_ROW_NONE: no
+ * element counted. */
+#define AX_ROW_NONE 0xffffffffu
 
-/* Merges the parts of b (right) into those of a (left) lane by lane, as
- * ax_merge_parts: a = rd_add(a, b) for the sums, counts added, extrema
- * merged (symmetric: ties go to the lower index), variance partials
- * rd_var_merge(a, b). WM, WE, WV: the ops need moments, extrema, variance. */
-AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
+/* Merges level b (right) into a (left) lane by lane, as ax_merge_parts:
+ * sums a = rd_add(a, b) (WS: sums, WQ: squares), variance partials
+ * rd_var_merge(a, b) (WV). */
+AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, int ws, int wq,
+                               int wv)
 {
-    for (size_t c = 0; wm && c < AX_COLS; c++) {
+    for (size_t c = 0; ws && c < AX_COLS; c++)
         a->sum[c] = rd_add(a->sum[c], b->sum[c]);
+    for (size_t c = 0; wq && c < AX_COLS; c++)
         a->sq[c] = rd_add(a->sq[c], b->sq[c]);
-        a->cnt[c] += b->cnt[c];
-    }
-    for (size_t c = 0; we && c < AX_COLS; c++) {
-        uint64_t lk = a->mink[c], li = a->mini[c], rk = b->mink[c], ri = b->mini[c];
-        int t = ri != RD_NO_INDEX && (li == RD_NO_INDEX || rk < lk || (rk == lk && ri < li));
-        a->mink[c] = t ? rk : lk;
-        a->mini[c] = t ? ri : li;
-        lk = a->maxk[c], li = a->maxi[c], rk = b->maxk[c], ri = b->maxi[c];
-        t = ri != RD_NO_INDEX && (li == RD_NO_INDEX || rk > lk || (rk == lk && ri < li));
-        a->maxk[c] = t ? rk : lk;
-        a->maxi[c] = t ? ri : li;
-    }
-    if (wv)
-        vl_merge(ax_lanes_var(a), 0, ax_lanes_var(b), 0, AX_COLS);
+    for (size_t c = 0; wv && c < AX_COLS; c++)
+        vl_merge_lane(&a->vn[c], &a->vk[c], &a->v1h[c], &a->v1l[c], &a->v2h[c], &a->v2l[c],
+                      b->vn[c], b->vk[c], b->v1h[c], b->v1l[c], b->v2h[c], b->v2l[c]);
 }
 
-/* Defines NAME_fused: the parts of AX_COLS columns of one block unit of
- * `rows` rows at x (row stride C), extrema indices from j0, in one pass
- * down the rows with every accumulator in registers: sums and squares from
- * -0.0 in row order (a skipped NaN adds -0.0); extrema of EXT 32 (keys of
- * 32 bits) as AX_EXT32_BLOCK, the row packed below the key (a NaN's key 0
- * for the minimum and 0xffffffff for the maximum, which no other element's
- * reaches, so the key is known without the element), of EXT 64 as
- * AX_EXT64_BLOCK; the variance by
- * the element step from the empty accumulator (without skipnan the first
- * row sets the shifts). WE, WV, SKIP: constants where it is inlined. */
-#define AX_FUSED_BLOCK(NAME, T, TO_DOUBLE, ISNAN, KEY, EXT)                                  \
-    AX_INLINE void NAME##_fused(const T *x, size_t rows, size_t C, uint64_t j0, int we,     \
-                                int wv, int skip, ax_lanes *o)                              \
+/* Defines NAME_unit: one pass down one block unit's `rows` rows at x (row
+ * stride C, AX_COLS lanes) of a float type T with every accumulator in
+ * registers: with WS the sums from -0.0 in row order into o->sum (a skipped
+ * NaN adds -0.0) and, with skipnan, the kept elements counted into cnt;
+ * with WV the variance partial by the element step from the empty
+ * accumulator (without skipnan the first row sets the shifts); with WE the
+ * running extrema of keys KT over the entry (rows counted from row0): a
+ * NaN's key 0 for the minimum and all ones for the maximum (none with
+ * skipnan), which no other element's reaches, ties to the lowest row.
+ * NAME_unit_sq: the squares' sums likewise; NAME_unit_count: the kept
+ * elements alone. WS, WE, WV, SKIP are constants where they are inlined. */
+#define AX_UNIT_PASSES(NAME, T, TO_DOUBLE, ISNAN, KEY, KT)                                   \
+    AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, int ws, int we, int wv,   \
+                               int skip, uint32_t row0, ax_level *o, uint64_t *cnt, KT *mn, \
+                               uint32_t *rn, KT *mx, uint32_t *rx)                          \
     {                                                                                       \
-        double sa[AX_COLS], sq[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];             \
-        uint64_t kept[AX_COLS], vn[AX_COLS], lo[AX_COLS], hi[AX_COLS], rl[AX_COLS],         \
-            rh[AX_COLS];                                                                    \
+        double sa[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];                          \
+        uint64_t kept[AX_COLS], vn[AX_COLS];                                                \
+        KT lo[AX_COLS], hi[AX_COLS];                                                        \
+        uint32_t rl[AX_COLS], rh[AX_COLS];                                                  \
         for (size_t c = 0; c < AX_COLS; c++) {                                              \
-            sa[c] = sq[c] = -0.0;                                                           \
+            sa[c] = -0.0;                                                                   \
             vk[c] = s1[c] = s2[c] = 0.0;                                                    \
             kept[c] = vn[c] = 0;                                                            \
-            lo[c] = EXT == 32 ? ~(uint64_t)0 : 0;                                           \
-            hi[c] = 0;                                                                      \
-            rl[c] = rh[c] = RD_NO_INDEX;                                                    \
+            lo[c] = mn[c], hi[c] = mx[c], rl[c] = rn[c], rh[c] = rx[c];                     \
         }                                                                                   \
         if (wv && !skip && rows)                                                            \
             for (size_t c = 0; c < AX_COLS; c++)                                            \
                 vk[c] = TO_DOUBLE(x[c]);                                                    \
         const T *e = x;                                                                     \
-        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+        for (uint32_t r = 0; r < rows; r++, e += C)                                         \
             for (size_t c = 0; c < AX_COLS; c++) {                                          \
                 T v = e[c];                                                                 \
                 double d = TO_DOUBLE(v);                                                    \
                 int nan = ISNAN(v), keep = !(skip && nan);                                  \
-                sa[c] = rd_add(sa[c], keep ? d : -0.0);                                     \
-                sq[c] = rd_add(sq[c], keep ? d * d : -0.0);                                 \
-                if (skip)                                                                   \
-                    kept[c] += (uint64_t)keep;                                              \
-                if (we && EXT == 32) {                                                      \
-                    uint64_t k = KEY(v);                                                    \
-                    uint64_t a = ((nan ? 0 : k) << 32) | r;                                 \
-                    uint64_t b = ((nan ? 0xffffffffu : k) << 32) | (r ^ 0xffffffffu);       \
-                    a = keep ? a : ~(uint64_t)0;                                            \
-                    b = keep ? b : 0;                                                       \
-                    lo[c] = a < lo[c] ? a : lo[c];                                          \
-                    hi[c] = b > hi[c] ? b : hi[c];                                          \
-                } else if (we) {                                                            \
-                    uint64_t k = KEY(v);                                                    \
-                    uint64_t a = nan ? RD_NAN_MIN_KEY : k, b = nan ? RD_NAN_MAX_KEY : k;    \
-                    int tl = keep && (rl[c] == RD_NO_INDEX || a < lo[c]);                   \
-                    int th = keep && (rh[c] == RD_NO_INDEX || b > hi[c]);                   \
-                    lo[c] = tl ? a : lo[c];                                                 \
-                    rl[c] = tl ? r : rl[c];                                                 \
-                    hi[c] = th ? b : hi[c];                                                 \
-                    rh[c] = th ? r : rh[c];                                                 \
+                if (ws) {                                                                   \
+                    sa[c] = rd_add(sa[c], keep ? d : -0.0);                                 \
+                    if (skip)                                                               \
+                        kept[c] += (uint64_t)keep;                                          \
                 }                                                                           \
                 if (wv && !skip) {                                                          \
                     double dv = d - vk[c];                                                  \
@@ -1320,25 +1289,20 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
                     s2[c] = keep ? t2 : s2[c];                                              \
                     vn[c] += (uint64_t)keep;                                                \
                 }                                                                           \
+                if (we) {                                                                   \
+                    KT k = KEY(v);                                                          \
+                    KT a = nan ? (skip ? ~(KT)0 : 0) : k, b = nan ? (skip ? 0 : ~(KT)0) : k; \
+                    int tl = a < lo[c], th = b > hi[c];                                     \
+                    lo[c] = tl ? a : lo[c];                                                 \
+                    rl[c] = tl ? row0 + r : rl[c];                                          \
+                    hi[c] = th ? b : hi[c];                                                 \
+                    rh[c] = th ? row0 + r : rh[c];                                          \
+                }                                                                           \
             }                                                                               \
-        for (size_t c = 0; c < AX_COLS; c++) {                                              \
+        for (size_t c = 0; ws && c < AX_COLS; c++) {                                        \
             o->sum[c] = sa[c];                                                              \
-            o->sq[c] = sq[c];                                                               \
-            o->cnt[c] = skip ? kept[c] : rows;                                              \
-        }                                                                                   \
-        for (size_t c = 0; we && EXT == 32 && c < AX_COLS; c++) {                           \
-            int has_lo = lo[c] != ~(uint64_t)0, has_hi = hi[c] != 0;                        \
-            uint64_t kh = hi[c] >> 32;                                                      \
-            o->mink[c] = has_lo ? lo[c] >> 32 : 0;                                          \
-            o->mini[c] = has_lo ? j0 + (lo[c] & 0xffffffffu) : RD_NO_INDEX;                 \
-            o->maxk[c] = !has_hi ? 0 : kh == 0xffffffffu ? RD_NAN_MAX_KEY : kh;             \
-            o->maxi[c] = has_hi ? j0 + (~hi[c] & 0xffffffffu) : RD_NO_INDEX;                \
-        }                                                                                   \
-        for (size_t c = 0; we && EXT == 64 && c < AX_COLS; c++) {                           \
-            o->mink[c] = lo[c];                                                             \
-            o->mini[c] = rl[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rl[c];                   \
-            o->maxk[c] = hi[c];                                                             \
-            o->maxi[c] = rh[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rh[c];                   \
+            if (skip)                                                                       \
+                cnt[c] += kept[c];                                                          \
         }                                                                                   \
         for (size_t c = 0; wv && c < AX_COLS; c++) {                                        \
             o->vn[c] = skip ? vn[c] : rows;                                                 \
@@ -1347,16 +1311,47 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
             o->v2h[c] = s2[c];                                                              \
             o->v1l[c] = o->v2l[c] = 0.0;                                                    \
         }                                                                                   \
+        for (size_t c = 0; we && c < AX_COLS; c++)                                          \
+            mn[c] = lo[c], mx[c] = hi[c], rn[c] = rl[c], rx[c] = rh[c];                     \
+    }                                                                                       \
+    AX_INLINE void NAME##_unit_sq(const T *x, size_t rows, size_t C, int skip, double *out)  \
+    {                                                                                       \
+        double s[AX_COLS];                                                                  \
+        for (size_t c = 0; c < AX_COLS; c++)                                                \
+            s[c] = -0.0;                                                                    \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < AX_COLS; c++) {                                          \
+                double d = TO_DOUBLE(e[c]);                                                 \
+                s[c] = rd_add(s[c], skip && ISNAN(e[c]) ? -0.0 : d * d);                    \
+            }                                                                               \
+        for (size_t c = 0; c < AX_COLS; c++)                                                \
+            out[c] = s[c];                                                                  \
+    }                                                                                       \
+    AX_INLINE void NAME##_unit_count(const T *x, size_t rows, size_t C, uint64_t *cnt)      \
+    {                                                                                       \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < AX_COLS; c++)                                            \
+                cnt[c] += (uint64_t)!ISNAN(e[c]);                                           \
     }
 
-AX_FUSED_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY_F32, 32)
-AX_FUSED_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan, AX_KEY_H16, 32)
-AX_FUSED_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, 32)
-AX_FUSED_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY_F64, 64)
+#define AX_KEY32_F32(v) AX_FKEY32(ax_bits32(v), 0x80000000u)
+#define AX_KEY64_F64(v) rd_key_f64(ax_bits64(v))
 
-/* Stores lanes [0, nc) of a as parts i .. i + nc of the buffer's arrays
- * (those the layout holds; float sums are doubles, their high words 0). */
-static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lanes *a,
+AX_UNIT_PASSES(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY32_F32, uint32_t)
+AX_UNIT_PASSES(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan, AX_KEY_H16, uint32_t)
+AX_UNIT_PASSES(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, uint32_t)
+AX_UNIT_PASSES(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY64_F64, uint64_t)
+
+/* Stores an entry's parts of lanes [0, nc) as parts i .. i + nc of the
+ * buffer's arrays (those the layout holds; float sums are doubles, their
+ * high words 0): sums and variance from level a, counts cnt, extrema keys
+ * and rows (AX_ROW_NONE: no index; keymax, a key of all ones, is a NaN's
+ * maximum) with stage-2 indices from j0. */
+static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_level *a,
+                           const uint64_t *cnt, const uint64_t *mn, const uint32_t *rn,
+                           const uint64_t *mx, const uint32_t *rx, uint64_t keymax, uint64_t j0,
                            size_t nc)
 {
     char *b = out;
@@ -1369,9 +1364,15 @@ static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lan
         if (l->use_sq)
             memcpy(b + l->sq_at + (i + c) * 8, &a->sq[c], 8);
         if (l->use_cnt)
-            memcpy(b + l->count_at + (i + c) * 8, &a->cnt[c], 8);
+            memcpy(b + l->count_at + (i + c) * 8, &cnt[c], 8);
         if (oe) {
-            rd_extrema x = {a->mink[c], a->mini[c], a->maxk[c], a->maxi[c]};
+            rd_extrema x = rd_extrema_empty();
+            if (rn[c] != AX_ROW_NONE)
+                x.min_key = mn[c], x.min_idx = j0 + rn[c];
+            if (rx[c] != AX_ROW_NONE) {
+                x.max_key = mx[c] == keymax ? RD_NAN_MAX_KEY : mx[c];
+                x.max_idx = j0 + rx[c];
+            }
             oe[c] = x;
         }
         if (ov) {
@@ -1382,91 +1383,112 @@ static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lan
 }
 
 /* Defines NAME_entries: the parts of block entries ent[0 .. n) of a float
- * type T (the chunk's entries at .. at + n), AX_COLS columns at a time, each
- * unit by NAME_fused into the binary counter's next level and merged down
- * it (the pairwise tree over the entry's units) with no copies; a last
- * group of fewer columns goes through a copy of its rows padded to AX_COLS
- * lanes. */
-#define AX_FLOAT_ENTRIES(NAME, T)                                                            \
+ * type T (the chunk's entries at .. at + n), AX_COLS columns at a time (the
+ * last group of a width that is no multiple of AX_COLS is the last AX_COLS
+ * columns, the ones it shares with the group before computed twice alike;
+ * a width below AX_COLS goes through a copy of each unit's rows padded to
+ * AX_COLS lanes): each unit's passes that the ops need, its sums and
+ * variance into the binary counter's next level and merged down it (the
+ * pairwise tree over the entry's units), its extrema and counts into the
+ * entry's running ones. SKIP is a constant where it is inlined. */
+#define AX_FLOAT_ENTRIES(NAME, T, KT)                                                        \
     AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,    \
-                                  int wm, int we, int wv, int skip, void *out)              \
+                                  int ws, int we, int wv, int skip, void *out)              \
     {                                                                                       \
         size_t W = p->width, C = (size_t)p->C;                                              \
-        ax_lanes st[AX_FOLD_LEVELS + 1];                                                    \
+        int wq = l->use_sq, wc = l->use_cnt;                                                \
+        ax_level st[AX_FOLD_LEVELS + 1];                                                    \
         T pad[RD_AXIS_BLOCK * AX_COLS];                                                     \
+        uint64_t cnt[AX_COLS], mn[AX_COLS], mx[AX_COLS];                                    \
+        KT kmn[AX_COLS], kmx[AX_COLS];                                                      \
+        uint32_t rn[AX_COLS], rx[AX_COLS];                                                  \
         for (size_t i = 0; i < n; i++) {                                                    \
             const ax_entry *en = &ent[i];                                                   \
-            uint64_t leaf0 = ax_unit_leaf(p, en->u);                                        \
-            for (size_t c0 = 0; c0 < W; c0 += AX_COLS) {                                    \
-                size_t nc = W - c0 < AX_COLS ? W - c0 : AX_COLS;                            \
+            uint64_t first, un;                                                             \
+            ax_unit_span(p, en->u, &first, &un);                                            \
+            size_t rows = (size_t)ax_entry_elems(p, en);                                    \
+            uint64_t j0 = ax_unit_leaf(p, en->u) * RD_AXIS_BLOCK;                           \
+            for (size_t g = 0; g < W; g += AX_COLS) {                                       \
+                size_t c0 = W < AX_COLS ? 0 : g + AX_COLS <= W ? g : W - AX_COLS;          \
+                size_t nc = W < AX_COLS ? W : AX_COLS;                                      \
+                for (size_t c = 0; c < AX_COLS; c++) {                                      \
+                    cnt[c] = 0;                                                             \
+                    kmn[c] = ~(KT)0, kmx[c] = 0;                                            \
+                    rn[c] = rx[c] = AX_ROW_NONE;                                            \
+                }                                                                           \
                 int top = 0;                                                                \
-                for (uint64_t k = 0; k < en->n; k++) {                                      \
-                    uint64_t us, un;                                                        \
-                    ax_unit_span(p, en->u + k, &us, &un);                                   \
-                    size_t rows = (size_t)(un / C), stride = C;                             \
-                    const T *px = x + (us - e0) + c0;                                       \
-                    if (nc < AX_COLS) {                                                     \
+                for (size_t k = 0, r0 = 0; r0 < rows; k++, r0 += RD_AXIS_BLOCK) {           \
+                    size_t nr = rows - r0 < RD_AXIS_BLOCK ? rows - r0 : RD_AXIS_BLOCK;      \
+                    const T *px = x + (first - e0) + r0 * C + c0;                           \
+                    size_t stride = C;                                                      \
+                    if (W < AX_COLS) {                                                      \
                         memset(pad, 0, sizeof pad);                                         \
-                        for (size_t r = 0; r < rows; r++)                                   \
-                            memcpy(pad + r * AX_COLS, px + r * C, nc * sizeof(T));          \
+                        for (size_t r = 0; r < nr; r++)                                     \
+                            memcpy(pad + r * AX_COLS, px + r * C, W * sizeof(T));           \
                         px = pad;                                                           \
                         stride = AX_COLS;                                                   \
                     }                                                                       \
-                    NAME##_fused(px, rows, stride, (leaf0 + k) * RD_AXIS_BLOCK, we, wv, skip,   \
-                                 &st[top]);                                                 \
-                    for (uint64_t c = k; c & 1; c >>= 1) {                                  \
+                    ax_level *o = &st[top];                                                 \
+                    NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt, kmn, rn, \
+                                kmx, rx);                                                   \
+                    if (!ws && wc && skip)                                                  \
+                        NAME##_unit_count(px, nr, stride, cnt);                             \
+                    if (wq)                                                                 \
+                        NAME##_unit_sq(px, nr, stride, skip, o->sq);                        \
+                    for (size_t b = k; b & 1; b >>= 1) {                                    \
                         top--;                                                              \
-                        ax_lanes_merge(&st[top], &st[top + 1], wm, we, wv);                 \
+                        ax_level_merge(&st[top], &st[top + 1], l->use_sum, wq, wv);         \
                     }                                                                       \
                     top++;                                                                  \
                 }                                                                           \
-                ax_lanes_store(l, out, (at + i) * W + c0, &st[0], nc);                      \
+                for (size_t c = 0; c < AX_COLS; c++)                                        \
+                    mn[c] = kmn[c], mx[c] = kmx[c];                                         \
+                ax_entry_store(l, out, (at + i) * W + c0, &st[0], cnt, mn, rn, mx, rx,      \
+                               (uint64_t)(KT)~(KT)0, j0, nc);                            \
             }                                                                               \
         }                                                                                   \
     }
 
-AX_FLOAT_ENTRIES(ax_block_f32, float)
-AX_FLOAT_ENTRIES(ax_block_f16, uint16_t)
-AX_FLOAT_ENTRIES(ax_block_bf16, uint16_t)
-AX_FLOAT_ENTRIES(ax_block_f64, double)
+AX_FLOAT_ENTRIES(ax_block_f32, float, uint32_t)
+AX_FLOAT_ENTRIES(ax_block_f16, uint16_t, uint32_t)
+AX_FLOAT_ENTRIES(ax_block_bf16, uint16_t, uint32_t)
+AX_FLOAT_ENTRIES(ax_block_f64, double, uint64_t)
 
-/* Calls FN with the flags we, wv, skip as constants (each combination its
- * own copy of the loops, no tests inside them; the sums and squares are
- * always computed, wm says whether they are merged and stored). */
-#define AX_WITH_FLAGS(FN, wm, we, wv, skip, ...)                                             \
-    switch ((we) | (wv) << 1 | (skip) << 2) {                                               \
-    case 0: FN(__VA_ARGS__, wm, 0, 0, 0, out); break;                                   \
-    case 1: FN(__VA_ARGS__, wm, 1, 0, 0, out); break;                                   \
-    case 2: FN(__VA_ARGS__, wm, 0, 1, 0, out); break;                                   \
-    case 3: FN(__VA_ARGS__, wm, 1, 1, 0, out); break;                                   \
-    case 4: FN(__VA_ARGS__, wm, 0, 0, 1, out); break;                                   \
-    case 5: FN(__VA_ARGS__, wm, 1, 0, 1, out); break;                                   \
-    case 6: FN(__VA_ARGS__, wm, 0, 1, 1, out); break;                                   \
-    default: FN(__VA_ARGS__, wm, 1, 1, 1, out); break;                                  \
-    }
+/* Calls FN with the flags ws, we, wv, skip as constants, each combination
+ * its own copy of the loops: the sums go along with the variance (a small
+ * share of its pass) and are left out only where the extrema alone are
+ * wanted. */
+#define AX_WITH_FLAGS(FN, l, skip, ...)                                                      \
+    do {                                                                                    \
+        int we_ = (l)->use_e, wv_ = (l)->use_v, ws_ = !(we_ && !wv_ && !(l)->use_sum);       \
+        switch (ws_ | we_ << 1 | wv_ << 2 | (skip) << 3) {                                 \
+        case 1: FN(__VA_ARGS__, 1, 0, 0, 0, out); break;                                    \
+        case 2: FN(__VA_ARGS__, 0, 1, 0, 0, out); break;                                    \
+        case 3: FN(__VA_ARGS__, 1, 1, 0, 0, out); break;                                    \
+        case 5: FN(__VA_ARGS__, 1, 0, 1, 0, out); break;                                    \
+        case 7: FN(__VA_ARGS__, 1, 1, 1, 0, out); break;                                    \
+        case 9: FN(__VA_ARGS__, 1, 0, 0, 1, out); break;                                    \
+        case 10: FN(__VA_ARGS__, 0, 1, 0, 1, out); break;                                   \
+        case 11: FN(__VA_ARGS__, 1, 1, 0, 1, out); break;                                   \
+        case 13: FN(__VA_ARGS__, 1, 0, 1, 1, out); break;                                   \
+        default: FN(__VA_ARGS__, 1, 1, 1, 1, out); break;                                   \
+        }                                                                                   \
+    } while (0)
 
-/* The block entries of a float plan by the one-pass lane code; 0 where the
- * plan is not one (other types, tile units). */
+/* The block entries of a float plan by the lane code; 0 where the plan is
+ * not one (other types, tile units). */
 AX_INLINE int ax_float_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
                                const ax_entry *ent, size_t n, size_t at, void *out)
 {
     if (p->unit != AX_UNIT_BLOCK)
         return 0;
-    int wm = l->use_m, we = l->use_e, wv = l->use_v, sk = p->skipnan;
+    int sk = p->skipnan;
     switch (p->dtype) {
-    case DT_F32:
-        AX_WITH_FLAGS(ax_block_f32_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
-    case DT_F64:
-        AX_WITH_FLAGS(ax_block_f64_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
-    case DT_F16:
-        AX_WITH_FLAGS(ax_block_f16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
-    case DT_BF16:
-        AX_WITH_FLAGS(ax_block_bf16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
+    case DT_F32: AX_WITH_FLAGS(ax_block_f32_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_F64: AX_WITH_FLAGS(ax_block_f64_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_F16: AX_WITH_FLAGS(ax_block_f16_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_BF16: AX_WITH_FLAGS(ax_block_bf16_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
     default: return 0;
     }
 }
