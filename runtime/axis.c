@@ -470,6 +470,24 @@ static rd_u64 ax_key(dt_type t, const void *x, size_t i)
 /* Columns a block unit adds at a time, their accumulators in registers. */
 #define AX_COLS 16
 
+/* hf_f16_to_f32 without branches, so that a loop of it vectorizes: the
+ * magnitude's bits moved into a float32's (exponent 15 below its bias)
+ * and scaled by 2^112, exact for numbers and zeros (a subnormal half is a
+ * subnormal float32 scaled into range); infinities and NaNs with the
+ * exponent all ones and the payload kept; the sign put back last. */
+AX_INLINE float ax_f16_lane(uint16_t h)
+{
+    uint32_t m = (uint32_t)(h & 0x7fffu) << 13, s = (uint32_t)(h & 0x8000u) << 16, u;
+    float f;
+    memcpy(&f, &m, 4);
+    f *= 0x1p112f;
+    memcpy(&u, &f, 4);
+    u = (h & 0x7c00u) == 0x7c00u ? m | 0x7f800000u : u;
+    u |= s;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 /* Float block: the sums of nc columns over the rows, each from -0.0 in row
  * order, down the rows with the columns' accumulators in registers (with
  * nc = AX_COLS a loop of a constant trip count, which the compiler
@@ -519,6 +537,7 @@ static rd_u64 ax_key(dt_type t, const void *x, size_t i)
 
 #define AX_DOUBLE(v) ((double)(v))
 #define AX_F16_DOUBLE(v) ((double)hf_f16_to_f32(v))
+#define AX_F16_LANE(v) ((double)ax_f16_lane(v))
 #define AX_BF16_DOUBLE(v) ((double)hf_bf16_to_f32(v))
 #define AX_ISNAN_F(v) ((v) != (v))
 
@@ -759,10 +778,6 @@ AX_EXT64_BLOCK(ax_block_f64, double, AX_KEY_F64, AX_ISNAN_F)
 AX_EXT64_BLOCK(ax_block_i64, int64_t, AX_KEY_S64, AX_NONAN)
 AX_EXT64_BLOCK(ax_block_u64, uint64_t, AX_KEY_U64, AX_NONAN)
 
-AX_VAR_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
-AX_VAR_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
-AX_VAR_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
-AX_VAR_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
 AX_VAR_BLOCK(ax_block_i8, int8_t, AX_DOUBLE, AX_NONAN)
 AX_VAR_BLOCK(ax_block_i16, int16_t, AX_DOUBLE, AX_NONAN)
 AX_VAR_BLOCK(ax_block_i32, int32_t, AX_DOUBLE, AX_NONAN)
@@ -853,18 +868,8 @@ AX_INT32_BLOCK(ax_block_bool, uint8_t, AX_WIDE_BOOL)
 AX_INT64_BLOCK(ax_block_i64, int64_t, 1)
 AX_INT64_BLOCK(ax_block_u64, uint64_t, 0)
 
-/* Calls NAME_FN(xc as the element type, ARGS...) of dtype D's block code;
- * DONE is 0 where D has none (the scalar code then runs). */
-#define AX_BY_TYPE(D, FN, DONE, ...)                                                        \
-    switch (D) {                                                                            \
-    case DT_F32: ax_block_f32_##FN((const float *)xc, __VA_ARGS__); break;                  \
-    case DT_F64: ax_block_f64_##FN((const double *)xc, __VA_ARGS__); break;                 \
-    case DT_F16: ax_block_f16_##FN((const uint16_t *)xc, __VA_ARGS__); break;               \
-    case DT_BF16: ax_block_bf16_##FN((const uint16_t *)xc, __VA_ARGS__); break;             \
-    default: DONE = 0; break;                                                               \
-    }
-
-/* As AX_BY_TYPE for the integer types. */
+/* Calls NAME_FN(xc as the element type, ARGS...) of integer dtype D's
+ * block code; DONE is 0 where D has none (the scalar code then runs). */
 #define AX_BY_INT(D, FN, DONE, ...)                                                         \
     switch (D) {                                                                            \
     case DT_I8: ax_block_i8_##FN((const int8_t *)xc, __VA_ARGS__); break;                   \
@@ -903,23 +908,13 @@ AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t
         }
     }
     done = 1;
-    if (e && !scalar) {
-        AX_BY_TYPE(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
-        if (!done) {
-            done = 1;
-            AX_BY_INT(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
-        }
-    }
+    if (e && !scalar)
+        AX_BY_INT(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
     for (size_t c = 0; e && (scalar || !done) && c < nc; c++)
         e[c] = ax_extrema(p, xc + c * sz, rows, C, j0);
     done = 1;
-    if (v && !scalar) {
-        AX_BY_TYPE(p->dtype, var, done, rows, C, nc, sk, v)
-        if (!done) {
-            done = 1;
-            AX_BY_INT(p->dtype, var, done, rows, C, nc, sk, v)
-        }
-    }
+    if (v && !scalar)
+        AX_BY_INT(p->dtype, var, done, rows, C, nc, sk, v)
     for (size_t c = 0; v && (scalar || !done) && c < nc; c++)
         v[c] = ax_var_elems(p, xc + c * sz, rows, C);
 }
@@ -1340,7 +1335,7 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
 #define AX_KEY64_F64(v) rd_key_f64(ax_bits64(v))
 
 AX_UNIT_PASSES(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY32_F32, uint32_t)
-AX_UNIT_PASSES(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan, AX_KEY_H16, uint32_t)
+AX_UNIT_PASSES(ax_block_f16, uint16_t, AX_F16_LANE, hf_f16_isnan, AX_KEY_H16, uint32_t)
 AX_UNIT_PASSES(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, uint32_t)
 AX_UNIT_PASSES(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY64_F64, uint64_t)
 
