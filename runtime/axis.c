@@ -941,7 +941,13 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v)
  * rd_cpu_tiles gives them (element o into accumulator o % (RD_LANES * V)
  * from -0.0 in order, then ax_short_fold), without its whole-tile set-up;
  * extrema by the block code over one column (a tile's extrema do not depend
- * on the order). */
+ * on the order). NAME_short_vars: the variance partials of nr <= VL_W whole
+ * runs of n <= RD_SUBTILE elements each, run r at x + r * n, side by side
+ * as the lanes of vl_merge, in rd_var_tile's order for a tile that is one
+ * sub-tile (the warps tree passes the empty others over): element o into
+ * accumulator o % ROW by the element step, each lane's V accumulators by
+ * its lane tree, the lanes by the sub-tile tree; accumulators that no
+ * element reaches are left out of both (every run has the same n). */
 #define AX_SHORT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                             \
     AX_INLINE void NAME##_short(const ax_plan *p, const T *x, size_t n, uint64_t off,       \
                                 rd_moments *m, rd_extrema *e)                               \
@@ -969,6 +975,40 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v)
         }                                                                                   \
         if (e)                                                                              \
             NAME##_ext(x, p, n, 1, 1, sk, off, e);                                          \
+    }                                                                                       \
+    AX_INLINE void NAME##_short_vars(const T *x, size_t n, size_t nr, int skip, rd_var *out) \
+    {                                                                                       \
+        enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)), L = VL_W };      \
+        size_t na = n < ROW ? n : ROW;                                                      \
+        uint64_t cn[ROW * L];                                                               \
+        double k[ROW * L], s1[ROW * L], s1l[ROW * L], s2[ROW * L], s2l[ROW * L];            \
+        for (size_t i = 0; i < na * L; i++) {                                               \
+            cn[i] = 0;                                                                      \
+            k[i] = s1[i] = s1l[i] = s2[i] = s2l[i] = 0.0;                                   \
+        }                                                                                   \
+        for (size_t o = 0; o < n; o++) {                                                    \
+            size_t j = o % ROW * L;                                                         \
+            for (size_t r = 0; r < L; r++) {                                                \
+                T v = x[(r < nr ? r : 0) * n + o];                                          \
+                double d = TO_DOUBLE(v);                                                    \
+                int keep = !(skip && ISNAN(v));                                             \
+                k[j + r] = keep && cn[j + r] == 0 ? d : k[j + r];                           \
+                double dv = d - k[j + r];                                                   \
+                double t1 = rd_add(s1[j + r], dv), t2 = rd_add(s2[j + r], dv * dv);         \
+                s1[j + r] = keep ? t1 : s1[j + r];                                          \
+                s2[j + r] = keep ? t2 : s2[j + r];                                          \
+                cn[j + r] += (uint64_t)keep;                                                \
+            }                                                                               \
+        }                                                                                   \
+        vl_ref a = {cn, k, s1, s1l, s2, s2l};                                               \
+        for (size_t h = 1; h < V; h *= 2)                                                   \
+            for (size_t j = 0; j + h < na; j += 2 * h)                                      \
+                vl_merge(a, j * L, a, (j + h) * L, L);                                      \
+        for (size_t h = RD_LANES / 2; h >= 1; h /= 2)                                       \
+            for (size_t ln = 0; ln < h && (ln + h) * V < na; ln++)                          \
+                vl_merge(a, ln * V * L, a, (ln + h) * V * L, L);                            \
+        for (size_t r = 0; r < nr; r++)                                                     \
+            out[r] = vl_get(a, r);                                                          \
     }
 
 AX_SHORT_TILE(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
@@ -994,6 +1034,39 @@ AX_INLINE int ax_cpu_short_tile(const ax_plan *p, const void *x, size_t n, uint6
     if (v)
         rd_cpu_var_tiles(x, n, p->dtype, p->skipnan, 0, 1, v);
     return 1;
+}
+
+/* Calls NAME_short_vars over entries ent[0 .. n) (whole runs of T elements,
+ * one after the other from element `first` of x, of type TY) VL_W at a
+ * time into the variance parts from part `at` on, skipnan SK a constant. */
+#define AX_SHORT_VARS(NAME, TY, SK)                                                          \
+    for (size_t i = 0; i < n; i += VL_W)                                                    \
+        NAME##_short_vars((const TY *)x + first + i * p->T, (size_t)p->T,                   \
+                          n - i < VL_W ? n - i : VL_W, SK, ov + at + i)
+
+/* The variance parts of entries ent[0 .. n) of a float plan whose runs are
+ * at most a sub-tile long, VL_W runs at a time; 0 where the plan is not one
+ * (the entries' code then gives them). */
+AX_INLINE int ax_cpu_short_vars(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                                const ax_entry *ent, size_t n, size_t at, void *out)
+{
+    if (p->unit != AX_UNIT_TILE || p->T > RD_SUBTILE || !l->use_v || !n)
+        return 0;
+    rd_var *ov = (rd_var *)((char *)out + l->var_at);
+    uint64_t us, un;
+    ax_unit_span(p, ent[0].u, &us, &un);
+    size_t first = (size_t)(us - e0);
+    switch (p->dtype | (p->skipnan ? 0x100 : 0)) {
+    case DT_F32: AX_SHORT_VARS(ax_block_f32, float, 0); return 1;
+    case DT_F64: AX_SHORT_VARS(ax_block_f64, double, 0); return 1;
+    case DT_F16: AX_SHORT_VARS(ax_block_f16, uint16_t, 0); return 1;
+    case DT_BF16: AX_SHORT_VARS(ax_block_bf16, uint16_t, 0); return 1;
+    case DT_F32 | 0x100: AX_SHORT_VARS(ax_block_f32, float, 1); return 1;
+    case DT_F64 | 0x100: AX_SHORT_VARS(ax_block_f64, double, 1); return 1;
+    case DT_F16 | 0x100: AX_SHORT_VARS(ax_block_f16, uint16_t, 1); return 1;
+    case DT_BF16 | 0x100: AX_SHORT_VARS(ax_block_bf16, uint16_t, 1); return 1;
+    default: return 0;
+    }
 }
 
 /* The part of one tile unit: n elements at x, the first at offset off of
@@ -1505,7 +1578,8 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
     rd_var sv[AX_FOLD_LEVELS + 1][AX_COLS], tv[AX_COLS];
     rd_moments *m = l->use_m ? tm : NULL;
     rd_extrema *e = l->use_e ? te : NULL;
-    rd_var *v = l->use_v ? tv : NULL;
+    int vb = !scalar && ax_cpu_short_vars(p, l, x, e0, ent, n, at, out);
+    rd_var *v = l->use_v && !vb ? tv : NULL;
     for (size_t i = 0; i < n; i++) {
         const ax_entry *en = &ent[i];
         uint64_t leaf0 = p->unit == AX_UNIT_BLOCK ? ax_unit_leaf(p, en->u) : 0;
@@ -1548,7 +1622,7 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                 ax_put_moments(l, out, (at + i) * W + c0, sm[0], nc);
             if (oe)
                 memcpy(oe, se[0], nc * sizeof *oe);
-            if (ov)
+            if (v)
                 memcpy(ov, sv[0], nc * sizeof *ov);
         }
     }
