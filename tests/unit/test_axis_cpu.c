@@ -217,13 +217,14 @@ static void test_blocks(void)
 }
 
 /* Tile units: runs of (R, T) over axis 1, short runs (their variance
- * VL_W runs at a time, a last group of fewer), runs of a whole sub-tile and
- * one more, and one beyond a tile. */
+ * VL_W runs at a time up to 256 elements, a last group of fewer), longer
+ * ones, runs of a whole sub-tile and one more, and one beyond a tile. */
 static void test_tiles(void)
 {
-    static const uint64_t shapes[][2] = {{40, 2},   {30, 7},    {20, 64},  {9, 129},
-                                         {5, 700}, {17, 2048}, {11, 2049}, {3, 17000}};
-    check_shapes(shapes, 8, 1u << 1, 1);
+    static const uint64_t shapes[][2] = {{40, 2},    {30, 7},    {20, 64},   {9, 129},
+                                         {19, 256},  {10, 257},  {5, 700},   {17, 2048},
+                                         {11, 2049}, {3, 17000}};
+    check_shapes(shapes, 10, 1u << 1, 1);
 }
 
 /* Every float16 and bfloat16 value as the lane code converts it: a (2, 65536)
