@@ -2409,6 +2409,25 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 /* Bytes of a chunk's input a CPU unit of work covers (a piece of its units). */
 #define AX_PIECE ((size_t)256 << 10)
 
+/* The most bytes a thread reads into its own buffer at a time. */
+#define AX_PIECE_MAX ((size_t)1 << 20)
+
+/* The bytes of a thread's read buffer for plan p: a piece, or the largest
+ * entry where that is longer (up to AX_PIECE_MAX), so that entries are read
+ * with pread, not faulted in from the view page by page. */
+static size_t ax_read_bytes(const ax_plan *p)
+{
+    uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
+    uint64_t unit = p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
+                                            : (uint64_t)RD_AXIS_BLOCK * p->C;
+    uint64_t n = per < ((uint64_t)1 << AX_FOLD_LEVELS) ? per : (uint64_t)1 << AX_FOLD_LEVELS;
+    uint64_t max = AX_PIECE_MAX / dt_size(p->dtype);
+    if (p->unit == AX_UNIT_NONE || unit > max / (n ? n : 1))
+        return p->unit == AX_UNIT_NONE ? AX_PIECE : AX_PIECE_MAX;
+    size_t bytes = (size_t)(unit * n) * dt_size(p->dtype);
+    return bytes > AX_PIECE ? bytes : AX_PIECE;
+}
+
 /* Result buffer bytes (engine_ops.out_bytes). */
 static size_t ax_op_out_bytes(const void *op, size_t capacity)
 {
@@ -2426,10 +2445,10 @@ static size_t ax_op_units(const void *op, size_t bytes)
 /* Pieces [a, b) of a chunk on the calling thread: their share of the
  * chunk's entries; piece 0 writes the header and the raw ends too
  * (engine_ops.cpu). A chunk that is a view of a plain file has its entries
- * read in pieces with pread (io_view_read) into a buffer of this thread's, as
- * the whole-array reduction reads, so that the view's pages are never
- * mapped; an entry larger than a piece, or a piece that cannot be read so,
- * is read from the view. */
+ * read in pieces with pread (io_view_read) into a buffer of this thread's
+ * (ax_read_bytes), as the whole-array reduction reads, so that the view's
+ * pages are never mapped; an entry larger than the buffer, or a piece that
+ * cannot be read so, is read from the view. */
 static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
 {
     const ax_job *j = c->op;
@@ -2443,9 +2462,10 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
     size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
     io_view_fault f;
     int view = ea < eb && io_view_owner(c->host_in, &f);
-    unsigned char *piece = view ? aligned_alloc(64, AX_PIECE) : NULL;
-    /* the entries of this share, a run of them at a time that one piece holds (one, when
-       an entry is larger than a piece or the data is read from the view) */
+    size_t room = ax_read_bytes(p);
+    unsigned char *piece = view ? aligned_alloc(64, room) : NULL;
+    /* the entries of this share, a run of them at a time that the buffer holds (one, when
+       an entry is larger than the buffer or the data is read from the view) */
     ax_entry run[64];
     uint64_t u = h.u0;
     for (size_t i = 0; i < eb;) {
@@ -2457,7 +2477,7 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
                 ax_unit_span(p, e.u + e.n - 1, &s1, &n1);
                 if (n == 0)
                     ax_unit_span(p, e.u, &s0, &n1);
-                else if (!piece || (s1 + n1 - s0) * sz > AX_PIECE)
+                else if (!piece || (s1 + n1 - s0) * sz > room)
                     break;
                 run[n++] = e;
             }
@@ -2468,7 +2488,7 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
             continue;
         ax_unit_span(p, run[n - 1].u + run[n - 1].n - 1, &s1, &n1);
         size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - e0) * sz;
-        if (piece && len <= AX_PIECE && io_view_read(&f, skip, piece, len) == 0)
+        if (piece && len <= room && io_view_read(&f, skip, piece, len) == 0)
             ax_cpu_entries(p, &l, piece, s0, run, n, i - n, c->host_out);
         else
             ax_cpu_entries(p, &l, c->host_in, e0, run, n, i - n, c->host_out);
