@@ -1575,8 +1575,6 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,
                                   int scalar, void *out)
 {
-    if (!scalar && ax_float_entries(p, l, x, e0, ent, n, at, out))
-        return;
     size_t sz = dt_size(p->dtype), W = p->width;
     size_t cols = p->unit == AX_UNIT_TILE ? 1 : AX_COLS;
     rd_moments sm[AX_FOLD_LEVELS + 1][AX_COLS], tm[AX_COLS];
@@ -1637,12 +1635,21 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
 typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, uint64_t,
                               const ax_entry *, size_t, size_t, void *);
 
-/* Defines variant NAME of the entry code, compiled with ATTRS. */
+/* Defines variant NAME of the entry code, compiled with ATTRS: the float
+ * blocks' code a function of its own (NAME_float), so that each is
+ * optimized as it was alone. */
 #define AX_VARIANT(NAME, ATTRS)                                                             \
+    ATTRS __attribute__((noinline)) static int NAME##_float(                                \
+        const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,                  \
+        const ax_entry *ent, size_t n, size_t at, void *out)                               \
+    {                                                                                       \
+        return ax_float_entries(p, l, x, e0, ent, n, at, out);                              \
+    }                                                                                       \
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
                            const ax_entry *ent, size_t n, size_t at, void *out)             \
     {                                                                                       \
-        ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                                \
+        if (!NAME##_float(p, l, x, e0, ent, n, at, out))                                    \
+            ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                            \
     }
 
 AX_VARIANT(ax_cpu_entries_baseline, )
