@@ -2420,8 +2420,8 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 #define AX_PIECE_MAX ((size_t)1 << 20)
 
 /* The bytes of a thread's read buffer for plan p: a piece, or the largest
- * entry where that is longer (up to AX_PIECE_MAX), so that entries are read
- * with pread, not faulted in from the view page by page. */
+ * entry where that is longer and at most AX_PIECE_MAX, so that entries are
+ * read with pread, not faulted in from the view page by page. */
 static size_t ax_read_bytes(const ax_plan *p)
 {
     uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
@@ -2430,7 +2430,7 @@ static size_t ax_read_bytes(const ax_plan *p)
     uint64_t n = per < ((uint64_t)1 << AX_FOLD_LEVELS) ? per : (uint64_t)1 << AX_FOLD_LEVELS;
     uint64_t max = AX_PIECE_MAX / dt_size(p->dtype);
     if (p->unit == AX_UNIT_NONE || unit > max / (n ? n : 1))
-        return p->unit == AX_UNIT_NONE ? AX_PIECE : AX_PIECE_MAX;
+        return AX_PIECE;
     size_t bytes = (size_t)(unit * n) * dt_size(p->dtype);
     return bytes > AX_PIECE ? bytes : AX_PIECE;
 }
