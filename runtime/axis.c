@@ -470,6 +470,24 @@ static rd_u64 ax_key(dt_type t, const void *x, size_t i)
 /* Columns a block unit adds at a time, their accumulators in registers. */
 #define AX_COLS 16
 
+/* hf_f16_to_f32 without branches, so that a loop of it vectorizes: the
+ * magnitude's bits moved into a float32's (exponent 15 below its bias)
+ * and scaled by 2^112, exact for numbers and zeros (a subnormal half is a
+ * subnormal float32 scaled into range); infinities and NaNs with the
+ * exponent all ones and the payload kept; the sign put back last. */
+AX_INLINE float ax_f16_lane(uint16_t h)
+{
+    uint32_t m = (uint32_t)(h & 0x7fffu) << 13, s = (uint32_t)(h & 0x8000u) << 16, u;
+    float f;
+    memcpy(&f, &m, 4);
+    f *= 0x1p112f;
+    memcpy(&u, &f, 4);
+    u = (h & 0x7c00u) == 0x7c00u ? m | 0x7f800000u : u;
+    u |= s;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 /* Float block: the sums of nc columns over the rows, each from -0.0 in row
  * order, down the rows with the columns' accumulators in registers (with
  * nc = AX_COLS a loop of a constant trip count, which the compiler
@@ -519,6 +537,7 @@ static rd_u64 ax_key(dt_type t, const void *x, size_t i)
 
 #define AX_DOUBLE(v) ((double)(v))
 #define AX_F16_DOUBLE(v) ((double)hf_f16_to_f32(v))
+#define AX_F16_LANE(v) ((double)ax_f16_lane(v))
 #define AX_BF16_DOUBLE(v) ((double)hf_bf16_to_f32(v))
 #define AX_ISNAN_F(v) ((v) != (v))
 
@@ -759,10 +778,6 @@ AX_EXT64_BLOCK(ax_block_f64, double, AX_KEY_F64, AX_ISNAN_F)
 AX_EXT64_BLOCK(ax_block_i64, int64_t, AX_KEY_S64, AX_NONAN)
 AX_EXT64_BLOCK(ax_block_u64, uint64_t, AX_KEY_U64, AX_NONAN)
 
-AX_VAR_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
-AX_VAR_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F)
-AX_VAR_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan)
-AX_VAR_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan)
 AX_VAR_BLOCK(ax_block_i8, int8_t, AX_DOUBLE, AX_NONAN)
 AX_VAR_BLOCK(ax_block_i16, int16_t, AX_DOUBLE, AX_NONAN)
 AX_VAR_BLOCK(ax_block_i32, int32_t, AX_DOUBLE, AX_NONAN)
@@ -853,18 +868,8 @@ AX_INT32_BLOCK(ax_block_bool, uint8_t, AX_WIDE_BOOL)
 AX_INT64_BLOCK(ax_block_i64, int64_t, 1)
 AX_INT64_BLOCK(ax_block_u64, uint64_t, 0)
 
-/* Calls NAME_FN(xc as the element type, ARGS...) of dtype D's block code;
- * DONE is 0 where D has none (the scalar code then runs). */
-#define AX_BY_TYPE(D, FN, DONE, ...)                                                        \
-    switch (D) {                                                                            \
-    case DT_F32: ax_block_f32_##FN((const float *)xc, __VA_ARGS__); break;                  \
-    case DT_F64: ax_block_f64_##FN((const double *)xc, __VA_ARGS__); break;                 \
-    case DT_F16: ax_block_f16_##FN((const uint16_t *)xc, __VA_ARGS__); break;               \
-    case DT_BF16: ax_block_bf16_##FN((const uint16_t *)xc, __VA_ARGS__); break;             \
-    default: DONE = 0; break;                                                               \
-    }
-
-/* As AX_BY_TYPE for the integer types. */
+/* Calls NAME_FN(xc as the element type, ARGS...) of integer dtype D's
+ * block code; DONE is 0 where D has none (the scalar code then runs). */
 #define AX_BY_INT(D, FN, DONE, ...)                                                         \
     switch (D) {                                                                            \
     case DT_I8: ax_block_i8_##FN((const int8_t *)xc, __VA_ARGS__); break;                   \
@@ -903,23 +908,13 @@ AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t
         }
     }
     done = 1;
-    if (e && !scalar) {
-        AX_BY_TYPE(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
-        if (!done) {
-            done = 1;
-            AX_BY_INT(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
-        }
-    }
+    if (e && !scalar)
+        AX_BY_INT(p->dtype, ext, done, p, rows, C, nc, sk, j0, e)
     for (size_t c = 0; e && (scalar || !done) && c < nc; c++)
         e[c] = ax_extrema(p, xc + c * sz, rows, C, j0);
     done = 1;
-    if (v && !scalar) {
-        AX_BY_TYPE(p->dtype, var, done, rows, C, nc, sk, v)
-        if (!done) {
-            done = 1;
-            AX_BY_INT(p->dtype, var, done, rows, C, nc, sk, v)
-        }
-    }
+    if (v && !scalar)
+        AX_BY_INT(p->dtype, var, done, rows, C, nc, sk, v)
     for (size_t c = 0; v && (scalar || !done) && c < nc; c++)
         v[c] = ax_var_elems(p, xc + c * sz, rows, C);
 }
@@ -946,7 +941,13 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v)
  * rd_cpu_tiles gives them (element o into accumulator o % (RD_LANES * V)
  * from -0.0 in order, then ax_short_fold), without its whole-tile set-up;
  * extrema by the block code over one column (a tile's extrema do not depend
- * on the order). */
+ * on the order). NAME_short_vars: the variance partials of nr <= VL_W whole
+ * runs of n <= RD_SUBTILE elements each, run r at x + r * n, side by side
+ * as the lanes of vl_merge, in rd_var_tile's order for a tile that is one
+ * sub-tile (the warps tree passes the empty others over): element o into
+ * accumulator o % ROW by the element step, each lane's V accumulators by
+ * its lane tree, the lanes by the sub-tile tree; accumulators that no
+ * element reaches are left out of both (every run has the same n). */
 #define AX_SHORT_TILE(NAME, T, TO_DOUBLE, ISNAN)                                             \
     AX_INLINE void NAME##_short(const ax_plan *p, const T *x, size_t n, uint64_t off,       \
                                 rd_moments *m, rd_extrema *e)                               \
@@ -974,6 +975,40 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v)
         }                                                                                   \
         if (e)                                                                              \
             NAME##_ext(x, p, n, 1, 1, sk, off, e);                                          \
+    }                                                                                       \
+    AX_INLINE void NAME##_short_vars(const T *x, size_t n, size_t nr, int skip, rd_var *out) \
+    {                                                                                       \
+        enum { V = RD_VEC(sizeof(T)), ROW = RD_LANES * RD_VEC(sizeof(T)), L = VL_W };      \
+        size_t na = n < ROW ? n : ROW;                                                      \
+        uint64_t cn[ROW * L];                                                               \
+        double k[ROW * L], s1[ROW * L], s1l[ROW * L], s2[ROW * L], s2l[ROW * L];            \
+        for (size_t i = 0; i < na * L; i++) {                                               \
+            cn[i] = 0;                                                                      \
+            k[i] = s1[i] = s1l[i] = s2[i] = s2l[i] = 0.0;                                   \
+        }                                                                                   \
+        for (size_t o = 0; o < n; o++) {                                                    \
+            size_t j = o % ROW * L;                                                         \
+            for (size_t r = 0; r < L; r++) {                                                \
+                T v = x[(r < nr ? r : 0) * n + o];                                          \
+                double d = TO_DOUBLE(v);                                                    \
+                int keep = !(skip && ISNAN(v));                                             \
+                k[j + r] = keep && cn[j + r] == 0 ? d : k[j + r];                           \
+                double dv = d - k[j + r];                                                   \
+                double t1 = rd_add(s1[j + r], dv), t2 = rd_add(s2[j + r], dv * dv);         \
+                s1[j + r] = keep ? t1 : s1[j + r];                                          \
+                s2[j + r] = keep ? t2 : s2[j + r];                                          \
+                cn[j + r] += (uint64_t)keep;                                                \
+            }                                                                               \
+        }                                                                                   \
+        vl_ref a = {cn, k, s1, s1l, s2, s2l};                                               \
+        for (size_t h = 1; h < V; h *= 2)                                                   \
+            for (size_t j = 0; j + h < na; j += 2 * h)                                      \
+                vl_merge(a, j * L, a, (j + h) * L, L);                                      \
+        for (size_t h = RD_LANES / 2; h >= 1; h /= 2)                                       \
+            for (size_t ln = 0; ln < h && (ln + h) * V < na; ln++)                          \
+                vl_merge(a, ln * V * L, a, (ln + h) * V * L, L);                            \
+        for (size_t r = 0; r < nr; r++)                                                     \
+            out[r] = vl_get(a, r);                                                          \
     }
 
 AX_SHORT_TILE(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F)
@@ -999,6 +1034,45 @@ AX_INLINE int ax_cpu_short_tile(const ax_plan *p, const void *x, size_t n, uint6
     if (v)
         rd_cpu_var_tiles(x, n, p->dtype, p->skipnan, 0, 1, v);
     return 1;
+}
+
+/* Calls NAME_short_vars over entries ent[0 .. n) (whole runs of T elements,
+ * one after the other from element `first` of x, of type TY) VL_W at a
+ * time into the variance parts from part `at` on, skipnan SK a constant. */
+#define AX_SHORT_VARS(NAME, TY, SK)                                                          \
+    for (size_t i = 0; i < n; i += VL_W)                                                    \
+        NAME##_short_vars((const TY *)x + first + i * p->T, (size_t)p->T,                   \
+                          n - i < VL_W ? n - i : VL_W, SK, ov + at + i)
+
+/* Runs up to this long have their variance VL_W runs at a time: below it
+ * the tile code's set-up and merges per run cost more than the runs' lanes;
+ * above it its full rows (contiguous, where the lanes load elements a run
+ * apart) win (float32 runs of 512: 3.5 against 4.3 ns an element). */
+#define AX_SHORT_VAR_RUN 256u
+
+/* The variance parts of entries ent[0 .. n) of a float plan whose runs are
+ * at most AX_SHORT_VAR_RUN long, VL_W runs at a time; 0 where the plan is
+ * not one (the entries' code then gives them). */
+AX_INLINE int ax_cpu_short_vars(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
+                                const ax_entry *ent, size_t n, size_t at, void *out)
+{
+    if (p->unit != AX_UNIT_TILE || p->T > AX_SHORT_VAR_RUN || !l->use_v || !n)
+        return 0;
+    rd_var *ov = (rd_var *)((char *)out + l->var_at);
+    uint64_t us, un;
+    ax_unit_span(p, ent[0].u, &us, &un);
+    size_t first = (size_t)(us - e0);
+    switch (p->dtype | (p->skipnan ? 0x100 : 0)) {
+    case DT_F32: AX_SHORT_VARS(ax_block_f32, float, 0); return 1;
+    case DT_F64: AX_SHORT_VARS(ax_block_f64, double, 0); return 1;
+    case DT_F16: AX_SHORT_VARS(ax_block_f16, uint16_t, 0); return 1;
+    case DT_BF16: AX_SHORT_VARS(ax_block_bf16, uint16_t, 0); return 1;
+    case DT_F32 | 0x100: AX_SHORT_VARS(ax_block_f32, float, 1); return 1;
+    case DT_F64 | 0x100: AX_SHORT_VARS(ax_block_f64, double, 1); return 1;
+    case DT_F16 | 0x100: AX_SHORT_VARS(ax_block_f16, uint16_t, 1); return 1;
+    case DT_BF16 | 0x100: AX_SHORT_VARS(ax_block_bf16, uint16_t, 1); return 1;
+    default: return 0;
+    }
 }
 
 /* The part of one tile unit: n elements at x, the first at offset off of
@@ -1207,106 +1281,75 @@ AX_INLINE void ax_merge_parts(const ax_plan *p, size_t n, int scalar, const rd_m
         vr[i] = rd_var_merge(vl[i], vr[i]);
 }
 
-/* ---- float block entries in one pass, the parts one array per field ---- */
+/* ---- float block entries: one pass down each unit, merges in place ---- */
 
-/* The parts of AX_COLS columns (lanes) of a block entry as its fold holds
- * them: sums and squares (doubles), counts, extrema keys and stage-2
- * indices, variance partials (vl_ref's fields). */
+/* One level of a block entry's binary counter for AX_COLS columns (lanes):
+ * the unit tree's sums, squares and variance partials (vl_ref's fields). */
 typedef struct {
     double sum[AX_COLS], sq[AX_COLS];
-    uint64_t cnt[AX_COLS];
-    uint64_t mink[AX_COLS], mini[AX_COLS], maxk[AX_COLS], maxi[AX_COLS];
     uint64_t vn[AX_COLS];
     double vk[AX_COLS], v1h[AX_COLS], v1l[AX_COLS], v2h[AX_COLS], v2l[AX_COLS];
-} ax_lanes;
+} ax_level;
 
-/* The variance partials of a as a vl_ref. */
-AX_INLINE vl_ref ax_lanes_var(ax_lanes *a)
-{
-    vl_ref r = {a->vn, a->vk, a->v1h, a->v1l, a->v2h, a->v2l};
-    return r;
-}
+/* An entry's extrema and counts are order-free: one running value per
+ * lane over all its rows, rows counted from its first; AX_ROW_NONE: no
+ * element counted. */
+#define AX_ROW_NONE 0xffffffffu
 
-/* Merges the parts of b (right) into those of a (left) lane by lane, as
- * ax_merge_parts: a = rd_add(a, b) for the sums, counts added, extrema
- * merged (symmetric: ties go to the lower index), variance partials
- * rd_var_merge(a, b). WM, WE, WV: the ops need moments, extrema, variance. */
-AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
+/* Merges level b (right) into a (left) lane by lane, as ax_merge_parts:
+ * sums a = rd_add(a, b) (WS: sums, WQ: squares), variance partials
+ * rd_var_merge(a, b) (WV). */
+AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, int ws, int wq,
+                               int wv)
 {
-    for (size_t c = 0; wm && c < AX_COLS; c++) {
+    for (size_t c = 0; ws && c < AX_COLS; c++)
         a->sum[c] = rd_add(a->sum[c], b->sum[c]);
+    for (size_t c = 0; wq && c < AX_COLS; c++)
         a->sq[c] = rd_add(a->sq[c], b->sq[c]);
-        a->cnt[c] += b->cnt[c];
-    }
-    for (size_t c = 0; we && c < AX_COLS; c++) {
-        uint64_t lk = a->mink[c], li = a->mini[c], rk = b->mink[c], ri = b->mini[c];
-        int t = ri != RD_NO_INDEX && (li == RD_NO_INDEX || rk < lk || (rk == lk && ri < li));
-        a->mink[c] = t ? rk : lk;
-        a->mini[c] = t ? ri : li;
-        lk = a->maxk[c], li = a->maxi[c], rk = b->maxk[c], ri = b->maxi[c];
-        t = ri != RD_NO_INDEX && (li == RD_NO_INDEX || rk > lk || (rk == lk && ri < li));
-        a->maxk[c] = t ? rk : lk;
-        a->maxi[c] = t ? ri : li;
-    }
-    if (wv)
-        vl_merge(ax_lanes_var(a), 0, ax_lanes_var(b), 0, AX_COLS);
+    for (size_t c = 0; wv && c < AX_COLS; c++)
+        vl_merge_lane(&a->vn[c], &a->vk[c], &a->v1h[c], &a->v1l[c], &a->v2h[c], &a->v2l[c],
+                      b->vn[c], b->vk[c], b->v1h[c], b->v1l[c], b->v2h[c], b->v2l[c]);
 }
 
-/* Defines NAME_fused: the parts of AX_COLS columns of one block unit of
- * `rows` rows at x (row stride C), extrema indices from j0, in one pass
- * down the rows with every accumulator in registers: sums and squares from
- * -0.0 in row order (a skipped NaN adds -0.0); extrema of EXT 32 (keys of
- * 32 bits) as AX_EXT32_BLOCK, the row packed below the key (a NaN's key 0
- * for the minimum and 0xffffffff for the maximum, which no other element's
- * reaches, so the key is known without the element), of EXT 64 as
- * AX_EXT64_BLOCK; the variance by
- * the element step from the empty accumulator (without skipnan the first
- * row sets the shifts). WE, WV, SKIP: constants where it is inlined. */
-#define AX_FUSED_BLOCK(NAME, T, TO_DOUBLE, ISNAN, KEY, EXT)                                  \
-    AX_INLINE void NAME##_fused(const T *x, size_t rows, size_t C, uint64_t j0, int we,     \
-                                int wv, int skip, ax_lanes *o)                              \
+/* Defines NAME_unit: one pass down one block unit's `rows` rows at x (row
+ * stride C, AX_COLS lanes) of a float type T with every accumulator in
+ * registers: with WS the sums from -0.0 in row order into o->sum (a skipped
+ * NaN adds -0.0) and, with skipnan, the kept elements counted into cnt;
+ * with WV the variance partial by the element step from the empty
+ * accumulator (without skipnan the first row sets the shifts); with WE the
+ * running extrema of keys KT over the entry (rows counted from row0): a
+ * NaN's key 0 for the minimum and all ones for the maximum (none with
+ * skipnan), which no other element's reaches, ties to the lowest row.
+ * NAME_unit_sq: the squares' sums likewise; NAME_unit_count: the kept
+ * elements alone. WS, WE, WV, SKIP are constants where they are inlined. */
+#define AX_UNIT_PASSES(NAME, T, TO_DOUBLE, ISNAN, KEY, KT)                                   \
+    AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, int ws, int we, int wv,   \
+                               int skip, uint32_t row0, ax_level *o, uint64_t *cnt, KT *mn, \
+                               uint32_t *rn, KT *mx, uint32_t *rx)                          \
     {                                                                                       \
-        double sa[AX_COLS], sq[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];             \
-        uint64_t kept[AX_COLS], vn[AX_COLS], lo[AX_COLS], hi[AX_COLS], rl[AX_COLS],         \
-            rh[AX_COLS];                                                                    \
+        double sa[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];                          \
+        uint64_t kept[AX_COLS], vn[AX_COLS];                                                \
+        KT lo[AX_COLS], hi[AX_COLS];                                                        \
+        uint32_t rl[AX_COLS], rh[AX_COLS];                                                  \
         for (size_t c = 0; c < AX_COLS; c++) {                                              \
-            sa[c] = sq[c] = -0.0;                                                           \
+            sa[c] = -0.0;                                                                   \
             vk[c] = s1[c] = s2[c] = 0.0;                                                    \
             kept[c] = vn[c] = 0;                                                            \
-            lo[c] = EXT == 32 ? ~(uint64_t)0 : 0;                                           \
-            hi[c] = 0;                                                                      \
-            rl[c] = rh[c] = RD_NO_INDEX;                                                    \
+            lo[c] = mn[c], hi[c] = mx[c], rl[c] = rn[c], rh[c] = rx[c];                     \
         }                                                                                   \
         if (wv && !skip && rows)                                                            \
             for (size_t c = 0; c < AX_COLS; c++)                                            \
                 vk[c] = TO_DOUBLE(x[c]);                                                    \
         const T *e = x;                                                                     \
-        for (uint64_t r = 0; r < rows; r++, e += C)                                         \
+        for (uint32_t r = 0; r < rows; r++, e += C)                                         \
             for (size_t c = 0; c < AX_COLS; c++) {                                          \
                 T v = e[c];                                                                 \
                 double d = TO_DOUBLE(v);                                                    \
                 int nan = ISNAN(v), keep = !(skip && nan);                                  \
-                sa[c] = rd_add(sa[c], keep ? d : -0.0);                                     \
-                sq[c] = rd_add(sq[c], keep ? d * d : -0.0);                                 \
-                if (skip)                                                                   \
-                    kept[c] += (uint64_t)keep;                                              \
-                if (we && EXT == 32) {                                                      \
-                    uint64_t k = KEY(v);                                                    \
-                    uint64_t a = ((nan ? 0 : k) << 32) | r;                                 \
-                    uint64_t b = ((nan ? 0xffffffffu : k) << 32) | (r ^ 0xffffffffu);       \
-                    a = keep ? a : ~(uint64_t)0;                                            \
-                    b = keep ? b : 0;                                                       \
-                    lo[c] = a < lo[c] ? a : lo[c];                                          \
-                    hi[c] = b > hi[c] ? b : hi[c];                                          \
-                } else if (we) {                                                            \
-                    uint64_t k = KEY(v);                                                    \
-                    uint64_t a = nan ? RD_NAN_MIN_KEY : k, b = nan ? RD_NAN_MAX_KEY : k;    \
-                    int tl = keep && (rl[c] == RD_NO_INDEX || a < lo[c]);                   \
-                    int th = keep && (rh[c] == RD_NO_INDEX || b > hi[c]);                   \
-                    lo[c] = tl ? a : lo[c];                                                 \
-                    rl[c] = tl ? r : rl[c];                                                 \
-                    hi[c] = th ? b : hi[c];                                                 \
-                    rh[c] = th ? r : rh[c];                                                 \
+                if (ws) {                                                                   \
+                    sa[c] = rd_add(sa[c], keep ? d : -0.0);                                 \
+                    if (skip)                                                               \
+                        kept[c] += (uint64_t)keep;                                          \
                 }                                                                           \
                 if (wv && !skip) {                                                          \
                     double dv = d - vk[c];                                                  \
@@ -1320,25 +1363,20 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
                     s2[c] = keep ? t2 : s2[c];                                              \
                     vn[c] += (uint64_t)keep;                                                \
                 }                                                                           \
+                if (we) {                                                                   \
+                    KT k = KEY(v);                                                          \
+                    KT a = nan ? (skip ? ~(KT)0 : 0) : k, b = nan ? (skip ? 0 : ~(KT)0) : k; \
+                    int tl = a < lo[c], th = b > hi[c];                                     \
+                    lo[c] = tl ? a : lo[c];                                                 \
+                    rl[c] = tl ? row0 + r : rl[c];                                          \
+                    hi[c] = th ? b : hi[c];                                                 \
+                    rh[c] = th ? row0 + r : rh[c];                                          \
+                }                                                                           \
             }                                                                               \
-        for (size_t c = 0; c < AX_COLS; c++) {                                              \
+        for (size_t c = 0; ws && c < AX_COLS; c++) {                                        \
             o->sum[c] = sa[c];                                                              \
-            o->sq[c] = sq[c];                                                               \
-            o->cnt[c] = skip ? kept[c] : rows;                                              \
-        }                                                                                   \
-        for (size_t c = 0; we && EXT == 32 && c < AX_COLS; c++) {                           \
-            int has_lo = lo[c] != ~(uint64_t)0, has_hi = hi[c] != 0;                        \
-            uint64_t kh = hi[c] >> 32;                                                      \
-            o->mink[c] = has_lo ? lo[c] >> 32 : 0;                                          \
-            o->mini[c] = has_lo ? j0 + (lo[c] & 0xffffffffu) : RD_NO_INDEX;                 \
-            o->maxk[c] = !has_hi ? 0 : kh == 0xffffffffu ? RD_NAN_MAX_KEY : kh;             \
-            o->maxi[c] = has_hi ? j0 + (~hi[c] & 0xffffffffu) : RD_NO_INDEX;                \
-        }                                                                                   \
-        for (size_t c = 0; we && EXT == 64 && c < AX_COLS; c++) {                           \
-            o->mink[c] = lo[c];                                                             \
-            o->mini[c] = rl[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rl[c];                   \
-            o->maxk[c] = hi[c];                                                             \
-            o->maxi[c] = rh[c] == RD_NO_INDEX ? RD_NO_INDEX : j0 + rh[c];                   \
+            if (skip)                                                                       \
+                cnt[c] += kept[c];                                                          \
         }                                                                                   \
         for (size_t c = 0; wv && c < AX_COLS; c++) {                                        \
             o->vn[c] = skip ? vn[c] : rows;                                                 \
@@ -1347,16 +1385,47 @@ AX_INLINE void ax_lanes_merge(ax_lanes *a, ax_lanes *b, int wm, int we, int wv)
             o->v2h[c] = s2[c];                                                              \
             o->v1l[c] = o->v2l[c] = 0.0;                                                    \
         }                                                                                   \
+        for (size_t c = 0; we && c < AX_COLS; c++)                                          \
+            mn[c] = lo[c], mx[c] = hi[c], rn[c] = rl[c], rx[c] = rh[c];                     \
+    }                                                                                       \
+    AX_INLINE void NAME##_unit_sq(const T *x, size_t rows, size_t C, int skip, double *out)  \
+    {                                                                                       \
+        double s[AX_COLS];                                                                  \
+        for (size_t c = 0; c < AX_COLS; c++)                                                \
+            s[c] = -0.0;                                                                    \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < AX_COLS; c++) {                                          \
+                double d = TO_DOUBLE(e[c]);                                                 \
+                s[c] = rd_add(s[c], skip && ISNAN(e[c]) ? -0.0 : d * d);                    \
+            }                                                                               \
+        for (size_t c = 0; c < AX_COLS; c++)                                                \
+            out[c] = s[c];                                                                  \
+    }                                                                                       \
+    AX_INLINE void NAME##_unit_count(const T *x, size_t rows, size_t C, uint64_t *cnt)      \
+    {                                                                                       \
+        const T *e = x;                                                                     \
+        for (size_t r = 0; r < rows; r++, e += C)                                           \
+            for (size_t c = 0; c < AX_COLS; c++)                                            \
+                cnt[c] += (uint64_t)!ISNAN(e[c]);                                           \
     }
 
-AX_FUSED_BLOCK(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY_F32, 32)
-AX_FUSED_BLOCK(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan, AX_KEY_H16, 32)
-AX_FUSED_BLOCK(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, 32)
-AX_FUSED_BLOCK(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY_F64, 64)
+#define AX_KEY32_F32(v) AX_FKEY32(ax_bits32(v), 0x80000000u)
+#define AX_KEY64_F64(v) rd_key_f64(ax_bits64(v))
 
-/* Stores lanes [0, nc) of a as parts i .. i + nc of the buffer's arrays
- * (those the layout holds; float sums are doubles, their high words 0). */
-static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lanes *a,
+AX_UNIT_PASSES(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY32_F32, uint32_t)
+AX_UNIT_PASSES(ax_block_f16, uint16_t, AX_F16_LANE, hf_f16_isnan, AX_KEY_H16, uint32_t)
+AX_UNIT_PASSES(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, uint32_t)
+AX_UNIT_PASSES(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY64_F64, uint64_t)
+
+/* Stores an entry's parts of lanes [0, nc) as parts i .. i + nc of the
+ * buffer's arrays (those the layout holds; float sums are doubles, their
+ * high words 0): sums and variance from level a, counts cnt, extrema keys
+ * and rows (AX_ROW_NONE: no index; keymax, a key of all ones, is a NaN's
+ * maximum) with stage-2 indices from j0. */
+static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_level *a,
+                           const uint64_t *cnt, const uint64_t *mn, const uint32_t *rn,
+                           const uint64_t *mx, const uint32_t *rx, uint64_t keymax, uint64_t j0,
                            size_t nc)
 {
     char *b = out;
@@ -1369,9 +1438,15 @@ static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lan
         if (l->use_sq)
             memcpy(b + l->sq_at + (i + c) * 8, &a->sq[c], 8);
         if (l->use_cnt)
-            memcpy(b + l->count_at + (i + c) * 8, &a->cnt[c], 8);
+            memcpy(b + l->count_at + (i + c) * 8, &cnt[c], 8);
         if (oe) {
-            rd_extrema x = {a->mink[c], a->mini[c], a->maxk[c], a->maxi[c]};
+            rd_extrema x = rd_extrema_empty();
+            if (rn[c] != AX_ROW_NONE)
+                x.min_key = mn[c], x.min_idx = j0 + rn[c];
+            if (rx[c] != AX_ROW_NONE) {
+                x.max_key = mx[c] == keymax ? RD_NAN_MAX_KEY : mx[c];
+                x.max_idx = j0 + rx[c];
+            }
             oe[c] = x;
         }
         if (ov) {
@@ -1382,91 +1457,112 @@ static void ax_lanes_store(const ax_layout *l, void *out, size_t i, const ax_lan
 }
 
 /* Defines NAME_entries: the parts of block entries ent[0 .. n) of a float
- * type T (the chunk's entries at .. at + n), AX_COLS columns at a time, each
- * unit by NAME_fused into the binary counter's next level and merged down
- * it (the pairwise tree over the entry's units) with no copies; a last
- * group of fewer columns goes through a copy of its rows padded to AX_COLS
- * lanes. */
-#define AX_FLOAT_ENTRIES(NAME, T)                                                            \
+ * type T (the chunk's entries at .. at + n), AX_COLS columns at a time (the
+ * last group of a width that is no multiple of AX_COLS is the last AX_COLS
+ * columns, the ones it shares with the group before computed twice alike;
+ * a width below AX_COLS goes through a copy of each unit's rows padded to
+ * AX_COLS lanes): each unit's passes that the ops need, its sums and
+ * variance into the binary counter's next level and merged down it (the
+ * pairwise tree over the entry's units), its extrema and counts into the
+ * entry's running ones. SKIP is a constant where it is inlined. */
+#define AX_FLOAT_ENTRIES(NAME, T, KT)                                                        \
     AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,    \
-                                  int wm, int we, int wv, int skip, void *out)              \
+                                  int ws, int we, int wv, int skip, void *out)              \
     {                                                                                       \
         size_t W = p->width, C = (size_t)p->C;                                              \
-        ax_lanes st[AX_FOLD_LEVELS + 1];                                                    \
+        int wq = l->use_sq, wc = l->use_cnt;                                                \
+        ax_level st[AX_FOLD_LEVELS + 1];                                                    \
         T pad[RD_AXIS_BLOCK * AX_COLS];                                                     \
+        uint64_t cnt[AX_COLS], mn[AX_COLS], mx[AX_COLS];                                    \
+        KT kmn[AX_COLS], kmx[AX_COLS];                                                      \
+        uint32_t rn[AX_COLS], rx[AX_COLS];                                                  \
         for (size_t i = 0; i < n; i++) {                                                    \
             const ax_entry *en = &ent[i];                                                   \
-            uint64_t leaf0 = ax_unit_leaf(p, en->u);                                        \
-            for (size_t c0 = 0; c0 < W; c0 += AX_COLS) {                                    \
-                size_t nc = W - c0 < AX_COLS ? W - c0 : AX_COLS;                            \
+            uint64_t first, un;                                                             \
+            ax_unit_span(p, en->u, &first, &un);                                            \
+            size_t rows = (size_t)ax_entry_elems(p, en);                                    \
+            uint64_t j0 = ax_unit_leaf(p, en->u) * RD_AXIS_BLOCK;                           \
+            for (size_t g = 0; g < W; g += AX_COLS) {                                       \
+                size_t c0 = W < AX_COLS ? 0 : g + AX_COLS <= W ? g : W - AX_COLS;          \
+                size_t nc = W < AX_COLS ? W : AX_COLS;                                      \
+                for (size_t c = 0; c < AX_COLS; c++) {                                      \
+                    cnt[c] = 0;                                                             \
+                    kmn[c] = ~(KT)0, kmx[c] = 0;                                            \
+                    rn[c] = rx[c] = AX_ROW_NONE;                                            \
+                }                                                                           \
                 int top = 0;                                                                \
-                for (uint64_t k = 0; k < en->n; k++) {                                      \
-                    uint64_t us, un;                                                        \
-                    ax_unit_span(p, en->u + k, &us, &un);                                   \
-                    size_t rows = (size_t)(un / C), stride = C;                             \
-                    const T *px = x + (us - e0) + c0;                                       \
-                    if (nc < AX_COLS) {                                                     \
+                for (size_t k = 0, r0 = 0; r0 < rows; k++, r0 += RD_AXIS_BLOCK) {           \
+                    size_t nr = rows - r0 < RD_AXIS_BLOCK ? rows - r0 : RD_AXIS_BLOCK;      \
+                    const T *px = x + (first - e0) + r0 * C + c0;                           \
+                    size_t stride = C;                                                      \
+                    if (W < AX_COLS) {                                                      \
                         memset(pad, 0, sizeof pad);                                         \
-                        for (size_t r = 0; r < rows; r++)                                   \
-                            memcpy(pad + r * AX_COLS, px + r * C, nc * sizeof(T));          \
+                        for (size_t r = 0; r < nr; r++)                                     \
+                            memcpy(pad + r * AX_COLS, px + r * C, W * sizeof(T));           \
                         px = pad;                                                           \
                         stride = AX_COLS;                                                   \
                     }                                                                       \
-                    NAME##_fused(px, rows, stride, (leaf0 + k) * RD_AXIS_BLOCK, we, wv, skip,   \
-                                 &st[top]);                                                 \
-                    for (uint64_t c = k; c & 1; c >>= 1) {                                  \
+                    ax_level *o = &st[top];                                                 \
+                    NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt, kmn, rn, \
+                                kmx, rx);                                                   \
+                    if (!ws && wc && skip)                                                  \
+                        NAME##_unit_count(px, nr, stride, cnt);                             \
+                    if (wq)                                                                 \
+                        NAME##_unit_sq(px, nr, stride, skip, o->sq);                        \
+                    for (size_t b = k; b & 1; b >>= 1) {                                    \
                         top--;                                                              \
-                        ax_lanes_merge(&st[top], &st[top + 1], wm, we, wv);                 \
+                        ax_level_merge(&st[top], &st[top + 1], l->use_sum, wq, wv);         \
                     }                                                                       \
                     top++;                                                                  \
                 }                                                                           \
-                ax_lanes_store(l, out, (at + i) * W + c0, &st[0], nc);                      \
+                for (size_t c = 0; c < AX_COLS; c++)                                        \
+                    mn[c] = kmn[c], mx[c] = kmx[c];                                         \
+                ax_entry_store(l, out, (at + i) * W + c0, &st[0], cnt, mn, rn, mx, rx,      \
+                               (uint64_t)(KT)~(KT)0, j0, nc);                            \
             }                                                                               \
         }                                                                                   \
     }
 
-AX_FLOAT_ENTRIES(ax_block_f32, float)
-AX_FLOAT_ENTRIES(ax_block_f16, uint16_t)
-AX_FLOAT_ENTRIES(ax_block_bf16, uint16_t)
-AX_FLOAT_ENTRIES(ax_block_f64, double)
+AX_FLOAT_ENTRIES(ax_block_f32, float, uint32_t)
+AX_FLOAT_ENTRIES(ax_block_f16, uint16_t, uint32_t)
+AX_FLOAT_ENTRIES(ax_block_bf16, uint16_t, uint32_t)
+AX_FLOAT_ENTRIES(ax_block_f64, double, uint64_t)
 
-/* Calls FN with the flags we, wv, skip as constants (each combination its
- * own copy of the loops, no tests inside them; the sums and squares are
- * always computed, wm says whether they are merged and stored). */
-#define AX_WITH_FLAGS(FN, wm, we, wv, skip, ...)                                             \
-    switch ((we) | (wv) << 1 | (skip) << 2) {                                               \
-    case 0: FN(__VA_ARGS__, wm, 0, 0, 0, out); break;                                   \
-    case 1: FN(__VA_ARGS__, wm, 1, 0, 0, out); break;                                   \
-    case 2: FN(__VA_ARGS__, wm, 0, 1, 0, out); break;                                   \
-    case 3: FN(__VA_ARGS__, wm, 1, 1, 0, out); break;                                   \
-    case 4: FN(__VA_ARGS__, wm, 0, 0, 1, out); break;                                   \
-    case 5: FN(__VA_ARGS__, wm, 1, 0, 1, out); break;                                   \
-    case 6: FN(__VA_ARGS__, wm, 0, 1, 1, out); break;                                   \
-    default: FN(__VA_ARGS__, wm, 1, 1, 1, out); break;                                  \
-    }
+/* Calls FN with the flags ws, we, wv, skip as constants, each combination
+ * its own copy of the loops: the sums go along with the variance (a small
+ * share of its pass) and are left out only where the extrema alone are
+ * wanted. */
+#define AX_WITH_FLAGS(FN, l, skip, ...)                                                      \
+    do {                                                                                    \
+        int we_ = (l)->use_e, wv_ = (l)->use_v, ws_ = !(we_ && !wv_ && !(l)->use_sum);       \
+        switch (ws_ | we_ << 1 | wv_ << 2 | (skip) << 3) {                                 \
+        case 1: FN(__VA_ARGS__, 1, 0, 0, 0, out); break;                                    \
+        case 2: FN(__VA_ARGS__, 0, 1, 0, 0, out); break;                                    \
+        case 3: FN(__VA_ARGS__, 1, 1, 0, 0, out); break;                                    \
+        case 5: FN(__VA_ARGS__, 1, 0, 1, 0, out); break;                                    \
+        case 7: FN(__VA_ARGS__, 1, 1, 1, 0, out); break;                                    \
+        case 9: FN(__VA_ARGS__, 1, 0, 0, 1, out); break;                                    \
+        case 10: FN(__VA_ARGS__, 0, 1, 0, 1, out); break;                                   \
+        case 11: FN(__VA_ARGS__, 1, 1, 0, 1, out); break;                                   \
+        case 13: FN(__VA_ARGS__, 1, 0, 1, 1, out); break;                                   \
+        default: FN(__VA_ARGS__, 1, 1, 1, 1, out); break;                                   \
+        }                                                                                   \
+    } while (0)
 
-/* The block entries of a float plan by the one-pass lane code; 0 where the
- * plan is not one (other types, tile units). */
+/* The block entries of a float plan by the lane code; 0 where the plan is
+ * not one (other types, tile units). */
 AX_INLINE int ax_float_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
                                const ax_entry *ent, size_t n, size_t at, void *out)
 {
     if (p->unit != AX_UNIT_BLOCK)
         return 0;
-    int wm = l->use_m, we = l->use_e, wv = l->use_v, sk = p->skipnan;
+    int sk = p->skipnan;
     switch (p->dtype) {
-    case DT_F32:
-        AX_WITH_FLAGS(ax_block_f32_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
-    case DT_F64:
-        AX_WITH_FLAGS(ax_block_f64_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
-    case DT_F16:
-        AX_WITH_FLAGS(ax_block_f16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
-    case DT_BF16:
-        AX_WITH_FLAGS(ax_block_bf16_entries, wm, we, wv, sk, p, l, x, e0, ent, n, at)
-        return 1;
+    case DT_F32: AX_WITH_FLAGS(ax_block_f32_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_F64: AX_WITH_FLAGS(ax_block_f64_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_F16: AX_WITH_FLAGS(ax_block_f16_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_BF16: AX_WITH_FLAGS(ax_block_bf16_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
     default: return 0;
     }
 }
@@ -1479,8 +1575,6 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,
                                   int scalar, void *out)
 {
-    if (!scalar && ax_float_entries(p, l, x, e0, ent, n, at, out))
-        return;
     size_t sz = dt_size(p->dtype), W = p->width;
     size_t cols = p->unit == AX_UNIT_TILE ? 1 : AX_COLS;
     rd_moments sm[AX_FOLD_LEVELS + 1][AX_COLS], tm[AX_COLS];
@@ -1488,7 +1582,8 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
     rd_var sv[AX_FOLD_LEVELS + 1][AX_COLS], tv[AX_COLS];
     rd_moments *m = l->use_m ? tm : NULL;
     rd_extrema *e = l->use_e ? te : NULL;
-    rd_var *v = l->use_v ? tv : NULL;
+    int vb = !scalar && ax_cpu_short_vars(p, l, x, e0, ent, n, at, out);
+    rd_var *v = l->use_v && !vb ? tv : NULL;
     for (size_t i = 0; i < n; i++) {
         const ax_entry *en = &ent[i];
         uint64_t leaf0 = p->unit == AX_UNIT_BLOCK ? ax_unit_leaf(p, en->u) : 0;
@@ -1531,7 +1626,7 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                 ax_put_moments(l, out, (at + i) * W + c0, sm[0], nc);
             if (oe)
                 memcpy(oe, se[0], nc * sizeof *oe);
-            if (ov)
+            if (v)
                 memcpy(ov, sv[0], nc * sizeof *ov);
         }
     }
@@ -1540,12 +1635,21 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
 typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, uint64_t,
                               const ax_entry *, size_t, size_t, void *);
 
-/* Defines variant NAME of the entry code, compiled with ATTRS. */
+/* Defines variant NAME of the entry code, compiled with ATTRS: the float
+ * blocks' code a function of its own (NAME_float), so that each is
+ * optimized as it was alone. */
 #define AX_VARIANT(NAME, ATTRS)                                                             \
+    ATTRS __attribute__((noinline)) static int NAME##_float(                                \
+        const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,                  \
+        const ax_entry *ent, size_t n, size_t at, void *out)                               \
+    {                                                                                       \
+        return ax_float_entries(p, l, x, e0, ent, n, at, out);                              \
+    }                                                                                       \
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
                            const ax_entry *ent, size_t n, size_t at, void *out)             \
     {                                                                                       \
-        ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                                \
+        if (!NAME##_float(p, l, x, e0, ent, n, at, out))                                    \
+            ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                            \
     }
 
 AX_VARIANT(ax_cpu_entries_baseline, )
@@ -2312,6 +2416,25 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 /* Bytes of a chunk's input a CPU unit of work covers (a piece of its units). */
 #define AX_PIECE ((size_t)256 << 10)
 
+/* The most bytes a thread reads into its own buffer at a time. */
+#define AX_PIECE_MAX ((size_t)1 << 20)
+
+/* The bytes of a thread's read buffer for plan p: a piece, or the largest
+ * entry where that is longer and at most AX_PIECE_MAX, so that entries are
+ * read with pread, not faulted in from the view page by page. */
+static size_t ax_read_bytes(const ax_plan *p)
+{
+    uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
+    uint64_t unit = p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
+                                            : (uint64_t)RD_AXIS_BLOCK * p->C;
+    uint64_t n = per < ((uint64_t)1 << AX_FOLD_LEVELS) ? per : (uint64_t)1 << AX_FOLD_LEVELS;
+    uint64_t max = AX_PIECE_MAX / dt_size(p->dtype);
+    if (p->unit == AX_UNIT_NONE || unit > max / (n ? n : 1))
+        return AX_PIECE;
+    size_t bytes = (size_t)(unit * n) * dt_size(p->dtype);
+    return bytes > AX_PIECE ? bytes : AX_PIECE;
+}
+
 /* Result buffer bytes (engine_ops.out_bytes). */
 static size_t ax_op_out_bytes(const void *op, size_t capacity)
 {
@@ -2329,10 +2452,10 @@ static size_t ax_op_units(const void *op, size_t bytes)
 /* Pieces [a, b) of a chunk on the calling thread: their share of the
  * chunk's entries; piece 0 writes the header and the raw ends too
  * (engine_ops.cpu). A chunk that is a view of a plain file has its entries
- * read in pieces with pread (io_view_read) into a buffer of this thread's, as
- * the whole-array reduction reads, so that the view's pages are never
- * mapped; an entry larger than a piece, or a piece that cannot be read so,
- * is read from the view. */
+ * read in pieces with pread (io_view_read) into a buffer of this thread's
+ * (ax_read_bytes), as the whole-array reduction reads, so that the view's
+ * pages are never mapped; an entry larger than the buffer, or a piece that
+ * cannot be read so, is read from the view. */
 static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
 {
     const ax_job *j = c->op;
@@ -2346,9 +2469,10 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
     size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
     io_view_fault f;
     int view = ea < eb && io_view_owner(c->host_in, &f);
-    unsigned char *piece = view ? aligned_alloc(64, AX_PIECE) : NULL;
-    /* the entries of this share, a run of them at a time that one piece holds (one, when
-       an entry is larger than a piece or the data is read from the view) */
+    size_t room = ax_read_bytes(p);
+    unsigned char *piece = view ? aligned_alloc(64, room) : NULL;
+    /* the entries of this share, a run of them at a time that the buffer holds (one, when
+       an entry is larger than the buffer or the data is read from the view) */
     ax_entry run[64];
     uint64_t u = h.u0;
     for (size_t i = 0; i < eb;) {
@@ -2360,7 +2484,7 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
                 ax_unit_span(p, e.u + e.n - 1, &s1, &n1);
                 if (n == 0)
                     ax_unit_span(p, e.u, &s0, &n1);
-                else if (!piece || (s1 + n1 - s0) * sz > AX_PIECE)
+                else if (!piece || (s1 + n1 - s0) * sz > room)
                     break;
                 run[n++] = e;
             }
@@ -2371,7 +2495,7 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
             continue;
         ax_unit_span(p, run[n - 1].u + run[n - 1].n - 1, &s1, &n1);
         size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - e0) * sz;
-        if (piece && len <= AX_PIECE && io_view_read(&f, skip, piece, len) == 0)
+        if (piece && len <= room && io_view_read(&f, skip, piece, len) == 0)
             ax_cpu_entries(p, &l, piece, s0, run, n, i - n, c->host_out);
         else
             ax_cpu_entries(p, &l, c->host_in, e0, run, n, i - n, c->host_out);

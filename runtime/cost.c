@@ -135,13 +135,14 @@ double cost_device_rate(double link_rate)
  * and of an axis run: a base per element and a fixed cost per run (T > 1,
  * per tile of runs longer than a tile) or per 16-row block of a column
  * (T == 1, spread over C columns), for sums and counts, plus what extrema
- * and variance partials add to each (rows: float blocks in one pass, the
- * variance merges lane-wise; runs: a short tile's empty lanes not merged). */
+ * and variance partials add to each (rows: float blocks in one pass, an
+ * entry's extrema running over all its units, the variance merges 16
+ * columns at a time; runs: a short tile's empty lanes not merged). */
 #define COST_AXIS_WHOLE_NS_PER_BYTE 0.37
 static const struct {
     double elem, fixed;
 } cost_axis_runs[3] = {{3.0, 420}, {0.3, 100}, {0.5, 3000}},
-  cost_axis_rows[3] = {{1.35, 5.5}, {0.5, 3}, {0.9, 7}};
+  cost_axis_rows[3] = {{1.35, 5.5}, {0.2, 1.3}, {0.75, 6}};
 
 /* One core's nanoseconds per byte of a reduction along axes (see cost.h). */
 double cost_axis_ns(unsigned ops, uint64_t T, uint64_t C, size_t elem, int deflated)

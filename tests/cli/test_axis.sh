@@ -141,6 +141,17 @@ print(a.shape == (67,) and a.tobytes() == b.tobytes() == c.tobytes())" \
     "$T/s.npy" "$T/s.npy.gz" "$T/f64-cols-0-0.npz")
 check_eq ".npy, .npy.gz and the .npz member agree" True "$same"
 
+# Entries longer than a 256 KiB piece (float64 rows of 64 columns: 512 KiB)
+# are read from a file into each thread's buffer whole: the bytes of the
+# same array from a pipe.
+"$GB" gen --shape 5000x64 --dtype float64 --dist normal --mean 3 --no-compress -o "$T/wide.npy"
+for op in var argmax; do
+    R --axis 0 --op $op -o "$T/wide-f.npy" "$T/wide.npy"
+    cat "$T/wide.npy" | R --axis 0 --op $op -o "$T/wide-p.npy" -
+    check_eq "$op of entries longer than a piece: file and pipe" "$(cksum <"$T/wide-p.npy")" \
+        "$(cksum <"$T/wide-f.npy")"
+done
+
 # Bits independent of the chunk size (rows, runs, tiles and blocks cut
 # anywhere) and the thread count.
 for name in f32-run f64-cols f64-mid f32-none f32-blk; do

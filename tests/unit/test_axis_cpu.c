@@ -216,12 +216,48 @@ static void test_blocks(void)
     check_shapes(shapes, 6, 1u << 0, 0);
 }
 
-/* Tile units: runs of (R, T) over axis 1, short runs and one beyond a
- * tile. */
+/* Tile units: runs of (R, T) over axis 1, short runs (their variance
+ * VL_W runs at a time up to 256 elements, a last group of fewer), longer
+ * ones, runs of a whole sub-tile and one more, and one beyond a tile. */
 static void test_tiles(void)
 {
-    static const uint64_t shapes[][2] = {{40, 2}, {30, 7}, {20, 64}, {9, 129}, {5, 700}, {3, 17000}};
-    check_shapes(shapes, 6, 1u << 1, 1);
+    static const uint64_t shapes[][2] = {{40, 2},    {30, 7},    {20, 64},   {9, 129},
+                                         {19, 256},  {10, 257},  {5, 700},   {17, 2048},
+                                         {11, 2049}, {3, 17000}};
+    check_shapes(shapes, 10, 1u << 1, 1);
+}
+
+/* Every float16 and bfloat16 value as the lane code converts it: a (2, 65536)
+ * array whose first row holds every bit pattern (its sum over axis 0 adds a
+ * zero to each, its variance shift is each), with and without skipnan. */
+static void test_half_values(void)
+{
+    static const dt_type types[] = {DT_F16, DT_BF16};
+    uint64_t shape[2] = {2, 65536};
+    unsigned char *x = calloc(2 * 65536, 2);
+    for (unsigned i = 0; x && i < 65536; i++) {
+        x[2 * i] = (unsigned char)i;
+        x[2 * i + 1] = (unsigned char)(i >> 8);
+    }
+    for (size_t ti = 0; x && ti < 2; ti++)
+        for (int sk = 0; sk < 2; sk++) {
+            ax_plan p;
+            io_status st;
+            if (ax_plan_init(&p, types[ti], RD_OP_SUM | RD_OP_VAR | RD_OP_MIN, sk, 2, shape, 0,
+                             1u << 0, 0, &st)) {
+                CHECKF(0, "plan: %s", st.text);
+                continue;
+            }
+            for (int v = 0; v < SIMD_COUNT; v++) {
+                if (!simd_runs(v))
+                    continue;
+                simd_force(v);
+                CHECKF(same_chunk(&p, x, 0, p.nelem), "%s dtype %d skipnan %d", simd_name(v),
+                       (int)types[ti], sk);
+            }
+            simd_force(-1);
+        }
+    free(x);
 }
 
 int main(void)
@@ -229,5 +265,6 @@ int main(void)
     RUN(test_blocks);
     RUN(test_block_lanes);
     RUN(test_tiles);
+    RUN(test_half_values);
     return check_summary();
 }
