@@ -14,7 +14,9 @@
  * refuses it, both must refuse it and hand out only a prefix of what zlib
  * gave before its error. Where the rest starts with a plain gzip header, it
  * is also read as gzip members with the parallel decoder going on across
- * them (pinflate_members): member by member, zlib's bytes, ends and CRC-32s. */
+ * them (pinflate_members): member by member, zlib's bytes, ends and CRC-32s.
+ * The stream is also taken up from a block boundary in its middle, with the
+ * window, CRC-32 and length before it (pinflate_begin_at). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +144,44 @@ static void members_check(pinflate *p, const uint8_t *in, size_t len, uint8_t *w
     pinflate_members(p, 0);
 }
 
+/* The stream taken up by the parallel decoder at the first block boundary
+ * past bit `from` (where a device stops), with the window, CRC-32 and
+ * length of zlib's bytes before it: zlib's bytes after the point, its
+ * whole CRC-32 and length where zlib takes the stream to its end; where
+ * zlib refuses it, a stop at a block boundary at or past the point with
+ * only a prefix of zlib's bytes, counted in the CRC-32 and length. */
+static void begin_at_check(pinflate *p, const uint8_t *in, size_t len, uint64_t from,
+                           const uint8_t *want, size_t zgot, int zok, uint8_t *got)
+{
+    inflate_job j = {.in = in, .in_len = len, .stop_bit = from, .out_limit = SIZE_MAX,
+                     .out = got, .out_cap = CAP};
+    if (zgot >= CAP || inflate_decode_bytes(&j) != INFLATE_STOP || j.out_len > zgot)
+        return;
+    size_t wlen = j.out_len < INFLATE_WINDOW ? j.out_len : INFLATE_WINDOW;
+    pinflate_point at = {.bit = j.bit, .window = want + j.out_len - wlen, .wlen = wlen,
+                         .crc = (uint32_t)crc32(0, want, (uInt)j.out_len), .len = j.out_len};
+    pinflate_begin_at(p, -1, in, len, &at);
+    size_t n = 0, room = CAP - j.out_len;
+    ssize_t k = 0;
+    while (n < room && (k = pinflate_read(p, got + n, room - n > 7777 ? 7777 : room - n)) > 0)
+        n += (size_t)k;
+    require(n <= zgot - j.out_len && memcmp(got, want + j.out_len, n) == 0);
+    uint64_t end = 0, total = 0;
+    uint32_t crc = 0;
+    const uint8_t *w;
+    size_t wl;
+    if (k == 0)
+        pinflate_result(p, &end, &crc, &total);
+    else if (k == PINFLATE_STOPPED)
+        pinflate_stop_point(p, &end, &w, &wl, &crc, &total);
+    if (zok)
+        require(k == 0 && n == zgot - j.out_len && total == zgot);
+    else
+        require(k == PINFLATE_STOPPED && end >= j.bit && total == j.out_len + n);
+    require(crc == (uint32_t)crc32(0, want, (uInt)total));
+    pinflate_end(p);
+}
+
 /* Decodes with zlib, the host decoder and the parallel decoder, and aborts
  * on any disagreement. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -177,6 +217,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (zok)
             require(hgot == zgot && pgot == zgot);
     }
+    begin_at_check(*p, in, len, (uint64_t)len * 8 * ((cfg >> 4) + 1) / 17, want, zgot, zok,
+                   par_out);
     members_check(*p, in, len, want, par_out);
     free(want);
     free(host);
