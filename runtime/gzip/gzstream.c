@@ -13,9 +13,7 @@
 #include "io/pread.h"
 
 #define GZSTREAM_BATCH_MAX ((size_t)384 << 20) /* compressed bytes per batch at most */
-/* A batch declined this small goes to the host: 4 MiB, or a 64th of the
- * buffers where they are smaller. */
-#define GZSTREAM_BATCH_MIN ((size_t)4 << 20)
+#define GZSTREAM_BATCH_MIN ((size_t)4 << 20) /* a batch declined this small goes to the host */
 /* A member's first batch is at most 1/GZSTREAM_FIRST of a batch (96 MiB):
  * read and copied in a few milliseconds, so that the device starts decoding
  * soon, while the next batch is read. */
@@ -74,7 +72,7 @@ struct gzstream {
     double ratio;
     uint32_t room;
     size_t span;
-    size_t least;         /* the shortest batch (GZSTREAM_BATCH_MIN) */
+    size_t least;         /* the shortest batch: GZSTREAM_BATCH_MIN, or a 64th of cap */
     int retry;            /* the batch is tried again, shorter and roomier, or longer */
     size_t ceiling;       /* a retry is no longer than this (shorter ones having failed) */
     /* host[k]: dev.set[k]'s compressed bytes, then zeroed padding: pinned
