@@ -497,7 +497,10 @@ static double reduce_axis_seconds(const reduce_opts *o, char *const *args, int n
             ax_parse_axes(o->axis, h.ndim, &axes, &st) == 0 &&
             ax_plan_init(&p, h.dtype, o->ops, o->skipnan, h.ndim, h.shape, h.fortran_order, axes,
                          o->keepdims, &st) == 0)
-            s = cost_input_seconds((int64_t)sb.st_size, deflated, o->common.threads,
+            s = cost_input_seconds(deflated && h.data_bytes > (uint64_t)sb.st_size
+                                       ? (int64_t)h.data_bytes
+                                       : (int64_t)sb.st_size,
+                                   deflated, o->common.threads,
                                    reduce_axis_ns(&p, 0), reduce_axis_ns(&p, 1));
         if (s < 0)
             return -1;

@@ -205,10 +205,34 @@ static size_t cost_file_head(const char *path, uint8_t *head, size_t n)
 
 /* A file's bytes by how they are read: as they lie (plain data, stored
  * .npz members), as blocked gzip, or as single deflate streams (other gzip,
- * deflated .npz members). */
+ * deflated .npz members). A deflate stream counts its decoded bytes, which
+ * its decoding costs by: text can hold twenty of them in a file byte. */
 typedef struct {
     double plain, blocked, stream;
 } cost_file_bytes;
+
+/* Decoded bytes of a one-member gzip file (see cost.h). */
+double cost_stream_decoded(uint32_t isize, double size)
+{
+    double decoded = isize;
+    while (decoded < size)
+        decoded += 4294967296.0; /* ISIZE is the length modulo 2^32 */
+    return decoded;
+}
+
+/* The last four bytes of the file at path, little-endian (a gzip member's
+ * ISIZE); 0 when they cannot be read. */
+static uint32_t cost_file_isize(const char *path)
+{
+    uint8_t t[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    if (fseek(f, -4, SEEK_END) != 0 || fread(t, 1, 4, f) != 4)
+        t[0] = t[1] = t[2] = t[3] = 0;
+    fclose(f);
+    return (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+}
 
 /* The cost_file_bytes of the regular file at path (size bytes); an .npz
  * whose directory cannot be read counts as plain. */
@@ -221,12 +245,15 @@ static cost_file_bytes cost_file_kinds(const char *path, double size)
     io_status st;
     if (gzip_header_magic(head, got)) {
         b.plain = 0;
-        *(bgzf_block_size(head, got) ? &b.blocked : &b.stream) = size;
+        if (bgzf_block_size(head, got))
+            b.blocked = size;
+        else
+            b.stream = cost_stream_decoded(cost_file_isize(path), size);
     } else if (npz_is_magic(head, got) && npz_open(&z, path, &st) == 0) {
         for (size_t i = 0; i < npz_count(z); i++) {
             const io_zip_member *m = &npz_member_at(z, i)->data;
             if (m->method == IO_ZIP_DEFLATED) {
-                b.stream += (double)m->comp_size;
+                b.stream += (double)(m->size > m->comp_size ? m->size : m->comp_size);
                 b.plain -= (double)m->comp_size;
             }
         }
@@ -248,9 +275,8 @@ static double cost_file_size(const char *arg, cost_file_of file, char *buf, size
 }
 
 /* The files' bytes weighed by how they are read (plain, blocked gzip, a
- * deflate stream), or without `kinds` all as plain by their sizes alone
- * (no file opened); -1 when a size is not known. */
-static double cost_weighed(char *const *args, int n, cost_file_of file, int kinds, double plain,
+ * deflate stream's decoded bytes); -1 when a size is not known. */
+static double cost_weighed(char *const *args, int n, cost_file_of file, double plain,
                            double blocked, double stream)
 {
     double sum = 0;
@@ -260,7 +286,7 @@ static double cost_weighed(char *const *args, int n, cost_file_of file, int kind
         double size = cost_file_size(args[i], file, buf, sizeof buf, &name);
         if (size < 0)
             return -1;
-        cost_file_bytes k = kinds ? cost_file_kinds(name, size) : (cost_file_bytes){size, 0, 0};
+        cost_file_bytes k = cost_file_kinds(name, size);
         sum += k.plain * plain + k.blocked * blocked + k.stream * stream;
     }
     return sum;
@@ -270,13 +296,7 @@ static double cost_weighed(char *const *args, int n, cost_file_of file, int kind
 double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
                         double ns_plain, double ns_gzip)
 {
-    double ns_max = ns_plain > ns_gzip ? ns_plain : ns_gzip;
-    double bytes = cost_weighed(args, n, file, 0, 1, 0, 0);
-    if (bytes < 0)
-        return -1;
-    if (cost_cpu_share(threads, bytes * ns_max) < COST_GPU_START_SECONDS)
-        return cost_cpu_share(threads, bytes * ns_max);
-    double ns = cost_weighed(args, n, file, 1, ns_plain, ns_gzip, ns_gzip);
+    double ns = cost_weighed(args, n, file, ns_plain, ns_gzip, ns_gzip);
     return ns < 0 ? -1 : cost_cpu_share(threads, ns);
 }
 
@@ -292,5 +312,5 @@ double cost_input_seconds(int64_t size, int deflated, int threads, double ns_pla
 /* Input bytes that several devices can share (see cost.h). */
 double cost_shared_bytes(char *const *args, int n, cost_file_of file)
 {
-    return cost_weighed(args, n, file, 1, 1, 1, 0);
+    return cost_weighed(args, n, file, 1, 1, 0);
 }

@@ -77,18 +77,24 @@ typedef const char *(*cost_file_of)(const char *arg, char *buf, size_t len);
 
 /* Estimated seconds of CPU work for the n FILE arguments in args (file
  * names each), on `threads` threads (< 1: one per core): ns_plain
- * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
- * file; an upper bound, with the larger cost, when that is already under
- * COST_GPU_START_SECONDS. -1 when an input is standard input or not a
- * regular file (its size is unknown). The files are opened only when
- * their sizes alone leave the answer open. */
+ * (ns_gzip) nanoseconds of one core per byte of an uncompressed file (of
+ * blocked gzip, or per decoded byte of a single deflate stream: a one-member
+ * gzip file by its trailer, a deflated .npz member by its directory). -1
+ * when an input is standard input or not a regular file (its size is
+ * unknown). Each file's head is read to tell its kind. */
 double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
                         double ns_plain, double ns_gzip);
 
 /* The same for an input of `size` bytes (negative: unknown), deflated or
- * not. */
+ * not (then `size` is best its decoded bytes). */
 double cost_input_seconds(int64_t size, int deflated, int threads, double ns_plain,
                           double ns_gzip);
+
+/* The decoded bytes of a one-member gzip file of `size` bytes whose
+ * trailer's ISIZE (the length modulo 2^32) is isize: the least such length
+ * not below the file's size (a member of several, the last's, stays an
+ * estimate). */
+double cost_stream_decoded(uint32_t isize, double size);
 
 /* Input bytes of the n FILE arguments that several devices can share:
  * plain data and blocked gzip (a deflate stream is inflated on one

@@ -171,6 +171,26 @@ for how in ZIP_DEFLATED ZIP_STORED; do
     check_eq "$how .npz, 40 MB: the driver started" "$([ $how = ZIP_DEFLATED ] && echo 1 || echo 0)" "$started"
 done
 
+# A single gzip member counts its decoded bytes (the trailer's length), not
+# its compressed ones: 40 MB of text lines compress to under 10 MB (0.1 s
+# of work by that size, too little to start the driver), but 40 MB to
+# inflate is work enough to start it.
+$PY -c "import random, sys; r = random.Random(7); w = ['INFO', 'WARN', 'net', 'disk', 'served', 'opened', 'flushed']
+sys.stdout.write(''.join('%d.%03d %s [%s] %s\\n' % (1700000000 + i // 900, i % 1000, r.choice(w), r.choice(w), r.choice(w)) for i in range(1300000)))" \
+    | head -c 40000000 >"$T/text.u8"
+gzip -6 -c "$T/text.u8" >"$T/text.u8.gz"
+check_eq "text member: under 10 MB compressed" 1 "$([ "$(wc -c <"$T/text.u8.gz")" -lt 10000000 ] && echo 1 || echo 0)"
+env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
+    "$GB" reduce -v -p 1 --dtype uint8 --op count "$T/text.u8.gz" >"$T/auto.out" 2>"$T/auto.err"
+check_eq "text member: the count" "count 40000000  $T/text.u8.gz" "$(cat "$T/auto.out")"
+check_eq "text member, 40 MB decoded: the driver started" 1 \
+    "$(grep -c "the CUDA devices starting beside them" "$T/auto.err")"
+head -c 4000000 "$T/text.u8" | gzip -6 >"$T/small.u8.gz"
+env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
+    "$GB" reduce -v -p 1 --dtype uint8 --op count "$T/small.u8.gz" >/dev/null 2>"$T/auto.err"
+check_eq "text member, 4 MB decoded: too little to start" 1 \
+    "$(grep -c "too little to start the GPU" "$T/auto.err")"
+
 # Along axes the estimate is the axis run's own (cost_axis_ns, the shape
 # from the header): a row of 3 elements with var costs the CPU about a
 # thousand times a whole-array byte, so 1.2 MB of such rows start the

@@ -98,6 +98,32 @@ static void test_axis_ns(void)
     CHECK(cost_axis_ns(RD_OP_STD, 3, 1, 4, 0) > cost_axis_ns(RD_OP_SUM, 3, 1, 4, 0));
 }
 
+/* A one-member gzip file's decoded bytes from its trailer's ISIZE: the
+ * least length congruent to it modulo 2^32 not below the file's size. */
+static void test_stream_decoded(void)
+{
+    const double wrap = 4294967296.0;
+    CHECK(cost_stream_decoded(2147483648u, 100e6) == 2147483648.0); /* text, ratio 21 */
+    CHECK(cost_stream_decoded(1000, 900) == 1000);
+    CHECK(cost_stream_decoded(0, 0) == 0);
+    CHECK(cost_stream_decoded(0, 20) == wrap); /* an empty trailer under a file: wrapped */
+    CHECK(cost_stream_decoded(5, 5e9) == 2 * wrap + 5);
+    CHECK(cost_stream_decoded(4294967295u, 10) == 4294967295.0);
+    int bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        double len = floor(exp2(10 + 28 * unit()) * (1 + 1000 * unit()));
+        double size = floor(len / (1 + 30 * unit()));
+        uint32_t isize = (uint32_t)fmod(len, wrap);
+        double got = cost_stream_decoded(isize, size);
+        /* the least length >= size with the same ISIZE: len itself unless len - 2^32 fits */
+        double want = len;
+        while (want - wrap >= size)
+            want -= wrap;
+        bad += got != want;
+    }
+    CHECKF(bad == 0, "%d of 20000 random lengths", bad);
+}
+
 /* sysfs's link speed text to bytes per second. */
 static void test_link_bytes(void)
 {
@@ -196,6 +222,7 @@ int main(void)
     RUN(test_count);
     RUN(test_link_bytes);
     RUN(test_axis_ns);
+    RUN(test_stream_decoded);
     RUN(test_slowest_link);
     return check_summary();
 }
