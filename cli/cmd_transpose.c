@@ -243,9 +243,12 @@ static int transpose_run(const transpose_opts *t, run *rn, io_reader *r, const f
     run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = data_bytes,
                       .prefix = prefix, .prefix_len = prefix_len};
     /* a copy has neither a kernel nor a staged matrix (its chunks decoded on the host), but
-       cuda still needs its devices; a buffer a chunk in flight */
+       cuda still needs its devices; a buffer a chunk in flight. A gzip member's data may be
+       inflated on a device, in whole elements into the staged matrix, in whole matrices on
+       the engines. */
     run_op op = {.ops = j->copy || staged ? NULL : &tp_engine_ops,
                  .whole = staged ? &matrix : NULL, .ctx = &matrix,
+                 .grain = j->copy ? 0 : staged ? elem : tp_matrix_bytes(&matrix),
                  .cpu_ns = cost_transpose_ns(0, t->out.level), .slot_per_buffer = 1};
     transpose_staged_out staged_out = {.o = o, .total = data_bytes};
     run_sink sink = staged ? cli_sink(transpose_staged_write, &staged_out) : cli_sink(transpose_write, o);

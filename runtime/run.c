@@ -393,6 +393,7 @@ typedef struct {
     const void *head;    /* the bytes it decoded after them (NULL: it did not pause) */
     size_t head_len;
     int ran;             /* the host reads on after a device's or the pause's data */
+    int staged;          /* a staged matrix is open for the member (goes on in REST) */
     uint64_t on_device;  /* data bytes the device ran */
     unsigned char tail[SCHED_MEMBER_KEEP];
     size_t tail_len;
@@ -441,6 +442,7 @@ static int run_member_host(run *rn, const run_job *in, pl_ring **pl, run_member 
     sched_input input = {.rings = pl, .nrings = 1, .member_gpu_ready = run_pause,
                          .member_gpu_ctx = &pause};
     int rc = sched_run(rn->h, &input, &m->first);
+    m->staged = 1;
     if (rc != 0)
         return rc < 0 ? run_sched_error(rn, in) : 1;
     if (!pl_paused(pl[0], &m->head, &m->head_len))
@@ -494,10 +496,11 @@ static int run_member_device(run *rn, const run_job *in, run_member *m)
     int paused = m->head != NULL;
     sched_member sm = {.skip = paused ? 0 : s->fi->data_offset, .limit = s->limit,
                        .grain = in->op->grain, .first = m->first, .head = m->head,
-                       .head_len = m->head_len, .tail = m->tail};
+                       .head_len = m->head_len, .tail = m->tail, .stage_kept = m->staged};
     double at = run_elapsed(in);
     int rc = sched_run_member(rn->h, s->r, &sm, s->name);
     m->ran = sm.ran || paused;
+    m->staged |= sm.ran;
     m->on_device = sm.data;
     m->tail_len = sm.tail_len;
     m->state = MEMBER_REST;
@@ -567,11 +570,12 @@ static int run_next_planes(void *ctx, pl_chunk *c, io_status *st)
     return rc;
 }
 
-/* Runs the rings through the scheduler (a staged matrix opened first); 0,
- * or 1 after an error. */
-static int run_stream(run *rn, const run_job *in, pl_ring **pl, uint64_t *bytes)
+/* Runs the rings through the scheduler (a staged matrix opened first,
+ * unless one is open for the input's start: stage_kept); 0, or 1 after an
+ * error. */
+static int run_stream(run *rn, const run_job *in, pl_ring **pl, int stage_kept, uint64_t *bytes)
 {
-    sched_input input = {.rings = pl, .nrings = in->src->planes ? 3 : 1};
+    sched_input input = {.rings = pl, .nrings = in->src->planes ? 3 : 1, .stage_kept = stage_kept};
     if (in->src->planes) {
         input.next = run_next_planes;
         input.ctx = &input;
@@ -589,7 +593,7 @@ static int run_rings_through(run *rn, const run_job *in, pl_ring **pl, uint64_t 
 {
     if (run_rings(rn, in, pl, 0, NULL, 0, 0) || run_sched(rn, in))
         return 1;
-    return run_stream(rn, in, pl, bytes);
+    return run_stream(rn, in, pl, 0, bytes);
 }
 
 /* Runs a gzip member whose data may run on a device through the hand-over's
@@ -625,7 +629,7 @@ static int run_member_through(run *rn, const run_job *in, pl_ring **pl, uint64_t
         case MEMBER_REST: {
             if (run_rings(rn, in, pl, m.ran, m.tail, m.tail_len, m.first + m.on_device))
                 return 1;
-            int failed = run_stream(rn, in, pl, bytes);
+            int failed = run_stream(rn, in, pl, m.staged, bytes);
             *bytes += m.first + m.on_device;
             return failed;
         }
@@ -646,7 +650,8 @@ static void run_plan_input(run *rn, run_job *in)
     backend *be = rn->be;
     in->m = k->msgs;
     in->host = !op->ops && !op->whole;
-    in->member = op->grain && !s->planes && !s->part && run_device_member(be, s->r, s->fi);
+    in->member = op->grain && op->grain <= SCHED_MEMBER_KEEP && !s->planes && !s->part &&
+                 run_device_member(be, s->r, s->fi);
     in->spec = (sched_run_spec){
         .ops = op->ops, .whole = op->whole, .op = op->ctx,
         .compressed = !in->host && !s->planes && run_device_inflate(be, s->r, s->fi->swap, s->chunk),

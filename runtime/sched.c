@@ -469,10 +469,11 @@ static int sched_cpu_spent(const sched *h, size_t bytes)
 static gpu *sched_member_gpu(sched *h)
 {
     sched_poll(h);
+    const backend *b = h->gpu ? engine_backend(h->gpu) : h->gpu_be; /* engines, or a stage's */
     /* one engine over several devices would run the chunks on all of them */
-    if (!h->gpu || (!h->per_device && engine_backend(h->gpu)->ngpu != 1))
+    if (!b || (!h->per_device && b->ngpu != 1))
         return NULL;
-    return engine_backend(h->gpu)->gpu;
+    return b->gpu;
 }
 
 /* Whether a submit of `bytes` would wait for the devices' start: the loop
@@ -734,7 +735,7 @@ static int sched_submit_failed(sched *h, const sched_input *in, int rc)
  * device where it has one; else NULL (the member is read on the host). */
 static gpu *sched_stream_gpu(sched *h)
 {
-    if (!h->spec.ops)
+    if (!h->spec.ops && !h->spec.whole)
         return NULL;
     if (h->be->kind != BACKEND_CUDA && h->be->start && !h->gpu_off) /* auto: worth waiting for */
         backend_gpu_wait(h->be);
@@ -808,19 +809,14 @@ static int sched_stage_failed(sched *h, int rc)
     return sched_take(h, rc, tp_stage_status(h->stage));
 }
 
-/* Gathers chunk c, which may span two matrices, into the staged matrix,
- * writing each matrix out once whole; 0, 1 (a write failed) or negative. */
-static int sched_stage_chunk(sched *h, const pl_chunk *c)
+/* Gathers chunk c, the stage's source now, which may span two matrices,
+ * into the staged matrix, writing each matrix out once whole; 0, 1 (a
+ * write failed) or negative. */
+static int sched_stage_pieces(sched *h, const pl_chunk *c)
 {
     size_t matrix = tp_matrix_bytes(h->spec.whole), from = 0, left = c->bytes;
     uint64_t off = c->offset;
-    const void *data;
-    const pl_gz_chunk *gz;
-    int rc = sched_whole_data(h, c, &data, &gz);
-    if (rc < 0)
-        return rc;
-    if ((rc = tp_stage_chunk(h->stage, data, gz)) < 0)
-        return sched_stage_failed(h, rc);
+    int rc;
     while (left > 0) {
         uint64_t within = off % matrix;
         size_t take = matrix - within < left ? (size_t)(matrix - within) : left;
@@ -832,6 +828,27 @@ static int sched_stage_chunk(sched *h, const pl_chunk *c)
         from += take, off += take, left -= take;
     }
     return 0;
+}
+
+/* Gathers chunk c of the rings into the staged matrix (sched_stage_pieces). */
+static int sched_stage_chunk(sched *h, const pl_chunk *c)
+{
+    const void *data;
+    const pl_gz_chunk *gz;
+    int rc = sched_whole_data(h, c, &data, &gz);
+    if (rc < 0)
+        return rc;
+    if ((rc = tp_stage_chunk(h->stage, data, gz)) < 0)
+        return sched_stage_failed(h, rc);
+    return sched_stage_pieces(h, c);
+}
+
+/* Gathers chunk c of a member inflated on the stage's device, at dev there,
+ * into the staged matrix (sched_stage_pieces). */
+static int sched_stage_device_chunk(sched *h, const pl_chunk *c, CUdeviceptr dev)
+{
+    int rc = tp_stage_chunk_device(h->stage, dev);
+    return rc < 0 ? sched_stage_failed(h, rc) : sched_stage_pieces(h, c);
 }
 
 /* A gzip member inflated on a device as the input: sched_member's fields,
@@ -959,6 +976,8 @@ static void sched_feed_retire(sched *h, sched_feed *f, int *status)
 static int sched_feed_take(sched *h, sched_feed *f, const pl_chunk *c, CUdeviceptr dev)
 {
     int status = 0, rc;
+    if (!f->in && f->what == SCHED_STAGE) /* a member's batch, on the staged matrix's device */
+        return sched_stage_device_chunk(h, c, dev);
     if (!f->in) { /* a member's batch: on its device's engine */
         rc = engine_submit_device(f->e, c->slot, dev, c->bytes, c->offset,
                                   sched_place(h, c->bytes));
@@ -1007,7 +1026,7 @@ static int sched_loop(sched *h, sched_feed *f, uint64_t *bytes_in)
     io_status read_err = {0, ""};
     *bytes_in = 0;
     do {
-        if (!f->told && sched_member_gpu(h)) {
+        if (!f->told && sched_member_gpu(h) && (f->what != SCHED_STAGE || h->whole_on_gpu)) {
             f->in->member_gpu_ready(f->in->member_gpu_ctx, f->raw_seen, f->data_seen);
             f->told = 1;
         }
@@ -1036,7 +1055,7 @@ int sched_run(sched *h, sched_input *in, uint64_t *bytes_in)
     int rc;
     *bytes_in = 0;
     in->machine = 0;
-    if (f.what == SCHED_STAGE) {
+    if (f.what == SCHED_STAGE && !(in->stage_kept && h->stage)) {
         if ((rc = sched_stage_open(h)) < 0) {
             in->machine = 1;
             return rc;
@@ -1060,6 +1079,11 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     m->stop = NULL;
     if (!io_reader_stream_member(r, &fd, &data_off, &file_size) || !(g = sched_stream_gpu(h)))
         return 0;
+    if (h->spec.whole) { /* the matrix is gathered on the device that inflates */
+        int rc = m->stage_kept && h->stage ? 0 : sched_stage_open(h);
+        if (rc < 0 || !h->whole_on_gpu)
+            return rc; /* the host reads the member (a stage that failed is told there) */
+    }
     sched_member_staging(h);
     if (!h->z &&
         gzstream_open(&h->z, g, SCHED_MEMBER_KEEP, h->staging, gzstream_staging_bytes()) < 0) {
@@ -1083,8 +1107,8 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
         return sched_take(h, gzstream_status(h->z)->code, gzstream_status(h->z));
     sched_stream in = {.z = h->z, .skip = m->skip, .limit = m->limit, .grain = m->grain,
                        .tail = m->tail, .data = m->first, .keep = m->head_len};
-    sched_feed f = {.what = SCHED_LANES, .told = 1, .z = &in, .e = h->gpu,
-                    .dev = sched_device_of(h, h->gpu)};
+    sched_feed f = {.what = h->spec.ops ? SCHED_LANES : SCHED_STAGE, .told = 1, .z = &in,
+                    .e = h->gpu, .dev = sched_device_of(h, h->gpu)};
     uint64_t run;
     int rc = sched_loop(h, &f, &run);
     if (rc == 0 && (rc = gzstream_tail(h->z, in.keep, in.tail)) < 0)

@@ -120,6 +120,8 @@ typedef struct {
        not needed). */
     void (*member_gpu_ready)(void *ctx, uint64_t raw_seen, uint64_t data_seen);
     void *member_gpu_ctx;
+    int stage_kept; /* spec.whole: the staged matrix that this input's last call left open
+                       goes on (the rest of a member after the device), not a new one */
     int machine;  /* out: the failure was not the input's but the machine's (the staged
                      matrix could not be opened) */
 } sched_input;
@@ -153,6 +155,7 @@ typedef struct {
     size_t head_len;
     void *tail;      /* host memory for the bytes after the last whole grain (grain bytes; past
                         the limit, the first of those after it) */
+    int stage_kept;  /* spec.whole: the host's part of the member opened the staged matrix */
     int ran;         /* out: the device ran the member's start */
     uint64_t data;   /* out: the data bytes run (after first) */
     size_t tail_len; /* out: the bytes in tail */

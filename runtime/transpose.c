@@ -32,6 +32,8 @@ struct tp_stage {
     CUdeviceptr din, dout;   /* CUDA */
     const void *host;        /* the current chunk's buffer */
     const pl_gz_chunk *gz;   /* its members (inflated by lane 0), or NULL */
+    CUdeviceptr dsrc;        /* CUDA: the current chunk in device memory (tp_stage_chunk_device),
+                                or 0 */
     engine_lane lane[2];     /* CUDA: the pieces going out, through two pinned buffers (and
                                 device deflate, tp_stage_compress); lane 0 also inflates the
                                 compressed pieces coming in */
@@ -520,6 +522,7 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
 {
     e->host = host;
     e->gz = gz;
+    e->dsrc = 0;
     if (!gz)
         return 0;
     e->st.text[0] = 0;
@@ -542,6 +545,17 @@ int tp_stage_chunk(tp_stage *e, const void *host, const pl_gz_chunk *gz)
     return block_inflate_check(&e->lane[0].z, gz, &e->st);
 }
 
+/* Adds a piece of the current matrix that is in device memory already. */
+int tp_stage_chunk_device(tp_stage *e, CUdeviceptr data)
+{
+    if (e->be->kind != BACKEND_CUDA || !data)
+        return io_fail(&e->st, GPU_ERR_INTERNAL, "device data given to a matrix staged on the CPU");
+    e->host = NULL;
+    e->gz = NULL;
+    e->dsrc = data;
+    return 0;
+}
+
 /* Staged mode: one piece of the current chunk into the matrix. */
 int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
 {
@@ -558,10 +572,9 @@ int tp_stage_put(tp_stage *e, size_t from, uint64_t offset, size_t bytes)
     e->st.text[0] = 0;
     gpu_bind(e->be->gpu);
     CUstream st = e->lane[0].q.stream;
-    CUresult r = e->gz ? cu.MemcpyDtoDAsync(e->din + offset,
-                                                  e->lane[0].z.data + from,
-                                                  bytes, st)
-                             : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
+    CUresult r = e->dsrc ? cu.MemcpyDtoDAsync(e->din + offset, e->dsrc + from, bytes, st)
+                 : e->gz ? cu.MemcpyDtoDAsync(e->din + offset, e->lane[0].z.data + from, bytes, st)
+                         : cu.MemcpyHtoDAsync(e->din + offset, host, bytes, st);
     if (r == CUDA_SUCCESS)
         r = cu.StreamSynchronize(st);
     if (r != CUDA_SUCCESS)

@@ -60,6 +60,11 @@ void tp_stage_close(tp_stage *t);
  * untouched until the next chunk. */
 int tp_stage_chunk(tp_stage *t, const void *host, const pl_gz_chunk *gz);
 
+/* Makes the chunk at data in the device memory of the stage's device (a
+ * gzip member's data inflated there) the source of tp_stage_put; CUDA only,
+ * data must stay until the next chunk. 0, or GPU_ERR_INTERNAL. */
+int tp_stage_chunk_device(tp_stage *t, CUdeviceptr data);
+
 /* Adds bytes [from, from + bytes) of the current chunk's data to the matrix
  * at byte offset. */
 int tp_stage_put(tp_stage *t, size_t from, uint64_t offset, size_t bytes);

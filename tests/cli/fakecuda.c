@@ -2,7 +2,8 @@
  * reach the GPU error paths on a machine without a GPU.
  *
  * It behaves like small devices whose memory is ordinary memory and whose
- * kernels do nothing. Like the real driver it keeps a current context per
+ * kernels do nothing (or what a test program's hook does:
+ * fakecuda_set_launch_hook). Like the real driver it keeps a current context per
  * thread, and every object (memory, stream, event, module, function)
  * belongs to the device whose context was current when it was made: a
  * copy, launch or record that mixes devices, or runs with another device's
@@ -477,15 +478,36 @@ static CUresult fake_module_load(CUmodule *m, const void *image, unsigned int n,
     return fake_object_new((void **)m);
 }
 
+/* A kernel: its device and name. */
+typedef struct {
+    fake_object o;
+    char name[64];
+} fake_function;
+
 /* Any kernel name resolves, on the module's device. (Functions stay
  * allocated: the real driver frees them with their module.) */
 static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
 {
-    (void)name;
-    static fake_object functions[FAKE_MAX_DEVICES];
-    functions[fake_dev(m)].dev = fake_dev(m);
-    *f = (CUfunction)&functions[fake_dev(m)];
+    fake_function *fn = calloc(1, sizeof *fn);
+    if (!fn)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fn->o.dev = fake_dev(m);
+    snprintf(fn->name, sizeof fn->name, "%s", name);
+    *f = (CUfunction)fn;
     return CUDA_SUCCESS;
+}
+
+/* A test program's stand-in for kernels (fakecuda_set_launch_hook): called
+ * with each launch's kernel name and parameters, the device's memory being
+ * the host's. */
+static void (*fake_launch_hook)(const char *name, void **params);
+
+/* Sets the launch hook: a test that dlopens this library first (the same
+ * copy gpubatch's driver loader then finds) gives kernels a body. */
+void fakecuda_set_launch_hook(void (*hook)(const char *name, void **params));
+void fakecuda_set_launch_hook(void (*hook)(const char *name, void **params))
+{
+    fake_launch_hook = hook;
 }
 
 /* A function attribute of a function of the current device: only the
@@ -752,6 +774,8 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return (CUresult)atoi(e);
     fake_launches[fake_current]++;
     fake_report();
+    if (fake_launch_hook)
+        fake_launch_hook(((const fake_function *)f)->name, params);
     return CUDA_SUCCESS;
 }
 

@@ -9,7 +9,10 @@
  * computed here, its check called once with the data's bytes. A stream:
  * a copy's chunks reach the sink in order, byte for byte. A whole matrix:
  * one matrix larger than a chunk, staged and transposed, and a batch of
- * small ones through the engine, against a transpose done here. A gzip
+ * small ones through the engine, against a transpose done here; a staged
+ * matrix from a gzip file whose first member is inflated on a device and
+ * its second on the host (the transpose kernel the stand-in driver's
+ * launch hook). A gzip
  * member handed from the host to a device (the device's inflate is the
  * stand-in of tests/gzs_standin.h) and back: each state of the hand-over
  * told once, every byte counted once. Along axes on a device (the CPU's
@@ -22,7 +25,9 @@
 
 #include "../gzs_standin.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -145,7 +150,16 @@ static void temp_file(char path[64], const unsigned char *data, size_t n, int gz
     snprintf(path, 64, "/tmp/test_run.XXXXXX");
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (gz) {
+    if (gz == 2) { /* two members, the second after the data's middle */
+        close(fd);
+        for (int k = 0; k < 2; k++) {
+            size_t from = k ? n / 2 : 0, len = k ? n - n / 2 : n / 2;
+            gzFile f = gzopen(path, k ? "ab1" : "wb1");
+            CHECK(f != NULL);
+            CHECK(len == 0 || gzwrite(f, data + from, (unsigned)len) == (int)len);
+            CHECK(gzclose(f) == Z_OK);
+        }
+    } else if (gz) {
         gzFile f = gzdopen(fd, "wb1");
         CHECK(f != NULL);
         CHECK(n == 0 || gzwrite(f, data, (unsigned)n) == (int)n);
@@ -427,14 +441,16 @@ static void test_run_stream(void)
     backend_close(&be);
 }
 
-/* Transposes `count` rows x cols matrices of 4-byte elements through the
- * run, staged whole where one is larger than the chunk, and compares with
- * the transpose done here. */
+/* Transposes `count` rows x cols matrices of 4-byte elements (random
+ * bytes and mask) through the run, staged whole where one is larger than
+ * the chunk, and compares with the transpose done here. */
 static void transpose_case(run *rn, uint64_t count, uint64_t rows, uint64_t cols, size_t chunk,
-                           int gz)
+                           int gz, unsigned char mask)
 {
     size_t n = (size_t)(count * rows * cols * 4);
     unsigned char *data = random_bytes(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] &= mask;
     char path[64];
     temp_file(path, data, n, gz);
     tp_job matrix = {4, rows, cols};
@@ -442,7 +458,8 @@ static void transpose_case(run *rn, uint64_t count, uint64_t rows, uint64_t cols
     chunk = tp_chunk_for(&matrix, chunk, &staged);
     CHECK(staged == (rows * cols * 4 > chunk));
     run_op op = {.ops = staged ? NULL : &tp_engine_ops, .whole = staged ? &matrix : NULL,
-                 .ctx = &matrix, .cpu_ns = 1.0, .slot_per_buffer = 1};
+                 .ctx = &matrix, .grain = staged ? 4 : tp_matrix_bytes(&matrix), .cpu_ns = 1.0,
+                 .slot_per_buffer = 1};
     collected out;
     int rc = run_collect(rn, path, DT_F32, &op, chunk, &out);
     CHECKF(rc == 0 && errors == 0, "%s", last_error);
@@ -470,14 +487,67 @@ static void test_run_whole(void)
             size_t chunk = (size_t)16 << 10;
             run *rn = cpu_run(&be, 2, chunk, 2);
             if (k == 0)
-                transpose_case(rn, 1, 300, 257, chunk, gz); /* staged, 300 KB */
+                transpose_case(rn, 1, 300, 257, chunk, gz, 0xff); /* staged, 300 KB */
             else if (k == 1)
-                transpose_case(rn, 1, 1, 100000, chunk, gz); /* a row, staged */
+                transpose_case(rn, 1, 1, 100000, chunk, gz, 0xff); /* a row, staged */
             else
-                transpose_case(rn, 50, 17, 31, chunk, gz); /* a batch through the engine */
+                transpose_case(rn, 50, 17, 31, chunk, gz, 0xff); /* a batch through the engine */
             run_close(rn);
             backend_close(&be);
         }
+}
+
+/* The stand-in driver's body for the transpose kernels (its launch hook),
+ * the devices' memory being the host's: the launch of a grid's first tile
+ * transposes a whole matrix, as a staged matrix (one) is launched. */
+static void transpose_kernel(const char *name, void **params)
+{
+    size_t elem;
+    if (sscanf(name, "tpk_%*[a-z]_e%zu", &elem) != 1 || *(unsigned long long *)params[4] != 0)
+        return;
+    const unsigned char *in = (const unsigned char *)(uintptr_t)*(CUdeviceptr *)params[0];
+    unsigned char *out = (unsigned char *)(uintptr_t)*(CUdeviceptr *)params[1];
+    unsigned long long rows = *(unsigned long long *)params[2], cols = *(unsigned long long *)params[3];
+    for (unsigned long long i = 0; i < rows; i++)
+        for (unsigned long long j = 0; j < cols; j++)
+            memcpy(out + (j * rows + i) * elem, in + (i * cols + j) * elem, elem);
+}
+
+/* A staged matrix from a gzip member on a device: its data inflated there
+ * (the stand-in's decoder) go into the staged matrix from device memory,
+ * the host reads on where the device stopped into the same matrix, and
+ * the transpose (the launch hook's) is the one done here; the device's
+ * part told once. */
+static void test_run_whole_member(void)
+{
+    char lib[4096];
+    snprintf(lib, sizeof lib, "%s", getenv("GPUBATCH_LIBCUDA"));
+    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL); /* the copy the driver's loader finds */
+    void (*set_hook)(void (*)(const char *, void **)) =
+        h ? (void (*)(void (*)(const char *, void **)))dlsym(h, "fakecuda_set_launch_hook") : NULL;
+    CHECKF(set_hook != NULL, "%s: no fakecuda_set_launch_hook", lib);
+    if (!set_hook)
+        return;
+    set_hook(transpose_kernel);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    static const uint64_t shapes[][2] = {{300, 257}, {500, 600}, {700, 800}, {1023, 1025}, {1, 100000}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        backend be;
+        memset(&be, 0, sizeof be);
+        CHECKF(backend_open(&be, BACKEND_CUDA, NULL, 2) == 0, "%s", be.st.text);
+        run *rn;
+        size_t chunk = (size_t)64 << 10;
+        run_plan plan = {.chunk = chunk, .streams = 2};
+        CHECK(run_open(&rn, &be, &plan) == 0);
+        transpose_case(rn, 1, shapes[k][0], shapes[k][1], chunk, 2, 0x0f);
+        CHECKF(told_device == 1, "%llux%llu: device %d", (unsigned long long)shapes[k][0],
+               (unsigned long long)shapes[k][1], told_device);
+        run_close(rn);
+        backend_close(&be);
+    }
+    unsetenv("GPUBATCH_HOST_INFLATE");
+    set_hook(NULL);
+    dlclose(h);
 }
 
 /* Opens a backend of kind and a run over it, sums the file at path (uint8)
@@ -769,6 +839,7 @@ int main(void)
     RUN(test_run_member_indexed);
 
     RUN(test_run_axis_device);
+    RUN(test_run_whole_member); /* after the member tests, which want the driver's first start */
     RUN(test_run_device_fails);
     return check_summary();
 }
