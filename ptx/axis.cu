@@ -215,12 +215,13 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
 // Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
 // sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
 // (T * size) whole runs in shared memory with 16-byte loads, then (in
-// rows_units; rows_lane below for the runs rows_body gives it) a group of P
-// lanes reduces each run (P the power of two >= its vectors, at most 32;
-// several runs per warp): lane l of the group owns the run's vectors l,
-// l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
-// sub-tile tree's levels below P (the levels above add the empty lanes'
-// -0.0, empty partials and extrema, which change nothing).
+// rows_units; rows_lane below, the kernels axk_lane_*, for runs of at most
+// 32 vectors of float32 and float64) a group of P lanes reduces each run (P
+// the power of two >= its vectors, at most 32; several runs per warp): lane
+// l of the group owns the run's vectors l, l + 32, ... as in the sub-tile
+// order, and the group's xor shuffles are the sub-tile tree's levels below
+// P (the levels above add the empty lanes' -0.0, empty partials and
+// extrema, which change nothing).
 
 // The stage of the short-run kernels: AX_ROWS_BYTES, the 16 before the
 // first run's byte 0, and the rest of the last 128-byte group (stage_swz).
@@ -1010,6 +1011,166 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
         f.store(a, i * C + lane, en.level);
 }
 
+// The 16 bytes at address va, of which only those in [lo, hi) are read: one
+// 16-byte load where va is 16-byte aligned and the vector lies inside, else
+// element by element (zeros for the elements outside).
+__device__ __forceinline__ uint4 vec_in(unsigned long long va, unsigned long long lo,
+                                        unsigned long long hi)
+{
+    if ((va & 15) == 0 && va >= lo && va + 16 <= hi)
+        return __ldg(reinterpret_cast<const uint4 *>(va));
+    elem_vec w;
+#pragma unroll
+    for (unsigned k = 0; k < RD_V; k++) {
+        const unsigned long long ea = va + k * sizeof(elem_t);
+        w.e[k] = ea >= lo && ea < hi ? __ldg(reinterpret_cast<const elem_t *>(ea)) : elem_t(0);
+    }
+    return w.raw;
+}
+
+// The part of a fold's 2^level blocks (the root of its tree) as one part.
+template <int KIND, bool SUMSQ>
+__device__ __forceinline__ blk_part fold_part(const blk_fold<KIND, SUMSQ> &f, unsigned level)
+{
+    blk_part b;
+    b.fs = b.fq = -0.0;
+    b.is = f.is;
+    b.iq = f.iq;
+    b.cnt = f.cnt;
+    b.e = f.e;
+    b.v = rd_var_empty();
+#pragma unroll
+    for (unsigned l = 0; l < AX_FOLD_MAX; l++)
+        if (l == level) {
+            if (KIND == 0) {
+                b.fs = f.fs[l];
+                if (SUMSQ)
+                    b.fq = f.fq[l];
+            } else if (KIND == 2) {
+                b.v = f.v[l];
+            }
+        }
+    return b;
+}
+
+// Writes one part (the fields of kind KIND) at index o of the arrays a names.
+template <int KIND>
+__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
+{
+    if (KIND == 0)
+        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
+    else if (KIND == 1)
+        ((rd_extrema *)a.extrema)[o] = b.e;
+    else
+        ((rd_var *)a.var)[o] = b.v;
+}
+
+// Bytes of shared memory a warp of the grouped few-column kernels stages in.
+#define AX_GRP_STAGE 5120u
+
+// Block entries of few columns (C <= 32), a warp per entry, the entry's
+// 2^level blocks cut into G groups of m consecutive blocks (G the largest
+// power of two <= 32 / C, at most 2^level): lane (g, c) = g * C + c adds
+// column c of group g's blocks one after the other, each block's rows in
+// row order, and folds them by its own binary counter (the pairwise tree
+// over the group's m blocks); the groups' subtrees are then combined by the
+// pairwise tree over shuffles, once per entry. The blocks come through
+// shared memory in stages of KB consecutive blocks of every group: each
+// lane loads NV 16-byte vectors of the next stage into registers while it
+// adds the current one; a stage's groups lie apart by their bytes padded so
+// that the stride is the columns' bytes (in whole vectors) modulo 128, and
+// the lanes' reads of a row hit distinct banks.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned NV>
+__device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
+                                                 const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_GRP_STAGE];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
+    if (i >= a.nentries)
+        return; // the whole warp
+    const ax_gpu_entry en = entry_at(a, i);
+    const unsigned C = (unsigned)a.C, n = 1u << en.level, esz = (unsigned)sizeof(elem_t);
+    unsigned G = 1; // groups: the largest power of two <= 32 / C, at most n
+    while (2 * G * C <= 32 && 2 * G <= n)
+        G *= 2;
+    const unsigned m = n / G, lgm = __ffs(m) - 1;
+    unsigned rows0;
+    const elem_t *base = x + block_unit(a, en.u, &rows0);
+    (void)rows0;
+    const rd_u64 row_first = (en.u % a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    const rd_u64 row_end = row_first + (rd_u64)n * RD_AXIS_BLOCK < a.L
+                               ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
+    const unsigned nrows = (unsigned)(row_end - row_first);
+    const unsigned blkb = RD_AXIS_BLOCK * C * esz, vpb = blkb / 16;
+    const unsigned dv = (C + RD_V - 1) / RD_V * RD_V * esz; // the columns' bytes, whole vectors
+    unsigned KB = 1; // blocks of a group a stage holds: a power of two, at most m
+    while (2 * KB <= m && 2 * KB * G * blkb <= NV * 512 &&
+           G * (2 * KB * blkb + 127) <= AX_GRP_STAGE)
+        KB *= 2;
+    const unsigned ns = m / KB, gv = KB * vpb, nvs = G * gv; // stages, vectors a group, a stage
+    // a stage's groups lie gstride bytes apart in shared memory (KB blocks, padded)
+    const unsigned gstride = KB * blkb + ((dv - KB * blkb % 128 + 128) % 128);
+    const unsigned long long lo = (unsigned long long)base,
+                             hi = lo + (unsigned long long)nrows * C * esz;
+    // v / gv = __umulhi(v, inv) for v < 2^16 (gv > 1)
+    const unsigned inv = gv > 1 ? 0xffffffffu / gv + 1 : 0;
+    uint4 r[NV];
+    // the lane's vectors v = lane + 32 j of stage t: group v / gv, its bytes in order
+    auto load = [&](unsigned t) {
+#pragma unroll
+        for (unsigned j = 0; j < NV; j++) {
+            const unsigned v = lane + 32 * j, gg = gv > 1 ? __umulhi(v, inv) : v;
+            if (v < nvs)
+                r[j] = vec_in(lo + 16 * v + gg * (m - KB) * blkb + t * KB * blkb, lo, hi);
+        }
+    };
+    const unsigned g = lane / C, c = lane - g * C;
+    const bool active = g < G;
+    blk_fold<KIND, SUMSQ> f;
+    load(0);
+    for (unsigned t = 0; t < ns; t++) {
+        __syncwarp();
+#pragma unroll
+        for (unsigned j = 0; j < NV; j++) {
+            const unsigned v = lane + 32 * j, gg = gv > 1 ? __umulhi(v, inv) : v;
+            if (v < nvs)
+                *reinterpret_cast<uint4 *>(sm[warp] + 16 * v + gg * (gstride - gv * 16)) = r[j];
+        }
+        for (unsigned v = 32 * NV + lane; v < nvs; v += 32) { // beyond the registers' vectors
+            const unsigned gg = gv > 1 ? __umulhi(v, inv) : v;
+            *reinterpret_cast<uint4 *>(sm[warp] + 16 * v + gg * (gstride - gv * 16)) =
+                vec_in(lo + 16 * v + gg * (m - KB) * blkb + t * KB * blkb, lo, hi);
+        }
+        __syncwarp();
+        if (t + 1 < ns)
+            load(t + 1);
+        if (!active)
+            continue;
+        for (unsigned k = 0; k < KB; k++) {
+            const unsigned kl = t * KB + k, b = g * m + kl; // the lane's block: local, entry's
+            const unsigned rk = nrows - b * RD_AXIS_BLOCK;
+            const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
+            const unsigned char *p = sm[warp] + g * gstride + k * blkb + c * esz;
+            elem_t buf[RD_AXIS_BLOCK];
+#pragma unroll
+            for (unsigned q = 0; q < RD_AXIS_BLOCK; q++)
+                buf[q] = q < rows ? *reinterpret_cast<const elem_t *>(p + q * C * esz) : elem_t(0);
+            f.push(kl, block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows,
+                                                        (en.leaf + b) * RD_AXIS_BLOCK));
+        }
+    }
+    blk_part b = fold_part(f, lgm);
+    // the groups' pairwise tree: group g takes the subtree from g + h
+    for (unsigned h = 1; h < G; h *= 2) {
+        const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
+        if (g % (2 * h) == 0)
+            b = blk_combine<KIND, SUMSQ>(b, o);
+    }
+    if (lane < C)
+        store_part<KIND>(a, i * C + lane, b);
+}
+
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
 // parts of entry i (written by the tile kernels into t's arrays, one per
 // unit from u0) by the pairwise tree into entry i's part in a's arrays.
@@ -1045,49 +1206,37 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-// Whether the short-run kernels of this element type take rows_lane, and
-// their launch bounds: float32 and float64 (measured) at 6 resident blocks
-// of AX_THREADS an SM (rows_lane measured at 1, 6 and 8: 6 the fastest by
-// far; a bound by registers alone, __maxnreg__(40), spills more; on a GPU
-// of 1024 threads an SM ptxas ignores the 6, warning); the other types'
-// registers would not hold rows_lane's accumulators at that bound.
+// Whether this element type has the kernels of runs of at most 32 vectors
+// a thread each (rows_lane: float32 and float64; the other types' registers
+// would not hold its accumulators at its bound), and their launch bounds:
+// 6 resident blocks of AX_THREADS an SM (on a GPU of 1024 threads an SM
+// ptxas ignores the 6, warning). Longer runs (rows_units) keep a bound by
+// the block's threads alone.
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
 #define AX_LANE_TYPE 1
-#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS, 6)
 #else
 #define AX_LANE_TYPE 0
-#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS)
 #endif
+#define AX_LANE_BOUNDS __launch_bounds__(AX_THREADS, 6)
 
-// The short-run kernels' body: a thread a run for the moments and extrema
-// of runs of at most 32 vectors of AX_LANE_TYPE (rows_lane), else lanes a run
-// (rows_units).
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_body(const elem_t *__restrict__ x, const ax_gpu_args &a,
-                                          unsigned char *sm)
-{
-    if constexpr (AX_LANE_TYPE && KIND != 2) {
-        if (a.T <= 32 * RD_V) {
-            rows_lane<KIND, SKIPNAN, SUMSQ>(x, a, sm);
-            return;
-        }
-    }
-    rows_units<KIND, SKIPNAN, SUMSQ>(x, a, sm);
-}
-
-// A short-run kernel; bounds: its launch bounds (the variance keeps
-// rows_units and its registers).
-#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq, bounds)                                 \
+// A short-run kernel: runs staged a block at a time, reduced by body
+// (rows_units or rows_lane) under the launch bounds `bounds`.
+#define AX_ROWS_KERNEL(name, body, kind, skipnan, sumsq, bounds)                           \
     extern "C" __global__ void bounds name(const elem_t *__restrict__ x, ax_gpu_args a)    \
     {                                                                                       \
         __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];                          \
-        rows_body<kind, skipnan, sumsq>(x, a, sm);                                          \
+        body<kind, skipnan, sumsq>(x, a, sm);                                               \
     }
 
-AX_ROWS_KERNEL(axk_rows_moments, 0, false, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_var, 2, false, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments, rows_units, 0, false, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments_sq, rows_units, 0, false, true, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_extrema, rows_units, 1, false, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_var, rows_units, 2, false, false, __launch_bounds__(AX_THREADS))
+#if AX_LANE_TYPE
+AX_ROWS_KERNEL(axk_lane_moments, rows_lane, 0, false, false, AX_LANE_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_sq, rows_lane, 0, false, true, AX_LANE_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_extrema, rows_lane, 1, false, false, AX_LANE_BOUNDS)
+#endif
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
@@ -1123,10 +1272,16 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
-AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, rows_units, 0, true, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, rows_units, 0, true, true,
+               __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, rows_units, 1, true, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_var_skipnan, rows_units, 2, true, false, __launch_bounds__(AX_THREADS))
+#if AX_LANE_TYPE
+AX_ROWS_KERNEL(axk_lane_moments_skipnan, rows_lane, 0, true, false, AX_LANE_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_sq_skipnan, rows_lane, 0, true, true, AX_LANE_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_extrema_skipnan, rows_lane, 1, true, false, AX_LANE_BOUNDS)
+#endif
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)

@@ -1,0 +1,223 @@
+// bench_axis_few.cu [ncu] - the few-column block-entry kernels of
+// reductions along axes (ptx/axis.cu; (N, C <= 32) over axis 0): main's
+// body, block_few (a warp an entry, stages of 4 KiB, rounds of the blocks
+// of 32 / C columns), against block_few_groups (a warp an entry, lane (g,
+// c) adds column c of a group of consecutive blocks and folds them itself,
+// the next stage's loads in flight while it adds). First the bits of every
+// kind (moments with squares and skipnan, extrema, variance) on random data
+// with NaN, infinities, zeros of either sign and subnormals, for C = 1 ..
+// 32, entries cut anywhere in a sweep, chunks at several alignments; then
+// (float32 and float64 only) GB/s of input on 1 GiB arrays, the ratio to
+// the device copy (read + write), and whether the sums have main's bits.
+// With "ncu": one launch of each kernel at C = 3, for a profiler.
+//
+// Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
+// tests/gpu/bench_axis_few.cu (any -DGB_DT_<type>; timing for f32, f64).
+#if !defined(GB_DT_f32) && !defined(GB_DT_f64) && !defined(GB_DT_u8) && \
+    !defined(GB_DT_i64) && !defined(GB_DT_f16) && !defined(GB_DT_i32)
+#define GB_DT_f32
+#endif
+#include "ptx/axis.cu"
+
+#include "bench_common.h"
+#include "bench_axis_util.h"
+
+#include <cstring>
+
+// main's body and the grouped one (NV vectors a lane in flight), per kind.
+template <int K, bool N, bool Q, int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) few_old(const elem_t *__restrict__ x,
+                                                            ax_gpu_args a)
+{
+    block_few<K, N, Q>(x, a);
+}
+template <int K, bool N, bool Q, int minb, unsigned NV>
+__global__ void __launch_bounds__(AX_THREADS, minb) few_new(const elem_t *__restrict__ x,
+                                                            ax_gpu_args a)
+{
+    block_few_groups<K, N, Q, NV>(x, a);
+}
+
+// The kinds checked: kind, skipnan, squares, main's kernel and the new one.
+struct kind_row {
+    int kind;
+    bool skipnan, sq;
+    kernel old_k, new_k;
+    const char *name;
+};
+#define FR(k, n, q, minb, name) {k, n, q, few_old<k, n, q, minb>, few_new<k, n, q, minb, 8>, name}
+static const kind_row kinds[] = {
+    FR(0, false, false, 2, "moments"), FR(0, false, true, 2, "moments_sq"),
+    FR(1, false, false, 2, "extrema"), FR(2, false, false, 1, "var"),
+#if RD_FLOAT
+    FR(0, true, false, 2, "moments_skipnan"), FR(0, true, true, 2, "moments_sq_skipnan"),
+    FR(1, true, false, 2, "extrema_skipnan"), FR(2, true, false, 1, "var_skipnan"),
+#endif
+};
+
+// The pieces of leaves [la, lb) (maximal aligned subtrees of at most
+// 2^AX_FOLD_LEVELS leaves, as piece_of cuts them).
+static unsigned long long pieces(unsigned long long la, unsigned long long lb)
+{
+    unsigned long long n = 0;
+    for (unsigned long long at = la; at < lb; n++) {
+        unsigned k = AX_FOLD_LEVELS;
+        while (k && ((at & ((1ull << k) - 1)) || at + (1ull << k) > lb))
+            k--;
+        at += 1ull << k;
+    }
+    return n;
+}
+
+// Args of the block units [u0, u0 + nunits) of one sweep of L rows of C
+// columns, the chunk's x[0] being element e0.
+static ax_gpu_args block_args(unsigned long long L, unsigned C, unsigned long long u0,
+                              unsigned long long nunits, unsigned long long e0)
+{
+    ax_gpu_args a;
+    memset(&a, 0, sizeof a);
+    a.e0 = e0;
+    a.u0 = u0;
+    a.nunits = nunits;
+    a.T = 1;
+    a.L = L;
+    a.C = C;
+    a.blocks_per_sweep = (L + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
+    a.leaf0 = u0 % a.blocks_per_sweep;
+    a.nentries = pieces(a.leaf0, a.leaf0 + nunits);
+    return a;
+}
+
+// The bits of the new kernels against main's on random elements.
+static void check_bits()
+{
+    const size_t n = 1u << 20;
+    std::vector<elem_t> h(n + 16);
+    for (auto &e : h)
+        e = rnd_elem();
+    elem_t *x;
+    BENCH_CHECK(cudaMalloc(&x, (n + 16) * sizeof(elem_t)));
+    BENCH_CHECK(cudaMemcpy(x, h.data(), (n + 16) * sizeof(elem_t), cudaMemcpyHostToDevice));
+    outs oa, ob;
+    BENCH_CHECK(cudaMalloc(&bad, 4));
+    oa.alloc(n);
+    ob.alloc(n);
+    for (unsigned C = 1; C <= 32; C++) {
+        for (unsigned trial = 0; trial < 4; trial++) {
+            // a sweep of L rows (not always whole blocks), units from u0 to its end or short of it
+            const unsigned long long L = n / C / (1 + trial) - rnd() % 40;
+            const unsigned long long bps = (L + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK;
+            const unsigned long long u0 = trial == 0 ? 0 : rnd() % (bps / 2);
+            const unsigned long long nun = trial < 2 ? bps - u0 : 1 + rnd() % (bps - u0);
+            const unsigned shift = trial == 3 ? 1 + (unsigned)(rnd() % 3) : 0; // elements
+            const unsigned long long head = trial == 2 ? rnd() % 7 : 0;
+            const unsigned long long e0 = u0 * RD_AXIS_BLOCK * C - head;
+            if (u0 * RD_AXIS_BLOCK * C < head)
+                continue;
+            ax_gpu_args a = block_args(L, C, u0, nun, e0);
+            const unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
+            for (const kind_row &k : kinds)
+                compare("few C", C, shift, k.kind, k.sq, k.skipnan, k.name, k.old_k, k.new_k, g,
+                        a, x + shift, oa, ob, (size_t)a.nentries * C);
+        }
+    }
+    printf("bits: %d checks, %d differ\n", checks, fails);
+    fflush(stdout);
+    cudaFree(x);
+}
+
+// Times launch() (writing n doubles at got) and prints its row: GB/s of
+// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
+template <class F>
+static void row(const char *shape, const char *name, double in, double copy_bw, F launch,
+                const double *want, double *got, size_t n)
+{
+    BENCH_CHECK(cudaMemset(got, 0, n * 8));
+    float t = bench_median_ms(launch, 7);
+    BENCH_CHECK(cudaDeviceSynchronize());
+    std::vector<double> hw(n), hg(n);
+    BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
+    printf("%-18s %-24s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
+           in / (t * 1e-3) / copy_bw, memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const bool prof = argc > 1 && !strcmp(argv[1], "ncu");
+    if (!prof)
+        check_bits();
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+    const size_t bytes = (size_t)1 << 30;
+    elem_t *x;
+    double *want, *got;
+    char *copy;
+    BENCH_CHECK(cudaMalloc(&x, bytes));
+    BENCH_CHECK(cudaMalloc(&copy, bytes));
+    const size_t out_bytes = bytes / sizeof(elem_t) / 16 * sizeof(rd_var); // the most parts
+    BENCH_CHECK(cudaMalloc(&want, out_bytes));
+    BENCH_CHECK(cudaMalloc(&got, out_bytes));
+    {   // random finite elements, so that the order of the sums shows in their bits
+        size_t n = bytes / sizeof(elem_t);
+        std::vector<elem_t> h(n);
+        unsigned long long s = 0x9e3779b97f4a7c15ull;
+        for (size_t i = 0; i < n; i++) {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            h[i] = (elem_t)((double)(long long)(s >> 20) * 0x1p-30);
+        }
+        BENCH_CHECK(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    if (prof) { // one launch of each at C = 3
+        ax_gpu_args a = block_args(bytes / sizeof(elem_t) / 3, 3, 0,
+                                   (bytes / sizeof(elem_t) / 3 + 15) / 16, 0);
+        a.sum = (rd_u64)want;
+        const unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
+        few_old<0, false, false, 2><<<g, AX_THREADS>>>(x, a);
+        few_new<0, false, false, 2, 8><<<g, AX_THREADS>>>(x, a);
+        BENCH_CHECK(cudaDeviceSynchronize());
+        return 0;
+    }
+    float cms = bench_median_ms([&] { cudaMemcpyAsync(copy, x, bytes, cudaMemcpyDeviceToDevice); }, 5);
+    double copy_bw = 2.0 * bytes / (cms * 1e-3);
+    printf("%s, device copy %.0f GB/s (read + write)\n", sizeof(elem_t) == 4 ? "float32" : "float64",
+           copy_bw / 1e9);
+    printf("%-18s %-24s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
+    static const unsigned Cs[] = {2, 3, 4, 5, 8, 16, 17, 32};
+    for (unsigned C : Cs) {
+        const unsigned long long L = bytes / sizeof(elem_t) / C;
+        ax_gpu_args a = block_args(L, C, 0, (L + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK, 0);
+        const unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
+        const double in = (double)L * C * sizeof(elem_t);
+        char shape[32];
+        snprintf(shape, sizeof shape, "(%llu, %u) ax0", L, C);
+        ax_gpu_args b = a;
+        a.sum = (rd_u64)want;
+        b.sum = (rd_u64)got;
+        const size_t n = (size_t)a.nentries * C;
+        row(shape, "block_few (main's)", in, copy_bw,
+            [&] { few_old<0, false, false, 2><<<g, AX_THREADS>>>(x, a); }, want, want, n);
+        row(shape, "groups NV 8 minb 2", in, copy_bw,
+            [&] { few_new<0, false, false, 2, 8><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "groups NV 4 minb 2", in, copy_bw,
+            [&] { few_new<0, false, false, 2, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "groups NV 4 minb 3", in, copy_bw,
+            [&] { few_new<0, false, false, 3, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "groups NV 2 minb 3", in, copy_bw,
+            [&] { few_new<0, false, false, 3, 2><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "groups NV 2 minb 4", in, copy_bw,
+            [&] { few_new<0, false, false, 4, 2><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        ax_gpu_args e = a, f = b;
+        e.sum = f.sum = 0;
+        e.extrema = (rd_u64)want;
+        f.extrema = (rd_u64)got;
+        const float me = bench_median_ms([&] { few_old<1, false, false, 2><<<g, AX_THREADS>>>(x, e); }, 5),
+                    ne = bench_median_ms([&] { few_new<1, false, false, 2, 8><<<g, AX_THREADS>>>(x, f); }, 5);
+        printf("%-18s %-24s %8.2f %8.2f (of copy: main's, NV 8 minb 2)\n", shape, "extrema",
+               in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
+    }
+#endif
+    return 0;
+}
