@@ -126,50 +126,18 @@ static void check_bits()
     cudaFree(x);
 }
 
-// Times launch() (writing n doubles at got) and prints its row: GB/s of
-// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
-template <class F>
-static void row(const char *shape, const char *name, double in, double copy_bw, F launch,
-                const double *want, double *got, size_t n)
-{
-    BENCH_CHECK(cudaMemset(got, 0, n * 8));
-    float t = bench_median_ms(launch, 7);
-    BENCH_CHECK(cudaDeviceSynchronize());
-    std::vector<double> hw(n), hg(n);
-    BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
-    BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
-    printf("%-18s %-24s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
-           in / (t * 1e-3) / copy_bw, memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
-    fflush(stdout);
-}
-
 int main(int argc, char **argv)
 {
     const bool prof = argc > 1 && !strcmp(argv[1], "ncu");
     if (!prof)
         check_bits();
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
-    const size_t bytes = (size_t)1 << 30;
-    elem_t *x;
-    double *want, *got;
-    char *copy;
-    BENCH_CHECK(cudaMalloc(&x, bytes));
-    BENCH_CHECK(cudaMalloc(&copy, bytes));
-    const size_t out_bytes = bytes / sizeof(elem_t) / 16 * sizeof(rd_var); // the most parts
-    BENCH_CHECK(cudaMalloc(&want, out_bytes));
-    BENCH_CHECK(cudaMalloc(&got, out_bytes));
-    {   // random finite elements, so that the order of the sums shows in their bits
-        size_t n = bytes / sizeof(elem_t);
-        std::vector<elem_t> h(n);
-        unsigned long long s = 0x9e3779b97f4a7c15ull;
-        for (size_t i = 0; i < n; i++) {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            h[i] = (elem_t)((double)(long long)(s >> 20) * 0x1p-30);
-        }
-        BENCH_CHECK(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
-    }
+    // the most parts: a variance partial per block
+    bench_input in0 = bench_setup(((size_t)1 << 30) / sizeof(elem_t) / 16 * sizeof(rd_var));
+    const size_t bytes = in0.bytes;
+    const elem_t *x = in0.x;
+    double *want = in0.want, *got = in0.got;
+    const double copy_bw = in0.copy_bw;
     if (prof) { // one launch of each at C = 3
         ax_gpu_args a = block_args(bytes / sizeof(elem_t) / 3, 3, 0,
                                    (bytes / sizeof(elem_t) / 3 + 15) / 16, 0);
@@ -180,11 +148,6 @@ int main(int argc, char **argv)
         BENCH_CHECK(cudaDeviceSynchronize());
         return 0;
     }
-    float cms = bench_median_ms([&] { cudaMemcpyAsync(copy, x, bytes, cudaMemcpyDeviceToDevice); }, 5);
-    double copy_bw = 2.0 * bytes / (cms * 1e-3);
-    printf("%s, device copy %.0f GB/s (read + write)\n", sizeof(elem_t) == 4 ? "float32" : "float64",
-           copy_bw / 1e9);
-    printf("%-18s %-24s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
     static const unsigned Cs[] = {2, 3, 4, 5, 8, 16, 17, 32};
     for (unsigned C : Cs) {
         const unsigned long long L = bytes / sizeof(elem_t) / C;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 static unsigned long long rs = 0x9e3779b97f4a7c15ull;
 // The next 64 pseudo-random bits.
@@ -118,6 +119,64 @@ static void compare(const char *what, unsigned p1, unsigned p2, int kind, bool s
     checks++;
     if (nb && fails++ < 20)
         printf("DIFFER %s %u shift %u %s: %u words\n", what, p1, p2, name, nb);
+}
+
+// Times launch() (writing n doubles at got) and prints its row: GB/s of
+// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
+template <class F>
+static void row(const char *shape, const char *name, double in, double copy_bw, F launch,
+                const double *want, double *got, size_t n)
+{
+    BENCH_CHECK(cudaMemset(got, 0, n * 8));
+    float t = bench_median_ms(launch, 7);
+    BENCH_CHECK(cudaDeviceSynchronize());
+    std::vector<double> hw(n), hg(n);
+    BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
+    printf("%-18s %-24s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
+           in / (t * 1e-3) / copy_bw, memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
+    fflush(stdout);
+}
+
+// The timing's input: 1 GiB of random finite elements on the device (so
+// that the order of the sums shows in their bits), two part arrays of
+// out_bytes each, and the device copy's bandwidth (read + write), printed
+// with the table's header.
+struct bench_input {
+    size_t bytes;
+    elem_t *x;
+    double *want, *got;
+    double copy_bw;
+};
+
+// Makes the timing's input (see bench_input).
+static bench_input bench_setup(size_t out_bytes)
+{
+    bench_input b;
+    b.bytes = (size_t)1 << 30;
+    char *copy;
+    BENCH_CHECK(cudaMalloc(&b.x, b.bytes));
+    BENCH_CHECK(cudaMalloc(&copy, b.bytes));
+    BENCH_CHECK(cudaMalloc(&b.want, out_bytes));
+    BENCH_CHECK(cudaMalloc(&b.got, out_bytes));
+    const size_t n = b.bytes / sizeof(elem_t);
+    std::vector<elem_t> h(n);
+    unsigned long long s = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        h[i] = (elem_t)((double)(long long)(s >> 20) * 0x1p-30);
+    }
+    BENCH_CHECK(cudaMemcpy(b.x, h.data(), b.bytes, cudaMemcpyHostToDevice));
+    const float cms = bench_median_ms(
+        [&] { cudaMemcpyAsync(copy, b.x, b.bytes, cudaMemcpyDeviceToDevice); }, 5);
+    BENCH_CHECK(cudaFree(copy));
+    b.copy_bw = 2.0 * b.bytes / (cms * 1e-3);
+    printf("%s, device copy %.0f GB/s (read + write)\n",
+           sizeof(elem_t) == 4 ? "float32" : "float64", b.copy_bw / 1e9);
+    printf("%-18s %-24s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
+    return b;
 }
 
 #endif
