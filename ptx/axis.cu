@@ -1065,6 +1065,19 @@ __device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const
         ((rd_var *)a.var)[o] = b.v;
 }
 
+// The part of one column of one block staged in shared memory: its rows
+// elements at p, stride bytes apart (block_sum's).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ blk_part staged_block(const unsigned char *p, unsigned stride,
+                                                 unsigned rows, rd_u64 j0)
+{
+    elem_t buf[RD_AXIS_BLOCK];
+#pragma unroll
+    for (unsigned q = 0; q < RD_AXIS_BLOCK; q++)
+        buf[q] = q < rows ? *reinterpret_cast<const elem_t *>(p + q * stride) : elem_t(0);
+    return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
+}
+
 // Bytes of shared memory a warp of the grouped few-column kernels stages in.
 #define AX_GRP_STAGE 5120u
 
@@ -1152,12 +1165,11 @@ __device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
             const unsigned rk = nrows - b * RD_AXIS_BLOCK;
             const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
             const unsigned char *p = sm[warp] + g * gstride + k * blkb + c * esz;
-            elem_t buf[RD_AXIS_BLOCK];
-#pragma unroll
-            for (unsigned q = 0; q < RD_AXIS_BLOCK; q++)
-                buf[q] = q < rows ? *reinterpret_cast<const elem_t *>(p + q * C * esz) : elem_t(0);
-            f.push(kl, block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows,
-                                                        (en.leaf + b) * RD_AXIS_BLOCK));
+            const rd_u64 j0 = (en.leaf + b) * RD_AXIS_BLOCK;
+            if (rows == RD_AXIS_BLOCK) // whole blocks without the checks of a short one
+                f.push(kl, staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, RD_AXIS_BLOCK, j0));
+            else
+                f.push(kl, staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, rows, j0));
         }
     }
     blk_part b = fold_part(f, lgm);
