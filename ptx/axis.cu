@@ -289,10 +289,11 @@ __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd
 
 // Calls visit(element, index in the run, position in its vector) for the
 // elements of vector j of the T-element run whose byte 0 is byte b0 of the
-// stage at sm (16-byte aligned; see stage_swz for sh, msk): one 16-byte
-// read where the vector is whole and aligned, else element by element, in
-// order either way.
-template <class Visit>
+// stage at sm (see stage_swz for sh, msk; ALIGNED: sm is 16-byte aligned,
+// so that b0 alone tells a vector's alignment): one 16-byte read where the
+// vector is whole and aligned, else element by element, in order either
+// way.
+template <bool ALIGNED = false, class Visit>
 __device__ __forceinline__ void vec_visit(const unsigned char *sm, unsigned b0, unsigned T,
                                           unsigned j, unsigned sh, unsigned msk, Visit visit)
 {
@@ -300,7 +301,8 @@ __device__ __forceinline__ void vec_visit(const unsigned char *sm, unsigned b0, 
     if (e0 >= T)
         return;
     const unsigned b = b0 + e0 * (unsigned)sizeof(elem_t);
-    if (e0 + RD_V <= T && ((unsigned long long)(sm + b) & 15) == 0) {
+    if (e0 + RD_V <= T &&
+        (ALIGNED ? b & 15 : (unsigned)((unsigned long long)(sm + b) & 15)) == 0) {
         elem_vec w;
         w.raw = *reinterpret_cast<const uint4 *>(sm + stage_swz(b, sh, msk));
 #pragma unroll
@@ -472,8 +474,9 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
     if (KIND == 1) { // extrema are associative: the elements in index order
         rd_extrema e = rd_extrema_empty();
         for (unsigned j = 0; j < nvec; j++)
-            vec_visit(sm, b0, T, j, sh, msk,
-                           [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
+            vec_visit<true>(sm, b0, T, j, sh, msk, [&](elem_t v, unsigned i, unsigned) {
+                lane_extrema<SKIPNAN>(e, v, i);
+            });
         ((rd_extrema *)a.extrema)[out] = e;
         return;
     }
@@ -488,8 +491,9 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
 #pragma unroll
         for (unsigned k = 0; k < RD_FACC; k++)
             m.fsum[k] = m.fsq[k] = -0.0;
-        vec_visit(sm, b0, T, j, sh, msk,
-                       [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
+        vec_visit<true>(sm, b0, T, j, sh, msk, [&](elem_t x, unsigned, unsigned k) {
+            lane_add<SKIPNAN, SUMSQ>(m, x, k);
+        });
         double lfs = -0.0, lfq = -0.0;
 #if RD_FLOAT
         lfs = rd_lane_fold<RD_FACC>(m.fsum);
@@ -1011,178 +1015,6 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
         f.store(a, i * C + lane, en.level);
 }
 
-// The 16 bytes at address va, of which only those in [lo, hi) are read: one
-// 16-byte load where va is 16-byte aligned and the vector lies inside, else
-// element by element (zeros for the elements outside).
-__device__ __forceinline__ uint4 vec_in(unsigned long long va, unsigned long long lo,
-                                        unsigned long long hi)
-{
-    if ((va & 15) == 0 && va >= lo && va + 16 <= hi)
-        return __ldg(reinterpret_cast<const uint4 *>(va));
-    elem_vec w;
-#pragma unroll
-    for (unsigned k = 0; k < RD_V; k++) {
-        const unsigned long long ea = va + k * sizeof(elem_t);
-        w.e[k] = ea >= lo && ea < hi ? __ldg(reinterpret_cast<const elem_t *>(ea)) : elem_t(0);
-    }
-    return w.raw;
-}
-
-// The part of a fold's 2^level blocks (the root of its tree) as one part.
-template <int KIND, bool SUMSQ>
-__device__ __forceinline__ blk_part fold_part(const blk_fold<KIND, SUMSQ> &f, unsigned level)
-{
-    blk_part b;
-    b.fs = b.fq = -0.0;
-    b.is = f.is;
-    b.iq = f.iq;
-    b.cnt = f.cnt;
-    b.e = f.e;
-    b.v = rd_var_empty();
-#pragma unroll
-    for (unsigned l = 0; l < AX_FOLD_MAX; l++)
-        if (l == level) {
-            if (KIND == 0) {
-                b.fs = f.fs[l];
-                if (SUMSQ)
-                    b.fq = f.fq[l];
-            } else if (KIND == 2) {
-                b.v = f.v[l];
-            }
-        }
-    return b;
-}
-
-// Writes one part (the fields of kind KIND) at index o of the arrays a names.
-template <int KIND>
-__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
-{
-    if (KIND == 0)
-        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
-    else if (KIND == 1)
-        ((rd_extrema *)a.extrema)[o] = b.e;
-    else
-        ((rd_var *)a.var)[o] = b.v;
-}
-
-// The part of one column of one block staged in shared memory: its rows
-// elements at p, stride bytes apart (block_sum's).
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ blk_part staged_block(const unsigned char *p, unsigned stride,
-                                                 unsigned rows, rd_u64 j0)
-{
-    elem_t buf[RD_AXIS_BLOCK];
-#pragma unroll
-    for (unsigned q = 0; q < RD_AXIS_BLOCK; q++)
-        buf[q] = q < rows ? *reinterpret_cast<const elem_t *>(p + q * stride) : elem_t(0);
-    return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
-}
-
-// Bytes of shared memory a warp of the grouped few-column kernels stages in.
-#define AX_GRP_STAGE 5120u
-
-// Block entries of few columns (C <= 32), a warp per entry, the entry's
-// 2^level blocks cut into G groups of m consecutive blocks (G the largest
-// power of two <= 32 / C, at most 2^level): lane (g, c) = g * C + c adds
-// column c of group g's blocks one after the other, each block's rows in
-// row order, and folds them by its own binary counter (the pairwise tree
-// over the group's m blocks); the groups' subtrees are then combined by the
-// pairwise tree over shuffles, once per entry. The blocks come through
-// shared memory in stages of KB consecutive blocks of every group: each
-// lane loads NV 16-byte vectors of the next stage into registers while it
-// adds the current one; a stage's groups lie apart by their bytes padded so
-// that the stride is the columns' bytes (in whole vectors) modulo 128, and
-// the lanes' reads of a row hit distinct banks.
-template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned NV>
-__device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
-                                                 const ax_gpu_args &a)
-{
-    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_GRP_STAGE];
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
-    if (i >= a.nentries)
-        return; // the whole warp
-    const ax_gpu_entry en = entry_at(a, i);
-    const unsigned C = (unsigned)a.C, n = 1u << en.level, esz = (unsigned)sizeof(elem_t);
-    unsigned G = 1; // groups: the largest power of two <= 32 / C, at most n
-    while (2 * G * C <= 32 && 2 * G <= n)
-        G *= 2;
-    const unsigned m = n / G, lgm = __ffs(m) - 1;
-    unsigned rows0;
-    const elem_t *base = x + block_unit(a, en.u, &rows0);
-    (void)rows0;
-    const rd_u64 row_first = (en.u % a.blocks_per_sweep) * RD_AXIS_BLOCK;
-    const rd_u64 row_end = row_first + (rd_u64)n * RD_AXIS_BLOCK < a.L
-                               ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
-    const unsigned nrows = (unsigned)(row_end - row_first);
-    const unsigned blkb = RD_AXIS_BLOCK * C * esz, vpb = blkb / 16;
-    const unsigned dv = (C + RD_V - 1) / RD_V * RD_V * esz; // the columns' bytes, whole vectors
-    unsigned KB = 1; // blocks of a group a stage holds: a power of two, at most m
-    while (2 * KB <= m && 2 * KB * G * blkb <= NV * 512 &&
-           G * (2 * KB * blkb + 127) <= AX_GRP_STAGE)
-        KB *= 2;
-    const unsigned ns = m / KB, gv = KB * vpb, nvs = G * gv; // stages, vectors a group, a stage
-    // a stage's groups lie gstride bytes apart in shared memory (KB blocks, padded)
-    const unsigned gstride = KB * blkb + ((dv - KB * blkb % 128 + 128) % 128);
-    const unsigned long long lo = (unsigned long long)base,
-                             hi = lo + (unsigned long long)nrows * C * esz;
-    // v / gv = __umulhi(v, inv) for v < 2^16 (gv > 1)
-    const unsigned inv = gv > 1 ? 0xffffffffu / gv + 1 : 0;
-    uint4 r[NV];
-    // the lane's vectors v = lane + 32 j of stage t: group v / gv, its bytes in order
-    auto load = [&](unsigned t) {
-#pragma unroll
-        for (unsigned j = 0; j < NV; j++) {
-            const unsigned v = lane + 32 * j, gg = gv > 1 ? __umulhi(v, inv) : v;
-            if (v < nvs)
-                r[j] = vec_in(lo + 16 * v + gg * (m - KB) * blkb + t * KB * blkb, lo, hi);
-        }
-    };
-    const unsigned g = lane / C, c = lane - g * C;
-    const bool active = g < G;
-    blk_fold<KIND, SUMSQ> f;
-    load(0);
-    for (unsigned t = 0; t < ns; t++) {
-        __syncwarp();
-#pragma unroll
-        for (unsigned j = 0; j < NV; j++) {
-            const unsigned v = lane + 32 * j, gg = gv > 1 ? __umulhi(v, inv) : v;
-            if (v < nvs)
-                *reinterpret_cast<uint4 *>(sm[warp] + 16 * v + gg * (gstride - gv * 16)) = r[j];
-        }
-        for (unsigned v = 32 * NV + lane; v < nvs; v += 32) { // beyond the registers' vectors
-            const unsigned gg = gv > 1 ? __umulhi(v, inv) : v;
-            *reinterpret_cast<uint4 *>(sm[warp] + 16 * v + gg * (gstride - gv * 16)) =
-                vec_in(lo + 16 * v + gg * (m - KB) * blkb + t * KB * blkb, lo, hi);
-        }
-        __syncwarp();
-        if (t + 1 < ns)
-            load(t + 1);
-        if (!active)
-            continue;
-        for (unsigned k = 0; k < KB; k++) {
-            const unsigned kl = t * KB + k, b = g * m + kl; // the lane's block: local, entry's
-            const unsigned rk = nrows - b * RD_AXIS_BLOCK;
-            const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
-            const unsigned char *p = sm[warp] + g * gstride + k * blkb + c * esz;
-            const rd_u64 j0 = (en.leaf + b) * RD_AXIS_BLOCK;
-            if (rows == RD_AXIS_BLOCK) // whole blocks without the checks of a short one
-                f.push(kl, staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, RD_AXIS_BLOCK, j0));
-            else
-                f.push(kl, staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, rows, j0));
-        }
-    }
-    blk_part b = fold_part(f, lgm);
-    // the groups' pairwise tree: group g takes the subtree from g + h
-    for (unsigned h = 1; h < G; h *= 2) {
-        const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
-        if (g % (2 * h) == 0)
-            b = blk_combine<KIND, SUMSQ>(b, o);
-    }
-    if (lane < C)
-        store_part<KIND>(a, i * C + lane, b);
-}
-
 // Tile entries of runs longer than a tile: thread i folds the 2^level tile
 // parts of entry i (written by the tile kernels into t's arrays, one per
 // unit from u0) by the pairwise tree into entry i's part in a's arrays.
@@ -1220,16 +1052,19 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
 
 // Whether this element type has the kernels of runs of at most 32 vectors
 // a thread each (rows_lane: float32 and float64; the other types' registers
-// would not hold its accumulators at its bound), and their launch bounds:
-// 6 resident blocks of AX_THREADS an SM (on a GPU of 1024 threads an SM
-// ptxas ignores the 6, warning). Longer runs (rows_units) keep a bound by
-// the block's threads alone.
+// would not hold its accumulators at the bound), and the launch bounds of
+// the short-run kernels of float32 and float64: 6 resident blocks of
+// AX_THREADS an SM for both bodies (measured on an H200 against 4, 5, 7
+// and 8 for rows_lane, 1 to 4 for rows_units: 6 the fastest of each; on a
+// GPU of 1024 threads an SM ptxas ignores the 6, warning); the other types
+// are bound by the block's threads alone.
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
 #define AX_LANE_TYPE 1
+#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS, 6)
 #else
 #define AX_LANE_TYPE 0
+#define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS)
 #endif
-#define AX_LANE_BOUNDS __launch_bounds__(AX_THREADS, 6)
 
 // A short-run kernel: runs staged a block at a time, reduced by body
 // (rows_units or rows_lane) under the launch bounds `bounds`.
@@ -1240,14 +1075,14 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         body<kind, skipnan, sumsq>(x, a, sm);                                               \
     }
 
-AX_ROWS_KERNEL(axk_rows_moments, rows_units, 0, false, false, __launch_bounds__(AX_THREADS))
-AX_ROWS_KERNEL(axk_rows_moments_sq, rows_units, 0, false, true, __launch_bounds__(AX_THREADS))
-AX_ROWS_KERNEL(axk_rows_extrema, rows_units, 1, false, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments, rows_units, 0, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq, rows_units, 0, false, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema, rows_units, 1, false, false, AX_ROWS_BOUNDS)
 AX_ROWS_KERNEL(axk_rows_var, rows_units, 2, false, false, __launch_bounds__(AX_THREADS))
 #if AX_LANE_TYPE
-AX_ROWS_KERNEL(axk_lane_moments, rows_lane, 0, false, false, AX_LANE_BOUNDS)
-AX_ROWS_KERNEL(axk_lane_moments_sq, rows_lane, 0, false, true, AX_LANE_BOUNDS)
-AX_ROWS_KERNEL(axk_lane_extrema, rows_lane, 1, false, false, AX_LANE_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments, rows_lane, 0, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_sq, rows_lane, 0, false, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_extrema, rows_lane, 1, false, false, AX_ROWS_BOUNDS)
 #endif
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
@@ -1284,15 +1119,14 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
-AX_ROWS_KERNEL(axk_rows_moments_skipnan, rows_units, 0, true, false, __launch_bounds__(AX_THREADS))
-AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, rows_units, 0, true, true,
-               __launch_bounds__(AX_THREADS))
-AX_ROWS_KERNEL(axk_rows_extrema_skipnan, rows_units, 1, true, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, rows_units, 0, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, rows_units, 0, true, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, rows_units, 1, true, false, AX_ROWS_BOUNDS)
 AX_ROWS_KERNEL(axk_rows_var_skipnan, rows_units, 2, true, false, __launch_bounds__(AX_THREADS))
 #if AX_LANE_TYPE
-AX_ROWS_KERNEL(axk_lane_moments_skipnan, rows_lane, 0, true, false, AX_LANE_BOUNDS)
-AX_ROWS_KERNEL(axk_lane_moments_sq_skipnan, rows_lane, 0, true, true, AX_LANE_BOUNDS)
-AX_ROWS_KERNEL(axk_lane_extrema_skipnan, rows_lane, 1, true, false, AX_LANE_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_skipnan, rows_lane, 0, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_sq_skipnan, rows_lane, 0, true, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_extrema_skipnan, rows_lane, 1, true, false, AX_ROWS_BOUNDS)
 #endif
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)

@@ -1,9 +1,12 @@
 // bench_axis_few.cu [ncu] - the few-column block-entry kernels of
 // reductions along axes (ptx/axis.cu; (N, C <= 32) over axis 0): main's
 // body, block_few (a warp an entry, stages of 4 KiB, rounds of the blocks
-// of 32 / C columns), against block_few_groups (a warp an entry, lane (g,
-// c) adds column c of a group of consecutive blocks and folds them itself,
-// the next stage's loads in flight while it adds). First the bits of every
+// of 32 / C columns), against a variant defined here, block_few_groups (a
+// warp an entry, lane (g, c) adds column c of a group of consecutive blocks
+// and folds them itself, the next stage's loads in flight while it adds;
+// measured slower than block_few on an H200 for C >= 3: 0.23-0.48 of the
+// copy for float32 against 0.39-0.64, so not in the kernels). Both are
+// bound by the instructions they issue, not by memory. First the bits of every
 // kind (moments with squares and skipnan, extrema, variance) on random data
 // with NaN, infinities, zeros of either sign and subnormals, for C = 1 ..
 // 32, entries cut anywhere in a sweep, chunks at several alignments; then
@@ -23,6 +26,178 @@
 #include "bench_axis_util.h"
 
 #include <cstring>
+
+// The 16 bytes at address va, of which only those in [lo, hi) are read: one
+// 16-byte load where va is 16-byte aligned and the vector lies inside, else
+// element by element (zeros for the elements outside).
+__device__ __forceinline__ uint4 vec_in(unsigned long long va, unsigned long long lo,
+                                        unsigned long long hi)
+{
+    if ((va & 15) == 0 && va >= lo && va + 16 <= hi)
+        return __ldg(reinterpret_cast<const uint4 *>(va));
+    elem_vec w;
+#pragma unroll
+    for (unsigned k = 0; k < RD_V; k++) {
+        const unsigned long long ea = va + k * sizeof(elem_t);
+        w.e[k] = ea >= lo && ea < hi ? __ldg(reinterpret_cast<const elem_t *>(ea)) : elem_t(0);
+    }
+    return w.raw;
+}
+
+// The part of a fold's 2^level blocks (the root of its tree) as one part.
+template <int KIND, bool SUMSQ>
+__device__ __forceinline__ blk_part fold_part(const blk_fold<KIND, SUMSQ> &f, unsigned level)
+{
+    blk_part b;
+    b.fs = b.fq = -0.0;
+    b.is = f.is;
+    b.iq = f.iq;
+    b.cnt = f.cnt;
+    b.e = f.e;
+    b.v = rd_var_empty();
+#pragma unroll
+    for (unsigned l = 0; l < AX_FOLD_MAX; l++)
+        if (l == level) {
+            if (KIND == 0) {
+                b.fs = f.fs[l];
+                if (SUMSQ)
+                    b.fq = f.fq[l];
+            } else if (KIND == 2) {
+                b.v = f.v[l];
+            }
+        }
+    return b;
+}
+
+// Writes one part (the fields of kind KIND) at index o of the arrays a names.
+template <int KIND>
+__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
+{
+    if (KIND == 0)
+        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
+    else if (KIND == 1)
+        ((rd_extrema *)a.extrema)[o] = b.e;
+    else
+        ((rd_var *)a.var)[o] = b.v;
+}
+
+// The part of one column of one block staged in shared memory: its rows
+// elements at p, stride bytes apart (block_sum's).
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ blk_part staged_block(const unsigned char *p, unsigned stride,
+                                                 unsigned rows, rd_u64 j0)
+{
+    elem_t buf[RD_AXIS_BLOCK];
+#pragma unroll
+    for (unsigned q = 0; q < RD_AXIS_BLOCK; q++)
+        buf[q] = q < rows ? *reinterpret_cast<const elem_t *>(p + q * stride) : elem_t(0);
+    return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
+}
+
+// Bytes of shared memory a warp of the grouped few-column kernels stages in.
+#define AX_GRP_STAGE 5120u
+
+// Block entries of few columns (C <= 32), a warp per entry, the entry's
+// 2^level blocks cut into G groups of m consecutive blocks (G the largest
+// power of two <= 32 / C, at most 2^level): lane (g, c) = g * C + c adds
+// column c of group g's blocks one after the other, each block's rows in
+// row order, and folds them by its own binary counter (the pairwise tree
+// over the group's m blocks); the groups' subtrees are then combined by the
+// pairwise tree over shuffles, once per entry. The blocks come through
+// shared memory in stages of KB consecutive blocks of every group: each
+// lane loads NV 16-byte vectors of the next stage into registers while it
+// adds the current one; a stage's groups lie apart by their bytes padded so
+// that the stride is the columns' bytes (in whole vectors) modulo 128, and
+// the lanes' reads of a row hit distinct banks.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned NV>
+__device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
+                                                 const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_GRP_STAGE];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
+    if (i >= a.nentries)
+        return; // the whole warp
+    const ax_gpu_entry en = entry_at(a, i);
+    const unsigned C = (unsigned)a.C, n = 1u << en.level, esz = (unsigned)sizeof(elem_t);
+    unsigned G = 1; // groups: the largest power of two <= 32 / C, at most n
+    while (2 * G * C <= 32 && 2 * G <= n)
+        G *= 2;
+    const unsigned m = n / G, lgm = __ffs(m) - 1;
+    unsigned rows0;
+    const elem_t *base = x + block_unit(a, en.u, &rows0);
+    (void)rows0;
+    const rd_u64 row_first = (en.u % a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    const rd_u64 row_end = row_first + (rd_u64)n * RD_AXIS_BLOCK < a.L
+                               ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
+    const unsigned nrows = (unsigned)(row_end - row_first);
+    const unsigned blkb = RD_AXIS_BLOCK * C * esz, vpb = blkb / 16;
+    const unsigned dv = (C + RD_V - 1) / RD_V * RD_V * esz; // the columns' bytes, whole vectors
+    unsigned KB = 1; // blocks of a group a stage holds: a power of two, at most m
+    while (2 * KB <= m && 2 * KB * G * blkb <= NV * 512 &&
+           G * (2 * KB * blkb + 127) <= AX_GRP_STAGE)
+        KB *= 2;
+    const unsigned ns = m / KB, gv = KB * vpb, nvs = G * gv; // stages, vectors a group, a stage
+    // a stage's groups lie gstride bytes apart in shared memory (KB blocks, padded)
+    const unsigned gstride = KB * blkb + ((dv - KB * blkb % 128 + 128) % 128);
+    const unsigned long long lo = (unsigned long long)base,
+                             hi = lo + (unsigned long long)nrows * C * esz;
+    // v / gv = __umulhi(v, inv) for v < 2^16 (gv > 1)
+    const unsigned inv = gv > 1 ? 0xffffffffu / gv + 1 : 0;
+    uint4 r[NV];
+    // the lane's vectors v = lane + 32 j of stage t: group v / gv, its bytes in order
+    auto load = [&](unsigned t) {
+#pragma unroll
+        for (unsigned j = 0; j < NV; j++) {
+            const unsigned v = lane + 32 * j, gg = gv > 1 ? __umulhi(v, inv) : v;
+            if (v < nvs)
+                r[j] = vec_in(lo + 16 * v + gg * (m - KB) * blkb + t * KB * blkb, lo, hi);
+        }
+    };
+    const unsigned g = lane / C, c = lane - g * C;
+    const bool active = g < G;
+    blk_fold<KIND, SUMSQ> f;
+    load(0);
+    for (unsigned t = 0; t < ns; t++) {
+        __syncwarp();
+#pragma unroll
+        for (unsigned j = 0; j < NV; j++) {
+            const unsigned v = lane + 32 * j, gg = gv > 1 ? __umulhi(v, inv) : v;
+            if (v < nvs)
+                *reinterpret_cast<uint4 *>(sm[warp] + 16 * v + gg * (gstride - gv * 16)) = r[j];
+        }
+        for (unsigned v = 32 * NV + lane; v < nvs; v += 32) { // beyond the registers' vectors
+            const unsigned gg = gv > 1 ? __umulhi(v, inv) : v;
+            *reinterpret_cast<uint4 *>(sm[warp] + 16 * v + gg * (gstride - gv * 16)) =
+                vec_in(lo + 16 * v + gg * (m - KB) * blkb + t * KB * blkb, lo, hi);
+        }
+        __syncwarp();
+        if (t + 1 < ns)
+            load(t + 1);
+        if (!active)
+            continue;
+        for (unsigned k = 0; k < KB; k++) {
+            const unsigned kl = t * KB + k, b = g * m + kl; // the lane's block: local, entry's
+            const unsigned rk = nrows - b * RD_AXIS_BLOCK;
+            const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
+            const unsigned char *p = sm[warp] + g * gstride + k * blkb + c * esz;
+            const rd_u64 j0 = (en.leaf + b) * RD_AXIS_BLOCK;
+            if (rows == RD_AXIS_BLOCK) // whole blocks without the checks of a short one
+                f.push(kl, staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, RD_AXIS_BLOCK, j0));
+            else
+                f.push(kl, staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, rows, j0));
+        }
+    }
+    blk_part b = fold_part(f, lgm);
+    // the groups' pairwise tree: group g takes the subtree from g + h
+    for (unsigned h = 1; h < G; h *= 2) {
+        const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
+        if (g % (2 * h) == 0)
+            b = blk_combine<KIND, SUMSQ>(b, o);
+    }
+    if (lane < C)
+        store_part<KIND>(a, i * C + lane, b);
+}
 
 // main's body and the grouped one (NV vectors a lane in flight), per kind.
 template <int K, bool N, bool Q, int minb>
