@@ -1,4 +1,4 @@
-// bench_axis_few.cu [ncu] - the few-column block-entry kernels of
+// bench_axis_few.cu [ncu|time] - the few-column block-entry kernels of
 // reductions along axes (ptx/axis.cu; (N, C <= 32) over axis 0): main's
 // body, block_few (a warp an entry, stages of 4 KiB, rounds of the blocks
 // of 32 / C columns), against a variant defined here, block_few_groups (a
@@ -12,7 +12,10 @@
 // 32, entries cut anywhere in a sweep, chunks at several alignments; then
 // (float32 and float64 only) GB/s of input on 1 GiB arrays, the ratio to
 // the device copy (read + write), and whether the sums have main's bits.
-// With "ncu": one launch of each kernel at C = 3, for a profiler.
+// With "ncu": one launch of each kernel at C = 3, for a profiler; with
+// "time": the timing alone. block_few_lean, main's body with a leaner
+// block (32-bit stage offsets, whole blocks unchecked), is checked and timed
+// beside them.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_few.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -199,6 +202,71 @@ __device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
         store_part<KIND>(a, i * C + lane, b);
 }
 
+// block_few with a leaner block: 32-bit offsets into the stage and a whole
+// block's rows without the checks of a short one (staged_block); the same
+// stages, rounds, trees and fold.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_few_lean(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 32];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
+    if (i >= a.nentries)
+        return;
+    const ax_gpu_entry en = entry_at(a, i);
+    const unsigned C = (unsigned)a.C, n = 1u << en.level, esz = (unsigned)sizeof(elem_t);
+    unsigned pb = 1;
+    while (2 * pb * C <= 32)
+        pb *= 2;
+    unsigned rows0;
+    const rd_u64 at = block_unit(a, en.u, &rows0);
+    (void)rows0;
+    const rd_u64 row_first = (en.u % a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    const rd_u64 row_end = row_first + (rd_u64)n * RD_AXIS_BLOCK < a.L
+                               ? row_first + (rd_u64)n * RD_AXIS_BLOCK : a.L;
+    const unsigned nrows = (unsigned)(row_end - row_first);
+    blk_fold<KIND, SUMSQ> f;
+    const unsigned sb = AX_COLS_STAGE / (RD_AXIS_BLOCK * C * esz) / pb * pb;
+    const unsigned kb = lane / C, c = lane - kb * C, blkb = RD_AXIS_BLOCK * C * esz;
+    for (unsigned s0 = 0; s0 < n; s0 += sb) {
+        const unsigned ns = n - s0 < sb ? n - s0 : sb;
+        const unsigned r0 = s0 * RD_AXIS_BLOCK;
+        const unsigned rr = nrows - r0 < ns * RD_AXIS_BLOCK ? nrows - r0 : ns * RD_AXIS_BLOCK;
+        __syncwarp();
+        const unsigned off =
+            stage_elems<8>(x + at + (rd_u64)r0 * C, (rd_u64)rr * C, sm[warp], lane, 32);
+        __syncwarp();
+        for (unsigned k0 = 0; k0 < ns; k0 += pb) {
+            const unsigned nb = ns - k0 < pb ? ns - k0 : pb;
+            const unsigned blk = k0 + kb;
+            const unsigned rk = kb < nb ? rr - blk * RD_AXIS_BLOCK : 0;
+            const unsigned rows = rk < RD_AXIS_BLOCK ? rk : RD_AXIS_BLOCK;
+            const unsigned char *p = sm[warp] + off + (kb < nb ? blk * blkb + c * esz : 0);
+            const rd_u64 j0 = kb < nb ? (en.leaf + s0 + blk) * RD_AXIS_BLOCK : 0;
+            blk_part b = rows == RD_AXIS_BLOCK
+                             ? staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, RD_AXIS_BLOCK, j0)
+                             : staged_block<KIND, SKIPNAN, SUMSQ>(p, C * esz, rows, j0);
+            unsigned lev = 0;
+            for (unsigned h = 1; h < nb; h *= 2, lev++) {
+                const blk_part o = shfl_part<KIND, SUMSQ>(b, (lane + h * C) & 31);
+                if (kb % (2 * h) == 0)
+                    b = blk_combine<KIND, SUMSQ>(b, o);
+            }
+            if (lane < C)
+                f.push(s0 + k0, b, lev);
+        }
+    }
+    if (lane < C)
+        f.store(a, i * C + lane, en.level);
+}
+
+template <int K, bool N, bool Q, int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) few_lean(const elem_t *__restrict__ x,
+                                                             ax_gpu_args a)
+{
+    block_few_lean<K, N, Q>(x, a);
+}
+
 // main's body and the grouped one (NV vectors a lane in flight), per kind.
 template <int K, bool N, bool Q, int minb>
 __global__ void __launch_bounds__(AX_THREADS, minb) few_old(const elem_t *__restrict__ x,
@@ -217,10 +285,11 @@ __global__ void __launch_bounds__(AX_THREADS, minb) few_new(const elem_t *__rest
 struct kind_row {
     int kind;
     bool skipnan, sq;
-    kernel old_k, new_k;
+    kernel old_k, new_k, lean_k;
     const char *name;
 };
-#define FR(k, n, q, minb, name) {k, n, q, few_old<k, n, q, minb>, few_new<k, n, q, minb, 8>, name}
+#define FR(k, n, q, minb, name)                                                             \
+    {k, n, q, few_old<k, n, q, minb>, few_new<k, n, q, minb, 8>, few_lean<k, n, q, minb>, name}
 static const kind_row kinds[] = {
     FR(0, false, false, 2, "moments"), FR(0, false, true, 2, "moments_sq"),
     FR(1, false, false, 2, "extrema"), FR(2, false, false, 1, "var"),
@@ -291,9 +360,12 @@ static void check_bits()
                 continue;
             ax_gpu_args a = block_args(L, C, u0, nun, e0);
             const unsigned g = (unsigned)((a.nentries + RD_WARPS - 1) / RD_WARPS);
-            for (const kind_row &k : kinds)
+            for (const kind_row &k : kinds) {
                 compare("few C", C, shift, k.kind, k.sq, k.skipnan, k.name, k.old_k, k.new_k, g,
                         a, x + shift, oa, ob, (size_t)a.nentries * C);
+                compare("lean C", C, shift, k.kind, k.sq, k.skipnan, k.name, k.old_k, k.lean_k,
+                        g, a, x + shift, oa, ob, (size_t)a.nentries * C);
+            }
         }
     }
     printf("bits: %d checks, %d differ\n", checks, fails);
@@ -304,7 +376,7 @@ static void check_bits()
 int main(int argc, char **argv)
 {
     const bool prof = argc > 1 && !strcmp(argv[1], "ncu");
-    if (!prof)
+    if (!prof && !(argc > 1 && !strcmp(argv[1], "time")))
         check_bits();
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
     // the most parts: a variance partial per block
@@ -337,6 +409,10 @@ int main(int argc, char **argv)
         const size_t n = (size_t)a.nentries * C;
         row(shape, "block_few (main's)", in, copy_bw,
             [&] { few_old<0, false, false, 2><<<g, AX_THREADS>>>(x, a); }, want, want, n);
+        row(shape, "lean minb 2", in, copy_bw,
+            [&] { few_lean<0, false, false, 2><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "lean minb 3", in, copy_bw,
+            [&] { few_lean<0, false, false, 3><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "groups NV 8 minb 2", in, copy_bw,
             [&] { few_new<0, false, false, 2, 8><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "groups NV 4 minb 2", in, copy_bw,
