@@ -215,12 +215,13 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
 // Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
 // sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
 // (T * size) whole runs in shared memory with 16-byte loads, then (in
-// rows_units; rows_lane below for the runs rows_body gives it) a group of P
-// lanes reduces each run (P the power of two >= its vectors, at most 32;
-// several runs per warp): lane l of the group owns the run's vectors l,
-// l + 32, ... as in the sub-tile order, and the group's xor shuffles are the
-// sub-tile tree's levels below P (the levels above add the empty lanes'
-// -0.0, empty partials and extrema, which change nothing).
+// rows_units; rows_lane below, the kernels axk_lane_*, for runs of at most
+// 32 vectors of float32 and float64) a group of P lanes reduces each run (P
+// the power of two >= its vectors, at most 32; several runs per warp): lane
+// l of the group owns the run's vectors l, l + 32, ... as in the sub-tile
+// order, and the group's xor shuffles are the sub-tile tree's levels below
+// P (the levels above add the empty lanes' -0.0, empty partials and
+// extrema, which change nothing).
 
 // The stage of the short-run kernels: AX_ROWS_BYTES, the 16 before the
 // first run's byte 0, and the rest of the last 128-byte group (stage_swz).
@@ -288,10 +289,11 @@ __device__ __forceinline__ unsigned stage_elems(const elem_t *__restrict__ x, rd
 
 // Calls visit(element, index in the run, position in its vector) for the
 // elements of vector j of the T-element run whose byte 0 is byte b0 of the
-// stage at sm (16-byte aligned; see stage_swz for sh, msk): one 16-byte
-// read where the vector is whole and aligned, else element by element, in
-// order either way.
-template <class Visit>
+// stage at sm (see stage_swz for sh, msk; ALIGNED: sm is 16-byte aligned,
+// so that b0 alone tells a vector's alignment): one 16-byte read where the
+// vector is whole and aligned, else element by element, in order either
+// way.
+template <bool ALIGNED = false, class Visit>
 __device__ __forceinline__ void vec_visit(const unsigned char *sm, unsigned b0, unsigned T,
                                           unsigned j, unsigned sh, unsigned msk, Visit visit)
 {
@@ -299,7 +301,8 @@ __device__ __forceinline__ void vec_visit(const unsigned char *sm, unsigned b0, 
     if (e0 >= T)
         return;
     const unsigned b = b0 + e0 * (unsigned)sizeof(elem_t);
-    if (e0 + RD_V <= T && ((unsigned long long)(sm + b) & 15) == 0) {
+    if (e0 + RD_V <= T &&
+        (ALIGNED ? b & 15 : (unsigned)((unsigned long long)(sm + b) & 15)) == 0) {
         elem_vec w;
         w.raw = *reinterpret_cast<const uint4 *>(sm + stage_swz(b, sh, msk));
 #pragma unroll
@@ -471,8 +474,9 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
     if (KIND == 1) { // extrema are associative: the elements in index order
         rd_extrema e = rd_extrema_empty();
         for (unsigned j = 0; j < nvec; j++)
-            vec_visit(sm, b0, T, j, sh, msk,
-                           [&](elem_t v, unsigned i, unsigned) { lane_extrema<SKIPNAN>(e, v, i); });
+            vec_visit<true>(sm, b0, T, j, sh, msk, [&](elem_t v, unsigned i, unsigned) {
+                lane_extrema<SKIPNAN>(e, v, i);
+            });
         ((rd_extrema *)a.extrema)[out] = e;
         return;
     }
@@ -487,8 +491,9 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
 #pragma unroll
         for (unsigned k = 0; k < RD_FACC; k++)
             m.fsum[k] = m.fsq[k] = -0.0;
-        vec_visit(sm, b0, T, j, sh, msk,
-                       [&](elem_t x, unsigned, unsigned k) { lane_add<SKIPNAN, SUMSQ>(m, x, k); });
+        vec_visit<true>(sm, b0, T, j, sh, msk, [&](elem_t x, unsigned, unsigned k) {
+            lane_add<SKIPNAN, SUMSQ>(m, x, k);
+        });
         double lfs = -0.0, lfq = -0.0;
 #if RD_FLOAT
         lfs = rd_lane_fold<RD_FACC>(m.fsum);
@@ -1045,12 +1050,14 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
         tile_units<kind, skipnan, sumsq>(x, a);                                             \
     }
 
-// Whether the short-run kernels of this element type take rows_lane, and
-// their launch bounds: float32 and float64 (measured) at 6 resident blocks
-// of AX_THREADS an SM (rows_lane measured at 1, 6 and 8: 6 the fastest by
-// far; a bound by registers alone, __maxnreg__(40), spills more; on a GPU
-// of 1024 threads an SM ptxas ignores the 6, warning); the other types'
-// registers would not hold rows_lane's accumulators at that bound.
+// Whether this element type has the kernels of runs of at most 32 vectors
+// a thread each (rows_lane: float32 and float64; the other types' registers
+// would not hold its accumulators at the bound), and the launch bounds of
+// the short-run kernels of float32 and float64: 6 resident blocks of
+// AX_THREADS an SM for both bodies (measured on an H200 against 4, 5, 7
+// and 8 for rows_lane, 1 to 4 for rows_units: 6 the fastest of each; on a
+// GPU of 1024 threads an SM ptxas ignores the 6, warning); the other types
+// are bound by the block's threads alone.
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
 #define AX_LANE_TYPE 1
 #define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS, 6)
@@ -1059,35 +1066,24 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
 #define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS)
 #endif
 
-// The short-run kernels' body: a thread a run for the moments and extrema
-// of runs of at most 32 vectors of AX_LANE_TYPE (rows_lane), else lanes a run
-// (rows_units).
-template <int KIND, bool SKIPNAN, bool SUMSQ>
-__device__ __forceinline__ void rows_body(const elem_t *__restrict__ x, const ax_gpu_args &a,
-                                          unsigned char *sm)
-{
-    if constexpr (AX_LANE_TYPE && KIND != 2) {
-        if (a.T <= 32 * RD_V) {
-            rows_lane<KIND, SKIPNAN, SUMSQ>(x, a, sm);
-            return;
-        }
-    }
-    rows_units<KIND, SKIPNAN, SUMSQ>(x, a, sm);
-}
-
-// A short-run kernel; bounds: its launch bounds (the variance keeps
-// rows_units and its registers).
-#define AX_ROWS_KERNEL(name, kind, skipnan, sumsq, bounds)                                 \
+// A short-run kernel: runs staged a block at a time, reduced by body
+// (rows_units or rows_lane) under the launch bounds `bounds`.
+#define AX_ROWS_KERNEL(name, body, kind, skipnan, sumsq, bounds)                           \
     extern "C" __global__ void bounds name(const elem_t *__restrict__ x, ax_gpu_args a)    \
     {                                                                                       \
         __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];                          \
-        rows_body<kind, skipnan, sumsq>(x, a, sm);                                          \
+        body<kind, skipnan, sumsq>(x, a, sm);                                               \
     }
 
-AX_ROWS_KERNEL(axk_rows_moments, 0, false, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_moments_sq, 0, false, true, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_extrema, 1, false, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_var, 2, false, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments, rows_units, 0, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq, rows_units, 0, false, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema, rows_units, 1, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_var, rows_units, 2, false, false, __launch_bounds__(AX_THREADS))
+#if AX_LANE_TYPE
+AX_ROWS_KERNEL(axk_lane_moments, rows_lane, 0, false, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_sq, rows_lane, 0, false, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_extrema, rows_lane, 1, false, false, AX_ROWS_BOUNDS)
+#endif
 AX_TILE_KERNEL(axk_tile_moments, 0, false, false)
 AX_TILE_KERNEL(axk_tile_moments_sq, 0, false, true)
 AX_TILE_KERNEL(axk_tile_extrema, 1, false, false)
@@ -1123,10 +1119,15 @@ extern "C" __global__ void __launch_bounds__(AX_THREADS)
 }
 
 #if RD_FLOAT
-AX_ROWS_KERNEL(axk_rows_moments_skipnan, 0, true, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, 0, true, true, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_extrema_skipnan, 1, true, false, AX_ROWS_BOUNDS)
-AX_ROWS_KERNEL(axk_rows_var_skipnan, 2, true, false, __launch_bounds__(AX_THREADS))
+AX_ROWS_KERNEL(axk_rows_moments_skipnan, rows_units, 0, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_moments_sq_skipnan, rows_units, 0, true, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_extrema_skipnan, rows_units, 1, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_rows_var_skipnan, rows_units, 2, true, false, __launch_bounds__(AX_THREADS))
+#if AX_LANE_TYPE
+AX_ROWS_KERNEL(axk_lane_moments_skipnan, rows_lane, 0, true, false, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_moments_sq_skipnan, rows_lane, 0, true, true, AX_ROWS_BOUNDS)
+AX_ROWS_KERNEL(axk_lane_extrema_skipnan, rows_lane, 1, true, false, AX_ROWS_BOUNDS)
+#endif
 AX_TILE_KERNEL(axk_tile_moments_skipnan, 0, true, false)
 AX_TILE_KERNEL(axk_tile_moments_sq_skipnan, 0, true, true)
 AX_TILE_KERNEL(axk_tile_extrema_skipnan, 1, true, false)

@@ -42,10 +42,10 @@ static int ax_copy_back(engine_chunk *c, size_t at, size_t bytes)
     return 0;
 }
 
-/* The kernels axk_FAMILY_{moments,extrema,var} of the kinds of part that
- * a's arrays ask for, on `grid` blocks. */
-static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family, unsigned grid,
-                           CUdeviceptr *x, ax_gpu_args *a)
+/* The kernels axk_FAMILY_{moments,extrema} and axk_VFAMILY_var of the kinds
+ * of part that a's arrays ask for, on `grid` blocks. */
+static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family,
+                           const char *vfamily, unsigned grid, CUdeviceptr *x, ax_gpu_args *a)
 {
     const char *nan = p->skipnan ? "_skipnan" : "";
     char name[64];
@@ -61,21 +61,24 @@ static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family
         rc = ax_launch_one(c, p, name, grid, params);
     }
     if (rc == 0 && a->var) {
-        snprintf(name, sizeof name, "axk_%s_var%s", family, nan);
+        snprintf(name, sizeof name, "axk_%s_var%s", vfamily, nan);
         rc = ax_launch_one(c, p, name, grid, params);
     }
     return rc;
 }
 
 /* The kernels of a chunk's tile units into the arrays that a names: the
- * whole runs of AX_ROWS_BYTES a block for short runs (axk_rows_*), else a
- * block a tile (axk_tile_*). */
+ * whole runs of AX_ROWS_BYTES a block for short runs (axk_rows_*; the
+ * moments and extrema of runs of at most 32 vectors of float32 or float64
+ * a thread each, axk_lane_*), else a block a tile (axk_tile_*). */
 static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
 {
+    size_t sz = dt_size(p->dtype);
     int rows = p->T <= RD_SUBTILE;
-    uint64_t per = rows ? AX_ROWS_BYTES / (p->T * dt_size(p->dtype)) : 1;
-    return ax_launch_kinds(c, p, rows ? "rows" : "tile", (unsigned)((a->nunits + per - 1) / per),
-                           x, a);
+    int lane = (p->dtype == DT_F32 || p->dtype == DT_F64) && p->T <= 32 * RD_VEC(sz);
+    uint64_t per = rows ? AX_ROWS_BYTES / (p->T * sz) : 1;
+    return ax_launch_kinds(c, p, !rows ? "tile" : lane ? "lane" : "rows", rows ? "rows" : "tile",
+                           (unsigned)((a->nunits + per - 1) / per), x, a);
 }
 
 /* The kernels of a chunk's block entries: a warp per entry for few columns
@@ -84,7 +87,8 @@ static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, a
 {
     int few = p->C <= 32;
     uint64_t n = few ? a->nentries : a->nentries * p->C, per = few ? RD_WARPS : RD_WARPS * 32;
-    return ax_launch_kinds(c, p, few ? "few" : "cols", (unsigned)((n + per - 1) / per), x, a);
+    const char *family = few ? "few" : "cols";
+    return ax_launch_kinds(c, p, family, family, (unsigned)((n + per - 1) / per), x, a);
 }
 
 /* Rounds up to a multiple of 8 bytes. */

@@ -251,6 +251,11 @@ static void check_all(rig *r)
         {2, {300, 100}, 1u << 1, 11111},     {2, {3000, 4}, 1u << 0, 7777},
         {2, {2000, 8}, 1u << 0, 16001},      {2, {1500, 14}, 1u << 0, 21000},
         {2, {1500, 12}, 1u << 0, 9001},
+        /* few columns by groups of consecutive blocks: 16, 8, 2 and 1 group an entry, stages
+           of several blocks a group, entries cut short by a chunk or a sweep's end */
+        {2, {40000, 2}, 1u << 0, 100003},    {2, {9000, 9}, 1u << 0, 60001},
+        {2, {2100, 31}, 1u << 0, 64999},     {3, {3, 5000, 5}, 1u << 1, 40001},
+        {2, {6000, 13}, 1u << 0, 33333},
     };
     size_t maxel = 2200000;
     unsigned char *x = malloc(maxel * 8);
