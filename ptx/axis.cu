@@ -697,15 +697,28 @@ __device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, u
     return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
 }
 
+// Writes part b (the fields of kind KIND) as part o of a's arrays.
+template <int KIND>
+__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
+{
+    if (KIND == 0)
+        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
+    else if (KIND == 1)
+        ((rd_extrema *)a.extrema)[o] = b.e;
+    else
+        ((rd_var *)a.var)[o] = b.v;
+}
+
 // An entry's fold of its blocks' parts, block k after block k - 1: float
 // sums and variance partials by a binary counter (slot l: the pending
 // subtree of 2^l blocks; the pairwise tree over the 2^level blocks),
-// counts and exact sums added, extrema merged. Every slot index is a
-// constant of an unrolled loop, so the slots stay in registers.
-template <int KIND, bool SUMSQ>
+// counts and exact sums added, extrema merged; SLOTS levels held (a fold
+// of at most 2^(SLOTS - 1) blocks). Every slot index is a constant of an
+// unrolled loop, so the slots stay in registers.
+template <int KIND, bool SUMSQ, unsigned SLOTS = AX_FOLD_MAX>
 struct blk_fold {
-    double fs[AX_FOLD_MAX], fq[AX_FOLD_MAX];
-    rd_var v[AX_FOLD_MAX];
+    double fs[SLOTS], fq[SLOTS];
+    rd_var v[SLOTS];
     rd_u128 is, iq;
     rd_u64 cnt;
     rd_extrema e;
@@ -729,7 +742,7 @@ struct blk_fold {
         rd_var pv = b.v;
         bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
 #pragma unroll
-        for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
+        for (unsigned l = 0; l < SLOTS; l++) {
             if (l < lev)
                 continue; // k's bits below lev are 0: no slots of smaller subtrees
             const bool right = (k >> l) & 1;
@@ -754,30 +767,34 @@ struct blk_fold {
         }
     }
 
+    // The root of the fold of 2^level blocks as a part (the fields of KIND).
+    __device__ __forceinline__ blk_part root(unsigned level) const
+    {
+        blk_part b;
+        b.fs = b.fq = -0.0;
+        b.is = is;
+        b.iq = iq;
+        b.cnt = cnt;
+        b.e = e;
+        b.v = rd_var_empty();
+#pragma unroll
+        for (unsigned l = 0; l < SLOTS; l++)
+            if (l == level) {
+                if (KIND == 0) {
+                    b.fs = fs[l];
+                    if (SUMSQ)
+                        b.fq = fq[l];
+                } else if (KIND == 2) {
+                    b.v = v[l];
+                }
+            }
+        return b;
+    }
+
     // Writes the root of the fold of 2^level blocks as part o of a's arrays.
     __device__ __forceinline__ void store(const ax_gpu_args &a, rd_u64 o, unsigned level) const
     {
-        if (KIND == 1) {
-            ((rd_extrema *)a.extrema)[o] = e;
-            return;
-        }
-        double s = -0.0, q = -0.0;
-        rd_var pv = rd_var_empty();
-#pragma unroll
-        for (unsigned l = 0; l < AX_FOLD_MAX; l++)
-            if (l == level) {
-                if (KIND == 0) {
-                    s = fs[l];
-                    if (SUMSQ)
-                        q = fq[l];
-                } else {
-                    pv = v[l];
-                }
-            }
-        if (KIND == 0)
-            store_moments(a, o, s, q, is, iq, cnt);
-        else
-            ((rd_var *)a.var)[o] = pv;
+        store_part<KIND>(a, o, root(level));
     }
 };
 
@@ -899,6 +916,118 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
                    block_sum<KIND, SKIPNAN, SUMSQ>(b1, r1, (en.leaf + k + 1) * RD_AXIS_BLOCK));
     }
     f.store(a, i * a.C + c, en.level);
+}
+
+// An unsigned type of B bytes (B = 1, 2, 4, 8 or 16): the raw vector of the
+// wide column loads.
+template <unsigned B> struct ax_raw;
+template <> struct ax_raw<1> { typedef unsigned char t; };
+template <> struct ax_raw<2> { typedef unsigned short t; };
+template <> struct ax_raw<4> { typedef unsigned t; };
+template <> struct ax_raw<8> { typedef uint2 t; };
+template <> struct ax_raw<16> { typedef uint4 t; };
+
+// Loads the rows elements of VW adjacent columns (cols of them exist) of
+// one block at p, stride apart, column v of row r into buf[v][r]: one load
+// of VW elements a row where vec (the columns are whole and aligned), else
+// element by element; every load in flight before the first is used.
+template <unsigned VW>
+__device__ __forceinline__ void cols_load(const elem_t *p, rd_u64 stride, unsigned rows,
+                                          unsigned cols, bool vec,
+                                          elem_t (&buf)[VW][RD_AXIS_BLOCK])
+{
+    typedef typename ax_raw<VW * sizeof(elem_t)>::t raw_t;
+#pragma unroll
+    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
+        if (VW > 1 && vec) {
+            union {
+                raw_t w;
+                elem_t e[VW];
+            } u;
+            u.w = r < rows ? __ldg(reinterpret_cast<const raw_t *>(p + r * stride)) : raw_t();
+#pragma unroll
+            for (unsigned v = 0; v < VW; v++)
+                buf[v][r] = u.e[v];
+        } else {
+#pragma unroll
+            for (unsigned v = 0; v < VW; v++)
+                buf[v][r] = r < rows && v < cols ? ax_load(p + r * stride + v) : elem_t(0);
+        }
+    }
+}
+
+// Block entries of many columns (C > 32), an entry's blocks shared by S
+// threads: a GPU block takes entry blockIdx.x / tiles and AX_THREADS / S *
+// VW of its columns; thread (t, q) adds columns VW*q .. VW*q + VW - 1 of
+// the tile over the t-th of S aligned runs of the entry's blocks (a subtree
+// of the entry's tree; PAIR blocks' loads in flight at a time), and thread
+// (0, q) combines the S subtrees by the pairwise tree through shared memory.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned S, unsigned VW, unsigned PAIR>
+__device__ __forceinline__ void block_cols_split(const elem_t *__restrict__ x,
+                                                 const ax_gpu_args &a)
+{
+    constexpr unsigned W = AX_THREADS / S, LS = S >= 16 ? 4 : S >= 8 ? 3 : S >= 4 ? 2 : S >= 2 ? 1 : 0;
+    __shared__ blk_part sp[S > 1 ? AX_THREADS : 1];
+    const rd_u64 tiles = (a.C + W * VW - 1) / (W * VW);
+    const rd_u64 i = blockIdx.x / tiles;
+    const unsigned t = threadIdx.x / W, q = threadIdx.x - t * W;
+    const rd_u64 c = (blockIdx.x - i * tiles) * (W * VW) + (rd_u64)q * VW;
+    const ax_gpu_entry en = entry_at(a, i);
+    const unsigned ls = en.level > LS ? LS : en.level, lt = en.level - ls;
+    const bool mine = t < (1u << ls) && c < a.C;
+    const unsigned cols = c < a.C ? (a.C - c < VW ? (unsigned)(a.C - c) : VW) : 0;
+    blk_part part[VW];
+    if (mine) {
+        const bool vec = VW > 1 && a.C % VW == 0 &&
+                         ((unsigned long long)x - a.e0 * sizeof(elem_t)) % (VW * sizeof(elem_t)) == 0;
+        const rd_u64 n = (rd_u64)1 << lt, k0 = (rd_u64)t << lt;
+        // an entry's blocks are consecutive rows of one sweep: 16 rows of C apart
+        unsigned rows0;
+        const elem_t *p = x + block_unit(a, en.u + k0, &rows0) + c;
+        const rd_u64 row0 = (en.leaf + k0) * RD_AXIS_BLOCK, step = RD_AXIS_BLOCK * a.C;
+        blk_fold<KIND, SUMSQ, AX_FOLD_MAX - LS> f[VW];
+#pragma unroll 1
+        for (rd_u64 k = 0; k < n; k += PAIR) {
+            elem_t b[PAIR][VW][RD_AXIS_BLOCK];
+            unsigned rows[PAIR];
+#pragma unroll
+            for (unsigned h = 0; h < PAIR; h++) {
+                const rd_u64 r = row0 + (k + h) * RD_AXIS_BLOCK;
+                rows[h] = r < a.L ? (a.L - r < RD_AXIS_BLOCK ? (unsigned)(a.L - r) : RD_AXIS_BLOCK)
+                                  : 0;
+                if (h == 0 || k + h < n)
+                    cols_load<VW>(p + (k + h) * step, a.C, rows[h], cols, vec, b[h]);
+            }
+#pragma unroll
+            for (unsigned h = 0; h < PAIR; h++)
+                if (h == 0 || k + h < n)
+#pragma unroll
+                    for (unsigned v = 0; v < VW; v++)
+                        f[v].push(k + h, block_sum<KIND, SKIPNAN, SUMSQ>(
+                                             b[h][v], rows[h], row0 + (k + h) * RD_AXIS_BLOCK));
+        }
+#pragma unroll
+        for (unsigned v = 0; v < VW; v++)
+            part[v] = f[v].root(lt);
+    }
+#pragma unroll
+    for (unsigned v = 0; v < VW; v++) {
+        if (S > 1) {
+            if (v)
+                __syncthreads();
+            if (mine)
+                sp[threadIdx.x] = part[v];
+            __syncthreads();
+            if (t == 0 && mine) { // the subtrees' pairwise tree, in place
+                for (unsigned h = 1; h < (1u << ls); h *= 2)
+                    for (unsigned u = 0; u + h < (1u << ls); u += 2 * h)
+                        sp[u * W + q] = blk_combine<KIND, SUMSQ>(sp[u * W + q], sp[(u + h) * W + q]);
+                part[v] = sp[q];
+            }
+        }
+        if (t == 0 && v < cols)
+            store_part<KIND>(a, i * a.C + c + v, part[v]);
+    }
 }
 
 // A block part from lane src of the warp (the fields of kind KIND).
