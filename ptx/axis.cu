@@ -918,77 +918,37 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
     f.store(a, i * a.C + c, en.level);
 }
 
-// An unsigned type of B bytes (B = 1, 2, 4, 8 or 16): the raw vector of the
-// wide column loads.
-template <unsigned B> struct ax_raw;
-template <> struct ax_raw<1> { typedef unsigned char t; };
-template <> struct ax_raw<2> { typedef unsigned short t; };
-template <> struct ax_raw<4> { typedef unsigned t; };
-template <> struct ax_raw<8> { typedef uint2 t; };
-template <> struct ax_raw<16> { typedef uint4 t; };
-
-// Loads the rows elements of VW adjacent columns (cols of them exist) of
-// one block at p, stride apart, column v of row r into buf[v][r]: one load
-// of VW elements a row where vec (the columns are whole and aligned), else
-// element by element; every load in flight before the first is used.
-template <unsigned VW>
-__device__ __forceinline__ void cols_load(const elem_t *p, rd_u64 stride, unsigned rows,
-                                          unsigned cols, bool vec,
-                                          elem_t (&buf)[VW][RD_AXIS_BLOCK])
-{
-    typedef typename ax_raw<VW * sizeof(elem_t)>::t raw_t;
-#pragma unroll
-    for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
-        if (VW > 1 && vec) {
-            union {
-                raw_t w;
-                elem_t e[VW];
-            } u;
-            u.w = r < rows ? __ldg(reinterpret_cast<const raw_t *>(p + r * stride)) : raw_t();
-#pragma unroll
-            for (unsigned v = 0; v < VW; v++)
-                buf[v][r] = u.e[v];
-        } else {
-#pragma unroll
-            for (unsigned v = 0; v < VW; v++)
-                buf[v][r] = r < rows && v < cols ? ax_load(p + r * stride + v) : elem_t(0);
-        }
-    }
-}
-
 // Block entries of many columns (C > 32), an entry's blocks shared by S
-// threads: a GPU block takes entry blockIdx.x / tiles and AX_THREADS / S *
-// VW of its columns; thread (t, q) adds columns VW*q .. VW*q + VW - 1 of
-// the tile over the t-th of S aligned runs of the entry's blocks (a subtree
-// of the entry's tree; PAIR blocks' loads in flight at a time), and thread
-// (0, q) combines the S subtrees by the pairwise tree through shared memory.
-template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned S, unsigned VW, unsigned PAIR>
+// threads: a GPU block takes entry blockIdx.x / tiles and AX_THREADS / S of
+// its columns; thread (t, q) adds column q of the tile over the t-th of S
+// aligned runs of the entry's blocks (a subtree of the entry's tree; PAIR
+// blocks' loads in flight at a time), and thread (0, q) combines the S
+// subtrees by the pairwise tree through shared memory.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned S, unsigned PAIR>
 __device__ __forceinline__ void block_cols_split(const elem_t *__restrict__ x,
                                                  const ax_gpu_args &a)
 {
-    constexpr unsigned W = AX_THREADS / S, LS = S >= 16 ? 4 : S >= 8 ? 3 : S >= 4 ? 2 : S >= 2 ? 1 : 0;
-    __shared__ blk_part sp[S > 1 ? AX_THREADS : 1];
-    const rd_u64 tiles = (a.C + W * VW - 1) / (W * VW);
+    constexpr unsigned W = AX_THREADS / S, LS = S >= 16 ? 4 : S >= 8 ? 3 : S >= 4 ? 2 : 1;
+    static_assert(S >= 2 && S <= 16 && (S & (S - 1)) == 0, "S: 2, 4, 8 or 16");
+    __shared__ blk_part sp[AX_THREADS];
+    const rd_u64 tiles = (a.C + W - 1) / W;
     const rd_u64 i = blockIdx.x / tiles;
     const unsigned t = threadIdx.x / W, q = threadIdx.x - t * W;
-    const rd_u64 c = (blockIdx.x - i * tiles) * (W * VW) + (rd_u64)q * VW;
+    const rd_u64 c = (blockIdx.x - i * tiles) * W + q;
     const ax_gpu_entry en = entry_at(a, i);
     const unsigned ls = en.level > LS ? LS : en.level, lt = en.level - ls;
     const bool mine = t < (1u << ls) && c < a.C;
-    const unsigned cols = c < a.C ? (a.C - c < VW ? (unsigned)(a.C - c) : VW) : 0;
-    blk_part part[VW];
+    blk_part part;
     if (mine) {
-        const bool vec = VW > 1 && a.C % VW == 0 &&
-                         ((unsigned long long)x - a.e0 * sizeof(elem_t)) % (VW * sizeof(elem_t)) == 0;
         const rd_u64 n = (rd_u64)1 << lt, k0 = (rd_u64)t << lt;
         // an entry's blocks are consecutive rows of one sweep: 16 rows of C apart
         unsigned rows0;
         const elem_t *p = x + block_unit(a, en.u + k0, &rows0) + c;
         const rd_u64 row0 = (en.leaf + k0) * RD_AXIS_BLOCK, step = RD_AXIS_BLOCK * a.C;
-        blk_fold<KIND, SUMSQ, AX_FOLD_MAX - LS> f[VW];
+        blk_fold<KIND, SUMSQ, AX_FOLD_MAX - LS> f;
 #pragma unroll 1
         for (rd_u64 k = 0; k < n; k += PAIR) {
-            elem_t b[PAIR][VW][RD_AXIS_BLOCK];
+            elem_t b[PAIR][RD_AXIS_BLOCK];
             unsigned rows[PAIR];
 #pragma unroll
             for (unsigned h = 0; h < PAIR; h++) {
@@ -996,38 +956,41 @@ __device__ __forceinline__ void block_cols_split(const elem_t *__restrict__ x,
                 rows[h] = r < a.L ? (a.L - r < RD_AXIS_BLOCK ? (unsigned)(a.L - r) : RD_AXIS_BLOCK)
                                   : 0;
                 if (h == 0 || k + h < n)
-                    cols_load<VW>(p + (k + h) * step, a.C, rows[h], cols, vec, b[h]);
+                    block_load<true>(p + (k + h) * step, a.C, rows[h], b[h]);
             }
 #pragma unroll
             for (unsigned h = 0; h < PAIR; h++)
                 if (h == 0 || k + h < n)
-#pragma unroll
-                    for (unsigned v = 0; v < VW; v++)
-                        f[v].push(k + h, block_sum<KIND, SKIPNAN, SUMSQ>(
-                                             b[h][v], rows[h], row0 + (k + h) * RD_AXIS_BLOCK));
+                    f.push(k + h, block_sum<KIND, SKIPNAN, SUMSQ>(b[h], rows[h],
+                                                                  row0 + (k + h) * RD_AXIS_BLOCK));
         }
-#pragma unroll
-        for (unsigned v = 0; v < VW; v++)
-            part[v] = f[v].root(lt);
+        part = f.root(lt);
+        sp[threadIdx.x] = part;
     }
-#pragma unroll
-    for (unsigned v = 0; v < VW; v++) {
-        if (S > 1) {
-            if (v)
-                __syncthreads();
-            if (mine)
-                sp[threadIdx.x] = part[v];
-            __syncthreads();
-            if (t == 0 && mine) { // the subtrees' pairwise tree, in place
-                for (unsigned h = 1; h < (1u << ls); h *= 2)
-                    for (unsigned u = 0; u + h < (1u << ls); u += 2 * h)
-                        sp[u * W + q] = blk_combine<KIND, SUMSQ>(sp[u * W + q], sp[(u + h) * W + q]);
-                part[v] = sp[q];
-            }
-        }
-        if (t == 0 && v < cols)
-            store_part<KIND>(a, i * a.C + c + v, part[v]);
-    }
+    __syncthreads();
+    if (t != 0 || !mine)
+        return;
+    for (unsigned h = 1; h < (1u << ls); h *= 2) // the subtrees' pairwise tree, in place
+        for (unsigned u = 0; u + h < (1u << ls); u += 2 * h)
+            sp[u * W + q] = blk_combine<KIND, SUMSQ>(sp[u * W + q], sp[(u + h) * W + q]);
+    store_part<KIND>(a, i * a.C + c, sp[q]);
+}
+
+// Block entries of many columns (C > 32): a thread per entry and column
+// (block_cols) or S = AX_COLS_SPLIT threads an entry (block_cols_split),
+// as axis_args.h picks for the type and kind.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_cols_any(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+    constexpr unsigned S = AX_COLS_SPLIT(sizeof(elem_t), KIND, SUMSQ);
+#else
+    constexpr unsigned S = 1;
+#endif
+    if constexpr (S > 1)
+        block_cols_split<KIND, SKIPNAN, SUMSQ, S, KIND == 2 ? 1 : AX_COLS_PAIR>(x, a);
+    else
+        block_cols<KIND, SKIPNAN, SUMSQ>(x, a);
 }
 
 // A block part from lane src of the warp (the fields of kind KIND).
@@ -1230,7 +1193,7 @@ AX_TILE_KERNEL(axk_tile_var, 2, false, false)
     extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
         axk_cols_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
     {                                                                                       \
-        block_cols<kind, skipnan, sumsq>(x, a);                                             \
+        block_cols_any<kind, skipnan, sumsq>(x, a);                                         \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(AX_THREADS, AX_FEW_MINB(minb))             \
         axk_few_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                       \

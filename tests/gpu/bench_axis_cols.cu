@@ -1,15 +1,18 @@
 // bench_axis_cols.cu - the many-column block-entry kernels of reductions
-// along axes (ptx/axis.cu: block_cols, a thread per entry and column)
-// against block_cols_split (an entry's blocks shared by S threads whose
-// subtrees meet in shared memory, VW adjacent columns a thread, PAIR
-// blocks' loads in flight). First the bits of every kind of part (moments,
-// squares, extrema, variance, with and without skipnan) on random data with
-// NaN, infinities, zeros of either sign and subnormals, for odd and even
-// column counts, chunks that start and end anywhere (entries cut from one
-// sweep's leaves, and listed entries over several sweeps) and unaligned
-// data; then (float32 and float64) GB/s of input on 1 GiB arrays of (N, 64),
-// (N, 1000) and (N, 100000) over axis 0, the ratio to the device copy (read
-// + write), and whether the sums have main's bits.
+// along axes (ptx/axis.cu, C > 32): main's body (block_cols: a thread per
+// entry and column) against block_cols_split (an entry's blocks shared by
+// S threads whose subtrees meet by the pairwise tree in shared memory,
+// PAIR blocks' loads in flight) and the kernels as built (axk_cols_*,
+// AX_COLS_SPLIT's choice). First the bits of every kind of part (moments,
+// squares, extrema, variance, with and without skipnan) on random data
+// with NaN, infinities, zeros of either sign and subnormals, for odd and
+// even column counts, chunks that start and end anywhere (entries cut from
+// one sweep's leaves, and listed entries over several sweeps) and
+// unaligned data; then (float32 and float64) GB/s of input on 1 GiB arrays
+// of (N, 64), (N, 1000) and (N, 100000) over axis 0, the ratio to the
+// device copy (read + write), and whether the sums have main's bits. With
+// "ncu": one launch each of main's body and of S = 4 on (N, 64), for a
+// profiler.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_cols.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -23,35 +26,57 @@
 
 #include <cstring>
 
+// main's many-column kernel (its bounds: 3 resident blocks, the variance 1).
+template <int K, bool N, bool Q>
+__global__ void __launch_bounds__(AX_THREADS, K == 2 ? 1 : 3) cols_old(const elem_t *__restrict__ x,
+                                                                       ax_gpu_args a)
+{
+    block_cols<K, N, Q>(x, a);
+}
+
 // A variant of the many-column kernel.
-template <int K, bool N, bool Q, unsigned S, unsigned VW, unsigned P, int minb>
+template <int K, bool N, bool Q, unsigned S, unsigned P, int minb>
 __global__ void __launch_bounds__(AX_THREADS, minb) cols_new(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
 {
-    block_cols_split<K, N, Q, S, VW, P>(x, a);
+    block_cols_split<K, N, Q, S, P>(x, a);
 }
 
 typedef void (*kernel)(const elem_t *, ax_gpu_args);
 
-// A variant's kernel and its shape: threads an entry's blocks are shared
-// by, columns a thread.
+// A variant's kernel, the threads an entry's blocks are shared by, its name.
 struct variant {
     kernel k;
-    unsigned S, VW;
+    unsigned S;
     const char *name;
 };
 
-// The widest VW whose vector is at most 16 bytes, at most 4.
-#define VWIDE (sizeof(elem_t) <= 4 ? 4u : 2u)
+// The kernel ptx/axis.cu builds for a kind, and its threads per entry.
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+#define BUILT_S(K, Q) AX_COLS_SPLIT(sizeof(elem_t), K, Q)
+#else
+#define BUILT_S(K, Q) 1u
+#endif
+template <int K, bool N, bool Q> constexpr kernel axk_cols_of()
+{
+#if RD_FLOAT
+    if (N)
+        return K == 0 ? (Q ? axk_cols_moments_sq_skipnan : axk_cols_moments_skipnan)
+               : K == 1 ? axk_cols_extrema_skipnan : axk_cols_var_skipnan;
+#endif
+    return K == 0 ? (Q ? axk_cols_moments_sq : axk_cols_moments)
+           : K == 1 ? axk_cols_extrema : axk_cols_var;
+}
 
-// The variants of one kind whose bits are checked.
+// The variants of one kind whose bits are checked (the first: the kernel
+// as built).
 template <int K, bool N, bool Q> struct variants_of {
     static constexpr variant list[] = {
-        {cols_new<K, N, Q, 1, 1, AX_COLS_PAIR, 3>, 1, 1, "S1 VW1"},
-        {cols_new<K, N, Q, 4, 1, AX_COLS_PAIR, 3>, 4, 1, "S4 VW1"},
-        {cols_new<K, N, Q, 8, 1, 1, 3>, 8, 1, "S8 VW1 P1"},
-        {cols_new<K, N, Q, 4, 2, 1, 3>, 4, 2, "S4 VW2"},
-        {cols_new<K, N, Q, 2, VWIDE, 1, 2>, 2, VWIDE, "S2 VWIDE"},
+        {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), "axk_cols"},
+        {cols_new<K, N, Q, 2, AX_COLS_PAIR, 3>, 2, "S2"},
+        {cols_new<K, N, Q, 4, AX_COLS_PAIR, 3>, 4, "S4"},
+        {cols_new<K, N, Q, 8, 1, 3>, 8, "S8 P1"},
+        {cols_new<K, N, Q, 16, 1, 1>, 16, "S16 P1 minb1"},
     };
 };
 
@@ -63,14 +88,14 @@ struct kind_row {
     const variant *vars;
     const char *name;
 };
-#define KR(k, n, q, kernel) {k, n, q, kernel, variants_of<k, n, q>::list, #kernel}
+#define KR(k, n, q, name) {k, n, q, cols_old<k, n, q>, variants_of<k, n, q>::list, name}
 #define NVARS 5
 static const kind_row kinds[] = {
-    KR(0, false, false, axk_cols_moments), KR(0, false, true, axk_cols_moments_sq),
-    KR(1, false, false, axk_cols_extrema), KR(2, false, false, axk_cols_var),
+    KR(0, false, false, "moments"), KR(0, false, true, "moments_sq"),
+    KR(1, false, false, "extrema"), KR(2, false, false, "var"),
 #if RD_FLOAT
-    KR(0, true, false, axk_cols_moments_skipnan), KR(0, true, true, axk_cols_moments_sq_skipnan),
-    KR(1, true, false, axk_cols_extrema_skipnan), KR(2, true, false, axk_cols_var_skipnan),
+    KR(0, true, false, "moments_skipnan"), KR(0, true, true, "moments_sq_skipnan"),
+    KR(1, true, false, "extrema_skipnan"), KR(2, true, false, "var_skipnan"),
 #endif
 };
 
@@ -175,11 +200,12 @@ static void cut_leaves(rd_u64 la, rd_u64 lb, rd_u64 base, std::vector<ax_gpu_ent
     }
 }
 
-// The grid of a variant of S threads an entry and VW columns a thread.
-static unsigned grid_of(const ax_gpu_args &a, unsigned S, unsigned VW)
+// The grid of a kernel of S threads an entry (1: a thread per entry and column).
+static unsigned grid_of(const ax_gpu_args &a, unsigned S)
 {
-    const rd_u64 w = AX_THREADS / S * VW;
-    return (unsigned)(a.nentries * ((a.C + w - 1) / w));
+    const rd_u64 w = AX_THREADS / S;
+    return S > 1 ? (unsigned)(a.nentries * ((a.C + w - 1) / w))
+                 : (unsigned)((a.nentries * a.C + AX_THREADS - 1) / AX_THREADS);
 }
 
 // main's kernel and every variant of kind k on args a (x its data), their
@@ -195,7 +221,7 @@ static void compare(const char *what, const kind_row &k, ax_gpu_args a, const el
         ax_gpu_args b = a;
         ob.set(b, k, m, 0x5a);
         BENCH_CHECK(cudaMemset(bad, 0, 4));
-        k.vars[v].k<<<grid_of(a, k.vars[v].S, k.vars[v].VW), AX_THREADS>>>(x, b);
+        k.vars[v].k<<<grid_of(a, k.vars[v].S), AX_THREADS>>>(x, b);
         BENCH_CHECK(cudaGetLastError());
         diff_words<<<256, 256>>>((const double *)oa.sum, (const double *)ob.sum, m * 2, bad);
         diff_words<<<256, 256>>>((const double *)oa.sq, (const double *)ob.sq, m * 2, bad);
@@ -321,12 +347,13 @@ static double row(const char *shape, const char *name, double in, double copy_bw
     return r;
 }
 
-// A timed variant: its kernel, threads an entry, columns a thread, name.
-struct timed {
-    kernel k;
-    unsigned S, VW;
-    const char *name;
-};
+// Time of kernel k on grid g with args a, as a ratio of `in` bytes to the copy.
+static double ratio(kernel k, unsigned g, const ax_gpu_args &a, const elem_t *x, double in,
+                    double copy_bw)
+{
+    const float ms = bench_median_ms([&] { k<<<g, AX_THREADS>>>(x, a); }, 7);
+    return in / (ms * 1e-3) / copy_bw;
+}
 
 int main(int argc, char **argv)
 {
@@ -351,27 +378,12 @@ int main(int argc, char **argv)
     printf("%s, device copy %.0f GB/s (read + write)\n", sizeof(elem_t) == 4 ? "float32" : "float64",
            copy_bw / 1e9);
     printf("%-16s %-26s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
-    static const timed vars[] = {
-        {cols_new<0, false, false, 1, 1, AX_COLS_PAIR, 3>, 1, 1, "S1 VW1 (main's, grid/tile)"},
-        {cols_new<0, false, false, 2, 1, AX_COLS_PAIR, 3>, 2, 1, "S2 VW1"},
-        {cols_new<0, false, false, 4, 1, AX_COLS_PAIR, 3>, 4, 1, "S4 VW1"},
-        {cols_new<0, false, false, 8, 1, AX_COLS_PAIR, 3>, 8, 1, "S8 VW1"},
-        {cols_new<0, false, false, 16, 1, AX_COLS_PAIR, 3>, 16, 1, "S16 VW1"},
-        {cols_new<0, false, false, 4, 1, AX_COLS_PAIR, 4>, 4, 1, "S4 VW1 minb4"},
-        {cols_new<0, false, false, 8, 1, AX_COLS_PAIR, 4>, 8, 1, "S8 VW1 minb4"},
-        {cols_new<0, false, false, 4, 1, 1, 4>, 4, 1, "S4 VW1 P1 minb4"},
-        {cols_new<0, false, false, 8, 1, 1, 4>, 8, 1, "S8 VW1 P1 minb4"},
-        {cols_new<0, false, false, 2, 2, 1, 3>, 2, 2, "S2 VW2"},
-        {cols_new<0, false, false, 4, 2, 1, 3>, 4, 2, "S4 VW2"},
-        {cols_new<0, false, false, 8, 2, 1, 3>, 8, 2, "S8 VW2"},
-        {cols_new<0, false, false, 4, 2, 1, 2>, 4, 2, "S4 VW2 minb2"},
-        {cols_new<0, false, false, 8, 2, 2, 2>, 8, 2, "S8 VW2 P2 minb2"},
-        {cols_new<0, false, false, 8, 1, 2, 2>, 8, 1, "S8 VW1 P2 minb2"},
-        {cols_new<0, false, false, 8, 1, 4, 2>, 8, 1, "S8 VW1 P4 minb2"},
-        {cols_new<0, false, false, 16, 2, 1, 2>, 16, 2, "S16 VW2 minb2"},
-        {cols_new<0, false, false, 2, VWIDE, 1, 2>, 2, VWIDE, "S2 VWIDE minb2"},
-        {cols_new<0, false, false, 4, VWIDE, 1, 2>, 4, VWIDE, "S4 VWIDE minb2"},
-        {cols_new<0, false, false, 8, VWIDE, 1, 2>, 8, VWIDE, "S8 VWIDE minb2"},
+    static const variant vars[] = {
+        {cols_new<0, false, false, 2, AX_COLS_PAIR, 3>, 2, "S2"},
+        {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, "S4"},
+        {cols_new<0, false, false, 8, AX_COLS_PAIR, 3>, 8, "S8"},
+        {cols_new<0, false, false, 4, 1, 4>, 4, "S4 P1 minb4"},
+        {cols_new<0, false, false, 8, 2, 2>, 8, "S8 P2 minb2"},
     };
     static const unsigned Cs[] = {64, 1000, 100000};
     for (unsigned C : Cs) {
@@ -393,49 +405,37 @@ int main(int argc, char **argv)
         ax_gpu_args b = a;
         a.sum = (rd_u64)want;
         b.sum = (rd_u64)got;
-        const unsigned g = (unsigned)((m + AX_THREADS - 1) / AX_THREADS);
+        const unsigned g = grid_of(a, 1);
         if (ncu) {
-            axk_cols_moments<<<g, AX_THREADS>>>(x, a);
-            cols_new<0, false, false, 8, 1, AX_COLS_PAIR, 3><<<grid_of(b, 8, 1), AX_THREADS>>>(x, b);
-            cols_new<0, false, false, 4, 2, 1, 2><<<grid_of(b, 4, 2), AX_THREADS>>>(x, b);
+            cols_old<0, false, false><<<g, AX_THREADS>>>(x, a);
+            cols_new<0, false, false, 4, AX_COLS_PAIR, 3><<<grid_of(b, 4), AX_THREADS>>>(x, b);
             BENCH_CHECK(cudaDeviceSynchronize());
             break;
         }
-        row(shape, "axk_cols_moments (main)", in, copy_bw,
-            [&] { axk_cols_moments<<<g, AX_THREADS>>>(x, a); }, want, want, m);
-        for (const timed &v : vars)
+        row(shape, "main's body", in, copy_bw,
+            [&] { cols_old<0, false, false><<<g, AX_THREADS>>>(x, a); }, want, want, m);
+        row(shape, "axk_cols_moments", in, copy_bw,
+            [&] { axk_cols_moments<<<grid_of(b, BUILT_S(0, false)), AX_THREADS>>>(x, b); },
+            want, got, m);
+        for (const variant &v : vars)
             row(shape, v.name, in, copy_bw,
-                [&] { v.k<<<grid_of(b, v.S, v.VW), AX_THREADS>>>(x, b); }, want, got, m);
-        // the other kinds: main's and the S4 VW1 / S4 VW2 shapes
-        ax_gpu_args e = a;
-        e.sum = 0;
-        e.extrema = (rd_u64)want;
-        const float me = bench_median_ms([&] { axk_cols_extrema<<<g, AX_THREADS>>>(x, e); }, 7),
-                    ne = bench_median_ms([&] { cols_new<1, false, false, 4, 1, AX_COLS_PAIR, 3>
-                                                   <<<grid_of(e, 4, 1), AX_THREADS>>>(x, e); }, 7),
-                    we = bench_median_ms([&] { cols_new<1, false, false, 4, 2, 1, 3>
-                                                   <<<grid_of(e, 4, 2), AX_THREADS>>>(x, e); }, 7);
-        ax_gpu_args w = a;
-        w.sum = 0;
-        w.var = (rd_u64)want;
-        const float mv = bench_median_ms([&] { axk_cols_var<<<g, AX_THREADS>>>(x, w); }, 7),
-                    nv = bench_median_ms([&] { cols_new<2, false, false, 4, 1, 1, 1>
-                                                   <<<grid_of(w, 4, 1), AX_THREADS>>>(x, w); }, 7),
-                    n8 = bench_median_ms([&] { cols_new<2, false, false, 8, 1, 1, 1>
-                                                   <<<grid_of(w, 8, 1), AX_THREADS>>>(x, w); }, 7);
-        ax_gpu_args q = a;
+                [&] { v.k<<<grid_of(b, v.S), AX_THREADS>>>(x, b); }, want, got, m);
+        // the other kinds: main's body, the kernel as built, S4
+        ax_gpu_args q = a, e = a, w = a;
         q.sq = (rd_u64)got;
-        const float mq = bench_median_ms([&] { axk_cols_moments_sq<<<g, AX_THREADS>>>(x, q); }, 7),
-                    nq = bench_median_ms([&] { cols_new<0, false, true, 4, 1, AX_COLS_PAIR, 3>
-                                                   <<<grid_of(q, 4, 1), AX_THREADS>>>(x, q); }, 7),
-                    wq = bench_median_ms([&] { cols_new<0, false, true, 4, 2, 1, 2>
-                                                   <<<grid_of(q, 4, 2), AX_THREADS>>>(x, q); }, 7);
-        printf("%-16s extrema main %.3f S4 %.3f S4 VW2 %.3f; var main %.3f S4 %.3f S8 %.3f; "
-               "sum+sq main %.3f S4 %.3f S4 VW2 %.3f (of copy)\n",
-               shape, in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw,
-               in / (we * 1e-3) / copy_bw, in / (mv * 1e-3) / copy_bw, in / (nv * 1e-3) / copy_bw,
-               in / (n8 * 1e-3) / copy_bw, in / (mq * 1e-3) / copy_bw,
-               in / (nq * 1e-3) / copy_bw, in / (wq * 1e-3) / copy_bw);
+        e.sum = w.sum = 0;
+        e.extrema = w.var = (rd_u64)want;
+        printf("%-16s sum+sq main %.3f built %.3f S4 %.3f; extrema main %.3f built %.3f S4 %.3f; "
+               "var main %.3f built %.3f S8 %.3f (of copy)\n", shape,
+               ratio(cols_old<0, false, true>, g, q, x, in, copy_bw),
+               ratio(axk_cols_moments_sq, grid_of(q, BUILT_S(0, true)), q, x, in, copy_bw),
+               ratio(cols_new<0, false, true, 4, AX_COLS_PAIR, 3>, grid_of(q, 4), q, x, in, copy_bw),
+               ratio(cols_old<1, false, false>, g, e, x, in, copy_bw),
+               ratio(axk_cols_extrema, grid_of(e, BUILT_S(1, false)), e, x, in, copy_bw),
+               ratio(cols_new<1, false, false, 4, AX_COLS_PAIR, 3>, grid_of(e, 4), e, x, in, copy_bw),
+               ratio(cols_old<2, false, false>, g, w, x, in, copy_bw),
+               ratio(axk_cols_var, grid_of(w, BUILT_S(2, false)), w, x, in, copy_bw),
+               ratio(cols_new<2, false, false, 8, 1, 1>, grid_of(w, 8), w, x, in, copy_bw));
         fflush(stdout);
     }
 #endif
