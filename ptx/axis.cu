@@ -702,15 +702,28 @@ __device__ __forceinline__ blk_part block_part(const elem_t *p, rd_u64 stride, u
     return block_sum<KIND, SKIPNAN, SUMSQ>(buf, rows, j0);
 }
 
+// Writes part b (the fields of kind KIND) as part o of a's arrays.
+template <int KIND>
+__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
+{
+    if (KIND == 0)
+        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
+    else if (KIND == 1)
+        ((rd_extrema *)a.extrema)[o] = b.e;
+    else
+        ((rd_var *)a.var)[o] = b.v;
+}
+
 // An entry's fold of its blocks' parts, block k after block k - 1: float
 // sums and variance partials by a binary counter (slot l: the pending
 // subtree of 2^l blocks; the pairwise tree over the 2^level blocks),
-// counts and exact sums added, extrema merged. Every slot index is a
-// constant of an unrolled loop, so the slots stay in registers.
-template <int KIND, bool SUMSQ>
+// counts and exact sums added, extrema merged; SLOTS levels held (a fold
+// of at most 2^(SLOTS - 1) blocks). Every slot index is a constant of an
+// unrolled loop, so the slots stay in registers.
+template <int KIND, bool SUMSQ, unsigned SLOTS = AX_FOLD_MAX>
 struct blk_fold {
-    double fs[AX_FOLD_MAX], fq[AX_FOLD_MAX];
-    rd_var v[AX_FOLD_MAX];
+    double fs[SLOTS], fq[SLOTS];
+    rd_var v[SLOTS];
     rd_u128 is, iq;
     rd_u64 cnt;
     rd_extrema e;
@@ -734,7 +747,7 @@ struct blk_fold {
         rd_var pv = b.v;
         bool done = false; // no early exit: the loop unrolls whole, the slots stay registers
 #pragma unroll
-        for (unsigned l = 0; l < AX_FOLD_MAX; l++) {
+        for (unsigned l = 0; l < SLOTS; l++) {
             if (l < lev)
                 continue; // k's bits below lev are 0: no slots of smaller subtrees
             const bool right = (k >> l) & 1;
@@ -759,30 +772,34 @@ struct blk_fold {
         }
     }
 
+    // The root of the fold of 2^level blocks as a part (the fields of KIND).
+    __device__ __forceinline__ blk_part root(unsigned level) const
+    {
+        blk_part b;
+        b.fs = b.fq = -0.0;
+        b.is = is;
+        b.iq = iq;
+        b.cnt = cnt;
+        b.e = e;
+        b.v = rd_var_empty();
+#pragma unroll
+        for (unsigned l = 0; l < SLOTS; l++)
+            if (l == level) {
+                if (KIND == 0) {
+                    b.fs = fs[l];
+                    if (SUMSQ)
+                        b.fq = fq[l];
+                } else if (KIND == 2) {
+                    b.v = v[l];
+                }
+            }
+        return b;
+    }
+
     // Writes the root of the fold of 2^level blocks as part o of a's arrays.
     __device__ __forceinline__ void store(const ax_gpu_args &a, rd_u64 o, unsigned level) const
     {
-        if (KIND == 1) {
-            ((rd_extrema *)a.extrema)[o] = e;
-            return;
-        }
-        double s = -0.0, q = -0.0;
-        rd_var pv = rd_var_empty();
-#pragma unroll
-        for (unsigned l = 0; l < AX_FOLD_MAX; l++)
-            if (l == level) {
-                if (KIND == 0) {
-                    s = fs[l];
-                    if (SUMSQ)
-                        q = fq[l];
-                } else {
-                    pv = v[l];
-                }
-            }
-        if (KIND == 0)
-            store_moments(a, o, s, q, is, iq, cnt);
-        else
-            ((rd_var *)a.var)[o] = pv;
+        store_part<KIND>(a, o, root(level));
     }
 };
 
@@ -904,6 +921,81 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
                    block_sum<KIND, SKIPNAN, SUMSQ>(b1, r1, (en.leaf + k + 1) * RD_AXIS_BLOCK));
     }
     f.store(a, i * a.C + c, en.level);
+}
+
+// Block entries of many columns (C > 32), an entry's blocks shared by S
+// threads: a GPU block takes entry blockIdx.x / tiles and AX_THREADS / S of
+// its columns; thread (t, q) adds column q of the tile over the t-th of S
+// aligned runs of the entry's blocks (a subtree of the entry's tree; PAIR
+// blocks' loads in flight at a time), and thread (0, q) combines the S
+// subtrees by the pairwise tree through shared memory.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned S, unsigned PAIR>
+__device__ __forceinline__ void block_cols_split(const elem_t *__restrict__ x,
+                                                 const ax_gpu_args &a)
+{
+    constexpr unsigned W = AX_THREADS / S, LS = S >= 16 ? 4 : S >= 8 ? 3 : S >= 4 ? 2 : 1;
+    static_assert(S >= 2 && S <= 16 && (S & (S - 1)) == 0, "S: 2, 4, 8 or 16");
+    __shared__ blk_part sp[AX_THREADS];
+    const rd_u64 tiles = (a.C + W - 1) / W;
+    const rd_u64 i = blockIdx.x / tiles;
+    const unsigned t = threadIdx.x / W, q = threadIdx.x - t * W;
+    const rd_u64 c = (blockIdx.x - i * tiles) * W + q;
+    const ax_gpu_entry en = entry_at(a, i);
+    const unsigned ls = en.level > LS ? LS : en.level, lt = en.level - ls;
+    const bool mine = t < (1u << ls) && c < a.C;
+    blk_part part;
+    if (mine) {
+        const rd_u64 n = (rd_u64)1 << lt, k0 = (rd_u64)t << lt;
+        // an entry's blocks are consecutive rows of one sweep: 16 rows of C apart
+        unsigned rows0;
+        const elem_t *p = x + block_unit(a, en.u + k0, &rows0) + c;
+        const rd_u64 row0 = (en.leaf + k0) * RD_AXIS_BLOCK, step = RD_AXIS_BLOCK * a.C;
+        blk_fold<KIND, SUMSQ, AX_FOLD_MAX - LS> f;
+#pragma unroll 1
+        for (rd_u64 k = 0; k < n; k += PAIR) {
+            elem_t b[PAIR][RD_AXIS_BLOCK];
+            unsigned rows[PAIR];
+#pragma unroll
+            for (unsigned h = 0; h < PAIR; h++) {
+                const rd_u64 r = row0 + (k + h) * RD_AXIS_BLOCK;
+                rows[h] = r < a.L ? (a.L - r < RD_AXIS_BLOCK ? (unsigned)(a.L - r) : RD_AXIS_BLOCK)
+                                  : 0;
+                if (h == 0 || k + h < n)
+                    block_load<true>(p + (k + h) * step, a.C, rows[h], b[h]);
+            }
+#pragma unroll
+            for (unsigned h = 0; h < PAIR; h++)
+                if (h == 0 || k + h < n)
+                    f.push(k + h, block_sum<KIND, SKIPNAN, SUMSQ>(b[h], rows[h],
+                                                                  row0 + (k + h) * RD_AXIS_BLOCK));
+        }
+        part = f.root(lt);
+        sp[threadIdx.x] = part;
+    }
+    __syncthreads();
+    if (t != 0 || !mine)
+        return;
+    for (unsigned h = 1; h < (1u << ls); h *= 2) // the subtrees' pairwise tree, in place
+        for (unsigned u = 0; u + h < (1u << ls); u += 2 * h)
+            sp[u * W + q] = blk_combine<KIND, SUMSQ>(sp[u * W + q], sp[(u + h) * W + q]);
+    store_part<KIND>(a, i * a.C + c, sp[q]);
+}
+
+// Block entries of many columns (C > 32): a thread per entry and column
+// (block_cols) or S = AX_COLS_SPLIT threads an entry (block_cols_split),
+// as axis_args.h picks for the type and kind.
+template <int KIND, bool SKIPNAN, bool SUMSQ>
+__device__ __forceinline__ void block_cols_any(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+    constexpr unsigned S = AX_COLS_SPLIT(sizeof(elem_t), KIND, SUMSQ);
+#else
+    constexpr unsigned S = 1;
+#endif
+    if constexpr (S > 1)
+        block_cols_split<KIND, SKIPNAN, SUMSQ, S, KIND == 2 ? 1 : AX_COLS_PAIR>(x, a);
+    else
+        block_cols<KIND, SKIPNAN, SUMSQ>(x, a);
 }
 
 // A block part from lane src of the warp (the fields of kind KIND).
@@ -1097,7 +1189,7 @@ AX_TILE_KERNEL(axk_tile_var, 2, false, false)
     extern "C" __global__ void __launch_bounds__(AX_THREADS, minb)                          \
         axk_cols_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                      \
     {                                                                                       \
-        block_cols<kind, skipnan, sumsq>(x, a);                                             \
+        block_cols_any<kind, skipnan, sumsq>(x, a);                                         \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(AX_THREADS, AX_FEW_MINB(minb))             \
         axk_few_##suffix(const elem_t *__restrict__ x, ax_gpu_args a)                       \

@@ -32,6 +32,17 @@ typedef struct {
  * kernels stages in shared memory: AX_ROWS_BYTES / (T * size) runs. */
 #define AX_ROWS_BYTES 16384u
 
+/* Threads an entry's blocks are shared by in the many-column block-entry
+ * kernels (axk_cols_*, C > 32) of float32 (size 4) and float64 (size 8)
+ * elements, by kind of part (0 moments, sq: with squares; 1 extrema; 2
+ * variance), as measured on an H200 (tests/gpu/bench_axis_cols.cu): 4 for
+ * the variance, the square sums and float64's sums, else 1 (a thread per
+ * entry and column, as for the other types). A GPU block has RD_WARPS * 32
+ * threads: with S > 1 it takes one entry and RD_WARPS * 32 / S of its
+ * columns, else RD_WARPS * 32 consecutive (entry, column) pairs. */
+#define AX_COLS_SPLIT(size, kind, sq) \
+    ((kind) == 2 || ((kind) == 0 && ((sq) || (size) == 8)) ? 4u : 1u)
+
 /* One entry of a chunk's parts (runtime/axis.h): units [u, u + 2^level) of
  * one segment, the first a leaf `leaf` of the segment's tree. */
 typedef struct {

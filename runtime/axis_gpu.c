@@ -81,10 +81,43 @@ static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax
                            (unsigned)((a->nunits + per - 1) / per), x, a);
 }
 
+/* The many-column kernels (axk_cols_*, C > 32) of the kinds of part that
+ * a's arrays ask for, each on the grid of its threads per entry
+ * (AX_COLS_SPLIT) and given only its own arrays. */
+static int ax_launch_cols(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
+{
+    static const char *const kinds[3] = {"moments", "extrema", "var"};
+    const uint64_t threads = RD_WARPS * 32;
+    int is_float = p->dtype == DT_F32 || p->dtype == DT_F64, rc = 0;
+    int sq = (p->ops & RD_OP_SUMSQ) != 0;
+    for (int kind = 0; kind < 3 && rc == 0; kind++) {
+        ax_gpu_args k = *a;
+        if (kind != 0)
+            k.sum = k.sq = k.count = 0;
+        if (kind != 1)
+            k.extrema = 0;
+        if (kind != 2)
+            k.var = 0;
+        if (!(k.sum || k.sq || k.count || k.extrema || k.var))
+            continue;
+        unsigned s = is_float ? AX_COLS_SPLIT(dt_size(p->dtype), kind, sq) : 1;
+        uint64_t grid = s > 1 ? a->nentries * ((p->C + threads / s - 1) / (threads / s))
+                              : (a->nentries * p->C + threads - 1) / threads;
+        char name[64];
+        void *params[] = {x, &k};
+        snprintf(name, sizeof name, "axk_cols_%s%s%s", kinds[kind], kind == 0 && sq ? "_sq" : "",
+                 p->skipnan ? "_skipnan" : "");
+        rc = ax_launch_one(c, p, name, (unsigned)grid, params);
+    }
+    return rc;
+}
+
 /* The kernels of a chunk's block entries: a warp per entry for few columns
- * (axk_few_*, C <= 32), else a thread per entry and column (axk_cols_*). */
+ * (axk_few_*, C <= 32), else ax_launch_cols. */
 static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
 {
+    if (p->C > 32)
+        return ax_launch_cols(c, p, x, a);
     int few = p->C <= 32;
     uint64_t n = few ? a->nentries : a->nentries * p->C, per = few ? RD_WARPS : RD_WARPS * 32;
     const char *family = few ? "few" : "cols";

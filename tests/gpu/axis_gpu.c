@@ -243,6 +243,12 @@ static void check_all(rig *r)
         {2, {20001, 3}, 1u << 0, 50000},     {2, {5001, 32}, 1u << 0, 70001},
         {3, {2, 3001, 7}, 1u << 1, 30001},   {2, {3000, 17}, 1u << 0, 51001},
         {2, {3000, 40}, 1u << 0, 100000},    {2, {1100, 33}, 1u << 0, 9000},
+        /* many columns whose entries several threads share (aligned and unaligned chunk
+           starts, even, odd and multiple-of-4 column counts, a part-filled last column tile;
+           entries of fewer blocks than threads; several sweeps a chunk) */
+        {2, {2000, 130}, 1u << 0, 100003},   {2, {1500, 66}, 1u << 0, 33333},
+        {2, {900, 97}, 1u << 0, 20001},      {2, {4100, 48}, 1u << 0, 200000},
+        {3, {3, 300, 68}, 1u << 1, 20000},   {3, {50, 40, 36}, 1u << 1, 7000},
         /* runs of a thread each (at most 32 vectors: stages permuted where a run is an
            even number of vectors); few columns whose stages are permuted */
         {2, {3000, 8}, 1u << 1, 7001},       {2, {2000, 16}, 1u << 1, 9999},

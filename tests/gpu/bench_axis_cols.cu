@@ -1,0 +1,443 @@
+// bench_axis_cols.cu - the many-column block-entry kernels of reductions
+// along axes (ptx/axis.cu, C > 32): main's body (block_cols: a thread per
+// entry and column) against block_cols_split (an entry's blocks shared by
+// S threads whose subtrees meet by the pairwise tree in shared memory,
+// PAIR blocks' loads in flight) and the kernels as built (axk_cols_*,
+// AX_COLS_SPLIT's choice). First the bits of every kind of part (moments,
+// squares, extrema, variance, with and without skipnan) on random data
+// with NaN, infinities, zeros of either sign and subnormals, for odd and
+// even column counts, chunks that start and end anywhere (entries cut from
+// one sweep's leaves, and listed entries over several sweeps) and
+// unaligned data; then (float32 and float64) GB/s of input on 1 GiB arrays
+// of (N, 64), (N, 1000) and (N, 100000) over axis 0, the ratio to the
+// device copy (read + write), and whether the sums have main's bits. With
+// "ncu": one launch each of main's body and of S = 4 on (N, 64), for a
+// profiler.
+//
+// Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
+// tests/gpu/bench_axis_cols.cu (any -DGB_DT_<type>; timing for f32, f64).
+#if !defined(GB_DT_f32) && !defined(GB_DT_f64) && !defined(GB_DT_u8) && \
+    !defined(GB_DT_i64) && !defined(GB_DT_f16) && !defined(GB_DT_i32)
+#define GB_DT_f32
+#endif
+#include "ptx/axis.cu"
+
+#include "bench_common.h"
+
+#include <cstring>
+
+// main's many-column kernel (its bounds: 3 resident blocks, the variance 1).
+template <int K, bool N, bool Q>
+__global__ void __launch_bounds__(AX_THREADS, K == 2 ? 1 : 3) cols_old(const elem_t *__restrict__ x,
+                                                                       ax_gpu_args a)
+{
+    block_cols<K, N, Q>(x, a);
+}
+
+// A variant of the many-column kernel.
+template <int K, bool N, bool Q, unsigned S, unsigned P, int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) cols_new(const elem_t *__restrict__ x,
+                                                             ax_gpu_args a)
+{
+    block_cols_split<K, N, Q, S, P>(x, a);
+}
+
+typedef void (*kernel)(const elem_t *, ax_gpu_args);
+
+// A variant's kernel, the threads an entry's blocks are shared by, its name.
+struct variant {
+    kernel k;
+    unsigned S;
+    const char *name;
+};
+
+// The kernel ptx/axis.cu builds for a kind, and its threads per entry.
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+#define BUILT_S(K, Q) AX_COLS_SPLIT(sizeof(elem_t), K, Q)
+#else
+#define BUILT_S(K, Q) 1u
+#endif
+template <int K, bool N, bool Q> constexpr kernel axk_cols_of()
+{
+#if RD_FLOAT
+    if (N)
+        return K == 0 ? (Q ? axk_cols_moments_sq_skipnan : axk_cols_moments_skipnan)
+               : K == 1 ? axk_cols_extrema_skipnan : axk_cols_var_skipnan;
+#endif
+    return K == 0 ? (Q ? axk_cols_moments_sq : axk_cols_moments)
+           : K == 1 ? axk_cols_extrema : axk_cols_var;
+}
+
+// The variants of one kind whose bits are checked (the first: the kernel
+// as built).
+template <int K, bool N, bool Q> struct variants_of {
+    static constexpr variant list[] = {
+        {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), "axk_cols"},
+        {cols_new<K, N, Q, 2, AX_COLS_PAIR, 3>, 2, "S2"},
+        {cols_new<K, N, Q, 4, AX_COLS_PAIR, 3>, 4, "S4"},
+        {cols_new<K, N, Q, 8, 1, 3>, 8, "S8 P1"},
+        {cols_new<K, N, Q, 16, 1, 1>, 16, "S16 P1 minb1"},
+    };
+};
+
+// The kinds checked: kind, skipnan, squares, main's kernel, the variants.
+struct kind_row {
+    int kind;
+    bool skipnan, sq;
+    kernel old;
+    const variant *vars;
+    const char *name;
+};
+#define KR(k, n, q, name) {k, n, q, cols_old<k, n, q>, variants_of<k, n, q>::list, name}
+#define NVARS 5
+static const kind_row kinds[] = {
+    KR(0, false, false, "moments"), KR(0, false, true, "moments_sq"),
+    KR(1, false, false, "extrema"), KR(2, false, false, "var"),
+#if RD_FLOAT
+    KR(0, true, false, "moments_skipnan"), KR(0, true, true, "moments_sq_skipnan"),
+    KR(1, true, false, "extrema_skipnan"), KR(2, true, false, "var_skipnan"),
+#endif
+};
+
+static unsigned long long rs = 0x9e3779b97f4a7c15ull;
+// The next 64 pseudo-random bits.
+static unsigned long long rnd()
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+
+// A random element: mostly moderate values, now and then a special one.
+static elem_t rnd_elem()
+{
+    unsigned long long r = rnd();
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+    switch (r % 97) {
+    case 0: return (elem_t)NAN;
+    case 1: return (elem_t)INFINITY;
+    case 2: return (elem_t)-INFINITY;
+    case 3: return (elem_t)-0.0;
+    case 4: return (elem_t)0.0;
+    case 5: return sizeof(elem_t) == 4 ? (elem_t)1e-40 : (elem_t)4e-320;
+    case 6: return (elem_t)((double)(long long)(r >> 20) * 0x1p+60);
+    case 7: case 8: return (elem_t)(double)(r % 5); // ties of the extrema
+    default: return (elem_t)((double)(long long)(r >> 11) * 0x1p-40);
+    }
+#else
+    elem_t e;
+    memcpy(&e, &r, sizeof e);
+    if (r % 7 == 0)
+        e = (elem_t)(r % 3); // ties
+    return e;
+#endif
+}
+
+// Counts into *bad the 8-byte words of a and b (n of them) that differ, two
+// NaNs alike (the GPU's NaNs are canonical either way).
+__global__ void diff_words(const double *a, const double *b, size_t n, unsigned *bad)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const double x = a[i], y = b[i];
+        if (__double_as_longlong(x) != __double_as_longlong(y) && !(x != x && y != y))
+            atomicAdd(bad, 1u);
+    }
+}
+
+// The output arrays of one launch (n parts).
+struct outs {
+    unsigned char *sum, *sq, *count, *ext, *var;
+    void alloc(size_t n)
+    {
+        BENCH_CHECK(cudaMalloc(&sum, n * 16));
+        BENCH_CHECK(cudaMalloc(&sq, n * 16));
+        BENCH_CHECK(cudaMalloc(&count, n * 8));
+        BENCH_CHECK(cudaMalloc(&ext, n * sizeof(rd_extrema)));
+        BENCH_CHECK(cudaMalloc(&var, n * sizeof(rd_var)));
+    }
+    // The arrays kind k writes into args a, their first m parts set to byte fill.
+    void set(ax_gpu_args &a, const kind_row &k, size_t m, int fill) const
+    {
+        a.sum = a.sq = a.count = a.extrema = a.var = 0;
+        if (k.kind == 0) {
+            a.sum = (rd_u64)sum;
+            a.sq = k.sq ? (rd_u64)sq : 0;
+            a.count = k.skipnan ? (rd_u64)count : 0;
+        } else if (k.kind == 1) {
+            a.extrema = (rd_u64)ext;
+        } else {
+            a.var = (rd_u64)var;
+        }
+        BENCH_CHECK(cudaMemset(sum, fill, m * 16));
+        BENCH_CHECK(cudaMemset(sq, fill, m * 16));
+        BENCH_CHECK(cudaMemset(count, fill, m * 8));
+        BENCH_CHECK(cudaMemset(ext, fill, m * sizeof(rd_extrema)));
+        BENCH_CHECK(cudaMemset(var, fill, m * sizeof(rd_var)));
+    }
+};
+
+static int checks, fails;
+static unsigned *bad;
+
+// The entries of leaves [la, lb) of one segment (the greedy cut into
+// maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves), appended to
+// out with unit index base + leaf.
+static void cut_leaves(rd_u64 la, rd_u64 lb, rd_u64 base, std::vector<ax_gpu_entry> &out)
+{
+    for (rd_u64 at = la; at < lb;) {
+        unsigned k = AX_FOLD_LEVELS;
+        while (k && ((at & ((1ull << k) - 1)) || at + (1ull << k) > lb))
+            k--;
+        ax_gpu_entry e;
+        e.u = base + at;
+        e.leaf = at;
+        e.level = k;
+        e.pad = 0;
+        out.push_back(e);
+        at += 1ull << k;
+    }
+}
+
+// The grid of a kernel of S threads an entry (1: a thread per entry and column).
+static unsigned grid_of(const ax_gpu_args &a, unsigned S)
+{
+    const rd_u64 w = AX_THREADS / S;
+    return S > 1 ? (unsigned)(a.nentries * ((a.C + w - 1) / w))
+                 : (unsigned)((a.nentries * a.C + AX_THREADS - 1) / AX_THREADS);
+}
+
+// main's kernel and every variant of kind k on args a (x its data), their
+// m parts of every array compared.
+static void compare(const char *what, const kind_row &k, ax_gpu_args a, const elem_t *x,
+                    outs &oa, outs &ob)
+{
+    const size_t m = (size_t)(a.nentries * a.C);
+    ax_gpu_args ma = a;
+    oa.set(ma, k, m, 0x5a);
+    k.old<<<(unsigned)((m + AX_THREADS - 1) / AX_THREADS), AX_THREADS>>>(x, ma);
+    for (int v = 0; v < NVARS; v++) {
+        ax_gpu_args b = a;
+        ob.set(b, k, m, 0x5a);
+        BENCH_CHECK(cudaMemset(bad, 0, 4));
+        k.vars[v].k<<<grid_of(a, k.vars[v].S), AX_THREADS>>>(x, b);
+        BENCH_CHECK(cudaGetLastError());
+        diff_words<<<256, 256>>>((const double *)oa.sum, (const double *)ob.sum, m * 2, bad);
+        diff_words<<<256, 256>>>((const double *)oa.sq, (const double *)ob.sq, m * 2, bad);
+        diff_words<<<256, 256>>>((const double *)oa.count, (const double *)ob.count, m, bad);
+        diff_words<<<256, 256>>>((const double *)oa.ext, (const double *)ob.ext, m * 4, bad);
+        diff_words<<<256, 256>>>((const double *)oa.var, (const double *)ob.var, m * 6, bad);
+        unsigned nb = 0;
+        BENCH_CHECK(cudaMemcpy(&nb, bad, 4, cudaMemcpyDeviceToHost));
+        checks++;
+        if (nb && fails++ < 30)
+            printf("DIFFER %s %s %s: %u words\n", what, k.name, k.vars[v].name, nb);
+    }
+}
+
+// The bits of the variants against main's kernels on random elements.
+static void check_bits()
+{
+    const size_t n = 3u << 20;
+    std::vector<elem_t> h(n + 16);
+    for (auto &e : h)
+        e = rnd_elem();
+    elem_t *buf;
+    BENCH_CHECK(cudaMalloc(&buf, (n + 16) * sizeof(elem_t)));
+    BENCH_CHECK(cudaMemcpy(buf, h.data(), (n + 16) * sizeof(elem_t), cudaMemcpyHostToDevice));
+    outs oa, ob;
+    BENCH_CHECK(cudaMalloc(&bad, 4));
+    oa.alloc(1u << 18);
+    ob.alloc(1u << 18);
+    ax_gpu_entry *dent;
+    BENCH_CHECK(cudaMalloc(&dent, 1 << 20));
+    static const unsigned Cs[] = {33, 34, 64, 100, 257, 1000, 1001, 4099};
+    for (unsigned C : Cs)
+        for (int shape = 0; shape < 6; shape++) {
+            // L rows a sweep, the units [u0, u1) of the chunk, head elements before u0,
+            // shift elements of misalignment of the data pointer
+            const rd_u64 L = shape < 3 ? 16 * (rnd() % 300) + 1 + rnd() % 16 : 1 + rnd() % 70;
+            const rd_u64 bps = (L + 15) / 16;
+            const rd_u64 sweeps = shape < 3 ? 1 : 1 + (n / C) / L / 2;
+            const rd_u64 total = bps * sweeps;
+            rd_u64 u0 = shape == 0 ? 0 : rnd() % (total / 2 + 1);
+            rd_u64 u1 = shape == 1 ? total : u0 + 1 + rnd() % (total - u0);
+            const rd_u64 first0 = (u0 / bps * L + (u0 % bps) * 16) * C;
+            const rd_u64 head = shape % 2 ? rnd() % 5 % (first0 + 1) : 0, shift = (rd_u64)(shape >= 4);
+            // elements from the first row of unit u0 to the end of unit u1 - 1
+            auto end_of = [&](rd_u64 u) {
+                const rd_u64 r = 16 * (u % bps) + 16;
+                return (u / bps * L + (r < L ? r : L)) * C;
+            };
+            const rd_u64 first = first0;
+            while (u1 > u0 + 1 && end_of(u1 - 1) - first + head + shift > n)
+                u1 = u0 + 1 + (u1 - u0 - 1) / 2;
+            if (end_of(u1 - 1) - first + head + shift > n)
+                continue;
+            std::vector<ax_gpu_entry> ent;
+            for (rd_u64 s = u0 / bps; s <= (u1 - 1) / bps; s++) {
+                const rd_u64 la = s == u0 / bps ? u0 % bps : 0;
+                const rd_u64 lb = s == (u1 - 1) / bps ? (u1 - 1) % bps + 1 : bps;
+                cut_leaves(la, lb, s * bps, ent);
+            }
+            if (ent.size() * C > (1u << 18))
+                continue;
+            ax_gpu_args a;
+            memset(&a, 0, sizeof a);
+            a.e0 = first - head;
+            a.u0 = u0;
+            a.nunits = u1 - u0;
+            a.T = 1;
+            a.L = L;
+            a.C = C;
+            a.blocks_per_sweep = bps;
+            a.nentries = ent.size();
+            const bool one = u0 / bps == (u1 - 1) / bps;
+            if (one && shape != 2) {
+                a.leaf0 = u0 % bps;
+            } else {
+                BENCH_CHECK(cudaMemcpy(dent, ent.data(), ent.size() * sizeof ent[0],
+                                       cudaMemcpyHostToDevice));
+                a.entries = (rd_u64)dent;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "C %u L %llu units [%llu, %llu) head %llu shift %llu", C,
+                     (unsigned long long)L, (unsigned long long)u0, (unsigned long long)u1,
+                     (unsigned long long)head, (unsigned long long)shift);
+            for (const kind_row &k : kinds)
+                compare(what, k, a, buf + shift, oa, ob);
+        }
+    printf("bits: %d checks, %d differ\n", checks, fails);
+    fflush(stdout);
+    cudaFree(buf);
+    cudaFree(dent);
+}
+
+// Fills n elements at x with finite pseudo-random values (the sums' order
+// shows in their bits).
+__global__ void fill_random(elem_t *x, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        unsigned long long s = (i + 1) * 0x9e3779b97f4a7c15ull;
+        s ^= s >> 29;
+        s *= 0xbf58476d1ce4e5b9ull;
+        s ^= s >> 32;
+        x[i] = (elem_t)((double)(long long)(s >> 20) * 0x1p-30);
+    }
+}
+
+// Times launch() (writing n doubles at got) and prints its row: GB/s of
+// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
+template <class F>
+static double row(const char *shape, const char *name, double in, double copy_bw, F launch,
+                  const double *want, double *got, size_t n)
+{
+    BENCH_CHECK(cudaMemset(got, 0, n * 8));
+    float t = bench_median_ms(launch, 9);
+    BENCH_CHECK(cudaDeviceSynchronize());
+    std::vector<double> hw(n), hg(n);
+    BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
+    BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
+    const double r = in / (t * 1e-3) / copy_bw;
+    printf("%-16s %-26s %8.0f %8.3f %s\n", shape, name, in / (t * 1e-3) / 1e9, r,
+           memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
+    fflush(stdout);
+    return r;
+}
+
+// Time of kernel k on grid g with args a, as a ratio of `in` bytes to the copy.
+static double ratio(kernel k, unsigned g, const ax_gpu_args &a, const elem_t *x, double in,
+                    double copy_bw)
+{
+    const float ms = bench_median_ms([&] { k<<<g, AX_THREADS>>>(x, a); }, 7);
+    return in / (ms * 1e-3) / copy_bw;
+}
+
+int main(int argc, char **argv)
+{
+    // "ncu": one launch each of main's kernel and two variants on (N, 64) (for a profiler)
+    const bool ncu = argc > 1 && !strcmp(argv[1], "ncu");
+    if (!ncu)
+        check_bits();
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+    const size_t bytes = (size_t)1 << 30;
+    elem_t *x;
+    double *want, *got;
+    char *copy;
+    BENCH_CHECK(cudaMalloc(&x, bytes));
+    BENCH_CHECK(cudaMalloc(&copy, bytes));
+    const size_t out_bytes = 64u << 20;
+    BENCH_CHECK(cudaMalloc(&want, out_bytes));
+    BENCH_CHECK(cudaMalloc(&got, out_bytes));
+    fill_random<<<1024, 256>>>(x, bytes / sizeof(elem_t));
+    BENCH_CHECK(cudaDeviceSynchronize());
+    float cms = bench_median_ms([&] { cudaMemcpyAsync(copy, x, bytes, cudaMemcpyDeviceToDevice); }, 5);
+    double copy_bw = 2.0 * bytes / (cms * 1e-3);
+    printf("%s, device copy %.0f GB/s (read + write)\n", sizeof(elem_t) == 4 ? "float32" : "float64",
+           copy_bw / 1e9);
+    printf("%-16s %-26s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
+    static const variant vars[] = {
+        {cols_new<0, false, false, 2, AX_COLS_PAIR, 3>, 2, "S2"},
+        {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, "S4"},
+        {cols_new<0, false, false, 8, AX_COLS_PAIR, 3>, 8, "S8"},
+        {cols_new<0, false, false, 4, 1, 4>, 4, "S4 P1 minb4"},
+        {cols_new<0, false, false, 8, 2, 2>, 8, "S8 P2 minb2"},
+    };
+    static const unsigned Cs[] = {64, 1000, 100000};
+    for (unsigned C : Cs) {
+        const rd_u64 L = bytes / sizeof(elem_t) / C, bps = (L + 15) / 16;
+        std::vector<ax_gpu_entry> ent;
+        cut_leaves(0, bps, 0, ent);
+        ax_gpu_args a;
+        memset(&a, 0, sizeof a);
+        a.nunits = bps;
+        a.T = 1;
+        a.L = L;
+        a.C = C;
+        a.blocks_per_sweep = bps;
+        a.nentries = ent.size();
+        const double in = (double)L * C * sizeof(elem_t);
+        const size_t m = (size_t)(a.nentries * C);
+        char shape[32];
+        snprintf(shape, sizeof shape, "(%llu, %u)", (unsigned long long)L, C);
+        ax_gpu_args b = a;
+        a.sum = (rd_u64)want;
+        b.sum = (rd_u64)got;
+        const unsigned g = grid_of(a, 1);
+        if (ncu) {
+            cols_old<0, false, false><<<g, AX_THREADS>>>(x, a);
+            cols_new<0, false, false, 4, AX_COLS_PAIR, 3><<<grid_of(b, 4), AX_THREADS>>>(x, b);
+            BENCH_CHECK(cudaDeviceSynchronize());
+            break;
+        }
+        row(shape, "main's body", in, copy_bw,
+            [&] { cols_old<0, false, false><<<g, AX_THREADS>>>(x, a); }, want, want, m);
+        row(shape, "axk_cols_moments", in, copy_bw,
+            [&] { axk_cols_moments<<<grid_of(b, BUILT_S(0, false)), AX_THREADS>>>(x, b); },
+            want, got, m);
+        for (const variant &v : vars)
+            row(shape, v.name, in, copy_bw,
+                [&] { v.k<<<grid_of(b, v.S), AX_THREADS>>>(x, b); }, want, got, m);
+        // the other kinds: main's body, the kernel as built, S4
+        ax_gpu_args q = a, e = a, w = a;
+        q.sq = (rd_u64)got;
+        e.sum = w.sum = 0;
+        e.extrema = w.var = (rd_u64)want;
+        printf("%-16s sum+sq main %.3f built %.3f S4 %.3f; extrema main %.3f built %.3f S4 %.3f; "
+               "var main %.3f built %.3f S8 %.3f (of copy)\n", shape,
+               ratio(cols_old<0, false, true>, g, q, x, in, copy_bw),
+               ratio(axk_cols_moments_sq, grid_of(q, BUILT_S(0, true)), q, x, in, copy_bw),
+               ratio(cols_new<0, false, true, 4, AX_COLS_PAIR, 3>, grid_of(q, 4), q, x, in, copy_bw),
+               ratio(cols_old<1, false, false>, g, e, x, in, copy_bw),
+               ratio(axk_cols_extrema, grid_of(e, BUILT_S(1, false)), e, x, in, copy_bw),
+               ratio(cols_new<1, false, false, 4, AX_COLS_PAIR, 3>, grid_of(e, 4), e, x, in, copy_bw),
+               ratio(cols_old<2, false, false>, g, w, x, in, copy_bw),
+               ratio(axk_cols_var, grid_of(w, BUILT_S(2, false)), w, x, in, copy_bw),
+               ratio(cols_new<2, false, false, 8, 1, 1>, grid_of(w, 8), w, x, in, copy_bw));
+        fflush(stdout);
+    }
+#endif
+    return 0;
+}
