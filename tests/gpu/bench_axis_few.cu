@@ -427,8 +427,10 @@ int main(int argc, char **argv)
         e.sum = f.sum = 0;
         e.extrema = (rd_u64)want;
         f.extrema = (rd_u64)got;
-        const float me = bench_median_ms([&] { few_old<1, false, false, 2><<<g, AX_THREADS>>>(x, e); }, 5),
-                    ne = bench_median_ms([&] { few_new<1, false, false, 2, 8><<<g, AX_THREADS>>>(x, f); }, 5);
+        const float me = bench_median_ms(
+                        [&] { few_old<1, false, false, 2><<<g, AX_THREADS>>>(x, e); }, 5),
+                    ne = bench_median_ms(
+                        [&] { few_new<1, false, false, 2, 8><<<g, AX_THREADS>>>(x, f); }, 5);
         printf("%-18s %-24s %8.2f %8.2f (of copy: main's, NV 8 minb 2)\n", shape, "extrema",
                in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
     }
