@@ -74,7 +74,7 @@ __device__ __forceinline__ blk_part fold_part(const blk_fold<KIND, SUMSQ> &f, un
 
 // Writes one part (the fields of kind KIND) at index o of the arrays a names.
 template <int KIND>
-__device__ __forceinline__ void store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
+__device__ __forceinline__ void few_store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
 {
     if (KIND == 0)
         store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
@@ -199,7 +199,7 @@ __device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
             b = blk_combine<KIND, SUMSQ>(b, o);
     }
     if (lane < C)
-        store_part<KIND>(a, i * C + lane, b);
+        few_store_part<KIND>(a, i * C + lane, b);
 }
 
 // block_few with a leaner block: 32-bit offsets into the stage and a whole
@@ -427,8 +427,10 @@ int main(int argc, char **argv)
         e.sum = f.sum = 0;
         e.extrema = (rd_u64)want;
         f.extrema = (rd_u64)got;
-        const float me = bench_median_ms([&] { few_old<1, false, false, 2><<<g, AX_THREADS>>>(x, e); }, 5),
-                    ne = bench_median_ms([&] { few_new<1, false, false, 2, 8><<<g, AX_THREADS>>>(x, f); }, 5);
+        const float me = bench_median_ms(
+                        [&] { few_old<1, false, false, 2><<<g, AX_THREADS>>>(x, e); }, 5),
+                    ne = bench_median_ms(
+                        [&] { few_new<1, false, false, 2, 8><<<g, AX_THREADS>>>(x, f); }, 5);
         printf("%-18s %-24s %8.2f %8.2f (of copy: main's, NV 8 minb 2)\n", shape, "extrema",
                in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
     }
