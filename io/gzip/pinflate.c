@@ -707,10 +707,15 @@ static int speculate(const pinflate *p)
 
 /* Whether, decoding in order, a speculative chunk far enough ahead still
  * adds the idle threads' work (lock held): under AUTO, one at a time per
- * thread but the one in order. */
+ * thread but the one in order, while those threads at the measured cost
+ * add half an in-order thread at least. Else they only replace markers and
+ * checksum: on two cores a chunk of symbols at three times the cost adds a
+ * third of a thread where both are free, and costs twice its decode in CPU
+ * time and twice its memory (fresh pages are dear) where they are not. */
 static int mixing(const pinflate *p)
 {
-    if (p->plan != PINFLATE_AUTO || p->nthreads < 2)
+    if (p->plan != PINFLATE_AUTO || p->nthreads < 2 ||
+        (uint64_t)(p->nthreads - 1) * 2 * COST_ONE < p->spec_cost)
         return 0;
     int in_flight = 0;
     for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)

@@ -460,9 +460,8 @@ static uint8_t *level6_padded(const uint8_t *data, size_t n, size_t *clen)
 
 /* The plan: on text, whose back-references into the unknown window go on
  * being copied (most symbols stay markers), AUTO on 2 threads stops
- * speculating on every chunk after its first measures: it decodes in order,
- * with one speculative chunk at a time ahead. ORDER never speculates.
- * Every plan gives the bytes, on text and on floats. */
+ * speculating on every chunk after its first measures. ORDER never
+ * speculates. Every plan gives the bytes, on text and on floats. */
 static void test_plan(void)
 {
     size_t n = 6u << 20;
@@ -560,11 +559,11 @@ static void test_chunk_bounds(void)
     free(data);
 }
 
-/* The order taking over: on text, AUTO on 2 threads decodes in order with
- * one speculative chunk ahead, whose speculation costs about three
- * in-order chunks. With both threads on one CPU the speculative chunk is
- * often not done when the order reaches it, and the order decodes that
- * range itself, dropping the speculation (how often depends on the
+/* The order taking over: on text, AUTO on 3 threads decodes in order with
+ * a speculative chunk ahead on each other thread, whose speculation costs
+ * about three in-order chunks. With the threads on one CPU a speculative
+ * chunk is often not done when the order reaches it, and the order decodes
+ * that range itself, dropping the speculation (how often depends on the
  * scheduler): the bytes are the data's, over several streams. */
 static void test_plan_late(void)
 {
@@ -585,7 +584,7 @@ static void test_plan_late(void)
     uint8_t *c = level6_padded(data, n, &clen);
     for (int k = 0; k < 4; k++) {
         pinflate *p;
-        CHECK(pinflate_create(&p, 2, clen / 100) == 0);
+        CHECK(pinflate_create(&p, 3, clen / 100) == 0);
         pinflate_plan(p, PINFLATE_AUTO);
         size_t got;
         uint64_t end;
