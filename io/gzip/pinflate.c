@@ -70,6 +70,7 @@ typedef struct chunk {
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
     size_t nsym, sym_cap;
     uint32_t crc;      /* CRC-32 of its bytes after its last member end */
+    int crc_on_read;   /* crc is computed as pinflate_read hands the bytes out */
     inflate_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinflate_members) */
     size_t nends;
     size_t ends_taken;                /* of them handed out */
@@ -830,7 +831,11 @@ static void advance(pinflate *p)
             pthread_cond_broadcast(&p->done);
             return;
         }
-        c->state = CH_ACCEPTED;
+        /* Bytes with no marker nor member end are ready at once: their
+           CRC-32 is taken as they are handed out, from the cache the copy
+           brings them into, with no hand-over to a worker. */
+        c->crc_on_read = !c->nsym && !c->nends;
+        c->state = c->crc_on_read ? CH_READY : CH_ACCEPTED;
         p->accepted = c;
         p->n_accepted++;
         p->in_done += c->end - c->start;
@@ -1254,6 +1259,8 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
         size_t k = limit - c->taken < n - got ? limit - c->taken : n - got;
         pthread_mutex_unlock(&p->lock);
         memcpy(buf + got, c->out + c->taken, k);
+        if (c->crc_on_read)
+            c->crc = crc_update(c->crc, buf + got, k);
         pthread_mutex_lock(&p->lock);
         c->taken += k;
         got += k;
