@@ -691,6 +691,15 @@ static void plan_sample(pinflate *p, unsigned cost)
     p->n_spec++;
 }
 
+/* Speculative chunks after the accepted part (lock held). */
+static int spec_in_flight(const pinflate *p)
+{
+    int n = 0;
+    for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
+        n += !c->known;
+    return n;
+}
+
 /* Whether the next chunk that cannot be decoded in order yet is decoded
  * speculatively (lock held): under AUTO, when the stream has no measure
  * yet, for a probe every PROBE_EVERY chunks, and while n threads at the
@@ -718,10 +727,7 @@ static int mixing(const pinflate *p)
     if (p->plan != PINFLATE_AUTO || p->nthreads < 2 ||
         (uint64_t)(p->nthreads - 1) * 2 * COST_ONE < p->spec_cost)
         return 0;
-    int in_flight = 0;
-    for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
-        in_flight += !c->known;
-    return in_flight < p->nthreads - 1;
+    return spec_in_flight(p) < p->nthreads - 1;
 }
 
 /* Whether the order, decoding in order under AUTO (mixing), has reached
@@ -896,6 +902,12 @@ static chunk *new_chunk(pinflate *p)
     } else {
         int mix = !speculate(p);
         if (p->next_from >= end || (mix && !mixing(p)))
+            return NULL;
+        /* AUTO's first measures: one speculative chunk per thread but the
+           one in order, not as many as may be in flight (on two cores,
+           text's would cost three in-order chunks each, and their
+           symbols' memory) */
+        if (p->plan == PINFLATE_AUTO && !p->spec_samples && spec_in_flight(p) >= p->nthreads - 1)
             return NULL;
         /* mixing: as far ahead as the order goes while it is decoded */
         uint64_t from = p->next_from, ahead = p->pos + (p->spec_cost / COST_ONE + 1) * size;
