@@ -401,7 +401,7 @@ static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
 /* The header of a member this decoder takes (see pinflate.h). */
 size_t pinflate_header(const uint8_t *p, size_t n)
 {
-    return bgzf_block_size(p, n) ? 0 : gzip_header_size(p, n);
+    return !gzip_header_magic(p, n) || bgzf_block_size(p, n) ? 0 : gzip_header_size(p, n);
 }
 
 /* Lets job j go on across gzip members where the stream is a member's

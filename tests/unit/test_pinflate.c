@@ -975,6 +975,43 @@ static void test_members(void)
     pinflate_destroy(p);
 }
 
+/* A member followed by what would be a gzip header but for its magic
+ * (1f 7d): no member the decoder takes, so it ends the stream at the
+ * member's end (the reader then calls those bytes trailing garbage). */
+static void test_member_magic(void)
+{
+    size_t n = 200000, glen = 0;
+    uint8_t *data = malloc(2 * n), *g = NULL, *out = malloc(2 * n);
+    fill(data, 2 * n, K_TEXT);
+    append_member(&g, &glen, data, n, 6, 0);
+    size_t second = glen;
+    append_member(&g, &glen, data + n, n, 6, 0);
+    CHECK(pinflate_header(g + second, glen - second) > 0);
+    g[second + 1] = 0x7d;
+    CHECK(pinflate_header(g + second, glen - second) == 0);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 2, 20000) == 0);
+    pinflate_members(p, 1);
+    pinflate_begin(p, -1, g, glen, pinflate_header(g, glen));
+    size_t got = 0;
+    ssize_t k;
+    while ((k = pinflate_read(p, out + got, 65536)) > 0)
+        got += (size_t)k;
+    uint64_t end, len;
+    uint32_t crc;
+    pinflate_result(p, &end, &crc, &len);
+    CHECKF(k == 0 && got == n && memcmp(out, data, n) == 0 && end + 8 == second &&
+               !pinflate_member_end(p),
+           "read %zd, %zu bytes, end %llu of %zu, member end %d", k, got,
+           (unsigned long long)end, second - 8, pinflate_member_end(p));
+    pinflate_end(p);
+    pinflate_members(p, 0);
+    pinflate_destroy(p);
+    free(data);
+    free(out);
+    free(g);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -988,5 +1025,6 @@ int main(void)
     RUN(test_begin_at);
     RUN(test_false_final);
     RUN(test_members);
+    RUN(test_member_magic);
     return check_summary();
 }
