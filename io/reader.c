@@ -59,12 +59,23 @@
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
 #define BGZF_MAX_JOBS 1024 /* BGZF blocks inflated in one parallel batch */
 
-/* Reads the first bytes and picks the plain or the gzip path. */
+/* Whether the n bytes at p may start a BGZF block (bgzf_block_size's first
+ * test; too few bytes to tell: yes). */
+static int maybe_bgzf(const uint8_t *p, size_t n)
+{
+    return n < 4 || (gzip_header_magic(p, n) && p[2] == 8 && p[3] == 4);
+}
+
+/* Reads the first bytes and picks the plain or the gzip path. Blocked gzip
+ * gets the whole first window for its first batch; other gzip keeps the
+ * first read: the parallel decoder reads the file itself, and a 16 MiB
+ * window read for nothing costs its fresh pages. */
 static int detect(io_reader *r, io_status *st)
 {
     int rc = source_peek(r, 2, DETECT_BYTES);
-    if (rc == 0 && gzip_header_magic(r->in_next, r->in_avail))
-        rc = source_fill(r, IN_BLOCK); /* the whole first window, as zlib and the decoders expect */
+    if (rc == 0 && gzip_header_magic(r->in_next, r->in_avail) &&
+        maybe_bgzf(r->in_next, r->in_avail))
+        rc = source_fill(r, IN_BLOCK); /* the whole first window, as the batch expects */
     if (rc < 0)
         return io_fail(st, rc, "%s", r->st.text);
     if (gzip_header_magic(r->in_next, r->in_avail)) {
@@ -576,6 +587,8 @@ static int bgzf_take_prefetch(io_reader *r, size_t pos, const bgzf_window *w)
  * then inflates it as a stream), or a negative io_error. */
 static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
 {
+    if (!maybe_bgzf(r->in_next, r->in_avail)) /* no window to read for it */
+        return 0;
     int rc = source_fill(r, IN_BLOCK);
     if (rc < 0)
         return rc;

@@ -70,6 +70,7 @@ typedef struct chunk {
     uint16_t *sym;     /* the first nsym symbols, decoded with markers */
     size_t nsym, sym_cap;
     uint32_t crc;      /* CRC-32 of its bytes after its last member end */
+    int crc_on_read;   /* crc is computed as pinflate_read hands the bytes out */
     inflate_member_end ends[MEMBER_ENDS]; /* gzip members that end inside it (pinflate_members) */
     size_t nends;
     size_t ends_taken;                /* of them handed out */
@@ -400,7 +401,7 @@ static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
 /* The header of a member this decoder takes (see pinflate.h). */
 size_t pinflate_header(const uint8_t *p, size_t n)
 {
-    return bgzf_block_size(p, n) ? 0 : gzip_header_size(p, n);
+    return !gzip_header_magic(p, n) || bgzf_block_size(p, n) ? 0 : gzip_header_size(p, n);
 }
 
 /* Lets job j go on across gzip members where the stream is a member's
@@ -690,6 +691,15 @@ static void plan_sample(pinflate *p, unsigned cost)
     p->n_spec++;
 }
 
+/* Speculative chunks after the accepted part (lock held). */
+static int spec_in_flight(const pinflate *p)
+{
+    int n = 0;
+    for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
+        n += !c->known;
+    return n;
+}
+
 /* Whether the next chunk that cannot be decoded in order yet is decoded
  * speculatively (lock held): under AUTO, when the stream has no measure
  * yet, for a probe every PROBE_EVERY chunks, and while n threads at the
@@ -707,15 +717,17 @@ static int speculate(const pinflate *p)
 
 /* Whether, decoding in order, a speculative chunk far enough ahead still
  * adds the idle threads' work (lock held): under AUTO, one at a time per
- * thread but the one in order. */
+ * thread but the one in order, while those threads at the measured cost
+ * add half an in-order thread at least. Else they only replace markers and
+ * checksum: on two cores a chunk of symbols at three times the cost adds a
+ * third of a thread where both are free, and costs twice its decode in CPU
+ * time and twice its memory (fresh pages are dear) where they are not. */
 static int mixing(const pinflate *p)
 {
-    if (p->plan != PINFLATE_AUTO || p->nthreads < 2)
+    if (p->plan != PINFLATE_AUTO || p->nthreads < 2 ||
+        (uint64_t)(p->nthreads - 1) * 2 * COST_ONE < p->spec_cost)
         return 0;
-    int in_flight = 0;
-    for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
-        in_flight += !c->known;
-    return in_flight < p->nthreads - 1;
+    return spec_in_flight(p) < p->nthreads - 1;
 }
 
 /* Whether the order, decoding in order under AUTO (mixing), has reached
@@ -825,7 +837,11 @@ static void advance(pinflate *p)
             pthread_cond_broadcast(&p->done);
             return;
         }
-        c->state = CH_ACCEPTED;
+        /* Bytes with no marker nor member end are ready at once: their
+           CRC-32 is taken as they are handed out, from the cache the copy
+           brings them into, with no hand-over to a worker. */
+        c->crc_on_read = !c->nsym && !c->nends;
+        c->state = c->crc_on_read ? CH_READY : CH_ACCEPTED;
         p->accepted = c;
         p->n_accepted++;
         p->in_done += c->end - c->start;
@@ -886,6 +902,12 @@ static chunk *new_chunk(pinflate *p)
     } else {
         int mix = !speculate(p);
         if (p->next_from >= end || (mix && !mixing(p)))
+            return NULL;
+        /* AUTO's first measures: one speculative chunk per thread but the
+           one in order, not as many as may be in flight (on two cores,
+           text's would cost three in-order chunks each, and their
+           symbols' memory) */
+        if (p->plan == PINFLATE_AUTO && !p->spec_samples && spec_in_flight(p) >= p->nthreads - 1)
             return NULL;
         /* mixing: as far ahead as the order goes while it is decoded */
         uint64_t from = p->next_from, ahead = p->pos + (p->spec_cost / COST_ONE + 1) * size;
@@ -1249,6 +1271,8 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
         size_t k = limit - c->taken < n - got ? limit - c->taken : n - got;
         pthread_mutex_unlock(&p->lock);
         memcpy(buf + got, c->out + c->taken, k);
+        if (c->crc_on_read)
+            c->crc = crc_update(c->crc, buf + got, k);
         pthread_mutex_lock(&p->lock);
         c->taken += k;
         got += k;

@@ -91,10 +91,11 @@ void pinflate_begin_at(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len
  * handed-out member's trailer) reads again are released as it goes. */
 void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start);
 
-/* Length of the gzip member header at p (n bytes there, the magic first)
- * when it is one this decoder takes: gzip_header_size's (io/gzip/gzip_header.h),
- * and not a BGZF block (read in parallel by whole blocks instead). 0
- * otherwise: zlib then parses it and says what is wrong. */
+/* Length of the gzip member header at p (n bytes there) when it is one
+ * this decoder takes: the magic, then gzip_header_size's
+ * (io/gzip/gzip_header.h), and not a BGZF block (read in parallel by whole
+ * blocks instead). 0 otherwise: zlib then parses it and says what is
+ * wrong, or the reader takes the bytes for trailing garbage. */
 size_t pinflate_header(const uint8_t *p, size_t n);
 
 /* Whether the streams begun from now on (pinflate_begin, pinflate_begin_spool) are
