@@ -118,10 +118,8 @@ static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, a
 {
     if (p->C > 32)
         return ax_launch_cols(c, p, x, a);
-    int few = p->C <= 32;
-    uint64_t n = few ? a->nentries : a->nentries * p->C, per = few ? RD_WARPS : RD_WARPS * 32;
-    const char *family = few ? "few" : "cols";
-    return ax_launch_kinds(c, p, family, family, (unsigned)((n + per - 1) / per), x, a);
+    uint64_t n = a->nentries, per = RD_WARPS;
+    return ax_launch_kinds(c, p, "few", "few", (unsigned)((n + per - 1) / per), x, a);
 }
 
 /* Rounds up to a multiple of 8 bytes. */

@@ -23,6 +23,7 @@
 #include "ptx/axis.cu"
 
 #include "bench_common.h"
+#include "bench_axis_util.h"
 
 #include <cstring>
 
@@ -99,87 +100,6 @@ static const kind_row kinds[] = {
 #endif
 };
 
-static unsigned long long rs = 0x9e3779b97f4a7c15ull;
-// The next 64 pseudo-random bits.
-static unsigned long long rnd()
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
-
-// A random element: mostly moderate values, now and then a special one.
-static elem_t rnd_elem()
-{
-    unsigned long long r = rnd();
-#if defined(GB_DT_f32) || defined(GB_DT_f64)
-    switch (r % 97) {
-    case 0: return (elem_t)NAN;
-    case 1: return (elem_t)INFINITY;
-    case 2: return (elem_t)-INFINITY;
-    case 3: return (elem_t)-0.0;
-    case 4: return (elem_t)0.0;
-    case 5: return sizeof(elem_t) == 4 ? (elem_t)1e-40 : (elem_t)4e-320;
-    case 6: return (elem_t)((double)(long long)(r >> 20) * 0x1p+60);
-    case 7: case 8: return (elem_t)(double)(r % 5); // ties of the extrema
-    default: return (elem_t)((double)(long long)(r >> 11) * 0x1p-40);
-    }
-#else
-    elem_t e;
-    memcpy(&e, &r, sizeof e);
-    if (r % 7 == 0)
-        e = (elem_t)(r % 3); // ties
-    return e;
-#endif
-}
-
-// Counts into *bad the 8-byte words of a and b (n of them) that differ, two
-// NaNs alike (the GPU's NaNs are canonical either way).
-__global__ void diff_words(const double *a, const double *b, size_t n, unsigned *bad)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        const double x = a[i], y = b[i];
-        if (__double_as_longlong(x) != __double_as_longlong(y) && !(x != x && y != y))
-            atomicAdd(bad, 1u);
-    }
-}
-
-// The output arrays of one launch (n parts).
-struct outs {
-    unsigned char *sum, *sq, *count, *ext, *var;
-    void alloc(size_t n)
-    {
-        BENCH_CHECK(cudaMalloc(&sum, n * 16));
-        BENCH_CHECK(cudaMalloc(&sq, n * 16));
-        BENCH_CHECK(cudaMalloc(&count, n * 8));
-        BENCH_CHECK(cudaMalloc(&ext, n * sizeof(rd_extrema)));
-        BENCH_CHECK(cudaMalloc(&var, n * sizeof(rd_var)));
-    }
-    // The arrays kind k writes into args a, their first m parts set to byte fill.
-    void set(ax_gpu_args &a, const kind_row &k, size_t m, int fill) const
-    {
-        a.sum = a.sq = a.count = a.extrema = a.var = 0;
-        if (k.kind == 0) {
-            a.sum = (rd_u64)sum;
-            a.sq = k.sq ? (rd_u64)sq : 0;
-            a.count = k.skipnan ? (rd_u64)count : 0;
-        } else if (k.kind == 1) {
-            a.extrema = (rd_u64)ext;
-        } else {
-            a.var = (rd_u64)var;
-        }
-        BENCH_CHECK(cudaMemset(sum, fill, m * 16));
-        BENCH_CHECK(cudaMemset(sq, fill, m * 16));
-        BENCH_CHECK(cudaMemset(count, fill, m * 8));
-        BENCH_CHECK(cudaMemset(ext, fill, m * sizeof(rd_extrema)));
-        BENCH_CHECK(cudaMemset(var, fill, m * sizeof(rd_var)));
-    }
-};
-
-static int checks, fails;
-static unsigned *bad;
 
 // The entries of leaves [la, lb) of one segment (the greedy cut into
 // maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves), appended to
@@ -215,11 +135,11 @@ static void compare(const char *what, const kind_row &k, ax_gpu_args a, const el
 {
     const size_t m = (size_t)(a.nentries * a.C);
     ax_gpu_args ma = a;
-    oa.set(ma, k, m, 0x5a);
+    oa.set(ma, k.kind, k.sq, k.skipnan, m, 0x5a);
     k.old<<<(unsigned)((m + AX_THREADS - 1) / AX_THREADS), AX_THREADS>>>(x, ma);
     for (int v = 0; v < NVARS; v++) {
         ax_gpu_args b = a;
-        ob.set(b, k, m, 0x5a);
+        ob.set(b, k.kind, k.sq, k.skipnan, m, 0x5a);
         BENCH_CHECK(cudaMemset(bad, 0, 4));
         k.vars[v].k<<<grid_of(a, k.vars[v].S), AX_THREADS>>>(x, b);
         BENCH_CHECK(cudaGetLastError());
@@ -326,25 +246,6 @@ __global__ void fill_random(elem_t *x, size_t n)
         s ^= s >> 32;
         x[i] = (elem_t)((double)(long long)(s >> 20) * 0x1p-30);
     }
-}
-
-// Times launch() (writing n doubles at got) and prints its row: GB/s of
-// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
-template <class F>
-static double row(const char *shape, const char *name, double in, double copy_bw, F launch,
-                  const double *want, double *got, size_t n)
-{
-    BENCH_CHECK(cudaMemset(got, 0, n * 8));
-    float t = bench_median_ms(launch, 9);
-    BENCH_CHECK(cudaDeviceSynchronize());
-    std::vector<double> hw(n), hg(n);
-    BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
-    BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
-    const double r = in / (t * 1e-3) / copy_bw;
-    printf("%-16s %-26s %8.0f %8.3f %s\n", shape, name, in / (t * 1e-3) / 1e9, r,
-           memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
-    fflush(stdout);
-    return r;
 }
 
 // Time of kernel k on grid g with args a, as a ratio of `in` bytes to the copy.

@@ -1,5 +1,5 @@
 // bench_axis_util.h - what the probes of the along-axis kernels
-// (bench_axis_rows.cu, bench_axis_few.cu) share: random elements with NaN,
+// (bench_axis_rows.cu, bench_axis_few.cu, bench_axis_cols.cu) share: random elements with NaN,
 // infinities, zeros of either sign and subnormals, the part arrays of a
 // launch, and a kernel that counts the words where two outputs differ.
 // Include after ptx/axis.cu and bench_common.h.
@@ -33,11 +33,14 @@ static elem_t rnd_elem()
     case 4: return (elem_t)0.0;
     case 5: return sizeof(elem_t) == 4 ? (elem_t)1e-40 : (elem_t)4e-320;
     case 6: return (elem_t)((double)(long long)(r >> 20) * 0x1p+60);
+    case 7: case 8: return (elem_t)(double)(r % 5); // ties of the extrema
     default: return (elem_t)((double)(long long)(r >> 11) * 0x1p-40);
     }
 #else
     elem_t e;
     memcpy(&e, &r, sizeof e);
+    if (r % 7 == 0)
+        e = (elem_t)(r % 3); // ties
     return e;
 #endif
 }
@@ -67,8 +70,8 @@ struct outs {
     }
     // The arrays a kernel of kind `kind` (0 moments, 1 extrema, 2 variance;
     // squares where want_sq, counts where skipnan) writes into args a, their first
-    // m parts zeroed.
-    void set(ax_gpu_args &a, int kind, bool want_sq, bool skipnan, size_t m) const
+    // m parts set to byte fill.
+    void set(ax_gpu_args &a, int kind, bool want_sq, bool skipnan, size_t m, int fill = 0) const
     {
         a.sum = a.sq = a.count = a.extrema = a.var = 0;
         if (kind == 0) {
@@ -80,11 +83,11 @@ struct outs {
         } else {
             a.var = (rd_u64)var;
         }
-        BENCH_CHECK(cudaMemset(sum, 0, m * 16));
-        BENCH_CHECK(cudaMemset(sq, 0, m * 16));
-        BENCH_CHECK(cudaMemset(count, 0, m * 8));
-        BENCH_CHECK(cudaMemset(ext, 0, m * sizeof(rd_extrema)));
-        BENCH_CHECK(cudaMemset(var, 0, m * sizeof(rd_var)));
+        BENCH_CHECK(cudaMemset(sum, fill, m * 16));
+        BENCH_CHECK(cudaMemset(sq, fill, m * 16));
+        BENCH_CHECK(cudaMemset(count, fill, m * 8));
+        BENCH_CHECK(cudaMemset(ext, fill, m * sizeof(rd_extrema)));
+        BENCH_CHECK(cudaMemset(var, fill, m * sizeof(rd_var)));
     }
 };
 
@@ -122,10 +125,11 @@ static void compare(const char *what, unsigned p1, unsigned p2, int kind, bool s
 }
 
 // Times launch() (writing n doubles at got) and prints its row: GB/s of
-// `in` bytes, the ratio to the copy, and whether got equals want's n doubles.
+// `in` bytes, the ratio to the copy (returned), and whether got equals
+// want's n doubles.
 template <class F>
-static void row(const char *shape, const char *name, double in, double copy_bw, F launch,
-                const double *want, double *got, size_t n)
+static double row(const char *shape, const char *name, double in, double copy_bw, F launch,
+                  const double *want, double *got, size_t n)
 {
     BENCH_CHECK(cudaMemset(got, 0, n * 8));
     float t = bench_median_ms(launch, 7);
@@ -133,9 +137,11 @@ static void row(const char *shape, const char *name, double in, double copy_bw, 
     std::vector<double> hw(n), hg(n);
     BENCH_CHECK(cudaMemcpy(hw.data(), want, n * 8, cudaMemcpyDeviceToHost));
     BENCH_CHECK(cudaMemcpy(hg.data(), got, n * 8, cudaMemcpyDeviceToHost));
-    printf("%-18s %-24s %8.0f %8.2f %s\n", shape, name, in / (t * 1e-3) / 1e9,
-           in / (t * 1e-3) / copy_bw, memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
+    const double r = in / (t * 1e-3) / copy_bw;
+    printf("%-18s %-24s %8.0f %8.3f %s\n", shape, name, in / (t * 1e-3) / 1e9, r,
+           memcmp(hw.data(), hg.data(), n * 8) ? "NO" : "yes");
     fflush(stdout);
+    return r;
 }
 
 // The timing's input: 1 GiB of random finite elements on the device (so
