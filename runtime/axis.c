@@ -1474,70 +1474,88 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
     }
 }
 
+/* Column groups of AX_COLS that a float block entry's units go through
+ * together, so that the merges of their counters' levels (long chains of
+ * dependent double-double steps) are independent of each other and
+ * overlap. */
+#define AX_BAND 4
+
 /* Defines NAME_entries: the parts of block entries ent[0 .. n) of a float
  * type T (the chunk's entries at .. at + n), AX_COLS columns at a time (the
  * last group of a width that is no multiple of AX_COLS is the last AX_COLS
  * columns, the ones it shares with the group before computed twice alike;
  * a width below AX_COLS goes through a copy of each unit's rows padded to
- * AX_COLS lanes): each unit's passes that the ops need, its sums and
- * variance into the binary counter's next level and merged down it (the
- * pairwise tree over the entry's units), its extrema and counts into the
- * entry's running ones. SKIP is a constant where it is inlined. */
+ * AX_COLS lanes), AX_BAND groups unit by unit together: each unit's passes
+ * that the ops need, its sums and variance into the binary counter's next
+ * level and merged down it (the pairwise tree over the entry's units), its
+ * extrema and counts into the entry's running ones. SKIP is a constant
+ * where it is inlined. */
 #define AX_FLOAT_ENTRIES(NAME, T, KT)                                                        \
     AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,    \
                                   int ws, int we, int wv, int skip, void *out)              \
     {                                                                                       \
         size_t W = p->width, C = (size_t)p->C;                                              \
+        size_t ng = W < AX_COLS ? 1 : (W + AX_COLS - 1) / AX_COLS;                          \
         int wq = l->use_sq, wc = l->use_cnt;                                                \
-        ax_level st[AX_FOLD_LEVELS + 1];                                                    \
+        ax_level st[AX_FOLD_LEVELS + 1][AX_BAND];                                           \
         T pad[RD_AXIS_BLOCK * AX_COLS];                                                     \
-        uint64_t cnt[AX_COLS], mn[AX_COLS], mx[AX_COLS];                                    \
-        KT kmn[AX_COLS], kmx[AX_COLS];                                                      \
-        uint32_t rn[AX_COLS], rx[AX_COLS];                                                  \
+        uint64_t cnt[AX_BAND][AX_COLS], mn[AX_COLS], mx[AX_COLS];                           \
+        KT kmn[AX_BAND][AX_COLS], kmx[AX_BAND][AX_COLS];                                    \
+        uint32_t rn[AX_BAND][AX_COLS], rx[AX_BAND][AX_COLS];                                \
+        size_t c0[AX_BAND];                                                                 \
         for (size_t i = 0; i < n; i++) {                                                    \
             const ax_entry *en = &ent[i];                                                   \
             uint64_t first, un;                                                             \
             ax_unit_span(p, en->u, &first, &un);                                            \
             size_t rows = (size_t)ax_entry_elems(p, en);                                    \
             uint64_t j0 = ax_unit_leaf(p, en->u) * RD_AXIS_BLOCK;                           \
-            for (size_t g = 0; g < W; g += AX_COLS) {                                       \
-                size_t c0 = W < AX_COLS ? 0 : g + AX_COLS <= W ? g : W - AX_COLS;          \
-                size_t nc = W < AX_COLS ? W : AX_COLS;                                      \
-                for (size_t c = 0; c < AX_COLS; c++) {                                      \
-                    cnt[c] = 0;                                                             \
-                    kmn[c] = ~(KT)0, kmx[c] = 0;                                            \
-                    rn[c] = rx[c] = AX_ROW_NONE;                                            \
+            size_t nc = W < AX_COLS ? W : AX_COLS;                                          \
+            for (size_t g0 = 0; g0 < ng; g0 += AX_BAND) {                                   \
+                size_t nb = ng - g0 < AX_BAND ? ng - g0 : AX_BAND;                          \
+                for (size_t b = 0; b < nb; b++) {                                           \
+                    size_t g = (g0 + b) * AX_COLS;                                          \
+                    c0[b] = W < AX_COLS ? 0 : g + AX_COLS <= W ? g : W - AX_COLS;           \
+                    for (size_t c = 0; c < AX_COLS; c++) {                                  \
+                        cnt[b][c] = 0;                                                      \
+                        kmn[b][c] = ~(KT)0, kmx[b][c] = 0;                                  \
+                        rn[b][c] = rx[b][c] = AX_ROW_NONE;                                  \
+                    }                                                                       \
                 }                                                                           \
                 int top = 0;                                                                \
                 for (size_t k = 0, r0 = 0; r0 < rows; k++, r0 += RD_AXIS_BLOCK) {           \
                     size_t nr = rows - r0 < RD_AXIS_BLOCK ? rows - r0 : RD_AXIS_BLOCK;      \
-                    const T *px = x + (first - e0) + r0 * C + c0;                           \
-                    size_t stride = C;                                                      \
-                    if (W < AX_COLS) {                                                      \
-                        memset(pad, 0, sizeof pad);                                         \
-                        for (size_t r = 0; r < nr; r++)                                     \
-                            memcpy(pad + r * AX_COLS, px + r * C, W * sizeof(T));           \
-                        px = pad;                                                           \
-                        stride = AX_COLS;                                                   \
+                    for (size_t b = 0; b < nb; b++) {                                       \
+                        const T *px = x + (first - e0) + r0 * C + c0[b];                    \
+                        size_t stride = C;                                                  \
+                        if (W < AX_COLS) {                                                  \
+                            memset(pad, 0, sizeof pad);                                     \
+                            for (size_t r = 0; r < nr; r++)                                 \
+                                memcpy(pad + r * AX_COLS, px + r * C, W * sizeof(T));       \
+                            px = pad;                                                       \
+                            stride = AX_COLS;                                               \
+                        }                                                                   \
+                        ax_level *o = &st[top][b];                                          \
+                        NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt[b], \
+                                    kmn[b], rn[b], kmx[b], rx[b]);                          \
+                        if (!ws && wc && skip)                                              \
+                            NAME##_unit_count(px, nr, stride, cnt[b]);                      \
+                        if (wq)                                                             \
+                            NAME##_unit_sq(px, nr, stride, skip, o->sq);                    \
                     }                                                                       \
-                    ax_level *o = &st[top];                                                 \
-                    NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt, kmn, rn, \
-                                kmx, rx);                                                   \
-                    if (!ws && wc && skip)                                                  \
-                        NAME##_unit_count(px, nr, stride, cnt);                             \
-                    if (wq)                                                                 \
-                        NAME##_unit_sq(px, nr, stride, skip, o->sq);                        \
-                    for (size_t b = k; b & 1; b >>= 1) {                                    \
+                    for (size_t c = k; c & 1; c >>= 1) {                                    \
                         top--;                                                              \
-                        ax_level_merge(&st[top], &st[top + 1], l->use_sum, wq, wv);         \
+                        for (size_t b = 0; b < nb; b++)                                     \
+                            ax_level_merge(&st[top][b], &st[top + 1][b], l->use_sum, wq, wv); \
                     }                                                                       \
                     top++;                                                                  \
                 }                                                                           \
-                for (size_t c = 0; c < AX_COLS; c++)                                        \
-                    mn[c] = kmn[c], mx[c] = kmx[c];                                         \
-                ax_entry_store(l, out, (at + i) * W + c0, &st[0], cnt, mn, rn, mx, rx,      \
-                               (uint64_t)(KT)~(KT)0, j0, nc);                            \
+                for (size_t b = 0; b < nb; b++) {                                           \
+                    for (size_t c = 0; c < AX_COLS; c++)                                    \
+                        mn[c] = kmn[b][c], mx[c] = kmx[b][c];                               \
+                    ax_entry_store(l, out, (at + i) * W + c0[b], &st[0][b], cnt[b], mn, rn[b], \
+                                   mx, rx[b], (uint64_t)(KT)~(KT)0, j0, nc);                \
+                }                                                                           \
             }                                                                               \
         }                                                                                   \
     }
@@ -2517,6 +2535,20 @@ static size_t ax_op_units(const void *op, size_t bytes)
     return bytes / AX_PIECE + 1;
 }
 
+/* This thread's read buffer of at least `bytes` bytes, kept for its next
+ * chunks (fresh pages cost a fault each), or NULL. */
+static unsigned char *ax_piece_buffer(size_t bytes)
+{
+    static _Thread_local unsigned char *buf;
+    static _Thread_local size_t have;
+    if (have < bytes) {
+        free(buf);
+        buf = aligned_alloc(64, bytes);
+        have = buf ? bytes : 0;
+    }
+    return buf;
+}
+
 /* A thread's reading of a chunk's entries: its own buffer of room bytes
  * filled by pread from the chunk's view (io_view_read), or the chunk's
  * data where it is no view. */
@@ -2582,21 +2614,37 @@ static void ax_copy_parts(const ax_layout *ld, void *dst, size_t to, const ax_la
                n * sizeof(rd_var));
 }
 
-/* Parts ri .. ri + n of buffer b (layout l) become their merge with parts
- * li .. li + n, the units before them, as ax_merge_parts does it by the
- * scalar reference. */
-static void ax_merge_at(const ax_plan *p, const ax_layout *l, void *b, size_t li, size_t ri,
-                        size_t n)
+/* Sums li .. li + n of an array of sums of `size` bytes at a become their
+ * merge with sums ri .. ri + n, the units after them: doubles by
+ * rd_add(left, right) (size 8), exact 128-bit sums added. */
+static void ax_merge_sums(unsigned char *a, size_t size, size_t li, size_t ri, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        rd_extrema *el, *er;
-        rd_var *vl, *vr;
-        ax_parts_at(l, b, li + i, &el, &vl);
-        ax_parts_at(l, b, ri + i, &er, &vr);
-        rd_moments ml = ax_get_moments(l, b, li + i, 0), mr = ax_get_moments(l, b, ri + i, 0);
-        ax_merge_parts(p, 1, 1, &ml, el, vl, l->use_m ? &mr : NULL, er, vr);
-        ax_put_moments(l, b, ri + i, &mr, 1);
+        rd_u64 *l = (rd_u64 *)(a + (li + i) * size), *r = (rd_u64 *)(a + (ri + i) * size);
+        ax_merge_sum(size == 8, l, l + (size == 16), r, r + (size == 16));
+        memcpy(l, r, size);
     }
+}
+
+/* Parts li .. li + n of buffer b (layout l) become their merge with parts
+ * ri .. ri + n, the units after them, as the host's fold merges them. */
+static void ax_merge_at(const ax_layout *l, void *b, size_t li, size_t ri, size_t n)
+{
+    unsigned char *x = b;
+    if (l->use_sum)
+        ax_merge_sums(x + l->sum_at, l->sum_size, li, ri, n);
+    if (l->use_sq)
+        ax_merge_sums(x + l->sq_at, l->sq_size, li, ri, n);
+    uint64_t *cnt = (uint64_t *)(x + l->count_at);
+    for (size_t i = 0; l->use_cnt && i < n; i++)
+        cnt[li + i] += cnt[ri + i];
+    rd_extrema *e;
+    rd_var *v;
+    ax_parts_at(l, b, 0, &e, &v);
+    for (size_t i = 0; e && i < n; i++)
+        rd_extrema_merge(&e[li + i], &e[ri + i]);
+    if (v) /* v[li + c] = rd_var_merge(v[li + c], v[ri + c]): a tree of one level */
+        ax_fold_vars(v + li, 0, 0, 1, 0, v + ri, n);
 }
 
 /* Entry en of more than 2^AX_FOLD_LEVELS units as part i of buffer out
@@ -2628,9 +2676,11 @@ static void ax_op_fold(ax_reader *r, const ax_entry *en, const ax_layout *l, siz
         ax_read_entries(r, run, m, &ls, D, scratch);
         for (size_t q = 0; q < m; q++, k++) {
             size_t at = (D + q) * W;
-            for (uint64_t c = k; c & 1; c >>= 1)
-                ax_merge_at(p, &ls, scratch, --top * W, at, W);
-            ax_copy_parts(&ls, scratch, top++ * W, &ls, scratch, at, W);
+            for (uint64_t c = k; c & 1; c >>= 1, at = top * W)
+                ax_merge_at(&ls, scratch, --top * W, at, W);
+            if (at != top * W)
+                ax_copy_parts(&ls, scratch, top * W, &ls, scratch, at, W);
+            top++;
         }
     }
     ax_copy_parts(l, out, i * W, &ls, scratch, 0, W);
@@ -2659,7 +2709,7 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
     size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
     ax_reader r = {.p = p, .c = c, .e0 = e0, .room = ax_read_bytes(p)};
     if (ea < eb && io_view_owner(c->host_in, &r.f))
-        r.piece = aligned_alloc(64, r.room);
+        r.piece = ax_piece_buffer(r.room);
     ax_entry run[64];
     uint64_t u = h.u0;
     for (size_t i = 0; i < eb;) {
@@ -2681,7 +2731,6 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
         }
         ax_read_entries(&r, run, n, &l, at, c->host_out);
     }
-    free(r.piece);
 }
 
 /* Folds a chunk's results into the state, in order (engine_ops.collect). */
