@@ -2456,15 +2456,33 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 /* The most bytes a thread reads into its own buffer at a time. */
 #define AX_PIECE_MAX ((size_t)1 << 20)
 
+/* Elements of a unit of plan p (a whole tile, or 16 rows). */
+static uint64_t ax_unit_elems(const ax_plan *p)
+{
+    return p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
+                                   : (uint64_t)RD_AXIS_BLOCK * p->C;
+}
+
+/* The level of the entries the CPU reads and computes at a time (its
+ * sub-entries): the contract's AX_FOLD_LEVELS, less where 2^that units are
+ * more than AX_PIECE_MAX bytes, so that they are read with pread. */
+static unsigned ax_sub_levels(const ax_plan *p)
+{
+    uint64_t bytes = ax_unit_elems(p) * dt_size(p->dtype);
+    unsigned k = AX_FOLD_LEVELS;
+    while (k && p->unit != AX_UNIT_NONE && (bytes << k) > AX_PIECE_MAX)
+        k--;
+    return k;
+}
+
 /* The bytes of a thread's read buffer for plan p: a piece, or the largest
- * entry where that is longer and at most AX_PIECE_MAX, so that entries are
- * read with pread, not faulted in from the view page by page. */
+ * sub-entry where that is longer and at most AX_PIECE_MAX, so that entries
+ * are read with pread, not faulted in from the view page by page. */
 static size_t ax_read_bytes(const ax_plan *p)
 {
     uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
-    uint64_t unit = p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
-                                            : (uint64_t)RD_AXIS_BLOCK * p->C;
-    uint64_t n = per < ((uint64_t)1 << AX_FOLD_LEVELS) ? per : (uint64_t)1 << AX_FOLD_LEVELS;
+    uint64_t unit = ax_unit_elems(p), sub = (uint64_t)1 << ax_sub_levels(p);
+    uint64_t n = per < sub ? per : sub;
     uint64_t max = AX_PIECE_MAX / dt_size(p->dtype);
     if (p->unit == AX_UNIT_NONE || unit > max / (n ? n : 1))
         return AX_PIECE;
@@ -2482,28 +2500,34 @@ static size_t ax_op_out_bytes(const void *op, size_t capacity)
 /* The most levels of the entries the CPU engine cuts a chunk into. */
 #define AX_CPU_LEVELS 40
 
-/* Bytes a thread's fold of one entry (ax_op_fold) holds at most, on its
- * stack. */
-#define AX_FOLD_SCRATCH ((size_t)160 << 10)
+/* Bytes a thread's fold of one entry (ax_op_fold) holds at most. */
+#define AX_FOLD_SCRATCH ((size_t)2 << 20)
 
 /* Whole units of plan p in `bytes` bytes of input (about). */
 static uint64_t ax_units_in(const ax_plan *p, size_t bytes)
 {
-    uint64_t unit = p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
-                                            : (uint64_t)RD_AXIS_BLOCK * p->C;
-    return bytes / dt_size(p->dtype) / unit;
+    return bytes / dt_size(p->dtype) / ax_unit_elems(p);
 }
 
-/* The layout of a thread's fold of an entry of 2^levels units (levels
- * above AX_FOLD_LEVELS): a slot of width parts for each level of its
- * sub-entries' counter and `batch` for sub-entries read at once; returns
- * its bytes. */
-static size_t ax_fold_layout(const ax_plan *p, unsigned levels, size_t batch, ax_layout *ls)
+/* The layout of a thread's fold of an entry of 2^levels units from
+ * sub-entries of 2^sub: a slot of width parts for each level of its
+ * counter and `batch` for sub-entries read at once; returns its bytes. */
+static size_t ax_fold_layout(const ax_plan *p, unsigned levels, unsigned sub, size_t batch,
+                             ax_layout *ls)
 {
     memset(ls, 0, sizeof *ls);
-    ls->max_parts = (levels - AX_FOLD_LEVELS + 1 + batch) * p->width;
+    ls->max_parts = (levels - sub + 1 + batch) * p->width;
     ax_layout_arrays(p, ls);
     return ls->raw_at;
+}
+
+/* Whether a thread folds an entry of 2^levels units from its sub-entries
+ * (ax_op_fold): they are smaller, and its counter fits AX_FOLD_SCRATCH. */
+static int ax_folds(const ax_plan *p, unsigned levels)
+{
+    ax_layout ls;
+    unsigned sub = ax_sub_levels(p);
+    return levels > sub && ax_fold_layout(p, levels, sub, 1, &ls) <= AX_FOLD_SCRATCH;
 }
 
 /* The levels of the CPU engine's entries for a chunk of `bytes` bytes: the
@@ -2517,9 +2541,7 @@ static unsigned ax_op_levels(const ax_plan *p, size_t bytes)
     if (p->unit == AX_UNIT_NONE)
         return k;
     uint64_t per = ax_units_in(p, bytes) / (uint64_t)par_cpus();
-    ax_layout ls;
-    while (k < AX_CPU_LEVELS && ((uint64_t)2 << k) <= per &&
-           ax_fold_layout(p, k + 1, 1, &ls) <= AX_FOLD_SCRATCH)
+    while (k < AX_CPU_LEVELS && ((uint64_t)2 << k) <= per && ax_folds(p, k + 1))
         k++;
     return k;
 }
@@ -2535,9 +2557,9 @@ static size_t ax_op_units(const void *op, size_t bytes)
     return bytes / AX_PIECE + 1;
 }
 
-/* This thread's read buffer of at least `bytes` bytes, kept for its next
+/* This thread's buffer of at least `bytes` bytes, kept for its next
  * chunks (fresh pages cost a fault each), or NULL. */
-static unsigned char *ax_piece_buffer(size_t bytes)
+static unsigned char *ax_thread_buffer(size_t bytes)
 {
     static _Thread_local unsigned char *buf;
     static _Thread_local size_t have;
@@ -2559,6 +2581,7 @@ typedef struct {
     io_view_fault f;
     unsigned char *piece;    /* NULL: the entries are read in place */
     size_t room;
+    unsigned char *scratch;  /* AX_FOLD_SCRATCH bytes for ax_op_fold */
 } ax_reader;
 
 /* Computes entries ent[0 .. n) (of at most 2^AX_FOLD_LEVELS units, in
@@ -2647,43 +2670,42 @@ static void ax_merge_at(const ax_layout *l, void *b, size_t li, size_t ri, size_
         ax_fold_vars(v + li, 0, 0, 1, 0, v + ri, n);
 }
 
-/* Entry en of more than 2^AX_FOLD_LEVELS units as part i of buffer out
- * (layout l) on the calling thread: its sub-entries of 2^AX_FOLD_LEVELS
- * units, runs of them that the reader's buffer holds at a time, folded in
- * order by a binary counter (the pairwise tree over them) on this thread's
- * stack. */
+/* Entry en (ax_folds) as part i of buffer out (layout l) on the calling
+ * thread: its sub-entries (ax_sub_levels), runs of them that the reader's
+ * buffer holds at a time, folded in order by a binary counter (the
+ * pairwise tree over them) in the reader's scratch. */
 static void ax_op_fold(ax_reader *r, const ax_entry *en, const ax_layout *l, size_t i, void *out)
 {
     const ax_plan *p = r->p;
-    const uint64_t sub = (uint64_t)1 << AX_FOLD_LEVELS;
+    unsigned S = ax_sub_levels(p);
+    const uint64_t sub = (uint64_t)1 << S;
     uint64_t s0, s1, n1;
     ax_unit_span(p, en->u, &s0, &n1);
     ax_unit_span(p, en->u + sub - 1, &s1, &n1);
-    size_t W = p->width, D = en->level - AX_FOLD_LEVELS + 1, batch = 1;
+    size_t W = p->width, D = en->level - S + 1, batch = 1;
     size_t span = (size_t)(s1 + n1 - s0) * dt_size(p->dtype);
     ax_layout ls;
     while (batch < 64 && r->piece && (batch + 1) * span <= r->room &&
-           ax_fold_layout(p, en->level, batch + 1, &ls) <= AX_FOLD_SCRATCH)
+           ax_fold_layout(p, en->level, S, batch + 1, &ls) <= AX_FOLD_SCRATCH)
         batch++;
-    ax_fold_layout(p, en->level, batch, &ls);
-    _Alignas(64) unsigned char scratch[AX_FOLD_SCRATCH];
+    ax_fold_layout(p, en->level, S, batch, &ls);
     ax_entry run[64];
     size_t top = 0;
-    for (uint64_t k = 0; k < en->n >> AX_FOLD_LEVELS;) {
+    for (uint64_t k = 0; k < en->n >> S;) {
         size_t m = 0;
-        for (; m < batch && k + m < en->n >> AX_FOLD_LEVELS; m++)
-            run[m] = (ax_entry){en->u + (k + m) * sub, sub, AX_FOLD_LEVELS};
-        ax_read_entries(r, run, m, &ls, D, scratch);
+        for (; m < batch && k + m < en->n >> S; m++)
+            run[m] = (ax_entry){en->u + (k + m) * sub, sub, S};
+        ax_read_entries(r, run, m, &ls, D, r->scratch);
         for (size_t q = 0; q < m; q++, k++) {
             size_t at = (D + q) * W;
             for (uint64_t c = k; c & 1; c >>= 1, at = top * W)
-                ax_merge_at(&ls, scratch, --top * W, at, W);
+                ax_merge_at(&ls, r->scratch, --top * W, at, W);
             if (at != top * W)
-                ax_copy_parts(&ls, scratch, top * W, &ls, scratch, at, W);
+                ax_copy_parts(&ls, r->scratch, top * W, &ls, r->scratch, at, W);
             top++;
         }
     }
-    ax_copy_parts(l, out, i * W, &ls, scratch, 0, W);
+    ax_copy_parts(l, out, i * W, &ls, r->scratch, 0, W);
 }
 
 /* Pieces [a, b) of a chunk on the calling thread: their share of the
@@ -2708,8 +2730,13 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
         ax_chunk_ends(p, &l, &h, c->host_in, e0, e1, c->host_out);
     size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
     ax_reader r = {.p = p, .c = c, .e0 = e0, .room = ax_read_bytes(p)};
-    if (ea < eb && io_view_owner(c->host_in, &r.f))
-        r.piece = ax_piece_buffer(r.room);
+    unsigned char *buf = ea < eb ? ax_thread_buffer(ax_align(r.room) + AX_FOLD_SCRATCH) : NULL;
+    if (buf && io_view_owner(c->host_in, &r.f))
+        r.piece = buf;
+    r.scratch = buf ? buf + ax_align(r.room) : NULL;
+    unsigned sub = ax_sub_levels(p), fold = sub; /* entries of sub < level <= fold are folded */
+    while (buf && fold < levels && ax_folds(p, fold + 1))
+        fold++;
     ax_entry run[64];
     uint64_t u = h.u0;
     for (size_t i = 0; i < eb;) {
@@ -2721,7 +2748,7 @@ static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
                 continue;
             if (n == 0)
                 at = i - 1;
-            if (e.level > AX_FOLD_LEVELS) {
+            if (e.level > sub && e.level <= fold) {
                 ax_read_entries(&r, run, n, &l, at, c->host_out);
                 n = 0;
                 ax_op_fold(&r, &e, &l, i - 1, c->host_out);

@@ -439,18 +439,19 @@ static ax_state *fold_engine(const ax_plan *p, const void *x, const uint64_t *cu
 }
 
 /* The engine's CPU side cuts large chunks into entries of more than
- * 2^AX_FOLD_LEVELS units, folded by the threads: the outputs' bytes are
+ * 2^AX_FOLD_LEVELS units, and wide rows into sub-entries of fewer, folded
+ * by the threads: the outputs' bytes are
  * those of the contract's buffers (ax_cpu_chunk), for block and tile
  * plans, float, half and integer types, with skipnan, wherever the chunks
  * are cut. */
 static void test_engine_levels(void)
 {
     uint64_t shapes[][3] = {{40000, 64, 1}, {20000, 3, 1}, {2, 1100000, 1}, {40, 900, 8},
-                            {3, 21000, 5}};
-    unsigned axes[] = {1, 1, 2, 3, 2};
+                            {3, 21000, 5}, {600, 1200, 1}};
+    unsigned axes[] = {1, 1, 2, 3, 2, 1};
     dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_I32, DT_U8};
     int seen = 0;
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         for (int d = 0; d < 5; d++) {
             dt_type t = types[(k + d) % 5];
             ax_plan p = plan_of(t, ~0u & ((1u << RD_OP_NUM) - 1), 3, shapes[k], 0, axes[k]);
