@@ -6,6 +6,7 @@
 #include "engine.h"
 #include "simd.h"
 #include "var_lanes.h"
+#include "io/par.h"
 #include "io/view.h"
 
 #include <math.h>
@@ -183,7 +184,7 @@ static uint64_t ax_unit_at(const ax_plan *p, uint64_t e)
 /* The complete units of elements [e0, e1) and the raw ends. */
 ax_chunk_hdr ax_chunk_of(const ax_plan *p, uint64_t e0, uint64_t e1)
 {
-    ax_chunk_hdr h = {0, 0, e1 - e0, 0, 0};
+    ax_chunk_hdr h = {0, 0, e1 - e0, 0, 0, AX_FOLD_LEVELS};
     if (p->unit == AX_UNIT_NONE || e1 <= e0)
         return h;
     uint64_t u = ax_unit_at(p, e0), s, n;
@@ -216,31 +217,37 @@ uint64_t ax_unit_leaf(const ax_plan *p, uint64_t u)
 }
 
 /* The entry that starts at unit u of complete units up to u1: the largest
- * aligned subtree of its segment's tree, of at most 2^AX_FOLD_LEVELS
- * leaves, that u starts. */
-static ax_entry ax_entry_at(const ax_plan *p, uint64_t u, uint64_t u1)
+ * aligned subtree of its segment's tree, of at most 2^levels leaves, that
+ * u starts. */
+static ax_entry ax_entry_cap(const ax_plan *p, uint64_t u, uint64_t u1, unsigned levels)
 {
     uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
     uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
     if (end > u1)
         end = u1;
-    unsigned k = AX_FOLD_LEVELS;
+    unsigned k = levels;
     while (k && ((leaf & (((uint64_t)1 << k) - 1)) || u + ((uint64_t)1 << k) > end))
         k--;
     return (ax_entry){u, (uint64_t)1 << k, k};
 }
 
-/* The number of maximal aligned pieces of at most 2^AX_FOLD_LEVELS leaves
- * that leaves [a, b) are cut into (ax_entry_at's, counted without a walk). */
-static uint64_t ax_pieces_of(uint64_t a, uint64_t b)
+/* ax_entry_cap of the contract's AX_FOLD_LEVELS. */
+static ax_entry ax_entry_at(const ax_plan *p, uint64_t u, uint64_t u1)
 {
-    const uint64_t cap = (uint64_t)1 << AX_FOLD_LEVELS;
+    return ax_entry_cap(p, u, u1, AX_FOLD_LEVELS);
+}
+
+/* The number of maximal aligned pieces of at most 2^levels leaves that
+ * leaves [a, b) are cut into (ax_entry_cap's, counted without a walk). */
+static uint64_t ax_pieces_of(uint64_t a, uint64_t b, unsigned levels)
+{
+    const uint64_t cap = (uint64_t)1 << levels;
     uint64_t A = (a + cap - 1) & ~(cap - 1), B = b & ~(cap - 1), n = 0;
     if (A <= B) /* the rising head, the whole subtrees, the falling tail */
         return (uint64_t)__builtin_popcountll(A - a) + (B - A) / cap +
                (uint64_t)__builtin_popcountll(b - B);
     while (a < b) {
-        unsigned k = AX_FOLD_LEVELS;
+        unsigned k = levels;
         while (k && ((a & (((uint64_t)1 << k) - 1)) || a + ((uint64_t)1 << k) > b))
             k--;
         a += (uint64_t)1 << k;
@@ -249,9 +256,10 @@ static uint64_t ax_pieces_of(uint64_t a, uint64_t b)
     return n;
 }
 
-/* The number of entries of complete units [u0, u1): one per unit where a
- * segment is one unit, else each segment's pieces of its leaves. */
-static size_t ax_count_entries(const ax_plan *p, uint64_t u0, uint64_t u1)
+/* The number of entries of at most 2^levels units of complete units
+ * [u0, u1): one per unit where a segment is one unit, else each segment's
+ * pieces of its leaves. */
+static size_t ax_count_entries(const ax_plan *p, uint64_t u0, uint64_t u1, unsigned levels)
 {
     uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep, n = 0;
     if (per == 1)
@@ -260,7 +268,7 @@ static size_t ax_count_entries(const ax_plan *p, uint64_t u0, uint64_t u1)
         uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
         if (end > u1)
             end = u1;
-        n += ax_pieces_of(leaf, leaf + (end - u));
+        n += ax_pieces_of(leaf, leaf + (end - u), levels);
         u = end;
     }
     return (size_t)n;
@@ -271,7 +279,7 @@ size_t ax_chunk_entries(const ax_plan *p, uint64_t u0, uint64_t u1, ax_entry *ou
 {
     size_t n = 0;
     if (!out)
-        return ax_count_entries(p, u0, u1);
+        return ax_count_entries(p, u0, u1, AX_FOLD_LEVELS);
     for (uint64_t u = u0; u < u1; n++) {
         ax_entry e = ax_entry_at(p, u, u1);
         out[n] = e;
@@ -322,6 +330,8 @@ static size_t ax_raw_room(const ax_plan *p, const ax_layout *l, size_t capacity,
     return room < (double)whole ? ax_align((size_t)room) : whole;
 }
 
+static void ax_layout_arrays(const ax_plan *p, ax_layout *l);
+
 ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
 {
     ax_layout l;
@@ -349,25 +359,33 @@ ax_layout ax_layout_for(const ax_plan *p, size_t capacity)
     l.max_parts = (size_t)units * p->width;
     if (p->unit == AX_UNIT_BLOCK && l.max_parts > nel / p->C * p->C + 2 * p->C)
         l.max_parts = (size_t)(nel / p->C * p->C + 2 * p->C);
-    l.use_sum = (p->ops & (RD_OP_SUM | RD_OP_MEAN)) != 0;
-    l.use_sq = (p->ops & RD_OP_SUMSQ) != 0;
-    l.use_cnt = l.use_m && p->skipnan;
-    l.sum_size = dt_is_float(p->dtype) ? 8 : 16;
-    l.sq_size = ax_sq_is_float(p->dtype) ? 8 : 16;
-    size_t at = ax_align(sizeof(ax_chunk_hdr));
-    l.sum_at = at;
-    at += l.use_sum ? ax_align(l.max_parts * l.sum_size) : 0;
-    l.sq_at = at;
-    at += l.use_sq ? ax_align(l.max_parts * l.sq_size) : 0;
-    l.count_at = at;
-    at += l.use_cnt ? ax_align(l.max_parts * sizeof(uint64_t)) : 0;
-    l.extrema_at = at;
-    at += l.use_e ? ax_align(l.max_parts * sizeof(rd_extrema)) : 0;
-    l.var_at = at;
-    at += l.use_v ? ax_align(l.max_parts * sizeof(rd_var)) : 0;
-    l.raw_at = at;
-    l.total = at + ax_raw_room(p, &l, capacity, all_units);
+    ax_layout_arrays(p, &l);
+    l.total = l.raw_at + ax_raw_room(p, &l, capacity, all_units);
     return l;
+}
+
+/* The arrays of a layout of l->max_parts parts for the ops of p, each
+ * array's offset from the header on (raw_at: the end of the last). */
+static void ax_layout_arrays(const ax_plan *p, ax_layout *l)
+{
+    ax_needs(p->ops, &l->use_m, &l->use_e, &l->use_v);
+    l->use_sum = (p->ops & (RD_OP_SUM | RD_OP_MEAN)) != 0;
+    l->use_sq = (p->ops & RD_OP_SUMSQ) != 0;
+    l->use_cnt = l->use_m && p->skipnan;
+    l->sum_size = dt_is_float(p->dtype) ? 8 : 16;
+    l->sq_size = ax_sq_is_float(p->dtype) ? 8 : 16;
+    size_t at = ax_align(sizeof(ax_chunk_hdr));
+    l->sum_at = at;
+    at += l->use_sum ? ax_align(l->max_parts * l->sum_size) : 0;
+    l->sq_at = at;
+    at += l->use_sq ? ax_align(l->max_parts * l->sq_size) : 0;
+    l->count_at = at;
+    at += l->use_cnt ? ax_align(l->max_parts * sizeof(uint64_t)) : 0;
+    l->extrema_at = at;
+    at += l->use_e ? ax_align(l->max_parts * sizeof(rd_extrema)) : 0;
+    l->var_at = at;
+    at += l->use_v ? ax_align(l->max_parts * sizeof(rd_var)) : 0;
+    l->raw_at = at;
 }
 
 /* Bytes of a chunk's result buffer. */
@@ -1456,70 +1474,88 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
     }
 }
 
+/* Column groups of AX_COLS that a float block entry's units go through
+ * together, so that the merges of their counters' levels (long chains of
+ * dependent double-double steps) are independent of each other and
+ * overlap. */
+#define AX_BAND 4
+
 /* Defines NAME_entries: the parts of block entries ent[0 .. n) of a float
  * type T (the chunk's entries at .. at + n), AX_COLS columns at a time (the
  * last group of a width that is no multiple of AX_COLS is the last AX_COLS
  * columns, the ones it shares with the group before computed twice alike;
  * a width below AX_COLS goes through a copy of each unit's rows padded to
- * AX_COLS lanes): each unit's passes that the ops need, its sums and
- * variance into the binary counter's next level and merged down it (the
- * pairwise tree over the entry's units), its extrema and counts into the
- * entry's running ones. SKIP is a constant where it is inlined. */
+ * AX_COLS lanes), AX_BAND groups unit by unit together: each unit's passes
+ * that the ops need, its sums and variance into the binary counter's next
+ * level and merged down it (the pairwise tree over the entry's units), its
+ * extrema and counts into the entry's running ones. SKIP is a constant
+ * where it is inlined. */
 #define AX_FLOAT_ENTRIES(NAME, T, KT)                                                        \
     AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,    \
                                   int ws, int we, int wv, int skip, void *out)              \
     {                                                                                       \
         size_t W = p->width, C = (size_t)p->C;                                              \
+        size_t ng = W < AX_COLS ? 1 : (W + AX_COLS - 1) / AX_COLS;                          \
         int wq = l->use_sq, wc = l->use_cnt;                                                \
-        ax_level st[AX_FOLD_LEVELS + 1];                                                    \
+        ax_level st[AX_FOLD_LEVELS + 1][AX_BAND];                                           \
         T pad[RD_AXIS_BLOCK * AX_COLS];                                                     \
-        uint64_t cnt[AX_COLS], mn[AX_COLS], mx[AX_COLS];                                    \
-        KT kmn[AX_COLS], kmx[AX_COLS];                                                      \
-        uint32_t rn[AX_COLS], rx[AX_COLS];                                                  \
+        uint64_t cnt[AX_BAND][AX_COLS], mn[AX_COLS], mx[AX_COLS];                           \
+        KT kmn[AX_BAND][AX_COLS], kmx[AX_BAND][AX_COLS];                                    \
+        uint32_t rn[AX_BAND][AX_COLS], rx[AX_BAND][AX_COLS];                                \
+        size_t c0[AX_BAND];                                                                 \
         for (size_t i = 0; i < n; i++) {                                                    \
             const ax_entry *en = &ent[i];                                                   \
             uint64_t first, un;                                                             \
             ax_unit_span(p, en->u, &first, &un);                                            \
             size_t rows = (size_t)ax_entry_elems(p, en);                                    \
             uint64_t j0 = ax_unit_leaf(p, en->u) * RD_AXIS_BLOCK;                           \
-            for (size_t g = 0; g < W; g += AX_COLS) {                                       \
-                size_t c0 = W < AX_COLS ? 0 : g + AX_COLS <= W ? g : W - AX_COLS;          \
-                size_t nc = W < AX_COLS ? W : AX_COLS;                                      \
-                for (size_t c = 0; c < AX_COLS; c++) {                                      \
-                    cnt[c] = 0;                                                             \
-                    kmn[c] = ~(KT)0, kmx[c] = 0;                                            \
-                    rn[c] = rx[c] = AX_ROW_NONE;                                            \
+            size_t nc = W < AX_COLS ? W : AX_COLS;                                          \
+            for (size_t g0 = 0; g0 < ng; g0 += AX_BAND) {                                   \
+                size_t nb = ng - g0 < AX_BAND ? ng - g0 : AX_BAND;                          \
+                for (size_t b = 0; b < nb; b++) {                                           \
+                    size_t g = (g0 + b) * AX_COLS;                                          \
+                    c0[b] = W < AX_COLS ? 0 : g + AX_COLS <= W ? g : W - AX_COLS;           \
+                    for (size_t c = 0; c < AX_COLS; c++) {                                  \
+                        cnt[b][c] = 0;                                                      \
+                        kmn[b][c] = ~(KT)0, kmx[b][c] = 0;                                  \
+                        rn[b][c] = rx[b][c] = AX_ROW_NONE;                                  \
+                    }                                                                       \
                 }                                                                           \
                 int top = 0;                                                                \
                 for (size_t k = 0, r0 = 0; r0 < rows; k++, r0 += RD_AXIS_BLOCK) {           \
                     size_t nr = rows - r0 < RD_AXIS_BLOCK ? rows - r0 : RD_AXIS_BLOCK;      \
-                    const T *px = x + (first - e0) + r0 * C + c0;                           \
-                    size_t stride = C;                                                      \
-                    if (W < AX_COLS) {                                                      \
-                        memset(pad, 0, sizeof pad);                                         \
-                        for (size_t r = 0; r < nr; r++)                                     \
-                            memcpy(pad + r * AX_COLS, px + r * C, W * sizeof(T));           \
-                        px = pad;                                                           \
-                        stride = AX_COLS;                                                   \
+                    for (size_t b = 0; b < nb; b++) {                                       \
+                        const T *px = x + (first - e0) + r0 * C + c0[b];                    \
+                        size_t stride = C;                                                  \
+                        if (W < AX_COLS) {                                                  \
+                            memset(pad, 0, sizeof pad);                                     \
+                            for (size_t r = 0; r < nr; r++)                                 \
+                                memcpy(pad + r * AX_COLS, px + r * C, W * sizeof(T));       \
+                            px = pad;                                                       \
+                            stride = AX_COLS;                                               \
+                        }                                                                   \
+                        ax_level *o = &st[top][b];                                          \
+                        NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt[b], \
+                                    kmn[b], rn[b], kmx[b], rx[b]);                          \
+                        if (!ws && wc && skip)                                              \
+                            NAME##_unit_count(px, nr, stride, cnt[b]);                      \
+                        if (wq)                                                             \
+                            NAME##_unit_sq(px, nr, stride, skip, o->sq);                    \
                     }                                                                       \
-                    ax_level *o = &st[top];                                                 \
-                    NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt, kmn, rn, \
-                                kmx, rx);                                                   \
-                    if (!ws && wc && skip)                                                  \
-                        NAME##_unit_count(px, nr, stride, cnt);                             \
-                    if (wq)                                                                 \
-                        NAME##_unit_sq(px, nr, stride, skip, o->sq);                        \
-                    for (size_t b = k; b & 1; b >>= 1) {                                    \
+                    for (size_t c = k; c & 1; c >>= 1) {                                    \
                         top--;                                                              \
-                        ax_level_merge(&st[top], &st[top + 1], l->use_sum, wq, wv);         \
+                        for (size_t b = 0; b < nb; b++)                                     \
+                            ax_level_merge(&st[top][b], &st[top + 1][b], l->use_sum, wq, wv); \
                     }                                                                       \
                     top++;                                                                  \
                 }                                                                           \
-                for (size_t c = 0; c < AX_COLS; c++)                                        \
-                    mn[c] = kmn[c], mx[c] = kmx[c];                                         \
-                ax_entry_store(l, out, (at + i) * W + c0, &st[0], cnt, mn, rn, mx, rx,      \
-                               (uint64_t)(KT)~(KT)0, j0, nc);                            \
+                for (size_t b = 0; b < nb; b++) {                                           \
+                    for (size_t c = 0; c < AX_COLS; c++)                                    \
+                        mn[c] = kmn[b][c], mx[c] = kmx[b][c];                               \
+                    ax_entry_store(l, out, (at + i) * W + c0[b], &st[0][b], cnt[b], mn, rn[b], \
+                                   mx, rx[b], (uint64_t)(KT)~(KT)0, j0, nc);                \
+                }                                                                           \
             }                                                                               \
         }                                                                                   \
     }
@@ -1674,10 +1710,10 @@ void ax_cpu_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_
 
 /* Writes a chunk's header and raw ends (the part of its buffer that is not
  * units). */
-static void ax_chunk_ends(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                          uint64_t e1, void *out)
+static void ax_chunk_ends(const ax_plan *p, const ax_layout *l, const ax_chunk_hdr *hp,
+                          const void *x, uint64_t e0, uint64_t e1, void *out)
 {
-    ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
+    ax_chunk_hdr h = *hp;
     size_t sz = dt_size(p->dtype);
     char *b = out;
     memcpy(b, &h, sizeof h);
@@ -1702,7 +1738,7 @@ static void ax_cpu_chunk_by(const ax_plan *p, const void *x, uint64_t e0, uint64
     ax_layout l = ax_layout_for(p, capacity);
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
     memset(out, 0, l.total);
-    ax_chunk_ends(p, &l, x, e0, e1, out);
+    ax_chunk_ends(p, &l, &h, x, e0, e1, out);
     ax_entry *ent = malloc((h.nentries ? h.nentries : 1) * sizeof *ent);
     if (!ent)
         return;
@@ -2202,9 +2238,10 @@ int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
     const unsigned char *raw = (const unsigned char *)out + l.raw_at;
     size_t sz = dt_size(p->dtype);
     ax_fold_elems(s, raw, h.head);
+    unsigned levels = h.levels < 64 ? (unsigned)h.levels : 63; /* this module's header */
     uint64_t u = h.u0;
     for (uint64_t i = 0; i < h.nentries; i++) {
-        ax_entry en = ax_entry_at(p, u, h.u1);
+        ax_entry en = ax_entry_cap(p, u, h.u1, levels);
         rd_extrema *e;
         rd_var *v;
         size_t at = (size_t)i * p->width;
@@ -2419,15 +2456,33 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 /* The most bytes a thread reads into its own buffer at a time. */
 #define AX_PIECE_MAX ((size_t)1 << 20)
 
+/* Elements of a unit of plan p (a whole tile, or 16 rows). */
+static uint64_t ax_unit_elems(const ax_plan *p)
+{
+    return p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
+                                   : (uint64_t)RD_AXIS_BLOCK * p->C;
+}
+
+/* The level of the entries the CPU reads and computes at a time (its
+ * sub-entries): the contract's AX_FOLD_LEVELS, less where 2^that units are
+ * more than AX_PIECE_MAX bytes, so that they are read with pread. */
+static unsigned ax_sub_levels(const ax_plan *p)
+{
+    uint64_t bytes = ax_unit_elems(p) * dt_size(p->dtype);
+    unsigned k = AX_FOLD_LEVELS;
+    while (k && p->unit != AX_UNIT_NONE && (bytes << k) > AX_PIECE_MAX)
+        k--;
+    return k;
+}
+
 /* The bytes of a thread's read buffer for plan p: a piece, or the largest
- * entry where that is longer and at most AX_PIECE_MAX, so that entries are
- * read with pread, not faulted in from the view page by page. */
+ * sub-entry where that is longer and at most AX_PIECE_MAX, so that entries
+ * are read with pread, not faulted in from the view page by page. */
 static size_t ax_read_bytes(const ax_plan *p)
 {
     uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
-    uint64_t unit = p->unit == AX_UNIT_TILE ? (p->T < RD_TILE ? p->T : RD_TILE)
-                                            : (uint64_t)RD_AXIS_BLOCK * p->C;
-    uint64_t n = per < ((uint64_t)1 << AX_FOLD_LEVELS) ? per : (uint64_t)1 << AX_FOLD_LEVELS;
+    uint64_t unit = ax_unit_elems(p), sub = (uint64_t)1 << ax_sub_levels(p);
+    uint64_t n = per < sub ? per : sub;
     uint64_t max = AX_PIECE_MAX / dt_size(p->dtype);
     if (p->unit == AX_UNIT_NONE || unit > max / (n ? n : 1))
         return AX_PIECE;
@@ -2442,65 +2497,267 @@ static size_t ax_op_out_bytes(const void *op, size_t capacity)
     return ax_out_bytes(j->plan, capacity);
 }
 
-/* Units of CPU work: pieces of the chunk (engine_ops.units). */
+/* The most levels of the entries the CPU engine cuts a chunk into. */
+#define AX_CPU_LEVELS 40
+
+/* Bytes a thread's fold of one entry (ax_op_fold) holds at most. */
+#define AX_FOLD_SCRATCH ((size_t)2 << 20)
+
+/* Whole units of plan p in `bytes` bytes of input (about). */
+static uint64_t ax_units_in(const ax_plan *p, size_t bytes)
+{
+    return bytes / dt_size(p->dtype) / ax_unit_elems(p);
+}
+
+/* The layout of a thread's fold of an entry of 2^levels units from
+ * sub-entries of 2^sub: a slot of width parts for each level of its
+ * counter and `batch` for sub-entries read at once; returns its bytes. */
+static size_t ax_fold_layout(const ax_plan *p, unsigned levels, unsigned sub, size_t batch,
+                             ax_layout *ls)
+{
+    memset(ls, 0, sizeof *ls);
+    ls->max_parts = (levels - sub + 1 + batch) * p->width;
+    ax_layout_arrays(p, ls);
+    return ls->raw_at;
+}
+
+/* Whether a thread folds an entry of 2^levels units from its sub-entries
+ * (ax_op_fold): they are smaller, and its counter fits AX_FOLD_SCRATCH. */
+static int ax_folds(const ax_plan *p, unsigned levels)
+{
+    ax_layout ls;
+    unsigned sub = ax_sub_levels(p);
+    return levels > sub && ax_fold_layout(p, levels, sub, 1, &ls) <= AX_FOLD_SCRATCH;
+}
+
+/* The levels of the CPU engine's entries for a chunk of `bytes` bytes: the
+ * contract's AX_FOLD_LEVELS, or where the chunk holds more units per thread
+ * (par_cpus), the most that leaves every thread an entry, so that a
+ * thread folds its units whole and the host (one thread) folds a few parts
+ * a chunk. The bits are the same for any levels. */
+static unsigned ax_op_levels(const ax_plan *p, size_t bytes)
+{
+    unsigned k = AX_FOLD_LEVELS;
+    if (p->unit == AX_UNIT_NONE)
+        return k;
+    uint64_t per = ax_units_in(p, bytes) / (uint64_t)par_cpus();
+    while (k < AX_CPU_LEVELS && ((uint64_t)2 << k) <= per && ax_folds(p, k + 1))
+        k++;
+    return k;
+}
+
+/* Units of CPU work (engine_ops.units): pieces of the chunk, or with the
+ * levels of ax_op_levels above the contract's, about one a whole entry. */
 static size_t ax_op_units(const void *op, size_t bytes)
 {
-    (void)op;
+    const ax_job *j = op;
+    unsigned k = ax_op_levels(j->plan, bytes);
+    if (k > AX_FOLD_LEVELS)
+        return (size_t)(ax_units_in(j->plan, bytes) >> k);
     return bytes / AX_PIECE + 1;
 }
 
+/* This thread's buffer of at least `bytes` bytes, kept for its next
+ * chunks (fresh pages cost a fault each), or NULL. */
+static unsigned char *ax_thread_buffer(size_t bytes)
+{
+    static _Thread_local unsigned char *buf;
+    static _Thread_local size_t have;
+    if (have < bytes) {
+        free(buf);
+        buf = aligned_alloc(64, bytes);
+        have = buf ? bytes : 0;
+    }
+    return buf;
+}
+
+/* A thread's reading of a chunk's entries: its own buffer of room bytes
+ * filled by pread from the chunk's view (io_view_read), or the chunk's
+ * data where it is no view. */
+typedef struct {
+    const ax_plan *p;
+    const engine_chunk *c;
+    uint64_t e0;             /* the chunk's first element */
+    io_view_fault f;
+    unsigned char *piece;    /* NULL: the entries are read in place */
+    size_t room;
+    unsigned char *scratch;  /* AX_FOLD_SCRATCH bytes for ax_op_fold */
+} ax_reader;
+
+/* Computes entries ent[0 .. n) (of at most 2^AX_FOLD_LEVELS units, in
+ * stream order) as parts at .. at + n of buffer out (layout l), a run of
+ * them at a time that the reader's buffer holds (one, when an entry is
+ * larger than it or the data is read in place); a piece that cannot be
+ * read so is read in place. */
+static void ax_read_entries(ax_reader *r, const ax_entry *ent, size_t n, const ax_layout *l,
+                            size_t at, void *out)
+{
+    const ax_plan *p = r->p;
+    size_t sz = dt_size(p->dtype);
+    for (size_t i = 0; i < n;) {
+        uint64_t s0, s1, n0, n1;
+        ax_unit_span(p, ent[i].u, &s0, &n0);
+        size_t k = 1;
+        while (r->piece && i + k < n) {
+            ax_unit_span(p, ent[i + k].u + ent[i + k].n - 1, &s1, &n1);
+            if ((s1 + n1 - s0) * sz > r->room)
+                break;
+            k++;
+        }
+        ax_unit_span(p, ent[i + k - 1].u + ent[i + k - 1].n - 1, &s1, &n1);
+        size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - r->e0) * sz;
+        if (r->piece && len <= r->room && io_view_read(&r->f, skip, r->piece, len) == 0)
+            ax_cpu_entries(p, l, r->piece, s0, ent + i, k, at + i, out);
+        else
+            ax_cpu_entries(p, l, r->c->host_in, r->e0, ent + i, k, at + i, out);
+        i += k;
+    }
+}
+
+/* Copies n parts from part `from` of src (layout ls) to part `to` of dst
+ * (layout ld), the arrays the ops need. */
+static void ax_copy_parts(const ax_layout *ld, void *dst, size_t to, const ax_layout *ls,
+                          const void *src, size_t from, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (ld->use_sum)
+        memcpy(d + ld->sum_at + to * ld->sum_size, s + ls->sum_at + from * ls->sum_size,
+               n * ld->sum_size);
+    if (ld->use_sq)
+        memcpy(d + ld->sq_at + to * ld->sq_size, s + ls->sq_at + from * ls->sq_size,
+               n * ld->sq_size);
+    if (ld->use_cnt)
+        memcpy(d + ld->count_at + to * 8, s + ls->count_at + from * 8, n * 8);
+    if (ld->use_e)
+        memcpy(d + ld->extrema_at + to * sizeof(rd_extrema),
+               s + ls->extrema_at + from * sizeof(rd_extrema), n * sizeof(rd_extrema));
+    if (ld->use_v)
+        memcpy(d + ld->var_at + to * sizeof(rd_var), s + ls->var_at + from * sizeof(rd_var),
+               n * sizeof(rd_var));
+}
+
+/* Sums li .. li + n of an array of sums of `size` bytes at a become their
+ * merge with sums ri .. ri + n, the units after them: doubles by
+ * rd_add(left, right) (size 8), exact 128-bit sums added. */
+static void ax_merge_sums(unsigned char *a, size_t size, size_t li, size_t ri, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        rd_u64 *l = (rd_u64 *)(a + (li + i) * size), *r = (rd_u64 *)(a + (ri + i) * size);
+        ax_merge_sum(size == 8, l, l + (size == 16), r, r + (size == 16));
+        memcpy(l, r, size);
+    }
+}
+
+/* Parts li .. li + n of buffer b (layout l) become their merge with parts
+ * ri .. ri + n, the units after them, as the host's fold merges them. */
+static void ax_merge_at(const ax_layout *l, void *b, size_t li, size_t ri, size_t n)
+{
+    unsigned char *x = b;
+    if (l->use_sum)
+        ax_merge_sums(x + l->sum_at, l->sum_size, li, ri, n);
+    if (l->use_sq)
+        ax_merge_sums(x + l->sq_at, l->sq_size, li, ri, n);
+    uint64_t *cnt = (uint64_t *)(x + l->count_at);
+    for (size_t i = 0; l->use_cnt && i < n; i++)
+        cnt[li + i] += cnt[ri + i];
+    rd_extrema *e;
+    rd_var *v;
+    ax_parts_at(l, b, 0, &e, &v);
+    for (size_t i = 0; e && i < n; i++)
+        rd_extrema_merge(&e[li + i], &e[ri + i]);
+    if (v) /* v[li + c] = rd_var_merge(v[li + c], v[ri + c]): a tree of one level */
+        ax_fold_vars(v + li, 0, 0, 1, 0, v + ri, n);
+}
+
+/* Entry en (ax_folds) as part i of buffer out (layout l) on the calling
+ * thread: its sub-entries (ax_sub_levels), runs of them that the reader's
+ * buffer holds at a time, folded in order by a binary counter (the
+ * pairwise tree over them) in the reader's scratch. */
+static void ax_op_fold(ax_reader *r, const ax_entry *en, const ax_layout *l, size_t i, void *out)
+{
+    const ax_plan *p = r->p;
+    unsigned S = ax_sub_levels(p);
+    const uint64_t sub = (uint64_t)1 << S;
+    uint64_t s0, s1, n1;
+    ax_unit_span(p, en->u, &s0, &n1);
+    ax_unit_span(p, en->u + sub - 1, &s1, &n1);
+    size_t W = p->width, D = en->level - S + 1, batch = 1;
+    size_t span = (size_t)(s1 + n1 - s0) * dt_size(p->dtype);
+    ax_layout ls;
+    while (batch < 64 && r->piece && (batch + 1) * span <= r->room &&
+           ax_fold_layout(p, en->level, S, batch + 1, &ls) <= AX_FOLD_SCRATCH)
+        batch++;
+    ax_fold_layout(p, en->level, S, batch, &ls);
+    ax_entry run[64];
+    size_t top = 0;
+    for (uint64_t k = 0; k < en->n >> S;) {
+        size_t m = 0;
+        for (; m < batch && k + m < en->n >> S; m++)
+            run[m] = (ax_entry){en->u + (k + m) * sub, sub, S};
+        ax_read_entries(r, run, m, &ls, D, r->scratch);
+        for (size_t q = 0; q < m; q++, k++) {
+            size_t at = (D + q) * W;
+            for (uint64_t c = k; c & 1; c >>= 1, at = top * W)
+                ax_merge_at(&ls, r->scratch, --top * W, at, W);
+            if (at != top * W)
+                ax_copy_parts(&ls, r->scratch, top * W, &ls, r->scratch, at, W);
+            top++;
+        }
+    }
+    ax_copy_parts(l, out, i * W, &ls, r->scratch, 0, W);
+}
+
 /* Pieces [a, b) of a chunk on the calling thread: their share of the
- * chunk's entries; piece 0 writes the header and the raw ends too
- * (engine_ops.cpu). A chunk that is a view of a plain file has its entries
- * read in pieces with pread (io_view_read) into a buffer of this thread's
- * (ax_read_bytes), as the whole-array reduction reads, so that the view's
- * pages are never mapped; an entry larger than the buffer, or a piece that
- * cannot be read so, is read from the view. */
+ * chunk's entries (ax_op_levels' for the chunk); piece 0 writes the header
+ * and the raw ends too (engine_ops.cpu). A chunk that is a view of a plain
+ * file has its entries read in pieces with pread (io_view_read) into a
+ * buffer of this thread's (ax_read_bytes), as the whole-array reduction
+ * reads, so that the view's pages are never mapped; an entry larger than
+ * the buffer, or a piece that cannot be read so, is read from the view. */
 static void ax_op_cpu(const engine_chunk *c, size_t a, size_t b)
 {
     const ax_job *j = c->op;
     const ax_plan *p = j->plan;
     size_t sz = dt_size(p->dtype), pieces = ax_op_units(j, c->bytes);
     uint64_t e0 = j->first + c->offset / sz, e1 = e0 + c->bytes / sz;
+    unsigned levels = ax_op_levels(p, c->bytes);
     ax_layout l = ax_layout_for(p, c->capacity);
     ax_chunk_hdr h = ax_chunk_of(p, e0, e1);
+    h.levels = levels;
+    h.nentries = ax_count_entries(p, h.u0, h.u1, levels);
     if (a == 0)
-        ax_chunk_ends(p, &l, c->host_in, e0, e1, c->host_out);
+        ax_chunk_ends(p, &l, &h, c->host_in, e0, e1, c->host_out);
     size_t ne = (size_t)h.nentries, ea = ne * a / pieces, eb = ne * b / pieces;
-    io_view_fault f;
-    int view = ea < eb && io_view_owner(c->host_in, &f);
-    size_t room = ax_read_bytes(p);
-    unsigned char *piece = view ? aligned_alloc(64, room) : NULL;
-    /* the entries of this share, a run of them at a time that the buffer holds (one, when
-       an entry is larger than the buffer or the data is read from the view) */
+    ax_reader r = {.p = p, .c = c, .e0 = e0, .room = ax_read_bytes(p)};
+    unsigned char *buf = ea < eb ? ax_thread_buffer(ax_align(r.room) + AX_FOLD_SCRATCH) : NULL;
+    if (buf && io_view_owner(c->host_in, &r.f))
+        r.piece = buf;
+    r.scratch = buf ? buf + ax_align(r.room) : NULL;
+    unsigned sub = ax_sub_levels(p), fold = sub; /* entries of sub < level <= fold are folded */
+    while (buf && fold < levels && ax_folds(p, fold + 1))
+        fold++;
     ax_entry run[64];
     uint64_t u = h.u0;
     for (size_t i = 0; i < eb;) {
-        int n = 0;
-        uint64_t s0 = 0, s1, n1;
+        size_t n = 0, at = i;
         while (i < eb && n < 64) {
-            ax_entry e = ax_entry_at(p, u, h.u1);
-            if (i >= ea) {
-                ax_unit_span(p, e.u + e.n - 1, &s1, &n1);
-                if (n == 0)
-                    ax_unit_span(p, e.u, &s0, &n1);
-                else if (!piece || (s1 + n1 - s0) * sz > room)
-                    break;
-                run[n++] = e;
-            }
+            ax_entry e = ax_entry_cap(p, u, h.u1, levels);
             u += e.n;
-            i++;
+            if (i++ < ea)
+                continue;
+            if (n == 0)
+                at = i - 1;
+            if (e.level > sub && e.level <= fold) {
+                ax_read_entries(&r, run, n, &l, at, c->host_out);
+                n = 0;
+                ax_op_fold(&r, &e, &l, i - 1, c->host_out);
+                continue;
+            }
+            run[n++] = e;
         }
-        if (!n)
-            continue;
-        ax_unit_span(p, run[n - 1].u + run[n - 1].n - 1, &s1, &n1);
-        size_t len = (size_t)(s1 + n1 - s0) * sz, skip = (size_t)(s0 - e0) * sz;
-        if (piece && len <= room && io_view_read(&f, skip, piece, len) == 0)
-            ax_cpu_entries(p, &l, piece, s0, run, n, i - n, c->host_out);
-        else
-            ax_cpu_entries(p, &l, c->host_in, e0, run, n, i - n, c->host_out);
+        ax_read_entries(&r, run, n, &l, at, c->host_out);
     }
-    free(piece);
 }
 
 /* Folds a chunk's results into the state, in order (engine_ops.collect). */

@@ -39,16 +39,19 @@
  * elements before unit u0 (the head) and after unit u1 - 1 (the tail) are
  * copied raw. The complete units of each segment (a run's tiles, a sweep's
  * blocks) are folded in the chunk: they are cut into entries, the maximal
- * aligned subtrees of the segment's tree of at most 2^AX_FOLD_LEVELS leaves
- * (the leaf of a unit: its tile's index in the run, or j / RD_AXIS_BLOCK of
- * its block's first row; ax_chunk_entries lists them), and an entry's part
+ * aligned subtrees of the segment's tree of at most 2^levels leaves (the
+ * leaf of a unit: its tile's index in the run, or j / RD_AXIS_BLOCK of its
+ * block's first row; ax_chunk_entries lists them for levels =
+ * AX_FOLD_LEVELS, which the GPU and ax_cpu_chunk write; the CPU engine
+ * writes more, so that the host folds fewer parts), and an entry's part
  * is the root of the pairwise tree over its units' parts: sums by rd_add
  * (left + right), variance partials by rd_var_merge (left, right), counts
  * and exact sums added, extrema merged. Extrema indices of a block entry are
  * the stage-2 index j of the row. The result buffer of a chunk
  * (ax_out_bytes for the capacity) holds, at the byte offsets of
  * ax_layout_for(capacity):
- *    0           ax_chunk_hdr (u0, u1, head and tail element counts, entries)
+ *    0           ax_chunk_hdr (u0, u1, head and tail element counts, entries,
+ *                levels)
  *    sum_at      the parts' sums, where the ops need sum or mean: a double
  *                for float types, else the exact sum as 128 bits (low
  *                64-bit word first); sum_size bytes each
@@ -137,6 +140,7 @@ typedef struct {
     uint64_t u0, u1;       /* the complete units inside the chunk */
     uint64_t head, tail;   /* raw elements before u0 and after u1 - 1 */
     uint64_t nentries;     /* entries of the parts (ax_chunk_entries) */
+    uint64_t levels;       /* the entries fold at most 2^levels units each */
 } ax_chunk_hdr;
 
 /* One entry: units [u, u + n) of one segment, n = 2^level, aligned. */
@@ -162,7 +166,8 @@ typedef struct {
     size_t sum_at, sq_at, count_at, extrema_at, var_at, raw_at, total;
 } ax_layout;
 
-/* The units and raw ends of the chunk of elements [e0, e1). */
+/* The units and raw ends of the chunk of elements [e0, e1), its entries
+ * of AX_FOLD_LEVELS. */
 ax_chunk_hdr ax_chunk_of(const ax_plan *p, uint64_t e0, uint64_t e1);
 
 /* The layout of a result buffer for chunks of at most capacity bytes. */

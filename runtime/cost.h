@@ -36,16 +36,25 @@
 #define COST_REDUCE_NS_PLAIN 1.6
 #define COST_REDUCE_NS_GZIP 10.0
 
-/* One core's nanoseconds per file byte of a reduction along axes
+/* One thread's nanoseconds per file byte of the whole-array reduce of a
+ * plain .npy from the page cache with a thread on every core of a GPU node
+ * (sum, min, max of 2 GiB of float32 on the 16 cores of an H200 node:
+ * 0.058 s, 0.43 ns a byte; one thread alone 0.22: the cores share the
+ * memory's bandwidth; 2 cores of a development machine 0.26): the base of
+ * an axis run's cost, which auto weighs against the GPU's start. */
+#define COST_AXIS_NS_PLAIN 0.45
+
+/* One thread's nanoseconds per file byte of a reduction along axes
  * (`reduce --axis`) of ops (rd_op bits) over elements of elem bytes: runs of
  * T elements reduced (T > 1), or with T == 1 rows of C columns reduced row
- * by row; deflated for gzip input. It is the whole-array cost above plus
- * COST_REDUCE_NS_PLAIN times the axis run's excess over the whole-array
- * reduce on the same CPU: its units (a fixed cost per run or per 16-row
- * block of a column, on top of every element's) measured on one core of a
- * development machine with the vectorised units, float32 of 8 to 128 MiB,
- * against that core's whole-array reduce of the same files. Short runs
- * with var or std cost a thousand times the whole array's per byte. */
+ * by row; deflated for gzip input. It is COST_AXIS_NS_PLAIN (plain) or
+ * COST_REDUCE_NS_GZIP (gzip) plus COST_AXIS_NS_PLAIN times the axis run's
+ * excess over the whole-array reduce on the same CPU: its units (a fixed
+ * cost per run or per 16-row block of a column, on top of every element's)
+ * measured on one core of a development machine with the vectorised units,
+ * float32 of 8 to 512 MiB, against that core's whole-array reduce of the
+ * same files. Short runs with var or std cost a thousand times the whole
+ * array's per byte. */
 double cost_axis_ns(unsigned ops, uint64_t T, uint64_t C, size_t elem, int deflated);
 
 /* The least of cost_axis_ns over every shape of float32 data (rows of many

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/par.h"
 #include "runtime/axis.h"
+#include "runtime/engine.h"
 #include "check.h"
 #define RND_SEED 0x5eedaa15c0ffee11ull
 #include "rnd.h"
@@ -402,6 +404,98 @@ static void test_shards(void)
     }
 }
 
+/* Folds x cut at the given boundaries into a new state through the
+ * engine's CPU hooks (ax_engine_ops: units, cpu, collect), each chunk's
+ * pieces split at a random point as two threads would take them, the
+ * chunks of the largest one's capacity; *deep: some chunk's entries were
+ * larger than the contract's. */
+static ax_state *fold_engine(const ax_plan *p, const void *x, const uint64_t *cut, int ncut,
+                             int *deep)
+{
+    size_t sz = dt_size(p->dtype), cap = sz;
+    for (int i = 0; i + 1 < ncut; i++)
+        if ((cut[i + 1] - cut[i]) * sz > cap)
+            cap = (size_t)(cut[i + 1] - cut[i]) * sz;
+    ax_state *s = ax_state_new(p);
+    ax_job job = {.plan = p, .first = 0, .st = s};
+    size_t bytes = ax_engine_ops.out_bytes(&job, cap);
+    unsigned char *out = malloc(bytes);
+    io_status st;
+    for (int i = 0; out && s && i + 1 < ncut; i++) {
+        memset(out, 0xa5, bytes); /* the engine's buffers are not cleared between chunks */
+        engine_chunk c = {.op = &job, .host_in = (const char *)x + cut[i] * sz,
+                          .host_out = out, .bytes = (size_t)(cut[i + 1] - cut[i]) * sz,
+                          .capacity = cap, .offset = cut[i] * sz};
+        size_t units = ax_engine_ops.units(&job, c.bytes), mid = (size_t)(rnd() % (units + 1));
+        ax_engine_ops.cpu(&c, 0, mid);
+        ax_engine_ops.cpu(&c, mid, units);
+        ax_chunk_hdr h;
+        memcpy(&h, out, sizeof h);
+        *deep |= h.levels > AX_FOLD_LEVELS;
+        CHECK(ax_engine_ops.collect(&c, &st) == 0);
+    }
+    free(out);
+    return s;
+}
+
+/* The engine's CPU side cuts large chunks into entries of more than
+ * 2^AX_FOLD_LEVELS units, and wide rows into sub-entries of fewer, folded
+ * by the threads: the outputs' bytes are
+ * those of the contract's buffers (ax_cpu_chunk), for block and tile
+ * plans, float, half and integer types, with skipnan, wherever the chunks
+ * are cut. */
+static void test_engine_levels(void)
+{
+    uint64_t shapes[][3] = {{40000, 64, 1}, {20000, 3, 1}, {2, 1100000, 1}, {40, 900, 8},
+                            {3, 21000, 5}, {600, 1200, 1}};
+    unsigned axes[] = {1, 1, 2, 3, 2, 1};
+    dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_I32, DT_U8};
+    int seen = 0;
+    for (int k = 0; k < 6; k++) {
+        for (int d = 0; d < 5; d++) {
+            dt_type t = types[(k + d) % 5];
+            ax_plan p = plan_of(t, ~0u & ((1u << RD_OP_NUM) - 1), 3, shapes[k], 0, axes[k]);
+            p.skipnan = d == 4;
+            size_t sz = dt_size(t);
+            unsigned char *x = malloc(p.nelem * sz);
+            for (uint64_t i = 0; x && i < p.nelem; i++) {
+                uint64_t r = rnd();
+                double v = (double)(int64_t)(r % 2001 - 1000) / 8;
+                if (r % 89 == 0 && dt_is_float(t))
+                    v = r % 3 == 0 ? -0.0 : r % 2 ? INFINITY : NAN;
+                if (t == DT_F64) {
+                    memcpy(x + i * 8, &v, 8);
+                } else if (t == DT_F32) {
+                    float f = (float)v;
+                    memcpy(x + i * 4, &f, 4);
+                } else if (t == DT_F16) {
+                    uint16_t h = (uint16_t)(r >> 20); /* any bits: NaN, Inf, subnormals */
+                    memcpy(x + i * 2, &h, 2);
+                } else if (t == DT_I32) {
+                    int32_t n = (int32_t)(r >> 13);
+                    memcpy(x + i * 4, &n, 4);
+                } else {
+                    x[i] = (unsigned char)(r >> 7);
+                }
+            }
+            uint64_t whole[2] = {0, p.nelem}, cut[6];
+            ax_state *ref = fold_cut(&p, x, whole, 2);
+            int deep = 0;
+            ax_state *all = fold_engine(&p, x, whole, 2, &deep);
+            int n = random_cuts(0, p.nelem, 4, cut);
+            ax_state *alt = fold_engine(&p, x, cut, n, &deep);
+            CHECKF(ref && all && alt && same_results(&p, ref, all) && same_results(&p, ref, alt),
+                   "shape %d dtype %d", k, (int)t);
+            seen += deep;
+            ax_state_free(ref);
+            ax_state_free(all);
+            ax_state_free(alt);
+            free(x);
+        }
+    }
+    CHECKF(seen >= 20, "entries larger than the contract's in %d plans", seen);
+}
+
 /* The chunk of a run: whole multiples of the alignment, kept where the
  * results fit beside the data, halved only while they would not. */
 static void test_chunk_for(void)
@@ -421,6 +515,7 @@ static void test_chunk_for(void)
 
 int main(void)
 {
+    par_limit(2); /* the engine's entries are cut for two threads, whatever this machine has */
     RUN(test_groups);
     RUN(test_parse);
     RUN(test_cover);
@@ -430,5 +525,6 @@ int main(void)
     RUN(test_cuts);
     RUN(test_shards);
     RUN(test_chunk_for);
+    RUN(test_engine_levels);
     return check_summary();
 }
