@@ -143,13 +143,7 @@ static void compare(const char *what, const kind_row &k, ax_gpu_args a, const el
         BENCH_CHECK(cudaMemset(bad, 0, 4));
         k.vars[v].k<<<grid_of(a, k.vars[v].S), AX_THREADS>>>(x, b);
         BENCH_CHECK(cudaGetLastError());
-        diff_words<<<256, 256>>>((const double *)oa.sum, (const double *)ob.sum, m * 2, bad);
-        diff_words<<<256, 256>>>((const double *)oa.sq, (const double *)ob.sq, m * 2, bad);
-        diff_words<<<256, 256>>>((const double *)oa.count, (const double *)ob.count, m, bad);
-        diff_words<<<256, 256>>>((const double *)oa.ext, (const double *)ob.ext, m * 4, bad);
-        diff_words<<<256, 256>>>((const double *)oa.var, (const double *)ob.var, m * 6, bad);
-        unsigned nb = 0;
-        BENCH_CHECK(cudaMemcpy(&nb, bad, 4, cudaMemcpyDeviceToHost));
+        unsigned nb = words_differing(oa, ob, m);
         checks++;
         if (nb && fails++ < 30)
             printf("DIFFER %s %s %s: %u words\n", what, k.name, k.vars[v].name, nb);

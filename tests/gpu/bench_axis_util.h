@@ -97,6 +97,20 @@ static unsigned *bad;
 
 typedef void (*kernel)(const elem_t *, ax_gpu_args);
 
+// The 8-byte words where the m parts of every array of oa and ob differ
+// (the kernels that wrote them queued before).
+static unsigned words_differing(const outs &oa, const outs &ob, size_t m)
+{
+    diff_words<<<256, 256>>>((const double *)oa.sum, (const double *)ob.sum, m * 2, bad);
+    diff_words<<<256, 256>>>((const double *)oa.sq, (const double *)ob.sq, m * 2, bad);
+    diff_words<<<256, 256>>>((const double *)oa.count, (const double *)ob.count, m, bad);
+    diff_words<<<256, 256>>>((const double *)oa.ext, (const double *)ob.ext, m * 4, bad);
+    diff_words<<<256, 256>>>((const double *)oa.var, (const double *)ob.var, m * 6, bad);
+    unsigned nb = 0;
+    BENCH_CHECK(cudaMemcpy(&nb, bad, 4, cudaMemcpyDeviceToHost));
+    return nb;
+}
+
 // Runs kernels ka and kb (of kind `kind`, squares where sq, counts where
 // skipnan) on grid g with args a (arrays from oa, ob) and compares their m
 // parts of every array; the first differences are printed with what, p1, p2
@@ -112,13 +126,7 @@ static void compare(const char *what, unsigned p1, unsigned p2, int kind, bool s
     ka<<<g, AX_THREADS>>>(x, a);
     kb<<<g, AX_THREADS>>>(x, b);
     BENCH_CHECK(cudaGetLastError());
-    diff_words<<<256, 256>>>((const double *)oa.sum, (const double *)ob.sum, m * 2, bad);
-    diff_words<<<256, 256>>>((const double *)oa.sq, (const double *)ob.sq, m * 2, bad);
-    diff_words<<<256, 256>>>((const double *)oa.count, (const double *)ob.count, m, bad);
-    diff_words<<<256, 256>>>((const double *)oa.ext, (const double *)ob.ext, m * 4, bad);
-    diff_words<<<256, 256>>>((const double *)oa.var, (const double *)ob.var, m * 6, bad);
-    unsigned nb = 0;
-    BENCH_CHECK(cudaMemcpy(&nb, bad, 4, cudaMemcpyDeviceToHost));
+    unsigned nb = words_differing(oa, ob, m);
     checks++;
     if (nb && fails++ < 20)
         printf("DIFFER %s %u shift %u %s: %u words\n", what, p1, p2, name, nb);
