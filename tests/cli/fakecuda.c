@@ -484,17 +484,33 @@ typedef struct {
     char name[64];
 } fake_function;
 
-/* Any kernel name resolves, on the module's device. (Functions stay
- * allocated: the real driver frees them with their module.) */
+/* Every function made, one per device and name, in static memory (the real
+ * driver frees them with their module; here they stay, unseen by a leak
+ * checker). */
+#define FAKE_MAX_FUNCTIONS 4096
+static fake_function fake_functions[FAKE_MAX_FUNCTIONS];
+static int fake_function_count;
+static pthread_mutex_t fake_functions_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Any kernel name resolves, on the module's device. */
 static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
 {
-    fake_function *fn = calloc(1, sizeof *fn);
-    if (!fn)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    fn->o.dev = fake_dev(m);
-    snprintf(fn->name, sizeof fn->name, "%s", name);
-    *f = (CUfunction)fn;
-    return CUDA_SUCCESS;
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fake_functions_mu);
+    int i = 0;
+    while (i < fake_function_count &&
+           (fake_functions[i].o.dev != fake_dev(m) || strncmp(fake_functions[i].name, name, 63)))
+        i++;
+    if (i < FAKE_MAX_FUNCTIONS) {
+        if (i == fake_function_count++) {
+            fake_functions[i].o.dev = fake_dev(m);
+            snprintf(fake_functions[i].name, sizeof fake_functions[i].name, "%s", name);
+        }
+        *f = (CUfunction)&fake_functions[i];
+        rc = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&fake_functions_mu);
+    return rc;
 }
 
 /* A test program's stand-in for kernels (fakecuda_set_launch_hook): called
