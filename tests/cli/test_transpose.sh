@@ -162,6 +162,20 @@ check_error "truncated input" "trunc.gz: .*unexpected end" TP "$T/trunc.gz" -o "
 check_error "truncated input, staged" "trunc.gz: .*unexpected end" TP --chunk 128k "$T/trunc.gz" -o "$T/e5.npy.gz"
 [ -e "$T/e5.npy.gz" ] && fail "truncated input left a partial output" || ok
 ls -a "$T" | grep -q '^\.e5' && fail "a temporary file was left behind" || ok
+# A damaged gzip member read through the device path (the stand-in driver's
+# device, from the member's start) fails as on the CPU: one line, exit 1,
+# no output, the staged matrix never written.
+gzip -1 -c "$T/b.npy" | $PY -c "import sys; b = bytearray(sys.stdin.buffer.read()); n = len(b) // 2
+b[n:n + 40] = bytes(x ^ 0x5a for x in b[n:n + 40]); sys.stdout.buffer.write(b)" >"$T/bad.npy.gz"
+"$GB" transpose --backend cpu --chunk 128k "$T/bad.npy.gz" -o "$T/e8.npy" 2>"$T/bad_cpu.err"
+check_eq "damaged member on the CPU: exit status" 1 $?
+if [ -f "$top/${BUILD:-build}/tests/libfakecuda.so" ]; then
+    GPUBATCH_LIBCUDA="$top/${BUILD:-build}/tests/libfakecuda.so" GPUBATCH_HOST_INFLATE=0 \
+        "$GB" transpose --backend cuda --chunk 128k "$T/bad.npy.gz" -o "$T/e8.npy" 2>"$T/bad_cuda.err"
+    check_eq "damaged member on the device path: exit status" 1 $?
+    check_files_same "damaged member: the CPU's error line" "$T/bad_cpu.err" "$T/bad_cuda.err"
+fi
+[ -e "$T/e8.npy" ] && fail "a damaged member left an output" || ok
 $NP "$REF" make float32 2x3x4x5 F 6 "$T/f4.npy"
 check_error "Fortran order with two batch axes" "more than one batch axis" TP "$T/f4.npy" -o "$T/e6"
 cp "$T/b.npy.gz" "$T/exists.npy.gz"
