@@ -72,18 +72,6 @@ __device__ __forceinline__ blk_part fold_part(const blk_fold<KIND, SUMSQ> &f, un
     return b;
 }
 
-// Writes one part (the fields of kind KIND) at index o of the arrays a names.
-template <int KIND>
-__device__ __forceinline__ void few_store_part(const ax_gpu_args &a, rd_u64 o, const blk_part &b)
-{
-    if (KIND == 0)
-        store_moments(a, o, b.fs, b.fq, b.is, b.iq, b.cnt);
-    else if (KIND == 1)
-        ((rd_extrema *)a.extrema)[o] = b.e;
-    else
-        ((rd_var *)a.var)[o] = b.v;
-}
-
 // The part of one column of one block staged in shared memory: its rows
 // elements at p, stride bytes apart (block_sum's).
 template <int KIND, bool SKIPNAN, bool SUMSQ>
@@ -199,7 +187,7 @@ __device__ __forceinline__ void block_few_groups(const elem_t *__restrict__ x,
             b = blk_combine<KIND, SUMSQ>(b, o);
     }
     if (lane < C)
-        few_store_part<KIND>(a, i * C + lane, b);
+        store_part<KIND>(a, i * C + lane, b);
 }
 
 // block_few with a leaner block: 32-bit offsets into the stage and a whole
