@@ -10,6 +10,7 @@
 #include "io/view.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2557,16 +2558,30 @@ static size_t ax_op_units(const void *op, size_t bytes)
     return bytes / AX_PIECE + 1;
 }
 
+static pthread_key_t ax_buffer_key;
+static int ax_buffer_keyed;
+static pthread_once_t ax_buffer_once = PTHREAD_ONCE_INIT;
+
+/* Creates the key whose destructor frees a thread's buffer when it exits. */
+static void ax_buffer_key_create(void)
+{
+    ax_buffer_keyed = pthread_key_create(&ax_buffer_key, free) == 0;
+}
+
 /* This thread's buffer of at least `bytes` bytes, kept for its next
- * chunks (fresh pages cost a fault each), or NULL. */
+ * chunks (fresh pages cost a fault each) and freed when the thread
+ * exits, or NULL. */
 static unsigned char *ax_thread_buffer(size_t bytes)
 {
     static _Thread_local unsigned char *buf;
     static _Thread_local size_t have;
     if (have < bytes) {
+        pthread_once(&ax_buffer_once, ax_buffer_key_create);
         free(buf);
         buf = aligned_alloc(64, bytes);
         have = buf ? bytes : 0;
+        if (ax_buffer_keyed)
+            pthread_setspecific(ax_buffer_key, buf);
     }
     return buf;
 }
