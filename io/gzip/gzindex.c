@@ -11,6 +11,7 @@
 #include "gzindex.h"
 
 #include "io/crc.h"
+#include "io/hugemem.h"
 #include "io/par.h"
 #include "io/pread.h"
 #include "bgzf.h"
@@ -309,16 +310,23 @@ struct gzindex_stream {
     int paused;          /* stopped before chunk `cur` */
 };
 
-/* Makes room for `need` bytes in *buf (capacity *cap). 0 or -1. */
+/* Makes room for `need` bytes in *buf (capacity *cap), its bytes not
+ * kept: from HUGEMEM_PAGE on in huge pages, rounded up to whole ones, so
+ * that the next chunks, of about the same size, reuse the pages faulted in
+ * (a fresh 4 KiB page costs more than decoding its bytes). 0 or -1. */
 static int reserve(uint8_t **buf, size_t *cap, size_t need)
 {
     if (need <= *cap)
         return 0;
-    uint8_t *b = realloc(*buf, need);
+    size_t room = need;
+    if (need >= HUGEMEM_PAGE && need <= SIZE_MAX - HUGEMEM_PAGE)
+        room = (need + HUGEMEM_PAGE - 1) / HUGEMEM_PAGE * HUGEMEM_PAGE;
+    uint8_t *b = hugemem_alloc(room);
     if (!b)
         return -1;
+    free(*buf);
     *buf = b;
-    *cap = need;
+    *cap = room;
     return 0;
 }
 
