@@ -13,7 +13,8 @@
 # PIGZ_BIN names pigz (default: the one on PATH; else tests/gpu/pigz_like.py;
 # not PIGZ, which pigz reads as its options).
 # PARTS (default "reduce transpose") picks the parts, TBE (default "cuda
-# auto") the transpose's backends.
+# auto") the transpose's backends; INDEX=1 also races each reduce file with
+# a seek index beside it against --no-index.
 set -u
 out=${1:-gpu-member}
 base_src=${2:-}
@@ -82,6 +83,23 @@ for f in i.npy.gz text.u8.gz f.npy.gz; do
         for b in "$GB" $OLD; do v="$v $b,reduce,-q,--backend,$be,--op,count$(echo " $dt" | tr ' ' ',' | sed 's/,$//'),$work/$f"; done
     done
     race "reduce --op count $f" $v
+done
+# INDEX=1: each reduce file again with a seek index beside it (`gpubatch
+# index`, timed) against --no-index, on every backend, this tree only.
+for f in i.npy.gz text.u8.gz f.npy.gz; do
+    part reduce && [ -n "${INDEX:-}" ] || break
+    dt=
+    [ "$f" != text.u8.gz ] || dt="--dtype uint8"
+    s=$(date +%s.%N)
+    "$GB" index -f "$work/$f"
+    note "index of $f: $(stat -c %s "$work/$f.gzidx") bytes in $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+    v=
+    for be in cpu cuda auto; do
+        v="$v $GB,reduce,-q,--backend,$be,--op,count$(echo " $dt" | tr ' ' ',' | sed 's/,$//'),$work/$f"
+        v="$v $GB,reduce,-q,--no-index,--backend,$be,--op,count$(echo " $dt" | tr ' ' ',' | sed 's/,$//'),$work/$f"
+    done
+    race "reduce --op count $f: with its index, and --no-index" $v
+    rm -f "$work/$f.gzidx"
 done
 part transpose || TBE=
 [ -z "$TBE" ] || "$GB" transpose --backend cpu -f -o "$work/t.npy" "$work/m.npy"
