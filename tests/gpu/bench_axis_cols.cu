@@ -1,18 +1,20 @@
 // bench_axis_cols.cu - the many-column block-entry kernels of reductions
 // along axes (ptx/axis.cu, C > 32): main's body (block_cols: a thread per
-// entry and column) against block_cols_split (an entry's blocks shared by
-// S threads whose subtrees meet by the pairwise tree in shared memory,
-// PAIR blocks' loads in flight) and the kernels as built (axk_cols_*,
-// AX_COLS_SPLIT's choice). First the bits of every kind of part (moments,
-// squares, extrema, variance, with and without skipnan) on random data
-// with NaN, infinities, zeros of either sign and subnormals, for odd and
-// even column counts, chunks that start and end anywhere (entries cut from
-// one sweep's leaves, and listed entries over several sweeps) and
+// entry and column) against block_cols_lean (V adjacent columns a thread,
+// one load of a row's V elements where C and the data allow, B blocks'
+// loads a step, the next step's loads issued before the sums with PIPE;
+// the rows found by one division and pointer steps) under several register
+// bounds, block_cols_split (an entry's blocks shared by S threads) and the
+// kernels as built (axk_cols_*). First the bits of every kind of part
+// (moments, squares, extrema, variance, with and without skipnan) on random
+// data with NaN, infinities, zeros of either sign and subnormals, for odd
+// and even column counts, chunks that start and end anywhere (entries cut
+// from one sweep's leaves, and listed entries over several sweeps) and
 // unaligned data; then (float32 and float64) GB/s of input on 1 GiB arrays
 // of (N, 64), (N, 1000) and (N, 100000) over axis 0, the ratio to the
 // device copy (read + write), and whether the sums have main's bits. With
-// "ncu": one launch each of main's body and of S = 4 on (N, 64), for a
-// profiler.
+// "ncu": one launch each of main's body and of two lean variants on
+// (N, 64), for a profiler.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_cols.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -45,10 +47,19 @@ __global__ void __launch_bounds__(AX_THREADS, minb) cols_new(const elem_t *__res
 
 typedef void (*kernel)(const elem_t *, ax_gpu_args);
 
-// A variant's kernel, the threads an entry's blocks are shared by, its name.
+// A variant of main's body: V columns a thread, B blocks' loads a step, PIPE.
+template <int K, bool N, bool Q, unsigned V, unsigned B, bool P, int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) cols_lean(const elem_t *__restrict__ x,
+                                                              ax_gpu_args a)
+{
+    block_cols_lean<K, N, Q, V, B, P>(x, a);
+}
+
+// A variant's kernel, the threads an entry's blocks are shared by, its
+// columns a thread, its name.
 struct variant {
     kernel k;
-    unsigned S;
+    unsigned S, V;
     const char *name;
 };
 
@@ -73,11 +84,14 @@ template <int K, bool N, bool Q> constexpr kernel axk_cols_of()
 // as built).
 template <int K, bool N, bool Q> struct variants_of {
     static constexpr variant list[] = {
-        {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), "axk_cols"},
-        {cols_new<K, N, Q, 2, AX_COLS_PAIR, 3>, 2, "S2"},
-        {cols_new<K, N, Q, 4, AX_COLS_PAIR, 3>, 4, "S4"},
-        {cols_new<K, N, Q, 8, 1, 3>, 8, "S8 P1"},
-        {cols_new<K, N, Q, 16, 1, 1>, 16, "S16 P1 minb1"},
+        {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), 1, "axk_cols"},
+        {cols_lean<K, N, Q, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
+        {cols_lean<K, N, Q, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
+        {cols_lean<K, N, Q, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
+        {cols_lean<K, N, Q, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
+        {cols_lean<K, N, Q, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
+        {cols_lean<K, N, Q, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
+        {cols_lean<K, N, Q, 2, 2, false, 2>, 1, 2, "V2 B2 minb2"},
     };
 };
 
@@ -90,7 +104,7 @@ struct kind_row {
     const char *name;
 };
 #define KR(k, n, q, name) {k, n, q, cols_old<k, n, q>, variants_of<k, n, q>::list, name}
-#define NVARS 5
+#define NVARS 8
 static const kind_row kinds[] = {
     KR(0, false, false, "moments"), KR(0, false, true, "moments_sq"),
     KR(1, false, false, "extrema"), KR(2, false, false, "var"),
@@ -120,12 +134,13 @@ static void cut_leaves(rd_u64 la, rd_u64 lb, rd_u64 base, std::vector<ax_gpu_ent
     }
 }
 
-// The grid of a kernel of S threads an entry (1: a thread per entry and column).
-static unsigned grid_of(const ax_gpu_args &a, unsigned S)
+// The grid of a kernel of S threads an entry (1: a thread per entry and V
+// columns).
+static unsigned grid_of(const ax_gpu_args &a, unsigned S, unsigned V = 1)
 {
-    const rd_u64 w = AX_THREADS / S;
+    const rd_u64 w = AX_THREADS / S, cv = (a.C + V - 1) / V;
     return S > 1 ? (unsigned)(a.nentries * ((a.C + w - 1) / w))
-                 : (unsigned)((a.nentries * a.C + AX_THREADS - 1) / AX_THREADS);
+                 : (unsigned)((a.nentries * cv + AX_THREADS - 1) / AX_THREADS);
 }
 
 // main's kernel and every variant of kind k on args a (x its data), their
@@ -141,7 +156,7 @@ static void compare(const char *what, const kind_row &k, ax_gpu_args a, const el
         ax_gpu_args b = a;
         ob.set(b, k.kind, k.sq, k.skipnan, m, 0x5a);
         BENCH_CHECK(cudaMemset(bad, 0, 4));
-        k.vars[v].k<<<grid_of(a, k.vars[v].S), AX_THREADS>>>(x, b);
+        k.vars[v].k<<<grid_of(a, k.vars[v].S, k.vars[v].V), AX_THREADS>>>(x, b);
         BENCH_CHECK(cudaGetLastError());
         unsigned nb = words_differing(oa, ob, m);
         checks++;
@@ -274,11 +289,19 @@ int main(int argc, char **argv)
            copy_bw / 1e9);
     printf("%-16s %-26s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
     static const variant vars[] = {
-        {cols_new<0, false, false, 2, AX_COLS_PAIR, 3>, 2, "S2"},
-        {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, "S4"},
-        {cols_new<0, false, false, 8, AX_COLS_PAIR, 3>, 8, "S8"},
-        {cols_new<0, false, false, 4, 1, 4>, 4, "S4 P1 minb4"},
-        {cols_new<0, false, false, 8, 2, 2>, 8, "S8 P2 minb2"},
+        {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, 1, "S4"},
+        {cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
+        {cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
+        {cols_lean<0, false, false, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
+        {cols_lean<0, false, false, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
+        {cols_lean<0, false, false, 1, 1, true, 3>, 1, 1, "V1 B1 pipe minb3"},
+        {cols_lean<0, false, false, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
+        {cols_lean<0, false, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
+        {cols_lean<0, false, false, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
+        {cols_lean<0, false, false, 2, 1, true, 3>, 1, 2, "V2 B1 pipe minb3"},
+        {cols_lean<0, false, false, 2, 2, false, 2>, 1, 2, "V2 B2 minb2"},
+        {cols_lean<0, true, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4 skipnan"},
+        {cols_lean<0, true, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4 skipnan"},
     };
     static const unsigned Cs[] = {64, 1000, 100000};
     for (unsigned C : Cs) {
@@ -303,7 +326,8 @@ int main(int argc, char **argv)
         const unsigned g = grid_of(a, 1);
         if (ncu) {
             cols_old<0, false, false><<<g, AX_THREADS>>>(x, a);
-            cols_new<0, false, false, 4, AX_COLS_PAIR, 3><<<grid_of(b, 4), AX_THREADS>>>(x, b);
+            cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4><<<g, AX_THREADS>>>(x, b);
+            cols_lean<0, false, false, 2, 1, false, 4><<<grid_of(b, 1, 2), AX_THREADS>>>(x, b);
             BENCH_CHECK(cudaDeviceSynchronize());
             break;
         }
@@ -314,20 +338,23 @@ int main(int argc, char **argv)
             want, got, m);
         for (const variant &v : vars)
             row(shape, v.name, in, copy_bw,
-                [&] { v.k<<<grid_of(b, v.S), AX_THREADS>>>(x, b); }, want, got, m);
+                [&] { v.k<<<grid_of(b, v.S, v.V), AX_THREADS>>>(x, b); }, want, got, m);
         // the other kinds: main's body, the kernel as built, S4
         ax_gpu_args q = a, e = a, w = a;
         q.sq = (rd_u64)got;
         e.sum = w.sum = 0;
         e.extrema = w.var = (rd_u64)want;
-        printf("%-16s sum+sq main %.3f built %.3f S4 %.3f; extrema main %.3f built %.3f S4 %.3f; "
-               "var main %.3f built %.3f S8 %.3f (of copy)\n", shape,
+        printf("%-16s sum+sq main %.3f built %.3f S4 %.3f V2 %.3f; extrema main %.3f built %.3f "
+               "S4 %.3f V2 %.3f V1m4 %.3f; var main %.3f built %.3f S8 %.3f (of copy)\n", shape,
                ratio(cols_old<0, false, true>, g, q, x, in, copy_bw),
                ratio(axk_cols_moments_sq, grid_of(q, BUILT_S(0, true)), q, x, in, copy_bw),
                ratio(cols_new<0, false, true, 4, AX_COLS_PAIR, 3>, grid_of(q, 4), q, x, in, copy_bw),
+               ratio(cols_lean<0, false, true, 2, 1, false, 3>, grid_of(q, 1, 2), q, x, in, copy_bw),
                ratio(cols_old<1, false, false>, g, e, x, in, copy_bw),
                ratio(axk_cols_extrema, grid_of(e, BUILT_S(1, false)), e, x, in, copy_bw),
                ratio(cols_new<1, false, false, 4, AX_COLS_PAIR, 3>, grid_of(e, 4), e, x, in, copy_bw),
+               ratio(cols_lean<1, false, false, 2, 1, false, 3>, grid_of(e, 1, 2), e, x, in, copy_bw),
+               ratio(cols_lean<1, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(e, 1), e, x, in, copy_bw),
                ratio(cols_old<2, false, false>, g, w, x, in, copy_bw),
                ratio(axk_cols_var, grid_of(w, BUILT_S(2, false)), w, x, in, copy_bw),
                ratio(cols_new<2, false, false, 8, 1, 1>, grid_of(w, 8), w, x, in, copy_bw));
