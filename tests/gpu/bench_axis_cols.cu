@@ -29,6 +29,129 @@
 
 #include <cstring>
 
+// V adjacent elements of a row at p, read at once where `wide` (p aligned to
+// V elements), else one by one.
+template <unsigned V> struct ax_vec {
+    elem_t v[V];
+};
+template <unsigned V>
+__device__ __forceinline__ ax_vec<V> ax_load_vec(const elem_t *p, bool wide)
+{
+    ax_vec<V> t;
+    if (V == 2 && wide && sizeof(elem_t) == 4) {
+        const uint2 u = __ldg((const uint2 *)p);
+        memcpy(&t.v[0], &u.x, 4);
+        memcpy(&t.v[1], &u.y, 4);
+    } else if (V == 2 && wide && sizeof(elem_t) == 8) {
+        const ulonglong2 u = __ldg((const ulonglong2 *)p);
+        memcpy(&t.v[0], &u.x, 8);
+        memcpy(&t.v[1], &u.y, 8);
+    } else {
+#pragma unroll
+        for (unsigned v = 0; v < V; v++)
+            t.v[v] = ax_load(p + v);
+    }
+    return t;
+}
+
+// Block entries of many columns (C > 32), V adjacent columns a thread:
+// thread (i, q) adds columns V q .. V q + V - 1 (those below C) of the
+// 2^level blocks of entry i, each column's blocks and rows in main's order
+// (block_cols); the entry's blocks are consecutive in one sweep, so the
+// rows are found by one division and pointer steps of C. B blocks' loads
+// are in flight at a step; with PIPE the next step's loads are issued
+// before the step's sums. A row's V elements are one load where C is a
+// multiple of V and the chunk's data aligned to V elements.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned V, unsigned B, bool PIPE>
+__device__ __forceinline__ void block_cols_lean(const elem_t *__restrict__ x,
+                                                const ax_gpu_args &a)
+{
+    const rd_u64 g = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
+    const rd_u64 w = (a.C + V - 1) / V;
+    if (g >= a.nentries * w)
+        return;
+    const rd_u64 i = g / w, c = (g - i * w) * V;
+    const ax_gpu_entry en = entry_at(a, i);
+    const rd_u64 sweep = en.u / a.blocks_per_sweep;
+    const rd_u64 row0 = (en.u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
+    const rd_u64 left = a.L - row0; // rows from the entry's first to its sweep's end
+    const elem_t *p = x + ((sweep * a.L + row0) * a.C - a.e0) + c;
+    const bool wide =
+        V > 1 && a.C % V == 0 && ((size_t)x - a.e0 * sizeof(elem_t)) % (V * sizeof(elem_t)) == 0;
+    const unsigned nv = a.C - c < V ? (unsigned)(a.C - c) : V; // columns of this thread
+    const unsigned n = 1u << en.level, steps = (n + B - 1) / B;
+    const rd_u64 C = a.C;
+    blk_fold<KIND, SUMSQ> f[V];
+    elem_t buf[PIPE ? 2 : 1][B][V][RD_AXIS_BLOCK];
+    // the loads of step s into d
+    auto load_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
+#pragma unroll
+        for (unsigned h = 0; h < B; h++) {
+            const unsigned k = s * B + h;
+            if (B > 1 && k >= n)
+                break;
+            const rd_u64 rem = left - (rd_u64)k * RD_AXIS_BLOCK;
+            const unsigned rows = rem < RD_AXIS_BLOCK ? (unsigned)rem : RD_AXIS_BLOCK;
+            const elem_t *q = p + (rd_u64)k * RD_AXIS_BLOCK * C;
+#pragma unroll
+            for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
+                ax_vec<V> t;
+                if (r < rows && (V == 1 || wide || nv == V)) {
+                    t = ax_load_vec<V>(q, wide);
+                } else {
+#pragma unroll
+                    for (unsigned v = 0; v < V; v++)
+                        t.v[v] = r < rows && v < nv ? ax_load(q + v) : elem_t(0);
+                }
+#pragma unroll
+                for (unsigned v = 0; v < V; v++)
+                    d[h][v][r] = t.v[v];
+                q += C;
+            }
+        }
+    };
+    // the sums of step s from d, pushed in block order
+    auto sum_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
+#pragma unroll
+        for (unsigned h = 0; h < B; h++) {
+            const unsigned k = s * B + h;
+            if (B > 1 && k >= n)
+                break;
+            const rd_u64 rem = left - (rd_u64)k * RD_AXIS_BLOCK;
+            const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
+#pragma unroll
+            for (unsigned v = 0; v < V; v++) {
+                if (rem >= RD_AXIS_BLOCK)
+                    f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], RD_AXIS_BLOCK, j0));
+                else
+                    f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], (unsigned)rem, j0));
+            }
+        }
+    };
+    if (PIPE) {
+        load_step(0, buf[0]);
+        for (unsigned s = 0; s < steps; s += 2) {
+            if (s + 1 < steps)
+                load_step(s + 1, buf[PIPE ? 1 : 0]);
+            sum_step(s, buf[0]);
+            if (s + 1 < steps) {
+                if (s + 2 < steps)
+                    load_step(s + 2, buf[0]);
+                sum_step(s + 1, buf[PIPE ? 1 : 0]);
+            }
+        }
+    } else {
+        for (unsigned s = 0; s < steps; s++) {
+            load_step(s, buf[0]);
+            sum_step(s, buf[0]);
+        }
+    }
+#pragma unroll
+    for (unsigned v = 0; v < V; v++)
+        if (v < nv)
+            f[v].store(a, i * a.C + c + v, en.level);
+}
+
 // main's many-column kernel (its bounds: 3 resident blocks, the variance 1).
 template <int K, bool N, bool Q>
 __global__ void __launch_bounds__(AX_THREADS, K == 2 ? 1 : 3) cols_old(const elem_t *__restrict__ x,
@@ -257,12 +380,60 @@ __global__ void fill_random(elem_t *x, size_t n)
     }
 }
 
+// Prints kernel k's registers, local bytes (spills), resident GPU blocks
+// an SM and the waves of grid g on this device.
+static void info(const char *shape, const char *name, kernel k, unsigned g)
+{
+    cudaFuncAttributes at;
+    int per = 0, sms = 0;
+    BENCH_CHECK(cudaFuncGetAttributes(&at, k));
+    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, AX_THREADS, 0));
+    BENCH_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    printf("%-18s %-24s regs %3d local %4zu blocks/SM %d grid %u waves %.2f\n", shape, name,
+           at.numRegs, at.localSizeBytes, per, g, per ? (double)g / ((double)per * sms) : 0.0);
+}
+
 // Time of kernel k on grid g with args a, as a ratio of `in` bytes to the copy.
 static double ratio(kernel k, unsigned g, const ax_gpu_args &a, const elem_t *x, double in,
                     double copy_bw)
 {
     const float ms = bench_median_ms([&] { k<<<g, AX_THREADS>>>(x, a); }, 7);
     return in / (ms * 1e-3) / copy_bw;
+}
+
+// main's body and two lean variants on (N, 64) with N such that the grid
+// fills 1, 1.5, 2 or 2.5 waves of main's resident blocks (whole entries of 64
+// blocks), against the 1 GiB shape's 2.59: whether a part-filled last wave
+// is what holds the kernel below the copy.
+static void waves(const elem_t *x, double *out, double copy_bw)
+{
+    int per = 0, sms = 0;
+    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, cols_old<0, false, false>,
+                                                              AX_THREADS, 0));
+    BENCH_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    static const double ws[] = {1.0, 1.5, 2.0, 2.5};
+    for (double wv : ws) {
+        const rd_u64 C = 64, blocks = (rd_u64)(wv * per * sms);
+        const rd_u64 nent = blocks * AX_THREADS / C, bps = nent * 64, L = bps * 16;
+        if (L * C * sizeof(elem_t) > ((size_t)1 << 30))
+            continue; // beyond the 1 GiB input
+        ax_gpu_args a;
+        memset(&a, 0, sizeof a);
+        a.nunits = bps;
+        a.T = 1;
+        a.L = L;
+        a.C = C;
+        a.blocks_per_sweep = bps;
+        a.nentries = nent;
+        a.sum = (rd_u64)out;
+        const double in = (double)L * C * sizeof(elem_t);
+        printf("waves %.2f (%llu, 64): main %.3f, V1 B2 minb4 %.3f, V2 B1 minb4 %.3f (of copy)\n",
+               wv, (unsigned long long)L, ratio(cols_old<0, false, false>, grid_of(a, 1), a, x, in, copy_bw),
+               ratio(cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(a, 1), a, x, in,
+                     copy_bw),
+               ratio(cols_lean<0, false, false, 2, 1, false, 4>, grid_of(a, 1, 2), a, x, in, copy_bw));
+    }
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -303,6 +474,7 @@ int main(int argc, char **argv)
         {cols_lean<0, true, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4 skipnan"},
         {cols_lean<0, true, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4 skipnan"},
     };
+    waves(x, want, copy_bw);
     static const unsigned Cs[] = {64, 1000, 100000};
     for (unsigned C : Cs) {
         const rd_u64 L = bytes / sizeof(elem_t) / C, bps = (L + 15) / 16;
@@ -339,6 +511,9 @@ int main(int argc, char **argv)
         for (const variant &v : vars)
             row(shape, v.name, in, copy_bw,
                 [&] { v.k<<<grid_of(b, v.S, v.V), AX_THREADS>>>(x, b); }, want, got, m);
+        info(shape, "main's body", cols_old<0, false, false>, g);
+        for (const variant &v : vars)
+            info(shape, v.name, v.k, grid_of(b, v.S, v.V));
         // the other kinds: main's body, the kernel as built, S4
         ax_gpu_args q = a, e = a, w = a;
         q.sq = (rd_u64)got;
