@@ -26,131 +26,9 @@
 
 #include "bench_common.h"
 #include "bench_axis_util.h"
+#include "axis_cols_lean.h"
 
 #include <cstring>
-
-// V adjacent elements of a row at p, read at once where `wide` (p aligned to
-// V elements), else one by one.
-template <unsigned V> struct ax_vec {
-    elem_t v[V];
-};
-template <unsigned V>
-__device__ __forceinline__ ax_vec<V> ax_load_vec(const elem_t *p, bool wide)
-{
-    ax_vec<V> t;
-    if (V == 2 && wide && sizeof(elem_t) == 4) {
-        const uint2 u = __ldg((const uint2 *)p);
-        memcpy(&t.v[0], &u.x, 4);
-        memcpy(&t.v[1], &u.y, 4);
-    } else if (V == 2 && wide && sizeof(elem_t) == 8) {
-        const ulonglong2 u = __ldg((const ulonglong2 *)p);
-        memcpy(&t.v[0], &u.x, 8);
-        memcpy(&t.v[1], &u.y, 8);
-    } else {
-#pragma unroll
-        for (unsigned v = 0; v < V; v++)
-            t.v[v] = ax_load(p + v);
-    }
-    return t;
-}
-
-// Block entries of many columns (C > 32), V adjacent columns a thread:
-// thread (i, q) adds columns V q .. V q + V - 1 (those below C) of the
-// 2^level blocks of entry i, each column's blocks and rows in main's order
-// (block_cols); the entry's blocks are consecutive in one sweep, so the
-// rows are found by one division and pointer steps of C. B blocks' loads
-// are in flight at a step; with PIPE the next step's loads are issued
-// before the step's sums. A row's V elements are one load where C is a
-// multiple of V and the chunk's data aligned to V elements.
-template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned V, unsigned B, bool PIPE>
-__device__ __forceinline__ void block_cols_lean(const elem_t *__restrict__ x,
-                                                const ax_gpu_args &a)
-{
-    const rd_u64 g = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
-    const rd_u64 w = (a.C + V - 1) / V;
-    if (g >= a.nentries * w)
-        return;
-    const rd_u64 i = g / w, c = (g - i * w) * V;
-    const ax_gpu_entry en = entry_at(a, i);
-    const rd_u64 sweep = en.u / a.blocks_per_sweep;
-    const rd_u64 row0 = (en.u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
-    const rd_u64 left = a.L - row0; // rows from the entry's first to its sweep's end
-    const elem_t *p = x + ((sweep * a.L + row0) * a.C - a.e0) + c;
-    const bool wide =
-        V > 1 && a.C % V == 0 && ((size_t)x - a.e0 * sizeof(elem_t)) % (V * sizeof(elem_t)) == 0;
-    const unsigned nv = a.C - c < V ? (unsigned)(a.C - c) : V; // columns of this thread
-    const unsigned n = 1u << en.level, steps = (n + B - 1) / B;
-    const rd_u64 C = a.C;
-    blk_fold<KIND, SUMSQ> f[V];
-    elem_t buf[PIPE ? 2 : 1][B][V][RD_AXIS_BLOCK];
-    // the loads of step s into d
-    auto load_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
-#pragma unroll
-        for (unsigned h = 0; h < B; h++) {
-            const unsigned k = s * B + h;
-            if (B > 1 && k >= n)
-                break;
-            const rd_u64 rem = left - (rd_u64)k * RD_AXIS_BLOCK;
-            const unsigned rows = rem < RD_AXIS_BLOCK ? (unsigned)rem : RD_AXIS_BLOCK;
-            const elem_t *q = p + (rd_u64)k * RD_AXIS_BLOCK * C;
-#pragma unroll
-            for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
-                ax_vec<V> t;
-                if (r < rows && (V == 1 || wide || nv == V)) {
-                    t = ax_load_vec<V>(q, wide);
-                } else {
-#pragma unroll
-                    for (unsigned v = 0; v < V; v++)
-                        t.v[v] = r < rows && v < nv ? ax_load(q + v) : elem_t(0);
-                }
-#pragma unroll
-                for (unsigned v = 0; v < V; v++)
-                    d[h][v][r] = t.v[v];
-                q += C;
-            }
-        }
-    };
-    // the sums of step s from d, pushed in block order
-    auto sum_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
-#pragma unroll
-        for (unsigned h = 0; h < B; h++) {
-            const unsigned k = s * B + h;
-            if (B > 1 && k >= n)
-                break;
-            const rd_u64 rem = left - (rd_u64)k * RD_AXIS_BLOCK;
-            const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
-#pragma unroll
-            for (unsigned v = 0; v < V; v++) {
-                if (rem >= RD_AXIS_BLOCK)
-                    f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], RD_AXIS_BLOCK, j0));
-                else
-                    f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], (unsigned)rem, j0));
-            }
-        }
-    };
-    if (PIPE) {
-        load_step(0, buf[0]);
-        for (unsigned s = 0; s < steps; s += 2) {
-            if (s + 1 < steps)
-                load_step(s + 1, buf[PIPE ? 1 : 0]);
-            sum_step(s, buf[0]);
-            if (s + 1 < steps) {
-                if (s + 2 < steps)
-                    load_step(s + 2, buf[0]);
-                sum_step(s + 1, buf[PIPE ? 1 : 0]);
-            }
-        }
-    } else {
-        for (unsigned s = 0; s < steps; s++) {
-            load_step(s, buf[0]);
-            sum_step(s, buf[0]);
-        }
-    }
-#pragma unroll
-    for (unsigned v = 0; v < V; v++)
-        if (v < nv)
-            f[v].store(a, i * a.C + c + v, en.level);
-}
 
 // main's many-column kernel (its bounds: 3 resident blocks, the variance 1).
 template <int K, bool N, bool Q>
@@ -238,25 +116,6 @@ static const kind_row kinds[] = {
 };
 
 
-// The entries of leaves [la, lb) of one segment (the greedy cut into
-// maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves), appended to
-// out with unit index base + leaf.
-static void cut_leaves(rd_u64 la, rd_u64 lb, rd_u64 base, std::vector<ax_gpu_entry> &out)
-{
-    for (rd_u64 at = la; at < lb;) {
-        unsigned k = AX_FOLD_LEVELS;
-        while (k && ((at & ((1ull << k) - 1)) || at + (1ull << k) > lb))
-            k--;
-        ax_gpu_entry e;
-        e.u = base + at;
-        e.leaf = at;
-        e.level = k;
-        e.pad = 0;
-        out.push_back(e);
-        at += 1ull << k;
-    }
-}
-
 // The grid of a kernel of S threads an entry (1: a thread per entry and V
 // columns).
 static unsigned grid_of(const ax_gpu_args &a, unsigned S, unsigned V = 1)
@@ -307,56 +166,18 @@ static void check_bits()
     static const unsigned Cs[] = {33, 34, 64, 100, 257, 1000, 1001, 4099};
     for (unsigned C : Cs)
         for (int shape = 0; shape < 6; shape++) {
-            // L rows a sweep, the units [u0, u1) of the chunk, head elements before u0,
-            // shift elements of misalignment of the data pointer
-            const rd_u64 L = shape < 3 ? 16 * (rnd() % 300) + 1 + rnd() % 16 : 1 + rnd() % 70;
-            const rd_u64 bps = (L + 15) / 16;
-            const rd_u64 sweeps = shape < 3 ? 1 : 1 + (n / C) / L / 2;
-            const rd_u64 total = bps * sweeps;
-            rd_u64 u0 = shape == 0 ? 0 : rnd() % (total / 2 + 1);
-            rd_u64 u1 = shape == 1 ? total : u0 + 1 + rnd() % (total - u0);
-            const rd_u64 first0 = (u0 / bps * L + (u0 % bps) * 16) * C;
-            const rd_u64 head = shape % 2 ? rnd() % 5 % (first0 + 1) : 0, shift = (rd_u64)(shape >= 4);
-            // elements from the first row of unit u0 to the end of unit u1 - 1
-            auto end_of = [&](rd_u64 u) {
-                const rd_u64 r = 16 * (u % bps) + 16;
-                return (u / bps * L + (r < L ? r : L)) * C;
-            };
-            const rd_u64 first = first0;
-            while (u1 > u0 + 1 && end_of(u1 - 1) - first + head + shift > n)
-                u1 = u0 + 1 + (u1 - u0 - 1) / 2;
-            if (end_of(u1 - 1) - first + head + shift > n)
-                continue;
-            std::vector<ax_gpu_entry> ent;
-            for (rd_u64 s = u0 / bps; s <= (u1 - 1) / bps; s++) {
-                const rd_u64 la = s == u0 / bps ? u0 % bps : 0;
-                const rd_u64 lb = s == (u1 - 1) / bps ? (u1 - 1) % bps + 1 : bps;
-                cut_leaves(la, lb, s * bps, ent);
-            }
-            if (ent.size() * C > (1u << 18))
-                continue;
             ax_gpu_args a;
-            memset(&a, 0, sizeof a);
-            a.e0 = first - head;
-            a.u0 = u0;
-            a.nunits = u1 - u0;
-            a.T = 1;
-            a.L = L;
-            a.C = C;
-            a.blocks_per_sweep = bps;
-            a.nentries = ent.size();
-            const bool one = u0 / bps == (u1 - 1) / bps;
-            if (one && shape != 2) {
-                a.leaf0 = u0 % bps;
-            } else {
+            std::vector<ax_gpu_entry> ent;
+            bool listed;
+            rd_u64 shift;
+            char what[96];
+            if (!random_chunk(C, shape, n, 1u << 18, a, ent, &listed, &shift, what, sizeof what))
+                continue;
+            if (listed) {
                 BENCH_CHECK(cudaMemcpy(dent, ent.data(), ent.size() * sizeof ent[0],
                                        cudaMemcpyHostToDevice));
                 a.entries = (rd_u64)dent;
             }
-            char what[96];
-            snprintf(what, sizeof what, "C %u L %llu units [%llu, %llu) head %llu shift %llu", C,
-                     (unsigned long long)L, (unsigned long long)u0, (unsigned long long)u1,
-                     (unsigned long long)head, (unsigned long long)shift);
             for (const kind_row &k : kinds)
                 compare(what, k, a, buf + shift, oa, ob);
         }
