@@ -101,40 +101,21 @@ void lean_body(const elem_t *x, const ax_gpu_args &a)
     block_cols_lean<K, N, Q, V, B, P>(x, a);
 }
 
-// A variant: its body, columns a thread, name.
-struct host_variant {
-    body f;
-    unsigned V;
-    const char *name;
-};
+typedef probe_variant<body> host_variant;
 #define NVARIANTS 5
 template <int K, bool N, bool Q> struct host_variants {
     static constexpr host_variant list[NVARIANTS] = {
-        {lean_body<K, N, Q, 1, AX_COLS_PAIR, false>, 1, "V1 B2"},
-        {lean_body<K, N, Q, 1, 1, true>, 1, "V1 B1 pipe"},
-        {lean_body<K, N, Q, 2, 1, false>, 2, "V2 B1"},
-        {lean_body<K, N, Q, 2, 1, true>, 2, "V2 B1 pipe"},
-        {lean_body<K, N, Q, 2, 2, false>, 2, "V2 B2"},
+        {lean_body<K, N, Q, 1, AX_COLS_PAIR, false>, 1, 1, "V1 B2"},
+        {lean_body<K, N, Q, 1, 1, true>, 1, 1, "V1 B1 pipe"},
+        {lean_body<K, N, Q, 2, 1, false>, 1, 2, "V2 B1"},
+        {lean_body<K, N, Q, 2, 1, true>, 1, 2, "V2 B1 pipe"},
+        {lean_body<K, N, Q, 2, 2, false>, 1, 2, "V2 B2"},
     };
 };
 
-// A kind of part: kind, skipnan, squares, main's body, the variants, name.
-struct host_kind {
-    int kind;
-    bool skipnan, sq;
-    body old;
-    const host_variant *vars;
-    const char *name;
-};
+// The kinds checked: main's body and the variants of each.
 #define HK(k, n, q, name) {k, n, q, old_body<k, n, q>, host_variants<k, n, q>::list, name}
-static const host_kind host_kinds[] = {
-    HK(0, false, false, "moments"), HK(0, false, true, "moments_sq"),
-    HK(1, false, false, "extrema"), HK(2, false, false, "var"),
-#if RD_FLOAT
-    HK(0, true, false, "moments_skipnan"), HK(0, true, true, "moments_sq_skipnan"),
-    HK(1, true, false, "extrema_skipnan"), HK(2, true, false, "var_skipnan"),
-#endif
-};
+static const probe_kind<body> host_kinds[] = {AX_PROBE_KINDS(HK)};
 
 int main(int argc, char **argv)
 {
@@ -144,23 +125,18 @@ int main(int argc, char **argv)
     std::vector<elem_t> h(n + 16);
     for (auto &e : h)
         e = rnd_elem();
-    static const unsigned Cs[] = {33, 34, 64, 100, 257, 1000, 1001, 4099};
     for (int round = 0; round < rounds; round++)
-        for (unsigned C : Cs)
+        for (unsigned C : probe_cols)
             for (int shape = 0; shape < 6; shape++) {
-                ax_gpu_args a;
-                std::vector<ax_gpu_entry> ent;
-                bool listed;
-                rd_u64 shift;
-                char what[96];
-                if (!random_chunk(C, shape, n, 1u << 18, a, ent, &listed, &shift, what,
-                                  sizeof what))
+                probe_chunk ch;
+                if (!random_chunk(C, shape, n, 1u << 18, ch))
                     continue;
-                if (listed)
-                    a.entries = (rd_u64)ent.data();
-                const elem_t *x = h.data() + shift;
-                const size_t m = ent.size() * C;
-                for (const host_kind &k : host_kinds) {
+                if (ch.listed)
+                    ch.a.entries = (rd_u64)ch.ent.data();
+                const ax_gpu_args &a = ch.a;
+                const elem_t *x = h.data() + ch.shift;
+                const size_t m = ch.ent.size() * C;
+                for (const probe_kind<body> &k : host_kinds) {
                     host_outs oa, ob;
                     ax_gpu_args ma = a;
                     oa.set(ma, k.kind, k.sq, k.skipnan, m);
@@ -169,12 +145,13 @@ int main(int argc, char **argv)
                         ax_gpu_args b = a;
                         ob.set(b, k.kind, k.sq, k.skipnan, m);
                         const rd_u64 w = (C + k.vars[v].V - 1) / k.vars[v].V;
-                        grid_run(k.vars[v].f,
+                        grid_run(k.vars[v].k,
                                  (unsigned)((a.nentries * w + AX_THREADS - 1) / AX_THREADS), x, b);
                         const size_t d = outs_apart(oa, ob);
                         checks++;
                         if (d && fails++ < 20)
-                            printf("DIFFER %s %s %s: %zu words\n", what, k.name, k.vars[v].name, d);
+                            printf("DIFFER %s %s %s: %zu words\n", ch.what, k.name,
+                                   k.vars[v].name, d);
                     }
                 }
             }

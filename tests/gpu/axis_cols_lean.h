@@ -63,14 +63,19 @@ __device__ __forceinline__ void block_cols_lean(const elem_t *__restrict__ x,
     const rd_u64 C = a.C;
     blk_fold<KIND, SUMSQ> f[V];
     elem_t buf[PIPE ? 2 : 1][B][V][RD_AXIS_BLOCK];
-    // the loads of step s into d
-    auto load_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
+    // fn(h, k, rem) for each block k = s B + h of step s (rem: the rows from
+    // its first to the sweep's end); no early exit, so the loop unrolls whole
+    auto each_block = [&](unsigned s, auto fn) {
 #pragma unroll
         for (unsigned h = 0; h < B; h++) {
             const unsigned k = s * B + h;
-            if (B > 1 && k >= n)
-                continue; // no early exit: the loop unrolls whole
-            const rd_u64 rem = left - (rd_u64)k * RD_AXIS_BLOCK;
+            if (B == 1 || k < n)
+                fn(h, k, left - (rd_u64)k * RD_AXIS_BLOCK);
+        }
+    };
+    // the loads of step s into d
+    auto load_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
+        each_block(s, [&](unsigned h, unsigned k, rd_u64 rem) {
             const unsigned rows = rem < RD_AXIS_BLOCK ? (unsigned)rem : RD_AXIS_BLOCK;
             const elem_t *q = p + (rd_u64)k * RD_AXIS_BLOCK * C;
 #pragma unroll
@@ -88,16 +93,11 @@ __device__ __forceinline__ void block_cols_lean(const elem_t *__restrict__ x,
                     d[h][v][r] = t.v[v];
                 q += C;
             }
-        }
+        });
     };
     // the sums of step s from d, pushed in block order
     auto sum_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
-#pragma unroll
-        for (unsigned h = 0; h < B; h++) {
-            const unsigned k = s * B + h;
-            if (B > 1 && k >= n)
-                continue; // no early exit: the loop unrolls whole
-            const rd_u64 rem = left - (rd_u64)k * RD_AXIS_BLOCK;
+        each_block(s, [&](unsigned h, unsigned k, rd_u64 rem) {
             const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
 #pragma unroll
             for (unsigned v = 0; v < V; v++) {
@@ -106,7 +106,7 @@ __device__ __forceinline__ void block_cols_lean(const elem_t *__restrict__ x,
                 else
                     f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], (unsigned)rem, j0));
             }
-        }
+        });
     };
     if (PIPE) {
         load_step(0, buf[0]);

@@ -1,20 +1,17 @@
 // bench_axis_cols.cu - the many-column block-entry kernels of reductions
 // along axes (ptx/axis.cu, C > 32): main's body (block_cols: a thread per
-// entry and column) against block_cols_lean (V adjacent columns a thread,
-// one load of a row's V elements where C and the data allow, B blocks'
-// loads a step, the next step's loads issued before the sums with PIPE;
-// the rows found by one division and pointer steps) under several register
+// entry and column) against block_cols_lean (axis_cols_lean.h: V adjacent
+// columns a thread, B blocks' loads a step, PIPE) under several register
 // bounds, block_cols_split (an entry's blocks shared by S threads) and the
 // kernels as built (axk_cols_*). First the bits of every kind of part
-// (moments, squares, extrema, variance, with and without skipnan) on random
-// data with NaN, infinities, zeros of either sign and subnormals, for odd
-// and even column counts, chunks that start and end anywhere (entries cut
-// from one sweep's leaves, and listed entries over several sweeps) and
-// unaligned data; then (float32 and float64) GB/s of input on 1 GiB arrays
-// of (N, 64), (N, 1000) and (N, 100000) over axis 0, the ratio to the
-// device copy (read + write), and whether the sums have main's bits. With
-// "ncu": one launch each of main's body and of two lean variants on
-// (N, 64), for a profiler.
+// (moments, squares, extrema, variance, with and without skipnan) on the
+// random chunks and elements of axis_probe_host.h; then (float32 and
+// float64) main's body and two lean variants on (N, 64) grids of 1 to 2.5
+// waves of resident blocks, and GB/s of input on 1 GiB arrays of (N, 64),
+// (N, 1000) and (N, 100000) over axis 0, the ratio to the device copy
+// (read + write), whether the sums have main's bits, and each kernel's
+// registers, spills, resident blocks and waves. With "ncu": one launch
+// each of main's body and of two lean variants on (N, 64), for a profiler.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_cols.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -56,13 +53,7 @@ __global__ void __launch_bounds__(AX_THREADS, minb) cols_lean(const elem_t *__re
     block_cols_lean<K, N, Q, V, B, P>(x, a);
 }
 
-// A variant's kernel, the threads an entry's blocks are shared by, its
-// columns a thread, its name.
-struct variant {
-    kernel k;
-    unsigned S, V;
-    const char *name;
-};
+typedef probe_variant<kernel> variant;
 
 // The kernel ptx/axis.cu builds for a kind, and its threads per entry.
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
@@ -96,25 +87,11 @@ template <int K, bool N, bool Q> struct variants_of {
     };
 };
 
-// The kinds checked: kind, skipnan, squares, main's kernel, the variants.
-struct kind_row {
-    int kind;
-    bool skipnan, sq;
-    kernel old;
-    const variant *vars;
-    const char *name;
-};
+// The kinds checked: main's kernel and the variants of each.
+typedef probe_kind<kernel> kind_row;
 #define KR(k, n, q, name) {k, n, q, cols_old<k, n, q>, variants_of<k, n, q>::list, name}
 #define NVARS 8
-static const kind_row kinds[] = {
-    KR(0, false, false, "moments"), KR(0, false, true, "moments_sq"),
-    KR(1, false, false, "extrema"), KR(2, false, false, "var"),
-#if RD_FLOAT
-    KR(0, true, false, "moments_skipnan"), KR(0, true, true, "moments_sq_skipnan"),
-    KR(1, true, false, "extrema_skipnan"), KR(2, true, false, "var_skipnan"),
-#endif
-};
-
+static const kind_row kinds[] = {AX_PROBE_KINDS(KR)};
 
 // The grid of a kernel of S threads an entry (1: a thread per entry and V
 // columns).
@@ -163,23 +140,18 @@ static void check_bits()
     ob.alloc(1u << 18);
     ax_gpu_entry *dent;
     BENCH_CHECK(cudaMalloc(&dent, 1 << 20));
-    static const unsigned Cs[] = {33, 34, 64, 100, 257, 1000, 1001, 4099};
-    for (unsigned C : Cs)
+    for (unsigned C : probe_cols)
         for (int shape = 0; shape < 6; shape++) {
-            ax_gpu_args a;
-            std::vector<ax_gpu_entry> ent;
-            bool listed;
-            rd_u64 shift;
-            char what[96];
-            if (!random_chunk(C, shape, n, 1u << 18, a, ent, &listed, &shift, what, sizeof what))
+            probe_chunk ch;
+            if (!random_chunk(C, shape, n, 1u << 18, ch))
                 continue;
-            if (listed) {
-                BENCH_CHECK(cudaMemcpy(dent, ent.data(), ent.size() * sizeof ent[0],
+            if (ch.listed) {
+                BENCH_CHECK(cudaMemcpy(dent, ch.ent.data(), ch.ent.size() * sizeof ch.ent[0],
                                        cudaMemcpyHostToDevice));
-                a.entries = (rd_u64)dent;
+                ch.a.entries = (rd_u64)dent;
             }
             for (const kind_row &k : kinds)
-                compare(what, k, a, buf + shift, oa, ob);
+                compare(ch.what, k, ch.a, buf + ch.shift, oa, ob);
         }
     printf("bits: %d checks, %d differ\n", checks, fails);
     fflush(stdout);
@@ -201,6 +173,7 @@ __global__ void fill_random(elem_t *x, size_t n)
     }
 }
 
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
 // Prints kernel k's registers, local bytes (spills), resident GPU blocks
 // an SM and the waves of grid g on this device.
 static void info(const char *shape, const char *name, kernel k, unsigned g)
@@ -235,17 +208,10 @@ static void waves(const elem_t *x, double *out, double copy_bw)
     static const double ws[] = {1.0, 1.5, 2.0, 2.5};
     for (double wv : ws) {
         const rd_u64 C = 64, blocks = (rd_u64)(wv * per * sms);
-        const rd_u64 nent = blocks * AX_THREADS / C, bps = nent * 64, L = bps * 16;
+        const rd_u64 L = blocks * AX_THREADS / C * 64 * 16; // entries of 64 blocks
         if (L * C * sizeof(elem_t) > ((size_t)1 << 30))
             continue; // beyond the 1 GiB input
-        ax_gpu_args a;
-        memset(&a, 0, sizeof a);
-        a.nunits = bps;
-        a.T = 1;
-        a.L = L;
-        a.C = C;
-        a.blocks_per_sweep = bps;
-        a.nentries = nent;
+        ax_gpu_args a = whole_sweep(L, C);
         a.sum = (rd_u64)out;
         const double in = (double)L * C * sizeof(elem_t);
         printf("waves %.2f (%llu, 64): main %.3f, V1 B2 minb4 %.3f, V2 B1 minb4 %.3f (of copy)\n",
@@ -256,6 +222,7 @@ static void waves(const elem_t *x, double *out, double copy_bw)
     }
     fflush(stdout);
 }
+#endif
 
 int main(int argc, char **argv)
 {
@@ -295,20 +262,12 @@ int main(int argc, char **argv)
         {cols_lean<0, true, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4 skipnan"},
         {cols_lean<0, true, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4 skipnan"},
     };
-    waves(x, want, copy_bw);
+    if (!ncu)
+        waves(x, want, copy_bw);
     static const unsigned Cs[] = {64, 1000, 100000};
     for (unsigned C : Cs) {
-        const rd_u64 L = bytes / sizeof(elem_t) / C, bps = (L + 15) / 16;
-        std::vector<ax_gpu_entry> ent;
-        cut_leaves(0, bps, 0, ent);
-        ax_gpu_args a;
-        memset(&a, 0, sizeof a);
-        a.nunits = bps;
-        a.T = 1;
-        a.L = L;
-        a.C = C;
-        a.blocks_per_sweep = bps;
-        a.nentries = ent.size();
+        const rd_u64 L = bytes / sizeof(elem_t) / C;
+        ax_gpu_args a = whole_sweep(L, C);
         const double in = (double)L * C * sizeof(elem_t);
         const size_t m = (size_t)(a.nentries * C);
         char shape[32];
