@@ -1,7 +1,8 @@
 // axis_probe_host.h - the host side the probes of the along-axis kernels
 // share (bench_axis_*.cu, axis_cols_host.cpp): random elements with NaN,
-// infinities, zeros of either sign and subnormals, and random chunks of
-// block units cut into entries as the host cuts them. Include after
+// infinities, zeros of either sign and subnormals; chunks of block units
+// (random ones, a whole sweep) cut into entries as the host cuts them; the
+// table of kinds of part and of variants checked. Include after
 // ptx/axis.cu.
 #ifndef GPUBATCH_TESTS_AXIS_PROBE_HOST_H
 #define GPUBATCH_TESTS_AXIS_PROBE_HOST_H
