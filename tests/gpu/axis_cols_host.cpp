@@ -102,10 +102,11 @@ void lean_body(const elem_t *x, const ax_gpu_args &a)
 }
 
 typedef probe_variant<body> host_variant;
-#define NVARIANTS 5
+#define NVARIANTS 6
 template <int K, bool N, bool Q> struct host_variants {
     static constexpr host_variant list[NVARIANTS] = {
         {lean_body<K, N, Q, 1, AX_COLS_PAIR, false>, 1, 1, "V1 B2"},
+        {lean_body<K, N, Q, 1, 1, false>, 1, 1, "V1 B1"},
         {lean_body<K, N, Q, 1, 1, true>, 1, 1, "V1 B1 pipe"},
         {lean_body<K, N, Q, 2, 1, false>, 1, 2, "V2 B1"},
         {lean_body<K, N, Q, 2, 1, true>, 1, 2, "V2 B1 pipe"},

@@ -83,7 +83,7 @@ template <int K, bool N, bool Q> struct variants_of {
         {cols_lean<K, N, Q, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
         {cols_lean<K, N, Q, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
         {cols_lean<K, N, Q, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
-        {cols_lean<K, N, Q, 2, 2, false, 2>, 1, 2, "V2 B2 minb2"},
+        {cols_lean<K, N, Q, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
     };
 };
 
