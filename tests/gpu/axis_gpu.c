@@ -262,6 +262,10 @@ static void check_all(rig *r)
         {2, {40000, 2}, 1u << 0, 100003},    {2, {9000, 9}, 1u << 0, 60001},
         {2, {2100, 31}, 1u << 0, 64999},     {3, {3, 5000, 5}, 1u << 1, 40001},
         {2, {6000, 13}, 1u << 0, 33333},
+        /* many columns over axis 0: even and odd counts, chunks that start on elements of
+           either parity */
+        {2, {3001, 34}, 1u << 0, 40001},     {2, {1200, 258}, 1u << 0, 77777},
+        {2, {700, 1001}, 1u << 0, 99999},
     };
     size_t maxel = 2200000;
     unsigned char *x = malloc(maxel * 8);

@@ -1,18 +1,17 @@
 // bench_axis_cols.cu - the many-column block-entry kernels of reductions
 // along axes (ptx/axis.cu, C > 32): main's body (block_cols: a thread per
-// entry and column) against block_cols_split (an entry's blocks shared by
-// S threads whose subtrees meet by the pairwise tree in shared memory,
-// PAIR blocks' loads in flight) and the kernels as built (axk_cols_*,
-// AX_COLS_SPLIT's choice). First the bits of every kind of part (moments,
-// squares, extrema, variance, with and without skipnan) on random data
-// with NaN, infinities, zeros of either sign and subnormals, for odd and
-// even column counts, chunks that start and end anywhere (entries cut from
-// one sweep's leaves, and listed entries over several sweeps) and
-// unaligned data; then (float32 and float64) GB/s of input on 1 GiB arrays
-// of (N, 64), (N, 1000) and (N, 100000) over axis 0, the ratio to the
-// device copy (read + write), and whether the sums have main's bits. With
-// "ncu": one launch each of main's body and of S = 4 on (N, 64), for a
-// profiler.
+// entry and column) against block_cols_lean (axis_cols_lean.h: V adjacent
+// columns a thread, B blocks' loads a step, PIPE) under several register
+// bounds, block_cols_split (an entry's blocks shared by S threads) and the
+// kernels as built (axk_cols_*). First the bits of every kind of part
+// (moments, squares, extrema, variance, with and without skipnan) on the
+// random chunks and elements of axis_probe_host.h; then (float32 and
+// float64) main's body and two lean variants on (N, 64) grids of 1 to 2.5
+// waves of resident blocks, and GB/s of input on 1 GiB arrays of (N, 64),
+// (N, 1000) and (N, 100000) over axis 0, the ratio to the device copy
+// (read + write), whether the sums have main's bits, and each kernel's
+// registers, spills, resident blocks and waves. With "ncu": one launch
+// each of main's body and of two lean variants on (N, 64), for a profiler.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_cols.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -24,6 +23,7 @@
 
 #include "bench_common.h"
 #include "bench_axis_util.h"
+#include "axis_cols_lean.h"
 
 #include <cstring>
 
@@ -45,12 +45,15 @@ __global__ void __launch_bounds__(AX_THREADS, minb) cols_new(const elem_t *__res
 
 typedef void (*kernel)(const elem_t *, ax_gpu_args);
 
-// A variant's kernel, the threads an entry's blocks are shared by, its name.
-struct variant {
-    kernel k;
-    unsigned S;
-    const char *name;
-};
+// A variant of main's body: V columns a thread, B blocks' loads a step, PIPE.
+template <int K, bool N, bool Q, unsigned V, unsigned B, bool P, int minb>
+__global__ void __launch_bounds__(AX_THREADS, minb) cols_lean(const elem_t *__restrict__ x,
+                                                              ax_gpu_args a)
+{
+    block_cols_lean<K, N, Q, V, B, P>(x, a);
+}
+
+typedef probe_variant<kernel> variant;
 
 // The kernel ptx/axis.cu builds for a kind, and its threads per entry.
 #if defined(GB_DT_f32) || defined(GB_DT_f64)
@@ -73,59 +76,30 @@ template <int K, bool N, bool Q> constexpr kernel axk_cols_of()
 // as built).
 template <int K, bool N, bool Q> struct variants_of {
     static constexpr variant list[] = {
-        {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), "axk_cols"},
-        {cols_new<K, N, Q, 2, AX_COLS_PAIR, 3>, 2, "S2"},
-        {cols_new<K, N, Q, 4, AX_COLS_PAIR, 3>, 4, "S4"},
-        {cols_new<K, N, Q, 8, 1, 3>, 8, "S8 P1"},
-        {cols_new<K, N, Q, 16, 1, 1>, 16, "S16 P1 minb1"},
+        {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), 1, "axk_cols"},
+        {cols_lean<K, N, Q, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
+        {cols_lean<K, N, Q, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
+        {cols_lean<K, N, Q, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
+        {cols_lean<K, N, Q, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
+        {cols_lean<K, N, Q, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
+        {cols_lean<K, N, Q, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
+        {cols_lean<K, N, Q, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
     };
 };
 
-// The kinds checked: kind, skipnan, squares, main's kernel, the variants.
-struct kind_row {
-    int kind;
-    bool skipnan, sq;
-    kernel old;
-    const variant *vars;
-    const char *name;
-};
+// The kinds checked: main's kernel and the variants of each.
+typedef probe_kind<kernel> kind_row;
 #define KR(k, n, q, name) {k, n, q, cols_old<k, n, q>, variants_of<k, n, q>::list, name}
-#define NVARS 5
-static const kind_row kinds[] = {
-    KR(0, false, false, "moments"), KR(0, false, true, "moments_sq"),
-    KR(1, false, false, "extrema"), KR(2, false, false, "var"),
-#if RD_FLOAT
-    KR(0, true, false, "moments_skipnan"), KR(0, true, true, "moments_sq_skipnan"),
-    KR(1, true, false, "extrema_skipnan"), KR(2, true, false, "var_skipnan"),
-#endif
-};
+#define NVARS 8
+static const kind_row kinds[] = {AX_PROBE_KINDS(KR)};
 
-
-// The entries of leaves [la, lb) of one segment (the greedy cut into
-// maximal aligned subtrees of at most 2^AX_FOLD_LEVELS leaves), appended to
-// out with unit index base + leaf.
-static void cut_leaves(rd_u64 la, rd_u64 lb, rd_u64 base, std::vector<ax_gpu_entry> &out)
+// The grid of a kernel of S threads an entry (1: a thread per entry and V
+// columns).
+static unsigned grid_of(const ax_gpu_args &a, unsigned S, unsigned V = 1)
 {
-    for (rd_u64 at = la; at < lb;) {
-        unsigned k = AX_FOLD_LEVELS;
-        while (k && ((at & ((1ull << k) - 1)) || at + (1ull << k) > lb))
-            k--;
-        ax_gpu_entry e;
-        e.u = base + at;
-        e.leaf = at;
-        e.level = k;
-        e.pad = 0;
-        out.push_back(e);
-        at += 1ull << k;
-    }
-}
-
-// The grid of a kernel of S threads an entry (1: a thread per entry and column).
-static unsigned grid_of(const ax_gpu_args &a, unsigned S)
-{
-    const rd_u64 w = AX_THREADS / S;
+    const rd_u64 w = AX_THREADS / S, cv = (a.C + V - 1) / V;
     return S > 1 ? (unsigned)(a.nentries * ((a.C + w - 1) / w))
-                 : (unsigned)((a.nentries * a.C + AX_THREADS - 1) / AX_THREADS);
+                 : (unsigned)((a.nentries * cv + AX_THREADS - 1) / AX_THREADS);
 }
 
 // main's kernel and every variant of kind k on args a (x its data), their
@@ -141,7 +115,7 @@ static void compare(const char *what, const kind_row &k, ax_gpu_args a, const el
         ax_gpu_args b = a;
         ob.set(b, k.kind, k.sq, k.skipnan, m, 0x5a);
         BENCH_CHECK(cudaMemset(bad, 0, 4));
-        k.vars[v].k<<<grid_of(a, k.vars[v].S), AX_THREADS>>>(x, b);
+        k.vars[v].k<<<grid_of(a, k.vars[v].S, k.vars[v].V), AX_THREADS>>>(x, b);
         BENCH_CHECK(cudaGetLastError());
         unsigned nb = words_differing(oa, ob, m);
         checks++;
@@ -166,61 +140,18 @@ static void check_bits()
     ob.alloc(1u << 18);
     ax_gpu_entry *dent;
     BENCH_CHECK(cudaMalloc(&dent, 1 << 20));
-    static const unsigned Cs[] = {33, 34, 64, 100, 257, 1000, 1001, 4099};
-    for (unsigned C : Cs)
+    for (unsigned C : probe_cols)
         for (int shape = 0; shape < 6; shape++) {
-            // L rows a sweep, the units [u0, u1) of the chunk, head elements before u0,
-            // shift elements of misalignment of the data pointer
-            const rd_u64 L = shape < 3 ? 16 * (rnd() % 300) + 1 + rnd() % 16 : 1 + rnd() % 70;
-            const rd_u64 bps = (L + 15) / 16;
-            const rd_u64 sweeps = shape < 3 ? 1 : 1 + (n / C) / L / 2;
-            const rd_u64 total = bps * sweeps;
-            rd_u64 u0 = shape == 0 ? 0 : rnd() % (total / 2 + 1);
-            rd_u64 u1 = shape == 1 ? total : u0 + 1 + rnd() % (total - u0);
-            const rd_u64 first0 = (u0 / bps * L + (u0 % bps) * 16) * C;
-            const rd_u64 head = shape % 2 ? rnd() % 5 % (first0 + 1) : 0, shift = (rd_u64)(shape >= 4);
-            // elements from the first row of unit u0 to the end of unit u1 - 1
-            auto end_of = [&](rd_u64 u) {
-                const rd_u64 r = 16 * (u % bps) + 16;
-                return (u / bps * L + (r < L ? r : L)) * C;
-            };
-            const rd_u64 first = first0;
-            while (u1 > u0 + 1 && end_of(u1 - 1) - first + head + shift > n)
-                u1 = u0 + 1 + (u1 - u0 - 1) / 2;
-            if (end_of(u1 - 1) - first + head + shift > n)
+            probe_chunk ch;
+            if (!random_chunk(C, shape, n, 1u << 18, ch))
                 continue;
-            std::vector<ax_gpu_entry> ent;
-            for (rd_u64 s = u0 / bps; s <= (u1 - 1) / bps; s++) {
-                const rd_u64 la = s == u0 / bps ? u0 % bps : 0;
-                const rd_u64 lb = s == (u1 - 1) / bps ? (u1 - 1) % bps + 1 : bps;
-                cut_leaves(la, lb, s * bps, ent);
-            }
-            if (ent.size() * C > (1u << 18))
-                continue;
-            ax_gpu_args a;
-            memset(&a, 0, sizeof a);
-            a.e0 = first - head;
-            a.u0 = u0;
-            a.nunits = u1 - u0;
-            a.T = 1;
-            a.L = L;
-            a.C = C;
-            a.blocks_per_sweep = bps;
-            a.nentries = ent.size();
-            const bool one = u0 / bps == (u1 - 1) / bps;
-            if (one && shape != 2) {
-                a.leaf0 = u0 % bps;
-            } else {
-                BENCH_CHECK(cudaMemcpy(dent, ent.data(), ent.size() * sizeof ent[0],
+            if (ch.listed) {
+                BENCH_CHECK(cudaMemcpy(dent, ch.ent.data(), ch.ent.size() * sizeof ch.ent[0],
                                        cudaMemcpyHostToDevice));
-                a.entries = (rd_u64)dent;
+                ch.a.entries = (rd_u64)dent;
             }
-            char what[96];
-            snprintf(what, sizeof what, "C %u L %llu units [%llu, %llu) head %llu shift %llu", C,
-                     (unsigned long long)L, (unsigned long long)u0, (unsigned long long)u1,
-                     (unsigned long long)head, (unsigned long long)shift);
             for (const kind_row &k : kinds)
-                compare(what, k, a, buf + shift, oa, ob);
+                compare(ch.what, k, ch.a, buf + ch.shift, oa, ob);
         }
     printf("bits: %d checks, %d differ\n", checks, fails);
     fflush(stdout);
@@ -242,6 +173,20 @@ __global__ void fill_random(elem_t *x, size_t n)
     }
 }
 
+#if defined(GB_DT_f32) || defined(GB_DT_f64)
+// Prints kernel k's registers, local bytes (spills), resident GPU blocks
+// an SM and the waves of grid g on this device.
+static void info(const char *shape, const char *name, kernel k, unsigned g)
+{
+    cudaFuncAttributes at;
+    int per = 0, sms = 0;
+    BENCH_CHECK(cudaFuncGetAttributes(&at, k));
+    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, AX_THREADS, 0));
+    BENCH_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    printf("%-18s %-24s regs %3d local %4zu blocks/SM %d grid %u waves %.2f\n", shape, name,
+           at.numRegs, at.localSizeBytes, per, g, per ? (double)g / ((double)per * sms) : 0.0);
+}
+
 // Time of kernel k on grid g with args a, as a ratio of `in` bytes to the copy.
 static double ratio(kernel k, unsigned g, const ax_gpu_args &a, const elem_t *x, double in,
                     double copy_bw)
@@ -249,6 +194,35 @@ static double ratio(kernel k, unsigned g, const ax_gpu_args &a, const elem_t *x,
     const float ms = bench_median_ms([&] { k<<<g, AX_THREADS>>>(x, a); }, 7);
     return in / (ms * 1e-3) / copy_bw;
 }
+
+// main's body and two lean variants on (N, 64) with N such that the grid
+// fills 1, 1.5, 2 or 2.5 waves of main's resident blocks (whole entries of 64
+// blocks), against the 1 GiB shape's 2.59: whether a part-filled last wave
+// is what holds the kernel below the copy.
+static void waves(const elem_t *x, double *out, double copy_bw)
+{
+    int per = 0, sms = 0;
+    BENCH_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, cols_old<0, false, false>,
+                                                              AX_THREADS, 0));
+    BENCH_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    static const double ws[] = {1.0, 1.5, 2.0, 2.5};
+    for (double wv : ws) {
+        const rd_u64 C = 64, blocks = (rd_u64)(wv * per * sms);
+        const rd_u64 L = blocks * AX_THREADS / C * 64 * 16; // entries of 64 blocks
+        if (L * C * sizeof(elem_t) > ((size_t)1 << 30))
+            continue; // beyond the 1 GiB input
+        ax_gpu_args a = whole_sweep(L, C);
+        a.sum = (rd_u64)out;
+        const double in = (double)L * C * sizeof(elem_t);
+        printf("waves %.2f (%llu, 64): main %.3f, V1 B2 minb4 %.3f, V2 B1 minb4 %.3f (of copy)\n",
+               wv, (unsigned long long)L, ratio(cols_old<0, false, false>, grid_of(a, 1), a, x, in, copy_bw),
+               ratio(cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(a, 1), a, x, in,
+                     copy_bw),
+               ratio(cols_lean<0, false, false, 2, 1, false, 4>, grid_of(a, 1, 2), a, x, in, copy_bw));
+    }
+    fflush(stdout);
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -274,25 +248,26 @@ int main(int argc, char **argv)
            copy_bw / 1e9);
     printf("%-16s %-26s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
     static const variant vars[] = {
-        {cols_new<0, false, false, 2, AX_COLS_PAIR, 3>, 2, "S2"},
-        {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, "S4"},
-        {cols_new<0, false, false, 8, AX_COLS_PAIR, 3>, 8, "S8"},
-        {cols_new<0, false, false, 4, 1, 4>, 4, "S4 P1 minb4"},
-        {cols_new<0, false, false, 8, 2, 2>, 8, "S8 P2 minb2"},
+        {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, 1, "S4"},
+        {cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
+        {cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
+        {cols_lean<0, false, false, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
+        {cols_lean<0, false, false, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
+        {cols_lean<0, false, false, 1, 1, true, 3>, 1, 1, "V1 B1 pipe minb3"},
+        {cols_lean<0, false, false, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
+        {cols_lean<0, false, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
+        {cols_lean<0, false, false, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
+        {cols_lean<0, false, false, 2, 1, true, 3>, 1, 2, "V2 B1 pipe minb3"},
+        {cols_lean<0, false, false, 2, 2, false, 2>, 1, 2, "V2 B2 minb2"},
+        {cols_lean<0, true, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4 skipnan"},
+        {cols_lean<0, true, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4 skipnan"},
     };
+    if (!ncu)
+        waves(x, want, copy_bw);
     static const unsigned Cs[] = {64, 1000, 100000};
     for (unsigned C : Cs) {
-        const rd_u64 L = bytes / sizeof(elem_t) / C, bps = (L + 15) / 16;
-        std::vector<ax_gpu_entry> ent;
-        cut_leaves(0, bps, 0, ent);
-        ax_gpu_args a;
-        memset(&a, 0, sizeof a);
-        a.nunits = bps;
-        a.T = 1;
-        a.L = L;
-        a.C = C;
-        a.blocks_per_sweep = bps;
-        a.nentries = ent.size();
+        const rd_u64 L = bytes / sizeof(elem_t) / C;
+        ax_gpu_args a = whole_sweep(L, C);
         const double in = (double)L * C * sizeof(elem_t);
         const size_t m = (size_t)(a.nentries * C);
         char shape[32];
@@ -303,7 +278,8 @@ int main(int argc, char **argv)
         const unsigned g = grid_of(a, 1);
         if (ncu) {
             cols_old<0, false, false><<<g, AX_THREADS>>>(x, a);
-            cols_new<0, false, false, 4, AX_COLS_PAIR, 3><<<grid_of(b, 4), AX_THREADS>>>(x, b);
+            cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4><<<g, AX_THREADS>>>(x, b);
+            cols_lean<0, false, false, 2, 1, false, 4><<<grid_of(b, 1, 2), AX_THREADS>>>(x, b);
             BENCH_CHECK(cudaDeviceSynchronize());
             break;
         }
@@ -314,20 +290,26 @@ int main(int argc, char **argv)
             want, got, m);
         for (const variant &v : vars)
             row(shape, v.name, in, copy_bw,
-                [&] { v.k<<<grid_of(b, v.S), AX_THREADS>>>(x, b); }, want, got, m);
+                [&] { v.k<<<grid_of(b, v.S, v.V), AX_THREADS>>>(x, b); }, want, got, m);
+        info(shape, "main's body", cols_old<0, false, false>, g);
+        for (const variant &v : vars)
+            info(shape, v.name, v.k, grid_of(b, v.S, v.V));
         // the other kinds: main's body, the kernel as built, S4
         ax_gpu_args q = a, e = a, w = a;
         q.sq = (rd_u64)got;
         e.sum = w.sum = 0;
         e.extrema = w.var = (rd_u64)want;
-        printf("%-16s sum+sq main %.3f built %.3f S4 %.3f; extrema main %.3f built %.3f S4 %.3f; "
-               "var main %.3f built %.3f S8 %.3f (of copy)\n", shape,
+        printf("%-16s sum+sq main %.3f built %.3f S4 %.3f V2 %.3f; extrema main %.3f built %.3f "
+               "S4 %.3f V2 %.3f V1m4 %.3f; var main %.3f built %.3f S8 %.3f (of copy)\n", shape,
                ratio(cols_old<0, false, true>, g, q, x, in, copy_bw),
                ratio(axk_cols_moments_sq, grid_of(q, BUILT_S(0, true)), q, x, in, copy_bw),
                ratio(cols_new<0, false, true, 4, AX_COLS_PAIR, 3>, grid_of(q, 4), q, x, in, copy_bw),
+               ratio(cols_lean<0, false, true, 2, 1, false, 3>, grid_of(q, 1, 2), q, x, in, copy_bw),
                ratio(cols_old<1, false, false>, g, e, x, in, copy_bw),
                ratio(axk_cols_extrema, grid_of(e, BUILT_S(1, false)), e, x, in, copy_bw),
                ratio(cols_new<1, false, false, 4, AX_COLS_PAIR, 3>, grid_of(e, 4), e, x, in, copy_bw),
+               ratio(cols_lean<1, false, false, 2, 1, false, 3>, grid_of(e, 1, 2), e, x, in, copy_bw),
+               ratio(cols_lean<1, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(e, 1), e, x, in, copy_bw),
                ratio(cols_old<2, false, false>, g, w, x, in, copy_bw),
                ratio(axk_cols_var, grid_of(w, BUILT_S(2, false)), w, x, in, copy_bw),
                ratio(cols_new<2, false, false, 8, 1, 1>, grid_of(w, 8), w, x, in, copy_bw));

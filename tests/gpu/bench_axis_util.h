@@ -1,49 +1,16 @@
 // bench_axis_util.h - what the probes of the along-axis kernels
-// (bench_axis_rows.cu, bench_axis_few.cu, bench_axis_cols.cu) share: random elements with NaN,
-// infinities, zeros of either sign and subnormals, the part arrays of a
-// launch, and a kernel that counts the words where two outputs differ.
-// Include after ptx/axis.cu and bench_common.h.
+// (bench_axis_rows.cu, bench_axis_few.cu, bench_axis_cols.cu) share on the
+// device: the part arrays of a launch, a kernel that counts the words where
+// two outputs differ, timed rows and the timing's input (random elements and
+// chunks: axis_probe_host.h). Include after ptx/axis.cu and bench_common.h.
 #ifndef GPUBATCH_TESTS_BENCH_AXIS_UTIL_H
 #define GPUBATCH_TESTS_BENCH_AXIS_UTIL_H
+
+#include "axis_probe_host.h"
 
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-static unsigned long long rs = 0x9e3779b97f4a7c15ull;
-// The next 64 pseudo-random bits.
-static unsigned long long rnd()
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
-
-// A random element: mostly moderate values, now and then a special one.
-static elem_t rnd_elem()
-{
-    unsigned long long r = rnd();
-#if defined(GB_DT_f32) || defined(GB_DT_f64)
-    switch (r % 97) {
-    case 0: return (elem_t)NAN;
-    case 1: return (elem_t)INFINITY;
-    case 2: return (elem_t)-INFINITY;
-    case 3: return (elem_t)-0.0;
-    case 4: return (elem_t)0.0;
-    case 5: return sizeof(elem_t) == 4 ? (elem_t)1e-40 : (elem_t)4e-320;
-    case 6: return (elem_t)((double)(long long)(r >> 20) * 0x1p+60);
-    case 7: case 8: return (elem_t)(double)(r % 5); // ties of the extrema
-    default: return (elem_t)((double)(long long)(r >> 11) * 0x1p-40);
-    }
-#else
-    elem_t e;
-    memcpy(&e, &r, sizeof e);
-    if (r % 7 == 0)
-        e = (elem_t)(r % 3); // ties
-    return e;
-#endif
-}
 
 // Counts into *bad the 8-byte words of a and b (n of them) that differ, two
 // NaNs alike (the GPU's NaNs are canonical either way).
