@@ -1189,26 +1189,13 @@ AX_INLINE void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u6
     }
 }
 
-/* rd_var_merge(a, b) without branches (its arithmetic done always, the
- * empty sides chosen after), so that a loop over columns vectorizes. */
+/* rd_var_merge(a, b) without branches, by vl_merge_lane (a part counts
+ * far fewer than 2^52 elements), so that a loop over columns vectorizes. */
 AX_INLINE rd_var ax_var_merge_lane(rd_var a, rd_var b)
 {
-    rd_dd d = rd_two_sum(b.k, -a.k);
-    rd_dd nd = rd_dd_mul_d(d, (double)b.n);
-    rd_dd t = rd_dd_mul(d, b.s1);
-    t.hi *= 2.0;
-    t.lo *= 2.0;
-    rd_dd s1 = rd_dd_add(a.s1, rd_dd_add(b.s1, nd));
-    rd_dd s2 = rd_dd_add(a.s2, rd_dd_add(rd_dd_add(b.s2, t), rd_dd_mul(nd, d)));
-    int only_a = b.n == 0, only_b = !only_a && a.n == 0;
-    rd_var r;
-    r.n = a.n + b.n;
-    r.k = only_b ? b.k : a.k;
-    r.s1.hi = only_a ? a.s1.hi : only_b ? b.s1.hi : s1.hi;
-    r.s1.lo = only_a ? a.s1.lo : only_b ? b.s1.lo : s1.lo;
-    r.s2.hi = only_a ? a.s2.hi : only_b ? b.s2.hi : s2.hi;
-    r.s2.lo = only_a ? a.s2.lo : only_b ? b.s2.lo : s2.lo;
-    return r;
+    vl_merge_lane(&a.n, &a.k, &a.s1.hi, &a.s1.lo, &a.s2.hi, &a.s2.lo, b.n, b.k, b.s1.hi,
+                  b.s1.lo, b.s2.hi, b.s2.lo);
+    return a;
 }
 
 /* Merges n <= AX_COLS variance partials l into r (r = rd_var_merge(l, r))
