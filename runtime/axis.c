@@ -1592,20 +1592,13 @@ AX_INLINE int ax_float_entries(const ax_plan *p, const ax_layout *l, const void 
         return 0;
     int sk = p->skipnan;
     switch (p->dtype) {
-    case DT_F32:
-        AX_WITH_FLAGS(ax_block_f32_entries, l, sk, p, l, x, e0, ent, n, at, nl);
-        return 1;
-    case DT_F64:
-        AX_WITH_FLAGS(ax_block_f64_entries, l, sk, p, l, x, e0, ent, n, at, nl);
-        return 1;
-    case DT_F16:
-        AX_WITH_FLAGS(ax_block_f16_entries, l, sk, p, l, x, e0, ent, n, at, nl);
-        return 1;
-    case DT_BF16:
-        AX_WITH_FLAGS(ax_block_bf16_entries, l, sk, p, l, x, e0, ent, n, at, nl);
-        return 1;
+    case DT_F32: AX_WITH_FLAGS(ax_block_f32_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
+    case DT_F64: AX_WITH_FLAGS(ax_block_f64_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
+    case DT_F16: AX_WITH_FLAGS(ax_block_f16_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
+    case DT_BF16: AX_WITH_FLAGS(ax_block_bf16_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
     default: return 0;
     }
+    return 1;
 }
 
 /* The parts of entries ent[0 .. n) of a chunk, the chunk's entries at .. at
