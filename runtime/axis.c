@@ -1189,26 +1189,13 @@ AX_INLINE void ax_merge_sum(int dbl, const rd_u64 *llo, const rd_u64 *lhi, rd_u6
     }
 }
 
-/* rd_var_merge(a, b) without branches (its arithmetic done always, the
- * empty sides chosen after), so that a loop over columns vectorizes. */
+/* rd_var_merge(a, b) without branches, by vl_merge_lane (a part counts
+ * far fewer than 2^52 elements), so that a loop over columns vectorizes. */
 AX_INLINE rd_var ax_var_merge_lane(rd_var a, rd_var b)
 {
-    rd_dd d = rd_two_sum(b.k, -a.k);
-    rd_dd nd = rd_dd_mul_d(d, (double)b.n);
-    rd_dd t = rd_dd_mul(d, b.s1);
-    t.hi *= 2.0;
-    t.lo *= 2.0;
-    rd_dd s1 = rd_dd_add(a.s1, rd_dd_add(b.s1, nd));
-    rd_dd s2 = rd_dd_add(a.s2, rd_dd_add(rd_dd_add(b.s2, t), rd_dd_mul(nd, d)));
-    int only_a = b.n == 0, only_b = !only_a && a.n == 0;
-    rd_var r;
-    r.n = a.n + b.n;
-    r.k = only_b ? b.k : a.k;
-    r.s1.hi = only_a ? a.s1.hi : only_b ? b.s1.hi : s1.hi;
-    r.s1.lo = only_a ? a.s1.lo : only_b ? b.s1.lo : s1.lo;
-    r.s2.hi = only_a ? a.s2.hi : only_b ? b.s2.hi : s2.hi;
-    r.s2.lo = only_a ? a.s2.lo : only_b ? b.s2.lo : s2.lo;
-    return r;
+    vl_merge_lane(&a.n, &a.k, &a.s1.hi, &a.s1.lo, &a.s2.hi, &a.s2.lo, b.n, b.k, b.s1.hi,
+                  b.s1.lo, b.s2.hi, b.s2.lo);
+    return a;
 }
 
 /* Merges n <= AX_COLS variance partials l into r (r = rd_var_merge(l, r))
@@ -1317,15 +1304,19 @@ typedef struct {
 
 /* Merges level b (right) into a (left) lane by lane, as ax_merge_parts:
  * sums a = rd_add(a, b) (WS: sums, WQ: squares), variance partials
- * rd_var_merge(a, b) (WV). */
+ * rd_var_merge(a, b) (WV; FULL: no partial of either is empty, which
+ * spares the choice of the empty sides). */
 AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, int ws, int wq,
-                               int wv)
+                               int wv, int full)
 {
     for (size_t c = 0; ws && c < AX_COLS; c++)
         a->sum[c] = rd_add(a->sum[c], b->sum[c]);
     for (size_t c = 0; wq && c < AX_COLS; c++)
         a->sq[c] = rd_add(a->sq[c], b->sq[c]);
-    for (size_t c = 0; wv && c < AX_COLS; c++)
+    for (size_t c = 0; wv && full && c < AX_COLS; c++)
+        vl_merge_full(&a->vn[c], &a->vk[c], &a->v1h[c], &a->v1l[c], &a->v2h[c], &a->v2l[c],
+                      b->vn[c], b->vk[c], b->v1h[c], b->v1l[c], b->v2h[c], b->v2l[c]);
+    for (size_t c = 0; wv && !full && c < AX_COLS; c++)
         vl_merge_lane(&a->vn[c], &a->vk[c], &a->v1h[c], &a->v1l[c], &a->v2h[c], &a->v2l[c],
                       b->vn[c], b->vk[c], b->v1h[c], b->v1l[c], b->v2h[c], b->v2l[c]);
 }
@@ -1342,26 +1333,27 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
  * NAME_unit_sq: the squares' sums likewise; NAME_unit_count: the kept
  * elements alone. WS, WE, WV, SKIP are constants where they are inlined. */
 #define AX_UNIT_PASSES(NAME, T, TO_DOUBLE, ISNAN, KEY, KT)                                   \
-    AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, int ws, int we, int wv,   \
-                               int skip, uint32_t row0, ax_level *o, uint64_t *cnt, KT *mn, \
-                               uint32_t *rn, KT *mx, uint32_t *rx)                          \
+    AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, size_t nl, int ws,        \
+                               int we, int wv, int skip, uint32_t row0, ax_level *o,        \
+                               size_t h, uint64_t *cnt, KT *mn, uint32_t *rn, KT *mx,       \
+                               uint32_t *rx)                                                \
     {                                                                                       \
         double sa[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];                          \
         uint64_t kept[AX_COLS], vn[AX_COLS];                                                \
         KT lo[AX_COLS], hi[AX_COLS];                                                        \
         uint32_t rl[AX_COLS], rh[AX_COLS];                                                  \
-        for (size_t c = 0; c < AX_COLS; c++) {                                              \
+        for (size_t c = 0; c < nl; c++) {                                                   \
             sa[c] = -0.0;                                                                   \
             vk[c] = s1[c] = s2[c] = 0.0;                                                    \
             kept[c] = vn[c] = 0;                                                            \
             lo[c] = mn[c], hi[c] = mx[c], rl[c] = rn[c], rh[c] = rx[c];                     \
         }                                                                                   \
         if (wv && !skip && rows)                                                            \
-            for (size_t c = 0; c < AX_COLS; c++)                                            \
+            for (size_t c = 0; c < nl; c++)                                                 \
                 vk[c] = TO_DOUBLE(x[c]);                                                    \
         const T *e = x;                                                                     \
         for (uint32_t r = 0; r < rows; r++, e += C)                                         \
-            for (size_t c = 0; c < AX_COLS; c++) {                                          \
+            for (size_t c = 0; c < nl; c++) {                                               \
                 T v = e[c];                                                                 \
                 double d = TO_DOUBLE(v);                                                    \
                 int nan = ISNAN(v), keep = !(skip && nan);                                  \
@@ -1392,19 +1384,19 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
                     rh[c] = th ? row0 + r : rh[c];                                          \
                 }                                                                           \
             }                                                                               \
-        for (size_t c = 0; ws && c < AX_COLS; c++) {                                        \
-            o->sum[c] = sa[c];                                                              \
+        for (size_t c = 0; ws && c < nl; c++) {                                             \
+            o->sum[h + c] = sa[c];                                                          \
             if (skip)                                                                       \
                 cnt[c] += kept[c];                                                          \
         }                                                                                   \
-        for (size_t c = 0; wv && c < AX_COLS; c++) {                                        \
-            o->vn[c] = skip ? vn[c] : rows;                                                 \
-            o->vk[c] = vk[c];                                                               \
-            o->v1h[c] = s1[c];                                                              \
-            o->v2h[c] = s2[c];                                                              \
-            o->v1l[c] = o->v2l[c] = 0.0;                                                    \
+        for (size_t c = 0; wv && c < nl; c++) {                                             \
+            o->vn[h + c] = skip ? vn[c] : rows;                                             \
+            o->vk[h + c] = vk[c];                                                           \
+            o->v1h[h + c] = s1[c];                                                          \
+            o->v2h[h + c] = s2[c];                                                          \
+            o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
         }                                                                                   \
-        for (size_t c = 0; we && c < AX_COLS; c++)                                          \
+        for (size_t c = 0; we && c < nl; c++)                                               \
             mn[c] = lo[c], mx[c] = hi[c], rn[c] = rl[c], rx[c] = rh[c];                     \
     }                                                                                       \
     AX_INLINE void NAME##_unit_sq(const T *x, size_t rows, size_t C, int skip, double *out)  \
@@ -1494,7 +1486,7 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
 #define AX_FLOAT_ENTRIES(NAME, T, KT)                                                        \
     AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
                                   uint64_t e0, const ax_entry *ent, size_t n, size_t at,    \
-                                  int ws, int we, int wv, int skip, void *out)              \
+                                  size_t nl, int ws, int we, int wv, int skip, void *out)   \
     {                                                                                       \
         size_t W = p->width, C = (size_t)p->C;                                              \
         size_t ng = W < AX_COLS ? 1 : (W + AX_COLS - 1) / AX_COLS;                          \
@@ -1537,8 +1529,10 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
                             stride = AX_COLS;                                               \
                         }                                                                   \
                         ax_level *o = &st[top][b];                                          \
-                        NAME##_unit(px, nr, stride, ws, we, wv, skip, (uint32_t)r0, o, cnt[b], \
-                                    kmn[b], rn[b], kmx[b], rx[b]);                          \
+                        for (size_t h = 0; h < AX_COLS; h += nl)                            \
+                            NAME##_unit(px + h, nr, stride, nl, ws, we, wv, skip,           \
+                                        (uint32_t)r0, o, h, cnt[b] + h, kmn[b] + h,         \
+                                        rn[b] + h, kmx[b] + h, rx[b] + h);                  \
                         if (!ws && wc && skip)                                              \
                             NAME##_unit_count(px, nr, stride, cnt[b]);                      \
                         if (wq)                                                             \
@@ -1547,7 +1541,8 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
                     for (size_t c = k; c & 1; c >>= 1) {                                    \
                         top--;                                                              \
                         for (size_t b = 0; b < nb; b++)                                     \
-                            ax_level_merge(&st[top][b], &st[top + 1][b], l->use_sum, wq, wv); \
+                            ax_level_merge(&st[top][b], &st[top + 1][b], l->use_sum, wq, wv, \
+                                           !skip);\
                     }                                                                       \
                     top++;                                                                  \
                 }                                                                           \
@@ -1590,18 +1585,20 @@ AX_FLOAT_ENTRIES(ax_block_f64, double, uint64_t)
 /* The block entries of a float plan by the lane code; 0 where the plan is
  * not one (other types, tile units). */
 AX_INLINE int ax_float_entries(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,
-                               const ax_entry *ent, size_t n, size_t at, void *out)
+                               const ax_entry *ent, size_t n, size_t at, size_t nl,
+                               void *out)
 {
     if (p->unit != AX_UNIT_BLOCK)
         return 0;
     int sk = p->skipnan;
     switch (p->dtype) {
-    case DT_F32: AX_WITH_FLAGS(ax_block_f32_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
-    case DT_F64: AX_WITH_FLAGS(ax_block_f64_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
-    case DT_F16: AX_WITH_FLAGS(ax_block_f16_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
-    case DT_BF16: AX_WITH_FLAGS(ax_block_bf16_entries, l, sk, p, l, x, e0, ent, n, at); return 1;
+    case DT_F32: AX_WITH_FLAGS(ax_block_f32_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
+    case DT_F64: AX_WITH_FLAGS(ax_block_f64_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
+    case DT_F16: AX_WITH_FLAGS(ax_block_f16_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
+    case DT_BF16: AX_WITH_FLAGS(ax_block_bf16_entries, l, sk, p, l, x, e0, ent, n, at, nl); break;
     default: return 0;
     }
+    return 1;
 }
 
 /* The parts of entries ent[0 .. n) of a chunk, the chunk's entries at .. at
@@ -1674,13 +1671,15 @@ typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, 
 
 /* Defines variant NAME of the entry code, compiled with ATTRS: the float
  * blocks' code a function of its own (NAME_float), so that each is
- * optimized as it was alone. */
-#define AX_VARIANT(NAME, ATTRS)                                                             \
+ * optimized as it was alone, its unit passes LANES columns at a time (a
+ * divisor of AX_COLS: as many as the variant's registers hold the
+ * accumulators of, which keeps them out of memory). */
+#define AX_VARIANT(NAME, ATTRS, LANES)                                                      \
     ATTRS __attribute__((noinline)) static int NAME##_float(                                \
         const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0,                  \
         const ax_entry *ent, size_t n, size_t at, void *out)                               \
     {                                                                                       \
-        return ax_float_entries(p, l, x, e0, ent, n, at, out);                              \
+        return ax_float_entries(p, l, x, e0, ent, n, at, LANES, out);                       \
     }                                                                                       \
     ATTRS static void NAME(const ax_plan *p, const ax_layout *l, const void *x, uint64_t e0, \
                            const ax_entry *ent, size_t n, size_t at, void *out)             \
@@ -1689,10 +1688,10 @@ typedef void (*ax_entries_fn)(const ax_plan *, const ax_layout *, const void *, 
             ax_cpu_entries_all(p, l, x, e0, ent, n, at, 0, out);                            \
     }
 
-AX_VARIANT(ax_cpu_entries_baseline, )
+AX_VARIANT(ax_cpu_entries_baseline, , AX_COLS)
 #if SIMD_MULTI
-AX_VARIANT(ax_cpu_entries_avx2, SIMD_ATTR_AVX2)
-AX_VARIANT(ax_cpu_entries_avx512, SIMD_ATTR_AVX512)
+AX_VARIANT(ax_cpu_entries_avx2, SIMD_ATTR_AVX2, AX_COLS / 2)
+AX_VARIANT(ax_cpu_entries_avx512, SIMD_ATTR_AVX512, AX_COLS)
 #endif
 
 /* The parts of entries ent[0 .. n), the chunk's at .. at + n, on this CPU's

@@ -91,9 +91,23 @@ VL_INLINE rd_dd vl_dd_mul_d(rd_dd x, double y)
     return vl_fast_two_sum(p.hi, p.lo + x.lo * y);
 }
 
-/* rd_var_merge(a, b) of one lane, its arithmetic done always and the empty
- * sides chosen after (no branch); n_a, n_b < 2^52. */
-VL_INLINE void vl_merge_lane(uint64_t *an, double *ak, double *as1h, double *as1l, double *as2h,
+/* a where mask is all ones, b where it is 0, by the bits: a select that
+ * the compiler cannot turn into a branch around b's arithmetic (which
+ * keeps the lane loops of the variants without masked vector operations,
+ * AVX2's, from vectorizing where floating-point traps are honoured). */
+VL_INLINE double vl_pick(uint64_t mask, double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & mask) | (y & ~mask);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
+/* rd_var_merge(a, b) of one lane where neither side is empty (0 < n_a,
+ * n_b < 2^52): the sums' arithmetic alone, the shift kept. */
+VL_INLINE void vl_merge_full(uint64_t *an, double *ak, double *as1h, double *as1l, double *as2h,
                              double *as2l, uint64_t bn, double bk, double bs1h, double bs1l,
                              double bs2h, double bs2l)
 {
@@ -105,13 +119,29 @@ VL_INLINE void vl_merge_lane(uint64_t *an, double *ak, double *as1h, double *as1
     t.lo *= 2.0;
     rd_dd s1 = vl_dd_add(a1, vl_dd_add(b1, nd));
     rd_dd s2 = vl_dd_add(a2, vl_dd_add(vl_dd_add(b2, t), vl_dd_mul(nd, d)));
-    int only_a = bn == 0, only_b = !only_a && *an == 0;
-    *ak = only_b ? bk : *ak;
-    *as1h = only_a ? *as1h : only_b ? bs1h : s1.hi;
-    *as1l = only_a ? *as1l : only_b ? bs1l : s1.lo;
-    *as2h = only_a ? *as2h : only_b ? bs2h : s2.hi;
-    *as2l = only_a ? *as2l : only_b ? bs2l : s2.lo;
+    *as1h = s1.hi;
+    *as1l = s1.lo;
+    *as2h = s2.hi;
+    *as2l = s2.lo;
     *an += bn;
+}
+
+/* rd_var_merge(a, b) of one lane, vl_merge_full's arithmetic done always
+ * and the empty sides chosen after (no branch); n_a, n_b < 2^52. */
+VL_INLINE void vl_merge_lane(uint64_t *an, double *ak, double *as1h, double *as1l, double *as2h,
+                             double *as2l, uint64_t bn, double bk, double bs1h, double bs1l,
+                             double bs2h, double bs2l)
+{
+    uint64_t n = *an;
+    double h1 = *as1h, l1 = *as1l, h2 = *as2h, l2 = *as2l;
+    vl_merge_full(&n, ak, &h1, &l1, &h2, &l2, bn, bk, bs1h, bs1l, bs2h, bs2l);
+    uint64_t only_a = -(uint64_t)(bn == 0), only_b = ~only_a & -(uint64_t)(*an == 0);
+    *ak = vl_pick(only_b, bk, *ak);
+    *as1h = vl_pick(only_a, *as1h, vl_pick(only_b, bs1h, h1));
+    *as1l = vl_pick(only_a, *as1l, vl_pick(only_b, bs1l, l1));
+    *as2h = vl_pick(only_a, *as2h, vl_pick(only_b, bs2h, h2));
+    *as2l = vl_pick(only_a, *as2l, vl_pick(only_b, bs2l, l2));
+    *an = n;
 }
 
 /* a[ia + i] = rd_var_merge(a[ia + i], b[ib + i]) for i < m (m a constant

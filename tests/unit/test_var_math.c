@@ -6,8 +6,10 @@
  * large offsets with tiny spreads, an outlier first element, constant
  * arrays (exactly 0), float32/float16-valued data, about 10^9 elements,
  * NaN and infinities, n - ddof <= 0. Then the CPU tile code
- * (rd_cpu_var_tiles) against rd_var_tile bit for bit for every type, and
- * the state's tree of tile partials over chunks and shards. */
+ * (rd_cpu_var_tiles) against rd_var_tile bit for bit for every type, the
+ * lane merges of runtime/var_lanes.h against rd_var_merge in every
+ * instruction-set variant, and the state's tree of tile partials over
+ * chunks and shards. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "ptx/reduce_math.h"
 #include "runtime/reduce.h"
 #include "runtime/simd.h"
+#include "runtime/var_lanes.h"
 #include "check.h"
 #define RND_SEED 0x5eed0f7a2ull
 #include "rnd.h"
@@ -364,6 +367,102 @@ static int same_var(const rd_var *a, const rd_var *b)
            same_double(a->s2.lo, b->s2.lo);
 }
 
+#define LANES 16 /* partials merged side by side by one call of a lane loop */
+
+/* Defines NAME: a[i] = merge(a[i], b[i]) for LANES lanes, FULL: by
+ * vl_merge_full, else vl_merge_lane, compiled with ATTRS (the lane loop
+ * vectorized as the CPU code's is in that variant). */
+#define LANE_MERGES(NAME, ATTRS, FULL)                                                       \
+    ATTRS static void NAME(uint64_t *an, double *ak, double *a1h, double *a1l, double *a2h,   \
+                           double *a2l, const uint64_t *bn, const double *bk,                \
+                           const double *b1h, const double *b1l, const double *b2h,          \
+                           const double *b2l)                                                \
+    {                                                                                       \
+        for (size_t i = 0; i < LANES; i++)                                                  \
+            (FULL ? vl_merge_full : vl_merge_lane)(&an[i], &ak[i], &a1h[i], &a1l[i],        \
+                                                   &a2h[i], &a2l[i], bn[i], bk[i], b1h[i],  \
+                                                   b1l[i], b2h[i], b2l[i]);                 \
+    }
+
+LANE_MERGES(lanes_base, , 0)
+LANE_MERGES(lanes_base_full, , 1)
+#if SIMD_MULTI
+LANE_MERGES(lanes_avx2, SIMD_ATTR_AVX2, 0)
+LANE_MERGES(lanes_avx2_full, SIMD_ATTR_AVX2, 1)
+LANE_MERGES(lanes_avx512, SIMD_ATTR_AVX512, 0)
+LANE_MERGES(lanes_avx512_full, SIMD_ATTR_AVX512, 1)
+#endif
+
+typedef void (*lane_merges_fn)(uint64_t *, double *, double *, double *, double *, double *,
+                               const uint64_t *, const double *, const double *,
+                               const double *, const double *, const double *);
+
+/* A partial of 0 to 40 random elements of full precision: plain values,
+ * a huge offset, or now and then an infinity or a NaN among them. */
+static rd_var random_partial(void)
+{
+    double x[40];
+    size_t n = (size_t)(rnd() % 41);
+    uint64_t kind = rnd() % 8;
+    double off = kind == 1 ? 0x1p40 : kind == 2 ? -3e7 : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = off + ((double)(rnd() >> 11) * 0x1p-53 - 0.5) * 1000.0;
+        if (kind == 3 && rnd() % 8 == 0)
+            x[i] = rnd() % 2 ? INFINITY : NAN;
+    }
+    return var_of(x, n, 4, 0);
+}
+
+/* vl_merge_lane equals rd_var_merge bit for bit (up to NaN payloads),
+ * empty sides included, and vl_merge_full equals it where neither side is
+ * empty, lane by lane in every variant this CPU runs. */
+static void test_lane_merges(void)
+{
+    static const struct {
+        int v;
+        lane_merges_fn lane, full;
+    } fns[] = {
+        {SIMD_BASELINE, lanes_base, lanes_base_full},
+#if SIMD_MULTI
+        {SIMD_AVX2, lanes_avx2, lanes_avx2_full},
+        {SIMD_AVX512, lanes_avx512, lanes_avx512_full},
+#endif
+    };
+    for (int round = 0; round < 400; round++) {
+        rd_var a[LANES], b[LANES], want[LANES];
+        for (size_t i = 0; i < LANES; i++) {
+            a[i] = random_partial();
+            b[i] = random_partial();
+            want[i] = rd_var_merge(a[i], b[i]);
+        }
+        for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+            if (!simd_runs(fns[f].v))
+                continue;
+            for (int full = 0; full < 2; full++) {
+                uint64_t an[LANES], bn[LANES];
+                double ak[LANES], a1h[LANES], a1l[LANES], a2h[LANES], a2l[LANES];
+                double bk[LANES], b1h[LANES], b1l[LANES], b2h[LANES], b2l[LANES];
+                vl_ref ra = {an, ak, a1h, a1l, a2h, a2l}, rb = {bn, bk, b1h, b1l, b2h, b2l};
+                for (size_t i = 0; i < LANES; i++) {
+                    vl_put(ra, i, a[i]);
+                    vl_put(rb, i, b[i]);
+                }
+                (full ? fns[f].full : fns[f].lane)(an, ak, a1h, a1l, a2h, a2l, bn, bk, b1h, b1l,
+                                                   b2h, b2l);
+                for (size_t i = 0; i < LANES; i++) {
+                    if (full && (a[i].n == 0 || b[i].n == 0))
+                        continue;
+                    rd_var got = vl_get(ra, i);
+                    CHECKF(same_var(&got, &want[i]),
+                           "%s %s round %d lane %zu: n %llu + %llu", simd_name(fns[f].v),
+                           full ? "vl_merge_full" : "vl_merge_lane", round, i,
+                           (unsigned long long)a[i].n, (unsigned long long)b[i].n);
+                }
+            }
+        }
+    }
+}
+
 /* rd_cpu_var_tiles of n elements x (values d) of type t on variant v
  * against rd_var_tile, tile by tile, bit for bit (up to NaN payloads). */
 static void check_cpu_tiles(int v, dt_type t, const unsigned char *x, const double *d, size_t n,
@@ -475,6 +574,7 @@ int main(void)
     RUN(test_special);
     RUN(test_identity);
     RUN(test_cpu_tiles);
+    RUN(test_lane_merges);
     RUN(test_state_shards);
     printf("largest error: var %.2f ulp, std %.2f ulp\n", worst_var, worst_std);
     return check_summary();
