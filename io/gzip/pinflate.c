@@ -129,6 +129,8 @@ struct pinflate {
     int paused;              /* pinflate_read paused at out_pos */
     void (*on_boundary)(void *ctx, uint64_t bit, uint64_t len); /* pinflate_on_boundary */
     void *boundary_ctx;
+    chunk *free_chunks;  /* freed chunks, kept for chunk_new */
+    int nfree_chunks;
     /* freed output buffers, reused so that their pages are not faulted in anew */
     struct spare { void *ptr; size_t bytes; } *spare;
     int nspare, spares; /* held, room for */
@@ -169,14 +171,35 @@ static void spare_give(pinflate *p, void *ptr, size_t bytes)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Frees a chunk, its buffers kept as spares (lock held). */
+/* Frees a chunk, its buffers kept as spares and the chunk itself kept for
+ * chunk_new, so that its 32 KiB window's pages are not faulted in anew for
+ * every chunk (lock held). */
 static void chunk_free(pinflate *p, chunk *c)
 {
     if (!c)
         return;
     spare_put(p, c->buf, c->cap);
     spare_put(p, c->sym, c->sym_cap * 2);
-    free(c);
+    if (p->nfree_chunks < p->nthreads + 4) {
+        c->next = p->free_chunks;
+        p->free_chunks = c;
+        p->nfree_chunks++;
+    } else {
+        free(c);
+    }
+}
+
+/* A zeroed chunk: one chunk_free kept, else a new one; NULL out of memory
+ * (lock held). */
+static chunk *chunk_new(pinflate *p)
+{
+    chunk *c = p->free_chunks;
+    if (!c)
+        return calloc(1, sizeof *c);
+    p->free_chunks = c->next;
+    p->nfree_chunks--;
+    memset(c, 0, sizeof *c);
+    return c;
 }
 
 /* The source's size in bytes: SPOOL_UNKNOWN for a pipe whose end has not
@@ -437,18 +460,15 @@ static size_t history_at(const chunk *c, size_t at, size_t most)
     return since < most ? since : most;
 }
 
-/* The room to give the bytes that `bits` compressed bits decode to: once
- * the ratio is known, out_limit and a block's worth past it, one size for
- * every chunk of the stream, so that a spare buffer fits any of them and
- * seldom grows (each growth copies it); before, 4 to 1 and an eighth more,
- * at most that. Read without the lock. */
-static size_t out_estimate(const pinflate *p, uint64_t bits)
+/* The room to give a chunk's decoded bytes: out_limit and a block's worth
+ * past it, one size for every chunk of the stream, so that a spare buffer
+ * fits any of them and seldom grows (each growth copies it into fresh
+ * pages). Pages never written cost nothing, so it is not sized from the
+ * chunk's compressed bytes: text's long blocks outgrew that guess. Read
+ * without the lock. */
+static size_t out_room(const pinflate *p)
 {
-    uint64_t most = out_limit(p) + OVERSHOOT, est = bits / 2;
-    est += est / 8 + INFLATE_WINDOW;
-    return p->in_done >= 8 * MIN_CHUNK && p->out_done ? (size_t)most
-           : est < most                              ? (size_t)est
-                                                     : (size_t)most;
+    return out_limit(p) + OVERSHOOT;
 }
 
 /* Decodes chunk c from its known start with its window into bytes. */
@@ -458,7 +478,7 @@ static void decode_known(pinflate *p, chunk *c)
     c->status = INFLATE_ERROR;
     if (span_open(&s, p, c->start, c->to) < 0)
         return;
-    size_t est = out_estimate(p, c->to > c->start ? c->to - c->start : 0);
+    size_t est = out_room(p);
     c->cap = 0;
     if (room(p, (void **)&c->buf, &c->cap, INFLATE_WINDOW + est, 1) < 0)
         goto out;
@@ -485,7 +505,7 @@ out:
 static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
-    if (room(p, (void **)&c->sym, &c->sym_cap, out_estimate(p, c->to - c->from), 2) < 0)
+    if (room(p, (void **)&c->sym, &c->sym_cap, out_room(p), 2) < 0)
         return INFLATE_ERROR;
     inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = out_limit(p)};
     members_on(p, &j, c);
@@ -515,7 +535,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     /* The last INFLATE_WINDOW symbols are bytes: they are the history of the
      * byte decoder that takes over. */
     c->cap = 0;
-    size_t est = out_estimate(p, c->to - c->from);
+    size_t est = out_room(p);
     if (room(p, (void **)&c->buf, &c->cap, est > c->nsym * 2 ? est : c->nsym * 2, 1) < 0)
         return INFLATE_ERROR;
     for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
@@ -635,7 +655,7 @@ static void drop_after(pinflate *p, chunk *c)
  * with the current window, linked in after c (c NULL: at the head). */
 static chunk *insert_known(pinflate *p, chunk *c, uint64_t from, uint64_t to)
 {
-    chunk *k = calloc(1, sizeof *k);
+    chunk *k = chunk_new(p);
     if (!k)
         return NULL;
     k->known = 1;
@@ -916,7 +936,7 @@ static chunk *new_chunk(pinflate *p)
         if (from >= end)
             return NULL;
         p->known_run = 0;
-        c = calloc(1, sizeof *c);
+        c = chunk_new(p);
         if (c) {
             c->from = from;
             c->to = c->from + size < end ? c->from + size : end;
@@ -1084,6 +1104,11 @@ void pinflate_destroy(pinflate *p)
     pthread_cond_destroy(&p->done);
     while (p->nspare)
         free(p->spare[--p->nspare].ptr);
+    while (p->free_chunks) {
+        chunk *c = p->free_chunks;
+        p->free_chunks = c->next;
+        free(c);
+    }
     free(p->spare);
     free(p->threads);
     free(p);
@@ -1270,9 +1295,10 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
         size_t limit = c->ends_taken < c->nends ? c->ends[c->ends_taken].out : c->nout;
         size_t k = limit - c->taken < n - got ? limit - c->taken : n - got;
         pthread_mutex_unlock(&p->lock);
-        memcpy(buf + got, c->out + c->taken, k);
-        if (c->crc_on_read)
-            c->crc = crc_update(c->crc, buf + got, k);
+        if (c->crc_on_read) /* checksummed from the copy, piece by piece, in cache */
+            c->crc = crc_copy(c->crc, buf + got, c->out + c->taken, k);
+        else
+            memcpy(buf + got, c->out + c->taken, k);
         pthread_mutex_lock(&p->lock);
         c->taken += k;
         got += k;
