@@ -5,13 +5,15 @@
  * markers, and in parallel with chunks down to a few KiB on 1 to 4
  * threads, from memory and from a pipe fed in pieces of every size; then
  * damaged streams, where both must hand out exactly the bytes
- * zlib gives before its error and never accept what zlib refuses; and a
- * false start that ends in a final block, passed over. */
+ * zlib gives before its error and never accept what zlib refuses; a
+ * false start that ends in a final block, passed over; and the memory held
+ * ahead of a reader that does not read. */
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "io/gzip/bgzf.h"
@@ -1012,6 +1014,68 @@ static void test_member_magic(void)
     free(g);
 }
 
+/* The process's resident bytes (/proc/self/statm), 0 where unknown. */
+static size_t resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return (size_t)res * 4096;
+}
+
+/* Memory stays bounded while nothing is read: on long runs, whose blocks
+ * decode to more than a chunk's output limit (so every chunk stops short of
+ * its range, the rest following in order), the decoder stops a few chunks
+ * ahead of the reader, not at the stream's end with all of it held. */
+static void test_bounded_ahead(void)
+{
+    size_t n = 64u << 20;
+    uint8_t *data = malloc(n);
+    if (!data) {
+        CHECK(0);
+        return;
+    }
+    fill(data, n, K_RUNS);
+    uint32_t want_crc = (uint32_t)crc32(0, data, (uInt)n);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    free(data);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 2, 0) == 0);
+    pinflate_plan(p, PINFLATE_ORDER);
+    size_t before = resident_bytes();
+    pinflate_begin(p, -1, c, clen + 8, 0);
+    uint8_t *buf = malloc(1 << 20);
+    ssize_t k = pinflate_read(p, buf, 4096);
+    CHECK(k == 4096);
+    size_t total = k > 0 ? (size_t)k : 0;
+    uint32_t crc = (uint32_t)crc32(0, buf, (uInt)total);
+    struct timespec nap = {0, 100 * 1000 * 1000};
+    size_t grown = 0;
+    for (int i = 0; i < 10; i++) { /* the time a whole decode takes, and more */
+        nanosleep(&nap, NULL);
+        size_t now = resident_bytes();
+        grown = now > before ? now - before : 0;
+    }
+    CHECKF(grown < ((size_t)24 << 20), "%zu MiB held ahead of the reader", grown >> 20);
+    while ((k = pinflate_read(p, buf, 1 << 20)) > 0) {
+        crc = (uint32_t)crc32(crc, buf, (uInt)k);
+        total += (size_t)k;
+    }
+    uint64_t end, len;
+    uint32_t pcrc;
+    pinflate_result(p, &end, &pcrc, &len);
+    CHECKF(k == 0 && total == n && crc == want_crc && pcrc == want_crc && len == n,
+           "k %zd, %zu bytes", k, total);
+    pinflate_destroy(p);
+    free(buf);
+    free(c);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -1026,5 +1090,6 @@ int main(void)
     RUN(test_false_final);
     RUN(test_members);
     RUN(test_member_magic);
+    RUN(test_bounded_ahead);
     return check_summary();
 }
