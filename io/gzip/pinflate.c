@@ -39,6 +39,8 @@
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
+#define PROBE_SYMS ((size_t)256 << 10)     /* symbols a probe on few threads decodes at first */
+#define PROBE_MARKERS (-200)               /* decode_guess: a probe's markers go on being copied */
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
@@ -59,6 +61,8 @@ typedef struct chunk {
     enum ch_state state;
     int known;         /* decoded from `start` with `window` */
     int dropped;       /* no longer in the list: freed by its worker */
+    int probe;         /* a measure of the plan's on few threads (small_probe) */
+    int probe_cut;     /* it stopped at PROBE_SYMS, its markers still copied */
     uint64_t from, to; /* where its start is searched; it ends at the first boundary >= to */
     uint64_t start, end;
     int status;        /* INFLATE_STOP or INFLATE_END when decoded, else the failure */
@@ -499,9 +503,22 @@ out:
     span_close(&s);
 }
 
+/* Whether the n symbols at s hold a marker. */
+static int has_marker(const uint16_t *s, size_t n)
+{
+    unsigned any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= s[i];
+    return (any & INFLATE_MARKER) != 0;
+}
+
 /* Decodes chunk c speculatively from a block start found at `bit` of span
  * s: symbols with markers until the window is no longer needed, then bytes.
- * Returns the inflate result. */
+ * A probe (c->probe) stops where PROBE_SYMS symbols do not reach the end of
+ * its first blocks and the last INFLATE_WINDOW of them (short of the slack a
+ * block's decode leaves unwritten before its room's end) still hold a
+ * marker: PROBE_MARKERS, its measure taken without decoding a text block
+ * of megabytes into symbols. Returns the inflate result. */
 static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
@@ -510,19 +527,29 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = out_limit(p)};
     members_on(p, &j, c);
     int r;
+    size_t cap = c->probe && c->sym_cap > PROBE_SYMS ? PROBE_SYMS : c->sym_cap;
     for (;;) {
         j.in = s->data;
         j.in_len = s->len;
         j.out = c->sym;
-        j.out_cap = c->sym_cap;
+        j.out_cap = cap;
         r = inflate_decode_symbols(&j);
         c->blocks += j.blocks;
         if (r == INFLATE_NEED_OUTPUT && j.out_len >= j.out_limit / 2) {
             r = INFLATE_STOP; /* as run_bytes does */
             break;
         }
-        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &c->sym_cap, c->sym_cap + 1, 2) == 0)
+        if (r == INFLATE_NEED_OUTPUT && cap < c->sym_cap) {
+            const size_t slack = 1024; /* more than a block leaves unwritten at its room's end */
+            if (has_marker(c->sym + cap - slack - INFLATE_WINDOW, INFLATE_WINDOW))
+                return PROBE_MARKERS;
+            cap = c->sym_cap; /* the markers end: measured as any chunk is */
             continue;
+        }
+        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &c->sym_cap, c->sym_cap + 1, 2) == 0) {
+            cap = c->sym_cap;
+            continue;
+        }
         if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
             continue;
         break;
@@ -573,6 +600,10 @@ static void decode_spec(pinflate *p, chunk *c)
         c->nsym = c->nout = c->nends = 0;
         c->blocks = 0;
         int r = decode_guess(p, c, &s, bit);
+        if (r == PROBE_MARKERS) { /* measured: the order decodes it again */
+            c->probe_cut = 1;
+            break;
+        }
         int early = r == INFLATE_END && !fallback &&
                     src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
                     !ifs_final_trusted(s.data, s.len, c->end - base);
@@ -735,6 +766,18 @@ static int speculate(const pinflate *p)
     return (uint64_t)p->nthreads * COST_ONE * 4 > (uint64_t)p->spec_cost * 5;
 }
 
+/* Whether the next speculative chunk is a probe that may stop at PROBE_SYMS
+ * (decode_guess; lock held): under AUTO, a measure (the stream's first, or
+ * one every PROBE_EVERY chunks) where the threads are too few to pay for
+ * chunks of symbols at three times the cost. Its answer then most likely is
+ * to decode in order; with more threads it is the first of many that
+ * speculate, decoded whole. */
+static int small_probe(const pinflate *p)
+{
+    return p->plan == PINFLATE_AUTO && (uint64_t)p->nthreads * COST_ONE * 4 <= 3 * COST_ONE * 5 &&
+           (p->spec_samples == 0 || p->known_run >= PROBE_EVERY);
+}
+
 /* Whether, decoding in order, a speculative chunk far enough ahead still
  * adds the idle threads' work (lock held): under AUTO, one at a time per
  * thread but the one in order, while those threads at the measured cost
@@ -827,7 +870,9 @@ static void advance(pinflate *p)
                 c->known = 1;
                 c->start = p->pos;
                 p->n_redone++;
-                plan_sample(p, 4 * COST_ONE); /* the speculation was wasted */
+                /* the speculation was wasted; a probe cut short measured
+                   symbols all through, as a chunk of them costs */
+                plan_sample(p, c->probe_cut ? 3 * COST_ONE : 4 * COST_ONE);
                 c->wvalid = p->win_valid;
                 memcpy(c->window, p->win, INFLATE_WINDOW);
                 c->state = CH_WAIT;
@@ -939,9 +984,11 @@ static chunk *new_chunk(pinflate *p)
             from = ahead;
         if (from >= end)
             return NULL;
+        int probe = small_probe(p);
         p->known_run = 0;
         c = chunk_new(p);
         if (c) {
+            c->probe = probe;
             c->from = from;
             c->to = c->from + size < end ? c->from + size : end;
             p->tail->next = c;

@@ -1014,6 +1014,59 @@ static void test_member_magic(void)
     free(g);
 }
 
+/* Log-like lines (a time stamp and one of four messages): about 20 to 1
+ * under zlib -6, in blocks of over a megabyte each. */
+static void fill_log(uint8_t *buf, size_t n)
+{
+    static const char *msgs[] = {"INFO [net] request served", "INFO [disk] flushed pages",
+                                 "DEBUG [cache] cache hit", "WARN [sched] queue long"};
+    size_t i = 0;
+    unsigned t = 0;
+    while (i < n) {
+        char line[96];
+        int k = snprintf(line, sizeof line, "%u.%03u %s\n", 1700000000u + t / 1000, t % 1000,
+                         msgs[rnd() % 4]);
+        t += (unsigned)(rnd() % 3);
+        for (int j = 0; j < k && i < n; j++)
+            buf[i++] = (uint8_t)line[j];
+    }
+}
+
+/* AUTO on 2 threads measures text of long blocks with a probe that stops
+ * after PROBE_SYMS symbols still copying markers, not a whole block of
+ * them: every speculative chunk is decoded again in order, and the bytes,
+ * CRC-32 and length are zlib's. */
+static void test_probe_cut(void)
+{
+    size_t n = 24u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    if (!data || !out) {
+        CHECK(0);
+        free(data);
+        free(out);
+        return;
+    }
+    fill_log(data, n);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 2, 0) == 0);
+    size_t got;
+    uint64_t end, chunks, redone;
+    uint32_t crc;
+    int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
+    pinflate_counts(p, &chunks, &redone);
+    uint64_t spec = pinflate_speculated(p);
+    CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && crc == (uint32_t)crc32(0, data, (uInt)n),
+           "r %d, %zu bytes", r, got);
+    CHECKF(spec == redone && spec <= 1 + chunks / 64, "%llu speculative, %llu redone, %llu chunks",
+           (unsigned long long)spec, (unsigned long long)redone, (unsigned long long)chunks);
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* The process's resident bytes (/proc/self/statm), 0 where unknown. */
 static size_t resident_bytes(void)
 {
@@ -1091,5 +1144,6 @@ int main(void)
     RUN(test_members);
     RUN(test_member_magic);
     RUN(test_bounded_ahead);
+    RUN(test_probe_cut);
     return check_summary();
 }
