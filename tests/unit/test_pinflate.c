@@ -460,6 +460,21 @@ static uint8_t *level6_padded(const uint8_t *data, size_t n, size_t *clen)
     return c;
 }
 
+/* Decodes the level6_padded stream c of data[0..n) with p into out (n + 64
+ * bytes) and takes p's counts: accepted chunks, redone, speculated. Whether
+ * the bytes and CRC-32 are zlib's. */
+static int run_counted(pinflate *p, const uint8_t *c, size_t clen, const uint8_t *data, size_t n,
+                       uint8_t *out, uint64_t counts[3])
+{
+    size_t got;
+    uint64_t end;
+    uint32_t crc;
+    int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
+    pinflate_counts(p, &counts[0], &counts[1]);
+    counts[2] = pinflate_speculated(p);
+    return r == 0 && got == n && memcmp(out, data, n) == 0 && crc == (uint32_t)crc32(0, data, (uInt)n);
+}
+
 /* The plan: on text, whose back-references into the unknown window go on
  * being copied (most symbols stay markers), AUTO on 2 threads measures one
  * speculative chunk (one per thread but the one in order) and then decodes
@@ -478,14 +493,9 @@ static void test_plan(void)
             pinflate *p;
             CHECK(pinflate_create(&p, 2, clen / 60) == 0);
             pinflate_plan(p, plans[k]);
-            size_t got;
-            uint64_t end, chunks, redone;
-            uint32_t crc;
-            int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
-            pinflate_counts(p, &chunks, &redone);
-            uint64_t spec = pinflate_speculated(p);
-            CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0, "plan %d, kind %d: r %d", k,
-                   kind, r);
+            uint64_t counts[3];
+            CHECKF(run_counted(p, c, clen, data, n, out, counts), "plan %d, kind %d", k, kind);
+            uint64_t chunks = counts[0], spec = counts[2];
             /* how many are speculative depends on the threads' timing
                but for these bounds */
             int want = plans[k] == PINFLATE_ORDER                        ? spec == 0
@@ -1051,14 +1061,9 @@ static void test_probe_cut(void)
     uint8_t *c = level6_padded(data, n, &clen);
     pinflate *p;
     CHECK(pinflate_create(&p, 2, 0) == 0);
-    size_t got;
-    uint64_t end, chunks, redone;
-    uint32_t crc;
-    int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
-    pinflate_counts(p, &chunks, &redone);
-    uint64_t spec = pinflate_speculated(p);
-    CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 && crc == (uint32_t)crc32(0, data, (uInt)n),
-           "r %d, %zu bytes", r, got);
+    uint64_t counts[3];
+    CHECK(run_counted(p, c, clen, data, n, out, counts));
+    uint64_t chunks = counts[0], redone = counts[1], spec = counts[2];
     CHECKF(spec == redone && spec <= 1 + chunks / 64, "%llu speculative, %llu redone, %llu chunks",
            (unsigned long long)spec, (unsigned long long)redone, (unsigned long long)chunks);
     pinflate_destroy(p);
