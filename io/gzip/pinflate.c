@@ -919,13 +919,15 @@ static void advance(pinflate *p)
             p->ended = 1;
             p->end_bit = c->end;
             drop_after(p, c);
-        } else if (c->end < c->to && p->nchunks < (size_t)p->nthreads + 2 &&
+        } else if (c->end < c->to && p->nchunks < (size_t)p->nthreads + 3 &&
                    !insert_known(p, c, c->end, c->to)) {
             p->failed = 1; /* out of memory: the stream stops after c */
-        } /* else, with as many chunks in flight as new_chunk allows, new_chunk
-             takes the rest of c's range up once the reader frees one: a stream
-             whose every chunk stops short (blocks longer than its output limit)
-             would otherwise be decoded to its end ahead of the reader */
+        } /* else, with one chunk more in flight than new_chunk allows (the
+             rest is decoded while the reader copies c), new_chunk takes the
+             rest of c's range up once the reader frees one: a range that
+             decodes to many output limits (the first, sized before the ratio
+             is known, of long runs) was otherwise decoded to its end ahead of
+             the reader */
         pthread_cond_broadcast(&p->work);
         pthread_cond_broadcast(&p->done);
         c = c->next;
