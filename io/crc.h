@@ -11,4 +11,9 @@
 /* The CRC-32 of the bytes p[0..n) following those whose CRC-32 is crc. */
 uint32_t crc_update(uint32_t crc, const void *p, size_t n);
 
+/* Copies src[0..n) to dst (not overlapping) and returns crc_update(crc,
+ * src, n): piece by piece, each checksummed from the copy while it is
+ * still in the nearest cache, not in a second pass over the whole. */
+uint32_t crc_copy(uint32_t crc, void *dst, const void *src, size_t n);
+
 #endif

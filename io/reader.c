@@ -592,7 +592,11 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     int rc = source_fill(r, IN_BLOCK);
     if (rc < 0)
         return rc;
-    static _Thread_local bgzf_job jobs[BGZF_MAX_JOBS];
+    /* on the heap, not thread-local: every thread the process starts would
+       fault in and zero its 40 KiB */
+    if (!r->bgzf_jobs && !(r->bgzf_jobs = malloc(BGZF_MAX_JOBS * sizeof *r->bgzf_jobs)))
+        return IO_ERR_NOMEM;
+    bgzf_job *jobs = r->bgzf_jobs;
     size_t njobs = 0, pos = 0, off = 0;
     while (njobs < BGZF_MAX_JOBS) {
         const uint8_t *p = r->in_next + pos;
@@ -1555,6 +1559,7 @@ void io_reader_close(io_reader *r)
     gzindex_free(r->index);
     spool_destroy(r->spool);
     free(r->pause_win);
+    free(r->bgzf_jobs);
     if (r->close_fd)
         close(r->fd);
     else if (r->is_stdin && r->file_size >= 0) /* a regular file: left past what was read, as

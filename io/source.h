@@ -28,6 +28,7 @@
 #include "status.h"
 #include "view.h"
 #include "zip_member.h"
+#include "io/gzip/bgzf.h"
 #include "io/gzip/gzindex.h"
 #include "io/gzip/pinflate.h"
 
@@ -75,6 +76,7 @@ struct io_reader {
     uint64_t member_data; /* RD_PARALLEL: the file offset of its first deflate byte */
     pinflate *par;           /* the parallel decoder, started by the first member it takes */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
+    bgzf_job *bgzf_jobs; /* read_bgzf's batch, allocated at its first use */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
     atomic_int pause_req; /* io_reader_pause: the parallel decoder pauses the first member */
     uint64_t n_paused;   /* members whose start the host decoded before a device took over */

@@ -220,31 +220,40 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
               uint64_t *digest, io_status *st)
 {
     uint64_t c = start, u = 0;
-    static _Thread_local uint8_t h[BGZF_HEADER_MAX];
-    while (c < end) {
+    /* on the heap, not thread-local: every thread the process starts would
+       fault in and zero its 64 KiB */
+    uint8_t *h = malloc(BGZF_HEADER_MAX);
+    int rc = h ? 0 : io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    while (rc == 0 && c < end) {
         uint8_t t[8];
         size_t want = end - c < BGZF_HEADER_LEN ? (size_t)(end - c) : BGZF_HEADER_LEN;
         ssize_t k = io_pread_full(fd, h, want, c);
         size_t head = k >= 12 ? bgzf_header_size(h) : 0;
         if (k == BGZF_HEADER_LEN && head > BGZF_HEADER_LEN) /* an extra field beside BC */
             k = io_pread_full(fd, h, end - c < head ? (size_t)(end - c) : head, c);
-        if (k < 0)
-            return io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
+        if (k < 0) {
+            rc = io_fail(st, IO_ERR_READ, "%s", strerror((int)-k));
+            break;
+        }
         size_t total = bgzf_block_size(h, (size_t)k);
         if (total == 0) {
             if (gzip_header_magic(h, (size_t)k))
-                return io_fail(
+                rc = io_fail(
                     st, IO_ERR_SEEK, "%s",
                     "gzip data that is not blocked (BGZF) cannot be read from an offset: "
                     "make a seek index with `gpubatch index FILE`, recompress it with "
                     "`gpubatch` output or bgzip, or decompress it");
             break;
         }
-        if (total > end - c)
-            return io_fail(st, IO_ERR_TRUNCATED, "%s", "unexpected end of compressed data");
+        if (total > end - c) {
+            rc = io_fail(st, IO_ERR_TRUNCATED, "%s", "unexpected end of compressed data");
+            break;
+        }
         k = io_pread_full(fd, t, sizeof t, c + total - 8);
-        if (k != (ssize_t)sizeof t)
-            return io_fail(st, IO_ERR_READ, "%s", k < 0 ? strerror((int)-k) : "read error");
+        if (k != (ssize_t)sizeof t) {
+            rc = io_fail(st, IO_ERR_READ, "%s", k < 0 ? strerror((int)-k) : "read error");
+            break;
+        }
         uint32_t isize = le32(t + 4);
         for (size_t i = 0; digest && i < sizeof t; i++) /* FNV-1a over the trailers */
             *digest = (*digest ^ t[i]) * 0x100000001b3ull;
@@ -253,9 +262,12 @@ int bgzf_walk(int fd, uint64_t start, uint64_t end, uint64_t target, uint64_t *c
         c += total;
         u += isize;
     }
-    *coff = c;
-    *uoff = u;
-    return 0;
+    free(h);
+    if (rc == 0) {
+        *coff = c;
+        *uoff = u;
+    }
+    return rc;
 }
 
 /* Decoded size of the BGZF blocks in [start, end) of fd. */

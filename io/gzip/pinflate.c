@@ -39,6 +39,8 @@
 #define GROW_MAX ((size_t)256 << 20)       /* the most one chunk's output may take */
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
+#define PROBE_SYMS ((size_t)256 << 10)     /* symbols a probe on few threads decodes at first */
+#define PROBE_MARKERS (-200)               /* decode_guess: a probe's markers go on being copied */
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
@@ -59,6 +61,8 @@ typedef struct chunk {
     enum ch_state state;
     int known;         /* decoded from `start` with `window` */
     int dropped;       /* no longer in the list: freed by its worker */
+    int probe;         /* a measure of the plan's on few threads (small_probe) */
+    int probe_cut;     /* it stopped at PROBE_SYMS, its markers still copied */
     uint64_t from, to; /* where its start is searched; it ends at the first boundary >= to */
     uint64_t start, end;
     int status;        /* INFLATE_STOP or INFLATE_END when decoded, else the failure */
@@ -129,6 +133,8 @@ struct pinflate {
     int paused;              /* pinflate_read paused at out_pos */
     void (*on_boundary)(void *ctx, uint64_t bit, uint64_t len); /* pinflate_on_boundary */
     void *boundary_ctx;
+    chunk *free_chunks;  /* freed chunks, kept for chunk_new */
+    int nfree_chunks;
     /* freed output buffers, reused so that their pages are not faulted in anew */
     struct spare { void *ptr; size_t bytes; } *spare;
     int nspare, spares; /* held, room for */
@@ -169,14 +175,35 @@ static void spare_give(pinflate *p, void *ptr, size_t bytes)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Frees a chunk, its buffers kept as spares (lock held). */
+/* Frees a chunk, its buffers kept as spares and the chunk itself kept for
+ * chunk_new, so that its 32 KiB window's pages are not faulted in anew for
+ * every chunk (lock held). */
 static void chunk_free(pinflate *p, chunk *c)
 {
     if (!c)
         return;
     spare_put(p, c->buf, c->cap);
     spare_put(p, c->sym, c->sym_cap * 2);
-    free(c);
+    if (p->nfree_chunks < p->nthreads + 4) {
+        c->next = p->free_chunks;
+        p->free_chunks = c;
+        p->nfree_chunks++;
+    } else {
+        free(c);
+    }
+}
+
+/* A zeroed chunk: one chunk_free kept, else a new one; NULL out of memory
+ * (lock held). */
+static chunk *chunk_new(pinflate *p)
+{
+    chunk *c = p->free_chunks;
+    if (!c)
+        return calloc(1, sizeof *c);
+    p->free_chunks = c->next;
+    p->nfree_chunks--;
+    memset(c, 0, sizeof *c);
+    return c;
 }
 
 /* The source's size in bytes: SPOOL_UNKNOWN for a pipe whose end has not
@@ -437,18 +464,15 @@ static size_t history_at(const chunk *c, size_t at, size_t most)
     return since < most ? since : most;
 }
 
-/* The room to give the bytes that `bits` compressed bits decode to: once
- * the ratio is known, out_limit and a block's worth past it, one size for
- * every chunk of the stream, so that a spare buffer fits any of them and
- * seldom grows (each growth copies it); before, 4 to 1 and an eighth more,
- * at most that. Read without the lock. */
-static size_t out_estimate(const pinflate *p, uint64_t bits)
+/* The room to give a chunk's decoded bytes: out_limit and a block's worth
+ * past it, one size for every chunk of the stream, so that a spare buffer
+ * fits any of them and seldom grows (each growth copies it into fresh
+ * pages). Pages never written cost nothing, so it is not sized from the
+ * chunk's compressed bytes: text's long blocks outgrew that guess. Read
+ * without the lock. */
+static size_t out_room(const pinflate *p)
 {
-    uint64_t most = out_limit(p) + OVERSHOOT, est = bits / 2;
-    est += est / 8 + INFLATE_WINDOW;
-    return p->in_done >= 8 * MIN_CHUNK && p->out_done ? (size_t)most
-           : est < most                              ? (size_t)est
-                                                     : (size_t)most;
+    return out_limit(p) + OVERSHOOT;
 }
 
 /* Decodes chunk c from its known start with its window into bytes. */
@@ -458,7 +482,7 @@ static void decode_known(pinflate *p, chunk *c)
     c->status = INFLATE_ERROR;
     if (span_open(&s, p, c->start, c->to) < 0)
         return;
-    size_t est = out_estimate(p, c->to > c->start ? c->to - c->start : 0);
+    size_t est = out_room(p);
     c->cap = 0;
     if (room(p, (void **)&c->buf, &c->cap, INFLATE_WINDOW + est, 1) < 0)
         goto out;
@@ -479,30 +503,53 @@ out:
     span_close(&s);
 }
 
+/* Whether the n symbols at s hold a marker. */
+static int has_marker(const uint16_t *s, size_t n)
+{
+    unsigned any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= s[i];
+    return (any & INFLATE_MARKER) != 0;
+}
+
 /* Decodes chunk c speculatively from a block start found at `bit` of span
  * s: symbols with markers until the window is no longer needed, then bytes.
- * Returns the inflate result. */
+ * A probe (c->probe) stops where PROBE_SYMS symbols do not reach the end of
+ * its first blocks and the last INFLATE_WINDOW of them (short of the slack a
+ * block's decode leaves unwritten before its room's end) still hold a
+ * marker: PROBE_MARKERS, its measure taken without decoding a text block
+ * of megabytes into symbols. Returns the inflate result. */
 static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
 {
     uint64_t base = s->off * 8;
-    if (room(p, (void **)&c->sym, &c->sym_cap, out_estimate(p, c->to - c->from), 2) < 0)
+    if (room(p, (void **)&c->sym, &c->sym_cap, out_room(p), 2) < 0)
         return INFLATE_ERROR;
     inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = out_limit(p)};
     members_on(p, &j, c);
     int r;
+    size_t cap = c->probe && c->sym_cap > PROBE_SYMS ? PROBE_SYMS : c->sym_cap;
     for (;;) {
         j.in = s->data;
         j.in_len = s->len;
         j.out = c->sym;
-        j.out_cap = c->sym_cap;
+        j.out_cap = cap;
         r = inflate_decode_symbols(&j);
         c->blocks += j.blocks;
         if (r == INFLATE_NEED_OUTPUT && j.out_len >= j.out_limit / 2) {
             r = INFLATE_STOP; /* as run_bytes does */
             break;
         }
-        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &c->sym_cap, c->sym_cap + 1, 2) == 0)
+        if (r == INFLATE_NEED_OUTPUT && cap < c->sym_cap) {
+            const size_t slack = 1024; /* more than a block leaves unwritten at its room's end */
+            if (has_marker(c->sym + cap - slack - INFLATE_WINDOW, INFLATE_WINDOW))
+                return PROBE_MARKERS;
+            cap = c->sym_cap; /* the markers end: measured as any chunk is */
             continue;
+        }
+        if (r == INFLATE_NEED_OUTPUT && grow((void **)&c->sym, &c->sym_cap, c->sym_cap + 1, 2) == 0) {
+            cap = c->sym_cap;
+            continue;
+        }
         if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
             continue;
         break;
@@ -515,7 +562,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     /* The last INFLATE_WINDOW symbols are bytes: they are the history of the
      * byte decoder that takes over. */
     c->cap = 0;
-    size_t est = out_estimate(p, c->to - c->from);
+    size_t est = out_room(p);
     if (room(p, (void **)&c->buf, &c->cap, est > c->nsym * 2 ? est : c->nsym * 2, 1) < 0)
         return INFLATE_ERROR;
     for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
@@ -553,6 +600,10 @@ static void decode_spec(pinflate *p, chunk *c)
         c->nsym = c->nout = c->nends = 0;
         c->blocks = 0;
         int r = decode_guess(p, c, &s, bit);
+        if (r == PROBE_MARKERS) { /* measured: the order decodes it again */
+            c->probe_cut = 1;
+            break;
+        }
         int early = r == INFLATE_END && !fallback &&
                     src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
                     !ifs_final_trusted(s.data, s.len, c->end - base);
@@ -635,7 +686,7 @@ static void drop_after(pinflate *p, chunk *c)
  * with the current window, linked in after c (c NULL: at the head). */
 static chunk *insert_known(pinflate *p, chunk *c, uint64_t from, uint64_t to)
 {
-    chunk *k = calloc(1, sizeof *k);
+    chunk *k = chunk_new(p);
     if (!k)
         return NULL;
     k->known = 1;
@@ -713,6 +764,18 @@ static int speculate(const pinflate *p)
     if (p->spec_samples == 0 || p->known_run >= PROBE_EVERY)
         return 1;
     return (uint64_t)p->nthreads * COST_ONE * 4 > (uint64_t)p->spec_cost * 5;
+}
+
+/* Whether the next speculative chunk is a probe that may stop at PROBE_SYMS
+ * (decode_guess; lock held): under AUTO, a measure (the stream's first, or
+ * one every PROBE_EVERY chunks) where the threads are too few to pay for
+ * chunks of symbols at three times the cost. Its answer then most likely is
+ * to decode in order; with more threads it is the first of many that
+ * speculate, decoded whole. */
+static int small_probe(const pinflate *p)
+{
+    return p->plan == PINFLATE_AUTO && (uint64_t)p->nthreads * COST_ONE * 4 <= 3 * COST_ONE * 5 &&
+           (p->spec_samples == 0 || p->known_run >= PROBE_EVERY);
 }
 
 /* Whether, decoding in order, a speculative chunk far enough ahead still
@@ -807,7 +870,9 @@ static void advance(pinflate *p)
                 c->known = 1;
                 c->start = p->pos;
                 p->n_redone++;
-                plan_sample(p, 4 * COST_ONE); /* the speculation was wasted */
+                /* the speculation was wasted; a probe cut short measured
+                   symbols all through, as a chunk of them costs */
+                plan_sample(p, c->probe_cut ? 3 * COST_ONE : 4 * COST_ONE);
                 c->wvalid = p->win_valid;
                 memcpy(c->window, p->win, INFLATE_WINDOW);
                 c->state = CH_WAIT;
@@ -854,9 +919,15 @@ static void advance(pinflate *p)
             p->ended = 1;
             p->end_bit = c->end;
             drop_after(p, c);
-        } else if (c->end < c->to && !insert_known(p, c, c->end, c->to)) {
+        } else if (c->end < c->to && p->nchunks < (size_t)p->nthreads + 3 &&
+                   !insert_known(p, c, c->end, c->to)) {
             p->failed = 1; /* out of memory: the stream stops after c */
-        }
+        } /* else, with one chunk more in flight than new_chunk allows (the
+             rest is decoded while the reader copies c), new_chunk takes the
+             rest of c's range up once the reader frees one: a range that
+             decodes to many output limits (the first, sized before the ratio
+             is known, of long runs) was otherwise decoded to its end ahead of
+             the reader */
         pthread_cond_broadcast(&p->work);
         pthread_cond_broadcast(&p->done);
         c = c->next;
@@ -915,9 +986,11 @@ static chunk *new_chunk(pinflate *p)
             from = ahead;
         if (from >= end)
             return NULL;
+        int probe = small_probe(p);
         p->known_run = 0;
-        c = calloc(1, sizeof *c);
+        c = chunk_new(p);
         if (c) {
+            c->probe = probe;
             c->from = from;
             c->to = c->from + size < end ? c->from + size : end;
             p->tail->next = c;
@@ -1084,6 +1157,11 @@ void pinflate_destroy(pinflate *p)
     pthread_cond_destroy(&p->done);
     while (p->nspare)
         free(p->spare[--p->nspare].ptr);
+    while (p->free_chunks) {
+        chunk *c = p->free_chunks;
+        p->free_chunks = c->next;
+        free(c);
+    }
     free(p->spare);
     free(p->threads);
     free(p);
@@ -1270,9 +1348,10 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
         size_t limit = c->ends_taken < c->nends ? c->ends[c->ends_taken].out : c->nout;
         size_t k = limit - c->taken < n - got ? limit - c->taken : n - got;
         pthread_mutex_unlock(&p->lock);
-        memcpy(buf + got, c->out + c->taken, k);
-        if (c->crc_on_read)
-            c->crc = crc_update(c->crc, buf + got, k);
+        if (c->crc_on_read) /* checksummed from the copy, piece by piece, in cache */
+            c->crc = crc_copy(c->crc, buf + got, c->out + c->taken, k);
+        else
+            memcpy(buf + got, c->out + c->taken, k);
         pthread_mutex_lock(&p->lock);
         c->taken += k;
         got += k;

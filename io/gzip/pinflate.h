@@ -54,8 +54,9 @@ enum pinflate_plan {
  * stream's first chunks and measures what that costs against decoding in
  * order: a speculative chunk whose output is held as 16-bit symbols (the
  * back-references into the unknown window go on being copied) costs up to
- * about three in-order ones. It speculates while the threads' number pays
- * for that, else decodes in order on one thread while each other one
+ * about three in-order ones (on two or three threads, a measure stops
+ * after 256 Ki symbols whose last 32 KiB still hold markers, and counts as
+ * that). It speculates while the threads' number pays for that, else decodes in order on one thread while each other one
  * decodes a chunk speculatively as many chunks ahead as that costs, and
  * probes once every 64 chunks. With chunk_bytes set (pinflate_create), the
  * plan starts as PARALLEL. */

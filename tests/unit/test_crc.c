@@ -1,6 +1,7 @@
 /* test_crc.c - crc_update against a bit-at-a-time CRC-32 written here and
  * against zlib's crc32(): every length up to 300 at every alignment, long
- * random pieces, pieces fed in any split, and the standard check value. */
+ * random pieces, pieces fed in any split, and the standard check value;
+ * crc_copy's copy and value. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,29 @@ static void test_long(const uint8_t *buf, size_t size)
     }
 }
 
+/* crc_copy: the copy is exact, nothing past it is written, and the value is
+ * crc_update's, for lengths around its pieces' size at odd alignments. */
+static void test_copy(const uint8_t *buf, size_t size)
+{
+    uint8_t *dst = malloc(size + 2);
+    if (!dst) {
+        CHECK(0);
+        return;
+    }
+    size_t lens[] = {0, 1, 63, 64, 4095, 16383, 16384, 16385, 65537, 300001};
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++)
+        for (size_t off = 0; off < 3; off++) {
+            size_t n = lens[i];
+            uint32_t seed = (uint32_t)rnd();
+            memset(dst, 0xa5, size + 2);
+            uint32_t got = crc_copy(seed, dst + off, buf + 7 + off, n);
+            CHECKF(got == (uint32_t)crc32(seed, buf + 7 + off, (uInt)n), "n %zu off %zu", n, off);
+            CHECKF(memcmp(dst + off, buf + 7 + off, n) == 0, "copy: n %zu off %zu", n, off);
+            CHECKF(dst[off + n] == 0xa5 && (off == 0 || dst[off - 1] == 0xa5), "bounds: n %zu", n);
+        }
+    free(dst);
+}
+
 int main(void)
 {
     CHECK(crc_update(0, "123456789", 9) == 0xcbf43926u);
@@ -67,6 +91,7 @@ int main(void)
         buf[i] = (uint8_t)rnd();
     test_short(buf);
     test_long(buf, size);
+    test_copy(buf, size);
     memset(buf, 0xff, size);
     CHECK(crc_update(0, buf, size) == (uint32_t)crc32(0, buf, (uInt)size));
     free(buf);

@@ -5,13 +5,15 @@
  * markers, and in parallel with chunks down to a few KiB on 1 to 4
  * threads, from memory and from a pipe fed in pieces of every size; then
  * damaged streams, where both must hand out exactly the bytes
- * zlib gives before its error and never accept what zlib refuses; and a
- * false start that ends in a final block, passed over. */
+ * zlib gives before its error and never accept what zlib refuses; a
+ * false start that ends in a final block, passed over; and the memory held
+ * ahead of a reader that does not read. */
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "io/gzip/bgzf.h"
@@ -458,6 +460,21 @@ static uint8_t *level6_padded(const uint8_t *data, size_t n, size_t *clen)
     return c;
 }
 
+/* Decodes the level6_padded stream c of data[0..n) with p into out (n + 64
+ * bytes) and takes p's counts: accepted chunks, redone, speculated. Whether
+ * the bytes and CRC-32 are zlib's. */
+static int run_counted(pinflate *p, const uint8_t *c, size_t clen, const uint8_t *data, size_t n,
+                       uint8_t *out, uint64_t counts[3])
+{
+    size_t got;
+    uint64_t end;
+    uint32_t crc;
+    int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
+    pinflate_counts(p, &counts[0], &counts[1]);
+    counts[2] = pinflate_speculated(p);
+    return r == 0 && got == n && memcmp(out, data, n) == 0 && crc == (uint32_t)crc32(0, data, (uInt)n);
+}
+
 /* The plan: on text, whose back-references into the unknown window go on
  * being copied (most symbols stay markers), AUTO on 2 threads measures one
  * speculative chunk (one per thread but the one in order) and then decodes
@@ -476,14 +493,9 @@ static void test_plan(void)
             pinflate *p;
             CHECK(pinflate_create(&p, 2, clen / 60) == 0);
             pinflate_plan(p, plans[k]);
-            size_t got;
-            uint64_t end, chunks, redone;
-            uint32_t crc;
-            int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, 0);
-            pinflate_counts(p, &chunks, &redone);
-            uint64_t spec = pinflate_speculated(p);
-            CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0, "plan %d, kind %d: r %d", k,
-                   kind, r);
+            uint64_t counts[3];
+            CHECKF(run_counted(p, c, clen, data, n, out, counts), "plan %d, kind %d", k, kind);
+            uint64_t chunks = counts[0], spec = counts[2];
             /* how many are speculative depends on the threads' timing
                but for these bounds */
             int want = plans[k] == PINFLATE_ORDER                        ? spec == 0
@@ -1012,6 +1024,117 @@ static void test_member_magic(void)
     free(g);
 }
 
+/* Log-like lines (a time stamp and one of four messages): about 20 to 1
+ * under zlib -6, in blocks of over a megabyte each. */
+static void fill_log(uint8_t *buf, size_t n)
+{
+    static const char *msgs[] = {"INFO [net] request served", "INFO [disk] flushed pages",
+                                 "DEBUG [cache] cache hit", "WARN [sched] queue long"};
+    size_t i = 0;
+    unsigned t = 0;
+    while (i < n) {
+        char line[96];
+        int k = snprintf(line, sizeof line, "%u.%03u %s\n", 1700000000u + t / 1000, t % 1000,
+                         msgs[rnd() % 4]);
+        t += (unsigned)(rnd() % 3);
+        for (int j = 0; j < k && i < n; j++)
+            buf[i++] = (uint8_t)line[j];
+    }
+}
+
+/* AUTO on 2 threads measures text of long blocks with a probe that stops
+ * after PROBE_SYMS symbols still copying markers, not a whole block of
+ * them: every speculative chunk is decoded again in order, and the bytes,
+ * CRC-32 and length are zlib's. */
+static void test_probe_cut(void)
+{
+    size_t n = 24u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    if (!data || !out) {
+        CHECK(0);
+        free(data);
+        free(out);
+        return;
+    }
+    fill_log(data, n);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 2, 0) == 0);
+    uint64_t counts[3];
+    CHECK(run_counted(p, c, clen, data, n, out, counts));
+    uint64_t chunks = counts[0], redone = counts[1], spec = counts[2];
+    CHECKF(spec == redone && spec <= 1 + chunks / 64, "%llu speculative, %llu redone, %llu chunks",
+           (unsigned long long)spec, (unsigned long long)redone, (unsigned long long)chunks);
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
+/* The process's resident bytes (/proc/self/statm), 0 where unknown. */
+static size_t resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return (size_t)res * 4096;
+}
+
+/* Memory stays bounded while nothing is read: on long runs, whose blocks
+ * decode to more than a chunk's output limit (so every chunk stops short of
+ * its range, the rest following in order), the decoder stops a few chunks
+ * ahead of the reader, not at the stream's end with all of it held. */
+static void test_bounded_ahead(void)
+{
+    size_t n = 64u << 20;
+    uint8_t *data = malloc(n);
+    if (!data) {
+        CHECK(0);
+        return;
+    }
+    fill(data, n, K_RUNS);
+    uint32_t want_crc = (uint32_t)crc32(0, data, (uInt)n);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    free(data);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 1, 0) == 0); /* at most 4 chunks of at most 4 MiB held */
+    pinflate_plan(p, PINFLATE_ORDER);
+    uint8_t *buf = malloc(1 << 20);
+    memset(buf, 0, 1 << 20);
+    size_t before = resident_bytes();
+    pinflate_begin(p, -1, c, clen + 8, 0);
+    ssize_t k = pinflate_read(p, buf, 4096);
+    CHECK(k == 4096);
+    size_t total = k > 0 ? (size_t)k : 0;
+    uint32_t crc = (uint32_t)crc32(0, buf, (uInt)total);
+    struct timespec nap = {0, 100 * 1000 * 1000};
+    size_t grown = 0;
+    for (int i = 0; i < 10; i++) { /* the time a whole decode takes, and more */
+        nanosleep(&nap, NULL);
+        size_t now = resident_bytes();
+        grown = now > before ? now - before : 0;
+    }
+    CHECKF(grown < ((size_t)28 << 20), "%zu MiB held ahead of the reader", grown >> 20);
+    while ((k = pinflate_read(p, buf, 1 << 20)) > 0) {
+        crc = (uint32_t)crc32(crc, buf, (uInt)k);
+        total += (size_t)k;
+    }
+    uint64_t end, len;
+    uint32_t pcrc;
+    pinflate_result(p, &end, &pcrc, &len);
+    CHECKF(k == 0 && total == n && crc == want_crc && pcrc == want_crc && len == n,
+           "k %zd, %zu bytes", k, total);
+    pinflate_destroy(p);
+    free(buf);
+    free(c);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -1026,5 +1149,7 @@ int main(void)
     RUN(test_false_final);
     RUN(test_members);
     RUN(test_member_magic);
+    RUN(test_bounded_ahead);
+    RUN(test_probe_cut);
     return check_summary();
 }

@@ -1,5 +1,6 @@
 /* test_reader.c - byte sources: plain, gzip, multi-member, BGZF, damage. */
 #include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1159,6 +1160,28 @@ static void test_zip_member_final(void)
     free(data);
 }
 
+/* dl_iterate_phdr callback: the program's own thread-local segment size. */
+static int tls_size_of_program(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            *(size_t *)data = info->dlpi_phdr[i].p_memsz;
+    return 1; /* the program comes first: stop there */
+}
+
+/* Every thread the process starts zeroes its copy of the thread-local
+ * storage, faulting in fresh pages (tens of microseconds each on some
+ * VMs): the readers' batch tables and header buffers are on the heap, so
+ * the library's whole thread-local storage (linked into this program) stays
+ * under 8 KiB. */
+static void test_thread_local_small(void)
+{
+    size_t tls = 0;
+    dl_iterate_phdr(tls_size_of_program, &tls);
+    CHECKF(tls < 8192, "thread-local storage of %zu bytes", tls);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -1182,6 +1205,7 @@ int main(void)
     RUN(test_pause);
     RUN(test_zip_member_final);
     RUN(test_member_verdict);
+    RUN(test_thread_local_small);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
