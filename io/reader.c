@@ -595,7 +595,7 @@ static ssize_t read_bgzf(io_reader *r, uint8_t *buf, size_t n)
     /* on the heap, not thread-local: every thread the process starts would
        fault in and zero its 40 KiB */
     if (!r->bgzf_jobs && !(r->bgzf_jobs = malloc(BGZF_MAX_JOBS * sizeof *r->bgzf_jobs)))
-        return IO_ERR_NOMEM;
+        return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     bgzf_job *jobs = r->bgzf_jobs;
     size_t njobs = 0, pos = 0, off = 0;
     while (njobs < BGZF_MAX_JOBS) {
