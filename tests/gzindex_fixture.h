@@ -68,22 +68,31 @@ __attribute__((unused)) static int fixture_file(const void *bytes, size_t n, cha
     return rc;
 }
 
-/* Builds the index of the gzip file at path with a point at every chunk
- * boundary of chunk_bytes compressed bytes: *idx (malloc'd, *len bytes). 0
- * or the negative io_error. */
-__attribute__((unused)) static int fixture_index(const char *path, uint64_t chunk_bytes, uint8_t **idx, size_t *len)
+/* Builds the index of the gzip file at path with spacing sp: *idx
+ * (malloc'd, *len bytes). 0 or the negative io_error. */
+__attribute__((unused)) static int fixture_index_spaced(const char *path, const gzindex_spacing *sp,
+                                                        uint8_t **idx, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return IO_ERR_OPEN;
     fseek(f, 0, SEEK_END);
     uint64_t flen = (uint64_t)ftell(f);
-    gzindex_spacing sp = {chunk_bytes, 0, 0};
     size_t points;
     io_status st;
-    int rc = gzindex_build(fileno(f), flen, &sp, io_gzip_member_error, idx, len, &points, &st);
+    int rc = gzindex_build(fileno(f), flen, sp, io_gzip_member_error, idx, len, &points, &st);
     fclose(f);
     return rc;
+}
+
+/* Builds the index of the gzip file at path with a point at every deflate
+ * block boundary, the parallel decoder cutting chunks of chunk_bytes
+ * compressed bytes: *idx (malloc'd, *len bytes). 0 or the negative
+ * io_error. */
+__attribute__((unused)) static int fixture_index(const char *path, uint64_t chunk_bytes, uint8_t **idx, size_t *len)
+{
+    gzindex_spacing sp = {chunk_bytes, 0, 0};
+    return fixture_index_spaced(path, &sp, idx, len);
 }
 
 /* Reads the file at path through the index bytes idx[0..len): 0 with every

@@ -31,10 +31,10 @@
 #define HEAD_LEN 32           /* zeros, magic, the count twice */
 #define POINT_LEN 24          /* a point's fixed fields */
 #define CHECK_MAGIC "GPBXCHK1"
-#define CHECK_FIXED 32        /* the check record's magic, length, head CRC, trailer */
+#define CHECK_FIXED 32        /* the check record's magic, length, head CRC, trailer, 4 zeros */
 #define MAX_INDEX ((uint64_t)1 << 32) /* an index file larger is refused */
 #define SPACING_OUT ((uint64_t)1 << 20) /* the least output between two points */
-#define SPACING_RATIO 100     /* compressed bytes between points per byte of a point */
+#define SPACING_RATIO 100     /* compressed bytes before a point per byte of it */
 #define READ_STEP ((size_t)8 << 20)  /* decoded bytes read at a time while building */
 
 /* Big-endian 64-bit value at p. */
@@ -655,12 +655,12 @@ typedef struct {
 /* What the builder collects: the boundaries the decoder reported in the
  * last read, and the points kept. */
 typedef struct {
-    uint64_t pend_bit[64], pend_len[64];
-    size_t npend;
-    int overflow;     /* more boundaries in one read than pend holds: the rest are left out */
+    uint64_t *pend_bit, *pend_len;
+    size_t npend, pend_cap;
+    int overflow;     /* a boundary did not fit in memory */
     build_point *pt;
     size_t n, cap;
-    uint64_t index_bytes; /* the points' bytes so far */
+    uint32_t expect; /* the compressed window the next point is expected to have */
     gzindex_spacing sp;
 } builder;
 
@@ -668,15 +668,25 @@ typedef struct {
 static void on_boundary(void *ctx, uint64_t bit, uint64_t len)
 {
     builder *b = ctx;
-    if (b->npend == sizeof b->pend_bit / sizeof b->pend_bit[0]) {
-        b->overflow = 1;
-        return;
+    if (b->npend == b->pend_cap) {
+        size_t cap = b->pend_cap ? 2 * b->pend_cap : 256;
+        uint64_t *pb = realloc(b->pend_bit, cap * sizeof *pb);
+        if (pb)
+            b->pend_bit = pb;
+        uint64_t *pl = pb ? realloc(b->pend_len, cap * sizeof *pl) : NULL;
+        if (!pl) {
+            b->overflow = 1;
+            return;
+        }
+        b->pend_len = pl;
+        b->pend_cap = cap;
     }
     b->pend_bit[b->npend] = bit;
     b->pend_len[b->npend++] = len;
 }
 
-/* Adds a point to b with the window `win` (wlen bytes). 0 or IO_ERR_NOMEM. */
+/* Adds a point to b with the window `win` (wlen bytes), compressed by zlib
+ * at level 6. 0 or IO_ERR_NOMEM. */
 static int add_point(builder *b, uint64_t bit, uint64_t out, const uint8_t *win, size_t wlen)
 {
     if (b->n == b->cap) {
@@ -699,26 +709,32 @@ static int add_point(builder *b, uint64_t bit, uint64_t out, const uint8_t *win,
         }
         p->zlen = (uint32_t)zl;
     }
-    b->index_bytes += POINT_LEN + 4 + p->zlen;
     b->n++;
     return 0;
 }
 
-/* Whether a boundary at (bit, out) may be a point: sp.min_out bytes of
- * output after the last point kept. */
-static int far_enough(const builder *b, uint64_t out)
+/* Whether the block boundary at (bit, out) may be the next point: sp.min_out
+ * bytes of output after the last point, and at least sp.ratio times the
+ * size a point is expected to take (its fixed fields, CRC-32 and the
+ * compressed window of the last point, or of the last boundary dropped
+ * since) of compressed bytes after it. */
+static int may_be_point(const builder *b, uint64_t bit, uint64_t out)
 {
-    return out - b->pt[b->n - 1].out >= b->sp.min_out;
+    const build_point *l = &b->pt[b->n - 1];
+    return out - l->out >= b->sp.min_out &&
+           (bit - l->bit) / 8 >= b->sp.ratio * (POINT_LEN + 4 + (uint64_t)b->expect);
 }
 
-/* Keeps the point just added (the last of b) when the compressed bytes since
- * the one before are at least sp.ratio times its size (its fixed fields, its
- * CRC-32 and its compressed window); else drops it. */
+/* Keeps the point just added (the last of b) when the compressed bytes
+ * since the one before are at least sp.ratio times its own size, so that
+ * every point pays for itself; else drops it, expecting the next to be as
+ * large. Every boundary of the stream is offered in order, so the points
+ * depend on the file and the spacing alone. */
 static void keep_if_paid(builder *b)
 {
     build_point *p = &b->pt[b->n - 1], *l = &b->pt[b->n - 2];
-    uint64_t size = POINT_LEN + 4 + p->zlen;
-    if ((p->bit - l->bit) / 8 >= b->sp.ratio * size)
+    b->expect = p->zlen;
+    if ((p->bit - l->bit) / 8 >= b->sp.ratio * (POINT_LEN + 4 + (uint64_t)p->zlen))
         return;
     free(p->zwin);
     b->n--;
@@ -751,6 +767,7 @@ static int serialize(const builder *b, uint64_t usize, uint64_t file_len, uint32
     }
     put_be(w, usize, 8);
     w += 8;
+    memset(w, 0, CHECK_FIXED); /* its last 4 bytes are reserved: zeros */
     memcpy(w, CHECK_MAGIC, 8);
     put_be(w + 8, file_len, 8);
     put_be(w + 16, head_crc, 4);
@@ -785,7 +802,7 @@ static int build_pass(pinflate *p, builder *b, uint64_t *end_byte, uint32_t *crc
         }
         for (size_t i = 0; i < b->npend && rc == 0; i++) {
             uint64_t bit = b->pend_bit[i], out = b->pend_len[i];
-            if (!far_enough(b, out))
+            if (!may_be_point(b, bit, out))
                 continue;
             const uint8_t *at = buf + INFLATE_WINDOW + (out - base);
             size_t wlen = out < INFLATE_WINDOW ? (size_t)out : INFLATE_WINDOW;
@@ -875,6 +892,7 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
     int rc = add_point(&b, (uint64_t)hlen * 8, 0, NULL, 0);
     if (rc == 0)
         rc = build_pass(p, &b, &end_byte, &crc, &usize);
+    int lost = pinflate_boundaries_lost(p);
     pinflate_end(p);
     pinflate_destroy(p);
     uint8_t want[8];
@@ -884,8 +902,8 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
     }
     if (rc == 1 || (rc == 0 && (end_byte + 8 != file_len || memcmp(tail, want, 8))))
         rc = refusal(fd, file_len, end_byte, rc == 1, member_error, st);
-    else if (rc == 0 && b.overflow)
-        rc = io_fail(st, IO_ERR_NOMEM, "%s", "too many chunk boundaries in one read");
+    else if (rc == 0 && (b.overflow || lost))
+        rc = IO_ERR_NOMEM;
     else if (rc == 0)
         rc = serialize(&b, usize, file_len, crc_update(0, head, hn), tail, out, len);
     if (rc == IO_ERR_NOMEM && !st->code)
@@ -894,5 +912,7 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
     for (size_t i = 0; i < b.n; i++)
         free(b.pt[i].zwin);
     free(b.pt);
+    free(b.pend_bit);
+    free(b.pend_len);
     return rc;
 }

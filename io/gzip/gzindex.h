@@ -79,10 +79,10 @@ void gzindex_free(gzindex *x);
 
 /* Where gzindex_build puts points: chunk_bytes, the parallel decoder's
  * compressed bytes per chunk (0: a few MiB of output each, as it sizes
- * them); a point at a boundary between chunks at least min_out bytes of
- * output after the last, where the compressed bytes since the last are at
- * least ratio times the new point's size (fixed fields, CRC-32 and
- * compressed window). */
+ * them; the points do not depend on it); a point at the first deflate
+ * block boundary at least min_out bytes of output after the last where the
+ * compressed bytes since the last are at least ratio times the new point's
+ * size (fixed fields, CRC-32 and compressed window). */
 typedef struct {
     uint64_t chunk_bytes;
     uint64_t min_out;

@@ -803,6 +803,8 @@ static int decode(inflate_job *j, int wide)
         j->blocks++;
         if (final && !next_member(j, &b, &history))
             return INFLATE_END;
+        if (j->on_block && !final)
+            j->on_block(j->block_ctx, j->bit, j->out_len);
     }
 }
 

@@ -66,6 +66,11 @@ typedef struct {
     inflate_member_end *ends; /* in: room for ends_cap member ends */
     size_t ends_cap;
     size_t nends;         /* in/out: member ends recorded */
+    /* in: called at each block boundary the decode reaches after a block that
+     * is not final, with its bit offset in `in` and the elements written
+     * before it (NULL: none) */
+    void (*on_block)(void *ctx, uint64_t bit, size_t out_len);
+    void *block_ctx;
 } inflate_job;
 
 /* Decodes blocks into bytes (see inflate_job): out[-history..0) is the stream's

@@ -55,6 +55,13 @@ enum ch_state {
     CH_FAILED,   /* the stream cannot go on here */
 };
 
+/* A block boundary inside a chunk: its source bit and the chunk's bytes
+ * before it. */
+typedef struct {
+    uint64_t bit;
+    size_t out;
+} chunk_mark;
+
 /* A piece of the stream. Bits are counted from the source's start. */
 typedef struct chunk {
     struct chunk *next;
@@ -80,6 +87,11 @@ typedef struct chunk {
     size_t ends_taken;                /* of them handed out */
     uint32_t seg_crc[MEMBER_ENDS];    /* CRC-32 of the bytes up to each end, from the one before */
     size_t taken;      /* bytes handed out */
+    /* with pinflate_on_boundary: every block boundary inside it, in order */
+    chunk_mark *marks;
+    size_t nmarks, marks_cap, marks_taken;
+    uint64_t mark_base; /* the running decode's: its span's first bit */
+    size_t mark_off;    /* and its output's offset in the chunk */
     size_t wvalid;
     uint8_t window[INFLATE_WINDOW]; /* the stream's bytes before it (the last wvalid exist) */
 } chunk;
@@ -133,6 +145,7 @@ struct pinflate {
     int paused;              /* pinflate_read paused at out_pos */
     void (*on_boundary)(void *ctx, uint64_t bit, uint64_t len); /* pinflate_on_boundary */
     void *boundary_ctx;
+    int marks_lost;      /* a chunk's block boundaries did not fit in memory */
     chunk *free_chunks;  /* freed chunks, kept for chunk_new */
     int nfree_chunks;
     /* freed output buffers, reused so that their pages are not faulted in anew */
@@ -184,6 +197,8 @@ static void chunk_free(pinflate *p, chunk *c)
         return;
     spare_put(p, c->buf, c->cap);
     spare_put(p, c->sym, c->sym_cap * 2);
+    free(c->marks);
+    c->marks = NULL;
     if (p->nfree_chunks < p->nthreads + 4) {
         c->next = p->free_chunks;
         p->free_chunks = c;
@@ -442,6 +457,38 @@ static void members_on(const pinflate *p, inflate_job *j, chunk *c)
     j->ends_cap = MEMBER_ENDS - c->nends;
 }
 
+/* inflate_job.on_block of a chunk's decode: keeps the boundary in the
+ * chunk's marks, in source bits and chunk bytes. */
+static void mark_block(void *ctx, uint64_t bit, size_t out_len)
+{
+    chunk *c = ctx;
+    if (c->nmarks == c->marks_cap) {
+        size_t cap = c->marks_cap ? 2 * c->marks_cap : 64;
+        chunk_mark *m = realloc(c->marks, cap * sizeof *m);
+        if (!m) {
+            c->marks_cap = SIZE_MAX; /* lost: told by pinflate_read */
+            return;
+        }
+        c->marks = m;
+        c->marks_cap = cap;
+    }
+    if (c->marks_cap != SIZE_MAX)
+        c->marks[c->nmarks++] = (chunk_mark){bit + c->mark_base, out_len + c->mark_off};
+}
+
+/* Has job j, decoding chunk c's bytes from c's output offset out_off with
+ * its bits counted from `base`, keep every block boundary it passes in c's
+ * marks, where p reports boundaries (pinflate_on_boundary). */
+static void marks_on(const pinflate *p, inflate_job *j, chunk *c, uint64_t base, size_t out_off)
+{
+    if (!p->on_boundary || p->members)
+        return;
+    c->mark_base = base;
+    c->mark_off = out_off;
+    j->on_block = mark_block;
+    j->block_ctx = c;
+}
+
 /* Takes the member ends job j met (its output at c's out + out_off, its
  * bits from the span's base) into c's, in c's output and source bits. */
 static void members_found(chunk *c, const inflate_job *j, size_t out_off, uint64_t base)
@@ -493,7 +540,9 @@ static void decode_known(pinflate *p, chunk *c)
     inflate_job j = {.bit = c->start - base, .stop_bit = stop - base, .out_limit = out_limit(p),
                  .history = c->wvalid};
     c->blocks = 0;
+    c->nmarks = 0;
     members_on(p, &j, c);
+    marks_on(p, &j, c, base, 0);
     c->status = run_bytes(c, &s, &j, INFLATE_WINDOW);
     c->out = c->buf + INFLATE_WINDOW;
     c->nout = j.out_len;
@@ -525,7 +574,9 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     if (room(p, (void **)&c->sym, &c->sym_cap, out_room(p), 2) < 0)
         return INFLATE_ERROR;
     inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = out_limit(p)};
+    c->nmarks = 0;
     members_on(p, &j, c);
+    marks_on(p, &j, c, base, 0);
     int r;
     size_t cap = c->probe && c->sym_cap > PROBE_SYMS ? PROBE_SYMS : c->sym_cap;
     for (;;) {
@@ -570,6 +621,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     inflate_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = j.out_limit - c->nsym,
                  .history = history_at(c, c->nsym, INFLATE_WINDOW)};
     members_on(p, &b, c);
+    marks_on(p, &b, c, base, c->nsym);
     r = run_bytes(c, s, &b, c->nsym);
     c->end = b.bit + base;
     c->nout = c->nsym + b.out_len;
@@ -1312,6 +1364,29 @@ void pinflate_on_boundary(pinflate *p, void (*fn)(void *ctx, uint64_t bit, uint6
     pthread_mutex_unlock(&p->lock);
 }
 
+/* Reports the block boundaries inside chunk c that its bytes handed out
+ * have now passed (its last, the chunk's end, is reported with it), seg of
+ * its bytes before its member's (lock held). */
+static void boundaries_passed(pinflate *p, chunk *c, size_t seg)
+{
+    if (c->marks_cap == SIZE_MAX)
+        p->marks_lost = 1;
+    for (; c->marks_taken < c->nmarks && c->marks[c->marks_taken].out <= c->taken; c->marks_taken++)
+        if (c->marks[c->marks_taken].out < c->nout)
+            p->on_boundary(p->boundary_ctx, c->marks[c->marks_taken].bit,
+                           p->len + c->marks[c->marks_taken].out - seg);
+}
+
+/* Whether a block boundary pinflate_on_boundary should have reported was
+ * lost for want of memory. */
+int pinflate_boundaries_lost(pinflate *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int lost = p->marks_lost;
+    pthread_mutex_unlock(&p->lock);
+    return lost;
+}
+
 /* Hands out decoded bytes in order (see pinflate.h). */
 ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
 {
@@ -1355,6 +1430,8 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
         pthread_mutex_lock(&p->lock);
         c->taken += k;
         got += k;
+        if (p->on_boundary)
+            boundaries_passed(p, c, seg);
         if (c->taken == limit && c->ends_taken < c->nends) { /* a member ends: stop there */
             const inflate_member_end *e = &c->ends[c->ends_taken];
             p->crc =

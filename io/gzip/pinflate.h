@@ -126,13 +126,19 @@ int pinflate_member_end(pinflate *p);
  * pinflate_read of the stream. */
 void pinflate_pause_on(pinflate *p, const atomic_int *flag);
 
-/* Has pinflate_read call fn(ctx, bit, len) at each boundary between two
- * chunks once the first is handed out whole, in stream order: bit is the
- * source bit offset of that block boundary, len the stream's bytes handed
- * out before it (the access points of a seek index). The bytes before it
- * are in the caller's buffers when fn runs; fn must not call back into p.
- * NULL: none. Not with pinflate_members. */
+/* Has pinflate_read call fn(ctx, bit, len) at every deflate block boundary
+ * of the stream but the final block's end, once the bytes before it are
+ * handed out, in stream order: bit is the source bit offset of that
+ * boundary, len the stream's bytes handed out before it (the access points
+ * of a seek index). The boundaries do not depend on how the stream is cut
+ * into chunks or on the threads. The bytes before it are in the caller's
+ * buffers when fn runs; fn must not call back into p. NULL: none. Not with
+ * pinflate_members. */
 void pinflate_on_boundary(pinflate *p, void (*fn)(void *ctx, uint64_t bit, uint64_t len), void *ctx);
+
+/* Whether a boundary that pinflate_on_boundary's fn should have had was left
+ * out for want of memory (the caller then fails as out of memory). */
+int pinflate_boundaries_lost(pinflate *p);
 
 /* Copies the next decoded bytes, in order, into buf: the count (at most n),
  * 0 after the final block, PINFLATE_STOPPED where the stream cannot be decoded

@@ -43,6 +43,14 @@ check_eq "float32 index within 1% of the file" 1 $((isz * 100 <= gsz))
 check_eq "index -v counts the points" 1 "$(grep -c 'access points' "$T/v.err")"
 npts=$(sed -n 's/.*: \([0-9]*\) access points.*/\1/p' "$T/v.err")
 check_eq "int32 index has several points" 1 $((npts >= 3))
+# the same bytes on every run and thread count: the points are the file's
+for f in f32 i32; do
+    "$GB" index -f -o "$T/a.idx" "$T/$f.npy.gz"
+    "$GB" index -f -o "$T/b.idx" "$T/$f.npy.gz"
+    check_files_same "index $f, built again" "$T/a.idx" "$T/b.idx"
+    "$GB" index -p 1 -f -o "$T/b.idx" "$T/$f.npy.gz"
+    check_files_same "index $f, on one thread" "$T/a.idx" "$T/b.idx"
+done
 
 # reduce through the index found beside, named, and without
 for f in f32 i32; do

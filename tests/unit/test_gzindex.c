@@ -2,7 +2,8 @@
  * deflated: indexes built over gzip members of every zlib level and
  * strategy and three kinds of data, read whole and from random seek points
  * (io_reader_seek) against the original bytes; the gztool fields written
- * as the format says; the usual spacing under 1% of the file; stale
+ * as the format says; the same points whatever chunks the decoder cuts;
+ * the usual spacing under 1% of the file; stale
  * indexes (another file, a cut, changed or longer file) refused on
  * attaching; damaged indexes (bit flips, truncations, a window changed)
  * refused or read right, never wrong bytes; an index without the check
@@ -316,9 +317,50 @@ static void test_build_refusals(void)
     free(gz);
 }
 
+/* The points depend on the file and the spacing alone: the same index bytes
+ * whatever chunks the parallel decoder cuts (its own sizing, or 4 KiB to
+ * 1 MiB of compressed bytes), for every kind of data at levels 1 and 6, at
+ * a spacing that leaves boundaries out, and the index reads the data back. */
+static void test_same_points(void)
+{
+    static const int levels[] = {1, 6};
+    static const uint64_t chunks[] = {0, 4096, 16384, 65536, (uint64_t)1 << 20};
+    uint8_t *out = malloc(DATA_LEN + 1);
+    for (int kind = 0; kind < 3; kind++)
+        for (size_t l = 0; l < 2; l++) {
+            fixture f;
+            CHECK(fixture_make(&f, kind, levels[l], Z_DEFAULT_STRATEGY, 0) == 0);
+            uint8_t *first = NULL;
+            size_t first_len = 0;
+            for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+                gzindex_spacing sp = {chunks[c], (uint64_t)16 << 10, 1};
+                uint8_t *idx;
+                size_t len;
+                CHECK(fixture_index_spaced(f.path, &sp, &idx, &len) == 0);
+                if (!first) {
+                    first = idx;
+                    first_len = len;
+                    CHECKF(points_of(idx) > 3, "kind %d level %d: %llu points", kind, levels[l],
+                           (unsigned long long)points_of(idx));
+                    CHECKF(read_verdict(&f, idx, len, 0, UINT64_MAX, out) == 1,
+                           "kind %d level %d: whole read", kind, levels[l]);
+                    continue;
+                }
+                CHECKF(len == first_len && !memcmp(idx, first, len),
+                       "kind %d level %d: chunks of %llu bytes give other points", kind, levels[l],
+                       (unsigned long long)chunks[c]);
+                free(idx);
+            }
+            free(first);
+            fixture_drop(&f);
+        }
+    free(out);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
+    RUN(test_same_points);
     RUN(test_format);
     RUN(test_stale);
     RUN(test_damage);
