@@ -912,9 +912,12 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
         elem_t b0[RD_AXIS_BLOCK], b1[RD_AXIS_BLOCK];
         unsigned r0, r1 = 0;
         const bool two = AX_COLS_PAIR == 2 && k + 1 < n;
-        block_load<true>(x + block_unit(a, en.u + k, &r0) + c, a.C, r0, b0);
-        if (two)
-            block_load<true>(x + block_unit(a, en.u + k + 1, &r1) + c, a.C, r1, b1);
+        const rd_u64 at0 = block_unit(a, en.u + k, &r0); // sets r0 before the load reads it
+        block_load<true>(x + at0 + c, a.C, r0, b0);
+        if (two) {
+            const rd_u64 at1 = block_unit(a, en.u + k + 1, &r1);
+            block_load<true>(x + at1 + c, a.C, r1, b1);
+        }
         f.push(k, block_sum<KIND, SKIPNAN, SUMSQ>(b0, r0, (en.leaf + k) * RD_AXIS_BLOCK));
         if (two)
             f.push(k + 1,

@@ -11,10 +11,9 @@
 //
 // Build (any -DGB_DT_<type>): clang++ -std=c++17 -O2 -ffp-contract=off
 // -Wno-pass-failed -I. -DGB_DT_f32 -x c++ tests/gpu/axis_cols_host.cpp.
-// clang, as nvcc, evaluates a call's arguments left to right; block_cols
-// reads a block's row count in the argument list of the load whose address
-// block_unit computes (and sets the count), so under a compiler that
-// evaluates them in another order (g++) it reads an unset count.
+// Any C++17 compiler: g++ evaluates a call's arguments in another order
+// than nvcc and clang, so a body that read a value in the argument list
+// that sets it would differ here.
 #if !defined(GB_DT_f32) && !defined(GB_DT_f64) && !defined(GB_DT_u8) && \
     !defined(GB_DT_i64) && !defined(GB_DT_f16) && !defined(GB_DT_i32)
 #define GB_DT_f32
