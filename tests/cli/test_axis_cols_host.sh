@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_axis_cols_host.sh - the many-column bodies of the axis kernels
-# (ptx/axis.cu: block_cols, and the variants of axis_cols_lean.h) built for the
+# (ptx/axis.cu: block_cols, and block_cols_vec's variants) built for the
 # host by the C++ compiler (tests/gpu/axis_cols_host.cpp; g++ evaluates a
 # call's arguments in another order than nvcc), float32 and float64: every
 # variant gives block_cols's bits on random chunks with NaN, infinities,
