@@ -19,8 +19,10 @@
 // thread per column of an entry (up to 2^6 consecutive blocks of a sweep):
 // neighbouring threads read neighbouring columns of a row (coalesced), each
 // adds its column's rows in row order and folds the entry's blocks by the
-// pairwise tree. Tile units of runs longer than a tile are folded into
-// their entries by a second kernel.
+// pairwise tree (float32 sums: two adjacent columns a thread, one 8-byte
+// load a row, where the column count and the data's alignment allow; the
+// same order). Tile units of runs longer than a tile are folded into their
+// entries by a second kernel.
 #include "reduce_tile.h"
 #include "axis_args.h"
 
@@ -882,13 +884,23 @@ __device__ __forceinline__ ax_gpu_entry entry_at(const ax_gpu_args &a, rd_u64 i)
     return e;
 }
 
-// Where block unit u starts (element offset in the chunk) and its rows.
-__device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, unsigned *rows)
+// Where block unit u starts (element offset in the chunk) and the rows
+// from its first to its sweep's end.
+__device__ __forceinline__ rd_u64 block_start(const ax_gpu_args &a, rd_u64 u, rd_u64 *left)
 {
     const rd_u64 sweep = u / a.blocks_per_sweep;
     const rd_u64 row0 = (u - sweep * a.blocks_per_sweep) * RD_AXIS_BLOCK;
-    *rows = (unsigned)(a.L - row0 < RD_AXIS_BLOCK ? a.L - row0 : RD_AXIS_BLOCK);
+    *left = a.L - row0;
     return (sweep * a.L + row0) * a.C - a.e0;
+}
+
+// Where block unit u starts (element offset in the chunk) and its rows.
+__device__ __forceinline__ rd_u64 block_unit(const ax_gpu_args &a, rd_u64 u, unsigned *rows)
+{
+    rd_u64 left;
+    const rd_u64 at = block_start(a, u, &left);
+    *rows = (unsigned)(left < RD_AXIS_BLOCK ? left : RD_AXIS_BLOCK);
+    return at;
 }
 
 // Blocks whose loads a thread of the many-column kernels has in flight.
@@ -912,15 +924,148 @@ __device__ __forceinline__ void block_cols(const elem_t *__restrict__ x, const a
         elem_t b0[RD_AXIS_BLOCK], b1[RD_AXIS_BLOCK];
         unsigned r0, r1 = 0;
         const bool two = AX_COLS_PAIR == 2 && k + 1 < n;
-        block_load<true>(x + block_unit(a, en.u + k, &r0) + c, a.C, r0, b0);
-        if (two)
-            block_load<true>(x + block_unit(a, en.u + k + 1, &r1) + c, a.C, r1, b1);
+        const rd_u64 at0 = block_unit(a, en.u + k, &r0); // sets r0 before the load reads it
+        block_load<true>(x + at0 + c, a.C, r0, b0);
+        if (two) {
+            const rd_u64 at1 = block_unit(a, en.u + k + 1, &r1);
+            block_load<true>(x + at1 + c, a.C, r1, b1);
+        }
         f.push(k, block_sum<KIND, SKIPNAN, SUMSQ>(b0, r0, (en.leaf + k) * RD_AXIS_BLOCK));
         if (two)
             f.push(k + 1,
                    block_sum<KIND, SKIPNAN, SUMSQ>(b1, r1, (en.leaf + k + 1) * RD_AXIS_BLOCK));
     }
     f.store(a, i * a.C + c, en.level);
+}
+
+// V adjacent elements of one row.
+template <unsigned V> struct row_elems {
+    elem_t e[V];
+};
+
+// The V adjacent elements of a row at p: one load of them all where `whole`
+// (p aligned to V elements, V = 2 of 4- or 8-byte elements), else element
+// by element.
+template <unsigned V>
+__device__ __forceinline__ row_elems<V> row_load(const elem_t *p, bool whole)
+{
+    row_elems<V> t;
+    if constexpr (V == 2 && sizeof(elem_t) == 4) {
+        if (whole) {
+            const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p));
+            memcpy(&t.e[0], &u.x, 4);
+            memcpy(&t.e[1], &u.y, 4);
+            return t;
+        }
+    } else if constexpr (V == 2 && sizeof(elem_t) == 8) {
+        if (whole) {
+            const ulonglong2 u = __ldg(reinterpret_cast<const ulonglong2 *>(p));
+            memcpy(&t.e[0], &u.x, 8);
+            memcpy(&t.e[1], &u.y, 8);
+            return t;
+        }
+    }
+#pragma unroll
+    for (unsigned v = 0; v < V; v++)
+        t.e[v] = ax_load(p + v);
+    return t;
+}
+
+// Block entries of many columns (C > 32), V adjacent columns a thread:
+// thread (i, q) adds columns V q .. V q + V - 1 (those below C) of the
+// 2^level blocks of entry i, every column's rows and blocks in block_cols's
+// order. The entry's blocks are consecutive rows of one sweep: its first
+// row is found once and the others are steps of C. B blocks' loads are in
+// flight a step; with PIPE the next step's loads are issued before this
+// step's sums (two buffers). A row's V elements are one load where C is a
+// multiple of V and element 0 of the array lies on a boundary of V
+// elements, else element by element. The float32 sums take V 2, B 1, PIPE
+// (axk_pairs_*); tests/gpu/bench_axis_cols.cu measures the others.
+template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned V, unsigned B, bool PIPE>
+__device__ __forceinline__ void block_cols_vec(const elem_t *__restrict__ x, const ax_gpu_args &a)
+{
+    const rd_u64 g = (rd_u64)blockIdx.x * AX_THREADS + threadIdx.x;
+    const rd_u64 groups = (a.C + V - 1) / V; // threads an entry
+    if (g >= a.nentries * groups)
+        return;
+    const rd_u64 i = g / groups, c = (g - i * groups) * V, C = a.C;
+    const ax_gpu_entry en = entry_at(a, i);
+    rd_u64 left; // rows from the entry's first to its sweep's end
+    const elem_t *p = x + block_start(a, en.u, &left) + c;
+    const bool whole =
+        V > 1 && C % V == 0 && ((size_t)x - a.e0 * sizeof(elem_t)) % (V * sizeof(elem_t)) == 0;
+    const unsigned ncols = C - c < V ? (unsigned)(C - c) : V; // this thread's columns
+    const unsigned n = 1u << en.level, steps = (n + B - 1) / B;
+    blk_fold<KIND, SUMSQ> f[V];
+    elem_t buf[PIPE ? 2 : 1][B][V][RD_AXIS_BLOCK];
+    // fn(h, k, rest) for block k = s B + h of step s (rest: the rows from its
+    // first to the sweep's end), with no early exit, so that it unrolls whole
+    auto each_block = [&](unsigned s, auto fn) {
+#pragma unroll
+        for (unsigned h = 0; h < B; h++) {
+            const unsigned k = s * B + h;
+            if (B == 1 || k < n)
+                fn(h, k, left - (rd_u64)k * RD_AXIS_BLOCK);
+        }
+    };
+    // the loads of step s into d (zeros past a block's rows or the columns)
+    auto load_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
+        each_block(s, [&](unsigned h, unsigned k, rd_u64 rest) {
+            const unsigned rows = rest < RD_AXIS_BLOCK ? (unsigned)rest : RD_AXIS_BLOCK;
+            const elem_t *q = p + (rd_u64)k * RD_AXIS_BLOCK * C;
+#pragma unroll
+            for (unsigned r = 0; r < RD_AXIS_BLOCK; r++) {
+                row_elems<V> t;
+                if (r < rows && (V == 1 || whole || ncols == V)) {
+                    t = row_load<V>(q, whole);
+                } else {
+#pragma unroll
+                    for (unsigned v = 0; v < V; v++)
+                        t.e[v] = r < rows && v < ncols ? ax_load(q + v) : elem_t(0);
+                }
+#pragma unroll
+                for (unsigned v = 0; v < V; v++)
+                    d[h][v][r] = t.e[v];
+                q += C;
+            }
+        });
+    };
+    // the parts of step s's blocks from d, pushed in block order (a whole
+    // block's sum apart, its row count a constant)
+    auto sum_step = [&](unsigned s, elem_t (&d)[B][V][RD_AXIS_BLOCK]) {
+        each_block(s, [&](unsigned h, unsigned k, rd_u64 rest) {
+            const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
+#pragma unroll
+            for (unsigned v = 0; v < V; v++) {
+                if (rest >= RD_AXIS_BLOCK)
+                    f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], RD_AXIS_BLOCK, j0));
+                else
+                    f[v].push(k, block_sum<KIND, SKIPNAN, SUMSQ>(d[h][v], (unsigned)rest, j0));
+            }
+        });
+    };
+    if constexpr (PIPE) { // steps in pairs: buffer 0 for even steps, 1 for odd ones
+        load_step(0, buf[0]);
+        for (unsigned s = 0; s < steps; s += 2) {
+            if (s + 1 < steps)
+                load_step(s + 1, buf[1]);
+            sum_step(s, buf[0]);
+            if (s + 1 < steps) {
+                if (s + 2 < steps)
+                    load_step(s + 2, buf[0]);
+                sum_step(s + 1, buf[1]);
+            }
+        }
+    } else {
+        for (unsigned s = 0; s < steps; s++) {
+            load_step(s, buf[0]);
+            sum_step(s, buf[0]);
+        }
+    }
+#pragma unroll
+    for (unsigned v = 0; v < V; v++)
+        if (v < ncols)
+            f[v].store(a, i * C + c + v, en.level);
 }
 
 // Block entries of many columns (C > 32), an entry's blocks shared by S
@@ -1201,6 +1346,22 @@ AX_BLOCK_KERNELS(moments, 0, false, false, 3)
 AX_BLOCK_KERNELS(moments_sq, 0, false, true, 3)
 AX_BLOCK_KERNELS(extrema, 1, false, false, 3)
 AX_BLOCK_KERNELS(var, 2, false, false, 1)
+
+#if defined(GB_DT_f32)
+// The float32 sums of many columns (no squares), AX_PAIRS_COLS adjacent
+// columns a thread (block_cols_vec: one 8-byte load a row, the next block's
+// loads in flight during a block's sums, 2 resident blocks an SM for its
+// registers: the fastest of the bodies measured on an H200), launched where
+// the columns and the data's alignment allow (axis_args.h).
+#define AX_PAIRS_KERNEL(name, skipnan)                                                     \
+    extern "C" __global__ void __launch_bounds__(AX_THREADS, 2)                             \
+        name(const elem_t *__restrict__ x, ax_gpu_args a)                                   \
+    {                                                                                       \
+        block_cols_vec<0, skipnan, false, AX_PAIRS_COLS, 1, true>(x, a);                    \
+    }
+AX_PAIRS_KERNEL(axk_pairs_moments, false)
+AX_PAIRS_KERNEL(axk_pairs_moments_skipnan, true)
+#endif
 
 // Tile entries folded from the tile parts in t's arrays (see
 // fold_tile_entries).

@@ -81,9 +81,20 @@ static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax
                            (unsigned)((a->nunits + per - 1) / per), x, a);
 }
 
-/* The many-column kernels (axk_cols_*, C > 32) of the kinds of part that
- * a's arrays ask for, each on the grid of its threads per entry
- * (AX_COLS_SPLIT) and given only its own arrays. */
+/* Whether the float32 sums of the chunk at x (its element e0 at x[0]) take
+ * the kernels of AX_PAIRS_COLS adjacent columns a thread: C a multiple of
+ * it and element 0 of the array on a boundary of as many elements. */
+static int ax_pairs_fit(const ax_plan *p, CUdeviceptr x, uint64_t e0)
+{
+    uint64_t pair = AX_PAIRS_COLS * sizeof(float);
+    return p->dtype == DT_F32 && !(p->ops & RD_OP_SUMSQ) && p->C % AX_PAIRS_COLS == 0 &&
+           (x - e0 * sizeof(float)) % pair == 0;
+}
+
+/* The many-column kernels (C > 32) of the kinds of part that a's arrays
+ * ask for, each on the grid of its threads per entry (AX_COLS_SPLIT) and
+ * given only its own arrays: axk_cols_*, and for float32 sums where they
+ * fit (ax_pairs_fit) axk_pairs_moments*. */
 static int ax_launch_cols(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
 {
     static const char *const kinds[3] = {"moments", "extrema", "var"};
@@ -101,12 +112,14 @@ static int ax_launch_cols(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_
         if (!(k.sum || k.sq || k.count || k.extrema || k.var))
             continue;
         unsigned s = is_float ? AX_COLS_SPLIT(dt_size(p->dtype), kind, sq) : 1;
+        int pairs = kind == 0 && s == 1 && ax_pairs_fit(p, *x, a->e0);
+        uint64_t per_entry = pairs ? p->C / AX_PAIRS_COLS : p->C; /* threads of an entry */
         uint64_t grid = s > 1 ? a->nentries * ((p->C + threads / s - 1) / (threads / s))
-                              : (a->nentries * p->C + threads - 1) / threads;
+                              : (a->nentries * per_entry + threads - 1) / threads;
         char name[64];
         void *params[] = {x, &k};
-        snprintf(name, sizeof name, "axk_cols_%s%s%s", kinds[kind], kind == 0 && sq ? "_sq" : "",
-                 p->skipnan ? "_skipnan" : "");
+        snprintf(name, sizeof name, "axk_%s_%s%s%s", pairs ? "pairs" : "cols", kinds[kind],
+                 kind == 0 && sq ? "_sq" : "", p->skipnan ? "_skipnan" : "");
         rc = ax_launch_one(c, p, name, (unsigned)grid, params);
     }
     return rc;

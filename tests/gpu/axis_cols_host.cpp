@@ -1,7 +1,8 @@
 // axis_cols_host.cpp [rounds] - on the host, no GPU: the many-column
 // block-entry body of ptx/axis.cu (block_cols) and the variants of
-// axis_cols_lean.h run one thread at a time over the whole grid (the
-// device language by axis_host_shim.h), every kind of part (moments,
+// block_cols_vec (V adjacent columns a thread, B blocks a step, PIPE; the
+// float32 sums' kernels take V 2, B 1, PIPE) run one thread at a time over
+// the whole grid (the device language by axis_host_shim.h), every kind of part (moments,
 // squares, extrema, variance, with and without skipnan) compared word for
 // word (NaNs alike) on the random chunks and elements of the GPU probe
 // (axis_probe_host.h: NaN, infinities, zeros of either sign, subnormals;
@@ -11,10 +12,9 @@
 //
 // Build (any -DGB_DT_<type>): clang++ -std=c++17 -O2 -ffp-contract=off
 // -Wno-pass-failed -I. -DGB_DT_f32 -x c++ tests/gpu/axis_cols_host.cpp.
-// clang, as nvcc, evaluates a call's arguments left to right; block_cols
-// reads a block's row count in the argument list of the load whose address
-// block_unit computes (and sets the count), so under a compiler that
-// evaluates them in another order (g++) it reads an unset count.
+// Any C++17 compiler: g++ evaluates a call's arguments in another order
+// than nvcc and clang, so a body that read a value in the argument list
+// that sets it would differ here.
 #if !defined(GB_DT_f32) && !defined(GB_DT_f64) && !defined(GB_DT_u8) && \
     !defined(GB_DT_i64) && !defined(GB_DT_f16) && !defined(GB_DT_i32)
 #define GB_DT_f32
@@ -23,7 +23,6 @@
 
 #include "ptx/axis.cu"
 
-#include "axis_cols_lean.h"
 #include "axis_probe_host.h"
 
 #include <cstdlib>
@@ -96,21 +95,21 @@ template <int K, bool N, bool Q> void old_body(const elem_t *x, const ax_gpu_arg
     block_cols<K, N, Q>(x, a);
 }
 template <int K, bool N, bool Q, unsigned V, unsigned B, bool P>
-void lean_body(const elem_t *x, const ax_gpu_args &a)
+void vec_body(const elem_t *x, const ax_gpu_args &a)
 {
-    block_cols_lean<K, N, Q, V, B, P>(x, a);
+    block_cols_vec<K, N, Q, V, B, P>(x, a);
 }
 
 typedef probe_variant<body> host_variant;
 #define NVARIANTS 6
 template <int K, bool N, bool Q> struct host_variants {
     static constexpr host_variant list[NVARIANTS] = {
-        {lean_body<K, N, Q, 1, AX_COLS_PAIR, false>, 1, 1, "V1 B2"},
-        {lean_body<K, N, Q, 1, 1, false>, 1, 1, "V1 B1"},
-        {lean_body<K, N, Q, 1, 1, true>, 1, 1, "V1 B1 pipe"},
-        {lean_body<K, N, Q, 2, 1, false>, 1, 2, "V2 B1"},
-        {lean_body<K, N, Q, 2, 1, true>, 1, 2, "V2 B1 pipe"},
-        {lean_body<K, N, Q, 2, 2, false>, 1, 2, "V2 B2"},
+        {vec_body<K, N, Q, 1, AX_COLS_PAIR, false>, 1, 1, "V1 B2"},
+        {vec_body<K, N, Q, 1, 1, false>, 1, 1, "V1 B1"},
+        {vec_body<K, N, Q, 1, 1, true>, 1, 1, "V1 B1 pipe"},
+        {vec_body<K, N, Q, 2, 1, false>, 1, 2, "V2 B1"},
+        {vec_body<K, N, Q, 2, 1, true>, 1, 2, "V2 B1 pipe"},
+        {vec_body<K, N, Q, 2, 2, false>, 1, 2, "V2 B2"},
     };
 };
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 static int passed, failed;
+static unsigned pairs_chunks; /* chunks whose kernels took column pairs (axk_pairs_*) */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 /* The next 64 pseudo-random bits (xorshift64). */
@@ -151,6 +152,7 @@ static void check_chunk(rig *r, const ax_plan *p, const unsigned char *x, uint64
                       .offset = e0 * sz, .kernels = kernels};
     need(ax_gpu_launch(&c) == 0, "ax_gpu_launch", r->g);
     need(cu.StreamSynchronize(r->q.stream) == CUDA_SUCCESS, "kernels", r->g);
+    pairs_chunks += strstr(kernels, "axk_pairs_") != NULL;
     ax_chunk_hdr h;
     memcpy(&h, r->cout, sizeof h);
     size_t parts = (size_t)h.nentries * p->width, at = 0;
@@ -181,10 +183,11 @@ static void check_chunk(rig *r, const ax_plan *p, const unsigned char *x, uint64
 }
 
 /* Every chunk of a cut of the array into pieces of about `chunk` elements
- * (odd sizes: heads and tails), for one plan. */
+ * (odd sizes: heads and tails; where odd, every piece an odd count, so
+ * that the chunks start on elements of either parity), for one plan. */
 static void check_plan(rig *r, dt_type t, unsigned ops, int skipnan, int ndim,
                        const uint64_t *shape, unsigned axes, const unsigned char *x,
-                       uint64_t chunk)
+                       uint64_t chunk, int odd)
 {
     ax_plan p;
     io_status st;
@@ -201,7 +204,7 @@ static void check_plan(rig *r, dt_type t, unsigned ops, int skipnan, int ndim,
         n += snprintf(what + n, sizeof what - n, "%s%llu", i ? "x" : " ", (unsigned long long)shape[i]);
     size_t capacity = (size_t)(chunk + 7) * dt_size(t);
     for (uint64_t e0 = 0; e0 < p.nelem;) {
-        uint64_t len = chunk - rnd() % (chunk / 3 + 1);
+        uint64_t len = (chunk - rnd() % (chunk / 3 + 1)) | (uint64_t)(odd != 0);
         uint64_t e1 = p.nelem - e0 < len ? p.nelem : e0 + len;
         check_chunk(r, &p, x, e0, e1, capacity, what);
         e0 = e1;
@@ -280,9 +283,79 @@ static void check_all(rig *r)
                 for (size_t oi = 0; oi < sizeof opsets / sizeof opsets[0]; oi++)
                     for (int skipnan = 0; skipnan <= dt_is_float(types[ti]); skipnan++)
                         check_plan(r, types[ti], opsets[oi], skipnan, cases[ci].ndim,
-                                   cases[ci].shape, cases[ci].axes, x, cases[ci].chunk);
+                                   cases[ci].shape, cases[ci].axes, x, cases[ci].chunk, 0);
             }
         }
+    free(x);
+}
+
+/* n float32 elements, about one in `rare` of them special: NaN, either
+ * infinity, either zero, subnormals, the largest finite value. */
+static void fill_specials(float *x, size_t n, unsigned rare)
+{
+    static const float special[] = {NAN,    INFINITY, -INFINITY,  -0.0f,  0.0f,
+                                    1e-40f, -3e-42f,  0x1p-149f, 3.4e38f};
+    const unsigned ns = sizeof special / sizeof special[0];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd(), sel = r % ((uint64_t)rare * ns);
+        x[i] = sel < ns ? special[sel] : (float)((int64_t)(r >> 40) - (1 << 23)) * 0x1p-10f;
+    }
+}
+
+/* The float32 sums of many columns two a thread (axk_pairs_*) against the
+ * CPU on special values (one in 4 elements or one in 1024), with and
+ * without skipnan: even column counts (the smallest above 32, a
+ * part-filled last block, a chunk of every entry level, several sweeps a
+ * chunk, a sweep of two blocks) cut into chunks of odd lengths, so that every other chunk starts on an odd element (not
+ * 8-byte aligned: the kernels a thread a column); the kernels must have
+ * run where the sums of a case fit them, and nowhere for odd column
+ * counts, C = 2 (few columns) or square sums. */
+static void check_pairs(rig *r)
+{
+    static const unsigned opsets[] = {RD_OP_SUM | RD_OP_COUNT, RD_OP_MEAN,
+                                      RD_OP_SUM | RD_OP_MAX | RD_OP_ARGMIN | RD_OP_VAR,
+                                      RD_OP_SUM | RD_OP_SUMSQ, RD_OP_COUNT};
+    static const struct {
+        int ndim;
+        uint64_t shape[3];
+        unsigned axes;
+        uint64_t chunk;
+        int pairs; /* the column count fits the pairs */
+    } cases[] = {
+        {2, {3001, 34}, 1u << 0, 40001, 1},    {2, {1200, 258}, 1u << 0, 77777, 1},
+        {2, {2000, 64}, 1u << 0, 128001, 1},   {2, {700, 1000}, 1u << 0, 99999, 1},
+        {3, {3, 300, 68}, 1u << 1, 20001, 1},  {2, {17, 4098}, 1u << 0, 140001, 1},
+        {2, {1001, 33}, 1u << 0, 9999, 0},     {2, {600, 257}, 1u << 0, 20001, 0},
+        {2, {5000, 2}, 1u << 0, 3333, 0},
+    };
+    size_t maxel = 800000;
+    float *x = malloc(maxel * sizeof *x);
+    need(x != NULL, "data", NULL);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        uint64_t n = 1;
+        for (int d = 0; d < cases[ci].ndim; d++)
+            n *= cases[ci].shape[d];
+        need(n <= maxel, "a case's size", NULL);
+        for (int dense = 0; dense <= 1; dense++) {
+            fill_specials(x, (size_t)n, dense ? 4 : 1024);
+            for (size_t oi = 0; oi < sizeof opsets / sizeof opsets[0]; oi++)
+                for (int skipnan = 0; skipnan <= 1; skipnan++) {
+                    unsigned ops = opsets[oi], before = pairs_chunks;
+                    check_plan(r, DT_F32, ops, skipnan, cases[ci].ndim, cases[ci].shape,
+                               cases[ci].axes, (const unsigned char *)x, cases[ci].chunk, 1);
+                    int sums = (ops & (RD_OP_SUM | RD_OP_MEAN)) || (skipnan && (ops & RD_OP_COUNT));
+                    int want = cases[ci].pairs && sums && !(ops & RD_OP_SUMSQ);
+                    if (want == (pairs_chunks > before)) {
+                        passed++;
+                    } else {
+                        failed++;
+                        fprintf(stderr, "FAIL pairs case %zu ops %#x skipnan %d: %u chunks took "
+                                "axk_pairs_*, expected %s\n", ci, ops, skipnan,
+                                pairs_chunks - before, want ? "some" : "none");
+                    }
+                }
+        }
+    }
     free(x);
 }
 
@@ -433,6 +506,7 @@ int main(int argc, char **argv)
         return 0;
     }
     check_whole_var(&r);
+    check_pairs(&r);
     check_all(&r);
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

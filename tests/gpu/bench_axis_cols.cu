@@ -1,17 +1,18 @@
 // bench_axis_cols.cu - the many-column block-entry kernels of reductions
 // along axes (ptx/axis.cu, C > 32): main's body (block_cols: a thread per
-// entry and column) against block_cols_lean (axis_cols_lean.h: V adjacent
-// columns a thread, B blocks' loads a step, PIPE) under several register
-// bounds, block_cols_split (an entry's blocks shared by S threads) and the
-// kernels as built (axk_cols_*). First the bits of every kind of part
-// (moments, squares, extrema, variance, with and without skipnan) on the
-// random chunks and elements of axis_probe_host.h; then (float32 and
-// float64) main's body and two lean variants on (N, 64) grids of 1 to 2.5
-// waves of resident blocks, and GB/s of input on 1 GiB arrays of (N, 64),
-// (N, 1000) and (N, 100000) over axis 0, the ratio to the device copy
-// (read + write), whether the sums have main's bits, and each kernel's
-// registers, spills, resident blocks and waves. With "ncu": one launch
-// each of main's body and of two lean variants on (N, 64), for a profiler.
+// entry and column) against block_cols_vec (V adjacent columns a thread, B
+// blocks' loads a step, PIPE) under several register bounds,
+// block_cols_split (an entry's blocks shared by S threads) and the kernels
+// as built (axk_cols_*, and float32's axk_pairs_moments). First the bits
+// of every kind of part (moments, squares, extrema, variance, with and
+// without skipnan) on the random chunks and elements of axis_probe_host.h;
+// then (float32 and float64) main's body and two block_cols_vec variants
+// on (N, 64) grids of 1 to 2.5 waves of resident blocks, and GB/s of input
+// on 1 GiB arrays of (N, 64), (N, 1000) and (N, 100000) over axis 0, the
+// ratio to the device copy (read + write), whether the sums have main's
+// bits, and each kernel's registers, spills, resident blocks and waves.
+// With "ncu": one launch each of main's body and of two block_cols_vec
+// variants on (N, 64), for a profiler.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_cols.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -23,7 +24,6 @@
 
 #include "bench_common.h"
 #include "bench_axis_util.h"
-#include "axis_cols_lean.h"
 
 #include <cstring>
 
@@ -47,10 +47,10 @@ typedef void (*kernel)(const elem_t *, ax_gpu_args);
 
 // A variant of main's body: V columns a thread, B blocks' loads a step, PIPE.
 template <int K, bool N, bool Q, unsigned V, unsigned B, bool P, int minb>
-__global__ void __launch_bounds__(AX_THREADS, minb) cols_lean(const elem_t *__restrict__ x,
+__global__ void __launch_bounds__(AX_THREADS, minb) cols_vec(const elem_t *__restrict__ x,
                                                               ax_gpu_args a)
 {
-    block_cols_lean<K, N, Q, V, B, P>(x, a);
+    block_cols_vec<K, N, Q, V, B, P>(x, a);
 }
 
 typedef probe_variant<kernel> variant;
@@ -77,13 +77,13 @@ template <int K, bool N, bool Q> constexpr kernel axk_cols_of()
 template <int K, bool N, bool Q> struct variants_of {
     static constexpr variant list[] = {
         {axk_cols_of<K, N, Q>(), BUILT_S(K, Q), 1, "axk_cols"},
-        {cols_lean<K, N, Q, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
-        {cols_lean<K, N, Q, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
-        {cols_lean<K, N, Q, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
-        {cols_lean<K, N, Q, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
-        {cols_lean<K, N, Q, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
-        {cols_lean<K, N, Q, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
-        {cols_lean<K, N, Q, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
+        {cols_vec<K, N, Q, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
+        {cols_vec<K, N, Q, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
+        {cols_vec<K, N, Q, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
+        {cols_vec<K, N, Q, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
+        {cols_vec<K, N, Q, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
+        {cols_vec<K, N, Q, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
+        {cols_vec<K, N, Q, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
     };
 };
 
@@ -195,9 +195,9 @@ static double ratio(kernel k, unsigned g, const ax_gpu_args &a, const elem_t *x,
     return in / (ms * 1e-3) / copy_bw;
 }
 
-// main's body and two lean variants on (N, 64) with N such that the grid
-// fills 1, 1.5, 2 or 2.5 waves of main's resident blocks (whole entries of 64
-// blocks), against the 1 GiB shape's 2.59: whether a part-filled last wave
+// main's body and two block_cols_vec variants on (N, 64) with N such that
+// the grid fills 1, 1.5, 2 or 2.5 waves of main's resident blocks (whole
+// entries of 64 blocks), against the 1 GiB shape's 2.59: whether a part-filled last wave
 // is what holds the kernel below the copy.
 static void waves(const elem_t *x, double *out, double copy_bw)
 {
@@ -216,9 +216,9 @@ static void waves(const elem_t *x, double *out, double copy_bw)
         const double in = (double)L * C * sizeof(elem_t);
         printf("waves %.2f (%llu, 64): main %.3f, V1 B2 minb4 %.3f, V2 B1 minb4 %.3f (of copy)\n",
                wv, (unsigned long long)L, ratio(cols_old<0, false, false>, grid_of(a, 1), a, x, in, copy_bw),
-               ratio(cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(a, 1), a, x, in,
+               ratio(cols_vec<0, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(a, 1), a, x, in,
                      copy_bw),
-               ratio(cols_lean<0, false, false, 2, 1, false, 4>, grid_of(a, 1, 2), a, x, in, copy_bw));
+               ratio(cols_vec<0, false, false, 2, 1, false, 4>, grid_of(a, 1, 2), a, x, in, copy_bw));
     }
     fflush(stdout);
 }
@@ -249,18 +249,18 @@ int main(int argc, char **argv)
     printf("%-16s %-26s %8s %8s %s\n", "shape", "kernel", "GB/s", "of copy", "same bits");
     static const variant vars[] = {
         {cols_new<0, false, false, 4, AX_COLS_PAIR, 3>, 4, 1, "S4"},
-        {cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
-        {cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
-        {cols_lean<0, false, false, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
-        {cols_lean<0, false, false, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
-        {cols_lean<0, false, false, 1, 1, true, 3>, 1, 1, "V1 B1 pipe minb3"},
-        {cols_lean<0, false, false, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
-        {cols_lean<0, false, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
-        {cols_lean<0, false, false, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
-        {cols_lean<0, false, false, 2, 1, true, 3>, 1, 2, "V2 B1 pipe minb3"},
-        {cols_lean<0, false, false, 2, 2, false, 2>, 1, 2, "V2 B2 minb2"},
-        {cols_lean<0, true, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4 skipnan"},
-        {cols_lean<0, true, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4 skipnan"},
+        {cols_vec<0, false, false, 1, AX_COLS_PAIR, false, 3>, 1, 1, "V1 B2 minb3"},
+        {cols_vec<0, false, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4"},
+        {cols_vec<0, false, false, 1, 1, false, 4>, 1, 1, "V1 B1 minb4"},
+        {cols_vec<0, false, false, 1, 1, true, 4>, 1, 1, "V1 B1 pipe minb4"},
+        {cols_vec<0, false, false, 1, 1, true, 3>, 1, 1, "V1 B1 pipe minb3"},
+        {cols_vec<0, false, false, 2, 1, false, 3>, 1, 2, "V2 B1 minb3"},
+        {cols_vec<0, false, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4"},
+        {cols_vec<0, false, false, 2, 1, true, 2>, 1, 2, "V2 B1 pipe minb2"},
+        {cols_vec<0, false, false, 2, 1, true, 3>, 1, 2, "V2 B1 pipe minb3"},
+        {cols_vec<0, false, false, 2, 2, false, 2>, 1, 2, "V2 B2 minb2"},
+        {cols_vec<0, true, false, 2, 1, false, 4>, 1, 2, "V2 B1 minb4 skipnan"},
+        {cols_vec<0, true, false, 1, AX_COLS_PAIR, false, 4>, 1, 1, "V1 B2 minb4 skipnan"},
     };
     if (!ncu)
         waves(x, want, copy_bw);
@@ -278,8 +278,8 @@ int main(int argc, char **argv)
         const unsigned g = grid_of(a, 1);
         if (ncu) {
             cols_old<0, false, false><<<g, AX_THREADS>>>(x, a);
-            cols_lean<0, false, false, 1, AX_COLS_PAIR, false, 4><<<g, AX_THREADS>>>(x, b);
-            cols_lean<0, false, false, 2, 1, false, 4><<<grid_of(b, 1, 2), AX_THREADS>>>(x, b);
+            cols_vec<0, false, false, 1, AX_COLS_PAIR, false, 4><<<g, AX_THREADS>>>(x, b);
+            cols_vec<0, false, false, 2, 1, false, 4><<<grid_of(b, 1, 2), AX_THREADS>>>(x, b);
             BENCH_CHECK(cudaDeviceSynchronize());
             break;
         }
@@ -288,10 +288,23 @@ int main(int argc, char **argv)
         row(shape, "axk_cols_moments", in, copy_bw,
             [&] { axk_cols_moments<<<grid_of(b, BUILT_S(0, false)), AX_THREADS>>>(x, b); },
             want, got, m);
+#if defined(GB_DT_f32)
+        row(shape, "axk_pairs_moments", in, copy_bw,
+            [&] { axk_pairs_moments<<<grid_of(b, 1, AX_PAIRS_COLS), AX_THREADS>>>(x, b); }, want,
+            got, m);
+        row(shape, "axk_pairs_moments_skipnan", in, copy_bw,
+            [&] {
+                axk_pairs_moments_skipnan<<<grid_of(b, 1, AX_PAIRS_COLS), AX_THREADS>>>(x, b);
+            },
+            want, got, m);
+#endif
         for (const variant &v : vars)
             row(shape, v.name, in, copy_bw,
                 [&] { v.k<<<grid_of(b, v.S, v.V), AX_THREADS>>>(x, b); }, want, got, m);
         info(shape, "main's body", cols_old<0, false, false>, g);
+#if defined(GB_DT_f32)
+        info(shape, "axk_pairs_moments", axk_pairs_moments, grid_of(b, 1, AX_PAIRS_COLS));
+#endif
         for (const variant &v : vars)
             info(shape, v.name, v.k, grid_of(b, v.S, v.V));
         // the other kinds: main's body, the kernel as built, S4
@@ -304,12 +317,12 @@ int main(int argc, char **argv)
                ratio(cols_old<0, false, true>, g, q, x, in, copy_bw),
                ratio(axk_cols_moments_sq, grid_of(q, BUILT_S(0, true)), q, x, in, copy_bw),
                ratio(cols_new<0, false, true, 4, AX_COLS_PAIR, 3>, grid_of(q, 4), q, x, in, copy_bw),
-               ratio(cols_lean<0, false, true, 2, 1, false, 3>, grid_of(q, 1, 2), q, x, in, copy_bw),
+               ratio(cols_vec<0, false, true, 2, 1, false, 3>, grid_of(q, 1, 2), q, x, in, copy_bw),
                ratio(cols_old<1, false, false>, g, e, x, in, copy_bw),
                ratio(axk_cols_extrema, grid_of(e, BUILT_S(1, false)), e, x, in, copy_bw),
                ratio(cols_new<1, false, false, 4, AX_COLS_PAIR, 3>, grid_of(e, 4), e, x, in, copy_bw),
-               ratio(cols_lean<1, false, false, 2, 1, false, 3>, grid_of(e, 1, 2), e, x, in, copy_bw),
-               ratio(cols_lean<1, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(e, 1), e, x, in, copy_bw),
+               ratio(cols_vec<1, false, false, 2, 1, false, 3>, grid_of(e, 1, 2), e, x, in, copy_bw),
+               ratio(cols_vec<1, false, false, 1, AX_COLS_PAIR, false, 4>, grid_of(e, 1), e, x, in, copy_bw),
                ratio(cols_old<2, false, false>, g, w, x, in, copy_bw),
                ratio(axk_cols_var, grid_of(w, BUILT_S(2, false)), w, x, in, copy_bw),
                ratio(cols_new<2, false, false, 8, 1, 1>, grid_of(w, 8), w, x, in, copy_bw));

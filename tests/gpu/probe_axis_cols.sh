@@ -5,8 +5,8 @@
 # float16 at once (ptxas's registers and spills in build_TYPE.log), each run
 # under a time limit (bits of every variant and kind against main's body;
 # float32 and float64 timed) into probe.txt, then one ncu of main's body and
-# two lean variants on float32 (N, 64) into ncu.txt. Prints probe.txt and the
-# end of ncu.txt.
+# two block_cols_vec variants on float32 (N, 64) into ncu.txt. Prints
+# probe.txt and the end of ncu.txt.
 set -u
 out=${1:?usage: probe_axis_cols.sh OUTDIR}
 mkdir -p "$out"
