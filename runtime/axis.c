@@ -1327,26 +1327,38 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
  * NaN adds -0.0) and, with skipnan, the kept elements counted into cnt;
  * with WV the variance partial by the element step from the empty
  * accumulator (without skipnan the first row sets the shifts); with WE the
- * running extrema of keys KT over the entry (rows counted from row0): a
- * NaN's key 0 for the minimum and all ones for the maximum (none with
- * skipnan), which no other element's reaches, ties to the lowest row.
- * NAME_unit_sq: the squares' sums likewise; NAME_unit_count: the kept
- * elements alone. WS, WE, WV, SKIP are constants where they are inlined. */
+ * unit's extrema of keys KT (a NaN's key 0 for the minimum and all ones for
+ * the maximum, none with skipnan, which no other element's reaches) into
+ * the entry's running ones where strictly beyond them, the row noted the
+ * unit's first (row0), which NAME_first_row narrows to the element's once
+ * the entry's units are all seen: the loop keeps no row per element, and
+ * the earliest unit that reaches the extremum holds the lowest row.
+ * NAME_first_row: the first row from r0 whose key is `key`. NAME_unit_sq:
+ * the squares' sums likewise; NAME_unit_count: the kept elements alone.
+ * WS, WE, WV, SKIP are constants where they are inlined. */
 #define AX_UNIT_PASSES(NAME, T, TO_DOUBLE, ISNAN, KEY, KT)                                   \
+    static uint32_t NAME##_first_row(const T *x, size_t C, uint32_t r0, uint32_t r1, KT key, \
+                                     int want_max, int skip)                                \
+    {                                                                                       \
+        KT nan_key = (KT)(want_max == skip ? 0 : ~(KT)0);                                   \
+        uint32_t r = r0;                                                                    \
+        while (r + 1 < r1 && (ISNAN(x[r * C]) ? nan_key : (KT)KEY(x[r * C])) != key)        \
+            r++;                                                                            \
+        return r;                                                                           \
+    }                                                                                       \
     AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, size_t nl, int ws,        \
                                int we, int wv, int skip, uint32_t row0, ax_level *o,        \
-                               size_t h, uint64_t *cnt, KT *mn, uint32_t *rn, KT *mx,       \
-                               uint32_t *rx)                                                \
+                               size_t h, uint64_t *restrict cnt, KT *restrict mn,           \
+                               uint32_t *restrict rn, KT *restrict mx, uint32_t *restrict rx) \
     {                                                                                       \
         double sa[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];                          \
         uint64_t kept[AX_COLS], vn[AX_COLS];                                                \
         KT lo[AX_COLS], hi[AX_COLS];                                                        \
-        uint32_t rl[AX_COLS], rh[AX_COLS];                                                  \
         for (size_t c = 0; c < nl; c++) {                                                   \
             sa[c] = -0.0;                                                                   \
             vk[c] = s1[c] = s2[c] = 0.0;                                                    \
             kept[c] = vn[c] = 0;                                                            \
-            lo[c] = mn[c], hi[c] = mx[c], rl[c] = rn[c], rh[c] = rx[c];                     \
+            lo[c] = mn[c], hi[c] = mx[c];                                                   \
         }                                                                                   \
         if (wv && !skip && rows)                                                            \
             for (size_t c = 0; c < nl; c++)                                                 \
@@ -1377,11 +1389,8 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
                 if (we) {                                                                   \
                     KT k = KEY(v);                                                          \
                     KT a = nan ? (skip ? ~(KT)0 : 0) : k, b = nan ? (skip ? 0 : ~(KT)0) : k; \
-                    int tl = a < lo[c], th = b > hi[c];                                     \
-                    lo[c] = tl ? a : lo[c];                                                 \
-                    rl[c] = tl ? row0 + r : rl[c];                                          \
-                    hi[c] = th ? b : hi[c];                                                 \
-                    rh[c] = th ? row0 + r : rh[c];                                          \
+                    lo[c] = a < lo[c] ? a : lo[c];                                          \
+                    hi[c] = b > hi[c] ? b : hi[c];                                          \
                 }                                                                           \
             }                                                                               \
         for (size_t c = 0; ws && c < nl; c++) {                                             \
@@ -1396,8 +1405,11 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
             o->v2h[h + c] = s2[c];                                                          \
             o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
         }                                                                                   \
-        for (size_t c = 0; we && c < nl; c++)                                               \
-            mn[c] = lo[c], mx[c] = hi[c], rn[c] = rl[c], rx[c] = rh[c];                     \
+        for (size_t c = 0; we && c < nl; c++) { /* masks, not branches: it vectorizes */    \
+            rn[c] ^= (rn[c] ^ row0) & -(uint32_t)(lo[c] < mn[c]);                           \
+            rx[c] ^= (rx[c] ^ row0) & -(uint32_t)(hi[c] > mx[c]);                           \
+            mn[c] = lo[c], mx[c] = hi[c];                                                   \
+        }                                                                                   \
     }                                                                                       \
     AX_INLINE void NAME##_unit_sq(const T *x, size_t rows, size_t C, int skip, double *out)  \
     {                                                                                       \
@@ -1547,6 +1559,16 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
                     top++;                                                                  \
                 }                                                                           \
                 for (size_t b = 0; b < nb; b++) {                                           \
+                    const T *col = x + (first - e0) + c0[b];                                \
+                    for (size_t c = 0; we && c < nc; c++) {                                 \
+                        uint32_t end = (uint32_t)rows;                                      \
+                        if (rn[b][c] != AX_ROW_NONE)                                        \
+                            rn[b][c] = NAME##_first_row(col + c, C, rn[b][c], end, kmn[b][c], 0, \
+                                                        skip);                              \
+                        if (rx[b][c] != AX_ROW_NONE)                                        \
+                            rx[b][c] = NAME##_first_row(col + c, C, rx[b][c], end, kmx[b][c], 1, \
+                                                        skip);                              \
+                    }                                                                       \
                     for (size_t c = 0; c < AX_COLS; c++)                                    \
                         mn[c] = kmn[b][c], mx[c] = kmx[b][c];                               \
                     ax_entry_store(l, out, (at + i) * W + c0[b], &st[0][b], cnt[b], mn, rn[b], \

@@ -260,11 +260,137 @@ static void test_half_values(void)
     free(x);
 }
 
+/* Value of row r of column c of the extrema pattern (R rows): the extremum
+ * again in a later unit and later in its own (col 0), at a unit's last row
+ * and the next unit's first (1), a new extremum in every unit (2, 3), all
+ * equal (4), NaN in two units (5), all NaN (6), -0.0 beside +0.0 (7), the
+ * minimum in the last, partial unit (8). */
+static double ext_value(uint64_t r, uint64_t c, uint64_t R)
+{
+    switch (c) {
+    case 0: return r == 37 || r == 40 || r == 70 ? -1.0 : r == 9 || r == 60 ? 5.0 : 1.0;
+    case 1: return r == 15 || r == 16 ? -2.0 : r == 31 || r == 32 ? 3.0 : 0.5;
+    case 2: return (double)R - (double)r;
+    case 3: return (double)r;
+    case 4: return 2.0;
+    case 5: return r == 20 || r == 50 ? NAN : (double)(r % 7);
+    case 6: return NAN;
+    case 7: return r % 3 == 0 ? -0.0 : 0.0;
+    default: return r == R - 1 ? -4.0 : (double)(r % 5);
+    }
+}
+
+/* Writes v, a NaN, a signed zero or a small integer (exact in every float
+ * type), as element i of type t. */
+static void ext_put(dt_type t, unsigned char *x, uint64_t i, double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t h = (uint16_t)(u >> 16); /* bfloat16: the high half */
+    if (t == DT_F16) { /* sign, exponent + 15, the 10 bits after the leading one */
+        int e = 0;
+        double m = frexp(fabs(v), &e);
+        h = isnan(v) ? 0x7e00
+            : v == 0 ? (uint16_t)(signbit(v) ? 0x8000 : 0)
+                     : (uint16_t)((v < 0 ? 0x8000u : 0) | (unsigned)(e + 14) << 10 |
+                                  (unsigned)((m * 2 - 1) * 1024));
+    }
+    if (t == DT_F32)
+        memcpy(x + i * 4, &f, 4);
+    else if (t == DT_F64)
+        memcpy(x + i * 8, &v, 8);
+    else
+        memcpy(x + i * 2, &h, 2);
+}
+
+/* The row numpy's argmin (want_max 0) or argmax gives column c of the
+ * pattern: the first NaN (without skipnan), else the first extremum by the
+ * total order of keys (-0.0 below +0.0); -1 when nothing is left. */
+static int64_t ext_oracle(uint64_t c, uint64_t R, int want_max, int skip)
+{
+    int64_t best = -1;
+    for (uint64_t r = 0; r < R; r++) {
+        double v = ext_value(r, c, R);
+        if (isnan(v)) {
+            if (!skip)
+                return (int64_t)r;
+            continue;
+        }
+        double b = best < 0 ? 0 : ext_value((uint64_t)best, c, R);
+        int beyond = want_max ? v > b || (v == b && signbit(b) && !signbit(v))
+                              : v < b || (v == b && signbit(v) && !signbit(b));
+        if (best < 0 || beyond)
+            best = (int64_t)r;
+    }
+    return best;
+}
+
+/* The lane code's extrema keep no row per element: each unit's extremum
+ * notes its unit, and its lowest row is found after the entry. argmin and
+ * argmax of patterns that reach an extremum again in a later unit, at unit
+ * edges, in every unit, in NaN and in signed zeros agree with the scalar
+ * reference and with the rows counted here, for every variant, float type
+ * and skipnan, whole and cut into chunks at every unit edge. */
+static void test_block_extrema_rows(void)
+{
+    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16};
+    const uint64_t R = 16 * 5 + 3, C = 9;
+    for (size_t ti = 0; ti < 4; ti++)
+        for (int sk = 0; sk < 2; sk++) {
+            dt_type t = types[ti];
+            uint64_t shape[2] = {R, C};
+            ax_plan p;
+            io_status st;
+            if (ax_plan_init(&p, t, RD_OP_ARGMIN | RD_OP_ARGMAX | RD_OP_MIN, sk, 2, shape, 0,
+                             1u << 0, 0, &st)) {
+                CHECKF(0, "plan: %s", st.text);
+                continue;
+            }
+            size_t sz = dt_size(t), cap = (size_t)(R * C) * sz + sz;
+            unsigned char *x = malloc(R * C * sz), *buf = malloc(ax_out_bytes(&p, cap));
+            for (uint64_t i = 0; x && i < R * C; i++)
+                ext_put(t, x, i, ext_value(i / C, i % C, R));
+            for (int v = 0; x && buf && v < SIMD_COUNT; v++) {
+                if (!simd_runs(v))
+                    continue;
+                simd_force(v);
+                for (uint64_t cut = 0; cut <= R; cut += 16) {
+                    uint64_t e = cut * C > R * C ? R * C : cut * C;
+                    CHECKF(same_chunk(&p, x, 0, e) && same_chunk(&p, x, e, R * C),
+                           "%s dtype %d skipnan %d cut %llu", simd_name(v), (int)t, sk,
+                           (unsigned long long)cut);
+                }
+                ax_state *s = ax_state_new(&p);
+                int64_t amin[9], amax[9];
+                ax_cpu_chunk(&p, x, 0, R * C, cap, buf);
+                int ok = s && ax_state_add_chunk(s, buf, cap) == 0;
+                if (ok) {
+                    ax_state_result(s, RD_OP_ARGMIN, 0, amin);
+                    ax_state_result(s, RD_OP_ARGMAX, 0, amax);
+                }
+                CHECKF(ok, "%s dtype %d: state", simd_name(v), (int)t);
+                for (uint64_t c = 0; ok && c < C; c++) {
+                    int64_t wmin = ext_oracle(c, R, 0, sk), wmax = ext_oracle(c, R, 1, sk);
+                    CHECKF((wmin < 0 || amin[c] == wmin) && (wmax < 0 || amax[c] == wmax),
+                           "%s dtype %d skipnan %d column %llu: %lld, %lld (want %lld, %lld)",
+                           simd_name(v), (int)t, sk, (unsigned long long)c, (long long)amin[c],
+                           (long long)amax[c], (long long)wmin, (long long)wmax);
+                }
+                ax_state_free(s);
+            }
+            simd_force(-1);
+            free(x);
+            free(buf);
+        }
+}
+
 int main(void)
 {
     RUN(test_blocks);
     RUN(test_block_lanes);
     RUN(test_tiles);
     RUN(test_half_values);
+    RUN(test_block_extrema_rows);
     return check_summary();
 }
