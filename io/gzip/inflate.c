@@ -911,10 +911,28 @@ uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64
     return UINT64_MAX;
 }
 
+#define EMPTY_FIXED_BITS 10 /* a fixed-Huffman block holding only its end code */
+#define EMPTY_FIXED 2u       /* its bits from the first: BFINAL 0, BTYPE 01, code 0000000 */
+
+/* The EMPTY_FIXED_BITS bits of in[0..len) from bit `bit`, first bit lowest;
+ * where they pass the end, a value no empty block has. */
+static unsigned empty_fixed_at(const uint8_t *in, size_t len, uint64_t bit)
+{
+    size_t byte = (size_t)(bit / 8);
+    if ((bit + EMPTY_FIXED_BITS + 7) / 8 > len)
+        return ~0u;
+    unsigned v = in[byte] | (unsigned)(byte + 1 < len ? in[byte + 1] : 0) << 8;
+    return v >> bit % 8 & ((1u << EMPTY_FIXED_BITS) - 1);
+}
+
 /* Whether a decode ending at `end` continues as one starting at `start`
- * (see inflate.h). */
+ * (see inflate.h). Empty fixed blocks (zlib's partial flush and pigz write
+ * them, to align the next block) add nothing, and the finder does not look
+ * for fixed blocks: a start past a run of them is the same start. */
 int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start)
 {
+    while (end < start && empty_fixed_at(in, len, end) == EMPTY_FIXED)
+        end += EMPTY_FIXED_BITS;
     if (end == start)
         return 1;
     if (end / 8 >= len || start / 8 >= len)

@@ -6,7 +6,8 @@
  * threads, from memory and from a pipe fed in pieces of every size; then
  * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; a
- * false start that ends in a final block, passed over; and the memory held
+ * false start that ends in a final block, passed over; starts past empty
+ * fixed blocks (pigz), not decoded again; and the memory held
  * ahead of a reader that does not read. */
 #include <sched.h>
 #include <stdint.h>
@@ -1042,6 +1043,69 @@ static void fill_log(uint8_t *buf, size_t n)
     }
 }
 
+/* Raw deflate of data[0..n) at level 6 as pigz writes it: every `every`
+ * bytes the block ends (Z_BLOCK) and one to three empty fixed-Huffman blocks
+ * follow. Returns a malloc'd stream and its length. */
+static uint8_t *deflate_empty_blocks(const uint8_t *data, size_t n, size_t every, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return NULL;
+    size_t cap = deflateBound(&zs, (uLong)n) + 64 * (n / every + 2);
+    uint8_t *out = malloc(cap);
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    for (size_t pos = 0; pos < n;) {
+        size_t step = every < n - pos ? every : n - pos;
+        zs.next_in = (Bytef *)(uintptr_t)(data + pos);
+        zs.avail_in = (uInt)step;
+        pos += step;
+        if (pos == n) {
+            deflate(&zs, Z_FINISH);
+            break;
+        }
+        deflate(&zs, Z_BLOCK);
+        for (unsigned k = 1 + (unsigned)(rnd() % 3); k; k--)
+            deflatePrime(&zs, 10, 2); /* BFINAL 0, BTYPE 01, the end code */
+    }
+    *out_len = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return out;
+}
+
+/* Empty fixed-Huffman blocks between blocks (pigz's, zlib's partial flush):
+ * the finder passes over them, and a speculative start just past a run of
+ * them is the same start as the boundary before it, not a false one decoded
+ * again; a final empty block, or a start past other bits, is not. */
+static void test_empty_blocks(void)
+{
+    uint8_t b[8] = {0};
+    uint64_t v = 2u << 3 | 2u << 13; /* two empty blocks from bit 3, bit 23 next */
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> 8 * i);
+    CHECK(inflate_same_start(b, 8, 3, 13) && inflate_same_start(b, 8, 3, 23));
+    CHECK(!inflate_same_start(b, 8, 3, 33) && !inflate_same_start(b, 8, 4, 23));
+    b[0] |= 1u << 3; /* the first is final: the stream ends there */
+    CHECK(!inflate_same_start(b, 8, 3, 23));
+    size_t n = 8u << 20, clen;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill_log(data, n);
+    uint8_t *c = deflate_empty_blocks(data, n, 48u << 10, &clen);
+    c = realloc(c, clen + 8);
+    memset(c + clen, 0x5a, 8);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 4, clen / 100) == 0);
+    uint64_t counts[3];
+    CHECK(run_counted(p, c, clen, data, n, out, counts));
+    CHECKF(counts[2] >= 2 && counts[1] == 0, "%llu speculative, %llu decoded again",
+           (unsigned long long)counts[2], (unsigned long long)counts[1]);
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* AUTO on 2 threads measures text of long blocks with a probe that stops
  * after PROBE_SYMS symbols still copying markers, not a whole block of
  * them: every speculative chunk is decoded again in order, and the bytes,
@@ -1144,6 +1208,7 @@ int main(void)
     RUN(test_plan_late);
     RUN(test_chunk_bounds);
     RUN(test_finder);
+    RUN(test_empty_blocks);
     RUN(test_damage);
     RUN(test_begin_at);
     RUN(test_false_final);
