@@ -818,13 +818,29 @@ int inflate_decode_symbols(inflate_job *j)
     return decode(j, 1);
 }
 
-/* Replaces markers by the window's bytes (see inflate.h). */
+#define RESOLVE_MAPPED 4096 /* symbols from which inflate_resolve maps them through a table */
+
+/* Replaces markers by the window's bytes (see inflate.h). Many symbols go
+ * through a table of every symbol's byte (a literal's own, a marker's from
+ * the window): one load each, no select, the check of markers before the
+ * window's valid bytes a pass of its own, only where some are not valid.
+ * Few go without branches: bytes and markers alternate unpredictably. */
 int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
                     size_t valid)
 {
     size_t first_valid = INFLATE_WINDOW - valid;
     int bad = 0;
-    /* without branches: bytes and markers alternate unpredictably */
+    if (n >= RESOLVE_MAPPED) {
+        uint8_t map[INFLATE_MARKER + INFLATE_WINDOW]; /* 256..INFLATE_MARKER unused: no symbol */
+        for (unsigned b = 0; b < 256; b++)
+            map[b] = (uint8_t)b;
+        memcpy(map + INFLATE_MARKER, window, INFLATE_WINDOW);
+        for (size_t i = 0; first_valid && i < n; i++) /* a literal wraps past any first_valid */
+            bad |= (uint16_t)(sym[i] - INFLATE_MARKER) < first_valid;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = map[sym[i]];
+        return bad ? -1 : 0;
+    }
     for (size_t i = 0; i < n; i++) {
         unsigned s = sym[i], w = s & (INFLATE_WINDOW - 1);
         uint8_t m = window[w];

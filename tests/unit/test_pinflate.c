@@ -1043,6 +1043,49 @@ static void fill_log(uint8_t *buf, size_t n)
     }
 }
 
+/* inflate_resolve against a plain reference on random symbols (literals,
+ * markers, runs of either), of every length around the size from which it
+ * maps them through a table, with windows valid in full, in part and not
+ * at all, into other memory and in place: the same bytes, and -1 exactly
+ * where a marker points before the valid bytes. */
+static void test_resolve(void)
+{
+    static const size_t lens[] = {1, 15, 4095, 4096, 4097, 40000, 70001};
+    static const size_t valids[] = {INFLATE_WINDOW, INFLATE_WINDOW - 1, 1000, 0};
+    uint8_t *window = malloc(INFLATE_WINDOW), *got = malloc(70001), *want = malloc(70001);
+    uint16_t *sym = malloc(70001 * 2), *copy = malloc(70001 * 2);
+    for (size_t i = 0; i < INFLATE_WINDOW; i++)
+        window[i] = (uint8_t)rnd();
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        for (size_t v = 0; v < sizeof valids / sizeof valids[0]; v++)
+            for (int mode = 0; mode < 3; mode++) { /* markers: mixed, valid only, none */
+                size_t n = lens[l], first = INFLATE_WINDOW - valids[v];
+                int want_bad = 0;
+                for (size_t i = 0; i < n; i++) {
+                    int marker = mode == 2 ? 0 : rnd() % 3 == 0;
+                    unsigned w = (unsigned)(rnd() % INFLATE_WINDOW);
+                    if (mode == 1 && w < first)
+                        w = (unsigned)(first + w % (INFLATE_WINDOW - first + (first == INFLATE_WINDOW)));
+                    sym[i] = marker ? (uint16_t)(INFLATE_MARKER + (w & (INFLATE_WINDOW - 1)))
+                                    : (uint16_t)(rnd() & 255);
+                    want[i] = marker ? window[sym[i] - INFLATE_MARKER] : (uint8_t)sym[i];
+                    want_bad |= marker && (unsigned)(sym[i] - INFLATE_MARKER) < first;
+                }
+                memcpy(copy, sym, n * 2);
+                int r = inflate_resolve(got, sym, n, window, valids[v]);
+                int r2 = inflate_resolve((uint8_t *)copy, copy, n, window, valids[v]);
+                CHECKF(r == (want_bad ? -1 : 0) && r2 == r && memcmp(got, want, n) == 0 &&
+                           memcmp(copy, want, n) == 0,
+                       "resolve of %zu symbols, %zu valid, mode %d: %d %d, want %d", n, valids[v],
+                       mode, r, r2, want_bad ? -1 : 0);
+            }
+    free(window);
+    free(got);
+    free(want);
+    free(sym);
+    free(copy);
+}
+
 /* Raw deflate of data[0..n) at level 6 as pigz writes it: every `every`
  * bytes the block ends (Z_BLOCK) and one to three empty fixed-Huffman blocks
  * follow. Returns a malloc'd stream and its length. */
@@ -1203,6 +1246,7 @@ int main(void)
 {
     RUN(test_round_trips);
     RUN(test_markers);
+    RUN(test_resolve);
     RUN(test_copies);
     RUN(test_plan);
     RUN(test_plan_late);
