@@ -1139,8 +1139,14 @@ static void test_empty_blocks(void)
     memset(c + clen, 0x5a, 8);
     pinflate *p;
     CHECK(pinflate_create(&p, 4, clen / 100) == 0);
-    uint64_t counts[3];
-    CHECK(run_counted(p, c, clen, data, n, out, counts));
+    /* how many chunks are speculative depends on the threads' timing (on a
+       loaded machine one may decode all in order): read again until some
+       were; the counts are the decoder's over every stream */
+    uint64_t counts[3] = {0};
+    int same = 1;
+    for (int run = 0; run < 50 && counts[2] < 2; run++)
+        same &= run_counted(p, c, clen, data, n, out, counts);
+    CHECK(same);
     CHECKF(counts[2] >= 2 && counts[1] == 0, "%llu speculative, %llu decoded again",
            (unsigned long long)counts[2], (unsigned long long)counts[1]);
     pinflate_destroy(p);
