@@ -820,13 +820,29 @@ int inflate_decode_symbols(inflate_job *j)
     return decode(j, 1);
 }
 
-/* Replaces markers by the window's bytes (see inflate.h). */
+#define RESOLVE_MAPPED 4096 /* symbols from which inflate_resolve maps them through a table */
+
+/* Replaces markers by the window's bytes (see inflate.h). Many symbols go
+ * through a table of every symbol's byte (a literal's own, a marker's from
+ * the window): one load each, no select, the check of markers before the
+ * window's valid bytes a pass of its own, only where some are not valid.
+ * Few go without branches: bytes and markers alternate unpredictably. */
 int inflate_resolve(uint8_t *dst, const uint16_t *sym, size_t n, const uint8_t *window,
                     size_t valid)
 {
     size_t first_valid = INFLATE_WINDOW - valid;
     int bad = 0;
-    /* without branches: bytes and markers alternate unpredictably */
+    if (n >= RESOLVE_MAPPED) {
+        uint8_t map[INFLATE_MARKER + INFLATE_WINDOW]; /* 256..INFLATE_MARKER unused: no symbol */
+        for (unsigned b = 0; b < 256; b++)
+            map[b] = (uint8_t)b;
+        memcpy(map + INFLATE_MARKER, window, INFLATE_WINDOW);
+        for (size_t i = 0; first_valid && i < n; i++) /* a literal wraps past any first_valid */
+            bad |= (uint16_t)(sym[i] - INFLATE_MARKER) < first_valid;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = map[sym[i]];
+        return bad ? -1 : 0;
+    }
     for (size_t i = 0; i < n; i++) {
         unsigned s = sym[i], w = s & (INFLATE_WINDOW - 1);
         uint8_t m = window[w];
@@ -913,10 +929,28 @@ uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64
     return UINT64_MAX;
 }
 
+#define EMPTY_FIXED_BITS 10 /* a fixed-Huffman block holding only its end code */
+#define EMPTY_FIXED 2u       /* its bits from the first: BFINAL 0, BTYPE 01, code 0000000 */
+
+/* The EMPTY_FIXED_BITS bits of in[0..len) from bit `bit`, first bit lowest;
+ * where they pass the end, a value no empty block has. */
+static unsigned empty_fixed_at(const uint8_t *in, size_t len, uint64_t bit)
+{
+    size_t byte = (size_t)(bit / 8);
+    if ((bit + EMPTY_FIXED_BITS + 7) / 8 > len)
+        return ~0u;
+    unsigned v = in[byte] | (unsigned)(byte + 1 < len ? in[byte + 1] : 0) << 8;
+    return v >> bit % 8 & ((1u << EMPTY_FIXED_BITS) - 1);
+}
+
 /* Whether a decode ending at `end` continues as one starting at `start`
- * (see inflate.h). */
+ * (see inflate.h). Empty fixed blocks (zlib's partial flush and pigz write
+ * them, to align the next block) add nothing, and the finder does not look
+ * for fixed blocks: a start past a run of them is the same start. */
 int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start)
 {
+    while (end < start && empty_fixed_at(in, len, end) == EMPTY_FIXED)
+        end += EMPTY_FIXED_BITS;
     if (end == start)
         return 1;
     if (end / 8 >= len || start / 8 >= len)

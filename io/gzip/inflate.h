@@ -97,7 +97,8 @@ uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64
 
 /* Whether a decode that ends at bit `end` continues exactly as one started
  * at `start`: the same offset, or the same stored block whose 3 header bits
- * were placed differently before its byte-aligned length. */
+ * were placed differently before its byte-aligned length, either after any
+ * run of empty non-final fixed-Huffman blocks from `end` (no output). */
 int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start);
 
 #endif

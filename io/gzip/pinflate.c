@@ -41,6 +41,7 @@
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
 #define PROBE_SYMS ((size_t)256 << 10)     /* symbols a probe on few threads decodes at first */
 #define PROBE_MARKERS (-200)               /* decode_guess: a probe's markers go on being copied */
+#define SAME_REACH 512                     /* bits of empty fixed blocks a start may lie past */
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
@@ -701,15 +702,16 @@ static int window_advance(pinflate *p, const chunk *c)
 }
 
 /* Whether the stream, at bit `end`, goes on as a decode from `start` did
- * (inflate_same_start over the source's bytes there). */
+ * (inflate_same_start over the source's bytes there: a start up to
+ * SAME_REACH bits past `end`, after empty blocks, or 16 bits either way). */
 static int starts_match(const pinflate *p, uint64_t end, uint64_t start)
 {
     if (end == start)
         return 1;
-    if (end > start + 16 || start > end + 16)
+    if (end > start + 16 || start > end + SAME_REACH)
         return 0;
     uint64_t lo = (end < start ? end : start) / 8;
-    size_t len = 8;
+    size_t len = (size_t)((end > start ? end : start) / 8 - lo) + 8;
     uint8_t *owned;
     const uint8_t *d = read_span(p, lo, &len, &owned);
     int same = d && inflate_same_start(d, len, end - lo * 8, start - lo * 8);

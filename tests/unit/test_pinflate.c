@@ -6,7 +6,8 @@
  * threads, from memory and from a pipe fed in pieces of every size; then
  * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; a
- * false start that ends in a final block, passed over; and the memory held
+ * false start that ends in a final block, passed over; starts past empty
+ * fixed blocks (pigz), not decoded again; and the memory held
  * ahead of a reader that does not read. */
 #include <sched.h>
 #include <stdint.h>
@@ -1042,6 +1043,118 @@ static void fill_log(uint8_t *buf, size_t n)
     }
 }
 
+/* inflate_resolve against a plain reference on random symbols (literals,
+ * markers, runs of either), of every length around the size from which it
+ * maps them through a table, with windows valid in full, in part and not
+ * at all, into other memory and in place: the same bytes, and -1 exactly
+ * where a marker points before the valid bytes. */
+static void test_resolve(void)
+{
+    static const size_t lens[] = {1, 15, 4095, 4096, 4097, 40000, 70001};
+    static const size_t valids[] = {INFLATE_WINDOW, INFLATE_WINDOW - 1, 1000, 0};
+    uint8_t *window = malloc(INFLATE_WINDOW), *got = malloc(70001), *want = malloc(70001);
+    uint16_t *sym = malloc(70001 * 2), *copy = malloc(70001 * 2);
+    for (size_t i = 0; i < INFLATE_WINDOW; i++)
+        window[i] = (uint8_t)rnd();
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        for (size_t v = 0; v < sizeof valids / sizeof valids[0]; v++)
+            for (int mode = 0; mode < 3; mode++) { /* markers: mixed, valid only, none */
+                size_t n = lens[l], first = INFLATE_WINDOW - valids[v];
+                int want_bad = 0;
+                for (size_t i = 0; i < n; i++) {
+                    int marker = mode == 2 ? 0 : rnd() % 3 == 0;
+                    unsigned w = (unsigned)(rnd() % INFLATE_WINDOW);
+                    if (mode == 1 && w < first)
+                        w = (unsigned)(first + w % (INFLATE_WINDOW - first + (first == INFLATE_WINDOW)));
+                    sym[i] = marker ? (uint16_t)(INFLATE_MARKER + (w & (INFLATE_WINDOW - 1)))
+                                    : (uint16_t)(rnd() & 255);
+                    want[i] = marker ? window[sym[i] - INFLATE_MARKER] : (uint8_t)sym[i];
+                    want_bad |= marker && (unsigned)(sym[i] - INFLATE_MARKER) < first;
+                }
+                memcpy(copy, sym, n * 2);
+                int r = inflate_resolve(got, sym, n, window, valids[v]);
+                int r2 = inflate_resolve((uint8_t *)copy, copy, n, window, valids[v]);
+                CHECKF(r == (want_bad ? -1 : 0) && r2 == r && memcmp(got, want, n) == 0 &&
+                           memcmp(copy, want, n) == 0,
+                       "resolve of %zu symbols, %zu valid, mode %d: %d %d, want %d", n, valids[v],
+                       mode, r, r2, want_bad ? -1 : 0);
+            }
+    free(window);
+    free(got);
+    free(want);
+    free(sym);
+    free(copy);
+}
+
+/* Raw deflate of data[0..n) at level 6 as pigz writes it: every `every`
+ * bytes the block ends (Z_BLOCK) and one to three empty fixed-Huffman blocks
+ * follow. Returns a malloc'd stream and its length. */
+static uint8_t *deflate_empty_blocks(const uint8_t *data, size_t n, size_t every, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return NULL;
+    size_t cap = deflateBound(&zs, (uLong)n) + 64 * (n / every + 2);
+    uint8_t *out = malloc(cap);
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    for (size_t pos = 0; pos < n;) {
+        size_t step = every < n - pos ? every : n - pos;
+        zs.next_in = (Bytef *)(uintptr_t)(data + pos);
+        zs.avail_in = (uInt)step;
+        pos += step;
+        if (pos == n) {
+            deflate(&zs, Z_FINISH);
+            break;
+        }
+        deflate(&zs, Z_BLOCK);
+        for (unsigned k = 1 + (unsigned)(rnd() % 3); k; k--)
+            deflatePrime(&zs, 10, 2); /* BFINAL 0, BTYPE 01, the end code */
+    }
+    *out_len = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return out;
+}
+
+/* Empty fixed-Huffman blocks between blocks (pigz's, zlib's partial flush):
+ * the finder passes over them, and a speculative start just past a run of
+ * them is the same start as the boundary before it, not a false one decoded
+ * again; a final empty block, or a start past other bits, is not. */
+static void test_empty_blocks(void)
+{
+    uint8_t b[8] = {0};
+    uint64_t v = 2u << 3 | 2u << 13; /* two empty blocks from bit 3, bit 23 next */
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> 8 * i);
+    CHECK(inflate_same_start(b, 8, 3, 13) && inflate_same_start(b, 8, 3, 23));
+    CHECK(!inflate_same_start(b, 8, 3, 33) && !inflate_same_start(b, 8, 4, 23));
+    b[0] |= 1u << 3; /* the first is final: the stream ends there */
+    CHECK(!inflate_same_start(b, 8, 3, 23));
+    size_t n = 8u << 20, clen;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill_log(data, n);
+    uint8_t *c = deflate_empty_blocks(data, n, 48u << 10, &clen);
+    c = realloc(c, clen + 8);
+    memset(c + clen, 0x5a, 8);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 4, clen / 100) == 0);
+    /* how many chunks are speculative depends on the threads' timing (on a
+       loaded machine one may decode all in order): read again until some
+       were; the counts are the decoder's over every stream */
+    uint64_t counts[3] = {0};
+    int same = 1;
+    for (int run = 0; run < 50 && counts[2] < 2; run++)
+        same &= run_counted(p, c, clen, data, n, out, counts);
+    CHECK(same);
+    CHECKF(counts[2] >= 2 && counts[1] == 0, "%llu speculative, %llu decoded again",
+           (unsigned long long)counts[2], (unsigned long long)counts[1]);
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* AUTO on 2 threads measures text of long blocks with a probe that stops
  * after PROBE_SYMS symbols still copying markers, not a whole block of
  * them: every speculative chunk is decoded again in order, and the bytes,
@@ -1139,11 +1252,13 @@ int main(void)
 {
     RUN(test_round_trips);
     RUN(test_markers);
+    RUN(test_resolve);
     RUN(test_copies);
     RUN(test_plan);
     RUN(test_plan_late);
     RUN(test_chunk_bounds);
     RUN(test_finder);
+    RUN(test_empty_blocks);
     RUN(test_damage);
     RUN(test_begin_at);
     RUN(test_false_final);
