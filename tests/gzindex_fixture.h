@@ -34,25 +34,41 @@ __attribute__((unused)) static void fixture_data(uint8_t *buf, size_t n, int kin
     }
 }
 
-/* Deflates data into a gzip member (zlib, level and strategy) in *gz
+/* Deflates data into a gzip member (zlib, level and strategy), flushing
+ * with `flush` (Z_NO_FLUSH: never) after every `every` bytes, in *gz
  * (malloc'd, *gzlen bytes). 0 or -1. */
-__attribute__((unused)) static int fixture_gzip(const uint8_t *data, size_t n, int level, int strategy, uint8_t **gz,
-                        size_t *gzlen)
+__attribute__((unused)) static int fixture_gzip_flushed(const uint8_t *data, size_t n, int level,
+                                                        int strategy, int flush, size_t every,
+                                                        uint8_t **gz, size_t *gzlen)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (deflateInit2(&zs, level, Z_DEFLATED, 31, 8, strategy) != Z_OK)
         return -1;
-    size_t cap = deflateBound(&zs, (uLong)n) + 64;
+    size_t cap = deflateBound(&zs, (uLong)n) + 64 + (flush == Z_NO_FLUSH ? 0 : (n / every + 1) * 16);
     *gz = malloc(cap);
-    zs.next_in = (Bytef *)(uintptr_t)data;
-    zs.avail_in = (uInt)n;
     zs.next_out = *gz;
     zs.avail_out = (uInt)cap;
-    int zr = *gz ? deflate(&zs, Z_FINISH) : Z_MEM_ERROR;
+    int zr = *gz ? Z_OK : Z_MEM_ERROR;
+    for (size_t at = 0; zr == Z_OK && at < n; at += every) {
+        size_t k = n - at < every ? n - at : every;
+        zs.next_in = (Bytef *)(uintptr_t)(data + at);
+        zs.avail_in = (uInt)k;
+        zr = deflate(&zs, at + k < n ? flush : Z_FINISH);
+    }
+    if (zr == Z_OK && n == 0)
+        zr = deflate(&zs, Z_FINISH);
     *gzlen = cap - zs.avail_out;
     deflateEnd(&zs);
     return zr == Z_STREAM_END ? 0 : -1;
+}
+
+/* Deflates data into a gzip member (zlib, level and strategy) in *gz
+ * (malloc'd, *gzlen bytes). 0 or -1. */
+__attribute__((unused)) static int fixture_gzip(const uint8_t *data, size_t n, int level, int strategy, uint8_t **gz,
+                        size_t *gzlen)
+{
+    return fixture_gzip_flushed(data, n, level, strategy, Z_NO_FLUSH, n ? n : 1, gz, gzlen);
 }
 
 /* Writes n bytes to a new temporary file whose path goes into path (room

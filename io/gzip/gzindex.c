@@ -657,6 +657,7 @@ typedef struct {
 typedef struct {
     uint64_t *pend_bit, *pend_len;
     size_t npend, pend_cap;
+    uint64_t seen_out; /* the output before the last boundary reported */
     int overflow;     /* a boundary did not fit in memory */
     build_point *pt;
     size_t n, cap;
@@ -664,10 +665,16 @@ typedef struct {
     gzindex_spacing sp;
 } builder;
 
-/* pinflate's boundary hook: notes the boundary for after the read. */
+/* pinflate's boundary hook: notes the boundary for after the read, but
+ * not one after an empty block (no bytes since the boundary before): a
+ * speculative chunk may start past empty blocks, whose boundaries then go
+ * unreported. */
 static void on_boundary(void *ctx, uint64_t bit, uint64_t len)
 {
     builder *b = ctx;
+    if (len == b->seen_out)
+        return;
+    b->seen_out = len;
     if (b->npend == b->pend_cap) {
         size_t cap = b->pend_cap ? 2 * b->pend_cap : 256;
         uint64_t *pb = realloc(b->pend_bit, cap * sizeof *pb);

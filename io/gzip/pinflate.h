@@ -130,10 +130,11 @@ void pinflate_pause_on(pinflate *p, const atomic_int *flag);
  * of the stream but the final block's end, once the bytes before it are
  * handed out, in stream order: bit is the source bit offset of that
  * boundary, len the stream's bytes handed out before it (the access points
- * of a seek index). The boundaries do not depend on how the stream is cut
- * into chunks or on the threads. The bytes before it are in the caller's
- * buffers when fn runs; fn must not call back into p. NULL: none. Not with
- * pinflate_members. */
+ * of a seek index). Every boundary after a block that decodes to bytes is
+ * reported, however the stream is cut into chunks; one after an empty
+ * block may not be (a chunk may start past empty fixed blocks). The bytes
+ * before it are in the caller's buffers when fn runs; fn must not call
+ * back into p. NULL: none. Not with pinflate_members. */
 void pinflate_on_boundary(pinflate *p, void (*fn)(void *ctx, uint64_t bit, uint64_t len), void *ctx);
 
 /* Whether a boundary that pinflate_on_boundary's fn should have had was left
