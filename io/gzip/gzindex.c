@@ -655,7 +655,7 @@ typedef struct {
 /* What the builder collects: the boundaries the decoder reported in the
  * last read, and the points kept. */
 typedef struct {
-    uint64_t *pend_bit, *pend_len;
+    struct { uint64_t bit, len; } *pend;
     size_t npend, pend_cap;
     uint64_t seen_out; /* the output before the last boundary reported */
     int overflow;     /* a boundary did not fit in memory */
@@ -677,19 +677,16 @@ static void on_boundary(void *ctx, uint64_t bit, uint64_t len)
     b->seen_out = len;
     if (b->npend == b->pend_cap) {
         size_t cap = b->pend_cap ? 2 * b->pend_cap : 256;
-        uint64_t *pb = realloc(b->pend_bit, cap * sizeof *pb);
-        if (pb)
-            b->pend_bit = pb;
-        uint64_t *pl = pb ? realloc(b->pend_len, cap * sizeof *pl) : NULL;
-        if (!pl) {
+        void *grown = realloc(b->pend, cap * sizeof *b->pend);
+        if (!grown) {
             b->overflow = 1;
             return;
         }
-        b->pend_len = pl;
+        b->pend = grown;
         b->pend_cap = cap;
     }
-    b->pend_bit[b->npend] = bit;
-    b->pend_len[b->npend++] = len;
+    b->pend[b->npend].bit = bit;
+    b->pend[b->npend++].len = len;
 }
 
 /* Adds a point to b with the window `win` (wlen bytes), compressed by zlib
@@ -808,7 +805,7 @@ static int build_pass(pinflate *p, builder *b, uint64_t *end_byte, uint32_t *crc
             break;
         }
         for (size_t i = 0; i < b->npend && rc == 0; i++) {
-            uint64_t bit = b->pend_bit[i], out = b->pend_len[i];
+            uint64_t bit = b->pend[i].bit, out = b->pend[i].len;
             if (!may_be_point(b, bit, out))
                 continue;
             const uint8_t *at = buf + INFLATE_WINDOW + (out - base);
@@ -919,7 +916,6 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
     for (size_t i = 0; i < b.n; i++)
         free(b.pt[i].zwin);
     free(b.pt);
-    free(b.pend_bit);
-    free(b.pend_len);
+    free(b.pend);
     return rc;
 }

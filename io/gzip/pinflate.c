@@ -91,6 +91,7 @@ typedef struct chunk {
     /* with pinflate_on_boundary: every block boundary inside it, in order */
     chunk_mark *marks;
     size_t nmarks, marks_cap, marks_taken;
+    int marks_lost;     /* a mark did not fit in memory */
     uint64_t mark_base; /* the running decode's: its span's first bit */
     size_t mark_off;    /* and its output's offset in the chunk */
     size_t wvalid;
@@ -467,14 +468,13 @@ static void mark_block(void *ctx, uint64_t bit, size_t out_len)
         size_t cap = c->marks_cap ? 2 * c->marks_cap : 64;
         chunk_mark *m = realloc(c->marks, cap * sizeof *m);
         if (!m) {
-            c->marks_cap = SIZE_MAX; /* lost: told by pinflate_read */
+            c->marks_lost = 1; /* told by pinflate_read */
             return;
         }
         c->marks = m;
         c->marks_cap = cap;
     }
-    if (c->marks_cap != SIZE_MAX)
-        c->marks[c->nmarks++] = (chunk_mark){bit + c->mark_base, out_len + c->mark_off};
+    c->marks[c->nmarks++] = (chunk_mark){bit + c->mark_base, out_len + c->mark_off};
 }
 
 /* Has job j, decoding chunk c's bytes from c's output offset out_off with
@@ -1371,8 +1371,7 @@ void pinflate_on_boundary(pinflate *p, void (*fn)(void *ctx, uint64_t bit, uint6
  * its bytes before its member's (lock held). */
 static void boundaries_passed(pinflate *p, chunk *c, size_t seg)
 {
-    if (c->marks_cap == SIZE_MAX)
-        p->marks_lost = 1;
+    p->marks_lost |= c->marks_lost;
     for (; c->marks_taken < c->nmarks && c->marks[c->marks_taken].out <= c->taken; c->marks_taken++)
         if (c->marks[c->marks_taken].out < c->nout)
             p->on_boundary(p->boundary_ctx, c->marks[c->marks_taken].bit,
