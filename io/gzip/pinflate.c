@@ -122,6 +122,7 @@ struct pinflate {
     uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
     uint64_t blocks_done;       /* blocks accepted: their mean compressed size */
     uint64_t n_accepted, n_redone; /* chunks, over every stream */
+    uint64_t n_cut;                /* blocks begun and dropped for want of room, likewise */
     uint64_t n_spec;               /* of them decoded speculatively */
     /* the plan: the cost of a speculative chunk against an in-order one
        (COST_ONE), a running mean over the stream's speculative chunks */
@@ -416,19 +417,39 @@ static void span_close(span *s)
     s->owned = NULL;
 }
 
+/* The output limit for a decode with room for cap elements that has
+ * written out_len: the chunk's limit, lowered to stop at the boundary past
+ * which a block of one and a quarter times the stream's mean no longer
+ * fits, rather than decode much of a long block in vain (the decoder drops
+ * a block that does not fit: the next chunk decodes it again). At least one
+ * more block. Read without the lock, as out_limit. */
+static size_t fit_limit(const pinflate *p, size_t limit, size_t cap, size_t out_len)
+{
+    uint64_t blocks = p->blocks_done, mean = blocks ? p->out_done / blocks : 0;
+    uint64_t need = mean + mean / 4;
+    if (need < cap && cap - need < limit)
+        limit = (size_t)(cap - need);
+    return limit > out_len ? limit : out_len + 1;
+}
+
 /* Decodes bytes with j (its out inside c->buf at out_off) until it stops at
  * a boundary, widening the span as needed; where the next block does not
  * fit, it stops there (INFLATE_STOP) once j has half its output limit, else
  * grows c's buffer. Returns the inflate result. */
-static int run_bytes(chunk *c, span *s, inflate_job *j, size_t out_off)
+static int run_bytes(pinflate *p, chunk *c, span *s, inflate_job *j, size_t out_off)
 {
+    const size_t limit = j->out_limit;
     for (;;) {
         j->in = s->data;
         j->in_len = s->len;
         j->out = c->buf + out_off;
         j->out_cap = c->cap - out_off;
+        j->out_limit = fit_limit(p, limit, j->out_cap, j->out_len);
         int r = inflate_decode_bytes(j);
+        j->out_limit = limit;
         c->blocks += j->blocks;
+        if (r == INFLATE_NEED_OUTPUT)
+            __atomic_fetch_add(&p->n_cut, 1, __ATOMIC_RELAXED);
         if (r == INFLATE_NEED_OUTPUT && j->out_len >= j->out_limit / 2)
             return INFLATE_STOP; /* the chunk ends: the rest of its range comes after it */
         if (r == INFLATE_NEED_OUTPUT) {
@@ -544,7 +565,7 @@ static void decode_known(pinflate *p, chunk *c)
     c->nmarks = 0;
     members_on(p, &j, c);
     marks_on(p, &j, c, base, 0);
-    c->status = run_bytes(c, &s, &j, INFLATE_WINDOW);
+    c->status = run_bytes(p, c, &s, &j, INFLATE_WINDOW);
     c->out = c->buf + INFLATE_WINDOW;
     c->nout = j.out_len;
     c->end = j.bit + base;
@@ -574,7 +595,8 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
     uint64_t base = s->off * 8;
     if (room(p, (void **)&c->sym, &c->sym_cap, out_room(p), 2) < 0)
         return INFLATE_ERROR;
-    inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = out_limit(p)};
+    const size_t limit = out_limit(p);
+    inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = limit};
     c->nmarks = 0;
     members_on(p, &j, c);
     marks_on(p, &j, c, base, 0);
@@ -585,8 +607,13 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
         j.in_len = s->len;
         j.out = c->sym;
         j.out_cap = cap;
+        /* a probe's room is cut short on purpose: it stops there */
+        j.out_limit = cap == c->sym_cap ? fit_limit(p, limit, cap, j.out_len) : limit;
         r = inflate_decode_symbols(&j);
+        j.out_limit = limit;
         c->blocks += j.blocks;
+        if (r == INFLATE_NEED_OUTPUT && cap == c->sym_cap)
+            __atomic_fetch_add(&p->n_cut, 1, __ATOMIC_RELAXED);
         if (r == INFLATE_NEED_OUTPUT && j.out_len >= j.out_limit / 2) {
             r = INFLATE_STOP; /* as run_bytes does */
             break;
@@ -623,7 +650,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
                  .history = history_at(c, c->nsym, INFLATE_WINDOW)};
     members_on(p, &b, c);
     marks_on(p, &b, c, base, c->nsym);
-    r = run_bytes(c, s, &b, c->nsym);
+    r = run_bytes(p, c, s, &b, c->nsym);
     c->end = b.bit + base;
     c->nout = c->nsym + b.out_len;
     members_found(c, &b, c->nsym, base);
@@ -1524,4 +1551,10 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone)
 uint64_t pinflate_speculated(const pinflate *p)
 {
     return p->n_spec;
+}
+
+/* Blocks dropped for want of room (see pinflate.h). */
+uint64_t pinflate_cut_blocks(const pinflate *p)
+{
+    return __atomic_load_n(&p->n_cut, __ATOMIC_RELAXED);
 }

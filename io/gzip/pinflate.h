@@ -177,6 +177,12 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone);
  * speculatively (accepted or redone). */
 uint64_t pinflate_speculated(const pinflate *p);
 
+/* Blocks a chunk's decode began and dropped because they did not fit its
+ * room (the next chunk decodes them again), over every stream: a decode
+ * stops before a block of about the stream's mean size no longer fits, so
+ * these are rare once a few blocks are known. */
+uint64_t pinflate_cut_blocks(const pinflate *p);
+
 /* Ends the current stream: the threads drop what they were doing for it;
  * returns once none of them reads its source any more. */
 void pinflate_end(pinflate *p);

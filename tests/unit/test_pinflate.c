@@ -1237,6 +1237,67 @@ static void test_probe_cut(void)
     free(data);
 }
 
+/* Text of long blocks (about a chunk's output limit each) decoded in order
+ * on one thread and on two: a chunk stops at the boundary past which a
+ * block of about the mean no longer fits its room, not inside that block,
+ * whose decode was dropped and done again by the next chunk (every second
+ * chunk or so, before). Only the first chunk, sized before any block is
+ * known, and the rare block well above the mean may be cut. */
+/* Log lines that repeat more than fill_log's (a time stamp that moves every
+ * 64th line or so, one of five messages; tests/bench/gzip_files.sh's
+ * sequence): zlib's level 6 makes blocks of 1.2 MB of them, about a chunk's
+ * output limit, as GNU gzip's of that file's lines are. */
+static void fill_lines(uint8_t *buf, size_t n)
+{
+    static const char *msgs[] = {"INFO [net] request served", "INFO [net] request served",
+                                 "INFO [disk] flushed pages", "DEBUG [cache] cache hit",
+                                 "INFO [net] connection opened", "WARN [sched] queue long"};
+    size_t i = 0;
+    uint32_t s = 12345; /* the linear congruential sequence of gzip_files.sh */
+    unsigned t = 0, u = 0;
+    while (i < n) {
+        s = s * 69069u + 1;
+        unsigned r = s >> 16;
+        u += r % 64 == 0;
+        if (u == 1000) {
+            u = 0;
+            t++;
+        }
+        char line[96];
+        int k = snprintf(line, sizeof line, "%u.%03u %s\n", 1700000000u + t, u, msgs[r / 8 % 6]);
+        for (int j = 0; j < k && i < n; j++)
+            buf[i++] = (uint8_t)line[j];
+    }
+}
+
+static void test_cut_blocks(void)
+{
+    size_t n = 48u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    if (!data || !out) {
+        CHECK(0);
+        free(data);
+        free(out);
+        return;
+    }
+    fill_lines(data, n);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    for (int threads = 1; threads <= 2; threads++) {
+        pinflate *p;
+        CHECK(pinflate_create(&p, threads, 0) == 0);
+        uint64_t counts[3];
+        CHECK(run_counted(p, c, clen, data, n, out, counts));
+        uint64_t chunks = counts[0], cut = pinflate_cut_blocks(p);
+        CHECKF(chunks >= 16 && cut <= 1 + chunks / 16, "%d threads: %llu of %llu chunks cut a block",
+               threads, (unsigned long long)cut, (unsigned long long)chunks);
+        pinflate_destroy(p);
+    }
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* The process's resident bytes (/proc/self/statm), 0 where unknown. */
 static size_t resident_bytes(void)
 {
@@ -1318,5 +1379,6 @@ int main(void)
     RUN(test_member_magic);
     RUN(test_bounded_ahead);
     RUN(test_probe_cut);
+    RUN(test_cut_blocks);
     return check_summary();
 }
