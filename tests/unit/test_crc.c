@@ -1,8 +1,9 @@
 /* test_crc.c - crc_update against a bit-at-a-time CRC-32 written here and
- * against zlib's crc32(): every length up to 300 at every alignment, long
+ * against zlib's crc32(): every length up to 600 at every alignment, long
  * random pieces, pieces fed in any split, and the standard check value;
- * crc_copy's copy and value. */
+ * crc_copy's copy and value; each with every folding the CPU runs. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -25,11 +26,12 @@ static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
-/* Short pieces: every length and alignment, several starting registers. */
+/* Short pieces: every length and alignment, several starting registers
+ * (past the 512-bit folding's two steps and its 16-byte pieces after). */
 static void test_short(const uint8_t *buf)
 {
     for (size_t off = 0; off < 16; off++)
-        for (size_t n = 0; n <= 300; n++) {
+        for (size_t n = 0; n <= 600; n++) {
             uint32_t seed = (uint32_t)rnd();
             uint32_t want = crc_bitwise(seed, buf + off, n);
             CHECKF(crc_update(seed, buf + off, n) == want, "off %zu n %zu", off, n);
@@ -87,13 +89,20 @@ int main(void)
     uint8_t *buf = malloc(size);
     if (!buf)
         return 1;
-    for (size_t i = 0; i < size; i++)
-        buf[i] = (uint8_t)rnd();
-    test_short(buf);
-    test_long(buf, size);
-    test_copy(buf, size);
-    memset(buf, 0xff, size);
-    CHECK(crc_update(0, buf, size) == (uint32_t)crc32(0, buf, (uInt)size));
+    int widest = crc_force(CRC_FOLD_512);
+    printf("note: widest CRC-32 folding here: %s\n", widest == CRC_FOLD_512   ? "512-bit"
+                                                    : widest == CRC_FOLD_128 ? "128-bit"
+                                                                             : "none (zlib)");
+    for (int v = CRC_ZLIB; v <= widest; v++) {
+        CHECK(crc_force(v) == v && crc_folding() == v);
+        for (size_t i = 0; i < size; i++)
+            buf[i] = (uint8_t)rnd();
+        test_short(buf);
+        test_long(buf, size);
+        test_copy(buf, size);
+        memset(buf, 0xff, size);
+        CHECKF(crc_update(0, buf, size) == (uint32_t)crc32(0, buf, (uInt)size), "folding %d", v);
+    }
     free(buf);
     return check_summary();
 }
