@@ -9,10 +9,10 @@
  * bits, then to the 32-bit CRC by Barrett reduction (mu = x^64 / P). The
  * constants are those of Intel's white paper "Fast CRC Computation for
  * Generic Polynomials Using PCLMULQDQ Instruction" (2009) for this
- * polynomial. Where the CPU multiplies four 128-bit lanes at once (AVX-512
- * with VPCLMULQDQ), the same folding runs on four 512-bit remainders, 256
- * bytes a step (by x^(2048+32) and x^(2048-32)), and the 64 bytes they fold
- * into go on as a message's first 64 bytes would (the remainder of a folded
+ * polynomial. Where the CPU multiplies two 128-bit lanes at once (AVX2 with
+ * VPCLMULQDQ), the same folding runs on eight 256-bit remainders, 256 bytes
+ * a step (by x^(2048+32) and x^(2048-32)), and the 64 bytes they fold into
+ * go on as a message's first 64 bytes would (the remainder of a folded
  * prefix stands for that prefix). Pieces under 64 bytes, and CPUs without
  * the instruction, go to zlib. */
 #include "crc.h"
@@ -95,54 +95,53 @@ CRC_FOLD_ATTR static uint32_t crc_fold(uint32_t crc, const uint8_t *p, size_t n)
     return (uint32_t)_mm_extract_epi32(x0, 1);
 }
 
-#define CRC_WIDE_ATTR __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1")))
-#define WIDE_STEP 256 /* bytes folded a step by the four 512-bit remainders */
+#define CRC_WIDE_ATTR __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1")))
+#define WIDE_STEP 256 /* bytes folded a step by the eight 256-bit remainders */
 
 /* x^(2048+32), x^(2048-32), reflected (as above). */
 static const uint64_t k_fold16[2] = {0x011542778aull, 0x01322d1430ull};
 
-/* Each 128-bit lane of r folded forward by the constant pair k, plus d. */
-CRC_WIDE_ATTR static inline __m512i fold4(__m512i r, __m512i k, __m512i d)
+/* Both 128-bit lanes of r folded forward by the constant pair k, plus d. */
+CRC_WIDE_ATTR static inline __m256i fold2(__m256i r, __m256i k, __m256i d)
 {
-    __m512i lo = _mm512_clmulepi64_epi128(r, k, 0x00), hi = _mm512_clmulepi64_epi128(r, k, 0x11);
-    return _mm512_ternarylogic_epi64(lo, hi, d, 0x96); /* lo ^ hi ^ d */
+    __m256i lo = _mm256_clmulepi64_epi128(r, k, 0x00), hi = _mm256_clmulepi64_epi128(r, k, 0x11);
+    return _mm256_xor_si256(_mm256_xor_si256(lo, hi), d);
 }
 
 /* As crc_fold, n >= WIDE_STEP and a multiple of 16, 256 bytes a step. */
 CRC_WIDE_ATTR static uint32_t crc_fold_wide(uint32_t crc, const uint8_t *p, size_t n)
 {
-    __m512i z0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)crc)));
-    __m512i z1 = _mm512_loadu_si512(p + 64), z2 = _mm512_loadu_si512(p + 128),
-            z3 = _mm512_loadu_si512(p + 192);
-    __m512i k = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)k_fold16));
+    __m256i y[8];
+    for (int j = 0; j < 8; j++)
+        y[j] = _mm256_loadu_si256((const __m256i *)(p + 32 * j));
+    y[0] = _mm256_xor_si256(y[0], _mm256_zextsi128_si256(_mm_cvtsi32_si128((int)crc)));
+    __m256i k = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)k_fold16));
     size_t i = WIDE_STEP;
-    for (; i + WIDE_STEP <= n; i += WIDE_STEP) {
-        z0 = fold4(z0, k, _mm512_loadu_si512(p + i));
-        z1 = fold4(z1, k, _mm512_loadu_si512(p + i + 64));
-        z2 = fold4(z2, k, _mm512_loadu_si512(p + i + 128));
-        z3 = fold4(z3, k, _mm512_loadu_si512(p + i + 192));
-    }
-    k = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)k_fold4));
-    z0 = fold4(z0, k, z1);
-    z0 = fold4(z0, k, z2);
-    z0 = fold4(z0, k, z3);
+    for (; i + WIDE_STEP <= n; i += WIDE_STEP)
+        for (int j = 0; j < 8; j++)
+            y[j] = fold2(y[j], k, _mm256_loadu_si256((const __m256i *)(p + i + 32 * j)));
+    /* the eight into the last two (64 bytes), 512 bits at a time */
+    k = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)k_fold4));
+    for (int j = 2; j < 8; j++)
+        y[j] = fold2(y[j - 2], k, y[j]);
     uint8_t rest[64 + WIDE_STEP];
-    _mm512_storeu_si512(rest, z0);
+    _mm256_storeu_si256((__m256i *)rest, y[6]);
+    _mm256_storeu_si256((__m256i *)(rest + 32), y[7]);
     memcpy(rest + 64, p + i, n - i);
     return crc_fold(0, rest, 64 + (n - i));
 }
 
-/* The widest folding this CPU runs, at most what GPUBATCH_CPU_SIMD names
- * (the 512-bit one is AVX-512's; see simd.h). */
+/* The widest folding this CPU runs, at most the 128-bit one where
+ * GPUBATCH_CPU_SIMD names the baseline (see simd.h). */
 static int crc_best(void)
 {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
         return CRC_ZLIB;
     const char *env = getenv("GPUBATCH_CPU_SIMD");
-    int capped = env && (!strcmp(env, "baseline") || !strcmp(env, "avx2"));
-    return !capped && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq")
-               ? CRC_FOLD_512
+    int capped = env && !strcmp(env, "baseline");
+    return !capped && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq")
+               ? CRC_FOLD_256
                : CRC_FOLD_128;
 }
 
@@ -174,7 +173,7 @@ uint32_t crc_update(uint32_t crc, const void *p, size_t n)
 {
     const uint8_t *b = p;
     int v = n >= 64 ? crc_folding() : CRC_ZLIB;
-    if (v == CRC_FOLD_512 && n >= WIDE_STEP) {
+    if (v == CRC_FOLD_256 && n >= WIDE_STEP) {
         size_t m = n & ~(size_t)15;
         crc = ~crc_fold_wide(~crc, b, m);
         b += m;

@@ -1,7 +1,7 @@
 /* crc.h - CRC-32 of gzip (the reflected polynomial 0xedb88320, zlib's
  * crc32() convention: start from 0, feed pieces in order), computed with
  * carry-less multiplication where the CPU has it (x86-64 PCLMULQDQ, or
- * VPCLMULQDQ on 512-bit registers, chosen at run time) and with zlib's
+ * VPCLMULQDQ on 256-bit registers, chosen at run time) and with zlib's
  * crc32() elsewhere; all give the same value. */
 #ifndef GPUBATCH_IO_CRC_H
 #define GPUBATCH_IO_CRC_H
@@ -13,11 +13,11 @@
 uint32_t crc_update(uint32_t crc, const void *p, size_t n);
 
 /* How crc_update folds: with zlib's crc32() only, 128 bits at a time
- * (PCLMULQDQ), or four 128-bit lanes at a time (AVX-512 with VPCLMULQDQ). */
-enum { CRC_ZLIB, CRC_FOLD_128, CRC_FOLD_512 };
+ * (PCLMULQDQ), or two 128-bit lanes at a time (AVX2 with VPCLMULQDQ). */
+enum { CRC_ZLIB, CRC_FOLD_128, CRC_FOLD_256 };
 
 /* The folding crc_update uses: the widest this CPU runs, chosen once, at
- * most the 128-bit one where GPUBATCH_CPU_SIMD names baseline or avx2. */
+ * most the 128-bit one where GPUBATCH_CPU_SIMD names the baseline. */
 int crc_folding(void);
 
 /* Makes crc_update use folding v (the widest this CPU runs where v is
