@@ -1207,23 +1207,34 @@ static void test_empty_blocks(void)
     free(data);
 }
 
+/* n bytes that fill() writes into *data (malloc'd, with *out of n + 64
+ * bytes beside it), deflated at level 6 and padded as level6_padded does:
+ * the stream, or NULL (nothing allocated, a failed check) out of memory. */
+static uint8_t *text_stream(size_t n, void (*fill_text)(uint8_t *, size_t), uint8_t **data,
+                            uint8_t **out, size_t *clen)
+{
+    *data = malloc(n);
+    *out = malloc(n + 64);
+    if (!*data || !*out) {
+        CHECK(0);
+        free(*data);
+        free(*out);
+        return NULL;
+    }
+    fill_text(*data, n);
+    return level6_padded(*data, n, clen);
+}
+
 /* AUTO on 2 threads measures text of long blocks with a probe that stops
  * after PROBE_SYMS symbols still copying markers, not a whole block of
  * them: every speculative chunk is decoded again in order, and the bytes,
  * CRC-32 and length are zlib's. */
 static void test_probe_cut(void)
 {
-    size_t n = 24u << 20;
-    uint8_t *data = malloc(n), *out = malloc(n + 64);
-    if (!data || !out) {
-        CHECK(0);
-        free(data);
-        free(out);
+    size_t n = 24u << 20, clen;
+    uint8_t *data, *out, *c = text_stream(n, fill_log, &data, &out, &clen);
+    if (!c)
         return;
-    }
-    fill_log(data, n);
-    size_t clen;
-    uint8_t *c = level6_padded(data, n, &clen);
     pinflate *p;
     CHECK(pinflate_create(&p, 2, 0) == 0);
     uint64_t counts[3];
@@ -1237,12 +1248,6 @@ static void test_probe_cut(void)
     free(data);
 }
 
-/* Text of long blocks (about a chunk's output limit each) decoded in order
- * on one thread and on two: a chunk stops at the boundary past which a
- * block of about the mean no longer fits its room, not inside that block,
- * whose decode was dropped and done again by the next chunk (every second
- * chunk or so, before). Only the first chunk, sized before any block is
- * known, and the rare block well above the mean may be cut. */
 /* Log lines that repeat more than fill_log's (a time stamp that moves every
  * 64th line or so, one of five messages; tests/bench/gzip_files.sh's
  * sequence): zlib's level 6 makes blocks of 1.2 MB of them, about a chunk's
@@ -1270,19 +1275,18 @@ static void fill_lines(uint8_t *buf, size_t n)
     }
 }
 
+/* Text of long blocks (about a chunk's output limit each) decoded in order
+ * on one thread and on two: a chunk stops at the boundary past which a
+ * block of about the mean no longer fits its room, not inside that block,
+ * whose decode was dropped and done again by the next chunk (every second
+ * chunk or so, before). Only the first chunk, sized before any block is
+ * known, and the rare block well above the mean may be cut. */
 static void test_cut_blocks(void)
 {
-    size_t n = 48u << 20;
-    uint8_t *data = malloc(n), *out = malloc(n + 64);
-    if (!data || !out) {
-        CHECK(0);
-        free(data);
-        free(out);
+    size_t n = 48u << 20, clen;
+    uint8_t *data, *out, *c = text_stream(n, fill_lines, &data, &out, &clen);
+    if (!c)
         return;
-    }
-    fill_lines(data, n);
-    size_t clen;
-    uint8_t *c = level6_padded(data, n, &clen);
     for (int threads = 1; threads <= 2; threads++) {
         pinflate *p;
         CHECK(pinflate_create(&p, threads, 0) == 0);
