@@ -1077,7 +1077,7 @@ static void test_pause(void)
             CHECKF(follow >= (64u << 10)
                        ? strstr(how, "single deflate streams: 1, each on") != NULL && !strstr(how, "in order: 1")
                        : strstr(how, f < 2 ? "gzip members inflated in order: 1 (test)"
-                                           : "deflated zip members inflated in order: 1 (test)"),
+                                           : "deflated zip members inflated in order: 1 (test)") != NULL,
                    "-v, %llu bytes after the pause: %s", (unsigned long long)follow, how);
             if (bad)
                 CHECKF(rc == IO_ERR_CRC && strstr(pl_status(rest)->text, "incorrect data check"),
