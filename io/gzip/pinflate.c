@@ -1394,15 +1394,34 @@ void pinflate_on_boundary(pinflate *p, void (*fn)(void *ctx, uint64_t bit, uint6
 }
 
 /* Reports the block boundaries inside chunk c that its bytes handed out
- * have now passed (its last, the chunk's end, is reported with it), seg of
- * its bytes before its member's (lock held). */
+ * have now passed, but those at its end (boundaries_at_end), seg of its
+ * bytes before its member's (lock held). */
 static void boundaries_passed(pinflate *p, chunk *c, size_t seg)
 {
     p->marks_lost |= c->marks_lost;
-    for (; c->marks_taken < c->nmarks && c->marks[c->marks_taken].out <= c->taken; c->marks_taken++)
-        if (c->marks[c->marks_taken].out < c->nout)
-            p->on_boundary(p->boundary_ctx, c->marks[c->marks_taken].bit,
-                           p->len + c->marks[c->marks_taken].out - seg);
+    for (; c->marks_taken < c->nmarks && c->marks[c->marks_taken].out <= c->taken &&
+           c->marks[c->marks_taken].out < c->nout;
+         c->marks_taken++)
+        p->on_boundary(p->boundary_ctx, c->marks[c->marks_taken].bit,
+                       p->len + c->marks[c->marks_taken].out - seg);
+}
+
+/* Reports the block boundaries at the end of chunk c, all of whose bytes
+ * are handed out (lock held): after its last bytes, after any empty blocks
+ * that follow them inside it, and its end (unless the stream's). The first
+ * of those is reported whether the chunk ends there or the next chunk goes
+ * on past them, so the boundaries reported do not depend on where chunks
+ * end. */
+static void boundaries_at_end(pinflate *p, chunk *c)
+{
+    uint64_t last = UINT64_MAX;
+    p->marks_lost |= c->marks_lost;
+    for (; c->marks_taken < c->nmarks; c->marks_taken++) {
+        last = c->marks[c->marks_taken].bit;
+        p->on_boundary(p->boundary_ctx, last, p->len);
+    }
+    if (c->status != INFLATE_END && last != c->end)
+        p->on_boundary(p->boundary_ctx, c->end, p->len);
 }
 
 /* Whether a block boundary pinflate_on_boundary should have reported was
@@ -1478,8 +1497,8 @@ ssize_t pinflate_read(pinflate *p, uint8_t *buf, size_t n)
             p->crc = (uint32_t)crc32_combine(p->crc, c->crc, (z_off_t)(c->nout - seg));
             p->len += c->nout - seg;
             p->out_pos = c->end;
-            if (p->on_boundary && c->status != INFLATE_END)
-                p->on_boundary(p->boundary_ctx, c->end, p->len);
+            if (p->on_boundary)
+                boundaries_at_end(p, c);
             p->head = c->next;
             if (p->tail == c)
                 p->tail = NULL;

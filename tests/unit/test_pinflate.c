@@ -1117,22 +1117,40 @@ static uint8_t *deflate_empty_blocks(const uint8_t *data, size_t n, size_t every
     return out;
 }
 
-/* Block boundaries a decode reports, in stream order. */
+/* Block boundaries a decode reports, in stream order, with the output
+ * before each; where `first` is set, only the first of those with the same
+ * output (none after an empty block), as the seek index takes them. */
 typedef struct {
-    uint64_t *bit;
+    struct {
+        uint64_t bit, out;
+    } *at;
     size_t n, cap;
+    int first;
 } boundary_list;
 
-/* inflate_job.on_block: appends the boundary at `bit`. */
-static void boundary_add(void *ctx, uint64_t bit, size_t out_len)
+/* Appends the boundary at `bit` with `out` bytes before it to l. */
+static void boundary_append(boundary_list *l, uint64_t bit, uint64_t out)
 {
-    boundary_list *l = ctx;
-    (void)out_len;
+    if (l->first && l->n && l->at[l->n - 1].out == out)
+        return;
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 1024;
-        l->bit = realloc(l->bit, l->cap * sizeof *l->bit);
+        l->at = realloc(l->at, l->cap * sizeof *l->at);
     }
-    l->bit[l->n++] = bit;
+    l->at[l->n].bit = bit;
+    l->at[l->n++].out = out;
+}
+
+/* inflate_job.on_block: boundary_append. */
+static void boundary_add(void *ctx, uint64_t bit, size_t out_len)
+{
+    boundary_append(ctx, bit, out_len);
+}
+
+/* pinflate_on_boundary's hook: boundary_append. */
+static void boundary_reported(void *ctx, uint64_t bit, uint64_t len)
+{
+    boundary_append(ctx, bit, len);
 }
 
 /* Starts the block finder takes in c[0..clen) that no block begins at:
@@ -1150,13 +1168,55 @@ static size_t false_starts(const uint8_t *c, size_t clen, uint8_t *out, size_t c
         uint64_t bit = inflate_find_block(c, clen, from, (uint64_t)clen * 8);
         if (bit == UINT64_MAX)
             break;
-        while (k < l.n && l.bit[k] < bit)
+        while (k < l.n && l.at[k].bit < bit)
             k++;
-        nfalse += k == l.n || l.bit[k] != bit;
+        nfalse += k == l.n || l.at[k].bit != bit;
         from = bit + 1;
     }
-    free(l.bit);
+    free(l.at);
     return nfalse;
+}
+
+/* The boundaries the decoder reports (pinflate_on_boundary), the first of
+ * each output length, are those of one whole decode wherever chunks end: on
+ * streams flushed every 3000 bytes, whose empty stored blocks a chunk may
+ * end just after, with chunks of many sizes on 2 threads. */
+static void test_boundaries_reported(void)
+{
+    size_t n = 2u << 20, clen;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill(data, n, K_TEXT);
+    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 3000, 0, &clen);
+    c = realloc(c, clen + 8);
+    memset(c + clen, 0x5a, 8);
+    boundary_list want = {.first = 1};
+    inflate_job j = {.in = c, .in_len = clen, .stop_bit = UINT64_MAX, .out_limit = SIZE_MAX,
+                     .out = out, .out_cap = n + 64, .on_block = boundary_add, .block_ctx = &want};
+    CHECK(inflate_decode_bytes(&j) == INFLATE_END && j.out_len == n);
+    CHECK(want.n > 500);
+    for (int k = 0; k < 24; k++) {
+        uint64_t chunk = 1500 + 37 * (uint64_t)k, end;
+        pinflate *p;
+        CHECK(pinflate_create(&p, 2, chunk) == 0);
+        boundary_list got = {.first = 1};
+        pinflate_on_boundary(p, boundary_reported, &got);
+        size_t len;
+        uint32_t crc;
+        CHECK(par_inflate(p, c, clen + 8, out, n + 64, &len, &end, &crc, 0) == 0 && len == n);
+        size_t same = 0;
+        while (same < got.n && same < want.n && got.at[same].bit == want.at[same].bit &&
+               got.at[same].out == want.at[same].out)
+            same++;
+        CHECKF(got.n == want.n && same == want.n && !pinflate_boundaries_lost(p),
+               "chunks of %llu bytes: %zu boundaries reported, %zu in a whole decode, the first %zu the same",
+               (unsigned long long)chunk, got.n, want.n, same);
+        free(got.at);
+        pinflate_destroy(p);
+    }
+    free(want.at);
+    free(c);
+    free(out);
+    free(data);
 }
 
 /* Empty fixed-Huffman blocks between blocks (pigz's, zlib's partial flush):
@@ -1376,6 +1436,7 @@ int main(void)
     RUN(test_chunk_bounds);
     RUN(test_finder);
     RUN(test_empty_blocks);
+    RUN(test_boundaries_reported);
     RUN(test_damage);
     RUN(test_begin_at);
     RUN(test_false_final);
