@@ -114,8 +114,15 @@ for attempt in range(5):
     # kill(2) only asks for the stop: a thread inside read(2) finishes that
     # read first. Wait until every thread is stopped, so that the bytes read
     # so far are all the bytes the command will have read before the cut.
+    # The command may end, and be reaped by poll(), between any two steps:
+    # a signal to it then finds no process.
+    def signal_it(sig):
+        try:
+            os.kill(p.pid, sig)
+        except ProcessLookupError:
+            pass
     def stop():
-        os.kill(p.pid, signal.SIGSTOP)
+        signal_it(signal.SIGSTOP)
         while p.poll() is None:
             try:
                 tasks = os.listdir("/proc/%d/task" % p.pid)
@@ -159,12 +166,15 @@ for attempt in range(5):
             elif first < 0 or mapped() or rchar() > first:
                 opened = True
                 break
-        os.kill(p.pid, signal.SIGCONT)
+        signal_it(signal.SIGCONT)
         time.sleep(0.0002)
         stop()
+    if p.poll() is not None:  # it ended before the cut: try again
+        p.stderr.read()
+        continue
     read = max(rchar(), 0)  # no I/O accounting here: the open check has to do
     os.truncate(victim, size // 4)
-    os.kill(p.pid, signal.SIGCONT)
+    signal_it(signal.SIGCONT)
     err = p.stderr.read().decode()
     st = p.wait()
     if read < size and opened:
