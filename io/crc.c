@@ -173,14 +173,9 @@ uint32_t crc_update(uint32_t crc, const void *p, size_t n)
 {
     const uint8_t *b = p;
     int v = n >= 64 ? crc_folding() : CRC_ZLIB;
-    if (v == CRC_FOLD_256 && n >= WIDE_STEP) {
+    if (v != CRC_ZLIB) {
         size_t m = n & ~(size_t)15;
-        crc = ~crc_fold_wide(~crc, b, m);
-        b += m;
-        n -= m;
-    } else if (v != CRC_ZLIB) {
-        size_t m = n & ~(size_t)15;
-        crc = ~crc_fold(~crc, b, m);
+        crc = ~(v == CRC_FOLD_256 && m >= WIDE_STEP ? crc_fold_wide : crc_fold)(~crc, b, m);
         b += m;
         n -= m;
     }
