@@ -454,53 +454,101 @@ RD_CPU_FLOAT_TILE(rd_cpu_tile_f64, double, RD_DOUBLE, RD_ISNAN_F)
 RD_CPU_FLOAT_TILE(rd_cpu_tile_f16, uint16_t, RD_F16_DOUBLE, hf_f16_isnan)
 RD_CPU_FLOAT_TILE(rd_cpu_tile_bf16, uint16_t, RD_BF16_DOUBLE, hf_bf16_isnan)
 
-/* Integer tile: exact sums; 64-bit types square into doubles in lane order.
- * VALUE is the element's integer value (a bool's is 0 or 1). */
-#define RD_CPU_INT_TILE(NAME, T, WIDE, VALUE)                                             \
-    RD_CPU_INLINE void NAME(const T *x, size_t n, int want_sq, rd_moments *m)                    \
+/* Integer tile of 64-bit elements: exact 128-bit sums; the squares go into
+ * doubles in lane order. */
+#define RD_CPU_WIDE_TILE(NAME, T)                                                         \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, int want_sq, rd_moments *m)             \
     {                                                                                     \
-        rd_u128 s = 0, q = 0;                                                             \
+        rd_u128 s = 0;                                                                    \
         double lq[RD_CPU_ACC];                                                            \
-        if (WIDE && want_sq)                                                              \
+        if (want_sq)                                                                      \
             for (unsigned l = 0; l < RD_CPU_ACC; l++)                                     \
                 lq[l] = -0.0;                                                             \
         for (size_t o = 0; o < n; o++) {                                                  \
-            T val = VALUE(x[o]);                                                          \
-            s += (rd_u128)(__int128)val;                                                  \
+            s += (rd_u128)(__int128)x[o];                                                 \
             if (want_sq) {                                                                \
-                if (WIDE) {                                                               \
-                    double d = (double)val;                                               \
-                    size_t l = rd_cpu_lane(o, sizeof(T));                                 \
-                    lq[l] = rd_add(lq[l], d * d);                                         \
-                } else {                                                                  \
-                    q += (rd_u128)(uint64_t)((__int128)val * (__int128)val);              \
-                }                                                                         \
+                double d = (double)x[o];                                                  \
+                size_t l = rd_cpu_lane(o, sizeof(T));                                     \
+                lq[l] = rd_add(lq[l], d * d);                                             \
             }                                                                             \
         }                                                                                 \
+        double z = want_sq ? rd_cpu_tile_fold(lq, sizeof(T)) : -0.0;                      \
         m->sum_lo = (uint64_t)s;                                                          \
         m->sum_hi = (uint64_t)(s >> 64);                                                  \
-        if (WIDE) {                                                                       \
-            double z = -0.0;                                                              \
-            if (want_sq)                                                                  \
-                z = rd_cpu_tile_fold(lq, sizeof(T));                                    \
-            memcpy(&m->sq_lo, &z, sizeof z);                                              \
-            m->sq_hi = 0;                                                                 \
-        } else {                                                                          \
-            m->sq_lo = (uint64_t)q;                                                       \
-            m->sq_hi = (uint64_t)(q >> 64);                                               \
-        }                                                                                 \
+        memcpy(&m->sq_lo, &z, sizeof z);                                                  \
+        m->sq_hi = 0;                                                                     \
         m->count = n;                                                                     \
     }
 
-RD_CPU_INT_TILE(rd_cpu_tile_i8, int8_t, 0, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_i16, int16_t, 0, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_i32, int32_t, 0, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_i64, int64_t, 1, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_u8, uint8_t, 0, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_u16, uint16_t, 0, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_u32, uint32_t, 0, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_u64, uint64_t, 1, RD_SAME)
-RD_CPU_INT_TILE(rd_cpu_tile_bool, uint8_t, 0, RD_BOOL)
+RD_CPU_WIDE_TILE(rd_cpu_tile_i64, int64_t)
+RD_CPU_WIDE_TILE(rd_cpu_tile_u64, uint64_t)
+
+#define RD_INT_BLOCK 256 /* elements per block of the integer sums: a fixed trip count */
+
+/* Integer tile of elements of at most 32 bits: exact sums, in blocks of
+ * RD_INT_BLOCK elements whose loops the compiler vectorizes. A tile's sum
+ * fits ACC (int64_t or uint64_t: 2^14 elements of 2^32 at most). A square
+ * of 16 bits or less fits 32 bits, and 2^14 of them 64; a 32-bit |v| is cut
+ * into 16-bit halves h and l, v^2 = h^2 2^32 + 2 h l 2^16 + l^2, whose three
+ * sums of 32-bit products each fit 64 bits. VALUE is the element's integer
+ * value (a bool's is 0 or 1), MAG its magnitude as uint32_t. Exact integer
+ * sums are the same in any order: the kernels' bits. A block's sum of 8- and
+ * 16-bit elements fits BLOCK_ACC of 32 bits (2^8 of 2^16 at most), whose
+ * vectors hold twice as many as ACC's. */
+#define RD_CPU_INT_TILE(NAME, T, ACC, BLOCK_ACC, VALUE, MAG)                              \
+    RD_CPU_INLINE void NAME##_block(const T *x, size_t k, ACC *s, uint64_t *hh, uint64_t *hl, \
+                                    uint64_t *ll, int want_sq)                            \
+    {                                                                                     \
+        BLOCK_ACC bs = 0;                                                                 \
+        uint64_t bhh = 0, bhl = 0, bll = 0;                                               \
+        for (size_t j = 0; j < k; j++)                                                    \
+            bs += (BLOCK_ACC)VALUE(x[j]);                                                       \
+        if (want_sq && sizeof(T) <= 2) {                                                  \
+            for (size_t j = 0; j < k; j++) {                                              \
+                uint32_t a = MAG(x[j]);                                                   \
+                bll += (uint64_t)(a * a);                                                 \
+            }                                                                             \
+        } else if (want_sq) {                                                             \
+            for (size_t j = 0; j < k; j++) {                                              \
+                uint32_t a = MAG(x[j]), h = a >> 16, l = a & 0xffffu;                     \
+                bhh += (uint64_t)(h * h);                                                 \
+                bhl += (uint64_t)(h * l);                                                 \
+                bll += (uint64_t)(l * l);                                                 \
+            }                                                                             \
+        }                                                                                 \
+        *s += bs;                                                                         \
+        *hh += bhh;                                                                       \
+        *hl += bhl;                                                                       \
+        *ll += bll;                                                                       \
+    }                                                                                     \
+    RD_CPU_INLINE void NAME(const T *x, size_t n, int want_sq, rd_moments *m)             \
+    {                                                                                     \
+        ACC s = 0;                                                                        \
+        uint64_t hh = 0, hl = 0, ll = 0;                                                  \
+        size_t o = 0;                                                                     \
+        for (; o + RD_INT_BLOCK <= n; o += RD_INT_BLOCK)                                  \
+            NAME##_block(x + o, RD_INT_BLOCK, &s, &hh, &hl, &ll, want_sq);                \
+        NAME##_block(x + o, n - o, &s, &hh, &hl, &ll, want_sq);                           \
+        rd_u128 sum = (rd_u128)(__int128)s;                                               \
+        rd_u128 q = ((rd_u128)hh << 32) + ((rd_u128)hl << 17) + ll;                       \
+        m->sum_lo = (uint64_t)sum;                                                        \
+        m->sum_hi = (uint64_t)(sum >> 64);                                                \
+        m->sq_lo = (uint64_t)q;                                                           \
+        m->sq_hi = (uint64_t)(q >> 64);                                                   \
+        m->count = n;                                                                     \
+    }
+
+#define RD_MAG_S(v) ((v) < 0 ? 0u - (uint32_t)(v) : (uint32_t)(v))
+#define RD_MAG_U(v) ((uint32_t)(v))
+#define RD_MAG_BOOL(v) ((uint32_t)((v) != 0))
+
+RD_CPU_INT_TILE(rd_cpu_tile_i8, int8_t, int64_t, int32_t, RD_SAME, RD_MAG_S)
+RD_CPU_INT_TILE(rd_cpu_tile_i16, int16_t, int64_t, int32_t, RD_SAME, RD_MAG_S)
+RD_CPU_INT_TILE(rd_cpu_tile_i32, int32_t, int64_t, int64_t, RD_SAME, RD_MAG_S)
+RD_CPU_INT_TILE(rd_cpu_tile_u8, uint8_t, uint64_t, uint32_t, RD_SAME, RD_MAG_U)
+RD_CPU_INT_TILE(rd_cpu_tile_u16, uint16_t, uint64_t, uint32_t, RD_SAME, RD_MAG_U)
+RD_CPU_INT_TILE(rd_cpu_tile_u32, uint32_t, uint64_t, uint64_t, RD_SAME, RD_MAG_U)
+RD_CPU_INT_TILE(rd_cpu_tile_bool, uint8_t, uint64_t, uint32_t, RD_BOOL, RD_MAG_BOOL)
 
 /* Extrema of n elements whose first has global index g. */
 #define RD_CPU_EXTREMA(NAME, T, KEY, ISNAN)                                               \
@@ -656,22 +704,21 @@ static inline int64_t rd_f64_order(uint64_t b)
 #define RD_F64_ORDER_INF ((int64_t)0x7ff0000000000000)    /* rd_f64_order of +inf */
 #define RD_F64_ORDER_NEG_INF ((int64_t)0x800fffffffffffff) /* rd_f64_order of -inf */
 
-/* Defines NAME, the extrema of a float tile whose elements are bits of type
- * U, by their signed order S (ORDER): where the tile holds no NaN (the
- * orders of its least and greatest elements lie within NEG_INF and INF,
- * those of -inf and +inf), each block's least and greatest order in one
- * pass (a loop of a few vector instructions per vector, inlined with the
- * constant RD_EXT_BLOCK), then the first block holding the tile's and the
- * first element with those very bits there (an order is one bit pattern,
- * and its own inverse; the key is the order with its top bit flipped); a
- * tile with a NaN goes by KEYS, whose NaN policy it needs. The same keys
- * and indices either way. */
-#define RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, INF, NEG_INF, KEYS)                         \
+/* Defines NAME, the extrema of a tile whose elements are bits of type U, by
+ * their signed order S (ORDER, its own inverse on the bits): where the
+ * tile's least and greatest orders are numbers (IN_RANGE: a float tile
+ * without NaN; any integer tile), each block's least and greatest order in
+ * one pass (a loop of a few vector instructions per vector, inlined with
+ * the constant RD_EXT_BLOCK), then the first block holding the tile's and
+ * the first element with those very bits there (an order is one bit
+ * pattern); KEY(lo, top) is the order's key. A tile with a NaN goes by
+ * KEYS, whose NaN policy it needs. The same keys and indices either way. */
+#define RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, IN_RANGE, KEY, KEYS)                        \
     RD_CPU_INLINE void NAME##_block(const U *p, size_t m, S *lo, S *hi)                    \
     {                                                                                      \
         S blo = *lo, bhi = *hi;                                                            \
         for (size_t j = 0; j < m; j++) {                                                   \
-            S k = ORDER(p[j]);                                                             \
+            S k = (S)ORDER(p[j]);                                                          \
             blo = k < blo ? k : blo;                                                       \
             bhi = k > bhi ? k : bhi;                                                       \
         }                                                                                  \
@@ -708,7 +755,7 @@ static inline int64_t rd_f64_order(uint64_t b)
             lo = blo[nb] < lo ? blo[nb] : lo;                                              \
             hi = bhi[nb] > hi ? bhi[nb] : hi;                                              \
         }                                                                                  \
-        if (n == 0 || lo < NEG_INF || hi > INF) {                                          \
+        if (n == 0 || !IN_RANGE(lo, hi)) {                                                 \
             KEYS(x, n, g, skipnan, e);                                                     \
             return;                                                                        \
         }                                                                                  \
@@ -721,26 +768,45 @@ static inline int64_t rd_f64_order(uint64_t b)
         size_t ml = n - ol < RD_EXT_BLOCK ? n - ol : RD_EXT_BLOCK;                         \
         size_t mh = n - oh < RD_EXT_BLOCK ? n - oh : RD_EXT_BLOCK;                         \
         *e = rd_extrema_empty();                                                           \
-        e->min_key = (rd_u64)((U)lo ^ (U)top);                                             \
+        e->min_key = KEY(U, lo, top);                                                      \
         e->min_idx = g + ol + NAME##_find(u + ol, ml, (U)ORDER((U)lo));                    \
-        e->max_key = (rd_u64)((U)hi ^ (U)top);                                             \
+        e->max_key = KEY(U, hi, top);                                                      \
         e->max_idx = g + oh + NAME##_find(u + oh, mh, (U)ORDER((U)hi));                    \
     }
 
-RD_CPU_EXT_ORDER(rd_cpu_ext_f32, float, uint32_t, int32_t, rd_f32_order, RD_F32_ORDER_INF,
-                 RD_F32_ORDER_NEG_INF, rd_cpu_ext_f32_keys)
+/* Orders and keys for RD_CPU_EXT_ORDER: a signed integer is its own order
+ * and keys as rd_key_signed; an unsigned one is ordered with its top bit
+ * flipped, and a float as rd_f32_order or rd_f64_order, both keyed by the
+ * order with its top bit flipped back (the unsigned value; rd_key_f32's
+ * or rd_key_f64's key). */
+#define RD_ORDER_SAME(b) (b)
+#define RD_ORDER_FLIP(b) ((b) ^ (__typeof__(b))((__typeof__(b))1 << (8 * sizeof(b) - 1)))
+#define RD_KEY_FLIP(U, o, top) ((rd_u64)((U)(o) ^ (U)(top)))
+#define RD_KEY_SIGNED(U, o, top) rd_key_signed((rd_i64)(o))
+#define RD_ANY_RANGE(lo, hi) 1
+#define RD_F32_RANGE(lo, hi) ((lo) >= RD_F32_ORDER_NEG_INF && (hi) <= RD_F32_ORDER_INF)
+#define RD_F64_RANGE(lo, hi) ((lo) >= RD_F64_ORDER_NEG_INF && (hi) <= RD_F64_ORDER_INF)
+
+RD_CPU_EXT_ORDER(rd_cpu_ext_f32, float, uint32_t, int32_t, rd_f32_order, RD_F32_RANGE, RD_KEY_FLIP,
+                 rd_cpu_ext_f32_keys)
 
 RD_CPU_EXTREMA(rd_cpu_ext_f64_keys, double, rd_cpu_key_f64, RD_ISNAN_F)
-RD_CPU_EXT_ORDER(rd_cpu_ext_f64, double, uint64_t, int64_t, rd_f64_order, RD_F64_ORDER_INF,
-                 RD_F64_ORDER_NEG_INF, rd_cpu_ext_f64_keys)
-RD_CPU_EXTREMA(rd_cpu_ext_i8, int8_t, RD_KEY_S, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_i16, int16_t, RD_KEY_S, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_i32, int32_t, RD_KEY_S, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_i64, int64_t, RD_KEY_S, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_u8, uint8_t, RD_KEY_U, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_u16, uint16_t, RD_KEY_U, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_u32, uint32_t, RD_KEY_U, RD_ISNAN_NO)
-RD_CPU_EXTREMA(rd_cpu_ext_u64, uint64_t, RD_KEY_U, RD_ISNAN_NO)
+RD_CPU_EXT_ORDER(rd_cpu_ext_f64, double, uint64_t, int64_t, rd_f64_order, RD_F64_RANGE, RD_KEY_FLIP,
+                 rd_cpu_ext_f64_keys)
+
+/* Integer extrema: element by element only for an empty tile. */
+#define RD_CPU_EXT_INT(NAME, T, U, S, ORDER, KEY, KEY_ONE)                                 \
+    RD_CPU_EXTREMA(NAME##_keys, T, KEY_ONE, RD_ISNAN_NO)                                   \
+    RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, RD_ANY_RANGE, KEY, NAME##_keys)
+
+RD_CPU_EXT_INT(rd_cpu_ext_i8, int8_t, uint8_t, int8_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
+RD_CPU_EXT_INT(rd_cpu_ext_i16, int16_t, uint16_t, int16_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
+RD_CPU_EXT_INT(rd_cpu_ext_i32, int32_t, uint32_t, int32_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
+RD_CPU_EXT_INT(rd_cpu_ext_i64, int64_t, uint64_t, int64_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
+RD_CPU_EXT_INT(rd_cpu_ext_u8, uint8_t, uint8_t, int8_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
+RD_CPU_EXT_INT(rd_cpu_ext_u16, uint16_t, uint16_t, int16_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
+RD_CPU_EXT_INT(rd_cpu_ext_u32, uint32_t, uint32_t, int32_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
+RD_CPU_EXT_INT(rd_cpu_ext_u64, uint64_t, uint64_t, int64_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
 RD_CPU_EXTREMA(rd_cpu_ext_f16, uint16_t, rd_key_h16, hf_f16_isnan)
 RD_CPU_EXTREMA(rd_cpu_ext_bf16, uint16_t, rd_key_h16, hf_bf16_isnan)
 RD_CPU_EXTREMA(rd_cpu_ext_bool, uint8_t, RD_KEY_BOOL, RD_ISNAN_NO)

@@ -5,7 +5,10 @@
  * trees) and
  * extrema (order keys, NaN as the least and the greatest or skipped, ties
  * to the lower index), on random data with NaN, infinities, signed zeros,
- * subnormals, ties and extremes placed at block and tile edges. */
+ * subnormals, ties and extremes placed at block and tile edges; integer
+ * moments (exact 128-bit sums of values and squares) and extrema of every
+ * integer type and bool, in every variant this CPU runs, on random values,
+ * the type's extremes and runs of them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -221,10 +224,123 @@ static void test_tiles(dt_type dt)
     free(e);
 }
 
+/* Bits of one random integer element of `size` bytes of kind k: any
+ * bits, the type's least or greatest (signed or unsigned), small values,
+ * or zero. */
+static uint64_t draw_int(size_t size, int k)
+{
+    uint64_t mask = size == 8 ? ~0ull : (1ull << (8 * size)) - 1, top = 1ull << (8 * size - 1);
+    static const int8_t small[] = {-2, -1, 0, 1, 2};
+    switch (k) {
+    case 0: return rnd() & mask;
+    case 1: return (rnd() & 1 ? top : top - 1) & mask; /* the signed extremes */
+    case 2: return rnd() & 1 ? mask : 0;               /* the unsigned ones, and -1 */
+    case 3: return (uint64_t)(int64_t)small[rnd() % 5] & mask;
+    default: return 0;
+    }
+}
+
+/* The reference moments and extrema of n integer elements of dtype dt
+ * (bits at x) from global index g: element by element, in 128 bits. */
+static void ref_int(dt_type dt, const unsigned char *x, size_t n, uint64_t g, rd_moments *m,
+                    rd_extrema *e)
+{
+    size_t size = dt_size(dt);
+    int is_signed = dt == DT_I8 || dt == DT_I16 || dt == DT_I32 || dt == DT_I64;
+    rd_u128 s = 0, q = 0;
+    *e = rd_extrema_empty();
+    for (size_t o = 0; o < n; o++) {
+        uint64_t b = 0;
+        memcpy(&b, x + o * size, size);
+        __int128 v;
+        if (dt == DT_BOOL)
+            v = b != 0;
+        else if (is_signed && size < 8 && (b >> (8 * size - 1)))
+            v = (__int128)b - ((__int128)1 << (8 * size));
+        else
+            v = is_signed ? (__int128)(int64_t)b : (__int128)b;
+        s += (rd_u128)v;
+        q += (rd_u128)(v * v);
+        rd_u64 k = dt == DT_BOOL ? (rd_u64)(b != 0) : is_signed ? rd_key_signed((rd_i64)v) : b;
+        rd_min_update(&e->min_key, &e->min_idx, k, g + o);
+        rd_max_update(&e->max_key, &e->max_idx, k, g + o);
+    }
+    m->sum_lo = (uint64_t)s;
+    m->sum_hi = (uint64_t)(s >> 64);
+    m->sq_lo = (uint64_t)q;
+    m->sq_hi = (uint64_t)(q >> 64);
+    m->count = n;
+}
+
+/* Integer and bool arrays of dtype dt of many shapes, in every variant:
+ * the tile code's exact sums (of squares too, but for 64-bit types, whose
+ * squares go into doubles) and extrema equal the reference's. */
+static void test_int_tiles(dt_type dt)
+{
+    static const size_t sizes[] = {0, 1, 3, 255, 256, 257, 4100, RD_TILE - 1, RD_TILE,
+                                   2 * RD_TILE + 300};
+    size_t size = dt_size(dt);
+    unsigned char *x = malloc(size * 3 * RD_TILE);
+    rd_moments *m = calloc(3, sizeof *m), rm;
+    rd_extrema *e = calloc(3, sizeof *e), re;
+    for (int v = 0; v < SIMD_COUNT; v++) {
+        if (!simd_runs(v))
+            continue;
+        simd_force(v);
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int round = 0; round < 12; round++) {
+                size_t n = sizes[si];
+                int base = round % 5, mix = round / 5;
+                for (size_t i = 0; i < n; i++) {
+                    int kind = mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base;
+                    uint64_t b = draw_int(size, kind);
+                    memcpy(x + i * size, &b, size);
+                }
+                if (n && round % 4 == 1) { /* a run of one extreme ending at a block edge */
+                    uint64_t b = draw_int(size, 1 + (int)(rnd() % 2));
+                    size_t end = (rnd() % n) / 256 * 256;
+                    for (size_t i = end > 40 ? end - 40 : 0; i < end; i++)
+                        memcpy(x + i * size, &b, size);
+                }
+                size_t nt = (n + RD_TILE - 1) / RD_TILE;
+                uint64_t g = rnd() % 1000;
+                memset(m, 0xa5, 3 * sizeof *m);
+                memset(e, 0xa5, 3 * sizeof *e);
+                rd_cpu_tiles(x, n, g, dt, 0, 1, 0, nt, m, e);
+                for (size_t t = 0; t < nt; t++) {
+                    size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
+                    ref_int(dt, x + t * RD_TILE * size, k, g + t * RD_TILE, &rm, &re);
+                    int wide = size == 8 && dt != DT_BOOL;
+                    CHECKF(m[t].sum_lo == rm.sum_lo && m[t].sum_hi == rm.sum_hi &&
+                               (wide || (m[t].sq_lo == rm.sq_lo && m[t].sq_hi == rm.sq_hi)) &&
+                               m[t].count == rm.count,
+                           "%s %s moments n=%zu round %d tile %zu", simd_name(v), dt_name(dt), n,
+                           round, t);
+                    CHECKF(!memcmp(&e[t], &re, sizeof re),
+                           "%s %s extrema n=%zu round %d tile %zu: %llx@%llu %llx@%llu, want "
+                           "%llx@%llu %llx@%llu",
+                           simd_name(v), dt_name(dt), n, round, t,
+                           (unsigned long long)e[t].min_key, (unsigned long long)e[t].min_idx,
+                           (unsigned long long)e[t].max_key, (unsigned long long)e[t].max_idx,
+                           (unsigned long long)re.min_key, (unsigned long long)re.min_idx,
+                           (unsigned long long)re.max_key, (unsigned long long)re.max_idx);
+                }
+            }
+    }
+    simd_force(-1);
+    free(x);
+    free(m);
+    free(e);
+}
+
 int main(void)
 {
     printf("CPU tile code: %s\n", simd_name(simd_variant()));
     RUN(test_tiles, DT_F32);
     RUN(test_tiles, DT_F64);
+    static const dt_type ints[] = {DT_I8, DT_I16, DT_I32, DT_I64, DT_U8,
+                                   DT_U16, DT_U32, DT_U64, DT_BOOL};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        RUN(test_int_tiles, ints[i]);
     return check_summary();
 }
