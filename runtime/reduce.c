@@ -807,8 +807,23 @@ RD_CPU_EXT_INT(rd_cpu_ext_u8, uint8_t, uint8_t, int8_t, RD_ORDER_FLIP, RD_KEY_FL
 RD_CPU_EXT_INT(rd_cpu_ext_u16, uint16_t, uint16_t, int16_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
 RD_CPU_EXT_INT(rd_cpu_ext_u32, uint32_t, uint32_t, int32_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
 RD_CPU_EXT_INT(rd_cpu_ext_u64, uint64_t, uint64_t, int64_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
-RD_CPU_EXTREMA(rd_cpu_ext_f16, uint16_t, rd_key_h16, hf_f16_isnan)
-RD_CPU_EXTREMA(rd_cpu_ext_bf16, uint16_t, rd_key_h16, hf_bf16_isnan)
+/* The signed order of 16-bit float bits b (float16 or bfloat16), as
+ * rd_f32_order's; its own inverse. */
+static inline int16_t rd_h16_order(uint16_t b)
+{
+    int16_t s = (int16_t)b;
+    return (int16_t)(s ^ (int16_t)((uint16_t)(s >> 15) >> 1));
+}
+
+#define RD_F16_RANGE(lo, hi) ((lo) >= (int16_t)0x83ff && (hi) <= 0x7c00) /* -inf, +inf */
+#define RD_BF16_RANGE(lo, hi) ((lo) >= (int16_t)0x807f && (hi) <= 0x7f80)
+
+RD_CPU_EXTREMA(rd_cpu_ext_f16_keys, uint16_t, rd_key_h16, hf_f16_isnan)
+RD_CPU_EXT_ORDER(rd_cpu_ext_f16, uint16_t, uint16_t, int16_t, rd_h16_order, RD_F16_RANGE,
+                 RD_KEY_FLIP, rd_cpu_ext_f16_keys)
+RD_CPU_EXTREMA(rd_cpu_ext_bf16_keys, uint16_t, rd_key_h16, hf_bf16_isnan)
+RD_CPU_EXT_ORDER(rd_cpu_ext_bf16, uint16_t, uint16_t, int16_t, rd_h16_order, RD_BF16_RANGE,
+                 RD_KEY_FLIP, rd_cpu_ext_bf16_keys)
 RD_CPU_EXTREMA(rd_cpu_ext_bool, uint8_t, RD_KEY_BOOL, RD_ISNAN_NO)
 
 /* Partials of tiles [t0, t1) of a chunk, with the kernels' operation order

@@ -8,7 +8,8 @@
  * subnormals, ties and extremes placed at block and tile edges; integer
  * moments (exact 128-bit sums of values and squares) and extrema of every
  * integer type and bool, in every variant this CPU runs, on random values,
- * the type's extremes and runs of them. */
+ * the type's extremes and runs of them; float16 and bfloat16 extrema, NaN
+ * and infinities among them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,6 +164,23 @@ static double get(const unsigned char *buf, size_t size, size_t i)
     return d;
 }
 
+/* The kind of a random element of round `round` (of draw, draw64,
+ * draw_int or draw_h16): mostly one kind, sprinkled with others. */
+static int kind_of(int round)
+{
+    int base = round % 5, mix = round / 5;
+    return mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base;
+}
+
+/* Makes SIMD variant v the one in use where this CPU runs it: 1, else 0. */
+static int use_variant(int v)
+{
+    if (!simd_runs(v))
+        return 0;
+    simd_force(v);
+    return 1;
+}
+
 /* Float arrays of dtype dt (float32 or float64) of many shapes: the tile
  * code's partials equal the reference's. */
 static void test_tiles(dt_type dt)
@@ -177,9 +195,8 @@ static void test_tiles(dt_type dt)
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int round = 0; round < 40; round++) {
             size_t n = sizes[si];
-            int base = round % 5, mix = round / 5; /* mostly one kind, sprinkled with others */
             for (size_t i = 0; i < n; i++) {
-                int kind = mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base;
+                int kind = kind_of(round);
                 float f = size == 4 ? draw(kind) : 0; /* stored as drawn: NaN payloads too */
                 if (size == 4)
                     memcpy(x + 4 * i, &f, 4);
@@ -284,16 +301,13 @@ static void test_int_tiles(dt_type dt)
     rd_moments *m = calloc(3, sizeof *m), rm;
     rd_extrema *e = calloc(3, sizeof *e), re;
     for (int v = 0; v < SIMD_COUNT; v++) {
-        if (!simd_runs(v))
+        if (!use_variant(v))
             continue;
-        simd_force(v);
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
             for (int round = 0; round < 12; round++) {
                 size_t n = sizes[si];
-                int base = round % 5, mix = round / 5;
                 for (size_t i = 0; i < n; i++) {
-                    int kind = mix && rnd() % (8u << mix) == 0 ? (int)(rnd() % 5) : base;
-                    uint64_t b = draw_int(size, kind);
+                    uint64_t b = draw_int(size, kind_of(round));
                     memcpy(x + i * size, &b, size);
                 }
                 if (n && round % 4 == 1) { /* a run of one extreme ending at a block edge */
@@ -333,6 +347,73 @@ static void test_int_tiles(dt_type dt)
     free(e);
 }
 
+/* One random 16-bit float's bits of kind k (float16 when f16, else
+ * bfloat16): any bits, an infinity, a NaN, a signed zero, or a number near
+ * one. */
+static uint16_t draw_h16(int f16, int k)
+{
+    uint16_t inf = f16 ? 0x7c00 : 0x7f80, sign = (uint16_t)(rnd() & 1 ? 0x8000 : 0);
+    switch (k) {
+    case 0: return (uint16_t)rnd();
+    case 1: return (uint16_t)(inf | sign);
+    case 2: return (uint16_t)(inf | sign | (1 + rnd() % 0x7f)); /* a NaN */
+    case 3: return sign;
+    default: return (uint16_t)((f16 ? 0x3c00 : 0x3f80) + rnd() % 8) | sign;
+    }
+}
+
+/* float16 (f16) or bfloat16 tiles of many shapes, in every variant: the
+ * extrema equal an element-by-element reference's (order keys, NaN as the
+ * least and the greatest or skipped, ties to the lower index). */
+static void test_half_extrema(int f16)
+{
+    static const size_t sizes[] = {1, 3, 256, 257, 4100, RD_TILE, 2 * RD_TILE + 300};
+    dt_type dt = f16 ? DT_F16 : DT_BF16;
+    uint16_t *x = malloc(sizeof *x * 3 * RD_TILE);
+    rd_extrema *e = calloc(3, sizeof *e), re;
+    for (int v = 0; v < SIMD_COUNT; v++) {
+        if (!use_variant(v))
+            continue;
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int round = 0; round < 15; round++) {
+                size_t n = sizes[si];
+                for (size_t i = 0; i < n; i++)
+                    x[i] = draw_h16(f16, kind_of(round));
+                if (round == 9) /* numbers and the NaN nearest an infinity: the order's edge */
+                    x[rnd() % n] = (uint16_t)((f16 ? 0x7c01 : 0x7f81) | (rnd() & 1 ? 0x8000 : 0));
+                for (int skipnan = 0; skipnan < 2; skipnan++) {
+                    size_t nt = (n + RD_TILE - 1) / RD_TILE;
+                    uint64_t g = rnd() % 1000;
+                    memset(e, 0xa5, 3 * sizeof *e);
+                    rd_cpu_tiles(x, n, g, dt, skipnan, 0, 0, nt, NULL, e);
+                    for (size_t t = 0; t < nt; t++) {
+                        size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
+                        re = rd_extrema_empty();
+                        for (size_t o = 0; o < k; o++) {
+                            uint16_t b = x[t * RD_TILE + o];
+                            uint64_t i = g + t * RD_TILE + o;
+                            if ((b & 0x7fff) > (f16 ? 0x7c00 : 0x7f80)) {
+                                if (!skipnan) {
+                                    rd_min_update(&re.min_key, &re.min_idx, RD_NAN_MIN_KEY, i);
+                                    rd_max_update(&re.max_key, &re.max_idx, RD_NAN_MAX_KEY, i);
+                                }
+                                continue;
+                            }
+                            rd_min_update(&re.min_key, &re.min_idx, rd_key_h16(b), i);
+                            rd_max_update(&re.max_key, &re.max_idx, rd_key_h16(b), i);
+                        }
+                        CHECKF(!memcmp(&e[t], &re, sizeof re),
+                               "%s %s extrema n=%zu round %d skipnan %d tile %zu", simd_name(v),
+                               dt_name(dt), n, round, skipnan, t);
+                    }
+                }
+            }
+    }
+    simd_force(-1);
+    free(x);
+    free(e);
+}
+
 int main(void)
 {
     printf("CPU tile code: %s\n", simd_name(simd_variant()));
@@ -342,5 +423,7 @@ int main(void)
                                    DT_U16, DT_U32, DT_U64, DT_BOOL};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         RUN(test_int_tiles, ints[i]);
+    RUN(test_half_extrema, 1);
+    RUN(test_half_extrema, 0);
     return check_summary();
 }
