@@ -246,6 +246,21 @@ void fmt_escape_text(FILE *f, const char *s)
     }
 }
 
+/* One line of head, escaped s and tail in one write (see format.h). */
+void fmt_escaped_line(FILE *f, const char *head, const char *s, const char *tail)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    FILE *to = m ? m : f;
+    fputs(head, to);
+    fmt_escape_text(to, s);
+    fputs(tail, to);
+    if (m && fclose(m) == 0)
+        fwrite(text, 1, len, f);
+    free(text);
+}
+
 /* JSON string with the mandatory escapes; bytes that are not UTF-8 as text. */
 void fmt_json_string(FILE *f, const char *s)
 {

@@ -38,6 +38,10 @@ size_t fmt_utf8_len(const unsigned char *p);
  * so a name cannot split a line or reach the terminal as a command. */
 void fmt_escape_text(FILE *f, const char *s);
 
+/* Writes head, s as fmt_escape_text writes it, then tail, to f in one
+ * write where memory allows: lines that threads print at once do not mix. */
+void fmt_escaped_line(FILE *f, const char *head, const char *s, const char *tail);
+
 /* Writes s as a JSON string literal (quotes included), valid UTF-8: a byte
  * that is not UTF-8 becomes the text \xHH. */
 void fmt_json_string(FILE *f, const char *s);

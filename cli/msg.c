@@ -50,10 +50,10 @@ static void msg_line(const char *kind, const char *fmt, va_list ap)
 {
     char line[4096];
     vsnprintf(line, sizeof line, fmt, ap);
+    char head[64];
+    snprintf(head, sizeof head, "gpubatch: %s", kind);
     progress_erase();
-    fprintf(stderr, "gpubatch: %s", kind);
-    fmt_escape_text(stderr, line);
-    fputc('\n', stderr);
+    fmt_escaped_line(stderr, head, line, "\n");
 }
 
 /* An error line (always printed). */

@@ -47,9 +47,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "gpubatch %s: ", cmd);
-    fmt_escape_text(stderr, line);
-    fprintf(stderr, "\nTry 'gpubatch %s --help' for more information.\n", cmd);
+    char head[128], tail[128];
+    snprintf(head, sizeof head, "gpubatch %s: ", cmd);
+    snprintf(tail, sizeof tail, "\nTry 'gpubatch %s --help' for more information.\n", cmd);
+    fmt_escaped_line(stderr, head, line, tail);
     return 2;
 }
 

@@ -1,12 +1,14 @@
 /* test_format.c - cli/format.c: shortest round-trip text of doubles and
- * floats, and JSON integers.
+ * floats, JSON integers, and escaped lines that threads write at once.
  *
  * With no arguments: fixed cases and round trips of random values. With
  * "dump N SEED": prints N lines "d BITS TEXT" and N lines "f BITS TEXT" (BITS
  * in hex) of random values, for tests/cli/test_format.sh to compare with
  * Python's repr() and numpy's shortest float32 digits. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +209,57 @@ static int dump(long n, unsigned long long seed)
     return 0;
 }
 
+#define LINE_THREADS 4
+#define LINE_COUNT 300
+
+/* Writes LINE_COUNT escaped lines, each with a newline and a control byte
+ * inside its text, to the unbuffered stream arg. */
+static void *write_lines(void *arg)
+{
+    static int next_id;
+    int id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+    for (int k = 0; k < LINE_COUNT; k++) {
+        char text[160];
+        snprintf(text, sizeof text, "thread %d line %d: a\nb\x01 and enough text for a write "
+                 "to take a while when it goes out byte by byte", id, k);
+        fmt_escaped_line(arg, "gpubatch: ", text, "\n");
+    }
+    return NULL;
+}
+
+/* Lines that several threads write at once to one unbuffered stream come
+ * out whole, escaped, none lost (one write each: a line written a piece at
+ * a time mixes with the others'). */
+static void test_escaped_lines(void)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    setvbuf(f, NULL, _IONBF, 0);
+    pthread_t t[LINE_THREADS];
+    for (int i = 0; i < LINE_THREADS; i++)
+        CHECK(pthread_create(&t[i], NULL, write_lines, f) == 0);
+    for (int i = 0; i < LINE_THREADS; i++)
+        pthread_join(t[i], NULL);
+    rewind(f);
+    static char seen[LINE_THREADS][LINE_COUNT];
+    char line[512];
+    int whole = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        int id, k, n = -1;
+        if (sscanf(line, "gpubatch: thread %d line %d: a\\nb\\x01 and enough text for a write "
+                         "to take a while when it goes out byte by byte\n%n", &id, &k, &n) == 2 &&
+            n == (int)strlen(line) && id >= 0 && id < LINE_THREADS && k >= 0 && k < LINE_COUNT &&
+            !seen[id][k]++)
+            whole++;
+        else
+            bad++;
+    }
+    CHECKF(whole == LINE_THREADS * LINE_COUNT && bad == 0, "%d whole lines, %d mixed", whole, bad);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "dump"))
@@ -214,5 +267,6 @@ int main(int argc, char **argv)
     RUN(test_fixed);
     RUN(test_random);
     RUN(test_json_integer);
+    RUN(test_escaped_lines);
     return check_summary();
 }
