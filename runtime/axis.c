@@ -223,6 +223,8 @@ uint64_t ax_unit_leaf(const ax_plan *p, uint64_t u)
 static ax_entry ax_entry_cap(const ax_plan *p, uint64_t u, uint64_t u1, unsigned levels)
 {
     uint64_t per = p->unit == AX_UNIT_TILE ? p->tiles_per_run : p->blocks_per_sweep;
+    if (per == 1) /* a segment of one unit (short runs): no division, no walk */
+        return (ax_entry){u, 1, 0};
     uint64_t end = (u / per + 1) * per, leaf = ax_unit_leaf(p, u);
     if (end > u1)
         end = u1;
