@@ -502,7 +502,7 @@ RD_CPU_WIDE_TILE(rd_cpu_tile_u64, uint64_t)
         BLOCK_ACC bs = 0;                                                                 \
         uint64_t bhh = 0, bhl = 0, bll = 0;                                               \
         for (size_t j = 0; j < k; j++)                                                    \
-            bs += (BLOCK_ACC)VALUE(x[j]);                                                       \
+            bs += (BLOCK_ACC)VALUE(x[j]);                                             \
         if (want_sq && sizeof(T) <= 2) {                                                  \
             for (size_t j = 0; j < k; j++) {                                              \
                 uint32_t a = MAG(x[j]);                                                   \
