@@ -277,7 +277,7 @@ static void ref_int(dt_type dt, const unsigned char *x, size_t n, uint64_t g, rd
         else
             v = is_signed ? (__int128)(int64_t)b : (__int128)b;
         s += (rd_u128)v;
-        q += (rd_u128)(v * v);
+        q += (rd_u128)v * (rd_u128)v; /* wraps past 128 bits: 64-bit squares are not compared */
         rd_u64 k = dt == DT_BOOL ? (rd_u64)(b != 0) : is_signed ? rd_key_signed((rd_i64)v) : b;
         rd_min_update(&e->min_key, &e->min_idx, k, g + o);
         rd_max_update(&e->max_key, &e->max_idx, k, g + o);
