@@ -578,8 +578,6 @@ static inline rd_u64 rd_cpu_key_f64(double v)
     memcpy(&b, &v, sizeof b);
     return rd_key_f64(b);
 }
-#define RD_KEY_S(v) rd_key_signed((rd_i64)(v))
-#define RD_KEY_U(v) ((rd_u64)(v))
 #define RD_KEY_BOOL(v) ((rd_u64)((v) != 0))
 
 /* The 32-bit order keys of float32 bits b for the least (*kl) and the
@@ -794,19 +792,26 @@ RD_CPU_EXTREMA(rd_cpu_ext_f64_keys, double, rd_cpu_key_f64, RD_ISNAN_F)
 RD_CPU_EXT_ORDER(rd_cpu_ext_f64, double, uint64_t, int64_t, rd_f64_order, RD_F64_RANGE, RD_KEY_FLIP,
                  rd_cpu_ext_f64_keys)
 
-/* Integer extrema: element by element only for an empty tile. */
-#define RD_CPU_EXT_INT(NAME, T, U, S, ORDER, KEY, KEY_ONE)                                 \
-    RD_CPU_EXTREMA(NAME##_keys, T, KEY_ONE, RD_ISNAN_NO)                                   \
-    RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, RD_ANY_RANGE, KEY, NAME##_keys)
+/* The extrema of an empty integer tile, the only one RD_CPU_EXT_ORDER
+ * does not take by blocks (an integer has no NaN). */
+RD_CPU_INLINE void rd_cpu_ext_none(const void *x, size_t n, uint64_t g, int skipnan, rd_extrema *e)
+{
+    *e = rd_extrema_empty();
+}
 
-RD_CPU_EXT_INT(rd_cpu_ext_i8, int8_t, uint8_t, int8_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
-RD_CPU_EXT_INT(rd_cpu_ext_i16, int16_t, uint16_t, int16_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
-RD_CPU_EXT_INT(rd_cpu_ext_i32, int32_t, uint32_t, int32_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
-RD_CPU_EXT_INT(rd_cpu_ext_i64, int64_t, uint64_t, int64_t, RD_ORDER_SAME, RD_KEY_SIGNED, RD_KEY_S)
-RD_CPU_EXT_INT(rd_cpu_ext_u8, uint8_t, uint8_t, int8_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
-RD_CPU_EXT_INT(rd_cpu_ext_u16, uint16_t, uint16_t, int16_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
-RD_CPU_EXT_INT(rd_cpu_ext_u32, uint32_t, uint32_t, int32_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
-RD_CPU_EXT_INT(rd_cpu_ext_u64, uint64_t, uint64_t, int64_t, RD_ORDER_FLIP, RD_KEY_FLIP, RD_KEY_U)
+/* Integer extrema: every tile by blocks, with no range to check. */
+#define RD_CPU_EXT_INT(NAME, T, U, S, ORDER, KEY)                                          \
+    RD_CPU_EXT_ORDER(NAME, T, U, S, ORDER, RD_ANY_RANGE, KEY, rd_cpu_ext_none)
+
+RD_CPU_EXT_INT(rd_cpu_ext_i8, int8_t, uint8_t, int8_t, RD_ORDER_SAME, RD_KEY_SIGNED)
+RD_CPU_EXT_INT(rd_cpu_ext_i16, int16_t, uint16_t, int16_t, RD_ORDER_SAME, RD_KEY_SIGNED)
+RD_CPU_EXT_INT(rd_cpu_ext_i32, int32_t, uint32_t, int32_t, RD_ORDER_SAME, RD_KEY_SIGNED)
+RD_CPU_EXT_INT(rd_cpu_ext_i64, int64_t, uint64_t, int64_t, RD_ORDER_SAME, RD_KEY_SIGNED)
+RD_CPU_EXT_INT(rd_cpu_ext_u8, uint8_t, uint8_t, int8_t, RD_ORDER_FLIP, RD_KEY_FLIP)
+RD_CPU_EXT_INT(rd_cpu_ext_u16, uint16_t, uint16_t, int16_t, RD_ORDER_FLIP, RD_KEY_FLIP)
+RD_CPU_EXT_INT(rd_cpu_ext_u32, uint32_t, uint32_t, int32_t, RD_ORDER_FLIP, RD_KEY_FLIP)
+RD_CPU_EXT_INT(rd_cpu_ext_u64, uint64_t, uint64_t, int64_t, RD_ORDER_FLIP, RD_KEY_FLIP)
+
 /* The signed order of 16-bit float bits b (float16 or bfloat16), as
  * rd_f32_order's; its own inverse. */
 static inline int16_t rd_h16_order(uint16_t b)
