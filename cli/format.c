@@ -246,19 +246,31 @@ void fmt_escape_text(FILE *f, const char *s)
     }
 }
 
-/* One line of head, escaped s and tail in one write (see format.h). */
+/* Writes head, escaped s and tail to f as they come. */
+static void escaped_parts(FILE *f, const char *head, const char *s, const char *tail)
+{
+    fputs(head, f);
+    fmt_escape_text(f, s);
+    fputs(tail, f);
+}
+
+/* One line of head, escaped s and tail in one write (see format.h); piece
+ * by piece where memory runs out, never lost. */
 void fmt_escaped_line(FILE *f, const char *head, const char *s, const char *tail)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
-    FILE *to = m ? m : f;
-    fputs(head, to);
-    fmt_escape_text(to, s);
-    fputs(tail, to);
-    if (m && fclose(m) == 0)
-        fwrite(text, 1, len, f);
-    free(text);
+    if (m) {
+        escaped_parts(m, head, s, tail);
+        if (fclose(m) == 0) {
+            fwrite(text, 1, len, f);
+            free(text);
+            return;
+        }
+        free(text);
+    }
+    escaped_parts(f, head, s, tail);
 }
 
 /* JSON string with the mandatory escapes; bytes that are not UTF-8 as text. */
