@@ -4,6 +4,7 @@
 #include "axis.h"
 
 #include "engine.h"
+#include "half_lanes.h"
 #include "simd.h"
 #include "var_lanes.h"
 #include "io/par.h"
@@ -491,24 +492,6 @@ static rd_u64 ax_key(dt_type t, const void *x, size_t i)
 /* Columns a block unit adds at a time, their accumulators in registers. */
 #define AX_COLS 16
 
-/* hf_f16_to_f32 without branches, so that a loop of it vectorizes: the
- * magnitude's bits moved into a float32's (exponent 15 below its bias)
- * and scaled by 2^112, exact for numbers and zeros (a subnormal half is a
- * subnormal float32 scaled into range); infinities and NaNs with the
- * exponent all ones and the payload kept; the sign put back last. */
-AX_INLINE float ax_f16_lane(uint16_t h)
-{
-    uint32_t m = (uint32_t)(h & 0x7fffu) << 13, s = (uint32_t)(h & 0x8000u) << 16, u;
-    float f;
-    memcpy(&f, &m, 4);
-    f *= 0x1p112f;
-    memcpy(&u, &f, 4);
-    u = (h & 0x7c00u) == 0x7c00u ? m | 0x7f800000u : u;
-    u |= s;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Float block: the sums of nc columns over the rows, each from -0.0 in row
  * order, down the rows with the columns' accumulators in registers (with
  * nc = AX_COLS a loop of a constant trip count, which the compiler
@@ -557,8 +540,7 @@ AX_INLINE float ax_f16_lane(uint16_t h)
     }
 
 #define AX_DOUBLE(v) ((double)(v))
-#define AX_F16_DOUBLE(v) ((double)hf_f16_to_f32(v))
-#define AX_F16_LANE(v) ((double)ax_f16_lane(v))
+#define AX_F16_DOUBLE(v) ((double)hl_f16_to_f32(v))
 #define AX_BF16_DOUBLE(v) ((double)hf_bf16_to_f32(v))
 #define AX_ISNAN_F(v) ((v) != (v))
 
@@ -1439,7 +1421,7 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
 #define AX_KEY64_F64(v) rd_key_f64(ax_bits64(v))
 
 AX_UNIT_PASSES(ax_block_f32, float, AX_DOUBLE, AX_ISNAN_F, AX_KEY32_F32, uint32_t)
-AX_UNIT_PASSES(ax_block_f16, uint16_t, AX_F16_LANE, hf_f16_isnan, AX_KEY_H16, uint32_t)
+AX_UNIT_PASSES(ax_block_f16, uint16_t, AX_F16_DOUBLE, hf_f16_isnan, AX_KEY_H16, uint32_t)
 AX_UNIT_PASSES(ax_block_bf16, uint16_t, AX_BF16_DOUBLE, hf_bf16_isnan, AX_KEY_H16, uint32_t)
 AX_UNIT_PASSES(ax_block_f64, double, AX_DOUBLE, AX_ISNAN_F, AX_KEY64_F64, uint64_t)
 

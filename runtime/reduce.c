@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "half_lanes.h"
 #include "simd.h"
 #include "var_lanes.h"
 #include "io/view.h"
@@ -442,7 +443,7 @@ RD_CPU_INLINE double rd_cpu_tile_fold(double *acc, size_t size)
 /* Element helpers for the tile and extrema macros: values, NaN tests and
  * order keys of each stored type. */
 #define RD_DOUBLE(v) ((double)(v))
-#define RD_F16_DOUBLE(v) ((double)hf_f16_to_f32(v))
+#define RD_F16_DOUBLE(v) ((double)hl_f16_to_f32(v))
 #define RD_BF16_DOUBLE(v) ((double)hf_bf16_to_f32(v))
 #define RD_ISNAN_F(v) ((v) != (v))
 #define RD_ISNAN_NO(v) 0

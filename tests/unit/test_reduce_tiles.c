@@ -34,7 +34,7 @@ static float f32_of(uint32_t b)
  * v of them to a 16-byte vector. */
 static void ref_moments(const double *x, size_t n, unsigned v, int skipnan, rd_moments *m)
 {
-    static double ls[RD_WARPS * RD_LANES * 4], lq[RD_WARPS * RD_LANES * 4];
+    static double ls[RD_WARPS * RD_LANES * 8], lq[RD_WARPS * RD_LANES * 8]; /* v <= 8 */
     uint64_t cnt = 0;
     for (size_t l = 0; l < sizeof ls / sizeof ls[0]; l++)
         ls[l] = lq[l] = -0.0;
@@ -363,13 +363,17 @@ static uint16_t draw_h16(int f16, int k)
 }
 
 /* float16 (f16) or bfloat16 tiles of many shapes, in every variant: the
- * extrema equal an element-by-element reference's (order keys, NaN as the
- * least and the greatest or skipped, ties to the lower index). */
-static void test_half_extrema(int f16)
+ * moments equal the reference's over hf_f16_to_f32's or hf_bf16_to_f32's
+ * values (subnormals, NaN and infinities among them), and the extrema an
+ * element-by-element reference's (order keys, NaN as the least and the
+ * greatest or skipped, ties to the lower index). */
+static void test_half_tiles(int f16)
 {
     static const size_t sizes[] = {1, 3, 256, 257, 4100, RD_TILE, 2 * RD_TILE + 300};
     dt_type dt = f16 ? DT_F16 : DT_BF16;
     uint16_t *x = malloc(sizeof *x * 3 * RD_TILE);
+    double *xd = malloc(sizeof(double) * RD_TILE);
+    rd_moments *m = calloc(3, sizeof *m), rm;
     rd_extrema *e = calloc(3, sizeof *e), re;
     for (int v = 0; v < SIMD_COUNT; v++) {
         if (!use_variant(v))
@@ -384,10 +388,20 @@ static void test_half_extrema(int f16)
                 for (int skipnan = 0; skipnan < 2; skipnan++) {
                     size_t nt = (n + RD_TILE - 1) / RD_TILE;
                     uint64_t g = rnd() % 1000;
+                    memset(m, 0xa5, 3 * sizeof *m);
                     memset(e, 0xa5, 3 * sizeof *e);
-                    rd_cpu_tiles(x, n, g, dt, skipnan, 0, 0, nt, NULL, e);
+                    rd_cpu_tiles(x, n, g, dt, skipnan, 1, 0, nt, m, e);
                     for (size_t t = 0; t < nt; t++) {
                         size_t k = n - t * RD_TILE < RD_TILE ? n - t * RD_TILE : RD_TILE;
+                        for (size_t o = 0; o < k; o++) {
+                            uint16_t b = x[t * RD_TILE + o];
+                            xd[o] = f16 ? hf_f16_to_f32(b) : hf_bf16_to_f32(b);
+                        }
+                        ref_moments(xd, k, 8, skipnan, &rm);
+                        CHECKF(same_sum(m[t].sum_lo, rm.sum_lo) && same_sum(m[t].sq_lo, rm.sq_lo) &&
+                                   m[t].count == rm.count,
+                               "%s %s moments n=%zu round %d skipnan %d tile %zu", simd_name(v),
+                               dt_name(dt), n, round, skipnan, t);
                         re = rd_extrema_empty();
                         for (size_t o = 0; o < k; o++) {
                             uint16_t b = x[t * RD_TILE + o];
@@ -411,6 +425,8 @@ static void test_half_extrema(int f16)
     }
     simd_force(-1);
     free(x);
+    free(xd);
+    free(m);
     free(e);
 }
 
@@ -423,7 +439,7 @@ int main(void)
                                    DT_U16, DT_U32, DT_U64, DT_BOOL};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         RUN(test_int_tiles, ints[i]);
-    RUN(test_half_extrema, 1);
-    RUN(test_half_extrema, 0);
+    RUN(test_half_tiles, 1);
+    RUN(test_half_tiles, 0);
     return check_summary();
 }
