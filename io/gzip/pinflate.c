@@ -941,12 +941,13 @@ static unsigned wasted_cost(const pinflate *p)
     return c < COST_MAX ? c : COST_MAX;
 }
 
-/* Speculative chunks after the accepted part (lock held). */
-static int spec_in_flight(const pinflate *p)
+/* Speculative chunks after the accepted part (lock held): all, or those
+ * not decoded yet. */
+static int spec_in_flight(const pinflate *p, int undecoded)
 {
     int n = 0;
     for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
-        n += !c->known;
+        n += !c->known && (!undecoded || c->state == CH_WAIT || c->state == CH_RUN);
     return n;
 }
 
@@ -978,19 +979,21 @@ static int small_probe(const pinflate *p)
 }
 
 /* Whether, decoding in order, a speculative chunk far enough ahead still
- * adds the idle threads' work (lock held): under AUTO, one at a time per
- * thread but the one in order, while those threads at the measured cost
- * add a third of an in-order thread at least. Else they only replace
- * markers and checksum: on two cores ints' chunks of symbols at twice the
- * cost paid (a fifth off the wall time), but those of data that compress
- * more, at four times and more, cost more than they added, in CPU time,
- * memory bandwidth and fresh pages, where the reader shares the cores. */
+ * adds the idle threads' work (lock held): under AUTO, one not decoded yet
+ * at a time per thread but the one in order (a thread goes on with the
+ * next while the order has not reached the one it decoded), while those
+ * threads at the measured cost add a third of an in-order thread at least.
+ * Else they only replace markers and checksum: on two cores ints' chunks
+ * of symbols at twice the cost paid (a fifth off the wall time), but those
+ * of data that compress more, at four times and more, cost more than they
+ * added, in CPU time, memory bandwidth and fresh pages, where the reader
+ * shares the cores. */
 static int mixing(const pinflate *p)
 {
     if (p->plan != PINFLATE_AUTO || p->nthreads < 2 ||
         (uint64_t)(p->nthreads - 1) * 3 * COST_ONE < p->spec_cost)
         return 0;
-    return spec_in_flight(p) < p->nthreads - 1;
+    return spec_in_flight(p, 1) < p->nthreads - 1;
 }
 
 /* Whether the order, decoding in order under AUTO (mixing), has reached
@@ -1185,10 +1188,13 @@ static chunk *new_chunk(pinflate *p)
            one in order, not as many as may be in flight (on two cores,
            text's would cost three in-order chunks each, and their
            symbols' memory) */
-        if (p->plan == PINFLATE_AUTO && !p->spec_samples && spec_in_flight(p) >= p->nthreads - 1)
+        if (p->plan == PINFLATE_AUTO && !p->spec_samples && spec_in_flight(p, 0) >= p->nthreads - 1)
             return NULL;
-        /* mixing: as far ahead as the order goes while it is decoded */
-        uint64_t from = p->next_from, ahead = p->pos + (p->spec_cost / COST_ONE + 1) * size;
+        /* mixing: as far ahead as the order goes while it is decoded, the
+           speculative chunks before it passed over at once */
+        uint64_t chunks =
+            (p->spec_cost + COST_ONE - 1) / COST_ONE + 1 + (uint64_t)spec_in_flight(p, 0);
+        uint64_t from = p->next_from, ahead = p->pos + chunks * size;
         if (mix && ahead > from)
             from = ahead;
         if (from >= end)
