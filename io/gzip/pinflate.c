@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -43,6 +45,7 @@
 #define PROBE_MARKERS (-200)               /* decode_guess: a probe's markers go on being copied */
 #define SAME_REACH 512                     /* bits of empty fixed blocks a start may lie past */
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
+#define COST_MAX (16 * COST_ONE)           /* the most one speculative chunk's cost counts */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
 
@@ -71,6 +74,11 @@ typedef struct chunk {
     int dropped;       /* no longer in the list: freed by its worker */
     int probe;         /* a measure of the plan's on few threads (small_probe) */
     int probe_cut;     /* it stopped at PROBE_SYMS, its markers still copied */
+    uint64_t ns;       /* thread CPU time its decodes and its markers' resolve took */
+    uint64_t wall_ns;  /* and wall time */
+    int cold;          /* pages were faulted in meanwhile: ns is no measure of bytes */
+    int spare;         /* speculative, to take a core the order leaves idle (mixing) */
+    int timed;         /* speculative and accepted: ns is sampled once resolved */
     uint64_t from, to; /* where its start is searched; it ends at the first boundary >= to */
     uint64_t start, end;
     int status;        /* INFLATE_STOP or INFLATE_END when decoded, else the failure */
@@ -129,6 +137,8 @@ struct pinflate {
     enum pinflate_plan plan, plan_next;
     unsigned spec_cost;
     int spec_samples;
+    uint64_t order_ps;   /* picoseconds per byte of in-order chunks, a running mean
+                            over those decoded with no pages faulted in, or 0 */
     uint64_t known_run;  /* chunks created in order since the last speculative one */
     uint8_t win[INFLATE_WINDOW];    /* the window at pos */
     size_t win_valid;
@@ -544,6 +554,43 @@ static size_t out_room(const pinflate *p)
     return out_limit(p) + OVERSHOOT;
 }
 
+/* A thread's CPU time, the wall clock and the thread's page faults at one
+ * moment. */
+typedef struct {
+    uint64_t ns, wall_ns;
+    long faults; /* -1 where unknown */
+} task_clock;
+
+/* The calling thread's task_clock now. */
+static task_clock task_clock_now(void)
+{
+    task_clock t = {.ns = 0, .wall_ns = 0, .faults = -1};
+    struct timespec ts, ws;
+    struct rusage u;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 &&
+        clock_gettime(CLOCK_MONOTONIC, &ws) == 0 && getrusage(RUSAGE_THREAD, &u) == 0) {
+        t.ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        t.wall_ns = (uint64_t)ws.tv_sec * 1000000000u + (uint64_t)ws.tv_nsec;
+        t.faults = u.ru_minflt + u.ru_majflt;
+    }
+    return t;
+}
+
+/* Adds the calling thread's CPU time and the wall time since t0 to chunk
+ * c's, which turns cold where a page was faulted in meanwhile (fresh pages
+ * cost more than the decode on some VMs: a first chunk would measure the
+ * kernel) or the clocks are unknown. */
+static void task_clock_add(chunk *c, task_clock t0)
+{
+    task_clock t = task_clock_now();
+    if (t0.faults < 0 || t.faults != t0.faults)
+        c->cold = 1;
+    if (t0.faults >= 0 && t.faults >= 0 && t.ns >= t0.ns && t.wall_ns >= t0.wall_ns) {
+        c->ns += t.ns - t0.ns;
+        c->wall_ns += t.wall_ns - t0.wall_ns;
+    }
+}
+
 /* Decodes chunk c from its known start with its window into bytes. */
 static void decode_known(pinflate *p, chunk *c)
 {
@@ -572,6 +619,23 @@ static void decode_known(pinflate *p, chunk *c)
     members_found(c, &j, 0, base);
 out:
     span_close(&s);
+}
+
+/* The cost, against an in-order chunk, of a speculative one that decoded
+ * `out` bytes from `bits` compressed bits, `sym` of them held as symbols,
+ * estimated where it was not timed: 1 + r (0.35 f + 0.1) at r bytes out per
+ * byte in, f of them symbols. Symbols cost more the more the data
+ * compress, as in-order bytes then cost less (on two cores, all symbols:
+ * 2.0 at 2.5 to 3.6 to 1, 4.2 at 5.3, 6 at 19; floats, a few symbols at
+ * 1.08 to 1, 1.15); the estimate errs high in between, so that a stream
+ * whose speculation does not pay is not taken for one that does. At most
+ * COST_MAX. */
+static unsigned spec_cost(uint64_t out, uint64_t sym, uint64_t bits)
+{
+    if (!out || !bits)
+        return COST_ONE;
+    uint64_t extra = COST_ONE * 8 * (35 * (sym < out ? sym : out) + 10 * out) / (100 * bits);
+    return extra < COST_MAX - COST_ONE ? COST_ONE + (unsigned)extra : COST_MAX;
 }
 
 /* Whether the n symbols at s hold a marker. */
@@ -806,29 +870,84 @@ static void release_read(pinflate *p)
     spool_release(p->spool, keep);
 }
 
-/* The cost of speculative chunk c against an in-order one: its symbols
- * past the first window (which every speculative chunk has), so that a
- * small chunk measures as a large one would, cost three times a byte. */
-static unsigned spec_cost(const chunk *c)
+/* spec_cost of speculative chunk c, decoded, counted past its first window
+ * (which every speculative chunk holds as symbols), so that a small chunk
+ * measures as a large one would. */
+static unsigned chunk_cost(const chunk *c)
 {
     uint64_t sym = c->nsym > INFLATE_WINDOW ? c->nsym - INFLATE_WINDOW : 0,
-             out = c->nout > INFLATE_WINDOW ? c->nout - INFLATE_WINDOW : 1;
-    return COST_ONE + (unsigned)(2 * COST_ONE * (sym < out ? sym : out) / out);
+             out = c->nout > INFLATE_WINDOW ? c->nout - INFLATE_WINDOW : 0;
+    return out ? spec_cost(out, sym, (c->end - c->start) * out / c->nout) : COST_ONE;
 }
 
-/* Takes the cost of one speculative chunk into the plan's mean (lock held). */
+/* Estimated cost `cost` of speculative chunk c, where it was to take a
+ * core the order leaves idle (c->spare), scaled by the wall time its
+ * decode took per CPU second, at most four times: where its thread waited
+ * for that core (with the reader, another process), it added that much
+ * less, even where its time per byte is no measure (pages faulted in). */
+static unsigned shared_cost(const chunk *c, unsigned cost)
+{
+    if (c->spare && c->ns && c->wall_ns > c->ns)
+        cost = (unsigned)(c->wall_ns < 4 * c->ns ? cost * c->wall_ns / c->ns : 4 * (uint64_t)cost);
+    return cost < COST_MAX ? cost : COST_MAX;
+}
+
+/* Takes the cost of one speculative chunk into the plan's mean (lock held):
+ * weighing a quarter, and at most an in-order chunk above the mean, so that
+ * one chunk whose thread waited long for a core does not stop the mixing
+ * until the next probe, while a run of them does within a few chunks. */
 static void plan_sample(pinflate *p, unsigned cost)
 {
-    p->spec_cost = p->spec_samples++ ? (p->spec_cost + cost) / 2 : cost;
+    if (p->spec_samples++) {
+        unsigned most = p->spec_cost + COST_ONE;
+        p->spec_cost = (3 * p->spec_cost + (cost < most ? cost : most)) / 4;
+    } else {
+        p->spec_cost = cost;
+    }
     p->n_spec++;
 }
 
-/* Speculative chunks after the accepted part (lock held). */
-static int spec_in_flight(const pinflate *p)
+/* Takes in-order chunk c, decoded, into the in-order time per byte where
+ * it was timed warm and is large enough that its fixed costs are a small
+ * share, the newest sample weighing a quarter (lock held). */
+static void order_sample(pinflate *p, const chunk *c)
+{
+    if (!c->known || c->cold || !c->ns || c->nout < target_out(p) / 4 ||
+        !(c->status == INFLATE_STOP || c->status == INFLATE_END))
+        return;
+    uint64_t ps = c->ns * 1000 / c->nout;
+    p->order_ps = p->order_ps ? (3 * p->order_ps + ps) / 4 : ps;
+}
+
+/* The cost of speculative chunk c, resolved and timed warm, against the
+ * in-order CPU time per byte: the time of its decode and its markers'
+ * resolve (the CRC-32 left out, which in-order chunks take as they are
+ * read), in CPU time where every thread speculates (they share the cores
+ * by design), in wall time where it was to take a core the order leaves
+ * idle (c->spare), so that the time its thread waited for that core (with
+ * the reader, another process) counts; at most COST_MAX (lock held). */
+static unsigned time_cost(const pinflate *p, const chunk *c)
+{
+    uint64_t ns = c->spare ? c->wall_ns : c->ns;
+    uint64_t cost = c->nout ? COST_ONE * (ns * 1000 / c->nout) / p->order_ps : COST_ONE;
+    return cost < COST_MAX ? (unsigned)cost : COST_MAX;
+}
+
+/* The cost of a speculative chunk decoded in vain, to be decoded again in
+ * order, as a sample: the stream's mean and an in-order chunk (lock held). */
+static unsigned wasted_cost(const pinflate *p)
+{
+    unsigned c = p->spec_samples ? p->spec_cost + COST_ONE : 4 * COST_ONE;
+    return c < COST_MAX ? c : COST_MAX;
+}
+
+/* Speculative chunks after the accepted part (lock held): all, or those
+ * not decoded yet. */
+static int spec_in_flight(const pinflate *p, int undecoded)
 {
     int n = 0;
     for (const chunk *c = p->accepted ? p->accepted->next : p->head; c; c = c->next)
-        n += !c->known;
+        n += !c->known && (!undecoded || c->state == CH_WAIT || c->state == CH_RUN);
     return n;
 }
 
@@ -860,18 +979,21 @@ static int small_probe(const pinflate *p)
 }
 
 /* Whether, decoding in order, a speculative chunk far enough ahead still
- * adds the idle threads' work (lock held): under AUTO, one at a time per
- * thread but the one in order, while those threads at the measured cost
- * add half an in-order thread at least. Else they only replace markers and
- * checksum: on two cores a chunk of symbols at three times the cost adds a
- * third of a thread where both are free, and costs twice its decode in CPU
- * time and twice its memory (fresh pages are dear) where they are not. */
+ * adds the idle threads' work (lock held): under AUTO, one not decoded yet
+ * at a time per thread but the one in order (a thread goes on with the
+ * next while the order has not reached the one it decoded), while those
+ * threads at the measured cost add a third of an in-order thread at least.
+ * Else they only replace markers and checksum: on two cores ints' chunks
+ * of symbols at twice the cost paid (a fifth off the wall time), but those
+ * of data that compress more, at four times and more, cost more than they
+ * added, in CPU time, memory bandwidth and fresh pages, where the reader
+ * shares the cores. */
 static int mixing(const pinflate *p)
 {
     if (p->plan != PINFLATE_AUTO || p->nthreads < 2 ||
-        (uint64_t)(p->nthreads - 1) * 2 * COST_ONE < p->spec_cost)
+        (uint64_t)(p->nthreads - 1) * 3 * COST_ONE < p->spec_cost)
         return 0;
-    return spec_in_flight(p) < p->nthreads - 1;
+    return spec_in_flight(p, 1) < p->nthreads - 1;
 }
 
 /* Whether the order, decoding in order under AUTO (mixing), has reached
@@ -904,7 +1026,7 @@ static chunk *order_instead(pinflate *p, chunk *n)
     else
         chunk_free(p, n);
     p->n_redone++;
-    plan_sample(p, 4 * COST_ONE);
+    plan_sample(p, wasted_cost(p));
     chunk *c = insert_known(p, p->accepted, p->pos, to);
     if (!c)
         p->failed = 1;
@@ -951,9 +1073,14 @@ static void advance(pinflate *p)
                 c->known = 1;
                 c->start = p->pos;
                 p->n_redone++;
-                /* the speculation was wasted; a probe cut short measured
-                   symbols all through, as a chunk of them costs */
-                plan_sample(p, c->probe_cut ? 3 * COST_ONE : 4 * COST_ONE);
+                /* the speculation was wasted, unless a probe cut short
+                   measured symbols all through: a chunk of them costs as
+                   much at the ratio the order decodes at */
+                plan_sample(p, c->probe_cut ? shared_cost(c, spec_cost(p->out_done, p->out_done,
+                                                                       p->in_done))
+                                            : wasted_cost(p));
+                c->ns = c->wall_ns = 0;
+                c->cold = 0;
                 c->wvalid = p->win_valid;
                 memcpy(c->window, p->win, INFLATE_WINDOW);
                 c->state = CH_WAIT;
@@ -969,11 +1096,7 @@ static void advance(pinflate *p)
             pthread_cond_broadcast(&p->done);
             return;
         }
-        /* c continues the stream. Decoded speculatively, it cost the
-           in-order decode and, for its symbols, their wider writes and
-           their resolving: about twice as much again. */
-        if (!c->known)
-            plan_sample(p, spec_cost(c));
+        /* c continues the stream. */
         c->wvalid = p->win_valid;
         if (c->nsym)
             memcpy(c->window, p->win, INFLATE_WINDOW);
@@ -988,6 +1111,12 @@ static void advance(pinflate *p)
            brings them into, with no hand-over to a worker. */
         c->crc_on_read = !c->nsym && !c->nends;
         c->state = c->crc_on_read ? CH_READY : CH_ACCEPTED;
+        /* Decoded speculatively, it is a measure: of time where its pages
+           were warm and in-order chunks' are known, once its markers are
+           replaced; else of its symbols and ratio. */
+        c->timed = !c->known && c->state == CH_ACCEPTED && !c->cold && p->order_ps;
+        if (!c->known && !c->timed)
+            plan_sample(p, shared_cost(c, chunk_cost(c)));
         p->accepted = c;
         p->n_accepted++;
         p->in_done += c->end - c->start;
@@ -1059,10 +1188,13 @@ static chunk *new_chunk(pinflate *p)
            one in order, not as many as may be in flight (on two cores,
            text's would cost three in-order chunks each, and their
            symbols' memory) */
-        if (p->plan == PINFLATE_AUTO && !p->spec_samples && spec_in_flight(p) >= p->nthreads - 1)
+        if (p->plan == PINFLATE_AUTO && !p->spec_samples && spec_in_flight(p, 0) >= p->nthreads - 1)
             return NULL;
-        /* mixing: as far ahead as the order goes while it is decoded */
-        uint64_t from = p->next_from, ahead = p->pos + (p->spec_cost / COST_ONE + 1) * size;
+        /* mixing: as far ahead as the order goes while it is decoded, the
+           speculative chunks before it passed over at once */
+        uint64_t chunks =
+            (p->spec_cost + COST_ONE - 1) / COST_ONE + 1 + (uint64_t)spec_in_flight(p, 0);
+        uint64_t from = p->next_from, ahead = p->pos + chunks * size;
         if (mix && ahead > from)
             from = ahead;
         if (from >= end)
@@ -1072,6 +1204,7 @@ static chunk *new_chunk(pinflate *p)
         c = chunk_new(p);
         if (c) {
             c->probe = probe;
+            c->spare = mix;
             c->from = from;
             c->to = c->from + size < end ? c->from + size : end;
             p->tail->next = c;
@@ -1093,7 +1226,9 @@ static int resolve(pinflate *p, chunk *c)
 {
     int rc = 0;
     if (c->nsym) {
+        task_clock t0 = task_clock_now();
         rc = inflate_resolve(c->out, c->sym, c->nsym, c->window, c->wvalid);
+        task_clock_add(c, t0);
         if (c->out != (uint8_t *)c->sym) { /* else the bytes are in it */
             spare_give(p, c->sym, c->sym_cap * 2);
             c->sym = NULL;
@@ -1146,12 +1281,16 @@ static void *worker(void *arg)
         p->busy++;
         pthread_mutex_unlock(&p->lock);
         int rc = 0;
-        if (resolving)
+        if (resolving) {
             rc = resolve(p, c);
-        else if (c->known)
-            decode_known(p, c);
-        else
-            decode_spec(p, c);
+        } else {
+            task_clock t0 = task_clock_now();
+            if (c->known)
+                decode_known(p, c);
+            else
+                decode_spec(p, c);
+            task_clock_add(c, t0);
+        }
         pthread_mutex_lock(&p->lock);
         p->busy--;
         if (c->dropped) {
@@ -1163,8 +1302,11 @@ static void *worker(void *arg)
             c->state = rc < 0 ? CH_FAILED : CH_READY;
             if (rc < 0)
                 p->failed = 1;
+            if (c->timed) /* its cost is known now, its resolve included */
+                plan_sample(p, c->cold ? shared_cost(c, chunk_cost(c)) : time_cost(p, c));
         } else {
             c->state = CH_DECODED;
+            order_sample(p, c);
             advance(p);
         }
         pthread_cond_broadcast(&p->done);
@@ -1297,6 +1439,7 @@ static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t s
     p->plan = p->plan_next;
     p->spec_cost = 0;
     p->spec_samples = 0;
+    p->order_ps = 0;
     p->known_run = 0;
     p->active = 1;
     pthread_cond_broadcast(&p->work);

@@ -53,12 +53,21 @@ enum pinflate_plan {
 /* Sets the plan for the streams begun from now on. AUTO speculates on the
  * stream's first chunks and measures what that costs against decoding in
  * order: a speculative chunk whose output is held as 16-bit symbols (the
- * back-references into the unknown window go on being copied) costs up to
- * about three in-order ones (on two or three threads, a measure stops
- * after 256 Ki symbols whose last 32 KiB still hold markers, and counts as
- * that). It speculates while the threads' number pays for that, else decodes in order on one thread while each other one
- * decodes a chunk speculatively as many chunks ahead as that costs, and
- * probes once every 64 chunks. With chunk_bytes set (pinflate_create), the
+ * back-references into the unknown window go on being copied) costs about
+ * two in-order ones where the data compress 2.5 to 1, six where they
+ * compress 20 to 1. Each speculative chunk is measured in the wall time
+ * per byte its thread took against the in-order chunks' CPU time per
+ * byte, where both were decoded with no fresh pages faulted in (a chunk
+ * whose thread waited for a core shared with the reader or with other
+ * processes adds that much less); else (a stream's first chunks; on two or
+ * three threads, a measure that stops after 256 Ki symbols whose last
+ * 32 KiB still hold markers) it is estimated from its symbols and the
+ * compression ratio, times its wall time per CPU second. It speculates
+ * while the threads' number pays for that, else decodes in order on one
+ * thread while each other one decodes a chunk speculatively as many
+ * chunks ahead as that costs, while that adds a third of a thread at
+ * least, and probes once every 64 chunks. The bytes are the same whatever
+ * the plan and its timing. With chunk_bytes set (pinflate_create), the
  * plan starts as PARALLEL. */
 void pinflate_plan(pinflate *p, enum pinflate_plan plan);
 

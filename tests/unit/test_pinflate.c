@@ -512,6 +512,36 @@ static void test_plan(void)
     free(data);
 }
 
+/* The plan on int32s uniform in 0..299 (deflated about 2.5 to 1, their
+ * back-references into the unknown window copied all through, as text's):
+ * at that ratio a chunk of symbols costs about two in-order ones, not
+ * text's six, so AUTO on 2 threads, once its probe is measured, decodes
+ * chunks speculatively ahead of the order on the other thread (how many
+ * depends on the threads' timing: more than the probes). The bytes are
+ * the data's. */
+static void test_plan_ints(void)
+{
+    size_t n = 24u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t v = (uint32_t)(rnd() % 300);
+        memcpy(data + i, &v, 4);
+    }
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    pinflate *p;
+    CHECK(pinflate_create(&p, 2, 0) == 0);
+    uint64_t counts[3];
+    CHECK(run_counted(p, c, clen, data, n, out, counts));
+    uint64_t chunks = counts[0], spec = counts[2];
+    CHECKF(n / clen >= 2 && spec > 1 + chunks / 64, "ratio %zu: %llu of %llu chunks speculative",
+           n / clen, (unsigned long long)spec, (unsigned long long)chunks);
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* Boundaries between the chunks handed out: their source bits and lengths. */
 typedef struct {
     uint64_t len[4096];
@@ -1420,6 +1450,7 @@ int main(void)
     RUN(test_resolve);
     RUN(test_copies);
     RUN(test_plan);
+    RUN(test_plan_ints);
     RUN(test_plan_late);
     RUN(test_chunk_bounds);
     RUN(test_finder);
