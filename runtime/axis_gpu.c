@@ -126,7 +126,8 @@ static int ax_launch_cols(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_
 }
 
 /* The kernels of a chunk's block entries: a warp per entry for few columns
- * (axk_few_*, C <= 32), else ax_launch_cols. */
+ * (axk_few_*, C <= 32; of 2 to 4 columns, a block a lane where the entry is
+ * 16-byte aligned), else ax_launch_cols. */
 static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
 {
     if (p->C > 32)

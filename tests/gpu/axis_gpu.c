@@ -265,6 +265,10 @@ static void check_all(rig *r)
         {2, {40000, 2}, 1u << 0, 100003},    {2, {9000, 9}, 1u << 0, 60001},
         {2, {2100, 31}, 1u << 0, 64999},     {3, {3, 5000, 5}, 1u << 1, 40001},
         {2, {6000, 13}, 1u << 0, 33333},
+        /* two to four columns, a block a lane straight from global memory where an entry
+           starts 16-byte aligned: entries of 64 blocks, two a lane; short last blocks */
+        {2, {50001, 4}, 1u << 0, 200001},    {2, {70000, 3}, 1u << 0, 210000},
+        {2, {90007, 2}, 1u << 0, 180000},    {3, {3, 20000, 3}, 1u << 1, 60000},
         /* many columns over axis 0: even and odd counts, chunks that start on elements of
            either parity */
         {2, {3001, 34}, 1u << 0, 40001},     {2, {1200, 258}, 1u << 0, 77777},

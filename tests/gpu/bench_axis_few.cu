@@ -1,12 +1,15 @@
 // bench_axis_few.cu [ncu|time] - the few-column block-entry kernels of
 // reductions along axes (ptx/axis.cu; (N, C <= 32) over axis 0): main's
 // body, block_few (a warp an entry, stages of 4 KiB, rounds of the blocks
-// of 32 / C columns), against a variant defined here, block_few_groups (a
-// warp an entry, lane (g, c) adds column c of a group of consecutive blocks
-// and folds them itself, the next stage's loads in flight while it adds;
-// measured slower than block_few on an H200 for C >= 3: 0.23-0.48 of the
-// copy for float32 against 0.39-0.64, so not in the kernels). Both are
-// bound by the instructions they issue, not by memory. First the bits of every
+// of 32 / C columns; 2 to 4 columns where an entry starts 16-byte aligned,
+// block_narrow: a block a lane, read straight from global memory), also
+// under bounds of 3 and 4 resident blocks, against a variant defined here,
+// block_few_groups (a warp an entry, lane (g, c) adds column c of a group
+// of consecutive blocks and folds them itself, the next stage's loads in
+// flight while it adds; measured slower than block_few's staged body on an
+// H200 for C >= 3: 0.23-0.48 of the copy for float32 against 0.39-0.64, so
+// not in the kernels; both bound by the instructions they issue, not by
+// memory; block_narrow by its L1, 0.70-0.80). First the bits of every
 // kind (moments with squares and skipnan, extrema, variance) on random data
 // with NaN, infinities, zeros of either sign and subnormals, for C = 1 ..
 // 32, entries cut anywhere in a sweep, chunks at several alignments; then
@@ -397,6 +400,10 @@ int main(int argc, char **argv)
         const size_t n = (size_t)a.nentries * C;
         row(shape, "block_few (main's)", in, copy_bw,
             [&] { few_old<0, false, false, 2><<<g, AX_THREADS>>>(x, a); }, want, want, n);
+        row(shape, "block_few minb 3", in, copy_bw,
+            [&] { few_old<0, false, false, 3><<<g, AX_THREADS>>>(x, b); }, want, got, n);
+        row(shape, "block_few minb 4", in, copy_bw,
+            [&] { few_old<0, false, false, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "lean minb 2", in, copy_bw,
             [&] { few_lean<0, false, false, 2><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "lean minb 3", in, copy_bw,
