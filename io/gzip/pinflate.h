@@ -55,11 +55,12 @@ enum pinflate_plan {
  * order: a speculative chunk whose output is held as 16-bit symbols (the
  * back-references into the unknown window go on being copied) costs about
  * two in-order ones where the data compress 2.5 to 1, six where they
- * compress 20 to 1. Each speculative chunk is measured in the wall time
- * per byte its thread took against the in-order chunks' CPU time per
- * byte, where both were decoded with no fresh pages faulted in (a chunk
- * whose thread waited for a core shared with the reader or with other
- * processes adds that much less); else (a stream's first chunks; on two or
+ * compress 20 to 1. Each speculative chunk is measured in its thread's
+ * time per byte, decode and resolve, against the in-order chunks' CPU time
+ * per byte, where both were decoded with no fresh pages faulted in: CPU
+ * time where every thread speculates, wall time where it took a core the
+ * order leaves idle (a chunk whose thread waited for a core shared with
+ * the reader or with other processes adds that much less); else (a stream's first chunks; on two or
  * three threads, a measure that stops after 256 Ki symbols whose last
  * 32 KiB still hold markers) it is estimated from its symbols and the
  * compression ratio, times its wall time per CPU second. It speculates
