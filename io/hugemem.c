@@ -18,3 +18,18 @@ void *hugemem_alloc(size_t bytes)
 #endif
     return p;
 }
+
+/* Memory for a buffer of which at most `used` bytes are written (see
+ * hugemem.h). */
+void *hugemem_alloc_upto(size_t bytes, uint64_t used)
+{
+    if (used >= HUGEMEM_PAGE || bytes < HUGEMEM_PAGE)
+        return hugemem_alloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytes) != 0)
+        return NULL;
+#ifdef MADV_NOHUGEPAGE
+    madvise(p, bytes, MADV_NOHUGEPAGE); /* advice only: where huge pages are always on */
+#endif
+    return p;
+}

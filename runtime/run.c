@@ -116,8 +116,11 @@ size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_
     if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
         chunk > cap)
         chunk = cap;
-    if (data_bytes == UINT64_MAX && !io_reader_compressed(r) && io_reader_file_size(r) >= 0)
-        data_bytes = (uint64_t)io_reader_file_size(r);
+    int64_t file = io_reader_file_size(r);
+    if (data_bytes == UINT64_MAX && file >= 0 && !io_reader_compressed(r))
+        data_bytes = (uint64_t)file;
+    else if (data_bytes == UINT64_MAX && file >= 0 && file < (int64_t)1 << 50)
+        data_bytes = (uint64_t)file * (uint64_t)GZSTREAM_RATIO_MAX;
     if (data_bytes != UINT64_MAX && data_bytes < chunk)
         chunk = (size_t)((data_bytes + RUN_CHUNK_ALIGN - 1) / RUN_CHUNK_ALIGN * RUN_CHUNK_ALIGN);
     return chunk ? chunk : RUN_CHUNK_ALIGN;

@@ -142,7 +142,9 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap);
  * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK per
  * thread (at least two threads' worth) where only the host inflates r;
  * never more than the input's data_bytes (UINT64_MAX: unknown; a plain
- * file's size then bounds it) rounded up to RUN_CHUNK_ALIGN. */
+ * file's size then bounds it, a gzip file's GZSTREAM_RATIO_MAX times its
+ * size, deflate's largest expansion) rounded up to RUN_CHUNK_ALIGN: a small input's buffers stay small
+ * (a huge page faulted in for a few bytes costs more than the run's work). */
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_bytes);
 
 /* Loads an embedded module on every device before the first chunk

@@ -1,6 +1,7 @@
 /* test_view.c - plain input read in place: views of a file (io/view.h),
  * the reader's views beside its reads, the pipeline's chunks as views, and
- * a file cut under a view (SIGBUS) as one error line and exit status 1. */
+ * a file cut under a view (SIGBUS) as one error line and exit status 1;
+ * and the input buffers' huge pages (io/hugemem.h) only where filled. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/msg.h"
+#include "io/hugemem.h"
 #include "io/pipeline.h"
 #include "io/reader.h"
 #include "io/sink.h"
@@ -252,6 +254,45 @@ static void test_cut_under_view(void)
     CHECK(system(cmd) != 0);
 }
 
+/* The kB of anonymous huge pages in the mapping that holds p, from
+ * /proc/self/smaps; -1 where it cannot be read. */
+static long huge_kb_at(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    long kb = -1;
+    int in = 0;
+    uintptr_t a = (uintptr_t)p;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            in = a >= lo && a < hi;
+        else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+/* A buffer that a small input fills only in part faults no huge page in
+ * for its first bytes (hugemem_alloc would fault 2 MiB in where the system
+ * gives huge pages on advice). */
+static void test_hugemem_upto(void)
+{
+    unsigned char *small = hugemem_alloc_upto((size_t)16 << 20, 1000);
+    CHECK(small != NULL);
+    if (!small)
+        return;
+    memset(small, 0x5a, 1000);
+    CHECK(small[999] == 0x5a);
+    long kb = huge_kb_at(small);
+    if (kb >= 0)
+        CHECKF(kb == 0, "%ld kB of huge pages for 1000 bytes written", kb);
+    free(small);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -260,6 +301,7 @@ int main(void)
     RUN(test_reader_views);
     RUN(test_pipeline_views);
     RUN(test_cut_under_view);
+    RUN(test_hugemem_upto);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
