@@ -213,6 +213,7 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
        member's data may be inflated on a device and run there in batches of whole elements */
     run_op op = {.ops = &ops, .ctx = &job, .grain = dt_size(fi->dtype),
                  .cpu_ns = reduce_axis_ns(&plan, io_reader_deflated(r)),
+                 .cpu_ns_inflated = reduce_axis_ns(&plan, 0),
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);
     uint64_t bytes;
@@ -307,6 +308,7 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     run_op op = {.ops = &rd_engine_ops, .ctx = &ctx->job,
                  .grain = (size_t)RD_TILE * dt_size(fi.dtype),
                  .cpu_ns = io_reader_deflated(r) ? COST_REDUCE_NS_GZIP : COST_REDUCE_NS_PLAIN,
+                 .cpu_ns_inflated = COST_REDUCE_NS_PLAIN,
                  .per_device = 1, .shared_buffers = 1, .check = reduce_check, .check_ctx = &end};
     run_sink sink = cli_sink(NULL, NULL);
     uint64_t bytes;

@@ -441,10 +441,15 @@ static int run_member_host(run *rn, const run_job *in, pl_ring **pl, run_member 
         return run_no_reader(in);
     if (run_sched(rn, in))
         return 1;
+    /* the ring's chunks come inflated by the host's threads, which inflate the member's
+       start whichever lane takes them: the CPU's lane adds only the operation's work */
+    if (in->op->cpu_ns_inflated > 0)
+        sched_cpu_cost(rn->h, in->op->cpu_ns_inflated);
     run_paused pause = {s->r, rn->be};
     sched_input input = {.rings = pl, .nrings = 1, .member_gpu_ready = run_pause,
                          .member_gpu_ctx = &pause};
     int rc = sched_run(rn->h, &input, &m->first);
+    sched_cpu_cost(rn->h, in->spec.cpu_ns);
     m->staged = 1;
     if (rc != 0)
         return rc < 0 ? run_sched_error(rn, in) : 1;

@@ -95,6 +95,8 @@ typedef struct {
     size_t grain;           /* a gzip member's data may run on a device first, in whole
                                grains (a row, a tile); 0: never */
     double cpu_ns;          /* one core's nanoseconds per data byte on the CPU (0: none) */
+    double cpu_ns_inflated; /* the same for data the host's threads have inflated already (a
+                               gzip member's chunks while the devices start); 0: cpu_ns */
     int per_device;         /* an engine per device, each taking chunks once it opens */
     int results;            /* the devices' result buffers are made while they start */
     int shared_buffers;     /* every device works on the same --streams buffers */

@@ -220,10 +220,11 @@ GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v --
 check_eq "gzip member along axes: inflated on the device" 1 \
     "$(grep -c 'bytes of data inflated on the GPU in' "$T/auto.err")"
 # With auto, the host's threads run a 40 MB member's start while the
-# devices start (chunks of 1 MiB: the host does not end it first), and the
+# devices start, the CPU's lane taking the chunks they inflate (chunks of
+# 1 MiB and a start of 0.1 s: the host does not end it first), and the
 # device goes on from where they paused.
 gzip -1 -c "$T/big.npy" >"$T/bigm.npy.gz"
-GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=300 "$GB" reduce --backend auto -v -p 2 --chunk 1M --axis 0 \
+GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce --backend auto -v -p 2 --chunk 1M --axis 0 \
     --op sum "$T/bigm.npy.gz" >/dev/null 2>"$T/auto.err"
 check_eq "gzip member along axes, auto: handed to the device" 1 \
     "$(grep -c "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
