@@ -26,6 +26,24 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
     return rc;
 }
 
+/* A regular file's n bytes at the reader's offset: the threads share the
+ * bytes the file held when it was opened, so that a small file starts none
+ * (a pool of a thread per core costs a small input's run more than its
+ * work), and one thread reads whatever it has grown by since. The count or
+ * -errno. */
+static ssize_t source_pread(const io_reader *r, uint8_t *buf, size_t n)
+{
+    uint64_t end = r->src_off + (uint64_t)(r->file_size > 0 ? r->file_size : 0);
+    size_t held = r->file_size < 0 || end >= r->file_pos + n ? n
+                  : end > r->file_pos                      ? (size_t)(end - r->file_pos)
+                                                           : 0;
+    ssize_t k = io_pread(r->fd, buf, held, r->file_pos);
+    if (k < 0 || (size_t)k < held || held == n)
+        return k;
+    ssize_t more = io_pread_full(r->fd, buf + held, n - held, r->file_pos + held);
+    return more < 0 ? more : k + more;
+}
+
 /* Reads up to n bytes at the reader's offset (file_pos) and moves it past
  * them: a regular file with pread(2), on several threads when worth it; a
  * pipe through its spool, either what is held or one read(2) brings (some)
@@ -33,7 +51,7 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
  * input) or -errno. */
 static ssize_t source_read_at(io_reader *r, uint8_t *buf, size_t n, int some)
 {
-    ssize_t k = !r->spool ? io_pread(r->fd, buf, n, r->file_pos)
+    ssize_t k = !r->spool ? source_pread(r, buf, n)
                 : some    ? spool_read(r->spool, buf, n, r->file_pos)
                           : spool_take(r->spool, buf, n, r->file_pos);
     if (k > 0)

@@ -1,4 +1,5 @@
 /* test_reader.c - byte sources: plain, gzip, multi-member, BGZF, damage. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -1170,6 +1172,59 @@ static int tls_size_of_program(struct dl_phdr_info *info, size_t size, void *dat
     return 1; /* the program comes first: stop there */
 }
 
+/* The threads of this process (entries of /proc/self/task); -1 where it
+ * cannot be read. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A small file is read without the reading threads' pool (in a child,
+ * whose pool nothing has started yet): starting a thread per core costs
+ * a small input's run more than its work. A file that grew after it was
+ * opened is read whole, its growth included. */
+static void test_small_reads(void)
+{
+    uint8_t data[5000];
+    fill(data, sizeof data);
+    const char *path = put_file("small.bin", data, sizeof data);
+    pid_t pid = fork();
+    if (pid == 0) {
+        io_reader *r;
+        io_status err;
+        struct bytes out = {0};
+        int ok = io_reader_open(&r, path, &err) == 0 && read_all(r, 16u << 20, &out, 6000) == 0 &&
+                 out.len == sizeof data && !memcmp(out.p, data, sizeof data);
+        io_reader_close(r);
+        _exit(!ok ? 100 : thread_count() < 0 ? 0 : thread_count());
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    CHECKF(WEXITSTATUS(status) <= 1, "child: %d (100: bad bytes; else its threads)",
+           WEXITSTATUS(status));
+    io_reader *r;
+    io_status err;
+    CHECK(io_reader_open(&r, path, &err) == 0);
+    FILE *f = fopen(path, "ab");
+    CHECK(f && fwrite(data, 1, 1000, f) == 1000);
+    if (f)
+        fclose(f);
+    struct bytes out = {0};
+    CHECK(read_all(r, 1u << 20, &out, 7000) == 0);
+    CHECKF(out.len == sizeof data + 1000 && !memcmp(out.p, data, sizeof data) &&
+               !memcmp(out.p + sizeof data, data, 1000),
+           "%zu bytes", out.len);
+    io_reader_close(r);
+    free(out.p);
+}
+
 /* Every thread the process starts zeroes its copy of the thread-local
  * storage, faulting in fresh pages (tens of microseconds each on some
  * VMs): the readers' batch tables and header buffers are on the heap, so
@@ -1206,6 +1261,7 @@ int main(void)
     RUN(test_zip_member_final);
     RUN(test_member_verdict);
     RUN(test_thread_local_small);
+    RUN(test_small_reads);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
