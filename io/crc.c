@@ -21,6 +21,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "cpu.h"
+
 #define CRC_COPY_PIECE ((size_t)16 << 10) /* well inside a core's L1 data cache */
 
 /* Copies and checksums piece by piece (see crc.h). */
@@ -135,14 +137,12 @@ CRC_WIDE_ATTR static uint32_t crc_fold_wide(uint32_t crc, const uint8_t *p, size
  * GPUBATCH_CPU_SIMD names the baseline (see simd.h). */
 static int crc_best(void)
 {
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
+    unsigned f = cpu_features();
+    if (!(f & CPU_PCLMUL))
         return CRC_ZLIB;
     const char *env = getenv("GPUBATCH_CPU_SIMD");
     int capped = env && !strcmp(env, "baseline");
-    return !capped && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq")
-               ? CRC_FOLD_256
-               : CRC_FOLD_128;
+    return !capped && (f & CPU_VPCLMUL) ? CRC_FOLD_256 : CRC_FOLD_128;
 }
 
 static int crc_level = -1; /* the folding in use; -1: not chosen yet */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/cpu.h"
+
 static const char *const simd_names[SIMD_COUNT] = {"baseline", "avx2", "avx512"};
 static atomic_int simd_forced = -1; /* simd_force's variant, or -1 */
 
@@ -14,11 +16,9 @@ int simd_runs(int v)
 {
 #if SIMD_MULTI
     if (v == SIMD_AVX2)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return (cpu_features() & CPU_AVX2) != 0;
     if (v == SIMD_AVX512)
-        return simd_runs(SIMD_AVX2) && __builtin_cpu_supports("avx512f") &&
-               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("avx512vl");
+        return (cpu_features() & CPU_AVX512) != 0;
 #endif
     return v == SIMD_BASELINE;
 }
