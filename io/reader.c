@@ -110,15 +110,6 @@ static io_reader *reader_new(io_reader **out, io_status *st)
     return r;
 }
 
-/* The bytes of a regular file from the reader's offset on, which bounds
- * what its input buffers will hold; UINT64_MAX for anything else. */
-static uint64_t reader_file_left(const io_reader *r)
-{
-    if (r->file_size < 0)
-        return UINT64_MAX;
-    return (uint64_t)r->file_size > r->file_pos ? (uint64_t)r->file_size - r->file_pos : 0;
-}
-
 /* Opens path ("-" is stdin) into r: the descriptor, its size and identity,
  * and the input block. 0, or a negative io_error with the reason. */
 static int open_file(io_reader *r, const char *path, io_status *st)
@@ -153,7 +144,7 @@ static int open_file(io_reader *r, const char *path, io_status *st)
         r->mtime_s = (int64_t)sb.st_mtim.tv_sec;
         r->mtime_ns = (uint32_t)sb.st_mtim.tv_nsec;
     }
-    r->inbuf = hugemem_alloc_upto(IN_BLOCK, reader_file_left(r));
+    r->inbuf = hugemem_alloc_upto(IN_BLOCK, source_file_left(r));
     if (!r->inbuf)
         return io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     r->in_next = r->inbuf;
@@ -562,7 +553,7 @@ static int bgzf_plan_prefetch(io_reader *r, size_t pos, bgzf_window *w)
 {
     if (!r->inbuf || r->file_size < 0 || r->in_eof)
         return 0;
-    if (!r->inbuf2 && !(r->inbuf2 = hugemem_alloc_upto(IN_BLOCK, reader_file_left(r))))
+    if (!r->inbuf2 && !(r->inbuf2 = hugemem_alloc_upto(IN_BLOCK, source_file_left(r))))
         return 0;
     *w = (bgzf_window){.dst = r->inbuf2, .src = r->in_next + pos, .keep = r->in_avail - pos,
                        .want = IN_BLOCK - (r->in_avail - pos), .fd = r->fd,
@@ -1142,7 +1133,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st
     }
     r->file_size = (int64_t)sb.st_size;
     r->file_pos = file_off;
-    if (!(r->inbuf = hugemem_alloc_upto(IN_BLOCK, reader_file_left(r)))) {
+    if (!(r->inbuf = hugemem_alloc_upto(IN_BLOCK, source_file_left(r)))) {
         io_fail(st, rc, "%s", "out of memory");
         goto out_close;
     }

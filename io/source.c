@@ -26,6 +26,16 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
     return rc;
 }
 
+/* The bytes of a regular file after the reader's offset, as it held them
+ * when opened (see source.h). */
+uint64_t source_file_left(const io_reader *r)
+{
+    if (r->file_size < 0)
+        return UINT64_MAX;
+    uint64_t end = r->src_off + (uint64_t)r->file_size;
+    return end > r->file_pos ? end - r->file_pos : 0;
+}
+
 /* A regular file's n bytes at the reader's offset: the threads share the
  * bytes the file held when it was opened, so that a small file starts none
  * (a pool of a thread per core costs a small input's run more than its
@@ -33,10 +43,8 @@ int source_error(io_reader *r, int code, const char *fmt, ...)
  * -errno. */
 static ssize_t source_pread(const io_reader *r, uint8_t *buf, size_t n)
 {
-    uint64_t end = r->src_off + (uint64_t)(r->file_size > 0 ? r->file_size : 0);
-    size_t held = r->file_size < 0 || end >= r->file_pos + n ? n
-                  : end > r->file_pos                      ? (size_t)(end - r->file_pos)
-                                                           : 0;
+    uint64_t left = source_file_left(r);
+    size_t held = left < n ? (size_t)left : n;
     ssize_t k = io_pread(r->fd, buf, held, r->file_pos);
     if (k < 0 || (size_t)k < held || held == n)
         return k;

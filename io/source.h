@@ -126,6 +126,11 @@ int source_check_shrunk(io_reader *r);
  * input buffered so far. */
 size_t source_room(const io_reader *r, size_t n);
 
+/* The bytes of a regular file (a zip member's whole file) after the
+ * reader's offset as the file held them when opened, which bound what its
+ * input buffers will hold; UINT64_MAX for a pipe. */
+uint64_t source_file_left(const io_reader *r);
+
 /* Makes at least `need` unconsumed input bytes available (fewer only at the
  * end of the input); returns 0 or a negative io_error. */
 int source_fill(io_reader *r, size_t need);
