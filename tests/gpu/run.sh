@@ -93,7 +93,7 @@ for k in f32_moments f32_extrema f64_moments; do
 done
 
 note "== kernel benchmark (data in device memory)"
-objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/io/clock.o build/io/status.o build/io/view.o build/runtime/simd.o build/ptx_table.o"
+objs="build/runtime/reduce.o build/runtime/backend.o build/runtime/gpu.o build/runtime/ptx_blobs.o build/runtime/cu.o build/io/dtype.o build/io/par.o build/io/clock.o build/io/status.o build/io/view.o build/io/cpu.o build/runtime/simd.o build/ptx_table.o"
 if $NVCC -O2 -std=c++17 -I. -o "$work/bench_reduce" tests/gpu/bench_reduce.cu $objs -lcuda -ldl -l:libz.a \
     >"$out/bench_build.log" 2>&1; then
     "$work/bench_reduce" "build/ptx/reduce_f32_moments.compute_75.ptx" 30 >"$out/bench_reduce.txt" 2>&1
