@@ -8,28 +8,22 @@
 /* Memory for a buffer, in huge pages where it is large (see hugemem.h). */
 void *hugemem_alloc(size_t bytes)
 {
-    void *p = NULL;
-    if (bytes < HUGEMEM_PAGE)
-        return malloc(bytes);
-    if (posix_memalign(&p, HUGEMEM_PAGE, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only */
-#endif
-    return p;
+    return hugemem_alloc_upto(bytes, UINT64_MAX);
 }
 
 /* Memory for a buffer of which at most `used` bytes are written (see
  * hugemem.h). */
 void *hugemem_alloc_upto(size_t bytes, uint64_t used)
 {
-    if (used >= HUGEMEM_PAGE || bytes < HUGEMEM_PAGE)
-        return hugemem_alloc(bytes);
     void *p = NULL;
-    if (posix_memalign(&p, 4096, bytes) != 0)
+    if (bytes < HUGEMEM_PAGE)
+        return malloc(bytes);
+    int huge = used >= HUGEMEM_PAGE;
+    if (posix_memalign(&p, huge ? HUGEMEM_PAGE : 4096, bytes) != 0)
         return NULL;
-#ifdef MADV_NOHUGEPAGE
-    madvise(p, bytes, MADV_NOHUGEPAGE); /* advice only: where huge pages are always on */
+    /* advice only; against huge pages where they are always on */
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    madvise(p, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 #endif
     return p;
 }
