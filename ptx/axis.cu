@@ -1207,36 +1207,91 @@ __device__ __forceinline__ blk_part shfl_part(const blk_part &b, unsigned src)
 // 4 KiB).
 #define AX_COLS_STAGE 4096u
 
-// Rows of a block whose loads a lane of block_narrow has in flight at once:
-// the block's 16 where they are at most 12 16-byte vectors, else fewer.
+// Vectors a lane of block_narrow stages a round, at most, and the bytes of
+// a warp's stage in the few-column kernels: the larger of block_few's
+// (AX_COLS_STAGE and 32 of slack) and 32 lanes' rounds of AX_NARROW_VECS
+// vectors (a block of 8 warps then holds 48 KiB, the most a kernel's own
+// shared memory may be).
+#define AX_NARROW_VECS 12u
+#define AX_FEW_STAGE (32u * AX_NARROW_VECS * 16u > AX_COLS_STAGE + 32u ? 32u * AX_NARROW_VECS * 16u \
+                                                                       : AX_COLS_STAGE + 32u)
+
+// Where vector j of lane q's round of VR vectors lies in block_narrow's
+// stage: q * VR + (j ^ narrow_swz<VR>(q)). The XOR keeps j below VR and
+// puts the vectors that 8 lanes (a quarter-warp's 16-byte accesses) read
+// at the same j, or write at consecutive places, on 8 distinct 16-byte
+// bank groups, so that neither the stores nor the reads conflict.
+template <unsigned VR> __device__ __forceinline__ unsigned narrow_swz(unsigned q)
+{
+    return VR % 2 ? 0u : VR % 4 == 2 ? (q >> 2) & 1u : VR % 8 == 4 ? (q >> 1) & 3u : q & 7u;
+}
+
+// Rows of a block that a round of block_narrow stages for each lane: the
+// most of 16, 8, 4, 2 whose bytes are whole vectors, at most
+// AX_NARROW_VECS of them.
 template <unsigned CC> __host__ __device__ constexpr unsigned narrow_rows()
 {
-    return RD_AXIS_BLOCK * CC * sizeof(elem_t) <= 12 * 16  ? RD_AXIS_BLOCK
-           : 8 * CC * sizeof(elem_t) <= 12 * 16 ? 8u
-                                                 : 4u;
+    return RD_AXIS_BLOCK * CC * sizeof(elem_t) <= AX_NARROW_VECS * 16 ? RD_AXIS_BLOCK
+           : 8 * CC * sizeof(elem_t) <= AX_NARROW_VECS * 16         ? 8u
+           : 4 * CC * sizeof(elem_t) <= AX_NARROW_VECS * 16         ? 4u
+                                                                      : 2u;
+}
+
+// Loads round (g, rb) of block_narrow into v: the warp's vector t * 32 +
+// lane is vector j of the round's rows of lane q (its block q * G + g),
+// loaded where that block is whole (of the entry's first `whole`) and q is
+// one of the nl lanes with blocks, else zeros.
+template <unsigned CC, unsigned VR>
+__device__ __forceinline__ void narrow_round(uint4 *v, const uint4 *__restrict__ src,
+                                             unsigned lane, unsigned G, unsigned nl,
+                                             unsigned whole, unsigned g, unsigned rb)
+{
+    constexpr unsigned BV = RD_AXIS_BLOCK * CC * sizeof(elem_t) / 16, RV = CC * sizeof(elem_t);
+#pragma unroll
+    for (unsigned t = 0; t < VR; t++) {
+        const unsigned m = t * 32 + lane, q = m / VR, j = m - q * VR, k = q * G + g;
+        if (q < nl && k < whole)
+            v[t] = __ldg(src + (k * BV + rb * RV / 16 + j));
+        else
+            v[t] = make_uint4(0u, 0u, 0u, 0u);
+    }
 }
 
 // Block entry i of CC columns (en, its first block at element at, nrows
 // rows to its sweep's end) whose first byte is 16-byte aligned: lane l
 // adds its G = 2^level / 32 consecutive blocks (one, and only the first
-// 2^level lanes, for smaller entries), each read by 16-byte loads straight
-// from global memory (a short last block element by element), every column
-// in row order; a lane's blocks meet by the pairwise tree, then the lanes'
-// by the tree over shuffles, and lane 0 writes the entry's part of each
-// column. Every lane is busy and no block is staged, so that few columns
-// issue few instructions a byte; the bound is then the L1's (each lane's
-// 16-byte load touches a line of its own: 93% of its throughput for
-// float32 (N, 3) on an H200, at 0.77 of the device copy).
+// 2^level lanes, for smaller entries), every column in row order; a lane's
+// blocks meet by the pairwise tree, then the lanes' by the tree over
+// shuffles, and lane 0 writes the entry's part of each column. Whole blocks
+// come in rounds of RB rows. For sums and variance the warp loads the 32
+// lanes' rows of a round with 16-byte loads of consecutive vectors (whole
+// sectors an instruction), stores them in its stage (narrow_swz: no bank
+// conflicts) and loads the next round while its lanes add this one: float32
+// (N, 3) runs at 1.00 of the device copy where a lane's own 16-byte loads,
+// each on a line of its own, left the L1 the bound at 0.77. Extrema, bound
+// by their instructions, and sums of squares of 12-vector rounds of
+// elements narrower than 8 bytes read straight from global memory: their
+// registers hold no round in flight without spilling (float32 (N, 3)
+// squares 0.59 staged against 0.72). A short last block is read element by
+// element by its lane.
 template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned CC>
 __device__ __forceinline__ void block_narrow(const elem_t *__restrict__ x, const ax_gpu_args &a,
                                              const ax_gpu_entry &en, rd_u64 i, rd_u64 at,
-                                             unsigned nrows)
+                                             unsigned nrows, uint4 *stage)
 {
     constexpr unsigned RB = narrow_rows<CC>(), VR = RB * CC * sizeof(elem_t) / 16;
-    static_assert(RB * CC * sizeof(elem_t) % 16 == 0, "a batch of rows is whole vectors");
+    constexpr bool STAGED = KIND != 1 && !(SUMSQ && sizeof(elem_t) < 8 && VR > 8);
+    static_assert(RB * CC * sizeof(elem_t) % 16 == 0, "a round's rows are whole vectors");
+    static_assert(32 * VR * 16 <= AX_FEW_STAGE, "a round fits the warp's stage");
     static_assert(AX_FOLD_LEVELS <= 6, "a lane's blocks are at most two, which meet once");
     const unsigned lane = threadIdx.x & 31, n = 1u << en.level;
     const unsigned G = n > 32 ? n / 32 : 1, nl = n > 32 ? 32u : n;
+    const unsigned whole = nrows / RD_AXIS_BLOCK; // blocks with all their rows
+    const uint4 *src = reinterpret_cast<const uint4 *>(x + at);
+    constexpr unsigned BV = RD_AXIS_BLOCK * CC * sizeof(elem_t) / 16, RV = CC * sizeof(elem_t);
+    uint4 v[VR];
+    if (STAGED)
+        narrow_round<CC, VR>(v, src, lane, G, nl, whole, 0, 0);
     blk_part b[CC];
     for (unsigned g = 0; g < G; g++) {
         const unsigned k = lane * G + g, r0 = k * RD_AXIS_BLOCK;
@@ -1244,23 +1299,37 @@ __device__ __forceinline__ void block_narrow(const elem_t *__restrict__ x, const
                                 ? (nrows - r0 < RD_AXIS_BLOCK ? nrows - r0 : RD_AXIS_BLOCK)
                                 : 0;
         const rd_u64 j0 = (en.leaf + k) * RD_AXIS_BLOCK;
-        const elem_t *p = x + at + (rd_u64)r0 * CC;
         blk_acc<KIND, SKIPNAN, SUMSQ> s[CC];
-        if (rk == RD_AXIS_BLOCK) {
-            const uint4 *src = reinterpret_cast<const uint4 *>(p);
 #pragma unroll
-            for (unsigned rb = 0; rb < RD_AXIS_BLOCK; rb += RB) {
-                elem_vec w[VR];
+        for (unsigned rb = 0; rb < RD_AXIS_BLOCK; rb += RB) {
+            elem_vec w[VR];
+            if (STAGED) {
+                __syncwarp();
 #pragma unroll
-                for (unsigned v = 0; v < VR; v++)
-                    w[v].raw = __ldg(src + rb * CC * sizeof(elem_t) / 16 + v);
+                for (unsigned t = 0; t < VR; t++) {
+                    const unsigned m = t * 32 + lane, q = m / VR;
+                    stage[q * VR + ((m - q * VR) ^ narrow_swz<VR>(q))] = v[t];
+                }
+                __syncwarp();
+                if (rb + RB < RD_AXIS_BLOCK)
+                    narrow_round<CC, VR>(v, src, lane, G, nl, whole, g, rb + RB);
+                else if (g + 1 < G)
+                    narrow_round<CC, VR>(v, src, lane, G, nl, whole, g + 1, 0);
+            }
+            if (rk == RD_AXIS_BLOCK) {
+#pragma unroll
+                for (unsigned t = 0; t < VR; t++)
+                    w[t].raw = STAGED ? stage[lane * VR + (t ^ narrow_swz<VR>(lane))]
+                                      : __ldg(src + (k * BV + rb * RV / 16 + t));
 #pragma unroll
                 for (unsigned r = 0; r < RB; r++)
 #pragma unroll
                     for (unsigned c = 0; c < CC; c++)
                         s[c].step(w[(r * CC + c) / RD_V].e[(r * CC + c) % RD_V], j0 + rb + r);
             }
-        } else {
+        }
+        if (rk && rk < RD_AXIS_BLOCK) {
+            const elem_t *p = x + at + (rd_u64)r0 * CC;
 #pragma unroll 1
             for (unsigned r = 0; r < rk; r++)
 #pragma unroll
@@ -1295,7 +1364,7 @@ __device__ __forceinline__ void block_narrow(const elem_t *__restrict__ x, const
 template <int KIND, bool SKIPNAN, bool SUMSQ>
 __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax_gpu_args &a)
 {
-    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_COLS_STAGE + 32];
+    __shared__ __align__(16) unsigned char sm[RD_WARPS][AX_FEW_STAGE];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const rd_u64 i = (rd_u64)blockIdx.x * RD_WARPS + warp;
     if (i >= a.nentries)
@@ -1315,13 +1384,16 @@ __device__ __forceinline__ void block_few(const elem_t *__restrict__ x, const ax
     if (((unsigned long long)(x + at) & 15) == 0) {
         switch (C) {
         case 2:
-            block_narrow<KIND, SKIPNAN, SUMSQ, 2>(x, a, en, i, at, nrows);
+            block_narrow<KIND, SKIPNAN, SUMSQ, 2>(x, a, en, i, at, nrows,
+                                                    reinterpret_cast<uint4 *>(sm[warp]));
             return;
         case 3:
-            block_narrow<KIND, SKIPNAN, SUMSQ, 3>(x, a, en, i, at, nrows);
+            block_narrow<KIND, SKIPNAN, SUMSQ, 3>(x, a, en, i, at, nrows,
+                                                    reinterpret_cast<uint4 *>(sm[warp]));
             return;
         case 4:
-            block_narrow<KIND, SKIPNAN, SUMSQ, 4>(x, a, en, i, at, nrows);
+            block_narrow<KIND, SKIPNAN, SUMSQ, 4>(x, a, en, i, at, nrows,
+                                                    reinterpret_cast<uint4 *>(sm[warp]));
             return;
         }
     }

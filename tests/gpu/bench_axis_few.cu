@@ -2,23 +2,24 @@
 // reductions along axes (ptx/axis.cu; (N, C <= 32) over axis 0): main's
 // body, block_few (a warp an entry, stages of 4 KiB, rounds of the blocks
 // of 32 / C columns; 2 to 4 columns where an entry starts 16-byte aligned,
-// block_narrow: a block a lane, read straight from global memory), also
+// block_narrow: a block a lane, its rows staged by coalesced rounds for
+// sums and variance, read straight from global memory for extrema), also
 // under bounds of 3 and 4 resident blocks, against a variant defined here,
 // block_few_groups (a warp an entry, lane (g, c) adds column c of a group
 // of consecutive blocks and folds them itself, the next stage's loads in
 // flight while it adds; measured slower than block_few's staged body on an
 // H200 for C >= 3: 0.23-0.48 of the copy for float32 against 0.39-0.64, so
 // not in the kernels; both bound by the instructions they issue, not by
-// memory; block_narrow by its L1, 0.70-0.80). First the bits of every
-// kind (moments with squares and skipnan, extrema, variance) on random data
-// with NaN, infinities, zeros of either sign and subnormals, for C = 1 ..
-// 32, entries cut anywhere in a sweep, chunks at several alignments; then
-// (float32 and float64 only) GB/s of input on 1 GiB arrays, the ratio to
-// the device copy (read + write), and whether the sums have main's bits.
-// With "ncu": one launch of each kernel at C = 3, for a profiler; with
-// "time": the timing alone. block_few_lean, main's body with a leaner
-// block (32-bit stage offsets, whole blocks unchecked), is checked and timed
-// beside them.
+// memory). First the bits of every kind (moments with squares and skipnan,
+// extrema, variance) on random data with NaN, infinities, zeros of either
+// sign and subnormals, for C = 1 .. 32, entries cut anywhere in a sweep,
+// chunks at several alignments; then (float32 and float64 only) GB/s of
+// input on 1 GiB arrays, the ratio to the device copy (read + write), and
+// whether the sums have main's bits, with main's extrema, variance and
+// sums with squares beside them. With "ncu": one launch of each kernel at
+// C = 3, for a profiler; with "time": the timing alone. block_few_lean,
+// main's body with a leaner block (32-bit stage offsets, whole blocks
+// unchecked), is checked and timed beside them.
 //
 // Build: nvcc -O3 -std=c++17 -fmad=false -I. -arch=sm_90 -DGB_DT_f32
 // tests/gpu/bench_axis_few.cu (any -DGB_DT_<type>; timing for f32, f64).
@@ -428,6 +429,16 @@ int main(int argc, char **argv)
                         [&] { few_new<1, false, false, 2, 8><<<g, AX_THREADS>>>(x, f); }, 5);
         printf("%-18s %-24s %8.2f %8.2f (of copy: main's, NV 8 minb 2)\n", shape, "extrema",
                in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
+        ax_gpu_args v = e, q = a;
+        v.extrema = 0;
+        v.var = (rd_u64)want;
+        q.sq = (rd_u64)got;
+        const float mv = bench_median_ms(
+                        [&] { few_old<2, false, false, 1><<<g, AX_THREADS>>>(x, v); }, 5),
+                    mq = bench_median_ms(
+                        [&] { few_old<0, false, true, 2><<<g, AX_THREADS>>>(x, q); }, 5);
+        printf("%-18s %-24s %8.2f %8.2f (of copy: main's variance, sums and squares)\n", shape,
+               "variance, squares", in / (mv * 1e-3) / copy_bw, in / (mq * 1e-3) / copy_bw);
     }
 #endif
     return 0;
