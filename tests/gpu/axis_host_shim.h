@@ -38,6 +38,12 @@ struct ulonglong2 {
     unsigned long long x, y;
 };
 
+// A uint4 from its four words.
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w)
+{
+    return uint4{x, y, z, w};
+}
+
 // A read through the read-only path: a plain read.
 template <class T> T __ldg(const T *p)
 {
