@@ -219,12 +219,15 @@ GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v --
     --op mean,std,min,max "$T/r3.npy.gz" >/dev/null 2>"$T/auto.err"
 check_eq "gzip member along axes: inflated on the device" 1 \
     "$(grep -c 'bytes of data inflated on the GPU in' "$T/auto.err")"
-# With auto, the host's threads run a 40 MB member's start while the
-# devices start, the CPU's lane taking the chunks they inflate (chunks of
-# 1 MiB and a start of 0.1 s: the host does not end it first), and the
-# device goes on from where they paused.
-gzip -1 -c "$T/big.npy" >"$T/bigm.npy.gz"
-GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce --backend auto -v -p 2 --chunk 1M --axis 0 \
+# With auto, the host's thread runs a 128 MB member's start while the
+# devices start, the CPU's lane taking the chunks it inflates, and the
+# device goes on from where it paused. The stand-in driver starts in about
+# 0.1 s (a delay of 20 ms and the kernel images); one thread takes 0.3 s or
+# more for the member, so that the host does not end it first.
+"$GB" gen --shape 33000000 --dist normal --seed 3 --no-compress -f -o "$T/bigger.npy"
+gzip -1 -c "$T/bigger.npy" >"$T/bigm.npy.gz"
+rm -f "$T/bigger.npy"
+GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20 "$GB" reduce --backend auto -v -p 1 --chunk 1M --axis 0 \
     --op sum "$T/bigm.npy.gz" >/dev/null 2>"$T/auto.err"
 check_eq "gzip member along axes, auto: handed to the device" 1 \
     "$(grep -c "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
