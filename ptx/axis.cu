@@ -1237,6 +1237,16 @@ template <unsigned CC> __host__ __device__ constexpr unsigned narrow_rows()
                                                                       : 2u;
 }
 
+// The 16-byte vector j of row rb onwards of an entry's block k (CC
+// columns), counted from the entry's first: 32 bits hold it (at most 64
+// blocks of 64 vectors).
+template <unsigned CC>
+__device__ __forceinline__ unsigned narrow_vec(unsigned k, unsigned rb, unsigned j)
+{
+    return k * (RD_AXIS_BLOCK * CC * (unsigned)sizeof(elem_t) / 16) +
+           rb * CC * (unsigned)sizeof(elem_t) / 16 + j;
+}
+
 // Loads round (g, rb) of block_narrow into v: the warp's vector t * 32 +
 // lane is vector j of the round's rows of lane q (its block q * G + g),
 // loaded where that block is whole (of the entry's first `whole`) and q is
@@ -1246,12 +1256,11 @@ __device__ __forceinline__ void narrow_round(uint4 *v, const uint4 *__restrict__
                                              unsigned lane, unsigned G, unsigned nl,
                                              unsigned whole, unsigned g, unsigned rb)
 {
-    constexpr unsigned BV = RD_AXIS_BLOCK * CC * sizeof(elem_t) / 16, RV = CC * sizeof(elem_t);
 #pragma unroll
     for (unsigned t = 0; t < VR; t++) {
         const unsigned m = t * 32 + lane, q = m / VR, j = m - q * VR, k = q * G + g;
         if (q < nl && k < whole)
-            v[t] = __ldg(src + (k * BV + rb * RV / 16 + j));
+            v[t] = __ldg(src + narrow_vec<CC>(k, rb, j));
         else
             v[t] = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -1288,7 +1297,6 @@ __device__ __forceinline__ void block_narrow(const elem_t *__restrict__ x, const
     const unsigned G = n > 32 ? n / 32 : 1, nl = n > 32 ? 32u : n;
     const unsigned whole = nrows / RD_AXIS_BLOCK; // blocks with all their rows
     const uint4 *src = reinterpret_cast<const uint4 *>(x + at);
-    constexpr unsigned BV = RD_AXIS_BLOCK * CC * sizeof(elem_t) / 16, RV = CC * sizeof(elem_t);
     uint4 v[VR];
     if (STAGED)
         narrow_round<CC, VR>(v, src, lane, G, nl, whole, 0, 0);
@@ -1320,7 +1328,7 @@ __device__ __forceinline__ void block_narrow(const elem_t *__restrict__ x, const
 #pragma unroll
                 for (unsigned t = 0; t < VR; t++)
                     w[t].raw = STAGED ? stage[lane * VR + (t ^ narrow_swz<VR>(lane))]
-                                      : __ldg(src + (k * BV + rb * RV / 16 + t));
+                                      : __ldg(src + narrow_vec<CC>(k, rb, t));
 #pragma unroll
                 for (unsigned r = 0; r < RB; r++)
 #pragma unroll
