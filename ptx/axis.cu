@@ -215,24 +215,22 @@ __device__ __forceinline__ void tile_units(const elem_t *__restrict__ x, const a
 }
 
 // Short runs (a run of T <= RD_SUBTILE elements is one tile, and one
-// sub-tile of it): a block stages the contiguous bytes of AX_ROWS_BYTES /
-// (T * size) whole runs in shared memory with 16-byte loads, then (in
-// rows_units; rows_lane below, the kernels axk_lane_*, for runs of at most
-// 32 vectors of float32 and float64) a group of P lanes reduces each run (P
-// the power of two >= its vectors, at most 32; several runs per warp): lane
-// l of the group owns the run's vectors l, l + 32, ... as in the sub-tile
-// order, and the group's xor shuffles are the sub-tile tree's levels below
-// P (the levels above add the empty lanes' -0.0, empty partials and
-// extrema, which change nothing).
-
-// The stage of the short-run kernels: AX_ROWS_BYTES, the 16 before the
-// first run's byte 0, and the rest of the last 128-byte group (stage_swz).
-#define AX_ROWS_STAGE (AX_ROWS_BYTES + 128)
+// sub-tile of it): a block stages the contiguous bytes of
+// ax_rows_bytes(T * size) / (T * size) whole runs in shared memory with
+// 16-byte loads, then (in rows_units; rows_lane below, the kernels
+// axk_lane_*, for runs of at most 32 vectors of float32 and float64) a
+// group of P lanes reduces each run (P the power of two >= its vectors, at
+// most 32; several runs per warp): lane l of the group owns the run's
+// vectors l, l + 32, ... as in the sub-tile order, and the group's xor
+// shuffles are the sub-tile tree's levels below P (the levels above add
+// the empty lanes' -0.0, empty partials and extrema, which change
+// nothing).
 
 // Runs a block of the short-run kernels takes (the host sizes the grid alike).
 __device__ __forceinline__ unsigned rows_per_block(rd_u64 T)
 {
-    return (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+    const rd_u64 rowb = T * sizeof(elem_t);
+    return (unsigned)(ax_rows_bytes(rowb) / rowb);
 }
 
 // Byte b of a staged buffer as it lies in shared memory: its 16-byte vector
@@ -533,7 +531,7 @@ __device__ __forceinline__ void lane_run(const unsigned char *sm, unsigned b0, u
 }
 
 // The moments or extrema of runs of at most 32 vectors: the block stages
-// AX_ROWS_BYTES / (T * size) whole runs as rows_units does, permuted
+// ax_rows_bytes(T * size) / (T * size) whole runs as rows_units does, permuted
 // (rows_stage), then thread r reduces run r (lane_run, its loop unrolled U
 // times).
 template <int KIND, bool SKIPNAN, bool SUMSQ, unsigned U = 32>
@@ -1496,12 +1494,19 @@ __device__ __forceinline__ void fold_tile_entries(const ax_gpu_args &a, const ax
 #define AX_ROWS_BOUNDS __launch_bounds__(AX_THREADS)
 #endif
 
-// A short-run kernel: runs staged a block at a time, reduced by body
-// (rows_units or rows_lane) under the launch bounds `bounds`.
+// Declares the block's dynamic shared memory as the byte array `name`
+// (the host build of tests/gpu/axis_host_shim.h makes it a static one).
+#ifndef AX_DYNAMIC_SHARED
+#define AX_DYNAMIC_SHARED(name) extern __shared__ __align__(128) unsigned char name[]
+#endif
+
+// A short-run kernel: runs staged a block at a time in its dynamic shared
+// memory (AX_ROWS_STAGE of the run's bytes), reduced by body (rows_units or
+// rows_lane) under the launch bounds `bounds`.
 #define AX_ROWS_KERNEL(name, body, kind, skipnan, sumsq, bounds)                           \
     extern "C" __global__ void bounds name(const elem_t *__restrict__ x, ax_gpu_args a)    \
     {                                                                                       \
-        __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];                          \
+        AX_DYNAMIC_SHARED(sm);                                                              \
         body<kind, skipnan, sumsq>(x, a, sm);                                               \
     }
 

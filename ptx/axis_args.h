@@ -29,8 +29,30 @@ typedef struct {
 #define AX_FOLD_LEVELS 6
 
 /* Bytes of whole short runs (T <= RD_SUBTILE) one block of the short-run
- * kernels stages in shared memory: AX_ROWS_BYTES / (T * size) runs. */
+ * kernels stages in shared memory, by the bytes of a run: AX_ROWS_BYTES
+ * under AX_ROWS_WIDE_RUN, else AX_ROWS_WIDE_BYTES (ax_rows_bytes; a block
+ * takes that over T * size runs). Measured on an H200 (sums of 1 GiB of
+ * float32 and float64, the kernels of each stage size side by side): from
+ * runs of 256 bytes on, 32 KiB stages keep more of a block's threads busy,
+ * float32 runs of 64 to 2048 elements reading 0.71-0.98 of the device copy
+ * against 0.58-0.90 with 16 KiB (float64 of 32 elements alone lost: 0.92
+ * against 0.96); shorter runs already fill a block's threads and read
+ * 7-14% slower with 32 KiB. */
 #define AX_ROWS_BYTES 16384u
+#define AX_ROWS_WIDE_BYTES 32768u
+#define AX_ROWS_WIDE_RUN 256u
+
+/* The bytes a short-run block stages for runs of run_bytes each. */
+GB_HD unsigned ax_rows_bytes(rd_u64 run_bytes)
+{
+    return run_bytes >= AX_ROWS_WIDE_RUN ? AX_ROWS_WIDE_BYTES : AX_ROWS_BYTES;
+}
+
+/* The shared memory of a short-run block for runs of run_bytes (the host
+ * launches it as dynamic shared memory, so that short runs' blocks hold
+ * only the smaller stage): ax_rows_bytes, the 16 before the first run's
+ * byte 0, and the rest of the last 128-byte group (axis.cu: stage_swz). */
+#define AX_ROWS_STAGE(run_bytes) (ax_rows_bytes(run_bytes) + 128u)
 
 /* Threads an entry's blocks are shared by in the many-column block-entry
  * kernels (axk_cols_*, C > 32) of float32 (size 4) and float64 (size 8)

@@ -17,16 +17,17 @@ int ax_gpu_modules(const ax_plan *p, char names[1][64])
 }
 
 /* Launches kernel `name` of the plan's module on grid blocks of RD_WARPS
- * warps, and adds its name to the chunk's list for messages. */
+ * warps with `shared` bytes of dynamic shared memory each, and adds its
+ * name to the chunk's list for messages. */
 static int ax_launch_one(engine_chunk *c, const ax_plan *p, const char *name, unsigned grid,
-                         void **params)
+                         unsigned shared, void **params)
 {
     char mod[64];
     CUfunction f;
     int rc;
     ax_gpu_modules(p, (char(*)[64])mod);
     if ((rc = gpu_function(c->g, mod, name, &f)) < 0 ||
-        (rc = gpu_launch(c->g, f, name, grid, RD_WARPS * 32, c->stream, params)) < 0)
+        (rc = gpu_launch_shared(c->g, f, name, grid, RD_WARPS * 32, shared, c->stream, params)) < 0)
         return rc;
     size_t used = strlen(c->kernels);
     snprintf(c->kernels + used, ENGINE_KERNELS_LEN - used, "%s%s", used ? ", " : "", name);
@@ -43,9 +44,11 @@ static int ax_copy_back(engine_chunk *c, size_t at, size_t bytes)
 }
 
 /* The kernels axk_FAMILY_{moments,extrema} and axk_VFAMILY_var of the kinds
- * of part that a's arrays ask for, on `grid` blocks. */
+ * of part that a's arrays ask for, on `grid` blocks of `shared` bytes of
+ * dynamic shared memory. */
 static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family,
-                           const char *vfamily, unsigned grid, CUdeviceptr *x, ax_gpu_args *a)
+                           const char *vfamily, unsigned grid, unsigned shared, CUdeviceptr *x,
+                           ax_gpu_args *a)
 {
     const char *nan = p->skipnan ? "_skipnan" : "";
     char name[64];
@@ -54,21 +57,21 @@ static int ax_launch_kinds(engine_chunk *c, const ax_plan *p, const char *family
     if (a->sum || a->sq || a->count) {
         snprintf(name, sizeof name, "axk_%s_moments%s%s", family,
                  (p->ops & RD_OP_SUMSQ) ? "_sq" : "", nan);
-        rc = ax_launch_one(c, p, name, grid, params);
+        rc = ax_launch_one(c, p, name, grid, shared, params);
     }
     if (rc == 0 && a->extrema) {
         snprintf(name, sizeof name, "axk_%s_extrema%s", family, nan);
-        rc = ax_launch_one(c, p, name, grid, params);
+        rc = ax_launch_one(c, p, name, grid, shared, params);
     }
     if (rc == 0 && a->var) {
         snprintf(name, sizeof name, "axk_%s_var%s", vfamily, nan);
-        rc = ax_launch_one(c, p, name, grid, params);
+        rc = ax_launch_one(c, p, name, grid, shared, params);
     }
     return rc;
 }
 
 /* The kernels of a chunk's tile units into the arrays that a names: the
- * whole runs of AX_ROWS_BYTES a block for short runs (axk_rows_*; the
+ * whole runs of ax_rows_bytes a block for short runs (axk_rows_*; the
  * moments and extrema of runs of at most 32 vectors of float32 or float64
  * a thread each, axk_lane_*), else a block a tile (axk_tile_*). */
 static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_gpu_args *a)
@@ -76,9 +79,10 @@ static int ax_launch_tiles(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax
     size_t sz = dt_size(p->dtype);
     int rows = p->T <= RD_SUBTILE;
     int lane = (p->dtype == DT_F32 || p->dtype == DT_F64) && p->T <= 32 * RD_VEC(sz);
-    uint64_t per = rows ? AX_ROWS_BYTES / (p->T * sz) : 1;
+    uint64_t run = p->T * sz, per = rows ? ax_rows_bytes(run) / run : 1;
     return ax_launch_kinds(c, p, !rows ? "tile" : lane ? "lane" : "rows", rows ? "rows" : "tile",
-                           (unsigned)((a->nunits + per - 1) / per), x, a);
+                           (unsigned)((a->nunits + per - 1) / per),
+                           rows ? AX_ROWS_STAGE(run) : 0, x, a);
 }
 
 /* Whether the float32 sums of the chunk at x (its element e0 at x[0]) take
@@ -120,7 +124,7 @@ static int ax_launch_cols(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, ax_
         void *params[] = {x, &k};
         snprintf(name, sizeof name, "axk_%s_%s%s%s", pairs ? "pairs" : "cols", kinds[kind],
                  kind == 0 && sq ? "_sq" : "", p->skipnan ? "_skipnan" : "");
-        rc = ax_launch_one(c, p, name, (unsigned)grid, params);
+        rc = ax_launch_one(c, p, name, (unsigned)grid, 0, params);
     }
     return rc;
 }
@@ -133,7 +137,7 @@ static int ax_launch_blocks(engine_chunk *c, const ax_plan *p, CUdeviceptr *x, a
     if (p->C > 32)
         return ax_launch_cols(c, p, x, a);
     uint64_t n = a->nentries, per = RD_WARPS;
-    return ax_launch_kinds(c, p, "few", "few", (unsigned)((n + per - 1) / per), x, a);
+    return ax_launch_kinds(c, p, "few", "few", (unsigned)((n + per - 1) / per), 0, x, a);
 }
 
 /* Rounds up to a multiple of 8 bytes. */
@@ -274,7 +278,7 @@ static int ax_kernels(engine_chunk *c, ax_chunk_hdr *h, int *host)
         return rc;
     void *params[] = {&a, &t};
     return ax_launch_one(c, p, "axk_fold_tiles",
-                         (unsigned)((a.nentries + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), params);
+                         (unsigned)((a.nentries + RD_WARPS * 32 - 1) / (RD_WARPS * 32)), 0, params);
 }
 
 /* Queues only a chunk's kernels (for benchmarks). */

@@ -511,9 +511,17 @@ int gpu_queue_wait_copied(gpu_queue *q, io_status *st)
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
                CUstream s, void **params)
 {
+    return gpu_launch_shared(g, f, kname, grid, block, 0, s, params);
+}
+
+/* Launches a 1-D grid with shared bytes of dynamic shared memory a block;
+ * failures name the kernel. */
+int gpu_launch_shared(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
+                      unsigned shared, CUstream s, void **params)
+{
     if (grid == 0)
         return 0;
-    CUresult r = cu.LaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+    CUresult r = cu.LaunchKernel(f, grid, 1, 1, block, 1, 1, shared, s, params, NULL);
     if (r != CUDA_SUCCESS)
         return io_fail(&g->st, GPU_ERR_LAUNCH, "launching kernel %s (%u blocks of %u) failed: %s",
                        kname, grid, block, cu_result_text(r));

@@ -140,6 +140,10 @@ int gpu_queue_wait_copied(gpu_queue *q, io_status *st);
 int gpu_launch(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
                CUstream s, void **params);
 
+/* gpu_launch with `shared` bytes of dynamic shared memory a block. */
+int gpu_launch_shared(gpu *g, CUfunction f, const char *kname, unsigned grid, unsigned block,
+                      unsigned shared, CUstream s, void **params);
+
 /* Launches f on a gx x gy grid of bx x by blocks on stream s; a failure
  * names the kernel. */
 int gpu_launch_2d(gpu *g, CUfunction f, const char *kname, unsigned gx, unsigned gy, unsigned bx,

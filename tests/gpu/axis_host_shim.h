@@ -20,6 +20,10 @@
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
+// A kernel's dynamic shared memory: as much as any launch of ptx/axis.cu
+// asks for (the short-run kernels' widest stage).
+#define AX_DYNAMIC_SHARED(name)                                                             \
+    static __attribute__((aligned(128))) unsigned char name[AX_ROWS_WIDE_BYTES + 128]
 
 // The thread's place in the grid (the caller sets blockIdx.x and threadIdx.x).
 struct shim_dim3 {

@@ -28,14 +28,14 @@ template <int K, bool N, bool Q, int minb>
 __global__ void __launch_bounds__(AX_THREADS, minb) rows_old(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
 {
-    __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_WIDE_BYTES + 128];
     rows_units<K, N, Q>(x, a, sm);
 }
 template <int K, bool N, bool Q, int minb, unsigned U = 32>
 __global__ void __launch_bounds__(AX_THREADS, minb) rows_new(const elem_t *__restrict__ x,
                                                              ax_gpu_args a)
 {
-    __shared__ __align__(128) unsigned char sm[AX_ROWS_STAGE];
+    __shared__ __align__(128) unsigned char sm[AX_ROWS_WIDE_BYTES + 128];
     rows_lane<K, N, Q, U>(x, a, sm);
 }
 
@@ -87,11 +87,11 @@ static void check_bits()
             a.T = T;
             a.tiles_per_run = 1;
             a.nunits = (n - 8) / T - (T & 1); // not always a whole last block
-            const unsigned rb = (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+            const unsigned rowb = T * (unsigned)sizeof(elem_t), rb = ax_rows_bytes(rowb) / rowb;
             const unsigned g = (unsigned)((a.nunits + rb - 1) / rb);
             for (const kind_row &k : kinds)
                 compare("rows T", T, shift, k.kind, k.sq, k.skipnan, k.name, k.rows_a, k.rows_b,
-                        g, a, x + shift, oa, ob, (size_t)a.nunits);
+                        g, a, x + shift, oa, ob, (size_t)a.nunits, AX_ROWS_STAGE(rowb));
         }
     }
     printf("bits: %d checks, %d differ\n", checks, fails);
@@ -116,7 +116,7 @@ int main()
         a.nunits = bytes / sizeof(elem_t) / T;
         a.T = T;
         a.tiles_per_run = 1;
-        const unsigned rb = (unsigned)(AX_ROWS_BYTES / (T * sizeof(elem_t)));
+        const unsigned rowb = T * (unsigned)sizeof(elem_t), rb = ax_rows_bytes(rowb) / rowb;
         const unsigned g = (unsigned)((a.nunits + rb - 1) / rb);
         const double in = (double)a.nunits * T * sizeof(elem_t);
         char shape[32];
@@ -139,7 +139,7 @@ int main()
             continue;
         }
         row(shape, "axk_lane_moments", in, copy_bw,
-            [&] { axk_lane_moments<<<g, AX_THREADS>>>(x, b); }, want, got, n);
+            [&] { axk_lane_moments<<<g, AX_THREADS, AX_ROWS_STAGE(rowb)>>>(x, b); }, want, got, n);
         row(shape, "lane minb 4", in, copy_bw,
             [&] { rows_new<0, false, false, 4><<<g, AX_THREADS>>>(x, b); }, want, got, n);
         row(shape, "lane minb 5", in, copy_bw,
@@ -154,7 +154,7 @@ int main()
         e.sum = 0;
         e.extrema = (rd_u64)want;
         const float me = bench_median_ms([&] { rows_old<1, false, false, 1><<<g, AX_THREADS>>>(x, e); }, 7),
-                    ne = bench_median_ms([&] { axk_lane_extrema<<<g, AX_THREADS>>>(x, e); }, 7);
+                    ne = bench_median_ms([&] { axk_lane_extrema<<<g, AX_THREADS, AX_ROWS_STAGE(rowb)>>>(x, e); }, 7);
         printf("%-18s %-22s %8.2f %8.2f (of copy: rows_units, axk_lane_extrema)\n", shape,
                "extrema", in / (me * 1e-3) / copy_bw, in / (ne * 1e-3) / copy_bw);
     }

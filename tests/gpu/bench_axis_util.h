@@ -79,19 +79,19 @@ static unsigned words_differing(const outs &oa, const outs &ob, size_t m)
 }
 
 // Runs kernels ka and kb (of kind `kind`, squares where sq, counts where
-// skipnan) on grid g with args a (arrays from oa, ob) and compares their m
-// parts of every array; the first differences are printed with what, p1, p2
-// and name.
+// skipnan) on grid g with args a (arrays from oa, ob; kb with shared_b bytes
+// of dynamic shared memory) and compares their m parts of every array; the
+// first differences are printed with what, p1, p2 and name.
 static void compare(const char *what, unsigned p1, unsigned p2, int kind, bool sq, bool skipnan,
                     const char *name, kernel ka, kernel kb, unsigned g, ax_gpu_args a,
-                    const elem_t *x, outs &oa, outs &ob, size_t m)
+                    const elem_t *x, outs &oa, outs &ob, size_t m, unsigned shared_b = 0)
 {
     ax_gpu_args b = a;
     oa.set(a, kind, sq, skipnan, m);
     ob.set(b, kind, sq, skipnan, m);
     BENCH_CHECK(cudaMemset(bad, 0, 4));
     ka<<<g, AX_THREADS>>>(x, a);
-    kb<<<g, AX_THREADS>>>(x, b);
+    kb<<<g, AX_THREADS, shared_b>>>(x, b);
     BENCH_CHECK(cudaGetLastError());
     unsigned nb = words_differing(oa, ob, m);
     checks++;
