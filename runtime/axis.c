@@ -2017,19 +2017,41 @@ static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extre
     return it;
 }
 
+/* Whether every output element is one run of at most a tile, its part
+ * the whole of it (J == 1, no shard): ax_put_whole stores it. */
+static int ax_whole_runs(const ax_state *s)
+{
+    return s->p->unit == AX_UNIT_TILE && s->p->tiles_per_run == 1 && s->p->J == 1 && !s->sh;
+}
+
+/* Stores output o's only partial, as ax_fold of it as stage-2 index 0 and
+ * its block's push leave an output with nothing folded before (the same
+ * bits), without the block's arrays: only output o's slots are written, so
+ * that threads may store distinct outputs at once. */
+static void ax_put_whole(ax_state *s, uint64_t o, const ax_item *it)
+{
+    if (s->tsum)
+        s->tsum[o] = rd_add(-0.0, it->sum);
+    if (s->tsq)
+        s->tsq[o] = rd_add(-0.0, it->sq);
+    if (s->tvar)
+        s->tvar[o] = rd_var_merge(rd_var_empty(), it->var);
+    s->nb[o]++;
+    ax_add_free(s, o, it, 0);
+}
+
 /* Folds an item of n = 2^level tiles of a run from tile u on into the run
  * in progress; at the run's last tile the run's partial goes to stage 2. */
 static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, const ax_item *it)
 {
     const ax_plan *p = s->p;
     uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run, o, j, span;
-    if (p->tiles_per_run == 1 && !s->sh) {
-        /* the item is its run's partial (the tree of one leaf); with J == 1 it is output
-           element `run` finished, stored by ax_fold with nothing else to add */
-        if (p->J == 1)
-            o = run, j = 0;
-        else
-            ax_locate(p, run, &o, &j, &span);
+    if (ax_whole_runs(s)) {
+        ax_put_whole(s, run, it);
+        return;
+    }
+    if (p->tiles_per_run == 1 && !s->sh) { /* the item is its run's partial */
+        ax_locate(p, run, &o, &j, &span);
         ax_fold(s, o, j, it, 0, 0);
         return;
     }
@@ -2234,6 +2256,57 @@ static void ax_fold_elems(ax_state *s, const unsigned char *x, uint64_t n)
     }
 }
 
+/* Outputs a thread takes at least where their work is spread over the
+ * threads (ax_whole_entries, ax_state_result). */
+#define AX_SLICE_OUTPUTS 65536u
+
+/* The threads n outputs' work is spread over: one a AX_SLICE_OUTPUTS, at
+ * most par_cpus() and PAR_MAX. */
+static size_t ax_slices(uint64_t n)
+{
+    uint64_t k = n / AX_SLICE_OUTPUTS + 1, cpus = (uint64_t)par_cpus();
+    if (k > cpus)
+        k = cpus;
+    return (size_t)(k < PAR_MAX ? k : PAR_MAX);
+}
+
+/* A thread's slice of a chunk's outputs of whole runs: entries [i0, i1),
+ * entry i the part of output u0 + i. */
+typedef struct {
+    ax_state *s;
+    const ax_layout *l;
+    const void *out;
+    uint64_t u0, i0, i1;
+} ax_whole_slice;
+
+/* Stores a slice's outputs of whole runs (ax_put_whole) from the chunk's parts. */
+static void *ax_whole_slice_run(void *arg)
+{
+    const ax_whole_slice *w = arg;
+    ax_state *s = w->s;
+    for (uint64_t i = w->i0; i < w->i1; i++) {
+        rd_extrema *e;
+        rd_var *v;
+        ax_parts_at(w->l, (void *)w->out, (size_t)i, &e, &v);
+        rd_moments m = ax_get_moments(w->l, w->out, (size_t)i, s->p->T);
+        ax_item it = ax_item_of(s, s->use_m ? &m : NULL, e, v);
+        ax_put_whole(s, w->u0 + i, &it);
+    }
+    return NULL;
+}
+
+/* Stores n entries' outputs of whole runs, the first output u0's, on the
+ * threads: each output is its own, so the order does not matter. */
+static void ax_whole_entries(ax_state *s, const ax_layout *l, const void *out, uint64_t u0,
+                             uint64_t n)
+{
+    ax_whole_slice w[PAR_MAX];
+    size_t k = ax_slices(n);
+    for (size_t t = 0; t < k; t++)
+        w[t] = (ax_whole_slice){s, l, out, u0, n * t / k, n * (t + 1) / k};
+    par_run(ax_whole_slice_run, w, sizeof w[0], k);
+}
+
 /* Folds a chunk's result buffer. */
 int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
 {
@@ -2246,7 +2319,11 @@ int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
     ax_fold_elems(s, raw, h.head);
     unsigned levels = h.levels < 64 ? (unsigned)h.levels : 63; /* this module's header */
     uint64_t u = h.u0;
-    for (uint64_t i = 0; i < h.nentries; i++) {
+    if (ax_whole_runs(s)) { /* an entry a run and an output */
+        ax_whole_entries(s, &l, out, u, h.nentries);
+        u += h.nentries;
+    }
+    for (uint64_t i = u - h.u0; i < h.nentries; i++) {
         ax_entry en = ax_entry_cap(p, u, h.u1, levels);
         rd_extrema *e;
         rd_var *v;
@@ -2383,14 +2460,16 @@ static void ax_put_double(void *dst, double d)
     memcpy(dst, &b, 8);
 }
 
-/* The final values of one op. */
-int ax_state_result(const ax_state *s, int op, int ddof, void *out)
+/* The final values of one op for outputs [o0, o1): their AX_RESULT_*
+ * flags. */
+static int ax_result_range(const ax_state *s, int op, int ddof, void *out, uint64_t o0,
+                           uint64_t o1)
 {
     const ax_plan *p = s->p;
     dt_type rt = ax_result_type(p, op);
     size_t rsz = dt_size(rt);
     int flags = 0;
-    for (uint64_t o = 0; o < p->nout; o++) {
+    for (uint64_t o = o0; o < o1; o++) {
         char *dst = (char *)out + o * rsz;
         uint64_t cnt = s->count ? s->count[o] : 0;
         double d = 0;
@@ -2451,6 +2530,39 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
         }
         }
     }
+    return flags;
+}
+
+/* A thread's outputs [o0, o1) of ax_state_result, and their flags. */
+typedef struct {
+    const ax_state *s;
+    int op, ddof;
+    void *out;
+    uint64_t o0, o1;
+    int flags;
+} ax_result_slice;
+
+/* Computes a slice of ax_state_result. */
+static void *ax_result_slice_run(void *arg)
+{
+    ax_result_slice *w = arg;
+    w->flags = ax_result_range(w->s, w->op, w->ddof, w->out, w->o0, w->o1);
+    return NULL;
+}
+
+/* The final values of one op, on the threads where the outputs are many
+ * (each output's value is its own). */
+int ax_state_result(const ax_state *s, int op, int ddof, void *out)
+{
+    ax_result_slice w[PAR_MAX];
+    uint64_t n = s->p->nout;
+    size_t k = ax_slices(n);
+    for (size_t t = 0; t < k; t++)
+        w[t] = (ax_result_slice){s, op, ddof, out, n * t / k, n * (t + 1) / k, 0};
+    par_run(ax_result_slice_run, w, sizeof w[0], k);
+    int flags = 0;
+    for (size_t t = 0; t < k; t++)
+        flags |= w[t].flags;
     return flags;
 }
 

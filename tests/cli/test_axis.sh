@@ -164,6 +164,20 @@ for name in f32-run f64-cols f64-mid f32-none f32-blk; do
         check_files_same "$name with $opts" "$T/ref.npz" "$T/alt.npz"
     done
 done
+# Many short rows, each its own output: stored and finished by slices of
+# outputs on several threads, the same bytes on one thread and with rows cut
+# between chunks.
+"$GB" gen -q --shape 140000,5 --dist normal --seed 3 -o "$T/rows.npy"
+"$GB" gen -q --shape 70001,3 --dtype int16 --seed 4 -o "$T/rows16.npy"
+for name in rows rows16; do
+    rm -f "$T/ref.npz"
+    R --axis -1 --op $ALL --threads 1 -o "$T/ref.npz" "$T/$name.npy"
+    for opts in "--threads 2" "--threads 3" "--chunk 128k --threads 4"; do
+        rm -f "$T/alt.npz"
+        R --axis -1 --op $ALL $opts -o "$T/alt.npz" "$T/$name.npy"
+        check_files_same "$name with $opts" "$T/ref.npz" "$T/alt.npz"
+    done
+done
 # gzip input and stdin: the same bytes
 gzip -c "$T/f32-run.npy" >"$T/run.npy.gz"
 rm -f "$T/ref.npz"
