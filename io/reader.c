@@ -214,9 +214,10 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
     if (!r->par && pinflate_create(&r->par, par_cpus(), 0) < 0)
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     uint64_t base = parallel_base(r);
-    /* the first member of a file may pause for a device (io_reader_stream_member's);
-       the others, and a pipe's, go on across the members after them */
-    int may_pause = !r->spool && (r->zip_deflate || (!r->src_off && r->member_off == 0));
+    /* the first member of a file or a pipe may pause for a device
+       (io_reader_stream_member's, io_reader_stream_spool's); the others go on across the
+       members after them */
+    int may_pause = r->zip_deflate || (!r->src_off && r->member_off == 0);
     pinflate_members(r->par, !r->zip_deflate && !may_pause);
     if (r->spool)
         pinflate_begin_spool(r->par, r->spool, start);
@@ -992,6 +993,18 @@ int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uin
     return 1;
 }
 
+/* The deflate data of a pipe's first member, for a device (see reader.h). */
+int io_reader_stream_spool(const io_reader *r, spool **s, uint64_t *data_off)
+{
+    if ((r->state != RD_PARALLEL && r->state != RD_PAUSED) || !r->spool || r->zip_deflate ||
+        r->src_off || r->member_off ||
+        (r->state == RD_PARALLEL && pinflate_input_pos(r->par) > r->member_data))
+        return 0;
+    *s = r->spool;
+    *data_off = r->member_data;
+    return 1;
+}
+
 /* Asks the parallel decoder to pause the first member (see reader.h). */
 void io_reader_pause(io_reader *r)
 {
@@ -1014,14 +1027,14 @@ int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **win
 
 /* The parallel decoder goes on with the member from file bit `bit`, a
  * block boundary, with the window before it and the CRC-32 and length so
- * far, where it would read the member from its start: a file's (not a
- * pipe's, nor a gzip member inside a stored zip member), with at least
+ * far, where it would read the member from its start: a file's or a
+ * pipe's (not a gzip member inside a stored zip member), with at least
  * PAR_MIN bytes after the point. Returns 1 when it did, 0 when zlib goes on,
  * or an error. */
 static int parallel_resume(io_reader *r, uint64_t bit, const uint8_t *window, size_t wlen,
                            uint32_t crc, uint64_t len)
 {
-    if (r->spool || (r->src_off && !r->zip_deflate))
+    if (r->src_off && !r->zip_deflate)
         return 0;
     int rc = enough_follows(r, bit / 8 - parallel_base(r));
     if (rc <= 0)
@@ -1030,8 +1043,11 @@ static int parallel_resume(io_reader *r, uint64_t bit, const uint8_t *window, si
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     pinflate_members(r->par, 0); /* the reader checks the trailer and what follows */
     pinflate_point at = {.bit = bit, .window = window, .wlen = wlen, .crc = crc, .len = len};
-    pinflate_begin_at(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem,
-                      parallel_base(r) + (uint64_t)r->file_size, &at);
+    if (r->spool)
+        pinflate_begin_spool_at(r->par, r->spool, &at);
+    else
+        pinflate_begin_at(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem,
+                          parallel_base(r) + (uint64_t)r->file_size, &at);
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
@@ -1088,7 +1104,7 @@ int io_reader_member_verdict(const io_reader *r, uint64_t data_start, uint64_t l
 {
     io_reader *v;
     io_clear(st);
-    if (!r->path)
+    if (!r->path || r->spool) /* a pipe cannot be read again */
         return 0;
     int rc = r->zip_deflate ? io_reader_open_zip_member(&v, r->path, &r->zip, st)
                             : io_reader_open(&v, r->path, st);
@@ -1508,6 +1524,15 @@ int io_reader_trailing_garbage(const io_reader *r)
 int64_t io_reader_file_size(const io_reader *r)
 {
     return r->file_size;
+}
+
+/* The size of a file, or of a pipe once read to its end (see reader.h). */
+int64_t io_reader_input_size(const io_reader *r)
+{
+    if (r->file_size >= 0 || !r->spool)
+        return r->file_size;
+    uint64_t size = spool_size(r->spool);
+    return size == SPOOL_UNKNOWN ? -1 : (int64_t)size;
 }
 
 /* Input bytes consumed so far. */

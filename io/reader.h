@@ -124,6 +124,10 @@ int io_reader_trailing_garbage(const io_reader *r);
  * (for progress reports). */
 int64_t io_reader_file_size(const io_reader *r);
 
+/* io_reader_file_size, or for a pipe its size once its end has been read
+ * (-1 before); from any thread. */
+int64_t io_reader_input_size(const io_reader *r);
+
 /* Compressed bytes consumed so far (equals the decoded count when plain). */
 uint64_t io_reader_raw_offset(const io_reader *r);
 
@@ -192,11 +196,22 @@ int io_reader_resume(io_reader *r, uint64_t file_off, uint64_t pos);
  * file's size for gzip); else 0. */
 int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uint64_t *file_size);
 
+/* io_reader_stream_member for a pipe (stdin or a named one), read through
+ * its spool: 1 for its first member, a plain gzip member that the parallel
+ * decoder has begun, with the spool and the member's first deflate byte's
+ * offset in it (the offsets io_reader_pause_point and
+ * io_reader_continue_member then count); else 0, also where the decoder,
+ * not paused, has handed out a whole chunk (the spool may have let the
+ * member's first bytes go). */
+struct spool;
+int io_reader_stream_spool(const io_reader *r, struct spool **s, uint64_t *data_off);
+
 /* Asks, from any thread, that the parallel decoder of the member
- * io_reader_stream_member names pause at the next block boundary between
- * its chunks: reads then end there (0 bytes) and io_reader_pause_point
- * says where, so that a device can go on from that point while the host
- * has decoded the start. A member that ends first ends as it would have. */
+ * io_reader_stream_member or io_reader_stream_spool names pause at the
+ * next block boundary between its chunks: reads then end there (0 bytes)
+ * and io_reader_pause_point says where, so that a device can go on from
+ * that point while the host has decoded the start. A member that ends
+ * first ends as it would have. */
 void io_reader_pause(io_reader *r);
 
 /* After a read ended by io_reader_pause: 1, with the file bit offset of the
@@ -207,17 +222,18 @@ void io_reader_pause(io_reader *r);
 int io_reader_pause_point(const io_reader *r, uint64_t *bit, const uint8_t **window, size_t *wlen,
                           uint32_t *crc, uint64_t *len);
 
-/* Goes on reading the member io_reader_stream_member named where a device
- * stopped inflating it, the decoded position becoming pos: from file bit
- * offset `bit`, a deflate block boundary with the window (the wlen bytes
- * decoded before it), the member's CRC-32 and length so far carried on,
- * inflated by the parallel decoder where a file's member has at least 64
- * KiB after it, else in order by zlib (why: what -v says then), data and
- * errors a sequential read's either way (the parallel decoder hands
- * invalid data to zlib at the block boundary before it); or with final, past the member's final block,
- * whose trailer (a zip member's: the central directory's CRC-32 and length,
- * and the end of its compressed bytes) is checked against crc and len. 0
- * or a negative io_error with the reader's message. */
+/* Goes on reading the member io_reader_stream_member (or
+ * io_reader_stream_spool) named where a device stopped inflating it, the
+ * decoded position becoming pos: from file bit offset `bit`, a deflate
+ * block boundary with the window (the wlen bytes decoded before it), the
+ * member's CRC-32 and length so far carried on, inflated by the parallel
+ * decoder where a file's or a pipe's member has at least 64 KiB after it,
+ * else in order by zlib (why: what -v says then), data and errors a
+ * sequential read's either way (the parallel decoder hands invalid data to
+ * zlib at the block boundary before it); or with final, past the member's
+ * final block, whose trailer (a zip member's: the central directory's
+ * CRC-32 and length, and the end of its compressed bytes) is checked
+ * against crc and len. 0 or a negative io_error with the reader's message. */
 int io_reader_continue_member(io_reader *r, uint64_t bit, int final, const uint8_t *window,
                               size_t wlen, uint32_t crc, uint64_t len, uint64_t pos,
                               const char *why);
@@ -242,8 +258,8 @@ int io_fail_more_data(io_status *st, uint64_t limit);
  * the first failure in the data or the byte after it (the member's own
  * checks included), else "more than the expected" when a byte follows the
  * data. 0 when the read finds nothing wrong (or r has no file to read
- * again), else the negative code with its line in *st. A device that
- * inflated the member and met a failure takes this line instead of its
+ * again: memory, a pipe), else the negative code with its line in *st. A
+ * device that inflated the member and met a failure takes this line instead of its
  * own, so that every backend says the same. */
 int io_reader_member_verdict(const io_reader *r, uint64_t data_start, uint64_t limit,
                              io_status *st);

@@ -150,14 +150,16 @@ static int run_view(backend *be, const io_reader *r, size_t swap, size_t prefix_
 }
 
 /* Whether input r has its data inflated on a device first: a plain gzip
- * member of a regular file, where a GPU may take chunks, and little-endian
- * data (GPUBATCH_HOST_INFLATE=1: never). */
+ * member of a regular file or a pipe, where a GPU may take chunks, and
+ * little-endian data (GPUBATCH_HOST_INFLATE=1: never). */
 static int run_device_member(backend *be, const io_reader *r, const frame_info *fi)
 {
     int fd;
     uint64_t data_off, file_size;
+    spool *sp;
     return run_host_inflate() != 1 && !fi->swap && backend_may_use_gpu(be) &&
-           io_reader_stream_member(r, &fd, &data_off, &file_size);
+           (io_reader_stream_member(r, &fd, &data_off, &file_size) ||
+            io_reader_stream_spool(r, &sp, &data_off));
 }
 
 /* The data bytes a member of `size` compressed bytes holds, as a gzip
@@ -413,11 +415,17 @@ typedef struct {
  * compressed bytes left times the ratio of the data decoded so far to the
  * bytes they came from (the trailer's where that is not known or more than
  * deflate gives; 1 at least), as both sides' rates are of decoded bytes:
- * text, many bytes to a compressed one, pays from few of them. */
+ * text, many bytes to a compressed one, pays from few of them. A pipe
+ * whose end has not been read yet pays: what is left is not known, and
+ * the host's threads have not reached its end. */
 static void run_pause(void *ctx, uint64_t raw_seen, uint64_t data_seen)
 {
     const run_paused *p = ctx;
-    int64_t size = io_reader_file_size(p->r);
+    int64_t size = io_reader_input_size(p->r);
+    if (size < 0) {
+        io_reader_pause(p->r);
+        return;
+    }
     if (size <= 0 || (uint64_t)size <= raw_seen)
         return;
     uint64_t left = (uint64_t)size - raw_seen;
@@ -615,7 +623,7 @@ static int run_member_through(run *rn, const run_job *in, pl_ring **pl, uint64_t
     const run_source *s = in->src;
     run_member m = {.state = MEMBER_DEVICE};
     *bytes = 0;
-    int64_t size = io_reader_file_size(s->r);
+    int64_t size = io_reader_input_size(s->r);
     if (rn->chunk % in->op->grain == 0 && run_member_host_start(rn->be))
         m.state = MEMBER_HOST;
     else if (size >= 0 && !run_member_rest_pays(rn->be, run_member_data_hint(s->r, (uint64_t)size)))

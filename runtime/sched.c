@@ -1070,14 +1070,16 @@ int sched_run(sched *h, sched_input *in, uint64_t *bytes_in)
  * are the loop's feed, on that device's engine. */
 int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
 {
-    int fd;
-    uint64_t data_off, file_size;
+    gzstream_src src = {.fd = -1};
+    uint64_t data_off;
     gpu *g;
     m->ran = 0;
     m->data = 0;
     m->tail_len = 0;
     m->stop = NULL;
-    if (!io_reader_stream_member(r, &fd, &data_off, &file_size) || !(g = sched_stream_gpu(h)))
+    if ((!io_reader_stream_member(r, &src.fd, &data_off, &src.size) &&
+         !io_reader_stream_spool(r, &src.spool, &data_off)) ||
+        !(g = sched_stream_gpu(h)))
         return 0;
     if (h->spec.whole) { /* the matrix is gathered on the device that inflates */
         int rc = m->stage_kept && h->stage ? 0 : sched_stage_open(h);
@@ -1097,10 +1099,10 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     uint32_t crc;
     m->data_start = m->skip;
     if (io_reader_pause_point(r, &bit, &window, &wlen, &crc, &len)) {
-        gzstream_begin_at(h->z, fd, file_size, bit, window, wlen, crc, len);
+        gzstream_begin_at(h->z, &src, bit, window, wlen, crc, len);
         m->data_start = len - m->first - m->head_len;
     } else {
-        gzstream_begin(h->z, fd, data_off, file_size);
+        gzstream_begin(h->z, &src, data_off);
     }
     m->ran = 1;
     if (gzstream_carry_in(h->z, m->head, m->head_len) < 0)
@@ -1113,6 +1115,7 @@ int sched_run_member(sched *h, io_reader *r, sched_member *m, const char *name)
     int rc = sched_loop(h, &f, &run);
     if (rc == 0 && (rc = gzstream_tail(h->z, in.keep, in.tail)) < 0)
         rc = sched_take(h, rc, gzstream_status(h->z));
+    gzstream_end(h->z); /* the host reads a pipe on alone */
     gzstream_counts(h->z, &m->st);
     m->data = in.data - m->first;
     if (rc == 0) {

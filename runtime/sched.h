@@ -141,7 +141,7 @@ typedef struct {
  * set where the staged matrix could not be opened. */
 int sched_run(sched *h, sched_input *in, uint64_t *bytes_in);
 
-/* A plain gzip member of a regular file whose data run on a device
+/* A plain gzip member of a regular file or a pipe whose data run on a device
  * (sched_run_member): from its start, or from where its reader paused
  * (io_reader_pause), the host having run the data before; its decoded bytes
  * after `skip` (a header), at most `limit` of them (UINT64_MAX: to its end),
@@ -170,7 +170,7 @@ typedef struct {
  * 8 bytes, whose sums must not depend on where batches end). */
 #define SCHED_MEMBER_KEEP ((size_t)128 << 10)
 
-/* Where input r is a plain gzip member of a regular file and a device
+/* Where input r is a plain gzip member of a regular file or a pipe and a device
  * takes chunks (with cuda the first open device; with auto its device once
  * its start is over, waited for), inflates it there, from its start or from
  * where r paused (then m->head first), batch after batch

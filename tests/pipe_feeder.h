@@ -2,7 +2,9 @@
  * every size from one byte up (sometimes pausing), for the tests of what
  * reads a pipe, through a spool or by name. Header only, for
  * tests/unit/test_spool.c, tests/unit/test_pinflate.c,
- * tests/fuzz/fuzz_pinflate.c and tests/fuzz/fuzz_reader.c. */
+ * tests/unit/test_reader.c, tests/unit/test_gzstream.c,
+ * tests/unit/test_run.c, tests/fuzz/fuzz_pinflate.c and
+ * tests/fuzz/fuzz_reader.c. */
 #ifndef GPUBATCH_TESTS_PIPE_FEEDER_H
 #define GPUBATCH_TESTS_PIPE_FEEDER_H
 

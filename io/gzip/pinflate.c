@@ -1475,6 +1475,12 @@ void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start)
     begin(p, -1, NULL, s, SPOOL_UNKNOWN, &at);
 }
 
+/* Goes on with a pipe's stream another decoder stopped in (see pinflate.h). */
+void pinflate_begin_spool_at(pinflate *p, spool *s, const pinflate_point *at)
+{
+    begin(p, -1, NULL, s, SPOOL_UNKNOWN, at);
+}
+
 /* Whether the streams begun next go on across gzip members (see
  * pinflate.h). */
 void pinflate_members(pinflate *p, int on)

@@ -102,6 +102,9 @@ void pinflate_begin_at(pinflate *p, int fd, const uint8_t *mem, uint64_t src_len
  * handed-out member's trailer) reads again are released as it goes. */
 void pinflate_begin_spool(pinflate *p, spool *s, uint64_t start);
 
+/* pinflate_begin_at for a pipe read through spool s (pinflate_begin_spool). */
+void pinflate_begin_spool_at(pinflate *p, spool *s, const pinflate_point *at);
+
 /* Length of the gzip member header at p (n bytes there) when it is one
  * this decoder takes: the magic, then gzip_header_size's
  * (io/gzip/gzip_header.h), and not a BGZF block (read in parallel by whole

@@ -3,6 +3,7 @@
 #include "gzstream.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ typedef struct {
     int ok;           /* after the join: its first round is queued */
     uint64_t pos;     /* the file offset of its first byte */
     size_t len;
+    uint64_t stop;    /* its plan's stop (gzstream_batch_stop when it was started) */
     uint64_t next;    /* where the batch after it begins (its plan's stop), or UINT64_MAX */
     uint32_t room;    /* its segments' room per compressed byte */
 } gzstream_ahead;
@@ -59,7 +61,9 @@ struct gzstream {
     gpu_queue fin;        /* the rest of a batch's work, and the copies of decoded bytes */
     stream_inflate_dev dev;
     int fd;
-    uint64_t file_size;
+    spool *spool;         /* a pipe's, read instead of fd, or NULL */
+    uint64_t file_size;   /* a spool's: SPOOL_UNKNOWN until a read came short at its end */
+    atomic_int cancel;    /* the reads ahead of a spool stop at their next piece */
     uint64_t pos;         /* file byte where the next batch begins */
     unsigned bit;         /* bits of it already decoded */
     size_t cap;           /* compressed bytes the buffers hold */
@@ -136,10 +140,12 @@ static int gzstream_ahead_join(gzstream_ahead *a)
  * queue is synchronized). */
 static void gzstream_ahead_drop(gzstream *z)
 {
+    atomic_store(&z->cancel, 1);
     for (int k = 0; k < GZSTREAM_SETS; k++) {
         gzstream_ahead_join(&z->ahead[k]);
         z->ahead[k].ok = z->ahead[k].pending = 0;
     }
+    atomic_store(&z->cancel, 0);
 }
 
 /* Frees the buffers gzstream_buffers made. */
@@ -231,15 +237,17 @@ double gzstream_ratio_hint(int fd, uint64_t data_off, uint64_t file_size)
     return ratio <= GZSTREAM_RATIO_MAX ? ratio : 0;
 }
 
-/* Starts a member (see gzstream.h). */
-void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
+/* Starts a member (see gzstream.h); a pipe's trailer is not read yet: no
+ * ratio hint. */
+void gzstream_begin(gzstream *z, const gzstream_src *src, uint64_t data_off)
 {
     gzstream_ahead_drop(z);
-    z->fd = fd;
-    z->file_size = file_size;
+    z->fd = src->spool ? -1 : src->fd;
+    z->spool = src->spool;
+    z->file_size = src->spool ? SPOOL_UNKNOWN : src->size;
     z->pos = data_off;
     z->bit = 0;
-    gzstream_ratio(z, gzstream_ratio_hint(fd, data_off, file_size));
+    gzstream_ratio(z, src->spool ? 0 : gzstream_ratio_hint(src->fd, data_off, src->size));
     z->batch = z->span;
     z->retry = 0;
     z->ceiling = z->cap;
@@ -253,10 +261,10 @@ void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size)
 }
 
 /* Starts where another decoder paused (see gzstream.h). */
-void gzstream_begin_at(gzstream *z, int fd, uint64_t file_size, uint64_t bit,
-                       const uint8_t *window, size_t wlen, uint32_t crc, uint64_t len)
+void gzstream_begin_at(gzstream *z, const gzstream_src *src, uint64_t bit, const uint8_t *window,
+                       size_t wlen, uint32_t crc, uint64_t len)
 {
-    gzstream_begin(z, fd, bit / 8, file_size);
+    gzstream_begin(z, src, bit / 8);
     z->bit = (unsigned)(bit % 8);
     z->pt.crc = crc;
     z->pt.len = len;
@@ -330,14 +338,19 @@ static void gzstream_pin_piece(gzstream *z, int k, size_t i)
 /* Reads the len bytes at file offset pos into set k's host buffer and
  * queues their copy to the device's set k on s, a piece at a time, so that
  * the copies run while the rest is read: 0, 1 when the read failed or came
- * short (the host then reads on and says why), or a negative gpu_error. */
+ * short (the host then reads on and says why; a pipe's read ahead also
+ * when it is dropped), or a negative gpu_error. */
 static int gzstream_load(gzstream *z, int k, CUstream s, uint64_t pos, size_t len)
 {
     uint8_t *in = z->host[k];
     for (size_t off = 0; off < len; off += z->piece) {
         size_t n = len - off < z->piece ? len - off : z->piece;
         gzstream_pin_piece(z, k, off / z->piece);
-        if (io_pread(z->fd, in + off, n, pos + off) != (ssize_t)n)
+        if (z->spool && atomic_load(&z->cancel))
+            return 1;
+        ssize_t got = z->spool ? spool_pread(z->spool, in + off, n, pos + off)
+                               : io_pread(z->fd, in + off, n, pos + off);
+        if (got != (ssize_t)n)
             return 1;
         int rc = stream_inflate_upload_part(&z->dev, k, s, in, off, n);
         if (rc)
@@ -345,6 +358,21 @@ static int gzstream_load(gzstream *z, int k, CUstream s, uint64_t pos, size_t le
     }
     memset(in + len, 0, IF_IN_PAD);
     return stream_inflate_upload_end(&z->dev, k, s, len);
+}
+
+/* gzstream_load of a read ahead's batch into set k; where a pipe's read
+ * comes short at its end, the batch is cut there and read again, the
+ * stream's last (its plan stops nowhere before that end). */
+static int gzstream_ahead_load(gzstream *z, gzstream_ahead *a, int k, CUstream s)
+{
+    int rc = gzstream_load(z, k, s, a->pos, a->len);
+    uint64_t size = rc == 1 && z->spool && !atomic_load(&z->cancel) ? spool_size(z->spool)
+                                                                     : SPOOL_UNKNOWN;
+    if (size == SPOOL_UNKNOWN || size <= a->pos || size >= a->pos + a->len)
+        return rc;
+    a->len = (size_t)(size - a->pos);
+    a->stop = IFS_NONE;
+    return gzstream_load(z, k, s, a->pos, a->len);
 }
 
 /* A read ahead's thread: its batch into its set's host buffer (made
@@ -369,9 +397,8 @@ static void *gzstream_ahead_main(void *arg)
         return NULL;
     }
     z->dev.set[k].room = a->room;
-    if (gzstream_load(z, k, s, a->pos, a->len) == 0 &&
-        stream_inflate_batch_begin(&z->dev, s, k, a->len, 0, 0,
-                                   gzstream_batch_stop(z, a->pos, a->len)) == 0)
+    if (gzstream_ahead_load(z, a, k, s) == 0 &&
+        stream_inflate_batch_begin(&z->dev, s, k, a->len, 0, 0, a->stop) == 0)
         a->ok = 1;
     return NULL;
 }
@@ -387,8 +414,8 @@ static void gzstream_ahead_start(gzstream *z, int k, uint64_t from)
     a->pos = from;
     a->len = left < z->span ? (size_t)left : z->span;
     a->room = z->room;
-    uint64_t stop = gzstream_batch_stop(z, a->pos, a->len);
-    a->next = stop == IFS_NONE ? UINT64_MAX : a->pos + stop / 8;
+    a->stop = gzstream_batch_stop(z, a->pos, a->len);
+    a->next = a->stop == IFS_NONE ? UINT64_MAX : a->pos + a->stop / 8;
     a->ok = 0;
     a->pending = 1;
     a->running = pthread_create(&a->thread, NULL, gzstream_ahead_main, a) == 0;
@@ -412,10 +439,18 @@ static void gzstream_ahead_fill(gzstream *z, int k, uint64_t from, int with_k)
     }
 }
 
+/* Waits for the work queued on s: 0, or a failed CU_TRY's result. */
+static int gzstream_wait(CUstream s)
+{
+    CU_TRY(cu.StreamSynchronize(s));
+    return 0;
+}
+
 /* Takes the batch read ahead into the next set as the next one where it
  * holds the next one's start (then *base and *len say where it lies in the
- * file, and that set is the current one); else 0. */
-static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
+ * file, *stop where its plan stops, and that set is the current one); else
+ * 0. */
+static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len, uint64_t *stop)
 {
     gzstream_ahead *a = &z->ahead[(z->dev.cur + 1) % z->dev.nsets];
     if (!a->pending)
@@ -424,20 +459,57 @@ static int gzstream_ahead_take(gzstream *z, uint64_t *base, size_t *len)
     int ok = gzstream_ahead_join(a);
     z->ahead_wait += io_seconds() - t;
     a->pending = 0;
+    if (z->spool && z->file_size == SPOOL_UNKNOWN) /* the read may have found the pipe's end */
+        z->file_size = spool_size(z->spool);
     if (!ok || z->retry || a->pos > z->pos || z->pos >= a->pos + a->len)
         return 0;
     stream_inflate_advance(&z->dev);
     z->ahead_used++;
     *base = a->pos;
     *len = a->len;
+    *stop = a->stop;
     return 1;
 }
 
-/* Waits for the work queued on s: 0, or a failed CU_TRY's result. */
-static int gzstream_wait(CUstream s)
+/* Reads the next batch, at z->pos, into set k for gzstream_next (s: its
+ * queue), its length in *len (the member's first batch cut to z->first:
+ * *cut_first); where a pipe's read comes short at its end, the end is
+ * known from then on and the batch is read again up to it. 0, 1 when it
+ * cannot be read (none left, a read error or a file cut short: the host
+ * reads on and says so in its words), or a negative gpu_error. */
+static int gzstream_read_batch(gzstream *z, int k, CUstream s, size_t *len, int *cut_first)
 {
-    CU_TRY(cu.StreamSynchronize(s));
-    return 0;
+    for (;;) {
+        uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
+        *len = left < z->batch ? (size_t)left : z->batch;
+        *cut_first = 0;
+        if (z->first && *len > z->first) {
+            *len = z->first;
+            *cut_first = 1;
+        }
+        if (*len == 0)
+            return 1;
+        int rc = gzstream_wait(s);
+        if (rc == 0)
+            rc = gzstream_load(z, k, s, z->pos, *len);
+        if (rc != 1 || !z->spool || z->file_size != SPOOL_UNKNOWN ||
+            (z->file_size = spool_size(z->spool)) == SPOOL_UNKNOWN)
+            return rc;
+    }
+}
+
+/* Lets a pipe's spool drop the bytes before the next batch's and before
+ * those of the batches read ahead (which may begin a block before it): the
+ * host goes on at or past z->pos. */
+static void gzstream_release(gzstream *z)
+{
+    if (!z->spool)
+        return;
+    uint64_t keep = z->pos;
+    for (int k = 0; k < GZSTREAM_SETS; k++)
+        if (z->ahead[k].pending && z->ahead[k].pos < keep)
+            keep = z->ahead[k].pos;
+    spool_release(z->spool, keep);
 }
 
 /* Inflates the next batch (see gzstream.h). */
@@ -466,7 +538,8 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
     for (;;) {
         uint64_t base = z->pos; /* the file offset of the batch's first byte */
         size_t len;
-        int ahead = gzstream_ahead_take(z, &base, &len);
+        uint64_t stop;
+        int ahead = gzstream_ahead_take(z, &base, &len, &stop);
         int k = z->dev.cur;
         uint8_t *in = z->host[k];
         CUstream s = z->q[k].stream;
@@ -476,19 +549,13 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
             /* the batches read ahead do not follow this one: dropped, and
                their copies from this set's host buffer waited for */
             gzstream_ahead_drop(z);
-            uint64_t left = z->file_size > z->pos ? z->file_size - z->pos : 0;
-            len = left < z->batch ? (size_t)left : z->batch;
-            if (z->first && len > z->first) {
-                len = z->first;
-                cut_first = 1;
-            }
-            if (len == 0)
-                return gzstream_stop(z); /* cut short: the host says so in its words */
-            if ((rc = gzstream_wait(s)) == 0 && (rc = gzstream_load(z, k, s, z->pos, len)) == 1)
-                return gzstream_stop(z); /* a read error or a file cut short: likewise */
+            if ((rc = gzstream_read_batch(z, k, s, &len, &cut_first)) == 1)
+                return gzstream_stop(z);
+            stop = gzstream_batch_stop(z, base, len);
         }
-        int last = base + len == z->file_size;
-        uint64_t start = (z->pos - base) * 8 + z->bit, stop = gzstream_batch_stop(z, base, len);
+        /* a batch ending at a pipe's end found later was planned as one before it */
+        int last = stop == IFS_NONE && base + len == z->file_size;
+        uint64_t start = (z->pos - base) * 8 + z->bit;
         stream_inflate_result r;
         if (!ahead && rc == 0) {
             z->dev.set[k].room = z->room;
@@ -558,6 +625,7 @@ int gzstream_next(gzstream *z, size_t keep, CUdeviceptr *data, size_t *bytes)
         /* this batch's set is free: the batches after it fill the sets */
         if (!r.final && stop != IFS_NONE)
             gzstream_ahead_fill(z, k, base + stop / 8, 1);
+        gzstream_release(z);
         z->cur = nxt;
         z->last_bytes = keep + r.nout;
         *data = z->out[nxt];
@@ -591,6 +659,13 @@ const gzstream_point *gzstream_where(gzstream *z)
     if (!z->stopped) /* after the last batch */
         gzstream_stop(z);
     return &z->pt;
+}
+
+/* Ends a pipe's reads ahead (see gzstream.h). */
+void gzstream_end(gzstream *z)
+{
+    if (z->spool)
+        gzstream_ahead_drop(z);
 }
 
 /* What the member's batches took (see gzstream.h). */

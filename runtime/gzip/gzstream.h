@@ -1,6 +1,7 @@
-/* gzstream.h - a plain gzip member of a regular file (one deflate stream,
- * as gzip, pigz and Python write them) inflated on one CUDA device in
- * batches of compressed bytes (runtime/gzip/stream_inflate.h), its decoded
+/* gzstream.h - a plain gzip member of a regular file or a pipe (one
+ * deflate stream, as gzip, pigz and Python write them) inflated on one
+ * CUDA device in batches of compressed bytes
+ * (runtime/gzip/stream_inflate.h), its decoded
  * bytes handed out in device memory for an engine's kernels: only the
  * compressed bytes cross the link. While one batch is inflated, threads
  * of gzstream's own read the next ones and copy them to the device.
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/spool.h"
 #include "runtime/gpu.h"
 #include "stream_inflate.h"
 
@@ -63,15 +65,26 @@ size_t gzstream_staging_bytes(void);
 int gzstream_open(gzstream **out, gpu *g, size_t keep_max, void *const staging[GZSTREAM_SETS],
                   size_t staging_bytes);
 
-/* Starts the member whose deflate data begin at file offset data_off of the
- * regular file fd (file_size bytes; the fd's offset is not used). */
-void gzstream_begin(gzstream *z, int fd, uint64_t data_off, uint64_t file_size);
+/* Where a member's compressed bytes are read: a regular file (fd, whose
+ * offset is not used, and its size), or a pipe read through its spool
+ * (spool set; fd and size not used): its batches are read at the spool's
+ * offsets, the size known once a read comes short at the pipe's end, and
+ * the bytes before the device's position released as it goes, those from
+ * where the host goes on (gzstream_where) kept. */
+typedef struct {
+    int fd;
+    uint64_t size;
+    spool *spool;
+} gzstream_src;
 
-/* Starts the member of gzstream_begin where another decoder paused: at file
- * bit offset `bit`, a block boundary, with the window before it (the wlen
- * bytes decoded last) and the CRC-32 and length of the bytes before it. */
-void gzstream_begin_at(gzstream *z, int fd, uint64_t file_size, uint64_t bit,
-                       const uint8_t *window, size_t wlen, uint32_t crc, uint64_t len);
+/* Starts the member whose deflate data begin at offset data_off of src. */
+void gzstream_begin(gzstream *z, const gzstream_src *src, uint64_t data_off);
+
+/* Starts the member of gzstream_begin where another decoder paused: at
+ * bit offset `bit` of src, a block boundary, with the window before it (the
+ * wlen bytes decoded last) and the CRC-32 and length of the bytes before it. */
+void gzstream_begin_at(gzstream *z, const gzstream_src *src, uint64_t bit, const uint8_t *window,
+                       size_t wlen, uint32_t crc, uint64_t len);
 
 /* Puts n decoded bytes (host memory, at most the keep_max of
  * gzstream_open) where the next gzstream_next may carry them over from, as
@@ -93,6 +106,11 @@ int gzstream_tail(gzstream *z, size_t keep, void *host);
 /* Where the member goes on: where the device stopped, or after the last
  * batch (the device then goes no further). */
 const gzstream_point *gzstream_where(gzstream *z);
+
+/* Ends the member's reads ahead of a pipe, so that its spool, the
+ * reader's, is read by the host alone from here on and may be freed with
+ * it; nothing for a regular file (they are dropped at the next begin). */
+void gzstream_end(gzstream *z);
 
 /* -v: what the member's batches took on the device. */
 typedef struct {

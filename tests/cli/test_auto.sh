@@ -231,4 +231,66 @@ GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20 "$GB" reduce --backend auto -v 
     --op sum "$T/bigm.npy.gz" >/dev/null 2>"$T/auto.err"
 check_eq "gzip member along axes, auto: handed to the device" 1 \
     "$(grep -c "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
+# The same members read from a pipe: with cuda the device takes one from
+# its start, with auto from where the host paused (a pipe's size is not
+# known: the rest is taken to pay for the device).
+cat "$T/r3.npy.gz" | GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v \
+    --axis 0 --op mean,std,min,max - >/dev/null 2>"$T/auto.err"
+check_eq "gzip member from a pipe: inflated on the device" 1 \
+    "$(grep -c 'bytes of data inflated on the GPU in' "$T/auto.err")"
+cat "$T/bigm.npy.gz" | GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20 "$GB" reduce \
+    --backend auto -v -p 1 --chunk 1M --axis 0 --op sum - >/dev/null 2>"$T/auto.err"
+check_eq "gzip member from a pipe, auto: handed to the device" 1 "$(grep -c \
+    "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
+# A member cut short, damaged in its middle or with a wrong CRC-32, read
+# from a pipe and taken by the device: the CPU backend's message and exit
+# status (the stand-in's decoder stops at once, the host reading on).
+gzip -1 -c "$T/f.npy" >"$T/fm.npy.gz"
+$PY -c "import sys
+d = open(sys.argv[1], 'rb').read()
+open(sys.argv[2], 'wb').write(d[:len(d) // 2])
+m = bytearray(d)
+for i in range(16):
+    m[len(d) // 2 + 7 * i] ^= 0x5a
+open(sys.argv[3], 'wb').write(m)
+open(sys.argv[4], 'wb').write(d[:-8] + bytes([d[-8] ^ 1]) + d[-7:])" \
+    "$T/fm.npy.gz" "$T/pcut.gz" "$T/pbad.gz" "$T/pcrc.gz"
+for f in pcut pbad pcrc; do
+    cat "$T/$f.gz" | "$GB" reduce --backend cpu --op sum - >/dev/null 2>"$T/cpu.err"
+    st_cpu=$?
+    cat "$T/$f.gz" | GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda \
+        --op sum - >"$T/cuda.out" 2>"$T/cuda.err"
+    check_eq "$f from a pipe: status" "$st_cpu" $?
+    check_files_same "$f from a pipe: message" "$T/cpu.err" "$T/cuda.err"
+    check_eq "$f from a pipe: no output" "" "$(cat "$T/cuda.out")"
+    cat "$T/$f.gz" | GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v \
+        --op sum - >/dev/null 2>"$T/cuda.err"
+    check_eq "$f from a pipe: taken by the device" 1 \
+        "$(grep -c 'bytes of data inflated on the GPU in' "$T/cuda.err")"
+done
+# A named pipe likewise: the device takes the member, the data the host's.
+if mkfifo "$T/fifo" 2>/dev/null; then
+    cat "$T/pbad.gz" | "$GB" reduce --backend cpu --op sum - >/dev/null 2>"$T/cpu.err"
+    cat "$T/pbad.gz" >"$T/fifo" &
+    GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v --op sum \
+        "$T/fifo" >/dev/null 2>"$T/cuda.err"
+    check_eq "a named pipe: status" 1 $?
+    wait
+    check_eq "a named pipe: taken by the device" 1 \
+        "$(grep -c 'bytes of data inflated on the GPU in' "$T/cuda.err")"
+    check_eq "a named pipe: the CPU's message" "$(sed "s|: -:|: $T/fifo:|" "$T/cpu.err")" \
+        "$(grep error "$T/cuda.err")"
+fi
+# An empty pipe, and members too small for the parallel decoder or just
+# past it, read through with cuda.
+for n in 0 1000 300000; do
+    head -c $n "$T/text.u8" | gzip -1 | GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" \
+        reduce --backend cuda --dtype uint8 --op sum - >/dev/null 2>"$T/cuda.err"
+    check_eq "a member of $n bytes from a pipe: status" 0 $?
+    check_eq "a member of $n bytes from a pipe: no message" "" "$(cat "$T/cuda.err")"
+done
+printf '' | GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda --dtype uint8 --op count - \
+    >"$T/cuda.out" 2>"$T/cuda.err"
+check_eq "an empty pipe: status" 0 $?
+check_eq "an empty pipe: the count" "count 0  -" "$(cat "$T/cuda.out")"
 summary

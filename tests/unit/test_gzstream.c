@@ -9,7 +9,10 @@
  * length must be zlib's, from its start and from a block boundary in its
  * middle, with bytes carried from batch to batch; a member cut short or
  * damaged must stop the device at a block boundary before the damage, with
- * every byte before it right. */
+ * every byte before it right. Each case runs on a regular file and again
+ * on a pipe read through its spool (tests/pipe_feeder.h), whose size is
+ * known only at its end: the same bytes and stops, and the spool still
+ * holding every byte from where the host goes on. */
 #include "check.h"
 
 #include <stdatomic.h>
@@ -21,6 +24,7 @@
 #include <zlib.h>
 
 #include "../gzs_standin.h"
+#include "../pipe_feeder.h"
 #include "io/crc.h"
 #include "runtime/cu.h"
 #include "runtime/gpu.h"
@@ -180,10 +184,42 @@ typedef struct {
     const gzstream_point *pt;
 } run_result;
 
+/* Whether run_member reads the member's file through a pipe, and the
+ * pipes it read. */
+static int via_pipe;
+static int pipes_run;
+
+/* The file_size bytes of fd, read back for a pipe's feeder. */
+static uint8_t *file_bytes(int fd, size_t file_size)
+{
+    uint8_t *b = malloc(file_size ? file_size : 1);
+    if (!b || pread(fd, b, file_size, 0) != (ssize_t)file_size)
+        abort();
+    return b;
+}
+
+/* After a run over a pipe (bytes[0..size) fed through sp): the spool
+ * still holds every byte from where the host goes on (past the final
+ * block: its trailer), and its end is found. */
+static int spool_keeps(spool *sp, const uint8_t *bytes, size_t size, const gzstream_point *pt)
+{
+    uint64_t from = pt->final ? (pt->bit + 7) / 8 : pt->bit / 8;
+    if (from > size)
+        return 0;
+    uint8_t *rest = malloc(size - from + 1);
+    ssize_t k = spool_pread(sp, rest, size - from + 1, from);
+    int ok = k == (ssize_t)(size - from) && !memcmp(rest, bytes + from, size - from) &&
+             spool_size(sp) == size;
+    free(rest);
+    return ok;
+}
+
 /* Runs z over the member in fd from its data offset (or from the point
  * `at` with its window, CRC-32 and length) to where the device stops,
  * carrying `keep` bytes from each batch to the next and checking that
- * they come first in the next; the bytes go to rr. 0, or -1 after an error. */
+ * they come first in the next; the bytes go to rr. With via_pipe the
+ * file's bytes come through a pipe's spool instead (spool_keeps checked).
+ * 0, or -1 after an error. */
 static int run_member(gzstream *z, int fd, size_t data_off, size_t file_size, size_t keep,
                       const gzstream_point *at, run_result *rr, size_t cap)
 {
@@ -192,32 +228,51 @@ static int run_member(gzstream *z, int fd, size_t data_off, size_t file_size, si
     rr->batches = 0;
     if (!rr->out)
         abort();
+    gzstream_src src = {.fd = fd, .size = file_size};
+    pipe_feeder f;
+    uint8_t *bytes = NULL;
+    if (via_pipe) {
+        bytes = file_bytes(fd, file_size);
+        src.spool = pipe_feeder_spool(&f, bytes, file_size, 200000, rnd());
+    }
+    int rc = 0;
     if (at)
-        gzstream_begin_at(z, fd, file_size, at->bit, at->window + IFS_WINDOW - at->wlen, at->wlen,
+        gzstream_begin_at(z, &src, at->bit, at->window + IFS_WINDOW - at->wlen, at->wlen,
                           at->crc, at->len);
     else
-        gzstream_begin(z, fd, data_off, file_size);
+        gzstream_begin(z, &src, data_off);
     size_t carried = 0;
     for (;;) {
         CUdeviceptr data;
-        size_t bytes;
-        int rc = gzstream_next(z, carried, &data, &bytes);
-        if (rc < 0)
-            return -1;
-        if (rc == 0)
+        size_t n;
+        int got_batch = gzstream_next(z, carried, &data, &n);
+        if (got_batch < 0)
+            rc = -1;
+        if (got_batch <= 0)
             break;
         const uint8_t *got = (const uint8_t *)(uintptr_t)data;
-        CHECKF(bytes >= carried && (carried == 0 || !memcmp(got, rr->out + rr->len - carried, carried)),
+        CHECKF(n >= carried && (carried == 0 || !memcmp(got, rr->out + rr->len - carried, carried)),
                "batch %d: the %zu bytes carried over do not come first", rr->batches, carried);
-        if (rr->len + bytes - carried > cap)
-            return -1;
-        memcpy(rr->out + rr->len, got + carried, bytes - carried);
-        rr->len += bytes - carried;
+        if (rr->len + n - carried > cap) {
+            rc = -1;
+            break;
+        }
+        memcpy(rr->out + rr->len, got + carried, n - carried);
+        rr->len += n - carried;
         rr->batches++;
-        carried = keep < bytes ? keep : bytes;
+        carried = keep < n ? keep : n;
     }
     rr->pt = gzstream_where(z);
-    return 0;
+    gzstream_end(z);
+    if (via_pipe) {
+        CHECKF(rc < 0 || spool_keeps(src.spool, bytes, file_size, rr->pt),
+               "a pipe of %zu bytes: the bytes from the stop at bit %llu are not all held",
+               file_size, (unsigned long long)rr->pt->bit);
+        pipe_feeder_end(&f, src.spool);
+        free(bytes);
+        pipes_run++;
+    }
+    return rc;
 }
 
 /* The bytes, CRC-32 and length zlib reads from gz[0..n) up to bit offset
@@ -332,7 +387,7 @@ static void test_text(gpu *g)
                round % 2 ? ", no hint" : "", rc, rc == 0 ? rr.pt->final : -1, rr.len);
         /* sized from the hint, a batch takes its first round and one for the segments
            that began wrong, rarely one more */
-        if (round % 2 == 0)
+        if (round % 2 == 0 && !via_pipe) /* a pipe's trailer is not read first: no hint */
             CHECKF(st.rounds <= 3 * st.batches, "text with a hint: %llu rounds for %llu batches",
                    st.rounds, st.batches);
         free(rr.out);
@@ -462,6 +517,40 @@ static void test_damage(gpu *g)
     }
 }
 
+/* Small members (no data, a few bytes, less than a batch), whole in one
+ * batch, and a stream of no bytes at all, which stops at once where it
+ * begins: the host then says what is missing. */
+static void test_small(gpu *g)
+{
+    static const size_t sizes[] = {0, 1, 100, 5000, 70000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        member m;
+        member_new(&m, sizes[i], 1, 6, Z_DEFAULT_STRATEGY, 0);
+        member_save(&m, m.glen);
+        rig r;
+        CHECK(rig_open(&r, g, 1 << 20) == 0);
+        run_result rr;
+        int rc = run_member(r.z, m.fd, m.off, m.glen, 4096, NULL, &rr, m.n + 1);
+        CHECKF(rc == 0 && rr.pt->final && rr.len == m.n &&
+                   prefix_is_zlibs(m.data, m.n, rr.out, rr.len, rr.pt),
+               "a member of %zu bytes: rc %d, %zu bytes", m.n, rc, rr.len);
+        free(rr.out);
+        rig_close(&r);
+        member_free(&m);
+    }
+    rig r;
+    CHECK(rig_open(&r, g, 1 << 20) == 0);
+    int fd = member_file(NULL, 0);
+    run_result rr;
+    int rc = run_member(r.z, fd, 0, 0, 0, NULL, &rr, 1);
+    CHECKF(rc == 0 && !rr.pt->final && rr.pt->bit == 0 && rr.len == 0 && rr.batches == 0,
+           "no bytes: rc %d, final %d, bit %llu, %zu bytes", rc, rc == 0 ? rr.pt->final : -1,
+           rc == 0 ? (unsigned long long)rr.pt->bit : 0ull, rr.len);
+    free(rr.out);
+    close(fd);
+    rig_close(&r);
+}
+
 int main(void)
 {
     char lib[4096];
@@ -477,10 +566,14 @@ int main(void)
         fprintf(stderr, "test_gzstream: cannot open the stand-in driver's device\n");
         return 1;
     }
-    RUN(test_members, g);
-    RUN(test_begin_at, g);
-    RUN(test_text, g);
-    RUN(test_damage, g);
+    for (via_pipe = 0; via_pipe < 2; via_pipe++) {
+        RUN(test_members, g);
+        RUN(test_begin_at, g);
+        RUN(test_text, g);
+        RUN(test_damage, g);
+        RUN(test_small, g);
+    }
+    CHECKF(pipes_run > 0, "%d runs through a pipe", pipes_run);
     gpu_close(g);
     return check_summary();
 }

@@ -22,6 +22,7 @@
 static char tmpdir[] = "/tmp/gb_rd_XXXXXX";
 
 #include "bytes.h"
+#include "../pipe_feeder.h"
 
 
 /* Fills buf with somewhat compressible pseudo-random bytes. */
@@ -354,8 +355,9 @@ static void test_multi_member(void)
     free(data);
 }
 
-/* A device may take over the first member of a file only, and the reader
- * goes on where it is told: here from the member's start again. */
+/* A device may take over the first member of a file or a pipe (through its
+ * spool) only, and the reader goes on where it is told: here from the
+ * member's start again. */
 static void test_stream_member(void)
 {
     size_t n = 300000;
@@ -376,6 +378,24 @@ static void test_stream_member(void)
     struct bytes out = {0};
     CHECK(read_all(r, 4097, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
     io_reader_close(r);
+    free(out.p);
+    /* the same member from a pipe opened by name: its spool and offsets, its size once read */
+    pipe_feeder f;
+    char name[32];
+    snprintf(name, sizeof name, "/dev/fd/%d", pipe_feeder_start(&f, gz.p, gz.len, 50000, 7));
+    spool *sp = NULL;
+    CHECK(io_reader_open(&r, name, NULL) == 0);
+    CHECK(io_reader_read(r, head, sizeof head) == (ssize_t)sizeof head);
+    CHECK(io_reader_stream_member(r, &fd, &off, &size) == 0);
+    CHECK(io_reader_stream_spool(r, &sp, &off) == 1 && sp != NULL && off == 10);
+    CHECK(io_reader_continue_member(r, off * 8, 0, NULL, 0, (uint32_t)crc32(0, Z_NULL, 0), 0, 0,
+                                    "test") == 0);
+    out = (struct bytes){0};
+    CHECK(read_all(r, 4097, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
+    CHECK(io_reader_input_size(r) == (int64_t)gz.len && io_reader_file_size(r) == -1);
+    CHECK(io_reader_stream_spool(r, &sp, &off) == 0); /* read to its end */
+    io_reader_close(r);
+    pipe_feeder_end(&f, NULL);
     free(out.p);
     /* the data's start in a member before it: the member being read is not the first */
     struct bytes two = {0};

@@ -18,13 +18,18 @@
  * told once, every byte counted once. Along axes on a device (the CPU's
  * chunk code as the launch, over the stand-in's device memory): plain data
  * copied in and a gzip member inflated there give the CPU backend's result
- * bytes. A device failing: a copy to the device and a kernel's launch failing each make
+ * bytes. The same member read from a pipe (its spool): handed to the device
+ * from its start and from the host's pause, every byte counted once, the
+ * result bytes along axes the CPU backend's, a cut or damaged member the
+ * host's error line, and small and empty pipes read through. A device
+ * failing: a copy to the device and a kernel's launch failing each make
  * run_input fail with one error line naming the input and the driver's
  * error, and no check of the data after it. */
 #include "check.h"
 #include "runtime/gzip/gzstream.h"
 
 #include "../gzs_standin.h"
+#include "../pipe_feeder.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -186,12 +191,40 @@ static int with_index;
 static uint8_t *index_bytes;
 static size_t index_len;
 
+/* Whether open_input reads the file through a pipe (opened by name, as a
+ * named pipe is), its feeder and the bytes it writes. */
+static int via_pipe;
+static pipe_feeder feeder;
+static uint8_t *feed_bytes;
+
+/* The bytes of the file at path (*n of them). */
+static uint8_t *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    uint8_t *b = malloc(*n ? *n : 1);
+    CHECK(b && fread(b, 1, *n, f) == *n);
+    fclose(f);
+    return b;
+}
+
 /* One input of a case: opens the file at path as raw bytes of dtype
- * (through index_bytes where set). */
+ * (through index_bytes where set; through a pipe with via_pipe). */
 static io_reader *open_input(const char *path, dt_type dtype, frame_info *fi)
 {
     io_reader *r = NULL;
     io_status st;
+    char name[32];
+    if (via_pipe) {
+        size_t n;
+        feed_bytes = read_file(path, &n);
+        snprintf(name, sizeof name, "/dev/fd/%d",
+                 pipe_feeder_start(&feeder, feed_bytes, n, 1 << 20, rnd()));
+        path = name;
+    }
     CHECKF(io_reader_open(&r, path, &st) == 0, "%s", st.text);
     if (index_bytes) {
         gzindex *x;
@@ -200,6 +233,17 @@ static io_reader *open_input(const char *path, dt_type dtype, frame_info *fi)
     }
     CHECKF(frame_open(r, dtype, 0, NULL, -1, fi, &st) == 0, "%s", st.text);
     return r;
+}
+
+/* Closes an input of open_input (and its pipe's feeder). */
+static void close_input(io_reader *r)
+{
+    io_reader_close(r);
+    if (feed_bytes) {
+        pipe_feeder_end(&feeder, NULL);
+        free(feed_bytes);
+        feed_bytes = NULL;
+    }
 }
 
 /* Clears what the hooks saw. */
@@ -586,7 +630,7 @@ static int reduce_on(backend_kind kind, const char *path, uint64_t *bytes)
     run_sink sink = {.msgs = &msgs};
     hooks_reset();
     rc = run_input(rn, &src, &op, &sink, bytes);
-    io_reader_close(r);
+    close_input(r);
     run_close(rn);
     backend_close(&be);
     return rc;
@@ -676,6 +720,98 @@ static void member_both(size_t auto_n)
 static void test_run_member(void)
 {
     member_both((size_t)40 << 20);
+}
+
+/* The same hand-over of a member read from a pipe, whose size is not
+ * known: with auto the host pauses once the device is open (its context
+ * late, the driver being started already), the device going on from
+ * there; with cuda the device takes it from its start. */
+static void test_run_member_pipe(void)
+{
+    via_pipe = 1;
+    setenv("FAKECUDA_CTX_DELAY_MS", "300", 1);
+    member_case(BACKEND_AUTO, (size_t)40 << 20, "300");
+    unsetenv("FAKECUDA_CTX_DELAY_MS");
+    CHECKF(told_host == 1 && told_device == 1, "auto, a pipe: host %d, device %d", told_host,
+           told_device);
+    setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+    member_case(BACKEND_CUDA, (size_t)4 << 20, "300");
+    CHECKF(told_host == 0 && told_device == 1, "cuda, a pipe: host %d, device %d", told_host,
+           told_device);
+    unsetenv("GPUBATCH_HOST_INFLATE");
+    via_pipe = 0;
+}
+
+/* Reduces the file at path (uint8) through a pipe on backend kind: the
+ * run's answer, with the error line in last_error. */
+static int pipe_reduce(backend_kind kind, const char *path, uint64_t *bytes)
+{
+    via_pipe = 1;
+    int rc = reduce_on(kind, path, bytes);
+    via_pipe = 0;
+    return rc;
+}
+
+/* A member cut short or with bytes changed in its middle, read from a
+ * pipe: the device takes it (GPUBATCH_HOST_INFLATE=0), stops before the
+ * damage and the host reads on, with the CPU backend's error line; small
+ * members (read in order or in parallel) and an empty member or pipe are
+ * read through, every byte counted. */
+static void test_run_member_pipe_damage(void)
+{
+    size_t n = (size_t)12 << 20;
+    unsigned char *data = random_bytes(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] &= 0x0f;
+    char path[64];
+    temp_file(path, data, n, 1);
+    size_t glen;
+    uint8_t *gz = read_file(path, &glen);
+    for (int round = 0; round < 4; round++) {
+        size_t where = glen / 4 + (size_t)(rnd() % (glen / 2));
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        if (round % 2) { /* cut short there */
+            CHECK(fwrite(gz, 1, where, f) == where);
+        } else { /* a few bytes changed there */
+            uint8_t *bad = malloc(glen);
+            memcpy(bad, gz, glen);
+            for (int k = 0; k < 4; k++)
+                bad[where + (size_t)k * 7] ^= (uint8_t)(1 + rnd() % 255);
+            CHECK(fwrite(bad, 1, glen, f) == glen);
+            free(bad);
+        }
+        fclose(f);
+        uint64_t bytes;
+        int want_rc = pipe_reduce(BACKEND_CPU, path, &bytes);
+        char want[sizeof last_error];
+        snprintf(want, sizeof want, "%s", last_error);
+        CHECKF(want_rc != 0 && errors == 1, "round %d: the CPU read it", round);
+        setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+        int rc = pipe_reduce(BACKEND_CUDA, path, &bytes);
+        unsetenv("GPUBATCH_HOST_INFLATE");
+        CHECKF(rc == want_rc && errors == 1 && checks == 0 && !strcmp(last_error, want),
+               "round %d (%s at byte %zu of %zu): rc %d, %d errors, [%s], not [%s]", round,
+               round % 2 ? "cut" : "changed", where, glen, rc, errors, last_error, want);
+        CHECKF(told_device == 1, "round %d: device %d", round, told_device);
+    }
+    unlink(path);
+    free(gz);
+    static const size_t sizes[] = {0, 1000, 200000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        for (int gzip = 0; gzip < 2; gzip++) {
+            temp_file(path, data, sizes[i], gzip);
+            uint64_t bytes;
+            setenv("GPUBATCH_HOST_INFLATE", "0", 1);
+            int rc = pipe_reduce(BACKEND_CUDA, path, &bytes);
+            unsetenv("GPUBATCH_HOST_INFLATE");
+            CHECKF(rc == 0 && errors == 0 && bytes == sizes[i] && checks == 1,
+                   "%zu bytes%s through a pipe: rc %d, %llu bytes, %s", sizes[i],
+                   gzip ? " of gzip" : "", rc, (unsigned long long)bytes, last_error);
+            unlink(path);
+        }
+    }
+    free(data);
 }
 
 /* Text, many bytes to a compressed one: too few compressed bytes to pay
@@ -779,7 +915,7 @@ static unsigned char *axis_on(backend_kind kind, const char *path, uint64_t rows
         *len += n;
     }
     ax_state_free(state);
-    io_reader_close(r);
+    close_input(r);
     run_close(rn);
     backend_close(&be);
     return out;
@@ -806,6 +942,12 @@ static void test_run_axis_device(void)
     setenv("GPUBATCH_HOST_INFLATE", "0", 1);
     got = axis_on(BACKEND_CUDA, gz, rows, cols, &got_len);
     CHECKF(told_device == 1, "member along axes: device %d", told_device);
+    CHECK(want && got && got_len == want_len && !memcmp(got, want, want_len));
+    free(got);
+    via_pipe = 1; /* the member from a pipe */
+    got = axis_on(BACKEND_CUDA, gz, rows, cols, &got_len);
+    via_pipe = 0;
+    CHECKF(told_device == 1, "member along axes from a pipe: device %d", told_device);
     CHECK(want && got && got_len == want_len && !memcmp(got, want, want_len));
     unsetenv("GPUBATCH_HOST_INFLATE");
     free(got);
@@ -842,6 +984,8 @@ int main(void)
     RUN(test_run_member);
     RUN(test_run_member_text);
     RUN(test_run_member_indexed);
+    RUN(test_run_member_pipe);
+    RUN(test_run_member_pipe_damage);
 
     RUN(test_run_axis_device);
     RUN(test_run_whole_member); /* after the member tests, which want the driver's first start */
