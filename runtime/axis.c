@@ -2318,12 +2318,12 @@ int ax_state_add_chunk(ax_state *s, const void *out, size_t capacity)
     size_t sz = dt_size(p->dtype);
     ax_fold_elems(s, raw, h.head);
     unsigned levels = h.levels < 64 ? (unsigned)h.levels : 63; /* this module's header */
-    uint64_t u = h.u0;
-    if (ax_whole_runs(s)) { /* an entry a run and an output */
+    uint64_t u = h.u0, i = 0;
+    if (ax_whole_runs(s)) { /* an entry a run and an output: all stored at once */
         ax_whole_entries(s, &l, out, u, h.nentries);
-        u += h.nentries;
+        i = h.nentries;
     }
-    for (uint64_t i = u - h.u0; i < h.nentries; i++) {
+    for (; i < h.nentries; i++) {
         ax_entry en = ax_entry_cap(p, u, h.u1, levels);
         rd_extrema *e;
         rd_var *v;
