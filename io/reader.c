@@ -58,6 +58,7 @@
 
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
 #define BGZF_MAX_JOBS 1024 /* BGZF blocks inflated in one parallel batch */
+#define PIPE_AHEAD ((uint64_t)512 << 20) /* a pipe's member read ahead of its decoders */
 
 /* Whether the n bytes at p may start a BGZF block (bgzf_block_size's first
  * test; too few bytes to tell: yes). */
@@ -219,8 +220,12 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
        members after them */
     int may_pause = r->zip_deflate || (!r->src_off && r->member_off == 0);
     pinflate_members(r->par, !r->zip_deflate && !may_pause);
-    if (r->spool)
+    if (r->spool) {
+        /* the pipe is read on while the threads decode and while a device
+           starts to take the member over, not only as they ask */
+        spool_ahead(r->spool, PIPE_AHEAD);
         pinflate_begin_spool(r->par, r->spool, start);
+    }
     else
         pinflate_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
                        base + start);

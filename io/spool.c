@@ -4,11 +4,12 @@
  * at a time reads (reading set): it makes room first, then reads into the
  * room past end with the lock dropped. Other threads copy held bytes out
  * with the lock dropped too (counted in copying), so neither a read nor a
- * long copy holds up the others; only the reading thread moves or grows the
- * buffer, after the copies under way have ended, and no copy starts while
- * it does (moving). Released bytes are dropped when room is made and they
- * are at least half of what is held, so each byte is moved at most about
- * once. */
+ * long copy holds up the others; only the reading thread unmaps, moves or
+ * grows the buffer (a mapping of its own), after the copies under way have
+ * ended, and no copy starts while it does (moving). A read-ahead thread (spool_ahead) takes the reading part whenever
+ * the held bytes past the release point are under its limit, so that the
+ * pipe's writer is not held up while the readers are busy or not yet
+ * started. */
 #include "spool.h"
 
 #include "status.h"
@@ -18,10 +19,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define READ_ROOM ((size_t)1 << 20) /* room made past the held bytes for one read(2) */
 #define PIPE_BYTES (1 << 20)        /* the pipe's buffer asked for */
+#define DROP_UNIT ((size_t)2 << 20) /* released bytes are unmapped in whole ones (a huge page) */
 
 struct spool {
     pthread_mutex_t lock;
@@ -37,6 +40,9 @@ struct spool {
     int moving;     /* the reading thread waits to move or grow buf: no copy starts */
     int eof;        /* the descriptor's end was read */
     int err;        /* errno of a failed read, or 0 */
+    uint64_t ahead; /* the read-ahead thread's limit past keep, or 0 without one */
+    int stop;       /* the read-ahead thread is to end */
+    pthread_t ahead_thread;
 };
 
 /* A spool over fd (see spool.h). */
@@ -61,15 +67,27 @@ void spool_destroy(spool *s)
 {
     if (!s)
         return;
+    if (s->ahead) {
+        pthread_mutex_lock(&s->lock);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->more);
+        pthread_mutex_unlock(&s->lock);
+        pthread_cancel(s->ahead_thread); /* takes effect only in its read(2) */
+        pthread_join(s->ahead_thread, NULL);
+    }
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->more);
-    free(s->buf);
+    if (s->cap)
+        munmap(s->buf, s->cap);
     free(s);
 }
 
 /* Makes READ_ROOM bytes of room past the held bytes (lock held, by the
- * reading thread): drops the released bytes where they are half of those
- * held, else grows the buffer, once no copy is under way. 0, or -ENOMEM. */
+ * reading thread), once no copy is under way: unmaps the released bytes'
+ * whole units at the buffer's start, then grows the mapping where that is
+ * not room enough. The mapping's pages are moved, never copied, so bytes
+ * read far ahead cost nothing to keep, and it is advised into huge pages,
+ * so that it is not faulted in a page every 4 KiB. 0, or -ENOMEM. */
 static int make_room(spool *s)
 {
     if (s->cap - (size_t)(s->end - s->base) >= READ_ROOM)
@@ -79,36 +97,46 @@ static int make_room(spool *s)
         pthread_cond_wait(&s->more, &s->lock);
     s->moving = 0;
     pthread_cond_broadcast(&s->more);
-    size_t held = (size_t)(s->end - s->base);
     uint64_t keep = s->keep < s->end ? s->keep : s->end;
-    size_t drop = keep > s->base ? (size_t)(keep - s->base) : 0;
-    if (drop && drop >= held / 2) {
-        memmove(s->buf, s->buf + drop, held - drop);
+    size_t drop = keep > s->base ? (size_t)(keep - s->base) & ~(DROP_UNIT - 1) : 0;
+    if (drop) {
+        munmap(s->buf, drop);
+        s->buf += drop;
+        s->cap -= drop;
         s->base += drop;
-        held -= drop;
-        if (s->cap - held >= READ_ROOM)
-            return 0;
     }
+    size_t held = (size_t)(s->end - s->base);
+    if (s->cap - held >= READ_ROOM)
+        return 0;
     size_t cap = s->cap ? s->cap * 2 : 4 * READ_ROOM;
     while (cap - held < READ_ROOM)
         cap *= 2;
-    uint8_t *b = realloc(s->buf, cap);
-    if (!b)
+    void *b = s->cap ? mremap(s->buf, s->cap, cap, MREMAP_MAYMOVE)
+                     : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
         return -ENOMEM;
+    madvise(b, cap, MADV_HUGEPAGE);
     s->buf = b;
     s->cap = cap;
     return 0;
 }
 
 /* One read(2) into dst by the reading thread (lock held on entry and on
- * return, dropped during the read): the count, 0 at the end, or -errno. */
-static ssize_t read_unlocked(spool *s, void *dst, size_t n)
+ * return, dropped during the read): the count, 0 at the end, or -errno.
+ * The read-ahead thread (ahead) may be cancelled there alone (its
+ * cancellation is disabled elsewhere), so that spool_destroy need not wait
+ * for a writer. */
+static ssize_t read_unlocked(spool *s, void *dst, size_t n, int ahead)
 {
     pthread_mutex_unlock(&s->lock);
     ssize_t k;
-    do
+    do {
+        if (ahead)
+            pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
         k = read(s->fd, dst, n);
-    while (k < 0 && errno == EINTR);
+        if (ahead)
+            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    } while (k < 0 && errno == EINTR);
     int e = errno;
     pthread_mutex_lock(&s->lock);
     return k < 0 ? -e : k;
@@ -144,9 +172,45 @@ static void wait_for(spool *s, uint64_t want)
         s->reading = 1; /* this thread reads: others wait, even while it makes room */
         int rc = make_room(s);
         size_t held = (size_t)(s->end - s->base);
-        note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held));
+        note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held, 0));
         reading_done(s);
     }
+}
+
+/* The read-ahead thread: reads while the bytes held past the release point
+ * are under the limit and no other thread reads, else waits for a release
+ * or a read to end; ends at the descriptor's end or error, or when told. */
+static void *read_ahead(void *arg)
+{
+    spool *s = arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop && !s->eof && !s->err) {
+        uint64_t from = s->keep > s->base ? s->keep : s->base;
+        if (s->reading || s->end >= from + s->ahead) {
+            pthread_cond_wait(&s->more, &s->lock);
+            continue;
+        }
+        s->reading = 1;
+        int rc = make_room(s);
+        size_t held = (size_t)(s->end - s->base);
+        note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held, 1));
+        reading_done(s);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* Starts reading ahead (see spool.h). */
+void spool_ahead(spool *s, uint64_t limit)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!s->ahead && limit) {
+        s->ahead = limit;
+        if (pthread_create(&s->ahead_thread, NULL, read_ahead, s) != 0)
+            s->ahead = 0; /* the readers read on demand, as without it */
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Copies held bytes [off, off + n) after waiting for the first `least`
@@ -199,7 +263,7 @@ ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off)
         got = 0;
         s->reading = 1;
         while ((size_t)got < n && !s->eof && !s->err) {
-            ssize_t k = read_unlocked(s, (uint8_t *)buf + got, n - (size_t)got);
+            ssize_t k = read_unlocked(s, (uint8_t *)buf + got, n - (size_t)got, 0);
             note_read(s, k);
             if (k > 0)
                 got += k;
@@ -210,8 +274,11 @@ ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off)
             got = -s->err;
     } else {
         got = copy_out(s, buf, n, n, off);
-        if (got > 0 && off + (uint64_t)got > s->keep)
+        if (got > 0 && off + (uint64_t)got > s->keep) {
             s->keep = off + (uint64_t)got;
+            if (s->ahead)
+                pthread_cond_broadcast(&s->more); /* the read-ahead may go on */
+        }
     }
     pthread_mutex_unlock(&s->lock);
     return got;
@@ -221,8 +288,11 @@ ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off)
 void spool_release(spool *s, uint64_t off)
 {
     pthread_mutex_lock(&s->lock);
-    if (off > s->keep)
+    if (off > s->keep) {
         s->keep = off;
+        if (s->ahead)
+            pthread_cond_broadcast(&s->more); /* the read-ahead may go on */
+    }
     pthread_mutex_unlock(&s->lock);
 }
 

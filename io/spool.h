@@ -42,6 +42,13 @@ ssize_t spool_read(spool *s, void *buf, size_t n, uint64_t off);
  * spool holds nothing at or past off. */
 ssize_t spool_take(spool *s, void *buf, size_t n, uint64_t off);
 
+/* Starts a thread that reads the descriptor ahead of the readers, up to
+ * `limit` bytes past the release point, so that the writer is not held up
+ * while they are busy (a device starting, threads decoding); once only,
+ * and ended by spool_destroy. Without it (or where the thread cannot
+ * start) the readers read as they need. */
+void spool_ahead(spool *s, uint64_t limit);
+
 /* Bytes before off will not be asked for again: they may be dropped. */
 void spool_release(spool *s, uint64_t off);
 

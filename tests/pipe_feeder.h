@@ -75,13 +75,13 @@ static inline spool *pipe_feeder_spool(pipe_feeder *f, const uint8_t *data, size
     return s;
 }
 
-/* Closes the reading end and waits for the feeder (which stops there if it
- * has not finished); frees the spool s, if any. */
+/* Frees the spool s, if any, closes the reading end and waits for the
+ * feeder (which stops there if it has not finished). */
 static inline void pipe_feeder_end(pipe_feeder *f, spool *s)
 {
+    spool_destroy(s);
     close(f->fd[0]);
     pthread_join(f->thread, NULL);
-    spool_destroy(s);
 }
 
 #endif

@@ -4,9 +4,12 @@
  * stop short at its end only; the size is known once the end is read;
  * released bytes, once dropped, are refused; taking bytes in order gives the
  * data whether or not it bypasses the spool; a failing descriptor's error
- * reaches every read past what it gave. */
+ * reaches every read past what it gave. Each runs with and without a
+ * read-ahead thread; that thread reads a pipe nobody asks of up to its
+ * limit, and a spool whose pipe's writer never writes is freed at once. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -68,6 +71,16 @@ static void *read_ranges(void *arg)
     return NULL;
 }
 
+/* A spool over a new feeder's pipe, read ahead (spool_ahead) by a limit of
+ * 0 to 8 MiB in three of four calls. */
+static spool *fed_spool(pipe_feeder *f, const uint8_t *data, size_t len)
+{
+    spool *s = pipe_feeder_spool(f, data, len, 256 << 10, rnd());
+    if (rnd() % 4)
+        spool_ahead(s, rnd() % (8u << 20));
+    return s;
+}
+
 /* Four threads reading at random offsets past a moving release point. */
 static void test_threads(void)
 {
@@ -77,7 +90,7 @@ static void test_threads(void)
         for (size_t i = 0; i < len; i++)
             data[i] = (uint8_t)(rnd() >> 32);
         pipe_feeder f;
-        readers r = {.s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd()), .data = data,
+        readers r = {.s = fed_spool(&f, data, len), .data = data,
                      .len = len, .seed = rnd()};
         pthread_rwlock_init(&r.lock, NULL);
         pthread_t t[4];
@@ -105,7 +118,7 @@ static void test_end(void)
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 40);
     pipe_feeder f;
-    spool *s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd());
+    spool *s = fed_spool(&f, data, len);
     CHECK(spool_size(s) == SPOOL_UNKNOWN || spool_size(s) == len);
     CHECK(spool_pread(s, buf, 100, len - 40) == 40 && memcmp(buf, data + len - 40, 40) == 0);
     CHECK(spool_size(s) == len);
@@ -126,7 +139,7 @@ static void test_released(void)
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 24);
     pipe_feeder f;
-    spool *s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd());
+    spool *s = fed_spool(&f, data, len);
     int ok = 1;
     for (uint64_t off = 0; off + (1 << 20) <= len; off += 1 << 20) {
         ok &= spool_pread(s, buf, 1 << 20, off) == 1 << 20 && !memcmp(buf, data + off, 1 << 20);
@@ -149,7 +162,7 @@ static void test_take(void)
     for (size_t i = 0; i < len; i++)
         data[i] = (uint8_t)(rnd() >> 16);
     pipe_feeder f;
-    spool *s = pipe_feeder_spool(&f, data, len, 256 << 10, rnd());
+    spool *s = fed_spool(&f, data, len);
     size_t at = 0;
     int ok = 1;
     while (at < len) {
@@ -191,6 +204,60 @@ static void test_read_error(void)
     close(fd);
 }
 
+/* Writes len bytes of data into fd (non-blocking) as the pipe takes them,
+ * giving up after 10 s without progress: the count written. */
+static size_t write_while_read(int fd, const uint8_t *data, size_t len)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    size_t at = 0;
+    while (at < len) {
+        ssize_t k = write(fd, data + at, len - at);
+        if (k > 0) {
+            at += (size_t)k;
+            continue;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        if (poll(&p, 1, 10000) <= 0)
+            break;
+    }
+    return at;
+}
+
+/* A read-ahead thread takes what the writer writes while nobody asks, up to
+ * its limit past the release point, and reads on as bytes are released;
+ * the bytes it holds are the data. */
+static void test_ahead(void)
+{
+    size_t len = 8u << 20, limit = 4u << 20;
+    uint8_t *data = malloc(len), *buf = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        data[i] = (uint8_t)(rnd() >> 20);
+    int fd[2];
+    CHECK(pipe2(fd, O_CLOEXEC) == 0);
+    spool *s;
+    CHECK(spool_create(&s, fd[0]) == 0);
+    spool_ahead(s, limit);
+    /* beyond the pipe's own buffer, written with no reader asking */
+    CHECK(write_while_read(fd[1], data, limit) == limit);
+    spool_release(s, limit); /* the limit moves on: the rest is taken too */
+    CHECK(write_while_read(fd[1], data + limit, len - limit) == len - limit);
+    close(fd[1]);
+    CHECK(spool_pread(s, buf, len - limit, limit) == (ssize_t)(len - limit) &&
+          memcmp(buf, data + limit, len - limit) == 0);
+    CHECK(spool_has(s, len) == 0 && spool_size(s) == len);
+    spool_destroy(s);
+    close(fd[0]);
+    /* a writer that never writes nor closes: the spool is freed at once */
+    CHECK(pipe2(fd, O_CLOEXEC) == 0 && spool_create(&s, fd[0]) == 0);
+    spool_ahead(s, limit);
+    usleep(20000); /* the thread is in its read(2) */
+    spool_destroy(s);
+    close(fd[0]);
+    close(fd[1]);
+    free(data);
+    free(buf);
+}
+
 int main(void)
 {
     RUN(test_threads);
@@ -198,5 +265,6 @@ int main(void)
     RUN(test_released);
     RUN(test_take);
     RUN(test_read_error);
+    RUN(test_ahead);
     return check_summary();
 }
