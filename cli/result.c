@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "io/crc.h"
 #include "io/npy.h"
 #include "io/npzwrite.h"
 #include "ptx/half_math.h"
@@ -242,53 +243,58 @@ static void result_nested(FILE *f, const ax_plan *p, dt_type t, int op, const vo
             fputc(']', f);
 }
 
-/* Writes the result arrays to out's file: one .npy, or an .npz of them. */
+/* Writes the bytes to os and adds them to *at: 0, or -1 when the write
+ * failed. */
+static int result_put(out_stream *os, uint64_t *at, const void *buf, size_t n)
+{
+    *at += n;
+    return out_write(os, buf, n);
+}
+
+/* Writes the result arrays to out's file: one .npy, or an .npz of them (a
+ * member named by each op), each array written from where it was computed,
+ * not copied into an archive first. 0, or 1 after an error message. */
 static int result_axis_write(const char *name, const ax_plan *p, void *const *arrays,
                              const int *ops, int nops, const out_opts *out,
                              const io_file_id *inputs)
 {
     uint64_t shape[AX_MAX_DIMS];
     int ndim = ax_result_shape(p, shape);
-    npzw_member m[RD_OP_NUM];
-    unsigned char *files[RD_OP_NUM] = {0};
-    char names[RD_OP_NUM][16];
-    int status = 1;
-    for (int i = 0; i < nops; i++) {
+    out_opts o = *out;
+    int npz = o.npz;
+    o.npz = 0; /* the archive's records are written here, among plain bytes */
+    out_stream os;
+    if (out_open(&os, &o, inputs, inputs ? 1 : 0) != 0)
+        return 1;
+    npzw_entry e[RD_OP_NUM];
+    char names[RD_OP_NUM][NPZW_NAME_MAX];
+    unsigned char rec[NPZW_DIR_MAX(RD_OP_NUM)];
+    uint64_t at = 0;
+    int bad = 0;
+    for (int i = 0; i < nops && !bad; i++) {
         dt_type t = ax_result_type(p, ops[i]);
         uint8_t head[256];
         int hl = npy_write_header(head, sizeof head, t, ndim, shape, p->fortran);
         size_t data = (size_t)(p->nout * dt_size(t));
-        if (hl < 0 || !(files[i] = malloc((size_t)hl + data + 1))) {
-            msg_error("%s: out of memory for the result", name);
-            goto out_free;
-        }
-        memcpy(files[i], head, (size_t)hl);
-        memcpy(files[i] + hl, arrays[i], data);
-        snprintf(names[i], sizeof names[i], "%s.npy", rd_op_name(__builtin_ctz(ops[i])));
-        m[i] = (npzw_member){names[i], files[i], (size_t)hl + data};
-    }
-    out_opts o = *out;
-    out_stream os;
-    unsigned char *zip = NULL;
-    size_t zlen = 0;
-    if (o.npz && npzw_archive(m, nops, &zip, &zlen) < 0) {
-        msg_error("%s: the results do not fit an .npz archive in memory", name);
-        goto out_free;
-    }
-    int npz = o.npz;
-    o.npz = 0; /* the archive is written whole, as plain bytes */
-    if (out_open(&os, &o, inputs, inputs ? 1 : 0) == 0) {
-        if ((npz ? out_write(&os, zip, zlen) : out_write(&os, m[0].data, m[0].size)) ||
-            out_close(&os))
+        if (hl < 0) {
+            msg_error("%s: the result's shape does not fit an .npy header", name);
             out_abort(&os);
-        else
-            status = 0;
+            return 1;
+        }
+        snprintf(names[i], sizeof names[i], "%s.npy", rd_op_name(__builtin_ctz(ops[i])));
+        e[i] = (npzw_entry){names[i], (uint64_t)hl + data,
+                            crc_update(crc_update(0, head, (size_t)hl), arrays[i], data), at};
+        bad = (npz && result_put(&os, &at, rec, npzw_local(rec, names[i]))) ||
+              result_put(&os, &at, head, (size_t)hl) || result_put(&os, &at, arrays[i], data) ||
+              (npz && result_put(&os, &at, rec, npzw_descriptor(rec, e[i].crc, e[i].size)));
     }
-    free(zip);
-out_free:
-    for (int i = 0; i < nops; i++)
-        free(files[i]);
-    return status;
+    if (!bad && npz)
+        bad = result_put(&os, &at, rec, npzw_directory(rec, e, nops, at));
+    if (bad || out_close(&os)) {
+        out_abort(&os);
+        return 1;
+    }
+    return 0;
 }
 
 /* Prints or writes the results of a reduction along axes (see result.h). */

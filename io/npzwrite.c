@@ -1,5 +1,5 @@
-/* npzwrite.c - the zip records around an .npz output's one stored member, and
- * whole archives of several members built in memory. */
+/* npzwrite.c - the zip records around the stored members of an .npz output
+ * (see npzwrite.h). */
 #include "npzwrite.h"
 
 #include <stdlib.h>
@@ -21,8 +21,8 @@ static void npzw_le(unsigned char **p, uint64_t v, int n)
 }
 
 /* Appends the fields the local and central headers share, from the version
- * needed to the extra field's length, and the name. */
-static void npzw_common(unsigned char **p, uint32_t crc)
+ * needed to the extra field's length (xlen), for a member named name. */
+static void npzw_common(unsigned char **p, uint32_t crc, const char *name, unsigned xlen)
 {
     npzw_le(p, ZIP_VERSION, 2);
     npzw_le(p, ZIP_FLAGS, 2);
@@ -32,60 +32,73 @@ static void npzw_common(unsigned char **p, uint32_t crc)
     npzw_le(p, crc, 4);
     npzw_le(p, ZIP_FULL32, 4); /* sizes in the zip64 field */
     npzw_le(p, ZIP_FULL32, 4);
-    npzw_le(p, strlen(NPZW_MEMBER), 2);
-    npzw_le(p, ZIP_ZIP64_EXTRA, 2);
+    npzw_le(p, strlen(name), 2);
+    npzw_le(p, xlen, 2);
 }
 
-/* Appends the name and the zip64 extra field with both sizes. */
-static void npzw_name_extra(unsigned char **p, uint64_t size)
+/* Appends the name and the zip64 extra field with both sizes, and the
+ * local header's offset where `with_at` (it does not fit 32 bits). */
+static void npzw_name_extra(unsigned char **p, const char *name, uint64_t size, int with_at,
+                            uint64_t at)
 {
-    memcpy(*p, NPZW_MEMBER, strlen(NPZW_MEMBER));
-    *p += strlen(NPZW_MEMBER);
+    memcpy(*p, name, strlen(name));
+    *p += strlen(name);
     npzw_le(p, 0x0001, 2);
-    npzw_le(p, 16, 2);
+    npzw_le(p, with_at ? 24 : 16, 2);
     npzw_le(p, size, 8); /* uncompressed */
     npzw_le(p, size, 8); /* compressed: the same, stored */
+    if (with_at)
+        npzw_le(p, at, 8);
 }
 
-/* The local header: CRC-32 and sizes zero, given by the descriptor. */
-size_t npzw_head(unsigned char *buf)
+/* The local header of a member: CRC-32 and sizes zero, given by the
+ * descriptor after its data. */
+size_t npzw_local(unsigned char *buf, const char *name)
 {
     unsigned char *p = buf;
     npzw_le(&p, 0x04034b50, 4);
-    npzw_common(&p, 0);
-    npzw_name_extra(&p, 0);
+    npzw_common(&p, 0, name, ZIP_ZIP64_EXTRA);
+    npzw_name_extra(&p, name, 0, 0, 0);
     return (size_t)(p - buf);
 }
 
-/* The data descriptor, central directory, zip64 end record, its locator
- * and the end record. */
-size_t npzw_tail(unsigned char *buf, uint32_t crc, uint64_t size)
+/* The data descriptor after a member's data: its CRC-32 and sizes. */
+size_t npzw_descriptor(unsigned char *buf, uint32_t crc, uint64_t size)
 {
     unsigned char *p = buf;
-    uint64_t central = (npzw_head(buf) + size + 24); /* the directory's offset */
     npzw_le(&p, 0x08074b50, 4);
     npzw_le(&p, crc, 4);
     npzw_le(&p, size, 8);
     npzw_le(&p, size, 8);
-    unsigned char *dir = p;
-    npzw_le(&p, 0x02014b50, 4);
-    npzw_le(&p, ZIP_VERSION, 2); /* made by */
-    npzw_common(&p, crc);
-    npzw_le(&p, 0, 2); /* comment */
-    npzw_le(&p, 0, 2); /* disk */
-    npzw_le(&p, 0, 2); /* internal attributes */
-    npzw_le(&p, 0, 4); /* external attributes */
-    npzw_le(&p, 0, 4); /* the local header's offset */
-    npzw_name_extra(&p, size);
-    uint64_t dir_len = (uint64_t)(p - dir), end64 = central + dir_len;
+    return (size_t)(p - buf);
+}
+
+/* The central directory of the members e[0 .. n) at offset `central`, the
+ * zip64 end record, its locator and the end record. */
+size_t npzw_directory(unsigned char *buf, const npzw_entry *e, int n, uint64_t central)
+{
+    unsigned char *p = buf;
+    for (int i = 0; i < n; i++) {
+        int with_at = e[i].at >= ZIP_FULL32;
+        npzw_le(&p, 0x02014b50, 4);
+        npzw_le(&p, ZIP_VERSION, 2); /* made by */
+        npzw_common(&p, e[i].crc, e[i].name, ZIP_ZIP64_EXTRA + (with_at ? 8 : 0));
+        npzw_le(&p, 0, 2); /* comment */
+        npzw_le(&p, 0, 2); /* disk */
+        npzw_le(&p, 0, 2); /* internal attributes */
+        npzw_le(&p, 0, 4); /* external attributes */
+        npzw_le(&p, with_at ? ZIP_FULL32 : e[i].at, 4); /* the local header's offset */
+        npzw_name_extra(&p, e[i].name, e[i].size, with_at, e[i].at);
+    }
+    uint64_t dir_len = (uint64_t)(p - buf), end64 = central + dir_len;
     npzw_le(&p, 0x06064b50, 4);
     npzw_le(&p, 44, 8); /* the record's length after this field */
     npzw_le(&p, ZIP_VERSION, 2);
     npzw_le(&p, ZIP_VERSION, 2);
     npzw_le(&p, 0, 4); /* this disk */
     npzw_le(&p, 0, 4); /* the directory's disk */
-    npzw_le(&p, 1, 8); /* members on this disk */
-    npzw_le(&p, 1, 8); /* members */
+    npzw_le(&p, (uint64_t)n, 8); /* members on this disk */
+    npzw_le(&p, (uint64_t)n, 8); /* members */
     npzw_le(&p, dir_len, 8);
     npzw_le(&p, central, 8);
     npzw_le(&p, 0x07064b50, 4);
@@ -95,73 +108,26 @@ size_t npzw_tail(unsigned char *buf, uint32_t crc, uint64_t size)
     npzw_le(&p, 0x06054b50, 4);
     npzw_le(&p, 0, 2);
     npzw_le(&p, 0, 2);
-    npzw_le(&p, 1, 2);
-    npzw_le(&p, 1, 2);
+    npzw_le(&p, (uint64_t)n, 2);
+    npzw_le(&p, (uint64_t)n, 2);
     npzw_le(&p, dir_len, 4);
     npzw_le(&p, central < ZIP_FULL32 ? central : ZIP_FULL32, 4);
     npzw_le(&p, 0, 2); /* comment */
     return (size_t)(p - buf);
 }
 
-/* Appends the fields of a whole-archive member's local and central
- * headers from the version needed to the extra field's length. */
-static void npzw_fixed(unsigned char **p, const npzw_member *m, uint32_t crc)
+/* The local header of the one member NPZW_MEMBER. */
+size_t npzw_head(unsigned char *buf)
 {
-    npzw_le(p, 20, 2); /* 2.0: stored, no zip64 */
-    npzw_le(p, 0, 2);
-    npzw_le(p, 0, 2);
-    npzw_le(p, 0, 2);
-    npzw_le(p, ZIP_DOS_DATE, 2);
-    npzw_le(p, crc, 4);
-    npzw_le(p, m->size, 4);
-    npzw_le(p, m->size, 4);
-    npzw_le(p, strlen(m->name), 2);
-    npzw_le(p, 0, 2);
+    return npzw_local(buf, NPZW_MEMBER);
 }
 
-/* Builds a whole archive of stored members. */
-int npzw_archive(const npzw_member *m, int n, unsigned char **out, size_t *len)
+/* The data descriptor, central directory and end records after the one
+ * member's data. */
+size_t npzw_tail(unsigned char *buf, uint32_t crc, uint64_t size)
 {
-    uint64_t total = 22;
-    for (int i = 0; i < n; i++)
-        total += 30 + 46 + 2 * (uint64_t)strlen(m[i].name) + m[i].size;
-    if (total >= ZIP_FULL32 || !(*out = malloc((size_t)total)))
-        return -1;
-    unsigned char *p = *out;
-    uint32_t crc[n > 0 ? n : 1];
-    uint64_t at[n > 0 ? n : 1];
-    for (int i = 0; i < n; i++) {
-        crc[i] = crc_update(0, m[i].data, m[i].size);
-        at[i] = (uint64_t)(p - *out);
-        npzw_le(&p, 0x04034b50, 4);
-        npzw_fixed(&p, &m[i], crc[i]);
-        memcpy(p, m[i].name, strlen(m[i].name));
-        p += strlen(m[i].name);
-        memcpy(p, m[i].data, m[i].size);
-        p += m[i].size;
-    }
-    uint64_t dir = (uint64_t)(p - *out);
-    for (int i = 0; i < n; i++) {
-        npzw_le(&p, 0x02014b50, 4);
-        npzw_le(&p, 20, 2); /* made by */
-        npzw_fixed(&p, &m[i], crc[i]);
-        npzw_le(&p, 0, 2); /* comment */
-        npzw_le(&p, 0, 2); /* disk */
-        npzw_le(&p, 0, 2); /* internal attributes */
-        npzw_le(&p, 0, 4); /* external attributes */
-        npzw_le(&p, at[i], 4);
-        memcpy(p, m[i].name, strlen(m[i].name));
-        p += strlen(m[i].name);
-    }
-    uint64_t dir_len = (uint64_t)(p - *out) - dir;
-    npzw_le(&p, 0x06054b50, 4);
-    npzw_le(&p, 0, 2);
-    npzw_le(&p, 0, 2);
-    npzw_le(&p, (uint64_t)n, 2);
-    npzw_le(&p, (uint64_t)n, 2);
-    npzw_le(&p, dir_len, 4);
-    npzw_le(&p, dir, 4);
-    npzw_le(&p, 0, 2);
-    *len = (size_t)(p - *out);
-    return 0;
+    npzw_entry e = {NPZW_MEMBER, size, crc, 0};
+    size_t d = npzw_descriptor(buf, crc, size);
+    unsigned char head[NPZW_HEAD_MAX];
+    return d + npzw_directory(buf + d, &e, 1, npzw_head(head) + size + d);
 }

@@ -1,12 +1,14 @@
-/* npzwrite.h - the bytes around the one member of an .npz archive that a
- * command writes: np.load reads it as np.savez's (a stored member).
+/* npzwrite.h - the bytes around the members of an .npz archive that a
+ * command writes: np.load reads it as np.savez's (stored members).
  *
- * The member's data is streamed between the two: its size and CRC-32 are
- * known only at the end, so its local header sets the data-descriptor flag
- * (bit 3) and the descriptor after the data holds them. Every size field is
- * zip64 (extra field 0x0001, a zip64 end record and its locator), as
- * np.savez writes its members, whatever their size; the time stamp is fixed (1980-01-01 00:00): the same data always gives the same
- * archive. */
+ * Each member's data is streamed after its local header: its size and
+ * CRC-32 are known only at the end, so the local header sets the
+ * data-descriptor flag (bit 3) and the descriptor after the data holds
+ * them. Every size field is zip64 (extra field 0x0001, a zip64 end record
+ * and its locator), as np.savez writes its members, whatever their size;
+ * a local header's offset goes there too where it does not fit 32 bits.
+ * The time stamp is fixed (1980-01-01 00:00): the same data always gives
+ * the same archive. */
 #ifndef GPUBATCH_IO_NPZWRITE_H
 #define GPUBATCH_IO_NPZWRITE_H
 
@@ -17,26 +19,38 @@
 #define NPZW_HEAD_MAX 128       /* room for npzw_head's bytes */
 #define NPZW_TAIL_MAX 256       /* room for npzw_tail's bytes */
 
-/* Writes the local header of the member into buf (NPZW_HEAD_MAX bytes);
- * returns its length. */
-size_t npzw_head(unsigned char *buf);
+#define NPZW_NAME_MAX 32          /* the longest member name npzw_local takes */
+#define NPZW_LOCAL_MAX (30 + NPZW_NAME_MAX + 20) /* room for npzw_local's bytes */
+#define NPZW_DESC_MAX 24          /* room for npzw_descriptor's bytes */
+#define NPZW_DIR_MAX(n) ((size_t)(n) * (46 + NPZW_NAME_MAX + 28) + 56 + 20 + 22) /* npzw_directory's */
 
-/* Writes what follows the member's size bytes of data with CRC-32 crc (the
- * data descriptor, the central directory and the end records) into buf
- * (NPZW_TAIL_MAX bytes); returns its length. */
-size_t npzw_tail(unsigned char *buf, uint32_t crc, uint64_t size);
-
-/* One member of an archive built whole in memory. */
+/* A member written: its name, size, CRC-32 and local header's offset. */
 typedef struct {
     const char *name; /* "sum.npy" */
-    const void *data; /* the member's bytes (an .npy file) */
-    size_t size;
-} npzw_member;
+    uint64_t size;
+    uint32_t crc;
+    uint64_t at;
+} npzw_entry;
 
-/* The bytes of a whole archive of n stored members (zip records as
- * np.savez writes them, time stamps fixed) into a new buffer *out (freed by
- * the caller) of *len bytes. 0, or -1 when out of memory or when the
- * archive would reach 4 GiB (it has no zip64 fields). */
-int npzw_archive(const npzw_member *m, int n, unsigned char **out, size_t *len);
+/* Writes the local header of a member named name (at most NPZW_NAME_MAX
+ * bytes) into buf (NPZW_LOCAL_MAX bytes); returns its length. */
+size_t npzw_local(unsigned char *buf, const char *name);
+
+/* Writes the data descriptor after a member's size bytes of data with
+ * CRC-32 crc into buf (NPZW_DESC_MAX bytes); returns its length. */
+size_t npzw_descriptor(unsigned char *buf, uint32_t crc, uint64_t size);
+
+/* Writes the central directory of the n members written, which begins at
+ * offset `central`, and the end records into buf (NPZW_DIR_MAX(n) bytes);
+ * returns its length. */
+size_t npzw_directory(unsigned char *buf, const npzw_entry *e, int n, uint64_t central);
+
+/* npzw_local of the one member NPZW_MEMBER (NPZW_HEAD_MAX bytes). */
+size_t npzw_head(unsigned char *buf);
+
+/* What follows the one member's size bytes of data with CRC-32 crc: its
+ * descriptor, the central directory and the end records, into buf
+ * (NPZW_TAIL_MAX bytes); returns its length. */
+size_t npzw_tail(unsigned char *buf, uint32_t crc, uint64_t size);
 
 #endif
