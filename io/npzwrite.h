@@ -22,7 +22,8 @@
 #define NPZW_NAME_MAX 32          /* the longest member name npzw_local takes */
 #define NPZW_LOCAL_MAX (30 + NPZW_NAME_MAX + 20) /* room for npzw_local's bytes */
 #define NPZW_DESC_MAX 24          /* room for npzw_descriptor's bytes */
-#define NPZW_DIR_MAX(n) ((size_t)(n) * (46 + NPZW_NAME_MAX + 28) + 56 + 20 + 22) /* npzw_directory's */
+/* room for npzw_directory's bytes of n members */
+#define NPZW_DIR_MAX(n) ((size_t)(n) * (46 + NPZW_NAME_MAX + 28) + 56 + 20 + 22)
 
 /* A member written: its name, size, CRC-32 and local header's offset. */
 typedef struct {

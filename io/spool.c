@@ -6,10 +6,10 @@
  * with the lock dropped too (counted in copying), so neither a read nor a
  * long copy holds up the others; only the reading thread unmaps, moves or
  * grows the buffer (a mapping of its own), after the copies under way have
- * ended, and no copy starts while it does (moving). A read-ahead thread (spool_ahead) takes the reading part whenever
- * the held bytes past the release point are under its limit, so that the
- * pipe's writer is not held up while the readers are busy or not yet
- * started. */
+ * ended, and no copy starts while it does (moving). A read-ahead thread
+ * (spool_ahead) takes the reading part whenever the held bytes past the
+ * release point are under its limit, so that the pipe's writer is not held
+ * up while the readers are busy or not yet started. */
 #include "spool.h"
 
 #include "status.h"
