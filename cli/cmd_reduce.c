@@ -190,7 +190,8 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
     uint64_t e0 = 0, e1 = plan.nelem, limit = fi->data_bytes;
     if (o->shard.count && reduce_shard_open(o, name, r, fi, &plan, &part, &e0, &e1, &limit))
         return 1;
-    ax_state *st = o->shard.count ? ax_state_new_shard(&plan, e0, e1) : ax_state_new(&plan);
+    ax_state *st = o->shard.count ? ax_state_new_shard(&plan, e0, e1)
+                                  : ax_state_new_values(&plan, o->ddof);
     if (!st) {
         msg_error("%s: out of memory for the state of %llu outputs", name,
                   (unsigned long long)plan.nout);

@@ -302,7 +302,7 @@ int result_axis(const char *name, const ax_plan *p, const ax_state *st, int ddof
                 const out_opts *out, const io_file_id *inputs, int json)
 {
     int ops[RD_OP_NUM], nops = 0, status = 0;
-    void *arrays[RD_OP_NUM] = {0};
+    void *arrays[RD_OP_NUM] = {0}, *owned[RD_OP_NUM] = {0};
     unsigned missing = 0, nan_ops = 0, range = 0;
     for (int bit = 0; bit < RD_OP_NUM; bit++)
         if (p->ops & (1u << bit))
@@ -316,12 +316,17 @@ int result_axis(const char *name, const ax_plan *p, const ax_state *st, int ddof
     }
     for (int i = 0; i < nops; i++) {
         dt_type t = ax_result_type(p, ops[i]);
-        if (!(arrays[i] = calloc(p->nout ? (size_t)p->nout : 1, dt_size(t)))) {
+        int flags;
+        const void *kept = ax_state_values(st, ops[i], &flags); /* computed as chunks came */
+        if (kept) {
+            arrays[i] = (void *)kept;
+        } else if (!(owned[i] = arrays[i] = calloc(p->nout ? (size_t)p->nout : 1, dt_size(t)))) {
             msg_error("%s: out of memory for the result", name);
             status = 1;
             goto out_free;
+        } else {
+            flags = ax_state_result(st, ops[i], ddof, arrays[i]);
         }
-        int flags = ax_state_result(st, ops[i], ddof, arrays[i]);
         int needs = ops[i] & RD_OP_EXTREMA;
         if ((flags & AX_RESULT_EMPTY) && needs)
             missing |= (unsigned)ops[i];
@@ -395,6 +400,6 @@ int result_axis(const char *name, const ax_plan *p, const ax_state *st, int ddof
     status |= missing || range;
 out_free:
     for (int i = 0; i < nops; i++)
-        free(arrays[i]);
+        free(owned[i]);
     return status;
 }

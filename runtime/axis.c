@@ -1797,6 +1797,19 @@ struct ax_state {
     ax_item run;
     unsigned char *carry;
     struct ax_shard *sh;                /* a shard's state: what it holds of cut runs, blocks */
+    /* values mode (ax_state_new_values): each op's values, computed as its
+       outputs' whole runs come, in place of the per-output arrays above */
+    int values, ddof;
+    unsigned has;                       /* AX_HAS_* of the arrays an output's values need */
+    void *vals[RD_OP_NUM];              /* by op bit: nout values of ax_result_type */
+    int vflags[RD_OP_NUM];              /* AX_RESULT_* found so far, by op bit */
+};
+
+/* The per-output arrays a state's ops need (ax_state_new allocates them,
+ * values mode gives each output its own for a moment). */
+enum {
+    AX_HAS_SUM = 1, AX_HAS_SQ = 2, AX_HAS_VAR = 4, AX_HAS_ISUM = 8, AX_HAS_ISQ = 16,
+    AX_HAS_COUNT = 32, AX_HAS_EXT = 64
 };
 
 struct ax_shard;
@@ -1827,6 +1840,8 @@ void ax_state_free(ax_state *s)
     free(s->count);
     free(s->ext);
     free(s->carry);
+    for (int k = 0; k < RD_OP_NUM; k++)
+        free(s->vals[k]);
     ax_shard_free(s->sh);
     free(s);
 }
@@ -1842,8 +1857,18 @@ static void *ax_calloc(int want, uint64_t n, size_t size, int *fail)
     return q;
 }
 
-/* A new state for plan p. */
-ax_state *ax_state_new(const ax_plan *p)
+/* The AX_HAS_* arrays the ops of s's plan need. */
+static unsigned ax_has(const ax_state *s)
+{
+    int m = s->use_m;
+    return (m && s->fl ? AX_HAS_SUM : 0) |
+           (m && (s->p->ops & RD_OP_SUMSQ) && s->sqf ? AX_HAS_SQ : 0) |
+           (s->use_v ? AX_HAS_VAR : 0) | (m && !s->fl ? AX_HAS_ISUM : 0) |
+           (m && !s->sqf ? AX_HAS_ISQ : 0) | (m ? AX_HAS_COUNT : 0) | (s->use_e ? AX_HAS_EXT : 0);
+}
+
+/* A state with its plan's kinds of data set, and no arrays. */
+static ax_state *ax_state_bare(const ax_plan *p)
 {
     ax_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -1852,23 +1877,33 @@ ax_state *ax_state_new(const ax_plan *p)
     ax_needs(p->ops, &s->use_m, &s->use_e, &s->use_v);
     s->fl = dt_is_float(p->dtype);
     s->sqf = ax_sq_is_float(p->dtype);
+    return s;
+}
+
+/* A new state for plan p. */
+ax_state *ax_state_new(const ax_plan *p)
+{
+    ax_state *s = ax_state_bare(p);
+    if (!s)
+        return NULL;
     s->D = 1;
     while (((uint64_t)1 << s->D) <= p->nblocks && s->D < 64)
         s->D++;
     uint64_t n = p->nout, nd = p->nout * (uint64_t)s->D;
-    int fail = 0, sums = s->use_m && s->fl, sq = s->use_m && (p->ops & RD_OP_SUMSQ) && s->sqf;
-    s->bsum = ax_calloc(sums, n, sizeof(double), &fail);
-    s->tsum = ax_calloc(sums, nd, sizeof(double), &fail);
-    s->bsq = ax_calloc(sq, n, sizeof(double), &fail);
-    s->tsq = ax_calloc(sq, nd, sizeof(double), &fail);
-    s->bvar = ax_calloc(s->use_v, n, sizeof(rd_var), &fail);
-    s->tvar = ax_calloc(s->use_v, nd, sizeof(rd_var), &fail);
-    s->bvacc = ax_calloc(s->use_v && p->T == 1, n, sizeof(rd_var_acc), &fail);
+    unsigned h = s->has = ax_has(s);
+    int fail = 0;
+    s->bsum = ax_calloc(h & AX_HAS_SUM, n, sizeof(double), &fail);
+    s->tsum = ax_calloc(h & AX_HAS_SUM, nd, sizeof(double), &fail);
+    s->bsq = ax_calloc(h & AX_HAS_SQ, n, sizeof(double), &fail);
+    s->tsq = ax_calloc(h & AX_HAS_SQ, nd, sizeof(double), &fail);
+    s->bvar = ax_calloc(h & AX_HAS_VAR, n, sizeof(rd_var), &fail);
+    s->tvar = ax_calloc(h & AX_HAS_VAR, nd, sizeof(rd_var), &fail);
+    s->bvacc = ax_calloc((h & AX_HAS_VAR) && p->T == 1, n, sizeof(rd_var_acc), &fail);
     s->nb = ax_calloc(1, n, sizeof(uint64_t), &fail);
-    s->isum = ax_calloc(s->use_m && !s->fl, n, sizeof(rd_u128), &fail);
-    s->isq = ax_calloc(s->use_m && !s->sqf, n, sizeof(rd_u128), &fail);
-    s->count = ax_calloc(s->use_m, n, sizeof(uint64_t), &fail);
-    s->ext = ax_calloc(s->use_e, n, sizeof(rd_extrema), &fail);
+    s->isum = ax_calloc(h & AX_HAS_ISUM, n, sizeof(rd_u128), &fail);
+    s->isq = ax_calloc(h & AX_HAS_ISQ, n, sizeof(rd_u128), &fail);
+    s->count = ax_calloc(h & AX_HAS_COUNT, n, sizeof(uint64_t), &fail);
+    s->ext = ax_calloc(h & AX_HAS_EXT, n, sizeof(rd_extrema), &fail);
     s->carry = ax_calloc(p->unit == AX_UNIT_TILE, RD_TILE, dt_size(p->dtype), &fail);
     if (fail) {
         ax_state_free(s);
@@ -2018,7 +2053,8 @@ static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extre
 }
 
 /* Whether every output element is one run of at most a tile, its part
- * the whole of it (J == 1, no shard): ax_put_whole stores it. */
+ * the whole of it (J == 1, no shard): ax_store_whole stores it, or
+ * ax_value_whole its values. */
 static int ax_whole_runs(const ax_state *s)
 {
     return s->p->unit == AX_UNIT_TILE && s->p->tiles_per_run == 1 && s->p->J == 1 && !s->sh;
@@ -2028,7 +2064,7 @@ static int ax_whole_runs(const ax_state *s)
  * its block's push leave an output with nothing folded before (the same
  * bits), without the block's arrays: only output o's slots are written, so
  * that threads may store distinct outputs at once. */
-static void ax_put_whole(ax_state *s, uint64_t o, const ax_item *it)
+static void ax_store_whole(ax_state *s, uint64_t o, const ax_item *it)
 {
     if (s->tsum)
         s->tsum[o] = rd_add(-0.0, it->sum);
@@ -2040,6 +2076,64 @@ static void ax_put_whole(ax_state *s, uint64_t o, const ax_item *it)
     ax_add_free(s, o, it, 0);
 }
 
+static int ax_result_range(const ax_state *s, int op, int ddof, void *out, uint64_t o0,
+                           uint64_t o1);
+
+/* One output's accumulators, and a copy of a values-mode state whose
+ * per-output arrays are these (made once per thread: the state is large). */
+typedef struct {
+    ax_state st;
+    double tsum, tsq;
+    rd_var tvar;
+    uint64_t nb, count;
+    rd_u128 isum, isq;
+    rd_extrema ext;
+    int nops, op[RD_OP_NUM]; /* the op bits computed */
+    size_t rsz[RD_OP_NUM];   /* their values' sizes */
+} ax_one;
+
+/* Points w's copy of values-mode state s at w's own accumulators. */
+static void ax_one_init(ax_one *w, const ax_state *s)
+{
+    unsigned h = s->has;
+    w->st = *s;
+    w->st.tsum = h & AX_HAS_SUM ? &w->tsum : NULL;
+    w->st.tsq = h & AX_HAS_SQ ? &w->tsq : NULL;
+    w->st.tvar = h & AX_HAS_VAR ? &w->tvar : NULL;
+    w->st.isum = h & AX_HAS_ISUM ? &w->isum : NULL;
+    w->st.isq = h & AX_HAS_ISQ ? &w->isq : NULL;
+    w->st.count = h & AX_HAS_COUNT ? &w->count : NULL;
+    w->st.ext = h & AX_HAS_EXT ? &w->ext : NULL;
+    w->st.nb = &w->nb;
+    w->nops = 0;
+    for (int k = 0; k < RD_OP_NUM; k++)
+        if (s->vals[k]) {
+            w->op[w->nops] = k;
+            w->rsz[w->nops++] = dt_size(ax_result_type(s->p, 1 << k));
+        }
+}
+
+/* Output o's values of every op from its only partial, into the values
+ * arrays of s: ax_store_whole into w's accumulators of that one output
+ * (ax_one_init), then ax_result_range of them, so that they are the bits
+ * ax_state_result gives a state that stored it. Its AX_RESULT_* flags go
+ * into flags[op bit]. */
+static void ax_value_whole(const ax_state *s, ax_one *w, uint64_t o, const ax_item *it,
+                           int *flags)
+{
+    w->tsum = w->tsq = 0;
+    w->tvar = rd_var_empty();
+    w->nb = w->count = 0;
+    w->isum = w->isq = 0;
+    w->ext = rd_extrema_empty();
+    ax_store_whole(&w->st, 0, it);
+    for (int i = 0; i < w->nops; i++) {
+        int k = w->op[i];
+        char *at = (char *)s->vals[k] + o * w->rsz[i];
+        flags[k] |= ax_result_range(&w->st, 1 << k, s->ddof, at, 0, 1);
+    }
+}
+
 /* Folds an item of n = 2^level tiles of a run from tile u on into the run
  * in progress; at the run's last tile the run's partial goes to stage 2. */
 static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, const ax_item *it)
@@ -2047,7 +2141,13 @@ static void ax_fold_tile(ax_state *s, uint64_t u, uint64_t n, unsigned level, co
     const ax_plan *p = s->p;
     uint64_t run = u / p->tiles_per_run, tile = u % p->tiles_per_run, o, j, span;
     if (ax_whole_runs(s)) {
-        ax_put_whole(s, run, it);
+        if (s->values) {
+            ax_one w;
+            ax_one_init(&w, s);
+            ax_value_whole(s, &w, run, it, s->vflags);
+        } else {
+            ax_store_whole(s, run, it);
+        }
         return;
     }
     if (p->tiles_per_run == 1 && !s->sh) { /* the item is its run's partial */
@@ -2259,12 +2359,13 @@ static void ax_fold_elems(ax_state *s, const unsigned char *x, uint64_t n)
 /* Outputs a thread takes at least where their work is spread over the
  * threads (ax_whole_entries, ax_state_result). */
 #define AX_SLICE_OUTPUTS 65536u
+#define AX_SLICE_VALUES 2048u /* values mode: each output's values are computed there */
 
-/* The threads n outputs' work is spread over: one a AX_SLICE_OUTPUTS, at
+/* The threads n outputs' work is spread over: one a `per` outputs, at
  * most par_cpus() and PAR_MAX. */
-static size_t ax_slices(uint64_t n)
+static size_t ax_slices(uint64_t n, uint64_t per)
 {
-    uint64_t k = n / AX_SLICE_OUTPUTS + 1, cpus = (uint64_t)par_cpus();
+    uint64_t k = n / per + 1, cpus = (uint64_t)par_cpus();
     if (k > cpus)
         k = cpus;
     return (size_t)(k < PAR_MAX ? k : PAR_MAX);
@@ -2277,20 +2378,28 @@ typedef struct {
     const ax_layout *l;
     const void *out;
     uint64_t u0, i0, i1;
+    int flags[RD_OP_NUM]; /* values mode: the slice's AX_RESULT_* by op bit */
 } ax_whole_slice;
 
-/* Stores a slice's outputs of whole runs (ax_put_whole) from the chunk's parts. */
+/* Stores a slice's outputs of whole runs from the chunk's parts
+ * (ax_store_whole), or in values mode their values (ax_value_whole). */
 static void *ax_whole_slice_run(void *arg)
 {
-    const ax_whole_slice *w = arg;
+    ax_whole_slice *w = arg;
     ax_state *s = w->s;
+    ax_one one;
+    if (s->values)
+        ax_one_init(&one, s);
     for (uint64_t i = w->i0; i < w->i1; i++) {
         rd_extrema *e;
         rd_var *v;
         ax_parts_at(w->l, (void *)w->out, (size_t)i, &e, &v);
         rd_moments m = ax_get_moments(w->l, w->out, (size_t)i, s->p->T);
         ax_item it = ax_item_of(s, s->use_m ? &m : NULL, e, v);
-        ax_put_whole(s, w->u0 + i, &it);
+        if (s->values)
+            ax_value_whole(s, &one, w->u0 + i, &it, w->flags);
+        else
+            ax_store_whole(s, w->u0 + i, &it);
     }
     return NULL;
 }
@@ -2301,10 +2410,13 @@ static void ax_whole_entries(ax_state *s, const ax_layout *l, const void *out, u
                              uint64_t n)
 {
     ax_whole_slice w[PAR_MAX];
-    size_t k = ax_slices(n);
+    size_t k = ax_slices(n, s->values ? AX_SLICE_VALUES : AX_SLICE_OUTPUTS);
     for (size_t t = 0; t < k; t++)
-        w[t] = (ax_whole_slice){s, l, out, u0, n * t / k, n * (t + 1) / k};
+        w[t] = (ax_whole_slice){s, l, out, u0, n * t / k, n * (t + 1) / k, {0}};
     par_run(ax_whole_slice_run, w, sizeof w[0], k);
+    for (size_t t = 0; t < k; t++)
+        for (int b = 0; b < RD_OP_NUM; b++)
+            s->vflags[b] |= w[t].flags[b];
 }
 
 /* Folds a chunk's result buffer. */
@@ -2554,16 +2666,58 @@ static void *ax_result_slice_run(void *arg)
  * (each output's value is its own). */
 int ax_state_result(const ax_state *s, int op, int ddof, void *out)
 {
+    int flags = 0;
+    if (s->values) { /* computed as chunks came, with the state's ddof */
+        const void *v = ax_state_values(s, op, &flags);
+        size_t bytes = (size_t)s->p->nout * dt_size(ax_result_type(s->p, op));
+        v ? memcpy(out, v, bytes) : memset(out, 0, bytes); /* an op not asked for: zeros */
+        return flags;
+    }
     ax_result_slice w[PAR_MAX];
     uint64_t n = s->p->nout;
-    size_t k = ax_slices(n);
+    size_t k = ax_slices(n, AX_SLICE_OUTPUTS);
     for (size_t t = 0; t < k; t++)
         w[t] = (ax_result_slice){s, op, ddof, out, n * t / k, n * (t + 1) / k, 0};
     par_run(ax_result_slice_run, w, sizeof w[0], k);
-    int flags = 0;
+    flags = 0;
     for (size_t t = 0; t < k; t++)
         flags |= w[t].flags;
     return flags;
+}
+
+/* A state that computes each op's values as chunks come (see axis.h), or
+ * one as ax_state_new's where the plan's outputs are not whole runs. */
+ax_state *ax_state_new_values(const ax_plan *p, int ddof)
+{
+    if (p->unit != AX_UNIT_TILE || p->tiles_per_run != 1 || p->J != 1 || p->T == 0)
+        return ax_state_new(p);
+    ax_state *s = ax_state_bare(p);
+    if (!s)
+        return NULL;
+    s->values = 1;
+    s->ddof = ddof;
+    s->D = 1;
+    s->has = ax_has(s);
+    int fail = 0;
+    for (int k = 0; k < RD_OP_NUM; k++)
+        s->vals[k] = ax_calloc((p->ops >> k) & 1, p->nout, dt_size(ax_result_type(p, 1 << k)),
+                               &fail);
+    s->carry = ax_calloc(1, RD_TILE, dt_size(p->dtype), &fail);
+    if (fail) {
+        ax_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The values of op computed as chunks came (see axis.h). */
+const void *ax_state_values(const ax_state *s, int op, int *flags)
+{
+    int k = __builtin_ctz((unsigned)op);
+    if (!s->values)
+        return NULL;
+    *flags = s->vflags[k];
+    return s->vals[k];
 }
 
 /* ---- the operation on the engine ---- */
@@ -3234,7 +3388,7 @@ static void ax_merge_output(ax_state *a, const ax_state *b, uint64_t o)
 int ax_state_merge(ax_state *a, const ax_state *b)
 {
     const struct ax_shard *h = b->sh;
-    if (!h || a->sh || h->e0 != a->pos)
+    if (!h || a->sh || a->values || h->e0 != a->pos)
         return IO_ERR_FORMAT;
     if (h->e0 == h->e1)
         return 0;

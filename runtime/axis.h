@@ -224,6 +224,20 @@ enum { AX_RESULT_EMPTY = 1, AX_RESULT_RANGE = 2 };
  * ddof for var/std. Returns the AX_RESULT_* flags found. */
 int ax_state_result(const ax_state *s, int op, int ddof, void *out);
 
+/* A state for plan p (kept by pointer) that, where every output element is
+ * one whole run of at most a tile (the last axes reduced, a run no longer
+ * than RD_TILE elements), computes each op's values (ddof for var/std) as
+ * the chunks come, into an array a value per op and output, instead of
+ * keeping the accumulators of every output to the end; otherwise a state
+ * as ax_state_new's. Not for shards. NULL when out of memory. */
+ax_state *ax_state_new_values(const ax_plan *p, int ddof);
+
+/* The values of op bit `op` of a state of ax_state_new_values that computes
+ * them, as ax_state_result gives them (its flags in *flags), owned by the
+ * state; NULL for any other state. ax_state_result of such a state copies
+ * them (its ddof is the state's). */
+const void *ax_state_values(const ax_state *s, int op, int *flags);
+
 /* The element type of op's result: int64/uint64 exact integer sums and
  * counts, int64 indices, the input's type for min/max, else float64. */
 dt_type ax_result_type(const ax_plan *p, int op);

@@ -241,8 +241,9 @@ static ax_state *fold_cut(const ax_plan *p, const void *x, const uint64_t *cut, 
     return fold_into(p, ax_state_new(p), x, cut, ncut);
 }
 
-/* Every op's result bytes of two states equal. */
-static int same_results(const ax_plan *p, const ax_state *a, const ax_state *b)
+/* Every op's result bytes and flags of two states equal, with ddof for
+ * var and std. */
+static int same_results_ddof(const ax_plan *p, const ax_state *a, const ax_state *b, int ddof)
 {
     int same = 1;
     for (int bit = 0; bit < RD_OP_NUM; bit++) {
@@ -250,12 +251,77 @@ static int same_results(const ax_plan *p, const ax_state *a, const ax_state *b)
         unsigned char *ra = calloc(1, bytes + 1), *rb = calloc(1, bytes + 1);
         if (!ra || !rb)
             return 0;
-        int fa = ax_state_result(a, 1 << bit, 1, ra), fb = ax_state_result(b, 1 << bit, 1, rb);
+        int fa = ax_state_result(a, 1 << bit, ddof, ra);
+        int fb = ax_state_result(b, 1 << bit, ddof, rb);
         same &= fa == fb && !memcmp(ra, rb, bytes);
         free(ra);
         free(rb);
     }
     return same;
+}
+
+/* Every op's result bytes of two states equal (ddof 1). */
+static int same_results(const ax_plan *p, const ax_state *a, const ax_state *b)
+{
+    return same_results_ddof(p, a, b, 1);
+}
+
+/* A state that computes its values as chunks come (every output one run
+ * along the last axes, of 1 to RD_TILE elements) gives every op's bytes
+ * and flags of a state that keeps the accumulators, wherever the chunks
+ * are cut, for every ddof (past the run's length: NaN and the empty flag),
+ * with NaNs, signed zeros and 64-bit sums beyond range; it keeps them as
+ * ax_state_values; any other plan's state (one reduced along no axis or a leading
+ * one) keeps the accumulators. */
+static void test_values(void)
+{
+    uint64_t shapes[][3] = {{300, 67, 1}, {9, 1, 1}, {3, 16384, 1}, {40, 5, 48}, {1, 1, 3}};
+    unsigned axes[] = {2, 2, 2, 5, 4};
+    dt_type types[] = {DT_F32, DT_F64, DT_I16, DT_I64, DT_U8};
+    for (int k = 0; k < 5; k++)
+        for (int d = 0; d < 5; d++) {
+            ax_plan p = plan_of(types[d], (1u << RD_OP_NUM) - 1, 3, shapes[k], 0, axes[k]);
+            size_t sz = dt_size(types[d]);
+            unsigned char *x = malloc(p.nelem * sz);
+            for (uint64_t i = 0; i < p.nelem; i++) {
+                double v = (double)(int64_t)(rnd() % 2001 - 1000) / 8;
+                if (rnd() % 97 == 0)
+                    v = rnd() % 2 ? -0.0 : NAN;
+                float f = (float)v;
+                int16_t h = (int16_t)(rnd() >> 48);
+                int64_t w = rnd() % 3 ? (int64_t)(rnd() >> 1) : -(int64_t)(rnd() >> 2);
+                uint8_t b = (uint8_t)(rnd() >> 56);
+                const void *src = types[d] == DT_F32 ? (const void *)&f
+                                  : types[d] == DT_F64 ? (const void *)&v
+                                  : types[d] == DT_I16 ? (const void *)&h
+                                  : types[d] == DT_I64 ? (const void *)&w
+                                                       : (const void *)&b;
+                memcpy(x + i * sz, src, sz);
+            }
+            uint64_t whole[2] = {0, p.nelem}, cut[6] = {0, 0, 0, 0, 0, p.nelem};
+            for (int i = 1; i < 5; i++)
+                cut[i] = rnd() % (p.nelem + 1);
+            for (int i = 1; i < 5; i++) /* sort */
+                for (int j = i; j > 1 && cut[j] < cut[j - 1]; j--) {
+                    uint64_t tmp = cut[j];
+                    cut[j] = cut[j - 1];
+                    cut[j - 1] = tmp;
+                }
+            ax_state *ref = fold_cut(&p, x, whole, 2);
+            int whole_runs = k == 0 || k == 2 || k == 4; /* (9, 1, 1): no axis is reduced */
+            for (int ddof = 0; ddof < 3; ddof++) {
+                int dd = ddof == 2 ? (int)p.T + 1 : ddof;
+                ax_state *v = fold_into(&p, ax_state_new_values(&p, dd), x, cut, 6);
+                int flags;
+                int kept = v && ax_state_values(v, RD_OP_STD, &flags) != NULL;
+                CHECKF(ref && v && kept == whole_runs && same_results_ddof(&p, ref, v, dd),
+                       "shape %d dtype %d ddof %d: values kept %d, results %s", k, d, dd, kept,
+                       ref && v && same_results_ddof(&p, ref, v, dd) ? "equal" : "differ");
+                ax_state_free(v);
+            }
+            ax_state_free(ref);
+            free(x);
+        }
 }
 
 /* The outputs' bytes do not depend on where the chunks are cut. */
@@ -523,6 +589,7 @@ int main(void)
     RUN(test_parts_bound);
     RUN(test_lean_parts);
     RUN(test_cuts);
+    RUN(test_values);
     RUN(test_shards);
     RUN(test_chunk_for);
     RUN(test_engine_levels);
