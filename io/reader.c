@@ -208,7 +208,8 @@ static uint64_t member_at(const io_reader *r)
 }
 
 /* Hands the deflate stream in bytes [start, end) of the input to the
- * parallel decoder (started on first use). Returns 1, or an error. */
+ * parallel decoder (started on first use), with the trailer's ratio as a
+ * hint for a gzip member of a file. Returns 1, or an error. */
 static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
 {
     if (!r->par && pinflate_create(&r->par, par_cpus(), 0) < 0)
@@ -219,6 +220,8 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
        members after them */
     int may_pause = r->zip_deflate || (!r->src_off && r->member_off == 0);
     pinflate_members(r->par, !r->zip_deflate && !may_pause);
+    if (r->inbuf && !r->spool && !r->zip_deflate)
+        pinflate_ratio_hint(r->par, gzip_trailer_ratio(r->fd, base + start, base + end));
     if (r->spool)
         pinflate_begin_spool(r->par, r->spool, start);
     else

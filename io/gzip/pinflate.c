@@ -135,7 +135,8 @@ struct pinflate {
     /* the plan: the cost of a speculative chunk against an in-order one
        (COST_ONE), a running mean over the stream's speculative chunks */
     enum pinflate_plan plan, plan_next;
-    unsigned spec_cost;
+    double ratio_next;   /* pinflate_ratio_hint's, for the stream begun next */
+    unsigned spec_cost;  /* before any sample, a hint's cost (in order) or 0 */
     int spec_samples;
     uint64_t order_ps;   /* picoseconds per byte of in-order chunks, a running mean
                             over those decoded with no pages faulted in, or 0 */
@@ -961,7 +962,7 @@ static int speculate(const pinflate *p)
         return 1;
     if (p->plan == PINFLATE_ORDER || p->nthreads < 2)
         return 0;
-    if (p->spec_samples == 0 || p->known_run >= PROBE_EVERY)
+    if ((p->spec_samples == 0 && !p->spec_cost) || p->known_run >= PROBE_EVERY)
         return 1;
     return (uint64_t)p->nthreads * COST_ONE * 4 > (uint64_t)p->spec_cost * 5;
 }
@@ -994,6 +995,22 @@ static int mixing(const pinflate *p)
         (uint64_t)(p->nthreads - 1) * 3 * COST_ONE < p->spec_cost)
         return 0;
     return spec_in_flight(p, 1) < p->nthreads - 1;
+}
+
+/* The plan's cost before any sample for a stream expected at `ratio`
+ * (pinflate_ratio_hint; lock held): the least a speculative chunk costs at
+ * that ratio (spec_cost with no symbols), where that already rules out
+ * speculating and mixing on p's threads under AUTO; else 0, for the first
+ * probe to measure. */
+static unsigned hinted_cost(pinflate *p, double ratio)
+{
+    if (p->plan != PINFLATE_AUTO || !(ratio > 0) || ratio > 1e6)
+        return 0;
+    p->spec_cost = spec_cost((uint64_t)(ratio * 1024), 0, 8 * 1024);
+    int in_order = !speculate(p) && !mixing(p);
+    unsigned cost = in_order ? p->spec_cost : 0;
+    p->spec_cost = 0;
+    return cost;
 }
 
 /* Whether the order, decoding in order under AUTO (mixing), has reached
@@ -1437,10 +1454,11 @@ static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t s
     p->member_end = 0;
     p->members = p->members_next; /* no worker decodes meanwhile: pinflate_end above */
     p->plan = p->plan_next;
-    p->spec_cost = 0;
     p->spec_samples = 0;
     p->order_ps = 0;
     p->known_run = 0;
+    p->spec_cost = hinted_cost(p, p->ratio_next);
+    p->ratio_next = 0;
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
@@ -1451,6 +1469,14 @@ void pinflate_plan(pinflate *p, enum pinflate_plan plan)
 {
     pthread_mutex_lock(&p->lock);
     p->plan_next = plan;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Takes the ratio the stream begun next is expected at (see pinflate.h). */
+void pinflate_ratio_hint(pinflate *p, double ratio)
+{
+    pthread_mutex_lock(&p->lock);
+    p->ratio_next = ratio;
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -512,6 +512,47 @@ static void test_plan(void)
     free(data);
 }
 
+/* The ratio hint: at runs' ratio (over 20 to 1) even a speculative chunk
+ * of bytes alone costs more than 2 threads can pay, mixing included, so
+ * AUTO with the hint starts in order (no chunk speculative before the
+ * probe every 64 chunks), where without it the first chunks probe; text's
+ * ratio here (about 8) leaves mixing to the probe, floats' (about 1.1)
+ * speculation: both hints are ignored. A hint holds for the one stream
+ * begun next. The bytes are the data's. */
+static void test_plan_hint(void)
+{
+    size_t most = 32u << 20;
+    uint8_t *data = malloc(most), *out = malloc(most + 64);
+    static const int kinds[3] = {K_TEXT, K_FLOATS, K_RUNS};
+    for (int k = 0; k < 3; k++) {
+        int kind = kinds[k];
+        size_t n = kind == K_RUNS ? most : 6u << 20; /* runs: more than the first chunk */
+        fill(data, n, kind);
+        size_t clen;
+        uint8_t *c = level6_padded(data, n, &clen);
+        double ratio = (double)n / (double)clen;
+        pinflate *p;
+        CHECK(pinflate_create(&p, 2, 0) == 0);
+        uint64_t was = 0;
+        for (int hint = 1; hint >= 0; hint--) { /* the second stream has none */
+            if (hint)
+                pinflate_ratio_hint(p, ratio);
+            uint64_t counts[3];
+            CHECKF(run_counted(p, c, clen, data, n, out, counts), "kind %d, hint %d", kind, hint);
+            uint64_t spec = counts[2] - was;
+            was = counts[2];
+            CHECKF(hint && kind == K_RUNS ? spec == 0 : spec >= 1,
+                   "kind %d, hint %d, ratio %.1f: %llu chunks speculative", kind, hint, ratio,
+                   (unsigned long long)spec);
+        }
+        CHECKF(kind == K_RUNS ? ratio > 20 : ratio < 10, "kind %d: ratio %.1f", kind, ratio);
+        pinflate_destroy(p);
+        free(c);
+    }
+    free(out);
+    free(data);
+}
+
 /* The plan on int32s uniform in 0..299 (deflated about 2.5 to 1, their
  * back-references into the unknown window copied all through, as text's):
  * at that ratio a chunk of symbols costs about two in-order ones, not
@@ -1450,6 +1491,7 @@ int main(void)
     RUN(test_resolve);
     RUN(test_copies);
     RUN(test_plan);
+    RUN(test_plan_hint);
     RUN(test_plan_ints);
     RUN(test_plan_late);
     RUN(test_chunk_bounds);
