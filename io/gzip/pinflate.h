@@ -201,6 +201,11 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone);
  * speculatively (accepted or redone). */
 uint64_t pinflate_speculated(const pinflate *p);
 
+/* Output buffers that idle threads faulted in ahead of the decoding ones,
+ * over every stream: where the stream is decoded in order, the first
+ * chunks' (see prefault_spare in pinflate.c); none for a pipe. */
+uint64_t pinflate_prefaulted(const pinflate *p);
+
 /* Blocks a chunk's decode began and dropped because they did not fit its
  * room (the next chunk decodes them again), over every stream: a decode
  * stops before a block of about the stream's mean size no longer fits, so
