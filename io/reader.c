@@ -208,8 +208,31 @@ static uint64_t member_at(const io_reader *r)
     return r->zip_deflate ? r->zip.data_off : r->member_off;
 }
 
+/* What the parallel decoder reads a stream of src_len bytes from: the
+ * reader's memory; a file (not a pipe) mapped whole and read-only
+ * (r->par_view, made on first use and kept until the reader closes, after
+ * the decoder's threads are gone: an abandoned stream's may still read
+ * it), so that each chunk decodes its span in place in the page cache
+ * rather than reading it into a buffer of its own first (a file cut
+ * meanwhile faults as any view does); else NULL, and the file is read
+ * with pread through *fd (no mapping). */
+static const uint8_t *parallel_source(io_reader *r, uint64_t src_len, int *fd)
+{
+    *fd = -1;
+    if (!r->inbuf)
+        return r->mem;
+    if (!r->par_view.base && r->path && !r->spool && src_len <= SIZE_MAX &&
+        io_view_map_lazy(&r->par_view, r->fd, 0, (size_t)src_len, r->path) < 0)
+        r->par_view = (io_view){.entry = -1};
+    if (r->par_view.base && src_len <= r->par_view.len)
+        return r->par_view.data;
+    *fd = r->fd;
+    return NULL;
+}
+
 /* Hands the deflate stream in bytes [start, end) of the input to the
- * parallel decoder (started on first use). Returns 1, or an error. */
+ * parallel decoder (started on first use), with the trailer's ratio as a
+ * hint for a gzip member of a file. Returns 1, or an error. */
 static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
 {
     if (!r->par && pinflate_create(&r->par, par_cpus(), 0) < 0)
@@ -220,15 +243,18 @@ static int parallel_begin(io_reader *r, uint64_t start, uint64_t end)
        members after them */
     int may_pause = r->zip_deflate || (!r->src_off && r->member_off == 0);
     pinflate_members(r->par, !r->zip_deflate && !may_pause);
+    if (r->inbuf && !r->spool && !r->zip_deflate)
+        pinflate_ratio_hint(r->par, gzip_trailer_ratio(r->fd, base + start, base + end));
     if (r->spool) {
         /* the pipe is read on while the threads decode and while a device
            starts to take the member over, not only as they ask */
         spool_ahead(r->spool, PIPE_AHEAD);
         pinflate_begin_spool(r->par, r->spool, start);
+    } else {
+        int fd;
+        const uint8_t *mem = parallel_source(r, base + end, &fd);
+        pinflate_begin(r->par, fd, mem, base + end, base + start);
     }
-    else
-        pinflate_begin(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem, base + end,
-                       base + start);
     if (may_pause)
         pinflate_pause_on(r->par, &r->pause_req);
     r->state = RD_PARALLEL;
@@ -1048,11 +1074,13 @@ static int parallel_resume(io_reader *r, uint64_t bit, const uint8_t *window, si
         return source_error(r, IO_ERR_NOMEM, "%s", "out of memory");
     pinflate_members(r->par, 0); /* the reader checks the trailer and what follows */
     pinflate_point at = {.bit = bit, .window = window, .wlen = wlen, .crc = crc, .len = len};
+    uint64_t src_len = parallel_base(r) + (uint64_t)r->file_size;
+    int fd;
+    const uint8_t *mem = r->spool ? NULL : parallel_source(r, src_len, &fd);
     if (r->spool)
         pinflate_begin_spool_at(r->par, r->spool, &at);
     else
-        pinflate_begin_at(r->par, r->inbuf ? r->fd : -1, r->inbuf ? NULL : r->mem,
-                          parallel_base(r) + (uint64_t)r->file_size, &at);
+        pinflate_begin_at(r->par, fd, mem, src_len, &at);
     r->state = RD_PARALLEL;
     r->n_par++;
     return 1;
@@ -1589,6 +1617,7 @@ void io_reader_close(io_reader *r)
     if (r->zinit)
         inflateEnd(&r->zs);
     pinflate_destroy(r->par);
+    io_view_unmap(&r->par_view); /* no decoder thread reads it any more */
     gzindex_stream_close(r->ixs);
     gzindex_free(r->index);
     spool_destroy(r->spool);

@@ -75,6 +75,7 @@ struct io_reader {
     uint64_t member_off; /* where the member being inflated starts (for messages) */
     uint64_t member_data; /* RD_PARALLEL: the file offset of its first deflate byte */
     pinflate *par;           /* the parallel decoder, started by the first member it takes */
+    io_view par_view;        /* the file mapped for it (parallel_source), or none */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
     bgzf_job *bgzf_jobs; /* read_bgzf's batch, allocated at its first use */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */

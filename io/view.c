@@ -80,10 +80,11 @@ static int view_cached(void *base, size_t len)
            mincore((char *)base + len - 4096, 4096, &last) == 0 && (last & 1);
 }
 
-/* Maps a byte range of fd (see view.h): the mapping starts at a huge-page
- * boundary of the file, at an address on the same boundary, so that the
- * kernel may map the page cache's large folios whole. */
-int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
+/* Maps a byte range of fd (io_view_map, io_view_map_lazy; `ahead`: with
+ * the read-ahead advice): the mapping starts at a huge-page boundary of the
+ * file, at an address on the same boundary, so that the kernel may map the
+ * page cache's large folios whole. */
+static int view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label, int ahead)
 {
     *v = (io_view){.entry = -1};
     if (len == 0)
@@ -114,7 +115,7 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
      * would walk every page of it to find the others cached too), and
      * larger read-ahead, into huge folios where the kernel can (later maps
      * of them take one fault each) */
-    if (!view_cached(base, mlen))
+    if (ahead && !view_cached(base, mlen))
         madvise(base, mlen, MADV_WILLNEED);
     madvise(base, mlen, MADV_SEQUENTIAL);
 #ifdef MADV_HUGEPAGE
@@ -130,6 +131,18 @@ int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
         return -ENOSPC;
     }
     return 0;
+}
+
+/* Maps a byte range of fd, its uncached pages read ahead (see view.h). */
+int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label)
+{
+    return view_map(v, fd, off, len, label, 1);
+}
+
+/* Maps a byte range of fd with no read-ahead advice (see view.h). */
+int io_view_map_lazy(io_view *v, int fd, uint64_t off, size_t len, const char *label)
+{
+    return view_map(v, fd, off, len, label, 0);
 }
 
 /* Unmaps a view (see view.h). */

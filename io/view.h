@@ -34,6 +34,12 @@ typedef struct {
  * -errno: -EFAULT where the file holds fewer bytes than the range. */
 int io_view_map(io_view *v, int fd, uint64_t off, size_t len, const char *label);
 
+/* io_view_map without asking the kernel to read the range's uncached pages
+ * ahead (MADV_WILLNEED): for a view of a whole file that its consumer reads
+ * from start to end over the run, where that advice could read gigabytes
+ * ahead of it at once. */
+int io_view_map_lazy(io_view *v, int fd, uint64_t off, size_t len, const char *label);
+
 /* Unmaps a view (a zeroed view or one already unmapped: nothing). */
 void io_view_unmap(io_view *v);
 

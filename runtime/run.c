@@ -101,6 +101,13 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap)
     return rn->plan.chunk;
 }
 
+/* Whether only the host's cores inflate input r: a single deflate stream
+ * where no GPU may take chunks (see run.h). */
+static int run_host_stream(backend *be, const io_reader *r)
+{
+    return io_reader_deflated(r) && !backend_may_use_gpu(be);
+}
+
 /* The host-inflate cap of run_stream_chunk for backend be (see run.h). */
 static size_t run_host_inflate_chunk(const backend *be)
 {
@@ -113,8 +120,7 @@ static size_t run_host_inflate_chunk(const backend *be)
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_bytes)
 {
     size_t chunk = run_chunk(rn, r, swap), cap = run_host_inflate_chunk(rn->be);
-    if (!rn->plan.chunk_given && io_reader_deflated(r) && !backend_may_use_gpu(rn->be) &&
-        chunk > cap)
+    if (!rn->plan.chunk_given && run_host_stream(rn->be, r) && chunk > cap)
         chunk = cap;
     int64_t file = io_reader_file_size(r);
     if (data_bytes == UINT64_MAX && file >= 0 && !io_reader_compressed(r))
@@ -213,6 +219,12 @@ void run_want_module(run *rn, const char *module)
     backend_want_module(rn->be, module);
 }
 
+/* The host buffers as sized for the first input (see run.h). */
+int run_buffers(const run *rn)
+{
+    return rn->nslots ? rn->nbufs : 0;
+}
+
 /* Whether cuda's devices are not to be had (see run.h). */
 int run_failed(const run *rn)
 {
@@ -248,7 +260,9 @@ int run_plan_check(const run_plan *plan, io_status *st)
 /* Sizes the buffers and slots for the first input's operation: --streams
  * per device (in all where they share the buffers; the operation's own
  * count where its chunks are inflated on a device and --streams was not
- * given), and twice as many chunks in flight where a GPU may take them,
+ * given; RUN_HOST_INFLATE_STREAMS where only the host inflates a single
+ * stream and neither --streams nor --chunk was given), and twice as many
+ * chunks in flight where a GPU may take them,
  * but one a buffer for planes and where the operation asks so. Refuses,
  * through the error hook, --streams buffers per device as the run opened
  * (in all where they are shared) that the memory cannot hold. 0, or 1. */
@@ -261,6 +275,9 @@ static int run_size(run *rn, const run_job *in)
     int streams = rn->plan.streams;
     if (op->inflate_streams && in->spec.compressed && !rn->plan.streams_given)
         streams = op->inflate_streams;
+    else if (!rn->plan.streams_given && !rn->plan.chunk_given &&
+             run_host_stream(rn->be, in->src->r) && streams > RUN_HOST_INFLATE_STREAMS)
+        streams = RUN_HOST_INFLATE_STREAMS;
     if (op->shared_buffers)
         rn->nbufs = streams;
     else if (streams != rn->plan.streams)

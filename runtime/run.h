@@ -40,6 +40,14 @@
  * chunk's bits do not depend on its size. */
 #define RUN_HOST_INFLATE_CHUNK ((size_t)2 << 20)
 
+/* The host buffers, without --streams or --chunk, where only the host's
+ * cores inflate a single deflate stream: its decoder holds a few chunks of
+ * its own ahead of the ring, so two buffers (one read into while the other
+ * is worked on) keep the threads as busy as more, and each buffer more is
+ * fresh memory faulted in at the start (a huge page's fault may stall for
+ * milliseconds on a fragmented VM). */
+#define RUN_HOST_INFLATE_STREAMS 2
+
 /* A view's data must start at a multiple of this many bytes of the file
  * (the alignment the operations' CPU code may assume of a buffer). */
 #define RUN_VIEW_ALIGN 64
@@ -152,6 +160,10 @@ size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */
 void run_want_module(run *rn, const char *module);
+
+/* The host buffers the run's chunks go through, as sized for its first
+ * input (run_input), or 0 before it. */
+int run_buffers(const run *rn);
 
 /* Whether cuda's devices turned out not to be had: a command stops. */
 int run_failed(const run *rn);

@@ -3,6 +3,7 @@
 #include "gzip_header.h"
 
 #include <string.h>
+#include <unistd.h>
 
 /* Whether p starts with the gzip magic (see gzip_header.h). */
 int gzip_header_magic(const void *p, size_t n)
@@ -31,4 +32,16 @@ size_t gzip_header_size(const uint8_t *p, size_t n)
         len = (size_t)(z - p) + 1;
     }
     return len < n ? len : 0;
+}
+
+/* The trailer's ratio for a member of file fd (see gzip_header.h). */
+double gzip_trailer_ratio(int fd, uint64_t data_off, uint64_t file_size)
+{
+    uint8_t t[4];
+    if (file_size < data_off + 8 || file_size > (uint64_t)INT64_MAX ||
+        pread(fd, t, 4, (off_t)(file_size - 4)) != 4)
+        return 0;
+    uint32_t isize = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+                     (uint32_t)t[3] << 24;
+    return (double)isize / (double)(file_size - data_off);
 }

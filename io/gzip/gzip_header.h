@@ -17,4 +17,12 @@ int gzip_header_magic(const void *p, size_t n);
  * parses it and says what is wrong). */
 size_t gzip_header_size(const uint8_t *p, size_t n);
 
+/* The ratio a gzip file's trailer suggests for the member whose deflate
+ * data start at byte data_off of the regular file fd of file_size bytes:
+ * the size in the file's last 4 bytes (the last member's, modulo 2^32)
+ * over the compressed bytes from data_off on; 0 where the file is too
+ * short or the read fails. A hint for planning a decode, never for the
+ * bytes. */
+double gzip_trailer_ratio(int fd, uint64_t data_off, uint64_t file_size);
+
 #endif

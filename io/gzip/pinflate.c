@@ -132,14 +132,17 @@ struct pinflate {
     uint64_t n_accepted, n_redone; /* chunks, over every stream */
     uint64_t n_cut;                /* blocks begun and dropped for want of room, likewise */
     uint64_t n_spec;               /* of them decoded speculatively */
+    uint64_t n_prefault;           /* buffers prefault_spare made, likewise */
     /* the plan: the cost of a speculative chunk against an in-order one
        (COST_ONE), a running mean over the stream's speculative chunks */
     enum pinflate_plan plan, plan_next;
-    unsigned spec_cost;
+    double ratio_next;   /* pinflate_ratio_hint's, for the stream begun next */
+    unsigned spec_cost;  /* before any sample, a hint's cost (in order) or 0 */
     int spec_samples;
     uint64_t order_ps;   /* picoseconds per byte of in-order chunks, a running mean
                             over those decoded with no pages faulted in, or 0 */
     uint64_t known_run;  /* chunks created in order since the last speculative one */
+    int prefaulted;      /* output buffers faulted in ahead this stream (prefault_spare) */
     uint8_t win[INFLATE_WINDOW];    /* the window at pos */
     size_t win_valid;
     /* handed out */
@@ -961,7 +964,7 @@ static int speculate(const pinflate *p)
         return 1;
     if (p->plan == PINFLATE_ORDER || p->nthreads < 2)
         return 0;
-    if (p->spec_samples == 0 || p->known_run >= PROBE_EVERY)
+    if ((p->spec_samples == 0 && !p->spec_cost) || p->known_run >= PROBE_EVERY)
         return 1;
     return (uint64_t)p->nthreads * COST_ONE * 4 > (uint64_t)p->spec_cost * 5;
 }
@@ -994,6 +997,22 @@ static int mixing(const pinflate *p)
         (uint64_t)(p->nthreads - 1) * 3 * COST_ONE < p->spec_cost)
         return 0;
     return spec_in_flight(p, 1) < p->nthreads - 1;
+}
+
+/* The plan's cost before any sample for a stream expected at `ratio`
+ * (pinflate_ratio_hint; lock held): the least a speculative chunk costs at
+ * that ratio (spec_cost with no symbols), where that already rules out
+ * speculating and mixing on p's threads under AUTO; else 0, for the first
+ * probe to measure. */
+static unsigned hinted_cost(pinflate *p, double ratio)
+{
+    if (p->plan != PINFLATE_AUTO || !(ratio > 0) || ratio > 1e6)
+        return 0;
+    p->spec_cost = spec_cost((uint64_t)(ratio * 1024), 0, 8 * 1024);
+    int in_order = !speculate(p) && !mixing(p);
+    unsigned cost = in_order ? p->spec_cost : 0;
+    p->spec_cost = 0;
+    return cost;
 }
 
 /* Whether the order, decoding in order under AUTO (mixing), has reached
@@ -1244,6 +1263,37 @@ static int resolve(pinflate *p, chunk *c)
     return rc;
 }
 
+/* Where a worker has no task (lock held, dropped meanwhile): faults in an
+ * output buffer of the size an in-order chunk takes (decode_known's room,
+ * as grow() rounds it) and keeps it as a spare, so that the decoding
+ * threads take warm pages instead of faulting fresh ones in themselves (a
+ * huge page's zeroing, 0.2-0.5 ms on a VM, or a compaction's stall) while
+ * the first chunks are in flight: decoding in order, the other threads
+ * are idle then. At most as many a stream as chunks may be in flight and
+ * the stream's source has left, while the spares and the chunks hold
+ * fewer. Returns 1 when it made one. */
+static int prefault_spare(pinflate *p)
+{
+    size_t most = (size_t)p->nthreads + 3, bytes = (size_t)1 << 16;
+    if (!p->active || p->ended || p->failed || p->spool || p->prefaulted >= (int)most ||
+        p->nchunks + (size_t)p->nspare >= most || p->nspare >= p->spares)
+        return 0;
+    uint64_t end = p->src_len * 8, left = p->next_from < end ? (end - p->next_from) / 8 : 0;
+    if (left < chunk_bytes(p) * (uint64_t)(p->prefaulted + 1))
+        return 0;
+    while (bytes < INFLATE_WINDOW + out_room(p))
+        bytes *= 2;
+    p->prefaulted++;
+    pthread_mutex_unlock(&p->lock);
+    uint8_t *b = hugemem_alloc(bytes);
+    for (size_t i = 0; b && i < bytes; i += 4096)
+        b[i] = 0;
+    pthread_mutex_lock(&p->lock);
+    spare_put(p, b, bytes);
+    p->n_prefault += b != NULL;
+    return b != NULL;
+}
+
 /* The next task for a worker (lock held): a chunk to resolve, then one to
  * decode, oldest first, then a new chunk. NULL when there is none. */
 static chunk *pick(pinflate *p)
@@ -1273,7 +1323,8 @@ static void *worker(void *arg)
     while (!p->quit) {
         chunk *c = pick(p);
         if (!c) {
-            pthread_cond_wait(&p->work, &p->lock);
+            if (!prefault_spare(p))
+                pthread_cond_wait(&p->work, &p->lock);
             continue;
         }
         int resolving = c->state == CH_ACCEPTED;
@@ -1437,10 +1488,12 @@ static void begin(pinflate *p, int fd, const uint8_t *mem, spool *sp, uint64_t s
     p->member_end = 0;
     p->members = p->members_next; /* no worker decodes meanwhile: pinflate_end above */
     p->plan = p->plan_next;
-    p->spec_cost = 0;
     p->spec_samples = 0;
     p->order_ps = 0;
     p->known_run = 0;
+    p->prefaulted = 0;
+    p->spec_cost = hinted_cost(p, p->ratio_next);
+    p->ratio_next = 0;
     p->active = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
@@ -1451,6 +1504,14 @@ void pinflate_plan(pinflate *p, enum pinflate_plan plan)
 {
     pthread_mutex_lock(&p->lock);
     p->plan_next = plan;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Takes the ratio the stream begun next is expected at (see pinflate.h). */
+void pinflate_ratio_hint(pinflate *p, double ratio)
+{
+    pthread_mutex_lock(&p->lock);
+    p->ratio_next = ratio;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -1719,6 +1780,12 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone)
 uint64_t pinflate_speculated(const pinflate *p)
 {
     return p->n_spec;
+}
+
+/* Buffers faulted in ahead (see pinflate.h). */
+uint64_t pinflate_prefaulted(const pinflate *p)
+{
+    return p->n_prefault;
 }
 
 /* Blocks dropped for want of room (see pinflate.h). */

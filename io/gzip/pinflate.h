@@ -72,6 +72,17 @@ enum pinflate_plan {
  * plan starts as PARALLEL. */
 void pinflate_plan(pinflate *p, enum pinflate_plan plan);
 
+/* The data's bytes per compressed byte that the stream begun next is
+ * expected to hold (a gzip trailer's size over the member's compressed
+ * bytes), or 0 where unknown; each begin takes the hint given since the one
+ * before. Under AUTO, a stream at a ratio r where even a chunk held as
+ * bytes alone would cost more speculatively (1 + r / 10 in-order chunks,
+ * the estimate's least) than these threads can pay, with or without
+ * mixing, starts in order: no first probe, its symbols' memory nor its
+ * core's time at the start; the probes every 64 chunks still measure it,
+ * the first one's cost replacing the hint's. */
+void pinflate_ratio_hint(pinflate *p, double ratio);
+
 /* Stops the threads and frees everything; accepts NULL. */
 void pinflate_destroy(pinflate *p);
 
@@ -189,6 +200,11 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone);
 /* Of the chunks counted by pinflate_counts, how many were decoded
  * speculatively (accepted or redone). */
 uint64_t pinflate_speculated(const pinflate *p);
+
+/* Output buffers that idle threads faulted in ahead of the decoding ones,
+ * over every stream: where the stream is decoded in order, the first
+ * chunks' (see prefault_spare in pinflate.c); none for a pipe. */
+uint64_t pinflate_prefaulted(const pinflate *p);
 
 /* Blocks a chunk's decode began and dropped because they did not fit its
  * room (the next chunk decodes them again), over every stream: a decode

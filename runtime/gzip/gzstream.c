@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "io/clock.h"
+#include "io/gzip/gzip_header.h"
 #include "io/pread.h"
 
 #define GZSTREAM_BATCH_MAX ((size_t)384 << 20) /* compressed bytes per batch at most */
@@ -228,12 +229,7 @@ static void gzstream_ratio(gzstream *z, double ratio)
 /* The ratio the trailer suggests (see gzstream.h). */
 double gzstream_ratio_hint(int fd, uint64_t data_off, uint64_t file_size)
 {
-    uint8_t t[4];
-    if (file_size < data_off + 8 || io_pread(fd, t, 4, file_size - 4) != 4)
-        return 0;
-    uint32_t isize = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
-                     (uint32_t)t[3] << 24;
-    double ratio = (double)isize / (double)(file_size - data_off);
+    double ratio = gzip_trailer_ratio(fd, data_off, file_size);
     return ratio <= GZSTREAM_RATIO_MAX ? ratio : 0;
 }
 

@@ -110,6 +110,28 @@ for p in 1 2; do
     check_eq "-p $p: the decoder's threads" "each on $p threads" \
         "$(echo "$how" | sed -n 's/.*single deflate streams: 1, \(each on [0-9]* threads\).*/\1/p')"
 done
+# A member whose trailer says it compresses over 20 to 1 (log-like lines)
+# costs more speculatively than 2 threads pay for: decoded in order from
+# its first chunk, the first probe left out (-v: no chunk speculative).
+"$PY" - "$T/lines" <<'PYEOF'
+import random, sys
+random.seed(7)
+msgs = ["INFO [net] request served", "INFO [net] request served", "INFO [disk] flushed pages",
+        "DEBUG [cache] cache hit", "INFO [net] connection opened", "WARN [sched] queue long"]
+lines, n, t = [], 0, 1700000000000
+while n < 24 << 20:  # as tests/bench/gzip_files.sh's text: about 21 to 1 at gzip -6
+    r = random.randrange(48)
+    t += r % 8 == 0
+    line = "%d.%03d %s\n" % (t // 1000, t % 1000, msgs[r // 8])
+    lines.append(line)
+    n += len(line)
+open(sys.argv[1], "w").write("".join(lines))
+PYEOF
+gzip -6 -c "$T/lines" >"$T/lines.gz"
+how=$("$GB" reduce -v -p 2 --backend cpu --op count --dtype uint8 "$T/lines.gz" 2>&1)
+check_eq "lines, -p 2: the count" "count $(wc -c <"$T/lines" | tr -d ' ')" "$(echo "$how" | grep '^count' | cut -d' ' -f1-2)"
+check_eq "lines, -p 2: in order, no chunk speculative" "0 of them speculatively" \
+    "$(echo "$how" | sed -n 's/.*chunks, \([0-9]* of them speculatively\).*/\1/p')"
 "$GB" gen --shape 1000000 --seed 11 -o "$T/pb.npy.gz"
 check_eq "-p 1: BGZF blocks on one thread" "on 1 threads" \
     "$("$GB" reduce -v -p 1 --backend cpu "$T/pb.npy.gz" 2>&1 | sed -n 's/.*BGZF blocks: [0-9]* \(on [0-9]* threads\).*/\1/p')"

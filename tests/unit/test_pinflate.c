@@ -512,6 +512,95 @@ static void test_plan(void)
     free(data);
 }
 
+/* The ratio hint: at runs' ratio (over 20 to 1) even a speculative chunk
+ * of bytes alone costs more than 2 or 3 threads can pay, mixing included,
+ * so AUTO with the hint starts in order: no chunk speculative (the probe
+ * every 64 chunks comes later than these streams end), stream after stream.
+ * Without it the first chunks probe: whether an idle thread comes while
+ * the first chunk is decoded depends on the scheduler, so a few streams
+ * are tried. Text's ratio here (about 8) leaves mixing to the probe,
+ * floats' (about 1.1) speculation: their hints are ignored. A hint holds
+ * for the one stream begun next. The bytes are the data's. */
+static void test_plan_hint(void)
+{
+    size_t most = 32u << 20;
+    uint8_t *data = malloc(most), *out = malloc(most + 64);
+    static const int kinds[3] = {K_TEXT, K_FLOATS, K_RUNS};
+    for (int k = 0; k < 3; k++) {
+        int kind = kinds[k];
+        size_t n = kind == K_RUNS ? most : 6u << 20; /* runs: more than the first chunk */
+        fill(data, n, kind);
+        size_t clen;
+        uint8_t *c = level6_padded(data, n, &clen);
+        double ratio = (double)n / (double)clen;
+        CHECKF(kind == K_RUNS ? ratio > 20 : ratio < 10, "kind %d: ratio %.1f", kind, ratio);
+        pinflate *p;
+        CHECK(pinflate_create(&p, 3, 0) == 0);
+        uint64_t was = 0, hinted = 0, plain = 0;
+        for (int round = 0; round < 8 && !(round >= 3 && plain); round++) {
+            int hint = round < 3; /* three streams with the hint, then up to five without */
+            if (hint)
+                pinflate_ratio_hint(p, ratio);
+            uint64_t counts[3];
+            CHECKF(run_counted(p, c, clen, data, n, out, counts), "kind %d, round %d", kind,
+                   round);
+            *(hint ? &hinted : &plain) += counts[2] - was;
+            was = counts[2];
+        }
+        CHECKF(kind == K_RUNS ? hinted == 0 : hinted >= 1, "kind %d, ratio %.1f: %llu speculative with the hint",
+               kind, ratio, (unsigned long long)hinted);
+        CHECKF(plain >= 1, "kind %d: none speculative without the hint", kind);
+        pinflate_destroy(p);
+        free(c);
+    }
+    free(out);
+    free(data);
+}
+
+/* Decoding in order on 2 threads, the idle one faults the first chunks'
+ * output buffers in ahead (at most one per chunk that may be in flight);
+ * a second stream on the same decoder takes the first one's spares, warm,
+ * and makes none; a pipe's stream, of unknown length, none either. The
+ * bytes are the data's every time. */
+static void test_prefault(void)
+{
+    size_t n = 12u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    fill(data, n, K_TEXT);
+    size_t clen;
+    uint8_t *c = level6_padded(data, n, &clen);
+    pinflate *p = NULL;
+    uint64_t was = 0;
+    int tries = 0;
+    for (int k = 0; k < 3; k++) { /* a file's stream twice, then a pipe's on a new decoder */
+        if (k != 1) {
+            pinflate_destroy(p);
+            CHECK(pinflate_create(&p, 2, 0) == 0);
+            pinflate_plan(p, PINFLATE_ORDER);
+            was = 0;
+        }
+        size_t got;
+        uint64_t end;
+        uint32_t crc;
+        int r = par_inflate(p, c, clen + 8, out, n + 64, &got, &end, &crc, k == 2);
+        CHECKF(r == 0 && got == n && memcmp(out, data, n) == 0 &&
+                   crc == (uint32_t)crc32(0, data, (uInt)n),
+               "stream %d: r %d", k, r);
+        uint64_t made = pinflate_prefaulted(p) - was;
+        was = pinflate_prefaulted(p);
+        if (k == 0 && made == 0 && ++tries < 5) { /* the idle thread got no core in time */
+            k--;
+            continue;
+        }
+        CHECKF(k == 0 ? made >= 1 && made <= 5 : made == 0, "stream %d: %llu prefaulted", k,
+               (unsigned long long)made);
+    }
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* The plan on int32s uniform in 0..299 (deflated about 2.5 to 1, their
  * back-references into the unknown window copied all through, as text's):
  * at that ratio a chunk of symbols costs about two in-order ones, not
@@ -1450,6 +1539,8 @@ int main(void)
     RUN(test_resolve);
     RUN(test_copies);
     RUN(test_plan);
+    RUN(test_plan_hint);
+    RUN(test_prefault);
     RUN(test_plan_ints);
     RUN(test_plan_late);
     RUN(test_chunk_bounds);

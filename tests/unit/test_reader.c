@@ -277,6 +277,57 @@ static void test_single_member(void)
     }
 }
 
+/* Whether /proc/self/maps lists a mapping of the file at path (-1 where
+ * the system has no such list). */
+static int file_mapped(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    size_t n = strlen(path);
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        size_t k = strcspn(line, "\n");
+        found = k >= n && !memcmp(line + k - n, path, n);
+    }
+    fclose(f);
+    return found;
+}
+
+/* A member of a file that the parallel decoder takes is read from the
+ * file mapped whole, in place, while the reader is open (not through
+ * pread into buffers of the decoder's), and unmapped when it closes; the
+ * bytes are the data's. */
+static void test_parallel_mapped(void)
+{
+    size_t n = 8u << 20;
+    uint8_t *data = malloc(n);
+    fill(data, n);
+    struct bytes gz = {0};
+    gzip_member(&gz, data, n, 1, 0);
+    const char *path = put_file("mapped.gz", gz.p, gz.len);
+    if (file_mapped(path) < 0) {
+        free(gz.p);
+        free(data);
+        return;
+    }
+    io_reader *r;
+    CHECK(io_reader_open(&r, path, NULL) == 0);
+    CHECK(file_mapped(path) == 0);
+    struct bytes out = {0};
+    CHECK(read_all(r, 1u << 20, &out, n + 10) == 0 && out.len == n && !memcmp(out.p, data, n));
+    CHECK(file_mapped(path) == 1);
+    char how[512];
+    io_reader_describe(r, how, sizeof how);
+    CHECKF(strstr(how, "in parallel") != NULL, "%s", how);
+    io_reader_close(r);
+    CHECK(file_mapped(path) == 0);
+    free(out.p);
+    free(gz.p);
+    free(data);
+}
+
 /* The verdict of a read in order on a damaged member, for data of 300,000
  * bytes after a 16-byte header, is a whole-file read's: data past the end
  * is told before a CRC-32 or length lie that follows it (unless the
@@ -1266,6 +1317,7 @@ int main(void)
     RUN(test_plain);
     RUN(test_open_errors);
     RUN(test_single_member);
+    RUN(test_parallel_mapped);
     RUN(test_multi_member);
     RUN(test_stream_member);
     RUN(test_bgzf);

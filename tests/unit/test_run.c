@@ -386,6 +386,39 @@ static void test_run_host_inflate_chunk(void)
     free(data);
 }
 
+/* A single deflate stream inflated on the host's cores alone goes through
+ * RUN_HOST_INFLATE_STREAMS buffers, not the plan's 4 (its decoder holds
+ * chunks of its own ahead of the ring); plain input, or --streams or
+ * --chunk given, keeps the plan's. The results are the data's. */
+static void test_run_host_inflate_streams(void)
+{
+    size_t n = 300000;
+    unsigned char *data = random_bytes(n);
+    char plain[64], gz[64];
+    temp_file(plain, data, n, 0);
+    temp_file(gz, data, n, 1);
+    for (int k = 0; k < 6; k++) {
+        int gzip = k & 1, given = k >> 1; /* 1: --streams, 2: --chunk */
+        backend be;
+        memset(&be, 0, sizeof be);
+        CHECK(backend_open(&be, BACKEND_CPU, NULL, 2) == 0);
+        run_plan plan = {.chunk = (size_t)1 << 20, .chunk_given = given == 2, .streams = 4,
+                         .streams_given = given == 1};
+        run *rn = NULL;
+        CHECK(run_open(&rn, &be, &plan) == 0);
+        CHECK(run_buffers(rn) == 0);
+        reduce_one(rn, gzip ? gz : plain, data, n, plan.chunk);
+        int want = gzip && !given ? RUN_HOST_INFLATE_STREAMS : plan.streams;
+        CHECKF(run_buffers(rn) == want, "gzip %d, given %d: %d buffers", gzip, given,
+               run_buffers(rn));
+        run_close(rn);
+        backend_close(&be);
+    }
+    unlink(plain);
+    unlink(gz);
+    free(data);
+}
+
 /* Buffers the memory cannot hold: run_plan_check refuses --streams of them
  * before anything starts, with the line the user sees, and a run opened
  * over them refuses its first input through the error hook before it
@@ -979,6 +1012,7 @@ int main(void)
     RUN(test_run_ring_memory);
     RUN(test_run_chunks);
     RUN(test_run_host_inflate_chunk);
+    RUN(test_run_host_inflate_streams);
     RUN(test_run_stream);
     RUN(test_run_whole);
     RUN(test_run_member);
