@@ -4,16 +4,14 @@
 # libdeflate-gunzip -c (outputs to /dev/null), the two run in turn RUNS
 # times (default 9) after one warm-up each, and prints each pair's median
 # wall seconds and the median of the pairs' ratios (gpubatch / peer).
-# IGZIP and LIBDEFLATE name the peers (default /work/shared/peers/igzip and
-# /work/shared/peers/libdeflate-gunzip where they exist, else on PATH).
+# IGZIP and LIBDEFLATE name the peers (default: igzip and libdeflate-gunzip
+# on PATH).
 set -eu
 dir=${1:?usage: gzip_peers.sh DIR GPUBATCH [RUNS]}
 gb=${2:?usage: gzip_peers.sh DIR GPUBATCH [RUNS]}
 runs=${3:-9}
-ig=${IGZIP:-/work/shared/peers/igzip}
-[ -x "$ig" ] || ig=igzip
-ld=${LIBDEFLATE:-/work/shared/peers/libdeflate-gunzip}
-[ -x "$ld" ] || ld=libdeflate-gunzip
+ig=${IGZIP:-igzip}
+ld=${LIBDEFLATE:-libdeflate-gunzip}
 
 # Wall nanoseconds of one run of the command line "$@", its output dropped.
 wall_ns() {
