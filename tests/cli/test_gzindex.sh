@@ -4,9 +4,9 @@
 # gives reduce's text, quadratic's and transpose's bytes as the file without
 # it, found beside the file (FILE.gzidx) or named; `--shard I/N` of indexed
 # gzip merges to one run's text and bytes for several N, with and without
-# --axis; rapidgzip (when present: $RAPIDGZIP, or on PATH) decodes the file
-# through gpubatch's index, and gpubatch reads through rapidgzip's gztool
-# export; stale, foreign and damaged indexes are
+# --axis; rapidgzip (when present: $RAPIDGZIP, /work/shared/peers/rapidgzip or
+# on PATH) decodes the file through gpubatch's index, and gpubatch reads
+# through rapidgzip's gztool export; stale, foreign and damaged indexes are
 # refused in one line naming both files (or read right: never other text);
 # what cannot be indexed is refused; --shard of gzip without an index names
 # `gpubatch index`.
@@ -133,6 +133,7 @@ check_error "--shard without an index" "gpubatch index" R --op sum --shard 0/2 -
 # rapidgzip: its decode through our index, our reads through its gztool export
 RG=${RAPIDGZIP:-}
 [ -n "$RG" ] || RG=$(command -v rapidgzip 2>/dev/null || true)
+[ -n "$RG" ] || { [ -x /work/shared/peers/rapidgzip ] && RG=/work/shared/peers/rapidgzip; }
 if [ -n "$RG" ]; then
     for f in f32 i32; do
         "$RG" --import-index "$T/$f.npy.gz.gzidx" -d -c "$T/$f.npy.gz" >"$T/rg.out"
