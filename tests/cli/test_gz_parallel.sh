@@ -129,7 +129,8 @@ open(sys.argv[1], "w").write("".join(lines))
 PYEOF
 gzip -6 -c "$T/lines" >"$T/lines.gz"
 how=$("$GB" reduce -v -p 2 --backend cpu --op count --dtype uint8 "$T/lines.gz" 2>&1)
-check_eq "lines, -p 2: the count" "count $(wc -c <"$T/lines" | tr -d ' ')" "$(echo "$how" | grep '^count' | cut -d' ' -f1-2)"
+check_eq "lines, -p 2: the count" "count $(wc -c <"$T/lines" | tr -d ' ')" \
+    "$(echo "$how" | grep '^count' | cut -d' ' -f1-2)"
 check_eq "lines, -p 2: in order, no chunk speculative" "0 of them speculatively" \
     "$(echo "$how" | sed -n 's/.*chunks, \([0-9]* of them speculatively\).*/\1/p')"
 "$GB" gen --shape 1000000 --seed 11 -o "$T/pb.npy.gz"

@@ -547,8 +547,9 @@ static void test_plan_hint(void)
             *(hint ? &hinted : &plain) += counts[2] - was;
             was = counts[2];
         }
-        CHECKF(kind == K_RUNS ? hinted == 0 : hinted >= 1, "kind %d, ratio %.1f: %llu speculative with the hint",
-               kind, ratio, (unsigned long long)hinted);
+        CHECKF(kind == K_RUNS ? hinted == 0 : hinted >= 1,
+               "kind %d, ratio %.1f: %llu speculative with the hint", kind, ratio,
+               (unsigned long long)hinted);
         CHECKF(plain >= 1, "kind %d: none speculative without the hint", kind);
         pinflate_destroy(p);
         free(c);
