@@ -2052,12 +2052,18 @@ static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extre
     return it;
 }
 
-/* Whether every output element is one run of at most a tile, its part
- * the whole of it (J == 1, no shard): ax_store_whole stores it, or
- * ax_value_whole its values. */
+/* Whether every output element of plan p is one run of at most a tile,
+ * its part the whole of it (J == 1). */
+static int ax_plan_whole_runs(const ax_plan *p)
+{
+    return p->unit == AX_UNIT_TILE && p->tiles_per_run == 1 && p->J == 1 && p->T > 0;
+}
+
+/* ax_plan_whole_runs of s's plan, s no shard: ax_store_whole stores an
+ * output's part, or ax_value_whole its values. */
 static int ax_whole_runs(const ax_state *s)
 {
-    return s->p->unit == AX_UNIT_TILE && s->p->tiles_per_run == 1 && s->p->J == 1 && !s->sh;
+    return ax_plan_whole_runs(s->p) && !s->sh;
 }
 
 /* Stores output o's only partial, as ax_fold of it as stage-2 index 0 and
@@ -2689,7 +2695,7 @@ int ax_state_result(const ax_state *s, int op, int ddof, void *out)
  * one as ax_state_new's where the plan's outputs are not whole runs. */
 ax_state *ax_state_new_values(const ax_plan *p, int ddof)
 {
-    if (p->unit != AX_UNIT_TILE || p->tiles_per_run != 1 || p->J != 1 || p->T == 0)
+    if (!ax_plan_whole_runs(p))
         return ax_state_new(p);
     ax_state *s = ax_state_bare(p);
     if (!s)
