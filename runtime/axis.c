@@ -1800,7 +1800,6 @@ struct ax_state {
     /* values mode (ax_state_new_values): each op's values, computed as its
        outputs' whole runs come, in place of the per-output arrays above */
     int values, ddof;
-    unsigned has;                       /* AX_HAS_* of the arrays an output's values need */
     void *vals[RD_OP_NUM];              /* by op bit: nout values of ax_result_type */
     int vflags[RD_OP_NUM];              /* AX_RESULT_* found so far, by op bit */
 };
@@ -1890,7 +1889,7 @@ ax_state *ax_state_new(const ax_plan *p)
     while (((uint64_t)1 << s->D) <= p->nblocks && s->D < 64)
         s->D++;
     uint64_t n = p->nout, nd = p->nout * (uint64_t)s->D;
-    unsigned h = s->has = ax_has(s);
+    unsigned h = ax_has(s);
     int fail = 0;
     s->bsum = ax_calloc(h & AX_HAS_SUM, n, sizeof(double), &fail);
     s->tsum = ax_calloc(h & AX_HAS_SUM, nd, sizeof(double), &fail);
@@ -2101,7 +2100,7 @@ typedef struct {
 /* Points w's copy of values-mode state s at w's own accumulators. */
 static void ax_one_init(ax_one *w, const ax_state *s)
 {
-    unsigned h = s->has;
+    unsigned h = ax_has(s);
     w->st = *s;
     w->st.tsum = h & AX_HAS_SUM ? &w->tsum : NULL;
     w->st.tsq = h & AX_HAS_SQ ? &w->tsq : NULL;
@@ -2703,7 +2702,6 @@ ax_state *ax_state_new_values(const ax_plan *p, int ddof)
     s->values = 1;
     s->ddof = ddof;
     s->D = 1;
-    s->has = ax_has(s);
     int fail = 0;
     for (int k = 0; k < RD_OP_NUM; k++)
         s->vals[k] = ax_calloc((p->ops >> k) & 1, p->nout, dt_size(ax_result_type(p, 1 << k)),
