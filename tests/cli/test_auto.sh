@@ -222,12 +222,14 @@ check_eq "gzip member along axes: inflated on the device" 1 \
 # With auto, the host's thread runs a 128 MB member's start while the
 # devices start, the CPU's lane taking the chunks it inflates, and the
 # device goes on from where it paused. The stand-in driver starts in about
-# 0.1 s (a delay of 20 ms and the kernel images); one thread takes 0.3 s or
-# more for the member, so that the host does not end it first.
+# 0.2 s (a delay of 100 ms and the kernel images), so that the host's
+# decoder has begun by then even on a loaded machine; one thread takes 0.3 s
+# or more for the member, and the host has inflated only its first chunks
+# when the device is up, so that the host does not end it first.
 "$GB" gen --shape 33000000 --dist normal --seed 3 --no-compress -f -o "$T/bigger.npy"
 gzip -1 -c "$T/bigger.npy" >"$T/bigm.npy.gz"
 rm -f "$T/bigger.npy"
-GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20 "$GB" reduce --backend auto -v -p 1 --chunk 1M --axis 0 \
+GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce --backend auto -v -p 1 --chunk 1M --axis 0 \
     --op sum "$T/bigm.npy.gz" >/dev/null 2>"$T/auto.err"
 check_eq "gzip member along axes, auto: handed to the device" 1 \
     "$(grep -c "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
@@ -238,7 +240,7 @@ cat "$T/r3.npy.gz" | GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce
     --axis 0 --op mean,std,min,max - >/dev/null 2>"$T/auto.err"
 check_eq "gzip member from a pipe: inflated on the device" 1 \
     "$(grep -c 'bytes of data inflated on the GPU in' "$T/auto.err")"
-cat "$T/bigm.npy.gz" | GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20 "$GB" reduce \
+cat "$T/bigm.npy.gz" | GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce \
     --backend auto -v -p 1 --chunk 1M --axis 0 --op sum - >/dev/null 2>"$T/auto.err"
 check_eq "gzip member from a pipe, auto: handed to the device" 1 "$(grep -c \
     "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
