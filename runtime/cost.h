@@ -31,18 +31,20 @@
  * 16384x16384 float32 transposes). */
 #define COST_WHOLE_GPU_BYTES ((uint64_t)512 << 20)
 
-/* One core's nanoseconds per file byte of a reduction: .npy from the page
- * cache, and blocked gzip of float32. */
-#define COST_REDUCE_NS_PLAIN 1.6
-#define COST_REDUCE_NS_GZIP 10.0
+/* One thread's nanoseconds per byte of a whole-array reduction with a
+ * thread on every core of a GPU node (16 cores of an H200 node, whole
+ * process, `reduce --op count` or `sum,min,max`): a plain .npy from the
+ * page cache (2 GiB of float32 in 0.054-0.066 s: 0.40-0.49 ns; one thread
+ * alone 0.22: the cores share the memory's bandwidth), and gzip, blocked
+ * gzip by its bytes and a single member by the bytes it decodes to (a
+ * member of int32 in 0..199, `gzip -6`, the slowest kind measured: 7.0 ns;
+ * float32 `gzip -1` 4.3-5.9, text lines 4.0, blocked float32 4.3-4.7). */
+#define COST_REDUCE_NS_PLAIN 0.45
+#define COST_REDUCE_NS_GZIP 7.0
 
-/* One thread's nanoseconds per file byte of the whole-array reduce of a
- * plain .npy from the page cache with a thread on every core of a GPU node
- * (sum, min, max of 2 GiB of float32 on the 16 cores of an H200 node:
- * 0.058 s, 0.43 ns a byte; one thread alone 0.22: the cores share the
- * memory's bandwidth; 2 cores of a development machine 0.26): the base of
- * an axis run's cost, which auto weighs against the GPU's start. */
-#define COST_AXIS_NS_PLAIN 0.45
+/* The base of an axis run's cost, which auto weighs against the GPU's
+ * start: the whole-array reduce's of a plain .npy. */
+#define COST_AXIS_NS_PLAIN COST_REDUCE_NS_PLAIN
 
 /* One thread's nanoseconds per file byte of a reduction along axes
  * (`reduce --axis`) of ops (rd_op bits) over elements of elem bytes: runs of
