@@ -1036,6 +1036,12 @@ int io_reader_stream_spool(const io_reader *r, spool **s, uint64_t *data_off)
     return 1;
 }
 
+/* The bytes read from r's pipe so far (see reader.h). */
+int64_t io_reader_pipe_received(const io_reader *r)
+{
+    return r->spool ? (int64_t)spool_received(r->spool) : -1;
+}
+
 /* Asks the parallel decoder to pause the first member (see reader.h). */
 void io_reader_pause(io_reader *r)
 {

@@ -206,6 +206,10 @@ int io_reader_stream_member(const io_reader *r, int *fd, uint64_t *data_off, uin
 struct spool;
 int io_reader_stream_spool(const io_reader *r, struct spool **s, uint64_t *data_off);
 
+/* The bytes read so far from the pipe that r reads through a spool, or -1
+ * where r reads no pipe. */
+int64_t io_reader_pipe_received(const io_reader *r);
+
 /* Asks, from any thread, that the parallel decoder of the member
  * io_reader_stream_member or io_reader_stream_spool names pause at the
  * next block boundary between its chunks: reads then end there (0 bytes)

@@ -305,6 +305,15 @@ uint64_t spool_size(spool *s)
     return size;
 }
 
+/* The bytes read so far (see spool.h). */
+uint64_t spool_received(spool *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t end = s->end;
+    pthread_mutex_unlock(&s->lock);
+    return end;
+}
+
 /* Whether the descriptor has a byte at off (see spool.h). */
 int spool_has(spool *s, uint64_t off)
 {

@@ -55,6 +55,10 @@ void spool_release(spool *s, uint64_t off);
 /* The descriptor's size once its end has been read, else SPOOL_UNKNOWN. */
 uint64_t spool_size(spool *s);
 
+/* The bytes read from the descriptor so far (by the readers or the
+ * read-ahead thread). */
+uint64_t spool_received(spool *s);
+
 /* Whether the descriptor has a byte at offset off, reading as far as it
  * (a failed read counts as the end). */
 int spool_has(spool *s, uint64_t off);

@@ -187,6 +187,15 @@ int cost_member_rest_pays(int threads, uint64_t left)
     return COST_DEVICE_SETUP_SECONDS + left / (COST_DEVICE_GBPS * 1e9) < left / host;
 }
 
+/* Whether the host is behind a pipe (see cost.h). */
+int cost_pipe_behind(uint64_t behind, uint64_t done, double seconds)
+{
+    if (seconds <= 0)
+        return 1;
+    double most = (double)done / seconds * COST_PIPE_BEHIND_SECONDS;
+    return behind > COST_PIPE_BEHIND_BYTES && (double)behind > most;
+}
+
 /* One core's nanoseconds spread over `threads` threads (< 1: one per
  * core), in seconds. */
 static double cost_cpu_share(int threads, double ns)

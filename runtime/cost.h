@@ -82,6 +82,24 @@ double cost_transpose_ns(int gzip_in, int level);
  * COST_DEVICE_GBPS against COST_HOST_GBPS a thread. */
 int cost_member_rest_pays(int threads, uint64_t left);
 
+/* A pipe's gzip member goes to a device once the host's threads fall this
+ * far behind the pipe: the bytes read from it and not yet decoded would take
+ * them this long at the rate they have decoded so far. While they keep up,
+ * the pipe's writer bounds the run, and a device, which would wait for the
+ * same bytes, cannot end it sooner (a cached 498 MB float32 `gzip -1` member
+ * through `cat` on a 16-core GPU node: the host 0.33-0.36 s, handed to the
+ * device 0.40-0.44 s). */
+#define COST_PIPE_BEHIND_SECONDS 0.15
+
+/* And at least this many bytes behind: the parallel decoder's chunks in
+ * flight and the ring's buffers not yet taken count as not decoded. */
+#define COST_PIPE_BEHIND_BYTES ((uint64_t)32 << 20)
+
+/* Whether the host's threads are behind a pipe (see above): `behind` bytes
+ * read from it that they have not decoded, after decoding `done` compressed
+ * bytes (at least one) in `seconds`. */
+int cost_pipe_behind(uint64_t behind, uint64_t done, double seconds);
+
 /* The file a FILE argument reads (an .npz member's archive), its text in
  * buf or arg itself (cli's input_file). */
 typedef const char *(*cost_file_of)(const char *arg, char *buf, size_t len);

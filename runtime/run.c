@@ -421,11 +421,27 @@ typedef struct {
     size_t tail_len;
 } run_member;
 
-/* The member being run on the host while the devices start. */
+/* The member being run on the host while the devices start, since `since`
+ * (io_seconds). */
 typedef struct {
     io_reader *r;
     backend *be;
+    double since;
 } run_paused;
+
+/* Whether the host's threads are behind the pipe whose member reader r
+ * decodes (cost_pipe_behind), having taken chunks from raw_seen input
+ * bytes since `since` (0: not known yet); 1 where r reads no pipe. */
+static int run_pipe_behind(const io_reader *r, uint64_t raw_seen, double since)
+{
+    int64_t got = io_reader_pipe_received(r);
+    if (got < 0)
+        return 1;
+    if (raw_seen == 0)
+        return 0;
+    uint64_t behind = (uint64_t)got > raw_seen ? (uint64_t)got - raw_seen : 0;
+    return cost_pipe_behind(behind, raw_seen, io_seconds() - since);
+}
 
 /* A device can take the member over (sched_input.member_gpu_ready): asks
  * its reader to pause, where the device pays for the data left: the
@@ -433,18 +449,21 @@ typedef struct {
  * bytes they came from (the trailer's where that is not known or more than
  * deflate gives; 1 at least), as both sides' rates are of decoded bytes:
  * text, many bytes to a compressed one, pays from few of them. A pipe
- * whose end has not been read yet pays: what is left is not known, and
- * the host's threads have not reached its end. */
-static void run_pause(void *ctx, uint64_t raw_seen, uint64_t data_seen)
+ * whose end has not been read yet pays once the host's threads fall behind
+ * it (run_pipe_behind): what is left is not known; until then it is asked
+ * again after each chunk (0). 1 once decided. */
+static int run_pause(void *ctx, uint64_t raw_seen, uint64_t data_seen)
 {
     const run_paused *p = ctx;
     int64_t size = io_reader_input_size(p->r);
     if (size < 0) {
+        if (!run_pipe_behind(p->r, raw_seen, p->since))
+            return 0;
         io_reader_pause(p->r);
-        return;
+        return 1;
     }
     if (size <= 0 || (uint64_t)size <= raw_seen)
-        return;
+        return 1;
     uint64_t left = (uint64_t)size - raw_seen;
     double ratio = raw_seen ? (double)data_seen / (double)raw_seen : 0;
     if (ratio > 1 && ratio <= GZSTREAM_RATIO_MAX)
@@ -453,6 +472,7 @@ static void run_pause(void *ctx, uint64_t raw_seen, uint64_t data_seen)
         left = run_member_data_hint(p->r, left);
     if (run_member_rest_pays(p->be, left))
         io_reader_pause(p->r);
+    return 1;
 }
 
 /* HOST: runs the start of the member on the host while the devices start,
@@ -461,6 +481,7 @@ static void run_pause(void *ctx, uint64_t raw_seen, uint64_t data_seen)
 static int run_member_host(run *rn, const run_job *in, pl_ring **pl, run_member *m)
 {
     const run_source *s = in->src;
+    double since = io_seconds();
     if (pl_open_pausable(&pl[0], s->r, rn->bufs, rn->nbufs, rn->nslots, rn->chunk, s->prefix,
                          s->prefix_len, s->limit, s->fi->swap, in->op->grain) < 0)
         return run_no_reader(in);
@@ -470,7 +491,7 @@ static int run_member_host(run *rn, const run_job *in, pl_ring **pl, run_member 
        start whichever lane takes them: the CPU's lane adds only the operation's work */
     if (in->op->cpu_ns_inflated > 0)
         sched_cpu_cost(rn->h, in->op->cpu_ns_inflated);
-    run_paused pause = {s->r, rn->be};
+    run_paused pause = {s->r, rn->be, since};
     sched_input input = {.rings = pl, .nrings = 1, .member_gpu_ready = run_pause,
                          .member_gpu_ctx = &pause};
     int rc = sched_run(rn->h, &input, &m->first);

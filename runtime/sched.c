@@ -876,7 +876,7 @@ typedef enum { SCHED_LANES, SCHED_STAGE, SCHED_COPY } sched_case;
 typedef struct {
     sched_case what;
     sched_input *in;       /* the rings (NULL: the member's batches) */
-    int told;              /* in->member_gpu_ready called, or not wanted */
+    int told;              /* in->member_gpu_ready decided, or not wanted */
     uint64_t raw_seen;     /* the input bytes that the rings' chunks so far were read from */
     uint64_t data_seen;    /* and the data bytes they hold */
     sched_stream *z;       /* the member's batches: */
@@ -1026,10 +1026,8 @@ static int sched_loop(sched *h, sched_feed *f, uint64_t *bytes_in)
     io_status read_err = {0, ""};
     *bytes_in = 0;
     do {
-        if (!f->told && sched_member_gpu(h) && (f->what != SCHED_STAGE || h->whole_on_gpu)) {
-            f->in->member_gpu_ready(f->in->member_gpu_ctx, f->raw_seen, f->data_seen);
-            f->told = 1;
-        }
+        if (!f->told && sched_member_gpu(h) && (f->what != SCHED_STAGE || h->whole_on_gpu))
+            f->told = f->in->member_gpu_ready(f->in->member_gpu_ctx, f->raw_seen, f->data_seen);
         rc = sched_feed_next(h, f, &c, &dev);
         if (rc < 0)
             read_err = h->st;

@@ -114,11 +114,12 @@ typedef struct {
        line), as pl_next does (NULL: pl_next of ring 0). */
     int (*next)(void *ctx, pl_chunk *c, io_status *st);
     void *ctx;
-    /* Called once, as soon as a device could inflate a gzip member
+    /* Called as soon as a device could inflate a gzip member
        (sched_run_member), while the chunks run, with the input bytes that the
-       chunks taken so far were read from and the data bytes they hold (NULL:
-       not needed). */
-    void (*member_gpu_ready)(void *ctx, uint64_t raw_seen, uint64_t data_seen);
+       chunks taken so far were read from and the data bytes they hold, and
+       again after each chunk while it returns 0 (not decided yet) rather
+       than 1 (NULL: not needed). */
+    int (*member_gpu_ready)(void *ctx, uint64_t raw_seen, uint64_t data_seen);
     void *member_gpu_ctx;
     int stage_kept; /* spec.whole: the staged matrix that this input's last call left open
                        goes on (the rest of a member after the device), not a new one */

@@ -234,8 +234,12 @@ GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce --backend auto -v
 check_eq "gzip member along axes, auto: handed to the device" 1 \
     "$(grep -c "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
 # The same members read from a pipe: with cuda the device takes one from
-# its start, with auto from where the host paused (a pipe's size is not
-# known: the rest is taken to pay for the device).
+# its start, with auto from where the host paused once the host's thread
+# has fallen behind the pipe (cost_pipe_behind: `cat` writes the 132 MB far
+# faster than one thread decodes them). A writer slower than the host
+# keeps the member on the host, which decodes it all (the device would wait
+# for the same bytes; the stand-in's kernels compute nothing, so only where
+# the member was decoded is checked).
 cat "$T/r3.npy.gz" | GPUBATCH_HOST_INFLATE=0 GPUBATCH_LIBCUDA=$FAKE "$GB" reduce --backend cuda -v \
     --axis 0 --op mean,std,min,max - >/dev/null 2>"$T/auto.err"
 check_eq "gzip member from a pipe: inflated on the device" 1 \
@@ -244,6 +248,20 @@ cat "$T/bigm.npy.gz" | GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" r
     --backend auto -v -p 1 --chunk 1M --axis 0 --op sum - >/dev/null 2>"$T/auto.err"
 check_eq "gzip member from a pipe, auto: handed to the device" 1 "$(grep -c \
     "inflated on the host's threads while the GPU started; the GPU went on" "$T/auto.err")"
+"$GB" gen --shape 5000000 --dist normal --seed 4 --no-compress -f -o "$T/slow.npy"
+gzip -1 -c "$T/slow.npy" >"$T/slow.npy.gz"
+$PY -c 'import sys, time
+d = open(sys.argv[1], "rb").read()
+for i in range(0, len(d), 1 << 20):
+    sys.stdout.buffer.write(d[i:i + (1 << 20)])
+    sys.stdout.buffer.flush()
+    time.sleep(0.025)' "$T/slow.npy.gz" |
+    GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=100 "$GB" reduce --backend auto -v -p 1 \
+        --chunk 1M --op count - >"$T/auto.out" 2>"$T/auto.err"
+check_eq "a pipe slower than the host, auto: status" 0 $?
+check_eq "a pipe slower than the host, auto: the data" "count 5000000  -" "$(cat "$T/auto.out")"
+check_eq "a pipe slower than the host, auto: kept on the host" 0 "$(grep -c 'the GPU went on' "$T/auto.err")"
+check_eq "a pipe slower than the host, auto: the device was ready" 1 "$(grep -c 'CUDA ready' "$T/auto.err")"
 # A member cut short, damaged in its middle or with a wrong CRC-32, read
 # from a pipe and taken by the device: the CPU backend's message and exit
 # status (the stand-in's decoder stops at once, the host reading on).

@@ -1,7 +1,8 @@
 /* test_cost.c - how many devices `--device all` starts: the count that
  * ends the work soonest against a search over every count, the PCIe link
  * rates read from sysfs text, and the slowest link found in a sysfs tree
- * (GPUs behind bridges, other vendors' and other classes' devices). */
+ * (GPUs behind bridges, other vendors' and other classes' devices); when a
+ * pipe's member is worth a device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +222,36 @@ static void test_slowest_link(void)
     CHECK(system(cmd) == 0);
 }
 
+/* A pipe's member goes to a device only once the bytes read from the pipe
+ * and not yet decoded would take the host's threads longer than
+ * COST_PIPE_BEHIND_SECONDS at the rate they have decoded so far, and are
+ * more than COST_PIPE_BEHIND_BYTES. */
+static void test_pipe_behind(void)
+{
+    /* 1 GB decoded in 1 s: 0.15 s of it is 150 MB */
+    CHECK(!cost_pipe_behind(0, 1000000000, 1.0));
+    CHECK(!cost_pipe_behind(149000000, 1000000000, 1.0));
+    CHECK(cost_pipe_behind(151000000, 1000000000, 1.0));
+    /* the same backlog is behind a slower host */
+    CHECK(cost_pipe_behind(149000000, 500000000, 1.0));
+    CHECK(!cost_pipe_behind(149000000, 2000000000, 1.0));
+    /* a slow pipe: behind only past the floor */
+    CHECK(!cost_pipe_behind(COST_PIPE_BEHIND_BYTES, 1000000, 1.0));
+    CHECK(cost_pipe_behind(COST_PIPE_BEHIND_BYTES + 1, 1000000, 1.0));
+    /* no time measured yet: behind, as the device was always given a pipe */
+    CHECK(cost_pipe_behind(0, 1000, 0.0));
+    int bad = 0;
+    for (int i = 0; i < 10000; i++) {
+        double secs = 0.001 + unit() * 3, rate = 1e6 + unit() * 1e10;
+        uint64_t done = (uint64_t)(rate * secs) + 1;
+        uint64_t at = (uint64_t)((double)done / secs * COST_PIPE_BEHIND_SECONDS);
+        if (at < COST_PIPE_BEHIND_BYTES)
+            at = COST_PIPE_BEHIND_BYTES;
+        bad += cost_pipe_behind(at / 2, done, secs) || !cost_pipe_behind(at * 2 + 2, done, secs);
+    }
+    CHECKF(bad == 0, "%d of 10000 random rates misjudged", bad);
+}
+
 int main(void)
 {
     RUN(test_count);
@@ -228,5 +259,6 @@ int main(void)
     RUN(test_axis_ns);
     RUN(test_stream_decoded);
     RUN(test_slowest_link);
+    RUN(test_pipe_behind);
     return check_summary();
 }
