@@ -14,7 +14,8 @@
 # not PIGZ, which pigz reads as its options).
 # PARTS (default "reduce transpose") picks the parts, TBE (default "cuda
 # auto") the transpose's backends; INDEX=1 also races each reduce file with
-# a seek index beside it against --no-index.
+# a seek index beside it against --no-index; PIPE=1 races each reduce file
+# read from a pipe too (`cat FILE |`, tests/gpu/pipe_in.sh).
 set -u
 out=${1:-gpu-member}
 base_src=${2:-}
@@ -82,7 +83,20 @@ for f in i.npy.gz text.u8.gz f.npy.gz; do
     for be in cpu cuda auto; do
         for b in "$GB" $OLD; do v="$v $b,reduce,-q,--backend,$be,--op,count$(echo " $dt" | tr ' ' ',' | sed 's/,$//'),$work/$f"; done
     done
-    race "reduce --op count $f" $v
+    file=$f # race sets f
+    race "reduce --op count $file" $v
+    [ -n "${PIPE:-}" ] || continue
+    for be in cuda auto; do
+        check "$file through a pipe, $be" "$(echo "$want" | sed "s|$work/$file|-|")" \
+            "$(sh tests/gpu/pipe_in.sh "$work/$file" "$GB" reduce -q --backend $be --op sum,count $dt -)"
+    done
+    v=
+    for be in cpu cuda auto; do
+        for b in "$GB" $OLD; do
+            v="$v sh,tests/gpu/pipe_in.sh,$work/$file,$b,reduce,-q,--backend,$be,--op,count$(echo " $dt" | tr ' ' ',' | sed 's/,$//'),-"
+        done
+    done
+    race "reduce --op count - <$file (through a pipe)" $v
 done
 # INDEX=1: each reduce file again with a seek index beside it (`gpubatch
 # index`, timed) against --no-index, on every backend, this tree only.
