@@ -431,7 +431,8 @@ typedef struct {
 
 /* Whether the host's threads are behind the pipe whose member reader r
  * decodes (cost_pipe_behind), having taken chunks from raw_seen input
- * bytes since `since` (0: not known yet); 1 where r reads no pipe. */
+ * bytes since `since`: 0 before the first chunk (no rate yet), 1 where r
+ * reads no pipe. */
 static int run_pipe_behind(const io_reader *r, uint64_t raw_seen, double since)
 {
     int64_t got = io_reader_pipe_received(r);
