@@ -43,7 +43,7 @@
 #define COST_REDUCE_NS_GZIP 7.0
 
 /* The base of an axis run's cost, which auto weighs against the GPU's
- * start: the whole-array reduce's of a plain .npy. */
+ * start: the cost of the whole-array reduce of a plain .npy. */
 #define COST_AXIS_NS_PLAIN COST_REDUCE_NS_PLAIN
 
 /* One thread's nanoseconds per file byte of a reduction along axes
