@@ -517,8 +517,8 @@ static void test_plan(void)
  * so AUTO with the hint starts in order: no chunk speculative (the probe
  * every 64 chunks comes later than these streams end), stream after stream.
  * Without it the first chunks probe: whether an idle thread comes while
- * the first chunk is decoded depends on the scheduler, so a few streams
- * are tried. Text's ratio here (about 8) leaves mixing to the probe,
+ * the first chunk is decoded depends on the scheduler (on a busy machine
+ * it often does not), so up to twelve streams are tried. Text's ratio here (about 8) leaves mixing to the probe,
  * floats' (about 1.1) speculation: their hints are ignored. A hint holds
  * for the one stream begun next. The bytes are the data's. */
 static void test_plan_hint(void)
@@ -537,8 +537,8 @@ static void test_plan_hint(void)
         pinflate *p;
         CHECK(pinflate_create(&p, 3, 0) == 0);
         uint64_t was = 0, hinted = 0, plain = 0;
-        for (int round = 0; round < 8 && !(round >= 3 && plain); round++) {
-            int hint = round < 3; /* three streams with the hint, then up to five without */
+        for (int round = 0; round < 15 && !(round >= 3 && plain); round++) {
+            int hint = round < 3; /* three streams with the hint, then up to twelve without */
             if (hint)
                 pinflate_ratio_hint(p, ratio);
             uint64_t counts[3];
@@ -551,6 +551,37 @@ static void test_plan_hint(void)
                "kind %d, ratio %.1f: %llu speculative with the hint", kind, ratio,
                (unsigned long long)hinted);
         CHECKF(plain >= 1, "kind %d: none speculative without the hint", kind);
+        pinflate_destroy(p);
+        free(c);
+    }
+    free(out);
+    free(data);
+}
+
+/* Chunk sizes follow the plan: under AUTO on 2 threads, a stream that
+ * speculates on every chunk it cannot decode in order (floats, near noise)
+ * aims at the largest chunks, whose own work (the start's search, the
+ * first window as symbols) is then a small share; one decoded in order
+ * (text) keeps the small ones, a few per thread. Which plan a stream takes
+ * depends on the threads' timing, so the sizes are checked against the
+ * share of chunks decoded speculatively. The bytes are the data's. */
+static void test_spec_chunks(void)
+{
+    size_t n = 24u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    for (int kind = K_TEXT; kind <= K_FLOATS; kind++) {
+        fill(data, n, kind);
+        size_t clen;
+        uint8_t *c = level6_padded(data, n, &clen);
+        pinflate *p;
+        CHECK(pinflate_create(&p, 2, 0) == 0);
+        uint64_t counts[3];
+        CHECKF(run_counted(p, c, clen, data, n, out, counts), "kind %d", kind);
+        uint64_t chunks = counts[0], spec = counts[2], half = n / (2u << 20);
+        /* speculating: chunks of up to 4 MiB after the first measure; in order: of 1 MiB */
+        CHECKF(2 * spec >= chunks ? chunks <= half : chunks >= half,
+               "kind %d: %llu chunks, %llu speculative", kind, (unsigned long long)chunks,
+               (unsigned long long)spec);
         pinflate_destroy(p);
         free(c);
     }
@@ -1545,6 +1576,7 @@ int main(void)
     RUN(test_copies);
     RUN(test_plan);
     RUN(test_plan_hint);
+    RUN(test_spec_chunks);
     RUN(test_prefault);
     RUN(test_plan_ints);
     RUN(test_plan_late);
