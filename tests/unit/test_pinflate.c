@@ -590,10 +590,12 @@ static void test_spec_chunks(void)
 }
 
 /* Decoding in order on 2 threads, the idle one faults the first chunks'
- * output buffers in ahead (at most one per chunk that may be in flight);
- * a second stream on the same decoder takes the first one's spares, warm,
- * and makes none; a pipe's stream, of unknown length, none either. The
- * bytes are the data's every time. */
+ * output buffers in ahead (at most one per chunk that may be in flight,
+ * 5); a second stream on the same decoder takes the first one's spares,
+ * warm, and makes at most what they fall short of that (none, unless the
+ * first stream's idle thread got too little of a busy machine's cores to
+ * make them all); a pipe's stream, of unknown length, none. The bytes are
+ * the data's every time. */
 static void test_prefault(void)
 {
     size_t n = 12u << 20;
@@ -602,7 +604,7 @@ static void test_prefault(void)
     size_t clen;
     uint8_t *c = level6_padded(data, n, &clen);
     pinflate *p = NULL;
-    uint64_t was = 0;
+    uint64_t was = 0, first = 0;
     int tries = 0;
     for (int k = 0; k < 3; k++) { /* a file's stream twice, then a pipe's on a new decoder */
         if (k != 1) {
@@ -624,8 +626,11 @@ static void test_prefault(void)
             k--;
             continue;
         }
-        CHECKF(k == 0 ? made >= 1 && made <= 5 : made == 0, "stream %d: %llu prefaulted", k,
-               (unsigned long long)made);
+        if (k == 0)
+            first = made;
+        CHECKF(k == 0 ? made >= 1 && made <= 5 : k == 1 ? first + made <= 5 : made == 0,
+               "stream %d: %llu prefaulted (the first %llu)", k, (unsigned long long)made,
+               (unsigned long long)first);
     }
     pinflate_destroy(p);
     free(c);
