@@ -160,20 +160,27 @@ static void note_read(spool *s, ssize_t k)
         s->err = (int)-k;
 }
 
+/* One read(2) past the held bytes by a thread that found no other reading
+ * (lock held): it takes the reading part (others wait, even while it makes
+ * room), reads and gives the part back; `ahead` as read_unlocked's. */
+static void read_once(spool *s, int ahead)
+{
+    s->reading = 1;
+    int rc = make_room(s);
+    size_t held = (size_t)(s->end - s->base);
+    note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held, ahead));
+    reading_done(s);
+}
+
 /* Reads until bytes up to offset `want` are held, or the descriptor ends
  * or fails (lock held); another thread's read is waited for instead. */
 static void wait_for(spool *s, uint64_t want)
 {
     while (s->end < want && !s->eof && !s->err) {
-        if (s->reading) {
+        if (s->reading)
             pthread_cond_wait(&s->more, &s->lock);
-            continue;
-        }
-        s->reading = 1; /* this thread reads: others wait, even while it makes room */
-        int rc = make_room(s);
-        size_t held = (size_t)(s->end - s->base);
-        note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held, 0));
-        reading_done(s);
+        else
+            read_once(s, 0);
     }
 }
 
@@ -187,15 +194,10 @@ static void *read_ahead(void *arg)
     pthread_mutex_lock(&s->lock);
     while (!s->stop && !s->eof && !s->err) {
         uint64_t from = s->keep > s->base ? s->keep : s->base;
-        if (s->reading || s->end >= from + s->ahead) {
+        if (s->reading || s->end >= from + s->ahead)
             pthread_cond_wait(&s->more, &s->lock);
-            continue;
-        }
-        s->reading = 1;
-        int rc = make_room(s);
-        size_t held = (size_t)(s->end - s->base);
-        note_read(s, rc < 0 ? rc : read_unlocked(s, s->buf + held, s->cap - held, 1));
-        reading_done(s);
+        else
+            read_once(s, 1);
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;
