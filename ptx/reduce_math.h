@@ -220,11 +220,17 @@ GB_HD void rd_warps_tree(double *s)
  * Inside an accumulator (a lane's accumulator k of a sub-tile, a block of
  * RD_AXIS_BLOCK elements along a kept last axis) the sums are plain
  * doubles (rd_var_step); every combination above it is rd_var_merge, in
- * the positions and order of the sums' additions. Elements are converted
+ * the positions and order of the sums' additions: in plain doubles while
+ * the two partials hold at most RD_VAR_PLAIN elements together (so that a
+ * partial of that many or fewer has low words 0), in double-double above,
+ * which keeps long sums accurate at a cost of about 130 operations a
+ * merge. Elements are converted
  * to double first, exactly as for the sums. A non-finite element makes
  * the sums NaN, so var and std are NaN, as numpy's. */
 
 #define RD_AXIS_BLOCK 16u /* partials a stage-2 block adds in sequence */
+#define RD_VAR_PLAIN 64u  /* variance partials of at most this many elements
+                             together merge in plain doubles */
 
 /* A double-double: the unevaluated sum hi + lo, |lo| <= ulp(hi) / 2. */
 typedef struct {
@@ -348,15 +354,36 @@ GB_HD rd_var rd_var_empty(void)
     return rd_var_of_acc(rd_var_acc_empty());
 }
 
-/* The partial of a's elements followed by b's: it keeps a's shift and
- * moves b's sums to it with D = K_b - K_a held exactly:
- * S1 = S1_a + (S1_b + n_b*D), S2 = S2_a + ((S2_b + 2*D*S1_b) + (n_b*D)*D). */
+/* rd_var_merge of two partials of RD_VAR_PLAIN elements or fewer together,
+ * neither empty: in plain doubles, as one accumulator would hold them
+ * (their low words are 0), D = K_b - K_a rounded once:
+ * S1 = S1_a + fma(n_b, D, S1_b), S2 = S2_a + fma(D, fma(n_b, D, 2*S1_b), S2_b). */
+GB_HD rd_var rd_var_merge_plain(rd_var a, rd_var b)
+{
+    double d = b.k - a.k, nb = (double)b.n;
+    rd_var r;
+    r.n = a.n + b.n;
+    r.k = a.k;
+    r.s1.hi = a.s1.hi + fma(nb, d, b.s1.hi);
+    r.s1.lo = 0.0;
+    r.s2.hi = a.s2.hi + fma(d, fma(nb, d, 2.0 * b.s1.hi), b.s2.hi);
+    r.s2.lo = 0.0;
+    return r;
+}
+
+/* The partial of a's elements followed by b's: it keeps a's shift. Where
+ * they hold more than RD_VAR_PLAIN elements together it moves b's sums to
+ * it in double-double with D = K_b - K_a held exactly:
+ * S1 = S1_a + (S1_b + n_b*D), S2 = S2_a + ((S2_b + 2*D*S1_b) + (n_b*D)*D);
+ * else rd_var_merge_plain. */
 GB_HD rd_var rd_var_merge(rd_var a, rd_var b)
 {
     if (b.n == 0)
         return a;
     if (a.n == 0)
         return b;
+    if (a.n + b.n <= RD_VAR_PLAIN)
+        return rd_var_merge_plain(a, b);
     rd_dd d = rd_two_sum(b.k, -a.k);
     rd_dd nd = rd_dd_mul_d(d, (double)b.n);
     rd_dd t = rd_dd_mul(d, b.s1);

@@ -1289,7 +1289,8 @@ typedef struct {
 /* Merges level b (right) into a (left) lane by lane, as ax_merge_parts:
  * sums a = rd_add(a, b) (WS: sums, WQ: squares), variance partials
  * rd_var_merge(a, b) (WV; FULL: no partial of either is empty, which
- * spares the choice of the empty sides). */
+ * spares the choice of the empty sides; where every lane's merge is plain,
+ * that arithmetic alone). */
 AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, int ws, int wq,
                                int wv, int full)
 {
@@ -1297,6 +1298,12 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
         a->sum[c] = rd_add(a->sum[c], b->sum[c]);
     for (size_t c = 0; wq && c < AX_COLS; c++)
         a->sq[c] = rd_add(a->sq[c], b->sq[c]);
+    if (wv && vl_all_plain(a->vn, b->vn, AX_COLS)) {
+        for (size_t c = 0; c < AX_COLS; c++)
+            vl_merge_plain(&a->vn[c], &a->vk[c], &a->v1h[c], &a->v1l[c], &a->v2h[c], &a->v2l[c],
+                           b->vn[c], b->vk[c], b->v1h[c], b->v2h[c]);
+        return;
+    }
     for (size_t c = 0; wv && full && c < AX_COLS; c++)
         vl_merge_full(&a->vn[c], &a->vk[c], &a->v1h[c], &a->v1l[c], &a->v2h[c], &a->v2l[c],
                       b->vn[c], b->vk[c], b->v1h[c], b->v1l[c], b->v2h[c], b->v2l[c]);

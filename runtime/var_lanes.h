@@ -105,12 +105,43 @@ VL_INLINE double vl_pick(uint64_t mask, double a, double b)
     return a;
 }
 
+/* rd_var_merge_plain(a, b) of one lane (neither side empty, n_a + n_b <=
+ * RD_VAR_PLAIN): the sums' arithmetic alone, the shift kept. */
+VL_INLINE void vl_merge_plain(uint64_t *an, double *ak, double *as1h, double *as1l,
+                              double *as2h, double *as2l, uint64_t bn, double bk, double bs1h,
+                              double bs2h)
+{
+    double d = bk - *ak, nb = vl_count(bn);
+    *as1h = *as1h + fma(nb, d, bs1h);
+    *as1l = 0.0;
+    *as2h = *as2h + fma(d, fma(nb, d, 2.0 * bs1h), bs2h);
+    *as2l = 0.0;
+    *an += bn;
+}
+
+/* Whether every one of the w lanes' merges of a (ia on) and b (ib on) is
+ * rd_var_merge_plain: neither side empty, RD_VAR_PLAIN elements or fewer
+ * together. */
+VL_INLINE int vl_all_plain(const uint64_t *an, const uint64_t *bn, size_t w)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < w; i++)
+        bad |= (uint64_t)(an[i] == 0) | (uint64_t)(bn[i] == 0) |
+               (uint64_t)(an[i] + bn[i] > RD_VAR_PLAIN);
+    return !bad;
+}
+
 /* rd_var_merge(a, b) of one lane where neither side is empty (0 < n_a,
- * n_b < 2^52): the sums' arithmetic alone, the shift kept. */
+ * n_b < 2^52): the sums' arithmetic alone, the shift kept; the
+ * double-double arithmetic and the plain one both done and the one that
+ * the counts ask for chosen after (no branch). */
 VL_INLINE void vl_merge_full(uint64_t *an, double *ak, double *as1h, double *as1l, double *as2h,
                              double *as2l, uint64_t bn, double bk, double bs1h, double bs1l,
                              double bs2h, double bs2l)
 {
+    uint64_t pn = *an, plain = -(uint64_t)(*an + bn <= RD_VAR_PLAIN);
+    double p1h = *as1h, p1l = *as1l, p2h = *as2h, p2l = *as2l;
+    vl_merge_plain(&pn, ak, &p1h, &p1l, &p2h, &p2l, bn, bk, bs1h, bs2h);
     rd_dd d = vl_two_sum(bk, -*ak);
     rd_dd nd = vl_dd_mul_d(d, vl_count(bn));
     rd_dd b1 = {bs1h, bs1l}, b2 = {bs2h, bs2l}, a1 = {*as1h, *as1l}, a2 = {*as2h, *as2l};
@@ -119,10 +150,10 @@ VL_INLINE void vl_merge_full(uint64_t *an, double *ak, double *as1h, double *as1
     t.lo *= 2.0;
     rd_dd s1 = vl_dd_add(a1, vl_dd_add(b1, nd));
     rd_dd s2 = vl_dd_add(a2, vl_dd_add(vl_dd_add(b2, t), vl_dd_mul(nd, d)));
-    *as1h = s1.hi;
-    *as1l = s1.lo;
-    *as2h = s2.hi;
-    *as2l = s2.lo;
+    *as1h = vl_pick(plain, p1h, s1.hi);
+    *as1l = vl_pick(plain, p1l, s1.lo);
+    *as2h = vl_pick(plain, p2h, s2.hi);
+    *as2l = vl_pick(plain, p2l, s2.lo);
     *an += bn;
 }
 
@@ -148,7 +179,8 @@ VL_INLINE void vl_merge_lane(uint64_t *an, double *ak, double *as1h, double *as1
  * where it is inlined; the two ranges disjoint or the same arrays apart):
  * VL_W lanes at a time through local copies, so that the loops have a
  * constant trip count and no stores alias their loads; lanes whose b
- * partials are all empty are left as they are. */
+ * partials are all empty are left as they are, and lanes whose merges are
+ * all plain skip the double-double arithmetic. */
 VL_INLINE void vl_merge(vl_ref a, size_t ia, vl_ref b, size_t ib, size_t m)
 {
     for (size_t o = 0; o < m; o += VL_W) {
@@ -168,9 +200,14 @@ VL_INLINE void vl_merge(vl_ref a, size_t ia, vl_ref b, size_t ib, size_t m)
             bn[i] = b.n[y], bk[i] = b.k[y], b1h[i] = b.s1h[y], b1l[i] = b.s1l[y];
             b2h[i] = b.s2h[y], b2l[i] = b.s2l[y];
         }
-        for (size_t i = 0; i < VL_W; i++)
-            vl_merge_lane(&an[i], &ak[i], &a1h[i], &a1l[i], &a2h[i], &a2l[i], bn[i], bk[i],
-                          b1h[i], b1l[i], b2h[i], b2l[i]);
+        if (vl_all_plain(an, bn, VL_W))
+            for (size_t i = 0; i < VL_W; i++)
+                vl_merge_plain(&an[i], &ak[i], &a1h[i], &a1l[i], &a2h[i], &a2l[i], bn[i], bk[i],
+                               b1h[i], b2h[i]);
+        else
+            for (size_t i = 0; i < VL_W; i++)
+                vl_merge_lane(&an[i], &ak[i], &a1h[i], &a1l[i], &a2h[i], &a2l[i], bn[i], bk[i],
+                              b1h[i], b1l[i], b2h[i], b2l[i]);
         for (size_t i = 0; i < w; i++) {
             size_t x = ia + o + i;
             a.n[x] = an[i], a.k[x] = ak[i], a.s1h[x] = a1h[i], a.s1l[x] = a1l[i];

@@ -566,6 +566,93 @@ static void test_engine_levels(void)
     CHECKF(seen >= 20, "entries larger than the contract's in %d plans", seen);
 }
 
+/* Column c's sum and variance partial of an (N, C) array x along axis 0 in
+ * the order docs/numerics.md gives, written out here on its own: blocks of
+ * RD_AXIS_BLOCK rows, each added in row order (the sum from -0.0, the
+ * variance by the element step), the block results by the pairwise tree
+ * over block indices padded to a power of two. */
+static void order_ref(const double *x, uint64_t N, uint64_t C, uint64_t c, double *sum, rd_var *var)
+{
+    uint64_t nb = (N + RD_AXIS_BLOCK - 1) / RD_AXIS_BLOCK, pad = 1;
+    while (pad < nb)
+        pad *= 2;
+    double *s = malloc(pad * sizeof *s);
+    rd_var *v = malloc(pad * sizeof *v);
+    for (uint64_t b = 0; s && v && b < pad; b++) {
+        rd_var_acc a = rd_var_acc_empty();
+        s[b] = -0.0;
+        for (uint64_t r = b * RD_AXIS_BLOCK; b < nb && r < N && r < (b + 1) * RD_AXIS_BLOCK; r++) {
+            s[b] = rd_add(s[b], x[r * C + c]);
+            rd_var_step(&a, x[r * C + c]);
+        }
+        v[b] = rd_var_of_acc(a);
+    }
+    for (uint64_t h = 1; s && v && h < pad; h *= 2)
+        for (uint64_t b = 0; b < pad; b += 2 * h) {
+            s[b] = rd_add(s[b], s[b + h]);
+            v[b] = rd_var_merge(v[b], v[b + h]);
+        }
+    *sum = s ? s[0] : NAN;
+    *var = v ? v[0] : rd_var_empty();
+    free(s);
+    free(v);
+}
+
+/* Axis-0 sums, var and std of float32 and float64 (N, C) arrays of
+ * full-precision values, far from 0 and near it, through the engine's CPU
+ * side cut anywhere: the bits of order_ref, with and without the squares'
+ * sums (the unit code's two paths) and with skipnan. Data of few bits
+ * would add up exactly in any order; these do not. */
+static void test_block_order(void)
+{
+    static const uint64_t shapes[][2] = {{1000, 64}, {333, 20}, {4200, 17}, {64, 16},
+                                         {65, 48}, {70, 3}, {1, 16}};
+    for (int k = 0; k < 7; k++)
+        for (int d = 0; d < 4; d++) {
+            dt_type t = d % 2 ? DT_F64 : DT_F32;
+            uint64_t N = shapes[k][0], C = shapes[k][1], shape[3] = {N, C, 1};
+            unsigned ops = RD_OP_SUM | RD_OP_VAR | RD_OP_STD | RD_OP_MIN | RD_OP_MAX |
+                           (d >= 2 ? RD_OP_SUMSQ : 0);
+            ax_plan p = plan_of(t, ops, 2, shape, 0, 1);
+            p.skipnan = k % 2;
+            size_t sz = dt_size(t);
+            unsigned char *x = malloc(N * C * sz);
+            double *v = malloc(N * C * sizeof *v);
+            double off = k % 3 == 0 ? 1e4 : k % 3 == 1 ? -3.5 : 0.0;
+            for (uint64_t i = 0; x && v && i < N * C; i++) {
+                double w = off + ((double)(rnd() >> 11) * 0x1p-53 - 0.5) * 7.0;
+                float f = (float)w;
+                v[i] = t == DT_F32 ? (double)f : w;
+                memcpy(x + i * sz, t == DT_F32 ? (const void *)&f : (const void *)&w, sz);
+            }
+            uint64_t cut[7];
+            int n = random_cuts(0, N * C, 5, cut), deep = 0;
+            ax_state *s = x && v ? fold_engine(&p, x, cut, n, &deep) : NULL;
+            double *sums = malloc(C * sizeof *sums), *var = malloc(C * sizeof *var);
+            double *sd = malloc(C * sizeof *sd);
+            CHECK(s && sums && var && sd && ax_state_result(s, RD_OP_SUM, 0, sums) >= 0 &&
+                  ax_state_result(s, RD_OP_VAR, 0, var) >= 0 &&
+                  ax_state_result(s, RD_OP_STD, 0, sd) >= 0);
+            int bad = 0;
+            for (uint64_t c = 0; s && sums && var && sd && c < C; c++) {
+                double rs;
+                rd_var rv;
+                order_ref(v, N, C, c, &rs, &rv);
+                double wv = rd_var_value(rv, 0, 0), ws = rd_var_value(rv, 0, 1);
+                bad += memcmp(&rs, &sums[c], 8) != 0 || memcmp(&wv, &var[c], 8) != 0 ||
+                       memcmp(&ws, &sd[c], 8) != 0;
+            }
+            CHECKF(!bad, "(%llu, %llu) dtype %d ops %#x skipnan %d: %d columns differ",
+                   (unsigned long long)N, (unsigned long long)C, (int)t, ops, p.skipnan, bad);
+            ax_state_free(s);
+            free(x);
+            free(v);
+            free(sums);
+            free(var);
+            free(sd);
+        }
+}
+
 /* The chunk of a run: whole multiples of the alignment, kept where the
  * results fit beside the data, halved only while they would not. */
 static void test_chunk_for(void)
@@ -597,5 +684,6 @@ int main(void)
     RUN(test_shards);
     RUN(test_chunk_for);
     RUN(test_engine_levels);
+    RUN(test_block_order);
     return check_summary();
 }
