@@ -1324,6 +1324,13 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
  * unit's first (row0), which NAME_first_row narrows to the element's once
  * the entry's units are all seen: the loop keeps no row per element, and
  * the earliest unit that reaches the extremum holds the lowest row.
+ * NAME_rows is that loop down the rows, into the caller's accumulators.
+ * NAME_group: four whole units from x without skipnan, their sums and
+ * variance partials merged in registers by the unit tree's two lowest
+ * levels (NAME_sub: one unit's accumulators; NAME_pair: a merge, which
+ * partials of at most RD_VAR_PLAIN elements make plain), stored as the
+ * level-2 part of the counter: the same bits as four NAME_unit passes and
+ * their merges, without their stores and loads.
  * NAME_first_row: the first row from r0 whose key is `key`. NAME_unit_sq:
  * the squares' sums likewise; NAME_unit_count: the kept elements alone.
  * WS, WE, WV, SKIP are constants where they are inlined. */
@@ -1337,23 +1344,11 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
             r++;                                                                            \
         return r;                                                                           \
     }                                                                                       \
-    AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, size_t nl, int ws,        \
-                               int we, int wv, int skip, uint32_t row0, ax_level *o,        \
-                               size_t h, uint64_t *restrict cnt, KT *restrict mn,           \
-                               uint32_t *restrict rn, KT *restrict mx, uint32_t *restrict rx) \
+    AX_INLINE void NAME##_rows(const T *x, size_t rows, size_t C, size_t nl, int ws, int we, \
+                               int wv, int skip, double *restrict sa, uint64_t *restrict kept, \
+                               double *restrict vk, double *restrict s1, double *restrict s2, \
+                               uint64_t *restrict vn, KT *restrict lo, KT *restrict hi)     \
     {                                                                                       \
-        double sa[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];                          \
-        uint64_t kept[AX_COLS], vn[AX_COLS];                                                \
-        KT lo[AX_COLS], hi[AX_COLS];                                                        \
-        for (size_t c = 0; c < nl; c++) {                                                   \
-            sa[c] = -0.0;                                                                   \
-            vk[c] = s1[c] = s2[c] = 0.0;                                                    \
-            kept[c] = vn[c] = 0;                                                            \
-            lo[c] = mn[c], hi[c] = mx[c];                                                   \
-        }                                                                                   \
-        if (wv && !skip && rows)                                                            \
-            for (size_t c = 0; c < nl; c++)                                                 \
-                vk[c] = TO_DOUBLE(x[c]);                                                    \
         const T *e = x;                                                                     \
         for (uint32_t r = 0; r < rows; r++, e += C)                                         \
             for (size_t c = 0; c < nl; c++) {                                               \
@@ -1384,6 +1379,25 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
                     hi[c] = b > hi[c] ? b : hi[c];                                          \
                 }                                                                           \
             }                                                                               \
+    }                                                                                       \
+    AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, size_t nl, int ws,        \
+                               int we, int wv, int skip, uint32_t row0, ax_level *o,        \
+                               size_t h, uint64_t *restrict cnt, KT *restrict mn,           \
+                               uint32_t *restrict rn, KT *restrict mx, uint32_t *restrict rx) \
+    {                                                                                       \
+        double sa[AX_COLS], vk[AX_COLS], s1[AX_COLS], s2[AX_COLS];                          \
+        uint64_t kept[AX_COLS], vn[AX_COLS];                                                \
+        KT lo[AX_COLS], hi[AX_COLS];                                                        \
+        for (size_t c = 0; c < nl; c++) {                                                   \
+            sa[c] = -0.0;                                                                   \
+            vk[c] = s1[c] = s2[c] = 0.0;                                                    \
+            kept[c] = vn[c] = 0;                                                            \
+            lo[c] = mn[c], hi[c] = mx[c];                                                   \
+        }                                                                                   \
+        if (wv && !skip && rows)                                                            \
+            for (size_t c = 0; c < nl; c++)                                                 \
+                vk[c] = TO_DOUBLE(x[c]);                                                    \
+        NAME##_rows(x, rows, C, nl, ws, we, wv, skip, sa, kept, vk, s1, s2, vn, lo, hi);    \
         for (size_t c = 0; ws && c < nl; c++) {                                             \
             o->sum[h + c] = sa[c];                                                          \
             if (skip)                                                                       \
@@ -1397,6 +1411,60 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
             o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
         }                                                                                   \
         for (size_t c = 0; we && c < nl; c++) { /* masks, not branches: it vectorizes */    \
+            rn[c] ^= (rn[c] ^ row0) & -(uint32_t)(lo[c] < mn[c]);                           \
+            rx[c] ^= (rx[c] ^ row0) & -(uint32_t)(hi[c] > mx[c]);                           \
+            mn[c] = lo[c], mx[c] = hi[c];                                                   \
+        }                                                                                   \
+    }                                                                                       \
+    AX_INLINE void NAME##_sub(const T *x, size_t C, size_t nl, int we, double *restrict sa,   \
+                              double *restrict vk, double *restrict s1, double *restrict s2, \
+                              KT *restrict lo, KT *restrict hi)                             \
+    {                                                                                       \
+        for (size_t c = 0; c < nl; c++) {                                                   \
+            sa[c] = -0.0;                                                                   \
+            s1[c] = s2[c] = 0.0;                                                            \
+            vk[c] = TO_DOUBLE(x[c]);                                                        \
+        }                                                                                   \
+        NAME##_rows(x, RD_AXIS_BLOCK, C, nl, 1, we, 1, 0, sa, NULL, vk, s1, s2, NULL, lo, hi); \
+    }                                                                                       \
+    AX_INLINE void NAME##_pair(size_t nl, uint64_t nb, double *restrict sa, double *restrict vk, \
+                               double *restrict s1, double *restrict s2, const double *sb,  \
+                               const double *kb, const double *b1, const double *b2)        \
+    {                                                                                       \
+        for (size_t c = 0; c < nl; c++) {                                                   \
+            uint64_t n = nb;                                                                \
+            double l1, l2;                                                                  \
+            sa[c] = rd_add(sa[c], sb[c]);                                                   \
+            vl_merge_plain(&n, &vk[c], &s1[c], &l1, &s2[c], &l2, nb, kb[c], b1[c], b2[c]);  \
+        }                                                                                   \
+    }                                                                                       \
+    AX_INLINE void NAME##_group(const T *x, size_t C, size_t nl, int we, uint32_t row0,      \
+                                ax_level *o, size_t h, KT *restrict mn, uint32_t *restrict rn, \
+                                KT *restrict mx, uint32_t *restrict rx)                     \
+    {                                                                                       \
+        double as[AX_COLS], ak[AX_COLS], a1[AX_COLS], a2[AX_COLS];                          \
+        double bs[AX_COLS], bk[AX_COLS], b1[AX_COLS], b2[AX_COLS];                          \
+        double cs[AX_COLS], ck[AX_COLS], c1[AX_COLS], c2[AX_COLS];                          \
+        KT lo[AX_COLS], hi[AX_COLS];                                                        \
+        const size_t q = (size_t)RD_AXIS_BLOCK * C;                                         \
+        for (size_t c = 0; c < nl; c++)                                                     \
+            lo[c] = mn[c], hi[c] = mx[c];                                                   \
+        NAME##_sub(x, C, nl, we, as, ak, a1, a2, lo, hi);                                   \
+        NAME##_sub(x + q, C, nl, we, bs, bk, b1, b2, lo, hi);                               \
+        NAME##_pair(nl, RD_AXIS_BLOCK, as, ak, a1, a2, bs, bk, b1, b2);                     \
+        NAME##_sub(x + 2 * q, C, nl, we, bs, bk, b1, b2, lo, hi);                           \
+        NAME##_sub(x + 3 * q, C, nl, we, cs, ck, c1, c2, lo, hi);                           \
+        NAME##_pair(nl, RD_AXIS_BLOCK, bs, bk, b1, b2, cs, ck, c1, c2);                     \
+        NAME##_pair(nl, 2 * RD_AXIS_BLOCK, as, ak, a1, a2, bs, bk, b1, b2);                 \
+        for (size_t c = 0; c < nl; c++) {                                                   \
+            o->sum[h + c] = as[c];                                                          \
+            o->vn[h + c] = 4 * RD_AXIS_BLOCK;                                               \
+            o->vk[h + c] = ak[c];                                                           \
+            o->v1h[h + c] = a1[c];                                                          \
+            o->v2h[h + c] = a2[c];                                                          \
+            o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
+        }                                                                                   \
+        for (size_t c = 0; we && c < nl; c++) {                                             \
             rn[c] ^= (rn[c] ^ row0) & -(uint32_t)(lo[c] < mn[c]);                           \
             rx[c] ^= (rx[c] ^ row0) & -(uint32_t)(hi[c] > mx[c]);                           \
             mn[c] = lo[c], mx[c] = hi[c];                                                   \
@@ -1484,7 +1552,9 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
  * AX_COLS lanes), AX_BAND groups unit by unit together: each unit's passes
  * that the ops need, its sums and variance into the binary counter's next
  * level and merged down it (the pairwise tree over the entry's units), its
- * extrema and counts into the entry's running ones. SKIP is a constant
+ * extrema and counts into the entry's running ones; four whole units at a
+ * time (NAME_group) where the variance is wanted without skipnan or
+ * squares, from a multiple of four on. SKIP is a constant
  * where it is inlined. */
 #define AX_FLOAT_ENTRIES(NAME, T, KT)                                                        \
     AX_INLINE void NAME##_entries(const ax_plan *p, const ax_layout *l, const T *x,         \
@@ -1519,10 +1589,21 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
                     }                                                                       \
                 }                                                                           \
                 int top = 0;                                                                \
-                for (size_t k = 0, r0 = 0; r0 < rows; k++, r0 += RD_AXIS_BLOCK) {           \
+                for (size_t k = 0, r0 = 0, lev; r0 < rows;                                  \
+                     k += (size_t)1 << lev, r0 += (size_t)RD_AXIS_BLOCK << lev) {           \
                     size_t nr = rows - r0 < RD_AXIS_BLOCK ? rows - r0 : RD_AXIS_BLOCK;      \
+                    lev = wv && !skip && !wq && W >= AX_COLS && k % 4 == 0 &&               \
+                                  rows - r0 >= 4 * RD_AXIS_BLOCK                            \
+                              ? 2                                                           \
+                              : 0;                                                          \
                     for (size_t b = 0; b < nb; b++) {                                       \
                         const T *px = x + (first - e0) + r0 * C + c0[b];                    \
+                        if (lev) {                                                          \
+                            for (size_t h = 0; h < AX_COLS; h += nl)                        \
+                                NAME##_group(px + h, C, nl, we, (uint32_t)r0, &st[top][b], h, \
+                                             kmn[b] + h, rn[b] + h, kmx[b] + h, rx[b] + h); \
+                            continue;                                                       \
+                        }                                                                   \
                         size_t stride = C;                                                  \
                         if (W < AX_COLS) {                                                  \
                             memset(pad, 0, sizeof pad);                                     \
@@ -1541,7 +1622,7 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
                         if (wq)                                                             \
                             NAME##_unit_sq(px, nr, stride, skip, o->sq);                    \
                     }                                                                       \
-                    for (size_t c = k; c & 1; c >>= 1) {                                    \
+                    for (size_t c = k >> lev; c & 1; c >>= 1) {                             \
                         top--;                                                              \
                         for (size_t b = 0; b < nb; b++)                                     \
                             ax_level_merge(&st[top][b], &st[top + 1][b], l->use_sum, wq, wv, \
