@@ -119,9 +119,9 @@ VL_INLINE void vl_merge_plain(uint64_t *an, double *ak, double *as1h, double *as
     *an += bn;
 }
 
-/* Whether every one of the w lanes' merges of a (ia on) and b (ib on) is
- * rd_var_merge_plain: neither side empty, RD_VAR_PLAIN elements or fewer
- * together. */
+/* Whether the merges of w lanes whose partials count an[i] and bn[i]
+ * elements are all rd_var_merge_plain: neither side empty, RD_VAR_PLAIN
+ * elements or fewer together. */
 VL_INLINE int vl_all_plain(const uint64_t *an, const uint64_t *bn, size_t w)
 {
     uint64_t bad = 0;
