@@ -1324,7 +1324,8 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
  * unit's first (row0), which NAME_first_row narrows to the element's once
  * the entry's units are all seen: the loop keeps no row per element, and
  * the earliest unit that reaches the extremum holds the lowest row.
- * NAME_rows is that loop down the rows, into the caller's accumulators.
+ * NAME_rows is that loop down the rows, into the caller's accumulators;
+ * NAME_note takes a pass's extrema lo, hi into the entry's running ones.
  * NAME_group: four whole units from x without skipnan, their sums and
  * variance partials merged in registers by the unit tree's two lowest
  * levels (NAME_sub: one unit's accumulators; NAME_pair: a merge, which
@@ -1380,6 +1381,16 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
                 }                                                                           \
             }                                                                               \
     }                                                                                       \
+    AX_INLINE void NAME##_note(size_t nl, uint32_t row0, const KT *lo, const KT *hi,        \
+                               KT *restrict mn, uint32_t *restrict rn, KT *restrict mx,     \
+                               uint32_t *restrict rx)                                       \
+    {                                                                                       \
+        for (size_t c = 0; c < nl; c++) { /* masks, not branches: it vectorizes */          \
+            rn[c] ^= (rn[c] ^ row0) & -(uint32_t)(lo[c] < mn[c]);                           \
+            rx[c] ^= (rx[c] ^ row0) & -(uint32_t)(hi[c] > mx[c]);                           \
+            mn[c] = lo[c], mx[c] = hi[c];                                                   \
+        }                                                                                   \
+    }                                                                                       \
     AX_INLINE void NAME##_unit(const T *x, size_t rows, size_t C, size_t nl, int ws,        \
                                int we, int wv, int skip, uint32_t row0, ax_level *o,        \
                                size_t h, uint64_t *restrict cnt, KT *restrict mn,           \
@@ -1410,11 +1421,8 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
             o->v2h[h + c] = s2[c];                                                          \
             o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
         }                                                                                   \
-        for (size_t c = 0; we && c < nl; c++) { /* masks, not branches: it vectorizes */    \
-            rn[c] ^= (rn[c] ^ row0) & -(uint32_t)(lo[c] < mn[c]);                           \
-            rx[c] ^= (rx[c] ^ row0) & -(uint32_t)(hi[c] > mx[c]);                           \
-            mn[c] = lo[c], mx[c] = hi[c];                                                   \
-        }                                                                                   \
+        if (we)                                                                             \
+            NAME##_note(nl, row0, lo, hi, mn, rn, mx, rx);                                  \
     }                                                                                       \
     AX_INLINE void NAME##_sub(const T *x, size_t C, size_t nl, int we, double *restrict sa,   \
                               double *restrict vk, double *restrict s1, double *restrict s2, \
@@ -1464,11 +1472,8 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
             o->v2h[h + c] = a2[c];                                                          \
             o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
         }                                                                                   \
-        for (size_t c = 0; we && c < nl; c++) {                                             \
-            rn[c] ^= (rn[c] ^ row0) & -(uint32_t)(lo[c] < mn[c]);                           \
-            rx[c] ^= (rx[c] ^ row0) & -(uint32_t)(hi[c] > mx[c]);                           \
-            mn[c] = lo[c], mx[c] = hi[c];                                                   \
-        }                                                                                   \
+        if (we)                                                                             \
+            NAME##_note(nl, row0, lo, hi, mn, rn, mx, rx);                                  \
     }                                                                                       \
     AX_INLINE void NAME##_unit_sq(const T *x, size_t rows, size_t C, int skip, double *out)  \
     {                                                                                       \
