@@ -1322,8 +1322,9 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
  * the maximum, none with skipnan, which no other element's reaches) into
  * the entry's running ones where strictly beyond them, the row noted the
  * unit's first (row0), which NAME_first_row narrows to the element's once
- * the entry's units are all seen: the loop keeps no row per element, and
- * the earliest unit that reaches the extremum holds the lowest row.
+ * the entry's units are all seen, where argmin or argmax is wanted: the
+ * loop keeps no row per element, and the earliest unit that reaches the
+ * extremum holds the lowest row.
  * NAME_rows is that loop down the rows, into the caller's accumulators;
  * NAME_note takes a pass's extrema lo, hi into the entry's running ones.
  * NAME_group: four whole units from x without skipnan, their sums and
@@ -1331,7 +1332,7 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
  * levels (NAME_sub: one unit's accumulators; NAME_pair: a merge, which
  * partials of at most RD_VAR_PLAIN elements make plain), stored as the
  * level-2 part of the counter: the same bits as four NAME_unit passes and
- * their merges, without their stores and loads.
+ * their merges (extrema noted unit by unit), without their stores and loads.
  * NAME_first_row: the first row from r0 whose key is `key`. NAME_unit_sq:
  * the squares' sums likewise; NAME_unit_count: the kept elements alone.
  * WS, WE, WV, SKIP are constants where they are inlined. */
@@ -1458,10 +1459,18 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
         for (size_t c = 0; c < nl; c++)                                                     \
             lo[c] = mn[c], hi[c] = mx[c];                                                   \
         NAME##_sub(x, C, nl, we, as, ak, a1, a2, lo, hi);                                   \
+        if (we)                                                                             \
+            NAME##_note(nl, row0, lo, hi, mn, rn, mx, rx);                                  \
         NAME##_sub(x + q, C, nl, we, bs, bk, b1, b2, lo, hi);                               \
+        if (we)                                                                             \
+            NAME##_note(nl, row0 + RD_AXIS_BLOCK, lo, hi, mn, rn, mx, rx);                  \
         NAME##_pair(nl, RD_AXIS_BLOCK, as, ak, a1, a2, bs, bk, b1, b2);                     \
         NAME##_sub(x + 2 * q, C, nl, we, bs, bk, b1, b2, lo, hi);                           \
+        if (we)                                                                             \
+            NAME##_note(nl, row0 + 2 * RD_AXIS_BLOCK, lo, hi, mn, rn, mx, rx);              \
         NAME##_sub(x + 3 * q, C, nl, we, cs, ck, c1, c2, lo, hi);                           \
+        if (we)                                                                             \
+            NAME##_note(nl, row0 + 3 * RD_AXIS_BLOCK, lo, hi, mn, rn, mx, rx);              \
         NAME##_pair(nl, RD_AXIS_BLOCK, bs, bk, b1, b2, cs, ck, c1, c2);                     \
         NAME##_pair(nl, 2 * RD_AXIS_BLOCK, as, ak, a1, a2, bs, bk, b1, b2);                 \
         for (size_t c = 0; c < nl; c++) {                                                   \
@@ -1472,8 +1481,6 @@ AX_INLINE void ax_level_merge(ax_level *restrict a, const ax_level *restrict b, 
             o->v2h[h + c] = a2[c];                                                          \
             o->v1l[h + c] = o->v2l[h + c] = 0.0;                                            \
         }                                                                                   \
-        if (we)                                                                             \
-            NAME##_note(nl, row0, lo, hi, mn, rn, mx, rx);                                  \
     }                                                                                       \
     AX_INLINE void NAME##_unit_sq(const T *x, size_t rows, size_t C, int skip, double *out)  \
     {                                                                                       \
@@ -1569,6 +1576,7 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
         size_t W = p->width, C = (size_t)p->C;                                              \
         size_t ng = W < AX_COLS ? 1 : (W + AX_COLS - 1) / AX_COLS;                          \
         int wq = l->use_sq, wc = l->use_cnt;                                                \
+        int wa = !ax_extrema_by_unit(p);                                                    \
         ax_level st[AX_FOLD_LEVELS + 1][AX_BAND];                                           \
         T pad[RD_AXIS_BLOCK * AX_COLS];                                                     \
         uint64_t cnt[AX_BAND][AX_COLS], mn[AX_COLS], mx[AX_COLS];                           \
@@ -1637,7 +1645,7 @@ static void ax_entry_store(const ax_layout *l, void *out, size_t i, const ax_lev
                 }                                                                           \
                 for (size_t b = 0; b < nb; b++) {                                           \
                     const T *col = x + (first - e0) + c0[b];                                \
-                    for (size_t c = 0; we && c < nc; c++) {                                 \
+                    for (size_t c = 0; we && wa && c < nc; c++) {                           \
                         uint32_t end = (uint32_t)rows;                                      \
                         if (rn[b][c] != AX_ROW_NONE)                                        \
                             rn[b][c] = NAME##_first_row(col + c, C, rn[b][c], end, kmn[b][c], 0, \
@@ -1844,6 +1852,31 @@ static void ax_cpu_chunk_by(const ax_plan *p, const void *x, uint64_t e0, uint64
     ax_chunk_entries(p, h.u0, h.u1, ent);
     fn(p, &l, x, e0, ent, (size_t)h.nentries, 0, out);
     free(ent);
+}
+
+/* Whether extrema parts note units, not rows (see axis.h). */
+int ax_extrema_by_unit(const ax_plan *p)
+{
+    return p->unit == AX_UNIT_BLOCK && dt_is_float(p->dtype) &&
+           !(p->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX));
+}
+
+/* Index i's unit where parts note units, else i itself. */
+static uint64_t ax_index_seen(int by_unit, uint64_t i)
+{
+    return by_unit && i != RD_NO_INDEX ? i / RD_AXIS_BLOCK : i;
+}
+
+/* Whether extrema parts agree as results and states see them (see axis.h). */
+int ax_extrema_parts_same(const ax_plan *p, const rd_extrema *a, const rd_extrema *b, size_t n)
+{
+    int u = ax_extrema_by_unit(p);
+    for (size_t i = 0; i < n; i++)
+        if (a[i].min_key != b[i].min_key || a[i].max_key != b[i].max_key ||
+            ax_index_seen(u, a[i].min_idx) != ax_index_seen(u, b[i].min_idx) ||
+            ax_index_seen(u, a[i].max_idx) != ax_index_seen(u, b[i].max_idx))
+            return 0;
+    return 1;
 }
 
 /* The whole result buffer of a chunk on the CPU. */
@@ -3587,12 +3620,23 @@ size_t ax_state_bytes(const ax_state *s)
     return total;
 }
 
-/* Writes shard state s's bytes into buf (ax_state_bytes long). */
+/* Writes shard state s's bytes into buf (ax_state_bytes long). Without
+ * argmin and argmax, the extrema's indices are written as 0 (RD_NO_INDEX
+ * kept: an empty side): the CPU then notes only the 16-row unit of an
+ * extremum, the GPU its row, and the state's bytes are the same. */
 void ax_state_save(const ax_state *s, unsigned char *buf)
 {
     ax_piece pc[32];
+    int canon = s->ext && !(s->p->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX));
     for (int i = 0, n = ax_pieces((ax_state *)s, pc); i < n; i++) {
         memcpy(buf, pc[i].at, pc[i].bytes);
+        for (size_t o = 0; canon && pc[i].at == (void *)s->ext && o < s->p->nout; o++) {
+            rd_extrema e;
+            memcpy(&e, buf + o * sizeof e, sizeof e);
+            e.min_idx = e.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+            e.max_idx = e.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+            memcpy(buf + o * sizeof e, &e, sizeof e);
+        }
         buf += pc[i].bytes;
     }
 }

@@ -184,6 +184,16 @@ size_t ax_chunk_for(const ax_plan *p, size_t chunk, size_t align);
 /* The first element of unit u and its element count. */
 void ax_unit_span(const ax_plan *p, uint64_t u, uint64_t *start, uint64_t *n);
 
+/* Whether the CPU's extrema parts of plan p note the unit of RD_AXIS_BLOCK
+ * rows an extremum lies in rather than its row: float block units without
+ * argmin or argmax, whose results and saved states do not show the row. */
+int ax_extrema_by_unit(const ax_plan *p);
+
+/* Whether n extrema parts of plan p agree as its results and saved states
+ * see them: the keys, and the indices, or their units where
+ * ax_extrema_by_unit (for tests: the backends and codes differ there). */
+int ax_extrema_parts_same(const ax_plan *p, const rd_extrema *a, const rd_extrema *b, size_t n);
+
 /* The chunk's whole result buffer on the CPU: x holds elements [e0, e1),
  * out has ax_out_bytes(p, capacity) bytes. */
 void ax_cpu_chunk(const ax_plan *p, const void *x, uint64_t e0, uint64_t e1, size_t capacity,

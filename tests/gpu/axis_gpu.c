@@ -165,8 +165,8 @@ static void check_chunk(rig *r, const ax_plan *p, const unsigned char *x, uint64
     if (ok && l.use_cnt)
         ok = same_records(r->cout + l.count_at, r->hout + l.count_at, parts, 8, 0, &at);
     if (ok && l.use_e)
-        ok = same_records(r->cout + l.extrema_at, r->hout + l.extrema_at, parts,
-                          sizeof(rd_extrema), 0, &at);
+        ok = ax_extrema_parts_same(p, (const rd_extrema *)(r->cout + l.extrema_at),
+                                   (const rd_extrema *)(r->hout + l.extrema_at), parts);
     if (ok && l.use_v)
         ok = same_records(r->cout + l.var_at, r->hout + l.var_at, parts, sizeof(rd_var), 0x3e,
                           &at);

@@ -74,8 +74,9 @@ static int same_double(const void *a, const void *b)
     return !memcmp(a, b, 8) || (isnan(x) && isnan(y));
 }
 
-/* Parts buffers a and b (layout l, n parts) agree: extrema, counts and
- * exact sums to the bit, float sums and variance sums but for NaN bits. */
+/* Parts buffers a and b (layout l, n parts) agree: counts and exact sums
+ * to the bit, extrema as ax_extrema_parts_same sees them, float sums and
+ * variance sums but for NaN bits. */
 static int same_parts(const ax_plan *p, const ax_layout *l, const unsigned char *a,
                       const unsigned char *b, size_t n)
 {
@@ -100,7 +101,8 @@ static int same_parts(const ax_plan *p, const ax_layout *l, const unsigned char 
                 same_double(&x->s2.lo, &y->s2.lo);
     }
     if (l->use_e)
-        same &= !memcmp(a + l->extrema_at, b + l->extrema_at, n * sizeof(rd_extrema));
+        same &= ax_extrema_parts_same(p, (const rd_extrema *)(a + l->extrema_at),
+                                      (const rd_extrema *)(b + l->extrema_at), n);
     return same;
 }
 
@@ -385,6 +387,79 @@ static void test_block_extrema_rows(void)
         }
 }
 
+/* Whether element i of x (float type t) is a NaN. */
+static int nan_at(dt_type t, const unsigned char *x, uint64_t i)
+{
+    if (t == DT_F32) {
+        float f;
+        memcpy(&f, x + i * 4, 4);
+        return isnan(f);
+    }
+    if (t == DT_F64) {
+        double d;
+        memcpy(&d, x + i * 8, 8);
+        return isnan(d);
+    }
+    uint16_t h;
+    memcpy(&h, x + i * 2, 2);
+    uint16_t e = t == DT_F16 ? 0x7c00 : 0x7f80;
+    return (h & e) == e && (h & ~e & 0x7fff);
+}
+
+/* The bytes of a shard state of all of x, from the lane code's buffer or
+ * the reference code's (scalar), into *len; NULL if it could not be made. */
+static unsigned char *saved_state(const ax_plan *p, const unsigned char *x, int scalar,
+                                  size_t *len)
+{
+    size_t cap = (size_t)p->nelem * dt_size(p->dtype) + 8;
+    unsigned char *buf = malloc(ax_out_bytes(p, cap)), *bytes = NULL;
+    ax_state *s = ax_state_new_shard(p, 0, p->nelem);
+    if (buf && s) {
+        (scalar ? ax_cpu_chunk_scalar : ax_cpu_chunk)(p, x, 0, p->nelem, cap, buf);
+        if (ax_state_add_chunk(s, buf, cap) == 0 && (bytes = malloc(ax_state_bytes(s))))
+            ax_state_save(s, bytes), *len = ax_state_bytes(s);
+    }
+    ax_state_free(s);
+    free(buf);
+    return bytes;
+}
+
+/* Without argmin and argmax the lane code notes only an extremum's unit of
+ * rows: a saved shard state has the bytes of one from the reference code,
+ * which notes the row (as the GPU does), and so do the results. */
+static void test_states_by_unit(void)
+{
+    static const dt_type types[] = {DT_F32, DT_F64, DT_F16, DT_BF16};
+    static const unsigned opsets[] = {RD_OP_MIN | RD_OP_MAX, RD_OP_MEAN | RD_OP_STD | RD_OP_MAX,
+                                      RD_OP_MIN | RD_OP_ARGMAX};
+    static const uint64_t shapes[][2] = {{16 * 40 + 5, 64}, {16 * 9, 20}, {77, 3}};
+    for (size_t ti = 0; ti < 4; ti++)
+        for (size_t k = 0; k < 3; k++)
+            for (size_t oi = 0; oi < 3; oi++) {
+                ax_plan p;
+                io_status st;
+                if (ax_plan_init(&p, types[ti], opsets[oi], 0, 2, shapes[k], 0, 1u << 0, 0,
+                                 &st)) {
+                    CHECKF(0, "plan: %s", st.text);
+                    continue;
+                }
+                CHECK(ax_extrema_by_unit(&p) == (oi < 2));
+                size_t sz = dt_size(p.dtype), na = 0, nb = 0;
+                unsigned char *x = malloc(p.nelem * sz);
+                for (uint64_t i = 0; x && i < p.nelem; i++) /* no NaN: its bits are free */
+                    do
+                        put(p.dtype, x, i, shapes[k][1], shapes[k][1], 0);
+                    while (nan_at(p.dtype, x, i));
+                unsigned char *a = x ? saved_state(&p, x, 0, &na) : NULL;
+                unsigned char *b = x ? saved_state(&p, x, 1, &nb) : NULL;
+                CHECKF(a && b && na == nb && !memcmp(a, b, na), "dtype %d shape %zu ops %zu",
+                       (int)types[ti], k, oi);
+                free(a);
+                free(b);
+                free(x);
+            }
+}
+
 int main(void)
 {
     RUN(test_blocks);
@@ -392,5 +467,6 @@ int main(void)
     RUN(test_tiles);
     RUN(test_half_values);
     RUN(test_block_extrema_rows);
+    RUN(test_states_by_unit);
     return check_summary();
 }
