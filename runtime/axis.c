@@ -3620,23 +3620,157 @@ size_t ax_state_bytes(const ax_state *s)
     return total;
 }
 
-/* Writes shard state s's bytes into buf (ax_state_bytes long). Without
- * argmin and argmax, the extrema's indices are written as 0 (RD_NO_INDEX
- * kept: an empty side): the CPU then notes only the 16-row unit of an
- * extremum, the GPU its row, and the state's bytes are the same. */
+/* A double as a saved state holds it: NaNs as one quiet NaN (their sign
+ * and payload differ between the backends' codes and no result shows
+ * them). */
+static double ax_canon(double x)
+{
+    return x != x ? (double)NAN : x;
+}
+
+/* A variance partial with canonical NaNs. */
+static rd_var ax_canon_var(rd_var v)
+{
+    rd_var c = {v.n, ax_canon(v.k), {ax_canon(v.s1.hi), ax_canon(v.s1.lo)},
+                {ax_canon(v.s2.hi), ax_canon(v.s2.lo)}};
+    return c;
+}
+
+/* A tree of doubles as saved: the stack's entries, zeros past its depth. */
+static void ax_save_tree(const rd_tree *t, unsigned char *buf)
+{
+    rd_tree c;
+    memset(&c, 0, sizeof c);
+    for (int d = 0; d < t->depth && d < 128; d++)
+        c.value[d] = ax_canon(t->value[d]), c.level[d] = t->level[d];
+    c.depth = t->depth;
+    c.next = t->next;
+    memcpy(buf, &c, sizeof c);
+}
+
+/* A tree of variance partials as saved (see ax_save_tree). */
+static void ax_save_vtree(const rd_vtree *t, unsigned char *buf)
+{
+    rd_vtree c;
+    memset(&c, 0, sizeof c);
+    for (int d = 0; d < t->depth && d < 128; d++)
+        c.value[d] = ax_canon_var(t->value[d]), c.level[d] = t->level[d];
+    c.depth = t->depth;
+    c.next = t->next;
+    memcpy(buf, &c, sizeof c);
+}
+
+/* A partial as saved, without argmin and argmax (no_idx) its extrema's
+ * indices 0 (see ax_save_piece). */
+static void ax_save_item(const ax_item *it, int no_idx, unsigned char *buf)
+{
+    ax_item c;
+    memset(&c, 0, sizeof c);
+    c.sum = ax_canon(it->sum);
+    c.sq = ax_canon(it->sq);
+    c.isum = it->isum;
+    c.isq = it->isq;
+    c.count = it->count;
+    c.ext = it->ext;
+    if (no_idx) {
+        c.ext.min_idx = it->ext.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+        c.ext.max_idx = it->ext.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+    }
+    c.var = ax_canon_var(it->var);
+    memcpy(buf, &c, sizeof c);
+}
+
+/* Whether output o of state s has a stage-2 block in progress (bsum,
+ * bsq, bvar, bvacc): in a shard, one past its lead block that its last
+ * index leaves open; a whole-stream state is not saved, so always. */
+static int ax_block_open(const ax_state *s, uint64_t o)
+{
+    const struct ax_shard *h = s->sh;
+    if (!h)
+        return ax_block_open(s, o);
+    uint64_t end = h->jend[o];
+    return h->j0[o] != AX_NONE && end > ax_shard_lead_end(s->p, h, o) &&
+           end % RD_AXIS_BLOCK != 0 && end < s->p->J;
+}
+
+/* Whether record i (of output i % nout) of piece at of state s is in use:
+ * block-tree stack entries within their output's depth, blocks in progress. */
+static int ax_record_used(const ax_state *s, const void *at, uint64_t i)
+{
+    uint64_t n = s->p->nout, o = i % n;
+    if (at == s->bsum || at == s->bsq || at == s->bvar || at == s->bvacc)
+        return ax_block_open(s, o);
+    if (at != s->tsum && at != s->tsq && at != s->tvar)
+        return 1;
+    unsigned char lv[130];
+    uint64_t first = s->sh ? ax_shard_b0(s->sh, o) : 0;
+    return i / n < (uint64_t)ax_span_levels(first, s->nb[o], lv);
+}
+
+/* Writes piece pc of state s into buf with the bytes no result depends on
+ * made canonical, so that a saved state does not show the backend, chunks
+ * or threads that made it: NaNs as one (ax_canon); stack entries past a
+ * tree's depth and blocks not in progress as zeros; without argmin and
+ * argmax, the extrema's indices as 0 (RD_NO_INDEX kept: an empty side),
+ * since the CPU notes an extremum's block of rows and the GPU its row. */
+static void ax_save_piece(const ax_state *s, const ax_piece *pc, unsigned char *buf)
+{
+    const struct ax_shard *h = s->sh;
+    const void *at = pc->at;
+    int no_idx = !(s->p->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX));
+    if (at == &s->rsum || at == &s->rsq || at == &h->lsum || at == &h->lsq) {
+        ax_save_tree(at, buf);
+        return;
+    }
+    if (at == &s->rvar || at == &h->lvar) {
+        ax_save_vtree(at, buf);
+        return;
+    }
+    if (at == &s->run || at == &h->lrun) {
+        ax_save_item(at, no_idx, buf);
+        return;
+    }
+    memcpy(buf, at, pc->bytes);
+    int dbl = at == s->bsum || at == s->bsq || at == s->tsum || at == s->tsq || at == h->ls ||
+              at == h->lq || at == h->lx;
+    int var = at == s->bvar || at == s->tvar || at == h->lv;
+    size_t each = dbl ? sizeof(double) : var ? sizeof(rd_var)
+                : at == s->bvacc ? sizeof(rd_var_acc) : at == s->ext ? sizeof(rd_extrema) : 0;
+    for (uint64_t i = 0; each && i < pc->bytes / each; i++) {
+        unsigned char *r = buf + i * each;
+        if (!ax_record_used(s, at, i)) {
+            memset(r, 0, each);
+        } else if (dbl) {
+            double x;
+            memcpy(&x, r, sizeof x);
+            x = ax_canon(x);
+            memcpy(r, &x, sizeof x);
+        } else if (var) {
+            rd_var v;
+            memcpy(&v, r, sizeof v);
+            v = ax_canon_var(v);
+            memcpy(r, &v, sizeof v);
+        } else if (at == s->bvacc) {
+            rd_var_acc v;
+            memcpy(&v, r, sizeof v);
+            v.k = ax_canon(v.k), v.s1 = ax_canon(v.s1), v.s2 = ax_canon(v.s2);
+            memcpy(r, &v, sizeof v);
+        } else if (no_idx) {
+            rd_extrema e;
+            memcpy(&e, r, sizeof e);
+            e.min_idx = e.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+            e.max_idx = e.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+            memcpy(r, &e, sizeof e);
+        }
+    }
+}
+
+/* Writes shard state s's bytes into buf (ax_state_bytes long). */
 void ax_state_save(const ax_state *s, unsigned char *buf)
 {
     ax_piece pc[32];
-    int canon = s->ext && !(s->p->ops & (RD_OP_ARGMIN | RD_OP_ARGMAX));
     for (int i = 0, n = ax_pieces((ax_state *)s, pc); i < n; i++) {
-        memcpy(buf, pc[i].at, pc[i].bytes);
-        for (size_t o = 0; canon && pc[i].at == (void *)s->ext && o < s->p->nout; o++) {
-            rd_extrema e;
-            memcpy(&e, buf + o * sizeof e, sizeof e);
-            e.min_idx = e.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
-            e.max_idx = e.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
-            memcpy(buf + o * sizeof e, &e, sizeof e);
-        }
+        ax_save_piece(s, &pc[i], buf);
         buf += pc[i].bytes;
     }
 }
