@@ -201,12 +201,15 @@ static int reduce_along(reduce_ctx *ctx, const reduce_opts *o, const char *name,
     char module[1][64];
     if (ax_gpu_modules(&plan, module))
         run_want_module(rn, module[0]);
-    size_t chunk = ax_chunk_for(&plan, run_stream_chunk(rn, r, fi->swap, fi->data_bytes), RUN_CHUNK_ALIGN);
+    /* the larger chunk of a file read in place where its results stay small */
+    size_t prefix_len = o->shard.count ? 0 : fi->prefix_len;
+    size_t view = ax_out_bytes(&plan, RUN_VIEW_CHUNK) <= RUN_VIEW_CHUNK / 8 ? RUN_VIEW_CHUNK : 0;
+    size_t chunk = ax_chunk_for(
+        &plan, run_stream_chunk(rn, r, fi->swap, prefix_len, fi->data_bytes, view), RUN_CHUNK_ALIGN);
     ax_job job = {.plan = &plan, .first = e0, .st = st};
     reduce_end end = {fi, name, o->shard.count != 0};
     run_source src = {.name = name, .r = r, .fi = fi, .chunk = chunk, .limit = limit,
-                      .prefix = o->shard.count ? NULL : fi->prefix,
-                      .prefix_len = o->shard.count ? 0 : fi->prefix_len,
+                      .prefix = o->shard.count ? NULL : fi->prefix, .prefix_len = prefix_len,
                       .part = o->shard.count != 0};
     engine_ops ops = ax_engine_ops; /* the CPU's side, with the GPU's launch */
     ops.launch = ax_gpu_launch;
@@ -296,13 +299,13 @@ static int reduce_file(reduce_ctx *ctx, const reduce_opts *o, const input_item *
     char modules[RD_MAX_MODULES][64];
     for (int i = rd_modules(fi.dtype, ops, o->skipnan, modules); i-- > 0;)
         run_want_module(rn, modules[i]);
-    size_t chunk = run_stream_chunk(rn, r, fi.swap, fi.data_bytes);
+    size_t prefix_len = o->shard.count ? 0 : fi.prefix_len;
+    size_t chunk = run_stream_chunk(rn, r, fi.swap, prefix_len, fi.data_bytes, RUN_VIEW_CHUNK);
     ctx->job = (rd_job){.dtype = fi.dtype, .ops = ops, .skipnan = o->skipnan, .first = first,
                         .st = &st};
     reduce_end end = {&fi, name, o->shard.count != 0};
     run_source src = {.name = name, .r = r, .fi = &fi, .chunk = chunk, .limit = limit,
-                      .prefix = o->shard.count ? NULL : fi.prefix,
-                      .prefix_len = o->shard.count ? 0 : fi.prefix_len,
+                      .prefix = o->shard.count ? NULL : fi.prefix, .prefix_len = prefix_len,
                       .part = o->shard.count != 0};
     /* whole tiles, as the host's chunks are: a sum's bits do not depend on where a device's
        batches of a gzip member end; one engine per device, every one on the same buffers */

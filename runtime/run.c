@@ -115,13 +115,19 @@ static size_t run_host_inflate_chunk(const backend *be)
     return RUN_HOST_INFLATE_CHUNK * (size_t)(threads > 2 ? threads : 2);
 }
 
-/* run_chunk, at most run_host_inflate_chunk by default where only the
- * host inflates r, and at most the input's data (see run.h). */
-size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_bytes)
+static int run_view(backend *be, const io_reader *r, size_t swap, size_t prefix_len);
+
+/* run_chunk, by default view_chunk where the CPU reads r in place and at
+ * most run_host_inflate_chunk where only the host inflates r, and at most
+ * the input's data (see run.h). */
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, size_t prefix_len,
+                        uint64_t data_bytes, size_t view_chunk)
 {
     size_t chunk = run_chunk(rn, r, swap), cap = run_host_inflate_chunk(rn->be);
     if (!rn->plan.chunk_given && run_host_stream(rn->be, r) && chunk > cap)
         chunk = cap;
+    if (!rn->plan.chunk_given && view_chunk && run_view(rn->be, r, swap, prefix_len))
+        chunk = view_chunk;
     int64_t file = io_reader_file_size(r);
     if (data_bytes == UINT64_MAX && file >= 0 && !io_reader_compressed(r))
         data_bytes = (uint64_t)file;

@@ -48,6 +48,12 @@
  * milliseconds on a fragmented VM). */
 #define RUN_HOST_INFLATE_STREAMS 2
 
+/* The default chunk of a reduction where the CPU reads a plain file in
+ * place (no buffer holds a chunk): each chunk costs every thread a start
+ * and a wait, and the host a fold of its parts (sizes raced in
+ * BENCHMARKS.md). */
+#define RUN_VIEW_CHUNK ((size_t)256 << 20)
+
 /* A view's data must start at a multiple of this many bytes of the file
  * (the alignment the operations' CPU code may assume of a buffer). */
 #define RUN_VIEW_ALIGN 64
@@ -149,13 +155,16 @@ int run_open(run **out, backend *be, const run_plan *plan);
 size_t run_chunk(run *rn, const io_reader *r, size_t swap);
 
 /* run_chunk for an operation whose results do not depend on the chunk
- * size (reduce): without --chunk, at most RUN_HOST_INFLATE_CHUNK per
- * thread (at least two threads' worth) where only the host inflates r;
+ * size (reduce): without --chunk, view_chunk (0: none) where the CPU reads
+ * r in place (its data prefix_len bytes before r's position), at most
+ * RUN_HOST_INFLATE_CHUNK per thread (at least two threads' worth) where
+ * only the host inflates r;
  * never more than the input's data_bytes (UINT64_MAX: unknown; a plain
  * file's size then bounds it, a gzip file's GZSTREAM_RATIO_MAX times its
  * size, deflate's largest expansion) rounded up to RUN_CHUNK_ALIGN: a small input's buffers stay small
  * (a huge page faulted in for a few bytes costs more than the run's work). */
-size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, uint64_t data_bytes);
+size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, size_t prefix_len,
+                        uint64_t data_bytes, size_t view_chunk);
 
 /* Loads an embedded module on every device before the first chunk
  * (backend_want_module). */

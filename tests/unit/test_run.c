@@ -339,7 +339,8 @@ static void test_run_chunks(void)
 /* The default chunk of a reduction of gzip inflated on the host's cores
  * alone is at most RUN_HOST_INFLATE_CHUNK per thread (on two threads a
  * small ring, reused; on sixteen the plan's 32 MiB); plain input, a chunk
- * given on the command line and run_chunk keep the plan's. */
+ * given on the command line and run_chunk keep the plan's, but for the
+ * view's chunk where the CPU reads a plain file in place. */
 static void test_run_host_inflate_chunk(void)
 {
     unsigned char *data = random_bytes(999);
@@ -359,22 +360,33 @@ static void test_run_host_inflate_chunk(void)
         CHECK(rp && rg);
         if (rp && rg) {
             uint64_t big = (uint64_t)1 << 40; /* data larger than any chunk */
-            CHECKF(run_stream_chunk(rn, rp, 0, big) == plan.chunk, "%zu",
-                   run_stream_chunk(rn, rp, 0, big));
+            CHECKF(run_stream_chunk(rn, rp, 0, 0, big, 0) == plan.chunk, "%zu",
+                   run_stream_chunk(rn, rp, 0, 0, big, 0));
             size_t want = given || threads == 16 ? plan.chunk : 2 * RUN_HOST_INFLATE_CHUNK;
-            CHECKF(run_stream_chunk(rn, rg, 0, big) == want, "given %d, %d threads: %zu", given,
-                   threads, run_stream_chunk(rn, rg, 0, big));
+            CHECKF(run_stream_chunk(rn, rg, 0, 0, big, 0) == want, "given %d, %d threads: %zu", given,
+                   threads, run_stream_chunk(rn, rg, 0, 0, big, 0));
             /* known data, or a plain file's size, bound the chunk to whole aligned units;
                a gzip file's size bounds its data at deflate's largest expansion */
-            CHECK(run_stream_chunk(rn, rp, 0, RUN_CHUNK_ALIGN + 1) == 2 * RUN_CHUNK_ALIGN);
-            CHECK(run_stream_chunk(rn, rp, 0, 0) == RUN_CHUNK_ALIGN);
-            CHECK(run_stream_chunk(rn, rp, 0, UINT64_MAX) == RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rp, 0, 0, RUN_CHUNK_ALIGN + 1, 0) == 2 * RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rp, 0, 0, 0, 0) == RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rp, 0, 0, UINT64_MAX, 0) == RUN_CHUNK_ALIGN);
             uint64_t most = (uint64_t)io_reader_file_size(rg) * (uint64_t)GZSTREAM_RATIO_MAX;
             size_t gz_want = (size_t)((most + RUN_CHUNK_ALIGN - 1) / RUN_CHUNK_ALIGN * RUN_CHUNK_ALIGN);
             gz_want = gz_want < want ? gz_want : want;
-            CHECKF(gz_want < want && run_stream_chunk(rn, rg, 0, UINT64_MAX) == gz_want, "%zu",
-                   run_stream_chunk(rn, rg, 0, UINT64_MAX));
+            CHECKF(gz_want < want && run_stream_chunk(rn, rg, 0, 0, UINT64_MAX, 0) == gz_want, "%zu",
+                   run_stream_chunk(rn, rg, 0, 0, UINT64_MAX, 0));
             CHECK(run_chunk(rn, rg, 0) == plan.chunk);
+            /* a file the CPU reads in place takes the view's chunk unless one is given;
+               gzip, and a view refused by GPUBATCH_MAP=0, keep theirs */
+            size_t view = RUN_VIEW_CHUNK;
+            size_t pp = fi_plain.prefix_len, pg = fi_gz.prefix_len;
+            CHECKF(run_stream_chunk(rn, rp, 0, pp, big, view) == (given ? plan.chunk : view),
+                   "given %d: %zu", given, run_stream_chunk(rn, rp, 0, pp, big, view));
+            CHECK(run_stream_chunk(rn, rp, 0, pp, 999, view) == RUN_CHUNK_ALIGN);
+            CHECK(run_stream_chunk(rn, rg, 0, pg, big, view) == want);
+            setenv("GPUBATCH_MAP", "0", 1);
+            CHECK(run_stream_chunk(rn, rp, 0, pp, big, view) == plan.chunk);
+            unsetenv("GPUBATCH_MAP");
         }
         io_reader_close(rp);
         io_reader_close(rg);
