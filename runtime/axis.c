@@ -3636,29 +3636,22 @@ static rd_var ax_canon_var(rd_var v)
     return c;
 }
 
-/* A tree of doubles as saved: the stack's entries, zeros past its depth. */
-static void ax_save_tree(const rd_tree *t, unsigned char *buf)
-{
-    rd_tree c;
-    memset(&c, 0, sizeof c);
-    for (int d = 0; d < t->depth && d < 128; d++)
-        c.value[d] = ax_canon(t->value[d]), c.level[d] = t->level[d];
-    c.depth = t->depth;
-    c.next = t->next;
-    memcpy(buf, &c, sizeof c);
-}
+/* Defines NAME: a tree of type TREE (rd_tree's stack and fields) as saved,
+ * its stack's entries made canonical by CANON and zeros past its depth. */
+#define AX_SAVE_STACK(NAME, TREE, CANON)                                                     \
+    static void NAME(const TREE *t, unsigned char *buf)                                     \
+    {                                                                                       \
+        TREE c;                                                                             \
+        memset(&c, 0, sizeof c);                                                            \
+        for (int d = 0; d < t->depth && d < 128; d++)                                       \
+            c.value[d] = CANON(t->value[d]), c.level[d] = t->level[d];                      \
+        c.depth = t->depth;                                                                 \
+        c.next = t->next;                                                                   \
+        memcpy(buf, &c, sizeof c);                                                          \
+    }
 
-/* A tree of variance partials as saved (see ax_save_tree). */
-static void ax_save_vtree(const rd_vtree *t, unsigned char *buf)
-{
-    rd_vtree c;
-    memset(&c, 0, sizeof c);
-    for (int d = 0; d < t->depth && d < 128; d++)
-        c.value[d] = ax_canon_var(t->value[d]), c.level[d] = t->level[d];
-    c.depth = t->depth;
-    c.next = t->next;
-    memcpy(buf, &c, sizeof c);
-}
+AX_SAVE_STACK(ax_save_tree, rd_tree, ax_canon)
+AX_SAVE_STACK(ax_save_vtree, rd_vtree, ax_canon_var)
 
 /* A partial as saved, without argmin and argmax (no_idx) its extrema's
  * indices 0 (see ax_save_piece). */
