@@ -226,7 +226,7 @@ int shard_part_end_parse(const char *buf, uint32_t *crc)
 }
 
 /* Writes one tree's pending subtrees: level, first leaf, value bits (and
- * the value in hex for reading). */
+ * the value in hex for reading), NaNs as one (rd_canon). */
 static void shard_put_tree(FILE *f, const char *key, const rd_tree *t)
 {
     uint64_t start[128], end = t->next;
@@ -237,14 +237,14 @@ static void shard_put_tree(FILE *f, const char *key, const rd_tree *t)
     fprintf(f, "%s %d\n", key, t->depth);
     for (int i = 0; i < t->depth; i++) {
         uint64_t bits;
-        memcpy(&bits, &t->value[i], sizeof bits);
-        fprintf(f, "%u %" PRIu64 " %016" PRIx64 " %a\n", t->level[i], start[i], bits,
-                t->value[i]);
+        double v = rd_canon(t->value[i]);
+        memcpy(&bits, &v, sizeof bits);
+        fprintf(f, "%u %" PRIu64 " %016" PRIx64 " %a\n", t->level[i], start[i], bits, v);
     }
 }
 
 /* Writes the variance tree's pending subtrees: level, first leaf, then the
- * partial's count, shift and double-double sums as hex bits. */
+ * partial's count, shift and double-double sums as hex bits (rd_canon). */
 static void shard_put_vtree(FILE *f, const rd_vtree *t)
 {
     uint64_t start[128], end = t->next;
@@ -255,7 +255,8 @@ static void shard_put_vtree(FILE *f, const rd_vtree *t)
     fprintf(f, "var-tree %d\n", t->depth);
     for (int i = 0; i < t->depth; i++) {
         const rd_var *v = &t->value[i];
-        double d[5] = {v->k, v->s1.hi, v->s1.lo, v->s2.hi, v->s2.lo};
+        double d[5] = {rd_canon(v->k), rd_canon(v->s1.hi), rd_canon(v->s1.lo),
+                       rd_canon(v->s2.hi), rd_canon(v->s2.lo)};
         uint64_t b[5];
         memcpy(b, d, sizeof b);
         fprintf(f, "%u %" PRIu64 " %" PRIu64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64

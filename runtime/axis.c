@@ -3620,19 +3620,11 @@ size_t ax_state_bytes(const ax_state *s)
     return total;
 }
 
-/* A double as a saved state holds it: NaNs as one quiet NaN (their sign
- * and payload differ between the backends' codes and no result shows
- * them). */
-static double ax_canon(double x)
-{
-    return x != x ? (double)NAN : x;
-}
-
 /* A variance partial with canonical NaNs. */
 static rd_var ax_canon_var(rd_var v)
 {
-    rd_var c = {v.n, ax_canon(v.k), {ax_canon(v.s1.hi), ax_canon(v.s1.lo)},
-                {ax_canon(v.s2.hi), ax_canon(v.s2.lo)}};
+    rd_var c = {v.n, rd_canon(v.k), {rd_canon(v.s1.hi), rd_canon(v.s1.lo)},
+                {rd_canon(v.s2.hi), rd_canon(v.s2.lo)}};
     return c;
 }
 
@@ -3650,7 +3642,7 @@ static rd_var ax_canon_var(rd_var v)
         memcpy(buf, &c, sizeof c);                                                          \
     }
 
-AX_SAVE_STACK(ax_save_tree, rd_tree, ax_canon)
+AX_SAVE_STACK(ax_save_tree, rd_tree, rd_canon)
 AX_SAVE_STACK(ax_save_vtree, rd_vtree, ax_canon_var)
 
 /* A partial as saved, without argmin and argmax (no_idx) its extrema's
@@ -3659,8 +3651,8 @@ static void ax_save_item(const ax_item *it, int no_idx, unsigned char *buf)
 {
     ax_item c;
     memset(&c, 0, sizeof c);
-    c.sum = ax_canon(it->sum);
-    c.sq = ax_canon(it->sq);
+    c.sum = rd_canon(it->sum);
+    c.sq = rd_canon(it->sq);
     c.isum = it->isum;
     c.isq = it->isq;
     c.count = it->count;
@@ -3702,7 +3694,7 @@ static int ax_record_used(const ax_state *s, const void *at, uint64_t i)
 
 /* Writes piece pc of state s into buf with the bytes no result depends on
  * made canonical, so that a saved state does not show the backend, chunks
- * or threads that made it: NaNs as one (ax_canon); stack entries past a
+ * or threads that made it: NaNs as one (rd_canon); stack entries past a
  * tree's depth and blocks not in progress as zeros; without argmin and
  * argmax, the extrema's indices as 0 (RD_NO_INDEX kept: an empty side),
  * since the CPU notes an extremum's block of rows and the GPU its row. */
@@ -3736,7 +3728,7 @@ static void ax_save_piece(const ax_state *s, const ax_piece *pc, unsigned char *
         } else if (dbl) {
             double x;
             memcpy(&x, r, sizeof x);
-            x = ax_canon(x);
+            x = rd_canon(x);
             memcpy(r, &x, sizeof x);
         } else if (var) {
             rd_var v;
@@ -3746,7 +3738,7 @@ static void ax_save_piece(const ax_state *s, const ax_piece *pc, unsigned char *
         } else if (at == s->bvacc) {
             rd_var_acc v;
             memcpy(&v, r, sizeof v);
-            v.k = ax_canon(v.k), v.s1 = ax_canon(v.s1), v.s2 = ax_canon(v.s2);
+            v.k = rd_canon(v.k), v.s1 = rd_canon(v.s1), v.s2 = rd_canon(v.s2);
             memcpy(r, &v, sizeof v);
         } else if (no_idx) {
             rd_extrema e;

@@ -103,6 +103,12 @@ void rd_tree_push_level(rd_tree *t, double v, unsigned level)
     t->depth++;
 }
 
+/* One quiet NaN for any NaN (see reduce.h). */
+double rd_canon(double x)
+{
+    return x != x ? (double)NAN : x;
+}
+
 /* Folds the pending subtrees, smallest first: the padded tree's root. */
 double rd_tree_finish(const rd_tree *t)
 {

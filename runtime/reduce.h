@@ -60,6 +60,11 @@ void rd_tree_push_level(rd_tree *t, double v, unsigned level);
 /* Root of the tree; -0.0 when nothing was pushed. */
 double rd_tree_finish(const rd_tree *t);
 
+/* x, with every NaN as one quiet NaN: the form a saved state holds, since
+ * a NaN's sign and payload differ between backends and no result shows
+ * them. */
+double rd_canon(double x);
+
 /* The same tree over variance partials (rd_var_merge for the additions,
  * the empty partial for the padding), with rd_tree's stack and semantics. */
 typedef struct {

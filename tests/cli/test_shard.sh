@@ -337,4 +337,15 @@ sed -e '1s/ 4$/ 3/' "$T/f4-1" | grep -v '^ddof \|^var-tree ' >"$T/f3-1"
 $PY "$top/tests/cli/shardfile.py" reseal "$T/f3-1"
 check_eq "a format 3 state is still read" "$(R --op sum,min "$T/var.npy" | sed 's/  .*//')" \
     "$("$GB" merge "$T/f4-0" "$T/f3-1" 2>&1 | sed 's/  .*//')"
+# NaN sums are written as one quiet NaN (their sign and payload are the
+# backend's), and the states still merge to one run's result
+"$(numpy_python)" -c "import numpy as np; a = np.random.default_rng(4).standard_normal(300000).astype(np.float32); a[::7919] = np.nan; a[1::7919] = -np.float32(np.nan); np.save('$T/nans.npy', a)"
+for i in 0 1 2; do R --shard $i/3 --op sum,std,min -o "$T/nan-$i" "$T/nans.npy"; done
+if grep -q " nan$" "$T/nan-0" && ! grep -qi -- "-nan\|fff8000000000000" "$T/nan-0" "$T/nan-1" "$T/nan-2"; then
+    ok
+else
+    fail "a state's NaNs are not one quiet NaN: $(grep -i " -*nan$" "$T/nan-0" | head -2)"
+fi
+check_eq "NaN shards merged" "$(R --op sum,std,min "$T/nans.npy" | sed 's/  .*//')" \
+    "$("$GB" merge "$T/nan-0" "$T/nan-1" "$T/nan-2" | sed 's/  .*//')"
 summary

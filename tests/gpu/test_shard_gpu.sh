@@ -38,6 +38,11 @@ for dt in float32 float64 int16 uint64; do
                 "$GB" merge "$T"/st-* >"$T/merged.txt" 2>&1
                 check_files_same "$dt n=$n $skip $shards mixed shards" "$T/one.txt" "$T/merged.txt"
             done
+            # one shard's state from each backend: the same bytes (NaNs written as one)
+            "$GB" reduce -q --backend cpu --op $ALL,std $skip --shard 1/3 -o "$T/c.state" "$f"
+            "$GB" reduce -q --backend $GPU --op $ALL,std $skip --shard 1/3 -o "$T/g.state" "$f"
+            check_files_same "$dt n=$n $skip state bytes" "$T/c.state" "$T/g.state"
+            rm -f "$T/c.state" "$T/g.state"
         done
     done
 done
