@@ -3645,8 +3645,18 @@ static rd_var ax_canon_var(rd_var v)
 AX_SAVE_STACK(ax_save_tree, rd_tree, rd_canon)
 AX_SAVE_STACK(ax_save_vtree, rd_vtree, ax_canon_var)
 
-/* A partial as saved, without argmin and argmax (no_idx) its extrema's
- * indices 0 (see ax_save_piece). */
+/* Extrema as saved: without argmin and argmax (no_idx), indices 0 but for
+ * an empty side's RD_NO_INDEX (see ax_save_piece). */
+static rd_extrema ax_canon_ext(rd_extrema e, int no_idx)
+{
+    if (no_idx) {
+        e.min_idx = e.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+        e.max_idx = e.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+    }
+    return e;
+}
+
+/* A partial as saved: NaNs as one, extrema by ax_canon_ext. */
 static void ax_save_item(const ax_item *it, int no_idx, unsigned char *buf)
 {
     ax_item c;
@@ -3656,11 +3666,7 @@ static void ax_save_item(const ax_item *it, int no_idx, unsigned char *buf)
     c.isum = it->isum;
     c.isq = it->isq;
     c.count = it->count;
-    c.ext = it->ext;
-    if (no_idx) {
-        c.ext.min_idx = it->ext.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
-        c.ext.max_idx = it->ext.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
-    }
+    c.ext = ax_canon_ext(it->ext, no_idx);
     c.var = ax_canon_var(it->var);
     memcpy(buf, &c, sizeof c);
 }
@@ -3672,7 +3678,7 @@ static int ax_block_open(const ax_state *s, uint64_t o)
 {
     const struct ax_shard *h = s->sh;
     if (!h)
-        return ax_block_open(s, o);
+        return 1;
     uint64_t end = h->jend[o];
     return h->j0[o] != AX_NONE && end > ax_shard_lead_end(s->p, h, o) &&
            end % RD_AXIS_BLOCK != 0 && end < s->p->J;
@@ -3740,11 +3746,10 @@ static void ax_save_piece(const ax_state *s, const ax_piece *pc, unsigned char *
             memcpy(&v, r, sizeof v);
             v.k = rd_canon(v.k), v.s1 = rd_canon(v.s1), v.s2 = rd_canon(v.s2);
             memcpy(r, &v, sizeof v);
-        } else if (no_idx) {
+        } else {
             rd_extrema e;
             memcpy(&e, r, sizeof e);
-            e.min_idx = e.min_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
-            e.max_idx = e.max_idx == RD_NO_INDEX ? RD_NO_INDEX : 0;
+            e = ax_canon_ext(e, no_idx);
             memcpy(r, &e, sizeof e);
         }
     }
