@@ -244,7 +244,7 @@ static void shard_put_tree(FILE *f, const char *key, const rd_tree *t)
 }
 
 /* Writes the variance tree's pending subtrees: level, first leaf, then the
- * partial's count, shift and double-double sums as hex bits (rd_canon). */
+ * partial's count, shift and double-double sums as hex bits (rd_canon_var). */
 static void shard_put_vtree(FILE *f, const rd_vtree *t)
 {
     uint64_t start[128], end = t->next;
@@ -254,9 +254,8 @@ static void shard_put_vtree(FILE *f, const rd_vtree *t)
     }
     fprintf(f, "var-tree %d\n", t->depth);
     for (int i = 0; i < t->depth; i++) {
-        const rd_var *v = &t->value[i];
-        double d[5] = {rd_canon(v->k), rd_canon(v->s1.hi), rd_canon(v->s1.lo),
-                       rd_canon(v->s2.hi), rd_canon(v->s2.lo)};
+        const rd_var c = rd_canon_var(t->value[i]), *v = &c;
+        double d[5] = {v->k, v->s1.hi, v->s1.lo, v->s2.hi, v->s2.lo};
         uint64_t b[5];
         memcpy(b, d, sizeof b);
         fprintf(f, "%u %" PRIu64 " %" PRIu64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64

@@ -3620,14 +3620,6 @@ size_t ax_state_bytes(const ax_state *s)
     return total;
 }
 
-/* A variance partial with canonical NaNs. */
-static rd_var ax_canon_var(rd_var v)
-{
-    rd_var c = {v.n, rd_canon(v.k), {rd_canon(v.s1.hi), rd_canon(v.s1.lo)},
-                {rd_canon(v.s2.hi), rd_canon(v.s2.lo)}};
-    return c;
-}
-
 /* Defines NAME: a tree of type TREE (rd_tree's stack and fields) as saved,
  * its stack's entries made canonical by CANON and zeros past its depth. */
 #define AX_SAVE_STACK(NAME, TREE, CANON)                                                     \
@@ -3643,7 +3635,7 @@ static rd_var ax_canon_var(rd_var v)
     }
 
 AX_SAVE_STACK(ax_save_tree, rd_tree, rd_canon)
-AX_SAVE_STACK(ax_save_vtree, rd_vtree, ax_canon_var)
+AX_SAVE_STACK(ax_save_vtree, rd_vtree, rd_canon_var)
 
 /* Extrema as saved: without argmin and argmax (no_idx), indices 0 but for
  * an empty side's RD_NO_INDEX (see ax_save_piece). */
@@ -3667,7 +3659,7 @@ static void ax_save_item(const ax_item *it, int no_idx, unsigned char *buf)
     c.isq = it->isq;
     c.count = it->count;
     c.ext = ax_canon_ext(it->ext, no_idx);
-    c.var = ax_canon_var(it->var);
+    c.var = rd_canon_var(it->var);
     memcpy(buf, &c, sizeof c);
 }
 
@@ -3739,7 +3731,7 @@ static void ax_save_piece(const ax_state *s, const ax_piece *pc, unsigned char *
         } else if (var) {
             rd_var v;
             memcpy(&v, r, sizeof v);
-            v = ax_canon_var(v);
+            v = rd_canon_var(v);
             memcpy(r, &v, sizeof v);
         } else if (at == s->bvacc) {
             rd_var_acc v;

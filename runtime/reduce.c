@@ -109,6 +109,14 @@ double rd_canon(double x)
     return x != x ? (double)NAN : x;
 }
 
+/* A variance partial with canonical NaNs (see reduce.h). */
+rd_var rd_canon_var(rd_var v)
+{
+    rd_var c = {v.n, rd_canon(v.k), {rd_canon(v.s1.hi), rd_canon(v.s1.lo)},
+                {rd_canon(v.s2.hi), rd_canon(v.s2.lo)}};
+    return c;
+}
+
 /* Folds the pending subtrees, smallest first: the padded tree's root. */
 double rd_tree_finish(const rd_tree *t)
 {

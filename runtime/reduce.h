@@ -65,6 +65,9 @@ double rd_tree_finish(const rd_tree *t);
  * them. */
 double rd_canon(double x);
 
+/* A variance partial with its doubles as rd_canon writes them. */
+rd_var rd_canon_var(rd_var v);
+
 /* The same tree over variance partials (rd_var_merge for the additions,
  * the empty partial for the padding), with rd_tree's stack and semantics. */
 typedef struct {

@@ -402,8 +402,7 @@ static int nan_at(dt_type t, const unsigned char *x, uint64_t i)
     }
     uint16_t h;
     memcpy(&h, x + i * 2, 2);
-    uint16_t e = t == DT_F16 ? 0x7c00 : 0x7f80;
-    return (h & e) == e && (h & ~e & 0x7fff);
+    return t == DT_F16 ? hf_f16_isnan(h) : hf_bf16_isnan(h);
 }
 
 /* The bytes of a shard state of all of x, from the lane code's buffer or
