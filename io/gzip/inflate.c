@@ -698,14 +698,25 @@ static int stored_body(bits_t *b, void *out, size_t *pos, size_t cap, int wide)
     return BODY_EOB;
 }
 
-/* Scans the symbols written since the last scan for markers and says
+/* Finds the last marker among the symbols written since the last scan,
+ * searching back from the newest four at a time (only the last one matters,
+ * and where markers are dense it is among the first looked at), and says
  * whether the last INFLATE_WINDOW symbols hold none. */
 static int symbols_clean(inflate_job *j)
 {
     const uint16_t *s = j->out;
-    for (uint64_t i = j->scanned; i < j->out_len; i++)
-        if (s[i] >= INFLATE_MARKER)
-            j->marker_free = i + 1;
+    uint64_t i = j->out_len, from = j->scanned;
+    for (; i - from >= 4; i -= 4) {
+        uint64_t w;
+        memcpy(&w, s + i - 4, 8);
+        if (w & 0x8000800080008000ull)
+            break;
+    }
+    for (; i > from; i--)
+        if (s[i - 1] >= INFLATE_MARKER) {
+            j->marker_free = i;
+            break;
+        }
     j->scanned = j->out_len;
     return j->out_len - j->marker_free >= INFLATE_WINDOW;
 }

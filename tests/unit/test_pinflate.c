@@ -1379,6 +1379,79 @@ static void test_boundaries_reported(void)
     free(data);
 }
 
+/* Where a symbol decode from a boundary of the stream stops as clean
+ * (INFLATE_CLEAN): at the first block boundary where the last
+ * INFLATE_WINDOW symbols hold no marker, at least that far into the output,
+ * the same in one call and in calls cut short by out_limit. The data are
+ * text, whose copies carry the unknown window's markers on, between runs
+ * of noise long enough to end them. */
+static void test_clean_point(void)
+{
+    size_t n = 3u << 20, clen, runs[] = {150000, 40000, 260000, 33000, 90000, 70000};
+    uint8_t *data = malloc(n), *out = malloc(n);
+    for (size_t i = 0, r = 0; i < n; r++) {
+        size_t len = runs[r % 6] < n - i ? runs[r % 6] : n - i;
+        fill(data + i, len, r % 2 ? K_RANDOM : K_TEXT);
+        i += len;
+    }
+    /* blocks of about 100 bytes: a stop a few symbols early or late shows */
+    uint8_t *c = deflate_raw(data, n, 6, Z_DEFAULT_STRATEGY, 15, 97, 0, &clen);
+    boundary_list all = {.first = 1};
+    inflate_job j = {.in = c, .in_len = clen, .stop_bit = UINT64_MAX, .out_limit = SIZE_MAX,
+                     .out = out, .out_cap = n, .on_block = boundary_add, .block_ctx = &all};
+    CHECK(inflate_decode_bytes(&j) == INFLATE_END && j.out_len == n);
+    uint16_t *sym = malloc(n * sizeof *sym);
+    int cleans = 0;
+    for (size_t k = 0; k < all.n; k += 1 + all.n / 150) {
+        if (all.at[k].out < INFLATE_WINDOW)
+            continue;
+        boundary_list seen = {0};
+        inflate_job s = {.in = c, .in_len = clen, .bit = all.at[k].bit, .stop_bit = UINT64_MAX,
+                         .out_limit = SIZE_MAX, .out = sym, .out_cap = n, .on_block = boundary_add,
+                         .block_ctx = &seen};
+        int r = inflate_decode_symbols(&s);
+        cleans += r == INFLATE_CLEAN;
+        /* the reference: the last marker before each boundary, by a plain scan */
+        int first_clean = 1;
+        size_t b = 0, last = 0;
+        for (size_t i = 0; i < seen.n && seen.at[i].out < s.out_len; i++) {
+            for (; b < seen.at[i].out; b++)
+                if (sym[b] >= INFLATE_MARKER)
+                    last = b + 1;
+            first_clean &= seen.at[i].out - last < INFLATE_WINDOW;
+        }
+        for (; b < s.out_len; b++)
+            if (sym[b] >= INFLATE_MARKER)
+                last = b + 1;
+        int clean_now = s.out_len - last >= INFLATE_WINDOW;
+        uint8_t *res = malloc(s.out_len + 1);
+        int rr = inflate_resolve(res, sym, s.out_len, data + all.at[k].out - INFLATE_WINDOW,
+                                 INFLATE_WINDOW);
+        CHECKF(rr == 0 && memcmp(res, data + all.at[k].out, s.out_len) == 0 &&
+                   (r == INFLATE_CLEAN ? clean_now && first_clean : r == INFLATE_END),
+               "from output %llu: r %d at %zu, clean there %d, none before %d",
+               (unsigned long long)all.at[k].out, r, s.out_len, clean_now, first_clean);
+        /* cut short by out_limit every few KiB: the same stop */
+        inflate_job t = {.in = c, .in_len = clen, .bit = all.at[k].bit, .stop_bit = UINT64_MAX,
+                         .out = sym, .out_cap = n};
+        int rt;
+        do {
+            t.out_limit = t.out_len + 1 + (t.out_len * 7919 + k) % 9000;
+            rt = inflate_decode_symbols(&t);
+        } while (rt == INFLATE_STOP);
+        CHECKF(rt == r && t.out_len == s.out_len, "from output %llu, cut: r %d at %zu, whole %d at %zu",
+               (unsigned long long)all.at[k].out, rt, t.out_len, r, s.out_len);
+        free(res);
+        free(seen.at);
+    }
+    CHECKF(cleans >= 40, "%d decodes stopped clean", cleans);
+    free(sym);
+    free(all.at);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* Empty fixed-Huffman blocks between blocks (pigz's, zlib's partial flush):
  * the finder passes over them, and a speculative start just past a run of
  * them is the same start as the boundary before it, not a false one decoded
@@ -1589,6 +1662,7 @@ int main(void)
     RUN(test_finder);
     RUN(test_empty_blocks);
     RUN(test_boundaries_reported);
+    RUN(test_clean_point);
     RUN(test_damage);
     RUN(test_begin_at);
     RUN(test_false_final);
