@@ -15,7 +15,10 @@
 # PARTS (default "reduce transpose") picks the parts, TBE (default "cuda
 # auto") the transpose's backends; INDEX=1 also races each reduce file with
 # a seek index beside it against --no-index; PIPE=1 races each reduce file
-# read from a pipe too (`cat FILE |`, tests/gpu/pipe_in.sh).
+# read from a pipe too (`cat FILE |`, tests/gpu/pipe_in.sh). FLOAT6=1 adds
+# the float32 array as a pigz -6 member and as an .npz whose one member is
+# deflated (tests/gpu/npz_deflated.py). RAPIDGZIP names a rapidgzip binary
+# raced beside each gzip file (-P with every core, output to /dev/null).
 set -u
 out=${1:-gpu-member}
 base_src=${2:-}
@@ -57,6 +60,10 @@ part reduce && (
 part reduce && (
     "$GB" gen --shape "$F32" --dist normal --seed 3 --no-compress -f -o "$work/f.npy"
     gzip -1 -c "$work/f.npy" >"$work/f.npy.gz"
+    if [ -n "${FLOAT6:-}" ]; then
+        pz 6 "$work/f.npy" "$work/f6.npy.gz"
+        python3 tests/gpu/npz_deflated.py "$work/f.npy" "$work/f.npz" "$PIGZ_BIN"
+    fi
     rm -f "$work/f.npy"
 ) &
 part transpose && (
@@ -65,7 +72,9 @@ part transpose && (
 ) &
 wait
 ls -l "$work" | tee -a "$sum"
-for f in i.npy.gz text.u8.gz f.npy.gz; do
+files="i.npy.gz text.u8.gz f.npy.gz"
+[ -z "${FLOAT6:-}" ] || files="$files f6.npy.gz f.npz"
+for f in $files; do
     part reduce || break
     dt=
     [ "$f" != text.u8.gz ] || dt="--dtype uint8"
@@ -83,6 +92,7 @@ for f in i.npy.gz text.u8.gz f.npy.gz; do
     for be in cpu cuda auto; do
         for b in "$GB" $OLD; do v="$v $b,reduce,-q,--backend,$be,--op,count$(echo " $dt" | tr ' ' ',' | sed 's/,$//'),$work/$f"; done
     done
+    case $f in *.gz) [ -z "${RAPIDGZIP:-}" ] || v="$v $RAPIDGZIP,-P,$(nproc),-d,-f,-o,/dev/null,$work/$f" ;; esac
     file=$f # race sets f
     race "reduce --op count $file" $v
     [ -n "${PIPE:-}" ] || continue
