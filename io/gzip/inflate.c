@@ -14,6 +14,8 @@
 #include "inflate.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LIT_BITS 12
@@ -485,16 +487,18 @@ static int read_dynamic(bits_t *b, inf_tables *t)
 }
 
 /* Where one block's body decode left off. */
-enum { BODY_EOB = 0, BODY_BAD = -1, BODY_INPUT = 1, BODY_OUTPUT = 2 };
+enum { BODY_EOB = 0, BODY_BAD = -1, BODY_INPUT = 1, BODY_OUTPUT = 2, BODY_PAUSE = 3 };
 
 /* The body of a Huffman block: symbols until end-of-block, into bytes
  * (wide 0) or 16-bit symbols (wide 1: back-references before out[0] become
  * markers), back-references reaching at most `history` elements before
  * out[0] (a wrapped negative count: after out[-history], a member's start).
- * *pos is the output position in elements. */
+ * *pos is the output position in elements. With `step`, it returns
+ * BODY_PAUSE after one round of the fast loop (a few literals or one
+ * match), so that two streams can take turns (decode_pair). */
 static inline __attribute__((always_inline)) int
 huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, size_t history,
-          const int wide)
+          const int wide, const int step)
 {
     /* The reader lives in locals meanwhile: the output's stores could
      * otherwise alias it and force it through memory. */
@@ -524,7 +528,11 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
          * (plus the copies' slack) in the output. After literals the next
          * symbol's primary entry is already looked up (ahead): a refill
          * only adds bits above those it was found with. */
-        for (uint32_t e = 0, ahead = 0; b->end - b->p >= 16 && cap - p >= 258 + 32 + 4;) {
+        for (uint32_t e = 0, ahead = 0, rounds = 0; b->end - b->p >= 16 && cap - p >= 258 + 32 + 4;) {
+            if (step && rounds++) {
+                r = BODY_PAUSE;
+                goto out;
+            }
             refill_fast(b);
             if (!ahead)
                 e = lt[b->buf & LIT_MASK];
@@ -725,14 +733,21 @@ static int symbols_clean(inflate_job *j)
 static int body_bytes(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
                       size_t history)
 {
-    return huff_body(b, t, out, pos, cap, history, 0);
+    return huff_body(b, t, out, pos, cap, history, 0, 0);
+}
+
+/* Byte Huffman body, one round of its fast loop at a time (decode_pair). */
+static int body_bytes_step(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
+                           size_t history)
+{
+    return huff_body(b, t, out, pos, cap, history, 0, 1);
 }
 
 /* Symbol Huffman body, compiled for 16-bit symbols. */
 static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
                         size_t history)
 {
-    return huff_body(b, t, out, pos, cap, history, 1);
+    return huff_body(b, t, out, pos, cap, history, 1, 0);
 }
 
 /* After a final block that ends at j->bit: where the member's trailer and
@@ -758,71 +773,371 @@ static int next_member(inflate_job *j, bits_t *b, size_t *history)
     return 1;
 }
 
+/* One decode in progress (job j), resumable between steps: at a block
+ * boundary (t NULL; j->bit and j->out_len describe it) or inside a block
+ * whose tables are t, the reader b and the output position pos. */
+typedef struct {
+    inflate_job *j;
+    bits_t b;
+    const inf_tables *t;
+    inf_tables dyn;
+    size_t pos;
+    size_t history; /* how far back the stream may reach (see huff_body) */
+    int final;      /* the block in progress is the last of its member */
+    int wide;       /* symbols (1) or bytes (0) */
+} stream;
+
+#define STEP_MORE 100 /* stream_step: the decode goes on */
+
+/* Starts decoding j's blocks into bytes (wide 0) or symbols (wide 1). */
+static void stream_begin(stream *s, inflate_job *j, int wide)
+{
+    pthread_once(&fixed_once, build_fixed);
+    s->j = j;
+    s->b = (bits_t){.start = j->in, .end = j->in + j->in_len};
+    bits_seek(&s->b, j->bit);
+    s->t = NULL;
+    s->wide = wide;
+    /* how far back the symbols may reach: markers for the unknown window,
+       the known history, or none before the last member's start */
+    s->history = wide ? INFLATE_WINDOW : j->history;
+    if (j->nends)
+        s->history = (size_t)0 - j->ends[j->nends - 1].out;
+}
+
+/* Ends the block in progress with body result r: takes its output, then
+ * the next member or the block callback. STEP_MORE or an inflate result. */
+static int stream_block_end(stream *s, int r)
+{
+    inflate_job *j = s->j;
+    s->t = NULL;
+    /* Whatever a block read past the span's end met there is not the
+     * stream's: the caller has to supply more. */
+    if (r != BODY_OUTPUT && past_end(&s->b))
+        r = BODY_INPUT;
+    if (r == BODY_BAD)
+        return INFLATE_ERROR;
+    if (r == BODY_INPUT)
+        return INFLATE_NEED_INPUT;
+    if (r == BODY_OUTPUT)
+        return INFLATE_NEED_OUTPUT;
+    j->out_len = s->pos;
+    j->bit = bit_pos(&s->b);
+    j->blocks++;
+    if (s->final && !next_member(j, &s->b, &s->history))
+        return INFLATE_END;
+    if (j->on_block && !s->final)
+        j->on_block(j->block_ctx, j->bit, j->out_len);
+    return STEP_MORE;
+}
+
+/* Advances s: at a boundary, the stop checks and the next block's header;
+ * inside a block, its body to the end (step 0) or one round of its fast
+ * loop (step 1, bytes only). STEP_MORE or an inflate result. */
+static int stream_step(stream *s, int step)
+{
+    inflate_job *j = s->j;
+    if (!s->t) {
+        if (j->bit >= j->stop_bit || j->out_len >= j->out_limit)
+            return INFLATE_STOP;
+        if (s->wide && symbols_clean(j))
+            return INFLATE_CLEAN;
+        refill(&s->b);
+        s->final = (int)take(&s->b, 1);
+        unsigned type = take(&s->b, 2);
+        s->pos = j->out_len;
+        if (type == 0)
+            return stream_block_end(s, stored_body(&s->b, j->out, &s->pos, j->out_cap, s->wide));
+        if (type == 3)
+            return stream_block_end(s, BODY_BAD);
+        if (type == 2) {
+            int h = read_dynamic(&s->b, &s->dyn);
+            if (h != 0)
+                return stream_block_end(s, h < 0 ? BODY_BAD : BODY_INPUT);
+        }
+        s->t = type == 2 ? &s->dyn : &fixed_tables;
+    }
+    int r = s->wide  ? body_symbols(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history)
+            : step ? body_bytes_step(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history)
+                   : body_bytes(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history);
+    return r == BODY_PAUSE ? STEP_MORE : stream_block_end(s, r);
+}
+
+/* Runs s until it stops; returns the inflate result. */
+static int stream_run(stream *s)
+{
+    int r;
+    while ((r = stream_step(s, 0)) == STEP_MORE)
+        ;
+    return r;
+}
+
 /* The block loop shared by both decoders. */
 static int decode(inflate_job *j, int wide)
 {
-    pthread_once(&fixed_once, build_fixed);
-    inf_tables dyn;
-    bits_t b = {.start = j->in, .end = j->in + j->in_len};
-    bits_seek(&b, j->bit);
+    stream s;
     j->blocks = 0;
-    /* how far back the symbols may reach: markers for the unknown window,
-       the known history, or none before the last member's start */
-    size_t history = wide ? INFLATE_WINDOW : j->history;
-    if (j->nends)
-        history = (size_t)0 - j->ends[j->nends - 1].out;
-    for (;;) {
-        /* At a block boundary: j->bit and j->out_len describe it. */
-        if (j->bit >= j->stop_bit || j->out_len >= j->out_limit)
-            return INFLATE_STOP;
-        if (wide && symbols_clean(j))
-            return INFLATE_CLEAN;
-        refill(&b);
-        unsigned final = take(&b, 1), type = take(&b, 2);
-        size_t pos = j->out_len;
-        int r;
-        if (type == 0) {
-            r = stored_body(&b, j->out, &pos, j->out_cap, wide);
-        } else if (type == 3) {
-            r = BODY_BAD;
-        } else {
-            const inf_tables *t = &fixed_tables;
-            if (type == 2) {
-                int h = read_dynamic(&b, &dyn);
-                if (h != 0) {
-                    r = h < 0 ? BODY_BAD : BODY_INPUT;
-                    goto done;
-                }
-                t = &dyn;
-            }
-            r = wide ? body_symbols(&b, t, j->out, &pos, j->out_cap, history)
-                     : body_bytes(&b, t, j->out, &pos, j->out_cap, history);
-        }
-    done:
-        /* Whatever a block read past the span's end met there is not the
-         * stream's: the caller has to supply more. */
-        if (r != BODY_OUTPUT && past_end(&b))
-            r = BODY_INPUT;
-        if (r == BODY_BAD)
-            return INFLATE_ERROR;
-        if (r == BODY_INPUT)
-            return INFLATE_NEED_INPUT;
-        if (r == BODY_OUTPUT)
-            return INFLATE_NEED_OUTPUT;
-        j->out_len = pos;
-        j->bit = bit_pos(&b);
-        j->blocks++;
-        if (final && !next_member(j, &b, &history))
-            return INFLATE_END;
-        if (j->on_block && !final)
-            j->on_block(j->block_ctx, j->bit, j->out_len);
-    }
+    stream_begin(&s, j, wide);
+    return stream_run(&s);
 }
 
-/* Decodes blocks into bytes (see inflate.h). */
+/* Both streams' literals, taking turns symbol for symbol while the next
+ * entry of each is one or two literals and both have a fast loop's room:
+ * the two lookup chains overlap in the core, which one stream's cannot
+ * (each lookup waits for the bits the one before took). */
+static void pair_literals_run(stream *x, stream *y)
+{
+    bits_t a = x->b, b = y->b;
+    size_t pa = x->pos, pb = y->pos;
+    const uint32_t *la = x->t->lit, *lb = y->t->lit;
+    uint8_t *oa = x->j->out, *ob = y->j->out;
+    const size_t room = 258 + 32 + 4;
+    const size_t ca = x->j->out_cap > room ? x->j->out_cap - room : 0;
+    const size_t cb = y->j->out_cap > room ? y->j->out_cap - room : 0;
+#define PAIR_PUT(bb, o, p, e)                                                                      \
+    do {                                                                                           \
+        bb.buf >>= (uint8_t)(e);                                                                   \
+        bb.n -= (uint8_t)(e);                                                                      \
+        uint16_t two_ = (uint16_t)E_VAL(e);                                                        \
+        memcpy(o + p, &two_, 2);                                                                   \
+        p += 1 + (E_PAIR(e) != 0);                                                                 \
+    } while (0)
+    while (a.end - a.p >= 16 && b.end - b.p >= 16 && pa <= ca && pb <= cb) {
+        refill_fast(&a);
+        refill_fast(&b);
+        uint32_t ea = la[a.buf & LIT_MASK], eb = lb[b.buf & LIT_MASK];
+        int k = 0;
+        for (; k < LITS_PER_REFILL && IS_LITS(ea) && IS_LITS(eb); k++) {
+            PAIR_PUT(a, oa, pa, ea);
+            PAIR_PUT(b, ob, pb, eb);
+            ea = la[a.buf & LIT_MASK];
+            eb = lb[b.buf & LIT_MASK];
+        }
+        if (k < LITS_PER_REFILL)
+            break;
+    }
+#undef PAIR_PUT
+    x->b = a;
+    y->b = b;
+    x->pos = pa;
+    y->pos = pb;
+}
+
+/* Decodes streams x and y (bytes) by turns, a round of each body's fast
+ * loop, and pair_literals_run where both are inside a block, until x
+ * stops; y stops with it or, when y_on, goes on alone to its own stop.
+ * Their results (*ry STEP_MORE: y left where it was). */
+static void decode_pair(stream *x, stream *y, int *rx, int *ry, int y_on)
+{
+    *rx = *ry = STEP_MORE;
+    while (*rx == STEP_MORE) {
+        if (*ry == STEP_MORE && x->t && y->t)
+            pair_literals_run(x, y);
+        *rx = stream_step(x, *ry == STEP_MORE);
+        if (*ry == STEP_MORE)
+            *ry = stream_step(y, 1);
+    }
+    if (*ry == STEP_MORE && y_on)
+        *ry = stream_run(y);
+}
+
+/* Data whose literals are most of the stream (float noise) decode faster
+ * as two streams at once (decode_pair): a bytes decode whose first
+ * PAIR_PROBE bytes came from PAIR_BITS_PER_BYTE bits a byte or more, with
+ * PAIR_MIN compressed bytes or more left, is cut at a block start found
+ * halfway through the rest. The second half is decoded from there, the
+ * bytes of its unknown window as markers until it needs them no more
+ * (symbols, as a speculative chunk is), then beside the first half, which
+ * must end exactly there; its bytes then follow the first half's, its
+ * markers replaced from them. Where any of that does not hold, the decode
+ * goes on as one stream from the last boundary reached in order: the
+ * result is a one-stream decode's, bit for bit, block callbacks and stops
+ * included. */
+#define PAIR_PROBE ((size_t)64 << 10)
+#define PAIR_BITS_PER_BYTE 7u
+#define PAIR_MIN ((size_t)512 << 10)
+#define PAIR_SYMBOLS ((size_t)256 << 10) /* the most symbols the second half's window may take */
+
+static atomic_ullong halves_taken; /* decodes whose second half was taken (inflate_halves) */
+
+/* Block boundaries of the second half, counted in its own output. */
+typedef struct {
+    uint64_t *bit;
+    size_t *out;
+    size_t n, cap, base;
+    int lost; /* a boundary could not be noted (out of memory) */
+} pair_marks;
+
+/* inflate_job.on_block of the second half: notes the boundary. */
+static void pair_mark(void *ctx, uint64_t bit, size_t out_len)
+{
+    pair_marks *m = ctx;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 256;
+        uint64_t *nb = realloc(m->bit, cap * sizeof *nb);
+        if (nb)
+            m->bit = nb;
+        size_t *no = nb ? realloc(m->out, cap * sizeof *no) : NULL;
+        if (!no) {
+            m->lost = 1;
+            return;
+        }
+        m->out = no;
+        m->cap = cap;
+    }
+    m->bit[m->n] = bit;
+    m->out[m->n++] = m->base + out_len;
+}
+
+/* The second half of a decode cut at bit m, its output at byte off of
+ * j->out: its window's symbols (nsym of them at off), then its bytes. */
+typedef struct {
+    inflate_job sym, bytes;
+    pair_marks marks;
+    size_t nsym, bytes_at;
+} pair_half;
+
+/* Decodes the second half's first window as symbols and sets its bytes'
+ * decode up after it (h->bytes, its boundaries noted from there on);
+ * 0, or -1 where its window's markers do not end within PAIR_SYMBOLS. */
+static int half_begin(pair_half *h, const inflate_job *j, uint64_t m, size_t off,
+                      size_t limit)
+{
+    uint8_t *out = j->out;
+    h->sym = (inflate_job){.in = j->in, .in_len = j->in_len, .bit = m, .stop_bit = j->stop_bit,
+                           .out_limit = SIZE_MAX, .out = out + off, .out_cap = PAIR_SYMBOLS,
+                           .on_block = pair_mark, .block_ctx = &h->marks};
+    if (decode(&h->sym, 1) != INFLATE_CLEAN || h->marks.lost)
+        return -1;
+    h->nsym = h->sym.out_len;
+    const uint16_t *sym = (const uint16_t *)(out + off);
+    uint8_t *window = out + off + 2 * h->nsym;
+    for (size_t i = 0; i < INFLATE_WINDOW; i++)
+        window[i] = (uint8_t)sym[h->nsym - INFLATE_WINDOW + i];
+    h->marks.base = h->nsym;
+    h->bytes_at = off + 2 * h->nsym + INFLATE_WINDOW;
+    h->bytes = (inflate_job){.in = j->in, .in_len = j->in_len, .bit = h->sym.bit,
+                             .stop_bit = j->stop_bit,
+                             .out_limit = limit > h->nsym ? limit - h->nsym : 1,
+                             .out = out + h->bytes_at, .out_cap = j->out_cap - h->bytes_at,
+                             .history = INFLATE_WINDOW, .on_block = pair_mark,
+                             .block_ctx = &h->marks};
+    return 0;
+}
+
+/* Appends the second half's blocks to j, which ended exactly at its start
+ * (its markers replaced from j's last bytes): up to the first boundary at
+ * j's stop bit or output limit, else its last one. Reports each boundary
+ * as j's decode would have. 0, or -1 where nothing could be taken. */
+static int half_append(pair_half *h, inflate_job *j, size_t off)
+{
+    const pair_marks *mk = &h->marks;
+    size_t x_len = j->out_len;
+    /* the bytes a marker may take: back to the member's start, or the history */
+    size_t back = j->nends ? x_len - j->ends[j->nends - 1].out : x_len + j->history;
+    if (mk->lost || !mk->n)
+        return -1;
+    size_t k = 0;
+    while (k + 1 < mk->n && x_len + mk->out[k] < j->out_limit && mk->bit[k] < j->stop_bit)
+        k++;
+    size_t take = mk->out[k], nsym = h->nsym < take ? h->nsym : take;
+    uint8_t *out = j->out;
+    const uint16_t *sym = (const uint16_t *)(out + off);
+    if (inflate_resolve(out + x_len, sym, nsym, out + x_len - INFLATE_WINDOW,
+                        back < INFLATE_WINDOW ? back : INFLATE_WINDOW) < 0)
+        return -1;
+    if (take > h->nsym)
+        memmove(out + x_len + h->nsym, out + h->bytes_at, take - h->nsym);
+    atomic_fetch_add_explicit(&halves_taken, 1, memory_order_relaxed);
+    for (size_t i = 0; i <= k; i++) {
+        j->out_len = x_len + mk->out[i];
+        j->bit = mk->bit[i];
+        j->blocks++;
+        if (j->on_block)
+            j->on_block(j->block_ctx, j->bit, j->out_len);
+    }
+    return 0;
+}
+
+/* Decodes the rest of j as two halves at once where that pays (see
+ * PAIR_PROBE), from s, j's decode stopped at a boundary; else goes on
+ * with s. Returns the inflate result. */
+static int decode_halves(inflate_job *j, stream *s)
+{
+    uint64_t end = j->stop_bit < (uint64_t)j->in_len * 8 ? j->stop_bit : (uint64_t)j->in_len * 8;
+    if (end <= j->bit || (end - j->bit) / 8 < PAIR_MIN || j->out_len < INFLATE_WINDOW)
+        return stream_run(s);
+    uint64_t m = inflate_find_block(j->in, j->in_len, j->bit + (end - j->bit) / 2, end);
+    if (m == UINT64_MAX)
+        return stream_run(s);
+    /* Room: the first half's output at the least ratio, a fifth more and
+     * 64 KiB, then the second half's symbols, its window and its bytes. */
+    size_t first = (size_t)((m - j->bit) / PAIR_BITS_PER_BYTE);
+    uintptr_t at = (uintptr_t)j->out; /* the symbols' place aligned in memory */
+    size_t off = (size_t)(((at + j->out_len + first + first / 5 + ((size_t)64 << 10) + 63) &
+                           ~(uintptr_t)63) - at);
+    if (off >= j->out_limit || off > j->out_cap ||
+        j->out_cap - off < 2 * PAIR_SYMBOLS + INFLATE_WINDOW + first / 2)
+        return stream_run(s);
+    pair_half h = {0};
+    int r;
+    if (half_begin(&h, j, m, off, j->out_limit - j->out_len - first / 2) < 0) {
+        r = stream_run(s);
+    } else {
+        stream y;
+        stream_begin(&y, &h.bytes, 0);
+        /* the first half: j itself, up to m, in the room before the second */
+        uint64_t stop_bit = j->stop_bit;
+        size_t cap = j->out_cap;
+        j->stop_bit = m;
+        j->out_cap = off;
+        int rx, ry;
+        decode_pair(s, &y, &rx, &ry, 0);
+        j->stop_bit = stop_bit;
+        j->out_cap = cap;
+        int met = rx == INFLATE_STOP && j->out_len < j->out_limit &&
+                  inflate_same_start(j->in, j->in_len, j->bit, m);
+        if (met && ry == STEP_MORE)
+            stream_run(&y);
+        if (met || rx == INFLATE_STOP || rx == INFLATE_NEED_OUTPUT) {
+            /* on as one stream from the boundary reached in order */
+            if (met)
+                half_append(&h, j, off);
+            int blocks = j->blocks;
+            r = decode(j, 0);
+            j->blocks += blocks;
+        } else {
+            r = rx; /* the first half met the end, an error or its input's end */
+        }
+    }
+    free(h.marks.bit);
+    free(h.marks.out);
+    return r;
+}
+
+/* Decodes that took a second half (see inflate.h). */
+uint64_t inflate_halves(void)
+{
+    return atomic_load_explicit(&halves_taken, memory_order_relaxed);
+}
+
+/* Decodes blocks into bytes (see inflate.h): one stream for its first
+ * PAIR_PROBE bytes, then two at once where that pays (decode_halves). */
 int inflate_decode_bytes(inflate_job *j)
 {
-    return decode(j, 0);
+    stream s;
+    j->blocks = 0;
+    stream_begin(&s, j, 0);
+    uint64_t bit0 = j->bit;
+    size_t out0 = j->out_len;
+    int r;
+    while ((r = stream_step(&s, 0)) == STEP_MORE)
+        if (!s.t && j->out_len - out0 >= PAIR_PROBE) {
+            if (j->bit - bit0 >= (uint64_t)PAIR_BITS_PER_BYTE * (j->out_len - out0))
+                return decode_halves(j, &s);
+            return stream_run(&s);
+        }
+    return r;
 }
 
 /* Decodes blocks into symbols with the window unknown (see inflate.h). */

@@ -74,8 +74,15 @@ typedef struct {
 } inflate_job;
 
 /* Decodes blocks into bytes (see inflate_job): out[-history..0) is the stream's
- * known history. */
+ * known history. Where most of the data are literals (float noise) and
+ * the span is long, the rest after the first 64 KiB is cut in two at a
+ * block start and both halves are decoded at once on this thread (their
+ * table lookups overlap), the second's bytes then moved after the first's:
+ * the results, stops and callbacks are those of one pass. */
 int inflate_decode_bytes(inflate_job *j);
+
+/* How many decodes so far took their second half that way (for tests). */
+uint64_t inflate_halves(void);
 
 /* Decodes blocks into symbols (see inflate_job) with the window unknown; stops
  * also (INFLATE_CLEAN) at the first boundary where the last INFLATE_WINDOW symbols

@@ -1452,6 +1452,111 @@ static void test_clean_point(void)
     free(data);
 }
 
+/* One bytes decode of c[0..clen) from bit `bit` (history: the `hist`
+ * bytes of data before it) into out (cap bytes) with the given limits, its
+ * boundaries into *seen. */
+static int halves_decode(const uint8_t *c, size_t clen, uint64_t bit, const uint8_t *data,
+                         size_t hist, uint8_t *out, size_t cap, uint64_t stop_bit,
+                         size_t out_limit, boundary_list *seen, inflate_job *j)
+{
+    memcpy(out, data - hist, hist);
+    *j = (inflate_job){.in = c, .in_len = clen, .bit = bit, .stop_bit = stop_bit,
+                       .out_limit = out_limit, .out = out + hist, .out_cap = cap - hist,
+                       .history = hist, .on_block = boundary_add, .block_ctx = seen};
+    return inflate_decode_bytes(j);
+}
+
+/* A long bytes decode of data that are mostly literals is cut in two
+ * halves decoded at once (inflate_halves counts them): its bytes, result,
+ * stop, blocks and reported boundaries are those of a decode in small
+ * steps, which never cuts; with stops and output limits anywhere, too
+ * little room, a cut input, damage in the second half, a known history,
+ * and float, random and mixed data. */
+static void test_halves(void)
+{
+    size_t n = 6u << 20;
+    /* room for the output, the history before it and a cap past it */
+    size_t room = n + 4096 + INFLATE_WINDOW + 128;
+    uint8_t *data = malloc(n), *out = malloc(room), *ref = malloc(room);
+    uint64_t before = inflate_halves();
+    int cases = 0;
+    for (int kind = 0; kind < 3; kind++) {
+        fill(data, n, kind == 0 ? K_FLOATS : kind == 1 ? K_RANDOM : K_MIXED);
+        size_t clen;
+        uint8_t *c = deflate_raw(data, n, kind == 2 ? 1 : 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+        c = realloc(c, clen + 16);
+        memset(c + clen, 0, 16);
+        /* the reference: steps of 64 KiB of input, each too short to be cut */
+        boundary_list want = {0};
+        inflate_job r = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX,
+                         .out = ref, .out_cap = n + 4096, .on_block = boundary_add,
+                         .block_ctx = &want};
+        int rr;
+        do {
+            r.stop_bit = r.bit + (64u << 13);
+            rr = inflate_decode_bytes(&r);
+        } while (rr == INFLATE_STOP);
+        CHECKF(rr == INFLATE_END && r.out_len == n && memcmp(ref, data, n) == 0,
+               "kind %d: stepped decode %d, %zu bytes", kind, rr, r.out_len);
+        for (int t = 0; t < 14; t++, cases++) {
+            /* a start: the stream's, or a boundary with its history */
+            size_t at = t % 3 == 0 || want.n < 8 ? 0 : 1 + rnd() % (want.n / 4);
+            uint64_t bit = at ? want.at[at - 1].bit : 0;
+            size_t hist = at ? want.at[at - 1].out : 0;
+            hist = hist > INFLATE_WINDOW ? INFLATE_WINDOW + rnd() % 100 : hist;
+            size_t first = at ? want.at[at - 1].out : 0;
+            uint64_t stop_bit = t % 4 == 1 ? bit + rnd() % (clen * 8 - bit) : UINT64_MAX;
+            size_t limit = t % 4 == 2 ? rnd() % n : SIZE_MAX;
+            size_t cap = t % 5 == 3 ? (n - first) / 2 + rnd() % (n / 4) : n + 4096;
+            size_t in_len = t % 7 == 4 ? clen / 2 + rnd() % (clen / 2) : clen;
+            uint8_t *cc = c;
+            if (t % 6 == 5) { /* damage in the second half */
+                cc = malloc(clen + 16);
+                memcpy(cc, c, clen + 16);
+                for (int k = 0; k < 8; k++)
+                    cc[clen / 2 + rnd() % (clen / 2)] ^= (uint8_t)(1 + rnd() % 255);
+            }
+            boundary_list got = {0}, step = {0};
+            inflate_job g, s;
+            int rg = halves_decode(cc, in_len, bit, data + first, hist, out, cap + hist, stop_bit,
+                                   limit, &got, &g);
+            /* the same job in steps of at most 64 KiB of input */
+            int rs;
+            memcpy(ref, data + first - hist, hist);
+            s = (inflate_job){.in = cc, .in_len = in_len, .bit = bit, .stop_bit = 1,
+                              .out_limit = limit, .out = ref + hist, .out_cap = cap,
+                              .history = hist, .on_block = boundary_add, .block_ctx = &step};
+            int blocks = 0;
+            do {
+                uint64_t to = s.bit + (64u << 13);
+                s.stop_bit = to < stop_bit ? to : stop_bit;
+                rs = inflate_decode_bytes(&s);
+                blocks += s.blocks;
+            } while (rs == INFLATE_STOP && s.stop_bit < stop_bit && s.out_len < limit);
+            int same_marks = got.n == step.n;
+            for (size_t i = 0; same_marks && i < got.n; i++)
+                same_marks = got.at[i].bit == step.at[i].bit && got.at[i].out == step.at[i].out;
+            CHECKF(rg == rs && g.out_len == s.out_len && g.bit == s.bit && g.blocks == blocks &&
+                       memcmp(out + hist, ref + hist, g.out_len) == 0 && same_marks,
+                   "kind %d case %d: cut %d at %zu bit %llu blocks %d, steps %d at %zu bit %llu blocks %d, marks %zu/%zu",
+                   kind, t, rg, g.out_len, (unsigned long long)g.bit, g.blocks, rs, s.out_len,
+                   (unsigned long long)s.bit, blocks, got.n, step.n);
+            if (cc != c)
+                free(cc);
+            free(got.at);
+            free(step.at);
+        }
+        free(want.at);
+        free(c);
+    }
+    /* floats and random bytes are cut (the mixed data may not be) */
+    CHECKF(inflate_halves() - before >= 10, "%llu of %d decodes cut in two",
+           (unsigned long long)(inflate_halves() - before), cases);
+    free(data);
+    free(out);
+    free(ref);
+}
+
 /* Empty fixed-Huffman blocks between blocks (pigz's, zlib's partial flush):
  * the finder passes over them, and a speculative start just past a run of
  * them is the same start as the boundary before it, not a false one decoded
@@ -1663,6 +1768,7 @@ int main(void)
     RUN(test_empty_blocks);
     RUN(test_boundaries_reported);
     RUN(test_clean_point);
+    RUN(test_halves);
     RUN(test_damage);
     RUN(test_begin_at);
     RUN(test_false_final);
