@@ -10,11 +10,25 @@
  * time, which may run up to seven bytes past a match: the fast loop runs
  * only while a longest match and that overrun fit, so nothing past out_cap
  * is ever written. The byte and the symbol decoders are one body
- * compiled twice. */
+ * compiled twice, and on x86-64 twice more for BMI1 and BMI2, the pair
+ * used chosen once at run time. */
 #include "inflate.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "io/cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The BMI2 variant: BMI2's shifts by a count in any register (no flags, no
+ * CL) and BMI1's and BMI2's masks (andn, bzhi) shorten the bit reader's
+ * dependency chains. AVX2 was measured to add nothing. */
+#define INFLATE_MULTI 1
+#define INFLATE_ATTR_BMI2 __attribute__((target("bmi,bmi2")))
+#else
+#define INFLATE_MULTI 0
+#endif
 
 #define LIT_BITS 12
 #define LITS_PER_REFILL ((56 - LIT_BITS) / LIT_BITS)
@@ -721,18 +735,73 @@ static int symbols_clean(inflate_job *j)
     return j->out_len - j->marker_free >= INFLATE_WINDOW;
 }
 
-/* Byte Huffman body, compiled for bytes. */
-static int body_bytes(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
-                      size_t history)
+/* A Huffman block body's decoder (huff_body compiled for one output). */
+typedef int (*body_fn)(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
+                       size_t history);
+
+/* Defines the Huffman bodies NAME_bytes and NAME_symbols (huff_body for
+ * bytes and for 16-bit symbols), compiled with ATTRS. */
+#define HUFF_BODIES(NAME, ATTRS)                                                                   \
+    ATTRS static int NAME##_bytes(bits_t *b, const inf_tables *t, void *out, size_t *pos,         \
+                                  size_t cap, size_t history)                                     \
+    {                                                                                              \
+        return huff_body(b, t, out, pos, cap, history, 0);                                         \
+    }                                                                                              \
+    ATTRS static int NAME##_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos,       \
+                                    size_t cap, size_t history)                                   \
+    {                                                                                              \
+        return huff_body(b, t, out, pos, cap, history, 1);                                         \
+    }
+
+HUFF_BODIES(body, )
+#if INFLATE_MULTI
+HUFF_BODIES(body_bmi2, INFLATE_ATTR_BMI2)
+#endif
+
+/* Each variant's bodies, for bytes and for symbols (INFLATE_BASELINE, INFLATE_BMI2). */
+static const body_fn bodies[][2] = {
+    {body_bytes, body_symbols},
+#if INFLATE_MULTI
+    {body_bmi2_bytes, body_bmi2_symbols},
+#endif
+};
+
+/* The widest variant this CPU runs, at most the baseline where
+ * GPUBATCH_CPU_SIMD names it (unless `any`). */
+static int variant_best(int any)
 {
-    return huff_body(b, t, out, pos, cap, history, 0);
+#if INFLATE_MULTI
+    if (!(cpu_features() & CPU_BMI2))
+        return INFLATE_BASELINE;
+    const char *env = any ? NULL : getenv("GPUBATCH_CPU_SIMD");
+    return env && !strcmp(env, "baseline") ? INFLATE_BASELINE : INFLATE_BMI2;
+#else
+    (void)any;
+    return INFLATE_BASELINE;
+#endif
 }
 
-/* Symbol Huffman body, compiled for 16-bit symbols. */
-static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
-                        size_t history)
+static int variant_level = -1; /* the variant in use; -1: not chosen yet */
+
+/* The variant in use, chosen once (threads that race here pick the same). */
+static int variant_in_use(void)
 {
-    return huff_body(b, t, out, pos, cap, history, 1);
+    int v = __atomic_load_n(&variant_level, __ATOMIC_ACQUIRE);
+    if (v < 0) {
+        v = variant_best(0);
+        __atomic_store_n(&variant_level, v, __ATOMIC_RELEASE);
+    }
+    return v;
+}
+
+/* Makes v the variant in use, at most the widest this CPU runs (see inflate.h). */
+int inflate_force_variant(int v)
+{
+    int best = variant_best(v < 0 ? 0 : 1);
+    if (v < 0 || v > best)
+        v = best;
+    __atomic_store_n(&variant_level, v, __ATOMIC_RELEASE);
+    return v;
 }
 
 /* After a final block that ends at j->bit: where the member's trailer and
@@ -769,6 +838,7 @@ static int decode(inflate_job *j, int wide)
     /* how far back the symbols may reach: markers for the unknown window,
        the known history, or none before the last member's start */
     size_t history = wide ? INFLATE_WINDOW : j->history;
+    body_fn body = bodies[variant_in_use()][wide];
     if (j->nends)
         history = (size_t)0 - j->ends[j->nends - 1].out;
     for (;;) {
@@ -795,8 +865,7 @@ static int decode(inflate_job *j, int wide)
                 }
                 t = &dyn;
             }
-            r = wide ? body_symbols(&b, t, j->out, &pos, j->out_cap, history)
-                     : body_bytes(&b, t, j->out, &pos, j->out_cap, history);
+            r = body(&b, t, j->out, &pos, j->out_cap, history);
         }
     done:
         /* Whatever a block read past the span's end met there is not the
