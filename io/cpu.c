@@ -27,9 +27,13 @@ static unsigned cpu_read(void)
     int ymm = (xcr0 & 0x6) == 0x6, zmm = ymm && (xcr0 & 0xe0) == 0xe0;
     if (pclmul && sse41)
         f |= CPU_PCLMUL;
-    if (max < 7 || !avx || !ymm)
+    if (max < 7)
         return f;
     __cpuid_count(7, 0, a, b, c, d);
+    if ((b >> 3 & 1) && (b >> 8 & 1)) /* general-purpose registers only: no state to save */
+        f |= CPU_BMI2;
+    if (!avx || !ymm)
+        return f;
     if ((b >> 5 & 1) && fma)
         f |= CPU_AVX2;
     if ((f & CPU_AVX2) && zmm && (b >> 16 & 1) && (b >> 17 & 1) && (b >> 30 & 1) && (b >> 31 & 1))

@@ -12,6 +12,7 @@ enum {
     CPU_AVX2 = 1 << 1,    /* AVX2 and FMA, the YMM state saved by the system */
     CPU_AVX512 = 1 << 2,  /* AVX-512 F, BW, DQ and VL, the ZMM state saved too */
     CPU_VPCLMUL = 1 << 3, /* VPCLMULQDQ on YMM registers (with CPU_AVX2) */
+    CPU_BMI2 = 1 << 4,    /* BMI1 and BMI2: bit-field and flagless shift instructions */
 };
 
 /* The CPU_* bits this process may use (0 off x86-64). */

@@ -10,13 +10,26 @@
  * time, which may run up to seven bytes past a match: the fast loop runs
  * only while a longest match and that overrun fit, so nothing past out_cap
  * is ever written. The byte and the symbol decoders are one body
- * compiled twice. */
+ * compiled twice, and on x86-64 twice more for BMI1 and BMI2, the pair
+ * used chosen once at run time. */
 #include "inflate.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "io/cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The BMI2 variant: BMI2's shifts by a count in any register (no flags, no
+ * CL) and BMI1's and BMI2's masks (andn, bzhi) shorten the bit reader's
+ * dependency chains. AVX2 was measured to add nothing. */
+#define INFLATE_MULTI 1
+#define INFLATE_ATTR_BMI2 __attribute__((target("bmi,bmi2")))
+#else
+#define INFLATE_MULTI 0
+#endif
 
 #define LIT_BITS 12
 #define LITS_PER_REFILL ((56 - LIT_BITS) / LIT_BITS)
@@ -729,25 +742,149 @@ static int symbols_clean(inflate_job *j)
     return j->out_len - j->marker_free >= INFLATE_WINDOW;
 }
 
-/* Byte Huffman body, compiled for bytes. */
-static int body_bytes(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
-                      size_t history)
+/* A Huffman block body's decoder (huff_body compiled for one output). */
+typedef int (*body_fn)(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
+                       size_t history);
+
+typedef struct stream stream;
+
+/* One variant's compiled bodies: bytes, bytes a round at a time
+ * (decode_pair), symbols, and two streams' literals at once. */
+typedef struct {
+    body_fn bytes, bytes_step, symbols;
+    void (*pair)(stream *x, stream *y);
+} body_set;
+
+/* One decode in progress (job j), resumable between steps: at a block
+ * boundary (t NULL; j->bit and j->out_len describe it) or inside a block
+ * whose tables are t, the reader b and the output position pos. */
+struct stream {
+    inflate_job *j;
+    const body_set *bodies; /* the variant's bodies */
+    bits_t b;
+    const inf_tables *t;
+    inf_tables dyn;
+    size_t pos;
+    size_t history; /* how far back the stream may reach (see huff_body) */
+    int final;      /* the block in progress is the last of its member */
+    int wide;       /* symbols (1) or bytes (0) */
+};
+
+/* Both streams' literals, taking turns symbol for symbol while the next
+ * entry of each is one or two literals and both have a fast loop's room:
+ * the two lookup chains overlap in the core, which one stream's cannot
+ * (each lookup waits for the bits the one before took). */
+static inline __attribute__((always_inline)) void pair_run(stream *x, stream *y)
 {
-    return huff_body(b, t, out, pos, cap, history, 0, 0);
+    bits_t a = x->b, b = y->b;
+    size_t pa = x->pos, pb = y->pos;
+    const uint32_t *la = x->t->lit, *lb = y->t->lit;
+    uint8_t *oa = x->j->out, *ob = y->j->out;
+    const size_t room = 258 + 32 + 4;
+    const size_t ca = x->j->out_cap > room ? x->j->out_cap - room : 0;
+    const size_t cb = y->j->out_cap > room ? y->j->out_cap - room : 0;
+#define PAIR_PUT(bb, o, p, e)                                                                      \
+    do {                                                                                           \
+        bb.buf >>= (uint8_t)(e);                                                                   \
+        bb.n -= (uint8_t)(e);                                                                      \
+        uint16_t two_ = (uint16_t)E_VAL(e);                                                        \
+        memcpy(o + p, &two_, 2);                                                                   \
+        p += 1 + (E_PAIR(e) != 0);                                                                 \
+    } while (0)
+    while (a.end - a.p >= 16 && b.end - b.p >= 16 && pa <= ca && pb <= cb) {
+        refill_fast(&a);
+        refill_fast(&b);
+        uint32_t ea = la[a.buf & LIT_MASK], eb = lb[b.buf & LIT_MASK];
+        int k = 0;
+        for (; k < LITS_PER_REFILL && IS_LITS(ea) && IS_LITS(eb); k++) {
+            PAIR_PUT(a, oa, pa, ea);
+            PAIR_PUT(b, ob, pb, eb);
+            ea = la[a.buf & LIT_MASK];
+            eb = lb[b.buf & LIT_MASK];
+        }
+        if (k < LITS_PER_REFILL)
+            break;
+    }
+#undef PAIR_PUT
+    x->b = a;
+    y->b = b;
+    x->pos = pa;
+    y->pos = pb;
 }
 
-/* Byte Huffman body, one round of its fast loop at a time (decode_pair). */
-static int body_bytes_step(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
-                           size_t history)
+/* Defines a variant's bodies, compiled with ATTRS: NAME_bytes,
+ * NAME_bytes_step and NAME_symbols (huff_body for bytes, bytes a round of
+ * its fast loop at a time, and 16-bit symbols) and NAME_pair (pair_run). */
+#define HUFF_BODIES(NAME, ATTRS)                                                                   \
+    ATTRS static int NAME##_bytes(bits_t *b, const inf_tables *t, void *out, size_t *pos,         \
+                                  size_t cap, size_t history)                                     \
+    {                                                                                              \
+        return huff_body(b, t, out, pos, cap, history, 0, 0);                                      \
+    }                                                                                              \
+    ATTRS static int NAME##_bytes_step(bits_t *b, const inf_tables *t, void *out, size_t *pos,    \
+                                       size_t cap, size_t history)                                \
+    {                                                                                              \
+        return huff_body(b, t, out, pos, cap, history, 0, 1);                                      \
+    }                                                                                              \
+    ATTRS static int NAME##_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos,       \
+                                    size_t cap, size_t history)                                   \
+    {                                                                                              \
+        return huff_body(b, t, out, pos, cap, history, 1, 0);                                      \
+    }                                                                                              \
+    ATTRS static void NAME##_pair(stream *x, stream *y)                                           \
+    {                                                                                              \
+        pair_run(x, y);                                                                            \
+    }
+
+HUFF_BODIES(body, )
+#if INFLATE_MULTI
+HUFF_BODIES(body_bmi2, INFLATE_ATTR_BMI2)
+#endif
+
+/* Each variant's bodies (INFLATE_BASELINE, INFLATE_BMI2). */
+static const body_set bodies[] = {
+    {body_bytes, body_bytes_step, body_symbols, body_pair},
+#if INFLATE_MULTI
+    {body_bmi2_bytes, body_bmi2_bytes_step, body_bmi2_symbols, body_bmi2_pair},
+#endif
+};
+
+/* The widest variant this CPU runs, at most the baseline where
+ * GPUBATCH_CPU_SIMD names it (unless `any`). */
+static int variant_best(int any)
 {
-    return huff_body(b, t, out, pos, cap, history, 0, 1);
+#if INFLATE_MULTI
+    if (!(cpu_features() & CPU_BMI2))
+        return INFLATE_BASELINE;
+    const char *env = any ? NULL : getenv("GPUBATCH_CPU_SIMD");
+    return env && !strcmp(env, "baseline") ? INFLATE_BASELINE : INFLATE_BMI2;
+#else
+    (void)any;
+    return INFLATE_BASELINE;
+#endif
 }
 
-/* Symbol Huffman body, compiled for 16-bit symbols. */
-static int body_symbols(bits_t *b, const inf_tables *t, void *out, size_t *pos, size_t cap,
-                        size_t history)
+static int variant_level = -1; /* the variant in use; -1: not chosen yet */
+
+/* The variant in use, chosen once (threads that race here pick the same). */
+static int variant_in_use(void)
 {
-    return huff_body(b, t, out, pos, cap, history, 1, 0);
+    int v = __atomic_load_n(&variant_level, __ATOMIC_ACQUIRE);
+    if (v < 0) {
+        v = variant_best(0);
+        __atomic_store_n(&variant_level, v, __ATOMIC_RELEASE);
+    }
+    return v;
+}
+
+/* Makes v the variant in use, at most the widest this CPU runs (see inflate.h). */
+int inflate_force_variant(int v)
+{
+    int best = variant_best(v < 0 ? 0 : 1);
+    if (v < 0 || v > best)
+        v = best;
+    __atomic_store_n(&variant_level, v, __ATOMIC_RELEASE);
+    return v;
 }
 
 /* After a final block that ends at j->bit: where the member's trailer and
@@ -773,20 +910,6 @@ static int next_member(inflate_job *j, bits_t *b, size_t *history)
     return 1;
 }
 
-/* One decode in progress (job j), resumable between steps: at a block
- * boundary (t NULL; j->bit and j->out_len describe it) or inside a block
- * whose tables are t, the reader b and the output position pos. */
-typedef struct {
-    inflate_job *j;
-    bits_t b;
-    const inf_tables *t;
-    inf_tables dyn;
-    size_t pos;
-    size_t history; /* how far back the stream may reach (see huff_body) */
-    int final;      /* the block in progress is the last of its member */
-    int wide;       /* symbols (1) or bytes (0) */
-} stream;
-
 #define STEP_MORE 100 /* stream_step: the decode goes on */
 
 /* Starts decoding j's blocks into bytes (wide 0) or symbols (wide 1). */
@@ -794,6 +917,7 @@ static void stream_begin(stream *s, inflate_job *j, int wide)
 {
     pthread_once(&fixed_once, build_fixed);
     s->j = j;
+    s->bodies = &bodies[variant_in_use()];
     s->b = (bits_t){.start = j->in, .end = j->in + j->in_len};
     bits_seek(&s->b, j->bit);
     s->t = NULL;
@@ -857,9 +981,8 @@ static int stream_step(stream *s, int step)
         }
         s->t = type == 2 ? &s->dyn : &fixed_tables;
     }
-    int r = s->wide  ? body_symbols(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history)
-            : step ? body_bytes_step(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history)
-                   : body_bytes(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history);
+    body_fn body = s->wide ? s->bodies->symbols : step ? s->bodies->bytes_step : s->bodies->bytes;
+    int r = body(&s->b, s->t, j->out, &s->pos, j->out_cap, s->history);
     return r == BODY_PAUSE ? STEP_MORE : stream_block_end(s, r);
 }
 
@@ -881,50 +1004,8 @@ static int decode(inflate_job *j, int wide)
     return stream_run(&s);
 }
 
-/* Both streams' literals, taking turns symbol for symbol while the next
- * entry of each is one or two literals and both have a fast loop's room:
- * the two lookup chains overlap in the core, which one stream's cannot
- * (each lookup waits for the bits the one before took). */
-static void pair_literals_run(stream *x, stream *y)
-{
-    bits_t a = x->b, b = y->b;
-    size_t pa = x->pos, pb = y->pos;
-    const uint32_t *la = x->t->lit, *lb = y->t->lit;
-    uint8_t *oa = x->j->out, *ob = y->j->out;
-    const size_t room = 258 + 32 + 4;
-    const size_t ca = x->j->out_cap > room ? x->j->out_cap - room : 0;
-    const size_t cb = y->j->out_cap > room ? y->j->out_cap - room : 0;
-#define PAIR_PUT(bb, o, p, e)                                                                      \
-    do {                                                                                           \
-        bb.buf >>= (uint8_t)(e);                                                                   \
-        bb.n -= (uint8_t)(e);                                                                      \
-        uint16_t two_ = (uint16_t)E_VAL(e);                                                        \
-        memcpy(o + p, &two_, 2);                                                                   \
-        p += 1 + (E_PAIR(e) != 0);                                                                 \
-    } while (0)
-    while (a.end - a.p >= 16 && b.end - b.p >= 16 && pa <= ca && pb <= cb) {
-        refill_fast(&a);
-        refill_fast(&b);
-        uint32_t ea = la[a.buf & LIT_MASK], eb = lb[b.buf & LIT_MASK];
-        int k = 0;
-        for (; k < LITS_PER_REFILL && IS_LITS(ea) && IS_LITS(eb); k++) {
-            PAIR_PUT(a, oa, pa, ea);
-            PAIR_PUT(b, ob, pb, eb);
-            ea = la[a.buf & LIT_MASK];
-            eb = lb[b.buf & LIT_MASK];
-        }
-        if (k < LITS_PER_REFILL)
-            break;
-    }
-#undef PAIR_PUT
-    x->b = a;
-    y->b = b;
-    x->pos = pa;
-    y->pos = pb;
-}
-
 /* Decodes streams x and y (bytes) by turns, a round of each body's fast
- * loop, and pair_literals_run where both are inside a block, until x
+ * loop, and their literals at once (pair_run) where both are inside a block, until x
  * stops; y stops with it or, when y_on, goes on alone to its own stop.
  * Their results (*ry STEP_MORE: y left where it was). */
 static void decode_pair(stream *x, stream *y, int *rx, int *ry, int y_on)
@@ -932,7 +1013,7 @@ static void decode_pair(stream *x, stream *y, int *rx, int *ry, int y_on)
     *rx = *ry = STEP_MORE;
     while (*rx == STEP_MORE) {
         if (*ry == STEP_MORE && x->t && y->t)
-            pair_literals_run(x, y);
+            x->bodies->pair(x, y);
         *rx = stream_step(x, *ry == STEP_MORE);
         if (*ry == STEP_MORE)
             *ry = stream_step(y, 1);

@@ -108,4 +108,14 @@ uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64
  * run of empty non-final fixed-Huffman blocks from `end` (no output). */
 int inflate_same_start(const uint8_t *in, size_t len, uint64_t end, uint64_t start);
 
+/* The decoder's instruction-set variants, which give the same results:
+ * the plain code, and on x86-64 the one for CPUs with BMI1 and BMI2. */
+enum { INFLATE_BASELINE = 0, INFLATE_BMI2 = 1 };
+
+/* Makes v the variant every later decode uses, at most the widest this CPU
+ * runs, whatever GPUBATCH_CPU_SIMD says; v < 0: the one chosen by default
+ * (the widest, the baseline where GPUBATCH_CPU_SIMD names it). Returns the
+ * variant now in use. For tests and timing, never during a decode. */
+int inflate_force_variant(int v);
+
 #endif

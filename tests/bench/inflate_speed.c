@@ -1,7 +1,10 @@
 /* inflate_speed.c - times the host decoder alone on one gzip file held in
  * memory: inflate_decode_bytes over the whole member into one buffer, best of
  * N runs, and checks the result's CRC-32 against the trailer.
- * Usage: inflate_speed FILE.gz [RUNS] */
+ * Usage: inflate_speed FILE.gz [RUNS] (GPUBATCH_CPU_SIMD=baseline: the
+ * decoder's baseline variant); built by
+ *   cc -std=c11 -D_GNU_SOURCE -O2 -I. -o inflate_speed tests/bench/inflate_speed.c \
+ *      io/gzip/inflate.c io/gzip/gzip_header.c io/cpu.c -lz -lpthread */
 #include "io/gzip/gzip_header.h"
 #include "io/gzip/inflate.h"
 

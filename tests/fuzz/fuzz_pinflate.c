@@ -1,6 +1,7 @@
 /* fuzz_pinflate.c - differential fuzz harness for the host deflate decoder
- * (io/gzip/inflate.c) and the parallel decoder of one stream (io/gzip/pinflate.c)
- * against zlib.
+ * (io/gzip/inflate.c, each of its instruction-set variants this CPU runs,
+ * which must agree exactly) and the parallel decoder of one stream
+ * (io/gzip/pinflate.c) against zlib.
  *
  * The first byte picks the parallel decoder's threads (1 to 4) and chunk
  * size (tens of bytes up to a few KiB, so that every input crosses many
@@ -182,8 +183,21 @@ static void begin_at_check(pinflate *p, const uint8_t *in, size_t len, uint64_t 
     pinflate_end(p);
 }
 
-/* Decodes with zlib, the host decoder and the parallel decoder, and aborts
- * on any disagreement. */
+/* The host decoder's bytes into out (CAP), stopped at every block boundary
+ * past each `step` bits where step is nonzero: its last result, and the
+ * job's state in *j. */
+static int host_decode(const uint8_t *in, size_t len, uint64_t step, uint8_t *out, inflate_job *j)
+{
+    *j = (inflate_job){.in = in, .in_len = len, .stop_bit = step ? 1 : UINT64_MAX,
+                       .out_limit = SIZE_MAX, .out = out, .out_cap = CAP};
+    int r;
+    while ((r = inflate_decode_bytes(j)) == INFLATE_STOP)
+        j->stop_bit = j->bit + step;
+    return r;
+}
+
+/* Decodes with zlib, the host decoder (each of its variants this CPU runs)
+ * and the parallel decoder, and aborts on any disagreement. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static pinflate *par[4][4];
@@ -203,12 +217,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(want && host && par_out);
     size_t zgot, hgot, pgot;
     int zok = zlib_raw_inflate(in, len, want, CAP, &zgot);
-    inflate_job j = {.in = in, .in_len = len, .stop_bit = (cfg >> 4) ? 1 : UINT64_MAX,
-                 .out_limit = SIZE_MAX, .out = host, .out_cap = CAP};
-    int r;
-    while ((r = inflate_decode_bytes(&j)) == INFLATE_STOP)
-        j.stop_bit = j.bit + (cfg >> 4) * 97;
+    inflate_job j, k;
+    int r = host_decode(in, len, (cfg >> 4) * 97, host, &j);
     hgot = j.out_len;
+    int chosen = inflate_force_variant(-1);
+    for (int v = INFLATE_BASELINE; v <= INFLATE_BMI2; v++)
+        if (v != chosen && inflate_force_variant(v) == v)
+            require(host_decode(in, len, (cfg >> 4) * 97, par_out, &k) == r && k.bit == j.bit &&
+                    k.out_len == hgot && k.blocks == j.blocks && memcmp(par_out, host, hgot) == 0);
+    inflate_force_variant(-1);
     int pok = parallel_decode(*p, in, len, (cfg >> 4) & 1, par_out, &pgot);
     if (zgot < CAP) {
         require((r == INFLATE_END) == zok && (pok == zok));

@@ -21,6 +21,8 @@ static void test_cpu_bits(void)
         want |= CPU_AVX512;
     if ((want & CPU_AVX2) && __builtin_cpu_supports("vpclmulqdq"))
         want |= CPU_VPCLMUL;
+    if (__builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+        want |= CPU_BMI2;
     CHECKF(cpu_features() == want, "cpu_features %#x, libgcc %#x", cpu_features(), want);
 #endif
     CHECK(cpu_features() == cpu_features());

@@ -7,8 +7,9 @@
  * damaged streams, where both must hand out exactly the bytes
  * zlib gives before its error and never accept what zlib refuses; a
  * false start that ends in a final block, passed over; starts past empty
- * fixed blocks (pigz), not decoded again; and the memory held
- * ahead of a reader that does not read. */
+ * fixed blocks (pigz), not decoded again; the memory held
+ * ahead of a reader that does not read; and the host decoder's
+ * instruction-set variants, each against zlib and against each other. */
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -175,11 +176,13 @@ static int par_inflate(pinflate *p, const uint8_t *in, size_t len, uint8_t *out,
     return rc;
 }
 
+/* zlib's strategies, one of which each stream of the round trips takes. */
+static const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
+
 /* Round trips over kinds, sizes, levels, strategies and flushes: the
  * decoder and the parallel decoder give zlib's bytes, CRC-32 and end. */
 static void test_round_trips(void)
 {
-    static const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
     static const size_t sizes[] = {0, 1, 100, 40000, 300000, 1500000};
     pinflate *par[4];
     static const uint64_t chunks[4] = {4096, 16384, 3000, 65536};
@@ -1751,6 +1754,130 @@ static void test_bounded_ahead(void)
     free(c);
 }
 
+/* Folds into fingerprint h a decode's result, its job's state after it and
+ * its output from element `from` on (elements of `elem` bytes). */
+static uint32_t fold_decode(uint32_t h, int r, const inflate_job *j, size_t elem, size_t from)
+{
+    uint64_t v[6] = {(uint64_t)(int64_t)r, j->bit,          j->out_len,
+                     (uint64_t)j->blocks,  j->marker_free, j->scanned};
+    h = (uint32_t)crc32(h, (const Bytef *)v, sizeof v);
+    return (uint32_t)crc32(h, (const Bytef *)j->out + from * elem,
+                           (uInt)((j->out_len - from) * elem));
+}
+
+/* What the variant in use makes of c[0..clen), as a fingerprint of every
+ * result, stop position, element and block count and output of: a whole
+ * decode into bytes (also returned: its result, out[0..*got), end bit),
+ * one stopped at every block boundary past each `step` bits, one into a
+ * third of the room, and ones into symbols from its first three stops. */
+static uint32_t variant_decode(const uint8_t *c, size_t clen, size_t cap, uint64_t step,
+                               uint8_t *out, size_t *got, uint64_t *end, int *result)
+{
+    inflate_job j = {.in = c, .in_len = clen, .stop_bit = UINT64_MAX, .out_limit = SIZE_MAX,
+                     .out = out, .out_cap = cap};
+    *result = inflate_decode_bytes(&j);
+    *got = j.out_len;
+    *end = j.bit;
+    uint32_t h = fold_decode(0, *result, &j, 1, 0);
+    uint8_t *tmp = malloc(cap + 1);
+    uint16_t *sym = malloc(2 * cap + 2);
+    uint64_t starts[3];
+    int nstarts = 0, r;
+    inflate_job s = {.in = c, .in_len = clen, .stop_bit = step, .out_limit = SIZE_MAX,
+                     .out = tmp, .out_cap = cap};
+    for (size_t from = 0; (r = inflate_decode_bytes(&s)) == INFLATE_STOP; from = s.out_len) {
+        h = fold_decode(h, r, &s, 1, from);
+        if (nstarts < 3)
+            starts[nstarts++] = s.bit;
+        s.stop_bit = s.bit + step;
+    }
+    h = fold_decode(h, r, &s, 1, 0);
+    inflate_job t = {.in = c, .in_len = clen, .stop_bit = UINT64_MAX, .out_limit = SIZE_MAX,
+                     .out = tmp, .out_cap = cap / 3};
+    r = inflate_decode_bytes(&t);
+    h = fold_decode(h, r, &t, 1, 0);
+    for (int i = 0; i < nstarts; i++) {
+        inflate_job y = {.in = c, .in_len = clen, .bit = starts[i], .stop_bit = UINT64_MAX,
+                         .out_limit = SIZE_MAX, .out = sym, .out_cap = cap};
+        r = inflate_decode_symbols(&y);
+        h = fold_decode(h, r, &y, 2, 0);
+    }
+    free(sym);
+    free(tmp);
+    return h;
+}
+
+/* The host decoder's variants (the baseline and, where this CPU runs it,
+ * BMI2) decode the same streams, of every kind, level and strategy, half of
+ * them damaged, to the same results, stops and outputs: zlib's bytes and
+ * end where zlib decodes the stream (a damaged one may end early), a prefix
+ * of zlib's bytes where it refuses it. GPUBATCH_CPU_SIMD=baseline picks the baseline by default. */
+static void test_variants(void)
+{
+    rng_state = RND_SEED ^ 0x3c6ef372fe94f82bull; /* its own streams */
+    int widest = inflate_force_variant(INFLATE_BMI2);
+    CHECK(widest == INFLATE_BASELINE || widest == INFLATE_BMI2);
+    int agree = 0, refused = 0, rounds = 160;
+    for (int round = 0; round < rounds; round++) {
+        size_t n = rnd() % 300000;
+        uint8_t *data = malloc(n + 1);
+        fill(data, n, (int)(rnd() % K_KINDS));
+        size_t clen;
+        uint8_t *c = deflate_raw(data, n, (int)(rnd() % 10), strategies[rnd() % 5], 15,
+                                 rnd() % 3 ? 0 : 1000 + rnd() % 30000, (int)(rnd() & 1), &clen);
+        int how = round & 1 ? (int)(rnd() % 3) : -1;
+        if (how == 0 && clen) {
+            clen = rnd() % clen;
+        } else if (how == 1 && clen) {
+            for (int f = 0; f < 1 + (int)(rnd() % 3); f++)
+                c[rnd() % clen] ^= (uint8_t)(1u << (rnd() % 8));
+        } else if (how == 2 && clen) {
+            size_t at = rnd() % clen;
+            for (size_t i = at; i < at + 1 + rnd() % 64 && i < clen; i++)
+                c[i] = (uint8_t)rnd();
+        }
+        size_t cap = n * 2 + 65536, zgot, got[2];
+        uint8_t *zout = malloc(cap), *out[2] = {malloc(cap), malloc(cap)};
+        int zok = zlib_raw_inflate(c, clen, zout, cap, &zgot), r[2];
+        uint64_t end[2], step = 1 + rnd() % 40000;
+        uint32_t fp[2];
+        for (int v = 0; v < 2; v++) {
+            inflate_force_variant(v ? widest : INFLATE_BASELINE);
+            fp[v] = variant_decode(c, clen, cap, step, out[v], &got[v], &end[v], &r[v]);
+        }
+        int ok = fp[0] == fp[1] && r[0] == r[1] && got[0] == got[1] && end[0] == end[1] &&
+                 memcmp(out[0], out[1], got[0]) == 0;
+        if (zok)
+            ok &= r[0] == INFLATE_END && got[0] == zgot && memcmp(out[0], zout, zgot) == 0 &&
+                  (how < 0 ? (end[0] + 7) / 8 == clen : (end[0] + 7) / 8 <= clen);
+        else
+            ok &= r[0] != INFLATE_END && got[0] <= zgot && memcmp(out[0], zout, got[0]) == 0;
+        CHECKF(ok, "round %d (n %zu, damage %d): zlib %d (%zu bytes); baseline %d (%zu, bit %llu), "
+                   "variant %d: %d (%zu, bit %llu)",
+               round, n, how, zok, zgot, r[0], got[0], (unsigned long long)end[0], widest, r[1],
+               got[1], (unsigned long long)end[1]);
+        agree += ok;
+        refused += !zok;
+        free(out[0]);
+        free(out[1]);
+        free(zout);
+        free(c);
+        free(data);
+    }
+    CHECK(agree == rounds && refused > 20);
+    /* the environment's cap, read again by a forced default */
+    const char *env = getenv("GPUBATCH_CPU_SIMD");
+    char *saved = env ? strdup(env) : NULL;
+    setenv("GPUBATCH_CPU_SIMD", "baseline", 1);
+    CHECK(inflate_force_variant(-1) == INFLATE_BASELINE);
+    unsetenv("GPUBATCH_CPU_SIMD");
+    CHECK(inflate_force_variant(-1) == widest);
+    if (saved)
+        setenv("GPUBATCH_CPU_SIMD", saved, 1);
+    free(saved);
+    inflate_force_variant(-1);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -1777,5 +1904,18 @@ int main(void)
     RUN(test_bounded_ahead);
     RUN(test_probe_cut);
     RUN(test_cut_blocks);
+    /* the host decoder's own cases again on each other variant this CPU runs */
+    int chosen = inflate_force_variant(-1);
+    for (int v = INFLATE_BASELINE; v <= INFLATE_BMI2; v++)
+        if (v != chosen && inflate_force_variant(v) == v) {
+            RUN(test_round_trips);
+            RUN(test_copies);
+            RUN(test_markers);
+            RUN(test_damage);
+            RUN(test_clean_point);
+            RUN(test_halves);
+        }
+    inflate_force_variant(-1);
+    RUN(test_variants);
     return check_summary();
 }
