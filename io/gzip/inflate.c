@@ -1202,10 +1202,13 @@ uint64_t inflate_halves(void)
     return atomic_load_explicit(&halves_taken, memory_order_relaxed);
 }
 
-/* Decodes blocks into bytes (see inflate.h): one stream for its first
- * PAIR_PROBE bytes, then two at once where that pays (decode_halves). */
+/* Decodes blocks into bytes (see inflate.h): one stream, or with
+ * j->halves, one for its first PAIR_PROBE bytes, then two at once where
+ * that pays (decode_halves). */
 int inflate_decode_bytes(inflate_job *j)
 {
+    if (!j->halves)
+        return decode(j, 0);
     stream s;
     j->blocks = 0;
     stream_begin(&s, j, 0);

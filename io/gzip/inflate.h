@@ -71,14 +71,18 @@ typedef struct {
      * before it (NULL: none) */
     void (*on_block)(void *ctx, uint64_t bit, size_t out_len);
     void *block_ctx;
+    /* in, bytes only: the decode may take a long span of mostly literals
+     * as two halves at once (see inflate_decode_bytes) */
+    int halves;
 } inflate_job;
 
 /* Decodes blocks into bytes (see inflate_job): out[-history..0) is the stream's
- * known history. Where most of the data are literals (float noise) and
- * the span is long, the rest after the first 64 KiB is cut in two at a
- * block start and both halves are decoded at once on this thread (their
- * table lookups overlap), the second's bytes then moved after the first's:
- * the results, stops and callbacks are those of one pass. */
+ * known history. With j->halves, where most of the data are literals
+ * (float noise) and the span is long, the rest after the first 64 KiB is
+ * cut in two at a block start and both halves are decoded at once on this
+ * thread (their table lookups overlap), the second's bytes then moved
+ * after the first's: the results, stops and callbacks are those of one
+ * pass. */
 int inflate_decode_bytes(inflate_job *j);
 
 /* How many decodes so far took their second half that way (for tests). */

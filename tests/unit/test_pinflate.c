@@ -1465,7 +1465,8 @@ static int halves_decode(const uint8_t *c, size_t clen, uint64_t bit, const uint
     memcpy(out, data - hist, hist);
     *j = (inflate_job){.in = c, .in_len = clen, .bit = bit, .stop_bit = stop_bit,
                        .out_limit = out_limit, .out = out + hist, .out_cap = cap - hist,
-                       .history = hist, .on_block = boundary_add, .block_ctx = seen};
+                       .history = hist, .on_block = boundary_add, .block_ctx = seen,
+                       .halves = 1};
     return inflate_decode_bytes(j);
 }
 
@@ -1489,7 +1490,7 @@ static void test_halves(void)
         uint8_t *c = deflate_raw(data, n, kind == 2 ? 1 : 6, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
         c = realloc(c, clen + 16);
         memset(c + clen, 0, 16);
-        /* the reference: steps of 64 KiB of input, each too short to be cut */
+        /* the reference: steps of 64 KiB of input, never cut */
         boundary_list want = {0};
         inflate_job r = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX,
                          .out = ref, .out_cap = n + 4096, .on_block = boundary_add,
@@ -1523,7 +1524,7 @@ static void test_halves(void)
             inflate_job g, s;
             int rg = halves_decode(cc, in_len, bit, data + first, hist, out, cap + hist, stop_bit,
                                    limit, &got, &g);
-            /* the same job in steps of at most 64 KiB of input */
+            /* the same job in steps of at most 64 KiB of input, never cut */
             int rs;
             memcpy(ref, data + first - hist, hist);
             s = (inflate_job){.in = cc, .in_len = in_len, .bit = bit, .stop_bit = 1,
