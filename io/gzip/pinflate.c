@@ -652,11 +652,11 @@ out:
  * `out` bytes from `bits` compressed bits, `sym` of them held as symbols,
  * estimated where it was not timed: 1 + r (0.35 f + 0.1) at r bytes out per
  * byte in, f of them symbols. Symbols cost more the more the data
- * compress, as in-order bytes then cost less (on two cores, all symbols:
- * 2.0 at 2.5 to 3.6 to 1, 4.2 at 5.3, 6 at 19; floats, a few symbols at
- * 1.08 to 1, 1.15); the estimate errs high in between, so that a stream
- * whose speculation does not pay is not taken for one that does. At most
- * COST_MAX. */
+ * compress, as in-order bytes then cost less (on two cores, whole chunks
+ * of all symbols: about 1.5 at 2.5 to 1, 3 at 20; floats, a few symbols
+ * at 1.08 to 1, 1.15); the estimate errs high, so that a stream whose
+ * speculation does not pay is not taken for one that does (mixing text on
+ * two cores, which it rules out, measured slower). At most COST_MAX. */
 static unsigned spec_cost(uint64_t out, uint64_t sym, uint64_t bits)
 {
     if (!out || !bits)
