@@ -1005,10 +1005,10 @@ static int decode(inflate_job *j, int wide)
 }
 
 /* Decodes streams x and y (bytes) by turns, a round of each body's fast
- * loop, and their literals at once (pair_run) where both are inside a block, until x
- * stops; y stops with it or, when y_on, goes on alone to its own stop.
- * Their results (*ry STEP_MORE: y left where it was). */
-static void decode_pair(stream *x, stream *y, int *rx, int *ry, int y_on)
+ * loop, and their literals at once (pair_run) where both are inside a
+ * block, until x stops. Their results: y's is STEP_MORE where it had not
+ * stopped by then (it can go on from there). */
+static void decode_pair(stream *x, stream *y, int *rx, int *ry)
 {
     *rx = *ry = STEP_MORE;
     while (*rx == STEP_MORE) {
@@ -1018,8 +1018,6 @@ static void decode_pair(stream *x, stream *y, int *rx, int *ry, int y_on)
         if (*ry == STEP_MORE)
             *ry = stream_step(y, 1);
     }
-    if (*ry == STEP_MORE && y_on)
-        *ry = stream_run(y);
 }
 
 /* Data whose literals are most of the stream (float noise) decode faster
@@ -1173,7 +1171,7 @@ static int decode_halves(inflate_job *j, stream *s)
         j->stop_bit = m;
         j->out_cap = off;
         int rx, ry;
-        decode_pair(s, &y, &rx, &ry, 0);
+        decode_pair(s, &y, &rx, &ry);
         j->stop_bit = stop_bit;
         j->out_cap = cap;
         int met = rx == INFLATE_STOP && j->out_len < j->out_limit &&
