@@ -10,8 +10,10 @@
  * time, which may run up to seven bytes past a match: the fast loop runs
  * only while a longest match and that overrun fit, so nothing past out_cap
  * is ever written. The byte and the symbol decoders are one body
- * compiled twice, and on x86-64 twice more for BMI1 and BMI2, the pair
- * used chosen once at run time. */
+ * (huff_body) compiled for each, and on x86-64 once more each for BMI1 and
+ * BMI2, the set used chosen once at run time. A long span of mostly
+ * literals may be decoded as two halves at once, their lookups overlapping
+ * (decode_halves). */
 #include "inflate.h"
 
 #include <pthread.h>
