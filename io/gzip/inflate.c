@@ -504,6 +504,24 @@ static int read_dynamic(bits_t *b, inf_tables *t)
 /* Where one block's body decode left off. */
 enum { BODY_EOB = 0, BODY_BAD = -1, BODY_INPUT = 1, BODY_OUTPUT = 2, BODY_PAUSE = 3 };
 
+/* Takes literal entry e's bits from b and writes its one or two literals
+ * at element p of out, as bytes (wide 0) or 16-bit symbols (two are always
+ * stored: the fast loops have the room). The position after them. */
+static inline __attribute__((always_inline)) size_t put_literal(bits_t *b, void *out, size_t p,
+                                                                uint32_t e, const int wide)
+{
+    drop(b, (uint8_t)e);
+    if (wide) {
+        uint16_t *o16 = out;
+        o16[p] = (uint16_t)((e >> 16) & 0xffu);
+        o16[p + 1] = (uint16_t)(e >> 24);
+    } else {
+        uint16_t two = (uint16_t)E_VAL(e);
+        memcpy((uint8_t *)out + p, &two, 2);
+    }
+    return p + 1 + (E_PAIR(e) != 0);
+}
+
 /* The body of a Huffman block: symbols until end-of-block, into bytes
  * (wide 0) or 16-bit symbols (wide 1: back-references before out[0] become
  * markers), back-references reaching at most `history` elements before
@@ -522,21 +540,6 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
     uint8_t *o8 = outv;
     uint16_t *o16 = outv;
     size_t p = *pos;
-    /* Takes literal entry e's bits and writes its one or two literals (two
-     * are always stored: the fast loop has the room). */
-#define PUT_LITERAL(e)                                                                             \
-    do {                                                                                           \
-        b->buf >>= (uint8_t)(e);                                                                   \
-        b->n -= (uint8_t)(e);                                                                      \
-        if (wide) {                                                                                \
-            o16[p] = (uint16_t)(((e) >> 16) & 0xffu);                                              \
-            o16[p + 1] = (uint16_t)((e) >> 24);                                                    \
-        } else {                                                                                   \
-            uint16_t two_ = (uint16_t)E_VAL(e);                                                    \
-            memcpy(o8 + p, &two_, 2);                                                              \
-        }                                                                                          \
-        p += 1 + (E_PAIR(e) != 0);                                                                 \
-    } while (0)
     const uint32_t *lt = t->lit, *dt = t->dist;
     for (;;) {
         /* The fast loop: at least 8 input bytes and a longest match's room
@@ -558,11 +561,11 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
              * a literal-and-length entry waits for the next refill. */
             unsigned len;
             if (IS_LITS(e)) {
-                PUT_LITERAL(e);
+                p = put_literal(b, outv, p, e, wide);
                 e = lt[b->buf & LIT_MASK];
                 ahead = 1;
                 for (int k = 1; k < LITS_PER_REFILL && IS_LITS(e); k++) {
-                    PUT_LITERAL(e);
+                    p = put_literal(b, outv, p, e, wide);
                     e = lt[b->buf & LIT_MASK];
                 }
                 continue;
@@ -578,7 +581,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 if (e & E_SUB)
                     e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
                 if (e & E_LIT) {
-                    PUT_LITERAL(e);
+                    p = put_literal(b, outv, p, e, wide);
                     continue;
                 }
                 if (e & (E_EOB | E_BAD)) {
@@ -683,7 +686,6 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
         }
     }
 out:
-#undef PUT_LITERAL
     *pos = p;
     *bp = local;
     return r;
@@ -785,29 +787,20 @@ static inline __attribute__((always_inline)) void pair_run(stream *x, stream *y)
     const size_t room = 258 + 32 + 4;
     const size_t ca = x->j->out_cap > room ? x->j->out_cap - room : 0;
     const size_t cb = y->j->out_cap > room ? y->j->out_cap - room : 0;
-#define PAIR_PUT(bb, o, p, e)                                                                      \
-    do {                                                                                           \
-        bb.buf >>= (uint8_t)(e);                                                                   \
-        bb.n -= (uint8_t)(e);                                                                      \
-        uint16_t two_ = (uint16_t)E_VAL(e);                                                        \
-        memcpy(o + p, &two_, 2);                                                                   \
-        p += 1 + (E_PAIR(e) != 0);                                                                 \
-    } while (0)
     while (a.end - a.p >= 16 && b.end - b.p >= 16 && pa <= ca && pb <= cb) {
         refill_fast(&a);
         refill_fast(&b);
         uint32_t ea = la[a.buf & LIT_MASK], eb = lb[b.buf & LIT_MASK];
         int k = 0;
         for (; k < LITS_PER_REFILL && IS_LITS(ea) && IS_LITS(eb); k++) {
-            PAIR_PUT(a, oa, pa, ea);
-            PAIR_PUT(b, ob, pb, eb);
+            pa = put_literal(&a, oa, pa, ea, 0);
+            pb = put_literal(&b, ob, pb, eb, 0);
             ea = la[a.buf & LIT_MASK];
             eb = lb[b.buf & LIT_MASK];
         }
         if (k < LITS_PER_REFILL)
             break;
     }
-#undef PAIR_PUT
     x->b = a;
     y->b = b;
     x->pos = pa;
