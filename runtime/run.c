@@ -101,14 +101,14 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap)
     return rn->plan.chunk;
 }
 
-/* Whether only the host's cores inflate input r: a single deflate stream
- * where no GPU may take chunks (see run.h). */
+/* Whether only the host's cores inflate input r: gzip where no GPU may take
+ * chunks (see run.h). */
 static int run_host_stream(backend *be, const io_reader *r)
 {
     return io_reader_deflated(r) && !backend_may_use_gpu(be);
 }
 
-/* The host-inflate cap of run_stream_chunk for backend be (see run.h). */
+/* The host-only cap of run_stream_chunk for backend be (see run.h). */
 static size_t run_host_inflate_chunk(const backend *be)
 {
     int threads = backend_threads(be);
@@ -118,13 +118,13 @@ static size_t run_host_inflate_chunk(const backend *be)
 static int run_view(backend *be, const io_reader *r, size_t swap, size_t prefix_len);
 
 /* run_chunk, by default view_chunk where the CPU reads r in place and at
- * most run_host_inflate_chunk where only the host inflates r, and at most
- * the input's data (see run.h). */
+ * most run_host_inflate_chunk where no GPU may take chunks, and at most the
+ * input's data (see run.h). */
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, size_t prefix_len,
                         uint64_t data_bytes, size_t view_chunk)
 {
     size_t chunk = run_chunk(rn, r, swap), cap = run_host_inflate_chunk(rn->be);
-    if (!rn->plan.chunk_given && run_host_stream(rn->be, r) && chunk > cap)
+    if (!rn->plan.chunk_given && !backend_may_use_gpu(rn->be) && chunk > cap)
         chunk = cap;
     if (!rn->plan.chunk_given && view_chunk && run_view(rn->be, r, swap, prefix_len))
         chunk = view_chunk;

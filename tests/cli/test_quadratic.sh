@@ -22,6 +22,20 @@ for dt in float32 float64; do
     check_files_same "$dt gzip on stdin" "$T/r-$dt.npy.gz" "$T/stdin.npy.gz"
 done
 
+# Without --chunk, a run on the cores alone takes chunks of a few MiB from
+# a single gzip member or a plain file (two threads: 4 MiB, so this 9.6 MB
+# input is three): the same bytes as one 64 MiB chunk, in either layout.
+"$GB" gen --quadratic 400009 --dtype float64 --seed 12 --no-compress -o "$T/big.npy"
+gzip -1 -c "$T/big.npy" >"$T/big.npy.gz"
+Q -p 2 --chunk 64M "$T/big.npy" -o "$T/big-one.npy"
+Q -p 2 --chunk 64M --out-layout planes "$T/big.npy" -o "$T/bigp-one.npy"
+for in in big.npy big.npy.gz; do
+    Q -p 2 "$T/$in" -o "$T/big-def.npy" -f
+    check_files_same "$in with the default chunk" "$T/big-one.npy" "$T/big-def.npy"
+    Q -p 2 --out-layout planes "$T/$in" -o "$T/bigp-def.npy" -f
+    check_files_same "$in planes out with the default chunk" "$T/bigp-one.npy" "$T/bigp-def.npy"
+done
+
 # numpy reads the output (plain for a name without .gz, and on standard
 # output) and agrees on shape and dtype; the .gz output holds the same bytes.
 NP=$(numpy_python)
