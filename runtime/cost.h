@@ -36,11 +36,12 @@
  * process, `reduce --op count` or `sum,min,max`): a plain .npy from the
  * page cache (2 GiB of float32 in 0.054-0.066 s: 0.40-0.49 ns; one thread
  * alone 0.22: the cores share the memory's bandwidth), and gzip, blocked
- * gzip by its bytes and a single member by the bytes it decodes to (a
- * member of int32 in 0..199, `gzip -6`, the slowest kind measured: 7.0 ns;
- * float32 `gzip -1` 4.3-5.9, text lines 4.0, blocked float32 4.3-4.7). */
+ * gzip by its bytes and a single member by the bytes it decodes to (2 GiB
+ * members, 2026-12-01: float32 `gzip -1`, the slowest kind measured, 5.0
+ * ns; float32 pigz -6 4.9, int32 in 0..199 4.3, text lines 2.4; blocked
+ * float32 4.3-4.7). */
 #define COST_REDUCE_NS_PLAIN 0.45
-#define COST_REDUCE_NS_GZIP 7.0
+#define COST_REDUCE_NS_GZIP 5.0
 
 /* The base of an axis run's cost, which auto weighs against the GPU's
  * start: the cost of the whole-array reduce of a plain .npy. */

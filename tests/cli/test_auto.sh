@@ -157,33 +157,33 @@ env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
 check_files_same "small job: the CPU's result" "$T/cpu.out" "$T/auto.out"
 grep -q "too little to start the GPU" "$T/auto.err" && ok ||
     fail "small job: the GPU was started [$(cat "$T/auto.err")]"
-# The estimate counts a deflated .npz member at gzip's cost (about 43 MB of
+# The estimate counts a deflated .npz member at gzip's cost (about 60 MB of
 # it is work enough for one thread to start the driver), a stored one of
 # the same size at plain data's.
-"$GB" gen --shape 12000000 --dist normal --seed 3 --no-compress -f -o "$T/big.npy"
+"$GB" gen --shape 18000000 --dist normal --seed 3 --no-compress -f -o "$T/big.npy"
 for how in ZIP_DEFLATED ZIP_STORED; do
     $PY -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w', zipfile.$how, compresslevel=1).write(sys.argv[2], 'x.npy')" \
         "$T/$how.npz" "$T/big.npy"
     env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
         "$GB" reduce -v -p 1 --op count "$T/$how.npz" >"$T/auto.out" 2>"$T/auto.err"
-    check_eq "$how .npz: the count" "count 12000000  $T/$how.npz:x" "$(cat "$T/auto.out")"
+    check_eq "$how .npz: the count" "count 18000000  $T/$how.npz:x" "$(cat "$T/auto.out")"
     started=$(grep -c "the CUDA devices starting beside them" "$T/auto.err")
-    check_eq "$how .npz, 48 MB: the driver started" "$([ $how = ZIP_DEFLATED ] && echo 1 || echo 0)" "$started"
+    check_eq "$how .npz, 72 MB: the driver started" "$([ $how = ZIP_DEFLATED ] && echo 1 || echo 0)" "$started"
 done
 
 # A single gzip member counts its decoded bytes (the trailer's length), not
-# its compressed ones: 48 MB of text lines compress to under 10 MB (0.07 s
-# of work by that size, too little to start the driver), but 48 MB to
+# its compressed ones: 72 MB of text lines compress to under 15 MB (0.08 s
+# of work by that size, too little to start the driver), but 72 MB to
 # inflate is work enough to start it.
 $PY -c "import random, sys; r = random.Random(7); w = ['INFO', 'WARN', 'net', 'disk', 'served', 'opened', 'flushed']
-sys.stdout.write(''.join('%d.%03d %s [%s] %s\\n' % (1700000000 + i // 900, i % 1000, r.choice(w), r.choice(w), r.choice(w)) for i in range(1500000)))" \
-    | head -c 48000000 >"$T/text.u8"
+sys.stdout.write(''.join('%d.%03d %s [%s] %s\\n' % (1700000000 + i // 900, i % 1000, r.choice(w), r.choice(w), r.choice(w)) for i in range(2250000)))" \
+    | head -c 72000000 >"$T/text.u8"
 gzip -6 -c "$T/text.u8" >"$T/text.u8.gz"
-check_eq "text member: under 10 MB compressed" 1 "$([ "$(wc -c <"$T/text.u8.gz")" -lt 10000000 ] && echo 1 || echo 0)"
+check_eq "text member: under 15 MB compressed" 1 "$([ "$(wc -c <"$T/text.u8.gz")" -lt 15000000 ] && echo 1 || echo 0)"
 env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
     "$GB" reduce -v -p 1 --dtype uint8 --op count "$T/text.u8.gz" >"$T/auto.out" 2>"$T/auto.err"
-check_eq "text member: the count" "count 48000000  $T/text.u8.gz" "$(cat "$T/auto.out")"
-check_eq "text member, 48 MB decoded: the driver started" 1 \
+check_eq "text member: the count" "count 72000000  $T/text.u8.gz" "$(cat "$T/auto.out")"
+check_eq "text member, 72 MB decoded: the driver started" 1 \
     "$(grep -c "the CUDA devices starting beside them" "$T/auto.err")"
 head -c 4000000 "$T/text.u8" | gzip -6 >"$T/small.u8.gz"
 env -u GPUBATCH_GPU_START GPUBATCH_LIBCUDA=$FAKE FAKECUDA_INIT_DELAY_MS=20000 \
