@@ -398,8 +398,6 @@ int cmd_quadratic(int argc, char **argv)
         goto out_close;
     uint64_t data_bytes = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
     size_t max_rows = run_stream_chunk(jb.run, r, fi.swap, fi.prefix_len, data_bytes, 0) / row_bytes;
-    if (max_rows == 0)
-        max_rows = 1;
     if (in.rows != UINT64_MAX && in.rows < max_rows)
         max_rows = in.rows ? (size_t)in.rows : 1;
     qd_job solve = {fi.dtype, in.planes_in_memory ? QD_PLANES : QD_ROWS, q.out_layout};
