@@ -2,13 +2,15 @@
  * file with any number of threads (more than the machine's cores too, to
  * see what many threads cost where only a few exist), reading its bytes as
  * the reduce's reader does (pieces of BUF bytes into one buffer), and prints
- * the process's CPU seconds, page faults, chunks and wall time: on a shared
- * or oversubscribed machine compare the CPU seconds and faults, not the wall.
+ * the process's CPU seconds, page faults, chunks (and how many decodes took
+ * two halves at once) and wall time: on a shared or oversubscribed machine
+ * compare the CPU seconds and faults, not the wall.
  * Checks the CRC-32 and length against the trailer.
  * Usage: pinflate_threads FILE.gz THREADS [RUNS] [BUF_MIB]; built after make by
  *   cc -O2 -I. -pthread -o pinflate_threads tests/bench/pinflate_threads.c \
  *      build/io/*.o build/io/gzip/*.o -lz */
 #include "io/gzip/gzip_header.h"
+#include "io/gzip/inflate.h"
 #include "io/gzip/pinflate.h"
 
 #include <fcntl.h>
@@ -79,9 +81,10 @@ int main(int argc, char **argv)
         }
         pinflate_counts(p, &chunks, &redone);
         printf("%s: %d threads: cpu %.3f s, wall %.3f s, %ld faults, %llu chunks so far "
-               "(%llu again, %llu speculative)\n",
+               "(%llu again, %llu speculative, %llu decodes in halves)\n",
                argv[1], threads, c, w, f1 - f0, (unsigned long long)chunks,
-               (unsigned long long)redone, (unsigned long long)pinflate_speculated(p));
+               (unsigned long long)redone, (unsigned long long)pinflate_speculated(p),
+               (unsigned long long)inflate_halves());
     }
     pinflate_destroy(p);
     return 0;
