@@ -2,9 +2,9 @@
 # test_quadratic_planes.sh - `gpubatch quadratic` with (3, N) coefficient
 # planes in and (4, N) root planes out, on the CPU backend: planes give the
 # bytes rows give (numpy transposes the coefficients), from .npy, Fortran
-# order, raw with --layout, plain, gzip, blocked gzip with small blocks;
-# root planes match the complex output and numpy's view of it, and the
-# exact reference; identical bytes for any chunk size and thread count;
+# order, raw with --layout, plain, gzip (also through a seek index), blocked
+# gzip with small blocks; root planes match the complex output and numpy's
+# view of it, and the exact reference; identical bytes for any chunk size and thread count;
 # the (3, 3) rule; and the bad inputs (one error line, exit 1, no output).
 . "$(dirname "$0")/lib.sh"
 need_python
@@ -98,6 +98,13 @@ for dt in float32 float64; do
         check_files_same "$dt planes from $f" "$T/rows.npy.gz" "$T/r.npy.gz"
         rm -f "$T/r.npy.gz"
     done
+    # with a seek index beside the member, the readers of planes b and c start
+    # at its access points
+    "$GB" index -q "$T/p.npy.gz"
+    "$GB" quadratic --backend cpu -v "$T/p.npy.gz" -o "$T/r.npy.gz" 2>"$T/e"
+    check_files_same "$dt planes through a seek index" "$T/rows.npy.gz" "$T/r.npy.gz"
+    grep -q "seek index" "$T/e" && ok || fail "$dt planes: the seek index was not used: $(cat "$T/e")"
+    rm -f "$T/r.npy.gz" "$T/p.npy.gz.gzidx"
     for opts in "--chunk 128k" "--chunk 1M -p 1" "--streams 2 -p 3" "--chunk 384k --streams 7"; do
         Q $opts "$T/p.bgzf.gz" --compress -c >"$T/alt.npy.gz"
         check_files_same "$dt planes with $opts" "$T/rows.npy.gz" "$T/alt.npy.gz"
