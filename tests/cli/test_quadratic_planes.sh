@@ -4,8 +4,9 @@
 # bytes rows give (numpy transposes the coefficients), from .npy, Fortran
 # order, raw with --layout, plain, gzip (also through a seek index), blocked
 # gzip with small blocks; root planes match the complex output and numpy's
-# view of it, and the exact reference; identical bytes for any chunk size and thread count;
-# the (3, 3) rule; and the bad inputs (one error line, exit 1, no output).
+# view of it, and the exact reference; identical bytes for any chunk size
+# and thread count; the (3, 3) rule; and the bad inputs (one error line,
+# exit 1, no output).
 . "$(dirname "$0")/lib.sh"
 need_python
 QREF="$top/tests/cli/quadref.py"
