@@ -415,7 +415,7 @@ int cmd_quadratic(int argc, char **argv)
         (head_len < 0 || out_parts_write(&o, 0, head, (size_t)head_len)))
         goto out_abort;
     if (!q.shard.count)
-        limit = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
+        limit = data_bytes;
     quadratic_sink sink = {&o, q.out_layout, max_rows, root};
     quadratic_end end = {name, in.planes_in_memory ? sz : row_bytes, row_bytes};
     run_source src = {

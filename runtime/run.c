@@ -109,21 +109,21 @@ static int run_host_stream(backend *be, const io_reader *r)
 }
 
 /* The host-only cap of run_stream_chunk for backend be (see run.h). */
-static size_t run_host_inflate_chunk(const backend *be)
+static size_t run_host_chunk(const backend *be)
 {
     int threads = backend_threads(be);
-    return RUN_HOST_INFLATE_CHUNK * (size_t)(threads > 2 ? threads : 2);
+    return RUN_HOST_CHUNK * (size_t)(threads > 2 ? threads : 2);
 }
 
 static int run_view(backend *be, const io_reader *r, size_t swap, size_t prefix_len);
 
 /* run_chunk, by default view_chunk where the CPU reads r in place and at
- * most run_host_inflate_chunk where no GPU may take chunks, and at most the
+ * most run_host_chunk where no GPU may take chunks, and at most the
  * input's data (see run.h). */
 size_t run_stream_chunk(run *rn, const io_reader *r, size_t swap, size_t prefix_len,
                         uint64_t data_bytes, size_t view_chunk)
 {
-    size_t chunk = run_chunk(rn, r, swap), cap = run_host_inflate_chunk(rn->be);
+    size_t chunk = run_chunk(rn, r, swap), cap = run_host_chunk(rn->be);
     if (!rn->plan.chunk_given && !backend_may_use_gpu(rn->be) && chunk > cap)
         chunk = cap;
     if (!rn->plan.chunk_given && view_chunk && run_view(rn->be, r, swap, prefix_len))

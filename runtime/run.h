@@ -38,7 +38,7 @@
  * memory (each page zeroed on first touch) for every byte of a large
  * input; on many, chunks as large as usual keep every thread busy. A
  * chunk's bits do not depend on its size. */
-#define RUN_HOST_INFLATE_CHUNK ((size_t)2 << 20)
+#define RUN_HOST_CHUNK ((size_t)2 << 20)
 
 /* The host buffers, without --streams or --chunk, where only the host's
  * cores inflate a single deflate stream: its decoder holds a few chunks of
@@ -157,7 +157,7 @@ size_t run_chunk(run *rn, const io_reader *r, size_t swap);
 /* run_chunk for an operation whose results do not depend on the chunk
  * size (reduce, quadratic): without --chunk, view_chunk (0: none) where the
  * CPU reads r in place (its data prefix_len bytes before r's position), at
- * most RUN_HOST_INFLATE_CHUNK per thread (at least two threads' worth)
+ * most RUN_HOST_CHUNK per thread (at least two threads' worth)
  * where no GPU may take chunks (fewer fresh pages: on a 2-core VM, a
  * quadratic from a gzip member ran in a median 0.34 s with 4 MiB chunks
  * against 0.56 s with 32 MiB);

@@ -338,11 +338,11 @@ static void test_run_chunks(void)
 }
 
 /* The default chunk of a single gzip member or plain data run on the
- * host's cores alone is at most RUN_HOST_INFLATE_CHUNK per thread (on two
+ * host's cores alone is at most RUN_HOST_CHUNK per thread (on two
  * threads a small ring, reused; on sixteen the plan's 32 MiB), but for the
  * view's chunk where the CPU reads a plain file in place; a chunk given on
  * the command line and run_chunk keep the plan's. */
-static void test_run_host_inflate_chunk(void)
+static void test_run_host_chunk(void)
 {
     unsigned char *data = random_bytes(999);
     char plain[64], gz[64];
@@ -361,7 +361,7 @@ static void test_run_host_inflate_chunk(void)
         CHECK(rp && rg);
         if (rp && rg) {
             uint64_t big = (uint64_t)1 << 40; /* data larger than any chunk */
-            size_t want = given || threads == 16 ? plan.chunk : 2 * RUN_HOST_INFLATE_CHUNK;
+            size_t want = given || threads == 16 ? plan.chunk : 2 * RUN_HOST_CHUNK;
             CHECKF(run_stream_chunk(rn, rp, 0, 0, big, 0) == want, "given %d, %d threads: %zu",
                    given, threads, run_stream_chunk(rn, rp, 0, 0, big, 0));
             CHECKF(run_stream_chunk(rn, rg, 0, 0, big, 0) == want, "given %d, %d threads: %zu", given,
@@ -1027,7 +1027,7 @@ int main(void)
     msgs.started = io_seconds();
     RUN(test_run_ring_memory);
     RUN(test_run_chunks);
-    RUN(test_run_host_inflate_chunk);
+    RUN(test_run_host_chunk);
     RUN(test_run_host_inflate_streams);
     RUN(test_run_stream);
     RUN(test_run_whole);
