@@ -149,7 +149,8 @@ check_eq "JSON integers" "(9223372036854775813, 5, 4611686018427387904, 3, 'floa
 (2e+300, 1e+300)" "$out"
 if command -v jq >/dev/null 2>&1 && [ "$(echo 9223372036854775813 | jq .)" = 9223372036854775813 ]; then
     check_eq "jq reads the exact digits" "9223372036854775813" "$(jq .sum "$T/j1")"
-    check_eq "jq adds to a large sum" "18446744073709551619" "$(jq '.sum+1' "$T/j2")"
+    # jq keeps a number's digits only while no arithmetic touches it.
+    check_eq "jq reads a sum past 2^64 exactly" "18446744073709551618" "$(jq .sum "$T/j2")"
 else
     echo "note: jq 1.7 or later missing: its exact reading of the JSON not checked"
 fi
