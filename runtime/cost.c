@@ -218,10 +218,27 @@ static size_t cost_file_head(const char *path, uint8_t *head, size_t n)
 /* A file's bytes by how they are read: as they lie (plain data, stored
  * .npz members), as blocked gzip, or as single deflate streams (other gzip,
  * deflated .npz members). A deflate stream counts its decoded bytes, which
- * its decoding costs by: text can hold twenty of them in a file byte. */
+ * its decoding costs by: text can hold twenty of them in a file byte; and
+ * the nanoseconds of one core its ratio saves (stream_saved_ns). */
 typedef struct {
-    double plain, blocked, stream;
+    double plain, blocked, stream, stream_saved_ns;
 } cost_file_bytes;
+
+/* A stream's nanoseconds per decoded byte by its ratio (see cost.h). */
+double cost_stream_ns(double ratio)
+{
+    if (!(ratio > 0))
+        return COST_REDUCE_NS_GZIP;
+    double ns = COST_STREAM_NS_OUT + COST_STREAM_NS_IN / ratio;
+    return ns < COST_REDUCE_NS_GZIP ? ns : COST_REDUCE_NS_GZIP;
+}
+
+/* Adds a deflate stream of `decoded` bytes from `compressed` ones to b. */
+static void cost_add_stream(cost_file_bytes *b, double decoded, double compressed)
+{
+    b->stream += decoded;
+    b->stream_saved_ns += decoded * (COST_REDUCE_NS_GZIP - cost_stream_ns(decoded / compressed));
+}
 
 /* Decoded bytes of a one-member gzip file (see cost.h). */
 double cost_stream_decoded(uint32_t isize, double size)
@@ -250,7 +267,7 @@ static uint32_t cost_file_isize(const char *path)
  * whose directory cannot be read counts as plain. */
 static cost_file_bytes cost_file_kinds(const char *path, double size)
 {
-    cost_file_bytes b = {size, 0, 0};
+    cost_file_bytes b = {size, 0, 0, 0};
     uint8_t head[64];
     size_t got = cost_file_head(path, head, sizeof head);
     npz_archive *z;
@@ -260,12 +277,13 @@ static cost_file_bytes cost_file_kinds(const char *path, double size)
         if (bgzf_block_size(head, got))
             b.blocked = size;
         else
-            b.stream = cost_stream_decoded(cost_file_isize(path), size);
+            cost_add_stream(&b, cost_stream_decoded(cost_file_isize(path), size), size);
     } else if (npz_is_magic(head, got) && npz_open(&z, path, &st) == 0) {
         for (size_t i = 0; i < npz_count(z); i++) {
             const io_zip_member *m = &npz_member_at(z, i)->data;
             if (m->method == IO_ZIP_DEFLATED) {
-                b.stream += (double)(m->size > m->comp_size ? m->size : m->comp_size);
+                cost_add_stream(&b, (double)(m->size > m->comp_size ? m->size : m->comp_size),
+                                (double)m->comp_size);
                 b.plain -= (double)m->comp_size;
             }
         }
@@ -287,11 +305,13 @@ static double cost_file_size(const char *arg, cost_file_of file, char *buf, size
 }
 
 /* The files' bytes weighed by how they are read (plain, blocked gzip, a
- * deflate stream's decoded bytes); -1 when a size is not known. */
+ * deflate stream's decoded bytes), their streams' share in *streams (less
+ * what their ratios save, where stream_ns is a cost; NULL: not wanted); -1
+ * when a size is not known. */
 static double cost_weighed(char *const *args, int n, cost_file_of file, double plain,
-                           double blocked, double stream)
+                           double blocked, double stream, double *streams)
 {
-    double sum = 0;
+    double sum = 0, in_streams = 0;
     char buf[4096];
     const char *name;
     for (int i = 0; i < n; i++) {
@@ -299,17 +319,31 @@ static double cost_weighed(char *const *args, int n, cost_file_of file, double p
         if (size < 0)
             return -1;
         cost_file_bytes k = cost_file_kinds(name, size);
-        sum += k.plain * plain + k.blocked * blocked + k.stream * stream;
+        double s = k.stream * stream - (streams ? k.stream_saved_ns : 0);
+        in_streams += s;
+        sum += k.plain * plain + k.blocked * blocked + s;
     }
+    if (streams)
+        *streams = in_streams;
     return sum;
 }
 
-/* Estimated seconds of CPU work for the files named (see cost.h). */
-double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
-                        double ns_plain, double ns_gzip)
+/* Estimated CPU work for the files named (see cost.h). */
+cost_work cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
+                           double ns_plain, double ns_gzip)
 {
-    double ns = cost_weighed(args, n, file, ns_plain, ns_gzip, ns_gzip);
-    return ns < 0 ? -1 : cost_cpu_share(threads, ns);
+    double streams;
+    double ns = cost_weighed(args, n, file, ns_plain, ns_gzip, ns_gzip, &streams);
+    if (ns < 0)
+        return (cost_work){-1, 0};
+    return (cost_work){cost_cpu_share(threads, ns), cost_cpu_share(threads, streams)};
+}
+
+/* The work under which auto does not start the GPU (see cost.h). */
+double cost_start_bound(cost_work w)
+{
+    double share = w.seconds > 0 ? w.stream_seconds / w.seconds : 0;
+    return COST_GPU_START_SECONDS + share * COST_DEVICE_SETUP_SECONDS;
 }
 
 /* Estimated seconds of CPU work for an open input (see cost.h). */
@@ -324,5 +358,5 @@ double cost_input_seconds(int64_t size, int deflated, int threads, double ns_pla
 /* Input bytes that several devices can share (see cost.h). */
 double cost_shared_bytes(char *const *args, int n, cost_file_of file)
 {
-    return cost_weighed(args, n, file, 1, 1, 0);
+    return cost_weighed(args, n, file, 1, 1, 0, NULL);
 }

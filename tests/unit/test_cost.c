@@ -2,10 +2,12 @@
  * ends the work soonest against a search over every count, the PCIe link
  * rates read from sysfs text, and the slowest link found in a sysfs tree
  * (GPUs behind bridges, other vendors' and other classes' devices); when a
- * pipe's member is worth a device. */
+ * pipe's member is worth a device; auto's estimate of the CPU's work and
+ * the bound it starts the GPU at. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -127,6 +129,104 @@ static void test_stream_decoded(void)
         bad += got != want;
     }
     CHECKF(bad == 0, "%d of 20000 random lengths", bad);
+}
+
+/* A single deflate stream's cost by its ratio: the cap where literals
+ * dominate, the fit's points, never rising with the ratio nor under the
+ * cost of a decoded byte alone. */
+static void test_stream_ns(void)
+{
+    CHECK(cost_stream_ns(1.08) == COST_REDUCE_NS_GZIP); /* float32 noise */
+    CHECK(cost_stream_ns(1.0) == COST_REDUCE_NS_GZIP);
+    CHECK(cost_stream_ns(0) == COST_REDUCE_NS_GZIP);
+    CHECK(cost_stream_ns(-3) == COST_REDUCE_NS_GZIP);
+    CHECK(cost_stream_ns(NAN) == COST_REDUCE_NS_GZIP);
+    CHECKF(fabs(cost_stream_ns(2.71) - 4.3) < 0.05, "int32 %g", cost_stream_ns(2.71));
+    CHECKF(fabs(cost_stream_ns(21.4) - 2.4) < 0.05, "text %g", cost_stream_ns(21.4));
+    int bad = 0;
+    double last = COST_REDUCE_NS_GZIP;
+    for (double r = 0.5; r < 1e6; r *= 1.01) {
+        double ns = cost_stream_ns(r);
+        bad += ns > last || ns <= COST_STREAM_NS_OUT;
+        last = ns;
+    }
+    CHECKF(bad == 0, "%d ratios", bad);
+}
+
+/* Writes `size` bytes to path: a gzip member's head (BGZF's where bgzf),
+ * zeros, and the trailer's ISIZE `isize`; without magic, zeros alone. */
+static void fake_gzip(const char *path, size_t size, uint32_t isize, int magic, int bgzf)
+{
+    uint8_t *b = calloc(1, size);
+    CHECK(b != NULL && size >= 24);
+    if (magic) {
+        static const uint8_t gz[12] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0, 0};
+        static const uint8_t bg[18] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0, 0xff, 0};
+        memcpy(b, bgzf ? bg : gz, bgzf ? sizeof bg : sizeof gz);
+        for (int i = 0; i < 4; i++)
+            b[size - 4 + i] = (uint8_t)(isize >> 8 * i);
+    }
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b, 1, size, f) == size);
+    if (f)
+        fclose(f);
+    free(b);
+}
+
+/* A FILE argument names its own file. */
+static const char *same_file(const char *arg, char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return arg;
+}
+
+/* auto's estimate over files: a one-member gzip file by its decoded bytes
+ * at its ratio's cost, counted as the streams' share; plain and blocked
+ * gzip by their file bytes, no share; and the start's bound from it. */
+static void test_cpu_seconds(void)
+{
+    char dir[] = "/tmp/cost-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char text[1100], flt[1100], plain[1100], bgzf[1100];
+    snprintf(text, sizeof text, "%s/text.gz", dir);
+    snprintf(flt, sizeof flt, "%s/float.gz", dir);
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    snprintf(bgzf, sizeof bgzf, "%s/blocked.gz", dir);
+    fake_gzip(text, 1000000, 20000000, 1, 0);
+    fake_gzip(flt, 1000000, 1080000, 1, 0);
+    fake_gzip(plain, 1000000, 0, 0, 0);
+    fake_gzip(bgzf, 1000000, 7, 1, 1);
+    double gz = 7.0, pl = 0.5;
+    char *one[1] = {text};
+    cost_work w = cost_cpu_seconds(one, 1, same_file, 4, pl, gz);
+    double want = 20e6 * (gz - COST_REDUCE_NS_GZIP + cost_stream_ns(20)) / 4 / 1e9;
+    CHECKF(fabs(w.seconds - want) < 1e-12 && w.stream_seconds == w.seconds, "text %g %g want %g",
+           w.seconds, w.stream_seconds, want);
+    one[0] = flt;
+    w = cost_cpu_seconds(one, 1, same_file, 4, pl, gz);
+    CHECKF(fabs(w.seconds - 1.08e6 * gz / 4 / 1e9) < 1e-12 && w.stream_seconds == w.seconds,
+           "float %g", w.seconds);
+    char *mixed[3] = {plain, bgzf, text};
+    cost_work m = cost_cpu_seconds(mixed, 3, same_file, 1, pl, gz);
+    double rest = (1e6 * pl + 1e6 * gz) / 1e9;
+    CHECKF(fabs(m.stream_seconds - 4 * want) < 1e-12 && fabs(m.seconds - rest - 4 * want) < 1e-12,
+           "mixed %g %g", m.seconds, m.stream_seconds);
+    double share = m.stream_seconds / m.seconds;
+    CHECK(fabs(cost_start_bound(m) - COST_GPU_START_SECONDS - share * COST_DEVICE_SETUP_SECONDS) <
+          1e-12);
+    char missing[1100];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    char *gone[2] = {text, missing};
+    CHECK(cost_cpu_seconds(gone, 2, same_file, 1, pl, gz).seconds == -1);
+    /* the bound: the start alone, the set-up on top for streams' work */
+    CHECK(cost_start_bound((cost_work){0.4, 0}) == COST_GPU_START_SECONDS);
+    CHECK(cost_start_bound((cost_work){0.4, 0.4}) ==
+          COST_GPU_START_SECONDS + COST_DEVICE_SETUP_SECONDS);
+    CHECK(cost_start_bound((cost_work){-1, 0}) == COST_GPU_START_SECONDS);
+    CHECK(cost_start_bound((cost_work){0, 0}) == COST_GPU_START_SECONDS);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }
 
 /* sysfs's link speed text to bytes per second. */
@@ -258,6 +358,8 @@ int main(void)
     RUN(test_link_bytes);
     RUN(test_axis_ns);
     RUN(test_stream_decoded);
+    RUN(test_stream_ns);
+    RUN(test_cpu_seconds);
     RUN(test_slowest_link);
     RUN(test_pipe_behind);
     return check_summary();
