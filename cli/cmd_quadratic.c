@@ -392,9 +392,9 @@ int cmd_quadratic(int argc, char **argv)
     size_t sz = dt_size(fi.dtype), row_bytes = 3 * sz;
     if (in.planes_in_memory && quadratic_open_planes(pr, &item, r, &fi, in.rows * sz) < 0)
         goto out_close;
-    cost_work work = cli_reader_cpu_seconds(&q.common, r, cost_quadratic_ns(0, q.out.level),
+    double cpu_s = cli_reader_cpu_seconds(&q.common, r, cost_quadratic_ns(0, q.out.level),
                                           cost_quadratic_ns(1, q.out.level));
-    if (cli_run_open(&jb, &q.common, work))
+    if (cli_run_open(&jb, &q.common, cpu_s))
         goto out_close;
     uint64_t data_bytes = in.rows == UINT64_MAX ? UINT64_MAX : in.rows * row_bytes;
     size_t max_rows = run_stream_chunk(jb.run, r, fi.swap, fi.prefix_len, data_bytes, 0) / row_bytes;

@@ -480,44 +480,37 @@ static int reduce_peek_npy(const char *path, npy_header *h, int *deflated)
     return npy_parse(head, n, h, NULL) == 0 ? 0 : -1;
 }
 
-/* The CPU's work of a reduction along axes of the n FILE arguments, on
+/* The CPU's seconds of a reduction along axes of the n FILE arguments, on
  * the cost of each one's shape (cost_axis_ns) from its .npy header, read
- * quietly (errors are the run's to report), a single deflate stream's less
- * what its ratio saves; the least cost of the ops where there is none to
- * read so (raw data, standard input, an archive, a bad file). Seconds -1
- * where a size is not known. */
-static cost_work reduce_axis_seconds(const reduce_opts *o, char *const *args, int n)
+ * quietly (errors are the run's to report); the least cost of the ops
+ * where there is none to read so (raw data, standard input, an archive, a
+ * bad file). -1 where a size is not known. */
+static double reduce_axis_seconds(const reduce_opts *o, char *const *args, int n)
 {
-    cost_work total = {0, 0};
+    double total = 0;
     for (int i = 0; i < n; i++) {
         char *const one[1] = {args[i]};
-        cost_work w = cli_cpu_seconds(&o->common, one, 1, cost_axis_least_ns(o->ops, 0),
-                                      cost_axis_least_ns(o->ops, 1));
+        double s = cli_cpu_seconds(&o->common, one, 1, cost_axis_least_ns(o->ops, 0),
+                                   cost_axis_least_ns(o->ops, 1));
         struct stat sb;
         npy_header h;
         int deflated;
         unsigned axes;
         ax_plan p;
         io_status st;
-        if (w.seconds >= 0 && o->common.dtype == DT_NONE && stat(args[i], &sb) == 0 &&
+        if (s >= 0 && o->common.dtype == DT_NONE && stat(args[i], &sb) == 0 &&
             S_ISREG(sb.st_mode) && reduce_peek_npy(args[i], &h, &deflated) == 0 &&
             ax_parse_axes(o->axis, h.ndim, &axes, &st) == 0 &&
             ax_plan_init(&p, h.dtype, o->ops, o->skipnan, h.ndim, h.shape, h.fortran_order, axes,
-                         o->keepdims, &st) == 0) {
-            int grows = deflated && h.data_bytes > (uint64_t)sb.st_size;
-            double saved = w.stream_seconds > 0 && grows
-                               ? COST_REDUCE_NS_GZIP -
-                                     cost_stream_ns((double)h.data_bytes / (double)sb.st_size)
-                               : 0;
-            double s = cost_input_seconds(grows ? (int64_t)h.data_bytes : (int64_t)sb.st_size,
-                                          deflated, o->common.threads, reduce_axis_ns(&p, 0),
-                                          reduce_axis_ns(&p, 1) - saved);
-            w = (cost_work){s, w.stream_seconds > 0 ? s : 0};
-        }
-        if (w.seconds < 0)
-            return w;
-        total.seconds += w.seconds;
-        total.stream_seconds += w.stream_seconds;
+                         o->keepdims, &st) == 0)
+            s = cost_input_seconds(deflated && h.data_bytes > (uint64_t)sb.st_size
+                                       ? (int64_t)h.data_bytes
+                                       : (int64_t)sb.st_size,
+                                   deflated, o->common.threads,
+                                   reduce_axis_ns(&p, 0), reduce_axis_ns(&p, 1));
+        if (s < 0)
+            return -1;
+        total += s;
     }
     return total;
 }
@@ -540,10 +533,10 @@ int cmd_reduce(int argc, char **argv)
     cli_narrow_devices(&o.common, inputs, ninputs); /* before any thread */
     reduce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    cost_work work = o.axis ? reduce_axis_seconds(&o, inputs, ninputs)
-                            : cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
-                                              COST_REDUCE_NS_GZIP);
-    int status = cli_run_open(&ctx.j, &o.common, work);
+    double cpu_s = o.axis ? reduce_axis_seconds(&o, inputs, ninputs)
+                          : cli_cpu_seconds(&o.common, inputs, ninputs, COST_REDUCE_NS_PLAIN,
+                                            COST_REDUCE_NS_GZIP);
+    int status = cli_run_open(&ctx.j, &o.common, cpu_s);
     if (status == 0) {
         if (optind >= argc)
             status |= reduce_arg(&ctx, &o, "-");

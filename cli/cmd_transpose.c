@@ -305,9 +305,9 @@ int cmd_transpose(int argc, char **argv)
             goto out_close;
         prefix = NULL, prefix_len = 0;
     }
-    cost_work work = cli_reader_cpu_seconds(&t.common, r, cost_transpose_ns(0, t.out.level),
+    double cpu_s = cli_reader_cpu_seconds(&t.common, r, cost_transpose_ns(0, t.out.level),
                                           cost_transpose_ns(1, t.out.level));
-    if (cli_run_open(&jb, &t.common, work))
+    if (cli_run_open(&jb, &t.common, cpu_s))
         goto out_close;
     io_file_id in_id;
     int have_id = out_input_id(r, &in_id);

@@ -339,22 +339,21 @@ static int cli_gpu_start_mode(const char *want)
     return s && !strcmp(s, want);
 }
 
-/* Estimated CPU work for the files named (see options.h). */
-cost_work cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
-                          double ns_gzip)
+/* Estimated seconds of CPU work for the files named (see options.h). */
+double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
+                       double ns_gzip)
 {
     if (c->backend != BACKEND_AUTO)
-        return (cost_work){-1, 0};
+        return -1;
     return cost_cpu_seconds(paths, n, input_file, c->threads, ns_plain, ns_gzip);
 }
 
-/* Estimated CPU work for an open input (see options.h). */
-cost_work cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
-                                 double ns_gzip)
+/* Estimated seconds of CPU work for an open input (see options.h). */
+double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
+                              double ns_gzip)
 {
-    return (cost_work){cost_input_seconds(io_reader_file_size(r), io_reader_deflated(r),
-                                          c->threads, ns_plain, ns_gzip),
-                       0};
+    return cost_input_seconds(io_reader_file_size(r), io_reader_deflated(r), c->threads,
+                              ns_plain, ns_gzip);
 }
 
 /* With --device all, narrows the devices the driver starts to those the
@@ -454,12 +453,12 @@ int cli_backend_ready(backend *be)
 }
 
 /* Opens the backend and reports the choice. */
-int cli_open_backend(const cli_common *c, backend *be, cost_work work)
+int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds)
 {
     backend_kind kind = c->backend;
     int start_anyway = cli_gpu_start_mode("always") || cli_gpu_start_mode("wait");
-    int no_start = kind == BACKEND_AUTO && !start_anyway && work.seconds >= 0 &&
-                   work.seconds < cost_start_bound(work);
+    int no_start = kind == BACKEND_AUTO && !start_anyway && cpu_seconds >= 0 &&
+                   cpu_seconds < COST_GPU_START_SECONDS;
     int rc = kind == BACKEND_CUDA
                  ? backend_open_beside(be, &c->devices, c->threads)
                  : backend_open(be, no_start ? BACKEND_CPU : kind, &c->devices, c->threads);
@@ -479,7 +478,7 @@ int cli_open_backend(const cli_common *c, backend *be, cost_work work)
     else if (no_start)
         msg_info("backend auto: %d CPU threads; about %.3f s of work for them, too little to "
                  "start the GPU",
-                 backend_threads(be), work.seconds);
+                 backend_threads(be), cpu_seconds);
     else if (!backend_is_cuda(be))
         msg_info("backend cpu: %d threads, %s", backend_threads(be), simd_name(simd_variant()));
     return 0;
@@ -509,7 +508,7 @@ void cli_close_backend(backend *be)
 }
 
 /* Opens the backend and the run (see options.h). */
-int cli_run_open(cli_run *cr, const cli_common *c, cost_work work)
+int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds)
 {
     run_plan plan = {.chunk = c->chunk, .chunk_given = c->chunk_given, .streams = c->streams,
                      .streams_given = c->streams_given};
@@ -519,7 +518,7 @@ int cli_run_open(cli_run *cr, const cli_common *c, cost_work work)
     cr->opened = 1;
     if (!(cr->be = backend_new()))
         return msg_error("out of memory"), 1;
-    if (cli_open_backend(c, cr->be, work))
+    if (cli_open_backend(c, cr->be, cpu_seconds))
         return 1;
     if (run_open(&cr->run, cr->be, &plan) < 0)
         return msg_error("out of memory"), 1;

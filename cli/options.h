@@ -137,19 +137,18 @@ int cli_parse_int(const char *s, int *out);
 /* Parses "3x4", "3,4" or "5" into dims; returns ndim or -1. */
 int cli_parse_shape(const char *s, uint64_t *dims, int maxdims);
 
-/* Estimated work of the CPU backend for the files in paths (with auto;
- * seconds -1 for other backends), on the option's thread count: ns_plain
+/* Estimated seconds the CPU backend takes for the files in paths (with
+ * auto; -1 for other backends), on the option's thread count: ns_plain
  * (ns_gzip) nanoseconds of one core per byte of an uncompressed (gzip)
- * file (cost_cpu_seconds: a deflate stream less what its ratio saves);
- * seconds -1 when an input is standard input or not a regular file (its
- * size is unknown). */
-cost_work cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
-                          double ns_gzip);
+ * file (an upper bound, with the larger cost, when that is already under
+ * COST_GPU_START_SECONDS); -1 when an input is standard input or not a
+ * regular file (its size is unknown). */
+double cli_cpu_seconds(const cli_common *c, char *const *paths, int n, double ns_plain,
+                       double ns_gzip);
 
-/* The same for an input already open, its bytes all at the cost of their
- * kind (no stream's share). */
-cost_work cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
-                                 double ns_gzip);
+/* The same for an input already open. */
+double cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double ns_plain,
+                              double ns_gzip);
 
 /* Makes the devices the options name the only ones the driver starts
  * (backend_narrow_devices), saying so with -v; with --device all, the
@@ -160,12 +159,11 @@ cost_work cli_reader_cpu_seconds(const cli_common *c, const io_reader *r, double
 void cli_narrow_devices(cli_common *c, char *const *paths, int n);
 
 /* Opens the backend the options ask for; reports the CPU fallback of
- * auto (cli_report_fallback). auto starts the GPU only for estimated work
- * (seconds < 0: unknown) of cost_start_bound or more, unless
- * GPUBATCH_GPU_START is "always" or "wait"; cuda starts its devices beside
- * the caller (cli_backend_ready()). Returns 0, or 1 after printing an
- * error. */
-int cli_open_backend(const cli_common *c, backend *be, cost_work work);
+ * auto (cli_report_fallback). auto starts the GPU only for an estimated cpu_seconds (< 0:
+ * unknown) of COST_GPU_START_SECONDS or more, unless GPUBATCH_GPU_START is
+ * "always" or "wait"; cuda starts its devices beside the caller
+ * (cli_backend_ready()). Returns 0, or 1 after printing an error. */
+int cli_open_backend(const cli_common *c, backend *be, double cpu_seconds);
 
 /* With cuda, whose devices start beside the input's set-up
  * (backend_open_beside): waits for them, then reports them (-v). Call it
@@ -199,7 +197,7 @@ typedef struct {
 /* Opens the backend (cli_open_backend) and the run over it, sized by the
  * options, once the runtime found their buffers fit in memory
  * (run_plan_check). 0, or 1 after printing an error. */
-int cli_run_open(cli_run *cr, const cli_common *c, cost_work work);
+int cli_run_open(cli_run *cr, const cli_common *c, double cpu_seconds);
 
 /* Leaves the devices to the exit, closes the run and then the backend
  * (cli_close_backend); accepts a zeroed cli_run. */

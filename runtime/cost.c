@@ -305,13 +305,12 @@ static double cost_file_size(const char *arg, cost_file_of file, char *buf, size
 }
 
 /* The files' bytes weighed by how they are read (plain, blocked gzip, a
- * deflate stream's decoded bytes), their streams' share in *streams (less
- * what their ratios save, where stream_ns is a cost; NULL: not wanted); -1
- * when a size is not known. */
+ * deflate stream's decoded bytes, less what their ratios save where
+ * by_ratio); -1 when a size is not known. */
 static double cost_weighed(char *const *args, int n, cost_file_of file, double plain,
-                           double blocked, double stream, double *streams)
+                           double blocked, double stream, int by_ratio)
 {
-    double sum = 0, in_streams = 0;
+    double sum = 0;
     char buf[4096];
     const char *name;
     for (int i = 0; i < n; i++) {
@@ -319,31 +318,18 @@ static double cost_weighed(char *const *args, int n, cost_file_of file, double p
         if (size < 0)
             return -1;
         cost_file_bytes k = cost_file_kinds(name, size);
-        double s = k.stream * stream - (streams ? k.stream_saved_ns : 0);
-        in_streams += s;
-        sum += k.plain * plain + k.blocked * blocked + s;
+        sum += k.plain * plain + k.blocked * blocked + k.stream * stream -
+               (by_ratio ? k.stream_saved_ns : 0);
     }
-    if (streams)
-        *streams = in_streams;
     return sum;
 }
 
-/* Estimated CPU work for the files named (see cost.h). */
-cost_work cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
-                           double ns_plain, double ns_gzip)
+/* Estimated seconds of CPU work for the files named (see cost.h). */
+double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
+                        double ns_plain, double ns_gzip)
 {
-    double streams;
-    double ns = cost_weighed(args, n, file, ns_plain, ns_gzip, ns_gzip, &streams);
-    if (ns < 0)
-        return (cost_work){-1, 0};
-    return (cost_work){cost_cpu_share(threads, ns), cost_cpu_share(threads, streams)};
-}
-
-/* The work under which auto does not start the GPU (see cost.h). */
-double cost_start_bound(cost_work w)
-{
-    double share = w.seconds > 0 ? w.stream_seconds / w.seconds : 0;
-    return COST_GPU_START_SECONDS + share * COST_DEVICE_SETUP_SECONDS;
+    double ns = cost_weighed(args, n, file, ns_plain, ns_gzip, ns_gzip, 1);
+    return ns < 0 ? -1 : cost_cpu_share(threads, ns);
 }
 
 /* Estimated seconds of CPU work for an open input (see cost.h). */
@@ -358,5 +344,5 @@ double cost_input_seconds(int64_t size, int deflated, int threads, double ns_pla
 /* Input bytes that several devices can share (see cost.h). */
 double cost_shared_bytes(char *const *args, int n, cost_file_of file)
 {
-    return cost_weighed(args, n, file, 1, 1, 0, NULL);
+    return cost_weighed(args, n, file, 1, 1, 0, 0);
 }

@@ -47,11 +47,12 @@
  * bytes each compressed one holds, the more of them long copies write.
  * One thread's nanoseconds per decoded byte of its whole-array reduction,
  * COST_STREAM_NS_OUT a decoded byte plus COST_STREAM_NS_IN a compressed
- * one, at most COST_REDUCE_NS_GZIP: fitted to the 2 GiB members above,
- * int32 (ratio 2.7, 4.3 ns) and text lines (ratio 21, 2.4 ns); float32
- * (ratio 1.08, all literals) takes the cap. */
-#define COST_STREAM_NS_OUT 2.1
-#define COST_STREAM_NS_IN 5.9
+ * one, at most COST_REDUCE_NS_GZIP: through the 2 GiB text member above
+ * (ratio 21, 2.4 ns), and at the cap from the int32 one's ratio (2.7) down,
+ * since members of 1 to 1.3 GB decode at 5-7 ns a byte on the node, start
+ * and first chunks included (2026-12-01). */
+#define COST_STREAM_NS_OUT 2.0
+#define COST_STREAM_NS_IN 8.1
 
 /* The nanoseconds above for a stream of `ratio` decoded bytes to a
  * compressed one (not above 0: COST_REDUCE_NS_GZIP). */
@@ -115,33 +116,20 @@ int cost_member_rest_pays(int threads, uint64_t left);
  * bytes (at least one) in `seconds`. */
 int cost_pipe_behind(uint64_t behind, uint64_t done, double seconds);
 
-/* auto's estimate of the CPU's work: seconds in all (negative: not known),
- * and the single deflate streams' seconds of them. */
-typedef struct {
-    double seconds, stream_seconds;
-} cost_work;
-
-/* The CPU work under which auto does not start the GPU:
- * COST_GPU_START_SECONDS, and for the share of it that is single deflate
- * streams, whose device once open sets itself up before it takes any, as
- * much again of COST_DEVICE_SETUP_SECONDS (a 2 GiB text member that 16
- * cores end in 0.32 s: 0.36 s with the GPU started beside them). */
-double cost_start_bound(cost_work w);
-
 /* The file a FILE argument reads (an .npz member's archive), its text in
  * buf or arg itself (cli's input_file). */
 typedef const char *(*cost_file_of)(const char *arg, char *buf, size_t len);
 
-/* Estimated CPU work for the n FILE arguments in args (file names each),
- * on `threads` threads (< 1: one per core): ns_plain (ns_gzip) nanoseconds
- * of one core per byte of an uncompressed file (of blocked gzip, or per
- * decoded byte of a single deflate stream: a one-member gzip file by its
- * trailer, a deflated .npz member by its directory, less what its ratio
- * saves, COST_REDUCE_NS_GZIP - cost_stream_ns). Seconds -1 when an input is
- * standard input or not a regular file (its size is unknown). Each file's
- * head is read to tell its kind. */
-cost_work cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
-                           double ns_plain, double ns_gzip);
+/* Estimated seconds of CPU work for the n FILE arguments in args (file
+ * names each), on `threads` threads (< 1: one per core): ns_plain
+ * (ns_gzip) nanoseconds of one core per byte of an uncompressed file (of
+ * blocked gzip, or per decoded byte of a single deflate stream: a one-member
+ * gzip file by its trailer, a deflated .npz member by its directory, less
+ * what its ratio saves, COST_REDUCE_NS_GZIP - cost_stream_ns). -1 when an
+ * input is standard input or not a regular file (its size is unknown).
+ * Each file's head is read to tell its kind. */
+double cost_cpu_seconds(char *const *args, int n, cost_file_of file, int threads,
+                        double ns_plain, double ns_gzip);
 
 /* The same for an input of `size` bytes (negative: unknown), deflated or
  * not (then `size` is best its decoded bytes). */
