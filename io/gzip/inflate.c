@@ -155,9 +155,10 @@ static int code_check(const uint8_t *lens, unsigned n, int single_ok, unsigned *
  * first, with their bits reversed (the stream's order) and counted up in
  * that order; the primary table grows by doubling, so that a code of len
  * bits is written once and copied with the table into every entry whose
- * low len bits it is. */
+ * low len bits it is. Where codes is not NULL, codes[s] is set to the
+ * reversed code of each symbol s of at most `bits` bits. */
 static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigned bits,
-                       const uint32_t *entry, int single_ok)
+                       const uint32_t *entry, int single_ok, uint16_t *codes)
 {
     unsigned count[MAX_CODE_BITS + 1];
     int max = code_check(lens, n, single_ok, count);
@@ -184,6 +185,8 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
             uint32_t e = entry[sorted[k]] + len + E_EXTRA(entry[sorted[k]]);
             if (len <= bits) {
                 table[rev] = e;
+                if (codes)
+                    codes[sorted[k]] = (uint16_t)rev;
             } else {
                 unsigned prefix = rev & (primary - 1);
                 if (prefix != sub_prefix) {
@@ -226,22 +229,66 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
  * second literal or length code within LIT_BITS into a two-literal or a
  * literal-and-length entry, so that the decoder takes both with one lookup
  * (and data whose literals and matches alternate takes one path). The
- * entries are visited from the top: the follower's index (the bits after
- * the first code) is always lower, so it is read before it is itself
- * paired. */
-static void pair_literals(uint32_t *table)
+ * table holds the code lens[0..nlit), codes[s] the reversed code of each
+ * symbol s of at most LIT_BITS bits. A literal of L bits lies at its code
+ * c and at every c + (k << L), k being the bits that follow it, which the
+ * entry k decodes. So the followers that fit after L bits are found once
+ * for each length L, all before any entry changes, and only the entries
+ * they pair are written: a few microseconds a block, which matters where
+ * blocks are short (pigz -1 writes one every 14 KB of float data). */
+static void pair_literals(uint32_t *table, const uint8_t *lens, unsigned nlit,
+                          const uint16_t *codes)
 {
-    for (unsigned i = 1u << LIT_BITS; i-- > 0;) {
-        uint32_t e = table[i], first = E_LEN(e), f = table[i >> first];
-        uint32_t code = E_LEN(f) - E_EXTRA(f); /* the follower's code alone */
-        if (!(e & E_LIT) || first + code > LIT_BITS)
-            continue;
-        if (f & E_LIT)
-            table[i] = E_LIT | (e & 0xff0000u) | (f >> 16) << 24 | first << 8 | (first + code);
-        else if (!(f & (E_BAD | E_EOB | E_SUB)))
-            table[i] = E_LITLEN | (e & 0xff0000u) | (uint32_t)len_index[E_VAL(f)] << 24 |
-                       E_EXTRA(f) << 29 | first << 8 | (first + E_LEN(f));
+    unsigned shortest = LIT_BITS + 1;
+    for (unsigned s = 0; s < nlit; s++)
+        if (lens[s] && lens[s] < shortest)
+            shortest = lens[s];
+    if (2 * shortest > LIT_BITS)
+        return; /* no two codes fit */
+    unsigned longest = LIT_BITS - shortest; /* the longest first code a follower fits */
+    /* the literals by length: those of length L are sym[first[L] .. end[L]) */
+    unsigned first[LIT_BITS + 1] = {0}, end[LIT_BITS + 1];
+    uint16_t sym[256];
+    for (unsigned s = 0; s < 256; s++)
+        if (lens[s] && lens[s] <= longest)
+            first[lens[s]]++;
+    for (unsigned len = 1, at = 0; len <= LIT_BITS; len++) {
+        unsigned n = first[len];
+        end[len] = first[len] = at;
+        at += n;
     }
+    for (unsigned s = 0; s < 256; s++)
+        if (lens[s] && lens[s] <= longest)
+            sym[end[lens[s]]++] = (uint16_t)s;
+    /* the pairs after a first code of length L, pk/pv[from[L] .. from[L + 1]):
+     * the bits k that follow it and the entry less the first literal; all
+     * read before any is written, since an entry k may itself be paired */
+    uint16_t pk[1u << LIT_BITS];
+    uint32_t pv[1u << LIT_BITS];
+    unsigned from[LIT_BITS + 2], npairs = 0;
+    for (unsigned len = 1; len <= longest; len++) {
+        from[len] = npairs;
+        if (first[len] == end[len])
+            continue; /* no literal of this length */
+        for (unsigned k = 0; k < 1u << (LIT_BITS - len); k++) {
+            uint32_t f = table[k], code = E_LEN(f) - E_EXTRA(f);
+            if (len + code > LIT_BITS)
+                continue;
+            if (f & E_LIT)
+                pv[npairs] = E_LIT | (f >> 16) << 24 | len << 8 | (len + code);
+            else if (!(f & (E_BAD | E_EOB | E_SUB)))
+                pv[npairs] = E_LITLEN | (uint32_t)len_index[E_VAL(f)] << 24 | E_EXTRA(f) << 29 |
+                             len << 8 | (len + E_LEN(f));
+            else
+                continue;
+            pk[npairs++] = (uint16_t)k;
+        }
+    }
+    from[longest + 1] = npairs;
+    for (unsigned len = 1; len <= longest; len++)
+        for (unsigned p = from[len]; p < from[len + 1]; p++)
+            for (unsigned q = first[len]; q < end[len]; q++)
+                table[codes[sym[q]] + ((unsigned)pk[p] << len)] = pv[p] | (uint32_t)sym[q] << 16;
 }
 
 /* Builds the symbols' entries and the fixed-Huffman block tables (RFC 1951
@@ -264,9 +311,9 @@ static void build_fixed(void)
         len_index[len_base[i]] = (uint8_t)i;
     for (unsigned i = 0; i < NUM_DIST; i++)
         dist_entries[i] = dist_entry(i);
-    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0);
+    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0, NULL);
     memset(lens, 5, NUM_DIST);
-    build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entries, 0);
+    build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entries, 0, NULL);
     for (unsigned v = 0; v < (1u << 12); v++) {
         unsigned sum = 0;
         for (unsigned k = 0; k < 12; k += 3)
@@ -491,10 +538,11 @@ static int read_dynamic(bits_t *b, inf_tables *t)
         return 1;
     if (lens[256] == 0)
         return -1;
-    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1) < 0 ||
-        build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1) < 0)
+    uint16_t codes[NUM_LITLEN];
+    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1, codes) < 0 ||
+        build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1, NULL) < 0)
         return -1;
-    pair_literals(t->lit);
+    pair_literals(t->lit, lens, nlit, codes);
     return 0;
 }
 

@@ -1879,11 +1879,79 @@ static void test_variants(void)
     inflate_force_variant(-1);
 }
 
+/* Literal codes of every shape pair right: bytes drawn from skewed
+ * distributions (a few values of 1 to 4 bits beside many long ones, as
+ * float32's exponents beside its mantissas, over any subset of the 256),
+ * some with repeats for length codes to follow literals, deflated
+ * Huffman-only or by default at any level, each block's code its own;
+ * every variant's bytes are the data's. */
+static void test_skewed_codes(void)
+{
+    rng_state = RND_SEED ^ 0x510e527fade682d1ull; /* its own streams */
+    int widest = inflate_force_variant(INFLATE_BMI2), good = 0, rounds = 240;
+    for (int round = 0; round < rounds; round++) {
+        uint8_t vals[256];
+        for (int i = 0; i < 256; i++)
+            vals[i] = (uint8_t)i;
+        for (int i = 255; i > 0; i--) { /* a random order of the byte values */
+            int j = (int)(rnd() % (uint64_t)(i + 1));
+            uint8_t t = vals[i];
+            vals[i] = vals[j];
+            vals[j] = t;
+        }
+        /* value i drawn with a weight falling geometrically by `fall`: a
+         * steep fall gives codes of 1 or 2 bits, a gentle one long codes */
+        unsigned nvals = 2 + (unsigned)(rnd() % 255);
+        double fall = 0.25 + 0.74 * (double)(rnd() % 1000) / 1000, cum[256], sum = 0, w = 1;
+        for (unsigned i = 0; i < nvals; i++, w *= fall)
+            cum[i] = sum += w;
+        size_t n = 2000 + rnd() % 60000;
+        uint8_t *data = malloc(n);
+        int repeats = (int)(rnd() % 3); /* none, a few, many */
+        for (size_t i = 0; i < n;) {
+            if (repeats && i > 64 && rnd() % (repeats == 1 ? 40 : 6) == 0) {
+                size_t len = 3 + rnd() % 30, from = i - 1 - rnd() % (i - 1 < 30000 ? i - 1 : 30000);
+                for (size_t k = 0; k < len && i < n; k++)
+                    data[i++] = data[from + k];
+                continue;
+            }
+            double u = sum * (double)(rnd() >> 11) / 9007199254740992.0;
+            unsigned v = 0;
+            while (v + 1 < nvals && cum[v] <= u)
+                v++;
+            data[i++] = vals[v];
+        }
+        int level = 1 + (int)(rnd() % 9), strategy = rnd() % 2 ? Z_HUFFMAN_ONLY : Z_DEFAULT_STRATEGY;
+        size_t clen, cap = n + 64, got;
+        uint8_t *c = deflate_raw(data, n, level, strategy, 15, rnd() % 2 ? 0 : 4000 + rnd() % 9000,
+                                 0, &clen);
+        uint8_t *out = malloc(cap);
+        int ok = c != NULL;
+        for (int v = 0; ok && v < 2; v++) {
+            inflate_force_variant(v ? widest : INFLATE_BASELINE);
+            inflate_job j = {.in = c, .in_len = clen, .stop_bit = UINT64_MAX,
+                             .out_limit = SIZE_MAX, .out = out, .out_cap = cap};
+            int r = inflate_decode_bytes(&j);
+            got = j.out_len;
+            ok = r == INFLATE_END && got == n && memcmp(out, data, n) == 0;
+        }
+        CHECKF(ok, "round %d: %u values, fall %.2f, level %d, strategy %d, %zu bytes", round,
+               nvals, fall, level, strategy, n);
+        good += ok;
+        free(out);
+        free(c);
+        free(data);
+    }
+    CHECK(good == rounds);
+    inflate_force_variant(-1);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
     RUN(test_markers);
     RUN(test_resolve);
+    RUN(test_skewed_codes);
     RUN(test_copies);
     RUN(test_plan);
     RUN(test_plan_hint);
