@@ -148,6 +148,15 @@ static int code_check(const uint8_t *lens, unsigned n, int single_ok, unsigned *
     return max;
 }
 
+/* A code's symbols in canonical order (by length, then by value), where
+ * each length's run begins in it, and each symbol's reversed code where it
+ * is at most the table's bits long: what pair_literals needs. */
+typedef struct {
+    uint16_t sorted[NUM_LITLEN];
+    unsigned start[MAX_CODE_BITS + 2]; /* length len: sorted[start[len] .. start[len + 1]) */
+    uint16_t codes[NUM_LITLEN];
+} code_order;
+
 /* Builds the lookup table of the code lens[0..n) with `bits` primary index
  * bits; entry[s] is symbol s's entry without its length. Returns 0, or -1
  * for a code zlib refuses. What no code reaches (an empty or a one-bit
@@ -155,10 +164,9 @@ static int code_check(const uint8_t *lens, unsigned n, int single_ok, unsigned *
  * first, with their bits reversed (the stream's order) and counted up in
  * that order; the primary table grows by doubling, so that a code of len
  * bits is written once and copied with the table into every entry whose
- * low len bits it is. Where codes is not NULL, codes[s] is set to the
- * reversed code of each symbol s of at most `bits` bits. */
+ * low len bits it is. Where order is not NULL, it is filled in. */
 static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigned bits,
-                       const uint32_t *entry, int single_ok, uint16_t *codes)
+                       const uint32_t *entry, int single_ok, code_order *order)
 {
     unsigned count[MAX_CODE_BITS + 1];
     int max = code_check(lens, n, single_ok, count);
@@ -166,11 +174,13 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
         return -1;
     unsigned primary = 1u << bits, filled = 1;
     table[0] = E_BAD;
-    uint16_t sorted[NUM_LITLEN];
+    uint16_t own[NUM_LITLEN], *sorted = order ? order->sorted : own;
     unsigned offs[MAX_CODE_BITS + 2];
     offs[1] = 0;
     for (unsigned len = 1; len <= MAX_CODE_BITS; len++)
         offs[len + 1] = offs[len] + count[len];
+    if (order)
+        memcpy(order->start, offs, sizeof offs);
     for (unsigned s = 0; s < n; s++)
         if (lens[s])
             sorted[offs[lens[s]]++] = (uint16_t)s;
@@ -185,8 +195,8 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
             uint32_t e = entry[sorted[k]] + len + E_EXTRA(entry[sorted[k]]);
             if (len <= bits) {
                 table[rev] = e;
-                if (codes)
-                    codes[sorted[k]] = (uint16_t)rev;
+                if (order)
+                    order->codes[sorted[k]] = (uint16_t)rev;
             } else {
                 unsigned prefix = rev & (primary - 1);
                 if (prefix != sub_prefix) {
@@ -229,37 +239,30 @@ static int build_table(uint32_t *table, const uint8_t *lens, unsigned n, unsigne
  * second literal or length code within LIT_BITS into a two-literal or a
  * literal-and-length entry, so that the decoder takes both with one lookup
  * (and data whose literals and matches alternate takes one path). The
- * table holds the code lens[0..nlit), codes[s] the reversed code of each
- * symbol s of at most LIT_BITS bits. A literal of L bits lies at its code
- * c and at every c + (k << L), k being the bits that follow it, which the
- * entry k decodes. So the followers that fit after L bits are found once
- * for each length L, all before any entry changes, and only the entries
- * they pair are written: a few microseconds a block, which matters where
- * blocks are short (pigz -1 writes one every 14 KB of float data). */
-static void pair_literals(uint32_t *table, const uint8_t *lens, unsigned nlit,
-                          const uint16_t *codes)
+ * table holds the code that build_table put in order o. A literal of L
+ * bits lies at its code c and at every c + (k << L), k being the bits that
+ * follow it, which the entry k decodes. So the followers that fit after L
+ * bits are found once for each length L, all before any entry changes, and
+ * only the entries they pair are written: a few microseconds a block,
+ * which matters where blocks are short (pigz -1 writes one every 14 KB of
+ * float data). */
+static void pair_literals(uint32_t *table, const code_order *o)
 {
-    unsigned shortest = LIT_BITS + 1;
-    for (unsigned s = 0; s < nlit; s++)
-        if (lens[s] && lens[s] < shortest)
-            shortest = lens[s];
+    unsigned shortest = 1;
+    while (shortest <= LIT_BITS && o->start[shortest] == o->start[shortest + 1])
+        shortest++;
     if (2 * shortest > LIT_BITS)
         return; /* no two codes fit */
     unsigned longest = LIT_BITS - shortest; /* the longest first code a follower fits */
-    /* the literals by length: those of length L are sym[first[L] .. end[L]) */
-    unsigned first[LIT_BITS + 1] = {0}, end[LIT_BITS + 1];
-    uint16_t sym[256];
-    for (unsigned s = 0; s < 256; s++)
-        if (lens[s] && lens[s] <= longest)
-            first[lens[s]]++;
-    for (unsigned len = 1, at = 0; len <= LIT_BITS; len++) {
-        unsigned n = first[len];
-        end[len] = first[len] = at;
-        at += n;
+    /* the literals of length L: o->sorted[first[L] .. end[L]), the values
+     * below 256 that come first in the length's run */
+    unsigned first[LIT_BITS + 1], end[LIT_BITS + 1];
+    for (unsigned len = 1; len <= longest; len++) {
+        unsigned k = first[len] = o->start[len];
+        while (k < o->start[len + 1] && o->sorted[k] < 256)
+            k++;
+        end[len] = k;
     }
-    for (unsigned s = 0; s < 256; s++)
-        if (lens[s] && lens[s] <= longest)
-            sym[end[lens[s]]++] = (uint16_t)s;
     /* the pairs after a first code of length L, pk/pv[from[L] .. from[L + 1]):
      * the bits k that follow it and the entry less the first literal; all
      * read before any is written, since an entry k may itself be paired */
@@ -288,7 +291,8 @@ static void pair_literals(uint32_t *table, const uint8_t *lens, unsigned nlit,
     for (unsigned len = 1; len <= longest; len++)
         for (unsigned p = from[len]; p < from[len + 1]; p++)
             for (unsigned q = first[len]; q < end[len]; q++)
-                table[codes[sym[q]] + ((unsigned)pk[p] << len)] = pv[p] | (uint32_t)sym[q] << 16;
+                table[o->codes[o->sorted[q]] + ((unsigned)pk[p] << len)] =
+                    pv[p] | (uint32_t)o->sorted[q] << 16;
 }
 
 /* Builds the symbols' entries and the fixed-Huffman block tables (RFC 1951
@@ -538,11 +542,11 @@ static int read_dynamic(bits_t *b, inf_tables *t)
         return 1;
     if (lens[256] == 0)
         return -1;
-    uint16_t codes[NUM_LITLEN];
-    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1, codes) < 0 ||
+    code_order order;
+    if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1, &order) < 0 ||
         build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1, NULL) < 0)
         return -1;
-    pair_literals(t->lit, lens, nlit, codes);
+    pair_literals(t->lit, &order);
     return 0;
 }
 
