@@ -1321,6 +1321,19 @@ static inline int clen_code_complete(const uint8_t *in, size_t len, uint64_t bit
     return sum == 128;
 }
 
+/* Whether the dynamic block header at bit `bit` of in[0..len), whose type
+ * and counts w's low bits pass, has valid, complete codes (its code-length
+ * code checked first, which most offsets fail). */
+static int dynamic_codes_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t w,
+                            inf_tables *scratch)
+{
+    if (!clen_code_complete(in, len, bit, w))
+        return 0;
+    bits_t b = {.start = in, .end = in + len};
+    bits_seek(&b, bit + 3);
+    return read_dynamic(&b, scratch) == 0;
+}
+
 /* Whether a non-final block that zlib would take could start at bit `bit`
  * of in[0..len), whose next bits (at least 17, zeros past the span) w holds
  * from its low end: a dynamic header with valid, complete codes, or a stored
@@ -1331,11 +1344,7 @@ static int block_starts_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t
     unsigned head = (unsigned)(w & 7);
     if (head == 4) { /* BFINAL 0, BTYPE 2: dynamic */
         unsigned nlit = (w >> 3) & 31, ndist = (w >> 8) & 31;
-        if (nlit > 29 || ndist > 29 || !clen_code_complete(in, len, bit, w))
-            return 0;
-        bits_t b = {.start = in, .end = in + len};
-        bits_seek(&b, bit + 3);
-        return read_dynamic(&b, scratch) == 0;
+        return nlit <= 29 && ndist <= 29 && dynamic_codes_at(in, len, bit, w, scratch);
     }
     if (head == 0) { /* BFINAL 0, BTYPE 0: stored */
         uint64_t lenbyte = (bit + 3 + 7) / 8;
@@ -1361,13 +1370,23 @@ uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64
     while (bit < to && bit / 8 + 8 <= len) {
         size_t byte = (size_t)(bit / 8);
         uint64_t w = load64(in + byte);
-        unsigned cand = (unsigned)(~w & ~w >> 1) & (0xffu << (bit % 8));
+        /* the byte's 8 offsets at once, bit k for offset k: a dynamic
+         * header's type and counts (HLIT and HDIST at most 29: not their
+         * four high bits all set), or a stored block's type and LEN/NLEN,
+         * which lie one byte on from offsets 0..5 and two from 6 and 7 */
+        const uint8_t *q = in + byte;
+        uint64_t dyn = ~w & ~w >> 1 & w >> 2 & ~(w >> 4 & w >> 5 & w >> 6 & w >> 7) &
+                       ~(w >> 9 & w >> 10 & w >> 11 & w >> 12);
+        unsigned len_ok = ((q[1] ^ q[3]) == 0xff && (q[2] ^ q[4]) == 0xff ? 0x3fu : 0) |
+                          ((q[2] ^ q[4]) == 0xff && (q[3] ^ q[5]) == 0xff ? 0xc0u : 0);
+        uint64_t stored = ~w & ~w >> 1 & ~w >> 2 & len_ok;
+        unsigned cand = (unsigned)(dyn | stored) & (0xffu << (bit % 8));
         if (to - byte * 8 < 8)
             cand &= (1u << (to - byte * 8)) - 1;
         for (; cand; cand &= cand - 1) {
             unsigned k = (unsigned)__builtin_ctz(cand);
-            if (block_starts_at(in, len, byte * 8 + k, w >> k, &scratch))
-                return byte * 8 + k;
+            if (stored >> k & 1 || dynamic_codes_at(in, len, byte * 8 + k, w >> k, &scratch))
+                return byte * 8 + k; /* a stored block's checks are all above */
         }
         bit = (uint64_t)(byte + 1) * 8;
     }

@@ -829,13 +829,26 @@ static void test_finder(void)
 {
     size_t n = 400000;
     uint8_t *data = malloc(n);
-    fill(data, n, K_MIXED);
-    for (int level = 0; level <= 9; level += 3) {
+    /* every kind at four levels, then data repeating at one distance p
+     * with a byte changed every m (matches up to m long from p back): the
+     * codes' counts HLIT and HDIST take many values */
+    static const size_t periods[] = {5, 40, 100, 150, 220, 700, 3000, 20000};
+    int cases = K_KINDS * 4 + 24;
+    for (int case_ = 0; case_ < cases; case_++) {
+        int kind = case_ / 4, level = 3 * (case_ % 4);
+        if (kind < K_KINDS) {
+            fill(data, n, kind);
+        } else {
+            size_t p = periods[case_ % 8], m = 4 + rnd() % 200;
+            level = 6;
+            for (size_t i = 0; i < n; i++)
+                data[i] = (uint8_t)(i < p || i % m == 0 ? rnd() : data[i - p]);
+        }
         size_t clen;
         uint8_t *c = deflate_raw(data, n, level, Z_DEFAULT_STRATEGY, 15, 7000, 0, &clen);
         uint8_t *out = malloc(n);
         inflate_job j = {.in = c, .in_len = clen, .stop_bit = 1, .out_limit = SIZE_MAX, .out = out,
-                     .out_cap = n};
+                         .out_cap = n};
         int missed = 0, looked = 0;
         while (inflate_decode_bytes(&j) == INFLATE_STOP) {
             unsigned head = (unsigned)((c[j.bit / 8] | (j.bit / 8 + 1 < clen ? c[j.bit / 8 + 1] : 0) << 8) >>
@@ -846,7 +859,8 @@ static void test_finder(void)
             }
             j.stop_bit = j.bit + 1;
         }
-        CHECKF(missed == 0 && looked > 10, "finder level %d: %d of %d missed", level, missed, looked);
+        CHECKF(missed == 0 && looked > 10, "finder case %d level %d: %d of %d missed", case_, level,
+               missed, looked);
         free(out);
         free(c);
     }
