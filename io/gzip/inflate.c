@@ -65,6 +65,13 @@
 #define E_PAIR(e) ((e) & 0xf00u) /* nonzero in a literal entry: two literals */
 #define E_LITLEN (E_LIT | E_EOB)  /* a literal and a length */
 #define IS_LITS(e) (((e) & E_LITLEN) == E_LIT) /* one or two literals only */
+/* A whole match's codes, length and distance, in one primary entry: E_LEN
+ * their bits with the distance's extra bits, E_EXTRA those, the length
+ * less 3 in bits 16-23 and the distance symbol in bits 24-28. */
+#define E_MATCH (E_BAD | E_EOB)
+#define IS_MATCH(e) (((e) & E_MATCH) == E_MATCH)
+#define M_LEN(e) ((((e) >> 16) & 0xffu) + 3)
+#define M_DIST_SYM(e) ((e) >> 24)
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
                                       15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
@@ -295,6 +302,78 @@ static void pair_literals(uint32_t *table, const code_order *o)
                     pv[p] | (uint32_t)o->sorted[q] << 16;
 }
 
+/* The distance symbol whose base distance is base (RFC 1951 3.2.5: from 5
+ * on, two symbols for each power of two, their bases 1 + 2^k and
+ * 1 + 3 * 2^(k-1)). */
+static unsigned dist_symbol(unsigned base)
+{
+    if (base <= 4)
+        return base - 1;
+    unsigned k = 31u - (unsigned)__builtin_clz(base - 1);
+    return 2 * k + (((base - 1) >> (k - 1)) & 1);
+}
+
+/* Turns every primary entry of a length code whose length code, extra bits
+ * and a following distance code together fit in LIT_BITS into an E_MATCH
+ * entry, so that the decoder takes a match's codes with one lookup and
+ * keeps enough bits for the next symbol's without a refill: data made of
+ * short matches (integers, say) waits on half as many lookups. A length
+ * symbol s of L code bits and X extra bits lies at its code c, with the
+ * extra value x at c + (x << L), and the distance code follows at bit
+ * L + X; the entries are written for the distance codes that the primary
+ * distance table holds whole and that fit. The table holds the code that
+ * build_table put in order o; dt is the block's distance table. */
+static void add_matches(uint32_t *lt, const uint32_t *dt, const code_order *o)
+{
+    /* the length symbols whose codes and extra bits leave room, and the
+       least bits any of them takes */
+    uint16_t syms[29];
+    uint8_t sym_len[29];
+    unsigned nsyms = 0, least = LIT_BITS;
+    for (unsigned len = 1; len < LIT_BITS; len++) {
+        for (unsigned q = o->start[len]; q < o->start[len + 1]; q++) {
+            unsigned s = o->sorted[q];
+            if (s <= 256 || s >= 286)
+                continue; /* literals come first; the end of block, invalid codes */
+            unsigned head = len + len_extra[s - 257];
+            if (head >= LIT_BITS)
+                continue;
+            syms[nsyms] = (uint16_t)s;
+            sym_len[nsyms++] = (uint8_t)len;
+            least = head < least ? head : least;
+        }
+    }
+    if (nsyms == 0)
+        return;
+    /* each primary distance entry's part of a match entry, and its code's
+       bits (more than any room where the entry is not one whole code), for
+       the entries that the most room can index */
+    unsigned span = 1u << (LIT_BITS - least < DIST_BITS ? LIT_BITS - least : DIST_BITS);
+    uint32_t part[1u << DIST_BITS];
+    uint8_t code_bits[1u << DIST_BITS];
+    for (unsigned k = 0; k < span; k++) {
+        uint32_t d = dt[k];
+        code_bits[k] = LIT_BITS + 1;
+        if (d & (E_SUB | E_BAD))
+            continue;
+        code_bits[k] = (uint8_t)(E_LEN(d) - E_EXTRA(d));
+        part[k] = E_LEN(d) | E_EXTRA(d) << 8 | dist_symbol(E_VAL(d)) << 24;
+    }
+    for (unsigned i = 0; i < nsyms; i++) {
+        unsigned s = syms[i], len = sym_len[i], extra = len_extra[s - 257], head = len + extra;
+        unsigned room = LIT_BITS - head;
+        for (unsigned x = 0; x < 1u << extra; x++) {
+            uint32_t m = E_MATCH | (uint32_t)(len_base[s - 257] + x - 3) << 16 | head;
+            unsigned at = o->codes[s] | x << len;
+            for (unsigned j = 0; j < 1u << room; j++) {
+                unsigned k = j & (span - 1);
+                if (code_bits[k] <= room)
+                    lt[at | j << head] = m + part[k];
+            }
+        }
+    }
+}
+
 /* Builds the symbols' entries and the fixed-Huffman block tables (RFC 1951
  * 3.2.6), once. */
 static void build_fixed(void)
@@ -315,9 +394,11 @@ static void build_fixed(void)
         len_index[len_base[i]] = (uint8_t)i;
     for (unsigned i = 0; i < NUM_DIST; i++)
         dist_entries[i] = dist_entry(i);
-    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0, NULL);
+    code_order order;
+    build_table(fixed_tables.lit, lens, NUM_LITLEN, LIT_BITS, litlen_entries, 0, &order);
     memset(lens, 5, NUM_DIST);
     build_table(fixed_tables.dist, lens, NUM_DIST, DIST_BITS, dist_entries, 0, NULL);
+    add_matches(fixed_tables.lit, fixed_tables.dist, &order);
     for (unsigned v = 0; v < (1u << 12); v++) {
         unsigned sum = 0;
         for (unsigned k = 0; k < 12; k += 3)
@@ -547,6 +628,7 @@ static int read_dynamic(bits_t *b, inf_tables *t)
         build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1, NULL) < 0)
         return -1;
     pair_literals(t->lit, &order);
+    add_matches(t->lit, t->dist, &order);
     return 0;
 }
 
@@ -609,6 +691,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
              * leaves at least LIT_BITS of the 56 bits for the next lookup;
              * a literal-and-length entry waits for the next refill. */
             unsigned len;
+            size_t dist;
             if (IS_LITS(e)) {
                 p = put_literal(b, outv, p, e, wide);
                 e = lt[b->buf & LIT_MASK];
@@ -619,39 +702,46 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
                 }
                 continue;
             }
-            if (e & E_LIT) { /* a literal and a length */
-                if (wide)
-                    o16[p] = (uint16_t)((e >> 16) & 0xffu);
-                else
-                    o8[p] = (uint8_t)(e >> 16);
-                p++;
-                len = len_base[(e >> 24) & 31] + extra_bits(b, E_LEN(e), e >> 29);
+            if (IS_MATCH(e)) {
+                /* a whole match: at most 25 of the 56 bits, which leaves
+                 * the next symbol's without a refill */
+                len = M_LEN(e);
+                dist = dist_base[M_DIST_SYM(e)] + extra_bits(b, E_LEN(e), E_EXTRA(e));
             } else {
-                if (e & E_SUB)
-                    e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
-                if (e & E_LIT) {
-                    p = put_literal(b, outv, p, e, wide);
-                    continue;
+                if (e & E_LIT) { /* a literal and a length */
+                    if (wide)
+                        o16[p] = (uint16_t)((e >> 16) & 0xffu);
+                    else
+                        o8[p] = (uint8_t)(e >> 16);
+                    p++;
+                    len = len_base[(e >> 24) & 31] + extra_bits(b, E_LEN(e), e >> 29);
+                } else {
+                    if (e & E_SUB)
+                        e = lt[E_VAL(e) + ((b->buf >> LIT_BITS) & ((1u << E_LEN(e)) - 1))];
+                    if (e & E_LIT) {
+                        p = put_literal(b, outv, p, e, wide);
+                        continue;
+                    }
+                    if (e & (E_EOB | E_BAD)) {
+                        drop(b, E_LEN(e));
+                        r = e & E_BAD ? BODY_BAD : BODY_EOB;
+                        goto out;
+                    }
+                    len = E_VAL(e) + extra_bits(b, E_LEN(e), E_EXTRA(e));
                 }
-                if (e & (E_EOB | E_BAD)) {
-                    drop(b, E_LEN(e));
-                    r = e & E_BAD ? BODY_BAD : BODY_EOB;
+                /* At most 20 of the 56 bits are taken: the distance code
+                 * is looked up before a refill that adds the bits for its
+                 * extra bits, after which 28 are left for the next
+                 * symbol's entry, looked up before the copy. */
+                uint32_t d = lookup(dt, DIST_BITS, b->buf);
+                refill_fast(b);
+                if (d & E_BAD) {
+                    drop(b, E_LEN(d));
+                    r = BODY_BAD;
                     goto out;
                 }
-                len = E_VAL(e) + extra_bits(b, E_LEN(e), E_EXTRA(e));
+                dist = E_VAL(d) + extra_bits(b, E_LEN(d), E_EXTRA(d));
             }
-            /* At most 20 of the 56 bits are taken: the distance code is
-             * looked up before a refill that adds the bits for its extra
-             * bits, after which 28 are left for the next symbol's entry,
-             * looked up before the copy. */
-            uint32_t d = lookup(dt, DIST_BITS, b->buf);
-            refill_fast(b);
-            if (d & E_BAD) {
-                drop(b, E_LEN(d));
-                r = BODY_BAD;
-                goto out;
-            }
-            size_t dist = E_VAL(d) + extra_bits(b, E_LEN(d), E_EXTRA(d));
             if (dist > p + history) {
                 r = BODY_BAD;
                 goto out;
@@ -691,13 +781,19 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
         if ((e & E_LIT) && E_PAIR(e)) /* one symbol at a time: the first */
             e = (e & 0xff0000u) | E_LIT | E_EXTRA(e);
         drop(b, E_LEN(e) - E_EXTRA(e));
-        if (e & (E_EOB | E_BAD)) {
-            r = e & E_BAD ? BODY_BAD : BODY_EOB;
-            goto out;
-        }
         unsigned len = 1;
         size_t dist = 0;
-        if (!(e & E_LIT)) {
+        if (IS_MATCH(e)) {
+            len = M_LEN(e);
+            dist = dist_base[M_DIST_SYM(e)] + take(b, E_EXTRA(e));
+            if (dist > p + history) {
+                r = BODY_BAD;
+                goto out;
+            }
+        } else if (e & (E_EOB | E_BAD)) {
+            r = e & E_BAD ? BODY_BAD : BODY_EOB;
+            goto out;
+        } else if (!(e & E_LIT)) {
             len = E_VAL(e) + take(b, E_EXTRA(e));
             uint32_t d = lookup(dt, DIST_BITS, b->buf);
             drop(b, E_LEN(d) - E_EXTRA(d));

@@ -1960,9 +1960,90 @@ static void test_skewed_codes(void)
     inflate_force_variant(-1);
 }
 
+/* Streams made of matches decode right, where a match's length and
+ * distance codes are read with one lookup: data copied from a few favoured
+ * distances (spread inside their codes' extra bits) at a few favoured
+ * lengths, so that length codes of 1 to 4 bits meet distance codes of every
+ * size, with and without extra bits, between rare literals; deflated at any
+ * level, default or fixed codes; every variant's bytes, in order, and in
+ * parallel from small chunks (the matches then also reach into the unknown
+ * window as markers), are the data's. */
+static void test_match_codes(void)
+{
+    rng_state = RND_SEED ^ 0x9b05688c2b3e6c1full; /* its own streams */
+    int widest = inflate_force_variant(INFLATE_BMI2), good = 0, rounds = 160;
+    pinflate *par;
+    CHECK(pinflate_create(&par, 2, 2048 + rnd() % 6000) == 0);
+    for (int round = 0; round < rounds; round++) {
+        /* a few favoured lengths and distances, each drawn with a weight
+           falling by half, and how often a literal comes instead */
+        unsigned nlens = 1 + (unsigned)(rnd() % 4), ndists = 1 + (unsigned)(rnd() % 12);
+        unsigned lens[4], dists[12], lit_every = 2 + (unsigned)(rnd() % 40);
+        for (unsigned k = 0; k < nlens; k++)
+            lens[k] = 3 + (unsigned)(rnd() % (rnd() % 4 ? 12 : 256));
+        for (unsigned k = 0; k < ndists; k++)
+            dists[k] = 1u + (unsigned)(rnd() % (1u << (1 + rnd() % 15)));
+        size_t n = 3000 + rnd() % 120000;
+        uint8_t *data = malloc(n);
+        size_t i = 0;
+        while (i < 64 && i < n)
+            data[i++] = (uint8_t)rnd();
+        while (i < n) {
+            if (rnd() % lit_every == 0) {
+                data[i++] = (uint8_t)rnd();
+                continue;
+            }
+            unsigned li = 0, di = 0;
+            while (li + 1 < nlens && rnd() % 2)
+                li++;
+            while (di + 1 < ndists && rnd() % 2)
+                di++;
+            size_t d = dists[di] + (rnd() % 4 == 0 ? rnd() % (dists[di] / 8 + 1) : 0);
+            if (d > i)
+                d = 1 + rnd() % i;
+            for (unsigned k = 0; k < lens[li] && i < n; k++, i++)
+                data[i] = data[i - d];
+        }
+        int level = 1 + (int)(rnd() % 9), strategy = rnd() % 4 ? Z_DEFAULT_STRATEGY : Z_FIXED;
+        size_t clen, cap = n + 64, got;
+        uint8_t *c = deflate_raw(data, n, level, strategy, 15, 0, 0, &clen);
+        uint8_t *out = malloc(cap);
+        int ok = c != NULL;
+        if (ok) { /* the trailer's bytes after the stream, as a member has */
+            c = realloc(c, clen + 8);
+            memset(c + clen, 0x5a, 8);
+        }
+        for (int v = 0; ok && v < 2; v++) {
+            inflate_force_variant(v ? widest : INFLATE_BASELINE);
+            memset(out, 0xa5, cap);
+            inflate_job j = {.in = c, .in_len = clen + 8, .stop_bit = UINT64_MAX,
+                             .out_limit = SIZE_MAX, .out = out, .out_cap = cap};
+            int r = inflate_decode_bytes(&j);
+            got = j.out_len;
+            ok = r == INFLATE_END && got == n && memcmp(out, data, n) == 0;
+            uint64_t end;
+            uint32_t crc;
+            memset(out, 0xa5, cap);
+            ok = ok && par_inflate(par, c, clen + 8, out, cap, &got, &end, &crc, 0) == 0 &&
+                 got == n && memcmp(out, data, n) == 0 && end == clen;
+        }
+        CHECKF(ok, "round %d: %u lengths, %u distances (first %u, %u), a literal in %u, level %d, "
+                   "strategy %d, %zu bytes", round, nlens, ndists, lens[0], dists[0], lit_every,
+               level, strategy, n);
+        good += ok;
+        free(out);
+        free(c);
+        free(data);
+    }
+    CHECK(good == rounds);
+    pinflate_destroy(par);
+    inflate_force_variant(-1);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
+    RUN(test_match_codes);
     RUN(test_markers);
     RUN(test_resolve);
     RUN(test_skewed_codes);
