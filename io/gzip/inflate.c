@@ -560,8 +560,9 @@ static inline uint32_t lookup(const uint32_t *table, unsigned bits, uint64_t buf
     return e;
 }
 
-/* Reads a dynamic block's header after its 3 type bits into tables.
- * Returns 0, -1 when zlib would refuse it, 1 when the span ended in it. */
+/* Reads a dynamic block's header after its 3 type bits into tables (NULL:
+ * only checks it). Returns 0, -1 when zlib would refuse it, 1 when the span
+ * ended in it. */
 static int read_dynamic(bits_t *b, inf_tables *t)
 {
     refill(b);
@@ -623,6 +624,10 @@ static int read_dynamic(bits_t *b, inf_tables *t)
         return 1;
     if (lens[256] == 0)
         return -1;
+    if (!t) /* the codes' validity alone: build_table's one test */
+        return code_check(lens, nlit, 1, count) < 0 || code_check(lens + nlit, ndist, 1, count) < 0
+                   ? -1
+                   : 0;
     code_order order;
     if (build_table(t->lit, lens, nlit, LIT_BITS, litlen_entries, 1, &order) < 0 ||
         build_table(t->dist, lens + nlit, ndist, DIST_BITS, dist_entries, 1, NULL) < 0)
@@ -1420,27 +1425,25 @@ static inline int clen_code_complete(const uint8_t *in, size_t len, uint64_t bit
 /* Whether the dynamic block header at bit `bit` of in[0..len), whose type
  * and counts w's low bits pass, has valid, complete codes (its code-length
  * code checked first, which most offsets fail). */
-static int dynamic_codes_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t w,
-                            inf_tables *scratch)
+static int dynamic_codes_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t w)
 {
     if (!clen_code_complete(in, len, bit, w))
         return 0;
     bits_t b = {.start = in, .end = in + len};
     bits_seek(&b, bit + 3);
-    return read_dynamic(&b, scratch) == 0;
+    return read_dynamic(&b, NULL) == 0;
 }
 
 /* Whether a non-final block that zlib would take could start at bit `bit`
  * of in[0..len), whose next bits (at least 17, zeros past the span) w holds
  * from its low end: a dynamic header with valid, complete codes, or a stored
  * block with matching LEN/NLEN. */
-static int block_starts_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t w,
-                           inf_tables *scratch)
+static int block_starts_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t w)
 {
     unsigned head = (unsigned)(w & 7);
     if (head == 4) { /* BFINAL 0, BTYPE 2: dynamic */
         unsigned nlit = (w >> 3) & 31, ndist = (w >> 8) & 31;
-        return nlit <= 29 && ndist <= 29 && dynamic_codes_at(in, len, bit, w, scratch);
+        return nlit <= 29 && ndist <= 29 && dynamic_codes_at(in, len, bit, w);
     }
     if (head == 0) { /* BFINAL 0, BTYPE 0: stored */
         uint64_t lenbyte = (bit + 3 + 7) / 8;
@@ -1452,45 +1455,75 @@ static int block_starts_at(const uint8_t *in, size_t len, uint64_t bit, uint64_t
     return 0;
 }
 
-/* The first candidate block start in [from, to) (see inflate.h). Where 8
- * bytes are left, the 8 offsets of a byte are tested from one load, only
- * those whose first two bits are zero (BFINAL 0, BTYPE 0 or 2). */
+/* Bits [s, s + 64) of the 128 bits w0 then w1, first bit lowest (0 < s < 64). */
+static inline uint64_t bits_from(uint64_t w0, uint64_t w1, unsigned s)
+{
+    return w0 >> s | w1 << (64 - s);
+}
+
+/* Bit 8i + 7 set where byte i of v is zero, exactly (no borrow between bytes). */
+static inline uint64_t zero_bytes(uint64_t v)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+    return ~(((v & low7) + low7) | v) & ~low7;
+}
+
+/* The 64 offsets from byte g of in (whose bytes g .. g + 16 must be in the
+ * span) at which a non-final block could start by its first bits, bit k
+ * for offset 8g + k: a dynamic header's type and counts (HLIT and HDIST at
+ * most 29: not their four high bits all set), or a stored block's type and
+ * LEN/NLEN, which lie one byte on from offsets 0..5 of a byte and two from
+ * 6 and 7. *stored gets the stored ones. All from a few loads and shifts,
+ * with no branch: where a quarter of all offsets pass the type alone, a
+ * test per byte mispredicts too often. */
+static inline uint64_t group_candidates(const uint8_t *in, size_t g, uint64_t *stored)
+{
+    uint64_t w0 = load64(in + g), w1 = load64(in + g + 8);
+    uint64_t x1 = bits_from(w0, w1, 1), x2 = bits_from(w0, w1, 2);
+    uint64_t hlit_high = bits_from(w0, w1, 4) & bits_from(w0, w1, 5) & bits_from(w0, w1, 6) &
+                         bits_from(w0, w1, 7);
+    uint64_t hdist_high = bits_from(w0, w1, 9) & bits_from(w0, w1, 10) & bits_from(w0, w1, 11) &
+                          bits_from(w0, w1, 12);
+    uint64_t dyn = ~w0 & ~x1 & x2 & ~hlit_high & ~hdist_high;
+    /* byte i of ok's bit 8i: LEN and NLEN complement each other at byte
+     * g + 1 + i (both of their bytes' XORs 0xff); last: at byte g + 9 */
+    uint64_t a = load64(in + g + 1) ^ load64(in + g + 3), b = load64(in + g + 2) ^ load64(in + g + 4);
+    uint64_t ok = zero_bytes(~(a & b)) >> 7;
+    uint64_t last = (uint64_t)((in[g + 9] ^ in[g + 11]) == 0xff && (in[g + 10] ^ in[g + 12]) == 0xff)
+                    << 56;
+    uint64_t len_ok = ok * 0x3f | ((ok >> 8) | last) * 0xc0;
+    *stored = ~w0 & ~x1 & ~x2 & len_ok;
+    return dyn | *stored;
+}
+
+/* The first candidate block start in [from, to) (see inflate.h): the
+ * offsets that group_candidates passes, 64 at a time, then each one's
+ * code-length code and codes; the last 16 bytes' offsets one by one. */
 uint64_t inflate_find_block(const uint8_t *in, size_t len, uint64_t from, uint64_t to)
 {
     pthread_once(&fixed_once, build_fixed);
     uint64_t limit = (uint64_t)len * 8;
-    inf_tables scratch;
     uint64_t bit = from;
     if (to > limit)
         to = limit;
-    while (bit < to && bit / 8 + 8 <= len) {
-        size_t byte = (size_t)(bit / 8);
-        uint64_t w = load64(in + byte);
-        /* the byte's 8 offsets at once, bit k for offset k: a dynamic
-         * header's type and counts (HLIT and HDIST at most 29: not their
-         * four high bits all set), or a stored block's type and LEN/NLEN,
-         * which lie one byte on from offsets 0..5 and two from 6 and 7 */
-        const uint8_t *q = in + byte;
-        uint64_t dyn = ~w & ~w >> 1 & w >> 2 & ~(w >> 4 & w >> 5 & w >> 6 & w >> 7) &
-                       ~(w >> 9 & w >> 10 & w >> 11 & w >> 12);
-        unsigned len_ok = ((q[1] ^ q[3]) == 0xff && (q[2] ^ q[4]) == 0xff ? 0x3fu : 0) |
-                          ((q[2] ^ q[4]) == 0xff && (q[3] ^ q[5]) == 0xff ? 0xc0u : 0);
-        uint64_t stored = ~w & ~w >> 1 & ~w >> 2 & len_ok;
-        unsigned cand = (unsigned)(dyn | stored) & (0xffu << (bit % 8));
-        if (to - byte * 8 < 8)
-            cand &= (1u << (to - byte * 8)) - 1;
+    while (bit < to && bit / 8 + 16 <= len) {
+        size_t g = (size_t)(bit / 8);
+        uint64_t stored, cand = group_candidates(in, g, &stored) & (~0ull << (bit % 8));
+        if (to - (uint64_t)g * 8 < 64)
+            cand &= (1ull << (to - (uint64_t)g * 8)) - 1;
         for (; cand; cand &= cand - 1) {
-            unsigned k = (unsigned)__builtin_ctz(cand);
-            if (stored >> k & 1 || dynamic_codes_at(in, len, byte * 8 + k, w >> k, &scratch))
-                return byte * 8 + k; /* a stored block's checks are all above */
+            unsigned k = (unsigned)__builtin_ctzll(cand);
+            uint64_t at = (uint64_t)g * 8 + k;
+            if (stored >> k & 1 || dynamic_codes_at(in, len, at, load64(in + at / 8) >> (at % 8)))
+                return at; /* a stored block's checks are all above */
         }
-        bit = (uint64_t)(byte + 1) * 8;
+        bit = (uint64_t)(g + 8) * 8;
     }
     for (; bit < to && bit + 3 <= limit; bit++) {
         size_t byte = (size_t)(bit / 8);
         uint64_t w = 0;
-        memcpy(&w, in + byte, len - byte);
-        if (block_starts_at(in, len, bit, w >> bit % 8, &scratch))
+        memcpy(&w, in + byte, len - byte < 8 ? len - byte : 8);
+        if (block_starts_at(in, len, bit, w >> bit % 8))
             return bit;
     }
     return UINT64_MAX;

@@ -864,6 +864,31 @@ static void test_finder(void)
         free(out);
         free(c);
     }
+    /* a stored block's header at every bit of a byte and every byte of the
+     * finder's 8-byte groups, LEN/NLEN one or two bytes on, between bytes
+     * of ones (type 3 everywhere, no other candidate): found exactly there,
+     * from any start before it; with NLEN wrong, not found */
+    int wrong = 0;
+    for (size_t at = 16; at < 16 + 24; at++) {
+        for (unsigned k = 0; k < 8; k++) {
+            for (int good = 0; good <= 1; good++) {
+                memset(data, 0xff, 64);
+                uint64_t bit = at * 8 + k;
+                for (unsigned q = 0; q < 3; q++)
+                    data[(bit + q) / 8] &= (uint8_t) ~(1u << ((bit + q) % 8));
+                size_t lb = (size_t)((bit + 3 + 7) / 8);
+                uint16_t len = (uint16_t)rnd();
+                data[lb] = (uint8_t)len;
+                data[lb + 1] = (uint8_t)(len >> 8);
+                data[lb + 2] = (uint8_t)~len;
+                data[lb + 3] = (uint8_t)(~len >> 8) ^ (good ? 0 : 1u << (rnd() % 8));
+                uint64_t from = rnd() % (bit + 1);
+                uint64_t found = inflate_find_block(data, 64, from, 64 * 8);
+                wrong += found != (good ? bit : UINT64_MAX);
+            }
+        }
+    }
+    CHECKF(wrong == 0, "stored headers planted at each offset: %d found wrongly", wrong);
     free(data);
 }
 
