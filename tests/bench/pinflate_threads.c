@@ -6,7 +6,9 @@
  * two halves at once) and wall time: on a shared or oversubscribed machine
  * compare the CPU seconds and faults, not the wall.
  * Checks the CRC-32 and length against the trailer.
- * Usage: pinflate_threads FILE.gz THREADS [RUNS] [BUF_MIB]; built after make by
+ * PLAN (auto, order or parallel; default auto) sets pinflate_plan, to see what
+ * the automatic plan's choice costs against each fixed one.
+ * Usage: pinflate_threads FILE.gz THREADS [RUNS] [BUF_MIB] [PLAN]; built after make by
  *   cc -O2 -I. -pthread -o pinflate_threads tests/bench/pinflate_threads.c \
  *      build/io/*.o build/io/gzip/*.o -lz */
 #include "io/gzip/gzip_header.h"
@@ -16,6 +18,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -59,6 +62,10 @@ int main(int argc, char **argv)
     pinflate *p;
     if (!h || !buf || pinflate_create(&p, threads, 0) < 0)
         return 1;
+    const char *plan = argc > 5 ? argv[5] : "auto";
+    pinflate_plan(p, !strcmp(plan, "order")      ? PINFLATE_ORDER
+                     : !strcmp(plan, "parallel") ? PINFLATE_PARALLEL
+                                                 : PINFLATE_AUTO);
     for (int r = 0; r < runs; r++) {
         long f0, f1;
         double c0 = cpu_faults(&f0), w0 = secs(CLOCK_MONOTONIC);
@@ -80,9 +87,9 @@ int main(int argc, char **argv)
             return 1;
         }
         pinflate_counts(p, &chunks, &redone);
-        printf("%s: %d threads: cpu %.3f s, wall %.3f s, %ld faults, %llu chunks so far "
+        printf("%s: %d threads, plan %s: cpu %.3f s, wall %.3f s, %ld faults, %llu chunks so far "
                "(%llu again, %llu speculative, %llu decodes in halves)\n",
-               argv[1], threads, c, w, f1 - f0, (unsigned long long)chunks,
+               argv[1], threads, plan, c, w, f1 - f0, (unsigned long long)chunks,
                (unsigned long long)redone, (unsigned long long)pinflate_speculated(p),
                (unsigned long long)inflate_halves());
     }
