@@ -201,6 +201,10 @@ void pinflate_counts(const pinflate *p, uint64_t *chunks, uint64_t *redone);
  * speculatively (accepted or redone). */
 uint64_t pinflate_speculated(const pinflate *p);
 
+/* How many of pinflate_read's copies out, over every stream, were shared in
+ * pieces with threads that had no chunk to decode (long reads only). */
+uint64_t pinflate_shared_copies(const pinflate *p);
+
 /* Output buffers that idle threads faulted in ahead of the decoding ones,
  * over every stream: where the stream is decoded in order, the first
  * chunks' (see prefault_spare in pinflate.c); none for a pipe. */

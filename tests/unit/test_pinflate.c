@@ -1794,6 +1794,44 @@ static void test_bounded_ahead(void)
     free(c);
 }
 
+/* Long reads of a text stream decoded ahead on 4 threads (its chunks begin
+ * with markers, so their bytes are not checksummed as they are copied out)
+ * are copied out in pieces shared with the idle threads: the bytes, CRC-32
+ * and length are zlib's, with reads of every size up to 6 MiB. */
+static void test_shared_copy(void)
+{
+    size_t n = 24u << 20, clen;
+    uint8_t *data, *out, *c = text_stream(n, fill_log, &data, &out, &clen);
+    if (!c)
+        return;
+    pinflate *p;
+    CHECK(pinflate_create(&p, 4, 0) == 0);
+    pinflate_plan(p, PINFLATE_PARALLEL);
+    for (int round = 0; round < 3; round++) {
+        memset(out, 0x5a, n + 64);
+        uint64_t shared = pinflate_shared_copies(p);
+        pinflate_begin(p, -1, c, clen + 8, 0);
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        nanosleep(&nap, NULL); /* the threads decode ahead, then wait for room */
+        size_t got = 0;
+        ssize_t k;
+        while ((k = pinflate_read(p, out + got, 1 + rnd() % (6u << 20))) > 0 && got + (size_t)k <= n)
+            got += (size_t)k;
+        uint64_t end, len;
+        uint32_t crc;
+        pinflate_result(p, &end, &crc, &len);
+        pinflate_end(p);
+        CHECKF(k == 0 && got == n && len == n && memcmp(out, data, n) == 0 &&
+                   crc == (uint32_t)crc32(0, data, (uInt)n),
+               "round %d: k %zd, %zu bytes", round, k, got);
+        CHECKF(pinflate_shared_copies(p) > shared, "round %d: no copy was shared", round);
+    }
+    pinflate_destroy(p);
+    free(c);
+    free(out);
+    free(data);
+}
+
 /* Folds into fingerprint h a decode's result, its job's state after it and
  * its output from element `from` on (elements of `elem` bytes). */
 static uint32_t fold_decode(uint32_t h, int r, const inflate_job *j, size_t elem, size_t from)
@@ -2091,6 +2129,7 @@ int main(void)
     RUN(test_members);
     RUN(test_member_magic);
     RUN(test_bounded_ahead);
+    RUN(test_shared_copy);
     RUN(test_probe_cut);
     RUN(test_cut_blocks);
     /* the host decoder's own cases again on each other variant this CPU runs */
