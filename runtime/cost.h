@@ -47,12 +47,12 @@
  * bytes each compressed one holds, the more of them long copies write.
  * One thread's nanoseconds per decoded byte of its whole-array reduction,
  * COST_STREAM_NS_OUT a decoded byte plus COST_STREAM_NS_IN a compressed
- * one, at most COST_REDUCE_NS_GZIP: through the 2 GiB text member above
- * (ratio 21, 2.4 ns), and at the cap from the int32 one's ratio (2.7) down,
- * since members of 1 to 1.3 GB decode at 5-7 ns a byte on the node, start
- * and first chunks included (2026-12-01). */
-#define COST_STREAM_NS_OUT 2.0
-#define COST_STREAM_NS_IN 8.1
+ * one, at most COST_REDUCE_NS_GZIP: through two 2 GiB members as pigz -6
+ * writes them, text lines (ratio 21.4, 1.97 ns) and int32 in 0..199 (ratio
+ * 2.71, 4.36 ns), on the node above (2026-12-02, 0.265 s and 0.585 s whole);
+ * at the cap from a ratio of 2.2 down. */
+#define COST_STREAM_NS_OUT 1.6
+#define COST_STREAM_NS_IN 7.4
 
 /* The nanoseconds above for a stream of `ratio` decoded bytes to a
  * compressed one (not above 0: COST_REDUCE_NS_GZIP). */

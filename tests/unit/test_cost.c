@@ -140,8 +140,9 @@ static void test_stream_ns(void)
     CHECK(cost_stream_ns(0) == COST_REDUCE_NS_GZIP);
     CHECK(cost_stream_ns(-3) == COST_REDUCE_NS_GZIP);
     CHECK(cost_stream_ns(NAN) == COST_REDUCE_NS_GZIP);
-    CHECKF(fabs(cost_stream_ns(2.71) - COST_REDUCE_NS_GZIP) < 0.05, "int32 %g", cost_stream_ns(2.71));
-    CHECKF(fabs(cost_stream_ns(21.4) - 2.4) < 0.05, "text %g", cost_stream_ns(21.4));
+    CHECKF(fabs(cost_stream_ns(2.71) - 4.36) < 0.05, "int32 %g", cost_stream_ns(2.71));
+    CHECKF(fabs(cost_stream_ns(21.4) - 1.97) < 0.05, "text %g", cost_stream_ns(21.4));
+    CHECK(cost_stream_ns(2.1) == COST_REDUCE_NS_GZIP);
     CHECK(cost_stream_ns(5) < COST_REDUCE_NS_GZIP - 1);
     int bad = 0;
     double last = COST_REDUCE_NS_GZIP;
