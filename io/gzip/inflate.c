@@ -493,7 +493,7 @@ static inline void store64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
-/* Copies 16 bytes from src to dst, all read before any is written. */
+/* Copies 16 bytes from src to dst, which lies at least 16 bytes after it. */
 static inline void copy16(uint8_t *dst, const uint8_t *src)
 {
     uint8_t t[16];
@@ -533,51 +533,6 @@ static inline void copy_match(uint8_t *dst, size_t dist, unsigned len)
     } else {
         for (; dst < end; dst += dist)
             store64(dst, load64(dst - dist));
-    }
-}
-
-/* copy_match for 16-bit symbols, writing up to 15 symbols past the end:
- * 16 a step for dist >= 16, 8 for dist >= 8, 4 for dist >= 4, a repeated
- * word for dist 1 and 2, and for dist 3 8-symbol words stepping by dist,
- * each loaded whole from where the word before was stored. */
-static inline void copy_match16(uint16_t *dst, size_t dist, unsigned len)
-{
-    uint8_t *d = (uint8_t *)dst, *end = d + 2 * (size_t)len;
-    const uint8_t *src = d - 2 * dist;
-    if (dist >= 16) {
-        do {
-            copy16(d, src);
-            copy16(d + 16, src + 16);
-            d += 32;
-            src += 32;
-        } while (d < end);
-    } else if (dist >= 8) {
-        do {
-            copy16(d, src);
-            d += 16;
-            src += 16;
-        } while (d < end);
-    } else if (dist >= 4) {
-        do {
-            store64(d, load64(src));
-            d += 8;
-            src += 8;
-        } while (d < end);
-    } else if (dist <= 2) {
-        uint32_t w;
-        if (dist == 1) {
-            uint16_t one;
-            memcpy(&one, src, 2);
-            w = one * 0x10001u;
-        } else {
-            memcpy(&w, src, 4);
-        }
-        uint64_t v = w * 0x100000001ull;
-        for (; d < end; d += 8)
-            store64(d, v);
-    } else {
-        for (; d < end; d += 2 * dist)
-            copy16(d, d - 2 * dist);
     }
 }
 
@@ -801,7 +756,7 @@ huff_body(bits_t *bp, const inf_tables *t, void *outv, size_t *pos, size_t cap, 
             if (wide) {
                 uint16_t *dst = o16 + p;
                 if (dist <= p) {
-                    copy_match16(dst, dist, len);
+                    copy_match((uint8_t *)dst, 2 * dist, 2 * len); /* as bytes */
                 } else {
                     for (unsigned i = 0; i < len; i++) {
                         size_t from = p + i - dist + INFLATE_WINDOW; /* in window coordinates */
