@@ -1345,7 +1345,6 @@ static chunk *pick(pinflate *p)
     return new_chunk(p);
 }
 
-/* Thread body: runs tasks until pinflate_destroy. */
 /* Copies the next piece of pinflate_read's copy (lock held, dropped
  * meanwhile). */
 static void copy_piece(pinflate *p)
@@ -1392,6 +1391,8 @@ static void copy_out(pinflate *p, uint8_t *dst, const uint8_t *src, size_t n)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* Thread body: runs tasks until pinflate_destroy; a share of a copy out
+ * before any chunk. */
 static void *worker(void *arg)
 {
     pinflate *p = arg;
