@@ -49,6 +49,10 @@ static int time_symbols(const char *name, const uint8_t *in, size_t len, const u
     size_t cap = (size_t)64 << 20;
     uint16_t *sym = malloc(cap * 2);
     uint8_t *bytes = malloc(cap);
+    if (!sym || !bytes) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        return 1;
+    }
     double best = 1e9;
     inflate_job j;
     for (int r = 0; r < runs; r++) {

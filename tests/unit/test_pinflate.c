@@ -1815,8 +1815,13 @@ static void test_shared_copy(void)
         nanosleep(&nap, NULL); /* the threads decode ahead, then wait for room */
         size_t got = 0;
         ssize_t k;
-        while ((k = pinflate_read(p, out + got, 1 + rnd() % (6u << 20))) > 0 && got + (size_t)k <= n)
+        for (;;) {
+            size_t want = 1 + rnd() % (6u << 20), room = n + 64 - got; /* never past out */
+            if ((k = pinflate_read(p, out + got, want < room ? want : room)) <= 0 ||
+                got + (size_t)k > n)
+                break;
             got += (size_t)k;
+        }
         uint64_t end, len;
         uint32_t crc;
         pinflate_result(p, &end, &crc, &len);
