@@ -917,10 +917,48 @@ struct stream {
     int wide;       /* symbols (1) or bytes (0) */
 };
 
-/* Both streams' literals, taking turns symbol for symbol while the next
- * entry of each is one or two literals and both have a fast loop's room:
- * the two lookup chains overlap in the core, which one stream's cannot
- * (each lookup waits for the bits the one before took). */
+/* One step of a stream inside pair_run, its entry e looked up: up to
+ * LITS_PER_REFILL literal entries, or one match whose length and distance
+ * the entry holds whole, the next entry then looked up into *e. Returns 0,
+ * with nothing taken, at any other symbol (the body's loops take it) or a
+ * distance past the stream's history. */
+static inline __attribute__((always_inline)) int pair_step(bits_t *b, uint32_t *e,
+                                                           const uint32_t *lt, uint8_t *out,
+                                                           size_t *pos, size_t history)
+{
+    uint32_t x = *e;
+    size_t p = *pos;
+    if (IS_LITS(x)) {
+        p = put_literal(b, out, p, x, 0);
+        x = lt[b->buf & LIT_MASK];
+        for (int k = 1; k < LITS_PER_REFILL && IS_LITS(x); k++) {
+            p = put_literal(b, out, p, x, 0);
+            x = lt[b->buf & LIT_MASK];
+        }
+    } else if (IS_MATCH(x)) {
+        bits_t keep = *b;
+        unsigned len = M_LEN(x);
+        size_t dist = dist_base[M_DIST_SYM(x)] + extra_bits(b, E_LEN(x), E_EXTRA(x));
+        if (dist > p + history) {
+            *b = keep;
+            return 0;
+        }
+        x = lt[b->buf & LIT_MASK];
+        copy_match(out + p, dist, len);
+        p += len;
+    } else {
+        return 0;
+    }
+    *e = x;
+    *pos = p;
+    return 1;
+}
+
+/* Both streams by turns, a step of each (pair_step) after one refill of
+ * each, while both have a fast loop's room and their next symbols are
+ * literals or whole matches: the two lookup chains overlap in the core,
+ * which one stream's cannot (each lookup waits for the bits the one
+ * before took). */
 static inline __attribute__((always_inline)) void pair_run(stream *x, stream *y)
 {
     bits_t a = x->b, b = y->b;
@@ -934,14 +972,9 @@ static inline __attribute__((always_inline)) void pair_run(stream *x, stream *y)
         refill_fast(&a);
         refill_fast(&b);
         uint32_t ea = la[a.buf & LIT_MASK], eb = lb[b.buf & LIT_MASK];
-        int k = 0;
-        for (; k < LITS_PER_REFILL && IS_LITS(ea) && IS_LITS(eb); k++) {
-            pa = put_literal(&a, oa, pa, ea, 0);
-            pb = put_literal(&b, ob, pb, eb, 0);
-            ea = la[a.buf & LIT_MASK];
-            eb = lb[b.buf & LIT_MASK];
-        }
-        if (k < LITS_PER_REFILL)
+        int ka = pair_step(&a, &ea, la, oa, &pa, x->history);
+        int kb = pair_step(&b, &eb, lb, ob, &pb, y->history);
+        if (!(ka & kb))
             break;
     }
     x->b = a;
@@ -1358,6 +1391,21 @@ int inflate_decode_bytes(inflate_job *j)
             return stream_run(&s);
         }
     return r;
+}
+
+/* Decodes two jobs into bytes at once (see inflate.h): by turns, their
+ * literals together (decode_pair) until the first stops, then the other on
+ * its own. */
+int inflate_decode_bytes_pair(inflate_job *a, inflate_job *b, int *rb)
+{
+    stream x, y;
+    a->blocks = b->blocks = 0;
+    stream_begin(&x, a, 0);
+    stream_begin(&y, b, 0);
+    int rx, ry;
+    decode_pair(&x, &y, &rx, &ry);
+    *rb = ry == STEP_MORE ? stream_run(&y) : ry;
+    return rx;
 }
 
 /* Decodes blocks into symbols with the window unknown (see inflate.h). */

@@ -85,6 +85,13 @@ typedef struct {
  * pass. */
 int inflate_decode_bytes(inflate_job *j);
 
+/* inflate_decode_bytes of two independent jobs at once on this thread, for
+ * data of mostly literals: their table lookups overlap where each alone
+ * waits for the one before. Each job's results, stops and callbacks are
+ * those of its own inflate_decode_bytes without halves. Returns a's
+ * result; b's goes to *rb. */
+int inflate_decode_bytes_pair(inflate_job *a, inflate_job *b, int *rb);
+
 /* How many decodes so far took their second half that way (for tests). */
 uint64_t inflate_halves(void);
 
