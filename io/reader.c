@@ -1515,9 +1515,11 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
         pinflate_counts(r->par, &chunks, &redone);
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams: %llu, each on %d threads in parallel (%llu "
-                               "chunks, %llu of them speculatively, %llu decoded again in order); ",
+                               "chunks, %llu of them speculatively, %llu of those two at once on "
+                               "a thread, %llu decoded again in order); ",
                                (unsigned long long)r->n_par, par_cpus(), (unsigned long long)chunks,
                                (unsigned long long)pinflate_speculated(r->par),
+                               (unsigned long long)pinflate_paired(r->par),
                                (unsigned long long)redone);
     }
     if (r->ixs && at < len)

@@ -43,7 +43,7 @@
 #define MEMBER_ENDS 64                     /* gzip member ends one chunk may hold */
 #define PROBE_EVERY 64                     /* in order: one speculative chunk per this many */
 #define PROBE_SYMS ((size_t)256 << 10)     /* symbols a probe on few threads decodes at first */
-#define PROBE_MARKERS (-200)               /* decode_guess: a probe's markers go on being copied */
+#define PROBE_MARKERS (-200)               /* guess_symbols: a probe's markers go on being copied */
 #define SAME_REACH 512                     /* bits of empty fixed blocks a start may lie past */
 /* The most threads on which a chunk's bytes may be decoded as two halves
  * at once (inflate_job.halves): a 128 MiB float32 gzip -6 member on two
@@ -51,6 +51,15 @@
  * threads of a 16-core node, 0.46-0.58 s against 0.53-0.60 s; on all 16
  * no faster, the 2 GiB gzip -1 member's reduce 0.65 s against 0.59 s. */
 #define HALVES_THREADS 4
+/* Speculative chunks are decoded two at once on a thread (decode_spec_pair)
+ * where the stream so far took PAIR_BITS compressed bits a byte or more
+ * (data of mostly literals), as their table lookups then overlap, on more
+ * threads than HALVES_THREADS (on fewer, a chunk's own halves do as well):
+ * two 128 MiB float32 members on one core of a 16-core node 1.32-1.35x
+ * faster as a pair from gzip -1, 1.38-1.54x from gzip -6; int32 and text,
+ * whose matches break the pairs up, 0.64x. Inside the parallel decoder on
+ * 16 threads the pairs' bytes took 4-6% less CPU time than single chunks'. */
+#define PAIR_BITS 7
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
 #define COST_MAX (16 * COST_ONE)           /* the most one speculative chunk's cost counts */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
@@ -141,6 +150,7 @@ struct pinflate {
     uint64_t n_cut;                /* blocks begun and dropped for want of room, likewise */
     uint64_t n_spec;               /* of them decoded speculatively */
     uint64_t n_prefault;           /* buffers prefault_spare made, likewise */
+    uint64_t n_paired;             /* chunks decoded two at once on a thread, likewise */
     /* the plan: the cost of a speculative chunk against an in-order one
        (COST_ONE), a running mean over the stream's speculative chunks */
     enum pinflate_plan plan, plan_next;
@@ -474,35 +484,50 @@ static size_t fit_limit(const pinflate *p, size_t limit, size_t cap, size_t out_
     return limit > out_len ? limit : out_len + 1;
 }
 
+#define BYTES_AGAIN 200 /* bytes_settle: the decode goes on */
+
+/* Points byte decode j (its out inside c->buf at out_off) at span s and at
+ * the room c's buffer has left, its output limit `limit` fitted to it. */
+static void bytes_setup(const pinflate *p, chunk *c, const span *s, inflate_job *j, size_t out_off,
+                        size_t limit)
+{
+    j->in = s->data;
+    j->in_len = s->len;
+    j->out = c->buf + out_off;
+    j->out_cap = c->cap - out_off;
+    j->out_limit = fit_limit(p, limit, j->out_cap, j->out_len);
+}
+
+/* Takes byte decode j's result r: where the next block does not fit, the
+ * chunk stops there (INFLATE_STOP) once j has half its output limit, else
+ * c's buffer grows; a span that ends inside a block widens. BYTES_AGAIN
+ * where j goes on, else the inflate result. */
+static int bytes_settle(pinflate *p, chunk *c, span *s, inflate_job *j, size_t limit, int r)
+{
+    j->out_limit = limit;
+    c->blocks += j->blocks;
+    if (r == INFLATE_NEED_OUTPUT)
+        __atomic_fetch_add(&p->n_cut, 1, __ATOMIC_RELAXED);
+    if (r == INFLATE_NEED_OUTPUT && j->out_len >= j->out_limit / 2)
+        return INFLATE_STOP; /* the chunk ends: the rest of its range comes after it */
+    if (r == INFLATE_NEED_OUTPUT)
+        return grow((void **)&c->buf, &c->cap, c->cap + 1, 1) < 0 ? INFLATE_ERROR : BYTES_AGAIN;
+    if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
+        return BYTES_AGAIN;
+    return r;
+}
+
 /* Decodes bytes with j (its out inside c->buf at out_off) until it stops at
- * a boundary, widening the span as needed; where the next block does not
- * fit, it stops there (INFLATE_STOP) once j has half its output limit, else
- * grows c's buffer. Returns the inflate result. */
+ * a boundary (bytes_settle). Returns the inflate result. */
 static int run_bytes(pinflate *p, chunk *c, span *s, inflate_job *j, size_t out_off)
 {
     const size_t limit = j->out_limit;
     j->halves = p->nthreads <= HALVES_THREADS;
     for (;;) {
-        j->in = s->data;
-        j->in_len = s->len;
-        j->out = c->buf + out_off;
-        j->out_cap = c->cap - out_off;
-        j->out_limit = fit_limit(p, limit, j->out_cap, j->out_len);
-        int r = inflate_decode_bytes(j);
-        j->out_limit = limit;
-        c->blocks += j->blocks;
-        if (r == INFLATE_NEED_OUTPUT)
-            __atomic_fetch_add(&p->n_cut, 1, __ATOMIC_RELAXED);
-        if (r == INFLATE_NEED_OUTPUT && j->out_len >= j->out_limit / 2)
-            return INFLATE_STOP; /* the chunk ends: the rest of its range comes after it */
-        if (r == INFLATE_NEED_OUTPUT) {
-            if (grow((void **)&c->buf, &c->cap, c->cap + 1, 1) < 0)
-                return INFLATE_ERROR;
-            continue;
-        }
-        if (r == INFLATE_NEED_INPUT && span_widen(s) == 0)
-            continue;
-        return r;
+        bytes_setup(p, c, s, j, out_off, limit);
+        int r = bytes_settle(p, c, s, j, limit, inflate_decode_bytes(j));
+        if (r != BYTES_AGAIN)
+            return r;
     }
 }
 
@@ -609,19 +634,45 @@ static task_clock task_clock_now(void)
     return t;
 }
 
-/* Adds the calling thread's CPU time and the wall time since t0 to chunk
- * c's, which turns cold where a page was faulted in meanwhile (fresh pages
- * cost more than the decode on some VMs: a first chunk would measure the
- * kernel) or the clocks are unknown. */
-static void task_clock_add(chunk *c, task_clock t0)
+/* The calling thread's CPU time and the wall time since t0 (0 where the
+ * clocks are unknown); returns 1 where a page was faulted in meanwhile
+ * (fresh pages cost more than the decode on some VMs: a first chunk would
+ * measure the kernel) or the clocks are unknown, else 0. */
+static int task_clock_since(task_clock t0, uint64_t *ns, uint64_t *wall_ns)
 {
     task_clock t = task_clock_now();
-    if (t0.faults < 0 || t.faults != t0.faults)
-        c->cold = 1;
+    *ns = *wall_ns = 0;
     if (t0.faults >= 0 && t.faults >= 0 && t.ns >= t0.ns && t.wall_ns >= t0.wall_ns) {
-        c->ns += t.ns - t0.ns;
-        c->wall_ns += t.wall_ns - t0.wall_ns;
+        *ns = t.ns - t0.ns;
+        *wall_ns = t.wall_ns - t0.wall_ns;
     }
+    return t0.faults < 0 || t.faults != t0.faults;
+}
+
+/* Adds the time since t0 (task_clock_since) to chunk c's, which turns cold
+ * where that says so. */
+static void task_clock_add(chunk *c, task_clock t0)
+{
+    uint64_t ns, wall_ns;
+    c->cold |= task_clock_since(t0, &ns, &wall_ns);
+    c->ns += ns;
+    c->wall_ns += wall_ns;
+}
+
+/* task_clock_add for chunks a and b decoded at once: the time shared by
+ * their output, so that each measures the pair's time per byte. */
+static void task_clock_split(chunk *a, chunk *b, task_clock t0)
+{
+    uint64_t ns, wall_ns, total = (uint64_t)a->nout + b->nout;
+    int cold = task_clock_since(t0, &ns, &wall_ns);
+    uint64_t ns_b = total ? ns * b->nout / total : ns / 2;
+    uint64_t wall_b = total ? wall_ns * b->nout / total : wall_ns / 2;
+    a->cold |= cold;
+    b->cold |= cold;
+    a->ns += ns - ns_b;
+    a->wall_ns += wall_ns - wall_b;
+    b->ns += ns_b;
+    b->wall_ns += wall_b;
 }
 
 /* Decodes chunk c from its known start with its window into bytes. */
@@ -680,20 +731,38 @@ static int has_marker(const uint16_t *s, size_t n)
     return (any & INFLATE_MARKER) != 0;
 }
 
-/* Decodes chunk c speculatively from a block start found at `bit` of span
- * s: symbols with markers until the window is no longer needed, then bytes.
- * A probe (c->probe) stops where PROBE_SYMS symbols do not reach the end of
- * its first blocks and the last INFLATE_WINDOW of them (short of the slack a
+/* A speculative chunk's decode in progress (decode_spec): its span, where
+ * the search for a start goes on, the start tried (bit, relative to the
+ * span's first bit, base) and the one to fall back on, and, once the start's
+ * symbols no longer hold markers, the bytes' decode that takes over
+ * (bytes). */
+typedef struct {
+    chunk *c;
+    span s;
+    uint64_t base, from, bit, early_final;
+    int fallback;
+    inflate_job bytes;
+} spec_try;
+
+#define GUESS_BYTES (-300) /* guess_symbols: the bytes' decode is due */
+
+/* Decodes chunk c speculatively from the block start t->bit of its span:
+ * symbols with markers until the window is no longer needed; then
+ * GUESS_BYTES, t->bytes set up to go on as bytes (guess_bytes). A probe
+ * (c->probe) stops where PROBE_SYMS symbols do not reach the end of its
+ * first blocks and the last INFLATE_WINDOW of them (short of the slack a
  * block's decode leaves unwritten before its room's end) still hold a
  * marker: PROBE_MARKERS, its measure taken without decoding a text block
- * of megabytes into symbols. Returns the inflate result. */
-static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
+ * of megabytes into symbols. Else returns the inflate result. */
+static int guess_symbols(pinflate *p, spec_try *t)
 {
-    uint64_t base = s->off * 8;
+    chunk *c = t->c;
+    span *s = &t->s;
+    uint64_t base = t->base;
     if (room(p, (void **)&c->sym, &c->sym_cap, out_room(p), 2) < 0)
         return INFLATE_ERROR;
     const size_t limit = out_limit(p);
-    inflate_job j = {.bit = bit, .stop_bit = c->to - base, .out_limit = limit};
+    inflate_job j = {.bit = t->bit, .stop_bit = c->to - base, .out_limit = limit};
     c->nmarks = 0;
     members_on(p, &j, c);
     marks_on(p, &j, c, base, 0);
@@ -712,7 +781,7 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
         if (r == INFLATE_NEED_OUTPUT && cap == c->sym_cap)
             __atomic_fetch_add(&p->n_cut, 1, __ATOMIC_RELAXED);
         if (r == INFLATE_NEED_OUTPUT && j.out_len >= j.out_limit / 2) {
-            r = INFLATE_STOP; /* as run_bytes does */
+            r = INFLATE_STOP; /* as bytes_settle does */
             break;
         }
         if (r == INFLATE_NEED_OUTPUT && cap < c->sym_cap) {
@@ -743,67 +812,145 @@ static int decode_guess(pinflate *p, chunk *c, span *s, uint64_t bit)
         return INFLATE_ERROR;
     for (size_t i = c->nsym - INFLATE_WINDOW; i < c->nsym; i++)
         c->buf[i] = (uint8_t)c->sym[i];
-    inflate_job b = {.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = j.out_limit - c->nsym,
-                 .history = history_at(c, c->nsym, INFLATE_WINDOW)};
-    members_on(p, &b, c);
-    marks_on(p, &b, c, base, c->nsym);
-    r = run_bytes(p, c, s, &b, c->nsym);
-    c->end = b.bit + base;
-    c->nout = c->nsym + b.out_len;
-    members_found(c, &b, c->nsym, base);
+    t->bytes = (inflate_job){.bit = j.bit, .stop_bit = j.stop_bit, .out_limit = j.out_limit - c->nsym,
+                             .history = history_at(c, c->nsym, INFLATE_WINDOW)};
+    members_on(p, &t->bytes, c);
+    marks_on(p, &t->bytes, c, base, c->nsym);
+    return GUESS_BYTES;
+}
+
+/* Takes the bytes' decode of t's chunk, ended with result r, into it; r. */
+static int guess_bytes_end(spec_try *t, int r)
+{
+    chunk *c = t->c;
+    c->end = t->bytes.bit + t->base;
+    c->nout = c->nsym + t->bytes.out_len;
+    members_found(c, &t->bytes, c->nsym, t->base);
     return r;
 }
 
-/* Finds chunk c's first block start from which its decode succeeds. A
- * start whose blocks end in a final block is passed over, and taken only
- * where no later one decodes, unless the source ends just after that block
- * or its trailer is followed by another member (ifs_final_trusted): such a
- * start is most likely false. */
-static void decode_spec(pinflate *p, chunk *c)
+/* Opens chunk c's speculative decode: its span read. 0, or -1 (c failed). */
+static int spec_open(pinflate *p, chunk *c, spec_try *t)
 {
-    span s;
+    *t = (spec_try){.c = c, .early_final = NONE};
     c->start = NONE;
     c->status = INFLATE_ERROR;
-    if (span_open(&s, p, c->from, c->to) < 0)
-        return;
-    uint64_t base = s.off * 8, early_final = NONE;
-    for (uint64_t from = c->from - base;;) {
-        uint64_t bit = inflate_find_block(s.data, s.len, from, c->to - base);
-        int fallback = bit == NONE; /* the early final start again: no other one decodes */
-        if (fallback && early_final == NONE)
-            break;
-        if (fallback)
-            bit = early_final;
+    if (span_open(&t->s, p, c->from, c->to) < 0)
+        return -1;
+    t->base = t->s.off * 8;
+    t->from = c->from - t->base;
+    return 0;
+}
+
+/* Judges the decode from start t->bit that ended with result r: 1 where the
+ * chunk is settled (it decoded, or no other start is left), 0 where the
+ * search goes on past it. A start whose blocks end in a final block is
+ * passed over, and taken only where no later one decodes, unless the
+ * source ends just after that block or its trailer is followed by another
+ * member (ifs_final_trusted): such a start is most likely false. */
+static int spec_judge(pinflate *p, spec_try *t, int r)
+{
+    chunk *c = t->c;
+    if (r == PROBE_MARKERS) { /* measured: the order decodes it again */
+        c->probe_cut = 1;
+        return 1;
+    }
+    int early = r == INFLATE_END && !t->fallback &&
+                src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
+                !ifs_final_trusted(t->s.data, t->s.len, c->end - t->base);
+    if (early && t->early_final == NONE)
+        t->early_final = t->bit;
+    if ((r == INFLATE_STOP || r == INFLATE_END) && !early) {
+        c->start = t->bit + t->base;
+        c->status = r;
+        c->out = c->buf;
+        if (!c->buf) { /* all symbols: replaced by their bytes in place */
+            c->out = (uint8_t *)c->sym;
+            c->nout = c->nsym;
+        }
+        return 1;
+    }
+    spare_give(p, c->buf, c->cap); /* a false start: its buffer serves the next */
+    c->buf = NULL;
+    c->cap = 0;
+    if (t->fallback)
+        return 1;
+    t->from = t->bit + 1;
+    return 0;
+}
+
+/* Goes on with t's search for its chunk's first block start from which the
+ * decode succeeds: 1 where a start's bytes' decode is due (t->bytes), 0
+ * where the chunk is settled. */
+static int spec_advance(pinflate *p, spec_try *t)
+{
+    chunk *c = t->c;
+    for (;;) {
+        t->bit = inflate_find_block(t->s.data, t->s.len, t->from, c->to - t->base);
+        t->fallback = t->bit == NONE; /* the early final start again: no other one decodes */
+        if (t->fallback && t->early_final == NONE)
+            return 0;
+        if (t->fallback)
+            t->bit = t->early_final;
         c->nsym = c->nout = c->nends = 0;
         c->blocks = 0;
-        int r = decode_guess(p, c, &s, bit);
-        if (r == PROBE_MARKERS) { /* measured: the order decodes it again */
-            c->probe_cut = 1;
-            break;
-        }
-        int early = r == INFLATE_END && !fallback &&
-                    src_has(p, (c->end + IFS_TAIL_BYTES * 8) / 8) &&
-                    !ifs_final_trusted(s.data, s.len, c->end - base);
-        if (early && early_final == NONE)
-            early_final = bit;
-        if ((r == INFLATE_STOP || r == INFLATE_END) && !early) {
-            c->start = bit + base;
-            c->status = r;
-            c->out = c->buf;
-            if (!c->buf) { /* all symbols: replaced by their bytes in place */
-                c->out = (uint8_t *)c->sym;
-                c->nout = c->nsym;
-            }
-            break;
-        }
-        spare_give(p, c->buf, c->cap); /* a false start: its buffer serves the next */
-        c->buf = NULL;
-        c->cap = 0;
-        if (fallback)
-            break;
-        from = bit + 1;
+        int r = guess_symbols(p, t);
+        if (r == GUESS_BYTES)
+            return 1;
+        if (spec_judge(p, t, r))
+            return 0;
     }
-    span_close(&s);
+}
+
+/* Runs t's bytes' decode alone and judges it: spec_advance's answer after
+ * it. */
+static int spec_bytes(pinflate *p, spec_try *t)
+{
+    int r = guess_bytes_end(t, run_bytes(p, t->c, &t->s, &t->bytes, t->c->nsym));
+    return !spec_judge(p, t, r) && spec_advance(p, t);
+}
+
+/* Decodes chunk c speculatively: from the first place in its range where a
+ * block start decodes (spec_advance), symbols until the window is no
+ * longer needed, then bytes. */
+static void decode_spec(pinflate *p, chunk *c)
+{
+    spec_try t;
+    if (spec_open(p, c, &t) < 0)
+        return;
+    for (int due = spec_advance(p, &t); due;)
+        due = spec_bytes(p, &t);
+    span_close(&t.s);
+}
+
+/* Decodes speculative chunks a and b as decode_spec does, their bytes at
+ * once on this thread (inflate_decode_bytes_pair) while both have bytes
+ * to decode; each ends as decode_spec would end it. */
+static void decode_spec_pair(pinflate *p, chunk *a, chunk *b)
+{
+    spec_try t[2];
+    int open[2] = {spec_open(p, a, &t[0]) == 0, spec_open(p, b, &t[1]) == 0};
+    int due[2] = {open[0] && spec_advance(p, &t[0]), open[1] && spec_advance(p, &t[1])};
+    while (due[0] && due[1]) {
+        size_t limit[2] = {t[0].bytes.out_limit, t[1].bytes.out_limit};
+        int r[2];
+        for (int i = 0; i < 2; i++)
+            bytes_setup(p, t[i].c, &t[i].s, &t[i].bytes, t[i].c->nsym, limit[i]);
+        r[0] = inflate_decode_bytes_pair(&t[0].bytes, &t[1].bytes, &r[1]);
+        for (int i = 0; i < 2; i++) {
+            r[i] = bytes_settle(p, t[i].c, &t[i].s, &t[i].bytes, limit[i], r[i]);
+            if (r[i] == BYTES_AGAIN) /* on alone: rare (a block past the room or the span) */
+                r[i] = run_bytes(p, t[i].c, &t[i].s, &t[i].bytes, t[i].c->nsym);
+            r[i] = guess_bytes_end(&t[i], r[i]);
+            due[i] = !spec_judge(p, &t[i], r[i]) && spec_advance(p, &t[i]);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        while (due[i])
+            due[i] = spec_bytes(p, &t[i]);
+        if (open[i])
+            span_close(&t[i].s);
+    }
 }
 
 /* Moves the window past chunk c's bytes (markers taken from the window),
@@ -999,8 +1146,24 @@ static int speculate(const pinflate *p)
     return spec_pays(p);
 }
 
+/* Whether speculative chunks are taken two at a time (PAIR_BITS; lock
+ * held): every one of more than HALVES_THREADS threads speculates and the
+ * stream so far is mostly literals. */
+static int pairs_pay(const pinflate *p)
+{
+    return p->nthreads > HALVES_THREADS && p->out_done && p->in_done >= (uint64_t)PAIR_BITS * p->out_done &&
+           speculate(p);
+}
+
+/* The most chunks in flight at once: a few per thread, twice as many where
+ * a thread takes two (lock held). */
+static size_t in_flight_most(const pinflate *p)
+{
+    return (size_t)p->nthreads * (pairs_pay(p) ? 2 : 1) + 2;
+}
+
 /* Whether the next speculative chunk is a probe that may stop at PROBE_SYMS
- * (decode_guess; lock held): under AUTO, a measure (the stream's first, or
+ * (guess_symbols; lock held): under AUTO, a measure (the stream's first, or
  * one every PROBE_EVERY chunks) where the threads are too few to pay for
  * chunks of symbols at three times the cost. Its answer then most likely is
  * to decode in order; with more threads it is the first of many that
@@ -1178,7 +1341,7 @@ static void advance(pinflate *p)
             p->ended = 1;
             p->end_bit = c->end;
             drop_after(p, c);
-        } else if (c->end < c->to && p->nchunks < (size_t)p->nthreads + 3 &&
+        } else if (c->end < c->to && p->nchunks < in_flight_most(p) + 1 &&
                    !insert_known(p, c, c->end, c->to)) {
             p->failed = 1; /* out of memory: the stream stops after c */
         } /* else, with one chunk more in flight than new_chunk allows (the
@@ -1211,7 +1374,7 @@ static uint64_t chunk_bytes(const pinflate *p)
  * else speculatively. NULL when none is due (lock held). */
 static chunk *new_chunk(pinflate *p)
 {
-    if (!p->active || p->ended || p->failed || p->nchunks >= (size_t)p->nthreads + 2)
+    if (!p->active || p->ended || p->failed || p->nchunks >= in_flight_most(p))
         return NULL;
     uint64_t end = src_size(p) * 8, size = chunk_bytes(p) * 8;
     chunk *c, *n = p->accepted ? p->accepted->next : p->head;
@@ -1345,6 +1508,38 @@ static chunk *pick(pinflate *p)
     return new_chunk(p);
 }
 
+/* A second speculative chunk for a thread that took speculative chunk c,
+ * to decode beside it where pairs pay: one waiting, else a new one; NULL
+ * where there is none (lock held). A new chunk decoded in order is left
+ * to another thread. */
+static chunk *pick_second(pinflate *p, const chunk *c)
+{
+    if (c->known || !pairs_pay(p))
+        return NULL;
+    for (chunk *n = p->head; n; n = n->next)
+        if (n != c && n->state == CH_WAIT && !n->known)
+            return n;
+    chunk *n = new_chunk(p);
+    if (n && n->known) {
+        pthread_cond_signal(&p->work);
+        return NULL;
+    }
+    return n;
+}
+
+/* Takes chunk c that a worker decoded (lock held): freed where it was
+ * dropped meanwhile (returns 0), else decoded, its time sampled (1). */
+static int chunk_decoded(pinflate *p, chunk *c)
+{
+    if (c->dropped) {
+        chunk_free(p, c);
+        return 0;
+    }
+    c->state = CH_DECODED;
+    order_sample(p, c);
+    return 1;
+}
+
 /* Copies the next piece of pinflate_read's copy (lock held, dropped
  * meanwhile). */
 static void copy_piece(pinflate *p)
@@ -1409,7 +1604,12 @@ static void *worker(void *arg)
             continue;
         }
         int resolving = c->state == CH_ACCEPTED;
+        chunk *c2 = resolving ? NULL : pick_second(p, c);
         c->state = resolving ? CH_RESOLVE : CH_RUN;
+        if (c2) {
+            c2->state = CH_RUN;
+            p->n_paired += 2;
+        }
         p->busy++;
         pthread_mutex_unlock(&p->lock);
         int rc = 0;
@@ -1419,26 +1619,26 @@ static void *worker(void *arg)
             task_clock t0 = task_clock_now();
             if (c->known)
                 decode_known(p, c);
+            else if (c2)
+                decode_spec_pair(p, c, c2);
             else
                 decode_spec(p, c);
-            task_clock_add(c, t0);
+            if (c2)
+                task_clock_split(c, c2, t0);
+            else
+                task_clock_add(c, t0);
         }
         pthread_mutex_lock(&p->lock);
         p->busy--;
-        if (c->dropped) {
+        if (resolving && c->dropped) {
             chunk_free(p, c);
-            pthread_cond_broadcast(&p->done);
-            continue;
-        }
-        if (resolving) {
+        } else if (resolving) {
             c->state = rc < 0 ? CH_FAILED : CH_READY;
             if (rc < 0)
                 p->failed = 1;
             if (c->timed) /* its cost is known now, its resolve included */
                 plan_sample(p, c->cold ? shared_cost(c, chunk_cost(c)) : time_cost(p, c));
-        } else {
-            c->state = CH_DECODED;
-            order_sample(p, c);
+        } else if ((chunk_decoded(p, c) | (c2 && chunk_decoded(p, c2))) != 0) {
             advance(p);
         }
         pthread_cond_broadcast(&p->done);
@@ -1867,6 +2067,12 @@ uint64_t pinflate_speculated(const pinflate *p)
 uint64_t pinflate_shared_copies(const pinflate *p)
 {
     return p->n_shared;
+}
+
+/* Speculative chunks decoded two at once (see pinflate.h). */
+uint64_t pinflate_paired(const pinflate *p)
+{
+    return p->n_paired;
 }
 
 /* Buffers faulted in ahead (see pinflate.h). */

@@ -205,6 +205,10 @@ uint64_t pinflate_speculated(const pinflate *p);
  * pieces with threads that had no chunk to decode (long reads only). */
 uint64_t pinflate_shared_copies(const pinflate *p);
 
+/* How many speculative chunks, over every stream, were decoded two at once
+ * on a thread (data of mostly literals: their lookups overlap). */
+uint64_t pinflate_paired(const pinflate *p);
+
 /* Output buffers that idle threads faulted in ahead of the decoding ones,
  * over every stream: where the stream is decoded in order, the first
  * chunks' (see prefault_spare in pinflate.c); none for a pipe. */

@@ -2,8 +2,9 @@
  * file with any number of threads (more than the machine's cores too, to
  * see what many threads cost where only a few exist), reading its bytes as
  * the reduce's reader does (pieces of BUF bytes into one buffer), and prints
- * the process's CPU seconds, page faults, chunks (and how many decodes took
- * two halves at once) and wall time: on a shared or oversubscribed machine
+ * the process's CPU seconds, page faults, chunks (and how many were decoded
+ * two at once on a thread, how many decodes took two halves at once) and
+ * wall time: on a shared or oversubscribed machine
  * compare the CPU seconds and faults, not the wall.
  * Checks the CRC-32 and length against the trailer.
  * PLAN (auto, order or parallel; default auto) sets pinflate_plan, to see what
@@ -88,10 +89,10 @@ int main(int argc, char **argv)
         }
         pinflate_counts(p, &chunks, &redone);
         printf("%s: %d threads, plan %s: cpu %.3f s, wall %.3f s, %ld faults, %llu chunks so far "
-               "(%llu again, %llu speculative, %llu decodes in halves)\n",
+               "(%llu again, %llu speculative, %llu decoded in pairs, %llu decodes in halves)\n",
                argv[1], threads, plan, c, w, f1 - f0, (unsigned long long)chunks,
                (unsigned long long)redone, (unsigned long long)pinflate_speculated(p),
-               (unsigned long long)inflate_halves());
+               (unsigned long long)pinflate_paired(p), (unsigned long long)inflate_halves());
     }
     pinflate_destroy(p);
     return 0;

@@ -422,6 +422,17 @@ static void test_copies(void)
         r = host_inflate(w.buf, clen, out, n, &got, 1, &end);
         CHECKF(r == INFLATE_END && got == n && memcmp(out, w.out, n) == 0,
                "copies %d, stepped: r %d", dyn, r);
+        /* two at once (the stream beside itself): each gives the bytes */
+        uint8_t *out2 = malloc(n + 64);
+        inflate_job pa = {.in = w.buf, .in_len = clen, .stop_bit = UINT64_MAX,
+                          .out_limit = SIZE_MAX, .out = out, .out_cap = n};
+        inflate_job pb = pa;
+        pb.out = out2;
+        int rb, ra = inflate_decode_bytes_pair(&pa, &pb, &rb);
+        CHECKF(ra == INFLATE_END && rb == INFLATE_END && pa.out_len == n && pb.out_len == n &&
+                   memcmp(out, w.out, n) == 0 && memcmp(out2, w.out, n) == 0,
+               "copies %d, paired: %d %d", dyn, ra, rb);
+        free(out2);
         /* zlib agrees that the stream is what the writer says */
         CHECKF(zlib_raw_inflate(w.buf, clen, out, n, &got) == 1 && got == n &&
                    memcmp(out, w.out, n) == 0,
@@ -1600,6 +1611,193 @@ static void test_halves(void)
     free(ref);
 }
 
+/* One job of test_pair_decode: a start (a boundary of the stream, with
+ * its history), stops, limits, room and input length picked at random
+ * (case t), or damage in its second half; the job in *j, its boundaries
+ * into *seen, its output after the history in out. */
+typedef struct {
+    uint8_t *c;   /* the stream, damaged or not */
+    size_t clen;  /* its input length (cut or whole) */
+    uint64_t bit; /* the start */
+    size_t hist, first; /* the history before it, the data's offset there */
+    uint64_t stop_bit;
+    size_t limit, cap;
+} pair_case;
+
+/* Picks pair_case number t for stream c (clen bytes, data[0..n), the
+ * boundaries `want`). */
+static pair_case pair_pick(uint8_t *c, size_t clen, size_t n, const boundary_list *want, int t)
+{
+    pair_case k = {.c = c, .clen = clen};
+    size_t at = t % 3 == 0 || want->n < 8 ? 0 : 1 + rnd() % (want->n / 4);
+    k.bit = at ? want->at[at - 1].bit : 0;
+    k.first = at ? want->at[at - 1].out : 0;
+    k.hist = k.first > INFLATE_WINDOW ? INFLATE_WINDOW + rnd() % 100 : k.first;
+    k.stop_bit = t % 4 == 1 ? k.bit + rnd() % (clen * 8 - k.bit) : UINT64_MAX;
+    k.limit = t % 4 == 2 ? rnd() % n : SIZE_MAX;
+    k.cap = t % 5 == 3 ? (n - k.first) / 2 + rnd() % (n / 4) : n + 4096;
+    k.clen = t % 7 == 4 ? clen / 2 + rnd() % (clen / 2) : clen;
+    if (t % 6 == 5) { /* damage in the second half */
+        k.c = malloc(clen + 16);
+        memcpy(k.c, c, clen + 16);
+        for (int i = 0; i < 8; i++)
+            k.c[clen / 2 + rnd() % (clen / 2)] ^= (uint8_t)(1 + rnd() % 255);
+    }
+    return k;
+}
+
+/* Sets job j up for case k over data, out holding the history then the
+ * output, its boundaries into *seen. */
+static void pair_job(inflate_job *j, const pair_case *k, const uint8_t *data, uint8_t *out,
+                     boundary_list *seen)
+{
+    memcpy(out, data + k->first - k->hist, k->hist);
+    *j = (inflate_job){.in = k->c, .in_len = k->clen, .bit = k->bit, .stop_bit = k->stop_bit,
+                       .out_limit = k->limit, .out = out + k->hist, .out_cap = k->cap,
+                       .history = k->hist, .on_block = boundary_add, .block_ctx = seen};
+}
+
+/* Two decodes at once (inflate_decode_bytes_pair) give each job what its
+ * decode alone gives: result, stop, blocks, boundaries and bytes, with
+ * stops and output limits anywhere, too little room, a cut input, damage,
+ * a known history, and streams of floats (level 1 and 6), random bytes
+ * and mixed data paired with each other, and with itself. */
+static void test_pair_decode(void)
+{
+    enum { STREAMS = 4 };
+    size_t n = 3u << 20;
+    size_t room = n + 4096 + INFLATE_WINDOW + 128;
+    uint8_t *data[STREAMS], *c[STREAMS], *out[2], *ref[2];
+    size_t clen[STREAMS];
+    boundary_list want[STREAMS];
+    static const int kinds[STREAMS] = {K_FLOATS, K_FLOATS, K_RANDOM, K_MIXED};
+    static const int levels[STREAMS] = {1, 6, 6, 1};
+    for (int i = 0; i < STREAMS; i++) {
+        data[i] = malloc(n);
+        fill(data[i], n, kinds[i]);
+        c[i] = deflate_raw(data[i], n, levels[i], Z_DEFAULT_STRATEGY, 15, 0, 0, &clen[i]);
+        c[i] = realloc(c[i], clen[i] + 16);
+        memset(c[i] + clen[i], 0, 16);
+        want[i] = (boundary_list){0};
+        inflate_job r = {.in = c[i], .in_len = clen[i], .stop_bit = UINT64_MAX,
+                         .out_limit = SIZE_MAX, .out = malloc(n + 4096), .out_cap = n + 4096,
+                         .on_block = boundary_add, .block_ctx = &want[i]};
+        int rr = inflate_decode_bytes(&r);
+        CHECKF(rr == INFLATE_END && r.out_len == n && memcmp(r.out, data[i], n) == 0,
+               "stream %d: decode %d, %zu bytes", i, rr, r.out_len);
+        free(r.out);
+    }
+    for (int i = 0; i < 2; i++) {
+        out[i] = malloc(room);
+        ref[i] = malloc(room);
+    }
+    for (int t = 0; t < 48; t++) {
+        int sa = t % STREAMS, sb = (t / STREAMS) % STREAMS;
+        pair_case k[2] = {pair_pick(c[sa], clen[sa], n, &want[sa], t),
+                          pair_pick(c[sb], clen[sb], n, &want[sb], t / 2 + 3 * (t & 1))};
+        const uint8_t *d[2] = {data[sa], data[sb]};
+        inflate_job pj[2], one[2];
+        boundary_list got[2] = {{0}, {0}}, alone[2] = {{0}, {0}};
+        int r1[2], rp[2];
+        for (int i = 0; i < 2; i++) {
+            pair_job(&one[i], &k[i], d[i], ref[i], &alone[i]);
+            r1[i] = inflate_decode_bytes(&one[i]);
+            memset(out[i], 0x5a, room);
+            pair_job(&pj[i], &k[i], d[i], out[i], &got[i]);
+        }
+        rp[0] = inflate_decode_bytes_pair(&pj[0], &pj[1], &rp[1]);
+        for (int i = 0; i < 2; i++) {
+            int same_marks = got[i].n == alone[i].n;
+            for (size_t m = 0; same_marks && m < got[i].n; m++)
+                same_marks = got[i].at[m].bit == alone[i].at[m].bit &&
+                             got[i].at[m].out == alone[i].at[m].out;
+            CHECKF(rp[i] == r1[i] && pj[i].out_len == one[i].out_len && pj[i].bit == one[i].bit &&
+                       pj[i].blocks == one[i].blocks && same_marks &&
+                       memcmp(out[i] + k[i].hist, ref[i] + k[i].hist, one[i].out_len) == 0,
+                   "case %d, job %d (stream %d): paired %d at %zu bit %llu blocks %d, alone %d at %zu bit %llu blocks %d",
+                   t, i, i ? sb : sa, rp[i], pj[i].out_len, (unsigned long long)pj[i].bit,
+                   pj[i].blocks, r1[i], one[i].out_len, (unsigned long long)one[i].bit,
+                   one[i].blocks);
+            if (k[i].c != c[i ? sb : sa])
+                free(k[i].c);
+            free(got[i].at);
+            free(alone[i].at);
+        }
+    }
+    /* A match from before the output's start, met inside the pairs' loop:
+     * refused as alone, the other job unaffected. A fixed block: 100
+     * literals, a match of 3 at distance 200, 100 literals. */
+    fixw w = {.buf = calloc(1, 4096), .out = malloc(4096)};
+    fw_bits(&w, 1, 1);
+    fw_bits(&w, 1, 2);
+    for (int i = 0; i < 200; i++) {
+        if (i == 100) {
+            fw_sym(&w, 257);     /* length 3 */
+            fw_code(&w, 15, 5);  /* distance 193 + 6 extra bits */
+            fw_bits(&w, 200 - 193, 6);
+        }
+        fw_lit(&w, (uint8_t)rnd());
+    }
+    fw_sym(&w, 256);
+    inflate_job bad = {.in = w.buf, .in_len = (size_t)(w.nbits + 7) / 8 + 16,
+                       .stop_bit = UINT64_MAX, .out_limit = SIZE_MAX, .out = out[0],
+                       .out_cap = 4096};
+    inflate_job good = {.in = c[0], .in_len = clen[0], .stop_bit = UINT64_MAX,
+                        .out_limit = SIZE_MAX, .out = out[1], .out_cap = n + 4096};
+    int rgood, rbad = inflate_decode_bytes_pair(&bad, &good, &rgood);
+    CHECKF(rbad == INFLATE_ERROR && rgood == INFLATE_END && good.out_len == n &&
+               memcmp(out[1], data[0], n) == 0,
+           "too far back: %d, the other %d at %zu", rbad, rgood, good.out_len);
+    free(w.buf);
+    free(w.out);
+    for (int i = 0; i < STREAMS; i++) {
+        free(want[i].at);
+        free(c[i]);
+        free(data[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        free(out[i]);
+        free(ref[i]);
+    }
+}
+
+/* Streams of mostly literals (floats, gzip -1 and -6) have their
+ * speculative chunks decoded two at once on a thread (pinflate_paired
+ * counts them) on more threads than take halves: bytes, CRC-32 and length
+ * are zlib's, on 5 to 7 threads, with chunks of every size, from memory
+ * and from a pipe; a stream of text, whose matches would break pairs up,
+ * takes none, nor floats on 4 threads. */
+static void test_paired_chunks(void)
+{
+    size_t n = 12u << 20;
+    uint8_t *data = malloc(n), *out = malloc(n + 64);
+    for (int round = 0; round < 7; round++) {
+        int text = round == 5, few = round == 6;
+        fill(data, n, text ? K_TEXT : K_FLOATS);
+        size_t clen;
+        uint8_t *c = deflate_raw(data, n, round % 2 ? 6 : 1, Z_DEFAULT_STRATEGY, 15, 0, 0, &clen);
+        int threads = few ? 4 : 5 + round % 3;
+        pinflate *p;
+        CHECK(pinflate_create(&p, threads, round < 2 ? 0 : (64u << 10) << (round % 4)) == 0);
+        pinflate_plan(p, PINFLATE_PARALLEL);
+        memset(out, 0x5a, n + 64);
+        size_t got;
+        uint64_t end;
+        uint32_t crc;
+        int rc = par_inflate(p, c, clen, out, n + 64, &got, &end, &crc, round == 3);
+        CHECKF(rc == 0 && got == n && memcmp(out, data, n) == 0 &&
+                   crc == (uint32_t)crc32(0, data, (uInt)n),
+               "round %d: %d, %zu bytes", round, rc, got);
+        CHECKF(text || few ? pinflate_paired(p) == 0 : pinflate_paired(p) > 0,
+               "round %d (%s, %d threads): %llu chunks paired", round, text ? "text" : "floats",
+               threads, (unsigned long long)pinflate_paired(p));
+        pinflate_destroy(p);
+        free(c);
+    }
+    free(data);
+    free(out);
+}
+
 /* Empty fixed-Huffman blocks between blocks (pigz's, zlib's partial flush):
  * the finder passes over them, and a speculative start just past a run of
  * them is the same start as the boundary before it, not a false one decoded
@@ -2128,6 +2326,8 @@ int main(void)
     RUN(test_boundaries_reported);
     RUN(test_clean_point);
     RUN(test_halves);
+    RUN(test_pair_decode);
+    RUN(test_paired_chunks);
     RUN(test_damage);
     RUN(test_begin_at);
     RUN(test_false_final);
@@ -2147,6 +2347,7 @@ int main(void)
             RUN(test_damage);
             RUN(test_clean_point);
             RUN(test_halves);
+            RUN(test_pair_decode);
         }
     inflate_force_variant(-1);
     RUN(test_variants);
