@@ -3,7 +3,8 @@
  * which must agree exactly) and the parallel decoder of one stream
  * (io/gzip/pinflate.c) against zlib.
  *
- * The first byte picks the parallel decoder's threads (1 to 4) and chunk
+ * The first byte picks the parallel decoder's threads (1, 2, 3 or 6: on 6,
+ * speculative chunks of mostly literals are decoded two at once) and chunk
  * size (tens of bytes up to a few KiB, so that every input crosses many
  * chunk boundaries) and the host decoder's stop step, whose low bit also
  * has the parallel decoder read the stream through a pipe's spool, written
@@ -17,7 +18,8 @@
  * is also read as gzip members with the parallel decoder going on across
  * them (pinflate_members): member by member, zlib's bytes, ends and CRC-32s.
  * The stream is also taken up from a block boundary in its middle, with the
- * window, CRC-32 and length before it (pinflate_begin_at). */
+ * window, CRC-32 and length before it (pinflate_begin_at), and decoded
+ * beside itself cut short (inflate_decode_bytes_pair): each as alone. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,18 +198,48 @@ static int host_decode(const uint8_t *in, size_t len, uint64_t step, uint8_t *ou
     return r;
 }
 
+/* One job over in[0..len) into out (CAP bytes), stopped at the first
+ * boundary past stop_bit. */
+static inflate_job pair_job(const uint8_t *in, size_t len, uint64_t stop_bit, uint8_t *out)
+{
+    return (inflate_job){.in = in, .in_len = len, .stop_bit = stop_bit, .out_limit = SIZE_MAX,
+                         .out = out, .out_cap = CAP};
+}
+
+/* The input decoded twice at once (inflate_decode_bytes_pair): whole, and
+ * cut at a point with a stop at another; each job's result, stop, blocks
+ * and bytes must be its decode's alone. */
+static void pair_check(const uint8_t *in, size_t len, unsigned cfg)
+{
+    static uint8_t *out[4];
+    for (int i = 0; i < 4; i++)
+        if (!out[i])
+            require((out[i] = malloc(CAP)) != NULL);
+    size_t cut = len - len * (cfg & 7) / 16;
+    uint64_t stop = (uint64_t)len * 8 * ((cfg >> 3) + 1) / 33;
+    inflate_job a = pair_job(in, len, UINT64_MAX, out[0]), b = pair_job(in, cut, stop, out[1]);
+    inflate_job a1 = pair_job(in, len, UINT64_MAX, out[2]), b1 = pair_job(in, cut, stop, out[3]);
+    int rb, ra = inflate_decode_bytes_pair(&a, &b, &rb);
+    int ra1 = inflate_decode_bytes(&a1), rb1 = inflate_decode_bytes(&b1);
+    require(ra == ra1 && a.out_len == a1.out_len && a.bit == a1.bit && a.blocks == a1.blocks &&
+            memcmp(out[0], out[2], a.out_len) == 0);
+    require(rb == rb1 && b.out_len == b1.out_len && b.bit == b1.bit && b.blocks == b1.blocks &&
+            memcmp(out[1], out[3], b.out_len) == 0);
+}
+
 /* Decodes with zlib, the host decoder (each of its variants this CPU runs)
  * and the parallel decoder, and aborts on any disagreement. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static pinflate *par[4][4];
+    static const int threads[4] = {1, 2, 3, 6};
     static const uint64_t chunk[4] = {37, 300, 2048, 9000};
     if (size < 1)
         return 0;
     unsigned cfg = data[0];
     pinflate **p = &par[cfg & 3][(cfg >> 2) & 3];
     if (!*p)
-        require(pinflate_create(p, (int)(cfg & 3) + 1, chunk[(cfg >> 2) & 3]) == 0);
+        require(pinflate_create(p, threads[cfg & 3], chunk[(cfg >> 2) & 3]) == 0);
     pinflate_plan(*p, cfg & 0x20   ? PINFLATE_AUTO
                       : cfg & 0x40 ? PINFLATE_ORDER
                                    : PINFLATE_PARALLEL);
@@ -237,6 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     begin_at_check(*p, in, len, (uint64_t)len * 8 * ((cfg >> 4) + 1) / 17, want, zgot, zok,
                    par_out);
     members_check(*p, in, len, want, par_out);
+    pair_check(in, len, cfg);
     free(want);
     free(host);
     free(par_out);
