@@ -1509,12 +1509,13 @@ static chunk *pick(pinflate *p)
 }
 
 /* A second speculative chunk for a thread that took speculative chunk c,
- * to decode beside it where pairs pay: one waiting, else a new one; NULL
- * where there is none (lock held). A new chunk decoded in order is left
- * to another thread. */
+ * to decode beside it where pairs pay and every other thread is busy (an
+ * idle one decodes it sooner, as at a stream's end): one waiting, else a
+ * new one; NULL where there is none (lock held). A new chunk decoded in
+ * order is left to another thread. */
 static chunk *pick_second(pinflate *p, const chunk *c)
 {
-    if (c->known || !pairs_pay(p))
+    if (c->known || p->busy < p->nthreads - 1 || !pairs_pay(p))
         return NULL;
     for (chunk *n = p->head; n; n = n->next)
         if (n != c && n->state == CH_WAIT && !n->known)
