@@ -748,7 +748,7 @@ typedef struct {
 
 /* Decodes chunk c speculatively from the block start t->bit of its span:
  * symbols with markers until the window is no longer needed; then
- * GUESS_BYTES, t->bytes set up to go on as bytes (guess_bytes). A probe
+ * GUESS_BYTES, t->bytes set up to go on as bytes (spec_bytes). A probe
  * (c->probe) stops where PROBE_SYMS symbols do not reach the end of its
  * first blocks and the last INFLATE_WINDOW of them (short of the slack a
  * block's decode leaves unwritten before its room's end) still hold a
