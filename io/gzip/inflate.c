@@ -936,13 +936,12 @@ static inline __attribute__((always_inline)) int pair_step(bits_t *b, uint32_t *
             x = lt[b->buf & LIT_MASK];
         }
     } else if (IS_MATCH(x)) {
-        bits_t keep = *b;
-        unsigned len = M_LEN(x);
-        size_t dist = dist_base[M_DIST_SYM(x)] + extra_bits(b, E_LEN(x), E_EXTRA(x));
-        if (dist > p + history) {
-            *b = keep;
+        unsigned len = M_LEN(x), total = E_LEN(x), extra = E_EXTRA(x);
+        size_t dist = dist_base[M_DIST_SYM(x)] +
+                      (size_t)((b->buf >> (total - extra)) & ((1u << extra) - 1));
+        if (dist > p + history)
             return 0;
-        }
+        drop(b, total);
         x = lt[b->buf & LIT_MASK];
         copy_match(out + p, dist, len);
         p += len;

@@ -902,12 +902,17 @@ static int spec_advance(pinflate *p, spec_try *t)
     }
 }
 
-/* Runs t's bytes' decode alone and judges it: spec_advance's answer after
- * it. */
+/* Takes t's bytes' decode, ended with result r, and judges it: 1 where a
+ * next start's bytes are due (spec_advance), 0 where the chunk is settled. */
+static int spec_bytes_done(pinflate *p, spec_try *t, int r)
+{
+    return !spec_judge(p, t, guess_bytes_end(t, r)) && spec_advance(p, t);
+}
+
+/* Runs t's bytes' decode alone (spec_bytes_done's answer after it). */
 static int spec_bytes(pinflate *p, spec_try *t)
 {
-    int r = guess_bytes_end(t, run_bytes(p, t->c, &t->s, &t->bytes, t->c->nsym));
-    return !spec_judge(p, t, r) && spec_advance(p, t);
+    return spec_bytes_done(p, t, run_bytes(p, t->c, &t->s, &t->bytes, t->c->nsym));
 }
 
 /* Decodes chunk c speculatively: from the first place in its range where a
@@ -941,8 +946,7 @@ static void decode_spec_pair(pinflate *p, chunk *a, chunk *b)
             r[i] = bytes_settle(p, t[i].c, &t[i].s, &t[i].bytes, limit[i], r[i]);
             if (r[i] == BYTES_AGAIN) /* on alone: rare (a block past the room or the span) */
                 r[i] = run_bytes(p, t[i].c, &t[i].s, &t[i].bytes, t[i].c->nsym);
-            r[i] = guess_bytes_end(&t[i], r[i]);
-            due[i] = !spec_judge(p, &t[i], r[i]) && spec_advance(p, &t[i]);
+            due[i] = spec_bytes_done(p, &t[i], r[i]);
         }
     }
     for (int i = 0; i < 2; i++) {
