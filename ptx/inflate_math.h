@@ -116,10 +116,18 @@ typedef struct {
     if_u32 n;
 } if_bits;
 
+/* Whether the host stores words little-endian, as deflate's bit order reads
+ * them: then its loads copy whole words rather than assemble bytes. */
+#if !defined(__CUDACC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define IF_HOST_LE 1
+#else
+#define IF_HOST_LE 0
+#endif
+
 /* Four input bytes at in[pos..pos+3] as a little-endian word; bytes at or
  * past len read as zero. The GPU reads two aligned words and shifts (the
- * caller keeps IF_IN_PAD readable bytes after the member); the host reads
- * bytes. */
+ * caller keeps IF_IN_PAD readable bytes after the member); the host copies
+ * a word, or reads bytes near the end. */
 IF_HD if_u32 if_load32(const if_u8 *in, if_u32 len, if_u32 pos)
 {
     if (pos >= len)
@@ -131,8 +139,11 @@ IF_HD if_u32 if_load32(const if_u8 *in, if_u32 len, if_u32 pos)
     if_u32 v = __funnelshift_r(__ldg(w), __ldg(w + 1), sh);
 #else
     if_u32 v = 0;
-    for (if_u32 k = 0; k < 4 && pos + k < len; k++)
-        v |= (if_u32)in[pos + k] << (8 * k);
+    if (IF_HOST_LE && len - pos >= 4)
+        __builtin_memcpy(&v, in + pos, 4);
+    else
+        for (if_u32 k = 0; k < 4 && pos + k < len; k++)
+            v |= (if_u32)in[pos + k] << (8 * k);
 #endif
     if (len - pos < 4)
         v &= (1u << (8 * (len - pos))) - 1u;
@@ -162,8 +173,11 @@ IF_HD if_u64 if_load64(const if_u8 *in, if_u32 pos)
     return (if_u64)__funnelshift_r(w0, w1, sh) | (if_u64)__funnelshift_r(w1, w2, sh) << 32;
 #else
     if_u64 v = 0;
-    for (if_u32 k = 0; k < 8; k++)
-        v |= (if_u64)in[pos + k] << (8 * k);
+    if (IF_HOST_LE)
+        __builtin_memcpy(&v, in + pos, 8);
+    else
+        for (if_u32 k = 0; k < 8; k++)
+            v |= (if_u64)in[pos + k] << (8 * k);
     return v;
 #endif
 }

@@ -131,12 +131,17 @@ __device__ __forceinline__ if_u64 ifs_find(const if_u8 *in, if_u32 len, if_u64 f
 #define IFS_LANE0 1
 #define IFS_FROM_LANE0(v) (v)
 
-/* The first bit offset in [from, to) where ifs_block_ok holds, or IFS_NONE. */
+/* The first bit offset in [from, to) where ifs_block_ok holds, or IFS_NONE:
+ * one thread tests every offset, so the block type's three bits (a
+ * non-final dynamic or stored block) are looked at before the rest. */
 IF_HD if_u64 ifs_find(const if_u8 *in, if_u32 len, if_u64 from, if_u64 to, if_tables *t)
 {
-    for (if_u64 bit = from; bit < to; bit++)
-        if (ifs_precheck(in, len, bit) && ifs_block_ok(in, len, bit, t))
+    for (if_u64 bit = from; bit < to; bit++) {
+        if_u32 head = (if_u32)ifs_peek(in, len, bit) & 7u;
+        if ((head == 4u || head == 0u) && ifs_precheck(in, len, bit) &&
+            ifs_block_ok(in, len, bit, t))
             return bit;
+    }
     return IFS_NONE;
 }
 #endif
