@@ -82,19 +82,22 @@ fi
 
 # The start order: the programs of the last run by its seconds, longest
 # first; those it did not time (all of them in a fresh checkout) by the CPU
-# seconds below (the suite measured on two cores), a unit test or fuzz
-# replay listed nowhere as a short one, and a command-line test listed
-# nowhere (a new one, which may be long) first of all.
-known="cli/test_docs.sh 71 cli/test_ptx.sh 66 cli/test_gz_parallel.sh 64 cli/test_simd.sh 45
-cli/test_driver_faults.sh 40 cli/test_shard.sh 40 cli/test_valgrind.sh 39 cli/test_devices.sh 37
-cli/test_quadratic_planes.sh 24 cli/test_transpose.sh 23 unit/test_run 21 cli/test_reduce.sh 17
-unit/test_reader 14 cli/test_format.sh 13 unit/test_inflate_stream 13 cli/test_auto.sh 10
-cli/test_npz.sh 10 unit/test_gzstream 10 cli/test_dtypes.sh 9 cli/test_guards.sh 7
-cli/test_gzip_out.sh 7 cli/test_integrity.sh 7 cli/test_npz_out.sh 7 cli/test_order.sh 7
-cli/test_lib.sh 6 cli/test_driver_versions.sh 5 cli/test_progress.sh 5 cli/test_quadratic.sh 5
-unit/test_gzwrite 5 cli/test_bench.sh 4 cli/test_faults.sh 4 unit/test_quadratic 4
-cli/test_gz_corrupt.sh 3 cli/test_hostile.sh 3 cli/test_slurm.sh 3 cli/test_sniff.sh 3
-cli/test_includes.sh 2 cli/test_native.sh 2 cli/test_gzindex.sh 25 unit/test_gzindex 7"
+# seconds below (the sanitizer build's on two cores, where the order counts
+# most; test_ptx's with nvcc, test_valgrind's outside that build), a unit
+# test or fuzz replay listed nowhere as a short one, and a command-line test
+# listed nowhere (a new one, which may be long) first of all.
+known="unit/test_run 98 cli/test_ptx.sh 66 cli/test_auto.sh 50 cli/test_shard.sh 30
+cli/test_devices.sh 30 unit/test_pinflate 28 cli/test_simd.sh 28 cli/test_docs.sh 27
+cli/test_driver_faults.sh 26 cli/test_gzindex.sh 22 unit/test_gzstream 18 cli/test_transpose.sh 16
+cli/test_quadratic_planes.sh 15 cli/test_gz_parallel.sh 14 unit/test_reader 13
+unit/test_inflate_stream 13 cli/test_axis.sh 13 unit/test_gzindex 12 cli/test_axis_cols_host.sh 12
+cli/test_valgrind.sh 24 cli/test_reduce.sh 10 cli/test_npz.sh 10 unit/test_gzwrite 6
+unit/test_axis_cpu 6 cli/test_guards.sh 6 cli/test_axis_shard.sh 6 unit/test_quadratic 5
+cli/test_faults.sh 5 cli/test_dtypes.sh 5 cli/test_driver_versions.sh 5 unit/test_axis 4
+cli/test_integrity.sh 4 cli/test_gzip_out.sh 4 cli/test_format.sh 4 cli/test_gz_corrupt.sh 3
+cli/test_hostile.sh 3 cli/test_slurm.sh 3 cli/test_sniff.sh 3 cli/test_lib.sh 3
+cli/test_order.sh 3 cli/test_npz_out.sh 3 cli/test_progress.sh 3 cli/test_quadratic.sh 3
+cli/test_bench.sh 2 cli/test_includes.sh 2 cli/test_native.sh 2"
 i=0
 while [ $i -lt $n ]; do
     s=$({ echo "$known" | xargs -n 2; cat "$times" 2>/dev/null; } |
