@@ -1232,7 +1232,7 @@ int io_reader_set_index(io_reader *r, gzindex *x, io_status *st)
     else if (r->state != RD_BETWEEN || r->raw_offset != 0)
         rc = io_fail(st, IO_ERR_FORMAT, "%s", "a seek index is set before the first read");
     else if ((rc = gzindex_check(x, r->fd, (uint64_t)r->file_size, st)) == 0 &&
-             gzindex_stream_open(&r->ixs, x, r->fd, (uint64_t)r->file_size) < 0)
+             gzindex_stream_open(&r->ixs, x, r->fd, (uint64_t)r->file_size, 0) < 0)
         rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
     if (rc < 0) {
         gzindex_free(x);
@@ -1525,8 +1525,10 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
     if (r->ixs && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                "a gzip member from the access points of the seek index %s: %llu "
-                               "chunks on %d threads; ", r->index->path,
-                               (unsigned long long)gzindex_stream_chunks(r->ixs), par_cpus());
+                               "chunks on %d threads (%llu pairs of them two at once on a "
+                               "thread); ", r->index->path,
+                               (unsigned long long)gzindex_stream_chunks(r->ixs), par_cpus(),
+                               (unsigned long long)gzindex_stream_pairs(r->ixs));
     if (r->n_device && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                "single deflate streams inflated on the GPU: %llu; ",

@@ -306,6 +306,8 @@ struct gzindex_stream {
     uint64_t end_bit, len, chunks;
     uint64_t in_pos;     /* the file byte where the bytes handed out were compressed */
     uint32_t crc;
+    int pair;            /* chunks of mostly literals: a worker may take two (take_pair) */
+    atomic_ullong pairs; /* pairs of chunks decoded at once */
     const atomic_int *pause; /* gzindex_stream_pause_on's flag, or NULL */
     int paused;          /* stopped before chunk `cur` */
 };
@@ -330,12 +332,11 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
-/* Decodes one chunk (a worker's job): from its point with the point's window,
- * to the next point exactly (or the member's final block), checked against
- * the chunk's CRC-32 when the index has one. */
-static void *chunk_run(void *arg)
+/* Sets up the decode of one chunk into j: from its point with the point's
+ * window, to the next point exactly (or the member's final block). 0, or
+ * -1 with the error in c->rc and c->st. */
+static int chunk_open(chunk_job *c, inflate_job *j)
 {
-    chunk_job *c = arg;
     const gzindex *x = c->x;
     const gzindex_point *p = &x->pt[c->i];
     int last = c->i + 1 == x->n;
@@ -349,46 +350,96 @@ static void *chunk_run(void *arg)
         reserve(&c->buf, &c->cap, INFLATE_WINDOW + (size_t)olen) < 0 ||
         reserve(&c->src, &c->src_cap, (size_t)(c1 - c0)) < 0) {
         c->rc = io_fail(&c->st, IO_ERR_NOMEM, "%s", "out of memory");
-        return NULL;
+        return -1;
     }
     ssize_t k = io_pread_full(c->fd, c->src, (size_t)(c1 - c0), c0);
     if (k != (ssize_t)(c1 - c0)) {
         c->rc = io_fail(&c->st, IO_ERR_READ, "%s", k < 0 ? strerror((int)-k) : "the file shrank");
-        return NULL;
+        return -1;
     }
     size_t wlen;
     if ((c->rc = gzindex_window(x, c->i, c->buf, &wlen, &c->st)) < 0)
-        return NULL;
+        return -1;
     size_t hist = wlen < p->out ? wlen : (size_t)p->out;
     memmove(c->buf + INFLATE_WINDOW - hist, c->buf + wlen - hist, hist);
-    inflate_job j = {.in = c->src, .in_len = (size_t)(c1 - c0), .bit = p->bit % 8,
-                     .stop_bit = last ? UINT64_MAX : x->pt[c->i + 1].bit - c0 * 8,
-                     .out_limit = SIZE_MAX, .out = c->buf + INFLATE_WINDOW,
-                     .out_cap = (size_t)olen, .history = hist};
-    int r = inflate_decode_bytes(&j);
-    int ok = last ? r == INFLATE_END : r == INFLATE_STOP && j.bit == j.stop_bit;
-    if (!ok || j.out_len != olen) {
+    *j = (inflate_job){.in = c->src, .in_len = (size_t)(c1 - c0), .bit = p->bit % 8,
+                       .stop_bit = last ? UINT64_MAX : x->pt[c->i + 1].bit - c0 * 8,
+                       .out_limit = SIZE_MAX, .out = c->buf + INFLATE_WINDOW,
+                       .out_cap = (size_t)olen, .history = hist};
+    return 0;
+}
+
+/* Takes the result r of chunk c's decode with j: it must end at the next
+ * point exactly (or at the member's final block) with the point's length
+ * of data, and match the chunk's CRC-32 where the index has one. */
+static void chunk_close(chunk_job *c, const inflate_job *j, int r)
+{
+    const gzindex *x = c->x;
+    const gzindex_point *p = &x->pt[c->i];
+    int last = c->i + 1 == x->n;
+    uint64_t c0 = p->bit / 8, olen = j->out_cap;
+    int ok = last ? r == INFLATE_END : r == INFLATE_STOP && j->bit == j->stop_bit;
+    if (!ok || j->out_len != olen) {
         c->rc = io_fail(&c->st, IO_ERR_CORRUPT,
                         "the data from access point %zu (byte %llu) of the seek index %s does not "
                         "decode %s: the index is damaged or not this file's, or the data is "
                         "corrupt (read without the index to tell)",
                         c->i, (unsigned long long)c0, x->path,
                         last ? "to the member's end" : "to the next point");
-        return NULL;
+        return;
     }
     c->n = (size_t)olen;
     c->crc = crc_update(0, c->buf + INFLATE_WINDOW, c->n);
-    c->end_bit = c0 * 8 + j.bit;
+    c->end_bit = c0 * 8 + j->bit;
     if (x->checked && c->crc != p->crc)
         c->rc = io_fail(&c->st, IO_ERR_CRC,
                         "the data from access point %zu (byte %llu) of the seek index %s does not "
                         "match its CRC-32: the index is damaged or not this file's, or the data "
                         "is corrupt", c->i, (unsigned long long)c0, x->path);
-    return NULL;
 }
 
-/* A worker: decodes the next chunk into its slot once the chunk a ring
- * ago has been handed out, until told to stop. */
+/* Decodes one chunk (a worker's job); with halves, a chunk of mostly
+ * literals as two halves of itself at once (inflate_job.halves). */
+static void chunk_run(chunk_job *c, int halves)
+{
+    inflate_job j;
+    if (chunk_open(c, &j) < 0)
+        return;
+    j.halves = halves;
+    chunk_close(c, &j, inflate_decode_bytes(&j));
+}
+
+/* Decodes chunks a and b at once on this thread (inflate_decode_bytes_pair),
+ * each with its own result; one that cannot be set up leaves the other to
+ * decode alone. */
+static void chunk_run_pair(chunk_job *a, chunk_job *b)
+{
+    inflate_job ja, jb;
+    int oa = chunk_open(a, &ja), ob = chunk_open(b, &jb);
+    if (oa == 0 && ob == 0) {
+        int rb, ra = inflate_decode_bytes_pair(&ja, &jb, &rb);
+        chunk_close(a, &ja, ra);
+        chunk_close(b, &jb, rb);
+    } else if (oa == 0) {
+        chunk_close(a, &ja, inflate_decode_bytes(&ja));
+    } else if (ob == 0) {
+        chunk_close(b, &jb, inflate_decode_bytes(&jb));
+    }
+}
+
+/* Whether a worker that took chunk i takes the next one too, to decode both
+ * at once (lock held): a stream of mostly literals on more than
+ * INFLATE_HALVES_THREADS workers, with a slot free for it and more chunks
+ * left than the other workers take, so that the stream's last ones spread
+ * over every thread. */
+static int take_pair(const gzindex_stream *s)
+{
+    return s->pair && s->next <= s->last && s->next < s->cur + s->nslot &&
+           s->last - s->next >= s->nworker;
+}
+
+/* A worker: decodes the next chunk (or two, take_pair) into its slot once
+ * the chunk a ring ago has been handed out, until told to stop. */
 static void *chunk_worker(void *arg)
 {
     gzindex_stream *s = arg;
@@ -399,12 +450,22 @@ static void *chunk_worker(void *arg)
         if (s->stop)
             break;
         size_t i = s->next++;
-        chunk_job *c = &s->slot[i % s->nslot];
+        chunk_job *c = &s->slot[i % s->nslot], *c2 = NULL;
         c->i = i;
+        if (take_pair(s)) {
+            c2 = &s->slot[s->next % s->nslot];
+            c2->i = s->next++;
+            atomic_fetch_add(&s->pairs, 1);
+        }
         pthread_mutex_unlock(&s->mu);
-        chunk_run(c);
+        if (c2)
+            chunk_run_pair(c, c2);
+        else
+            chunk_run(c, s->nworker <= INFLATE_HALVES_THREADS);
         pthread_mutex_lock(&s->mu);
         s->done[i % s->nslot] = 1;
+        if (c2)
+            s->done[c2->i % s->nslot] = 1;
         pthread_cond_broadcast(&s->ready);
     }
     pthread_mutex_unlock(&s->mu);
@@ -437,14 +498,19 @@ static void start_workers(gzindex_stream *s)
 }
 
 /* Opens a read through an index (see gzindex.h). */
-int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len)
+int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len,
+                        int nworkers)
 {
     gzindex_stream *s = calloc(1, sizeof *s);
-    size_t workers = (size_t)par_cpus();
+    size_t workers = (size_t)(nworkers > 0 ? nworkers : par_cpus());
     if (!s)
         return IO_ERR_NOMEM;
     s->nworker = workers;
-    s->nslot = 2 * workers;
+    /* the compressed bits a decoded byte, over the member (a ratio the
+       index knows before any chunk is decoded) */
+    s->pair = workers > INFLATE_HALVES_THREADS &&
+              (double)file_len * 8 >= (double)x->usize * INFLATE_PAIR_BITS;
+    s->nslot = (s->pair ? 3 : 2) * workers;
     if (!(s->slot = calloc(s->nslot, sizeof *s->slot)) || !(s->done = calloc(s->nslot, 1)) ||
         !(s->worker = calloc(workers, sizeof *s->worker))) {
         free(s->slot);
@@ -508,7 +574,7 @@ static chunk_job *current_chunk(gzindex_stream *s, int *rc, io_status *st)
     if (!s->started && !s->done[s->cur % s->nslot]) {
         s->next = s->cur + 1;
         c->i = s->cur;
-        chunk_run(c);
+        chunk_run(c, 1);
         s->done[s->cur % s->nslot] = 1;
     }
     while (!s->done[s->cur % s->nslot])
@@ -621,6 +687,12 @@ uint64_t gzindex_stream_input_pos(const gzindex_stream *s)
 uint64_t gzindex_stream_chunks(const gzindex_stream *s)
 {
     return s->chunks;
+}
+
+/* The pairs of chunks decoded at once on a thread (see gzindex.h). */
+uint64_t gzindex_stream_pairs(const gzindex_stream *s)
+{
+    return atomic_load(&s->pairs);
 }
 
 /* Frees a read through an index. */

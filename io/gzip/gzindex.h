@@ -101,16 +101,19 @@ int gzindex_build(int fd, uint64_t file_len, const gzindex_spacing *sp,
                   int (*member_error)(int, uint64_t, uint64_t, io_status *), uint8_t **out,
                   size_t *len, size_t *points, io_status *st);
 
-/* Reads the decoded bytes of the member from an index's points: a worker
- * per core decodes the chunks between them in turn into a ring of two
- * slots per worker, and the reading thread hands them out in order, each
- * slot going to the chunk a ring later once its chunk is handed out. */
+/* Reads the decoded bytes of the member from an index's points: workers
+ * decode the chunks between them in turn into a ring of two slots per
+ * worker (three where a worker takes two chunks of mostly literals at once,
+ * on more than INFLATE_HALVES_THREADS workers), and the reading thread hands
+ * them out in order, each slot going to the chunk a ring later once its
+ * chunk is handed out. */
 typedef struct gzindex_stream gzindex_stream;
 
 /* Opens a read of the member in the gzip file open as fd (file_len bytes,
- * not moved) through x (borrowed), positioned at its start. 0 or
- * IO_ERR_NOMEM. */
-int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len);
+ * not moved) through x (borrowed), positioned at its start, with `workers`
+ * decoding threads (0: one per core, par_cpus()). 0 or IO_ERR_NOMEM. */
+int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len,
+                        int workers);
 
 /* Positions the read at decoded byte `from`: it decodes from the point at
  * or before it, and no chunk that starts at or past `upto` (UINT64_MAX:
@@ -147,6 +150,10 @@ uint64_t gzindex_stream_input_pos(const gzindex_stream *s);
 
 /* Chunks decoded so far. */
 uint64_t gzindex_stream_chunks(const gzindex_stream *s);
+
+/* Of those, the pairs decoded two at once on a thread (a member of mostly
+ * literals on more than INFLATE_HALVES_THREADS threads). */
+uint64_t gzindex_stream_pairs(const gzindex_stream *s);
 
 /* Frees s; accepts NULL. */
 void gzindex_stream_close(gzindex_stream *s);

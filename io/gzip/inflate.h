@@ -85,6 +85,15 @@ typedef struct {
  * pass. */
 int inflate_decode_bytes(inflate_job *j);
 
+/* The most threads on which a chunk's bytes are decoded as two halves of
+ * itself (inflate_job.halves); on more, the parallel readers decode two
+ * chunks at once on a thread (inflate_decode_bytes_pair) where the stream
+ * took INFLATE_PAIR_BITS compressed bits a decoded byte or more (data of
+ * mostly literals, whose lookups then overlap). BENCHMARKS.md and
+ * docs/codec.md give the measurements behind both numbers. */
+#define INFLATE_HALVES_THREADS 4
+#define INFLATE_PAIR_BITS 7
+
 /* inflate_decode_bytes of two independent jobs at once on this thread, for
  * data of mostly literals: their table lookups overlap where each alone
  * waits for the one before. Each job's results, stops and callbacks are

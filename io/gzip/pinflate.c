@@ -50,7 +50,7 @@
  * cores, 0.185 s against 0.221 s (median of 15); 512 MiB of it on four
  * threads of a 16-core node, 0.46-0.58 s against 0.53-0.60 s; on all 16
  * no faster, the 2 GiB gzip -1 member's reduce 0.65 s against 0.59 s. */
-#define HALVES_THREADS 4
+#define HALVES_THREADS INFLATE_HALVES_THREADS
 /* Speculative chunks are decoded two at once on a thread (decode_spec_pair)
  * where the stream so far took PAIR_BITS compressed bits a byte or more
  * (data of mostly literals), as their table lookups then overlap, on more
@@ -59,7 +59,7 @@
  * faster as a pair from gzip -1, 1.38-1.54x from gzip -6; int32 and text,
  * whose matches break the pairs up, 0.64x. Inside the parallel decoder on
  * 16 threads the pairs' bytes took 4-6% less CPU time than single chunks'. */
-#define PAIR_BITS 7
+#define PAIR_BITS INFLATE_PAIR_BITS
 #define COST_ONE 256                       /* an in-order chunk's cost, in the plan's units */
 #define COST_MAX (16 * COST_ONE)           /* the most one speculative chunk's cost counts */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */

@@ -8,10 +8,13 @@
  * attaching; damaged indexes (bit flips, truncations, a window changed)
  * refused or read right, never wrong bytes; an index without the check
  * record read whole and checked by the member's CRC-32, its parts refused. */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "io/gzip/gzindex.h"
@@ -383,6 +386,96 @@ static void test_same_points(void)
     free(out);
 }
 
+/* Reads [from, upto) of the file at path through x with `workers` threads
+ * into out (cap bytes): the bytes read in *got, the pairs decoded at once in
+ * *pairs; 0, or the error (its line in *st). */
+static int stream_read(const char *path, const gzindex *x, int workers, uint64_t from,
+                       uint64_t upto, uint8_t *out, size_t cap, size_t *got, uint64_t *pairs,
+                       io_status *st)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat sb;
+    gzindex_stream *s;
+    *got = 0;
+    if (fd < 0 || fstat(fd, &sb) < 0 ||
+        gzindex_stream_open(&s, x, fd, (uint64_t)sb.st_size, workers) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (from || upto != UINT64_MAX)
+        gzindex_stream_seek(s, from, upto);
+    ssize_t k = 0;
+    while (*got < cap && (k = gzindex_stream_read(s, out + *got, cap - *got, st)) > 0)
+        *got += (size_t)k;
+    *pairs = gzindex_stream_pairs(s);
+    gzindex_stream_close(s);
+    close(fd);
+    return *got < cap && k < 0 ? (int)k : 0;
+}
+
+/* A member of mostly literals (random bytes) read through its index on
+ * more than INFLATE_HALVES_THREADS workers: chunks are decoded two at once
+ * on a thread, and the bytes (whole, and from seek points on) are zlib's
+ * input; on that many workers or fewer, never two at once. Damaged data
+ * inside a pair fails with the error line of a read on two workers. */
+static void test_pairs(void)
+{
+    uint8_t *out = malloc(DATA_LEN + 1);
+    for (int level = 1; level <= 6; level += 5) {
+        fixture f;
+        uint8_t *gz;
+        memset(&f, 0, sizeof f);
+        f.n = DATA_LEN;
+        f.data = malloc(f.n);
+        for (size_t i = 0; i < f.n; i++)
+            f.data[i] = (uint8_t)rnd();
+        CHECK(fixture_gzip(f.data, f.n, level, Z_DEFAULT_STRATEGY, &gz, &f.gzlen) == 0);
+        CHECK(fixture_file(gz, f.gzlen, f.path) == 0);
+        CHECK(fixture_index(f.path, 8192, &f.idx, &f.idx_len) == 0);
+        gzindex *x;
+        io_status st;
+        CHECK(gzindex_parse(&x, "pairs.gzidx", f.idx, f.idx_len, &st) == 0);
+        for (int workers = 3; workers <= 7; workers++) {
+            size_t got;
+            uint64_t pairs;
+            int rc = stream_read(f.path, x, workers, 0, UINT64_MAX, out, f.n + 1, &got, &pairs,
+                                 &st);
+            CHECKF(rc == 0 && got == f.n && !memcmp(out, f.data, f.n),
+                   "level %d, %d workers: rc %d, %zu of %zu bytes", level, workers, rc, got, f.n);
+            CHECKF(workers > INFLATE_HALVES_THREADS ? pairs > 0 : pairs == 0,
+                   "level %d, %d workers: %llu pairs", level, workers, (unsigned long long)pairs);
+            for (int i = 0; i < 4; i++) {
+                uint64_t from = rnd() % f.n;
+                rc = stream_read(f.path, x, workers, from, UINT64_MAX, out, f.n + 1, &got,
+                                 &pairs, &st);
+                CHECKF(rc == 0 && got == f.n - from && !memcmp(out, f.data + from, got),
+                       "level %d, %d workers, from %llu: rc %d, %zu bytes", level, workers,
+                       (unsigned long long)from, rc, got);
+            }
+        }
+        /* a byte changed in the middle: the error of a read on two workers */
+        uint8_t *bad = malloc(f.gzlen);
+        memcpy(bad, gz, f.gzlen);
+        bad[f.gzlen / 2] ^= 0x5a;
+        free(gz);
+        unlink(f.path);
+        CHECK(fixture_file(bad, f.gzlen, f.path) == 0);
+        free(bad);
+        size_t got;
+        uint64_t pairs;
+        io_status want;
+        int want_rc = stream_read(f.path, x, 2, 0, UINT64_MAX, out, f.n + 1, &got, &pairs, &want);
+        int rc = stream_read(f.path, x, 6, 0, UINT64_MAX, out, f.n + 1, &got, &pairs, &st);
+        CHECKF(want_rc < 0 && rc == want_rc && !strcmp(st.text, want.text) && pairs > 0,
+               "level %d, damaged: rc %d (%d), [%s] against [%s], %llu pairs", level, rc, want_rc,
+               st.text, want.text, (unsigned long long)pairs);
+        gzindex_free(x);
+        fixture_drop(&f);
+    }
+    free(out);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -391,5 +484,6 @@ int main(void)
     RUN(test_stale);
     RUN(test_damage);
     RUN(test_build_refusals);
+    RUN(test_pairs);
     return check_summary();
 }
