@@ -1231,9 +1231,12 @@ int io_reader_set_index(io_reader *r, gzindex *x, io_status *st)
                      x->path, r->gzip ? "standard input or a pipe" : "not gzip");
     else if (r->state != RD_BETWEEN || r->raw_offset != 0)
         rc = io_fail(st, IO_ERR_FORMAT, "%s", "a seek index is set before the first read");
-    else if ((rc = gzindex_check(x, r->fd, (uint64_t)r->file_size, st)) == 0 &&
-             gzindex_stream_open(&r->ixs, x, r->fd, (uint64_t)r->file_size, 0) < 0)
-        rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    else if ((rc = gzindex_check(x, r->fd, (uint64_t)r->file_size, st)) == 0) {
+        int fd; /* the chunks decode in place from the file mapped, as the parallel decoder's */
+        const uint8_t *mem = parallel_source(r, (uint64_t)r->file_size, &fd);
+        if (gzindex_stream_open(&r->ixs, x, r->fd, mem, (uint64_t)r->file_size, 0) < 0)
+            rc = io_fail(st, IO_ERR_NOMEM, "%s", "out of memory");
+    }
     if (rc < 0) {
         gzindex_free(x);
         return rc;
@@ -1627,8 +1630,8 @@ void io_reader_close(io_reader *r)
     if (r->zinit)
         inflateEnd(&r->zs);
     pinflate_destroy(r->par);
-    io_view_unmap(&r->par_view); /* no decoder thread reads it any more */
     gzindex_stream_close(r->ixs);
+    io_view_unmap(&r->par_view); /* no decoder thread reads it any more */
     gzindex_free(r->index);
     spool_destroy(r->spool);
     free(r->pause_win);

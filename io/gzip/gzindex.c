@@ -274,7 +274,8 @@ typedef struct {
     size_t i;
     uint8_t *buf;   /* INFLATE_WINDOW bytes of history, then the chunk's bytes */
     size_t cap;     /* its allocation, kept between batches */
-    uint8_t *src;   /* the chunk's compressed bytes */
+    const uint8_t *mem; /* the whole file mapped, or NULL: read into src */
+    uint8_t *src;   /* the chunk's compressed bytes (read from fd) */
     size_t src_cap;
     size_t n;       /* the chunk's decoded bytes */
     uint32_t crc;
@@ -333,9 +334,11 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
 }
 
 /* Sets up the decode of one chunk into j: from its point with the point's
- * window, to the next point exactly (or the member's final block). 0, or
- * -1 with the error in c->rc and c->st. */
-static int chunk_open(chunk_job *c, inflate_job *j)
+ * window, to the next point exactly (or the member's final block); with
+ * halves, as two halves of itself where that pays, with the room that
+ * inflate_decode_bytes then needs past the chunk's bytes (the second
+ * half's symbols). 0, or -1 with the error in c->rc and c->st. */
+static int chunk_open(chunk_job *c, inflate_job *j, int halves)
 {
     const gzindex *x = c->x;
     const gzindex_point *p = &x->pt[c->i];
@@ -344,15 +347,17 @@ static int chunk_open(chunk_job *c, inflate_job *j)
     uint64_t c1 = last ? c->file_len : x->pt[c->i + 1].bit / 8 + 64;
     c1 = c1 > c->file_len ? c->file_len : c1;
     uint64_t olen = (last ? x->usize : x->pt[c->i + 1].out) - p->out;
+    uint64_t room = olen + (halves ? olen / 4 + ((uint64_t)1 << 20) : 0);
     c->rc = 0;
     c->n = 0;
-    if (olen > SIZE_MAX - INFLATE_WINDOW || c1 - c0 > SIZE_MAX || c0 >= c1 ||
-        reserve(&c->buf, &c->cap, INFLATE_WINDOW + (size_t)olen) < 0 ||
-        reserve(&c->src, &c->src_cap, (size_t)(c1 - c0)) < 0) {
+    if (room > SIZE_MAX - INFLATE_WINDOW || c1 - c0 > SIZE_MAX || c0 >= c1 ||
+        reserve(&c->buf, &c->cap, INFLATE_WINDOW + (size_t)room) < 0 ||
+        (!c->mem && reserve(&c->src, &c->src_cap, (size_t)(c1 - c0)) < 0)) {
         c->rc = io_fail(&c->st, IO_ERR_NOMEM, "%s", "out of memory");
         return -1;
     }
-    ssize_t k = io_pread_full(c->fd, c->src, (size_t)(c1 - c0), c0);
+    const uint8_t *in = c->mem ? c->mem + c0 : c->src;
+    ssize_t k = c->mem ? (ssize_t)(c1 - c0) : io_pread_full(c->fd, c->src, (size_t)(c1 - c0), c0);
     if (k != (ssize_t)(c1 - c0)) {
         c->rc = io_fail(&c->st, IO_ERR_READ, "%s", k < 0 ? strerror((int)-k) : "the file shrank");
         return -1;
@@ -362,10 +367,10 @@ static int chunk_open(chunk_job *c, inflate_job *j)
         return -1;
     size_t hist = wlen < p->out ? wlen : (size_t)p->out;
     memmove(c->buf + INFLATE_WINDOW - hist, c->buf + wlen - hist, hist);
-    *j = (inflate_job){.in = c->src, .in_len = (size_t)(c1 - c0), .bit = p->bit % 8,
+    *j = (inflate_job){.in = in, .in_len = (size_t)(c1 - c0), .bit = p->bit % 8,
                        .stop_bit = last ? UINT64_MAX : x->pt[c->i + 1].bit - c0 * 8,
                        .out_limit = SIZE_MAX, .out = c->buf + INFLATE_WINDOW,
-                       .out_cap = (size_t)olen, .history = hist};
+                       .out_cap = (size_t)room, .history = hist, .halves = halves};
     return 0;
 }
 
@@ -377,7 +382,8 @@ static void chunk_close(chunk_job *c, const inflate_job *j, int r)
     const gzindex *x = c->x;
     const gzindex_point *p = &x->pt[c->i];
     int last = c->i + 1 == x->n;
-    uint64_t c0 = p->bit / 8, olen = j->out_cap;
+    uint64_t c0 = p->bit / 8;
+    uint64_t olen = (last ? x->usize : x->pt[c->i + 1].out) - p->out;
     int ok = last ? r == INFLATE_END : r == INFLATE_STOP && j->bit == j->stop_bit;
     if (!ok || j->out_len != olen) {
         c->rc = io_fail(&c->st, IO_ERR_CORRUPT,
@@ -403,10 +409,8 @@ static void chunk_close(chunk_job *c, const inflate_job *j, int r)
 static void chunk_run(chunk_job *c, int halves)
 {
     inflate_job j;
-    if (chunk_open(c, &j) < 0)
-        return;
-    j.halves = halves;
-    chunk_close(c, &j, inflate_decode_bytes(&j));
+    if (chunk_open(c, &j, halves) == 0)
+        chunk_close(c, &j, inflate_decode_bytes(&j));
 }
 
 /* Decodes chunks a and b at once on this thread (inflate_decode_bytes_pair),
@@ -415,7 +419,7 @@ static void chunk_run(chunk_job *c, int halves)
 static void chunk_run_pair(chunk_job *a, chunk_job *b)
 {
     inflate_job ja, jb;
-    int oa = chunk_open(a, &ja), ob = chunk_open(b, &jb);
+    int oa = chunk_open(a, &ja, 0), ob = chunk_open(b, &jb, 0);
     if (oa == 0 && ob == 0) {
         int rb, ra = inflate_decode_bytes_pair(&ja, &jb, &rb);
         chunk_close(a, &ja, ra);
@@ -498,8 +502,8 @@ static void start_workers(gzindex_stream *s)
 }
 
 /* Opens a read through an index (see gzindex.h). */
-int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len,
-                        int nworkers)
+int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, const uint8_t *mem,
+                        uint64_t file_len, int nworkers)
 {
     gzindex_stream *s = calloc(1, sizeof *s);
     size_t workers = (size_t)(nworkers > 0 ? nworkers : par_cpus());
@@ -524,6 +528,7 @@ int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t
     for (size_t k = 0; k < s->nslot; k++) {
         s->slot[k].x = x;
         s->slot[k].fd = fd;
+        s->slot[k].mem = mem;
         s->slot[k].file_len = file_len;
     }
     s->x = x;

@@ -111,9 +111,12 @@ typedef struct gzindex_stream gzindex_stream;
 
 /* Opens a read of the member in the gzip file open as fd (file_len bytes,
  * not moved) through x (borrowed), positioned at its start, with `workers`
- * decoding threads (0: one per core, par_cpus()). 0 or IO_ERR_NOMEM. */
-int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, uint64_t file_len,
-                        int workers);
+ * decoding threads (0: one per core, par_cpus()). With mem (the whole file
+ * mapped, kept until the stream is closed) each chunk decodes its bytes
+ * where they lie, else they are read into a buffer of its own. 0 or
+ * IO_ERR_NOMEM. */
+int gzindex_stream_open(gzindex_stream **out, const gzindex *x, int fd, const uint8_t *mem,
+                        uint64_t file_len, int workers);
 
 /* Positions the read at decoded byte `from`: it decodes from the point at
  * or before it, and no chunk that starts at or past `upto` (UINT64_MAX:

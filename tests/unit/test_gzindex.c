@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -387,8 +388,9 @@ static void test_same_points(void)
 }
 
 /* Reads [from, upto) of the file at path through x with `workers` threads
- * into out (cap bytes): the bytes read in *got, the pairs decoded at once in
- * *pairs; 0, or the error (its line in *st). */
+ * into out (cap bytes), the file mapped for an odd count of workers, read
+ * with pread for an even one: the bytes read in *got, the pairs decoded at
+ * once in *pairs; 0, or the error (its line in *st). */
 static int stream_read(const char *path, const gzindex *x, int workers, uint64_t from,
                        uint64_t upto, uint8_t *out, size_t cap, size_t *got, uint64_t *pairs,
                        io_status *st)
@@ -397,8 +399,11 @@ static int stream_read(const char *path, const gzindex *x, int workers, uint64_t
     struct stat sb;
     gzindex_stream *s;
     *got = 0;
+    void *mem = NULL;
     if (fd < 0 || fstat(fd, &sb) < 0 ||
-        gzindex_stream_open(&s, x, fd, (uint64_t)sb.st_size, workers) < 0) {
+        (workers % 2 &&
+         (mem = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) ||
+        gzindex_stream_open(&s, x, fd, mem, (uint64_t)sb.st_size, workers) < 0) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -410,6 +415,8 @@ static int stream_read(const char *path, const gzindex *x, int workers, uint64_t
         *got += (size_t)k;
     *pairs = gzindex_stream_pairs(s);
     gzindex_stream_close(s);
+    if (mem)
+        munmap(mem, (size_t)sb.st_size);
     close(fd);
     return *got < cap && k < 0 ? (int)k : 0;
 }
@@ -417,8 +424,9 @@ static int stream_read(const char *path, const gzindex *x, int workers, uint64_t
 /* A member of mostly literals (random bytes) read through its index on
  * more than INFLATE_HALVES_THREADS workers: chunks are decoded two at once
  * on a thread, and the bytes (whole, and from seek points on) are zlib's
- * input; on that many workers or fewer, never two at once. Damaged data
- * inside a pair fails with the error line of a read on two workers. */
+ * input; on that many workers or fewer, never two at once, and long chunks
+ * as two halves of themselves. Damaged data inside a pair fails with the
+ * error line of a read on two workers. */
 static void test_pairs(void)
 {
     uint8_t *out = malloc(DATA_LEN + 1);
@@ -466,13 +474,45 @@ static void test_pairs(void)
         uint64_t pairs;
         io_status want;
         int want_rc = stream_read(f.path, x, 2, 0, UINT64_MAX, out, f.n + 1, &got, &pairs, &want);
-        int rc = stream_read(f.path, x, 6, 0, UINT64_MAX, out, f.n + 1, &got, &pairs, &st);
+        int rc = stream_read(f.path, x, 7, 0, UINT64_MAX, out, f.n + 1, &got, &pairs, &st);
         CHECKF(want_rc < 0 && rc == want_rc && !strcmp(st.text, want.text) && pairs > 0,
                "level %d, damaged: rc %d (%d), [%s] against [%s], %llu pairs", level, rc, want_rc,
                st.text, want.text, (unsigned long long)pairs);
         gzindex_free(x);
         fixture_drop(&f);
     }
+    free(out);
+    /* on up to INFLATE_HALVES_THREADS workers, chunks of 1 MiB or more decode as two halves
+       of themselves */
+    fixture f;
+    uint8_t *gz;
+    memset(&f, 0, sizeof f);
+    f.n = (size_t)3 << 20;
+    f.data = malloc(f.n);
+    out = malloc(f.n + 1);
+    for (size_t i = 0; i < f.n; i++) /* about 7.7 bits a byte in Huffman blocks, not stored */
+        f.data[i] = (uint8_t)(rnd() % 200);
+    CHECK(fixture_gzip(f.data, f.n, 6, Z_DEFAULT_STRATEGY, &gz, &f.gzlen) == 0);
+    CHECK(fixture_file(gz, f.gzlen, f.path) == 0);
+    free(gz);
+    gzindex_spacing mib = {0, (uint64_t)1 << 20, 0}; /* a point every MiB of output */
+    CHECK(fixture_index_spaced(f.path, &mib, &f.idx, &f.idx_len) == 0);
+    gzindex *x;
+    io_status st;
+    CHECK(gzindex_parse(&x, "halves.gzidx", f.idx, f.idx_len, &st) == 0);
+    CHECKF(points_of(f.idx) == 3, "halves: %llu points", (unsigned long long)points_of(f.idx));
+    for (int workers = 1; workers <= 2; workers++) {
+        size_t got;
+        uint64_t pairs, before = inflate_halves();
+        int rc = stream_read(f.path, x, workers, 0, UINT64_MAX, out, f.n + 1, &got, &pairs, &st);
+        CHECKF(rc == 0 && got == f.n && !memcmp(out, f.data, f.n) && pairs == 0,
+               "halves, %d workers: rc %d, %zu of %zu bytes, %llu pairs", workers, rc, got, f.n,
+               (unsigned long long)pairs);
+        CHECKF(inflate_halves() > before, "halves, %d workers: no chunk decoded as two halves",
+               workers);
+    }
+    gzindex_free(x);
+    fixture_drop(&f);
     free(out);
 }
 
