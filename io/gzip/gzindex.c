@@ -333,6 +333,12 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
+/* The decoded bytes from point i to the next (or to the member's end). */
+static uint64_t chunk_out_len(const gzindex *x, size_t i)
+{
+    return (i + 1 == x->n ? x->usize : x->pt[i + 1].out) - x->pt[i].out;
+}
+
 /* Sets up the decode of one chunk into j: from its point with the point's
  * window, to the next point exactly (or the member's final block); with
  * halves, as two halves of itself where that pays, with the room that
@@ -346,7 +352,7 @@ static int chunk_open(chunk_job *c, inflate_job *j, int halves)
     uint64_t c0 = p->bit / 8;
     uint64_t c1 = last ? c->file_len : x->pt[c->i + 1].bit / 8 + 64;
     c1 = c1 > c->file_len ? c->file_len : c1;
-    uint64_t olen = (last ? x->usize : x->pt[c->i + 1].out) - p->out;
+    uint64_t olen = chunk_out_len(x, c->i);
     uint64_t room = olen + (halves ? olen / 4 + ((uint64_t)1 << 20) : 0);
     c->rc = 0;
     c->n = 0;
@@ -382,8 +388,7 @@ static void chunk_close(chunk_job *c, const inflate_job *j, int r)
     const gzindex *x = c->x;
     const gzindex_point *p = &x->pt[c->i];
     int last = c->i + 1 == x->n;
-    uint64_t c0 = p->bit / 8;
-    uint64_t olen = (last ? x->usize : x->pt[c->i + 1].out) - p->out;
+    uint64_t c0 = p->bit / 8, olen = chunk_out_len(x, c->i);
     int ok = last ? r == INFLATE_END : r == INFLATE_STOP && j->bit == j->stop_bit;
     if (!ok || j->out_len != olen) {
         c->rc = io_fail(&c->st, IO_ERR_CORRUPT,
