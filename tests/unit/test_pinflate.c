@@ -1632,7 +1632,8 @@ static pair_case pair_pick(uint8_t *c, size_t clen, size_t n, const boundary_lis
     size_t at = t % 3 == 0 || want->n < 8 ? 0 : 1 + rnd() % (want->n / 4);
     k.bit = at ? want->at[at - 1].bit : 0;
     k.first = at ? want->at[at - 1].out : 0;
-    k.hist = k.first > INFLATE_WINDOW ? INFLATE_WINDOW + rnd() % 100 : k.first;
+    size_t extra = rnd() % 100; /* a history longer than the window, where there is one */
+    k.hist = k.first > INFLATE_WINDOW + extra ? INFLATE_WINDOW + extra : k.first;
     k.stop_bit = t % 4 == 1 ? k.bit + rnd() % (clen * 8 - k.bit) : UINT64_MAX;
     k.limit = t % 4 == 2 ? rnd() % n : SIZE_MAX;
     k.cap = t % 5 == 3 ? (n - k.first) / 2 + rnd() % (n / 4) : n + 4096;
