@@ -15,6 +15,7 @@
 #include "io/par.h"
 #include "io/pread.h"
 #include "bgzf.h"
+#include "copy_share.h"
 #include "gzip_header.h"
 #include "inflate.h"
 #include "pinflate.h"
@@ -309,6 +310,7 @@ struct gzindex_stream {
     uint32_t crc;
     int pair;            /* chunks of mostly literals: a worker may take two (take_pair) */
     atomic_ullong pairs; /* pairs of chunks decoded at once */
+    copy_share copy;     /* gzindex_stream_read's copy out, shared with idle workers */
     const atomic_int *pause; /* gzindex_stream_pause_on's flag, or NULL */
     int paused;          /* stopped before chunk `cur` */
 };
@@ -447,17 +449,23 @@ static int take_pair(const gzindex_stream *s)
            s->last - s->next >= s->nworker;
 }
 
-/* A worker: decodes the next chunk (or two, take_pair) into its slot once
- * the chunk a ring ago has been handed out, until told to stop. */
+/* A worker: takes a piece of the reading thread's copy where one waits,
+ * else decodes the next chunk (or two, take_pair) into its slot once the
+ * chunk a ring ago has been handed out, until told to stop. */
 static void *chunk_worker(void *arg)
 {
     gzindex_stream *s = arg;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->stop && (s->next > s->last || s->next >= s->cur + s->nslot))
+        while (!s->stop && !copy_share_pending(&s->copy) &&
+               (s->next > s->last || s->next >= s->cur + s->nslot))
             pthread_cond_wait(&s->wake, &s->mu);
         if (s->stop)
             break;
+        if (copy_share_pending(&s->copy)) {
+            copy_share_piece(&s->copy, &s->mu, &s->ready);
+            continue;
+        }
         size_t i = s->next++;
         chunk_job *c = &s->slot[i % s->nslot], *c2 = NULL;
         c->i = i;
@@ -618,6 +626,20 @@ static void chunk_taken(gzindex_stream *s, const chunk_job *c)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Copies n decoded bytes out to the reader: a long copy in pieces shared
+ * with the workers that wait for room, so that on many cores handing out
+ * bytes keeps up with the decoding. */
+static void hand_out(gzindex_stream *s, uint8_t *dst, const uint8_t *src, size_t n)
+{
+    if (n < 2 * COPY_SHARE_PIECE || s->started == 0) {
+        memcpy(dst, src, n);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    copy_share_run(&s->copy, dst, src, n, &s->mu, &s->wake, &s->ready);
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* Hands out decoded bytes in order (see gzindex.h). */
 ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status *st)
 {
@@ -639,7 +661,7 @@ ssize_t gzindex_stream_read(gzindex_stream *s, uint8_t *buf, size_t n, io_status
             s->skip -= d;
         }
         size_t k = c->n - s->taken < n - got ? c->n - s->taken : n - got;
-        memcpy(buf + got, c->buf + INFLATE_WINDOW + s->taken, k);
+        hand_out(s, buf + got, c->buf + INFLATE_WINDOW + s->taken, k);
         s->taken += k;
         got += k;
         if (s->taken == c->n)
@@ -697,6 +719,12 @@ uint64_t gzindex_stream_input_pos(const gzindex_stream *s)
 uint64_t gzindex_stream_chunks(const gzindex_stream *s)
 {
     return s->chunks;
+}
+
+/* The copies out shared with the workers (see gzindex.h). */
+uint64_t gzindex_stream_shared_copies(const gzindex_stream *s)
+{
+    return s->copy.runs;
 }
 
 /* The pairs of chunks decoded at once on a thread (see gzindex.h). */

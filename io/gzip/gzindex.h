@@ -158,6 +158,10 @@ uint64_t gzindex_stream_chunks(const gzindex_stream *s);
  * literals on more than INFLATE_HALVES_THREADS threads). */
 uint64_t gzindex_stream_pairs(const gzindex_stream *s);
 
+/* The long reads whose copy out the waiting workers shared (see
+ * copy_share.h). */
+uint64_t gzindex_stream_shared_copies(const gzindex_stream *s);
+
 /* Frees s; accepts NULL. */
 void gzindex_stream_close(gzindex_stream *s);
 

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "bgzf.h"
+#include "copy_share.h"
 #include "gzip_header.h"
 #include "inflate.h"
 #include "io/crc.h"
@@ -64,7 +65,6 @@
 #define COST_MAX (16 * COST_ONE)           /* the most one speculative chunk's cost counts */
 #define SPARES_PER_THREAD 3                /* freed buffers kept for reuse, and 6 more */
 #define SPARE_MAX ((size_t)64 << 20)       /* the largest buffer kept */
-#define COPY_PIECE ((size_t)256 << 10)    /* bytes of a hand-out copy one worker takes at a time */
 
 enum ch_state {
     CH_WAIT,     /* to be decoded */
@@ -186,10 +186,7 @@ struct pinflate {
     struct spare { void *ptr; size_t bytes; } *spare;
     int nspare, spares; /* held, room for */
     /* a copy pinflate_read hands out in pieces to idle workers (copy_out) */
-    uint8_t *copy_dst;
-    const uint8_t *copy_src;
-    size_t copy_len, copy_next, copy_done; /* its bytes, the next piece's offset, copied */
-    uint64_t n_shared;                     /* copies shared that way, every stream */
+    copy_share copy; /* pinflate_read's copy out, shared with idle workers */
 };
 
 /* Keeps a freed buffer of `bytes` for reuse (where all spares are held,
@@ -1545,29 +1542,13 @@ static int chunk_decoded(pinflate *p, chunk *c)
     return 1;
 }
 
-/* Copies the next piece of pinflate_read's copy (lock held, dropped
- * meanwhile). */
-static void copy_piece(pinflate *p)
-{
-    size_t off = p->copy_next, n = p->copy_len - off < COPY_PIECE ? p->copy_len - off : COPY_PIECE;
-    uint8_t *dst = p->copy_dst + off;
-    const uint8_t *src = p->copy_src + off;
-    p->copy_next += n;
-    pthread_mutex_unlock(&p->lock);
-    memcpy(dst, src, n);
-    pthread_mutex_lock(&p->lock);
-    p->copy_done += n;
-    if (p->copy_done == p->copy_len)
-        pthread_cond_broadcast(&p->done);
-}
-
 /* Copies n decoded bytes out for pinflate_read (lock not held): a long copy
  * is shared in pieces with the workers that have no task, so that handing
  * out bytes, one thread's work otherwise, keeps up with many decoding
  * threads where the data compress well. */
 static void copy_out(pinflate *p, uint8_t *dst, const uint8_t *src, size_t n)
 {
-    if (n < 2 * COPY_PIECE || p->nthreads < 2) {
+    if (n < 2 * COPY_SHARE_PIECE || p->nthreads < 2) {
         memcpy(dst, src, n);
         return;
     }
@@ -1577,17 +1558,7 @@ static void copy_out(pinflate *p, uint8_t *dst, const uint8_t *src, size_t n)
         memcpy(dst, src, n);
         return;
     }
-    p->copy_dst = dst;
-    p->copy_src = src;
-    p->copy_len = n;
-    p->copy_next = p->copy_done = 0;
-    p->n_shared++;
-    pthread_cond_broadcast(&p->work);
-    while (p->copy_next < n)
-        copy_piece(p);
-    while (p->copy_done < n)
-        pthread_cond_wait(&p->done, &p->lock);
-    p->copy_len = p->copy_next = p->copy_done = 0;
+    copy_share_run(&p->copy, dst, src, n, &p->lock, &p->work, &p->done);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -1598,8 +1569,8 @@ static void *worker(void *arg)
     pinflate *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->quit) {
-        if (p->copy_next < p->copy_len) {
-            copy_piece(p);
+        if (copy_share_pending(&p->copy)) {
+            copy_share_piece(&p->copy, &p->lock, &p->done);
             continue;
         }
         chunk *c = pick(p);
@@ -2071,7 +2042,7 @@ uint64_t pinflate_speculated(const pinflate *p)
 /* Hand-out copies shared with idle workers (see pinflate.h). */
 uint64_t pinflate_shared_copies(const pinflate *p)
 {
-    return p->n_shared;
+    return p->copy.runs;
 }
 
 /* Speculative chunks decoded two at once (see pinflate.h). */

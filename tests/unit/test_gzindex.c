@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -516,6 +517,71 @@ static void test_pairs(void)
     free(out);
 }
 
+/* Long reads through an index of a text member on 3 workers that decoded
+ * ahead and wait for room: their copy out is shared with the workers, and
+ * the bytes (and from the start the CRC-32 and length) are the data's,
+ * with reads of every size up to 6 MiB, from the start and from a seek
+ * point. */
+static void test_shared_copy(void)
+{
+    static const char *const words[] = {"alpha ", "beta ", "gamma ", "delta ", "epsilon\n",
+                                        "zeta ", "eta ", "theta\n"};
+    fixture f;
+    uint8_t *gz;
+    memset(&f, 0, sizeof f);
+    f.n = (size_t)12 << 20;
+    f.data = malloc(f.n);
+    uint8_t *out = malloc(f.n + 64);
+    for (size_t i = 0; i < f.n;) {
+        const char *w = words[rnd() % 8];
+        for (size_t k = 0; w[k] && i < f.n; k++)
+            f.data[i++] = (uint8_t)w[k];
+    }
+    CHECK(fixture_gzip(f.data, f.n, 6, Z_DEFAULT_STRATEGY, &gz, &f.gzlen) == 0);
+    CHECK(fixture_file(gz, f.gzlen, f.path) == 0);
+    free(gz);
+    gzindex_spacing mib = {0, (uint64_t)1 << 20, 0};
+    CHECK(fixture_index_spaced(f.path, &mib, &f.idx, &f.idx_len) == 0);
+    gzindex *x;
+    io_status st;
+    CHECK(gzindex_parse(&x, "shared.gzidx", f.idx, f.idx_len, &st) == 0);
+    int fd = open(f.path, O_RDONLY);
+    for (int round = 0; round < 3; round++) {
+        uint64_t from = round == 2 ? rnd() % f.n : 0;
+        gzindex_stream *s;
+        CHECK(gzindex_stream_open(&s, x, fd, NULL, f.gzlen, 3) == 0);
+        if (from)
+            gzindex_stream_seek(s, from, UINT64_MAX);
+        memset(out, 0x5a, f.n + 64);
+        size_t got = 0, want = f.n - (size_t)from;
+        ssize_t k = 0;
+        for (int first = 1;; first = 0) {
+            if (first) { /* the workers decode ahead, then wait for room */
+                struct timespec nap = {0, 50 * 1000 * 1000};
+                nanosleep(&nap, NULL);
+            }
+            size_t ask = 1 + rnd() % (6u << 20), room = f.n + 64 - got; /* never past out */
+            if ((k = gzindex_stream_read(s, out + got, ask < room ? ask : room, &st)) <= 0 ||
+                got + (size_t)k > want)
+                break;
+            got += (size_t)k;
+        }
+        uint64_t end_bit, len;
+        uint32_t crc = 0;
+        int whole = 0, ended = gzindex_stream_end(s, &end_bit, &whole, &crc, &len);
+        CHECKF(k == 0 && got == want && !memcmp(out, f.data + from, want) && ended &&
+                   (from || (len == want && crc == (uint32_t)crc32(0, f.data, (uInt)f.n))),
+               "round %d, from %llu: k %zd, %zu of %zu bytes, ended %d", round,
+               (unsigned long long)from, k, got, want, ended);
+        CHECKF(gzindex_stream_shared_copies(s) > 0, "round %d: no copy was shared", round);
+        gzindex_stream_close(s);
+    }
+    close(fd);
+    gzindex_free(x);
+    fixture_drop(&f);
+    free(out);
+}
+
 int main(void)
 {
     RUN(test_round_trips);
@@ -525,5 +591,6 @@ int main(void)
     RUN(test_damage);
     RUN(test_build_refusals);
     RUN(test_pairs);
+    RUN(test_shared_copy);
     return check_summary();
 }
