@@ -144,9 +144,12 @@ struct pinflate {
     int ended;           /* the final block is accepted */
     int failed;          /* a chunk failed: no new ones */
     uint64_t end_bit;
-    uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
-    uint64_t blocks_done;       /* blocks accepted: their mean compressed size */
-    uint64_t n_accepted, n_redone; /* chunks, over every stream */
+    /* written under the lock; atomic, as the decoding threads size their
+       chunks' room and spans from them without it (a stale value only
+       moves a limit) and the counts may be read while threads run */
+    _Atomic uint64_t in_done, out_done; /* compressed bits and bytes accepted: the ratio */
+    _Atomic uint64_t blocks_done;       /* blocks accepted: their mean compressed size */
+    _Atomic uint64_t n_accepted, n_redone; /* chunks, over every stream */
     uint64_t n_cut;                /* blocks begun and dropped for want of room, likewise */
     uint64_t n_spec;               /* of them decoded speculatively */
     uint64_t n_prefault;           /* buffers prefault_spare made, likewise */
@@ -155,8 +158,8 @@ struct pinflate {
        (COST_ONE), a running mean over the stream's speculative chunks */
     enum pinflate_plan plan, plan_next;
     double ratio_next;   /* pinflate_ratio_hint's, for the stream begun next */
-    unsigned spec_cost;  /* before any sample, a hint's cost (in order) or 0 */
-    int spec_samples;
+    _Atomic unsigned spec_cost; /* before any sample, a hint's cost (in order) or 0 */
+    _Atomic int spec_samples;   /* (atomic: read as in_done is) */
     uint64_t order_ps;   /* picoseconds per byte of in-order chunks, a running mean
                             over those decoded with no pages faulted in, or 0 */
     uint64_t known_run;  /* chunks created in order since the last speculative one */
