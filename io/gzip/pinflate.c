@@ -188,8 +188,7 @@ struct pinflate {
     /* freed output buffers, reused so that their pages are not faulted in anew */
     struct spare { void *ptr; size_t bytes; } *spare;
     int nspare, spares; /* held, room for */
-    /* a copy pinflate_read hands out in pieces to idle workers (copy_out) */
-    copy_share copy; /* pinflate_read's copy out, shared with idle workers */
+    copy_share copy; /* pinflate_read's copy out, shared with idle workers (copy_out) */
 };
 
 /* Keeps a freed buffer of `bytes` for reuse (where all spares are held,
