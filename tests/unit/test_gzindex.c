@@ -422,6 +422,23 @@ static int stream_read(const char *path, const gzindex *x, int workers, uint64_t
     return *got < cap && k < 0 ? (int)k : 0;
 }
 
+/* f's data (f->data[0..f->n), filled) as one gzip -6 member in f's file,
+ * with a seek index of a point every MiB of output: the index parsed
+ * under `name`, or NULL. */
+static gzindex *mib_fixture(fixture *f, const char *name)
+{
+    uint8_t *gz;
+    CHECK(fixture_gzip(f->data, f->n, 6, Z_DEFAULT_STRATEGY, &gz, &f->gzlen) == 0);
+    CHECK(fixture_file(gz, f->gzlen, f->path) == 0);
+    free(gz);
+    gzindex_spacing mib = {0, (uint64_t)1 << 20, 0};
+    CHECK(fixture_index_spaced(f->path, &mib, &f->idx, &f->idx_len) == 0);
+    gzindex *x = NULL;
+    io_status st;
+    CHECK(gzindex_parse(&x, name, f->idx, f->idx_len, &st) == 0);
+    return x;
+}
+
 /* A member of mostly literals (random bytes) read through its index on
  * more than INFLATE_HALVES_THREADS workers: chunks are decoded two at once
  * on a thread, and the bytes (whole, and from seek points on) are zlib's
@@ -486,21 +503,14 @@ static void test_pairs(void)
     /* on up to INFLATE_HALVES_THREADS workers, chunks of 1 MiB or more decode as two halves
        of themselves */
     fixture f;
-    uint8_t *gz;
     memset(&f, 0, sizeof f);
     f.n = (size_t)3 << 20;
     f.data = malloc(f.n);
     out = malloc(f.n + 1);
     for (size_t i = 0; i < f.n; i++) /* about 7.7 bits a byte in Huffman blocks, not stored */
         f.data[i] = (uint8_t)(rnd() % 200);
-    CHECK(fixture_gzip(f.data, f.n, 6, Z_DEFAULT_STRATEGY, &gz, &f.gzlen) == 0);
-    CHECK(fixture_file(gz, f.gzlen, f.path) == 0);
-    free(gz);
-    gzindex_spacing mib = {0, (uint64_t)1 << 20, 0}; /* a point every MiB of output */
-    CHECK(fixture_index_spaced(f.path, &mib, &f.idx, &f.idx_len) == 0);
-    gzindex *x;
+    gzindex *x = mib_fixture(&f, "halves.gzidx");
     io_status st;
-    CHECK(gzindex_parse(&x, "halves.gzidx", f.idx, f.idx_len, &st) == 0);
     CHECKF(points_of(f.idx) == 3, "halves: %llu points", (unsigned long long)points_of(f.idx));
     for (int workers = 1; workers <= 2; workers++) {
         size_t got;
@@ -527,7 +537,6 @@ static void test_shared_copy(void)
     static const char *const words[] = {"alpha ", "beta ", "gamma ", "delta ", "epsilon\n",
                                         "zeta ", "eta ", "theta\n"};
     fixture f;
-    uint8_t *gz;
     memset(&f, 0, sizeof f);
     f.n = (size_t)12 << 20;
     f.data = malloc(f.n);
@@ -537,14 +546,8 @@ static void test_shared_copy(void)
         for (size_t k = 0; w[k] && i < f.n; k++)
             f.data[i++] = (uint8_t)w[k];
     }
-    CHECK(fixture_gzip(f.data, f.n, 6, Z_DEFAULT_STRATEGY, &gz, &f.gzlen) == 0);
-    CHECK(fixture_file(gz, f.gzlen, f.path) == 0);
-    free(gz);
-    gzindex_spacing mib = {0, (uint64_t)1 << 20, 0};
-    CHECK(fixture_index_spaced(f.path, &mib, &f.idx, &f.idx_len) == 0);
-    gzindex *x;
+    gzindex *x = mib_fixture(&f, "shared.gzidx");
     io_status st;
-    CHECK(gzindex_parse(&x, "shared.gzidx", f.idx, f.idx_len, &st) == 0);
     int fd = open(f.path, O_RDONLY);
     for (int round = 0; round < 3; round++) {
         uint64_t from = round == 2 ? rnd() % f.n : 0;
