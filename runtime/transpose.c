@@ -11,6 +11,7 @@
 #include "runtime/gzip/block_deflate.h"
 #include "engine.h"
 #include "runtime/gzip/block_inflate.h"
+#include "io/hugemem.h"
 #include "io/par.h"
 #include "simd.h"
 #include "ptx/transpose_tiles.h"
@@ -405,14 +406,16 @@ static int tp_stage_gpu_error(tp_stage *e, int rc)
     return io_pass_as(&e->st, rc, gpu_status(e->be->gpu));
 }
 
-/* Allocates the whole-matrix buffers: host memory on the CPU; on the
+/* Allocates the whole-matrix buffers: host memory on the CPU (in huge
+ * pages: the transpose writes a strip of every output row per chunk, and
+ * small pages made that a page fault and a TLB miss per strip); on the
  * device its kernel, the matrix twice (input and transpose), two streams
  * and two pinned pieces going out. */
 static int tp_stage_buffers(tp_stage *e)
 {
     backend *be = e->be;
     if (be->kind != BACKEND_CUDA) {
-        if (!(e->cpu_out = malloc(e->matrix_bytes)))
+        if (!(e->cpu_out = hugemem_alloc(e->matrix_bytes)))
             return io_fail(&e->st, GPU_ERR_OUT_OF_MEMORY,
                            "out of memory: a %zu-byte matrix is transposed whole in host memory",
                            e->matrix_bytes);
