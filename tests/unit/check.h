@@ -49,12 +49,24 @@ static inline int check_wanted(const char *name)
     return 0;
 }
 
+/* What a test program does before each test function it runs, given the
+ * function's name and the number of RUNs before this one (filtered out or
+ * not): nothing, unless rnd.h gives each its own random stream. */
+#ifndef CHECK_CASE_BEGIN
+#define CHECK_CASE_BEGIN(name, index) ((void)(index))
+#endif
+
+static unsigned check_run_index __attribute__((unused));
+
 /* Calls the test function fn (with any arguments) unless the case filter
  * leaves it out. */
 #define RUN(fn, ...)                                                                     \
     do {                                                                                 \
-        if (check_wanted(#fn))                                                           \
+        unsigned check_index_ = check_run_index++;                                       \
+        if (check_wanted(#fn)) {                                                         \
+            CHECK_CASE_BEGIN(#fn, check_index_);                                         \
             fn(__VA_ARGS__);                                                             \
+        }                                                                                \
     } while (0)
 
 /* Prints the totals and returns the exit status for main. */
