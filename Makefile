@@ -284,7 +284,8 @@ san:
 
 # test_run is left out of tsan: its hand-over cases time a stand-in
 # driver's start against the host's decode, which ThreadSanitizer slows
-# past what they allow.
+# past what they allow, and each free of the stand-in device's memory (a
+# calloc of gigabytes) costs ThreadSanitizer seconds, its runs many minutes.
 TSAN_TESTS := $(addprefix unit/,$(filter-out test_run,$(notdir $(UNIT_BIN))))
 ## tsan: run the unit tests but test_run under ThreadSanitizer (the threads of the decoders, the readers, the pipeline and the pool)
 tsan:
