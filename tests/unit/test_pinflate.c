@@ -908,7 +908,6 @@ static void test_finder(void)
  * zlib's; what zlib accepts they decode the same. */
 static void test_damage(void)
 {
-    rng_state = RND_SEED ^ 0x1f83d9abfb41bd6bull; /* as test_begin_at's */
     pinflate *p3, *p1;
     CHECK(pinflate_create(&p3, 3, 2048) == 0);
     CHECK(pinflate_create(&p1, 1, 5000) == 0);
@@ -975,9 +974,6 @@ static void test_damage(void)
  * before it, for zlib to go on from there. */
 static void test_begin_at(void)
 {
-    rng_state = RND_SEED ^ 0x5be0cd19137e2179ull; /* its own streams, whatever the tests
-                                                      before drew (their draws follow the
-                                                      threads' timing) */
     pinflate *p;
     CHECK(pinflate_create(&p, 3, 4096) == 0);
     int whole = 0, refused = 0;
@@ -2102,7 +2098,6 @@ static uint32_t variant_decode(const uint8_t *c, size_t clen, size_t cap, uint64
  * of zlib's bytes where it refuses it. GPUBATCH_CPU_SIMD=baseline picks the baseline by default. */
 static void test_variants(void)
 {
-    rng_state = RND_SEED ^ 0x3c6ef372fe94f82bull; /* its own streams */
     int widest = inflate_force_variant(INFLATE_BMI2);
     CHECK(widest == INFLATE_BASELINE || widest == INFLATE_BMI2);
     int agree = 0, refused = 0, rounds = 160;
@@ -2174,7 +2169,6 @@ static void test_variants(void)
  * every variant's bytes are the data's. */
 static void test_skewed_codes(void)
 {
-    rng_state = RND_SEED ^ 0x510e527fade682d1ull; /* its own streams */
     int widest = inflate_force_variant(INFLATE_BMI2), good = 0, rounds = 240;
     for (int round = 0; round < rounds; round++) {
         uint8_t vals[256];
@@ -2243,7 +2237,6 @@ static void test_skewed_codes(void)
  * window as markers), are the data's. */
 static void test_match_codes(void)
 {
-    rng_state = RND_SEED ^ 0x9b05688c2b3e6c1full; /* its own streams */
     int widest = inflate_force_variant(INFLATE_BMI2), good = 0, rounds = 160;
     pinflate *par;
     CHECK(pinflate_create(&par, 2, 2048 + rnd() % 6000) == 0);
