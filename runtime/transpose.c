@@ -16,7 +16,11 @@
 #include "simd.h"
 #include "ptx/transpose_tiles.h"
 
-#define TP_CPU_BLOCK 32 /* square cache block of the CPU loops, in elements */
+#define TP_CPU_BLOCK 32 /* least side of the CPU's cache blocks, in elements */
+#define TP_CPU_LINE 64  /* the cache line, in bytes */
+/* Bytes of a cache block's tile, the most of any element size (tp_cpu_side):
+ * side * (side + TP_CPU_LINE / elem) * elem, largest for 1-byte elements. */
+#define TP_CPU_TILE (128 * (128 + TP_CPU_LINE))
 #define TP_MAX_GRID (1u << 30)
 
 /* The staged mode: one matrix gathered whole on the backend's first device
@@ -42,60 +46,100 @@ struct tp_stage {
     io_status st; /* the last failure */
 };
 
-/* Copies the elements of rows [r0, r1) and columns [c0, c1) of type T,
- * out[c][r] = in[r][c], one at a time. */
-#define TP_CPU_LOOP(T, r0, r1, c0, c1)                                                    \
+/* Side of the CPU's square cache blocks for elem-byte elements: a block's
+ * piece of an output row is at least two cache lines. */
+static inline size_t tp_cpu_side(size_t elem)
+{
+    return elem >= 4 ? TP_CPU_BLOCK : 128 / elem;
+}
+
+/* Copies rows [a0, a1) and columns [c0, c1) of the input, elements of type
+ * T, into a tile whose row c - x0 holds column c, input row r at place
+ * r - t0 (TP_CPU_TILED's tile), one element at a time. */
+#define TP_TILE_LOOP(T)                                                                   \
     do {                                                                                  \
         const T *src = in;                                                                \
-        T *dst = out;                                                                     \
-        for (uint64_t c = c0; c < c1; c++)                                                \
-            for (uint64_t r = r0; r < r1; r++)                                            \
-                dst[c * rows + r] = src[r * cols + c];                                    \
+        T *dst = tile;                                                                    \
+        for (uint64_t r = a0; r < a1; r++)                                                \
+            for (uint64_t c = c0; c < c1; c++)                                            \
+                dst[(c - x0) * pitch + (r - t0)] = src[r * cols + c];                     \
     } while (0)
 
 typedef struct {
     uint64_t lo, hi;
 } tp_u128_elem;
 
-/* Transposes a block element by element (tp_cpu_block's arguments). */
+/* Fills part of a tile element by element (TP_TILE_LOOP's names). */
 static inline __attribute__((always_inline)) void
-tp_cpu_scalar(const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,
-              uint64_t r1, uint64_t c0, uint64_t c1)
+tp_tile_scalar(const void *in, uint64_t cols, size_t elem, void *tile, size_t pitch, uint64_t t0,
+               uint64_t x0, uint64_t a0, uint64_t a1, uint64_t c0, uint64_t c1)
 {
     switch (elem) {
-    case 1: TP_CPU_LOOP(uint8_t, r0, r1, c0, c1); break;
-    case 2: TP_CPU_LOOP(uint16_t, r0, r1, c0, c1); break;
-    case 4: TP_CPU_LOOP(uint32_t, r0, r1, c0, c1); break;
-    case 8: TP_CPU_LOOP(uint64_t, r0, r1, c0, c1); break;
-    default: TP_CPU_LOOP(tp_u128_elem, r0, r1, c0, c1); break;
+    case 1: TP_TILE_LOOP(uint8_t); break;
+    case 2: TP_TILE_LOOP(uint16_t); break;
+    case 4: TP_TILE_LOOP(uint32_t); break;
+    case 8: TP_TILE_LOOP(uint64_t); break;
+    default: TP_TILE_LOOP(tp_u128_elem); break;
     }
 }
 
 /* Defines NAME (compiled with ATTRS), which transposes a block
- * (tp_cpu_block's arguments) in squares of N x N elements that SQUARE(in,
- * in's row pitch, out, out's row pitch, in elements) moves in registers,
- * and the strips beside them element by element, cache block by cache
- * block; SQUARE is called directly, so that it is inlined into the variant
- * that uses it. */
-#define TP_CPU_SQUARES(NAME, ATTRS, N, SQUARE)                                             \
+ * (tp_cpu_block's arguments) through one small contiguous tile per cache
+ * block: squares of N x N elements that SQUARE(in, in's row pitch, out,
+ * out's row pitch, in elements) moves in registers fill it from bands of N
+ * input rows (the leftovers element by element), then each tile row goes
+ * out as one piece of an output row, whole cache lines written by
+ * STREAM(dst, src, bytes) with stores that bypass the cache. Writing the
+ * squares straight to the output would instead touch the block's output rows,
+ * a row pitch apart, in pieces smaller than a line; on power-of-two shapes
+ * those all fall in the same cache sets and leave before their lines are
+ * complete, and every line is read before it is written. Where the output
+ * rows do not start on a line, each row's pieces are shifted back to its
+ * own lines, so the tile also holds the line's worth of input rows before
+ * the block. Pieces cut by [r0, r1) are copied with plain stores. */
+#define TP_CPU_TILED(NAME, ATTRS, N, SQUARE, STREAM)                                       \
     ATTRS static inline __attribute__((always_inline)) void NAME(                          \
         const void *in, void *out, uint64_t rows, uint64_t cols, size_t elem, uint64_t r0,  \
         uint64_t r1, uint64_t c0, uint64_t c1)                                              \
     {                                                                                       \
+        _Alignas(TP_CPU_LINE) char tile[TP_CPU_TILE];                                       \
         const char *src = in;                                                               \
         char *dst = out;                                                                    \
-        for (uint64_t rb = r0; rb < r1; rb += TP_CPU_BLOCK)                                 \
-            for (uint64_t cb = c0; cb < c1; cb += TP_CPU_BLOCK) {                           \
-                uint64_t re = rb + TP_CPU_BLOCK < r1 ? rb + TP_CPU_BLOCK : r1;              \
-                uint64_t ce = cb + TP_CPU_BLOCK < c1 ? cb + TP_CPU_BLOCK : c1;              \
-                uint64_t rs = rb + (re - rb) / N * N, cs = cb + (ce - cb) / N * N;          \
-                for (uint64_t r = rb; r < rs; r += N)                                       \
-                    for (uint64_t c = cb; c < cs; c += N)                                   \
+        size_t side = tp_cpu_side(elem), line = TP_CPU_LINE / elem;                         \
+        size_t back = ((uintptr_t)out | (rows * elem)) % TP_CPU_LINE ? line : 0;            \
+        size_t pitch = side + line;                                                         \
+        for (uint64_t g = r0 / side * side; g < r1 + (back ? back - 1 : 0); g += side) {    \
+            uint64_t t0 = g - back; /* the tile's first row; wraps below row 0 */           \
+            uint64_t a0 = g < r0 + back ? r0 : t0, a1 = g + side < r1 ? g + side : r1;      \
+            if (a0 >= a1)                                                                   \
+                continue;                                                                   \
+            uint64_t an = N > 1 ? a0 + (a1 - a0) / N * N : a0; /* squares' rows end */     \
+            for (uint64_t cb = c0; cb < c1; cb += side) {                                   \
+                uint64_t ce = cb + side < c1 ? cb + side : c1;                              \
+                uint64_t cn = N > 1 ? cb + (ce - cb) / N * N : cb; /* squares' columns end */ \
+                for (uint64_t r = a0; r < an; r += N)                                       \
+                    for (uint64_t c = cb; c < cn; c += N)                                   \
                         SQUARE(src + (r * cols + c) * elem, (size_t)cols,                   \
-                               dst + (c * rows + r) * elem, (size_t)rows);                  \
-                tp_cpu_scalar(in, out, rows, cols, elem, rb, rs, cs, ce);                   \
-                tp_cpu_scalar(in, out, rows, cols, elem, rs, re, cb, ce);                   \
+                               tile + ((c - cb) * pitch + (r - t0)) * elem, pitch);         \
+                tp_tile_scalar(in, cols, elem, tile, pitch, t0, cb, a0, an, cn, ce);        \
+                tp_tile_scalar(in, cols, elem, tile, pitch, t0, cb, an, a1, cb, ce);        \
+                for (uint64_t c = cb; c < ce; c++) {                                        \
+                    char *row = dst + c * rows * elem;                                      \
+                    uint64_t shift = back ? (uintptr_t)(row + g * elem) % TP_CPU_LINE / elem \
+                                          : 0;                                              \
+                    uint64_t s0 = g < r0 + shift ? r0 : g - shift;                          \
+                    uint64_t s1 = g - shift + side < r1 ? g - shift + side : r1;            \
+                    if (s0 >= s1)                                                           \
+                        continue;                                                           \
+                    char *d = row + s0 * elem;                                              \
+                    const char *t = tile + ((c - cb) * pitch + (s0 - t0)) * elem;           \
+                    if (s1 - s0 == side && (uintptr_t)d % TP_CPU_LINE == 0)                 \
+                        STREAM(d, t, side * elem);                                          \
+                    else                                                                    \
+                        memcpy(d, t, (size_t)(s1 - s0) * elem);                             \
+                }                                                                           \
             }                                                                               \
+        }                                                                                   \
     }
 
 #if defined(__x86_64__)
@@ -171,41 +215,76 @@ tp_square8_avx(const void *in, size_t ip, void *out, size_t op)
 #endif
 #endif
 
-/* The strips of a block of 1-, 2- and 16-byte elements: no squares. */
+/* No squares: the tile is filled element by element. */
 static inline __attribute__((always_inline)) void tp_square_none(const void *in, size_t ip,
                                                                   void *out, size_t op)
 {
     (void)in, (void)ip, (void)out, (void)op;
 }
-TP_CPU_SQUARES(tp_cpu_plain, , 1, tp_square_none)
+
+/* Writes whole cache lines with plain stores (no streaming stores). */
+static inline __attribute__((always_inline)) void tp_stream_plain(void *dst, const void *src,
+                                                                   size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+#if defined(__x86_64__)
+/* Writes whole cache lines at dst (line-aligned) past the caches (SSE2). */
+static inline __attribute__((always_inline)) void tp_stream_sse(void *dst, const void *src,
+                                                                 size_t n)
+{
+    for (size_t k = 0; k < n; k += 16)
+        _mm_stream_si128((__m128i *)((char *)dst + k),
+                         _mm_loadu_si128((const __m128i *)((const char *)src + k)));
+}
+
+#if SIMD_MULTI
+/* Writes whole cache lines at dst (line-aligned) past the caches (AVX). */
+SIMD_ATTR_AVX2 static inline __attribute__((always_inline)) void
+tp_stream_avx(void *dst, const void *src, size_t n)
+{
+    for (size_t k = 0; k < n; k += 32)
+        _mm256_stream_si256((__m256i *)((char *)dst + k),
+                            _mm256_loadu_si256((const __m256i *)((const char *)src + k)));
+}
+#endif
+#endif
 
 /* Defines variant NAME of the block transpose, compiled with ATTRS, moving
- * 4- and 8-byte elements by the squares of SQ4 and SQ8 (TP_CPU_SQUARES
- * functions). */
-#define TP_CPU_VARIANT(NAME, ATTRS, SQ4, SQ8)                                               \
+ * 4- and 8-byte elements by the tiled functions TILE4 and TILE8 and the
+ * other sizes by TILE_ANY (TP_CPU_TILED functions); streaming stores are
+ * ordered before the function returns (FENCE). */
+#define TP_CPU_VARIANT(NAME, ATTRS, TILE4, TILE8, TILE_ANY, FENCE)                          \
     ATTRS static void NAME(const void *in, void *out, uint64_t rows, uint64_t cols,       \
                            size_t elem, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) \
     {                                                                                     \
         if (elem == 4)                                                                    \
-            SQ4(in, out, rows, cols, elem, r0, r1, c0, c1);                               \
+            TILE4(in, out, rows, cols, elem, r0, r1, c0, c1);                             \
         else if (elem == 8)                                                               \
-            SQ8(in, out, rows, cols, elem, r0, r1, c0, c1);                               \
+            TILE8(in, out, rows, cols, elem, r0, r1, c0, c1);                             \
         else                                                                              \
-            tp_cpu_scalar(in, out, rows, cols, elem, r0, r1, c0, c1);                     \
+            TILE_ANY(in, out, rows, cols, elem, r0, r1, c0, c1);                          \
+        FENCE;                                                                            \
     }
 
 #if defined(__x86_64__)
-TP_CPU_SQUARES(tp_cpu_sse4, , 4, tp_square4_sse)
-TP_CPU_SQUARES(tp_cpu_sse8, , 2, tp_square8_sse)
-TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_sse4, tp_cpu_sse8)
+TP_CPU_TILED(tp_cpu_sse4, , 4, tp_square4_sse, tp_stream_sse)
+TP_CPU_TILED(tp_cpu_sse8, , 2, tp_square8_sse, tp_stream_sse)
+TP_CPU_TILED(tp_cpu_sse_any, , 1, tp_square_none, tp_stream_sse)
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_sse4, tp_cpu_sse8, tp_cpu_sse_any, _mm_sfence())
 #else
-TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_plain, tp_cpu_plain)
+TP_CPU_TILED(tp_cpu_plain, , 1, tp_square_none, tp_stream_plain)
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_plain, tp_cpu_plain, tp_cpu_plain, (void)0)
 #endif
 #if SIMD_MULTI
-TP_CPU_SQUARES(tp_cpu_avx4, SIMD_ATTR_AVX2, 8, tp_square4_avx)
-TP_CPU_SQUARES(tp_cpu_avx8, SIMD_ATTR_AVX2, 4, tp_square8_avx)
-TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, tp_cpu_avx4, tp_cpu_avx8)
-TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, tp_cpu_avx4, tp_cpu_avx8)
+TP_CPU_TILED(tp_cpu_avx4, SIMD_ATTR_AVX2, 8, tp_square4_avx, tp_stream_avx)
+TP_CPU_TILED(tp_cpu_avx8, SIMD_ATTR_AVX2, 4, tp_square8_avx, tp_stream_avx)
+TP_CPU_TILED(tp_cpu_avx_any, SIMD_ATTR_AVX2, 1, tp_square_none, tp_stream_avx)
+TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, tp_cpu_avx4, tp_cpu_avx8, tp_cpu_avx_any,
+               _mm_sfence())
+TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, tp_cpu_avx4, tp_cpu_avx8, tp_cpu_avx_any,
+               _mm_sfence())
 #endif
 
 /* Transposes one block of the matrix on the calling thread, with the
@@ -242,30 +321,35 @@ typedef struct {
     const tp_stage *t;
     const char *in;
     char *out;
-    uint64_t r0, r1;
+    uint64_t r0, r1, c0, c1;
 } tp_stage_job;
 
-/* Thread body: whole rows of the staged matrix. */
+/* Thread body: rows [r0, r1) of columns [c0, c1) of the staged matrix. */
 static void *tp_stage_worker(void *arg)
 {
     tp_stage_job *j = arg;
     const tp_stage *t = j->t;
-    tp_cpu_range(j->in, j->out, t->elem, t->rows, t->cols, j->r0, j->r1, 0, t->cols);
+    tp_cpu_block(j->in, j->out, t->rows, t->cols, t->elem, j->r0, j->r1, j->c0, j->c1);
     return NULL;
 }
 
 /* Transposes whole rows [r0, r1) of the staged matrix over the backend's
- * threads. */
+ * threads, each its own columns (cache blocks whole where the columns allow),
+ * so that each thread writes whole pieces of its own output rows. */
 static void tp_stage_rows(const tp_stage *t, const char *in, char *out, uint64_t r0, uint64_t r1)
 {
     size_t nt = (size_t)t->be->threads;
     if (nt > PAR_MAX)
         nt = PAR_MAX;
-    if (nt > r1 - r0)
-        nt = (size_t)(r1 - r0);
+    uint64_t unit = t->cols >= nt * TP_CPU_BLOCK ? TP_CPU_BLOCK : 1;
+    uint64_t units = (t->cols + unit - 1) / unit;
+    if (nt > units)
+        nt = (size_t)units;
     tp_stage_job jobs[PAR_MAX];
-    for (size_t i = 0; i < nt; i++)
-        jobs[i] = (tp_stage_job){t, in, out, r0 + (r1 - r0) * i / nt, r0 + (r1 - r0) * (i + 1) / nt};
+    for (size_t i = 0; i < nt; i++) {
+        uint64_t c0 = units * i / nt * unit, c1 = units * (i + 1) / nt * unit;
+        jobs[i] = (tp_stage_job){t, in, out, r0, r1, c0, c1 < t->cols ? c1 : t->cols};
+    }
     par_run(tp_stage_worker, jobs, sizeof jobs[0], nt);
 }
 
