@@ -923,21 +923,27 @@ AX_INLINE void ax_cpu_block(const ax_plan *p, const void *x, size_t rows, size_t
 }
 
 /* The sum of one sub-tile's accumulators (RD_LANES lanes of v) with the
- * tile's other sub-tiles empty: rd_cpu_tiles' fold for a tile of at most
- * RD_SUBTILE elements. */
-AX_INLINE double ax_short_fold(double *acc, unsigned v)
+ * tile's other sub-tiles empty, where only acc[0 .. n) (n > 0) were reached
+ * by an element: rd_cpu_tiles' fold for a tile of at most RD_SUBTILE
+ * elements. The accumulators past n hold -0.0 up to the end of their lane,
+ * and are not read beyond it: every addition the full trees would make with
+ * a lane or sub-tile that no element reached adds -0.0, the exact identity,
+ * so the lanes past those reached are skipped and the sub-tile's sum is the
+ * tile's. */
+AX_INLINE double ax_short_fold(double *acc, unsigned v, size_t n)
 {
-    double lanes[RD_LANES], sub[RD_WARPS];
-    for (unsigned l = 0; l < RD_LANES; l++) {
+    double lanes[RD_LANES];
+    unsigned used = (unsigned)((n + v - 1) / v); /* lanes reached */
+    for (unsigned l = 0; l < used; l++) {
         rd_lane_tree(acc + l * v, v);
         lanes[l] = acc[l * v];
     }
-    rd_subtile_tree(lanes);
-    sub[0] = lanes[0];
-    for (unsigned w = 1; w < RD_WARPS; w++)
-        sub[w] = -0.0;
-    rd_warps_tree(sub);
-    return sub[0];
+    for (unsigned h = RD_LANES / 2; h >= 1; h /= 2) { /* rd_subtile_tree, lanes [0, used) */
+        for (unsigned l = 0; l < h && l + h < used; l++)
+            lanes[l] = rd_add(lanes[l], lanes[l + h]);
+        used = used < h ? used : h;
+    }
+    return lanes[0];
 }
 
 /* Float tile of at most RD_SUBTILE elements: sums and squares as
@@ -960,7 +966,8 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v)
         if (m) {                                                                            \
             double sa[ROW], sq[ROW];                                                        \
             uint64_t cnt = 0;                                                               \
-            for (size_t j = 0; j < ROW; j++)                                                \
+            size_t na = n < ROW ? n : ROW, nl = (na + V - 1) / V * V; /* reached, lanes */  \
+            for (size_t j = 0; j < nl; j++)                                                 \
                 sa[j] = sq[j] = -0.0;                                                       \
             for (size_t o = 0; o < n; o++) {                                                \
                 int keep = !(sk && ISNAN(x[o]));                                            \
@@ -969,7 +976,8 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v)
                 sq[o % ROW] = rd_add(sq[o % ROW], keep ? d * d : -0.0);                     \
                 cnt += (uint64_t)keep;                                                      \
             }                                                                               \
-            double sum = ax_short_fold(sa, V), q = want_sq ? ax_short_fold(sq, V) : 0.0;    \
+            double sum = na ? ax_short_fold(sa, V, na) : -0.0;                              \
+            double q = want_sq ? (na ? ax_short_fold(sq, V, na) : -0.0) : 0.0;              \
             memset(m, 0, sizeof *m);                                                        \
             memcpy(&m->sum_lo, &sum, sizeof sum);                                           \
             if (want_sq)                                                                    \
@@ -1752,12 +1760,21 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                     else
                         ax_merge_parts(p, nc, scalar, sm[top], se[top], sv[top], m, e, v);
                 }
-                if (m)
-                    memcpy(sm[top], m, nc * sizeof *m);
-                if (e)
-                    memcpy(se[top], e, nc * sizeof *e);
-                if (v)
-                    memcpy(sv[top], v, nc * sizeof *v);
+                if (nc == 1) { /* tile units: one part, copied without a memcpy's set-up */
+                    if (m)
+                        sm[top][0] = m[0];
+                    if (e)
+                        se[top][0] = e[0];
+                    if (v)
+                        sv[top][0] = v[0];
+                } else {
+                    if (m)
+                        memcpy(sm[top], m, nc * sizeof *m);
+                    if (e)
+                        memcpy(se[top], e, nc * sizeof *e);
+                    if (v)
+                        memcpy(sv[top], v, nc * sizeof *v);
+                }
                 top++;
             }
             rd_extrema *oe;
