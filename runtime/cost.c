@@ -174,12 +174,15 @@ double cost_quadratic_ns(int gzip_in, int level)
     return (gzip_in ? 13.0 : 4.0) + 29.0 * !!level;
 }
 
-/* The transpose's CPU cost (see cost.h): a 16384x16384 float32 matrix on
- * the 16 cores of an H200 node, whole process, 0.139 s from the .npy and
- * 0.455 s from one `pigz -1` member (of 0.970 GB). */
+/* The transpose's CPU cost (see cost.h), per input byte: a 16384x16384
+ * float32 matrix on the 16 cores of an H200 node, whole process, 0.120 s
+ * from the .npy (1.8 ns a byte a core), 0.255 s from BGZF (4.2) and 0.385 s
+ * from one `pigz -1` member (6.4). The gzip rate is BGZF's and a little
+ * more, so that auto keeps 1 GiB of either kind on the CPU: it takes the
+ * member about as long as the GPU does, its driver start included. */
 double cost_transpose_ns(int gzip_in, int level)
 {
-    return (gzip_in ? 6.8 : 2.1) + 22.0 * !!level;
+    return (gzip_in ? 4.5 : 1.8) + 22.0 * !!level;
 }
 
 /* Whether a device pays for the rest of a member (see cost.h). */
