@@ -160,6 +160,53 @@ tp_square4_sse(const void *in, size_t ip, void *out, size_t op)
     _mm_storeu_ps(d + 3 * op, r3);
 }
 
+#define tp_unpack8_lo_epi _mm_unpacklo_epi8
+#define tp_unpack8_hi_epi _mm_unpackhi_epi8
+#define tp_unpack16_lo_epi _mm_unpacklo_epi16
+#define tp_unpack16_hi_epi _mm_unpackhi_epi16
+
+/* One round of the byte and 16-bit squares below: row i of `to` is
+ * interleaved from rows i / 2 and i / 2 + n / 2 of `from` (n rows), low
+ * halves to the even rows, high halves to the odd ones, by UNPACK (the
+ * element size's _mm_unpack*). Each round moves one bit of the row index
+ * into the column index: log2(n) rounds transpose. */
+#define TP_SSE_ROUND(to, from, n, UNPACK)                                                 \
+    do {                                                                                  \
+        for (int i_ = 0; i_ < (n) / 2; i_++) {                                            \
+            to[2 * i_] = UNPACK##lo##_epi(from[i_], from[i_ + (n) / 2]);                 \
+            to[2 * i_ + 1] = UNPACK##hi##_epi(from[i_], from[i_ + (n) / 2]);             \
+        }                                                                                 \
+    } while (0)
+
+/* 16 x 16 elements of 1 byte (SSE2): four rounds. */
+static inline __attribute__((always_inline)) void
+tp_square1_sse(const void *in, size_t ip, void *out, size_t op)
+{
+    __m128i x[16], y[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = _mm_loadu_si128((const __m128i *)((const char *)in + i * ip));
+    TP_SSE_ROUND(y, x, 16, tp_unpack8_);
+    TP_SSE_ROUND(x, y, 16, tp_unpack8_);
+    TP_SSE_ROUND(y, x, 16, tp_unpack8_);
+    TP_SSE_ROUND(x, y, 16, tp_unpack8_);
+    for (int i = 0; i < 16; i++)
+        _mm_storeu_si128((__m128i *)((char *)out + i * op), x[i]);
+}
+
+/* 8 x 8 elements of 2 bytes (SSE2): three rounds. */
+static inline __attribute__((always_inline)) void
+tp_square2_sse(const void *in, size_t ip, void *out, size_t op)
+{
+    __m128i x[8], y[8];
+    for (int i = 0; i < 8; i++)
+        x[i] = _mm_loadu_si128((const __m128i *)((const char *)in + 2 * i * ip));
+    TP_SSE_ROUND(y, x, 8, tp_unpack16_);
+    TP_SSE_ROUND(x, y, 8, tp_unpack16_);
+    TP_SSE_ROUND(y, x, 8, tp_unpack16_);
+    for (int i = 0; i < 8; i++)
+        _mm_storeu_si128((__m128i *)((char *)out + 2 * i * op), y[i]);
+}
+
 /* 2 x 2 elements of 8 bytes (SSE2). */
 static inline __attribute__((always_inline)) void
 tp_square8_sse(const void *in, size_t ip, void *out, size_t op)
@@ -252,39 +299,48 @@ tp_stream_avx(void *dst, const void *src, size_t n)
 #endif
 
 /* Defines variant NAME of the block transpose, compiled with ATTRS, moving
- * 4- and 8-byte elements by the tiled functions TILE4 and TILE8 and the
- * other sizes by TILE_ANY (TP_CPU_TILED functions); streaming stores are
+ * 1-, 2-, 4- and 8-byte elements by the tiled functions TILE1 .. TILE8 and
+ * 16-byte ones by TILE_ANY (TP_CPU_TILED functions); streaming stores are
  * ordered before the function returns (FENCE). */
-#define TP_CPU_VARIANT(NAME, ATTRS, TILE4, TILE8, TILE_ANY, FENCE)                          \
+#define TP_CPU_VARIANT(NAME, ATTRS, TILE1, TILE2, TILE4, TILE8, TILE_ANY, FENCE)            \
     ATTRS static void NAME(const void *in, void *out, uint64_t rows, uint64_t cols,       \
                            size_t elem, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) \
     {                                                                                     \
-        if (elem == 4)                                                                    \
-            TILE4(in, out, rows, cols, elem, r0, r1, c0, c1);                             \
-        else if (elem == 8)                                                               \
-            TILE8(in, out, rows, cols, elem, r0, r1, c0, c1);                             \
-        else                                                                              \
-            TILE_ANY(in, out, rows, cols, elem, r0, r1, c0, c1);                          \
+        switch (elem) {                                                                   \
+        case 1: TILE1(in, out, rows, cols, elem, r0, r1, c0, c1); break;                  \
+        case 2: TILE2(in, out, rows, cols, elem, r0, r1, c0, c1); break;                  \
+        case 4: TILE4(in, out, rows, cols, elem, r0, r1, c0, c1); break;                  \
+        case 8: TILE8(in, out, rows, cols, elem, r0, r1, c0, c1); break;                  \
+        default: TILE_ANY(in, out, rows, cols, elem, r0, r1, c0, c1); break;              \
+        }                                                                                 \
         FENCE;                                                                            \
     }
 
 #if defined(__x86_64__)
+TP_CPU_TILED(tp_cpu_sse1, , 16, tp_square1_sse, tp_stream_sse)
+TP_CPU_TILED(tp_cpu_sse2, , 8, tp_square2_sse, tp_stream_sse)
 TP_CPU_TILED(tp_cpu_sse4, , 4, tp_square4_sse, tp_stream_sse)
 TP_CPU_TILED(tp_cpu_sse8, , 2, tp_square8_sse, tp_stream_sse)
 TP_CPU_TILED(tp_cpu_sse_any, , 1, tp_square_none, tp_stream_sse)
-TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_sse4, tp_cpu_sse8, tp_cpu_sse_any, _mm_sfence())
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_sse1, tp_cpu_sse2, tp_cpu_sse4, tp_cpu_sse8,
+               tp_cpu_sse_any, _mm_sfence())
 #else
 TP_CPU_TILED(tp_cpu_plain, , 1, tp_square_none, tp_stream_plain)
-TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_plain, tp_cpu_plain, tp_cpu_plain, (void)0)
+TP_CPU_VARIANT(tp_cpu_block_baseline, , tp_cpu_plain, tp_cpu_plain, tp_cpu_plain, tp_cpu_plain,
+               tp_cpu_plain, (void)0)
 #endif
 #if SIMD_MULTI
+/* The AVX variants move 1- and 2-byte elements by the SSE2 squares (their
+ * AVX forms would need lane crossings in every round). */
+TP_CPU_TILED(tp_cpu_avx1, SIMD_ATTR_AVX2, 16, tp_square1_sse, tp_stream_avx)
+TP_CPU_TILED(tp_cpu_avx2, SIMD_ATTR_AVX2, 8, tp_square2_sse, tp_stream_avx)
 TP_CPU_TILED(tp_cpu_avx4, SIMD_ATTR_AVX2, 8, tp_square4_avx, tp_stream_avx)
 TP_CPU_TILED(tp_cpu_avx8, SIMD_ATTR_AVX2, 4, tp_square8_avx, tp_stream_avx)
 TP_CPU_TILED(tp_cpu_avx_any, SIMD_ATTR_AVX2, 1, tp_square_none, tp_stream_avx)
-TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, tp_cpu_avx4, tp_cpu_avx8, tp_cpu_avx_any,
-               _mm_sfence())
-TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, tp_cpu_avx4, tp_cpu_avx8, tp_cpu_avx_any,
-               _mm_sfence())
+TP_CPU_VARIANT(tp_cpu_block_avx2, SIMD_ATTR_AVX2, tp_cpu_avx1, tp_cpu_avx2, tp_cpu_avx4,
+               tp_cpu_avx8, tp_cpu_avx_any, _mm_sfence())
+TP_CPU_VARIANT(tp_cpu_block_avx512, SIMD_ATTR_AVX512, tp_cpu_avx1, tp_cpu_avx2, tp_cpu_avx4,
+               tp_cpu_avx8, tp_cpu_avx_any, _mm_sfence())
 #endif
 
 /* Transposes one block of the matrix on the calling thread, with the
