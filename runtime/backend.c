@@ -479,10 +479,14 @@ int backend_start_failed(backend *be)
     return be->start && start_state(be->start) == START_FAILED;
 }
 
-/* Whether be has devices, or a start that has not failed (yet). */
+/* Whether be has devices, or a start that has not failed (yet) on a
+ * machine where a driver may exist: on one with no NVIDIA driver at all,
+ * auto allocates and faults in nothing for devices while the start finds
+ * that out. */
 static int backend_gpu_possible(backend *be)
 {
-    return be->kind == BACKEND_CUDA || (be->start && start_state(be->start) != START_FAILED);
+    return be->kind == BACKEND_CUDA ||
+           (be->start && start_state(be->start) != START_FAILED && cu_driver_may_exist());
 }
 
 /* Whether chunks may go to the devices, the first answer kept (see backend.h). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 cu_api cu;
 
@@ -152,6 +153,15 @@ static int cu_resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1, size_t 
              status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "is not supported"
                                                                    : "was not found");
     return -1;
+}
+
+/* Whether an NVIDIA driver may be present (see cu.h); asked afresh each
+ * time, since tests set GPUBATCH_LIBCUDA within one process. */
+int cu_driver_may_exist(void)
+{
+    const char *override = getenv("GPUBATCH_LIBCUDA");
+    return (override && *override) || access("/dev/nvidiactl", F_OK) == 0 ||
+           access("/dev/dxg", F_OK) == 0;
 }
 
 /* Opens libcuda (GPUBATCH_LIBCUDA when set, which tests point at a missing

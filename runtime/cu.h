@@ -184,6 +184,12 @@ const char *cu_narrowed_value(void);
  * failed); cu_load_message() explains. */
 int cu_load(void);
 
+/* Whether an NVIDIA driver may be present at all, without loading it: the
+ * library GPUBATCH_LIBCUDA names, or the kernel driver's control device
+ * (/dev/nvidiactl; /dev/dxg under WSL). Where it says no, cu_load fails;
+ * auto then need not prepare anything for devices while it does. */
+int cu_driver_may_exist(void);
+
 /* One line describing the outcome of cu_load() ("" when it succeeded). */
 const char *cu_load_message(void);
 

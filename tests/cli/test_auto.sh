@@ -144,6 +144,29 @@ GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=/nonexistent/libcuda.so.1 "$GB" reduce 
     >"$T/auto.out" 2>"$T/auto.err"
 check_eq "no driver, -v: one line" 1 "$(grep -c '^gpubatch: no NVIDIA driver.*using the CPU backend' "$T/auto.err")"
 check_eq "no driver, -v: no warning" 0 "$(grep -c 'warning' "$T/auto.err")"
+# On a machine with no NVIDIA driver at all (no GPUBATCH_LIBCUDA, no
+# /dev/nvidiactl nor /dev/dxg), auto prepares nothing for devices while the
+# start finds that out: transposing a 64 MiB gzip member takes the CPU
+# backend's memory (it took twice as much, staging for a device that could
+# not exist).
+if [ -e /dev/nvidiactl ] || [ -e /dev/dxg ]; then
+    echo "note: an NVIDIA driver's device is here: auto's memory without one not checked"
+else
+    # peak_kb CMD...: the largest resident set of CMD, in KiB, run with no
+    # GPUBATCH_LIBCUDA.
+    peak_kb() {
+        env -u GPUBATCH_LIBCUDA $PY -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+    }
+    "$GB" gen -q --shape 4096x4096 --seed 5 --no-compress -o "$T/nd.npy" -f
+    gzip -1 -c "$T/nd.npy" >"$T/nd.npy.gz"
+    cpu_kb=$(peak_kb "$GB" transpose --backend cpu -q "$T/nd.npy.gz" -o /dev/null --no-compress)
+    auto_kb=$(peak_kb "$GB" transpose --backend auto -q "$T/nd.npy.gz" -o /dev/null --no-compress)
+    [ "$auto_kb" -le $((cpu_kb * 5 / 4 + 16384)) ] && ok ||
+        fail "no driver on the machine: auto's peak memory $auto_kb KiB against cpu's $cpu_kb KiB"
+    rm -f "$T/nd.npy" "$T/nd.npy.gz"
+fi
 # Any other failure of the GPU under auto is still a warning.
 GPUBATCH_GPU_START=wait GPUBATCH_LIBCUDA=$FAKE FAKECUDA_DRIVER_VERSION=10020 "$GB" reduce --op sum "$T/f.npy" \
     >"$T/auto.out" 2>"$T/auto.err"
