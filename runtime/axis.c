@@ -978,11 +978,12 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v, size_t n)
             }                                                                               \
             double sum = na ? ax_short_fold(sa, V, na) : -0.0;                              \
             double q = want_sq ? (na ? ax_short_fold(sq, V, na) : -0.0) : 0.0;              \
-            memset(m, 0, sizeof *m);                                                        \
-            memcpy(&m->sum_lo, &sum, sizeof sum);                                           \
+            rd_moments r = {0}; /* stored whole: its reader loads it whole */               \
+            memcpy(&r.sum_lo, &sum, sizeof sum);                                            \
             if (want_sq)                                                                    \
-                memcpy(&m->sq_lo, &q, sizeof q);                                            \
-            m->count = cnt;                                                                 \
+                memcpy(&r.sq_lo, &q, sizeof q);                                             \
+            r.count = cnt;                                                                  \
+            *m = r;                                                                         \
         }                                                                                   \
         if (e)                                                                              \
             NAME##_ext(x, p, n, 1, 1, sk, off, e);                                          \
@@ -1760,6 +1761,8 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                     else
                         ax_merge_parts(p, nc, scalar, sm[top], se[top], sv[top], m, e, v);
                 }
+                if (en->n == 1)
+                    break; /* one unit: its parts are the entry's, taken from m, e, v */
                 if (nc == 1) { /* tile units: one part, copied without a memcpy's set-up */
                     if (m)
                         sm[top][0] = m[0];
@@ -1780,12 +1783,13 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
             rd_extrema *oe;
             rd_var *ov;
             ax_parts_at(l, out, (at + i) * W + c0, &oe, &ov);
+            int one = en->n == 1;
             if (m)
-                ax_put_moments(l, out, (at + i) * W + c0, sm[0], nc);
+                ax_put_moments(l, out, (at + i) * W + c0, one ? m : sm[0], nc);
             if (oe)
-                memcpy(oe, se[0], nc * sizeof *oe);
+                memcpy(oe, one ? e : se[0], nc * sizeof *oe);
             if (v)
-                memcpy(ov, sv[0], nc * sizeof *ov);
+                memcpy(ov, one ? v : sv[0], nc * sizeof *ov);
         }
     }
 }
@@ -2176,8 +2180,10 @@ static void ax_fold_raw(ax_state *s, const void *x, uint64_t e, uint64_t n)
 static ax_item ax_item_of(const ax_state *s, const rd_moments *m, const rd_extrema *e,
                           const rd_var *v)
 {
-    ax_item it;
-    memset(&it, 0, sizeof it);
+    ax_item it; /* every field set below: no memset, whose set-up costs more than a run */
+    it.sum = it.sq = 0;
+    it.isum = it.isq = 0;
+    it.count = 0;
     it.ext = e ? *e : rd_extrema_empty();
     it.var = v ? *v : rd_var_empty();
     if (m) {
