@@ -397,7 +397,7 @@ static void tp_stage_rows(const tp_stage *t, const char *in, char *out, uint64_t
     size_t nt = (size_t)t->be->threads;
     if (nt > PAR_MAX)
         nt = PAR_MAX;
-    uint64_t unit = t->cols >= nt * TP_CPU_BLOCK ? TP_CPU_BLOCK : 1;
+    uint64_t side = tp_cpu_side(t->elem), unit = t->cols >= nt * side ? side : 1;
     uint64_t units = (t->cols + unit - 1) / unit;
     if (nt > units)
         nt = (size_t)units;
