@@ -305,8 +305,11 @@ int cmd_transpose(int argc, char **argv)
             goto out_close;
         prefix = NULL, prefix_len = 0;
     }
+    int member_fd;
+    uint64_t member_at, member_end;
+    int one_member = io_reader_stream_member(r, &member_fd, &member_at, &member_end);
     double cpu_s = cli_reader_cpu_seconds(&t.common, r, cost_transpose_ns(0, t.out.level),
-                                          cost_transpose_ns(1, t.out.level));
+                                          cost_transpose_ns(one_member ? 2 : 1, t.out.level));
     if (cli_run_open(&jb, &t.common, cpu_s))
         goto out_close;
     io_file_id in_id;

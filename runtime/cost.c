@@ -176,13 +176,13 @@ double cost_quadratic_ns(int gzip_in, int level)
 
 /* The transpose's CPU cost (see cost.h), per input byte: a 16384x16384
  * float32 matrix on the 16 cores of an H200 node, whole process, 0.120 s
- * from the .npy (1.8 ns a byte a core), 0.255 s from BGZF (4.2) and 0.385 s
- * from one `pigz -1` member (6.4). The gzip rate is BGZF's and a little
- * more, so that auto keeps 1 GiB of either kind on the CPU: it takes the
- * member about as long as the GPU does, its driver start included. */
+ * from the .npy (1.8 ns a byte a core), 0.255 s from BGZF (4.2, taken as
+ * 4.5) and 0.385-0.419 s from one `pigz -1` member (6.4-6.9, taken as 6.4).
+ * So auto keeps 1 GiB of BGZF on the CPU, which beats the GPU's start, and
+ * starts the GPU for 1 GiB of one member, which it inflates faster. */
 double cost_transpose_ns(int gzip_in, int level)
 {
-    return (gzip_in ? 4.5 : 1.8) + 22.0 * !!level;
+    return (gzip_in == 2 ? 6.4 : gzip_in ? 4.5 : 1.8) + 22.0 * !!level;
 }
 
 /* Whether a device pays for the rest of a member (see cost.h). */

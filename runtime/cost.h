@@ -85,7 +85,9 @@ double cost_axis_least_ns(unsigned ops, int deflated);
  * nonzero. */
 double cost_quadratic_ns(int gzip_in, int level);
 
-/* The same for the transpose. */
+/* The same for the transpose, gzip_in 1 for blocked gzip (or several
+ * members) and 2 for one plain gzip member, which the host's threads
+ * inflate more slowly. */
 double cost_transpose_ns(int gzip_in, int level);
 
 /* Decoded GB/s of one host thread, and of a device, inflating one deflate

@@ -218,6 +218,16 @@ static void test_cpu_seconds(void)
     CHECK(system(cmd) == 0);
 }
 
+/* The transpose's rates: plain below blocked gzip below one plain member
+ * (the slowest for the host to inflate), the output's deflate on top. */
+static void test_transpose_ns(void)
+{
+    CHECK(cost_transpose_ns(0, 0) < cost_transpose_ns(1, 0));
+    CHECK(cost_transpose_ns(1, 0) < cost_transpose_ns(2, 0));
+    for (int g = 0; g < 3; g++)
+        CHECKF(cost_transpose_ns(g, 6) > cost_transpose_ns(g, 0), "gzip_in %d", g);
+}
+
 /* sysfs's link speed text to bytes per second. */
 static void test_link_bytes(void)
 {
@@ -349,6 +359,7 @@ int main(void)
     RUN(test_stream_decoded);
     RUN(test_stream_ns);
     RUN(test_cpu_seconds);
+    RUN(test_transpose_ns);
     RUN(test_slowest_link);
     RUN(test_pipe_behind);
     return check_summary();
