@@ -978,7 +978,7 @@ AX_INLINE double ax_short_fold(double *acc, unsigned v, size_t n)
             }                                                                               \
             double sum = na ? ax_short_fold(sa, V, na) : -0.0;                              \
             double q = want_sq ? (na ? ax_short_fold(sq, V, na) : -0.0) : 0.0;              \
-            rd_moments r = {0}; /* stored whole: its reader loads it whole */               \
+            rd_moments r = {0}; /* built, then stored at once */                            \
             memcpy(&r.sum_lo, &sum, sizeof sum);                                            \
             if (want_sq)                                                                    \
                 memcpy(&r.sq_lo, &q, sizeof q);                                             \
