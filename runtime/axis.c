@@ -1763,21 +1763,12 @@ AX_INLINE void ax_cpu_entries_all(const ax_plan *p, const ax_layout *l, const vo
                 }
                 if (en->n == 1)
                     break; /* one unit: its parts are the entry's, taken from m, e, v */
-                if (nc == 1) { /* tile units: one part, copied without a memcpy's set-up */
-                    if (m)
-                        sm[top][0] = m[0];
-                    if (e)
-                        se[top][0] = e[0];
-                    if (v)
-                        sv[top][0] = v[0];
-                } else {
-                    if (m)
-                        memcpy(sm[top], m, nc * sizeof *m);
-                    if (e)
-                        memcpy(se[top], e, nc * sizeof *e);
-                    if (v)
-                        memcpy(sv[top], v, nc * sizeof *v);
-                }
+                if (m)
+                    memcpy(sm[top], m, nc * sizeof *m);
+                if (e)
+                    memcpy(se[top], e, nc * sizeof *e);
+                if (v)
+                    memcpy(sv[top], v, nc * sizeof *v);
                 top++;
             }
             rd_extrema *oe;
