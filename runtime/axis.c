@@ -1135,21 +1135,27 @@ static void ax_put_moments(const ax_layout *l, void *out, size_t i, const rd_mom
     }
 }
 
+/* The 8 or 16 bytes at p (a sum or square part) as one or two words. */
+static inline void ax_get_words(rd_u64 *w, const char *p, size_t bytes)
+{
+    memcpy(&w[0], p, 8);
+    if (bytes > 8)
+        memcpy(&w[1], p + 8, 8);
+}
+
 /* Part i's moments from the buffer's arrays (zero where not held); its
  * count is cnt where the buffer holds none. */
 static rd_moments ax_get_moments(const ax_layout *l, const void *out, size_t i, uint64_t cnt)
 {
     const char *b = out;
-    rd_moments m;
-    memset(&m, 0, sizeof m);
+    rd_u64 w[4] = {0, 0, 0, 0}; /* sum_lo, sum_hi, sq_lo, sq_hi: 8-byte words, in registers */
     if (l->use_sum)
-        memcpy(&m.sum_lo, b + l->sum_at + i * l->sum_size, l->sum_size);
+        ax_get_words(w, b + l->sum_at + i * l->sum_size, l->sum_size);
     if (l->use_sq)
-        memcpy(&m.sq_lo, b + l->sq_at + i * l->sq_size, l->sq_size);
-    m.count = cnt;
+        ax_get_words(w + 2, b + l->sq_at + i * l->sq_size, l->sq_size);
     if (l->use_cnt)
-        memcpy(&m.count, b + l->count_at + i * sizeof(uint64_t), sizeof(uint64_t));
-    return m;
+        memcpy(&cnt, b + l->count_at + i * sizeof(uint64_t), sizeof(uint64_t));
+    return (rd_moments){w[0], w[1], w[2], w[3], cnt};
 }
 
 /* The elements of entry en (per column for blocks). */
