@@ -160,21 +160,16 @@ tp_square4_sse(const void *in, size_t ip, void *out, size_t op)
     _mm_storeu_ps(d + 3 * op, r3);
 }
 
-#define tp_unpack8_lo_epi _mm_unpacklo_epi8
-#define tp_unpack8_hi_epi _mm_unpackhi_epi8
-#define tp_unpack16_lo_epi _mm_unpacklo_epi16
-#define tp_unpack16_hi_epi _mm_unpackhi_epi16
-
 /* One round of the byte and 16-bit squares below: row i of `to` is
  * interleaved from rows i / 2 and i / 2 + n / 2 of `from` (n rows), low
- * halves to the even rows, high halves to the odd ones, by UNPACK (the
- * element size's _mm_unpack*). Each round moves one bit of the row index
+ * halves (LO, the element size's _mm_unpacklo_*) to the even rows, high
+ * halves (HI) to the odd ones. Each round moves one bit of the row index
  * into the column index: log2(n) rounds transpose. */
-#define TP_SSE_ROUND(to, from, n, UNPACK)                                                 \
+#define TP_SSE_ROUND(to, from, n, LO, HI)                                                 \
     do {                                                                                  \
         for (int i_ = 0; i_ < (n) / 2; i_++) {                                            \
-            to[2 * i_] = UNPACK##lo##_epi(from[i_], from[i_ + (n) / 2]);                 \
-            to[2 * i_ + 1] = UNPACK##hi##_epi(from[i_], from[i_ + (n) / 2]);             \
+            to[2 * i_] = LO(from[i_], from[i_ + (n) / 2]);                                \
+            to[2 * i_ + 1] = HI(from[i_], from[i_ + (n) / 2]);                            \
         }                                                                                 \
     } while (0)
 
@@ -185,10 +180,10 @@ tp_square1_sse(const void *in, size_t ip, void *out, size_t op)
     __m128i x[16], y[16];
     for (int i = 0; i < 16; i++)
         x[i] = _mm_loadu_si128((const __m128i *)((const char *)in + i * ip));
-    TP_SSE_ROUND(y, x, 16, tp_unpack8_);
-    TP_SSE_ROUND(x, y, 16, tp_unpack8_);
-    TP_SSE_ROUND(y, x, 16, tp_unpack8_);
-    TP_SSE_ROUND(x, y, 16, tp_unpack8_);
+    TP_SSE_ROUND(y, x, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
+    TP_SSE_ROUND(x, y, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
+    TP_SSE_ROUND(y, x, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
+    TP_SSE_ROUND(x, y, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
     for (int i = 0; i < 16; i++)
         _mm_storeu_si128((__m128i *)((char *)out + i * op), x[i]);
 }
@@ -200,9 +195,9 @@ tp_square2_sse(const void *in, size_t ip, void *out, size_t op)
     __m128i x[8], y[8];
     for (int i = 0; i < 8; i++)
         x[i] = _mm_loadu_si128((const __m128i *)((const char *)in + 2 * i * ip));
-    TP_SSE_ROUND(y, x, 8, tp_unpack16_);
-    TP_SSE_ROUND(x, y, 8, tp_unpack16_);
-    TP_SSE_ROUND(y, x, 8, tp_unpack16_);
+    TP_SSE_ROUND(y, x, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16);
+    TP_SSE_ROUND(x, y, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16);
+    TP_SSE_ROUND(y, x, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16);
     for (int i = 0; i < 8; i++)
         _mm_storeu_si128((__m128i *)((char *)out + 2 * i * op), y[i]);
 }
@@ -359,16 +354,16 @@ void tp_cpu_block(const void *in, void *out, uint64_t rows, uint64_t cols, size_
 }
 
 /* Transposes rows [u0, u1) counted across consecutive rows x cols
- * matrices (matrix * rows + row), columns [c0, c1) of each, from in to out,
- * on the calling thread. */
+ * matrices (matrix * rows + row), whole, from in to out, on the calling
+ * thread. */
 static void tp_cpu_range(const char *in, char *out, size_t elem, uint64_t rows, uint64_t cols,
-                         uint64_t u0, uint64_t u1, uint64_t c0, uint64_t c1)
+                         uint64_t u0, uint64_t u1)
 {
     size_t matrix = (size_t)(rows * cols * elem);
     for (uint64_t u = u0; u < u1;) {
         uint64_t b = u / rows, r = u - b * rows;
         uint64_t rend = rows < r + (u1 - u) ? rows : r + (u1 - u);
-        tp_cpu_block(in + b * matrix, out + b * matrix, rows, cols, elem, r, rend, c0, c1);
+        tp_cpu_block(in + b * matrix, out + b * matrix, rows, cols, elem, r, rend, 0, cols);
         u += rend - r;
     }
 }
@@ -500,7 +495,7 @@ static int tp_launch(engine_chunk *c)
 static void tp_cpu(const engine_chunk *c, size_t u0, size_t u1)
 {
     const tp_job *j = c->op;
-    tp_cpu_range(c->host_in, c->host_out, j->elem, j->rows, j->cols, u0, u1, 0, j->cols);
+    tp_cpu_range(c->host_in, c->host_out, j->elem, j->rows, j->cols, u0, u1);
 }
 
 const engine_ops tp_engine_ops = {
