@@ -55,6 +55,7 @@
 #define OUT_STEP (1u << 30)   /* largest avail_out given to zlib in one call */
 #define SKIP_SCRATCH ((size_t)1 << 20) /* bytes inflated at a time to discard them */
 #define PAR_MIN ((uint64_t)64 << 10)  /* compressed bytes from which a member goes parallel */
+#define WHOLE_MAX ((size_t)64 << 20)  /* the most data a member below that is decoded whole */
 
 #define DETECT_BYTES ((size_t)64 << 10) /* first read of an input, to tell gzip from plain data */
 #define BGZF_MAX_JOBS 1024 /* BGZF blocks inflated in one parallel batch */
@@ -322,6 +323,70 @@ static int index_begin(io_reader *r)
     return 1;
 }
 
+/* Decodes the deflate data of the member at the input (its header hlen
+ * bytes) into whole_buf, grown as it needs up to WHOLE_MAX bytes; the
+ * trailer's length (modulo 2^32) is its first guess where the input ends
+ * after the member. Returns the decoder's result: whole_len bytes decoded
+ * to the bit *end of the input window. */
+static int whole_decode(io_reader *r, size_t hlen, uint64_t *end)
+{
+    const uint8_t *in = r->in_next + hlen;
+    size_t in_len = r->in_avail - hlen;
+    size_t want = in_len >= 8 ? (size_t)source_le32(in + in_len - 4) : 0;
+    want = want < ((size_t)64 << 10) ? (size_t)64 << 10 : want < WHOLE_MAX ? want : WHOLE_MAX;
+    inflate_job j = {.in = in, .in_len = in_len, .stop_bit = UINT64_MAX, .out_limit = SIZE_MAX};
+    int res;
+    for (;;) {
+        if (r->whole_cap < want) {
+            want = (want + HUGEMEM_PAGE - 1) / HUGEMEM_PAGE * HUGEMEM_PAGE;
+            uint8_t *b = hugemem_alloc(want);
+            if (!b)
+                return INFLATE_NEED_OUTPUT;
+            memcpy(b, r->whole_buf, j.out_len);
+            free(r->whole_buf);
+            r->whole_buf = b;
+            r->whole_cap = want;
+        }
+        j.out = r->whole_buf;
+        j.out_cap = r->whole_cap;
+        res = inflate_decode_bytes(&j);
+        if (res != INFLATE_NEED_OUTPUT || j.out_cap >= WHOLE_MAX)
+            break;
+        want = j.out_cap * 2 < WHOLE_MAX ? j.out_cap * 2 : WHOLE_MAX;
+    }
+    r->whole_len = j.out_len;
+    *end = j.bit;
+    return res;
+}
+
+/* A member too small for the parallel decoder (less than PAR_MIN bytes to
+ * the input's end, its header hlen bytes), so buffered whole: decoded on
+ * this thread by the host's decoder (whole_decode) and its trailer checked,
+ * it is handed out from memory (RD_WHOLE). Where the decoder stops short of
+ * a valid end (invalid or cut data, a wrong trailer, more data than
+ * WHOLE_MAX), zlib reads the member from its start as it was set to, so
+ * that the data and the error are zlib's. Returns 0 or an error. */
+static int whole_begin(io_reader *r, size_t hlen)
+{
+    int rc = source_fill(r, hlen + PAR_MIN);
+    if (rc < 0)
+        return rc;
+    uint64_t end;
+    if (whole_decode(r, hlen, &end) != INFLATE_END)
+        return 0;
+    size_t trailer = hlen + (size_t)((end + 7) / 8);
+    if (trailer + 8 > r->in_avail ||
+        source_le32(r->in_next + trailer) != crc_update(0, r->whole_buf, r->whole_len) ||
+        source_le32(r->in_next + trailer + 4) != (uint32_t)r->whole_len)
+        return 0;
+    source_consume(r, trailer + 8);
+    r->whole_pos = 0;
+    r->state = RD_WHOLE;
+    r->n_seq--;
+    r->n_whole++;
+    return 0;
+}
+
 /* At the start of a member, with its first bytes buffered: hands it to the
  * parallel decoder when it takes it and enough follows. Returns 1 when it
  * did, 0 when zlib inflates it, or an error. */
@@ -353,8 +418,10 @@ static int start_parallel(io_reader *r)
         return 1;
     }
     r->seq_why = "less than 64 KiB of compressed data";
-    if ((rc = enough_follows(r, start)) <= 0)
+    if ((rc = enough_follows(r, start)) < 0)
         return rc;
+    if (rc == 0)
+        return whole_begin(r, hlen);
     r->n_seq--;
     return parallel_begin(r, start, (uint64_t)r->file_size);
 }
@@ -739,6 +806,16 @@ static ssize_t read_gzip(io_reader *r, uint8_t *buf, size_t n)
                 return (ssize_t)got;
             continue;
         }
+        if (r->state == RD_WHOLE) {
+            size_t k = r->whole_len - r->whole_pos < n - got ? r->whole_len - r->whole_pos
+                                                              : n - got;
+            memcpy(buf + got, r->whole_buf + r->whole_pos, k);
+            r->whole_pos += k;
+            got += k;
+            if (r->whole_pos == r->whole_len)
+                r->state = RD_BETWEEN;
+            continue;
+        }
         size_t made;
         int zr, rc = zlib_step(r, buf + got, n - got, &made, &zr);
         if (rc < 0)
@@ -974,7 +1051,7 @@ ssize_t io_reader_read_member_rest(io_reader *r, void *buf, size_t n)
 {
     if (r->st.code)
         return r->st.code;
-    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL))
+    if (!r->gzip || (r->state != RD_MEMBER && r->state != RD_PARALLEL && r->state != RD_WHOLE))
         return 0;
     r->stop_at_member_end = 1;
     ssize_t got = io_reader_read(r, buf, n);
@@ -1203,7 +1280,7 @@ int io_gzip_member_error(int fd, uint64_t file_off, uint64_t upto, io_status *st
     uint8_t scratch[1 << 16];
     ssize_t k = 0;
     while (rc >= 0 &&
-           (r->state == RD_MEMBER || r->state == RD_PARALLEL) &&
+           (r->state == RD_MEMBER || r->state == RD_PARALLEL || r->state == RD_WHOLE) &&
            upto > 0 &&
            (k = io_reader_read(r, scratch, upto < sizeof scratch ? (size_t)upto : sizeof scratch)) > 0)
         upto -= (uint64_t)k;
@@ -1540,6 +1617,10 @@ void io_reader_describe(const io_reader *r, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at,
                                "of them begun on %d host threads while the GPU started: %llu; ",
                                par_cpus(), (unsigned long long)r->n_paused);
+    if (r->n_whole && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               "gzip members of less than 64 KiB decoded whole on the reading "
+                               "thread: %llu; ", (unsigned long long)r->n_whole);
     if (r->n_seq && at < len)
         at += (size_t)snprintf(buf + at, len - at, "%s inflated in order: %llu (%s); ",
                                r->zip_deflate ? "deflated zip members" : "gzip members",
@@ -1635,6 +1716,7 @@ void io_reader_close(io_reader *r)
     gzindex_free(r->index);
     spool_destroy(r->spool);
     free(r->pause_win);
+    free(r->whole_buf);
     free(r->bgzf_jobs);
     if (r->close_fd)
         close(r->fd);

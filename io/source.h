@@ -46,6 +46,7 @@ enum rd_state {
     RD_ZIP_DEFLATE, /* inside a deflated zip member (read_zip_deflate) */
     RD_PAUSED,  /* the parallel decoder paused in the first member (io_reader_pause) */
     RD_INDEXED, /* inside the first gzip member, decoded from a seek index's points */
+    RD_WHOLE,   /* a gzip member decoded whole into whole_buf (whole_begin) */
 };
 
 /* The reader's handle: the byte source (fd, memory, the input window, a zip
@@ -77,6 +78,7 @@ struct io_reader {
     pinflate *par;           /* the parallel decoder, started by the first member it takes */
     io_view par_view;        /* the file mapped for it (parallel_source), or none */
     uint64_t n_bgzf, n_par, n_seq; /* BGZF blocks, parallel and sequential members read */
+    uint64_t n_whole;    /* members decoded whole by whole_begin */
     bgzf_job *bgzf_jobs; /* read_bgzf's batch, allocated at its first use */
     uint64_t n_device;   /* members (or their starts) inflated on a device (io_reader_continue_member) */
     atomic_int pause_req; /* io_reader_pause: the parallel decoder pauses the first member */
@@ -93,6 +95,10 @@ struct io_reader {
     uint32_t tail_crc;
     uint64_t tail_len;
     int stop_at_member_end; /* read_gzip returns at the end of the member */
+    uint8_t *whole_buf;  /* RD_WHOLE: the member's data (whole_cap bytes of room), */
+    size_t whole_cap;
+    size_t whole_len;    /* whole_len bytes of it, */
+    size_t whole_pos;    /* handed out up to whole_pos */
     uint64_t pos;    /* decoded bytes handed out (from the start of the data) */
     uint64_t left;   /* decoded bytes still allowed (io_reader_seek), or UINT64_MAX */
     int64_t file_size;

@@ -1296,6 +1296,166 @@ static void test_small_reads(void)
     free(out.p);
 }
 
+/* Fills buf with text lines of small random numbers (compresses about 5:1). */
+static void fill_lines(uint8_t *buf, size_t n)
+{
+    size_t at = 0;
+    while (at < n) {
+        char line[32];
+        int k = snprintf(line, sizeof line, "row %u value %u\n", (unsigned)(rnd() % 1000),
+                         (unsigned)(rnd() % 50));
+        size_t take = (size_t)k < n - at ? (size_t)k : n - at;
+        memcpy(buf + at, line, take);
+        at += take;
+    }
+}
+
+/* Decodes the gzip members in mem with zlib alone (gzip -d's view of a
+ * first member: its bytes, or zlib's message for its failure) into *out;
+ * returns NULL on success. */
+static const char *zlib_first_member(const uint8_t *mem, size_t len, struct bytes *out)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    CHECK(inflateInit2(&zs, 15 + 16) == Z_OK);
+    zs.next_in = (Bytef *)(uintptr_t)mem;
+    zs.avail_in = (uInt)len;
+    static char msg[128];
+    const char *why = NULL;
+    uint8_t buf[65536];
+    for (;;) {
+        zs.next_out = buf;
+        zs.avail_out = sizeof buf;
+        int rc = inflate(&zs, Z_NO_FLUSH);
+        append(out, buf, sizeof buf - zs.avail_out);
+        if (rc == Z_STREAM_END)
+            break;
+        if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+            why = "unexpected end of compressed data";
+            break;
+        }
+        if (rc != Z_OK) {
+            snprintf(msg, sizeof msg, "%s", zs.msg ? zs.msg : "?");
+            why = msg;
+            break;
+        }
+    }
+    inflateEnd(&zs);
+    return why;
+}
+
+/* Whether the reader's description says that `whole` members were decoded
+ * whole on the reading thread (0: none). */
+static int decoded_whole(io_reader *r, int whole)
+{
+    char how[512], want[96];
+    io_reader_describe(r, how, sizeof how);
+    snprintf(want, sizeof want, "decoded whole on the reading thread: %d;", whole);
+    strcat(how, ";");
+    return whole ? strstr(how, want) != NULL : strstr(how, "decoded whole") == NULL;
+}
+
+/* A member of less than 64 KiB of compressed data is decoded whole on the
+ * reading thread: every read size gives its bytes; a trailer's length
+ * that is another member's (the first guess of its size) only makes the
+ * buffer grow; and damaged data gives zlib's verdict and message, zlib
+ * having read the member, as without this path. */
+static void test_whole_member(void)
+{
+    static const size_t sizes[] = {0, 1, 100, 20000, 200000};
+    static const size_t steps[] = {1, 16, 4097, (size_t)4 << 20};
+    size_t most = 300000;
+    uint8_t *data = malloc(most);
+    int bad = 0, runs = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        for (int level = 1; level <= 9; level += 8) {
+            size_t n = sizes[si];
+            fill_lines(data, n);
+            struct bytes gz = {0};
+            gzip_member(&gz, data, n, level, 0);
+            CHECK(gz.len < 65536);
+            for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+                io_reader *r;
+                struct bytes out = {0};
+                CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL) == 0);
+                int rc = read_all(r, steps[k], &out, most + 10);
+                if (rc != 0 || out.len != n || (n && memcmp(out.p, data, n)) ||
+                    !decoded_whole(r, 1)) {
+                    fprintf(stderr, "size %zu level %d step %zu: rc %d, %zu bytes\n", n, level,
+                            steps[k], rc, out.len);
+                    bad++;
+                }
+                runs++;
+                io_reader_close(r);
+                free(out.p);
+            }
+            free(gz.p);
+        }
+    }
+    CHECKF(bad == 0 && runs == 40, "%d of %d reads wrong", bad, runs);
+
+    /* Two members, 3 MB of zeros and 10 bytes: the first's guess is the
+     * second's length (a buffer of 2 MiB, a huge page, grows); then the
+     * zeros alone, whose guess is right */
+    size_t nz = 3000000;
+    uint8_t *zeros = calloc(1, nz);
+    fill_lines(data, 10);
+    struct bytes two = {0};
+    gzip_member(&two, zeros, nz, 9, 0);
+    gzip_member(&two, data, 10, 9, 0);
+    io_reader *r;
+    struct bytes out = {0};
+    CHECK(io_reader_open_mem(&r, two.p, two.len, NULL) == 0);
+    CHECK(read_all(r, 1u << 20, &out, 2 * nz) == 0);
+    CHECK(out.len == nz + 10 && !memcmp(out.p, zeros, nz) && !memcmp(out.p + nz, data, 10));
+    CHECK(decoded_whole(r, 2));
+    io_reader_close(r);
+    out.len = 0;
+    struct bytes gz = {0};
+    gzip_member(&gz, zeros, nz, 9, 0);
+    CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL) == 0);
+    CHECK(read_all(r, 1u << 20, &out, 2 * nz) == 0 && out.len == nz && !memcmp(out.p, zeros, nz));
+    CHECK(decoded_whole(r, 1));
+    io_reader_close(r);
+    free(zeros);
+    free(gz.p);
+    free(two.p);
+
+    /* Damage anywhere past the header: zlib's bytes, or its verdict with its
+     * message, and zlib (not the whole path) read the member */
+    size_t n = 20000;
+    fill_lines(data, n);
+    gz = (struct bytes){0};
+    gzip_member(&gz, data, n, 6, 0);
+    int wrong = 0, errors = 0;
+    for (int t = 0; t < 400; t++) {
+        size_t pos = 10 + rnd() % (gz.len - 10);
+        uint8_t bit = (uint8_t)(1u << (rnd() % 8));
+        gz.p[pos] ^= bit;
+        struct bytes want = {0};
+        const char *why = zlib_first_member(gz.p, gz.len, &want);
+        out.len = 0;
+        CHECK(io_reader_open_mem(&r, gz.p, gz.len, NULL) == 0);
+        int rc = read_all(r, 1u << 20, &out, 2 * n);
+        int ok = why ? rc < 0 && strstr(io_reader_error(r), why) != NULL && decoded_whole(r, 0)
+                     : rc == 0 && out.len >= want.len && !memcmp(out.p, want.p, want.len);
+        if (!ok) {
+            fprintf(stderr, "flip at %zu: zlib %s, reader rc %d: %s\n", pos, why ? why : "ok", rc,
+                    io_reader_error(r));
+            wrong++;
+        }
+        errors += why != NULL;
+        io_reader_close(r);
+        gz.p[pos] ^= bit;
+        free(want.p);
+    }
+    CHECKF(wrong == 0 && errors > 200, "%d of 400 flips differ from zlib (%d errors)", wrong,
+           errors);
+    free(gz.p);
+    free(out.p);
+    free(data);
+}
+
 /* Every thread the process starts zeroes its copy of the thread-local
  * storage, faulting in fresh pages (tens of microseconds each on some
  * VMs): the readers' batch tables and header buffers are on the heap, so
@@ -1334,6 +1494,7 @@ int main(void)
     RUN(test_member_verdict);
     RUN(test_thread_local_small);
     RUN(test_small_reads);
+    RUN(test_whole_member);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
