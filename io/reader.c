@@ -342,7 +342,8 @@ static int whole_decode(io_reader *r, size_t hlen, uint64_t *end)
             uint8_t *b = hugemem_alloc(want);
             if (!b)
                 return INFLATE_NEED_OUTPUT;
-            memcpy(b, r->whole_buf, j.out_len);
+            if (j.out_len)
+                memcpy(b, r->whole_buf, j.out_len);
             free(r->whole_buf);
             r->whole_buf = b;
             r->whole_cap = want;
