@@ -389,8 +389,9 @@ static int whole_begin(io_reader *r, size_t hlen)
 }
 
 /* At the start of a member, with its first bytes buffered: hands it to the
- * parallel decoder when it takes it and enough follows. Returns 1 when it
- * did, 0 when zlib inflates it, or an error. */
+ * parallel decoder when it takes it and enough follows, else decodes it
+ * whole when it can (whole_begin). Returns 1 when the parallel decoder took
+ * it, 0 when it was decoded whole or zlib inflates it, or an error. */
 static int start_parallel(io_reader *r)
 {
     if (r->index && r->member_off == 0) /* decoded from the seek index's points */
